@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"go.uber.org/zap"
+
+	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/eventstore/sqlite"
+)
+
+// DataDir is an opened data directory: the event store and the secrets kept
+// beside it. Every command that opens a data dir goes through OpenDataDir, so
+// a fresh dir is initialized the same way whichever command comes first.
+type DataDir struct {
+	Path  string
+	Store domain.EventStore
+	// JWTSecret signs API tokens (file jwt.secret, mode 0600).
+	JWTSecret []byte
+	// MasterKey encrypts exchange secrets at rest (file master.key, mode
+	// 0600, or TRADELEDGER_MASTER_KEY as 64 hex digits).
+	MasterKey []byte
+}
+
+// OpenDataDir opens (creating if needed) the data directory at path and its
+// embedded event store, unless eventstoreURL selects another store.
+func OpenDataDir(ctx context.Context, path, eventstoreURL string, logger *zap.Logger) (*DataDir, error) {
+	if err := os.MkdirAll(path, 0o700); err != nil {
+		return nil, fmt.Errorf("create data dir: %w", err)
+	}
+	d := &DataDir{Path: path}
+	var err error
+	if d.JWTSecret, err = readOrCreateKey(filepath.Join(path, "jwt.secret")); err != nil {
+		return nil, err
+	}
+	if d.MasterKey, err = masterKey(path); err != nil {
+		return nil, err
+	}
+	if d.Store, err = openEventStore(ctx, path, eventstoreURL, logger); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// openEventStore opens the store that url names: "" is the embedded SQLite
+// file in the data dir.
+func openEventStore(_ context.Context, dataPath, url string, _ *zap.Logger) (domain.EventStore, error) {
+	if url != "" && url != "sqlite" && url != "embedded" {
+		return nil, fmt.Errorf("unsupported --eventstore %q", url)
+	}
+	s := sqlite.NewStore(filepath.Join(dataPath, "events.db"))
+	if err := s.Open(); err != nil {
+		return nil, fmt.Errorf("open event store: %w", err)
+	}
+	return s, nil
+}
+
+// Close closes the store.
+func (d *DataDir) Close() error {
+	if d.Store == nil {
+		return nil
+	}
+	return d.Store.Close()
+}
+
+// readOrCreateKey returns the 32-byte key in file, creating it (mode 0600)
+// with random bytes if missing.
+func readOrCreateKey(file string) ([]byte, error) {
+	b, err := os.ReadFile(file)
+	if err == nil {
+		if len(b) != 32 {
+			return nil, fmt.Errorf("%s: want 32 bytes, found %d", file, len(b))
+		}
+		return b, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("read %s: %w", file, err)
+	}
+	b = make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("create %s: %w", file, err)
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("write %s: %w", file, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return b, f.Close()
+}
+
+func masterKey(dataPath string) ([]byte, error) {
+	if v := os.Getenv("TRADELEDGER_MASTER_KEY"); v != "" {
+		k, err := decodeHexKey(v)
+		if err != nil {
+			return nil, fmt.Errorf("TRADELEDGER_MASTER_KEY: %w", err)
+		}
+		return k, nil
+	}
+	return readOrCreateKey(filepath.Join(dataPath, "master.key"))
+}
+
+func decodeHexKey(s string) ([]byte, error) {
+	var k [32]byte
+	if len(s) != 64 {
+		return nil, errors.New("want 64 hex digits (32 bytes)")
+	}
+	for i := 0; i < 32; i++ {
+		var b byte
+		if _, err := fmt.Sscanf(s[2*i:2*i+2], "%02x", &b); err != nil {
+			return nil, errors.New("not hex")
+		}
+		k[i] = b
+	}
+	return k[:], nil
+}

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/tradeledger/tradeledger/domain"
+	tlhttp "github.com/tradeledger/tradeledger/http"
+	"github.com/tradeledger/tradeledger/projections"
+)
+
+// ServeConfig is the serve command's settings (DESIGN §8).
+type ServeConfig struct {
+	Data        string
+	Listen      string
+	FilesListen string
+	EventStore  string
+	ClickHouse  string
+	ReadFrom    string
+	PnlMethod   string
+	TokenTTL    time.Duration
+	TLSCert     string
+	TLSKey      string
+	LogLevel    string
+}
+
+// Main is the running service: ParseFlags fills Config, Run opens and wires
+// everything, Close tears it down in reverse.
+type Main struct {
+	Config ServeConfig
+	Logger *zap.Logger
+	Clock  domain.Clock
+
+	DataDir *DataDir
+	Runner  *projections.Runner
+	Server  *tlhttp.Server
+}
+
+// NewMain returns a Main with default settings.
+func NewMain() *Main {
+	return &Main{
+		Config: ServeConfig{Data: "./data", Listen: ":3000", FilesListen: "127.0.0.1:5051", ReadFrom: "memory", PnlMethod: "lofo", TokenTTL: tlhttp.DefaultTokenTTL, LogLevel: "info"},
+		Clock:  domain.SystemClock{},
+	}
+}
+
+// ParseFlags fills m.Config from args and their env twins.
+func (m *Main) ParseFlags(args []string, env *Env) error {
+	fs := newFlagSet("serve", env.Stderr)
+	c := &m.Config
+	fs.StringVar(&c.Data, "data", c.Data, "data directory")
+	fs.StringVar(&c.Listen, "listen", c.Listen, "address of the API listener")
+	fs.StringVar(&c.FilesListen, "files-listen", c.FilesListen, "address of the config and files listener (empty: off)")
+	fs.StringVar(&c.EventStore, "eventstore", c.EventStore, "event store URL (empty: embedded SQLite; esdb://host:2113?tls=false for EventStoreDB)")
+	fs.StringVar(&c.ClickHouse, "clickhouse", c.ClickHouse, "ClickHouse URL for the analytics sink (empty: off)")
+	fs.StringVar(&c.ReadFrom, "read-from", c.ReadFrom, "where PNL reads come from: memory or clickhouse")
+	fs.StringVar(&c.PnlMethod, "pnl-method", c.PnlMethod, "lot matching for PNL: lofo, fifo or average")
+	fs.DurationVar(&c.TokenTTL, "token-ttl", c.TokenTTL, "lifetime of API tokens")
+	fs.StringVar(&c.TLSCert, "tls-cert", c.TLSCert, "TLS certificate file (with --tls-key: serve HTTPS)")
+	fs.StringVar(&c.TLSKey, "tls-key", c.TLSKey, "TLS key file")
+	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error")
+	return parseFlags(fs, args)
+}
+
+// Run opens the data dir, replays the log into the projections and starts
+// the listeners.
+func (m *Main) Run(ctx context.Context) (err error) {
+	if m.Logger == nil {
+		if m.Logger, err = newLogger(m.Config.LogLevel); err != nil {
+			return err
+		}
+	}
+	if m.DataDir, err = OpenDataDir(ctx, m.Config.Data, m.Config.EventStore, m.Logger); err != nil {
+		return err
+	}
+	m.Runner = projections.NewRunner(m.DataDir.Store)
+	m.Runner.OnError = func(p projections.Projection, e *domain.Event, err error) {
+		m.Logger.Error("projection failed to apply event", zap.String("projection", p.Name()),
+			zap.String("stream", e.Stream), zap.Int64("version", e.Version), zap.Uint64("position", e.Position), zap.Error(err))
+	}
+	// Projections register here, before the replay.
+
+	start := time.Now()
+	if err := m.Runner.Start(ctx); err != nil {
+		return err
+	}
+	m.Logger.Info("projections ready", zap.Uint64("position", m.Runner.Position()), zap.Duration("replay", time.Since(start)))
+
+	s := tlhttp.NewServer()
+	s.Logger, s.Clock, s.Store, s.Runner = m.Logger, m.Clock, m.DataDir.Store, m.Runner
+	s.TLSCertFile, s.TLSKeyFile = m.Config.TLSCert, m.Config.TLSKey
+	s.Auth = &tlhttp.Authenticator{Secret: m.DataDir.JWTSecret, TokenTTL: m.Config.TokenTTL, Clock: m.Clock}
+	// Resource dependencies are wired here.
+
+	m.Server = s
+	if err := s.Open(m.Config.Listen, m.Config.FilesListen); err != nil {
+		return err
+	}
+	m.Logger.Info("serving", zap.String("api", s.URL()), zap.String("files", s.FilesURL()))
+	return nil
+}
+
+// Close stops the listeners, the projections and the store, in that order.
+func (m *Main) Close() error {
+	if m.Server != nil {
+		m.Server.Close()
+	}
+	if m.Runner != nil {
+		m.Runner.Close()
+	}
+	if m.DataDir != nil {
+		m.DataDir.Close()
+	}
+	if m.Logger != nil {
+		_ = m.Logger.Sync()
+	}
+	return nil
+}
+
+func runServe(ctx context.Context, args []string, env *Env) error {
+	m := NewMain()
+	if err := m.ParseFlags(args, env); err != nil {
+		return err
+	}
+	if err := m.Run(ctx); err != nil {
+		m.Close()
+		return err
+	}
+	<-ctx.Done()
+	m.Logger.Info("shutting down")
+	return m.Close()
+}
+
+func newLogger(level string) (*zap.Logger, error) {
+	cfg := zap.NewProductionConfig()
+	lvl, err := zap.ParseAtomicLevel(level)
+	if err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	cfg.Level = lvl
+	cfg.Sampling = nil
+	return cfg.Build()
+}

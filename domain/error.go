@@ -1,0 +1,62 @@
+package domain
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Error codes. Every error that crosses a package boundary on purpose carries
+// one of these; the HTTP layer maps them to status codes in one place.
+const (
+	EINVALID      = "invalid"      // bad input: 400
+	EUNAUTHORIZED = "unauthorized" // missing or bad credentials: 401
+	ENOTFOUND     = "not_found"    // unknown resource: 404
+	ECONFLICT     = "conflict"     // version conflict or state conflict: 409
+	ETOOLARGE     = "too_large"    // body or value over a limit: 413
+	ETOOMANY      = "too_many"     // rate limited: 429
+	EUNAVAILABLE  = "unavailable"  // a backend (event store, exchange) is down: 503
+	EINTERNAL     = "internal"     // a bug or an unexpected failure: 500
+)
+
+// Error is the application error: a code for machines and a message for
+// people. Messages are safe to show to API clients; they never contain
+// secrets or Go error strings of unexpected failures.
+type Error struct {
+	Code    string
+	Message string
+}
+
+// Error implements the error interface.
+func (e *Error) Error() string {
+	return fmt.Sprintf("tradeledger error: code=%s message=%s", e.Code, e.Message)
+}
+
+// Errorf returns an *Error with the given code and a formatted message.
+func Errorf(code string, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrorCode returns the code of the first *Error in err's chain, EINTERNAL
+// for any other non-nil error, and "" for nil.
+func ErrorCode(err error) string {
+	var e *Error
+	if err == nil {
+		return ""
+	} else if errors.As(err, &e) {
+		return e.Code
+	}
+	return EINTERNAL
+}
+
+// ErrorMessage returns the message of the first *Error in err's chain, and
+// "internal error" for any other non-nil error, so unexpected details never
+// reach a client.
+func ErrorMessage(err error) string {
+	var e *Error
+	if err == nil {
+		return ""
+	} else if errors.As(err, &e) {
+		return e.Message
+	}
+	return "internal error"
+}

@@ -1,0 +1,266 @@
+package domain
+
+import (
+	"encoding/json"
+	"strconv"
+)
+
+// Stream names (DESIGN §2).
+const (
+	StreamConfig      = "config"
+	StreamCredentials = "credentials"
+	StreamSystem      = "system"
+	StreamAuth        = "auth"
+)
+
+// OrderStream is the stream of one order's life.
+func OrderStream(id int64) string { return "order-" + strconv.FormatInt(id, 10) }
+
+// OcoStream is the stream of one OCO pair.
+func OcoStream(id int64) string { return "oco-" + strconv.FormatInt(id, 10) }
+
+// FileStream is the stream of one file (kind is acvar, autoconfig, backup,
+// custom-editor, state or strategy).
+func FileStream(kind, name string) string { return "file-" + kind + "-" + name }
+
+// BalanceStream is the stream of balances observed on one exchange.
+func BalanceStream(exchange string) string { return "balance-" + exchange }
+
+// Event types. Add new ones freely; never remove or repurpose one, since the
+// log keeps them forever.
+const (
+	TypeOrderRequested       = "OrderRequested"
+	TypeOrderAccepted        = "OrderAccepted"
+	TypeOrderRejected        = "OrderRejected"
+	TypeOrderFilled          = "OrderFilled"
+	TypeOrderCancelRequested = "OrderCancelRequested"
+	TypeOrderCancelled       = "OrderCancelled"
+	TypeStopTriggered        = "StopTriggered"
+	TypeTrailingStopMoved    = "TrailingStopMoved"
+	TypeOrderExpired         = "OrderExpired"
+
+	TypeOcoPlaced       = "OcoPlaced"
+	TypeOcoLegCancelled = "OcoLegCancelled"
+
+	TypeConfigReplaced  = "ConfigReplaced"
+	TypePairAdded       = "PairAdded"
+	TypePairRemoved     = "PairRemoved"
+	TypeStrategyAdded   = "StrategyAdded"
+	TypeStrategyRemoved = "StrategyRemoved"
+
+	TypeExchangeKeysSet = "ExchangeKeysSet"
+	TypePasswordSet     = "PasswordSet"
+
+	TypeFileWritten = "FileWritten"
+	TypeFileDeleted = "FileDeleted"
+
+	TypeSystemStarted = "SystemStarted"
+	TypeSystemStopped = "SystemStopped"
+
+	TypeBalancesObserved = "BalancesObserved"
+
+	TypeLoginSucceeded = "LoginSucceeded"
+	TypeLoginFailed    = "LoginFailed"
+)
+
+// Side is buy or sell.
+type Side string
+
+// Sides.
+const (
+	Buy  Side = "buy"
+	Sell Side = "sell"
+)
+
+// OrderKind says how an order executes.
+type OrderKind string
+
+// Order kinds. Stop-limit and trailing-stop orders are held by the core's
+// order manager until they fire; then they rest on the exchange as limit
+// orders.
+const (
+	KindLimit        OrderKind = "limit"
+	KindMarket       OrderKind = "market"
+	KindStopLimit    OrderKind = "stoplimit"
+	KindTrailingStop OrderKind = "trailingstop"
+)
+
+// OrderRequested opens an order's stream (version 0). Price is the limit
+// price (for market orders, the market price used as reference). StopPrice
+// and LimitPrice are set for stop-limit orders (and the stop leg of an
+// OCO); for trailing stops StopPrice is the initial stop and Price the
+// reference price. ClientOrderID is sent to the exchange so that a retry
+// never places a second order.
+type OrderRequested struct {
+	OrderID       int64     `json:"orderId"`
+	Exchange      string    `json:"exchange"`
+	Pair          string    `json:"pair"`
+	Side          Side      `json:"side"`
+	Kind          OrderKind `json:"kind"`
+	Amount        Decimal   `json:"amount"`
+	Price         Decimal   `json:"price"`
+	StopPrice     Decimal   `json:"stopPrice,omitempty"`
+	LimitPrice    Decimal   `json:"limitPrice,omitempty"`
+	ClientOrderID string    `json:"clientOrderId"`
+	OcoID         int64     `json:"ocoId,omitempty"`
+}
+
+// OrderAccepted says the exchange holds the order (or, for emulated kinds,
+// the order manager does).
+type OrderAccepted struct {
+	ExchangeOrderID string `json:"exchangeOrderId,omitempty"`
+}
+
+// OrderRejected ends an order that was never placed.
+type OrderRejected struct {
+	Reason string `json:"reason"`
+}
+
+// OrderFilled records one fill, partial or full. Fee is in FeeAsset.
+type OrderFilled struct {
+	FillID   string  `json:"fillId"`
+	Price    Decimal `json:"price"`
+	Quantity Decimal `json:"quantity"`
+	Fee      Decimal `json:"fee"`
+	FeeAsset string  `json:"feeAsset"`
+}
+
+// OrderCancelRequested records that a client asked to cancel.
+type OrderCancelRequested struct {
+	Reason string `json:"reason,omitempty"`
+}
+
+// OrderCancelled ends an order; Remaining is the unfilled quantity.
+type OrderCancelled struct {
+	Remaining Decimal `json:"remaining"`
+	Reason    string  `json:"reason,omitempty"`
+}
+
+// StopTriggered records that a stop-limit or trailing stop fired at
+// MarketPrice; the order then rests as a limit order at LimitPrice.
+type StopTriggered struct {
+	MarketPrice Decimal `json:"marketPrice"`
+	LimitPrice  Decimal `json:"limitPrice"`
+}
+
+// TrailingStopMoved records a new stop for a trailing stop, after the market
+// reached Extreme (the lowest price for a buy, the highest for a sell).
+type TrailingStopMoved struct {
+	StopPrice Decimal `json:"stopPrice"`
+	Extreme   Decimal `json:"extreme"`
+}
+
+// OrderExpired ends an order the exchange dropped.
+type OrderExpired struct {
+	Reason string `json:"reason,omitempty"`
+}
+
+// OcoPlaced links an OCO's two orders.
+type OcoPlaced struct {
+	OcoID        int64  `json:"ocoId"`
+	Exchange     string `json:"exchange"`
+	Pair         string `json:"pair"`
+	Side         Side   `json:"side"`
+	LimitOrderID int64  `json:"limitOrderId"`
+	StopOrderID  int64  `json:"stopOrderId"`
+}
+
+// OcoLegCancelled records that one leg was cancelled because the other
+// filled.
+type OcoLegCancelled struct {
+	OrderID     int64 `json:"orderId"`
+	FilledLegID int64 `json:"filledLegId"`
+}
+
+// ConfigReplaced carries the full configuration document, secrets removed
+// (they live in the credentials stream, encrypted).
+type ConfigReplaced struct {
+	Config json.RawMessage `json:"config"`
+}
+
+// PairAdded sets config.pairs.<exchange>.<pair>.
+type PairAdded struct {
+	Exchange string          `json:"exchange"`
+	Pair     string          `json:"pair"`
+	Strategy string          `json:"strategy"`
+	Enabled  bool            `json:"enabled"`
+	Override json.RawMessage `json:"override,omitempty"`
+}
+
+// PairRemoved deletes config.pairs.<exchange>.<pair>.
+type PairRemoved struct {
+	Exchange string `json:"exchange"`
+	Pair     string `json:"pair"`
+}
+
+// StrategyAdded sets config.strategies.<name>.
+type StrategyAdded struct {
+	Name     string          `json:"name"`
+	Settings json.RawMessage `json:"settings,omitempty"`
+}
+
+// StrategyRemoved deletes config.strategies.<name>.
+type StrategyRemoved struct {
+	Name string `json:"name"`
+}
+
+// ExchangeKeysSet stores one exchange's credentials. Secret fields hold
+// AES-256-GCM ciphertext (base64 of nonce||sealed), never clear text.
+type ExchangeKeysSet struct {
+	Exchange string            `json:"exchange"`
+	Fields   map[string]string `json:"fields"`
+}
+
+// PasswordSet stores the argon2id hash (PHC string) of the login password.
+// Generation increases with every change; tokens carry it, so a change
+// revokes older tokens.
+type PasswordSet struct {
+	Hash       string `json:"hash"`
+	Generation int64  `json:"generation"`
+}
+
+// FileWritten stores a file's whole content. Content is the file's JSON
+// document, or a JSON string for text files such as strategies.
+type FileWritten struct {
+	Kind    string          `json:"kind"`
+	Name    string          `json:"name"`
+	Content json.RawMessage `json:"content"`
+	SHA256  string          `json:"sha256"`
+}
+
+// FileDeleted removes a file.
+type FileDeleted struct {
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+}
+
+// SystemStarted and SystemStopped switch the core on and off.
+type SystemStarted struct{}
+
+// SystemStopped switches the core off.
+type SystemStopped struct{}
+
+// AssetBalance is one asset's balance on an exchange.
+type AssetBalance struct {
+	Asset     string  `json:"asset"`
+	Available Decimal `json:"available"`
+	OnOrder   Decimal `json:"onOrder"`
+}
+
+// BalancesObserved records an exchange's balances when they changed.
+type BalancesObserved struct {
+	Exchange string         `json:"exchange"`
+	Balances []AssetBalance `json:"balances"`
+}
+
+// LoginSucceeded records a login; Subject is the token subject.
+type LoginSucceeded struct {
+	Subject    string `json:"subject"`
+	RemoteAddr string `json:"remoteAddr"`
+}
+
+// LoginFailed records a refused login, without the attempted secret.
+type LoginFailed struct {
+	RemoteAddr string `json:"remoteAddr"`
+	Reason     string `json:"reason"`
+}

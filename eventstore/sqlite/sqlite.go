@@ -1,0 +1,452 @@
+// Package sqlite is the embedded default event store: one SQLite file in the
+// data directory, WAL mode with synchronous=FULL, so an append is
+// acknowledged only once it is durable. A single writer goroutine batches
+// concurrent appends into one transaction (group commit).
+package sqlite
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"sync"
+
+	sqlite3 "github.com/mattn/go-sqlite3"
+
+	"github.com/tradeledger/tradeledger/domain"
+)
+
+// Defaults for Store settings.
+const (
+	DefaultMaxBatch      = 1024 // appends merged into one transaction at most
+	DefaultReadBatchSize = 4096 // rows fetched per query by iterators
+)
+
+const schema = `
+CREATE TABLE IF NOT EXISTS events (
+	position    INTEGER PRIMARY KEY,
+	stream      TEXT    NOT NULL,
+	version     INTEGER NOT NULL,
+	id          TEXT    NOT NULL,
+	type        TEXT    NOT NULL,
+	schema      INTEGER NOT NULL,
+	time        INTEGER NOT NULL,
+	actor       TEXT    NOT NULL,
+	correlation TEXT    NOT NULL,
+	data        BLOB    NOT NULL,
+	prev_hash   BLOB    NOT NULL,
+	hash        BLOB    NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS events_stream_version ON events (stream, version);
+CREATE UNIQUE INDEX IF NOT EXISTS events_id ON events (id);
+`
+
+// Store is a domain.EventStore in one SQLite file.
+type Store struct {
+	// Path is the database file.
+	Path string
+	// MaxBatch bounds how many appends one transaction merges.
+	MaxBatch int
+	// ReadBatchSize is how many rows an iterator fetches per query.
+	ReadBatchSize int
+
+	writeDB *sql.DB
+	readDB  *sql.DB
+
+	appends chan *appendRequest
+	closing chan struct{}
+	done    chan struct{}
+
+	mu     sync.Mutex
+	head   uint64
+	notify chan struct{} // closed and replaced after every commit
+	closed bool
+}
+
+var _ domain.EventStore = (*Store)(nil)
+
+// NewStore returns a Store for the file at path, with default settings.
+// Call Open before use.
+func NewStore(path string) *Store {
+	return &Store{Path: path, MaxBatch: DefaultMaxBatch, ReadBatchSize: DefaultReadBatchSize}
+}
+
+// Open opens (creating if needed) the database, checks its integrity
+// cheaply, and starts the writer. A file that is not a valid SQLite
+// database, or whose event table fails its checks, is an error: the store
+// refuses rather than serves garbage.
+func (s *Store) Open() error {
+	q := url.Values{}
+	q.Set("_journal_mode", "WAL")
+	q.Set("_synchronous", "FULL")
+	q.Set("_busy_timeout", "10000")
+	q.Set("_txlock", "immediate")
+	q.Set("_foreign_keys", "off")
+	w, err := sql.Open("sqlite3", "file:"+s.Path+"?"+q.Encode())
+	if err != nil {
+		return fmt.Errorf("open %s: %w", s.Path, err)
+	}
+	w.SetMaxOpenConns(1)
+	if _, err := w.Exec(schema); err != nil {
+		w.Close()
+		return fmt.Errorf("open %s: create schema: %w", s.Path, err)
+	}
+	var check string
+	if err := w.QueryRow(`PRAGMA quick_check`).Scan(&check); err != nil || check != "ok" {
+		w.Close()
+		if err == nil {
+			err = errors.New(check)
+		}
+		return fmt.Errorf("open %s: integrity check failed: %w", s.Path, err)
+	}
+	rq := url.Values{}
+	rq.Set("_busy_timeout", "10000")
+	rq.Set("_query_only", "1")
+	r, err := sql.Open("sqlite3", "file:"+s.Path+"?"+rq.Encode())
+	if err != nil {
+		w.Close()
+		return fmt.Errorf("open %s: %w", s.Path, err)
+	}
+	r.SetMaxIdleConns(8)
+	s.writeDB, s.readDB = w, r
+	var head sql.NullInt64
+	if err := w.QueryRow(`SELECT MAX(position) FROM events`).Scan(&head); err != nil {
+		s.Close()
+		return fmt.Errorf("open %s: read head: %w", s.Path, err)
+	}
+	s.head = uint64(head.Int64)
+	if s.MaxBatch <= 0 {
+		s.MaxBatch = DefaultMaxBatch
+	}
+	if s.ReadBatchSize <= 0 {
+		s.ReadBatchSize = DefaultReadBatchSize
+	}
+	s.notify = make(chan struct{})
+	s.appends = make(chan *appendRequest, s.MaxBatch)
+	s.closing = make(chan struct{})
+	s.done = make(chan struct{})
+	go s.writeLoop()
+	return nil
+}
+
+// Close stops the writer (appends already queued are written first) and
+// closes the database.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.mu.Unlock()
+	if s.closing != nil {
+		close(s.closing)
+		<-s.done
+	}
+	var errs []error
+	if s.readDB != nil {
+		errs = append(errs, s.readDB.Close())
+	}
+	if s.writeDB != nil {
+		errs = append(errs, s.writeDB.Close())
+	}
+	return errors.Join(errs...)
+}
+
+type appendRequest struct {
+	ctx      context.Context
+	stream   string
+	expected domain.ExpectedVersion
+	events   []domain.Event
+	result   domain.AppendResult
+	err      error
+	done     chan struct{}
+}
+
+// Append implements domain.EventStore.
+func (s *Store) Append(ctx context.Context, stream string, expected domain.ExpectedVersion, events ...domain.Event) (domain.AppendResult, error) {
+	if err := validateAppend(stream, expected, events); err != nil {
+		return domain.AppendResult{}, err
+	}
+	req := &appendRequest{ctx: ctx, stream: stream, expected: expected, events: events, done: make(chan struct{})}
+	select {
+	case s.appends <- req:
+	case <-s.closing:
+		return domain.AppendResult{}, domain.Errorf(domain.EUNAVAILABLE, "event store is closed")
+	case <-ctx.Done():
+		return domain.AppendResult{}, ctx.Err()
+	}
+	// Once queued, the request is written or failed by the writer; waiting
+	// for it even if ctx ends keeps "acknowledged" meaning "durable".
+	<-req.done
+	return req.result, req.err
+}
+
+func validateAppend(stream string, expected domain.ExpectedVersion, events []domain.Event) error {
+	if stream == "" {
+		return domain.Errorf(domain.EINVALID, "append: empty stream name")
+	}
+	if len(events) == 0 {
+		return domain.Errorf(domain.EINVALID, "append to %s: no events", stream)
+	}
+	if expected < domain.StreamExists {
+		return domain.Errorf(domain.EINVALID, "append to %s: bad expected version %d", stream, expected)
+	}
+	seen := make(map[string]bool, len(events))
+	for i := range events {
+		e := &events[i]
+		if e.ID == "" || e.Type == "" {
+			return domain.Errorf(domain.EINVALID, "append to %s: event %d has no id or type", stream, i)
+		}
+		if seen[e.ID] {
+			return domain.Errorf(domain.EINVALID, "append to %s: event id %s twice in one append", stream, e.ID)
+		}
+		seen[e.ID] = true
+		if len(e.Data) == 0 {
+			e.Data = json.RawMessage("{}")
+		} else if !json.Valid(e.Data) {
+			return domain.Errorf(domain.EINVALID, "append to %s: event %s data is not valid JSON", stream, e.ID)
+		}
+	}
+	return nil
+}
+
+// writeLoop is the single writer: it merges queued appends into one
+// transaction, commits once (one fsync), then answers every request.
+func (s *Store) writeLoop() {
+	defer close(s.done)
+	batch := make([]*appendRequest, 0, s.MaxBatch)
+	for {
+		select {
+		case req := <-s.appends:
+			batch = append(batch[:0], req)
+		case <-s.closing:
+			// Fail whatever is still queued.
+			for {
+				select {
+				case req := <-s.appends:
+					req.err = domain.Errorf(domain.EUNAVAILABLE, "event store is closed")
+					close(req.done)
+				default:
+					return
+				}
+			}
+		}
+	fill:
+		for len(batch) < s.MaxBatch {
+			select {
+			case req := <-s.appends:
+				batch = append(batch, req)
+			default:
+				break fill
+			}
+		}
+		s.commit(batch)
+	}
+}
+
+// streamHead is a stream's last version and hash; version -1 means no stream.
+type streamHead struct {
+	version int64
+	hash    domain.Hash
+}
+
+func (s *Store) commit(batch []*appendRequest) {
+	fail := func(err error) {
+		for _, req := range batch {
+			if req.err == nil {
+				req.err = err
+			}
+			close(req.done)
+		}
+	}
+	tx, err := s.writeDB.Begin()
+	if err != nil {
+		fail(domain.Errorf(domain.EUNAVAILABLE, "event store unavailable: %v", err))
+		return
+	}
+	headStmt, err1 := tx.Prepare(`SELECT version, hash FROM events WHERE stream = ? ORDER BY version DESC LIMIT 1`)
+	idStmt, err2 := tx.Prepare(`SELECT stream, version, position FROM events WHERE id = ?`)
+	insStmt, err3 := tx.Prepare(`INSERT INTO events (position, stream, version, id, type, schema, time, actor, correlation, data, prev_hash, hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`)
+	if err := errors.Join(err1, err2, err3); err != nil {
+		tx.Rollback()
+		fail(domain.Errorf(domain.EUNAVAILABLE, "event store unavailable: %v", err))
+		return
+	}
+	defer headStmt.Close()
+	defer idStmt.Close()
+	defer insStmt.Close()
+
+	s.mu.Lock()
+	pos := s.head
+	s.mu.Unlock()
+	heads := make(map[string]streamHead) // heads as of this transaction
+	written := make([]domain.Event, 0, len(batch))
+	for _, req := range batch {
+		if req.ctx.Err() != nil {
+			req.err = req.ctx.Err()
+			continue
+		}
+		head, ok := heads[req.stream]
+		if !ok {
+			head = streamHead{version: -1}
+			var h []byte
+			err := headStmt.QueryRow(req.stream).Scan(&head.version, &h)
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				tx.Rollback()
+				fail(domain.Errorf(domain.EUNAVAILABLE, "event store unavailable: %v", err))
+				return
+			}
+			copy(head.hash[:], h)
+		}
+		// A retry of events already stored answers with the original result.
+		if res, dup, err := s.findDuplicates(idStmt, req, written); err != nil {
+			req.err = err
+			continue
+		} else if dup {
+			req.result = res
+			continue
+		}
+		if err := checkExpected(req.stream, req.expected, head.version); err != nil {
+			req.err = err
+			continue
+		}
+		first := len(written)
+		for i := range req.events {
+			e := req.events[i]
+			pos++
+			e.Stream = req.stream
+			e.Version = head.version + 1
+			e.Position = pos
+			e.PrevHash = head.hash
+			e.Data = compact(e.Data)
+			e.Hash = domain.ComputeHash(&e)
+			if _, err := insStmt.Exec(int64(e.Position), e.Stream, e.Version, e.ID, e.Type, e.Schema, e.Time, e.Actor, e.Correlation, []byte(e.Data), e.PrevHash[:], e.Hash[:]); err != nil {
+				tx.Rollback()
+				fail(domain.Errorf(domain.EUNAVAILABLE, "event store unavailable: %v", err))
+				return
+			}
+			head = streamHead{version: e.Version, hash: e.Hash}
+			written = append(written, e)
+		}
+		heads[req.stream] = head
+		req.result = domain.AppendResult{
+			FirstVersion: written[first].Version,
+			LastVersion:  head.version,
+			LastPosition: pos,
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		fail(domain.Errorf(domain.EUNAVAILABLE, "event store unavailable: commit: %v", err))
+		return
+	}
+	s.mu.Lock()
+	s.head = pos
+	close(s.notify)
+	s.notify = make(chan struct{})
+	s.mu.Unlock()
+	for _, req := range batch {
+		close(req.done)
+	}
+}
+
+// findDuplicates reports whether req's events are all already in its stream
+// (a retry), with the original result. Ids found elsewhere, or only some of
+// the ids, are an ECONFLICT: the retry does not match what was written.
+func (s *Store) findDuplicates(idStmt *sql.Stmt, req *appendRequest, pending []domain.Event) (domain.AppendResult, bool, error) {
+	var res domain.AppendResult
+	found := 0
+	for i, e := range req.events {
+		stream, version, position, ok, err := lookupID(idStmt, e.ID, pending)
+		if err != nil {
+			return res, false, domain.Errorf(domain.EUNAVAILABLE, "event store unavailable: %v", err)
+		}
+		if !ok {
+			continue
+		}
+		if stream != req.stream {
+			return res, false, domain.Errorf(domain.ECONFLICT, "event id %s is already in stream %s", e.ID, stream)
+		}
+		if found == 0 && i == 0 {
+			res.FirstVersion = version
+		}
+		res.LastVersion, res.LastPosition = version, position
+		found++
+	}
+	switch {
+	case found == 0:
+		return res, false, nil
+	case found < len(req.events):
+		return res, false, domain.Errorf(domain.ECONFLICT, "append to %s: %d of %d event ids already stored", req.stream, found, len(req.events))
+	}
+	return res, true, nil
+}
+
+func lookupID(idStmt *sql.Stmt, id string, pending []domain.Event) (stream string, version int64, position uint64, ok bool, err error) {
+	for i := range pending {
+		if pending[i].ID == id {
+			return pending[i].Stream, pending[i].Version, pending[i].Position, true, nil
+		}
+	}
+	var pos int64
+	err = idStmt.QueryRow(id).Scan(&stream, &version, &pos)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", 0, 0, false, nil
+	}
+	return stream, version, uint64(pos), err == nil, err
+}
+
+func checkExpected(stream string, expected domain.ExpectedVersion, current int64) error {
+	switch {
+	case expected == domain.Any:
+		return nil
+	case expected == domain.NoStream && current == -1:
+		return nil
+	case expected == domain.StreamExists && current >= 0:
+		return nil
+	case expected >= 0 && int64(expected) == current:
+		return nil
+	}
+	have := "no stream"
+	if current >= 0 {
+		have = fmt.Sprintf("version %d", current)
+	}
+	return domain.Errorf(domain.ECONFLICT, "append to %s: expected %s, stream is at %s", stream, expected, have)
+}
+
+func compact(data json.RawMessage) json.RawMessage {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, data); err != nil {
+		return data // validated before; unreachable
+	}
+	if buf.Len() == len(data) {
+		return data
+	}
+	return buf.Bytes()
+}
+
+// Head implements domain.EventStore.
+func (s *Store) Head(ctx context.Context) (uint64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.head, nil
+}
+
+// changed returns the current head and a channel closed at the next commit.
+func (s *Store) changed() (uint64, chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.head, s.notify
+}
+
+// IsCorrupt reports whether err says the database file is damaged.
+func IsCorrupt(err error) bool {
+	var se sqlite3.Error
+	if errors.As(err, &se) {
+		return se.Code == sqlite3.ErrCorrupt || se.Code == sqlite3.ErrNotADB
+	}
+	return false
+}

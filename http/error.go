@@ -1,0 +1,134 @@
+package http
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"github.com/tradeledger/tradeledger/domain"
+)
+
+// statusByCode maps domain error codes to HTTP status codes.
+var statusByCode = map[string]int{
+	domain.EINVALID:      http.StatusBadRequest,
+	domain.EUNAUTHORIZED: http.StatusUnauthorized,
+	domain.ENOTFOUND:     http.StatusNotFound,
+	domain.ECONFLICT:     http.StatusConflict,
+	domain.ETOOLARGE:     http.StatusRequestEntityTooLarge,
+	domain.ETOOMANY:      http.StatusTooManyRequests,
+	domain.EUNAVAILABLE:  http.StatusServiceUnavailable,
+	domain.EINTERNAL:     http.StatusInternalServerError,
+}
+
+// errorResponse is the body of every error: {"status":"error","message":…,"code":…}.
+type errorResponse struct {
+	Status  string `json:"status"`
+	Message string `json:"message"`
+	Code    int    `json:"code"`
+}
+
+// Error writes err as the JSON error body with the status its code maps to.
+// Internal errors are logged with the request id and shown to the client as
+// "internal error (request <id>)"; other messages are the domain message.
+func Error(w http.ResponseWriter, r *http.Request, err error) {
+	code := domain.ErrorCode(err)
+	status, ok := statusByCode[code]
+	if !ok {
+		status = http.StatusInternalServerError
+	}
+	msg := domain.ErrorMessage(err)
+	if status == http.StatusInternalServerError {
+		logger(r).Error("internal error", zap.Error(err))
+		msg = "internal error (request " + requestID(r) + ")"
+	} else if status == http.StatusServiceUnavailable {
+		logger(r).Warn("unavailable", zap.Error(err))
+	}
+	writeError(w, r, status, msg)
+}
+
+func writeError(w http.ResponseWriter, _ *http.Request, status int, msg string) {
+	writeJSON(w, status, errorResponse{Status: "error", Message: msg, Code: status})
+}
+
+func logger(r *http.Request) *zap.Logger {
+	if l, ok := r.Context().Value(ctxLogger).(*zap.Logger); ok {
+		return l
+	}
+	return zap.NewNop()
+}
+
+// writeJSON writes v as JSON with the status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
+
+// decodeJSON reads the request body into v. An empty body is an EINVALID
+// error unless allowEmpty; malformed JSON names the problem and its offset,
+// a wrong type names the field; a body over the limit is ETOOLARGE.
+func decodeJSON(r *http.Request, v any, allowEmpty bool) error {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return domain.Errorf(domain.ETOOLARGE, "request body is larger than %d bytes", tooLarge.Limit)
+		}
+		return domain.Errorf(domain.EINVALID, "cannot read request body")
+	}
+	if len(strings.TrimSpace(string(body))) == 0 {
+		if allowEmpty {
+			return nil
+		}
+		return domain.Errorf(domain.EINVALID, "request body is empty; a JSON object is required")
+	}
+	return unmarshalBody(body, v)
+}
+
+// unmarshalBody is decodeJSON's parser, with messages a client can act on.
+func unmarshalBody(body []byte, v any) error {
+	err := json.Unmarshal(body, v)
+	if err == nil {
+		return nil
+	}
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syntax):
+		return domain.Errorf(domain.EINVALID, "malformed JSON at byte %d: %s", syntax.Offset, syntax.Error())
+	case errors.As(err, &typ):
+		field := typ.Field
+		if field == "" {
+			return domain.Errorf(domain.EINVALID, "request body must be a JSON %s, not %s", jsonKind(typ.Type.Kind().String()), typ.Value)
+		}
+		return domain.Errorf(domain.EINVALID, "field %q must be %s, not %s", field, jsonKind(typ.Type.Kind().String()), typ.Value)
+	}
+	var de *domain.Error
+	if errors.As(err, &de) {
+		return de
+	}
+	return domain.Errorf(domain.EINVALID, "invalid JSON body: %s", err.Error())
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "struct", "map":
+		return "an object"
+	case "slice", "array":
+		return "an array"
+	case "string":
+		return "a string"
+	case "bool":
+		return "a boolean"
+	case "float64", "float32", "int", "int64", "int32", "uint64":
+		return "a number"
+	}
+	return fmt.Sprintf("a %s", goKind)
+}

@@ -1,0 +1,301 @@
+// Package http serves the control API with gorilla/mux: one file per
+// resource group, each starting with its registerXRoutes. Handlers read the
+// projections (the read side) and call the command side through interfaces
+// and the event store; they never touch an adapter directly.
+package http
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"runtime/debug"
+	"time"
+
+	"github.com/gorilla/mux"
+	"go.uber.org/zap"
+
+	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/projections"
+)
+
+// Defaults for Server settings.
+const (
+	DefaultMaxBodyBytes    = 1 << 20 // 1 MiB
+	DefaultShutdownTimeout = 10 * time.Second
+)
+
+// Server is the HTTP API. Fill its dependencies, then Open; Close shuts it
+// down gracefully.
+type Server struct {
+	// Logger receives one line per request and every internal error.
+	Logger *zap.Logger
+	// Clock is the source of time for responses and events.
+	Clock domain.Clock
+	// Store is the event log; handlers append through commit.
+	Store domain.EventStore
+	// Runner feeds the projections; commit waits on it (read-your-writes).
+	Runner *projections.Runner
+	// MaxBodyBytes bounds request bodies (413 beyond).
+	MaxBodyBytes int64
+	// TLSCertFile and TLSKeyFile, when both set, serve HTTPS on the main
+	// listener.
+	TLSCertFile, TLSKeyFile string
+
+	// Dependencies of the resource groups; each group's file documents its
+	// own. A nil dependency leaves its routes answering 503.
+	Auth *Authenticator
+
+	main, files     *http.Server
+	mainLn, filesLn net.Listener
+}
+
+// NewServer returns a Server with default settings.
+func NewServer() *Server {
+	return &Server{
+		Logger:       zap.NewNop(),
+		Clock:        domain.SystemClock{},
+		MaxBodyBytes: DefaultMaxBodyBytes,
+	}
+}
+
+// Open listens on addr (every route) and, when filesAddr is not empty, on
+// filesAddr (login, configuration and file routes), and serves in the
+// background.
+func (s *Server) Open(addr, filesAddr string) error {
+	var err error
+	if s.mainLn, err = net.Listen("tcp", addr); err != nil {
+		return fmt.Errorf("listen %s: %w", addr, err)
+	}
+	s.main = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	tls := s.TLSCertFile != "" && s.TLSKeyFile != ""
+	go func() {
+		var err error
+		if tls {
+			err = s.main.ServeTLS(s.mainLn, s.TLSCertFile, s.TLSKeyFile)
+		} else {
+			err = s.main.Serve(s.mainLn)
+		}
+		if err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.Logger.Error("main listener stopped", zap.Error(err))
+		}
+	}()
+	if filesAddr == "" {
+		return nil
+	}
+	if s.filesLn, err = net.Listen("tcp", filesAddr); err != nil {
+		s.main.Close()
+		return fmt.Errorf("listen %s: %w", filesAddr, err)
+	}
+	s.files = &http.Server{Handler: s.FilesHandler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := s.files.Serve(s.filesLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.Logger.Error("files listener stopped", zap.Error(err))
+		}
+	}()
+	return nil
+}
+
+// URL is the base URL of the main listener (after Open).
+func (s *Server) URL() string {
+	return listenerURL(s.mainLn, s.TLSCertFile != "" && s.TLSKeyFile != "")
+}
+
+// FilesURL is the base URL of the files listener (after Open), or "".
+func (s *Server) FilesURL() string { return listenerURL(s.filesLn, false) }
+
+func listenerURL(ln net.Listener, tls bool) string {
+	if ln == nil {
+		return ""
+	}
+	scheme := "http"
+	if tls {
+		scheme = "https"
+	}
+	return scheme + "://" + ln.Addr().String()
+}
+
+// Close stops accepting requests and waits (up to DefaultShutdownTimeout)
+// for those in flight.
+func (s *Server) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), DefaultShutdownTimeout)
+	defer cancel()
+	var errs []error
+	for _, srv := range []*http.Server{s.main, s.files} {
+		if srv != nil {
+			errs = append(errs, srv.Shutdown(ctx))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Handler returns the handler of the main listener: every route.
+func (s *Server) Handler() http.Handler {
+	r, api := s.newRouter()
+	r.HandleFunc("/healthz", s.handleHealth).Methods("GET")
+	s.registerAuthRoutes(api)
+	protected := api.NewRoute().Subrouter()
+	protected.Use(s.requireToken)
+	s.registerTimeRoutes(protected)
+	s.registerTradeRoutes(protected)
+	s.registerBalanceRoutes(protected)
+	s.registerPairRoutes(protected)
+	s.registerOrderRoutes(protected)
+	s.registerPnlRoutes(protected)
+	s.registerAssetRoutes(protected)
+	s.registerChartRoutes(protected)
+	s.registerMarketRoutes(protected)
+	s.registerCoreMemoryRoutes(protected)
+	s.registerSystemRoutes(protected)
+	s.registerLicenseRoutes(protected)
+	s.registerConfigRoutes(protected)
+	s.registerFileRoutes(protected)
+	s.registerAuditRoutes(protected)
+	return r
+}
+
+// FilesHandler returns the handler of the files listener: login,
+// configuration and files.
+func (s *Server) FilesHandler() http.Handler {
+	r, api := s.newRouter()
+	r.HandleFunc("/healthz", s.handleHealth).Methods("GET")
+	s.registerAuthRoutes(api)
+	protected := api.NewRoute().Subrouter()
+	protected.Use(s.requireToken)
+	s.registerConfigRoutes(protected)
+	s.registerFileRoutes(protected)
+	return r
+}
+
+func (s *Server) newRouter() (root, api *mux.Router) {
+	root = mux.NewRouter()
+	root.NotFoundHandler = s.withBasics(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		Error(w, r, domain.Errorf(domain.ENOTFOUND, "no route for %s %s", r.Method, r.URL.Path))
+	}))
+	root.MethodNotAllowedHandler = s.withBasics(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, r, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed on %s", r.Method, r.URL.Path))
+	}))
+	root.Use(s.requestBasics)
+	api = root.PathPrefix("/api/v1").Subrouter()
+	return root, api
+}
+
+type ctxKey int
+
+const (
+	ctxRequestID ctxKey = iota
+	ctxSubject
+	ctxLogger
+)
+
+// requestID returns the id given to the request.
+func requestID(r *http.Request) string {
+	id, _ := r.Context().Value(ctxRequestID).(string)
+	return id
+}
+
+// subject returns the authenticated token subject, or "".
+func subject(r *http.Request) string {
+	sub, _ := r.Context().Value(ctxSubject).(string)
+	return sub
+}
+
+// withBasics wraps handlers that mux calls outside its middleware chain
+// (not-found, method-not-allowed).
+func (s *Server) withBasics(h http.Handler) http.Handler { return s.requestBasics(h) }
+
+// requestBasics gives every request an id, a body limit, panic recovery and
+// one log line (method, path, status, duration, request id: never a query,
+// header or body, so no secret can reach the log).
+func (s *Server) requestBasics(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if requestID(r) != "" { // already wrapped (not-found handler inside the chain)
+			next.ServeHTTP(w, r)
+			return
+		}
+		start := time.Now()
+		id := domain.NewEventID(start)
+		logger := s.Logger.With(zap.String("request_id", id))
+		ctx := context.WithValue(r.Context(), ctxRequestID, id)
+		ctx = context.WithValue(ctx, ctxLogger, logger)
+		r = r.WithContext(ctx)
+		if r.Body != nil && s.MaxBodyBytes > 0 {
+			r.Body = http.MaxBytesReader(w, r.Body, s.MaxBodyBytes)
+		}
+		sw := &statusWriter{ResponseWriter: w}
+		sw.Header().Set("X-Request-Id", id)
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				logger.Error("panic", zap.Any("panic", p), zap.ByteString("stack", debug.Stack()))
+				if !sw.wrote {
+					Error(sw, r, fmt.Errorf("panic: %v", p))
+				}
+			}
+			logger.Info("request",
+				zap.String("method", r.Method),
+				zap.String("path", r.URL.Path),
+				zap.Int("status", sw.status),
+				zap.Duration("duration", time.Since(start)))
+		}()
+		next.ServeHTTP(sw, r)
+	})
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	wrote  bool
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if !w.wrote {
+		w.status, w.wrote = code, true
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if !w.wrote {
+		w.status, w.wrote = http.StatusOK, true
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush lets streaming handlers (server-sent events) flush through.
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap gives http.ResponseController the underlying writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// commit appends events to stream on behalf of the request (actor = token
+// subject, correlation = request id) and returns once the projections have
+// applied them, so the client's next read sees its write.
+func (s *Server) commit(r *http.Request, stream string, expected domain.ExpectedVersion, events ...domain.Event) (domain.AppendResult, error) {
+	if s.Store == nil || s.Runner == nil {
+		return domain.AppendResult{}, domain.Errorf(domain.EUNAVAILABLE, "event store not configured")
+	}
+	actor := subject(r)
+	if actor == "" {
+		actor = "anonymous"
+	}
+	for i := range events {
+		events[i].Actor = actor
+		events[i].Correlation = requestID(r)
+	}
+	res, err := s.Store.Append(r.Context(), stream, expected, events...)
+	if err != nil {
+		return res, fmt.Errorf("append %s: %w", stream, err)
+	}
+	if err := s.Runner.WaitFor(r.Context(), res.LastPosition); err != nil {
+		return res, fmt.Errorf("wait for projections: %w", err)
+	}
+	return res, nil
+}

@@ -1,0 +1,147 @@
+// Package projections holds the read models fed from the log, and the Runner
+// that keeps them caught up. Projections are in memory, exact (decimal
+// arithmetic) and rebuilt at start by replaying the log.
+package projections
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/tradeledger/tradeledger/domain"
+)
+
+// Projection is a read model fed by the Runner. Apply is called for every
+// event of the log, in commit order, from one goroutine; a projection
+// ignores types it does not know. Projections guard their own state so that
+// readers may call them while Apply runs.
+type Projection interface {
+	Name() string
+	Apply(e *domain.Event) error
+}
+
+// Runner feeds registered projections from one subscription, in order, and
+// tracks the applied position so that writers can wait for their events to
+// become visible (read-your-writes).
+type Runner struct {
+	// Store is the log to follow.
+	Store domain.EventStore
+	// OnError, if set, is told of an event a projection could not apply.
+	// The runner goes on: one bad event must not stop every read model.
+	OnError func(p Projection, e *domain.Event, err error)
+
+	projections []Projection
+
+	mu      sync.Mutex
+	applied uint64        // position of the last applied event
+	changed chan struct{} // closed and replaced when applied moves
+	err     error         // why the subscription ended, if it did
+
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// NewRunner returns a Runner following store.
+func NewRunner(store domain.EventStore) *Runner {
+	return &Runner{Store: store, changed: make(chan struct{})}
+}
+
+// Register adds a projection. Call before Start.
+func (r *Runner) Register(p Projection) { r.projections = append(r.projections, p) }
+
+// Start replays the log into every projection (returning once the replay
+// reached the head as of the call), then follows new events in the
+// background until Close.
+func (r *Runner) Start(ctx context.Context) error {
+	head, err := r.Store.Head(ctx)
+	if err != nil {
+		return fmt.Errorf("projections: read head: %w", err)
+	}
+	it := r.Store.ReadAll(ctx, 0, 0)
+	for it.Next() {
+		e := it.Event()
+		r.apply(&e)
+	}
+	err = it.Err()
+	it.Close()
+	if err != nil {
+		return fmt.Errorf("projections: replay: %w", err)
+	}
+	if r.Position() < head {
+		return fmt.Errorf("projections: replay stopped at %d before head %d", r.Position(), head)
+	}
+	subCtx, cancel := context.WithCancel(context.Background())
+	r.cancel = cancel
+	r.done = make(chan struct{})
+	go r.follow(subCtx)
+	return nil
+}
+
+func (r *Runner) follow(ctx context.Context) {
+	defer close(r.done)
+	sub := r.Store.Subscribe(ctx, r.Position()+1)
+	defer sub.Close()
+	for sub.Next() {
+		e := sub.Event()
+		r.apply(&e)
+	}
+	r.mu.Lock()
+	r.err = sub.Err()
+	if r.err == nil {
+		r.err = errors.New("subscription ended")
+	}
+	close(r.changed)
+	r.changed = make(chan struct{})
+	r.mu.Unlock()
+}
+
+func (r *Runner) apply(e *domain.Event) {
+	for _, p := range r.projections {
+		if err := p.Apply(e); err != nil && r.OnError != nil {
+			r.OnError(p, e, err)
+		}
+	}
+	r.mu.Lock()
+	r.applied = e.Position
+	close(r.changed)
+	r.changed = make(chan struct{})
+	r.mu.Unlock()
+}
+
+// Position returns the position of the last event every projection applied.
+func (r *Runner) Position() uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.applied
+}
+
+// WaitFor returns once every projection has applied the event at position
+// pos, or with ctx's error, or with EUNAVAILABLE if the runner stopped.
+func (r *Runner) WaitFor(ctx context.Context, pos uint64) error {
+	for {
+		r.mu.Lock()
+		applied, ch, err := r.applied, r.changed, r.err
+		r.mu.Unlock()
+		if applied >= pos {
+			return nil
+		}
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return domain.Errorf(domain.EUNAVAILABLE, "projections stopped: %v", err)
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// Close stops following the log.
+func (r *Runner) Close() error {
+	if r.cancel != nil {
+		r.cancel()
+		<-r.done
+	}
+	return nil
+}
