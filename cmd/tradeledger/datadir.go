@@ -44,7 +44,27 @@ func OpenDataDir(ctx context.Context, path, eventstoreURL string, logger *zap.Lo
 	if d.Store, err = openEventStore(ctx, path, eventstoreURL, logger); err != nil {
 		return nil, err
 	}
+	if err := d.initialize(ctx, logger); err != nil {
+		d.Close()
+		return nil, err
+	}
 	return d, nil
+}
+
+// initialize brings a fresh log to its first state (initial configuration
+// with the wallet, password from TRADELEDGER_PASSWORD). Every step is
+// idempotent: on a log that has it already, it does nothing.
+func (d *DataDir) initialize(ctx context.Context, logger *zap.Logger) error {
+	steps := []func(context.Context, *DataDir, *zap.Logger) error{
+		// initConfig (initial configuration) and initPassword
+		// (TRADELEDGER_PASSWORD) are added here.
+	}
+	for _, step := range steps {
+		if err := step(ctx, d, logger); err != nil {
+			return fmt.Errorf("initialize data dir: %w", err)
+		}
+	}
+	return nil
 }
 
 // openEventStore opens the store that url names: "" is the embedded SQLite

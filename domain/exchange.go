@@ -1,0 +1,156 @@
+package domain
+
+import (
+	"context"
+	"strings"
+	"time"
+)
+
+// Pair symbols are "<QUOTE>-<BASE>", quote first: USDT-BTC trades BTC for USDT.
+
+// SplitPair returns the quote and base of a pair symbol, or EINVALID.
+func SplitPair(pair string) (quote, base string, err error) {
+	quote, base, ok := strings.Cut(pair, "-")
+	if !ok || quote == "" || base == "" || strings.Contains(base, "-") {
+		return "", "", Errorf(EINVALID, "pair %q must look like QUOTE-BASE, e.g. USDT-BTC", pair)
+	}
+	return quote, base, nil
+}
+
+// PairKey is "<exchange>/<pair>", the key of per-pair read models.
+func PairKey(exchange, pair string) string { return exchange + "/" + pair }
+
+// SplitPairKey splits "<exchange>/<pair>", or returns EINVALID.
+func SplitPairKey(key string) (exchange, pair string, err error) {
+	exchange, pair, ok := strings.Cut(key, "/")
+	if !ok || exchange == "" || pair == "" {
+		return "", "", Errorf(EINVALID, "pair key %q must look like <exchange>/<pair>, e.g. binance/USDT-BTC", key)
+	}
+	return exchange, pair, nil
+}
+
+// Market is a tradable pair with its 24-hour statistics.
+type Market struct {
+	Pair         string
+	Base, Quote  string
+	Last         Decimal
+	Volume24h    Decimal // in base units
+	Low24h       Decimal
+	High24h      Decimal
+	ChangePct24h Decimal // percent, e.g. -1.25
+}
+
+// Ticker is the best bid, best ask and last trade price of a pair.
+type Ticker struct {
+	Pair           string
+	Bid, Ask, Last Decimal
+	Time           int64 // ms
+}
+
+// BookLevel is one price level of an order book.
+type BookLevel struct {
+	Price, Quantity Decimal
+}
+
+// OrderBook holds bids (best, i.e. highest, first) and asks (best, i.e.
+// lowest, first).
+type OrderBook struct {
+	Pair       string
+	Bids, Asks []BookLevel
+	Time       int64 // ms
+}
+
+// Candle is one OHLCV bar; Time is its opening time in ms.
+type Candle struct {
+	Time                   int64
+	Open, High, Low, Close Decimal
+	Volume                 Decimal
+}
+
+// OrderStatus is an exchange order's state as the exchange reports it.
+type OrderStatus string
+
+// Exchange order statuses.
+const (
+	StatusOpen      OrderStatus = "open"
+	StatusFilled    OrderStatus = "filled"
+	StatusCancelled OrderStatus = "cancelled"
+	StatusRejected  OrderStatus = "rejected"
+)
+
+// PlaceOrderRequest asks an exchange for a limit or market order.
+// ClientOrderID makes placement idempotent: placing the same ClientOrderID
+// again returns the existing order and places nothing.
+type PlaceOrderRequest struct {
+	ClientOrderID string
+	Pair          string
+	Side          Side
+	Kind          OrderKind // KindLimit or KindMarket
+	Amount        Decimal   // base quantity
+	Price         Decimal   // limit price; ignored for market orders
+}
+
+// ExchangeOrder is an order as the exchange holds it.
+type ExchangeOrder struct {
+	ID            string
+	ClientOrderID string
+	Pair          string
+	Side          Side
+	Kind          OrderKind
+	Price         Decimal
+	Amount        Decimal
+	Filled        Decimal
+	Status        OrderStatus
+	Reason        string // why it was rejected or cancelled, if it was
+}
+
+// Fill is one execution. Seq orders an exchange's fills; FillsSince pages
+// by it.
+type Fill struct {
+	ID            string
+	Seq           uint64
+	OrderID       string
+	ClientOrderID string
+	Pair          string
+	Side          Side
+	Price         Decimal
+	Quantity      Decimal
+	Fee           Decimal
+	FeeAsset      string
+	Time          int64 // ms
+}
+
+// Exchange is a connector to one exchange account (DESIGN §5). Every
+// connector passes the conformance suite in exchange/exchangetest.
+//
+// Errors: an unknown pair or order is ENOTFOUND; a refused order
+// (insufficient funds, below minimum) is EINVALID with the exchange's
+// reason; a network failure or timeout is EUNAVAILABLE, after which the
+// caller must reconcile (look the order up by ClientOrderID) instead of
+// placing it again.
+type Exchange interface {
+	// Name is the exchange's name in the configuration.
+	Name() string
+	// Markets lists the tradable pairs with their 24-hour statistics.
+	Markets(ctx context.Context) ([]Market, error)
+	// Ticker returns a pair's best bid, ask and last price.
+	Ticker(ctx context.Context, pair string) (Ticker, error)
+	// OrderBook returns up to depth levels on each side.
+	OrderBook(ctx context.Context, pair string, depth int) (OrderBook, error)
+	// Candles returns up to limit bars of the interval, oldest first.
+	Candles(ctx context.Context, pair string, interval time.Duration, limit int) ([]Candle, error)
+	// Balances returns every asset's available and on-order amounts.
+	Balances(ctx context.Context) ([]AssetBalance, error)
+	// PlaceOrder places an order, idempotently per ClientOrderID.
+	PlaceOrder(ctx context.Context, req PlaceOrderRequest) (ExchangeOrder, error)
+	// CancelOrder cancels an open order; cancelling a finished order is
+	// ECONFLICT.
+	CancelOrder(ctx context.Context, pair, orderID string) (ExchangeOrder, error)
+	// Order looks an order up by its ClientOrderID (ENOTFOUND if never
+	// placed), for reconciliation after a failure.
+	Order(ctx context.Context, pair, clientOrderID string) (ExchangeOrder, error)
+	// OpenOrders lists a pair's open orders ("" for every pair).
+	OpenOrders(ctx context.Context, pair string) ([]ExchangeOrder, error)
+	// FillsSince returns up to limit fills with Seq > since, in Seq order.
+	FillsSince(ctx context.Context, since uint64, limit int) ([]Fill, error)
+}
