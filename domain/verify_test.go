@@ -1,0 +1,223 @@
+package domain_test
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tradeledger/tradeledger/domain"
+)
+
+// chainLog builds a log the way a store does: per-stream versions and hash
+// chains, increasing positions. streams lists each event's stream in log
+// order.
+func chainLog(t *testing.T, streams ...string) []domain.Event {
+	t.Helper()
+	clock := domain.NewManualClock(time.UnixMilli(1_700_000_000_000))
+	type head struct {
+		version int64
+		hash    domain.Hash
+	}
+	heads := map[string]head{}
+	var log []domain.Event
+	for i, s := range streams {
+		e := domain.NewEvent(clock, "Tested", map[string]int{"n": i})
+		h, ok := heads[s]
+		if !ok {
+			h.version = -1
+		}
+		e.Stream, e.Version, e.Position, e.PrevHash, e.Actor = s, h.version+1, uint64(10+2*i), h.hash, "test"
+		e.Hash = domain.ComputeHash(&e)
+		heads[s] = head{e.Version, e.Hash}
+		log = append(log, e)
+		clock.Advance(time.Millisecond)
+	}
+	return log
+}
+
+func verifyAll(log []domain.Event) domain.VerifySummary {
+	v := domain.NewVerifier()
+	for i := range log {
+		if v.Add(&log[i]) != nil {
+			break
+		}
+	}
+	return v.Summary(true)
+}
+
+func rehash(e *domain.Event) { e.Hash = domain.ComputeHash(e) }
+
+func TestVerifierSoundLog(t *testing.T) {
+	log := chainLog(t, "a", "b", "a", "c", "a", "b")
+	s := verifyAll(log)
+	if !s.OK || s.Fault != nil {
+		t.Fatalf("sound log: fault %v", s.Fault)
+	}
+	if got, want := s.Events, int64(6); got != want {
+		t.Fatalf("events=%d, want %d", got, want)
+	}
+	if got, want := s.Streams, 3; got != want {
+		t.Fatalf("streams=%d, want %d", got, want)
+	}
+	if got, want := s.LastPosition, log[5].Position; got != want {
+		t.Fatalf("lastPosition=%d, want %d", got, want)
+	}
+	wantHeads := []domain.StreamHead{{"a", 2, log[4].Hash}, {"b", 1, log[5].Hash}, {"c", 0, log[3].Hash}}
+	if len(s.Heads) != len(wantHeads) {
+		t.Fatalf("heads=%v, want %v", s.Heads, wantHeads)
+	}
+	for i := range wantHeads {
+		if s.Heads[i] != wantHeads[i] {
+			t.Fatalf("head %d=%v, want %v", i, s.Heads[i], wantHeads[i])
+		}
+	}
+	// The digest is defined over sorted "stream\x00hex\n" lines.
+	var text strings.Builder
+	for _, h := range wantHeads {
+		text.WriteString(h.Stream + "\x00" + h.Hash.String() + "\n")
+	}
+	if got, want := s.HeadsDigest, domain.Hash(sha256.Sum256([]byte(text.String()))); got != want {
+		t.Fatalf("digest=%s, want %s", got, want)
+	}
+	// Heads out of order give the same digest.
+	rev := []domain.StreamHead{wantHeads[2], wantHeads[0], wantHeads[1]}
+	if got := domain.HeadsDigest(rev); got != s.HeadsDigest {
+		t.Fatalf("digest of unsorted heads=%s, want %s", got, s.HeadsDigest)
+	}
+	if rev[0].Stream != "c" {
+		t.Fatal("HeadsDigest sorted its argument in place")
+	}
+	if s2 := domain.NewVerifier().Summary(false); !s2.OK || s2.Heads != nil || s2.Events != 0 {
+		t.Fatalf("empty log summary=%+v", s2)
+	}
+}
+
+func TestVerifierFaults(t *testing.T) {
+	// Each case damages a sound log of streams a,b,a,a,b and names the
+	// index of the first event that must be reported, and a word of the
+	// problem.
+	cases := []struct {
+		name    string
+		damage  func(log []domain.Event) []domain.Event
+		bad     int
+		problem string
+	}{
+		{"edited data", func(l []domain.Event) []domain.Event {
+			l[2].Data = json.RawMessage(`{"n":99}`)
+			return l
+		}, 2, "edited"},
+		{"edited actor", func(l []domain.Event) []domain.Event {
+			l[3].Actor = "mallory"
+			return l
+		}, 3, "edited"},
+		{"edited time", func(l []domain.Event) []domain.Event {
+			l[1].Time++
+			return l
+		}, 1, "edited"},
+		{"deleted in the middle", func(l []domain.Event) []domain.Event {
+			return append(l[:2:2], l[3:]...) // a@1 gone: a@2 skips ahead
+		}, 2, "skips ahead"},
+		{"deleted first of stream", func(l []domain.Event) []domain.Event {
+			return l[1:] // a@0 gone
+		}, 1, "skips ahead"},
+		{"reordered in stream", func(l []domain.Event) []domain.Event {
+			l[2], l[3] = l[3], l[2]
+			l[2].Position, l[3].Position = l[3].Position, l[2].Position
+			return l
+		}, 2, "skips ahead"},
+		{"versions swapped", func(l []domain.Event) []domain.Event {
+			l[2].Version, l[3].Version = l[3].Version, l[2].Version
+			return l
+		}, 2, "skips ahead"},
+		{"data swapped", func(l []domain.Event) []domain.Event {
+			l[2].Data, l[3].Data = l[3].Data, l[2].Data
+			return l
+		}, 2, "edited"},
+		{"forged re-hash in the middle", func(l []domain.Event) []domain.Event {
+			l[2].Data = json.RawMessage(`{"n":99}`)
+			rehash(&l[2])
+			return l
+		}, 3, "chain broken"},
+		{"duplicated event", func(l []domain.Event) []domain.Event {
+			d := l[2]
+			d.Position = l[4].Position + 2
+			return append(l, d)
+		}, 5, "repeats"},
+		{"id reused in another stream", func(l []domain.Event) []domain.Event {
+			l[4].ID = l[0].ID
+			rehash(&l[4]) // b@1 is chained correctly, only its id is reused
+			return l
+		}, 4, "id appears earlier"},
+		{"position goes back", func(l []domain.Event) []domain.Event {
+			l[3].Position = l[1].Position
+			return l
+		}, 3, "position"},
+		{"time goes back in stream", func(l []domain.Event) []domain.Event {
+			l[3].Time = l[2].Time - 1000
+			rehash(&l[3])
+			return l
+		}, 3, "earlier than"},
+		{"nonzero prevHash at version 0", func(l []domain.Event) []domain.Event {
+			l[1].PrevHash[0] = 1
+			rehash(&l[1])
+			return l
+		}, 1, "first event"},
+		{"empty id", func(l []domain.Event) []domain.Event {
+			l[0].ID = ""
+			return l
+		}, 0, "empty event id"},
+		{"invalid data rehashed", func(l []domain.Event) []domain.Event {
+			l[4].Data = json.RawMessage(`{"n":`)
+			rehash(&l[4])
+			return l
+		}, 4, "not valid JSON"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			log := c.damage(chainLog(t, "a", "b", "a", "a", "b"))
+			s := verifyAll(log)
+			if s.OK || s.Fault == nil {
+				t.Fatalf("damage not detected: %+v", s)
+			}
+			want := log[c.bad]
+			f := s.Fault
+			if f.Stream != want.Stream || f.Version != want.Version || f.Position != want.Position || f.ID != want.ID {
+				t.Fatalf("fault at %s/%d pos %d id %s, want %s/%d pos %d id %s (%s)",
+					f.Stream, f.Version, f.Position, f.ID, want.Stream, want.Version, want.Position, want.ID, f.Problem)
+			}
+			if !strings.Contains(f.Problem, c.problem) {
+				t.Fatalf("problem %q does not mention %q", f.Problem, c.problem)
+			}
+			if got, want := s.Events, int64(c.bad); got != want {
+				t.Fatalf("events verified before the fault=%d, want %d", got, want)
+			}
+			if !strings.Contains(f.Error(), want.Stream) {
+				t.Fatalf("Error() %q does not name the stream", f.Error())
+			}
+		})
+	}
+}
+
+// A stream rewritten and re-hashed up to its head verifies as a chain; the
+// heads digest is what exposes it.
+func TestVerifierDigestExposesRewrittenTail(t *testing.T) {
+	log := chainLog(t, "a", "b", "a", "a")
+	before := verifyAll(log).HeadsDigest
+	log[2].Data = json.RawMessage(`{"n":42}`)
+	rehash(&log[2])
+	log[3].PrevHash = log[2].Hash
+	rehash(&log[3])
+	s := verifyAll(log)
+	if !s.OK {
+		t.Fatalf("rewritten tail has sound chains, got fault %v", s.Fault)
+	}
+	if s.HeadsDigest == before {
+		t.Fatal("heads digest unchanged after rewriting a stream")
+	}
+	// Truncating a stream's end changes the digest too.
+	if verifyAll(log[:3]).HeadsDigest == before {
+		t.Fatal("heads digest unchanged after cutting an event")
+	}
+}
