@@ -1,0 +1,453 @@
+package domain
+
+import (
+	"bytes"
+	"encoding/json"
+	"sort"
+	"strings"
+)
+
+// Config is the configuration document (DESIGN §2, spec "Configuration"):
+// a JSON object with the sections bot, exchanges, pairs, strategies and GUI,
+// and any other sections a client keeps there. A Config is an immutable
+// value: accessors return copies, and the With… methods return a new Config.
+// The zero Config is empty (no sections); ParseConfig never returns one.
+//
+// Numbers are kept exactly as written (json.Number), so a document read and
+// written back is unchanged apart from key order and spacing.
+type Config struct {
+	doc map[string]any
+}
+
+// PairConfig is one config.pairs.<exchange>.<pair> entry.
+type PairConfig struct {
+	Exchange, Pair, Strategy string
+	Enabled                  bool
+	// Override holds strategy parameters (numbers, strings or booleans)
+	// that take precedence over the strategy's settings.
+	Override map[string]any
+}
+
+// Config sections every document must have.
+var configSections = []string{"bot", "exchanges", "pairs", "strategies", "GUI"}
+
+// ParseConfig parses and validates a configuration document. It returns
+// EINVALID naming the first problem: not a JSON object, a missing section
+// or one that is not an object, a pair on an unknown exchange, a pair whose
+// strategy does not exist, a malformed pair symbol or pair entry.
+func ParseConfig(b []byte) (Config, error) {
+	v, err := decodeJSONValue(b)
+	if err != nil {
+		return Config{}, Errorf(EINVALID, "configuration is not valid JSON: %v", err)
+	}
+	doc, ok := v.(map[string]any)
+	if !ok {
+		return Config{}, Errorf(EINVALID, "configuration must be a JSON object")
+	}
+	return newConfig(doc)
+}
+
+// ConfigFromMap validates doc like ParseConfig and returns it as a Config.
+// doc is copied.
+func ConfigFromMap(doc map[string]any) (Config, error) {
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return Config{}, Errorf(EINVALID, "configuration cannot be encoded: %v", err)
+	}
+	return ParseConfig(b)
+}
+
+func newConfig(doc map[string]any) (Config, error) {
+	if err := validateConfig(doc); err != nil {
+		return Config{}, err
+	}
+	return Config{doc: doc}, nil
+}
+
+func validateConfig(doc map[string]any) error {
+	for _, s := range configSections {
+		v, ok := doc[s]
+		if !ok {
+			return Errorf(EINVALID, "config.%s is missing", s)
+		}
+		if _, ok := v.(map[string]any); !ok {
+			return Errorf(EINVALID, "config.%s must be an object", s)
+		}
+	}
+	bot := doc["bot"].(map[string]any)
+	if w, ok := bot["service_wallet"]; ok {
+		if _, ok := w.(string); !ok {
+			return Errorf(EINVALID, "config.bot.service_wallet must be a string")
+		}
+	}
+	if s, ok := bot["SIMULATOR"]; ok {
+		if _, ok := s.(bool); !ok {
+			return Errorf(EINVALID, "config.bot.SIMULATOR must be a boolean")
+		}
+	}
+	exchanges := doc["exchanges"].(map[string]any)
+	for name, v := range exchanges {
+		if err := ValidateExchangeName(name); err != nil {
+			return err
+		}
+		if _, ok := v.(map[string]any); !ok {
+			return Errorf(EINVALID, "config.exchanges.%s must be an object", name)
+		}
+	}
+	strategies := doc["strategies"].(map[string]any)
+	for name, v := range strategies {
+		if err := ValidateStrategyName(name); err != nil {
+			return err
+		}
+		if _, ok := v.(map[string]any); !ok {
+			return Errorf(EINVALID, "config.strategies.%s must be an object", name)
+		}
+	}
+	for ex, v := range doc["pairs"].(map[string]any) {
+		pairs, ok := v.(map[string]any)
+		if !ok {
+			return Errorf(EINVALID, "config.pairs.%s must be an object", ex)
+		}
+		if _, ok := exchanges[ex]; !ok {
+			return Errorf(EINVALID, "config.pairs.%s: exchange %q is not in config.exchanges", ex, ex)
+		}
+		for pair, pv := range pairs {
+			if _, err := pairFromValue(ex, pair, pv, strategies); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func pairFromValue(ex, pair string, v any, strategies map[string]any) (PairConfig, error) {
+	where := "config.pairs." + ex + "." + pair
+	if _, _, err := SplitPair(pair); err != nil {
+		return PairConfig{}, Errorf(EINVALID, "%s: %s", where, ErrorMessage(err))
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return PairConfig{}, Errorf(EINVALID, "%s must be an object", where)
+	}
+	p := PairConfig{Exchange: ex, Pair: pair, Enabled: true, Override: map[string]any{}}
+	s, ok := m["strategy"].(string)
+	if !ok || s == "" {
+		return PairConfig{}, Errorf(EINVALID, "%s.strategy must be a non-empty string", where)
+	}
+	if _, ok := strategies[s]; !ok {
+		return PairConfig{}, Errorf(EINVALID, "%s.strategy: strategy %q is not in config.strategies", where, s)
+	}
+	p.Strategy = s
+	if e, ok := m["enabled"]; ok {
+		b, ok := e.(bool)
+		if !ok {
+			return PairConfig{}, Errorf(EINVALID, "%s.enabled must be a boolean", where)
+		}
+		p.Enabled = b
+	}
+	if o, ok := m["override"]; ok && o != nil {
+		om, ok := o.(map[string]any)
+		if !ok {
+			return PairConfig{}, Errorf(EINVALID, "%s.override must be an object", where)
+		}
+		for k, v := range om {
+			if err := validateParam(where+".override."+k, v); err != nil {
+				return PairConfig{}, err
+			}
+		}
+		p.Override = deepCopy(om).(map[string]any)
+	}
+	return p, nil
+}
+
+// validateParam accepts the scalar values strategy parameters take.
+func validateParam(where string, v any) error {
+	switch v.(type) {
+	case json.Number, string, bool, float64:
+		return nil
+	}
+	return Errorf(EINVALID, "%s must be a number, a string or a boolean", where)
+}
+
+// ValidateExchangeName returns EINVALID unless name is a usable exchange
+// name: not empty, at most 64 characters, no slash, no control characters
+// (an instance suffix such as "binance#2" is fine).
+func ValidateExchangeName(name string) error {
+	if name == "" || len(name) > 64 || strings.ContainsAny(name, "/\\") || hasControl(name) {
+		return Errorf(EINVALID, "exchange name %q must be 1-64 characters without slashes", name)
+	}
+	return nil
+}
+
+// ValidateStrategyName returns EINVALID unless name is a usable strategy
+// name: 1-64 characters, no slash, no control characters.
+func ValidateStrategyName(name string) error {
+	if name == "" || len(name) > 64 || strings.ContainsAny(name, "/\\") || hasControl(name) {
+		return Errorf(EINVALID, "strategy name %q must be 1-64 characters without slashes", name)
+	}
+	return nil
+}
+
+func hasControl(s string) bool {
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f {
+			return true
+		}
+	}
+	return false
+}
+
+// MarshalJSON encodes the document (keys sorted). The zero Config is {}.
+func (c Config) MarshalJSON() ([]byte, error) {
+	if c.doc == nil {
+		return []byte("{}"), nil
+	}
+	return json.Marshal(c.doc)
+}
+
+// UnmarshalJSON parses and validates like ParseConfig.
+func (c *Config) UnmarshalJSON(b []byte) error {
+	parsed, err := ParseConfig(b)
+	if err != nil {
+		return err
+	}
+	*c = parsed
+	return nil
+}
+
+// IsZero reports whether c is the zero (empty) Config.
+func (c Config) IsZero() bool { return c.doc == nil }
+
+// Map returns a deep copy of the document.
+func (c Config) Map() map[string]any {
+	if c.doc == nil {
+		return map[string]any{}
+	}
+	return deepCopy(c.doc).(map[string]any)
+}
+
+// Section returns a copy of the named top-level section, if it is an object.
+func (c Config) Section(name string) (map[string]any, bool) {
+	m, ok := c.doc[name].(map[string]any)
+	if !ok {
+		return nil, false
+	}
+	return deepCopy(m).(map[string]any), true
+}
+
+func (c Config) section(name string) map[string]any {
+	m, _ := c.doc[name].(map[string]any)
+	return m
+}
+
+// Wallet returns bot.service_wallet, or "".
+func (c Config) Wallet() string {
+	w, _ := c.section("bot")["service_wallet"].(string)
+	return w
+}
+
+// Simulator returns bot.SIMULATOR (false when absent).
+func (c Config) Simulator() bool {
+	s, _ := c.section("bot")["SIMULATOR"].(bool)
+	return s
+}
+
+// ExchangeNames returns the names of config.exchanges, sorted.
+func (c Config) ExchangeNames() []string { return sortedKeys(c.section("exchanges")) }
+
+// Exchange returns a copy of config.exchanges.<name>.
+func (c Config) Exchange(name string) (map[string]any, bool) {
+	m, ok := c.section("exchanges")[name].(map[string]any)
+	if !ok {
+		return nil, false
+	}
+	return deepCopy(m).(map[string]any), true
+}
+
+// Pairs returns every config.pairs entry, sorted by exchange then pair.
+func (c Config) Pairs() []PairConfig {
+	var out []PairConfig
+	strategies := c.section("strategies")
+	pairs := c.section("pairs")
+	for _, ex := range sortedKeys(pairs) {
+		m, _ := pairs[ex].(map[string]any)
+		for _, pair := range sortedKeys(m) {
+			if p, err := pairFromValue(ex, pair, m[pair], strategies); err == nil {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// Pair returns config.pairs.<exchange>.<pair>.
+func (c Config) Pair(exchange, pair string) (PairConfig, bool) {
+	m, _ := c.section("pairs")[exchange].(map[string]any)
+	v, ok := m[pair]
+	if !ok {
+		return PairConfig{}, false
+	}
+	p, err := pairFromValue(exchange, pair, v, c.section("strategies"))
+	return p, err == nil
+}
+
+// StrategyNames returns the names of config.strategies, sorted.
+func (c Config) StrategyNames() []string { return sortedKeys(c.section("strategies")) }
+
+// Strategy returns a copy of config.strategies.<name>.
+func (c Config) Strategy(name string) (map[string]any, bool) {
+	m, ok := c.section("strategies")[name].(map[string]any)
+	if !ok {
+		return nil, false
+	}
+	return deepCopy(m).(map[string]any), true
+}
+
+// PairsUsing returns the pairs whose strategy is name.
+func (c Config) PairsUsing(strategy string) []PairConfig {
+	var out []PairConfig
+	for _, p := range c.Pairs() {
+		if p.Strategy == strategy {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// WithPair returns c with config.pairs.<p.Exchange>.<p.Pair> set to
+// {strategy, enabled, override}. EINVALID when the exchange or strategy
+// does not exist or the entry is malformed.
+func (c Config) WithPair(p PairConfig) (Config, error) {
+	if _, ok := c.section("exchanges")[p.Exchange]; !ok {
+		return Config{}, Errorf(EINVALID, "exchange %q is not in config.exchanges", p.Exchange)
+	}
+	if _, ok := c.section("strategies")[p.Strategy]; !ok {
+		return Config{}, Errorf(EINVALID, "strategy %q is not in config.strategies", p.Strategy)
+	}
+	doc := c.Map()
+	pairs := doc["pairs"].(map[string]any)
+	m, _ := pairs[p.Exchange].(map[string]any)
+	if m == nil {
+		m = map[string]any{}
+		pairs[p.Exchange] = m
+	}
+	override := map[string]any{}
+	if p.Override != nil {
+		override = deepCopy(p.Override).(map[string]any)
+	}
+	m[p.Pair] = map[string]any{"strategy": p.Strategy, "enabled": p.Enabled, "override": override}
+	return reparse(doc)
+}
+
+// WithoutPair returns c without config.pairs.<exchange>.<pair> (ENOTFOUND
+// when it is not there). An exchange left with no pairs keeps an empty
+// object.
+func (c Config) WithoutPair(exchange, pair string) (Config, error) {
+	if _, ok := c.Pair(exchange, pair); !ok {
+		return Config{}, Errorf(ENOTFOUND, "pair %s is not configured on exchange %s", pair, exchange)
+	}
+	doc := c.Map()
+	delete(doc["pairs"].(map[string]any)[exchange].(map[string]any), pair)
+	return reparse(doc)
+}
+
+// WithStrategy returns c with config.strategies.<name> set to settings (an
+// empty object when nil).
+func (c Config) WithStrategy(name string, settings map[string]any) (Config, error) {
+	if err := ValidateStrategyName(name); err != nil {
+		return Config{}, err
+	}
+	if settings == nil {
+		settings = map[string]any{}
+	}
+	doc := c.Map()
+	doc["strategies"].(map[string]any)[name] = deepCopy(settings)
+	return reparse(doc)
+}
+
+// WithoutStrategy returns c without config.strategies.<name>: ENOTFOUND
+// when it is not there, ECONFLICT while a pair uses it.
+func (c Config) WithoutStrategy(name string) (Config, error) {
+	if _, ok := c.section("strategies")[name]; !ok {
+		return Config{}, Errorf(ENOTFOUND, "strategy %q is not in config.strategies", name)
+	}
+	if used := c.PairsUsing(name); len(used) > 0 {
+		return Config{}, Errorf(ECONFLICT, "strategy %q is used by pair %s on %s; remove or change that pair first", name, used[0].Pair, used[0].Exchange)
+	}
+	doc := c.Map()
+	delete(doc["strategies"].(map[string]any), name)
+	return reparse(doc)
+}
+
+// WithExchanges returns c with config.exchanges replaced by exchanges.
+func (c Config) WithExchanges(exchanges map[string]any) (Config, error) {
+	doc := c.Map()
+	doc["exchanges"] = deepCopy(exchanges)
+	return reparse(doc)
+}
+
+// reparse round-trips doc through JSON so that every value has the types
+// ParseConfig produces (json.Number, map[string]any, []any), then validates.
+func reparse(doc map[string]any) (Config, error) {
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return Config{}, Errorf(EINVALID, "configuration cannot be encoded: %v", err)
+	}
+	return ParseConfig(b)
+}
+
+// decodeJSONValue decodes one JSON value with numbers kept as json.Number,
+// refusing trailing data.
+func decodeJSONValue(b []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, Errorf(EINVALID, "trailing data after the JSON value")
+	}
+	return v, nil
+}
+
+// DecodeJSONObject decodes b as a JSON object with numbers kept exactly
+// (json.Number); EINVALID otherwise.
+func DecodeJSONObject(b []byte) (map[string]any, error) {
+	v, err := decodeJSONValue(b)
+	if err != nil {
+		return nil, Errorf(EINVALID, "not valid JSON: %v", err)
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, Errorf(EINVALID, "must be a JSON object")
+	}
+	return m, nil
+}
+
+func deepCopy(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(t))
+		for k, x := range t {
+			m[k] = deepCopy(x)
+		}
+		return m
+	case []any:
+		s := make([]any, len(t))
+		for i, x := range t {
+			s[i] = deepCopy(x)
+		}
+		return s
+	}
+	return v
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
