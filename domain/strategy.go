@@ -1,0 +1,411 @@
+package domain
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Built-in strategy algorithms. A configured strategy (config.strategies.<name>)
+// runs the algorithm named by its STRATEGY setting (or, as Gunbot configs
+// have it, BUY_METHOD), else the algorithm with the strategy's own name.
+const (
+	StrategyGain     = "gain"
+	StrategyStepGrid = "stepgrid"
+	StrategyManual   = "manual"
+)
+
+// Defaults of the strategy parameters (see each strategy's doc comment).
+var (
+	DefaultTradingLimit    = DecimalFromInt(100) // quote units per buy
+	DefaultBuyLevel        = MustDecimal("0.6")  // percent below the EMA
+	DefaultGain            = DecimalFromInt(1)   // percent above ABP
+	DefaultEMAPeriod       = 16                  // candles
+	DefaultMinVolumeToSell = DecimalFromInt(10)  // quote units
+	DefaultStep            = DecimalFromInt(1)   // percent
+)
+
+// StrategyParams are the parameters of one pair's strategy: a name is looked
+// up in the pair's override first, then in the strategy's settings, then
+// the documented default applies. Values are JSON numbers or strings
+// holding numbers ("0.5"); booleans may also be "true"/"false" strings.
+type StrategyParams struct {
+	Override map[string]any
+	Settings map[string]any
+}
+
+func (p StrategyParams) lookup(name string) (any, bool) {
+	if v, ok := p.Override[name]; ok && v != nil {
+		return v, true
+	}
+	if v, ok := p.Settings[name]; ok && v != nil {
+		return v, true
+	}
+	return nil, false
+}
+
+// Decimal returns parameter name as a Decimal, or def when it is not set.
+// A value that is not a number is EINVALID naming the parameter.
+func (p StrategyParams) Decimal(name string, def Decimal) (Decimal, error) {
+	v, ok := p.lookup(name)
+	if !ok {
+		return def, nil
+	}
+	var d Decimal
+	var err error
+	switch x := v.(type) {
+	case float64:
+		d, err = DecimalFromFloat(x)
+	case json.Number:
+		d, err = ParseDecimal(x.String())
+	case int:
+		d = DecimalFromInt(int64(x))
+	case int64:
+		d = DecimalFromInt(x)
+	case Decimal:
+		d = x
+	case string:
+		d, err = ParseDecimal(strings.TrimSpace(x))
+	default:
+		err = fmt.Errorf("%T", v)
+	}
+	if err != nil {
+		return 0, Errorf(EINVALID, "strategy parameter %s must be a number, not %v", name, v)
+	}
+	return d, nil
+}
+
+// Int returns parameter name as a whole number, or def when it is not set.
+func (p StrategyParams) Int(name string, def int) (int, error) {
+	d, err := p.Decimal(name, DecimalFromInt(int64(def)))
+	if err != nil {
+		return 0, err
+	}
+	if d.Units()%decimalScale != 0 || d.Units()/decimalScale > math.MaxInt32 || d.Units()/decimalScale < math.MinInt32 {
+		return 0, Errorf(EINVALID, "strategy parameter %s must be a whole number, not %s", name, d)
+	}
+	return int(d.Units() / decimalScale), nil
+}
+
+// Bool returns parameter name as a boolean, or def when it is not set.
+func (p StrategyParams) Bool(name string, def bool) (bool, error) {
+	v, ok := p.lookup(name)
+	if !ok {
+		return def, nil
+	}
+	switch x := v.(type) {
+	case bool:
+		return x, nil
+	case string:
+		if b, err := strconv.ParseBool(strings.TrimSpace(x)); err == nil {
+			return b, nil
+		}
+	}
+	return false, Errorf(EINVALID, "strategy parameter %s must be true or false, not %v", name, v)
+}
+
+// PairState is what a strategy sees of one pair in one cycle. Balances are
+// the available (not on order) amounts; OpenOrders are the pair's open
+// orders on the exchange; Candles are oldest first.
+type PairState struct {
+	Exchange, Pair            string
+	Quote, Base               string
+	Ticker                    Ticker
+	Candles                   []Candle
+	ABP                       Decimal // average buy price of the held lots; 0 when unknown
+	QuoteBalance, BaseBalance Decimal
+	OpenOrders                []ExchangeOrder
+}
+
+// StrategyDecision is a strategy's answer for one cycle: orders to place
+// (limit orders without Exchange, Pair, Actor or idempotency key: the core
+// fills those in), values to show in core memory, and a short note saying
+// why it did what it did.
+type StrategyDecision struct {
+	Orders []OrderRequest
+	Memory map[string]Decimal
+	Note   string
+}
+
+// Strategy is a pure trading rule: the same state and parameters always
+// give the same decision. Decide returns EINVALID for bad parameters.
+type Strategy interface {
+	Name() string
+	Decide(s PairState, p StrategyParams) (StrategyDecision, error)
+}
+
+var builtinStrategies = map[string]Strategy{
+	StrategyGain:     GainStrategy{},
+	StrategyStepGrid: StepGridStrategy{},
+	StrategyManual:   ManualStrategy{},
+}
+
+// BuiltinStrategies returns the names of the built-in algorithms, sorted.
+func BuiltinStrategies() []string {
+	names := make([]string, 0, len(builtinStrategies))
+	for n := range builtinStrategies {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// ResolveStrategy returns the algorithm a configured strategy runs: the one
+// named by its STRATEGY setting, else by BUY_METHOD, else by the strategy's
+// own name. A name with no built-in algorithm (e.g. a custom JavaScript
+// strategy) is ENOTFOUND.
+func ResolveStrategy(name string, settings map[string]any) (Strategy, error) {
+	algo := name
+	for _, key := range []string{"STRATEGY", "BUY_METHOD"} {
+		if s, ok := settings[key].(string); ok && s != "" {
+			algo = s
+			break
+		}
+	}
+	if s, ok := builtinStrategies[strings.ToLower(algo)]; ok {
+		return s, nil
+	}
+	return nil, Errorf(ENOTFOUND, "strategy %q has no built-in algorithm %q (built-in: %s)", name, algo, strings.Join(BuiltinStrategies(), ", "))
+}
+
+// ManualStrategy never places an order: the pair is only watched (market
+// data and core memory are collected) and traded through the API.
+type ManualStrategy struct{}
+
+// Name returns "manual".
+func (ManualStrategy) Name() string { return StrategyManual }
+
+// Decide returns an empty decision.
+func (ManualStrategy) Decide(PairState, StrategyParams) (StrategyDecision, error) {
+	return StrategyDecision{Note: "manual: no automatic orders"}, nil
+}
+
+// GainStrategy buys a dip below the EMA and sells at a fixed gain above the
+// average buy price (ABP). Parameters:
+//
+//	TRADING_LIMIT       quote amount spent per buy (default 100)
+//	BUYLVL              percent below the EMA the ask must reach to buy (default 0.6)
+//	GAIN                percent above ABP at which the position is sold (default 1)
+//	EMA_PERIOD          EMA length in candles, over candle closes (default 16)
+//	MIN_VOLUME_TO_SELL  quote value (base balance × bid) below which the base
+//	                    balance is dust, i.e. no position is held (default 10)
+//	BUY_ENABLED         place buys (default true)
+//	SELL_ENABLED        place sells (default true)
+//
+// Each cycle, with no open order on the pair:
+//   - holding a position (base value ≥ MIN_VOLUME_TO_SELL) with a known ABP:
+//     a limit sell of the whole available base balance at ABP × (1 + GAIN/100);
+//   - not holding: when ask ≤ EMA × (1 − BUYLVL/100) and the quote balance
+//     covers TRADING_LIMIT, a limit buy at the ask of TRADING_LIMIT/ask
+//     (rounded down to 8 decimals, so the cost never exceeds the limit).
+//
+// With an open order it waits. Holding base with an unknown ABP (0) it never
+// sells, since it cannot know the gain.
+type GainStrategy struct{}
+
+// Name returns "gain".
+func (GainStrategy) Name() string { return StrategyGain }
+
+// Decide applies the rule above.
+func (GainStrategy) Decide(s PairState, p StrategyParams) (StrategyDecision, error) {
+	var d StrategyDecision
+	limit, err := positive(p, "TRADING_LIMIT", DefaultTradingLimit)
+	if err != nil {
+		return d, err
+	}
+	buyLvl, err := nonNegative(p, "BUYLVL", DefaultBuyLevel)
+	if err != nil {
+		return d, err
+	}
+	gain, err := nonNegative(p, "GAIN", DefaultGain)
+	if err != nil {
+		return d, err
+	}
+	minSell, err := nonNegative(p, "MIN_VOLUME_TO_SELL", DefaultMinVolumeToSell)
+	if err != nil {
+		return d, err
+	}
+	period, err := p.Int("EMA_PERIOD", DefaultEMAPeriod)
+	if err != nil {
+		return d, err
+	}
+	if period < 1 {
+		return d, Errorf(EINVALID, "strategy parameter EMA_PERIOD must be at least 1, not %d", period)
+	}
+	buyOn, err := p.Bool("BUY_ENABLED", true)
+	if err != nil {
+		return d, err
+	}
+	sellOn, err := p.Bool("SELL_ENABLED", true)
+	if err != nil {
+		return d, err
+	}
+
+	d.Memory = map[string]Decimal{}
+	ema := EMA(Closes(s.Candles), period)
+	emaNow, emaOK := Decimal(0), false
+	if len(ema) > 0 {
+		emaNow, emaOK = RoundDecimal(ema[len(ema)-1])
+	}
+	buyPrice := Decimal(0)
+	if emaOK {
+		d.Memory["EMA"] = emaNow
+		buyPrice = emaNow.Sub(emaNow.Mul(buyLvl).DivInt(100))
+		d.Memory["buyPrice"] = buyPrice
+	}
+	sellPrice := Decimal(0)
+	if s.ABP > 0 {
+		sellPrice = s.ABP.Add(s.ABP.Mul(gain).DivInt(100))
+		d.Memory["sellPrice"] = sellPrice
+	}
+
+	if len(s.OpenOrders) > 0 {
+		d.Note = "gain: waiting for the open order"
+		return d, nil
+	}
+	holding := s.BaseBalance.Mul(s.Ticker.Bid).Cmp(minSell) >= 0 && s.BaseBalance > 0
+	switch {
+	case holding && s.ABP <= 0:
+		d.Note = "gain: holding base with unknown ABP, not selling"
+	case holding && !sellOn:
+		d.Note = "gain: holding, sells disabled"
+	case holding:
+		d.Orders = append(d.Orders, OrderRequest{Side: Sell, Kind: KindLimit, Amount: s.BaseBalance, Price: sellPrice})
+		d.Note = "gain: selling at ABP + GAIN%"
+	case !buyOn:
+		d.Note = "gain: buys disabled"
+	case !emaOK:
+		d.Note = fmt.Sprintf("gain: waiting for %d candles to compute the EMA", period)
+	case s.Ticker.Ask <= 0 || s.Ticker.Ask > buyPrice:
+		d.Note = "gain: ask above the buy level"
+	case s.QuoteBalance < limit:
+		d.Note = "gain: quote balance below TRADING_LIMIT"
+	default:
+		d.Orders = append(d.Orders, OrderRequest{Side: Buy, Kind: KindLimit, Amount: amountFor(limit, s.Ticker.Ask), Price: s.Ticker.Ask})
+		d.Note = "gain: buying below the EMA"
+	}
+	return d, nil
+}
+
+// StepGridStrategy keeps one buy order a step below and one sell order a
+// step above the last price, so it buys dips and sells rises step by step.
+// Parameters:
+//
+//	TRADING_LIMIT       quote amount per step (default 100)
+//	STEP                grid spacing in percent of the last price (default 1)
+//	MIN_VOLUME_TO_SELL  quote value below which the base balance is dust (default 10)
+//	BUY_ENABLED         place buys (default true)
+//	SELL_ENABLED        place sells (default true)
+//
+// Each cycle:
+//   - without an open buy and with quote balance ≥ TRADING_LIMIT: a limit buy
+//     at last × (1 − STEP/100) of TRADING_LIMIT/price (rounded down);
+//   - without an open sell and holding base worth ≥ MIN_VOLUME_TO_SELL: a
+//     limit sell at last × (1 + STEP/100), raised to ABP × (1 + STEP/100) when
+//     the ABP is known and higher (it never sells a step below cost), of
+//     TRADING_LIMIT/price base, or the whole available base if less.
+//
+// Orders already resting are not moved when the price runs away; cancel
+// them through the API to re-centre the grid.
+type StepGridStrategy struct{}
+
+// Name returns "stepgrid".
+func (StepGridStrategy) Name() string { return StrategyStepGrid }
+
+// Decide applies the rule above.
+func (StepGridStrategy) Decide(s PairState, p StrategyParams) (StrategyDecision, error) {
+	var d StrategyDecision
+	limit, err := positive(p, "TRADING_LIMIT", DefaultTradingLimit)
+	if err != nil {
+		return d, err
+	}
+	step, err := positive(p, "STEP", DefaultStep)
+	if err != nil {
+		return d, err
+	}
+	if step >= DecimalFromInt(100) {
+		return d, Errorf(EINVALID, "strategy parameter STEP must be below 100 (percent), not %s", step)
+	}
+	minSell, err := nonNegative(p, "MIN_VOLUME_TO_SELL", DefaultMinVolumeToSell)
+	if err != nil {
+		return d, err
+	}
+	buyOn, err := p.Bool("BUY_ENABLED", true)
+	if err != nil {
+		return d, err
+	}
+	sellOn, err := p.Bool("SELL_ENABLED", true)
+	if err != nil {
+		return d, err
+	}
+	last := s.Ticker.Last
+	if last <= 0 {
+		d.Note = "stepgrid: no last price yet"
+		return d, nil
+	}
+	buyPrice := last.Sub(last.Mul(step).DivInt(100))
+	sellPrice := last.Add(last.Mul(step).DivInt(100))
+	if s.ABP > 0 {
+		sellPrice = sellPrice.Max(s.ABP.Add(s.ABP.Mul(step).DivInt(100)))
+	}
+	d.Memory = map[string]Decimal{"buyPrice": buyPrice, "sellPrice": sellPrice}
+
+	var openBuy, openSell bool
+	for _, o := range s.OpenOrders {
+		switch o.Side {
+		case Buy:
+			openBuy = true
+		case Sell:
+			openSell = true
+		}
+	}
+	var notes []string
+	if buyOn && !openBuy {
+		if s.QuoteBalance >= limit && buyPrice > 0 {
+			d.Orders = append(d.Orders, OrderRequest{Side: Buy, Kind: KindLimit, Amount: amountFor(limit, buyPrice), Price: buyPrice})
+			notes = append(notes, "buy a step below")
+		} else {
+			notes = append(notes, "quote balance below TRADING_LIMIT")
+		}
+	}
+	holding := s.BaseBalance > 0 && s.BaseBalance.Mul(s.Ticker.Bid).Cmp(minSell) >= 0
+	if sellOn && !openSell && holding {
+		amt := amountFor(limit, sellPrice).Min(s.BaseBalance)
+		d.Orders = append(d.Orders, OrderRequest{Side: Sell, Kind: KindLimit, Amount: amt, Price: sellPrice})
+		notes = append(notes, "sell a step above")
+	}
+	if len(notes) == 0 {
+		notes = append(notes, "orders in place")
+	}
+	d.Note = "stepgrid: " + strings.Join(notes, ", ")
+	return d, nil
+}
+
+// amountFor returns quote/price in base units, rounded down to 8 decimals,
+// so that amount × price never exceeds quote.
+func amountFor(quote, price Decimal) Decimal {
+	a := quote.Div(price)
+	for a > 0 && a.Mul(price) > quote {
+		a--
+	}
+	return a
+}
+
+func positive(p StrategyParams, name string, def Decimal) (Decimal, error) {
+	d, err := p.Decimal(name, def)
+	if err == nil && d <= 0 {
+		err = Errorf(EINVALID, "strategy parameter %s must be greater than 0, not %s", name, d)
+	}
+	return d, err
+}
+
+func nonNegative(p StrategyParams, name string, def Decimal) (Decimal, error) {
+	d, err := p.Decimal(name, def)
+	if err == nil && d < 0 {
+		err = Errorf(EINVALID, "strategy parameter %s must not be negative, not %s", name, d)
+	}
+	return d, err
+}
