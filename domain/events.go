@@ -103,6 +103,9 @@ type OrderRequested struct {
 	LimitPrice    Decimal   `json:"limitPrice,omitempty"`
 	ClientOrderID string    `json:"clientOrderId"`
 	OcoID         int64     `json:"ocoId,omitempty"`
+	// IdempotencyKey is the client's Idempotency-Key, kept so that a retry
+	// after a restart still finds the first answer.
+	IdempotencyKey string `json:"idempotencyKey,omitempty"`
 }
 
 // OrderAccepted says the exchange holds the order (or, for emulated kinds,
@@ -123,6 +126,8 @@ type OrderFilled struct {
 	Quantity Decimal `json:"quantity"`
 	Fee      Decimal `json:"fee"`
 	FeeAsset string  `json:"feeAsset"`
+	// Seq is the exchange's fill sequence (the FillsSince cursor).
+	Seq uint64 `json:"seq,omitempty"`
 }
 
 // OrderCancelRequested records that a client asked to cancel.

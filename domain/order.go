@@ -1,0 +1,395 @@
+package domain
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+)
+
+// OrderState is where an order is in its life (DESIGN §2):
+//
+//	requested ─▶ accepted ─▶ (filled | cancelled)
+//	    │            │  ▲
+//	    ▼            ▼  │ (emulated kinds: StopTriggered, then the exchange accepts)
+//	 rejected    triggered
+//
+// An order whose OrderRequested is durable but whose exchange answer is
+// unknown (timeout) stays requested ("pending reconcile") until Reconcile
+// looks it up by its client order id.
+type OrderState string
+
+// Order states.
+const (
+	OrderStateNone      OrderState = ""          // no such order
+	OrderStateRequested OrderState = "requested" // durable, exchange answer not yet known
+	OrderStateAccepted  OrderState = "accepted"  // open on the exchange, or held by the order manager
+	OrderStateTriggered OrderState = "triggered" // stop reached; its limit order is being placed
+	OrderStateFilled    OrderState = "filled"
+	OrderStateCancelled OrderState = "cancelled"
+	OrderStateRejected  OrderState = "rejected"
+	OrderStateExpired   OrderState = "expired"
+)
+
+// Done reports whether the state is final.
+func (s OrderState) Done() bool {
+	switch s {
+	case OrderStateFilled, OrderStateCancelled, OrderStateRejected, OrderStateExpired:
+		return true
+	}
+	return false
+}
+
+// Order is the order aggregate: the fold of one order stream. Apply is the
+// only place its state changes; the Decide methods check rules against the
+// current state and return the events to append, without changing it.
+type Order struct {
+	OrderRequested
+	State           OrderState
+	Version         int64 // stream version of the last applied event; -1 before any
+	ExchangeOrderID string
+	Filled          Decimal // base quantity filled so far
+	Cost            Decimal // Σ price×qty of the fills, in quote
+	Fees            Decimal
+	CancelRequested bool
+	Triggered       bool    // for emulated kinds: the stop fired
+	Extreme         Decimal // trailing stop: best price seen (low for buys, high for sells)
+	Reason          string  // why it was rejected, cancelled or expired
+	FillIDs         map[string]bool
+}
+
+// NewOrder returns the empty aggregate (State none, Version -1).
+func NewOrder() Order { return Order{Version: -1} }
+
+// Emulated reports whether the order manager holds the order until a stop
+// fires (stop-limit and trailing stop), rather than the exchange.
+func (o *Order) Emulated() bool {
+	return o.Kind == KindStopLimit || o.Kind == KindTrailingStop
+}
+
+// Remaining is the unfilled base quantity.
+func (o *Order) Remaining() Decimal { return o.Amount.Sub(o.Filled).Max(0) }
+
+// OnExchange reports whether the exchange holds (or may hold) the order, so
+// that cancelling it needs an exchange call.
+func (o *Order) OnExchange() bool { return !o.Emulated() || o.Triggered }
+
+// FoldOrder applies a stream's events, in order, to a new aggregate.
+func FoldOrder(events []Event) (Order, error) {
+	o := NewOrder()
+	for i := range events {
+		if err := o.Apply(&events[i]); err != nil {
+			return o, err
+		}
+	}
+	return o, nil
+}
+
+// Apply changes the state by one event of the order's stream. Events at or
+// below the applied version are ignored, so applying the same event twice
+// (once by the writer, once from the subscription) is harmless. Unknown
+// types are ignored; a payload that does not decode is EINVALID.
+func (o *Order) Apply(e *Event) error {
+	if e.Version <= o.Version && o.Version >= 0 {
+		return nil
+	}
+	switch e.Type {
+	case TypeOrderRequested:
+		var p OrderRequested
+		if err := e.Decode(&p); err != nil {
+			return err
+		}
+		o.OrderRequested = p
+		o.State = OrderStateRequested
+		if p.Kind == KindTrailingStop {
+			o.Extreme = p.Price
+		}
+	case TypeOrderAccepted:
+		var p OrderAccepted
+		if err := e.Decode(&p); err != nil {
+			return err
+		}
+		if p.ExchangeOrderID != "" {
+			o.ExchangeOrderID = p.ExchangeOrderID
+		}
+		if !o.State.Done() && (o.State != OrderStateAccepted || o.Filled.IsZero()) {
+			o.State = OrderStateAccepted
+		}
+	case TypeOrderRejected:
+		var p OrderRejected
+		if err := e.Decode(&p); err != nil {
+			return err
+		}
+		o.State, o.Reason = OrderStateRejected, p.Reason
+	case TypeOrderFilled:
+		var p OrderFilled
+		if err := e.Decode(&p); err != nil {
+			return err
+		}
+		if o.FillIDs == nil {
+			o.FillIDs = make(map[string]bool)
+		}
+		o.FillIDs[p.FillID] = true
+		o.Filled = o.Filled.Add(p.Quantity)
+		o.Cost = o.Cost.Add(p.Price.Mul(p.Quantity))
+		o.Fees = o.Fees.Add(p.Fee)
+		if o.Filled.Cmp(o.Amount) >= 0 {
+			o.State = OrderStateFilled
+		} else if o.State == OrderStateRequested || o.State == OrderStateTriggered {
+			o.State = OrderStateAccepted
+		}
+	case TypeOrderCancelRequested:
+		o.CancelRequested = true
+	case TypeOrderCancelled:
+		var p OrderCancelled
+		if err := e.Decode(&p); err != nil {
+			return err
+		}
+		o.State, o.Reason = OrderStateCancelled, p.Reason
+	case TypeOrderExpired:
+		var p OrderExpired
+		if err := e.Decode(&p); err != nil {
+			return err
+		}
+		o.State, o.Reason = OrderStateExpired, p.Reason
+	case TypeStopTriggered:
+		var p StopTriggered
+		if err := e.Decode(&p); err != nil {
+			return err
+		}
+		o.Triggered = true
+		o.LimitPrice = p.LimitPrice
+		if !o.State.Done() {
+			o.State = OrderStateTriggered
+		}
+	case TypeTrailingStopMoved:
+		var p TrailingStopMoved
+		if err := e.Decode(&p); err != nil {
+			return err
+		}
+		o.StopPrice, o.Extreme = p.StopPrice, p.Extreme
+	}
+	o.Version = e.Version
+	return nil
+}
+
+// DecideCancel returns the events of a cancel request: OrderCancelRequested,
+// and, for an emulated order whose stop has not fired (nothing is on the
+// exchange), OrderCancelled at once. An unknown order is ENOTFOUND; a
+// finished one is ECONFLICT naming its state.
+func (o *Order) DecideCancel(clock Clock, reason string) ([]Event, error) {
+	switch {
+	case o.State == OrderStateNone:
+		return nil, Errorf(ENOTFOUND, "order not found")
+	case o.State == OrderStateFilled:
+		return nil, Errorf(ECONFLICT, "order %d is already filled", o.OrderID)
+	case o.State.Done():
+		return nil, Errorf(ECONFLICT, "order %d is already %s", o.OrderID, o.State)
+	}
+	evs := []Event{NewEvent(clock, TypeOrderCancelRequested, OrderCancelRequested{Reason: reason})}
+	if !o.OnExchange() {
+		evs = append(evs, NewEvent(clock, TypeOrderCancelled, OrderCancelled{Remaining: o.Remaining(), Reason: reason}))
+	}
+	return evs, nil
+}
+
+// DecideCancelled returns the OrderCancelled that ends an open order once
+// the exchange confirmed the cancel (nil if the order is already finished).
+func (o *Order) DecideCancelled(clock Clock, reason string) []Event {
+	if o.State.Done() || o.State == OrderStateNone {
+		return nil
+	}
+	return []Event{NewEvent(clock, TypeOrderCancelled, OrderCancelled{Remaining: o.Remaining(), Reason: reason})}
+}
+
+// DecideFill returns the OrderFilled of an exchange fill, with an event id
+// derived from the exchange and fill id so that recording the same fill
+// twice appends nothing. A fill already applied, or an order that is not
+// open, yields no event.
+func (o *Order) DecideFill(clock Clock, f Fill) []Event {
+	if o.State == OrderStateNone || o.FillIDs[f.ID] || f.Quantity.Sign() <= 0 {
+		return nil
+	}
+	e := NewEvent(clock, TypeOrderFilled, OrderFilled{
+		FillID: f.ID, Price: f.Price, Quantity: f.Quantity, Fee: f.Fee, FeeAsset: f.FeeAsset, Seq: f.Seq,
+	})
+	e.ID = DerivedEventID(o.Exchange, "fill", f.ID)
+	if f.Time > 0 {
+		e.Time = f.Time
+	}
+	return []Event{e}
+}
+
+// DecideTick applies the stop rules of an emulated order that has not fired
+// to a market price: a stop-limit that reaches its stop returns
+// StopTriggered; a trailing stop returns TrailingStopMoved when the market
+// moved in its favour, or StopTriggered when it reversed through the stop.
+// bid and ask price the limit of a fired trailing stop (it must execute:
+// buys at the ask, sells at the bid); zero means last. Anything else yields
+// nothing.
+func (o *Order) DecideTick(clock Clock, last, bid, ask Decimal) []Event {
+	if o.State != OrderStateAccepted || o.Triggered || o.CancelRequested || last.Sign() <= 0 {
+		return nil
+	}
+	switch o.Kind {
+	case KindStopLimit:
+		if StopReached(o.Side, o.StopPrice, last) {
+			return []Event{NewEvent(clock, TypeStopTriggered, StopTriggered{MarketPrice: last, LimitPrice: o.LimitPrice})}
+		}
+	case KindTrailingStop:
+		move := Trail(o.Side, o.Price, o.StopPrice, o.Extreme, last)
+		if move.Fire {
+			limit := last
+			if o.Side == Buy && ask.Sign() > 0 {
+				limit = ask.Max(last)
+			} else if o.Side == Sell && bid.Sign() > 0 {
+				limit = bid.Min(last)
+			}
+			return []Event{NewEvent(clock, TypeStopTriggered, StopTriggered{MarketPrice: last, LimitPrice: limit})}
+		}
+		if move.Moved {
+			return []Event{NewEvent(clock, TypeTrailingStopMoved, TrailingStopMoved{StopPrice: move.Stop, Extreme: move.Extreme})}
+		}
+	}
+	return nil
+}
+
+// StopReached reports whether a stop-limit order's stop is reached at
+// price: a buy stop sits above the market and fires when the price rises to
+// it; a sell stop sits below and fires when the price falls to it.
+func StopReached(side Side, stop, price Decimal) bool {
+	if side == Buy {
+		return price.Cmp(stop) >= 0
+	}
+	return price.Cmp(stop) <= 0
+}
+
+// TrailMove is the outcome of one price for a trailing stop.
+type TrailMove struct {
+	Moved   bool    // the stop moved (Stop and Extreme are the new values)
+	Fire    bool    // the price reversed through the stop
+	Stop    Decimal // the stop after this price
+	Extreme Decimal // the best price seen after this price
+}
+
+// Trail is the trailing-stop rule. reference is the price the order was
+// placed against, stop its current stop and extreme the best price seen so
+// far (reference before any move). The trailing distance is fixed at
+// placement: |stop₀ − reference|; since the stop moves with the extreme, it
+// is |stop − extreme| at any time.
+//
+// A buy trails above a falling market: when the price makes a new low the
+// stop follows it down (extreme + distance); when the price recovers to the
+// stop, the buy fires. A sell trails below a rising market: a new high lifts
+// the stop (extreme − distance); a decline to the stop fires the sell. The
+// stop never moves against the order.
+func Trail(side Side, reference, stop, extreme, price Decimal) TrailMove {
+	if extreme.IsZero() {
+		extreme = reference
+	}
+	distance := stop.Sub(extreme).Abs()
+	m := TrailMove{Stop: stop, Extreme: extreme}
+	if side == Buy {
+		if price.Cmp(stop) >= 0 {
+			m.Fire = true
+			return m
+		}
+		if price.Cmp(extreme) < 0 {
+			m.Extreme = price
+			if ns := price.Add(distance); ns.Cmp(stop) < 0 {
+				m.Stop = ns
+			}
+			m.Moved = true
+		}
+		return m
+	}
+	if price.Cmp(stop) <= 0 {
+		m.Fire = true
+		return m
+	}
+	if price.Cmp(extreme) > 0 {
+		m.Extreme = price
+		if ns := price.Sub(distance); ns.Cmp(stop) > 0 {
+			m.Stop = ns
+		}
+		m.Moved = true
+	}
+	return m
+}
+
+// Oco is the OCO aggregate: the fold of an oco stream.
+type Oco struct {
+	OcoPlaced
+	Version   int64
+	Cancelled map[int64]bool // legs cancelled because the other executed
+}
+
+// NewOco returns the empty OCO aggregate.
+func NewOco() Oco { return Oco{Version: -1} }
+
+// Apply changes the OCO state by one event of its stream; events at or
+// below the applied version are ignored.
+func (c *Oco) Apply(e *Event) error {
+	if e.Version <= c.Version && c.Version >= 0 {
+		return nil
+	}
+	switch e.Type {
+	case TypeOcoPlaced:
+		if err := e.Decode(&c.OcoPlaced); err != nil {
+			return err
+		}
+	case TypeOcoLegCancelled:
+		var p OcoLegCancelled
+		if err := e.Decode(&p); err != nil {
+			return err
+		}
+		if c.Cancelled == nil {
+			c.Cancelled = make(map[int64]bool)
+		}
+		c.Cancelled[p.OrderID] = true
+	}
+	c.Version = e.Version
+	return nil
+}
+
+// Other returns the leg that is not legID (0 if legID is not a leg).
+func (c *Oco) Other(legID int64) int64 {
+	switch legID {
+	case c.LimitOrderID:
+		return c.StopOrderID
+	case c.StopOrderID:
+		return c.LimitOrderID
+	}
+	return 0
+}
+
+// DecideLegExecuted is the OCO rule: when one leg executes — the limit leg
+// fills (fully or partially) or the stop leg's stop fires — the other leg is
+// cancelled. It returns OcoLegCancelled for the other leg, or nothing when
+// that leg is already finished or already cancelled by this rule.
+// otherDone says whether the other leg's order is finished.
+func (c *Oco) DecideLegExecuted(clock Clock, legID int64, otherDone bool) []Event {
+	other := c.Other(legID)
+	if other == 0 || otherDone || c.Cancelled[other] || c.Cancelled[legID] {
+		return nil
+	}
+	return []Event{NewEvent(clock, TypeOcoLegCancelled, OcoLegCancelled{OrderID: other, FilledLegID: legID})}
+}
+
+// ClientOrderID derives the id sent to the exchange from the OrderRequested
+// event id: "tl" and the 32 hex digits of the UUID (34 characters, within
+// every major exchange's limit). A retried request reuses the event, hence
+// the id, so the exchange never sees two orders for it.
+func ClientOrderID(requestEventID string) string {
+	return "tl" + strings.ReplaceAll(requestEventID, "-", "")
+}
+
+// DerivedEventID returns a UUID-shaped event id that is a function of its
+// parts (SHA-256, version nibble 8), for events whose identity comes from
+// outside — an exchange fill — so that recording them twice appends once.
+func DerivedEventID(parts ...string) string {
+	h := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
+	h[6] = 0x80 | (h[6] & 0x0f)
+	h[8] = 0x80 | (h[8] & 0x3f)
+	s := hex.EncodeToString(h[:16])
+	return s[0:8] + "-" + s[8:12] + "-" + s[12:16] + "-" + s[16:20] + "-" + s[20:32]
+}

@@ -1,0 +1,265 @@
+package domain_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/tradeledger/tradeledger/domain"
+)
+
+var orderClock = domain.NewManualClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+
+func ordDec(s string) domain.Decimal { return domain.MustDecimal(s) }
+
+// stream numbers events as a store would.
+func ordStream(evs ...domain.Event) []domain.Event {
+	for i := range evs {
+		evs[i].Version = int64(i)
+	}
+	return evs
+}
+
+func ordRequested(kind domain.OrderKind, side domain.Side, amount, price, stop, limit string) domain.Event {
+	p := domain.OrderRequested{OrderID: 7, Exchange: "binance", Pair: "USDT-BTC", Side: side, Kind: kind, Amount: ordDec(amount), ClientOrderID: "tlx"}
+	if price != "" {
+		p.Price = ordDec(price)
+	}
+	if stop != "" {
+		p.StopPrice = ordDec(stop)
+	}
+	if limit != "" {
+		p.LimitPrice = ordDec(limit)
+	}
+	return domain.NewEvent(orderClock, domain.TypeOrderRequested, p)
+}
+
+func TestOrderFoldLifecycle(t *testing.T) {
+	evs := ordStream(
+		ordRequested(domain.KindLimit, domain.Buy, "2", "100", "", ""),
+		domain.NewEvent(orderClock, domain.TypeOrderAccepted, domain.OrderAccepted{ExchangeOrderID: "X1"}),
+		domain.NewEvent(orderClock, domain.TypeOrderFilled, domain.OrderFilled{FillID: "f1", Price: ordDec("100"), Quantity: ordDec("0.5"), Fee: ordDec("0.05")}),
+	)
+	o, err := domain.FoldOrder(evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := o.State, domain.OrderStateAccepted; got != want {
+		t.Fatalf("state=%v, want %v", got, want)
+	}
+	if got, want := o.Remaining(), ordDec("1.5"); got != want {
+		t.Fatalf("remaining=%v, want %v", got, want)
+	}
+	// The same fill again is no event; another fill completes the order.
+	if evs := o.DecideFill(orderClock, domain.Fill{ID: "f1", Quantity: ordDec("0.5")}); len(evs) != 0 {
+		t.Fatalf("duplicate fill decided %d events", len(evs))
+	}
+	fill := o.DecideFill(orderClock, domain.Fill{ID: "f2", Price: ordDec("100"), Quantity: ordDec("1.5"), Seq: 9})
+	if len(fill) != 1 || fill[0].ID != domain.DerivedEventID("binance", "fill", "f2") {
+		t.Fatalf("fill events=%v, want one with a derived id", fill)
+	}
+	fill[0].Version = 3
+	if err := o.Apply(&fill[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Apply(&fill[0]); err != nil { // applying twice is harmless
+		t.Fatal(err)
+	}
+	if got, want := o.State, domain.OrderStateFilled; got != want {
+		t.Fatalf("state=%v, want %v", got, want)
+	}
+	if got, want := o.Filled, ordDec("2"); got != want {
+		t.Fatalf("filled=%v, want %v", got, want)
+	}
+	if _, err := o.DecideCancel(orderClock, ""); domain.ErrorCode(err) != domain.ECONFLICT {
+		t.Fatalf("cancel filled: err=%v, want ECONFLICT", err)
+	}
+}
+
+func TestDecideCancel(t *testing.T) {
+	empty := domain.NewOrder()
+	if _, err := empty.DecideCancel(orderClock, ""); domain.ErrorCode(err) != domain.ENOTFOUND {
+		t.Fatalf("cancel unknown: err=%v, want ENOTFOUND", err)
+	}
+	cases := []struct {
+		name  string
+		kind  domain.OrderKind
+		types []string
+	}{
+		{"limit needs the exchange", domain.KindLimit, []string{domain.TypeOrderCancelRequested}},
+		{"untriggered stop is cancelled at once", domain.KindStopLimit, []string{domain.TypeOrderCancelRequested, domain.TypeOrderCancelled}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			o, err := domain.FoldOrder(ordStream(ordRequested(c.kind, domain.Sell, "1", "100", "90", "89"),
+				domain.NewEvent(orderClock, domain.TypeOrderAccepted, domain.OrderAccepted{})))
+			if err != nil {
+				t.Fatal(err)
+			}
+			evs, err := o.DecideCancel(orderClock, "user")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := ordTypes(evs), c.types; !ordEqual(got, want) {
+				t.Fatalf("events=%v, want %v", got, want)
+			}
+		})
+	}
+}
+
+func TestStopReached(t *testing.T) {
+	cases := []struct {
+		side        domain.Side
+		stop, price string
+		want        bool
+	}{
+		{domain.Buy, "110", "109.99", false},
+		{domain.Buy, "110", "110", true},
+		{domain.Buy, "110", "120", true},
+		{domain.Sell, "90", "90.01", false},
+		{domain.Sell, "90", "90", true},
+		{domain.Sell, "90", "80", true},
+	}
+	for _, c := range cases {
+		if got := domain.StopReached(c.side, ordDec(c.stop), ordDec(c.price)); got != c.want {
+			t.Errorf("StopReached(%s, stop %s, price %s)=%v, want %v", c.side, c.stop, c.price, got, c.want)
+		}
+	}
+}
+
+func TestTrail(t *testing.T) {
+	// Buy trailing stop: reference 100, stop 105 (distance 5). The price
+	// drops to 90 (stop follows to 95), bounces to 94 (no move, no fire),
+	// drops to 88 (stop 93), recovers to 93: fires.
+	// Sell trailing stop: reference 100, stop 95; rise to 110 (stop 105),
+	// dip to 106 (nothing), decline to 105: fires.
+	type step struct {
+		price, stop, extreme string
+		moved, fire          bool
+	}
+	cases := []struct {
+		side            domain.Side
+		reference, stop string
+		steps           []step
+	}{
+		{domain.Buy, "100", "105", []step{
+			{"101", "105", "100", false, false},
+			{"90", "95", "90", true, false},
+			{"94", "95", "90", false, false},
+			{"88", "93", "88", true, false},
+			{"93", "93", "88", false, true},
+		}},
+		{domain.Sell, "100", "95", []step{
+			{"99", "95", "100", false, false},
+			{"110", "105", "110", true, false},
+			{"106", "105", "110", false, false},
+			{"105", "105", "110", false, true},
+		}},
+	}
+	for _, c := range cases {
+		stop, extreme := ordDec(c.stop), ordDec(c.reference)
+		for i, s := range c.steps {
+			m := domain.Trail(c.side, ordDec(c.reference), stop, extreme, ordDec(s.price))
+			if m.Moved != s.moved || m.Fire != s.fire || m.Stop != ordDec(s.stop) || m.Extreme != ordDec(s.extreme) {
+				t.Fatalf("%s step %d price %s: got %+v, want stop %s extreme %s moved %v fire %v", c.side, i, s.price, m, s.stop, s.extreme, s.moved, s.fire)
+			}
+			stop, extreme = m.Stop, m.Extreme
+		}
+	}
+}
+
+func TestDecideTickTrailingThenFire(t *testing.T) {
+	o, err := domain.FoldOrder(ordStream(ordRequested(domain.KindTrailingStop, domain.Sell, "1", "100", "95", ""),
+		domain.NewEvent(orderClock, domain.TypeOrderAccepted, domain.OrderAccepted{})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply := func(evs []domain.Event) {
+		for i := range evs {
+			evs[i].Version = o.Version + 1
+			if err := o.Apply(&evs[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	evs := o.DecideTick(orderClock, ordDec("110"), ordDec("109.9"), ordDec("110.1"))
+	if got, want := ordTypes(evs), []string{domain.TypeTrailingStopMoved}; !ordEqual(got, want) {
+		t.Fatalf("rise: %v, want %v", got, want)
+	}
+	apply(evs)
+	if got, want := o.StopPrice, ordDec("105"); got != want {
+		t.Fatalf("stop=%v, want %v", got, want)
+	}
+	evs = o.DecideTick(orderClock, ordDec("104"), ordDec("103.9"), ordDec("104.1"))
+	if got, want := ordTypes(evs), []string{domain.TypeStopTriggered}; !ordEqual(got, want) {
+		t.Fatalf("decline: %v, want %v", got, want)
+	}
+	var st domain.StopTriggered
+	if err := evs[0].Decode(&st); err != nil {
+		t.Fatal(err)
+	}
+	if st.LimitPrice != ordDec("103.9") || st.MarketPrice != ordDec("104") {
+		t.Fatalf("trigger=%+v, want limit at the bid 103.9, market 104", st)
+	}
+	apply(evs)
+	if o.State != domain.OrderStateTriggered || len(o.DecideTick(orderClock, ordDec("50"), 0, 0)) != 0 {
+		t.Fatalf("a triggered stop must not decide again (state %v)", o.State)
+	}
+}
+
+func TestOcoLegRule(t *testing.T) {
+	c := domain.NewOco()
+	placed := domain.NewEvent(orderClock, domain.TypeOcoPlaced, domain.OcoPlaced{OcoID: 3, LimitOrderID: 4, StopOrderID: 5})
+	if err := c.Apply(&placed); err != nil {
+		t.Fatal(err)
+	}
+	evs := c.DecideLegExecuted(orderClock, 5, false)
+	var p domain.OcoLegCancelled
+	if len(evs) != 1 || evs[0].Decode(&p) != nil || p.OrderID != 4 || p.FilledLegID != 5 {
+		t.Fatalf("stop leg executed: %v (%+v), want OcoLegCancelled of 4", evs, p)
+	}
+	evs[0].Version = 1
+	if err := c.Apply(&evs[0]); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.DecideLegExecuted(orderClock, 5, false)) != 0 || len(c.DecideLegExecuted(orderClock, 4, false)) != 0 {
+		t.Fatal("a cancelled leg must not be cancelled again, nor cancel the other")
+	}
+	fresh := domain.NewOco()
+	_ = fresh.Apply(&placed)
+	if len(fresh.DecideLegExecuted(orderClock, 4, true)) != 0 {
+		t.Fatal("a finished other leg needs no cancel")
+	}
+	if len(fresh.DecideLegExecuted(orderClock, 99, false)) != 0 {
+		t.Fatal("an order that is no leg decides nothing")
+	}
+}
+
+func TestClientOrderIDDerivedFromEvent(t *testing.T) {
+	id := "01890a5d-ac96-774b-bcce-b302099a8057"
+	if got, want := domain.ClientOrderID(id), "tl01890a5dac96774bbcceb302099a8057"; got != want {
+		t.Fatalf("ClientOrderID=%q, want %q", got, want)
+	}
+	if domain.DerivedEventID("a", "b") != domain.DerivedEventID("a", "b") || domain.DerivedEventID("a", "b") == domain.DerivedEventID("ab") {
+		t.Fatal("DerivedEventID must be a function of its parts, with separators")
+	}
+}
+
+func ordTypes(evs []domain.Event) []string {
+	var out []string
+	for _, e := range evs {
+		out = append(out, e.Type)
+	}
+	return out
+}
+
+func ordEqual(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
