@@ -46,6 +46,13 @@ type Server struct {
 	// Dependencies of the resource groups; each group's file documents its
 	// own. A nil dependency leaves its routes answering 503.
 	Auth *Authenticator
+	// Config is the configuration read model (config, license, system).
+	Config *projections.Config
+	// Files is the read model of files and state files (file routes).
+	Files *projections.Files
+	// Secrets encrypts exchange secrets before they reach the log
+	// (config/update, license/keys/edit).
+	Secrets *domain.SecretBox
 
 	main, files     *http.Server
 	mainLn, filesLn net.Listener

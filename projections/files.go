@@ -1,0 +1,226 @@
+package projections
+
+import (
+	"encoding/json"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/tradeledger/tradeledger/domain"
+)
+
+// Files is the read model of the auxiliary files (spec "Files"): the
+// AutoConfig variable files, autoconfig.json and its backups, the custom
+// editor file and the custom strategies, each the last FileWritten of its
+// file-<kind>-<name> stream unless a FileDeleted followed; and the state
+// files <exchange>-<pair>-state.json, which are not stored but derived from
+// the order log (filled orders) and the observed balances.
+type Files struct {
+	mu       sync.RWMutex
+	files    map[string]map[string]storedFile // kind → name → file
+	versions map[string]int64                 // file stream → last version
+	orders   map[string]*stateOrder           // order stream → order
+	balances map[string][]domain.AssetBalance // exchange → last observed
+}
+
+type storedFile struct {
+	content json.RawMessage
+	sha256  string
+}
+
+type stateOrder struct {
+	id             int64
+	exchange, pair string
+	side           domain.Side
+	time           int64
+	filled, cost   domain.Decimal
+}
+
+// NewFiles returns an empty Files projection.
+func NewFiles() *Files {
+	return &Files{
+		files:    map[string]map[string]storedFile{},
+		versions: map[string]int64{},
+		orders:   map[string]*stateOrder{},
+		balances: map[string][]domain.AssetBalance{},
+	}
+}
+
+// Name implements Projection.
+func (p *Files) Name() string { return "files" }
+
+// Apply implements Projection.
+func (p *Files) Apply(e *domain.Event) error {
+	switch e.Type {
+	case domain.TypeFileWritten:
+		var d domain.FileWritten
+		if err := e.Decode(&d); err != nil {
+			return err
+		}
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.versions[e.Stream] = e.Version
+		m := p.files[d.Kind]
+		if m == nil {
+			m = map[string]storedFile{}
+			p.files[d.Kind] = m
+		}
+		m[d.Name] = storedFile{content: append(json.RawMessage(nil), d.Content...), sha256: d.SHA256}
+	case domain.TypeFileDeleted:
+		var d domain.FileDeleted
+		if err := e.Decode(&d); err != nil {
+			return err
+		}
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.versions[e.Stream] = e.Version
+		delete(p.files[d.Kind], d.Name)
+	case domain.TypeOrderRequested:
+		var d domain.OrderRequested
+		if err := e.Decode(&d); err != nil {
+			return err
+		}
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.orders[e.Stream] = &stateOrder{id: d.OrderID, exchange: d.Exchange, pair: d.Pair, side: d.Side, time: e.Time}
+	case domain.TypeOrderFilled:
+		var d domain.OrderFilled
+		if err := e.Decode(&d); err != nil {
+			return err
+		}
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		o := p.orders[e.Stream]
+		if o == nil {
+			return domain.Errorf(domain.EINVALID, "fill on %s before its OrderRequested", e.Stream)
+		}
+		o.filled = o.filled.Add(d.Quantity)
+		o.cost = o.cost.Add(d.Price.Mul(d.Quantity))
+		o.time = e.Time
+	case domain.TypeBalancesObserved:
+		var d domain.BalancesObserved
+		if err := e.Decode(&d); err != nil {
+			return err
+		}
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.balances[d.Exchange] = append([]domain.AssetBalance(nil), d.Balances...)
+	}
+	return nil
+}
+
+// List returns the names of kind's files, sorted. For state files these are
+// the pairs with at least one filled order.
+func (p *Files) List(kind string) []string {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	var names []string
+	if kind == domain.FileState {
+		seen := map[string]bool{}
+		for _, o := range p.orders {
+			if o.filled.Sign() > 0 {
+				seen[domain.StateFileName(o.exchange, o.pair)] = true
+			}
+		}
+		for n := range seen {
+			names = append(names, n)
+		}
+	} else {
+		for n := range p.files[kind] {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	if names == nil {
+		names = []string{}
+	}
+	return names
+}
+
+// Get returns the content of a file (a JSON document; a JSON string for
+// strategies), or ENOTFOUND.
+func (p *Files) Get(kind, name string) (json.RawMessage, error) {
+	if kind == domain.FileState {
+		return p.state(name)
+	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	f, ok := p.files[kind][name]
+	if !ok {
+		return nil, domain.Errorf(domain.ENOTFOUND, "%s file %q not found", kind, name)
+	}
+	return append(json.RawMessage(nil), f.content...), nil
+}
+
+// Version returns the expected version for the next append to a file's
+// stream: the last version, or domain.NoStream if the stream is empty.
+func (p *Files) Version(kind, name string) domain.ExpectedVersion {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	v, ok := p.versions[domain.FileStream(kind, name)]
+	if !ok {
+		return domain.NoStream
+	}
+	return domain.ExpectedVersion(v)
+}
+
+// stateEntry is one order of a state file.
+type stateEntry struct {
+	Time   int64         `json:"time"`
+	Pair   string        `json:"pair"`
+	Type   domain.Side   `json:"type"`
+	Rate   domain.Number `json:"rate"`
+	Amount domain.Number `json:"amount"`
+	ID     int64         `json:"id"`
+	Cost   domain.Number `json:"cost"`
+}
+
+type stateBalance struct {
+	Available domain.Number `json:"available"`
+	OnOrder   domain.Number `json:"onOrder"`
+}
+
+// state builds <exchange>-<pair>-state.json: orders with fills, newest
+// first (rate is the average fill price, amount the filled quantity, cost
+// their product summed over fills, time that of the last fill), and the
+// exchange's last observed balances.
+func (p *Files) state(name string) (json.RawMessage, error) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	key, ok := strings.CutSuffix(name, "-state.json")
+	entries := []stateEntry{}
+	var exchange string
+	if ok {
+		for _, o := range p.orders {
+			if o.filled.Sign() <= 0 || o.exchange+"-"+o.pair != key {
+				continue
+			}
+			exchange = o.exchange
+			entries = append(entries, stateEntry{
+				Time: o.time, Pair: o.pair, Type: o.side, ID: o.id,
+				Rate: domain.Number(o.cost.Div(o.filled)), Amount: domain.Number(o.filled), Cost: domain.Number(o.cost),
+			})
+		}
+	}
+	if len(entries) == 0 {
+		return nil, domain.Errorf(domain.ENOTFOUND, "state file %q not found", name)
+	}
+	sort.Slice(entries, func(i, j int) bool {
+		if entries[i].Time != entries[j].Time {
+			return entries[i].Time > entries[j].Time
+		}
+		return entries[i].ID > entries[j].ID
+	})
+	balances := map[string]stateBalance{}
+	for _, b := range p.balances[exchange] {
+		balances[b.Asset] = stateBalance{Available: domain.Number(b.Available), OnOrder: domain.Number(b.OnOrder)}
+	}
+	b, err := json.Marshal(struct {
+		Orders   []stateEntry            `json:"orders"`
+		Balances map[string]stateBalance `json:"balances"`
+	}{entries, balances})
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
