@@ -1,0 +1,176 @@
+package domain
+
+import "testing"
+
+func pnlDec(s string) Decimal { return MustDecimal(s) }
+
+type fillCase struct {
+	side             Side
+	price, qty, fee  string
+	wantPnl          string
+	wantMatched      string
+	wantUnmatchedVal string
+	wantABP, wantInv string
+}
+
+// The worked example of the file comment, plus a sell with no lot left, under
+// each method. Arithmetic in the comments.
+func TestLotsWorkedExample(t *testing.T) {
+	common := []fillCase{
+		// buy 1 @ 100 fee 0.1 → lot A {1, 100.1}
+		{side: Buy, price: "100", qty: "1", fee: "0.1", wantPnl: "0", wantMatched: "1", wantUnmatchedVal: "0", wantABP: "100.1", wantInv: "100.1"},
+		// buy 1 @ 90 fee 0.09 → lot B {1, 90.09}; inventory 190.19 / 2 = 95.095
+		{side: Buy, price: "90", qty: "1", fee: "0.09", wantPnl: "0", wantMatched: "1", wantUnmatchedVal: "0", wantABP: "95.095", wantInv: "190.19"},
+	}
+	tests := []struct {
+		method PnlMethod
+		fills  []fillCase
+	}{
+		{LOFO, []fillCase{
+			// sell 1.5 @ 110 fee 0.165: B (90.09) + 0.5 of A (100.1×0.5 = 50.05) = 140.14
+			// pnl = 165 − 0.165 − 140.14 = 24.695; A keeps {0.5, 50.05}: ABP 100.1
+			{side: Sell, price: "110", qty: "1.5", fee: "0.165", wantPnl: "24.695", wantMatched: "1.5", wantUnmatchedVal: "0", wantABP: "100.1", wantInv: "50.05"},
+			// sell 1 @ 80 fee 0.08: 0.5 matched (cost 50.05), 0.5 unmatched
+			// matched fee = 0.08×0.5/1 = 0.04; pnl = 80×0.5 − 0.04 − 50.05 = −10.09
+			// unmatchedBaseValue = 80×0.5 = 40
+			{side: Sell, price: "80", qty: "1", fee: "0.08", wantPnl: "-10.09", wantMatched: "0.5", wantUnmatchedVal: "40", wantABP: "0", wantInv: "0"},
+		}},
+		{FIFO, []fillCase{
+			// A (100.1) + 0.5 of B (90.09×0.5 = 45.045) = 145.145
+			// pnl = 165 − 0.165 − 145.145 = 19.69; B keeps {0.5, 45.045}: ABP 90.09
+			{side: Sell, price: "110", qty: "1.5", fee: "0.165", wantPnl: "19.69", wantMatched: "1.5", wantUnmatchedVal: "0", wantABP: "90.09", wantInv: "45.045"},
+			// pnl = 40 − 0.04 − 45.045 = −5.085
+			{side: Sell, price: "80", qty: "1", fee: "0.08", wantPnl: "-5.085", wantMatched: "0.5", wantUnmatchedVal: "40", wantABP: "0", wantInv: "0"},
+		}},
+		{Average, []fillCase{
+			// pool {2, 190.19}; 1.5 costs 190.19×1.5/2 = 142.6425
+			// pnl = 164.835 − 142.6425 = 22.1925; pool {0.5, 47.5475}: ABP 95.095
+			{side: Sell, price: "110", qty: "1.5", fee: "0.165", wantPnl: "22.1925", wantMatched: "1.5", wantUnmatchedVal: "0", wantABP: "95.095", wantInv: "47.5475"},
+			// pnl = 40 − 0.04 − 47.5475 = −7.5875
+			{side: Sell, price: "80", qty: "1", fee: "0.08", wantPnl: "-7.5875", wantMatched: "0.5", wantUnmatchedVal: "40", wantABP: "0", wantInv: "0"},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.method.String(), func(t *testing.T) {
+			l := Lots{Method: tt.method}
+			for i, f := range append(append([]fillCase{}, common...), tt.fills...) {
+				r := l.ApplyFill(f.side, pnlDec(f.price), pnlDec(f.qty), pnlDec(f.fee))
+				if got, want := r.Pnl, pnlDec(f.wantPnl); got != want {
+					t.Errorf("fill %d: pnl = %s, want %s", i, got, want)
+				}
+				if got, want := r.Matched, pnlDec(f.wantMatched); got != want {
+					t.Errorf("fill %d: matched = %s, want %s", i, got, want)
+				}
+				if got, want := r.UnmatchedValue, pnlDec(f.wantUnmatchedVal); got != want {
+					t.Errorf("fill %d: unmatched value = %s, want %s", i, got, want)
+				}
+				if got, want := l.ABP(), pnlDec(f.wantABP); got != want {
+					t.Errorf("fill %d: ABP = %s, want %s", i, got, want)
+				}
+				if got, want := l.Cost(), pnlDec(f.wantInv); got != want {
+					t.Errorf("fill %d: inventory cost = %s, want %s", i, got, want)
+				}
+			}
+		})
+	}
+}
+
+// LOFO keeps equal unit costs in arrival order and always takes the cheapest.
+func TestLotsLOFOOrder(t *testing.T) {
+	l := Lots{Method: LOFO}
+	l.Add(pnlDec("1"), pnlDec("30")) // unit 30
+	l.Add(pnlDec("2"), pnlDec("20")) // unit 10
+	l.Add(pnlDec("1"), pnlDec("10")) // unit 10, after the earlier 10
+	l.Add(pnlDec("1"), pnlDec("20")) // unit 20
+	// take 2.5: the {2,20} lot (cost 20), then 0.5 of {1,10} (cost 5)
+	m, c := l.Take(pnlDec("2.5"))
+	if m != pnlDec("2.5") || c != pnlDec("25") {
+		t.Fatalf("take = %s, %s; want 2.5, 25", m, c)
+	}
+	// left: {0.5,5} {1,20} {1,30}: take 1 = 5 + 0.5×20 = 15
+	m, c = l.Take(pnlDec("1"))
+	if m != pnlDec("1") || c != pnlDec("15") {
+		t.Fatalf("take = %s, %s; want 1, 15", m, c)
+	}
+	if got, want := l.Qty(), pnlDec("1.5"); got != want {
+		t.Fatalf("qty = %s, want %s", got, want)
+	}
+	if got, want := l.Cost(), pnlDec("40"); got != want { // 10 + 30
+		t.Fatalf("cost = %s, want %s", got, want)
+	}
+}
+
+// Rounding never loses cost: consuming a lot in thirds gives back exactly
+// its cost.
+func TestLotsConserveCost(t *testing.T) {
+	for _, m := range []PnlMethod{LOFO, FIFO, Average} {
+		l := Lots{Method: m}
+		l.Add(pnlDec("3"), pnlDec("10"))
+		var total Decimal
+		for i := 0; i < 3; i++ {
+			_, c := l.Take(pnlDec("1"))
+			total += c
+		}
+		if total != pnlDec("10") || l.Cost() != 0 || l.Qty() != 0 {
+			t.Fatalf("%s: consumed %s, left cost %s qty %s; want 10, 0, 0", m, total, l.Cost(), l.Qty())
+		}
+	}
+}
+
+func TestFeeInQuote(t *testing.T) {
+	tests := []struct {
+		fee, asset, want string
+		ok               bool
+	}{
+		{"0.5", "USDT", "0.5", true},
+		{"0.5", "", "0.5", true},
+		{"0.001", "BTC", "20", true}, // 0.001 × 20000
+		{"1", "BNB", "0", false},
+		{"0", "BNB", "0", true},
+	}
+	for _, tt := range tests {
+		got, ok := FeeInQuote(pnlDec(tt.fee), tt.asset, "USDT", "BTC", pnlDec("20000"))
+		if got != pnlDec(tt.want) || ok != tt.ok {
+			t.Errorf("FeeInQuote(%s %s) = %s, %v; want %s, %v", tt.fee, tt.asset, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+// The worked example of the metric definitions.
+func TestMetrics(t *testing.T) {
+	if got, want := WinRate(1, 1, 1), "33.33"; got != want {
+		t.Errorf("WinRate = %s, want %s", got, want)
+	}
+	if got, want := WinRate(2, 1, 0), "66.67"; got != want {
+		t.Errorf("WinRate = %s, want %s", got, want)
+	}
+	if got, want := WinRate(0, 0, 0), "0.00"; got != want {
+		t.Errorf("WinRate = %s, want %s", got, want)
+	}
+	// 21.695 / 3 = 7.2316666… → 7.23166667
+	if got, want := AveragePnl(pnlDec("21.695"), 3), pnlDec("7.23166667"); got != want {
+		t.Errorf("AveragePnl = %s, want %s", got, want)
+	}
+	// 21.695 × 1000 / (210.14 × 2) = 51.620348339…
+	if got, want := DailyPnlPerThousand(pnlDec("21.695"), pnlDec("210.14"), 2), "51.62034834"; got != want {
+		t.Errorf("DailyPnlPerThousand = %s, want %s", got, want)
+	}
+	if got, want := DailyPnlPerThousand(pnlDec("5"), 0, 2), "0.00000000"; got != want {
+		t.Errorf("DailyPnlPerThousand = %s, want %s", got, want)
+	}
+	// 24.695 / 140.14 × 100 = 17.62166405…
+	if got, want := PnlPercent(pnlDec("24.695"), pnlDec("140.14")), pnlDec("17.62166405"); got != want {
+		t.Errorf("PnlPercent = %s, want %s", got, want)
+	}
+}
+
+func TestParsePnlMethod(t *testing.T) {
+	for s, want := range map[string]PnlMethod{"": LOFO, "LOFO": LOFO, "fifo": FIFO, "average": Average} {
+		if got, err := ParsePnlMethod(s); err != nil || got != want {
+			t.Errorf("ParsePnlMethod(%q) = %v, %v", s, got, err)
+		}
+	}
+	if _, err := ParsePnlMethod("lifo"); ErrorCode(err) != EINVALID {
+		t.Errorf("ParsePnlMethod(lifo) err = %v, want EINVALID", err)
+	}
+}
