@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -253,4 +254,33 @@ func (v *Verifier) Summary(heads bool) VerifySummary {
 		s.Heads = hs
 	}
 	return s
+}
+
+// VerifyProgressEvery is how many events VerifyLog verifies between two
+// progress calls.
+const VerifyProgressEvery = 1 << 16
+
+// VerifyLog reads store's whole log in commit order through a Verifier and
+// returns its summary (heads included when heads is true). It stops at the
+// first fault, which the summary reports with OK false; the error is only
+// for a log that could not be read (EUNAVAILABLE, ctx's error …). progress,
+// when not nil, is called every VerifyProgressEvery events with the count
+// and position so far.
+func VerifyLog(ctx context.Context, store EventStore, heads bool, progress func(events int64, position uint64)) (VerifySummary, error) {
+	v := NewVerifier()
+	it := store.ReadAll(ctx, 0, 0)
+	defer it.Close()
+	for it.Next() {
+		e := it.Event()
+		if v.Add(&e) != nil {
+			break
+		}
+		if progress != nil && v.events%VerifyProgressEvery == 0 {
+			progress(v.events, v.lastPos)
+		}
+	}
+	if err := it.Err(); err != nil {
+		return VerifySummary{}, fmt.Errorf("verify: read log: %w", err)
+	}
+	return v.Summary(heads), nil
 }

@@ -51,7 +51,8 @@ type Env struct {
 }
 
 var commands = map[string]command{
-	"serve": {"serve the API (embedded store and paper exchange by default)", runServe},
+	"serve":  {"serve the API (embedded store and paper exchange by default)", runServe},
+	"verify": {"check every hash chain of the log; exit 1 naming the first bad event", runVerify},
 }
 
 // Run runs the subcommand named by args[0].

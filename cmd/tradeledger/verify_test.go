@@ -1,0 +1,359 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	_ "github.com/mattn/go-sqlite3"
+	"go.uber.org/zap"
+
+	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/eventstore/sqlite"
+)
+
+// auditRun runs a tradeledger command and returns its output and exit status
+// (as main would exit).
+func auditRun(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err := Run(context.Background(), args, strings.NewReader(""), &out, &errb)
+	if err != nil {
+		code = 1
+		var ec exitCode
+		if errors.As(err, &ec) {
+			code = int(ec)
+		}
+		errb.WriteString("tradeledger: " + err.Error() + "\n")
+	}
+	return out.String(), errb.String(), code
+}
+
+// auditLog builds a data dir whose log holds, after whatever initialization
+// writes, 3 streams of 4 events each, interleaved, appended one by one (so
+// positions are dense). Payloads are {"n":"NNNN"} so that a test can edit
+// one in place without changing its length.
+func auditLog(t *testing.T) (dir string, log []domain.Event) {
+	t.Helper()
+	dir = filepath.Join(t.TempDir(), "data")
+	ctx := context.Background()
+	d, err := OpenDataDir(ctx, dir, "", zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := domain.NewManualClock(time.UnixMilli(1_700_000_000_000))
+	n := 0
+	for v := 0; v < 4; v++ {
+		for _, s := range []string{"order-1", "order-2", "balance-paper"} {
+			e := domain.NewEvent(clock, "Tested", map[string]string{"n": fmt.Sprintf("%04d", n)})
+			e.Actor = domain.ActorCLI
+			if _, err := d.Store.Append(ctx, s, domain.Any, e); err != nil {
+				t.Fatal(err)
+			}
+			clock.Advance(time.Second)
+			n++
+		}
+	}
+	log = auditReadLog(t, d.Store)
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range log {
+		if e.Position != uint64(i+1) {
+			t.Fatalf("positions are not dense: event %d at %d", i, e.Position)
+		}
+	}
+	return dir, log
+}
+
+func auditReadLog(t *testing.T, store domain.EventStore) []domain.Event {
+	t.Helper()
+	var log []domain.Event
+	it := store.ReadAll(context.Background(), 0, 0)
+	defer it.Close()
+	for it.Next() {
+		log = append(log, it.Event())
+	}
+	if err := it.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return log
+}
+
+// auditFind returns the event of stream at version.
+func auditFind(t *testing.T, log []domain.Event, stream string, version int64) domain.Event {
+	t.Helper()
+	for _, e := range log {
+		if e.Stream == stream && e.Version == version {
+			return e
+		}
+	}
+	t.Fatalf("no event %s/%d", stream, version)
+	return domain.Event{}
+}
+
+// auditCopyDir copies a closed data dir to a new temp dir.
+func auditCopyDir(t *testing.T, src string) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), "copy")
+	if err := os.MkdirAll(dst, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, e.Name()), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dst
+}
+
+// auditOpenRaw opens the embedded log's SQLite file directly, bypassing the
+// store, as an attacker with file access would.
+func auditOpenRaw(t *testing.T, dir string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite3", "file:"+filepath.Join(dir, "events.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func auditExec(t *testing.T, db *sql.DB, q string, args ...any) {
+	t.Helper()
+	res, err := db.Exec(q, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 && !strings.HasPrefix(q, "ATTACH") {
+		t.Fatalf("%s %v: no row changed", q, args)
+	}
+}
+
+// auditEditRow replaces old by new (same length) in every column of the row at
+// pos that contains it: whatever the row layout, the stored payload bytes
+// change and nothing else does.
+func auditEditRow(t *testing.T, db *sql.DB, pos uint64, old, new string) {
+	t.Helper()
+	if len(old) != len(new) {
+		t.Fatal("auditEditRow keeps lengths")
+	}
+	rows, err := db.Query(`SELECT * FROM events WHERE position = ?`, int64(pos))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols, _ := rows.Columns()
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	if !rows.Next() {
+		t.Fatalf("no row at %d", pos)
+	}
+	if err := rows.Scan(ptrs...); err != nil {
+		t.Fatal(err)
+	}
+	rows.Close()
+	changed := 0
+	for i, v := range vals {
+		var b []byte
+		switch v := v.(type) {
+		case []byte:
+			b = v
+		case string:
+			b = []byte(v)
+		default:
+			continue
+		}
+		if bytes.Contains(b, []byte(old)) {
+			auditExec(t, db, `UPDATE events SET "`+cols[i]+`" = ? WHERE position = ?`, bytes.Replace(b, []byte(old), []byte(new), 1), int64(pos))
+			changed++
+		}
+	}
+	if changed == 0 {
+		t.Fatalf("row %d holds no %q", pos, old)
+	}
+}
+
+// auditSwapRows exchanges the positions of two rows: the log then reads them in
+// the other order.
+func auditSwapRows(t *testing.T, db *sql.DB, a, b uint64) {
+	t.Helper()
+	auditExec(t, db, `UPDATE events SET position = -1 WHERE position = ?`, int64(a))
+	auditExec(t, db, `UPDATE events SET position = ? WHERE position = ?`, int64(a), int64(b))
+	auditExec(t, db, `UPDATE events SET position = ? WHERE position = -1`, int64(b))
+}
+
+// auditForgeRow replaces the row at target.Position by a forgery: the same
+// event with other data, properly chained and hashed by a real store in a
+// scratch log that holds the same events before it. This is what an
+// attacker who knows the hash rule can produce.
+func auditForgeRow(t *testing.T, dir string, log []domain.Event, target domain.Event, data string) {
+	t.Helper()
+	ctx := context.Background()
+	scratch := filepath.Join(t.TempDir(), "forged.db")
+	s := sqlite.NewStore(scratch)
+	if err := s.Open(); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range log {
+		if e.Position > target.Position {
+			break
+		}
+		if e.Position == target.Position {
+			e.Data = json.RawMessage(data)
+		}
+		res, err := s.Append(ctx, e.Stream, domain.Any, e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.LastPosition != e.Position {
+			t.Fatalf("scratch log position %d, want %d", res.LastPosition, e.Position)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db := auditOpenRaw(t, dir)
+	if _, err := db.Exec(`ATTACH DATABASE ? AS forged`, scratch); err != nil {
+		t.Fatal(err)
+	}
+	auditExec(t, db, `DELETE FROM main.events WHERE position = ?`, int64(target.Position))
+	auditExec(t, db, `INSERT INTO main.events SELECT * FROM forged.events WHERE position = ?`, int64(target.Position))
+}
+
+func TestVerifySoundLog(t *testing.T) {
+	dir, log := auditLog(t)
+	out, errOut, code := auditRun(t, "verify", "--data", dir)
+	if code != 0 {
+		t.Fatalf("exit %d on a sound log:\n%s%s", code, out, errOut)
+	}
+	last := log[len(log)-1]
+	wantLine := fmt.Sprintf("OK: %d events in ", len(log))
+	if !strings.Contains(out, wantLine) || !strings.Contains(out, fmt.Sprintf("up to position %d", last.Position)) {
+		t.Fatalf("summary missing %q:\n%s", wantLine, out)
+	}
+	head := auditFind(t, log, "order-1", 3)
+	if !strings.Contains(out, "head order-1 3 "+head.Hash.String()+"\n") {
+		t.Fatalf("head of order-1 missing:\n%s", out)
+	}
+
+	// --json is the API document; its digest is accepted back by --digest.
+	out, _, code = auditRun(t, "verify", "--data", dir, "--json")
+	var sum domain.VerifySummary
+	if err := json.Unmarshal([]byte(out), &sum); err != nil || code != 0 {
+		t.Fatalf("verify --json: exit %d, %v:\n%s", code, err, out)
+	}
+	if !sum.OK || sum.Events != int64(len(log)) || len(sum.Heads) != sum.Streams || sum.LastPosition != last.Position {
+		t.Fatalf("json summary=%+v", sum)
+	}
+	if _, _, code := auditRun(t, "verify", "--data", dir, "--heads=false", "--digest", sum.HeadsDigest.String()); code != 0 {
+		t.Fatalf("verify --digest with the current digest: exit %d", code)
+	}
+
+	// A mistyped data dir is an error, not an empty sound log.
+	if _, errOut, code := auditRun(t, "verify", "--data", filepath.Join(t.TempDir(), "nope")); code != 2 || !strings.Contains(errOut, "no data directory") {
+		t.Fatalf("missing data dir: exit %d, %s", code, errOut)
+	}
+}
+
+func TestVerifyDetectsTampering(t *testing.T) {
+	dir, log := auditLog(t)
+	o1v1, o1v2, o1v3 := auditFind(t, log, "order-1", 1), auditFind(t, log, "order-1", 2), auditFind(t, log, "order-1", 3)
+	o2v1 := auditFind(t, log, "order-2", 1)
+	payload := func(e domain.Event) string { // the unique "n" value, e.g. "0004"
+		var p map[string]string
+		json.Unmarshal(e.Data, &p)
+		return `"` + p["n"] + `"`
+	}
+	cases := []struct {
+		name    string
+		tamper  func(t *testing.T, dir string)
+		bad     domain.Event // the first bad event verify must name
+		problem string
+	}{
+		{"edit", func(t *testing.T, dir string) {
+			auditEditRow(t, auditOpenRaw(t, dir), o1v1.Position, payload(o1v1), `"9999"`)
+		}, o1v1, "edited"},
+		{"delete in the middle", func(t *testing.T, dir string) {
+			auditExec(t, auditOpenRaw(t, dir), `DELETE FROM events WHERE position = ?`, int64(o1v1.Position))
+		}, o1v2, "skips ahead"},
+		{"reorder: swap two events of a stream", func(t *testing.T, dir string) {
+			auditSwapRows(t, auditOpenRaw(t, dir), o1v1.Position, o1v2.Position)
+		}, auditAt(o1v2, o1v1.Position), "skips ahead"},
+		{"reorder: swap two events' data", func(t *testing.T, dir string) {
+			db := auditOpenRaw(t, dir)
+			a, b := payload(o1v1), payload(o2v1)
+			auditEditRow(t, db, o1v1.Position, a, b)
+			auditEditRow(t, db, o2v1.Position, b, a)
+		}, o1v1, "edited"},
+		{"forged re-hash in the middle", func(t *testing.T, dir string) {
+			auditForgeRow(t, dir, log, o1v2, `{"n":"6666"}`)
+		}, o1v3, "chain broken"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cp := auditCopyDir(t, dir)
+			c.tamper(t, cp)
+			out, errOut, code := auditRun(t, "verify", "--data", cp)
+			if code != 1 {
+				t.Fatalf("exit %d, want 1:\n%s%s", code, out, errOut)
+			}
+			want := fmt.Sprintf("stream %s version %d position %d id %s", c.bad.Stream, c.bad.Version, c.bad.Position, c.bad.ID)
+			if !strings.Contains(out, "TAMPERED: first bad event: "+want) || !strings.Contains(out, c.problem) {
+				t.Fatalf("output does not name %q (%s):\n%s", want, c.problem, out)
+			}
+			if !strings.Contains(errOut, "log verification failed: stream "+c.bad.Stream) {
+				t.Fatalf("stderr does not say why:\n%s", errOut)
+			}
+		})
+	}
+
+	// The original is untouched by the copies' tampering.
+	if _, _, code := auditRun(t, "verify", "--data", dir); code != 0 {
+		t.Fatalf("original log: exit %d", code)
+	}
+}
+
+// Re-hashing a stream's last event leaves sound chains; the heads digest
+// recorded before catches it.
+func TestVerifyDigestCatchesRewrittenHead(t *testing.T) {
+	dir, log := auditLog(t)
+	out, _, _ := auditRun(t, "verify", "--data", dir, "--json", "--heads=false")
+	var before domain.VerifySummary
+	if err := json.Unmarshal([]byte(out), &before); err != nil {
+		t.Fatal(err)
+	}
+	cp := auditCopyDir(t, dir)
+	auditForgeRow(t, cp, log, auditFind(t, log, "order-1", 3), `{"n":"7777"}`)
+	if _, _, code := auditRun(t, "verify", "--data", cp); code != 0 {
+		t.Fatalf("rewritten head without --digest: exit %d, want 0 (chains are sound)", code)
+	}
+	_, errOut, code := auditRun(t, "verify", "--data", cp, "--digest", before.HeadsDigest.String())
+	if code != 1 || !strings.Contains(errOut, "heads digest") {
+		t.Fatalf("rewritten head with --digest: exit %d, %s", code, errOut)
+	}
+}
+
+func auditAt(e domain.Event, pos uint64) domain.Event {
+	e.Position = pos
+	return e
+}
