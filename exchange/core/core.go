@@ -1,0 +1,511 @@
+// Package core is the bot core: while the system is started it cycles every
+// enabled pair of the configuration on a schedule, collecting market data
+// into bounded in-memory series, keeping core memory per pair, driving the
+// trader's order emulation, running the pair's strategy and reconciling
+// fills (DESIGN §5).
+//
+// Whether the system is started follows the log: Core is a projection of the
+// system stream (SystemStarted, SystemStopped), so a restarted process
+// resumes what the log says. Cycle does one round of work and is what tests
+// call, with a driven clock; Start runs Cycle from a ticker in production.
+//
+// The core never imports other adapters: the exchanges, the trader, the
+// configuration and the average buy price come in through the fields of
+// Core, and cmd/tradeledger wires them.
+package core
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/tradeledger/tradeledger/domain"
+)
+
+// Defaults for Core settings.
+const (
+	// DefaultInterval is how often the background loop calls Cycle. A pair
+	// is cycled when its delay has passed, so this is the schedule's
+	// resolution, not the per-pair delay.
+	DefaultInterval = time.Second
+	// DefaultDelay is the time between two cycles of one pair when neither
+	// the pair's override nor its strategy sets DELAY (seconds).
+	DefaultDelay = 10 * time.Second
+	// DefaultPeriod is the candle interval when neither the pair's
+	// override nor its strategy sets PERIOD (minutes).
+	DefaultPeriod = 5 * time.Minute
+	// DefaultCandleLimit is how many candles a pair's series holds (the
+	// newest; market/candles answers them, oldest first).
+	DefaultCandleLimit = 100
+	// DefaultBookDepth is how many levels per side the order book keeps.
+	DefaultBookDepth = 20
+)
+
+// Trader is what the core needs from the order manager (exchange/trading).
+type Trader interface {
+	// Submit places an order request (here: a strategy's order).
+	Submit(ctx context.Context, req domain.OrderRequest) (int64, error)
+	// OnTicker drives stop-limit, trailing-stop and OCO emulation.
+	OnTicker(ctx context.Context, exchange string, t domain.Ticker) error
+	// Reconcile turns the exchange's fills and balances into events.
+	Reconcile(ctx context.Context, exchange string) error
+}
+
+// ConfigSource gives the current configuration (projections.Config).
+type ConfigSource interface {
+	Current() domain.Config
+}
+
+// Core is the bot core. Fill its fields (NewCore sets the defaults),
+// register it with the projection runner before the replay (it follows the
+// system stream), then Start it; Close stops the loop.
+type Core struct {
+	// Config is the configuration: which pairs, strategies and parameters.
+	Config ConfigSource
+	// Exchange returns the connector for an exchange name; ENOTFOUND for a
+	// name it cannot serve.
+	Exchange func(name string) (domain.Exchange, error)
+	// Trader places strategy orders, emulates conditional orders and
+	// reconciles fills. Nil: no trading (market data is still collected).
+	Trader Trader
+	// ABP returns the average buy price of a pair's held lots (from the
+	// order read model), 0 when unknown. Nil: always 0.
+	ABP func(exchange, pair string) domain.Decimal
+	// Clock decides when a pair is due and dates core memory.
+	Clock domain.Clock
+	// OnError is told of every failure inside a cycle (a cycle goes on
+	// with the other pairs). Nil: ignored.
+	OnError func(exchange, pair string, err error)
+
+	// Interval is how often Start's loop calls Cycle.
+	Interval time.Duration
+	// DefaultDelay applies to pairs without a DELAY parameter.
+	DefaultDelay time.Duration
+	// DefaultPeriod applies to pairs without a PERIOD parameter.
+	DefaultPeriod time.Duration
+	// CandleLimit bounds each pair's candle series.
+	CandleLimit int
+	// BookDepth bounds each side of the kept order book.
+	BookDepth int
+
+	mu      sync.RWMutex
+	running bool
+	started int64 // ms of the last SystemStarted, for core memory
+	pairs   map[string]*pairState
+
+	cycleMu sync.Mutex // one Cycle at a time
+
+	loopMu sync.Mutex
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// pairState is everything the core holds for one pair.
+type pairState struct {
+	exchange, pair string
+	quote, base    string
+	strategy       string
+	period         time.Duration
+	candles        []domain.Candle // oldest first, at most CandleLimit
+	book           domain.OrderBook
+	ticker         domain.Ticker
+	collected      bool      // market data arrived at least once
+	next           time.Time // when the pair is due again
+	memory         map[string]any
+}
+
+// NewCore returns a Core with default settings.
+func NewCore() *Core {
+	return &Core{
+		Clock:         domain.SystemClock{},
+		Interval:      DefaultInterval,
+		DefaultDelay:  DefaultDelay,
+		DefaultPeriod: DefaultPeriod,
+		CandleLimit:   DefaultCandleLimit,
+		BookDepth:     DefaultBookDepth,
+		pairs:         map[string]*pairState{},
+	}
+}
+
+// Name implements projections.Projection.
+func (c *Core) Name() string { return "core" }
+
+// Apply implements projections.Projection: SystemStarted and SystemStopped
+// of the system stream switch the core on and off. Starting makes every
+// pair due at once.
+func (c *Core) Apply(e *domain.Event) error {
+	if e.Stream != domain.StreamSystem {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch e.Type {
+	case domain.TypeSystemStarted:
+		c.running = true
+		c.started = e.Time
+		for _, p := range c.pairs {
+			p.next = time.Time{}
+		}
+	case domain.TypeSystemStopped:
+		c.running = false
+	}
+	return nil
+}
+
+// Running reports whether the log says the system is started.
+func (c *Core) Running() bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.running
+}
+
+// IsCycling reports whether at least one pair of exchange is cycling: the
+// system is started, the configuration has an enabled pair on exchange and
+// a connector for it exists. The trader refuses orders otherwise.
+func (c *Core) IsCycling(exchange string) bool {
+	if !c.Running() || c.Config == nil || c.Exchange == nil {
+		return false
+	}
+	for _, p := range c.Config.Current().Pairs() {
+		if p.Exchange == exchange && p.Enabled {
+			_, err := c.Exchange(exchange)
+			return err == nil
+		}
+	}
+	return false
+}
+
+// Start runs Cycle every Interval in the background until Stop or Close.
+// Starting a started loop does nothing. Whether cycles do work depends on
+// the log (Apply), not on Start.
+func (c *Core) Start() {
+	c.loopMu.Lock()
+	defer c.loopMu.Unlock()
+	if c.cancel != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c.cancel, c.done = cancel, make(chan struct{})
+	interval := c.Interval
+	if interval <= 0 {
+		interval = DefaultInterval
+	}
+	go func(done chan struct{}) {
+		defer close(done)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				c.Cycle(ctx)
+			}
+		}
+	}(c.done)
+}
+
+// Stop ends the background loop and waits for a cycle in progress.
+func (c *Core) Stop() {
+	c.loopMu.Lock()
+	defer c.loopMu.Unlock()
+	if c.cancel == nil {
+		return
+	}
+	c.cancel()
+	<-c.done
+	c.cancel, c.done = nil, nil
+}
+
+// Close stops the loop; the Core holds no other resource.
+func (c *Core) Close() error {
+	c.Stop()
+	return nil
+}
+
+// due is one pair to cycle now, with its resolved parameters.
+type due struct {
+	state    *pairState
+	cfg      domain.PairConfig
+	params   domain.StrategyParams
+	strategy domain.Strategy
+	stratErr error
+	delay    time.Duration
+}
+
+// Cycle does one round: when the system is started, every enabled pair
+// whose delay has passed is cycled (market data, core memory, trader
+// ticks, reconciliation, strategy). Pairs no longer enabled are dropped
+// from memory. It returns how many pairs were cycled. Failures go to
+// OnError and into the pair's core memory (LastError); they never stop the
+// other pairs.
+func (c *Core) Cycle(ctx context.Context) int {
+	c.cycleMu.Lock()
+	defer c.cycleMu.Unlock()
+	if c.Config == nil || c.Exchange == nil {
+		return 0
+	}
+	cfg := c.Config.Current()
+	now := c.Clock.Now()
+
+	c.mu.Lock()
+	if !c.running {
+		c.mu.Unlock()
+		return 0
+	}
+	enabled := map[string]bool{}
+	byExchange := map[string][]*due{}
+	var exchanges []string
+	for _, pc := range cfg.Pairs() {
+		if !pc.Enabled {
+			continue
+		}
+		key := domain.PairKey(pc.Exchange, pc.Pair)
+		enabled[key] = true
+		settings, _ := cfg.Strategy(pc.Strategy)
+		params := domain.StrategyParams{Override: pc.Override, Settings: settings}
+		period := paramDuration(params, "PERIOD", time.Minute, c.DefaultPeriod)
+		st := c.pairs[key]
+		if st == nil || st.period != period {
+			quote, base, _ := domain.SplitPair(pc.Pair)
+			st = &pairState{exchange: pc.Exchange, pair: pc.Pair, quote: quote, base: base, period: period, memory: map[string]any{}}
+			c.pairs[key] = st
+		}
+		st.strategy = pc.Strategy
+		if now.Before(st.next) {
+			continue
+		}
+		d := &due{state: st, cfg: pc, params: params, delay: paramDuration(params, "DELAY", time.Second, c.DefaultDelay)}
+		d.strategy, d.stratErr = domain.ResolveStrategy(pc.Strategy, settings)
+		st.next = now.Add(d.delay)
+		if byExchange[pc.Exchange] == nil {
+			exchanges = append(exchanges, pc.Exchange)
+		}
+		byExchange[pc.Exchange] = append(byExchange[pc.Exchange], d)
+	}
+	for key := range c.pairs {
+		if !enabled[key] {
+			delete(c.pairs, key)
+		}
+	}
+	c.mu.Unlock()
+
+	n := 0
+	for _, name := range exchanges {
+		if ctx.Err() != nil {
+			break
+		}
+		n += c.cycleExchange(ctx, name, byExchange[name], now)
+	}
+	return n
+}
+
+// cycleExchange cycles the due pairs of one exchange: market data and
+// trader ticks per pair, then one reconciliation and one balance read, then
+// each pair's strategy.
+func (c *Core) cycleExchange(ctx context.Context, name string, pairs []*due, now time.Time) int {
+	ex, err := c.Exchange(name)
+	if err != nil {
+		for _, d := range pairs {
+			c.fail(d.state, "exchange", err)
+		}
+		return 0
+	}
+	var ready []*due
+	for _, d := range pairs {
+		if c.collect(ctx, ex, d, now) {
+			ready = append(ready, d)
+		}
+	}
+	if len(ready) == 0 {
+		return 0
+	}
+	if c.Trader != nil {
+		if err := c.Trader.Reconcile(ctx, name); err != nil {
+			c.fail(ready[0].state, "reconcile", err)
+		}
+	}
+	balances, err := ex.Balances(ctx)
+	if err != nil {
+		for _, d := range ready {
+			c.fail(d.state, "balances", err)
+		}
+		return len(ready)
+	}
+	byAsset := make(map[string]domain.AssetBalance, len(balances))
+	for _, b := range balances {
+		byAsset[b.Asset] = b
+	}
+	for _, d := range ready {
+		c.decide(ctx, ex, d, byAsset, now)
+	}
+	return len(ready)
+}
+
+// collect reads ticker, order book and candles of one pair into its series
+// and tells the trader about the ticker. It reports whether the pair has
+// a usable ticker.
+func (c *Core) collect(ctx context.Context, ex domain.Exchange, d *due, now time.Time) bool {
+	st, pair := d.state, d.cfg.Pair
+	t, err := ex.Ticker(ctx, pair)
+	if err != nil {
+		c.fail(st, "ticker", err)
+		return false
+	}
+	book, bookErr := ex.OrderBook(ctx, pair, c.BookDepth)
+	candles, candleErr := ex.Candles(ctx, pair, st.period, c.CandleLimit)
+
+	c.mu.Lock()
+	st.ticker = t
+	if bookErr == nil {
+		st.book = trimBook(book, c.BookDepth)
+	}
+	if candleErr == nil {
+		st.candles = mergeCandles(st.candles, candles, c.CandleLimit)
+	}
+	st.collected = true
+	m := st.memory
+	m["Bid"], m["Ask"], m["LastPrice"] = domain.Number(t.Bid), domain.Number(t.Ask), domain.Number(t.Last)
+	m["TickerTime"] = t.Time
+	m["CandleCount"] = len(st.candles)
+	m["LastCycle"] = now.UnixMilli()
+	m["Delay"] = int64(d.delay / time.Second)
+	m["Period"] = int64(st.period / time.Minute)
+	cycles, _ := m["Cycles"].(int64)
+	m["Cycles"] = cycles + 1
+	c.mu.Unlock()
+
+	if bookErr != nil {
+		c.fail(st, "order book", bookErr)
+	}
+	if candleErr != nil {
+		c.fail(st, "candles", candleErr)
+	}
+	if c.Trader != nil {
+		if err := c.Trader.OnTicker(ctx, ex.Name(), t); err != nil {
+			c.fail(st, "order emulation", err)
+		}
+	}
+	return true
+}
+
+// decide updates the pair's balances, open orders and ABP in core memory,
+// runs its strategy and submits the strategy's orders.
+func (c *Core) decide(ctx context.Context, ex domain.Exchange, d *due, balances map[string]domain.AssetBalance, now time.Time) {
+	st := d.state
+	open, err := ex.OpenOrders(ctx, d.cfg.Pair)
+	if err != nil {
+		c.fail(st, "open orders", err)
+		return
+	}
+	abp := domain.Zero
+	if c.ABP != nil {
+		abp = c.ABP(d.cfg.Exchange, d.cfg.Pair)
+	}
+	c.mu.Lock()
+	q, b := balances[st.quote], balances[st.base]
+	m := st.memory
+	m["ABP"] = domain.Number(abp)
+	m["QuoteBalance"], m["QuoteOnOrder"] = domain.Number(q.Available), domain.Number(q.OnOrder)
+	m["BaseBalance"], m["BaseOnOrder"] = domain.Number(b.Available), domain.Number(b.OnOrder)
+	m["OpenOrders"] = len(open)
+	state := domain.PairState{
+		Exchange: d.cfg.Exchange, Pair: d.cfg.Pair, Quote: st.quote, Base: st.base,
+		Ticker: st.ticker, Candles: append([]domain.Candle(nil), st.candles...), ABP: abp,
+		QuoteBalance: q.Available, BaseBalance: b.Available, OpenOrders: open,
+	}
+	c.mu.Unlock()
+
+	if d.stratErr != nil {
+		c.fail(st, "strategy", d.stratErr)
+		return
+	}
+	dec, err := d.strategy.Decide(state, d.params)
+	if err != nil {
+		c.fail(st, "strategy", err)
+		return
+	}
+	c.mu.Lock()
+	m["Strategy"] = d.cfg.Strategy
+	m["StrategyAlgorithm"] = d.strategy.Name()
+	m["StrategyNote"] = dec.Note
+	for k, v := range dec.Memory {
+		m[k] = domain.Number(v)
+	}
+	delete(m, "LastError")
+	c.mu.Unlock()
+
+	if c.Trader == nil {
+		return
+	}
+	cycle := strconv.FormatInt(now.UnixMilli(), 10)
+	for i, o := range dec.Orders {
+		o.Exchange, o.Pair = d.cfg.Exchange, d.cfg.Pair
+		o.Actor = domain.ActorCore
+		o.Correlation = "core-" + cycle
+		o.IdempotencyKey = fmt.Sprintf("core:%s:%s:%s:%d", d.cfg.Exchange, d.cfg.Pair, cycle, i)
+		if _, err := c.Trader.Submit(ctx, o); err != nil {
+			c.fail(st, "submit "+string(o.Side), err)
+		}
+	}
+}
+
+// fail records err in the pair's core memory and reports it.
+func (c *Core) fail(st *pairState, what string, err error) {
+	msg := what + ": " + domain.ErrorMessage(err)
+	c.mu.Lock()
+	st.memory["LastError"] = msg
+	c.mu.Unlock()
+	if c.OnError != nil {
+		c.OnError(st.exchange, st.pair, fmt.Errorf("%s: %w", what, err))
+	}
+}
+
+// paramDuration reads a whole-number parameter in unit; a missing, invalid
+// or non-positive value gives def.
+func paramDuration(p domain.StrategyParams, name string, unit, def time.Duration) time.Duration {
+	n, err := p.Int(name, 0)
+	if err != nil || n <= 0 {
+		return def
+	}
+	return time.Duration(n) * unit
+}
+
+// mergeCandles adds fresh candles (oldest first) to series: a candle with
+// the time of one held replaces it (the open candle updates), newer ones
+// are appended; the result keeps the newest limit candles.
+func mergeCandles(series, fresh []domain.Candle, limit int) []domain.Candle {
+	for _, f := range fresh {
+		i := sort.Search(len(series), func(i int) bool { return series[i].Time >= f.Time })
+		switch {
+		case i < len(series) && series[i].Time == f.Time:
+			series[i] = f
+		case i == len(series):
+			series = append(series, f)
+		default:
+			series = append(series, domain.Candle{})
+			copy(series[i+1:], series[i:])
+			series[i] = f
+		}
+	}
+	if limit > 0 && len(series) > limit {
+		series = append([]domain.Candle(nil), series[len(series)-limit:]...)
+	}
+	return series
+}
+
+// trimBook copies book with at most depth levels per side, bids descending
+// and asks ascending whatever order the exchange used.
+func trimBook(b domain.OrderBook, depth int) domain.OrderBook {
+	bids := append([]domain.BookLevel(nil), b.Bids...)
+	asks := append([]domain.BookLevel(nil), b.Asks...)
+	sort.SliceStable(bids, func(i, j int) bool { return bids[i].Price > bids[j].Price })
+	sort.SliceStable(asks, func(i, j int) bool { return asks[i].Price < asks[j].Price })
+	if depth > 0 {
+		bids, asks = bids[:min(depth, len(bids))], asks[:min(depth, len(asks))]
+	}
+	return domain.OrderBook{Pair: b.Pair, Bids: bids, Asks: asks, Time: b.Time}
+}
