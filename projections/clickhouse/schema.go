@@ -1,0 +1,143 @@
+package clickhouse
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// schemaVersion is bumped when a table's shape changes; it is recorded in
+// the table comments of deploy/clickhouse/schema.sql only (18.16 has no
+// table comments), so keep that file in step with Schema.
+const schemaVersion = 1
+
+// Schema returns the DDL statements that create database db and the sink's
+// tables if they are missing. Every statement works on ClickHouse 18.16 (the
+// Debian package) and on current releases: MergeTree syntax with ORDER BY,
+// no DateTime64 (times are Int64 milliseconds), no LowCardinality.
+//
+// Every table is a ReplacingMergeTree whose version is the log position of
+// the event that produced the row, so writing a row again (a retry, or a
+// restart from an older checkpoint) replaces it instead of adding to it.
+// Readers use FINAL (or argMax) to see one row per key. Amounts are Int64
+// in units of 1e-8 (the exact domain.Decimal), columns suffixed _e8.
+func Schema(db string) []string {
+	stmts := []string{
+		`CREATE DATABASE IF NOT EXISTS {db}`,
+
+		// One row per order: its latest state.
+		`CREATE TABLE IF NOT EXISTS {db}.orders (
+    order_id      Int64,
+    exchange      String,
+    pair          String,
+    side          String,
+    kind          String,
+    status        String,
+    amount_e8     Int64,
+    price_e8      Int64,
+    stop_price_e8 Int64,
+    filled_e8     Int64,
+    filled_value_e8 Int64,
+    fees_e8       Int64,
+    fills         UInt32,
+    created_ms    Int64,
+    updated_ms    Int64,
+    actor         String,
+    reason        String,
+    position      UInt64
+) ENGINE = ReplacingMergeTree(position)
+ORDER BY order_id`,
+
+		// One row per fill, with the realized PNL of the configured lot
+		// matching method (method is in the key: switching method rebuilds
+		// its own rows beside the old ones).
+		`CREATE TABLE IF NOT EXISTS {db}.fills (
+    method        String,
+    exchange      String,
+    pair          String,
+    time_ms       Int64,
+    order_id      Int64,
+    fill_id       String,
+    side          String,
+    price_e8      Int64,
+    quantity_e8   Int64,
+    value_e8      Int64,
+    fee_e8        Int64,
+    fee_asset     String,
+    pnl_e8        Int64,
+    cost_e8       Int64,
+    unmatched_e8  Int64,
+    unmatched_value_e8 Int64,
+    position      UInt64
+) ENGINE = ReplacingMergeTree(position)
+PARTITION BY toYYYYMM(toDate(intDiv(time_ms, 1000)))
+ORDER BY (method, exchange, pair, time_ms, order_id, fill_id)`,
+
+		// Per pair and UTC day: aggregates computed in Go from the same PNL
+		// code as the in-memory projections, upserted whole.
+		`CREATE TABLE IF NOT EXISTS {db}.pnl_daily (
+    method        String,
+    exchange      String,
+    pair          String,
+    day           Date,
+    trades        UInt32,
+    buys          UInt32,
+    sells         UInt32,
+    wins          UInt32,
+    losses        UInt32,
+    volume_e8     Int64,
+    pnl_e8        Int64,
+    fees_e8       Int64,
+    unmatched_value_e8 Int64,
+    position      UInt64
+) ENGINE = ReplacingMergeTree(position)
+ORDER BY (method, exchange, pair, day)`,
+
+		// Balance snapshots: one row per asset per observation.
+		`CREATE TABLE IF NOT EXISTS {db}.balances (
+    exchange      String,
+    asset         String,
+    time_ms       Int64,
+    available_e8  Int64,
+    on_order_e8   Int64,
+    position      UInt64
+) ENGINE = ReplacingMergeTree(position)
+ORDER BY (exchange, asset, time_ms)`,
+
+		// Asset values: one point per exchange, valuation currency and
+		// observation (the assets/total series).
+		`CREATE TABLE IF NOT EXISTS {db}.asset_values (
+    exchange      String,
+    base          String,
+    time_ms       Int64,
+    amount_e8     Int64,
+    position      UInt64
+) ENGINE = ReplacingMergeTree(position)
+ORDER BY (exchange, base, time_ms)`,
+
+		// The position of the last event whose rows are all stored, per
+		// sink (one per PNL method). Written after the rows, so a crash
+		// between the two only makes the next start write them again.
+		`CREATE TABLE IF NOT EXISTS {db}.checkpoint (
+    sink          String,
+    position      UInt64,
+    updated_ms    Int64
+) ENGINE = ReplacingMergeTree(position)
+ORDER BY sink`,
+	}
+	for i, s := range stmts {
+		stmts[i] = strings.ReplaceAll(s, "{db}", db)
+	}
+	return stmts
+}
+
+var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// checkIdent refuses database names that would need quoting: they end up
+// in DDL and queries verbatim.
+func checkIdent(name string) error {
+	if !identRE.MatchString(name) {
+		return fmt.Errorf("clickhouse: database name %q: use letters, digits and _", name)
+	}
+	return nil
+}

@@ -1,0 +1,611 @@
+// Package clickhouse is the analytics sink: it keeps ClickHouse tables of
+// orders, fills, per-pair daily PNL, balances and asset values fed from the
+// event log, and answers the PNL and asset reads from them (Reader).
+//
+// Exactly-once effect. Every row carries the log position of the event that
+// produced it, and every table is a ReplacingMergeTree with that position as
+// its version, read with FINAL. The sink's checkpoint (the last position
+// whose rows are all stored) lives in ClickHouse too and is written after
+// the rows, so the sink resumes from what ClickHouse actually holds: a crash
+// or a failed insert at any point only makes the next attempt write some
+// rows again, which replaces them instead of adding to them.
+//
+// Rows are computed in Go by the same code as the in-memory projections
+// (domain.Order's fold, domain.Lots for lot matching); at start the sink
+// replays the log up to its checkpoint to rebuild that state, then writes
+// rows for what follows.
+//
+// Compatibility: ClickHouse 18.16 (Debian's package) and current releases,
+// over the native protocol: no DateTime64, no window functions, explicit
+// column lists on every insert.
+package clickhouse
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	ch "github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	"go.uber.org/zap"
+
+	"github.com/tradeledger/tradeledger/domain"
+)
+
+// Defaults for Sink settings.
+const (
+	DefaultBatchRows     = 10000
+	DefaultFlushInterval = time.Second
+	DefaultMinBackoff    = 100 * time.Millisecond
+	DefaultMaxBackoff    = 30 * time.Second
+	DefaultDatabase      = "tradeledger"
+)
+
+// Sink feeds ClickHouse from the log. Fill its settings (NewSink sets the
+// defaults), then Open to follow the log in the background, or Export to
+// load the log up to its head and return.
+type Sink struct {
+	// URL is clickhouse://[user[:password]@]host:port/database[?options]
+	// (native protocol). The database is created if missing.
+	URL string
+	// Store is the log to follow.
+	Store domain.EventStore
+	// Method is the lot matching the PNL figures use; each method has its
+	// own checkpoint and rows.
+	Method domain.PnlMethod
+	// Logger is told of outages and retries (never of credentials).
+	Logger *zap.Logger
+	// Clock stamps the checkpoint rows.
+	Clock domain.Clock
+	// BatchRows is the number of pending rows that triggers a flush.
+	BatchRows int
+	// FlushInterval bounds how long rows wait while events flow.
+	FlushInterval time.Duration
+	// MinBackoff and MaxBackoff bound the wait between retries after
+	// ClickHouse failed; the wait doubles from MinBackoff up to MaxBackoff.
+	MinBackoff, MaxBackoff time.Duration
+	// Sleep waits d or until ctx ends (then it returns ctx's error). Tests
+	// inject their own to drive retries without real waiting.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Progress, if set, is called after every flush with the position
+	// stored and the head being exported to (Export only).
+	Progress func(stored, head uint64)
+
+	// afterRows, if set, runs after a flush's rows are stored and before
+	// its checkpoint is: tests make it fail to crash the sink right there.
+	afterRows func(pos uint64) error
+
+	db   string
+	opts *ch.Options
+
+	mu      sync.Mutex
+	conn    driver.Conn
+	stored  uint64        // checkpoint known to be in ClickHouse
+	changed chan struct{} // closed and replaced when stored moves
+	lastErr error         // last ClickHouse error, nil once a flush succeeded
+
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// NewSink returns a Sink writing to url from store, with default settings.
+func NewSink(url string, store domain.EventStore) *Sink {
+	return &Sink{
+		URL:           url,
+		Store:         store,
+		Method:        domain.LOFO,
+		Logger:        zap.NewNop(),
+		Clock:         domain.SystemClock{},
+		BatchRows:     DefaultBatchRows,
+		FlushInterval: DefaultFlushInterval,
+		MinBackoff:    DefaultMinBackoff,
+		MaxBackoff:    DefaultMaxBackoff,
+		Sleep:         sleep,
+		changed:       make(chan struct{}),
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// ParseURL checks a clickhouse:// URL and returns the client options (with
+// the database left empty, so that connecting works before it exists) and
+// the database name (DefaultDatabase when the path is empty).
+func ParseURL(rawURL string) (*ch.Options, string, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Scheme != "clickhouse" || u.Host == "" {
+		return nil, "", domain.Errorf(domain.EINVALID, "clickhouse URL must look like clickhouse://host:9000/database")
+	}
+	db := strings.Trim(u.Path, "/")
+	if db == "" {
+		db = DefaultDatabase
+	}
+	if err := checkIdent(db); err != nil {
+		return nil, "", domain.Errorf(domain.EINVALID, "%v", err)
+	}
+	u.Path = ""
+	opts, err := ch.ParseDSN(u.String())
+	if err != nil {
+		return nil, "", domain.Errorf(domain.EINVALID, "clickhouse URL: %v", err)
+	}
+	opts.Protocol = ch.Native
+	opts.Auth.Database = ""
+	if opts.DialTimeout == 0 || opts.DialTimeout > 5*time.Second {
+		opts.DialTimeout = 5 * time.Second
+	}
+	return opts, db, nil
+}
+
+// Database returns the database the sink writes to (after Open or Export).
+func (s *Sink) Database() string { return s.db }
+
+func (s *Sink) sinkName() string { return "tradeledger/" + s.Method.String() }
+
+// Open checks the settings and starts following the log in the background.
+// It does not wait for ClickHouse: while ClickHouse is unreachable the sink
+// retries with backoff (and Lag grows), then catches up.
+func (s *Sink) Open() error {
+	if err := s.init(); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.cancel = cancel
+	s.done = make(chan struct{})
+	go func() {
+		defer close(s.done)
+		s.follow(ctx)
+	}()
+	return nil
+}
+
+func (s *Sink) init() error {
+	if s.Store == nil {
+		return errors.New("clickhouse sink: no event store")
+	}
+	opts, db, err := ParseURL(s.URL)
+	if err != nil {
+		return err
+	}
+	s.opts, s.db = opts, db
+	if s.changed == nil {
+		s.changed = make(chan struct{})
+	}
+	if s.Sleep == nil {
+		s.Sleep = sleep
+	}
+	if s.Logger == nil {
+		s.Logger = zap.NewNop()
+	}
+	if s.Clock == nil {
+		s.Clock = domain.SystemClock{}
+	}
+	if s.BatchRows <= 0 {
+		s.BatchRows = DefaultBatchRows
+	}
+	if s.FlushInterval <= 0 {
+		s.FlushInterval = DefaultFlushInterval
+	}
+	if s.MinBackoff <= 0 {
+		s.MinBackoff = DefaultMinBackoff
+	}
+	if s.MaxBackoff < s.MinBackoff {
+		s.MaxBackoff = s.MinBackoff
+	}
+	return nil
+}
+
+// Close stops the sink. Rows not yet flushed are dropped, not lost: they
+// are rebuilt from the log at the next start, which resumes from the
+// checkpoint stored in ClickHouse.
+func (s *Sink) Close() error {
+	if s.cancel != nil {
+		s.cancel()
+		<-s.done
+		s.cancel = nil
+	}
+	s.mu.Lock()
+	conn := s.conn
+	s.conn = nil
+	s.mu.Unlock()
+	if conn != nil {
+		return conn.Close()
+	}
+	return nil
+}
+
+// Stored returns the position up to which ClickHouse holds every row (the
+// checkpoint), as last read or written by this sink.
+func (s *Sink) Stored() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stored
+}
+
+// Lag returns how many positions the sink is behind the log's head: 0 when
+// ClickHouse holds every event's rows.
+func (s *Sink) Lag(ctx context.Context) (uint64, error) {
+	head, err := s.Store.Head(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if st := s.Stored(); head > st {
+		return head - st, nil
+	}
+	return 0, nil
+}
+
+// Err returns the last ClickHouse error, or nil once a flush succeeded
+// after it (for health reports).
+func (s *Sink) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastErr
+}
+
+// WaitFor returns once ClickHouse holds the rows of every event up to pos,
+// or with ctx's error.
+func (s *Sink) WaitFor(ctx context.Context, pos uint64) error {
+	for {
+		s.mu.Lock()
+		stored, ch := s.stored, s.changed
+		s.mu.Unlock()
+		if stored >= pos {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func (s *Sink) setStored(pos uint64) {
+	s.mu.Lock()
+	if pos > s.stored {
+		s.stored = pos
+		close(s.changed)
+		s.changed = make(chan struct{})
+	}
+	s.lastErr = nil
+	s.mu.Unlock()
+}
+
+func (s *Sink) setErr(err error) {
+	s.mu.Lock()
+	s.lastErr = err
+	s.mu.Unlock()
+}
+
+// backoff returns the wait before retry number attempt (from 0).
+func (s *Sink) backoff(attempt int) time.Duration {
+	d := s.MinBackoff
+	for i := 0; i < attempt && d < s.MaxBackoff; i++ {
+		d *= 2
+	}
+	return min(d, s.MaxBackoff)
+}
+
+// retry runs op until it succeeds, waiting with backoff between attempts,
+// or until ctx ends. what names the operation in log lines.
+func (s *Sink) retry(ctx context.Context, what string, op func(context.Context) error) error {
+	for attempt := 0; ; attempt++ {
+		err := op(ctx)
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if errors.Is(err, errStop) {
+			return err
+		}
+		s.setErr(err)
+		d := s.backoff(attempt)
+		s.Logger.Warn("clickhouse unavailable, retrying", zap.String("op", what), zap.Int("attempt", attempt+1),
+			zap.Duration("wait", d), zap.Error(err))
+		if err := s.Sleep(ctx, d); err != nil {
+			return err
+		}
+	}
+}
+
+// errStop ends the sink without retry (test crash hook).
+var errStop = errors.New("clickhouse sink stopped")
+
+// connect opens the connection pool, creates the schema and reads the
+// checkpoint.
+func (s *Sink) connect(ctx context.Context) (uint64, error) {
+	s.mu.Lock()
+	conn := s.conn
+	s.mu.Unlock()
+	if conn == nil {
+		c, err := ch.Open(s.opts)
+		if err != nil {
+			return 0, fmt.Errorf("open clickhouse: %w", err)
+		}
+		conn = c
+		s.mu.Lock()
+		s.conn = c
+		s.mu.Unlock()
+	}
+	if err := conn.Ping(ctx); err != nil {
+		return 0, fmt.Errorf("ping clickhouse: %w", err)
+	}
+	for _, stmt := range Schema(s.db) {
+		if err := conn.Exec(ctx, stmt); err != nil {
+			return 0, fmt.Errorf("create schema: %w", err)
+		}
+	}
+	var cp uint64
+	if err := conn.QueryRow(ctx, "SELECT max(position) FROM "+s.db+".checkpoint WHERE sink = ?", s.sinkName()).Scan(&cp); err != nil {
+		return 0, fmt.Errorf("read checkpoint: %w", err)
+	}
+	return cp, nil
+}
+
+// follow is the background loop: connect, rebuild, follow the log, and
+// start over (with backoff) if the log's subscription fails.
+func (s *Sink) follow(ctx context.Context) {
+	for attempt := 0; ; attempt++ {
+		err := s.run(ctx, false)
+		if ctx.Err() != nil || errors.Is(err, errStop) {
+			return
+		}
+		d := s.backoff(attempt)
+		s.Logger.Error("clickhouse sink stopped, restarting", zap.Duration("wait", d), zap.Error(err))
+		if s.Sleep(ctx, d) != nil {
+			return
+		}
+	}
+}
+
+// ExportStats summarizes an Export.
+type ExportStats struct {
+	From, To uint64 // positions: checkpoint found, head reached
+	Events   int64  // events read from the log (replayed and new)
+	Rows     int64  // rows written
+	Fills    int64  // fill rows written
+}
+
+// Export loads the log into ClickHouse up to the head as of the call,
+// resuming from ClickHouse's checkpoint, and returns once the checkpoint
+// reached it. ClickHouse failures are retried with backoff until ctx ends.
+func (s *Sink) Export(ctx context.Context) (ExportStats, error) {
+	if err := s.init(); err != nil {
+		return ExportStats{}, err
+	}
+	defer s.Close()
+	var st ExportStats
+	err := s.runWith(ctx, true, &st)
+	return st, err
+}
+
+func (s *Sink) run(ctx context.Context, export bool) error {
+	return s.runWith(ctx, export, &ExportStats{})
+}
+
+// runWith connects, replays the log up to the checkpoint into the state,
+// then turns every later event into rows, flushing every BatchRows rows and
+// every FlushInterval. With export it stops at the head as of the start.
+func (s *Sink) runWith(ctx context.Context, export bool, stats *ExportStats) error {
+	var cp uint64
+	if err := s.retry(ctx, "connect", func(ctx context.Context) (err error) {
+		cp, err = s.connect(ctx)
+		return err
+	}); err != nil {
+		return err
+	}
+	s.setStored(cp)
+	stats.From = cp
+
+	var head uint64
+	var it domain.EventIterator
+	if export {
+		h, err := s.Store.Head(ctx)
+		if err != nil {
+			return fmt.Errorf("read head: %w", err)
+		}
+		head = h
+		stats.To = h
+		it = s.Store.ReadAll(ctx, 0, 0)
+	} else {
+		it = s.Store.Subscribe(ctx, 0)
+	}
+	defer it.Close()
+
+	// A goroutine reads the log so that the flush timer can fire while the
+	// subscription waits for the next event.
+	events := make(chan domain.Event, 1024)
+	readErr := make(chan error, 1)
+	readCtx, stopReading := context.WithCancel(ctx)
+	defer stopReading()
+	go func() {
+		defer close(events)
+		for it.Next() {
+			e := it.Event()
+			if export && e.Position > head {
+				break
+			}
+			select {
+			case events <- e:
+			case <-readCtx.Done():
+				return
+			}
+		}
+		readErr <- it.Err()
+	}()
+
+	st := newState(s.Method)
+	b := newBatch()
+	var seen uint64 // position of the last event read
+	ticker := time.NewTicker(s.FlushInterval)
+	defer ticker.Stop()
+	flush := func() error {
+		if seen <= s.Stored() {
+			return nil
+		}
+		n := b.rows()
+		if err := s.retry(ctx, "flush", func(ctx context.Context) error { return s.flush(ctx, b, seen) }); err != nil {
+			return err
+		}
+		stats.Rows += int64(n)
+		stats.Fills += int64(len(b.fills))
+		b.reset()
+		s.setStored(seen)
+		if s.Progress != nil {
+			s.Progress(seen, head)
+		}
+		return nil
+	}
+	for {
+		select {
+		case e, ok := <-events:
+			if !ok {
+				if err := <-readErr; err != nil {
+					return fmt.Errorf("read log: %w", err)
+				}
+				if !export {
+					return errors.New("log subscription ended")
+				}
+				return flush()
+			}
+			stats.Events++
+			var out *batch
+			if e.Position > cp {
+				out = b
+			}
+			if err := st.apply(&e, out); err != nil {
+				s.Logger.Warn("clickhouse sink skips an event it cannot apply", zap.String("stream", e.Stream),
+					zap.Int64("version", e.Version), zap.Uint64("position", e.Position), zap.Error(err))
+			}
+			seen = e.Position
+			if b.rows() >= s.BatchRows {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+		case <-ticker.C:
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// flush writes b's rows, then the checkpoint pos. Each table's rows go in
+// one insert; a failure anywhere leaves the checkpoint where it was, and the
+// retry writes the same rows again (replacing, not adding).
+func (s *Sink) flush(ctx context.Context, b *batch, pos uint64) error {
+	s.mu.Lock()
+	conn := s.conn
+	s.mu.Unlock()
+	if conn == nil {
+		return errors.New("no clickhouse connection")
+	}
+	if err := s.writeRows(ctx, conn, b); err != nil {
+		return err
+	}
+	if s.afterRows != nil {
+		if err := s.afterRows(pos); err != nil {
+			return err
+		}
+	}
+	return s.insert(ctx, conn, "checkpoint (sink, position, updated_ms)", 1, func(bt driver.Batch) error {
+		return bt.Append(s.sinkName(), pos, s.Clock.Now().UnixMilli())
+	})
+}
+
+func (s *Sink) writeRows(ctx context.Context, conn driver.Conn, b *batch) error {
+	method := s.Method.String()
+	if err := s.insert(ctx, conn, "orders (order_id, exchange, pair, side, kind, status, amount_e8, price_e8, stop_price_e8, filled_e8, filled_value_e8, fees_e8, fills, created_ms, updated_ms, actor, reason, position)",
+		len(b.orders), func(bt driver.Batch) error {
+			for _, r := range b.orders {
+				if err := bt.Append(r.OrderID, r.Exchange, r.Pair, r.Side, r.Kind, r.Status, r.Amount, r.Price, r.StopPrice,
+					r.Filled, r.Value, r.Fees, r.Fills, r.CreatedMs, r.UpdatedMs, r.Actor, r.Reason, r.Position); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+		return err
+	}
+	if err := s.insert(ctx, conn, "fills (method, exchange, pair, time_ms, order_id, fill_id, side, price_e8, quantity_e8, value_e8, fee_e8, fee_asset, pnl_e8, cost_e8, unmatched_e8, unmatched_value_e8, position)",
+		len(b.fills), func(bt driver.Batch) error {
+			for i := range b.fills {
+				r := &b.fills[i]
+				if err := bt.Append(method, r.Exchange, r.Pair, r.TimeMs, r.OrderID, r.FillID, r.Side, r.Price, r.Quantity,
+					r.Value, r.Fee, r.FeeAsset, r.Pnl, r.Cost, r.Unmatched, r.UnmVal, r.Position); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+		return err
+	}
+	if err := s.insert(ctx, conn, "pnl_daily (method, exchange, pair, day, trades, buys, sells, wins, losses, volume_e8, pnl_e8, fees_e8, unmatched_value_e8, position)",
+		len(b.daily), func(bt driver.Batch) error {
+			for _, r := range b.daily {
+				if err := bt.Append(method, r.Exchange, r.Pair, dayDate(r.Day), r.Trades, r.Buys, r.Sells, r.Wins, r.Losses,
+					r.Volume, r.Pnl, r.Fees, r.UnmVal, r.Position); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+		return err
+	}
+	if err := s.insert(ctx, conn, "balances (exchange, asset, time_ms, available_e8, on_order_e8, position)",
+		len(b.balances), func(bt driver.Batch) error {
+			for _, r := range b.balances {
+				if err := bt.Append(r.Exchange, r.Asset, r.TimeMs, r.Available, r.OnOrder, r.Position); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+		return err
+	}
+	return s.insert(ctx, conn, "asset_values (exchange, base, time_ms, amount_e8, position)",
+		len(b.assetValues), func(bt driver.Batch) error {
+			for _, r := range b.assetValues {
+				if err := bt.Append(r.Exchange, r.Base, r.TimeMs, r.Amount, r.Position); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+}
+
+// insert sends one INSERT of n rows into s.db.<table (columns)>; fill
+// appends them. n = 0 sends nothing.
+func (s *Sink) insert(ctx context.Context, conn driver.Conn, tableCols string, n int, fill func(driver.Batch) error) error {
+	if n == 0 {
+		return nil
+	}
+	table, _, _ := strings.Cut(tableCols, " ")
+	bt, err := conn.PrepareBatch(ctx, "INSERT INTO "+s.db+"."+tableCols)
+	if err != nil {
+		return fmt.Errorf("insert into %s: %w", table, err)
+	}
+	defer bt.Close()
+	if err := fill(bt); err != nil {
+		return fmt.Errorf("insert into %s: %w", table, err)
+	}
+	if err := bt.Send(); err != nil {
+		return fmt.Errorf("insert into %s: %w", table, err)
+	}
+	return nil
+}
