@@ -1,0 +1,203 @@
+package paper_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/exchange/exchangetest"
+	"github.com/tradeledger/tradeledger/exchange/paper"
+)
+
+var start = time.Date(2026, 3, 4, 5, 6, 0, 0, time.UTC)
+
+func TestConformance(t *testing.T) {
+	exchangetest.Run(t, func(t *testing.T) exchangetest.Harness {
+		sim := paper.NewSimulator(domain.NewManualClock(start))
+		x, err := sim.Exchange("binance")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return exchangetest.Harness{
+			Exchange: x, Pair: "USDT-BTC", Amount: domain.MustDecimal("0.01"),
+			SetPrice: func(pair string, p domain.Decimal) error { return sim.SetPrice("binance", pair, p) },
+		}
+	})
+}
+
+func TestDeterministicSeededPaths(t *testing.T) {
+	prices := func(seed int64) []domain.Decimal {
+		clock := domain.NewManualClock(start)
+		sim := paper.NewSimulator(clock)
+		sim.Seed = seed
+		x, _ := sim.Exchange("kraken")
+		var out []domain.Decimal
+		for i := 0; i < 30; i++ {
+			clock.Advance(time.Minute)
+			tk, err := x.Ticker(context.Background(), "USDT-ETH")
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, tk.Last)
+		}
+		return out
+	}
+	a, b, c := prices(7), prices(7), prices(8)
+	same, moved := true, false
+	for i := range a {
+		if a[i] != b[i] {
+			t.Fatalf("step %d: %v vs %v with the same seed", i, a[i], b[i])
+		}
+		same = same && a[i] == c[i]
+		moved = moved || (i > 0 && a[i] != a[i-1])
+	}
+	if same || !moved {
+		t.Fatalf("paths: different seeds equal=%v, path moves=%v", same, moved)
+	}
+	// Realistic volatility: 30 one-minute steps stay within a few percent.
+	lo, hi := a[0], a[0]
+	for _, p := range a {
+		lo, hi = lo.Min(p), hi.Max(p)
+	}
+	if hi.Sub(lo).Div(lo).Cmp(domain.MustDecimal("0.05")) > 0 {
+		t.Fatalf("30-minute range %v..%v is more than 5%%", lo, hi)
+	}
+}
+
+func TestMarketsHave24hStats(t *testing.T) {
+	sim := paper.NewSimulator(domain.NewManualClock(start))
+	x, _ := sim.Exchange("binance")
+	ms, err := x.Markets(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) != len(paper.DefaultPairs) {
+		t.Fatalf("%d markets, want %d", len(ms), len(paper.DefaultPairs))
+	}
+	for _, m := range ms {
+		if m.Volume24h.Sign() <= 0 || m.Low24h.Cmp(m.High24h) >= 0 {
+			t.Fatalf("%s: volume %v low %v high %v: want a day of trading", m.Pair, m.Volume24h, m.Low24h, m.High24h)
+		}
+	}
+}
+
+func TestSettingsFeeBalancesAndUnknownExchange(t *testing.T) {
+	sim := paper.NewSimulator(domain.NewManualClock(start))
+	fee := domain.MustDecimal("0.002")
+	sim.Settings = func(name string) (paper.ExchangeSettings, bool) {
+		if name != "kucoin" {
+			return paper.ExchangeSettings{}, false
+		}
+		return paper.ExchangeSettings{Fee: &fee, Balances: map[string]domain.Decimal{"USDT": domain.MustDecimal("1000")}}, true
+	}
+	if _, err := sim.Exchange("binance"); domain.ErrorCode(err) != domain.ENOTFOUND {
+		t.Fatalf("unsimulated exchange: err=%v, want ENOTFOUND", err)
+	}
+	x, err := sim.Paper("kucoin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := x.SetPrice("USDT-SOL", domain.MustDecimal("100")); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	// 10 SOL at 100 = 1000 USDT + 0.2% fee = 1002: more than the balance.
+	_, err = x.PlaceOrder(ctx, domain.PlaceOrderRequest{ClientOrderID: "a", Pair: "USDT-SOL", Side: domain.Buy, Kind: domain.KindLimit, Amount: domain.MustDecimal("10"), Price: domain.MustDecimal("100")})
+	if domain.ErrorCode(err) != domain.EINVALID {
+		t.Fatalf("buy over balance: err=%v, want EINVALID", err)
+	}
+	// 5 SOL resting at 99, then the price falls through it: filled at 99
+	// with a 0.2% fee in USDT.
+	if _, err := x.PlaceOrder(ctx, domain.PlaceOrderRequest{ClientOrderID: "b", Pair: "USDT-SOL", Side: domain.Buy, Kind: domain.KindLimit, Amount: domain.MustDecimal("5"), Price: domain.MustDecimal("99")}); err != nil {
+		t.Fatal(err)
+	}
+	bal := func() map[string]domain.AssetBalance {
+		bs, _ := x.Balances(ctx)
+		m := map[string]domain.AssetBalance{}
+		for _, b := range bs {
+			m[b.Asset] = b
+		}
+		return m
+	}
+	if got, want := bal()["USDT"].OnOrder, domain.MustDecimal("495.99"); got != want { // 495 + 0.99 fee
+		t.Fatalf("on order %v, want %v", got, want)
+	}
+	if err := x.SetPrice("USDT-SOL", domain.MustDecimal("98")); err != nil {
+		t.Fatal(err)
+	}
+	b := bal()
+	if b["USDT"].Available != domain.MustDecimal("504.01") || b["USDT"].OnOrder != 0 || b["SOL"].Available != domain.MustDecimal("5") {
+		t.Fatalf("after the fill: %+v", b)
+	}
+	fills, _ := x.FillsSince(ctx, 0, 0)
+	if len(fills) == 0 || fills[0].Fee != domain.MustDecimal("0.99") || fills[0].FeeAsset != "USDT" {
+		t.Fatalf("fills %+v, want fee 0.99 USDT (0.2%% of 5×99)", fills)
+	}
+}
+
+func TestLargeMarketOrderFillsPartially(t *testing.T) {
+	sim := paper.NewSimulator(domain.NewManualClock(start))
+	sim.Balances = map[string]domain.Decimal{"BTC": domain.MustDecimal("1000"), "ETH": domain.MustDecimal("100")}
+	x, _ := sim.Paper("binance")
+	ctx := context.Background()
+	o, err := x.PlaceOrder(ctx, domain.PlaceOrderRequest{ClientOrderID: "big", Pair: "USDT-BTC", Side: domain.Sell, Kind: domain.KindMarket, Amount: domain.MustDecimal("500")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Status != domain.StatusCancelled || o.Filled.Sign() <= 0 || o.Filled.Cmp(o.Amount) >= 0 {
+		t.Fatalf("500 BTC market sell: %+v, want partly filled, rest cancelled", o)
+	}
+	fills, _ := x.FillsSince(ctx, 0, 0)
+	if len(fills) < 2 {
+		t.Fatalf("%d fills, want one per book level walked", len(fills))
+	}
+	bs, _ := x.Balances(ctx)
+	for _, b := range bs {
+		if b.Asset == "BTC" && (b.OnOrder != 0 || b.Available != domain.MustDecimal("1000").Sub(o.Filled)) {
+			t.Fatalf("BTC after partial market sell: %+v, filled %v", b, o.Filled)
+		}
+	}
+	// A large resting sell fills partially on one crossing, more later.
+	r, err := x.PlaceOrder(ctx, domain.PlaceOrderRequest{ClientOrderID: "rest", Pair: "USDT-ETH", Side: domain.Sell, Kind: domain.KindLimit, Amount: domain.MustDecimal("50"), Price: domain.MustDecimal("4000")})
+	if err != nil || r.Status != domain.StatusOpen {
+		t.Fatalf("resting sell: %+v %v", r, err)
+	}
+	var filled []domain.Decimal
+	for i := 0; i < 2; i++ {
+		if err := x.SetPrice("USDT-ETH", domain.MustDecimal("4001")); err != nil {
+			t.Fatal(err)
+		}
+		o, _ := x.Order(ctx, "USDT-ETH", "rest")
+		filled = append(filled, o.Filled)
+	}
+	if filled[0].Sign() <= 0 || filled[1].Cmp(filled[0]) <= 0 || filled[1].Cmp(domain.MustDecimal("50")) >= 0 {
+		t.Fatalf("resting 50 ETH after two crossings filled %v: want partial fills growing", filled)
+	}
+}
+
+func TestFailPlacements(t *testing.T) {
+	sim := paper.NewSimulator(domain.NewManualClock(start))
+	x, _ := sim.Exchange("binance")
+	ctx := context.Background()
+	req := domain.PlaceOrderRequest{ClientOrderID: "c1", Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindLimit, Amount: domain.MustDecimal("0.01"), Price: domain.MustDecimal("1000")}
+	_ = sim.FailPlacements("binance", 1, false)
+	if _, err := x.PlaceOrder(ctx, req); domain.ErrorCode(err) != domain.EUNAVAILABLE {
+		t.Fatalf("err=%v, want EUNAVAILABLE", err)
+	}
+	if _, err := x.Order(ctx, "USDT-BTC", "c1"); domain.ErrorCode(err) != domain.ENOTFOUND {
+		t.Fatalf("a lost request placed the order: %v", err)
+	}
+	_ = sim.FailPlacements("binance", 1, true)
+	if _, err := x.PlaceOrder(ctx, req); domain.ErrorCode(err) != domain.EUNAVAILABLE {
+		t.Fatalf("err=%v, want EUNAVAILABLE", err)
+	}
+	o, err := x.Order(ctx, "USDT-BTC", "c1")
+	if err != nil || o.Status != domain.StatusOpen {
+		t.Fatalf("a lost answer: the order must exist: %+v %v", o, err)
+	}
+	again, err := x.PlaceOrder(ctx, req)
+	if err != nil || again.ID != o.ID {
+		t.Fatalf("retry: %+v %v, want the same order %s", again, err, o.ID)
+	}
+}
