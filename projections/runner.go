@@ -58,11 +58,16 @@ func (r *Runner) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("projections: read head: %w", err)
 	}
+	// Nobody waits during the replay, so positions are published once at
+	// the end instead of per event.
 	it := r.Store.ReadAll(ctx, 0, 0)
+	var last uint64
 	for it.Next() {
 		e := it.Event()
-		r.apply(&e)
+		r.applyAll(&e)
+		last = e.Position
 	}
+	r.publish(last)
 	err = it.Err()
 	it.Close()
 	if err != nil {
@@ -97,16 +102,28 @@ func (r *Runner) follow(ctx context.Context) {
 }
 
 func (r *Runner) apply(e *domain.Event) {
+	r.applyAll(e)
+	r.publish(e.Position)
+}
+
+func (r *Runner) applyAll(e *domain.Event) {
 	for _, p := range r.projections {
 		if err := p.Apply(e); err != nil && r.OnError != nil {
 			r.OnError(p, e, err)
 		}
 	}
+}
+
+// publish records pos as applied and wakes the writers waiting for it.
+func (r *Runner) publish(pos uint64) {
 	r.mu.Lock()
-	r.applied = e.Position
+	defer r.mu.Unlock()
+	if pos <= r.applied {
+		return
+	}
+	r.applied = pos
 	close(r.changed)
 	r.changed = make(chan struct{})
-	r.mu.Unlock()
 }
 
 // Position returns the position of the last event every projection applied.

@@ -8,7 +8,7 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 )
 
-const selectColumns = `SELECT position, stream, version, id, type, schema, time, actor, correlation, data, prev_hash, hash FROM events `
+const selectColumns = `SELECT position, record FROM events `
 
 // ReadStream implements domain.EventStore.
 func (s *Store) ReadStream(ctx context.Context, stream string, from int64, max int) domain.EventIterator {
@@ -104,14 +104,14 @@ func (it *iterator) fill() error {
 	for rows.Next() {
 		var e domain.Event
 		var pos int64
-		var data, prev, hash []byte
-		if err := rows.Scan(&pos, &e.Stream, &e.Version, &e.ID, &e.Type, &e.Schema, &e.Time, &e.Actor, &e.Correlation, &data, &prev, &hash); err != nil {
+		var rec sql.RawBytes
+		if err := rows.Scan(&pos, &rec); err != nil {
 			return fmt.Errorf("scan event: %w", err)
 		}
+		if err := decodeRecord(rec, &e); err != nil {
+			return domain.Errorf(domain.EINTERNAL, "event log is corrupt at position %d: %v", pos, err)
+		}
 		e.Position = uint64(pos)
-		e.Data = data
-		copy(e.PrevHash[:], prev)
-		copy(e.Hash[:], hash)
 		it.buf = append(it.buf, e)
 	}
 	if err := rows.Err(); err != nil {

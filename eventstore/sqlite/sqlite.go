@@ -8,10 +8,12 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"sync"
 
 	sqlite3 "github.com/mattn/go-sqlite3"
@@ -27,18 +29,12 @@ const (
 
 const schema = `
 CREATE TABLE IF NOT EXISTS events (
-	position    INTEGER PRIMARY KEY,
-	stream      TEXT    NOT NULL,
-	version     INTEGER NOT NULL,
-	id          TEXT    NOT NULL,
-	type        TEXT    NOT NULL,
-	schema      INTEGER NOT NULL,
-	time        INTEGER NOT NULL,
-	actor       TEXT    NOT NULL,
-	correlation TEXT    NOT NULL,
-	data        BLOB    NOT NULL,
-	prev_hash   BLOB    NOT NULL,
-	hash        BLOB    NOT NULL
+	position INTEGER PRIMARY KEY,
+	stream   TEXT    NOT NULL,
+	version  INTEGER NOT NULL,
+	id       BLOB    NOT NULL, -- idKey: 16 bytes of a UUID
+	hash     BLOB    NOT NULL,
+	record   BLOB    NOT NULL -- the whole envelope but position (record.go)
 );
 CREATE UNIQUE INDEX IF NOT EXISTS events_stream_version ON events (stream, version);
 CREATE UNIQUE INDEX IF NOT EXISTS events_id ON events (id);
@@ -63,6 +59,8 @@ type Store struct {
 	mu     sync.Mutex
 	head   uint64
 	notify chan struct{} // closed and replaced after every commit
+
+	heads  map[string]streamHead // writer goroutine only: recent stream heads
 	closed bool
 }
 
@@ -125,6 +123,7 @@ func (s *Store) Open() error {
 		s.ReadBatchSize = DefaultReadBatchSize
 	}
 	s.notify = make(chan struct{})
+	s.heads = make(map[string]streamHead)
 	s.appends = make(chan *appendRequest, s.MaxBatch)
 	s.closing = make(chan struct{})
 	s.done = make(chan struct{})
@@ -171,6 +170,10 @@ func (s *Store) Append(ctx context.Context, stream string, expected domain.Expec
 	if err := validateAppend(stream, expected, events); err != nil {
 		return domain.AppendResult{}, err
 	}
+	events, err := prepareEvents(stream, events)
+	if err != nil {
+		return domain.AppendResult{}, err
+	}
 	req := &appendRequest{ctx: ctx, stream: stream, expected: expected, events: events, done: make(chan struct{})}
 	select {
 	case s.appends <- req:
@@ -195,23 +198,37 @@ func validateAppend(stream string, expected domain.ExpectedVersion, events []dom
 	if expected < domain.StreamExists {
 		return domain.Errorf(domain.EINVALID, "append to %s: bad expected version %d", stream, expected)
 	}
-	seen := make(map[string]bool, len(events))
-	for i := range events {
-		e := &events[i]
+	return nil
+}
+
+// prepareEvents checks events and returns copies with compact JSON data,
+// doing in the caller's goroutine the work the single writer need not do.
+func prepareEvents(stream string, events []domain.Event) ([]domain.Event, error) {
+	out := make([]domain.Event, len(events))
+	var buf bytes.Buffer
+	for i, e := range events {
 		if e.ID == "" || e.Type == "" {
-			return domain.Errorf(domain.EINVALID, "append to %s: event %d has no id or type", stream, i)
+			return nil, domain.Errorf(domain.EINVALID, "append to %s: event %d has no id or type", stream, i)
 		}
-		if seen[e.ID] {
-			return domain.Errorf(domain.EINVALID, "append to %s: event id %s twice in one append", stream, e.ID)
+		for j := 0; j < i; j++ {
+			if events[j].ID == e.ID {
+				return nil, domain.Errorf(domain.EINVALID, "append to %s: event id %s twice in one append", stream, e.ID)
+			}
 		}
-		seen[e.ID] = true
 		if len(e.Data) == 0 {
 			e.Data = json.RawMessage("{}")
-		} else if !json.Valid(e.Data) {
-			return domain.Errorf(domain.EINVALID, "append to %s: event %s data is not valid JSON", stream, e.ID)
+		} else {
+			buf.Reset()
+			if err := json.Compact(&buf, e.Data); err != nil {
+				return nil, domain.Errorf(domain.EINVALID, "append to %s: event %s data is not valid JSON", stream, e.ID)
+			}
+			if buf.Len() != len(e.Data) {
+				e.Data = bytes.Clone(buf.Bytes())
+			}
 		}
+		out[i] = e
 	}
-	return nil
+	return out, nil
 }
 
 // writeLoop is the single writer: it merges queued appends into one
@@ -263,22 +280,23 @@ func (s *Store) commit(batch []*appendRequest) {
 			close(req.done)
 		}
 	}
+	unavailable := func(err error) *domain.Error {
+		return domain.Errorf(domain.EUNAVAILABLE, "event store unavailable: %v", err)
+	}
 	tx, err := s.writeDB.Begin()
 	if err != nil {
-		fail(domain.Errorf(domain.EUNAVAILABLE, "event store unavailable: %v", err))
+		fail(unavailable(err))
 		return
 	}
 	headStmt, err1 := tx.Prepare(`SELECT version, hash FROM events WHERE stream = ? ORDER BY version DESC LIMIT 1`)
 	idStmt, err2 := tx.Prepare(`SELECT stream, version, position FROM events WHERE id = ?`)
-	insStmt, err3 := tx.Prepare(`INSERT INTO events (position, stream, version, id, type, schema, time, actor, correlation, data, prev_hash, hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`)
-	if err := errors.Join(err1, err2, err3); err != nil {
+	if err := errors.Join(err1, err2); err != nil {
 		tx.Rollback()
-		fail(domain.Errorf(domain.EUNAVAILABLE, "event store unavailable: %v", err))
+		fail(unavailable(err))
 		return
 	}
 	defer headStmt.Close()
 	defer idStmt.Close()
-	defer insStmt.Close()
 
 	s.mu.Lock()
 	pos := s.head
@@ -292,15 +310,11 @@ func (s *Store) commit(batch []*appendRequest) {
 		}
 		head, ok := heads[req.stream]
 		if !ok {
-			head = streamHead{version: -1}
-			var h []byte
-			err := headStmt.QueryRow(req.stream).Scan(&head.version, &h)
-			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			if head, err = s.streamHead(headStmt, req.stream); err != nil {
 				tx.Rollback()
-				fail(domain.Errorf(domain.EUNAVAILABLE, "event store unavailable: %v", err))
+				fail(unavailable(err))
 				return
 			}
-			copy(head.hash[:], h)
 		}
 		// A retry of events already stored answers with the original result.
 		if res, dup, err := s.findDuplicates(idStmt, req, written); err != nil {
@@ -322,13 +336,7 @@ func (s *Store) commit(batch []*appendRequest) {
 			e.Version = head.version + 1
 			e.Position = pos
 			e.PrevHash = head.hash
-			e.Data = compact(e.Data)
 			e.Hash = domain.ComputeHash(&e)
-			if _, err := insStmt.Exec(int64(e.Position), e.Stream, e.Version, e.ID, e.Type, e.Schema, e.Time, e.Actor, e.Correlation, []byte(e.Data), e.PrevHash[:], e.Hash[:]); err != nil {
-				tx.Rollback()
-				fail(domain.Errorf(domain.EUNAVAILABLE, "event store unavailable: %v", err))
-				return
-			}
 			head = streamHead{version: e.Version, hash: e.Hash}
 			written = append(written, e)
 		}
@@ -339,9 +347,20 @@ func (s *Store) commit(batch []*appendRequest) {
 			LastPosition: pos,
 		}
 	}
-	if err := tx.Commit(); err != nil {
-		fail(domain.Errorf(domain.EUNAVAILABLE, "event store unavailable: commit: %v", err))
+	if err := insertEvents(tx, written); err != nil {
+		tx.Rollback()
+		fail(unavailable(err))
 		return
+	}
+	if err := tx.Commit(); err != nil {
+		fail(unavailable(fmt.Errorf("commit: %w", err)))
+		return
+	}
+	if len(s.heads)+len(heads) > maxCachedHeads {
+		clear(s.heads)
+	}
+	for stream, h := range heads {
+		s.heads[stream] = h
 	}
 	s.mu.Lock()
 	s.head = pos
@@ -351,6 +370,93 @@ func (s *Store) commit(batch []*appendRequest) {
 	for _, req := range batch {
 		close(req.done)
 	}
+}
+
+// maxCachedHeads bounds the writer's cache of stream heads.
+const maxCachedHeads = 1 << 16
+
+// streamHead returns a stream's head, from the writer's cache (only the
+// writer appends, so a cached head is current) or the file.
+func (s *Store) streamHead(headStmt *sql.Stmt, stream string) (streamHead, error) {
+	if h, ok := s.heads[stream]; ok {
+		return h, nil
+	}
+	head := streamHead{version: -1}
+	var h []byte
+	err := headStmt.QueryRow(stream).Scan(&head.version, &h)
+	if errors.Is(err, sql.ErrNoRows) {
+		return head, nil
+	}
+	copy(head.hash[:], h)
+	return head, err
+}
+
+// insertRowsPerStatement is how many events one INSERT carries: multi-row
+// statements cut the per-row cost of cgo and database/sql.
+const insertRowsPerStatement = 256
+
+// insertEvents writes events with multi-row INSERTs.
+func insertEvents(tx *sql.Tx, events []domain.Event) error {
+	var full *sql.Stmt
+	defer func() {
+		if full != nil {
+			full.Close()
+		}
+	}()
+	args := make([]any, 0, 6*insertRowsPerStatement)
+	var rec []byte
+	for start := 0; start < len(events); start += insertRowsPerStatement {
+		chunk := events[start:min(start+insertRowsPerStatement, len(events))]
+		args = args[:0]
+		rec = rec[:0]
+		for i := range chunk {
+			e := &chunk[i]
+			from := len(rec)
+			rec = appendRecord(rec, e)
+			args = append(args, int64(e.Position), e.Stream, e.Version, idKey(e.ID), e.Hash[:], rec[from:len(rec):len(rec)])
+		}
+		stmt := full
+		if len(chunk) < insertRowsPerStatement || full == nil {
+			var err error
+			if stmt, err = tx.Prepare(insertSQL(len(chunk))); err != nil {
+				return err
+			}
+			if len(chunk) == insertRowsPerStatement {
+				full = stmt
+			} else {
+				defer stmt.Close()
+			}
+		}
+		if _, err := stmt.Exec(args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func insertSQL(rows int) string {
+	var b strings.Builder
+	b.WriteString(`INSERT INTO events (position, stream, version, id, hash, record) VALUES `)
+	for i := 0; i < rows; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("(?,?,?,?,?,?)")
+	}
+	return b.String()
+}
+
+// idKey is the indexed form of an event id: the 16 bytes of a UUID, or the
+// text itself for other ids.
+func idKey(id string) []byte {
+	if len(id) == 36 && id[8] == '-' && id[13] == '-' && id[18] == '-' && id[23] == '-' {
+		var k [16]byte
+		src := []byte(id[0:8] + id[9:13] + id[14:18] + id[19:23] + id[24:36])
+		if _, err := hex.Decode(k[:], src); err == nil {
+			return k[:]
+		}
+	}
+	return []byte(id)
 }
 
 // findDuplicates reports whether req's events are all already in its stream
@@ -392,7 +498,7 @@ func lookupID(idStmt *sql.Stmt, id string, pending []domain.Event) (stream strin
 		}
 	}
 	var pos int64
-	err = idStmt.QueryRow(id).Scan(&stream, &version, &pos)
+	err = idStmt.QueryRow(idKey(id)).Scan(&stream, &version, &pos)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", 0, 0, false, nil
 	}
@@ -415,17 +521,6 @@ func checkExpected(stream string, expected domain.ExpectedVersion, current int64
 		have = fmt.Sprintf("version %d", current)
 	}
 	return domain.Errorf(domain.ECONFLICT, "append to %s: expected %s, stream is at %s", stream, expected, have)
-}
-
-func compact(data json.RawMessage) json.RawMessage {
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, data); err != nil {
-		return data // validated before; unreachable
-	}
-	if buf.Len() == len(data) {
-		return data
-	}
-	return buf.Bytes()
 }
 
 // Head implements domain.EventStore.

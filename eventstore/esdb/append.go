@@ -1,0 +1,323 @@
+package esdb
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/EventStore/EventStore-Client-Go/v4/esdb"
+	"github.com/google/uuid"
+
+	"github.com/tradeledger/tradeledger/domain"
+)
+
+// metadata is the custom metadata of every event we write: the envelope
+// fields that are neither the payload nor assigned by the server.
+type metadata struct {
+	ID          string      `json:"id,omitempty"` // only when the id is not a canonical UUID
+	Actor       string      `json:"actor"`
+	Correlation string      `json:"correlation,omitempty"`
+	Schema      int         `json:"schema"`
+	Time        int64       `json:"time"`
+	PrevHash    domain.Hash `json:"prevHash"`
+	Hash        domain.Hash `json:"hash"`
+}
+
+// idNamespace derives EventStoreDB ids for event ids that are not UUIDs.
+var idNamespace = uuid.MustParse("8f5a3c0e-6f1b-4b7e-9a57-2f1d3c4b5a69")
+
+// esdbID returns the EventStoreDB id for our id, and whether our id must
+// travel in metadata because it is not a canonical UUID.
+func esdbID(id string) (uuid.UUID, bool) {
+	if u, err := uuid.Parse(id); err == nil && u.String() == id && u != uuid.Nil {
+		return u, false
+	}
+	return uuid.NewSHA1(idNamespace, []byte(id)), true
+}
+
+// isSystem reports whether a recorded event belongs to the server.
+func isSystem(stream, typ string) bool {
+	return strings.HasPrefix(stream, "$") || strings.HasPrefix(typ, "$")
+}
+
+// toEvent converts a recorded event. Events written by something other
+// than this store (no metadata) keep what they have: time from the
+// server's creation date, zero hashes.
+func toEvent(r *esdb.RecordedEvent) domain.Event {
+	e := domain.Event{
+		ID:       r.EventID.String(),
+		Stream:   r.StreamID,
+		Version:  int64(r.EventNumber),
+		Position: r.Position.Commit,
+		Type:     r.EventType,
+		Data:     json.RawMessage(r.Data),
+	}
+	var m metadata
+	if len(r.UserMetadata) > 0 && json.Unmarshal(r.UserMetadata, &m) == nil {
+		if m.ID != "" {
+			e.ID = m.ID
+		}
+		e.Actor, e.Correlation, e.Schema, e.Time = m.Actor, m.Correlation, m.Schema, m.Time
+		e.PrevHash, e.Hash = m.PrevHash, m.Hash
+	} else {
+		e.Time = r.CreatedDate.UnixMilli()
+	}
+	return e
+}
+
+func validateAppend(stream string, expected domain.ExpectedVersion, events []domain.Event) error {
+	if stream == "" {
+		return domain.Errorf(domain.EINVALID, "append: empty stream name")
+	}
+	if strings.HasPrefix(stream, "$") {
+		return domain.Errorf(domain.EINVALID, "append to %s: stream names starting with $ are reserved", stream)
+	}
+	if len(events) == 0 {
+		return domain.Errorf(domain.EINVALID, "append to %s: no events", stream)
+	}
+	if expected < domain.StreamExists {
+		return domain.Errorf(domain.EINVALID, "append to %s: bad expected version %d", stream, expected)
+	}
+	seen := make(map[string]bool, len(events))
+	for i := range events {
+		e := &events[i]
+		if e.ID == "" || e.Type == "" {
+			return domain.Errorf(domain.EINVALID, "append to %s: event %d has no id or type", stream, i)
+		}
+		if strings.HasPrefix(e.Type, "$") {
+			return domain.Errorf(domain.EINVALID, "append to %s: event types starting with $ are reserved", stream)
+		}
+		if seen[e.ID] {
+			return domain.Errorf(domain.EINVALID, "append to %s: event id %s twice in one append", stream, e.ID)
+		}
+		seen[e.ID] = true
+		if len(e.Data) == 0 {
+			e.Data = json.RawMessage("{}")
+		} else if !json.Valid(e.Data) {
+			return domain.Errorf(domain.EINVALID, "append to %s: event %s data is not valid JSON", stream, e.ID)
+		} else {
+			var buf bytes.Buffer
+			json.Compact(&buf, e.Data) // valid: cannot fail
+			e.Data = buf.Bytes()
+		}
+	}
+	return nil
+}
+
+// Append implements domain.EventStore (see the package doc for how the
+// chain, conflicts and retries map onto EventStoreDB).
+func (s *Store) Append(ctx context.Context, stream string, expected domain.ExpectedVersion, events ...domain.Event) (domain.AppendResult, error) {
+	events = append([]domain.Event(nil), events...) // the caller's slice stays untouched
+	if err := validateAppend(stream, expected, events); err != nil {
+		return domain.AppendResult{}, err
+	}
+	for _, e := range events {
+		if other, ok := s.ids.stream(e.ID); ok && other != stream {
+			return domain.AppendResult{}, domain.Errorf(domain.ECONFLICT, "event id %s is already in stream %s", e.ID, other)
+		}
+	}
+	unlock := s.locks.lock(stream)
+	defer unlock()
+	for attempt := 0; ; attempt++ {
+		res, err := s.appendOnce(ctx, stream, expected, events)
+		if domain.ErrorCode(err) == errRaced {
+			if (expected == domain.Any || expected == domain.StreamExists) && attempt < s.MaxAppendRetries {
+				continue
+			}
+			return domain.AppendResult{}, domain.Errorf(domain.ECONFLICT, "append to %s: a concurrent writer moved the stream (expected %s)", stream, expected)
+		}
+		return res, err
+	}
+}
+
+// errRaced marks a wrong-expected-version reply to the revision we read.
+const errRaced = "raced"
+
+// head is what Append learns from the stream's tail.
+type head struct {
+	version int64 // -1: no stream
+	hash    domain.Hash
+}
+
+func (s *Store) appendOnce(ctx context.Context, stream string, expected domain.ExpectedVersion, events []domain.Event) (domain.AppendResult, error) {
+	c, err := s.conn()
+	if err != nil {
+		return domain.AppendResult{}, err
+	}
+	h, res, dup, err := s.scanTail(ctx, c, stream, events)
+	if err != nil {
+		return domain.AppendResult{}, err
+	}
+	if dup {
+		return res, nil
+	}
+	if err := checkExpected(stream, expected, h.version); err != nil {
+		return domain.AppendResult{}, err
+	}
+	data := make([]esdb.EventData, len(events))
+	prev := h.hash
+	for i := range events {
+		e := &events[i]
+		e.Stream = stream
+		e.Version = h.version + 1 + int64(i)
+		e.Position = 0
+		e.PrevHash = prev
+		e.Hash = domain.ComputeHash(e)
+		prev = e.Hash
+		id, carry := esdbID(e.ID)
+		m := metadata{Actor: e.Actor, Correlation: e.Correlation, Schema: e.Schema, Time: e.Time, PrevHash: e.PrevHash, Hash: e.Hash}
+		if carry {
+			m.ID = e.ID
+		}
+		mb, _ := json.Marshal(m)
+		data[i] = esdb.EventData{EventID: id, EventType: e.Type, ContentType: esdb.ContentTypeJson, Data: e.Data, Metadata: mb}
+	}
+	var exp esdb.ExpectedRevision = esdb.NoStream{}
+	if h.version >= 0 {
+		exp = esdb.Revision(uint64(h.version))
+	}
+	wr, err := c.AppendToStream(ctx, stream, esdb.AppendToStreamOptions{ExpectedRevision: exp}, data...)
+	if err != nil {
+		var ee *esdb.Error
+		if errors.As(err, &ee) && ee.Code() == esdb.ErrorCodeWrongExpectedVersion {
+			return domain.AppendResult{}, domain.Errorf(errRaced, "append to %s raced", stream)
+		}
+		return domain.AppendResult{}, s.fail(ctx, c, "append to "+stream, err)
+	}
+	last := events[len(events)-1].Version
+	pos, err := s.positionOf(ctx, c, stream, last)
+	if err != nil || pos.Commit == 0 {
+		// The event is written; only its position could not be read back.
+		pos = esdb.Position{Commit: wr.CommitPosition, Prepare: wr.PreparePosition}
+	}
+	s.known.add(pos)
+	for _, e := range events {
+		s.ids.add(e.ID, stream)
+	}
+	return domain.AppendResult{FirstVersion: h.version + 1, LastVersion: last, LastPosition: pos.Commit}, nil
+}
+
+// positionOf reads back the $all position of stream's event at version:
+// the append reply's position is the write's, which for several events is
+// not necessarily the last event's.
+func (s *Store) positionOf(ctx context.Context, c *esdb.Client, stream string, version int64) (esdb.Position, error) {
+	rs, err := c.ReadStream(ctx, stream, esdb.ReadStreamOptions{Direction: esdb.Forwards, From: esdb.Revision(uint64(version))}, 1)
+	if err != nil {
+		return esdb.Position{}, err
+	}
+	defer rs.Close()
+	ev, err := rs.Recv()
+	if err != nil {
+		return esdb.Position{}, err
+	}
+	r := ev.OriginalEvent()
+	if r == nil || int64(r.EventNumber) != version || r.Position.Commit == ^uint64(0) {
+		return esdb.Position{}, fmt.Errorf("read back %s/%d: no position", stream, version)
+	}
+	return r.Position, nil
+}
+
+// scanTail reads stream backwards from its end: the first event is the
+// head; the scan goes on while some appended id is unaccounted for (see the
+// package doc for where it stops). It returns the original result when
+// every id is already in the stream.
+func (s *Store) scanTail(ctx context.Context, c *esdb.Client, stream string, events []domain.Event) (head, domain.AppendResult, bool, error) {
+	h := head{version: -1}
+	want := make(map[string]int, len(events))
+	minTime := events[0].Time
+	for i, e := range events {
+		want[e.ID] = i
+		minTime = min(minTime, e.Time)
+	}
+	horizon := minTime - s.IdempotencyWindow.Milliseconds()
+	found := make([]*domain.Event, len(events))
+	nfound := 0
+	var from esdb.StreamPosition = esdb.End{}
+	first := true
+scan:
+	for {
+		rs, err := c.ReadStream(ctx, stream, esdb.ReadStreamOptions{Direction: esdb.Backwards, From: from}, uint64(s.ReadBatchSize))
+		if err != nil {
+			return h, domain.AppendResult{}, false, s.fail(ctx, c, "read "+stream, err)
+		}
+		n := 0
+		var lowest uint64
+		for {
+			ev, err := rs.Recv()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			var ee *esdb.Error
+			if errors.As(err, &ee) && ee.Code() == esdb.ErrorCodeResourceNotFound {
+				rs.Close()
+				break scan
+			}
+			if err != nil {
+				rs.Close()
+				return h, domain.AppendResult{}, false, s.fail(ctx, c, "read "+stream, err)
+			}
+			r := ev.OriginalEvent()
+			if r == nil {
+				continue
+			}
+			n++
+			lowest = r.EventNumber
+			e := toEvent(r)
+			if first {
+				h = head{version: e.Version, hash: e.Hash}
+				first = false
+			}
+			if i, ok := want[e.ID]; ok && found[i] == nil {
+				found[i] = &e
+				nfound++
+			}
+			if nfound == len(events) || (minTime > 0 && e.Time > 0 && e.Time < horizon) {
+				rs.Close()
+				break scan
+			}
+		}
+		rs.Close()
+		if n < s.ReadBatchSize || lowest == 0 {
+			break
+		}
+		from = esdb.Revision(lowest - 1)
+	}
+	switch {
+	case nfound == 0:
+		return h, domain.AppendResult{}, false, nil
+	case nfound < len(events):
+		return h, domain.AppendResult{}, false, domain.Errorf(domain.ECONFLICT, "append to %s: %d of %d event ids already stored", stream, nfound, len(events))
+	}
+	lastE := found[len(found)-1]
+	res := domain.AppendResult{FirstVersion: found[0].Version, LastVersion: lastE.Version, LastPosition: lastE.Position}
+	if res.LastPosition == 0 || res.LastPosition == ^uint64(0) {
+		p, err := s.positionOf(ctx, c, stream, lastE.Version)
+		if err != nil {
+			return h, domain.AppendResult{}, false, s.fail(ctx, c, "read "+stream, err)
+		}
+		res.LastPosition = p.Commit
+	}
+	return h, res, true, nil
+}
+
+func checkExpected(stream string, expected domain.ExpectedVersion, current int64) error {
+	switch {
+	case expected == domain.Any:
+		return nil
+	case expected == domain.NoStream && current == -1:
+		return nil
+	case expected == domain.StreamExists && current >= 0:
+		return nil
+	case expected >= 0 && int64(expected) == current:
+		return nil
+	}
+	have := "no stream"
+	if current >= 0 {
+		have = fmt.Sprintf("version %d", current)
+	}
+	return domain.Errorf(domain.ECONFLICT, "append to %s: expected %s, stream is at %s", stream, expected, have)
+}
