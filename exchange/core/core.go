@@ -32,7 +32,8 @@ const (
 	// resolution, not the per-pair delay.
 	DefaultInterval = time.Second
 	// DefaultDelay is the time between two cycles of one pair when neither
-	// the pair's override nor its strategy sets DELAY (seconds).
+	// the pair's override nor its strategy sets DELAY (seconds) and the
+	// exchange's entry has no delay (seconds).
 	DefaultDelay = 10 * time.Second
 	// DefaultPeriod is the candle interval when neither the pair's
 	// override nor its strategy sets PERIOD (minutes).
@@ -278,7 +279,7 @@ func (c *Core) Cycle(ctx context.Context) int {
 		if now.Before(st.next) {
 			continue
 		}
-		d := &due{state: st, cfg: pc, params: params, delay: paramDuration(params, "DELAY", time.Second, c.DefaultDelay)}
+		d := &due{state: st, cfg: pc, params: params, delay: paramDuration(params, "DELAY", time.Second, exchangeDelay(cfg, pc.Exchange, c.DefaultDelay))}
 		d.strategy, d.stratErr = domain.ResolveStrategy(pc.Strategy, settings)
 		st.next = now.Add(d.delay)
 		if byExchange[pc.Exchange] == nil {
@@ -462,6 +463,13 @@ func (c *Core) fail(st *pairState, what string, err error) {
 	if c.OnError != nil {
 		c.OnError(st.exchange, st.pair, fmt.Errorf("%s: %w", what, err))
 	}
+}
+
+// exchangeDelay is config.exchanges.<name>.delay in seconds (Gunbot's
+// per-exchange delay), else def.
+func exchangeDelay(cfg domain.Config, name string, def time.Duration) time.Duration {
+	entry, _ := cfg.Exchange(name)
+	return paramDuration(domain.StrategyParams{Settings: entry}, "delay", time.Second, def)
 }
 
 // paramDuration reads a whole-number parameter in unit; a missing, invalid

@@ -343,6 +343,19 @@ func TestCycleDelay(t *testing.T) {
 	if got := f.ex.periods[len(f.ex.periods)-1]; got != 15*time.Minute {
 		t.Fatalf("PERIOD 15 asked candles of %v", got)
 	}
+	// The exchange entry's delay (seconds) comes before the default.
+	doc := strings.Replace(testConfig, `"override":{"DELAY":5}`, `"override":{}`, 1)
+	f.cfg.set(t, strings.Replace(doc, `"sim":{}`, `"sim":{"delay":7}`, 1))
+	f.clock.Advance(time.Hour)
+	f.core.Cycle(ctx)
+	f.clock.Advance(6 * time.Second)
+	if n := f.core.Cycle(ctx); n != 0 {
+		t.Fatalf("cycled before the exchange delay")
+	}
+	f.clock.Advance(time.Second)
+	if n := f.core.Cycle(ctx); n != 1 {
+		t.Fatalf("not cycled after the exchange delay")
+	}
 }
 
 func TestInactivePairs(t *testing.T) {
