@@ -1,5 +1,258 @@
 package http
 
-import "github.com/gorilla/mux"
+import (
+	"encoding/json"
+	"net/http"
 
-func (s *Server) registerFileRoutes(r *mux.Router) {}
+	"github.com/gorilla/mux"
+
+	"github.com/tradeledger/tradeledger/domain"
+)
+
+// registerFileRoutes serves the Files section of the spec from s.Files
+// (503 without it). Every file is a file-<kind>-<name> stream of
+// FileWritten/FileDeleted events (content and its SHA-256); state files are
+// derived from the order log and read-only. Names are validated (400), an
+// unknown file is 404.
+func (s *Server) registerFileRoutes(r *mux.Router) {
+	r.HandleFunc("/files/acvar", s.handleFileList(domain.FileACVar)).Methods("GET")
+	r.HandleFunc("/files/acvar/get", s.handleFileGet(domain.FileACVar)).Methods("POST")
+	r.HandleFunc("/files/autoconfig/write", s.handleAutoconfigWrite).Methods("POST")
+	r.HandleFunc("/files/backup", s.handleFileList(domain.FileBackup)).Methods("POST")
+	r.HandleFunc("/files/backup/get", s.handleFileGet(domain.FileBackup)).Methods("POST")
+	r.HandleFunc("/files/custom-editor/get", s.handleCustomEditorGet).Methods("POST")
+	r.HandleFunc("/files/custom-editor/write", s.handleCustomEditorWrite).Methods("POST")
+	r.HandleFunc("/files/state", s.handleFileList(domain.FileState)).Methods("GET")
+	r.HandleFunc("/files/state/get", s.handleFileGet(domain.FileState)).Methods("POST")
+	r.HandleFunc("/files/strategy", s.handleFileList(domain.FileStrategy)).Methods("GET")
+	r.HandleFunc("/files/strategy/get", s.handleFileGet(domain.FileStrategy)).Methods("POST")
+	r.HandleFunc("/files/strategy/write", s.handleStrategyWrite).Methods("POST")
+	r.HandleFunc("/files/strategy/delete", s.handleStrategyDelete).Methods("POST")
+}
+
+type fileListResponse struct {
+	Status string   `json:"status"`
+	Result []string `json:"result"`
+}
+
+type fileNameRequest struct {
+	Filename string `json:"filename"`
+}
+
+type fileWriteRequest struct {
+	Filename string          `json:"filename"`
+	Document json.RawMessage `json:"document"`
+}
+
+func (s *Server) filesReady() error {
+	if s.Files == nil {
+		return domain.Errorf(domain.EUNAVAILABLE, "files are not available")
+	}
+	return nil
+}
+
+func (s *Server) handleFileList(kind string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := s.filesReady(); err != nil {
+			Error(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, fileListResponse{Status: "success", Result: s.Files.List(kind)})
+	}
+}
+
+func (s *Server) handleFileGet(kind string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var req fileNameRequest
+		if err := decodeJSON(r, &req, false); err != nil {
+			Error(w, r, err)
+			return
+		}
+		if err := domain.ValidateFileName(kind, req.Filename); err != nil {
+			Error(w, r, err)
+			return
+		}
+		if err := s.filesReady(); err != nil {
+			Error(w, r, err)
+			return
+		}
+		content, err := s.Files.Get(kind, req.Filename)
+		if err != nil {
+			Error(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, content)
+	}
+}
+
+// jsonDocument returns a document field as JSON object bytes: an object as
+// sent, or a string holding one (clients that send files as text).
+func jsonDocument(raw json.RawMessage) ([]byte, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, domain.Errorf(domain.EINVALID, "document is required")
+	}
+	var text string
+	if raw[0] == '"' && json.Unmarshal(raw, &text) == nil {
+		raw = json.RawMessage(text)
+	}
+	if _, err := domain.DecodeJSONObject(raw); err != nil {
+		return nil, domain.Errorf(domain.EINVALID, "document %s", domain.ErrorMessage(err))
+	}
+	return raw, nil
+}
+
+// writeFile appends one FileWritten, expecting the version the projection
+// has (a concurrent writer is a 409).
+func (s *Server) writeFile(r *http.Request, kind, name string, content []byte) error {
+	fw, err := domain.NewFileWritten(kind, name, content)
+	if err != nil {
+		return err
+	}
+	_, err = s.commit(r, domain.FileStream(kind, name), s.Files.Version(kind, name),
+		domain.NewEvent(s.Clock, domain.TypeFileWritten, fw))
+	return err
+}
+
+// handleAutoconfigWrite writes autoconfig.json; when there is a previous
+// content it is first kept as backup autoconfig.json.<ms>.
+func (s *Server) handleAutoconfigWrite(w http.ResponseWriter, r *http.Request) {
+	var req fileWriteRequest
+	if err := decodeJSON(r, &req, false); err != nil {
+		Error(w, r, err)
+		return
+	}
+	doc, err := jsonDocument(req.Document)
+	if err != nil {
+		Error(w, r, err)
+		return
+	}
+	if err := s.filesReady(); err != nil {
+		Error(w, r, err)
+		return
+	}
+	// Validate before any append, so a refusal changes nothing.
+	if _, err := domain.NewFileWritten(domain.FileAutoconfig, domain.AutoconfigFileName, doc); err != nil {
+		Error(w, r, err)
+		return
+	}
+	if prev, err := s.Files.Get(domain.FileAutoconfig, domain.AutoconfigFileName); err == nil {
+		if err := s.writeBackup(r, prev); err != nil {
+			Error(w, r, err)
+			return
+		}
+	}
+	if err := s.writeFile(r, domain.FileAutoconfig, domain.AutoconfigFileName, doc); err != nil {
+		Error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, configOK)
+}
+
+// writeBackup stores content as autoconfig.json.<now ms>, moving to the
+// next millisecond while that name is taken.
+func (s *Server) writeBackup(r *http.Request, content []byte) error {
+	ms := s.Clock.Now().UnixMilli()
+	for i := 0; i < 100; i++ {
+		name := domain.BackupFileName(ms + int64(i))
+		if s.Files.Version(domain.FileBackup, name) != domain.NoStream {
+			continue
+		}
+		err := s.writeFile(r, domain.FileBackup, name, content)
+		if domain.ErrorCode(err) == domain.ECONFLICT {
+			continue
+		}
+		return err
+	}
+	return domain.Errorf(domain.ECONFLICT, "could not find a free backup name")
+}
+
+func (s *Server) handleCustomEditorGet(w http.ResponseWriter, r *http.Request) {
+	if err := s.filesReady(); err != nil {
+		Error(w, r, err)
+		return
+	}
+	content, err := s.Files.Get(domain.FileCustomEditor, domain.CustomEditorFileName)
+	if domain.ErrorCode(err) == domain.ENOTFOUND {
+		content, err = json.RawMessage("{}"), nil
+	}
+	if err != nil {
+		Error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, content)
+}
+
+func (s *Server) handleCustomEditorWrite(w http.ResponseWriter, r *http.Request) {
+	var req fileWriteRequest
+	if err := decodeJSON(r, &req, false); err != nil {
+		Error(w, r, err)
+		return
+	}
+	doc, err := jsonDocument(req.Document)
+	if err != nil {
+		Error(w, r, err)
+		return
+	}
+	if err := s.filesReady(); err != nil {
+		Error(w, r, err)
+		return
+	}
+	if err := s.writeFile(r, domain.FileCustomEditor, domain.CustomEditorFileName, doc); err != nil {
+		Error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, configOK)
+}
+
+func (s *Server) handleStrategyWrite(w http.ResponseWriter, r *http.Request) {
+	var req fileWriteRequest
+	if err := decodeJSON(r, &req, false); err != nil {
+		Error(w, r, err)
+		return
+	}
+	if err := domain.ValidateFileName(domain.FileStrategy, req.Filename); err != nil {
+		Error(w, r, err)
+		return
+	}
+	var text string
+	if len(req.Document) == 0 || json.Unmarshal(req.Document, &text) != nil {
+		Error(w, r, domain.Errorf(domain.EINVALID, "document must be a string (the file's text)"))
+		return
+	}
+	if err := s.filesReady(); err != nil {
+		Error(w, r, err)
+		return
+	}
+	if err := s.writeFile(r, domain.FileStrategy, req.Filename, []byte(text)); err != nil {
+		Error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, configOK)
+}
+
+func (s *Server) handleStrategyDelete(w http.ResponseWriter, r *http.Request) {
+	var req fileNameRequest
+	if err := decodeJSON(r, &req, false); err != nil {
+		Error(w, r, err)
+		return
+	}
+	if err := domain.ValidateFileName(domain.FileStrategy, req.Filename); err != nil {
+		Error(w, r, err)
+		return
+	}
+	if err := s.filesReady(); err != nil {
+		Error(w, r, err)
+		return
+	}
+	if _, err := s.Files.Get(domain.FileStrategy, req.Filename); err != nil {
+		Error(w, r, err)
+		return
+	}
+	_, err := s.commit(r, domain.FileStream(domain.FileStrategy, req.Filename), s.Files.Version(domain.FileStrategy, req.Filename),
+		domain.NewEvent(s.Clock, domain.TypeFileDeleted, domain.FileDeleted{Kind: domain.FileStrategy, Name: req.Filename}))
+	if err != nil {
+		Error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, configOK)
+}

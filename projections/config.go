@@ -29,13 +29,12 @@ func (p *Config) Name() string { return "config" }
 
 // Apply implements Projection.
 func (p *Config) Apply(e *domain.Event) error {
-	switch e.Stream {
-	case domain.StreamConfig:
+	if e.Stream == domain.StreamConfig && e.Type != domain.TypeExchangeKeysSet {
 		return p.applyConfig(e)
-	case domain.StreamCredentials:
-		if e.Type != domain.TypeExchangeKeysSet {
-			return nil
-		}
+	}
+	if e.Type == domain.TypeExchangeKeysSet {
+		// Kept on the config stream (in the same append as the config
+		// change, so a change is atomic) or on the credentials stream.
 		var d domain.ExchangeKeysSet
 		if err := e.Decode(&d); err != nil {
 			return err
@@ -45,6 +44,9 @@ func (p *Config) Apply(e *domain.Event) error {
 			fields[k] = v
 		}
 		p.mu.Lock()
+		if e.Stream == domain.StreamConfig {
+			p.version = e.Version
+		}
 		if len(fields) == 0 {
 			delete(p.creds, d.Exchange)
 		} else {

@@ -58,6 +58,7 @@ func (d *DataDir) initialize(ctx context.Context, logger *zap.Logger) error {
 	steps := []func(context.Context, *DataDir, *zap.Logger) error{
 		// initConfig (initial configuration) and initPassword
 		// (TRADELEDGER_PASSWORD) are added here.
+		initConfig,
 	}
 	for _, step := range steps {
 		if err := step(ctx, d, logger); err != nil {

@@ -82,6 +82,9 @@ func (m *Main) Run(ctx context.Context) (err error) {
 			zap.String("stream", e.Stream), zap.Int64("version", e.Version), zap.Uint64("position", e.Position), zap.Error(err))
 	}
 	// Projections register here, before the replay.
+	configView, filesView := projections.NewConfig(), projections.NewFiles()
+	m.Runner.Register(configView)
+	m.Runner.Register(filesView)
 
 	start := time.Now()
 	if err := m.Runner.Start(ctx); err != nil {
@@ -94,6 +97,10 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	s.TLSCertFile, s.TLSKeyFile = m.Config.TLSCert, m.Config.TLSKey
 	s.Auth = &tlhttp.Authenticator{Secret: m.DataDir.JWTSecret, TokenTTL: m.Config.TokenTTL, Clock: m.Clock}
 	// Resource dependencies are wired here.
+	if s.Secrets, err = domain.NewSecretBox(m.DataDir.MasterKey); err != nil {
+		return fmt.Errorf("master key: %w", err)
+	}
+	s.Config, s.Files = configView, filesView
 
 	m.Server = s
 	if err := s.Open(m.Config.Listen, m.Config.FilesListen); err != nil {

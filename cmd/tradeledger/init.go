@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"go.uber.org/zap"
+
+	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/projections"
+)
+
+// initialConfig returns the first configuration of a fresh data dir
+// (README "Configuration"): the simulator on, one paper exchange
+// ("binance", no keys) with its simulated fee and starting balances, no
+// pairs, the built-in strategies with their default parameters, and GUI
+// defaults.
+func initialConfig(wallet string) map[string]any {
+	return map[string]any{
+		"bot": map[string]any{
+			"service_wallet": wallet,
+			"SIMULATOR":      true,
+			"TIMEZONE":       "UTC",
+		},
+		"exchanges": map[string]any{
+			"binance": map[string]any{
+				"isEncrypted": false,
+				"key":         "",
+				"secret":      "",
+				"delay":       10,
+				"simulator": map[string]any{
+					"fee":      "0.001",
+					"balances": map[string]any{"USDT": "10000", "USDC": "10000", "BTC": "0.5", "ETH": "5"},
+				},
+			},
+		},
+		"pairs": map[string]any{},
+		"strategies": map[string]any{
+			domain.StrategyGain: map[string]any{
+				"STRATEGY":           domain.StrategyGain,
+				"TRADING_LIMIT":      100,
+				"BUYLVL":             0.6,
+				"GAIN":               1,
+				"EMA_PERIOD":         16,
+				"MIN_VOLUME_TO_SELL": 10,
+				"BUY_ENABLED":        true,
+				"SELL_ENABLED":       true,
+			},
+			domain.StrategyStepGrid: map[string]any{
+				"STRATEGY":           domain.StrategyStepGrid,
+				"TRADING_LIMIT":      100,
+				"STEP":               1,
+				"MIN_VOLUME_TO_SELL": 10,
+				"BUY_ENABLED":        true,
+				"SELL_ENABLED":       true,
+			},
+			domain.StrategyManual: map[string]any{
+				"STRATEGY": domain.StrategyManual,
+			},
+		},
+		"GUI": map[string]any{
+			"start": true,
+			"theme": "dark",
+		},
+	}
+}
+
+// newWallet returns a random wallet-like value (0x and 40 hex digits), long
+// enough for the 16 bytes the login encryption takes from it.
+func newWallet() (string, error) {
+	var b [20]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return "0x" + hex.EncodeToString(b[:]), nil
+}
+
+// initConfig appends the initial configuration when the config stream does
+// not exist yet. The wallet is TRADELEDGER_WALLET, or a random one that is
+// printed once, here, in the log (`tradeledger wallet` prints it later).
+// Appending with NoStream makes a concurrent or repeated run harmless.
+func initConfig(ctx context.Context, d *DataDir, logger *zap.Logger) error {
+	it := d.Store.ReadStream(ctx, domain.StreamConfig, 0, 1)
+	exists := it.Next()
+	err := it.Err()
+	it.Close()
+	if err != nil {
+		return fmt.Errorf("read config stream: %w", err)
+	}
+	if exists {
+		return nil
+	}
+	wallet := os.Getenv("TRADELEDGER_WALLET")
+	generated := wallet == ""
+	if generated {
+		if wallet, err = newWallet(); err != nil {
+			return err
+		}
+	} else if len(wallet) < 16 {
+		return fmt.Errorf("TRADELEDGER_WALLET must be at least 16 characters (its first 16 bytes are the login encryption key)")
+	}
+	cfg, err := domain.ConfigFromMap(initialConfig(wallet))
+	if err != nil {
+		return fmt.Errorf("initial configuration: %w", err)
+	}
+	body, err := json.Marshal(cfg.WithoutSecrets())
+	if err != nil {
+		return err
+	}
+	e := domain.NewEvent(domain.SystemClock{}, domain.TypeConfigReplaced, domain.ConfigReplaced{Config: body})
+	e.Actor = domain.ActorCLI
+	if _, err := d.Store.Append(ctx, domain.StreamConfig, domain.NoStream, e); err != nil {
+		if domain.ErrorCode(err) == domain.ECONFLICT {
+			return nil // another process initialized it first
+		}
+		return fmt.Errorf("append initial configuration: %w", err)
+	}
+	if generated {
+		logger.Warn("generated the service wallet (bot.service_wallet); it is shown only this once, `tradeledger wallet` prints it again",
+			zap.String("wallet", wallet))
+	}
+	logger.Info("initial configuration written")
+	return nil
+}
+
+// currentConfig replays the config stream into a config projection.
+func currentConfig(ctx context.Context, store domain.EventStore) (*projections.Config, error) {
+	p := projections.NewConfig()
+	for _, stream := range []string{domain.StreamConfig, domain.StreamCredentials} {
+		it := store.ReadStream(ctx, stream, 0, 0)
+		for it.Next() {
+			e := it.Event()
+			if err := p.Apply(&e); err != nil {
+				it.Close()
+				return nil, err
+			}
+		}
+		err := it.Err()
+		it.Close()
+		if err != nil {
+			return nil, fmt.Errorf("read %s stream: %w", stream, err)
+		}
+	}
+	return p, nil
+}
+
+// runWallet prints bot.service_wallet of the data dir.
+func runWallet(ctx context.Context, args []string, env *Env) error {
+	fs := newFlagSet("wallet", env.Stderr)
+	data := fs.String("data", "./data", "data directory")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	d, err := OpenDataDir(ctx, *data, "", zap.NewNop())
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	p, err := currentConfig(ctx, d.Store)
+	if err != nil {
+		return err
+	}
+	if p.Wallet() == "" {
+		return fmt.Errorf("no service wallet in the configuration")
+	}
+	fmt.Fprintln(env.Stdout, p.Wallet())
+	return nil
+}
