@@ -1,5 +1,474 @@
 package http
 
-import "github.com/gorilla/mux"
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
 
-func (s *Server) registerAuditRoutes(r *mux.Router) {}
+	"github.com/gorilla/mux"
+
+	"github.com/tradeledger/tradeledger/domain"
+)
+
+// Defaults for Audit settings.
+const (
+	DefaultAuditPageSize  = 100
+	DefaultAuditMaxPage   = 1000
+	DefaultAuditMaxScan   = 100_000
+	DefaultAuditHeartbeat = 15 * time.Second
+)
+
+// Audit holds the settings and live state of the auditors' routes:
+//
+//	GET /api/v1/audit/verify   the log's hash chains checked (domain.VerifyLog) as JSON
+//	GET /api/v1/audit/events   pages through the log, secrets redacted
+//	GET /api/v1/events/stream  new events pushed live as server-sent events
+//
+// They read Server.Store. One Audit serves one Server lifetime: once that
+// server shuts down (or Close is called), live streams end.
+type Audit struct {
+	// MaxPage bounds the limit parameter of audit/events.
+	MaxPage int
+	// MaxScan bounds how many events one audit/events request reads when
+	// its filters skip most of them; the answer's next position lets the
+	// client go on.
+	MaxScan int
+	// Heartbeat is the interval of comment lines that keep an idle event
+	// stream (and the proxies on its way) alive.
+	Heartbeat time.Duration
+
+	verifying chan struct{} // one verify at a time: it reads the whole log
+
+	mu      sync.Mutex
+	hooked  map[*http.Server]bool
+	closing chan struct{}
+	closed  bool
+}
+
+// NewAudit returns an Audit with default settings.
+func NewAudit() *Audit {
+	return &Audit{
+		MaxPage:   DefaultAuditMaxPage,
+		MaxScan:   DefaultAuditMaxScan,
+		Heartbeat: DefaultAuditHeartbeat,
+		verifying: make(chan struct{}, 1),
+		hooked:    make(map[*http.Server]bool),
+		closing:   make(chan struct{}),
+	}
+}
+
+// Close ends every live event stream; new streams end at once.
+func (a *Audit) Close() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.closed {
+		a.closed = true
+		close(a.closing)
+	}
+	return nil
+}
+
+// hookShutdown makes srv's graceful shutdown end the live streams (which
+// http.Server.Shutdown would otherwise wait for until its deadline).
+func (a *Audit) hookShutdown(r *http.Request) {
+	srv, ok := r.Context().Value(http.ServerContextKey).(*http.Server)
+	if !ok {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.hooked[srv] {
+		a.hooked[srv] = true
+		srv.RegisterOnShutdown(func() { a.Close() })
+	}
+}
+
+func (s *Server) registerAuditRoutes(r *mux.Router) {
+	r.HandleFunc("/audit/verify", s.handleAuditVerify).Methods("GET")
+	r.HandleFunc("/audit/events", s.handleAuditEvents).Methods("GET")
+	r.HandleFunc("/events/stream", s.handleEventStream).Methods("GET")
+}
+
+func (s *Server) auditReady() error {
+	if s.Audit == nil || s.Store == nil {
+		return domain.Errorf(domain.EUNAVAILABLE, "audit is not configured")
+	}
+	return nil
+}
+
+// handleAuditVerify answers domain.VerifySummary: ok, events, streams,
+// lastPosition, headsDigest, heads (unless heads=false) and, for a
+// tampered log, fault naming the first bad event. A tampered log is still
+// a 200: the check itself succeeded.
+func (s *Server) handleAuditVerify(w http.ResponseWriter, r *http.Request) {
+	if err := s.auditReady(); err != nil {
+		Error(w, r, err)
+		return
+	}
+	heads := true
+	if v := r.URL.Query().Get("heads"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			Error(w, r, domain.Errorf(domain.EINVALID, "heads must be true or false, not %q", v))
+			return
+		}
+		heads = b
+	}
+	select {
+	case s.Audit.verifying <- struct{}{}:
+		defer func() { <-s.Audit.verifying }()
+	case <-r.Context().Done():
+		return
+	}
+	sum, err := domain.VerifyLog(r.Context(), s.Store, heads, nil)
+	if err != nil {
+		Error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, sum)
+}
+
+// eventFilter selects events by stream prefix and type.
+type eventFilter struct {
+	stream string          // prefix; "" matches every stream
+	types  map[string]bool // nil matches every type
+}
+
+// parseEventFilter reads stream (a stream name prefix such as "order-")
+// and type (an event type; repeated or comma-separated for several).
+func parseEventFilter(q url.Values) (eventFilter, error) {
+	f := eventFilter{stream: q.Get("stream")}
+	for _, v := range q["type"] {
+		for _, t := range strings.Split(v, ",") {
+			t = strings.TrimSpace(t)
+			if t == "" {
+				return f, domain.Errorf(domain.EINVALID, "type must name an event type, such as OrderFilled")
+			}
+			if f.types == nil {
+				f.types = map[string]bool{}
+			}
+			f.types[t] = true
+		}
+	}
+	return f, nil
+}
+
+func (f eventFilter) match(e *domain.Event) bool {
+	return strings.HasPrefix(e.Stream, f.stream) && (f.types == nil || f.types[e.Type])
+}
+
+// auditEvent is an event as auditors see it: the whole envelope, with the
+// data of secret-bearing events masked (Redacted true: its hash then no
+// longer matches the shown data, by design).
+type auditEvent struct {
+	domain.Event
+	Redacted bool `json:"redacted,omitempty"`
+}
+
+// secretMask replaces every secret value shown to auditors.
+const secretMask = "********"
+
+// secretKeys are JSON object keys whose string values are masked in any
+// event, whatever its type (lowercased, without '_' and '-').
+var secretKeys = map[string]bool{
+	"password": true, "passphrase": true, "secret": true, "apisecret": true, "secretkey": true,
+	"privatekey": true, "masterkey": true, "token": true, "hash": true, "apikey": true, "key": true,
+}
+
+// redact returns the event as auditors may see it. ExchangeKeysSet shows
+// the exchange and field names but no field value; PasswordSet shows the
+// generation but not the hash; any other event has the string values of
+// secret-named keys (secretKeys) masked, should one ever carry one.
+func redact(e domain.Event) auditEvent {
+	switch e.Type {
+	case domain.TypeExchangeKeysSet, domain.TypePasswordSet:
+	default:
+		if !mayHoldSecret(e.Data) {
+			return auditEvent{Event: e}
+		}
+	}
+	var v any
+	if err := json.Unmarshal(e.Data, &v); err != nil {
+		e.Data = json.RawMessage(`{}`)
+		return auditEvent{Event: e, Redacted: true}
+	}
+	changed := false
+	if m, ok := v.(map[string]any); ok && e.Type == domain.TypeExchangeKeysSet {
+		if fields, ok := m["fields"].(map[string]any); ok {
+			for k := range fields {
+				fields[k], changed = secretMask, true
+			}
+		} else if m["fields"] != nil {
+			m["fields"], changed = secretMask, true
+		}
+	}
+	if maskSecrets(v) {
+		changed = true
+	}
+	if !changed {
+		return auditEvent{Event: e}
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		b = []byte(`{}`)
+	}
+	e.Data = b
+	return auditEvent{Event: e, Redacted: true}
+}
+
+// mayHoldSecret is a cheap pre-check: does data mention a secret key name?
+func mayHoldSecret(data []byte) bool {
+	lower := bytes.ToLower(data)
+	for _, k := range [...]string{"pass", "secret", "key", "token", "hash"} {
+		if bytes.Contains(lower, []byte(k)) {
+			return true
+		}
+	}
+	return false
+}
+
+// maskSecrets masks, in place, the string values of secret-named keys at
+// any depth, and reports whether it changed anything.
+func maskSecrets(v any) bool {
+	changed := false
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			norm := strings.NewReplacer("_", "", "-", "").Replace(strings.ToLower(k))
+			if s, ok := x.(string); ok && secretKeys[norm] && s != secretMask && s != "" {
+				v[k], changed = secretMask, true
+				continue
+			}
+			if maskSecrets(x) {
+				changed = true
+			}
+		}
+	case []any:
+		for _, x := range v {
+			if maskSecrets(x) {
+				changed = true
+			}
+		}
+	}
+	return changed
+}
+
+// auditEventsResponse is one page of the log. Next is the position to ask
+// for next (from=next); More says whether the log held events at or beyond
+// Next when the page was read.
+type auditEventsResponse struct {
+	Events []auditEvent `json:"events"`
+	Next   uint64       `json:"next"`
+	More   bool         `json:"more"`
+	Head   uint64       `json:"head"`
+}
+
+// handleAuditEvents pages through the log in commit order: from (position,
+// inclusive, default 0), limit (1…MaxPage, default 100), stream (prefix)
+// and type filters. A page may hold fewer than limit events when the
+// filters skipped more than MaxScan; follow next while more is true.
+func (s *Server) handleAuditEvents(w http.ResponseWriter, r *http.Request) {
+	if err := s.auditReady(); err != nil {
+		Error(w, r, err)
+		return
+	}
+	q := r.URL.Query()
+	from, err := queryUint(q, "from", 0)
+	if err != nil {
+		Error(w, r, err)
+		return
+	}
+	limit, err := queryUint(q, "limit", DefaultAuditPageSize)
+	if err != nil {
+		Error(w, r, err)
+		return
+	}
+	if limit < 1 || limit > uint64(s.Audit.MaxPage) {
+		Error(w, r, domain.Errorf(domain.EINVALID, "limit must be between 1 and %d", s.Audit.MaxPage))
+		return
+	}
+	filter, err := parseEventFilter(q)
+	if err != nil {
+		Error(w, r, err)
+		return
+	}
+
+	resp := auditEventsResponse{Events: []auditEvent{}, Next: from}
+	it := s.Store.ReadAll(r.Context(), from, 0)
+	scanned := 0
+	for it.Next() {
+		e := it.Event()
+		scanned++
+		resp.Next = e.Position + 1
+		if filter.match(&e) {
+			resp.Events = append(resp.Events, redact(e))
+			if len(resp.Events) == int(limit) {
+				break
+			}
+		}
+		if scanned >= s.Audit.MaxScan {
+			break
+		}
+	}
+	err = it.Err()
+	it.Close()
+	if err != nil {
+		Error(w, r, fmt.Errorf("read log: %w", err))
+		return
+	}
+	if resp.Head, err = s.Store.Head(r.Context()); err != nil {
+		Error(w, r, fmt.Errorf("read head: %w", err))
+		return
+	}
+	resp.More = resp.Next <= resp.Head
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// queryUint reads a non-negative integer query parameter (def when absent).
+func queryUint(q url.Values, name string, def uint64) (uint64, error) {
+	v := q.Get(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		return 0, domain.Errorf(domain.EINVALID, "%s must be a non-negative integer, not %q", name, v)
+	}
+	return n, nil
+}
+
+// handleEventStream pushes events as server-sent events, one per event:
+//
+//	id: <position>
+//	data: <the event as in audit/events, on one line>
+//
+// with the same stream and type filters as audit/events. It starts after
+// the position in the Last-Event-ID header (a reconnecting EventSource
+// sends it: the stream resumes without gaps or repeats), else at the from
+// parameter, else with the next event committed. Comment lines
+// (": heartbeat") keep idle connections open. The stream ends when the
+// client goes away or the server shuts down.
+func (s *Server) handleEventStream(w http.ResponseWriter, r *http.Request) {
+	if err := s.auditReady(); err != nil {
+		Error(w, r, err)
+		return
+	}
+	filter, err := parseEventFilter(r.URL.Query())
+	if err != nil {
+		Error(w, r, err)
+		return
+	}
+	var from uint64
+	if last := r.Header.Get("Last-Event-ID"); last != "" {
+		pos, err := strconv.ParseUint(strings.TrimSpace(last), 10, 64)
+		if err != nil {
+			Error(w, r, domain.Errorf(domain.EINVALID, "Last-Event-ID must be an event position (a non-negative integer), not %q", last))
+			return
+		}
+		from = pos + 1
+	} else if r.URL.Query().Has("from") {
+		if from, err = queryUint(r.URL.Query(), "from", 0); err != nil {
+			Error(w, r, err)
+			return
+		}
+	} else {
+		head, err := s.Store.Head(r.Context())
+		if err != nil {
+			Error(w, r, fmt.Errorf("read head: %w", err))
+			return
+		}
+		from = head + 1
+	}
+	a := s.Audit
+	a.hookShutdown(r)
+
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	events := make(chan domain.Event, 256)
+	subErr := make(chan error, 1)
+	go func() {
+		defer close(events)
+		sub := s.Store.Subscribe(ctx, from)
+		defer sub.Close()
+		for sub.Next() {
+			e := sub.Event()
+			if !filter.match(&e) {
+				continue
+			}
+			select {
+			case events <- e:
+			case <-ctx.Done():
+				return
+			}
+		}
+		subErr <- sub.Err()
+	}()
+
+	rc := http.NewResponseController(w)
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	if _, err := fmt.Fprintf(w, "retry: 2000\n: streaming from position %d\n\n", from); err != nil {
+		return
+	}
+	if rc.Flush() != nil {
+		return
+	}
+	heartbeat := a.Heartbeat
+	if heartbeat <= 0 {
+		heartbeat = DefaultAuditHeartbeat
+	}
+	ticker := time.NewTicker(heartbeat)
+	defer ticker.Stop()
+	var buf bytes.Buffer
+	unflushed := 0
+	for {
+		select {
+		case e, ok := <-events:
+			if !ok {
+				if err := <-subErr; err != nil && ctx.Err() == nil {
+					logger(r).Warn("event stream ended: " + err.Error())
+				}
+				return
+			}
+			buf.Reset()
+			buf.WriteString("id: ")
+			buf.WriteString(strconv.FormatUint(e.Position, 10))
+			buf.WriteString("\ndata: ")
+			enc := json.NewEncoder(&buf) // one line: Encode adds the newline
+			enc.SetEscapeHTML(false)
+			if err := enc.Encode(redact(e)); err != nil {
+				return
+			}
+			buf.WriteString("\n")
+			if _, err := w.Write(buf.Bytes()); err != nil {
+				return
+			}
+			// Flush once a burst is written (or every 64 events of a long one).
+			if unflushed++; len(events) == 0 || unflushed >= 64 {
+				if rc.Flush() != nil {
+					return
+				}
+				unflushed = 0
+			}
+		case <-ticker.C:
+			if _, err := io.WriteString(w, ": heartbeat\n\n"); err != nil || rc.Flush() != nil {
+				return
+			}
+		case <-ctx.Done():
+			return
+		case <-a.closing:
+			return
+		}
+	}
+}

@@ -46,6 +46,9 @@ type Server struct {
 	// Dependencies of the resource groups; each group's file documents its
 	// own. A nil dependency leaves its routes answering 503.
 	Auth *Authenticator
+	// Audit serves audit/verify, audit/events and the live event stream
+	// (audit.go).
+	Audit *Audit
 	// Config is the configuration read model (config, license, system).
 	Config *projections.Config
 	// Files is the read model of files and state files (file routes).
