@@ -217,7 +217,7 @@ func TestAuditVerifyEndpoint(t *testing.T) {
 	defer db.Close()
 	var n int
 	for _, col := range []string{"record", "data"} {
-		res, err := db.Exec(`UPDATE events SET `+col+` = CAST(replace(CAST(`+col+` AS TEXT), '"0001"', '"9991"') AS BLOB) WHERE position = 3`)
+		res, err := db.Exec(`UPDATE events SET ` + col + ` = CAST(replace(CAST(` + col + ` AS TEXT), '"0001"', '"9991"') AS BLOB) WHERE position = 3`)
 		if err == nil {
 			k, _ := res.RowsAffected()
 			n += int(k)
