@@ -97,6 +97,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	s.TLSCertFile, s.TLSKeyFile = m.Config.TLSCert, m.Config.TLSKey
 	s.Auth = &tlhttp.Authenticator{Secret: m.DataDir.JWTSecret, TokenTTL: m.Config.TokenTTL, Clock: m.Clock}
 	// Resource dependencies are wired here.
+	s.Audit = tlhttp.NewAudit()
 	if s.Secrets, err = domain.NewSecretBox(m.DataDir.MasterKey); err != nil {
 		return fmt.Errorf("master key: %w", err)
 	}
