@@ -44,13 +44,19 @@ func isSystem(stream, typ string) bool {
 	return strings.HasPrefix(stream, "$") || strings.HasPrefix(typ, "$")
 }
 
+// skip reports whether a recorded event is not ours to return: a system
+// event, or one outside the namespace.
+func (s *Store) skip(r *esdb.RecordedEvent) bool {
+	return isSystem(r.StreamID, r.EventType) || (s.Namespace != "" && !strings.HasPrefix(r.StreamID, s.Namespace))
+}
+
 // toEvent converts a recorded event. Events written by something other
 // than this store (no metadata) keep what they have: time from the
 // server's creation date, zero hashes.
-func toEvent(r *esdb.RecordedEvent) domain.Event {
+func (s *Store) toEvent(r *esdb.RecordedEvent) domain.Event {
 	e := domain.Event{
 		ID:       r.EventID.String(),
-		Stream:   r.StreamID,
+		Stream:   strings.TrimPrefix(r.StreamID, s.Namespace),
 		Version:  int64(r.EventNumber),
 		Position: r.Position.Commit,
 		Type:     r.EventType,
@@ -180,7 +186,7 @@ func (s *Store) appendOnce(ctx context.Context, stream string, expected domain.E
 	if h.version >= 0 {
 		exp = esdb.Revision(uint64(h.version))
 	}
-	wr, err := c.AppendToStream(ctx, stream, esdb.AppendToStreamOptions{ExpectedRevision: exp}, data...)
+	wr, err := c.AppendToStream(ctx, s.Namespace+stream, esdb.AppendToStreamOptions{ExpectedRevision: exp}, data...)
 	if err != nil {
 		var ee *esdb.Error
 		if errors.As(err, &ee) && ee.Code() == esdb.ErrorCodeWrongExpectedVersion {
@@ -205,7 +211,7 @@ func (s *Store) appendOnce(ctx context.Context, stream string, expected domain.E
 // the append reply's position is the write's, which for several events is
 // not necessarily the last event's.
 func (s *Store) positionOf(ctx context.Context, c *esdb.Client, stream string, version int64) (esdb.Position, error) {
-	rs, err := c.ReadStream(ctx, stream, esdb.ReadStreamOptions{Direction: esdb.Forwards, From: esdb.Revision(uint64(version))}, 1)
+	rs, err := c.ReadStream(ctx, s.Namespace+stream, esdb.ReadStreamOptions{Direction: esdb.Forwards, From: esdb.Revision(uint64(version))}, 1)
 	if err != nil {
 		return esdb.Position{}, err
 	}
@@ -240,7 +246,7 @@ func (s *Store) scanTail(ctx context.Context, c *esdb.Client, stream string, eve
 	first := true
 scan:
 	for {
-		rs, err := c.ReadStream(ctx, stream, esdb.ReadStreamOptions{Direction: esdb.Backwards, From: from}, uint64(s.ReadBatchSize))
+		rs, err := c.ReadStream(ctx, s.Namespace+stream, esdb.ReadStreamOptions{Direction: esdb.Backwards, From: from}, uint64(s.ReadBatchSize))
 		if err != nil {
 			return h, domain.AppendResult{}, false, s.fail(ctx, c, "read "+stream, err)
 		}
@@ -266,7 +272,7 @@ scan:
 			}
 			n++
 			lowest = r.EventNumber
-			e := toEvent(r)
+			e := s.toEvent(r)
 			if first {
 				h = head{version: e.Version, hash: e.Hash}
 				first = false

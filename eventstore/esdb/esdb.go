@@ -93,6 +93,10 @@ type Store struct {
 	MaxAppendRetries int
 	// IDCacheSize bounds the ids remembered for the cross-stream check.
 	IDCacheSize int
+	// Namespace, if set, prefixes every stream name in the database, and
+	// reads, heads and subscriptions see only streams with the prefix:
+	// several logs can share one cluster (the real-server tests use it).
+	Namespace string
 	// ReconnectDelay and MaxReconnectDelay bound the backoff of a
 	// subscription that lost its connection.
 	ReconnectDelay, MaxReconnectDelay time.Duration

@@ -25,7 +25,7 @@ func (s *Store) ReadStream(ctx context.Context, stream string, from int64, max i
 		if err != nil {
 			return nil, false, err
 		}
-		rs, err := c.ReadStream(ctx, stream, esdb.ReadStreamOptions{Direction: esdb.Forwards, From: esdb.Revision(next)}, uint64(limit))
+		rs, err := c.ReadStream(ctx, s.Namespace+stream, esdb.ReadStreamOptions{Direction: esdb.Forwards, From: esdb.Revision(next)}, uint64(limit))
 		if err != nil {
 			return nil, false, s.fail(ctx, c, "read "+stream, err)
 		}
@@ -47,7 +47,7 @@ func (s *Store) ReadStream(ctx context.Context, stream string, from int64, max i
 			if r == nil {
 				continue
 			}
-			e := toEvent(r)
+			e := s.toEvent(r)
 			s.ids.add(e.ID, e.Stream)
 			out = append(out, e)
 			next = r.EventNumber + 1
@@ -101,10 +101,10 @@ func (s *Store) ReadAll(ctx context.Context, from uint64, max int) domain.EventI
 				continue
 			}
 			from = r.Position.Commit + 1
-			if isSystem(r.StreamID, r.EventType) {
+			if s.skip(r) {
 				continue
 			}
-			e := toEvent(r)
+			e := s.toEvent(r)
 			s.ids.add(e.ID, e.Stream)
 			out = append(out, e)
 		}
@@ -185,7 +185,7 @@ func (s *Store) Head(ctx context.Context) (uint64, error) {
 			}
 			n++
 			at = r.Position
-			if !isSystem(r.StreamID, r.EventType) {
+			if !s.skip(r) {
 				rs.Close()
 				s.known.add(r.Position)
 				return r.Position.Commit, nil
@@ -292,11 +292,11 @@ func (it *subscription) Next() bool {
 			it.last = &p
 			it.next = p.Commit + 1
 			s.known.add(p)
-			if isSystem(r.StreamID, r.EventType) {
+			if s.skip(r) {
 				continue
 			}
 			it.delay = s.ReconnectDelay
-			it.cur = toEvent(r)
+			it.cur = s.toEvent(r)
 			s.ids.add(it.cur.ID, it.cur.Stream)
 			return true
 		case ev.SubscriptionDropped != nil:
@@ -335,7 +335,11 @@ func (it *subscription) connect() error {
 	} else if start, err = s.startBefore(it.ctx, c, it.next); err != nil {
 		return err
 	}
-	sub, err := c.SubscribeToAll(it.ctx, esdb.SubscribeToAllOptions{From: start, Filter: esdb.ExcludeSystemEventsFilter()})
+	f := esdb.ExcludeSystemEventsFilter()
+	if s.Namespace != "" {
+		f = &esdb.SubscriptionFilter{Type: esdb.StreamFilterType, Prefixes: []string{s.Namespace}}
+	}
+	sub, err := c.SubscribeToAll(it.ctx, esdb.SubscribeToAllOptions{From: start, Filter: f})
 	if err != nil {
 		return s.fail(it.ctx, c, "subscribe to $all", err)
 	}

@@ -110,6 +110,10 @@ func (s *Store) Open() error {
 	}
 	r.SetMaxIdleConns(8)
 	s.writeDB, s.readDB = w, r
+	if s.stmts, err = prepareStatements(w); err != nil {
+		s.Close()
+		return fmt.Errorf("open %s: prepare: %w", s.Path, err)
+	}
 	var head sql.NullInt64
 	if err := w.QueryRow(`SELECT MAX(position) FROM events`).Scan(&head); err != nil {
 		s.Close()
@@ -149,6 +153,7 @@ func (s *Store) Close() error {
 	if s.readDB != nil {
 		errs = append(errs, s.readDB.Close())
 	}
+	s.stmts.close()
 	if s.writeDB != nil {
 		errs = append(errs, s.writeDB.Close())
 	}
@@ -288,15 +293,7 @@ func (s *Store) commit(batch []*appendRequest) {
 		fail(unavailable(err))
 		return
 	}
-	headStmt, err1 := tx.Prepare(`SELECT version, hash FROM events WHERE stream = ? ORDER BY version DESC LIMIT 1`)
-	idStmt, err2 := tx.Prepare(`SELECT stream, version, position FROM events WHERE id = ?`)
-	if err := errors.Join(err1, err2); err != nil {
-		tx.Rollback()
-		fail(unavailable(err))
-		return
-	}
-	defer headStmt.Close()
-	defer idStmt.Close()
+	headStmt, idStmt := tx.Stmt(s.stmts.head), tx.Stmt(s.stmts.id)
 
 	s.mu.Lock()
 	pos := s.head
@@ -347,7 +344,7 @@ func (s *Store) commit(batch []*appendRequest) {
 			LastPosition: pos,
 		}
 	}
-	if err := insertEvents(tx, written); err != nil {
+	if err := s.insertEvents(tx, written); err != nil {
 		tx.Rollback()
 		fail(unavailable(err))
 		return
@@ -391,47 +388,72 @@ func (s *Store) streamHead(headStmt *sql.Stmt, stream string) (streamHead, error
 	return head, err
 }
 
-// insertRowsPerStatement is how many events one INSERT carries: multi-row
-// statements cut the per-row cost of cgo and database/sql.
-const insertRowsPerStatement = 256
-
-// insertEvents writes events with multi-row INSERTs.
-func insertEvents(tx *sql.Tx, events []domain.Event) error {
-	var full *sql.Stmt
-	defer func() {
-		if full != nil {
-			full.Close()
-		}
-	}()
-	args := make([]any, 0, 6*insertRowsPerStatement)
+// insertEvents writes events with multi-row INSERTs of 128, 64, …, 1 rows
+// (prepared once, at Open): few statements cut the per-row cost of cgo and
+// database/sql.
+func (s *Store) insertEvents(tx *sql.Tx, events []domain.Event) error {
+	args := make([]any, 0, 6*len(s.stmts.insert))
 	var rec []byte
-	for start := 0; start < len(events); start += insertRowsPerStatement {
-		chunk := events[start:min(start+insertRowsPerStatement, len(events))]
-		args = args[:0]
-		rec = rec[:0]
-		for i := range chunk {
-			e := &chunk[i]
+	for len(events) > 0 {
+		n := len(s.stmts.insert)
+		for n > len(events) {
+			n /= 2
+		}
+		args, rec = args[:0], rec[:0]
+		for i := range events[:n] {
+			e := &events[i]
 			from := len(rec)
 			rec = appendRecord(rec, e)
 			args = append(args, int64(e.Position), e.Stream, e.Version, idKey(e.ID), e.Hash[:], rec[from:len(rec):len(rec)])
 		}
-		stmt := full
-		if len(chunk) < insertRowsPerStatement || full == nil {
-			var err error
-			if stmt, err = tx.Prepare(insertSQL(len(chunk))); err != nil {
-				return err
-			}
-			if len(chunk) == insertRowsPerStatement {
-				full = stmt
-			} else {
-				defer stmt.Close()
-			}
-		}
-		if _, err := stmt.Exec(args...); err != nil {
+		if _, err := tx.Stmt(s.stmts.insert[n]).Exec(args...); err != nil {
 			return err
 		}
+		events = events[n:]
 	}
 	return nil
+}
+
+// statements are the writer's prepared statements; insert[n] inserts n rows
+// (n a power of two up to maxInsertRows).
+type statements struct {
+	head, id *sql.Stmt
+	insert   map[int]*sql.Stmt
+}
+
+const maxInsertRows = 128
+
+func prepareStatements(db *sql.DB) (statements, error) {
+	st := statements{insert: map[int]*sql.Stmt{}}
+	var err error
+	if st.head, err = db.Prepare(`SELECT version, hash FROM events WHERE stream = ? ORDER BY version DESC LIMIT 1`); err != nil {
+		return st, err
+	}
+	if st.id, err = db.Prepare(`SELECT stream, version, position FROM events WHERE id = ?`); err != nil {
+		return st, err
+	}
+	for n := 1; n <= maxInsertRows; n *= 2 {
+		if st.insert[n], err = db.Prepare(insertSQL(n)); err != nil {
+			return st, err
+		}
+	}
+	return st, nil
+}
+
+func (st statements) close() {
+	for _, s := range append([]*sql.Stmt{st.head, st.id}, mapValues(st.insert)...) {
+		if s != nil {
+			s.Close()
+		}
+	}
+}
+
+func mapValues(m map[int]*sql.Stmt) []*sql.Stmt {
+	out := make([]*sql.Stmt, 0, len(m))
+	for _, v := range m {
+		out = append(out, v)
+	}
+	return out
 }
 
 func insertSQL(rows int) string {
