@@ -61,6 +61,7 @@ type Store struct {
 	notify chan struct{} // closed and replaced after every commit
 
 	heads  map[string]streamHead // writer goroutine only: recent stream heads
+	stmts  statements            // writer goroutine only
 	closed bool
 }
 
