@@ -1,5 +1,47 @@
 package http
 
-import "github.com/gorilla/mux"
+import (
+	"encoding/json"
+	"net/http"
 
-func (s *Server) registerSystemRoutes(r *mux.Router) {}
+	"github.com/gorilla/mux"
+
+	"github.com/tradeledger/tradeledger/domain"
+)
+
+// registerSystemRoutes serves system/start and system/stop. Both take no
+// parameters (a body, if any, is ignored) and answer the current
+// configuration document with every secret masked ("********"), as
+// config/full shows it. Start appends SystemStarted and stop appends
+// SystemStopped to the system stream, unless the core is already in that
+// state (the call is then a no-op that still answers the configuration);
+// the core follows the log, so the state survives a restart. Needs s.Core
+// and s.Config (503 without them).
+func (s *Server) registerSystemRoutes(r *mux.Router) {
+	r.HandleFunc("/system/start", s.handleSystem(true)).Methods("POST")
+	r.HandleFunc("/system/stop", s.handleSystem(false)).Methods("POST")
+}
+
+func (s *Server) handleSystem(start bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := s.coreReady(); err != nil {
+			Error(w, r, err)
+			return
+		}
+		if s.Config == nil {
+			Error(w, r, domain.Errorf(domain.EUNAVAILABLE, "configuration is not available"))
+			return
+		}
+		if s.Core.Running() != start {
+			e := domain.NewEvent(s.Clock, domain.TypeSystemStopped, domain.SystemStopped{})
+			if start {
+				e = domain.NewEvent(s.Clock, domain.TypeSystemStarted, domain.SystemStarted{})
+			}
+			if _, err := s.commit(r, domain.StreamSystem, domain.Any, e); err != nil {
+				Error(w, r, err)
+				return
+			}
+		}
+		writeJSON(w, http.StatusOK, json.RawMessage(s.Config.Public()))
+	}
+}
