@@ -29,7 +29,7 @@ const (
 // Limits on files.
 const (
 	MaxFileNameLen = 128
-	MaxFileBytes   = 1 << 20 // content size, bytes
+	MaxFileBytes   = 512 << 10 // content size, bytes (below the 1 MiB body limit, so the refusal names the field)
 )
 
 // FileKinds lists every kind.
