@@ -1,0 +1,159 @@
+package projections
+
+import (
+	"sort"
+
+	"github.com/tradeledger/tradeledger/domain"
+)
+
+// Asset value history. BalancesObserved events give an exchange's holdings
+// (available + on order per asset) at the event's time; fills give prices.
+// A point values one snapshot in the requested currency:
+//
+//	amount = Σ qty(asset) × price(asset in base) at the snapshot's time
+//
+// price(base) is 1; otherwise the last fill price of the pair base-asset
+// (quote base) on that exchange, or 1 ÷ the last price of asset-base; an
+// asset with neither pair, or no fill of it yet, is left out of the sum.
+// Prices come only from fills in the log, so a replay gives the same points.
+//
+// Resolution: 15 minutes. Prices are kept as the last fill price in each
+// 15-minute UTC slot (a snapshot is valued with its slot's price), and the
+// history returns at most one point per slot: the last snapshot in it.
+// Point ids are the snapshot's sequence number on its exchange (from 1), so
+// an id always names the same snapshot.
+
+type pricePoint struct {
+	slot  int64
+	price domain.Decimal
+}
+
+// addPrice records price as the pair's price in t's slot.
+func (b *pairBook) addPrice(t int64, price domain.Decimal) {
+	slot := floorDiv(t, BucketSeconds*1000)
+	n := len(b.prices)
+	switch {
+	case n > 0 && b.prices[n-1].slot == slot:
+		b.prices[n-1].price = price
+	case n == 0 || b.prices[n-1].slot < slot:
+		b.prices = append(b.prices, pricePoint{slot, price})
+	default: // late fill: its slot keeps the price of the last fill applied to it
+		i := sort.Search(n, func(i int) bool { return b.prices[i].slot >= slot })
+		if b.prices[i].slot == slot {
+			b.prices[i].price = price
+			return
+		}
+		b.prices = append(b.prices, pricePoint{})
+		copy(b.prices[i+1:], b.prices[i:])
+		b.prices[i] = pricePoint{slot, price}
+	}
+}
+
+// priceAt returns the pair's price in t's slot or the last slot before.
+func (b *pairBook) priceAt(t int64) (domain.Decimal, bool) {
+	slot := floorDiv(t, BucketSeconds*1000)
+	i := sort.Search(len(b.prices), func(i int) bool { return b.prices[i].slot > slot })
+	if i == 0 {
+		return 0, false
+	}
+	return b.prices[i-1].price, true
+}
+
+type assetQty struct {
+	asset string
+	qty   domain.Decimal
+}
+
+type assetSnap struct {
+	time int64
+	hold []assetQty
+}
+
+type exchangeAssets struct {
+	snaps []assetSnap
+	pairs map[[2]string]uint32 // {quote, base} → pair index
+}
+
+type assetBook struct {
+	exchanges map[string]*exchangeAssets
+}
+
+func newAssetBook() assetBook { return assetBook{exchanges: map[string]*exchangeAssets{}} }
+
+func (a *assetBook) exchange(name string) *exchangeAssets {
+	x := a.exchanges[name]
+	if x == nil {
+		x = &exchangeAssets{pairs: map[[2]string]uint32{}}
+		a.exchanges[name] = x
+	}
+	return x
+}
+
+func (a *assetBook) addPair(exchange, quote, base string, i uint32) {
+	a.exchange(exchange).pairs[[2]string{quote, base}] = i
+}
+
+func (a *assetBook) observe(t int64, b *domain.BalancesObserved) {
+	x := a.exchange(b.Exchange)
+	s := assetSnap{time: t}
+	for _, ab := range b.Balances {
+		if q := ab.Available.Add(ab.OnOrder); q != 0 {
+			s.hold = append(s.hold, assetQty{ab.Asset, q})
+		}
+	}
+	x.snaps = append(x.snaps, s)
+}
+
+// AssetPoint is an element of assets/total.
+type AssetPoint struct {
+	ID        int64         `json:"id"`
+	BaseKey   string        `json:"base_key"`
+	Amount    domain.Number `json:"amount"`
+	Timestamp int64         `json:"timestamp"`
+}
+
+// AssetHistory returns the value in base of exchange's holdings at the
+// snapshots with start ≤ time ≤ end (ms), oldest first, one per 15-minute
+// slot (see the file comment). An exchange without snapshots gives none.
+func (l *Ledger) AssetHistory(exchange, base string, start, end int64) []AssetPoint {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	out := []AssetPoint{}
+	x := l.assets.exchanges[exchange]
+	if x == nil {
+		return out
+	}
+	i := sort.Search(len(x.snaps), func(i int) bool { return x.snaps[i].time >= start })
+	for ; i < len(x.snaps) && x.snaps[i].time <= end; i++ {
+		s := &x.snaps[i]
+		if i+1 < len(x.snaps) && x.snaps[i+1].time <= end &&
+			floorDiv(x.snaps[i+1].time, BucketSeconds*1000) == floorDiv(s.time, BucketSeconds*1000) {
+			continue // a later snapshot in the same slot stands for it
+		}
+		var v domain.Decimal
+		for _, h := range s.hold {
+			if p, ok := l.priceIn(x, h.asset, base, s.time); ok {
+				v = v.Add(h.qty.Mul(p))
+			}
+		}
+		out = append(out, AssetPoint{ID: int64(i + 1), BaseKey: exchange + "/" + base, Amount: domain.Number(v), Timestamp: s.time})
+	}
+	return out
+}
+
+func (l *Ledger) priceIn(x *exchangeAssets, asset, base string, t int64) (domain.Decimal, bool) {
+	if asset == base {
+		return domain.DecimalFromInt(1), true
+	}
+	if i, ok := x.pairs[[2]string{base, asset}]; ok {
+		if p, ok := l.pairs[i].priceAt(t); ok {
+			return p, true
+		}
+	}
+	if i, ok := x.pairs[[2]string{asset, base}]; ok {
+		if p, ok := l.pairs[i].priceAt(t); ok && p > 0 {
+			return domain.DecimalFromInt(1).Div(p), true
+		}
+	}
+	return 0, false
+}

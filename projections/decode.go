@@ -1,0 +1,229 @@
+package projections
+
+import (
+	"encoding/json"
+	"unicode/utf8"
+
+	"github.com/tradeledger/tradeledger/domain"
+)
+
+// The replay target (DESIGN §9: ≥ 500,000 events/s) leaves no room for
+// encoding/json's reflection on the two payloads that make up most of a
+// trading log. decodeOrderRequested and decodeOrderFilled read the flat
+// objects the domain writes with a small scanner, and hand anything unusual
+// (escapes, non-ASCII, unknown or differently cased keys, nulls, nested
+// values, numbers that are not plain integers where integers go) to
+// encoding/json, so the result is always exactly what json.Unmarshal gives.
+// FuzzDecode checks that claim.
+
+// scanner walks one flat JSON object.
+type scanner struct {
+	b []byte
+	i int
+}
+
+func (s *scanner) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+func (s *scanner) byte(c byte) bool {
+	s.ws()
+	if s.i < len(s.b) && s.b[s.i] == c {
+		s.i++
+		return true
+	}
+	return false
+}
+
+// str reads a string without escapes, control characters or non-ASCII bytes.
+func (s *scanner) str() ([]byte, bool) {
+	s.ws()
+	if s.i >= len(s.b) || s.b[s.i] != '"' {
+		return nil, false
+	}
+	start := s.i + 1
+	for j := start; j < len(s.b); j++ {
+		c := s.b[j]
+		if c == '"' {
+			s.i = j + 1
+			return s.b[start:j], true
+		}
+		if c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+// int reads -?(0|[1-9][0-9]*) that fits an int64, followed by a delimiter.
+func (s *scanner) int() (int64, bool) {
+	s.ws()
+	j := s.i
+	neg := false
+	if j < len(s.b) && s.b[j] == '-' {
+		neg = true
+		j++
+	}
+	start := j
+	var v uint64
+	for j < len(s.b) && s.b[j] >= '0' && s.b[j] <= '9' {
+		if j-start >= 18 {
+			return 0, false // let encoding/json judge long numbers
+		}
+		v = v*10 + uint64(s.b[j]-'0')
+		j++
+	}
+	if j == start || (s.b[start] == '0' && j-start > 1) {
+		return 0, false
+	}
+	if j < len(s.b) && s.b[j] != ',' && s.b[j] != '}' && s.b[j] != ' ' && s.b[j] != '\t' && s.b[j] != '\n' && s.b[j] != '\r' {
+		return 0, false
+	}
+	s.i = j
+	if neg {
+		return -int64(v), true
+	}
+	return int64(v), true
+}
+
+func (s *scanner) decimal() (domain.Decimal, bool, error) {
+	v, ok := s.str()
+	if !ok {
+		return 0, false, nil
+	}
+	d, err := domain.ParseDecimal(string(v))
+	return d, true, err
+}
+
+// object calls field for each key until the closing brace; field returns
+// false when it cannot handle the key or its value. object reports whether
+// the whole input was one well-formed object handled by field.
+func (s *scanner) object(field func(key []byte) bool) bool {
+	if !s.byte('{') {
+		return false
+	}
+	if s.byte('}') {
+		s.ws()
+		return s.i == len(s.b)
+	}
+	for {
+		key, ok := s.str()
+		if !ok || !s.byte(':') || !field(key) {
+			return false
+		}
+		if s.byte(',') {
+			continue
+		}
+		if !s.byte('}') {
+			return false
+		}
+		s.ws()
+		return s.i == len(s.b)
+	}
+}
+
+// decodeOrderRequested unmarshals an OrderRequested payload exactly as
+// json.Unmarshal would.
+func decodeOrderRequested(b []byte, v *domain.OrderRequested) error {
+	var r domain.OrderRequested
+	var derr error
+	s := scanner{b: b}
+	ok := s.object(func(k []byte) bool {
+		var ok bool
+		var err error
+		switch string(k) {
+		case "orderId":
+			r.OrderID, ok = s.int()
+		case "ocoId":
+			r.OcoID, ok = s.int()
+		case "exchange":
+			var x []byte
+			x, ok = s.str()
+			r.Exchange = string(x)
+		case "pair":
+			var x []byte
+			x, ok = s.str()
+			r.Pair = string(x)
+		case "side":
+			var x []byte
+			x, ok = s.str()
+			r.Side = domain.Side(x)
+		case "kind":
+			var x []byte
+			x, ok = s.str()
+			r.Kind = domain.OrderKind(x)
+		case "clientOrderId":
+			var x []byte
+			x, ok = s.str()
+			r.ClientOrderID = string(x)
+		case "amount":
+			r.Amount, ok, err = s.decimal()
+		case "price":
+			r.Price, ok, err = s.decimal()
+		case "stopPrice":
+			r.StopPrice, ok, err = s.decimal()
+		case "limitPrice":
+			r.LimitPrice, ok, err = s.decimal()
+		}
+		if err != nil && derr == nil {
+			derr = err
+		}
+		return ok
+	})
+	if !ok || derr != nil {
+		*v = domain.OrderRequested{}
+		return json.Unmarshal(b, v)
+	}
+	*v = r
+	return nil
+}
+
+// decodeOrderFilled unmarshals an OrderFilled payload exactly as
+// json.Unmarshal would.
+func decodeOrderFilled(b []byte, v *domain.OrderFilled) error {
+	var f domain.OrderFilled
+	var derr error
+	s := scanner{b: b}
+	ok := s.object(func(k []byte) bool {
+		var ok bool
+		var err error
+		switch string(k) {
+		case "fillId":
+			var x []byte
+			x, ok = s.str()
+			f.FillID = string(x)
+		case "feeAsset":
+			var x []byte
+			x, ok = s.str()
+			f.FeeAsset = string(x)
+		case "price":
+			f.Price, ok, err = s.decimal()
+		case "quantity":
+			f.Quantity, ok, err = s.decimal()
+		case "fee":
+			f.Fee, ok, err = s.decimal()
+		case "seq":
+			var n int64
+			n, ok = s.int()
+			ok = ok && n >= 0
+			f.Seq = uint64(n)
+		}
+		if err != nil && derr == nil {
+			derr = err
+		}
+		return ok
+	})
+	if !ok || derr != nil {
+		*v = domain.OrderFilled{}
+		return json.Unmarshal(b, v)
+	}
+	*v = f
+	return nil
+}

@@ -1,0 +1,640 @@
+package projections
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/tradeledger/tradeledger/domain"
+)
+
+// Ledger is the trading read model: order records per pair key, PNL
+// aggregates (pnl.go), asset value history (assets.go) and chart marks
+// (marks.go). It is one projection with one lock because all of them are
+// folds of the same fills through the same lot matching (domain.Lots): a
+// fill is matched once and every view sees the same figures.
+//
+// Order records. There is one record per fill (OrderFilled), not one per
+// order: a fill is the unit that changes balances, lots and pnl, and the
+// derived fields below are "after this fill". Records of an order share its
+// id; averagePrice tells the order's running average. Orders without fills
+// have no record. Field definitions (all money in the pair's quote currency,
+// which the spec's Gunbot-style names call "base"):
+//
+//	time           fill event time, ms
+//	pair, type, id pair symbol, "buy"/"sell", order id
+//	rate, amount   fill price and quantity
+//	cost           rate × amount (gross value, as in state files)
+//	fees           the fill's fee in quote (domain.FeeInQuote; a fee in a
+//	               third asset cannot be valued from the fill and counts 0)
+//	baseValue      net cash value: cost + fees on buys, cost − fees on sells
+//	costProceed    −baseValue on buys, +baseValue on sells
+//	averagePrice   Σcost ÷ Σamount over the order's fills up to this one
+//	pnlPrice       unit cost the fill is measured against: buys, the new
+//	               lot's (cost+fees)/amount; sells, the consumed lots' cost ÷
+//	               matched quantity (0 if nothing matched)
+//	balance        the pair's base-asset position from logged fills after
+//	               this fill: Σ buy amounts − Σ sell amounts (negative when
+//	               coins bought outside the log were sold)
+//	baseBalance    the pair's quote cash flow after this fill: Σ costProceed
+//	inventory_cost cost of the lots still held after this fill
+//	ABP            inventory_cost ÷ quantity held in lots (0 when none)
+//	pnl            realized pnl of the fill (sells; 0 on buys), domain.Lots
+//	unmatchedBaseValue  rate × quantity sold with no lot (sells; extra field)
+//	toCancel       present (true) only while the order is still open
+//	               (accepted, not fully filled, cancelled, rejected or
+//	               expired): its remainder can still be cancelled
+//	key            "<exchange>/<pair>" (extra field)
+//
+// Ordering. A pair's records are kept sorted by (time, log position), so
+// "newest first" is the reverse and stable under equal times; a fill whose
+// time is older than the newest record is inserted in place (rare: clock
+// skew between writers). Running fields (balance, ABP …) follow log order.
+type Ledger struct {
+	// Method is the lot matching method (set before the first Apply).
+	Method domain.PnlMethod
+
+	mu      sync.RWMutex
+	pairs   []*pairBook       // interned pair books, by index
+	byKey   map[string]uint32 // pair key → index
+	orders  map[int64]uint32  // order id → pair index | sideSell bit, for every order requested
+	open    map[int64]*orderState
+	quotes  map[string]*series // per quote currency: every pair's buckets summed
+	strat   map[string]string  // pair key → strategy name (from config events)
+	assets  assetBook
+	records int // number of order records, all pairs
+}
+
+const sideSell = 1 << 31
+
+// orderState is what the ledger keeps of an order while it is open.
+type orderState struct {
+	amount, filled, filledCost domain.Decimal
+	pnl                        domain.Decimal // Σ pnl of the order's fills
+	uniqueSlot                 int64          // bucket slot where the order is counted as a unique win/loss
+	uniqueSign                 int8           // 0: not counted yet; else 2 + the sign it is counted with
+	fills                      int32
+	done                       bool
+}
+
+// pairBook is one pair key's state.
+type pairBook struct {
+	key, exchange, pair, quote, base string
+	lots                             domain.Lots
+	recs                             []orderRecord // ascending (time, pos)
+	position                         domain.Decimal
+	cashFlow                         domain.Decimal
+	lastPrice                        domain.Decimal
+	series                           series
+	prices                           []pricePoint // assets.go
+}
+
+// orderRecord is the compact stored form of a record (120 bytes).
+type orderRecord struct {
+	time        int64
+	pos         uint64
+	id          int64
+	rate        domain.Decimal
+	amount      domain.Decimal
+	fee         domain.Decimal
+	avgPrice    domain.Decimal
+	pnlPrice    domain.Decimal
+	position    domain.Decimal
+	cashFlow    domain.Decimal
+	invCost     domain.Decimal
+	abp         domain.Decimal
+	pnl         domain.Decimal
+	unmatchedQt domain.Decimal
+	sell        bool
+}
+
+// NewLedger returns an empty Ledger matching lots with method.
+func NewLedger(method domain.PnlMethod) *Ledger {
+	return &Ledger{
+		Method: method,
+		byKey:  map[string]uint32{},
+		orders: map[int64]uint32{},
+		open:   map[int64]*orderState{},
+		quotes: map[string]*series{},
+		strat:  map[string]string{},
+		assets: newAssetBook(),
+	}
+}
+
+// Name implements Projection.
+func (l *Ledger) Name() string { return "ledger" }
+
+// Apply implements Projection: OrderRequested registers an order's pair and
+// side; OrderFilled adds a record and updates lots, PNL aggregates, prices
+// and marks; OrderCancelled/Rejected/Expired close an order; BalancesObserved
+// adds an asset snapshot; PairAdded and ConfigReplaced name pair strategies.
+// Other events are ignored. A payload that does not decode is an EINVALID
+// error and changes nothing.
+func (l *Ledger) Apply(e *domain.Event) error {
+	switch e.Type {
+	case domain.TypeOrderRequested:
+		var r domain.OrderRequested
+		if err := decodeOrderRequested(e.Data, &r); err != nil {
+			return domain.Errorf(domain.EINVALID, "event %s/%d: bad OrderRequested: %v", e.Stream, e.Version, err)
+		}
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return l.applyRequested(&r)
+	case domain.TypeOrderFilled:
+		id, ok := orderIDOf(e.Stream)
+		if !ok {
+			return domain.Errorf(domain.EINVALID, "OrderFilled in stream %q, not an order stream", e.Stream)
+		}
+		var f domain.OrderFilled
+		if err := decodeOrderFilled(e.Data, &f); err != nil {
+			return domain.Errorf(domain.EINVALID, "event %s/%d: bad OrderFilled: %v", e.Stream, e.Version, err)
+		}
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return l.applyFill(id, e.Time, e.Position, &f)
+	case domain.TypeOrderCancelled, domain.TypeOrderRejected, domain.TypeOrderExpired:
+		if id, ok := orderIDOf(e.Stream); ok {
+			l.mu.Lock()
+			delete(l.open, id)
+			l.mu.Unlock()
+		}
+	case domain.TypeBalancesObserved:
+		var b domain.BalancesObserved
+		if err := e.Decode(&b); err != nil {
+			return err
+		}
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.assets.observe(e.Time, &b)
+	case domain.TypePairAdded, domain.TypePairRemoved, domain.TypeConfigReplaced:
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return l.applyConfig(e)
+	}
+	return nil
+}
+
+func orderIDOf(stream string) (int64, bool) {
+	s, ok := strings.CutPrefix(stream, "order-")
+	if !ok {
+		return 0, false
+	}
+	id, err := strconv.ParseInt(s, 10, 64)
+	return id, err == nil
+}
+
+// book returns the pair book of key, creating it.
+func (l *Ledger) book(exchange, pair string) (uint32, *pairBook, error) {
+	key := domain.PairKey(exchange, pair)
+	if i, ok := l.byKey[key]; ok {
+		return i, l.pairs[i], nil
+	}
+	quote, base, err := domain.SplitPair(pair)
+	if err != nil {
+		return 0, nil, err
+	}
+	b := &pairBook{key: key, exchange: exchange, pair: pair, quote: quote, base: base}
+	b.lots.Method = l.Method
+	i := uint32(len(l.pairs))
+	l.pairs = append(l.pairs, b)
+	l.byKey[key] = i
+	l.assets.addPair(exchange, quote, base, i)
+	return i, b, nil
+}
+
+func (l *Ledger) applyRequested(r *domain.OrderRequested) error {
+	if r.Side != domain.Buy && r.Side != domain.Sell {
+		return domain.Errorf(domain.EINVALID, "order %d: side %q", r.OrderID, r.Side)
+	}
+	i, _, err := l.book(r.Exchange, r.Pair)
+	if err != nil {
+		return err
+	}
+	v := i
+	if r.Side == domain.Sell {
+		v |= sideSell
+	}
+	l.orders[r.OrderID] = v
+	l.open[r.OrderID] = &orderState{amount: r.Amount}
+	return nil
+}
+
+func (l *Ledger) applyFill(id, t int64, pos uint64, f *domain.OrderFilled) error {
+	v, ok := l.orders[id]
+	if !ok {
+		return domain.Errorf(domain.EINVALID, "fill of order %d that was never requested", id)
+	}
+	if f.Quantity <= 0 || f.Price < 0 {
+		return domain.Errorf(domain.EINVALID, "fill of order %d: quantity %s, price %s", id, f.Quantity, f.Price)
+	}
+	b := l.pairs[v&^sideSell]
+	sell := v&sideSell != 0
+	st, isOpen := l.open[id]
+	if !isOpen { // a late fill of an order already closed: counted on its own
+		st = &orderState{}
+	}
+	side := domain.Buy
+	if sell {
+		side = domain.Sell
+	}
+	fee, _ := domain.FeeInQuote(f.Fee, f.FeeAsset, b.quote, b.base, f.Price)
+	r := b.lots.ApplyFill(side, f.Price, f.Quantity, fee)
+
+	st.fills++
+	st.filled = st.filled.Add(f.Quantity)
+	st.filledCost = st.filledCost.Add(r.Value)
+	if isOpen && st.amount > 0 && st.filled >= st.amount {
+		delete(l.open, id)
+	}
+
+	rec := orderRecord{time: t, pos: pos, id: id, rate: f.Price, amount: f.Quantity, fee: fee, sell: sell,
+		avgPrice: st.filledCost.Div(st.filled), pnl: r.Pnl, unmatchedQt: r.Unmatched}
+	net := r.Value.Add(fee)
+	if sell {
+		net = r.Value.Sub(fee)
+		b.position = b.position.Sub(f.Quantity)
+		b.cashFlow = b.cashFlow.Add(net)
+		if r.Matched > 0 {
+			rec.pnlPrice = r.LotCost.Div(r.Matched)
+		}
+	} else {
+		b.position = b.position.Add(f.Quantity)
+		b.cashFlow = b.cashFlow.Sub(net)
+		rec.pnlPrice = r.LotCost.Div(f.Quantity)
+	}
+	b.lastPrice = f.Price
+	rec.position, rec.cashFlow = b.position, b.cashFlow
+	rec.invCost, rec.abp = b.lots.Cost(), b.lots.ABP()
+	b.insert(rec)
+	l.records++
+
+	l.addToSeries(b, st, t, sell, &r, net)
+	b.addPrice(t, f.Price)
+	return nil
+}
+
+// insert keeps recs sorted by (time, pos).
+func (b *pairBook) insert(rec orderRecord) {
+	n := len(b.recs)
+	if n == 0 || !recLess(rec, b.recs[n-1]) {
+		b.recs = append(b.recs, rec)
+		return
+	}
+	i := sort.Search(n, func(i int) bool { return recLess(rec, b.recs[i]) })
+	b.recs = append(b.recs, orderRecord{})
+	copy(b.recs[i+1:], b.recs[i:])
+	b.recs[i] = rec
+}
+
+func recLess(a, b orderRecord) bool {
+	return a.time < b.time || (a.time == b.time && a.pos < b.pos)
+}
+
+// OrderRecord is one order record as the API shows it (see Ledger for the
+// definition of every field).
+type OrderRecord struct {
+	Key                string
+	Time               int64
+	Pair               string
+	Type               domain.Side
+	Rate, Amount       domain.Decimal
+	ID                 int64
+	Cost, Fees         domain.Decimal
+	BaseValue          domain.Decimal
+	CostProceed        domain.Decimal
+	AveragePrice       domain.Decimal
+	PnlPrice           domain.Decimal
+	Balance            domain.Decimal
+	BaseBalance        domain.Decimal
+	InventoryCost      domain.Decimal
+	ABP                domain.Decimal
+	Pnl                domain.Decimal
+	UnmatchedBaseValue domain.Decimal
+	ToCancel           bool
+	Position           uint64 // log position of the fill
+	closing            bool   // a sell that matched at least one lot
+}
+
+func (l *Ledger) view(b *pairBook, r *orderRecord) OrderRecord {
+	cost := r.rate.Mul(r.amount)
+	o := OrderRecord{Key: b.key, Time: r.time, Pair: b.pair, Type: domain.Buy, Rate: r.rate, Amount: r.amount, ID: r.id,
+		Cost: cost, Fees: r.fee, AveragePrice: r.avgPrice, PnlPrice: r.pnlPrice, Balance: r.position,
+		BaseBalance: r.cashFlow, InventoryCost: r.invCost, ABP: r.abp, Pnl: r.pnl, Position: r.pos}
+	if r.sell {
+		o.Type = domain.Sell
+		o.BaseValue = cost.Sub(r.fee)
+		o.CostProceed = o.BaseValue
+		o.UnmatchedBaseValue = r.rate.Mul(r.unmatchedQt)
+		o.closing = r.unmatchedQt < r.amount
+	} else {
+		o.BaseValue = cost.Add(r.fee)
+		o.CostProceed = o.BaseValue.Neg()
+	}
+	_, o.ToCancel = l.open[r.id]
+	return o
+}
+
+// AppendJSON appends the record as the spec's JSON object (numbers as JSON
+// numbers, toCancel only when true).
+func (o *OrderRecord) AppendJSON(b []byte) []byte {
+	b = append(b, `{"time":`...)
+	b = strconv.AppendInt(b, o.Time, 10)
+	b = append(b, `,"pair":`...)
+	b = strconv.AppendQuote(b, o.Pair)
+	b = append(b, `,"type":"`...)
+	b = append(b, o.Type...)
+	b = append(b, `","rate":`...)
+	b = appendNumber(b, o.Rate)
+	b = append(b, `,"amount":`...)
+	b = appendNumber(b, o.Amount)
+	b = append(b, `,"id":`...)
+	b = strconv.AppendInt(b, o.ID, 10)
+	b = append(b, `,"cost":`...)
+	b = appendNumber(b, o.Cost)
+	if o.ToCancel {
+		b = append(b, `,"toCancel":true`...)
+	}
+	b = append(b, `,"fees":`...)
+	b = appendNumber(b, o.Fees)
+	b = append(b, `,"baseValue":`...)
+	b = appendNumber(b, o.BaseValue)
+	b = append(b, `,"costProceed":`...)
+	b = appendNumber(b, o.CostProceed)
+	b = append(b, `,"averagePrice":`...)
+	b = appendNumber(b, o.AveragePrice)
+	b = append(b, `,"pnlPrice":`...)
+	b = appendNumber(b, o.PnlPrice)
+	b = append(b, `,"balance":`...)
+	b = appendNumber(b, o.Balance)
+	b = append(b, `,"baseBalance":`...)
+	b = appendNumber(b, o.BaseBalance)
+	b = append(b, `,"inventory_cost":`...)
+	b = appendNumber(b, o.InventoryCost)
+	b = append(b, `,"ABP":`...)
+	b = appendNumber(b, o.ABP)
+	b = append(b, `,"pnl":`...)
+	b = appendNumber(b, o.Pnl)
+	b = append(b, `,"unmatchedBaseValue":`...)
+	b = appendNumber(b, o.UnmatchedBaseValue)
+	b = append(b, `,"key":`...)
+	b = strconv.AppendQuote(b, o.Key)
+	return append(b, '}')
+}
+
+// MarshalJSON implements json.Marshaler with AppendJSON.
+func (o OrderRecord) MarshalJSON() ([]byte, error) { return o.AppendJSON(nil), nil }
+
+// appendNumber appends d as a JSON number (domain.Number's form).
+func appendNumber(b []byte, d domain.Decimal) []byte {
+	n := len(b)
+	b = d.Append(b)
+	i := len(b)
+	for i > n && b[i-1] == '0' {
+		i--
+	}
+	if i > n && b[i-1] == '.' {
+		i--
+	}
+	return b[:i]
+}
+
+// MaxPageSize bounds pageSize of the order pages (and MaxDayOrders the
+// orders of orders/day).
+const (
+	MaxPageSize  = 1000
+	MaxDayOrders = 5000
+)
+
+// HasKey reports whether any order was requested for key.
+func (l *Ledger) HasKey(key string) bool {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	_, ok := l.byKey[key]
+	return ok
+}
+
+// Orders returns every record of key, newest first (none for an unknown key).
+func (l *Ledger) Orders(key string) []OrderRecord {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	i, ok := l.byKey[key]
+	if !ok {
+		return nil
+	}
+	b := l.pairs[i]
+	out := make([]OrderRecord, 0, len(b.recs))
+	for j := len(b.recs) - 1; j >= 0; j-- {
+		out = append(out, l.view(b, &b.recs[j]))
+	}
+	return out
+}
+
+// Page returns page (from 0) of pageSize records of key, newest first, and
+// the number of records of key. Out-of-range pages are empty. pageSize must
+// be 1…MaxPageSize and page ≥ 0 (EINVALID otherwise).
+func (l *Ledger) Page(key string, page, pageSize int) ([]OrderRecord, int, error) {
+	if err := checkPage(page, pageSize); err != nil {
+		return nil, 0, err
+	}
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	i, ok := l.byKey[key]
+	if !ok {
+		return []OrderRecord{}, 0, nil
+	}
+	b := l.pairs[i]
+	n := len(b.recs)
+	out := []OrderRecord{}
+	if page > n/pageSize {
+		return out, n, nil
+	}
+	for j := n - 1 - page*pageSize; j >= 0 && len(out) < pageSize; j-- {
+		out = append(out, l.view(b, &b.recs[j]))
+	}
+	return out, n, nil
+}
+
+func checkPage(page, pageSize int) error {
+	if page < 0 {
+		return domain.Errorf(domain.EINVALID, "page must be ≥ 0")
+	}
+	if pageSize < 1 || pageSize > MaxPageSize {
+		return domain.Errorf(domain.EINVALID, "pageSize must be between 1 and %d", MaxPageSize)
+	}
+	return nil
+}
+
+// PageMulti returns page (from 0) of pageSize records of the given keys
+// merged newest first, and the number of records of those keys. Records of
+// equal time are ordered by key (in the order given, duplicates ignored),
+// then newest position first, so pages are stable and concatenate to the
+// full list. Cost: O(k·log n·64) to find the page start plus O(pageSize·k).
+func (l *Ledger) PageMulti(keys []string, page, pageSize int) ([]OrderRecord, int, error) {
+	if err := checkPage(page, pageSize); err != nil {
+		return nil, 0, err
+	}
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	books := l.booksOf(keys)
+	total := 0
+	for _, b := range books {
+		total += len(b.recs)
+	}
+	out := []OrderRecord{}
+	off := page * pageSize
+	if page > total/pageSize || off >= total {
+		return out, total, nil
+	}
+	// ends[k] = index (exclusive, from the top) of the next record to emit
+	// in book k; a record with time > T comes before every record at T.
+	T := l.timeAtRank(books, off)
+	ends := make([]int, len(books))
+	skip := off
+	for k, b := range books {
+		e := sort.Search(len(b.recs), func(i int) bool { return b.recs[i].time > T })
+		ends[k] = e
+		skip -= len(b.recs) - e
+	}
+	// Now skip records at time T in key order, newest position first.
+	for k, b := range books {
+		for skip > 0 && ends[k] > 0 && b.recs[ends[k]-1].time == T {
+			ends[k]--
+			skip--
+		}
+	}
+	for len(out) < pageSize {
+		best := -1
+		for k, b := range books {
+			if ends[k] == 0 {
+				continue
+			}
+			if best < 0 || b.recs[ends[k]-1].time > books[best].recs[ends[best]-1].time {
+				best = k
+			}
+		}
+		if best < 0 {
+			break
+		}
+		ends[best]--
+		out = append(out, l.view(books[best], &books[best].recs[ends[best]]))
+	}
+	return out, total, nil
+}
+
+// timeAtRank returns the time of the record at rank off (0 = newest) of the
+// books merged by descending time.
+func (l *Ledger) timeAtRank(books []*pairBook, off int) int64 {
+	lo, hi := int64(1<<62), int64(-1<<62)
+	for _, b := range books {
+		if n := len(b.recs); n > 0 {
+			lo, hi = min(lo, b.recs[0].time), max(hi, b.recs[n-1].time)
+		}
+	}
+	// smallest t in [lo, hi] with count(time > t) ≤ off
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		c := 0
+		for _, b := range books {
+			c += len(b.recs) - sort.Search(len(b.recs), func(i int) bool { return b.recs[i].time > mid })
+		}
+		if c <= off {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo
+}
+
+// booksOf returns the books of keys, in order, without duplicates or
+// unknown keys.
+func (l *Ledger) booksOf(keys []string) []*pairBook {
+	var books []*pairBook
+	seen := make(map[uint32]bool, len(keys))
+	for _, k := range keys {
+		if i, ok := l.byKey[k]; ok && !seen[i] {
+			seen[i] = true
+			books = append(books, l.pairs[i])
+		}
+	}
+	return books
+}
+
+// DaySummary is one key's activity in a day (an element of orders/day's
+// days): fills, buys, sells, volume (Σ rate×amount), realized pnl and
+// unmatchedBaseValue of the day.
+type DaySummary struct {
+	Key                string         `json:"key"`
+	Date               string         `json:"date"`
+	NumberOfTrades     int            `json:"numberOfTrades"`
+	BuyCount           int            `json:"buyCount"`
+	SellCount          int            `json:"sellCount"`
+	Volume             domain.Number  `json:"volume"`
+	Pnl                domain.Number  `json:"pnl"`
+	UnmatchedBaseValue domain.Number  `json:"unmatchedBaseValue"`
+	Unit               string         `json:"unit"`
+	pnl                domain.Decimal `json:"-"`
+}
+
+// Day returns, for the day [from, to) (ms; the caller computes the
+// boundaries of "today" in the client's zone), one summary per key (in the
+// order given), the records of the day across keys newest first (at most
+// MaxDayOrders), and those of them that are closing trades (sells that
+// matched a lot).
+func (l *Ledger) Day(keys []string, date string, from, to int64) (days []DaySummary, orders, closes []OrderRecord) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	days = []DaySummary{}
+	orders, closes = []OrderRecord{}, []OrderRecord{}
+	for _, key := range keys {
+		s := DaySummary{Key: key, Date: date}
+		if _, pair, err := domain.SplitPairKey(key); err == nil {
+			s.Unit, _, _ = domain.SplitPair(pair)
+		}
+		if i, ok := l.byKey[key]; ok {
+			b := l.pairs[i]
+			lo, hi := b.timeRange(from, to)
+			var vol, pnl, unm domain.Decimal
+			for j := hi - 1; j >= lo; j-- {
+				r := &b.recs[j]
+				s.NumberOfTrades++
+				if r.sell {
+					s.SellCount++
+					unm = unm.Add(r.rate.Mul(r.unmatchedQt))
+				} else {
+					s.BuyCount++
+				}
+				vol = vol.Add(r.rate.Mul(r.amount))
+				pnl = pnl.Add(r.pnl)
+				orders = append(orders, l.view(b, r))
+			}
+			s.Volume, s.Pnl, s.UnmatchedBaseValue = domain.Number(vol), domain.Number(pnl), domain.Number(unm)
+		}
+		days = append(days, s)
+	}
+	sort.SliceStable(orders, func(i, j int) bool { return orders[i].Time > orders[j].Time })
+	if len(orders) > MaxDayOrders {
+		orders = orders[:MaxDayOrders]
+	}
+	for _, o := range orders {
+		if o.closing {
+			closes = append(closes, o)
+		}
+	}
+	return days, orders, closes
+}
+
+// timeRange returns the index range [lo, hi) of records with from ≤ time < to.
+func (b *pairBook) timeRange(from, to int64) (int, int) {
+	lo := sort.Search(len(b.recs), func(i int) bool { return b.recs[i].time >= from })
+	hi := sort.Search(len(b.recs), func(i int) bool { return b.recs[i].time >= to })
+	return lo, max(lo, hi)
+}
+
+// RecordCount returns the number of order records across all pairs.
+func (l *Ledger) RecordCount() int {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.records
+}
