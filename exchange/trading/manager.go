@@ -1,0 +1,382 @@
+package trading
+
+import (
+	"context"
+	"sort"
+
+	"github.com/tradeledger/tradeledger/domain"
+)
+
+// fillPage is how many fills Reconcile asks for at a time.
+const fillPage = 500
+
+// Cancel cancels an order: OrderCancelRequested, then OrderCancelled once
+// the exchange confirmed (at once for an emulated order whose stop has not
+// fired). An unknown order, or one of another exchange or pair, is
+// ENOTFOUND; a finished one ECONFLICT ("already filled"). An exchange that
+// does not answer leaves the cancel pending (EUNAVAILABLE); Reconcile
+// retries it.
+func (t *Trader) Cancel(ctx context.Context, exchange, pair string, orderID int64, actor, correlation string) error {
+	o, ok := t.Order(orderID)
+	if !ok || o.Exchange != exchange || o.Pair != pair {
+		return domain.Errorf(domain.ENOTFOUND, "order %d not found on %s %s", orderID, exchange, pair)
+	}
+	x, err := t.exchange(exchange)
+	if err != nil {
+		return err
+	}
+	l := t.exLock(exchange)
+	l.Lock()
+	a := t.newAppender(actor, correlation)
+	err = t.cancelLocked(ctx, a, x, orderID, "cancelled by the client")
+	l.Unlock()
+	return a.finish(ctx, err)
+}
+
+// cancelLeg cancels an OCO leg (taking the exchange lock).
+func (t *Trader) cancelLeg(ctx context.Context, a *appender, x domain.Exchange, id int64, reason string) error {
+	l := t.exLock(x.Name())
+	l.Lock()
+	defer l.Unlock()
+	return t.cancelLocked(ctx, a, x, id, reason)
+}
+
+// cancelLocked decides and records a cancel; the caller holds the
+// exchange lock.
+func (t *Trader) cancelLocked(ctx context.Context, a *appender, x domain.Exchange, id int64, reason string) error {
+	en := t.entry(id)
+	if en == nil {
+		return domain.Errorf(domain.ENOTFOUND, "order %d not found", id)
+	}
+	en.op.Lock()
+	t.mu.Lock()
+	evs, err := en.o.DecideCancel(t.Clock, reason)
+	t.mu.Unlock()
+	if err == nil {
+		err = a.appendOrder(ctx, en, id, evs...)
+	}
+	en.op.Unlock()
+	if err != nil {
+		return err
+	}
+	if o := t.snapshot(en); o.State.Done() {
+		return nil
+	}
+	return t.exchangeCancel(ctx, a, x, id, reason)
+}
+
+// exchangeCancel asks the exchange to cancel an order whose cancel was
+// requested, and records the outcome.
+func (t *Trader) exchangeCancel(ctx context.Context, a *appender, x domain.Exchange, id int64, reason string) error {
+	en := t.entry(id)
+	o := t.snapshot(en)
+	exID := o.ExchangeOrderID
+	if exID == "" {
+		xctx, cancel := t.exCtx(ctx)
+		eo, err := x.Order(xctx, o.Pair, o.ClientOrderID)
+		cancel()
+		switch {
+		case domain.ErrorCode(err) == domain.ENOTFOUND:
+			// Never reached the exchange: nothing to cancel there.
+			en.op.Lock()
+			t.mu.Lock()
+			evs := en.o.DecideCancelled(t.Clock, reason)
+			t.mu.Unlock()
+			err = a.appendOrder(ctx, en, id, evs...)
+			en.op.Unlock()
+			return err
+		case err != nil:
+			return domain.Errorf(domain.EUNAVAILABLE, "%s did not answer; the cancel of order %d is pending", o.Exchange, id)
+		}
+		exID = eo.ID
+	}
+	xctx, cancel := t.exCtx(ctx)
+	eo, err := x.CancelOrder(xctx, o.Pair, exID)
+	cancel()
+	switch code := domain.ErrorCode(err); {
+	case err == nil, code == domain.ECONFLICT:
+		// Fills that happened before the cancel are recorded first, so the
+		// cancelled remainder is exact.
+		if ferr := t.reconcileFills(ctx, a, x); ferr != nil {
+			return ferr
+		}
+		if err != nil && eo.Status != domain.StatusCancelled {
+			if o := t.snapshot(en); o.State == domain.OrderStateFilled {
+				return domain.Errorf(domain.ECONFLICT, "order %d is already filled", id)
+			}
+			return domain.Errorf(domain.ECONFLICT, "order %d cannot be cancelled: %s", id, domain.ErrorMessage(err))
+		}
+		en.op.Lock()
+		t.mu.Lock()
+		evs := en.o.DecideCancelled(t.Clock, reason)
+		t.mu.Unlock()
+		err = a.appendOrder(ctx, en, id, evs...)
+		en.op.Unlock()
+		return err
+	case code == domain.ENOTFOUND:
+		return domain.Errorf(domain.ENOTFOUND, "order %d is unknown to %s", id, o.Exchange)
+	}
+	return domain.Errorf(domain.EUNAVAILABLE, "%s did not answer; the cancel of order %d is pending", o.Exchange, id)
+}
+
+// openOrders returns the ids of unfinished orders of an exchange (and pair,
+// unless ""), in id order.
+func (t *Trader) openOrders(exchange, pair string, keep func(o *domain.Order) bool) []int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.init()
+	var ids []int64
+	for id, en := range t.orders {
+		o := &en.o
+		if o.State == domain.OrderStateNone || o.State.Done() || o.Exchange != exchange || (pair != "" && o.Pair != pair) {
+			continue
+		}
+		if keep(o) {
+			ids = append(ids, id)
+		}
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids
+}
+
+// OnTicker applies a price tick to the emulated orders of its pair: a
+// stop-limit whose stop is reached fires (StopTriggered) and its limit
+// order is placed; a trailing stop moves (TrailingStopMoved) or fires; an
+// OCO stop leg that fires cancels the limit leg first (OcoLegCancelled).
+func (t *Trader) OnTicker(ctx context.Context, exchange string, tk domain.Ticker) error {
+	x, err := t.exchange(exchange)
+	if err != nil {
+		return err
+	}
+	l := t.exLock(exchange)
+	l.Lock()
+	defer l.Unlock()
+	a := t.newAppender(domain.ActorCore, "")
+	ids := t.openOrders(exchange, tk.Pair, func(o *domain.Order) bool {
+		return o.Emulated() && !o.Triggered && o.State == domain.OrderStateAccepted
+	})
+	var firstErr error
+	for _, id := range ids {
+		if err := t.tick(ctx, a, x, id, tk); err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	return a.finish(ctx, firstErr)
+}
+
+func (t *Trader) tick(ctx context.Context, a *appender, x domain.Exchange, id int64, tk domain.Ticker) error {
+	en := t.entry(id)
+	en.op.Lock()
+	t.mu.Lock()
+	evs := en.o.DecideTick(t.Clock, tk.Last, tk.Bid, tk.Ask)
+	t.mu.Unlock()
+	err := a.appendOrder(ctx, en, id, evs...)
+	en.op.Unlock()
+	if err != nil || len(evs) == 0 || evs[0].Type != domain.TypeStopTriggered {
+		return err
+	}
+	o := t.snapshot(en)
+	if o.OcoID != 0 {
+		if err := t.legExecuted(ctx, a, x, o.OcoID, id); err != nil {
+			return err
+		}
+	}
+	return t.placeTriggered(ctx, a, x, en)
+}
+
+// placeTriggered places the limit order of a fired stop.
+func (t *Trader) placeTriggered(ctx context.Context, a *appender, x domain.Exchange, en *entry) error {
+	en.op.Lock()
+	o := t.snapshot(en)
+	if o.State != domain.OrderStateTriggered {
+		en.op.Unlock()
+		return nil
+	}
+	eo, err := t.place(ctx, a, x, en, &o, o.LimitPrice)
+	en.op.Unlock()
+	if err == nil && eo.ID != "" && (eo.Filled.Sign() > 0 || eo.Status != domain.StatusOpen) {
+		err = t.settlePlacedLocked(ctx, a, x, o.OrderID, eo)
+	}
+	return err
+}
+
+// legExecuted applies the OCO rule after leg legID executed: the other leg
+// is cancelled (OcoLegCancelled, then its cancel).
+func (t *Trader) legExecuted(ctx context.Context, a *appender, x domain.Exchange, ocoID, legID int64) error {
+	t.mu.Lock()
+	c := t.ocos[ocoID]
+	if c == nil {
+		t.mu.Unlock()
+		return nil
+	}
+	other := c.Other(legID)
+	otherDone := true
+	if en := t.orders[other]; en != nil {
+		otherDone = en.o.State.Done()
+	}
+	evs := c.DecideLegExecuted(t.Clock, legID, otherDone)
+	version := c.Version
+	t.mu.Unlock()
+	if len(evs) == 0 {
+		return nil
+	}
+	if err := a.append(ctx, domain.OcoStream(ocoID), domain.ExpectedVersion(version), evs...); err != nil {
+		return err
+	}
+	err := t.cancelLocked(ctx, a, x, other, "OCO: the other leg executed")
+	if domain.ErrorCode(err) == domain.ECONFLICT {
+		return nil // it finished meanwhile
+	}
+	return err
+}
+
+// Reconcile brings the log up to date with an exchange: orders whose
+// placement had no answer are looked up by client order id (accepted,
+// rejected, or placed again for a fired stop), pending cancels are retried,
+// new fills become OrderFilled (an OCO limit leg's first fill cancels the
+// stop leg), and the balances are appended as BalancesObserved when they
+// changed.
+func (t *Trader) Reconcile(ctx context.Context, exchange string) error {
+	x, err := t.exchange(exchange)
+	if err != nil {
+		return err
+	}
+	l := t.exLock(exchange)
+	l.Lock()
+	defer l.Unlock()
+	a := t.newAppender(domain.ActorCore, "")
+	err = t.reconcile(ctx, a, x)
+	return a.finish(ctx, err)
+}
+
+func (t *Trader) reconcile(ctx context.Context, a *appender, x domain.Exchange) error {
+	pending := t.openOrders(x.Name(), "", func(o *domain.Order) bool {
+		return (o.State == domain.OrderStateRequested && !o.Emulated()) || o.State == domain.OrderStateTriggered
+	})
+	for _, id := range pending {
+		en := t.entry(id)
+		if !en.op.TryLock() {
+			continue // a command is placing it right now
+		}
+		o := t.snapshot(en)
+		xctx, cancel := t.exCtx(ctx)
+		eo, err := x.Order(xctx, o.Pair, o.ClientOrderID)
+		cancel()
+		var evs []domain.Event
+		switch {
+		case err == nil && eo.Status == domain.StatusRejected:
+			evs = append(evs, domain.NewEvent(t.Clock, domain.TypeOrderRejected, domain.OrderRejected{Reason: eo.Reason}))
+		case err == nil:
+			evs = append(evs, domain.NewEvent(t.Clock, domain.TypeOrderAccepted, domain.OrderAccepted{ExchangeOrderID: eo.ID}))
+		case domain.ErrorCode(err) == domain.ENOTFOUND && o.State == domain.OrderStateRequested:
+			evs = append(evs, domain.NewEvent(t.Clock, domain.TypeOrderRejected, domain.OrderRejected{Reason: "the exchange never received the order"}))
+		case domain.ErrorCode(err) == domain.ENOTFOUND:
+			en.op.Unlock()
+			if err := t.placeTriggered(ctx, a, x, en); err != nil && domain.ErrorCode(err) != domain.EUNAVAILABLE {
+				return err
+			}
+			continue
+		}
+		err = a.appendOrder(ctx, en, id, evs...)
+		en.op.Unlock()
+		if err != nil {
+			return err
+		}
+	}
+	cancels := t.openOrders(x.Name(), "", func(o *domain.Order) bool { return o.CancelRequested && o.OnExchange() })
+	for _, id := range cancels {
+		if err := t.exchangeCancel(ctx, a, x, id, "cancelled by the client"); err != nil && domain.ErrorCode(err) != domain.EUNAVAILABLE && domain.ErrorCode(err) != domain.ECONFLICT {
+			return err
+		}
+	}
+	if err := t.reconcileFills(ctx, a, x); err != nil {
+		return err
+	}
+	return t.observeBalances(ctx, a, x)
+}
+
+// reconcileFills records the exchange's fills since the cursor. The caller
+// holds the exchange lock.
+func (t *Trader) reconcileFills(ctx context.Context, a *appender, x domain.Exchange) error {
+	for {
+		t.mu.Lock()
+		t.init()
+		cursor := t.cursor[x.Name()]
+		t.mu.Unlock()
+		xctx, cancel := t.exCtx(ctx)
+		fills, err := x.FillsSince(xctx, cursor, fillPage)
+		cancel()
+		if err != nil {
+			return exErr(err)
+		}
+		for _, f := range fills {
+			t.mu.Lock()
+			id, ok := t.byClient[f.ClientOrderID]
+			t.mu.Unlock()
+			if ok {
+				if err := t.recordFill(ctx, a, x, id, f); err != nil {
+					return err
+				}
+			}
+			t.mu.Lock()
+			if f.Seq > t.cursor[x.Name()] {
+				t.cursor[x.Name()] = f.Seq
+			}
+			t.mu.Unlock()
+		}
+		if len(fills) < fillPage {
+			return nil
+		}
+	}
+}
+
+func (t *Trader) recordFill(ctx context.Context, a *appender, x domain.Exchange, id int64, f domain.Fill) error {
+	en := t.entry(id)
+	en.op.Lock()
+	t.mu.Lock()
+	first := en.o.Filled.IsZero()
+	evs := en.o.DecideFill(t.Clock, f)
+	ocoID, kind := en.o.OcoID, en.o.Kind
+	t.mu.Unlock()
+	err := a.appendOrder(ctx, en, id, evs...)
+	en.op.Unlock()
+	if err != nil || len(evs) == 0 {
+		return err
+	}
+	if ocoID != 0 && first && kind == domain.KindLimit {
+		return t.legExecuted(ctx, a, x, ocoID, id)
+	}
+	return nil
+}
+
+// observeBalances appends the exchange's balances when they differ from
+// the last observed ones.
+func (t *Trader) observeBalances(ctx context.Context, a *appender, x domain.Exchange) error {
+	xctx, cancel := t.exCtx(ctx)
+	bs, err := x.Balances(xctx)
+	cancel()
+	if err != nil {
+		return exErr(err)
+	}
+	sort.Slice(bs, func(i, j int) bool { return bs[i].Asset < bs[j].Asset })
+	t.mu.Lock()
+	last, ok := t.balances[x.Name()]
+	t.mu.Unlock()
+	if ok && sameBalances(last.Balances, bs) {
+		return nil
+	}
+	e := domain.NewEvent(t.Clock, domain.TypeBalancesObserved, domain.BalancesObserved{Exchange: x.Name(), Balances: bs})
+	return a.append(ctx, domain.BalanceStream(x.Name()), domain.Any, e)
+}
+
+func sameBalances(a, b []domain.AssetBalance) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,454 @@
+package trading
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/tradeledger/tradeledger/domain"
+)
+
+// notCycling is the precondition's refusal.
+func notCycling(exchange string) error {
+	return domain.Errorf(domain.EINVALID, "no pair on %s is cycling; start the core (system/start) with an enabled pair", exchange)
+}
+
+func positive(field string, v domain.Decimal) error {
+	if v.Sign() <= 0 {
+		return domain.Errorf(domain.EINVALID, "%s: must be a positive number", field)
+	}
+	return nil
+}
+
+// check validates a request against the exchange and the precondition. It
+// returns the connector and the pair's ticker. Field names in messages are
+// the API's (exch, pair, amt, price, stopPrice, limitPrice).
+func (t *Trader) check(ctx context.Context, req *domain.OrderRequest, oco bool) (domain.Exchange, domain.Ticker, error) {
+	if req.Exchange == "" {
+		return nil, domain.Ticker{}, domain.Errorf(domain.EINVALID, "exch: is required")
+	}
+	if req.Pair == "" {
+		return nil, domain.Ticker{}, domain.Errorf(domain.EINVALID, "pair: is required")
+	}
+	if req.Side != domain.Buy && req.Side != domain.Sell {
+		return nil, domain.Ticker{}, domain.Errorf(domain.EINVALID, "side: must be buy or sell")
+	}
+	x, err := t.exchange(req.Exchange)
+	if err != nil {
+		return nil, domain.Ticker{}, err
+	}
+	if _, _, err := domain.SplitPair(req.Pair); err != nil {
+		return nil, domain.Ticker{}, domain.Errorf(domain.EINVALID, "pair: %s", domain.ErrorMessage(err))
+	}
+	if err := positive("amt", req.Amount); err != nil {
+		return nil, domain.Ticker{}, err
+	}
+	switch {
+	case oco:
+		for _, f := range []struct {
+			name string
+			v    domain.Decimal
+		}{{"price", req.Price}, {"stopPrice", req.StopPrice}, {"limit", req.LimitPrice}} {
+			if err := positive(f.name, f.v); err != nil {
+				return nil, domain.Ticker{}, err
+			}
+		}
+	case req.Kind == domain.KindLimit:
+		if err := positive("price", req.Price); err != nil {
+			return nil, domain.Ticker{}, err
+		}
+	case req.Kind == domain.KindMarket:
+		if req.Price.Sign() < 0 {
+			return nil, domain.Ticker{}, domain.Errorf(domain.EINVALID, "price: must be a positive number when given")
+		}
+	case req.Kind == domain.KindStopLimit:
+		if err := positive("stopPrice", req.StopPrice); err != nil {
+			return nil, domain.Ticker{}, err
+		}
+		if err := positive("limitPrice", req.LimitPrice); err != nil {
+			return nil, domain.Ticker{}, err
+		}
+	case req.Kind == domain.KindTrailingStop:
+		if err := positive("price", req.Price); err != nil {
+			return nil, domain.Ticker{}, err
+		}
+		if err := positive("stopPrice", req.StopPrice); err != nil {
+			return nil, domain.Ticker{}, err
+		}
+		if (req.Side == domain.Buy && req.StopPrice.Cmp(req.Price) <= 0) || (req.Side == domain.Sell && req.StopPrice.Cmp(req.Price) >= 0) {
+			rel := "above"
+			if req.Side == domain.Sell {
+				rel = "below"
+			}
+			return nil, domain.Ticker{}, domain.Errorf(domain.EINVALID, "stopPrice: a %s trailing stop must be %s the reference price", req.Side, rel)
+		}
+	default:
+		return nil, domain.Ticker{}, domain.Errorf(domain.EINVALID, "type: unknown order kind %q", req.Kind)
+	}
+	ctx, cancel := t.exCtx(ctx)
+	defer cancel()
+	tk, err := x.Ticker(ctx, req.Pair)
+	if domain.ErrorCode(err) == domain.ENOTFOUND {
+		return nil, domain.Ticker{}, domain.Errorf(domain.EINVALID, "pair: %s is not listed on %s", req.Pair, req.Exchange)
+	} else if err != nil {
+		return nil, domain.Ticker{}, exErr(err)
+	}
+	if t.Activity == nil || !t.Activity.IsCycling(req.Exchange) {
+		return nil, domain.Ticker{}, notCycling(req.Exchange)
+	}
+	return x, tk, nil
+}
+
+// claimKey returns the entry of an Idempotency-Key: fresh (the caller
+// must settle it) or an earlier one (its answer is to be returned).
+func (t *Trader) claimKey(ctx context.Context, key string) (ke *keyEntry, fresh bool, err error) {
+	t.mu.Lock()
+	t.init()
+	ke, ok := t.keys[key]
+	if !ok {
+		ke = &keyEntry{done: make(chan struct{})}
+		t.keys[key] = ke
+		t.mu.Unlock()
+		return ke, true, nil
+	}
+	t.mu.Unlock()
+	select {
+	case <-ke.done:
+		return ke, false, nil
+	case <-ctx.Done():
+		return nil, false, ctx.Err()
+	}
+}
+
+// settleKey records the outcome of a fresh key; a request that placed
+// nothing (orderID 0) frees the key for a retry.
+func (t *Trader) settleKey(key string, ke *keyEntry, orderID, ocoID int64) {
+	t.mu.Lock()
+	if orderID == 0 && ocoID == 0 {
+		delete(t.keys, key)
+	} else {
+		ke.orderID, ke.ocoID = orderID, ocoID
+	}
+	t.mu.Unlock()
+	close(ke.done)
+}
+
+// answer is the result of an order as a command answer: nil once the
+// order is placed (or held), EINVALID with the reason if it was rejected,
+// EUNAVAILABLE while it is pending reconciliation.
+func (t *Trader) answer(id int64) error {
+	o, ok := t.Order(id)
+	switch {
+	case !ok:
+		return domain.Errorf(domain.EINTERNAL, "order %d vanished", id)
+	case o.State == domain.OrderStateRejected:
+		return domain.Errorf(domain.EINVALID, "order %d rejected: %s", id, o.Reason)
+	case o.State == domain.OrderStateRequested:
+		return domain.Errorf(domain.EUNAVAILABLE, "%s did not answer; order %d is pending reconciliation", o.Exchange, id)
+	}
+	return nil
+}
+
+// Submit places an order and returns its id once its events are durable
+// (and, with Wait, visible). Refusals before anything is written are
+// EINVALID naming the field: unknown exchange or pair, a non-positive
+// amount or price, and the precondition (no pair of the exchange cycling).
+// An order the exchange refuses (insufficient funds) is recorded as
+// OrderRejected and answered EINVALID with the reason. An exchange that
+// does not answer leaves the order pending reconciliation (EUNAVAILABLE).
+// A request with an IdempotencyKey already used returns the first request's
+// answer and places nothing.
+func (t *Trader) Submit(ctx context.Context, req domain.OrderRequest) (int64, error) {
+	x, tk, err := t.check(ctx, &req, false)
+	if err != nil {
+		return 0, err
+	}
+	if req.IdempotencyKey != "" {
+		ke, fresh, err := t.claimKey(ctx, req.IdempotencyKey)
+		if err != nil {
+			return 0, err
+		}
+		if !fresh {
+			if ke.orderID == 0 {
+				return ke.ocoID, t.answer(t.ocoLimitLeg(ke.ocoID))
+			}
+			return ke.orderID, t.answer(ke.orderID)
+		}
+		var id int64
+		defer func() { t.settleKey(req.IdempotencyKey, ke, id, 0) }()
+		id, err = t.submit(ctx, x, tk, req, 0)
+		return id, err
+	}
+	return t.submit(ctx, x, tk, req, 0)
+}
+
+func (t *Trader) ocoLimitLeg(ocoID int64) int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if c := t.ocos[ocoID]; c != nil {
+		return c.LimitOrderID
+	}
+	return 0
+}
+
+// requestEvent returns the OrderRequested of a new order, with the client
+// order id derived from the event's own id.
+func (t *Trader) requestEvent(id int64, req domain.OrderRequest, ocoID int64) domain.Event {
+	eventID := domain.NewEventID(t.Clock.Now())
+	p := domain.OrderRequested{
+		OrderID: id, Exchange: req.Exchange, Pair: req.Pair, Side: req.Side, Kind: req.Kind,
+		Amount: req.Amount, Price: req.Price, StopPrice: req.StopPrice, LimitPrice: req.LimitPrice,
+		ClientOrderID: domain.ClientOrderID(eventID), OcoID: ocoID, IdempotencyKey: req.IdempotencyKey,
+	}
+	e := domain.NewEvent(t.Clock, domain.TypeOrderRequested, p)
+	e.ID = eventID
+	return e
+}
+
+// submit writes a new order and places it; it returns the order id once
+// OrderRequested is durable (0 before).
+func (t *Trader) submit(ctx context.Context, x domain.Exchange, tk domain.Ticker, req domain.OrderRequest, ocoID int64) (int64, error) {
+	if req.Kind == domain.KindMarket && req.Price.IsZero() {
+		req.Price = tk.Last // the reference price of a market order
+	}
+	a := t.newAppender(req.Actor, req.Correlation)
+	id, en := t.allocID(true)
+	if req.Kind == domain.KindStopLimit || req.Kind == domain.KindTrailingStop {
+		// Held by the order manager until the stop fires; refuse now what
+		// the account could not pay then.
+		refusal := t.fundsRefusal(ctx, x, req)
+		outcome := domain.NewEvent(t.Clock, domain.TypeOrderAccepted, domain.OrderAccepted{})
+		if refusal != "" {
+			outcome = domain.NewEvent(t.Clock, domain.TypeOrderRejected, domain.OrderRejected{Reason: refusal})
+		}
+		en.op.Lock()
+		err := a.append(ctx, domain.OrderStream(id), domain.NoStream, t.requestEvent(id, req, ocoID), outcome)
+		en.op.Unlock()
+		if err != nil {
+			t.dropEntry(id)
+			return 0, err
+		}
+		if refusal != "" {
+			return id, a.finish(ctx, domain.Errorf(domain.EINVALID, "order %d rejected: %s", id, refusal))
+		}
+		return id, a.finish(ctx, nil)
+	}
+	id, err := t.submitEntry(ctx, a, x, req, ocoID, id, en)
+	if id == 0 {
+		return 0, err
+	}
+	if err != nil {
+		return id, a.finish(ctx, err)
+	}
+	return id, a.finish(ctx, t.answer(id))
+}
+
+// submitEntry writes the OrderRequested of an exchange order (limit or
+// market) under a reserved id, places it and records the outcome. It
+// returns 0 if nothing was written.
+func (t *Trader) submitEntry(ctx context.Context, a *appender, x domain.Exchange, req domain.OrderRequest, ocoID, id int64, en *entry) (int64, error) {
+	en.op.Lock()
+	if err := a.append(ctx, domain.OrderStream(id), domain.NoStream, t.requestEvent(id, req, ocoID)); err != nil {
+		en.op.Unlock()
+		t.dropEntry(id)
+		return 0, err
+	}
+	o := t.snapshot(en)
+	eo, err := t.place(ctx, a, x, en, &o, o.Price)
+	en.op.Unlock()
+	if err == nil && eo.ID != "" && (eo.Filled.Sign() > 0 || eo.Status != domain.StatusOpen) {
+		err = t.settlePlaced(ctx, a, x, id, eo)
+	}
+	return id, err
+}
+
+// fundsRefusal returns why the account cannot pay for an emulated order
+// ("" when it can), from the exchange's balances.
+func (t *Trader) fundsRefusal(ctx context.Context, x domain.Exchange, req domain.OrderRequest) string {
+	quote, base, _ := domain.SplitPair(req.Pair)
+	asset, need := base, req.Amount
+	if req.Side == domain.Buy {
+		price := req.LimitPrice
+		if req.Kind == domain.KindTrailingStop {
+			price = req.StopPrice
+		}
+		asset, need = quote, req.Amount.Mul(price)
+	}
+	ctx, cancel := t.exCtx(ctx)
+	defer cancel()
+	bs, err := x.Balances(ctx)
+	if err != nil {
+		return "" // the exchange decides when the stop fires
+	}
+	for _, b := range bs {
+		if b.Asset == asset {
+			if b.Available.Cmp(need) >= 0 {
+				return ""
+			}
+			return fmt.Sprintf("insufficient funds: need %s %s, available %s", need, asset, b.Available)
+		}
+	}
+	return fmt.Sprintf("insufficient funds: need %s %s, available 0", need, asset)
+}
+
+// place sends an order (new, or a fired stop at limit price) to the
+// exchange with its client order id, and records the answer: accepted,
+// rejected, or nothing (pending reconciliation) when the exchange did not
+// answer even to a look-up. The caller holds en.op.
+func (t *Trader) place(ctx context.Context, a *appender, x domain.Exchange, en *entry, o *domain.Order, price domain.Decimal) (domain.ExchangeOrder, error) {
+	kind := o.Kind
+	if o.Emulated() {
+		kind = domain.KindLimit
+	}
+	req := domain.PlaceOrderRequest{ClientOrderID: o.ClientOrderID, Pair: o.Pair, Side: o.Side, Kind: kind, Amount: o.Remaining(), Price: price}
+	xctx, cancel := t.exCtx(ctx)
+	eo, err := x.PlaceOrder(xctx, req)
+	cancel()
+	switch code := domain.ErrorCode(err); {
+	case err == nil:
+	case code == domain.EINVALID || code == domain.ENOTFOUND:
+		reason := domain.ErrorMessage(err)
+		if aerr := a.appendOrder(ctx, en, o.OrderID, domain.NewEvent(t.Clock, domain.TypeOrderRejected, domain.OrderRejected{Reason: reason})); aerr != nil {
+			return eo, aerr
+		}
+		return eo, nil
+	default:
+		// No answer: the order may or may not exist. Ask by client order
+		// id (placing again is safe too, but a look-up says more).
+		xctx, cancel := t.exCtx(ctx)
+		eo, err = x.Order(xctx, o.Pair, o.ClientOrderID)
+		cancel()
+		if err != nil {
+			return eo, domain.Errorf(domain.EUNAVAILABLE, "%s did not answer; order %d is pending reconciliation", o.Exchange, o.OrderID)
+		}
+	}
+	if eo.Status == domain.StatusRejected {
+		return eo, a.appendOrder(ctx, en, o.OrderID, domain.NewEvent(t.Clock, domain.TypeOrderRejected, domain.OrderRejected{Reason: eo.Reason}))
+	}
+	return eo, a.appendOrder(ctx, en, o.OrderID, domain.NewEvent(t.Clock, domain.TypeOrderAccepted, domain.OrderAccepted{ExchangeOrderID: eo.ID}))
+}
+
+// settlePlaced records what happened at once to a placed order: its fills,
+// and the cancellation of a market order's unfilled rest.
+func (t *Trader) settlePlaced(ctx context.Context, a *appender, x domain.Exchange, id int64, eo domain.ExchangeOrder) error {
+	l := t.exLock(x.Name())
+	l.Lock()
+	defer l.Unlock()
+	return t.settlePlacedLocked(ctx, a, x, id, eo)
+}
+
+// settlePlacedLocked is settlePlaced for a caller holding the exchange
+// lock.
+func (t *Trader) settlePlacedLocked(ctx context.Context, a *appender, x domain.Exchange, id int64, eo domain.ExchangeOrder) error {
+	if err := t.reconcileFills(ctx, a, x); err != nil {
+		return err
+	}
+	if eo.Status == domain.StatusCancelled {
+		en := t.entry(id)
+		en.op.Lock()
+		defer en.op.Unlock()
+		t.mu.Lock()
+		evs := en.o.DecideCancelled(t.Clock, eo.Reason)
+		t.mu.Unlock()
+		return a.appendOrder(ctx, en, id, evs...)
+	}
+	return nil
+}
+
+// SubmitOCO places an OCO: a limit order at req.Price and a stop-limit
+// (stop req.StopPrice, limit req.LimitPrice) for the same amount and side;
+// when one executes the other is cancelled. It returns the OCO id. Errors
+// and idempotency as Submit; if the limit leg is refused, the stop leg is
+// cancelled and the refusal returned.
+func (t *Trader) SubmitOCO(ctx context.Context, req domain.OrderRequest) (int64, error) {
+	x, tk, err := t.check(ctx, &req, true)
+	if err != nil {
+		return 0, err
+	}
+	if req.IdempotencyKey != "" {
+		ke, fresh, err := t.claimKey(ctx, req.IdempotencyKey)
+		if err != nil {
+			return 0, err
+		}
+		if !fresh {
+			return ke.ocoID, t.answer(t.ocoLimitLeg(ke.ocoID))
+		}
+		var id int64
+		defer func() { t.settleKey(req.IdempotencyKey, ke, 0, id) }()
+		id, err = t.submitOCO(ctx, x, tk, req)
+		return id, err
+	}
+	return t.submitOCO(ctx, x, tk, req)
+}
+
+func (t *Trader) submitOCO(ctx context.Context, x domain.Exchange, tk domain.Ticker, req domain.OrderRequest) (int64, error) {
+	a := t.newAppender(req.Actor, req.Correlation)
+	ocoID, _ := t.allocID(false)
+	stopID, stopEn := t.allocID(true)
+	limitID, limitEn := t.allocID(true)
+	stopReq := req
+	stopReq.Kind, stopReq.Price, stopReq.IdempotencyKey = domain.KindStopLimit, 0, ""
+	stopEn.op.Lock()
+	err := a.append(ctx, domain.OrderStream(stopID), domain.NoStream,
+		t.requestEvent(stopID, stopReq, ocoID),
+		domain.NewEvent(t.Clock, domain.TypeOrderAccepted, domain.OrderAccepted{}))
+	stopEn.op.Unlock()
+	if err != nil {
+		t.dropEntry(stopID)
+		t.dropEntry(limitID)
+		return 0, err
+	}
+	// OcoPlaced comes before the limit leg is placed, so that a fill of
+	// the limit leg always finds its OCO.
+	placed := domain.NewEvent(t.Clock, domain.TypeOcoPlaced, domain.OcoPlaced{
+		OcoID: ocoID, Exchange: req.Exchange, Pair: req.Pair, Side: req.Side, LimitOrderID: limitID, StopOrderID: stopID,
+	})
+	if err := a.append(ctx, domain.OcoStream(ocoID), domain.NoStream, placed); err != nil {
+		t.dropEntry(limitID)
+		return 0, err
+	}
+	limitReq := req
+	limitReq.Kind, limitReq.StopPrice, limitReq.LimitPrice = domain.KindLimit, 0, 0
+	id, err := t.submitEntry(ctx, a, x, limitReq, ocoID, limitID, limitEn)
+	if id == 0 {
+		return 0, err
+	}
+	if o, _ := t.Order(id); o.State == domain.OrderStateRejected {
+		if cerr := t.cancelLeg(ctx, a, x, stopID, "OCO limit leg rejected"); cerr != nil && err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		return ocoID, a.finish(ctx, err)
+	}
+	return ocoID, a.finish(ctx, t.answer(id))
+}
+
+// ClosePosition sells the whole available base of req.Pair on
+// req.Exchange: at req.Price (limit) or at market (req.Kind market). An
+// account holding none of the base is EINVALID.
+func (t *Trader) ClosePosition(ctx context.Context, req domain.OrderRequest) (int64, error) {
+	req.Side = domain.Sell
+	x, err := t.exchange(req.Exchange)
+	if err != nil {
+		return 0, err
+	}
+	_, base, err := domain.SplitPair(req.Pair)
+	if err != nil {
+		return 0, domain.Errorf(domain.EINVALID, "pair: %s", domain.ErrorMessage(err))
+	}
+	xctx, cancel := t.exCtx(ctx)
+	bs, err := x.Balances(xctx)
+	cancel()
+	if err != nil {
+		return 0, exErr(err)
+	}
+	for _, b := range bs {
+		if b.Asset == base {
+			req.Amount = b.Available
+		}
+	}
+	if req.Amount.Sign() <= 0 {
+		return 0, domain.Errorf(domain.EINVALID, "pair: no %s held on %s to close", base, req.Exchange)
+	}
+	return t.Submit(ctx, req)
+}

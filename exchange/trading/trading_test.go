@@ -1,0 +1,360 @@
+package trading_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/eventstore/sqlite"
+	"github.com/tradeledger/tradeledger/exchange/paper"
+	"github.com/tradeledger/tradeledger/exchange/trading"
+	"github.com/tradeledger/tradeledger/projections"
+)
+
+// cycling is a tiny Activity: the exchanges whose core is cycling.
+type cycling map[string]bool
+
+func (c cycling) IsCycling(exchange string) bool { return c[exchange] }
+
+type env struct {
+	t      *testing.T
+	dir    string
+	store  *sqlite.Store
+	runner *projections.Runner
+	clock  *domain.ManualClock
+	sim    *paper.Simulator
+	tr     *trading.Trader
+	active cycling
+}
+
+func newEnv(t *testing.T) *env {
+	e := &env{t: t, dir: t.TempDir(), clock: domain.NewManualClock(time.Date(2026, 5, 6, 7, 8, 0, 0, time.UTC)), active: cycling{"binance": true}}
+	e.sim = paper.NewSimulator(e.clock)
+	e.open()
+	return e
+}
+
+// open (re)opens the store, a fresh Trader and the runner over the data
+// dir, as a restart of the process would.
+func (e *env) open() {
+	e.store = sqlite.NewStore(filepath.Join(e.dir, "events.db"))
+	if err := e.store.Open(); err != nil {
+		e.t.Fatal(err)
+	}
+	e.runner = projections.NewRunner(e.store)
+	e.tr = trading.NewTrader(e.store, e.sim.Exchange, e.clock)
+	e.tr.Activity = e.active
+	e.tr.Wait = e.runner.WaitFor
+	e.runner.Register(e.tr)
+	if err := e.runner.Start(context.Background()); err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(e.close)
+}
+
+func (e *env) close() {
+	if e.runner != nil {
+		e.runner.Close()
+		e.store.Close()
+		e.runner = nil
+	}
+}
+
+// types returns the event types of a stream, in order.
+func (e *env) types(stream string) []string {
+	it := e.store.ReadStream(context.Background(), stream, 0, 0)
+	defer it.Close()
+	var out []string
+	for it.Next() {
+		out = append(out, it.Event().Type)
+	}
+	if err := it.Err(); err != nil {
+		e.t.Fatal(err)
+	}
+	return out
+}
+
+func (e *env) head() uint64 {
+	h, err := e.store.Head(context.Background())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return h
+}
+
+func (e *env) setPrice(pair, price string) {
+	if err := e.sim.SetPrice("binance", pair, domain.MustDecimal(price)); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// tick feeds the exchange's current ticker to the Trader, as the core does.
+func (e *env) tick(pair string) {
+	x, _ := e.sim.Exchange("binance")
+	tk, err := x.Ticker(context.Background(), pair)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := e.tr.OnTicker(context.Background(), "binance", tk); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *env) reconcile() {
+	if err := e.tr.Reconcile(context.Background(), "binance"); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func limit(side domain.Side, amount, price string) domain.OrderRequest {
+	return domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: side, Kind: domain.KindLimit, Amount: domain.MustDecimal(amount), Price: domain.MustDecimal(price), Actor: "tester"}
+}
+
+func want(t *testing.T, got []string, want ...string) {
+	t.Helper()
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+}
+
+func TestIdempotencyKeyPlacesOneOrder(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	req := limit(domain.Buy, "0.01", "50000")
+	req.IdempotencyKey = "key-1"
+	var wg sync.WaitGroup
+	ids := make([]int64, 4)
+	errs := make([]error, 4)
+	for i := range ids {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			ids[i], errs[i] = e.tr.Submit(ctx, req)
+		}(i)
+	}
+	wg.Wait()
+	for i := range ids {
+		if errs[i] != nil || ids[i] != ids[0] {
+			t.Fatalf("retry %d: id %d err %v, want id %d", i, ids[i], errs[i], ids[0])
+		}
+	}
+	x, _ := e.sim.Exchange("binance")
+	open, _ := x.OpenOrders(ctx, "USDT-BTC")
+	if len(open) != 1 {
+		t.Fatalf("%d open orders on the exchange, want 1", len(open))
+	}
+	want(t, e.types(domain.OrderStream(ids[0])), domain.TypeOrderRequested, domain.TypeOrderAccepted)
+	if _, ok := e.tr.Order(ids[0] + 1); ok {
+		t.Fatal("a second order exists")
+	}
+	// After a restart the key is recovered from the log.
+	e.close()
+	e.open()
+	head := e.head()
+	id, err := e.tr.Submit(ctx, req)
+	if err != nil || id != ids[0] || e.head() != head {
+		t.Fatalf("retry after restart: id %d err %v, head %d→%d; want the same order, nothing appended", id, err, head, e.head())
+	}
+	// A new request gets the next id.
+	req.IdempotencyKey = "key-2"
+	if id, err := e.tr.Submit(ctx, req); err != nil || id != ids[0]+1 {
+		t.Fatalf("new key: id %d err %v, want %d", id, err, ids[0]+1)
+	}
+}
+
+func TestRefusalsAppendNothing(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	cases := []struct {
+		name, field string
+		req         domain.OrderRequest
+	}{
+		{"unknown pair", "pair", domain.OrderRequest{Exchange: "binance", Pair: "USDT-NOPE", Side: domain.Buy, Kind: domain.KindLimit, Amount: domain.MustDecimal("1"), Price: domain.MustDecimal("1")}},
+		{"zero amount", "amt", limit(domain.Buy, "0", "100")},
+		{"negative price", "price", limit(domain.Buy, "1", "-1")},
+		{"stop-limit without limit", "limitPrice", domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: domain.Sell, Kind: domain.KindStopLimit, Amount: domain.MustDecimal("1"), StopPrice: domain.MustDecimal("1")}},
+		{"not cycling", "no pair on kraken is cycling", domain.OrderRequest{Exchange: "kraken", Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindMarket, Amount: domain.MustDecimal("0.01")}},
+	}
+	head := e.head()
+	for _, c := range cases {
+		_, err := e.tr.Submit(ctx, c.req)
+		if domain.ErrorCode(err) != domain.EINVALID || !strings.Contains(domain.ErrorMessage(err), c.field) {
+			t.Errorf("%s: err=%v, want EINVALID naming %q", c.name, err, c.field)
+		}
+	}
+	if e.head() != head {
+		t.Fatalf("refusals appended events: head %d→%d", head, e.head())
+	}
+	e.active["kraken"] = true
+	if _, err := e.tr.Submit(ctx, domain.OrderRequest{Exchange: "kraken", Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindMarket, Amount: domain.MustDecimal("0.01")}); err != nil {
+		t.Fatalf("cycling exchange: %v", err)
+	}
+}
+
+func TestInsufficientFundsIsRejected(t *testing.T) {
+	e := newEnv(t)
+	id, err := e.tr.Submit(context.Background(), limit(domain.Buy, "10", "50000"))
+	if domain.ErrorCode(err) != domain.EINVALID || !strings.Contains(domain.ErrorMessage(err), "insufficient funds") {
+		t.Fatalf("err=%v, want EINVALID insufficient funds", err)
+	}
+	want(t, e.types(domain.OrderStream(id)), domain.TypeOrderRequested, domain.TypeOrderRejected)
+}
+
+func TestExchangeFailureLeavesKnownState(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	// The request is lost: pending reconcile, then rejected as never received.
+	_ = e.sim.FailPlacements("binance", 1, false)
+	id, err := e.tr.Submit(ctx, limit(domain.Buy, "0.01", "50000"))
+	if domain.ErrorCode(err) != domain.EUNAVAILABLE || id == 0 {
+		t.Fatalf("lost request: id %d err %v, want EUNAVAILABLE with an order id", id, err)
+	}
+	e.reconcile()
+	want(t, e.types(domain.OrderStream(id)), domain.TypeOrderRequested, domain.TypeOrderRejected)
+	// The answer is lost but the order was placed: the look-up finds it.
+	_ = e.sim.FailPlacements("binance", 1, true)
+	id, err = e.tr.Submit(ctx, limit(domain.Buy, "0.01", "50000"))
+	if err != nil {
+		t.Fatalf("lost answer: %v", err)
+	}
+	want(t, e.types(domain.OrderStream(id)), domain.TypeOrderRequested, domain.TypeOrderAccepted)
+	x, _ := e.sim.Exchange("binance")
+	open, _ := x.OpenOrders(ctx, "USDT-BTC")
+	if len(open) != 1 {
+		t.Fatalf("%d open orders, want exactly 1 (never duplicated)", len(open))
+	}
+}
+
+func TestOrderIDsIncreaseAcrossRestart(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	a, err := e.tr.Submit(ctx, limit(domain.Buy, "0.01", "50000"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := e.tr.Submit(ctx, limit(domain.Buy, "0.01", "50000"))
+	e.close()
+	e.open()
+	c, err := e.tr.Submit(ctx, limit(domain.Buy, "0.01", "50000"))
+	if err != nil || !(a < b && b < c) {
+		t.Fatalf("ids %d, %d, %d (err %v): want increasing across a restart", a, b, c, err)
+	}
+}
+
+func TestLifecycleThroughTheSimulatedMarket(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.setPrice("USDT-BTC", "60000")
+
+	// Market buy: filled at once.
+	mkt, err := e.tr.Submit(ctx, domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindMarket, Amount: domain.MustDecimal("0.01")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want(t, e.types(domain.OrderStream(mkt)), domain.TypeOrderRequested, domain.TypeOrderAccepted, domain.TypeOrderFilled)
+
+	// Limit buy below the price fills when the price drops through it.
+	lb, err := e.tr.Submit(ctx, limit(domain.Buy, "0.01", "59000"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.setPrice("USDT-BTC", "58900")
+	e.reconcile()
+	want(t, e.types(domain.OrderStream(lb)), domain.TypeOrderRequested, domain.TypeOrderAccepted, domain.TypeOrderFilled)
+
+	// Limit sell far above: cancelled; cancelling again is a conflict;
+	// cancelling a filled order is a conflict; an unknown id not found.
+	ls, err := e.tr.Submit(ctx, limit(domain.Sell, "0.01", "70000"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.tr.Cancel(ctx, "binance", "USDT-BTC", ls, "tester", ""); err != nil {
+		t.Fatal(err)
+	}
+	want(t, e.types(domain.OrderStream(ls)), domain.TypeOrderRequested, domain.TypeOrderAccepted, domain.TypeOrderCancelRequested, domain.TypeOrderCancelled)
+	if err := e.tr.Cancel(ctx, "binance", "USDT-BTC", ls, "tester", ""); domain.ErrorCode(err) != domain.ECONFLICT {
+		t.Fatalf("cancel twice: %v, want ECONFLICT", err)
+	}
+	if err := e.tr.Cancel(ctx, "binance", "USDT-BTC", lb, "tester", ""); domain.ErrorCode(err) != domain.ECONFLICT || !strings.Contains(domain.ErrorMessage(err), "already filled") {
+		t.Fatalf("cancel filled: %v, want ECONFLICT already filled", err)
+	}
+	if err := e.tr.Cancel(ctx, "binance", "USDT-BTC", 999, "tester", ""); domain.ErrorCode(err) != domain.ENOTFOUND {
+		t.Fatalf("cancel unknown: %v, want ENOTFOUND", err)
+	}
+
+	// Stop-limit sell: stop 58000, limit 57900; the price falls to 57950.
+	sl, err := e.tr.Submit(ctx, domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: domain.Sell, Kind: domain.KindStopLimit, Amount: domain.MustDecimal("0.01"), StopPrice: domain.MustDecimal("58000"), LimitPrice: domain.MustDecimal("57900")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.tick("USDT-BTC") // 58900: nothing
+	e.setPrice("USDT-BTC", "57950")
+	e.tick("USDT-BTC")
+	e.reconcile()
+	want(t, e.types(domain.OrderStream(sl)), domain.TypeOrderRequested, domain.TypeOrderAccepted, domain.TypeStopTriggered, domain.TypeOrderAccepted, domain.TypeOrderFilled)
+
+	// Trailing buy: reference 57950, stop 58500; the price drops to 57000
+	// (the stop follows to 57550), then recovers to 57600: it fires.
+	tb, err := e.tr.Submit(ctx, domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindTrailingStop, Amount: domain.MustDecimal("0.01"), Price: domain.MustDecimal("57950"), StopPrice: domain.MustDecimal("58500")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.setPrice("USDT-BTC", "57000")
+	e.tick("USDT-BTC")
+	o, _ := e.tr.Order(tb)
+	if o.StopPrice != domain.MustDecimal("57550") {
+		t.Fatalf("trailing stop at %v, want 57550", o.StopPrice)
+	}
+	e.setPrice("USDT-BTC", "57600")
+	e.tick("USDT-BTC")
+	e.reconcile()
+	want(t, e.types(domain.OrderStream(tb)), domain.TypeOrderRequested, domain.TypeOrderAccepted, domain.TypeTrailingStopMoved, domain.TypeStopTriggered, domain.TypeOrderAccepted, domain.TypeOrderFilled)
+
+	// OCO sell: limit 60000 above, stop 57000 / limit 56900 below. The
+	// price falls: the stop leg fires, the limit leg is cancelled.
+	ocoID, err := e.tr.SubmitOCO(ctx, domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: domain.Sell, Amount: domain.MustDecimal("0.01"), Price: domain.MustDecimal("60000"), StopPrice: domain.MustDecimal("57000"), LimitPrice: domain.MustDecimal("56900")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want(t, e.types(domain.OcoStream(ocoID)), domain.TypeOcoPlaced)
+	stopLeg, limitLeg := ocoID+1, ocoID+2
+	e.setPrice("USDT-BTC", "56950")
+	e.tick("USDT-BTC")
+	e.reconcile()
+	want(t, e.types(domain.OcoStream(ocoID)), domain.TypeOcoPlaced, domain.TypeOcoLegCancelled)
+	want(t, e.types(domain.OrderStream(limitLeg)), domain.TypeOrderRequested, domain.TypeOrderAccepted, domain.TypeOrderCancelRequested, domain.TypeOrderCancelled)
+	want(t, e.types(domain.OrderStream(stopLeg)), domain.TypeOrderRequested, domain.TypeOrderAccepted, domain.TypeStopTriggered, domain.TypeOrderAccepted, domain.TypeOrderFilled)
+
+	// Balances observed once, and again only when they change.
+	n := len(e.types(domain.BalanceStream("binance")))
+	e.reconcile()
+	if got := len(e.types(domain.BalanceStream("binance"))); got != n || n == 0 {
+		t.Fatalf("BalancesObserved: %d then %d, want ≥1 and unchanged without trading", n, got)
+	}
+	if len(e.tr.Balances()) != 1 {
+		t.Fatalf("Balances()=%v, want binance's", e.tr.Balances())
+	}
+}
+
+func TestOcoLimitLegFillCancelsStopLeg(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.setPrice("USDT-BTC", "60000")
+	// OCO buy: limit 59000 below, stop 61000 / limit 61100 above.
+	ocoID, err := e.tr.SubmitOCO(ctx, domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: domain.Buy, Amount: domain.MustDecimal("0.01"), Price: domain.MustDecimal("59000"), StopPrice: domain.MustDecimal("61000"), LimitPrice: domain.MustDecimal("61100")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.setPrice("USDT-BTC", "58990")
+	e.reconcile()
+	want(t, e.types(domain.OcoStream(ocoID)), domain.TypeOcoPlaced, domain.TypeOcoLegCancelled)
+	want(t, e.types(domain.OrderStream(ocoID+1)), domain.TypeOrderRequested, domain.TypeOrderAccepted, domain.TypeOrderCancelRequested, domain.TypeOrderCancelled)
+	// The cancelled stop leg never fires.
+	e.setPrice("USDT-BTC", "62000")
+	e.tick("USDT-BTC")
+	want(t, e.types(domain.OrderStream(ocoID+1)), domain.TypeOrderRequested, domain.TypeOrderAccepted, domain.TypeOrderCancelRequested, domain.TypeOrderCancelled)
+}
