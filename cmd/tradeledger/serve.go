@@ -8,6 +8,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/exchange/core"
+	"github.com/tradeledger/tradeledger/exchange/paper"
 	tlhttp "github.com/tradeledger/tradeledger/http"
 	"github.com/tradeledger/tradeledger/projections"
 )
@@ -37,6 +39,9 @@ type Main struct {
 	DataDir *DataDir
 	Runner  *projections.Runner
 	Server  *tlhttp.Server
+	// Core cycles the pairs; Simulator is the paper exchange it trades on.
+	Core      *core.Core
+	Simulator *paper.Simulator
 }
 
 // NewMain returns a Main with default settings.
@@ -82,6 +87,15 @@ func (m *Main) Run(ctx context.Context) (err error) {
 			zap.String("stream", e.Stream), zap.Int64("version", e.Version), zap.Uint64("position", e.Position), zap.Error(err))
 	}
 	// Projections register here, before the replay.
+	// The core follows the system stream (SystemStarted/SystemStopped), so
+	// it registers before the replay and resumes what the log says.
+	m.Simulator = paper.NewSimulator(m.Clock)
+	m.Core = core.NewCore()
+	m.Core.Clock, m.Core.Exchange = m.Clock, m.Simulator.Exchange
+	m.Core.OnError = func(exchange, pair string, err error) {
+		m.Logger.Warn("core cycle", zap.String("exchange", exchange), zap.String("pair", pair), zap.Error(err))
+	}
+	m.Runner.Register(m.Core)
 	configView, filesView := projections.NewConfig(), projections.NewFiles()
 	m.Runner.Register(configView)
 	m.Runner.Register(filesView)
@@ -97,6 +111,17 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	s.TLSCertFile, s.TLSKeyFile = m.Config.TLSCert, m.Config.TLSKey
 	s.Auth = &tlhttp.Authenticator{Secret: m.DataDir.JWTSecret, TokenTTL: m.Config.TokenTTL, Clock: m.Clock}
 	// Resource dependencies are wired here.
+	// Core: the paper simulator serves every exchange of the configuration
+	// (the only connector so far; the Trader must use the same m.Simulator).
+	// TODO(lead): set m.Core.Trader to the exchange/trading Trader once it
+	// has OnTicker/Reconcile, and m.Core.ABP to the orders read model's ABP.
+	m.Core.Config = configView
+	m.Simulator.Settings = func(name string) (paper.ExchangeSettings, bool) {
+		_, ok := configView.Current().Exchange(name)
+		return paper.ExchangeSettings{}, ok
+	}
+	s.Core = m.Core
+	m.Core.Start()
 	s.Audit = tlhttp.NewAudit()
 	if s.Secrets, err = domain.NewSecretBox(m.DataDir.MasterKey); err != nil {
 		return fmt.Errorf("master key: %w", err)
@@ -111,10 +136,14 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	return nil
 }
 
-// Close stops the listeners, the projections and the store, in that order.
+// Close stops the listeners, the core, the projections and the store, in
+// that order.
 func (m *Main) Close() error {
 	if m.Server != nil {
 		m.Server.Close()
+	}
+	if m.Core != nil {
+		m.Core.Close()
 	}
 	if m.Runner != nil {
 		m.Runner.Close()
