@@ -5,9 +5,12 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"math"
+	"net"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -212,5 +215,248 @@ func TestExportBasic(t *testing.T) {
 	}
 	if n != uint64(nFills) {
 		t.Fatalf("fills in ClickHouse = %d, want %d", n, nFills)
+	}
+}
+
+// proxy is a TCP forwarder to ClickHouse that a test can switch off (every
+// connection cut, new ones refused) and on again: a real outage of the
+// server as the sink sees it, without touching the server.
+type proxy struct {
+	ln     net.Listener
+	target string
+	mu     sync.Mutex
+	down   bool
+	conns  []net.Conn
+}
+
+func newProxy(tb testing.TB, target string) *proxy {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p := &proxy{ln: ln, target: target}
+	go p.serve()
+	tb.Cleanup(func() { ln.Close(); p.setDown(true) })
+	return p
+}
+
+func (p *proxy) addr() string { return p.ln.Addr().String() }
+
+func (p *proxy) serve() {
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		p.mu.Lock()
+		if p.down {
+			p.mu.Unlock()
+			c.Close()
+			continue
+		}
+		u, err := net.Dial("tcp", p.target)
+		if err != nil {
+			p.mu.Unlock()
+			c.Close()
+			continue
+		}
+		p.conns = append(p.conns, c, u)
+		p.mu.Unlock()
+		go func() { io.Copy(u, c); u.Close() }()
+		go func() { io.Copy(c, u); c.Close() }()
+	}
+}
+
+// setDown cuts every connection and refuses new ones (true), or accepts
+// them again (false).
+func (p *proxy) setDown(down bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.down = down
+	if down {
+		for _, c := range p.conns {
+			c.Close()
+		}
+		p.conns = nil
+	}
+}
+
+// chTotals are the figures a dashboard reads, straight from the tables.
+type chTotals struct {
+	fills, fillsRaw, orders, balances uint64
+	pnl, volume, fees                 int64
+	dailyPnl, dailyVolume             int64
+	dailyTrades                       uint64
+	checkpoint                        uint64
+}
+
+func readTotals(tb testing.TB, conn driver.Conn, db, method string) chTotals {
+	tb.Helper()
+	ctx := context.Background()
+	var t chTotals
+	q := func(query string, dest ...any) {
+		tb.Helper()
+		if err := conn.QueryRow(ctx, query).Scan(dest...); err != nil {
+			tb.Fatalf("%s: %v", query, err)
+		}
+	}
+	q("SELECT count(), sum(pnl_e8), sum(value_e8), sum(fee_e8) FROM "+db+".fills FINAL WHERE method = '"+method+"'", &t.fills, &t.pnl, &t.volume, &t.fees)
+	q("SELECT count() FROM "+db+".fills WHERE method = '"+method+"'", &t.fillsRaw)
+	q("SELECT count() FROM "+db+".orders FINAL", &t.orders)
+	q("SELECT count() FROM "+db+".balances FINAL", &t.balances)
+	q("SELECT sum(pnl_e8), sum(volume_e8), toUInt64(sum(trades)) FROM "+db+".pnl_daily FINAL WHERE method = '"+method+"'", &t.dailyPnl, &t.dailyVolume, &t.dailyTrades)
+	q("SELECT max(position) FROM "+db+".checkpoint", &t.checkpoint)
+	return t
+}
+
+// referenceTotals folds the whole log through a fresh state: what the
+// tables must hold once the sink has caught up.
+func referenceTotals(tb testing.TB, store domain.EventStore, method domain.PnlMethod) (chTotals, *batch) {
+	tb.Helper()
+	st := newState(method)
+	b := newBatch()
+	it := store.ReadAll(context.Background(), 0, 0)
+	defer it.Close()
+	var t chTotals
+	for it.Next() {
+		e := it.Event()
+		if err := st.apply(&e, b); err != nil {
+			tb.Fatal(err)
+		}
+		t.checkpoint = e.Position
+	}
+	if err := it.Err(); err != nil {
+		tb.Fatal(err)
+	}
+	t.fills, t.orders, t.balances = uint64(len(b.fills)), uint64(len(b.orders)), uint64(len(b.balances))
+	for _, f := range b.fills {
+		t.pnl += f.Pnl
+		t.volume += f.Value
+		t.fees += f.Fee
+	}
+	t.dailyPnl, t.dailyVolume, t.dailyTrades = t.pnl, t.volume, t.fills
+	return t, b
+}
+
+func TestSinkCrashBetweenRowsAndCheckpoint(t *testing.T) {
+	url := testURL(t)
+	store := openStore(t)
+	g := newLogGen()
+	g.orders(t, store, 300)
+	crashAt := head(t, store) / 2
+
+	// First run: crash right after the rows of a flush past the middle of
+	// the log are stored, before its checkpoint is.
+	a := NewSink(url, store)
+	a.BatchRows, a.FlushInterval = 120, 20*time.Millisecond
+	crashed := make(chan uint64, 1)
+	a.afterRows = func(pos uint64) error {
+		if pos >= crashAt {
+			crashed <- pos
+			return errStop
+		}
+		return nil
+	}
+	if err := a.Open(); err != nil {
+		t.Fatal(err)
+	}
+	crashPos := <-crashed
+	a.Close()
+	conn := openConn(t, url)
+	db := a.Database()
+	mid := readTotals(t, conn, db, "lofo")
+	if mid.checkpoint >= crashPos || mid.checkpoint == 0 {
+		t.Fatalf("checkpoint after crash = %d, want > 0 and below the crashed flush's %d", mid.checkpoint, crashPos)
+	}
+
+	// The log goes on while the sink is down.
+	g.orders(t, store, 150)
+	want, _ := referenceTotals(t, store, domain.LOFO)
+
+	// Second run resumes from ClickHouse's checkpoint and writes the
+	// crashed flush's rows again.
+	b := NewSink(url, store)
+	b.BatchRows, b.FlushInterval = 120, 20*time.Millisecond
+	if err := b.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := b.WaitFor(ctx, want.checkpoint); err != nil {
+		t.Fatalf("sink did not catch up to %d: %v (stored %d)", want.checkpoint, err, b.Stored())
+	}
+	if lag, err := b.Lag(ctx); err != nil || lag != 0 {
+		t.Fatalf("lag = %d, %v; want 0", lag, err)
+	}
+	got := readTotals(t, conn, db, "lofo")
+	if got.fillsRaw < got.fills {
+		t.Fatalf("raw fill rows %d < distinct %d", got.fillsRaw, got.fills)
+	}
+	got.fillsRaw = 0
+	if got != want {
+		t.Fatalf("ClickHouse totals after crash and restart:\n got %+v\nwant %+v", got, want)
+	}
+}
+
+func TestSinkWaitsOutAnOutage(t *testing.T) {
+	url := testURL(t)
+	opts, db, _ := ParseURL(url)
+	px := newProxy(t, opts.Addr[0])
+	store := openStore(t)
+	g := newLogGen()
+	g.orders(t, store, 60)
+
+	s := NewSink("clickhouse://"+px.addr()+"/"+db, store)
+	s.BatchRows, s.FlushInterval = 60, 20*time.Millisecond
+	// The injected sleeper records the backoff and ends the outage after
+	// the fourth wait: no real waiting, no timing in the assertions.
+	var waits []time.Duration
+	var wmu sync.Mutex
+	s.Sleep = func(ctx context.Context, d time.Duration) error {
+		wmu.Lock()
+		waits = append(waits, d)
+		if len(waits) == 4 {
+			px.setDown(false)
+		}
+		wmu.Unlock()
+		return ctx.Err()
+	}
+	if err := s.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := s.WaitFor(ctx, head(t, store)); err != nil {
+		t.Fatal(err)
+	}
+
+	// Outage: the log grows while ClickHouse is unreachable.
+	px.setDown(true)
+	g.orders(t, store, 120)
+	want, _ := referenceTotals(t, store, domain.LOFO)
+	if err := s.WaitFor(ctx, want.checkpoint); err != nil {
+		t.Fatalf("sink did not catch up after the outage: %v (stored %d)", err, s.Stored())
+	}
+	wmu.Lock()
+	got := append([]time.Duration(nil), waits...)
+	wmu.Unlock()
+	if len(got) < 4 {
+		t.Fatalf("sink waited %d times, want ≥ 4 (retries with backoff)", len(got))
+	}
+	for i := 1; i < 4; i++ {
+		if got[i] != 2*got[i-1] {
+			t.Fatalf("backoff waits %v: want each twice the previous", got[:4])
+		}
+	}
+	if s.Err() != nil {
+		t.Fatalf("Err after recovery = %v, want nil", s.Err())
+	}
+	tot := readTotals(t, openConn(t, url), db, "lofo")
+	tot.fillsRaw = 0
+	if tot != want {
+		t.Fatalf("totals after outage:\n got %+v\nwant %+v", tot, want)
 	}
 }
