@@ -10,6 +10,7 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/exchange/core"
 	"github.com/tradeledger/tradeledger/exchange/paper"
+	"github.com/tradeledger/tradeledger/exchange/trading"
 	tlhttp "github.com/tradeledger/tradeledger/http"
 	"github.com/tradeledger/tradeledger/projections"
 )
@@ -39,9 +40,11 @@ type Main struct {
 	DataDir *DataDir
 	Runner  *projections.Runner
 	Server  *tlhttp.Server
-	// Core cycles the pairs; Simulator is the paper exchange it trades on.
+	// Core cycles the pairs; Simulator is the paper exchange it and the
+	// Trader (order manager) trade on.
 	Core      *core.Core
 	Simulator *paper.Simulator
+	Trader    *trading.Trader
 }
 
 // NewMain returns a Main with default settings.
@@ -96,6 +99,12 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		m.Logger.Warn("core cycle", zap.String("exchange", exchange), zap.String("pair", pair), zap.Error(err))
 	}
 	m.Runner.Register(m.Core)
+	// The Trader (order manager) is a projection too; it trades on the same
+	// simulator and accepts orders only while the core cycles the exchange.
+	m.Trader = trading.NewTrader(m.DataDir.Store, m.Simulator.Exchange, m.Clock)
+	m.Trader.Activity, m.Trader.Wait = m.Core, m.Runner.WaitFor
+	m.Runner.Register(m.Trader)
+	m.Core.Trader = m.Trader
 	configView, filesView := projections.NewConfig(), projections.NewFiles()
 	m.Runner.Register(configView)
 	m.Runner.Register(filesView)
@@ -113,8 +122,8 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	// Resource dependencies are wired here.
 	// Core: the paper simulator serves every exchange of the configuration
 	// (the only connector so far; the Trader must use the same m.Simulator).
-	// TODO(lead): set m.Core.Trader to the exchange/trading Trader once it
-	// has OnTicker/Reconcile, and m.Core.ABP to the orders read model's ABP.
+	// TODO(lead): set m.Core.ABP to the orders read model's ABP (0 until
+	// then: the gain strategy does not sell without a known ABP).
 	m.Core.Config = configView
 	m.Simulator.Settings = func(name string) (paper.ExchangeSettings, bool) {
 		_, ok := configView.Current().Exchange(name)
