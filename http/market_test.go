@@ -12,6 +12,7 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/exchange/core"
 	"github.com/tradeledger/tradeledger/exchange/paper"
+	"github.com/tradeledger/tradeledger/exchange/trading"
 	"github.com/tradeledger/tradeledger/projections"
 )
 
@@ -25,8 +26,9 @@ const coreTestConfig = `{"bot":{"service_wallet":"` + testWallet + `","SIMULATOR
 // the paper simulator on the test clock and the core following the log.
 type coreServer struct {
 	*testServer
-	Core *core.Core
-	Sim  *paper.Simulator
+	Core   *core.Core
+	Sim    *paper.Simulator
+	Trader *trading.Trader
 }
 
 func newCoreServer(t *testing.T) *coreServer {
@@ -39,6 +41,10 @@ func newCoreServer(t *testing.T) *coreServer {
 		cs.Core = core.NewCore()
 		cs.Core.Config, cs.Core.Clock, cs.Core.Exchange = cfg, ts.Clock, cs.Sim.Exchange
 		ts.Runner.Register(cs.Core)
+		cs.Trader = trading.NewTrader(ts.Store, cs.Sim.Exchange, ts.Clock)
+		cs.Trader.Activity, cs.Trader.Wait = cs.Core, ts.Runner.WaitFor
+		ts.Runner.Register(cs.Trader)
+		cs.Core.Trader = cs.Trader
 		box, err := domain.NewSecretBox(bytes.Repeat([]byte{9}, 32))
 		if err != nil {
 			t.Fatal(err)
@@ -288,6 +294,13 @@ func TestCoreLifecycleThroughHTTP(t *testing.T) {
 		t.Fatalf("bands %v %v %v not symmetric around the middle", lo, mid, up)
 	}
 
+	// While cycling, the trader takes orders on the exchange.
+	buy := domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindLimit,
+		Amount: domain.MustDecimal("0.001"), Price: domain.MustDecimal("50000"), Actor: "test"}
+	if _, err := cs.Trader.Submit(ctx, buy); err != nil {
+		t.Fatalf("order refused while cycling: %v", err)
+	}
+
 	// Stop: the core stops cycling and the pair is inactive.
 	status, body = cs.post("/api/v1/system/stop", nil)
 	if status != 200 || decodeBody[map[string]any](t, body)["bot"] == nil {
@@ -311,6 +324,11 @@ func TestCoreLifecycleThroughHTTP(t *testing.T) {
 	}
 	if status, _ = cs.post("/api/v1/system/stop", nil); status != 200 || len(cs.systemEvents()) != 2 {
 		t.Fatalf("second stop appended an event: %v", cs.systemEvents())
+	}
+	// ... and trading is refused.
+	buy.IdempotencyKey = "after-stop"
+	if _, err := cs.Trader.Submit(ctx, buy); domain.ErrorCode(err) != domain.EINVALID || !strings.Contains(domain.ErrorMessage(err), "cycling") {
+		t.Fatalf("order after stop: %v, want EINVALID saying no pair is cycling", err)
 	}
 
 	// A restarted process replays the log and resumes its state.
@@ -415,5 +433,87 @@ func TestSeriesJSON(t *testing.T) {
 	}
 	if got, want := string(b), "[null,1.5,null,0.00000001,60000]"; got != want {
 		t.Fatalf("series JSON %s, want %s", got, want)
+	}
+}
+
+// TestCoreStrategyTradesOnPaper runs the stepgrid strategy through the
+// core, the Trader and the paper exchange: the first cycle places a buy a
+// step below and a sell a step above the price; when the price drops
+// through the buy, the next cycle reconciles the fill into the log.
+func TestCoreStrategyTradesOnPaper(t *testing.T) {
+	cs := newCoreServer(t)
+	ctx := context.Background()
+	if status, body := cs.post("/api/v1/config/pair/add", map[string]any{"exchange": "binance", "pair": "USDT-BTC",
+		"settings": map[string]any{"strategy": "stepgrid", "STEP": 1, "TRADING_LIMIT": 120}}); status != 200 {
+		t.Fatalf("pair/add: %d %s", status, body)
+	}
+	if err := cs.Sim.SetPrice("binance", "USDT-BTC", domain.MustDecimal("60000")); err != nil {
+		t.Fatal(err)
+	}
+	if status, body := cs.post("/api/v1/system/start", nil); status != 200 {
+		t.Fatalf("system/start: %d %s", status, body)
+	}
+	cs.Core.Cycle(ctx)
+
+	type placed struct {
+		side   domain.Side
+		amount string
+		price  string
+	}
+	var orders []placed
+	for _, e := range cs.events() {
+		if e.Type != domain.TypeOrderRequested {
+			continue
+		}
+		var r domain.OrderRequested
+		if err := e.Decode(&r); err != nil {
+			t.Fatal(err)
+		}
+		if e.Actor != domain.ActorCore {
+			t.Fatalf("strategy order by %q, want core", e.Actor)
+		}
+		orders = append(orders, placed{r.Side, r.Amount.String(), r.Price.String()})
+	}
+	// The paper ticker's last price is 60000: buy at 59400 for 120/59400,
+	// sell at 60600 for 120/60600 (both rounded down to 8 decimals).
+	want := []placed{{domain.Buy, "0.00202020", "59400.00000000"}, {domain.Sell, "0.00198019", "60600.00000000"}}
+	if len(orders) != 2 || orders[0] != want[0] || orders[1] != want[1] {
+		t.Fatalf("strategy orders %+v, want %+v", orders, want)
+	}
+	raw, err := cs.Core.Memory("binance", "USDT-BTC", "OpenOrders", "StrategyNote", "buyPrice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if raw["buyPrice"] != domain.Number(domain.MustDecimal("59400")) || !strings.Contains(raw["StrategyNote"].(string), "buy a step below") {
+		t.Fatalf("core memory %v", raw)
+	}
+
+	// The price falls through the buy; the next cycle reconciles the fill.
+	if err := cs.Sim.SetPrice("binance", "USDT-BTC", domain.MustDecimal("59000")); err != nil {
+		t.Fatal(err)
+	}
+	cs.Clock.Advance(core.DefaultDelay)
+	cs.Core.Cycle(ctx)
+	fills := 0
+	for _, e := range cs.events() {
+		if e.Type == domain.TypeOrderFilled {
+			fills++
+		}
+	}
+	if fills == 0 {
+		t.Fatal("no OrderFilled after the price crossed the strategy's buy")
+	}
+	// The open buy filled: with the sell still resting, a new buy is placed
+	// a step below the new price (59000 × 0.99 = 58410) and no second sell.
+	var last domain.OrderRequested
+	n := 0
+	for _, e := range cs.events() {
+		if e.Type == domain.TypeOrderRequested {
+			n++
+			_ = e.Decode(&last)
+		}
+	}
+	if n != 3 || last.Side != domain.Buy || last.Price != domain.MustDecimal("58410") {
+		t.Fatalf("%d orders, last %+v; want a third order, a buy at 58410", n, last)
 	}
 }
