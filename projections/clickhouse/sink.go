@@ -411,6 +411,8 @@ func (s *Sink) runWith(ctx context.Context, export bool, stats *ExportStats) err
 	s.setStored(cp)
 	stats.From = cp
 
+	readCtx, stopReading := context.WithCancel(ctx)
+	defer stopReading()
 	var head uint64
 	var it domain.EventIterator
 	if export {
@@ -420,20 +422,24 @@ func (s *Sink) runWith(ctx context.Context, export bool, stats *ExportStats) err
 		}
 		head = h
 		stats.To = h
-		it = s.Store.ReadAll(ctx, 0, 0)
+		it = s.Store.ReadAll(readCtx, 0, 0)
 	} else {
-		it = s.Store.Subscribe(ctx, 0)
+		it = s.Store.Subscribe(readCtx, 0)
 	}
-	defer it.Close()
 
 	// A goroutine reads the log so that the flush timer can fire while the
-	// subscription waits for the next event.
+	// subscription waits for the next event. It owns the iterator; on
+	// return we stop it and wait until it is gone.
 	events := make(chan domain.Event, 1024)
 	readErr := make(chan error, 1)
-	readCtx, stopReading := context.WithCancel(ctx)
-	defer stopReading()
+	defer func() {
+		stopReading()
+		for range events {
+		}
+	}()
 	go func() {
 		defer close(events)
+		defer it.Close()
 		for it.Next() {
 			e := it.Event()
 			if export && e.Position > head {
