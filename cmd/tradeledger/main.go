@@ -51,10 +51,12 @@ type Env struct {
 }
 
 var commands = map[string]command{
-	"serve":  {"serve the API (embedded store and paper exchange by default)", runServe},
-	"verify": {"check every hash chain of the log; exit 1 naming the first bad event", runVerify},
-	"wallet": {"print the service wallet (bot.service_wallet) of the data dir", runWallet},
-	"import": {"import a Gunbot-style folder (--from DIR) as events; idempotent", runImport},
+	"serve":   {"serve the API (embedded store and paper exchange by default)", runServe},
+	"verify":  {"check every hash chain of the log; exit 1 naming the first bad event", runVerify},
+	"replay":  {"rebuild balances, open orders and PNL as of a time or log position", runReplay},
+	"restore": {"materialize config, files and state files from the log as a Gunbot-style folder", runRestore},
+	"wallet":  {"print the service wallet (bot.service_wallet) of the data dir", runWallet},
+	"import":  {"import a Gunbot-style folder (--from DIR) as events; idempotent", runImport},
 }
 
 // Run runs the subcommand named by args[0].

@@ -136,13 +136,7 @@ type progress struct {
 }
 
 func newProgress(w io.Writer, what string) *progress {
-	p := &progress{w: w, what: what}
-	if f, ok := w.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			p.on = true
-		}
-	}
-	return p
+	return &progress{w: w, what: what, on: isTerminal(w)}
 }
 
 // update shows n events done, at position pos of head (head 0: unknown).
