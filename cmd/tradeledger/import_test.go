@@ -1,0 +1,236 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/projections"
+)
+
+const gunbotExampleDir = "../../testdata/gunbot-example"
+
+func importRun(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	err := Run(context.Background(), args, strings.NewReader(""), &out, &errOut)
+	return out.String(), errOut.String(), err
+}
+
+func TestImportGunbotFolder(t *testing.T) {
+	t.Setenv("TRADELEDGER_MASTER_KEY", strings.Repeat("ab", 32))
+	data := filepath.Join(t.TempDir(), "data")
+	out, warn, err := importRun(t, "import", "--data", data, "--from", gunbotExampleDir)
+	if err != nil {
+		t.Fatalf("import: %v\n%s", err, warn)
+	}
+	// config 1; files: autoconfig, variables, 1 backup, 1 strategy; orders 3 + 1 (the "hold" is skipped)
+	if !strings.Contains(out, "config 1, files 4, orders 4") || !strings.Contains(out, "2 skipped") ||
+		!strings.Contains(out, "2 encrypted exchange secrets not imported") {
+		t.Fatalf("summary: %s\nwarnings: %s", out, warn)
+	}
+	if !strings.Contains(warn, "backups/config.js.1699999000000") || !strings.Contains(warn, `type "hold"`) {
+		t.Fatalf("warnings: %s", warn)
+	}
+
+	d, err := OpenDataDir(context.Background(), data, "", zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	head1, _ := d.Store.Head(context.Background())
+	cfg, files, events := importReplay(t, d)
+
+	c := cfg.Current()
+	if got := c.Wallet(); got != "0x1111222233334444555566667777888899990000" {
+		t.Fatalf("wallet=%q", got)
+	}
+	p, ok := c.Pair("binance", "USDT-BTC")
+	if !ok || p.Strategy != "gain" || p.Override["GAIN"] != json.Number("1.5") {
+		t.Fatalf("pair=%+v %v", p, ok)
+	}
+	if _, ok := c.Section("imap_listener"); !ok {
+		t.Fatal("unknown section dropped")
+	}
+	box, _ := domain.NewSecretBox(d.MasterKey)
+	sec, err := cfg.Secrets("binance", box)
+	if err != nil || sec["masterkey"] != "IMPORTED-BINANCE-KEY-abc123" || sec["mastersecret"] != "IMPORTED-BINANCE-SECRET-def456" {
+		t.Fatalf("binance secrets=%v %v", sec, err)
+	}
+	if cfg.HasCredentials("kraken") {
+		t.Fatal("kraken's Gunbot-encrypted keys were imported as if clear")
+	}
+	for _, ev := range events {
+		for _, s := range []string{"IMPORTED-BINANCE-KEY-abc123", "IMPORTED-BINANCE-SECRET-def456", "gunbotEncrypted"} {
+			if strings.Contains(string(ev.Data), s) {
+				t.Fatalf("event %s %s holds secret %q", ev.Stream, ev.Type, s)
+			}
+		}
+	}
+
+	for kind, want := range map[string]string{
+		domain.FileAutoconfig: "autoconfig.json", domain.FileACVar: "autoconfig-variables.json",
+		domain.FileBackup: "autoconfig.json.1699999000000", domain.FileStrategy: "dca.js",
+		domain.FileState: "binance-USDT-BTC-state.json,binance-USDT-ETH-state.json",
+	} {
+		if got := strings.Join(files.List(kind), ","); got != want {
+			t.Fatalf("%s files=%s, want %s", kind, got, want)
+		}
+	}
+	st, err := files.Get(domain.FileState, "binance-USDT-BTC-state.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantState := `{"orders":[` +
+		`{"time":1699996000000,"pair":"USDT-BTC","type":"buy","rate":35100,"amount":0.0042,"id":ID3,"cost":147.42},` +
+		`{"time":1699995000000,"pair":"USDT-BTC","type":"sell","rate":35600,"amount":0.004,"id":ID2,"cost":142.4},` +
+		`{"time":1699990000000,"pair":"USDT-BTC","type":"buy","rate":35000.5,"amount":0.004,"id":ID1,"cost":140.002}],"balances":{}}`
+	var parsed struct {
+		Orders []struct {
+			ID int64 `json:"id"`
+		} `json:"orders"`
+	}
+	json.Unmarshal(st, &parsed)
+	if len(parsed.Orders) == 3 {
+		for i, o := range parsed.Orders {
+			wantState = strings.Replace(wantState, "ID"+string(rune('3'-i)), importJSONNum(o.ID), 1)
+		}
+	}
+	if string(st) != wantState {
+		t.Fatalf("state=%s\nwant  %s", st, wantState)
+	}
+	st, _ = files.Get(domain.FileState, "binance-USDT-ETH-state.json")
+	if !strings.Contains(string(st), `"time":1699991000000`) {
+		t.Fatalf("a time in seconds was not read as such: %s", st)
+	}
+	for _, ev := range events {
+		if strings.HasPrefix(ev.Stream, "order-") && ev.Actor != domain.ActorImport {
+			t.Fatalf("order event actor %q", ev.Actor)
+		}
+	}
+	d.Close()
+
+	// Importing again adds nothing.
+	out, _, err = importRun(t, "import", "--data", data, "--from", gunbotExampleDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, ": 0 new, 9 already present") {
+		t.Fatalf("second import: %s", out)
+	}
+	d2, err := OpenDataDir(context.Background(), data, "", zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d2.Close()
+	if head2, _ := d2.Store.Head(context.Background()); head2 != head1 {
+		t.Fatalf("second import moved the log from %d to %d", head1, head2)
+	}
+
+	// The wallet command prints the imported wallet.
+	d2.Close()
+	out, _, err = importRun(t, "wallet", "--data", data)
+	if err != nil || strings.TrimSpace(out) != "0x1111222233334444555566667777888899990000" {
+		t.Fatalf("wallet: %q %v", out, err)
+	}
+}
+
+func importJSONNum(n int64) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}
+
+func importReplay(t *testing.T, d *DataDir) (*projections.Config, *projections.Files, []domain.Event) {
+	t.Helper()
+	cfg, files := projections.NewConfig(), projections.NewFiles()
+	it := d.Store.ReadAll(context.Background(), 0, 0)
+	defer it.Close()
+	var events []domain.Event
+	for it.Next() {
+		e := it.Event()
+		events = append(events, e)
+		if err := cfg.Apply(&e); err != nil {
+			t.Fatalf("config apply %s: %v", e.Type, err)
+		}
+		if err := files.Apply(&e); err != nil {
+			t.Fatalf("files apply %s: %v", e.Type, err)
+		}
+	}
+	if err := it.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return cfg, files, events
+}
+
+func TestInitConfigAndWallet(t *testing.T) {
+	t.Setenv("TRADELEDGER_MASTER_KEY", strings.Repeat("cd", 32))
+	t.Setenv("TRADELEDGER_WALLET", "0xfeedfeedfeedfeedfeedfeed")
+	data := filepath.Join(t.TempDir(), "data")
+	out, _, err := importRun(t, "wallet", "--data", data)
+	if err != nil || strings.TrimSpace(out) != "0xfeedfeedfeedfeedfeedfeed" {
+		t.Fatalf("wallet=%q %v", out, err)
+	}
+	d, err := OpenDataDir(context.Background(), data, "", zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	cfg, _, events := importReplay(t, d)
+	if len(events) != 1 {
+		t.Fatalf("%d events after two opens, want the one initial ConfigReplaced", len(events))
+	}
+	c := cfg.Current()
+	if !c.Simulator() || strings.Join(c.StrategyNames(), ",") != "gain,manual,stepgrid" || len(c.Pairs()) != 0 {
+		t.Fatalf("initial config: %s", importMarshal(c))
+	}
+	if _, ok := c.Exchange("binance"); !ok {
+		t.Fatal("no paper exchange in the initial config")
+	}
+	if _, ok := c.Section("GUI"); !ok {
+		t.Fatal("no GUI section")
+	}
+}
+
+func TestInitConfigGeneratesWallet(t *testing.T) {
+	t.Setenv("TRADELEDGER_MASTER_KEY", strings.Repeat("cd", 32))
+	t.Setenv("TRADELEDGER_WALLET", "")
+	data := filepath.Join(t.TempDir(), "data")
+	var logs bytes.Buffer
+	logger := zap.New(importLogCore(&logs))
+	d, err := OpenDataDir(context.Background(), data, "", logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, _, _ := importReplay(t, d)
+	w := cfg.Wallet()
+	d.Close()
+	if len(w) != 42 || !strings.HasPrefix(w, "0x") || strings.Count(logs.String(), w) != 1 {
+		t.Fatalf("wallet %q, logged %d times: %s", w, strings.Count(logs.String(), w), logs.String())
+	}
+	logs.Reset()
+	d, err = OpenDataDir(context.Background(), data, "", logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	if strings.Contains(logs.String(), w) {
+		t.Fatal("the wallet was logged again on the second open")
+	}
+}
+
+func importMarshal(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func importLogCore(w io.Writer) zapcore.Core {
+	return zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(w), zap.DebugLevel)
+}
