@@ -10,8 +10,10 @@ import (
 
 // Config is the configuration read model: the document built from the
 // config stream (ConfigReplaced, PairAdded, PairRemoved, StrategyAdded,
-// StrategyRemoved) joined with the encrypted exchange credentials of the
-// credentials stream (ExchangeKeysSet). It never holds a secret in clear.
+// StrategyRemoved) joined with the encrypted exchange credentials
+// (ExchangeKeysSet, written on the config stream in the same append as the
+// change they belong to; also accepted on the credentials stream). It never
+// holds a secret in clear.
 type Config struct {
 	mu      sync.RWMutex
 	base    domain.Config                // secrets removed
