@@ -1,5 +1,47 @@
 package http
 
-import "github.com/gorilla/mux"
+import (
+	"net/http"
+	"sort"
 
-func (s *Server) registerBalanceRoutes(r *mux.Router) {}
+	"github.com/gorilla/mux"
+
+	"github.com/tradeledger/tradeledger/domain"
+)
+
+// Balances come from the Trader's projection of BalancesObserved events:
+// what each exchange last reported, appended only when it changed.
+
+func (s *Server) registerBalanceRoutes(r *mux.Router) {
+	r.HandleFunc("/balances", s.handleBalances).Methods("POST")
+}
+
+// balanceEntry is the spec's balance entry: amounts as 8-decimal strings.
+type balanceEntry struct {
+	Asset     string         `json:"Asset"`
+	Exchange  string         `json:"Exchange"`
+	Available domain.Decimal `json:"Available Qty"`
+	OnOrder   domain.Decimal `json:"On Order"`
+}
+
+// handleBalances answers every asset of every exchange, sorted by exchange
+// then asset; an empty array before any balance was observed.
+func (s *Server) handleBalances(w http.ResponseWriter, r *http.Request) {
+	if s.Trader == nil {
+		Error(w, r, domain.Errorf(domain.EUNAVAILABLE, "trading is not configured"))
+		return
+	}
+	out := []balanceEntry{}
+	for _, ob := range s.Trader.Balances() {
+		for _, b := range ob.Balances {
+			out = append(out, balanceEntry{Asset: b.Asset, Exchange: ob.Exchange, Available: b.Available, OnOrder: b.OnOrder})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Exchange != out[j].Exchange {
+			return out[i].Exchange < out[j].Exchange
+		}
+		return out[i].Asset < out[j].Asset
+	})
+	writeJSON(w, http.StatusOK, out)
+}

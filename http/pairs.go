@@ -1,5 +1,87 @@
 package http
 
-import "github.com/gorilla/mux"
+import (
+	"net/http"
+	"strings"
 
-func (s *Server) registerPairRoutes(r *mux.Router) {}
+	"github.com/gorilla/mux"
+
+	"github.com/tradeledger/tradeledger/domain"
+)
+
+// The pair lists come from the exchange connector (the tradable markets);
+// the exchange query value is URL-decoded once, so "binance%231" is the
+// instance "binance#1".
+
+func (s *Server) registerPairRoutes(r *mux.Router) {
+	r.HandleFunc("/pairs", s.handlePairs).Methods("GET")
+	r.HandleFunc("/pairs/detailed", s.handlePairsDetailed).Methods("GET")
+}
+
+type pairList struct {
+	Status   string   `json:"status"`
+	PairList []string `json:"pairList"`
+}
+
+type pairDetail struct {
+	PairName string        `json:"pairName"`
+	Volume   domain.Number `json:"volume"`
+	Low      string        `json:"low"`
+	High     string        `json:"high"`
+	Change   string        `json:"change"`
+}
+
+type pairDetailList struct {
+	Status   string                  `json:"status"`
+	PairList map[string][]pairDetail `json:"pairList"`
+}
+
+// markets reads the exchange query parameter and lists its markets; a
+// missing or unknown exchange is 400 naming the parameter.
+func (s *Server) markets(r *http.Request) ([]domain.Market, error) {
+	if s.Trader == nil {
+		return nil, domain.Errorf(domain.EUNAVAILABLE, "trading is not configured")
+	}
+	exchange := strings.TrimSpace(r.URL.Query().Get("exchange"))
+	if exchange == "" {
+		return nil, domain.Errorf(domain.EINVALID, "query parameter \"exchange\" is required")
+	}
+	ms, err := s.Trader.Markets(r.Context(), exchange)
+	if domain.ErrorCode(err) == domain.EINVALID || domain.ErrorCode(err) == domain.ENOTFOUND {
+		return nil, domain.Errorf(domain.EINVALID, "query parameter \"exchange\": unknown exchange %q", exchange)
+	}
+	return ms, err
+}
+
+func (s *Server) handlePairs(w http.ResponseWriter, r *http.Request) {
+	ms, err := s.markets(r)
+	if err != nil {
+		Error(w, r, err)
+		return
+	}
+	out := pairList{Status: "success", PairList: make([]string, 0, len(ms))}
+	for _, m := range ms {
+		out.PairList = append(out.PairList, m.Pair)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// handlePairsDetailed groups the markets by quote currency: pairName,
+// volume (24h, base units, a number), low, high (decimal strings) and
+// change (24h percent, a string such as "-1.25").
+func (s *Server) handlePairsDetailed(w http.ResponseWriter, r *http.Request) {
+	ms, err := s.markets(r)
+	if err != nil {
+		Error(w, r, err)
+		return
+	}
+	out := pairDetailList{Status: "success", PairList: map[string][]pairDetail{}}
+	for _, m := range ms {
+		change, _ := domain.Number(m.ChangePct24h).MarshalJSON()
+		out.PairList[m.Quote] = append(out.PairList[m.Quote], pairDetail{
+			PairName: m.Pair, Volume: domain.Number(m.Volume24h),
+			Low: m.Low24h.String(), High: m.High24h.String(), Change: string(change),
+		})
+	}
+	writeJSON(w, http.StatusOK, out)
+}

@@ -46,6 +46,9 @@ type Server struct {
 	// Dependencies of the resource groups; each group's file documents its
 	// own. A nil dependency leaves its routes answering 503.
 	Auth *Authenticator
+	// Trader places and cancels orders and serves balances and pair lists
+	// (trade.go, balances.go, pairs.go).
+	Trader Trader
 	// Core is the bot core's read side (market, chart/data, coremem and
 	// system routes).
 	Core CoreReader

@@ -1,5 +1,359 @@
 package http
 
-import "github.com/gorilla/mux"
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"errors"
+	"math"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
 
-func (s *Server) registerTradeRoutes(r *mux.Router) {}
+	"github.com/gorilla/mux"
+
+	"github.com/tradeledger/tradeledger/domain"
+)
+
+// Trader is the command side of trading (exchange/trading.Trader). Every
+// method returns once its events are durable and applied by the
+// projections. Errors carry domain codes: EINVALID (bad field, refused
+// order, precondition), ENOTFOUND, ECONFLICT, EUNAVAILABLE.
+type Trader interface {
+	// Submit places a limit, market, stop-limit or trailing-stop order.
+	Submit(ctx context.Context, req domain.OrderRequest) (int64, error)
+	// SubmitOCO places an OCO (limit at Price, stop-limit at
+	// StopPrice/LimitPrice) and returns its id.
+	SubmitOCO(ctx context.Context, req domain.OrderRequest) (int64, error)
+	// ClosePosition sells the held base of a pair (Amount 0: all of it).
+	ClosePosition(ctx context.Context, req domain.OrderRequest) (int64, error)
+	// Cancel cancels an order of exchange and pair.
+	Cancel(ctx context.Context, exchange, pair string, orderID int64, actor, correlation string) error
+	// Markets lists an exchange's pairs with 24-hour statistics.
+	Markets(ctx context.Context, exchange string) ([]domain.Market, error)
+	// Balances returns the last observed balances per exchange.
+	Balances() []domain.BalancesObserved
+}
+
+// maxIdempotencyKey bounds the Idempotency-Key header.
+const maxIdempotencyKey = 200
+
+func (s *Server) registerTradeRoutes(r *mux.Router) {
+	limit := func(side domain.Side) http.HandlerFunc {
+		return s.handleOrder(side, domain.KindLimit, []string{"price"})
+	}
+	r.HandleFunc("/trade/buy", limit(domain.Buy)).Methods("POST")
+	r.HandleFunc("/trade/sell", limit(domain.Sell)).Methods("POST")
+	r.HandleFunc("/trade/buy/market", s.handleOrder(domain.Buy, domain.KindMarket, nil)).Methods("POST")
+	r.HandleFunc("/trade/sell/market", s.handleOrder(domain.Sell, domain.KindMarket, nil)).Methods("POST")
+	r.HandleFunc("/trade/buy/stoplimit", s.handleOrder(domain.Buy, domain.KindStopLimit, []string{"stopPrice", "limitPrice"})).Methods("POST")
+	r.HandleFunc("/trade/sell/stoplimit", s.handleOrder(domain.Sell, domain.KindStopLimit, []string{"stopPrice", "limitPrice"})).Methods("POST")
+	r.HandleFunc("/trade/buy/trailingstop", s.handleOrder(domain.Buy, domain.KindTrailingStop, []string{"price", "stopPrice"})).Methods("POST")
+	r.HandleFunc("/trade/sell/trailingstop", s.handleOrder(domain.Sell, domain.KindTrailingStop, []string{"price", "stopPrice"})).Methods("POST")
+	r.HandleFunc("/trade/buy/oco", s.handleOCO(domain.Buy)).Methods("POST")
+	r.HandleFunc("/trade/sell/oco", s.handleOCO(domain.Sell)).Methods("POST")
+	r.HandleFunc("/trade/close", s.handleClose(domain.KindLimit)).Methods("POST")
+	r.HandleFunc("/trade/close/market", s.handleClose(domain.KindMarket)).Methods("POST")
+	r.HandleFunc("/trade/cancel", s.handleCancel).Methods("POST")
+}
+
+// orderSent is the answer of every trade call (the spec's body, plus the
+// order's id).
+type orderSent struct {
+	Status  string `json:"status"`
+	Message string `json:"message"`
+	ID      int64  `json:"id,omitempty"`
+}
+
+func writeOrderSent(w http.ResponseWriter, id int64) {
+	writeJSON(w, http.StatusOK, orderSent{Status: "success", Message: "Order sent", ID: id})
+}
+
+// tradeFields are a trade call's fields: nested in "data" (the spec) or at
+// the top level (some clients); data wins when both are present.
+type tradeFields map[string]json.RawMessage
+
+// decodeTrade reads a trade body. A value that is not JSON (NaN,
+// Infinity) is a 400 naming its field.
+func decodeTrade(r *http.Request) (tradeFields, error) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return nil, domain.Errorf(domain.ETOOLARGE, "request body is larger than %d bytes", tooLarge.Limit)
+		}
+		return nil, domain.Errorf(domain.EINVALID, "cannot read request body")
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil, domain.Errorf(domain.EINVALID, "request body is empty; a JSON object is required")
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(body, &top); err != nil {
+		var syntax *json.SyntaxError
+		if errors.As(err, &syntax) && syntax.Offset > 0 && int(syntax.Offset) <= len(body) {
+			if m := lastKey.FindSubmatch(body[:syntax.Offset]); m != nil {
+				return nil, domain.Errorf(domain.EINVALID, "field %q: not a valid JSON value (%s)", m[1], syntax.Error())
+			}
+		}
+		return nil, unmarshalBody(body, &top)
+	}
+	if top == nil {
+		return nil, domain.Errorf(domain.EINVALID, "request body must be a JSON object")
+	}
+	f := tradeFields{}
+	for k, v := range top {
+		if k != "data" {
+			f[k] = v
+		}
+	}
+	if raw, ok := top["data"]; ok && string(raw) != "null" {
+		var data map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &data); err != nil {
+			return nil, domain.Errorf(domain.EINVALID, "field \"data\" must be an object")
+		}
+		for k, v := range data {
+			f[k] = v
+		}
+	}
+	return f, nil
+}
+
+var lastKey = regexp.MustCompile(`"([A-Za-z_][A-Za-z0-9_]*)"\s*:\s*[^"]*$`)
+
+// str returns a required (or optional) string field.
+func (f tradeFields) str(name string, required bool) (string, error) {
+	raw, ok := f[name]
+	if !ok || string(raw) == "null" {
+		if required {
+			return "", domain.Errorf(domain.EINVALID, "field %q is required", name)
+		}
+		return "", nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", domain.Errorf(domain.EINVALID, "field %q must be a string", name)
+	}
+	s = strings.TrimSpace(s)
+	if s == "" && required {
+		return "", domain.Errorf(domain.EINVALID, "field %q must not be empty", name)
+	}
+	return s, nil
+}
+
+// num returns a number field: a JSON number, finite, positive, with at
+// most 8 decimals. Strings are refused ("strings where numbers belong").
+func (f tradeFields) num(name string, required bool) (domain.Decimal, error) {
+	raw, ok := f[name]
+	if !ok || string(raw) == "null" {
+		if required {
+			return 0, domain.Errorf(domain.EINVALID, "field %q is required", name)
+		}
+		return 0, nil
+	}
+	lit := strings.TrimSpace(string(raw))
+	if lit == "" || lit[0] == '"' || lit[0] == '{' || lit[0] == '[' || lit == "true" || lit == "false" {
+		return 0, domain.Errorf(domain.EINVALID, "field %q must be a number", name)
+	}
+	var d domain.Decimal
+	var err error
+	if strings.ContainsAny(lit, "eE") {
+		var v float64
+		v, err = strconv.ParseFloat(lit, 64)
+		if err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
+			return 0, domain.Errorf(domain.EINVALID, "field %q must be a finite number", name)
+		}
+		d, err = domain.DecimalFromFloat(v)
+	} else {
+		d, err = domain.ParseDecimal(lit)
+	}
+	if err != nil {
+		return 0, domain.Errorf(domain.EINVALID, "field %q: %s", name, domain.ErrorMessage(err))
+	}
+	if d.Sign() <= 0 {
+		return 0, domain.Errorf(domain.EINVALID, "field %q must be greater than 0", name)
+	}
+	return d, nil
+}
+
+// orderRequest reads the common fields of a trade call.
+func (s *Server) orderRequest(r *http.Request, f tradeFields, side domain.Side, kind domain.OrderKind, amountRequired bool) (domain.OrderRequest, error) {
+	req := domain.OrderRequest{Side: side, Kind: kind, Actor: subject(r), Correlation: requestID(r)}
+	var err error
+	if req.Exchange, err = f.str("exch", true); err != nil {
+		return req, err
+	}
+	if req.Pair, err = f.str("pair", true); err != nil {
+		return req, err
+	}
+	if req.Amount, err = f.num("amt", amountRequired); err != nil {
+		return req, err
+	}
+	key := r.Header.Get("Idempotency-Key")
+	if len(key) > maxIdempotencyKey {
+		return req, domain.Errorf(domain.EINVALID, "header Idempotency-Key is longer than %d characters", maxIdempotencyKey)
+	}
+	req.IdempotencyKey = key
+	return req, nil
+}
+
+// prepare reads and validates a trade call's body.
+func (s *Server) prepare(w http.ResponseWriter, r *http.Request) (tradeFields, bool) {
+	if s.Trader == nil {
+		Error(w, r, domain.Errorf(domain.EUNAVAILABLE, "trading is not configured"))
+		return nil, false
+	}
+	f, err := decodeTrade(r)
+	if err != nil {
+		Error(w, r, err)
+		return nil, false
+	}
+	return f, true
+}
+
+// handleOrder serves the limit, market, stop-limit and trailing-stop
+// endpoints; prices lists the required price fields.
+func (s *Server) handleOrder(side domain.Side, kind domain.OrderKind, prices []string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		f, ok := s.prepare(w, r)
+		if !ok {
+			return
+		}
+		req, err := s.orderRequest(r, f, side, kind, true)
+		if err == nil {
+			err = readPrices(f, &req, kind, prices)
+		}
+		if err != nil {
+			Error(w, r, err)
+			return
+		}
+		id, err := s.Trader.Submit(r.Context(), req)
+		if err != nil {
+			Error(w, r, err)
+			return
+		}
+		writeOrderSent(w, id)
+	}
+}
+
+func readPrices(f tradeFields, req *domain.OrderRequest, kind domain.OrderKind, required []string) error {
+	var err error
+	switch kind {
+	case domain.KindLimit, domain.KindMarket:
+		req.Price, err = f.num("price", len(required) > 0)
+	case domain.KindStopLimit:
+		if req.StopPrice, err = f.num("stopPrice", true); err == nil {
+			req.LimitPrice, err = f.num("limitPrice", true)
+		}
+	case domain.KindTrailingStop:
+		if req.Price, err = f.num("price", true); err == nil {
+			req.StopPrice, err = f.num("stopPrice", true)
+		}
+	}
+	return err
+}
+
+// handleOCO serves trade/buy/oco and trade/sell/oco: price (limit leg),
+// stopPrice and limit (the stop-limit leg).
+func (s *Server) handleOCO(side domain.Side) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		f, ok := s.prepare(w, r)
+		if !ok {
+			return
+		}
+		req, err := s.orderRequest(r, f, side, domain.KindLimit, true)
+		if err == nil {
+			req.Price, err = f.num("price", true)
+		}
+		if err == nil {
+			req.StopPrice, err = f.num("stopPrice", true)
+		}
+		if err == nil {
+			req.LimitPrice, err = f.num("limit", true)
+		}
+		if err != nil {
+			Error(w, r, err)
+			return
+		}
+		id, err := s.Trader.SubmitOCO(r.Context(), req)
+		if err != nil {
+			Error(w, r, err)
+			return
+		}
+		writeOrderSent(w, id)
+	}
+}
+
+// handleClose serves trade/close (limit at price) and trade/close/market:
+// sell the held base of the pair (amt optional: all of it).
+func (s *Server) handleClose(kind domain.OrderKind) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		f, ok := s.prepare(w, r)
+		if !ok {
+			return
+		}
+		req, err := s.orderRequest(r, f, domain.Sell, kind, false)
+		if err == nil {
+			req.Price, err = f.num("price", kind == domain.KindLimit)
+		}
+		if err != nil {
+			Error(w, r, err)
+			return
+		}
+		id, err := s.Trader.ClosePosition(r.Context(), req)
+		if err != nil {
+			Error(w, r, err)
+			return
+		}
+		writeOrderSent(w, id)
+	}
+}
+
+// handleCancel serves trade/cancel: exch, pair, id (a string, as the spec
+// says; a number is accepted too), price and type (limit or market) as
+// the client placed the order. Unknown id: 404; finished order: 409.
+func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
+	f, ok := s.prepare(w, r)
+	if !ok {
+		return
+	}
+	exch, err := f.str("exch", true)
+	if err != nil {
+		Error(w, r, err)
+		return
+	}
+	pair, err := f.str("pair", true)
+	if err != nil {
+		Error(w, r, err)
+		return
+	}
+	raw, present := f["id"]
+	if !present || string(raw) == "null" {
+		Error(w, r, domain.Errorf(domain.EINVALID, "field \"id\" is required"))
+		return
+	}
+	idText := strings.Trim(strings.TrimSpace(string(raw)), `"`)
+	id, perr := strconv.ParseInt(idText, 10, 64)
+	if perr != nil || id <= 0 {
+		Error(w, r, domain.Errorf(domain.EINVALID, "field \"id\" must be an order id (a positive integer, as a string)"))
+		return
+	}
+	if _, err := f.num("price", true); err != nil {
+		Error(w, r, err)
+		return
+	}
+	switch typ, err := f.str("type", true); {
+	case err != nil:
+		Error(w, r, err)
+		return
+	case typ != "limit" && typ != "market" && typ != string(domain.KindStopLimit) && typ != string(domain.KindTrailingStop):
+		Error(w, r, domain.Errorf(domain.EINVALID, "field \"type\" must be limit or market"))
+		return
+	}
+	if err := s.Trader.Cancel(r.Context(), exch, pair, id, subject(r), requestID(r)); err != nil {
+		Error(w, r, err)
+		return
+	}
+	writeOrderSent(w, id)
+}

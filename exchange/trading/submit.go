@@ -423,9 +423,9 @@ func (t *Trader) submitOCO(ctx context.Context, x domain.Exchange, tk domain.Tic
 	return ocoID, a.finish(ctx, t.answer(id))
 }
 
-// ClosePosition sells the whole available base of req.Pair on
-// req.Exchange: at req.Price (limit) or at market (req.Kind market). An
-// account holding none of the base is EINVALID.
+// ClosePosition sells the base of req.Pair held on req.Exchange (all that
+// is available unless req.Amount is set): at req.Price (limit) or at
+// market (req.Kind market). An account holding none is EINVALID.
 func (t *Trader) ClosePosition(ctx context.Context, req domain.OrderRequest) (int64, error) {
 	req.Side = domain.Sell
 	x, err := t.exchange(req.Exchange)
@@ -435,6 +435,9 @@ func (t *Trader) ClosePosition(ctx context.Context, req domain.OrderRequest) (in
 	_, base, err := domain.SplitPair(req.Pair)
 	if err != nil {
 		return 0, domain.Errorf(domain.EINVALID, "pair: %s", domain.ErrorMessage(err))
+	}
+	if req.Amount.Sign() > 0 {
+		return t.Submit(ctx, req)
 	}
 	xctx, cancel := t.exCtx(ctx)
 	bs, err := x.Balances(xctx)
