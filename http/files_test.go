@@ -130,7 +130,7 @@ func TestFilesState(t *testing.T) {
 		t.Fatalf("list=%v", got)
 	}
 	b := e.must(200, "POST", "/files/state/get", map[string]any{"filename": name})
-	want := `{"orders":[{"time":` + jsonInt(e.clock.Now().UnixMilli()) + `,"pair":"USDT-BTC","type":"buy","rate":49500,"amount":0.002,"id":7,"cost":99}],"balances":{"USDT":{"available":901,"onOrder":0}}}`
+	want := `{"orders":[{"time":` + filesJSONInt(e.clock.Now().UnixMilli()) + `,"pair":"USDT-BTC","type":"buy","rate":49500,"amount":0.002,"id":7,"cost":99}],"balances":{"USDT":{"available":901,"onOrder":0}}}`
 	if strings.TrimSpace(string(b)) != want {
 		t.Fatalf("state=%s\nwant  %s", b, want)
 	}
@@ -138,7 +138,7 @@ func TestFilesState(t *testing.T) {
 	e.refuse(400, "-state.json", "POST", "/files/state/get", map[string]any{"filename": "binance.json"})
 }
 
-func jsonInt(n int64) string {
+func filesJSONInt(n int64) string {
 	b, _ := json.Marshal(n)
 	return string(b)
 }
