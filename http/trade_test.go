@@ -381,7 +381,7 @@ func TestPairsEndpoints(t *testing.T) {
 	}
 	status, body = te.do("GET", "/api/v1/pairs/detailed?exchange=binance", nil, te.Token)
 	var detailed struct {
-		Status   string                                `json:"status"`
+		Status   string                                  `json:"status"`
 		PairList map[string][]map[string]json.RawMessage `json:"pairList"`
 	}
 	if err := json.Unmarshal(body, &detailed); err != nil || status != 200 {
