@@ -1,21 +1,36 @@
 package http
 
 import (
+	"container/heap"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"math"
+	"net"
 	"net/http"
+	"net/netip"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/gorilla/mux"
+	"go.uber.org/zap"
 
 	"github.com/tradeledger/tradeledger/domain"
 )
 
 // DefaultTokenTTL is how long a token is valid unless --token-ttl says else.
 const DefaultTokenTTL = 24 * time.Hour
+
+// LoginSubject is the subject of tokens issued by a password login (there
+// is one operator account), and so the actor of the events its requests
+// cause.
+const LoginSubject = "admin"
+
+// MinSecretBytes is the shortest HS256 secret the Authenticator uses.
+const MinSecretBytes = 32
 
 // Authenticator issues and checks the API's bearer tokens: HS256 JWTs with
 // sub, iat, exp, jti and the password generation ("gen"), so that a password
@@ -41,19 +56,33 @@ type tokenClaims struct {
 // IssueToken returns a signed token for subject at the current password
 // generation.
 func (a *Authenticator) IssueToken(subject string) (string, error) {
+	return a.issueToken(subject, a.generation())
+}
+
+// issueToken signs a token of the given password generation (the login
+// handler passes the generation of the hash it checked, so a concurrent
+// password change cannot hand out a token of the new generation).
+func (a *Authenticator) issueToken(subject string, generation int64) (string, error) {
+	if len(a.Secret) < MinSecretBytes {
+		return "", domain.Errorf(domain.EUNAVAILABLE, "token secret is not configured")
+	}
 	now := a.Clock.Now()
 	var jti [16]byte
 	if _, err := rand.Read(jti[:]); err != nil {
 		return "", err
 	}
+	ttl := a.TokenTTL
+	if ttl <= 0 {
+		ttl = DefaultTokenTTL
+	}
 	claims := tokenClaims{
 		RegisteredClaims: jwt.RegisteredClaims{
 			Subject:   subject,
 			IssuedAt:  jwt.NewNumericDate(now),
-			ExpiresAt: jwt.NewNumericDate(now.Add(a.TokenTTL)),
+			ExpiresAt: jwt.NewNumericDate(now.Add(ttl)),
 			ID:        hex.EncodeToString(jti[:]),
 		},
-		Generation: a.generation(),
+		Generation: generation,
 	}
 	return jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(a.Secret)
 }
@@ -66,17 +95,29 @@ func (a *Authenticator) generation() int64 {
 }
 
 // Verify checks a token and returns its subject. Only HS256 with our secret
-// is accepted; expired tokens and tokens of an older password generation
-// are EUNAUTHORIZED.
+// is accepted (no "none", no other HMAC size, no RSA/ECDSA key confusion);
+// a bad signature, an expired token, a token dated in the future, one
+// without exp or sub, and one of an older password generation are all
+// EUNAUTHORIZED.
 func (a *Authenticator) Verify(token string) (string, error) {
+	if len(a.Secret) < MinSecretBytes {
+		return "", domain.Errorf(domain.EUNAVAILABLE, "token secret is not configured")
+	}
 	var claims tokenClaims
-	_, err := jwt.ParseWithClaims(token, &claims, func(*jwt.Token) (any, error) { return a.Secret, nil },
+	_, err := jwt.ParseWithClaims(token, &claims, func(t *jwt.Token) (any, error) {
+		// WithValidMethods already refuses other algorithms; checking the
+		// method's type too keeps that true if the option is ever lost.
+		if m, ok := t.Method.(*jwt.SigningMethodHMAC); !ok || m != jwt.SigningMethodHS256 {
+			return nil, jwt.ErrTokenSignatureInvalid
+		}
+		return a.Secret, nil
+	},
 		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
 		jwt.WithTimeFunc(a.Clock.Now),
 		jwt.WithExpirationRequired(),
 		jwt.WithIssuedAt(),
 	)
-	if err != nil {
+	if err != nil || claims.Subject == "" {
 		return "", domain.Errorf(domain.EUNAUTHORIZED, "invalid or expired token")
 	}
 	if claims.Generation != a.generation() {
@@ -85,7 +126,167 @@ func (a *Authenticator) Verify(token string) (string, error) {
 	return claims.Subject, nil
 }
 
-func (s *Server) registerAuthRoutes(r *mux.Router) {}
+// registerAuthRoutes serves login (no token needed; a bearer header is
+// accepted and ignored, as the example clients send one) and status.
+//
+// Dependencies: Auth, Wallet, Passwords, Store and Runner; Logins (created
+// with defaults if nil).
+func (s *Server) registerAuthRoutes(r *mux.Router) {
+	if s.Logins == nil {
+		s.Logins = NewLoginLimiter()
+	}
+	r.HandleFunc("/auth/login", s.handleLogin).Methods("POST")
+	r.Handle("/auth/status", s.requireToken(http.HandlerFunc(s.handleAuthStatus))).Methods("GET")
+}
+
+type loginRequest struct {
+	Password *string `json:"password"`
+}
+
+type loginResponse struct {
+	Status string `json:"status"`
+	Token  string `json:"token"`
+}
+
+// loginRefused is the one message of every refused login, whatever the
+// reason, so that a client learns nothing about which check failed.
+const loginRefused = "invalid password"
+
+// handleLogin answers POST /api/v1/auth/login {password:"ENC:…"} with
+// {status:"success", token}. Every refusal is 401 with one message and a
+// LoginFailed event (address and reason category, never the secret); an
+// address with too many recent failures gets 429 with Retry-After before
+// anything is checked. A success records LoginSucceeded.
+func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
+	if s.Auth == nil || s.Passwords == nil || s.Wallet == nil || s.Logins == nil {
+		Error(w, r, domain.Errorf(domain.EUNAVAILABLE, "authentication is not configured"))
+		return
+	}
+	addr := clientAddr(r)
+	if s.tooManyLogins(w, r, addr) {
+		return
+	}
+	var req loginRequest
+	if err := decodeJSON(r, &req, false); err != nil {
+		Error(w, r, err)
+		return
+	}
+	if req.Password == nil {
+		Error(w, r, domain.Errorf(domain.EINVALID, "field \"password\" is required"))
+		return
+	}
+
+	release, err := s.Logins.acquire(r.Context())
+	if err != nil {
+		Error(w, r, domain.Errorf(domain.EUNAVAILABLE, "login cancelled"))
+		return
+	}
+	if s.tooManyLogins(w, r, addr) {
+		// Locked out while this request waited for its slot (concurrent
+		// guesses from one address).
+		release()
+		return
+	}
+	hash, generation := s.Passwords.Current()
+	reason, err := checkLogin(*req.Password, s.Wallet(), hash)
+	release()
+	if err != nil {
+		Error(w, r, err)
+		return
+	}
+	if reason != "" {
+		s.Logins.Failed(addr, s.Clock.Now())
+		logger(r).Warn("login refused", zap.String("remote", addr), zap.String("reason", reason))
+		ev := domain.NewEvent(s.Clock, domain.TypeLoginFailed, domain.LoginFailed{RemoteAddr: remoteHost(r), Reason: reason})
+		if _, err := s.commit(r, domain.StreamAuth, domain.Any, ev); err != nil {
+			// The client is refused either way; a store outage must not
+			// turn a refusal into a different answer.
+			logger(r).Error("record LoginFailed", zap.Error(err))
+		}
+		Error(w, r, domain.Errorf(domain.EUNAUTHORIZED, loginRefused))
+		return
+	}
+
+	token, err := s.Auth.issueToken(LoginSubject, generation)
+	if err != nil {
+		Error(w, r, err)
+		return
+	}
+	r = r.WithContext(context.WithValue(r.Context(), ctxSubject, LoginSubject))
+	ev := domain.NewEvent(s.Clock, domain.TypeLoginSucceeded, domain.LoginSucceeded{Subject: LoginSubject, RemoteAddr: remoteHost(r)})
+	if _, err := s.commit(r, domain.StreamAuth, domain.Any, ev); err != nil {
+		// No token without its audit record.
+		Error(w, r, err)
+		return
+	}
+	s.Logins.Succeeded(addr)
+	logger(r).Info("login", zap.String("remote", addr))
+	writeJSON(w, http.StatusOK, loginResponse{Status: "success", Token: token})
+}
+
+// tooManyLogins answers 429 with Retry-After (whole seconds, rounded up)
+// and returns true when addr is locked out.
+func (s *Server) tooManyLogins(w http.ResponseWriter, r *http.Request, addr string) bool {
+	wait := s.Logins.Wait(addr, s.Clock.Now())
+	if wait <= 0 {
+		return false
+	}
+	secs := int64(math.Ceil(wait.Seconds()))
+	w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
+	Error(w, r, domain.Errorf(domain.ETOOMANY, "too many failed logins; retry in %d seconds", secs))
+	return true
+}
+
+// checkLogin returns "" when enc decrypts (with wallet) to the password of
+// hash, or else the LoginReason. It always runs one argon2id check, against
+// a dummy hash when there is nothing real to check, so every refusal costs
+// the same time: no timing oracle for the padding or for whether a password
+// is registered. The error is only for a corrupt stored hash.
+func checkLogin(enc, wallet, hash string) (reason string, err error) {
+	password, decryptErr := domain.DecryptLoginPassword(enc, wallet)
+	against := hash
+	if against == "" {
+		against = dummyHash()
+	}
+	ok, err := CheckPassword(password, against)
+	switch {
+	case err != nil:
+		return "", err
+	case hash == "":
+		return domain.LoginReasonUnregistered, nil
+	case decryptErr != nil:
+		return domain.ErrorMessage(decryptErr), nil
+	case !ok:
+		return domain.LoginReasonPassword, nil
+	}
+	return "", nil
+}
+
+type authStatusResponse struct {
+	Code         int    `json:"code"`
+	IsDemo       bool   `json:"isDemo"`
+	IsRegistered bool   `json:"isRegistered"`
+	IsTwoFA      bool   `json:"isTwoFA"`
+	Metamask     bool   `json:"metamask"`
+	Status       string `json:"status"`
+	Message      string `json:"message"`
+}
+
+// handleAuthStatus answers GET /api/v1/auth/status (token required).
+// isRegistered says whether a password exists; there is no demo mode, no
+// TOTP and no MetaMask login, so those are false.
+func (s *Server) handleAuthStatus(w http.ResponseWriter, r *http.Request) {
+	if s.Passwords == nil {
+		Error(w, r, domain.Errorf(domain.EUNAVAILABLE, "authentication is not configured"))
+		return
+	}
+	writeJSON(w, http.StatusOK, authStatusResponse{
+		Code:         http.StatusOK,
+		IsRegistered: s.Passwords.IsRegistered(),
+		Status:       "success",
+		Message:      "Authenticated",
+	})
+}
 
 // requireToken lets a request through only with a valid bearer token, and
 // puts its subject in the context.
@@ -97,18 +298,200 @@ func (s *Server) requireToken(next http.Handler) http.Handler {
 		}
 		h := r.Header.Get("Authorization")
 		scheme, token, ok := strings.Cut(h, " ")
+		token = strings.TrimSpace(token)
 		if h == "" {
 			Error(w, r, domain.Errorf(domain.EUNAUTHORIZED, "missing Authorization header"))
 			return
-		} else if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
+		} else if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
 			Error(w, r, domain.Errorf(domain.EUNAUTHORIZED, "Authorization header must be \"Bearer <token>\""))
 			return
 		}
-		sub, err := s.Auth.Verify(strings.TrimSpace(token))
+		sub, err := s.Auth.Verify(token)
 		if err != nil {
 			Error(w, r, err)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxSubject, sub)))
 	})
+}
+
+// remoteHost is the client's IP address (the connection's peer: headers
+// such as X-Forwarded-For are not trusted).
+func remoteHost(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// clientAddr is the key logins are throttled by: the client's IP address,
+// or its /64 network for IPv6, since one IPv6 client usually holds a whole
+// /64 and could otherwise rotate addresses.
+func clientAddr(r *http.Request) string {
+	host := remoteHost(r)
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return host
+	}
+	ip = ip.Unmap()
+	if ip.Is6() {
+		p, _ := ip.Prefix(64)
+		return p.String()
+	}
+	return ip.String()
+}
+
+// Defaults of LoginLimiter.
+const (
+	DefaultMaxLoginFailures = 5
+	DefaultLoginWindow      = 15 * time.Minute
+	DefaultLoginLockout     = 5 * time.Minute
+	DefaultMaxLoginClients  = 10_000
+	DefaultLoginConcurrency = 2
+)
+
+// LoginLimiter throttles logins per client address: after MaxFailures
+// failed logins within Window, the address must wait Lockout before it may
+// try again (and then starts a fresh count). A success forgets the
+// address's failures. It remembers at most MaxClients addresses; when full
+// it forgets the one idle longest. It also bounds how many password hashes
+// run at once (Concurrency), so a flood of logins cannot exhaust memory.
+// Time is passed in by the caller (the server's clock). It is safe for
+// concurrent use; set the exported fields before first use.
+type LoginLimiter struct {
+	MaxFailures int
+	Window      time.Duration
+	Lockout     time.Duration
+	MaxClients  int
+	Concurrency int
+
+	once    sync.Once
+	slots   chan struct{}
+	mu      sync.Mutex
+	clients map[string]*loginClient
+	idle    loginHeap // clients by last failure, oldest first
+}
+
+type loginClient struct {
+	addr     string
+	failures int
+	first    time.Time // first failure of the current count
+	last     time.Time // last failure
+	until    time.Time // locked out until
+	index    int       // in idle
+}
+
+// NewLoginLimiter returns a LoginLimiter with the default settings.
+func NewLoginLimiter() *LoginLimiter {
+	return &LoginLimiter{
+		MaxFailures: DefaultMaxLoginFailures,
+		Window:      DefaultLoginWindow,
+		Lockout:     DefaultLoginLockout,
+		MaxClients:  DefaultMaxLoginClients,
+		Concurrency: DefaultLoginConcurrency,
+	}
+}
+
+func (l *LoginLimiter) init() {
+	l.once.Do(func() {
+		n := l.Concurrency
+		if n <= 0 {
+			n = DefaultLoginConcurrency
+		}
+		l.slots = make(chan struct{}, n)
+		l.clients = map[string]*loginClient{}
+	})
+}
+
+// Wait returns how long addr must wait before its next login attempt at
+// time now; 0 means it may try.
+func (l *LoginLimiter) Wait(addr string, now time.Time) time.Duration {
+	l.init()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c := l.clients[addr]
+	if c == nil || !now.Before(c.until) {
+		return 0
+	}
+	return c.until.Sub(now)
+}
+
+// Failed records a failed login by addr at time now.
+func (l *LoginLimiter) Failed(addr string, now time.Time) {
+	l.init()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c := l.clients[addr]
+	if c == nil {
+		for len(l.clients) >= max(l.MaxClients, 1) {
+			old := heap.Pop(&l.idle).(*loginClient)
+			delete(l.clients, old.addr)
+		}
+		c = &loginClient{addr: addr, first: now, last: now}
+		l.clients[addr] = c
+		heap.Push(&l.idle, c)
+	}
+	if now.Sub(c.first) > l.Window || (!c.until.IsZero() && !now.Before(c.until)) {
+		// The count's window has passed, or a lockout has been served.
+		c.failures, c.first, c.until = 0, now, time.Time{}
+	}
+	c.failures++
+	c.last = now
+	heap.Fix(&l.idle, c.index)
+	if c.failures >= l.MaxFailures {
+		c.until = now.Add(l.Lockout)
+	}
+}
+
+// Succeeded forgets addr's failures.
+func (l *LoginLimiter) Succeeded(addr string) {
+	l.init()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if c := l.clients[addr]; c != nil {
+		heap.Remove(&l.idle, c.index)
+		delete(l.clients, addr)
+	}
+}
+
+// Clients returns how many addresses the limiter remembers.
+func (l *LoginLimiter) Clients() int {
+	l.init()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.clients)
+}
+
+// acquire waits for a hashing slot; release gives it back.
+func (l *LoginLimiter) acquire(ctx context.Context) (release func(), err error) {
+	l.init()
+	select {
+	case l.slots <- struct{}{}:
+		return func() { <-l.slots }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// loginHeap orders clients by their last failure, oldest first.
+type loginHeap []*loginClient
+
+func (h loginHeap) Len() int           { return len(h) }
+func (h loginHeap) Less(i, j int) bool { return h[i].last.Before(h[j].last) }
+func (h loginHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index, h[j].index = i, j
+}
+func (h *loginHeap) Push(x any) {
+	c := x.(*loginClient)
+	c.index = len(*h)
+	*h = append(*h, c)
+}
+func (h *loginHeap) Pop() any {
+	old := *h
+	c := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	return c
 }

@@ -46,6 +46,14 @@ type Server struct {
 	// Dependencies of the resource groups; each group's file documents its
 	// own. A nil dependency leaves its routes answering 503.
 	Auth *Authenticator
+	// Wallet returns config.bot.service_wallet, whose first 16 bytes are
+	// the key of encrypted login passwords (auth routes).
+	Wallet func() string
+	// Passwords is the password read model: hash, generation (auth routes).
+	Passwords *projections.Password
+	// Logins throttles failed logins per client address; nil means
+	// NewLoginLimiter's defaults, created when the routes are registered.
+	Logins *LoginLimiter
 	// Trader places and cancels orders and serves balances and pair lists
 	// (trade.go, balances.go, pairs.go).
 	Trader Trader
@@ -186,15 +194,44 @@ func (s *Server) FilesHandler() http.Handler {
 
 func (s *Server) newRouter() (root, api *mux.Router) {
 	root = mux.NewRouter()
+	methodNotAllowed := func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, r, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed on %s", r.Method, r.URL.Path))
+	}
 	root.NotFoundHandler = s.withBasics(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// mux reports a wrong method as not found when a catch-all
+		// subrouter (the protected one) comes after the route, so ask
+		// the router whether another method would match.
+		if allowed := allowedMethods(root, r); len(allowed) > 0 {
+			for _, m := range allowed {
+				w.Header().Add("Allow", m)
+			}
+			methodNotAllowed(w, r)
+			return
+		}
 		Error(w, r, domain.Errorf(domain.ENOTFOUND, "no route for %s %s", r.Method, r.URL.Path))
 	}))
-	root.MethodNotAllowedHandler = s.withBasics(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, r, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed on %s", r.Method, r.URL.Path))
-	}))
+	root.MethodNotAllowedHandler = s.withBasics(http.HandlerFunc(methodNotAllowed))
 	root.Use(s.requestBasics)
 	api = root.PathPrefix("/api/v1").Subrouter()
 	return root, api
+}
+
+// allowedMethods returns the methods other than r's for which root has a
+// route matching r's path.
+func allowedMethods(root *mux.Router, r *http.Request) []string {
+	var allowed []string
+	for _, m := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
+		if m == r.Method {
+			continue
+		}
+		probe := *r
+		probe.Method = m
+		var match mux.RouteMatch
+		if root.Match(&probe, &match) && match.MatchErr == nil {
+			allowed = append(allowed, m)
+		}
+	}
+	return allowed
 }
 
 type ctxKey int
