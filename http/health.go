@@ -1,6 +1,7 @@
 package http
 
 import (
+	"context"
 	"net/http"
 )
 
@@ -11,6 +12,18 @@ type healthResponse struct {
 	Head      uint64 `json:"head"`
 	Applied   uint64 `json:"applied"`
 	LagBehind uint64 `json:"lag"`
+	// SinkLag is how many positions the ClickHouse sink is behind the head
+	// (absent without --clickhouse); SinkError its last failure, if any.
+	SinkLag   *uint64 `json:"sinkLag,omitempty"`
+	SinkError string  `json:"sinkError,omitempty"`
+}
+
+// SinkStatus is what /healthz reads of the analytics sink.
+type SinkStatus interface {
+	// Lag returns how many positions the sink is behind the log's head.
+	Lag(ctx context.Context) (uint64, error)
+	// Err returns the sink's last failure, nil once it recovered.
+	Err() error
 }
 
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
@@ -27,6 +40,14 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	resp := healthResponse{Status: "ok", Head: head, Applied: applied}
 	if head > applied {
 		resp.LagBehind = head - applied
+	}
+	if s.Sink != nil {
+		if lag, err := s.Sink.Lag(r.Context()); err == nil {
+			resp.SinkLag = &lag
+		}
+		if err := s.Sink.Err(); err != nil {
+			resp.SinkError = "clickhouse unavailable" // details are in the log
+		}
 	}
 	writeJSON(w, http.StatusOK, resp)
 }

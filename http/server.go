@@ -46,6 +46,9 @@ type Server struct {
 	// Dependencies of the resource groups; each group's file documents its
 	// own. A nil dependency leaves its routes answering 503.
 	Auth *Authenticator
+	// Sink, when set, is the ClickHouse analytics sink: /healthz reports
+	// its lag (health.go).
+	Sink SinkStatus
 	// Wallet returns config.bot.service_wallet, whose first 16 bytes are
 	// the key of encrypted login passwords (auth routes).
 	Wallet func() string

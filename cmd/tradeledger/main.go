@@ -57,6 +57,7 @@ var commands = map[string]command{
 	"restore": {"materialize config, files and state files from the log as a Gunbot-style folder", runRestore},
 	"wallet":  {"print the service wallet (bot.service_wallet) of the data dir", runWallet},
 	"import":  {"import a Gunbot-style folder (--from DIR) as events; idempotent", runImport},
+	"export":  {"export clickhouse --to URL: backfill the ClickHouse analytics tables from the log", runExport},
 }
 
 // Run runs the subcommand named by args[0].

@@ -126,8 +126,11 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	// then: the gain strategy does not sell without a known ABP).
 	m.Core.Config = configView
 	m.Simulator.Settings = func(name string) (paper.ExchangeSettings, bool) {
-		_, ok := configView.Current().Exchange(name)
-		return paper.ExchangeSettings{}, ok
+		entry, ok := configView.Current().Exchange(name)
+		if !ok {
+			return paper.ExchangeSettings{}, false
+		}
+		return simulatorSettings(name, entry, m.Logger), true
 	}
 	s.Core = m.Core
 	m.Core.Start()
@@ -189,4 +192,35 @@ func newLogger(level string) (*zap.Logger, error) {
 	cfg.Level = lvl
 	cfg.Sampling = nil
 	return cfg.Build()
+}
+
+// simulatorSettings reads config.exchanges.<name>.simulator: fee (rate,
+// e.g. "0.001") and balances (asset → starting amount). A value that is
+// not a number is logged and left to the simulator's default.
+func simulatorSettings(name string, entry map[string]any, logger *zap.Logger) paper.ExchangeSettings {
+	var set paper.ExchangeSettings
+	sim, _ := entry["simulator"].(map[string]any)
+	if sim == nil {
+		return set
+	}
+	params := domain.StrategyParams{Settings: sim}
+	if _, ok := sim["fee"]; ok {
+		if fee, err := params.Decimal("fee", 0); err == nil && fee.Sign() >= 0 {
+			set.Fee = &fee
+		} else {
+			logger.Warn("config.exchanges.<name>.simulator.fee is not a rate; using the default", zap.String("exchange", name))
+		}
+	}
+	if balances, ok := sim["balances"].(map[string]any); ok {
+		set.Balances = map[string]domain.Decimal{}
+		for asset := range balances {
+			v, err := domain.StrategyParams{Settings: balances}.Decimal(asset, 0)
+			if err != nil || v.Sign() < 0 {
+				logger.Warn("config.exchanges.<name>.simulator.balances: not an amount; left out", zap.String("exchange", name), zap.String("asset", asset))
+				continue
+			}
+			set.Balances[asset] = v
+		}
+	}
+	return set
 }

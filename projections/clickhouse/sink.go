@@ -71,9 +71,10 @@ type Sink struct {
 	// Sleep waits d or until ctx ends (then it returns ctx's error). Tests
 	// inject their own to drive retries without real waiting.
 	Sleep func(ctx context.Context, d time.Duration) error
-	// Progress, if set, is called after every flush with the position
-	// stored and the head being exported to (Export only).
-	Progress func(stored, head uint64)
+	// Progress, if set, is called after every flush with the number of
+	// events read, the position stored and the head being exported to
+	// (0 when following the log).
+	Progress func(events int64, stored, head uint64)
 
 	// afterRows, if set, runs after a flush's rows are stored and before
 	// its checkpoint is: tests make it fail to crash the sink right there.
@@ -472,7 +473,7 @@ func (s *Sink) runWith(ctx context.Context, export bool, stats *ExportStats) err
 		b.reset()
 		s.setStored(seen)
 		if s.Progress != nil {
-			s.Progress(seen, head)
+			s.Progress(stats.Events, seen, head)
 		}
 		return nil
 	}
