@@ -187,7 +187,9 @@ func (s streamTimes) Apply(e *domain.Event) error {
 	return nil
 }
 
-// balanceEntry is an entry of POST /api/v1/balances (spec "Balance entry").
+// balanceEntry is an entry of POST /api/v1/balances (spec "Balance entry"),
+// amounts as 8-decimal strings; the replay-equals-live test holds it to the
+// live handler's answer.
 type balanceEntry struct {
 	Asset     string `json:"Asset"`
 	Exchange  string `json:"Exchange"`
@@ -202,6 +204,13 @@ func balanceEntries(obs []domain.BalancesObserved) []balanceEntry {
 			out = append(out, balanceEntry{Asset: b.Asset, Exchange: o.Exchange, Available: b.Available.String(), OnOrder: b.OnOrder.String()})
 		}
 	}
+	// The order POST /api/v1/balances answers in.
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Exchange != out[j].Exchange {
+			return out[i].Exchange < out[j].Exchange
+		}
+		return out[i].Asset < out[j].Asset
+	})
 	return out
 }
 
