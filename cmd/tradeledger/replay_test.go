@@ -171,14 +171,14 @@ func TestReplayEqualsLive(t *testing.T) {
 				t.Fatalf("capture %d: replay %v: exit %d %s", i, how, code, errOut)
 			}
 			var rep struct {
-				AsOf       replayResult    `json:"asOf"`
-				Balances   any             `json:"balances"`
+				AsOf       replayResult `json:"asOf"`
+				Balances   any          `json:"balances"`
 				OpenOrders []struct {
 					ID             int64
 					State, Side    string
 					Amount, Filled json.Number
 				} `json:"openOrders"`
-				Pnl        json.RawMessage `json:"pnlOverview"`
+				Pnl json.RawMessage `json:"pnlOverview"`
 			}
 			if err := json.Unmarshal([]byte(out), &rep); err != nil {
 				t.Fatalf("replay output: %v\n%s", err, out)
