@@ -13,6 +13,7 @@ import (
 	"github.com/tradeledger/tradeledger/exchange/trading"
 	tlhttp "github.com/tradeledger/tradeledger/http"
 	"github.com/tradeledger/tradeledger/projections"
+	"github.com/tradeledger/tradeledger/projections/clickhouse"
 )
 
 // ServeConfig is the serve command's settings (DESIGN §8).
@@ -45,6 +46,8 @@ type Main struct {
 	Core      *core.Core
 	Simulator *paper.Simulator
 	Trader    *trading.Trader
+	// Sink feeds ClickHouse when --clickhouse is set (clickhouse.go).
+	Sink *clickhouse.Sink
 }
 
 // NewMain returns a Main with default settings.
@@ -90,6 +93,8 @@ func (m *Main) Run(ctx context.Context) (err error) {
 			zap.String("stream", e.Stream), zap.Int64("version", e.Version), zap.Uint64("position", e.Position), zap.Error(err))
 	}
 	// Projections register here, before the replay.
+	passwords := projections.NewPassword()
+	m.Runner.Register(passwords)
 	// The core follows the system stream (SystemStarted/SystemStopped), so
 	// it registers before the replay and resumes what the log says.
 	m.Simulator = paper.NewSimulator(m.Clock)
@@ -120,6 +125,11 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	s.TLSCertFile, s.TLSKeyFile = m.Config.TLSCert, m.Config.TLSKey
 	s.Auth = &tlhttp.Authenticator{Secret: m.DataDir.JWTSecret, TokenTTL: m.Config.TokenTTL, Clock: m.Clock}
 	// Resource dependencies are wired here.
+	s.Auth.Generation = passwords.Generation
+	s.Passwords, s.Wallet = passwords, configView.Wallet
+	if err := m.openClickHouse(s); err != nil {
+		return err
+	}
 	// Core: the paper simulator serves every exchange of the configuration
 	// (the only connector so far; the Trader must use the same m.Simulator).
 	// TODO(lead): set m.Core.ABP to the orders read model's ABP (0 until
@@ -133,6 +143,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return simulatorSettings(name, entry, m.Logger), true
 	}
 	s.Core = m.Core
+	s.Trader = m.Trader // trade, balances and pairs routes
 	m.Core.Start()
 	s.Audit = tlhttp.NewAudit()
 	if s.Secrets, err = domain.NewSecretBox(m.DataDir.MasterKey); err != nil {
@@ -153,6 +164,9 @@ func (m *Main) Run(ctx context.Context) (err error) {
 func (m *Main) Close() error {
 	if m.Server != nil {
 		m.Server.Close()
+	}
+	if m.Sink != nil {
+		m.Sink.Close()
 	}
 	if m.Core != nil {
 		m.Core.Close()
