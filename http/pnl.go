@@ -1,5 +1,259 @@
 package http
 
-import "github.com/gorilla/mux"
+import (
+	"net/http"
+	"strings"
 
-func (s *Server) registerPnlRoutes(r *mux.Router) {}
+	"github.com/gorilla/mux"
+
+	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/projections"
+)
+
+// PNL (spec "PNL"), served from Server.Ledger's incremental aggregates; the
+// method (--pnl-method) and every metric are defined in domain/pnl.go and
+// projections/pnl.go.
+//
+// Units: amounts are in the selected pairs' quote currency, named by unit.
+// A selection spanning several quotes (e.g. ["All"] on a bot trading USDT
+// and BTC pairs) is refused with 400 naming the quotes, unless the request
+// restricts it with quote (body field of pnl/overview, query parameter of
+// pnl/sum and pnl/daily): nothing adds USDT to BTC.
+//
+// Optional parameters beyond the spec: timezone on pnl/daily and
+// pnl/daily/paginated (default UTC); quote as above.
+func (s *Server) registerPnlRoutes(r *mux.Router) {
+	r.HandleFunc("/pnl/overview", s.handlePnlOverview).Methods("POST")
+	r.HandleFunc("/pnl/daily", s.handlePnlDaily).Methods("GET")
+	r.HandleFunc("/pnl/daily/paginated", s.handlePnlDailyPaginated).Methods("GET")
+	r.HandleFunc("/pnl/sum", s.handlePnlSum).Methods("GET")
+	r.HandleFunc("/pnl/total", s.handlePnlTotal).Methods("GET")
+}
+
+type pnlOverviewRequest struct {
+	Timezone  string   `json:"timezone"`
+	Keys      []string `json:"keys"`
+	Quote     string   `json:"quote"`
+	DateRange *struct {
+		StartDate *int64 `json:"startDate"`
+		EndDate   *int64 `json:"endDate"`
+	} `json:"dateRange"`
+}
+
+// handlePnlOverview answers POST pnl/overview {timezone, keys | ["All"],
+// dateRange?, quote?}. dateRange bounds total, dailyHistory, pnlsPerPair
+// and detailedPerPair; today…lastYear are relative to the server's clock.
+func (s *Server) handlePnlOverview(w http.ResponseWriter, r *http.Request) {
+	l, err := s.ledger()
+	if err != nil {
+		Error(w, r, err)
+		return
+	}
+	var req pnlOverviewRequest
+	if err := decodeJSON(r, &req, false); err != nil {
+		Error(w, r, err)
+		return
+	}
+	if req.Timezone == "" {
+		Error(w, r, domain.Errorf(domain.EINVALID, "timezone is required (an IANA zone such as Europe/Amsterdam)"))
+		return
+	}
+	loc, err := projections.LoadZone(req.Timezone)
+	if err != nil {
+		Error(w, r, err)
+		return
+	}
+	if len(req.Keys) == 0 {
+		Error(w, r, domain.Errorf(domain.EINVALID, "keys is required: pair keys, or [\"All\"]"))
+		return
+	}
+	q := projections.OverviewQuery{Scope: projections.PnlScope{Keys: req.Keys, Quote: req.Quote}, Loc: loc, Now: s.Clock.Now()}
+	if dr := req.DateRange; dr != nil {
+		if dr.StartDate == nil || dr.EndDate == nil {
+			Error(w, r, domain.Errorf(domain.EINVALID, "dateRange needs startDate and endDate (ms)"))
+			return
+		}
+		if *dr.EndDate < *dr.StartDate {
+			Error(w, r, domain.Errorf(domain.EINVALID, "dateRange.endDate must not be before startDate"))
+			return
+		}
+		q.From, q.To = *dr.StartDate, *dr.EndDate
+	}
+	o, err := l.Overview(q)
+	if err != nil {
+		Error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, o)
+}
+
+type pnlDailyResponse struct {
+	DateRangeDailyHistory          []projections.DayPnl `json:"dateRangeDailyHistory"`
+	UnmatchedBaseValuePerDateRange domain.Number        `json:"unmatchedBaseValuePerDateRange"`
+	Unit                           string               `json:"unit"`
+}
+
+// handlePnlDaily answers GET pnl/daily?key=&startTimestamp=&endTimestamp=.
+func (s *Server) handlePnlDaily(w http.ResponseWriter, r *http.Request) {
+	l, err := s.ledger()
+	if err != nil {
+		Error(w, r, err)
+		return
+	}
+	q := r.URL.Query()
+	key, err := queryKey(q, "key")
+	if err != nil {
+		Error(w, r, err)
+		return
+	}
+	start, err := queryInt64(q, "startTimestamp", 0, maxInt)
+	if err != nil {
+		Error(w, r, err)
+		return
+	}
+	end, err := queryInt64(q, "endTimestamp", start, maxInt)
+	if err != nil {
+		Error(w, r, err)
+		return
+	}
+	loc, err := queryZone(q, false)
+	if err != nil {
+		Error(w, r, err)
+		return
+	}
+	days, unm, unit, err := l.Daily(projections.DailyQuery{Scope: projections.PnlScope{Keys: []string{key}}, Loc: loc, From: start, To: end})
+	if err != nil {
+		Error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, pnlDailyResponse{DateRangeDailyHistory: days, UnmatchedBaseValuePerDateRange: domain.Number(unm), Unit: unit})
+}
+
+type pnlDailyPageResponse struct {
+	TotalSize int                  `json:"totalSize"`
+	Data      []projections.DayPnl `json:"data"`
+	Unit      string               `json:"unit"`
+}
+
+// handlePnlDailyPaginated answers GET pnl/daily/paginated?key=&pageNum=
+// (from 1)&pageSize=&endTime=: the days up to endTime, newest first;
+// totalSize counts them.
+func (s *Server) handlePnlDailyPaginated(w http.ResponseWriter, r *http.Request) {
+	l, err := s.ledger()
+	if err != nil {
+		Error(w, r, err)
+		return
+	}
+	q := r.URL.Query()
+	key, err := queryKey(q, "key")
+	if err != nil {
+		Error(w, r, err)
+		return
+	}
+	pageNum, err := queryInt64(q, "pageNum", 1, 1<<31)
+	if err != nil {
+		Error(w, r, err)
+		return
+	}
+	size, err := queryInt64(q, "pageSize", 1, projections.MaxPageSize)
+	if err != nil {
+		Error(w, r, err)
+		return
+	}
+	end, err := queryInt64(q, "endTime", 1, maxInt)
+	if err != nil {
+		Error(w, r, err)
+		return
+	}
+	loc, err := queryZone(q, false)
+	if err != nil {
+		Error(w, r, err)
+		return
+	}
+	days, _, unit, err := l.Daily(projections.DailyQuery{Scope: projections.PnlScope{Keys: []string{key}}, Loc: loc, To: end})
+	if err != nil {
+		Error(w, r, err)
+		return
+	}
+	out := pnlDailyPageResponse{TotalSize: len(days), Data: []projections.DayPnl{}, Unit: unit}
+	for i := len(days) - 1 - int(pageNum-1)*int(size); i >= 0 && len(out.Data) < int(size); i-- {
+		out.Data = append(out.Data, days[i])
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+type tournamentData struct {
+	SommaPnl string `json:"sommaPnl"`
+	Invested string `json:"invested"`
+}
+
+type pnlSumResponse struct {
+	TournamentData tournamentData        `json:"tournamentData"`
+	Data           []projections.PairSum `json:"data"`
+	Unit           string                `json:"unit"`
+}
+
+// handlePnlSum answers GET pnl/sum?exchange=&startTimestamp=&endTimestamp=.
+// exchange is an exchange name (every pair of it) or a pair key (that pair,
+// as the spec's sample sends). sommaPnl is the realized pnl and invested the
+// cost of the lots the closing trades consumed, as 8-decimal strings.
+func (s *Server) handlePnlSum(w http.ResponseWriter, r *http.Request) {
+	l, err := s.ledger()
+	if err != nil {
+		Error(w, r, err)
+		return
+	}
+	q := r.URL.Query()
+	ex := q.Get("exchange")
+	if ex == "" {
+		Error(w, r, domain.Errorf(domain.EINVALID, "exchange is required (an exchange name or a pair key)"))
+		return
+	}
+	start, err := queryInt64(q, "startTimestamp", 0, maxInt)
+	if err != nil {
+		Error(w, r, err)
+		return
+	}
+	end, err := queryInt64(q, "endTimestamp", start, maxInt)
+	if err != nil {
+		Error(w, r, err)
+		return
+	}
+	scope := projections.PnlScope{Exchange: ex, Quote: q.Get("quote")}
+	if strings.Contains(ex, "/") {
+		key, err := queryKey(q, "exchange")
+		if err != nil {
+			Error(w, r, err)
+			return
+		}
+		scope = projections.PnlScope{Keys: []string{key}, Quote: q.Get("quote")}
+	}
+	data, pnl, inv, unit, err := l.Sum(scope, start, end)
+	if err != nil {
+		Error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, pnlSumResponse{TournamentData: tournamentData{SommaPnl: pnl.String(), Invested: inv.String()}, Data: data, Unit: unit})
+}
+
+// handlePnlTotal answers GET pnl/total?key= with projections.PairTotal: the
+// pair's all-time realized pnl, trade counts, fees, invested, unmatched
+// value, unrealized pnl, position, inventory cost, ABP, method and unit.
+func (s *Server) handlePnlTotal(w http.ResponseWriter, r *http.Request) {
+	l, err := s.ledger()
+	if err != nil {
+		Error(w, r, err)
+		return
+	}
+	key, err := queryKey(r.URL.Query(), "key")
+	if err != nil {
+		Error(w, r, err)
+		return
+	}
+	t, err := l.Total(key)
+	if err != nil {
+		Error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, t)
+}

@@ -46,6 +46,9 @@ type Server struct {
 	// Dependencies of the resource groups; each group's file documents its
 	// own. A nil dependency leaves its routes answering 503.
 	Auth *Authenticator
+	// Ledger serves order history, PNL, asset history and chart marks
+	// (orders.go, pnl.go, assets.go, chart.go).
+	Ledger *projections.Ledger
 	// Sink, when set, is the ClickHouse analytics sink: /healthz reports
 	// its lag (health.go).
 	Sink SinkStatus

@@ -225,8 +225,8 @@ func TestGoldenDaily(t *testing.T) {
 		want []day
 	}{
 		// UTC: D has #3a and #3b, D+1 has #4.
-		{domain.LOFO, time.UTC, []day{{"2024-03-10", "24.695"}, {"2024-03-11", "-10.09"}}},     // 19.8+4.895; −10.09
-		{domain.FIFO, time.UTC, []day{{"2024-03-10", "19.69"}, {"2024-03-11", "-5.085"}}},      // 9.79+9.9; −5.085
+		{domain.LOFO, time.UTC, []day{{"2024-03-10", "24.695"}, {"2024-03-11", "-10.09"}}},      // 19.8+4.895; −10.09
+		{domain.FIFO, time.UTC, []day{{"2024-03-10", "19.69"}, {"2024-03-11", "-5.085"}}},       // 9.79+9.9; −5.085
 		{domain.Average, time.UTC, []day{{"2024-03-10", "22.1925"}, {"2024-03-11", "-7.5875"}}}, // 14.795+7.3975
 		// Kathmandu: #3a (00:05), #3b and #4 all fall on D+1: 24.695 − 10.09 = 14.605
 		{domain.LOFO, ktm, []day{{"2024-03-10", "0"}, {"2024-03-11", "14.605"}}},
@@ -306,7 +306,7 @@ func TestGoldenOverview(t *testing.T) {
 	num("averagePnl", tot.AveragePnl, "4.64025") // 18.561 / 4
 	num("buyPnl", tot.BuyPnl, "-0.0475")         // lot {0.5, 47.5475} at 95: 47.5 − 47.5475
 	num("sellPnl", tot.SellPnl, "18.561")
-	num("buyBaseValue", tot.BuyBaseValue, "257.7575")   // 100.1 + 90.09 + 47.5475 + 20.02
+	num("buyBaseValue", tot.BuyBaseValue, "257.7575")  // 100.1 + 90.09 + 47.5475 + 20.02
 	num("sellBaseValue", tot.SellBaseValue, "268.731") // 109.89 + 54.945 + 79.92 + 23.976
 	if len(o.DailyHistory) != 2 {
 		t.Fatalf("dailyHistory = %+v", o.DailyHistory)
@@ -333,7 +333,7 @@ func TestGoldenOverview(t *testing.T) {
 	num("cumulative_pnl", p.CumulativePnl, "14.605")
 	num("cumulative_profit", p.CumulativeProfit, "24.695")
 	num("cumulative_loss", p.CumulativeLoss, "-10.09")
-	num("cumulative_fees", p.CumulativeFees, "0.4825")                        // .1+.09+.11+.055+.08+.0475
+	num("cumulative_fees", p.CumulativeFees, "0.4825")                         // .1+.09+.11+.055+.08+.0475
 	num("cumulative_costproceed_wins", p.CumulativeCostProceedWins, "164.835") // 109.89+54.945
 	num("cumulative_costproceed_losses", p.CumulativeCostProceedLoss, "79.92")
 	num("cumulative_buy_value", p.CumulativeBuyValue, "237.7375")  // 100.1+90.09+47.5475

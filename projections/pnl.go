@@ -54,12 +54,12 @@ type series struct {
 
 // fillFx is what one fill adds to a bucket.
 type fillFx struct {
-	t                      int64
-	sell, closing, first   bool
-	value, net, fee, pnl   domain.Decimal
-	unmatched, invested    domain.Decimal
-	uniqueFrom, uniqueTo   int8 // unique win/loss: counted sign before and after (2: none)
-	uniqueSlot             int64
+	t                    int64
+	sell, closing, first bool
+	value, net, fee, pnl domain.Decimal
+	unmatched, invested  domain.Decimal
+	uniqueFrom, uniqueTo int8 // unique win/loss: counted sign before and after (2: none)
+	uniqueSlot           int64
 }
 
 func (b *bucket) add(fx *fillFx) {
@@ -599,26 +599,26 @@ type KeyPnl struct {
 // unique_sell_count count orders with fills; unrealized_pnl values the lots
 // held at the last fill price (now, whatever the range).
 type PairDetail struct {
-	Strategy                   string        `json:"strategy"`
-	CumulativePnl              domain.Number `json:"cumulative_pnl"`
-	CumulativeProfit           domain.Number `json:"cumulative_profit"`
-	CumulativeLoss             domain.Number `json:"cumulative_loss"`
-	CumulativeFees             domain.Number `json:"cumulative_fees"`
-	CumulativeCostProceedWins  domain.Number `json:"cumulative_costproceed_wins"`
-	CumulativeCostProceedLoss  domain.Number `json:"cumulative_costproceed_losses"`
-	ProfitCount                int64         `json:"profit_count"`
-	LossCount                  int64         `json:"loss_count"`
-	UniqueProfitCount          int64         `json:"unique_profit_count"`
-	UniqueLossCount            int64         `json:"unique_loss_count"`
-	BuyCount                   int64         `json:"buy_count"`
-	SellCount                  int64         `json:"sell_count"`
-	UniqueBuyCount             int64         `json:"unique_buy_count"`
-	UniqueSellCount            int64         `json:"unique_sell_count"`
-	CumulativeBuyValue         domain.Number `json:"cumulative_buy_value"`
-	CumulativeSellValue        domain.Number `json:"cumulative_sell_value"`
-	UnrealizedPnl              domain.Number `json:"unrealized_pnl"`
-	DailyPnlPerThousand        string        `json:"daily_pnl_per_thousand"`
-	Key                        string        `json:"key"`
+	Strategy                  string        `json:"strategy"`
+	CumulativePnl             domain.Number `json:"cumulative_pnl"`
+	CumulativeProfit          domain.Number `json:"cumulative_profit"`
+	CumulativeLoss            domain.Number `json:"cumulative_loss"`
+	CumulativeFees            domain.Number `json:"cumulative_fees"`
+	CumulativeCostProceedWins domain.Number `json:"cumulative_costproceed_wins"`
+	CumulativeCostProceedLoss domain.Number `json:"cumulative_costproceed_losses"`
+	ProfitCount               int64         `json:"profit_count"`
+	LossCount                 int64         `json:"loss_count"`
+	UniqueProfitCount         int64         `json:"unique_profit_count"`
+	UniqueLossCount           int64         `json:"unique_loss_count"`
+	BuyCount                  int64         `json:"buy_count"`
+	SellCount                 int64         `json:"sell_count"`
+	UniqueBuyCount            int64         `json:"unique_buy_count"`
+	UniqueSellCount           int64         `json:"unique_sell_count"`
+	CumulativeBuyValue        domain.Number `json:"cumulative_buy_value"`
+	CumulativeSellValue       domain.Number `json:"cumulative_sell_value"`
+	UnrealizedPnl             domain.Number `json:"unrealized_pnl"`
+	DailyPnlPerThousand       string        `json:"daily_pnl_per_thousand"`
+	Key                       string        `json:"key"`
 }
 
 // Overview is the body of POST pnl/overview.
