@@ -59,6 +59,7 @@ func (d *DataDir) initialize(ctx context.Context, logger *zap.Logger) error {
 		// initConfig (initial configuration) and initPassword
 		// (TRADELEDGER_PASSWORD) are added here.
 		initConfig,
+		initPassword,
 	}
 	for _, step := range steps {
 		if err := step(ctx, d, logger); err != nil {

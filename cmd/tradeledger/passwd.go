@@ -1,0 +1,157 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/tradeledger/tradeledger/domain"
+	tlhttp "github.com/tradeledger/tradeledger/http"
+)
+
+// runPasswd sets or changes the login password: the first line of stdin,
+// hashed with argon2id and appended as PasswordSet with the next
+// generation, which revokes every token issued before. A running server
+// picks the change up when it restarts (the embedded store does not notice
+// another process's appends).
+func runPasswd(ctx context.Context, args []string, env *Env) error {
+	fs := newFlagSet("passwd", env.Stderr)
+	data := fs.String("data", "./data", "data directory")
+	eventstore := fs.String("eventstore", "", "event store URL (empty: embedded SQLite in the data dir)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if f, ok := env.Stdin.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			fmt.Fprint(env.Stderr, "New password (shown as you type; or pipe it in): ")
+		}
+	}
+	password, err := readPassword(env.Stdin)
+	if err != nil {
+		return err
+	}
+	hash, err := tlhttp.HashPassword(password)
+	if err != nil {
+		return errors.New(domain.ErrorMessage(err))
+	}
+	logger := zap.New(zapcore.NewCore(zapcore.NewConsoleEncoder(zap.NewDevelopmentEncoderConfig()),
+		zapcore.AddSync(env.Stderr), zap.InfoLevel))
+	d, err := OpenDataDir(ctx, *data, *eventstore, logger)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	gen, _, err := appendPassword(ctx, d.Store, domain.SystemClock{}, hash, false)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "password set (generation %d); tokens issued before it are no longer accepted\n", gen)
+	return nil
+}
+
+// readPassword returns the first line of r without its line ending (other
+// spaces are part of the password).
+func readPassword(r io.Reader) (string, error) {
+	line, err := bufio.NewReaderSize(r, 4096).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", fmt.Errorf("read password from stdin: %w", err)
+	}
+	line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
+	if line == "" {
+		return "", errors.New("no password on stdin (give it as the first line)")
+	}
+	return line, nil
+}
+
+// initPassword is the initialize step that sets the first password from
+// TRADELEDGER_PASSWORD, only when no password exists yet: once set, the
+// variable is ignored and `tradeledger passwd` changes the password.
+func initPassword(ctx context.Context, d *DataDir, logger *zap.Logger) error {
+	password := os.Getenv("TRADELEDGER_PASSWORD")
+	if password == "" {
+		return nil
+	}
+	gen, _, err := passwordState(ctx, d.Store)
+	if err != nil {
+		return err
+	}
+	if gen > 0 {
+		logger.Debug("TRADELEDGER_PASSWORD ignored: a password is already set (tradeledger passwd changes it)")
+		return nil
+	}
+	hash, err := tlhttp.HashPassword(password)
+	if err != nil {
+		return fmt.Errorf("TRADELEDGER_PASSWORD: %s", domain.ErrorMessage(err))
+	}
+	gen, appended, err := appendPassword(ctx, d.Store, domain.SystemClock{}, hash, true)
+	if err != nil {
+		return err
+	}
+	if appended {
+		logger.Info("login password set from TRADELEDGER_PASSWORD", zap.Int64("generation", gen))
+	}
+	return nil
+}
+
+// passwordState reads the credentials stream: the generation of its last
+// PasswordSet (0: none) and the stream's last version (-1: no stream).
+func passwordState(ctx context.Context, store domain.EventStore) (generation, version int64, err error) {
+	version = -1
+	it := store.ReadStream(ctx, domain.StreamCredentials, 0, 0)
+	defer it.Close()
+	for it.Next() {
+		e := it.Event()
+		version = e.Version
+		if e.Type != domain.TypePasswordSet {
+			continue
+		}
+		var d domain.PasswordSet
+		if err := e.Decode(&d); err != nil {
+			return 0, 0, err
+		}
+		generation = max(generation, d.Generation)
+	}
+	if err := it.Err(); err != nil {
+		return 0, 0, fmt.Errorf("read %s stream: %w", domain.StreamCredentials, err)
+	}
+	return generation, version, nil
+}
+
+// appendPassword appends PasswordSet{hash, generation+1} (actor cli) to the
+// credentials stream, expecting the version it read so that two concurrent
+// changes cannot share a generation; on a conflict it reads again and
+// retries. With onlyIfNone it appends nothing once a password exists
+// (appended is false then).
+func appendPassword(ctx context.Context, store domain.EventStore, clock domain.Clock, hash string, onlyIfNone bool) (generation int64, appended bool, err error) {
+	for attempt := 0; attempt < 10; attempt++ {
+		gen, version, err := passwordState(ctx, store)
+		if err != nil {
+			return 0, false, err
+		}
+		if onlyIfNone && gen > 0 {
+			return gen, false, nil
+		}
+		e := domain.NewEvent(clock, domain.TypePasswordSet, domain.PasswordSet{Hash: hash, Generation: gen + 1})
+		e.Actor = domain.ActorCLI
+		expected := domain.ExpectedVersion(version)
+		if version < 0 {
+			expected = domain.NoStream
+		}
+		_, err = store.Append(ctx, domain.StreamCredentials, expected, e)
+		if domain.ErrorCode(err) == domain.ECONFLICT {
+			continue
+		}
+		if err != nil {
+			return 0, false, fmt.Errorf("append PasswordSet: %w", err)
+		}
+		return gen + 1, true, nil
+	}
+	return 0, false, errors.New("append PasswordSet: the credentials stream keeps changing; try again")
+}
