@@ -638,3 +638,14 @@ func (l *Ledger) RecordCount() int {
 	defer l.mu.RUnlock()
 	return l.records
 }
+
+// ABP returns the average unit cost of the lots held for exchange/pair (0
+// when none), for core memory.
+func (l *Ledger) ABP(exchange, pair string) domain.Decimal {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if i, ok := l.byKey[domain.PairKey(exchange, pair)]; ok {
+		return l.pairs[i].lots.ABP()
+	}
+	return 0
+}

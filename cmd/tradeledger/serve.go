@@ -93,6 +93,12 @@ func (m *Main) Run(ctx context.Context) (err error) {
 			zap.String("stream", e.Stream), zap.Int64("version", e.Version), zap.Uint64("position", e.Position), zap.Error(err))
 	}
 	// Projections register here, before the replay.
+	method, err := domain.ParsePnlMethod(m.Config.PnlMethod)
+	if err != nil {
+		return fmt.Errorf("--pnl-method: %w", err)
+	}
+	ledger := projections.NewLedger(method) // order history, PNL, assets, chart marks
+	m.Runner.Register(ledger)
 	passwords := projections.NewPassword()
 	m.Runner.Register(passwords)
 	// The core follows the system stream (SystemStarted/SystemStopped), so
@@ -125,6 +131,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	s.TLSCertFile, s.TLSKeyFile = m.Config.TLSCert, m.Config.TLSKey
 	s.Auth = &tlhttp.Authenticator{Secret: m.DataDir.JWTSecret, TokenTTL: m.Config.TokenTTL, Clock: m.Clock}
 	// Resource dependencies are wired here.
+	s.Ledger = ledger
 	s.Auth.Generation = passwords.Generation
 	s.Passwords, s.Wallet = passwords, configView.Wallet
 	if err := m.openClickHouse(s); err != nil {
@@ -132,8 +139,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	}
 	// Core: the paper simulator serves every exchange of the configuration
 	// (the only connector so far; the Trader must use the same m.Simulator).
-	// TODO(lead): set m.Core.ABP to the orders read model's ABP (0 until
-	// then: the gain strategy does not sell without a known ABP).
+	m.Core.ABP = ledger.ABP // average unit cost of held lots (--pnl-method)
 	m.Core.Config = configView
 	m.Simulator.Settings = func(name string) (paper.ExchangeSettings, bool) {
 		entry, ok := configView.Current().Exchange(name)
