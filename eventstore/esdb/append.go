@@ -121,13 +121,11 @@ func (s *Store) Append(ctx context.Context, stream string, expected domain.Expec
 	if err := validateAppend(stream, expected, events); err != nil {
 		return domain.AppendResult{}, err
 	}
-	for _, e := range events {
-		if other, ok := s.ids.stream(e.ID); ok && other != stream {
-			return domain.AppendResult{}, domain.Errorf(domain.ECONFLICT, "event id %s is already in stream %s", e.ID, other)
-		}
-	}
 	unlock := s.locks.lock(stream)
 	defer unlock()
+	if res, dup, err := s.cachedRetry(stream, events); dup || err != nil {
+		return res, err
+	}
 	for attempt := 0; ; attempt++ {
 		res, err := s.appendOnce(ctx, stream, expected, events)
 		if domain.ErrorCode(err) == errRaced {
@@ -138,6 +136,35 @@ func (s *Store) Append(ctx context.Context, stream string, expected domain.Expec
 		}
 		return res, err
 	}
+}
+
+// cachedRetry answers an append whose ids the cache knows.
+func (s *Store) cachedRetry(stream string, events []domain.Event) (domain.AppendResult, bool, error) {
+	var res domain.AppendResult
+	found := 0
+	for i, e := range events {
+		c, ok := s.ids.get(e.ID)
+		if !ok {
+			continue
+		}
+		if c.stream != stream {
+			return res, false, domain.Errorf(domain.ECONFLICT, "event id %s is already in stream %s", e.ID, c.stream)
+		}
+		if i == 0 {
+			res.FirstVersion = c.version
+		}
+		res.LastVersion, res.LastPosition = c.version, c.position
+		found++
+	}
+	switch {
+	case found == 0:
+		return res, false, nil
+	case found < len(events):
+		return res, false, domain.Errorf(domain.ECONFLICT, "append to %s: %d of %d event ids already stored", stream, found, len(events))
+	case res.LastPosition == 0:
+		return res, false, nil // position not remembered: the tail scan finds it
+	}
+	return res, true, nil
 }
 
 // errRaced marks a wrong-expected-version reply to the revision we read.
@@ -194,15 +221,21 @@ func (s *Store) appendOnce(ctx context.Context, stream string, expected domain.E
 		}
 		return domain.AppendResult{}, s.fail(ctx, c, "append to "+stream, err)
 	}
+	// A single-stream append is one implicit transaction: the commit
+	// position the server reports is its last event's $all position (the
+	// real-server suite checks this: IdempotentRetry compares it with the
+	// position read back). Only a reply without a position is read back.
 	last := events[len(events)-1].Version
-	pos, err := s.positionOf(ctx, c, stream, last)
-	if err != nil || pos.Commit == 0 {
-		// The event is written; only its position could not be read back.
-		pos = esdb.Position{Commit: wr.CommitPosition, Prepare: wr.PreparePosition}
+	pos := esdb.Position{Commit: wr.CommitPosition, Prepare: wr.PreparePosition}
+	if pos.Commit == 0 || pos.Commit == ^uint64(0) {
+		if pos, err = s.positionOf(ctx, c, stream, last); err != nil {
+			return domain.AppendResult{}, s.fail(ctx, c, "read back "+stream, err)
+		}
 	}
 	s.known.add(pos)
-	for _, e := range events {
-		s.ids.add(e.ID, stream)
+	events[len(events)-1].Position = pos.Commit
+	for i := range events {
+		s.ids.add(&events[i])
 	}
 	return domain.AppendResult{FirstVersion: h.version + 1, LastVersion: last, LastPosition: pos.Commit}, nil
 }
@@ -233,20 +266,20 @@ func (s *Store) positionOf(ctx context.Context, c *esdb.Client, stream string, v
 // every id is already in the stream.
 func (s *Store) scanTail(ctx context.Context, c *esdb.Client, stream string, events []domain.Event) (head, domain.AppendResult, bool, error) {
 	h := head{version: -1}
-	want := make(map[string]int, len(events))
-	minTime := events[0].Time
+	want := make(map[uuid.UUID]int, len(events))
 	for i, e := range events {
-		want[e.ID] = i
-		minTime = min(minTime, e.Time)
+		id, _ := esdbID(e.ID)
+		want[id] = i
 	}
-	horizon := minTime - s.IdempotencyWindow.Milliseconds()
 	found := make([]*domain.Event, len(events))
 	nfound := 0
 	var from esdb.StreamPosition = esdb.End{}
 	first := true
+	depth := 0
+	page := min(s.ReadBatchSize, s.IdempotencyDepth)
 scan:
 	for {
-		rs, err := c.ReadStream(ctx, s.Namespace+stream, esdb.ReadStreamOptions{Direction: esdb.Backwards, From: from}, uint64(s.ReadBatchSize))
+		rs, err := c.ReadStream(ctx, s.Namespace+stream, esdb.ReadStreamOptions{Direction: esdb.Backwards, From: from}, uint64(page))
 		if err != nil {
 			return h, domain.AppendResult{}, false, s.fail(ctx, c, "read "+stream, err)
 		}
@@ -271,23 +304,27 @@ scan:
 				continue
 			}
 			n++
+			depth++
 			lowest = r.EventNumber
-			e := s.toEvent(r)
 			if first {
+				e := s.toEvent(r)
 				h = head{version: e.Version, hash: e.Hash}
 				first = false
 			}
-			if i, ok := want[e.ID]; ok && found[i] == nil {
+			// Our ids map to EventStoreDB ids deterministically: no
+			// metadata to decode for events that are not retries.
+			if i, ok := want[r.EventID]; ok && found[i] == nil {
+				e := s.toEvent(r)
 				found[i] = &e
 				nfound++
 			}
-			if nfound == len(events) || (minTime > 0 && e.Time > 0 && e.Time < horizon) {
+			if nfound == len(events) || depth >= s.IdempotencyDepth {
 				rs.Close()
 				break scan
 			}
 		}
 		rs.Close()
-		if n < s.ReadBatchSize || lowest == 0 {
+		if n < page || lowest == 0 {
 			break
 		}
 		from = esdb.Revision(lowest - 1)

@@ -21,18 +21,20 @@
 // holds.
 //
 // Idempotency. EventStoreDB's duplicate detection is a best-effort cache of
-// recent ids, so the store does not rely on it. Before writing, Append scans
-// the target stream backwards from its tail (the same read that finds the
-// head) for the ids being appended, until it has seen them all, reached the
-// start of the stream, or reached events older than the appended events'
-// time minus IdempotencyWindow (24 h by default): a retry comes soon after
-// the original, and only streams with a long history are cut short. All ids
-// found: the original result is returned and nothing is written; some ids
-// found: ECONFLICT. EventStoreDB has no index of event ids across streams,
-// so "this id is already in another stream" (ECONFLICT) is enforced only for
-// ids this Store has written or read recently (an in-memory cache of
-// IDCacheSize ids). With one tradeledger process writing, as deployed, the
-// runner's replay passes every id through that cache.
+// recent ids, so the store does not rely on it. It keeps its own cache of
+// where the last IDCacheSize ids it wrote or read were stored (stream,
+// version, position); with one tradeledger process writing, as deployed,
+// the runner's replay at start passes every id of the log through it. An
+// append whose ids are all there, in the same stream, returns the original
+// result and writes nothing; ids in another stream, or only some of the ids,
+// are an ECONFLICT. Ids the cache does not know are looked for in the
+// stream's tail, read backwards by the same request that finds the head:
+// at most IdempotencyDepth events (64). A retry comes soon after the
+// original, so it is found there even by another process; a retry of ids
+// written further back by another process, and the cross-stream check for ids
+// this process never saw, are beyond what EventStoreDB can answer without
+// an index of ids (it has none). `migrate` does not depend on this: it
+// relies on deterministic stream versions instead.
 //
 // Positions. Our ReadAll and Subscribe take an inclusive position; the
 // server accepts only exact event positions (a position inside a record is
@@ -67,7 +69,7 @@ import (
 // Defaults for Store settings.
 const (
 	DefaultReadBatchSize     = 512
-	DefaultIdempotencyWindow = 24 * time.Hour
+	DefaultIdempotencyDepth  = 64
 	DefaultMaxAppendRetries  = 5
 	DefaultIDCacheSize       = 100_000
 	DefaultReconnectDelay    = 100 * time.Millisecond
@@ -86,8 +88,10 @@ type Store struct {
 	Logger *zap.Logger
 	// ReadBatchSize is how many events one read request asks for.
 	ReadBatchSize int
-	// IdempotencyWindow bounds the backwards scan for retried ids.
-	IdempotencyWindow time.Duration
+	// IdempotencyDepth bounds the backwards scan for retried ids that this
+	// Store has not seen: events further back than depth events from the
+	// end of the stream are not looked at.
+	IdempotencyDepth int
 	// MaxAppendRetries bounds the re-reads of the head for Any and
 	// StreamExists appends that lost a race.
 	MaxAppendRetries int
@@ -122,7 +126,7 @@ func NewStore(url string) *Store {
 		URL:               url,
 		Logger:            zap.NewNop(),
 		ReadBatchSize:     DefaultReadBatchSize,
-		IdempotencyWindow: DefaultIdempotencyWindow,
+		IdempotencyDepth:  DefaultIdempotencyDepth,
 		MaxAppendRetries:  DefaultMaxAppendRetries,
 		IDCacheSize:       DefaultIDCacheSize,
 		ReconnectDelay:    DefaultReconnectDelay,
@@ -185,8 +189,8 @@ func (s *Store) Open() error {
 	if s.ReadBatchSize <= 1 {
 		s.ReadBatchSize = DefaultReadBatchSize
 	}
-	if s.IdempotencyWindow <= 0 {
-		s.IdempotencyWindow = DefaultIdempotencyWindow
+	if s.IdempotencyDepth <= 0 {
+		s.IdempotencyDepth = DefaultIdempotencyDepth
 	}
 	if s.MaxAppendRetries < 0 {
 		s.MaxAppendRetries = 0
@@ -355,21 +359,27 @@ func (l *streamLocks) lock(stream string) func() {
 	}
 }
 
-// idCache remembers which stream recent ids belong to, oldest forgotten
-// first.
+// idCache remembers where recent ids were stored, oldest forgotten first.
 type idCache struct {
 	mu   sync.Mutex
-	m    map[string]string
+	m    map[string]idEntry
 	ring []string
 	next int
 }
 
+type idEntry struct {
+	stream   string
+	version  int64
+	position uint64
+}
+
 func (c *idCache) init(n int) {
-	c.m = make(map[string]string, min(n, 4096))
+	c.m = make(map[string]idEntry, min(n, 4096))
 	c.ring = make([]string, n)
 }
 
-func (c *idCache) add(id, stream string) {
+func (c *idCache) add(e *domain.Event) {
+	id := e.ID
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.m[id]; ok {
@@ -380,14 +390,14 @@ func (c *idCache) add(id, stream string) {
 	}
 	c.ring[c.next] = id
 	c.next = (c.next + 1) % len(c.ring)
-	c.m[id] = stream
+	c.m[id] = idEntry{e.Stream, e.Version, e.Position}
 }
 
-func (c *idCache) stream(id string) (string, bool) {
+func (c *idCache) get(id string) (idEntry, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	s, ok := c.m[id]
-	return s, ok
+	e, ok := c.m[id]
+	return e, ok
 }
 
 // positionCache remembers recent event positions (commit → full $all

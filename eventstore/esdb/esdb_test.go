@@ -55,6 +55,7 @@ func TestConformanceSmallPages(t *testing.T) {
 		s := esdb.NewStore(newDouble(t).URL())
 		s.Logger = zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel))
 		s.ReadBatchSize = 3
+		s.IdempotencyDepth = 7
 		if err := s.Open(); err != nil {
 			t.Fatalf("open: %v", err)
 		}

@@ -48,7 +48,7 @@ func (s *Store) ReadStream(ctx context.Context, stream string, from int64, max i
 				continue
 			}
 			e := s.toEvent(r)
-			s.ids.add(e.ID, e.Stream)
+			s.ids.add(&e)
 			out = append(out, e)
 			next = r.EventNumber + 1
 		}
@@ -105,7 +105,7 @@ func (s *Store) ReadAll(ctx context.Context, from uint64, max int) domain.EventI
 				continue
 			}
 			e := s.toEvent(r)
-			s.ids.add(e.ID, e.Stream)
+			s.ids.add(&e)
 			out = append(out, e)
 		}
 		return out, n < s.ReadBatchSize, nil
@@ -297,7 +297,7 @@ func (it *subscription) Next() bool {
 			}
 			it.delay = s.ReconnectDelay
 			it.cur = s.toEvent(r)
-			s.ids.add(it.cur.ID, it.cur.Stream)
+			s.ids.add(&it.cur)
 			return true
 		case ev.SubscriptionDropped != nil:
 			it.sub.Close()

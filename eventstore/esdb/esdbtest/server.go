@@ -308,37 +308,35 @@ func (x *streamsServer) readStream(opts *api.ReadReq_Options, so *api.ReadReq_Op
 	s := x.s
 	name := string(so.GetStreamIdentifier().GetStreamName())
 	s.mu.Lock()
-	idx := append([]int(nil), s.streams[name]...)
-	recs := make([]*record, len(idx))
-	for i, j := range idx {
-		recs[i] = s.records[j]
-	}
+	idx := s.streams[name] // append-only: the prefix read below never changes
+	records := s.records
 	s.mu.Unlock()
-	if len(recs) == 0 {
+	recs := recordList{idx, records}
+	if recs.len() == 0 {
 		return srv.Send(&api.ReadResp{Content: &api.ReadResp_StreamNotFound_{StreamNotFound: &api.ReadResp_StreamNotFound{StreamIdentifier: so.GetStreamIdentifier()}}})
 	}
 	count := opts.GetCount()
 	backwards := opts.GetReadDirection() == api.ReadReq_Options_Backwards
 	var out []*record
 	if backwards {
-		i := len(recs) - 1
+		i := recs.len() - 1
 		if r, ok := so.GetRevisionOption().(*api.ReadReq_Options_StreamOptions_Revision); ok {
 			i = min(i, int(r.Revision))
 		} else if so.GetStart() != nil {
 			i = 0
 		}
 		for ; i >= 0 && uint64(len(out)) < count; i-- {
-			out = append(out, recs[i])
+			out = append(out, recs.at(i))
 		}
 	} else {
 		i := 0
 		if r, ok := so.GetRevisionOption().(*api.ReadReq_Options_StreamOptions_Revision); ok {
-			i = int(min(r.Revision, uint64(len(recs))))
+			i = int(min(r.Revision, uint64(recs.len())))
 		} else if so.GetEnd() != nil {
-			i = len(recs)
+			i = recs.len()
 		}
-		for ; i < len(recs) && uint64(len(out)) < count; i++ {
-			out = append(out, recs[i])
+		for ; i < recs.len() && uint64(len(out)) < count; i++ {
+			out = append(out, recs.at(i))
 		}
 	}
 	for _, r := range out {
@@ -348,6 +346,15 @@ func (x *streamsServer) readStream(opts *api.ReadReq_Options, so *api.ReadReq_Op
 	}
 	return nil
 }
+
+// recordList is a stream's records: indexes into $all.
+type recordList struct {
+	idx     []int
+	records []*record
+}
+
+func (l recordList) len() int         { return len(l.idx) }
+func (l recordList) at(i int) *record { return l.records[l.idx[i]] }
 
 // position resolves an $all position option to an index: the record at
 // that position (valid: true), or an error for a position that is not a
@@ -565,4 +572,3 @@ func (f *filter) match(r *record) bool {
 	}
 	return false
 }
-
