@@ -64,6 +64,12 @@ func BenchmarkTradePlacementHTTP(b *testing.B) {
 	url := s.URL() + "/api/v1/trade/buy"
 	body := []byte(`{"data":{"exch":"binance","pair":"USDT-BTC","amt":0.001,"price":1000}}`)
 
+	// Warm up: the simulated exchange builds its day of history on first
+	// use, and the connections open.
+	if _, err := tr.Submit(ctx, domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindLimit, Amount: domain.MustDecimal("0.001"), Price: domain.MustDecimal("1000")}); err != nil {
+		b.Fatal(err)
+	}
+
 	var next atomic.Int64
 	lat := make([][]time.Duration, clients)
 	var failed atomic.Value
