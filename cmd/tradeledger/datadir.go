@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/eventstore/esdb"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 )
 
@@ -70,8 +71,13 @@ func (d *DataDir) initialize(ctx context.Context, logger *zap.Logger) error {
 }
 
 // openEventStore opens the store that url names: "" is the embedded SQLite
-// file in the data dir.
-func openEventStore(_ context.Context, dataPath, url string, _ *zap.Logger) (domain.EventStore, error) {
+// file in the data dir; esdb://, esdb+discover://, kurrentdb:// and
+// kurrentdb+discover:// select EventStoreDB / KurrentDB (TLS and credentials
+// from the connection string).
+func openEventStore(_ context.Context, dataPath, url string, logger *zap.Logger) (domain.EventStore, error) {
+	if esdb.IsURL(url) {
+		return openESDB(url, logger)
+	}
 	if url != "" && url != "sqlite" && url != "embedded" {
 		return nil, fmt.Errorf("unsupported --eventstore %q", url)
 	}

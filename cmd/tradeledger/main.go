@@ -59,6 +59,7 @@ var commands = map[string]command{
 	"wallet":  {"print the service wallet (bot.service_wallet) of the data dir", runWallet},
 	"import":  {"import a Gunbot-style folder (--from DIR) as events; idempotent", runImport},
 	"export":  {"export clickhouse --to URL: backfill the ClickHouse analytics tables from the log", runExport},
+	"migrate": {"copy the embedded log (--data DIR) into --to URL (EventStoreDB), in order and idempotently", runMigrate},
 }
 
 // Run runs the subcommand named by args[0].
