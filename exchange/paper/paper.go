@@ -208,6 +208,7 @@ type Exchange struct {
 	byClient   map[string]*order
 	resting    map[string][]*order // per pair, in placement order
 	fills      []domain.Fill
+	fillBase   uint64 // Seq of fills[i] is fillBase+i+1
 	nextID     int64
 	failPlace  int
 	failPlaced bool
@@ -258,8 +259,12 @@ func (s *Simulator) newExchange(name string, set ExchangeSettings) *Exchange {
 		orders:   make(map[string]*order),
 		byClient: make(map[string]*order),
 		resting:  make(map[string][]*order),
-		nextID:   1000,
 	}
+	// Order ids and fill sequences start from the clock, so that a
+	// restarted simulator (its state is in memory) never reuses an id or
+	// a fill cursor recorded in the log before the restart.
+	x.fillBase = uint64(s.Clock.Now().UnixMilli()) * 1000
+	x.nextID = int64(x.fillBase)
 	if x.tickMs <= 0 {
 		x.tickMs = 1
 	}
@@ -715,7 +720,7 @@ func (x *Exchange) release(o *order) {
 }
 
 func (x *Exchange) nextFill(o *order, price, q, fee domain.Decimal) {
-	seq := uint64(len(x.fills) + 1)
+	seq := x.fillBase + uint64(len(x.fills)) + 1
 	x.fills = append(x.fills, domain.Fill{
 		ID: x.name + "-" + strconv.FormatUint(seq, 10), Seq: seq, OrderID: o.ID, ClientOrderID: o.ClientOrderID,
 		Pair: o.Pair, Side: o.Side, Price: price, Quantity: q, Fee: fee, FeeAsset: o.quote,
@@ -828,10 +833,14 @@ func (x *Exchange) FillsSince(ctx context.Context, since uint64, limit int) ([]d
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.catchUp()
-	if since >= uint64(len(x.fills)) {
+	from := uint64(0)
+	if since > x.fillBase {
+		from = since - x.fillBase
+	}
+	if from >= uint64(len(x.fills)) {
 		return nil, nil
 	}
-	out := x.fills[since:]
+	out := x.fills[from:]
 	if limit > 0 && len(out) > limit {
 		out = out[:limit]
 	}
