@@ -16,6 +16,32 @@ import (
 // encoding/json, so the result is always exactly what json.Unmarshal gives.
 // FuzzDecode checks that claim.
 
+// interner returns one shared string per distinct byte sequence, so that
+// the exchange, pair, side and fee asset of millions of events cost no
+// allocation. Bounded: past maxInterned strings it allocates as usual.
+type interner map[string]string
+
+const maxInterned = 4096
+
+func (in interner) get(b []byte) string {
+	if s, ok := in[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if len(in) < maxInterned {
+		in[s] = s
+	}
+	return s
+}
+
+// str converts b: interned when in is not nil.
+func (in interner) str(b []byte) string {
+	if in == nil {
+		return string(b)
+	}
+	return in.get(b)
+}
+
 // scanner walks one flat JSON object.
 type scanner struct {
 	b []byte
@@ -132,6 +158,13 @@ func (s *scanner) object(field func(key []byte) bool) bool {
 // decodeOrderRequested unmarshals an OrderRequested payload exactly as
 // json.Unmarshal would.
 func decodeOrderRequested(b []byte, v *domain.OrderRequested) error {
+	return decodeOrderRequestedWith(b, v, nil)
+}
+
+// decodeOrderRequestedWith is decodeOrderRequested with interned strings
+// when in is not nil; then ClientOrderID, which the read models do not use,
+// is checked but left empty.
+func decodeOrderRequestedWith(b []byte, v *domain.OrderRequested, in interner) error {
 	var r domain.OrderRequested
 	var derr error
 	s := scanner{b: b}
@@ -146,23 +179,25 @@ func decodeOrderRequested(b []byte, v *domain.OrderRequested) error {
 		case "exchange":
 			var x []byte
 			x, ok = s.str()
-			r.Exchange = string(x)
+			r.Exchange = in.str(x)
 		case "pair":
 			var x []byte
 			x, ok = s.str()
-			r.Pair = string(x)
+			r.Pair = in.str(x)
 		case "side":
 			var x []byte
 			x, ok = s.str()
-			r.Side = domain.Side(x)
+			r.Side = domain.Side(in.str(x))
 		case "kind":
 			var x []byte
 			x, ok = s.str()
-			r.Kind = domain.OrderKind(x)
+			r.Kind = domain.OrderKind(in.str(x))
 		case "clientOrderId":
 			var x []byte
 			x, ok = s.str()
-			r.ClientOrderID = string(x)
+			if in == nil {
+				r.ClientOrderID = string(x)
+			}
 		case "amount":
 			r.Amount, ok, err = s.decimal()
 		case "price":
@@ -179,7 +214,11 @@ func decodeOrderRequested(b []byte, v *domain.OrderRequested) error {
 	})
 	if !ok || derr != nil {
 		*v = domain.OrderRequested{}
-		return json.Unmarshal(b, v)
+		err := json.Unmarshal(b, v)
+		if in != nil {
+			v.ClientOrderID = ""
+		}
+		return err
 	}
 	*v = r
 	return nil
@@ -188,6 +227,13 @@ func decodeOrderRequested(b []byte, v *domain.OrderRequested) error {
 // decodeOrderFilled unmarshals an OrderFilled payload exactly as
 // json.Unmarshal would.
 func decodeOrderFilled(b []byte, v *domain.OrderFilled) error {
+	return decodeOrderFilledWith(b, v, nil)
+}
+
+// decodeOrderFilledWith is decodeOrderFilled with interned strings when in
+// is not nil; then FillID, which the read models do not use, is checked but
+// left empty.
+func decodeOrderFilledWith(b []byte, v *domain.OrderFilled, in interner) error {
 	var f domain.OrderFilled
 	var derr error
 	s := scanner{b: b}
@@ -198,11 +244,13 @@ func decodeOrderFilled(b []byte, v *domain.OrderFilled) error {
 		case "fillId":
 			var x []byte
 			x, ok = s.str()
-			f.FillID = string(x)
+			if in == nil {
+				f.FillID = string(x)
+			}
 		case "feeAsset":
 			var x []byte
 			x, ok = s.str()
-			f.FeeAsset = string(x)
+			f.FeeAsset = in.str(x)
 		case "price":
 			f.Price, ok, err = s.decimal()
 		case "quantity":
@@ -222,7 +270,11 @@ func decodeOrderFilled(b []byte, v *domain.OrderFilled) error {
 	})
 	if !ok || derr != nil {
 		*v = domain.OrderFilled{}
-		return json.Unmarshal(b, v)
+		err := json.Unmarshal(b, v)
+		if in != nil {
+			v.FillID = ""
+		}
+		return err
 	}
 	*v = f
 	return nil

@@ -28,10 +28,22 @@ func FuzzDecode(f *testing.F) {
 		if (errF == nil) != (errS == nil) || (errS == nil && fast != slow) {
 			t.Fatalf("OrderRequested %q: fast %+v, %v; json %+v, %v", b, fast, errF, slow, errS)
 		}
+		var lean domain.OrderRequested
+		errF = decodeOrderRequestedWith(b, &lean, interner{})
+		slow.ClientOrderID = ""
+		if (errF == nil) != (errS == nil) || (errS == nil && lean != slow) {
+			t.Fatalf("lean OrderRequested %q: fast %+v, %v; json %+v, %v", b, lean, errF, slow, errS)
+		}
 		var ff, fs domain.OrderFilled
 		errF, errS = decodeOrderFilled(b, &ff), json.Unmarshal(b, &fs)
 		if (errF == nil) != (errS == nil) || (errS == nil && ff != fs) {
 			t.Fatalf("OrderFilled %q: fast %+v, %v; json %+v, %v", b, ff, errF, fs, errS)
+		}
+		var lf domain.OrderFilled
+		errF = decodeOrderFilledWith(b, &lf, interner{})
+		fs.FillID = ""
+		if (errF == nil) != (errS == nil) || (errS == nil && lf != fs) {
+			t.Fatalf("lean OrderFilled %q: fast %+v, %v; json %+v, %v", b, lf, errF, fs, errS)
 		}
 	})
 }

@@ -63,7 +63,8 @@ type Ledger struct {
 	quotes  map[string]*series // per quote currency: every pair's buckets summed
 	strat   map[string]string  // pair key → strategy name (from config events)
 	assets  assetBook
-	records int // number of order records, all pairs
+	records int      // number of order records, all pairs
+	intern  interner // used by Apply only (one goroutine, before the lock)
 }
 
 const sideSell = 1 << 31
@@ -119,6 +120,7 @@ func NewLedger(method domain.PnlMethod) *Ledger {
 		quotes: map[string]*series{},
 		strat:  map[string]string{},
 		assets: newAssetBook(),
+		intern: interner{},
 	}
 }
 
@@ -135,7 +137,7 @@ func (l *Ledger) Apply(e *domain.Event) error {
 	switch e.Type {
 	case domain.TypeOrderRequested:
 		var r domain.OrderRequested
-		if err := decodeOrderRequested(e.Data, &r); err != nil {
+		if err := decodeOrderRequestedWith(e.Data, &r, l.intern); err != nil {
 			return domain.Errorf(domain.EINVALID, "event %s/%d: bad OrderRequested: %v", e.Stream, e.Version, err)
 		}
 		l.mu.Lock()
@@ -147,7 +149,7 @@ func (l *Ledger) Apply(e *domain.Event) error {
 			return domain.Errorf(domain.EINVALID, "OrderFilled in stream %q, not an order stream", e.Stream)
 		}
 		var f domain.OrderFilled
-		if err := decodeOrderFilled(e.Data, &f); err != nil {
+		if err := decodeOrderFilledWith(e.Data, &f, l.intern); err != nil {
 			return domain.Errorf(domain.EINVALID, "event %s/%d: bad OrderFilled: %v", e.Stream, e.Version, err)
 		}
 		l.mu.Lock()
