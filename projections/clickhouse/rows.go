@@ -28,6 +28,8 @@ type fillRow struct {
 	Price, Quantity, Value, Fee  int64
 	FeeAsset                     string
 	Pnl, Cost, Unmatched, UnmVal int64
+	Net                          int64
+	Closing, First               uint8
 	Position                     uint64
 }
 
@@ -43,58 +45,118 @@ type dailyRow struct {
 	Position                          uint64
 }
 
+type pairKey struct{ Exchange, Pair string }
+
+type orderPnlKey struct {
+	OrderID, FirstCloseMs int64
+}
+
+type orderPnlRow struct {
+	pairKey
+	orderPnlKey
+	Pnl      int64
+	Position uint64
+}
+
+type pairRow struct {
+	pairKey
+	LotsQty, LotsCost, LastPrice, Balance int64
+	Position                              uint64
+}
+
+type strategyRow struct {
+	pairKey
+	Strategy string
+	Position uint64
+}
+
+type priceKey struct {
+	pairKey
+	Slot int64
+}
+
+type priceRow struct {
+	priceKey
+	Price    int64
+	Position uint64
+}
+
+type snapshotRow struct {
+	Exchange string
+	Seq      uint64
+	TimeMs   int64
+	Position uint64
+}
+
 type balanceRow struct {
-	Exchange, Asset    string
+	Exchange           string
+	Seq                uint64
+	Asset              string
 	TimeMs             int64
 	Available, OnOrder int64
 	Position           uint64
 }
 
-type assetValueRow struct {
-	Exchange, Base string
-	TimeMs, Amount int64
-	Position       uint64
-}
-
 // batch holds the rows waiting for the next flush. Rows that replace one
-// another (an order's states, a day's aggregate) are kept once, the latest.
+// another (an order's states, a day's aggregate, a pair's inventory) are
+// kept once, the latest.
 type batch struct {
-	orders      map[int64]orderRow
-	fills       []fillRow
-	daily       map[dailyKey]dailyRow
-	balances    []balanceRow
-	assetValues []assetValueRow
-	last        uint64 // position of the last event applied into the batch
+	orders     map[int64]orderRow
+	fills      []fillRow
+	daily      map[dailyKey]dailyRow
+	orderPnl   map[orderPnlKey]orderPnlRow
+	pairs      map[pairKey]pairRow
+	strategies map[pairKey]strategyRow
+	prices     map[priceKey]priceRow
+	snapshots  []snapshotRow
+	balances   []balanceRow
 }
 
 func newBatch() *batch {
-	return &batch{orders: make(map[int64]orderRow), daily: make(map[dailyKey]dailyRow)}
+	return &batch{
+		orders: make(map[int64]orderRow), daily: make(map[dailyKey]dailyRow),
+		orderPnl: make(map[orderPnlKey]orderPnlRow), pairs: make(map[pairKey]pairRow),
+		strategies: make(map[pairKey]strategyRow), prices: make(map[priceKey]priceRow),
+	}
 }
 
 // rows is the number of rows to write.
 func (b *batch) rows() int {
-	return len(b.orders) + len(b.fills) + len(b.daily) + len(b.balances) + len(b.assetValues)
+	return len(b.orders) + len(b.fills) + len(b.daily) + len(b.orderPnl) + len(b.pairs) +
+		len(b.strategies) + len(b.prices) + len(b.snapshots) + len(b.balances)
 }
 
 func (b *batch) reset() {
 	clear(b.orders)
 	clear(b.daily)
+	clear(b.orderPnl)
+	clear(b.pairs)
+	clear(b.strategies)
+	clear(b.prices)
 	b.fills = b.fills[:0]
+	b.snapshots = b.snapshots[:0]
 	b.balances = b.balances[:0]
-	b.assetValues = b.assetValues[:0]
 }
 
 // dayOf returns the UTC day number of a time in ms.
-func dayOf(ms int64) int64 {
-	d := ms / 86400000
-	if ms < 0 && ms%86400000 != 0 {
-		d--
-	}
-	return d
-}
+func dayOf(ms int64) int64 { return floorDiv(ms, 86_400_000) }
 
 // dayDate is the time ClickHouse's Date column takes for a day number.
 func dayDate(day int64) time.Time { return time.Unix(day*86400, 0).UTC() }
+
+// slotOf returns the 15-minute slot of a time in ms (as the in-memory
+// PNL buckets and price points use).
+func slotOf(ms int64) int64 { return floorDiv(ms, bucketMs) }
+
+const bucketMs = 900_000
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
 
 // orderIDOf parses the id of an order stream ("order-42" → 42).
 func orderIDOf(stream string) (int64, bool) {

@@ -68,10 +68,13 @@ ORDER BY order_id`,
     cost_e8       Int64,
     unmatched_e8  Int64,
     unmatched_value_e8 Int64,
+    net_e8        Int64,
+    closing       UInt8,
+    first         UInt8,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
 PARTITION BY toYYYYMM(toDate(intDiv(time_ms, 1000)))
-ORDER BY (method, exchange, pair, time_ms, order_id, fill_id)`,
+ORDER BY (method, exchange, pair, time_ms, order_id, position)`,
 
 		// Per pair and UTC day: aggregates computed in Go from the same PNL
 		// code as the in-memory projections, upserted whole.
@@ -93,27 +96,71 @@ ORDER BY (method, exchange, pair, time_ms, order_id, fill_id)`,
 ) ENGINE = ReplacingMergeTree(position)
 ORDER BY (method, exchange, pair, day)`,
 
-		// Balance snapshots: one row per asset per observation.
+		// Sell orders' realized pnl (Σ of their closing fills) and the
+		// time of their first closing fill: unique win/loss counts.
+		`CREATE TABLE IF NOT EXISTS {db}.order_pnl (
+    method        String,
+    exchange      String,
+    pair          String,
+    order_id      Int64,
+    first_close_ms Int64,
+    pnl_e8        Int64,
+    position      UInt64
+) ENGINE = ReplacingMergeTree(position)
+ORDER BY (method, exchange, pair, order_id, first_close_ms)`,
+
+		// Per pair: the inventory after the last fill (lots held, their
+		// cost, last fill price, position from logged fills).
+		`CREATE TABLE IF NOT EXISTS {db}.pairs (
+    method        String,
+    exchange      String,
+    pair          String,
+    lots_qty_e8   Int64,
+    lots_cost_e8  Int64,
+    last_price_e8 Int64,
+    balance_e8    Int64,
+    position      UInt64
+) ENGINE = ReplacingMergeTree(position)
+ORDER BY (method, exchange, pair)`,
+
+		// Per pair: the strategy the configuration names ('' once removed).
+		`CREATE TABLE IF NOT EXISTS {db}.strategies (
+    exchange      String,
+    pair          String,
+    strategy      String,
+    position      UInt64
+) ENGINE = ReplacingMergeTree(position)
+ORDER BY (exchange, pair)`,
+
+		// Per pair and 15-minute slot: the last fill price (asset values).
+		`CREATE TABLE IF NOT EXISTS {db}.prices (
+    exchange      String,
+    pair          String,
+    slot          Int64,
+    price_e8      Int64,
+    position      UInt64
+) ENGINE = ReplacingMergeTree(position)
+ORDER BY (exchange, pair, slot)`,
+
+		// Balance snapshots: one row per observation (seq counts them per
+		// exchange from 1) and one row per asset held in it.
+		`CREATE TABLE IF NOT EXISTS {db}.snapshots (
+    exchange      String,
+    seq           UInt64,
+    time_ms       Int64,
+    position      UInt64
+) ENGINE = ReplacingMergeTree(position)
+ORDER BY (exchange, seq)`,
 		`CREATE TABLE IF NOT EXISTS {db}.balances (
     exchange      String,
+    seq           UInt64,
     asset         String,
     time_ms       Int64,
     available_e8  Int64,
     on_order_e8   Int64,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
-ORDER BY (exchange, asset, time_ms)`,
-
-		// Asset values: one point per exchange, valuation currency and
-		// observation (the assets/total series).
-		`CREATE TABLE IF NOT EXISTS {db}.asset_values (
-    exchange      String,
-    base          String,
-    time_ms       Int64,
-    amount_e8     Int64,
-    position      UInt64
-) ENGINE = ReplacingMergeTree(position)
-ORDER BY (exchange, base, time_ms)`,
+ORDER BY (exchange, seq, asset)`,
 
 		// The position of the last event whose rows are all stored, per
 		// sink (one per PNL method). Written after the rows, so a crash

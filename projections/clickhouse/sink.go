@@ -549,12 +549,12 @@ func (s *Sink) writeRows(ctx context.Context, conn driver.Conn, b *batch) error 
 		}); err != nil {
 		return err
 	}
-	if err := s.insert(ctx, conn, "fills (method, exchange, pair, time_ms, order_id, fill_id, side, price_e8, quantity_e8, value_e8, fee_e8, fee_asset, pnl_e8, cost_e8, unmatched_e8, unmatched_value_e8, position)",
+	if err := s.insert(ctx, conn, "fills (method, exchange, pair, time_ms, order_id, fill_id, side, price_e8, quantity_e8, value_e8, fee_e8, fee_asset, pnl_e8, cost_e8, unmatched_e8, unmatched_value_e8, net_e8, closing, first, position)",
 		len(b.fills), func(bt driver.Batch) error {
 			for i := range b.fills {
 				r := &b.fills[i]
 				if err := bt.Append(method, r.Exchange, r.Pair, r.TimeMs, r.OrderID, r.FillID, r.Side, r.Price, r.Quantity,
-					r.Value, r.Fee, r.FeeAsset, r.Pnl, r.Cost, r.Unmatched, r.UnmVal, r.Position); err != nil {
+					r.Value, r.Fee, r.FeeAsset, r.Pnl, r.Cost, r.Unmatched, r.UnmVal, r.Net, r.Closing, r.First, r.Position); err != nil {
 					return err
 				}
 			}
@@ -574,10 +574,10 @@ func (s *Sink) writeRows(ctx context.Context, conn driver.Conn, b *batch) error 
 		}); err != nil {
 		return err
 	}
-	if err := s.insert(ctx, conn, "balances (exchange, asset, time_ms, available_e8, on_order_e8, position)",
-		len(b.balances), func(bt driver.Batch) error {
-			for _, r := range b.balances {
-				if err := bt.Append(r.Exchange, r.Asset, r.TimeMs, r.Available, r.OnOrder, r.Position); err != nil {
+	if err := s.insert(ctx, conn, "order_pnl (method, exchange, pair, order_id, first_close_ms, pnl_e8, position)",
+		len(b.orderPnl), func(bt driver.Batch) error {
+			for _, r := range b.orderPnl {
+				if err := bt.Append(method, r.Exchange, r.Pair, r.OrderID, r.FirstCloseMs, r.Pnl, r.Position); err != nil {
 					return err
 				}
 			}
@@ -585,10 +585,54 @@ func (s *Sink) writeRows(ctx context.Context, conn driver.Conn, b *batch) error 
 		}); err != nil {
 		return err
 	}
-	return s.insert(ctx, conn, "asset_values (exchange, base, time_ms, amount_e8, position)",
-		len(b.assetValues), func(bt driver.Batch) error {
-			for _, r := range b.assetValues {
-				if err := bt.Append(r.Exchange, r.Base, r.TimeMs, r.Amount, r.Position); err != nil {
+	if err := s.insert(ctx, conn, "pairs (method, exchange, pair, lots_qty_e8, lots_cost_e8, last_price_e8, balance_e8, position)",
+		len(b.pairs), func(bt driver.Batch) error {
+			for _, r := range b.pairs {
+				if err := bt.Append(method, r.Exchange, r.Pair, r.LotsQty, r.LotsCost, r.LastPrice, r.Balance, r.Position); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+		return err
+	}
+	if err := s.insert(ctx, conn, "strategies (exchange, pair, strategy, position)",
+		len(b.strategies), func(bt driver.Batch) error {
+			for _, r := range b.strategies {
+				if err := bt.Append(r.Exchange, r.Pair, r.Strategy, r.Position); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+		return err
+	}
+	if err := s.insert(ctx, conn, "prices (exchange, pair, slot, price_e8, position)",
+		len(b.prices), func(bt driver.Batch) error {
+			for _, r := range b.prices {
+				if err := bt.Append(r.Exchange, r.Pair, r.Slot, r.Price, r.Position); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+		return err
+	}
+	if err := s.insert(ctx, conn, "snapshots (exchange, seq, time_ms, position)",
+		len(b.snapshots), func(bt driver.Batch) error {
+			for _, r := range b.snapshots {
+				if err := bt.Append(r.Exchange, r.Seq, r.TimeMs, r.Position); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+		return err
+	}
+	return s.insert(ctx, conn, "balances (exchange, seq, asset, time_ms, available_e8, on_order_e8, position)",
+		len(b.balances), func(bt driver.Batch) error {
+			for _, r := range b.balances {
+				if err := bt.Append(r.Exchange, r.Seq, r.Asset, r.TimeMs, r.Available, r.OnOrder, r.Position); err != nil {
 					return err
 				}
 			}

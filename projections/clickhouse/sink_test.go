@@ -398,6 +398,13 @@ func TestSinkCrashBetweenRowsAndCheckpoint(t *testing.T) {
 	if got != want {
 		t.Fatalf("ClickHouse totals after crash and restart:\n got %+v\nwant %+v", got, want)
 	}
+	// And every PNL read from ClickHouse equals the in-memory Ledger's.
+	r := NewReader(url, domain.LOFO)
+	if err := r.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	compareReads(t, ledgerOf(t, store, domain.LOFO), r, g.clock.Now())
 }
 
 func TestSinkWaitsOutAnOutage(t *testing.T) {

@@ -1,20 +1,34 @@
 package clickhouse
 
 import (
+	"encoding/json"
+
 	"github.com/tradeledger/tradeledger/domain"
 )
 
 // state is what the sink must remember of the log to turn the next event
 // into rows: the orders (through the domain's order fold), each pair's lots
-// (through the domain's lot matching, the same code as the in-memory PNL
-// projections) and the running daily aggregates. It is rebuilt at every
-// start by replaying the log, so the rows it produces are a function of the
-// log alone: writing them again gives the same rows.
+// (through domain.Lots, the same lot matching as the in-memory Ledger),
+// the running daily aggregates, and the bookkeeping the PNL reads need
+// (open orders' realized pnl, strategies, snapshot numbers). It is rebuilt
+// at every start by replaying the log, so the rows it produces are a
+// function of the log alone: writing them again gives the same rows.
+//
+// The PNL side follows projections.Ledger's rules event for event (an
+// order opens at OrderRequested and closes when filled, cancelled,
+// rejected or expired; a late fill of a closed order counts on its own; a
+// fill with quantity ≤ 0 or a negative price is refused), so that reads
+// from ClickHouse equal the in-memory ones.
 type state struct {
-	method domain.PnlMethod
-	orders map[int64]*order
-	lots   map[string]*domain.Lots // by pair key
-	daily  map[dailyKey]*dailyRow
+	method   domain.PnlMethod
+	orders   map[int64]*order
+	books    map[pairKey]*book
+	pnlOrder map[int64]*book // order id → its pair's book, for every order requested
+	sells    map[int64]bool
+	open     map[int64]*openOrder
+	daily    map[dailyKey]*dailyRow
+	strat    map[pairKey]string
+	snaps    map[string]uint64 // exchange → snapshots so far
 }
 
 // order is an order's fold and what the orders table shows beside it.
@@ -22,20 +36,43 @@ type order struct {
 	domain.Order
 	created int64  // time of OrderRequested, ms
 	actor   string // who requested it
+	fills   uint32
+}
+
+// book is one pair's inventory.
+type book struct {
+	key               pairKey
+	quote, base       string
+	lots              domain.Lots
+	lastPrice, posQty domain.Decimal
+}
+
+// openOrder is what is kept of an order while it is open.
+type openOrder struct {
+	amount, filled domain.Decimal
+	pnl            domain.Decimal
+	fills          int32
+	firstClose     int64
+	closed         bool // has had a closing fill
 }
 
 func newState(method domain.PnlMethod) *state {
 	return &state{
-		method: method,
-		orders: make(map[int64]*order),
-		lots:   make(map[string]*domain.Lots),
-		daily:  make(map[dailyKey]*dailyRow),
+		method:   method,
+		orders:   make(map[int64]*order),
+		books:    make(map[pairKey]*book),
+		pnlOrder: make(map[int64]*book),
+		sells:    make(map[int64]bool),
+		open:     make(map[int64]*openOrder),
+		daily:    make(map[dailyKey]*dailyRow),
+		strat:    make(map[pairKey]string),
+		snaps:    make(map[string]uint64),
 	}
 }
 
 // apply folds e into the state and, when b is not nil, adds the rows it
 // produces to b. Events of other types are ignored; a payload that does not
-// decode is EINVALID (the state is unchanged).
+// decode is EINVALID.
 func (st *state) apply(e *domain.Event, b *batch) error {
 	switch e.Type {
 	case domain.TypeOrderRequested, domain.TypeOrderAccepted, domain.TypeOrderRejected,
@@ -43,18 +80,76 @@ func (st *state) apply(e *domain.Event, b *batch) error {
 		domain.TypeOrderExpired, domain.TypeStopTriggered, domain.TypeTrailingStopMoved:
 		return st.applyOrder(e, b)
 	case domain.TypeBalancesObserved:
-		if b == nil {
-			return nil
-		}
 		var p domain.BalancesObserved
 		if err := e.Decode(&p); err != nil {
 			return err
 		}
+		st.snaps[p.Exchange]++
+		seq := st.snaps[p.Exchange]
+		if b == nil {
+			return nil
+		}
+		b.snapshots = append(b.snapshots, snapshotRow{Exchange: p.Exchange, Seq: seq, TimeMs: e.Time, Position: e.Position})
 		for _, a := range p.Balances {
 			b.balances = append(b.balances, balanceRow{
-				Exchange: p.Exchange, Asset: a.Asset, TimeMs: e.Time,
+				Exchange: p.Exchange, Seq: seq, Asset: a.Asset, TimeMs: e.Time,
 				Available: decUnits(a.Available), OnOrder: decUnits(a.OnOrder), Position: e.Position,
 			})
+		}
+	case domain.TypePairAdded, domain.TypePairRemoved, domain.TypeConfigReplaced:
+		return st.applyConfig(e, b)
+	}
+	return nil
+}
+
+func (st *state) applyConfig(e *domain.Event, b *batch) error {
+	set := func(k pairKey, strategy string) {
+		if strategy == "" {
+			delete(st.strat, k)
+		} else {
+			st.strat[k] = strategy
+		}
+		if b != nil {
+			b.strategies[k] = strategyRow{pairKey: k, Strategy: strategy, Position: e.Position}
+		}
+	}
+	switch e.Type {
+	case domain.TypePairAdded:
+		var p domain.PairAdded
+		if err := e.Decode(&p); err != nil {
+			return err
+		}
+		set(pairKey{p.Exchange, p.Pair}, p.Strategy)
+	case domain.TypePairRemoved:
+		var p domain.PairRemoved
+		if err := e.Decode(&p); err != nil {
+			return err
+		}
+		set(pairKey{p.Exchange, p.Pair}, "")
+	case domain.TypeConfigReplaced:
+		var c struct {
+			Config struct {
+				Pairs map[string]map[string]struct {
+					Strategy string `json:"strategy"`
+				} `json:"pairs"`
+			} `json:"config"`
+		}
+		if err := json.Unmarshal(e.Data, &c); err != nil {
+			return nil // as the Ledger: strategies stay as they were
+		}
+		next := map[pairKey]string{}
+		for ex, pairs := range c.Config.Pairs {
+			for p, v := range pairs {
+				next[pairKey{ex, p}] = v.Strategy
+			}
+		}
+		for k := range st.strat {
+			if _, ok := next[k]; !ok {
+				set(k, "")
+			}
+		}
+		for k, s := range next {
+			set(k, s)
 		}
 	}
 	return nil
@@ -77,59 +172,119 @@ func (st *state) applyOrder(e *domain.Event, b *batch) error {
 		if err := e.Decode(&fill); err != nil {
 			return err
 		}
-		if o.FillIDs[fill.FillID] {
-			return nil // the same fill recorded twice counts once
-		}
 	}
 	if err := o.Apply(e); err != nil {
 		return err
 	}
+	o.FillIDs = nil // not needed here; saves memory on big logs
 	st.orders[id] = o
-	if e.Type == domain.TypeOrderFilled {
-		st.applyFill(&o.Order, e, &fill, b)
+	switch e.Type {
+	case domain.TypeOrderRequested:
+		st.requested(&o.OrderRequested, e, b)
+	case domain.TypeOrderFilled:
+		o.fills++
+		st.applyFill(id, e, &fill, b)
+	case domain.TypeOrderCancelled, domain.TypeOrderRejected, domain.TypeOrderExpired:
+		delete(st.open, id)
 	}
 	if b != nil {
 		b.orders[id] = orderRow{
 			OrderID: id, Exchange: o.Exchange, Pair: o.Pair, Side: string(o.Side), Kind: string(o.Kind),
 			Status: string(o.State), Amount: decUnits(o.Amount), Price: decUnits(o.Price),
 			StopPrice: decUnits(o.StopPrice), Filled: decUnits(o.Filled), Value: decUnits(o.Cost),
-			Fees: decUnits(o.Fees), Fills: uint32(len(o.FillIDs)), CreatedMs: o.created, UpdatedMs: e.Time,
+			Fees: decUnits(o.Fees), Fills: o.fills, CreatedMs: o.created, UpdatedMs: e.Time,
 			Actor: o.actor, Reason: o.Reason, Position: e.Position,
 		}
 	}
 	return nil
 }
 
-// applyFill runs the fill through the pair's lots and the day's aggregate.
-func (st *state) applyFill(o *domain.Order, e *domain.Event, f *domain.OrderFilled, b *batch) {
-	key := domain.PairKey(o.Exchange, o.Pair)
-	lots := st.lots[key]
-	if lots == nil {
-		lots = &domain.Lots{Method: st.method}
-		st.lots[key] = lots
+// requested registers the order's pair book and opens the order.
+func (st *state) requested(r *domain.OrderRequested, e *domain.Event, b *batch) {
+	if r.Side != domain.Buy && r.Side != domain.Sell {
+		return
 	}
-	quote, base, _ := domain.SplitPair(o.Pair)
-	fee, _ := domain.FeeInQuote(f.Fee, f.FeeAsset, quote, base, f.Price)
-	r := lots.ApplyFill(o.Side, f.Price, f.Quantity, fee)
+	k := pairKey{r.Exchange, r.Pair}
+	bk := st.books[k]
+	if bk == nil {
+		quote, base, err := domain.SplitPair(r.Pair)
+		if err != nil {
+			return
+		}
+		bk = &book{key: k, quote: quote, base: base}
+		bk.lots.Method = st.method
+		st.books[k] = bk
+		st.emitPair(bk, e, b)
+	}
+	st.pnlOrder[r.OrderID] = bk
+	st.sells[r.OrderID] = r.Side == domain.Sell
+	st.open[r.OrderID] = &openOrder{amount: r.Amount}
+}
 
-	dk := dailyKey{Exchange: o.Exchange, Pair: o.Pair, Day: dayOf(e.Time)}
+func (st *state) emitPair(bk *book, e *domain.Event, b *batch) {
+	if b == nil {
+		return
+	}
+	b.pairs[bk.key] = pairRow{pairKey: bk.key, LotsQty: decUnits(bk.lots.Qty()), LotsCost: decUnits(bk.lots.Cost()),
+		LastPrice: decUnits(bk.lastPrice), Balance: decUnits(bk.posQty), Position: e.Position}
+}
+
+// applyFill runs the fill through the pair's lots and the aggregates.
+func (st *state) applyFill(id int64, e *domain.Event, f *domain.OrderFilled, b *batch) {
+	bk := st.pnlOrder[id]
+	if bk == nil || f.Quantity <= 0 || f.Price < 0 {
+		return // the Ledger refuses these fills too
+	}
+	sell := st.sells[id]
+	side := domain.Buy
+	if sell {
+		side = domain.Sell
+	}
+	oo, isOpen := st.open[id]
+	if !isOpen { // a late fill of an order already closed counts on its own
+		oo = &openOrder{}
+	}
+	fee, _ := domain.FeeInQuote(f.Fee, f.FeeAsset, bk.quote, bk.base, f.Price)
+	r := bk.lots.ApplyFill(side, f.Price, f.Quantity, fee)
+	oo.fills++
+	oo.filled = oo.filled.Add(f.Quantity)
+	if isOpen && oo.amount > 0 && oo.filled >= oo.amount {
+		delete(st.open, id)
+	}
+	net := r.Value.Add(fee)
+	if sell {
+		net = r.Value.Sub(fee)
+		bk.posQty = bk.posQty.Sub(f.Quantity)
+	} else {
+		bk.posQty = bk.posQty.Add(f.Quantity)
+	}
+	bk.lastPrice = f.Price
+	closing := sell && r.Matched > 0
+	if closing {
+		oo.pnl = oo.pnl.Add(r.Pnl)
+		if !oo.closed {
+			oo.closed, oo.firstClose = true, e.Time
+		}
+	}
+
+	dk := dailyKey{Exchange: bk.key.Exchange, Pair: bk.key.Pair, Day: dayOf(e.Time)}
 	d := st.daily[dk]
 	if d == nil {
 		d = &dailyRow{dailyKey: dk}
 		st.daily[dk] = d
 	}
 	d.Trades++
-	if o.Side == domain.Buy {
-		d.Buys++
-	} else {
+	if sell {
 		d.Sells++
-		if r.Matched > 0 {
-			switch r.Pnl.Sign() {
-			case 1:
-				d.Wins++
-			case -1:
-				d.Losses++
-			}
+	} else {
+		d.Buys++
+	}
+	if closing {
+		switch r.Pnl.Sign() {
+		case 1:
+			d.Wins++
+		case -1:
+			d.Losses++
 		}
 	}
 	d.Volume += decUnits(r.Value)
@@ -141,11 +296,25 @@ func (st *state) applyFill(o *domain.Order, e *domain.Event, f *domain.OrderFill
 		return
 	}
 	b.daily[dk] = *d
+	st.emitPair(bk, e, b)
+	b.prices[priceKey{bk.key, slotOf(e.Time)}] = priceRow{priceKey: priceKey{bk.key, slotOf(e.Time)}, Price: decUnits(f.Price), Position: e.Position}
+	if closing {
+		k := orderPnlKey{OrderID: id, FirstCloseMs: oo.firstClose}
+		b.orderPnl[k] = orderPnlRow{pairKey: bk.key, orderPnlKey: k, Pnl: decUnits(oo.pnl), Position: e.Position}
+	}
 	b.fills = append(b.fills, fillRow{
-		Exchange: o.Exchange, Pair: o.Pair, TimeMs: e.Time, OrderID: o.OrderID, FillID: f.FillID,
-		Side: string(o.Side), Price: decUnits(f.Price), Quantity: decUnits(f.Quantity),
+		Exchange: bk.key.Exchange, Pair: bk.key.Pair, TimeMs: e.Time, OrderID: id, FillID: f.FillID,
+		Side: string(side), Price: decUnits(f.Price), Quantity: decUnits(f.Quantity),
 		Value: decUnits(r.Value), Fee: decUnits(r.Fee), FeeAsset: f.FeeAsset,
 		Pnl: decUnits(r.Pnl), Cost: decUnits(r.LotCost), Unmatched: decUnits(r.Unmatched),
-		UnmVal: decUnits(r.UnmatchedValue), Position: e.Position,
+		UnmVal: decUnits(r.UnmatchedValue), Net: decUnits(net), Closing: b2u(closing), First: b2u(oo.fills == 1),
+		Position: e.Position,
 	})
+}
+
+func b2u(v bool) uint8 {
+	if v {
+		return 1
+	}
+	return 0
 }

@@ -1,0 +1,906 @@
+package clickhouse
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	ch "github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	"go.uber.org/zap"
+
+	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/projections"
+)
+
+// PnlSource is what the PNL and asset-history endpoints read:
+// *projections.Ledger (memory) and *Reader (ClickHouse) both implement it,
+// with the same answers for the same log.
+type PnlSource interface {
+	Overview(q projections.OverviewQuery) (*projections.Overview, error)
+	Daily(q projections.DailyQuery) ([]projections.DayPnl, domain.Decimal, string, error)
+	Sum(scope projections.PnlScope, fromMs, toMs int64) ([]projections.PairSum, domain.Decimal, domain.Decimal, string, error)
+	Total(key string) (projections.PairTotal, error)
+	AssetHistory(exchange, base string, start, end int64) []projections.AssetPoint
+}
+
+var _ PnlSource = (*projections.Ledger)(nil)
+var _ PnlSource = (*Reader)(nil)
+
+// DefaultReadTimeout bounds one read's queries.
+const DefaultReadTimeout = 10 * time.Second
+
+// Reader answers the PNL and asset reads from the sink's tables (always
+// with FINAL, so rows written twice count once). Every figure follows the
+// definitions of projections.Ledger (projections/pnl.go, assets.go): the
+// aggregation happens in ClickHouse over the fills the sink computed with
+// the same lot matching, by the same 15-minute buckets; Go only merges
+// per-pair results and formats them.
+//
+// The answers reflect what ClickHouse holds: while the sink lags they can
+// be behind the in-memory ones. When ClickHouse fails, a read returns
+// EUNAVAILABLE, or the Fallback's answer when one is set.
+type Reader struct {
+	// URL is the sink's clickhouse:// URL.
+	URL string
+	// Method must be the sink's PNL method.
+	Method domain.PnlMethod
+	// Timeout bounds the queries of one read.
+	Timeout time.Duration
+	// Fallback, if set, answers when ClickHouse cannot (the in-memory
+	// Ledger): the API keeps serving through an outage.
+	Fallback PnlSource
+	// Logger is told of failed reads.
+	Logger *zap.Logger
+
+	db   string
+	mu   sync.Mutex
+	conn driver.Conn
+}
+
+// NewReader returns a Reader of the tables at url for method.
+func NewReader(url string, method domain.PnlMethod) *Reader {
+	return &Reader{URL: url, Method: method, Timeout: DefaultReadTimeout, Logger: zap.NewNop()}
+}
+
+// Open checks the URL and prepares the connection pool (it connects on
+// first use, so ClickHouse need not be up yet).
+func (r *Reader) Open() error {
+	opts, db, err := ParseURL(r.URL)
+	if err != nil {
+		return err
+	}
+	conn, err := ch.Open(opts)
+	if err != nil {
+		return fmt.Errorf("clickhouse reader: %w", err)
+	}
+	r.db, r.conn = db, conn
+	if r.Logger == nil {
+		r.Logger = zap.NewNop()
+	}
+	if r.Timeout <= 0 {
+		r.Timeout = DefaultReadTimeout
+	}
+	return nil
+}
+
+// Close releases the connections.
+func (r *Reader) Close() error {
+	if r.conn != nil {
+		return r.conn.Close()
+	}
+	return nil
+}
+
+func (r *Reader) ctx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), r.Timeout)
+}
+
+// unavailable wraps a ClickHouse failure as EUNAVAILABLE (the detail goes
+// to the log, not to clients).
+func (r *Reader) unavailable(op string, err error) error {
+	r.Logger.Warn("clickhouse read failed", zap.String("op", op), zap.Error(err))
+	return domain.Errorf(domain.EUNAVAILABLE, "analytics store unavailable")
+}
+
+// agg is the aggregate of a pair's fills over a range: the fields of the
+// Ledger's bucket.
+type agg struct {
+	trades, buys, sells, wins, losses, evens, uBuys, uSells, uWins, uLosses int64
+	pnl, profit, loss, fees, cpWins, cpLosses, buyValue, sellValue, volume  int64
+	unmatched, invested, firstT, lastT, hero, heroT, fuck, fuckT            int64
+}
+
+// merge adds o into a with the Ledger's tie rules for hero and fuckup
+// trades (the highest / lowest pnl, earliest on ties).
+func (a *agg) merge(o *agg) {
+	if o.trades == 0 {
+		return
+	}
+	ac, oc := a.wins+a.losses+a.evens, o.wins+o.losses+o.evens
+	if oc > 0 {
+		if ac == 0 || o.hero > a.hero || (o.hero == a.hero && o.heroT < a.heroT) {
+			a.hero, a.heroT = o.hero, o.heroT
+		}
+		if ac == 0 || o.fuck < a.fuck || (o.fuck == a.fuck && o.fuckT < a.fuckT) {
+			a.fuck, a.fuckT = o.fuck, o.fuckT
+		}
+	}
+	if a.trades == 0 || o.firstT < a.firstT {
+		a.firstT = o.firstT
+	}
+	a.lastT = max(a.lastT, o.lastT)
+	a.trades += o.trades
+	a.buys += o.buys
+	a.sells += o.sells
+	a.wins += o.wins
+	a.losses += o.losses
+	a.evens += o.evens
+	a.uBuys += o.uBuys
+	a.uSells += o.uSells
+	a.uWins += o.uWins
+	a.uLosses += o.uLosses
+	a.pnl += o.pnl
+	a.profit += o.profit
+	a.loss += o.loss
+	a.fees += o.fees
+	a.cpWins += o.cpWins
+	a.cpLosses += o.cpLosses
+	a.buyValue += o.buyValue
+	a.sellValue += o.sellValue
+	a.volume += o.volume
+	a.unmatched += o.unmatched
+	a.invested += o.invested
+}
+
+// pairInfo is a known pair (one with an order) and its inventory.
+type pairInfo struct {
+	key, exchange, pair, quote, base string
+	lotsQty, lotsCost, last, balance domain.Decimal
+}
+
+func (p *pairInfo) unrealized() domain.Decimal {
+	if p.lotsQty <= 0 {
+		return 0
+	}
+	return p.lotsQty.Mul(p.last).Sub(p.lotsCost)
+}
+
+const (
+	minTime = -1 << 50
+	maxTime = 1 << 50
+)
+
+// bucketCond is the SQL condition "the fill's 15-minute bucket starts in
+// [from, to)" (unix seconds), as the Ledger selects buckets.
+func bucketCond(col string, from, to int64) string {
+	if from <= minTime && to >= maxTime {
+		return "1"
+	}
+	return fmt.Sprintf("intDiv(%s, 900000) * 900 >= %d AND intDiv(%s, 900000) * 900 < %d", col, from, col, to)
+}
+
+// rangeSeconds is the Ledger's conversion of a [from, to) range in ms (0:
+// unbounded) into bucket bounds in unix seconds.
+func rangeSeconds(fromMs, toMs int64) (int64, int64) {
+	from, to := int64(minTime), int64(maxTime)
+	if fromMs != 0 {
+		from = floorDiv(fromMs, bucketMs) * 900
+	}
+	if toMs != 0 {
+		to = -floorDiv(-toMs, 1000)
+	}
+	return from, to
+}
+
+// pairs returns the known pairs by key.
+func (r *Reader) pairs(ctx context.Context) (map[string]*pairInfo, []*pairInfo, error) {
+	rows, err := r.conn.Query(ctx, "SELECT exchange, pair, lots_qty_e8, lots_cost_e8, last_price_e8, balance_e8 FROM "+r.db+
+		".pairs FINAL WHERE method = ? ORDER BY position", r.Method.String())
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	byKey := map[string]*pairInfo{}
+	var list []*pairInfo
+	for rows.Next() {
+		var p pairInfo
+		var q, c, l, b int64
+		if err := rows.Scan(&p.exchange, &p.pair, &q, &c, &l, &b); err != nil {
+			return nil, nil, err
+		}
+		p.lotsQty, p.lotsCost, p.last, p.balance = domain.Decimal(q), domain.Decimal(c), domain.Decimal(l), domain.Decimal(b)
+		p.key = domain.PairKey(p.exchange, p.pair)
+		p.quote, p.base, _ = domain.SplitPair(p.pair)
+		byKey[p.key] = &p
+		list = append(list, &p)
+	}
+	return byKey, list, rows.Err()
+}
+
+type scoped struct {
+	keys []string
+	unit string
+	all  bool
+}
+
+// resolve is the Ledger's scope resolution over the known pairs.
+func resolve(sc projections.PnlScope, list []*pairInfo) (scoped, error) {
+	var out scoped
+	all := len(sc.Keys) == 1 && strings.EqualFold(sc.Keys[0], "All")
+	var keys []string
+	switch {
+	case all:
+		out.all = true
+		for _, b := range list {
+			keys = append(keys, b.key)
+		}
+	case sc.Exchange != "":
+		for _, b := range list {
+			if b.exchange == sc.Exchange {
+				keys = append(keys, b.key)
+			}
+		}
+	case len(sc.Keys) == 0:
+		return out, domain.Errorf(domain.EINVALID, "keys must name at least one pair key, or be [\"All\"]")
+	default:
+		seen := map[string]bool{}
+		for _, k := range sc.Keys {
+			if _, _, err := splitKey(k); err != nil {
+				return out, err
+			}
+			if !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	sort.Strings(keys)
+	quotes := map[string]bool{}
+	for _, k := range keys {
+		q, _, _ := splitKey(k)
+		if sc.Quote != "" && q != sc.Quote {
+			if out.all || sc.Exchange != "" {
+				continue
+			}
+			return out, domain.Errorf(domain.EINVALID, "key %q is not quoted in %s", k, sc.Quote)
+		}
+		quotes[q] = true
+		out.keys = append(out.keys, k)
+	}
+	if len(quotes) > 1 {
+		var qs []string
+		for q := range quotes {
+			qs = append(qs, q)
+		}
+		sort.Strings(qs)
+		return out, domain.Errorf(domain.EINVALID, "the selected pairs are quoted in %s; amounts in different currencies are not added: pass quote (one of them) or keys of one quote", strings.Join(qs, ", "))
+	}
+	for q := range quotes {
+		out.unit = q
+	}
+	if sc.Quote != "" {
+		out.unit = sc.Quote
+	}
+	return out, nil
+}
+
+func splitKey(k string) (quote, base string, err error) {
+	_, pair, err := domain.SplitPairKey(k)
+	if err != nil {
+		return "", "", err
+	}
+	return domain.SplitPair(pair)
+}
+
+// aggs returns each pair's aggregate over the buckets starting in [from,
+// to), with unique win/loss counts; where is an extra SQL condition.
+func (r *Reader) aggs(ctx context.Context, from, to int64, where string, args ...any) (map[string]*agg, error) {
+	q := `SELECT exchange, pair, count(), countIf(side = 'buy'), countIf(side = 'sell'),
+ countIf(closing = 1 AND pnl_e8 > 0), countIf(closing = 1 AND pnl_e8 < 0), countIf(closing = 1 AND pnl_e8 = 0),
+ countIf(first = 1 AND side = 'buy'), countIf(first = 1 AND side = 'sell'),
+ sumIf(pnl_e8, closing = 1), sumIf(pnl_e8, closing = 1 AND pnl_e8 > 0), sumIf(pnl_e8, closing = 1 AND pnl_e8 < 0),
+ sum(fee_e8), sumIf(net_e8, closing = 1 AND pnl_e8 > 0), sumIf(net_e8, closing = 1 AND pnl_e8 < 0),
+ sumIf(net_e8, side = 'buy'), sumIf(net_e8, side = 'sell'), sum(value_e8),
+ sumIf(unmatched_value_e8, side = 'sell'), sumIf(cost_e8, closing = 1),
+ min(time_ms), max(time_ms),
+ maxIf(pnl_e8, closing = 1), argMaxIf(time_ms, tuple(pnl_e8, -time_ms), closing = 1),
+ minIf(pnl_e8, closing = 1), argMinIf(time_ms, tuple(pnl_e8, time_ms), closing = 1)
+FROM ` + r.db + `.fills FINAL WHERE method = ? AND ` + bucketCond("time_ms", from, to) + where + `
+GROUP BY exchange, pair`
+	rows, err := r.conn.Query(ctx, q, append([]any{r.Method.String()}, args...)...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]*agg{}
+	for rows.Next() {
+		var ex, pair string
+		var c [10]uint64
+		var a agg
+		if err := rows.Scan(&ex, &pair, &c[0], &c[1], &c[2], &c[3], &c[4], &c[5], &c[6], &c[7],
+			&a.pnl, &a.profit, &a.loss, &a.fees, &a.cpWins, &a.cpLosses, &a.buyValue, &a.sellValue, &a.volume,
+			&a.unmatched, &a.invested, &a.firstT, &a.lastT, &a.hero, &a.heroT, &a.fuck, &a.fuckT); err != nil {
+			return nil, err
+		}
+		a.trades, a.buys, a.sells, a.wins, a.losses, a.evens, a.uBuys, a.uSells =
+			int64(c[0]), int64(c[1]), int64(c[2]), int64(c[3]), int64(c[4]), int64(c[5]), int64(c[6]), int64(c[7])
+		out[domain.PairKey(ex, pair)] = &a
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	rows.Close()
+	uq := `SELECT exchange, pair, countIf(pnl_e8 > 0), countIf(pnl_e8 < 0) FROM ` + r.db + `.order_pnl FINAL
+WHERE method = ? AND ` + bucketCond("first_close_ms", from, to) + where + ` GROUP BY exchange, pair`
+	urows, err := r.conn.Query(ctx, uq, append([]any{r.Method.String()}, args...)...)
+	if err != nil {
+		return nil, err
+	}
+	defer urows.Close()
+	for urows.Next() {
+		var ex, pair string
+		var w, l uint64
+		if err := urows.Scan(&ex, &pair, &w, &l); err != nil {
+			return nil, err
+		}
+		if a := out[domain.PairKey(ex, pair)]; a != nil {
+			a.uWins, a.uLosses = int64(w), int64(l)
+		}
+	}
+	return out, urows.Err()
+}
+
+type dayAgg struct {
+	trades                           int64
+	volume, pnl, unmatched, invested int64
+}
+
+// days returns per pair and local day (YYYY-MM-DD in loc, of the bucket's
+// start) the daily figures over the buckets starting in [from, to).
+func (r *Reader) days(ctx context.Context, from, to int64, loc *time.Location) (map[string]map[string]*dayAgg, error) {
+	q := `SELECT exchange, pair, toString(toDate(toDateTime(intDiv(time_ms, 900000) * 900, ?))) AS d, count(), sum(value_e8),
+ sumIf(pnl_e8, closing = 1), sumIf(unmatched_value_e8, side = 'sell'), sumIf(cost_e8, closing = 1)
+FROM ` + r.db + `.fills FINAL WHERE method = ? AND ` + bucketCond("time_ms", from, to) + ` GROUP BY exchange, pair, d`
+	rows, err := r.conn.Query(ctx, q, loc.String(), r.Method.String())
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]map[string]*dayAgg{}
+	for rows.Next() {
+		var ex, pair, d string
+		var n uint64
+		var a dayAgg
+		if err := rows.Scan(&ex, &pair, &d, &n, &a.volume, &a.pnl, &a.unmatched, &a.invested); err != nil {
+			return nil, err
+		}
+		a.trades = int64(n)
+		k := domain.PairKey(ex, pair)
+		if out[k] == nil {
+			out[k] = map[string]*dayAgg{}
+		}
+		out[k][d] = &a
+	}
+	return out, rows.Err()
+}
+
+// foldDays merges the days of keys into a daily history, oldest first,
+// with the running sums (cumulativePnlPercent = Σpnl ÷ Σinvested × 100).
+func foldDays(perPair map[string]map[string]*dayAgg, keys []string) []projections.DayPnl {
+	merged := map[string]*dayAgg{}
+	for _, k := range keys {
+		for d, a := range perPair[k] {
+			m := merged[d]
+			if m == nil {
+				m = &dayAgg{}
+				merged[d] = m
+			}
+			m.trades += a.trades
+			m.volume += a.volume
+			m.pnl += a.pnl
+			m.unmatched += a.unmatched
+			m.invested += a.invested
+		}
+	}
+	dates := make([]string, 0, len(merged))
+	for d := range merged {
+		dates = append(dates, d)
+	}
+	sort.Strings(dates)
+	out := make([]projections.DayPnl, 0, len(dates))
+	var cum, inv domain.Decimal
+	for _, d := range dates {
+		a := merged[d]
+		cum = cum.Add(domain.Decimal(a.pnl))
+		inv = inv.Add(domain.Decimal(a.invested))
+		out = append(out, projections.DayPnl{
+			Date: d, NumberOfTrades: a.trades, TotalVolume: domain.Number(a.volume), Pnl: domain.Number(a.pnl),
+			CumulativePnl: domain.Number(cum), CumulativePnlPercent: domain.Number(domain.PnlPercent(cum, inv)),
+			UnmatchedBaseValue: domain.Number(a.unmatched),
+		})
+	}
+	return out
+}
+
+func midnight(t time.Time, loc *time.Location) time.Time {
+	y, m, d := t.In(loc).Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, loc)
+}
+
+// daySpan counts calendar days in loc from first to last (ms), both
+// included; 0 without fills.
+func daySpan(first, last int64, loc *time.Location) int64 {
+	if first == 0 && last == 0 {
+		return 0
+	}
+	a := midnight(time.UnixMilli(first), loc)
+	b := midnight(time.UnixMilli(last), loc)
+	n := int64(1)
+	for a.Before(b) && n < 1<<20 {
+		a = a.AddDate(0, 0, 1)
+		n++
+	}
+	return n
+}
+
+// Overview answers pnl/overview like projections.Ledger.Overview.
+func (r *Reader) Overview(q projections.OverviewQuery) (*projections.Overview, error) {
+	o, err := r.overview(q)
+	if err != nil && r.Fallback != nil && domain.ErrorCode(err) == domain.EUNAVAILABLE {
+		return r.Fallback.Overview(q)
+	}
+	return o, err
+}
+
+func (r *Reader) overview(q projections.OverviewQuery) (*projections.Overview, error) {
+	ctx, cancel := r.ctx()
+	defer cancel()
+	byKey, list, err := r.pairs(ctx)
+	if err != nil {
+		return nil, r.unavailable("overview", err)
+	}
+	sc, err := resolve(q.Scope, list)
+	if err != nil {
+		return nil, err
+	}
+	from, to := rangeSeconds(q.From, q.To)
+	aggs, err := r.aggs(ctx, from, to, "")
+	if err != nil {
+		return nil, r.unavailable("overview", err)
+	}
+	days, err := r.days(ctx, from, to, q.Loc)
+	if err != nil {
+		return nil, r.unavailable("overview", err)
+	}
+	today := midnight(q.Now, q.Loc)
+	tomorrow := today.AddDate(0, 0, 1).Unix()
+	y0 := time.Date(today.Year()-1, 1, 1, 0, 0, 0, 0, q.Loc).Unix()
+	y1 := time.Date(today.Year(), 1, 1, 0, 0, 0, 0, q.Loc).Unix()
+	periods := [][2]int64{
+		{today.Unix(), tomorrow}, {today.AddDate(0, 0, -1).Unix(), today.Unix()}, {today.AddDate(0, 0, -7).Unix(), tomorrow},
+		{today.AddDate(0, -1, 0).Unix(), tomorrow}, {today.AddDate(-1, 0, 0).Unix(), tomorrow}, {y0, y1},
+	}
+	var cols []string
+	for _, p := range periods {
+		cols = append(cols, fmt.Sprintf("sumIf(pnl_e8, closing = 1 AND %s)", bucketCond("time_ms", p[0], p[1])))
+	}
+	rows, err := r.conn.Query(ctx, "SELECT exchange, pair, "+strings.Join(cols, ", ")+" FROM "+r.db+
+		".fills FINAL WHERE method = ? GROUP BY exchange, pair", r.Method.String())
+	if err != nil {
+		return nil, r.unavailable("overview", err)
+	}
+	per := map[string][6]int64{}
+	for rows.Next() {
+		var ex, pair string
+		var v [6]int64
+		if err := rows.Scan(&ex, &pair, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]); err != nil {
+			rows.Close()
+			return nil, r.unavailable("overview", err)
+		}
+		per[domain.PairKey(ex, pair)] = v
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, r.unavailable("overview", err)
+	}
+	strat, err := r.strategies(ctx)
+	if err != nil {
+		return nil, r.unavailable("overview", err)
+	}
+
+	o := &projections.Overview{Unit: sc.unit, DailyHistory: []projections.DayPnl{}, PnlsPerPair: []projections.KeyPnl{}, DetailedPerPair: []projections.PairDetail{}}
+	// Period figures cover the selected pairs (for "All": every pair of the
+	// unit's quote, as the Ledger's quote series does).
+	periodKeys := sc.keys
+	if sc.all {
+		periodKeys = nil
+		for _, p := range list {
+			if p.quote == sc.unit {
+				periodKeys = append(periodKeys, p.key)
+			}
+		}
+	}
+	var pv [6]int64
+	for _, k := range periodKeys {
+		v := per[k]
+		for i := range pv {
+			pv[i] += v[i]
+		}
+	}
+	o.Today.Pnl, o.Yesterday.Pnl, o.WeekAgo.Pnl = domain.Number(pv[0]), domain.Number(pv[1]), domain.Number(pv[2])
+	o.MonthAgo.Pnl, o.YearAgo.Pnl, o.LastYear.Pnl = domain.Number(pv[3]), domain.Number(pv[4]), domain.Number(pv[5])
+	o.Today.PerPair = map[string]domain.Number{}
+	o.YearAgo.PerPair = map[string]domain.Number{}
+
+	var tot agg
+	var unrealized domain.Decimal
+	totKeys := sc.keys
+	if sc.all {
+		totKeys = periodKeys
+	}
+	for _, k := range totKeys {
+		if a := aggs[k]; a != nil {
+			tot.merge(a)
+		}
+	}
+	for _, key := range sc.keys {
+		var s agg
+		if a := aggs[key]; a != nil {
+			s = *a
+		}
+		var unr domain.Decimal
+		if p := byKey[key]; p != nil {
+			unr = p.unrealized()
+		}
+		unrealized = unrealized.Add(unr)
+		o.Today.PerPair[key] = domain.Number(per[key][0])
+		o.YearAgo.PerPair[key] = domain.Number(per[key][4])
+		o.PnlsPerPair = append(o.PnlsPerPair, projections.KeyPnl{Key: key, Pnl: domain.Number(s.pnl)})
+		o.DetailedPerPair = append(o.DetailedPerPair, projections.PairDetail{
+			Strategy:                  strat[key],
+			CumulativePnl:             domain.Number(s.pnl),
+			CumulativeProfit:          domain.Number(s.profit),
+			CumulativeLoss:            domain.Number(s.loss),
+			CumulativeFees:            domain.Number(s.fees),
+			CumulativeCostProceedWins: domain.Number(s.cpWins),
+			CumulativeCostProceedLoss: domain.Number(s.cpLosses),
+			ProfitCount:               s.wins,
+			LossCount:                 s.losses,
+			UniqueProfitCount:         s.uWins,
+			UniqueLossCount:           s.uLosses,
+			BuyCount:                  s.buys,
+			SellCount:                 s.sells,
+			UniqueBuyCount:            s.uBuys,
+			UniqueSellCount:           s.uSells,
+			CumulativeBuyValue:        domain.Number(s.buyValue),
+			CumulativeSellValue:       domain.Number(s.sellValue),
+			UnrealizedPnl:             domain.Number(unr),
+			DailyPnlPerThousand:       domain.DailyPnlPerThousand(domain.Decimal(s.pnl), domain.Decimal(s.invested), daySpan(s.firstT, s.lastT, q.Loc)),
+			Key:                       key,
+		})
+	}
+	o.Total = totalOf(&tot, unrealized)
+	if d := foldDays(days, totKeys); len(d) > 0 {
+		o.DailyHistory = d
+	}
+	return o, nil
+}
+
+func totalOf(t *agg, unrealized domain.Decimal) projections.PnlTotal {
+	closes := t.wins + t.losses + t.evens
+	out := projections.PnlTotal{
+		Pnl:            domain.Number(t.pnl),
+		NumberOfTrades: t.trades,
+		AveragePnl:     domain.Number(domain.AveragePnl(domain.Decimal(t.pnl), closes)),
+		SellCount:      t.sells,
+		BuyCount:       t.buys,
+		Winning:        t.wins,
+		Losing:         t.losses,
+		Breakeven:      t.evens,
+		WinRate:        domain.WinRate(t.wins, t.losses, t.evens),
+		BuyPnl:         domain.Number(unrealized),
+		SellPnl:        domain.Number(t.pnl),
+		BuyBaseValue:   domain.Number(t.buyValue),
+		SellBaseValue:  domain.Number(t.sellValue),
+		UnmatchedValue: domain.Number(t.unmatched),
+	}
+	if closes > 0 {
+		out.HeroTrade = projections.TradeRef{Pnl: domain.Number(t.hero), Time: t.heroT}
+		out.FuckupTrade = projections.TradeRef{Pnl: domain.Number(t.fuck), Time: t.fuckT}
+	}
+	return out
+}
+
+func (r *Reader) strategies(ctx context.Context) (map[string]string, error) {
+	rows, err := r.conn.Query(ctx, "SELECT exchange, pair, strategy FROM "+r.db+".strategies FINAL WHERE strategy != ''")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var ex, pair, s string
+		if err := rows.Scan(&ex, &pair, &s); err != nil {
+			return nil, err
+		}
+		out[domain.PairKey(ex, pair)] = s
+	}
+	return out, rows.Err()
+}
+
+// Daily answers pnl/daily like projections.Ledger.Daily.
+func (r *Reader) Daily(q projections.DailyQuery) ([]projections.DayPnl, domain.Decimal, string, error) {
+	days, unm, unit, err := r.daily(q)
+	if err != nil && r.Fallback != nil && domain.ErrorCode(err) == domain.EUNAVAILABLE {
+		return r.Fallback.Daily(q)
+	}
+	return days, unm, unit, err
+}
+
+func (r *Reader) daily(q projections.DailyQuery) ([]projections.DayPnl, domain.Decimal, string, error) {
+	ctx, cancel := r.ctx()
+	defer cancel()
+	_, list, err := r.pairs(ctx)
+	if err != nil {
+		return nil, 0, "", r.unavailable("daily", err)
+	}
+	sc, err := resolve(q.Scope, list)
+	if err != nil {
+		return nil, 0, "", err
+	}
+	keys := sc.keys
+	if sc.all {
+		keys = nil
+		for _, p := range list {
+			if p.quote == sc.unit {
+				keys = append(keys, p.key)
+			}
+		}
+	}
+	from, to := rangeSeconds(q.From, q.To)
+	perPair, err := r.days(ctx, from, to, q.Loc)
+	if err != nil {
+		return nil, 0, "", r.unavailable("daily", err)
+	}
+	var unm domain.Decimal
+	for _, k := range keys {
+		for _, a := range perPair[k] {
+			unm = unm.Add(domain.Decimal(a.unmatched))
+		}
+	}
+	return foldDays(perPair, keys), unm, sc.unit, nil
+}
+
+// Sum answers pnl/sum like projections.Ledger.Sum.
+func (r *Reader) Sum(scope projections.PnlScope, fromMs, toMs int64) ([]projections.PairSum, domain.Decimal, domain.Decimal, string, error) {
+	out, pnl, inv, unit, err := r.sum(scope, fromMs, toMs)
+	if err != nil && r.Fallback != nil && domain.ErrorCode(err) == domain.EUNAVAILABLE {
+		return r.Fallback.Sum(scope, fromMs, toMs)
+	}
+	return out, pnl, inv, unit, err
+}
+
+func (r *Reader) sum(scope projections.PnlScope, fromMs, toMs int64) ([]projections.PairSum, domain.Decimal, domain.Decimal, string, error) {
+	ctx, cancel := r.ctx()
+	defer cancel()
+	_, list, err := r.pairs(ctx)
+	if err != nil {
+		return nil, 0, 0, "", r.unavailable("sum", err)
+	}
+	sc, err := resolve(scope, list)
+	if err != nil {
+		return nil, 0, 0, "", err
+	}
+	from, to := rangeSeconds(fromMs, toMs)
+	aggs, err := r.aggs(ctx, from, to, "")
+	if err != nil {
+		return nil, 0, 0, "", r.unavailable("sum", err)
+	}
+	out := []projections.PairSum{}
+	var pnl, inv domain.Decimal
+	for _, key := range sc.keys {
+		var s agg
+		if a := aggs[key]; a != nil {
+			s = *a
+		}
+		pnl, inv = pnl.Add(domain.Decimal(s.pnl)), inv.Add(domain.Decimal(s.invested))
+		out = append(out, projections.PairSum{Key: key, Pnl: domain.Number(s.pnl), Invested: domain.Number(s.invested), Trades: s.trades, Unit: sc.unit})
+	}
+	return out, pnl, inv, sc.unit, nil
+}
+
+// Total answers pnl/total like projections.Ledger.Total.
+func (r *Reader) Total(key string) (projections.PairTotal, error) {
+	t, err := r.total(key)
+	if err != nil && r.Fallback != nil && domain.ErrorCode(err) == domain.EUNAVAILABLE {
+		return r.Fallback.Total(key)
+	}
+	return t, err
+}
+
+func (r *Reader) total(key string) (projections.PairTotal, error) {
+	q, _, err := splitKey(key)
+	if err != nil {
+		return projections.PairTotal{}, err
+	}
+	out := projections.PairTotal{Key: key, Unit: q, Method: r.Method.String()}
+	ctx, cancel := r.ctx()
+	defer cancel()
+	byKey, _, err := r.pairs(ctx)
+	if err != nil {
+		return out, r.unavailable("total", err)
+	}
+	p := byKey[key]
+	if p == nil {
+		return out, nil
+	}
+	aggs, err := r.aggs(ctx, minTime, maxTime, " AND exchange = ? AND pair = ?", p.exchange, p.pair)
+	if err != nil {
+		return out, r.unavailable("total", err)
+	}
+	var t agg
+	if a := aggs[key]; a != nil {
+		t = *a
+	}
+	out.Pnl, out.NumberOfTrades = domain.Number(t.pnl), t.trades
+	out.BuyCount, out.SellCount, out.Winning, out.Losing = t.buys, t.sells, t.wins, t.losses
+	out.Fees, out.Invested, out.UnmatchedBaseValue = domain.Number(t.fees), domain.Number(t.invested), domain.Number(t.unmatched)
+	out.UnrealizedPnl, out.Balance = domain.Number(p.unrealized()), domain.Number(p.balance)
+	out.InventoryCost = domain.Number(p.lotsCost)
+	if p.lotsQty > 0 {
+		out.ABP = domain.Number(p.lotsCost.Div(p.lotsQty))
+	}
+	return out, nil
+}
+
+// AssetHistory answers assets/total like projections.Ledger.AssetHistory.
+// On a ClickHouse failure it returns the Fallback's answer, or none (and
+// logs the failure) without a Fallback.
+func (r *Reader) AssetHistory(exchange, base string, start, end int64) []projections.AssetPoint {
+	pts, err := r.assetHistory(exchange, base, start, end)
+	if err != nil {
+		r.Logger.Warn("clickhouse read failed", zap.String("op", "assets"), zap.Error(err))
+		if r.Fallback != nil {
+			return r.Fallback.AssetHistory(exchange, base, start, end)
+		}
+		return []projections.AssetPoint{}
+	}
+	return pts
+}
+
+type slotPrice struct {
+	slot  int64
+	price domain.Decimal
+}
+
+func (r *Reader) assetHistory(exchange, base string, start, end int64) ([]projections.AssetPoint, error) {
+	ctx, cancel := r.ctx()
+	defer cancel()
+	out := []projections.AssetPoint{}
+	type snap struct {
+		seq  uint64
+		time int64
+		hold map[string]domain.Decimal
+	}
+	rows, err := r.conn.Query(ctx, "SELECT seq, time_ms FROM "+r.db+".snapshots FINAL WHERE exchange = ? AND time_ms >= ? AND time_ms <= ? ORDER BY seq",
+		exchange, start, end)
+	if err != nil {
+		return nil, err
+	}
+	var snaps []*snap
+	bySeq := map[uint64]*snap{}
+	for rows.Next() {
+		s := &snap{hold: map[string]domain.Decimal{}}
+		if err := rows.Scan(&s.seq, &s.time); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		snaps = append(snaps, s)
+		bySeq[s.seq] = s
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(snaps) == 0 {
+		return out, nil
+	}
+	rows, err = r.conn.Query(ctx, "SELECT seq, asset, available_e8 + on_order_e8 FROM "+r.db+".balances FINAL WHERE exchange = ? AND seq >= ? AND seq <= ?",
+		exchange, snaps[0].seq, snaps[len(snaps)-1].seq)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var seq uint64
+		var asset string
+		var q int64
+		if err := rows.Scan(&seq, &asset, &q); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if s := bySeq[seq]; s != nil && q != 0 {
+			s.hold[asset] = s.hold[asset].Add(domain.Decimal(q))
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	_, list, err := r.pairs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	known := map[string]bool{}
+	for _, p := range list {
+		if p.exchange == exchange {
+			known[p.pair] = true
+		}
+	}
+	prices := map[string][]slotPrice{}
+	rows, err = r.conn.Query(ctx, "SELECT pair, slot, price_e8 FROM "+r.db+".prices FINAL WHERE exchange = ? AND slot <= ? ORDER BY pair, slot",
+		exchange, slotOf(snaps[len(snaps)-1].time))
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var pair string
+		var sp slotPrice
+		var p int64
+		if err := rows.Scan(&pair, &sp.slot, &p); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		sp.price = domain.Decimal(p)
+		prices[pair] = append(prices[pair], sp)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	priceAt := func(pair string, t int64) (domain.Decimal, bool) {
+		if !known[pair] {
+			return 0, false
+		}
+		ps := prices[pair]
+		slot := slotOf(t)
+		i := sort.Search(len(ps), func(i int) bool { return ps[i].slot > slot })
+		if i == 0 {
+			return 0, false
+		}
+		return ps[i-1].price, true
+	}
+	priceIn := func(asset string, t int64) (domain.Decimal, bool) {
+		if asset == base {
+			return domain.DecimalFromInt(1), true
+		}
+		if p, ok := priceAt(base+"-"+asset, t); ok {
+			return p, true
+		}
+		if p, ok := priceAt(asset+"-"+base, t); ok && p > 0 {
+			return domain.DecimalFromInt(1).Div(p), true
+		}
+		return 0, false
+	}
+	for i, s := range snaps {
+		if i+1 < len(snaps) && snaps[i+1].seq == s.seq+1 && slotOf(snaps[i+1].time) == slotOf(s.time) {
+			continue // a later snapshot in the same slot stands for it
+		}
+		var v domain.Decimal
+		assets := make([]string, 0, len(s.hold))
+		for a := range s.hold {
+			assets = append(assets, a)
+		}
+		sort.Strings(assets)
+		for _, a := range assets {
+			if p, ok := priceIn(a, s.time); ok {
+				v = v.Add(s.hold[a].Mul(p))
+			}
+		}
+		out = append(out, projections.AssetPoint{ID: int64(s.seq), BaseKey: exchange + "/" + base, Amount: domain.Number(v), Timestamp: s.time})
+	}
+	return out, nil
+}

@@ -1,0 +1,147 @@
+package clickhouse
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/projections"
+)
+
+// ledgerOf replays the whole log into a fresh in-memory Ledger: the
+// reference every ClickHouse answer must equal.
+func ledgerOf(tb testing.TB, store domain.EventStore, method domain.PnlMethod) *projections.Ledger {
+	tb.Helper()
+	l := projections.NewLedger(method)
+	it := store.ReadAll(context.Background(), 0, 0)
+	defer it.Close()
+	for it.Next() {
+		e := it.Event()
+		_ = l.Apply(&e) // events the Ledger refuses are refused by the sink too
+	}
+	if err := it.Err(); err != nil {
+		tb.Fatal(err)
+	}
+	return l
+}
+
+// addConfig appends strategy assignments, one later removed.
+func addConfig(tb testing.TB, store domain.EventStore, g *logGen) {
+	tb.Helper()
+	evs := []domain.Event{
+		domain.NewEvent(g.clock, domain.TypePairAdded, domain.PairAdded{Exchange: "binance", Pair: "USDT-BTC", Strategy: "gain", Enabled: true}),
+		domain.NewEvent(g.clock, domain.TypePairAdded, domain.PairAdded{Exchange: "binance", Pair: "USDT-ETH", Strategy: "stepgrid", Enabled: true}),
+		domain.NewEvent(g.clock, domain.TypePairAdded, domain.PairAdded{Exchange: "kraken", Pair: "BTC-ETH", Strategy: "manual", Enabled: true}),
+		domain.NewEvent(g.clock, domain.TypePairRemoved, domain.PairRemoved{Exchange: "kraken", Pair: "BTC-ETH"}),
+	}
+	if _, err := store.Append(context.Background(), domain.StreamConfig, domain.Any, evs...); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func mustJSON(tb testing.TB, v any, err error) string {
+	tb.Helper()
+	if err != nil {
+		return "error: " + domain.ErrorCode(err) + ": " + domain.ErrorMessage(err)
+	}
+	b, e := json.Marshal(v)
+	if e != nil {
+		tb.Fatal(e)
+	}
+	return string(b)
+}
+
+// compareReads asks the same questions of the Ledger and the Reader and
+// fails on the first answer that differs; it returns how many it compared.
+func compareReads(t *testing.T, mem *projections.Ledger, chr *Reader, now time.Time) int {
+	t.Helper()
+	zones := []string{"UTC", "Asia/Kathmandu", "America/New_York"}
+	scopes := []projections.PnlScope{
+		{Keys: []string{"All"}}, // mixed quotes: refused by both
+		{Keys: []string{"All"}, Quote: "USDT"},
+		{Keys: []string{"All"}, Quote: "BTC"},
+		{Keys: []string{"binance/USDT-BTC"}},
+		{Keys: []string{"binance/USDT-ETH", "binance/USDT-BTC"}},
+		{Keys: []string{"kraken/BTC-ETH"}},
+		{Keys: []string{"binance/USDT-XRP"}},                   // never traded
+		{Keys: []string{"binance/USDT-BTC", "kraken/BTC-ETH"}}, // mixed
+		{Exchange: "binance"},
+	}
+	day := int64(86_400_000)
+	t0 := time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
+	ranges := [][2]int64{{0, 0}, {t0 + 2*day + 3_600_000, t0 + 5*day}, {t0 + day/3, t0 + 9*day + 123_456}}
+	n := 0
+	check := func(what string, a, b string) {
+		t.Helper()
+		n++
+		if a != b {
+			t.Fatalf("%s differs:\nmemory     %s\nclickhouse %s", what, a, b)
+		}
+	}
+	for _, zn := range zones {
+		loc, err := projections.LoadZone(zn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sc := range scopes {
+			for _, rg := range ranges {
+				q := projections.OverviewQuery{Scope: sc, Loc: loc, Now: now, From: rg[0], To: rg[1]}
+				mo, merr := mem.Overview(q)
+				co, cerr := chr.Overview(q)
+				check("overview "+mustJSON(t, q.Scope, nil)+" "+zn, mustJSON(t, mo, merr), mustJSON(t, co, cerr))
+				dq := projections.DailyQuery{Scope: sc, Loc: loc, From: rg[0], To: rg[1]}
+				md, mu, munit, merr := mem.Daily(dq)
+				cd, cu, cunit, cerr := chr.Daily(dq)
+				check("daily "+zn, mustJSON(t, []any{md, mu, munit}, merr), mustJSON(t, []any{cd, cu, cunit}, cerr))
+				ms, mp, mi, mun, merr := mem.Sum(sc, rg[0], rg[1])
+				cs, cp, ci, cun, cerr := chr.Sum(sc, rg[0], rg[1])
+				check("sum", mustJSON(t, []any{ms, mp, mi, mun}, merr), mustJSON(t, []any{cs, cp, ci, cun}, cerr))
+			}
+		}
+	}
+	for _, k := range []string{"binance/USDT-BTC", "binance/USDT-ETH", "kraken/BTC-ETH", "binance/USDT-XRP", "bad"} {
+		mt, merr := mem.Total(k)
+		ct, cerr := chr.Total(k)
+		check("total "+k, mustJSON(t, mt, merr), mustJSON(t, ct, cerr))
+	}
+	for _, a := range [][2]string{{"binance", "USDT"}, {"binance", "BTC"}, {"binance", "ETH"}, {"kraken", "BTC"}, {"nowhere", "USDT"}} {
+		for _, rg := range [][2]int64{{0, 1 << 50}, {t0 + day, t0 + 4*day}} {
+			check("assets "+a[0]+"/"+a[1], mustJSON(t, mem.AssetHistory(a[0], a[1], rg[0], rg[1]), nil),
+				mustJSON(t, chr.AssetHistory(a[0], a[1], rg[0], rg[1]), nil))
+		}
+	}
+	return n
+}
+
+func TestReaderEqualsLedger(t *testing.T) {
+	url := testURL(t)
+	store := openStore(t)
+	g := newLogGen()
+	addConfig(t, store, g)
+	g.orders(t, store, 400)
+	for _, m := range []domain.PnlMethod{domain.LOFO, domain.FIFO} {
+		s := NewSink(url, store)
+		s.Method, s.BatchRows = m, 500
+		if _, err := s.Export(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		r := NewReader(url, m)
+		if err := r.Open(); err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		mem := ledgerOf(t, store, m)
+		// The log must give answers with substance, or equality proves little.
+		o, err := mem.Overview(projections.OverviewQuery{Scope: projections.PnlScope{Keys: []string{"All"}, Quote: "USDT"}, Loc: time.UTC, Now: g.clock.Now()})
+		if err != nil || o.Total.NumberOfTrades < 100 || o.Total.Winning == 0 || o.Total.Losing == 0 || len(o.DailyHistory) < 5 {
+			t.Fatalf("reference overview too thin: %+v, %v", o, err)
+		}
+		if pts := mem.AssetHistory("binance", "USDT", 0, 1<<50); len(pts) < 3 || pts[len(pts)-1].Amount == 0 {
+			t.Fatalf("reference asset history too thin: %+v", pts)
+		}
+		n := compareReads(t, mem, r, g.clock.Now())
+		t.Logf("%s: %d answers equal", m, n)
+	}
+}
