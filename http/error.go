@@ -106,7 +106,7 @@ func unmarshalBody(body []byte, v any) error {
 	case errors.As(err, &typ):
 		field := typ.Field
 		if field == "" {
-			return domain.Errorf(domain.EINVALID, "request body must be a JSON %s, not %s", jsonKind(typ.Type.Kind().String()), typ.Value)
+			return domain.Errorf(domain.EINVALID, "request body must be %s, not %s", jsonKind(typ.Type.Kind().String()), typ.Value)
 		}
 		return domain.Errorf(domain.EINVALID, "field %q must be %s, not %s", field, jsonKind(typ.Type.Kind().String()), typ.Value)
 	}

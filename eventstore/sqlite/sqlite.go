@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 
 	sqlite3 "github.com/mattn/go-sqlite3"
 
@@ -60,9 +61,10 @@ type Store struct {
 	head   uint64
 	notify chan struct{} // closed and replaced after every commit
 
-	heads  map[string]streamHead // writer goroutine only: recent stream heads
-	stmts  statements            // writer goroutine only
-	closed bool
+	heads         map[string]streamHead // writer goroutine only: recent stream heads
+	stmts         statements            // writer goroutine only
+	lastCommitted uint64                // writer goroutine only: head after its last commit
+	closed        bool
 }
 
 var _ domain.EventStore = (*Store)(nil)
@@ -129,10 +131,12 @@ func (s *Store) Open() error {
 	}
 	s.notify = make(chan struct{})
 	s.heads = make(map[string]streamHead)
+	s.lastCommitted = s.head
 	s.appends = make(chan *appendRequest, s.MaxBatch)
 	s.closing = make(chan struct{})
 	s.done = make(chan struct{})
 	go s.writeLoop()
+	go s.watchOtherWriters()
 	return nil
 }
 
@@ -271,6 +275,36 @@ func (s *Store) writeLoop() {
 	}
 }
 
+// DefaultPollInterval is how often the store looks for events appended by
+// another process (an operator command run beside the service), so that
+// subscribers see them too.
+const DefaultPollInterval = 500 * time.Millisecond
+
+// watchOtherWriters polls the file's head and wakes subscribers when another
+// process appended. Appends of this process wake them at once.
+func (s *Store) watchOtherWriters() {
+	t := time.NewTicker(DefaultPollInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.closing:
+			return
+		case <-t.C:
+		}
+		var maxPos sql.NullInt64
+		if err := s.readDB.QueryRow(`SELECT MAX(position) FROM events`).Scan(&maxPos); err != nil {
+			continue
+		}
+		s.mu.Lock()
+		if uint64(maxPos.Int64) > s.head {
+			s.head = uint64(maxPos.Int64)
+			close(s.notify)
+			s.notify = make(chan struct{})
+		}
+		s.mu.Unlock()
+	}
+}
+
 // streamHead is a stream's last version and hash; version -1 means no stream.
 type streamHead struct {
 	version int64
@@ -296,9 +330,20 @@ func (s *Store) commit(batch []*appendRequest) {
 	}
 	headStmt, idStmt := tx.Stmt(s.stmts.head), tx.Stmt(s.stmts.id)
 
-	s.mu.Lock()
-	pos := s.head
-	s.mu.Unlock()
+	// The transaction holds SQLite's write lock (BEGIN IMMEDIATE), so the
+	// head read here is final. It differs from ours only when another
+	// process (tradeledger passwd, import) appended to the same file: then
+	// the cached stream heads may be stale too.
+	var maxPos sql.NullInt64
+	if err := tx.Stmt(s.stmts.maxPos).QueryRow().Scan(&maxPos); err != nil {
+		tx.Rollback()
+		fail(unavailable(err))
+		return
+	}
+	pos := uint64(maxPos.Int64)
+	if pos != s.lastCommitted {
+		clear(s.heads)
+	}
 	heads := make(map[string]streamHead) // heads as of this transaction
 	written := make([]domain.Event, 0, len(batch))
 	for _, req := range batch {
@@ -360,8 +405,9 @@ func (s *Store) commit(batch []*appendRequest) {
 	for stream, h := range heads {
 		s.heads[stream] = h
 	}
+	s.lastCommitted = pos
 	s.mu.Lock()
-	s.head = pos
+	s.head = max(s.head, pos)
 	close(s.notify)
 	s.notify = make(chan struct{})
 	s.mu.Unlock()
@@ -418,8 +464,8 @@ func (s *Store) insertEvents(tx *sql.Tx, events []domain.Event) error {
 // statements are the writer's prepared statements; insert[n] inserts n rows
 // (n a power of two up to maxInsertRows).
 type statements struct {
-	head, id *sql.Stmt
-	insert   map[int]*sql.Stmt
+	head, id, maxPos *sql.Stmt
+	insert           map[int]*sql.Stmt
 }
 
 const maxInsertRows = 128
@@ -433,6 +479,9 @@ func prepareStatements(db *sql.DB) (statements, error) {
 	if st.id, err = db.Prepare(`SELECT stream, version, position FROM events WHERE id = ?`); err != nil {
 		return st, err
 	}
+	if st.maxPos, err = db.Prepare(`SELECT MAX(position) FROM events`); err != nil {
+		return st, err
+	}
 	for n := 1; n <= maxInsertRows; n *= 2 {
 		if st.insert[n], err = db.Prepare(insertSQL(n)); err != nil {
 			return st, err
@@ -442,7 +491,7 @@ func prepareStatements(db *sql.DB) (statements, error) {
 }
 
 func (st statements) close() {
-	for _, s := range append([]*sql.Stmt{st.head, st.id}, mapValues(st.insert)...) {
+	for _, s := range append([]*sql.Stmt{st.head, st.id, st.maxPos}, mapValues(st.insert)...) {
 		if s != nil {
 			s.Close()
 		}
