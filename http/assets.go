@@ -23,7 +23,7 @@ type assetsTotalRequest struct {
 }
 
 func (s *Server) handleAssetsTotal(w http.ResponseWriter, r *http.Request) {
-	l, err := s.ledger()
+	l, err := s.pnlReader()
 	if err != nil {
 		Error(w, r, err)
 		return

@@ -44,7 +44,7 @@ type pnlOverviewRequest struct {
 // dateRange?, quote?}. dateRange bounds total, dailyHistory, pnlsPerPair
 // and detailedPerPair; today…lastYear are relative to the server's clock.
 func (s *Server) handlePnlOverview(w http.ResponseWriter, r *http.Request) {
-	l, err := s.ledger()
+	l, err := s.pnlReader()
 	if err != nil {
 		Error(w, r, err)
 		return
@@ -95,7 +95,7 @@ type pnlDailyResponse struct {
 
 // handlePnlDaily answers GET pnl/daily?key=&startTimestamp=&endTimestamp=.
 func (s *Server) handlePnlDaily(w http.ResponseWriter, r *http.Request) {
-	l, err := s.ledger()
+	l, err := s.pnlReader()
 	if err != nil {
 		Error(w, r, err)
 		return
@@ -139,7 +139,7 @@ type pnlDailyPageResponse struct {
 // (from 1)&pageSize=&endTime=: the days up to endTime, newest first;
 // totalSize counts them.
 func (s *Server) handlePnlDailyPaginated(w http.ResponseWriter, r *http.Request) {
-	l, err := s.ledger()
+	l, err := s.pnlReader()
 	if err != nil {
 		Error(w, r, err)
 		return
@@ -198,7 +198,7 @@ type pnlSumResponse struct {
 // as the spec's sample sends). sommaPnl is the realized pnl and invested the
 // cost of the lots the closing trades consumed, as 8-decimal strings.
 func (s *Server) handlePnlSum(w http.ResponseWriter, r *http.Request) {
-	l, err := s.ledger()
+	l, err := s.pnlReader()
 	if err != nil {
 		Error(w, r, err)
 		return
@@ -240,7 +240,7 @@ func (s *Server) handlePnlSum(w http.ResponseWriter, r *http.Request) {
 // pair's all-time realized pnl, trade counts, fees, invested, unmatched
 // value, unrealized pnl, position, inventory cost, ABP, method and unit.
 func (s *Server) handlePnlTotal(w http.ResponseWriter, r *http.Request) {
-	l, err := s.ledger()
+	l, err := s.pnlReader()
 	if err != nil {
 		Error(w, r, err)
 		return

@@ -46,6 +46,10 @@ type Server struct {
 	// Dependencies of the resource groups; each group's file documents its
 	// own. A nil dependency leaves its routes answering 503.
 	Auth *Authenticator
+	// Pnl, when set, answers the PNL and assets/total routes instead of
+	// Ledger (pnlsource.go): the ClickHouse reader with --read-from
+	// clickhouse.
+	Pnl PnlReader
 	// Ledger serves order history, PNL, asset history and chart marks
 	// (orders.go, pnl.go, assets.go, chart.go).
 	Ledger *projections.Ledger

@@ -10,6 +10,16 @@ import (
 	"github.com/tradeledger/tradeledger/projections/clickhouse"
 )
 
+// closeClickHouse stops the sink and the reader.
+func (m *Main) closeClickHouse() {
+	if m.pnlReader != nil {
+		m.pnlReader.Close()
+	}
+	if m.Sink != nil {
+		m.Sink.Close()
+	}
+}
+
 // openClickHouse starts the analytics sink when --clickhouse is set: it
 // follows the log on its own subscription from the checkpoint ClickHouse
 // holds, retries outages with backoff (the API keeps serving from memory)
@@ -38,6 +48,22 @@ func (m *Main) openClickHouse(s *tlhttp.Server) error {
 	}
 	m.Sink = sink
 	s.Sink = sink
+	if m.Config.ReadFrom == "clickhouse" {
+		r := clickhouse.NewReader(m.Config.ClickHouse, method)
+		r.Logger = m.Logger.Named("clickhouse")
+		// Through an outage the PNL routes answer from memory.
+		r.Fallback = func() clickhouse.PnlSource {
+			if s.Ledger == nil {
+				return nil
+			}
+			return s.Ledger
+		}
+		if err := r.Open(); err != nil {
+			return fmt.Errorf("--clickhouse: %w", err)
+		}
+		m.pnlReader = r
+		s.Pnl = r
+	}
 	m.Logger.Info("clickhouse sink started", zap.String("database", sink.Database()), zap.String("method", method.String()))
 	return nil
 }

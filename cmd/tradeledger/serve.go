@@ -46,8 +46,10 @@ type Main struct {
 	Core      *core.Core
 	Simulator *paper.Simulator
 	Trader    *trading.Trader
-	// Sink feeds ClickHouse when --clickhouse is set (clickhouse.go).
-	Sink *clickhouse.Sink
+	// Sink feeds ClickHouse when --clickhouse is set; pnlReader serves the
+	// PNL routes from it with --read-from clickhouse (clickhouse.go).
+	Sink      *clickhouse.Sink
+	pnlReader *clickhouse.Reader
 }
 
 // NewMain returns a Main with default settings.
@@ -171,9 +173,7 @@ func (m *Main) Close() error {
 	if m.Server != nil {
 		m.Server.Close()
 	}
-	if m.Sink != nil {
-		m.Sink.Close()
-	}
+	m.closeClickHouse()
 	if m.Core != nil {
 		m.Core.Close()
 	}

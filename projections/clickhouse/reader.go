@@ -50,9 +50,10 @@ type Reader struct {
 	Method domain.PnlMethod
 	// Timeout bounds the queries of one read.
 	Timeout time.Duration
-	// Fallback, if set, answers when ClickHouse cannot (the in-memory
-	// Ledger): the API keeps serving through an outage.
-	Fallback PnlSource
+	// Fallback, if set, returns the source that answers when ClickHouse
+	// cannot (the in-memory Ledger), so the API keeps serving through an
+	// outage; it may return nil.
+	Fallback func() PnlSource
 	// Logger is told of failed reads.
 	Logger *zap.Logger
 
@@ -93,6 +94,13 @@ func (r *Reader) Close() error {
 		return r.conn.Close()
 	}
 	return nil
+}
+
+func (r *Reader) fallback() PnlSource {
+	if r.Fallback == nil {
+		return nil
+	}
+	return r.Fallback()
 }
 
 func (r *Reader) ctx() (context.Context, context.CancelFunc) {
@@ -450,8 +458,8 @@ func daySpan(first, last int64, loc *time.Location) int64 {
 // Overview answers pnl/overview like projections.Ledger.Overview.
 func (r *Reader) Overview(q projections.OverviewQuery) (*projections.Overview, error) {
 	o, err := r.overview(q)
-	if err != nil && r.Fallback != nil && domain.ErrorCode(err) == domain.EUNAVAILABLE {
-		return r.Fallback.Overview(q)
+	if err != nil && domain.ErrorCode(err) == domain.EUNAVAILABLE && r.fallback() != nil {
+		return r.fallback().Overview(q)
 	}
 	return o, err
 }
@@ -635,8 +643,8 @@ func (r *Reader) strategies(ctx context.Context) (map[string]string, error) {
 // Daily answers pnl/daily like projections.Ledger.Daily.
 func (r *Reader) Daily(q projections.DailyQuery) ([]projections.DayPnl, domain.Decimal, string, error) {
 	days, unm, unit, err := r.daily(q)
-	if err != nil && r.Fallback != nil && domain.ErrorCode(err) == domain.EUNAVAILABLE {
-		return r.Fallback.Daily(q)
+	if err != nil && domain.ErrorCode(err) == domain.EUNAVAILABLE && r.fallback() != nil {
+		return r.fallback().Daily(q)
 	}
 	return days, unm, unit, err
 }
@@ -678,8 +686,8 @@ func (r *Reader) daily(q projections.DailyQuery) ([]projections.DayPnl, domain.D
 // Sum answers pnl/sum like projections.Ledger.Sum.
 func (r *Reader) Sum(scope projections.PnlScope, fromMs, toMs int64) ([]projections.PairSum, domain.Decimal, domain.Decimal, string, error) {
 	out, pnl, inv, unit, err := r.sum(scope, fromMs, toMs)
-	if err != nil && r.Fallback != nil && domain.ErrorCode(err) == domain.EUNAVAILABLE {
-		return r.Fallback.Sum(scope, fromMs, toMs)
+	if err != nil && domain.ErrorCode(err) == domain.EUNAVAILABLE && r.fallback() != nil {
+		return r.fallback().Sum(scope, fromMs, toMs)
 	}
 	return out, pnl, inv, unit, err
 }
@@ -716,8 +724,8 @@ func (r *Reader) sum(scope projections.PnlScope, fromMs, toMs int64) ([]projecti
 // Total answers pnl/total like projections.Ledger.Total.
 func (r *Reader) Total(key string) (projections.PairTotal, error) {
 	t, err := r.total(key)
-	if err != nil && r.Fallback != nil && domain.ErrorCode(err) == domain.EUNAVAILABLE {
-		return r.Fallback.Total(key)
+	if err != nil && domain.ErrorCode(err) == domain.EUNAVAILABLE && r.fallback() != nil {
+		return r.fallback().Total(key)
 	}
 	return t, err
 }
@@ -764,8 +772,8 @@ func (r *Reader) AssetHistory(exchange, base string, start, end int64) []project
 	pts, err := r.assetHistory(exchange, base, start, end)
 	if err != nil {
 		r.Logger.Warn("clickhouse read failed", zap.String("op", "assets"), zap.Error(err))
-		if r.Fallback != nil {
-			return r.Fallback.AssetHistory(exchange, base, start, end)
+		if f := r.fallback(); f != nil {
+			return f.AssetHistory(exchange, base, start, end)
 		}
 		return []projections.AssetPoint{}
 	}
