@@ -180,4 +180,15 @@ func TestReadModelEndpoints(t *testing.T) {
 	if st, body := ts.getJSON(q, &marks); st != 200 || len(marks) != 2 || marks[1].Label != "▼" || marks[1].Time != rmAt(0, 18, 20).Unix() || len(marks[1].Tooltip) != 4 {
 		t.Errorf("chart/marks = %d %s", st, body)
 	}
+	// A new fill changes the (cached) overview: sell 0.5 @ 120 fee 0 against A's
+	// remaining {0.5, 50.05}: pnl 60 − 50.05 = 9.95; total 24.695 + 9.95 = 34.645.
+	ts.Clock.Set(rmAt(1, 1, 5))
+	ts.appendEvent(domain.OrderStream(5), domain.NewEvent(ts.Clock, domain.TypeOrderRequested, domain.OrderRequested{OrderID: 5,
+		Exchange: "binance", Pair: "USDT-BTC", Side: domain.Sell, Kind: domain.KindLimit, Amount: domain.MustDecimal("0.5"), Price: domain.MustDecimal("120")}))
+	ts.appendEvent(domain.OrderStream(5), domain.NewEvent(ts.Clock, domain.TypeOrderFilled, domain.OrderFilled{FillID: "g",
+		Price: domain.MustDecimal("120"), Quantity: domain.MustDecimal("0.5")}))
+	st, body = ts.do("POST", "/api/v1/pnl/overview", map[string]any{"timezone": "UTC", "keys": []string{"All"}, "quote": "USDT"}, ts.Token)
+	if err := json.Unmarshal(body, &ov); st != 200 || err != nil || ov.Total.Pnl != 34.645 {
+		t.Errorf("overview after a new fill = %d %s", st, body)
+	}
 }

@@ -64,6 +64,7 @@ type Ledger struct {
 	strat   map[string]string  // pair key → strategy name (from config events)
 	assets  assetBook
 	records int      // number of order records, all pairs
+	version uint64   // counts applied changes; see Version
 	intern  interner // used by Apply only (one goroutine, before the lock)
 }
 
@@ -142,6 +143,7 @@ func (l *Ledger) Apply(e *domain.Event) error {
 		}
 		l.mu.Lock()
 		defer l.mu.Unlock()
+		l.version++
 		return l.applyRequested(&r)
 	case domain.TypeOrderFilled:
 		id, ok := orderIDOf(e.Stream)
@@ -154,11 +156,13 @@ func (l *Ledger) Apply(e *domain.Event) error {
 		}
 		l.mu.Lock()
 		defer l.mu.Unlock()
+		l.version++
 		return l.applyFill(id, e.Time, e.Position, &f)
 	case domain.TypeOrderCancelled, domain.TypeOrderRejected, domain.TypeOrderExpired:
 		if id, ok := orderIDOf(e.Stream); ok {
 			l.mu.Lock()
 			delete(l.open, id)
+			l.version++
 			l.mu.Unlock()
 		}
 	case domain.TypeBalancesObserved:
@@ -168,10 +172,12 @@ func (l *Ledger) Apply(e *domain.Event) error {
 		}
 		l.mu.Lock()
 		defer l.mu.Unlock()
+		l.version++
 		l.assets.observe(e.Time, &b)
 	case domain.TypePairAdded, domain.TypePairRemoved, domain.TypeConfigReplaced:
 		l.mu.Lock()
 		defer l.mu.Unlock()
+		l.version++
 		return l.applyConfig(e)
 	}
 	return nil
@@ -632,6 +638,14 @@ func (b *pairBook) timeRange(from, to int64) (int, int) {
 	lo := sort.Search(len(b.recs), func(i int) bool { return b.recs[i].time >= from })
 	hi := sort.Search(len(b.recs), func(i int) bool { return b.recs[i].time >= to })
 	return lo, max(lo, hi)
+}
+
+// Version returns a number that changes whenever an applied event changed
+// the ledger, so that readers may cache what they computed from it.
+func (l *Ledger) Version() uint64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.version
 }
 
 // RecordCount returns the number of order records across all pairs.

@@ -778,14 +778,14 @@ func daySpan(first, last int64, loc *time.Location) int64 {
 	if first == 0 && last == 0 {
 		return 0
 	}
-	a := midnight(time.UnixMilli(first), loc)
-	b := midnight(time.UnixMilli(last), loc)
-	n := int64(1)
-	for a.Before(b) && n < 1<<20 {
-		a = a.AddDate(0, 0, 1)
-		n++
-	}
-	return n
+	return dayNumber(last, loc) - dayNumber(first, loc) + 1
+}
+
+// dayNumber is the count of days from 1970-01-01 to the calendar date of
+// ms in loc.
+func dayNumber(ms int64, loc *time.Location) int64 {
+	y, m, d := time.UnixMilli(ms).In(loc).Date()
+	return floorDiv(time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Unix(), 86400)
 }
 
 // rangeSeconds turns a [from, to) range in ms (0: unbounded) into bucket
