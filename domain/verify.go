@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // Verifier checks a log's hash chains and envelopes. Feed it every event in
@@ -30,7 +31,7 @@ import (
 //
 // A Verifier is not safe for concurrent use.
 type Verifier struct {
-	streams map[string]*verifiedStream
+	streams map[string]verifiedStream
 	ids     map[[16]byte]struct{}
 	events  int64
 	lastPos uint64
@@ -47,7 +48,7 @@ type verifiedStream struct {
 // NewVerifier returns a Verifier for a log read from its first event.
 func NewVerifier() *Verifier {
 	return &Verifier{
-		streams: make(map[string]*verifiedStream),
+		streams: make(map[string]verifiedStream),
 		ids:     make(map[[16]byte]struct{}),
 		buf:     make([]byte, 0, 1024),
 	}
@@ -151,10 +152,10 @@ func (v *Verifier) check(e *Event) string {
 	if e.Type == "" {
 		return "empty event type"
 	}
-	st := v.streams[e.Stream]
+	st, known := v.streams[e.Stream]
 	var want int64
 	var prev Hash
-	if st != nil {
+	if known {
 		want, prev = st.version+1, st.hash
 	}
 	switch {
@@ -177,7 +178,7 @@ func (v *Verifier) check(e *Event) string {
 	if !json.Valid(e.Data) {
 		return "data is not valid JSON"
 	}
-	if st != nil && e.Time < st.time {
+	if known && e.Time < st.time {
 		return fmt.Sprintf("time %d is earlier than the previous event's time %d in the stream", e.Time, st.time)
 	}
 	key := idKey(e.ID)
@@ -185,11 +186,13 @@ func (v *Verifier) check(e *Event) string {
 		return "event id appears earlier in the log"
 	}
 	v.ids[key] = struct{}{}
-	if st == nil {
-		st = &verifiedStream{}
-		v.streams[e.Stream] = st
+	name := e.Stream
+	if !known {
+		// A store may hand out names that share memory with the whole
+		// event; keep only the name.
+		name = strings.Clone(name)
 	}
-	st.version, st.hash, st.time = e.Version, e.Hash, e.Time
+	v.streams[name] = verifiedStream{version: e.Version, hash: e.Hash, time: e.Time}
 	v.events++
 	v.lastPos = e.Position
 	return ""

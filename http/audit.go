@@ -176,17 +176,11 @@ type auditEvent struct {
 // secretMask replaces every secret value shown to auditors.
 const secretMask = "********"
 
-// secretKeys are JSON object keys whose string values are masked in any
-// event, whatever its type (lowercased, without '_' and '-').
-var secretKeys = map[string]bool{
-	"password": true, "passphrase": true, "secret": true, "apisecret": true, "secretkey": true,
-	"privatekey": true, "masterkey": true, "token": true, "hash": true, "apikey": true, "key": true,
-}
-
 // redact returns the event as auditors may see it. ExchangeKeysSet shows
 // the exchange and field names but no field value; PasswordSet shows the
 // generation but not the hash; any other event has the string values of
-// secret-named keys (secretKeys) masked, should one ever carry one.
+// secret-named keys (domain.IsSecretField, and "hash") masked, should one
+// ever carry one.
 func redact(e domain.Event) auditEvent {
 	switch e.Type {
 	case domain.TypeExchangeKeysSet, domain.TypePasswordSet:
@@ -242,8 +236,7 @@ func maskSecrets(v any) bool {
 	switch v := v.(type) {
 	case map[string]any:
 		for k, x := range v {
-			norm := strings.NewReplacer("_", "", "-", "").Replace(strings.ToLower(k))
-			if s, ok := x.(string); ok && secretKeys[norm] && s != secretMask && s != "" {
+			if s, ok := x.(string); ok && (domain.IsSecretField(k) || strings.EqualFold(k, "hash")) && s != secretMask && s != "" {
 				v[k], changed = secretMask, true
 				continue
 			}
