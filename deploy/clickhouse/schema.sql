@@ -1,0 +1,142 @@
+-- Tradeledger analytics tables (projections/clickhouse), for ClickHouse 18.16 and later.
+-- The sink creates them itself (CREATE ... IF NOT EXISTS); this file is for review,
+-- for creating them ahead of time, and as the base of a cluster variant (see cluster.md).
+-- Generated from projections/clickhouse.Schema("tradeledger"); a test keeps the two equal.
+--
+-- Amounts are Int64 in units of 1e-8 (columns ending in _e8); times are Int64 milliseconds.
+-- Every table is a ReplacingMergeTree versioned by the log position of the row's event:
+-- read with FINAL (or argMax(col, position)) to see each row once.
+
+CREATE DATABASE IF NOT EXISTS tradeledger;
+
+CREATE TABLE IF NOT EXISTS tradeledger.orders (
+    order_id      Int64,
+    exchange      String,
+    pair          String,
+    side          String,
+    kind          String,
+    status        String,
+    amount_e8     Int64,
+    price_e8      Int64,
+    stop_price_e8 Int64,
+    filled_e8     Int64,
+    filled_value_e8 Int64,
+    fees_e8       Int64,
+    fills         UInt32,
+    created_ms    Int64,
+    updated_ms    Int64,
+    actor         String,
+    reason        String,
+    position      UInt64
+) ENGINE = ReplacingMergeTree(position)
+ORDER BY order_id;
+
+CREATE TABLE IF NOT EXISTS tradeledger.fills (
+    method        String,
+    exchange      String,
+    pair          String,
+    time_ms       Int64,
+    order_id      Int64,
+    fill_id       String,
+    side          String,
+    price_e8      Int64,
+    quantity_e8   Int64,
+    value_e8      Int64,
+    fee_e8        Int64,
+    fee_asset     String,
+    pnl_e8        Int64,
+    cost_e8       Int64,
+    unmatched_e8  Int64,
+    unmatched_value_e8 Int64,
+    net_e8        Int64,
+    closing       UInt8,
+    first         UInt8,
+    position      UInt64
+) ENGINE = ReplacingMergeTree(position)
+PARTITION BY toYYYYMM(toDate(intDiv(time_ms, 1000)))
+ORDER BY (method, exchange, pair, time_ms, order_id, position);
+
+CREATE TABLE IF NOT EXISTS tradeledger.pnl_daily (
+    method        String,
+    exchange      String,
+    pair          String,
+    day           Date,
+    trades        UInt32,
+    buys          UInt32,
+    sells         UInt32,
+    wins          UInt32,
+    losses        UInt32,
+    volume_e8     Int64,
+    pnl_e8        Int64,
+    fees_e8       Int64,
+    unmatched_value_e8 Int64,
+    position      UInt64
+) ENGINE = ReplacingMergeTree(position)
+ORDER BY (method, exchange, pair, day);
+
+CREATE TABLE IF NOT EXISTS tradeledger.order_pnl (
+    method        String,
+    exchange      String,
+    pair          String,
+    order_id      Int64,
+    first_close_ms Int64,
+    pnl_e8        Int64,
+    position      UInt64
+) ENGINE = ReplacingMergeTree(position)
+ORDER BY (method, exchange, pair, order_id, first_close_ms);
+
+CREATE TABLE IF NOT EXISTS tradeledger.pairs (
+    method        String,
+    exchange      String,
+    pair          String,
+    lots_qty_e8   Int64,
+    lots_cost_e8  Int64,
+    last_price_e8 Int64,
+    balance_e8    Int64,
+    position      UInt64
+) ENGINE = ReplacingMergeTree(position)
+ORDER BY (method, exchange, pair);
+
+CREATE TABLE IF NOT EXISTS tradeledger.strategies (
+    exchange      String,
+    pair          String,
+    strategy      String,
+    position      UInt64
+) ENGINE = ReplacingMergeTree(position)
+ORDER BY (exchange, pair);
+
+CREATE TABLE IF NOT EXISTS tradeledger.prices (
+    exchange      String,
+    pair          String,
+    slot          Int64,
+    price_e8      Int64,
+    position      UInt64
+) ENGINE = ReplacingMergeTree(position)
+ORDER BY (exchange, pair, slot);
+
+CREATE TABLE IF NOT EXISTS tradeledger.snapshots (
+    exchange      String,
+    seq           UInt64,
+    time_ms       Int64,
+    position      UInt64
+) ENGINE = ReplacingMergeTree(position)
+ORDER BY (exchange, seq);
+
+CREATE TABLE IF NOT EXISTS tradeledger.balances (
+    exchange      String,
+    seq           UInt64,
+    asset         String,
+    time_ms       Int64,
+    available_e8  Int64,
+    on_order_e8   Int64,
+    position      UInt64
+) ENGINE = ReplacingMergeTree(position)
+ORDER BY (exchange, seq, asset);
+
+CREATE TABLE IF NOT EXISTS tradeledger.checkpoint (
+    sink          String,
+    position      UInt64,
+    updated_ms    Int64
+) ENGINE = ReplacingMergeTree(position)
+ORDER BY sink;
+
