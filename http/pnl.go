@@ -1,8 +1,11 @@
 package http
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/gorilla/mux"
 
@@ -79,12 +82,69 @@ func (s *Server) handlePnlOverview(w http.ResponseWriter, r *http.Request) {
 		}
 		q.From, q.To = *dr.StartDate, *dr.EndDate
 	}
+	// The answer depends on the ledger, the request and today's date in
+	// its zone: cache the encoded body until the ledger changes.
+	// Only a reader with a version (the in-memory Ledger) is cached.
+	versioned, cacheable := l.(interface{ Version() uint64 })
+	var version uint64
+	var ck []byte
+	if cacheable {
+		version = versioned.Version()
+		ck, _ = json.Marshal([]any{fmt.Sprintf("%p", l), req.Keys, req.Quote, req.Timezone, q.From, q.To, q.Now.In(loc).Format("2006-01-02")})
+	}
+	if body, ok := overviewCache.get(string(ck), version); cacheable && ok {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(body)
+		return
+	}
 	o, err := l.Overview(q)
 	if err != nil {
 		Error(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, o)
+	body, err := json.Marshal(o)
+	if err != nil {
+		Error(w, r, err)
+		return
+	}
+	body = append(body, '\n')
+	if cacheable {
+		overviewCache.put(string(ck), version, body)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(body)
+}
+
+// overviewCache keeps recent overview bodies per request, valid while the
+// ledger's version is unchanged; bounded to maxCachedOverviews entries.
+var overviewCache = &bodyCache{m: map[string]cachedBody{}}
+
+const maxCachedOverviews = 128
+
+type cachedBody struct {
+	version uint64
+	body    []byte
+}
+
+type bodyCache struct {
+	mu sync.Mutex
+	m  map[string]cachedBody
+}
+
+func (c *bodyCache) get(key string, version uint64) ([]byte, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[key]
+	return e.body, ok && e.version == version
+}
+
+func (c *bodyCache) put(key string, version uint64, body []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.m) >= maxCachedOverviews {
+		clear(c.m)
+	}
+	c.m[key] = cachedBody{version, body}
 }
 
 type pnlDailyResponse struct {
