@@ -145,3 +145,43 @@ func TestReaderEqualsLedger(t *testing.T) {
 		t.Logf("%s: %d answers equal", m, n)
 	}
 }
+
+func TestReaderOutage(t *testing.T) {
+	url := testURL(t)
+	opts, db, _ := ParseURL(url)
+	px := newProxy(t, opts.Addr[0])
+	store := openStore(t)
+	g := newLogGen()
+	g.orders(t, store, 50)
+	if _, err := NewSink(url, store).Export(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	mem := ledgerOf(t, store, domain.LOFO)
+	r := NewReader("clickhouse://"+px.addr()+"/"+db, domain.LOFO)
+	r.Timeout = 5 * time.Second
+	if err := r.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	q := projections.OverviewQuery{Scope: projections.PnlScope{Keys: []string{"binance/USDT-BTC"}}, Loc: time.UTC, Now: g.clock.Now()}
+	want, _ := mem.Overview(q)
+	if got, err := r.Overview(q); mustJSON(t, got, err) != mustJSON(t, want, nil) {
+		t.Fatalf("overview with ClickHouse up differs: %s", mustJSON(t, got, err))
+	}
+	px.setDown(true)
+	if _, err := r.Overview(q); domain.ErrorCode(err) != domain.EUNAVAILABLE {
+		t.Fatalf("overview with ClickHouse down: err %v, want EUNAVAILABLE", err)
+	}
+	if _, err := r.Total("binance/USDT-BTC"); domain.ErrorCode(err) != domain.EUNAVAILABLE {
+		t.Fatalf("total with ClickHouse down: err %v, want EUNAVAILABLE", err)
+	}
+	r.Fallback = func() PnlSource { return mem }
+	if got, err := r.Overview(q); mustJSON(t, got, err) != mustJSON(t, want, nil) {
+		t.Fatalf("overview through an outage with fallback: %s", mustJSON(t, got, err))
+	}
+	px.setDown(false)
+	r.Fallback = nil
+	if got, err := r.Overview(q); mustJSON(t, got, err) != mustJSON(t, want, nil) {
+		t.Fatalf("overview after the outage: %s", mustJSON(t, got, err))
+	}
+}
