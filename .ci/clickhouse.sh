@@ -48,8 +48,11 @@ clickhouse_install() {
 		fi
 	fi
 	clickhouse__log "installing clickhouse-server and clickhouse-client from Debian's packages"
-	if ! $sudo apt-get update >/tmp/tradeledger-ci-clickhouse-apt.log 2>&1 ||
-		! DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y clickhouse-server clickhouse-client >>/tmp/tradeledger-ci-clickhouse-apt.log 2>&1; then
+	# Bounded, so an unreachable mirror costs CI minutes, not the whole run.
+	local t=""
+	if command -v timeout >/dev/null 2>&1; then t="timeout 600"; fi
+	if ! $t $sudo apt-get update >/tmp/tradeledger-ci-clickhouse-apt.log 2>&1 ||
+		! DEBIAN_FRONTEND=noninteractive $t $sudo apt-get install -y clickhouse-server clickhouse-client >>/tmp/tradeledger-ci-clickhouse-apt.log 2>&1; then
 		clickhouse__log "apt-get could not install clickhouse-server (see /tmp/tradeledger-ci-clickhouse-apt.log): ClickHouse tests will skip"
 		return 1
 	fi
