@@ -409,6 +409,15 @@ func (s *Sink) runWith(ctx context.Context, export bool, stats *ExportStats) err
 	}); err != nil {
 		return err
 	}
+	// A checkpoint beyond the log's head means the database was fed from
+	// another log: refuse rather than skip this log's first events.
+	if h, err := s.Store.Head(ctx); err != nil {
+		return fmt.Errorf("read head: %w", err)
+	} else if cp > h {
+		err := domain.Errorf(domain.ECONFLICT, "clickhouse database %s holds rows up to position %d but the log ends at %d: it was fed from another log; use another database", s.db, cp, h)
+		s.setErr(err)
+		return err
+	}
 	s.setStored(cp)
 	stats.From = cp
 

@@ -467,3 +467,17 @@ func TestSinkWaitsOutAnOutage(t *testing.T) {
 		t.Fatalf("totals after outage:\n got %+v\nwant %+v", tot, want)
 	}
 }
+
+func TestSinkRefusesADatabaseOfAnotherLog(t *testing.T) {
+	url := testURL(t)
+	a := openStore(t)
+	newLogGen().orders(t, a, 30)
+	if _, err := NewSink(url, a).Export(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	b := openStore(t)
+	newLogGen().orders(t, b, 3)
+	if _, err := NewSink(url, b).Export(context.Background()); domain.ErrorCode(err) != domain.ECONFLICT {
+		t.Fatalf("export of a shorter log into a fed database: %v, want ECONFLICT", err)
+	}
+}
