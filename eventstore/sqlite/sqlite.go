@@ -311,7 +311,25 @@ type streamHead struct {
 	hash    domain.Hash
 }
 
+// commit writes a batch in one transaction. It first runs without looking
+// event ids up: new ids are the rule, and the id index rejects a repeated
+// one anyway. Only when an expected version does not hold (a retry looks
+// like that) are the request's ids looked up. If the index rejects an id,
+// the transaction is rolled back and the batch runs again with every id
+// looked up first, which sorts retries from conflicts exactly.
 func (s *Store) commit(batch []*appendRequest) {
+	if !s.tryCommit(batch, false) {
+		for _, req := range batch {
+			req.err, req.result = nil, domain.AppendResult{}
+		}
+		s.tryCommit(batch, true)
+	}
+}
+
+// tryCommit runs commit's transaction and answers every request, or, only
+// when !lookupIDs and an id turned out to be stored already, rolls back and
+// returns false without answering.
+func (s *Store) tryCommit(batch []*appendRequest, lookupIDs bool) bool {
 	fail := func(err error) {
 		for _, req := range batch {
 			if req.err == nil {
@@ -326,7 +344,7 @@ func (s *Store) commit(batch []*appendRequest) {
 	tx, err := s.writeDB.Begin()
 	if err != nil {
 		fail(unavailable(err))
-		return
+		return true
 	}
 	headStmt, idStmt := tx.Stmt(s.stmts.head), tx.Stmt(s.stmts.id)
 
@@ -338,7 +356,7 @@ func (s *Store) commit(batch []*appendRequest) {
 	if err := tx.Stmt(s.stmts.maxPos).QueryRow().Scan(&maxPos); err != nil {
 		tx.Rollback()
 		fail(unavailable(err))
-		return
+		return true
 	}
 	pos := uint64(maxPos.Int64)
 	if pos != s.lastCommitted {
@@ -356,19 +374,22 @@ func (s *Store) commit(batch []*appendRequest) {
 			if head, err = s.streamHead(headStmt, req.stream); err != nil {
 				tx.Rollback()
 				fail(unavailable(err))
-				return
+				return true
 			}
 		}
 		// A retry of events already stored answers with the original result.
-		if res, dup, err := s.findDuplicates(idStmt, req, written); err != nil {
-			req.err = err
-			continue
-		} else if dup {
-			req.result = res
-			continue
+		expectErr := checkExpected(req.stream, req.expected, head.version)
+		if lookupIDs || expectErr != nil {
+			if res, dup, err := s.findDuplicates(idStmt, req, written); err != nil {
+				req.err = err
+				continue
+			} else if dup {
+				req.result = res
+				continue
+			}
 		}
-		if err := checkExpected(req.stream, req.expected, head.version); err != nil {
-			req.err = err
+		if expectErr != nil {
+			req.err = expectErr
 			continue
 		}
 		first := len(written)
@@ -392,12 +413,16 @@ func (s *Store) commit(batch []*appendRequest) {
 	}
 	if err := s.insertEvents(tx, written); err != nil {
 		tx.Rollback()
+		var se sqlite3.Error
+		if !lookupIDs && errors.As(err, &se) && se.Code == sqlite3.ErrConstraint {
+			return false
+		}
 		fail(unavailable(err))
-		return
+		return true
 	}
 	if err := tx.Commit(); err != nil {
 		fail(unavailable(fmt.Errorf("commit: %w", err)))
-		return
+		return true
 	}
 	if len(s.heads)+len(heads) > maxCachedHeads {
 		clear(s.heads)
@@ -414,6 +439,7 @@ func (s *Store) commit(batch []*appendRequest) {
 	for _, req := range batch {
 		close(req.done)
 	}
+	return true
 }
 
 // maxCachedHeads bounds the writer's cache of stream heads.
