@@ -50,6 +50,10 @@ type Main struct {
 	// PNL routes from it with --read-from clickhouse (clickhouse.go).
 	Sink      *clickhouse.Sink
 	pnlReader *clickhouse.Reader
+	// ManualCycles, when true, leaves the core's background schedule off:
+	// the caller (a test on a domain.ManualClock) drives Core.Cycle. The
+	// zero value is production behaviour.
+	ManualCycles bool
 }
 
 // NewMain returns a Main with default settings.
@@ -152,7 +156,9 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	}
 	s.Core = m.Core
 	s.Trader = m.Trader // trade, balances and pairs routes
-	m.Core.Start()
+	if !m.ManualCycles {
+		m.Core.Start()
+	}
 	s.Audit = tlhttp.NewAudit()
 	if s.Secrets, err = domain.NewSecretBox(m.DataDir.MasterKey); err != nil {
 		return fmt.Errorf("master key: %w", err)
