@@ -75,7 +75,11 @@ func NewEvent(clock Clock, typ string, data any) Event {
 // Decode unmarshals the event's payload into v, with an EINVALID error that
 // names the event when the payload does not fit.
 func (e *Event) Decode(v any) error {
-	if err := json.Unmarshal(e.Data, v); err != nil {
+	fast, err := decodeFast(e.Data, v)
+	if !fast {
+		err = json.Unmarshal(e.Data, v)
+	}
+	if err != nil {
 		return Errorf(EINVALID, "event %s/%d (%s): bad payload: %v", e.Stream, e.Version, e.Type, err)
 	}
 	return nil

@@ -63,9 +63,9 @@ type Ledger struct {
 	quotes  map[string]*series // per quote currency: every pair's buckets summed
 	strat   map[string]string  // pair key → strategy name (from config events)
 	assets  assetBook
-	records int      // number of order records, all pairs
-	version uint64   // counts applied changes; see Version
-	intern  interner // used by Apply only (one goroutine, before the lock)
+	records int             // number of order records, all pairs
+	version uint64          // counts applied changes; see Version
+	intern  domain.Interner // used by Apply only (one goroutine, before the lock)
 }
 
 const sideSell = 1 << 31
@@ -121,7 +121,7 @@ func NewLedger(method domain.PnlMethod) *Ledger {
 		quotes: map[string]*series{},
 		strat:  map[string]string{},
 		assets: newAssetBook(),
-		intern: interner{},
+		intern: domain.Interner{},
 	}
 }
 
@@ -138,7 +138,7 @@ func (l *Ledger) Apply(e *domain.Event) error {
 	switch e.Type {
 	case domain.TypeOrderRequested:
 		var r domain.OrderRequested
-		if err := decodeOrderRequestedWith(e.Data, &r, l.intern); err != nil {
+		if err := domain.DecodeOrderRequested(e.Data, &r, l.intern); err != nil {
 			return domain.Errorf(domain.EINVALID, "event %s/%d: bad OrderRequested: %v", e.Stream, e.Version, err)
 		}
 		l.mu.Lock()
@@ -151,7 +151,7 @@ func (l *Ledger) Apply(e *domain.Event) error {
 			return domain.Errorf(domain.EINVALID, "OrderFilled in stream %q, not an order stream", e.Stream)
 		}
 		var f domain.OrderFilled
-		if err := decodeOrderFilledWith(e.Data, &f, l.intern); err != nil {
+		if err := domain.DecodeOrderFilled(e.Data, &f, l.intern); err != nil {
 			return domain.Errorf(domain.EINVALID, "event %s/%d: bad OrderFilled: %v", e.Stream, e.Version, err)
 		}
 		l.mu.Lock()

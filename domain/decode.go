@@ -1,29 +1,29 @@
-package projections
+package domain
 
 import (
 	"encoding/json"
 	"unicode/utf8"
-
-	"github.com/tradeledger/tradeledger/domain"
 )
 
 // The replay target (DESIGN §9: ≥ 500,000 events/s) leaves no room for
-// encoding/json's reflection on the two payloads that make up most of a
-// trading log. decodeOrderRequested and decodeOrderFilled read the flat
-// objects the domain writes with a small scanner, and hand anything unusual
-// (escapes, non-ASCII, unknown or differently cased keys, nulls, nested
-// values, numbers that are not plain integers where integers go) to
-// encoding/json, so the result is always exactly what json.Unmarshal gives.
-// FuzzDecode checks that claim.
+// encoding/json's reflection on the payloads that make up most of a trading
+// log. DecodeOrderRequested, DecodeOrderFilled and DecodeOrderAccepted read
+// the flat objects this package writes with a small scanner, and hand
+// anything unusual (escapes, non-ASCII, unknown or differently cased keys,
+// nulls, nested values, numbers that are not plain integers where integers
+// go) to encoding/json, so the result is always exactly what json.Unmarshal
+// gives. FuzzDecode checks that claim. Event.Decode takes these paths by
+// itself, so every projection gets them.
 
-// interner returns one shared string per distinct byte sequence, so that
+// Interner returns one shared string per distinct byte sequence, so that
 // the exchange, pair, side and fee asset of millions of events cost no
-// allocation. Bounded: past maxInterned strings it allocates as usual.
-type interner map[string]string
+// allocation. Bounded: past maxInterned strings it allocates as usual. An
+// Interner is not safe for concurrent use; nil interns nothing.
+type Interner map[string]string
 
 const maxInterned = 4096
 
-func (in interner) get(b []byte) string {
+func (in Interner) get(b []byte) string {
 	if s, ok := in[string(b)]; ok {
 		return s
 	}
@@ -35,7 +35,7 @@ func (in interner) get(b []byte) string {
 }
 
 // str converts b: interned when in is not nil.
-func (in interner) str(b []byte) string {
+func (in Interner) str(b []byte) string {
 	if in == nil {
 		return string(b)
 	}
@@ -119,12 +119,12 @@ func (s *scanner) int() (int64, bool) {
 	return int64(v), true
 }
 
-func (s *scanner) decimal() (domain.Decimal, bool, error) {
+func (s *scanner) decimal() (Decimal, bool, error) {
 	v, ok := s.str()
 	if !ok {
 		return 0, false, nil
 	}
-	d, err := domain.ParseDecimal(string(v))
+	d, err := ParseDecimal(string(v))
 	return d, true, err
 }
 
@@ -155,17 +155,12 @@ func (s *scanner) object(field func(key []byte) bool) bool {
 	}
 }
 
-// decodeOrderRequested unmarshals an OrderRequested payload exactly as
-// json.Unmarshal would.
-func decodeOrderRequested(b []byte, v *domain.OrderRequested) error {
-	return decodeOrderRequestedWith(b, v, nil)
-}
-
-// decodeOrderRequestedWith is decodeOrderRequested with interned strings
-// when in is not nil; then ClientOrderID, which the read models do not use,
-// is checked but left empty.
-func decodeOrderRequestedWith(b []byte, v *domain.OrderRequested, in interner) error {
-	var r domain.OrderRequested
+// DecodeOrderRequested unmarshals an OrderRequested payload exactly as
+// json.Unmarshal would. With an Interner (read models), strings are
+// interned, and ClientOrderID and IdempotencyKey, which read models do not
+// use, are checked but left empty.
+func DecodeOrderRequested(b []byte, v *OrderRequested, in Interner) error {
+	var r OrderRequested
 	var derr error
 	s := scanner{b: b}
 	ok := s.object(func(k []byte) bool {
@@ -187,16 +182,22 @@ func decodeOrderRequestedWith(b []byte, v *domain.OrderRequested, in interner) e
 		case "side":
 			var x []byte
 			x, ok = s.str()
-			r.Side = domain.Side(in.str(x))
+			r.Side = Side(in.str(x))
 		case "kind":
 			var x []byte
 			x, ok = s.str()
-			r.Kind = domain.OrderKind(in.str(x))
+			r.Kind = OrderKind(in.str(x))
 		case "clientOrderId":
 			var x []byte
 			x, ok = s.str()
 			if in == nil {
 				r.ClientOrderID = string(x)
+			}
+		case "idempotencyKey":
+			var x []byte
+			x, ok = s.str()
+			if in == nil {
+				r.IdempotencyKey = string(x)
 			}
 		case "amount":
 			r.Amount, ok, err = s.decimal()
@@ -213,10 +214,10 @@ func decodeOrderRequestedWith(b []byte, v *domain.OrderRequested, in interner) e
 		return ok
 	})
 	if !ok || derr != nil {
-		*v = domain.OrderRequested{}
+		*v = OrderRequested{}
 		err := json.Unmarshal(b, v)
 		if in != nil {
-			v.ClientOrderID = ""
+			v.ClientOrderID, v.IdempotencyKey = "", ""
 		}
 		return err
 	}
@@ -224,17 +225,11 @@ func decodeOrderRequestedWith(b []byte, v *domain.OrderRequested, in interner) e
 	return nil
 }
 
-// decodeOrderFilled unmarshals an OrderFilled payload exactly as
-// json.Unmarshal would.
-func decodeOrderFilled(b []byte, v *domain.OrderFilled) error {
-	return decodeOrderFilledWith(b, v, nil)
-}
-
-// decodeOrderFilledWith is decodeOrderFilled with interned strings when in
-// is not nil; then FillID, which the read models do not use, is checked but
-// left empty.
-func decodeOrderFilledWith(b []byte, v *domain.OrderFilled, in interner) error {
-	var f domain.OrderFilled
+// DecodeOrderFilled unmarshals an OrderFilled payload exactly as
+// json.Unmarshal would. With an Interner, strings are interned and FillID,
+// which read models do not use, is checked but left empty.
+func DecodeOrderFilled(b []byte, v *OrderFilled, in Interner) error {
+	var f OrderFilled
 	var derr error
 	s := scanner{b: b}
 	ok := s.object(func(k []byte) bool {
@@ -269,7 +264,7 @@ func decodeOrderFilledWith(b []byte, v *domain.OrderFilled, in interner) error {
 		return ok
 	})
 	if !ok || derr != nil {
-		*v = domain.OrderFilled{}
+		*v = OrderFilled{}
 		err := json.Unmarshal(b, v)
 		if in != nil {
 			v.FillID = ""
@@ -278,4 +273,39 @@ func decodeOrderFilledWith(b []byte, v *domain.OrderFilled, in interner) error {
 	}
 	*v = f
 	return nil
+}
+
+// DecodeOrderAccepted unmarshals an OrderAccepted payload exactly as
+// json.Unmarshal would.
+func DecodeOrderAccepted(b []byte, v *OrderAccepted) error {
+	var a OrderAccepted
+	s := scanner{b: b}
+	ok := s.object(func(k []byte) bool {
+		if string(k) != "exchangeOrderId" {
+			return false
+		}
+		x, ok := s.str()
+		a.ExchangeOrderID = string(x)
+		return ok
+	})
+	if !ok {
+		*v = OrderAccepted{}
+		return json.Unmarshal(b, v)
+	}
+	*v = a
+	return nil
+}
+
+// decodeFast unmarshals the hot payload types without reflection; it
+// reports false for other types.
+func decodeFast(b []byte, v any) (bool, error) {
+	switch p := v.(type) {
+	case *OrderRequested:
+		return true, DecodeOrderRequested(b, p, nil)
+	case *OrderFilled:
+		return true, DecodeOrderFilled(b, p, nil)
+	case *OrderAccepted:
+		return true, DecodeOrderAccepted(b, p)
+	}
+	return false, nil
 }

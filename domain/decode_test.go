@@ -1,0 +1,49 @@
+package domain
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// FuzzDecode checks that the hand-written decoders give exactly what
+// encoding/json gives: the same value, and an error exactly when it errs.
+func FuzzDecode(f *testing.F) {
+	for _, s := range []string{
+		`{"orderId":12,"exchange":"binance","pair":"USDT-BTC","side":"buy","kind":"limit","amount":"1.00000000","price":"100.00000000","clientOrderId":"c-1"}`,
+		`{"fillId":"f1","price":"100.00000000","quantity":"0.50000000","fee":"0.00100000","feeAsset":"USDT","seq":7}`,
+		`{"orderId":-0,"ocoId":3, "stopPrice" : "1" , "limitPrice":"2.5"}`,
+		`{"OrderId":1}`, `{"orderId":1.0}`, `{"amount":1.5}`, `{"amount":null}`, `{"pair":"a\u0062"}`, `{"pair":"é"}`,
+		`{"exchangeOrderId":"x-1"}`, `{"idempotencyKey":"k"}`, `{"orderId":1}x`, `{}`, ` { } `, `{"fee":"1e3"}`, `{"seq":-1}`, `{"orderId":99999999999999999999}`, `{"price":"0.123456789"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var fast, slow OrderRequested
+		errF, errS := DecodeOrderRequested(b, &fast, nil), json.Unmarshal(b, &slow)
+		if (errF == nil) != (errS == nil) || (errS == nil && fast != slow) {
+			t.Fatalf("OrderRequested %q: fast %+v, %v; json %+v, %v", b, fast, errF, slow, errS)
+		}
+		var lean OrderRequested
+		errF = DecodeOrderRequested(b, &lean, Interner{})
+		slow.ClientOrderID, slow.IdempotencyKey = "", ""
+		if (errF == nil) != (errS == nil) || (errS == nil && lean != slow) {
+			t.Fatalf("lean OrderRequested %q: fast %+v, %v; json %+v, %v", b, lean, errF, slow, errS)
+		}
+		var ff, fs OrderFilled
+		errF, errS = DecodeOrderFilled(b, &ff, nil), json.Unmarshal(b, &fs)
+		if (errF == nil) != (errS == nil) || (errS == nil && ff != fs) {
+			t.Fatalf("OrderFilled %q: fast %+v, %v; json %+v, %v", b, ff, errF, fs, errS)
+		}
+		var lf OrderFilled
+		errF = DecodeOrderFilled(b, &lf, Interner{})
+		fs.FillID = ""
+		if (errF == nil) != (errS == nil) || (errS == nil && lf != fs) {
+			t.Fatalf("lean OrderFilled %q: fast %+v, %v; json %+v, %v", b, lf, errF, fs, errS)
+		}
+		var fa, sa OrderAccepted
+		errF, errS = DecodeOrderAccepted(b, &fa), json.Unmarshal(b, &sa)
+		if (errF == nil) != (errS == nil) || (errS == nil && fa != sa) {
+			t.Fatalf("OrderAccepted %q: fast %+v, %v; json %+v, %v", b, fa, errF, sa, errS)
+		}
+	})
+}
