@@ -60,16 +60,12 @@ func (r *Runner) Start(ctx context.Context) error {
 	}
 	// Nobody waits during the replay, so positions are published once at
 	// the end instead of per event.
-	it := r.Store.ReadAll(ctx, 0, 0)
 	var last uint64
-	for it.Next() {
-		e := it.Event()
-		r.applyAll(&e)
+	err = readAhead(ctx, r.Store.ReadAll(ctx, 0, 0), func(e *domain.Event) {
+		r.applyAll(e)
 		last = e.Position
-	}
+	})
 	r.publish(last)
-	err = it.Err()
-	it.Close()
 	if err != nil {
 		return fmt.Errorf("projections: replay: %w", err)
 	}
@@ -81,6 +77,57 @@ func (r *Runner) Start(ctx context.Context) error {
 	r.done = make(chan struct{})
 	go r.follow(subCtx)
 	return nil
+}
+
+// replayBatch is how many events the replay's reader hands over at once.
+const replayBatch = 1024
+
+// readAhead calls apply for every event of it, in order, while a second
+// goroutine reads and decodes the next batch: on two cores the replay costs
+// about the larger of reading and applying, not their sum.
+func readAhead(ctx context.Context, it domain.EventIterator, apply func(*domain.Event)) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	batches := make(chan []domain.Event, 4)
+	free := make(chan []domain.Event, 6)
+	var readErr error
+	go func() {
+		defer close(batches)
+		defer it.Close()
+		for {
+			var buf []domain.Event
+			select {
+			case buf = <-free:
+			default:
+				buf = make([]domain.Event, 0, replayBatch)
+			}
+			buf = buf[:0]
+			for len(buf) < replayBatch && it.Next() {
+				buf = append(buf, it.Event())
+			}
+			if len(buf) > 0 {
+				select {
+				case batches <- buf:
+				case <-ctx.Done():
+					return
+				}
+			}
+			if len(buf) < replayBatch {
+				readErr = it.Err()
+				return
+			}
+		}
+	}()
+	for buf := range batches {
+		for i := range buf {
+			apply(&buf[i])
+		}
+		select {
+		case free <- buf:
+		default:
+		}
+	}
+	return readErr // written before batches closed
 }
 
 func (r *Runner) follow(ctx context.Context) {
