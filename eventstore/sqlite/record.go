@@ -1,8 +1,10 @@
 package sqlite
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
+	"unsafe"
 
 	"github.com/tradeledger/tradeledger/domain"
 )
@@ -41,12 +43,15 @@ func appendRecord(buf []byte, e *domain.Event) []byte {
 }
 
 // decodeRecord decodes a record into e. The strings and Data of e share one
-// copy of rec, so rec may be reused after the call.
+// copy of rec (one allocation per event on the replay path), so rec may be
+// reused after the call; that copy is never written again, which is what
+// makes the strings over it sound.
 func decodeRecord(rec []byte, e *domain.Event) error {
 	if len(rec) < 1+64 || rec[0] != recordVersion {
 		return errBadRecord
 	}
-	s := string(rec) // one copy; strings below are substrings of it
+	rec = bytes.Clone(rec)
+	s := unsafe.String(unsafe.SliceData(rec), len(rec))
 	i := 1
 	str := func() (string, bool) {
 		n, w := binary.Uvarint(rec[i:])
@@ -77,8 +82,13 @@ func decodeRecord(rec []byte, e *domain.Event) error {
 	schema, ok[6] = num()
 	e.Schema = int(schema)
 	e.Time, ok[7] = num()
-	var data string
-	data, ok[8] = str()
+	n, w := binary.Uvarint(rec[i:])
+	ok[8] = w > 0 && n <= uint64(len(rec)-i-w)
+	if ok[8] {
+		i += w
+		e.Data = rec[i : i+int(n) : i+int(n)]
+		i += int(n)
+	}
 	for _, good := range ok {
 		if !good {
 			return errBadRecord
@@ -87,7 +97,6 @@ func decodeRecord(rec []byte, e *domain.Event) error {
 	if len(rec)-i != 64 {
 		return errBadRecord
 	}
-	e.Data = []byte(data)
 	copy(e.PrevHash[:], rec[i:i+32])
 	copy(e.Hash[:], rec[i+32:])
 	return nil
