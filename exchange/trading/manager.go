@@ -17,7 +17,10 @@ const fillPage = 500
 // does not answer leaves the cancel pending (EUNAVAILABLE); Reconcile
 // retries it.
 func (t *Trader) Cancel(ctx context.Context, exchange, pair string, orderID int64, actor, correlation string) error {
-	o, ok := t.Order(orderID)
+	o, ok, err := t.lookup(ctx, orderID)
+	if err != nil {
+		return err
+	}
 	if !ok || o.Exchange != exchange || o.Pair != pair {
 		return domain.Errorf(domain.ENOTFOUND, "order %d not found on %s %s", orderID, exchange, pair)
 	}
@@ -46,7 +49,18 @@ func (t *Trader) cancelLeg(ctx context.Context, a *appender, x domain.Exchange, 
 func (t *Trader) cancelLocked(ctx context.Context, a *appender, x domain.Exchange, id int64, reason string) error {
 	en := t.entry(id)
 	if en == nil {
-		return domain.Errorf(domain.ENOTFOUND, "order %d not found", id)
+		// Finished (or never an order): the log says which.
+		o, ok, err := t.lookup(ctx, id)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return domain.Errorf(domain.ENOTFOUND, "order %d not found", id)
+		}
+		if _, err := o.DecideCancel(t.Clock, reason); err != nil {
+			return err
+		}
+		return domain.Errorf(domain.ECONFLICT, "order %d is already %s", id, o.State)
 	}
 	en.op.Lock()
 	t.mu.Lock()
@@ -69,6 +83,9 @@ func (t *Trader) cancelLocked(ctx context.Context, a *appender, x domain.Exchang
 // requested, and records the outcome.
 func (t *Trader) exchangeCancel(ctx context.Context, a *appender, x domain.Exchange, id int64, reason string) error {
 	en := t.entry(id)
+	if en == nil {
+		return nil // finished meanwhile: nothing left to cancel
+	}
 	o := t.snapshot(en)
 	exID := o.ExchangeOrderID
 	if exID == "" {
@@ -119,19 +136,36 @@ func (t *Trader) exchangeCancel(ctx context.Context, a *appender, x domain.Excha
 	return domain.Errorf(domain.EUNAVAILABLE, "%s did not answer; the cancel of order %d is pending", o.Exchange, id)
 }
 
-// openOrders returns the ids of unfinished orders of an exchange (and pair,
-// unless ""), in id order.
-func (t *Trader) openOrders(exchange, pair string, keep func(o *domain.Order) bool) []int64 {
+// openOrders returns the ids of the unfinished orders of an exchange that
+// keep accepts, in id order. It costs O(unfinished orders of the
+// exchange), not O(every order ever).
+func (t *Trader) openOrders(exchange string, keep func(o *domain.Order) bool) []int64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.init()
+	return t.collect(t.open[exchange], keep)
+}
+
+// armedOrders returns the ids of the emulated orders of a pair that wait
+// for their stop, in id order (O(armed orders of the pair)).
+func (t *Trader) armedOrders(exchange, pair string) []int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.init()
+	return t.collect(t.armed[pairRef{exchange, pair}], func(o *domain.Order) bool {
+		return o.Emulated() && !o.Triggered && o.State == domain.OrderStateAccepted
+	})
+}
+
+// collect filters a set of order ids by keep, sorted. The caller holds t.mu.
+func (t *Trader) collect(set map[int64]struct{}, keep func(o *domain.Order) bool) []int64 {
 	var ids []int64
-	for id, en := range t.orders {
-		o := &en.o
-		if o.State == domain.OrderStateNone || o.State.Done() || o.Exchange != exchange || (pair != "" && o.Pair != pair) {
+	for id := range set {
+		en := t.orders[id]
+		if en == nil || en.o.State == domain.OrderStateNone || en.o.State.Done() {
 			continue
 		}
-		if keep(o) {
+		if keep(&en.o) {
 			ids = append(ids, id)
 		}
 	}
@@ -152,9 +186,7 @@ func (t *Trader) OnTicker(ctx context.Context, exchange string, tk domain.Ticker
 	l.Lock()
 	defer l.Unlock()
 	a := t.newAppender(domain.ActorCore, "")
-	ids := t.openOrders(exchange, tk.Pair, func(o *domain.Order) bool {
-		return o.Emulated() && !o.Triggered && o.State == domain.OrderStateAccepted
-	})
+	ids := t.armedOrders(exchange, tk.Pair)
 	var firstErr error
 	for _, id := range ids {
 		if err := t.tick(ctx, a, x, id, tk); err != nil && firstErr == nil {
@@ -166,6 +198,9 @@ func (t *Trader) OnTicker(ctx context.Context, exchange string, tk domain.Ticker
 
 func (t *Trader) tick(ctx context.Context, a *appender, x domain.Exchange, id int64, tk domain.Ticker) error {
 	en := t.entry(id)
+	if en == nil {
+		return nil // finished meanwhile
+	}
 	en.op.Lock()
 	t.mu.Lock()
 	evs := en.o.DecideTick(t.Clock, tk.Last, tk.Bid, tk.Ask)
@@ -250,12 +285,12 @@ func (t *Trader) Reconcile(ctx context.Context, exchange string) error {
 }
 
 func (t *Trader) reconcile(ctx context.Context, a *appender, x domain.Exchange) error {
-	pending := t.openOrders(x.Name(), "", func(o *domain.Order) bool {
+	pending := t.openOrders(x.Name(), func(o *domain.Order) bool {
 		return (o.State == domain.OrderStateRequested && !o.Emulated()) || o.State == domain.OrderStateTriggered
 	})
 	for _, id := range pending {
 		en := t.entry(id)
-		if !en.op.TryLock() {
+		if en == nil || !en.op.TryLock() {
 			continue // a command is placing it right now
 		}
 		o := t.snapshot(en)
@@ -283,7 +318,7 @@ func (t *Trader) reconcile(ctx context.Context, a *appender, x domain.Exchange) 
 			return err
 		}
 	}
-	cancels := t.openOrders(x.Name(), "", func(o *domain.Order) bool { return o.CancelRequested && o.OnExchange() })
+	cancels := t.openOrders(x.Name(), func(o *domain.Order) bool { return o.CancelRequested && o.OnExchange() })
 	for _, id := range cancels {
 		if err := t.exchangeCancel(ctx, a, x, id, "cancelled by the client"); err != nil && domain.ErrorCode(err) != domain.EUNAVAILABLE && domain.ErrorCode(err) != domain.ECONFLICT {
 			return err
@@ -332,6 +367,9 @@ func (t *Trader) reconcileFills(ctx context.Context, a *appender, x domain.Excha
 
 func (t *Trader) recordFill(ctx context.Context, a *appender, x domain.Exchange, id int64, f domain.Fill) error {
 	en := t.entry(id)
+	if en == nil {
+		return nil // finished: a fill it no longer expects
+	}
 	en.op.Lock()
 	t.mu.Lock()
 	first := en.o.Filled.IsZero()

@@ -98,52 +98,75 @@ func (t *Trader) check(ctx context.Context, req *domain.OrderRequest, oco bool) 
 	return x, tk, nil
 }
 
-// claimKey returns the entry of an Idempotency-Key: fresh (the caller
-// must settle it) or an earlier one (its answer is to be returned).
-func (t *Trader) claimKey(ctx context.Context, key string) (ke *keyEntry, fresh bool, err error) {
-	t.mu.Lock()
-	t.init()
-	ke, ok := t.keys[key]
-	if !ok {
-		ke = &keyEntry{done: make(chan struct{})}
-		t.keys[key] = ke
+// claimKey claims an Idempotency-Key. fresh: no request used it, the
+// caller places the order and must settle the claim. Otherwise rec is the
+// first request's answer. A claim in progress is waited for; if it placed
+// nothing, the key is free again and claimed anew.
+func (t *Trader) claimKey(ctx context.Context, key string) (rec keyRecord, fresh bool, err error) {
+	kid := keyIDOf(key)
+	for {
+		t.mu.Lock()
+		t.init()
+		if ke, ok := t.pending[key]; ok {
+			t.mu.Unlock()
+			select {
+			case <-ke.done:
+				continue
+			case <-ctx.Done():
+				return keyRecord{}, false, ctx.Err()
+			}
+		}
+		if rec, ok := t.keys[kid]; ok {
+			t.mu.Unlock()
+			return rec, false, nil
+		}
+		t.pending[key] = &keyEntry{done: make(chan struct{})}
 		t.mu.Unlock()
-		return ke, true, nil
-	}
-	t.mu.Unlock()
-	select {
-	case <-ke.done:
-		return ke, false, nil
-	case <-ctx.Done():
-		return nil, false, ctx.Err()
+		return keyRecord{}, true, nil
 	}
 }
 
-// settleKey records the outcome of a fresh key; a request that placed
+// settleKey ends a fresh claim with its outcome; a request that placed
 // nothing (orderID 0) frees the key for a retry.
-func (t *Trader) settleKey(key string, ke *keyEntry, orderID, ocoID int64) {
+func (t *Trader) settleKey(key string, orderID, ocoID int64) {
 	t.mu.Lock()
-	if orderID == 0 && ocoID == 0 {
-		delete(t.keys, key)
-	} else {
-		ke.orderID, ke.ocoID = orderID, ocoID
+	ke := t.pending[key]
+	delete(t.pending, key)
+	if orderID != 0 {
+		t.keys[keyIDOf(key)] = keyRecord{orderID: orderID, ocoID: ocoID}
 	}
 	t.mu.Unlock()
-	close(ke.done)
+	if ke != nil {
+		close(ke.done)
+	}
 }
 
-// answer is the result of an order as a command answer: nil once the
+// answerKey is the answer to a request whose Idempotency-Key was used: the
+// first request's id (its OCO's for an OCO) and the outcome of its order.
+func (t *Trader) answerKey(ctx context.Context, rec keyRecord) (int64, error) {
+	o, ok, err := t.lookup(ctx, rec.orderID)
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		return 0, domain.Errorf(domain.EINTERNAL, "order %d vanished", rec.orderID)
+	}
+	id := rec.orderID
+	if rec.ocoID != 0 {
+		id = rec.ocoID
+	}
+	return id, answerOrder(o)
+}
+
+// answerOrder is the result of an order as a command answer: nil once the
 // order is placed (or held), EINVALID with the reason if it was rejected,
 // EUNAVAILABLE while it is pending reconciliation.
-func (t *Trader) answer(id int64) error {
-	o, ok := t.Order(id)
-	switch {
-	case !ok:
-		return domain.Errorf(domain.EINTERNAL, "order %d vanished", id)
-	case o.State == domain.OrderStateRejected:
-		return domain.Errorf(domain.EINVALID, "order %d rejected: %s", id, o.Reason)
-	case o.State == domain.OrderStateRequested:
-		return domain.Errorf(domain.EUNAVAILABLE, "%s did not answer; order %d is pending reconciliation", o.Exchange, id)
+func answerOrder(o domain.Order) error {
+	switch o.State {
+	case domain.OrderStateRejected:
+		return domain.Errorf(domain.EINVALID, "order %d rejected: %s", o.OrderID, o.Reason)
+	case domain.OrderStateRequested:
+		return domain.Errorf(domain.EUNAVAILABLE, "%s did not answer; order %d is pending reconciliation", o.Exchange, o.OrderID)
 	}
 	return nil
 }
@@ -163,31 +186,19 @@ func (t *Trader) Submit(ctx context.Context, req domain.OrderRequest) (int64, er
 		return 0, err
 	}
 	if req.IdempotencyKey != "" {
-		ke, fresh, err := t.claimKey(ctx, req.IdempotencyKey)
+		rec, fresh, err := t.claimKey(ctx, req.IdempotencyKey)
 		if err != nil {
 			return 0, err
 		}
 		if !fresh {
-			if ke.orderID == 0 {
-				return ke.ocoID, t.answer(t.ocoLimitLeg(ke.ocoID))
-			}
-			return ke.orderID, t.answer(ke.orderID)
+			return t.answerKey(ctx, rec)
 		}
 		var id int64
-		defer func() { t.settleKey(req.IdempotencyKey, ke, id, 0) }()
+		defer func() { t.settleKey(req.IdempotencyKey, id, 0) }()
 		id, err = t.submit(ctx, x, tk, req, 0)
 		return id, err
 	}
 	return t.submit(ctx, x, tk, req, 0)
-}
-
-func (t *Trader) ocoLimitLeg(ocoID int64) int64 {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if c := t.ocos[ocoID]; c != nil {
-		return c.LimitOrderID
-	}
-	return 0
 }
 
 // requestEvent returns the OrderRequested of a new order, with the client
@@ -239,7 +250,7 @@ func (t *Trader) submit(ctx context.Context, x domain.Exchange, tk domain.Ticker
 	if err != nil {
 		return id, a.finish(ctx, err)
 	}
-	return id, a.finish(ctx, t.answer(id))
+	return id, a.finish(ctx, answerOrder(t.snapshot(en)))
 }
 
 // submitEntry writes the OrderRequested of an exchange order (limit or
@@ -344,6 +355,9 @@ func (t *Trader) settlePlacedLocked(ctx context.Context, a *appender, x domain.E
 	}
 	if eo.Status == domain.StatusCancelled {
 		en := t.entry(id)
+		if en == nil {
+			return nil // filled in full meanwhile
+		}
 		en.op.Lock()
 		defer en.op.Unlock()
 		t.mu.Lock()
@@ -365,22 +379,25 @@ func (t *Trader) SubmitOCO(ctx context.Context, req domain.OrderRequest) (int64,
 		return 0, err
 	}
 	if req.IdempotencyKey != "" {
-		ke, fresh, err := t.claimKey(ctx, req.IdempotencyKey)
+		rec, fresh, err := t.claimKey(ctx, req.IdempotencyKey)
 		if err != nil {
 			return 0, err
 		}
 		if !fresh {
-			return ke.ocoID, t.answer(t.ocoLimitLeg(ke.ocoID))
+			return t.answerKey(ctx, rec)
 		}
-		var id int64
-		defer func() { t.settleKey(req.IdempotencyKey, ke, 0, id) }()
-		id, err = t.submitOCO(ctx, x, tk, req)
+		var id, limitID int64
+		defer func() { t.settleKey(req.IdempotencyKey, limitID, id) }()
+		id, limitID, err = t.submitOCO(ctx, x, tk, req)
 		return id, err
 	}
-	return t.submitOCO(ctx, x, tk, req)
+	id, _, err := t.submitOCO(ctx, x, tk, req)
+	return id, err
 }
 
-func (t *Trader) submitOCO(ctx context.Context, x domain.Exchange, tk domain.Ticker, req domain.OrderRequest) (int64, error) {
+// submitOCO writes and places an OCO; it returns the OCO id and the limit
+// leg's id once the limit leg's OrderRequested is durable (zeros before).
+func (t *Trader) submitOCO(ctx context.Context, x domain.Exchange, tk domain.Ticker, req domain.OrderRequest) (int64, int64, error) {
 	a := t.newAppender(req.Actor, req.Correlation)
 	ocoID, _ := t.allocID(false)
 	stopID, stopEn := t.allocID(true)
@@ -395,7 +412,7 @@ func (t *Trader) submitOCO(ctx context.Context, x domain.Exchange, tk domain.Tic
 	if err != nil {
 		t.dropEntry(stopID)
 		t.dropEntry(limitID)
-		return 0, err
+		return 0, 0, err
 	}
 	// OcoPlaced comes before the limit leg is placed, so that a fill of
 	// the limit leg always finds its OCO.
@@ -404,23 +421,23 @@ func (t *Trader) submitOCO(ctx context.Context, x domain.Exchange, tk domain.Tic
 	})
 	if err := a.append(ctx, domain.OcoStream(ocoID), domain.NoStream, placed); err != nil {
 		t.dropEntry(limitID)
-		return 0, err
+		return 0, 0, err
 	}
 	limitReq := req
 	limitReq.Kind, limitReq.StopPrice, limitReq.LimitPrice = domain.KindLimit, 0, 0
 	id, err := t.submitEntry(ctx, a, x, limitReq, ocoID, limitID, limitEn)
 	if id == 0 {
-		return 0, err
+		return 0, 0, err
 	}
-	if o, _ := t.Order(id); o.State == domain.OrderStateRejected {
+	if o := t.snapshot(limitEn); o.State == domain.OrderStateRejected {
 		if cerr := t.cancelLeg(ctx, a, x, stopID, "OCO limit leg rejected"); cerr != nil && err == nil {
 			err = cerr
 		}
 	}
 	if err != nil {
-		return ocoID, a.finish(ctx, err)
+		return ocoID, id, a.finish(ctx, err)
 	}
-	return ocoID, a.finish(ctx, t.answer(id))
+	return ocoID, id, a.finish(ctx, answerOrder(t.snapshot(limitEn)))
 }
 
 // ClosePosition sells the base of req.Pair held on req.Exchange (all that

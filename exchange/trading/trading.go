@@ -20,6 +20,7 @@ package trading
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"sort"
@@ -59,12 +60,19 @@ type Trader struct {
 	// Timeout bounds each exchange call.
 	Timeout time.Duration
 
-	mu       sync.Mutex
-	nextID   int64
+	mu     sync.Mutex
+	nextID int64
+	// orders holds the unfinished orders (and ids reserved for orders
+	// being written); a finished order leaves it, its id joins finished,
+	// and its state is read back from the log when asked for (lookup).
 	orders   map[int64]*entry
-	byClient map[string]int64
-	keys     map[string]*keyEntry
-	ocos     map[int64]*domain.Oco
+	finished idSet                          // finished orders and OCOs: their events are no longer applied
+	open     map[string]map[int64]struct{}  // exchange → unfinished order ids
+	armed    map[pairRef]map[int64]struct{} // emulated orders waiting for their stop
+	byClient map[string]int64               // client order id → unfinished order id
+	pending  map[string]*keyEntry           // Idempotency-Keys being answered
+	keys     map[keyID]keyRecord            // Idempotency-Keys answered (from the log)
+	ocos     map[int64]*domain.Oco          // OCOs with a leg that is not finished
 	cursor   map[string]uint64
 	balances map[string]domain.BalancesObserved
 	exLocks  map[string]*sync.Mutex
@@ -75,11 +83,40 @@ type entry struct {
 	o  domain.Order
 }
 
-type keyEntry struct {
-	done    chan struct{}
+// pairRef names an exchange's pair (the armed index's key).
+type pairRef struct{ exchange, pair string }
+
+// keyID is the Idempotency-Key as kept: 128 bits of its SHA-256, so that
+// a million keys cost a fixed 16 bytes each whatever their length.
+type keyID [16]byte
+
+func keyIDOf(key string) keyID {
+	sum := sha256.Sum256([]byte(key))
+	var k keyID
+	copy(k[:], sum[:16])
+	return k
+}
+
+// keyRecord is what a used Idempotency-Key answered: the order (for an
+// OCO, its limit leg, whose OrderRequested carries the key) and the OCO.
+type keyRecord struct {
 	orderID int64
 	ocoID   int64
 }
+
+// keyEntry is a key whose first request is in progress; done closes when
+// it is settled.
+type keyEntry struct {
+	done chan struct{}
+}
+
+// idSet is a set of ids as a sparse bitset: 64 ids per word, so the dense
+// run of a log's order ids costs about two bits each and a scattered id
+// (an imported order's) one map entry.
+type idSet map[int64]uint64
+
+func (s idSet) has(id int64) bool { return s[id>>6]&(1<<(uint64(id)&63)) != 0 }
+func (s idSet) add(id int64)      { s[id>>6] |= 1 << (uint64(id) & 63) }
 
 // NewTrader returns a Trader with default settings.
 func NewTrader(store domain.EventStore, exchange func(string) (domain.Exchange, error), clock domain.Clock) *Trader {
@@ -90,8 +127,12 @@ func (t *Trader) init() {
 	if t.orders == nil {
 		t.nextID = 1
 		t.orders = make(map[int64]*entry)
+		t.finished = make(idSet)
+		t.open = make(map[string]map[int64]struct{})
+		t.armed = make(map[pairRef]map[int64]struct{})
 		t.byClient = make(map[string]int64)
-		t.keys = make(map[string]*keyEntry)
+		t.pending = make(map[string]*keyEntry)
+		t.keys = make(map[keyID]keyRecord)
 		t.ocos = make(map[int64]*domain.Oco)
 		t.cursor = make(map[string]uint64)
 		t.balances = make(map[string]domain.BalancesObserved)
@@ -103,7 +144,9 @@ func (t *Trader) init() {
 func (t *Trader) Name() string { return "trading" }
 
 // Apply implements projections.Projection: it folds order, OCO and balance
-// events into the Trader's state. Events already applied are ignored.
+// events into the Trader's state. Events already applied are ignored, and
+// so are the events of finished orders and OCOs (the Trader keeps only
+// what it still acts on: see lookup).
 func (t *Trader) Apply(e *domain.Event) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -118,13 +161,16 @@ func (t *Trader) applyLocked(e *domain.Event) error {
 		if err != nil {
 			return nil
 		}
+		if id >= t.nextID {
+			t.nextID = id + 1
+		}
+		if t.finished.has(id) {
+			return nil
+		}
 		en := t.orders[id]
 		if en == nil {
 			en = &entry{o: domain.NewOrder()}
 			t.orders[id] = en
-		}
-		if id >= t.nextID {
-			t.nextID = id + 1
 		}
 		if err := en.o.Apply(e); err != nil {
 			return err
@@ -133,10 +179,9 @@ func (t *Trader) applyLocked(e *domain.Event) error {
 		case domain.TypeOrderRequested:
 			t.byClient[en.o.ClientOrderID] = id
 			if k := en.o.IdempotencyKey; k != "" {
-				if _, ok := t.keys[k]; !ok {
-					done := make(chan struct{})
-					close(done)
-					t.keys[k] = &keyEntry{done: done, orderID: id, ocoID: en.o.OcoID}
+				kid := keyIDOf(k)
+				if _, ok := t.keys[kid]; !ok {
+					t.keys[kid] = keyRecord{orderID: id, ocoID: en.o.OcoID}
 				}
 			}
 		case domain.TypeOrderFilled:
@@ -145,9 +190,16 @@ func (t *Trader) applyLocked(e *domain.Event) error {
 				t.cursor[en.o.Exchange] = p.Seq
 			}
 		}
+		t.index(id, en)
 	case strings.HasPrefix(e.Stream, "oco-"):
 		id, err := strconv.ParseInt(e.Stream[len("oco-"):], 10, 64)
 		if err != nil {
+			return nil
+		}
+		if id >= t.nextID {
+			t.nextID = id + 1
+		}
+		if t.finished.has(id) {
 			return nil
 		}
 		c := t.ocos[id]
@@ -156,10 +208,10 @@ func (t *Trader) applyLocked(e *domain.Event) error {
 			c = &oc
 			t.ocos[id] = c
 		}
-		if id >= t.nextID {
-			t.nextID = id + 1
+		if err := c.Apply(e); err != nil {
+			return err
 		}
-		return c.Apply(e)
+		t.ocoSettled(id)
 	case strings.HasPrefix(e.Stream, "balance-") && e.Type == domain.TypeBalancesObserved:
 		var p domain.BalancesObserved
 		if err := e.Decode(&p); err != nil {
@@ -170,18 +222,113 @@ func (t *Trader) applyLocked(e *domain.Event) error {
 	return nil
 }
 
-// Order returns a copy of an order's state, and whether it exists.
-func (t *Trader) Order(id int64) (domain.Order, bool) {
+// index files an order after an event: an unfinished one under its
+// exchange (and, while its stop waits, under its pair as armed); a
+// finished one leaves every index and memory. The caller holds t.mu.
+func (t *Trader) index(id int64, en *entry) {
+	o := &en.o
+	if o.State == domain.OrderStateNone {
+		return
+	}
+	ref := pairRef{o.Exchange, o.Pair}
+	if o.State.Done() {
+		delete(t.orders, id)
+		if t.byClient[o.ClientOrderID] == id {
+			delete(t.byClient, o.ClientOrderID)
+		}
+		removeID(t.open, o.Exchange, id)
+		removeID(t.armed, ref, id)
+		t.finished.add(id)
+		if o.OcoID != 0 {
+			t.ocoSettled(o.OcoID)
+		}
+		return
+	}
+	addID(t.open, o.Exchange, id)
+	if o.Emulated() && !o.Triggered && o.State == domain.OrderStateAccepted {
+		addID(t.armed, ref, id)
+	} else {
+		removeID(t.armed, ref, id)
+	}
+}
+
+// ocoSettled forgets an OCO once both its legs are finished.
+func (t *Trader) ocoSettled(ocoID int64) {
+	c := t.ocos[ocoID]
+	if c == nil || c.LimitOrderID == 0 || c.StopOrderID == 0 {
+		return
+	}
+	if t.finished.has(c.LimitOrderID) && t.finished.has(c.StopOrderID) {
+		delete(t.ocos, ocoID)
+		t.finished.add(ocoID)
+	}
+}
+
+func addID[K comparable](m map[K]map[int64]struct{}, k K, id int64) {
+	set := m[k]
+	if set == nil {
+		set = make(map[int64]struct{})
+		m[k] = set
+	}
+	set[id] = struct{}{}
+}
+
+func removeID[K comparable](m map[K]map[int64]struct{}, k K, id int64) {
+	if set := m[k]; set != nil {
+		delete(set, id)
+		if len(set) == 0 {
+			delete(m, k)
+		}
+	}
+}
+
+// OpenOrders returns how many unfinished orders of exchange the Trader
+// holds (requested, accepted, held for a stop, or triggered).
+func (t *Trader) OpenOrders(exchange string) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	return len(t.open[exchange])
+}
+
+// Order returns a copy of an order's state, and whether it exists. An
+// unfinished order comes from memory; a finished one is read back from the
+// log (false if that read fails).
+func (t *Trader) Order(id int64) (domain.Order, bool) {
+	o, ok, err := t.lookup(context.Background(), id)
+	return o, ok && err == nil
+}
+
+// lookup returns an order's state (without its fill-id set): from memory
+// while it is unfinished, else folded from its stream in the log. An id
+// that never was an order is (zero, false, nil).
+func (t *Trader) lookup(ctx context.Context, id int64) (domain.Order, bool, error) {
+	t.mu.Lock()
 	t.init()
-	en, ok := t.orders[id]
-	if !ok || en.o.State == domain.OrderStateNone {
-		return domain.Order{}, false
+	if en, ok := t.orders[id]; ok {
+		o := en.o
+		t.mu.Unlock()
+		o.FillIDs = nil
+		return o, o.State != domain.OrderStateNone, nil
 	}
-	o := en.o
+	finished := t.finished.has(id)
+	t.mu.Unlock()
+	if !finished || t.Store == nil {
+		return domain.Order{}, false, nil
+	}
+	it := t.Store.ReadStream(ctx, domain.OrderStream(id), 0, 0)
+	defer it.Close()
+	o := domain.NewOrder()
+	for it.Next() {
+		e := it.Event()
+		if err := o.Apply(&e); err != nil {
+			return domain.Order{}, false, err
+		}
+	}
+	if err := it.Err(); err != nil {
+		return domain.Order{}, false, fmt.Errorf("read %s: %w", domain.OrderStream(id), err)
+	}
 	o.FillIDs = nil
-	return o, true
+	return o, o.State != domain.OrderStateNone, nil
 }
 
 // Balances returns the last observed balances of every exchange, sorted by

@@ -358,3 +358,66 @@ func TestOcoLimitLegFillCancelsStopLeg(t *testing.T) {
 	e.tick("USDT-BTC")
 	want(t, e.types(domain.OrderStream(ocoID+1)), domain.TypeOrderRequested, domain.TypeOrderAccepted, domain.TypeOrderCancelRequested, domain.TypeOrderCancelled)
 }
+
+// TestFinishedOrdersLeaveMemory: a finished order leaves the Trader's
+// indexes (OpenOrders) and is not revived when the runner delivers its
+// events again; its state is still answered from the log (Order, Cancel,
+// an Idempotency-Key retry), before and after a restart.
+func TestFinishedOrdersLeaveMemory(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.setPrice("USDT-BTC", "60000")
+	mreq := domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindMarket, Amount: domain.MustDecimal("0.01"), IdempotencyKey: "market-1"}
+	mkt, err := e.tr.Submit(ctx, mreq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rest, err := e.tr.Submit(ctx, limit(domain.Buy, "0.01", "50000"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop, err := e.tr.Submit(ctx, domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: domain.Sell, Kind: domain.KindStopLimit, Amount: domain.MustDecimal("0.01"), StopPrice: domain.MustDecimal("55000"), LimitPrice: domain.MustDecimal("54900")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(when string) {
+		t.Helper()
+		if err := e.runner.WaitFor(ctx, e.head()); err != nil {
+			t.Fatal(err)
+		}
+		if got := e.tr.OpenOrders("binance"); got != 2 {
+			t.Fatalf("%s: %d open orders, want 2 (the resting limit and the stop)", when, got)
+		}
+		o, ok := e.tr.Order(mkt)
+		if !ok || o.State != domain.OrderStateFilled || o.Filled != domain.MustDecimal("0.01") {
+			t.Fatalf("%s: market order %+v ok=%v, want filled from the log", when, o, ok)
+		}
+		if err := e.tr.Cancel(ctx, "binance", "USDT-BTC", mkt, "tester", ""); domain.ErrorCode(err) != domain.ECONFLICT || !strings.Contains(domain.ErrorMessage(err), "already filled") {
+			t.Fatalf("%s: cancel of the filled order: %v, want ECONFLICT already filled", when, err)
+		}
+		head := e.head()
+		if id, err := e.tr.Submit(ctx, mreq); err != nil || id != mkt || e.head() != head {
+			t.Fatalf("%s: retry of the filled order: id %d err %v head %d→%d; want %d, nothing appended", when, id, err, head, e.head(), mkt)
+		}
+		e.reconcile()
+		want(t, e.types(domain.OrderStream(mkt)), domain.TypeOrderRequested, domain.TypeOrderAccepted, domain.TypeOrderFilled)
+	}
+	check("live")
+	e.close()
+	e.open()
+	check("after a restart")
+	// Cancelling and firing take the others out of the index too.
+	if err := e.tr.Cancel(ctx, "binance", "USDT-BTC", rest, "tester", ""); err != nil {
+		t.Fatal(err)
+	}
+	e.setPrice("USDT-BTC", "54950")
+	e.tick("USDT-BTC")
+	e.reconcile()
+	want(t, e.types(domain.OrderStream(stop)), domain.TypeOrderRequested, domain.TypeOrderAccepted, domain.TypeStopTriggered, domain.TypeOrderAccepted, domain.TypeOrderFilled)
+	if got := e.tr.OpenOrders("binance"); got != 0 {
+		t.Fatalf("%d open orders after cancel and fill, want 0", got)
+	}
+	if _, ok := e.tr.Order(stop + 1); ok {
+		t.Fatal("an order that never existed was found")
+	}
+}

@@ -1,0 +1,110 @@
+package trading_test
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/exchange/paper"
+	"github.com/tradeledger/tradeledger/exchange/trading"
+)
+
+// replayOrders returns the events of orders first…first+n-1 as a restart
+// replays them: every order keyed (as the core's are), requested and
+// accepted; all but every 100th filled (those stay open).
+func replayOrders(clock domain.Clock, first, n int64) []domain.Event {
+	out := make([]domain.Event, 0, 3*n)
+	for id := first; id < first+n; id++ {
+		stream := domain.OrderStream(id)
+		req := domain.NewEvent(clock, domain.TypeOrderRequested, domain.OrderRequested{
+			OrderID: id, Exchange: "binance", Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindLimit,
+			Amount: domain.MustDecimal("0.001"), Price: domain.MustDecimal("60000"),
+			ClientOrderID:  domain.ClientOrderID(domain.NewEventID(clock.Now())),
+			IdempotencyKey: fmt.Sprintf("core:binance:USDT-BTC:%d:0", 1_700_000_000_000+id),
+		})
+		acc := domain.NewEvent(clock, domain.TypeOrderAccepted, domain.OrderAccepted{ExchangeOrderID: strconv.FormatInt(9_000_000+id, 10)})
+		req.Stream, req.Version = stream, 0
+		acc.Stream, acc.Version = stream, 1
+		out = append(out, req, acc)
+		if id%100 != 0 {
+			fill := domain.NewEvent(clock, domain.TypeOrderFilled, domain.OrderFilled{
+				FillID: strconv.FormatInt(id, 10), Price: domain.MustDecimal("60000"), Quantity: domain.MustDecimal("0.001"),
+				Fee: domain.MustDecimal("0.06"), FeeAsset: "USDT", Seq: uint64(id),
+			})
+			fill.Stream, fill.Version = stream, 2
+			out = append(out, fill)
+		}
+	}
+	return out
+}
+
+// BenchmarkReplayOrders replays about 1M order events (≈336k orders, 1% of
+// them left open, every one with an Idempotency-Key) into a fresh Trader,
+// as a restart does, and reports the replay rate and the heap the Trader
+// keeps per order afterwards.
+func BenchmarkReplayOrders(b *testing.B) {
+	const events = 1_000_000
+	clock := domain.NewManualClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	const chunk = 10_000 // orders generated at a time, outside the timing
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		runtime.GC()
+		var before runtime.MemStats
+		runtime.ReadMemStats(&before)
+		tr := trading.NewTrader(nil, nil, clock)
+		var applied, orders int64
+		var elapsed time.Duration
+		for applied < events {
+			evs := replayOrders(clock, orders+1, chunk)
+			orders += chunk
+			start := time.Now()
+			for j := range evs {
+				if err := tr.Apply(&evs[j]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			elapsed += time.Since(start)
+			applied += int64(len(evs))
+		}
+		runtime.GC()
+		var after runtime.MemStats
+		runtime.ReadMemStats(&after)
+		if got := tr.OpenOrders("binance"); got != int(orders/100) {
+			b.Fatalf("%d open orders after the replay, want %d", got, orders/100)
+		}
+		b.ReportMetric(float64(applied)/elapsed.Seconds(), "events/s")
+		b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/float64(orders), "heapB/order")
+		runtime.KeepAlive(tr)
+	}
+}
+
+// BenchmarkOnTickerAfterReplay is a price tick on a Trader that replayed
+// 100k orders (1k still open, none armed): a tick costs what the pair's
+// armed orders cost, not what the history holds.
+func BenchmarkOnTickerAfterReplay(b *testing.B) {
+	ctx := context.Background()
+	clock := domain.NewManualClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	sim := paper.NewSimulator(clock)
+	tr := trading.NewTrader(nil, sim.Exchange, clock)
+	evs := replayOrders(clock, 1, 100_000)
+	for j := range evs {
+		if err := tr.Apply(&evs[j]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	x, _ := sim.Exchange("binance")
+	tk, err := x.Ticker(ctx, "USDT-BTC")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := tr.OnTicker(ctx, "binance", tk); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
