@@ -151,6 +151,19 @@ func (p *Config) currentLocked() domain.Config {
 	return c
 }
 
+// Version returns the version of the config stream applied so far (-1
+// before the first event). It changes with every change of the document
+// (pairs, strategies, exchanges, ConfigReplaced), so a reader may cache
+// what it derives from Current until Version moves. Read Version before
+// Current: then a change between the two calls only makes the cache look
+// stale, never fresh. Credentials kept on the credentials stream do not
+// move it.
+func (p *Config) Version() int64 {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.version
+}
+
 // Snapshot returns Current and the version of the config stream it
 // reflects, as the expected version for an append that replaces it
 // (domain.NoStream before the first event).

@@ -17,7 +17,13 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/exchange/core"
+	"github.com/tradeledger/tradeledger/projections"
 )
+
+// The core caches IsCycling by the config projection's version; serve
+// wires a projections.Config, which must keep offering it.
+var _ core.VersionedConfig = (*projections.Config)(nil)
 
 // tradingE2E drives the real serve wiring (Main) on a manual clock: the
 // core's cycles are called by the test, prices are set on the paper

@@ -60,6 +60,16 @@ type ConfigSource interface {
 	Current() domain.Config
 }
 
+// VersionedConfig is a ConfigSource that tells cheaply whether its
+// configuration changed (projections.Config): Version moves with every
+// change, and is read before Current. IsCycling, which the trader asks on
+// every order, then rebuilds what it needs only after a change; a source
+// without Version is asked for Current on every check.
+type VersionedConfig interface {
+	ConfigSource
+	Version() int64
+}
+
 // Core is the bot core. Fill its fields (NewCore sets the defaults),
 // register it with the projection runner before the replay (it follows the
 // system stream), then Start it; Close stops the loop.
@@ -98,6 +108,13 @@ type Core struct {
 	pairs   map[string]*pairState
 
 	cycleMu sync.Mutex // one Cycle at a time
+
+	// activeMu guards the exchanges with an enabled pair, derived from
+	// the configuration of version activeVersion (IsCycling's cache).
+	activeMu      sync.Mutex
+	active        map[string]bool
+	activeVersion int64
+	activeValid   bool
 
 	loopMu sync.Mutex
 	cancel context.CancelFunc
@@ -166,17 +183,48 @@ func (c *Core) Running() bool {
 // IsCycling reports whether at least one pair of exchange is cycling: the
 // system is started, the configuration has an enabled pair on exchange and
 // a connector for it exists. The trader refuses orders otherwise.
+//
+// It is on the order placement path, so the set of exchanges with an
+// enabled pair is cached while the configuration's version is unchanged
+// (see VersionedConfig) instead of rebuilding the configuration per order.
 func (c *Core) IsCycling(exchange string) bool {
 	if !c.Running() || c.Config == nil || c.Exchange == nil {
 		return false
 	}
+	if !c.activeExchanges()[exchange] {
+		return false
+	}
+	_, err := c.Exchange(exchange)
+	return err == nil
+}
+
+// activeExchanges returns the exchanges with an enabled pair. The map is
+// never changed once returned.
+func (c *Core) activeExchanges() map[string]bool {
+	vc, versioned := c.Config.(VersionedConfig)
+	var version int64
+	if versioned {
+		version = vc.Version() // before Current: a change in between only looks stale
+		c.activeMu.Lock()
+		if c.activeValid && c.activeVersion == version {
+			active := c.active
+			c.activeMu.Unlock()
+			return active
+		}
+		c.activeMu.Unlock()
+	}
+	active := map[string]bool{}
 	for _, p := range c.Config.Current().Pairs() {
-		if p.Exchange == exchange && p.Enabled {
-			_, err := c.Exchange(exchange)
-			return err == nil
+		if p.Enabled {
+			active[p.Exchange] = true
 		}
 	}
-	return false
+	if versioned {
+		c.activeMu.Lock()
+		c.active, c.activeVersion, c.activeValid = active, version, true
+		c.activeMu.Unlock()
+	}
+	return active
 }
 
 // Start runs Cycle every Interval in the background until Stop or Close.

@@ -473,3 +473,61 @@ func TestStartStopLoop(t *testing.T) {
 	}
 	f.core.Stop() // after Close: no-op
 }
+
+// versionedConfig is a staticConfig with a version, counting how often
+// the configuration is rebuilt (Current).
+type versionedConfig struct {
+	staticConfig
+	version  int64
+	currents int
+}
+
+func (v *versionedConfig) Current() domain.Config {
+	v.mu.Lock()
+	v.currents++
+	v.mu.Unlock()
+	return v.staticConfig.Current()
+}
+
+func (v *versionedConfig) Version() int64 { v.mu.Lock(); defer v.mu.Unlock(); return v.version }
+
+func (v *versionedConfig) change(t *testing.T, doc string) {
+	v.set(t, doc)
+	v.mu.Lock()
+	v.version++
+	v.mu.Unlock()
+}
+
+func (v *versionedConfig) rebuilds() int { v.mu.Lock(); defer v.mu.Unlock(); return v.currents }
+
+// TestIsCyclingCachesByConfigVersion: the placement path's check does not
+// rebuild the configuration per order, and follows every change.
+func TestIsCyclingCachesByConfigVersion(t *testing.T) {
+	f := newFixture(t)
+	cfg := &versionedConfig{}
+	cfg.set(t, testConfig)
+	f.core.Config = cfg
+	f.apply(t, domain.TypeSystemStarted)
+	for i := 0; i < 1000; i++ {
+		if !f.core.IsCycling("sim") || f.core.IsCycling("other") {
+			t.Fatal("IsCycling: want sim, not other")
+		}
+	}
+	if n := cfg.rebuilds(); n != 1 {
+		t.Fatalf("2000 checks rebuilt the configuration %d times, want 1", n)
+	}
+	// Disable sim's pair: the next check sees it.
+	cfg.change(t, strings.Replace(testConfig, `"strategy":"gain","enabled":true`, `"strategy":"gain","enabled":false`, 1))
+	if f.core.IsCycling("sim") {
+		t.Fatal("sim still cycling after its only enabled pair was disabled")
+	}
+	// Enable a pair on other.
+	cfg.change(t, strings.Replace(testConfig, `"pairs":{`, `"pairs":{"other":{"USDT-BTC":{"strategy":"manual","enabled":true}},`, 1))
+	f.core.Exchange = func(name string) (domain.Exchange, error) { return f.ex, nil }
+	if !f.core.IsCycling("other") || !f.core.IsCycling("sim") {
+		t.Fatal("the re-enabled configuration is not seen")
+	}
+	if n := cfg.rebuilds(); n != 3 {
+		t.Fatalf("%d rebuilds after two changes, want 3", n)
+	}
+}
