@@ -157,8 +157,8 @@ func (s *scanner) object(field func(key []byte) bool) bool {
 
 // DecodeOrderRequested unmarshals an OrderRequested payload exactly as
 // json.Unmarshal would. With an Interner (read models), strings are
-// interned, and ClientOrderID and IdempotencyKey, which read models do not
-// use, are checked but left empty.
+// interned, and ClientOrderID, IdempotencyKey and IdempotencyFingerprint,
+// which read models do not use, are checked but left empty.
 func DecodeOrderRequested(b []byte, v *OrderRequested, in Interner) error {
 	var r OrderRequested
 	var derr error
@@ -199,6 +199,12 @@ func DecodeOrderRequested(b []byte, v *OrderRequested, in Interner) error {
 			if in == nil {
 				r.IdempotencyKey = string(x)
 			}
+		case "idempotencyFingerprint":
+			var x []byte
+			x, ok = s.str()
+			if in == nil {
+				r.IdempotencyFingerprint = string(x)
+			}
 		case "amount":
 			r.Amount, ok, err = s.decimal()
 		case "price":
@@ -217,7 +223,7 @@ func DecodeOrderRequested(b []byte, v *OrderRequested, in Interner) error {
 		*v = OrderRequested{}
 		err := json.Unmarshal(b, v)
 		if in != nil {
-			v.ClientOrderID, v.IdempotencyKey = "", ""
+			v.ClientOrderID, v.IdempotencyKey, v.IdempotencyFingerprint = "", "", ""
 		}
 		return err
 	}

@@ -13,7 +13,7 @@ func FuzzDecode(f *testing.F) {
 		`{"fillId":"f1","price":"100.00000000","quantity":"0.50000000","fee":"0.00100000","feeAsset":"USDT","seq":7}`,
 		`{"orderId":-0,"ocoId":3, "stopPrice" : "1" , "limitPrice":"2.5"}`,
 		`{"OrderId":1}`, `{"orderId":1.0}`, `{"amount":1.5}`, `{"amount":null}`, `{"pair":"a\u0062"}`, `{"pair":"é"}`,
-		`{"exchangeOrderId":"x-1"}`, `{"idempotencyKey":"k"}`, `{"orderId":1}x`, `{}`, ` { } `, `{"fee":"1e3"}`, `{"seq":-1}`, `{"orderId":99999999999999999999}`, `{"price":"0.123456789"}`,
+		`{"exchangeOrderId":"x-1"}`, `{"idempotencyKey":"k"}`, `{"idempotencyKey":"k","idempotencyFingerprint":"0123456789abcdef"}`, `{"orderId":1}x`, `{}`, ` { } `, `{"fee":"1e3"}`, `{"seq":-1}`, `{"orderId":99999999999999999999}`, `{"price":"0.123456789"}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -25,7 +25,7 @@ func FuzzDecode(f *testing.F) {
 		}
 		var lean OrderRequested
 		errF = DecodeOrderRequested(b, &lean, Interner{})
-		slow.ClientOrderID, slow.IdempotencyKey = "", ""
+		slow.ClientOrderID, slow.IdempotencyKey, slow.IdempotencyFingerprint = "", "", ""
 		if (errF == nil) != (errS == nil) || (errS == nil && lean != slow) {
 			t.Fatalf("lean OrderRequested %q: fast %+v, %v; json %+v, %v", b, lean, errF, slow, errS)
 		}

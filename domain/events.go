@@ -106,6 +106,11 @@ type OrderRequested struct {
 	// IdempotencyKey is the client's Idempotency-Key, kept so that a retry
 	// after a restart still finds the first answer.
 	IdempotencyKey string `json:"idempotencyKey,omitempty"`
+	// IdempotencyFingerprint is a digest of the request the key answered
+	// (operation, exchange, pair, side, kind, amount, prices), so that the
+	// key reused with a different request is refused, after a restart too.
+	// Empty in events written before it existed.
+	IdempotencyFingerprint string `json:"idempotencyFingerprint,omitempty"`
 }
 
 // OrderAccepted says the exchange holds the order (or, for emulated kinds,

@@ -40,6 +40,13 @@ type Trader interface {
 // maxIdempotencyKey bounds the Idempotency-Key header.
 const maxIdempotencyKey = 200
 
+// registerTradeRoutes registers the trade calls. Every order call accepts
+// an Idempotency-Key header (at most maxIdempotencyKey characters): the
+// same key with the same request (endpoint and fields, nested in data or
+// not) answers what the first request answered and places nothing; the
+// same key with a different request is 409 "Idempotency-Key reused with a
+// different request" and places nothing either. The Trader records a
+// fingerprint of the request with the key, so both hold after a restart.
 func (s *Server) registerTradeRoutes(r *mux.Router) {
 	limit := func(side domain.Side) http.HandlerFunc {
 		return s.handleOrder(side, domain.KindLimit, []string{"price"})

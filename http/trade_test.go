@@ -421,3 +421,56 @@ func TestTradeWithoutTrader(t *testing.T) {
 		t.Fatalf("without a token: %d, want 401", status)
 	}
 }
+
+// TestTradeIdempotencyKeyScope: a key reused with a different request —
+// another endpoint, pair, amount or price — is 409 and places nothing;
+// the same request (fields nested in data or at the top level) still gets
+// the first answer.
+func TestTradeIdempotencyKeyScope(t *testing.T) {
+	te := newTradeEnv(t)
+	const key = "scope-key"
+	body := `{"data":{"exch":"binance","pair":"USDT-BTC","amt":0.01,"price":50000}}`
+	status, first := te.post("/trade/buy", body, "Idempotency-Key", key)
+	id := sent(t, "/trade/buy", status, first)
+	head := te.head()
+	for _, c := range []struct{ path, body string }{
+		{"/trade/buy", `{"data":{"exch":"binance","pair":"USDT-BTC","amt":0.02,"price":50000}}`},
+		{"/trade/buy", `{"data":{"exch":"binance","pair":"USDT-BTC","amt":0.01,"price":50001}}`},
+		{"/trade/buy", `{"data":{"exch":"binance","pair":"USDT-ETH","amt":0.01,"price":50000}}`},
+		{"/trade/buy", `{"data":{"exch":"kraken","pair":"USDT-BTC","amt":0.01,"price":50000}}`},
+		{"/trade/sell", body},
+		{"/trade/buy/market", body},
+		{"/trade/close", body},
+		{"/trade/buy/oco", `{"data":{"exch":"binance","pair":"USDT-BTC","amt":0.01,"price":50000,"stopPrice":61000,"limit":61100}}`},
+	} {
+		status, out := te.post(c.path, c.body, "Idempotency-Key", key)
+		if status != 409 || out["message"] != "Idempotency-Key reused with a different request" {
+			t.Fatalf("%s %s with a used key: %d %v, want 409 naming the reuse", c.path, c.body, status, out)
+		}
+	}
+	for _, same := range []string{body, `{"exch":"binance","pair":"USDT-BTC","amt":0.01,"price":50000}`, `{"data":{"exch":"binance","pair":"USDT-BTC","amt":0.010,"price":5e4}}`} {
+		status, again := te.post("/trade/buy", same, "Idempotency-Key", key)
+		if got := sent(t, "/trade/buy", status, again); got != id {
+			t.Fatalf("same request %s: order %d, want %d", same, got, id)
+		}
+	}
+	if te.head() != head {
+		t.Fatalf("reused keys appended events: head %d→%d", head, te.head())
+	}
+	// The fingerprint is in the event, so it survives a restart.
+	p, _ := te.requested(id)
+	if p.IdempotencyKey != key || len(p.IdempotencyFingerprint) != 32 {
+		t.Fatalf("OrderRequested key %q fingerprint %q, want the key and a 32-hex fingerprint", p.IdempotencyKey, p.IdempotencyFingerprint)
+	}
+	// An OCO's key is scoped the same way.
+	oco := `{"data":{"exch":"binance","pair":"USDT-BTC","amt":0.01,"price":50000,"stopPrice":61000,"limit":61100}}`
+	status, o1 := te.post("/trade/buy/oco", oco, "Idempotency-Key", "oco-key")
+	ocoID := sent(t, "/trade/buy/oco", status, o1)
+	status, o2 := te.post("/trade/buy/oco", oco, "Idempotency-Key", "oco-key")
+	if got := sent(t, "/trade/buy/oco", status, o2); got != ocoID {
+		t.Fatalf("OCO retry: %d, want %d", got, ocoID)
+	}
+	if status, out := te.post("/trade/sell/oco", oco, "Idempotency-Key", "oco-key"); status != 409 {
+		t.Fatalf("OCO key on another endpoint: %d %v, want 409", status, out)
+	}
+}

@@ -304,6 +304,9 @@ func TestTradingEndToEnd(t *testing.T) {
 		t.Fatalf("retry: %d %v then %d %v, want the same answer", s1, r1, s2, r2)
 	}
 	idem := int64(r1["id"].(float64))
+	if status, out := e.post("trade/sell", body, "retry-1"); status != 409 || out["message"] != "Idempotency-Key reused with a different request" {
+		t.Fatalf("the key on another endpoint = %d %v, want 409", status, out)
+	}
 	if got := e.orderEvents()[before:]; strings.Join(got, ",") != strings.Join(lines(o(idem), "OrderRequested", "OrderAccepted"), ",") {
 		t.Fatalf("events of the retried request: %v, want one order", got)
 	}

@@ -2,7 +2,10 @@ package trading
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"strconv"
 
 	"github.com/tradeledger/tradeledger/domain"
 )
@@ -128,12 +131,12 @@ func (t *Trader) claimKey(ctx context.Context, key string) (rec keyRecord, fresh
 
 // settleKey ends a fresh claim with its outcome; a request that placed
 // nothing (orderID 0) frees the key for a retry.
-func (t *Trader) settleKey(key string, orderID, ocoID int64) {
+func (t *Trader) settleKey(key string, orderID, ocoID int64, fp string) {
 	t.mu.Lock()
 	ke := t.pending[key]
 	delete(t.pending, key)
 	if orderID != 0 {
-		t.keys[keyIDOf(key)] = keyRecord{orderID: orderID, ocoID: ocoID}
+		t.keys[keyIDOf(key)] = keyRecord{orderID: orderID, ocoID: ocoID, fp: fingerprintBits(fp)}
 	}
 	t.mu.Unlock()
 	if ke != nil {
@@ -141,9 +144,59 @@ func (t *Trader) settleKey(key string, orderID, ocoID int64) {
 	}
 }
 
+// requestFingerprint is the digest recorded with an Idempotency-Key: the
+// operation (order, oco or close) and every field of the request as the
+// client gave it (before a market price or a close amount is resolved).
+// Endpoints differ in operation, side or kind, so one key used on two
+// endpoints differs too.
+func requestFingerprint(op string, req domain.OrderRequest) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s",
+		op, req.Exchange, req.Pair, req.Side, req.Kind, req.Amount, req.Price, req.StopPrice, req.LimitPrice)
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// fingerprintBits is the part of a fingerprint kept in memory (64 bits);
+// 0 for none (events written before fingerprints existed).
+func fingerprintBits(fp string) uint64 {
+	if len(fp) < 16 {
+		return 0
+	}
+	v, err := strconv.ParseUint(fp[:16], 16, 64)
+	if err != nil {
+		return 0
+	}
+	return v
+}
+
+// errKeyReused is the answer to an Idempotency-Key used before with a
+// different request.
+func errKeyReused() error {
+	return domain.Errorf(domain.ECONFLICT, "Idempotency-Key reused with a different request")
+}
+
+// reuseKey answers a request whose Idempotency-Key already answered one:
+// the first answer when the requests are the same, ECONFLICT when they
+// differ. done is false when the key is unused (or still in progress).
+func (t *Trader) reuseKey(ctx context.Context, key, fp string) (id int64, done bool, err error) {
+	t.mu.Lock()
+	t.init()
+	rec, ok := t.keys[keyIDOf(key)]
+	t.mu.Unlock()
+	if !ok {
+		return 0, false, nil
+	}
+	id, err = t.answerKey(ctx, rec, fp)
+	return id, true, err
+}
+
 // answerKey is the answer to a request whose Idempotency-Key was used: the
-// first request's id (its OCO's for an OCO) and the outcome of its order.
-func (t *Trader) answerKey(ctx context.Context, rec keyRecord) (int64, error) {
+// first request's id (its OCO's for an OCO) and the outcome of its order;
+// ECONFLICT if the first request was a different one (fp).
+func (t *Trader) answerKey(ctx context.Context, rec keyRecord, fp string) (int64, error) {
+	if rec.fp != 0 && rec.fp != fingerprintBits(fp) {
+		return 0, errKeyReused()
+	}
 	o, ok, err := t.lookup(ctx, rec.orderID)
 	if err != nil {
 		return 0, err
@@ -179,36 +232,54 @@ func answerOrder(o domain.Order) error {
 // OrderRejected and answered EINVALID with the reason. An exchange that
 // does not answer leaves the order pending reconciliation (EUNAVAILABLE).
 // A request with an IdempotencyKey already used returns the first request's
-// answer and places nothing.
+// answer and places nothing, even after a restart; the same key with a
+// different request (another operation, side, kind, exchange, pair, amount
+// or price) is ECONFLICT and places nothing either.
 func (t *Trader) Submit(ctx context.Context, req domain.OrderRequest) (int64, error) {
+	return t.submitKeyed(ctx, req, requestFingerprint("order", req))
+}
+
+// submitKeyed is Submit with the fingerprint recorded with the request's
+// Idempotency-Key. The key is looked at first, so that a retry gets its
+// first answer even when the precondition no longer holds.
+func (t *Trader) submitKeyed(ctx context.Context, req domain.OrderRequest, fp string) (int64, error) {
+	key := req.IdempotencyKey
+	if key != "" {
+		if id, done, err := t.reuseKey(ctx, key, fp); done {
+			return id, err
+		}
+	}
 	x, tk, err := t.check(ctx, &req, false)
 	if err != nil {
 		return 0, err
 	}
-	if req.IdempotencyKey != "" {
-		rec, fresh, err := t.claimKey(ctx, req.IdempotencyKey)
-		if err != nil {
-			return 0, err
-		}
-		if !fresh {
-			return t.answerKey(ctx, rec)
-		}
-		var id int64
-		defer func() { t.settleKey(req.IdempotencyKey, id, 0) }()
-		id, err = t.submit(ctx, x, tk, req, 0)
-		return id, err
+	if key == "" {
+		return t.submit(ctx, x, tk, req, 0, "")
 	}
-	return t.submit(ctx, x, tk, req, 0)
+	rec, fresh, err := t.claimKey(ctx, key)
+	if err != nil {
+		return 0, err
+	}
+	if !fresh {
+		return t.answerKey(ctx, rec, fp)
+	}
+	var id int64
+	defer func() { t.settleKey(key, id, 0, fp) }()
+	id, err = t.submit(ctx, x, tk, req, 0, fp)
+	return id, err
 }
 
 // requestEvent returns the OrderRequested of a new order, with the client
 // order id derived from the event's own id.
-func (t *Trader) requestEvent(id int64, req domain.OrderRequest, ocoID int64) domain.Event {
+func (t *Trader) requestEvent(id int64, req domain.OrderRequest, ocoID int64, fp string) domain.Event {
 	eventID := domain.NewEventID(t.Clock.Now())
 	p := domain.OrderRequested{
 		OrderID: id, Exchange: req.Exchange, Pair: req.Pair, Side: req.Side, Kind: req.Kind,
 		Amount: req.Amount, Price: req.Price, StopPrice: req.StopPrice, LimitPrice: req.LimitPrice,
 		ClientOrderID: domain.ClientOrderID(eventID), OcoID: ocoID, IdempotencyKey: req.IdempotencyKey,
+	}
+	if req.IdempotencyKey != "" {
+		p.IdempotencyFingerprint = fp
 	}
 	e := domain.NewEvent(t.Clock, domain.TypeOrderRequested, p)
 	e.ID = eventID
@@ -217,7 +288,7 @@ func (t *Trader) requestEvent(id int64, req domain.OrderRequest, ocoID int64) do
 
 // submit writes a new order and places it; it returns the order id once
 // OrderRequested is durable (0 before).
-func (t *Trader) submit(ctx context.Context, x domain.Exchange, tk domain.Ticker, req domain.OrderRequest, ocoID int64) (int64, error) {
+func (t *Trader) submit(ctx context.Context, x domain.Exchange, tk domain.Ticker, req domain.OrderRequest, ocoID int64, fp string) (int64, error) {
 	if req.Kind == domain.KindMarket && req.Price.IsZero() {
 		req.Price = tk.Last // the reference price of a market order
 	}
@@ -232,7 +303,7 @@ func (t *Trader) submit(ctx context.Context, x domain.Exchange, tk domain.Ticker
 			outcome = domain.NewEvent(t.Clock, domain.TypeOrderRejected, domain.OrderRejected{Reason: refusal})
 		}
 		en.op.Lock()
-		err := a.append(ctx, domain.OrderStream(id), domain.NoStream, t.requestEvent(id, req, ocoID), outcome)
+		err := a.append(ctx, domain.OrderStream(id), domain.NoStream, t.requestEvent(id, req, ocoID, fp), outcome)
 		en.op.Unlock()
 		if err != nil {
 			t.dropEntry(id)
@@ -243,7 +314,7 @@ func (t *Trader) submit(ctx context.Context, x domain.Exchange, tk domain.Ticker
 		}
 		return id, a.finish(ctx, nil)
 	}
-	id, err := t.submitEntry(ctx, a, x, req, ocoID, id, en)
+	id, err := t.submitEntry(ctx, a, x, req, ocoID, id, en, fp)
 	if id == 0 {
 		return 0, err
 	}
@@ -256,9 +327,9 @@ func (t *Trader) submit(ctx context.Context, x domain.Exchange, tk domain.Ticker
 // submitEntry writes the OrderRequested of an exchange order (limit or
 // market) under a reserved id, places it and records the outcome. It
 // returns 0 if nothing was written.
-func (t *Trader) submitEntry(ctx context.Context, a *appender, x domain.Exchange, req domain.OrderRequest, ocoID, id int64, en *entry) (int64, error) {
+func (t *Trader) submitEntry(ctx context.Context, a *appender, x domain.Exchange, req domain.OrderRequest, ocoID, id int64, en *entry, fp string) (int64, error) {
 	en.op.Lock()
-	if err := a.append(ctx, domain.OrderStream(id), domain.NoStream, t.requestEvent(id, req, ocoID)); err != nil {
+	if err := a.append(ctx, domain.OrderStream(id), domain.NoStream, t.requestEvent(id, req, ocoID, fp)); err != nil {
 		en.op.Unlock()
 		t.dropEntry(id)
 		return 0, err
@@ -374,30 +445,36 @@ func (t *Trader) settlePlacedLocked(ctx context.Context, a *appender, x domain.E
 // and idempotency as Submit; if the limit leg is refused, the stop leg is
 // cancelled and the refusal returned.
 func (t *Trader) SubmitOCO(ctx context.Context, req domain.OrderRequest) (int64, error) {
+	fp, key := requestFingerprint("oco", req), req.IdempotencyKey
+	if key != "" {
+		if id, done, err := t.reuseKey(ctx, key, fp); done {
+			return id, err
+		}
+	}
 	x, tk, err := t.check(ctx, &req, true)
 	if err != nil {
 		return 0, err
 	}
-	if req.IdempotencyKey != "" {
-		rec, fresh, err := t.claimKey(ctx, req.IdempotencyKey)
-		if err != nil {
-			return 0, err
-		}
-		if !fresh {
-			return t.answerKey(ctx, rec)
-		}
-		var id, limitID int64
-		defer func() { t.settleKey(req.IdempotencyKey, limitID, id) }()
-		id, limitID, err = t.submitOCO(ctx, x, tk, req)
+	if key == "" {
+		id, _, err := t.submitOCO(ctx, x, tk, req, "")
 		return id, err
 	}
-	id, _, err := t.submitOCO(ctx, x, tk, req)
+	rec, fresh, err := t.claimKey(ctx, key)
+	if err != nil {
+		return 0, err
+	}
+	if !fresh {
+		return t.answerKey(ctx, rec, fp)
+	}
+	var id, limitID int64
+	defer func() { t.settleKey(key, limitID, id, fp) }()
+	id, limitID, err = t.submitOCO(ctx, x, tk, req, fp)
 	return id, err
 }
 
 // submitOCO writes and places an OCO; it returns the OCO id and the limit
 // leg's id once the limit leg's OrderRequested is durable (zeros before).
-func (t *Trader) submitOCO(ctx context.Context, x domain.Exchange, tk domain.Ticker, req domain.OrderRequest) (int64, int64, error) {
+func (t *Trader) submitOCO(ctx context.Context, x domain.Exchange, tk domain.Ticker, req domain.OrderRequest, fp string) (int64, int64, error) {
 	a := t.newAppender(req.Actor, req.Correlation)
 	ocoID, _ := t.allocID(false)
 	stopID, stopEn := t.allocID(true)
@@ -406,7 +483,7 @@ func (t *Trader) submitOCO(ctx context.Context, x domain.Exchange, tk domain.Tic
 	stopReq.Kind, stopReq.Price, stopReq.IdempotencyKey = domain.KindStopLimit, 0, ""
 	stopEn.op.Lock()
 	err := a.append(ctx, domain.OrderStream(stopID), domain.NoStream,
-		t.requestEvent(stopID, stopReq, ocoID),
+		t.requestEvent(stopID, stopReq, ocoID, ""),
 		domain.NewEvent(t.Clock, domain.TypeOrderAccepted, domain.OrderAccepted{}))
 	stopEn.op.Unlock()
 	if err != nil {
@@ -425,7 +502,7 @@ func (t *Trader) submitOCO(ctx context.Context, x domain.Exchange, tk domain.Tic
 	}
 	limitReq := req
 	limitReq.Kind, limitReq.StopPrice, limitReq.LimitPrice = domain.KindLimit, 0, 0
-	id, err := t.submitEntry(ctx, a, x, limitReq, ocoID, limitID, limitEn)
+	id, err := t.submitEntry(ctx, a, x, limitReq, ocoID, limitID, limitEn, fp)
 	if id == 0 {
 		return 0, 0, err
 	}
@@ -445,6 +522,14 @@ func (t *Trader) submitOCO(ctx context.Context, x domain.Exchange, tk domain.Tic
 // market (req.Kind market). An account holding none is EINVALID.
 func (t *Trader) ClosePosition(ctx context.Context, req domain.OrderRequest) (int64, error) {
 	req.Side = domain.Sell
+	fp := requestFingerprint("close", req)
+	if req.IdempotencyKey != "" {
+		// Before the balance is read: a retry of a close that sold
+		// everything still gets its first answer.
+		if id, done, err := t.reuseKey(ctx, req.IdempotencyKey, fp); done {
+			return id, err
+		}
+	}
 	x, err := t.exchange(req.Exchange)
 	if err != nil {
 		return 0, err
@@ -454,7 +539,7 @@ func (t *Trader) ClosePosition(ctx context.Context, req domain.OrderRequest) (in
 		return 0, domain.Errorf(domain.EINVALID, "pair: %s", domain.ErrorMessage(err))
 	}
 	if req.Amount.Sign() > 0 {
-		return t.Submit(ctx, req)
+		return t.submitKeyed(ctx, req, fp)
 	}
 	xctx, cancel := t.exCtx(ctx)
 	bs, err := x.Balances(xctx)
@@ -470,5 +555,5 @@ func (t *Trader) ClosePosition(ctx context.Context, req domain.OrderRequest) (in
 	if req.Amount.Sign() <= 0 {
 		return 0, domain.Errorf(domain.EINVALID, "pair: no %s held on %s to close", base, req.Exchange)
 	}
-	return t.Submit(ctx, req)
+	return t.submitKeyed(ctx, req, fp)
 }

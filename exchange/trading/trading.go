@@ -6,10 +6,13 @@
 //
 // The Trader is also a projection: register it with the projection runner
 // before the replay, and it recovers from the log the next order id, the
-// state of every order, the Idempotency-Keys already answered, the fill
-// cursors and the last observed balances. Events it appends itself are
-// applied at once (and ignored when the runner delivers them again), so its
-// decisions never wait for the runner.
+// state of every unfinished order, the Idempotency-Keys already answered
+// (with a fingerprint of the request each answered), the fill cursors and
+// the last observed balances. Events it appends itself are applied at once
+// (and ignored when the runner delivers them again), so its decisions never
+// wait for the runner. Memory and the cost of a tick or a reconcile follow
+// the unfinished orders: a finished order is dropped and, when asked for,
+// read back from the log.
 //
 // Safety: an OrderRequested is durable before the exchange hears of the
 // order, and the client order id sent is derived from that event's id. A
@@ -102,6 +105,7 @@ func keyIDOf(key string) keyID {
 type keyRecord struct {
 	orderID int64
 	ocoID   int64
+	fp      uint64 // fingerprintBits of the request; 0: not recorded
 }
 
 // keyEntry is a key whose first request is in progress; done closes when
@@ -181,7 +185,7 @@ func (t *Trader) applyLocked(e *domain.Event) error {
 			if k := en.o.IdempotencyKey; k != "" {
 				kid := keyIDOf(k)
 				if _, ok := t.keys[kid]; !ok {
-					t.keys[kid] = keyRecord{orderID: id, ocoID: en.o.OcoID}
+					t.keys[kid] = keyRecord{orderID: id, ocoID: en.o.OcoID, fp: fingerprintBits(en.o.IdempotencyFingerprint)}
 				}
 			}
 		case domain.TypeOrderFilled:

@@ -421,3 +421,59 @@ func TestFinishedOrdersLeaveMemory(t *testing.T) {
 		t.Fatal("an order that never existed was found")
 	}
 }
+
+// TestIdempotencyKeyScope: the same key with a different request is
+// ECONFLICT and appends nothing, before and after a restart (the
+// fingerprint is in OrderRequested); the same request gets the first
+// answer, even once the precondition no longer holds.
+func TestIdempotencyKeyScope(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	req := limit(domain.Buy, "0.01", "50000")
+	req.IdempotencyKey = "scoped"
+	id, err := e.tr.Submit(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	variants := map[string]func(r *domain.OrderRequest){
+		"amount": func(r *domain.OrderRequest) { r.Amount = domain.MustDecimal("0.02") },
+		"price":  func(r *domain.OrderRequest) { r.Price = domain.MustDecimal("50001") },
+		"pair":   func(r *domain.OrderRequest) { r.Pair = "USDT-ETH" },
+		"side":   func(r *domain.OrderRequest) { r.Side = domain.Sell },
+		"kind":   func(r *domain.OrderRequest) { r.Kind = domain.KindMarket },
+	}
+	check := func(when string) {
+		t.Helper()
+		head := e.head()
+		for name, change := range variants {
+			r := req
+			change(&r)
+			if _, err := e.tr.Submit(ctx, r); domain.ErrorCode(err) != domain.ECONFLICT || domain.ErrorMessage(err) != "Idempotency-Key reused with a different request" {
+				t.Fatalf("%s: other %s: %v, want ECONFLICT", when, name, err)
+			}
+		}
+		if _, err := e.tr.SubmitOCO(ctx, domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: domain.Buy, Amount: req.Amount, Price: req.Price, StopPrice: domain.MustDecimal("61000"), LimitPrice: domain.MustDecimal("61100"), IdempotencyKey: req.IdempotencyKey}); domain.ErrorCode(err) != domain.ECONFLICT {
+			t.Fatalf("%s: the key on an OCO: %v, want ECONFLICT", when, err)
+		}
+		if _, err := e.tr.ClosePosition(ctx, domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Kind: domain.KindMarket, IdempotencyKey: req.IdempotencyKey}); domain.ErrorCode(err) != domain.ECONFLICT {
+			t.Fatalf("%s: the key on a close: %v, want ECONFLICT", when, err)
+		}
+		if got, err := e.tr.Submit(ctx, req); err != nil || got != id {
+			t.Fatalf("%s: same request: %d %v, want %d", when, got, err, id)
+		}
+		if e.head() != head {
+			t.Fatalf("%s: appended events: head %d→%d", when, head, e.head())
+		}
+	}
+	check("live")
+	e.close()
+	e.open()
+	check("after a restart")
+	e.active["binance"] = false
+	if got, err := e.tr.Submit(ctx, req); err != nil || got != id {
+		t.Fatalf("retry while not cycling: %d %v, want the first answer %d", got, err, id)
+	}
+	if _, err := e.tr.Submit(ctx, limit(domain.Buy, "0.01", "50000")); domain.ErrorCode(err) != domain.EINVALID {
+		t.Fatalf("a new order while not cycling: %v, want EINVALID", err)
+	}
+}
