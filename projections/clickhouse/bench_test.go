@@ -88,6 +88,8 @@ func BenchmarkExportAndOverview(b *testing.B) {
 	if st.Fills != int64(n) && b.N == 1 {
 		b.Fatalf("exported %d fills, want %d", st.Fills, n)
 	}
+	b.Logf("export: %d events, %d rows (%d fills) in %s: %.0f fills/s, %.0f rows/s", st.Events, st.Rows, st.Fills,
+		el.Round(time.Millisecond), float64(st.Fills)/el.Seconds(), float64(st.Rows)/el.Seconds())
 	b.ReportMetric(float64(st.Fills)/el.Seconds(), "fills/s")
 	b.ReportMetric(float64(st.Rows)/el.Seconds(), "rows/s")
 
@@ -115,6 +117,7 @@ func BenchmarkExportAndOverview(b *testing.B) {
 	}
 	m50, m99, mb := lat(mem)
 	c50, c99, cb := lat(r)
+	b.Logf("pnl/overview (All, UTC): memory p50 %s p99 %s; clickhouse p50 %s p99 %s", m50, m99, c50, c99)
 	if mb != cb {
 		b.Fatalf("overview totals differ:\nmemory     %s\nclickhouse %s", mb, cb)
 	}

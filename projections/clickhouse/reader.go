@@ -182,13 +182,13 @@ const (
 	maxTime = 1 << 50
 )
 
-// bucketCond is the SQL condition "the fill's 15-minute bucket starts in
-// [from, to)" (unix seconds), as the Ledger selects buckets.
-func bucketCond(col string, from, to int64) string {
+// slotCond is the SQL condition "the bucket starts in [from, to)" (unix
+// seconds), as the Ledger selects buckets.
+func slotCond(from, to int64) string {
 	if from <= minTime && to >= maxTime {
 		return "1"
 	}
-	return fmt.Sprintf("intDiv(%s, 900000) * 900 >= %d AND intDiv(%s, 900000) * 900 < %d", col, from, col, to)
+	return fmt.Sprintf("slot * 900 >= %d AND slot * 900 < %d", from, to)
 }
 
 // rangeSeconds is the Ledger's conversion of a [from, to) range in ms (0:
@@ -305,19 +305,16 @@ func splitKey(k string) (quote, base string, err error) {
 }
 
 // aggs returns each pair's aggregate over the buckets starting in [from,
-// to), with unique win/loss counts; where is an extra SQL condition.
+// to); where is an extra SQL condition.
 func (r *Reader) aggs(ctx context.Context, from, to int64, where string, args ...any) (map[string]*agg, error) {
-	q := `SELECT exchange, pair, count(), countIf(side = 'buy'), countIf(side = 'sell'),
- countIf(closing = 1 AND pnl_e8 > 0), countIf(closing = 1 AND pnl_e8 < 0), countIf(closing = 1 AND pnl_e8 = 0),
- countIf(first = 1 AND side = 'buy'), countIf(first = 1 AND side = 'sell'),
- sumIf(pnl_e8, closing = 1), sumIf(pnl_e8, closing = 1 AND pnl_e8 > 0), sumIf(pnl_e8, closing = 1 AND pnl_e8 < 0),
- sum(fee_e8), sumIf(net_e8, closing = 1 AND pnl_e8 > 0), sumIf(net_e8, closing = 1 AND pnl_e8 < 0),
- sumIf(net_e8, side = 'buy'), sumIf(net_e8, side = 'sell'), sum(value_e8),
- sumIf(unmatched_value_e8, side = 'sell'), sumIf(cost_e8, closing = 1),
- min(time_ms), max(time_ms),
- maxIf(pnl_e8, closing = 1), argMaxIf(time_ms, tuple(pnl_e8, -time_ms), closing = 1),
- minIf(pnl_e8, closing = 1), argMinIf(time_ms, tuple(pnl_e8, time_ms), closing = 1)
-FROM ` + r.db + `.fills FINAL WHERE method = ? AND ` + bucketCond("time_ms", from, to) + where + `
+	q := `SELECT exchange, pair, sum(trades), sum(buys), sum(sells), sum(wins), sum(losses), sum(evens),
+ sum(u_buys), sum(u_sells), sum(u_wins), sum(u_losses),
+ sum(pnl_e8), sum(profit_e8), sum(loss_e8), sum(fees_e8), sum(cp_wins_e8), sum(cp_losses_e8),
+ sum(buy_value_e8), sum(sell_value_e8), sum(volume_e8), sum(unmatched_value_e8), sum(invested_e8),
+ min(first_ms), max(last_ms),
+ maxIf(hero_e8, wins + losses + evens > 0), argMaxIf(hero_ms, tuple(hero_e8, -hero_ms), wins + losses + evens > 0),
+ minIf(fuckup_e8, wins + losses + evens > 0), argMinIf(fuckup_ms, tuple(fuckup_e8, fuckup_ms), wins + losses + evens > 0)
+FROM ` + r.db + `.pnl_buckets FINAL WHERE method = ? AND ` + slotCond(from, to) + where + `
 GROUP BY exchange, pair`
 	rows, err := r.conn.Query(ctx, q, append([]any{r.Method.String()}, args...)...)
 	if err != nil {
@@ -327,39 +324,16 @@ GROUP BY exchange, pair`
 	out := map[string]*agg{}
 	for rows.Next() {
 		var ex, pair string
-		var c [10]uint64
 		var a agg
-		if err := rows.Scan(&ex, &pair, &c[0], &c[1], &c[2], &c[3], &c[4], &c[5], &c[6], &c[7],
+		if err := rows.Scan(&ex, &pair, &a.trades, &a.buys, &a.sells, &a.wins, &a.losses, &a.evens,
+			&a.uBuys, &a.uSells, &a.uWins, &a.uLosses,
 			&a.pnl, &a.profit, &a.loss, &a.fees, &a.cpWins, &a.cpLosses, &a.buyValue, &a.sellValue, &a.volume,
 			&a.unmatched, &a.invested, &a.firstT, &a.lastT, &a.hero, &a.heroT, &a.fuck, &a.fuckT); err != nil {
 			return nil, err
 		}
-		a.trades, a.buys, a.sells, a.wins, a.losses, a.evens, a.uBuys, a.uSells =
-			int64(c[0]), int64(c[1]), int64(c[2]), int64(c[3]), int64(c[4]), int64(c[5]), int64(c[6]), int64(c[7])
 		out[domain.PairKey(ex, pair)] = &a
 	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	rows.Close()
-	uq := `SELECT exchange, pair, countIf(pnl_e8 > 0), countIf(pnl_e8 < 0) FROM ` + r.db + `.order_pnl FINAL
-WHERE method = ? AND ` + bucketCond("first_close_ms", from, to) + where + ` GROUP BY exchange, pair`
-	urows, err := r.conn.Query(ctx, uq, append([]any{r.Method.String()}, args...)...)
-	if err != nil {
-		return nil, err
-	}
-	defer urows.Close()
-	for urows.Next() {
-		var ex, pair string
-		var w, l uint64
-		if err := urows.Scan(&ex, &pair, &w, &l); err != nil {
-			return nil, err
-		}
-		if a := out[domain.PairKey(ex, pair)]; a != nil {
-			a.uWins, a.uLosses = int64(w), int64(l)
-		}
-	}
-	return out, urows.Err()
+	return out, rows.Err()
 }
 
 type dayAgg struct {
@@ -370,9 +344,9 @@ type dayAgg struct {
 // days returns per pair and local day (YYYY-MM-DD in loc, of the bucket's
 // start) the daily figures over the buckets starting in [from, to).
 func (r *Reader) days(ctx context.Context, from, to int64, loc *time.Location) (map[string]map[string]*dayAgg, error) {
-	q := `SELECT exchange, pair, toString(toDate(toDateTime(intDiv(time_ms, 900000) * 900, ?))) AS d, count(), sum(value_e8),
- sumIf(pnl_e8, closing = 1), sumIf(unmatched_value_e8, side = 'sell'), sumIf(cost_e8, closing = 1)
-FROM ` + r.db + `.fills FINAL WHERE method = ? AND ` + bucketCond("time_ms", from, to) + ` GROUP BY exchange, pair, d`
+	q := `SELECT exchange, pair, toString(toDate(toDateTime(slot * 900, ?))) AS d, sum(trades), sum(volume_e8),
+ sum(pnl_e8), sum(unmatched_value_e8), sum(invested_e8)
+FROM ` + r.db + `.pnl_buckets FINAL WHERE method = ? AND ` + slotCond(from, to) + ` GROUP BY exchange, pair, d`
 	rows, err := r.conn.Query(ctx, q, loc.String(), r.Method.String())
 	if err != nil {
 		return nil, err
@@ -381,12 +355,10 @@ FROM ` + r.db + `.fills FINAL WHERE method = ? AND ` + bucketCond("time_ms", fro
 	out := map[string]map[string]*dayAgg{}
 	for rows.Next() {
 		var ex, pair, d string
-		var n uint64
 		var a dayAgg
-		if err := rows.Scan(&ex, &pair, &d, &n, &a.volume, &a.pnl, &a.unmatched, &a.invested); err != nil {
+		if err := rows.Scan(&ex, &pair, &d, &a.trades, &a.volume, &a.pnl, &a.unmatched, &a.invested); err != nil {
 			return nil, err
 		}
-		a.trades = int64(n)
 		k := domain.PairKey(ex, pair)
 		if out[k] == nil {
 			out[k] = map[string]*dayAgg{}
@@ -494,10 +466,10 @@ func (r *Reader) overview(q projections.OverviewQuery) (*projections.Overview, e
 	}
 	var cols []string
 	for _, p := range periods {
-		cols = append(cols, fmt.Sprintf("sumIf(pnl_e8, closing = 1 AND %s)", bucketCond("time_ms", p[0], p[1])))
+		cols = append(cols, fmt.Sprintf("sumIf(pnl_e8, %s)", slotCond(p[0], p[1])))
 	}
 	rows, err := r.conn.Query(ctx, "SELECT exchange, pair, "+strings.Join(cols, ", ")+" FROM "+r.db+
-		".fills FINAL WHERE method = ? GROUP BY exchange, pair", r.Method.String())
+		".pnl_buckets FINAL WHERE method = ? GROUP BY exchange, pair", r.Method.String())
 	if err != nil {
 		return nil, r.unavailable("overview", err)
 	}

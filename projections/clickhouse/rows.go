@@ -47,6 +47,96 @@ type dailyRow struct {
 
 type pairKey struct{ Exchange, Pair string }
 
+type bucketKey struct {
+	pairKey
+	Slot int64
+}
+
+// bucketRow is one pair's aggregate of one 15-minute slot, field for field
+// the in-memory Ledger's bucket (projections/pnl.go).
+type bucketRow struct {
+	bucketKey
+	Trades, Buys, Sells, Wins, Losses, Evens, UBuys, USells, UWins, ULosses int64
+	Pnl, Profit, Loss, Fees, CpWins, CpLosses, BuyValue, SellValue, Volume  int64
+	Unmatched, Invested, Hero, HeroT, Fuck, FuckT, FirstT, LastT            int64
+	Position                                                                uint64
+}
+
+// bucketFill is what one fill adds to a bucket.
+type bucketFill struct {
+	t                                         int64
+	sell, closing, first                      bool
+	value, net, fee, pnl, unmatched, invested int64
+}
+
+// add is the Ledger's bucket.add.
+func (b *bucketRow) add(fx *bucketFill) {
+	if b.Trades == 0 || fx.t < b.FirstT {
+		b.FirstT = fx.t
+	}
+	if fx.t > b.LastT {
+		b.LastT = fx.t
+	}
+	b.Trades++
+	b.Volume += fx.value
+	b.Fees += fx.fee
+	if fx.sell {
+		b.Sells++
+		b.SellValue += fx.net
+		b.Unmatched += fx.unmatched
+		if fx.first {
+			b.USells++
+		}
+	} else {
+		b.Buys++
+		b.BuyValue += fx.net
+		if fx.first {
+			b.UBuys++
+		}
+	}
+	if !fx.closing {
+		return
+	}
+	closes := b.Wins + b.Losses + b.Evens
+	b.Pnl += fx.pnl
+	b.Invested += fx.invested
+	switch {
+	case fx.pnl > 0:
+		b.Wins++
+		b.Profit += fx.pnl
+		b.CpWins += fx.net
+	case fx.pnl < 0:
+		b.Losses++
+		b.Loss += fx.pnl
+		b.CpLosses += fx.net
+	default:
+		b.Evens++
+	}
+	if closes == 0 || fx.pnl > b.Hero || (fx.pnl == b.Hero && fx.t < b.HeroT) {
+		b.Hero, b.HeroT = fx.pnl, fx.t
+	}
+	if closes == 0 || fx.pnl < b.Fuck || (fx.pnl == b.Fuck && fx.t < b.FuckT) {
+		b.Fuck, b.FuckT = fx.pnl, fx.t
+	}
+}
+
+// unique moves a sell order's unique win/loss count from sign from to
+// sign to (2: not counted), as the Ledger's bucket.unique.
+func (b *bucketRow) unique(from, to int8) {
+	switch from {
+	case 1:
+		b.UWins--
+	case -1:
+		b.ULosses--
+	}
+	switch to {
+	case 1:
+		b.UWins++
+	case -1:
+		b.ULosses++
+	}
+}
+
 type orderPnlKey struct {
 	OrderID, FirstCloseMs int64
 }
@@ -104,6 +194,7 @@ type batch struct {
 	orders     map[int64]orderRow
 	fills      []fillRow
 	daily      map[dailyKey]dailyRow
+	buckets    map[bucketKey]bucketRow
 	orderPnl   map[orderPnlKey]orderPnlRow
 	pairs      map[pairKey]pairRow
 	strategies map[pairKey]strategyRow
@@ -114,7 +205,7 @@ type batch struct {
 
 func newBatch() *batch {
 	return &batch{
-		orders: make(map[int64]orderRow), daily: make(map[dailyKey]dailyRow),
+		orders: make(map[int64]orderRow), daily: make(map[dailyKey]dailyRow), buckets: make(map[bucketKey]bucketRow),
 		orderPnl: make(map[orderPnlKey]orderPnlRow), pairs: make(map[pairKey]pairRow),
 		strategies: make(map[pairKey]strategyRow), prices: make(map[priceKey]priceRow),
 	}
@@ -122,13 +213,14 @@ func newBatch() *batch {
 
 // rows is the number of rows to write.
 func (b *batch) rows() int {
-	return len(b.orders) + len(b.fills) + len(b.daily) + len(b.orderPnl) + len(b.pairs) +
+	return len(b.orders) + len(b.fills) + len(b.daily) + len(b.buckets) + len(b.orderPnl) + len(b.pairs) +
 		len(b.strategies) + len(b.prices) + len(b.snapshots) + len(b.balances)
 }
 
 func (b *batch) reset() {
 	clear(b.orders)
 	clear(b.daily)
+	clear(b.buckets)
 	clear(b.orderPnl)
 	clear(b.pairs)
 	clear(b.strategies)

@@ -96,6 +96,46 @@ ORDER BY (method, exchange, pair, time_ms, order_id, position)`,
 ) ENGINE = ReplacingMergeTree(position)
 ORDER BY (method, exchange, pair, day)`,
 
+		// Per pair and 15-minute slot: the PNL aggregates of the fills in
+		// it, computed in Go exactly as the in-memory Ledger's buckets and
+		// upserted whole; the PNL reads aggregate these (a day in any zone
+		// is a run of whole slots).
+		`CREATE TABLE IF NOT EXISTS {db}.pnl_buckets (
+    method        String,
+    exchange      String,
+    pair          String,
+    slot          Int64,
+    trades        Int64,
+    buys          Int64,
+    sells         Int64,
+    wins          Int64,
+    losses        Int64,
+    evens         Int64,
+    u_buys        Int64,
+    u_sells       Int64,
+    u_wins        Int64,
+    u_losses      Int64,
+    pnl_e8        Int64,
+    profit_e8     Int64,
+    loss_e8       Int64,
+    fees_e8       Int64,
+    cp_wins_e8    Int64,
+    cp_losses_e8  Int64,
+    buy_value_e8  Int64,
+    sell_value_e8 Int64,
+    volume_e8     Int64,
+    unmatched_value_e8 Int64,
+    invested_e8   Int64,
+    hero_e8       Int64,
+    hero_ms       Int64,
+    fuckup_e8     Int64,
+    fuckup_ms     Int64,
+    first_ms      Int64,
+    last_ms       Int64,
+    position      UInt64
+) ENGINE = ReplacingMergeTree(position)
+ORDER BY (method, exchange, pair, slot)`,
+
 		// Sell orders' realized pnl (Σ of their closing fills) and the
 		// time of their first closing fill: unique win/loss counts.
 		`CREATE TABLE IF NOT EXISTS {db}.order_pnl (

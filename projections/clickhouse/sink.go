@@ -583,6 +583,20 @@ func (s *Sink) writeRows(ctx context.Context, conn driver.Conn, b *batch) error 
 		}); err != nil {
 		return err
 	}
+	if err := s.insert(ctx, conn, "pnl_buckets (method, exchange, pair, slot, trades, buys, sells, wins, losses, evens, u_buys, u_sells, u_wins, u_losses, pnl_e8, profit_e8, loss_e8, fees_e8, cp_wins_e8, cp_losses_e8, buy_value_e8, sell_value_e8, volume_e8, unmatched_value_e8, invested_e8, hero_e8, hero_ms, fuckup_e8, fuckup_ms, first_ms, last_ms, position)",
+		len(b.buckets), func(bt driver.Batch) error {
+			for _, r := range b.buckets {
+				if err := bt.Append(method, r.Exchange, r.Pair, r.Slot, r.Trades, r.Buys, r.Sells, r.Wins, r.Losses, r.Evens,
+					r.UBuys, r.USells, r.UWins, r.ULosses, r.Pnl, r.Profit, r.Loss, r.Fees, r.CpWins, r.CpLosses,
+					r.BuyValue, r.SellValue, r.Volume, r.Unmatched, r.Invested, r.Hero, r.HeroT, r.Fuck, r.FuckT,
+					r.FirstT, r.LastT, r.Position); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+		return err
+	}
 	if err := s.insert(ctx, conn, "order_pnl (method, exchange, pair, order_id, first_close_ms, pnl_e8, position)",
 		len(b.orderPnl), func(bt driver.Batch) error {
 			for _, r := range b.orderPnl {

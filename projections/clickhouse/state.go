@@ -27,6 +27,7 @@ type state struct {
 	sells    map[int64]bool
 	open     map[int64]*openOrder
 	daily    map[dailyKey]*dailyRow
+	buckets  map[bucketKey]*bucketRow
 	strat    map[pairKey]string
 	snaps    map[string]uint64 // exchange → snapshots so far
 }
@@ -53,7 +54,9 @@ type openOrder struct {
 	pnl            domain.Decimal
 	fills          int32
 	firstClose     int64
-	closed         bool // has had a closing fill
+	closed         bool  // has had a closing fill
+	uniqueSlot     int64 // slot where the order counts as a unique win/loss
+	uniqueSign     int8  // 0: not counted yet; else the counted sign + 2
 }
 
 func newState(method domain.PnlMethod) *state {
@@ -65,6 +68,7 @@ func newState(method domain.PnlMethod) *state {
 		sells:    make(map[int64]bool),
 		open:     make(map[int64]*openOrder),
 		daily:    make(map[dailyKey]*dailyRow),
+		buckets:  make(map[bucketKey]*bucketRow),
 		strat:    make(map[pairKey]string),
 		snaps:    make(map[string]uint64),
 	}
@@ -260,10 +264,37 @@ func (st *state) applyFill(id int64, e *domain.Event, f *domain.OrderFilled, b *
 	}
 	bk.lastPrice = f.Price
 	closing := sell && r.Matched > 0
+	fx := bucketFill{t: e.Time, sell: sell, closing: closing, first: oo.fills == 1, value: decUnits(r.Value),
+		net: decUnits(net), fee: decUnits(r.Fee), pnl: decUnits(r.Pnl), unmatched: decUnits(r.UnmatchedValue)}
+	uFrom, uTo := int8(2), int8(2)
 	if closing {
+		fx.invested = decUnits(r.LotCost)
 		oo.pnl = oo.pnl.Add(r.Pnl)
 		if !oo.closed {
 			oo.closed, oo.firstClose = true, e.Time
+		}
+		sign := int8(oo.pnl.Sign())
+		if oo.uniqueSign == 0 {
+			oo.uniqueSlot = slotOf(e.Time)
+			uTo = sign
+		} else if old := oo.uniqueSign - 2; old != sign {
+			uFrom, uTo = old, sign
+		}
+		oo.uniqueSign = sign + 2
+	}
+	bkt := st.bucket(bk.key, slotOf(e.Time))
+	bkt.add(&fx)
+	bkt.Position = e.Position
+	var ubkt *bucketRow
+	if uFrom != uTo {
+		ubkt = st.bucket(bk.key, oo.uniqueSlot)
+		ubkt.unique(uFrom, uTo)
+		ubkt.Position = e.Position
+	}
+	if b != nil {
+		b.buckets[bkt.bucketKey] = *bkt
+		if ubkt != nil {
+			b.buckets[ubkt.bucketKey] = *ubkt
 		}
 	}
 
@@ -310,6 +341,17 @@ func (st *state) applyFill(id int64, e *domain.Event, f *domain.OrderFilled, b *
 		UnmVal: decUnits(r.UnmatchedValue), Net: decUnits(net), Closing: b2u(closing), First: b2u(oo.fills == 1),
 		Position: e.Position,
 	})
+}
+
+// bucket returns the aggregate of key's slot, creating it.
+func (st *state) bucket(key pairKey, slot int64) *bucketRow {
+	k := bucketKey{key, slot}
+	b := st.buckets[k]
+	if b == nil {
+		b = &bucketRow{bucketKey: k}
+		st.buckets[k] = b
+	}
+	return b
 }
 
 func b2u(v bool) uint8 {
