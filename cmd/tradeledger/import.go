@@ -22,7 +22,7 @@ import (
 func runImport(ctx context.Context, args []string, env *Env) error {
 	fs := newFlagSet("import", env.Stderr)
 	data := fs.String("data", "./data", "data directory")
-	from := fs.String("from", "", "Gunbot-style folder to import (config.js or config.json, autoconfig.json, backups/, json/*-state.json, customStrategies/*.js, AutoConfig variable files)")
+	from := fs.String("from", "", "Gunbot-style folder to import (config.js or config.json, autoconfig.json, custom-editor.json, backups/, json/*-state.json, customStrategies/*.js, AutoConfig variable files)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -294,14 +294,18 @@ func (im *Importer) configUnit(ctx context.Context, dir string, sum *ImportSumma
 	return &importUnit{what: name, kind: "config", stream: domain.StreamConfig, events: events}, nil
 }
 
-// fileUnits imports autoconfig.json, backups/autoconfig.json.<ms>,
-// customStrategies/*.js and AutoConfig variable files (*.json at the top
-// whose name mentions "variables").
+// fileUnits imports autoconfig.json, custom-editor.json (the custom
+// strategy editor's file, which restore writes at the top too),
+// backups/autoconfig.json.<ms>, customStrategies/*.js and AutoConfig
+// variable files (*.json at the top whose name mentions "variables").
 func (im *Importer) fileUnits(dir string, sum *ImportSummary) []importUnit {
 	type src struct{ kind, name, path string }
 	var srcs []src
 	if _, err := os.Stat(filepath.Join(dir, domain.AutoconfigFileName)); err == nil {
 		srcs = append(srcs, src{domain.FileAutoconfig, domain.AutoconfigFileName, filepath.Join(dir, domain.AutoconfigFileName)})
+	}
+	if _, err := os.Stat(filepath.Join(dir, domain.CustomEditorFileName)); err == nil {
+		srcs = append(srcs, src{domain.FileCustomEditor, domain.CustomEditorFileName, filepath.Join(dir, domain.CustomEditorFileName)})
 	}
 	top, _ := os.ReadDir(dir)
 	for _, e := range top {
