@@ -67,8 +67,10 @@ func newCfgEnv(t *testing.T) *cfgEnv {
 		t.Fatal(err)
 	}
 	runner := projections.NewRunner(store)
-	cv, fv := projections.NewConfig(), projections.NewFiles()
+	ledger := projections.NewLedger(domain.LOFO)
+	cv, fv := projections.NewConfig(), projections.NewFiles(ledger)
 	runner.Register(cv)
+	runner.Register(ledger)
 	runner.Register(fv)
 	runner.OnError = func(p projections.Projection, e *domain.Event, err error) {
 		t.Errorf("projection %s: event %s/%d: %v", p.Name(), e.Stream, e.Version, err)

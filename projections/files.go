@@ -3,7 +3,6 @@ package projections
 import (
 	"encoding/json"
 	"sort"
-	"strings"
 	"sync"
 
 	"github.com/tradeledger/tradeledger/domain"
@@ -13,13 +12,14 @@ import (
 // AutoConfig variable files, autoconfig.json and its backups, the custom
 // editor file and the custom strategies, each the last FileWritten of its
 // file-<kind>-<name> stream unless a FileDeleted followed; and the state
-// files <exchange>-<pair>-state.json, which are not stored but derived from
-// the order log (filled orders) and the observed balances.
+// files <exchange>-<pair>-state.json, which are not stored but derived, when
+// asked for, from the Ledger's fills and the observed balances: the order
+// log is folded once, by the Ledger, not once per read model.
 type Files struct {
 	mu       sync.RWMutex
+	ledger   *Ledger
 	files    map[string]map[string]storedFile // kind → name → file
 	versions map[string]int64                 // file stream → last version
-	orders   map[string]*stateOrder           // order stream → order
 	balances map[string][]domain.AssetBalance // exchange → last observed
 }
 
@@ -28,20 +28,13 @@ type storedFile struct {
 	sha256  string
 }
 
-type stateOrder struct {
-	id             int64
-	exchange, pair string
-	side           domain.Side
-	time           int64
-	filled, cost   domain.Decimal
-}
-
-// NewFiles returns an empty Files projection.
-func NewFiles() *Files {
+// NewFiles returns an empty Files projection whose state files come from
+// ledger (which must be fed from the same log).
+func NewFiles(ledger *Ledger) *Files {
 	return &Files{
+		ledger:   ledger,
 		files:    map[string]map[string]storedFile{},
 		versions: map[string]int64{},
-		orders:   map[string]*stateOrder{},
 		balances: map[string][]domain.AssetBalance{},
 	}
 }
@@ -75,28 +68,6 @@ func (p *Files) Apply(e *domain.Event) error {
 		defer p.mu.Unlock()
 		p.versions[e.Stream] = e.Version
 		delete(p.files[d.Kind], d.Name)
-	case domain.TypeOrderRequested:
-		var d domain.OrderRequested
-		if err := e.Decode(&d); err != nil {
-			return err
-		}
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		p.orders[e.Stream] = &stateOrder{id: d.OrderID, exchange: d.Exchange, pair: d.Pair, side: d.Side, time: e.Time}
-	case domain.TypeOrderFilled:
-		var d domain.OrderFilled
-		if err := e.Decode(&d); err != nil {
-			return err
-		}
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		o := p.orders[e.Stream]
-		if o == nil {
-			return domain.Errorf(domain.EINVALID, "fill on %s before its OrderRequested", e.Stream)
-		}
-		o.filled = o.filled.Add(d.Quantity)
-		o.cost = o.cost.Add(d.Price.Mul(d.Quantity))
-		o.time = e.Time
 	case domain.TypeBalancesObserved:
 		var d domain.BalancesObserved
 		if err := e.Decode(&d); err != nil {
@@ -112,23 +83,18 @@ func (p *Files) Apply(e *domain.Event) error {
 // List returns the names of kind's files, sorted. For state files these are
 // the pairs with at least one filled order.
 func (p *Files) List(kind string) []string {
-	p.mu.RLock()
-	defer p.mu.RUnlock()
 	var names []string
 	if kind == domain.FileState {
-		seen := map[string]bool{}
-		for _, o := range p.orders {
-			if o.filled.Sign() > 0 {
-				seen[domain.StateFileName(o.exchange, o.pair)] = true
-			}
-		}
-		for n := range seen {
-			names = append(names, n)
+		for _, key := range p.ledger.FilledKeys() {
+			exchange, pair, _ := domain.SplitPairKey(key)
+			names = append(names, domain.StateFileName(exchange, pair))
 		}
 	} else {
+		p.mu.RLock()
 		for n := range p.files[kind] {
 			names = append(names, n)
 		}
+		p.mu.RUnlock()
 	}
 	sort.Strings(names)
 	if names == nil {
@@ -185,22 +151,35 @@ type stateBalance struct {
 // their product summed over fills, time that of the last fill), and the
 // exchange's last observed balances.
 func (p *Files) state(name string) (json.RawMessage, error) {
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	key, ok := strings.CutSuffix(name, "-state.json")
-	entries := []stateEntry{}
 	var exchange string
-	if ok {
-		for _, o := range p.orders {
-			if o.filled.Sign() <= 0 || o.exchange+"-"+o.pair != key {
-				continue
-			}
-			exchange = o.exchange
-			entries = append(entries, stateEntry{
-				Time: o.time, Pair: o.pair, Type: o.side, ID: o.id,
-				Rate: domain.Number(o.cost.Div(o.filled)), Amount: domain.Number(o.filled), Cost: domain.Number(o.cost),
-			})
+	var records []OrderRecord
+	for _, key := range p.ledger.FilledKeys() {
+		ex, pair, _ := domain.SplitPairKey(key)
+		if domain.StateFileName(ex, pair) == name {
+			exchange, records = ex, p.ledger.Orders(key)
+			break
 		}
+	}
+	// One entry per order: the Ledger keeps one record per fill.
+	byID := map[int64]int{}
+	entries := []stateEntry{}
+	filled := []domain.Decimal{}
+	for _, r := range records {
+		i, seen := byID[r.ID]
+		if !seen {
+			i = len(entries)
+			byID[r.ID] = i
+			entries = append(entries, stateEntry{Pair: r.Pair, Type: r.Type, ID: r.ID})
+			filled = append(filled, 0)
+		}
+		e := &entries[i]
+		e.Time = max(e.Time, r.Time)
+		filled[i] = filled[i].Add(r.Amount)
+		e.Cost = domain.Number(domain.Decimal(e.Cost).Add(r.Rate.Mul(r.Amount)))
+	}
+	for i := range entries {
+		entries[i].Amount = domain.Number(filled[i])
+		entries[i].Rate = domain.Number(domain.Decimal(entries[i].Cost).Div(filled[i]))
 	}
 	if len(entries) == 0 {
 		return nil, domain.Errorf(domain.ENOTFOUND, "state file %q not found", name)
@@ -212,9 +191,11 @@ func (p *Files) state(name string) (json.RawMessage, error) {
 		return entries[i].ID > entries[j].ID
 	})
 	balances := map[string]stateBalance{}
+	p.mu.RLock()
 	for _, b := range p.balances[exchange] {
 		balances[b.Asset] = stateBalance{Available: domain.Number(b.Available), OnOrder: domain.Number(b.OnOrder)}
 	}
+	p.mu.RUnlock()
 	b, err := json.Marshal(struct {
 		Orders   []stateEntry            `json:"orders"`
 		Balances map[string]stateBalance `json:"balances"`

@@ -438,6 +438,20 @@ func (l *Ledger) Orders(key string) []OrderRecord {
 	return out
 }
 
+// FilledKeys returns the pair keys with at least one fill, sorted.
+func (l *Ledger) FilledKeys() []string {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	var keys []string
+	for _, b := range l.pairs {
+		if len(b.recs) > 0 {
+			keys = append(keys, b.key)
+		}
+	}
+	sort.Strings(keys)
+	return keys
+}
+
 // Page returns page (from 0) of pageSize records of key, newest first, and
 // the number of records of key. Out-of-range pages are empty. pageSize must
 // be 1…MaxPageSize and page ≥ 0 (EINVALID otherwise).

@@ -150,7 +150,8 @@ func importJSONNum(n int64) string {
 
 func importReplay(t *testing.T, d *DataDir) (*projections.Config, *projections.Files, []domain.Event) {
 	t.Helper()
-	cfg, files := projections.NewConfig(), projections.NewFiles()
+	ledger := projections.NewLedger(domain.LOFO)
+	cfg, files := projections.NewConfig(), projections.NewFiles(ledger)
 	it := d.Store.ReadAll(context.Background(), 0, 0)
 	defer it.Close()
 	var events []domain.Event
@@ -159,6 +160,9 @@ func importReplay(t *testing.T, d *DataDir) (*projections.Config, *projections.F
 		events = append(events, e)
 		if err := cfg.Apply(&e); err != nil {
 			t.Fatalf("config apply %s: %v", e.Type, err)
+		}
+		if err := ledger.Apply(&e); err != nil {
+			t.Fatalf("ledger apply %s: %v", e.Type, err)
 		}
 		if err := files.Apply(&e); err != nil {
 			t.Fatalf("files apply %s: %v", e.Type, err)

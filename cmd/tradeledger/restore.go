@@ -194,8 +194,9 @@ func runRestore(ctx context.Context, args []string, env *Env) error {
 
 func restore(ctx context.Context, d *DataDir, cut logCut, out string, withSecrets bool, prog *progress, warn io.Writer) (RestoreSummary, error) {
 	sum := RestoreSummary{Out: out}
-	cfg, files := projections.NewConfig(), projections.NewFiles()
-	res, err := replayLog(ctx, d.Store, cut, []projections.Projection{cfg, files}, prog, warn)
+	ledger := projections.NewLedger(domain.LOFO) // state files come from its fills
+	cfg, files := projections.NewConfig(), projections.NewFiles(ledger)
+	res, err := replayLog(ctx, d.Store, cut, []projections.Projection{cfg, ledger, files}, prog, warn)
 	if err != nil {
 		return sum, err
 	}

@@ -84,8 +84,9 @@ func readModels(t *testing.T, dir string) (*projections.Config, *projections.Fil
 		t.Fatal(err)
 	}
 	defer d.Close()
-	cfg, files := projections.NewConfig(), projections.NewFiles()
-	if _, err := replayLog(ctx, d.Store, logCut{}, []projections.Projection{cfg, files}, nil, nil); err != nil {
+	ledger := projections.NewLedger(domain.LOFO)
+	cfg, files := projections.NewConfig(), projections.NewFiles(ledger)
+	if _, err := replayLog(ctx, d.Store, logCut{}, []projections.Projection{cfg, ledger, files}, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	box, err := domain.NewSecretBox(d.MasterKey)

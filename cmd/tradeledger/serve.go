@@ -122,7 +122,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	m.Trader.Activity, m.Trader.Wait = m.Core, m.Runner.WaitFor
 	m.Runner.Register(m.Trader)
 	m.Core.Trader = m.Trader
-	configView, filesView := projections.NewConfig(), projections.NewFiles()
+	configView, filesView := projections.NewConfig(), projections.NewFiles(ledger)
 	m.Runner.Register(configView)
 	m.Runner.Register(filesView)
 
