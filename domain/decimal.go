@@ -34,8 +34,12 @@ func DecimalFromInt(n int64) Decimal { return Decimal(n * decimalScale) }
 // ParseDecimal parses a decimal string ("12", "-0.5", "1e-3" is refused) with
 // at most 8 decimals. More decimals are an EINVALID error rather than a
 // silent rounding, so that a price never changes on its way into the log.
-func ParseDecimal(s string) (Decimal, error) {
-	if s == "" {
+func ParseDecimal(s string) (Decimal, error) { return parseDecimal(s) }
+
+// parseDecimal is ParseDecimal for strings and byte slices alike, so that
+// decoders parse without converting (and allocating) first.
+func parseDecimal[T string | []byte](s T) (Decimal, error) {
+	if len(s) == 0 {
 		return 0, Errorf(EINVALID, "empty number")
 	}
 	neg := false
@@ -158,7 +162,7 @@ func (d *Decimal) UnmarshalJSON(b []byte) error {
 	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' {
 		b = b[1 : len(b)-1]
 	}
-	v, err := ParseDecimal(string(b))
+	v, err := parseDecimal(b)
 	if err != nil {
 		return err
 	}

@@ -124,7 +124,7 @@ func (s *scanner) decimal() (Decimal, bool, error) {
 	if !ok {
 		return 0, false, nil
 	}
-	d, err := ParseDecimal(string(v))
+	d, err := parseDecimal(v)
 	return d, true, err
 }
 
