@@ -45,7 +45,24 @@ type Authenticator struct {
 	// Generation returns the current password generation; tokens of an
 	// older generation are refused.
 	Generation func() int64
+
+	// verified remembers tokens whose signature and claims were checked,
+	// so that a client's every request does not parse and HMAC its token
+	// again; expiry and generation are still checked on every use.
+	mu       sync.Mutex
+	verified map[string]verifiedToken
 }
+
+// verifiedToken is what Verify needs of a token it checked before.
+type verifiedToken struct {
+	subject       string
+	generation    int64
+	issued, until time.Time
+}
+
+// maxVerifiedTokens bounds Authenticator's cache; past it, the cache starts
+// over.
+const maxVerifiedTokens = 4096
 
 // tokenClaims are the JWT claims of an API token.
 type tokenClaims struct {
@@ -103,6 +120,16 @@ func (a *Authenticator) Verify(token string) (string, error) {
 	if len(a.Secret) < MinSecretBytes {
 		return "", domain.Errorf(domain.EUNAVAILABLE, "token secret is not configured")
 	}
+	now := a.Clock.Now()
+	a.mu.Lock()
+	v, ok := a.verified[token]
+	a.mu.Unlock()
+	if ok && !now.Before(v.issued) && now.Before(v.until) {
+		if v.generation != a.generation() {
+			return "", domain.Errorf(domain.EUNAUTHORIZED, "token was revoked by a password change")
+		}
+		return v.subject, nil
+	}
 	var claims tokenClaims
 	_, err := jwt.ParseWithClaims(token, &claims, func(t *jwt.Token) (any, error) {
 		// WithValidMethods already refuses other algorithms; checking the
@@ -123,6 +150,16 @@ func (a *Authenticator) Verify(token string) (string, error) {
 	if claims.Generation != a.generation() {
 		return "", domain.Errorf(domain.EUNAUTHORIZED, "token was revoked by a password change")
 	}
+	a.mu.Lock()
+	if a.verified == nil || len(a.verified) >= maxVerifiedTokens {
+		a.verified = make(map[string]verifiedToken)
+	}
+	v = verifiedToken{subject: claims.Subject, generation: claims.Generation, until: claims.ExpiresAt.Time}
+	if claims.IssuedAt != nil {
+		v.issued = claims.IssuedAt.Time
+	}
+	a.verified[token] = v
+	a.mu.Unlock()
 	return claims.Subject, nil
 }
 
