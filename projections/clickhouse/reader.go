@@ -439,23 +439,7 @@ func (r *Reader) Overview(q projections.OverviewQuery) (*projections.Overview, e
 func (r *Reader) overview(q projections.OverviewQuery) (*projections.Overview, error) {
 	ctx, cancel := r.ctx()
 	defer cancel()
-	byKey, list, err := r.pairs(ctx)
-	if err != nil {
-		return nil, r.unavailable("overview", err)
-	}
-	sc, err := resolve(q.Scope, list)
-	if err != nil {
-		return nil, err
-	}
 	from, to := rangeSeconds(q.From, q.To)
-	aggs, err := r.aggs(ctx, from, to, "")
-	if err != nil {
-		return nil, r.unavailable("overview", err)
-	}
-	days, err := r.days(ctx, from, to, q.Loc)
-	if err != nil {
-		return nil, r.unavailable("overview", err)
-	}
 	today := midnight(q.Now, q.Loc)
 	tomorrow := today.AddDate(0, 0, 1).Unix()
 	y0 := time.Date(today.Year()-1, 1, 1, 0, 0, 0, 0, q.Loc).Unix()
@@ -464,32 +448,33 @@ func (r *Reader) overview(q projections.OverviewQuery) (*projections.Overview, e
 		{today.Unix(), tomorrow}, {today.AddDate(0, 0, -1).Unix(), today.Unix()}, {today.AddDate(0, 0, -7).Unix(), tomorrow},
 		{today.AddDate(0, -1, 0).Unix(), tomorrow}, {today.AddDate(-1, 0, 0).Unix(), tomorrow}, {y0, y1},
 	}
-	var cols []string
-	for _, p := range periods {
-		cols = append(cols, fmt.Sprintf("sumIf(pnl_e8, %s)", slotCond(p[0], p[1])))
-	}
-	rows, err := r.conn.Query(ctx, "SELECT exchange, pair, "+strings.Join(cols, ", ")+" FROM "+r.db+
-		".pnl_buckets FINAL WHERE method = ? GROUP BY exchange, pair", r.Method.String())
-	if err != nil {
-		return nil, r.unavailable("overview", err)
-	}
-	per := map[string][6]int64{}
-	for rows.Next() {
-		var ex, pair string
-		var v [6]int64
-		if err := rows.Scan(&ex, &pair, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]); err != nil {
-			rows.Close()
+
+	// The five queries are independent: run them at once.
+	var (
+		wg                 sync.WaitGroup
+		byKey              map[string]*pairInfo
+		list               []*pairInfo
+		aggs               map[string]*agg
+		days               map[string]map[string]*dayAgg
+		per                map[string][6]int64
+		strat              map[string]string
+		e1, e2, e3, e4, e5 error
+	)
+	wg.Add(5)
+	go func() { defer wg.Done(); byKey, list, e1 = r.pairs(ctx) }()
+	go func() { defer wg.Done(); aggs, e2 = r.aggs(ctx, from, to, "") }()
+	go func() { defer wg.Done(); days, e3 = r.days(ctx, from, to, q.Loc) }()
+	go func() { defer wg.Done(); per, e4 = r.periods(ctx, periods) }()
+	go func() { defer wg.Done(); strat, e5 = r.strategies(ctx) }()
+	wg.Wait()
+	for _, err := range []error{e1, e2, e3, e4, e5} {
+		if err != nil {
 			return nil, r.unavailable("overview", err)
 		}
-		per[domain.PairKey(ex, pair)] = v
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, r.unavailable("overview", err)
-	}
-	strat, err := r.strategies(ctx)
+	sc, err := resolve(q.Scope, list)
 	if err != nil {
-		return nil, r.unavailable("overview", err)
+		return nil, err
 	}
 
 	o := &projections.Overview{Unit: sc.unit, DailyHistory: []projections.DayPnl{}, PnlsPerPair: []projections.KeyPnl{}, DetailedPerPair: []projections.PairDetail{}}
@@ -593,6 +578,31 @@ func totalOf(t *agg, unrealized domain.Decimal) projections.PnlTotal {
 		out.FuckupTrade = projections.TradeRef{Pnl: domain.Number(t.fuck), Time: t.fuckT}
 	}
 	return out
+}
+
+// periods returns each pair's realized pnl in each [from, to) of ps (unix
+// seconds, bucket starts).
+func (r *Reader) periods(ctx context.Context, ps [][2]int64) (map[string][6]int64, error) {
+	var cols []string
+	for _, p := range ps {
+		cols = append(cols, fmt.Sprintf("sumIf(pnl_e8, %s)", slotCond(p[0], p[1])))
+	}
+	rows, err := r.conn.Query(ctx, "SELECT exchange, pair, "+strings.Join(cols, ", ")+" FROM "+r.db+
+		".pnl_buckets FINAL WHERE method = ? GROUP BY exchange, pair", r.Method.String())
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	per := map[string][6]int64{}
+	for rows.Next() {
+		var ex, pair string
+		var v [6]int64
+		if err := rows.Scan(&ex, &pair, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]); err != nil {
+			return nil, err
+		}
+		per[domain.PairKey(ex, pair)] = v
+	}
+	return per, rows.Err()
 }
 
 func (r *Reader) strategies(ctx context.Context) (map[string]string, error) {
