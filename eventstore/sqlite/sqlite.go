@@ -86,6 +86,10 @@ func (s *Store) Open() error {
 	q.Set("_busy_timeout", "10000")
 	q.Set("_txlock", "immediate")
 	q.Set("_foreign_keys", "off")
+	// The writer probes two indexes per append (stream heads, event ids):
+	// a page cache large enough for their hot pages keeps those probes off
+	// the file. 64 MiB at most, allocated only as pages are used.
+	q.Set("_cache_size", "-65536")
 	w, err := sql.Open("sqlite3", "file:"+s.Path+"?"+q.Encode())
 	if err != nil {
 		return fmt.Errorf("open %s: %w", s.Path, err)
