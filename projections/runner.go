@@ -61,9 +61,10 @@ func (r *Runner) Start(ctx context.Context) error {
 	// Nobody waits during the replay, so positions are published once at
 	// the end instead of per event.
 	var last uint64
-	err = readAhead(ctx, r.Store.ReadAll(ctx, 0, 0), func(e *domain.Event) {
+	err = ReadAhead(ctx, r.Store.ReadAll(ctx, 0, 0), func(e *domain.Event) bool {
 		r.applyAll(e)
 		last = e.Position
+		return true
 	})
 	r.publish(last)
 	if err != nil {
@@ -82,10 +83,11 @@ func (r *Runner) Start(ctx context.Context) error {
 // replayBatch is how many events the replay's reader hands over at once.
 const replayBatch = 1024
 
-// readAhead calls apply for every event of it, in order, while a second
-// goroutine reads and decodes the next batch: on two cores the replay costs
-// about the larger of reading and applying, not their sum.
-func readAhead(ctx context.Context, it domain.EventIterator, apply func(*domain.Event)) error {
+// ReadAhead calls apply for every event of it, in order, until apply
+// returns false, while a second goroutine reads and decodes the next batch:
+// on two cores a replay costs about the larger of reading and applying, not
+// their sum. It closes it, and returns the iterator's error.
+func ReadAhead(ctx context.Context, it domain.EventIterator, apply func(*domain.Event) bool) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	batches := make(chan []domain.Event, 4)
@@ -118,14 +120,21 @@ func readAhead(ctx context.Context, it domain.EventIterator, apply func(*domain.
 			}
 		}
 	}()
+	stopped := false
 	for buf := range batches {
-		for i := range buf {
-			apply(&buf[i])
+		for i := 0; i < len(buf) && !stopped; i++ {
+			if !apply(&buf[i]) {
+				stopped = true
+				cancel()
+			}
 		}
 		select {
 		case free <- buf:
 		default:
 		}
+	}
+	if stopped && errors.Is(readErr, context.Canceled) {
+		return nil
 	}
 	return readErr // written before batches closed
 }

@@ -88,16 +88,13 @@ type replayResult struct {
 func replayLog(ctx context.Context, store domain.EventStore, cut logCut, projs []projections.Projection, prog *progress, warn io.Writer) (replayResult, error) {
 	var res replayResult
 	head, _ := store.Head(ctx)
-	it := store.ReadAll(ctx, 0, 0)
-	defer it.Close()
-	for it.Next() {
-		e := it.Event()
-		if !cut.includes(&e) {
-			break
+	err := projections.ReadAhead(ctx, store.ReadAll(ctx, 0, 0), func(e *domain.Event) bool {
+		if !cut.includes(e) {
+			return false
 		}
 		failed := false
 		for _, p := range projs {
-			if err := p.Apply(&e); err != nil {
+			if err := p.Apply(e); err != nil {
 				failed = true
 				if warn != nil {
 					fmt.Fprintf(warn, "replay: %s could not apply %s/%d (position %d): %s\n", p.Name(), e.Stream, e.Version, e.Position, domain.ErrorMessage(err))
@@ -112,11 +109,12 @@ func replayLog(ctx context.Context, store domain.EventStore, cut logCut, projs [
 		if prog != nil && res.Events%domain.VerifyProgressEvery == 0 {
 			prog.update(res.Events, e.Position, head)
 		}
-	}
+		return true
+	})
 	if prog != nil {
 		prog.done()
 	}
-	if err := it.Err(); err != nil {
+	if err != nil {
 		return res, fmt.Errorf("replay: read log: %w", err)
 	}
 	return res, nil
