@@ -3,7 +3,6 @@ package domain
 import (
 	"math"
 	"math/bits"
-	"sort"
 	"strings"
 )
 
@@ -47,7 +46,7 @@ type PnlMethod uint8
 // Lot matching methods. LOFO is the default (as Gunbot documents it).
 const (
 	// LOFO consumes the lot with the lowest unit cost first (ties: oldest
-	// first).
+	// first; see Lots for a partly consumed lot).
 	LOFO PnlMethod = iota
 	// FIFO consumes the oldest lot first.
 	FIFO
@@ -95,13 +94,45 @@ func (l Lot) UnitCost() Decimal {
 }
 
 // Lots is the inventory of one pair under one method. The zero value is an
-// empty LOFO inventory. Not safe for concurrent use.
+// empty LOFO inventory; set Method before the first Add and do not change it
+// afterwards. Not safe for concurrent use.
+//
+// Cost of the operations in the number n of lots held: LOFO Add and each lot
+// a Take consumes are O(log n) (a binary min-heap); FIFO Add and consumption
+// are O(1) amortized (a queue with a head index, compacted when the consumed
+// front outgrows the rest); Average is O(1). Quantity and cost held are
+// maintained as lots come and go, so Qty, Cost and ABP are O(1). Memory: 16
+// bytes a lot (FIFO), 24 (LOFO).
+//
+// LOFO order, precisely: a new lot goes after every held lot whose unit cost
+// is lower or equal (ties: oldest first), and the lot being consumed is the
+// first one. A lot that a Take leaves partly consumed stays first — its
+// rounded remaining cost may move its unit cost a hair above an equal lot
+// behind it, and it is still finished before that lot; a later lot goes in
+// front of it only if it is cheaper than both its current unit cost and the
+// lot after it. (This is the order the earlier sorted-slice implementation
+// kept wherever its binary search was well defined; lots_test.go compares
+// the two on random sequences.)
 type Lots struct {
 	Method PnlMethod
-	lots   []Lot // LOFO: ascending unit cost from head; FIFO: oldest first; Average: one lot
+	lots   []Lot // FIFO: oldest first from head; Average: one lot
 	head   int
+	heap   []lofoLot     // LOFO: min-heap by less
+	clamp  map[int64]Lot // LOFO: order key of the lots with seq&1 == 1, by seq
+	seq    int64         // LOFO: seq of the next lot added (÷2)
+	front  int64         // LOFO: lowest seq given out so far (÷2)
 	qty    Decimal
 	cost   Decimal
+}
+
+// lofoLot is a LOFO lot and its place among equal unit costs. The heap
+// orders lots by (key unit cost, seq) where the key is the lot itself, or,
+// when seq is odd, the entry in Lots.clamp: a partly consumed first lot whose
+// unit cost rose above the next lot's is keyed with the next lot's unit cost
+// and a seq below every other, so that it stays first (see Lots).
+type lofoLot struct {
+	Lot
+	seq int64 // new lots 0, 2, 4…; partly consumed first lots −2, −4… (+1 if clamped)
 }
 
 // Qty returns the quantity held in lots.
@@ -120,7 +151,12 @@ func (l *Lots) ABP() Decimal {
 }
 
 // Len returns the number of lots held.
-func (l *Lots) Len() int { return len(l.lots) - l.head }
+func (l *Lots) Len() int {
+	if l.Method == LOFO {
+		return len(l.heap)
+	}
+	return len(l.lots) - l.head
+}
 
 // Add adds a lot of qty (> 0; others are ignored) costing cost in total.
 func (l *Lots) Add(qty, cost Decimal) {
@@ -141,18 +177,31 @@ func (l *Lots) Add(qty, cost Decimal) {
 		l.lots[l.head].Cost = l.lots[l.head].Cost.Add(cost)
 	case FIFO:
 		l.lots = append(l.lots, n)
-	default: // LOFO: insert after every lot whose unit cost is ≤ the new one
-		live := l.lots[l.head:]
-		i := sort.Search(len(live), func(i int) bool { return unitCostLess(n, live[i]) })
-		l.lots = append(l.lots, Lot{})
-		copy(l.lots[l.head+i+1:], l.lots[l.head+i:])
-		l.lots[l.head+i] = n
+	default: // LOFO: after every lot whose key is ≤ the new one (seq is the highest)
+		l.heap = append(l.heap, lofoLot{Lot: n, seq: l.seq * 2})
+		l.seq++
+		l.up(len(l.heap) - 1)
 	}
 }
 
 // Take consumes up to qty (> 0) from the lots in the method's order and
 // returns the quantity matched and the cost of what was consumed.
 func (l *Lots) Take(qty Decimal) (matched, cost Decimal) {
+	if l.Method == LOFO {
+		matched, cost = l.takeLOFO(qty)
+	} else {
+		matched, cost = l.takeQueue(qty)
+	}
+	l.qty -= matched
+	l.cost -= cost
+	if l.Len() == 0 { // no dust of cost without quantity
+		l.qty, l.cost = 0, 0
+	}
+	return matched, cost
+}
+
+// takeQueue is Take for FIFO and Average: lots are consumed from the head.
+func (l *Lots) takeQueue(qty Decimal) (matched, cost Decimal) {
 	for qty > 0 && l.head < len(l.lots) {
 		lot := &l.lots[l.head]
 		if lot.Qty <= qty {
@@ -170,6 +219,9 @@ func (l *Lots) Take(qty Decimal) (matched, cost Decimal) {
 		cost += c
 		qty = 0
 	}
+	// Compact once the consumed front is larger than what is left: a
+	// compaction moves fewer lots than were consumed since the previous
+	// one, so consumption stays O(1) amortized.
 	if l.head == len(l.lots) {
 		l.lots, l.head = l.lots[:0], 0
 	} else if l.head > 32 && l.head*2 > len(l.lots) {
@@ -177,23 +229,169 @@ func (l *Lots) Take(qty Decimal) (matched, cost Decimal) {
 		clear(l.lots[n:])
 		l.lots, l.head = l.lots[:n], 0
 	}
-	l.qty -= matched
-	l.cost -= cost
-	if l.Len() == 0 { // no dust of cost without quantity
-		l.qty, l.cost = 0, 0
+	return matched, cost
+}
+
+// takeLOFO is Take for LOFO: lots are consumed from the top of the heap.
+func (l *Lots) takeLOFO(qty Decimal) (matched, cost Decimal) {
+	for qty > 0 && len(l.heap) > 0 {
+		top := &l.heap[0]
+		if top.Qty <= qty {
+			matched += top.Qty
+			cost += top.Cost
+			qty -= top.Qty
+			l.pop()
+			continue
+		}
+		c := MulDiv(top.Cost, qty, top.Qty)
+		top.Qty -= qty
+		top.Cost -= c
+		matched += qty
+		cost += c
+		qty = 0
+		l.rekeyTop()
+	}
+	if len(l.heap) == 0 {
+		l.heap = l.heap[:0]
+		l.clamp = nil
+		l.seq, l.front = 0, 0
 	}
 	return matched, cost
 }
 
+// rekeyTop gives the partly consumed first lot its new unit cost as key and a
+// seq below every other, clamping the key to the next lot's when the rounded
+// remaining cost put it above, so that the lot stays first.
+func (l *Lots) rekeyTop() {
+	top := &l.heap[0]
+	if top.seq&1 != 0 {
+		delete(l.clamp, top.seq)
+	}
+	l.front--
+	top.seq = l.front * 2
+	next := -1
+	for i := 1; i <= 2 && i < len(l.heap); i++ {
+		if next < 0 || l.less(l.heap[i], l.heap[next]) {
+			next = i
+		}
+	}
+	if next < 0 {
+		return
+	}
+	if k := l.key(l.heap[next]); unitCostCmp(top.Lot, k) > 0 {
+		top.seq++
+		if l.clamp == nil {
+			l.clamp = make(map[int64]Lot)
+		}
+		l.clamp[top.seq] = k
+	}
+}
+
+// key returns the lot whose unit cost orders e.
+func (l *Lots) key(e lofoLot) Lot {
+	if e.seq&1 != 0 {
+		return l.clamp[e.seq]
+	}
+	return e.Lot
+}
+
+// less orders LOFO lots: lower key unit cost first, then lower seq.
+func (l *Lots) less(a, b lofoLot) bool {
+	ka, kb := a.Lot, b.Lot
+	if (a.seq|b.seq)&1 != 0 {
+		ka, kb = l.key(a), l.key(b)
+	}
+	if ka.Cost >= 0 && kb.Cost >= 0 { // unitCostCmp's exact case, inline
+		h1, l1 := bits.Mul64(uint64(ka.Cost), uint64(kb.Qty))
+		h2, l2 := bits.Mul64(uint64(kb.Cost), uint64(ka.Qty))
+		if h1 != h2 {
+			return h1 < h2
+		}
+		if l1 != l2 {
+			return l1 < l2
+		}
+		return a.seq < b.seq
+	}
+	if c := unitCostCmp(ka, kb); c != 0 {
+		return c < 0
+	}
+	return a.seq < b.seq
+}
+
+func (l *Lots) up(i int) {
+	h := l.heap
+	e := h[i]
+	for i > 0 {
+		p := (i - 1) / 2
+		if !l.less(e, h[p]) {
+			break
+		}
+		h[i] = h[p]
+		i = p
+	}
+	h[i] = e
+}
+
+// pop removes the first lot. The hole at the root goes down along the
+// lesser children to a leaf, then the last lot fills it and goes up (the
+// last lot is usually among the dearest, so this makes about half the
+// comparisons of sifting it down from the root).
+func (l *Lots) pop() {
+	h := l.heap
+	if h[0].seq&1 != 0 {
+		delete(l.clamp, h[0].seq)
+	}
+	n := len(h) - 1
+	last := h[n]
+	h[n] = lofoLot{}
+	h = h[:n]
+	l.heap = h
+	if n == 0 {
+		return
+	}
+	i := 0
+	for {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if r := c + 1; r < n && l.less(h[r], h[c]) {
+			c = r
+		}
+		h[i] = h[c]
+		i = c
+	}
+	h[i] = last
+	l.up(i)
+}
+
 // unitCostLess reports a.Cost/a.Qty < b.Cost/b.Qty exactly (quantities are
 // positive).
-func unitCostLess(a, b Lot) bool {
+func unitCostLess(a, b Lot) bool { return unitCostCmp(a, b) < 0 }
+
+// unitCostCmp compares a.Cost/a.Qty with b.Cost/b.Qty (quantities are
+// positive): −1, 0 or +1. Exact when both costs are ≥ 0 (128-bit cross
+// products); otherwise it compares the unit costs rounded to 8 decimals.
+func unitCostCmp(a, b Lot) int {
 	if a.Cost >= 0 && b.Cost >= 0 {
 		h1, l1 := bits.Mul64(uint64(a.Cost), uint64(b.Qty))
 		h2, l2 := bits.Mul64(uint64(b.Cost), uint64(a.Qty))
-		return h1 < h2 || (h1 == h2 && l1 < l2)
+		switch {
+		case h1 < h2 || (h1 == h2 && l1 < l2):
+			return -1
+		case h1 == h2 && l1 == l2:
+			return 0
+		}
+		return 1
 	}
-	return a.UnitCost() < b.UnitCost()
+	ua, ub := a.UnitCost(), b.UnitCost()
+	switch {
+	case ua < ub:
+		return -1
+	case ua == ub:
+		return 0
+	}
+	return 1
 }
 
 // MulDiv returns a×b÷c rounded half away from zero, computed in 128 bits so
