@@ -438,21 +438,30 @@ type scoped struct {
 	all   bool
 }
 
-// resolve checks the scope and returns its pairs and unit.
-func (l *Ledger) resolve(sc PnlScope) (scoped, error) {
-	var out scoped
+// ScopeKeys is a PnlScope resolved against the known pair keys.
+type ScopeKeys struct {
+	Keys []string // selected keys, sorted
+	Unit string   // their one quote currency
+	All  bool     // the scope was ["All"]
+}
+
+// ResolveScope checks sc and selects its pair keys among known (every pair
+// key the read model has seen). Explicit keys need not be known. Pairs of
+// different quote currencies are never added up: a selection spanning
+// several quotes is EINVALID unless sc.Quote narrows it (an explicit key of
+// another quote is EINVALID too). Every PNL reader resolves scopes here.
+func ResolveScope(sc PnlScope, known []string) (ScopeKeys, error) {
+	var out ScopeKeys
 	all := len(sc.Keys) == 1 && strings.EqualFold(sc.Keys[0], "All")
 	var keys []string
 	switch {
 	case all:
-		out.all = true
-		for _, b := range l.pairs {
-			keys = append(keys, b.key)
-		}
+		out.All = true
+		keys = append(keys, known...)
 	case sc.Exchange != "":
-		for _, b := range l.pairs {
-			if b.exchange == sc.Exchange {
-				keys = append(keys, b.key)
+		for _, k := range known {
+			if ex, _, err := domain.SplitPairKey(k); err == nil && ex == sc.Exchange {
+				keys = append(keys, k)
 			}
 		}
 	case len(sc.Keys) == 0:
@@ -474,18 +483,13 @@ func (l *Ledger) resolve(sc PnlScope) (scoped, error) {
 	for _, k := range keys {
 		q, _, _ := splitKey(k)
 		if sc.Quote != "" && q != sc.Quote {
-			if out.all || sc.Exchange != "" {
+			if out.All || sc.Exchange != "" {
 				continue
 			}
 			return out, domain.Errorf(domain.EINVALID, "key %q is not quoted in %s", k, sc.Quote)
 		}
 		quotes[q] = true
-		out.keys = append(out.keys, k)
-		var b *pairBook
-		if i, ok := l.byKey[k]; ok {
-			b = l.pairs[i]
-		}
-		out.books = append(out.books, b)
+		out.Keys = append(out.Keys, k)
 	}
 	if len(quotes) > 1 {
 		var qs []string
@@ -496,10 +500,31 @@ func (l *Ledger) resolve(sc PnlScope) (scoped, error) {
 		return out, domain.Errorf(domain.EINVALID, "the selected pairs are quoted in %s; amounts in different currencies are not added: pass quote (one of them) or keys of one quote", strings.Join(qs, ", "))
 	}
 	for q := range quotes {
-		out.unit = q
+		out.Unit = q
 	}
 	if sc.Quote != "" {
-		out.unit = sc.Quote
+		out.Unit = sc.Quote
+	}
+	return out, nil
+}
+
+// resolve checks the scope and returns its pairs, books and unit.
+func (l *Ledger) resolve(sc PnlScope) (scoped, error) {
+	known := make([]string, 0, len(l.pairs))
+	for _, b := range l.pairs {
+		known = append(known, b.key)
+	}
+	r, err := ResolveScope(sc, known)
+	if err != nil {
+		return scoped{}, err
+	}
+	out := scoped{keys: r.Keys, unit: r.Unit, all: r.All}
+	for _, k := range r.Keys {
+		var b *pairBook
+		if i, ok := l.byKey[k]; ok {
+			b = l.pairs[i]
+		}
+		out.books = append(out.books, b)
 	}
 	return out, nil
 }

@@ -235,65 +235,15 @@ type scoped struct {
 	all  bool
 }
 
-// resolve is the Ledger's scope resolution over the known pairs.
+// resolve is the Ledger's scope resolution (projections.ResolveScope) over
+// the pairs ClickHouse knows.
 func resolve(sc projections.PnlScope, list []*pairInfo) (scoped, error) {
-	var out scoped
-	all := len(sc.Keys) == 1 && strings.EqualFold(sc.Keys[0], "All")
-	var keys []string
-	switch {
-	case all:
-		out.all = true
-		for _, b := range list {
-			keys = append(keys, b.key)
-		}
-	case sc.Exchange != "":
-		for _, b := range list {
-			if b.exchange == sc.Exchange {
-				keys = append(keys, b.key)
-			}
-		}
-	case len(sc.Keys) == 0:
-		return out, domain.Errorf(domain.EINVALID, "keys must name at least one pair key, or be [\"All\"]")
-	default:
-		seen := map[string]bool{}
-		for _, k := range sc.Keys {
-			if _, _, err := splitKey(k); err != nil {
-				return out, err
-			}
-			if !seen[k] {
-				seen[k] = true
-				keys = append(keys, k)
-			}
-		}
+	known := make([]string, 0, len(list))
+	for _, p := range list {
+		known = append(known, p.key)
 	}
-	sort.Strings(keys)
-	quotes := map[string]bool{}
-	for _, k := range keys {
-		q, _, _ := splitKey(k)
-		if sc.Quote != "" && q != sc.Quote {
-			if out.all || sc.Exchange != "" {
-				continue
-			}
-			return out, domain.Errorf(domain.EINVALID, "key %q is not quoted in %s", k, sc.Quote)
-		}
-		quotes[q] = true
-		out.keys = append(out.keys, k)
-	}
-	if len(quotes) > 1 {
-		var qs []string
-		for q := range quotes {
-			qs = append(qs, q)
-		}
-		sort.Strings(qs)
-		return out, domain.Errorf(domain.EINVALID, "the selected pairs are quoted in %s; amounts in different currencies are not added: pass quote (one of them) or keys of one quote", strings.Join(qs, ", "))
-	}
-	for q := range quotes {
-		out.unit = q
-	}
-	if sc.Quote != "" {
-		out.unit = sc.Quote
-	}
-	return out, nil
+	r, err := projections.ResolveScope(sc, known)
+	return scoped{keys: r.Keys, unit: r.Unit, all: r.All}, err
 }
 
 func splitKey(k string) (quote, base string, err error) {
