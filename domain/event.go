@@ -201,6 +201,27 @@ func (v ExpectedVersion) String() string {
 	return "version " + strconv.FormatInt(int64(v), 10)
 }
 
+// Check returns nil if the condition holds for a stream whose last event
+// has version current (-1: the stream does not exist), else an ECONFLICT
+// error naming both; every store checks appends with it.
+func (v ExpectedVersion) Check(stream string, current int64) error {
+	switch {
+	case v == Any:
+		return nil
+	case v == NoStream && current == -1:
+		return nil
+	case v == StreamExists && current >= 0:
+		return nil
+	case v >= 0 && int64(v) == current:
+		return nil
+	}
+	have := "no stream"
+	if current >= 0 {
+		have = "version " + strconv.FormatInt(current, 10)
+	}
+	return Errorf(ECONFLICT, "append to %s: expected %s, stream is at %s", stream, v, have)
+}
+
 // AppendResult says where an append's events landed.
 type AppendResult struct {
 	FirstVersion int64  // stream version of the first appended event

@@ -188,7 +188,7 @@ func (s *Store) appendOnce(ctx context.Context, stream string, expected domain.E
 	if dup {
 		return res, nil
 	}
-	if err := checkExpected(stream, expected, h.version); err != nil {
+	if err := expected.Check(stream, h.version); err != nil {
 		return domain.AppendResult{}, err
 	}
 	data := make([]esdb.EventData, len(events))
@@ -345,22 +345,4 @@ scan:
 		res.LastPosition = p.Commit
 	}
 	return h, res, true, nil
-}
-
-func checkExpected(stream string, expected domain.ExpectedVersion, current int64) error {
-	switch {
-	case expected == domain.Any:
-		return nil
-	case expected == domain.NoStream && current == -1:
-		return nil
-	case expected == domain.StreamExists && current >= 0:
-		return nil
-	case expected >= 0 && int64(expected) == current:
-		return nil
-	}
-	have := "no stream"
-	if current >= 0 {
-		have = fmt.Sprintf("version %d", current)
-	}
-	return domain.Errorf(domain.ECONFLICT, "append to %s: expected %s, stream is at %s", stream, expected, have)
 }

@@ -382,7 +382,7 @@ func (s *Store) tryCommit(batch []*appendRequest, lookupIDs bool) bool {
 			}
 		}
 		// A retry of events already stored answers with the original result.
-		expectErr := checkExpected(req.stream, req.expected, head.version)
+		expectErr := req.expected.Check(req.stream, head.version)
 		if lookupIDs || expectErr != nil {
 			if res, dup, err := s.findDuplicates(idStmt, req, written); err != nil {
 				req.err = err
@@ -605,24 +605,6 @@ func lookupID(idStmt *sql.Stmt, id string, pending []domain.Event) (stream strin
 		return "", 0, 0, false, nil
 	}
 	return stream, version, uint64(pos), err == nil, err
-}
-
-func checkExpected(stream string, expected domain.ExpectedVersion, current int64) error {
-	switch {
-	case expected == domain.Any:
-		return nil
-	case expected == domain.NoStream && current == -1:
-		return nil
-	case expected == domain.StreamExists && current >= 0:
-		return nil
-	case expected >= 0 && int64(expected) == current:
-		return nil
-	}
-	have := "no stream"
-	if current >= 0 {
-		have = fmt.Sprintf("version %d", current)
-	}
-	return domain.Errorf(domain.ECONFLICT, "append to %s: expected %s, stream is at %s", stream, expected, have)
 }
 
 // Head implements domain.EventStore.
