@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -272,49 +271,17 @@ const VerifyProgressEvery = 1 << 16
 // and position so far.
 func VerifyLog(ctx context.Context, store EventStore, heads bool, progress func(events int64, position uint64)) (VerifySummary, error) {
 	v := NewVerifier()
-	// A second goroutine reads and decodes the next batch while this one
-	// hashes: on two cores verify costs about the larger of the two.
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	const batch = 1024
-	batches := make(chan []Event, 4)
-	var readErr error
-	go func() {
-		defer close(batches)
-		it := store.ReadAll(ctx, 0, 0)
-		defer it.Close()
-		for {
-			buf := make([]Event, 0, batch)
-			for len(buf) < batch && it.Next() {
-				buf = append(buf, it.Event())
-			}
-			if len(buf) > 0 {
-				select {
-				case batches <- buf:
-				case <-ctx.Done():
-					return
-				}
-			}
-			if len(buf) < batch {
-				readErr = it.Err()
-				return
-			}
+	err := ReadAhead(ctx, store.ReadAll(ctx, 0, 0), func(e *Event) bool {
+		if v.Add(e) != nil {
+			return false // the first bad event is all verify reports
 		}
-	}()
-	bad := false
-	for buf := range batches {
-		for i := 0; i < len(buf) && !bad; i++ {
-			if v.Add(&buf[i]) != nil {
-				bad = true
-				cancel() // the first bad event is all verify reports
-			}
-			if progress != nil && v.events%VerifyProgressEvery == 0 {
-				progress(v.events, v.lastPos)
-			}
+		if progress != nil && v.events%VerifyProgressEvery == 0 {
+			progress(v.events, v.lastPos)
 		}
-	}
-	if readErr != nil && !(bad && errors.Is(readErr, context.Canceled)) {
-		return VerifySummary{}, fmt.Errorf("verify: read log: %w", readErr)
+		return true
+	})
+	if err != nil {
+		return VerifySummary{}, fmt.Errorf("verify: read log: %w", err)
 	}
 	return v.Summary(heads), nil
 }

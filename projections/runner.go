@@ -61,7 +61,7 @@ func (r *Runner) Start(ctx context.Context) error {
 	// Nobody waits during the replay, so positions are published once at
 	// the end instead of per event.
 	var last uint64
-	err = ReadAhead(ctx, r.Store.ReadAll(ctx, 0, 0), func(e *domain.Event) bool {
+	err = domain.ReadAhead(ctx, r.Store.ReadAll(ctx, 0, 0), func(e *domain.Event) bool {
 		r.applyAll(e)
 		last = e.Position
 		return true
@@ -78,65 +78,6 @@ func (r *Runner) Start(ctx context.Context) error {
 	r.done = make(chan struct{})
 	go r.follow(subCtx)
 	return nil
-}
-
-// replayBatch is how many events the replay's reader hands over at once.
-const replayBatch = 1024
-
-// ReadAhead calls apply for every event of it, in order, until apply
-// returns false, while a second goroutine reads and decodes the next batch:
-// on two cores a replay costs about the larger of reading and applying, not
-// their sum. It closes it, and returns the iterator's error.
-func ReadAhead(ctx context.Context, it domain.EventIterator, apply func(*domain.Event) bool) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	batches := make(chan []domain.Event, 4)
-	free := make(chan []domain.Event, 6)
-	var readErr error
-	go func() {
-		defer close(batches)
-		defer it.Close()
-		for {
-			var buf []domain.Event
-			select {
-			case buf = <-free:
-			default:
-				buf = make([]domain.Event, 0, replayBatch)
-			}
-			buf = buf[:0]
-			for len(buf) < replayBatch && it.Next() {
-				buf = append(buf, it.Event())
-			}
-			if len(buf) > 0 {
-				select {
-				case batches <- buf:
-				case <-ctx.Done():
-					return
-				}
-			}
-			if len(buf) < replayBatch {
-				readErr = it.Err()
-				return
-			}
-		}
-	}()
-	stopped := false
-	for buf := range batches {
-		for i := 0; i < len(buf) && !stopped; i++ {
-			if !apply(&buf[i]) {
-				stopped = true
-				cancel()
-			}
-		}
-		select {
-		case free <- buf:
-		default:
-		}
-	}
-	if stopped && errors.Is(readErr, context.Canceled) {
-		return nil
-	}
-	return readErr // written before batches closed
 }
 
 func (r *Runner) follow(ctx context.Context) {

@@ -88,7 +88,7 @@ type replayResult struct {
 func replayLog(ctx context.Context, store domain.EventStore, cut logCut, projs []projections.Projection, prog *progress, warn io.Writer) (replayResult, error) {
 	var res replayResult
 	head, _ := store.Head(ctx)
-	err := projections.ReadAhead(ctx, store.ReadAll(ctx, 0, 0), func(e *domain.Event) bool {
+	err := domain.ReadAhead(ctx, store.ReadAll(ctx, 0, 0), func(e *domain.Event) bool {
 		if !cut.includes(e) {
 			return false
 		}

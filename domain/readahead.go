@@ -1,0 +1,65 @@
+package domain
+
+import (
+	"context"
+	"errors"
+)
+
+// replayBatch is how many events the replay's reader hands over at once.
+const replayBatch = 1024
+
+// ReadAhead calls apply for every event of it, in order, until apply
+// returns false, while a second goroutine reads and decodes the next batch:
+// on two cores a replay costs about the larger of reading and applying, not
+// their sum. It closes it, and returns the iterator's error.
+func ReadAhead(ctx context.Context, it EventIterator, apply func(*Event) bool) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	batches := make(chan []Event, 4)
+	free := make(chan []Event, 6)
+	var readErr error
+	go func() {
+		defer close(batches)
+		defer it.Close()
+		for {
+			var buf []Event
+			select {
+			case buf = <-free:
+			default:
+				buf = make([]Event, 0, replayBatch)
+			}
+			buf = buf[:0]
+			for len(buf) < replayBatch && it.Next() {
+				buf = append(buf, it.Event())
+			}
+			if len(buf) > 0 {
+				select {
+				case batches <- buf:
+				case <-ctx.Done():
+					return
+				}
+			}
+			if len(buf) < replayBatch {
+				readErr = it.Err()
+				return
+			}
+		}
+	}()
+	stopped := false
+	for buf := range batches {
+		for i := 0; i < len(buf) && !stopped; i++ {
+			if !apply(&buf[i]) {
+				stopped = true
+				cancel()
+			}
+		}
+		select {
+		case free <- buf:
+		default:
+		}
+	}
+	if stopped && errors.Is(readErr, context.Canceled) {
+		return nil
+	}
+	return readErr // written before batches closed
+}
