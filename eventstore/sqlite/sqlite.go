@@ -317,7 +317,8 @@ type streamHead struct {
 
 // commit writes a batch in one transaction. It first runs without looking
 // event ids up: new ids are the rule, and the id index rejects a repeated
-// one anyway. Only when an expected version does not hold (a retry looks
+// one anyway; nor does it look up the head of a stream appended with
+// NoStream, which the (stream, version) index checks as well. Only when an expected version does not hold (a retry looks
 // like that) are the request's ids looked up. If the index rejects an id,
 // the transaction is rolled back and the batch runs again with every id
 // looked up first, which sorts retries from conflicts exactly.
@@ -374,6 +375,15 @@ func (s *Store) tryCommit(batch []*appendRequest, lookupIDs bool) bool {
 			continue
 		}
 		head, ok := heads[req.stream]
+		if !ok {
+			head, ok = s.heads[req.stream]
+		}
+		if !ok && !lookupIDs && req.expected == domain.NoStream {
+			// Take the stream to be new without asking the file: if it is
+			// not, the (stream, version) index refuses version 0 and the
+			// batch runs again with lookups.
+			head, ok = streamHead{version: -1}, true
+		}
 		if !ok {
 			if head, err = s.streamHead(headStmt, req.stream); err != nil {
 				tx.Rollback()

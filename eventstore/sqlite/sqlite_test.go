@@ -61,3 +61,29 @@ func TestTwoWritersOnOneFile(t *testing.T) {
 	}
 	verifyChains(t, storetest.ReadAll(t, service.ReadAll(ctx, 0, 0)))
 }
+
+// After a reopen the writer knows no stream heads: NoStream on an existing
+// stream must still conflict, and a retry must still find its events.
+func TestNoStreamAfterReopen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "events.db")
+	ctx := context.Background()
+	s := openStore(t, path)
+	e := storetest.Event("Created", 1)
+	first, err := s.Append(ctx, "order-1", domain.NoStream, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s = openStore(t, path)
+	defer s.Close()
+	if _, err := s.Append(ctx, "order-1", domain.NoStream, storetest.Event("Created", 2)); domain.ErrorCode(err) != domain.ECONFLICT {
+		t.Fatalf("NoStream on an existing stream after reopen: err = %v, want ECONFLICT", err)
+	}
+	again, err := s.Append(ctx, "order-1", domain.NoStream, e)
+	if err != nil || again != first {
+		t.Fatalf("retry after reopen = %+v, %v; want %+v", again, err, first)
+	}
+	if n := len(storetest.ReadAll(t, s.ReadStream(ctx, "order-1", 0, 0))); n != 1 {
+		t.Fatalf("stream has %d events, want 1", n)
+	}
+}
