@@ -81,6 +81,11 @@ func (it *iterator) Next() bool {
 				}
 				continue
 			}
+			var ok bool
+			if it.buf, ok = it.store.fromRecent(it.next, it.store.ReadBatchSize, it.buf[:0]); ok {
+				it.i = 0
+				continue
+			}
 		}
 		it.err = it.fill()
 	}

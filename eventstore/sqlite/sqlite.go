@@ -59,7 +59,8 @@ type Store struct {
 
 	mu     sync.Mutex
 	head   uint64
-	notify chan struct{} // closed and replaced after every commit
+	notify chan struct{}  // closed and replaced after every commit
+	recent []domain.Event // last committed events, consecutive positions
 
 	heads         map[string]streamHead // writer goroutine only: recent stream heads
 	stmts         statements            // writer goroutine only
@@ -446,6 +447,7 @@ func (s *Store) tryCommit(batch []*appendRequest, lookupIDs bool) bool {
 	}
 	s.lastCommitted = pos
 	s.mu.Lock()
+	s.remember(written)
 	s.head = max(s.head, pos)
 	close(s.notify)
 	s.notify = make(chan struct{})
@@ -454,6 +456,44 @@ func (s *Store) tryCommit(batch []*appendRequest, lookupIDs bool) bool {
 		close(req.done)
 	}
 	return true
+}
+
+// recentEvents is how many of the last committed events the store keeps in
+// memory for live subscribers, which then need not read back from the file
+// what was just written: the projections see a write sooner, and the
+// writer's connection is not shared with a read per commit.
+const recentEvents = 4096
+
+// remember adds just-committed events to the recent window (s.mu held).
+// The window holds consecutive positions only: an append by another process
+// leaves a gap, and then the window starts over.
+func (s *Store) remember(evs []domain.Event) {
+	if len(evs) == 0 {
+		return
+	}
+	if n := len(s.recent); n > 0 && s.recent[n-1].Position+1 != evs[0].Position {
+		s.recent = s.recent[:0]
+	}
+	for _, e := range evs {
+		e.Data = bytes.Clone(e.Data) // the caller's slice is not ours to keep
+		s.recent = append(s.recent, e)
+	}
+	if len(s.recent) > 2*recentEvents {
+		s.recent = append(s.recent[:0], s.recent[len(s.recent)-recentEvents:]...)
+	}
+}
+
+// fromRecent appends to buf up to max events from position from on, if the
+// recent window holds from; ok is false when the file must be read instead.
+func (s *Store) fromRecent(from uint64, max int, buf []domain.Event) ([]domain.Event, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.recent) == 0 || from < s.recent[0].Position || from > s.recent[len(s.recent)-1].Position {
+		return buf, false
+	}
+	i := int(from - s.recent[0].Position)
+	end := min(len(s.recent), i+max)
+	return append(buf, s.recent[i:end]...), true
 }
 
 // maxCachedHeads bounds the writer's cache of stream heads.
