@@ -13,6 +13,19 @@ const replayBatch = 1024
 // on two cores a replay costs about the larger of reading and applying, not
 // their sum. It closes it, and returns the iterator's error.
 func ReadAhead(ctx context.Context, it EventIterator, apply func(*Event) bool) error {
+	return ReadAheadBatches(ctx, it, func(batch []Event) bool {
+		for i := range batch {
+			if !apply(&batch[i]) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// ReadAheadBatches is ReadAhead a batch at a time: apply gets consecutive
+// events in log order and may keep none of the slice after it returns.
+func ReadAheadBatches(ctx context.Context, it EventIterator, apply func([]Event) bool) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	batches := make(chan []Event, 4)
@@ -47,11 +60,9 @@ func ReadAhead(ctx context.Context, it EventIterator, apply func(*Event) bool) e
 	}()
 	stopped := false
 	for buf := range batches {
-		for i := 0; i < len(buf) && !stopped; i++ {
-			if !apply(&buf[i]) {
-				stopped = true
-				cancel()
-			}
+		if !stopped && !apply(buf) {
+			stopped = true
+			cancel()
 		}
 		select {
 		case free <- buf:

@@ -27,8 +27,10 @@ type Projection interface {
 type Runner struct {
 	// Store is the log to follow.
 	Store domain.EventStore
-	// OnError, if set, is told of an event a projection could not apply.
-	// The runner goes on: one bad event must not stop every read model.
+	// OnError, if set, is told of an event a projection could not apply
+	// (during the start-up replay, possibly from several goroutines at
+	// once). The runner goes on: one bad event must not stop every read
+	// model.
 	OnError func(p Projection, e *domain.Event, err error)
 
 	projections []Projection
@@ -59,11 +61,25 @@ func (r *Runner) Start(ctx context.Context) error {
 		return fmt.Errorf("projections: read head: %w", err)
 	}
 	// Nobody waits during the replay, so positions are published once at
-	// the end instead of per event.
+	// the end instead of per event; and since projections are independent,
+	// each applies a batch in its own goroutine (each still sees every
+	// event in order), beside the goroutine reading the next batch.
 	var last uint64
-	err = domain.ReadAhead(ctx, r.Store.ReadAll(ctx, 0, 0), func(e *domain.Event) bool {
-		r.applyAll(e)
-		last = e.Position
+	err = domain.ReadAheadBatches(ctx, r.Store.ReadAll(ctx, 0, 0), func(batch []domain.Event) bool {
+		var wg sync.WaitGroup
+		for _, p := range r.projections {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range batch {
+					if err := p.Apply(&batch[i]); err != nil && r.OnError != nil {
+						r.OnError(p, &batch[i], err)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		last = batch[len(batch)-1].Position
 		return true
 	})
 	r.publish(last)
