@@ -285,6 +285,9 @@ func (t *Trader) Reconcile(ctx context.Context, exchange string) error {
 }
 
 func (t *Trader) reconcile(ctx context.Context, a *appender, x domain.Exchange) error {
+	if err := t.checkOpenOrders(ctx, a, x); err != nil {
+		return err
+	}
 	pending := t.openOrders(x.Name(), func(o *domain.Order) bool {
 		return (o.State == domain.OrderStateRequested && !o.Emulated()) || o.State == domain.OrderStateTriggered
 	})
@@ -328,6 +331,53 @@ func (t *Trader) reconcile(ctx context.Context, a *appender, x domain.Exchange) 
 		return err
 	}
 	return t.observeBalances(ctx, a, x)
+}
+
+// checkOpenOrders looks up, once per exchange and process, every order the
+// log says is open on the exchange. One the exchange no longer knows (the
+// paper exchange keeps its book in memory and loses it on a restart; a real
+// one may have purged it) ends with OrderExpired, instead of staying open in
+// the read models forever. Unreachable exchanges are tried again next time.
+// The caller holds the exchange lock.
+func (t *Trader) checkOpenOrders(ctx context.Context, a *appender, x domain.Exchange) error {
+	t.mu.Lock()
+	done := t.checked[x.Name()]
+	t.mu.Unlock()
+	if done {
+		return nil
+	}
+	open := t.openOrders(x.Name(), func(o *domain.Order) bool {
+		return o.State == domain.OrderStateAccepted && o.OnExchange()
+	})
+	for _, id := range open {
+		en := t.entry(id)
+		if en == nil || !en.op.TryLock() {
+			continue
+		}
+		o := t.snapshot(en)
+		xctx, cancel := t.exCtx(ctx)
+		_, err := x.Order(xctx, o.Pair, o.ClientOrderID)
+		cancel()
+		switch {
+		case domain.ErrorCode(err) == domain.ENOTFOUND:
+			err = a.appendOrder(ctx, en, id, domain.NewEvent(t.Clock, domain.TypeOrderExpired,
+				domain.OrderExpired{Reason: "the exchange no longer knows the order (the paper exchange forgets its book on a restart)"}))
+		case err != nil:
+			en.op.Unlock()
+			return nil // unreachable: check again at the next reconcile
+		}
+		en.op.Unlock()
+		if err != nil {
+			return err
+		}
+	}
+	t.mu.Lock()
+	if t.checked == nil {
+		t.checked = map[string]bool{}
+	}
+	t.checked[x.Name()] = true
+	t.mu.Unlock()
+	return nil
 }
 
 // reconcileFills records the exchange's fills since the cursor. The caller

@@ -68,7 +68,10 @@ type Trader struct {
 	// orders holds the unfinished orders (and ids reserved for orders
 	// being written); a finished order leaves it, its id joins finished,
 	// and its state is read back from the log when asked for (lookup).
-	orders   map[int64]*entry
+	orders map[int64]*entry
+	// checked names the exchanges whose open orders Reconcile has looked
+	// up since this process started (see checkOpenOrders).
+	checked  map[string]bool
 	finished idSet                          // finished orders and OCOs: their events are no longer applied
 	open     map[string]map[int64]struct{}  // exchange → unfinished order ids
 	armed    map[pairRef]map[int64]struct{} // emulated orders waiting for their stop

@@ -477,3 +477,33 @@ func TestIdempotencyKeyScope(t *testing.T) {
 		t.Fatalf("a new order while not cycling: %v, want EINVALID", err)
 	}
 }
+
+// An order the log holds open but the exchange no longer knows (the paper
+// exchange forgets its book when the process restarts) ends as expired at
+// the first reconcile, instead of staying open forever.
+func TestOrdersTheExchangeForgotExpire(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.setPrice("USDT-BTC", "60000")
+	resting, err := e.tr.Submit(ctx, limit(domain.Buy, "0.01", "50000"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.reconcile() // the exchange knows it: nothing changes
+	want(t, e.types(domain.OrderStream(resting)), domain.TypeOrderRequested, domain.TypeOrderAccepted)
+
+	e.close()
+	e.sim = paper.NewSimulator(e.clock) // a restart: the paper book is gone
+	e.open()
+	e.setPrice("USDT-BTC", "60000")
+	if got := e.tr.OpenOrders("binance"); got != 1 {
+		t.Fatalf("after restart, before reconcile: %d open orders, want 1", got)
+	}
+	e.reconcile()
+	want(t, e.types(domain.OrderStream(resting)), domain.TypeOrderRequested, domain.TypeOrderAccepted, domain.TypeOrderExpired)
+	if got := e.tr.OpenOrders("binance"); got != 0 {
+		t.Fatalf("after reconcile: %d open orders, want 0", got)
+	}
+	e.reconcile() // checked once per process: nothing more
+	want(t, e.types(domain.OrderStream(resting)), domain.TypeOrderRequested, domain.TypeOrderAccepted, domain.TypeOrderExpired)
+}
