@@ -44,8 +44,10 @@ func BenchmarkColdStart(b *testing.B) {
 		m := NewMain()
 		m.Logger = zap.NewNop()
 		m.Config.Data, m.Config.Listen, m.Config.FilesListen = dir, "127.0.0.1:0", ""
+		// serve runs under a cancellable (signal) context; so does this.
+		ctx, cancel := context.WithCancel(context.Background())
 		start := time.Now()
-		if err := m.Run(context.Background()); err != nil {
+		if err := m.Run(ctx); err != nil {
 			b.Fatal(err)
 		}
 		ready := time.Since(start)
@@ -56,5 +58,6 @@ func BenchmarkColdStart(b *testing.B) {
 		b.ReportMetric(float64(events)/ready.Seconds(), "events/s")
 		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(orders), "heap-B/order")
 		m.Close()
+		cancel()
 	}
 }

@@ -10,11 +10,17 @@ import (
 
 const selectColumns = `SELECT position, record FROM events `
 
+// uninterrupted returns ctx without its cancellation for a batch query.
+// go-sqlite3 watches a cancellable context by stepping every row in a
+// goroutine of its own, which costs more than reading the row; a batch is
+// bounded (ReadBatchSize rows), and iterators check ctx between batches.
+func uninterrupted(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }
+
 // ReadStream implements domain.EventStore.
 func (s *Store) ReadStream(ctx context.Context, stream string, from int64, max int) domain.EventIterator {
 	it := &iterator{store: s, ctx: ctx, max: max}
 	it.query = func(limit int) (*sql.Rows, error) {
-		return s.readDB.QueryContext(ctx, selectColumns+`WHERE stream = ? AND version >= ? ORDER BY version LIMIT ?`, stream, from+int64(it.count), limit)
+		return s.readDB.QueryContext(uninterrupted(ctx), selectColumns+`WHERE stream = ? AND version >= ? ORDER BY version LIMIT ?`, stream, from+int64(it.count), limit)
 	}
 	return it
 }
@@ -23,7 +29,7 @@ func (s *Store) ReadStream(ctx context.Context, stream string, from int64, max i
 func (s *Store) ReadAll(ctx context.Context, from uint64, max int) domain.EventIterator {
 	it := &iterator{store: s, ctx: ctx, max: max, next: from}
 	it.query = func(limit int) (*sql.Rows, error) {
-		return s.readDB.QueryContext(ctx, selectColumns+`WHERE position >= ? ORDER BY position LIMIT ?`, int64(it.next), limit)
+		return s.readDB.QueryContext(uninterrupted(ctx), selectColumns+`WHERE position >= ? ORDER BY position LIMIT ?`, int64(it.next), limit)
 	}
 	return it
 }
@@ -34,7 +40,7 @@ func (s *Store) ReadAll(ctx context.Context, from uint64, max int) domain.EventI
 func (s *Store) Subscribe(ctx context.Context, from uint64) domain.EventIterator {
 	it := &iterator{store: s, ctx: ctx, next: from, live: true}
 	it.query = func(limit int) (*sql.Rows, error) {
-		return s.readDB.QueryContext(ctx, selectColumns+`WHERE position >= ? ORDER BY position LIMIT ?`, int64(it.next), limit)
+		return s.readDB.QueryContext(uninterrupted(ctx), selectColumns+`WHERE position >= ? ORDER BY position LIMIT ?`, int64(it.next), limit)
 	}
 	return it
 }
