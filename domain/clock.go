@@ -49,6 +49,3 @@ func (c *ManualClock) Advance(d time.Duration) time.Time {
 	c.now = c.now.Add(d)
 	return c.now
 }
-
-// UnixMilli returns the clock's time in milliseconds since the epoch.
-func UnixMilli(c Clock) int64 { return c.Now().UnixMilli() }

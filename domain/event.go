@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -270,4 +271,46 @@ type EventStore interface {
 
 	// Close releases the store; pending appends fail with EUNAVAILABLE.
 	Close() error
+}
+
+// PrepareAppend checks an append's arguments as the EventStore contract
+// requires (a stream name, at least one event, a known expectation, events
+// with ids and types, no id twice, JSON data) and returns copies of the
+// events with compact data ("{}" when empty); the caller's slice is left
+// untouched. Every store calls it first; a violation is EINVALID.
+func PrepareAppend(stream string, expected ExpectedVersion, events []Event) ([]Event, error) {
+	if stream == "" {
+		return nil, Errorf(EINVALID, "append: empty stream name")
+	}
+	if len(events) == 0 {
+		return nil, Errorf(EINVALID, "append to %s: no events", stream)
+	}
+	if expected < StreamExists {
+		return nil, Errorf(EINVALID, "append to %s: bad expected version %d", stream, expected)
+	}
+	out := make([]Event, len(events))
+	seen := make(map[string]bool, len(events))
+	var buf bytes.Buffer
+	for i, e := range events {
+		if e.ID == "" || e.Type == "" {
+			return nil, Errorf(EINVALID, "append to %s: event %d has no id or type", stream, i)
+		}
+		if seen[e.ID] {
+			return nil, Errorf(EINVALID, "append to %s: event id %s twice in one append", stream, e.ID)
+		}
+		seen[e.ID] = true
+		if len(e.Data) == 0 {
+			e.Data = json.RawMessage("{}")
+		} else {
+			buf.Reset()
+			if err := json.Compact(&buf, e.Data); err != nil {
+				return nil, Errorf(EINVALID, "append to %s: event %s data is not valid JSON", stream, e.ID)
+			}
+			if buf.Len() != len(e.Data) {
+				e.Data = bytes.Clone(buf.Bytes())
+			}
+		}
+		out[i] = e
+	}
+	return out, nil
 }

@@ -207,7 +207,9 @@ func (s *Server) newRouter() (root, api *mux.Router) {
 	methodNotAllowed := func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed on %s", r.Method, r.URL.Path))
 	}
-	root.NotFoundHandler = s.withBasics(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	// mux calls these outside its middleware chain, so they get the basics
+	// (request id, recovery, log line) themselves.
+	root.NotFoundHandler = s.requestBasics(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// mux reports a wrong method as not found when a catch-all
 		// subrouter (the protected one) comes after the route, so ask
 		// the router whether another method would match.
@@ -220,7 +222,7 @@ func (s *Server) newRouter() (root, api *mux.Router) {
 		}
 		Error(w, r, domain.Errorf(domain.ENOTFOUND, "no route for %s %s", r.Method, r.URL.Path))
 	}))
-	root.MethodNotAllowedHandler = s.withBasics(http.HandlerFunc(methodNotAllowed))
+	root.MethodNotAllowedHandler = s.requestBasics(http.HandlerFunc(methodNotAllowed))
 	root.Use(s.requestBasics)
 	api = root.PathPrefix("/api/v1").Subrouter()
 	return root, api
@@ -263,10 +265,6 @@ func subject(r *http.Request) string {
 	sub, _ := r.Context().Value(ctxSubject).(string)
 	return sub
 }
-
-// withBasics wraps handlers that mux calls outside its middleware chain
-// (not-found, method-not-allowed).
-func (s *Server) withBasics(h http.Handler) http.Handler { return s.requestBasics(h) }
 
 // requestBasics gives every request an id, a body limit, panic recovery and
 // one log line (method, path, status, duration, request id: never a query,

@@ -77,7 +77,6 @@ type orderState struct {
 	uniqueSlot                 int64          // bucket slot where the order is counted as a unique win/loss
 	uniqueSign                 int8           // 0: not counted yet; else 2 + the sign it is counted with
 	fills                      int32
-	done                       bool
 }
 
 // pairBook is one pair key's state.
@@ -587,16 +586,15 @@ func (l *Ledger) booksOf(keys []string) []*pairBook {
 // days): fills, buys, sells, volume (Σ rate×amount), realized pnl and
 // unmatchedBaseValue of the day.
 type DaySummary struct {
-	Key                string         `json:"key"`
-	Date               string         `json:"date"`
-	NumberOfTrades     int            `json:"numberOfTrades"`
-	BuyCount           int            `json:"buyCount"`
-	SellCount          int            `json:"sellCount"`
-	Volume             domain.Number  `json:"volume"`
-	Pnl                domain.Number  `json:"pnl"`
-	UnmatchedBaseValue domain.Number  `json:"unmatchedBaseValue"`
-	Unit               string         `json:"unit"`
-	pnl                domain.Decimal `json:"-"`
+	Key                string        `json:"key"`
+	Date               string        `json:"date"`
+	NumberOfTrades     int           `json:"numberOfTrades"`
+	BuyCount           int           `json:"buyCount"`
+	SellCount          int           `json:"sellCount"`
+	Volume             domain.Number `json:"volume"`
+	Pnl                domain.Number `json:"pnl"`
+	UnmatchedBaseValue domain.Number `json:"unmatchedBaseValue"`
+	Unit               string        `json:"unit"`
 }
 
 // Day returns, for the day [from, to) (ms; the caller computes the

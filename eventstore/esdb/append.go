@@ -1,7 +1,6 @@
 package esdb
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -75,40 +74,15 @@ func (s *Store) toEvent(r *esdb.RecordedEvent) domain.Event {
 	return e
 }
 
-func validateAppend(stream string, expected domain.ExpectedVersion, events []domain.Event) error {
-	if stream == "" {
-		return domain.Errorf(domain.EINVALID, "append: empty stream name")
-	}
+// checkReserved refuses what EventStoreDB reserves for itself: stream
+// names and event types starting with $.
+func checkReserved(stream string, events []domain.Event) error {
 	if strings.HasPrefix(stream, "$") {
 		return domain.Errorf(domain.EINVALID, "append to %s: stream names starting with $ are reserved", stream)
 	}
-	if len(events) == 0 {
-		return domain.Errorf(domain.EINVALID, "append to %s: no events", stream)
-	}
-	if expected < domain.StreamExists {
-		return domain.Errorf(domain.EINVALID, "append to %s: bad expected version %d", stream, expected)
-	}
-	seen := make(map[string]bool, len(events))
-	for i := range events {
-		e := &events[i]
-		if e.ID == "" || e.Type == "" {
-			return domain.Errorf(domain.EINVALID, "append to %s: event %d has no id or type", stream, i)
-		}
+	for _, e := range events {
 		if strings.HasPrefix(e.Type, "$") {
 			return domain.Errorf(domain.EINVALID, "append to %s: event types starting with $ are reserved", stream)
-		}
-		if seen[e.ID] {
-			return domain.Errorf(domain.EINVALID, "append to %s: event id %s twice in one append", stream, e.ID)
-		}
-		seen[e.ID] = true
-		if len(e.Data) == 0 {
-			e.Data = json.RawMessage("{}")
-		} else if !json.Valid(e.Data) {
-			return domain.Errorf(domain.EINVALID, "append to %s: event %s data is not valid JSON", stream, e.ID)
-		} else {
-			var buf bytes.Buffer
-			json.Compact(&buf, e.Data) // valid: cannot fail
-			e.Data = buf.Bytes()
 		}
 	}
 	return nil
@@ -117,8 +91,11 @@ func validateAppend(stream string, expected domain.ExpectedVersion, events []dom
 // Append implements domain.EventStore (see the package doc for how the
 // chain, conflicts and retries map onto EventStoreDB).
 func (s *Store) Append(ctx context.Context, stream string, expected domain.ExpectedVersion, events ...domain.Event) (domain.AppendResult, error) {
-	events = append([]domain.Event(nil), events...) // the caller's slice stays untouched
-	if err := validateAppend(stream, expected, events); err != nil {
+	events, err := domain.PrepareAppend(stream, expected, events) // copies: the caller's slice stays untouched
+	if err != nil {
+		return domain.AppendResult{}, err
+	}
+	if err := checkReserved(stream, events); err != nil {
 		return domain.AppendResult{}, err
 	}
 	unlock := s.locks.lock(stream)

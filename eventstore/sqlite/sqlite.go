@@ -9,7 +9,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -182,10 +181,9 @@ type appendRequest struct {
 
 // Append implements domain.EventStore.
 func (s *Store) Append(ctx context.Context, stream string, expected domain.ExpectedVersion, events ...domain.Event) (domain.AppendResult, error) {
-	if err := validateAppend(stream, expected, events); err != nil {
-		return domain.AppendResult{}, err
-	}
-	events, err := prepareEvents(stream, events)
+	// Checking and compacting happen in the caller's goroutine: the single
+	// writer need not do them.
+	events, err := domain.PrepareAppend(stream, expected, events)
 	if err != nil {
 		return domain.AppendResult{}, err
 	}
@@ -201,49 +199,6 @@ func (s *Store) Append(ctx context.Context, stream string, expected domain.Expec
 	// for it even if ctx ends keeps "acknowledged" meaning "durable".
 	<-req.done
 	return req.result, req.err
-}
-
-func validateAppend(stream string, expected domain.ExpectedVersion, events []domain.Event) error {
-	if stream == "" {
-		return domain.Errorf(domain.EINVALID, "append: empty stream name")
-	}
-	if len(events) == 0 {
-		return domain.Errorf(domain.EINVALID, "append to %s: no events", stream)
-	}
-	if expected < domain.StreamExists {
-		return domain.Errorf(domain.EINVALID, "append to %s: bad expected version %d", stream, expected)
-	}
-	return nil
-}
-
-// prepareEvents checks events and returns copies with compact JSON data,
-// doing in the caller's goroutine the work the single writer need not do.
-func prepareEvents(stream string, events []domain.Event) ([]domain.Event, error) {
-	out := make([]domain.Event, len(events))
-	var buf bytes.Buffer
-	for i, e := range events {
-		if e.ID == "" || e.Type == "" {
-			return nil, domain.Errorf(domain.EINVALID, "append to %s: event %d has no id or type", stream, i)
-		}
-		for j := 0; j < i; j++ {
-			if events[j].ID == e.ID {
-				return nil, domain.Errorf(domain.EINVALID, "append to %s: event id %s twice in one append", stream, e.ID)
-			}
-		}
-		if len(e.Data) == 0 {
-			e.Data = json.RawMessage("{}")
-		} else {
-			buf.Reset()
-			if err := json.Compact(&buf, e.Data); err != nil {
-				return nil, domain.Errorf(domain.EINVALID, "append to %s: event %s data is not valid JSON", stream, e.ID)
-			}
-			if buf.Len() != len(e.Data) {
-				e.Data = bytes.Clone(buf.Bytes())
-			}
-		}
-		out[i] = e
-	}
-	return out, nil
 }
 
 // writeLoop is the single writer: it merges queued appends into one

@@ -58,7 +58,6 @@ type Reader struct {
 	Logger *zap.Logger
 
 	db   string
-	mu   sync.Mutex
 	conn driver.Conn
 }
 

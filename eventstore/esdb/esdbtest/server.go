@@ -306,9 +306,8 @@ func (x *streamsServer) Read(req *api.ReadReq, srv api.Streams_ReadServer) error
 
 func (x *streamsServer) readStream(opts *api.ReadReq_Options, so *api.ReadReq_Options_StreamOptions, srv api.Streams_ReadServer) error {
 	s := x.s
-	name := string(so.GetStreamIdentifier().GetStreamName())
 	s.mu.Lock()
-	idx := s.streams[name] // append-only: the prefix read below never changes
+	idx := s.streams[string(so.GetStreamIdentifier().GetStreamName())] // append-only: the prefix read below never changes
 	records := s.records
 	s.mu.Unlock()
 	recs := recordList{idx, records}
