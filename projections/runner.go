@@ -114,17 +114,14 @@ func (r *Runner) follow(ctx context.Context) {
 	r.mu.Unlock()
 }
 
+// apply feeds one live event to every projection, then publishes it.
 func (r *Runner) apply(e *domain.Event) {
-	r.applyAll(e)
-	r.publish(e.Position)
-}
-
-func (r *Runner) applyAll(e *domain.Event) {
 	for _, p := range r.projections {
 		if err := p.Apply(e); err != nil && r.OnError != nil {
 			r.OnError(p, e, err)
 		}
 	}
+	r.publish(e.Position)
 }
 
 // publish records pos as applied and wakes the writers waiting for it.
