@@ -26,7 +26,8 @@ func (alwaysCycling) IsCycling(string) bool { return true }
 
 // BenchmarkTradePlacementHTTP places limit orders through HTTP with 64
 // concurrent clients against a real server on 127.0.0.1:0 over the SQLite
-// store (durable: synchronous=FULL, group commit). Each answer means the
+// store (durable: group commit, each commit fdatasynced before it is
+// acknowledged). Each answer means the
 // OrderRequested and OrderAccepted events are durable and applied by the
 // projections. Reports durable orders/s and the p99 latency in ms
 // (targets: ≥ 5,000 orders/s, p99 ≤ 20 ms).

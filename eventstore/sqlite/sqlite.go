@@ -1,7 +1,8 @@
 // Package sqlite is the embedded default event store: one SQLite file in the
-// data directory, WAL mode with synchronous=FULL, so an append is
-// acknowledged only once it is durable. A single writer goroutine batches
-// concurrent appends into one transaction (group commit).
+// data directory in WAL mode. An append is acknowledged only once it is
+// durable: the WAL is fdatasynced after its commit (durable.go). A single
+// writer goroutine batches concurrent appends into one transaction (group
+// commit), and commits the next batch while the last one is being synced.
 package sqlite
 
 import (
@@ -12,8 +13,10 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sqlite3 "github.com/mattn/go-sqlite3"
@@ -52,18 +55,22 @@ type Store struct {
 	writeDB *sql.DB
 	readDB  *sql.DB
 
-	appends chan *appendRequest
-	closing chan struct{}
-	done    chan struct{}
+	appends   chan *appendRequest
+	committed chan committedBatch // writer → syncer
+	synced    chan struct{}       // closed when the syncer ends
+	wal       *walFile
+	broken    atomic.Pointer[domain.Error] // set when a sync failed: no more writes
+	closing   chan struct{}
+	done      chan struct{}
 
 	mu     sync.Mutex
 	head   uint64
 	notify chan struct{}  // closed and replaced after every commit
 	recent []domain.Event // last committed events, consecutive positions
 
-	heads         map[string]streamHead // writer goroutine only: recent stream heads
+	heads         map[string]streamHead // recent stream heads: written by the writer under mu, read by it without
 	stmts         statements            // writer goroutine only
-	lastCommitted uint64                // writer goroutine only: head after its last commit
+	lastCommitted atomic.Uint64         // written by the writer only: head after its last commit
 	closed        bool
 }
 
@@ -82,7 +89,10 @@ func NewStore(path string) *Store {
 func (s *Store) Open() error {
 	q := url.Values{}
 	q.Set("_journal_mode", "WAL")
-	q.Set("_synchronous", "FULL")
+	// NORMAL: SQLite syncs at checkpoints; the syncer syncs every commit
+	// before it is acknowledged (durable.go), which is what FULL would do
+	// while holding the write lock.
+	q.Set("_synchronous", "NORMAL")
 	q.Set("_busy_timeout", "10000")
 	q.Set("_txlock", "immediate")
 	q.Set("_foreign_keys", "off")
@@ -135,10 +145,17 @@ func (s *Store) Open() error {
 	}
 	s.notify = make(chan struct{})
 	s.heads = make(map[string]streamHead)
-	s.lastCommitted = s.head
+	s.lastCommitted.Store(s.head)
 	s.appends = make(chan *appendRequest, s.MaxBatch)
 	s.closing = make(chan struct{})
 	s.done = make(chan struct{})
+	if s.wal, err = openWAL(s.Path); err != nil {
+		s.Close()
+		return fmt.Errorf("open %s: %w", s.Path, err)
+	}
+	s.committed = make(chan committedBatch)
+	s.synced = make(chan struct{})
+	go s.syncLoop()
 	go s.writeLoop()
 	go s.watchOtherWriters()
 	return nil
@@ -163,6 +180,7 @@ func (s *Store) Close() error {
 		errs = append(errs, s.readDB.Close())
 	}
 	s.stmts.close()
+	errs = append(errs, s.wal.close())
 	if s.writeDB != nil {
 		errs = append(errs, s.writeDB.Close())
 	}
@@ -177,6 +195,51 @@ type appendRequest struct {
 	result   domain.AppendResult
 	err      error
 	done     chan struct{}
+
+	// sealedOn is the stream head that events were sealed on (versions,
+	// hashes and records computed), when sealed. The caller seals on the
+	// head it expects, so that the hashing runs beside the single writer;
+	// the writer uses the seal only if that head is the real one.
+	sealed   bool
+	sealedOn streamHead
+	records  [][]byte // records[i] is events[i]'s record, when sealed
+}
+
+// seal numbers and chains req.events onto head and encodes their records.
+func (req *appendRequest) seal(head streamHead) {
+	size := 0
+	for i := range req.events {
+		size += 160 + len(req.events[i].Data)
+	}
+	buf := make([]byte, 0, size)
+	req.records = req.records[:0]
+	for i := range req.events {
+		e := &req.events[i]
+		e.Stream = req.stream
+		e.Version = head.version + 1 + int64(i)
+		e.PrevHash = head.hash
+		if i > 0 {
+			e.PrevHash = req.events[i-1].Hash
+		}
+		e.Hash = domain.ComputeHash(e)
+		from := len(buf)
+		buf = appendRecord(buf, e)
+		req.records = append(req.records, buf[from:len(buf):len(buf)])
+	}
+	req.sealed, req.sealedOn = true, head
+}
+
+// expectedHead is the head that an append expecting expected is most likely
+// to find, when the store can tell without the file: none for NoStream, the
+// cached one when it agrees with expected.
+func (s *Store) expectedHead(stream string, expected domain.ExpectedVersion) (streamHead, bool) {
+	if expected == domain.NoStream {
+		return streamHead{version: -1}, true
+	}
+	s.mu.Lock()
+	head, ok := s.heads[stream]
+	s.mu.Unlock()
+	return head, ok && expected.Check(stream, head.version) == nil
 }
 
 // Append implements domain.EventStore.
@@ -188,6 +251,9 @@ func (s *Store) Append(ctx context.Context, stream string, expected domain.Expec
 		return domain.AppendResult{}, err
 	}
 	req := &appendRequest{ctx: ctx, stream: stream, expected: expected, events: events, done: make(chan struct{})}
+	if head, ok := s.expectedHead(stream, expected); ok {
+		req.seal(head)
+	}
 	select {
 	case s.appends <- req:
 	case <-s.closing:
@@ -202,9 +268,16 @@ func (s *Store) Append(ctx context.Context, stream string, expected domain.Expec
 }
 
 // writeLoop is the single writer: it merges queued appends into one
-// transaction, commits once (one fsync), then answers every request.
+// transaction, commits it and hands it to the syncer, which answers the
+// requests once the commit is durable (durable.go). The handover waits while
+// the syncer is busy with the previous batch, so there is at most one batch
+// syncing and one committed, and appends gather meanwhile.
 func (s *Store) writeLoop() {
-	defer close(s.done)
+	defer func() {
+		close(s.committed)
+		<-s.synced
+		close(s.done)
+	}()
 	batch := make([]*appendRequest, 0, s.MaxBatch)
 	for {
 		select {
@@ -222,17 +295,25 @@ func (s *Store) writeLoop() {
 				}
 			}
 		}
-	fill:
-		for len(batch) < s.MaxBatch {
-			select {
-			case req := <-s.appends:
-				batch = append(batch, req)
-			default:
-				break fill
-			}
-		}
+		// Group commit: everything queued goes into one transaction.
+		// Appends queue up while the writer waits to hand its last
+		// batch to the syncer.
+		batch = s.drain(batch)
 		s.commit(batch)
 	}
+}
+
+// drain appends every queued request to batch, up to MaxBatch.
+func (s *Store) drain(batch []*appendRequest) []*appendRequest {
+	for len(batch) < s.MaxBatch {
+		select {
+		case req := <-s.appends:
+			batch = append(batch, req)
+		default:
+			return batch
+		}
+	}
+	return batch
 }
 
 // DefaultPollInterval is how often the store looks for events appended by
@@ -255,8 +336,10 @@ func (s *Store) watchOtherWriters() {
 		if err := s.readDB.QueryRow(`SELECT MAX(position) FROM events`).Scan(&maxPos); err != nil {
 			continue
 		}
+		// Above our own last commit, which the syncer will publish
+		// itself once it is durable, rows are another process's.
 		s.mu.Lock()
-		if uint64(maxPos.Int64) > s.head {
+		if uint64(maxPos.Int64) > s.head && uint64(maxPos.Int64) > s.lastCommitted.Load() {
 			s.head = uint64(maxPos.Int64)
 			close(s.notify)
 			s.notify = make(chan struct{})
@@ -287,8 +370,9 @@ func (s *Store) commit(batch []*appendRequest) {
 	}
 }
 
-// tryCommit runs commit's transaction and answers every request, or, only
-// when !lookupIDs and an id turned out to be stored already, rolls back and
+// tryCommit runs commit's transaction and hands it to the syncer (or answers
+// every request itself when the transaction fails), or, only when
+// !lookupIDs and an id turned out to be stored already, rolls back and
 // returns false without answering.
 func (s *Store) tryCommit(batch []*appendRequest, lookupIDs bool) bool {
 	fail := func(err error) {
@@ -301,6 +385,10 @@ func (s *Store) tryCommit(batch []*appendRequest, lookupIDs bool) bool {
 	}
 	unavailable := func(err error) *domain.Error {
 		return domain.Errorf(domain.EUNAVAILABLE, "event store unavailable: %v", err)
+	}
+	if err := s.broken.Load(); err != nil {
+		fail(err)
+		return true
 	}
 	tx, err := s.writeDB.Begin()
 	if err != nil {
@@ -320,11 +408,14 @@ func (s *Store) tryCommit(batch []*appendRequest, lookupIDs bool) bool {
 		return true
 	}
 	pos := uint64(maxPos.Int64)
-	if pos != s.lastCommitted {
+	if pos != s.lastCommitted.Load() {
+		s.mu.Lock()
 		clear(s.heads)
+		s.mu.Unlock()
 	}
 	heads := make(map[string]streamHead) // heads as of this transaction
 	written := make([]domain.Event, 0, len(batch))
+	var records [][]byte // records[i] is written[i]'s
 	for _, req := range batch {
 		if req.ctx.Err() != nil {
 			req.err = req.ctx.Err()
@@ -362,18 +453,19 @@ func (s *Store) tryCommit(batch []*appendRequest, lookupIDs bool) bool {
 			req.err = expectErr
 			continue
 		}
+		if !req.sealed || req.sealedOn != head {
+			req.seal(head)
+		}
 		first := len(written)
 		for i := range req.events {
 			e := req.events[i]
 			pos++
-			e.Stream = req.stream
-			e.Version = head.version + 1
 			e.Position = pos
-			e.PrevHash = head.hash
-			e.Hash = domain.ComputeHash(&e)
-			head = streamHead{version: e.Version, hash: e.Hash}
 			written = append(written, e)
 		}
+		records = append(records, req.records...)
+		last := &written[len(written)-1]
+		head = streamHead{version: last.Version, hash: last.Hash}
 		heads[req.stream] = head
 		req.result = domain.AppendResult{
 			FirstVersion: written[first].Version,
@@ -381,7 +473,7 @@ func (s *Store) tryCommit(batch []*appendRequest, lookupIDs bool) bool {
 			LastPosition: pos,
 		}
 	}
-	if err := s.insertEvents(tx, written); err != nil {
+	if err := s.insertEvents(tx, written, records); err != nil {
 		tx.Rollback()
 		var se sqlite3.Error
 		if !lookupIDs && errors.As(err, &se) && se.Code == sqlite3.ErrConstraint {
@@ -394,22 +486,17 @@ func (s *Store) tryCommit(batch []*appendRequest, lookupIDs bool) bool {
 		fail(unavailable(fmt.Errorf("commit: %w", err)))
 		return true
 	}
+	s.lastCommitted.Store(pos)
+	s.mu.Lock()
 	if len(s.heads)+len(heads) > maxCachedHeads {
 		clear(s.heads)
 	}
 	for stream, h := range heads {
 		s.heads[stream] = h
 	}
-	s.lastCommitted = pos
-	s.mu.Lock()
-	s.remember(written)
-	s.head = max(s.head, pos)
-	close(s.notify)
-	s.notify = make(chan struct{})
 	s.mu.Unlock()
-	for _, req := range batch {
-		close(req.done)
-	}
+	// The syncer answers the batch once it is durable.
+	s.committed <- committedBatch{requests: slices.Clone(batch), written: written, position: pos}
 	return true
 }
 
@@ -470,28 +557,25 @@ func (s *Store) streamHead(headStmt *sql.Stmt, stream string) (streamHead, error
 	return head, err
 }
 
-// insertEvents writes events with multi-row INSERTs of 128, 64, …, 1 rows
-// (prepared once, at Open): few statements cut the per-row cost of cgo and
-// database/sql.
-func (s *Store) insertEvents(tx *sql.Tx, events []domain.Event) error {
+// insertEvents writes events, with records[i] the record of events[i], by
+// multi-row INSERTs of 128, 64, …, 1 rows (prepared once, at Open): few
+// statements cut the per-row cost of cgo and database/sql.
+func (s *Store) insertEvents(tx *sql.Tx, events []domain.Event, records [][]byte) error {
 	args := make([]any, 0, 6*len(s.stmts.insert))
-	var rec []byte
 	for len(events) > 0 {
 		n := len(s.stmts.insert)
 		for n > len(events) {
 			n /= 2
 		}
-		args, rec = args[:0], rec[:0]
+		args = args[:0]
 		for i := range events[:n] {
 			e := &events[i]
-			from := len(rec)
-			rec = appendRecord(rec, e)
-			args = append(args, int64(e.Position), e.Stream, e.Version, idKey(e.ID), e.Hash[:], rec[from:len(rec):len(rec)])
+			args = append(args, int64(e.Position), e.Stream, e.Version, idKey(e.ID), e.Hash[:], records[i])
 		}
 		if _, err := tx.Stmt(s.stmts.insert[n]).Exec(args...); err != nil {
 			return err
 		}
-		events = events[n:]
+		events, records = events[n:], records[n:]
 	}
 	return nil
 }

@@ -1,0 +1,133 @@
+package sqlite
+
+import (
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/tradeledger/tradeledger/domain"
+)
+
+// Durability, pipelined.
+//
+// SQLite's synchronous=FULL makes each commit wait for an fsync of the WAL
+// while holding the write lock, so the next transaction cannot start until
+// the disk answers. The store instead opens the database with
+// synchronous=NORMAL, under which SQLite still syncs at every checkpoint
+// and never reorders writes in a way that loses consistency, and makes each
+// commit durable itself: the writer commits (the WAL frames reach the OS)
+// and hands the batch to the syncer, which fdatasyncs the WAL file and only
+// then answers the batch's requests and shows its events to subscribers.
+// Meanwhile the writer builds and commits the next batch, and one fdatasync
+// covers every commit written before it. An acknowledged append is durable
+// exactly as under synchronous=FULL.
+//
+// If an fdatasync fails, whether the batch reached the disk is unknown: its
+// requests, and every later append, fail with EUNAVAILABLE (a retry with the
+// same event ids after a restart is answered from what is stored), and the
+// store accepts no more writes, because a failed fsync may have dropped
+// pages the kernel will not write again.
+
+// committedBatch is a committed, not yet durable, batch.
+type committedBatch struct {
+	requests []*appendRequest
+	written  []domain.Event
+	position uint64 // last position written
+}
+
+// walFile is the WAL file of the database, for fdatasync.
+type walFile struct {
+	path     string
+	mu       sync.Mutex // guards f against a concurrent Close
+	f        *os.File
+	syncFile func(*os.File) error // fdatasync; tests make it fail
+}
+
+func openWAL(dbPath string) (*walFile, error) {
+	w := &walFile{path: dbPath + "-wal", syncFile: fdatasync}
+	f, err := os.Open(w.path)
+	if err != nil {
+		return nil, fmt.Errorf("open write-ahead log: %w", err)
+	}
+	w.f = f
+	return w, nil
+}
+
+// sync makes everything written to the WAL so far durable. SQLite removes
+// the WAL file only when its last connection closes, which the store's own
+// connections prevent; should the file nonetheless have been replaced, the
+// new one is opened and synced.
+func (w *walFile) sync() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if cur, err := os.Stat(w.path); err == nil {
+		if held, err := w.f.Stat(); err != nil || !os.SameFile(cur, held) {
+			f, err := os.Open(w.path)
+			if err != nil {
+				return err
+			}
+			w.f.Close()
+			w.f = f
+		}
+	}
+	return w.syncFile(w.f)
+}
+
+func (w *walFile) close() error {
+	if w == nil {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.f.Close()
+}
+
+// syncLoop makes committed batches durable, several per fdatasync when they
+// queue up, then publishes and answers them in commit order. It ends when
+// the writer closes s.committed.
+func (s *Store) syncLoop() {
+	defer close(s.synced)
+	var group []committedBatch
+	for c := range s.committed {
+		group = append(group[:0], c)
+	gather:
+		for {
+			select {
+			case c, ok := <-s.committed:
+				if !ok {
+					break gather
+				}
+				group = append(group, c)
+			default:
+				break gather
+			}
+		}
+		err := s.wal.sync()
+		if err != nil {
+			err := domain.Errorf(domain.EUNAVAILABLE, "event store unavailable: the write-ahead log could not be made durable: %v", err)
+			s.broken.Store(err)
+			for _, c := range group {
+				for _, req := range c.requests {
+					if req.err == nil {
+						req.err = err
+					}
+					close(req.done)
+				}
+			}
+			continue
+		}
+		s.mu.Lock()
+		for _, c := range group {
+			s.remember(c.written)
+			s.head = max(s.head, c.position)
+		}
+		close(s.notify)
+		s.notify = make(chan struct{})
+		s.mu.Unlock()
+		for _, c := range group {
+			for _, req := range c.requests {
+				close(req.done)
+			}
+		}
+	}
+}

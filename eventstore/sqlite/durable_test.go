@@ -1,0 +1,60 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/tradeledger/tradeledger/domain"
+)
+
+// When the WAL cannot be synced, no append is acknowledged: the batch and
+// every later append fail with EUNAVAILABLE. The batch was committed, so
+// after a restart the same append (same event ids) is answered from what is
+// stored, and nothing is written twice.
+func TestFailedSyncAcknowledgesNothing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "events.db")
+	ctx := context.Background()
+	clock := domain.SystemClock{}
+	first := domain.NewEvent(clock, "Changed", map[string]int{"n": 1})
+	second := domain.NewEvent(clock, "Changed", map[string]int{"n": 2})
+
+	s := NewStore(path)
+	if err := s.Open(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Append(ctx, "config", domain.NoStream, first); err != nil {
+		t.Fatalf("first append: %v", err)
+	}
+	s.wal.syncFile = func(*os.File) error { return errors.New("input/output error") }
+	for i, e := range []domain.Event{second, domain.NewEvent(clock, "Changed", nil)} {
+		_, err := s.Append(ctx, "config", domain.Any, e)
+		if domain.ErrorCode(err) != domain.EUNAVAILABLE {
+			t.Fatalf("append %d after a failed sync: err = %v, want EUNAVAILABLE", i, err)
+		}
+	}
+	if head, _ := s.Head(ctx); head != 1 {
+		t.Fatalf("head = %d, want 1: an unsynced commit must not be published", head)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s = NewStore(path)
+	if err := s.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	res, err := s.Append(ctx, "config", domain.ExpectedVersion(0), second)
+	if err != nil {
+		t.Fatalf("retry after restart: %v", err)
+	}
+	if res.LastVersion != 1 || res.LastPosition != 2 {
+		t.Fatalf("retry = %+v, want the stored version 1 at position 2", res)
+	}
+	if head, _ := s.Head(ctx); head != 2 {
+		t.Fatalf("head after retry = %d, want 2 (nothing written twice)", head)
+	}
+}
