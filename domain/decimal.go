@@ -132,20 +132,46 @@ func (d Decimal) String() string {
 
 // Append appends the String form to b.
 func (d Decimal) Append(b []byte) []byte {
-	u := uint64(d)
-	if d < 0 {
-		b = append(b, '-')
-		u = uint64(-d)
-	}
-	b = strconv.AppendUint(b, u/decimalScale, 10)
+	b, frac := d.appendWhole(b)
 	b = append(b, '.')
-	frac := u % decimalScale
 	var f [DecimalPlaces]byte
 	for i := DecimalPlaces - 1; i >= 0; i-- {
 		f[i] = byte('0' + frac%10)
 		frac /= 10
 	}
 	return append(b, f[:]...)
+}
+
+// AppendTrimmed appends d in its shortest exact form: no trailing zeros,
+// and no point for a whole number ("12.5", "3", "-0.00012").
+func (d Decimal) AppendTrimmed(b []byte) []byte {
+	b, frac := d.appendWhole(b)
+	if frac == 0 {
+		return b
+	}
+	places := DecimalPlaces
+	for frac%10 == 0 {
+		frac /= 10
+		places--
+	}
+	var f [DecimalPlaces + 1]byte
+	f[0] = '.'
+	for i := places; i >= 1; i-- {
+		f[i] = byte('0' + frac%10)
+		frac /= 10
+	}
+	return append(b, f[:places+1]...)
+}
+
+// appendWhole appends d's sign and whole part, and returns the fraction's
+// digits as an integer (0 ≤ frac < 10^DecimalPlaces).
+func (d Decimal) appendWhole(b []byte) (_ []byte, frac uint64) {
+	u := uint64(d)
+	if d < 0 {
+		b = append(b, '-')
+		u = uint64(-d)
+	}
+	return strconv.AppendUint(b, u/decimalScale, 10), u % decimalScale
 }
 
 // MarshalJSON writes the String form, quoted.
@@ -324,15 +350,7 @@ type Number Decimal
 // MarshalJSON writes the decimal as a JSON number literal with trailing
 // zeros trimmed: exact, and a float64 on the client's side.
 func (n Number) MarshalJSON() ([]byte, error) {
-	b := Decimal(n).Append(make([]byte, 0, 24))
-	i := len(b)
-	for i > 0 && b[i-1] == '0' {
-		i--
-	}
-	if i > 0 && b[i-1] == '.' {
-		i--
-	}
-	return b[:i], nil
+	return Decimal(n).AppendTrimmed(make([]byte, 0, 24)), nil
 }
 
 var _ json.Marshaler = Number(0)

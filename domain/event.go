@@ -133,21 +133,21 @@ func ComputeHash(e *Event) Hash {
 // AppendCanonical appends the canonical JSON of e (see ComputeHash) to buf.
 func AppendCanonical(buf []byte, e *Event) []byte {
 	buf = append(buf, `{"id":`...)
-	buf = appendJSONString(buf, e.ID)
+	buf = AppendJSONString(buf, e.ID)
 	buf = append(buf, `,"stream":`...)
-	buf = appendJSONString(buf, e.Stream)
+	buf = AppendJSONString(buf, e.Stream)
 	buf = append(buf, `,"version":`...)
 	buf = strconv.AppendInt(buf, e.Version, 10)
 	buf = append(buf, `,"type":`...)
-	buf = appendJSONString(buf, e.Type)
+	buf = AppendJSONString(buf, e.Type)
 	buf = append(buf, `,"schema":`...)
 	buf = strconv.AppendInt(buf, int64(e.Schema), 10)
 	buf = append(buf, `,"time":`...)
 	buf = strconv.AppendInt(buf, e.Time, 10)
 	buf = append(buf, `,"actor":`...)
-	buf = appendJSONString(buf, e.Actor)
+	buf = AppendJSONString(buf, e.Actor)
 	buf = append(buf, `,"correlation":`...)
-	buf = appendJSONString(buf, e.Correlation)
+	buf = AppendJSONString(buf, e.Correlation)
 	buf = append(buf, `,"data":`...)
 	if len(e.Data) == 0 {
 		buf = append(buf, "null"...)
@@ -160,7 +160,10 @@ func AppendCanonical(buf []byte, e *Event) []byte {
 	return buf
 }
 
-func appendJSONString(buf []byte, s string) []byte {
+// AppendJSONString appends s as a JSON string, escaped exactly as
+// encoding/json escapes it (HTML characters included): event hashes depend
+// on these bytes.
+func AppendJSONString(buf []byte, s string) []byte {
 	simple := true
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 || c == '<' || c == '>' || c == '&' {

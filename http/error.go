@@ -1,11 +1,13 @@
 package http
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"go.uber.org/zap"
@@ -64,11 +66,27 @@ func logger(r *http.Request) *zap.Logger {
 
 // writeJSON writes v as JSON with the status.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		// A response type that cannot be encoded is a bug; the client
+		// gets the error envelope, not half a body.
+		status = http.StatusInternalServerError
+		buf.Reset()
+		_ = json.NewEncoder(&buf).Encode(errorResponse{Status: "error", Message: "internal error: the response could not be encoded", Code: status})
+	}
+	writeBody(w, status, buf.Bytes())
+}
+
+// writeBody sends a complete JSON body with its Content-Length, so that it
+// goes out in one piece rather than in chunks.
+func writeBody(w http.ResponseWriter, status int, body []byte) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
 }
 
 // decodeJSON reads the request body into v. An empty body is an EINVALID

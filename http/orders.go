@@ -3,7 +3,9 @@ package http
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -88,8 +90,24 @@ func queryInt64(q url.Values, name string, lo, hi int64) (int64, error) {
 
 const maxInt = int64(^uint(0) >> 1)
 
+// recordBuffers recycles the encoding buffers of order pages (about 420
+// bytes a record), which would otherwise be a large allocation per request.
+var recordBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledBuffer is the largest buffer kept for reuse (a full page of
+// MaxPageSize records fits); larger ones, from orders?key= on a long
+// history, are left to the collector.
+const maxPooledBuffer = 1 << 20
+
 func writeRecords(w http.ResponseWriter, prefix string, recs []projections.OrderRecord) {
-	b := make([]byte, 0, 64+len(recs)*420)
+	pb := recordBuffers.Get().(*[]byte)
+	b := slices.Grow((*pb)[:0], 64+len(recs)*420)
+	defer func() {
+		if cap(b) <= maxPooledBuffer {
+			*pb = b[:0]
+			recordBuffers.Put(pb)
+		}
+	}()
 	b = append(b, prefix...)
 	b = append(b, `"data":[`...)
 	for i := range recs {
@@ -99,9 +117,7 @@ func writeRecords(w http.ResponseWriter, prefix string, recs []projections.Order
 		b = recs[i].AppendJSON(b)
 	}
 	b = append(b, "]}\n"...)
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(b)
+	writeBody(w, http.StatusOK, b)
 }
 
 // handleOrders answers GET orders?key= with {data: every record of key}.

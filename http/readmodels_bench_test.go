@@ -81,7 +81,7 @@ func BenchmarkReadModelHTTP(b *testing.B) {
 			do("POST", "/api/v1/pnl/overview", `{"timezone":"Asia/Kathmandu","keys":["All"]}`)
 		}},
 	}
-	const clients, perClient = 8, 250
+	const clients, perClient = 8, 1000
 	for range b.N {
 		var timeRate float64
 		for _, c := range cases {

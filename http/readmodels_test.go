@@ -3,7 +3,9 @@ package http
 import (
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"testing"
 	"time"
 
@@ -190,5 +192,36 @@ func TestReadModelEndpoints(t *testing.T) {
 	st, body = ts.do("POST", "/api/v1/pnl/overview", map[string]any{"timezone": "UTC", "keys": []string{"All"}, "quote": "USDT"}, ts.Token)
 	if err := json.Unmarshal(body, &ov); st != 200 || err != nil || ov.Total.Pnl != 34.645 {
 		t.Errorf("overview after a new fill = %d %s", st, body)
+	}
+}
+
+// Order pages go out whole, with their Content-Length (no chunked encoding),
+// and a recycled buffer never leaks one response into the next.
+func TestWriteRecordsLengthAndReuse(t *testing.T) {
+	recs := make([]projections.OrderRecord, 40) // ≈ 16 KB, over net/http's 4 KB buffer
+	for i := range recs {
+		recs[i] = projections.OrderRecord{Time: int64(i), Pair: "USDT-BTC", Type: domain.Buy, ID: int64(i + 1), Key: "binance/USDT-BTC",
+			Rate: domain.MustDecimal("100.5"), Amount: domain.MustDecimal("0.25")}
+	}
+	for _, n := range []int{40, 1, 0} {
+		rec := httptest.NewRecorder()
+		writeRecords(rec, `{"total":7,`, recs[:n])
+		body := rec.Body.Bytes()
+		if got := rec.Header().Get("Content-Length"); got != strconv.Itoa(len(body)) {
+			t.Fatalf("%d records: Content-Length %q for a %d-byte body", n, got, len(body))
+		}
+		var page struct {
+			Total int
+			Data  []struct {
+				ID   int64
+				Rate float64
+			}
+		}
+		if err := json.Unmarshal(body, &page); err != nil {
+			t.Fatalf("%d records: %v in %s", n, err, body)
+		}
+		if page.Total != 7 || len(page.Data) != n || (n > 0 && (page.Data[n-1].ID != int64(n) || page.Data[0].Rate != 100.5)) {
+			t.Fatalf("%d records: decoded %+v", n, page)
+		}
 	}
 }

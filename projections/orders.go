@@ -348,7 +348,7 @@ func (o *OrderRecord) AppendJSON(b []byte) []byte {
 	b = append(b, `{"time":`...)
 	b = strconv.AppendInt(b, o.Time, 10)
 	b = append(b, `,"pair":`...)
-	b = strconv.AppendQuote(b, o.Pair)
+	b = domain.AppendJSONString(b, o.Pair)
 	b = append(b, `,"type":"`...)
 	b = append(b, o.Type...)
 	b = append(b, `","rate":`...)
@@ -385,7 +385,7 @@ func (o *OrderRecord) AppendJSON(b []byte) []byte {
 	b = append(b, `,"unmatchedBaseValue":`...)
 	b = appendNumber(b, o.UnmatchedBaseValue)
 	b = append(b, `,"key":`...)
-	b = strconv.AppendQuote(b, o.Key)
+	b = domain.AppendJSONString(b, o.Key)
 	return append(b, '}')
 }
 
@@ -393,18 +393,7 @@ func (o *OrderRecord) AppendJSON(b []byte) []byte {
 func (o OrderRecord) MarshalJSON() ([]byte, error) { return o.AppendJSON(nil), nil }
 
 // appendNumber appends d as a JSON number (domain.Number's form).
-func appendNumber(b []byte, d domain.Decimal) []byte {
-	n := len(b)
-	b = d.Append(b)
-	i := len(b)
-	for i > n && b[i-1] == '0' {
-		i--
-	}
-	if i > n && b[i-1] == '.' {
-		i--
-	}
-	return b[:i]
-}
+func appendNumber(b []byte, d domain.Decimal) []byte { return d.AppendTrimmed(b) }
 
 // MaxPageSize bounds pageSize of the order pages (and MaxDayOrders the
 // orders of orders/day).
