@@ -160,6 +160,12 @@ func (s *scanner) object(field func(key []byte) bool) bool {
 // interned, and ClientOrderID, IdempotencyKey and IdempotencyFingerprint,
 // which read models do not use, are checked but left empty.
 func DecodeOrderRequested(b []byte, v *OrderRequested, in Interner) error {
+	return decodeOrderRequested(b, v, in, in == nil)
+}
+
+// decodeOrderRequested is DecodeOrderRequested that keeps ClientOrderID,
+// IdempotencyKey and IdempotencyFingerprint if keepIDs.
+func decodeOrderRequested(b []byte, v *OrderRequested, in Interner, keepIDs bool) error {
 	var r OrderRequested
 	var derr error
 	s := scanner{b: b}
@@ -190,19 +196,19 @@ func DecodeOrderRequested(b []byte, v *OrderRequested, in Interner) error {
 		case "clientOrderId":
 			var x []byte
 			x, ok = s.str()
-			if in == nil {
+			if keepIDs {
 				r.ClientOrderID = string(x)
 			}
 		case "idempotencyKey":
 			var x []byte
 			x, ok = s.str()
-			if in == nil {
+			if keepIDs {
 				r.IdempotencyKey = string(x)
 			}
 		case "idempotencyFingerprint":
 			var x []byte
 			x, ok = s.str()
-			if in == nil {
+			if keepIDs {
 				r.IdempotencyFingerprint = string(x)
 			}
 		case "amount":
@@ -222,7 +228,7 @@ func DecodeOrderRequested(b []byte, v *OrderRequested, in Interner) error {
 	if !ok || derr != nil {
 		*v = OrderRequested{}
 		err := json.Unmarshal(b, v)
-		if in != nil {
+		if !keepIDs {
 			v.ClientOrderID, v.IdempotencyKey, v.IdempotencyFingerprint = "", "", ""
 		}
 		return err
@@ -235,6 +241,11 @@ func DecodeOrderRequested(b []byte, v *OrderRequested, in Interner) error {
 // json.Unmarshal would. With an Interner, strings are interned and FillID,
 // which read models do not use, is checked but left empty.
 func DecodeOrderFilled(b []byte, v *OrderFilled, in Interner) error {
+	return decodeOrderFilled(b, v, in, in == nil)
+}
+
+// decodeOrderFilled is DecodeOrderFilled that keeps FillID if keepIDs.
+func decodeOrderFilled(b []byte, v *OrderFilled, in Interner, keepIDs bool) error {
 	var f OrderFilled
 	var derr error
 	s := scanner{b: b}
@@ -245,7 +256,7 @@ func DecodeOrderFilled(b []byte, v *OrderFilled, in Interner) error {
 		case "fillId":
 			var x []byte
 			x, ok = s.str()
-			if in == nil {
+			if keepIDs {
 				f.FillID = string(x)
 			}
 		case "feeAsset":
@@ -272,7 +283,7 @@ func DecodeOrderFilled(b []byte, v *OrderFilled, in Interner) error {
 	if !ok || derr != nil {
 		*v = OrderFilled{}
 		err := json.Unmarshal(b, v)
-		if in != nil {
+		if !keepIDs {
 			v.FillID = ""
 		}
 		return err
@@ -304,14 +315,68 @@ func DecodeOrderAccepted(b []byte, v *OrderAccepted) error {
 
 // decodeFast unmarshals the hot payload types without reflection; it
 // reports false for other types.
-func decodeFast(b []byte, v any) (bool, error) {
+func decodeFast(b []byte, v any, in Interner) (bool, error) {
 	switch p := v.(type) {
 	case *OrderRequested:
-		return true, DecodeOrderRequested(b, p, nil)
+		return true, DecodeOrderRequested(b, p, in)
 	case *OrderFilled:
-		return true, DecodeOrderFilled(b, p, nil)
+		return true, DecodeOrderFilled(b, p, in)
 	case *OrderAccepted:
 		return true, DecodeOrderAccepted(b, p)
 	}
 	return false, nil
+}
+
+// Predecode decodes the payload of the hot event types (OrderRequested,
+// OrderFilled, OrderAccepted) once, interning its exchange, pair, side,
+// kind and fee asset in in and keeping every field, so that
+// every projection's Decode of this event copies the result instead of
+// parsing the JSON again. A replay calls it in its reading goroutine, before
+// any projection sees the event; it must not be called on an event another
+// goroutine may be reading. A payload that does not decode is left for
+// Decode to report.
+func (e *Event) Predecode(in Interner) {
+	var err error
+	switch e.Type {
+	case TypeOrderRequested:
+		p := new(OrderRequested)
+		err, e.decoded = decodeOrderRequested(e.Data, p, in, true), p
+	case TypeOrderFilled:
+		p := new(OrderFilled)
+		err, e.decoded = decodeOrderFilled(e.Data, p, in, true), p
+	case TypeOrderAccepted:
+		p := new(OrderAccepted)
+		err, e.decoded = DecodeOrderAccepted(e.Data, p), p
+	default:
+		return
+	}
+	if err != nil {
+		e.decoded = nil
+	}
+}
+
+// copyDecoded copies a Predecode result into v when v is of its type.
+// The payload types hold no slices or maps, so the copy shares nothing.
+func copyDecoded(decoded, v any) bool {
+	switch p := v.(type) {
+	case *OrderRequested:
+		d, ok := decoded.(*OrderRequested)
+		if ok {
+			*p = *d
+		}
+		return ok
+	case *OrderFilled:
+		d, ok := decoded.(*OrderFilled)
+		if ok {
+			*p = *d
+		}
+		return ok
+	case *OrderAccepted:
+		d, ok := decoded.(*OrderAccepted)
+		if ok {
+			*p = *d
+		}
+		return ok
+	}
+	return false
 }

@@ -51,6 +51,11 @@ type Event struct {
 	Data        json.RawMessage `json:"data"`
 	PrevHash    Hash            `json:"prevHash"`
 	Hash        Hash            `json:"hash"`
+
+	// decoded is Data already decoded by Predecode (nil if not): a
+	// *OrderRequested, *OrderFilled or *OrderAccepted. Never written after
+	// the event is shared.
+	decoded any
 }
 
 // Actors that are not token subjects.
@@ -75,8 +80,16 @@ func NewEvent(clock Clock, typ string, data any) Event {
 
 // Decode unmarshals the event's payload into v, with an EINVALID error that
 // names the event when the payload does not fit.
-func (e *Event) Decode(v any) error {
-	fast, err := decodeFast(e.Data, v)
+func (e *Event) Decode(v any) error { return e.DecodeInterned(v, nil) }
+
+// DecodeInterned is Decode with the strings of the hot payload types
+// interned in in (see Interner; nil interns nothing). Strings that came from
+// Predecode were interned by its Interner instead.
+func (e *Event) DecodeInterned(v any, in Interner) error {
+	if e.decoded != nil && copyDecoded(e.decoded, v) {
+		return nil
+	}
+	fast, err := decodeFast(e.Data, v, in)
 	if !fast {
 		err = json.Unmarshal(e.Data, v)
 	}

@@ -26,11 +26,26 @@ func ReadAhead(ctx context.Context, it EventIterator, apply func(*Event) bool) e
 // ReadAheadBatches is ReadAhead a batch at a time: apply gets consecutive
 // events in log order and may keep none of the slice after it returns.
 func ReadAheadBatches(ctx context.Context, it EventIterator, apply func([]Event) bool) error {
+	return readAhead(ctx, it, false, apply)
+}
+
+// ReadAheadPredecoded is ReadAheadBatches with every event Predecoded in
+// the reading goroutine (one Interner for the whole replay): for replays
+// into several projections that decode the same payloads.
+func ReadAheadPredecoded(ctx context.Context, it EventIterator, apply func([]Event) bool) error {
+	return readAhead(ctx, it, true, apply)
+}
+
+func readAhead(ctx context.Context, it EventIterator, predecode bool, apply func([]Event) bool) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	batches := make(chan []Event, 4)
 	free := make(chan []Event, 6)
 	var readErr error
+	var in Interner
+	if predecode {
+		in = Interner{}
+	}
 	go func() {
 		defer close(batches)
 		defer it.Close()
@@ -44,6 +59,9 @@ func ReadAheadBatches(ctx context.Context, it EventIterator, apply func([]Event)
 			buf = buf[:0]
 			for len(buf) < replayBatch && it.Next() {
 				buf = append(buf, it.Event())
+				if predecode {
+					buf[len(buf)-1].Predecode(in)
+				}
 			}
 			if len(buf) > 0 {
 				select {

@@ -58,7 +58,7 @@ type Ledger struct {
 	mu      sync.RWMutex
 	pairs   []*pairBook       // interned pair books, by index
 	byKey   map[string]uint32 // pair key → index
-	orders  map[int64]uint32  // order id → pair index | sideSell bit, for every order requested
+	orders  orderIndex        // order id → pair index | sideSell bit, for every order requested
 	open    map[int64]*orderState
 	quotes  map[string]*series // per quote currency: every pair's buckets summed
 	strat   map[string]string  // pair key → strategy name (from config events)
@@ -115,7 +115,6 @@ func NewLedger(method domain.PnlMethod) *Ledger {
 	return &Ledger{
 		Method: method,
 		byKey:  map[string]uint32{},
-		orders: map[int64]uint32{},
 		open:   map[int64]*orderState{},
 		quotes: map[string]*series{},
 		strat:  map[string]string{},
@@ -137,8 +136,8 @@ func (l *Ledger) Apply(e *domain.Event) error {
 	switch e.Type {
 	case domain.TypeOrderRequested:
 		var r domain.OrderRequested
-		if err := domain.DecodeOrderRequested(e.Data, &r, l.intern); err != nil {
-			return domain.Errorf(domain.EINVALID, "event %s/%d: bad OrderRequested: %v", e.Stream, e.Version, err)
+		if err := e.DecodeInterned(&r, l.intern); err != nil {
+			return err // EINVALID, naming the event
 		}
 		l.mu.Lock()
 		defer l.mu.Unlock()
@@ -150,8 +149,8 @@ func (l *Ledger) Apply(e *domain.Event) error {
 			return domain.Errorf(domain.EINVALID, "OrderFilled in stream %q, not an order stream", e.Stream)
 		}
 		var f domain.OrderFilled
-		if err := domain.DecodeOrderFilled(e.Data, &f, l.intern); err != nil {
-			return domain.Errorf(domain.EINVALID, "event %s/%d: bad OrderFilled: %v", e.Stream, e.Version, err)
+		if err := e.DecodeInterned(&f, l.intern); err != nil {
+			return err // EINVALID, naming the event
 		}
 		l.mu.Lock()
 		defer l.mu.Unlock()
@@ -222,13 +221,13 @@ func (l *Ledger) applyRequested(r *domain.OrderRequested) error {
 	if r.Side == domain.Sell {
 		v |= sideSell
 	}
-	l.orders[r.OrderID] = v
+	l.orders.set(r.OrderID, v)
 	l.open[r.OrderID] = &orderState{amount: r.Amount}
 	return nil
 }
 
 func (l *Ledger) applyFill(id, t int64, pos uint64, f *domain.OrderFilled) error {
-	v, ok := l.orders[id]
+	v, ok := l.orders.get(id)
 	if !ok {
 		return domain.Errorf(domain.EINVALID, "fill of order %d that was never requested", id)
 	}

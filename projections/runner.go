@@ -64,8 +64,14 @@ func (r *Runner) Start(ctx context.Context) error {
 	// the end instead of per event; and since projections are independent,
 	// each applies a batch in its own goroutine (each still sees every
 	// event in order), beside the goroutine reading the next batch.
+	// With several projections, the reading goroutine decodes the order
+	// payloads once for all of them (domain.Event.Predecode).
+	readAhead := domain.ReadAheadBatches
+	if len(r.projections) > 1 {
+		readAhead = domain.ReadAheadPredecoded
+	}
 	var last uint64
-	err = domain.ReadAheadBatches(ctx, r.Store.ReadAll(ctx, 0, 0), func(batch []domain.Event) bool {
+	err = readAhead(ctx, r.Store.ReadAll(ctx, 0, 0), func(batch []domain.Event) bool {
 		var wg sync.WaitGroup
 		for _, p := range r.projections {
 			wg.Add(1)

@@ -131,6 +131,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return err
 	}
 	m.Logger.Info("projections ready", zap.Uint64("position", m.Runner.Position()), zap.Duration("replay", time.Since(start)))
+	m.checkStoreIntegrity()
 
 	s := tlhttp.NewServer()
 	s.Logger, s.Clock, s.Store, s.Runner = m.Logger, m.Clock, m.DataDir.Store, m.Runner
@@ -249,4 +250,24 @@ func simulatorSettings(name string, entry map[string]any, logger *zap.Logger) pa
 		}
 	}
 	return set
+}
+
+// checkStoreIntegrity runs the store's full integrity check, if it has one,
+// in the background now that the replay no longer needs the CPU; the
+// store holds writes back until it is done and refuses them if it fails.
+func (m *Main) checkStoreIntegrity() {
+	c, ok := m.DataDir.Store.(interface{ CheckIntegrity() error })
+	if !ok {
+		return
+	}
+	go func() {
+		start := time.Now()
+		if err := c.CheckIntegrity(); domain.ErrorCode(err) == domain.EUNAVAILABLE {
+			return // the store closed first
+		} else if err != nil {
+			m.Logger.Error("event store failed its integrity check: writes are refused", zap.Error(err))
+			return
+		}
+		m.Logger.Info("event store integrity checked", zap.Duration("took", time.Since(start)))
+	}()
 }

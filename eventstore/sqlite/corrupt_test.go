@@ -127,7 +127,18 @@ func TestGarbageTailIsRefused(t *testing.T) {
 	bad := sqlite.NewStore(path)
 	err = bad.Open()
 	if err == nil {
+		// Open does not read the whole file; the integrity check does, and
+		// the store then refuses to write.
 		defer bad.Close()
+		err = bad.CheckIntegrity()
+		if err == nil {
+			t.Fatal("the integrity check passed a file with a garbage tail")
+		}
+		if _, aerr := bad.Append(context.Background(), "after", domain.Any, storetest.Event("After", 1)); domain.ErrorCode(aerr) != domain.EINTERNAL {
+			t.Fatalf("append to a damaged file: err = %v, want the integrity error", aerr)
+		}
+	}
+	if err == nil {
 		it := bad.ReadAll(context.Background(), 0, 0)
 		var evs []domain.Event
 		for it.Next() {

@@ -2,25 +2,18 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
-	"fmt"
+	"errors"
 
 	"github.com/tradeledger/tradeledger/domain"
 )
 
 const selectColumns = `SELECT position, record FROM events `
 
-// uninterrupted returns ctx without its cancellation for a batch query.
-// go-sqlite3 watches a cancellable context by stepping every row in a
-// goroutine of its own, which costs more than reading the row; a batch is
-// bounded (ReadBatchSize rows), and iterators check ctx between batches.
-func uninterrupted(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }
-
 // ReadStream implements domain.EventStore.
 func (s *Store) ReadStream(ctx context.Context, stream string, from int64, max int) domain.EventIterator {
 	it := &iterator{store: s, ctx: ctx, max: max}
-	it.query = func(limit int) (*sql.Rows, error) {
-		return s.readDB.QueryContext(uninterrupted(ctx), selectColumns+`WHERE stream = ? AND version >= ? ORDER BY version LIMIT ?`, stream, from+int64(it.count), limit)
+	it.query = func(r *rowReader, limit int, buf []domain.Event) ([]domain.Event, error) {
+		return r.readByStream(stream, from+int64(it.count), limit, buf)
 	}
 	return it
 }
@@ -28,9 +21,7 @@ func (s *Store) ReadStream(ctx context.Context, stream string, from int64, max i
 // ReadAll implements domain.EventStore.
 func (s *Store) ReadAll(ctx context.Context, from uint64, max int) domain.EventIterator {
 	it := &iterator{store: s, ctx: ctx, max: max, next: from}
-	it.query = func(limit int) (*sql.Rows, error) {
-		return s.readDB.QueryContext(uninterrupted(ctx), selectColumns+`WHERE position >= ? ORDER BY position LIMIT ?`, int64(it.next), limit)
-	}
+	it.query = it.readByPosition
 	return it
 }
 
@@ -39,10 +30,55 @@ func (s *Store) ReadAll(ctx context.Context, from uint64, max int) domain.EventI
 // only falls behind in the file, never loses events.
 func (s *Store) Subscribe(ctx context.Context, from uint64) domain.EventIterator {
 	it := &iterator{store: s, ctx: ctx, next: from, live: true}
-	it.query = func(limit int) (*sql.Rows, error) {
-		return s.readDB.QueryContext(uninterrupted(ctx), selectColumns+`WHERE position >= ? ORDER BY position LIMIT ?`, int64(it.next), limit)
-	}
+	it.query = it.readByPosition
 	return it
+}
+
+func (it *iterator) readByPosition(r *rowReader, limit int, buf []domain.Event) ([]domain.Event, error) {
+	return r.readByPosition(it.next, limit, buf)
+}
+
+// Row readers are pooled: opening one costs a connection and two prepared
+// statements.
+const maxIdleReaders = 8
+
+// reader returns an idle row reader, or a new one.
+func (s *Store) reader() (*rowReader, error) {
+	s.readersMu.Lock()
+	if n := len(s.idleReaders); n > 0 {
+		r := s.idleReaders[n-1]
+		s.idleReaders = s.idleReaders[:n-1]
+		s.readersMu.Unlock()
+		return r, nil
+	}
+	closed := s.readersClosed
+	s.readersMu.Unlock()
+	if closed {
+		return nil, domain.Errorf(domain.EUNAVAILABLE, "event store is closed")
+	}
+	return openRowReader(s.Path)
+}
+
+// release returns r to the pool, or closes it.
+func (s *Store) release(r *rowReader) {
+	s.readersMu.Lock()
+	defer s.readersMu.Unlock()
+	if s.readersClosed || len(s.idleReaders) >= maxIdleReaders {
+		r.close()
+		return
+	}
+	s.idleReaders = append(s.idleReaders, r)
+}
+
+// closeReaders closes the idle readers; readers in use close on release.
+func (s *Store) closeReaders() {
+	s.readersMu.Lock()
+	defer s.readersMu.Unlock()
+	s.readersClosed = true
+	for _, r := range s.idleReaders {
+		r.close()
+	}
+	s.idleReaders = nil
 }
 
 // iterator pages through a query in batches of ReadBatchSize rows so that no
@@ -50,7 +86,7 @@ func (s *Store) Subscribe(ctx context.Context, from uint64) domain.EventIterator
 type iterator struct {
 	store *Store
 	ctx   context.Context
-	query func(limit int) (*sql.Rows, error)
+	query func(r *rowReader, limit int, buf []domain.Event) ([]domain.Event, error)
 	live  bool   // wait for new commits instead of ending
 	max   int    // ≤ 0: unlimited
 	count int    // events delivered
@@ -98,40 +134,28 @@ func (it *iterator) Next() bool {
 	return false
 }
 
+// fill reads the next batch (at most ReadBatchSize rows, in one read
+// transaction, so that none stays open while the caller works).
 func (it *iterator) fill() error {
 	limit := it.store.ReadBatchSize
 	if it.max > 0 {
 		limit = min(limit, it.max-it.count)
 	}
-	rows, err := it.query(limit)
+	r, err := it.store.reader()
 	if err != nil {
-		if it.ctx.Err() != nil {
-			return it.ctx.Err()
-		}
 		return domain.Errorf(domain.EUNAVAILABLE, "read events: %v", err)
 	}
-	defer rows.Close()
 	it.buf, it.i = it.buf[:0], 0
-	for rows.Next() {
-		var e domain.Event
-		var pos int64
-		var rec sql.RawBytes
-		if err := rows.Scan(&pos, &rec); err != nil {
-			return fmt.Errorf("scan event: %w", err)
-		}
-		if err := decodeRecord(rec, &e); err != nil {
-			return domain.Errorf(domain.EINTERNAL, "event log is corrupt at position %d: %v", pos, err)
-		}
-		e.Position = uint64(pos)
-		it.buf = append(it.buf, e)
-	}
-	if err := rows.Err(); err != nil {
-		if it.ctx.Err() != nil {
-			return it.ctx.Err()
-		}
-		if IsCorrupt(err) {
-			return domain.Errorf(domain.EINTERNAL, "event log is corrupt: %v", err)
-		}
+	it.buf, err = it.query(r, limit, it.buf)
+	it.store.release(r)
+	var derr *domain.Error
+	switch {
+	case err == nil:
+	case errors.As(err, &derr):
+		return err
+	case IsCorrupt(err):
+		return domain.Errorf(domain.EINTERNAL, "event log is corrupt: %v", err)
+	default:
 		return domain.Errorf(domain.EUNAVAILABLE, "read events: %v", err)
 	}
 	if len(it.buf) < limit && !it.live {

@@ -60,8 +60,15 @@ type Store struct {
 	synced    chan struct{}       // closed when the syncer ends
 	wal       *walFile
 	broken    atomic.Pointer[domain.Error] // set when a sync failed: no more writes
-	closing   chan struct{}
-	done      chan struct{}
+	integrity func() error                 // CheckIntegrity's one run
+	stopCheck context.CancelFunc           // interrupts the integrity check at Close
+	checkCtx  context.Context
+
+	readersMu     sync.Mutex
+	idleReaders   []*rowReader // pooled row readers (read.go)
+	readersClosed bool
+	closing       chan struct{}
+	done          chan struct{}
 
 	mu     sync.Mutex
 	head   uint64
@@ -82,10 +89,9 @@ func NewStore(path string) *Store {
 	return &Store{Path: path, MaxBatch: DefaultMaxBatch, ReadBatchSize: DefaultReadBatchSize}
 }
 
-// Open opens (creating if needed) the database, checks its integrity
-// cheaply, and starts the writer. A file that is not a valid SQLite
-// database, or whose event table fails its checks, is an error: the store
-// refuses rather than serves garbage.
+// Open opens (creating if needed) the database and starts the writer. A file
+// that is not a SQLite database is an error. The full integrity check reads
+// the whole file, so it is not part of Open: see CheckIntegrity.
 func (s *Store) Open() error {
 	q := url.Values{}
 	q.Set("_journal_mode", "WAL")
@@ -108,14 +114,6 @@ func (s *Store) Open() error {
 	if _, err := w.Exec(schema); err != nil {
 		w.Close()
 		return fmt.Errorf("open %s: create schema: %w", s.Path, err)
-	}
-	var check string
-	if err := w.QueryRow(`PRAGMA quick_check`).Scan(&check); err != nil || check != "ok" {
-		w.Close()
-		if err == nil {
-			err = errors.New(check)
-		}
-		return fmt.Errorf("open %s: integrity check failed: %w", s.Path, err)
 	}
 	rq := url.Values{}
 	rq.Set("_busy_timeout", "10000")
@@ -143,6 +141,8 @@ func (s *Store) Open() error {
 	if s.ReadBatchSize <= 0 {
 		s.ReadBatchSize = DefaultReadBatchSize
 	}
+	s.checkCtx, s.stopCheck = context.WithCancel(context.Background())
+	s.integrity = sync.OnceValue(s.quickCheck)
 	s.notify = make(chan struct{})
 	s.heads = make(map[string]streamHead)
 	s.lastCommitted.Store(s.head)
@@ -171,10 +171,14 @@ func (s *Store) Close() error {
 	}
 	s.closed = true
 	s.mu.Unlock()
+	if s.stopCheck != nil {
+		s.stopCheck()
+	}
 	if s.closing != nil {
 		close(s.closing)
 		<-s.done
 	}
+	s.closeReaders()
 	var errs []error
 	if s.readDB != nil {
 		errs = append(errs, s.readDB.Close())
@@ -316,6 +320,32 @@ func (s *Store) drain(batch []*appendRequest) []*appendRequest {
 	return batch
 }
 
+// CheckIntegrity runs SQLite's quick_check over the whole file, once: later
+// calls return the first result. It reads every page (seconds for millions
+// of events), so Open leaves it out and the writer runs it before its first
+// transaction: a damaged file is never written to, and every append fails
+// with the check's EINTERNAL error instead. A service calls it in the
+// background once it is ready, so that its first write need not wait.
+// Close interrupts it (the result is then EUNAVAILABLE).
+// Reads are not held back: a damaged table page fails the read that meets
+// it ("event log is corrupt").
+func (s *Store) CheckIntegrity() error { return s.integrity() }
+
+func (s *Store) quickCheck() error {
+	var check string
+	err := s.readDB.QueryRowContext(s.checkCtx, `PRAGMA quick_check`).Scan(&check)
+	if s.checkCtx.Err() != nil {
+		return domain.Errorf(domain.EUNAVAILABLE, "event store is closed")
+	}
+	if err != nil || check != "ok" {
+		if err == nil {
+			err = errors.New(check)
+		}
+		return domain.Errorf(domain.EINTERNAL, "event log %s failed its integrity check: %v", s.Path, err)
+	}
+	return nil
+}
+
 // DefaultPollInterval is how often the store looks for events appended by
 // another process (an operator command run beside the service), so that
 // subscribers see them too.
@@ -387,6 +417,10 @@ func (s *Store) tryCommit(batch []*appendRequest, lookupIDs bool) bool {
 		return domain.Errorf(domain.EUNAVAILABLE, "event store unavailable: %v", err)
 	}
 	if err := s.broken.Load(); err != nil {
+		fail(err)
+		return true
+	}
+	if err := s.integrity(); err != nil {
 		fail(err)
 		return true
 	}
