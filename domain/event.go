@@ -137,8 +137,10 @@ func NewEventID(t time.Time) string {
 // (compact) payload bytes. The position is left out because a remote store
 // assigns it only at commit.
 func ComputeHash(e *Event) Hash {
-	buf := make([]byte, 0, 256+len(e.Data))
-	buf = append(buf, e.PrevHash[:]...)
+	// The envelope around the payload is about 350 bytes; small events
+	// hash without a heap allocation.
+	var stack [1024]byte
+	buf := append(stack[:0], e.PrevHash[:]...)
 	buf = AppendCanonical(buf, e)
 	return sha256.Sum256(buf)
 }

@@ -42,6 +42,13 @@ func appendRecord(buf []byte, e *domain.Event) []byte {
 	return append(buf, e.Hash[:]...)
 }
 
+// recordSize is the length of e's record once its stream is stream (an
+// upper bound: varints counted at their widest).
+func recordSize(e *domain.Event, stream string) int {
+	n := 1 + len(stream) + len(e.ID) + len(e.Type) + len(e.Actor) + len(e.Correlation) + len(e.Data)
+	return n + 9*binary.MaxVarintLen64 + 64
+}
+
 // decodeRecord decodes a record into e. The strings and Data of e share one
 // copy of rec (one allocation per event on the replay path), so rec may be
 // reused after the call; that copy is never written again, which is what

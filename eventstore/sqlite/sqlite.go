@@ -77,6 +77,7 @@ type Store struct {
 
 	heads         map[string]streamHead // recent stream heads: written by the writer under mu, read by it without
 	stmts         statements            // writer goroutine only
+	insertArgs    []any                 // writer goroutine only: insertEvents' argument buffer
 	lastCommitted atomic.Uint64         // written by the writer only: head after its last commit
 	closed        bool
 }
@@ -213,7 +214,7 @@ type appendRequest struct {
 func (req *appendRequest) seal(head streamHead) {
 	size := 0
 	for i := range req.events {
-		size += 160 + len(req.events[i].Data)
+		size += recordSize(&req.events[i], req.stream)
 	}
 	buf := make([]byte, 0, size)
 	req.records = req.records[:0]
@@ -595,7 +596,8 @@ func (s *Store) streamHead(headStmt *sql.Stmt, stream string) (streamHead, error
 // multi-row INSERTs of 128, 64, …, 1 rows (prepared once, at Open): few
 // statements cut the per-row cost of cgo and database/sql.
 func (s *Store) insertEvents(tx *sql.Tx, events []domain.Event, records [][]byte) error {
-	args := make([]any, 0, 6*len(s.stmts.insert))
+	args := s.insertArgs[:0]
+	defer func() { clear(args); s.insertArgs = args[:0] }() // keep the capacity, not the rows
 	for len(events) > 0 {
 		n := len(s.stmts.insert)
 		for n > len(events) {
