@@ -1,36 +1,7 @@
 package sqlite
 
 /*
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-
-// SQLite's C API, as linked into the binary by github.com/mattn/go-sqlite3
-// (its bundled amalgamation, or the system library with the libsqlite3
-// tag). Only the few stable calls the row reader needs are declared.
-typedef struct sqlite3 sqlite3;
-typedef struct sqlite3_stmt sqlite3_stmt;
-int sqlite3_open_v2(const char *filename, sqlite3 **db, int flags, const char *vfs);
-int sqlite3_close_v2(sqlite3 *db);
-int sqlite3_busy_timeout(sqlite3 *db, int ms);
-int sqlite3_exec(sqlite3 *db, const char *sql, void *callback, void *arg, char **errmsg);
-const char *sqlite3_errmsg(sqlite3 *db);
-int sqlite3_extended_errcode(sqlite3 *db);
-int sqlite3_prepare_v2(sqlite3 *db, const char *sql, int n, sqlite3_stmt **stmt, const char **tail);
-int sqlite3_finalize(sqlite3_stmt *stmt);
-int sqlite3_reset(sqlite3_stmt *stmt);
-int sqlite3_bind_int64(sqlite3_stmt *stmt, int i, long long v);
-int sqlite3_bind_text(sqlite3_stmt *stmt, int i, const char *v, int n, void (*destructor)(void *));
-int sqlite3_step(sqlite3_stmt *stmt);
-long long sqlite3_column_int64(sqlite3_stmt *stmt, int col);
-const void *sqlite3_column_blob(sqlite3_stmt *stmt, int col);
-int sqlite3_column_bytes(sqlite3_stmt *stmt, int col);
-
-#define TL_OPEN_READWRITE 0x00000002
-#define TL_OPEN_NOMUTEX   0x00008000
-#define TL_ROW  100
-#define TL_DONE 101
-#define TL_TRANSIENT ((void (*)(void *))-1)
+#include "sqlite_api.h"
 
 // tl_bind_text binds a Go string's bytes (copied by SQLite).
 static int tl_bind_text(sqlite3_stmt *st, int i, _GoString_ s) {
@@ -106,7 +77,7 @@ func openRowReader(path string) (*rowReader, error) {
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
 	if rc := C.sqlite3_open_v2(cpath, &r.db, C.TL_OPEN_READWRITE|C.TL_OPEN_NOMUTEX, nil); rc != 0 {
-		err := r.errorf(rc, "open")
+		err := sqliteErr(r.db, rc, "open")
 		r.close()
 		return nil, err
 	}
@@ -128,7 +99,7 @@ func openRowReader(path string) (*rowReader, error) {
 		}
 		C.free(unsafe.Pointer(csql))
 		if rc != 0 {
-			err := r.errorf(rc, "prepare")
+			err := sqliteErr(r.db, rc, "prepare")
 			r.close()
 			return nil, err
 		}
@@ -149,22 +120,24 @@ func (r *rowReader) close() {
 	*r = rowReader{}
 }
 
-// readError is an SQLite failure of a rowReader. It unwraps to the
-// go-sqlite3 Error of the same code, so that IsCorrupt and the callers treat
-// both read paths alike.
-type readError struct {
+// sqliteError is a failure reported by SQLite's C API. It unwraps to the
+// go-sqlite3 Error of the same code, so that IsCorrupt and constraint
+// checks treat every path to the file alike.
+type sqliteError struct {
 	what, msg string
 	code      sqlite3.Error
 }
 
-func (e *readError) Error() string { return e.what + ": " + e.msg }
-func (e *readError) Unwrap() error { return e.code }
+func (e *sqliteError) Error() string { return e.what + ": " + e.msg }
+func (e *sqliteError) Unwrap() error { return e.code }
 
-func (r *rowReader) errorf(rc C.int, what string) error {
-	e := &readError{what: what, msg: "out of memory", code: sqlite3.Error{Code: sqlite3.ErrNo(rc & 0xff), ExtendedCode: sqlite3.ErrNoExtended(rc)}}
-	if r.db != nil {
-		e.msg = C.GoString(C.sqlite3_errmsg(r.db))
-		e.code.ExtendedCode = sqlite3.ErrNoExtended(C.sqlite3_extended_errcode(r.db))
+// sqliteErr describes rc, returned by a call on db (nil when opening failed
+// for lack of memory).
+func sqliteErr(db *C.sqlite3, rc C.int, what string) error {
+	e := &sqliteError{what: what, msg: "out of memory", code: sqlite3.Error{Code: sqlite3.ErrNo(rc & 0xff), ExtendedCode: sqlite3.ErrNoExtended(rc)}}
+	if db != nil {
+		e.msg = C.GoString(C.sqlite3_errmsg(db))
+		e.code.ExtendedCode = sqlite3.ErrNoExtended(C.sqlite3_extended_errcode(db))
 	}
 	return e
 }
@@ -221,7 +194,7 @@ func (r *rowReader) copyRows(st *C.sqlite3_stmt, use func(b []byte, n int) error
 		case rc == C.TL_DONE:
 			return nil
 		case rc != C.TL_ROW:
-			return r.errorf(rc, "read events")
+			return sqliteErr(r.db, rc, "read events")
 		case need > C.int(len(r.buf)):
 			r.buf = make([]byte, need)
 		}

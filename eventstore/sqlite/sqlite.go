@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -52,8 +51,8 @@ type Store struct {
 	// ReadBatchSize is how many rows an iterator fetches per query.
 	ReadBatchSize int
 
-	writeDB *sql.DB
-	readDB  *sql.DB
+	w      *writerConn // the writer goroutine's connection (writer.go)
+	readDB *sql.DB     // the head poll and the integrity check
 
 	appends   chan *appendRequest
 	committed chan committedBatch // writer → syncer
@@ -76,8 +75,6 @@ type Store struct {
 	recent []domain.Event // last committed events, consecutive positions
 
 	heads         map[string]streamHead // recent stream heads: written by the writer under mu, read by it without
-	stmts         statements            // writer goroutine only
-	insertArgs    []any                 // writer goroutine only: insertEvents' argument buffer
 	lastCommitted atomic.Uint64         // written by the writer only: head after its last commit
 	closed        bool
 }
@@ -94,48 +91,24 @@ func NewStore(path string) *Store {
 // that is not a SQLite database is an error. The full integrity check reads
 // the whole file, so it is not part of Open: see CheckIntegrity.
 func (s *Store) Open() error {
-	q := url.Values{}
-	q.Set("_journal_mode", "WAL")
-	// NORMAL: SQLite syncs at checkpoints; the syncer syncs every commit
-	// before it is acknowledged (durable.go), which is what FULL would do
-	// while holding the write lock.
-	q.Set("_synchronous", "NORMAL")
-	q.Set("_busy_timeout", "10000")
-	q.Set("_txlock", "immediate")
-	q.Set("_foreign_keys", "off")
-	// The writer probes two indexes per append (stream heads, event ids):
-	// a page cache large enough for their hot pages keeps those probes off
-	// the file. 64 MiB at most, allocated only as pages are used.
-	q.Set("_cache_size", "-65536")
-	w, err := sql.Open("sqlite3", "file:"+s.Path+"?"+q.Encode())
+	w, err := openWriter(s.Path)
 	if err != nil {
 		return fmt.Errorf("open %s: %w", s.Path, err)
-	}
-	w.SetMaxOpenConns(1)
-	if _, err := w.Exec(schema); err != nil {
-		w.Close()
-		return fmt.Errorf("open %s: create schema: %w", s.Path, err)
 	}
 	rq := url.Values{}
 	rq.Set("_busy_timeout", "10000")
 	rq.Set("_query_only", "1")
 	r, err := sql.Open("sqlite3", "file:"+s.Path+"?"+rq.Encode())
 	if err != nil {
-		w.Close()
+		w.close()
 		return fmt.Errorf("open %s: %w", s.Path, err)
 	}
-	r.SetMaxIdleConns(8)
-	s.writeDB, s.readDB = w, r
-	if s.stmts, err = prepareStatements(w); err != nil {
+	r.SetMaxIdleConns(2)
+	s.w, s.readDB = w, r
+	if s.head, err = w.MaxPosition(); err != nil {
 		s.Close()
-		return fmt.Errorf("open %s: prepare: %w", s.Path, err)
+		return fmt.Errorf("open %s: %w", s.Path, err)
 	}
-	var head sql.NullInt64
-	if err := w.QueryRow(`SELECT MAX(position) FROM events`).Scan(&head); err != nil {
-		s.Close()
-		return fmt.Errorf("open %s: read head: %w", s.Path, err)
-	}
-	s.head = uint64(head.Int64)
 	if s.MaxBatch <= 0 {
 		s.MaxBatch = DefaultMaxBatch
 	}
@@ -184,11 +157,8 @@ func (s *Store) Close() error {
 	if s.readDB != nil {
 		errs = append(errs, s.readDB.Close())
 	}
-	s.stmts.close()
 	errs = append(errs, s.wal.close())
-	if s.writeDB != nil {
-		errs = append(errs, s.writeDB.Close())
-	}
+	s.w.close()
 	return errors.Join(errs...)
 }
 
@@ -425,24 +395,21 @@ func (s *Store) tryCommit(batch []*appendRequest, lookupIDs bool) bool {
 		fail(err)
 		return true
 	}
-	tx, err := s.writeDB.Begin()
-	if err != nil {
+	if err := s.w.Begin(); err != nil {
 		fail(unavailable(err))
 		return true
 	}
-	headStmt, idStmt := tx.Stmt(s.stmts.head), tx.Stmt(s.stmts.id)
 
 	// The transaction holds SQLite's write lock (BEGIN IMMEDIATE), so the
 	// head read here is final. It differs from ours only when another
 	// process (tradeledger passwd, import) appended to the same file: then
 	// the cached stream heads may be stale too.
-	var maxPos sql.NullInt64
-	if err := tx.Stmt(s.stmts.maxPos).QueryRow().Scan(&maxPos); err != nil {
-		tx.Rollback()
+	pos, err := s.w.MaxPosition()
+	if err != nil {
+		s.w.Rollback()
 		fail(unavailable(err))
 		return true
 	}
-	pos := uint64(maxPos.Int64)
 	if pos != s.lastCommitted.Load() {
 		s.mu.Lock()
 		clear(s.heads)
@@ -467,8 +434,8 @@ func (s *Store) tryCommit(batch []*appendRequest, lookupIDs bool) bool {
 			head, ok = streamHead{version: -1}, true
 		}
 		if !ok {
-			if head, err = s.streamHead(headStmt, req.stream); err != nil {
-				tx.Rollback()
+			if head, err = s.w.StreamHead(req.stream); err != nil {
+				s.w.Rollback()
 				fail(unavailable(err))
 				return true
 			}
@@ -476,7 +443,7 @@ func (s *Store) tryCommit(batch []*appendRequest, lookupIDs bool) bool {
 		// A retry of events already stored answers with the original result.
 		expectErr := req.expected.Check(req.stream, head.version)
 		if lookupIDs || expectErr != nil {
-			if res, dup, err := s.findDuplicates(idStmt, req, written); err != nil {
+			if res, dup, err := s.findDuplicates(req, written); err != nil {
 				req.err = err
 				continue
 			} else if dup {
@@ -508,8 +475,8 @@ func (s *Store) tryCommit(batch []*appendRequest, lookupIDs bool) bool {
 			LastPosition: pos,
 		}
 	}
-	if err := s.insertEvents(tx, written, records); err != nil {
-		tx.Rollback()
+	if err := s.w.Insert(written, records); err != nil {
+		s.w.Rollback()
 		var se sqlite3.Error
 		if !lookupIDs && errors.As(err, &se) && se.Code == sqlite3.ErrConstraint {
 			return false
@@ -517,8 +484,9 @@ func (s *Store) tryCommit(batch []*appendRequest, lookupIDs bool) bool {
 		fail(unavailable(err))
 		return true
 	}
-	if err := tx.Commit(); err != nil {
-		fail(unavailable(fmt.Errorf("commit: %w", err)))
+	if err := s.w.Commit(); err != nil {
+		s.w.Rollback()
+		fail(unavailable(err))
 		return true
 	}
 	s.lastCommitted.Store(pos)
@@ -576,103 +544,6 @@ func (s *Store) fromRecent(from uint64, max int, buf []domain.Event) ([]domain.E
 // maxCachedHeads bounds the writer's cache of stream heads.
 const maxCachedHeads = 1 << 16
 
-// streamHead returns a stream's head, from the writer's cache (only the
-// writer appends, so a cached head is current) or the file.
-func (s *Store) streamHead(headStmt *sql.Stmt, stream string) (streamHead, error) {
-	if h, ok := s.heads[stream]; ok {
-		return h, nil
-	}
-	head := streamHead{version: -1}
-	var h []byte
-	err := headStmt.QueryRow(stream).Scan(&head.version, &h)
-	if errors.Is(err, sql.ErrNoRows) {
-		return head, nil
-	}
-	copy(head.hash[:], h)
-	return head, err
-}
-
-// insertEvents writes events, with records[i] the record of events[i], by
-// multi-row INSERTs of 128, 64, …, 1 rows (prepared once, at Open): few
-// statements cut the per-row cost of cgo and database/sql.
-func (s *Store) insertEvents(tx *sql.Tx, events []domain.Event, records [][]byte) error {
-	args := s.insertArgs[:0]
-	defer func() { clear(args); s.insertArgs = args[:0] }() // keep the capacity, not the rows
-	for len(events) > 0 {
-		n := len(s.stmts.insert)
-		for n > len(events) {
-			n /= 2
-		}
-		args = args[:0]
-		for i := range events[:n] {
-			e := &events[i]
-			args = append(args, int64(e.Position), e.Stream, e.Version, idKey(e.ID), e.Hash[:], records[i])
-		}
-		if _, err := tx.Stmt(s.stmts.insert[n]).Exec(args...); err != nil {
-			return err
-		}
-		events, records = events[n:], records[n:]
-	}
-	return nil
-}
-
-// statements are the writer's prepared statements; insert[n] inserts n rows
-// (n a power of two up to maxInsertRows).
-type statements struct {
-	head, id, maxPos *sql.Stmt
-	insert           map[int]*sql.Stmt
-}
-
-const maxInsertRows = 128
-
-func prepareStatements(db *sql.DB) (statements, error) {
-	st := statements{insert: map[int]*sql.Stmt{}}
-	var err error
-	if st.head, err = db.Prepare(`SELECT version, hash FROM events WHERE stream = ? ORDER BY version DESC LIMIT 1`); err != nil {
-		return st, err
-	}
-	if st.id, err = db.Prepare(`SELECT stream, version, position FROM events WHERE id = ?`); err != nil {
-		return st, err
-	}
-	if st.maxPos, err = db.Prepare(`SELECT MAX(position) FROM events`); err != nil {
-		return st, err
-	}
-	for n := 1; n <= maxInsertRows; n *= 2 {
-		if st.insert[n], err = db.Prepare(insertSQL(n)); err != nil {
-			return st, err
-		}
-	}
-	return st, nil
-}
-
-func (st statements) close() {
-	for _, s := range append([]*sql.Stmt{st.head, st.id, st.maxPos}, mapValues(st.insert)...) {
-		if s != nil {
-			s.Close()
-		}
-	}
-}
-
-func mapValues(m map[int]*sql.Stmt) []*sql.Stmt {
-	out := make([]*sql.Stmt, 0, len(m))
-	for _, v := range m {
-		out = append(out, v)
-	}
-	return out
-}
-
-func insertSQL(rows int) string {
-	var b strings.Builder
-	b.WriteString(`INSERT INTO events (position, stream, version, id, hash, record) VALUES `)
-	for i := 0; i < rows; i++ {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString("(?,?,?,?,?,?)")
-	}
-	return b.String()
-}
-
 // idKey is the indexed form of an event id: the 16 bytes of a UUID, or the
 // text itself for other ids.
 func idKey(id string) []byte {
@@ -689,11 +560,11 @@ func idKey(id string) []byte {
 // findDuplicates reports whether req's events are all already in its stream
 // (a retry), with the original result. Ids found elsewhere, or only some of
 // the ids, are an ECONFLICT: the retry does not match what was written.
-func (s *Store) findDuplicates(idStmt *sql.Stmt, req *appendRequest, pending []domain.Event) (domain.AppendResult, bool, error) {
+func (s *Store) findDuplicates(req *appendRequest, pending []domain.Event) (domain.AppendResult, bool, error) {
 	var res domain.AppendResult
 	found := 0
 	for i, e := range req.events {
-		stream, version, position, ok, err := lookupID(idStmt, e.ID, pending)
+		stream, version, position, ok, err := s.lookupID(e.ID, pending)
 		if err != nil {
 			return res, false, domain.Errorf(domain.EUNAVAILABLE, "event store unavailable: %v", err)
 		}
@@ -718,18 +589,13 @@ func (s *Store) findDuplicates(idStmt *sql.Stmt, req *appendRequest, pending []d
 	return res, true, nil
 }
 
-func lookupID(idStmt *sql.Stmt, id string, pending []domain.Event) (stream string, version int64, position uint64, ok bool, err error) {
+func (s *Store) lookupID(id string, pending []domain.Event) (stream string, version int64, position uint64, ok bool, err error) {
 	for i := range pending {
 		if pending[i].ID == id {
 			return pending[i].Stream, pending[i].Version, pending[i].Position, true, nil
 		}
 	}
-	var pos int64
-	err = idStmt.QueryRow(idKey(id)).Scan(&stream, &version, &pos)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", 0, 0, false, nil
-	}
-	return stream, version, uint64(pos), err == nil, err
+	return s.w.LookupID(idKey(id))
 }
 
 // Head implements domain.EventStore.

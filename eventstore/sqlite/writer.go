@@ -1,0 +1,249 @@
+package sqlite
+
+/*
+#include "sqlite_api.h"
+
+// tl_insert_rows inserts n rows packed in buf, each
+//   int64 position | int64 version | uint32 len, stream | uint32 len, id key |
+//   32 bytes hash | uint32 len, record
+// (integers little endian), with st = INSERT INTO events (position, stream,
+// version, id, hash, record) VALUES (?1, ?2, ?3, ?4, ?5, ?6). It returns
+// TL_DONE, or the failing step's code with *failed the row's index.
+static int tl_insert_rows(sqlite3_stmt *st, const unsigned char *buf, int n, int *failed) {
+	const unsigned char *p = buf;
+	int rc = TL_DONE;
+	for (int i = 0; i < n; i++) {
+		int64_t pos, ver;
+		uint32_t ls, li, lr;
+		memcpy(&pos, p, 8);
+		memcpy(&ver, p + 8, 8);
+		p += 16;
+		memcpy(&ls, p, 4);
+		const char *stream = (const char *)p + 4;
+		p += 4 + ls;
+		memcpy(&li, p, 4);
+		const void *id = p + 4;
+		p += 4 + li;
+		const void *hash = p;
+		p += 32;
+		memcpy(&lr, p, 4);
+		const void *rec = p + 4;
+		p += 4 + lr;
+		sqlite3_bind_int64(st, 1, pos);
+		sqlite3_bind_text(st, 2, stream, (int)ls, TL_STATIC);
+		sqlite3_bind_int64(st, 3, ver);
+		sqlite3_bind_blob(st, 4, id, (int)li, TL_STATIC);
+		sqlite3_bind_blob(st, 5, hash, 32, TL_STATIC);
+		sqlite3_bind_blob(st, 6, rec, (int)lr, TL_STATIC);
+		rc = sqlite3_step(st);
+		sqlite3_reset(st);
+		if (rc != TL_DONE) {
+			*failed = i;
+			break;
+		}
+	}
+	// The bindings point into Go memory valid only during this call.
+	sqlite3_clear_bindings(st);
+	return rc;
+}
+
+static int tl_bind_text_w(sqlite3_stmt *st, int i, _GoString_ s) {
+	return sqlite3_bind_text(st, i, _GoStringPtr(s), (int)_GoStringLen(s), TL_TRANSIENT);
+}
+
+static int tl_bind_blob(sqlite3_stmt *st, int i, const void *p, int n) {
+	return sqlite3_bind_blob(st, i, p, n, TL_TRANSIENT);
+}
+
+// tl_step_once steps a statement expected to give at most one row and
+// returns TL_ROW or TL_DONE (the statement is left on the row; reset it).
+static int tl_step_once(sqlite3_stmt *st) { return sqlite3_step(st); }
+*/
+import "C"
+
+import (
+	"encoding/binary"
+	"unsafe"
+
+	"github.com/tradeledger/tradeledger/domain"
+)
+
+// writerConn is the store's one write connection, driven through SQLite's
+// C API: the writer goroutine inserts a whole batch of rows with one cgo
+// call, binding each row's six values in C, where database/sql made one
+// cgo call per value and converted every argument twice. Only the writer
+// goroutine uses it (Open and Close aside).
+type writerConn struct {
+	db                      *C.sqlite3
+	begin, commit, rollback *C.sqlite3_stmt
+	maxPos, head, id        *C.sqlite3_stmt
+	insert                  *C.sqlite3_stmt
+	buf                     []byte // packed rows (tl_insert_rows)
+}
+
+// writerPragmas set the connection up: WAL, synchronous=NORMAL (the syncer
+// makes each commit durable, durable.go), a page cache large enough for the
+// hot pages of the two indexes each append probes (64 MiB at most,
+// allocated as used).
+const writerPragmas = `PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-65536; PRAGMA foreign_keys=OFF;`
+
+func openWriter(path string) (*writerConn, error) {
+	return openWriterWith(path, writerPragmas+schema)
+}
+
+// openWriterWith opens a writer connection on a database set up by setup
+// (pragmas and schema; it must create the events table).
+func openWriterWith(path, setup string) (*writerConn, error) {
+	w := &writerConn{}
+	cpath := C.CString(path)
+	defer C.free(unsafe.Pointer(cpath))
+	if rc := C.sqlite3_open_v2(cpath, &w.db, C.TL_OPEN_READWRITE|C.TL_OPEN_CREATE|C.TL_OPEN_NOMUTEX, nil); rc != C.TL_OK {
+		err := sqliteErr(w.db, rc, "open")
+		w.close()
+		return nil, err
+	}
+	C.sqlite3_busy_timeout(w.db, 10000)
+	if err := w.exec(setup); err != nil {
+		w.close()
+		return nil, err
+	}
+	for _, p := range []struct {
+		sql  string
+		stmt **C.sqlite3_stmt
+	}{
+		{`BEGIN IMMEDIATE`, &w.begin},
+		{`COMMIT`, &w.commit},
+		{`ROLLBACK`, &w.rollback},
+		{`SELECT MAX(position) FROM events`, &w.maxPos},
+		{`SELECT version, hash FROM events WHERE stream = ?1 ORDER BY version DESC LIMIT 1`, &w.head},
+		{`SELECT stream, version, position FROM events WHERE id = ?1`, &w.id},
+		{`INSERT INTO events (position, stream, version, id, hash, record) VALUES (?1, ?2, ?3, ?4, ?5, ?6)`, &w.insert},
+	} {
+		csql := C.CString(p.sql)
+		rc := C.sqlite3_prepare_v2(w.db, csql, -1, p.stmt, nil)
+		C.free(unsafe.Pointer(csql))
+		if rc != C.TL_OK {
+			err := sqliteErr(w.db, rc, "prepare")
+			w.close()
+			return nil, err
+		}
+	}
+	return w, nil
+}
+
+// exec runs one or more statements that return no rows.
+func (w *writerConn) exec(sql string) error {
+	csql := C.CString(sql)
+	defer C.free(unsafe.Pointer(csql))
+	if rc := C.sqlite3_exec(w.db, csql, nil, nil, nil); rc != C.TL_OK {
+		return sqliteErr(w.db, rc, "exec")
+	}
+	return nil
+}
+
+// step runs a prepared statement that returns no rows.
+func (w *writerConn) step(st *C.sqlite3_stmt, what string) error {
+	defer C.sqlite3_reset(st)
+	if rc := C.sqlite3_step(st); rc != C.TL_DONE {
+		return sqliteErr(w.db, rc, what)
+	}
+	return nil
+}
+
+// Begin starts a write transaction holding SQLite's write lock (waiting up
+// to the busy timeout for another process that holds it).
+func (w *writerConn) Begin() error { return w.step(w.begin, "begin") }
+
+// Commit commits the transaction (durable only once the WAL is synced).
+func (w *writerConn) Commit() error { return w.step(w.commit, "commit") }
+
+// Rollback abandons the transaction.
+func (w *writerConn) Rollback() { _ = w.step(w.rollback, "rollback") }
+
+// MaxPosition returns the last position in the file (0 when empty).
+func (w *writerConn) MaxPosition() (uint64, error) {
+	defer C.sqlite3_reset(w.maxPos)
+	if rc := C.tl_step_once(w.maxPos); rc != C.TL_ROW {
+		return 0, sqliteErr(w.db, rc, "read head")
+	}
+	return uint64(C.sqlite3_column_int64(w.maxPos, 0)), nil
+}
+
+// StreamHead returns the last version and hash of stream (version -1 when
+// the stream has no events).
+func (w *writerConn) StreamHead(stream string) (streamHead, error) {
+	defer C.sqlite3_reset(w.head)
+	C.tl_bind_text_w(w.head, 1, stream)
+	head := streamHead{version: -1}
+	switch rc := C.tl_step_once(w.head); rc {
+	case C.TL_DONE:
+		return head, nil
+	case C.TL_ROW:
+		head.version = int64(C.sqlite3_column_int64(w.head, 0))
+		if p, n := C.sqlite3_column_blob(w.head, 1), C.sqlite3_column_bytes(w.head, 1); p != nil && n == 32 {
+			copy(head.hash[:], unsafe.Slice((*byte)(p), 32))
+		}
+		return head, nil
+	default:
+		return head, sqliteErr(w.db, rc, "read stream head")
+	}
+}
+
+// LookupID finds the event stored under id key (see idKey).
+func (w *writerConn) LookupID(key []byte) (stream string, version int64, position uint64, ok bool, err error) {
+	defer C.sqlite3_reset(w.id)
+	C.tl_bind_blob(w.id, 1, unsafe.Pointer(unsafe.SliceData(key)), C.int(len(key)))
+	switch rc := C.tl_step_once(w.id); rc {
+	case C.TL_DONE:
+		return "", 0, 0, false, nil
+	case C.TL_ROW:
+		p, n := C.sqlite3_column_text(w.id, 0), C.sqlite3_column_bytes(w.id, 0)
+		stream = C.GoStringN((*C.char)(unsafe.Pointer(p)), n)
+		return stream, int64(C.sqlite3_column_int64(w.id, 1)), uint64(C.sqlite3_column_int64(w.id, 2)), true, nil
+	default:
+		return "", 0, 0, false, sqliteErr(w.db, rc, "look an event id up")
+	}
+}
+
+// Insert writes events, records[i] being the record of events[i], in the
+// open transaction, with one cgo call.
+func (w *writerConn) Insert(events []domain.Event, records [][]byte) error {
+	if len(events) == 0 {
+		return nil
+	}
+	b := w.buf[:0]
+	for i := range events {
+		e := &events[i]
+		key := idKey(e.ID)
+		b = binary.LittleEndian.AppendUint64(b, e.Position)
+		b = binary.LittleEndian.AppendUint64(b, uint64(e.Version))
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(e.Stream)))
+		b = append(b, e.Stream...)
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(key)))
+		b = append(b, key...)
+		b = append(b, e.Hash[:]...)
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(records[i])))
+		b = append(b, records[i]...)
+	}
+	w.buf = b
+	var failed C.int
+	if rc := C.tl_insert_rows(w.insert, (*C.uchar)(unsafe.Pointer(&b[0])), C.int(len(events)), &failed); rc != C.TL_DONE {
+		return sqliteErr(w.db, rc, "insert events")
+	}
+	return nil
+}
+
+func (w *writerConn) close() {
+	if w == nil {
+		return
+	}
+	for _, st := range []*C.sqlite3_stmt{w.begin, w.commit, w.rollback, w.maxPos, w.head, w.id, w.insert} {
+		if st != nil {
+			C.sqlite3_finalize(st)
+		}
+	}
+	if w.db != nil {
+		C.sqlite3_close_v2(w.db)
+	}
+	*w = writerConn{}
+}
