@@ -258,6 +258,15 @@ type EventIterator interface {
 	Close() error
 }
 
+// BatchIterator is an EventIterator that can also hand over many events at
+// once, which saves a replay a copy per event. NextBatch appends up to max
+// events to dst and returns it; at the end, or on an error (see Err), it
+// returns dst unchanged.
+type BatchIterator interface {
+	EventIterator
+	NextBatch(dst []Event, max int) []Event
+}
+
 // EventStore is the append-only log (DESIGN §3). Every implementation passes
 // the conformance suite in eventstore/storetest.
 type EventStore interface {

@@ -57,10 +57,21 @@ func readAhead(ctx context.Context, it EventIterator, predecode bool, apply func
 				buf = make([]Event, 0, replayBatch)
 			}
 			buf = buf[:0]
-			for len(buf) < replayBatch && it.Next() {
-				buf = append(buf, it.Event())
-				if predecode {
-					buf[len(buf)-1].Predecode(in)
+			if bi, ok := it.(BatchIterator); ok {
+				for len(buf) < replayBatch {
+					n := len(buf)
+					if buf = bi.NextBatch(buf, replayBatch-n); len(buf) == n {
+						break
+					}
+				}
+			} else {
+				for len(buf) < replayBatch && it.Next() {
+					buf = append(buf, it.Event())
+				}
+			}
+			if predecode {
+				for i := range buf {
+					buf[i].Predecode(in)
 				}
 			}
 			if len(buf) > 0 {

@@ -134,34 +134,68 @@ func (it *iterator) Next() bool {
 	return false
 }
 
-// fill reads the next batch (at most ReadBatchSize rows, in one read
-// transaction, so that none stays open while the caller works).
+// fill reads the next batch into it.buf.
 func (it *iterator) fill() error {
-	limit := it.store.ReadBatchSize
+	var err error
+	it.buf, err = it.read(it.buf[:0], it.store.ReadBatchSize)
+	it.i = 0
+	return err
+}
+
+// read appends the next rows (at most limit, and ReadBatchSize, in one read
+// transaction, so that none stays open while the caller works) to dst.
+func (it *iterator) read(dst []domain.Event, limit int) ([]domain.Event, error) {
+	limit = min(limit, it.store.ReadBatchSize)
 	if it.max > 0 {
 		limit = min(limit, it.max-it.count)
 	}
 	r, err := it.store.reader()
 	if err != nil {
-		return domain.Errorf(domain.EUNAVAILABLE, "read events: %v", err)
+		return dst, domain.Errorf(domain.EUNAVAILABLE, "read events: %v", err)
 	}
-	it.buf, it.i = it.buf[:0], 0
-	it.buf, err = it.query(r, limit, it.buf)
+	start := len(dst)
+	dst, err = it.query(r, limit, dst)
 	it.store.release(r)
 	var derr *domain.Error
 	switch {
 	case err == nil:
 	case errors.As(err, &derr):
-		return err
+		return dst, err
 	case IsCorrupt(err):
-		return domain.Errorf(domain.EINTERNAL, "event log is corrupt: %v", err)
+		return dst, domain.Errorf(domain.EINTERNAL, "event log is corrupt: %v", err)
 	default:
-		return domain.Errorf(domain.EUNAVAILABLE, "read events: %v", err)
+		return dst, domain.Errorf(domain.EUNAVAILABLE, "read events: %v", err)
 	}
-	if len(it.buf) < limit && !it.live {
+	if len(dst)-start < limit && !it.live {
 		it.ended = true
 	}
-	return nil
+	return dst, nil
+}
+
+// NextBatch implements domain.BatchIterator: a replay reads rows straight
+// into its own buffer, without copying each event through Next and Event.
+func (it *iterator) NextBatch(dst []domain.Event, max int) []domain.Event {
+	start := len(dst)
+	for it.i < len(it.buf) && len(dst)-start < max { // left over from Next
+		dst = append(dst, it.buf[it.i])
+		it.i++
+	}
+	if len(dst) == start && it.err == nil && !it.live && !it.ended && (it.max <= 0 || it.count < it.max) {
+		if err := it.ctx.Err(); err != nil {
+			it.err = err
+		} else {
+			dst, it.err = it.read(dst, max)
+		}
+	}
+	if n := len(dst) - start; n > 0 {
+		it.count += n
+		it.next = dst[len(dst)-1].Position + 1
+	} else if it.live {
+		for len(dst)-start < max && it.Next() { // live: wait as Next does
+			dst = append(dst, it.cur)
+		}
+	}
+	return dst
 }
 
 func (it *iterator) Event() domain.Event { return it.cur }
