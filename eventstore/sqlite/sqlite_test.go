@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -85,5 +86,46 @@ func TestNoStreamAfterReopen(t *testing.T) {
 	}
 	if n := len(storetest.ReadAll(t, s.ReadStream(ctx, "order-1", 0, 0))); n != 1 {
 		t.Fatalf("stream has %d events, want 1", n)
+	}
+}
+
+// NextBatch and Next share one position: mixed, with a max and a batch
+// size smaller than the log, they deliver every event once, in order.
+func TestNextBatchMixedWithNext(t *testing.T) {
+	s := openStore(t, filepath.Join(t.TempDir(), "events.db"))
+	defer s.Close()
+	ctx := context.Background()
+	for i := 0; i < 10; i++ {
+		if _, err := s.Append(ctx, "s", domain.Any, storetest.Event("E", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.ReadBatchSize = 4
+	it := s.ReadAll(ctx, 2, 7).(domain.BatchIterator) // positions 2…8
+	defer it.Close()
+	var got []uint64
+	batch := it.NextBatch(nil, 3)
+	for _, e := range batch {
+		got = append(got, e.Position)
+	}
+	if !it.Next() {
+		t.Fatalf("Next after NextBatch: %v", it.Err())
+	}
+	got = append(got, it.Event().Position)
+	for {
+		n := len(batch)
+		if batch = it.NextBatch(batch, 10); len(batch) == n {
+			break
+		}
+		for _, e := range batch[n:] {
+			got = append(got, e.Position)
+		}
+	}
+	if it.Next() || it.Err() != nil {
+		t.Fatalf("iterator not done after its max: err %v", it.Err())
+	}
+	want := []uint64{2, 3, 4, 5, 6, 7, 8}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("positions %v, want %v", got, want)
 	}
 }
