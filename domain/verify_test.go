@@ -3,6 +3,7 @@ package domain_test
 import (
 	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -178,6 +179,19 @@ func TestVerifierFaults(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			log := c.damage(chainLog(t, "a", "b", "a", "a", "b"))
 			s := verifyAll(log)
+			// AddBatch, with the log cut into batches of every size, finds
+			// the same fault after the same events.
+			for size := 1; size <= len(log); size++ {
+				v := domain.NewVerifier()
+				for i := 0; i < len(log); i += size {
+					if v.AddBatch(log[i:min(i+size, len(log))]) != nil {
+						break
+					}
+				}
+				if b := v.Summary(true); b.Events != s.Events || fmt.Sprint(b.Fault) != fmt.Sprint(s.Fault) {
+					t.Fatalf("batches of %d: %d events, fault %v; Add: %d events, fault %v", size, b.Events, b.Fault, s.Events, s.Fault)
+				}
+			}
 			if s.OK || s.Fault == nil {
 				t.Fatalf("damage not detected: %+v", s)
 			}
