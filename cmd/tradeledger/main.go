@@ -52,7 +52,7 @@ type Env struct {
 
 var commands = map[string]command{
 	"serve":   {"serve the API (embedded store and paper exchange by default)", runServe},
-	"passwd":  {"set or change the login password (first line of stdin); revokes earlier tokens", runPasswd},
+	"passwd":  {"set or change the login password (first line of stdin, or typed twice on a terminal); revokes earlier tokens", runPasswd},
 	"verify":  {"check every hash chain of the log; exit 1 naming the first bad event", runVerify},
 	"replay":  {"rebuild balances, open orders and PNL as of a time or log position", runReplay},
 	"restore": {"materialize config, files and state files from the log as a Gunbot-style folder", runRestore},

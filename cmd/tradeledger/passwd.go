@@ -11,16 +11,17 @@ import (
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+	"golang.org/x/term"
 
 	"github.com/tradeledger/tradeledger/domain"
 	tlhttp "github.com/tradeledger/tradeledger/http"
 )
 
-// runPasswd sets or changes the login password: the first line of stdin,
-// hashed with argon2id and appended as PasswordSet with the next
-// generation, which revokes every token issued before. A running server
-// picks the change up when it restarts (the embedded store does not notice
-// another process's appends).
+// runPasswd sets or changes the login password: the first line of stdin
+// (or, on a terminal, typed twice without echo), hashed with argon2id and
+// appended as PasswordSet with the next generation, which revokes every
+// token issued before. A server running on the same data dir sees the
+// change within half a second (sqlite.DefaultPollInterval).
 func runPasswd(ctx context.Context, args []string, env *Env) error {
 	fs := newFlagSet("passwd", env.Stderr)
 	data := fs.String("data", "./data", "data directory")
@@ -28,12 +29,7 @@ func runPasswd(ctx context.Context, args []string, env *Env) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if f, ok := env.Stdin.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			fmt.Fprint(env.Stderr, "New password (shown as you type; or pipe it in): ")
-		}
-	}
-	password, err := readPassword(env.Stdin)
+	password, err := readNewPassword(env)
 	if err != nil {
 		return err
 	}
@@ -54,6 +50,39 @@ func runPasswd(ctx context.Context, args []string, env *Env) error {
 	}
 	fmt.Fprintf(env.Stdout, "password set (generation %d); tokens issued before it are no longer accepted\n", gen)
 	return nil
+}
+
+// readNewPassword asks for the password twice, without echo, when stdin is
+// a terminal; otherwise it reads the first line of stdin.
+func readNewPassword(env *Env) (string, error) {
+	f, ok := env.Stdin.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return readPassword(env.Stdin)
+	}
+	ask := func(prompt string) (string, error) {
+		fmt.Fprint(env.Stderr, prompt)
+		b, err := term.ReadPassword(int(f.Fd()))
+		fmt.Fprintln(env.Stderr)
+		if err != nil {
+			return "", fmt.Errorf("read password from the terminal: %w", err)
+		}
+		return string(b), nil
+	}
+	first, err := ask("New password: ")
+	if err != nil {
+		return "", err
+	}
+	if first == "" {
+		return "", errors.New("no password given; nothing changed")
+	}
+	again, err := ask("Repeat it: ")
+	if err != nil {
+		return "", err
+	}
+	if again != first {
+		return "", errors.New("the two entries differ; nothing changed")
+	}
+	return first, nil
 }
 
 // readPassword returns the first line of r without its line ending (other
