@@ -328,3 +328,23 @@ func BenchmarkLotsDCA(b *testing.B) {
 		})
 	}
 }
+
+// Selling off a large inventory gives its memory back, under every method,
+// and what is left is still matched in order.
+func TestLotsShrinkAfterSellOff(t *testing.T) {
+	for _, m := range []PnlMethod{LOFO, FIFO, Average} {
+		l := Lots{Method: m}
+		for i := 0; i < 100000; i++ {
+			l.Add(DecimalFromInt(1), DecimalFromInt(int64(100+i%7)))
+		}
+		for i := 0; i < 99990; i++ {
+			l.Take(DecimalFromInt(1))
+		}
+		if got := cap(l.heap) + cap(l.lots); got > 1024 {
+			t.Errorf("%s: %d lots held in storage for %d lots", m, got, l.Len())
+		}
+		if q, _ := l.Take(DecimalFromInt(20)); q != DecimalFromInt(10) {
+			t.Errorf("%s: %s left, want 10", m, q)
+		}
+	}
+}

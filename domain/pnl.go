@@ -197,7 +197,20 @@ func (l *Lots) Take(qty Decimal) (matched, cost Decimal) {
 	if l.Len() == 0 { // no dust of cost without quantity
 		l.qty, l.cost = 0, 0
 	}
+	l.heap = shrunk(l.heap)
+	l.lots = shrunk(l.lots)
 	return matched, cost
+}
+
+// shrunk returns s, or a copy in smaller storage once it uses under a
+// quarter of its capacity: a large inventory sold off does not keep its
+// memory. Each copy follows at least as many removals as it moves, so
+// consumption stays O(1) amortized.
+func shrunk[T any](s []T) []T {
+	if cap(s) <= 256 || len(s) >= cap(s)/4 {
+		return s
+	}
+	return append(make([]T, 0, 2*len(s)), s...)
 }
 
 // takeQueue is Take for FIFO and Average: lots are consumed from the head.
