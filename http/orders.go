@@ -132,8 +132,37 @@ func (s *Server) handleOrders(w http.ResponseWriter, r *http.Request) {
 		Error(w, r, err)
 		return
 	}
-	writeRecords(w, "{", l.Orders(key))
+	// A long history goes out in pieces, never whole in memory: a
+	// million records would be some 400 MB of JSON.
+	recs, cur := l.OrdersOlder(key, projections.OrdersCursor{}, ordersPiece)
+	if len(recs) < ordersPiece {
+		writeRecords(w, "{", recs)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	pb := recordBuffers.Get().(*[]byte)
+	defer recordBuffers.Put(pb)
+	b := append((*pb)[:0], `{"data":[`...)
+	for first := true; len(recs) > 0; recs, cur = l.OrdersOlder(key, cur, ordersPiece) {
+		for i := range recs {
+			if !first {
+				b = append(b, ',')
+			}
+			first = false
+			b = recs[i].AppendJSON(b)
+		}
+		if _, err := w.Write(b); err != nil {
+			return // the client left
+		}
+		b = b[:0]
+	}
+	_, _ = w.Write(append(b, "]}\n"...))
+	*pb = b[:0]
 }
+
+// ordersPiece is how many records orders?key= encodes at a time.
+const ordersPiece = 1000
 
 // handleOrdersPage answers GET orders/page?key=&page=&pageSize=.
 func (s *Server) handleOrdersPage(w http.ResponseWriter, r *http.Request) {

@@ -225,3 +225,33 @@ func TestWriteRecordsLengthAndReuse(t *testing.T) {
 		}
 	}
 }
+
+// orders?key= with more records than one piece streams them all, newest
+// first, as one valid JSON document equal to the whole history.
+func TestOrdersLongHistoryStreams(t *testing.T) {
+	const n = 2*ordersPiece + 500
+	l := projections.NewLedger(domain.LOFO)
+	for i := int64(1); i <= n; i++ {
+		when := rmAt(0, 0, 0).Add(time.Duration(i) * time.Second).UnixMilli()
+		req := domain.Event{Stream: domain.OrderStream(i), Type: domain.TypeOrderRequested, Time: when, Position: uint64(2*i - 1),
+			Data: []byte(fmt.Sprintf(`{"orderId":%d,"exchange":"binance","pair":"USDT-BTC","side":"buy","kind":"limit","amount":"1","price":"100","clientOrderId":"c"}`, i))}
+		fill := domain.Event{Stream: domain.OrderStream(i), Type: domain.TypeOrderFilled, Time: when, Position: uint64(2 * i),
+			Data: []byte(`{"fillId":"f","price":"100","quantity":"1","fee":"0","feeAsset":"USDT"}`)}
+		if err := l.Apply(&req); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Apply(&fill); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ts := newTestServer(t, func(ts *testServer) { ts.Server.Ledger = l })
+	var all struct{ Data []struct{ ID int64 } }
+	if st, body := ts.getJSON("/api/v1/orders?key="+url.QueryEscape("binance/USDT-BTC"), &all); st != 200 || len(all.Data) != n {
+		t.Fatalf("orders: status %d, %d records (want %d) %.200s", st, len(all.Data), n, body)
+	}
+	for i, r := range all.Data {
+		if r.ID != int64(n-i) {
+			t.Fatalf("record %d is order %d, want %d", i, r.ID, n-i)
+		}
+	}
+}

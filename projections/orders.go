@@ -425,6 +425,42 @@ func (l *Ledger) Orders(key string) []OrderRecord {
 	return out
 }
 
+// OrdersCursor marks where OrdersOlder stopped: the zero value starts at
+// the newest record.
+type OrdersCursor struct {
+	time    int64
+	pos     uint64
+	started bool
+}
+
+// OrdersOlder returns up to n records of key, newest first, older than cur,
+// and the cursor to continue from; no records means the end. Each call
+// holds the lock only for its own records, so a long history goes out in
+// bounded pieces without stopping the projection. Taken from the zero
+// cursor on, the pieces list every record that existed at the first call
+// exactly once, in order, and none added later unless it is older than the
+// cursor (a late fill inserted in the past).
+func (l *Ledger) OrdersOlder(key string, cur OrdersCursor, n int) ([]OrderRecord, OrdersCursor) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	i, ok := l.byKey[key]
+	if !ok || n <= 0 {
+		return nil, cur
+	}
+	b := l.pairs[i]
+	end := len(b.recs) // records at [0, end) are older than the cursor
+	if cur.started {
+		c := orderRecord{time: cur.time, pos: cur.pos}
+		end = sort.Search(len(b.recs), func(i int) bool { return !recLess(b.recs[i], c) })
+	}
+	out := make([]OrderRecord, 0, min(n, end))
+	for j := end - 1; j >= 0 && len(out) < n; j-- {
+		out = append(out, l.view(b, &b.recs[j]))
+		cur = OrdersCursor{time: b.recs[j].time, pos: b.recs[j].pos, started: true}
+	}
+	return out, cur
+}
+
 // FilledKeys returns the pair keys with at least one fill, sorted.
 func (l *Ledger) FilledKeys() []string {
 	l.mu.RLock()
