@@ -54,27 +54,29 @@ type Store struct {
 	w      *writerConn // the writer goroutine's connection (writer.go)
 	readDB *sql.DB     // the head poll and the integrity check
 
+	// The write pipeline: Append → appends → writer → committed → syncer.
 	appends   chan *appendRequest
 	committed chan committedBatch // writer → syncer
 	synced    chan struct{}       // closed when the syncer ends
+	closing   chan struct{}       // closed by Close
+	done      chan struct{}       // closed when writer and syncer have ended
 	wal       *walFile
 	broken    atomic.Pointer[domain.Error] // set when a sync failed: no more writes
-	integrity func() error                 // CheckIntegrity's one run
-	stopCheck context.CancelFunc           // interrupts the integrity check at Close
-	checkCtx  context.Context
+
+	integrity func() error       // CheckIntegrity's one run
+	checkCtx  context.Context    // the integrity check's, cancelled at Close
+	stopCheck context.CancelFunc // cancels checkCtx
 
 	readersMu     sync.Mutex
 	idleReaders   []*rowReader // pooled row readers (read.go)
 	readersClosed bool
-	closing       chan struct{}
-	done          chan struct{}
 
 	mu     sync.Mutex
 	head   uint64
 	notify chan struct{}  // closed and replaced after every commit
 	recent []domain.Event // last committed events, consecutive positions
 
-	heads         map[string]streamHead // recent stream heads: written by the writer under mu, read by it without
+	heads         map[string]streamHead // recent stream heads: the writer writes them under mu and reads them without it; callers read them under mu (expectedHead)
 	lastCommitted atomic.Uint64         // written by the writer only: head after its last commit
 	closed        bool
 }
