@@ -3,11 +3,6 @@ package sqlite
 /*
 #include "sqlite_api.h"
 
-// tl_bind_text binds a Go string's bytes (copied by SQLite).
-static int tl_bind_text(sqlite3_stmt *st, int i, _GoString_ s) {
-	return sqlite3_bind_text(st, i, _GoStringPtr(s), (int)_GoStringLen(s), TL_TRANSIENT);
-}
-
 // tl_fill copies the rows of st (column 0 an integer, column 1 a blob) into
 // buf as [8-byte position, little endian][4-byte length][bytes], until the
 // statement is done or the next row does not fit. With pending set, the
@@ -46,8 +41,6 @@ import (
 	"encoding/binary"
 	"unsafe"
 
-	sqlite3 "github.com/mattn/go-sqlite3"
-
 	"github.com/tradeledger/tradeledger/domain"
 )
 
@@ -74,72 +67,20 @@ const rowBufferSize = 1 << 20
 
 func openRowReader(path string) (*rowReader, error) {
 	r := &rowReader{}
-	cpath := C.CString(path)
-	defer C.free(unsafe.Pointer(cpath))
-	if rc := C.sqlite3_open_v2(cpath, &r.db, C.TL_OPEN_READWRITE|C.TL_OPEN_NOMUTEX, nil); rc != 0 {
-		err := sqliteErr(r.db, rc, "open")
-		r.close()
+	db, err := openConn(path, C.TL_OPEN_READWRITE, "PRAGMA query_only=1", map[string]**C.sqlite3_stmt{
+		readByPositionSQL: &r.byPos,
+		readByStreamSQL:   &r.byStream,
+	})
+	if err != nil {
 		return nil, err
 	}
-	C.sqlite3_busy_timeout(r.db, 10000)
-	for _, p := range []struct {
-		sql  string
-		stmt **C.sqlite3_stmt
-	}{
-		{"PRAGMA query_only=1", nil},
-		{readByPositionSQL, &r.byPos},
-		{readByStreamSQL, &r.byStream},
-	} {
-		csql := C.CString(p.sql)
-		var rc C.int
-		if p.stmt == nil {
-			rc = C.sqlite3_exec(r.db, csql, nil, nil, nil)
-		} else {
-			rc = C.sqlite3_prepare_v2(r.db, csql, -1, p.stmt, nil)
-		}
-		C.free(unsafe.Pointer(csql))
-		if rc != 0 {
-			err := sqliteErr(r.db, rc, "prepare")
-			r.close()
-			return nil, err
-		}
-	}
-	r.buf = make([]byte, rowBufferSize)
+	r.db, r.buf = db, make([]byte, rowBufferSize)
 	return r, nil
 }
 
 func (r *rowReader) close() {
-	for _, st := range []*C.sqlite3_stmt{r.byPos, r.byStream} {
-		if st != nil {
-			C.sqlite3_finalize(st)
-		}
-	}
-	if r.db != nil {
-		C.sqlite3_close_v2(r.db)
-	}
+	closeConn(r.db, r.byPos, r.byStream)
 	*r = rowReader{}
-}
-
-// sqliteError is a failure reported by SQLite's C API. It unwraps to the
-// go-sqlite3 Error of the same code, so that IsCorrupt and constraint
-// checks treat every path to the file alike.
-type sqliteError struct {
-	what, msg string
-	code      sqlite3.Error
-}
-
-func (e *sqliteError) Error() string { return e.what + ": " + e.msg }
-func (e *sqliteError) Unwrap() error { return e.code }
-
-// sqliteErr describes rc, returned by a call on db (nil when opening failed
-// for lack of memory).
-func sqliteErr(db *C.sqlite3, rc C.int, what string) error {
-	e := &sqliteError{what: what, msg: "out of memory", code: sqlite3.Error{Code: sqlite3.ErrNo(rc & 0xff), ExtendedCode: sqlite3.ErrNoExtended(rc)}}
-	if db != nil {
-		e.msg = C.GoString(C.sqlite3_errmsg(db))
-		e.code.ExtendedCode = sqlite3.ErrNoExtended(C.sqlite3_extended_errcode(db))
-	}
-	return e
 }
 
 // readByPosition appends to evs up to limit events from position from on.

@@ -42,4 +42,10 @@ int sqlite3_column_bytes(sqlite3_stmt *stmt, int col);
 #define TL_STATIC ((void (*)(void *))0)
 #define TL_TRANSIENT ((void (*)(void *))-1)
 
+// tl_bind_text binds a Go string's bytes (copied by SQLite). For cgo
+// preambles only: _GoString_ is cgo's.
+static inline int tl_bind_text(sqlite3_stmt *st, int i, _GoString_ s) {
+	return sqlite3_bind_text(st, i, _GoStringPtr(s), (int)_GoStringLen(s), TL_TRANSIENT);
+}
+
 #endif

@@ -47,17 +47,9 @@ static int tl_insert_rows(sqlite3_stmt *st, const unsigned char *buf, int n, int
 	return rc;
 }
 
-static int tl_bind_text_w(sqlite3_stmt *st, int i, _GoString_ s) {
-	return sqlite3_bind_text(st, i, _GoStringPtr(s), (int)_GoStringLen(s), TL_TRANSIENT);
-}
-
 static int tl_bind_blob(sqlite3_stmt *st, int i, const void *p, int n) {
 	return sqlite3_bind_blob(st, i, p, n, TL_TRANSIENT);
 }
-
-// tl_step_once steps a statement expected to give at most one row and
-// returns TL_ROW or TL_DONE (the statement is left on the row; reset it).
-static int tl_step_once(sqlite3_stmt *st) { return sqlite3_step(st); }
 */
 import "C"
 
@@ -95,50 +87,20 @@ func openWriter(path string) (*writerConn, error) {
 // (pragmas and schema; it must create the events table).
 func openWriterWith(path, setup string) (*writerConn, error) {
 	w := &writerConn{}
-	cpath := C.CString(path)
-	defer C.free(unsafe.Pointer(cpath))
-	if rc := C.sqlite3_open_v2(cpath, &w.db, C.TL_OPEN_READWRITE|C.TL_OPEN_CREATE|C.TL_OPEN_NOMUTEX, nil); rc != C.TL_OK {
-		err := sqliteErr(w.db, rc, "open")
-		w.close()
+	db, err := openConn(path, C.TL_OPEN_READWRITE|C.TL_OPEN_CREATE, setup, map[string]**C.sqlite3_stmt{
+		`BEGIN IMMEDIATE`:                  &w.begin,
+		`COMMIT`:                           &w.commit,
+		`ROLLBACK`:                         &w.rollback,
+		`SELECT MAX(position) FROM events`: &w.maxPos,
+		`SELECT version, hash FROM events WHERE stream = ?1 ORDER BY version DESC LIMIT 1`:                 &w.head,
+		`SELECT stream, version, position FROM events WHERE id = ?1`:                                       &w.id,
+		`INSERT INTO events (position, stream, version, id, hash, record) VALUES (?1, ?2, ?3, ?4, ?5, ?6)`: &w.insert,
+	})
+	if err != nil {
 		return nil, err
 	}
-	C.sqlite3_busy_timeout(w.db, 10000)
-	if err := w.exec(setup); err != nil {
-		w.close()
-		return nil, err
-	}
-	for _, p := range []struct {
-		sql  string
-		stmt **C.sqlite3_stmt
-	}{
-		{`BEGIN IMMEDIATE`, &w.begin},
-		{`COMMIT`, &w.commit},
-		{`ROLLBACK`, &w.rollback},
-		{`SELECT MAX(position) FROM events`, &w.maxPos},
-		{`SELECT version, hash FROM events WHERE stream = ?1 ORDER BY version DESC LIMIT 1`, &w.head},
-		{`SELECT stream, version, position FROM events WHERE id = ?1`, &w.id},
-		{`INSERT INTO events (position, stream, version, id, hash, record) VALUES (?1, ?2, ?3, ?4, ?5, ?6)`, &w.insert},
-	} {
-		csql := C.CString(p.sql)
-		rc := C.sqlite3_prepare_v2(w.db, csql, -1, p.stmt, nil)
-		C.free(unsafe.Pointer(csql))
-		if rc != C.TL_OK {
-			err := sqliteErr(w.db, rc, "prepare")
-			w.close()
-			return nil, err
-		}
-	}
+	w.db = db
 	return w, nil
-}
-
-// exec runs one or more statements that return no rows.
-func (w *writerConn) exec(sql string) error {
-	csql := C.CString(sql)
-	defer C.free(unsafe.Pointer(csql))
-	if rc := C.sqlite3_exec(w.db, csql, nil, nil, nil); rc != C.TL_OK {
-		return sqliteErr(w.db, rc, "exec")
-	}
-	return nil
 }
 
 // step runs a prepared statement that returns no rows.
@@ -163,7 +125,7 @@ func (w *writerConn) Rollback() { _ = w.step(w.rollback, "rollback") }
 // MaxPosition returns the last position in the file (0 when empty).
 func (w *writerConn) MaxPosition() (uint64, error) {
 	defer C.sqlite3_reset(w.maxPos)
-	if rc := C.tl_step_once(w.maxPos); rc != C.TL_ROW {
+	if rc := C.sqlite3_step(w.maxPos); rc != C.TL_ROW {
 		return 0, sqliteErr(w.db, rc, "read head")
 	}
 	return uint64(C.sqlite3_column_int64(w.maxPos, 0)), nil
@@ -173,9 +135,9 @@ func (w *writerConn) MaxPosition() (uint64, error) {
 // the stream has no events).
 func (w *writerConn) StreamHead(stream string) (streamHead, error) {
 	defer C.sqlite3_reset(w.head)
-	C.tl_bind_text_w(w.head, 1, stream)
+	C.tl_bind_text(w.head, 1, stream)
 	head := streamHead{version: -1}
-	switch rc := C.tl_step_once(w.head); rc {
+	switch rc := C.sqlite3_step(w.head); rc {
 	case C.TL_DONE:
 		return head, nil
 	case C.TL_ROW:
@@ -193,7 +155,7 @@ func (w *writerConn) StreamHead(stream string) (streamHead, error) {
 func (w *writerConn) LookupID(key []byte) (stream string, version int64, position uint64, ok bool, err error) {
 	defer C.sqlite3_reset(w.id)
 	C.tl_bind_blob(w.id, 1, unsafe.Pointer(unsafe.SliceData(key)), C.int(len(key)))
-	switch rc := C.tl_step_once(w.id); rc {
+	switch rc := C.sqlite3_step(w.id); rc {
 	case C.TL_DONE:
 		return "", 0, 0, false, nil
 	case C.TL_ROW:
@@ -237,13 +199,6 @@ func (w *writerConn) close() {
 	if w == nil {
 		return
 	}
-	for _, st := range []*C.sqlite3_stmt{w.begin, w.commit, w.rollback, w.maxPos, w.head, w.id, w.insert} {
-		if st != nil {
-			C.sqlite3_finalize(st)
-		}
-	}
-	if w.db != nil {
-		C.sqlite3_close_v2(w.db)
-	}
+	closeConn(w.db, w.begin, w.commit, w.rollback, w.maxPos, w.head, w.id, w.insert)
 	*w = writerConn{}
 }
