@@ -54,6 +54,7 @@ type rowReader struct {
 	db       *C.sqlite3
 	byPos    *C.sqlite3_stmt // position >= ? ORDER BY position LIMIT ?
 	byStream *C.sqlite3_stmt // stream = ? AND version >= ? ORDER BY version LIMIT ?
+	maxPos   *C.sqlite3_stmt // MAX(position)
 	buf      []byte
 }
 
@@ -70,6 +71,7 @@ func openRowReader(path string) (*rowReader, error) {
 	db, err := openConn(path, C.TL_OPEN_READWRITE, "PRAGMA query_only=1", map[string]**C.sqlite3_stmt{
 		readByPositionSQL: &r.byPos,
 		readByStreamSQL:   &r.byStream,
+		`SELECT MAX(position) FROM events`: &r.maxPos,
 	})
 	if err != nil {
 		return nil, err
@@ -79,8 +81,46 @@ func openRowReader(path string) (*rowReader, error) {
 }
 
 func (r *rowReader) close() {
-	closeConn(r.db, r.byPos, r.byStream)
+	closeConn(r.db, r.byPos, r.byStream, r.maxPos)
 	*r = rowReader{}
+}
+
+// maxPosition returns the last position in the file (0 when empty).
+func (r *rowReader) maxPosition() (uint64, error) {
+	defer C.sqlite3_reset(r.maxPos)
+	if rc := C.sqlite3_step(r.maxPos); rc != C.TL_ROW {
+		return 0, sqliteErr(r.db, rc, "read head")
+	}
+	return uint64(C.sqlite3_column_int64(r.maxPos, 0)), nil
+}
+
+// quickCheck runs PRAGMA quick_check on a connection of its own, which
+// interrupt() stops (from any goroutine). It returns the check's first
+// line ("ok" for a sound file).
+func quickCheck(path string, interrupt <-chan struct{}) (string, error) {
+	var st *C.sqlite3_stmt
+	db, err := openConn(path, C.TL_OPEN_READWRITE, "PRAGMA query_only=1", map[string]**C.sqlite3_stmt{`PRAGMA quick_check`: &st})
+	if err != nil {
+		return "", err
+	}
+	defer closeConn(db, st)
+	// The watcher ends before the connection closes (defers run last
+	// first): an interrupt never reaches a closed connection.
+	done, watching := make(chan struct{}), make(chan struct{})
+	defer func() { close(done); <-watching }()
+	go func() {
+		defer close(watching)
+		select {
+		case <-interrupt:
+			C.sqlite3_interrupt(db)
+		case <-done:
+		}
+	}()
+	if rc := C.sqlite3_step(st); rc != C.TL_ROW {
+		return "", sqliteErr(db, rc, "quick_check")
+	}
+	p, n := C.sqlite3_column_text(st, 0), C.sqlite3_column_bytes(st, 0)
+	return C.GoStringN((*C.char)(unsafe.Pointer(p)), n), nil
 }
 
 // readByPosition appends to evs up to limit events from position from on.

@@ -8,11 +8,9 @@ package sqlite
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/url"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -51,8 +49,7 @@ type Store struct {
 	// ReadBatchSize is how many rows an iterator fetches per query.
 	ReadBatchSize int
 
-	w      *writerConn // the writer goroutine's connection (writer.go)
-	readDB *sql.DB     // the head poll and the integrity check
+	w *writerConn // the writer goroutine's connection (writer.go)
 
 	// The write pipeline: Append → appends → writer → committed → syncer.
 	appends   chan *appendRequest
@@ -97,16 +94,7 @@ func (s *Store) Open() error {
 	if err != nil {
 		return fmt.Errorf("open %s: %w", s.Path, err)
 	}
-	rq := url.Values{}
-	rq.Set("_busy_timeout", "10000")
-	rq.Set("_query_only", "1")
-	r, err := sql.Open("sqlite3", "file:"+s.Path+"?"+rq.Encode())
-	if err != nil {
-		w.close()
-		return fmt.Errorf("open %s: %w", s.Path, err)
-	}
-	r.SetMaxIdleConns(2)
-	s.w, s.readDB = w, r
+	s.w = w
 	if s.head, err = w.MaxPosition(); err != nil {
 		s.Close()
 		return fmt.Errorf("open %s: %w", s.Path, err)
@@ -156,9 +144,6 @@ func (s *Store) Close() error {
 	}
 	s.closeReaders()
 	var errs []error
-	if s.readDB != nil {
-		errs = append(errs, s.readDB.Close())
-	}
 	errs = append(errs, s.wal.close())
 	s.w.close()
 	return errors.Join(errs...)
@@ -305,8 +290,7 @@ func (s *Store) drain(batch []*appendRequest) []*appendRequest {
 func (s *Store) CheckIntegrity() error { return s.integrity() }
 
 func (s *Store) quickCheck() error {
-	var check string
-	err := s.readDB.QueryRowContext(s.checkCtx, `PRAGMA quick_check`).Scan(&check)
+	check, err := quickCheck(s.Path, s.checkCtx.Done())
 	if s.checkCtx.Err() != nil {
 		return domain.Errorf(domain.EUNAVAILABLE, "event store is closed")
 	}
@@ -324,6 +308,16 @@ func (s *Store) quickCheck() error {
 // subscribers see them too.
 const DefaultPollInterval = 500 * time.Millisecond
 
+// pollHead reads the file's last position through a pooled reader.
+func (s *Store) pollHead() (uint64, error) {
+	r, err := s.reader()
+	if err != nil {
+		return 0, err
+	}
+	defer s.release(r)
+	return r.maxPosition()
+}
+
 // watchOtherWriters polls the file's head and wakes subscribers when another
 // process appended. Appends of this process wake them at once.
 func (s *Store) watchOtherWriters() {
@@ -335,15 +329,13 @@ func (s *Store) watchOtherWriters() {
 			return
 		case <-t.C:
 		}
-		var maxPos sql.NullInt64
-		if err := s.readDB.QueryRow(`SELECT MAX(position) FROM events`).Scan(&maxPos); err != nil {
+		maxPos, err := s.pollHead()
+		if err != nil {
 			continue
 		}
-		// Above our own last commit, which the syncer will publish
-		// itself once it is durable, rows are another process's.
 		s.mu.Lock()
-		if uint64(maxPos.Int64) > s.head && uint64(maxPos.Int64) > s.lastCommitted.Load() {
-			s.head = uint64(maxPos.Int64)
+		if maxPos > s.head && maxPos > s.lastCommitted.Load() {
+			s.head = maxPos
 			close(s.notify)
 			s.notify = make(chan struct{})
 		}

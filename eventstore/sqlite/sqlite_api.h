@@ -15,6 +15,7 @@ typedef struct sqlite3_stmt sqlite3_stmt;
 int sqlite3_open_v2(const char *filename, sqlite3 **db, int flags, const char *vfs);
 int sqlite3_close_v2(sqlite3 *db);
 int sqlite3_busy_timeout(sqlite3 *db, int ms);
+void sqlite3_interrupt(sqlite3 *db);
 int sqlite3_exec(sqlite3 *db, const char *sql, void *callback, void *arg, char **errmsg);
 void sqlite3_free(void *p);
 const char *sqlite3_errmsg(sqlite3 *db);

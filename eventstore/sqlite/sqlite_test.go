@@ -3,6 +3,7 @@ package sqlite_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -127,5 +128,41 @@ func TestNextBatchMixedWithNext(t *testing.T) {
 	want := []uint64{2, 3, 4, 5, 6, 7, 8}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("positions %v, want %v", got, want)
+	}
+}
+
+// A data directory whose path holds characters that mean something in a
+// URI ('#', '?', '%', a space) is used as it is: every connection opens the
+// same file, and nothing appears next to it.
+func TestPathWithURICharacters(t *testing.T) {
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "data #1?x=%20 y")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := openStore(t, filepath.Join(dir, "events.db"))
+	ctx := context.Background()
+	if _, err := s.Append(ctx, "s", domain.Any, storetest.Event("E", 1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CheckIntegrity(); err != nil {
+		t.Fatal(err)
+	}
+	if evs := storetest.ReadAll(t, s.ReadAll(ctx, 0, 0)); len(evs) != 1 {
+		t.Fatalf("read %d events back, want 1", len(evs))
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Fatalf("files beside the data dir: %q", names)
 	}
 }
