@@ -155,6 +155,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		}
 		return simulatorSettings(name, entry, m.Logger), true
 	}
+	m.Simulator.SettingsVersion = configView.Version // a changed simulator fee applies at once
 	s.Core = m.Core
 	s.Trader = m.Trader // trade, balances and pairs routes
 	if !m.ManualCycles {

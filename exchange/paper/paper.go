@@ -108,6 +108,12 @@ type Simulator struct {
 	// simulated at all (for example: whether the configuration names it).
 	// Nil simulates every name with the defaults.
 	Settings func(name string) (ExchangeSettings, bool)
+	// SettingsVersion, when set, is the generation of what Settings reads
+	// (the configuration's version). When it moves, a simulated exchange
+	// takes its fee from Settings again on its next use. Balances and
+	// pairs stay as they were at the first use: the account has traded
+	// since.
+	SettingsVersion func() int64
 
 	mu        sync.Mutex
 	exchanges map[string]*Exchange
@@ -148,6 +154,7 @@ func (s *Simulator) exchange(name string) (*Exchange, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if x, ok := s.exchanges[name]; ok {
+		s.refresh(x)
 		return x, nil
 	}
 	set := ExchangeSettings{}
@@ -161,11 +168,32 @@ func (s *Simulator) exchange(name string) (*Exchange, error) {
 		return nil, domain.Errorf(domain.ENOTFOUND, "exchange name is empty")
 	}
 	x := s.newExchange(name, set)
+	if s.SettingsVersion != nil {
+		x.settingsVersion = s.SettingsVersion()
+	}
 	if s.exchanges == nil {
 		s.exchanges = make(map[string]*Exchange)
 	}
 	s.exchanges[name] = x
 	return x, nil
+}
+
+// refresh applies a changed fee to x when SettingsVersion moved (s.mu held).
+func (s *Simulator) refresh(x *Exchange) {
+	if s.SettingsVersion == nil || s.Settings == nil {
+		return
+	}
+	v := s.SettingsVersion()
+	if v == x.settingsVersion {
+		return
+	}
+	fee := s.FeeRate
+	if set, ok := s.Settings(x.name); ok && set.Fee != nil {
+		fee = *set.Fee
+	}
+	x.mu.Lock()
+	x.fee, x.settingsVersion = fee, v
+	x.mu.Unlock()
 }
 
 // SetPrice moves a pair's simulated price at once (after catching up with
@@ -196,7 +224,7 @@ func (s *Simulator) FailPlacements(exchange string, n int, placed bool) error {
 type Exchange struct {
 	name    string
 	sim     *Simulator
-	fee     domain.Decimal
+	fee     domain.Decimal // guarded by mu (Simulator.refresh changes it)
 	tickMs  int64
 	window  int64 // steps kept for 24h statistics and candles
 	markets map[string]*market
@@ -212,6 +240,8 @@ type Exchange struct {
 	nextID     int64
 	failPlace  int
 	failPlaced bool
+
+	settingsVersion int64 // Simulator.SettingsVersion when fee was set (guarded by Simulator.mu)
 }
 
 type balance struct{ available, onOrder domain.Decimal }
@@ -420,7 +450,11 @@ func (x *Exchange) market(pair string) (*market, error) {
 func (x *Exchange) Name() string { return x.name }
 
 // FeeRate returns the exchange's fee rate (0.001 = 0.1%).
-func (x *Exchange) FeeRate() domain.Decimal { return x.fee }
+func (x *Exchange) FeeRate() domain.Decimal {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.fee
+}
 
 // Markets lists the pairs with their 24-hour statistics, sorted by pair.
 func (x *Exchange) Markets(ctx context.Context) ([]domain.Market, error) {

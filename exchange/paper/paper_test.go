@@ -201,3 +201,34 @@ func TestFailPlacements(t *testing.T) {
 		t.Fatalf("retry: %+v %v, want the same order %s", again, err, o.ID)
 	}
 }
+
+// A fee changed in the settings applies from the next use once their
+// version moves; until it moves, the exchange keeps the fee it has.
+func TestFeeFollowsSettingsVersion(t *testing.T) {
+	sim := paper.NewSimulator(domain.NewManualClock(start))
+	fee, version := domain.MustDecimal("0.001"), int64(1)
+	sim.Settings = func(string) (paper.ExchangeSettings, bool) {
+		f := fee
+		return paper.ExchangeSettings{Fee: &f}, true
+	}
+	sim.SettingsVersion = func() int64 { return version }
+	rate := func() domain.Decimal {
+		t.Helper()
+		x, err := sim.Paper("binance")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x.FeeRate()
+	}
+	if got := rate(); got != domain.MustDecimal("0.001") {
+		t.Fatalf("fee %s, want 0.001", got)
+	}
+	fee = domain.MustDecimal("0.0025")
+	if got := rate(); got != domain.MustDecimal("0.001") {
+		t.Fatalf("fee %s before the version moved, want 0.001 still", got)
+	}
+	version++
+	if got := rate(); got != domain.MustDecimal("0.0025") {
+		t.Fatalf("fee %s after the version moved, want 0.0025", got)
+	}
+}
