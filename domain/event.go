@@ -82,9 +82,11 @@ func NewEvent(clock Clock, typ string, data any) Event {
 // names the event when the payload does not fit.
 func (e *Event) Decode(v any) error { return e.DecodeInterned(v, nil) }
 
-// DecodeInterned is Decode with the strings of the hot payload types
-// interned in in (see Interner; nil interns nothing). Strings that came from
-// Predecode were interned by its Interner instead.
+// DecodeInterned is Decode for read models: with an Interner, the hot
+// payload types decode as DecodeOrderRequested and DecodeOrderFilled do with
+// one (strings interned, the ids read models do not use left empty). After
+// Predecode it copies Predecode's result instead, ids included, strings
+// interned by Predecode's Interner. Nil in is Decode.
 func (e *Event) DecodeInterned(v any, in Interner) error {
 	if e.decoded != nil && copyDecoded(e.decoded, v) {
 		return nil

@@ -38,7 +38,7 @@ func (it *iterator) readByPosition(r *rowReader, limit int, buf []domain.Event) 
 	return r.readByPosition(it.next, limit, buf)
 }
 
-// Row readers are pooled: opening one costs a connection and two prepared
+// Row readers are pooled: opening one costs a connection and its prepared
 // statements.
 const maxIdleReaders = 8
 
