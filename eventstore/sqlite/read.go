@@ -22,6 +22,7 @@ func (s *Store) ReadStream(ctx context.Context, stream string, from int64, max i
 func (s *Store) ReadAll(ctx context.Context, from uint64, max int) domain.EventIterator {
 	it := &iterator{store: s, ctx: ctx, max: max, next: from}
 	it.query = it.readByPosition
+	it.prefetch = max <= 0 // a whole log from some position on: a replay
 	return it
 }
 
@@ -96,6 +97,106 @@ type iterator struct {
 	cur   domain.Event
 	err   error
 	ended bool // a short batch: nothing more to read (not live)
+
+	// prefetch: the rows are copied from the file by a goroutine of its
+	// own (started at the first read), one batch ahead of the decoding.
+	prefetch bool
+	ahead    *readAhead
+}
+
+// readAhead is a prefetching iterator's row copier: it copies batches of
+// undecoded rows (ReadBatchSize each) while the iterator decodes the
+// previous one, so that on two cores the copy from SQLite and the decoding
+// overlap instead of adding up.
+type readAhead struct {
+	batches chan rowBatch // closed after the last batch
+	free    chan []byte   // decoded batches' buffers, for reuse
+	stop    chan struct{} // closed by the iterator's Close
+	done    chan struct{} // closed when the copier has ended
+	cur     []byte        // the undecoded rows of the batch being decoded
+	spent   []byte        // cur's whole buffer, for free
+}
+
+type rowBatch struct {
+	rows []byte
+	err  error
+}
+
+// copyAhead copies batches of rows from position from on into a.batches
+// until the last one (a short batch), an error, or a.stop.
+func (s *Store) copyAhead(a *readAhead, from uint64) {
+	defer close(a.done)
+	defer close(a.batches)
+	for {
+		var buf []byte
+		select {
+		case buf = <-a.free:
+		default:
+		}
+		var b rowBatch
+		var n int
+		var last uint64
+		r, err := s.reader()
+		if err == nil {
+			b.rows, n, last, err = r.copyByPosition(from, s.ReadBatchSize, buf[:0])
+			s.release(r)
+		}
+		b.err = err
+		select {
+		case a.batches <- b:
+		case <-a.stop:
+			return
+		case <-s.closing: // an iterator left open does not outlive the store
+			return
+		}
+		if err != nil || n < s.ReadBatchSize {
+			return
+		}
+		from = last + 1
+	}
+}
+
+// readPrefetched appends up to limit events to dst from the copier,
+// starting it if need be; it sets it.ended after the last batch.
+func (it *iterator) readPrefetched(dst []domain.Event, limit int) ([]domain.Event, error) {
+	a := it.ahead
+	if a == nil {
+		a = &readAhead{batches: make(chan rowBatch, 1), free: make(chan []byte, 2), stop: make(chan struct{}), done: make(chan struct{})}
+		it.ahead = a
+		go it.store.copyAhead(a, it.next)
+	}
+	start := len(dst)
+	for len(dst)-start < limit {
+		if len(a.cur) == 0 {
+			if a.spent != nil {
+				select {
+				case a.free <- a.spent:
+				default:
+				}
+				a.spent = nil
+			}
+			if err := it.ctx.Err(); err != nil {
+				return dst, err
+			}
+			b, ok := <-a.batches
+			if !ok {
+				it.ended = true
+				return dst, nil
+			}
+			if b.err != nil {
+				return dst, b.err
+			}
+			a.cur, a.spent = b.rows, b.rows
+			if len(a.cur) == 0 {
+				continue
+			}
+		}
+		var err error
+		if a.cur, dst, err = decodeRows(a.cur, limit-(len(dst)-start), dst); err != nil {
+			return dst, err
+		}
+	}
+	return dst, nil
 }
 
 func (it *iterator) Next() bool {
@@ -149,17 +250,21 @@ func (it *iterator) read(dst []domain.Event, limit int) ([]domain.Event, error) 
 	if it.max > 0 {
 		limit = min(limit, it.max-it.count)
 	}
-	r, err := it.store.reader()
-	if err != nil {
-		return dst, domain.Errorf(domain.EUNAVAILABLE, "read events: %v", err)
-	}
+	var err error
 	start := len(dst)
-	dst, err = it.query(r, limit, dst)
-	it.store.release(r)
+	if it.prefetch {
+		dst, err = it.readPrefetched(dst, limit)
+	} else {
+		var r *rowReader
+		if r, err = it.store.reader(); err == nil {
+			dst, err = it.query(r, limit, dst)
+			it.store.release(r)
+		}
+	}
 	var derr *domain.Error
 	switch {
 	case err == nil:
-	case errors.As(err, &derr):
+	case errors.As(err, &derr), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return dst, err
 	case IsCorrupt(err):
 		return dst, domain.Errorf(domain.EINTERNAL, "event log is corrupt: %v", err)
@@ -200,4 +305,14 @@ func (it *iterator) NextBatch(dst []domain.Event, max int) []domain.Event {
 
 func (it *iterator) Event() domain.Event { return it.cur }
 func (it *iterator) Err() error          { return it.err }
-func (it *iterator) Close() error        { it.buf = nil; return nil }
+
+// Close implements domain.EventIterator; it stops the row copier, if any.
+func (it *iterator) Close() error {
+	it.buf = nil
+	if a := it.ahead; a != nil {
+		it.ahead = nil
+		close(a.stop)
+		<-a.done
+	}
+	return nil
+}

@@ -69,8 +69,8 @@ const rowBufferSize = 1 << 20
 func openRowReader(path string) (*rowReader, error) {
 	r := &rowReader{}
 	db, err := openConn(path, C.TL_OPEN_READWRITE, "PRAGMA query_only=1", map[string]**C.sqlite3_stmt{
-		readByPositionSQL: &r.byPos,
-		readByStreamSQL:   &r.byStream,
+		readByPositionSQL:                  &r.byPos,
+		readByStreamSQL:                    &r.byStream,
 		`SELECT MAX(position) FROM events`: &r.maxPos,
 	})
 	if err != nil {
@@ -143,21 +143,46 @@ func (r *rowReader) readByStream(stream string, from int64, limit int, evs []dom
 // ends its read transaction).
 func (r *rowReader) run(st *C.sqlite3_stmt, evs []domain.Event) ([]domain.Event, error) {
 	err := r.copyRows(st, func(b []byte, n int) error {
-		for i := 0; i < n; i++ {
-			pos := binary.LittleEndian.Uint64(b)
-			size := binary.LittleEndian.Uint32(b[8:])
-			rec := b[12 : 12+size]
-			b = b[12+size:]
-			var e domain.Event
-			if err := decodeRecord(rec, &e); err != nil {
-				return domain.Errorf(domain.EINTERNAL, "event log is corrupt at position %d: %v", pos, err)
-			}
-			e.Position = pos
-			evs = append(evs, e)
-		}
-		return nil
+		var err error
+		_, evs, err = decodeRows(b, n, evs)
+		return err
 	})
 	return evs, err
+}
+
+// decodeRows decodes up to max rows of b (as tl_fill lays them out) onto
+// evs, and returns the rows left.
+func decodeRows(b []byte, max int, evs []domain.Event) ([]byte, []domain.Event, error) {
+	for i := 0; i < max && len(b) > 0; i++ {
+		pos := binary.LittleEndian.Uint64(b)
+		size := binary.LittleEndian.Uint32(b[8:])
+		rec := b[12 : 12+size]
+		b = b[12+size:]
+		var e domain.Event
+		if err := decodeRecord(rec, &e); err != nil {
+			return b, evs, domain.Errorf(domain.EINTERNAL, "event log is corrupt at position %d: %v", pos, err)
+		}
+		e.Position = pos
+		evs = append(evs, e)
+	}
+	return b, evs, nil
+}
+
+// copyByPosition copies up to limit rows from position from on onto dst,
+// undecoded (decodeRows reads them), and returns them with their number and
+// the last one's position.
+func (r *rowReader) copyByPosition(from uint64, limit int, dst []byte) (rows []byte, n int, last uint64, err error) {
+	C.sqlite3_bind_int64(r.byPos, 1, C.longlong(from))
+	C.sqlite3_bind_int64(r.byPos, 2, C.longlong(limit))
+	err = r.copyRows(r.byPos, func(b []byte, k int) error {
+		for rest, i := b, 0; i < k; i++ { // the last row's position
+			last = binary.LittleEndian.Uint64(rest)
+			rest = rest[12+binary.LittleEndian.Uint32(rest[8:]):]
+		}
+		dst, n = append(dst, b...), n+k
+		return nil
+	})
+	return dst, n, last, err
 }
 
 // copyRows steps st to the end and hands each buffer of n copied rows to

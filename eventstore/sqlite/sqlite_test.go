@@ -166,3 +166,55 @@ func TestPathWithURICharacters(t *testing.T) {
 		t.Fatalf("files beside the data dir: %q", names)
 	}
 }
+
+// A whole-log ReadAll copies rows ahead in a goroutine of its own: mixed
+// Next and NextBatch calls across many small batches still deliver every
+// event once, in order; and Close mid-way stops the copier.
+func TestReadAllPrefetchMixedAndEarlyClose(t *testing.T) {
+	s := openStore(t, filepath.Join(t.TempDir(), "events.db"))
+	defer s.Close()
+	ctx := context.Background()
+	for i := 0; i < 30; i++ {
+		if _, err := s.Append(ctx, "s", domain.Any, storetest.Event("E", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.ReadBatchSize = 4
+	it := s.ReadAll(ctx, 2, 0).(domain.BatchIterator)
+	var got []uint64
+	for round := 0; ; round++ {
+		if round%2 == 0 {
+			if !it.Next() {
+				break
+			}
+			got = append(got, it.Event().Position)
+			continue
+		}
+		batch := it.NextBatch(nil, 3)
+		if len(batch) == 0 {
+			break
+		}
+		for _, e := range batch {
+			got = append(got, e.Position)
+		}
+	}
+	if err := it.Err(); err != nil {
+		t.Fatal(err)
+	}
+	it.Close()
+	if len(got) != 29 {
+		t.Fatalf("read %d events, want 29: %v", len(got), got)
+	}
+	for i, p := range got {
+		if p != uint64(i+2) {
+			t.Fatalf("event %d at position %d, want %d: %v", i, p, i+2, got)
+		}
+	}
+
+	early := s.ReadAll(ctx, 0, 0)
+	for i := 0; i < 5 && early.Next(); i++ {
+	}
+	if err := early.Close(); err != nil { // returns once the copier has stopped
+		t.Fatal(err)
+	}
+}
