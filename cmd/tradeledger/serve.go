@@ -262,13 +262,13 @@ func (m *Main) checkStoreIntegrity() {
 		return
 	}
 	go func() {
-		start := time.Now()
-		if err := c.CheckIntegrity(); domain.ErrorCode(err) == domain.EUNAVAILABLE {
-			return // the store closed first
-		} else if err != nil {
+		switch err := c.CheckIntegrity(); {
+		case domain.ErrorCode(err) == domain.EUNAVAILABLE: // closed first, or could not run: the next write retries
+			m.Logger.Info("event store integrity check not done", zap.String("reason", domain.ErrorMessage(err)))
+		case err != nil:
 			m.Logger.Error("event store failed its integrity check: writes are refused", zap.Error(err))
-			return
+		default:
+			m.Logger.Info("event store integrity check passed")
 		}
-		m.Logger.Info("event store integrity checked", zap.Duration("took", time.Since(start)))
 	}()
 }

@@ -58,3 +58,34 @@ func TestFailedSyncAcknowledgesNothing(t *testing.T) {
 		t.Fatalf("head after retry = %d, want 2 (nothing written twice)", head)
 	}
 }
+
+// An integrity check that could not run gives no verdict: the write fails
+// with EUNAVAILABLE and the next one checks again. A verdict, good or bad,
+// is kept.
+func TestIntegrityCheckRetriedUntilVerdict(t *testing.T) {
+	s := NewStore(filepath.Join(t.TempDir(), "events.db"))
+	if err := s.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	runs := 0
+	s.checkFile = func(string, <-chan struct{}) (string, error) {
+		runs++
+		if runs == 1 {
+			return "", errors.New("disk I/O error")
+		}
+		return "ok", nil
+	}
+	if _, err := s.Append(ctx, "s", domain.Any, domain.NewEvent(domain.SystemClock{}, "E", nil)); domain.ErrorCode(err) != domain.EUNAVAILABLE {
+		t.Fatalf("append while the check cannot run: %v, want EUNAVAILABLE", err)
+	}
+	for i := 0; i < 2; i++ {
+		if _, err := s.Append(ctx, "s", domain.Any, domain.NewEvent(domain.SystemClock{}, "E", nil)); err != nil {
+			t.Fatalf("append %d once the check can run: %v", i, err)
+		}
+	}
+	if runs != 2 {
+		t.Fatalf("the check ran %d times, want 2 (once failing, once to its verdict)", runs)
+	}
+}

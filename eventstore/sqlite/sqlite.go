@@ -60,7 +60,8 @@ type Store struct {
 	wal       *walFile
 	broken    atomic.Pointer[domain.Error] // set when a sync failed: no more writes
 
-	integrity func() error       // CheckIntegrity's one run
+	integrity integrityCheck     // CheckIntegrity's result
+	checkFile func(path string, interrupt <-chan struct{}) (string, error) // quickCheck; tests replace it
 	checkCtx  context.Context    // the integrity check's, cancelled at Close
 	stopCheck context.CancelFunc // cancels checkCtx
 
@@ -106,7 +107,7 @@ func (s *Store) Open() error {
 		s.ReadBatchSize = DefaultReadBatchSize
 	}
 	s.checkCtx, s.stopCheck = context.WithCancel(context.Background())
-	s.integrity = sync.OnceValue(s.quickCheck)
+	s.checkFile = quickCheck
 	s.notify = make(chan struct{})
 	s.heads = make(map[string]streamHead)
 	s.lastCommitted.Store(s.head)
@@ -278,8 +279,9 @@ func (s *Store) drain(batch []*appendRequest) []*appendRequest {
 	return batch
 }
 
-// CheckIntegrity runs SQLite's quick_check over the whole file, once: later
-// calls return the first result. It reads every page (seconds for millions
+// CheckIntegrity runs SQLite's quick_check over the whole file until it
+// gives a verdict: later calls return it (a check that could not run, for
+// I/O or a lock, is EUNAVAILABLE and runs again next time). It reads every page (seconds for millions
 // of events), so Open leaves it out and the writer runs it before its first
 // transaction: a damaged file is never written to, and every append fails
 // with the check's EINTERNAL error instead. A service calls it in the
@@ -287,20 +289,38 @@ func (s *Store) drain(batch []*appendRequest) []*appendRequest {
 // Close interrupts it (the result is then EUNAVAILABLE).
 // Reads are not held back: a damaged table page fails the read that meets
 // it ("event log is corrupt").
-func (s *Store) CheckIntegrity() error { return s.integrity() }
-
-func (s *Store) quickCheck() error {
-	check, err := quickCheck(s.Path, s.checkCtx.Done())
-	if s.checkCtx.Err() != nil {
-		return domain.Errorf(domain.EUNAVAILABLE, "event store is closed")
+func (s *Store) CheckIntegrity() error {
+	c := &s.integrity
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done {
+		return c.err
 	}
-	if err != nil || check != "ok" {
+	check, err := s.checkFile(s.Path, s.checkCtx.Done())
+	switch {
+	case s.checkCtx.Err() != nil:
+		return domain.Errorf(domain.EUNAVAILABLE, "event store is closed")
+	case err == nil && check == "ok":
+		c.done = true
+	case err == nil || IsCorrupt(err):
+		// A verdict on the file: it holds for as long as the process runs.
 		if err == nil {
 			err = errors.New(check)
 		}
-		return domain.Errorf(domain.EINTERNAL, "event log %s failed its integrity check: %v", s.Path, err)
+		c.done, c.err = true, domain.Errorf(domain.EINTERNAL, "event log %s failed its integrity check: %v", s.Path, err)
+	default:
+		// The check could not run (I/O, locks): no verdict, the next
+		// write tries again.
+		return domain.Errorf(domain.EUNAVAILABLE, "event log %s could not be checked: %v", s.Path, err)
 	}
-	return nil
+	return c.err
+}
+
+// integrityCheck is the verdict of CheckIntegrity, once there is one.
+type integrityCheck struct {
+	mu   sync.Mutex
+	done bool
+	err  error
 }
 
 // DefaultPollInterval is how often the store looks for events appended by
@@ -385,7 +405,7 @@ func (s *Store) tryCommit(batch []*appendRequest, lookupIDs bool) bool {
 		fail(err)
 		return true
 	}
-	if err := s.integrity(); err != nil {
+	if err := s.CheckIntegrity(); err != nil {
 		fail(err)
 		return true
 	}
