@@ -20,9 +20,11 @@ test: vet
 
 # Benchmarks print their figures (events/s, orders/s, p99, bytes/order) and
 # their ratio to the raw reference measured in the same run.
-# The placement benchmark needs many orders for a p99: it runs apart.
+# One package at a time (-p 1): benchmarks of two packages must not share
+# the two cores. The placement benchmark needs many orders for a p99: it
+# runs apart.
 bench:
-	$(GO) test -run '^$$' -bench '^Benchmark([^T]|T[^r])' -benchtime $(BENCHTIME) -timeout 60m ./...
+	$(GO) test -p 1 -run '^$$' -bench '^Benchmark([^T]|T[^r])' -benchtime $(BENCHTIME) -timeout 60m ./...
 	$(GO) test -run '^$$' -bench '^BenchmarkTradePlacementHTTP$$' -benchtime 20000x ./http
 
 clean:
