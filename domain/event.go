@@ -328,9 +328,11 @@ func PrepareAppend(stream string, expected ExpectedVersion, events []Event) ([]E
 			return nil, Errorf(EINVALID, "append to %s: event id %s twice in one append", stream, e.ID)
 		}
 		seen[e.ID] = true
-		if len(e.Data) == 0 {
+		switch {
+		case len(e.Data) == 0:
 			e.Data = json.RawMessage("{}")
-		} else {
+		case isFlatCompact(e.Data): // valid and compact already
+		default:
 			buf.Reset()
 			if err := json.Compact(&buf, e.Data); err != nil {
 				return nil, Errorf(EINVALID, "append to %s: event %s data is not valid JSON", stream, e.ID)

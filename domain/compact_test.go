@@ -1,0 +1,56 @@
+package domain
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+)
+
+func TestIsFlatCompact(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want bool
+	}{
+		{`{}`, true},
+		{`{"a":1}`, true},
+		{`{"orderId":12,"pair":"USDT-BTC","amount":"1.5","x":-0.5e-3,"t":true,"f":false,"n":null}`, true},
+		{`{"a":1,"b":"x"}`, true},
+		{`{ "a":1}`, false},   // whitespace: compacting changes it
+		{`{"a":[1]}`, false},  // nested: the slow path decides
+		{`{"a":{}}`, false},   // nested
+		{`{"a":"\n"}`, false}, // escape
+		{`{"a":"é"}`, false},  // non-ASCII
+		{`{"a":01}`, false},   // not a JSON number
+		{`{"a":1.}`, false},   // not a JSON number
+		{`{"a":-}`, false},    // not a JSON number
+		{`{"a":1,}`, false},   // trailing comma
+		{`{"a":1}x`, false},   // trailing bytes
+		{`{"a":1`, false},     // cut
+		{`[1]`, false},        // not an object
+		{`{"a":tru}`, false},  // cut literal
+		{`{"a"1}`, false},     // no colon
+	} {
+		if got := isFlatCompact([]byte(c.in)); got != c.want {
+			t.Errorf("isFlatCompact(%s) = %v, want %v", c.in, got, c.want)
+		}
+	}
+}
+
+// Whatever isFlatCompact accepts, json.Compact accepts and leaves as it is.
+func FuzzIsFlatCompact(f *testing.F) {
+	for _, s := range []string{`{}`, `{"a":1}`, `{"a":"b","c":-1.5E+3,"d":null}`, `{"a":1}x`, `{ "a" : 1 }`, `{"a":[1,2]}`, `{"a":"\u00e9"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if !isFlatCompact(b) {
+			return
+		}
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, b); err != nil {
+			t.Fatalf("accepted %q, which json.Compact refuses: %v", b, err)
+		}
+		if !bytes.Equal(buf.Bytes(), b) {
+			t.Fatalf("accepted %q, which json.Compact changes to %q", b, buf.Bytes())
+		}
+	})
+}
