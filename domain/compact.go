@@ -8,7 +8,14 @@ package domain
 // else (nesting, escapes, non-ASCII, whitespace) reports false and takes
 // json.Compact. It never accepts what json.Compact would change or refuse
 // (FuzzIsFlatCompact).
-func isFlatCompact(b []byte) bool {
+func isFlatCompact(b []byte) bool { return FlatObject(b, nil) }
+
+// FlatObject reports whether b is a flat compact JSON object (as
+// isFlatCompact), calling field, when not nil, with each key (no escapes,
+// so its bytes are the key) and raw value, in order. Callers read the
+// common shapes of small JSON bodies in one pass this way, and hand
+// anything else to encoding/json.
+func FlatObject(b []byte, field func(key, value []byte)) bool {
 	if len(b) < 2 || b[0] != '{' {
 		return false
 	}
@@ -17,11 +24,16 @@ func isFlatCompact(b []byte) bool {
 		return len(b) == 2
 	}
 	for {
+		k := i
 		if i = flatString(b, i); i < 0 || i >= len(b) || b[i] != ':' {
 			return false
 		}
-		if i = flatValue(b, i+1); i < 0 || i >= len(b) {
+		v := i + 1
+		if i = flatValue(b, v); i < 0 || i >= len(b) {
 			return false
+		}
+		if field != nil {
+			field(b[k+1:v-2], b[v:i])
 		}
 		switch b[i] {
 		case ',':

@@ -52,5 +52,40 @@ func FuzzIsFlatCompact(f *testing.F) {
 		if !bytes.Equal(buf.Bytes(), b) {
 			t.Fatalf("accepted %q, which json.Compact changes to %q", b, buf.Bytes())
 		}
+		got := map[string]string{}
+		FlatObject(b, func(k, v []byte) { got[string(k)] = string(v) })
+		var want map[string]json.RawMessage
+		if err := json.Unmarshal(b, &want); err != nil {
+			t.Fatalf("accepted %q, which json.Unmarshal refuses: %v", b, err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%q: fields %v, json %v", b, got, want)
+		}
+		for k, v := range want {
+			if got[k] != string(v) {
+				t.Fatalf("%q: field %q = %s, json %s", b, k, got[k], v)
+			}
+		}
 	})
+}
+
+// FlatObject hands over each key and raw value as encoding/json reads them.
+func TestFlatObjectFields(t *testing.T) {
+	b := []byte(`{"exch":"binance","amt":0.001,"price":"1000","x":null,"amt":2}`)
+	got := map[string]string{}
+	if !FlatObject(b, func(k, v []byte) { got[string(k)] = string(v) }) {
+		t.Fatal("not read")
+	}
+	var want map[string]json.RawMessage
+	if err := json.Unmarshal(b, &want); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("fields %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != string(v) {
+			t.Fatalf("field %s = %s, want %s", k, got[k], v)
+		}
+	}
 }

@@ -96,6 +96,9 @@ func decodeTrade(r *http.Request) (tradeFields, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil, domain.Errorf(domain.EINVALID, "request body is empty; a JSON object is required")
 	}
+	if f, ok := flatTradeFields(body); ok {
+		return f, nil
+	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(body, &top); err != nil {
 		var syntax *json.SyntaxError
@@ -125,6 +128,31 @@ func decodeTrade(r *http.Request) (tradeFields, error) {
 		}
 	}
 	return f, nil
+}
+
+// flatTradeFields reads the two usual shapes of a trade body in one pass,
+// {"data":{…}} and {…}, when every field is a plain string, number, true,
+// false or null written compactly (domain.FlatObject): the fields are then
+// exactly what the encoding/json path below finds. Anything else reports
+// false and takes that path (and its error messages).
+func flatTradeFields(body []byte) (tradeFields, bool) {
+	f := tradeFields{}
+	add := func(k, v []byte) { f[string(k)] = v }
+	const prefix = `{"data":`
+	if bytes.HasPrefix(body, []byte(prefix)) && len(body) > len(prefix) && body[len(prefix)] == '{' {
+		inner := body[len(prefix) : len(body)-1]
+		if body[len(body)-1] != '}' || !domain.FlatObject(inner, add) {
+			return nil, false
+		}
+		return f, true
+	}
+	if !domain.FlatObject(body, add) {
+		return nil, false
+	}
+	if _, ok := f["data"]; ok { // "data":null or a scalar: the slow path decides
+		return nil, false
+	}
+	return f, true
 }
 
 var lastKey = regexp.MustCompile(`"([A-Za-z_][A-Za-z0-9_]*)"\s*:\s*[^"]*$`)

@@ -1,8 +1,10 @@
 package http
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
@@ -472,5 +474,40 @@ func TestTradeIdempotencyKeyScope(t *testing.T) {
 	}
 	if status, out := te.post("/trade/sell/oco", oco, "Idempotency-Key", "oco-key"); status != 409 {
 		t.Fatalf("OCO key on another endpoint: %d %v, want 409", status, out)
+	}
+}
+
+// The one-pass reading of compact trade bodies finds the same fields as the
+// encoding/json path, which the same body with a space in it takes.
+func TestFlatTradeFieldsMatchJSON(t *testing.T) {
+	for _, body := range []string{
+		`{"data":{"exch":"binance","pair":"USDT-BTC","amt":0.001,"price":1000}}`,
+		`{"exch":"binance","pair":"USDT-BTC","amt":"0.5","price":"1","x":null,"y":true}`,
+		`{"data":{}}`,
+		`{}`,
+		`{"data":{"amt":1,"amt":2}}`,
+	} {
+		fast, ok := flatTradeFields([]byte(body))
+		if !ok {
+			t.Fatalf("%s: not read in one pass", body)
+		}
+		spaced := strings.Replace(body, ":", ": ", 1)
+		slow, err := decodeTrade(httptest.NewRequest("POST", "/", strings.NewReader(spaced)))
+		if err != nil {
+			t.Fatalf("%s: %v", spaced, err)
+		}
+		if len(fast) != len(slow) {
+			t.Fatalf("%s: fields %v, want %v", body, fast, slow)
+		}
+		for k, v := range slow {
+			if string(fast[k]) != string(bytes.TrimSpace(v)) {
+				t.Fatalf("%s: field %s = %s, want %s", body, k, fast[k], v)
+			}
+		}
+	}
+	for _, body := range []string{`{"data":null,"amt":1}`, `{"data":{"a":[1]}}`, `{"data":{"a":1},"b":2}`, "{\"data\":{\"a\":1}}\n", `{"amt":"\u0031"}`} {
+		if _, ok := flatTradeFields([]byte(body)); ok {
+			t.Fatalf("%q read in one pass; it is for encoding/json", body)
+		}
 	}
 }
