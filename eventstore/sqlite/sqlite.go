@@ -100,6 +100,10 @@ func (s *Store) Open() error {
 		s.Close()
 		return fmt.Errorf("open %s: %w", s.Path, err)
 	}
+	if s.wal, err = openWAL(s.Path); err != nil {
+		s.Close()
+		return fmt.Errorf("open %s: %w", s.Path, err)
+	}
 	if s.MaxBatch <= 0 {
 		s.MaxBatch = DefaultMaxBatch
 	}
@@ -114,10 +118,6 @@ func (s *Store) Open() error {
 	s.appends = make(chan *appendRequest, s.MaxBatch)
 	s.closing = make(chan struct{})
 	s.done = make(chan struct{})
-	if s.wal, err = openWAL(s.Path); err != nil {
-		s.Close()
-		return fmt.Errorf("open %s: %w", s.Path, err)
-	}
 	s.committed = make(chan committedBatch)
 	s.synced = make(chan struct{})
 	go s.syncLoop()
