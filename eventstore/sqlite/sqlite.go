@@ -280,15 +280,15 @@ func (s *Store) drain(batch []*appendRequest) []*appendRequest {
 }
 
 // CheckIntegrity runs SQLite's quick_check over the whole file until it
-// gives a verdict: later calls return it (a check that could not run, for
-// I/O or a lock, is EUNAVAILABLE and runs again next time). It reads every page (seconds for millions
-// of events), so Open leaves it out and the writer runs it before its first
-// transaction: a damaged file is never written to, and every append fails
-// with the check's EINTERNAL error instead. A service calls it in the
-// background once it is ready, so that its first write need not wait.
-// Close interrupts it (the result is then EUNAVAILABLE).
-// Reads are not held back: a damaged table page fails the read that meets
-// it ("event log is corrupt").
+// gives a verdict, which later calls return; a check that could not run
+// (I/O, a lock) is EUNAVAILABLE and runs again at the next call. It reads
+// every page (seconds for millions of events), so Open leaves it out and the
+// writer runs it before its first transaction: a damaged file is never
+// written to, and every append fails with the check's EINTERNAL error
+// instead. A service calls it in the background once it is ready, so that
+// its first write need not wait. Close interrupts it (the result is then
+// EUNAVAILABLE). Reads are not held back: a damaged table page fails the
+// read that meets it ("event log is corrupt").
 func (s *Store) CheckIntegrity() error {
 	c := &s.integrity
 	c.mu.Lock()
