@@ -60,10 +60,10 @@ type Store struct {
 	wal       *walFile
 	broken    atomic.Pointer[domain.Error] // set when a sync failed: no more writes
 
-	integrity integrityCheck     // CheckIntegrity's result
+	integrity integrityCheck                                               // CheckIntegrity's result
 	checkFile func(path string, interrupt <-chan struct{}) (string, error) // quickCheck; tests replace it
-	checkCtx  context.Context    // the integrity check's, cancelled at Close
-	stopCheck context.CancelFunc // cancels checkCtx
+	checkCtx  context.Context                                              // the integrity check's, cancelled at Close
+	stopCheck context.CancelFunc                                           // cancels checkCtx
 
 	readersMu     sync.Mutex
 	idleReaders   []*rowReader // pooled row readers (read.go)
