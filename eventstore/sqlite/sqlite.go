@@ -60,10 +60,10 @@ type Store struct {
 	wal       *walFile
 	broken    atomic.Pointer[domain.Error] // set when a sync failed: no more writes
 
-	integrity integrityCheck                                               // CheckIntegrity's result
-	checkFile func(path string, interrupt <-chan struct{}) (string, error) // quickCheck; tests replace it
-	checkCtx  context.Context                                              // the integrity check's, cancelled at Close
-	stopCheck context.CancelFunc                                           // cancels checkCtx
+	integrity integrityCheck     // CheckIntegrity's result
+	checkFile fileCheck          // quickCheck; tests replace it
+	checkCtx  context.Context    // the integrity check's, cancelled at Close
+	stopCheck context.CancelFunc // cancels checkCtx
 
 	readersMu     sync.Mutex
 	idleReaders   []*rowReader // pooled row readers (read.go)
@@ -315,6 +315,10 @@ func (s *Store) CheckIntegrity() error {
 	}
 	return c.err
 }
+
+// fileCheck checks the database file at path (quickCheck), stopping when
+// interrupt closes; it returns the check's first line, "ok" when sound.
+type fileCheck func(path string, interrupt <-chan struct{}) (string, error)
 
 // integrityCheck is the verdict of CheckIntegrity, once there is one.
 type integrityCheck struct {
