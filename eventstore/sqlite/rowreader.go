@@ -189,6 +189,11 @@ func (r *rowReader) copyByPosition(from uint64, limit int, dst []byte) (rows []b
 // use, then resets st (which ends its read transaction).
 func (r *rowReader) copyRows(st *C.sqlite3_stmt, use func(b []byte, n int) error) error {
 	defer C.sqlite3_reset(st)
+	defer func() {
+		if len(r.buf) > rowBufferSize { // grown for one large row: a pooled reader does not keep it
+			r.buf = make([]byte, rowBufferSize)
+		}
+	}()
 	pending := C.int(0)
 	for {
 		var used, need, rc C.int

@@ -1,10 +1,12 @@
 package sqlite_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -216,5 +218,28 @@ func TestReadAllPrefetchMixedAndEarlyClose(t *testing.T) {
 	}
 	if err := early.Close(); err != nil { // returns once the copier has stopped
 		t.Fatal(err)
+	}
+}
+
+// An event larger than a reader's copy buffer is read whole, alone and
+// among small ones.
+func TestLargeEventReadBack(t *testing.T) {
+	s := openStore(t, filepath.Join(t.TempDir(), "events.db"))
+	defer s.Close()
+	ctx := context.Background()
+	big := domain.NewEvent(domain.SystemClock{}, "Big", map[string]string{"blob": strings.Repeat("x", 3<<20)})
+	for i, e := range []domain.Event{storetest.Event("Small", 1), big, storetest.Event("Small", 2)} {
+		if _, err := s.Append(ctx, "s", domain.Any, e); err != nil {
+			t.Fatalf("append %d: %v", i, err)
+		}
+	}
+	evs := storetest.ReadAll(t, s.ReadAll(ctx, 0, 0))
+	if len(evs) != 3 || evs[1].ID != big.ID || !bytes.Equal(evs[1].Data, big.Data) {
+		t.Fatalf("read back %d events; the large one intact: %v", len(evs), len(evs) == 3 && bytes.Equal(evs[1].Data, big.Data))
+	}
+	it := s.ReadStream(ctx, "s", 1, 1)
+	defer it.Close()
+	if !it.Next() || it.Event().ID != big.ID {
+		t.Fatalf("ReadStream of the large event: %v", it.Err())
 	}
 }
