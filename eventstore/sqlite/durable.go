@@ -3,7 +3,6 @@ package sqlite
 import (
 	"fmt"
 	"os"
-	"sync"
 
 	"github.com/tradeledger/tradeledger/domain"
 )
@@ -35,17 +34,16 @@ type committedBatch struct {
 	position uint64 // last position written
 }
 
-// walFile is the WAL file of the database, for fdatasync.
+// walFile is the WAL file of the database, for fdatasync: used by the
+// syncer only, and closed after it ended.
 type walFile struct {
-	path     string
-	mu       sync.Mutex // guards f against a concurrent Close
 	f        *os.File
 	syncFile func(*os.File) error // fdatasync; tests make it fail
 }
 
 func openWAL(dbPath string) (*walFile, error) {
-	w := &walFile{path: dbPath + "-wal", syncFile: fdatasync}
-	f, err := os.Open(w.path)
+	w := &walFile{syncFile: fdatasync}
+	f, err := os.Open(dbPath + "-wal")
 	if err != nil {
 		return nil, fmt.Errorf("open write-ahead log: %w", err)
 	}
@@ -53,32 +51,15 @@ func openWAL(dbPath string) (*walFile, error) {
 	return w, nil
 }
 
-// sync makes everything written to the WAL so far durable. SQLite removes
-// the WAL file only when its last connection closes, which the store's own
-// connections prevent; should the file nonetheless have been replaced, the
-// new one is opened and synced.
-func (w *walFile) sync() error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if cur, err := os.Stat(w.path); err == nil {
-		if held, err := w.f.Stat(); err != nil || !os.SameFile(cur, held) {
-			f, err := os.Open(w.path)
-			if err != nil {
-				return err
-			}
-			w.f.Close()
-			w.f = f
-		}
-	}
-	return w.syncFile(w.f)
-}
+// sync makes everything written to the WAL so far durable. The file is
+// the one SQLite writes: it removes the WAL only when its last connection
+// closes, and the store's writer connection stays open until Close.
+func (w *walFile) sync() error { return w.syncFile(w.f) }
 
 func (w *walFile) close() error {
 	if w == nil {
 		return nil
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
 	return w.f.Close()
 }
 
