@@ -5,6 +5,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
+	"sync"
 	"testing"
 
 	"github.com/tradeledger/tradeledger/domain"
@@ -87,5 +89,46 @@ func TestIntegrityCheckRetriedUntilVerdict(t *testing.T) {
 	}
 	if runs != 2 {
 		t.Fatalf("the check ran %d times, want 2 (once failing, once to its verdict)", runs)
+	}
+}
+
+// A commit the syncer has not made durable yet is in the file but not
+// shown: a subscriber reading from the file stops at the durable head.
+func TestSubscriberStopsAtDurableHead(t *testing.T) {
+	s := NewStore(filepath.Join(t.TempDir(), "events.db"))
+	if err := s.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	if _, err := s.Append(ctx, "s", domain.Any, domain.NewEvent(domain.SystemClock{}, "E", nil)); err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	var once sync.Once
+	unblock := func() { once.Do(func() { close(release) }) }
+	defer unblock() // before Close, which waits for the syncer, even when the test fails
+	s.wal.syncFile = func(f *os.File) error { <-release; return fdatasync(f) }
+	appended := make(chan error, 1)
+	go func() {
+		_, err := s.Append(ctx, "s", domain.Any, domain.NewEvent(domain.SystemClock{}, "E", nil))
+		appended <- err
+	}()
+	for s.lastCommitted.Load() < 2 { // committed, the syncer waiting
+		runtime.Gosched()
+	}
+	it := s.Subscribe(ctx, 1).(*iterator)
+	defer it.Close()
+	evs, err := it.read(nil, 100)
+	if err != nil || len(evs) != 1 || evs[0].Position != 1 {
+		t.Fatalf("read past the durable head: %d events, %v", len(evs), err)
+	}
+	unblock()
+	if err := <-appended; err != nil {
+		t.Fatal(err)
+	}
+	it.next = 2
+	if evs, err := it.read(nil, 100); err != nil || len(evs) != 1 || evs[0].Position != 2 {
+		t.Fatalf("after the sync: %d events, %v", len(evs), err)
 	}
 }

@@ -250,6 +250,16 @@ func (it *iterator) read(dst []domain.Event, limit int) ([]domain.Event, error) 
 	if it.max > 0 {
 		limit = min(limit, it.max-it.count)
 	}
+	if it.live {
+		// A subscriber sees only what is durable: the file may already
+		// hold a commit the syncer has not made durable yet (positions
+		// are consecutive, so the head bounds the rows).
+		head, _ := it.store.changed()
+		if it.next > head {
+			return dst, nil
+		}
+		limit = int(min(uint64(limit), head-it.next+1))
+	}
 	var err error
 	start := len(dst)
 	if it.prefetch {
