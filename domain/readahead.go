@@ -8,23 +8,11 @@ import (
 // replayBatch is how many events the replay's reader hands over at once.
 const replayBatch = 1024
 
-// ReadAhead calls apply for every event of it, in order, until apply
-// returns false, while a second goroutine reads and decodes the next batch:
-// on two cores a replay costs about the larger of reading and applying, not
-// their sum. It closes it, and returns the iterator's error.
-func ReadAhead(ctx context.Context, it EventIterator, apply func(*Event) bool) error {
-	return ReadAheadBatches(ctx, it, func(batch []Event) bool {
-		for i := range batch {
-			if !apply(&batch[i]) {
-				return false
-			}
-		}
-		return true
-	})
-}
-
-// ReadAheadBatches is ReadAhead a batch at a time: apply gets consecutive
-// events in log order and may keep none of the slice after it returns.
+// ReadAheadBatches calls apply with consecutive batches of it's events, in
+// log order, until apply returns false, while a second goroutine reads the
+// next batch: on two cores a replay costs about the larger of reading and
+// applying, not their sum. apply may keep none of the slice after it
+// returns. It closes it, and returns the iterator's error.
 func ReadAheadBatches(ctx context.Context, it EventIterator, apply func([]Event) bool) error {
 	return readAhead(ctx, it, false, apply)
 }

@@ -88,7 +88,7 @@ type replayResult struct {
 func replayLog(ctx context.Context, store domain.EventStore, cut logCut, projs []projections.Projection, prog *progress, warn io.Writer) (replayResult, error) {
 	var res replayResult
 	head, _ := store.Head(ctx)
-	err := domain.ReadAhead(ctx, store.ReadAll(ctx, 0, 0), func(e *domain.Event) bool {
+	apply := func(e *domain.Event) bool {
 		if !cut.includes(e) {
 			return false
 		}
@@ -108,6 +108,16 @@ func replayLog(ctx context.Context, store domain.EventStore, cut logCut, projs [
 		res.Position, res.Time = e.Position, e.Time
 		if prog != nil && res.Events%domain.VerifyProgressEvery == 0 {
 			prog.update(res.Events, e.Position, head)
+		}
+		return true
+	}
+	// Several read models decode the same order payloads: the reading
+	// goroutine decodes them once (domain.Event.Predecode).
+	err := domain.ReadAheadPredecoded(ctx, store.ReadAll(ctx, 0, 0), func(batch []domain.Event) bool {
+		for i := range batch {
+			if !apply(&batch[i]) {
+				return false
+			}
 		}
 		return true
 	})
