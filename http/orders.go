@@ -99,25 +99,36 @@ var recordBuffers = sync.Pool{New: func() any { return new([]byte) }}
 // history, are left to the collector.
 const maxPooledBuffer = 1 << 20
 
-func writeRecords(w http.ResponseWriter, prefix string, recs []projections.OrderRecord) {
-	pb := recordBuffers.Get().(*[]byte)
-	b := slices.Grow((*pb)[:0], 64+len(recs)*420)
-	defer func() {
-		if cap(b) <= maxPooledBuffer {
-			*pb = b[:0]
-			recordBuffers.Put(pb)
-		}
-	}()
-	b = append(b, prefix...)
-	b = append(b, `"data":[`...)
+// putRecordBuffer returns b, taken from pb, to the pool, unless it grew too
+// large to keep.
+func putRecordBuffer(pb *[]byte, b []byte) {
+	if cap(b) <= maxPooledBuffer {
+		*pb = b[:0]
+		recordBuffers.Put(pb)
+	}
+}
+
+// appendRecords appends recs as JSON array elements, after a comma unless
+// first.
+func appendRecords(b []byte, recs []projections.OrderRecord, first bool) []byte {
 	for i := range recs {
-		if i > 0 {
+		if i > 0 || !first {
 			b = append(b, ',')
 		}
 		b = recs[i].AppendJSON(b)
 	}
+	return b
+}
+
+func writeRecords(w http.ResponseWriter, prefix string, recs []projections.OrderRecord) {
+	pb := recordBuffers.Get().(*[]byte)
+	b := slices.Grow((*pb)[:0], 64+len(recs)*420)
+	b = append(b, prefix...)
+	b = append(b, `"data":[`...)
+	b = appendRecords(b, recs, true)
 	b = append(b, "]}\n"...)
 	writeBody(w, http.StatusOK, b)
+	putRecordBuffer(pb, b)
 }
 
 // handleOrders answers GET orders?key= with {data: every record of key}.
@@ -142,23 +153,18 @@ func (s *Server) handleOrders(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	pb := recordBuffers.Get().(*[]byte)
-	defer recordBuffers.Put(pb)
 	b := append((*pb)[:0], `{"data":[`...)
+	defer func() { putRecordBuffer(pb, b) }()
 	for first := true; len(recs) > 0; recs, cur = l.OrdersOlder(key, cur, ordersPiece) {
-		for i := range recs {
-			if !first {
-				b = append(b, ',')
-			}
-			first = false
-			b = recs[i].AppendJSON(b)
-		}
+		b = appendRecords(b, recs, first)
+		first = false
 		if _, err := w.Write(b); err != nil {
 			return // the client left
 		}
 		b = b[:0]
 	}
-	_, _ = w.Write(append(b, "]}\n"...))
-	*pb = b[:0]
+	b = append(b, "]}\n"...)
+	_, _ = w.Write(b)
 }
 
 // ordersPiece is how many records orders?key= encodes at a time.

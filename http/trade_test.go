@@ -478,7 +478,7 @@ func TestTradeIdempotencyKeyScope(t *testing.T) {
 }
 
 // The one-pass reading of compact trade bodies finds the same fields as the
-// encoding/json path, which the same body with a space in it takes.
+// encoding/json path, which the same body after a space takes.
 func TestFlatTradeFieldsMatchJSON(t *testing.T) {
 	for _, body := range []string{
 		`{"data":{"exch":"binance","pair":"USDT-BTC","amt":0.001,"price":1000}}`,
@@ -491,7 +491,7 @@ func TestFlatTradeFieldsMatchJSON(t *testing.T) {
 		if !ok {
 			t.Fatalf("%s: not read in one pass", body)
 		}
-		spaced := strings.Replace(body, ":", ": ", 1)
+		spaced := " " + body // leading space: never read in one pass
 		slow, err := decodeTrade(httptest.NewRequest("POST", "/", strings.NewReader(spaced)))
 		if err != nil {
 			t.Fatalf("%s: %v", spaced, err)

@@ -62,9 +62,7 @@ func BenchmarkColdStart(b *testing.B) {
 		// here); serve never meets a million orders without a
 		// configuration but in this benchmark.
 		start := time.Now()
-		m := NewMain()
-		m.Logger = zap.NewNop()
-		m.Config.Data, m.Config.Listen, m.Config.FilesListen = dir, "127.0.0.1:0", ""
+		m := benchMain(dir)
 		if err := m.Run(context.Background()); err != nil {
 			b.Fatal(err)
 		}
@@ -77,9 +75,7 @@ func BenchmarkColdStart(b *testing.B) {
 		runtime.GC()
 		var before runtime.MemStats
 		runtime.ReadMemStats(&before)
-		m := NewMain()
-		m.Logger = zap.NewNop()
-		m.Config.Data, m.Config.Listen, m.Config.FilesListen = dir, "127.0.0.1:0", ""
+		m := benchMain(dir)
 		// serve runs under a cancellable (signal) context; so does this.
 		ctx, cancel := context.WithCancel(context.Background())
 		start := time.Now()
@@ -106,6 +102,14 @@ func BenchmarkColdStart(b *testing.B) {
 		b.ReportMetric(rawTime.Seconds()/ready.Seconds(), "ratio")
 		b.StartTimer()
 	}
+}
+
+// benchMain is serve on data dir dir, quiet, on a free loopback port.
+func benchMain(dir string) *Main {
+	m := NewMain()
+	m.Logger = zap.NewNop()
+	m.Config.Data, m.Config.Listen, m.Config.FilesListen = dir, "127.0.0.1:0", ""
+	return m
 }
 
 // scanLog reads every event of the store at path and returns how many.
