@@ -52,7 +52,8 @@ type Order struct {
 	Fees            Decimal
 	CancelRequested bool
 	Triggered       bool    // for emulated kinds: the stop fired
-	Extreme         Decimal // trailing stop: best price seen (low for buys, high for sells)
+	Extreme         Decimal // trailing stop: best price seen since it armed (low for buys, high for sells); 0 before
+	Time            int64   // ms of the OrderRequested event
 	Reason          string  // why it was rejected, cancelled or expired
 	FillIDs         map[string]bool
 }
@@ -72,6 +73,69 @@ func (o *Order) Remaining() Decimal { return o.Amount.Sub(o.Filled).Max(0) }
 // OnExchange reports whether the exchange holds (or may hold) the order, so
 // that cancelling it needs an exchange call.
 func (o *Order) OnExchange() bool { return !o.Emulated() || o.Triggered }
+
+// OpenOrder is an unfinished order as the API shows it: in a pair's core
+// memory (openOrders) and in GET orders/open. type is the order kind
+// (limit, market, stoplimit, trailingstop), side buy or sell; rate is the
+// price the order rests or will rest at (limit: price; market: its
+// reference price; stop-limit: limitPrice; trailing stop: its current stop
+// until it fires, then the limit it was placed at). id is what trade/cancel
+// takes; ocoId names the OCO of a leg (cancelling the OCO's id cancels both
+// legs). A trailing stop also shows its activation price and trailing
+// distance (domain.Trail), whether it is armed and, once armed, the best
+// price seen. time is when the order was requested (ms).
+type OpenOrder struct {
+	ID              int64      `json:"id"`
+	OcoID           int64      `json:"ocoId,omitempty"`
+	Exchange        string     `json:"exchange"`
+	Pair            string     `json:"pair"`
+	Type            OrderKind  `json:"type"`
+	Side            Side       `json:"side"`
+	State           OrderState `json:"state"`
+	Rate            Number     `json:"rate"`
+	Amount          Number     `json:"amount"`
+	Filled          Number     `json:"filled"`
+	Price           Number     `json:"price,omitempty"`
+	StopPrice       Number     `json:"stopPrice,omitempty"`
+	LimitPrice      Number     `json:"limitPrice,omitempty"`
+	Triggered       bool       `json:"triggered"`
+	CancelRequested bool       `json:"cancelRequested,omitempty"`
+	Armed           *bool      `json:"armed,omitempty"`
+	ActivationPrice Number     `json:"activationPrice,omitempty"`
+	TrailingDelta   Number     `json:"trailingDelta,omitempty"`
+	Extreme         Number     `json:"extreme,omitempty"`
+	Time            int64      `json:"time"`
+}
+
+// View returns the order as an OpenOrder (meaningful while it is not
+// finished).
+func (o *Order) View() OpenOrder {
+	v := OpenOrder{
+		ID: o.OrderID, OcoID: o.OcoID, Exchange: o.Exchange, Pair: o.Pair, Type: o.Kind, Side: o.Side, State: o.State,
+		Amount: Number(o.Amount), Filled: Number(o.Filled), Price: Number(o.Price),
+		StopPrice: Number(o.StopPrice), LimitPrice: Number(o.LimitPrice),
+		Triggered: o.Triggered, CancelRequested: o.CancelRequested, Time: o.Time,
+	}
+	switch {
+	case o.Kind == KindStopLimit || o.Triggered:
+		v.Rate = Number(o.LimitPrice)
+	case o.Kind == KindTrailingStop:
+		v.Rate = Number(o.StopPrice)
+	default:
+		v.Rate = Number(o.Price)
+	}
+	if o.Kind == KindTrailingStop {
+		armed := !o.Extreme.IsZero()
+		v.Armed = &armed
+		if armed {
+			v.TrailingDelta, v.Extreme = Number(o.StopPrice.Sub(o.Extreme).Abs()), Number(o.Extreme)
+		} else {
+			a, d := TrailActivation(o.Side, o.Price, o.StopPrice)
+			v.ActivationPrice, v.TrailingDelta = Number(a), Number(d)
+		}
+	}
+	return v
+}
 
 // FoldOrder applies a stream's events, in order, to a new aggregate.
 func FoldOrder(events []Event) (Order, error) {
@@ -100,9 +164,7 @@ func (o *Order) Apply(e *Event) error {
 		}
 		o.OrderRequested = p
 		o.State = OrderStateRequested
-		if p.Kind == KindTrailingStop {
-			o.Extreme = p.Price
-		}
+		o.Time = e.Time
 	case TypeOrderAccepted:
 		var p OrderAccepted
 		if err := e.Decode(&p); err != nil {
@@ -265,29 +327,71 @@ func StopReached(side Side, stop, price Decimal) bool {
 
 // TrailMove is the outcome of one price for a trailing stop.
 type TrailMove struct {
-	Moved   bool    // the stop moved (Stop and Extreme are the new values)
+	Moved   bool    // the stop moved or the order armed (Stop and Extreme are the new values)
 	Fire    bool    // the price reversed through the stop
+	Armed   bool    // the order is armed after this price (it has reached its activation price)
 	Stop    Decimal // the stop after this price
-	Extreme Decimal // the best price seen after this price
+	Extreme Decimal // the best price seen since arming (0 while not armed)
 }
 
-// Trail is the trailing-stop rule. reference is the price the order was
-// placed against, stop its current stop and extreme the best price seen so
-// far (reference before any move). The trailing distance is fixed at
-// placement: |stop₀ − reference|; since the stop moves with the extreme, it
-// is |stop − extreme| at any time.
+// TrailActivation returns a trailing stop's activation price and trailing
+// distance from the two prices it was placed with: distance is
+// |reference − stop| and the activation price is the lower of the two for a
+// buy, the higher for a sell.
+func TrailActivation(side Side, reference, stop Decimal) (activation, distance Decimal) {
+	distance = reference.Sub(stop).Abs()
+	if side == Buy {
+		return reference.Min(stop), distance
+	}
+	return reference.Max(stop), distance
+}
+
+// Trail is the trailing-stop rule: Binance's trailing stop with an
+// activation price. The order is placed with two prices, price (reference)
+// and stopPrice, which must differ; which of them is the larger does not
+// matter. distance = |price − stopPrice| is the trailing delta; the
+// activation price is min(price, stopPrice) for a buy and max(…) for a sell.
 //
-// A buy trails above a falling market: when the price makes a new low the
-// stop follows it down (extreme + distance); when the price recovers to the
-// stop, the buy fires. A sell trails below a rising market: a new high lifts
-// the stop (extreme − distance); a decline to the stop fires the sell. The
-// stop never moves against the order.
+// A buy waits until the market trades at or below its activation price
+// (the drop). From then on it is armed: it tracks the lowest price L seen
+// since, its stop is L + distance, and it fires when the price rises to the
+// stop (the recovery). A sell waits until the market trades at or above its
+// activation price (the rise), then tracks the highest price H, its stop is
+// H − distance, and it fires when the price declines to the stop. The stop
+// never moves against the order.
+//
+// Worked example (the Gunbot SDK's buy): price 50000, stopPrice 49900 →
+// activation 49900, distance 100. Prices 50000, 49950: waiting. 49900:
+// armed, stop 50000. 49700: stop 49800. 49750: nothing. 49800: fires. The
+// SDK's sell, price 52500 and stopPrice 52550, arms at 52550 (stop 52500)
+// and trails 50 below the high. The form with the stop on the far side
+// (buy: price 100, stopPrice 105) reads the same way: it arms when the
+// market is at or below 100 (at once when 100 is the market price) and
+// then trails 5 above the low.
+//
+// reference and stop are the order's price and current stop (its stopPrice
+// until it arms); extreme is the best price seen since arming, zero while
+// the order is not armed.
 func Trail(side Side, reference, stop, extreme, price Decimal) TrailMove {
+	m := TrailMove{Stop: stop, Extreme: extreme, Armed: !extreme.IsZero()}
 	if extreme.IsZero() {
-		extreme = reference
+		activation, distance := TrailActivation(side, reference, stop)
+		reached := price.Cmp(activation) <= 0 // a buy waits for the drop
+		if side == Sell {
+			reached = price.Cmp(activation) >= 0 // a sell for the rise
+		}
+		if distance.IsZero() || !reached {
+			return m
+		}
+		m.Armed, m.Moved, m.Extreme = true, true, price
+		if side == Buy {
+			m.Stop = price.Add(distance)
+		} else {
+			m.Stop = price.Sub(distance)
+		}
+		return m
 	}
 	distance := stop.Sub(extreme).Abs()
-	m := TrailMove{Stop: stop, Extreme: extreme}
 	if side == Buy {
 		if price.Cmp(stop) >= 0 {
 			m.Fire = true

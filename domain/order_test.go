@@ -127,40 +127,70 @@ func TestStopReached(t *testing.T) {
 }
 
 func TestTrail(t *testing.T) {
-	// Buy trailing stop: reference 100, stop 105 (distance 5). The price
-	// drops to 90 (stop follows to 95), bounces to 94 (no move, no fire),
-	// drops to 88 (stop 93), recovers to 93: fires.
-	// Sell trailing stop: reference 100, stop 95; rise to 110 (stop 105),
-	// dip to 106 (nothing), decline to 105: fires.
+	// Each case drives one trailing stop through a price path; extreme 0
+	// means not armed yet.
+	//
+	// The SDK's buy: price 50000, stopPrice 49900 → activation 49900,
+	// distance 100. It waits through 50000 and 49950, arms at 49900 (stop
+	// 50000), follows the low to 49700 (stop 49800), ignores the bounce to
+	// 49750 and fires on the recovery to 49800.
+	// The SDK's sell: price 52500, stopPrice 52550 → activation 52550,
+	// distance 50. It waits through 52500, arms at 52600 (stop 52550),
+	// follows the high to 52700 (stop 52650) and fires at 52650.
+	// Today's buy form: price 100 (the market), stopPrice 105: activation
+	// 100, distance 5. Waits at 101, arms at 90 (stop 95), bounces to 94,
+	// 88 (stop 93), fires at 93.
+	// Today's sell form: price 100, stopPrice 95: arms at 100 (stop 95),
+	// rises to 110 (stop 105), dips to 106, fires at 105.
 	type step struct {
 		price, stop, extreme string
-		moved, fire          bool
+		moved, fire, armed   bool
 	}
 	cases := []struct {
+		name            string
 		side            domain.Side
 		reference, stop string
 		steps           []step
 	}{
-		{domain.Buy, "100", "105", []step{
-			{"101", "105", "100", false, false},
-			{"90", "95", "90", true, false},
-			{"94", "95", "90", false, false},
-			{"88", "93", "88", true, false},
-			{"93", "93", "88", false, true},
+		{"sdk buy", domain.Buy, "50000", "49900", []step{
+			{"50000", "49900", "0", false, false, false},
+			{"49950", "49900", "0", false, false, false},
+			{"49900", "50000", "49900", true, false, true},
+			{"49700", "49800", "49700", true, false, true},
+			{"49750", "49800", "49700", false, false, true},
+			{"49800", "49800", "49700", false, true, true},
 		}},
-		{domain.Sell, "100", "95", []step{
-			{"99", "95", "100", false, false},
-			{"110", "105", "110", true, false},
-			{"106", "105", "110", false, false},
-			{"105", "105", "110", false, true},
+		{"sdk sell", domain.Sell, "52500", "52550", []step{
+			{"52500", "52550", "0", false, false, false},
+			{"52600", "52550", "52600", true, false, true},
+			{"52700", "52650", "52700", true, false, true},
+			{"52660", "52650", "52700", false, false, true},
+			{"52650", "52650", "52700", false, true, true},
+		}},
+		{"buy, stop above price", domain.Buy, "100", "105", []step{
+			{"101", "105", "0", false, false, false},
+			{"90", "95", "90", true, false, true},
+			{"94", "95", "90", false, false, true},
+			{"88", "93", "88", true, false, true},
+			{"93", "93", "88", false, true, true},
+		}},
+		{"sell, stop below price", domain.Sell, "100", "95", []step{
+			{"99", "95", "0", false, false, false},
+			{"100", "95", "100", true, false, true},
+			{"110", "105", "110", true, false, true},
+			{"106", "105", "110", false, false, true},
+			{"105", "105", "110", false, true, true},
+		}},
+		{"equal prices never arm", domain.Buy, "100", "100", []step{
+			{"90", "100", "0", false, false, false},
 		}},
 	}
 	for _, c := range cases {
-		stop, extreme := ordDec(c.stop), ordDec(c.reference)
+		stop, extreme := ordDec(c.stop), domain.Zero
 		for i, s := range c.steps {
 			m := domain.Trail(c.side, ordDec(c.reference), stop, extreme, ordDec(s.price))
-			if m.Moved != s.moved || m.Fire != s.fire || m.Stop != ordDec(s.stop) || m.Extreme != ordDec(s.extreme) {
-				t.Fatalf("%s step %d price %s: got %+v, want stop %s extreme %s moved %v fire %v", c.side, i, s.price, m, s.stop, s.extreme, s.moved, s.fire)
+			if m.Moved != s.moved || m.Fire != s.fire || m.Armed != s.armed || m.Stop != ordDec(s.stop) || m.Extreme != ordDec(s.extreme) {
+				t.Fatalf("%s step %d price %s: got %+v, want stop %s extreme %s moved %v fire %v armed %v", c.name, i, s.price, m, s.stop, s.extreme, s.moved, s.fire, s.armed)
 			}
 			stop, extreme = m.Stop, m.Extreme
 		}

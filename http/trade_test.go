@@ -202,7 +202,7 @@ func TestTradeValidationAppendsNothing(t *testing.T) {
 		{"limit without price", "/trade/buy", `{"data":{"exch":"binance","pair":"USDT-BTC","amt":1}}`, `"price"`},
 		{"stoplimit without limitPrice", "/trade/sell/stoplimit", `{"data":{"exch":"binance","pair":"USDT-BTC","amt":1,"stopPrice":1}}`, `"limitPrice"`},
 		{"trailing without stopPrice", "/trade/buy/trailingstop", `{"data":{"exch":"binance","pair":"USDT-BTC","amt":1,"price":1}}`, `"stopPrice"`},
-		{"trailing buy stop below price", "/trade/buy/trailingstop", `{"data":{"exch":"binance","pair":"USDT-BTC","amt":1,"price":100,"stopPrice":90}}`, "stopPrice"},
+		{"trailing stop without distance", "/trade/buy/trailingstop", `{"data":{"exch":"binance","pair":"USDT-BTC","amt":1,"price":100,"stopPrice":100}}`, "stopPrice"},
 		{"oco without limit", "/trade/buy/oco", `{"data":{"exch":"binance","pair":"USDT-BTC","amt":1,"price":1,"stopPrice":2}}`, `"limit"`},
 		{"close without price", "/trade/close", `{"data":{"exch":"binance","pair":"USDT-BTC"}}`, `"price"`},
 		{"close with nothing held", "/trade/close/market", `{"data":{"exch":"binance","pair":"USDT-DOGE"}}`, "no DOGE held"},

@@ -77,12 +77,9 @@ func (t *Trader) check(ctx context.Context, req *domain.OrderRequest, oco bool) 
 		if err := positive("stopPrice", req.StopPrice); err != nil {
 			return nil, domain.Ticker{}, err
 		}
-		if (req.Side == domain.Buy && req.StopPrice.Cmp(req.Price) <= 0) || (req.Side == domain.Sell && req.StopPrice.Cmp(req.Price) >= 0) {
-			rel := "above"
-			if req.Side == domain.Sell {
-				rel = "below"
-			}
-			return nil, domain.Ticker{}, domain.Errorf(domain.EINVALID, "stopPrice: a %s trailing stop must be %s the reference price", req.Side, rel)
+		if req.StopPrice == req.Price {
+			// Their difference is the trailing distance (domain.Trail).
+			return nil, domain.Ticker{}, domain.Errorf(domain.EINVALID, "stopPrice: must differ from price; their difference is the trailing distance")
 		}
 	default:
 		return nil, domain.Ticker{}, domain.Errorf(domain.EINVALID, "type: unknown order kind %q", req.Kind)
@@ -351,7 +348,9 @@ func (t *Trader) fundsRefusal(ctx context.Context, x domain.Exchange, req domain
 	if req.Side == domain.Buy {
 		price := req.LimitPrice
 		if req.Kind == domain.KindTrailingStop {
-			price = req.StopPrice
+			// A trailing buy fires at most at activation + distance,
+			// the larger of its two prices (domain.Trail).
+			price = req.StopPrice.Max(req.Price)
 		}
 		asset, need = quote, req.Amount.Mul(price)
 	}

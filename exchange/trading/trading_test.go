@@ -507,3 +507,84 @@ func TestOrdersTheExchangeForgotExpire(t *testing.T) {
 	e.reconcile() // checked once per process: nothing more
 	want(t, e.types(domain.OrderStream(resting)), domain.TypeOrderRequested, domain.TypeOrderAccepted, domain.TypeOrderExpired)
 }
+
+// TestTrailingStopsAsTheSDKDocuments drives the Gunbot SDK's own trailing
+// stop examples through the paper exchange with a price path (domain.Trail
+// defines the rule): a buy with price 50000 and stopPrice 49900 waits for
+// the drop to 49900, trails 100 above the low and buys on the recovery; a
+// sell with price 52500 and stopPrice 52550 waits for the rise to 52550,
+// trails 50 below the high and sells on the decline.
+func TestTrailingStopsAsTheSDKDocuments(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.setPrice("USDT-BTC", "50000")
+	trailing := func(side domain.Side, price, stop string) int64 {
+		t.Helper()
+		id, err := e.tr.Submit(ctx, domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: side, Kind: domain.KindTrailingStop,
+			Amount: domain.MustDecimal("0.01"), Price: domain.MustDecimal(price), StopPrice: domain.MustDecimal(stop)})
+		if err != nil {
+			t.Fatalf("%s trailing stop %s/%s: %v", side, price, stop, err)
+		}
+		return id
+	}
+	state := func(id int64) domain.Order {
+		t.Helper()
+		o, ok := e.tr.Order(id)
+		if !ok {
+			t.Fatalf("order %d not found", id)
+		}
+		return o
+	}
+	buy := trailing(domain.Buy, "50000", "49900")
+	for _, p := range []struct{ price, stop, extreme string }{
+		{"50000", "49900", "0"},     // waiting for the drop
+		{"49950", "49900", "0"},     // still above the activation price
+		{"49900", "50000", "49900"}, // armed: stop = low + 100
+		{"49700", "49800", "49700"}, // the stop follows the low
+		{"49750", "49800", "49700"}, // a bounce short of the stop
+	} {
+		e.setPrice("USDT-BTC", p.price)
+		e.tick("USDT-BTC")
+		o := state(buy)
+		if o.State != domain.OrderStateAccepted || o.StopPrice != domain.MustDecimal(p.stop) || o.Extreme != domain.MustDecimal(p.extreme) {
+			t.Fatalf("buy at %s: state %s stop %v extreme %v, want accepted, stop %s, extreme %s", p.price, o.State, o.StopPrice, o.Extreme, p.stop, p.extreme)
+		}
+	}
+	e.setPrice("USDT-BTC", "49800") // the recovery reaches the stop
+	e.tick("USDT-BTC")
+	e.reconcile()
+	want(t, e.types(domain.OrderStream(buy)), domain.TypeOrderRequested, domain.TypeOrderAccepted, domain.TypeTrailingStopMoved,
+		domain.TypeTrailingStopMoved, domain.TypeStopTriggered, domain.TypeOrderAccepted, domain.TypeOrderFilled)
+	if o := state(buy); o.State != domain.OrderStateFilled {
+		t.Fatalf("buy: state %s, want filled", o.State)
+	}
+
+	e.setPrice("USDT-BTC", "52500")
+	sell := trailing(domain.Sell, "52500", "52550")
+	for _, p := range []struct{ price, stop, extreme string }{
+		{"52500", "52550", "0"},     // waiting for the rise
+		{"52600", "52550", "52600"}, // armed: stop = high − 50
+		{"52700", "52650", "52700"}, // the stop follows the high
+		{"52660", "52650", "52700"}, // a dip short of the stop
+	} {
+		e.setPrice("USDT-BTC", p.price)
+		e.tick("USDT-BTC")
+		o := state(sell)
+		if o.State != domain.OrderStateAccepted || o.StopPrice != domain.MustDecimal(p.stop) || o.Extreme != domain.MustDecimal(p.extreme) {
+			t.Fatalf("sell at %s: state %s stop %v extreme %v, want accepted, stop %s, extreme %s", p.price, o.State, o.StopPrice, o.Extreme, p.stop, p.extreme)
+		}
+	}
+	e.setPrice("USDT-BTC", "52640") // the decline passes the stop
+	e.tick("USDT-BTC")
+	e.reconcile()
+	want(t, e.types(domain.OrderStream(sell)), domain.TypeOrderRequested, domain.TypeOrderAccepted, domain.TypeTrailingStopMoved,
+		domain.TypeTrailingStopMoved, domain.TypeStopTriggered, domain.TypeOrderAccepted, domain.TypeOrderFilled)
+
+	// Equal prices leave no trailing distance: refused, nothing written.
+	head := e.head()
+	_, err := e.tr.Submit(ctx, domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindTrailingStop,
+		Amount: domain.MustDecimal("0.01"), Price: domain.MustDecimal("50000"), StopPrice: domain.MustDecimal("50000")})
+	if domain.ErrorCode(err) != domain.EINVALID || !strings.Contains(domain.ErrorMessage(err), "stopPrice") || e.head() != head {
+		t.Fatalf("equal prices: %v (head %d→%d), want EINVALID naming stopPrice, nothing appended", err, head, e.head())
+	}
+}
