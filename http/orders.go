@@ -1,10 +1,12 @@
 package http
 
 import (
+	"cmp"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,16 +22,32 @@ import (
 // (1000); pages start at 0 and a page past the end is empty. orders/page/multi
 // answers total = the number of records of the requested keys (what the
 // pages index into) and totalCount = the number of pages of pageSize.
-// orders/day answers, for the current day in the given zone (the server's
-// clock): days = one projections.DaySummary per key; orders = that day's
-// records of those keys, newest first (at most projections.MaxDayOrders);
-// closeOrders = those of them that are closing trades (sells that matched a
-// lot), in the same order.
+//
+// orders/day?timezone=&keys[]=(&days=N) answers the SDK's shape for the
+// last N days of the zone (default 1: today, by the server's clock; at most
+// maxDayWindow), oldest first: days = their ISO dates ("2026-05-06"),
+// orders[i] = how many orders of the keys had a fill on days[i],
+// closeOrders[i] = how many of them closed a position that day (a sell
+// that matched a lot): integers, one per day, ready for a bar chart. The
+// full records of the same window stay available: orderRecords (newest
+// first, at most projections.MaxDayOrders), closeOrderRecords (those of
+// them that are closing trades) and summaries (one projections.DaySummary
+// per key over the window, dated by its first day).
+//
+// orders/open?key= (or keys[]=, repeated) lists the open and armed orders
+// of those pairs from the order manager (domain.OpenOrder, by id): what
+// trade/cancel can still cancel.
+//
+// Pair keys in key and keys[] may arrive URL-encoded twice
+// (binance%252FUSDT-BTC, as a client that encodes an already encoded key
+// sends them): a key still holding an escape after the query's decoding is
+// decoded once more (decodeKey).
 func (s *Server) registerOrderRoutes(r *mux.Router) {
 	r.HandleFunc("/orders", s.handleOrders).Methods("GET")
 	r.HandleFunc("/orders/page", s.handleOrdersPage).Methods("GET")
 	r.HandleFunc("/orders/page/multi", s.handleOrdersPageMulti).Methods("GET")
 	r.HandleFunc("/orders/day", s.handleOrdersDay).Methods("GET")
+	r.HandleFunc("/orders/open", s.handleOrdersOpen).Methods("GET")
 }
 
 func (s *Server) ledger() (*projections.Ledger, error) {
@@ -39,9 +57,24 @@ func (s *Server) ledger() (*projections.Ledger, error) {
 	return s.Ledger, nil
 }
 
+// decodeKey undoes a second URL encoding of a pair key or exchange name:
+// none of them holds a '%' (names are letters, digits, '-', '_', '/' and
+// '#'), so one that still does after the query's own decoding was encoded
+// twice (binance%2FUSDT-BTC from binance%252FUSDT-BTC). A value that does
+// not decode is returned as is, for the validation to name it.
+func decodeKey(v string) string {
+	if !strings.Contains(v, "%") {
+		return v
+	}
+	if d, err := url.PathUnescape(v); err == nil {
+		return d
+	}
+	return v
+}
+
 // queryKey reads a required pair key parameter.
 func queryKey(q url.Values, name string) (string, error) {
-	k := q.Get(name)
+	k := decodeKey(q.Get(name))
 	if k == "" {
 		return "", domain.Errorf(domain.EINVALID, "%s is required (a pair key <exchange>/<pair>, URL-encoded)", name)
 	}
@@ -64,12 +97,14 @@ func queryKeys(q url.Values) ([]string, error) {
 	if len(keys) == 0 {
 		return nil, domain.Errorf(domain.EINVALID, "keys[] is required (one pair key per keys[] parameter)")
 	}
-	for _, k := range keys {
-		if _, err := queryKey(url.Values{"keys[]": {k}}, "keys[]"); err != nil {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		var err error
+		if out[i], err = queryKey(url.Values{"keys[]": {k}}, "keys[]"); err != nil {
 			return nil, err
 		}
 	}
-	return keys, nil
+	return out, nil
 }
 
 // queryInt64 reads a required integer parameter within [lo, hi].
@@ -235,13 +270,19 @@ func (s *Server) handleOrdersPageMulti(w http.ResponseWriter, r *http.Request) {
 	writeRecords(w, `{"total":`+strconv.Itoa(total)+`,"totalCount":`+strconv.Itoa(pages)+`,"page":`+strconv.Itoa(page)+`,`, recs)
 }
 
+// maxDayWindow bounds orders/day's days parameter.
+const maxDayWindow = 366
+
 type ordersDayResponse struct {
-	Days        []projections.DaySummary  `json:"days"`
-	Orders      []projections.OrderRecord `json:"orders"`
-	CloseOrders []projections.OrderRecord `json:"closeOrders"`
+	Days              []string                  `json:"days"`
+	Orders            []int                     `json:"orders"`
+	CloseOrders       []int                     `json:"closeOrders"`
+	OrderRecords      []projections.OrderRecord `json:"orderRecords"`
+	CloseOrderRecords []projections.OrderRecord `json:"closeOrderRecords"`
+	Summaries         []projections.DaySummary  `json:"summaries"`
 }
 
-// handleOrdersDay answers GET orders/day?timezone=&keys[]=.
+// handleOrdersDay answers GET orders/day?timezone=&keys[]=(&days=).
 func (s *Server) handleOrdersDay(w http.ResponseWriter, r *http.Request) {
 	l, err := s.ledger()
 	if err != nil {
@@ -259,10 +300,81 @@ func (s *Server) handleOrdersDay(w http.ResponseWriter, r *http.Request) {
 		Error(w, r, err)
 		return
 	}
+	n := int64(1)
+	if q.Get("days") != "" {
+		if n, err = queryInt64(q, "days", 1, maxDayWindow); err != nil {
+			Error(w, r, err)
+			return
+		}
+	}
 	now := s.Clock.Now().In(loc)
-	start := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, loc)
-	days, orders, closes := l.Day(keys, start.Format("2006-01-02"), start.UnixMilli(), start.AddDate(0, 0, 1).UnixMilli())
-	writeJSON(w, http.StatusOK, ordersDayResponse{Days: days, Orders: orders, CloseOrders: closes})
+	first := time.Date(now.Year(), now.Month(), now.Day()-int(n-1), 0, 0, 0, 0, loc)
+	out := ordersDayResponse{Days: make([]string, n)}
+	bounds := make([]int64, n+1)
+	for i := range bounds {
+		day := time.Date(first.Year(), first.Month(), first.Day()+i, 0, 0, 0, 0, loc)
+		bounds[i] = day.UnixMilli()
+		if i < int(n) {
+			out.Days[i] = day.Format("2006-01-02")
+		}
+	}
+	out.Orders, out.CloseOrders = l.DayCounts(keys, bounds)
+	out.Summaries, out.OrderRecords, out.CloseOrderRecords = l.Day(keys, out.Days[0], bounds[0], bounds[n])
+	writeJSON(w, http.StatusOK, out)
+}
+
+// openOrderLister is the part of the Trader that lists unfinished orders
+// (exchange/trading.Trader).
+type openOrderLister interface {
+	OpenOrderList(exchange, pair string) []domain.OpenOrder
+}
+
+type ordersOpenResponse struct {
+	Data []domain.OpenOrder `json:"data"`
+}
+
+// handleOrdersOpen answers GET orders/open?key= (or keys[]=…) with
+// {data: the pairs' open and armed orders, by id}.
+func (s *Server) handleOrdersOpen(w http.ResponseWriter, r *http.Request) {
+	lister, ok := s.Trader.(openOrderLister)
+	if !ok {
+		Error(w, r, domain.Errorf(domain.EUNAVAILABLE, "trading is not configured"))
+		return
+	}
+	q := r.URL.Query()
+	if q.Get("key") == "" && len(q["keys[]"]) == 0 && len(q["keys"]) == 0 {
+		Error(w, r, domain.Errorf(domain.EINVALID, "key or keys[] is required (pair keys <exchange>/<pair>, URL-encoded)"))
+		return
+	}
+	var keys []string
+	if q.Get("key") != "" {
+		k, err := queryKey(q, "key")
+		if err != nil {
+			Error(w, r, err)
+			return
+		}
+		keys = append(keys, k)
+	}
+	if len(q["keys[]"]) > 0 || len(q["keys"]) > 0 {
+		more, err := queryKeys(q)
+		if err != nil {
+			Error(w, r, err)
+			return
+		}
+		keys = append(keys, more...)
+	}
+	out := ordersOpenResponse{Data: []domain.OpenOrder{}}
+	seen := map[string]bool{}
+	for _, k := range keys {
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		exchange, pair, _ := domain.SplitPairKey(k)
+		out.Data = append(out.Data, lister.OpenOrderList(exchange, pair)...)
+	}
+	slices.SortFunc(out.Data, func(a, b domain.OpenOrder) int { return cmp.Compare(a.ID, b.ID) })
+	writeJSON(w, http.StatusOK, out)
 }
 
 // queryZone reads timezone (required, or UTC when absent and not required).

@@ -670,6 +670,44 @@ func (l *Ledger) Day(keys []string, date string, from, to int64) (days []DaySumm
 }
 
 // timeRange returns the index range [lo, hi) of records with from ≤ time < to.
+// DayCounts counts, for each day [bounds[i], bounds[i+1]) (ms; the caller
+// computes the days' boundaries in the client's zone), the orders of keys
+// with at least one fill that day (orders) and those of them with a
+// closing fill that day, a sell that matched a lot (closes). An order
+// filled across two days counts on both. It costs one pass over the
+// window's records, whatever MaxDayOrders.
+func (l *Ledger) DayCounts(keys []string, bounds []int64) (orders, closes []int) {
+	n := max(len(bounds)-1, 0)
+	orders, closes = make([]int, n), make([]int, n)
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	seen := map[int64]bool{} // order id → counted as closing too
+	for d := 0; d < n; d++ {
+		clear(seen)
+		for _, key := range keys {
+			i, ok := l.byKey[key]
+			if !ok {
+				continue
+			}
+			b := l.pairs[i]
+			lo, hi := b.timeRange(bounds[d], bounds[d+1])
+			for j := lo; j < hi; j++ {
+				r := &b.recs[j]
+				closing, counted := seen[r.id]
+				if !counted {
+					orders[d]++
+				}
+				if r.sell && r.unmatchedQt < r.amount && !closing {
+					closes[d]++
+					closing = true
+				}
+				seen[r.id] = closing
+			}
+		}
+	}
+	return orders, closes
+}
+
 func (b *pairBook) timeRange(from, to int64) (int, int) {
 	lo := sort.Search(len(b.recs), func(i int) bool { return b.recs[i].time >= from })
 	hi := sort.Search(len(b.recs), func(i int) bool { return b.recs[i].time >= to })

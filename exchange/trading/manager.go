@@ -2,6 +2,7 @@ package trading
 
 import (
 	"context"
+	"fmt"
 	"sort"
 
 	"github.com/tradeledger/tradeledger/domain"
@@ -12,14 +13,25 @@ const fillPage = 500
 
 // Cancel cancels an order: OrderCancelRequested, then OrderCancelled once
 // the exchange confirmed (at once for an emulated order whose stop has not
-// fired). An unknown order, or one of another exchange or pair, is
-// ENOTFOUND; a finished one ECONFLICT ("already filled"). An exchange that
-// does not answer leaves the cancel pending (EUNAVAILABLE); Reconcile
-// retries it.
+// fired). The id of an OCO (what SubmitOCO returned) cancels both its legs
+// that are not finished; each leg's own id cancels that leg alone. An
+// unknown order, or one of another exchange or pair, is ENOTFOUND; a
+// finished one (an OCO whose legs are both finished) ECONFLICT ("already
+// filled"). An exchange that does not answer leaves the cancel pending
+// (EUNAVAILABLE); Reconcile retries it.
 func (t *Trader) Cancel(ctx context.Context, exchange, pair string, orderID int64, actor, correlation string) error {
 	o, ok, err := t.lookup(ctx, orderID)
 	if err != nil {
 		return err
+	}
+	if !ok {
+		c, isOco, err := t.lookupOco(ctx, orderID)
+		if err != nil {
+			return err
+		}
+		if isOco && c.Exchange == exchange && c.Pair == pair {
+			return t.cancelOco(ctx, c, actor, correlation)
+		}
 	}
 	if !ok || o.Exchange != exchange || o.Pair != pair {
 		return domain.Errorf(domain.ENOTFOUND, "order %d not found on %s %s", orderID, exchange, pair)
@@ -34,6 +46,66 @@ func (t *Trader) Cancel(ctx context.Context, exchange, pair string, orderID int6
 	err = t.cancelLocked(ctx, a, x, orderID, "cancelled by the client")
 	l.Unlock()
 	return a.finish(ctx, err)
+}
+
+// lookupOco returns an OCO's state: from memory while a leg is
+// unfinished, else folded from its stream. An id that never was an OCO is
+// (zero, false, nil).
+func (t *Trader) lookupOco(ctx context.Context, id int64) (domain.Oco, bool, error) {
+	t.mu.Lock()
+	t.init()
+	if c, ok := t.ocos[id]; ok {
+		oc := *c
+		t.mu.Unlock()
+		return oc, oc.OcoID != 0, nil
+	}
+	finished := t.finished.has(id)
+	t.mu.Unlock()
+	if !finished || t.Store == nil {
+		return domain.Oco{}, false, nil
+	}
+	it := t.Store.ReadStream(ctx, domain.OcoStream(id), 0, 0)
+	defer it.Close()
+	c := domain.NewOco()
+	for it.Next() {
+		e := it.Event()
+		if err := c.Apply(&e); err != nil {
+			return domain.Oco{}, false, err
+		}
+	}
+	if err := it.Err(); err != nil {
+		return domain.Oco{}, false, fmt.Errorf("read %s: %w", domain.OcoStream(id), err)
+	}
+	return c, c.OcoID != 0, nil
+}
+
+// cancelOco cancels the legs of an OCO that are not finished. Both
+// finished is ECONFLICT.
+func (t *Trader) cancelOco(ctx context.Context, c domain.Oco, actor, correlation string) error {
+	x, err := t.exchange(c.Exchange)
+	if err != nil {
+		return err
+	}
+	l := t.exLock(c.Exchange)
+	l.Lock()
+	a := t.newAppender(actor, correlation)
+	var firstErr error
+	cancelled := 0
+	for _, leg := range []int64{c.LimitOrderID, c.StopOrderID} {
+		switch err := t.cancelLocked(ctx, a, x, leg, "OCO cancelled by the client"); {
+		case err == nil:
+			cancelled++
+		case domain.ErrorCode(err) == domain.ECONFLICT:
+			// finished: nothing to cancel on this leg
+		case firstErr == nil:
+			firstErr = err
+		}
+	}
+	l.Unlock()
+	if firstErr == nil && cancelled == 0 {
+		firstErr = domain.Errorf(domain.ECONFLICT, "OCO %d is already finished (both legs)", c.OcoID)
+	}
+	return a.finish(ctx, firstErr)
 }
 
 // cancelLeg cancels an OCO leg (taking the exchange lock).

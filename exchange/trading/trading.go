@@ -297,6 +297,22 @@ func (t *Trader) OpenOrders(exchange string) int {
 	return len(t.open[exchange])
 }
 
+// OpenOrderList returns the unfinished orders of an exchange's pair (every
+// pair of it when pair is ""), by id: requested, accepted (resting on the
+// exchange or armed in the order manager), or triggered. It costs
+// O(unfinished orders of the exchange).
+func (t *Trader) OpenOrderList(exchange, pair string) []domain.OpenOrder {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.init()
+	ids := t.collect(t.open[exchange], func(o *domain.Order) bool { return pair == "" || o.Pair == pair })
+	out := make([]domain.OpenOrder, 0, len(ids))
+	for _, id := range ids {
+		out = append(out, t.orders[id].o.View())
+	}
+	return out
+}
+
 // Order returns a copy of an order's state, and whether it exists. An
 // unfinished order comes from memory; a finished one is read back from the
 // log (false if that read fails).

@@ -588,3 +588,66 @@ func TestTrailingStopsAsTheSDKDocuments(t *testing.T) {
 		t.Fatalf("equal prices: %v (head %d→%d), want EINVALID naming stopPrice, nothing appended", err, head, e.head())
 	}
 }
+
+// TestCancelOcoByItsID: the id SubmitOCO answers cancels both legs; each
+// leg stays cancellable by its own id; OpenOrderList shows the legs (with
+// their OCO) until they finish.
+func TestCancelOcoByItsID(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.setPrice("USDT-BTC", "60000")
+	oco := func() int64 {
+		t.Helper()
+		id, err := e.tr.SubmitOCO(ctx, domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: domain.Sell, Amount: domain.MustDecimal("0.01"),
+			Price: domain.MustDecimal("62000"), StopPrice: domain.MustDecimal("57000"), LimitPrice: domain.MustDecimal("56900")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	first := oco()
+	stopLeg, limitLeg := first+1, first+2
+	open := e.tr.OpenOrderList("binance", "USDT-BTC")
+	if len(open) != 2 || open[0].ID != stopLeg || open[1].ID != limitLeg || open[0].OcoID != first || open[0].Type != domain.KindStopLimit ||
+		open[1].Type != domain.KindLimit || open[1].Rate != domain.Number(domain.MustDecimal("62000")) || open[0].Rate != domain.Number(domain.MustDecimal("56900")) {
+		t.Fatalf("open orders %+v, want the stop leg %d and the limit leg %d of OCO %d", open, stopLeg, limitLeg, first)
+	}
+	if err := e.tr.Cancel(ctx, "binance", "USDT-BTC", first, "tester", ""); err != nil {
+		t.Fatalf("cancel the OCO by its id: %v", err)
+	}
+	want(t, e.types(domain.OrderStream(limitLeg)), domain.TypeOrderRequested, domain.TypeOrderAccepted, domain.TypeOrderCancelRequested, domain.TypeOrderCancelled)
+	want(t, e.types(domain.OrderStream(stopLeg)), domain.TypeOrderRequested, domain.TypeOrderAccepted, domain.TypeOrderCancelRequested, domain.TypeOrderCancelled)
+	if got := e.tr.OpenOrderList("binance", ""); len(got) != 0 {
+		t.Fatalf("open orders after the cancel: %+v, want none", got)
+	}
+	x, _ := e.sim.Exchange("binance")
+	if onEx, _ := x.OpenOrders(ctx, "USDT-BTC"); len(onEx) != 0 {
+		t.Fatalf("%d orders still open on the exchange, want 0", len(onEx))
+	}
+	if err := e.tr.Cancel(ctx, "binance", "USDT-BTC", first, "tester", ""); domain.ErrorCode(err) != domain.ECONFLICT {
+		t.Fatalf("cancel the finished OCO again: %v, want ECONFLICT", err)
+	}
+	if err := e.tr.Cancel(ctx, "binance", "USDT-ETH", first, "tester", ""); domain.ErrorCode(err) != domain.ENOTFOUND {
+		t.Fatalf("the OCO on another pair: %v, want ENOTFOUND", err)
+	}
+
+	// A leg by its own id: that leg alone.
+	second := oco()
+	if err := e.tr.Cancel(ctx, "binance", "USDT-BTC", second+2, "tester", ""); err != nil {
+		t.Fatal(err)
+	}
+	open = e.tr.OpenOrderList("binance", "USDT-BTC")
+	if len(open) != 1 || open[0].ID != second+1 {
+		t.Fatalf("after cancelling the limit leg: %+v, want the stop leg %d alone", open, second+1)
+	}
+	// After a restart the OCO is still found by its id.
+	e.close()
+	e.open()
+	if err := e.tr.Cancel(ctx, "binance", "USDT-BTC", second, "tester", ""); err != nil {
+		t.Fatalf("cancel the OCO after a restart: %v", err)
+	}
+	want(t, e.types(domain.OrderStream(second+1)), domain.TypeOrderRequested, domain.TypeOrderAccepted, domain.TypeOrderCancelRequested, domain.TypeOrderCancelled)
+	if err := e.tr.Cancel(ctx, "binance", "USDT-BTC", first, "tester", ""); domain.ErrorCode(err) != domain.ECONFLICT {
+		t.Fatalf("the finished OCO after a restart: %v, want ECONFLICT", err)
+	}
+}
