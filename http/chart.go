@@ -2,6 +2,8 @@ package http
 
 import (
 	"net/http"
+	"net/url"
+	"strconv"
 
 	"github.com/gorilla/mux"
 
@@ -9,13 +11,28 @@ import (
 )
 
 // Chart marks (GET chart/marks): one mark per fill of the pair with
-// startTime ≤ time ≤ endTime (UNIX seconds), oldest first; see
-// projections.Mark. interval (minutes, a positive integer) is validated and
-// otherwise unused: marks sit at their fill's second and the chart places
-// them on its candles. chart/data belongs to market.go.
+// startTime ≤ time ≤ endTime, oldest first; see projections.Mark. Mark
+// times are UNIX seconds.
+//
+// interval is minutes ("15") or a resolution with a unit, as charting
+// clients and the SDK send it: "1m", "15m", "1h", "4h", "1d", "1w" (also
+// "D"/"1D", "W"). It is validated and otherwise unused: marks sit at their
+// fill's second and the chart places them on its candles.
+//
+// startTime and endTime are UNIX seconds (the spec) or milliseconds,
+// told apart by magnitude: a value of at least 100000000000 (1e11; as
+// seconds that is the year 5138, as milliseconds 1973-03-03) is
+// milliseconds and is truncated to its second. exchange and pair may be
+// URL-encoded twice (decodeKey). chart/data belongs to market.go.
 func (s *Server) registerChartRoutes(r *mux.Router) {
 	r.HandleFunc("/chart/marks", s.handleChartMarks).Methods("GET")
 }
+
+// msThreshold is the smallest startTime/endTime read as milliseconds.
+const msThreshold = 100_000_000_000
+
+// maxIntervalMinutes bounds interval (a year).
+const maxIntervalMinutes = 60 * 24 * 366
 
 func (s *Server) handleChartMarks(w http.ResponseWriter, r *http.Request) {
 	l, err := s.ledger()
@@ -24,7 +41,7 @@ func (s *Server) handleChartMarks(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	exchange, pair := q.Get("exchange"), q.Get("pair")
+	exchange, pair := decodeKey(q.Get("exchange")), decodeKey(q.Get("pair"))
 	if exchange == "" {
 		Error(w, r, domain.Errorf(domain.EINVALID, "exchange is required"))
 		return
@@ -33,19 +50,64 @@ func (s *Server) handleChartMarks(w http.ResponseWriter, r *http.Request) {
 		Error(w, r, domain.Errorf(domain.EINVALID, "pair: %s", domain.ErrorMessage(err)))
 		return
 	}
-	if _, err := queryInt64(q, "interval", 1, 60*24*366); err != nil {
+	if _, err := intervalMinutes(q.Get("interval")); err != nil {
 		Error(w, r, err)
 		return
 	}
-	start, err := queryInt64(q, "startTime", 0, 1<<40)
+	start, err := queryUnixSeconds(q, "startTime", 0)
 	if err != nil {
 		Error(w, r, err)
 		return
 	}
-	end, err := queryInt64(q, "endTime", start, 1<<40)
+	end, err := queryUnixSeconds(q, "endTime", start)
 	if err != nil {
 		Error(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, l.Marks(exchange, pair, start, end))
+}
+
+// intervalMinutes reads a chart interval: minutes, or a count with a unit
+// m, h, d or w (case-insensitive; "D" and "W" alone mean one).
+func intervalMinutes(v string) (int64, error) {
+	bad := domain.Errorf(domain.EINVALID, "interval must be minutes (\"15\") or a resolution such as 1m, 15m, 1h, 4h, 1d, not %q", v)
+	if v == "" {
+		return 0, domain.Errorf(domain.EINVALID, "interval is required (minutes, or 1m/15m/1h/4h/1d)")
+	}
+	unit := int64(1)
+	num := v
+	switch v[len(v)-1] {
+	case 'm', 'M':
+		num = v[:len(v)-1]
+	case 'h', 'H':
+		unit, num = 60, v[:len(v)-1]
+	case 'd', 'D':
+		unit, num = 60*24, v[:len(v)-1]
+	case 'w', 'W':
+		unit, num = 60*24*7, v[:len(v)-1]
+	}
+	if num == "" && unit > 1 {
+		num = "1"
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n < 1 || n > maxIntervalMinutes/unit {
+		return 0, bad
+	}
+	return n * unit, nil
+}
+
+// queryUnixSeconds reads a required time in UNIX seconds or milliseconds
+// (msThreshold), as seconds, at least lo.
+func queryUnixSeconds(q url.Values, name string, lo int64) (int64, error) {
+	v, err := queryInt64(q, name, 0, maxInt)
+	if err != nil {
+		return 0, err
+	}
+	if v >= msThreshold {
+		v /= 1000
+	}
+	if v < lo {
+		return 0, domain.Errorf(domain.EINVALID, "%s must not be before startTime", name)
+	}
+	return v, nil
 }

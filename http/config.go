@@ -82,8 +82,12 @@ func (s *Server) decideConfig(r *http.Request, decide func(cur domain.Config) ([
 	return domain.Errorf(domain.ECONFLICT, "the configuration changed during the update; read it again and retry")
 }
 
+// configUpdateRequest is config/update's body: the new document under data
+// (the spec) or config (the Gunbot SDK's ConfigUpdateRequest model); data
+// wins when both are sent.
 type configUpdateRequest struct {
-	Data json.RawMessage `json:"data"`
+	Data   json.RawMessage `json:"data"`
+	Config json.RawMessage `json:"config"`
 }
 
 func (s *Server) handleConfigUpdate(w http.ResponseWriter, r *http.Request) {
@@ -93,7 +97,10 @@ func (s *Server) handleConfigUpdate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if len(req.Data) == 0 || string(req.Data) == "null" {
-		Error(w, r, domain.Errorf(domain.EINVALID, "data is required: the new complete configuration"))
+		req.Data = req.Config
+	}
+	if len(req.Data) == 0 || string(req.Data) == "null" {
+		Error(w, r, domain.Errorf(domain.EINVALID, "data is required: the new complete configuration (or config, as the SDK sends it)"))
 		return
 	}
 	doc, err := domain.DecodeJSONObject(req.Data)

@@ -2,6 +2,8 @@ package http
 
 import (
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 
 	"github.com/gorilla/mux"
@@ -14,6 +16,14 @@ import (
 // FileWritten/FileDeleted events (content and its SHA-256); state files are
 // derived from the order log and read-only. Names are validated (400), an
 // unknown file is 404.
+//
+// Shapes (the Gunbot SDK's): files/strategy/get and files/custom-editor/get
+// answer the file's raw content as text/plain (a strategy's JavaScript as
+// written, byte for byte; the custom editor's JSON document, "{}" before
+// one is written), so a client can write back what it read. The other get
+// routes answer the JSON document. files/acvar/get without a body (or
+// without filename) answers the default AutoConfig variable file,
+// autoconfig-variables.json, or {} while there is none.
 func (s *Server) registerFileRoutes(r *mux.Router) {
 	r.HandleFunc("/files/acvar", s.handleFileList(domain.FileACVar)).Methods("GET")
 	r.HandleFunc("/files/acvar/get", s.handleFileGet(domain.FileACVar)).Methods("POST")
@@ -61,12 +71,19 @@ func (s *Server) handleFileList(kind string) http.HandlerFunc {
 	}
 }
 
+// defaultACVarFile is what files/acvar/get answers without a filename.
+const defaultACVarFile = "autoconfig-variables.json"
+
 func (s *Server) handleFileGet(kind string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		var req fileNameRequest
-		if err := decodeJSON(r, &req, false); err != nil {
+		if err := decodeJSON(r, &req, kind == domain.FileACVar); err != nil {
 			Error(w, r, err)
 			return
+		}
+		defaulted := kind == domain.FileACVar && req.Filename == ""
+		if defaulted {
+			req.Filename = defaultACVarFile
 		}
 		if err := domain.ValidateFileName(kind, req.Filename); err != nil {
 			Error(w, r, err)
@@ -77,12 +94,32 @@ func (s *Server) handleFileGet(kind string) http.HandlerFunc {
 			return
 		}
 		content, err := s.Files.Get(kind, req.Filename)
+		if defaulted && domain.ErrorCode(err) == domain.ENOTFOUND {
+			content, err = json.RawMessage("{}"), nil
+		}
 		if err != nil {
 			Error(w, r, err)
 			return
 		}
+		if kind == domain.FileStrategy {
+			var text string
+			if err := json.Unmarshal(content, &text); err != nil {
+				Error(w, r, fmt.Errorf("strategy %s: stored content is not a string: %w", req.Filename, err))
+				return
+			}
+			writeText(w, text)
+			return
+		}
 		writeJSON(w, http.StatusOK, content)
 	}
+}
+
+// writeText answers a file's raw content as text/plain.
+func writeText(w http.ResponseWriter, text string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK)
+	_, _ = io.WriteString(w, text)
 }
 
 // jsonDocument returns a document field as JSON object bytes: an object as
@@ -179,7 +216,7 @@ func (s *Server) handleCustomEditorGet(w http.ResponseWriter, r *http.Request) {
 		Error(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, content)
+	writeText(w, string(content))
 }
 
 func (s *Server) handleCustomEditorWrite(w http.ResponseWriter, r *http.Request) {

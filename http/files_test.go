@@ -41,7 +41,13 @@ func TestFilesACVar(t *testing.T) {
 	e.refuse(400, "plain file name", "POST", "/files/acvar/get", map[string]any{"filename": "../config.json"})
 	e.refuse(400, "plain file name", "POST", "/files/acvar/get", map[string]any{"filename": "a/b.json"})
 	e.refuse(400, "must end in .json", "POST", "/files/acvar/get", map[string]any{"filename": "vars.txt"})
-	e.refuse(400, "filename is required", "POST", "/files/acvar/get", map[string]any{})
+	// Without a filename (or without a body): the default variables file.
+	if b := e.must(200, "POST", "/files/acvar/get", map[string]any{}); strings.TrimSpace(string(b)) != `{"x":1}` {
+		t.Fatalf("get without filename=%s", b)
+	}
+	if b := e.must(200, "POST", "/files/acvar/get", nil); strings.TrimSpace(string(b)) != `{"x":1}` {
+		t.Fatalf("get without body=%s", b)
+	}
 }
 
 func TestFilesAutoconfigAndBackups(t *testing.T) {
@@ -153,9 +159,8 @@ func TestFilesStrategy(t *testing.T) {
 	if got := listOf(t, e.must(200, "GET", "/files/strategy", nil)); len(got) != 1 || got[0] != "mine.js" {
 		t.Fatalf("list=%v", got)
 	}
-	var got string
-	if err := json.Unmarshal(e.must(200, "POST", "/files/strategy/get", map[string]any{"filename": "mine.js"}), &got); err != nil || got != src {
-		t.Fatalf("get=%q %v", got, err)
+	if got := string(e.must(200, "POST", "/files/strategy/get", map[string]any{"filename": "mine.js"})); got != src {
+		t.Fatalf("get=%q, want the file's text as written", got)
 	}
 	e.refuse(400, "must end in .js", "POST", "/files/strategy/write", map[string]any{"filename": "mine.ts", "document": src})
 	e.refuse(400, "plain file name", "POST", "/files/strategy/write", map[string]any{"filename": "../../etc/x.js", "document": src})

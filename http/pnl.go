@@ -190,14 +190,27 @@ func (s *Server) handlePnlDaily(w http.ResponseWriter, r *http.Request) {
 }
 
 type pnlDailyPageResponse struct {
-	TotalSize int                  `json:"totalSize"`
-	Data      []projections.DayPnl `json:"data"`
-	Unit      string               `json:"unit"`
+	TotalSize int      `json:"totalSize"`
+	Data      [][]any  `json:"data"`
+	Unit      string   `json:"unit"`
+	Fields    []string `json:"fields"`
+}
+
+// dailyPnlTuple is the order of the fields in each element of
+// pnl/daily/paginated's data (the SDK maps every element as an array).
+var dailyPnlTuple = []string{"date", "pnl", "cumulativePnl", "numberOfTrades", "totalVolume", "cumulativePnlPercent"}
+
+// dayTuple is one day of pnl/daily/paginated in dailyPnlTuple's order:
+// date (string, YYYY-MM-DD), then numbers.
+func dayTuple(d projections.DayPnl) []any {
+	return []any{d.Date, d.Pnl, d.CumulativePnl, d.NumberOfTrades, d.TotalVolume, d.CumulativePnlPercent}
 }
 
 // handlePnlDailyPaginated answers GET pnl/daily/paginated?key=&pageNum=
-// (from 1)&pageSize=&endTime=: the days up to endTime, newest first;
-// totalSize counts them.
+// (from 1)&pageSize=&endTime=: the days up to endTime, newest first, each
+// an array [date, pnl, cumulativePnl, numberOfTrades, totalVolume,
+// cumulativePnlPercent] (dailyPnlTuple); totalSize counts the days and
+// fields names the tuple's order.
 func (s *Server) handlePnlDailyPaginated(w http.ResponseWriter, r *http.Request) {
 	l, err := s.pnlReader()
 	if err != nil {
@@ -235,9 +248,9 @@ func (s *Server) handlePnlDailyPaginated(w http.ResponseWriter, r *http.Request)
 		Error(w, r, err)
 		return
 	}
-	out := pnlDailyPageResponse{TotalSize: len(days), Data: []projections.DayPnl{}, Unit: unit}
+	out := pnlDailyPageResponse{TotalSize: len(days), Data: [][]any{}, Unit: unit, Fields: dailyPnlTuple}
 	for i := len(days) - 1 - int(pageNum-1)*int(size); i >= 0 && len(out.Data) < int(size); i-- {
-		out.Data = append(out.Data, days[i])
+		out.Data = append(out.Data, dayTuple(days[i]))
 	}
 	writeJSON(w, http.StatusOK, out)
 }

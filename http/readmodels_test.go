@@ -85,12 +85,16 @@ func TestReadModelEndpoints(t *testing.T) {
 		t.Errorf("orders/page/multi: %d %s", st, body)
 	}
 	var day struct {
-		Days        []map[string]any
-		Orders      []map[string]any
-		CloseOrders []map[string]any
+		Days              []string
+		Orders            []int
+		CloseOrders       []int
+		OrderRecords      []map[string]any
+		CloseOrderRecords []map[string]any
+		Summaries         []map[string]any
 	}
 	// Kathmandu: now (D+1 01:00Z) is D+1 06:45 local; D+1 local holds #3 (D 18:20Z = 00:05) and #4.
-	if st, body := ts.getJSON("/api/v1/orders/day?timezone=Asia%2FKathmandu&"+mk, &day); st != 200 || len(day.Orders) != 2 || len(day.CloseOrders) != 1 || len(day.Days) != 2 || day.Days[0]["pnl"] != 24.695 {
+	if st, body := ts.getJSON("/api/v1/orders/day?timezone=Asia%2FKathmandu&"+mk, &day); st != 200 || len(day.OrderRecords) != 2 || len(day.CloseOrderRecords) != 1 ||
+		len(day.Summaries) != 2 || day.Summaries[0]["pnl"] != 24.695 || len(day.Days) != 1 || day.Orders[0] != 2 || day.CloseOrders[0] != 1 {
 		t.Errorf("orders/day: %d %s", st, body)
 	}
 
@@ -141,9 +145,9 @@ func TestReadModelEndpoints(t *testing.T) {
 	}
 	var pg struct {
 		TotalSize int
-		Data      []map[string]any
+		Data      [][]any
 	}
-	if st, body := ts.getJSON("/api/v1/pnl/daily/paginated?key="+key+"&pageNum=1&pageSize=5&endTime=9999999999999", &pg); st != 200 || pg.TotalSize != 1 || pg.Data[0]["pnl"] != 24.695 {
+	if st, body := ts.getJSON("/api/v1/pnl/daily/paginated?key="+key+"&pageNum=1&pageSize=5&endTime=9999999999999", &pg); st != 200 || pg.TotalSize != 1 || pg.Data[0][1] != 24.695 {
 		t.Errorf("pnl/daily/paginated = %d %s", st, body)
 	}
 	var sum struct {

@@ -272,10 +272,23 @@ func (s *Server) handleOrder(side domain.Side, kind domain.OrderKind, prices []s
 	}
 }
 
+// marketPrice reads the optional price of a market order: absent, null
+// or 0 (as the SDK's examples send) mean the market price.
+func (f tradeFields) marketPrice() (domain.Decimal, error) {
+	if raw, ok := f["price"]; ok {
+		if v, err := strconv.ParseFloat(strings.TrimSpace(string(raw)), 64); err == nil && v == 0 {
+			return 0, nil
+		}
+	}
+	return f.num("price", false)
+}
+
 func readPrices(f tradeFields, req *domain.OrderRequest, kind domain.OrderKind, required []string) error {
 	var err error
 	switch kind {
-	case domain.KindLimit, domain.KindMarket:
+	case domain.KindMarket:
+		req.Price, err = f.marketPrice()
+	case domain.KindLimit:
 		req.Price, err = f.num("price", len(required) > 0)
 	case domain.KindStopLimit:
 		if req.StopPrice, err = f.num("stopPrice", true); err == nil {
@@ -329,8 +342,10 @@ func (s *Server) handleClose(kind domain.OrderKind) http.HandlerFunc {
 			return
 		}
 		req, err := s.orderRequest(r, f, domain.Sell, kind, false)
-		if err == nil {
-			req.Price, err = f.num("price", kind == domain.KindLimit)
+		if err == nil && kind == domain.KindMarket {
+			req.Price, err = f.marketPrice()
+		} else if err == nil {
+			req.Price, err = f.num("price", true)
 		}
 		if err != nil {
 			Error(w, r, err)
@@ -347,7 +362,9 @@ func (s *Server) handleClose(kind domain.OrderKind) http.HandlerFunc {
 
 // handleCancel serves trade/cancel: exch, pair, id (a string, as the spec
 // says; a number is accepted too), price and type (limit or market) as
-// the client placed the order. Unknown id: 404; finished order: 409.
+// the client placed the order. id is any id a trade call acknowledged: an
+// order's, or an OCO's, which cancels both its legs. Unknown id: 404;
+// finished order: 409.
 func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
 	f, ok := s.prepare(w, r)
 	if !ok {
@@ -382,8 +399,8 @@ func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		Error(w, r, err)
 		return
-	case typ != "limit" && typ != "market" && typ != string(domain.KindStopLimit) && typ != string(domain.KindTrailingStop):
-		Error(w, r, domain.Errorf(domain.EINVALID, "field \"type\" must be limit or market"))
+	case typ != "limit" && typ != "market" && typ != string(domain.KindStopLimit) && typ != string(domain.KindTrailingStop) && typ != "oco":
+		Error(w, r, domain.Errorf(domain.EINVALID, "field \"type\" must be limit or market (stoplimit, trailingstop and oco are accepted too)"))
 		return
 	}
 	if err := s.Trader.Cancel(r.Context(), exch, pair, id, subject(r), requestID(r)); err != nil {

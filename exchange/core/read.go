@@ -15,7 +15,10 @@ import (
 //	ABP                              average buy price of held lots (0 unknown)
 //	QuoteBalance, BaseBalance        available balances of the pair's assets
 //	QuoteOnOrder, BaseOnOrder        amounts held by open orders
-//	OpenOrders                       number of the pair's open orders
+//	OpenOrders                       number of the pair's orders open on the exchange
+//	openOrders                       the pair's open and armed orders, by id (domain.OpenOrder:
+//	                                 id, type, side, state, rate, amount, filled, stop fields,
+//	                                 time), read live from the order manager
 //	CandleCount, Period              candles held, candle interval (minutes)
 //	Delay                            seconds between the pair's cycles
 //	Cycles, LastCycle                cycles done and the time of the last one
@@ -100,7 +103,7 @@ func (c *Core) Memory(exchange, pair string, elements ...string) (map[string]any
 	if err != nil {
 		return nil, err
 	}
-	m := st.raw()
+	m := c.raw(st)
 	if len(elements) == 0 {
 		return m, nil
 	}
@@ -147,11 +150,25 @@ func (c *Core) Snapshots() map[string]map[string]any {
 	return out
 }
 
-func (st *pairState) raw() map[string]any {
-	m := make(map[string]any, len(st.memory)+5)
+// OpenOrderLister is implemented by a Trader that lists its unfinished
+// orders (exchange/trading.Trader): core memory's openOrders comes from it,
+// live, at every read. With another Trader openOrders is empty.
+type OpenOrderLister interface {
+	OpenOrderList(exchange, pair string) []domain.OpenOrder
+}
+
+// raw is the pair's core memory as held, plus its identity and its open
+// orders. Call with c.mu held for reading.
+func (c *Core) raw(st *pairState) map[string]any {
+	m := make(map[string]any, len(st.memory)+6)
 	for k, v := range st.memory {
 		m[k] = v
 	}
+	open := []domain.OpenOrder{}
+	if l, ok := c.Trader.(OpenOrderLister); ok {
+		open = l.OpenOrderList(st.exchange, st.pair)
+	}
+	m["openOrders"] = open
 	m["Exchange"], m["Pair"], m["Quote"], m["Base"] = st.exchange, st.pair, st.quote, st.base
 	if _, ok := m["Strategy"]; !ok {
 		m["Strategy"] = st.strategy
@@ -160,7 +177,7 @@ func (st *pairState) raw() map[string]any {
 }
 
 func (c *Core) snapshot(st *pairState) map[string]any {
-	m := st.raw()
+	m := c.raw(st)
 	num := func(k string) domain.Decimal { n, _ := m[k].(domain.Number); return domain.Decimal(n) }
 	bid, base, abp := num("Bid"), num("BaseBalance"), num("ABP")
 	m["BaseValue"] = domain.Number(base.Mul(bid))
