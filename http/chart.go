@@ -86,7 +86,7 @@ func intervalMinutes(v string) (int64, error) {
 	case 'w', 'W':
 		unit, num = 60*24*7, v[:len(v)-1]
 	}
-	if num == "" && unit > 1 {
+	if num == "" && unit >= 60*24 { // "D", "W"
 		num = "1"
 	}
 	n, err := strconv.ParseInt(num, 10, 64)

@@ -324,3 +324,57 @@ func TestSDKRequestForms(t *testing.T) {
 		}
 	}
 }
+
+func TestChartIntervalForms(t *testing.T) {
+	for in, want := range map[string]int64{
+		"1": 1, "15": 15, "240": 240, "1m": 1, "15m": 15, "1h": 60, "4h": 240, "1d": 1440, "1D": 1440, "D": 1440, "1w": 10080, "W": 10080,
+	} {
+		if got, err := intervalMinutes(in); err != nil || got != want {
+			t.Errorf("interval %q = %d %v, want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "0", "-5", "15x", "h", "1.5h", "999999999", "m"} {
+		if _, err := intervalMinutes(in); domain.ErrorCode(err) != domain.EINVALID || !strings.Contains(domain.ErrorMessage(err), "interval") {
+			t.Errorf("interval %q: %v, want EINVALID naming interval", in, err)
+		}
+	}
+}
+
+func TestPairKeyEncodedTwice(t *testing.T) {
+	for raw, want := range map[string]string{
+		"binance/USDT-BTC":       "binance/USDT-BTC",
+		"binance%2FUSDT-BTC":     "binance/USDT-BTC",
+		"binance%2fUSDT-BTC":     "binance/USDT-BTC",
+		"binance%231/USDT-BTC":   "binance#1/USDT-BTC",
+		"binance%231%2FUSDT-BTC": "binance#1/USDT-BTC",
+	} {
+		got, err := queryKey(map[string][]string{"key": {raw}}, "key")
+		if err != nil || got != want {
+			t.Errorf("key %q (after the query's own decoding) = %q %v, want %q", raw, got, err, want)
+		}
+	}
+	if _, err := queryKey(map[string][]string{"key": {"binance%ZZUSDT-BTC"}}, "key"); domain.ErrorCode(err) != domain.EINVALID {
+		t.Errorf("a key with a broken escape: %v, want EINVALID", err)
+	}
+}
+
+func TestMarketPriceZeroMeansMarket(t *testing.T) {
+	te := newTradeEnv(t)
+	for _, path := range []string{"/trade/buy/market", "/trade/sell/market"} {
+		for _, price := range []any{0, 0.0, nil} {
+			status, body := te.post(path, map[string]any{"data": map[string]any{"exch": "binance", "pair": "USDT-BTC", "amt": 0.001, "price": price}})
+			id := sent(t, path, status, body)
+			if p, _ := te.requested(id); p.Price != domain.MustDecimal("60000") {
+				t.Fatalf("%s price %v: reference %v, want the market price 60000", path, price, p.Price)
+			}
+		}
+	}
+	status, body := te.post("/trade/close/market", map[string]any{"data": map[string]any{"exch": "binance", "pair": "USDT-BTC", "amt": 0.001, "price": 0}})
+	sent(t, "/trade/close/market", status, body)
+	if status, body := te.post("/trade/sell/market", map[string]any{"data": map[string]any{"exch": "binance", "pair": "USDT-BTC", "amt": 0.001, "price": -1}}); status != 400 || !strings.Contains(body["message"].(string), "price") {
+		t.Fatalf("negative market price: %d %v, want 400 naming price", status, body)
+	}
+	if status, body := te.post("/trade/sell", map[string]any{"data": map[string]any{"exch": "binance", "pair": "USDT-BTC", "amt": 0.001, "price": 0}}); status != 400 || !strings.Contains(body["message"].(string), "price") {
+		t.Fatalf("limit price 0: %d %v, want 400 naming price", status, body)
+	}
+}

@@ -420,6 +420,43 @@ func TestGoldenDayOrdersAndMarks(t *testing.T) {
 	}
 }
 
+// TestGoldenDayCounts: orders/day's counts. In Europe/Moscow (UTC+3) the
+// golden log's day D holds #1, #7, #2 and #3's first fill (21:20); D+1
+// holds #3's second fill (02:55), #4, #8 and #9. #3 closes on both days
+// (an order filled across midnight counts on each), #4 closes with its
+// matched half, #7 sold with no lot and closes nothing; two fills of one
+// order on one day count once.
+func TestGoldenDayCounts(t *testing.T) {
+	l := replay(t, domain.LOFO, goldenLog(t))
+	msk, _ := LoadZone("Europe/Moscow")
+	d := time.Date(2024, 3, 10, 0, 0, 0, 0, msk)
+	bounds := []int64{d.AddDate(0, 0, -1).UnixMilli(), d.UnixMilli(), d.AddDate(0, 0, 1).UnixMilli(), d.AddDate(0, 0, 2).UnixMilli()}
+	orders, closes := l.DayCounts([]string{"binance/USDT-BTC", "kraken/BTC-ETH", "binance/USDT-BTC"}, bounds)
+	if want := []int{0, 4, 4}; !equalInts(orders, want) {
+		t.Errorf("orders = %v, want %v", orders, want)
+	}
+	if want := []int{0, 1, 2}; !equalInts(closes, want) {
+		t.Errorf("closes = %v, want %v", closes, want)
+	}
+	// UTC: D has #1, #7, #2, #3 (both fills): 4, of which #3 closes.
+	orders, closes = l.DayCounts([]string{"binance/USDT-BTC", "kraken/BTC-ETH"}, []int64{at(0, 0, 0).UnixMilli(), at(1, 0, 0).UnixMilli()})
+	if !equalInts(orders, []int{4}) || !equalInts(closes, []int{1}) {
+		t.Errorf("UTC D: orders %v closes %v, want [4] [1]", orders, closes)
+	}
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
 func TestAssetHistory(t *testing.T) {
 	events := goldenLog(t)
 	g := &testLog{t: t, events: events}
