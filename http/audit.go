@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -46,6 +47,7 @@ type Audit struct {
 	Heartbeat time.Duration
 
 	verifying chan struct{} // one verify at a time: it reads the whole log
+	streams   atomic.Int64  // live event streams (Streams)
 
 	mu      sync.Mutex
 	hooked  map[*http.Server]bool
@@ -382,6 +384,8 @@ func (s *Server) handleEventStream(w http.ResponseWriter, r *http.Request) {
 	}
 	a := s.Audit
 	a.hookShutdown(r)
+	a.streams.Add(1)
+	defer a.streams.Add(-1)
 
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()

@@ -81,6 +81,12 @@ type Server struct {
 	// (config/update, license/keys/edit).
 	Secrets *domain.SecretBox
 
+	// Metrics, when set, is served at /metrics behind the bearer token
+	// (metrics.go); ObserveRequest, when set, is told of every answered
+	// request (route template, method, status, duration).
+	Metrics        http.Handler
+	ObserveRequest func(route, method string, status int, d time.Duration)
+
 	main, files     *http.Server
 	mainLn, filesLn net.Listener
 }
@@ -168,6 +174,7 @@ func (s *Server) Close() error {
 func (s *Server) Handler() http.Handler {
 	r, api := s.newRouter()
 	r.HandleFunc("/healthz", s.handleHealth).Methods("GET")
+	s.registerOpsRoutes(r)
 	s.registerAuthRoutes(api)
 	protected := api.NewRoute().Subrouter()
 	protected.Use(s.requireToken)
@@ -301,6 +308,7 @@ func (s *Server) requestBasics(next http.Handler) http.Handler {
 				zap.String("path", r.URL.Path),
 				zap.Int("status", sw.status),
 				zap.Duration("duration", time.Since(start)))
+			s.observeRequest(r, sw.status, time.Since(start))
 		}()
 		next.ServeHTTP(sw, r)
 	})

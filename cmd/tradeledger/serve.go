@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/http"
 	"time"
 
 	"go.uber.org/zap"
@@ -12,6 +14,7 @@ import (
 	"github.com/tradeledger/tradeledger/exchange/paper"
 	"github.com/tradeledger/tradeledger/exchange/trading"
 	tlhttp "github.com/tradeledger/tradeledger/http"
+	"github.com/tradeledger/tradeledger/metrics"
 	"github.com/tradeledger/tradeledger/projections"
 	"github.com/tradeledger/tradeledger/projections/clickhouse"
 )
@@ -29,6 +32,9 @@ type ServeConfig struct {
 	TLSCert     string
 	TLSKey      string
 	LogLevel    string
+	// MetricsListen, when set, serves /metrics without a token on its own
+	// address (metrics.go).
+	MetricsListen string
 }
 
 // Main is the running service: ParseFlags fills Config, Run opens and wires
@@ -54,6 +60,10 @@ type Main struct {
 	// the caller (a test on a domain.ManualClock) drives Core.Cycle. The
 	// zero value is production behaviour.
 	ManualCycles bool
+	// Metrics are the Prometheus metrics (metrics.go).
+	Metrics    *metrics.Metrics
+	metricsLn  net.Listener
+	metricsSrv *http.Server
 }
 
 // NewMain returns a Main with default settings.
@@ -79,6 +89,7 @@ func (m *Main) ParseFlags(args []string, env *Env) error {
 	fs.StringVar(&c.TLSCert, "tls-cert", c.TLSCert, "TLS certificate file (with --tls-key: serve HTTPS)")
 	fs.StringVar(&c.TLSKey, "tls-key", c.TLSKey, "TLS key file")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error")
+	fs.StringVar(&c.MetricsListen, "metrics-listen", c.MetricsListen, "address serving /metrics without a token (empty: off; /metrics on --listen needs a token)")
 	return parseFlags(fs, args)
 }
 
@@ -99,6 +110,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 			zap.String("stream", e.Stream), zap.Int64("version", e.Version), zap.Uint64("position", e.Position), zap.Error(err))
 	}
 	// Projections register here, before the replay.
+	m.registerMetrics()
 	method, err := domain.ParsePnlMethod(m.Config.PnlMethod)
 	if err != nil {
 		return fmt.Errorf("--pnl-method: %w", err)
@@ -167,8 +179,13 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	}
 	s.Config, s.Files = configView, filesView
 
+	m.wireMetrics(s)
+
 	m.Server = s
 	if err := s.Open(m.Config.Listen, m.Config.FilesListen); err != nil {
+		return err
+	}
+	if err := m.openMetricsListener(); err != nil {
 		return err
 	}
 	m.Logger.Info("serving", zap.String("api", s.URL()), zap.String("files", s.FilesURL()))
@@ -181,6 +198,7 @@ func (m *Main) Close() error {
 	if m.Server != nil {
 		m.Server.Close()
 	}
+	m.closeMetrics()
 	m.closeClickHouse()
 	if m.Core != nil {
 		m.Core.Close()

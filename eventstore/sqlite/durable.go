@@ -3,6 +3,7 @@ package sqlite
 import (
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
 )
@@ -83,7 +84,11 @@ func (s *Store) syncLoop() {
 				break gather
 			}
 		}
+		start := time.Now()
 		err := s.wal.sync()
+		if o := s.obs.get(); o != nil {
+			o.ObserveSync(time.Since(start))
+		}
 		if err != nil {
 			err := domain.Errorf(domain.EUNAVAILABLE, "event store unavailable: the write-ahead log could not be made durable: %v", err)
 			s.broken.Store(err)

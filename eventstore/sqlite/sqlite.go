@@ -77,6 +77,8 @@ type Store struct {
 	heads         map[string]streamHead // recent stream heads: the writer writes them under mu and reads them without it; callers read them under mu (expectedHead)
 	lastCommitted atomic.Uint64         // written by the writer only: head after its last commit
 	closed        bool
+
+	obs observer // write metrics (observe.go)
 }
 
 var _ domain.EventStore = (*Store)(nil)
@@ -209,6 +211,10 @@ func (s *Store) expectedHead(stream string, expected domain.ExpectedVersion) (st
 func (s *Store) Append(ctx context.Context, stream string, expected domain.ExpectedVersion, events ...domain.Event) (domain.AppendResult, error) {
 	// Checking and compacting happen in the caller's goroutine: the single
 	// writer need not do them.
+	if o := s.obs.get(); o != nil {
+		start := time.Now()
+		defer func() { o.ObserveAppend(time.Since(start)) }()
+	}
 	events, err := domain.PrepareAppend(stream, expected, events)
 	if err != nil {
 		return domain.AppendResult{}, err
@@ -508,6 +514,9 @@ func (s *Store) tryCommit(batch []*appendRequest, lookupIDs bool) bool {
 		return true
 	}
 	s.lastCommitted.Store(pos)
+	if o := s.obs.get(); o != nil {
+		o.ObserveBatch(len(written))
+	}
 	s.mu.Lock()
 	if len(s.heads)+len(heads) > maxCachedHeads {
 		clear(s.heads)

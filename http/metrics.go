@@ -1,0 +1,92 @@
+package http
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"github.com/tradeledger/tradeledger/domain"
+)
+
+// registerOpsRoutes serves the operator's probes beside /healthz:
+//
+//	GET /readyz    200 once the replay has caught up and the store accepts writes, else 503 (no auth)
+//	GET /metrics   the Prometheus metrics (bearer token), when Metrics is set
+func (s *Server) registerOpsRoutes(r *mux.Router) {
+	r.HandleFunc("/readyz", s.handleReady).Methods("GET")
+	if s.Metrics != nil {
+		r.Handle("/metrics", s.requireToken(s.Metrics)).Methods("GET")
+	}
+}
+
+// observeRequest reports a request to ObserveRequest under its route's
+// template ("unmatched" when no route matched).
+func (s *Server) observeRequest(r *http.Request, status int, d time.Duration) {
+	if s.ObserveRequest == nil {
+		return
+	}
+	route := "unmatched"
+	if cr := mux.CurrentRoute(r); cr != nil {
+		if t, err := cr.GetPathTemplate(); err == nil {
+			route = t
+		}
+	}
+	if status == 0 {
+		status = http.StatusOK
+	}
+	s.ObserveRequest(route, r.Method, status, d)
+}
+
+// Streams returns how many live event streams are open.
+func (a *Audit) Streams() int {
+	if a == nil {
+		return 0
+	}
+	return int(a.streams.Load())
+}
+
+// writable is what /readyz asks of a store that can tell (the embedded
+// one): nil when it accepts writes now.
+type writable interface{ Writable() error }
+
+type readyResponse struct {
+	Status  string `json:"status"`
+	Head    uint64 `json:"head"`
+	Applied uint64 `json:"applied"`
+}
+
+// handleReady answers GET /readyz: 200 {"status":"ready"} when the
+// projections have applied the whole log as of the request and the store
+// accepts writes; otherwise 503 with the error body, whose message says
+// which. Unlike /healthz (alive and answering), a load balancer should send
+// traffic only to a ready server.
+func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
+	if s.Store == nil || s.Runner == nil {
+		writeError(w, r, http.StatusServiceUnavailable, "not ready: the event store is not open")
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	head, err := s.Store.Head(ctx)
+	if err != nil {
+		writeError(w, r, http.StatusServiceUnavailable, "not ready: the event store does not answer")
+		return
+	}
+	if applied := s.Runner.Position(); applied < head {
+		writeError(w, r, http.StatusServiceUnavailable, "not ready: the projections are catching up with the log")
+		return
+	}
+	if st, ok := s.Store.(writable); ok {
+		if err := st.Writable(); err != nil {
+			msg := "not ready: the event store does not accept writes"
+			if domain.ErrorCode(err) == domain.EUNAVAILABLE {
+				msg += " (" + domain.ErrorMessage(err) + ")"
+			}
+			writeError(w, r, http.StatusServiceUnavailable, msg)
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, readyResponse{Status: "ready", Head: head, Applied: s.Runner.Position()})
+}

@@ -1,0 +1,63 @@
+package metrics
+
+import (
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/tradeledger/tradeledger/domain"
+)
+
+// TestOrdersCountedFromEvents: placed on OrderRequested, filled once the
+// fills add up to the amount (not at a partial fill), rejected by the
+// order's exchange; a cancelled order is forgotten; failed logins counted.
+func TestOrdersCountedFromEvents(t *testing.T) {
+	m := New()
+	clock := domain.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	apply := func(stream, typ string, data any) {
+		t.Helper()
+		e := domain.NewEvent(clock, typ, data)
+		e.Stream = stream
+		if err := m.Apply(&e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	req := func(id int64, exchange, amount string) {
+		apply(domain.OrderStream(id), domain.TypeOrderRequested, domain.OrderRequested{OrderID: id, Exchange: exchange, Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindLimit, Amount: domain.MustDecimal(amount), Price: domain.MustDecimal("1")})
+	}
+	fill := func(id int64, qty string) {
+		apply(domain.OrderStream(id), domain.TypeOrderFilled, domain.OrderFilled{FillID: "f", Price: domain.MustDecimal("1"), Quantity: domain.MustDecimal(qty)})
+	}
+	req(1, "binance", "1")
+	req(2, "binance", "2")
+	req(3, "kraken", "1")
+	req(4, "kraken", "1")
+	fill(1, "1")
+	fill(2, "1.5")
+	apply(domain.OrderStream(3), domain.TypeOrderRejected, domain.OrderRejected{Reason: "no funds"})
+	apply(domain.OrderStream(4), domain.TypeOrderCancelled, struct{}{})
+	apply(domain.StreamAuth, domain.TypeLoginFailed, domain.LoginFailed{RemoteAddr: "127.0.0.1", Reason: "password"})
+
+	for _, c := range []struct {
+		exchange, outcome string
+		want              float64
+	}{
+		{"binance", "placed", 2}, {"binance", "filled", 1}, {"binance", "rejected", 0},
+		{"kraken", "placed", 2}, {"kraken", "filled", 0}, {"kraken", "rejected", 1},
+	} {
+		if got := testutil.ToFloat64(m.orders.WithLabelValues(c.exchange, c.outcome)); got != c.want {
+			t.Errorf("orders{%s,%s} = %v, want %v", c.exchange, c.outcome, got, c.want)
+		}
+	}
+	fill(2, "0.5") // the rest of order 2
+	if got := testutil.ToFloat64(m.orders.WithLabelValues("binance", "filled")); got != 2 {
+		t.Errorf("orders{binance,filled} after the last fill = %v, want 2", got)
+	}
+	if got := testutil.ToFloat64(m.loginFailures); got != 1 {
+		t.Errorf("login failures = %v, want 1", got)
+	}
+	if len(m.open) != 0 {
+		t.Errorf("%d orders still remembered, want none", len(m.open))
+	}
+}
