@@ -277,7 +277,7 @@ func (s *Server) handlePnlSum(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	ex := q.Get("exchange")
+	ex := decodeKey(q.Get("exchange")) // a pair key may come encoded twice
 	if ex == "" {
 		Error(w, r, domain.Errorf(domain.EINVALID, "exchange is required (an exchange name or a pair key)"))
 		return

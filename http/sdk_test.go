@@ -293,6 +293,12 @@ func TestSDKRequestForms(t *testing.T) {
 	asNumber(t, "data[0][4] totalVolume", day[4])
 	asNumber(t, "data[0][5] cumulativePnlPercent", day[5])
 
+	// pnl/sum with the pair key encoded twice is that pair's sum.
+	sum := asObject(t, "pnl/sum", ss.json("GET", fmt.Sprintf("/pnl/sum?exchange=binance%%252FUSDT-BTC&startTimestamp=0&endTimestamp=%d", now), nil))
+	if got := asArray(t, "pnl/sum data", sum["data"]); len(got) != 1 || asObject(t, "pnl/sum data[0]", got[0])["key"] != "binance/USDT-BTC" {
+		t.Fatalf("pnl/sum with a key encoded twice = %v, want the pair's sum", sum)
+	}
+
 	// orders/day: days are ISO dates, orders and closeOrders integers.
 	od := asObject(t, "orders/day", ss.json("GET", "/orders/day?timezone=UTC&keys[]=binance%2FUSDT-BTC&days=2", nil))
 	dd, oc, cc := asArray(t, "days", od["days"]), asArray(t, "orders", od["orders"]), asArray(t, "closeOrders", od["closeOrders"])
