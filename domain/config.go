@@ -405,7 +405,8 @@ func decodeJSONValue(b []byte) (any, error) {
 	if err := dec.Decode(&v); err != nil {
 		return nil, err
 	}
-	if dec.More() {
+	// dec.More is not enough: it reports a stray '}' or ']' as the end.
+	if rest := b[dec.InputOffset():]; len(bytes.TrimLeft(rest, " \t\r\n")) > 0 {
 		return nil, Errorf(EINVALID, "trailing data after the JSON value")
 	}
 	return v, nil

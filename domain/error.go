@@ -14,6 +14,7 @@ const (
 	ECONFLICT     = "conflict"     // version conflict or state conflict: 409
 	ETOOLARGE     = "too_large"    // body or value over a limit: 413
 	ETOOMANY      = "too_many"     // rate limited: 429
+	EMEDIATYPE    = "media_type"   // a body in a format the call does not take: 415
 	EUNAVAILABLE  = "unavailable"  // a backend (event store, exchange) is down: 503
 	EINTERNAL     = "internal"     // a bug or an unexpected failure: 500
 )

@@ -98,7 +98,8 @@ func StateFileName(exchange, pair string) string { return exchange + "-" + pair 
 // JSON kinds (everything but strategies) need a JSON object as content;
 // strategies take text, stored as a JSON string. SHA256 is of the text for
 // strategies, of the compact JSON otherwise. Content over MaxFileBytes
-// is EINVALID naming the field "document".
+// is EINVALID naming the field "document", and so is a JSON document
+// that CheckJSON refuses (a repeated key, invalid UTF-8).
 func NewFileWritten(kind, name string, content []byte) (FileWritten, error) {
 	if err := ValidateFileName(kind, name); err != nil {
 		return FileWritten{}, err
@@ -117,6 +118,9 @@ func NewFileWritten(kind, name string, content []byte) (FileWritten, error) {
 	} else {
 		if _, err := DecodeJSONObject(content); err != nil {
 			return FileWritten{}, Errorf(EINVALID, "document %s", ErrorMessage(err))
+		}
+		if err := CheckJSON(content); err != nil {
+			return FileWritten{}, Errorf(EINVALID, "document: %s", ErrorMessage(err))
 		}
 		stored = compactJSON(content)
 		sum = FileSHA256(stored)

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"go.uber.org/zap"
 
@@ -23,6 +25,7 @@ var statusByCode = map[string]int{
 	domain.ECONFLICT:     http.StatusConflict,
 	domain.ETOOLARGE:     http.StatusRequestEntityTooLarge,
 	domain.ETOOMANY:      http.StatusTooManyRequests,
+	domain.EMEDIATYPE:    http.StatusUnsupportedMediaType,
 	domain.EUNAVAILABLE:  http.StatusServiceUnavailable,
 	domain.EINTERNAL:     http.StatusInternalServerError,
 }
@@ -89,25 +92,81 @@ func writeBody(w http.ResponseWriter, status int, body []byte) {
 	_, _ = w.Write(body)
 }
 
-// decodeJSON reads the request body into v. An empty body is an EINVALID
-// error unless allowEmpty; malformed JSON names the problem and its offset,
-// a wrong type names the field; a body over the limit is ETOOLARGE.
+// decodeJSON reads the request body into v under the rules every JSON
+// write shares (readJSONBody, then domain.CheckJSON): a declared
+// Content-Type other than JSON is EMEDIATYPE (415; none at all is read as
+// JSON), a body over the limit is ETOOLARGE, an empty body is EINVALID
+// unless allowEmpty; malformed JSON names the problem and its offset, a
+// wrong type names the field; invalid UTF-8, a key repeated at any depth
+// (named) and data after the value are EINVALID.
 func decodeJSON(r *http.Request, v any, allowEmpty bool) error {
-	body, err := io.ReadAll(r.Body)
+	body, err := readJSONBody(r)
 	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return domain.Errorf(domain.ETOOLARGE, "request body is larger than %d bytes", tooLarge.Limit)
-		}
-		return domain.Errorf(domain.EINVALID, "cannot read request body")
+		return err
 	}
-	if len(strings.TrimSpace(string(body))) == 0 {
+	if len(bytes.TrimSpace(body)) == 0 {
 		if allowEmpty {
 			return nil
 		}
 		return domain.Errorf(domain.EINVALID, "request body is empty; a JSON object is required")
 	}
-	return unmarshalBody(body, v)
+	if err := unmarshalBody(body, v); err != nil {
+		return err
+	}
+	return checkBody(body)
+}
+
+// readJSONBody checks the declared Content-Type and reads the body
+// (ETOOLARGE past the server's limit).
+func readJSONBody(r *http.Request) ([]byte, error) {
+	if err := checkContentType(r.Header.Get("Content-Type")); err != nil {
+		return nil, err
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return nil, domain.Errorf(domain.ETOOLARGE, "request body is larger than %d bytes", tooLarge.Limit)
+		}
+		return nil, domain.Errorf(domain.EINVALID, "cannot read request body")
+	}
+	return body, nil
+}
+
+// checkContentType accepts no Content-Type (read as JSON: curl and many
+// clients send none), application/json and application/<x>+json, with any
+// parameters; anything else (text/plain, forms, multipart, XML) is
+// EMEDIATYPE.
+func checkContentType(ct string) error {
+	if strings.TrimSpace(ct) == "" {
+		return nil
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err == nil && (mt == "application/json" || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))) {
+		return nil
+	}
+	return domain.Errorf(domain.EMEDIATYPE, "Content-Type must be application/json, not %q", truncate(ct, 64))
+}
+
+// checkBody is domain.CheckJSON on a request body: what encoding/json let
+// through (invalid UTF-8, repeated keys) is refused here, before anything
+// is written.
+func checkBody(body []byte) error {
+	if err := domain.CheckJSON(body); err != nil {
+		return domain.Errorf(domain.EINVALID, "request body: %s", domain.ErrorMessage(err))
+	}
+	return nil
+}
+
+// truncate cuts s to at most n bytes (on a rune boundary), marking the cut.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 // unmarshalBody is decodeJSON's parser, with messages a client can act on.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"math"
 	"net/http"
 	"regexp"
@@ -82,16 +81,13 @@ func writeOrderSent(w http.ResponseWriter, id int64) {
 // the top level (some clients); data wins when both are present.
 type tradeFields map[string]json.RawMessage
 
-// decodeTrade reads a trade body. A value that is not JSON (NaN,
-// Infinity) is a 400 naming its field.
+// decodeTrade reads a trade body under decodeJSON's rules (Content-Type,
+// size, UTF-8, repeated keys, trailing data). A value that is not JSON
+// (NaN, Infinity) is a 400 naming its field.
 func decodeTrade(r *http.Request) (tradeFields, error) {
-	body, err := io.ReadAll(r.Body)
+	body, err := readJSONBody(r)
 	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return nil, domain.Errorf(domain.ETOOLARGE, "request body is larger than %d bytes", tooLarge.Limit)
-		}
-		return nil, domain.Errorf(domain.EINVALID, "cannot read request body")
+		return nil, err
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil, domain.Errorf(domain.EINVALID, "request body is empty; a JSON object is required")
@@ -108,6 +104,9 @@ func decodeTrade(r *http.Request) (tradeFields, error) {
 			}
 		}
 		return nil, unmarshalBody(body, &top)
+	}
+	if err := checkBody(body); err != nil {
+		return nil, err
 	}
 	if top == nil {
 		return nil, domain.Errorf(domain.EINVALID, "request body must be a JSON object")
@@ -137,16 +136,22 @@ func decodeTrade(r *http.Request) (tradeFields, error) {
 // false and takes that path (and its error messages).
 func flatTradeFields(body []byte) (tradeFields, bool) {
 	f := tradeFields{}
-	add := func(k, v []byte) { f[string(k)] = v }
+	dup := false
+	add := func(k, v []byte) {
+		if _, seen := f[string(k)]; seen {
+			dup = true // the encoding/json path names it
+		}
+		f[string(k)] = v
+	}
 	const prefix = `{"data":`
 	if bytes.HasPrefix(body, []byte(prefix)) && len(body) > len(prefix) && body[len(prefix)] == '{' {
 		inner := body[len(prefix) : len(body)-1]
-		if body[len(body)-1] != '}' || !domain.FlatObject(inner, add) {
+		if body[len(body)-1] != '}' || !domain.FlatObject(inner, add) || dup {
 			return nil, false
 		}
 		return f, true
 	}
-	if !domain.FlatObject(body, add) {
+	if !domain.FlatObject(body, add) || dup {
 		return nil, false
 	}
 	if _, ok := f["data"]; ok { // "data":null or a scalar: the slow path decides

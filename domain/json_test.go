@@ -1,0 +1,137 @@
+package domain
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// CheckJSON refuses what encoding/json lets through silently: repeated keys
+// at any depth (also when one is escaped), invalid UTF-8 and data after
+// the value (including a stray closing brace, which json.Decoder.More
+// misses).
+func TestCheckJSON(t *testing.T) {
+	tests := []struct {
+		in, err string // err: substring of the message, "" for valid
+	}{
+		{`{"a":1,"b":{"c":[1,{"d":2}]}}`, ""},
+		{` [ ] `, ""},
+		{`"x"`, ""},
+		{`{"a":1,"A":2}`, ""}, // keys are case-sensitive
+		{`{"a":1,"a":2}`, `duplicate key "a"`},
+		{`{"data":{"amt":1,"pair":"X","amt":2}}`, `duplicate key "data.amt"`},
+		{`{"x":[{"k":1},{"k":1,"k":2}]}`, `duplicate key "x[1].k"`},
+		{`{"a":1,"\u0061":2}`, `duplicate key "a"`},
+		{`{"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":10,"k11":11,"k12":12,"k13":13,"k14":14,"k15":15,"k16":16,"k17":17,"k3":3}`, `duplicate key "k3"`},
+		{`{"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":10,"k11":11,"k12":12,"k13":13,"k14":14,"k15":15,"k16":16,"k17":17}`, ""},
+		{"{\"a\":\"\xff\"}", "not valid UTF-8"},
+		{`{"a":1}}`, "trailing data"},
+		{`{"a":1} {"b":2}`, "trailing data"},
+		{`{"a":1}]`, "trailing data"},
+		{`{"a":1`, "malformed JSON"},
+		{`{"a" 1}`, "malformed JSON at byte"},
+		{``, "malformed JSON"},
+	}
+	for _, tc := range tests {
+		err := CheckJSON([]byte(tc.in))
+		if tc.err == "" {
+			if err != nil {
+				t.Errorf("CheckJSON(%s) = %v, want nil", tc.in, err)
+			}
+			continue
+		}
+		if ErrorCode(err) != EINVALID || !strings.Contains(ErrorMessage(err), tc.err) {
+			t.Errorf("CheckJSON(%s) = %v, want EINVALID with %q", tc.in, err, tc.err)
+		}
+	}
+}
+
+// DecodeJSONObject refuses a stray closing brace after the object (it used
+// to accept it: json.Decoder.More reports '}' as the end).
+func TestDecodeJSONObjectTrailingBrace(t *testing.T) {
+	for _, in := range []string{`{"a":1}}`, `{"a":1}]`, `{"a":1} x`} {
+		if _, err := DecodeJSONObject([]byte(in)); ErrorCode(err) != EINVALID {
+			t.Errorf("DecodeJSONObject(%s) = %v, want EINVALID", in, err)
+		}
+	}
+	if _, err := DecodeJSONObject([]byte("{\"a\":1}\n")); err != nil {
+		t.Errorf("trailing newline: %v", err)
+	}
+}
+
+// duplicateByTokens is the reference for FuzzCheckJSON: encoding/json's
+// tokenizer, one key set per open object.
+func duplicateByTokens(b []byte) (bool, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	type frame struct {
+		obj    bool
+		keys   map[string]bool
+		expKey bool
+	}
+	var stack []*frame
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if d, ok := tok.(json.Delim); ok {
+			switch d {
+			case '{', '[':
+				if top != nil && top.obj {
+					top.expKey = true
+				}
+				stack = append(stack, &frame{obj: d == '{', keys: map[string]bool{}, expKey: true})
+			default:
+				stack = stack[:len(stack)-1]
+			}
+			continue
+		}
+		if top != nil && top.obj {
+			if top.expKey {
+				k := tok.(string)
+				if top.keys[k] {
+					return true, nil
+				}
+				top.keys[k] = true
+				top.expKey = false
+			} else {
+				top.expKey = true
+			}
+		}
+	}
+}
+
+// FuzzCheckJSON: CheckJSON accepts exactly the valid single UTF-8 values
+// without a repeated key, as encoding/json's tokenizer sees them.
+func FuzzCheckJSON(f *testing.F) {
+	for _, s := range []string{`{"a":1,"a":2}`, `{"a":{"b":[1,{"c":1,"c":2}]}}`, `{"\u0061":1,"a":1}`, `[1,2]`, `{"a":"\\"}`, `{"a":1}}`, "\"\xff\"", `{}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		err := CheckJSON(b)
+		if !utf8.Valid(b) || !json.Valid(b) {
+			if err == nil {
+				t.Fatalf("CheckJSON(%q) = nil for invalid input", b)
+			}
+			return
+		}
+		dup, terr := duplicateByTokens(b)
+		if terr != nil {
+			t.Fatalf("tokenizer: %v on valid %q", terr, b)
+		}
+		if dup != (err != nil) {
+			t.Fatalf("CheckJSON(%q) = %v, tokenizer finds duplicate: %v", b, err, dup)
+		}
+	})
+}
