@@ -48,13 +48,22 @@ func ParseConfig(b []byte) (Config, error) {
 }
 
 // ConfigFromMap validates doc like ParseConfig and returns it as a Config.
-// doc is copied.
+// doc is copied. It is how documents are written (config/update,
+// license/keys/edit, init, import), so it also range-checks the values
+// whose meaning is known (CheckValues).
 func ConfigFromMap(doc map[string]any) (Config, error) {
 	b, err := json.Marshal(doc)
 	if err != nil {
 		return Config{}, Errorf(EINVALID, "configuration cannot be encoded: %v", err)
 	}
-	return ParseConfig(b)
+	c, err := ParseConfig(b)
+	if err != nil {
+		return Config{}, err
+	}
+	if err := c.CheckValues(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
 }
 
 func newConfig(doc map[string]any) (Config, error) {
@@ -174,7 +183,7 @@ func validateParam(where string, v any) error {
 // (an instance suffix such as "binance#2" is fine).
 func ValidateExchangeName(name string) error {
 	if name == "" || len(name) > 64 || strings.ContainsAny(name, "/\\") || hasControl(name) {
-		return Errorf(EINVALID, "exchange name %q must be 1-64 characters without slashes", name)
+		return Errorf(EINVALID, "exchange name %.64q must be 1-64 characters without slashes", name)
 	}
 	return nil
 }
@@ -183,7 +192,7 @@ func ValidateExchangeName(name string) error {
 // name: 1-64 characters, no slash, no control characters.
 func ValidateStrategyName(name string) error {
 	if name == "" || len(name) > 64 || strings.ContainsAny(name, "/\\") || hasControl(name) {
-		return Errorf(EINVALID, "strategy name %q must be 1-64 characters without slashes", name)
+		return Errorf(EINVALID, "strategy name %.64q must be 1-64 characters without slashes", name)
 	}
 	return nil
 }

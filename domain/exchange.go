@@ -17,6 +17,31 @@ func SplitPair(pair string) (quote, base string, err error) {
 	return quote, base, nil
 }
 
+// MaxPairLen bounds a pair symbol, in bytes.
+const MaxPairLen = 32
+
+// ValidatePair returns EINVALID unless pair is a symbol fit to be written
+// (an order, a configured pair): QUOTE-BASE, each part ASCII letters and
+// digits, at most MaxPairLen bytes in all. SplitPair, which reads, stays
+// looser, so that a log written before this rule still reads.
+func ValidatePair(pair string) error {
+	quote, base, err := SplitPair(pair)
+	if err == nil && len(pair) <= MaxPairLen && alnum(quote) && alnum(base) {
+		return nil
+	}
+	return Errorf(EINVALID, "pair %.40q must look like QUOTE-BASE (letters and digits, at most %d bytes), e.g. USDT-BTC", pair, MaxPairLen)
+}
+
+func alnum(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
 // PairKey is "<exchange>/<pair>", the key of per-pair read models.
 func PairKey(exchange, pair string) string { return exchange + "/" + pair }
 

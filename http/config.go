@@ -302,7 +302,10 @@ func pairFromRequest(req pairAddRequest) (domain.PairConfig, error) {
 	if req.Exchange == "" {
 		return domain.PairConfig{}, domain.Errorf(domain.EINVALID, "exchange is required")
 	}
-	if _, _, err := domain.SplitPair(req.Pair); err != nil {
+	if err := domain.ValidatePair(req.Pair); err != nil {
+		return domain.PairConfig{}, err
+	}
+	if err := domain.ValidateExchangeName(req.Exchange); err != nil {
 		return domain.PairConfig{}, err
 	}
 	p := domain.PairConfig{Exchange: req.Exchange, Pair: req.Pair, Strategy: defaultPairStrategy, Enabled: true, Override: map[string]any{}}
@@ -340,6 +343,9 @@ func pairFromRequest(req pairAddRequest) (domain.PairConfig, error) {
 			}
 			p.Override[k] = v
 		}
+	}
+	if err := domain.CheckStrategyParams("settings", p.Override); err != nil {
+		return p, err
 	}
 	return p, nil
 }
@@ -402,6 +408,10 @@ func (s *Server) handleConfigStrategyAdd(w http.ResponseWriter, r *http.Request)
 	settings := req.Settings
 	if settings == nil {
 		settings = map[string]any{}
+	}
+	if err := domain.CheckStrategyParams("settings", settings); err != nil {
+		Error(w, r, err)
+		return
 	}
 	err := s.decideConfig(r, func(cur domain.Config) ([]domain.Event, error) {
 		if _, err := cur.WithStrategy(req.Name, settings); err != nil {

@@ -136,3 +136,89 @@ func TestJSONWritesRefuseAmbiguousBodies(t *testing.T) {
 		t.Fatalf("refused config writes appended events: head %d→%d", before, e.head())
 	}
 }
+
+// Pair symbols are QUOTE-BASE of letters and digits, at most 32 bytes;
+// exchange, strategy and file names are bounded, and a refusal does not
+// echo a long name back in full.
+func TestNamesAndPairSymbolsBounded(t *testing.T) {
+	te := newTradeEnv(t)
+	long := strings.Repeat("x", 5000)
+	head := te.head()
+	for _, c := range []struct{ name, body, msg string }{
+		{"pair with punctuation", `{"data":{"exch":"binance","pair":"USDT-BTC;","amt":0.001}}`, `field \"pair\"`},
+		{"pair with an underscore", `{"data":{"exch":"binance","pair":"USDT_BTC","amt":0.001}}`, `field \"pair\"`},
+		{"pair over 32 bytes", `{"data":{"exch":"binance","pair":"USDT-` + strings.Repeat("B", 28) + `","amt":0.001}}`, "at most 32 bytes"},
+		{"exchange name of 5000 bytes", `{"data":{"exch":"` + long + `","pair":"USDT-BTC","amt":0.001}}`, `field \"exch\"`},
+	} {
+		status, body := rawPost(t, te.URL+"/api/v1/trade/buy/market", te.Token, "", c.body)
+		if status != 400 || !strings.Contains(body, c.msg) || len(body) > 400 {
+			t.Errorf("%s: %d %.300s, want a short 400 with %s", c.name, status, body, c.msg)
+		}
+	}
+	status, body := rawPost(t, te.URL+"/api/v1/trade/cancel", te.Token, "", `{"data":{"exch":"binance","pair":"USDT-BTC<script>","id":"1","price":1,"type":"limit"}}`)
+	if status != 400 || !strings.Contains(body, `field \"pair\"`) {
+		t.Errorf("cancel with a bad pair: %d %s", status, body)
+	}
+	if te.head() != head {
+		t.Fatalf("refused trade calls appended events")
+	}
+
+	e := newCfgEnv(t)
+	before := e.head()
+	e.refuse(400, "must look like QUOTE-BASE", "POST", "/config/pair/add", map[string]any{"exchange": "binance", "pair": "USDT-BTC.X"})
+	e.refuse(400, "at most 32 bytes", "POST", "/config/pair/add", map[string]any{"exchange": "binance", "pair": "USDT-" + strings.Repeat("E", 28)})
+	e.refuse(400, "exchange name", "POST", "/config/pair/add", map[string]any{"exchange": long, "pair": "USDT-BTC"})
+	e.refuse(400, "strategy name", "POST", "/config/strategy/add", map[string]any{"name": strings.Repeat("s", 129)})
+	e.refuse(400, "filename is longer than 128 bytes", "POST", "/files/strategy/write", map[string]any{"filename": strings.Repeat("f", 126) + ".js", "document": "x"})
+	cfg := cfgInitial()
+	cfg["pairs"] = map[string]any{"binance": map[string]any{"USDT-BTC/../x": map[string]any{"strategy": "manual"}}}
+	e.refuse(400, "config.pairs.binance.USDT-BTC/../x", "POST", "/config/update", map[string]any{"data": cfg})
+	if e.head() != before {
+		t.Fatalf("refused config writes appended events")
+	}
+	for _, b := range e.bodies {
+		if len(b) > 400 {
+			t.Fatalf("a refusal echoes a long name: %d bytes", len(b))
+		}
+	}
+}
+
+// Configuration values whose meaning is known are range-checked when they
+// are written, by every write route; unknown parameters are kept as given.
+func TestConfigValuesRangeChecked(t *testing.T) {
+	e := newCfgEnv(t)
+	with := func(edit func(cfg map[string]any)) map[string]any {
+		cfg := cfgInitial()
+		edit(cfg)
+		return map[string]any{"data": cfg}
+	}
+	exchange := func(cfg map[string]any) map[string]any {
+		return cfg["exchanges"].(map[string]any)["binance"].(map[string]any)
+	}
+	before := e.head()
+	e.refuse(400, "config.exchanges.binance.simulator.fee must be a finite number ≥ 0 and < 1", "POST", "/config/update", with(func(c map[string]any) {
+		exchange(c)["simulator"] = map[string]any{"fee": 1}
+	}))
+	e.refuse(400, "config.exchanges.binance.delay must be a whole number ≥ 1 (seconds)", "POST", "/config/update", with(func(c map[string]any) { exchange(c)["delay"] = 0 }))
+	e.refuse(400, "config.strategies.gain.TRADING_LIMIT must be a finite number > 0", "POST", "/config/update", with(func(c map[string]any) {
+		c["strategies"].(map[string]any)["gain"].(map[string]any)["TRADING_LIMIT"] = -100
+	}))
+	e.refuse(400, "config.exchanges.binance.simulator.balances.USDT", "POST", "/config/update", with(func(c map[string]any) {
+		exchange(c)["simulator"] = map[string]any{"balances": map[string]any{"USDT": "-5"}}
+	}))
+	e.refuse(400, "settings.DELAY must be a whole number ≥ 1 (seconds)", "POST", "/config/pair/add", map[string]any{"exchange": "binance", "pair": "USDT-BTC", "settings": map[string]any{"strategy": "manual", "DELAY": 0}})
+	e.refuse(400, "settings.TRADING_LIMIT", "POST", "/config/pair/add", map[string]any{"exchange": "binance", "pair": "USDT-BTC", "settings": map[string]any{"override": map[string]any{"TRADING_LIMIT": "0"}}})
+	e.refuse(400, "settings.STEP must be a finite number > 0 and < 100 (percent)", "POST", "/config/strategy/add", map[string]any{"name": "grid2", "settings": map[string]any{"STEP": 100}})
+	if e.head() != before {
+		t.Fatalf("refused writes appended events")
+	}
+	// In range, and an unknown parameter with any value, are accepted.
+	e.must(200, "POST", "/config/update", with(func(c map[string]any) {
+		exchange(c)["simulator"] = map[string]any{"fee": "0.001", "balances": map[string]any{"USDT": 1000, "BTC": 0}}
+		c["strategies"].(map[string]any)["gain"].(map[string]any)["MY_KNOB"] = -42
+	}))
+	e.must(200, "POST", "/config/strategy/add", map[string]any{"name": "grid2", "settings": map[string]any{"STEP": 0.5, "DELAY": 1, "OTHER": "anything"}})
+	if got := cfgPath(e.fullConfig(), "strategies", "gain", "MY_KNOB"); got != float64(-42) {
+		t.Fatalf("unknown parameter = %v, want -42 kept", got)
+	}
+}

@@ -227,6 +227,9 @@ func (s *Server) orderRequest(r *http.Request, f tradeFields, side domain.Side, 
 	if req.Pair, err = f.str("pair", true); err != nil {
 		return req, err
 	}
+	if err := checkTradeNames(req.Exchange, req.Pair); err != nil {
+		return req, err
+	}
 	if req.Amount, err = f.num("amt", amountRequired); err != nil {
 		return req, err
 	}
@@ -236,6 +239,18 @@ func (s *Server) orderRequest(r *http.Request, f tradeFields, side domain.Side, 
 	}
 	req.IdempotencyKey = key
 	return req, nil
+}
+
+// checkTradeNames bounds the exchange name and the pair symbol of a trade
+// call before they reach the trader (and its error messages).
+func checkTradeNames(exch, pair string) error {
+	if err := domain.ValidateExchangeName(exch); err != nil {
+		return domain.Errorf(domain.EINVALID, "field \"exch\": %s", domain.ErrorMessage(err))
+	}
+	if err := domain.ValidatePair(pair); err != nil {
+		return domain.Errorf(domain.EINVALID, "field \"pair\": %s", domain.ErrorMessage(err))
+	}
+	return nil
 }
 
 // prepare reads and validates a trade call's body.
@@ -381,6 +396,9 @@ func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	pair, err := f.str("pair", true)
+	if err == nil {
+		err = checkTradeNames(exch, pair)
+	}
 	if err != nil {
 		Error(w, r, err)
 		return

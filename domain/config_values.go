@@ -1,0 +1,165 @@
+package domain
+
+import "fmt"
+
+// Range checks of configuration values whose meaning is known, done when a
+// document is written (ConfigFromMap, and the pair and strategy edits of the
+// API through CheckStrategyParams), so that a value the service would
+// refuse or silently replace by its default at run time is refused at the
+// door with a message naming it. ParseConfig, which also reads documents
+// back from the log, does not apply them: a log written before a rule
+// existed still replays. Parameters without a rule are kept as given.
+
+// valueRule is the range of one known numeric or boolean value.
+type valueRule struct {
+	boolean bool    // true or false (or "true"/"false")
+	whole   bool    // a whole number
+	min     Decimal // lowest value
+	minOpen bool    // min itself is refused
+	max     Decimal // highest value, when hasMax
+	hasMax  bool
+	maxOpen bool // max itself is refused
+	unit    string
+}
+
+var (
+	rulePositive    = valueRule{min: 0, minOpen: true}
+	ruleNonNegative = valueRule{min: 0}
+	ruleBool        = valueRule{boolean: true}
+)
+
+// strategyParamRules are the strategy parameters the built-in strategies
+// and the core read (domain/strategy.go, exchange/core), by the names they
+// read them under, with the ranges those readers accept.
+var strategyParamRules = map[string]valueRule{
+	"TRADING_LIMIT":      rulePositive,
+	"STEP":               {min: 0, minOpen: true, max: DecimalFromInt(100), hasMax: true, maxOpen: true, unit: "percent"},
+	"BUYLVL":             ruleNonNegative,
+	"GAIN":               ruleNonNegative,
+	"MIN_VOLUME_TO_SELL": ruleNonNegative,
+	"EMA_PERIOD":         {whole: true, min: DecimalFromInt(1), unit: "candles"},
+	"DELAY":              {whole: true, min: DecimalFromInt(1), unit: "seconds"},
+	"PERIOD":             {whole: true, min: DecimalFromInt(1), unit: "minutes"},
+	"BUY_ENABLED":        ruleBool,
+	"SELL_ENABLED":       ruleBool,
+}
+
+// check returns EINVALID naming where unless v is in the rule's range.
+func (r valueRule) check(where string, v any) error {
+	p := StrategyParams{Settings: map[string]any{"v": v}}
+	if r.boolean {
+		if _, err := p.Bool("v", false); err != nil {
+			return Errorf(EINVALID, "%s must be true or false, not %.40s", where, fmt.Sprint(v))
+		}
+		return nil
+	}
+	d, err := p.Decimal("v", 0)
+	ok := err == nil &&
+		(d > r.min || (!r.minOpen && d == r.min)) &&
+		(!r.hasMax || d < r.max || (!r.maxOpen && d == r.max)) &&
+		(!r.whole || d.Units()%decimalScale == 0)
+	if ok {
+		return nil
+	}
+	return Errorf(EINVALID, "%s must be %s, not %.40s", where, r.describe(), fmt.Sprint(v))
+}
+
+func (r valueRule) describe() string {
+	s := "a finite number"
+	if r.whole {
+		s = "a whole number"
+	}
+	lo := "≥"
+	if r.minOpen {
+		lo = ">"
+	}
+	s += " " + lo + " " + string(r.min.AppendTrimmed(nil))
+	if r.hasMax {
+		hi := "≤"
+		if r.maxOpen {
+			hi = "<"
+		}
+		s += " and " + hi + " " + string(r.max.AppendTrimmed(nil))
+	}
+	if r.unit != "" {
+		s += " (" + r.unit + ")"
+	}
+	return s
+}
+
+// CheckStrategyParams returns EINVALID naming the first parameter of params
+// (strategy settings or a pair's override; where is its path, e.g.
+// "config.strategies.gain") whose meaning is known and whose value is out
+// of range: TRADING_LIMIT > 0, 0 < STEP < 100, BUYLVL, GAIN and
+// MIN_VOLUME_TO_SELL ≥ 0, EMA_PERIOD, DELAY (seconds) and PERIOD (minutes)
+// whole numbers ≥ 1, BUY_ENABLED and SELL_ENABLED booleans; numbers may
+// be written as strings, as the strategies read them. Other parameters
+// are not checked.
+func CheckStrategyParams(where string, params map[string]any) error {
+	for _, k := range sortedKeys(params) {
+		rule, ok := strategyParamRules[k]
+		if !ok || params[k] == nil {
+			continue
+		}
+		if err := rule.check(where+"."+k, params[k]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CheckValues returns EINVALID naming the first value of c that is known
+// and out of range: a pair symbol that ValidatePair refuses, strategy
+// parameters (CheckStrategyParams) in config.strategies and in pair
+// overrides, config.exchanges.<name>.delay (whole seconds ≥ 1), and the
+// paper simulator's settings config.exchanges.<name>.simulator: fee, a
+// rate in [0, 1), and balances, amounts ≥ 0 (a zero starting balance is a
+// real choice). ConfigFromMap calls it; see the note at the top of this
+// file for why ParseConfig does not.
+func (c Config) CheckValues() error {
+	exchanges := c.section("exchanges")
+	for _, name := range sortedKeys(exchanges) {
+		entry, _ := exchanges[name].(map[string]any)
+		where := "config.exchanges." + name
+		if v, ok := entry["delay"]; ok && v != nil {
+			if err := (valueRule{whole: true, min: DecimalFromInt(1), unit: "seconds"}).check(where+".delay", v); err != nil {
+				return err
+			}
+		}
+		sim, _ := entry["simulator"].(map[string]any)
+		if v, ok := sim["fee"]; ok && v != nil {
+			if err := (valueRule{min: 0, max: DecimalFromInt(1), hasMax: true, maxOpen: true, unit: "a rate: 0.001 is 0.1%"}).check(where+".simulator.fee", v); err != nil {
+				return err
+			}
+		}
+		balances, _ := sim["balances"].(map[string]any)
+		for _, asset := range sortedKeys(balances) {
+			if err := ruleNonNegative.check(where+".simulator.balances."+asset, balances[asset]); err != nil {
+				return err
+			}
+		}
+	}
+	strategies := c.section("strategies")
+	for _, name := range sortedKeys(strategies) {
+		settings, _ := strategies[name].(map[string]any)
+		if err := CheckStrategyParams("config.strategies."+name, settings); err != nil {
+			return err
+		}
+	}
+	pairs := c.section("pairs")
+	for _, ex := range sortedKeys(pairs) {
+		m, _ := pairs[ex].(map[string]any)
+		for _, pair := range sortedKeys(m) {
+			where := "config.pairs." + ex + "." + pair
+			if err := ValidatePair(pair); err != nil {
+				return Errorf(EINVALID, "%s: %s", where, ErrorMessage(err))
+			}
+			entry, _ := m[pair].(map[string]any)
+			override, _ := entry["override"].(map[string]any)
+			if err := CheckStrategyParams(where+".override", override); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,88 @@
+package domain
+
+import (
+	"strings"
+	"testing"
+)
+
+// Values whose meaning is known are range-checked when a document is
+// written (ConfigFromMap); unknown parameters are kept as given; reading a
+// stored document back (ParseConfig) does not apply the checks.
+func TestConfigFromMapChecksValues(t *testing.T) {
+	doc := func(edit func(ex, sim, strat, pairs map[string]any)) map[string]any {
+		ex := map[string]any{"delay": 10}
+		sim := map[string]any{"fee": "0.001", "balances": map[string]any{"USDT": 1000, "BTC": 0}}
+		ex["simulator"] = sim
+		strat := map[string]any{"TRADING_LIMIT": 100, "STEP": 1, "DELAY": "5", "BUY_ENABLED": "true", "MY_OWN": -7, "NOTE": "x"}
+		pairs := map[string]any{"USDT-BTC": map[string]any{"strategy": "s", "override": map[string]any{"GAIN": 0, "EMA_PERIOD": 16}}}
+		edit(ex, sim, strat, pairs)
+		return map[string]any{
+			"bot": map[string]any{}, "GUI": map[string]any{},
+			"exchanges":  map[string]any{"paper": ex},
+			"strategies": map[string]any{"s": strat},
+			"pairs":      map[string]any{"paper": pairs},
+		}
+	}
+	ok, err := ConfigFromMap(doc(func(_, _, _, _ map[string]any) {}))
+	if err != nil {
+		t.Fatalf("in-range document: %v", err)
+	}
+	if s, _ := ok.Strategy("s"); s["MY_OWN"] == nil || s["NOTE"] != "x" {
+		t.Fatalf("unknown parameters not kept: %v", s)
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(ex, sim, strat, pairs map[string]any)
+		want string
+	}{
+		{"fee 1", func(_, sim, _, _ map[string]any) { sim["fee"] = 1 }, "config.exchanges.paper.simulator.fee must be a finite number ≥ 0 and < 1"},
+		{"fee negative", func(_, sim, _, _ map[string]any) { sim["fee"] = "-0.001" }, "simulator.fee"},
+		{"fee not a number", func(_, sim, _, _ map[string]any) { sim["fee"] = "cheap" }, "simulator.fee"},
+		{"fee NaN string", func(_, sim, _, _ map[string]any) { sim["fee"] = "NaN" }, "simulator.fee"},
+		{"balance negative", func(_, sim, _, _ map[string]any) { sim["balances"] = map[string]any{"ETH": -1} }, "simulator.balances.ETH"},
+		{"balance too large to be finite here", func(_, sim, _, _ map[string]any) { sim["balances"] = map[string]any{"ETH": 1e300} }, "simulator.balances.ETH"},
+		{"exchange delay 0", func(ex, _, _, _ map[string]any) { ex["delay"] = 0 }, "config.exchanges.paper.delay must be a whole number ≥ 1 (seconds)"},
+		{"exchange delay fraction", func(ex, _, _, _ map[string]any) { ex["delay"] = 0.5 }, "config.exchanges.paper.delay"},
+		{"trading limit 0", func(_, _, s, _ map[string]any) { s["TRADING_LIMIT"] = 0 }, "config.strategies.s.TRADING_LIMIT must be a finite number > 0"},
+		{"step 100", func(_, _, s, _ map[string]any) { s["STEP"] = 100 }, "config.strategies.s.STEP must be a finite number > 0 and < 100 (percent)"},
+		{"DELAY 0", func(_, _, s, _ map[string]any) { s["DELAY"] = "0" }, "config.strategies.s.DELAY must be a whole number ≥ 1 (seconds)"},
+		{"PERIOD negative", func(_, _, s, _ map[string]any) { s["PERIOD"] = -5 }, "config.strategies.s.PERIOD"},
+		{"BUY_ENABLED maybe", func(_, _, s, _ map[string]any) { s["BUY_ENABLED"] = "maybe" }, "config.strategies.s.BUY_ENABLED must be true or false"},
+		{"override GAIN negative", func(_, _, _, p map[string]any) {
+			p["USDT-BTC"] = map[string]any{"strategy": "s", "override": map[string]any{"GAIN": -1}}
+		}, "config.pairs.paper.USDT-BTC.override.GAIN must be a finite number ≥ 0"},
+		{"pair symbol with punctuation", func(_, _, _, p map[string]any) { p["USDT-BTC!"] = map[string]any{"strategy": "s"} }, "config.pairs.paper.USDT-BTC!"},
+		{"pair symbol too long", func(_, _, _, p map[string]any) {
+			p["USDT-"+strings.Repeat("B", 30)] = map[string]any{"strategy": "s"}
+		}, "at most 32 bytes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := doc(tc.edit)
+			_, err := ConfigFromMap(d)
+			if ErrorCode(err) != EINVALID || !strings.Contains(ErrorMessage(err), tc.want) {
+				t.Fatalf("err = %v, want EINVALID containing %q", err, tc.want)
+			}
+		})
+	}
+	// ParseConfig (reading the log) keeps an out-of-range value.
+	if _, err := ParseConfig([]byte(`{"bot":{},"GUI":{},"pairs":{},"exchanges":{"x":{"delay":0}},"strategies":{"s":{"STEP":100}}}`)); err != nil {
+		t.Fatalf("ParseConfig of a stored out-of-range document: %v", err)
+	}
+}
+
+func TestValidatePair(t *testing.T) {
+	for _, p := range []string{"USDT-BTC", "usdt-1inch", "A-B", "USDT-" + strings.Repeat("B", 27)} {
+		if err := ValidatePair(p); err != nil {
+			t.Errorf("ValidatePair(%q) = %v", p, err)
+		}
+	}
+	for _, p := range []string{"", "BTC", "USDT-", "-BTC", "USDT-BTC-X", "USDT_BTC", "USDT-BTC ", "USDT-BTÇ", "USDT-B/C", "USDT-" + strings.Repeat("B", 28), "USDT-BTC\x00"} {
+		if err := ValidatePair(p); ErrorCode(err) != EINVALID {
+			t.Errorf("ValidatePair(%q) = %v, want EINVALID", p, err)
+		}
+	}
+	long := "USDT-" + strings.Repeat("B", 5000)
+	if msg := ErrorMessage(ValidatePair(long)); len(msg) > 200 {
+		t.Errorf("message echoes the whole symbol: %d bytes", len(msg))
+	}
+}
