@@ -274,6 +274,8 @@ func decodeOrderFilled(b []byte, v *OrderFilled, in Interner, keepIDs bool) erro
 			n, ok = s.int()
 			ok = ok && n >= 0
 			f.Seq = uint64(n)
+		case "exchangeTime":
+			f.ExchangeTime, ok = s.int()
 		}
 		if err != nil && derr == nil {
 			derr = err

@@ -133,6 +133,21 @@ type OrderFilled struct {
 	FeeAsset string  `json:"feeAsset"`
 	// Seq is the exchange's fill sequence (the FillsSince cursor).
 	Seq uint64 `json:"seq,omitempty"`
+	// ExchangeTime is the exchange's own time of the fill (ms since the
+	// epoch; 0 when the exchange gave none). Order records and PNL days
+	// use it (FillTime); the envelope time is when the service recorded
+	// the fill, which can be later.
+	ExchangeTime int64 `json:"exchangeTime,omitempty"`
+}
+
+// FillTime is the trade time of a fill: its ExchangeTime, or, for fills
+// recorded without one (older logs, imports), the time of the event e that
+// carries it, so that old logs replay as they always did.
+func FillTime(e *Event, f *OrderFilled) int64 {
+	if f.ExchangeTime > 0 {
+		return f.ExchangeTime
+	}
+	return e.Time
 }
 
 // OrderCancelRequested records that a client asked to cancel.

@@ -265,19 +265,19 @@ func (o *Order) DecideCancelled(clock Clock, reason string) []Event {
 
 // DecideFill returns the OrderFilled of an exchange fill, with an event id
 // derived from the exchange and fill id so that recording the same fill
-// twice appends nothing. A fill already applied, or an order that is not
-// open, yields no event.
+// twice appends nothing. The event is stamped by clock, like every event
+// (when the service recorded it); the exchange's time of the fill goes in
+// the payload as ExchangeTime. A fill already applied, or an order that is
+// not open, yields no event.
 func (o *Order) DecideFill(clock Clock, f Fill) []Event {
 	if o.State == OrderStateNone || o.FillIDs[f.ID] || f.Quantity.Sign() <= 0 {
 		return nil
 	}
 	e := NewEvent(clock, TypeOrderFilled, OrderFilled{
 		FillID: f.ID, Price: f.Price, Quantity: f.Quantity, Fee: f.Fee, FeeAsset: f.FeeAsset, Seq: f.Seq,
+		ExchangeTime: max(f.Time, 0),
 	})
 	e.ID = DerivedEventID(o.Exchange, "fill", f.ID)
-	if f.Time > 0 {
-		e.Time = f.Time
-	}
 	return []Event{e}
 }
 

@@ -25,21 +25,38 @@ import (
 //   - hash equals ComputeHash of the event, so any edited field shows up;
 //   - the time is not earlier than the stream's previous event's.
 //
-// It stops at the first violation (a *Fault); Summary then reports it. An
-// attacker who rewrites a stream's whole tail and re-hashes it to the head
-// leaves valid chains behind: that is caught by comparing the summary's
-// HeadsDigest with one recorded earlier (see HeadsDigest). The same holds for
-// events cut from the end of a stream.
+// It reports every faulty event, not only the first: after a fault it goes
+// on from what the log says, so that one bad event never hides tampering
+// later in the log. An event that steps a stream back (a repeat, a swap)
+// is reported and leaves the stream where it was; any other event moves
+// the stream to itself, faulty or not. An event whose stored hash does not
+// match its contents is reported, and the stream's next event may link to
+// either hash: a writer that chained onto the contents (as the stores do,
+// never trusting a stored hash) is not blamed for the damage before it.
+//
+// An attacker who rewrites a stream's whole tail and re-hashes it to the
+// head leaves valid chains behind: that is caught by comparing the
+// summary's HeadsDigest with one recorded earlier (see HeadsDigest). The
+// same holds for events cut from the end of a stream.
 //
 // A Verifier is not safe for concurrent use.
 type Verifier struct {
-	streams map[string]verifiedStream
-	ids     map[[16]byte]struct{}
-	events  int64
-	lastPos uint64
-	fault   *Fault
-	buf     []byte
+	// MaxFaults is how many faults Summary lists (the count covers them
+	// all); 0 means DefaultMaxFaults, a negative value none.
+	MaxFaults int
+
+	streams    map[string]verifiedStream
+	alt        map[string]Hash // streams whose head's stored hash is not its contents': the contents' hash
+	ids        map[[16]byte]struct{}
+	events     int64
+	lastPos    uint64
+	faults     []Fault
+	faultCount int64
+	buf        []byte
 }
+
+// DefaultMaxFaults is how many faults a summary lists unless told.
+const DefaultMaxFaults = 10
 
 type verifiedStream struct {
 	version int64
@@ -51,13 +68,13 @@ type verifiedStream struct {
 func NewVerifier() *Verifier {
 	return &Verifier{
 		streams: make(map[string]verifiedStream),
+		alt:     make(map[string]Hash),
 		ids:     make(map[[16]byte]struct{}),
 		buf:     make([]byte, 0, 1024),
 	}
 }
 
-// Fault is the first event that fails verification, and why. It is an
-// error with code EINVALID semantics for callers that want one: use Err.
+// Fault is an event that fails verification, and why (its first problem).
 type Fault struct {
 	Stream   string `json:"stream"`
 	Version  int64  `json:"version"`
@@ -80,22 +97,27 @@ type StreamHead struct {
 	Hash    Hash   `json:"hash"`
 }
 
-// VerifySummary is the result of a verification. When OK is false, Fault
-// names the first bad event and the counts cover the events before it.
+// VerifySummary is the result of a verification. OK is true when no event
+// is faulty.
 type VerifySummary struct {
 	OK bool `json:"ok"`
-	// Events is the number of events verified, Streams the number of
-	// streams they belong to.
+	// Events is the number of events read and checked (faulty ones
+	// included), Streams the number of streams they belong to.
 	Events  int64 `json:"events"`
 	Streams int   `json:"streams"`
-	// LastPosition is the position of the last verified event.
+	// LastPosition is the greatest position read.
 	LastPosition uint64 `json:"lastPosition"`
 	// HeadsDigest is HeadsDigest(Heads).
 	HeadsDigest Hash `json:"headsDigest"`
-	// Heads lists every stream's head, sorted by stream name (omitted when
-	// the caller asked for the digest only).
+	// Heads lists every stream's head, sorted by stream name (omitted unless
+	// the caller asked for them).
 	Heads []StreamHead `json:"heads,omitempty"`
-	Fault *Fault       `json:"fault,omitempty"`
+	// FaultCount is the number of faulty events in the whole log; Faults
+	// lists the first of them (at most the Verifier's MaxFaults), in log
+	// order, and Fault is the first one.
+	FaultCount int64   `json:"faultCount"`
+	Fault      *Fault  `json:"fault,omitempty"`
+	Faults     []Fault `json:"faults,omitempty"`
 }
 
 // HeadsDigest is the fingerprint of a whole log's state:
@@ -127,27 +149,26 @@ func HeadsDigest(heads []StreamHead) Hash {
 	return d
 }
 
-// Add verifies the next event of the log. It returns nil when the event is
-// sound, and otherwise the first Fault found so far (every later call
-// returns that same Fault without checking further).
+// Add verifies the next event of the log. It returns the event's Fault, or
+// nil when the event is sound.
 func (v *Verifier) Add(e *Event) *Fault {
-	if v.fault != nil {
-		return v.fault
-	}
 	var content string
-	content, v.buf = contentProblem(e, v.buf)
-	return v.add(e, content)
+	var sum Hash
+	content, sum, v.buf = contentProblem(e, v.buf)
+	return v.add(e, content, sum)
 }
 
 // AddBatch is Add for consecutive events of the log. The costly part of
 // each event's check (its hash and JSON), which does not depend on other
-// events, runs on every CPU; the checks that do, in order. The result is
-// what Add gives for each event in turn.
+// events, runs on every CPU; the checks that do, in order. It returns the
+// batch's first Fault, or nil; the result is what Add gives for each event
+// in turn.
 func (v *Verifier) AddBatch(batch []Event) *Fault {
-	if v.fault != nil || len(batch) == 0 {
-		return v.fault
+	if len(batch) == 0 {
+		return nil
 	}
 	content := make([]string, len(batch))
+	sums := make([]Hash, len(batch))
 	workers := min(runtime.GOMAXPROCS(0), (len(batch)+63)/64)
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
@@ -156,57 +177,88 @@ func (v *Verifier) AddBatch(batch []Event) *Fault {
 			defer wg.Done()
 			buf := make([]byte, 0, 1024)
 			for i := w * len(batch) / workers; i < (w+1)*len(batch)/workers; i++ {
-				content[i], buf = contentProblem(&batch[i], buf)
+				content[i], sums[i], buf = contentProblem(&batch[i], buf)
 			}
 		}(w)
 	}
 	wg.Wait()
+	var first *Fault
 	for i := range batch {
-		if f := v.add(&batch[i], content[i]); f != nil {
-			return f
+		if f := v.add(&batch[i], content[i], sums[i]); f != nil && first == nil {
+			first = f
 		}
 	}
-	return nil
+	return first
 }
 
-// add checks e, whose contentProblem is content.
-func (v *Verifier) add(e *Event, content string) *Fault {
-	if f := v.check(e, content); f != "" {
-		v.fault = &Fault{Stream: e.Stream, Version: e.Version, Position: e.Position, ID: e.ID, Type: e.Type, Problem: f}
-		return v.fault
+// add checks e, whose contentProblem is content and contents' hash sum.
+func (v *Verifier) add(e *Event, content string, sum Hash) *Fault {
+	problem := v.check(e, content, sum)
+	v.events++
+	if problem == "" {
+		return nil
 	}
-	return nil
+	v.faultCount++
+	f := Fault{Stream: e.Stream, Version: e.Version, Position: e.Position, ID: e.ID, Type: e.Type, Problem: problem}
+	if max := v.maxFaults(); len(v.faults) < max {
+		v.faults = append(v.faults, f)
+	}
+	return &f
+}
+
+func (v *Verifier) maxFaults() int {
+	switch {
+	case v.MaxFaults == 0:
+		return DefaultMaxFaults
+	case v.MaxFaults < 0:
+		return 0
+	}
+	return v.MaxFaults
 }
 
 // contentProblem checks what an event says about itself alone: its hash
 // matches its contents, and its data is JSON. It returns the problem ("" if
-// none) and buf for reuse.
-func contentProblem(e *Event, buf []byte) (string, []byte) {
+// none), the hash of the contents, and buf for reuse.
+func contentProblem(e *Event, buf []byte) (string, Hash, []byte) {
 	buf = append(buf[:0], e.PrevHash[:]...)
 	buf = AppendCanonical(buf, e)
-	if sha256.Sum256(buf) != e.Hash {
-		return "hash does not match the event's contents (the event was edited)", buf
+	sum := Hash(sha256.Sum256(buf))
+	if sum != e.Hash {
+		if e.Hash == (Hash{}) {
+			return "stored hash is zero or missing: it does not match the event's contents", sum, buf
+		}
+		return "hash does not match the event's contents (the event or its stored hash was edited)", sum, buf
 	}
 	if !json.Valid(e.Data) {
-		return "data is not valid JSON", buf
+		return "data is not valid JSON", sum, buf
 	}
-	return "", buf
+	return "", sum, buf
 }
 
-// check returns e's first problem ("" if none) and, if none, records it.
-// content is contentProblem's answer for e.
-func (v *Verifier) check(e *Event, content string) string {
+// check returns e's first problem ("" if none) and records e (see Verifier
+// for how a faulty event moves its stream). content is contentProblem's
+// answer for e and sum its contents' hash.
+func (v *Verifier) check(e *Event, content string, sum Hash) string {
+	var problem string
+	note := func(p string) {
+		if problem == "" {
+			problem = p
+		}
+	}
 	if v.events > 0 && e.Position <= v.lastPos {
-		return fmt.Sprintf("position %d does not follow the previous event's position %d", e.Position, v.lastPos)
+		note(fmt.Sprintf("position %d does not follow the previous event's position %d", e.Position, v.lastPos))
+	} else {
+		v.lastPos = e.Position
 	}
 	if e.Stream == "" {
-		return "empty stream name"
+		note("empty stream name")
+		return problem // no stream to follow
 	}
 	if e.ID == "" {
-		return "empty event id"
+		note("empty event id")
 	}
 	if e.Type == "" {
-		return "empty event type"
+		note("empty event type")
 	}
 	st, known := v.streams[e.Stream]
 	var want int64
@@ -216,27 +268,34 @@ func (v *Verifier) check(e *Event, content string) string {
 	}
 	switch {
 	case e.Version < want:
-		return fmt.Sprintf("version %d repeats or goes back: the stream is already at version %d (reordered or duplicated event)", e.Version, want-1)
+		note(fmt.Sprintf("version %d repeats or goes back: the stream is already at version %d (reordered or duplicated event)", e.Version, want-1))
 	case e.Version > want:
-		return fmt.Sprintf("version %d skips ahead: expected version %d (events missing before it)", e.Version, want)
+		note(fmt.Sprintf("version %d skips ahead: expected version %d (events missing before it)", e.Version, want))
 	}
-	if e.PrevHash != prev {
+	if alt, ok := v.alt[e.Stream]; e.PrevHash != prev && !(ok && e.PrevHash == alt) {
 		if want == 0 {
-			return "prevHash of a stream's first event is not zero"
+			note("prevHash of a stream's first event is not zero")
+		} else {
+			note(fmt.Sprintf("prevHash %s is not the hash %s of version %d (chain broken: an earlier event was changed or replaced)", short(e.PrevHash), short(prev), want-1))
 		}
-		return fmt.Sprintf("prevHash %s is not the hash %s of version %d (chain broken: an earlier event was changed or replaced)", short(e.PrevHash), short(prev), want-1)
 	}
 	if content != "" {
-		return content
+		note(content)
 	}
 	if known && e.Time < st.time {
-		return fmt.Sprintf("time %d is earlier than the previous event's time %d in the stream", e.Time, st.time)
+		note(fmt.Sprintf("time %d is earlier than the previous event's time %d in the stream", e.Time, st.time))
 	}
-	key := idKey(e.ID)
-	if _, dup := v.ids[key]; dup {
-		return "event id appears earlier in the log"
+	if e.ID != "" {
+		key := idKey(e.ID)
+		if _, dup := v.ids[key]; dup {
+			note("event id appears earlier in the log")
+		} else {
+			v.ids[key] = struct{}{}
+		}
 	}
-	v.ids[key] = struct{}{}
+	if known && e.Version <= st.version {
+		return problem // a step back: the stream stays where it was
+	}
 	name := e.Stream
 	if !known {
 		// A store may hand out names that share memory with the whole
@@ -244,9 +303,12 @@ func (v *Verifier) check(e *Event, content string) string {
 		name = strings.Clone(name)
 	}
 	v.streams[name] = verifiedStream{version: e.Version, hash: e.Hash, time: e.Time}
-	v.events++
-	v.lastPos = e.Position
-	return ""
+	if sum != e.Hash {
+		v.alt[name] = sum
+	} else if len(v.alt) > 0 {
+		delete(v.alt, name)
+	}
+	return problem
 }
 
 func short(h Hash) string { return h.String()[:12] + "…" }
@@ -282,11 +344,11 @@ func isLowerHex(b []byte) bool {
 	return true
 }
 
-// Events returns how many events verified so far.
+// Events returns how many events were checked so far.
 func (v *Verifier) Events() int64 { return v.events }
 
-// Fault returns the first fault found, or nil.
-func (v *Verifier) Fault() *Fault { return v.fault }
+// FaultCount returns how many faulty events were found so far.
+func (v *Verifier) FaultCount() int64 { return v.faultCount }
 
 // Summary returns the result so far. With heads false, Heads is left empty
 // (the digest is still computed over every head).
@@ -297,12 +359,16 @@ func (v *Verifier) Summary(heads bool) VerifySummary {
 	}
 	sort.Slice(hs, func(i, j int) bool { return hs[i].Stream < hs[j].Stream })
 	s := VerifySummary{
-		OK:           v.fault == nil,
+		OK:           v.faultCount == 0,
 		Events:       v.events,
 		Streams:      len(v.streams),
 		LastPosition: v.lastPos,
 		HeadsDigest:  HeadsDigest(hs),
-		Fault:        v.fault,
+		FaultCount:   v.faultCount,
+	}
+	if len(v.faults) > 0 {
+		s.Faults = append([]Fault(nil), v.faults...)
+		s.Fault = &s.Faults[0]
 	}
 	if heads {
 		s.Heads = hs
@@ -314,26 +380,35 @@ func (v *Verifier) Summary(heads bool) VerifySummary {
 // progress calls.
 const VerifyProgressEvery = 1 << 16
 
+// VerifyOptions tune VerifyLog.
+type VerifyOptions struct {
+	// Heads asks for every stream's head in the summary (the digest is
+	// always there).
+	Heads bool
+	// MaxFaults is how many faults the summary lists (Verifier.MaxFaults).
+	MaxFaults int
+	// Progress, when not nil, is called each time the count passes a
+	// multiple of VerifyProgressEvery, with the count and position so far.
+	Progress func(events int64, position uint64)
+}
+
 // VerifyLog reads store's whole log in commit order through a Verifier and
-// returns its summary (heads included when heads is true). It stops at the
-// first fault, which the summary reports with OK false; the error is only
-// for a log that could not be read (EUNAVAILABLE, ctx's error …). progress,
-// when not nil, is called each time the count passes a multiple of
-// VerifyProgressEvery, with the count and position so far.
-func VerifyLog(ctx context.Context, store EventStore, heads bool, progress func(events int64, position uint64)) (VerifySummary, error) {
+// returns its summary: every faulty event counted, the first MaxFaults
+// listed, OK false when there is any. The error is only for a log that
+// could not be read (EUNAVAILABLE, ctx's error …).
+func VerifyLog(ctx context.Context, store EventStore, opts VerifyOptions) (VerifySummary, error) {
 	v := NewVerifier()
+	v.MaxFaults = opts.MaxFaults
 	err := ReadAheadBatches(ctx, store.ReadAll(ctx, 0, 0), func(batch []Event) bool {
 		before := v.events
-		if v.AddBatch(batch) != nil {
-			return false // the first bad event is all verify reports
-		}
-		if progress != nil && v.events/VerifyProgressEvery != before/VerifyProgressEvery {
-			progress(v.events, v.lastPos)
+		v.AddBatch(batch)
+		if opts.Progress != nil && v.events/VerifyProgressEvery != before/VerifyProgressEvery {
+			opts.Progress(v.events, v.lastPos)
 		}
 		return true
 	})
 	if err != nil {
 		return VerifySummary{}, fmt.Errorf("verify: read log: %w", err)
 	}
-	return v.Summary(heads), nil
+	return v.Summary(opts.Heads), nil
 }

@@ -41,9 +41,7 @@ func chainLog(t *testing.T, streams ...string) []domain.Event {
 func verifyAll(log []domain.Event) domain.VerifySummary {
 	v := domain.NewVerifier()
 	for i := range log {
-		if v.Add(&log[i]) != nil {
-			break
-		}
+		v.Add(&log[i])
 	}
 	return v.Summary(true)
 }
@@ -104,76 +102,77 @@ func TestVerifierFaults(t *testing.T) {
 		damage  func(log []domain.Event) []domain.Event
 		bad     int
 		problem string
+		faults  int64 // faulty events in the whole log
 	}{
 		{"edited data", func(l []domain.Event) []domain.Event {
 			l[2].Data = json.RawMessage(`{"n":99}`)
 			return l
-		}, 2, "edited"},
+		}, 2, "edited", 1},
 		{"edited actor", func(l []domain.Event) []domain.Event {
 			l[3].Actor = "mallory"
 			return l
-		}, 3, "edited"},
+		}, 3, "edited", 1},
 		{"edited time", func(l []domain.Event) []domain.Event {
 			l[1].Time++
 			return l
-		}, 1, "edited"},
+		}, 1, "edited", 1},
 		{"deleted in the middle", func(l []domain.Event) []domain.Event {
 			return append(l[:2:2], l[3:]...) // a@1 gone: a@2 skips ahead
-		}, 2, "skips ahead"},
+		}, 2, "skips ahead", 1},
 		{"deleted first of stream", func(l []domain.Event) []domain.Event {
 			return l[1:] // a@0 gone
-		}, 1, "skips ahead"},
+		}, 1, "skips ahead", 1},
 		{"reordered in stream", func(l []domain.Event) []domain.Event {
 			l[2], l[3] = l[3], l[2]
 			l[2].Position, l[3].Position = l[3].Position, l[2].Position
 			return l
-		}, 2, "skips ahead"},
+		}, 2, "skips ahead", 2},
 		{"versions swapped", func(l []domain.Event) []domain.Event {
 			l[2].Version, l[3].Version = l[3].Version, l[2].Version
 			return l
-		}, 2, "skips ahead"},
+		}, 2, "skips ahead", 2},
 		{"data swapped", func(l []domain.Event) []domain.Event {
 			l[2].Data, l[3].Data = l[3].Data, l[2].Data
 			return l
-		}, 2, "edited"},
+		}, 2, "edited", 2},
 		{"forged re-hash in the middle", func(l []domain.Event) []domain.Event {
 			l[2].Data = json.RawMessage(`{"n":99}`)
 			rehash(&l[2])
 			return l
-		}, 3, "chain broken"},
+		}, 3, "chain broken", 1},
 		{"duplicated event", func(l []domain.Event) []domain.Event {
 			d := l[2]
 			d.Position = l[4].Position + 2
 			return append(l, d)
-		}, 5, "repeats"},
+		}, 5, "repeats", 1},
 		{"id reused in another stream", func(l []domain.Event) []domain.Event {
 			l[4].ID = l[0].ID
 			rehash(&l[4]) // b@1 is chained correctly, only its id is reused
 			return l
-		}, 4, "id appears earlier"},
+		}, 4, "id appears earlier", 1},
 		{"position goes back", func(l []domain.Event) []domain.Event {
 			l[3].Position = l[1].Position
 			return l
-		}, 3, "position"},
+		}, 3, "position", 1},
 		{"time goes back in stream", func(l []domain.Event) []domain.Event {
 			l[3].Time = l[2].Time - 1000
 			rehash(&l[3])
 			return l
-		}, 3, "earlier than"},
+		}, 3, "earlier than", 1},
 		{"nonzero prevHash at version 0", func(l []domain.Event) []domain.Event {
 			l[1].PrevHash[0] = 1
 			rehash(&l[1])
 			return l
-		}, 1, "first event"},
+		}, 1, "first event", 2}, // b@1 links to the original b@0
 		{"empty id", func(l []domain.Event) []domain.Event {
 			l[0].ID = ""
 			return l
-		}, 0, "empty event id"},
+		}, 0, "empty event id", 1},
 		{"invalid data rehashed", func(l []domain.Event) []domain.Event {
 			l[4].Data = json.RawMessage(`{"n":`)
 			rehash(&l[4])
 			return l
-		}, 4, "not valid JSON"},
+		}, 4, "not valid JSON", 1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -184,12 +183,10 @@ func TestVerifierFaults(t *testing.T) {
 			for size := 1; size <= len(log); size++ {
 				v := domain.NewVerifier()
 				for i := 0; i < len(log); i += size {
-					if v.AddBatch(log[i:min(i+size, len(log))]) != nil {
-						break
-					}
+					v.AddBatch(log[i:min(i+size, len(log))])
 				}
-				if b := v.Summary(true); b.Events != s.Events || fmt.Sprint(b.Fault) != fmt.Sprint(s.Fault) {
-					t.Fatalf("batches of %d: %d events, fault %v; Add: %d events, fault %v", size, b.Events, b.Fault, s.Events, s.Fault)
+				if b := v.Summary(true); fmt.Sprint(b) != fmt.Sprint(s) {
+					t.Fatalf("batches of %d: %+v; Add: %+v", size, b, s)
 				}
 			}
 			if s.OK || s.Fault == nil {
@@ -204,8 +201,11 @@ func TestVerifierFaults(t *testing.T) {
 			if !strings.Contains(f.Problem, c.problem) {
 				t.Fatalf("problem %q does not mention %q", f.Problem, c.problem)
 			}
-			if got, want := s.Events, int64(c.bad); got != want {
-				t.Fatalf("events verified before the fault=%d, want %d", got, want)
+			if got, want := s.Events, int64(len(log)); got != want {
+				t.Fatalf("events checked=%d, want the whole log's %d", got, want)
+			}
+			if s.FaultCount != c.faults || int64(len(s.Faults)) != c.faults || s.Fault != &s.Faults[0] {
+				t.Fatalf("faultCount=%d, faults %v, want %d", s.FaultCount, s.Faults, c.faults)
 			}
 			if !strings.Contains(f.Error(), want.Stream) {
 				t.Fatalf("Error() %q does not name the stream", f.Error())
@@ -233,5 +233,53 @@ func TestVerifierDigestExposesRewrittenTail(t *testing.T) {
 	// Truncating a stream's end changes the digest too.
 	if verifyAll(log[:3]).HeadsDigest == before {
 		t.Fatal("heads digest unchanged after cutting an event")
+	}
+}
+
+// One bad event does not hide tampering later in the log: verification
+// goes on and reports every faulty event, listing the first MaxFaults.
+func TestVerifierReportsEveryFault(t *testing.T) {
+	log := chainLog(t, "a", "b", "a", "c", "a", "b", "c")
+	log[1].Data = json.RawMessage(`{"n":91}`) // b@0 edited
+	log[4].Actor = "mallory"                  // a@2 edited
+	log[6].Data = json.RawMessage(`{"n":96}`) // c@1 edited
+	s := verifyAll(log)
+	if s.OK || s.FaultCount != 3 || len(s.Faults) != 3 || s.Events != int64(len(log)) {
+		t.Fatalf("summary %+v, want 3 faults among %d events", s, len(log))
+	}
+	for i, bad := range []int{1, 4, 6} {
+		if f := s.Faults[i]; f.ID != log[bad].ID || !strings.Contains(f.Problem, "edited") {
+			t.Fatalf("fault %d = %v, want event %d edited", i, f, bad)
+		}
+	}
+	v := domain.NewVerifier()
+	v.MaxFaults = 1
+	v.AddBatch(log)
+	if s := v.Summary(false); s.FaultCount != 3 || len(s.Faults) != 1 || s.Faults[0].ID != log[1].ID {
+		t.Fatalf("MaxFaults 1: %+v, want 3 counted and the first listed", s)
+	}
+	v = domain.NewVerifier()
+	v.MaxFaults = -1
+	v.AddBatch(log)
+	if s := v.Summary(false); s.FaultCount != 3 || s.Faults != nil || s.Fault != nil || s.OK {
+		t.Fatalf("MaxFaults -1: %+v, want 3 counted, none listed", s)
+	}
+}
+
+// A stored hash zeroed (or otherwise changed) on a stream's head is
+// reported on that event, and the next event, chained by a writer onto the
+// hash of the head's contents, is not blamed for it.
+func TestVerifierDamagedStoredHash(t *testing.T) {
+	log := chainLog(t, "a", "b", "a")
+	next := domain.NewEvent(domain.NewManualClock(time.UnixMilli(1_700_000_001_000)), "Tested", map[string]int{"n": 9})
+	next.Actor = "test"
+	evs := []domain.Event{next}
+	domain.Chain("a", domain.TipOf(&log[2]), evs)
+	evs[0].Position = log[2].Position + 2
+	log[2].Hash = domain.Hash{} // the head's stored hash zeroed; the writer chained onto its contents
+	log = append(log, evs[0])
+	s := verifyAll(log)
+	if s.FaultCount != 1 || s.Fault == nil || s.Fault.ID != log[2].ID || !strings.Contains(s.Fault.Problem, "zero") {
+		t.Fatalf("summary %+v, want one fault: a@1's zeroed hash", s)
 	}
 }

@@ -194,16 +194,22 @@ func TestAuditVerifyEndpoint(t *testing.T) {
 		a.append(t, "order-2", "Tested", map[string]string{"n": fmt.Sprintf("%04d", 10+i)})
 	}
 	var sum domain.VerifySummary
-	if code, body := a.get(t, "/api/v1/audit/verify", &sum); code != 200 {
+	if code, body := a.get(t, "/api/v1/audit/verify?heads=true", &sum); code != 200 {
 		t.Fatalf("status %d: %s", code, body)
 	}
-	if !sum.OK || sum.Events != 6 || sum.Streams != 2 || len(sum.Heads) != 2 || sum.LastPosition != 6 {
+	if !sum.OK || sum.Events != 6 || sum.Streams != 2 || len(sum.Heads) != 2 || sum.LastPosition != 6 || sum.FaultCount != 0 {
 		t.Fatalf("summary=%+v", sum)
 	}
+	// A summary by default: the heads only when asked for.
 	var short domain.VerifySummary
-	a.get(t, "/api/v1/audit/verify?heads=false", &short)
-	if short.Heads != nil || short.HeadsDigest != sum.HeadsDigest {
-		t.Fatalf("heads=false summary=%+v", short)
+	a.get(t, "/api/v1/audit/verify", &short)
+	if len(short.Heads) != 0 || short.HeadsDigest != sum.HeadsDigest || !short.OK {
+		t.Fatalf("default summary=%+v", short)
+	}
+	for _, q := range []string{"heads=maybe", "maxFaults=x", "maxFaults=-1", "maxFaults=10001"} {
+		if code, body := a.get(t, "/api/v1/audit/verify?"+q, nil); code != 400 || !strings.Contains(body, strings.Split(q, "=")[0]) {
+			t.Fatalf("%s: %d %s", q, code, body)
+		}
 	}
 	if code, body := a.get(t, "/api/v1/audit/verify?heads=maybe", nil); code != 400 || !strings.Contains(body, "heads") {
 		t.Fatalf("heads=maybe: %d %s", code, body)
@@ -226,10 +232,22 @@ func TestAuditVerifyEndpoint(t *testing.T) {
 	if n != 1 {
 		t.Fatalf("edited %d rows, want 1", n)
 	}
+	// And order-2 version 2 (position 6), later in the log.
+	if _, err := db.Exec(`UPDATE events SET record = CAST(replace(CAST(record AS TEXT), '"0012"', '"9912"') AS BLOB) WHERE position = 6`); err != nil {
+		t.Fatal(err)
+	}
 	sum = domain.VerifySummary{}
 	a.get(t, "/api/v1/audit/verify", &sum)
 	if sum.OK || sum.Fault == nil || sum.Fault.Stream != "order-1" || sum.Fault.Version != 1 || sum.Fault.Position != 3 {
 		t.Fatalf("tampered log summary=%+v fault=%+v", sum, sum.Fault)
+	}
+	if sum.FaultCount != 2 || len(sum.Faults) != 2 || sum.Faults[1].Stream != "order-2" || sum.Faults[1].Position != 6 || sum.Events != 6 {
+		t.Fatalf("every fault: %+v, want order-1@3 and order-2@6", sum)
+	}
+	sum = domain.VerifySummary{}
+	a.get(t, "/api/v1/audit/verify?maxFaults=1", &sum)
+	if sum.FaultCount != 2 || len(sum.Faults) != 1 || sum.Faults[0].Position != 3 {
+		t.Fatalf("maxFaults=1: %+v", sum)
 	}
 }
 

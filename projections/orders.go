@@ -155,7 +155,7 @@ func (l *Ledger) Apply(e *domain.Event) error {
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		l.version++
-		return l.applyFill(id, e.Time, e.Position, &f)
+		return l.applyFill(id, domain.FillTime(e, &f), e.Position, &f)
 	case domain.TypeOrderCancelled, domain.TypeOrderRejected, domain.TypeOrderExpired:
 		if id, ok := orderIDOf(e.Stream); ok {
 			l.mu.Lock()

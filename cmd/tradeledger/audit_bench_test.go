@@ -57,7 +57,7 @@ func BenchmarkAuditLog(b *testing.B) {
 	b.Run("verify", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			start := time.Now()
-			sum, err := domain.VerifyLog(ctx, store, false, nil)
+			sum, err := domain.VerifyLog(ctx, store, domain.VerifyOptions{})
 			if err != nil || !sum.OK || sum.Events != int64(total) {
 				b.Fatalf("verify: %v %+v", err, sum)
 			}

@@ -58,11 +58,15 @@ func runVerify(ctx context.Context, args []string, env *Env) error {
 	fs := newFlagSet("verify", env.Stderr)
 	var sf storeFlags
 	sf.register(fs)
-	heads := fs.Bool("heads", true, "print every stream's head (version and hash)")
+	heads := fs.Bool("heads", false, "also list every stream's head (version and hash); every order is a stream, so the list grows with the history")
+	maxFaults := fs.Int("max-faults", domain.DefaultMaxFaults, "list at most this many faulty events (all are counted)")
 	asJSON := fs.Bool("json", false, "print the result as JSON (the same document as GET /api/v1/audit/verify)")
 	digest := fs.String("digest", "", "heads digest recorded earlier (64 hex digits): a different digest now fails the check")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *maxFaults < 0 {
+		return fmt.Errorf("--max-faults must be 0 or more, not %d", *maxFaults)
 	}
 	var want domain.Hash
 	if *digest != "" {
@@ -79,7 +83,11 @@ func runVerify(ctx context.Context, args []string, env *Env) error {
 	prog := newProgress(env.Stderr, "verify")
 	head, _ := d.Store.Head(ctx)
 	start := time.Now()
-	sum, err := domain.VerifyLog(ctx, d.Store, *heads || *asJSON, func(n int64, pos uint64) { prog.update(n, pos, head) })
+	opts := domain.VerifyOptions{Heads: *heads, MaxFaults: *maxFaults, Progress: func(n int64, pos uint64) { prog.update(n, pos, head) }}
+	if *maxFaults == 0 {
+		opts.MaxFaults = -1 // count only
+	}
+	sum, err := domain.VerifyLog(ctx, d.Store, opts)
 	prog.done()
 	if err != nil {
 		return auditFailure{err, exitUnreadable}
@@ -87,19 +95,20 @@ func runVerify(ctx context.Context, args []string, env *Env) error {
 	elapsed := time.Since(start)
 
 	if *asJSON {
-		if !*heads {
-			sum.Heads = nil
-		}
 		enc := json.NewEncoder(env.Stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(sum); err != nil {
 			return err
 		}
 	} else {
-		printVerifySummary(env.Stdout, sum, *heads, elapsed)
+		printVerifySummary(env.Stdout, sum, elapsed)
 	}
-	if sum.Fault != nil {
-		return auditFailure{errors.New("log verification failed: " + sum.Fault.Error()), exitTampered}
+	if !sum.OK {
+		msg := fmt.Sprintf("log verification failed: %d faulty events", sum.FaultCount)
+		if sum.Fault != nil {
+			msg += "; the first: " + sum.Fault.Error()
+		}
+		return auditFailure{errors.New(msg), exitTampered}
 	}
 	if *digest != "" && sum.HeadsDigest != want {
 		return auditFailure{fmt.Errorf("log verification failed: heads digest %s differs from the recorded %s (a stream was rewritten or cut at its end)", sum.HeadsDigest, want), exitTampered}
@@ -107,18 +116,23 @@ func runVerify(ctx context.Context, args []string, env *Env) error {
 	return nil
 }
 
-// printVerifySummary writes the heads (one "head STREAM VERSION HASH" line
-// each) and one final summary line.
-func printVerifySummary(w io.Writer, s domain.VerifySummary, heads bool, elapsed time.Duration) {
-	if heads {
-		for _, h := range s.Heads {
-			fmt.Fprintf(w, "head %s %d %s\n", h.Stream, h.Version, h.Hash)
-		}
+// printVerifySummary writes the heads when the summary has them (one
+// "head STREAM VERSION HASH" line each), one line per listed fault
+// ("bad event: …"), and one final summary line: "OK: …" or "TAMPERED: …".
+func printVerifySummary(w io.Writer, s domain.VerifySummary, elapsed time.Duration) {
+	for _, h := range s.Heads {
+		fmt.Fprintf(w, "head %s %d %s\n", h.Stream, h.Version, h.Hash)
 	}
-	if s.Fault != nil {
-		f := s.Fault
-		fmt.Fprintf(w, "TAMPERED: first bad event: stream %s version %d position %d id %s type %s: %s (%d events verified before it)\n",
-			f.Stream, f.Version, f.Position, f.ID, f.Type, f.Problem, s.Events)
+	for _, f := range s.Faults {
+		fmt.Fprintf(w, "bad event: stream %s version %d position %d id %s type %s: %s\n", f.Stream, f.Version, f.Position, f.ID, f.Type, f.Problem)
+	}
+	if !s.OK {
+		more := ""
+		if n := s.FaultCount - int64(len(s.Faults)); n > 0 {
+			more = fmt.Sprintf(" (%d not listed: --max-faults N lists more)", n)
+		}
+		fmt.Fprintf(w, "TAMPERED: %d faulty events%s among %d events in %d streams, up to position %d; heads digest %s\n",
+			s.FaultCount, more, s.Events, s.Streams, s.LastPosition, s.HeadsDigest)
 		return
 	}
 	fmt.Fprintf(w, "OK: %d events in %d streams verified up to position %d in %s; heads digest %s\n",

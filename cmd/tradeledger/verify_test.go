@@ -251,18 +251,23 @@ func TestVerifySoundLog(t *testing.T) {
 	if !strings.Contains(out, wantLine) || !strings.Contains(out, fmt.Sprintf("up to position %d", last.Position)) {
 		t.Fatalf("summary missing %q:\n%s", wantLine, out)
 	}
+	// A summary by default; the per-stream heads with --heads.
 	head := auditFind(t, log, "order-1", 3)
+	if strings.Contains(out, "head ") || strings.Count(out, "\n") != 1 {
+		t.Fatalf("default output is not one summary line:\n%s", out)
+	}
+	out, _, _ = auditRun(t, "verify", "--data", dir, "--heads")
 	if !strings.Contains(out, "head order-1 3 "+head.Hash.String()+"\n") {
-		t.Fatalf("head of order-1 missing:\n%s", out)
+		t.Fatalf("head of order-1 missing with --heads:\n%s", out)
 	}
 
 	// --json is the API document; its digest is accepted back by --digest.
-	out, _, code = auditRun(t, "verify", "--data", dir, "--json")
+	out, _, code = auditRun(t, "verify", "--data", dir, "--json", "--heads")
 	var sum domain.VerifySummary
 	if err := json.Unmarshal([]byte(out), &sum); err != nil || code != 0 {
 		t.Fatalf("verify --json: exit %d, %v:\n%s", code, err, out)
 	}
-	if !sum.OK || sum.Events != int64(len(log)) || len(sum.Heads) != sum.Streams || sum.LastPosition != last.Position {
+	if !sum.OK || sum.Events != int64(len(log)) || len(sum.Heads) != sum.Streams || sum.LastPosition != last.Position || sum.FaultCount != 0 {
 		t.Fatalf("json summary=%+v", sum)
 	}
 	if _, _, code := auditRun(t, "verify", "--data", dir, "--heads=false", "--digest", sum.HeadsDigest.String()); code != 0 {
@@ -318,10 +323,11 @@ func TestVerifyDetectsTampering(t *testing.T) {
 				t.Fatalf("exit %d, want 1:\n%s%s", code, out, errOut)
 			}
 			want := fmt.Sprintf("stream %s version %d position %d id %s", c.bad.Stream, c.bad.Version, c.bad.Position, c.bad.ID)
-			if !strings.Contains(out, "TAMPERED: first bad event: "+want) || !strings.Contains(out, c.problem) {
-				t.Fatalf("output does not name %q (%s):\n%s", want, c.problem, out)
+			first, _, _ := strings.Cut(out, "\n")
+			if !strings.HasPrefix(first, "bad event: "+want) || !strings.Contains(first, c.problem) || !strings.Contains(out, "\nTAMPERED: ") {
+				t.Fatalf("output does not name %q (%s) first:\n%s", want, c.problem, out)
 			}
-			if !strings.Contains(errOut, "log verification failed: stream "+c.bad.Stream) {
+			if !strings.Contains(errOut, "log verification failed: ") || !strings.Contains(errOut, "the first: stream "+c.bad.Stream) {
 				t.Fatalf("stderr does not say why:\n%s", errOut)
 			}
 		})
@@ -356,4 +362,67 @@ func TestVerifyDigestCatchesRewrittenHead(t *testing.T) {
 func auditAt(e domain.Event, pos uint64) domain.Event {
 	e.Position = pos
 	return e
+}
+
+// verify reports every faulty event, not only the first: a second,
+// later tampering is listed too, and --max-faults bounds the list, not the
+// count.
+func TestVerifyReportsEveryFault(t *testing.T) {
+	dir, log := auditLog(t)
+	o1v1, o2v3 := auditFind(t, log, "order-1", 1), auditFind(t, log, "order-2", 3)
+	payload := func(e domain.Event) string {
+		var p map[string]string
+		json.Unmarshal(e.Data, &p)
+		return `"` + p["n"] + `"`
+	}
+	db := auditOpenRaw(t, dir)
+	auditEditRow(t, db, o1v1.Position, payload(o1v1), `"9999"`)
+	auditEditRow(t, db, o2v3.Position, payload(o2v3), `"8888"`)
+	db.Close()
+
+	out, _, code := auditRun(t, "verify", "--data", dir)
+	if code != 1 || strings.Count(out, "bad event: ") != 2 || !strings.Contains(out, "id "+o1v1.ID) || !strings.Contains(out, "id "+o2v3.ID) || !strings.Contains(out, "TAMPERED: 2 faulty events among") {
+		t.Fatalf("exit %d, want both edits reported:\n%s", code, out)
+	}
+	out, _, code = auditRun(t, "verify", "--data", dir, "--max-faults", "1")
+	if code != 1 || strings.Count(out, "bad event: ") != 1 || !strings.Contains(out, "id "+o1v1.ID) || !strings.Contains(out, "TAMPERED: 2 faulty events (1 not listed") {
+		t.Fatalf("--max-faults 1: exit %d:\n%s", code, out)
+	}
+	out, _, _ = auditRun(t, "verify", "--data", dir, "--json", "--max-faults", "1")
+	var sum domain.VerifySummary
+	if err := json.Unmarshal([]byte(out), &sum); err != nil || sum.OK || sum.FaultCount != 2 || len(sum.Faults) != 1 || sum.Fault == nil || sum.Fault.ID != o1v1.ID || sum.Events != int64(len(log)) {
+		t.Fatalf("--json --max-faults 1: %v %+v", err, sum)
+	}
+}
+
+// The writer does not trust a stored hash column: with the head's hash
+// zeroed, the next legitimate append still chains onto the head's contents;
+// verify reports the zeroed head, and only it.
+func TestVerifyZeroedHeadHash(t *testing.T) {
+	dir, log := auditLog(t)
+	head := auditFind(t, log, "order-1", 3)
+	db := auditOpenRaw(t, dir)
+	auditExec(t, db, `UPDATE events SET hash = zeroblob(32) WHERE position = ?`, int64(head.Position))
+	db.Close()
+
+	ctx := context.Background()
+	d, err := OpenDataDir(ctx, dir, "", zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := domain.NewEvent(domain.NewManualClock(time.UnixMilli(1_700_000_100_000)), "Tested", map[string]string{"n": "0100"})
+	e.Actor = domain.ActorCLI
+	res, err := d.Store.Append(ctx, "order-1", domain.ExpectedVersion(3), e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	out, _, code := auditRun(t, "verify", "--data", dir)
+	want := fmt.Sprintf("bad event: stream order-1 version 3 position %d id %s", head.Position, head.ID)
+	if code != 1 || strings.Count(out, "bad event: ") != 1 || !strings.Contains(out, want) || !strings.Contains(out, "zero") {
+		t.Fatalf("exit %d, want only the zeroed head (%s) reported, not the append at position %d:\n%s", code, want, res.LastPosition, out)
+	}
 }

@@ -147,11 +147,10 @@ func (s *Store) cachedRetry(stream string, events []domain.Event) (domain.Append
 // errRaced marks a wrong-expected-version reply to the revision we read.
 const errRaced = "raced"
 
-// head is what Append learns from the stream's tail.
-type head struct {
-	version int64 // -1: no stream
-	hash    domain.Hash
-}
+// head is what Append learns from the stream's tail: version -1 for no
+// stream, and the hash recomputed from the last event (domain.TipOf), never
+// the hash its metadata claims.
+type head = domain.StreamTip
 
 func (s *Store) appendOnce(ctx context.Context, stream string, expected domain.ExpectedVersion, events []domain.Event) (domain.AppendResult, error) {
 	c, err := s.conn()
@@ -165,19 +164,14 @@ func (s *Store) appendOnce(ctx context.Context, stream string, expected domain.E
 	if dup {
 		return res, nil
 	}
-	if err := expected.Check(stream, h.version); err != nil {
+	if err := expected.Check(stream, h.Version); err != nil {
 		return domain.AppendResult{}, err
 	}
 	data := make([]esdb.EventData, len(events))
-	prev := h.hash
+	domain.Chain(stream, h, events)
 	for i := range events {
 		e := &events[i]
-		e.Stream = stream
-		e.Version = h.version + 1 + int64(i)
 		e.Position = 0
-		e.PrevHash = prev
-		e.Hash = domain.ComputeHash(e)
-		prev = e.Hash
 		id, carry := esdbID(e.ID)
 		m := metadata{Actor: e.Actor, Correlation: e.Correlation, Schema: e.Schema, Time: e.Time, PrevHash: e.PrevHash, Hash: e.Hash}
 		if carry {
@@ -187,8 +181,8 @@ func (s *Store) appendOnce(ctx context.Context, stream string, expected domain.E
 		data[i] = esdb.EventData{EventID: id, EventType: e.Type, ContentType: esdb.ContentTypeJson, Data: e.Data, Metadata: mb}
 	}
 	var exp esdb.ExpectedRevision = esdb.NoStream{}
-	if h.version >= 0 {
-		exp = esdb.Revision(uint64(h.version))
+	if h.Version >= 0 {
+		exp = esdb.Revision(uint64(h.Version))
 	}
 	wr, err := c.AppendToStream(ctx, s.Namespace+stream, esdb.AppendToStreamOptions{ExpectedRevision: exp}, data...)
 	if err != nil {
@@ -214,7 +208,7 @@ func (s *Store) appendOnce(ctx context.Context, stream string, expected domain.E
 	for i := range events {
 		s.ids.add(&events[i])
 	}
-	return domain.AppendResult{FirstVersion: h.version + 1, LastVersion: last, LastPosition: pos.Commit}, nil
+	return domain.AppendResult{FirstVersion: h.Version + 1, LastVersion: last, LastPosition: pos.Commit}, nil
 }
 
 // positionOf reads back the $all position of stream's event at version:
@@ -242,7 +236,7 @@ func (s *Store) positionOf(ctx context.Context, c *esdb.Client, stream string, v
 // package doc for where it stops). It returns the original result when
 // every id is already in the stream.
 func (s *Store) scanTail(ctx context.Context, c *esdb.Client, stream string, events []domain.Event) (head, domain.AppendResult, bool, error) {
-	h := head{version: -1}
+	h := domain.NoStreamTip
 	want := make(map[uuid.UUID]int, len(events))
 	for i, e := range events {
 		id, _ := esdbID(e.ID)
@@ -285,7 +279,7 @@ scan:
 			lowest = r.EventNumber
 			if first {
 				e := s.toEvent(r)
-				h = head{version: e.Version, hash: e.Hash}
+				h = domain.TipOf(&e)
 				first = false
 			}
 			// Our ids map to EventStoreDB ids deterministically: no

@@ -7,7 +7,8 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 )
 
-const selectColumns = `SELECT position, record FROM events `
+// selectColumns are the columns tl_fill reads (rowreader.go).
+const selectColumns = `SELECT position, record, hash FROM events `
 
 // ReadStream implements domain.EventStore.
 func (s *Store) ReadStream(ctx context.Context, stream string, from int64, max int) domain.EventIterator {

@@ -3,9 +3,13 @@ package sqlite
 /*
 #include "sqlite_api.h"
 
-// tl_fill copies the rows of st (column 0 an integer, column 1 a blob) into
-// buf as [8-byte position, little endian][4-byte length][bytes], until the
-// statement is done or the next row does not fit. With pending set, the
+// tl_fill copies the rows of st (column 0 the position, column 1 the
+// record, column 2 the hash column) into buf as [8-byte position, little
+// endian][4-byte length][record bytes], until the statement is done or the
+// next row does not fit. The hash column is the stored hash as much as the
+// record's copy (its last 32 bytes): when the two differ, the copy's hash
+// is zeroed, so that the event reads as one whose stored hash does not
+// match its contents and verification reports it. With pending set, the
 // row st is on (one that did not fit before) comes first. It returns the
 // rows copied, sets *used to the bytes written, *need to the size of the
 // row left pending (0 if none) and *rc to SQLite's last result code.
@@ -25,6 +29,13 @@ static int tl_fill(sqlite3_stmt *st, int pending, unsigned char *buf, int cap, i
 		memcpy(buf + off + 8, &len, 4);
 		if (len > 0) {
 			memcpy(buf + off + 12, p, len);
+		}
+		if (len >= 64) {
+			const void *h = sqlite3_column_blob(st, 2);
+			unsigned char *copy = buf + off + 12 + len - 32;
+			if (sqlite3_column_bytes(st, 2) != 32 || h == NULL || memcmp(h, copy, 32) != 0) {
+				memset(copy, 0, 32);
+			}
 		}
 		off += 12 + len;
 		n++;

@@ -168,25 +168,31 @@ type appendRequest struct {
 	sealed   bool
 	sealedOn streamHead
 	records  [][]byte // records[i] is events[i]'s record, when sealed
+	stamped  []int64  // the events' times as the caller stamped them (set at the first seal)
 }
 
-// seal numbers and chains req.events onto head and encodes their records.
+// seal numbers, stamps and chains req.events onto head (domain.Chain) and
+// encodes their records. The events' times were stamped by the caller; a
+// seal on another head starts again from those.
 func (req *appendRequest) seal(head streamHead) {
 	size := 0
 	for i := range req.events {
 		size += recordSize(&req.events[i], req.stream)
 	}
+	if req.stamped == nil {
+		req.stamped = make([]int64, len(req.events))
+		for i := range req.events {
+			req.stamped[i] = req.events[i].Time
+		}
+	}
+	for i := range req.events {
+		req.events[i].Time = req.stamped[i]
+	}
+	domain.Chain(req.stream, head, req.events)
 	buf := make([]byte, 0, size)
 	req.records = req.records[:0]
 	for i := range req.events {
 		e := &req.events[i]
-		e.Stream = req.stream
-		e.Version = head.version + 1 + int64(i)
-		e.PrevHash = head.hash
-		if i > 0 {
-			e.PrevHash = req.events[i-1].Hash
-		}
-		e.Hash = domain.ComputeHash(e)
 		from := len(buf)
 		buf = appendRecord(buf, e)
 		req.records = append(req.records, buf[from:len(buf):len(buf)])
@@ -199,12 +205,12 @@ func (req *appendRequest) seal(head streamHead) {
 // cached one when it agrees with expected.
 func (s *Store) expectedHead(stream string, expected domain.ExpectedVersion) (streamHead, bool) {
 	if expected == domain.NoStream {
-		return streamHead{version: -1}, true
+		return domain.NoStreamTip, true
 	}
 	s.mu.Lock()
 	head, ok := s.heads[stream]
 	s.mu.Unlock()
-	return head, ok && expected.Check(stream, head.version) == nil
+	return head, ok && expected.Check(stream, head.Version) == nil
 }
 
 // Append implements domain.EventStore.
@@ -373,11 +379,9 @@ func (s *Store) watchOtherWriters() {
 	}
 }
 
-// streamHead is a stream's last version and hash; version -1 means no stream.
-type streamHead struct {
-	version int64
-	hash    domain.Hash
-}
+// streamHead is a stream's last version, hash and time; version -1 means
+// no stream.
+type streamHead = domain.StreamTip
 
 // commit writes a batch in one transaction. It first runs without looking
 // event ids up: new ids are the rule, and the id index rejects a repeated
@@ -455,7 +459,7 @@ func (s *Store) tryCommit(batch []*appendRequest, lookupIDs bool) bool {
 			// Take the stream to be new without asking the file: if it is
 			// not, the (stream, version) index refuses version 0 and the
 			// batch runs again with lookups.
-			head, ok = streamHead{version: -1}, true
+			head, ok = domain.NoStreamTip, true
 		}
 		if !ok {
 			if head, err = s.w.StreamHead(req.stream); err != nil {
@@ -465,7 +469,7 @@ func (s *Store) tryCommit(batch []*appendRequest, lookupIDs bool) bool {
 			}
 		}
 		// A retry of events already stored answers with the original result.
-		expectErr := req.expected.Check(req.stream, head.version)
+		expectErr := req.expected.Check(req.stream, head.Version)
 		if lookupIDs || expectErr != nil {
 			if res, dup, err := s.findDuplicates(req, written); err != nil {
 				req.err = err
@@ -491,11 +495,11 @@ func (s *Store) tryCommit(batch []*appendRequest, lookupIDs bool) bool {
 		}
 		records = append(records, req.records...)
 		last := &written[len(written)-1]
-		head = streamHead{version: last.Version, hash: last.Hash}
+		head = streamHead{Version: last.Version, Hash: last.Hash, Time: last.Time}
 		heads[req.stream] = head
 		req.result = domain.AppendResult{
 			FirstVersion: written[first].Version,
-			LastVersion:  head.version,
+			LastVersion:  head.Version,
 			LastPosition: pos,
 		}
 	}

@@ -92,7 +92,7 @@ func openWriterWith(path, setup string) (*writerConn, error) {
 		`COMMIT`:                           &w.commit,
 		`ROLLBACK`:                         &w.rollback,
 		`SELECT MAX(position) FROM events`: &w.maxPos,
-		`SELECT version, hash FROM events WHERE stream = ?1 ORDER BY version DESC LIMIT 1`:                 &w.head,
+		`SELECT version, record FROM events WHERE stream = ?1 ORDER BY version DESC LIMIT 1`:               &w.head,
 		`SELECT stream, version, position FROM events WHERE id = ?1`:                                       &w.id,
 		`INSERT INTO events (position, stream, version, id, hash, record) VALUES (?1, ?2, ?3, ?4, ?5, ?6)`: &w.insert,
 	})
@@ -131,21 +131,30 @@ func (w *writerConn) MaxPosition() (uint64, error) {
 	return uint64(C.sqlite3_column_int64(w.maxPos, 0)), nil
 }
 
-// StreamHead returns the last version and hash of stream (version -1 when
-// the stream has no events).
+// StreamHead returns the last version, hash and time of stream (version -1
+// when the stream has no events). The hash is recomputed from the stored
+// event (domain.TipOf): neither the hash column nor the record's copy of
+// the hash is trusted, so a damaged one never breaks the chain of the next
+// event appended. A record that does not decode, or whose version is not
+// the row's, is an EINTERNAL error: nothing is chained onto it.
 func (w *writerConn) StreamHead(stream string) (streamHead, error) {
 	defer C.sqlite3_reset(w.head)
 	C.tl_bind_text(w.head, 1, stream)
-	head := streamHead{version: -1}
+	head := domain.NoStreamTip
 	switch rc := C.sqlite3_step(w.head); rc {
 	case C.TL_DONE:
 		return head, nil
 	case C.TL_ROW:
-		head.version = int64(C.sqlite3_column_int64(w.head, 0))
-		if p, n := C.sqlite3_column_blob(w.head, 1), C.sqlite3_column_bytes(w.head, 1); p != nil && n == 32 {
-			copy(head.hash[:], unsafe.Slice((*byte)(p), 32))
+		version := int64(C.sqlite3_column_int64(w.head, 0))
+		var rec []byte
+		if p, n := C.sqlite3_column_blob(w.head, 1), C.sqlite3_column_bytes(w.head, 1); p != nil && n > 0 {
+			rec = unsafe.Slice((*byte)(p), int(n))
 		}
-		return head, nil
+		var e domain.Event
+		if err := decodeRecord(rec, &e); err != nil || e.Version != version || e.Stream != stream {
+			return head, domain.Errorf(domain.EINTERNAL, "event log is corrupt: the last event of stream %s (version %d) cannot be read back", stream, version)
+		}
+		return domain.TipOf(&e), nil
 	default:
 		return head, sqliteErr(w.db, rc, "read stream head")
 	}

@@ -264,25 +264,26 @@ func (st *state) applyFill(id int64, e *domain.Event, f *domain.OrderFilled, b *
 	}
 	bk.lastPrice = f.Price
 	closing := sell && r.Matched > 0
-	fx := bucketFill{t: e.Time, sell: sell, closing: closing, first: oo.fills == 1, value: decUnits(r.Value),
+	t := domain.FillTime(e, f) // trade time: the exchange's, as the Ledger uses
+	fx := bucketFill{t: t, sell: sell, closing: closing, first: oo.fills == 1, value: decUnits(r.Value),
 		net: decUnits(net), fee: decUnits(r.Fee), pnl: decUnits(r.Pnl), unmatched: decUnits(r.UnmatchedValue)}
 	uFrom, uTo := int8(2), int8(2)
 	if closing {
 		fx.invested = decUnits(r.LotCost)
 		oo.pnl = oo.pnl.Add(r.Pnl)
 		if !oo.closed {
-			oo.closed, oo.firstClose = true, e.Time
+			oo.closed, oo.firstClose = true, t
 		}
 		sign := int8(oo.pnl.Sign())
 		if oo.uniqueSign == 0 {
-			oo.uniqueSlot = slotOf(e.Time)
+			oo.uniqueSlot = slotOf(t)
 			uTo = sign
 		} else if old := oo.uniqueSign - 2; old != sign {
 			uFrom, uTo = old, sign
 		}
 		oo.uniqueSign = sign + 2
 	}
-	bkt := st.bucket(bk.key, slotOf(e.Time))
+	bkt := st.bucket(bk.key, slotOf(t))
 	bkt.add(&fx)
 	bkt.Position = e.Position
 	var ubkt *bucketRow
@@ -298,7 +299,7 @@ func (st *state) applyFill(id int64, e *domain.Event, f *domain.OrderFilled, b *
 		}
 	}
 
-	dk := dailyKey{Exchange: bk.key.Exchange, Pair: bk.key.Pair, Day: dayOf(e.Time)}
+	dk := dailyKey{Exchange: bk.key.Exchange, Pair: bk.key.Pair, Day: dayOf(t)}
 	d := st.daily[dk]
 	if d == nil {
 		d = &dailyRow{dailyKey: dk}
@@ -328,13 +329,13 @@ func (st *state) applyFill(id int64, e *domain.Event, f *domain.OrderFilled, b *
 	}
 	b.daily[dk] = *d
 	st.emitPair(bk, e, b)
-	b.prices[priceKey{bk.key, slotOf(e.Time)}] = priceRow{priceKey: priceKey{bk.key, slotOf(e.Time)}, Price: decUnits(f.Price), Position: e.Position}
+	b.prices[priceKey{bk.key, slotOf(t)}] = priceRow{priceKey: priceKey{bk.key, slotOf(t)}, Price: decUnits(f.Price), Position: e.Position}
 	if closing {
 		k := orderPnlKey{OrderID: id, FirstCloseMs: oo.firstClose}
 		b.orderPnl[k] = orderPnlRow{pairKey: bk.key, orderPnlKey: k, Pnl: decUnits(oo.pnl), Position: e.Position}
 	}
 	b.fills = append(b.fills, fillRow{
-		Exchange: bk.key.Exchange, Pair: bk.key.Pair, TimeMs: e.Time, OrderID: id, FillID: f.FillID,
+		Exchange: bk.key.Exchange, Pair: bk.key.Pair, TimeMs: t, OrderID: id, FillID: f.FillID,
 		Side: string(side), Price: decUnits(f.Price), Quantity: decUnits(f.Quantity),
 		Value: decUnits(r.Value), Fee: decUnits(r.Fee), FeeAsset: f.FeeAsset,
 		Pnl: decUnits(r.Pnl), Cost: decUnits(r.LotCost), Unmatched: decUnits(r.Unmatched),
