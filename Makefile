@@ -4,7 +4,7 @@ BIN       := bin/tradeledger
 DATA      ?= ./data
 BENCHTIME ?= 1x
 
-.PHONY: build run test vet bench clean
+.PHONY: build run test vet bench clean e2e e2e-deps dashboard-vendor
 
 build:
 	$(GO) build -o $(BIN) ./cmd/tradeledger
@@ -29,3 +29,23 @@ bench:
 
 clean:
 	rm -rf bin
+
+# The dashboard (http/dashboard). Its chart library is vendored from the npm
+# package pinned in e2e/package.json (a Go test fails when the two drift);
+# `make e2e` installs chromium and the npm packages if missing and runs the
+# browser tests against a freshly built binary.
+DASH := http/dashboard
+LWC  := $(DASH)/e2e/node_modules/lightweight-charts
+
+e2e-deps:
+	$(DASH)/e2e/install.sh
+
+dashboard-vendor: e2e-deps
+	mkdir -p $(DASH)/vendor/lightweight-charts
+	cp $(LWC)/dist/lightweight-charts.standalone.production.mjs $(DASH)/vendor/lightweight-charts/lightweight-charts.mjs
+	cp $(LWC)/LICENSE $(DASH)/vendor/lightweight-charts/LICENSE
+	sed -n '3,4s/^ \* //p' $(LWC)/dist/lightweight-charts.standalone.production.mjs > $(DASH)/vendor/lightweight-charts/NOTICE
+	echo 'https://www.tradingview.com/' >> $(DASH)/vendor/lightweight-charts/NOTICE
+
+e2e: build e2e-deps
+	cd $(DASH)/e2e && TRADELEDGER_BIN=$(CURDIR)/$(BIN) npm test

@@ -334,6 +334,10 @@ func (s *Server) requireToken(next http.Handler) http.Handler {
 			return
 		}
 		h := r.Header.Get("Authorization")
+		if c, err := r.Cookie(SessionCookie); h == "" && err == nil && c.Value != "" {
+			s.sessionAuth(w, r, next, c.Value) // the dashboard (session.go)
+			return
+		}
 		scheme, token, ok := strings.Cut(h, " ")
 		token = strings.TrimSpace(token)
 		if h == "" {

@@ -176,6 +176,8 @@ func (s *Server) Handler() http.Handler {
 	r.HandleFunc("/healthz", s.handleHealth).Methods("GET")
 	s.registerOpsRoutes(r)
 	s.registerAuthRoutes(api)
+	s.registerDashboardRoutes(r)
+	s.registerSessionRoutes(api)
 	protected := api.NewRoute().Subrouter()
 	protected.Use(s.requireToken)
 	s.registerTimeRoutes(protected)

@@ -1,0 +1,101 @@
+// Browser tests of the dashboard: each scenario asserts on the DOM
+// (readiness flags, counts, text), never on pixels; screenshots of each page
+// are written to ./screenshots (or $SCREENSHOTS) for review.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, launch, newPage, ready, login, screenshot, PASSWORD } from './harness.mjs';
+
+let server, browser;
+
+before(async () => {
+  server = await startServer({ fixture: 'testdata/dashboard-history' });
+  browser = await launch();
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+const text = (page, sel) => page.locator(sel).innerText();
+
+test('a bad password shows an error and nothing else', async () => {
+  const page = await newPage(browser);
+  await login(page, server.url, 'not the password');
+  await page.waitForSelector('#login-error:not([hidden])');
+  assert.equal(await text(page, '#login-error'), 'invalid password');
+  assert.equal(await page.locator('nav').count(), 0, 'no navigation without a login');
+  assert.equal(await page.locator('#view').count(), 0);
+  const cookies = await page.context().cookies();
+  assert.deepEqual(cookies.map((c) => c.name), [], 'no cookie for a refused login');
+  await screenshot(page, 'login-error');
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+});
+
+test('log in: HttpOnly SameSite=Strict session, CSRF cookie readable, no token in storage', async () => {
+  const page = await newPage(browser);
+  await login(page, server.url);
+  await ready(page, 'overview');
+  const cookies = Object.fromEntries((await page.context().cookies()).map((c) => [c.name, c]));
+  assert.equal(cookies.tl_session.httpOnly, true);
+  assert.equal(cookies.tl_session.sameSite, 'Strict');
+  assert.equal(cookies.tl_csrf.httpOnly, false);
+  assert.equal(cookies.tl_csrf.sameSite, 'Strict');
+  const seen = await page.evaluate(() => ({ cookie: document.cookie, storage: JSON.stringify(localStorage) }));
+  assert.ok(!seen.cookie.includes('tl_session'), 'the session cookie is not readable by scripts');
+  assert.ok(!seen.storage.includes(cookies.tl_session.value));
+  // A write without the CSRF header is refused even with the cookie.
+  const status = await page.evaluate(async () => (await fetch('/api/v1/config/strategy/add', {
+    method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"name":"csrf-probe"}' })).status);
+  assert.equal(status, 403);
+  // The page's first load, compressed.
+  const bytes = await page.evaluate(() => performance.getEntriesByType('navigation').concat(performance.getEntriesByType('resource'))
+    .filter((e) => !e.name.includes('/api/')).reduce((n, e) => n + e.transferSize, 0));
+  console.log(`first load transferred: ${bytes} bytes`);
+  assert.ok(bytes > 0 && bytes <= 300 * 1024, `first load ${bytes} bytes`);
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+});
+
+async function dailyRows(page) {
+  return page.$$eval('#daily tbody tr', (trs) => Object.fromEntries(trs.map((tr) => [tr.dataset.date, tr.querySelector('[data-col=pnl]').textContent])));
+}
+
+test('overview shows the hand-computed PNL in two time zones', async () => {
+  const page = await newPage(browser);
+  await login(page, server.url);
+  await ready(page, 'overview');
+  assert.equal(await page.inputValue('#tz'), 'UTC', 'the browser zone is the default');
+  assert.equal(await text(page, '#m-total .value'), '+105.00 USDT');
+  assert.equal(await text(page, '#m-winrate .value'), '66.67 %');
+  assert.equal(await text(page, '#m-best .value'), '+100.00 USDT');
+  assert.equal(await text(page, '#m-worst .value'), '-5.00 USDT');
+  assert.deepEqual(await dailyRows(page), { '2024-03-11': '+100.00', '2024-03-10': '-5.00', '2024-03-09': '+10.00', '2024-03-08': '0.00' });
+  // Per-pair table, sorted by pnl (descending) and then by trades.
+  assert.deepEqual(await page.$$eval('#pairs tbody tr', (trs) => trs.map((t) => t.dataset.key)), ['binance/USDT-ETH', 'binance/USDT-BTC']);
+  assert.equal(await text(page, '#pairs tr[data-key="binance/USDT-BTC"] [data-col=pnl]'), '+5.00');
+  await page.click('button[data-sort=trades]');
+  assert.deepEqual(await page.$$eval('#pairs tbody tr', (trs) => trs.map((t) => t.dataset.key)), ['binance/USDT-BTC', 'binance/USDT-ETH']);
+  assert.equal(await page.getAttribute('#pairs th:nth-child(4)', 'aria-sort'), 'descending');
+  assert.ok(await page.locator('#pnl-chart canvas').count() > 0, 'the chart is drawn');
+  const tti = await page.evaluate(() => performance.getEntriesByName('overview')[0]?.duration);
+  console.log(`overview interactive after ${Math.round(tti)} ms (6 fills)`);
+  await screenshot(page, 'overview-light');
+
+  await page.selectOption('#tz', 'Asia/Tokyo');
+  await ready(page, 'overview');
+  assert.deepEqual(await dailyRows(page), { '2024-03-11': '+100.00', '2024-03-10': '+5.00', '2024-03-09': '0.00', '2024-03-08': '0.00' });
+  assert.equal(await text(page, '#m-total .value'), '+105.00 USDT');
+
+  await page.click('#theme');
+  assert.equal(await page.getAttribute('html', 'data-theme'), 'dark');
+  await screenshot(page, 'overview-dark');
+  await page.setViewportSize({ width: 375, height: 800 });
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  assert.ok(overflow <= 0, `no sideways scrolling at 375 px (${overflow} px too wide)`);
+  await screenshot(page, 'overview-375');
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+});

@@ -1,0 +1,103 @@
+// Test harness: a real `tradeledger serve` (the built binary) on 127.0.0.1
+// with a temp data dir, and Debian's chromium driven by playwright-core with
+// every non-loopback request blocked.
+
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const here = dirname(fileURLToPath(import.meta.url));
+export const repo = resolve(here, '../../..');
+export const bin = process.env.TRADELEDGER_BIN || join(repo, 'bin/tradeledger');
+export const shots = process.env.SCREENSHOTS || join(here, 'screenshots');
+export const PASSWORD = 'dashboard e2e password';
+
+// startServer imports `fixture` (a Gunbot-style folder, or none) into a
+// fresh data dir and starts serve on 127.0.0.1:0; it resolves once serve
+// logs its address.
+export async function startServer({ fixture } = {}) {
+  const data = mkdtempSync(join(tmpdir(), 'tl-e2e-'));
+  const env = { ...process.env, TRADELEDGER_PASSWORD: PASSWORD };
+  delete env.TRADELEDGER_LISTEN;
+  if (fixture) {
+    execFileSync(bin, ['import', '--data', data, '--from', join(repo, fixture)], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  }
+  const proc = spawn(bin, ['serve', '--data', data, '--listen', '127.0.0.1:0', '--files-listen', ''], {
+    env, stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let log = '';
+  const url = await new Promise((ok, fail) => {
+    const onData = (chunk) => {
+      log = (log + chunk).slice(-200000); // the tail, for failure messages
+      const m = log.match(/"api":"(http:\/\/127\.0\.0\.1:\d+)"/);
+      if (m) ok(m[1]);
+    };
+    proc.stdout.on('data', onData);
+    proc.stderr.on('data', onData);
+    proc.on('exit', (code) => fail(new Error(`serve exited (${code}) before listening:\n${log}`)));
+  });
+  return {
+    url, data, proc,
+    log: () => log,
+    async stop() {
+      proc.kill('SIGTERM');
+      await new Promise((ok) => (proc.exitCode != null ? ok() : proc.on('exit', ok)));
+      rmSync(data, { recursive: true, force: true });
+    },
+  };
+}
+
+// launch starts headless chromium with the flags this machine needs and a
+// fresh profile (playwright makes a new temp --user-data-dir per launch).
+export async function launch() {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync'],
+  });
+}
+
+// newPage opens a page in a new context (its own cookies) that blocks
+// every request not to 127.0.0.1 and records console errors, page errors,
+// CSP violations and blocked requests in page.problems.
+export async function newPage(browser, options = {}) {
+  const context = await browser.newContext({ timezoneId: 'UTC', locale: 'en-US', viewport: { width: 1280, height: 900 }, ...options });
+  const problems = [];
+  await context.route('**/*', (route) => {
+    const u = new URL(route.request().url());
+    if (u.hostname === '127.0.0.1' || u.protocol === 'data:') return route.continue();
+    problems.push(`blocked request to ${u.href}`);
+    return route.abort('blockedbyclient');
+  });
+  const page = await context.newPage();
+  page.problems = problems;
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('console', (m) => {
+    // 401s of the login checks are expected answers, not faults.
+    if (m.type() === 'error' && !/status of 40[13]/.test(m.text())) problems.push(`console: ${m.text()}`);
+  });
+  return page;
+}
+
+// ready waits for <body data-ready=name>.
+export async function ready(page, name) {
+  await page.waitForSelector(`body[data-ready="${name}"]`, { timeout: 15000 });
+}
+
+export async function login(page, url, password = PASSWORD) {
+  await page.goto(url + '/');
+  await ready(page, 'login');
+  await page.fill('#password', password);
+  await page.click('form.login button[type=submit]');
+}
+
+export async function screenshot(page, name) {
+  mkdirSync(shots, { recursive: true });
+  const path = join(shots, name + '.png');
+  await page.screenshot({ path, fullPage: true });
+  return path;
+}

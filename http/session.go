@@ -1,0 +1,224 @@
+package http
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/gorilla/mux"
+	"go.uber.org/zap"
+
+	"github.com/tradeledger/tradeledger/domain"
+)
+
+// The dashboard's login: a person types the password alone (no wallet, no
+// ENC: encryption) and gets a session cookie, which requireToken accepts
+// like a bearer token. API clients keep the ENC login of auth.go.
+//
+//	POST /api/v1/dashboard/login   {password} → cookies SessionCookie + CSRFCookie
+//	POST /api/v1/dashboard/logout  clears them (a cookie-authenticated write)
+//
+// Why this shape (README "Dashboard"): the session value is an ordinary API
+// token (same signature, expiry and password-generation revocation) kept in
+// an HttpOnly, SameSite=Strict cookie (Secure under TLS), so no script can
+// read it and other sites' pages cannot make the browser send it. Writes
+// authenticated by the cookie must also carry CSRFHeader equal to the
+// CSRFCookie, whose value is an HMAC of the session under the token secret
+// (a signed double submit: a page that could plant a cookie still cannot
+// forge the pair), and an Origin, when the browser sends one, naming this
+// host.
+const (
+	SessionCookie = "tl_session"
+	CSRFCookie    = "tl_csrf"
+	CSRFHeader    = "X-CSRF-Token"
+)
+
+func (s *Server) registerSessionRoutes(r *mux.Router) {
+	if s.Logins == nil {
+		s.Logins = NewLoginLimiter()
+	}
+	r.HandleFunc("/dashboard/login", s.handleDashboardLogin).Methods("POST")
+	r.Handle("/dashboard/logout", s.requireToken(http.HandlerFunc(s.handleDashboardLogout))).Methods("POST")
+}
+
+type dashboardLoginRequest struct {
+	Password *string `json:"password"`
+}
+
+type dashboardLoginResponse struct {
+	Status string `json:"status"`
+	// ExpiresAt is when the session ends (ms), so the page can say so.
+	ExpiresAt int64 `json:"expiresAt"`
+}
+
+// handleDashboardLogin checks the plain password against the registered
+// hash with the same limiter, hashing slots, refusal message and events as
+// the API login (handleLogin): 401 "invalid password" and LoginFailed on
+// any refusal, 429 with Retry-After when the address is locked out, and on
+// success LoginSucceeded and the two cookies.
+func (s *Server) handleDashboardLogin(w http.ResponseWriter, r *http.Request) {
+	if s.Auth == nil || s.Passwords == nil || s.Logins == nil {
+		Error(w, r, domain.Errorf(domain.EUNAVAILABLE, "authentication is not configured"))
+		return
+	}
+	if !sameOrigin(r) {
+		writeError(w, r, http.StatusForbidden, "cross-origin login refused")
+		return
+	}
+	addr := clientAddr(r)
+	if s.tooManyLogins(w, r, addr) {
+		return
+	}
+	var req dashboardLoginRequest
+	if err := decodeJSON(r, &req, false); err != nil {
+		Error(w, r, err)
+		return
+	}
+	if req.Password == nil {
+		Error(w, r, domain.Errorf(domain.EINVALID, "field \"password\" is required"))
+		return
+	}
+	release, err := s.Logins.acquire(r.Context())
+	if err != nil {
+		Error(w, r, domain.Errorf(domain.EUNAVAILABLE, "login cancelled"))
+		return
+	}
+	if s.tooManyLogins(w, r, addr) {
+		release()
+		return
+	}
+	hash, generation := s.Passwords.Current()
+	reason, err := checkPlainLogin(*req.Password, hash)
+	release()
+	if err != nil {
+		Error(w, r, err)
+		return
+	}
+	if reason != "" {
+		s.Logins.Failed(addr, s.Clock.Now())
+		logger(r).Warn("dashboard login refused", zap.String("remote", addr), zap.String("reason", reason))
+		ev := domain.NewEvent(s.Clock, domain.TypeLoginFailed, domain.LoginFailed{RemoteAddr: remoteHost(r), Reason: reason})
+		if _, err := s.commit(r, domain.StreamAuth, domain.Any, ev); err != nil {
+			logger(r).Error("record LoginFailed", zap.Error(err))
+		}
+		Error(w, r, domain.Errorf(domain.EUNAUTHORIZED, loginRefused))
+		return
+	}
+	token, err := s.Auth.issueToken(LoginSubject, generation)
+	if err != nil {
+		Error(w, r, err)
+		return
+	}
+	r = r.WithContext(context.WithValue(r.Context(), ctxSubject, LoginSubject))
+	ev := domain.NewEvent(s.Clock, domain.TypeLoginSucceeded, domain.LoginSucceeded{Subject: LoginSubject, RemoteAddr: remoteHost(r)})
+	if _, err := s.commit(r, domain.StreamAuth, domain.Any, ev); err != nil {
+		Error(w, r, err)
+		return
+	}
+	s.Logins.Succeeded(addr)
+	logger(r).Info("dashboard login", zap.String("remote", addr))
+	ttl := s.Auth.TokenTTL
+	if ttl <= 0 {
+		ttl = DefaultTokenTTL
+	}
+	s.setSessionCookies(w, r, token, ttl)
+	writeJSON(w, http.StatusOK, dashboardLoginResponse{Status: "success", ExpiresAt: s.Clock.Now().Add(ttl).UnixMilli()})
+}
+
+// handleDashboardLogout clears the cookies. The token itself stays valid
+// until it expires (tokens are stateless); a password change revokes it.
+func (s *Server) handleDashboardLogout(w http.ResponseWriter, r *http.Request) {
+	s.setSessionCookies(w, r, "", -1)
+	writeJSON(w, http.StatusOK, dashboardLogoutResponse{Status: "success"})
+}
+
+type dashboardLogoutResponse struct {
+	Status string `json:"status"`
+}
+
+// setSessionCookies sets (ttl > 0) or clears (ttl < 0) the session and CSRF
+// cookies.
+func (s *Server) setSessionCookies(w http.ResponseWriter, r *http.Request, token string, ttl time.Duration) {
+	maxAge := int(ttl / time.Second)
+	csrf := ""
+	if ttl > 0 {
+		csrf = s.csrfToken(token)
+	} else {
+		maxAge = -1
+	}
+	secure := r.TLS != nil
+	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: token, Path: "/", MaxAge: maxAge,
+		HttpOnly: true, Secure: secure, SameSite: http.SameSiteStrictMode})
+	http.SetCookie(w, &http.Cookie{Name: CSRFCookie, Value: csrf, Path: "/", MaxAge: maxAge,
+		Secure: secure, SameSite: http.SameSiteStrictMode})
+}
+
+// csrfToken is the CSRF value that goes with a session token.
+func (s *Server) csrfToken(session string) string {
+	m := hmac.New(sha256.New, s.Auth.Secret)
+	m.Write([]byte("tradeledger csrf\x00"))
+	m.Write([]byte(session))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// checkPlainLogin is checkLogin for a password typed in clear: one argon2id
+// check whatever happens (against a dummy hash when none is registered), so
+// every refusal costs the same time.
+func checkPlainLogin(password, hash string) (reason string, err error) {
+	against := hash
+	if against == "" {
+		against = dummyHash()
+	}
+	ok, err := CheckPassword(password, against)
+	switch {
+	case err != nil:
+		return "", err
+	case hash == "":
+		return domain.LoginReasonUnregistered, nil
+	case !ok:
+		return domain.LoginReasonPassword, nil
+	}
+	return "", nil
+}
+
+// sessionAuth is requireToken for a request that carries the session
+// cookie instead of an Authorization header: the cookie's token is checked
+// like a bearer token, and a request that may change something (any method
+// but GET, HEAD, OPTIONS) must also pass the CSRF check, or gets 403.
+func (s *Server) sessionAuth(w http.ResponseWriter, r *http.Request, next http.Handler, token string) {
+	sub, err := s.Auth.Verify(token)
+	if err != nil {
+		Error(w, r, err)
+		return
+	}
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+	default:
+		got := r.Header.Get(CSRFHeader)
+		if got == "" || !hmac.Equal([]byte(got), []byte(s.csrfToken(token))) {
+			writeError(w, r, http.StatusForbidden, "missing or wrong "+CSRFHeader+" header (a cookie-authenticated write needs the value of the "+CSRFCookie+" cookie)")
+			return
+		}
+		if !sameOrigin(r) {
+			writeError(w, r, http.StatusForbidden, "cross-origin request refused")
+			return
+		}
+	}
+	next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxSubject, sub)))
+}
+
+// sameOrigin reports whether r's Origin header, when there is one, names
+// the host r was sent to. Browsers send Origin on every POST; its absence
+// means a client that is not a browser, which cookies do not concern.
+func sameOrigin(r *http.Request) bool {
+	o := r.Header.Get("Origin")
+	if o == "" {
+		return true
+	}
+	u, err := url.Parse(o)
+	return err == nil && u.Host != "" && u.Host == r.Host
+}
