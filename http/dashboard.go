@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
+	"fmt"
 	"io/fs"
 	"mime"
 	"net/http"
@@ -96,8 +97,8 @@ func dashboardType(p string) string {
 // /dashboard/<file> its modules. No authentication: the files hold no data;
 // the page logs in (session.go) and reads the API.
 func (s *Server) registerDashboardRoutes(r *mux.Router) {
-	r.HandleFunc("/", s.handleDashboardFile).Methods("GET", "HEAD")
-	r.PathPrefix("/dashboard/").HandlerFunc(s.handleDashboardFile).Methods("GET", "HEAD")
+	r.HandleFunc("/", s.handleDashboardFile)
+	r.PathPrefix("/dashboard/").HandlerFunc(s.handleDashboardFile)
 }
 
 // handleDashboardFile answers an embedded file with the dashboard's
@@ -110,6 +111,11 @@ func (s *Server) handleDashboardFile(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Cross-Origin-Opener-Policy", "same-origin")
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		h.Set("Allow", "GET, HEAD")
+		writeError(w, r, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed on %s", r.Method, r.URL.Path))
+		return
+	}
 	a := loadDashboard()[r.URL.Path]
 	if a == nil {
 		Error(w, r, domain.Errorf(domain.ENOTFOUND, "no dashboard file %s", r.URL.Path))

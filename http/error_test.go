@@ -57,7 +57,7 @@ func TestErrorContract(t *testing.T) {
 		{"unknown API route", "GET", "/api/v1/no-such-thing", "", ts.Token, 404, "no route for GET /api/v1/no-such-thing"},
 		{"unknown API route without token", "GET", "/api/v1/no-such-thing", "", "", 404, ""},
 		{"unknown route outside the API", "GET", "/index.html", "", "", 404, "no route for GET /index.html"},
-		{"root", "GET", "/", "", "", 404, ""},
+		{"wrong method on the dashboard (GET / is the dashboard)", "POST", "/", "", "", 405, "method POST not allowed on /"},
 		{"wrong method on login", "GET", "/api/v1/auth/login", "", "", 405, "method GET not allowed on /api/v1/auth/login"},
 		{"wrong method on a protected route", "DELETE", "/api/v1/time", "", ts.Token, 405, "method DELETE not allowed"},
 		{"wrong method on status", "POST", "/api/v1/auth/status", "{}", ts.Token, 405, ""},
