@@ -14,8 +14,10 @@ import (
 //
 //	GET /readyz    200 once the replay has caught up and the store accepts writes, else 503 (no auth)
 //	GET /metrics   the Prometheus metrics (bearer token), when Metrics is set
+//	GET /api/v1/openapi.json   the OpenAPI document (no auth, openapi.go)
 func (s *Server) registerOpsRoutes(r *mux.Router) {
 	r.HandleFunc("/readyz", s.handleReady).Methods("GET")
+	r.HandleFunc("/api/v1/openapi.json", s.handleOpenAPI).Methods("GET")
 	if s.Metrics != nil {
 		r.Handle("/metrics", s.requireToken(s.Metrics)).Methods("GET")
 	}

@@ -156,6 +156,7 @@ func (ts *testServer) request(method, path string, body any, headers map[string]
 	if err != nil {
 		ts.t.Fatal(err)
 	}
+	validateResponse(ts.t, req, resp) // against openapi.json
 	return resp
 }
 
