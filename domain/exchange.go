@@ -63,6 +63,21 @@ type Market struct {
 	Low24h       Decimal
 	High24h      Decimal
 	ChangePct24h Decimal // percent, e.g. -1.25
+	// Filters are the exchange's order rules for the pair; zero when the
+	// exchange has none (the paper exchange).
+	Filters MarketFilters
+}
+
+// MarketFilters are an exchange's rules for a pair's orders (Binance's
+// PRICE_FILTER, LOT_SIZE and (MIN_)NOTIONAL). Zero fields mean no rule.
+// Connectors apply them before anything is sent: a price is rounded to
+// TickSize and an amount down to StepSize; an order still below MinQty or
+// MinNotional is refused with EINVALID naming the filter.
+type MarketFilters struct {
+	TickSize    Decimal
+	StepSize    Decimal
+	MinQty      Decimal
+	MinNotional Decimal
 }
 
 // Ticker is the best bid, best ask and last trade price of a pair.

@@ -6,6 +6,13 @@
 // Cases that need the market to move (resting orders filling, fills
 // appearing) run only when the Harness can drive prices (SetPrice); real
 // connectors skip them and say so.
+//
+// The failure cases (unknown outcomes, 5xx, rate limits, clock skew,
+// partial fills, filters) need a way to inject the fault: a real
+// connector's test drives its fixture server, the paper exchange its
+// simulator (Faults). A case whose fault the harness cannot inject must be
+// named in Harness.NotApplicable with the reason; otherwise it fails. No
+// case is ever skipped silently.
 package exchangetest
 
 import (
@@ -30,6 +37,34 @@ type Harness struct {
 	Amount domain.Decimal
 	// SetPrice, if not nil, moves the pair's price at once (simulators).
 	SetPrice func(pair string, price domain.Decimal) error
+	// Faults injects failures for the failure cases.
+	Faults Faults
+	// NotApplicable names the failure cases that do not apply to this
+	// connector, with the reason (printed when the case skips).
+	NotApplicable map[string]string
+}
+
+// Faults are the failures a harness can inject. A nil field is a fault the
+// harness cannot inject: every case that needs it must be listed in
+// Harness.NotApplicable.
+type Faults struct {
+	// LoseNextPlacement makes the next PlaceOrder lose its answer (a
+	// timeout or a dropped connection). With placed the exchange places
+	// the order before the answer is lost; without, the request never
+	// reaches the matching engine.
+	LoseNextPlacement func(placed bool)
+	// ServerError makes the next PlaceOrder answer a 5xx without placing
+	// anything.
+	ServerError func()
+	// RateLimit makes the next request answer 429 with Retry-After.
+	RateLimit func(retryAfter time.Duration)
+	// Advance moves the connector's clock forward (Retry-After expiring).
+	Advance func(d time.Duration)
+	// ClockSkew makes the exchange's clock run d ahead of the connector's.
+	ClockSkew func(d time.Duration)
+	// Fill makes the exchange fill qty of the resting order with the
+	// client order id, at its limit price.
+	Fill func(clientOrderID string, qty domain.Decimal) error
 }
 
 // OpenFunc opens a fresh account; the suite does not close it.
@@ -49,6 +84,15 @@ func Run(t *testing.T, open OpenFunc) {
 		driven bool
 		fn     func(t *testing.T, h Harness)
 	}{
+		{"PlacementLostAfterPlacing", false, testLostPlaced},
+		{"PlacementLostBeforePlacing", false, testLostNotPlaced},
+		{"ServerErrorOnPlacement", false, testServerError},
+		{"DuplicateClientIDAfterFill", false, testDuplicateAfterFill},
+		{"PartialFillsAcrossPolls", false, testPartialFills},
+		{"CancelOfFilledOrder", false, testCancelFilled},
+		{"RateLimitHonoured", false, testRateLimit},
+		{"ClockSkewCorrected", false, testClockSkew},
+		{"FiltersAppliedBeforeSending", false, testFilters},
 		{"Markets", false, testMarkets},
 		{"TickerAndBook", false, testTickerAndBook},
 		{"Candles", false, testCandles},
@@ -64,6 +108,12 @@ func Run(t *testing.T, open OpenFunc) {
 			h := open(t)
 			if c.driven && h.SetPrice == nil {
 				t.Skip("the connector cannot drive prices; this case runs against simulators only")
+			}
+			if reason, ok := h.NotApplicable[c.name]; ok {
+				if reason == "" {
+					t.Fatalf("%s is marked not applicable without a reason", c.name)
+				}
+				t.Skipf("not applicable to this connector: %s", reason)
 			}
 			c.fn(t, h)
 		})

@@ -880,3 +880,24 @@ func (x *Exchange) FillsSince(ctx context.Context, since uint64, limit int) ([]d
 	}
 	return append([]domain.Fill(nil), out...), nil
 }
+
+// FillOrder fills qty of the resting order with the client order id at its
+// limit price, as if a counterparty took it (tests: partial fills across
+// polls). An unknown order is ENOTFOUND, a finished one ECONFLICT, more
+// than its remainder EINVALID.
+func (x *Exchange) FillOrder(clientOrderID string, qty domain.Decimal) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.catchUp()
+	o, ok := x.byClient[clientOrderID]
+	switch {
+	case !ok:
+		return domain.Errorf(domain.ENOTFOUND, "no order with client id %s on %s", clientOrderID, x.name)
+	case o.Status != domain.StatusOpen:
+		return domain.Errorf(domain.ECONFLICT, "order %s is already %s", o.ID, o.Status)
+	case qty.Sign() <= 0 || qty.Cmp(o.Amount.Sub(o.Filled)) > 0:
+		return domain.Errorf(domain.EINVALID, "fill of %s: must be positive and at most the remainder %s", qty, o.Amount.Sub(o.Filled))
+	}
+	x.fill(o, o.Price, qty)
+	return nil
+}

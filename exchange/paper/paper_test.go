@@ -22,6 +22,17 @@ func TestConformance(t *testing.T) {
 		return exchangetest.Harness{
 			Exchange: x, Pair: "USDT-BTC", Amount: domain.MustDecimal("0.01"),
 			SetPrice: func(pair string, p domain.Decimal) error { return sim.SetPrice("binance", pair, p) },
+			Faults: exchangetest.Faults{
+				LoseNextPlacement: func(placed bool) { _ = sim.FailPlacements("binance", 1, placed) },
+				// A 5xx places nothing: the same as a request lost on its way.
+				ServerError: func() { _ = sim.FailPlacements("binance", 1, false) },
+				Fill:        x.(*paper.Exchange).FillOrder,
+			},
+			NotApplicable: map[string]string{
+				"RateLimitHonoured":           "the simulator runs in process and has no request limit",
+				"ClockSkewCorrected":          "the simulator shares the service's clock and signs nothing",
+				"FiltersAppliedBeforeSending": "the simulator lists no tick, step or minimum for its pairs (any precision is accepted)",
+			},
 		}
 	})
 }
