@@ -256,6 +256,11 @@ func testRateLimit(t *testing.T, h Harness) {
 func testClockSkew(t *testing.T, h Harness) {
 	need(t, h.Faults.ClockSkew != nil, "ClockSkew")
 	ctx := context.Background()
+	// A signed call first, so that a connector that measured the offset at
+	// its start must notice the change.
+	if _, err := h.Exchange.Balances(ctx); err != nil {
+		t.Fatal(err)
+	}
 	h.Faults.ClockSkew(30 * time.Second)
 	if _, err := h.Exchange.Balances(ctx); err != nil {
 		t.Fatalf("balances with the exchange 30s ahead: %v", err)
