@@ -10,6 +10,7 @@ import { Live } from './live.js';
 
 const pages = {
   overview: { label: 'Overview', load: () => import('./overview.js') },
+  pair: { label: 'Pair', load: () => import('./pair.js') },
 };
 
 const browserZone = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';

@@ -4,13 +4,17 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, launch, newPage, ready, login, screenshot, PASSWORD } from './harness.mjs';
+import { startServer, launch, newPage, ready, login, screenshot, apiClient } from './harness.mjs';
 
-let server, browser;
+// The wallet of testdata/dashboard-history/config.js (the ENC: login key).
+const WALLET = '0xdashboard0000000000000000000000000001';
+
+let server, browser, api;
 
 before(async () => {
   server = await startServer({ fixture: 'testdata/dashboard-history' });
   browser = await launch();
+  api = await apiClient(server.url, WALLET);
 });
 
 after(async () => {
@@ -30,7 +34,7 @@ test('a bad password shows an error and nothing else', async () => {
   const cookies = await page.context().cookies();
   assert.deepEqual(cookies.map((c) => c.name), [], 'no cookie for a refused login');
   await screenshot(page, 'login-error');
-  assert.deepEqual(page.problems, []);
+  assert.deepEqual(page.problems, ['401 POST /api/v1/dashboard/login']);
   await page.context().close();
 });
 
@@ -50,6 +54,7 @@ test('log in: HttpOnly SameSite=Strict session, CSRF cookie readable, no token i
   const status = await page.evaluate(async () => (await fetch('/api/v1/config/strategy/add', {
     method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"name":"csrf-probe"}' })).status);
   assert.equal(status, 403);
+  page.problems.splice(page.problems.indexOf('403 POST /api/v1/config/strategy/add'), 1);
   // The page's first load, compressed.
   const bytes = await page.evaluate(() => performance.getEntriesByType('navigation').concat(performance.getEntriesByType('resource'))
     .filter((e) => !e.name.includes('/api/')).reduce((n, e) => n + e.transferSize, 0));
@@ -97,5 +102,61 @@ test('overview shows the hand-computed PNL in two time zones', async () => {
   assert.ok(overflow <= 0, `no sideways scrolling at 375 px (${overflow} px too wide)`);
   await screenshot(page, 'overview-375');
   assert.deepEqual(page.problems, []);
+  await page.context().close();
+});
+
+test('pair: place a limit order from the ticket, see it open and as a price line, cancel it; a refused order shows the message at the field', async () => {
+  await api('POST', '/system/start'); // pairs trade (and have candles) only while the system runs
+  const page = await newPage(browser);
+  await login(page, server.url);
+  await ready(page, 'overview');
+  await page.click('#pairs a[href="#/pair/binance%2FUSDT-BTC"]');
+  await ready(page, 'pair');
+  assert.equal(await page.inputValue('#pair-picker'), 'binance/USDT-BTC');
+  assert.ok(await page.locator('#candles canvas').count() > 0, 'the candles are drawn');
+  assert.equal(await text(page, '#chart-note'), '', 'market data is there');
+  await page.waitForSelector('#no-open');
+
+  // A limit buy far below the market stays open.
+  await page.selectOption('#t-kind', 'limit');
+  await page.fill('#t-amt', '0.001');
+  await page.fill('#t-price', '1000');
+  await page.click('#ticket-review');
+  assert.equal(await text(page, '#ticket-summary'), 'Buy limit on binance/USDT-BTC: Amount 0.001, Price 1,000.00');
+  assert.equal(await page.locator('#open-table').count(), 0, 'nothing is sent before the confirmation');
+  await page.click('#ticket-confirm-button');
+  await page.waitForSelector('#open-table tbody tr');
+  assert.match(await text(page, '#ticket-result'), /^Order sent \(id \d+\)$/);
+  assert.equal(await page.locator('#open-table tbody tr').count(), 1);
+  assert.deepEqual(await page.$$eval('#price-lines li', (l) => l.map((x) => x.textContent)), ['limit buy 0.001 @ 1,000.00']);
+  await screenshot(page, 'pair');
+
+  await page.click('#open-table button.cancel');
+  await page.waitForSelector('#no-open');
+  assert.equal(await page.locator('#price-lines li').count(), 0);
+
+  // The server refuses a negative amount: its message shows at the field.
+  await page.fill('#t-amt', '-1');
+  await page.click('#ticket-review');
+  await page.click('#ticket-confirm-button');
+  await page.waitForSelector('#t-amt[aria-invalid=true]');
+  assert.equal(await text(page, '#t-amt-error'), 'field "amt" must be greater than 0');
+  assert.equal(await text(page, '#t-price-error'), '');
+  assert.equal(await page.locator('#open-table').count(), 0);
+
+  // An order placed by another client appears through the live stream.
+  const { id } = await api('POST', '/trade/sell', { data: { exch: 'binance', pair: 'USDT-BTC', amt: 0.002, price: 1000000 } });
+  await page.waitForSelector(`#open-table tr[data-id="${id}"]`);
+  await api('POST', '/trade/cancel', { data: { exch: 'binance', pair: 'USDT-BTC', id: String(id), price: 1000000, type: 'limit' } });
+  await page.waitForSelector('#no-open');
+
+  // A market buy fills at once and shows as a ▲ marker on its candle.
+  assert.equal(await page.getAttribute('#candles', 'data-fills'), '0');
+  await page.selectOption('#t-kind', 'market');
+  await page.fill('#t-amt', '0.001');
+  await page.click('#ticket-review');
+  await page.click('#ticket-confirm-button');
+  await page.waitForSelector('#candles[data-fills="1"]');
+  assert.deepEqual(page.problems, ['400 POST /api/v1/trade/buy'], 'the refused order and nothing else failed');
   await page.context().close();
 });

@@ -77,8 +77,15 @@ export async function newPage(browser, options = {}) {
   page.problems = problems;
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
   page.on('console', (m) => {
-    // 401s of the login checks are expected answers, not faults.
-    if (m.type() === 'error' && !/status of 40[13]/.test(m.text())) problems.push(`console: ${m.text()}`);
+    // Failed requests are recorded by path below.
+    if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) problems.push(`console: ${m.text()}`);
+  });
+  page.on('response', (r) => {
+    const u = new URL(r.url());
+    // 401 from auth/status is how the page learns it must log in.
+    if (r.status() >= 400 && !(r.status() === 401 && u.pathname === '/api/v1/auth/status')) {
+      problems.push(`${r.status()} ${r.request().method()} ${u.pathname}`);
+    }
   });
   return page;
 }
@@ -100,4 +107,26 @@ export async function screenshot(page, name) {
   const path = join(shots, name + '.png');
   await page.screenshot({ path, fullPage: true });
   return path;
+}
+
+// apiClient logs in like an API client (the ENC: password under the wallet
+// of the fixture's config) and returns a function that calls the API with
+// its bearer token: "another client" next to the browser.
+export async function apiClient(url, wallet, password = PASSWORD) {
+  const { createCipheriv } = await import('node:crypto');
+  const key = Buffer.from(wallet, 'utf8').subarray(0, 16);
+  const c = createCipheriv('aes-128-cbc', key, key);
+  const enc = 'ENC:' + Buffer.concat([c.update(password, 'utf8'), c.final()]).toString('base64');
+  const login = await fetch(url + '/api/v1/auth/login', {
+    method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ password: enc }) });
+  const { token } = await login.json();
+  if (!token) throw new Error(`API login failed: ${login.status}`);
+  return async (method, path, body) => {
+    const r = await fetch(url + '/api/v1' + path, {
+      method, headers: { Authorization: 'Bearer ' + token, ...(body ? { 'Content-Type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined });
+    const data = await r.json();
+    if (!r.ok) throw new Error(`${method} ${path}: ${r.status} ${data.message}`);
+    return data;
+  };
 }
