@@ -11,6 +11,7 @@ import { Live } from './live.js';
 const pages = {
   overview: { label: 'Overview', load: () => import('./overview.js') },
   pair: { label: 'Pair', load: () => import('./pair.js') },
+  orders: { label: 'Orders', load: () => import('./orders.js') },
 };
 
 const browserZone = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';

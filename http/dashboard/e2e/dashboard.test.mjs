@@ -160,3 +160,34 @@ test('pair: place a limit order from the ticket, see it open and as a price line
   assert.deepEqual(page.problems, ['400 POST /api/v1/trade/buy'], 'the refused order and nothing else failed');
   await page.context().close();
 });
+
+test('orders: filter by pair, side and dates, export what the filter shows as CSV', async () => {
+  const page = await newPage(browser);
+  await login(page, server.url);
+  await ready(page, 'overview');
+  await page.goto(server.url + '/#/orders');
+  await ready(page, 'orders');
+  await page.waitForSelector('body[data-orders-ready=true]');
+  assert.ok(await page.locator('#orders-table tbody tr').count() >= 6, 'every fill of the fixture is listed');
+  await page.uncheck('#f-pair-binance\\/USDT-ETH');
+  await page.selectOption('#f-side', 'sell');
+  await page.fill('#f-from', '2024-03-09');
+  await page.fill('#f-to', '2024-03-10');
+  await page.click('#apply');
+  await page.waitForSelector('body[data-orders-ready=true]');
+  const rows = await page.$$eval('#orders-table tbody tr', (trs) => trs.map((t) => [...t.cells].slice(0, 4).map((c) => c.textContent)));
+  assert.deepEqual(rows, [
+    ['2024-03-10 12:00:00', 'binance/USDT-BTC', 'sell', '57,500.00'],
+    ['2024-03-09 23:30:00', 'binance/USDT-BTC', 'sell', '62,000.00'],
+  ]);
+  assert.equal(await text(page, '#orders-status'), 'Showing 1–2 of 2 (of 5 records of these pairs)');
+  await screenshot(page, 'orders');
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#csv')]);
+  const { readFile } = await import('node:fs/promises');
+  const csv = (await readFile(await download.path(), 'utf8')).trim().split('\n');
+  assert.equal(csv.length, 3, 'a header and the two rows shown');
+  assert.match(csv[0], /^time,time_UTC,key,side,rate,amount,cost,fees,pnl,id$/);
+  assert.match(csv[1], /^1710072000000,2024-03-10 12:00:00,binance\/USDT-BTC,sell,57500,0\.01,575,0,-5,\d+$/);
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+});
