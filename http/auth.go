@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"math"
 	"net"
 	"net/http"
@@ -199,8 +200,9 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 		Error(w, r, domain.Errorf(domain.EUNAVAILABLE, "authentication is not configured"))
 		return
 	}
-	addr := clientAddr(r)
-	if s.tooManyLogins(w, r, addr) {
+	host := s.clientHost(r)
+	addr := limiterKey(host)
+	if s.tooManyLogins(w, r, s.Logins.Wait(addr, s.Clock.Now())) {
 		return
 	}
 	var req loginRequest
@@ -212,16 +214,16 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 		Error(w, r, domain.Errorf(domain.EINVALID, "field \"password\" is required"))
 		return
 	}
+	// The attempt is counted before the password is checked, so a burst of
+	// concurrent guesses gets exactly MaxFailures checks, not as many as
+	// arrive before the first failures are recorded.
+	if s.tooManyLogins(w, r, s.Logins.Reserve(addr, s.Clock.Now())) {
+		return
+	}
 
 	release, err := s.Logins.acquire(r.Context())
 	if err != nil {
 		Error(w, r, domain.Errorf(domain.EUNAVAILABLE, "login cancelled"))
-		return
-	}
-	if s.tooManyLogins(w, r, addr) {
-		// Locked out while this request waited for its slot (concurrent
-		// guesses from one address).
-		release()
 		return
 	}
 	hash, generation := s.Passwords.Current()
@@ -232,9 +234,8 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if reason != "" {
-		s.Logins.Failed(addr, s.Clock.Now())
 		logger(r).Warn("login refused", zap.String("remote", addr), zap.String("reason", reason))
-		ev := domain.NewEvent(s.Clock, domain.TypeLoginFailed, domain.LoginFailed{RemoteAddr: remoteHost(r), Reason: reason})
+		ev := domain.NewEvent(s.Clock, domain.TypeLoginFailed, domain.LoginFailed{RemoteAddr: host, Reason: reason})
 		if _, err := s.commit(r, domain.StreamAuth, domain.Any, ev); err != nil {
 			// The client is refused either way; a store outage must not
 			// turn a refusal into a different answer.
@@ -250,7 +251,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r = r.WithContext(context.WithValue(r.Context(), ctxSubject, LoginSubject))
-	ev := domain.NewEvent(s.Clock, domain.TypeLoginSucceeded, domain.LoginSucceeded{Subject: LoginSubject, RemoteAddr: remoteHost(r)})
+	ev := domain.NewEvent(s.Clock, domain.TypeLoginSucceeded, domain.LoginSucceeded{Subject: LoginSubject, RemoteAddr: host})
 	if _, err := s.commit(r, domain.StreamAuth, domain.Any, ev); err != nil {
 		// No token without its audit record.
 		Error(w, r, err)
@@ -262,9 +263,8 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 }
 
 // tooManyLogins answers 429 with Retry-After (whole seconds, rounded up)
-// and returns true when addr is locked out.
-func (s *Server) tooManyLogins(w http.ResponseWriter, r *http.Request, addr string) bool {
-	wait := s.Logins.Wait(addr, s.Clock.Now())
+// and returns true when the client must wait (wait > 0).
+func (s *Server) tooManyLogins(w http.ResponseWriter, r *http.Request, wait time.Duration) bool {
 	if wait <= 0 {
 		return false
 	}
@@ -356,8 +356,7 @@ func (s *Server) requireToken(next http.Handler) http.Handler {
 	})
 }
 
-// remoteHost is the client's IP address (the connection's peer: headers
-// such as X-Forwarded-For are not trusted).
+// remoteHost is the connection's peer IP address.
 func remoteHost(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
@@ -366,11 +365,81 @@ func remoteHost(r *http.Request) string {
 	return host
 }
 
-// clientAddr is the key logins are throttled by: the client's IP address,
+// clientHost is the client's IP address: the connection's peer, unless
+// that peer is one of s.TrustedProxies (a reverse proxy in front of the
+// service); then it is the last address of X-Forwarded-For that is not a
+// trusted proxy itself (the one the nearest trusted proxy saw; the ones
+// before it are the client's word and could be anything). A malformed
+// entry stops the walk there and the last trusted hop is taken.
+func (s *Server) clientHost(r *http.Request) string {
+	host := remoteHost(r)
+	if len(s.TrustedProxies) == 0 || !trusted(s.TrustedProxies, host) {
+		return host
+	}
+	var hops []string
+	for _, v := range r.Header.Values("X-Forwarded-For") {
+		hops = append(hops, strings.Split(v, ",")...)
+	}
+	for i := len(hops) - 1; i >= 0; i-- {
+		ip, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+		if err != nil {
+			break
+		}
+		host = ip.Unmap().String()
+		if !trusted(s.TrustedProxies, host) {
+			break
+		}
+	}
+	return host
+}
+
+func trusted(proxies []netip.Prefix, host string) bool {
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return false
+	}
+	ip = ip.Unmap()
+	for _, p := range proxies {
+		if p.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// ParseTrustedProxies reads --trusted-proxies: CIDRs or single addresses,
+// comma-separated ("" is none).
+func ParseTrustedProxies(list string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, f := range strings.Split(list, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		if !strings.Contains(f, "/") {
+			ip, err := netip.ParseAddr(f)
+			if err != nil {
+				return nil, fmt.Errorf("%q is not a CIDR or an IP address", f)
+			}
+			out = append(out, netip.PrefixFrom(ip.Unmap(), ip.Unmap().BitLen()))
+			continue
+		}
+		p, err := netip.ParsePrefix(f)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a CIDR or an IP address", f)
+		}
+		if p.Addr().Is4In6() {
+			p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
+}
+
+// limiterKey is the key logins are throttled by: the client's IP address,
 // or its /64 network for IPv6, since one IPv6 client usually holds a whole
 // /64 and could otherwise rotate addresses.
-func clientAddr(r *http.Request) string {
-	host := remoteHost(r)
+func limiterKey(host string) string {
 	ip, err := netip.ParseAddr(host)
 	if err != nil {
 		return host
@@ -458,11 +527,31 @@ func (l *LoginLimiter) Wait(addr string, now time.Time) time.Duration {
 	return c.until.Sub(now)
 }
 
+// Reserve counts a login attempt by addr at time now before its password
+// is checked. It returns 0 when the attempt may go ahead: it then counts
+// as a failure (Failed need not be called) until Succeeded forgets addr, so
+// that concurrent attempts from one address get exactly MaxFailures checks
+// in all. Otherwise it returns how long addr must wait, and counts nothing.
+func (l *LoginLimiter) Reserve(addr string, now time.Time) time.Duration {
+	l.init()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if c := l.clients[addr]; c != nil && now.Before(c.until) {
+		return c.until.Sub(now)
+	}
+	l.failedLocked(addr, now)
+	return 0
+}
+
 // Failed records a failed login by addr at time now.
 func (l *LoginLimiter) Failed(addr string, now time.Time) {
 	l.init()
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.failedLocked(addr, now)
+}
+
+func (l *LoginLimiter) failedLocked(addr string, now time.Time) {
 	c := l.clients[addr]
 	if c == nil {
 		for len(l.clients) >= max(l.MaxClients, 1) {

@@ -350,8 +350,8 @@ func TestClientAddr(t *testing.T) {
 		"[2001:db8:ffff:ffff::9]:65535": "2001:db8:ffff:ffff::/64",
 	} {
 		r := &http.Request{RemoteAddr: remote}
-		if got := clientAddr(r); got != want {
-			t.Errorf("clientAddr(%q) = %q, want %q", remote, got, want)
+		if got := limiterKey((&Server{}).clientHost(r)); got != want {
+			t.Errorf("limiterKey(clientHost(%q)) = %q, want %q", remote, got, want)
 		}
 	}
 }

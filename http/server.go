@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"runtime/debug"
 	"time"
 
@@ -64,6 +65,10 @@ type Server struct {
 	// Logins throttles failed logins per client address; nil means
 	// NewLoginLimiter's defaults, created when the routes are registered.
 	Logins *LoginLimiter
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For names
+	// the client that logins are throttled and recorded by (auth.go);
+	// from any other peer the header is ignored.
+	TrustedProxies []netip.Prefix
 	// Trader places and cancels orders and serves balances and pair lists
 	// (trade.go, balances.go, pairs.go).
 	Trader Trader

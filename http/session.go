@@ -69,8 +69,9 @@ func (s *Server) handleDashboardLogin(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, http.StatusForbidden, "cross-origin login refused")
 		return
 	}
-	addr := clientAddr(r)
-	if s.tooManyLogins(w, r, addr) {
+	host := s.clientHost(r)
+	addr := limiterKey(host)
+	if s.tooManyLogins(w, r, s.Logins.Wait(addr, s.Clock.Now())) {
 		return
 	}
 	var req dashboardLoginRequest
@@ -82,13 +83,13 @@ func (s *Server) handleDashboardLogin(w http.ResponseWriter, r *http.Request) {
 		Error(w, r, domain.Errorf(domain.EINVALID, "field \"password\" is required"))
 		return
 	}
+	// Counted before the check, as in handleLogin.
+	if s.tooManyLogins(w, r, s.Logins.Reserve(addr, s.Clock.Now())) {
+		return
+	}
 	release, err := s.Logins.acquire(r.Context())
 	if err != nil {
 		Error(w, r, domain.Errorf(domain.EUNAVAILABLE, "login cancelled"))
-		return
-	}
-	if s.tooManyLogins(w, r, addr) {
-		release()
 		return
 	}
 	hash, generation := s.Passwords.Current()
@@ -99,9 +100,8 @@ func (s *Server) handleDashboardLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if reason != "" {
-		s.Logins.Failed(addr, s.Clock.Now())
 		logger(r).Warn("dashboard login refused", zap.String("remote", addr), zap.String("reason", reason))
-		ev := domain.NewEvent(s.Clock, domain.TypeLoginFailed, domain.LoginFailed{RemoteAddr: remoteHost(r), Reason: reason})
+		ev := domain.NewEvent(s.Clock, domain.TypeLoginFailed, domain.LoginFailed{RemoteAddr: host, Reason: reason})
 		if _, err := s.commit(r, domain.StreamAuth, domain.Any, ev); err != nil {
 			logger(r).Error("record LoginFailed", zap.Error(err))
 		}
@@ -114,7 +114,7 @@ func (s *Server) handleDashboardLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r = r.WithContext(context.WithValue(r.Context(), ctxSubject, LoginSubject))
-	ev := domain.NewEvent(s.Clock, domain.TypeLoginSucceeded, domain.LoginSucceeded{Subject: LoginSubject, RemoteAddr: remoteHost(r)})
+	ev := domain.NewEvent(s.Clock, domain.TypeLoginSucceeded, domain.LoginSucceeded{Subject: LoginSubject, RemoteAddr: host})
 	if _, err := s.commit(r, domain.StreamAuth, domain.Any, ev); err != nil {
 		Error(w, r, err)
 		return

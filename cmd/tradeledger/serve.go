@@ -35,6 +35,9 @@ type ServeConfig struct {
 	// MetricsListen, when set, serves /metrics without a token on its own
 	// address (metrics.go).
 	MetricsListen string
+	// TrustedProxies are the reverse proxies (CIDRs, comma-separated)
+	// whose X-Forwarded-For names the client for the login limiter.
+	TrustedProxies string
 }
 
 // Main is the running service: ParseFlags fills Config, Run opens and wires
@@ -90,7 +93,14 @@ func (m *Main) ParseFlags(args []string, env *Env) error {
 	fs.StringVar(&c.TLSKey, "tls-key", c.TLSKey, "TLS key file")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error")
 	fs.StringVar(&c.MetricsListen, "metrics-listen", c.MetricsListen, "address serving /metrics without a token (empty: off; /metrics on --listen needs a token)")
-	return parseFlags(fs, args)
+	fs.StringVar(&c.TrustedProxies, "trusted-proxies", c.TrustedProxies, "reverse proxies (CIDR,…) whose X-Forwarded-For the login limiter keys on (empty: none)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if _, err := tlhttp.ParseTrustedProxies(c.TrustedProxies); err != nil {
+		return fmt.Errorf("--trusted-proxies: %w", err)
+	}
+	return nil
 }
 
 // Run opens the data dir, replays the log into the projections and starts
@@ -148,6 +158,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	s := tlhttp.NewServer()
 	s.Logger, s.Clock, s.Store, s.Runner = m.Logger, m.Clock, m.DataDir.Store, m.Runner
 	s.TLSCertFile, s.TLSKeyFile = m.Config.TLSCert, m.Config.TLSKey
+	s.TrustedProxies, _ = tlhttp.ParseTrustedProxies(m.Config.TrustedProxies) // checked by ParseFlags
 	s.Auth = &tlhttp.Authenticator{Secret: m.DataDir.JWTSecret, TokenTTL: m.Config.TokenTTL, Clock: m.Clock}
 	// Resource dependencies are wired here.
 	s.Ledger = ledger
