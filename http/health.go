@@ -16,6 +16,16 @@ type healthResponse struct {
 	// (absent without --clickhouse); SinkError its last failure, if any.
 	SinkLag   *uint64 `json:"sinkLag,omitempty"`
 	SinkError string  `json:"sinkError,omitempty"`
+	// Exchanges says which connector each configured exchange uses.
+	Exchanges []ConnectorStatus `json:"exchanges,omitempty"`
+}
+
+// ConnectorStatus is one exchange's connector as /healthz shows it:
+// "paper" or a real connector's name ("binance"), and why.
+type ConnectorStatus struct {
+	Exchange  string `json:"exchange"`
+	Connector string `json:"connector"`
+	Reason    string `json:"reason"`
 }
 
 // SinkStatus is what /healthz reads of the analytics sink.
@@ -48,6 +58,9 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 		if err := s.Sink.Err(); err != nil {
 			resp.SinkError = "clickhouse unavailable" // details are in the log
 		}
+	}
+	if s.Connectors != nil {
+		resp.Exchanges = s.Connectors()
 	}
 	writeJSON(w, http.StatusOK, resp)
 }

@@ -57,6 +57,8 @@ type Server struct {
 	// Sink, when set, is the ClickHouse analytics sink: /healthz reports
 	// its lag (health.go).
 	Sink SinkStatus
+	// Connectors, when set, lists each exchange's connector for /healthz.
+	Connectors func() []ConnectorStatus
 	// Wallet returns config.bot.service_wallet, whose first 16 bytes are
 	// the key of encrypted login passwords (auth routes).
 	Wallet func() string

@@ -55,6 +55,13 @@ type Main struct {
 	Core      *core.Core
 	Simulator *paper.Simulator
 	Trader    *trading.Trader
+	// Connectors chooses each exchange's connector (paper or real) from
+	// the configuration (connectors.go); the Core and the Trader trade on
+	// it.
+	Connectors *Connectors
+	// BinanceURL, when set, replaces Binance's base URL (tests: a fixture
+	// server). The zero value is production behaviour.
+	BinanceURL string
 	// Sink feeds ClickHouse when --clickhouse is set; pnlReader serves the
 	// PNL routes from it with --read-from clickhouse (clickhouse.go).
 	Sink      *clickhouse.Sink
@@ -132,19 +139,23 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	// The core follows the system stream (SystemStarted/SystemStopped), so
 	// it registers before the replay and resumes what the log says.
 	m.Simulator = paper.NewSimulator(m.Clock)
+	configView := projections.NewConfig()
+	if m.Connectors, err = m.newConnectors(configView); err != nil {
+		return err
+	}
 	m.Core = core.NewCore()
-	m.Core.Clock, m.Core.Exchange = m.Clock, m.Simulator.Exchange
+	m.Core.Clock, m.Core.Exchange = m.Clock, m.Connectors.Exchange
 	m.Core.OnError = func(exchange, pair string, err error) {
 		m.Logger.Warn("core cycle", zap.String("exchange", exchange), zap.String("pair", pair), zap.Error(err))
 	}
 	m.Runner.Register(m.Core)
 	// The Trader (order manager) is a projection too; it trades on the same
 	// simulator and accepts orders only while the core cycles the exchange.
-	m.Trader = trading.NewTrader(m.DataDir.Store, m.Simulator.Exchange, m.Clock)
+	m.Trader = trading.NewTrader(m.DataDir.Store, m.Connectors.Exchange, m.Clock)
 	m.Trader.Activity, m.Trader.Wait = m.Core, m.Runner.WaitFor
 	m.Runner.Register(m.Trader)
 	m.Core.Trader = m.Trader
-	configView, filesView := projections.NewConfig(), projections.NewFiles(ledger)
+	filesView := projections.NewFiles(ledger)
 	m.Runner.Register(configView)
 	m.Runner.Register(filesView)
 
@@ -189,6 +200,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return fmt.Errorf("master key: %w", err)
 	}
 	s.Config, s.Files = configView, filesView
+	s.Connectors = m.Connectors.Statuses
 
 	m.wireMetrics(s)
 
@@ -200,6 +212,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return err
 	}
 	m.Logger.Info("serving", zap.String("api", s.URL()), zap.String("files", s.FilesURL()))
+	m.logConnectors()
 	return nil
 }
 
