@@ -3,11 +3,21 @@ GO        ?= go
 BIN       := bin/tradeledger
 DATA      ?= ./data
 BENCHTIME ?= 1x
+PREFIX    ?= /usr/local
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT    ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+LDFLAGS   := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
-.PHONY: build run test vet bench clean e2e e2e-deps dashboard-vendor
+.PHONY: build install run test vet bench clean e2e e2e-deps dashboard-vendor
 
 build:
-	$(GO) build -o $(BIN) ./cmd/tradeledger
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/tradeledger
+
+# install puts the binary on the PATH ($(PREFIX)/bin; PREFIX=$$HOME/.local for
+# a user install), so the README's `tradeledger …` lines work as written.
+install: build
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/tradeledger
 
 run: build
 	$(BIN) serve --data $(DATA)

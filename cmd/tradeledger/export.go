@@ -17,6 +17,9 @@ import (
 // summary line. A ClickHouse outage is retried with backoff until
 // interrupted.
 func runExport(ctx context.Context, args []string, env *Env) error {
+	if len(args) > 0 && isHelpFlag(args[0]) {
+		args = append([]string{"clickhouse"}, args...) // export --help: the one target's help
+	}
 	if len(args) == 0 || args[0] != "clickhouse" {
 		return errors.New("usage: tradeledger export clickhouse [--data DIR] [--eventstore URL] --to clickhouse://host:9000/db [--pnl-method lofo|fifo|average]")
 	}

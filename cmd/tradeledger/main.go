@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -40,8 +41,7 @@ func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) 
 // command is one subcommand: it parses its own flags and runs until done or
 // ctx ends.
 type command struct {
-	summary string
-	run     func(ctx context.Context, args []string, env *Env) error
+	run func(ctx context.Context, args []string, env *Env) error
 }
 
 // Env is what a subcommand may touch of the process: standard streams.
@@ -51,34 +51,49 @@ type Env struct {
 }
 
 var commands = map[string]command{
-	"serve":   {"serve the API (embedded store and paper exchange by default)", runServe},
-	"passwd":  {"set or change the login password (first line of stdin, or typed twice on a terminal); revokes earlier tokens", runPasswd},
-	"verify":  {"check every hash chain of the log; exit 1 naming the first bad event", runVerify},
-	"replay":  {"rebuild balances, open orders and PNL as of a time or log position", runReplay},
-	"restore": {"materialize config, files and state files from the log as a Gunbot-style folder", runRestore},
-	"wallet":  {"print the service wallet (bot.service_wallet) of the data dir", runWallet},
-	"import":  {"import a Gunbot-style folder (--from DIR) as events; idempotent", runImport},
-	"export":  {"export clickhouse --to URL: backfill the ClickHouse analytics tables from the log", runExport},
-	"migrate": {"copy the embedded log (--data DIR) into --to URL (EventStoreDB), in order and idempotently", runMigrate},
+	"serve":   {runServe},
+	"passwd":  {runPasswd},
+	"verify":  {runVerify},
+	"replay":  {runReplay},
+	"restore": {runRestore},
+	"wallet":  {runWallet},
+	"import":  {runImport},
+	"export":  {runExport},
+	"migrate": {runMigrate},
+	"version": {runVersion},
 }
 
 // Run runs the subcommand named by args[0].
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	env := &Env{Stdin: stdin, Stdout: stdout, Stderr: stderr}
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	switch {
+	case len(args) == 0:
 		usage(stderr)
-		if len(args) == 0 {
-			return errors.New("no command given")
-		}
+		return errors.New("no command given")
+	case isHelpFlag(args[0]), args[0] == "help" && len(args) == 1:
+		usage(stdout)
 		return nil
+	case args[0] == "help":
+		// help COMMAND is COMMAND --help.
+		args = []string{args[1], "--help"}
 	}
 	cmd, ok := commands[args[0]]
 	if !ok {
 		usage(stderr)
 		return fmt.Errorf("unknown command %q", args[0])
 	}
+	if slices.ContainsFunc(args[1:], isHelpFlag) {
+		// Asked-for help goes to stdout (for a pager), and is a success.
+		env.Stderr = stdout
+		if err := cmd.run(ctx, args[1:], env); err != nil && !errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return nil
+	}
 	return cmd.run(ctx, args[1:], env)
 }
+
+func isHelpFlag(a string) bool { return a == "-h" || a == "-help" || a == "--help" }
 
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: tradeledger <command> [flags]\n\ncommands:")
@@ -88,25 +103,32 @@ func usage(w io.Writer) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+		fmt.Fprintf(w, "  %-10s %s\n", n, helpText[n].summary)
 	}
-	fmt.Fprintln(w, "\nEvery flag has an environment twin: --data is TRADELEDGER_DATA, --files-listen is TRADELEDGER_FILES_LISTEN.")
+	fmt.Fprintln(w, "\n`tradeledger help COMMAND` (or COMMAND --help) explains a command, its flags and their environment twins.")
+	fmt.Fprintln(w, "serve's settings and --data have environment twins (--files-listen is TRADELEDGER_FILES_LISTEN);")
+	fmt.Fprintln(w, "one-shot arguments (--until, --out, --to, --from, …) have none.")
 }
 
-// newFlagSet returns a flag set whose usage mentions env twins.
+// newFlagSet returns a flag set whose usage is the command's help
+// (help.go): what it does, its flags with their environment twins, and an
+// example.
 func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() { commandHelp(fs.Output(), name, fs) }
 	return fs
 }
 
-// envName is the environment twin of a flag: --files-listen → TRADELEDGER_FILES_LISTEN.
+// envName is the environment name of a flag: --files-listen → TRADELEDGER_FILES_LISTEN.
+// Only flags with hasEnvTwin have one.
 func envName(flagName string) string {
 	return "TRADELEDGER_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
 }
 
-// parseFlags parses args, then fills every flag not given on the command
-// line from its environment twin, if set.
+// parseFlags parses args, then fills every flag that has an environment
+// twin (hasEnvTwin: serve's settings and --data) and was not given on the
+// command line from that variable, if set.
 func parseFlags(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -115,7 +137,7 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	var errs []error
 	fs.VisitAll(func(f *flag.Flag) {
-		if given[f.Name] {
+		if given[f.Name] || !hasEnvTwin(f.Name) {
 			return
 		}
 		if v, ok := os.LookupEnv(envName(f.Name)); ok {

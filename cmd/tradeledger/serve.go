@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"time"
@@ -86,7 +88,19 @@ func NewMain() *Main {
 
 // ParseFlags fills m.Config from args and their env twins.
 func (m *Main) ParseFlags(args []string, env *Env) error {
-	fs := newFlagSet("serve", env.Stderr)
+	if err := parseFlags(m.flagSet(env.Stderr), args); err != nil {
+		return err
+	}
+	if _, err := tlhttp.ParseTrustedProxies(m.Config.TrustedProxies); err != nil {
+		return fmt.Errorf("--trusted-proxies: %w", err)
+	}
+	return nil
+}
+
+// flagSet returns serve's flags bound to m.Config: they are the settings
+// that have environment twins (hasEnvTwin).
+func (m *Main) flagSet(stderr io.Writer) *flag.FlagSet {
+	fs := newFlagSet("serve", stderr)
 	c := &m.Config
 	fs.StringVar(&c.Data, "data", c.Data, "data directory")
 	fs.StringVar(&c.Listen, "listen", c.Listen, "address of the API listener")
@@ -101,13 +115,7 @@ func (m *Main) ParseFlags(args []string, env *Env) error {
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error")
 	fs.StringVar(&c.MetricsListen, "metrics-listen", c.MetricsListen, "address serving /metrics without a token (empty: off; /metrics on --listen needs a token)")
 	fs.StringVar(&c.TrustedProxies, "trusted-proxies", c.TrustedProxies, "reverse proxies (CIDR,…) whose X-Forwarded-For the login limiter keys on (empty: none)")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if _, err := tlhttp.ParseTrustedProxies(c.TrustedProxies); err != nil {
-		return fmt.Errorf("--trusted-proxies: %w", err)
-	}
-	return nil
+	return fs
 }
 
 // Run opens the data dir, replays the log into the projections and starts
