@@ -121,7 +121,7 @@ export async function render(view, ctx) {
     const interval = times.length > 1 ? Math.max(1, Math.round((times[1] - times[0]) / 60)) : 5;
     let marks = [];
     try {
-      marks = await get('/chart/marks', { exchange, pair, interval, startTime: times[0], endTime: times[times.length - 1] + interval * 60 });
+      marks = await get('/chart/marks', { exchange, pair, interval, startTime: times[0], endTime: Math.max(times[times.length - 1] + interval * 60, Math.ceil(Date.now() / 1000) + 60) });
     } catch { /* no marks: the candles still stand */ }
     fillsAt = new Map();
     const list = [];
@@ -276,7 +276,7 @@ export async function render(view, ctx) {
       const r = await post(`/trade/${state.side}${kinds[state.kind].path}`, { data: d });
       result.textContent = `${r.message || 'Order sent'}${r.id ? ` (id ${r.id})` : ''}`;
       hideConfirm();
-      await Promise.all([loadOpen(), loadMarks()]);
+      await Promise.all([loadOpen(), loadChart()]);
     } catch (err) {
       hideConfirm();
       const f = fieldOf(err.message, kinds[state.kind].fields.map(fieldName));

@@ -191,3 +191,44 @@ test('orders: filter by pair, side and dates, export what the filter shows as CS
   assert.deepEqual(page.problems, []);
   await page.context().close();
 });
+
+test('audit: browse and filter the log, verify it and copy the digest, live tail of another client\'s order', async () => {
+  const page = await newPage(browser);
+  await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
+  await login(page, server.url);
+  await ready(page, 'overview');
+  await page.goto(server.url + '/#/audit');
+  await ready(page, 'audit');
+  assert.ok(await page.locator('#events tbody tr').count() >= 30, 'the first page of events');
+  await page.fill('#a-type', 'OrderFilled');
+  await page.click('#a-apply');
+  await page.waitForFunction(() => [...document.querySelectorAll('#events tbody tr')].every((tr) => tr.dataset.type === 'OrderFilled'));
+  assert.ok(await page.locator('#events tbody tr').count() >= 6);
+  // Secrets are redacted as the API does: no password hash in the page.
+  await page.fill('#a-type', 'PasswordSet');
+  await page.click('#a-apply');
+  await page.waitForFunction(() => document.querySelector('#events tbody tr')?.dataset.type === 'PasswordSet');
+  assert.match(await text(page, '#events tbody tr'), /\(redacted\)/);
+  assert.doesNotMatch(await page.locator('#events').textContent(), /argon2id/);
+
+  await page.click('#verify');
+  await page.waitForSelector('#verify-result[data-done]');
+  assert.equal(await page.getAttribute('#verify-result', 'data-done'), 'ok');
+  assert.match(await text(page, '#verify-ok'), /^✔ Log verified: \d+ events in \d+ streams/);
+  const digest = await text(page, '#digest');
+  assert.match(digest, /^[0-9a-f]{64}$/);
+  assert.equal(digest, (await api('GET', '/audit/verify')).headsDigest, 'the digest the API gives');
+  await page.click('#copy-digest');
+  await page.waitForSelector('#copied:text("Copied.")');
+  assert.equal(await page.evaluate(() => navigator.clipboard.readText()), digest);
+
+  await page.fill('#a-type', '');
+  await page.check('#tail-on');
+  const { id } = await api('POST', '/trade/buy', { data: { exch: 'binance', pair: 'USDT-ETH', amt: 0.01, price: 10 } });
+  await page.waitForSelector('#tail li[data-type=OrderAccepted]');
+  assert.match(await page.locator('#tail').textContent(), /OrderRequested by admin/);
+  await screenshot(page, 'audit');
+  await api('POST', '/trade/cancel', { data: { exch: 'binance', pair: 'USDT-ETH', id: String(id), price: 10, type: 'limit' } });
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+});
