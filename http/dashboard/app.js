@@ -12,6 +12,7 @@ const pages = {
   overview: { label: 'Overview', load: () => import('./overview.js') },
   pair: { label: 'Pair', load: () => import('./pair.js') },
   orders: { label: 'Orders', load: () => import('./orders.js') },
+  balances: { label: 'Balances', load: () => import('./balances.js') },
   audit: { label: 'Audit', load: () => import('./audit.js') },
 };
 

@@ -232,3 +232,18 @@ test('audit: browse and filter the log, verify it and copy the digest, live tail
   assert.deepEqual(page.problems, []);
   await page.context().close();
 });
+
+test('balances: per exchange, and the asset value history', async () => {
+  const page = await newPage(browser);
+  await login(page, server.url);
+  await ready(page, 'overview');
+  await page.click('nav a[data-page=balances]');
+  await ready(page, 'balances');
+  const assets = await page.$$eval('table.balances[data-exchange=binance] tbody tr', (trs) => trs.map((t) => t.dataset.asset));
+  assert.deepEqual(assets, ['BTC', 'ETH', 'USDC', 'USDT']);
+  assert.ok(Number(await page.getAttribute('#assets-chart', 'data-points')) >= 1, 'at least one valued snapshot');
+  assert.match(await text(page, '#assets-note'), /^\d+ points?; latest [\d,.]+ USDT at /);
+  await screenshot(page, 'balances');
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+});
