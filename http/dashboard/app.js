@@ -13,6 +13,7 @@ const pages = {
   pair: { label: 'Pair', load: () => import('./pair.js') },
   orders: { label: 'Orders', load: () => import('./orders.js') },
   balances: { label: 'Balances', load: () => import('./balances.js') },
+  settings: { label: 'Settings', load: () => import('./settings.js') },
   audit: { label: 'Audit', load: () => import('./audit.js') },
 };
 

@@ -247,3 +247,54 @@ test('balances: per exchange, and the asset value history', async () => {
   assert.deepEqual(page.problems, []);
   await page.context().close();
 });
+
+test('settings: add a strategy and a pair, disable it, keys masked, start and stop', async () => {
+  const page = await newPage(browser);
+  await login(page, server.url);
+  await ready(page, 'overview');
+  await page.click('nav a[data-page=settings]');
+  await ready(page, 'settings');
+  await page.waitForSelector('#system-state:text("running")');
+
+  await page.fill('#new-strategy', 'e2e-grid');
+  await page.selectOption('#new-strategy-algo', 'stepgrid');
+  await page.click('#add-strategy-button');
+  await page.waitForSelector('#strategies tr[data-name=e2e-grid]');
+  assert.equal(await text(page, '#strategies tr[data-name=e2e-grid] td:nth-child(2)'), 'stepgrid');
+
+  await page.fill('#new-pair', 'USDT-SOL');
+  await page.selectOption('#new-pair-strategy', 'e2e-grid');
+  await page.click('#add-pair-button');
+  await page.waitForSelector('#pairs-settings tr[data-key="binance/USDT-SOL"]');
+  let cfg = (await api('GET', '/config/full')).config;
+  assert.deepEqual(cfg.pairs.binance['USDT-SOL'], { strategy: 'e2e-grid', enabled: true, override: {} });
+  await page.uncheck('#pairs-settings tr[data-key="binance/USDT-SOL"] input.enabled');
+  await page.waitForSelector('#settings-status:text("binance/USDT-SOL disabled.")');
+  cfg = (await api('GET', '/config/full')).config;
+  assert.equal(cfg.pairs.binance['USDT-SOL'].enabled, false);
+
+  // A strategy in use cannot go: the server's message shows at its form.
+  await page.click('#strategies tr[data-name=e2e-grid] button.remove');
+  await page.waitForSelector('#strategy-error:not(:empty)');
+  assert.match(await text(page, '#strategy-error'), /USDT-SOL/);
+
+  // A new key is sent once and never shown back.
+  await page.fill('#k-binance-key', 'e2e-api-key-4f1c');
+  await page.fill('#k-binance-secret', 'e2e-api-secret-9d2e');
+  await page.click('form.keys[data-exchange=binance] button.save-keys');
+  await page.waitForSelector('#settings-status:text("Keys of binance saved.")');
+  assert.equal(await text(page, 'label[for=k-binance-key]'), 'key (set)');
+  const html = await page.content();
+  assert.ok(!html.includes('e2e-api-key-4f1c') && !html.includes('e2e-api-secret-9d2e'), 'the key is not in the page');
+  assert.equal(await page.inputValue('#k-binance-key'), '');
+  cfg = (await api('GET', '/config/full')).config;
+  assert.equal(cfg.exchanges.binance.key, '********');
+  await screenshot(page, 'settings');
+
+  await page.click('#system-stop');
+  await page.waitForSelector('#system-state:text("stopped")');
+  await page.click('#system-start');
+  await page.waitForSelector('#system-state:text("running")');
+  assert.deepEqual(page.problems, ['409 POST /api/v1/config/strategy/remove']);
+  await page.context().close();
+});

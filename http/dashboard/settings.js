@@ -1,0 +1,193 @@
+// Settings: system start/stop; paper or real trading; pairs (add, remove,
+// enable, strategy); strategies (add, remove); exchange keys (masked as the
+// API shows them: a new key is typed, sent once, and never shown back).
+
+import { h, replace } from './dom.js';
+import { get, post } from './api.js';
+
+const MASK = '********';
+const KEY_FIELDS = ['key', 'secret'];
+const ALGORITHMS = ['gain', 'stepgrid', 'manual'];
+
+// systemState reads the last SystemStarted/SystemStopped from the log (the
+// API has no status call); '' when the log is too long to tell quickly.
+async function systemState() {
+  let from = 0, last = '';
+  for (let i = 0; i < 5; i++) {
+    const r = await get('/audit/events', { from, limit: 1000, stream: 'system', type: 'SystemStarted,SystemStopped' });
+    if (r.events.length) last = r.events[r.events.length - 1].type;
+    if (!r.more) return last === 'SystemStarted' ? 'running' : 'stopped';
+    from = r.next;
+  }
+  return '';
+}
+
+export async function render(view, ctx) {
+  let config;
+  const status = h('p', { id: 'settings-status', role: 'status', class: 'muted' });
+  const say = (msg, ok = true) => { status.textContent = msg; status.className = ok ? 'ok' : 'error'; };
+  const sections = {
+    system: h('section', { class: 'panel', 'aria-labelledby': 's-system' }),
+    mode: h('section', { class: 'panel', 'aria-labelledby': 's-mode' }),
+    pairs: h('section', { class: 'panel', 'aria-labelledby': 's-pairs' }),
+    strategies: h('section', { class: 'panel', 'aria-labelledby': 's-strategies' }),
+    keys: h('section', { class: 'panel', 'aria-labelledby': 's-keys' }),
+  };
+  replace(view, h('h1', null, 'Settings'), status, Object.values(sections));
+
+  async function reload() {
+    ({ config } = await get('/config/full'));
+    drawMode(); drawPairs(); drawStrategies(); drawKeys();
+  }
+
+  // act runs a change, reports its outcome and redraws; errors go to `where`
+  // (the form's own message line) as the server worded them.
+  async function act(what, fn, where) {
+    if (where) where.textContent = '';
+    try {
+      await fn();
+      say(what);
+      await reload();
+      return true;
+    } catch (err) {
+      if (where) where.textContent = err.message;
+      say(`${what.replace(/\.$/, '')} failed: ${err.message}`, false);
+      return false;
+    }
+  }
+
+  async function update(mutate) {
+    const doc = structuredClone(config);
+    mutate(doc);
+    await post('/config/update', { data: doc });
+  }
+
+  // --- system
+  const state = h('strong', { id: 'system-state' }, '…');
+  replace(sections.system, h('h2', { id: 's-system' }, 'System'),
+    h('p', null, 'The bot core is ', state, '.'),
+    h('div', { class: 'row' },
+      h('button', { type: 'button', id: 'system-start', onclick: () => act('System started.', async () => { await post('/system/start'); state.textContent = 'running'; }) }, 'Start'),
+      h('button', { type: 'button', id: 'system-stop', class: 'danger', onclick: () => act('System stopped.', async () => { await post('/system/stop'); state.textContent = 'stopped'; }) }, 'Stop')));
+  systemState().then(s => { state.textContent = s || 'unknown (long log)'; }).catch(() => { state.textContent = 'unknown'; });
+
+  // --- paper or real
+  function drawMode() {
+    const sim = config.bot?.SIMULATOR !== false;
+    const box = h('input', { type: 'checkbox', id: 'simulator', checked: sim });
+    const err = h('p', { class: 'field-error', role: 'alert' });
+    replace(sections.mode, h('h2', { id: 's-mode' }, 'Paper or real trading'),
+      h('div', { class: 'table-wrap' }, h('table', { id: 'exchange-modes' },
+        h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'Exchange'), h('th', { scope: 'col' }, 'Trades'))),
+        h('tbody', null, Object.keys(config.exchanges || {}).sort().map(ex => h('tr', { dataset: { exchange: ex } },
+          h('td', null, ex), h('td', { class: sim ? '' : 'neg' }, sim ? 'on paper (simulated)' : 'for real')))))),
+      h('form', {
+        class: 'row', onsubmit: (e) => {
+          e.preventDefault();
+          if (!box.checked && sim && !confirmReal.checked) { err.textContent = 'Tick the confirmation to trade with real money.'; return; }
+          act(box.checked ? 'Trading on paper.' : 'Trading for real.', () => update(d => { d.bot = { ...d.bot, SIMULATOR: box.checked }; }), err);
+        },
+      },
+      h('label', { class: 'inline', for: 'simulator' }, box, ' All exchanges trade on paper (bot.SIMULATOR)'),
+      h('label', { class: 'inline', for: 'confirm-real' }, confirmReal, ' I mean real orders with real money'),
+      h('button', { type: 'submit', id: 'save-mode' }, 'Save')), err,
+      h('p', { class: 'muted small' }, 'The API has one switch for all exchanges; a per-exchange choice needs the server to offer it.'));
+  }
+  const confirmReal = h('input', { type: 'checkbox', id: 'confirm-real' });
+
+  // --- pairs
+  function drawPairs() {
+    const rows = [];
+    for (const [ex, pairs] of Object.entries(config.pairs || {})) for (const [p, v] of Object.entries(pairs || {})) rows.push({ ex, p, v });
+    rows.sort((a, b) => `${a.ex}/${a.p}`.localeCompare(`${b.ex}/${b.p}`));
+    const strategies = Object.keys(config.strategies || {}).sort();
+    const exSel = h('select', { id: 'new-pair-exchange' }, Object.keys(config.exchanges || {}).sort().map(e => h('option', { value: e }, e)));
+    const pairIn = h('input', { id: 'new-pair', placeholder: 'USDT-BTC', autocomplete: 'off', pattern: '[A-Za-z0-9]+-[A-Za-z0-9]+' });
+    const stratSel = h('select', { id: 'new-pair-strategy' }, strategies.map(s => h('option', { value: s, selected: s === 'manual' }, s)));
+    const err = h('p', { class: 'field-error', id: 'pair-error', role: 'alert' });
+    replace(sections.pairs, h('h2', { id: 's-pairs' }, 'Pairs'),
+      h('div', { class: 'table-wrap' }, h('table', { id: 'pairs-settings' },
+        h('thead', null, h('tr', null, ['Pair', 'Strategy', 'Enabled', ''].map(l => h('th', { scope: 'col' }, l)))),
+        h('tbody', null, rows.map(({ ex, p, v }) => {
+          const key = `${ex}/${p}`;
+          return h('tr', { dataset: { key } },
+            h('td', null, h('a', { href: '#/pair/' + encodeURIComponent(key) }, key)),
+            h('td', null, h('select', {
+              'aria-label': `Strategy of ${key}`,
+              onchange: (e) => act(`${key} uses ${e.target.value}.`, () => update(d => { d.pairs[ex][p].strategy = e.target.value; })),
+            }, strategies.map(s => h('option', { value: s, selected: s === v.strategy }, s)))),
+            h('td', null, h('input', {
+              type: 'checkbox', class: 'enabled', checked: v.enabled !== false, 'aria-label': `Enable ${key}`,
+              onchange: (e) => act(`${key} ${e.target.checked ? 'enabled' : 'disabled'}.`, () => update(d => { d.pairs[ex][p].enabled = e.target.checked; })),
+            })),
+            h('td', null, h('button', {
+              type: 'button', class: 'danger remove', 'aria-label': `Remove ${key}`,
+              onclick: () => act(`${key} removed.`, () => post('/config/pair/remove', { exchange: ex, pair: p })),
+            }, 'Remove')));
+        })))),
+      h('form', {
+        id: 'add-pair', class: 'row',
+        onsubmit: (e) => { e.preventDefault(); act(`${exSel.value}/${pairIn.value.trim()} added.`, () => post('/config/pair/add', { exchange: exSel.value, pair: pairIn.value.trim(), settings: { strategy: stratSel.value, enabled: true } }), err); },
+      },
+      h('div', null, h('label', { for: 'new-pair-exchange' }, 'Exchange'), exSel),
+      h('div', null, h('label', { for: 'new-pair' }, 'Pair (QUOTE-BASE)'), pairIn),
+      h('div', null, h('label', { for: 'new-pair-strategy' }, 'Strategy'), stratSel),
+      h('button', { type: 'submit', id: 'add-pair-button', class: 'primary' }, 'Add pair')), err);
+  }
+
+  // --- strategies
+  function drawStrategies() {
+    const names = Object.keys(config.strategies || {}).sort();
+    const nameIn = h('input', { id: 'new-strategy', autocomplete: 'off', placeholder: 'my-grid' });
+    const algo = h('select', { id: 'new-strategy-algo' }, ALGORITHMS.map(a => h('option', { value: a }, a)));
+    const err = h('p', { class: 'field-error', id: 'strategy-error', role: 'alert' });
+    replace(sections.strategies, h('h2', { id: 's-strategies' }, 'Strategies'),
+      h('div', { class: 'table-wrap' }, h('table', { id: 'strategies' },
+        h('thead', null, h('tr', null, ['Name', 'Algorithm', 'Parameters', ''].map(l => h('th', { scope: 'col' }, l)))),
+        h('tbody', null, names.map(n => {
+          const s = config.strategies[n] || {};
+          return h('tr', { dataset: { name: n } },
+            h('td', null, n), h('td', null, String(s.STRATEGY ?? '–')),
+            h('td', { class: 'mono small' }, Object.entries(s).filter(([k]) => k !== 'STRATEGY').map(([k, v]) => `${k}=${v}`).join(' ') || '–'),
+            h('td', null, h('button', {
+              type: 'button', class: 'danger remove', 'aria-label': `Remove strategy ${n}`,
+              onclick: () => act(`Strategy ${n} removed.`, () => post('/config/strategy/remove', { name: n }), err),
+            }, 'Remove')));
+        })))),
+      h('form', {
+        id: 'add-strategy', class: 'row',
+        onsubmit: (e) => { e.preventDefault(); act(`Strategy ${nameIn.value.trim()} added.`, () => post('/config/strategy/add', { name: nameIn.value.trim(), settings: { STRATEGY: algo.value } }), err); },
+      },
+      h('div', null, h('label', { for: 'new-strategy' }, 'Name'), nameIn),
+      h('div', null, h('label', { for: 'new-strategy-algo' }, 'Algorithm'), algo),
+      h('button', { type: 'submit', id: 'add-strategy-button', class: 'primary' }, 'Add strategy')), err);
+  }
+
+  // --- exchange keys
+  function drawKeys() {
+    const exchanges = Object.keys(config.exchanges || {}).sort();
+    replace(sections.keys, h('h2', { id: 's-keys' }, 'Exchange keys'),
+      h('p', { class: 'muted small' }, 'Stored keys are never shown (the server answers them as ', MASK, '). Type a new value to replace one; leave a field empty to keep it.'),
+      exchanges.map(ex => {
+        const cur = config.exchanges[ex] || {};
+        const inputs = Object.fromEntries(KEY_FIELDS.map(f => [f, h('input', { type: 'password', id: `k-${ex}-${f}`, autocomplete: 'off', spellcheck: 'false' })]));
+        const err = h('p', { class: 'field-error', role: 'alert' });
+        return h('form', {
+          class: 'keys', dataset: { exchange: ex },
+          onsubmit: (e) => {
+            e.preventDefault();
+            const changes = Object.fromEntries(KEY_FIELDS.filter(f => inputs[f].value !== '').map(f => [f, inputs[f].value]));
+            if (Object.keys(changes).length === 0) { err.textContent = 'Type a new key or secret first.'; return; }
+            for (const f of KEY_FIELDS) inputs[f].value = '';
+            act(`Keys of ${ex} saved.`, () => update(d => { Object.assign(d.exchanges[ex], changes, { isEncrypted: false }); }), err);
+          },
+        },
+        h('h3', null, ex),
+        h('div', { class: 'row' }, KEY_FIELDS.map(f => h('div', null,
+          h('label', { for: `k-${ex}-${f}` }, `${f} (${cur[f] ? 'set' : 'not set'})`), inputs[f])),
+        h('button', { type: 'submit', class: 'save-keys' }, 'Save keys')), err);
+      }));
+  }
+
+  await reload();
+}
