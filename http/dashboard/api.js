@@ -29,9 +29,9 @@ export function query(params) {
   return q.toString();
 }
 
-// call sends a request to /api/v1<path> and returns the JSON answer, or
-// throws ApiError with the server's message.
-export async function call(method, path, body) {
+// call sends a request to /api/v1<path> and returns the JSON answer (the
+// text as is with asText), or throws ApiError with the server's message.
+export async function call(method, path, body, asText = false) {
   const init = { method, headers: {}, credentials: 'same-origin', cache: 'no-store' };
   if (body !== undefined) {
     init.headers['Content-Type'] = 'application/json';
@@ -46,8 +46,10 @@ export async function call(method, path, body) {
   }
   let data = null;
   const text = await resp.text();
-  if (text) {
+  if (text && !(asText && resp.ok)) {
     try { data = JSON.parse(text); } catch { data = text; }
+  } else if (asText) {
+    data = text;
   }
   if (!resp.ok) {
     const msg = data && typeof data === 'object' && data.message ? data.message : `${resp.status} ${resp.statusText}`;
@@ -59,3 +61,4 @@ export async function call(method, path, body) {
 
 export const get = (path, params) => call('GET', path + (params ? '?' + query(params) : ''));
 export const post = (path, body) => call('POST', path, body);
+export const postText = (path, body) => call('POST', path, body, true);

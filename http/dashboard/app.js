@@ -14,6 +14,7 @@ const pages = {
   orders: { label: 'Orders', load: () => import('./orders.js') },
   balances: { label: 'Balances', load: () => import('./balances.js') },
   settings: { label: 'Settings', load: () => import('./settings.js') },
+  files: { label: 'Files', load: () => import('./files.js') },
   audit: { label: 'Audit', load: () => import('./audit.js') },
 };
 

@@ -298,3 +298,52 @@ test('settings: add a strategy and a pair, disable it, keys masked, start and st
   assert.deepEqual(page.problems, ['409 POST /api/v1/config/strategy/remove']);
   await page.context().close();
 });
+
+test('files: create, edit and delete a strategy file; write autoconfig.json and read its backup', async () => {
+  const page = await newPage(browser);
+  await login(page, server.url);
+  await ready(page, 'overview');
+  await page.click('nav a[data-page=files]');
+  await ready(page, 'files');
+
+  await page.click('#file-new');
+  await page.fill('#file-name', 'e2e.js');
+  await page.fill('#file-editor', '// first\nmodule.exports = {};\n');
+  await page.click('#file-save');
+  await page.waitForSelector('#strategy-files li[data-file="e2e.js"]');
+  // Edit: open it fresh, change it, save, and read it back after a reload.
+  await page.reload();
+  await ready(page, 'files');
+  await page.click('#strategy-files li[data-file="e2e.js"] button');
+  await page.waitForSelector('#file-editor[data-loaded="e2e.js"]');
+  assert.equal(await page.inputValue('#file-editor'), '// first\nmodule.exports = {};\n');
+  await page.fill('#file-editor', '// edited in the dashboard\nmodule.exports = { edited: true };\n');
+  await page.click('#file-save');
+  await page.waitForSelector('#files-status:text("e2e.js saved.")');
+  assert.equal(await (await fetch(server.url + '/api/v1/files/strategy/get', { method: 'POST' })).status, 401, 'files need a login');
+  const content = await page.evaluate(async () => (await fetch('/api/v1/files/strategy/get', {
+    method: 'POST', headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': document.cookie.match(/tl_csrf=([^;]*)/)[1] },
+    body: JSON.stringify({ filename: 'e2e.js' }) })).text());
+  assert.equal(content, '// edited in the dashboard\nmodule.exports = { edited: true };\n');
+  await screenshot(page, 'files');
+
+  await page.click('#file-delete');
+  assert.equal(await text(page, '#file-error'), 'Tick "really delete" first.');
+  await page.check('#confirm-delete');
+  await page.click('#file-delete');
+  await page.waitForSelector('#files-status:text("e2e.js deleted.")');
+  assert.equal(await page.locator('#strategy-files li[data-file="e2e.js"]').count(), 0);
+
+  await page.fill('#autoconfig-editor', '{"pairs": {"e2e": 1}}');
+  await page.click('#autoconfig-write');
+  await page.waitForSelector('#files-status:text-matches("autoconfig.json written")');
+  await page.fill('#autoconfig-editor', '{"pairs": {"e2e": 2}}');
+  await page.click('#autoconfig-write');
+  await page.waitForSelector('#backups[data-count="1"]');
+  await page.fill('#autoconfig-editor', '');
+  await page.click('#backup-show');
+  await page.waitForFunction(() => document.querySelector('#autoconfig-editor').value !== '');
+  assert.deepEqual(JSON.parse(await page.inputValue('#autoconfig-editor')), { pairs: { e2e: 1 } });
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+});
