@@ -38,6 +38,8 @@ const (
 	TypeStopTriggered        = "StopTriggered"
 	TypeTrailingStopMoved    = "TrailingStopMoved"
 	TypeOrderExpired         = "OrderExpired"
+	TypeOrderOutcomeUnknown  = "OrderOutcomeUnknown"
+	TypeOrderResent          = "OrderResent"
 
 	TypeOcoPlaced       = "OcoPlaced"
 	TypeOcoLegCancelled = "OcoLegCancelled"
@@ -178,6 +180,22 @@ type TrailingStopMoved struct {
 // OrderExpired ends an order the exchange dropped.
 type OrderExpired struct {
 	Reason string `json:"reason,omitempty"`
+}
+
+// OrderOutcomeUnknown records that a placement got no answer (a timeout, a
+// 5xx, a dropped connection): the order may or may not exist on the
+// exchange. It stays requested while the order manager looks it up by its
+// client order id.
+type OrderOutcomeUnknown struct {
+	Reason string `json:"reason"`
+}
+
+// OrderResent records the one re-send of an order after a look-up by its
+// client order id found nothing on the exchange. An order is re-sent at
+// most once; NotFound is how many look-ups had found nothing.
+type OrderResent struct {
+	Reason   string `json:"reason"`
+	NotFound int    `json:"notFound"`
 }
 
 // OcoPlaced links an OCO's two orders.

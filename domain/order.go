@@ -52,6 +52,7 @@ type Order struct {
 	Fees            Decimal
 	CancelRequested bool
 	Triggered       bool    // for emulated kinds: the stop fired
+	Resent          bool    // OrderResent: sent a second time, never a third
 	Extreme         Decimal // trailing stop: best price seen since it armed (low for buys, high for sells); 0 before
 	Time            int64   // ms of the OrderRequested event
 	Reason          string  // why it was rejected, cancelled or expired
@@ -223,6 +224,8 @@ func (o *Order) Apply(e *Event) error {
 		if !o.State.Done() {
 			o.State = OrderStateTriggered
 		}
+	case TypeOrderResent:
+		o.Resent = true
 	case TypeTrailingStopMoved:
 		var p TrailingStopMoved
 		if err := e.Decode(&p); err != nil {

@@ -354,7 +354,7 @@ func (c *Core) Cycle(ctx context.Context) int {
 
 // cycleExchange cycles the due pairs of one exchange: market data and
 // trader ticks per pair, then one reconciliation and one balance read, then
-// each pair's strategy.
+// each pair's strategy. A failed reconciliation skips the strategies.
 func (c *Core) cycleExchange(ctx context.Context, name string, pairs []*due, now time.Time) int {
 	ex, err := c.Exchange(name)
 	if err != nil {
@@ -373,8 +373,13 @@ func (c *Core) cycleExchange(ctx context.Context, name string, pairs []*due, now
 		return 0
 	}
 	if c.Trader != nil {
+		// The strategies trade only on a reconciled account (after a
+		// restart: open orders, fills and balances recorded first).
 		if err := c.Trader.Reconcile(ctx, name); err != nil {
-			c.fail(ready[0].state, "reconcile", err)
+			for _, d := range ready {
+				c.fail(d.state, "reconcile", err)
+			}
+			return len(ready)
 		}
 	}
 	balances, err := ex.Balances(ctx)

@@ -83,10 +83,11 @@ func (f *fakeExchange) FillsSince(context.Context, uint64, int) ([]domain.Fill, 
 
 // recordingTrader records what the core asks of the trader.
 type recordingTrader struct {
-	mu         sync.Mutex
-	submitted  []domain.OrderRequest
-	tickers    []string
-	reconciled []string
+	mu           sync.Mutex
+	submitted    []domain.OrderRequest
+	tickers      []string
+	reconciled   []string
+	reconcileErr error
 }
 
 func (t *recordingTrader) Submit(_ context.Context, r domain.OrderRequest) (int64, error) {
@@ -105,7 +106,7 @@ func (t *recordingTrader) Reconcile(_ context.Context, ex string) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.reconciled = append(t.reconciled, ex)
-	return nil
+	return t.reconcileErr
 }
 
 type staticConfig struct {
@@ -414,6 +415,17 @@ func TestCycleFailures(t *testing.T) {
 	if _, ok := mem["LastError"]; ok {
 		t.Fatal("LastError kept after a clean cycle")
 	}
+
+	// An account that could not be reconciled is not traded on.
+	f.trader.reconcileErr = domain.Errorf(domain.EUNAVAILABLE, "exchange timeout")
+	f.trader.submitted = nil
+	f.clock.Advance(time.Minute)
+	f.core.Cycle(ctx)
+	mem, _ = f.core.Memory("sim", "USDT-BTC")
+	if s, _ := mem["LastError"].(string); s != "reconcile: exchange timeout" || len(f.trader.submitted) != 0 {
+		t.Fatalf("after a failed reconcile: LastError %q, submitted %v; want the reconcile error and no order", s, f.trader.submitted)
+	}
+	f.trader.reconcileErr = nil
 
 	// A strategy without a built-in algorithm or with a bad parameter
 	// records the problem and places nothing.

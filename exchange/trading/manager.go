@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
 )
@@ -364,32 +365,7 @@ func (t *Trader) reconcile(ctx context.Context, a *appender, x domain.Exchange) 
 		return (o.State == domain.OrderStateRequested && !o.Emulated()) || o.State == domain.OrderStateTriggered
 	})
 	for _, id := range pending {
-		en := t.entry(id)
-		if en == nil || !en.op.TryLock() {
-			continue // a command is placing it right now
-		}
-		o := t.snapshot(en)
-		xctx, cancel := t.exCtx(ctx)
-		eo, err := x.Order(xctx, o.Pair, o.ClientOrderID)
-		cancel()
-		var evs []domain.Event
-		switch {
-		case err == nil && eo.Status == domain.StatusRejected:
-			evs = append(evs, domain.NewEvent(t.Clock, domain.TypeOrderRejected, domain.OrderRejected{Reason: eo.Reason}))
-		case err == nil:
-			evs = append(evs, domain.NewEvent(t.Clock, domain.TypeOrderAccepted, domain.OrderAccepted{ExchangeOrderID: eo.ID}))
-		case domain.ErrorCode(err) == domain.ENOTFOUND && o.State == domain.OrderStateRequested:
-			evs = append(evs, domain.NewEvent(t.Clock, domain.TypeOrderRejected, domain.OrderRejected{Reason: "the exchange never received the order"}))
-		case domain.ErrorCode(err) == domain.ENOTFOUND:
-			en.op.Unlock()
-			if err := t.placeTriggered(ctx, a, x, en); err != nil && domain.ErrorCode(err) != domain.EUNAVAILABLE {
-				return err
-			}
-			continue
-		}
-		err = a.appendOrder(ctx, en, id, evs...)
-		en.op.Unlock()
-		if err != nil {
+		if err := t.resolvePending(ctx, a, x, id); err != nil {
 			return err
 		}
 	}
@@ -405,12 +381,126 @@ func (t *Trader) reconcile(ctx context.Context, a *appender, x domain.Exchange) 
 	return t.observeBalances(ctx, a, x)
 }
 
-// checkOpenOrders looks up, once per exchange and process, every order the
-// log says is open on the exchange. One the exchange no longer knows (the
-// paper exchange keeps its book in memory and loses it on a restart; a real
-// one may have purged it) ends with OrderExpired, instead of staying open in
-// the read models forever. Unreachable exchanges are tried again next time.
-// The caller holds the exchange lock.
+// Look-ups of orders in question back off: the first at once, then after
+// 1 s, 2 s, 4 s … up to lookupMaxBackoff. After lookupNotFounds look-ups
+// that found nothing, the order is given up: OrderExpired.
+const (
+	lookupNotFounds  = 3
+	lookupMaxBackoff = time.Minute
+)
+
+// due reports whether an order's next look-up is due, and counts it.
+func (t *Trader) due(id int64) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.lookups == nil {
+		t.lookups = map[int64]*lookup{}
+	}
+	l := t.lookups[id]
+	if l == nil {
+		l = &lookup{}
+		t.lookups[id] = l
+	}
+	now := t.Clock.Now()
+	if now.Before(l.next) {
+		return false
+	}
+	l.attempts++
+	wait := time.Second << min(l.attempts-1, 6)
+	l.next = now.Add(min(wait, lookupMaxBackoff))
+	return true
+}
+
+// notFound counts a look-up that found nothing and returns the count.
+func (t *Trader) notFound(id int64) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	l := t.lookups[id]
+	if l == nil {
+		return 0
+	}
+	l.notFound++
+	return l.notFound
+}
+
+func (t *Trader) forgetLookup(id int64) {
+	t.mu.Lock()
+	delete(t.lookups, id)
+	t.mu.Unlock()
+}
+
+// resolvePending looks up an order whose placement had no answer (or a
+// fired stop whose limit order may not be placed), when its backoff
+// allows: found, it is accepted (or rejected, as the exchange says); a
+// definite not-found re-sends it once (OrderResent), never twice; after
+// lookupNotFounds not-founds it is OrderExpired. An exchange that does not
+// answer is asked again later.
+func (t *Trader) resolvePending(ctx context.Context, a *appender, x domain.Exchange, id int64) error {
+	en := t.entry(id)
+	if en == nil || !t.due(id) {
+		return nil
+	}
+	if !en.op.TryLock() {
+		return nil // a command is placing it right now
+	}
+	o := t.snapshot(en)
+	if o.State.Done() || (o.State != domain.OrderStateRequested && o.State != domain.OrderStateTriggered) {
+		en.op.Unlock()
+		t.forgetLookup(id)
+		return nil
+	}
+	xctx, cancel := t.exCtx(ctx)
+	eo, err := x.Order(xctx, o.Pair, o.ClientOrderID)
+	cancel()
+	var evs []domain.Event
+	switch {
+	case err == nil && eo.Status == domain.StatusRejected:
+		evs = append(evs, domain.NewEvent(t.Clock, domain.TypeOrderRejected, domain.OrderRejected{Reason: eo.Reason}))
+	case err == nil:
+		evs = append(evs, domain.NewEvent(t.Clock, domain.TypeOrderAccepted, domain.OrderAccepted{ExchangeOrderID: eo.ID}))
+	case domain.ErrorCode(err) == domain.ENOTFOUND:
+		n := t.notFound(id)
+		switch {
+		case !o.Resent:
+			// Definitely not there: send it again, once.
+			reason := fmt.Sprintf("%s does not know client order id %s: sent again, once", o.Exchange, o.ClientOrderID)
+			if err := a.appendOrder(ctx, en, id, domain.NewEvent(t.Clock, domain.TypeOrderResent, domain.OrderResent{Reason: reason, NotFound: n})); err != nil {
+				en.op.Unlock()
+				return err
+			}
+			o = t.snapshot(en)
+			price := o.Price
+			if o.Emulated() {
+				price = o.LimitPrice
+			}
+			eo, err := t.place(ctx, a, x, en, &o, price)
+			en.op.Unlock()
+			if err == nil && eo.ID != "" && (eo.Filled.Sign() > 0 || eo.Status != domain.StatusOpen) {
+				err = t.settlePlacedLocked(ctx, a, x, id, eo)
+			}
+			if domain.ErrorCode(err) == domain.EUNAVAILABLE {
+				return nil // still unknown: looked up again later
+			}
+			return err
+		case n >= lookupNotFounds:
+			evs = append(evs, domain.NewEvent(t.Clock, domain.TypeOrderExpired, domain.OrderExpired{
+				Reason: fmt.Sprintf("%s never received the order: %d look-ups by client order id found nothing, after one re-send", o.Exchange, n)}))
+		}
+	}
+	err = a.appendOrder(ctx, en, id, evs...)
+	en.op.Unlock()
+	if len(evs) > 0 {
+		t.forgetLookup(id)
+	}
+	return err
+}
+
+// checkOpenOrders looks up, after this process started, every order the
+// log says is open on the exchange, until each is found once or given up.
+// One the exchange does not know after lookupNotFounds look-ups (with
+// backoff) ends with OrderExpired instead of staying open in the read
+// models forever. Unreachable exchanges are asked again next time. The
+// caller holds the exchange lock.
 func (t *Trader) checkOpenOrders(ctx context.Context, a *appender, x domain.Exchange) error {
 	t.mu.Lock()
 	done := t.checked[x.Name()]
@@ -421,9 +511,17 @@ func (t *Trader) checkOpenOrders(ctx context.Context, a *appender, x domain.Exch
 	open := t.openOrders(x.Name(), func(o *domain.Order) bool {
 		return o.State == domain.OrderStateAccepted && o.OnExchange()
 	})
+	unresolved := 0
 	for _, id := range open {
 		en := t.entry(id)
-		if en == nil || !en.op.TryLock() {
+		if en == nil {
+			continue
+		}
+		if t.confirmed(id) {
+			continue
+		}
+		unresolved++
+		if !t.due(id) || !en.op.TryLock() {
 			continue
 		}
 		o := t.snapshot(en)
@@ -431,25 +529,52 @@ func (t *Trader) checkOpenOrders(ctx context.Context, a *appender, x domain.Exch
 		_, err := x.Order(xctx, o.Pair, o.ClientOrderID)
 		cancel()
 		switch {
+		case err == nil:
+			t.confirm(id)
+			unresolved--
 		case domain.ErrorCode(err) == domain.ENOTFOUND:
-			err = a.appendOrder(ctx, en, id, domain.NewEvent(t.Clock, domain.TypeOrderExpired,
-				domain.OrderExpired{Reason: "the exchange no longer knows the order (the paper exchange forgets its book on a restart)"}))
-		case err != nil:
-			en.op.Unlock()
-			return nil // unreachable: check again at the next reconcile
+			if n := t.notFound(id); n >= lookupNotFounds {
+				err = a.appendOrder(ctx, en, id, domain.NewEvent(t.Clock, domain.TypeOrderExpired,
+					domain.OrderExpired{Reason: fmt.Sprintf("%s no longer knows the order: %d look-ups by client order id found nothing", o.Exchange, n)}))
+				t.forgetLookup(id)
+				unresolved--
+				if err != nil {
+					en.op.Unlock()
+					return err
+				}
+			}
 		}
 		en.op.Unlock()
-		if err != nil {
-			return err
+	}
+	if unresolved == 0 {
+		t.mu.Lock()
+		if t.checked == nil {
+			t.checked = map[string]bool{}
 		}
+		t.checked[x.Name()] = true
+		for _, id := range open {
+			delete(t.lookups, id)
+		}
+		t.mu.Unlock()
 	}
-	t.mu.Lock()
-	if t.checked == nil {
-		t.checked = map[string]bool{}
-	}
-	t.checked[x.Name()] = true
-	t.mu.Unlock()
 	return nil
+}
+
+// confirmed reports whether an open order was found on the exchange since
+// this process started (its look-up state says so: attempts < 0).
+func (t *Trader) confirmed(id int64) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	l := t.lookups[id]
+	return l != nil && l.attempts < 0
+}
+
+func (t *Trader) confirm(id int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if l := t.lookups[id]; l != nil {
+		l.attempts = -1
+	}
 }
 
 // reconcileFills records the exchange's fills since the cursor. The caller

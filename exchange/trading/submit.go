@@ -393,13 +393,19 @@ func (t *Trader) place(ctx context.Context, a *appender, x domain.Exchange, en *
 		}
 		return eo, nil
 	default:
-		// No answer: the order may or may not exist. Ask by client order
-		// id (placing again is safe too, but a look-up says more).
+		// No answer: the order may or may not exist. The unknown outcome
+		// is recorded; a look-up by client order id that finds it settles
+		// it now, anything else leaves it to Reconcile (look-ups with
+		// backoff, one re-send after a definite not-found).
+		reason := fmt.Sprintf("%s: %s", o.Exchange, domain.ErrorMessage(err))
+		if aerr := a.appendOrder(ctx, en, o.OrderID, domain.NewEvent(t.Clock, domain.TypeOrderOutcomeUnknown, domain.OrderOutcomeUnknown{Reason: reason})); aerr != nil {
+			return eo, aerr
+		}
 		xctx, cancel := t.exCtx(ctx)
 		eo, err = x.Order(xctx, o.Pair, o.ClientOrderID)
 		cancel()
 		if err != nil {
-			return eo, domain.Errorf(domain.EUNAVAILABLE, "%s did not answer; order %d is pending reconciliation", o.Exchange, o.OrderID)
+			return eo, domain.Errorf(domain.EUNAVAILABLE, "%s; order %d is pending reconciliation", reason, o.OrderID)
 		}
 	}
 	if eo.Status == domain.StatusRejected {

@@ -82,6 +82,17 @@ type Trader struct {
 	cursor   map[string]uint64
 	balances map[string]domain.BalancesObserved
 	exLocks  map[string]*sync.Mutex
+	// lookups is the look-up state of orders whose existence on the
+	// exchange is in question (unknown outcome, or open in the log but
+	// maybe forgotten): not-founds so far and when to ask next.
+	lookups map[int64]*lookup
+}
+
+// lookup is the backoff state of one order's look-ups by client order id.
+type lookup struct {
+	notFound int
+	attempts int
+	next     time.Time
 }
 
 type entry struct {

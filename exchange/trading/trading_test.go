@@ -204,28 +204,90 @@ func TestInsufficientFundsIsRejected(t *testing.T) {
 	want(t, e.types(domain.OrderStream(id)), domain.TypeOrderRequested, domain.TypeOrderRejected)
 }
 
-func TestExchangeFailureLeavesKnownState(t *testing.T) {
+// openWith counts the exchange's open orders with a client order id.
+func (e *env) openWith(clientID string) int {
+	x, _ := e.sim.Exchange("binance")
+	open, err := x.OpenOrders(context.Background(), "USDT-BTC")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	n := 0
+	for _, o := range open {
+		if o.ClientOrderID == clientID {
+			n++
+		}
+	}
+	return n
+}
+
+func (e *env) clientID(id int64) string {
+	o, ok := e.tr.Order(id)
+	if !ok {
+		e.t.Fatalf("order %d unknown", id)
+	}
+	return o.ClientOrderID
+}
+
+// An unknown outcome (no answer) is recorded and resolved by client order
+// id: a placed order is found at once; a lost one is re-sent once after a
+// definite not-found. Never two orders on the exchange.
+func TestUnknownOutcomeResolvedByClientID(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	// The request is lost: pending reconcile, then rejected as never received.
+	// The request is lost: pending, then one re-send after the not-found.
 	_ = e.sim.FailPlacements("binance", 1, false)
 	id, err := e.tr.Submit(ctx, limit(domain.Buy, "0.01", "50000"))
 	if domain.ErrorCode(err) != domain.EUNAVAILABLE || id == 0 {
 		t.Fatalf("lost request: id %d err %v, want EUNAVAILABLE with an order id", id, err)
 	}
+	want(t, e.types(domain.OrderStream(id)), domain.TypeOrderRequested, domain.TypeOrderOutcomeUnknown)
 	e.reconcile()
-	want(t, e.types(domain.OrderStream(id)), domain.TypeOrderRequested, domain.TypeOrderRejected)
+	want(t, e.types(domain.OrderStream(id)), domain.TypeOrderRequested, domain.TypeOrderOutcomeUnknown, domain.TypeOrderResent, domain.TypeOrderAccepted)
+	if n := e.openWith(e.clientID(id)); n != 1 {
+		t.Fatalf("%d open orders with the client id, want 1", n)
+	}
+	e.clock.Advance(time.Minute)
+	e.reconcile() // accepted: nothing more
+	want(t, e.types(domain.OrderStream(id)), domain.TypeOrderRequested, domain.TypeOrderOutcomeUnknown, domain.TypeOrderResent, domain.TypeOrderAccepted)
+
 	// The answer is lost but the order was placed: the look-up finds it.
 	_ = e.sim.FailPlacements("binance", 1, true)
 	id, err = e.tr.Submit(ctx, limit(domain.Buy, "0.01", "50000"))
 	if err != nil {
 		t.Fatalf("lost answer: %v", err)
 	}
-	want(t, e.types(domain.OrderStream(id)), domain.TypeOrderRequested, domain.TypeOrderAccepted)
-	x, _ := e.sim.Exchange("binance")
-	open, _ := x.OpenOrders(ctx, "USDT-BTC")
-	if len(open) != 1 {
-		t.Fatalf("%d open orders, want exactly 1 (never duplicated)", len(open))
+	want(t, e.types(domain.OrderStream(id)), domain.TypeOrderRequested, domain.TypeOrderOutcomeUnknown, domain.TypeOrderAccepted)
+	if n := e.openWith(e.clientID(id)); n != 1 {
+		t.Fatalf("%d open orders with the client id, want exactly 1 (never duplicated)", n)
+	}
+}
+
+// The re-send happens once: when it is lost too, later not-founds only
+// count, with backoff, and the third ends the order as expired.
+func TestResentNeverTwice(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	_ = e.sim.FailPlacements("binance", 2, false)
+	id, err := e.tr.Submit(ctx, limit(domain.Buy, "0.01", "50000"))
+	if domain.ErrorCode(err) != domain.EUNAVAILABLE {
+		t.Fatalf("lost request: %v", err)
+	}
+	e.reconcile() // not found: re-sent, and lost again
+	lost := []string{domain.TypeOrderRequested, domain.TypeOrderOutcomeUnknown, domain.TypeOrderResent, domain.TypeOrderOutcomeUnknown}
+	want(t, e.types(domain.OrderStream(id)), lost...)
+	e.reconcile() // within the backoff: no look-up at all
+	want(t, e.types(domain.OrderStream(id)), lost...)
+	e.clock.Advance(time.Second)
+	e.reconcile() // second not-found: counted, never re-sent
+	want(t, e.types(domain.OrderStream(id)), lost...)
+	e.clock.Advance(2 * time.Second)
+	e.reconcile() // third: given up
+	want(t, e.types(domain.OrderStream(id)), append(lost, domain.TypeOrderExpired)...)
+	if n := e.openWith(e.clientID(id)); n != 0 {
+		t.Fatalf("%d orders with the client id on the exchange, want 0", n)
+	}
+	if got := e.tr.OpenOrders("binance"); got != 0 {
+		t.Fatalf("%d open orders in the log, want 0", got)
 	}
 }
 
@@ -478,9 +540,9 @@ func TestIdempotencyKeyScope(t *testing.T) {
 	}
 }
 
-// An order the log holds open but the exchange no longer knows (the paper
-// exchange forgets its book when the process restarts) ends as expired at
-// the first reconcile, instead of staying open forever.
+// An order the log holds open but the exchange no longer knows ends as
+// expired after three look-ups that found nothing, instead of staying open
+// forever.
 func TestOrdersTheExchangeForgotExpire(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
@@ -499,6 +561,11 @@ func TestOrdersTheExchangeForgotExpire(t *testing.T) {
 	if got := e.tr.OpenOrders("binance"); got != 1 {
 		t.Fatalf("after restart, before reconcile: %d open orders, want 1", got)
 	}
+	for i := 0; i < 2; i++ { // not found twice: not given up yet
+		e.reconcile()
+		e.clock.Advance(time.Minute)
+	}
+	want(t, e.types(domain.OrderStream(resting)), domain.TypeOrderRequested, domain.TypeOrderAccepted)
 	e.reconcile()
 	want(t, e.types(domain.OrderStream(resting)), domain.TypeOrderRequested, domain.TypeOrderAccepted, domain.TypeOrderExpired)
 	if got := e.tr.OpenOrders("binance"); got != 0 {
