@@ -10,6 +10,7 @@ import (
 const (
 	EINVALID      = "invalid"      // bad input: 400
 	EUNAUTHORIZED = "unauthorized" // missing or bad credentials: 401
+	EFORBIDDEN    = "forbidden"    // credentials whose scope does not allow the call: 403
 	ENOTFOUND     = "not_found"    // unknown resource: 404
 	ECONFLICT     = "conflict"     // version conflict or state conflict: 409
 	ETOOLARGE     = "too_large"    // body or value over a limit: 413

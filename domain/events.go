@@ -11,6 +11,9 @@ const (
 	StreamCredentials = "credentials"
 	StreamSystem      = "system"
 	StreamAuth        = "auth"
+	// StreamTokens holds the scoped API tokens' lives (TokenCreated,
+	// TokenRevoked).
+	StreamTokens = "tokens"
 )
 
 // OrderStream is the stream of one order's life.
@@ -63,6 +66,9 @@ const (
 
 	TypeLoginSucceeded = "LoginSucceeded"
 	TypeLoginFailed    = "LoginFailed"
+
+	TypeTokenCreated = "TokenCreated"
+	TypeTokenRevoked = "TokenRevoked"
 )
 
 // Side is buy or sell.
@@ -306,4 +312,20 @@ type LoginSucceeded struct {
 type LoginFailed struct {
 	RemoteAddr string `json:"remoteAddr"`
 	Reason     string `json:"reason"`
+}
+
+// TokenCreated records a scoped API token (tradeledger token create). The
+// token itself is never stored: only its id (the JWT's jti), which the
+// server looks up on every request; the token's signature proves the rest.
+type TokenCreated struct {
+	Name    string `json:"name"`
+	Scope   Scope  `json:"scope"`
+	ID      string `json:"id"`
+	Expires int64  `json:"expires"` // ms since the epoch
+}
+
+// TokenRevoked ends the named token before it expires.
+type TokenRevoked struct {
+	Name string `json:"name"`
+	ID   string `json:"id"`
 }

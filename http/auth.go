@@ -46,6 +46,9 @@ type Authenticator struct {
 	// Generation returns the current password generation; tokens of an
 	// older generation are refused.
 	Generation func() int64
+	// Grants says whether a scoped token (tokens.go) is active; without it
+	// scoped tokens are refused.
+	Grants Grants
 
 	// verified remembers tokens whose signature and claims were checked,
 	// so that a client's every request does not parse and HMAC its token
@@ -59,6 +62,8 @@ type verifiedToken struct {
 	subject       string
 	generation    int64
 	issued, until time.Time
+	scope         domain.Scope // of a scoped token (tokens.go); "" for a login's
+	id            string
 }
 
 // maxVerifiedTokens bounds Authenticator's cache; past it, the cache starts
@@ -69,6 +74,8 @@ const maxVerifiedTokens = 4096
 type tokenClaims struct {
 	jwt.RegisteredClaims
 	Generation int64 `json:"gen"`
+	// Scope is set on scoped tokens (tokens.go) only.
+	Scope domain.Scope `json:"scope,omitempty"`
 }
 
 // IssueToken returns a signed token for subject at the current password
@@ -118,18 +125,24 @@ func (a *Authenticator) generation() int64 {
 // without exp or sub, and one of an older password generation are all
 // EUNAUTHORIZED.
 func (a *Authenticator) Verify(token string) (string, error) {
+	sub, _, err := a.VerifyScoped(token)
+	return sub, err
+}
+
+// VerifyScoped is Verify that also returns what the token may do: a
+// login's token is ScopeAdmin; a scoped token (tokens.go) has its scope
+// while Grants says it is active (not revoked), and is EUNAUTHORIZED
+// otherwise. A password change does not revoke scoped tokens.
+func (a *Authenticator) VerifyScoped(token string) (string, domain.Scope, error) {
 	if len(a.Secret) < MinSecretBytes {
-		return "", domain.Errorf(domain.EUNAVAILABLE, "token secret is not configured")
+		return "", "", domain.Errorf(domain.EUNAVAILABLE, "token secret is not configured")
 	}
 	now := a.Clock.Now()
 	a.mu.Lock()
 	v, ok := a.verified[token]
 	a.mu.Unlock()
 	if ok && !now.Before(v.issued) && now.Before(v.until) {
-		if v.generation != a.generation() {
-			return "", domain.Errorf(domain.EUNAUTHORIZED, "token was revoked by a password change")
-		}
-		return v.subject, nil
+		return a.checkGrant(v, now)
 	}
 	var claims tokenClaims
 	_, err := jwt.ParseWithClaims(token, &claims, func(t *jwt.Token) (any, error) {
@@ -146,22 +159,22 @@ func (a *Authenticator) Verify(token string) (string, error) {
 		jwt.WithIssuedAt(),
 	)
 	if err != nil || claims.Subject == "" {
-		return "", domain.Errorf(domain.EUNAUTHORIZED, "invalid or expired token")
+		return "", "", domain.Errorf(domain.EUNAUTHORIZED, "invalid or expired token")
 	}
-	if claims.Generation != a.generation() {
-		return "", domain.Errorf(domain.EUNAUTHORIZED, "token was revoked by a password change")
+	v = verifiedToken{subject: claims.Subject, generation: claims.Generation, until: claims.ExpiresAt.Time, scope: claims.Scope, id: claims.ID}
+	if claims.IssuedAt != nil {
+		v.issued = claims.IssuedAt.Time
+	}
+	if _, _, err := a.checkGrant(v, now); err != nil {
+		return "", "", err
 	}
 	a.mu.Lock()
 	if a.verified == nil || len(a.verified) >= maxVerifiedTokens {
 		a.verified = make(map[string]verifiedToken)
 	}
-	v = verifiedToken{subject: claims.Subject, generation: claims.Generation, until: claims.ExpiresAt.Time}
-	if claims.IssuedAt != nil {
-		v.issued = claims.IssuedAt.Time
-	}
 	a.verified[token] = v
 	a.mu.Unlock()
-	return claims.Subject, nil
+	return a.checkGrant(v, now)
 }
 
 // registerAuthRoutes serves login (no token needed; a bearer header is
@@ -347,8 +360,12 @@ func (s *Server) requireToken(next http.Handler) http.Handler {
 			Error(w, r, domain.Errorf(domain.EUNAUTHORIZED, "Authorization header must be \"Bearer <token>\""))
 			return
 		}
-		sub, err := s.Auth.Verify(token)
+		sub, scope, err := s.Auth.VerifyScoped(token)
 		if err != nil {
+			Error(w, r, err)
+			return
+		}
+		if err := scopeAllows(r, scope); err != nil { // tokens.go
 			Error(w, r, err)
 			return
 		}

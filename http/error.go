@@ -21,6 +21,7 @@ import (
 var statusByCode = map[string]int{
 	domain.EINVALID:      http.StatusBadRequest,
 	domain.EUNAUTHORIZED: http.StatusUnauthorized,
+	domain.EFORBIDDEN:    http.StatusForbidden,
 	domain.ENOTFOUND:     http.StatusNotFound,
 	domain.ECONFLICT:     http.StatusConflict,
 	domain.ETOOLARGE:     http.StatusRequestEntityTooLarge,

@@ -53,6 +53,12 @@ var helpText = map[string]struct{ summary, synopsis, about, example string }{
 		"migrate [--data DIR] --to URL",
 		"Copies the embedded log into EventStoreDB/KurrentDB in order; running it again copies only what is new.",
 		"tradeledger migrate --data ./data --to 'esdb://127.0.0.1:2113?tls=false'"},
+	"token": {"create, list or revoke scoped API tokens (read, trade, admin) for dashboards, bots and auditors",
+		"token create --scope read|trade|admin [--ttl 30d] --name NAME | token list | token revoke NAME   [--data DIR]",
+		"create prints a new token once (only its id is stored, as a TokenCreated event); read tokens read everything\n" +
+			"but secrets and change nothing (403), trade tokens also place and cancel orders, admin tokens do everything.\n" +
+			"revoke takes effect on the next request. A password login keeps issuing full-access tokens.",
+		"tradeledger token create --scope read --ttl 30d --name grafana --data ./data"},
 	"version": {"print the version, the commit and the Go version of this binary",
 		"version",
 		"Prints the version and commit the binary was built from and the Go version that built it.",

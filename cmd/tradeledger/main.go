@@ -61,6 +61,7 @@ var commands = map[string]command{
 	"export":  {runExport},
 	"migrate": {runMigrate},
 	"version": {runVersion},
+	"token":   {runToken},
 }
 
 // Run runs the subcommand named by args[0].

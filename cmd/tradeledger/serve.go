@@ -144,6 +144,8 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	m.Runner.Register(ledger)
 	passwords := projections.NewPassword()
 	m.Runner.Register(passwords)
+	tokens := projections.NewTokens() // scoped API tokens (token.go)
+	m.Runner.Register(tokens)
 	// The core follows the system stream (SystemStarted/SystemStopped), so
 	// it registers before the replay and resumes what the log says.
 	m.Simulator = paper.NewSimulator(m.Clock)
@@ -182,6 +184,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	// Resource dependencies are wired here.
 	s.Ledger = ledger
 	s.Auth.Generation = passwords.Generation
+	s.Auth.Grants = tokens.Active
 	s.Passwords, s.Wallet = passwords, configView.Wallet
 	if err := m.openClickHouse(s); err != nil {
 		return err
