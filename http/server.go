@@ -88,6 +88,9 @@ type Server struct {
 	// (config/update, license/keys/edit).
 	Secrets *domain.SecretBox
 
+	// CORSOrigins are the origins (scheme://host[:port]) whose pages may
+	// call the main listener from a browser (cors.go); none by default.
+	CORSOrigins []string
 	// Metrics, when set, is served at /metrics behind the bearer token
 	// (metrics.go); ObserveRequest, when set, is told of every answered
 	// request (route template, method, status, duration).
@@ -202,7 +205,7 @@ func (s *Server) Handler() http.Handler {
 	s.registerConfigRoutes(protected)
 	s.registerFileRoutes(protected)
 	s.registerAuditRoutes(protected)
-	return r
+	return s.withCORS(r) // cors.go
 }
 
 // FilesHandler returns the handler of the files listener: login,

@@ -37,6 +37,8 @@ type ServeConfig struct {
 	// MetricsListen, when set, serves /metrics without a token on its own
 	// address (metrics.go).
 	MetricsListen string
+	// CORSOrigins lets pages of these origins call the API (comma-separated).
+	CORSOrigins string
 	// TrustedProxies are the reverse proxies (CIDRs, comma-separated)
 	// whose X-Forwarded-For names the client for the login limiter.
 	TrustedProxies string
@@ -94,6 +96,9 @@ func (m *Main) ParseFlags(args []string, env *Env) error {
 	if _, err := tlhttp.ParseTrustedProxies(m.Config.TrustedProxies); err != nil {
 		return fmt.Errorf("--trusted-proxies: %w", err)
 	}
+	if _, err := tlhttp.ParseCORSOrigins(m.Config.CORSOrigins); err != nil {
+		return fmt.Errorf("--cors-origins: %w", err)
+	}
 	return nil
 }
 
@@ -113,6 +118,7 @@ func (m *Main) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.TLSCert, "tls-cert", c.TLSCert, "TLS certificate file (with --tls-key: serve HTTPS)")
 	fs.StringVar(&c.TLSKey, "tls-key", c.TLSKey, "TLS key file")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error")
+	fs.StringVar(&c.CORSOrigins, "cors-origins", c.CORSOrigins, "origins (https://host[:port],…) whose pages may call the API from a browser (empty: none)")
 	fs.StringVar(&c.MetricsListen, "metrics-listen", c.MetricsListen, "address serving /metrics without a token (empty: off; /metrics on --listen needs a token)")
 	fs.StringVar(&c.TrustedProxies, "trusted-proxies", c.TrustedProxies, "reverse proxies (CIDR,…) whose X-Forwarded-For the login limiter keys on (empty: none)")
 	return fs
@@ -214,6 +220,9 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	s.Connectors = m.Connectors.Statuses
 
 	m.wireMetrics(s)
+	if s.CORSOrigins, err = tlhttp.ParseCORSOrigins(m.Config.CORSOrigins); err != nil {
+		return fmt.Errorf("--cors-origins: %w", err)
+	}
 
 	m.Server = s
 	if err := s.Open(m.Config.Listen, m.Config.FilesListen); err != nil {
