@@ -155,6 +155,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	// The core follows the system stream (SystemStarted/SystemStopped), so
 	// it registers before the replay and resumes what the log says.
 	m.Simulator = paper.NewSimulator(m.Clock)
+	m.Runner.Register(m.Simulator) // paper balances and resting orders come back from the log
 	configView := projections.NewConfig()
 	if m.Connectors, err = m.newConnectors(configView); err != nil {
 		return err

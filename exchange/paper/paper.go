@@ -117,6 +117,7 @@ type Simulator struct {
 
 	mu        sync.Mutex
 	exchanges map[string]*Exchange
+	restore   *restoreState // from the log, until each exchange's first use (restore.go)
 }
 
 // NewSimulator returns a Simulator with default settings on clock.
@@ -168,6 +169,7 @@ func (s *Simulator) exchange(name string) (*Exchange, error) {
 		return nil, domain.Errorf(domain.ENOTFOUND, "exchange name is empty")
 	}
 	x := s.newExchange(name, set)
+	s.restoreInto(x)
 	if s.SettingsVersion != nil {
 		x.settingsVersion = s.SettingsVersion()
 	}

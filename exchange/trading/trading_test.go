@@ -2,6 +2,7 @@ package trading_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -29,6 +30,9 @@ type env struct {
 	sim    *paper.Simulator
 	tr     *trading.Trader
 	active cycling
+	// paperFromLog registers the simulator as a projection, as serve does,
+	// so that a restart restores its balances and resting orders.
+	paperFromLog bool
 }
 
 func newEnv(t *testing.T) *env {
@@ -46,6 +50,9 @@ func (e *env) open() {
 		e.t.Fatal(err)
 	}
 	e.runner = projections.NewRunner(e.store)
+	if e.paperFromLog {
+		e.runner.Register(e.sim)
+	}
 	e.tr = trading.NewTrader(e.store, e.sim.Exchange, e.clock)
 	e.tr.Activity = e.active
 	e.tr.Wait = e.runner.WaitFor
@@ -717,4 +724,57 @@ func TestCancelOcoByItsID(t *testing.T) {
 	if err := e.tr.Cancel(ctx, "binance", "USDT-BTC", first, "tester", ""); domain.ErrorCode(err) != domain.ECONFLICT {
 		t.Fatalf("the finished OCO after a restart: %v, want ECONFLICT", err)
 	}
+}
+
+// The paper exchange keeps its state across a restart: balances moved by
+// its fills and its resting orders come back from the log, so nothing
+// expires, a resting order still fills and can be cancelled.
+func TestPaperStateSurvivesRestart(t *testing.T) {
+	e := newEnv(t)
+	e.paperFromLog = true
+	e.close()
+	e.open()
+	ctx := context.Background()
+	e.setPrice("USDT-BTC", "60000")
+	if _, err := e.tr.Submit(ctx, domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindMarket, Amount: domain.MustDecimal("0.02"), Actor: "tester"}); err != nil {
+		t.Fatal(err)
+	}
+	rest, err := e.tr.Submit(ctx, limit(domain.Buy, "0.01", "50000"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := e.tr.Submit(ctx, limit(domain.Sell, "0.01", "70000"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.reconcile()
+	x, _ := e.sim.Exchange("binance")
+	before, _ := x.Balances(ctx)
+	openBefore, _ := x.OpenOrders(ctx, "")
+
+	e.close()
+	e.sim = paper.NewSimulator(e.clock) // a new process
+	e.open()
+	e.setPrice("USDT-BTC", "60000")
+	x, _ = e.sim.Exchange("binance")
+	after, _ := x.Balances(ctx)
+	if fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Fatalf("balances after restart %v, want %v", after, before)
+	}
+	openAfter, _ := x.OpenOrders(ctx, "")
+	if fmt.Sprint(openAfter) != fmt.Sprint(openBefore) || len(openAfter) != 2 {
+		t.Fatalf("open orders after restart %+v, want %+v", openAfter, openBefore)
+	}
+	for i := 0; i < 4; i++ {
+		e.reconcile()
+		e.clock.Advance(time.Minute)
+		e.setPrice("USDT-BTC", "60000")
+	}
+	want(t, e.types(domain.OrderStream(rest)), domain.TypeOrderRequested, domain.TypeOrderAccepted)
+	if err := e.tr.Cancel(ctx, "binance", "USDT-BTC", other, "tester", ""); err != nil {
+		t.Fatal(err)
+	}
+	e.setPrice("USDT-BTC", "49000") // crosses the restored buy
+	e.reconcile()
+	want(t, e.types(domain.OrderStream(rest)), domain.TypeOrderRequested, domain.TypeOrderAccepted, domain.TypeOrderFilled)
 }
