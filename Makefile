@@ -59,3 +59,8 @@ dashboard-vendor: e2e-deps
 
 e2e: build e2e-deps
 	cd $(DASH)/e2e && TRADELEDGER_BIN=$(CURDIR)/$(BIN) npm test
+
+# The overview's time to interactive over ORDERS imported fills (default
+# 200,000; the import takes minutes), printed, not asserted.
+e2e-bench: build e2e-deps
+	cd $(DASH)/e2e && TRADELEDGER_BIN=$(CURDIR)/$(BIN) node bench-overview.mjs

@@ -159,6 +159,7 @@ async function route() {
 async function start() {
   try {
     await get('/auth/status');
+    performance.mark('auth-ok');
   } catch (err) {
     if (err.status === 401) { showLogin(); return; }
     replace(document.body, h('main', { class: 'login-page' }, h('p', { class: 'error', role: 'alert' }, err.message)));

@@ -44,8 +44,8 @@ export async function render(view, ctx) {
       await post('/files/strategy/write', { filename: f, document: editor.value });
       current = f;
       del.disabled = false;
-      say(`${f} saved.`);
       await loadList();
+      say(`${f} saved.`);
     } catch (x) { err.textContent = x.message; say(`Saving ${f} failed.`, false); }
   }
 
@@ -54,9 +54,10 @@ export async function render(view, ctx) {
     if (!confirmDelete.checked) { err.textContent = 'Tick "really delete" first.'; return; }
     try {
       await post('/files/strategy/delete', { filename: current });
-      say(`${current} deleted.`);
+      const gone = current;
       current = ''; name.value = ''; editor.value = ''; del.disabled = true; confirmDelete.checked = false;
       await loadList();
+      say(`${gone} deleted.`);
     } catch (x) { err.textContent = x.message; }
   }
   const confirmDelete = h('input', { type: 'checkbox', id: 'confirm-delete' });
@@ -89,8 +90,8 @@ export async function render(view, ctx) {
     try { doc = JSON.parse(acEditor.value); } catch (x) { acErr.textContent = `Not JSON: ${x.message}`; return; }
     try {
       await post('/files/autoconfig/write', { document: doc });
-      say('autoconfig.json written (the previous content is kept as a backup).');
       await loadBackups();
+      say('autoconfig.json written (the previous content is kept as a backup).');
     } catch (x) { acErr.textContent = x.message; }
   }
 

@@ -46,8 +46,8 @@ export async function render(view, ctx) {
     if (where) where.textContent = '';
     try {
       await fn();
-      say(what);
       await reload();
+      say(what);
       return true;
     } catch (err) {
       if (where) where.textContent = err.message;

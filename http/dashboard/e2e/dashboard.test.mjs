@@ -4,7 +4,7 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, launch, newPage, ready, login, screenshot, apiClient } from './harness.mjs';
+import { startServer, launch, newPage, ready, login, screenshot, apiClient, PASSWORD } from './harness.mjs';
 
 // The wallet of testdata/dashboard-history/config.js (the ENC: login key).
 const WALLET = '0xdashboard0000000000000000000000000001';
@@ -174,7 +174,7 @@ test('orders: filter by pair, side and dates, export what the filter shows as CS
   await page.fill('#f-from', '2024-03-09');
   await page.fill('#f-to', '2024-03-10');
   await page.click('#apply');
-  await page.waitForSelector('body[data-orders-ready=true]');
+  await page.waitForSelector('#orders-status:text-matches("^Showing 1–2 of 2 ")');
   const rows = await page.$$eval('#orders-table tbody tr', (trs) => trs.map((t) => [...t.cells].slice(0, 4).map((c) => c.textContent)));
   assert.deepEqual(rows, [
     ['2024-03-10 12:00:00', 'binance/USDT-BTC', 'sell', '57,500.00'],
@@ -345,5 +345,68 @@ test('files: create, edit and delete a strategy file; write autoconfig.json and 
   await page.waitForFunction(() => document.querySelector('#autoconfig-editor').value !== '');
   assert.deepEqual(JSON.parse(await page.inputValue('#autoconfig-editor')), { pairs: { e2e: 1 } });
   assert.deepEqual(page.problems, []);
+  await page.context().close();
+});
+
+const allPages = ['overview', 'pair', 'orders', 'balances', 'settings', 'files', 'audit'];
+
+test('every page in dark at 375 px: no sideways scrolling, screenshots', async () => {
+  const page = await newPage(browser, { viewport: { width: 375, height: 812 }, colorScheme: 'dark' });
+  await login(page, server.url);
+  await ready(page, 'overview');
+  assert.equal(await page.evaluate(() => getComputedStyle(document.body).backgroundColor), 'rgb(15, 18, 22)', 'dark from the system setting');
+  for (const name of allPages) {
+    await page.goto(server.url + '/#/' + name);
+    await ready(page, name);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.ok(overflow <= 0, `${name}: ${overflow} px too wide at 375 px`);
+    await screenshot(page, `${name}-dark-375`);
+  }
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+});
+
+test('the keyboard alone: log in, move between pages, sort a table', async () => {
+  const page = await newPage(browser);
+  await page.goto(server.url + '/');
+  await ready(page, 'login');
+  assert.equal(await page.evaluate(() => document.activeElement.id), 'password', 'the password field has the focus');
+  await page.keyboard.type(PASSWORD);
+  await page.keyboard.press('Enter');
+  await ready(page, 'overview');
+  // Tab to the Orders link.
+  for (let i = 0; i < 20 && (await page.evaluate(() => document.activeElement.dataset?.page)) !== 'orders'; i++) await page.keyboard.press('Tab');
+  assert.equal(await page.evaluate(() => document.activeElement.dataset.page), 'orders');
+  await page.keyboard.press('Enter');
+  await ready(page, 'orders');
+  await page.goto(server.url + '/#/overview');
+  await ready(page, 'overview');
+  await page.focus('button[data-sort=volume]');
+  await page.keyboard.press('Enter');
+  assert.equal(await page.getAttribute('#pairs th:nth-child(5)', 'aria-sort'), 'descending');
+  assert.equal(await page.evaluate(() => document.activeElement.dataset.sort), 'volume', 'the focus stays on the heading');
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+});
+
+test('live: a lost connection says so and resumes after the last event it saw', async () => {
+  const page = await newPage(browser);
+  await login(page, server.url);
+  await ready(page, 'overview');
+  await page.goto(server.url + '/#/audit');
+  await ready(page, 'audit');
+  await page.waitForSelector('#live[data-state=live]');
+  await page.check('#tail-on');
+  await server.restart(async () => {
+    await page.waitForSelector('#live[data-state=lost]');
+    assert.equal(await text(page, '#live'), 'connection lost · resuming…');
+  });
+  await page.waitForSelector('#live[data-state=resumed]', { timeout: 20000 });
+  const { id } = await api('POST', '/trade/buy', { data: { exch: 'binance', pair: 'USDT-ETH', amt: 0.01, price: 11 } });
+  await page.waitForSelector(`#tail li[data-type=OrderAccepted]`);
+  assert.match(await page.locator('#tail').textContent(), new RegExp(`order-${id} OrderRequested`));
+  await api('POST', '/trade/cancel', { data: { exch: 'binance', pair: 'USDT-ETH', id: String(id), price: 11, type: 'limit' } });
+  // The restart itself shows as failed requests and an aborted stream.
+  assert.ok(page.problems.every((p) => /events\/stream|ERR_CONNECTION_REFUSED|net::/.test(p)), page.problems.join('\n'));
   await page.context().close();
 });

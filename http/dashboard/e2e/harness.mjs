@@ -23,28 +23,47 @@ export async function startServer({ fixture } = {}) {
   const env = { ...process.env, TRADELEDGER_PASSWORD: PASSWORD };
   delete env.TRADELEDGER_LISTEN;
   if (fixture) {
-    execFileSync(bin, ['import', '--data', data, '--from', join(repo, fixture)], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    execFileSync(bin, ['import', '--data', data, '--from', resolve(repo, fixture)], { env, stdio: ['ignore', 'ignore', 'pipe'], maxBuffer: 1 << 28 });
   }
-  const proc = spawn(bin, ['serve', '--data', data, '--listen', '127.0.0.1:0', '--files-listen', ''], {
-    env, stdio: ['ignore', 'pipe', 'pipe'],
-  });
   let log = '';
-  const url = await new Promise((ok, fail) => {
-    const onData = (chunk) => {
-      log = (log + chunk).slice(-200000); // the tail, for failure messages
-      const m = log.match(/"api":"(http:\/\/127\.0\.0\.1:\d+)"/);
-      if (m) ok(m[1]);
-    };
-    proc.stdout.on('data', onData);
-    proc.stderr.on('data', onData);
-    proc.on('exit', (code) => fail(new Error(`serve exited (${code}) before listening:\n${log}`)));
-  });
+  const serve = (listen) => {
+    const proc = spawn(bin, ['serve', '--data', data, '--listen', listen, '--files-listen', ''], {
+      env, stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const url = new Promise((ok, fail) => {
+      let mine = '';
+      const onData = (chunk) => {
+        log = (log + chunk).slice(-200000); // the tail, for failure messages
+        mine += chunk;
+        const m = mine.match(/"api":"(http:\/\/127\.0\.0\.1:\d+)"/);
+        if (m) { ok(m[1]); mine = ''; }
+      };
+      proc.stdout.on('data', onData);
+      proc.stderr.on('data', onData);
+      proc.on('exit', (code) => fail(new Error(`serve exited (${code}) before listening:\n${log}`)));
+    });
+    return { proc, url };
+  };
+  const halt = async (proc) => {
+    proc.kill('SIGTERM');
+    await new Promise((ok) => (proc.exitCode != null ? ok() : proc.on('exit', ok)));
+  };
+  let { proc, url } = serve('127.0.0.1:0');
+  url = await url;
   return {
-    url, data, proc,
+    url, data,
     log: () => log,
+    // restart stops serve and starts it again on the same address and data
+    // dir, calling between() while it is down.
+    async restart(between = async () => {}) {
+      await halt(proc);
+      await between();
+      const s = serve(url.replace('http://', ''));
+      proc = s.proc;
+      await s.url;
+    },
     async stop() {
-      proc.kill('SIGTERM');
-      await new Promise((ok) => (proc.exitCode != null ? ok() : proc.on('exit', ok)));
+      await halt(proc);
       rmSync(data, { recursive: true, force: true });
     },
   };
