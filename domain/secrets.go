@@ -5,25 +5,193 @@ import (
 	"crypto/cipher"
 	"crypto/rand"
 	"encoding/base64"
+	"strconv"
 	"strings"
 )
 
 // Mask is what responses show in place of a secret value.
 const Mask = "********"
 
-// secretFields are the exchange settings that hold credentials (compared
-// case-insensitively, ignoring "_" and "-").
-var secretFields = map[string]bool{
-	"key": true, "secret": true, "masterkey": true, "mastersecret": true,
-	"apikey": true, "apisecret": true, "secretkey": true, "privatekey": true,
-	"passphrase": true, "password": true, "token": true,
+// secretWords are what a key's name contains, ignoring case, when its value
+// is a credential (IsSecretPath).
+var secretWords = [...]string{"secret", "key", "pass", "token", "private", "auth"}
+
+// IsSecretPath is the one rule that decides which configuration values are
+// credentials: encrypted at rest, never stored in clear in the log, masked
+// in every output. path is the value's place in the configuration document,
+// one element per object key, array indices written "[n]". A value is a
+// credential when it sits under exchanges.<exchange>, at any depth, and the
+// nearest key above it names a secret: the key contains, ignoring case,
+// secret, key, pass, token, private or auth (key, apiSecretKey, clientSecret,
+// accessKey, secret2, passphrase, subaccount.secret, privateKeyPem, authToken).
+// Only strings are credentials: callers ask about string values only.
+//
+// bot.service_wallet is not a credential by this rule (it is the login
+// key, kept in the configuration) but is masked in every output as well:
+// see Config.Masked and MaskSecretsIn.
+func IsSecretPath(path ...string) bool {
+	if len(path) < 3 || path[0] != "exchanges" {
+		return false
+	}
+	for i := len(path) - 1; i >= 2; i-- {
+		if isIndexElem(path[i]) {
+			continue
+		}
+		name := strings.ToLower(path[i])
+		for _, w := range secretWords {
+			if strings.Contains(name, w) {
+				return true
+			}
+		}
+		return false
+	}
+	return false
 }
 
-// IsSecretField reports whether an exchange setting named name holds a
-// credential, which is encrypted at rest and masked in responses.
-func IsSecretField(name string) bool {
-	n := strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(name))
-	return secretFields[n]
+// IsSecretField reports whether an exchange setting named name, directly in
+// an exchange's entry, holds a credential (IsSecretPath).
+func IsSecretField(name string) bool { return IsSecretPath("exchanges", "exchange", name) }
+
+func isIndexElem(e string) bool {
+	if len(e) < 3 || e[0] != '[' || e[len(e)-1] != ']' {
+		return false
+	}
+	for _, c := range e[1 : len(e)-1] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// SecretFieldName names a credential of an exchange entry by its path below
+// the entry, as ExchangeKeysSet's fields do: the elements joined with ".",
+// a "." or a backslash inside a key escaped with a backslash. A top-level setting keeps its
+// plain name ("secret"), a nested one reads "subaccount.secret", one in an
+// array "accounts.[0].key".
+func SecretFieldName(path []string) string {
+	var b strings.Builder
+	for i, e := range path {
+		if i > 0 {
+			b.WriteByte('.')
+		}
+		for _, c := range e {
+			if c == '.' || c == '\\' {
+				b.WriteByte('\\')
+			}
+			b.WriteRune(c)
+		}
+	}
+	return b.String()
+}
+
+// secretFieldPath parses a SecretFieldName.
+func secretFieldPath(name string) []string {
+	var path []string
+	var cur strings.Builder
+	escaped := false
+	for _, c := range name {
+		switch {
+		case escaped:
+			cur.WriteRune(c)
+			escaped = false
+		case c == '\\':
+			escaped = true
+		case c == '.':
+			path = append(path, cur.String())
+			cur.Reset()
+		default:
+			cur.WriteRune(c)
+		}
+	}
+	return append(path, cur.String())
+}
+
+// walkSecrets calls fn for every credential string below an exchange entry
+// v (path: the elements below the entry so far), with the container that
+// holds it and its key or index.
+func walkSecrets(v any, path []string, fn func(path []string, container any, key string, index int, value string)) {
+	switch t := v.(type) {
+	case map[string]any:
+		for _, k := range sortedKeys(t) {
+			p := append(path[:len(path):len(path)], k)
+			if s, ok := t[k].(string); ok {
+				if IsSecretPath(append([]string{"exchanges", "exchange"}, p...)...) {
+					fn(p, t, k, -1, s)
+				}
+				continue
+			}
+			walkSecrets(t[k], p, fn)
+		}
+	case []any:
+		for i, x := range t {
+			p := append(path[:len(path):len(path)], "["+strconv.Itoa(i)+"]")
+			if s, ok := x.(string); ok {
+				if IsSecretPath(append([]string{"exchanges", "exchange"}, p...)...) {
+					fn(p, t, "", i, s)
+				}
+				continue
+			}
+			walkSecrets(x, p, fn)
+		}
+	}
+}
+
+// ExtractSecrets splits an exchange entry into a copy without its
+// credentials (IsSecretPath, at any depth) and the credentials themselves,
+// by SecretFieldName (empty values included). A credential inside an array
+// is replaced by "" in the copy, so that the other elements keep their
+// places.
+func ExtractSecrets(entry map[string]any) (stripped map[string]any, secrets map[string]string) {
+	stripped = deepCopy(entry).(map[string]any)
+	secrets = map[string]string{}
+	walkSecrets(stripped, nil, func(path []string, c any, key string, i int, value string) {
+		secrets[SecretFieldName(path)] = value
+		if m, ok := c.(map[string]any); ok {
+			delete(m, key)
+		} else {
+			c.([]any)[i] = ""
+		}
+	})
+	return stripped, secrets
+}
+
+// PutSecret sets the credential named field (a SecretFieldName) in entry
+// to value, creating the objects on its way that are missing; it reports
+// false when the path runs through something else (an array too short, a
+// string).
+func PutSecret(entry map[string]any, field, value string) bool {
+	path := secretFieldPath(field)
+	var cur any = entry
+	for i, e := range path {
+		last := i == len(path)-1
+		switch c := cur.(type) {
+		case map[string]any:
+			if last {
+				c[e] = value
+				return true
+			}
+			next, ok := c[e]
+			if !ok || next == nil {
+				next = map[string]any{}
+				c[e] = next
+			}
+			cur = next
+		case []any:
+			n, err := strconv.Atoi(strings.Trim(e, "[]"))
+			if !isIndexElem(e) || err != nil || n >= len(c) {
+				return false
+			}
+			if last {
+				c[n] = value
+				return true
+			}
+			cur = c[n]
+		default:
+			return false
+		}
+	}
+	return false
 }
 
 // SecretBox encrypts exchange secrets with AES-256-GCM under a 32-byte master
@@ -79,30 +247,74 @@ func (b *SecretBox) Open(ciphertext string) (string, error) {
 }
 
 // MaskExchange returns a copy of an exchange entry with every non-empty
-// secret field replaced by Mask.
+// credential (IsSecretPath, at any depth) replaced by Mask.
 func MaskExchange(entry map[string]any) map[string]any {
 	out := deepCopy(entry).(map[string]any)
-	for k, v := range out {
-		if IsSecretField(k) {
-			if s, ok := v.(string); ok && s == "" {
-				continue
-			}
-			out[k] = Mask
+	walkSecrets(out, nil, func(_ []string, c any, key string, i int, value string) {
+		if value == "" {
+			return
 		}
-	}
+		if m, ok := c.(map[string]any); ok {
+			m[key] = Mask
+		} else {
+			c.([]any)[i] = Mask
+		}
+	})
 	return out
 }
 
-// StripSecrets returns a copy of an exchange entry without its secret
-// fields.
+// StripSecrets returns a copy of an exchange entry without its credentials
+// (ExtractSecrets).
 func StripSecrets(entry map[string]any) map[string]any {
-	out := deepCopy(entry).(map[string]any)
-	for k := range out {
-		if IsSecretField(k) {
-			delete(out, k)
+	out, _ := ExtractSecrets(entry)
+	return out
+}
+
+// MaskSecretsIn masks, in place, what no output may show in any JSON value
+// v (decoded with encoding/json): the credentials of every exchange entry
+// of an "exchanges" object found at any depth (a configuration document
+// inside an event), and the string value of every "service_wallet" key. It
+// reports whether it changed anything.
+func MaskSecretsIn(v any) bool {
+	changed := false
+	switch t := v.(type) {
+	case map[string]any:
+		for k, x := range t {
+			switch {
+			case k == "service_wallet":
+				if s, ok := x.(string); ok && s != "" && s != Mask {
+					t[k], changed = Mask, true
+				}
+				continue
+			case k == "exchanges":
+				if ex, ok := x.(map[string]any); ok {
+					for name, e := range ex {
+						entry, ok := e.(map[string]any)
+						if !ok {
+							continue
+						}
+						masked := MaskExchange(entry)
+						walkSecrets(entry, nil, func(_ []string, _ any, _ string, _ int, value string) {
+							if value != "" && value != Mask {
+								changed = true
+							}
+						})
+						ex[name] = masked
+					}
+				}
+			}
+			if MaskSecretsIn(x) {
+				changed = true
+			}
+		}
+	case []any:
+		for _, x := range t {
+			if MaskSecretsIn(x) {
+				changed = true
+			}
 		}
 	}
-	return out
+	return changed
 }
 
 // WithoutSecrets returns c with every secret field removed from

@@ -198,9 +198,11 @@ const secretMask = "********"
 
 // redact returns the event as auditors may see it. ExchangeKeysSet shows
 // the exchange and field names but no field value; PasswordSet shows the
-// generation but not the hash; any other event has the string values of
-// secret-named keys (domain.IsSecretField, and "hash") masked, should one
-// ever carry one.
+// generation but not the hash; in any event, a configuration document's
+// credentials (domain.IsSecretPath, under any "exchanges" object) and
+// bot.service_wallet are masked (domain.MaskSecretsIn): ConfigReplaced
+// carries the wallet, and logs written before secrets were recognised by
+// rule may carry nested credentials in clear.
 func redact(e domain.Event) auditEvent {
 	switch e.Type {
 	case domain.TypeExchangeKeysSet, domain.TypePasswordSet:
@@ -215,16 +217,23 @@ func redact(e domain.Event) auditEvent {
 		return auditEvent{Event: e, Redacted: true}
 	}
 	changed := false
-	if m, ok := v.(map[string]any); ok && e.Type == domain.TypeExchangeKeysSet {
-		if fields, ok := m["fields"].(map[string]any); ok {
-			for k := range fields {
-				fields[k], changed = secretMask, true
+	if m, ok := v.(map[string]any); ok {
+		switch e.Type {
+		case domain.TypeExchangeKeysSet:
+			if fields, ok := m["fields"].(map[string]any); ok {
+				for k := range fields {
+					fields[k], changed = secretMask, true
+				}
+			} else if m["fields"] != nil {
+				m["fields"], changed = secretMask, true
 			}
-		} else if m["fields"] != nil {
-			m["fields"], changed = secretMask, true
+		case domain.TypePasswordSet:
+			if h, ok := m["hash"].(string); ok && h != "" {
+				m["hash"], changed = secretMask, true
+			}
 		}
 	}
-	if maskSecrets(v) {
+	if domain.MaskSecretsIn(v) {
 		changed = true
 	}
 	if !changed {
@@ -238,40 +247,10 @@ func redact(e domain.Event) auditEvent {
 	return auditEvent{Event: e, Redacted: true}
 }
 
-// mayHoldSecret is a cheap pre-check: does data mention a secret key name?
+// mayHoldSecret is a cheap pre-check: does data mention what
+// domain.MaskSecretsIn looks for?
 func mayHoldSecret(data []byte) bool {
-	lower := bytes.ToLower(data)
-	for _, k := range [...]string{"pass", "secret", "key", "token", "hash"} {
-		if bytes.Contains(lower, []byte(k)) {
-			return true
-		}
-	}
-	return false
-}
-
-// maskSecrets masks, in place, the string values of secret-named keys at
-// any depth, and reports whether it changed anything.
-func maskSecrets(v any) bool {
-	changed := false
-	switch v := v.(type) {
-	case map[string]any:
-		for k, x := range v {
-			if s, ok := x.(string); ok && (domain.IsSecretField(k) || strings.EqualFold(k, "hash")) && s != secretMask && s != "" {
-				v[k], changed = secretMask, true
-				continue
-			}
-			if maskSecrets(x) {
-				changed = true
-			}
-		}
-	case []any:
-		for _, x := range v {
-			if maskSecrets(x) {
-				changed = true
-			}
-		}
-	}
-	return changed
+	return bytes.Contains(data, []byte(`"exchanges"`)) || bytes.Contains(data, []byte(`"service_wallet"`))
 }
 
 // auditEventsResponse is one page of the log. Next is the position to ask

@@ -183,14 +183,9 @@ func (s *Server) resolveSecrets(exchanges map[string]any) (map[string]any, map[s
 		stored := s.Config.Ciphertexts(name)
 		encrypted, _ := entry["isEncrypted"].(bool)
 		fields := map[string]string{}
-		for field, fv := range entry {
-			if !domain.IsSecretField(field) {
-				continue
-			}
-			val, ok := fv.(string)
-			if !ok {
-				return nil, nil, domain.Errorf(domain.EINVALID, "config.exchanges.%s.%s must be a string", name, field)
-			}
+		// Credentials by domain.IsSecretPath, at any depth of the entry.
+		out, secrets := domain.ExtractSecrets(entry)
+		for field, val := range secrets {
 			switch {
 			case val == "":
 				fields[field] = ""
@@ -208,7 +203,6 @@ func (s *Server) resolveSecrets(exchanges map[string]any) (map[string]any, map[s
 				fields[field] = s.Secrets.Seal(val)
 			}
 		}
-		out := domain.StripSecrets(entry)
 		has := false
 		for _, c := range fields {
 			has = has || c != ""

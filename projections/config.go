@@ -140,7 +140,7 @@ func (p *Config) currentLocked() domain.Config {
 			continue
 		}
 		for k, v := range fields {
-			entry[k] = v
+			domain.PutSecret(entry, k, v) // k is a path (domain.SecretFieldName)
 		}
 		entry["isEncrypted"] = true
 	}

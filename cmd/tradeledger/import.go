@@ -240,7 +240,7 @@ func (im *Importer) configUnit(ctx context.Context, dir string, sum *ImportSumma
 		}
 	}
 	if bot, ok := doc["bot"].(map[string]any); ok {
-		if w, _ := bot["service_wallet"].(string); w == "" {
+		if w, _ := bot["service_wallet"].(string); w == "" || w == domain.Mask { // absent or masked (a restore without --with-secrets)
 			cur, err := currentConfig(ctx, im.Store)
 			if err != nil {
 				return nil, err
@@ -263,9 +263,9 @@ func (im *Importer) configUnit(ctx context.Context, dir string, sum *ImportSumma
 			}
 			encrypted, _ := entry["isEncrypted"].(bool)
 			fields := map[string]string{}
-			for f, v := range entry {
-				s, ok := v.(string)
-				if !domain.IsSecretField(f) || !ok || s == "" {
+			stripped, secrets := domain.ExtractSecrets(entry) // by domain.IsSecretPath, at any depth
+			for f, s := range secrets {
+				if s == "" {
 					continue
 				}
 				if encrypted {
@@ -274,7 +274,6 @@ func (im *Importer) configUnit(ctx context.Context, dir string, sum *ImportSumma
 				}
 				fields[f] = im.Box.Seal(s)
 			}
-			stripped := domain.StripSecrets(entry)
 			stripped["isEncrypted"] = len(fields) > 0
 			exchanges[ex] = stripped
 			if len(fields) > 0 {

@@ -137,8 +137,15 @@ func (r *Restorer) configDocument(cfg domain.Config) (map[string]any, int, error
 			return nil, 0, fmt.Errorf("decrypt %s secrets: %w", name, err)
 		}
 		for k, s := range secrets {
-			entry[k] = s
+			domain.PutSecret(entry, k, s) // k is a path (domain.SecretFieldName)
 			n++
+		}
+	}
+	if bot, ok := doc["bot"].(map[string]any); ok && r.Box == nil {
+		// Masked like every other output; import keeps the target's
+		// wallet when it reads the mask.
+		if w, ok := bot["service_wallet"].(string); ok && w != "" {
+			bot["service_wallet"] = domain.Mask
 		}
 	}
 	return doc, n, nil

@@ -1,0 +1,121 @@
+package domain_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/tradeledger/tradeledger/domain"
+)
+
+// IsSecretPath is the one rule for credentials: any string under
+// exchanges.*, at any depth, whose nearest key names a secret.
+func TestIsSecretPath(t *testing.T) {
+	cases := []struct {
+		path string // elements separated by "/"
+		want bool
+	}{
+		{"exchanges/binance/key", true},
+		{"exchanges/binance/secret", true},
+		{"exchanges/binance/apiSecretKey", true},
+		{"exchanges/binance/clientSecret", true},
+		{"exchanges/binance/accessKey", true},
+		{"exchanges/binance/secret2", true},
+		{"exchanges/binance/SECRET", true},
+		{"exchanges/binance/masterkey", true},
+		{"exchanges/binance/passphrase", true},
+		{"exchanges/binance/pass", true},
+		{"exchanges/binance/api_token", true},
+		{"exchanges/binance/privateKeyPem", true},
+		{"exchanges/binance/Authorization", true},
+		{"exchanges/binance/subaccount/secret", true},
+		{"exchanges/binance/a/b/c/apiKey", true},
+		{"exchanges/binance/accounts/[0]/secret", true},
+		{"exchanges/binance/apiKeys/[1]", true}, // an array of keys: the nearest key names a secret
+		{"exchanges/binance/subaccount/name", false},
+		{"exchanges/binance/delay", false},
+		{"exchanges/binance/isEncrypted", false},
+		{"exchanges/binance/tradingFees", false},
+		{"exchanges/binance/accounts/[0]", false},
+		{"exchanges/binance", false}, // the entry itself
+		{"exchanges/secret", false},  // an exchange named secret is not a value
+		{"bot/service_wallet", false},
+		{"bot/apiKey", false}, // only exchanges hold credentials
+		{"pairs/binance/USDT-BTC/key", false},
+		{"strategies/gain/secretSauce", false},
+		{"", false},
+	}
+	for _, c := range cases {
+		if got := domain.IsSecretPath(strings.Split(c.path, "/")...); got != c.want {
+			t.Errorf("IsSecretPath(%s) = %v, want %v", c.path, got, c.want)
+		}
+	}
+	if !domain.IsSecretField("apiSecretKey") || domain.IsSecretField("delay") {
+		t.Error("IsSecretField disagrees with IsSecretPath")
+	}
+}
+
+func TestExtractAndPutSecrets(t *testing.T) {
+	var entry map[string]any
+	if err := json.Unmarshal([]byte(`{"key":"K","secret":"","delay":5,"useAuth":true,
+		"subaccount":{"name":"sub","secret":"S","we.ird":{"token":"T"}},
+		"accounts":[{"accessKey":"A"},"plain"]}`), &entry); err != nil {
+		t.Fatal(err)
+	}
+	stripped, secrets := domain.ExtractSecrets(entry)
+	want := map[string]string{"key": "K", "secret": "", "subaccount.secret": "S", `subaccount.we\.ird.token`: "T", "accounts.[0].accessKey": "A"}
+	if len(secrets) != len(want) {
+		t.Fatalf("secrets %v, want %v", secrets, want)
+	}
+	for k, v := range want {
+		if secrets[k] != v {
+			t.Fatalf("secrets %v, want %v", secrets, want)
+		}
+	}
+	b, _ := json.Marshal(stripped)
+	if got := string(b); got != `{"accounts":[{},"plain"],"delay":5,"subaccount":{"name":"sub","we.ird":{}},"useAuth":true}` {
+		t.Fatalf("stripped %s", got)
+	}
+	if entry["key"] != "K" {
+		t.Fatal("ExtractSecrets changed its argument")
+	}
+	for k, v := range secrets {
+		if !domain.PutSecret(stripped, k, v) {
+			t.Fatalf("PutSecret %s failed", k)
+		}
+	}
+	b1, _ := json.Marshal(stripped)
+	b2, _ := json.Marshal(entry)
+	if string(b1) != string(b2) {
+		t.Fatalf("put back %s, want %s", b1, b2)
+	}
+	masked, _ := json.Marshal(domain.MaskExchange(entry))
+	for _, secret := range []string{`"K"`, `"S"`, `"T"`, `"A"`} {
+		if strings.Contains(string(masked), secret) {
+			t.Fatalf("masked %s still shows %s", masked, secret)
+		}
+	}
+	if !strings.Contains(string(masked), `"secret":""`) || !strings.Contains(string(masked), `"accessKey":"********"`) {
+		t.Fatalf("masked %s: empty secrets stay empty, others masked", masked)
+	}
+}
+
+func TestMaskSecretsIn(t *testing.T) {
+	var v any
+	json.Unmarshal([]byte(`{"config":{"bot":{"service_wallet":"0xwallet"},"exchanges":{"kraken":{"apiSecret":"plain","sub":{"clientSecret":"deep"},"delay":1}},"pairs":{"k":{"key":"not-a-credential"}}}}`), &v)
+	if !domain.MaskSecretsIn(v) {
+		t.Fatal("nothing masked")
+	}
+	b, _ := json.Marshal(v)
+	for _, s := range []string{"0xwallet", "plain", "deep"} {
+		if strings.Contains(string(b), s) {
+			t.Fatalf("%s still in %s", s, b)
+		}
+	}
+	if !strings.Contains(string(b), "not-a-credential") || !strings.Contains(string(b), `"delay":1`) {
+		t.Fatalf("masked too much: %s", b)
+	}
+	if domain.MaskSecretsIn(v) {
+		t.Fatal("masking twice changed something")
+	}
+}
