@@ -16,6 +16,7 @@ import (
 
 	"github.com/gorilla/mux"
 	"go.uber.org/zap"
+	"golang.org/x/net/netutil"
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/projections"
@@ -25,6 +26,18 @@ import (
 const (
 	DefaultMaxBodyBytes    = 1 << 20 // 1 MiB
 	DefaultShutdownTimeout = 10 * time.Second
+	// DefaultBodyTimeout is how long a request body may take to arrive
+	// once its headers are in (1 MiB at 50 KB/s).
+	DefaultBodyTimeout = 20 * time.Second
+	// DefaultHeaderTimeout is how long a client may take to send the
+	// request line and headers.
+	DefaultHeaderTimeout = 10 * time.Second
+	// DefaultIdleTimeout closes a keep-alive connection that sends no new
+	// request for that long.
+	DefaultIdleTimeout = 60 * time.Second
+	// DefaultMaxConns caps the open connections of each listener; more
+	// wait in the kernel's accept queue until one closes.
+	DefaultMaxConns = 512
 )
 
 // Server is the HTTP API. Fill its dependencies, then Open; Close shuts it
@@ -40,6 +53,16 @@ type Server struct {
 	Runner *projections.Runner
 	// MaxBodyBytes bounds request bodies (413 beyond).
 	MaxBodyBytes int64
+	// BodyTimeout bounds the time a request body takes to arrive after
+	// its headers: a body trickled slower is answered 408 and its
+	// connection closed (≤ 0: no bound).
+	BodyTimeout time.Duration
+	// HeaderTimeout bounds the time to read a request's headers;
+	// IdleTimeout closes keep-alive connections idle that long.
+	HeaderTimeout, IdleTimeout time.Duration
+	// MaxConns caps the concurrent connections of each listener (≤ 0: no
+	// cap). Connections beyond it wait to be accepted until one closes.
+	MaxConns int
 	// TLSCertFile and TLSKeyFile, when both set, serve HTTPS on the main
 	// listener.
 	TLSCertFile, TLSKeyFile string
@@ -87,6 +110,10 @@ type Server struct {
 	// Secrets encrypts exchange secrets before they reach the log
 	// (config/update, license/keys/edit).
 	Secrets *domain.SecretBox
+	// RealConnector reports whether an exchange has a connector that
+	// trades for real (nil: none has). A configuration that sets
+	// bot.SIMULATOR false for an exchange without one is refused.
+	RealConnector func(exchange string) bool
 
 	// CORSOrigins are the origins (scheme://host[:port]) whose pages may
 	// call the main listener from a browser (cors.go); none by default.
@@ -104,9 +131,13 @@ type Server struct {
 // NewServer returns a Server with default settings.
 func NewServer() *Server {
 	return &Server{
-		Logger:       zap.NewNop(),
-		Clock:        domain.SystemClock{},
-		MaxBodyBytes: DefaultMaxBodyBytes,
+		Logger:        zap.NewNop(),
+		Clock:         domain.SystemClock{},
+		MaxBodyBytes:  DefaultMaxBodyBytes,
+		BodyTimeout:   DefaultBodyTimeout,
+		HeaderTimeout: DefaultHeaderTimeout,
+		IdleTimeout:   DefaultIdleTimeout,
+		MaxConns:      DefaultMaxConns,
 	}
 }
 
@@ -115,10 +146,10 @@ func NewServer() *Server {
 // background.
 func (s *Server) Open(addr, filesAddr string) error {
 	var err error
-	if s.mainLn, err = net.Listen("tcp", addr); err != nil {
-		return fmt.Errorf("listen %s: %w", addr, err)
+	if s.mainLn, err = s.listen(addr); err != nil {
+		return err
 	}
-	s.main = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	s.main = s.httpServer(s.Handler())
 	tls := s.TLSCertFile != "" && s.TLSKeyFile != ""
 	go func() {
 		var err error
@@ -134,17 +165,38 @@ func (s *Server) Open(addr, filesAddr string) error {
 	if filesAddr == "" {
 		return nil
 	}
-	if s.filesLn, err = net.Listen("tcp", filesAddr); err != nil {
+	if s.filesLn, err = s.listen(filesAddr); err != nil {
 		s.main.Close()
-		return fmt.Errorf("listen %s: %w", filesAddr, err)
+		return err
 	}
-	s.files = &http.Server{Handler: s.FilesHandler(), ReadHeaderTimeout: 10 * time.Second}
+	s.files = s.httpServer(s.FilesHandler())
 	go func() {
 		if err := s.files.Serve(s.filesLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.Logger.Error("files listener stopped", zap.Error(err))
 		}
 	}()
 	return nil
+}
+
+// listen opens a TCP listener on addr holding at most MaxConns
+// connections at once.
+func (s *Server) listen(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen %s: %w", addr, err)
+	}
+	if s.MaxConns > 0 {
+		ln = netutil.LimitListener(ln, s.MaxConns)
+	}
+	return ln, nil
+}
+
+// httpServer returns an http.Server for h with the connection timeouts.
+// There is no whole-request ReadTimeout (it would cut a slow body without
+// an answer: requestBasics bounds bodies and answers 408) and no
+// WriteTimeout (event streams are long; they set their own deadlines).
+func (s *Server) httpServer(h http.Handler) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: s.HeaderTimeout, IdleTimeout: s.IdleTimeout}
 }
 
 // URL is the base URL of the main listener (after Open).
@@ -300,9 +352,6 @@ func (s *Server) requestBasics(next http.Handler) http.Handler {
 		ctx := context.WithValue(r.Context(), ctxRequestID, id)
 		ctx = context.WithValue(ctx, ctxLogger, logger)
 		r = r.WithContext(ctx)
-		if r.Body != nil && s.MaxBodyBytes > 0 {
-			r.Body = http.MaxBytesReader(w, r.Body, s.MaxBodyBytes)
-		}
 		sw := &statusWriter{ResponseWriter: w}
 		sw.Header().Set("X-Request-Id", id)
 		defer func() {
@@ -322,6 +371,9 @@ func (s *Server) requestBasics(next http.Handler) http.Handler {
 				zap.Duration("duration", time.Since(start)))
 			s.observeRequest(r, sw.status, time.Since(start))
 		}()
+		if !s.readBody(sw, r) {
+			return
+		}
 		next.ServeHTTP(sw, r)
 	})
 }

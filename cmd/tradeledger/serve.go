@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"go.uber.org/zap"
@@ -42,6 +43,8 @@ type ServeConfig struct {
 	// TrustedProxies are the reverse proxies (CIDRs, comma-separated)
 	// whose X-Forwarded-For names the client for the login limiter.
 	TrustedProxies string
+	// MaxConns caps the open connections of each listener.
+	MaxConns int
 }
 
 // Main is the running service: ParseFlags fills Config, Run opens and wires
@@ -78,12 +81,14 @@ type Main struct {
 	Metrics    *metrics.Metrics
 	metricsLn  net.Listener
 	metricsSrv *http.Server
+
+	lock *os.File // the data dir's serve lock, held until Close
 }
 
 // NewMain returns a Main with default settings.
 func NewMain() *Main {
 	return &Main{
-		Config: ServeConfig{Data: "./data", Listen: ":3000", FilesListen: "127.0.0.1:5051", ReadFrom: "memory", PnlMethod: "lofo", TokenTTL: tlhttp.DefaultTokenTTL, LogLevel: "info"},
+		Config: ServeConfig{Data: "./data", Listen: "127.0.0.1:3000", FilesListen: "127.0.0.1:5051", ReadFrom: "memory", PnlMethod: "lofo", TokenTTL: tlhttp.DefaultTokenTTL, LogLevel: "info", MaxConns: tlhttp.DefaultMaxConns},
 		Clock:  domain.SystemClock{},
 	}
 }
@@ -120,6 +125,7 @@ func (m *Main) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error")
 	fs.StringVar(&c.CORSOrigins, "cors-origins", c.CORSOrigins, "origins (https://host[:port],…) whose pages may call the API from a browser (empty: none)")
 	fs.StringVar(&c.MetricsListen, "metrics-listen", c.MetricsListen, "address serving /metrics without a token (empty: off; /metrics on --listen needs a token)")
+	fs.IntVar(&c.MaxConns, "max-conns", c.MaxConns, "most open connections per listener (more wait to be accepted; 0: no cap)")
 	fs.StringVar(&c.TrustedProxies, "trusted-proxies", c.TrustedProxies, "reverse proxies (CIDR,…) whose X-Forwarded-For the login limiter keys on (empty: none)")
 	return fs
 }
@@ -131,6 +137,9 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		if m.Logger, err = newLogger(m.Config.LogLevel); err != nil {
 			return err
 		}
+	}
+	if m.lock, err = lockDataDir(m.Config.Data); err != nil {
+		return err
 	}
 	if m.DataDir, err = OpenDataDir(ctx, m.Config.Data, m.Config.EventStore, m.Logger); err != nil {
 		return err
@@ -187,6 +196,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	s.Logger, s.Clock, s.Store, s.Runner = m.Logger, m.Clock, m.DataDir.Store, m.Runner
 	s.TLSCertFile, s.TLSKeyFile = m.Config.TLSCert, m.Config.TLSKey
 	s.TrustedProxies, _ = tlhttp.ParseTrustedProxies(m.Config.TrustedProxies) // checked by ParseFlags
+	s.MaxConns = m.Config.MaxConns
 	s.Auth = &tlhttp.Authenticator{Secret: m.DataDir.JWTSecret, TokenTTL: m.Config.TokenTTL, Clock: m.Clock}
 	// Resource dependencies are wired here.
 	s.Ledger = ledger
@@ -219,6 +229,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	}
 	s.Config, s.Files = configView, filesView
 	s.Connectors = m.Connectors.Statuses
+	s.RealConnector = m.hasRealConnector
 
 	m.wireMetrics(s)
 	if s.CORSOrigins, err = tlhttp.ParseCORSOrigins(m.Config.CORSOrigins); err != nil {
@@ -234,6 +245,8 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	}
 	m.Logger.Info("serving", zap.String("api", s.URL()), zap.String("files", s.FilesURL()))
 	m.logConnectors()
+	m.logTradingModes(configView.Current())
+	m.logStartWarnings(passwords)
 	return nil
 }
 
@@ -253,6 +266,10 @@ func (m *Main) Close() error {
 	}
 	if m.DataDir != nil {
 		m.DataDir.Close()
+	}
+	if m.lock != nil {
+		m.lock.Close() // releases the flock
+		m.lock = nil
 	}
 	if m.Logger != nil {
 		_ = m.Logger.Sync()
