@@ -76,6 +76,9 @@ func (s *Server) decideConfig(r *http.Request, decide func(cur domain.Config) ([
 			return nil
 		}
 		if _, err = s.commit(r, domain.StreamConfig, version, events...); domain.ErrorCode(err) != domain.ECONFLICT {
+			if err == nil {
+				logConfigChange(r, events)
+			}
 			return err
 		}
 	}
@@ -88,6 +91,8 @@ func (s *Server) decideConfig(r *http.Request, decide func(cur domain.Config) ([
 type configUpdateRequest struct {
 	Data   json.RawMessage `json:"data"`
 	Config json.RawMessage `json:"config"`
+	// Wallet is the current service wallet: proof needed to change it.
+	Wallet string `json:"wallet"`
 }
 
 func (s *Server) handleConfigUpdate(w http.ResponseWriter, r *http.Request) {
@@ -108,10 +113,10 @@ func (s *Server) handleConfigUpdate(w http.ResponseWriter, r *http.Request) {
 		Error(w, r, domain.Errorf(domain.EINVALID, "data %s", domain.ErrorMessage(err)))
 		return
 	}
-	err = s.decideConfig(r, func(domain.Config) ([]domain.Event, error) {
+	err = s.decideConfig(r, func(cur domain.Config) ([]domain.Event, error) {
 		next := configCopyMap(doc)
-		if bot, ok := next["bot"].(map[string]any); ok && bot["service_wallet"] == domain.Mask {
-			bot["service_wallet"] = s.Config.Wallet()
+		if err := checkNewWallet(next, cur, req.Wallet); err != nil {
+			return nil, err
 		}
 		exchanges, ok := next["exchanges"].(map[string]any)
 		if !ok {
@@ -139,6 +144,9 @@ func (s *Server) replaceConfig(r *http.Request, doc, exchanges map[string]any) (
 	doc["exchanges"] = stripped
 	cfg, err := domain.ConfigFromMap(doc)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.checkTradingModes(cfg); err != nil {
 		return nil, err
 	}
 	body, err := json.Marshal(cfg.WithoutSecrets())

@@ -3,12 +3,16 @@ package http
 import (
 	"context"
 	"net/http"
+
+	"github.com/tradeledger/tradeledger/domain"
 )
 
 // healthResponse is /healthz's body: ready means the store answers and the
-// projections have replayed the log.
+// projections have replayed the log. Status is "ok", or "degraded" (still
+// 200: reads are served) while the store's writes fail, Reason saying why.
 type healthResponse struct {
 	Status    string `json:"status"`
+	Reason    string `json:"reason,omitempty"`
 	Head      uint64 `json:"head"`
 	Applied   uint64 `json:"applied"`
 	LagBehind uint64 `json:"lag"`
@@ -26,6 +30,31 @@ type ConnectorStatus struct {
 	Exchange  string `json:"exchange"`
 	Connector string `json:"connector"`
 	Reason    string `json:"reason"`
+}
+
+// WriteHealth is what /healthz reads of a store that knows whether its
+// writes fail (eventstore/sqlite: disk full, fdatasync failure, integrity
+// verdict). WriteErr returns nil while appends succeed, and never blocks.
+type WriteHealth interface {
+	WriteErr() error
+}
+
+// writeFailure returns why the store's writes fail, for /healthz, or "".
+// The integrity verdict's details (and the file's path) stay in the log.
+func (s *Server) writeFailure() string {
+	wh, ok := s.Store.(WriteHealth)
+	if !ok {
+		return ""
+	}
+	err := wh.WriteErr()
+	switch {
+	case err == nil:
+		return ""
+	case domain.ErrorCode(err) == domain.EINTERNAL:
+		return "writes are refused: the event log failed its integrity check (details in the service log)"
+	default:
+		return "writes fail: " + domain.ErrorMessage(err)
+	}
 }
 
 // SinkStatus is what /healthz reads of the analytics sink.
@@ -48,6 +77,9 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	}
 	applied := s.Runner.Position()
 	resp := healthResponse{Status: "ok", Head: head, Applied: applied}
+	if reason := s.writeFailure(); reason != "" {
+		resp.Status, resp.Reason = "degraded", reason
+	}
 	if head > applied {
 		resp.LagBehind = head - applied
 	}

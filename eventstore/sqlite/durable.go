@@ -102,6 +102,7 @@ func (s *Store) syncLoop() {
 			}
 			continue
 		}
+		s.writeFailed.Store(nil)
 		s.mu.Lock()
 		for _, c := range group {
 			s.remember(c.written)

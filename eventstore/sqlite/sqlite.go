@@ -59,6 +59,11 @@ type Store struct {
 	done      chan struct{}       // closed when writer and syncer have ended
 	wal       *walFile
 	broken    atomic.Pointer[domain.Error] // set when a sync failed: no more writes
+	// Why writes fail now, for WriteErr: the integrity check's verdict
+	// (for good), and the last commit's failure (disk full, I/O), cleared
+	// by the next commit made durable.
+	badIntegrity atomic.Pointer[domain.Error]
+	writeFailed  atomic.Pointer[domain.Error]
 
 	integrity integrityCheck     // CheckIntegrity's result
 	checkFile fileCheck          // quickCheck; tests replace it
@@ -319,7 +324,9 @@ func (s *Store) CheckIntegrity() error {
 		if err == nil {
 			err = errors.New(check)
 		}
-		c.done, c.err = true, domain.Errorf(domain.EINTERNAL, "event log %s failed its integrity check: %v", s.Path, err)
+		verdict := domain.Errorf(domain.EINTERNAL, "event log %s failed its integrity check: %v", s.Path, err)
+		c.done, c.err = true, verdict
+		s.badIntegrity.Store(verdict)
 	default:
 		// The check could not run (I/O, locks): no verdict, the next
 		// write tries again.
@@ -413,7 +420,9 @@ func (s *Store) tryCommit(batch []*appendRequest, lookupIDs bool) bool {
 		}
 	}
 	unavailable := func(err error) *domain.Error {
-		return domain.Errorf(domain.EUNAVAILABLE, "event store unavailable: %v", err)
+		e := domain.Errorf(domain.EUNAVAILABLE, "event store unavailable: %v", err)
+		s.writeFailed.Store(e)
+		return e
 	}
 	if err := s.broken.Load(); err != nil {
 		fail(err)
@@ -627,6 +636,20 @@ func (s *Store) lookupID(id string, pending []domain.Event) (stream string, vers
 		}
 	}
 	return s.w.LookupID(idKey(id))
+}
+
+// WriteErr returns why appends fail at the moment, or nil: a failed
+// fdatasync or a failed integrity check (both for as long as the process
+// runs), or the last transaction's failure (disk full, I/O error, the file
+// locked by another process) until a commit succeeds again. A health check
+// reports it; it never blocks.
+func (s *Store) WriteErr() error {
+	for _, p := range []*atomic.Pointer[domain.Error]{&s.broken, &s.badIntegrity, &s.writeFailed} {
+		if e := p.Load(); e != nil {
+			return e
+		}
+	}
+	return nil
 }
 
 // Head implements domain.EventStore.
