@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -45,14 +47,22 @@ type Audit struct {
 	// Heartbeat is the interval of comment lines that keep an idle event
 	// stream (and the proxies on its way) alive.
 	Heartbeat time.Duration
+	// StreamWriteTimeout drops a stream whose consumer takes no write
+	// for that long (streamlimits.go); MaxStreamsPerToken bounds the
+	// streams of one token (429 beyond, ≤ 0: no bound);
+	// StreamBufferBytes bounds what a stream reads ahead of its consumer.
+	StreamWriteTimeout time.Duration
+	MaxStreamsPerToken int
+	StreamBufferBytes  int
 
 	verifying chan struct{} // one verify at a time: it reads the whole log
 	streams   atomic.Int64  // live event streams (Streams)
 
-	mu      sync.Mutex
-	hooked  map[*http.Server]bool
-	closing chan struct{}
-	closed  bool
+	mu       sync.Mutex
+	perToken map[[32]byte]int // live streams per credential (acquireStream)
+	hooked   map[*http.Server]bool
+	closing  chan struct{}
+	closed   bool
 }
 
 // NewAudit returns an Audit with default settings.
@@ -62,8 +72,13 @@ func NewAudit() *Audit {
 		MaxScan:   DefaultAuditMaxScan,
 		Heartbeat: DefaultAuditHeartbeat,
 		verifying: make(chan struct{}, 1),
-		hooked:    make(map[*http.Server]bool),
-		closing:   make(chan struct{}),
+
+		StreamWriteTimeout: DefaultStreamWriteTimeout,
+		MaxStreamsPerToken: DefaultMaxStreamsPerToken,
+		StreamBufferBytes:  DefaultStreamBufferBytes,
+
+		hooked:  make(map[*http.Server]bool),
+		closing: make(chan struct{}),
 	}
 }
 
@@ -380,30 +395,25 @@ func (s *Server) handleEventStream(w http.ResponseWriter, r *http.Request) {
 		from = head + 1
 	}
 	a := s.Audit
+	release, err := a.acquireStream(credentialKey(r))
+	if err != nil {
+		Error(w, r, err)
+		return
+	}
+	defer release()
 	a.hookShutdown(r)
 	a.streams.Add(1)
 	defer a.streams.Add(-1)
 
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	events := make(chan domain.Event, 256)
+	// Unbuffered: the reader holds one page of the log, never more
+	// (streamlimits.go).
+	events := make(chan domain.Event)
 	subErr := make(chan error, 1)
 	go func() {
 		defer close(events)
-		sub := s.Store.Subscribe(ctx, from)
-		defer sub.Close()
-		for sub.Next() {
-			e := sub.Event()
-			if !filter.match(&e) {
-				continue
-			}
-			select {
-			case events <- e:
-			case <-ctx.Done():
-				return
-			}
-		}
-		subErr <- sub.Err()
+		subErr <- a.follow(ctx, s.Store, from, filter, events)
 	}()
 
 	rc := http.NewResponseController(w)
@@ -422,47 +432,89 @@ func (s *Server) handleEventStream(w http.ResponseWriter, r *http.Request) {
 	if heartbeat <= 0 {
 		heartbeat = DefaultAuditHeartbeat
 	}
+	// Every write must be taken within the deadline: a consumer that
+	// stops reading is dropped instead of pinning a goroutine for ever.
+	deadline := func() {
+		if a.StreamWriteTimeout > 0 {
+			_ = rc.SetWriteDeadline(time.Now().Add(a.StreamWriteTimeout))
+		}
+	}
+	stalled := func(err error) {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			logger(r).Info("event stream dropped: the consumer took no data for " + a.StreamWriteTimeout.String())
+		}
+	}
 	ticker := time.NewTicker(heartbeat)
 	defer ticker.Stop()
 	var buf bytes.Buffer
 	unflushed := 0
 	for {
+		var e domain.Event
+		var ok bool
 		select {
-		case e, ok := <-events:
-			if !ok {
-				if err := <-subErr; err != nil && ctx.Err() == nil {
-					logger(r).Warn("event stream ended: " + err.Error())
-				}
-				return
-			}
-			buf.Reset()
-			buf.WriteString("id: ")
-			buf.WriteString(strconv.FormatUint(e.Position, 10))
-			buf.WriteString("\ndata: ")
-			enc := json.NewEncoder(&buf) // one line: Encode adds the newline
-			enc.SetEscapeHTML(false)
-			if err := enc.Encode(redact(e)); err != nil {
-				return
-			}
-			buf.WriteString("\n")
-			if _, err := w.Write(buf.Bytes()); err != nil {
-				return
-			}
-			// Flush once a burst is written (or every 64 events of a long one).
-			if unflushed++; len(events) == 0 || unflushed >= 64 {
-				if rc.Flush() != nil {
+		case e, ok = <-events:
+		case <-a.closing:
+			return
+		default:
+			// Nothing ready: the burst is written, send it.
+			if unflushed > 0 {
+				deadline()
+				if err := rc.Flush(); err != nil {
+					stalled(err)
 					return
 				}
 				unflushed = 0
 			}
-		case <-ticker.C:
-			if _, err := io.WriteString(w, ": heartbeat\n\n"); err != nil || rc.Flush() != nil {
+			select {
+			case e, ok = <-events:
+			case <-ticker.C:
+				deadline()
+				if _, err := io.WriteString(w, ": heartbeat\n\n"); err != nil {
+					stalled(err)
+					return
+				}
+				if err := rc.Flush(); err != nil {
+					stalled(err)
+					return
+				}
+				continue
+			case <-ctx.Done():
+				return
+			case <-a.closing:
 				return
 			}
-		case <-ctx.Done():
+		}
+		if !ok {
+			if err := <-subErr; err != nil && ctx.Err() == nil {
+				logger(r).Warn("event stream ended: " + err.Error())
+			}
 			return
-		case <-a.closing:
+		}
+		buf.Reset()
+		buf.WriteString("id: ")
+		buf.WriteString(strconv.FormatUint(e.Position, 10))
+		buf.WriteString("\ndata: ")
+		enc := json.NewEncoder(&buf) // one line: Encode adds the newline
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(redact(e)); err != nil {
 			return
+		}
+		buf.WriteString("\n")
+		deadline()
+		if _, err := w.Write(buf.Bytes()); err != nil {
+			stalled(err)
+			return
+		}
+		if buf.Cap() > 64<<10 {
+			buf = bytes.Buffer{} // a large event's buffer is not kept
+		}
+		// Flush once a burst is written (or every 64 events of a long one).
+		if unflushed++; unflushed >= 64 {
+			if err := rc.Flush(); err != nil {
+				stalled(err)
+				return
+			}
+			unflushed = 0
 		}
 	}
 }
