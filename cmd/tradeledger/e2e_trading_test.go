@@ -40,12 +40,19 @@ const e2eWallet = "0x5e2e5e2e5e2e5e2e5e2e5e2e5e2e5e2e"
 
 func startTradingE2E(t *testing.T) *tradingE2E {
 	t.Helper()
+	return startTradingE2EWith(t, zap.NewNop())
+}
+
+// startTradingE2EWith is startTradingE2E with the service logging to
+// logger.
+func startTradingE2EWith(t *testing.T, logger *zap.Logger) *tradingE2E {
+	t.Helper()
 	t.Setenv("TRADELEDGER_WALLET", e2eWallet)
 	t.Setenv("TRADELEDGER_PASSWORD", "e2e trading password")
 	e := &tradingE2E{t: t, clock: domain.NewManualClock(time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC))}
 	m := NewMain()
 	m.Config.Data, m.Config.Listen, m.Config.FilesListen = filepath.Join(t.TempDir(), "data"), "127.0.0.1:0", "127.0.0.1:0"
-	m.Logger, m.Clock, m.ManualCycles = zap.NewNop(), e.clock, true
+	m.Logger, m.Clock, m.ManualCycles = logger, e.clock, true
 	if err := m.Run(context.Background()); err != nil {
 		m.Close()
 		t.Fatal(err)

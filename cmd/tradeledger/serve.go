@@ -185,6 +185,13 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	m.Runner.Register(configView)
 	m.Runner.Register(filesView)
 
+	// Logs what happens from now on (orders, start/stop, passwords).
+	head, err := m.DataDir.Store.Head(ctx)
+	if err != nil {
+		return fmt.Errorf("read head: %w", err)
+	}
+	m.Runner.Register(&activityLog{Logger: m.Logger, After: head})
+
 	start := time.Now()
 	if err := m.Runner.Start(ctx); err != nil {
 		return err

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"go.uber.org/zap"
+
+	"github.com/tradeledger/tradeledger/domain"
+)
+
+// activityLog is a projection that logs, from the log itself, what
+// happens while the service runs: orders placed (accepted by the
+// exchange), filled, cancelled and rejected; the bot started and stopped;
+// password changes; and configuration or data written by another process
+// (import, passwd) beside the service: one info line each, never a secret
+// (an import's orders and files are left to its own summary line).
+// Events at or before After (the head when the service started) are
+// history and are not logged.
+type activityLog struct {
+	Logger *zap.Logger
+	After  uint64
+}
+
+func (*activityLog) Name() string { return "activity-log" }
+
+func (p *activityLog) Apply(e *domain.Event) error {
+	if e.Position <= p.After {
+		return nil
+	}
+	if e.Actor == domain.ActorImport && e.Type != domain.TypeConfigReplaced {
+		return nil // an import's history: its own summary line says it
+	}
+	ev := []zap.Field{zap.String("stream", e.Stream), zap.String("actor", e.Actor), zap.Uint64("position", e.Position)}
+	switch e.Type {
+	case domain.TypeOrderAccepted:
+		var d domain.OrderAccepted
+		_ = e.Decode(&d)
+		p.Logger.Info("order placed", append(ev, zap.String("exchange_order_id", d.ExchangeOrderID))...)
+	case domain.TypeOrderFilled:
+		var d domain.OrderFilled
+		_ = e.Decode(&d)
+		p.Logger.Info("order filled", append(ev, zap.String("price", d.Price.String()), zap.String("quantity", d.Quantity.String()),
+			zap.String("fee", d.Fee.String()), zap.String("fee_asset", d.FeeAsset))...)
+	case domain.TypeOrderCancelled:
+		var d domain.OrderCancelled
+		_ = e.Decode(&d)
+		p.Logger.Info("order cancelled", append(ev, zap.String("remaining", d.Remaining.String()), zap.String("reason", d.Reason))...)
+	case domain.TypeOrderRejected:
+		var d domain.OrderRejected
+		_ = e.Decode(&d)
+		p.Logger.Info("order rejected", append(ev, zap.String("reason", d.Reason))...)
+	case domain.TypeSystemStarted:
+		p.Logger.Info("bot started: the core cycles the enabled pairs", ev...)
+	case domain.TypeSystemStopped:
+		p.Logger.Info("bot stopped", ev...)
+	case domain.TypePasswordSet:
+		var d domain.PasswordSet
+		_ = e.Decode(&d)
+		p.Logger.Info("login password changed; earlier tokens are revoked", append(ev, zap.Int64("generation", d.Generation))...)
+	case domain.TypeConfigReplaced, domain.TypePairAdded, domain.TypePairRemoved, domain.TypeStrategyAdded, domain.TypeStrategyRemoved,
+		domain.TypeExchangeKeysSet, domain.TypeFileWritten, domain.TypeFileDeleted:
+		// The API logs its own changes with the request; these came from
+		// another process (import, passwd) beside the service.
+		if e.Actor == domain.ActorImport || e.Actor == domain.ActorCLI {
+			p.Logger.Info("configuration changed by "+e.Actor+" beside the service", append(ev, zap.String("type", e.Type))...)
+		}
+	}
+	return nil
+}
