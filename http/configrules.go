@@ -68,15 +68,20 @@ func checkNewWallet(doc map[string]any, cur domain.Config, proof string) error {
 }
 
 // checkTradingModes refuses a configuration that asks an exchange to trade
-// for real (bot.SIMULATOR false) when no real connector exists for it:
-// it would silently trade on paper. EINVALID naming the exchanges.
+// for real (bot.SIMULATOR false, and not simulator: true in its entry)
+// when no real connector exists for it: it would silently trade on
+// paper. EINVALID naming the exchanges.
 func (s *Server) checkTradingModes(cfg domain.Config) error {
 	if cfg.Simulator() {
 		return nil
 	}
 	var missing []string
 	for _, name := range cfg.ExchangeNames() {
-		if s.RealConnector == nil || !s.RealConnector(name) {
+		entry, _ := cfg.Exchange(name)
+		if sim, _ := entry["simulator"].(bool); sim {
+			continue // on paper, as the entry itself says
+		}
+		if s.RealConnector == nil || !s.RealConnector(cfg, name) {
 			missing = append(missing, name)
 		}
 	}

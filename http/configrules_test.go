@@ -25,6 +25,12 @@ func TestRealTradingRefusedWithoutConnector(t *testing.T) {
 	delete(noFlag["bot"].(map[string]any), "SIMULATOR")
 	e.refuse(400, `exchange \"binance\" has no real connector`, "POST", "/config/update", map[string]any{"data": noFlag})
 
+	// An exchange whose entry says simulator: true trades on paper by
+	// its own word: not silent, accepted.
+	paper := setBot(cfgInitial(), "SIMULATOR", false)
+	paper["exchanges"].(map[string]any)["binance"].(map[string]any)["simulator"] = true
+	e.must(200, "POST", "/config/update", map[string]any{"data": paper})
+
 	// license/keys/edit on a configuration that already says false (as an
 	// import may have written it).
 	e.must(200, "POST", "/config/update", map[string]any{"data": withKeys()})
@@ -40,7 +46,7 @@ func TestRealTradingRefusedWithoutConnector(t *testing.T) {
 
 	// Once the wiring has a real connector for binance, binance alone
 	// may trade for real; kraken still may not.
-	e.srv.RealConnector = func(name string) bool { return name == "binance" }
+	e.srv.RealConnector = func(_ domain.Config, name string) bool { return name == "binance" }
 	e.refuse(400, `exchange \"kraken\" has no real connector`, "POST", "/license/keys/edit", edit)
 	e.must(200, "POST", "/config/update", map[string]any{"data": setBot(withKeys(), "SIMULATOR", false)})
 	if e.srv.Config.Current().Simulator() {

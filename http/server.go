@@ -110,10 +110,11 @@ type Server struct {
 	// Secrets encrypts exchange secrets before they reach the log
 	// (config/update, license/keys/edit).
 	Secrets *domain.SecretBox
-	// RealConnector reports whether an exchange has a connector that
-	// trades for real (nil: none has). A configuration that sets
-	// bot.SIMULATOR false for an exchange without one is refused.
-	RealConnector func(exchange string) bool
+	// RealConnector reports whether an exchange of cfg would trade for
+	// real with bot.SIMULATOR false (nil: none would). A configuration
+	// that sets SIMULATOR false for an exchange without one (and without
+	// its own simulator: true) is refused: it would trade on paper.
+	RealConnector func(cfg domain.Config, exchange string) bool
 
 	// CORSOrigins are the origins (scheme://host[:port]) whose pages may
 	// call the main listener from a browser (cors.go); none by default.

@@ -236,7 +236,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	}
 	s.Config, s.Files = configView, filesView
 	s.Connectors = m.Connectors.Statuses
-	s.RealConnector = m.hasRealConnector
+	s.RealConnector = HasRealConnector
 
 	m.wireMetrics(s)
 	if s.CORSOrigins, err = tlhttp.ParseCORSOrigins(m.Config.CORSOrigins); err != nil {
@@ -252,7 +252,6 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	}
 	m.Logger.Info("serving", zap.String("api", s.URL()), zap.String("files", s.FilesURL()))
 	m.logConnectors()
-	m.logTradingModes(configView.Current())
 	m.logStartWarnings(passwords)
 	return nil
 }

@@ -105,7 +105,7 @@ func TestServeStartLog(t *testing.T) {
 	for _, want := range []string{
 		"warn no password is set: login is impossible until `tradeledger passwd` runs",
 		"warn the API listens beyond this machine without TLS",
-		"info exchange trades on paper (bot.SIMULATOR is true) exchange=binance",
+		"info exchange connector exchange=binance connector=paper reason=bot.SIMULATOR is true",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("start-up log lacks %q:\n%s", want, got)

@@ -6,31 +6,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/projections"
 )
-
-// hasRealConnector reports whether exchange has a connector that trades
-// for real wired into this build. This is the one place that decides it
-// (the config routes refuse bot.SIMULATOR false for an exchange without
-// one, and the start-up log reads it): none yet, so every exchange trades
-// on the paper simulator.
-func (m *Main) hasRealConnector(exchange string) bool { return false }
-
-// logTradingModes logs, per configured exchange, whether it trades on
-// paper or for real.
-func (m *Main) logTradingModes(cfg domain.Config) {
-	for _, name := range cfg.ExchangeNames() {
-		switch {
-		case cfg.Simulator():
-			m.Logger.Info("exchange trades on paper (bot.SIMULATOR is true)", zap.String("exchange", name))
-		case m.hasRealConnector(name):
-			m.Logger.Info("exchange trades for real (bot.SIMULATOR is false)", zap.String("exchange", name))
-		default:
-			m.Logger.Warn("exchange trades on paper although bot.SIMULATOR is false: there is no real connector for it", zap.String("exchange", name))
-		}
-	}
-}
 
 // logStartWarnings warns about a service nobody can log in to, and about
 // listeners open beyond this machine without TLS.
