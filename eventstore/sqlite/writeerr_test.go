@@ -73,7 +73,9 @@ func TestWriteErrSyncAndIntegrity(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	s.checkFile = func(string, <-chan struct{}) (string, error) { return "*** in database main *** Page 7: btreeInitPage() returns error code 11", nil }
+	s.checkFile = func(string, <-chan struct{}) (string, error) {
+		return "*** in database main *** Page 7: btreeInitPage() returns error code 11", nil
+	}
 	if err := s.WriteErr(); err != nil {
 		t.Fatalf("WriteErr before the check ran: %v", err)
 	}
