@@ -8,7 +8,7 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 COMMIT    ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS   := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
-.PHONY: build install run test vet bench clean e2e e2e-deps dashboard-vendor
+.PHONY: build install run test vet bench fuzz clean e2e e2e-deps dashboard-vendor
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/tradeledger
@@ -36,6 +36,21 @@ test: vet
 bench:
 	$(GO) test -p 1 -run '^$$' -bench . -skip '^BenchmarkTradePlacementHTTP$$' -benchtime $(BENCHTIME) -timeout 60m ./...
 	$(GO) test -run '^$$' -bench '^BenchmarkTradePlacementHTTP$$' -benchtime 20000x ./http
+
+# Fuzz targets (func Fuzz… next to the code they fuzz): their seed corpora
+# run in make test; make fuzz runs every target for FUZZTIME, one after the
+# other (go test -fuzz takes one target per run). A failing input is saved
+# under the package's testdata/fuzz/<target>/ and then runs in make test.
+# The first run builds the instrumented packages (minutes, once).
+FUZZTIME ?= 30s
+
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+		for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+			echo "== $$pkg $$target ($(FUZZTIME))"; \
+			$(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) $$pkg; \
+		done; \
+	done
 
 clean:
 	rm -rf bin

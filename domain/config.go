@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // Config is the configuration document (DESIGN §2, spec "Configuration"):
@@ -179,19 +180,19 @@ func validateParam(where string, v any) error {
 }
 
 // ValidateExchangeName returns EINVALID unless name is a usable exchange
-// name: not empty, at most 64 characters, no slash, no control characters
-// (an instance suffix such as "binance#2" is fine).
+// name: not empty, at most 64 bytes of valid UTF-8, no slash, no control
+// characters (an instance suffix such as "binance#2" is fine).
 func ValidateExchangeName(name string) error {
-	if name == "" || len(name) > 64 || strings.ContainsAny(name, "/\\") || hasControl(name) {
+	if name == "" || len(name) > 64 || strings.ContainsAny(name, "/\\") || hasControl(name) || !utf8.ValidString(name) {
 		return Errorf(EINVALID, "exchange name %.64q must be 1-64 characters without slashes", name)
 	}
 	return nil
 }
 
 // ValidateStrategyName returns EINVALID unless name is a usable strategy
-// name: 1-64 characters, no slash, no control characters.
+// name: 1-64 bytes of valid UTF-8, no slash, no control characters.
 func ValidateStrategyName(name string) error {
-	if name == "" || len(name) > 64 || strings.ContainsAny(name, "/\\") || hasControl(name) {
+	if name == "" || len(name) > 64 || strings.ContainsAny(name, "/\\") || hasControl(name) || !utf8.ValidString(name) {
 		return Errorf(EINVALID, "strategy name %.64q must be 1-64 characters without slashes", name)
 	}
 	return nil

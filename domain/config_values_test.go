@@ -86,3 +86,48 @@ func TestValidatePair(t *testing.T) {
 		t.Errorf("message echoes the whole symbol: %d bytes", len(msg))
 	}
 }
+
+// FuzzConfigDocument: any bytes either parse into a Config or are EINVALID;
+// a parsed Config encodes and parses back to the same document; and the
+// write-time checks (ConfigFromMap) refuse exactly what CheckValues
+// refuses, naming a config path.
+func FuzzConfigDocument(f *testing.F) {
+	seeds := []string{
+		testConfig,
+		`{"bot":{},"GUI":{},"pairs":{},"exchanges":{"x":{"delay":0,"simulator":{"fee":"1","balances":{"A":-1}}}},"strategies":{"s":{"STEP":100}}}`,
+		`{"bot":{},"GUI":{},"pairs":{"x":{"USDT-BTC":{"strategy":"s","override":{"DELAY":"0"}}}},"exchanges":{"x":{}},"strategies":{"s":{}}}`,
+		`{"bot":{},"GUI":{},"pairs":{"x":{"USDT-BTC!":{"strategy":"s"}}},"exchanges":{"x":{}},"strategies":{"s":{"TRADING_LIMIT":1e400}}}`,
+		`{"bot":{"service_wallet":1}}`, `{}}`, `[]`, `{"a":1,"a":2}`,
+	}
+	for _, s := range seeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := ParseConfig(b)
+		if err != nil {
+			if ErrorCode(err) != EINVALID {
+				t.Fatalf("ParseConfig(%q) = %v, want EINVALID", b, err)
+			}
+			return
+		}
+		out, err := c.MarshalJSON()
+		if err != nil {
+			t.Fatalf("MarshalJSON: %v", err)
+		}
+		again, err := ParseConfig(out)
+		if err != nil {
+			t.Fatalf("%s does not parse back: %v", out, err)
+		}
+		if out2, _ := again.MarshalJSON(); string(out2) != string(out) {
+			t.Fatalf("round trip changed the document:\n%s\n%s", out, out2)
+		}
+		checkErr := c.CheckValues()
+		_, writeErr := ConfigFromMap(c.Map())
+		if (checkErr == nil) != (writeErr == nil) {
+			t.Fatalf("CheckValues = %v, ConfigFromMap = %v", checkErr, writeErr)
+		}
+		if checkErr != nil && (ErrorCode(checkErr) != EINVALID || !strings.HasPrefix(ErrorMessage(checkErr), "config.")) {
+			t.Fatalf("CheckValues = %v, want EINVALID naming a config path", checkErr)
+		}
+	})
+}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // File kinds: the auxiliary files of the spec's Files section, each kept as
@@ -37,7 +38,7 @@ var FileKinds = []string{FileACVar, FileAutoconfig, FileBackup, FileCustomEditor
 
 // ValidateFileName returns EINVALID (naming the field "filename") unless
 // name is a plain file name fit for kind: not empty, at most MaxFileNameLen
-// bytes, no path separator, no "..", no control character, not starting
+// bytes of valid UTF-8, no path separator, no "..", no control character, not starting
 // with a dot, and with the kind's suffix (.js for strategies; .json for
 // acvar, autoconfig, custom-editor; -state.json for state files;
 // autoconfig.json.<ms> for backups).
@@ -48,7 +49,7 @@ func ValidateFileName(kind, name string) error {
 	if len(name) > MaxFileNameLen {
 		return Errorf(EINVALID, "filename is longer than %d bytes", MaxFileNameLen)
 	}
-	if strings.ContainsAny(name, `/\:`) || strings.Contains(name, "..") || strings.HasPrefix(name, ".") || hasControl(name) {
+	if strings.ContainsAny(name, `/\:`) || strings.Contains(name, "..") || strings.HasPrefix(name, ".") || hasControl(name) || !utf8.ValidString(name) {
 		return Errorf(EINVALID, "filename %q must be a plain file name (no path separators, no \"..\")", name)
 	}
 	switch kind {

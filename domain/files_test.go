@@ -1,6 +1,8 @@
 package domain
 
 import (
+	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -63,4 +65,31 @@ func TestNewFileWritten(t *testing.T) {
 			t.Errorf("NewFileWritten(%s, %s)=%v, want %q", tc.kind, tc.name, err, tc.want)
 		}
 	}
+}
+
+// FuzzFileName: a name ValidateFileName accepts is a plain file name in
+// one directory (no separator, no "..", no leading dot, no control
+// character, valid UTF-8 so that it survives JSON unchanged, at most
+// MaxFileNameLen bytes) for every kind.
+func FuzzFileName(f *testing.F) {
+	for _, s := range []string{"a.js", "../a.js", "a/b.js", `a\b.js`, ".a.js", "a..js", "autoconfig.json", "autoconfig.json.1700000000000",
+		"binance-USDT-BTC-state.json", "vars.json", "custom-editor.json", "a\x00.js", "\xff.js", "c:x.js", strings.Repeat("a", 126) + ".js"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		for _, kind := range FileKinds {
+			if ValidateFileName(kind, name) != nil {
+				continue
+			}
+			if len(name) > MaxFileNameLen || strings.ContainsAny(name, `/\:`) || strings.Contains(name, "..") || strings.HasPrefix(name, ".") ||
+				filepath.Base(name) != name || filepath.Clean(name) != name || hasControl(name) {
+				t.Fatalf("%s name %q accepted", kind, name)
+			}
+			b, _ := json.Marshal(name)
+			var back string
+			if json.Unmarshal(b, &back) != nil || back != name {
+				t.Fatalf("%s name %q does not survive JSON: %q", kind, name, back)
+			}
+		}
+	})
 }

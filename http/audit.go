@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"os"
@@ -375,12 +376,10 @@ func (s *Server) handleEventStream(w http.ResponseWriter, r *http.Request) {
 	}
 	var from uint64
 	if last := r.Header.Get("Last-Event-ID"); last != "" {
-		pos, err := strconv.ParseUint(strings.TrimSpace(last), 10, 64)
-		if err != nil {
-			Error(w, r, domain.Errorf(domain.EINVALID, "Last-Event-ID must be an event position (a non-negative integer), not %q", last))
+		if from, err = resumeAfter(last); err != nil {
+			Error(w, r, err)
 			return
 		}
-		from = pos + 1
 	} else if r.URL.Query().Has("from") {
 		if from, err = queryUint(r.URL.Query(), "from", 0); err != nil {
 			Error(w, r, err)
@@ -517,4 +516,15 @@ func (s *Server) handleEventStream(w http.ResponseWriter, r *http.Request) {
 			unflushed = 0
 		}
 	}
+}
+
+// resumeAfter returns the position after a Last-Event-ID header, or
+// EINVALID: it must be an event position, and the last one (2^64-1) has no
+// successor (it must not wrap to 0 and replay the whole log).
+func resumeAfter(last string) (uint64, error) {
+	pos, err := strconv.ParseUint(strings.TrimSpace(last), 10, 64)
+	if err != nil || pos == math.MaxUint64 {
+		return 0, domain.Errorf(domain.EINVALID, "Last-Event-ID must be an event position (a non-negative integer below 2^64-1), not %.40q", last)
+	}
+	return pos + 1, nil
 }
