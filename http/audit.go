@@ -524,7 +524,7 @@ func (s *Server) handleEventStream(w http.ResponseWriter, r *http.Request) {
 func resumeAfter(last string) (uint64, error) {
 	pos, err := strconv.ParseUint(strings.TrimSpace(last), 10, 64)
 	if err != nil || pos == math.MaxUint64 {
-		return 0, domain.Errorf(domain.EINVALID, "Last-Event-ID must be an event position (a non-negative integer below 2^64-1), not %.40q", last)
+		return 0, domain.Errorf(domain.EINVALID, "Last-Event-ID must be an event position (a non-negative integer below 2^64-1), not %q", truncate(last, 40))
 	}
 	return pos + 1, nil
 }
