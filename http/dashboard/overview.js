@@ -3,7 +3,7 @@
 // POST pnl/overview in the chosen time zone.
 
 import { h, replace, num, signed, tone, dateTime, splitKey } from './dom.js';
-import { post } from './api.js';
+import { get, post } from './api.js';
 import { debounce } from './live.js';
 
 const periods = [
@@ -35,9 +35,38 @@ export async function render(view, ctx) {
   const charts = [];
   const state = { sort: 'pnl', dir: -1 };
 
-  const load = () => post('/pnl/overview', { timezone: ctx.tz, keys: ['All'] });
+  // One quote currency at a time when the pairs have several (the API adds
+  // no USDT to BTC): the picker appears only then.
+  let quote = localStorage.getItem('quote') || '';
+  let quotes = [];
+  const load = () => post('/pnl/overview', { timezone: ctx.tz, keys: ['All'], ...(quote ? { quote } : {}) });
+  const quotesOf = async () => {
+    const { config } = await get('/config/full');
+    const set = new Set();
+    for (const pairs of Object.values(config.pairs || {})) for (const p of Object.keys(pairs || {})) set.add(p.split('-')[0]);
+    return [...set].sort();
+  };
+  // A remembered choice means several quotes: learn them alongside.
+  const quotesLater = quote ? quotesOf() : null;
+  const loadFirst = async () => {
+    try {
+      const d = await load();
+      if (quotesLater) quotes = await quotesLater;
+      return d;
+    } catch (err) {
+      if (err.status !== 400) throw err;
+      quotes = await (quotesLater || quotesOf());
+      if (quotes.length < 2) {
+        if (!quote) throw err;
+        quote = ''; // a choice remembered from another set of pairs
+        return load();
+      }
+      if (!quotes.includes(quote)) quote = quotes[0];
+      return load();
+    }
+  };
   // The chart module loads while the figures are computed.
-  const [first, chartMod] = await Promise.all([load(), import('./chart.js')]);
+  const [first, chartMod] = await Promise.all([loadFirst(), import('./chart.js')]);
   let data = first;
   performance.mark('overview-data');
 
@@ -134,8 +163,20 @@ export async function render(view, ctx) {
     drawPairs();
   }
 
+  const quotePicker = quotes.length > 1 ? h('div', null, h('label', { for: 'quote' }, 'Quote currency'),
+    h('select', {
+      id: 'quote',
+      onchange: async (e) => {
+        quote = e.target.value;
+        localStorage.setItem('quote', quote);
+        data = await load();
+        unitLabel.textContent = `in ${data.unit}, days in ${ctx.tz}`;
+        drawAll();
+      },
+    }, quotes.map(q => h('option', { value: q, selected: q === quote }, q)))) : null;
+  const unitLabel = h('span', { class: 'muted small', id: 'unit' }, data.unit ? `in ${data.unit}, days in ${ctx.tz}` : '');
   replace(view,
-    h('h1', null, 'Overview ', h('span', { class: 'muted small', id: 'unit' }, data.unit ? `in ${data.unit}, days in ${ctx.tz}` : '')),
+    h('div', { class: 'row' }, h('h1', null, 'Overview ', unitLabel), quotePicker),
     cards,
     h('section', { 'aria-labelledby': 'chart-title' }, h('h2', { id: 'chart-title' }, 'PNL over time'), chartBox),
     dailyBox,

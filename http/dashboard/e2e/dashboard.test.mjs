@@ -86,7 +86,7 @@ test('overview shows the hand-computed PNL in two time zones', async () => {
   assert.equal(await page.getAttribute('#pairs th:nth-child(4)', 'aria-sort'), 'descending');
   assert.ok(await page.locator('#pnl-chart canvas').count() > 0, 'the chart is drawn');
   const tti = await page.evaluate(() => performance.getEntriesByName('overview')[0]?.duration);
-  console.log(`overview interactive after ${Math.round(tti)} ms (6 fills)`);
+  console.log(`overview drawn ${Math.round(tti)} ms after the app started, login included (6 fills)`);
   await screenshot(page, 'overview-light');
 
   await page.selectOption('#tz', 'Asia/Tokyo');
@@ -408,5 +408,26 @@ test('live: a lost connection says so and resumes after the last event it saw', 
   await api('POST', '/trade/cancel', { data: { exch: 'binance', pair: 'USDT-ETH', id: String(id), price: 11, type: 'limit' } });
   // The restart itself shows as failed requests and an aborted stream.
   assert.ok(page.problems.every((p) => /events\/stream|ERR_CONNECTION_REFUSED|net::/.test(p)), page.problems.join('\n'));
+  await page.context().close();
+});
+
+// Last: it leaves a second quote currency in the log.
+test('overview with pairs of two quote currencies: one currency at a time, picked', async () => {
+  // A fill on a BTC-quoted pair: from now on "All" spans two currencies.
+  await api('POST', '/config/pair/add', { exchange: 'binance', pair: 'BTC-ETH', settings: { strategy: 'manual', enabled: true } });
+  await api('POST', '/trade/buy/market', { data: { exch: 'binance', pair: 'BTC-ETH', amt: 0.01 } });
+  const page = await newPage(browser);
+  await login(page, server.url);
+  await ready(page, 'overview');
+  assert.deepEqual(await page.$$eval('#quote option', (o) => o.map((x) => x.value)), ['BTC', 'USDT']);
+  assert.equal(await text(page, '#unit'), 'in BTC, days in UTC');
+  await page.selectOption('#quote', 'USDT');
+  await page.waitForSelector('#unit:text("in USDT, days in UTC")');
+  assert.equal(await text(page, '#m-total .value'), '+105.00 USDT');
+  // The choice is remembered.
+  await page.reload();
+  await ready(page, 'overview');
+  assert.equal(await page.inputValue('#quote'), 'USDT');
+  assert.deepEqual(page.problems, ['400 POST /api/v1/pnl/overview'], 'the first try, before the page knew of two quotes');
   await page.context().close();
 });
