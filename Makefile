@@ -25,8 +25,11 @@ run: build
 vet:
 	$(GO) vet ./...
 
+# test prints what `go test` prints (ok/FAIL lines, failures), then the tests
+# that skipped and why (.ci/testsummary.go reads go test -json).
+test: SHELL := /bin/bash
 test: vet
-	$(GO) test -race -count=1 ./...
+	set -o pipefail; $(GO) test -race -count=1 -json ./... | $(GO) run .ci/testsummary.go
 
 # Benchmarks print their figures (events/s, orders/s, p99, bytes/order) and
 # their ratio to the raw reference measured in the same run.

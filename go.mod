@@ -1,6 +1,6 @@
 module github.com/tradeledger/tradeledger
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/ClickHouse/clickhouse-go/v2 v2.50.0
@@ -20,7 +20,7 @@ require (
 	golang.org/x/net v0.61.0
 	golang.org/x/term v0.47.0
 	golang.org/x/time v0.16.0
-	google.golang.org/grpc v1.63.2
+	google.golang.org/grpc v1.85.0
 )
 
 require (
@@ -51,6 +51,6 @@ require (
 	go.yaml.in/yaml/v4 v4.0.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
-	google.golang.org/genproto/googleapis/rpc v0.0.0-20240401170217-c3f982113cda // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
