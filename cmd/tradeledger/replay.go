@@ -18,60 +18,100 @@ import (
 )
 
 // logCut says how much of the log a replay applies: the events up to and
-// including Position (0: no position bound), and, with ByTime, the longest
-// prefix of the log whose events all have time ≤ Until (ms).
+// including Position (0: no position bound), and, with ByTime, the events
+// of time ≤ Until (ms). Neither: the whole log.
 //
-// A time cut stops at the first event stamped after Until rather than
-// skipping it and going on, so that a replay always shows a state the live
-// service actually held: a prefix of the log. On one service with one clock
-// the two readings agree; only events committed out of their clock order (a
-// writer that stamped early and committed late) could make them differ.
+// A time cut reads the log one of two ways:
+//   - as a prefix (restore): it stops at the first event stamped after
+//     Until, so the state shown is one the live service actually held;
+//   - in trade time (TradeTime, replay): every event counts by its own time
+//     (ownTime: a fill by the exchange's time of the trade, anything else by
+//     when it was recorded) and the log is read to its end, so that a
+//     history imported today replays to a date inside it. Within a stream,
+//     the first event past Until ends that stream's part of the cut (an
+//     order is never shown filled before it was accepted).
+//
+// On a log recorded live by one service the two readings agree: its events
+// are stamped in commit order.
 type logCut struct {
-	Position uint64
-	ByTime   bool
-	Until    int64
+	Position  uint64
+	ByTime    bool
+	Until     int64
+	TradeTime bool
 }
 
 // parseTime reads a TIME argument: RFC 3339 or milliseconds since the epoch.
 func parseTime(s string) (int64, error) {
+	return parseTimeIn(s, nil)
+}
+
+// parseTimeIn is parseTime that also reads a date (2026-03-04) as the end
+// of that day (its last millisecond) in loc; a nil loc refuses dates.
+func parseTimeIn(s string, loc *time.Location) (int64, error) {
 	s = strings.TrimSpace(s)
 	if ms, err := strconv.ParseInt(s, 10, 64); err == nil {
 		return ms, nil
 	}
+	if loc != nil {
+		if d, err := time.ParseInLocation(time.DateOnly, s, loc); err == nil {
+			return d.AddDate(0, 0, 1).UnixMilli() - 1, nil
+		}
+	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
+		if loc != nil {
+			return 0, fmt.Errorf("%q is neither a date (2024-05-01), RFC 3339 (2024-05-01T12:00:00Z) nor milliseconds since the epoch", s)
+		}
 		return 0, fmt.Errorf("%q is neither RFC 3339 (2024-05-01T12:00:00Z) nor milliseconds since the epoch", s)
 	}
 	return t.UnixMilli(), nil
 }
 
 // newLogCut builds a cut from --until and --position values ("" and 0 when
-// not given); required says one of them must be given.
-func newLogCut(until string, position uint64, required bool) (logCut, error) {
+// not given); a date in --until is read in loc (nil: dates refused).
+func newLogCut(until string, position uint64, loc *time.Location) (logCut, error) {
 	var c logCut
 	if until != "" && position != 0 {
 		return c, errors.New("give --until or --position, not both")
 	}
 	if until != "" {
-		ms, err := parseTime(until)
+		ms, err := parseTimeIn(until, loc)
 		if err != nil {
 			return c, fmt.Errorf("--until: %w", err)
 		}
 		c.ByTime, c.Until = true, ms
 	}
 	c.Position = position
-	if required && !c.ByTime && c.Position == 0 {
-		return c, errors.New("--until TIME or --position N is required")
-	}
 	return c, nil
 }
 
-// includes reports whether e is within the cut (events come in log order).
-func (c logCut) includes(e *domain.Event) bool {
-	if c.Position != 0 && e.Position > c.Position {
-		return false
+// ownTime is the time an event speaks of: a fill's trade time
+// (domain.FillTime: the exchange's time of the trade, or the recorded time
+// of a fill without one, as imported fills are), and when it was recorded
+// for any other event.
+func ownTime(e *domain.Event) int64 {
+	if e.Type == domain.TypeOrderFilled {
+		var f domain.OrderFilled
+		if e.Decode(&f) == nil {
+			return domain.FillTime(e, &f)
+		}
 	}
-	return !c.ByTime || e.Time <= c.Until
+	return e.Time
+}
+
+// describe says in words which cut a replay used; times are shown in loc.
+func (c logCut) describe(loc *time.Location) string {
+	switch {
+	case c.Position != 0:
+		return fmt.Sprintf("log position ≤ %d", c.Position)
+	case c.ByTime && c.TradeTime:
+		return fmt.Sprintf("trade time ≤ %s (each event by its own time: a fill by the exchange's time of the trade, any other event by when it was recorded)",
+			time.UnixMilli(c.Until).In(loc).Format(time.RFC3339Nano))
+	case c.ByTime:
+		return fmt.Sprintf("log prefix recorded ≤ %s", time.UnixMilli(c.Until).In(loc).Format(time.RFC3339Nano))
+	default:
+		return "the whole log, as of now"
+	}
 }
 
 // replayResult says where a replay stopped.
@@ -80,6 +120,9 @@ type replayResult struct {
 	Position uint64 `json:"position"` // position of the last applied event
 	Time     int64  `json:"time"`     // its time (ms)
 	Failures int64  `json:"failures"` // events some projection could not apply
+	// Later counts the events a trade-time cut left out (past the cut, or
+	// after their stream's first event past it).
+	Later int64 `json:"later,omitempty"`
 }
 
 // replayLog feeds the log, in order, up to the cut, into every projection.
@@ -88,9 +131,24 @@ type replayResult struct {
 func replayLog(ctx context.Context, store domain.EventStore, cut logCut, projs []projections.Projection, prog *progress, warn io.Writer) (replayResult, error) {
 	var res replayResult
 	head, _ := store.Head(ctx)
+	ended := map[string]struct{}{} // streams a trade-time cut has ended
 	apply := func(e *domain.Event) bool {
-		if !cut.includes(e) {
+		if cut.Position != 0 && e.Position > cut.Position {
 			return false
+		}
+		if cut.ByTime && !cut.TradeTime && e.Time > cut.Until {
+			return false
+		}
+		if cut.ByTime && cut.TradeTime {
+			if _, done := ended[e.Stream]; done {
+				res.Later++
+				return true
+			}
+			if ownTime(e) > cut.Until {
+				ended[e.Stream] = struct{}{}
+				res.Later++
+				return true
+			}
 		}
 		failed := false
 		for _, p := range projs {
@@ -224,6 +282,8 @@ func balanceEntries(obs []domain.BalancesObserved) []balanceEntry {
 
 // ReplayReport is what replay prints: the state as of the cut.
 type ReplayReport struct {
+	// Cut says which part of the log the state is of (logCut.describe).
+	Cut        string                `json:"cut"`
 	AsOf       replayResult          `json:"asOf"`
 	Balances   []balanceEntry        `json:"balances"`
 	OpenOrders []openOrder           `json:"openOrders"`
@@ -233,9 +293,9 @@ type ReplayReport struct {
 
 // replayState rebuilds the read models up to cut and reports balances,
 // open orders and the PNL overview (keys, quote and timezone as in POST
-// pnl/overview, "now" being the cut's time: the time given, or the last
-// event's).
-func replayState(ctx context.Context, store domain.EventStore, cut logCut, method domain.PnlMethod, scope projections.PnlScope, loc *time.Location, prog *progress, warn io.Writer) (*ReplayReport, error) {
+// pnl/overview, "now" being the cut's time: the time given, the last
+// event's for a position, now for the whole log).
+func replayState(ctx context.Context, store domain.EventStore, cut logCut, method domain.PnlMethod, scope projections.PnlScope, loc *time.Location, now time.Time, prog *progress, warn io.Writer) (*ReplayReport, error) {
 	ledger := projections.NewLedger(method)
 	trader := trading.NewTrader(nil, nil, domain.SystemClock{}) // a projection only: never places orders here
 	orders, times := newOpenOrders(), streamTimes{}
@@ -243,12 +303,14 @@ func replayState(ctx context.Context, store domain.EventStore, cut logCut, metho
 	if err != nil {
 		return nil, err
 	}
-	now := res.Time
-	if cut.ByTime {
-		now = cut.Until
+	switch {
+	case cut.ByTime:
+		now = time.UnixMilli(cut.Until)
+	case cut.Position != 0:
+		now = time.UnixMilli(res.Time)
 	}
-	rep := &ReplayReport{AsOf: res, Balances: balanceEntries(trader.Balances()), OpenOrders: orders.list(times)}
-	ov, err := ledger.Overview(projections.OverviewQuery{Scope: scope, Loc: loc, Now: time.UnixMilli(now).In(loc)})
+	rep := &ReplayReport{Cut: cut.describe(loc), AsOf: res, Balances: balanceEntries(trader.Balances()), OpenOrders: orders.list(times)}
+	ov, err := ledger.Overview(projections.OverviewQuery{Scope: scope, Loc: loc, Now: now.In(loc)})
 	if err != nil {
 		rep.PnlError = domain.ErrorMessage(err)
 	} else {
@@ -261,7 +323,7 @@ func runReplay(ctx context.Context, args []string, env *Env) error {
 	fs := newFlagSet("replay", env.Stderr)
 	var sf storeFlags
 	sf.register(fs)
-	until := fs.String("until", "", "replay up to this time: RFC 3339 or milliseconds since the epoch")
+	until := fs.String("until", "", "replay up to this time, in trade time: a date (its end in --timezone), RFC 3339 or milliseconds since the epoch (default: now)")
 	position := fs.Uint64("position", 0, "replay up to this log position (inclusive)")
 	asJSON := fs.Bool("json", false, "print the state as JSON")
 	method := fs.String("pnl-method", "lofo", "lot matching for PNL: lofo, fifo or average (as the service uses)")
@@ -269,10 +331,6 @@ func runReplay(ctx context.Context, args []string, env *Env) error {
 	keys := fs.String("keys", "All", "pair keys of the PNL overview, comma-separated (All: every pair)")
 	quote := fs.String("quote", "", "quote currency of the PNL overview when the pairs span several")
 	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	cut, err := newLogCut(*until, *position, true)
-	if err != nil {
 		return err
 	}
 	m, err := domain.ParsePnlMethod(*method)
@@ -283,6 +341,11 @@ func runReplay(ctx context.Context, args []string, env *Env) error {
 	if err != nil {
 		return fmt.Errorf("--timezone: %s", domain.ErrorMessage(err))
 	}
+	cut, err := newLogCut(*until, *position, loc)
+	if err != nil {
+		return err
+	}
+	cut.TradeTime = true
 	d, err := sf.open(ctx)
 	if err != nil {
 		return err
@@ -290,7 +353,7 @@ func runReplay(ctx context.Context, args []string, env *Env) error {
 	defer d.Close()
 	start := time.Now()
 	scope := projections.PnlScope{Keys: strings.Split(*keys, ","), Quote: *quote}
-	rep, err := replayState(ctx, d.Store, cut, m, scope, loc, newProgress(env.Stderr, "replay"), env.Stderr)
+	rep, err := replayState(ctx, d.Store, cut, m, scope, loc, time.Now(), newProgress(env.Stderr, "replay"), env.Stderr)
 	if err != nil {
 		return err
 	}
@@ -303,13 +366,18 @@ func runReplay(ctx context.Context, args []string, env *Env) error {
 	} else {
 		printReplay(env.Stdout, rep, loc)
 	}
-	fmt.Fprintf(env.Stderr, "replayed %d events up to position %d (%s) in %s\n", rep.AsOf.Events, rep.AsOf.Position,
-		time.UnixMilli(rep.AsOf.Time).In(loc).Format(time.RFC3339), time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(env.Stderr, "replayed %d events (cut: %s; %d later events left out) up to position %d in %s\n", rep.AsOf.Events,
+		rep.Cut, rep.AsOf.Later, rep.AsOf.Position, time.Since(start).Round(time.Millisecond))
 	return nil
 }
 
 func printReplay(w io.Writer, rep *ReplayReport, loc *time.Location) {
-	fmt.Fprintf(w, "State as of position %d, %s (%d events)\n\n", rep.AsOf.Position, time.UnixMilli(rep.AsOf.Time).In(loc).Format(time.RFC3339), rep.AsOf.Events)
+	fmt.Fprintf(w, "State as of %s\n%d events applied, the last at position %d (%s)", rep.Cut, rep.AsOf.Events, rep.AsOf.Position,
+		time.UnixMilli(rep.AsOf.Time).In(loc).Format(time.RFC3339))
+	if rep.AsOf.Later > 0 {
+		fmt.Fprintf(w, "; %d later events left out", rep.AsOf.Later)
+	}
+	fmt.Fprint(w, "\n\n")
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "BALANCES\nExchange\tAsset\tAvailable\tOn order")
 	for _, b := range rep.Balances {

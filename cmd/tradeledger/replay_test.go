@@ -208,7 +208,26 @@ func TestReplayEqualsLive(t *testing.T) {
 		t.Fatal("the session did not change the answers between captures")
 	}
 
-	if _, errOut, code := auditRun(t, "replay", "--data", dir); code == 0 {
-		t.Fatalf("replay without --until/--position: exit 0 %s", errOut)
+	// Without --until or --position, replay means now: the whole log.
+	out, errOut, code := auditRun(t, "replay", "--data", dir, "--json")
+	if code != 0 {
+		t.Fatalf("replay without --until/--position: exit %d %s", code, errOut)
+	}
+	var now struct {
+		Cut      string       `json:"cut"`
+		AsOf     replayResult `json:"asOf"`
+		Balances any          `json:"balances"`
+		Pnl      struct {
+			Total any `json:"total"`
+		} `json:"pnlOverview"`
+	}
+	if err := json.Unmarshal([]byte(out), &now); err != nil {
+		t.Fatal(err)
+	}
+	last := caps[len(caps)-1]
+	if now.AsOf.Position != last.position || !reflect.DeepEqual(now.Balances, last.balances) ||
+		!reflect.DeepEqual(now.Pnl.Total, last.pnl.(map[string]any)["total"]) || now.Cut != "the whole log, as of now" {
+		t.Fatalf("replay of the whole log: cut %q position %d, balances %v, total %v; live: position %d, %v, %v", now.Cut, now.AsOf.Position,
+			now.Balances, now.Pnl.Total, last.position, last.balances, last.pnl.(map[string]any)["total"])
 	}
 }

@@ -182,7 +182,7 @@ func runRestore(ctx context.Context, args []string, env *Env) error {
 	if *out == "" {
 		return fmt.Errorf("--out is required: the directory to write")
 	}
-	cut, err := newLogCut(*until, *position, false)
+	cut, err := newLogCut(*until, *position, nil)
 	if err != nil {
 		return err
 	}
