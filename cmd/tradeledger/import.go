@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -15,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/titanous/json5"
+
 	"github.com/tradeledger/tradeledger/domain"
 )
 
@@ -23,6 +26,7 @@ func runImport(ctx context.Context, args []string, env *Env) error {
 	fs := newFlagSet("import", env.Stderr)
 	data := fs.String("data", "./data", "data directory")
 	from := fs.String("from", "", "Gunbot-style folder to import (config.js or config.json, autoconfig.json, custom-editor.json, backups/, json/*-state.json, customStrategies/*.js, AutoConfig variable files)")
+	takeWallet := fs.Bool("take-wallet", false, "use the folder's bot.service_wallet (the login encryption key) instead of keeping the data dir's")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -36,18 +40,31 @@ func runImport(ctx context.Context, args []string, env *Env) error {
 	if err != nil {
 		return err
 	}
+	// A data dir this import creates is removed again if the import
+	// fails: no half-initialised dir is left behind.
+	_, statErr := os.Stat(*data)
+	fresh := errors.Is(statErr, os.ErrNotExist)
 	d, err := OpenDataDir(ctx, *data, "", logger)
 	if err != nil {
+		if fresh {
+			os.RemoveAll(*data)
+		}
 		return err
 	}
-	defer d.Close()
 	box, err := domain.NewSecretBox(d.MasterKey)
 	if err != nil {
+		d.Close()
 		return fmt.Errorf("master key: %w", err)
 	}
-	im := &Importer{Store: d.Store, Box: box, Clock: domain.SystemClock{}, Progress: env.Stderr, Warn: env.Stderr, Terminal: isTerminal(env.Stderr)}
+	im := &Importer{Store: d.Store, Box: box, Clock: domain.SystemClock{}, Progress: env.Stderr, Warn: env.Stderr, Terminal: isTerminal(env.Stderr), TakeWallet: *takeWallet}
 	sum, err := im.Import(ctx, *from)
+	d.Close()
 	if err != nil {
+		if fresh {
+			if rmErr := os.RemoveAll(*data); rmErr == nil {
+				return fmt.Errorf("%w (the new data dir %s was removed)", err, *data)
+			}
+		}
 		return err
 	}
 	fmt.Fprintln(env.Stdout, sum.String())
@@ -77,6 +94,9 @@ type Importer struct {
 	Terminal bool
 	// Warn receives one line per skipped item.
 	Warn io.Writer
+	// TakeWallet replaces the data dir's bot.service_wallet by the
+	// folder's; by default the data dir's is kept.
+	TakeWallet bool
 }
 
 // ImportSummary counts what an import did.
@@ -86,6 +106,7 @@ type ImportSummary struct {
 	Config, Files, Orders   int // units seen, by kind
 	SecretsDropped          int // Gunbot-encrypted exchange secrets we cannot read
 	EventsAppended          uint64
+	Wallet                  string // what became of bot.service_wallet
 }
 
 // String is the final summary line.
@@ -94,6 +115,9 @@ func (s ImportSummary) String() string {
 		s.From, s.Added, s.Present, s.Skipped, s.Config, s.Files, s.Orders, s.EventsAppended)
 	if s.SecretsDropped > 0 {
 		line += fmt.Sprintf("; %d encrypted exchange secrets not imported (set them again with license/keys/edit or config/update)", s.SecretsDropped)
+	}
+	if s.Wallet != "" {
+		line += "; " + s.Wallet
 	}
 	return line
 }
@@ -195,27 +219,81 @@ func (im *Importer) event(typ string, data any, time int64, idParts ...string) d
 	return e
 }
 
-// readConfigFile reads config.js (module.exports = {...}; or plain JSON)
-// or config.json; nil when neither exists.
-func readConfigFile(dir string) (name string, body []byte, err error) {
+// readConfigFile reads config.js or config.json; nil when neither exists.
+// body is the configuration's text (for config.js, the object literal after
+// "module.exports =", whose hash names the import), doc the same as strict
+// JSON: config.js is read as the JavaScript object literal people keep
+// (comments, trailing commas, unquoted keys, single quotes) with a JSON5
+// parser, and an error names the line and column in the file.
+func readConfigFile(dir string) (name string, body, doc []byte, err error) {
 	for _, name := range []string{"config.js", "config.json"} {
 		b, err := os.ReadFile(filepath.Join(dir, name))
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		} else if err != nil {
-			return name, nil, err
+			return name, nil, nil, err
 		}
-		if name == "config.js" {
-			s := strings.TrimSpace(string(b))
-			if i := strings.Index(s, "{"); i > 0 {
-				s = s[i:]
+		if name == "config.json" {
+			return name, b, b, nil
+		}
+		s := string(b)
+		start := strings.Index(s, "{")
+		if start < 0 {
+			return name, nil, nil, fmt.Errorf("%s: no object literal ({…}) in the file", name)
+		}
+		lit := strings.TrimSuffix(strings.TrimSpace(s[start:]), ";")
+		doc, err := json5ToJSON([]byte(lit))
+		if err != nil {
+			var se *json5.SyntaxError
+			if errors.As(err, &se) {
+				line, col := lineColumn(b, start+max(int(se.Offset)-1, 0))
+				return name, nil, nil, fmt.Errorf("%s:%d:%d: %v", name, line, col, err)
 			}
-			s = strings.TrimSuffix(strings.TrimSpace(s), ";")
-			b = []byte(s)
+			return name, nil, nil, fmt.Errorf("%s: %v", name, err)
 		}
-		return name, b, nil
+		return name, []byte(lit), doc, nil
 	}
-	return "", nil, nil
+	return "", nil, nil, nil
+}
+
+// json5ToJSON parses one JSON5 value (numbers kept as written) and returns
+// it as JSON.
+func json5ToJSON(b []byte) ([]byte, error) {
+	dec := json5.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return nil, errors.New("the configuration must be an object ({…})")
+	}
+	return json.Marshal(jsonNumbers(v))
+}
+
+// jsonNumbers replaces json5.Number (which encoding/json writes as a
+// string) by json.Number, keeping each number's text.
+func jsonNumbers(v any) any {
+	switch x := v.(type) {
+	case json5.Number:
+		return json.Number(x)
+	case map[string]any:
+		for k, e := range x {
+			x[k] = jsonNumbers(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = jsonNumbers(e)
+		}
+	}
+	return v
+}
+
+// lineColumn returns the 1-based line and column (in bytes) of offset in b.
+func lineColumn(b []byte, offset int) (line, col int) {
+	offset = min(offset, len(b))
+	line = 1 + bytes.Count(b[:offset], []byte("\n"))
+	return line, offset - bytes.LastIndexByte(b[:offset], '\n')
 }
 
 // configUnit turns the folder's configuration into ConfigReplaced (secrets
@@ -223,14 +301,14 @@ func readConfigFile(dir string) (name string, body []byte, err error) {
 // has none) and ExchangeKeysSet for secrets in clear, in one append on the
 // config stream.
 func (im *Importer) configUnit(ctx context.Context, dir string, sum *ImportSummary) (*importUnit, error) {
-	name, body, err := readConfigFile(dir)
+	name, body, text, err := readConfigFile(dir)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", name, err)
+		return nil, err
 	}
 	if body == nil {
 		return nil, nil
 	}
-	doc, err := domain.DecodeJSONObject(body)
+	doc, err := domain.DecodeJSONObject(text)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s", name, domain.ErrorMessage(err))
 	}
@@ -240,12 +318,24 @@ func (im *Importer) configUnit(ctx context.Context, dir string, sum *ImportSumma
 		}
 	}
 	if bot, ok := doc["bot"].(map[string]any); ok {
-		if w, _ := bot["service_wallet"].(string); w == "" || w == domain.Mask { // absent or masked (a restore without --with-secrets)
-			cur, err := currentConfig(ctx, im.Store)
-			if err != nil {
-				return nil, err
-			}
+		cur, err := currentConfig(ctx, im.Store)
+		if err != nil {
+			return nil, err
+		}
+		// The data dir's wallet is the login encryption key its clients
+		// use: replacing it silently would lock them out.
+		w, _ := bot["service_wallet"].(string)
+		switch {
+		case w == "" || w == domain.Mask: // absent or masked (a restore without --with-secrets)
 			bot["service_wallet"] = cur.Wallet()
+			sum.Wallet = "kept the data dir's service wallet (the folder has none)"
+		case w == cur.Wallet() || cur.Wallet() == "":
+			sum.Wallet = "service wallet unchanged (the folder's is the data dir's)"
+		case im.TakeWallet:
+			sum.Wallet = "took the folder's service wallet (--take-wallet): clients must encrypt the login password with it"
+		default:
+			bot["service_wallet"] = cur.Wallet()
+			sum.Wallet = "kept the data dir's service wallet; the folder's differs (--take-wallet to use it)"
 		}
 	}
 	sha := domain.FileSHA256(body)
@@ -289,7 +379,15 @@ func (im *Importer) configUnit(ctx context.Context, dir string, sum *ImportSumma
 	if err != nil {
 		return nil, err
 	}
-	events := append([]domain.Event{im.event(domain.TypeConfigReplaced, domain.ConfigReplaced{Config: b}, 0, sha)}, keys...)
+	// The id also covers the wallet the configuration ends up with, so that
+	// --take-wallet after a plain import of the same folder is a change,
+	// and importing again with the same outcome adds nothing.
+	idParts := []string{sha}
+	if bot, ok := doc["bot"].(map[string]any); ok {
+		w, _ := bot["service_wallet"].(string)
+		idParts = append(idParts, "wallet", w)
+	}
+	events := append([]domain.Event{im.event(domain.TypeConfigReplaced, domain.ConfigReplaced{Config: b}, 0, idParts...)}, keys...)
 	return &importUnit{what: name, kind: "config", stream: domain.StreamConfig, events: events}, nil
 }
 

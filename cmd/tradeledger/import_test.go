@@ -28,9 +28,12 @@ func importRun(t *testing.T, args ...string) (string, string, error) {
 func TestImportGunbotFolder(t *testing.T) {
 	t.Setenv("TRADELEDGER_MASTER_KEY", strings.Repeat("ab", 32))
 	data := filepath.Join(t.TempDir(), "data")
-	out, warn, err := importRun(t, "import", "--data", data, "--from", gunbotExampleDir)
+	out, warn, err := importRun(t, "import", "--data", data, "--from", gunbotExampleDir, "--take-wallet")
 	if err != nil {
 		t.Fatalf("import: %v\n%s", err, warn)
+	}
+	if !strings.Contains(out, "took the folder's service wallet (--take-wallet)") {
+		t.Fatalf("summary does not say the wallet was taken: %s", out)
 	}
 	// config 1; files: autoconfig, variables, 1 backup, 1 strategy; orders 3 + 1 (the "hold" is skipped)
 	if !strings.Contains(out, "config 1, files 4, orders 4") || !strings.Contains(out, "2 skipped") ||

@@ -120,7 +120,7 @@ func TestRestoreImportRoundTrip(t *testing.T) {
 	}
 
 	dst := filepath.Join(t.TempDir(), "dst")
-	if stdout, errOut, code := auditRun(t, "import", "--data", dst, "--from", out); code != 0 {
+	if stdout, errOut, code := auditRun(t, "import", "--data", dst, "--from", out, "--take-wallet"); code != 0 {
 		t.Fatalf("import: exit %d: %s%s", code, stdout, errOut)
 	}
 
