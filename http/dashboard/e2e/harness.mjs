@@ -111,7 +111,7 @@ export async function newPage(browser, options = {}) {
 
 // ready waits for <body data-ready=name>.
 export async function ready(page, name) {
-  await page.waitForSelector(`body[data-ready="${name}"]`, { timeout: 15000 });
+  await page.waitForSelector(`body[data-ready="${name}"]`, { timeout: 30000 });
 }
 
 export async function login(page, url, password = PASSWORD) {
