@@ -74,5 +74,7 @@ export async function render(view, ctx) {
   await Promise.all([drawBalances(), drawHistory()]);
   const refresh = debounce(() => { drawBalances().catch(() => {}); drawHistory(); }, 1000);
   const off = ctx.live?.on((e) => { if (e.type === 'BalancesObserved' || e.type === 'OrderFilled') refresh(); });
-  return () => { off?.(); chart.destroy(); };
+  const onTheme = () => { const k = colors(); area.applyOptions({ lineColor: k.accent, topColor: k.accent + '55', bottomColor: k.accent + '05' }); };
+  window.addEventListener('themechange', onTheme);
+  return () => { off?.(); window.removeEventListener('themechange', onTheme); chart.destroy(); };
 }

@@ -100,7 +100,7 @@ export async function render(view, ctx) {
       line = chart.addSeries(LWC.LineSeries, { priceScaleId: 'right', title: 'cumulative', lineWidth: 2, color: c.accent });
     }
     const days = data.dailyHistory || [];
-    bars.setData(days.map(d => ({ time: d.date, value: d.pnl, color: d.pnl >= 0 ? c.pos : c.neg })));
+    bars.setData(days.map(d => ({ time: d.date, value: d.pnl, color: (d.pnl >= 0 ? c.pos : c.neg) + '99' })));
     line.setData(days.map(d => ({ time: d.date, value: d.cumulativePnl })));
     line.applyOptions({ color: c.accent });
     chart.timeScale().fitContent();
@@ -191,5 +191,7 @@ export async function render(view, ctx) {
     try { data = await load(); drawAll(); } catch { /* the next event retries */ }
   }, 500);
   const off = ctx.live?.on(ev => { if (ev.type === 'OrderFilled') refresh(); });
-  return () => { off?.(); charts.forEach(c => c.destroy()); };
+  const onTheme = () => drawChart(); // bar and line colours follow the theme
+  window.addEventListener('themechange', onTheme);
+  return () => { off?.(); window.removeEventListener('themechange', onTheme); charts.forEach(c => c.destroy()); };
 }

@@ -74,7 +74,7 @@ export async function render(view, ctx) {
     localization: { timeFormatter: (t) => dateTime(t * 1000, tz) },
     timeScale: { timeVisible: true, tickMarkFormatter: (t, type) => (type <= 2 ? dayFmt : timeFmt).format(new Date(t * 1000)) },
   });
-  const c = colors();
+  let c = colors();
   const candles = chart.addSeries(LWC.CandlestickSeries, {
     upColor: c.pos, downColor: c.neg, wickUpColor: c.pos, wickDownColor: c.neg, borderVisible: false,
   });
@@ -300,5 +300,15 @@ export async function render(view, ctx) {
     if (ev.type?.startsWith('Order') || ev.type === 'StopTriggered' || ev.type === 'TrailingStopMoved' || ev.type?.startsWith('Oco')) refresh();
   });
   const timer = setInterval(() => loadChart(), 60000); // new candles: the market has no events in the log
-  return () => { off?.(); clearInterval(timer); chart.destroy(); };
+  const onTheme = () => {
+    c = colors();
+    candles.applyOptions({ upColor: c.pos, downColor: c.neg, wickUpColor: c.pos, wickDownColor: c.neg });
+    ema.applyOptions({ color: c.accent2 });
+    bbUpper.applyOptions({ color: c.muted });
+    bbLower.applyOptions({ color: c.muted });
+    loadOpen();
+    loadMarks();
+  };
+  window.addEventListener('themechange', onTheme);
+  return () => { off?.(); clearInterval(timer); window.removeEventListener('themechange', onTheme); chart.destroy(); };
 }
