@@ -3,6 +3,7 @@ package http
 import (
 	"crypto/subtle"
 	"net/http"
+	"strings"
 
 	"github.com/gorilla/mux"
 
@@ -26,6 +27,9 @@ type licenseEditRequest struct {
 // that has stored credentials now (verifyExchange: 400 when it is not
 // configured, 401 when it has no credentials). New keys (isEncrypted
 // false) are encrypted; masked or stored values keep the stored secret.
+// With s.VerifyKeys set, verifyExchange's keys are checked against the
+// exchange before anything is written: keys the exchange refuses are 401,
+// an exchange that does not answer 503.
 // Every refusal changes nothing; the change is one atomic append.
 func (s *Server) handleLicenseKeysEdit(w http.ResponseWriter, r *http.Request) {
 	var req licenseEditRequest
@@ -60,11 +64,47 @@ func (s *Server) handleLicenseKeysEdit(w http.ResponseWriter, r *http.Request) {
 				return nil, domain.Errorf(domain.EINVALID, "newLicenses.%s must be an object", name)
 			}
 		}
-		return s.replaceConfig(r, cur.Map(), configCopyMap(req.NewLicenses))
+		events, err := s.replaceConfig(r, cur.Map(), configCopyMap(req.NewLicenses))
+		if err != nil {
+			return nil, err
+		}
+		return events, s.verifyKeys(r, events, req.VerifyExchange)
 	})
 	if err != nil {
 		Error(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, configOK)
+}
+
+// verifyKeys checks verifyExchange's credentials of the new configuration
+// (events from replaceConfig) with s.VerifyKeys, in clear only in memory.
+func (s *Server) verifyKeys(r *http.Request, events []domain.Event, exchange string) error {
+	if s.VerifyKeys == nil || len(events) == 0 {
+		return nil
+	}
+	var replaced domain.ConfigReplaced
+	if err := events[0].Decode(&replaced); err != nil {
+		return err
+	}
+	cfg, err := domain.ParseConfig(replaced.Config)
+	if err != nil {
+		return err
+	}
+	cipher := s.Config.Ciphertexts(exchange)
+	for _, e := range events[1:] {
+		var k domain.ExchangeKeysSet
+		if e.Type == domain.TypeExchangeKeysSet && e.Decode(&k) == nil && k.Exchange == exchange {
+			cipher = k.Fields
+		}
+	}
+	fields := make(map[string]string, len(cipher))
+	for f, c := range cipher {
+		v, err := s.Secrets.Open(c)
+		if err != nil {
+			return domain.Errorf(domain.EINVALID, "newLicenses.%s.%s cannot be decrypted", exchange, f)
+		}
+		fields[strings.ToLower(f)] = v
+	}
+	return s.VerifyKeys(r.Context(), cfg, exchange, fields)
 }

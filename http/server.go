@@ -82,6 +82,11 @@ type Server struct {
 	Sink SinkStatus
 	// Connectors, when set, lists each exchange's connector for /healthz.
 	Connectors func() []ConnectorStatus
+	// VerifyKeys, when set, checks an exchange's credentials (fields in
+	// clear, "key" and "secret") against the exchange under the new
+	// configuration before license/keys/edit writes them: EUNAUTHORIZED
+	// when the exchange refuses them (license.go).
+	VerifyKeys func(ctx context.Context, cfg domain.Config, exchange string, fields map[string]string) error
 	// Wallet returns config.bot.service_wallet, whose first 16 bytes are
 	// the key of encrypted login passwords (auth routes).
 	Wallet func() string

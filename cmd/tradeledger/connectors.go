@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/sha256"
 	"fmt"
 	"net/http"
@@ -237,4 +238,40 @@ func (m *Main) logConnectors() {
 		}
 		log("exchange connector", zap.String("exchange", ch.Exchange), zap.String("connector", ch.Connector), zap.String("reason", ch.Reason))
 	}
+}
+
+// verifyKeys checks an exchange's new keys with its real connector (the
+// account call): keys the exchange refuses are EUNAUTHORIZED, keys that
+// may withdraw are accepted with a warning. An exchange that trades on
+// paper under cfg is not asked.
+func (m *Main) verifyKeys(ctx context.Context, cfg domain.Config, exchange string, fields map[string]string) error {
+	ch, err := ChooseConnector(cfg, exchange)
+	if err != nil {
+		return err
+	}
+	if ch.Connector != ConnectorBinance {
+		m.Logger.Info("exchange keys not checked: the exchange trades on paper", zap.String("exchange", exchange), zap.String("reason", ch.Reason))
+		return nil
+	}
+	if fields["key"] == "" || fields["secret"] == "" {
+		return domain.Errorf(domain.EINVALID, "newLicenses.%s: key and secret are required to trade on %s", exchange, ch.Connector)
+	}
+	entry, _ := cfg.Exchange(exchange)
+	testnet, _ := entry["testnet"].(bool)
+	x := binance.New(exchange, fields["key"], fields["secret"], testnet)
+	if m.BinanceURL != "" {
+		x.BaseURL = m.BinanceURL
+	}
+	x.Now = m.Clock.Now
+	withdraw, err := x.VerifyKeys(ctx)
+	switch {
+	case domain.ErrorCode(err) == domain.EUNAUTHORIZED:
+		return domain.Errorf(domain.EUNAUTHORIZED, "verifyExchange: %s", domain.ErrorMessage(err))
+	case err != nil:
+		return err
+	case withdraw:
+		m.Logger.Warn("exchange keys may withdraw funds: a trading bot needs only reading and spot trading; create keys without withdrawal permission",
+			zap.String("exchange", exchange))
+	}
+	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/exchange/binance/fixture"
@@ -159,5 +160,42 @@ func TestServeChoosesBinance(t *testing.T) {
 	o, ok := e.m.Trader.Order(id)
 	if !ok || o.ClientOrderID != orders[0].ClientOrderID || o.ExchangeOrderID != fmt.Sprint(orders[0].ID) {
 		t.Fatalf("order %d: %+v, want the fixture's client id %s and id %d", id, o, orders[0].ClientOrderID, orders[0].ID)
+	}
+}
+
+// license/keys/edit checks verifyExchange's keys against the exchange:
+// refused keys are 401 and nothing is written; keys that may withdraw are
+// accepted with a warning in the log.
+func TestLicenseKeysVerifiedAgainstBinance(t *testing.T) {
+	fx := fixture.New("e2e-key", "e2e-secret")
+	defer fx.Close()
+	e := startBinanceE2E(t, fx, filepath.Join(t.TempDir(), "data"))
+	e.goLive()
+	core, logs := observer.New(zap.InfoLevel)
+	e.m.Logger = zap.New(core)
+	edit := func(secret string) (int, map[string]any) {
+		return e.post("license/keys/edit", map[string]any{"wallet": e2eWallet, "verifyExchange": "binance",
+			"newLicenses": map[string]any{"binance": map[string]any{"key": "e2e-key", "secret": secret, "isEncrypted": false}}}, "")
+	}
+	head := e.head()
+	if status, out := edit("wrong-secret"); status != 401 || !strings.Contains(fmt.Sprint(out["message"]), "refused") {
+		t.Fatalf("wrong secret = %d %v, want 401 saying the exchange refused the keys", status, out)
+	}
+	if e.head() != head {
+		t.Fatalf("a refused key edit appended events: head %d→%d", head, e.head())
+	}
+	fx.CanWithdraw = true
+	if status, out := edit("e2e-secret"); status != 200 {
+		t.Fatalf("good keys = %d %v", status, out)
+	}
+	if n := logs.FilterMessageSnippet("may withdraw").Len(); n != 1 {
+		t.Fatalf("%d withdrawal warnings, want 1", n)
+	}
+	for _, entry := range logs.All() {
+		for _, f := range entry.Context {
+			if strings.Contains(f.String, "e2e-secret") {
+				t.Fatalf("a log line carries the secret: %v", entry)
+			}
+		}
 	}
 }

@@ -235,7 +235,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return fmt.Errorf("master key: %w", err)
 	}
 	s.Config, s.Files = configView, filesView
-	s.Connectors = m.Connectors.Statuses
+	s.Connectors, s.VerifyKeys = m.Connectors.Statuses, m.verifyKeys
 	s.RealConnector = HasRealConnector
 
 	m.wireMetrics(s)
