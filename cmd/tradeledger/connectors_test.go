@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -196,6 +197,185 @@ func TestLicenseKeysVerifiedAgainstBinance(t *testing.T) {
 			if strings.Contains(f.String, "e2e-secret") {
 				t.Fatalf("a log line carries the secret: %v", entry)
 			}
+		}
+	}
+}
+
+func (e *binanceE2E) cycle() {
+	e.t.Helper()
+	e.clock.Advance(time.Second)
+	if n := e.m.Core.Cycle(context.Background()); n != 1 {
+		e.t.Fatalf("cycled %d pairs, want 1", n)
+	}
+}
+
+// TestBinanceEndToEndKilledMidPlacement: serve on a fixture-backed Binance,
+// place, cancel and fill through HTTP; the process dies while a placement
+// is in flight (its OrderRequested durable, nothing else); after a restart
+// the reconcile finds the order unknown to Binance, sends it once more, and
+// the ledger and balances match the fixture's truth with no duplicate
+// order.
+func TestBinanceEndToEndKilledMidPlacement(t *testing.T) {
+	fx := fixture.New("e2e-key", "e2e-secret")
+	defer fx.Close()
+	data := filepath.Join(t.TempDir(), "data")
+	e := startBinanceE2E(t, fx, data)
+	e.goLive()
+	if status, out := e.post("config/pair/add", map[string]any{"pair": "USDT-BTC", "exchange": "binance", "settings": map[string]any{"strategy": "manual", "DELAY": 1}}, ""); status != 200 {
+		t.Fatalf("config/pair/add = %d %v", status, out)
+	}
+	if status, out := e.post("system/start", nil, ""); status != 200 {
+		t.Fatalf("system/start = %d %v", status, out)
+	}
+	e.cycle()
+	base := map[string]any{"exch": "binance", "pair": "USDT-BTC", "amt": 0.01}
+	with := func(kv ...any) map[string]any {
+		m := map[string]any{}
+		for k, v := range base {
+			m[k] = v
+		}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i].(string)] = kv[i+1]
+		}
+		return m
+	}
+	resting := e.order("trade/buy", with("price", 50000))
+	e.order("trade/buy/market", base)
+	if status, out := e.post("trade/cancel", map[string]any{"data": map[string]any{"exch": "binance", "pair": "USDT-BTC", "id": fmt.Sprint(resting), "price": 50000, "type": "limit"}}, ""); status != 200 {
+		t.Fatalf("trade/cancel = %d %v", status, out)
+	}
+	sell := e.order("trade/sell", with("price", 70000))
+	sellOrder, _ := e.m.Trader.Order(sell)
+	if err := fx.Fill(sellOrder.ClientOrderID, domain.MustDecimal("0.004")); err != nil {
+		t.Fatal(err)
+	}
+	e.cycle() // the partial fill is recorded
+
+	// The kill: while a placement is held by the exchange (its
+	// OrderRequested durable, nothing else), the data dir is copied as a
+	// killed process leaves it; the restart runs on that copy. The
+	// exchange then drops the connection without placing.
+	held := fx.HoldPlacements()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		b, _ := json.Marshal(map[string]any{"data": with("price", 55000)})
+		req, _ := http.NewRequest("POST", e.m.Server.URL()+"/api/v1/trade/buy", strings.NewReader(string(b)))
+		req.Header.Set("Authorization", "Bearer "+e.token)
+		req.Header.Set("Content-Type", "application/json")
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	select {
+	case <-held:
+	case <-done:
+		t.Fatal("the placement never reached the exchange")
+	}
+	killed := filepath.Join(t.TempDir(), "killed")
+	copyDir(t, data, killed)
+	fx.Release()
+	<-done
+	e.m.Close()
+	data = killed
+	placements := fx.Requests("POST /api/v3/order")
+
+	// The restart: the order in flight is requested, nothing else.
+	e2 := startBinanceE2E(t, fx, data)
+	var lost int64
+	var lostClient string
+	for _, ev := range e2.orderEvents() {
+		stream, typ, _ := strings.Cut(ev, " ")
+		var id int64
+		fmt.Sscanf(stream, "order-%d", &id)
+		if o, ok := e2.m.Trader.Order(id); ok && o.State == domain.OrderStateRequested {
+			lost, lostClient = id, o.ClientOrderID
+		}
+		_ = typ
+	}
+	if lost == 0 {
+		t.Fatalf("no requested order after the restart: %v", e2.orderEvents())
+	}
+	e2.cycle() // reconcile: not found on the exchange → sent once more
+	e2.clock.Advance(time.Minute)
+	e2.cycle()
+	if got := fx.Requests("POST /api/v3/order"); got != placements+1 {
+		t.Fatalf("%d placements after the restart, want exactly 1 re-send", got-placements)
+	}
+	if err := fx.Fill(sellOrder.ClientOrderID, domain.MustDecimal("0.006")); err != nil {
+		t.Fatal(err)
+	}
+	e2.clock.Advance(time.Minute)
+	e2.cycle()
+
+	// Truth: every fixture order appears once, under its client id, with
+	// the state the log gives it.
+	seen := map[string]int{}
+	for _, fo := range fx.Orders() {
+		seen[fo.ClientOrderID]++
+	}
+	for c, n := range seen {
+		if n != 1 {
+			t.Fatalf("client id %s placed %d times", c, n)
+		}
+	}
+	if seen[lostClient] != 1 || len(seen) != 4 {
+		t.Fatalf("fixture orders %v: want 4, the lost one (%s) once", seen, lostClient)
+	}
+	for _, fo := range fx.Orders() {
+		var o domain.Order
+		for id := int64(1); id <= lost+2; id++ {
+			if x, ok := e2.m.Trader.Order(id); ok && x.ClientOrderID == fo.ClientOrderID {
+				o = x
+			}
+		}
+		want := map[string]domain.OrderState{"NEW": domain.OrderStateAccepted, "FILLED": domain.OrderStateFilled, "CANCELED": domain.OrderStateCancelled}[fo.Status]
+		if o.State != want || o.Filled != fo.Executed || o.ExchangeOrderID != fmt.Sprint(fo.ID) {
+			t.Fatalf("fixture order %+v: log has %s filled %v id %s", fo, o.State, o.Filled, o.ExchangeOrderID)
+		}
+	}
+	status, bal := e2.post("balances", nil, "")
+	if status != 200 {
+		t.Fatalf("balances = %d %v", status, bal)
+	}
+	got := map[string]string{}
+	for _, b := range bal["list"].([]any) {
+		m := b.(map[string]any)
+		got[fmt.Sprint(m["Asset"])] = fmt.Sprint(m["Available Qty"], "/", m["On Order"])
+	}
+	for _, asset := range []string{"USDT", "BTC"} {
+		free, locked := fx.Balance(asset)
+		if want := free.String() + "/" + locked.String(); got[asset] != want {
+			t.Fatalf("balance %s = %s, want the fixture's %s", asset, got[asset], want)
+		}
+	}
+	status, page := e2.get("orders/page?key=binance%2FUSDT-BTC&page=0&pageSize=50")
+	if status != 200 || fmt.Sprint(page["total"]) != "3" {
+		t.Fatalf("orders/page = %d total %v, want 3 fills (market buy, two parts of the sell)", status, page["total"])
+	}
+}
+
+// copyDir copies a data dir's files (what a killed process leaves on disk).
+func copyDir(t *testing.T, from, to string) {
+	t.Helper()
+	if err := os.MkdirAll(to, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, en := range entries {
+		if en.IsDir() {
+			copyDir(t, filepath.Join(from, en.Name()), filepath.Join(to, en.Name()))
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(from, en.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(to, en.Name()), b, 0o600); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
