@@ -20,6 +20,7 @@ import (
 	"github.com/tradeledger/tradeledger/metrics"
 	"github.com/tradeledger/tradeledger/projections"
 	"github.com/tradeledger/tradeledger/projections/clickhouse"
+	"github.com/tradeledger/tradeledger/webhook"
 )
 
 // ServeConfig is the serve command's settings (DESIGN §8).
@@ -77,6 +78,8 @@ type Main struct {
 	// the caller (a test on a domain.ManualClock) drives Core.Cycle. The
 	// zero value is production behaviour.
 	ManualCycles bool
+	// Webhooks deliver chosen events to config.notifications.webhooks.
+	Webhooks *webhook.Notifier
 	// Metrics are the Prometheus metrics (metrics.go).
 	Metrics    *metrics.Metrics
 	metricsLn  net.Listener
@@ -184,6 +187,9 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	filesView := projections.NewFiles(ledger)
 	m.Runner.Register(configView)
 	m.Runner.Register(filesView)
+	if err := m.registerWebhooks(ctx, configView); err != nil { // webhooks.go
+		return err
+	}
 
 	// Logs what happens from now on (orders, start/stop, passwords).
 	head, err := m.DataDir.Store.Head(ctx)
@@ -198,6 +204,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	}
 	m.Logger.Info("projections ready", zap.Uint64("position", m.Runner.Position()), zap.Duration("replay", time.Since(start)))
 	m.checkStoreIntegrity()
+	m.startWebhooks(configView)
 
 	s := tlhttp.NewServer()
 	s.Logger, s.Clock, s.Store, s.Runner = m.Logger, m.Clock, m.DataDir.Store, m.Runner
@@ -263,6 +270,9 @@ func (m *Main) Close() error {
 		m.Server.Close()
 	}
 	m.closeMetrics()
+	if m.Webhooks != nil {
+		m.Webhooks.Close()
+	}
 	m.closeClickHouse()
 	if m.Core != nil {
 		m.Core.Close()

@@ -1,0 +1,41 @@
+package main
+
+import (
+	"context"
+	"os"
+
+	"go.uber.org/zap"
+
+	"github.com/tradeledger/tradeledger/projections"
+	"github.com/tradeledger/tradeledger/webhook"
+)
+
+// registerWebhooks adds the webhook notifier before the replay: it sends
+// only events after the head as of now (a restart does not repeat history)
+// to config.notifications.webhooks, read from the configuration at each
+// event, so a config change applies at once.
+func (m *Main) registerWebhooks(ctx context.Context, config *projections.Config) error {
+	head, err := m.DataDir.Store.Head(ctx)
+	if err != nil {
+		return err
+	}
+	n := webhook.NewNotifier(func() []webhook.Target {
+		targets, _ := webhook.Targets(config.Current(), os.Getenv)
+		return targets
+	})
+	n.From, n.Logger = head, m.Logger.Named("webhook")
+	m.Webhooks = n
+	m.Runner.Register(n)
+	return nil
+}
+
+// startWebhooks starts the sender once the replay is done, and says which
+// configured webhooks are refused.
+func (m *Main) startWebhooks(config *projections.Config) {
+	if _, errs := webhook.Targets(config.Current(), os.Getenv); len(errs) > 0 {
+		for _, err := range errs {
+			m.Logger.Warn("webhook left out", zap.Error(err))
+		}
+	}
+	m.Webhooks.Start()
+}
