@@ -6,15 +6,12 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, launch, newPage, ready, login, screenshot, apiClient, PASSWORD } from './harness.mjs';
 
-// The wallet of testdata/dashboard-history/config.js (the ENC: login key).
-const WALLET = '0xdashboard0000000000000000000000000001';
-
 let server, browser, api;
 
 before(async () => {
   server = await startServer({ fixture: 'testdata/dashboard-history' });
   browser = await launch();
-  api = await apiClient(server.url, WALLET);
+  api = await apiClient(server.url, server.wallet);
 });
 
 after(async () => {

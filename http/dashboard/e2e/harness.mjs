@@ -50,8 +50,10 @@ export async function startServer({ fixture } = {}) {
   };
   let { proc, url } = serve('127.0.0.1:0');
   url = await url;
+  // The login key of API clients, whatever the import did with the fixture's.
+  const wallet = execFileSync(bin, ['wallet', '--data', data], { env, encoding: 'utf8' }).trim();
   return {
-    url, data,
+    url, data, wallet,
     log: () => log,
     // restart stops serve and starts it again on the same address and data
     // dir, calling between() while it is down.
