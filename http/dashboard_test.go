@@ -71,10 +71,23 @@ func TestDashboardServesEmbeddedFilesWithCSP(t *testing.T) {
 			t.Fatalf("GET %s with its ETag: %d, want 304", p, resp.StatusCode)
 		}
 	}
-	for _, p := range []string{"/dashboard/e2e/package.json", "/dashboard/nope.js", "/dashboard/", "/index.html"} {
+	for _, p := range []string{"/dashboard/e2e/package.json", "/dashboard/nope.js", "/dashboard/"} {
 		resp := ts.request("GET", p, nil, nil)
 		body := readBody(t, resp)
 		wantError(t, resp.StatusCode, body, http.StatusNotFound, "")
+		if resp.Header.Get("Content-Security-Policy") != DashboardCSP {
+			t.Fatalf("GET %s: a dashboard 404 without the CSP", p)
+		}
+	}
+	// A client that refuses gzip (q=0) or does not ask for it gets the
+	// file as is.
+	for _, ae := range []string{"", "gzip;q=0", "br", "identity"} {
+		resp := ts.request("GET", "/dashboard/vendor/lightweight-charts/lightweight-charts.mjs", nil, map[string]string{"Accept-Encoding": ae})
+		body := readBody(t, resp)
+		want, _ := dashboardFS.ReadFile("dashboard/vendor/lightweight-charts/lightweight-charts.mjs")
+		if resp.Header.Get("Content-Encoding") != "" || !bytes.Equal(body, want) {
+			t.Fatalf("Accept-Encoding %q: Content-Encoding %q, %d bytes (want %d as is)", ae, resp.Header.Get("Content-Encoding"), len(body), len(want))
+		}
 	}
 }
 
