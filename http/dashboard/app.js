@@ -55,7 +55,7 @@ function showLogin(message) {
   shell = null;
   const error = h('p', { id: 'login-error', class: 'error', role: 'alert', hidden: !message }, message || '');
   const input = h('input', { id: 'password', type: 'password', name: 'password', autocomplete: 'current-password', required: true });
-  const button = h('button', { type: 'submit' }, 'Log in');
+  const button = h('button', { type: 'submit', class: 'primary' }, 'Log in');
   const form = h('form', {
     class: 'login', 'aria-labelledby': 'login-title',
     onsubmit: async (e) => {
