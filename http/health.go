@@ -25,11 +25,14 @@ type healthResponse struct {
 }
 
 // ConnectorStatus is one exchange's connector as /healthz shows it:
-// "paper" or a real connector's name ("binance"), and why.
+// "paper" or a real connector's name ("binance"), and why. Error is the
+// exchange's last failure to answer (down, slow, rate limited), cleared by
+// its next answer.
 type ConnectorStatus struct {
 	Exchange  string `json:"exchange"`
 	Connector string `json:"connector"`
 	Reason    string `json:"reason"`
+	Error     string `json:"error,omitempty"`
 }
 
 // WriteHealth is what /healthz reads of a store that knows whether its

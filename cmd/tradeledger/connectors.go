@@ -108,6 +108,7 @@ type Connectors struct {
 
 	mu      sync.Mutex
 	binance map[string]*binanceAccount
+	down    map[string]string // exchange → its last failure to answer
 }
 
 type binanceAccount struct {
@@ -123,11 +124,102 @@ func (c *Connectors) Exchange(name string) (domain.Exchange, error) {
 	if err != nil {
 		return nil, err
 	}
+	var x domain.Exchange
 	switch choice.Connector {
 	case ConnectorBinance:
-		return c.binanceFor(cfg, name)
+		x, err = c.binanceFor(cfg, name)
+	default:
+		x, err = c.Paper.Exchange(name)
 	}
-	return c.Paper.Exchange(name)
+	if err != nil {
+		return nil, err
+	}
+	return watched{Exchange: x, c: c}, nil
+}
+
+// note records an exchange's failure to answer (EUNAVAILABLE), or clears
+// it when the exchange answered.
+func (c *Connectors) note(exchange string, err error) {
+	failed := domain.ErrorCode(err) == domain.EUNAVAILABLE
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, was := c.down[exchange]; !failed && !was {
+		return
+	}
+	if c.down == nil {
+		c.down = map[string]string{}
+	}
+	if failed {
+		c.down[exchange] = domain.ErrorMessage(err)
+	} else {
+		delete(c.down, exchange)
+	}
+}
+
+// watched is a connector whose failures to answer /healthz reports.
+type watched struct {
+	domain.Exchange
+	c *Connectors
+}
+
+func (w watched) Markets(ctx context.Context) ([]domain.Market, error) {
+	v, err := w.Exchange.Markets(ctx)
+	w.c.note(w.Name(), err)
+	return v, err
+}
+
+func (w watched) Ticker(ctx context.Context, pair string) (domain.Ticker, error) {
+	v, err := w.Exchange.Ticker(ctx, pair)
+	w.c.note(w.Name(), err)
+	return v, err
+}
+
+func (w watched) OrderBook(ctx context.Context, pair string, depth int) (domain.OrderBook, error) {
+	v, err := w.Exchange.OrderBook(ctx, pair, depth)
+	w.c.note(w.Name(), err)
+	return v, err
+}
+
+func (w watched) Candles(ctx context.Context, pair string, interval time.Duration, limit int) ([]domain.Candle, error) {
+	v, err := w.Exchange.Candles(ctx, pair, interval, limit)
+	w.c.note(w.Name(), err)
+	return v, err
+}
+
+func (w watched) Balances(ctx context.Context) ([]domain.AssetBalance, error) {
+	v, err := w.Exchange.Balances(ctx)
+	w.c.note(w.Name(), err)
+	return v, err
+}
+
+func (w watched) PlaceOrder(ctx context.Context, req domain.PlaceOrderRequest) (domain.ExchangeOrder, error) {
+	v, err := w.Exchange.PlaceOrder(ctx, req)
+	w.c.note(w.Name(), err)
+	return v, err
+}
+
+func (w watched) CancelOrder(ctx context.Context, pair, orderID string) (domain.ExchangeOrder, error) {
+	v, err := w.Exchange.CancelOrder(ctx, pair, orderID)
+	w.c.note(w.Name(), err)
+	return v, err
+}
+
+func (w watched) Order(ctx context.Context, pair, clientOrderID string) (domain.ExchangeOrder, error) {
+	v, err := w.Exchange.Order(ctx, pair, clientOrderID)
+	w.c.note(w.Name(), err)
+	return v, err
+}
+
+func (w watched) OpenOrders(ctx context.Context, pair string) ([]domain.ExchangeOrder, error) {
+	v, err := w.Exchange.OpenOrders(ctx, pair)
+	w.c.note(w.Name(), err)
+	return v, err
+}
+
+func (w watched) FillsSince(ctx context.Context, since uint64, limit int) ([]domain.Fill, error) {
+	v, err := w.Exchange.FillsSince(ctx, since, limit)
+	w.c.note(w.Name(), err)
+	return v, err
 }
 
 // Binance returns the Binance connector of a configured exchange whatever
@@ -198,7 +290,10 @@ func (c *Connectors) Choices() []Choice {
 func (c *Connectors) Statuses() []tlhttp.ConnectorStatus {
 	var out []tlhttp.ConnectorStatus
 	for _, ch := range c.Choices() {
-		out = append(out, tlhttp.ConnectorStatus{Exchange: ch.Exchange, Connector: ch.Connector, Reason: ch.Reason})
+		c.mu.Lock()
+		down := c.down[ch.Exchange]
+		c.mu.Unlock()
+		out = append(out, tlhttp.ConnectorStatus{Exchange: ch.Exchange, Connector: ch.Connector, Reason: ch.Reason, Error: down})
 	}
 	return out
 }

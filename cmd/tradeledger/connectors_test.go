@@ -162,6 +162,31 @@ func TestServeChoosesBinance(t *testing.T) {
 	if !ok || o.ClientOrderID != orders[0].ClientOrderID || o.ExchangeOrderID != fmt.Sprint(orders[0].ID) {
 		t.Fatalf("order %d: %+v, want the fixture's client id %s and id %d", id, o, orders[0].ClientOrderID, orders[0].ID)
 	}
+
+	// An exchange that stops answering shows in /healthz until it answers.
+	fx.RateLimit(30 * time.Second)
+	e.clock.Advance(time.Second)
+	e.m.Core.Cycle(context.Background())
+	if got := errorOf(e.health(), "binance"); !strings.Contains(got, "rate limit") {
+		t.Fatalf("healthz error while rate limited = %q, want the rate limit", got)
+	}
+	e.clock.Advance(31 * time.Second)
+	e.m.Core.Cycle(context.Background())
+	if got := errorOf(e.health(), "binance"); got != "" {
+		t.Fatalf("healthz error after Retry-After = %q, want none", got)
+	}
+}
+
+func errorOf(h map[string]any, exchange string) string {
+	list, _ := h["exchanges"].([]any)
+	for _, x := range list {
+		m := x.(map[string]any)
+		if m["exchange"] == exchange {
+			s, _ := m["error"].(string)
+			return s
+		}
+	}
+	return ""
 }
 
 // license/keys/edit checks verifyExchange's keys against the exchange:
