@@ -56,8 +56,9 @@ type Audit struct {
 	MaxStreamsPerToken int
 	StreamBufferBytes  int
 
-	verifying chan struct{} // one verify at a time: it reads the whole log
-	streams   atomic.Int64  // live event streams (Streams)
+	verifying chan struct{}                              // one verify at a time: it reads the whole log
+	streams   atomic.Int64                               // live event streams (Streams)
+	onFailure atomic.Pointer[func(domain.VerifySummary)] // OnVerifyFailure
 
 	mu       sync.Mutex
 	perToken map[[32]byte]int // live streams per credential (acquireStream)
@@ -164,6 +165,9 @@ func (s *Server) handleAuditVerify(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		Error(w, r, err)
 		return
+	}
+	if !sum.OK {
+		s.Audit.verifyFailed(sum) // webhooks (metrics.go)
 	}
 	writeJSON(w, http.StatusOK, sum)
 }

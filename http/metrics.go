@@ -49,6 +49,16 @@ func (a *Audit) Streams() int {
 	return int(a.streams.Load())
 }
 
+// OnVerifyFailure makes f hear of every audit/verify that found the log
+// faulty (the webhooks' verifyFailures). Safe to call while serving.
+func (a *Audit) OnVerifyFailure(f func(domain.VerifySummary)) { a.onFailure.Store(&f) }
+
+func (a *Audit) verifyFailed(sum domain.VerifySummary) {
+	if f := a.onFailure.Load(); f != nil {
+		(*f)(sum)
+	}
+}
+
 // writable is what /readyz asks of a store that can tell (the embedded
 // one): nil when it accepts writes now.
 type writable interface{ Writable() error }

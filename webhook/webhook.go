@@ -1,6 +1,6 @@
 // Package webhook delivers chosen events of the log to HTTP endpoints
-// (config.notifications.webhooks[]): fills, rejections, start/stop and
-// failed logins, each POSTed as JSON with an HMAC-SHA256 signature header,
+// (config.notifications.webhooks[]): fills, rejections, start/stop, failed
+// logins, and verify failures found by audit/verify (Notify), each POSTed as JSON with an HMAC-SHA256 signature header,
 // retried with backoff. Delivery runs beside trading and never blocks it:
 // the projection only queues, and a full queue drops (and logs) instead of
 // waiting.
@@ -196,6 +196,35 @@ func (n *Notifier) Apply(e *domain.Event) error {
 		}
 	}
 	return nil
+}
+
+// Notify queues a notification that is not an event of the log (kind
+// "verifyFailures": the audit found the log faulty) for the webhooks that
+// want kind; id names the delivery. Like Apply, it never waits.
+func (n *Notifier) Notify(kind, typ, id string, data any) {
+	if n.Targets == nil {
+		return
+	}
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return
+	}
+	var body []byte
+	for _, t := range n.Targets() {
+		if !t.wants(kind) {
+			continue
+		}
+		if body == nil {
+			if body, err = json.Marshal(Payload{Kind: kind, Type: typ, ID: id, Data: raw}); err != nil {
+				return
+			}
+		}
+		select {
+		case n.queue <- delivery{target: t, body: body, kind: kind, id: id}:
+		default:
+			n.Logger.Warn("webhook queue full: delivery dropped", zap.String("url", t.URL), zap.String("notification", id))
+		}
+	}
 }
 
 // Start sends queued deliveries in the background until Close.

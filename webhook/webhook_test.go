@@ -118,3 +118,31 @@ func TestApplyNeverBlocks(t *testing.T) {
 		t.Fatalf("queue holds %d, want 1", len(n.queue))
 	}
 }
+
+// TestNotifyVerifyFailure: Notify reaches the webhooks that want its kind
+// only.
+func TestNotifyVerifyFailure(t *testing.T) {
+	got := make(chan string, 4)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.URL.Path + " " + r.Header.Get("X-Tradeledger-Event")
+	}))
+	defer srv.Close()
+	n := NewNotifier(func() []Target {
+		return []Target{{URL: srv.URL + "/fills", Kinds: []string{"fills"}}, {URL: srv.URL + "/audit", Kinds: []string{"verifyFailures"}}}
+	})
+	n.Start()
+	defer n.Close()
+	n.Notify("verifyFailures", "VerifyFailed", "verify-9-1", domain.VerifySummary{FaultCount: 1})
+	select {
+	case g := <-got:
+		if g != "/audit verifyFailures" {
+			t.Fatalf("delivered %q", g)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no delivery")
+	}
+	n.Close()
+	if len(got) != 0 {
+		t.Fatalf("extra delivery %q", <-got)
+	}
+}

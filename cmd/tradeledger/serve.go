@@ -246,6 +246,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	s.RealConnector = HasRealConnector
 
 	m.wireMetrics(s)
+	m.wireWebhooks(s)
 	if s.CORSOrigins, err = tlhttp.ParseCORSOrigins(m.Config.CORSOrigins); err != nil {
 		return fmt.Errorf("--cors-origins: %w", err)
 	}

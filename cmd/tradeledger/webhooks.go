@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 
 	"go.uber.org/zap"
 
+	"github.com/tradeledger/tradeledger/domain"
+	tlhttp "github.com/tradeledger/tradeledger/http"
 	"github.com/tradeledger/tradeledger/projections"
 	"github.com/tradeledger/tradeledger/webhook"
 )
@@ -38,4 +41,13 @@ func (m *Main) startWebhooks(config *projections.Config) {
 		}
 	}
 	m.Webhooks.Start()
+}
+
+// wireWebhooks makes audit/verify failures notify the webhooks that want
+// verifyFailures.
+func (m *Main) wireWebhooks(s *tlhttp.Server) {
+	s.Audit.OnVerifyFailure(func(sum domain.VerifySummary) {
+		id := fmt.Sprintf("verify-%d-%d", sum.LastPosition, sum.FaultCount)
+		m.Webhooks.Notify("verifyFailures", "VerifyFailed", id, sum)
+	})
 }
