@@ -95,7 +95,31 @@ func (t *Trader) check(ctx context.Context, req *domain.OrderRequest, oco bool) 
 	if t.Activity == nil || !t.Activity.IsCycling(req.Exchange) {
 		return nil, domain.Ticker{}, notCycling(req.Exchange)
 	}
+	if err := t.reconciledOnce(ctx, x); err != nil {
+		return nil, domain.Ticker{}, err
+	}
 	return x, tk, nil
+}
+
+// reconciledOnce makes sure that, since this process started, the
+// exchange's open orders were looked up (checkOpenOrders) and its fills
+// since the cursor recorded before a new order goes out.
+func (t *Trader) reconciledOnce(ctx context.Context, x domain.Exchange) error {
+	t.mu.Lock()
+	done := t.checked[x.Name()]
+	t.mu.Unlock()
+	if done {
+		return nil
+	}
+	l := t.exLock(x.Name())
+	l.Lock()
+	defer l.Unlock()
+	a := t.newAppender(domain.ActorCore, "")
+	err := t.checkOpenOrders(ctx, a, x)
+	if err == nil {
+		err = t.reconcileFills(ctx, a, x)
+	}
+	return a.finish(ctx, err)
 }
 
 // claimKey claims an Idempotency-Key. fresh: no request used it, the

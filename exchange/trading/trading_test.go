@@ -778,3 +778,29 @@ func TestPaperStateSurvivesRestart(t *testing.T) {
 	e.reconcile()
 	want(t, e.types(domain.OrderStream(rest)), domain.TypeOrderRequested, domain.TypeOrderAccepted, domain.TypeOrderFilled)
 }
+
+// After a restart, the first order does not go out before the exchange's
+// open orders were looked up and its fills since the cursor recorded.
+func TestFirstOrderAfterRestartWaitsForReconcile(t *testing.T) {
+	e := newEnv(t)
+	e.paperFromLog = true
+	e.close()
+	e.open()
+	ctx := context.Background()
+	e.setPrice("USDT-BTC", "60000")
+	rest, err := e.tr.Submit(ctx, limit(domain.Buy, "0.01", "50000"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.close()
+	e.sim = paper.NewSimulator(e.clock)
+	e.open()
+	x, _ := e.sim.Paper("binance")
+	if err := x.FillOrder(e.clientID(rest), domain.MustDecimal("0.01")); err != nil { // filled while we were down
+		t.Fatal(err)
+	}
+	if _, err := e.tr.Submit(ctx, limit(domain.Buy, "0.01", "40000")); err != nil {
+		t.Fatal(err)
+	}
+	want(t, e.types(domain.OrderStream(rest)), domain.TypeOrderRequested, domain.TypeOrderAccepted, domain.TypeOrderFilled)
+}
