@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/tradeledger/tradeledger/eventstore/esdb"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 	tlhttp "github.com/tradeledger/tradeledger/http"
 	"github.com/tradeledger/tradeledger/metrics"
@@ -21,7 +22,10 @@ import (
 func (m *Main) registerMetrics() {
 	m.Metrics = metrics.New()
 	m.Runner.Register(m.Metrics)
-	if s, ok := m.DataDir.Store.(*sqlite.Store); ok {
+	switch s := m.DataDir.Store.(type) {
+	case *sqlite.Store:
+		s.SetObserver(m.Metrics)
+	case *esdb.Store: // append latency only: batching and fsync are the server's
 		s.SetObserver(m.Metrics)
 	}
 	m.Metrics.WatchLog(m.DataDir.Store.Head, m.Runner.Position)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/EventStore/EventStore-Client-Go/v4/esdb"
 	"github.com/google/uuid"
@@ -91,6 +92,7 @@ func checkReserved(stream string, events []domain.Event) error {
 // Append implements domain.EventStore (see the package doc for how the
 // chain, conflicts and retries map onto EventStoreDB).
 func (s *Store) Append(ctx context.Context, stream string, expected domain.ExpectedVersion, events ...domain.Event) (domain.AppendResult, error) {
+	defer s.observeSince(time.Now())                              // observe.go
 	events, err := domain.PrepareAppend(stream, expected, events) // copies: the caller's slice stays untouched
 	if err != nil {
 		return domain.AppendResult{}, err

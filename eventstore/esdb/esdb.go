@@ -115,6 +115,8 @@ type Store struct {
 	locks streamLocks
 	ids   idCache
 	known positionCache
+
+	obs observer // append metrics (observe.go)
 }
 
 var _ domain.EventStore = (*Store)(nil)
