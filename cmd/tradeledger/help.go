@@ -24,14 +24,17 @@ var helpText = map[string]struct{ summary, synopsis, about, example string }{
 		"Reads the new password from the first line of stdin (typed twice on a terminal) and records it; every\n" +
 			"token issued before is revoked.",
 		"printf 'new password\\n' | tradeledger passwd --data ./data"},
-	"verify": {"check every hash chain of the log; exit 1 naming the first bad event",
-		"verify [--data DIR] [--eventstore URL] [--heads] [--json] [--digest HEX]",
-		"Checks every hash chain of the log. Exit 0 when sound; 1 naming the faulty events.",
+	"verify": {"check every hash chain of the log; exit 1 naming every bad event",
+		"verify [--data DIR] [--eventstore URL] [--heads] [--max-faults N] [--json] [--digest HEX]",
+		"Checks every hash chain of the log and prints a summary (events, streams, heads digest). Exit 0 when sound;\n" +
+			"1 when any event is faulty: all are counted, the first --max-faults are named. --heads lists every stream's head.",
 		"tradeledger verify --data ./data --json"},
 	"replay": {"rebuild balances, open orders and PNL as of a time or log position",
-		"replay [--data DIR] --until TIME | --position N [--json] [--timezone TZ] [--pnl-method M]",
-		"Rebuilds balances, open orders and PNL as of a time (RFC 3339 or ms) or log position, from the log alone.",
-		"tradeledger replay --data ./data --until 2026-03-01T00:00:00Z --json"},
+		"replay [--data DIR] [--until TIME|DATE | --position N] [--json] [--timezone TZ] [--pnl-method M]",
+		"Rebuilds balances, open orders and PNL from the log alone: as of now (the whole log), as of a log position,\n" +
+			"or as of a time in trade time (--until: RFC 3339, ms, or a date meaning the end of that day in --timezone;\n" +
+			"each event counts by its own time, a fill by the exchange's trade time). The output names the cut used.",
+		"tradeledger replay --data ./data --until 2026-03-01 --timezone Europe/Amsterdam --json"},
 	"restore": {"materialize config, files and state files from the log as a Gunbot-style folder",
 		"restore [--data DIR] --out DIR [--until TIME | --position N] [--with-secrets]",
 		"Writes a Gunbot-style folder (config.js, autoconfig, backups, state files, strategies) from the log.",

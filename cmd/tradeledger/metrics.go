@@ -13,7 +13,7 @@ import (
 	"github.com/tradeledger/tradeledger/eventstore/esdb"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 	tlhttp "github.com/tradeledger/tradeledger/http"
-	"github.com/tradeledger/tradeledger/metrics"
+	"github.com/tradeledger/tradeledger/projections/metrics"
 )
 
 // registerMetrics creates the service's metrics before the replay: they

@@ -17,10 +17,10 @@ import (
 	"github.com/tradeledger/tradeledger/exchange/paper"
 	"github.com/tradeledger/tradeledger/exchange/trading"
 	tlhttp "github.com/tradeledger/tradeledger/http"
-	"github.com/tradeledger/tradeledger/metrics"
 	"github.com/tradeledger/tradeledger/projections"
 	"github.com/tradeledger/tradeledger/projections/clickhouse"
-	"github.com/tradeledger/tradeledger/webhook"
+	"github.com/tradeledger/tradeledger/projections/metrics"
+	"github.com/tradeledger/tradeledger/projections/webhook"
 )
 
 // ServeConfig is the serve command's settings (DESIGN §8).

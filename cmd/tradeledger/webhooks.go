@@ -10,7 +10,7 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 	tlhttp "github.com/tradeledger/tradeledger/http"
 	"github.com/tradeledger/tradeledger/projections"
-	"github.com/tradeledger/tradeledger/webhook"
+	"github.com/tradeledger/tradeledger/projections/webhook"
 )
 
 // registerWebhooks adds the webhook notifier before the replay: it sends

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tradeledger/tradeledger/webhook"
+	"github.com/tradeledger/tradeledger/projections/webhook"
 )
 
 // TestServeSendsWebhooks: a webhook added to the configuration through the
