@@ -4,7 +4,7 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, launch, newPage, ready, login, screenshot, apiClient, PASSWORD } from './harness.mjs';
+import { startServer, launch, newPage, ready, login, screenshot, apiClient, untilCycling, PASSWORD } from './harness.mjs';
 
 let server, browser, api;
 
@@ -104,6 +104,7 @@ test('overview shows the hand-computed PNL in two time zones', async () => {
 
 test('pair: place a limit order from the ticket, see it open and as a price line, cancel it; a refused order shows the message at the field', async () => {
   await api('POST', '/system/start'); // pairs trade (and have candles) only while the system runs
+  await untilCycling(api, 'binance/USDT-BTC');
   const page = await newPage(browser);
   await login(page, server.url);
   await ready(page, 'overview');

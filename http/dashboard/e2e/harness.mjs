@@ -151,3 +151,19 @@ export async function apiClient(url, wallet, password = PASSWORD) {
     return data;
   };
 }
+
+// untilCycling waits until the core has collected market data for key (the
+// first cycle after system/start runs on the core's own schedule, after the
+// exchange's reconcile), polling the API; it fails after timeoutMs.
+export async function untilCycling(api, key, timeoutMs = 20000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await api('GET', '/market/candles?key=' + encodeURIComponent(key));
+      return;
+    } catch (err) {
+      if (Date.now() > deadline) throw new Error(`no market data for ${key} after ${timeoutMs} ms: ${err.message}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
