@@ -37,6 +37,7 @@ export async function render(view, ctx) {
 
   async function reload() {
     ({ config } = await get('/config/full'));
+    connectors = null; // the server may choose again after a change
     drawMode(); drawPairs(); drawStrategies(); drawKeys();
   }
 
@@ -72,15 +73,25 @@ export async function render(view, ctx) {
   systemState().then(s => { state.textContent = s || 'unknown (long log)'; }).catch(() => { state.textContent = 'unknown'; });
 
   // --- paper or real
+  // connectors: exchange → {connector, reason} as the running server chose
+  // them (/healthz lists them); filled in by drawMode's request.
+  let connectors = null;
   function drawMode() {
     const sim = config.bot?.SIMULATOR !== false;
     const box = h('input', { type: 'checkbox', id: 'simulator', checked: sim });
     const err = h('p', { class: 'field-error', role: 'alert' });
+    const trades = (ex) => {
+      const c = connectors?.[ex];
+      if (!c) return h('td', null, connectors ? 'not traded (no connector chosen)' : '…');
+      const paper = c.connector === 'paper';
+      return h('td', { class: paper ? '' : 'neg', title: c.reason || '' },
+        paper ? 'on paper (simulated)' : `for real (${c.connector})`, h('span', { class: 'muted small' }, c.reason ? ` · ${c.reason}` : ''));
+    };
     replace(sections.mode, h('h2', { id: 's-mode' }, 'Paper or real trading'),
       h('div', { class: 'table-wrap' }, h('table', { id: 'exchange-modes' },
-        h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'Exchange'), h('th', { scope: 'col' }, 'Trades'))),
+        h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'Exchange'), h('th', { scope: 'col' }, 'Trades now'))),
         h('tbody', null, Object.keys(config.exchanges || {}).sort().map(ex => h('tr', { dataset: { exchange: ex } },
-          h('td', null, ex), h('td', { class: sim ? '' : 'neg' }, sim ? 'on paper (simulated)' : 'for real')))))),
+          h('td', null, ex), trades(ex)))))),
       h('form', {
         class: 'row', onsubmit: (e) => {
           e.preventDefault();
@@ -91,7 +102,13 @@ export async function render(view, ctx) {
       h('label', { class: 'inline', for: 'simulator' }, box, ' All exchanges trade on paper (bot.SIMULATOR)'),
       h('label', { class: 'inline', for: 'confirm-real' }, confirmReal, ' I mean real orders with real money'),
       h('button', { type: 'submit', id: 'save-mode' }, 'Save')), err,
-      h('p', { class: 'muted small' }, 'The API has one switch for all exchanges; a per-exchange choice needs the server to offer it.'));
+      h('p', { class: 'muted small' }, 'bot.SIMULATOR switches every exchange; an exchange whose own settings say simulator: true stays on paper. "Trades now" is what the running server uses for each exchange.'));
+    if (connectors === null) {
+      fetch('/healthz', { cache: 'no-store' }).then(r => r.json()).then(hz => {
+        connectors = Object.fromEntries((hz.exchanges || []).map(x => [x.exchange, x]));
+        drawMode();
+      }).catch(() => { connectors = {}; drawMode(); });
+    }
   }
   const confirmReal = h('input', { type: 'checkbox', id: 'confirm-real' });
 

@@ -253,6 +253,9 @@ test('settings: add a strategy and a pair, disable it, keys masked, start and st
   await page.click('nav a[data-page=settings]');
   await ready(page, 'settings');
   await page.waitForSelector('#system-state:text("running")');
+  // Which connector each exchange trades on, as the running server chose it.
+  await page.waitForSelector('#exchange-modes tr[data-exchange=binance] td:nth-child(2):text("on paper (simulated)")');
+  assert.match(await text(page, '#exchange-modes tr[data-exchange=binance] td:nth-child(2)'), /bot\.SIMULATOR is true/);
 
   await page.fill('#new-strategy', 'e2e-grid');
   await page.selectOption('#new-strategy-algo', 'stepgrid');
