@@ -209,45 +209,65 @@ const loginRefused = "invalid password"
 // address with too many recent failures gets 429 with Retry-After before
 // anything is checked. A success records LoginSucceeded.
 func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
-	if s.Auth == nil || s.Passwords == nil || s.Wallet == nil || s.Logins == nil {
+	if s.Wallet == nil {
 		Error(w, r, domain.Errorf(domain.EUNAVAILABLE, "authentication is not configured"))
 		return
+	}
+	token, ok := s.passwordLogin(w, r, "login", func(password, hash string) (string, error) {
+		return checkLogin(password, s.Wallet(), hash)
+	})
+	if !ok {
+		return
+	}
+	writeJSON(w, http.StatusOK, loginResponse{Status: "success", Token: token})
+}
+
+// passwordLogin is the one login flow, of the API (ENC password, handleLogin)
+// and of the dashboard (clear password, handleDashboardLogin): 429 while the
+// client's address has too many recent failures; the body {password}; the
+// attempt counted before the password is checked, so a burst of concurrent
+// guesses gets exactly MaxFailures checks, not as many as arrive before the
+// first failures are recorded; check (reason "" for the right password)
+// under the limiter's hashing slots; a LoginFailed event and one 401 message
+// for every refusal, whatever its reason, or a LoginSucceeded event and a
+// full-access token. On any refusal it has answered the client and returns
+// ok false; what names the flow in the log.
+func (s *Server) passwordLogin(w http.ResponseWriter, r *http.Request, what string, check func(password, hash string) (reason string, err error)) (token string, ok bool) {
+	if s.Auth == nil || s.Passwords == nil || s.Logins == nil {
+		Error(w, r, domain.Errorf(domain.EUNAVAILABLE, "authentication is not configured"))
+		return "", false
 	}
 	host := s.clientHost(r)
 	addr := limiterKey(host)
 	if s.tooManyLogins(w, r, s.Logins.Wait(addr, s.Clock.Now())) {
-		return
+		return "", false
 	}
 	var req loginRequest
 	if err := decodeJSON(r, &req, false); err != nil {
 		Error(w, r, err)
-		return
+		return "", false
 	}
 	if req.Password == nil {
 		Error(w, r, domain.Errorf(domain.EINVALID, "field \"password\" is required"))
-		return
+		return "", false
 	}
-	// The attempt is counted before the password is checked, so a burst of
-	// concurrent guesses gets exactly MaxFailures checks, not as many as
-	// arrive before the first failures are recorded.
 	if s.tooManyLogins(w, r, s.Logins.Reserve(addr, s.Clock.Now())) {
-		return
+		return "", false
 	}
-
 	release, err := s.Logins.acquire(r.Context())
 	if err != nil {
 		Error(w, r, domain.Errorf(domain.EUNAVAILABLE, "login cancelled"))
-		return
+		return "", false
 	}
 	hash, generation := s.Passwords.Current()
-	reason, err := checkLogin(*req.Password, s.Wallet(), hash)
+	reason, err := check(*req.Password, hash)
 	release()
 	if err != nil {
 		Error(w, r, err)
-		return
+		return "", false
 	}
 	if reason != "" {
-		logger(r).Warn("login refused", zap.String("remote", addr), zap.String("reason", reason))
+		logger(r).Warn(what+" refused", zap.String("remote", addr), zap.String("reason", reason))
 		ev := domain.NewEvent(s.Clock, domain.TypeLoginFailed, domain.LoginFailed{RemoteAddr: host, Reason: reason})
 		if _, err := s.commit(r, domain.StreamAuth, domain.Any, ev); err != nil {
 			// The client is refused either way; a store outage must not
@@ -255,24 +275,23 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 			logger(r).Error("record LoginFailed", zap.Error(err))
 		}
 		Error(w, r, domain.Errorf(domain.EUNAUTHORIZED, loginRefused))
-		return
+		return "", false
 	}
-
-	token, err := s.Auth.issueToken(LoginSubject, generation)
+	token, err = s.Auth.issueToken(LoginSubject, generation)
 	if err != nil {
 		Error(w, r, err)
-		return
+		return "", false
 	}
 	r = r.WithContext(context.WithValue(r.Context(), ctxSubject, LoginSubject))
 	ev := domain.NewEvent(s.Clock, domain.TypeLoginSucceeded, domain.LoginSucceeded{Subject: LoginSubject, RemoteAddr: host})
 	if _, err := s.commit(r, domain.StreamAuth, domain.Any, ev); err != nil {
 		// No token without its audit record.
 		Error(w, r, err)
-		return
+		return "", false
 	}
 	s.Logins.Succeeded(addr)
-	logger(r).Info("login", zap.String("remote", addr))
-	writeJSON(w, http.StatusOK, loginResponse{Status: "success", Token: token})
+	logger(r).Info(what, zap.String("remote", addr))
+	return token, true
 }
 
 // tooManyLogins answers 429 with Retry-After (whole seconds, rounded up)

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/gorilla/mux"
-	"go.uber.org/zap"
 
 	"github.com/tradeledger/tradeledger/domain"
 )
@@ -45,10 +44,6 @@ func (s *Server) registerSessionRoutes(r *mux.Router) {
 	r.Handle("/dashboard/logout", s.requireToken(http.HandlerFunc(s.handleDashboardLogout))).Methods("POST")
 }
 
-type dashboardLoginRequest struct {
-	Password *string `json:"password"`
-}
-
 type dashboardLoginResponse struct {
 	Status string `json:"status"`
 	// ExpiresAt is when the session ends (ms), so the page can say so.
@@ -61,66 +56,14 @@ type dashboardLoginResponse struct {
 // any refusal, 429 with Retry-After when the address is locked out, and on
 // success LoginSucceeded and the two cookies.
 func (s *Server) handleDashboardLogin(w http.ResponseWriter, r *http.Request) {
-	if s.Auth == nil || s.Passwords == nil || s.Logins == nil {
-		Error(w, r, domain.Errorf(domain.EUNAVAILABLE, "authentication is not configured"))
-		return
-	}
 	if !sameOrigin(r) {
 		writeError(w, r, http.StatusForbidden, "cross-origin login refused")
 		return
 	}
-	host := s.clientHost(r)
-	addr := limiterKey(host)
-	if s.tooManyLogins(w, r, s.Logins.Wait(addr, s.Clock.Now())) {
+	token, ok := s.passwordLogin(w, r, "dashboard login", checkPlainLogin)
+	if !ok {
 		return
 	}
-	var req dashboardLoginRequest
-	if err := decodeJSON(r, &req, false); err != nil {
-		Error(w, r, err)
-		return
-	}
-	if req.Password == nil {
-		Error(w, r, domain.Errorf(domain.EINVALID, "field \"password\" is required"))
-		return
-	}
-	// Counted before the check, as in handleLogin.
-	if s.tooManyLogins(w, r, s.Logins.Reserve(addr, s.Clock.Now())) {
-		return
-	}
-	release, err := s.Logins.acquire(r.Context())
-	if err != nil {
-		Error(w, r, domain.Errorf(domain.EUNAVAILABLE, "login cancelled"))
-		return
-	}
-	hash, generation := s.Passwords.Current()
-	reason, err := checkPlainLogin(*req.Password, hash)
-	release()
-	if err != nil {
-		Error(w, r, err)
-		return
-	}
-	if reason != "" {
-		logger(r).Warn("dashboard login refused", zap.String("remote", addr), zap.String("reason", reason))
-		ev := domain.NewEvent(s.Clock, domain.TypeLoginFailed, domain.LoginFailed{RemoteAddr: host, Reason: reason})
-		if _, err := s.commit(r, domain.StreamAuth, domain.Any, ev); err != nil {
-			logger(r).Error("record LoginFailed", zap.Error(err))
-		}
-		Error(w, r, domain.Errorf(domain.EUNAUTHORIZED, loginRefused))
-		return
-	}
-	token, err := s.Auth.issueToken(LoginSubject, generation)
-	if err != nil {
-		Error(w, r, err)
-		return
-	}
-	r = r.WithContext(context.WithValue(r.Context(), ctxSubject, LoginSubject))
-	ev := domain.NewEvent(s.Clock, domain.TypeLoginSucceeded, domain.LoginSucceeded{Subject: LoginSubject, RemoteAddr: host})
-	if _, err := s.commit(r, domain.StreamAuth, domain.Any, ev); err != nil {
-		Error(w, r, err)
-		return
-	}
-	s.Logins.Succeeded(addr)
-	logger(r).Info("dashboard login", zap.String("remote", addr))
 	ttl := s.Auth.TokenTTL
 	if ttl <= 0 {
 		ttl = DefaultTokenTTL
