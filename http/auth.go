@@ -307,12 +307,25 @@ func (s *Server) tooManyLogins(w http.ResponseWriter, r *http.Request, wait time
 }
 
 // checkLogin returns "" when enc decrypts (with wallet) to the password of
-// hash, or else the LoginReason. It always runs one argon2id check, against
-// a dummy hash when there is nothing real to check, so every refusal costs
-// the same time: no timing oracle for the padding or for whether a password
-// is registered. The error is only for a corrupt stored hash.
+// hash, or else the LoginReason (checkPassword).
 func checkLogin(enc, wallet, hash string) (reason string, err error) {
 	password, decryptErr := domain.DecryptLoginPassword(enc, wallet)
+	return checkPassword(password, decryptErr, hash)
+}
+
+// checkPlainLogin is checkLogin for a password typed in clear (the
+// dashboard's login).
+func checkPlainLogin(password, hash string) (reason string, err error) {
+	return checkPassword(password, nil, hash)
+}
+
+// checkPassword returns "" when password is the password of hash and
+// undecryptable is nil, or else the LoginReason. It always runs one
+// argon2id check, against a dummy hash when there is nothing real to check,
+// so every refusal costs the same time: no timing oracle for the padding or
+// for whether a password is registered. The error is only for a corrupt
+// stored hash.
+func checkPassword(password string, undecryptable error, hash string) (reason string, err error) {
 	against := hash
 	if against == "" {
 		against = dummyHash()
@@ -323,8 +336,8 @@ func checkLogin(enc, wallet, hash string) (reason string, err error) {
 		return "", err
 	case hash == "":
 		return domain.LoginReasonUnregistered, nil
-	case decryptErr != nil:
-		return domain.ErrorMessage(decryptErr), nil
+	case undecryptable != nil:
+		return domain.ErrorMessage(undecryptable), nil
 	case !ok:
 		return domain.LoginReasonPassword, nil
 	}

@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/gorilla/mux"
-
-	"github.com/tradeledger/tradeledger/domain"
 )
 
 // The dashboard's login: a person types the password alone (no wallet, no
@@ -106,26 +104,6 @@ func (s *Server) csrfToken(session string) string {
 	m.Write([]byte("tradeledger csrf\x00"))
 	m.Write([]byte(session))
 	return hex.EncodeToString(m.Sum(nil))
-}
-
-// checkPlainLogin is checkLogin for a password typed in clear: one argon2id
-// check whatever happens (against a dummy hash when none is registered), so
-// every refusal costs the same time.
-func checkPlainLogin(password, hash string) (reason string, err error) {
-	against := hash
-	if against == "" {
-		against = dummyHash()
-	}
-	ok, err := CheckPassword(password, against)
-	switch {
-	case err != nil:
-		return "", err
-	case hash == "":
-		return domain.LoginReasonUnregistered, nil
-	case !ok:
-		return domain.LoginReasonPassword, nil
-	}
-	return "", nil
 }
 
 // sessionAuth is requireToken for a request that carries the session
