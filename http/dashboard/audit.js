@@ -56,7 +56,11 @@ export async function render(view, ctx) {
       replace(verifyBox,
         h('p', { id: 'verify-ok', class: v.ok ? 'ok' : 'error' },
           v.ok ? `✔ Log verified: ${v.events} events in ${v.streams} streams, up to position ${v.lastPosition}.`
-            : `✘ Log does not verify: ${v.fault ? `${v.fault.stream} v${v.fault.version} (position ${v.fault.position}): ${v.fault.problem}` : 'see the server'}`),
+            : `✘ Log does not verify: ${v.faultCount || 1} faulty event${v.faultCount > 1 ? 's' : ''} among ${v.events} events in ${v.streams} streams.`),
+        v.ok ? null : h('ul', { id: 'verify-faults' }, (v.faults || (v.fault ? [v.fault] : [])).map(f =>
+          h('li', { class: 'mono small' }, `${f.stream} v${f.version} (position ${f.position}, ${f.type}): ${f.problem}`))),
+        v.ok || !(v.faultCount > (v.faults || []).length) ? null
+          : h('p', { class: 'muted small' }, `The first ${(v.faults || []).length} are listed; tradeledger verify --max-faults N lists more.`),
         h('div', { class: 'row' },
           h('div', { class: 'grow' }, h('label', { for: 'digest' }, 'Heads digest (record it to prove later that the log was not rewritten)'),
             h('output', { id: 'digest', class: 'mono digest' }, digest)),
