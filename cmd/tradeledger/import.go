@@ -465,7 +465,8 @@ const importOrderIDBase = int64(1) << 52
 
 // orderUnits turns every order of json/*-state.json into an order stream:
 // OrderRequested, OrderAccepted and one OrderFilled for the whole amount at
-// the order's rate, all at the order's original time.
+// the order's rate, all at the order's original time; the units come in
+// the orders' time order.
 func (im *Importer) orderUnits(dir string, sum *ImportSummary) []importUnit {
 	paths, _ := filepath.Glob(filepath.Join(dir, "json", "*-state.json"))
 	sort.Strings(paths)
@@ -497,6 +498,10 @@ func (im *Importer) orderUnits(dir string, sum *ImportSummary) []importUnit {
 			units = append(units, u)
 		}
 	}
+	// In trade-time order, whatever order the files list them in (Gunbot
+	// keeps the newest first): lots are matched in log order, so a sell
+	// appended before the buy it sells would find no lot to consume.
+	sort.SliceStable(units, func(i, j int) bool { return units[i].events[0].Time < units[j].events[0].Time })
 	return units
 }
 

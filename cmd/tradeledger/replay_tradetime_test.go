@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -84,5 +85,62 @@ func TestReplayImportedHistoryByTradeTime(t *testing.T) {
 	}
 	if _, errOut, code := auditRun(t, "replay", "--data", data, "--until", "03/02/2024"); code == 0 || !strings.Contains(errOut, "neither a date") {
 		t.Fatalf("a malformed --until: exit %d %s", code, errOut)
+	}
+}
+
+// TestImportNewestFirstStateFile: Gunbot keeps a state file's orders newest
+// first; the import appends them in trade-time order, so the PNL is the same
+// as for the oldest-first file (+35), not a sell with no lot to consume.
+func TestImportNewestFirstStateFile(t *testing.T) {
+	t.Setenv("TRADELEDGER_MASTER_KEY", strings.Repeat("ab", 32))
+	src := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(src, "json"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := os.ReadFile(filepath.Join(gunbotHistoryDir, "config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "config.json"), cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(gunbotHistoryDir, "json", "binance-USDT-BTC-state.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var state map[string]any
+	if err := json.Unmarshal(b, &state); err != nil {
+		t.Fatal(err)
+	}
+	orders := state["orders"].([]any)
+	for i, j := 0, len(orders)-1; i < j; i, j = i+1, j-1 {
+		orders[i], orders[j] = orders[j], orders[i]
+	}
+	if b, err = json.Marshal(state); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "json", "binance-USDT-BTC-state.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(t.TempDir(), "data")
+	if _, warn, err := importRun(t, "import", "--data", data, "--from", src); err != nil {
+		t.Fatalf("import: %v\n%s", err, warn)
+	}
+	out, errOut, code := auditRun(t, "replay", "--data", data, "--json")
+	if code != 0 {
+		t.Fatalf("replay: exit %d %s", code, errOut)
+	}
+	var rep struct {
+		Pnl struct {
+			Total struct {
+				Pnl float64 `json:"pnl"`
+			} `json:"total"`
+		} `json:"pnlOverview"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Pnl.Total.Pnl != 35 {
+		t.Fatalf("total pnl of the newest-first history %v, want 35", rep.Pnl.Total.Pnl)
 	}
 }
