@@ -312,8 +312,18 @@ func TestMeasureMixedLoadThenVerify(t *testing.T) {
 				var out map[string]any
 				switch k := rng.Intn(10); {
 				case k < 4:
-					path := []string{"orders/page?key=binance%2F" + pair + "&page=0&pageSize=50", "pnl/overview?timezone=UTC", "balances", "time", "audit/events?limit=100"}[rng.Intn(5)]
-					s, out = do("GET", path, nil)
+					switch rng.Intn(5) {
+					case 0:
+						s, out = do("GET", "orders/page?key=binance%2F"+pair+"&page=0&pageSize=50", nil)
+					case 1:
+						s, out = do("POST", "pnl/overview", map[string]any{"timezone": "UTC", "keys": []string{"binance/" + pair}})
+					case 2:
+						s, out = do("POST", "balances", map[string]any{})
+					case 3:
+						s, out = do("GET", "time", nil)
+					default:
+						s, out = do("GET", "audit/events?limit=100", nil)
+					}
 					reads.Add(1)
 				case k < 7:
 					s, out = do("POST", "trade/"+[]string{"buy", "sell"}[rng.Intn(2)]+"/market", map[string]any{"data": map[string]any{"exch": "binance", "pair": pair, "amt": 0.0001}})
