@@ -29,6 +29,10 @@ func FileStream(kind, name string) string { return "file-" + kind + "-" + name }
 // BalanceStream is the stream of balances observed on one exchange.
 func BalanceStream(exchange string) string { return "balance-" + exchange }
 
+// RateStream is the stream of currency rates observed on one exchange
+// (RateObserved).
+func RateStream(exchange string) string { return "rate-" + exchange }
+
 // Event types. Add new ones freely; never remove or repurpose one, since the
 // log keeps them forever.
 const (
@@ -63,6 +67,7 @@ const (
 	TypeSystemStopped = "SystemStopped"
 
 	TypeBalancesObserved = "BalancesObserved"
+	TypeRateObserved     = "RateObserved"
 
 	TypeLoginSucceeded = "LoginSucceeded"
 	TypeLoginFailed    = "LoginFailed"
@@ -300,6 +305,18 @@ type AssetBalance struct {
 type BalancesObserved struct {
 	Exchange string         `json:"exchange"`
 	Balances []AssetBalance `json:"balances"`
+}
+
+// RateObserved records the price of Base in Quote on an exchange (1 Base =
+// Rate Quote), as the core saw it while cycling the pair Quote-Base. The
+// PNL read model converts amounts between currencies with these rates (and
+// with the prices of fills), so that conversions come from the log and
+// replay gives the same figures.
+type RateObserved struct {
+	Exchange string  `json:"exchange"`
+	Base     string  `json:"base"`
+	Quote    string  `json:"quote"`
+	Rate     Decimal `json:"rate"`
 }
 
 // LoginSucceeded records a login; Subject is the token subject.

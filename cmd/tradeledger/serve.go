@@ -177,6 +177,12 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	m.Core.OnError = func(exchange, pair string, err error) {
 		m.Logger.Warn("core cycle", zap.String("exchange", exchange), zap.String("pair", pair), zap.Error(err))
 	}
+	// Rates for the PNL's currency conversion come from the log
+	// (projections/pnlconv.go): the core records each pair's price.
+	m.Core.Rates = func(ctx context.Context, r domain.RateObserved) error {
+		_, err := m.DataDir.Store.Append(ctx, domain.RateStream(r.Exchange), domain.Any, domain.NewEvent(m.Clock, domain.TypeRateObserved, r))
+		return err
+	}
 	m.Runner.Register(m.Core)
 	// The Trader (order manager) is a projection too; it trades on the same
 	// simulator and accepts orders only while the core cycles the exchange.

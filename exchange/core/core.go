@@ -43,6 +43,9 @@ const (
 	DefaultCandleLimit = 100
 	// DefaultBookDepth is how many levels per side the order book keeps.
 	DefaultBookDepth = 20
+	// DefaultRateInterval is the least time between two rates recorded
+	// for one pair (Core.Rates): the width of a PNL bucket.
+	DefaultRateInterval = 15 * time.Minute
 )
 
 // Trader is what the core needs from the order manager (exchange/trading).
@@ -90,6 +93,14 @@ type Core struct {
 	// OnError is told of every failure inside a cycle (a cycle goes on
 	// with the other pairs). Nil: ignored.
 	OnError func(exchange, pair string, err error)
+	// Rates records a pair's last price as a currency rate in the log
+	// (cmd/tradeledger appends domain.RateObserved on domain.RateStream);
+	// the PNL read model converts amounts between quote currencies with
+	// them. Called from a cycle at most once per RateInterval per pair.
+	// Nil: no rates are recorded.
+	Rates func(ctx context.Context, r domain.RateObserved) error
+	// RateInterval is the least time between two recorded rates of a pair.
+	RateInterval time.Duration
 
 	// Interval is how often Start's loop calls Cycle.
 	Interval time.Duration
@@ -132,6 +143,7 @@ type pairState struct {
 	ticker         domain.Ticker
 	collected      bool      // market data arrived at least once
 	next           time.Time // when the pair is due again
+	rateAt         time.Time // when a rate was last recorded (Core.Rates)
 	memory         map[string]any
 }
 
@@ -144,6 +156,7 @@ func NewCore() *Core {
 		DefaultPeriod: DefaultPeriod,
 		CandleLimit:   DefaultCandleLimit,
 		BookDepth:     DefaultBookDepth,
+		RateInterval:  DefaultRateInterval,
 		pairs:         map[string]*pairState{},
 	}
 }
@@ -438,12 +451,31 @@ func (c *Core) collect(ctx context.Context, ex domain.Exchange, d *due, now time
 	if candleErr != nil {
 		c.fail(st, "candles", candleErr)
 	}
+	c.recordRate(ctx, ex.Name(), st, t, now)
 	if c.Trader != nil {
 		if err := c.Trader.OnTicker(ctx, ex.Name(), t); err != nil {
 			c.fail(st, "order emulation", err)
 		}
 	}
 	return true
+}
+
+// recordRate hands the ticker's last price to Rates when the pair's last
+// recorded rate is RateInterval old (or none was recorded); a failure is
+// retried at the next cycle.
+func (c *Core) recordRate(ctx context.Context, exchange string, st *pairState, t domain.Ticker, now time.Time) {
+	if c.Rates == nil || t.Last <= 0 {
+		return
+	}
+	if !st.rateAt.IsZero() && now.Sub(st.rateAt) < c.RateInterval {
+		return
+	}
+	err := c.Rates(ctx, domain.RateObserved{Exchange: exchange, Base: st.base, Quote: st.quote, Rate: t.Last})
+	if err != nil {
+		c.fail(st, "rate", err)
+		return
+	}
+	st.rateAt = now
 }
 
 // decide updates the pair's balances, open orders and ABP in core memory,

@@ -543,3 +543,49 @@ func TestIsCyclingCachesByConfigVersion(t *testing.T) {
 		t.Fatalf("%d rebuilds after two changes, want 3", n)
 	}
 }
+
+// TestCycleRecordsRates: a cycled pair's last price is handed to Rates as
+// RateObserved at the first cycle, then at most once per RateInterval; a
+// failed record is retried at the next cycle.
+func TestCycleRecordsRates(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	var got []domain.RateObserved
+	var fail error
+	f.core.Rates = func(_ context.Context, r domain.RateObserved) error {
+		if fail != nil {
+			return fail
+		}
+		got = append(got, r)
+		return nil
+	}
+	f.core.RateInterval = time.Minute
+	f.apply(t, domain.TypeSystemStarted)
+	f.core.Cycle(ctx) // t0: recorded
+	want := domain.RateObserved{Exchange: "sim", Base: "BTC", Quote: "USDT", Rate: domain.DecimalFromInt(100)}
+	if len(got) != 1 || got[0] != want {
+		t.Fatalf("first cycle recorded %+v, want [%+v]", got, want)
+	}
+	for i := 0; i < 11; i++ { // t0+5 s … t0+55 s: cycled (DELAY 5), not recorded
+		f.clock.Advance(5 * time.Second)
+		f.core.Cycle(ctx)
+	}
+	if len(got) != 1 {
+		t.Fatalf("recorded %d rates within RateInterval, want 1", len(got))
+	}
+	f.ex.mu.Lock()
+	f.ex.price = domain.DecimalFromInt(101)
+	f.ex.mu.Unlock()
+	fail = errors.New("store down")
+	f.clock.Advance(5 * time.Second) // t0+60 s: due, but the record fails
+	f.core.Cycle(ctx)
+	if len(got) != 1 || len(f.errs) == 0 || !strings.Contains(f.errs[len(f.errs)-1], "rate: store down") {
+		t.Fatalf("failed record: rates %+v, errors %q", got, f.errs)
+	}
+	fail = nil
+	f.clock.Advance(5 * time.Second) // retried at the next cycle
+	f.core.Cycle(ctx)
+	if len(got) != 2 || got[1].Rate != domain.DecimalFromInt(101) {
+		t.Fatalf("after the retry: %+v", got)
+	}
+}
