@@ -36,28 +36,22 @@ type Trader interface {
 	Balances() []domain.BalancesObserved
 }
 
-// maxIdempotencyKey bounds the Idempotency-Key header.
-const maxIdempotencyKey = 200
-
 // registerTradeRoutes registers the trade calls. Every order call accepts
-// an Idempotency-Key header (at most maxIdempotencyKey characters): the
+// an Idempotency-Key header (at most domain.MaxIdempotencyKey characters): the
 // same key with the same request (endpoint and fields, nested in data or
 // not) answers what the first request answered and places nothing; the
 // same key with a different request is 409 "Idempotency-Key reused with a
 // different request" and places nothing either. The Trader records a
 // fingerprint of the request with the key, so both hold after a restart.
 func (s *Server) registerTradeRoutes(r *mux.Router) {
-	limit := func(side domain.Side) http.HandlerFunc {
-		return s.handleOrder(side, domain.KindLimit, []string{"price"})
-	}
-	r.HandleFunc("/trade/buy", limit(domain.Buy)).Methods("POST")
-	r.HandleFunc("/trade/sell", limit(domain.Sell)).Methods("POST")
-	r.HandleFunc("/trade/buy/market", s.handleOrder(domain.Buy, domain.KindMarket, nil)).Methods("POST")
-	r.HandleFunc("/trade/sell/market", s.handleOrder(domain.Sell, domain.KindMarket, nil)).Methods("POST")
-	r.HandleFunc("/trade/buy/stoplimit", s.handleOrder(domain.Buy, domain.KindStopLimit, []string{"stopPrice", "limitPrice"})).Methods("POST")
-	r.HandleFunc("/trade/sell/stoplimit", s.handleOrder(domain.Sell, domain.KindStopLimit, []string{"stopPrice", "limitPrice"})).Methods("POST")
-	r.HandleFunc("/trade/buy/trailingstop", s.handleOrder(domain.Buy, domain.KindTrailingStop, []string{"price", "stopPrice"})).Methods("POST")
-	r.HandleFunc("/trade/sell/trailingstop", s.handleOrder(domain.Sell, domain.KindTrailingStop, []string{"price", "stopPrice"})).Methods("POST")
+	r.HandleFunc("/trade/buy", s.handleOrder(domain.Buy, domain.KindLimit)).Methods("POST")
+	r.HandleFunc("/trade/sell", s.handleOrder(domain.Sell, domain.KindLimit)).Methods("POST")
+	r.HandleFunc("/trade/buy/market", s.handleOrder(domain.Buy, domain.KindMarket)).Methods("POST")
+	r.HandleFunc("/trade/sell/market", s.handleOrder(domain.Sell, domain.KindMarket)).Methods("POST")
+	r.HandleFunc("/trade/buy/stoplimit", s.handleOrder(domain.Buy, domain.KindStopLimit)).Methods("POST")
+	r.HandleFunc("/trade/sell/stoplimit", s.handleOrder(domain.Sell, domain.KindStopLimit)).Methods("POST")
+	r.HandleFunc("/trade/buy/trailingstop", s.handleOrder(domain.Buy, domain.KindTrailingStop)).Methods("POST")
+	r.HandleFunc("/trade/sell/trailingstop", s.handleOrder(domain.Sell, domain.KindTrailingStop)).Methods("POST")
 	r.HandleFunc("/trade/buy/oco", s.handleOCO(domain.Buy)).Methods("POST")
 	r.HandleFunc("/trade/sell/oco", s.handleOCO(domain.Sell)).Methods("POST")
 	r.HandleFunc("/trade/close", s.handleClose(domain.KindLimit)).Methods("POST")
@@ -162,34 +156,26 @@ func flatTradeFields(body []byte) (tradeFields, bool) {
 
 var lastKey = regexp.MustCompile(`"([A-Za-z_][A-Za-z0-9_]*)"\s*:\s*[^"]*$`)
 
-// str returns a required (or optional) string field.
-func (f tradeFields) str(name string, required bool) (string, error) {
+// str returns a string field, trimmed; "" when absent or null.
+func (f tradeFields) str(name string) (string, error) {
 	raw, ok := f[name]
 	if !ok || string(raw) == "null" {
-		if required {
-			return "", domain.Errorf(domain.EINVALID, "field %q is required", name)
-		}
 		return "", nil
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return "", domain.Errorf(domain.EINVALID, "field %q must be a string", name)
 	}
-	s = strings.TrimSpace(s)
-	if s == "" && required {
-		return "", domain.Errorf(domain.EINVALID, "field %q must not be empty", name)
-	}
-	return s, nil
+	return strings.TrimSpace(s), nil
 }
 
-// num returns a number field: a JSON number, finite, positive, with at
-// most 8 decimals. Strings are refused ("strings where numbers belong").
-func (f tradeFields) num(name string, required bool) (domain.Decimal, error) {
+// num returns a number field: a JSON number, finite, with at most 8
+// decimals; 0 when absent or null. Strings are refused ("strings where
+// numbers belong"). Whether the value fits the order is
+// domain.OrderRequest.Validate's to say.
+func (f tradeFields) num(name string) (domain.Decimal, error) {
 	raw, ok := f[name]
 	if !ok || string(raw) == "null" {
-		if required {
-			return 0, domain.Errorf(domain.EINVALID, "field %q is required", name)
-		}
 		return 0, nil
 	}
 	lit := strings.TrimSpace(string(raw))
@@ -211,49 +197,45 @@ func (f tradeFields) num(name string, required bool) (domain.Decimal, error) {
 	if err != nil {
 		return 0, domain.Errorf(domain.EINVALID, "field %q: %s", name, domain.ErrorMessage(err))
 	}
-	if d.Sign() <= 0 {
-		return 0, domain.Errorf(domain.EINVALID, "field %q must be greater than 0", name)
-	}
 	return d, nil
 }
 
-// orderRequest reads the common fields of a trade call.
-func (s *Server) orderRequest(r *http.Request, f tradeFields, side domain.Side, kind domain.OrderKind, amountRequired bool) (domain.OrderRequest, error) {
-	req := domain.OrderRequest{Side: side, Kind: kind, Actor: subject(r), Correlation: requestID(r)}
-	var err error
-	if req.Exchange, err = f.str("exch", true); err != nil {
-		return req, err
-	}
-	if req.Pair, err = f.str("pair", true); err != nil {
-		return req, err
-	}
-	if err := checkTradeNames(req.Exchange, req.Pair); err != nil {
-		return req, err
-	}
-	if req.Amount, err = f.num("amt", amountRequired); err != nil {
-		return req, err
-	}
-	key := r.Header.Get("Idempotency-Key")
-	if len(key) > maxIdempotencyKey {
-		return req, domain.Errorf(domain.EINVALID, "header Idempotency-Key is longer than %d characters", maxIdempotencyKey)
-	}
-	req.IdempotencyKey = key
-	return req, nil
-}
-
-// checkTradeNames bounds the exchange name and the pair symbol of a trade
-// call before they reach the trader (and its error messages).
-func checkTradeNames(exch, pair string) error {
-	if err := domain.ValidateExchangeName(exch); err != nil {
-		return domain.Errorf(domain.EINVALID, "field \"exch\": %s", domain.ErrorMessage(err))
-	}
-	if err := domain.ValidatePair(pair); err != nil {
-		return domain.Errorf(domain.EINVALID, "field \"pair\": %s", domain.ErrorMessage(err))
+// nums reads number fields into their destinations, stopping at the first
+// that does not parse.
+func (f tradeFields) nums(fields ...numField) error {
+	for _, nf := range fields {
+		v, err := f.num(nf.name)
+		if err != nil {
+			return err
+		}
+		*nf.dst = v
 	}
 	return nil
 }
 
-// prepare reads and validates a trade call's body.
+// numField is a number field of a trade body and where it goes.
+type numField struct {
+	name string
+	dst  *domain.Decimal
+}
+
+// orderRequest reads the common fields of a trade call (exch, pair, amt
+// and the Idempotency-Key header). It only parses: the Trader validates
+// the request (domain.OrderRequest.Validate).
+func (s *Server) orderRequest(r *http.Request, f tradeFields, side domain.Side, kind domain.OrderKind) (domain.OrderRequest, error) {
+	req := domain.OrderRequest{Side: side, Kind: kind, Actor: subject(r), Correlation: requestID(r), IdempotencyKey: r.Header.Get("Idempotency-Key")}
+	var err error
+	if req.Exchange, err = f.str("exch"); err != nil {
+		return req, err
+	}
+	if req.Pair, err = f.str("pair"); err != nil {
+		return req, err
+	}
+	req.Amount, err = f.num("amt")
+	return req, err
+}
+
+// prepare reads a trade call's body.
 func (s *Server) prepare(w http.ResponseWriter, r *http.Request) (tradeFields, bool) {
 	if s.Trader == nil {
 		Error(w, r, domain.Errorf(domain.EUNAVAILABLE, "trading is not configured"))
@@ -268,16 +250,16 @@ func (s *Server) prepare(w http.ResponseWriter, r *http.Request) (tradeFields, b
 }
 
 // handleOrder serves the limit, market, stop-limit and trailing-stop
-// endpoints; prices lists the required price fields.
-func (s *Server) handleOrder(side domain.Side, kind domain.OrderKind, prices []string) http.HandlerFunc {
+// endpoints.
+func (s *Server) handleOrder(side domain.Side, kind domain.OrderKind) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		f, ok := s.prepare(w, r)
 		if !ok {
 			return
 		}
-		req, err := s.orderRequest(r, f, side, kind, true)
+		req, err := s.orderRequest(r, f, side, kind)
 		if err == nil {
-			err = readPrices(f, &req, kind, prices)
+			err = f.nums(priceFields(kind, &req)...)
 		}
 		if err != nil {
 			Error(w, r, err)
@@ -292,34 +274,17 @@ func (s *Server) handleOrder(side domain.Side, kind domain.OrderKind, prices []s
 	}
 }
 
-// marketPrice reads the optional price of a market order: absent, null
-// or 0 (as the SDK's examples send) mean the market price.
-func (f tradeFields) marketPrice() (domain.Decimal, error) {
-	if raw, ok := f["price"]; ok {
-		if v, err := strconv.ParseFloat(strings.TrimSpace(string(raw)), 64); err == nil && v == 0 {
-			return 0, nil
-		}
-	}
-	return f.num("price", false)
-}
-
-func readPrices(f tradeFields, req *domain.OrderRequest, kind domain.OrderKind, required []string) error {
-	var err error
+// priceFields names the price fields an order kind reads from the body
+// (a market order's price is optional: absent, null or 0, as the SDK's
+// examples send, mean the market price).
+func priceFields(kind domain.OrderKind, req *domain.OrderRequest) []numField {
 	switch kind {
-	case domain.KindMarket:
-		req.Price, err = f.marketPrice()
-	case domain.KindLimit:
-		req.Price, err = f.num("price", len(required) > 0)
 	case domain.KindStopLimit:
-		if req.StopPrice, err = f.num("stopPrice", true); err == nil {
-			req.LimitPrice, err = f.num("limitPrice", true)
-		}
+		return []numField{{"stopPrice", &req.StopPrice}, {"limitPrice", &req.LimitPrice}}
 	case domain.KindTrailingStop:
-		if req.Price, err = f.num("price", true); err == nil {
-			req.StopPrice, err = f.num("stopPrice", true)
-		}
+		return []numField{{"price", &req.Price}, {"stopPrice", &req.StopPrice}}
 	}
-	return err
+	return []numField{{"price", &req.Price}}
 }
 
 // handleOCO serves trade/buy/oco and trade/sell/oco: price (limit leg),
@@ -330,15 +295,9 @@ func (s *Server) handleOCO(side domain.Side) http.HandlerFunc {
 		if !ok {
 			return
 		}
-		req, err := s.orderRequest(r, f, side, domain.KindLimit, true)
+		req, err := s.orderRequest(r, f, side, domain.KindLimit)
 		if err == nil {
-			req.Price, err = f.num("price", true)
-		}
-		if err == nil {
-			req.StopPrice, err = f.num("stopPrice", true)
-		}
-		if err == nil {
-			req.LimitPrice, err = f.num("limit", true)
+			err = f.nums(numField{"price", &req.Price}, numField{"stopPrice", &req.StopPrice}, numField{"limit", &req.LimitPrice})
 		}
 		if err != nil {
 			Error(w, r, err)
@@ -361,11 +320,9 @@ func (s *Server) handleClose(kind domain.OrderKind) http.HandlerFunc {
 		if !ok {
 			return
 		}
-		req, err := s.orderRequest(r, f, domain.Sell, kind, false)
-		if err == nil && kind == domain.KindMarket {
-			req.Price, err = f.marketPrice()
-		} else if err == nil {
-			req.Price, err = f.num("price", true)
+		req, err := s.orderRequest(r, f, domain.Sell, kind)
+		if err == nil {
+			req.Price, err = f.num("price")
 		}
 		if err != nil {
 			Error(w, r, err)
@@ -380,25 +337,26 @@ func (s *Server) handleClose(kind domain.OrderKind) http.HandlerFunc {
 	}
 }
 
+// cancelTypes are the order types trade/cancel accepts in its type field.
+var cancelTypes = map[string]bool{"limit": true, "market": true, string(domain.KindStopLimit): true, string(domain.KindTrailingStop): true, "oco": true}
+
 // handleCancel serves trade/cancel: exch, pair, id (a string, as the spec
-// says; a number is accepted too), price and type (limit or market) as
-// the client placed the order. id is any id a trade call acknowledged: an
-// order's, or an OCO's, which cancels both its legs. Unknown id: 404;
-// finished order: 409.
+// says; a number is accepted too), price and type (limit, market,
+// stoplimit, trailingstop or oco) as the client placed the order; price
+// and type are checked for shape and otherwise unused. id is any id a
+// trade call acknowledged: an order's, or an OCO's, which cancels both its
+// legs. Unknown id: 404; finished order: 409.
 func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
 	f, ok := s.prepare(w, r)
 	if !ok {
 		return
 	}
-	exch, err := f.str("exch", true)
+	exch, err := f.str("exch")
 	if err != nil {
 		Error(w, r, err)
 		return
 	}
-	pair, err := f.str("pair", true)
-	if err == nil {
-		err = checkTradeNames(exch, pair)
-	}
+	pair, err := f.str("pair")
 	if err != nil {
 		Error(w, r, err)
 		return
@@ -414,16 +372,20 @@ func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
 		Error(w, r, domain.Errorf(domain.EINVALID, "field \"id\" must be an order id (a positive integer, as a string)"))
 		return
 	}
-	if _, err := f.num("price", true); err != nil {
-		Error(w, r, err)
-		return
-	}
-	switch typ, err := f.str("type", true); {
+	switch price, err := f.num("price"); {
 	case err != nil:
 		Error(w, r, err)
 		return
-	case typ != "limit" && typ != "market" && typ != string(domain.KindStopLimit) && typ != string(domain.KindTrailingStop) && typ != "oco":
-		Error(w, r, domain.Errorf(domain.EINVALID, "field \"type\" must be limit or market (stoplimit, trailingstop and oco are accepted too)"))
+	case price.Sign() <= 0:
+		Error(w, r, domain.Errorf(domain.EINVALID, "field \"price\" is required and must be greater than 0"))
+		return
+	}
+	switch typ, err := f.str("type"); {
+	case err != nil:
+		Error(w, r, err)
+		return
+	case !cancelTypes[typ]:
+		Error(w, r, domain.Errorf(domain.EINVALID, "field \"type\" must be limit, market, stoplimit, trailingstop or oco"))
 		return
 	}
 	if err := s.Trader.Cancel(r.Context(), exch, pair, id, subject(r), requestID(r)); err != nil {

@@ -16,11 +16,15 @@ const fillPage = 500
 // the exchange confirmed (at once for an emulated order whose stop has not
 // fired). The id of an OCO (what SubmitOCO returned) cancels both its legs
 // that are not finished; each leg's own id cancels that leg alone. An
-// unknown order, or one of another exchange or pair, is ENOTFOUND; a
+// exchange name or pair that is not well-formed is EINVALID naming the
+// field; an unknown order, or one of another exchange or pair, is ENOTFOUND; a
 // finished one (an OCO whose legs are both finished) ECONFLICT ("already
 // filled"). An exchange that does not answer leaves the cancel pending
 // (EUNAVAILABLE); Reconcile retries it.
 func (t *Trader) Cancel(ctx context.Context, exchange, pair string, orderID int64, actor, correlation string) error {
+	if err := domain.ValidateTradeTarget(exchange, pair); err != nil {
+		return err
+	}
 	o, ok, err := t.lookup(ctx, orderID)
 	if err != nil {
 		return err

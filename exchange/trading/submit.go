@@ -15,80 +15,20 @@ func notCycling(exchange string) error {
 	return domain.Errorf(domain.EINVALID, "no pair on %s is cycling; start the core (system/start) with an enabled pair", exchange)
 }
 
-func positive(field string, v domain.Decimal) error {
-	if v.Sign() <= 0 {
-		return domain.Errorf(domain.EINVALID, "%s: must be a positive number", field)
-	}
-	return nil
-}
-
-// check validates a request against the exchange and the precondition. It
-// returns the connector and the pair's ticker. Field names in messages are
-// the API's (exch, pair, amt, price, stopPrice, limitPrice).
-func (t *Trader) check(ctx context.Context, req *domain.OrderRequest, oco bool) (domain.Exchange, domain.Ticker, error) {
-	if req.Exchange == "" {
-		return nil, domain.Ticker{}, domain.Errorf(domain.EINVALID, "exch: is required")
-	}
-	if req.Pair == "" {
-		return nil, domain.Ticker{}, domain.Errorf(domain.EINVALID, "pair: is required")
-	}
-	if req.Side != domain.Buy && req.Side != domain.Sell {
-		return nil, domain.Ticker{}, domain.Errorf(domain.EINVALID, "side: must be buy or sell")
-	}
+// check checks a validated request against the exchange's state and the
+// precondition: the exchange is known, lists the pair and has a pair
+// cycling, and its open orders and fills were reconciled since this
+// process started. It returns the connector and the pair's ticker.
+func (t *Trader) check(ctx context.Context, req *domain.OrderRequest) (domain.Exchange, domain.Ticker, error) {
 	x, err := t.exchange(req.Exchange)
 	if err != nil {
 		return nil, domain.Ticker{}, err
-	}
-	if _, _, err := domain.SplitPair(req.Pair); err != nil {
-		return nil, domain.Ticker{}, domain.Errorf(domain.EINVALID, "pair: %s", domain.ErrorMessage(err))
-	}
-	if err := positive("amt", req.Amount); err != nil {
-		return nil, domain.Ticker{}, err
-	}
-	switch {
-	case oco:
-		for _, f := range []struct {
-			name string
-			v    domain.Decimal
-		}{{"price", req.Price}, {"stopPrice", req.StopPrice}, {"limit", req.LimitPrice}} {
-			if err := positive(f.name, f.v); err != nil {
-				return nil, domain.Ticker{}, err
-			}
-		}
-	case req.Kind == domain.KindLimit:
-		if err := positive("price", req.Price); err != nil {
-			return nil, domain.Ticker{}, err
-		}
-	case req.Kind == domain.KindMarket:
-		if req.Price.Sign() < 0 {
-			return nil, domain.Ticker{}, domain.Errorf(domain.EINVALID, "price: must be a positive number when given")
-		}
-	case req.Kind == domain.KindStopLimit:
-		if err := positive("stopPrice", req.StopPrice); err != nil {
-			return nil, domain.Ticker{}, err
-		}
-		if err := positive("limitPrice", req.LimitPrice); err != nil {
-			return nil, domain.Ticker{}, err
-		}
-	case req.Kind == domain.KindTrailingStop:
-		if err := positive("price", req.Price); err != nil {
-			return nil, domain.Ticker{}, err
-		}
-		if err := positive("stopPrice", req.StopPrice); err != nil {
-			return nil, domain.Ticker{}, err
-		}
-		if req.StopPrice == req.Price {
-			// Their difference is the trailing distance (domain.Trail).
-			return nil, domain.Ticker{}, domain.Errorf(domain.EINVALID, "stopPrice: must differ from price; their difference is the trailing distance")
-		}
-	default:
-		return nil, domain.Ticker{}, domain.Errorf(domain.EINVALID, "type: unknown order kind %q", req.Kind)
 	}
 	ctx, cancel := t.exCtx(ctx)
 	defer cancel()
 	tk, err := x.Ticker(ctx, req.Pair)
 	if domain.ErrorCode(err) == domain.ENOTFOUND {
-		return nil, domain.Ticker{}, domain.Errorf(domain.EINVALID, "pair: %s is not listed on %s", req.Pair, req.Exchange)
+		return nil, domain.Ticker{}, domain.Errorf(domain.EINVALID, "field \"pair\": %s is not listed on %s", req.Pair, req.Exchange)
 	} else if err != nil {
 		return nil, domain.Ticker{}, exErr(err)
 	}
@@ -257,6 +197,9 @@ func answerOrder(o domain.Order) error {
 // different request (another operation, side, kind, exchange, pair, amount
 // or price) is ECONFLICT and places nothing either.
 func (t *Trader) Submit(ctx context.Context, req domain.OrderRequest) (int64, error) {
+	if err := req.Validate(); err != nil {
+		return 0, err
+	}
 	return t.submitKeyed(ctx, req, requestFingerprint("order", req))
 }
 
@@ -270,7 +213,7 @@ func (t *Trader) submitKeyed(ctx context.Context, req domain.OrderRequest, fp st
 			return id, err
 		}
 	}
-	x, tk, err := t.check(ctx, &req, false)
+	x, tk, err := t.check(ctx, &req)
 	if err != nil {
 		return 0, err
 	}
@@ -474,13 +417,16 @@ func (t *Trader) settlePlacedLocked(ctx context.Context, a *appender, x domain.E
 // and idempotency as Submit; if the limit leg is refused, the stop leg is
 // cancelled and the refusal returned.
 func (t *Trader) SubmitOCO(ctx context.Context, req domain.OrderRequest) (int64, error) {
+	if err := req.ValidateOCO(); err != nil {
+		return 0, err
+	}
 	fp, key := requestFingerprint("oco", req), req.IdempotencyKey
 	if key != "" {
 		if id, done, err := t.reuseKey(ctx, key, fp); done {
 			return id, err
 		}
 	}
-	x, tk, err := t.check(ctx, &req, true)
+	x, tk, err := t.check(ctx, &req)
 	if err != nil {
 		return 0, err
 	}
@@ -551,6 +497,9 @@ func (t *Trader) submitOCO(ctx context.Context, x domain.Exchange, tk domain.Tic
 // market (req.Kind market). An account holding none is EINVALID.
 func (t *Trader) ClosePosition(ctx context.Context, req domain.OrderRequest) (int64, error) {
 	req.Side = domain.Sell
+	if err := req.ValidateClose(); err != nil {
+		return 0, err
+	}
 	fp := requestFingerprint("close", req)
 	if req.IdempotencyKey != "" {
 		// Before the balance is read: a retry of a close that sold
@@ -563,10 +512,7 @@ func (t *Trader) ClosePosition(ctx context.Context, req domain.OrderRequest) (in
 	if err != nil {
 		return 0, err
 	}
-	_, base, err := domain.SplitPair(req.Pair)
-	if err != nil {
-		return 0, domain.Errorf(domain.EINVALID, "pair: %s", domain.ErrorMessage(err))
-	}
+	_, base, _ := domain.SplitPair(req.Pair) // validated
 	if req.Amount.Sign() > 0 {
 		return t.submitKeyed(ctx, req, fp)
 	}
@@ -582,7 +528,7 @@ func (t *Trader) ClosePosition(ctx context.Context, req domain.OrderRequest) (in
 		}
 	}
 	if req.Amount.Sign() <= 0 {
-		return 0, domain.Errorf(domain.EINVALID, "pair: no %s held on %s to close", base, req.Exchange)
+		return 0, domain.Errorf(domain.EINVALID, "field \"pair\": no %s held on %s to close", base, req.Exchange)
 	}
 	return t.submitKeyed(ctx, req, fp)
 }

@@ -397,7 +397,7 @@ func (t *Trader) exchange(name string) (domain.Exchange, error) {
 	}
 	x, err := t.Exchange(name)
 	if domain.ErrorCode(err) == domain.ENOTFOUND {
-		return nil, domain.Errorf(domain.EINVALID, "exch: unknown exchange %q", name)
+		return nil, domain.Errorf(domain.EINVALID, "field \"exch\": unknown exchange %q", name)
 	} else if err != nil {
 		return nil, err
 	}

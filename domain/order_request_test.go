@@ -1,0 +1,50 @@
+package domain
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestOrderRequestValidate(t *testing.T) {
+	ok := OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: Buy, Kind: KindLimit, Amount: MustDecimal("1"), Price: MustDecimal("100")}
+	with := func(f func(*OrderRequest)) OrderRequest { r := ok; f(&r); return r }
+	cases := []struct {
+		name  string
+		req   OrderRequest
+		check func(OrderRequest) error
+		field string // "" : valid
+	}{
+		{"limit", ok, OrderRequest.Validate, ""},
+		{"no exchange", with(func(r *OrderRequest) { r.Exchange = "" }), OrderRequest.Validate, `field "exch" is required`},
+		{"slash in exchange", with(func(r *OrderRequest) { r.Exchange = "a/b" }), OrderRequest.Validate, `field "exch"`},
+		{"no pair", with(func(r *OrderRequest) { r.Pair = "" }), OrderRequest.Validate, `field "pair" is required`},
+		{"bad pair", with(func(r *OrderRequest) { r.Pair = "BTC" }), OrderRequest.Validate, `field "pair"`},
+		{"side", with(func(r *OrderRequest) { r.Side = "hold" }), OrderRequest.Validate, `field "side"`},
+		{"zero amount", with(func(r *OrderRequest) { r.Amount = 0 }), OrderRequest.Validate, `field "amt" is required`},
+		{"negative amount", with(func(r *OrderRequest) { r.Amount = MustDecimal("-1") }), OrderRequest.Validate, `field "amt" must be greater than 0`},
+		{"limit without price", with(func(r *OrderRequest) { r.Price = 0 }), OrderRequest.Validate, `field "price"`},
+		{"market without price", with(func(r *OrderRequest) { r.Kind, r.Price = KindMarket, 0 }), OrderRequest.Validate, ""},
+		{"market negative price", with(func(r *OrderRequest) { r.Kind, r.Price = KindMarket, MustDecimal("-1") }), OrderRequest.Validate, `field "price"`},
+		{"stop-limit", with(func(r *OrderRequest) { r.Kind, r.StopPrice, r.LimitPrice = KindStopLimit, 1, 2 }), OrderRequest.Validate, ""},
+		{"stop-limit without limit", with(func(r *OrderRequest) { r.Kind, r.StopPrice = KindStopLimit, 1 }), OrderRequest.Validate, `field "limitPrice"`},
+		{"trailing equal prices", with(func(r *OrderRequest) { r.Kind, r.StopPrice = KindTrailingStop, r.Price }), OrderRequest.Validate, `field "stopPrice" must differ`},
+		{"unknown kind", with(func(r *OrderRequest) { r.Kind = "iceberg" }), OrderRequest.Validate, `field "type"`},
+		{"long key", with(func(r *OrderRequest) { r.IdempotencyKey = strings.Repeat("k", MaxIdempotencyKey+1) }), OrderRequest.Validate, "Idempotency-Key"},
+		{"oco", with(func(r *OrderRequest) { r.StopPrice, r.LimitPrice = 1, 2 }), OrderRequest.ValidateOCO, ""},
+		{"oco without limit", with(func(r *OrderRequest) { r.StopPrice = 1 }), OrderRequest.ValidateOCO, `field "limit"`},
+		{"close all", with(func(r *OrderRequest) { r.Amount = 0 }), OrderRequest.ValidateClose, ""},
+		{"close negative", with(func(r *OrderRequest) { r.Amount = MustDecimal("-1") }), OrderRequest.ValidateClose, `field "amt"`},
+	}
+	for _, c := range cases {
+		err := c.check(c.req)
+		if c.field == "" {
+			if err != nil {
+				t.Errorf("%s: %v, want valid", c.name, err)
+			}
+			continue
+		}
+		if ErrorCode(err) != EINVALID || !strings.Contains(ErrorMessage(err), c.field) {
+			t.Errorf("%s: %v, want EINVALID naming %s", c.name, err, c.field)
+		}
+	}
+}
