@@ -1,0 +1,241 @@
+package sqlite
+
+import (
+	"errors"
+	"slices"
+
+	sqlite3 "github.com/mattn/go-sqlite3"
+
+	"github.com/tradeledger/tradeledger/domain"
+)
+
+// The writer's transaction, step by step: commit runs tryCommit, which
+// begins a transaction (beginTxn), places each request of the batch in it
+// (place: the stream's head, the expected version, a retry's duplicates,
+// the seal, the positions), writes and commits the rows (write), records
+// the stream heads the commit left (publishHeads) and hands the batch to
+// the syncer, which answers it once durable (durable.go).
+
+// commit writes a batch in one transaction. It first runs without looking
+// event ids up: new ids are the rule, and the id index rejects a repeated
+// one anyway; nor does it look up the head of a stream appended with
+// NoStream, which the (stream, version) index checks as well. Only when an
+// expected version does not hold (a retry looks like that) are the
+// request's ids looked up. If the index rejects an id, the transaction is
+// rolled back and the batch runs again with every id looked up first,
+// which sorts retries from conflicts exactly.
+func (s *Store) commit(batch []*appendRequest) {
+	if !s.tryCommit(batch, false) {
+		for _, req := range batch {
+			req.err, req.result = nil, domain.AppendResult{}
+		}
+		s.tryCommit(batch, true)
+	}
+}
+
+// tryCommit runs commit's transaction and hands it to the syncer (or answers
+// every request itself when the transaction fails), or, only when
+// !lookupIDs and an id turned out to be stored already, rolls back and
+// returns false without answering.
+func (s *Store) tryCommit(batch []*appendRequest, lookupIDs bool) bool {
+	tx, err := s.beginTxn(lookupIDs, len(batch))
+	if err != nil {
+		failRequests(batch, err)
+		return true
+	}
+	for _, req := range batch {
+		if err := s.place(tx, req); err != nil {
+			s.w.Rollback()
+			failRequests(batch, err)
+			return true
+		}
+	}
+	retry, err := s.write(tx)
+	switch {
+	case retry:
+		return false
+	case err != nil:
+		failRequests(batch, err)
+		return true
+	}
+	s.publishHeads(tx)
+	// The syncer answers the batch once it is durable.
+	s.committed <- committedBatch{requests: slices.Clone(batch), written: tx.written, position: tx.pos}
+	return true
+}
+
+// txn is the transaction tryCommit builds: the events placed in it so far,
+// their records, and the stream heads they leave.
+type txn struct {
+	lookupIDs bool                  // look every request's ids up (commit's second run)
+	pos       uint64                // the last position taken
+	heads     map[string]streamHead // heads as of this transaction
+	written   []domain.Event
+	records   [][]byte // records[i] is written[i]'s
+}
+
+// failRequests answers every request of batch with err, but those that
+// already have an error of their own.
+func failRequests(batch []*appendRequest, err error) {
+	for _, req := range batch {
+		if req.err == nil {
+			req.err = err
+		}
+		close(req.done)
+	}
+}
+
+// unavailable is a failed transaction's error, which WriteErr reports until
+// a commit succeeds again.
+func (s *Store) unavailable(err error) error {
+	e := domain.Errorf(domain.EUNAVAILABLE, "event store unavailable: %v", err)
+	s.writeFailed.Store(e)
+	return e
+}
+
+// beginTxn starts the write transaction of a batch of n requests, unless
+// the store takes no more writes (a failed sync, a failed integrity check).
+func (s *Store) beginTxn(lookupIDs bool, n int) (*txn, error) {
+	if err := s.broken.Load(); err != nil {
+		return nil, err
+	}
+	if err := s.CheckIntegrity(); err != nil {
+		return nil, err
+	}
+	if err := s.w.Begin(); err != nil {
+		return nil, s.unavailable(err)
+	}
+	// The transaction holds SQLite's write lock (BEGIN IMMEDIATE), so the
+	// head read here is final. It differs from ours only when another
+	// process (tradeledger passwd, import) appended to the same file: then
+	// the cached stream heads may be stale too.
+	pos, err := s.w.MaxPosition()
+	if err != nil {
+		s.w.Rollback()
+		return nil, s.unavailable(err)
+	}
+	if pos != s.lastCommitted.Load() {
+		s.mu.Lock()
+		clear(s.heads)
+		s.mu.Unlock()
+	}
+	return &txn{
+		lookupIDs: lookupIDs,
+		pos:       pos,
+		heads:     make(map[string]streamHead),
+		written:   make([]domain.Event, 0, n),
+	}, nil
+}
+
+// place adds req's events to tx, or answers req without them: with its
+// context's error, an ECONFLICT, or, for a retry of events already stored,
+// the original result. It returns an error only when the store failed, and
+// then the whole transaction must be abandoned.
+func (s *Store) place(tx *txn, req *appendRequest) error {
+	if err := req.ctx.Err(); err != nil {
+		req.err = err
+		return nil
+	}
+	head, err := s.headOf(tx, req)
+	if err != nil {
+		return s.unavailable(err)
+	}
+	// A retry of events already stored answers with the original result.
+	expectErr := req.expected.Check(req.stream, head.Version)
+	if tx.lookupIDs || expectErr != nil {
+		res, dup, err := s.findDuplicates(req, tx.written)
+		switch {
+		case err != nil:
+			req.err = err
+			return nil
+		case dup:
+			req.result = res
+			return nil
+		}
+	}
+	if expectErr != nil {
+		req.err = expectErr
+		return nil
+	}
+	if !req.sealed || req.sealedOn != head {
+		req.seal(head)
+	}
+	tx.add(req)
+	return nil
+}
+
+// headOf returns the head of req's stream in tx: as an earlier request of
+// tx left it, as the last commit left it (cached), new for a NoStream
+// append on the first run (the (stream, version) index refuses version 0 if
+// the stream exists, and the batch runs again with lookups), or as the file
+// has it.
+func (s *Store) headOf(tx *txn, req *appendRequest) (streamHead, error) {
+	if head, ok := tx.heads[req.stream]; ok {
+		return head, nil
+	}
+	// s.heads is written by this goroutine only: no lock to read it.
+	if head, ok := s.heads[req.stream]; ok {
+		return head, nil
+	}
+	if !tx.lookupIDs && req.expected == domain.NoStream {
+		return domain.NoStreamTip, nil
+	}
+	return s.w.StreamHead(req.stream)
+}
+
+// add gives req's sealed events the next positions in tx and sets req's
+// result.
+func (tx *txn) add(req *appendRequest) {
+	first := len(tx.written)
+	for i := range req.events {
+		e := req.events[i]
+		tx.pos++
+		e.Position = tx.pos
+		tx.written = append(tx.written, e)
+	}
+	tx.records = append(tx.records, req.records...)
+	last := &tx.written[len(tx.written)-1]
+	tx.heads[req.stream] = streamHead{Version: last.Version, Hash: last.Hash, Time: last.Time}
+	req.result = domain.AppendResult{
+		FirstVersion: tx.written[first].Version,
+		LastVersion:  last.Version,
+		LastPosition: tx.pos,
+	}
+}
+
+// write inserts tx's rows and commits. On failure the transaction is rolled
+// back; retry reports that an index refused a row on the first run (an id
+// stored already, or a stream taken to be new that is not), when the batch
+// must run again with lookups.
+func (s *Store) write(tx *txn) (retry bool, err error) {
+	if err := s.w.Insert(tx.written, tx.records); err != nil {
+		s.w.Rollback()
+		var se sqlite3.Error
+		if !tx.lookupIDs && errors.As(err, &se) && se.Code == sqlite3.ErrConstraint {
+			return true, nil
+		}
+		return false, s.unavailable(err)
+	}
+	if err := s.w.Commit(); err != nil {
+		s.w.Rollback()
+		return false, s.unavailable(err)
+	}
+	return false, nil
+}
+
+// publishHeads records tx as the last commit and caches the stream heads it
+// left.
+func (s *Store) publishHeads(tx *txn) {
+	s.lastCommitted.Store(tx.pos)
+	if o := s.obs.get(); o != nil {
+		o.ObserveBatch(len(tx.written))
+	}
+	s.mu.Lock()
+	if len(s.heads)+len(tx.heads) > maxCachedHeads {
+		clear(s.heads)
+	}
+	for stream, h := range tx.heads {
+		s.heads[stream] = h
+	}
+	s.mu.Unlock()
+}
