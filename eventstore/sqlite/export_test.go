@@ -51,3 +51,74 @@ func RawInsertC(path string, evs []domain.Event, batch int) (time.Duration, erro
 	}
 	return time.Since(start), nil
 }
+
+// RawIndexed is BenchmarkAppend's reference: a file with the store's own
+// schema (the same table and the same two unique indexes) and the writer's
+// own pragmas, written through the writer's C-level insert
+// (tl_insert_rows), each commit made durable as the store makes it (an
+// fdatasync of the WAL) before the next transaction begins. Its rows are
+// sealed (numbered, chained, hashed, encoded) as the store seals them,
+// before the clock starts: byte for byte the rows an append writes. What it
+// leaves out is the store's work per append: checks, hashing, the
+// stream-head and id bookkeeping, the handover between goroutines. Nor does
+// it overlap a sync with the next commit, as the store does.
+type RawIndexed struct {
+	w      *writerConn
+	wal    *walFile
+	n      int // events written so far
+	stream func(i int) string
+}
+
+// OpenRawIndexed creates the reference's file at path; the i-th event
+// written (from 0) becomes the first event of stream stream(i), at
+// position i+1.
+func OpenRawIndexed(path string, stream func(i int) string) (*RawIndexed, error) {
+	w, err := openWriter(path)
+	if err != nil {
+		return nil, err
+	}
+	wal, err := openWAL(path)
+	if err != nil {
+		w.close()
+		return nil, err
+	}
+	return &RawIndexed{w: w, wal: wal, stream: stream}, nil
+}
+
+// Write inserts evs, in order, in durable transactions of batch rows, and
+// returns the time the inserts, commits and syncs took.
+func (r *RawIndexed) Write(evs []domain.Event, batch int) (time.Duration, error) {
+	rows := make([]domain.Event, len(evs))
+	records := make([][]byte, len(evs))
+	for i := range evs {
+		req := &appendRequest{stream: r.stream(r.n + i), events: []domain.Event{evs[i]}}
+		req.seal(domain.NoStreamTip)
+		rows[i], records[i] = req.events[0], req.records[0]
+		rows[i].Position = uint64(r.n + i + 1)
+	}
+	r.n += len(evs)
+	start := time.Now()
+	for i := 0; i < len(rows); i += batch {
+		j := min(i+batch, len(rows))
+		if err := r.w.Begin(); err != nil {
+			return 0, err
+		}
+		if err := r.w.Insert(rows[i:j], records[i:j]); err != nil {
+			r.w.Rollback()
+			return 0, err
+		}
+		if err := r.w.Commit(); err != nil {
+			return 0, err
+		}
+		if err := r.wal.sync(); err != nil {
+			return 0, err
+		}
+	}
+	return time.Since(start), nil
+}
+
+// Close closes the reference's file.
+func (r *RawIndexed) Close() {
+	r.wal.close()
+	r.w.close()
+}
