@@ -29,7 +29,7 @@ var (
 )
 
 // strategyParamRules are the strategy parameters the built-in strategies
-// and the core read (domain/strategy.go, exchange/core), by the names they
+// and the core read (domain/strategy.go, exchange/engine), by the names they
 // read them under, with the ranges those readers accept.
 var strategyParamRules = map[string]valueRule{
 	"TRADING_LIMIT":      rulePositive,

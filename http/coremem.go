@@ -17,7 +17,7 @@ import (
 //	                                                elements when given (names that do not exist are left out)
 //
 // Snapshots are flat maps for front ends: the raw values plus BaseValue,
-// UnrealizedPnl and Running (exchange/core documents every key). Prices and
+// UnrealizedPnl and Running (exchange/engine memory.go documents every key). Prices and
 // amounts are JSON numbers. Unknown or inactive pairs are 404.
 func (s *Server) registerCoreMemoryRoutes(r *mux.Router) {
 	r.HandleFunc("/coremem", s.handleCoreMemory).Methods("POST")

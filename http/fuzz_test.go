@@ -15,9 +15,8 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
-	"github.com/tradeledger/tradeledger/exchange/core"
+	"github.com/tradeledger/tradeledger/exchange/engine"
 	"github.com/tradeledger/tradeledger/exchange/paper"
-	"github.com/tradeledger/tradeledger/exchange/trading"
 	"github.com/tradeledger/tradeledger/projections"
 )
 
@@ -76,13 +75,12 @@ func newFuzzEnv(tb testing.TB) *fuzzEnv {
 		_, ok := cfg.Current().Exchange(name)
 		return paper.ExchangeSettings{}, ok
 	}
-	c := core.NewCore()
-	c.Config, c.Clock, c.Exchange, c.ABP = cfg, clock, sim.Exchange, ledger.ABP
-	runner.Register(c)
-	tr := trading.NewTrader(env.store, sim.Exchange, clock)
-	tr.Activity, tr.Wait = c, runner.WaitFor
-	runner.Register(tr)
-	c.Trader = tr
+	eng := engine.New(env.store, sim.Exchange, cfg, clock)
+	c, tr := eng.Scheduler, eng.Trader
+	c.ABP, tr.Wait = ledger.ABP, runner.WaitFor
+	for _, p := range eng.Projections() {
+		runner.Register(p)
+	}
 	if err := runner.Start(context.Background()); err != nil {
 		tb.Fatal(err)
 	}

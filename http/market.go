@@ -10,7 +10,7 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 )
 
-// CoreReader is the read side of the bot core (exchange/core.Core): the
+// CoreReader is the read side of the bot core (exchange/engine.Scheduler): the
 // market series and core memory of active pairs, and whether the system is
 // started. Every per-pair method answers ENOTFOUND, with a message saying
 // why, for a pair that is unknown or not active (not enabled, system
@@ -40,9 +40,9 @@ const (
 //	POST chart/data {exchange, pair}            candles plus EMA, Bollinger bands and RSI
 //
 // Candles are the pair's series, oldest first, arrays of equal length: at
-// most core.DefaultCandleLimit (100) candles of the pair's PERIOD strategy
+// most engine.DefaultCandleLimit (100) candles of the pair's PERIOD strategy
 // parameter in minutes (default 5); time is each candle's opening time in
-// ms. The book has at most core.DefaultBookDepth (20) levels a side, asks
+// ms. The book has at most engine.DefaultBookDepth (20) levels a side, asks
 // ascending and bids descending (best first). Unknown or inactive pairs are
 // 404.
 func (s *Server) registerMarketRoutes(r *mux.Router) {

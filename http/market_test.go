@@ -10,9 +10,8 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
-	"github.com/tradeledger/tradeledger/exchange/core"
+	"github.com/tradeledger/tradeledger/exchange/engine"
 	"github.com/tradeledger/tradeledger/exchange/paper"
-	"github.com/tradeledger/tradeledger/exchange/trading"
 	"github.com/tradeledger/tradeledger/projections"
 )
 
@@ -26,9 +25,9 @@ const coreTestConfig = `{"bot":{"service_wallet":"` + testWallet + `","SIMULATOR
 // the paper simulator on the test clock and the core following the log.
 type coreServer struct {
 	*testServer
-	Core   *core.Core
+	Core   *engine.Scheduler
 	Sim    *paper.Simulator
-	Trader *trading.Trader
+	Trader *engine.Trader
 }
 
 func newCoreServer(t *testing.T) *coreServer {
@@ -38,13 +37,12 @@ func newCoreServer(t *testing.T) *coreServer {
 		ts.Runner.Register(cfg)
 		ts.appendEvent(domain.StreamConfig, domain.NewEvent(ts.Clock, domain.TypeConfigReplaced, domain.ConfigReplaced{Config: json.RawMessage(coreTestConfig)}))
 		cs.Sim = paper.NewSimulator(ts.Clock)
-		cs.Core = core.NewCore()
-		cs.Core.Config, cs.Core.Clock, cs.Core.Exchange = cfg, ts.Clock, cs.Sim.Exchange
-		ts.Runner.Register(cs.Core)
-		cs.Trader = trading.NewTrader(ts.Store, cs.Sim.Exchange, ts.Clock)
-		cs.Trader.Activity, cs.Trader.Wait = cs.Core, ts.Runner.WaitFor
-		ts.Runner.Register(cs.Trader)
-		cs.Core.Trader = cs.Trader
+		eng := engine.New(ts.Store, cs.Sim.Exchange, cfg, ts.Clock)
+		cs.Core, cs.Trader = eng.Scheduler, eng.Trader
+		cs.Trader.Wait = ts.Runner.WaitFor
+		for _, p := range eng.Projections() {
+			ts.Runner.Register(p)
+		}
 		box, err := domain.NewSecretBox(bytes.Repeat([]byte{9}, 32))
 		if err != nil {
 			t.Fatal(err)
@@ -118,7 +116,7 @@ func TestCoreLifecycleThroughHTTP(t *testing.T) {
 	}
 	status, body = cs.get(key)
 	wantCoreError(t, "candles while stopped", status, body, 404, "the system is stopped")
-	if cs.Core.IsCycling("binance") {
+	if cs.Core.System.IsCycling("binance") {
 		t.Fatal("cycling before system/start")
 	}
 
@@ -137,7 +135,7 @@ func TestCoreLifecycleThroughHTTP(t *testing.T) {
 	if got := strings.Join(cs.systemEvents(), ","); got != "SystemStarted by "+LoginSubject {
 		t.Fatalf("system events %q", got)
 	}
-	if !cs.Core.IsCycling("binance") || cs.Core.IsCycling("kraken") {
+	if !cs.Core.System.IsCycling("binance") || cs.Core.System.IsCycling("kraken") {
 		t.Fatal("IsCycling after start: want binance only")
 	}
 	status, body = cs.get(key)
@@ -158,15 +156,15 @@ func TestCoreLifecycleThroughHTTP(t *testing.T) {
 	}
 	c := decodeBody[candlesBody](t, body).Data
 	n := len(c.Close)
-	if n == 0 || len(c.Open) != n || len(c.High) != n || len(c.Low) != n || len(c.Volume) != n || len(c.Time) != n || n > core.DefaultCandleLimit {
+	if n == 0 || len(c.Open) != n || len(c.High) != n || len(c.Low) != n || len(c.Volume) != n || len(c.Time) != n || n > engine.DefaultCandleLimit {
 		t.Fatalf("candle arrays of lengths o%d h%d l%d c%d v%d t%d", len(c.Open), len(c.High), len(c.Low), n, len(c.Volume), len(c.Time))
 	}
 	for i := range c.Close {
 		if c.Low[i] > c.Open[i] || c.Low[i] > c.Close[i] || c.High[i] < c.Open[i] || c.High[i] < c.Close[i] || c.Close[i] <= 0 {
 			t.Fatalf("candle %d is not OHLC: %v %v %v %v", i, c.Open[i], c.High[i], c.Low[i], c.Close[i])
 		}
-		if i > 0 && c.Time[i]-c.Time[i-1] != int64(core.DefaultPeriod/time.Millisecond) {
-			t.Fatalf("candles %d and %d are not %v apart, oldest first", i-1, i, core.DefaultPeriod)
+		if i > 0 && c.Time[i]-c.Time[i-1] != int64(engine.DefaultPeriod/time.Millisecond) {
+			t.Fatalf("candles %d and %d are not %v apart, oldest first", i-1, i, engine.DefaultPeriod)
 		}
 	}
 
@@ -309,7 +307,7 @@ func TestCoreLifecycleThroughHTTP(t *testing.T) {
 	if got := strings.Join(cs.systemEvents(), ","); got != "SystemStarted by "+LoginSubject+",SystemStopped by "+LoginSubject {
 		t.Fatalf("system events %q", got)
 	}
-	if cs.Core.IsCycling("binance") || cs.Core.Running() {
+	if cs.Core.System.IsCycling("binance") || cs.Core.Running() {
 		t.Fatal("still cycling after system/stop")
 	}
 	cs.Clock.Advance(30 * time.Minute)
@@ -337,7 +335,7 @@ func TestCoreLifecycleThroughHTTP(t *testing.T) {
 		t.Fatal("restart start failed")
 	}
 	runner := projections.NewRunner(cs.Store)
-	fresh := core.NewCore()
+	fresh := &engine.System{}
 	runner.Register(fresh)
 	if err := runner.Start(ctx); err != nil {
 		t.Fatal(err)
@@ -492,7 +490,7 @@ func TestCoreStrategyTradesOnPaper(t *testing.T) {
 	if err := cs.Sim.SetPrice("binance", "USDT-BTC", domain.MustDecimal("59000")); err != nil {
 		t.Fatal(err)
 	}
-	cs.Clock.Advance(core.DefaultDelay)
+	cs.Clock.Advance(engine.DefaultDelay)
 	cs.Core.Cycle(ctx)
 	fills := 0
 	for _, e := range cs.events() {

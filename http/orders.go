@@ -324,7 +324,7 @@ func (s *Server) handleOrdersDay(w http.ResponseWriter, r *http.Request) {
 }
 
 // openOrderLister is the part of the Trader that lists unfinished orders
-// (exchange/trading.Trader).
+// (exchange/engine.Trader).
 type openOrderLister interface {
 	OpenOrderList(exchange, pair string) []domain.OpenOrder
 }

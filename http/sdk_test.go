@@ -12,9 +12,8 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
-	"github.com/tradeledger/tradeledger/exchange/core"
+	"github.com/tradeledger/tradeledger/exchange/engine"
 	"github.com/tradeledger/tradeledger/exchange/paper"
-	"github.com/tradeledger/tradeledger/exchange/trading"
 	"github.com/tradeledger/tradeledger/projections"
 )
 
@@ -38,13 +37,13 @@ func newSDKServer(t *testing.T) *sdkServer {
 		files := projections.NewFiles(ss.Ledger)
 		ts.Runner.Register(files)
 		cs.Sim = paper.NewSimulator(ts.Clock)
-		cs.Core = core.NewCore()
-		cs.Core.Config, cs.Core.Clock, cs.Core.Exchange, cs.Core.ABP = cfg, ts.Clock, cs.Sim.Exchange, ss.Ledger.ABP
-		ts.Runner.Register(cs.Core)
-		cs.Trader = trading.NewTrader(ts.Store, cs.Sim.Exchange, ts.Clock)
-		cs.Trader.Activity, cs.Trader.Wait = cs.Core, ts.Runner.WaitFor
-		ts.Runner.Register(cs.Trader)
-		cs.Core.Trader = cs.Trader
+		eng := engine.New(ts.Store, cs.Sim.Exchange, cfg, ts.Clock)
+		cs.Core, cs.Trader = eng.Scheduler, eng.Trader
+		cs.Core.ABP = ss.Ledger.ABP
+		cs.Trader.Wait = ts.Runner.WaitFor
+		for _, p := range eng.Projections() {
+			ts.Runner.Register(p)
+		}
 		box, err := domain.NewSecretBox(bytes.Repeat([]byte{9}, 32))
 		if err != nil {
 			t.Fatal(err)

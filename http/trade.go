@@ -16,7 +16,7 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 )
 
-// Trader is the command side of trading (exchange/trading.Trader). Every
+// Trader is the command side of trading (exchange/engine.Trader). Every
 // method returns once its events are durable and applied by the
 // projections. Errors carry domain codes: EINVALID (bad field, refused
 // order, precondition), ENOTFOUND, ECONFLICT, EUNAVAILABLE.

@@ -17,8 +17,8 @@ import (
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 	"github.com/tradeledger/tradeledger/exchange/binance"
 	"github.com/tradeledger/tradeledger/exchange/binance/fixture"
+	"github.com/tradeledger/tradeledger/exchange/engine"
 	"github.com/tradeledger/tradeledger/exchange/paper"
-	"github.com/tradeledger/tradeledger/exchange/trading"
 	"github.com/tradeledger/tradeledger/projections"
 )
 
@@ -62,7 +62,7 @@ func benchPlacement(b *testing.B, clock *domain.ManualClock, exchange func(strin
 	}
 	defer store.Close()
 	runner := projections.NewRunner(store)
-	tr := trading.NewTrader(store, exchange, clock)
+	tr := engine.NewTrader(store, exchange, clock)
 	tr.Activity, tr.Wait = alwaysCycling{}, runner.WaitFor
 	runner.Register(tr)
 	if err := runner.Start(ctx); err != nil {

@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/exchange/engine"
 	"github.com/tradeledger/tradeledger/exchange/paper"
-	"github.com/tradeledger/tradeledger/exchange/trading"
 )
 
 // tradeActivity is a tiny trading.Activity: the exchanges said to cycle.
@@ -36,7 +36,7 @@ func (a *tradeActivity) set(exchange string, on bool) {
 type tradeEnv struct {
 	*testServer
 	sim    *paper.Simulator
-	tr     *trading.Trader
+	tr     *engine.Trader
 	active *tradeActivity
 }
 
@@ -49,7 +49,7 @@ func newTradeEnv(t *testing.T) *tradeEnv {
 		te.sim.Settings = func(name string) (paper.ExchangeSettings, bool) {
 			return paper.ExchangeSettings{}, name == "binance" || name == "binance#1" || name == "kraken"
 		}
-		te.tr = trading.NewTrader(ts.Store, te.sim.Exchange, ts.Clock)
+		te.tr = engine.NewTrader(ts.Store, te.sim.Exchange, ts.Clock)
 		te.tr.Activity = te.active
 		te.tr.Wait = ts.Runner.WaitFor
 		ts.Runner.Register(te.tr)

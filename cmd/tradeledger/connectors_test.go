@@ -150,7 +150,7 @@ func TestServeChoosesBinance(t *testing.T) {
 		t.Fatalf("system/start = %d %v", status, out)
 	}
 	e.clock.Advance(time.Second)
-	if n := e.m.Core.Cycle(context.Background()); n != 1 {
+	if n := e.m.Engine.Scheduler.Cycle(context.Background()); n != 1 {
 		t.Fatalf("cycled %d pairs, want 1", n)
 	}
 	id := e.order("trade/buy", map[string]any{"exch": "binance", "pair": "USDT-BTC", "amt": 0.01, "price": 50000})
@@ -158,7 +158,7 @@ func TestServeChoosesBinance(t *testing.T) {
 	if len(orders) != 1 || orders[0].Status != "NEW" || orders[0].Price != domain.MustDecimal("50000") {
 		t.Fatalf("fixture orders %+v, want one resting buy at 50000", orders)
 	}
-	o, ok := e.m.Trader.Order(id)
+	o, ok := e.m.Engine.Trader.Order(id)
 	if !ok || o.ClientOrderID != orders[0].ClientOrderID || o.ExchangeOrderID != fmt.Sprint(orders[0].ID) {
 		t.Fatalf("order %d: %+v, want the fixture's client id %s and id %d", id, o, orders[0].ClientOrderID, orders[0].ID)
 	}
@@ -166,12 +166,12 @@ func TestServeChoosesBinance(t *testing.T) {
 	// An exchange that stops answering shows in /healthz until it answers.
 	fx.RateLimit(30 * time.Second)
 	e.clock.Advance(time.Second)
-	e.m.Core.Cycle(context.Background())
+	e.m.Engine.Scheduler.Cycle(context.Background())
 	if got := errorOf(e.health(), "binance"); !strings.Contains(got, "rate limit") {
 		t.Fatalf("healthz error while rate limited = %q, want the rate limit", got)
 	}
 	e.clock.Advance(31 * time.Second)
-	e.m.Core.Cycle(context.Background())
+	e.m.Engine.Scheduler.Cycle(context.Background())
 	if got := errorOf(e.health(), "binance"); got != "" {
 		t.Fatalf("healthz error after Retry-After = %q, want none", got)
 	}
@@ -229,7 +229,7 @@ func TestLicenseKeysVerifiedAgainstBinance(t *testing.T) {
 func (e *binanceE2E) cycle() {
 	e.t.Helper()
 	e.clock.Advance(time.Second)
-	if n := e.m.Core.Cycle(context.Background()); n != 1 {
+	if n := e.m.Engine.Scheduler.Cycle(context.Background()); n != 1 {
 		e.t.Fatalf("cycled %d pairs, want 1", n)
 	}
 }
@@ -270,7 +270,7 @@ func TestBinanceEndToEndKilledMidPlacement(t *testing.T) {
 		t.Fatalf("trade/cancel = %d %v", status, out)
 	}
 	sell := e.order("trade/sell", with("price", 70000))
-	sellOrder, _ := e.m.Trader.Order(sell)
+	sellOrder, _ := e.m.Engine.Trader.Order(sell)
 	if err := fx.Fill(sellOrder.ClientOrderID, domain.MustDecimal("0.004")); err != nil {
 		t.Fatal(err)
 	}
@@ -313,7 +313,7 @@ func TestBinanceEndToEndKilledMidPlacement(t *testing.T) {
 		stream, typ, _ := strings.Cut(ev, " ")
 		var id int64
 		fmt.Sscanf(stream, "order-%d", &id)
-		if o, ok := e2.m.Trader.Order(id); ok && o.State == domain.OrderStateRequested {
+		if o, ok := e2.m.Engine.Trader.Order(id); ok && o.State == domain.OrderStateRequested {
 			lost, lostClient = id, o.ClientOrderID
 		}
 		_ = typ
@@ -350,7 +350,7 @@ func TestBinanceEndToEndKilledMidPlacement(t *testing.T) {
 	for _, fo := range fx.Orders() {
 		var o domain.Order
 		for id := int64(1); id <= lost+2; id++ {
-			if x, ok := e2.m.Trader.Order(id); ok && x.ClientOrderID == fo.ClientOrderID {
+			if x, ok := e2.m.Engine.Trader.Order(id); ok && x.ClientOrderID == fo.ClientOrderID {
 				o = x
 			}
 		}

@@ -17,13 +17,13 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tradeledger/tradeledger/domain"
-	"github.com/tradeledger/tradeledger/exchange/core"
+	"github.com/tradeledger/tradeledger/exchange/engine"
 	"github.com/tradeledger/tradeledger/projections"
 )
 
 // The core caches IsCycling by the config projection's version; serve
 // wires a projections.Config, which must keep offering it.
-var _ core.VersionedConfig = (*projections.Config)(nil)
+var _ engine.VersionedConfig = (*projections.Config)(nil)
 
 // tradingE2E drives the real serve wiring (Main) on a manual clock: the
 // core's cycles are called by the test, prices are set on the paper
@@ -131,7 +131,7 @@ func (e *tradingE2E) cycle(price string) {
 	if err := e.m.Simulator.SetPrice("binance", "USDT-BTC", domain.MustDecimal(price)); err != nil {
 		e.t.Fatal(err)
 	}
-	if n := e.m.Core.Cycle(context.Background()); n != 1 {
+	if n := e.m.Engine.Scheduler.Cycle(context.Background()); n != 1 {
 		e.t.Fatalf("cycle at %s cycled %d pairs, want 1", price, n)
 	}
 }
@@ -327,7 +327,7 @@ func TestTradingEndToEnd(t *testing.T) {
 		t.Fatalf("trade/buy after stop = %d %v, want 400 naming the cycling precondition", status, out)
 	}
 	e.clock.Advance(time.Minute)
-	if n := e.m.Core.Cycle(context.Background()); n != 0 {
+	if n := e.m.Engine.Scheduler.Cycle(context.Background()); n != 0 {
 		t.Fatalf("a stopped core cycled %d pairs", n)
 	}
 	if e.head() != head {

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
-	"github.com/tradeledger/tradeledger/exchange/trading"
+	"github.com/tradeledger/tradeledger/exchange/engine"
 	"github.com/tradeledger/tradeledger/projections"
 )
 
@@ -188,29 +188,6 @@ func replayLog(ctx context.Context, store domain.EventStore, cut logCut, projs [
 	return res, nil
 }
 
-// openOrders folds every order stream into domain.Order aggregates (the
-// domain's own Apply) and lists those not yet done.
-type openOrders struct {
-	orders map[string]*domain.Order
-}
-
-func newOpenOrders() *openOrders { return &openOrders{orders: map[string]*domain.Order{}} }
-
-func (p *openOrders) Name() string { return "open orders" }
-
-func (p *openOrders) Apply(e *domain.Event) error {
-	if !strings.HasPrefix(e.Stream, "order-") {
-		return nil
-	}
-	o := p.orders[e.Stream]
-	if o == nil {
-		n := domain.NewOrder()
-		o = &n
-		p.orders[e.Stream] = o
-	}
-	return o.Apply(e)
-}
-
 // openOrder is an open order as replay shows it.
 type openOrder struct {
 	ID        int64             `json:"id"`
@@ -226,31 +203,18 @@ type openOrder struct {
 	Time      int64             `json:"time"` // of the order's last event
 }
 
-func (p *openOrders) list(times map[string]int64) []openOrder {
-	out := []openOrder{}
-	for stream, o := range p.orders {
-		if o.State == domain.OrderStateNone || o.State.Done() {
-			continue
-		}
+// openOrderList is the engine's unfinished orders as replay shows them.
+func openOrderList(us []engine.Unfinished) []openOrder {
+	out := make([]openOrder, 0, len(us))
+	for _, u := range us {
+		o := &u.Order
 		out = append(out, openOrder{
 			ID: o.OrderID, Exchange: o.Exchange, Pair: o.Pair, Side: o.Side, Kind: o.Kind, State: o.State,
 			Amount: domain.Number(o.Amount), Filled: domain.Number(o.Filled), Price: domain.Number(o.Price),
-			StopPrice: domain.Number(o.StopPrice), Time: times[stream],
+			StopPrice: domain.Number(o.StopPrice), Time: u.Updated,
 		})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
-}
-
-// streamTimes remembers the time of each order stream's last event.
-type streamTimes map[string]int64
-
-func (streamTimes) Name() string { return "order times" }
-func (s streamTimes) Apply(e *domain.Event) error {
-	if strings.HasPrefix(e.Stream, "order-") {
-		s[e.Stream] = e.Time
-	}
-	return nil
 }
 
 // balanceEntry is an entry of POST /api/v1/balances (spec "Balance entry"),
@@ -297,9 +261,10 @@ type ReplayReport struct {
 // event's for a position, now for the whole log).
 func replayState(ctx context.Context, store domain.EventStore, cut logCut, method domain.PnlMethod, scope projections.PnlScope, loc *time.Location, now time.Time, prog *progress, warn io.Writer) (*ReplayReport, error) {
 	ledger := projections.NewLedger(method)
-	trader := trading.NewTrader(nil, nil, domain.SystemClock{}) // a projection only: never places orders here
-	orders, times := newOpenOrders(), streamTimes{}
-	res, err := replayLog(ctx, store, cut, []projections.Projection{ledger, trader, orders, times}, prog, warn)
+	// The engine's order manager as a projection only (it never places
+	// orders here): balances and the open orders come from it.
+	trader := engine.NewTrader(nil, nil, domain.SystemClock{})
+	res, err := replayLog(ctx, store, cut, []projections.Projection{ledger, trader}, prog, warn)
 	if err != nil {
 		return nil, err
 	}
@@ -309,7 +274,7 @@ func replayState(ctx context.Context, store domain.EventStore, cut logCut, metho
 	case cut.Position != 0:
 		now = time.UnixMilli(res.Time)
 	}
-	rep := &ReplayReport{Cut: cut.describe(loc), AsOf: res, Balances: balanceEntries(trader.Balances()), OpenOrders: orders.list(times)}
+	rep := &ReplayReport{Cut: cut.describe(loc), AsOf: res, Balances: balanceEntries(trader.Balances()), OpenOrders: openOrderList(trader.Unfinished())}
 	ov, err := ledger.Overview(projections.OverviewQuery{Scope: scope, Loc: loc, Now: now.In(loc)})
 	if err != nil {
 		rep.PnlError = domain.ErrorMessage(err)

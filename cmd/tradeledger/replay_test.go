@@ -14,8 +14,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/exchange/engine"
 	"github.com/tradeledger/tradeledger/exchange/paper"
-	"github.com/tradeledger/tradeledger/exchange/trading"
 	tlhttp "github.com/tradeledger/tradeledger/http"
 	"github.com/tradeledger/tradeledger/projections"
 )
@@ -67,7 +67,7 @@ func TestReplayEqualsLive(t *testing.T) {
 	sim := paper.NewSimulator(clock)
 	runner := projections.NewRunner(d.Store)
 	ledger := projections.NewLedger(domain.LOFO)
-	tr := trading.NewTrader(d.Store, sim.Exchange, clock)
+	tr := engine.NewTrader(d.Store, sim.Exchange, clock)
 	tr.Activity, tr.Wait = replayCycling{}, runner.WaitFor
 	runner.Register(tr)
 	runner.Register(ledger)

@@ -13,9 +13,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tradeledger/tradeledger/domain"
-	"github.com/tradeledger/tradeledger/exchange/core"
+	"github.com/tradeledger/tradeledger/exchange/engine"
 	"github.com/tradeledger/tradeledger/exchange/paper"
-	"github.com/tradeledger/tradeledger/exchange/trading"
 	tlhttp "github.com/tradeledger/tradeledger/http"
 	"github.com/tradeledger/tradeledger/projections"
 	"github.com/tradeledger/tradeledger/projections/clickhouse"
@@ -58,14 +57,13 @@ type Main struct {
 	DataDir *DataDir
 	Runner  *projections.Runner
 	Server  *tlhttp.Server
-	// Core cycles the pairs; Simulator is the paper exchange it and the
-	// Trader (order manager) trade on.
-	Core      *core.Core
+	// Engine is the trading engine: the order manager (Engine.Trader) and
+	// the pair scheduler (Engine.Scheduler). Simulator is the paper
+	// exchange.
+	Engine    *engine.Engine
 	Simulator *paper.Simulator
-	Trader    *trading.Trader
 	// Connectors chooses each exchange's connector (paper or real) from
-	// the configuration (connectors.go); the Core and the Trader trade on
-	// it.
+	// the configuration (connectors.go); the engine trades on it.
 	Connectors *Connectors
 	// BinanceURL, when set, replaces Binance's base URL (tests: a fixture
 	// server). The zero value is production behaviour.
@@ -172,24 +170,24 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if m.Connectors, err = m.newConnectors(configView); err != nil {
 		return err
 	}
-	m.Core = core.NewCore()
-	m.Core.Clock, m.Core.Exchange = m.Clock, m.Connectors.Exchange
-	m.Core.OnError = func(exchange, pair string, err error) {
+	// The engine follows the system stream (SystemStarted/SystemStopped)
+	// and its order manager recovers every unfinished order from the log,
+	// so both register before the replay. Orders are accepted only while a
+	// pair of the exchange cycles.
+	m.Engine = engine.New(m.DataDir.Store, m.Connectors.Exchange, configView, m.Clock)
+	m.Engine.Trader.Wait = m.Runner.WaitFor
+	m.Engine.Scheduler.OnError = func(exchange, pair string, err error) {
 		m.Logger.Warn("core cycle", zap.String("exchange", exchange), zap.String("pair", pair), zap.Error(err))
 	}
 	// Rates for the PNL's currency conversion come from the log
-	// (projections/pnlconv.go): the core records each pair's price.
-	m.Core.Rates = func(ctx context.Context, r domain.RateObserved) error {
+	// (projections/pnlconv.go): the scheduler records each pair's price.
+	m.Engine.Scheduler.Rates = func(ctx context.Context, r domain.RateObserved) error {
 		_, err := m.DataDir.Store.Append(ctx, domain.RateStream(r.Exchange), domain.Any, domain.NewEvent(m.Clock, domain.TypeRateObserved, r))
 		return err
 	}
-	m.Runner.Register(m.Core)
-	// The Trader (order manager) is a projection too; it trades on the same
-	// simulator and accepts orders only while the core cycles the exchange.
-	m.Trader = trading.NewTrader(m.DataDir.Store, m.Connectors.Exchange, m.Clock)
-	m.Trader.Activity, m.Trader.Wait = m.Core, m.Runner.WaitFor
-	m.Runner.Register(m.Trader)
-	m.Core.Trader = m.Trader
+	for _, p := range m.Engine.Projections() {
+		m.Runner.Register(p)
+	}
 	filesView := projections.NewFiles(ledger)
 	m.Runner.Register(configView)
 	m.Runner.Register(filesView)
@@ -226,10 +224,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if err := m.openClickHouse(s); err != nil {
 		return err
 	}
-	// Core: the paper simulator serves every exchange of the configuration
-	// (the only connector so far; the Trader must use the same m.Simulator).
-	m.Core.ABP = ledger.ABP // average unit cost of held lots (--pnl-method)
-	m.Core.Config = configView
+	m.Engine.Scheduler.ABP = ledger.ABP // average unit cost of held lots (--pnl-method)
 	m.Simulator.Settings = func(name string) (paper.ExchangeSettings, bool) {
 		entry, ok := configView.Current().Exchange(name)
 		if !ok {
@@ -238,10 +233,10 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return simulatorSettings(name, entry, m.Logger), true
 	}
 	m.Simulator.SettingsVersion = configView.Version // a changed simulator fee applies at once
-	s.Core = m.Core
-	s.Trader = m.Trader // trade, balances and pairs routes
+	s.Core = m.Engine.Scheduler
+	s.Trader = m.Engine.Trader // trade, balances and pairs routes
 	if !m.ManualCycles {
-		m.Core.Start()
+		m.Engine.Scheduler.Start()
 	}
 	s.Audit = tlhttp.NewAudit()
 	if s.Secrets, err = domain.NewSecretBox(m.DataDir.MasterKey); err != nil {
@@ -281,8 +276,8 @@ func (m *Main) Close() error {
 		m.Webhooks.Close()
 	}
 	m.closeClickHouse()
-	if m.Core != nil {
-		m.Core.Close()
+	if m.Engine != nil {
+		m.Engine.Close()
 	}
 	if m.Runner != nil {
 		m.Runner.Close()

@@ -68,7 +68,7 @@ func startLoadMain(t *testing.T, clock domain.Clock) (*Main, string) {
 	if status, out := c.post(t, "system/start", nil); status != 200 {
 		t.Fatalf("system/start = %d %s", status, out)
 	}
-	if n := m.Core.Cycle(context.Background()); n != 1 {
+	if n := m.Engine.Scheduler.Cycle(context.Background()); n != 1 {
 		t.Fatalf("cycled %d pairs, want 1", n)
 	}
 	return m, token

@@ -1,4 +1,4 @@
-package trading_test
+package engine_test
 
 import (
 	"context"
@@ -10,8 +10,8 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
+	"github.com/tradeledger/tradeledger/exchange/engine"
 	"github.com/tradeledger/tradeledger/exchange/paper"
-	"github.com/tradeledger/tradeledger/exchange/trading"
 	"github.com/tradeledger/tradeledger/projections"
 )
 
@@ -29,7 +29,7 @@ func BenchmarkSubmit(b *testing.B) {
 	sim := paper.NewSimulator(clock)
 	sim.Balances = map[string]domain.Decimal{"USDT": domain.DecimalFromInt(1_000_000_000)}
 	runner := projections.NewRunner(store)
-	tr := trading.NewTrader(store, sim.Exchange, clock)
+	tr := engine.NewTrader(store, sim.Exchange, clock)
 	tr.Activity, tr.Wait = cycling{"binance": true}, runner.WaitFor
 	runner.Register(tr)
 	if err := runner.Start(ctx); err != nil {

@@ -1,4 +1,4 @@
-package core
+package engine
 
 import (
 	"sort"
@@ -36,7 +36,7 @@ import (
 // pair is enabled in the configuration and data has been collected.
 // Otherwise ENOTFOUND says which of these is missing. Call with c.mu held
 // for reading.
-func (c *Core) lookup(cfg domain.Config, exchange, pair string) (*pairState, error) {
+func (c *Scheduler) lookup(cfg domain.Config, exchange, pair string) (*pairState, error) {
 	key := domain.PairKey(exchange, pair)
 	pc, ok := cfg.Pair(exchange, pair)
 	switch {
@@ -44,7 +44,7 @@ func (c *Core) lookup(cfg domain.Config, exchange, pair string) (*pairState, err
 		return nil, domain.Errorf(domain.ENOTFOUND, "pair %s is not in the configuration", key)
 	case !pc.Enabled:
 		return nil, domain.Errorf(domain.ENOTFOUND, "pair %s is not enabled", key)
-	case !c.running:
+	case !c.System.Running():
 		return nil, domain.Errorf(domain.ENOTFOUND, "pair %s is not active: the system is stopped", key)
 	}
 	st := c.pairs[key]
@@ -54,17 +54,17 @@ func (c *Core) lookup(cfg domain.Config, exchange, pair string) (*pairState, err
 	return st, nil
 }
 
-func (c *Core) config() domain.Config {
-	if c.Config == nil {
+func (c *Scheduler) config() domain.Config {
+	if c.System == nil || c.System.Config == nil {
 		return domain.Config{}
 	}
-	return c.Config.Current()
+	return c.System.Config.Current()
 }
 
 // Candles returns the pair's candle series, oldest first (at most
 // CandleLimit candles of the pair's PERIOD). ENOTFOUND for an unknown or
 // inactive pair.
-func (c *Core) Candles(exchange, pair string) ([]domain.Candle, error) {
+func (c *Scheduler) Candles(exchange, pair string) ([]domain.Candle, error) {
 	cfg := c.config()
 	c.mu.RLock()
 	defer c.mu.RUnlock()
@@ -78,7 +78,7 @@ func (c *Core) Candles(exchange, pair string) ([]domain.Candle, error) {
 // OrderBook returns the pair's last order book (bids descending, asks
 // ascending, at most BookDepth levels each). ENOTFOUND for an unknown or
 // inactive pair.
-func (c *Core) OrderBook(exchange, pair string) (domain.OrderBook, error) {
+func (c *Scheduler) OrderBook(exchange, pair string) (domain.OrderBook, error) {
 	cfg := c.config()
 	c.mu.RLock()
 	defer c.mu.RUnlock()
@@ -95,7 +95,7 @@ func (c *Core) OrderBook(exchange, pair string) (domain.OrderBook, error) {
 // Memory returns a copy of the pair's core memory, untransformed. With
 // elements, only those keys (that exist) are returned. ENOTFOUND for an
 // unknown or inactive pair.
-func (c *Core) Memory(exchange, pair string, elements ...string) (map[string]any, error) {
+func (c *Scheduler) Memory(exchange, pair string, elements ...string) (map[string]any, error) {
 	cfg := c.config()
 	c.mu.RLock()
 	defer c.mu.RUnlock()
@@ -118,7 +118,7 @@ func (c *Core) Memory(exchange, pair string, elements ...string) (map[string]any
 
 // Snapshot returns the pair's core memory for a front end (see the key
 // list above). ENOTFOUND for an unknown or inactive pair.
-func (c *Core) Snapshot(exchange, pair string) (map[string]any, error) {
+func (c *Scheduler) Snapshot(exchange, pair string) (map[string]any, error) {
 	cfg := c.config()
 	c.mu.RLock()
 	defer c.mu.RUnlock()
@@ -131,7 +131,7 @@ func (c *Core) Snapshot(exchange, pair string) (map[string]any, error) {
 
 // Snapshots returns the snapshot of every active pair, keyed by pair key
 // ("<exchange>/<pair>"); empty while the system is stopped.
-func (c *Core) Snapshots() map[string]map[string]any {
+func (c *Scheduler) Snapshots() map[string]map[string]any {
 	cfg := c.config()
 	c.mu.RLock()
 	defer c.mu.RUnlock()
@@ -150,22 +150,22 @@ func (c *Core) Snapshots() map[string]map[string]any {
 	return out
 }
 
-// OpenOrderLister is implemented by a Trader that lists its unfinished
-// orders (exchange/trading.Trader): core memory's openOrders comes from it,
-// live, at every read. With another Trader openOrders is empty.
+// OpenOrderLister is implemented by an OrderManager that lists its
+// unfinished orders (the Trader): core memory's openOrders comes from it,
+// live, at every read. With another OrderManager openOrders is empty.
 type OpenOrderLister interface {
 	OpenOrderList(exchange, pair string) []domain.OpenOrder
 }
 
 // raw is the pair's core memory as held, plus its identity and its open
 // orders. Call with c.mu held for reading.
-func (c *Core) raw(st *pairState) map[string]any {
+func (c *Scheduler) raw(st *pairState) map[string]any {
 	m := make(map[string]any, len(st.memory)+6)
 	for k, v := range st.memory {
 		m[k] = v
 	}
 	open := []domain.OpenOrder{}
-	if l, ok := c.Trader.(OpenOrderLister); ok {
+	if l, ok := c.Orders.(OpenOrderLister); ok {
 		open = l.OpenOrderList(st.exchange, st.pair)
 	}
 	m["openOrders"] = open
@@ -176,7 +176,7 @@ func (c *Core) raw(st *pairState) map[string]any {
 	return m
 }
 
-func (c *Core) snapshot(st *pairState) map[string]any {
+func (c *Scheduler) snapshot(st *pairState) map[string]any {
 	m := c.raw(st)
 	num := func(k string) domain.Decimal { n, _ := m[k].(domain.Number); return domain.Decimal(n) }
 	bid, base, abp := num("Bid"), num("BaseBalance"), num("ABP")
@@ -184,6 +184,6 @@ func (c *Core) snapshot(st *pairState) map[string]any {
 	if abp > 0 {
 		m["UnrealizedPnl"] = domain.Number(bid.Sub(abp).Mul(base))
 	}
-	m["Running"] = c.running
+	m["Running"] = c.System.Running()
 	return m
 }

@@ -1,30 +1,7 @@
-// Package trading is the order manager: every order's life as events
-// (DESIGN §2, §5). A Trader places and cancels orders on domain.Exchange
-// connectors, emulates stop-limit, trailing-stop and OCO orders from price
-// ticks (the rules are pure functions in domain), and reconciles the
-// exchanges' fills and balances into the log.
-//
-// The Trader is also a projection: register it with the projection runner
-// before the replay, and it recovers from the log the next order id, the
-// state of every unfinished order, the Idempotency-Keys already answered
-// (with a fingerprint of the request each answered), the fill cursors and
-// the last observed balances. Events it appends itself are applied at once
-// (and ignored when the runner delivers them again), so its decisions never
-// wait for the runner. Memory and the cost of a tick or a reconcile follow
-// the unfinished orders: a finished order is dropped and, when asked for,
-// read back from the log.
-//
-// Safety: an OrderRequested is durable before the exchange hears of the
-// order, and the client order id sent is derived from that event's id. A
-// retry, a timeout or a crash therefore never places a second order: an
-// order whose answer was lost stays "requested" (pending reconcile) until
-// Reconcile looks it up by its client order id.
-package trading
+package engine
 
 import (
 	"context"
-	"crypto/sha256"
-	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -96,37 +73,13 @@ type lookup struct {
 }
 
 type entry struct {
-	op sync.Mutex // serializes commands on the order; never held while waiting for projections
-	o  domain.Order
+	op      sync.Mutex // serializes commands on the order; never held while waiting for projections
+	o       domain.Order
+	updated int64 // ms of the order's last event
 }
 
 // pairRef names an exchange's pair (the armed index's key).
 type pairRef struct{ exchange, pair string }
-
-// keyID is the Idempotency-Key as kept: 128 bits of its SHA-256, so that
-// a million keys cost a fixed 16 bytes each whatever their length.
-type keyID [16]byte
-
-func keyIDOf(key string) keyID {
-	sum := sha256.Sum256([]byte(key))
-	var k keyID
-	copy(k[:], sum[:16])
-	return k
-}
-
-// keyRecord is what a used Idempotency-Key answered: the order (for an
-// OCO, its limit leg, whose OrderRequested carries the key) and the OCO.
-type keyRecord struct {
-	orderID int64
-	ocoID   int64
-	fp      uint64 // fingerprintBits of the request; 0: not recorded
-}
-
-// keyEntry is a key whose first request is in progress; done closes when
-// it is settled.
-type keyEntry struct {
-	done chan struct{}
-}
 
 // idSet is a set of ids as a sparse bitset: 64 ids per word, so the dense
 // run of a log's order ids costs about two bits each and a scattered id
@@ -193,6 +146,7 @@ func (t *Trader) applyLocked(e *domain.Event) error {
 		if err := en.o.Apply(e); err != nil {
 			return err
 		}
+		en.updated = e.Time
 		switch e.Type {
 		case domain.TypeOrderRequested:
 			t.byClient[en.o.ClientOrderID] = id
@@ -324,6 +278,31 @@ func (t *Trader) OpenOrderList(exchange, pair string) []domain.OpenOrder {
 	return out
 }
 
+// Unfinished is an unfinished order (without its fill-id set) and the
+// time of its last event.
+type Unfinished struct {
+	Order   domain.Order
+	Updated int64 // ms
+}
+
+// Unfinished returns every unfinished order of every exchange, by id: what
+// `tradeledger replay` lists as open orders. It costs O(unfinished orders).
+func (t *Trader) Unfinished() []Unfinished {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]Unfinished, 0, len(t.orders))
+	for _, en := range t.orders {
+		if en.o.State == domain.OrderStateNone || en.o.State.Done() {
+			continue
+		}
+		o := en.o
+		o.FillIDs = nil
+		out = append(out, Unfinished{Order: o, Updated: en.updated})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Order.OrderID < out[j].Order.OrderID })
+	return out
+}
+
 // Order returns a copy of an order's state, and whether it exists. An
 // unfinished order comes from memory; a finished one is read back from the
 // log (false if that read fails).
@@ -391,123 +370,6 @@ func (t *Trader) Markets(ctx context.Context, exchange string) ([]domain.Market,
 	return ms, exErr(err)
 }
 
-func (t *Trader) exchange(name string) (domain.Exchange, error) {
-	if t.Exchange == nil {
-		return nil, domain.Errorf(domain.EUNAVAILABLE, "no exchange connectors are configured")
-	}
-	x, err := t.Exchange(name)
-	if domain.ErrorCode(err) == domain.ENOTFOUND {
-		return nil, domain.Errorf(domain.EINVALID, "field \"exch\": unknown exchange %q", name)
-	} else if err != nil {
-		return nil, err
-	}
-	return x, nil
-}
-
-func (t *Trader) exCtx(ctx context.Context) (context.Context, context.CancelFunc) {
-	d := t.Timeout
-	if d <= 0 {
-		d = DefaultTimeout
-	}
-	return context.WithTimeout(ctx, d)
-}
-
-// exErr turns connector failures that are not domain errors into
-// EUNAVAILABLE (a network problem, a timeout).
-func exErr(err error) error {
-	if err == nil {
-		return nil
-	}
-	var de *domain.Error
-	if errors.As(err, &de) {
-		return err
-	}
-	return domain.Errorf(domain.EUNAVAILABLE, "exchange unavailable: %v", err)
-}
-
-func (t *Trader) exLock(exchange string) *sync.Mutex {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.init()
-	l, ok := t.exLocks[exchange]
-	if !ok {
-		l = &sync.Mutex{}
-		t.exLocks[exchange] = l
-	}
-	return l
-}
-
-// appender appends events on behalf of one command and remembers the last
-// position, for the final Wait.
-type appender struct {
-	t           *Trader
-	actor, corr string
-	last        uint64
-}
-
-func (t *Trader) newAppender(actor, corr string) *appender {
-	if actor == "" {
-		actor = domain.ActorCore
-	}
-	return &appender{t: t, actor: actor, corr: corr}
-}
-
-// append writes events to stream and applies them to the Trader's state.
-func (a *appender) append(ctx context.Context, stream string, expected domain.ExpectedVersion, evs ...domain.Event) error {
-	if len(evs) == 0 {
-		return nil
-	}
-	for i := range evs {
-		evs[i].Actor, evs[i].Correlation = a.actor, a.corr
-	}
-	res, err := a.t.Store.Append(ctx, stream, expected, evs...)
-	if err != nil {
-		return fmt.Errorf("append %s: %w", stream, err)
-	}
-	a.t.mu.Lock()
-	for i := range evs {
-		evs[i].Stream, evs[i].Version = stream, res.FirstVersion+int64(i)
-		if err := a.t.applyLocked(&evs[i]); err != nil {
-			a.t.mu.Unlock()
-			return err
-		}
-	}
-	a.t.mu.Unlock()
-	if res.LastPosition > a.last {
-		a.last = res.LastPosition
-	}
-	return nil
-}
-
-// wait returns once the appended events are visible to the read models.
-func (a *appender) wait(ctx context.Context) error {
-	if a.t.Wait == nil || a.last == 0 {
-		return nil
-	}
-	return a.t.Wait(ctx, a.last)
-}
-
-// finish waits for the projections, keeping err (the command's answer)
-// unless waiting failed.
-func (a *appender) finish(ctx context.Context, err error) error {
-	if werr := a.wait(ctx); werr != nil && err == nil {
-		return werr
-	}
-	return err
-}
-
-// appendOrder appends to an order's stream at its current version.
-func (a *appender) appendOrder(ctx context.Context, en *entry, id int64, evs ...domain.Event) error {
-	a.t.mu.Lock()
-	v := en.o.Version
-	a.t.mu.Unlock()
-	expected := domain.ExpectedVersion(v)
-	if v < 0 {
-		expected = domain.NoStream
-	}
-	return a.append(ctx, domain.OrderStream(id), expected, evs...)
-}
-
 func (t *Trader) entry(id int64) *entry {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -546,4 +408,41 @@ func (t *Trader) dropEntry(id int64) {
 	if en := t.orders[id]; en != nil && en.o.State == domain.OrderStateNone {
 		delete(t.orders, id)
 	}
+}
+
+// openOrders returns the ids of the unfinished orders of an exchange that
+// keep accepts, in id order. It costs O(unfinished orders of the
+// exchange), not O(every order ever).
+func (t *Trader) openOrders(exchange string, keep func(o *domain.Order) bool) []int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.init()
+	return t.collect(t.open[exchange], keep)
+}
+
+// armedOrders returns the ids of the emulated orders of a pair that wait
+// for their stop, in id order (O(armed orders of the pair)).
+func (t *Trader) armedOrders(exchange, pair string) []int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.init()
+	return t.collect(t.armed[pairRef{exchange, pair}], func(o *domain.Order) bool {
+		return o.Emulated() && !o.Triggered && o.State == domain.OrderStateAccepted
+	})
+}
+
+// collect filters a set of order ids by keep, sorted. The caller holds t.mu.
+func (t *Trader) collect(set map[int64]struct{}, keep func(o *domain.Order) bool) []int64 {
+	var ids []int64
+	for id := range set {
+		en := t.orders[id]
+		if en == nil || en.o.State == domain.OrderStateNone || en.o.State.Done() {
+			continue
+		}
+		if keep(&en.o) {
+			ids = append(ids, id)
+		}
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids
 }

@@ -1,4 +1,4 @@
-package trading_test
+package engine_test
 
 import (
 	"context"
@@ -11,8 +11,8 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
+	"github.com/tradeledger/tradeledger/exchange/engine"
 	"github.com/tradeledger/tradeledger/exchange/paper"
-	"github.com/tradeledger/tradeledger/exchange/trading"
 	"github.com/tradeledger/tradeledger/projections"
 )
 
@@ -28,7 +28,7 @@ type env struct {
 	runner *projections.Runner
 	clock  *domain.ManualClock
 	sim    *paper.Simulator
-	tr     *trading.Trader
+	tr     *engine.Trader
 	active cycling
 	// paperFromLog registers the simulator as a projection, as serve does,
 	// so that a restart restores its balances and resting orders.
@@ -53,7 +53,7 @@ func (e *env) open() {
 	if e.paperFromLog {
 		e.runner.Register(e.sim)
 	}
-	e.tr = trading.NewTrader(e.store, e.sim.Exchange, e.clock)
+	e.tr = engine.NewTrader(e.store, e.sim.Exchange, e.clock)
 	e.tr.Activity = e.active
 	e.tr.Wait = e.runner.WaitFor
 	e.runner.Register(e.tr)

@@ -1,4 +1,4 @@
-package trading_test
+package engine_test
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/exchange/engine"
 	"github.com/tradeledger/tradeledger/exchange/paper"
-	"github.com/tradeledger/tradeledger/exchange/trading"
 )
 
 // replayOrders returns the events of orders first…first+n-1 as a restart
@@ -55,7 +55,7 @@ func BenchmarkReplayOrders(b *testing.B) {
 		runtime.GC()
 		var before runtime.MemStats
 		runtime.ReadMemStats(&before)
-		tr := trading.NewTrader(nil, nil, clock)
+		tr := engine.NewTrader(nil, nil, clock)
 		var applied, orders int64
 		var elapsed time.Duration
 		for applied < events {
@@ -89,7 +89,7 @@ func BenchmarkOnTickerAfterReplay(b *testing.B) {
 	ctx := context.Background()
 	clock := domain.NewManualClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	sim := paper.NewSimulator(clock)
-	tr := trading.NewTrader(nil, sim.Exchange, clock)
+	tr := engine.NewTrader(nil, sim.Exchange, clock)
 	evs := replayOrders(clock, 1, 100_000)
 	for j := range evs {
 		if err := tr.Apply(&evs[j]); err != nil {

@@ -1,18 +1,4 @@
-// Package core is the bot core: while the system is started it cycles every
-// enabled pair of the configuration on a schedule, collecting market data
-// into bounded in-memory series, keeping core memory per pair, driving the
-// trader's order emulation, running the pair's strategy and reconciling
-// fills (DESIGN §5).
-//
-// Whether the system is started follows the log: Core is a projection of the
-// system stream (SystemStarted, SystemStopped), so a restarted process
-// resumes what the log says. Cycle does one round of work and is what tests
-// call, with a driven clock; Start runs Cycle from a ticker in production.
-//
-// The core never imports other adapters: the exchanges, the trader, the
-// configuration and the average buy price come in through the fields of
-// Core, and cmd/tradeledger wires them.
-package core
+package engine
 
 import (
 	"context"
@@ -25,7 +11,7 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 )
 
-// Defaults for Core settings.
+// Defaults for Scheduler settings.
 const (
 	// DefaultInterval is how often the background loop calls Cycle. A pair
 	// is cycled when its delay has passed, so this is the schedule's
@@ -44,12 +30,13 @@ const (
 	// DefaultBookDepth is how many levels per side the order book keeps.
 	DefaultBookDepth = 20
 	// DefaultRateInterval is the least time between two rates recorded
-	// for one pair (Core.Rates): the width of a PNL bucket.
+	// for one pair (Scheduler.Rates): the width of a PNL bucket.
 	DefaultRateInterval = 15 * time.Minute
 )
 
-// Trader is what the core needs from the order manager (exchange/trading).
-type Trader interface {
+// OrderManager is what the scheduler needs from the order manager (the
+// Trader of this package; tests record the calls instead).
+type OrderManager interface {
 	// Submit places an order request (here: a strategy's order).
 	Submit(ctx context.Context, req domain.OrderRequest) (int64, error)
 	// OnTicker drives stop-limit, trailing-stop and OCO emulation.
@@ -73,18 +60,22 @@ type VersionedConfig interface {
 	Version() int64
 }
 
-// Core is the bot core. Fill its fields (NewCore sets the defaults),
-// register it with the projection runner before the replay (it follows the
-// system stream), then Start it; Close stops the loop.
-type Core struct {
-	// Config is the configuration: which pairs, strategies and parameters.
-	Config ConfigSource
-	// Exchange returns the connector for an exchange name; ENOTFOUND for a
-	// name it cannot serve.
-	Exchange func(name string) (domain.Exchange, error)
-	// Trader places strategy orders, emulates conditional orders and
+// Scheduler is the pair scheduler (the bot core of Gunbot's vocabulary):
+// while the System is started it cycles every enabled pair of the
+// configuration on a schedule, collecting market data into bounded
+// in-memory series, keeping core memory per pair, recording rates, driving
+// the order manager's emulation, reconciling fills and running the pair's
+// strategy. Fill its fields (NewScheduler sets the defaults; New wires it
+// in an Engine), then Start it; Close stops the loop. Cycle does one round
+// of work and is what tests call, with a driven clock.
+type Scheduler struct {
+	// System is what the scheduler cycles: whether the system is started,
+	// the configuration (which pairs, strategies and parameters) and the
+	// connectors. Nil: nothing is cycled.
+	System *System
+	// Orders places strategy orders, emulates conditional orders and
 	// reconciles fills. Nil: no trading (market data is still collected).
-	Trader Trader
+	Orders OrderManager
 	// ABP returns the average buy price of a pair's held lots (from the
 	// order read model), 0 when unknown. Nil: always 0.
 	ABP func(exchange, pair string) domain.Decimal
@@ -113,26 +104,18 @@ type Core struct {
 	// BookDepth bounds each side of the kept order book.
 	BookDepth int
 
-	mu      sync.RWMutex
-	running bool
-	started int64 // ms of the last SystemStarted, for core memory
-	pairs   map[string]*pairState
+	mu     sync.RWMutex
+	starts uint64 // System's start count when pairs were last made due
+	pairs  map[string]*pairState
 
 	cycleMu sync.Mutex // one Cycle at a time
-
-	// activeMu guards the exchanges with an enabled pair, derived from
-	// the configuration of version activeVersion (IsCycling's cache).
-	activeMu      sync.Mutex
-	active        map[string]bool
-	activeVersion int64
-	activeValid   bool
 
 	loopMu sync.Mutex
 	cancel context.CancelFunc
 	done   chan struct{}
 }
 
-// pairState is everything the core holds for one pair.
+// pairState is everything the scheduler holds for one pair.
 type pairState struct {
 	exchange, pair string
 	quote, base    string
@@ -143,13 +126,13 @@ type pairState struct {
 	ticker         domain.Ticker
 	collected      bool      // market data arrived at least once
 	next           time.Time // when the pair is due again
-	rateAt         time.Time // when a rate was last recorded (Core.Rates)
+	rateAt         time.Time // when a rate was last recorded (Scheduler.Rates)
 	memory         map[string]any
 }
 
-// NewCore returns a Core with default settings.
-func NewCore() *Core {
-	return &Core{
+// NewScheduler returns a Scheduler with default settings.
+func NewScheduler() *Scheduler {
+	return &Scheduler{
 		Clock:         domain.SystemClock{},
 		Interval:      DefaultInterval,
 		DefaultDelay:  DefaultDelay,
@@ -161,89 +144,13 @@ func NewCore() *Core {
 	}
 }
 
-// Name implements projections.Projection.
-func (c *Core) Name() string { return "core" }
-
-// Apply implements projections.Projection: SystemStarted and SystemStopped
-// of the system stream switch the core on and off. Starting makes every
-// pair due at once.
-func (c *Core) Apply(e *domain.Event) error {
-	if e.Stream != domain.StreamSystem {
-		return nil
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	switch e.Type {
-	case domain.TypeSystemStarted:
-		c.running = true
-		c.started = e.Time
-		for _, p := range c.pairs {
-			p.next = time.Time{}
-		}
-	case domain.TypeSystemStopped:
-		c.running = false
-	}
-	return nil
-}
-
-// Running reports whether the log says the system is started.
-func (c *Core) Running() bool {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.running
-}
-
-// IsCycling reports whether at least one pair of exchange is cycling: the
-// system is started, the configuration has an enabled pair on exchange and
-// a connector for it exists. The trader refuses orders otherwise.
-//
-// It is on the order placement path, so the set of exchanges with an
-// enabled pair is cached while the configuration's version is unchanged
-// (see VersionedConfig) instead of rebuilding the configuration per order.
-func (c *Core) IsCycling(exchange string) bool {
-	if !c.Running() || c.Config == nil || c.Exchange == nil {
-		return false
-	}
-	if !c.activeExchanges()[exchange] {
-		return false
-	}
-	_, err := c.Exchange(exchange)
-	return err == nil
-}
-
-// activeExchanges returns the exchanges with an enabled pair. The map is
-// never changed once returned.
-func (c *Core) activeExchanges() map[string]bool {
-	vc, versioned := c.Config.(VersionedConfig)
-	var version int64
-	if versioned {
-		version = vc.Version() // before Current: a change in between only looks stale
-		c.activeMu.Lock()
-		if c.activeValid && c.activeVersion == version {
-			active := c.active
-			c.activeMu.Unlock()
-			return active
-		}
-		c.activeMu.Unlock()
-	}
-	active := map[string]bool{}
-	for _, p := range c.Config.Current().Pairs() {
-		if p.Enabled {
-			active[p.Exchange] = true
-		}
-	}
-	if versioned {
-		c.activeMu.Lock()
-		c.active, c.activeVersion, c.activeValid = active, version, true
-		c.activeMu.Unlock()
-	}
-	return active
-}
+// Running reports whether the log says the system is started (System).
+func (c *Scheduler) Running() bool { return c.System.Running() }
 
 // Start runs Cycle every Interval in the background until Stop or Close.
 // Starting a started loop does nothing. Whether cycles do work depends on
 // the log (Apply), not on Start.
-func (c *Core) Start() {
+func (c *Scheduler) Start() {
 	c.loopMu.Lock()
 	defer c.loopMu.Unlock()
 	if c.cancel != nil {
@@ -271,7 +178,7 @@ func (c *Core) Start() {
 }
 
 // Stop ends the background loop and waits for a cycle in progress.
-func (c *Core) Stop() {
+func (c *Scheduler) Stop() {
 	c.loopMu.Lock()
 	defer c.loopMu.Unlock()
 	if c.cancel == nil {
@@ -282,8 +189,8 @@ func (c *Core) Stop() {
 	c.cancel, c.done = nil, nil
 }
 
-// Close stops the loop; the Core holds no other resource.
-func (c *Core) Close() error {
+// Close stops the loop; the Scheduler holds no other resource.
+func (c *Scheduler) Close() error {
 	c.Stop()
 	return nil
 }
@@ -304,19 +211,26 @@ type due struct {
 // from memory. It returns how many pairs were cycled. Failures go to
 // OnError and into the pair's core memory (LastError); they never stop the
 // other pairs.
-func (c *Core) Cycle(ctx context.Context) int {
+func (c *Scheduler) Cycle(ctx context.Context) int {
 	c.cycleMu.Lock()
 	defer c.cycleMu.Unlock()
-	if c.Config == nil || c.Exchange == nil {
+	if c.System == nil || c.System.Config == nil || c.System.Exchange == nil {
 		return 0
 	}
-	cfg := c.Config.Current()
+	cfg := c.System.Config.Current()
 	now := c.Clock.Now()
 
+	running, starts := c.System.state()
 	c.mu.Lock()
-	if !c.running {
+	if !running {
 		c.mu.Unlock()
 		return 0
+	}
+	if starts != c.starts { // started (again) since the last cycle: every pair is due
+		c.starts = starts
+		for _, p := range c.pairs {
+			p.next = time.Time{}
+		}
 	}
 	enabled := map[string]bool{}
 	byExchange := map[string][]*due{}
@@ -368,8 +282,8 @@ func (c *Core) Cycle(ctx context.Context) int {
 // cycleExchange cycles the due pairs of one exchange: market data and
 // trader ticks per pair, then one reconciliation and one balance read, then
 // each pair's strategy. A failed reconciliation skips the strategies.
-func (c *Core) cycleExchange(ctx context.Context, name string, pairs []*due, now time.Time) int {
-	ex, err := c.Exchange(name)
+func (c *Scheduler) cycleExchange(ctx context.Context, name string, pairs []*due, now time.Time) int {
+	ex, err := c.System.Exchange(name)
 	if err != nil {
 		for _, d := range pairs {
 			c.fail(d.state, "exchange", err)
@@ -385,10 +299,10 @@ func (c *Core) cycleExchange(ctx context.Context, name string, pairs []*due, now
 	if len(ready) == 0 {
 		return 0
 	}
-	if c.Trader != nil {
+	if c.Orders != nil {
 		// The strategies trade only on a reconciled account (after a
 		// restart: open orders, fills and balances recorded first).
-		if err := c.Trader.Reconcile(ctx, name); err != nil {
+		if err := c.Orders.Reconcile(ctx, name); err != nil {
 			for _, d := range ready {
 				c.fail(d.state, "reconcile", err)
 			}
@@ -415,7 +329,7 @@ func (c *Core) cycleExchange(ctx context.Context, name string, pairs []*due, now
 // collect reads ticker, order book and candles of one pair into its series
 // and tells the trader about the ticker. It reports whether the pair has
 // a usable ticker.
-func (c *Core) collect(ctx context.Context, ex domain.Exchange, d *due, now time.Time) bool {
+func (c *Scheduler) collect(ctx context.Context, ex domain.Exchange, d *due, now time.Time) bool {
 	st, pair := d.state, d.cfg.Pair
 	t, err := ex.Ticker(ctx, pair)
 	if err != nil {
@@ -452,8 +366,8 @@ func (c *Core) collect(ctx context.Context, ex domain.Exchange, d *due, now time
 		c.fail(st, "candles", candleErr)
 	}
 	c.recordRate(ctx, ex.Name(), st, t, now)
-	if c.Trader != nil {
-		if err := c.Trader.OnTicker(ctx, ex.Name(), t); err != nil {
+	if c.Orders != nil {
+		if err := c.Orders.OnTicker(ctx, ex.Name(), t); err != nil {
 			c.fail(st, "order emulation", err)
 		}
 	}
@@ -463,7 +377,7 @@ func (c *Core) collect(ctx context.Context, ex domain.Exchange, d *due, now time
 // recordRate hands the ticker's last price to Rates when the pair's last
 // recorded rate is RateInterval old (or none was recorded); a failure is
 // retried at the next cycle.
-func (c *Core) recordRate(ctx context.Context, exchange string, st *pairState, t domain.Ticker, now time.Time) {
+func (c *Scheduler) recordRate(ctx context.Context, exchange string, st *pairState, t domain.Ticker, now time.Time) {
 	if c.Rates == nil || t.Last <= 0 {
 		return
 	}
@@ -480,7 +394,7 @@ func (c *Core) recordRate(ctx context.Context, exchange string, st *pairState, t
 
 // decide updates the pair's balances, open orders and ABP in core memory,
 // runs its strategy and submits the strategy's orders.
-func (c *Core) decide(ctx context.Context, ex domain.Exchange, d *due, balances map[string]domain.AssetBalance, now time.Time) {
+func (c *Scheduler) decide(ctx context.Context, ex domain.Exchange, d *due, balances map[string]domain.AssetBalance, now time.Time) {
 	st := d.state
 	open, err := ex.OpenOrders(ctx, d.cfg.Pair)
 	if err != nil {
@@ -524,7 +438,7 @@ func (c *Core) decide(ctx context.Context, ex domain.Exchange, d *due, balances 
 	delete(m, "LastError")
 	c.mu.Unlock()
 
-	if c.Trader == nil {
+	if c.Orders == nil {
 		return
 	}
 	cycle := strconv.FormatInt(now.UnixMilli(), 10)
@@ -533,14 +447,14 @@ func (c *Core) decide(ctx context.Context, ex domain.Exchange, d *due, balances 
 		o.Actor = domain.ActorCore
 		o.Correlation = "core-" + cycle
 		o.IdempotencyKey = fmt.Sprintf("core:%s:%s:%s:%d", d.cfg.Exchange, d.cfg.Pair, cycle, i)
-		if _, err := c.Trader.Submit(ctx, o); err != nil {
+		if _, err := c.Orders.Submit(ctx, o); err != nil {
 			c.fail(st, "submit "+string(o.Side), err)
 		}
 	}
 }
 
 // fail records err in the pair's core memory and reports it.
-func (c *Core) fail(st *pairState, what string, err error) {
+func (c *Scheduler) fail(st *pairState, what string, err error) {
 	msg := what + ": " + domain.ErrorMessage(err)
 	c.mu.Lock()
 	st.memory["LastError"] = msg

@@ -1,4 +1,4 @@
-package core
+package engine
 
 import (
 	"context"
@@ -131,7 +131,7 @@ const testConfig = `{"bot":{"service_wallet":"w","SIMULATOR":true},"exchanges":{
 "pairs":{"sim":{"USDT-BTC":{"strategy":"gain","enabled":true,"override":{"DELAY":5}},"USDT-ETH":{"strategy":"manual","enabled":false}}}}`
 
 type fixture struct {
-	core   *Core
+	core   *Scheduler
 	clock  *domain.ManualClock
 	ex     *fakeExchange
 	trader *recordingTrader
@@ -148,9 +148,10 @@ func newFixture(t *testing.T) *fixture {
 	}
 	f.cfg.set(t, testConfig)
 	f.ex.balances = []domain.AssetBalance{{Asset: "USDT", Available: domain.DecimalFromInt(1000)}, {Asset: "BTC", Available: domain.MustDecimal("0.5"), OnOrder: domain.MustDecimal("0.1")}}
-	c := NewCore()
-	c.Config, c.Clock, c.Trader = f.cfg, f.clock, f.trader
-	c.Exchange = func(name string) (domain.Exchange, error) {
+	c := NewScheduler()
+	c.System = &System{Config: f.cfg}
+	c.Clock, c.Orders = f.clock, f.trader
+	c.System.Exchange = func(name string) (domain.Exchange, error) {
 		if name == "sim" {
 			return f.ex, nil
 		}
@@ -166,7 +167,7 @@ func (f *fixture) apply(t *testing.T, typ string) {
 	t.Helper()
 	e := domain.NewEvent(f.clock, typ, struct{}{})
 	e.Stream = domain.StreamSystem
-	if err := f.core.Apply(&e); err != nil {
+	if err := f.core.System.Apply(&e); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -174,7 +175,7 @@ func (f *fixture) apply(t *testing.T, typ string) {
 func TestCoreFollowsSystemStream(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	if f.core.IsCycling("sim") || f.core.Running() {
+	if f.core.System.IsCycling("sim") || f.core.Running() {
 		t.Fatal("cycling before SystemStarted")
 	}
 	if n := f.core.Cycle(ctx); n != 0 {
@@ -186,13 +187,13 @@ func TestCoreFollowsSystemStream(t *testing.T) {
 	}
 
 	f.apply(t, domain.TypeSystemStarted)
-	if !f.core.IsCycling("sim") {
+	if !f.core.System.IsCycling("sim") {
 		t.Fatal("sim not cycling after SystemStarted")
 	}
-	if f.core.IsCycling("other") { // configured, no enabled pair
+	if f.core.System.IsCycling("other") { // configured, no enabled pair
 		t.Fatal("exchange without enabled pairs is cycling")
 	}
-	if f.core.IsCycling("nope") {
+	if f.core.System.IsCycling("nope") {
 		t.Fatal("unknown exchange is cycling")
 	}
 	if n := f.core.Cycle(ctx); n != 1 {
@@ -200,7 +201,7 @@ func TestCoreFollowsSystemStream(t *testing.T) {
 	}
 
 	f.apply(t, domain.TypeSystemStopped)
-	if f.core.IsCycling("sim") {
+	if f.core.System.IsCycling("sim") {
 		t.Fatal("cycling after SystemStopped")
 	}
 	f.clock.Advance(time.Hour)
@@ -213,7 +214,7 @@ func TestCoreFollowsSystemStream(t *testing.T) {
 	g.apply(t, domain.TypeSystemStarted)
 	g.apply(t, domain.TypeSystemStopped)
 	g.apply(t, domain.TypeSystemStarted)
-	if !g.core.IsCycling("sim") {
+	if !g.core.System.IsCycling("sim") {
 		t.Fatal("replayed start/stop/start is not cycling")
 	}
 }
@@ -382,7 +383,7 @@ func TestInactivePairs(t *testing.T) {
 	if _, err := f.core.Memory("sim", "USDT-BTC"); domain.ErrorCode(err) != domain.ENOTFOUND {
 		t.Fatalf("disabled pair answered: %v", err)
 	}
-	if f.core.IsCycling("sim") {
+	if f.core.System.IsCycling("sim") {
 		t.Fatal("exchange cycling without an enabled pair")
 	}
 	f.clock.Advance(time.Hour)
@@ -518,10 +519,10 @@ func TestIsCyclingCachesByConfigVersion(t *testing.T) {
 	f := newFixture(t)
 	cfg := &versionedConfig{}
 	cfg.set(t, testConfig)
-	f.core.Config = cfg
+	f.core.System.Config = cfg
 	f.apply(t, domain.TypeSystemStarted)
 	for i := 0; i < 1000; i++ {
-		if !f.core.IsCycling("sim") || f.core.IsCycling("other") {
+		if !f.core.System.IsCycling("sim") || f.core.System.IsCycling("other") {
 			t.Fatal("IsCycling: want sim, not other")
 		}
 	}
@@ -530,13 +531,13 @@ func TestIsCyclingCachesByConfigVersion(t *testing.T) {
 	}
 	// Disable sim's pair: the next check sees it.
 	cfg.change(t, strings.Replace(testConfig, `"strategy":"gain","enabled":true`, `"strategy":"gain","enabled":false`, 1))
-	if f.core.IsCycling("sim") {
+	if f.core.System.IsCycling("sim") {
 		t.Fatal("sim still cycling after its only enabled pair was disabled")
 	}
 	// Enable a pair on other.
 	cfg.change(t, strings.Replace(testConfig, `"pairs":{`, `"pairs":{"other":{"USDT-BTC":{"strategy":"manual","enabled":true}},`, 1))
-	f.core.Exchange = func(name string) (domain.Exchange, error) { return f.ex, nil }
-	if !f.core.IsCycling("other") || !f.core.IsCycling("sim") {
+	f.core.System.Exchange = func(name string) (domain.Exchange, error) { return f.ex, nil }
+	if !f.core.System.IsCycling("other") || !f.core.System.IsCycling("sim") {
 		t.Fatal("the re-enabled configuration is not seen")
 	}
 	if n := cfg.rebuilds(); n != 3 {

@@ -1,18 +1,151 @@
-package trading
+package engine
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"strconv"
 
 	"github.com/tradeledger/tradeledger/domain"
 )
 
-// notCycling is the precondition's refusal.
-func notCycling(exchange string) error {
-	return domain.Errorf(domain.EINVALID, "no pair on %s is cycling; start the core (system/start) with an enabled pair", exchange)
+// The path of an order request, top to bottom:
+//
+//  1. Submit, SubmitOCO, ClosePosition validate the request's fields
+//     (domain.OrderRequest.Validate) and fingerprint it for its
+//     Idempotency-Key.
+//  2. keyed answers a key already used; otherwise it checks the request
+//     against the exchange's state (check), claims the key, places, and
+//     settles the key with the outcome.
+//  3. placeOne and placeOCO write OrderRequested (durable before the
+//     exchange hears of the order), place it on the connector with the
+//     client order id derived from that event (place), record the outcome
+//     (OrderAccepted, OrderRejected or OrderOutcomeUnknown) and what
+//     happened at once (settlePlaced: fills, a market order's cancelled
+//     rest).
+//  4. The appender's finish waits for the projections (read-your-writes)
+//     and the command answers.
+
+// Submit places an order and returns its id once its events are durable
+// (and, with Wait, visible). Refusals before anything is written are
+// EINVALID naming the field: unknown exchange or pair, a non-positive
+// amount or price, and the precondition (no pair of the exchange cycling).
+// An order the exchange refuses (insufficient funds) is recorded as
+// OrderRejected and answered EINVALID with the reason. An exchange that
+// does not answer leaves the order pending reconciliation (EUNAVAILABLE).
+// A request with an IdempotencyKey already used returns the first request's
+// answer and places nothing, even after a restart; the same key with a
+// different request (another operation, side, kind, exchange, pair, amount
+// or price) is ECONFLICT and places nothing either.
+func (t *Trader) Submit(ctx context.Context, req domain.OrderRequest) (int64, error) {
+	if err := req.Validate(); err != nil {
+		return 0, err
+	}
+	return t.keyed(ctx, req, requestFingerprint("order", req), t.placeOne)
+}
+
+// SubmitOCO places an OCO: a limit order at req.Price and a stop-limit
+// (stop req.StopPrice, limit req.LimitPrice) for the same amount and side;
+// when one executes the other is cancelled. It returns the OCO id. Errors
+// and idempotency as Submit; if the limit leg is refused, the stop leg is
+// cancelled and the refusal returned.
+func (t *Trader) SubmitOCO(ctx context.Context, req domain.OrderRequest) (int64, error) {
+	if err := req.ValidateOCO(); err != nil {
+		return 0, err
+	}
+	return t.keyed(ctx, req, requestFingerprint("oco", req), t.placeOCO)
+}
+
+// ClosePosition sells the base of req.Pair held on req.Exchange (all that
+// is available unless req.Amount is set): at req.Price (limit) or at
+// market (req.Kind market). An account holding none is EINVALID.
+func (t *Trader) ClosePosition(ctx context.Context, req domain.OrderRequest) (int64, error) {
+	req.Side = domain.Sell
+	if err := req.ValidateClose(); err != nil {
+		return 0, err
+	}
+	fp := requestFingerprint("close", req)
+	if req.IdempotencyKey != "" {
+		// Before the balance is read: a retry of a close that sold
+		// everything still gets its first answer.
+		if id, done, err := t.reuseKey(ctx, req.IdempotencyKey, fp); done {
+			return id, err
+		}
+	}
+	if req.Amount.IsZero() {
+		held, err := t.held(ctx, req)
+		if err != nil {
+			return 0, err
+		}
+		req.Amount = held
+	}
+	return t.keyed(ctx, req, fp, t.placeOne)
+}
+
+// held returns the base of req.Pair available on req.Exchange; none is
+// EINVALID naming the pair.
+func (t *Trader) held(ctx context.Context, req domain.OrderRequest) (domain.Decimal, error) {
+	x, err := t.exchange(req.Exchange)
+	if err != nil {
+		return 0, err
+	}
+	_, base, _ := domain.SplitPair(req.Pair) // validated
+	xctx, cancel := t.exCtx(ctx)
+	bs, err := x.Balances(xctx)
+	cancel()
+	if err != nil {
+		return 0, exErr(err)
+	}
+	amount := domain.Zero
+	for _, b := range bs {
+		if b.Asset == base {
+			amount = b.Available
+		}
+	}
+	if amount.Sign() <= 0 {
+		return 0, domain.Errorf(domain.EINVALID, "field \"pair\": no %s held on %s to close", base, req.Exchange)
+	}
+	return amount, nil
+}
+
+// placed is what a placement answers: id (the order's, or the OCO's), and
+// for the Idempotency-Key the order carrying the key and its OCO.
+type placed struct {
+	id, orderID, ocoID int64
+}
+
+// placeFunc places a checked request; fp is the fingerprint to record with
+// its Idempotency-Key ("" without one).
+type placeFunc func(ctx context.Context, x domain.Exchange, tk domain.Ticker, req domain.OrderRequest, fp string) (placed, error)
+
+// keyed runs a placement under the request's Idempotency-Key. The key is
+// looked at first, so that a retry gets its first answer even when the
+// precondition no longer holds; a fresh key is claimed after the checks
+// and settled with the outcome (an attempt that wrote nothing frees it).
+func (t *Trader) keyed(ctx context.Context, req domain.OrderRequest, fp string, place placeFunc) (int64, error) {
+	key := req.IdempotencyKey
+	if key != "" {
+		if id, done, err := t.reuseKey(ctx, key, fp); done {
+			return id, err
+		}
+	}
+	x, tk, err := t.check(ctx, &req)
+	if err != nil {
+		return 0, err
+	}
+	if key == "" {
+		p, err := place(ctx, x, tk, req, "")
+		return p.id, err
+	}
+	rec, fresh, err := t.claimKey(ctx, key)
+	if err != nil {
+		return 0, err
+	}
+	if !fresh {
+		return t.answerKey(ctx, rec, fp)
+	}
+	var p placed
+	defer func() { t.settleKey(key, p.orderID, p.ocoID, fp) }()
+	p, err = place(ctx, x, tk, req, fp)
+	return p.id, err
 }
 
 // check checks a validated request against the exchange's state and the
@@ -41,270 +174,55 @@ func (t *Trader) check(ctx context.Context, req *domain.OrderRequest) (domain.Ex
 	return x, tk, nil
 }
 
-// reconciledOnce makes sure that, since this process started, the
-// exchange's open orders were looked up (checkOpenOrders) and its fills
-// since the cursor recorded before a new order goes out.
-func (t *Trader) reconciledOnce(ctx context.Context, x domain.Exchange) error {
-	t.mu.Lock()
-	done := t.checked[x.Name()]
-	t.mu.Unlock()
-	if done {
-		return nil
-	}
-	l := t.exLock(x.Name())
-	l.Lock()
-	defer l.Unlock()
-	a := t.newAppender(domain.ActorCore, "")
-	err := t.checkOpenOrders(ctx, a, x)
-	if err == nil {
-		err = t.reconcileFills(ctx, a, x)
-	}
-	return a.finish(ctx, err)
+// notCycling is the precondition's refusal.
+func notCycling(exchange string) error {
+	return domain.Errorf(domain.EINVALID, "no pair on %s is cycling; start the core (system/start) with an enabled pair", exchange)
 }
 
-// claimKey claims an Idempotency-Key. fresh: no request used it, the
-// caller places the order and must settle the claim. Otherwise rec is the
-// first request's answer. A claim in progress is waited for; if it placed
-// nothing, the key is free again and claimed anew.
-func (t *Trader) claimKey(ctx context.Context, key string) (rec keyRecord, fresh bool, err error) {
-	kid := keyIDOf(key)
-	for {
-		t.mu.Lock()
-		t.init()
-		if ke, ok := t.pending[key]; ok {
-			t.mu.Unlock()
-			select {
-			case <-ke.done:
-				continue
-			case <-ctx.Done():
-				return keyRecord{}, false, ctx.Err()
-			}
-		}
-		if rec, ok := t.keys[kid]; ok {
-			t.mu.Unlock()
-			return rec, false, nil
-		}
-		t.pending[key] = &keyEntry{done: make(chan struct{})}
-		t.mu.Unlock()
-		return keyRecord{}, true, nil
-	}
-}
-
-// settleKey ends a fresh claim with its outcome; a request that placed
-// nothing (orderID 0) frees the key for a retry.
-func (t *Trader) settleKey(key string, orderID, ocoID int64, fp string) {
-	t.mu.Lock()
-	ke := t.pending[key]
-	delete(t.pending, key)
-	if orderID != 0 {
-		t.keys[keyIDOf(key)] = keyRecord{orderID: orderID, ocoID: ocoID, fp: fingerprintBits(fp)}
-	}
-	t.mu.Unlock()
-	if ke != nil {
-		close(ke.done)
-	}
-}
-
-// requestFingerprint is the digest recorded with an Idempotency-Key: the
-// operation (order, oco or close) and every field of the request as the
-// client gave it (before a market price or a close amount is resolved).
-// Endpoints differ in operation, side or kind, so one key used on two
-// endpoints differs too.
-func requestFingerprint(op string, req domain.OrderRequest) string {
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s",
-		op, req.Exchange, req.Pair, req.Side, req.Kind, req.Amount, req.Price, req.StopPrice, req.LimitPrice)
-	return hex.EncodeToString(h.Sum(nil)[:16])
-}
-
-// fingerprintBits is the part of a fingerprint kept in memory (64 bits);
-// 0 for none (events written before fingerprints existed).
-func fingerprintBits(fp string) uint64 {
-	if len(fp) < 16 {
-		return 0
-	}
-	v, err := strconv.ParseUint(fp[:16], 16, 64)
-	if err != nil {
-		return 0
-	}
-	return v
-}
-
-// errKeyReused is the answer to an Idempotency-Key used before with a
-// different request.
-func errKeyReused() error {
-	return domain.Errorf(domain.ECONFLICT, "Idempotency-Key reused with a different request")
-}
-
-// reuseKey answers a request whose Idempotency-Key already answered one:
-// the first answer when the requests are the same, ECONFLICT when they
-// differ. done is false when the key is unused (or still in progress).
-func (t *Trader) reuseKey(ctx context.Context, key, fp string) (id int64, done bool, err error) {
-	t.mu.Lock()
-	t.init()
-	rec, ok := t.keys[keyIDOf(key)]
-	t.mu.Unlock()
-	if !ok {
-		return 0, false, nil
-	}
-	id, err = t.answerKey(ctx, rec, fp)
-	return id, true, err
-}
-
-// answerKey is the answer to a request whose Idempotency-Key was used: the
-// first request's id (its OCO's for an OCO) and the outcome of its order;
-// ECONFLICT if the first request was a different one (fp).
-func (t *Trader) answerKey(ctx context.Context, rec keyRecord, fp string) (int64, error) {
-	if rec.fp != 0 && rec.fp != fingerprintBits(fp) {
-		return 0, errKeyReused()
-	}
-	o, ok, err := t.lookup(ctx, rec.orderID)
-	if err != nil {
-		return 0, err
-	}
-	if !ok {
-		return 0, domain.Errorf(domain.EINTERNAL, "order %d vanished", rec.orderID)
-	}
-	id := rec.orderID
-	if rec.ocoID != 0 {
-		id = rec.ocoID
-	}
-	return id, answerOrder(o)
-}
-
-// answerOrder is the result of an order as a command answer: nil once the
-// order is placed (or held), EINVALID with the reason if it was rejected,
-// EUNAVAILABLE while it is pending reconciliation.
-func answerOrder(o domain.Order) error {
-	switch o.State {
-	case domain.OrderStateRejected:
-		return domain.Errorf(domain.EINVALID, "order %d rejected: %s", o.OrderID, o.Reason)
-	case domain.OrderStateRequested:
-		return domain.Errorf(domain.EUNAVAILABLE, "%s did not answer; order %d is pending reconciliation", o.Exchange, o.OrderID)
-	}
-	return nil
-}
-
-// Submit places an order and returns its id once its events are durable
-// (and, with Wait, visible). Refusals before anything is written are
-// EINVALID naming the field: unknown exchange or pair, a non-positive
-// amount or price, and the precondition (no pair of the exchange cycling).
-// An order the exchange refuses (insufficient funds) is recorded as
-// OrderRejected and answered EINVALID with the reason. An exchange that
-// does not answer leaves the order pending reconciliation (EUNAVAILABLE).
-// A request with an IdempotencyKey already used returns the first request's
-// answer and places nothing, even after a restart; the same key with a
-// different request (another operation, side, kind, exchange, pair, amount
-// or price) is ECONFLICT and places nothing either.
-func (t *Trader) Submit(ctx context.Context, req domain.OrderRequest) (int64, error) {
-	if err := req.Validate(); err != nil {
-		return 0, err
-	}
-	return t.submitKeyed(ctx, req, requestFingerprint("order", req))
-}
-
-// submitKeyed is Submit with the fingerprint recorded with the request's
-// Idempotency-Key. The key is looked at first, so that a retry gets its
-// first answer even when the precondition no longer holds.
-func (t *Trader) submitKeyed(ctx context.Context, req domain.OrderRequest, fp string) (int64, error) {
-	key := req.IdempotencyKey
-	if key != "" {
-		if id, done, err := t.reuseKey(ctx, key, fp); done {
-			return id, err
-		}
-	}
-	x, tk, err := t.check(ctx, &req)
-	if err != nil {
-		return 0, err
-	}
-	if key == "" {
-		return t.submit(ctx, x, tk, req, 0, "")
-	}
-	rec, fresh, err := t.claimKey(ctx, key)
-	if err != nil {
-		return 0, err
-	}
-	if !fresh {
-		return t.answerKey(ctx, rec, fp)
-	}
-	var id int64
-	defer func() { t.settleKey(key, id, 0, fp) }()
-	id, err = t.submit(ctx, x, tk, req, 0, fp)
-	return id, err
-}
-
-// requestEvent returns the OrderRequested of a new order, with the client
-// order id derived from the event's own id.
-func (t *Trader) requestEvent(id int64, req domain.OrderRequest, ocoID int64, fp string) domain.Event {
-	eventID := domain.NewEventID(t.Clock.Now())
-	p := domain.OrderRequested{
-		OrderID: id, Exchange: req.Exchange, Pair: req.Pair, Side: req.Side, Kind: req.Kind,
-		Amount: req.Amount, Price: req.Price, StopPrice: req.StopPrice, LimitPrice: req.LimitPrice,
-		ClientOrderID: domain.ClientOrderID(eventID), OcoID: ocoID, IdempotencyKey: req.IdempotencyKey,
-	}
-	if req.IdempotencyKey != "" {
-		p.IdempotencyFingerprint = fp
-	}
-	e := domain.NewEvent(t.Clock, domain.TypeOrderRequested, p)
-	e.ID = eventID
-	return e
-}
-
-// submit writes a new order and places it; it returns the order id once
-// OrderRequested is durable (0 before).
-func (t *Trader) submit(ctx context.Context, x domain.Exchange, tk domain.Ticker, req domain.OrderRequest, ocoID int64, fp string) (int64, error) {
+// placeOne writes a new order and places it: an exchange order (limit,
+// market) goes to the exchange at once; an emulated one (stop-limit,
+// trailing stop) is held here until its stop fires (emulate.go), once the
+// account was found able to pay for it. It answers the order id once
+// OrderRequested is durable (zero before).
+func (t *Trader) placeOne(ctx context.Context, x domain.Exchange, tk domain.Ticker, req domain.OrderRequest, fp string) (placed, error) {
 	if req.Kind == domain.KindMarket && req.Price.IsZero() {
 		req.Price = tk.Last // the reference price of a market order
 	}
 	a := t.newAppender(req.Actor, req.Correlation)
 	id, en := t.allocID(true)
+	var err error
 	if req.Kind == domain.KindStopLimit || req.Kind == domain.KindTrailingStop {
-		// Held by the order manager until the stop fires; refuse now what
-		// the account could not pay then.
-		refusal := t.fundsRefusal(ctx, x, req)
-		outcome := domain.NewEvent(t.Clock, domain.TypeOrderAccepted, domain.OrderAccepted{})
-		if refusal != "" {
-			outcome = domain.NewEvent(t.Clock, domain.TypeOrderRejected, domain.OrderRejected{Reason: refusal})
-		}
-		en.op.Lock()
-		err := a.append(ctx, domain.OrderStream(id), domain.NoStream, t.requestEvent(id, req, ocoID, fp), outcome)
-		en.op.Unlock()
-		if err != nil {
-			t.dropEntry(id)
-			return 0, err
-		}
-		if refusal != "" {
-			return id, a.finish(ctx, domain.Errorf(domain.EINVALID, "order %d rejected: %s", id, refusal))
-		}
-		return id, a.finish(ctx, nil)
+		id, err = t.hold(ctx, a, x, req, id, en, fp)
+	} else if id, err = t.submitEntry(ctx, a, x, req, 0, id, en, fp); id != 0 && err == nil {
+		err = answerOrder(t.snapshot(en))
 	}
-	id, err := t.submitEntry(ctx, a, x, req, ocoID, id, en, fp)
 	if id == 0 {
-		return 0, err
+		return placed{}, err
 	}
-	if err != nil {
-		return id, a.finish(ctx, err)
-	}
-	return id, a.finish(ctx, answerOrder(t.snapshot(en)))
+	return placed{id: id, orderID: id}, a.finish(ctx, err)
 }
 
-// submitEntry writes the OrderRequested of an exchange order (limit or
-// market) under a reserved id, places it and records the outcome. It
-// returns 0 if nothing was written.
-func (t *Trader) submitEntry(ctx context.Context, a *appender, x domain.Exchange, req domain.OrderRequest, ocoID, id int64, en *entry, fp string) (int64, error) {
+// hold writes an emulated order (stop-limit, trailing stop) under a
+// reserved id: OrderRequested with OrderAccepted, held by the order
+// manager until the stop fires, or with OrderRejected (EINVALID) when the
+// account could not pay for it then. It returns 0 if nothing was written.
+func (t *Trader) hold(ctx context.Context, a *appender, x domain.Exchange, req domain.OrderRequest, id int64, en *entry, fp string) (int64, error) {
+	refusal := t.fundsRefusal(ctx, x, req)
+	outcome := domain.NewEvent(t.Clock, domain.TypeOrderAccepted, domain.OrderAccepted{})
+	if refusal != "" {
+		outcome = domain.NewEvent(t.Clock, domain.TypeOrderRejected, domain.OrderRejected{Reason: refusal})
+	}
 	en.op.Lock()
-	if err := a.append(ctx, domain.OrderStream(id), domain.NoStream, t.requestEvent(id, req, ocoID, fp)); err != nil {
-		en.op.Unlock()
+	err := a.append(ctx, domain.OrderStream(id), domain.NoStream, t.requestEvent(id, req, 0, fp), outcome)
+	en.op.Unlock()
+	if err != nil {
 		t.dropEntry(id)
 		return 0, err
 	}
-	o := t.snapshot(en)
-	eo, err := t.place(ctx, a, x, en, &o, o.Price)
-	en.op.Unlock()
-	if err == nil && eo.ID != "" && (eo.Filled.Sign() > 0 || eo.Status != domain.StatusOpen) {
-		err = t.settlePlaced(ctx, a, x, id, eo)
+	if refusal != "" {
+		return id, domain.Errorf(domain.EINVALID, "order %d rejected: %s", id, refusal)
 	}
-	return id, err
+	return id, nil
 }
 
 // fundsRefusal returns why the account cannot pay for an emulated order
@@ -336,6 +254,42 @@ func (t *Trader) fundsRefusal(ctx context.Context, x domain.Exchange, req domain
 		}
 	}
 	return fmt.Sprintf("insufficient funds: need %s %s, available 0", need, asset)
+}
+
+// submitEntry writes the OrderRequested of an exchange order (limit or
+// market) under a reserved id, places it and records the outcome. It
+// returns 0 if nothing was written.
+func (t *Trader) submitEntry(ctx context.Context, a *appender, x domain.Exchange, req domain.OrderRequest, ocoID, id int64, en *entry, fp string) (int64, error) {
+	en.op.Lock()
+	if err := a.append(ctx, domain.OrderStream(id), domain.NoStream, t.requestEvent(id, req, ocoID, fp)); err != nil {
+		en.op.Unlock()
+		t.dropEntry(id)
+		return 0, err
+	}
+	o := t.snapshot(en)
+	eo, err := t.place(ctx, a, x, en, &o, o.Price)
+	en.op.Unlock()
+	if err == nil && eo.ID != "" && (eo.Filled.Sign() > 0 || eo.Status != domain.StatusOpen) {
+		err = t.settlePlaced(ctx, a, x, id, eo)
+	}
+	return id, err
+}
+
+// requestEvent returns the OrderRequested of a new order, with the client
+// order id derived from the event's own id.
+func (t *Trader) requestEvent(id int64, req domain.OrderRequest, ocoID int64, fp string) domain.Event {
+	eventID := domain.NewEventID(t.Clock.Now())
+	p := domain.OrderRequested{
+		OrderID: id, Exchange: req.Exchange, Pair: req.Pair, Side: req.Side, Kind: req.Kind,
+		Amount: req.Amount, Price: req.Price, StopPrice: req.StopPrice, LimitPrice: req.LimitPrice,
+		ClientOrderID: domain.ClientOrderID(eventID), OcoID: ocoID, IdempotencyKey: req.IdempotencyKey,
+	}
+	if req.IdempotencyKey != "" {
+		p.IdempotencyFingerprint = fp
+	}
+	e := domain.NewEvent(t.Clock, domain.TypeOrderRequested, p)
+	e.ID = eventID
+	return e
 }
 
 // place sends an order (new, or a fired stop at limit price) to the
@@ -411,45 +365,10 @@ func (t *Trader) settlePlacedLocked(ctx context.Context, a *appender, x domain.E
 	return nil
 }
 
-// SubmitOCO places an OCO: a limit order at req.Price and a stop-limit
-// (stop req.StopPrice, limit req.LimitPrice) for the same amount and side;
-// when one executes the other is cancelled. It returns the OCO id. Errors
-// and idempotency as Submit; if the limit leg is refused, the stop leg is
-// cancelled and the refusal returned.
-func (t *Trader) SubmitOCO(ctx context.Context, req domain.OrderRequest) (int64, error) {
-	if err := req.ValidateOCO(); err != nil {
-		return 0, err
-	}
-	fp, key := requestFingerprint("oco", req), req.IdempotencyKey
-	if key != "" {
-		if id, done, err := t.reuseKey(ctx, key, fp); done {
-			return id, err
-		}
-	}
-	x, tk, err := t.check(ctx, &req)
-	if err != nil {
-		return 0, err
-	}
-	if key == "" {
-		id, _, err := t.submitOCO(ctx, x, tk, req, "")
-		return id, err
-	}
-	rec, fresh, err := t.claimKey(ctx, key)
-	if err != nil {
-		return 0, err
-	}
-	if !fresh {
-		return t.answerKey(ctx, rec, fp)
-	}
-	var id, limitID int64
-	defer func() { t.settleKey(key, limitID, id, fp) }()
-	id, limitID, err = t.submitOCO(ctx, x, tk, req, fp)
-	return id, err
-}
-
-// submitOCO writes and places an OCO; it returns the OCO id and the limit
-// leg's id once the limit leg's OrderRequested is durable (zeros before).
-func (t *Trader) submitOCO(ctx context.Context, x domain.Exchange, tk domain.Ticker, req domain.OrderRequest, fp string) (int64, int64, error) {
+// placeOCO writes and places an OCO: its stop leg (held here), OcoPlaced,
+// then its limit leg on the exchange. It answers the OCO id once the limit
+// leg's OrderRequested is durable (zero before).
+func (t *Trader) placeOCO(ctx context.Context, x domain.Exchange, _ domain.Ticker, req domain.OrderRequest, fp string) (placed, error) {
 	a := t.newAppender(req.Actor, req.Correlation)
 	ocoID, _ := t.allocID(false)
 	stopID, stopEn := t.allocID(true)
@@ -464,71 +383,31 @@ func (t *Trader) submitOCO(ctx context.Context, x domain.Exchange, tk domain.Tic
 	if err != nil {
 		t.dropEntry(stopID)
 		t.dropEntry(limitID)
-		return 0, 0, err
+		return placed{}, err
 	}
 	// OcoPlaced comes before the limit leg is placed, so that a fill of
 	// the limit leg always finds its OCO.
-	placed := domain.NewEvent(t.Clock, domain.TypeOcoPlaced, domain.OcoPlaced{
+	ocoPlaced := domain.NewEvent(t.Clock, domain.TypeOcoPlaced, domain.OcoPlaced{
 		OcoID: ocoID, Exchange: req.Exchange, Pair: req.Pair, Side: req.Side, LimitOrderID: limitID, StopOrderID: stopID,
 	})
-	if err := a.append(ctx, domain.OcoStream(ocoID), domain.NoStream, placed); err != nil {
+	if err := a.append(ctx, domain.OcoStream(ocoID), domain.NoStream, ocoPlaced); err != nil {
 		t.dropEntry(limitID)
-		return 0, 0, err
+		return placed{}, err
 	}
 	limitReq := req
 	limitReq.Kind, limitReq.StopPrice, limitReq.LimitPrice = domain.KindLimit, 0, 0
 	id, err := t.submitEntry(ctx, a, x, limitReq, ocoID, limitID, limitEn, fp)
 	if id == 0 {
-		return 0, 0, err
+		return placed{}, err
 	}
 	if o := t.snapshot(limitEn); o.State == domain.OrderStateRejected {
 		if cerr := t.cancelLeg(ctx, a, x, stopID, "OCO limit leg rejected"); cerr != nil && err == nil {
 			err = cerr
 		}
 	}
+	p := placed{id: ocoID, orderID: id, ocoID: ocoID}
 	if err != nil {
-		return ocoID, id, a.finish(ctx, err)
+		return p, a.finish(ctx, err)
 	}
-	return ocoID, id, a.finish(ctx, answerOrder(t.snapshot(limitEn)))
-}
-
-// ClosePosition sells the base of req.Pair held on req.Exchange (all that
-// is available unless req.Amount is set): at req.Price (limit) or at
-// market (req.Kind market). An account holding none is EINVALID.
-func (t *Trader) ClosePosition(ctx context.Context, req domain.OrderRequest) (int64, error) {
-	req.Side = domain.Sell
-	if err := req.ValidateClose(); err != nil {
-		return 0, err
-	}
-	fp := requestFingerprint("close", req)
-	if req.IdempotencyKey != "" {
-		// Before the balance is read: a retry of a close that sold
-		// everything still gets its first answer.
-		if id, done, err := t.reuseKey(ctx, req.IdempotencyKey, fp); done {
-			return id, err
-		}
-	}
-	x, err := t.exchange(req.Exchange)
-	if err != nil {
-		return 0, err
-	}
-	_, base, _ := domain.SplitPair(req.Pair) // validated
-	if req.Amount.Sign() > 0 {
-		return t.submitKeyed(ctx, req, fp)
-	}
-	xctx, cancel := t.exCtx(ctx)
-	bs, err := x.Balances(xctx)
-	cancel()
-	if err != nil {
-		return 0, exErr(err)
-	}
-	for _, b := range bs {
-		if b.Asset == base {
-			req.Amount = b.Available
-		}
-	}
-	if req.Amount.Sign() <= 0 {
-		return 0, domain.Errorf(domain.EINVALID, "field \"pair\": no %s held on %s to close", base, req.Exchange)
-	}
-	return t.submitKeyed(ctx, req, fp)
+	return p, a.finish(ctx, answerOrder(t.snapshot(limitEn)))
 }

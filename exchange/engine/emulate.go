@@ -1,0 +1,99 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/tradeledger/tradeledger/domain"
+)
+
+// OnTicker applies a price tick to the emulated orders of its pair: a
+// stop-limit whose stop is reached fires (StopTriggered) and its limit
+// order is placed; a trailing stop moves (TrailingStopMoved) or fires; an
+// OCO stop leg that fires cancels the limit leg first (OcoLegCancelled).
+func (t *Trader) OnTicker(ctx context.Context, exchange string, tk domain.Ticker) error {
+	x, err := t.exchange(exchange)
+	if err != nil {
+		return err
+	}
+	l := t.exLock(exchange)
+	l.Lock()
+	defer l.Unlock()
+	a := t.newAppender(domain.ActorCore, "")
+	ids := t.armedOrders(exchange, tk.Pair)
+	var firstErr error
+	for _, id := range ids {
+		if err := t.tick(ctx, a, x, id, tk); err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	return a.finish(ctx, firstErr)
+}
+
+func (t *Trader) tick(ctx context.Context, a *appender, x domain.Exchange, id int64, tk domain.Ticker) error {
+	en := t.entry(id)
+	if en == nil {
+		return nil // finished meanwhile
+	}
+	en.op.Lock()
+	t.mu.Lock()
+	evs := en.o.DecideTick(t.Clock, tk.Last, tk.Bid, tk.Ask)
+	t.mu.Unlock()
+	err := a.appendOrder(ctx, en, id, evs...)
+	en.op.Unlock()
+	if err != nil || len(evs) == 0 || evs[0].Type != domain.TypeStopTriggered {
+		return err
+	}
+	o := t.snapshot(en)
+	if o.OcoID != 0 {
+		if err := t.legExecuted(ctx, a, x, o.OcoID, id); err != nil {
+			return err
+		}
+	}
+	return t.placeTriggered(ctx, a, x, en)
+}
+
+// placeTriggered places the limit order of a fired stop.
+func (t *Trader) placeTriggered(ctx context.Context, a *appender, x domain.Exchange, en *entry) error {
+	en.op.Lock()
+	o := t.snapshot(en)
+	if o.State != domain.OrderStateTriggered {
+		en.op.Unlock()
+		return nil
+	}
+	eo, err := t.place(ctx, a, x, en, &o, o.LimitPrice)
+	en.op.Unlock()
+	if err == nil && eo.ID != "" && (eo.Filled.Sign() > 0 || eo.Status != domain.StatusOpen) {
+		err = t.settlePlacedLocked(ctx, a, x, o.OrderID, eo)
+	}
+	return err
+}
+
+// legExecuted applies the OCO rule after leg legID executed: the other leg
+// is cancelled (OcoLegCancelled, then its cancel).
+func (t *Trader) legExecuted(ctx context.Context, a *appender, x domain.Exchange, ocoID, legID int64) error {
+	t.mu.Lock()
+	c := t.ocos[ocoID]
+	if c == nil {
+		t.mu.Unlock()
+		return nil
+	}
+	other := c.Other(legID)
+	otherDone := true
+	if en := t.orders[other]; en != nil {
+		otherDone = en.o.State.Done()
+	}
+	evs := c.DecideLegExecuted(t.Clock, legID, otherDone)
+	version := c.Version
+	t.mu.Unlock()
+	if len(evs) == 0 {
+		return nil
+	}
+	if err := a.append(ctx, domain.OcoStream(ocoID), domain.ExpectedVersion(version), evs...); err != nil {
+		return err
+	}
+	err := t.cancelLocked(ctx, a, x, other, "OCO: the other leg executed")
+	if domain.ErrorCode(err) == domain.ECONFLICT {
+		return nil // it finished meanwhile
+	}
+	return err
+}
