@@ -2,6 +2,7 @@ package http
 
 import (
 	"cmp"
+	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -223,12 +224,30 @@ func (s *Server) handleOrdersPage(w http.ResponseWriter, r *http.Request) {
 		Error(w, r, err)
 		return
 	}
-	recs, total, err := l.Page(key, page, size)
+	pb := recordBuffers.Get().(*[]byte)
+	b := slices.Grow((*pb)[:0], 64+size*420)
+	b = append(b, `"data":[`...)
+	b, total, err := l.AppendPageJSON(b, key, page, size)
 	if err != nil {
+		putRecordBuffer(pb, b)
 		Error(w, r, err)
 		return
 	}
-	writeRecords(w, `{"total":`+strconv.Itoa(total)+`,"page":`+strconv.Itoa(page)+`,`, recs)
+	b = append(b, "]}\n"...)
+	writePage(w, `{"total":`+strconv.Itoa(total)+`,"page":`+strconv.Itoa(page)+`,`, b)
+	putRecordBuffer(pb, b)
+}
+
+// writePage answers 200 with the JSON object prefix (up to and including
+// a comma) followed by body.
+func writePage(w http.ResponseWriter, prefix string, body []byte) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(prefix)+len(body)))
+	w.WriteHeader(http.StatusOK)
+	if _, err := io.WriteString(w, prefix); err == nil {
+		_, _ = w.Write(body)
+	}
 }
 
 func queryPage(q url.Values) (page, size int, err error) {
@@ -261,13 +280,19 @@ func (s *Server) handleOrdersPageMulti(w http.ResponseWriter, r *http.Request) {
 		Error(w, r, err)
 		return
 	}
-	recs, total, err := l.PageMulti(keys, page, size)
+	pb := recordBuffers.Get().(*[]byte)
+	b := slices.Grow((*pb)[:0], 64+size*420)
+	b = append(b, `"data":[`...)
+	b, total, err := l.AppendPageMultiJSON(b, keys, page, size)
 	if err != nil {
+		putRecordBuffer(pb, b)
 		Error(w, r, err)
 		return
 	}
+	b = append(b, "]}\n"...)
 	pages := (total + size - 1) / size
-	writeRecords(w, `{"total":`+strconv.Itoa(total)+`,"totalCount":`+strconv.Itoa(pages)+`,"page":`+strconv.Itoa(page)+`,`, recs)
+	writePage(w, `{"total":`+strconv.Itoa(total)+`,"totalCount":`+strconv.Itoa(pages)+`,"page":`+strconv.Itoa(page)+`,`, b)
+	putRecordBuffer(pb, b)
 }
 
 // maxDayWindow bounds orders/day's days parameter.

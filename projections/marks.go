@@ -44,12 +44,12 @@ func (l *Ledger) Marks(exchange, pair string, startSec, endSec int64) []Mark {
 	b := l.pairs[i]
 	lo, hi := b.timeRange(startSec*1000, (endSec+1)*1000)
 	for j := lo; j < hi; j++ {
-		r := &b.recs[j]
+		r := b.recs.at(j)
 		m := Mark{Exchange: exchange, Pair: pair, Time: floorDiv(r.time, 1000),
-			ID: strconv.FormatInt(r.id, 10) + "-" + strconv.FormatUint(r.pos, 10)}
+			ID: strconv.FormatInt(r.id, 10) + "-" + strconv.FormatUint(r.pos(), 10)}
 		side := "BUY"
 		m.Color, m.Label = MarkBuyColor, MarkBuyLabel
-		if r.sell {
+		if r.sell() {
 			side = "SELL"
 			m.Color, m.Label = MarkSellColor, MarkSellLabel
 		}

@@ -54,6 +54,9 @@ import (
 type Ledger struct {
 	// Method is the lot matching method (set before the first Apply).
 	Method domain.PnlMethod
+	// PageCacheBytes bounds the JSON of order records kept for the order
+	// pages (orderjson.go); 0 keeps none. Set before the first read.
+	PageCacheBytes int
 
 	mu      sync.RWMutex
 	pairs   []*pairBook       // interned pair books, by index
@@ -66,6 +69,7 @@ type Ledger struct {
 	records int             // number of order records, all pairs
 	version uint64          // counts applied changes; see Version
 	intern  domain.Interner // used by Apply only (one goroutine, before the lock)
+	pages   pageCache
 }
 
 const sideSell = 1 << 31
@@ -83,18 +87,20 @@ type orderState struct {
 type pairBook struct {
 	key, exchange, pair, quote, base string
 	lots                             domain.Lots
-	recs                             []orderRecord // ascending (time, pos)
+	recs                             recList // ascending (time, pos)
 	position                         domain.Decimal
 	cashFlow                         domain.Decimal
 	lastPrice                        domain.Decimal
 	series                           series
-	prices                           []pricePoint // assets.go
+	prices                           []pricePoint    // assets.go
+	gen                              uint64          // moves when cached JSON of its records may be void (orderjson.go)
+	enc                              []*encodedBlock // cached JSON by block, guarded by Ledger.pages.mu
 }
 
-// orderRecord is the compact stored form of a record (120 bytes).
+// orderRecord is the compact stored form of a record (112 bytes).
 type orderRecord struct {
 	time        int64
-	pos         uint64
+	posSide     uint64 // log position of the fill, | recSell for a sell
 	id          int64
 	rate        domain.Decimal
 	amount      domain.Decimal
@@ -107,19 +113,29 @@ type orderRecord struct {
 	abp         domain.Decimal
 	pnl         domain.Decimal
 	unmatchedQt domain.Decimal
-	sell        bool
 }
+
+// recSell marks a sell in orderRecord.posSide (log positions stay far
+// below 2⁶³).
+const recSell = 1 << 63
+
+// pos returns the log position of the record's fill.
+func (r *orderRecord) pos() uint64 { return r.posSide &^ recSell }
+
+// sell reports whether the record is a sell.
+func (r *orderRecord) sell() bool { return r.posSide&recSell != 0 }
 
 // NewLedger returns an empty Ledger matching lots with method.
 func NewLedger(method domain.PnlMethod) *Ledger {
 	return &Ledger{
-		Method: method,
-		byKey:  map[string]uint32{},
-		open:   map[int64]*orderState{},
-		quotes: map[string]*series{},
-		strat:  map[string]string{},
-		assets: newAssetBook(),
-		intern: domain.Interner{},
+		Method:         method,
+		PageCacheBytes: DefaultPageCacheBytes,
+		byKey:          map[string]uint32{},
+		open:           map[int64]*orderState{},
+		quotes:         map[string]*series{},
+		strat:          map[string]string{},
+		assets:         newAssetBook(),
+		intern:         domain.Interner{},
 	}
 }
 
@@ -221,6 +237,10 @@ func (l *Ledger) applyRequested(r *domain.OrderRequested) error {
 	if r.Side == domain.Sell {
 		v |= sideSell
 	}
+	if old, known := l.orders.get(r.OrderID); known {
+		// The id's records, if any, may show toCancel again.
+		l.pairs[old&^sideSell].gen++
+	}
 	l.orders.set(r.OrderID, v)
 	l.open[r.OrderID] = &orderState{amount: r.Amount}
 	return nil
@@ -254,10 +274,11 @@ func (l *Ledger) applyFill(id, t int64, pos uint64, f *domain.OrderFilled) error
 		delete(l.open, id)
 	}
 
-	rec := orderRecord{time: t, pos: pos, id: id, rate: f.Price, amount: f.Quantity, fee: fee, sell: sell,
+	rec := orderRecord{time: t, posSide: pos, id: id, rate: f.Price, amount: f.Quantity, fee: fee,
 		avgPrice: st.filledCost.Div(st.filled), pnl: r.Pnl, unmatchedQt: r.Unmatched}
 	net := r.Value.Add(fee)
 	if sell {
+		rec.posSide |= recSell
 		net = r.Value.Sub(fee)
 		b.position = b.position.Sub(f.Quantity)
 		b.cashFlow = b.cashFlow.Add(net)
@@ -282,19 +303,17 @@ func (l *Ledger) applyFill(id, t int64, pos uint64, f *domain.OrderFilled) error
 
 // insert keeps recs sorted by (time, pos).
 func (b *pairBook) insert(rec orderRecord) {
-	n := len(b.recs)
-	if n == 0 || !recLess(rec, b.recs[n-1]) {
-		b.recs = append(b.recs, rec)
+	n := b.recs.len()
+	if n == 0 || !recLess(&rec, b.recs.at(n-1)) {
+		b.recs.push(rec)
 		return
 	}
-	i := sort.Search(n, func(i int) bool { return recLess(rec, b.recs[i]) })
-	b.recs = append(b.recs, orderRecord{})
-	copy(b.recs[i+1:], b.recs[i:])
-	b.recs[i] = rec
+	b.recs.insert(b.recs.search(func(r *orderRecord) bool { return recLess(&rec, r) }), rec)
+	b.gen++ // later records moved
 }
 
-func recLess(a, b orderRecord) bool {
-	return a.time < b.time || (a.time == b.time && a.pos < b.pos)
+func recLess(a, b *orderRecord) bool {
+	return a.time < b.time || (a.time == b.time && a.pos() < b.pos())
 }
 
 // OrderRecord is one order record as the API shows it (see Ledger for the
@@ -326,8 +345,8 @@ func (l *Ledger) view(b *pairBook, r *orderRecord) OrderRecord {
 	cost := r.rate.Mul(r.amount)
 	o := OrderRecord{Key: b.key, Time: r.time, Pair: b.pair, Type: domain.Buy, Rate: r.rate, Amount: r.amount, ID: r.id,
 		Cost: cost, Fees: r.fee, AveragePrice: r.avgPrice, PnlPrice: r.pnlPrice, Balance: r.position,
-		BaseBalance: r.cashFlow, InventoryCost: r.invCost, ABP: r.abp, Pnl: r.pnl, Position: r.pos}
-	if r.sell {
+		BaseBalance: r.cashFlow, InventoryCost: r.invCost, ABP: r.abp, Pnl: r.pnl, Position: r.pos()}
+	if r.sell() {
 		o.Type = domain.Sell
 		o.BaseValue = cost.Sub(r.fee)
 		o.CostProceed = o.BaseValue
@@ -418,9 +437,9 @@ func (l *Ledger) Orders(key string) []OrderRecord {
 		return nil
 	}
 	b := l.pairs[i]
-	out := make([]OrderRecord, 0, len(b.recs))
-	for j := len(b.recs) - 1; j >= 0; j-- {
-		out = append(out, l.view(b, &b.recs[j]))
+	out := make([]OrderRecord, 0, b.recs.len())
+	for j := b.recs.len() - 1; j >= 0; j-- {
+		out = append(out, l.view(b, b.recs.at(j)))
 	}
 	return out
 }
@@ -448,15 +467,16 @@ func (l *Ledger) OrdersOlder(key string, cur OrdersCursor, n int) ([]OrderRecord
 		return nil, cur
 	}
 	b := l.pairs[i]
-	end := len(b.recs) // records at [0, end) are older than the cursor
+	end := b.recs.len() // records at [0, end) are older than the cursor
 	if cur.started {
-		c := orderRecord{time: cur.time, pos: cur.pos}
-		end = sort.Search(len(b.recs), func(i int) bool { return !recLess(b.recs[i], c) })
+		c := orderRecord{time: cur.time, posSide: cur.pos}
+		end = b.recs.search(func(r *orderRecord) bool { return !recLess(r, &c) })
 	}
 	out := make([]OrderRecord, 0, min(n, end))
 	for j := end - 1; j >= 0 && len(out) < n; j-- {
-		out = append(out, l.view(b, &b.recs[j]))
-		cur = OrdersCursor{time: b.recs[j].time, pos: b.recs[j].pos, started: true}
+		r := b.recs.at(j)
+		out = append(out, l.view(b, r))
+		cur = OrdersCursor{time: r.time, pos: r.pos(), started: true}
 	}
 	return out, cur
 }
@@ -467,7 +487,7 @@ func (l *Ledger) FilledKeys() []string {
 	defer l.mu.RUnlock()
 	var keys []string
 	for _, b := range l.pairs {
-		if len(b.recs) > 0 {
+		if b.recs.len() > 0 {
 			keys = append(keys, b.key)
 		}
 	}
@@ -479,25 +499,56 @@ func (l *Ledger) FilledKeys() []string {
 // the number of records of key. Out-of-range pages are empty. pageSize must
 // be 1…MaxPageSize and page ≥ 0 (EINVALID otherwise).
 func (l *Ledger) Page(key string, page, pageSize int) ([]OrderRecord, int, error) {
-	if err := checkPage(page, pageSize); err != nil {
+	out := []OrderRecord{}
+	total, err := l.page(key, page, pageSize, func(b *pairBook, j int) {
+		out = append(out, l.view(b, b.recs.at(j)))
+	})
+	if err != nil {
 		return nil, 0, err
+	}
+	return out, total, nil
+}
+
+// AppendPageJSON appends Page(key, page, pageSize)'s records to dst as the
+// elements of a JSON array (AppendJSON's form, comma separated), and returns
+// the number of records of key; errors are Page's. Most records' JSON comes
+// from a cache (see orderjson.go).
+func (l *Ledger) AppendPageJSON(dst []byte, key string, page, pageSize int) ([]byte, int, error) {
+	var last encodedRef
+	first := true
+	total, err := l.page(key, page, pageSize, func(b *pairBook, j int) {
+		if !first {
+			dst = append(dst, ',')
+		}
+		first = false
+		dst = l.recordJSON(dst, b, j, &last)
+	})
+	return dst, total, err
+}
+
+// page calls emit with the book and index of every record of the page,
+// newest first, under the read lock, and returns the number of records of
+// key.
+func (l *Ledger) page(key string, page, pageSize int, emit func(b *pairBook, j int)) (int, error) {
+	if err := checkPage(page, pageSize); err != nil {
+		return 0, err
 	}
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	i, ok := l.byKey[key]
 	if !ok {
-		return []OrderRecord{}, 0, nil
+		return 0, nil
 	}
 	b := l.pairs[i]
-	n := len(b.recs)
-	out := []OrderRecord{}
+	n := b.recs.len()
 	if page > n/pageSize {
-		return out, n, nil
+		return n, nil
 	}
-	for j := n - 1 - page*pageSize; j >= 0 && len(out) < pageSize; j-- {
-		out = append(out, l.view(b, &b.recs[j]))
+	top := n - 1 - page*pageSize
+	for j := top; j >= 0 && j > top-pageSize; j-- {
+		emit(b, j)
 	}
-	return out, n, nil
+	return n, nil
 }
 
 func checkPage(page, pageSize int) error {
@@ -516,20 +567,45 @@ func checkPage(page, pageSize int) error {
 // then newest position first, so pages are stable and concatenate to the
 // full list. Cost: O(k·log n·64) to find the page start plus O(pageSize·k).
 func (l *Ledger) PageMulti(keys []string, page, pageSize int) ([]OrderRecord, int, error) {
-	if err := checkPage(page, pageSize); err != nil {
+	out := []OrderRecord{}
+	total, err := l.pageMulti(keys, page, pageSize, func(b *pairBook, j int) {
+		out = append(out, l.view(b, b.recs.at(j)))
+	})
+	if err != nil {
 		return nil, 0, err
+	}
+	return out, total, nil
+}
+
+// AppendPageMultiJSON is AppendPageJSON for PageMulti.
+func (l *Ledger) AppendPageMultiJSON(dst []byte, keys []string, page, pageSize int) ([]byte, int, error) {
+	var last encodedRef
+	first := true
+	total, err := l.pageMulti(keys, page, pageSize, func(b *pairBook, j int) {
+		if !first {
+			dst = append(dst, ',')
+		}
+		first = false
+		dst = l.recordJSON(dst, b, j, &last)
+	})
+	return dst, total, err
+}
+
+// pageMulti is page for PageMulti.
+func (l *Ledger) pageMulti(keys []string, page, pageSize int, emit func(b *pairBook, j int)) (int, error) {
+	if err := checkPage(page, pageSize); err != nil {
+		return 0, err
 	}
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	books := l.booksOf(keys)
 	total := 0
 	for _, b := range books {
-		total += len(b.recs)
+		total += b.recs.len()
 	}
-	out := []OrderRecord{}
 	off := page * pageSize
 	if page > total/pageSize || off >= total {
-		return out, total, nil
+		return total, nil
 	}
 	// ends[k] = index (exclusive, from the top) of the next record to emit
 	// in book k; a record with time > T comes before every record at T.
@@ -537,24 +613,24 @@ func (l *Ledger) PageMulti(keys []string, page, pageSize int) ([]OrderRecord, in
 	ends := make([]int, len(books))
 	skip := off
 	for k, b := range books {
-		e := sort.Search(len(b.recs), func(i int) bool { return b.recs[i].time > T })
+		e := b.recs.search(func(r *orderRecord) bool { return r.time > T })
 		ends[k] = e
-		skip -= len(b.recs) - e
+		skip -= b.recs.len() - e
 	}
 	// Now skip records at time T in key order, newest position first.
 	for k, b := range books {
-		for skip > 0 && ends[k] > 0 && b.recs[ends[k]-1].time == T {
+		for skip > 0 && ends[k] > 0 && b.recs.at(ends[k]-1).time == T {
 			ends[k]--
 			skip--
 		}
 	}
-	for len(out) < pageSize {
+	for n := 0; n < pageSize; n++ {
 		best := -1
 		for k, b := range books {
 			if ends[k] == 0 {
 				continue
 			}
-			if best < 0 || b.recs[ends[k]-1].time > books[best].recs[ends[best]-1].time {
+			if best < 0 || b.recs.at(ends[k]-1).time > books[best].recs.at(ends[best]-1).time {
 				best = k
 			}
 		}
@@ -562,9 +638,9 @@ func (l *Ledger) PageMulti(keys []string, page, pageSize int) ([]OrderRecord, in
 			break
 		}
 		ends[best]--
-		out = append(out, l.view(books[best], &books[best].recs[ends[best]]))
+		emit(books[best], ends[best])
 	}
-	return out, total, nil
+	return total, nil
 }
 
 // timeAtRank returns the time of the record at rank off (0 = newest) of the
@@ -572,8 +648,8 @@ func (l *Ledger) PageMulti(keys []string, page, pageSize int) ([]OrderRecord, in
 func (l *Ledger) timeAtRank(books []*pairBook, off int) int64 {
 	lo, hi := int64(1<<62), int64(-1<<62)
 	for _, b := range books {
-		if n := len(b.recs); n > 0 {
-			lo, hi = min(lo, b.recs[0].time), max(hi, b.recs[n-1].time)
+		if n := b.recs.len(); n > 0 {
+			lo, hi = min(lo, b.recs.at(0).time), max(hi, b.recs.at(n-1).time)
 		}
 	}
 	// smallest t in [lo, hi] with count(time > t) ≤ off
@@ -581,7 +657,7 @@ func (l *Ledger) timeAtRank(books []*pairBook, off int) int64 {
 		mid := lo + (hi-lo)/2
 		c := 0
 		for _, b := range books {
-			c += len(b.recs) - sort.Search(len(b.recs), func(i int) bool { return b.recs[i].time > mid })
+			c += b.recs.len() - b.recs.search(func(r *orderRecord) bool { return r.time > mid })
 		}
 		if c <= off {
 			hi = mid
@@ -641,9 +717,9 @@ func (l *Ledger) Day(keys []string, date string, from, to int64) (days []DaySumm
 			lo, hi := b.timeRange(from, to)
 			var vol, pnl, unm domain.Decimal
 			for j := hi - 1; j >= lo; j-- {
-				r := &b.recs[j]
+				r := b.recs.at(j)
 				s.NumberOfTrades++
-				if r.sell {
+				if r.sell() {
 					s.SellCount++
 					unm = unm.Add(r.rate.Mul(r.unmatchedQt))
 				} else {
@@ -692,12 +768,12 @@ func (l *Ledger) DayCounts(keys []string, bounds []int64) (orders, closes []int)
 			b := l.pairs[i]
 			lo, hi := b.timeRange(bounds[d], bounds[d+1])
 			for j := lo; j < hi; j++ {
-				r := &b.recs[j]
+				r := b.recs.at(j)
 				closing, counted := seen[r.id]
 				if !counted {
 					orders[d]++
 				}
-				if r.sell && r.unmatchedQt < r.amount && !closing {
+				if r.sell() && r.unmatchedQt < r.amount && !closing {
 					closes[d]++
 					closing = true
 				}
@@ -709,8 +785,8 @@ func (l *Ledger) DayCounts(keys []string, bounds []int64) (orders, closes []int)
 }
 
 func (b *pairBook) timeRange(from, to int64) (int, int) {
-	lo := sort.Search(len(b.recs), func(i int) bool { return b.recs[i].time >= from })
-	hi := sort.Search(len(b.recs), func(i int) bool { return b.recs[i].time >= to })
+	lo := b.recs.search(func(r *orderRecord) bool { return r.time >= from })
+	hi := b.recs.search(func(r *orderRecord) bool { return r.time >= to })
 	return lo, max(lo, hi)
 }
 
