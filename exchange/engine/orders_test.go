@@ -795,7 +795,7 @@ func TestFirstOrderAfterRestartWaitsForReconcile(t *testing.T) {
 	e.close()
 	e.sim = paper.NewSimulator(e.clock)
 	e.open()
-	x, _ := e.sim.Paper("binance")
+	x, _ := e.sim.Account("binance")
 	if err := x.FillOrder(e.clientID(rest), domain.MustDecimal("0.01")); err != nil { // filled while we were down
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ func TestConformance(t *testing.T) {
 				LoseNextPlacement: func(placed bool) { _ = sim.FailPlacements("binance", 1, placed) },
 				// A 5xx places nothing: the same as a request lost on its way.
 				ServerError: func() { _ = sim.FailPlacements("binance", 1, false) },
-				Fill:        x.(*paper.Exchange).FillOrder,
+				Fill:        x.(*paper.Account).FillOrder,
 			},
 			NotApplicable: map[string]string{
 				"RateLimitHonoured":           "the simulator runs in process and has no request limit",
@@ -105,7 +105,7 @@ func TestSettingsFeeBalancesAndUnknownExchange(t *testing.T) {
 	if _, err := sim.Exchange("binance"); domain.ErrorCode(err) != domain.ENOTFOUND {
 		t.Fatalf("unsimulated exchange: err=%v, want ENOTFOUND", err)
 	}
-	x, err := sim.Paper("kucoin")
+	x, err := sim.Account("kucoin")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestSettingsFeeBalancesAndUnknownExchange(t *testing.T) {
 func TestLargeMarketOrderFillsPartially(t *testing.T) {
 	sim := paper.NewSimulator(domain.NewManualClock(start))
 	sim.Balances = map[string]domain.Decimal{"BTC": domain.MustDecimal("1000"), "ETH": domain.MustDecimal("100")}
-	x, _ := sim.Paper("binance")
+	x, _ := sim.Account("binance")
 	ctx := context.Background()
 	o, err := x.PlaceOrder(ctx, domain.PlaceOrderRequest{ClientOrderID: "big", Pair: "USDT-BTC", Side: domain.Sell, Kind: domain.KindMarket, Amount: domain.MustDecimal("500")})
 	if err != nil {
@@ -225,7 +225,7 @@ func TestFeeFollowsSettingsVersion(t *testing.T) {
 	sim.SettingsVersion = func() int64 { return version }
 	rate := func() domain.Decimal {
 		t.Helper()
-		x, err := sim.Paper("binance")
+		x, err := sim.Account("binance")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -30,8 +30,9 @@ type restoreState struct {
 // Name implements the projection contract (projections.Projection).
 func (s *Simulator) Name() string { return "paper" }
 
-// Apply follows order events for Restore (see restore.go); events of
-// exchanges already in use are ignored.
+// Apply follows order events so that an account first used after a
+// restart starts from the log (restoreInto); events of exchanges already
+// in use are ignored.
 func (s *Simulator) Apply(e *domain.Event) error {
 	if !strings.HasPrefix(e.Stream, "order-") {
 		return nil
@@ -54,7 +55,7 @@ func (s *Simulator) Apply(e *domain.Event) error {
 	if o == nil {
 		return nil // an imported or finished order
 	}
-	if _, live := s.exchanges[o.Exchange]; live && e.Type != domain.TypeOrderRequested {
+	if _, live := s.accounts[o.Exchange]; live && e.Type != domain.TypeOrderRequested {
 		delete(r.orders, e.Stream)
 		return nil
 	}
@@ -62,7 +63,7 @@ func (s *Simulator) Apply(e *domain.Event) error {
 		return err
 	}
 	if e.Type == domain.TypeOrderRequested {
-		if _, live := s.exchanges[o.Exchange]; live {
+		if _, live := s.accounts[o.Exchange]; live {
 			return nil
 		}
 		r.orders[e.Stream] = o
@@ -72,27 +73,7 @@ func (s *Simulator) Apply(e *domain.Event) error {
 		if err := e.Decode(&p); err != nil {
 			return err
 		}
-		if paperFill(o.Exchange, p.FillID) {
-			if p.Seq > r.maxSeq[o.Exchange] {
-				r.maxSeq[o.Exchange] = p.Seq
-			}
-			quote, base, err := domain.SplitPair(o.Pair)
-			if err == nil {
-				d := r.deltas[o.Exchange]
-				if d == nil {
-					d = map[string]domain.Decimal{}
-					r.deltas[o.Exchange] = d
-				}
-				notional := p.Quantity.Mul(p.Price)
-				if o.Side == domain.Buy {
-					d[base] = d[base].Add(p.Quantity)
-					d[quote] = d[quote].Sub(notional.Add(p.Fee))
-				} else {
-					d[base] = d[base].Sub(p.Quantity)
-					d[quote] = d[quote].Add(notional.Sub(p.Fee))
-				}
-			}
-		}
+		r.fill(o, p)
 	}
 	if e.Type == domain.TypeOrderAccepted {
 		if id, err := strconv.ParseInt(o.ExchangeOrderID, 10, 64); err == nil && id > r.maxID[o.Exchange] {
@@ -105,6 +86,35 @@ func (s *Simulator) Apply(e *domain.Event) error {
 	return nil
 }
 
+// fill counts a paper fill of o into its exchange's balance deltas and
+// fill cursor; other fills (a real connector's, imported ones) are not
+// the simulator's.
+func (r *restoreState) fill(o *domain.Order, p domain.OrderFilled) {
+	if !paperFill(o.Exchange, p.FillID) {
+		return
+	}
+	if p.Seq > r.maxSeq[o.Exchange] {
+		r.maxSeq[o.Exchange] = p.Seq
+	}
+	quote, base, err := domain.SplitPair(o.Pair)
+	if err != nil {
+		return
+	}
+	d := r.deltas[o.Exchange]
+	if d == nil {
+		d = map[string]domain.Decimal{}
+		r.deltas[o.Exchange] = d
+	}
+	notional := p.Quantity.Mul(p.Price)
+	if o.Side == domain.Buy {
+		d[base] = d[base].Add(p.Quantity)
+		d[quote] = d[quote].Sub(notional.Add(p.Fee))
+	} else {
+		d[base] = d[base].Sub(p.Quantity)
+		d[quote] = d[quote].Add(notional.Sub(p.Fee))
+	}
+}
+
 func paperFill(exchange, id string) bool {
 	rest, ok := strings.CutPrefix(id, exchange+"-")
 	if !ok || rest == "" {
@@ -114,29 +124,29 @@ func paperFill(exchange, id string) bool {
 	return err == nil
 }
 
-// restoreInto starts x from the log: balances moved by its paper fills and
-// its open orders resting again. s.mu is held; x is not shared yet.
-func (s *Simulator) restoreInto(x *Exchange) {
+// restoreInto starts a from the log: balances moved by its paper fills and
+// its open orders resting again. s.mu is held; a is not shared yet.
+func (s *Simulator) restoreInto(a *Account) {
 	r := s.restore
 	if r == nil {
 		return
 	}
-	for asset, d := range r.deltas[x.name] {
-		b := x.bal(asset)
+	for asset, d := range r.deltas[a.name] {
+		b := a.bal(asset)
 		b.available = b.available.Add(d)
 	}
-	delete(r.deltas, x.name)
+	delete(r.deltas, a.name)
 	// Ids and fill sequences continue past those in the log, whatever the
 	// clock says.
-	if seq := r.maxSeq[x.name]; seq > x.fillBase {
-		x.fillBase = seq
+	if seq := r.maxSeq[a.name]; seq > a.fillBase {
+		a.fillBase = seq
 	}
-	if id := r.maxID[x.name]; id > x.nextID {
-		x.nextID = id
+	if id := r.maxID[a.name]; id > a.nextID {
+		a.nextID = id
 	}
 	var open []*domain.Order
 	for stream, o := range r.orders {
-		if o.Exchange == x.name {
+		if o.Exchange == a.name {
 			delete(r.orders, stream)
 			open = append(open, o)
 		}
@@ -146,7 +156,7 @@ func (s *Simulator) restoreInto(x *Exchange) {
 		if o.State != domain.OrderStateAccepted || !o.OnExchange() || o.ExchangeOrderID == "" || o.Kind == domain.KindMarket {
 			continue
 		}
-		m, ok := x.markets[o.Pair]
+		m, ok := a.markets[o.Pair]
 		if !ok {
 			continue
 		}
@@ -161,16 +171,16 @@ func (s *Simulator) restoreInto(x *Exchange) {
 		left := o.Amount.Sub(o.Filled)
 		asset, need := m.base, left
 		if o.Side == domain.Buy {
-			asset, need = m.quote, x.withFee(left.Mul(price))
+			asset, need = m.quote, a.withFee(left.Mul(price))
 		}
-		b := x.bal(asset)
+		b := a.bal(asset)
 		b.available, b.onOrder = b.available.Sub(need), b.onOrder.Add(need)
 		ro.reserved = need
-		x.orders[ro.ID] = ro
-		x.byClient[ro.ClientOrderID] = ro
-		x.resting[o.Pair] = append(x.resting[o.Pair], ro)
-		if id, err := strconv.ParseInt(ro.ID, 10, 64); err == nil && id > x.nextID {
-			x.nextID = id
+		a.orders[ro.ID] = ro
+		a.byClient[ro.ClientOrderID] = ro
+		a.resting[o.Pair] = append(a.resting[o.Pair], ro)
+		if id, err := strconv.ParseInt(ro.ID, 10, 64); err == nil && id > a.nextID {
+			a.nextID = id
 		}
 	}
 }
