@@ -4,13 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -378,24 +375,10 @@ func (s *Server) handleEventStream(w http.ResponseWriter, r *http.Request) {
 		Error(w, r, err)
 		return
 	}
-	var from uint64
-	if last := r.Header.Get("Last-Event-ID"); last != "" {
-		if from, err = resumeAfter(last); err != nil {
-			Error(w, r, err)
-			return
-		}
-	} else if r.URL.Query().Has("from") {
-		if from, err = queryUint(r.URL.Query(), "from", 0); err != nil {
-			Error(w, r, err)
-			return
-		}
-	} else {
-		head, err := s.Store.Head(r.Context())
-		if err != nil {
-			Error(w, r, fmt.Errorf("read head: %w", err))
-			return
-		}
-		from = head + 1
+	from, err := s.streamStart(r)
+	if err != nil {
+		Error(w, r, err)
+		return
 	}
 	a := s.Audit
 	release, err := a.acquireStream(credentialKey(r))
@@ -410,116 +393,43 @@ func (s *Server) handleEventStream(w http.ResponseWriter, r *http.Request) {
 
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	// Unbuffered: the reader holds one page of the log, never more
-	// (streamlimits.go).
-	events := make(chan domain.Event)
-	subErr := make(chan error, 1)
-	go func() {
-		defer close(events)
-		subErr <- a.follow(ctx, s.Store, from, filter, events)
-	}()
+	events, followErr := a.startFollowing(ctx, s.Store, from, filter)
+	st := newEventStream(w, r, a)
+	if st.open(from) != nil {
+		return
+	}
+	st.pump(ctx, events, followErr)
+}
 
-	rc := http.NewResponseController(w)
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	if _, err := fmt.Fprintf(w, "retry: 2000\n: streaming from position %d\n\n", from); err != nil {
-		return
+// streamStart is the position an event stream starts at: after the
+// Last-Event-ID header, else the from parameter, else the next event
+// committed.
+func (s *Server) streamStart(r *http.Request) (uint64, error) {
+	if last := r.Header.Get("Last-Event-ID"); last != "" {
+		return resumeAfter(last)
 	}
-	if rc.Flush() != nil {
-		return
+	if q := r.URL.Query(); q.Has("from") {
+		return queryUint(q, "from", 0)
 	}
-	heartbeat := a.Heartbeat
-	if heartbeat <= 0 {
-		heartbeat = DefaultAuditHeartbeat
+	head, err := s.Store.Head(r.Context())
+	if err != nil {
+		return 0, fmt.Errorf("read head: %w", err)
 	}
-	// Every write must be taken within the deadline: a consumer that
-	// stops reading is dropped instead of pinning a goroutine for ever.
-	deadline := func() {
-		if a.StreamWriteTimeout > 0 {
-			_ = rc.SetWriteDeadline(time.Now().Add(a.StreamWriteTimeout))
-		}
-	}
-	stalled := func(err error) {
-		if errors.Is(err, os.ErrDeadlineExceeded) {
-			logger(r).Info("event stream dropped: the consumer took no data for " + a.StreamWriteTimeout.String())
-		}
-	}
-	ticker := time.NewTicker(heartbeat)
-	defer ticker.Stop()
-	var buf bytes.Buffer
-	unflushed := 0
-	for {
-		var e domain.Event
-		var ok bool
-		select {
-		case e, ok = <-events:
-		case <-a.closing:
-			return
-		default:
-			// Nothing ready: the burst is written, send it.
-			if unflushed > 0 {
-				deadline()
-				if err := rc.Flush(); err != nil {
-					stalled(err)
-					return
-				}
-				unflushed = 0
-			}
-			select {
-			case e, ok = <-events:
-			case <-ticker.C:
-				deadline()
-				if _, err := io.WriteString(w, ": heartbeat\n\n"); err != nil {
-					stalled(err)
-					return
-				}
-				if err := rc.Flush(); err != nil {
-					stalled(err)
-					return
-				}
-				continue
-			case <-ctx.Done():
-				return
-			case <-a.closing:
-				return
-			}
-		}
-		if !ok {
-			if err := <-subErr; err != nil && ctx.Err() == nil {
-				logger(r).Warn("event stream ended: " + err.Error())
-			}
-			return
-		}
-		buf.Reset()
-		buf.WriteString("id: ")
-		buf.WriteString(strconv.FormatUint(e.Position, 10))
-		buf.WriteString("\ndata: ")
-		enc := json.NewEncoder(&buf) // one line: Encode adds the newline
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(redact(e)); err != nil {
-			return
-		}
-		buf.WriteString("\n")
-		deadline()
-		if _, err := w.Write(buf.Bytes()); err != nil {
-			stalled(err)
-			return
-		}
-		if buf.Cap() > 64<<10 {
-			buf = bytes.Buffer{} // a large event's buffer is not kept
-		}
-		// Flush once a burst is written (or every 64 events of a long one).
-		if unflushed++; unflushed >= 64 {
-			if err := rc.Flush(); err != nil {
-				stalled(err)
-				return
-			}
-			unflushed = 0
-		}
-	}
+	return head + 1, nil
+}
+
+// startFollowing follows the log from position from in a goroutine
+// (Audit.follow) until ctx ends. events is unbuffered: the reader holds
+// one page of the log, never more (streamlimits.go). It is closed when
+// the follower ends, and followErr then holds why.
+func (a *Audit) startFollowing(ctx context.Context, store domain.EventStore, from uint64, filter eventFilter) (events <-chan domain.Event, followErr <-chan error) {
+	out := make(chan domain.Event)
+	errc := make(chan error, 1)
+	go func() {
+		defer close(out)
+		errc <- a.follow(ctx, store, from, filter, out)
+	}()
+	return out, errc
 }
 
 // resumeAfter returns the position after a Last-Event-ID header, or
