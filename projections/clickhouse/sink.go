@@ -24,7 +24,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
+	"maps"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -402,53 +405,91 @@ func (s *Sink) run(ctx context.Context, export bool) error {
 // then turns every later event into rows, flushing every BatchRows rows and
 // every FlushInterval. With export it stops at the head as of the start.
 func (s *Sink) runWith(ctx context.Context, export bool, stats *ExportStats) error {
-	var cp uint64
-	if err := s.retry(ctx, "connect", func(ctx context.Context) (err error) {
-		cp, err = s.connect(ctx)
-		return err
-	}); err != nil {
+	cp, err := s.start(ctx)
+	if err != nil {
 		return err
 	}
-	// A checkpoint beyond the log's head means the database was fed from
-	// another log: refuse rather than skip this log's first events.
-	if h, err := s.Store.Head(ctx); err != nil {
-		return fmt.Errorf("read head: %w", err)
-	} else if cp > h {
-		err := domain.Errorf(domain.ECONFLICT, "clickhouse database %s holds rows up to position %d but the log ends at %d: it was fed from another log; use another database", s.db, cp, h)
-		s.setErr(err)
-		return err
-	}
-	s.setStored(cp)
 	stats.From = cp
 
 	readCtx, stopReading := context.WithCancel(ctx)
 	defer stopReading()
-	var head uint64
-	var it domain.EventIterator
-	if export {
-		h, err := s.Store.Head(ctx)
-		if err != nil {
-			return fmt.Errorf("read head: %w", err)
-		}
-		head = h
-		stats.To = h
-		it = s.Store.ReadAll(readCtx, 0, 0)
-	} else {
-		it = s.Store.Subscribe(readCtx, 0)
+	it, head, err := s.openLog(ctx, readCtx, export)
+	if err != nil {
+		return err
 	}
-
-	// A goroutine reads the log so that the flush timer can fire while the
-	// subscription waits for the next event. It owns the iterator; on
-	// return we stop it and wait until it is gone.
-	events := make(chan domain.Event, 1024)
-	readErr := make(chan error, 1)
+	stats.To = head
+	events, readErr := readLog(readCtx, it, export, head)
 	defer func() {
 		stopReading()
 		for range events {
 		}
 	}()
+
+	r := &sinkRun{s: s, stats: stats, checkpoint: cp, head: head, st: newState(s.Method), b: newBatch()}
+	ticker := time.NewTicker(s.FlushInterval)
+	defer ticker.Stop()
+	for {
+		select {
+		case e, ok := <-events:
+			if !ok {
+				return r.end(ctx, export, readErr)
+			}
+			if err := r.add(ctx, &e); err != nil {
+				return err
+			}
+		case <-ticker.C:
+			if err := r.flush(ctx); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// start connects (retrying) and returns ClickHouse's checkpoint, now the
+// sink's stored position. A checkpoint beyond the log's head means the
+// database was fed from another log: ECONFLICT rather than skip this log's
+// first events.
+func (s *Sink) start(ctx context.Context) (uint64, error) {
+	var cp uint64
+	if err := s.retry(ctx, "connect", func(ctx context.Context) (err error) {
+		cp, err = s.connect(ctx)
+		return err
+	}); err != nil {
+		return 0, err
+	}
+	if h, err := s.Store.Head(ctx); err != nil {
+		return 0, fmt.Errorf("read head: %w", err)
+	} else if cp > h {
+		err := domain.Errorf(domain.ECONFLICT, "clickhouse database %s holds rows up to position %d but the log ends at %d: it was fed from another log; use another database", s.db, cp, h)
+		s.setErr(err)
+		return 0, err
+	}
+	s.setStored(cp)
+	return cp, nil
+}
+
+// openLog opens the log from its start on readCtx: with export a read up
+// to now (head is the head as of now), else a subscription that follows
+// it (head 0).
+func (s *Sink) openLog(ctx, readCtx context.Context, export bool) (it domain.EventIterator, head uint64, err error) {
+	if !export {
+		return s.Store.Subscribe(readCtx, 0), 0, nil
+	}
+	if head, err = s.Store.Head(ctx); err != nil {
+		return nil, 0, fmt.Errorf("read head: %w", err)
+	}
+	return s.Store.ReadAll(readCtx, 0, 0), head, nil
+}
+
+// readLog reads it in a goroutine, so that the flush timer can fire while
+// a subscription waits for the next event, and sends the events (with
+// export, those up to head) until ctx ends. The goroutine owns it; events
+// is closed when it is done, and readErr then holds the read's error.
+func readLog(ctx context.Context, it domain.EventIterator, export bool, head uint64) (events <-chan domain.Event, readErr <-chan error) {
+	out := make(chan domain.Event, 1024)
+	errc := make(chan error, 1)
 	go func() {
-		defer close(events)
+		defer close(out)
 		defer it.Close()
 		for it.Next() {
 			e := it.Event()
@@ -456,69 +497,81 @@ func (s *Sink) runWith(ctx context.Context, export bool, stats *ExportStats) err
 				break
 			}
 			select {
-			case events <- e:
-			case <-readCtx.Done():
+			case out <- e:
+			case <-ctx.Done():
+				errc <- ctx.Err() // the reader of events waits for an error once it is closed
 				return
 			}
 		}
-		readErr <- it.Err()
+		errc <- it.Err()
 	}()
+	return out, errc
+}
 
-	st := newState(s.Method)
-	b := newBatch()
-	var seen uint64 // position of the last event read
-	ticker := time.NewTicker(s.FlushInterval)
-	defer ticker.Stop()
-	flush := func() error {
-		if seen <= s.Stored() {
-			return nil
-		}
-		n := b.rows()
-		if err := s.retry(ctx, "flush", func(ctx context.Context) error { return s.flush(ctx, b, seen) }); err != nil {
-			return err
-		}
-		stats.Rows += int64(n)
-		stats.Fills += int64(len(b.fills))
-		b.reset()
-		s.setStored(seen)
-		if s.Progress != nil {
-			s.Progress(stats.Events, seen, head)
-		}
+// sinkRun is the state of one runWith: the projection state the rows are
+// computed from and the batch of rows not yet flushed.
+type sinkRun struct {
+	s          *Sink
+	stats      *ExportStats
+	checkpoint uint64 // events up to it only rebuild the state: their rows are stored
+	head       uint64 // export: the last position to export
+	st         *state
+	b          *batch
+	seen       uint64 // position of the last event read
+}
+
+// add applies e to the state (and, past the checkpoint, its rows to the
+// batch), flushing once the batch holds BatchRows rows. An event the state
+// cannot apply is logged and skipped.
+func (r *sinkRun) add(ctx context.Context, e *domain.Event) error {
+	r.stats.Events++
+	var out *batch
+	if e.Position > r.checkpoint {
+		out = r.b
+	}
+	if err := r.st.apply(e, out); err != nil {
+		r.s.Logger.Warn("clickhouse sink skips an event it cannot apply", zap.String("stream", e.Stream),
+			zap.Int64("version", e.Version), zap.Uint64("position", e.Position), zap.Error(err))
+	}
+	r.seen = e.Position
+	if r.b.rows() >= r.s.BatchRows {
+		return r.flush(ctx)
+	}
+	return nil
+}
+
+// flush writes the batch and the checkpoint (retrying), unless nothing was
+// read since the stored position.
+func (r *sinkRun) flush(ctx context.Context) error {
+	s := r.s
+	if r.seen <= s.Stored() {
 		return nil
 	}
-	for {
-		select {
-		case e, ok := <-events:
-			if !ok {
-				if err := <-readErr; err != nil {
-					return fmt.Errorf("read log: %w", err)
-				}
-				if !export {
-					return errors.New("log subscription ended")
-				}
-				return flush()
-			}
-			stats.Events++
-			var out *batch
-			if e.Position > cp {
-				out = b
-			}
-			if err := st.apply(&e, out); err != nil {
-				s.Logger.Warn("clickhouse sink skips an event it cannot apply", zap.String("stream", e.Stream),
-					zap.Int64("version", e.Version), zap.Uint64("position", e.Position), zap.Error(err))
-			}
-			seen = e.Position
-			if b.rows() >= s.BatchRows {
-				if err := flush(); err != nil {
-					return err
-				}
-			}
-		case <-ticker.C:
-			if err := flush(); err != nil {
-				return err
-			}
-		}
+	n := r.b.rows()
+	if err := s.retry(ctx, "flush", func(ctx context.Context) error { return s.flush(ctx, r.b, r.seen) }); err != nil {
+		return err
 	}
+	r.stats.Rows += int64(n)
+	r.stats.Fills += int64(len(r.b.fills))
+	r.b.reset()
+	s.setStored(r.seen)
+	if s.Progress != nil {
+		s.Progress(r.stats.Events, r.seen, r.head)
+	}
+	return nil
+}
+
+// end is the reading's end: a read error, a subscription that ended (it
+// never should), or an export that read up to its head (then the last
+// rows are flushed).
+func (r *sinkRun) end(ctx context.Context, export bool, readErr <-chan error) error {
+	if err := <-readErr; err != nil {
+		return fmt.Errorf("read log: %w", err)
+	}
+	if !export {
+		return errors.New("log subscription ended")
+	}
+	return r.flush(ctx)
 }
 
 // flush writes b's rows, then the checkpoint pos. Each table's rows go in
@@ -544,123 +597,105 @@ func (s *Sink) flush(ctx context.Context, b *batch, pos uint64) error {
 	})
 }
 
+// writeRows inserts b's rows, one INSERT per table that has any.
 func (s *Sink) writeRows(ctx context.Context, conn driver.Conn, b *batch) error {
-	method := s.Method.String()
-	if err := s.insert(ctx, conn, "orders (order_id, exchange, pair, side, kind, status, amount_e8, price_e8, stop_price_e8, filled_e8, filled_value_e8, fees_e8, fills, created_ms, updated_ms, actor, reason, position)",
-		len(b.orders), func(bt driver.Batch) error {
-			for _, r := range b.orders {
-				if err := bt.Append(r.OrderID, r.Exchange, r.Pair, r.Side, r.Kind, r.Status, r.Amount, r.Price, r.StopPrice,
-					r.Filled, r.Value, r.Fees, r.Fills, r.CreatedMs, r.UpdatedMs, r.Actor, r.Reason, r.Position); err != nil {
-					return err
-				}
-			}
-			return nil
-		}); err != nil {
-		return err
+	for _, t := range b.tables(s.Method.String()) {
+		if err := s.insert(ctx, conn, t.columns, t.n, t.fill); err != nil {
+			return err
+		}
 	}
-	if err := s.insert(ctx, conn, "fills (method, exchange, pair, time_ms, order_id, fill_id, side, price_e8, quantity_e8, value_e8, fee_e8, fee_asset, pnl_e8, cost_e8, unmatched_e8, unmatched_value_e8, net_e8, closing, first, position)",
-		len(b.fills), func(bt driver.Batch) error {
-			for i := range b.fills {
-				r := &b.fills[i]
-				if err := bt.Append(method, r.Exchange, r.Pair, r.TimeMs, r.OrderID, r.FillID, r.Side, r.Price, r.Quantity,
-					r.Value, r.Fee, r.FeeAsset, r.Pnl, r.Cost, r.Unmatched, r.UnmVal, r.Net, r.Closing, r.First, r.Position); err != nil {
-					return err
-				}
-			}
-			return nil
-		}); err != nil {
-		return err
+	return nil
+}
+
+// tableRows are one table's rows of a batch: its columns, how many rows,
+// and the function that appends them to an INSERT.
+type tableRows struct {
+	columns string // table (columns…)
+	n       int
+	fill    func(driver.Batch) error
+}
+
+// tables lists b's rows table by table, in the order they are written;
+// method is the PNL method the PNL tables are computed by.
+func (b *batch) tables(method string) []tableRows {
+	return []tableRows{
+		{"orders (order_id, exchange, pair, side, kind, status, amount_e8, price_e8, stop_price_e8, filled_e8, filled_value_e8, fees_e8, fills, created_ms, updated_ms, actor, reason, position)",
+			len(b.orders), func(bt driver.Batch) error {
+				return appendRows(maps.Values(b.orders), func(r orderRow) error {
+					return bt.Append(r.OrderID, r.Exchange, r.Pair, r.Side, r.Kind, r.Status, r.Amount, r.Price, r.StopPrice,
+						r.Filled, r.Value, r.Fees, r.Fills, r.CreatedMs, r.UpdatedMs, r.Actor, r.Reason, r.Position)
+				})
+			}},
+		{"fills (method, exchange, pair, time_ms, order_id, fill_id, side, price_e8, quantity_e8, value_e8, fee_e8, fee_asset, pnl_e8, cost_e8, unmatched_e8, unmatched_value_e8, net_e8, closing, first, position)",
+			len(b.fills), func(bt driver.Batch) error {
+				return appendRows(slices.Values(b.fills), func(r fillRow) error {
+					return bt.Append(method, r.Exchange, r.Pair, r.TimeMs, r.OrderID, r.FillID, r.Side, r.Price, r.Quantity,
+						r.Value, r.Fee, r.FeeAsset, r.Pnl, r.Cost, r.Unmatched, r.UnmVal, r.Net, r.Closing, r.First, r.Position)
+				})
+			}},
+		{"pnl_daily (method, exchange, pair, day, trades, buys, sells, wins, losses, volume_e8, pnl_e8, fees_e8, unmatched_value_e8, position)",
+			len(b.daily), func(bt driver.Batch) error {
+				return appendRows(maps.Values(b.daily), func(r dailyRow) error {
+					return bt.Append(method, r.Exchange, r.Pair, dayDate(r.Day), r.Trades, r.Buys, r.Sells, r.Wins, r.Losses,
+						r.Volume, r.Pnl, r.Fees, r.UnmVal, r.Position)
+				})
+			}},
+		{"pnl_buckets (method, exchange, pair, slot, trades, buys, sells, wins, losses, evens, u_buys, u_sells, u_wins, u_losses, pnl_e8, profit_e8, loss_e8, fees_e8, cp_wins_e8, cp_losses_e8, buy_value_e8, sell_value_e8, volume_e8, unmatched_value_e8, invested_e8, hero_e8, hero_ms, fuckup_e8, fuckup_ms, first_ms, last_ms, position)",
+			len(b.buckets), func(bt driver.Batch) error {
+				return appendRows(maps.Values(b.buckets), func(r bucketRow) error {
+					return bt.Append(method, r.Exchange, r.Pair, r.Slot, r.Trades, r.Buys, r.Sells, r.Wins, r.Losses, r.Evens,
+						r.UBuys, r.USells, r.UWins, r.ULosses, r.Pnl, r.Profit, r.Loss, r.Fees, r.CpWins, r.CpLosses,
+						r.BuyValue, r.SellValue, r.Volume, r.Unmatched, r.Invested, r.Hero, r.HeroT, r.Fuck, r.FuckT,
+						r.FirstT, r.LastT, r.Position)
+				})
+			}},
+		{"order_pnl (method, exchange, pair, order_id, first_close_ms, pnl_e8, position)",
+			len(b.orderPnl), func(bt driver.Batch) error {
+				return appendRows(maps.Values(b.orderPnl), func(r orderPnlRow) error {
+					return bt.Append(method, r.Exchange, r.Pair, r.OrderID, r.FirstCloseMs, r.Pnl, r.Position)
+				})
+			}},
+		{"pairs (method, exchange, pair, lots_qty_e8, lots_cost_e8, last_price_e8, balance_e8, position)",
+			len(b.pairs), func(bt driver.Batch) error {
+				return appendRows(maps.Values(b.pairs), func(r pairRow) error {
+					return bt.Append(method, r.Exchange, r.Pair, r.LotsQty, r.LotsCost, r.LastPrice, r.Balance, r.Position)
+				})
+			}},
+		{"strategies (exchange, pair, strategy, position)",
+			len(b.strategies), func(bt driver.Batch) error {
+				return appendRows(maps.Values(b.strategies), func(r strategyRow) error {
+					return bt.Append(r.Exchange, r.Pair, r.Strategy, r.Position)
+				})
+			}},
+		{"prices (exchange, pair, slot, price_e8, position)",
+			len(b.prices), func(bt driver.Batch) error {
+				return appendRows(maps.Values(b.prices), func(r priceRow) error {
+					return bt.Append(r.Exchange, r.Pair, r.Slot, r.Price, r.Position)
+				})
+			}},
+		{"snapshots (exchange, seq, time_ms, position)",
+			len(b.snapshots), func(bt driver.Batch) error {
+				return appendRows(slices.Values(b.snapshots), func(r snapshotRow) error {
+					return bt.Append(r.Exchange, r.Seq, r.TimeMs, r.Position)
+				})
+			}},
+		{"balances (exchange, seq, asset, time_ms, available_e8, on_order_e8, position)",
+			len(b.balances), func(bt driver.Batch) error {
+				return appendRows(slices.Values(b.balances), func(r balanceRow) error {
+					return bt.Append(r.Exchange, r.Seq, r.Asset, r.TimeMs, r.Available, r.OnOrder, r.Position)
+				})
+			}},
 	}
-	if err := s.insert(ctx, conn, "pnl_daily (method, exchange, pair, day, trades, buys, sells, wins, losses, volume_e8, pnl_e8, fees_e8, unmatched_value_e8, position)",
-		len(b.daily), func(bt driver.Batch) error {
-			for _, r := range b.daily {
-				if err := bt.Append(method, r.Exchange, r.Pair, dayDate(r.Day), r.Trades, r.Buys, r.Sells, r.Wins, r.Losses,
-					r.Volume, r.Pnl, r.Fees, r.UnmVal, r.Position); err != nil {
-					return err
-				}
-			}
-			return nil
-		}); err != nil {
-		return err
+}
+
+// appendRows calls add for each row, stopping at the first error.
+func appendRows[R any](rows iter.Seq[R], add func(R) error) error {
+	for r := range rows {
+		if err := add(r); err != nil {
+			return err
+		}
 	}
-	if err := s.insert(ctx, conn, "pnl_buckets (method, exchange, pair, slot, trades, buys, sells, wins, losses, evens, u_buys, u_sells, u_wins, u_losses, pnl_e8, profit_e8, loss_e8, fees_e8, cp_wins_e8, cp_losses_e8, buy_value_e8, sell_value_e8, volume_e8, unmatched_value_e8, invested_e8, hero_e8, hero_ms, fuckup_e8, fuckup_ms, first_ms, last_ms, position)",
-		len(b.buckets), func(bt driver.Batch) error {
-			for _, r := range b.buckets {
-				if err := bt.Append(method, r.Exchange, r.Pair, r.Slot, r.Trades, r.Buys, r.Sells, r.Wins, r.Losses, r.Evens,
-					r.UBuys, r.USells, r.UWins, r.ULosses, r.Pnl, r.Profit, r.Loss, r.Fees, r.CpWins, r.CpLosses,
-					r.BuyValue, r.SellValue, r.Volume, r.Unmatched, r.Invested, r.Hero, r.HeroT, r.Fuck, r.FuckT,
-					r.FirstT, r.LastT, r.Position); err != nil {
-					return err
-				}
-			}
-			return nil
-		}); err != nil {
-		return err
-	}
-	if err := s.insert(ctx, conn, "order_pnl (method, exchange, pair, order_id, first_close_ms, pnl_e8, position)",
-		len(b.orderPnl), func(bt driver.Batch) error {
-			for _, r := range b.orderPnl {
-				if err := bt.Append(method, r.Exchange, r.Pair, r.OrderID, r.FirstCloseMs, r.Pnl, r.Position); err != nil {
-					return err
-				}
-			}
-			return nil
-		}); err != nil {
-		return err
-	}
-	if err := s.insert(ctx, conn, "pairs (method, exchange, pair, lots_qty_e8, lots_cost_e8, last_price_e8, balance_e8, position)",
-		len(b.pairs), func(bt driver.Batch) error {
-			for _, r := range b.pairs {
-				if err := bt.Append(method, r.Exchange, r.Pair, r.LotsQty, r.LotsCost, r.LastPrice, r.Balance, r.Position); err != nil {
-					return err
-				}
-			}
-			return nil
-		}); err != nil {
-		return err
-	}
-	if err := s.insert(ctx, conn, "strategies (exchange, pair, strategy, position)",
-		len(b.strategies), func(bt driver.Batch) error {
-			for _, r := range b.strategies {
-				if err := bt.Append(r.Exchange, r.Pair, r.Strategy, r.Position); err != nil {
-					return err
-				}
-			}
-			return nil
-		}); err != nil {
-		return err
-	}
-	if err := s.insert(ctx, conn, "prices (exchange, pair, slot, price_e8, position)",
-		len(b.prices), func(bt driver.Batch) error {
-			for _, r := range b.prices {
-				if err := bt.Append(r.Exchange, r.Pair, r.Slot, r.Price, r.Position); err != nil {
-					return err
-				}
-			}
-			return nil
-		}); err != nil {
-		return err
-	}
-	if err := s.insert(ctx, conn, "snapshots (exchange, seq, time_ms, position)",
-		len(b.snapshots), func(bt driver.Batch) error {
-			for _, r := range b.snapshots {
-				if err := bt.Append(r.Exchange, r.Seq, r.TimeMs, r.Position); err != nil {
-					return err
-				}
-			}
-			return nil
-		}); err != nil {
-		return err
-	}
-	return s.insert(ctx, conn, "balances (exchange, seq, asset, time_ms, available_e8, on_order_e8, position)",
-		len(b.balances), func(bt driver.Batch) error {
-			for _, r := range b.balances {
-				if err := bt.Append(r.Exchange, r.Seq, r.Asset, r.TimeMs, r.Available, r.OnOrder, r.Position); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
+	return nil
 }
 
 // insert sends one INSERT of n rows into s.db.<table (columns)>; fill
