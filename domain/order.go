@@ -138,17 +138,6 @@ func (o *Order) View() OpenOrder {
 	return v
 }
 
-// FoldOrder applies a stream's events, in order, to a new aggregate.
-func FoldOrder(events []Event) (Order, error) {
-	o := NewOrder()
-	for i := range events {
-		if err := o.Apply(&events[i]); err != nil {
-			return o, err
-		}
-	}
-	return o, nil
-}
-
 // Apply changes the state by one event of the order's stream. Events at or
 // below the applied version are ignored, so applying the same event twice
 // (once by the writer, once from the subscription) is harmless. Unknown

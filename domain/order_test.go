@@ -39,7 +39,7 @@ func TestOrderFoldLifecycle(t *testing.T) {
 		domain.NewEvent(orderClock, domain.TypeOrderAccepted, domain.OrderAccepted{ExchangeOrderID: "X1"}),
 		domain.NewEvent(orderClock, domain.TypeOrderFilled, domain.OrderFilled{FillID: "f1", Price: ordDec("100"), Quantity: ordDec("0.5"), Fee: ordDec("0.05")}),
 	)
-	o, err := domain.FoldOrder(evs)
+	o, err := foldOrder(evs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestDecideCancel(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			o, err := domain.FoldOrder(ordStream(ordRequested(c.kind, domain.Sell, "1", "100", "90", "89"),
+			o, err := foldOrder(ordStream(ordRequested(c.kind, domain.Sell, "1", "100", "90", "89"),
 				domain.NewEvent(orderClock, domain.TypeOrderAccepted, domain.OrderAccepted{})))
 			if err != nil {
 				t.Fatal(err)
@@ -198,7 +198,7 @@ func TestTrail(t *testing.T) {
 }
 
 func TestDecideTickTrailingThenFire(t *testing.T) {
-	o, err := domain.FoldOrder(ordStream(ordRequested(domain.KindTrailingStop, domain.Sell, "1", "100", "95", ""),
+	o, err := foldOrder(ordStream(ordRequested(domain.KindTrailingStop, domain.Sell, "1", "100", "95", ""),
 		domain.NewEvent(orderClock, domain.TypeOrderAccepted, domain.OrderAccepted{})))
 	if err != nil {
 		t.Fatal(err)
@@ -293,4 +293,15 @@ func ordEqual(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// foldOrder applies a stream's events, in order, to a new aggregate.
+func foldOrder(events []domain.Event) (domain.Order, error) {
+	o := domain.NewOrder()
+	for i := range events {
+		if err := o.Apply(&events[i]); err != nil {
+			return o, err
+		}
+	}
+	return o, nil
 }

@@ -344,12 +344,6 @@ func isLowerHex(b []byte) bool {
 	return true
 }
 
-// Events returns how many events were checked so far.
-func (v *Verifier) Events() int64 { return v.events }
-
-// FaultCount returns how many faulty events were found so far.
-func (v *Verifier) FaultCount() int64 { return v.faultCount }
-
 // Summary returns the result so far. With heads false, Heads is left empty
 // (the digest is still computed over every head).
 func (v *Verifier) Summary(heads bool) VerifySummary {
