@@ -1,0 +1,61 @@
+package domain
+
+import (
+	"context"
+	"fmt"
+)
+
+// StreamAppend is one element of a batch append: events for one stream,
+// with the condition an Append of them would carry.
+type StreamAppend struct {
+	Stream   string
+	Expected ExpectedVersion
+	Events   []Event
+}
+
+// BatchAppender is implemented by stores that append to many streams in one
+// call, cheaper than one Append per stream (the SQLite store merges them
+// into its group commits). AppendBatch treats every element exactly as
+// Append would (the same checks, the expected-version condition, an
+// idempotent re-append of stored event ids answered with the original
+// result), each element atomic on its own, committed in slice order, and
+// returns once every appended event is durable, with results[i] for
+// batch[i]. A failure is a *BatchError naming the first element that
+// failed; the elements that did not fail may have been appended.
+type BatchAppender interface {
+	AppendBatch(ctx context.Context, batch []StreamAppend) ([]AppendResult, error)
+}
+
+// BatchError is the error of a batch append: the element at Index failed
+// with Err (a domain.Error code passes through: ErrorCode sees Err's).
+type BatchError struct {
+	Index  int
+	Stream string
+	Err    error
+}
+
+// Error implements error.
+func (e *BatchError) Error() string {
+	return fmt.Sprintf("batch append, element %d (%s): %v", e.Index, e.Stream, e.Err)
+}
+
+// Unwrap returns the element's error.
+func (e *BatchError) Unwrap() error { return e.Err }
+
+// AppendBatch appends batch through store: with one AppendBatch call when
+// store is a BatchAppender, else with one Append per element, in order,
+// stopping at the first failure. It has BatchAppender's contract either way.
+func AppendBatch(ctx context.Context, store EventStore, batch []StreamAppend) ([]AppendResult, error) {
+	if b, ok := store.(BatchAppender); ok {
+		return b.AppendBatch(ctx, batch)
+	}
+	results := make([]AppendResult, len(batch))
+	for i, a := range batch {
+		res, err := store.Append(ctx, a.Stream, a.Expected, a.Events...)
+		if err != nil {
+			return results, &BatchError{Index: i, Stream: a.Stream, Err: err}
+		}
+		results[i] = res
+	}
+	return results, nil
+}
