@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"path/filepath"
 	"strings"
@@ -18,7 +19,7 @@ import (
 
 const gunbotExampleDir = "../../testdata/gunbot-example"
 
-func importRun(t *testing.T, args ...string) (string, string, error) {
+func importRun(t testing.TB, args ...string) (string, string, error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	err := Run(context.Background(), args, strings.NewReader(""), &out, &errOut)
@@ -240,4 +241,70 @@ func importMarshal(v any) string {
 
 func importLogCore(w io.Writer) zapcore.Core {
 	return zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(w), zap.DebugLevel)
+}
+
+// TestImportManyOrders imports a generated folder of several batches of
+// orders (newest first in each state file): every order is appended, in
+// trade-time order across pairs, the log verifies, and importing it again
+// appends nothing.
+func TestImportManyOrders(t *testing.T) {
+	t.Setenv("TRADELEDGER_MASTER_KEY", strings.Repeat("ab", 32))
+	const orders = importChunk + 37
+	from := filepath.Join(t.TempDir(), "gunbot")
+	writeImportFolder(t, from, orders)
+	data := filepath.Join(t.TempDir(), "data")
+	out, warn, err := importRun(t, "import", "--data", data, "--from", from)
+	if err != nil {
+		t.Fatalf("import: %v\n%s", err, warn)
+	}
+	want := fmt.Sprintf(": %d new, 0 already present, 0 skipped (config 1, files 0, orders %d; %d events appended)", orders+1, orders, 3*orders+1)
+	if !strings.Contains(out, want) {
+		t.Fatalf("summary %q, want %q", out, want)
+	}
+	if stdout, errOut, code := auditRun(t, "verify", "--data", data); code != 0 {
+		t.Fatalf("verify: exit %d\n%s%s", code, stdout, errOut)
+	}
+
+	d, err := OpenDataDir(context.Background(), data, "", zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	head1, _ := d.Store.Head(context.Background())
+	it := d.Store.ReadAll(context.Background(), 0, 0)
+	var last int64
+	fills := 0
+	for it.Next() {
+		e := it.Event()
+		if !strings.HasPrefix(e.Stream, "order-") {
+			continue
+		}
+		if e.Time < last {
+			t.Fatalf("event %d (%s %s) at %d after one at %d: not in trade-time order", e.Position, e.Stream, e.Type, e.Time, last)
+		}
+		last = e.Time
+		if e.Type == domain.TypeOrderFilled {
+			fills++
+		}
+	}
+	if err := it.Err(); err != nil {
+		t.Fatal(err)
+	}
+	it.Close()
+	d.Close()
+	if fills != orders {
+		t.Fatalf("%d fills, want %d", fills, orders)
+	}
+
+	out, _, err = importRun(t, "import", "--data", data, "--from", from)
+	if err != nil || !strings.Contains(out, fmt.Sprintf(": 0 new, %d already present", orders+1)) {
+		t.Fatalf("second import: %s %v", out, err)
+	}
+	d, err = OpenDataDir(context.Background(), data, "", zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if head2, _ := d.Store.Head(context.Background()); head2 != head1 {
+		t.Fatalf("the second import moved the log from %d to %d", head1, head2)
+	}
 }

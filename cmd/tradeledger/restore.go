@@ -2,13 +2,13 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/gunbot"
 	"github.com/tradeledger/tradeledger/projections"
 )
 
@@ -41,114 +41,31 @@ func (s RestoreSummary) String() string {
 	return line
 }
 
-// restoreLayout places each file kind in a Gunbot-style tree; this is the
-// layout `tradeledger import` reads.
-func restoreLayout(kind, name string) string {
-	switch kind {
-	case domain.FileBackup:
-		return filepath.Join("backups", name)
-	case domain.FileState:
-		return filepath.Join("json", name)
-	case domain.FileStrategy:
-		return filepath.Join("customStrategies", name)
-	}
-	return name // autoconfig.json, custom-editor.json, AutoConfig variable files: at the top
-}
-
-// Restorer materializes the config and files read models as a folder.
-type Restorer struct {
-	Config *projections.Config
-	Files  *projections.Files
-	// Box, when set, decrypts exchange secrets into config.js; without it
-	// config.js carries no secret (isEncrypted false, fields removed).
-	Box *domain.SecretBox
-}
-
-// Write writes the tree into out, which must not exist or be empty.
-func (r *Restorer) Write(out string, sum *RestoreSummary) error {
+// writeTree writes a rendered Gunbot folder into out, which must not
+// exist or be empty.
+func writeTree(out string, tree gunbot.Tree, sum *RestoreSummary) error {
 	if entries, err := os.ReadDir(out); err == nil && len(entries) > 0 {
 		return fmt.Errorf("--out %s is not empty; restore writes into a new or empty directory", out)
+	}
+	files, secrets, err := tree.Render()
+	if err != nil {
+		return err
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
 	sum.Files = map[string]int{}
-	cfg := r.Config.Current()
-	if !cfg.IsZero() {
-		doc, secrets, err := r.configDocument(cfg)
-		if err != nil {
+	for _, f := range files {
+		if err := writeRestored(out, filepath.FromSlash(f.Path), f.Body, f.Mode, sum); err != nil {
 			return err
 		}
-		b, err := json.MarshalIndent(doc, "", "  ")
-		if err != nil {
-			return err
-		}
-		body := append([]byte("module.exports = "), b...)
-		body = append(body, ";\n"...)
-		if err := writeRestored(out, "config.js", body, 0o600, sum); err != nil {
-			return err
-		}
-		sum.Config, sum.Secrets = true, secrets
-	}
-	for _, kind := range domain.FileKinds {
-		for _, name := range r.Files.List(kind) {
-			content, err := r.Files.Get(kind, name)
-			if err != nil {
-				return fmt.Errorf("read %s file %s: %w", kind, name, err)
-			}
-			body := []byte(content)
-			if kind == domain.FileStrategy {
-				var text string // strategies are stored as a JSON string
-				if err := json.Unmarshal(content, &text); err != nil {
-					return fmt.Errorf("strategy %s: stored content is not a JSON string", name)
-				}
-				body = []byte(text)
-			}
-			if err := domain.ValidateFileName(kind, name); err != nil {
-				return fmt.Errorf("%s file name %q: %s", kind, name, domain.ErrorMessage(err))
-			}
-			if err := writeRestored(out, restoreLayout(kind, name), body, 0o644, sum); err != nil {
-				return err
-			}
-			sum.Files[kind]++
+		if f.Kind == gunbot.FileKindConfig {
+			sum.Config, sum.Secrets = true, secrets
+		} else {
+			sum.Files[f.Kind]++
 		}
 	}
 	return nil
-}
-
-// configDocument returns the configuration as config.js holds it: without
-// secrets, or with them decrypted when r.Box is set (isEncrypted false, so
-// that import encrypts them again under its own key).
-func (r *Restorer) configDocument(cfg domain.Config) (map[string]any, int, error) {
-	doc := cfg.WithoutSecrets().Map()
-	exchanges, _ := doc["exchanges"].(map[string]any)
-	n := 0
-	for name, v := range exchanges {
-		entry, ok := v.(map[string]any)
-		if !ok {
-			continue
-		}
-		entry["isEncrypted"] = false
-		if r.Box == nil {
-			continue
-		}
-		secrets, err := r.Config.Secrets(name, r.Box)
-		if err != nil {
-			return nil, 0, fmt.Errorf("decrypt %s secrets: %w", name, err)
-		}
-		for k, s := range secrets {
-			domain.PutSecret(entry, k, s) // k is a path (domain.SecretFieldName)
-			n++
-		}
-	}
-	if bot, ok := doc["bot"].(map[string]any); ok && r.Box == nil {
-		// Masked like every other output; import keeps the target's
-		// wallet when it reads the mask.
-		if w, ok := bot["service_wallet"].(string); ok && w != "" {
-			bot["service_wallet"] = domain.Mask
-		}
-	}
-	return doc, n, nil
 }
 
 // writeRestored writes body at rel under out, refusing paths that would
@@ -208,13 +125,15 @@ func restore(ctx context.Context, d *DataDir, cut logCut, out string, withSecret
 		return sum, err
 	}
 	sum.AsOf = res
-	r := &Restorer{Config: cfg, Files: files}
+	tree := gunbot.Tree{Config: cfg.Current(), Files: files}
 	if withSecrets {
-		if r.Box, err = domain.NewSecretBox(d.MasterKey); err != nil {
+		box, err := domain.NewSecretBox(d.MasterKey)
+		if err != nil {
 			return sum, fmt.Errorf("master key: %w", err)
 		}
+		tree.Secrets = func(exchange string) (map[string]string, error) { return cfg.Secrets(exchange, box) }
 	}
-	if err := r.Write(out, &sum); err != nil {
+	if err := writeTree(out, tree, &sum); err != nil {
 		return sum, err
 	}
 	return sum, nil

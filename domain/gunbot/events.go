@@ -1,0 +1,244 @@
+package gunbot
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/tradeledger/tradeledger/domain"
+)
+
+// Importer turns what Read found into the appends that record it. Every
+// event id is derived from the source (file name and content hash, or the
+// order's fields), so that importing the same folder again appends nothing:
+// stores answer a re-append of stored ids as a retry.
+type Importer struct {
+	// Box encrypts exchange secrets found in clear (isEncrypted false).
+	Box *domain.SecretBox
+	// Clock stamps the configuration's and the files' events; orders carry
+	// their trade time.
+	Clock domain.Clock
+	// Wallet is the data dir's bot.service_wallet (the login encryption
+	// key its clients use), "" when it has none.
+	Wallet string
+	// TakeWallet replaces Wallet by the folder's; by default the data
+	// dir's is kept.
+	TakeWallet bool
+}
+
+// Unit is one append of an import: one stream's events, appended at once.
+type Unit struct {
+	What string // for progress and messages: "config.js", "strategy dca.js", "order binance USDT-BTC 9001"
+	Kind string // KindConfig, KindFile or KindOrder
+	domain.StreamAppend
+}
+
+// Kinds of units.
+const (
+	KindConfig = "config"
+	KindFile   = "file"
+	KindOrder  = "order"
+)
+
+// ConfigNotes says what became of the configuration's secrets and wallet.
+type ConfigNotes struct {
+	SecretsDropped int    // Gunbot-encrypted exchange secrets, which cannot be read
+	Wallet         string // what became of bot.service_wallet, for the summary
+}
+
+// ID returns a UUID-shaped id (version 8, RFC 9562 variant) derived from
+// parts: the same source always gives the same id.
+func ID(parts ...string) string {
+	h := sha256.New()
+	h.Write([]byte("tradeledger-import"))
+	for _, p := range parts {
+		h.Write([]byte{0})
+		h.Write([]byte(p))
+	}
+	var u [16]byte
+	copy(u[:], h.Sum(nil))
+	u[6] = 0x80 | (u[6] & 0x0f)
+	u[8] = 0x80 | (u[8] & 0x3f)
+	s := hex.EncodeToString(u[:])
+	return s[0:8] + "-" + s[8:12] + "-" + s[12:16] + "-" + s[16:20] + "-" + s[20:32]
+}
+
+// event returns an import event: its id from typ and idParts, its time ms
+// (the clock's when 0), its actor ActorImport.
+func (im *Importer) event(typ string, data any, ms int64, idParts ...string) domain.Event {
+	b, err := json.Marshal(data)
+	if err != nil {
+		panic(fmt.Sprintf("marshal %s payload: %v", typ, err)) // the payload types of domain always marshal
+	}
+	if ms <= 0 {
+		ms = im.Clock.Now().UnixMilli()
+	}
+	return domain.Event{
+		ID: ID(append([]string{typ}, idParts...)...), Type: typ, Schema: 1, Time: ms,
+		Actor: domain.ActorImport, Data: b,
+	}
+}
+
+// Config turns the folder's configuration into ConfigReplaced (secrets
+// removed; missing sections empty; the data dir's wallet kept unless
+// TakeWallet) and ExchangeKeysSet for secrets in clear, in one append on
+// the config stream. A configuration the domain refuses is an error naming
+// the file.
+func (im *Importer) Config(c *ConfigFile) (Unit, ConfigNotes, error) {
+	var notes ConfigNotes
+	doc, err := domain.DecodeJSONObject(c.JSON)
+	if err != nil {
+		return Unit{}, notes, fmt.Errorf("%s: %s", c.Name, domain.ErrorMessage(err))
+	}
+	for _, s := range []string{"bot", "exchanges", "pairs", "strategies", "GUI"} {
+		if _, ok := doc[s]; !ok {
+			doc[s] = map[string]any{}
+		}
+	}
+	if bot, ok := doc["bot"].(map[string]any); ok {
+		// The data dir's wallet is the login encryption key its clients
+		// use: replacing it silently would lock them out.
+		w, _ := bot["service_wallet"].(string)
+		switch {
+		case w == "" || w == domain.Mask: // absent or masked (a restore without --with-secrets)
+			bot["service_wallet"] = im.Wallet
+			notes.Wallet = "kept the data dir's service wallet (the folder has none)"
+		case w == im.Wallet || im.Wallet == "":
+			notes.Wallet = "service wallet unchanged (the folder's is the data dir's)"
+		case im.TakeWallet:
+			notes.Wallet = "took the folder's service wallet (--take-wallet): clients must encrypt the login password with it"
+		default:
+			bot["service_wallet"] = im.Wallet
+			notes.Wallet = "kept the data dir's service wallet; the folder's differs (--take-wallet to use it)"
+		}
+	}
+	sha := domain.FileSHA256(c.Body)
+	var keys []domain.Event
+	if exchanges, ok := doc["exchanges"].(map[string]any); ok {
+		names := make([]string, 0, len(exchanges))
+		for n := range exchanges {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		for _, ex := range names {
+			entry, ok := exchanges[ex].(map[string]any)
+			if !ok {
+				continue
+			}
+			encrypted, _ := entry["isEncrypted"].(bool)
+			fields := map[string]string{}
+			stripped, secrets := domain.ExtractSecrets(entry) // by domain.IsSecretPath, at any depth
+			for f, s := range secrets {
+				if s == "" {
+					continue
+				}
+				if encrypted {
+					notes.SecretsDropped++
+					continue
+				}
+				fields[f] = im.Box.Seal(s)
+			}
+			stripped["isEncrypted"] = len(fields) > 0
+			exchanges[ex] = stripped
+			if len(fields) > 0 {
+				keys = append(keys, im.event(domain.TypeExchangeKeysSet, domain.ExchangeKeysSet{Exchange: ex, Fields: fields}, 0, sha, ex))
+			}
+		}
+	}
+	cfg, err := domain.ConfigFromMap(doc)
+	if err != nil {
+		return Unit{}, notes, fmt.Errorf("%s: %s", c.Name, domain.ErrorMessage(err))
+	}
+	b, err := json.Marshal(cfg.WithoutSecrets())
+	if err != nil {
+		return Unit{}, notes, err
+	}
+	// The id also covers the wallet the configuration ends up with, so that
+	// --take-wallet after a plain import of the same folder is a change,
+	// and importing again with the same outcome adds nothing.
+	idParts := []string{sha}
+	if bot, ok := doc["bot"].(map[string]any); ok {
+		w, _ := bot["service_wallet"].(string)
+		idParts = append(idParts, "wallet", w)
+	}
+	events := append([]domain.Event{im.event(domain.TypeConfigReplaced, domain.ConfigReplaced{Config: b}, 0, idParts...)}, keys...)
+	return Unit{What: c.Name, Kind: KindConfig, StreamAppend: domain.StreamAppend{
+		Stream: domain.StreamConfig, Expected: domain.Any, Events: events,
+	}}, notes, nil
+}
+
+// File turns a stored file into its FileWritten on the file's stream.
+func (im *Importer) File(f File) Unit {
+	fw := f.Written
+	return Unit{What: fw.Kind + " " + fw.Name, Kind: KindFile, StreamAppend: domain.StreamAppend{
+		Stream: domain.FileStream(fw.Kind, fw.Name), Expected: domain.Any,
+		Events: []domain.Event{im.event(domain.TypeFileWritten, fw, 0, fw.Kind, fw.Name, fw.SHA256)},
+	}}
+}
+
+// Order turns an order into a new order stream: OrderRequested,
+// OrderAccepted and one OrderFilled for the whole amount at the order's
+// rate, all at the order's trade time. The stream is expected new
+// (domain.NoStream): a re-import is answered as a retry.
+func (im *Importer) Order(o Order) Unit {
+	quote, _, _ := domain.SplitPair(o.Pair) // checked by Read
+	idKey := strconv.FormatInt(o.ID, 10)
+	events := []domain.Event{
+		im.event(domain.TypeOrderRequested, domain.OrderRequested{
+			OrderID: o.ID, Exchange: o.Exchange, Pair: o.Pair, Side: o.Side, Kind: domain.KindLimit,
+			Amount: o.Amount, Price: o.Rate, ClientOrderID: "import-" + idKey,
+		}, o.Time, idKey, "requested"),
+		im.event(domain.TypeOrderAccepted, domain.OrderAccepted{ExchangeOrderID: o.SourceID}, o.Time, idKey, "accepted"),
+		im.event(domain.TypeOrderFilled, domain.OrderFilled{
+			FillID: "import-" + idKey, Price: o.Rate, Quantity: o.Amount, FeeAsset: quote,
+		}, o.Time, idKey, "filled"),
+	}
+	return Unit{What: fmt.Sprintf("order %s %s %s", o.Exchange, o.Pair, o.SourceID), Kind: KindOrder, StreamAppend: domain.StreamAppend{
+		Stream: domain.OrderStream(o.ID), Expected: domain.NoStream, Events: events,
+	}}
+}
+
+// Summary counts what an import did; String is the import command's last
+// line.
+type Summary struct {
+	From                    string
+	Added, Present, Skipped int // units (config, files, orders)
+	Config, Files, Orders   int // units seen, by kind
+	SecretsDropped          int // Gunbot-encrypted exchange secrets we cannot read
+	EventsAppended          uint64
+	Wallet                  string // what became of bot.service_wallet
+}
+
+// Count adds a unit's outcome: appended now (added) or found stored.
+func (s *Summary) Count(u *Unit, added bool) {
+	if added {
+		s.Added++
+		s.EventsAppended += uint64(len(u.Events))
+	} else {
+		s.Present++
+	}
+	switch u.Kind {
+	case KindConfig:
+		s.Config++
+	case KindFile:
+		s.Files++
+	case KindOrder:
+		s.Orders++
+	}
+}
+
+// String is the summary line.
+func (s Summary) String() string {
+	line := fmt.Sprintf("imported %s: %d new, %d already present, %d skipped (config %d, files %d, orders %d; %d events appended)",
+		s.From, s.Added, s.Present, s.Skipped, s.Config, s.Files, s.Orders, s.EventsAppended)
+	if s.SecretsDropped > 0 {
+		line += fmt.Sprintf("; %d encrypted exchange secrets not imported (set them again with license/keys/edit or config/update)", s.SecretsDropped)
+	}
+	if s.Wallet != "" {
+		line += "; " + s.Wallet
+	}
+	return line
+}
