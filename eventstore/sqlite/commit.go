@@ -119,12 +119,18 @@ func (s *Store) beginTxn(lookupIDs bool, n int) (*txn, error) {
 		clear(s.heads)
 		s.mu.Unlock()
 	}
-	return &txn{
-		lookupIDs: lookupIDs,
-		pos:       pos,
-		heads:     make(map[string]streamHead),
-		written:   make([]domain.Event, 0, n),
-	}, nil
+	// The map and the records' slice are the last transaction's, emptied;
+	// written goes to the syncer with the batch, so it is new.
+	tx := &s.tx
+	if tx.heads == nil || len(tx.heads) > 4*DefaultMaxBatch {
+		tx.heads = make(map[string]streamHead) // not one that a huge batch grew
+	}
+	clear(tx.heads)
+	tx.lookupIDs, tx.pos = lookupIDs, pos
+	tx.written = make([]domain.Event, 0, n)
+	clear(tx.records)
+	tx.records = tx.records[:0]
+	return tx, nil
 }
 
 // place adds req's events to tx, or answers req without them: with its

@@ -42,6 +42,13 @@ func appendRecord(buf []byte, e *domain.Event) []byte {
 	return append(buf, e.Hash[:]...)
 }
 
+// recordData returns the payload inside rec, a record whose event's
+// payload is n bytes long: it ends where the two hashes begin.
+func recordData(rec []byte, n int) []byte {
+	end := len(rec) - 64
+	return rec[end-n : end : end]
+}
+
 // recordSize is the length of e's record once its stream is stream (an
 // upper bound: varints counted at their widest).
 func recordSize(e *domain.Event, stream string) int {

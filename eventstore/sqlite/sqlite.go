@@ -6,8 +6,8 @@
 package sqlite
 
 import (
-	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -83,6 +83,8 @@ type Store struct {
 	closed        bool
 
 	obs observer // write metrics (observe.go)
+
+	tx txn // the writer's transaction, reused (commit.go)
 }
 
 var _ domain.EventStore = (*Store)(nil)
@@ -173,6 +175,11 @@ type appendRequest struct {
 	sealedOn streamHead
 	records  [][]byte // records[i] is events[i]'s record, when sealed
 	stamped  []int64  // the events' times as the caller stamped them (set at the first seal)
+
+	// The backing arrays of records and stamped for a single event, the
+	// common append, which then allocates neither.
+	oneRecord [1][]byte
+	oneStamp  [1]int64
 }
 
 // seal numbers, stamps and chains req.events onto head (domain.Chain) and
@@ -184,7 +191,11 @@ func (req *appendRequest) seal(head streamHead) {
 		size += recordSize(&req.events[i], req.stream)
 	}
 	if req.stamped == nil {
-		req.stamped = make([]int64, len(req.events))
+		if len(req.events) == 1 {
+			req.stamped, req.records = req.oneStamp[:], req.oneRecord[:0]
+		} else {
+			req.stamped = make([]int64, len(req.events))
+		}
 		for i := range req.events {
 			req.stamped[i] = req.events[i].Time
 		}
@@ -199,7 +210,12 @@ func (req *appendRequest) seal(head streamHead) {
 		e := &req.events[i]
 		from := len(buf)
 		buf = appendRecord(buf, e)
-		req.records = append(req.records, buf[from:len(buf):len(buf)])
+		rec := buf[from:len(buf):len(buf)]
+		req.records = append(req.records, rec)
+		// From now on the event's payload is the record's copy: the
+		// caller's slice is not the store's to keep, the record is never
+		// written again, and the recent window (remember) need not copy it.
+		e.Data = recordData(rec, len(e.Data))
 	}
 	req.sealed, req.sealedOn = true, head
 }
@@ -405,10 +421,9 @@ func (s *Store) remember(evs []domain.Event) {
 	if n := len(s.recent); n > 0 && s.recent[n-1].Position+1 != evs[0].Position {
 		s.recent = s.recent[:0]
 	}
-	for _, e := range evs {
-		e.Data = bytes.Clone(e.Data) // the caller's slice is not ours to keep
-		s.recent = append(s.recent, e)
-	}
+	// Their payloads are their records' (seal): the store's, never
+	// written again.
+	s.recent = append(s.recent, evs...)
 	if len(s.recent) > 2*recentEvents {
 		s.recent = append(s.recent[:0], s.recent[len(s.recent)-recentEvents:]...)
 	}
@@ -433,14 +448,38 @@ const maxCachedHeads = 1 << 16
 // idKey is the indexed form of an event id: the 16 bytes of a UUID, or the
 // text itself for other ids.
 func idKey(id string) []byte {
-	if len(id) == 36 && id[8] == '-' && id[13] == '-' && id[18] == '-' && id[23] == '-' {
-		var k [16]byte
-		src := []byte(id[0:8] + id[9:13] + id[14:18] + id[19:23] + id[24:36])
-		if _, err := hex.Decode(k[:], src); err == nil {
-			return k[:]
-		}
+	var k [16]byte
+	if uuidKey(id, &k) {
+		return k[:]
 	}
 	return []byte(id)
+}
+
+// appendIDKey appends id's key (idKey) to b, after its length (uint32,
+// little endian), without allocating.
+func appendIDKey(b []byte, id string) []byte {
+	var k [16]byte
+	if uuidKey(id, &k) {
+		b = binary.LittleEndian.AppendUint32(b, 16)
+		return append(b, k[:]...)
+	}
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(id)))
+	return append(b, id...)
+}
+
+// uuidKey decodes id into k if id is a UUID in its text form.
+func uuidKey(id string, k *[16]byte) bool {
+	if len(id) != 36 || id[8] != '-' || id[13] != '-' || id[18] != '-' || id[23] != '-' {
+		return false
+	}
+	var src [32]byte
+	copy(src[0:8], id[0:8])
+	copy(src[8:12], id[9:13])
+	copy(src[12:16], id[14:18])
+	copy(src[16:20], id[19:23])
+	copy(src[20:32], id[24:36])
+	_, err := hex.Decode(k[:], src[:])
+	return err == nil
 }
 
 // findDuplicates reports whether req's events are all already in its stream

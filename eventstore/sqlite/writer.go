@@ -185,13 +185,11 @@ func (w *writerConn) Insert(events []domain.Event, records [][]byte) error {
 	b := w.buf[:0]
 	for i := range events {
 		e := &events[i]
-		key := idKey(e.ID)
 		b = binary.LittleEndian.AppendUint64(b, e.Position)
 		b = binary.LittleEndian.AppendUint64(b, uint64(e.Version))
 		b = binary.LittleEndian.AppendUint32(b, uint32(len(e.Stream)))
 		b = append(b, e.Stream...)
-		b = binary.LittleEndian.AppendUint32(b, uint32(len(key)))
-		b = append(b, key...)
+		b = appendIDKey(b, e.ID)
 		b = append(b, e.Hash[:]...)
 		b = binary.LittleEndian.AppendUint32(b, uint32(len(records[i])))
 		b = append(b, records[i]...)
