@@ -18,7 +18,7 @@ import (
 // benchLedger returns a Ledger fed with orders synthetic orders spread over
 // pairs pairs (binance/USDT-C0 …), one fill each, 2.5 s apart from
 // 2024-01-01 (deterministic).
-func benchLedger(b *testing.B, orders, pairs int) *projections.Ledger {
+func benchLedger(b testing.TB, orders, pairs int) *projections.Ledger {
 	l := projections.NewLedger(domain.LOFO)
 	t0 := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
 	rng := rand.New(rand.NewSource(1))

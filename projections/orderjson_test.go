@@ -3,6 +3,7 @@ package projections
 import (
 	"bytes"
 	"math/rand"
+	"sort"
 	"strconv"
 	"testing"
 	"time"
@@ -128,5 +129,61 @@ func TestPageJSONMatchesRecords(t *testing.T) {
 			checkPagesJSON(t, l, keys, 100)
 			checkPagesJSON(t, l, keys, 7)
 		})
+	}
+}
+
+// Day lists the window's newest MaxDayOrders records across keys exactly as
+// sorting all of them would: newest first, equal times in key order (a key
+// given twice twice), then newest position first.
+func TestDayMergesNewestFirst(t *testing.T) {
+	rng := rand.New(rand.NewSource(5))
+	g := &testLog{t: t}
+	pairs := []string{"USDT-BTC", "USDT-ETH", "USDT-SOL"}
+	for id := int64(1); id <= MaxDayOrders+1500; id++ {
+		tm := at(0, 1, 0).Add(time.Duration(rng.Intn(3000)) * time.Second) // many equal times
+		side := domain.Buy
+		if id%3 == 0 {
+			side = domain.Sell
+		}
+		g.order(id, "binance", pairs[rng.Intn(len(pairs))], side, "1", tm)
+		g.fill(id, strconv.Itoa(90+rng.Intn(20)), "1", "0.01", "USDT", tm)
+	}
+	l := NewLedger(domain.LOFO)
+	for i := range g.events {
+		if err := l.Apply(&g.events[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keys := []string{"binance/USDT-SOL", "binance/USDT-BTC", "binance/USDT-ETH", "binance/USDT-BTC", "binance/USDT-XRP"}
+	from, to := at(0, 1, 10).UnixMilli(), at(0, 1, 45).UnixMilli()
+	var want []OrderRecord
+	for _, key := range keys {
+		for _, o := range l.Orders(key) {
+			if o.Time >= from && o.Time < to {
+				want = append(want, o)
+			}
+		}
+	}
+	sort.SliceStable(want, func(i, j int) bool { return want[i].Time > want[j].Time })
+	_, got, closes := l.Day(keys, "2024-03-10", from, to)
+	if len(want) > MaxDayOrders {
+		want = want[:MaxDayOrders]
+	} else {
+		t.Fatalf("the window holds %d records, not more than MaxDayOrders", len(want))
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d records, want %d", len(got), len(want))
+	}
+	nClose := 0
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("record %d = %+v, want %+v", i, got[i], want[i])
+		}
+		if want[i].closing {
+			nClose++
+		}
+	}
+	if len(closes) != nClose {
+		t.Fatalf("%d closing records, want %d", len(closes), nClose)
 	}
 }

@@ -707,6 +707,13 @@ func (l *Ledger) Day(keys []string, date string, from, to int64) (days []DaySumm
 	defer l.mu.RUnlock()
 	days = []DaySummary{}
 	orders, closes = []OrderRecord{}, []OrderRecord{}
+	// Each key's window [lo, next) of records not yet listed; the newest
+	// MaxDayOrders are merged from their tops, so only they are viewed.
+	type window struct {
+		b        *pairBook
+		lo, next int
+	}
+	var wins []window
 	for _, key := range keys {
 		s := DaySummary{Key: key, Date: date}
 		if _, pair, err := domain.SplitPairKey(key); err == nil {
@@ -716,7 +723,7 @@ func (l *Ledger) Day(keys []string, date string, from, to int64) (days []DaySumm
 			b := l.pairs[i]
 			lo, hi := b.timeRange(from, to)
 			var vol, pnl, unm domain.Decimal
-			for j := hi - 1; j >= lo; j-- {
+			for j := lo; j < hi; j++ {
 				r := b.recs.at(j)
 				s.NumberOfTrades++
 				if r.sell() {
@@ -727,15 +734,27 @@ func (l *Ledger) Day(keys []string, date string, from, to int64) (days []DaySumm
 				}
 				vol = vol.Add(r.rate.Mul(r.amount))
 				pnl = pnl.Add(r.pnl)
-				orders = append(orders, l.view(b, r))
 			}
 			s.Volume, s.Pnl, s.UnmatchedBaseValue = domain.Number(vol), domain.Number(pnl), domain.Number(unm)
+			wins = append(wins, window{b, lo, hi})
 		}
 		days = append(days, s)
 	}
-	sort.SliceStable(orders, func(i, j int) bool { return orders[i].Time > orders[j].Time })
-	if len(orders) > MaxDayOrders {
-		orders = orders[:MaxDayOrders]
+	// Newest first; equal times in the order of keys, then newest position
+	// first.
+	for len(orders) < MaxDayOrders {
+		best := -1
+		for k, w := range wins {
+			if w.next > w.lo && (best < 0 || w.b.recs.at(w.next-1).time > wins[best].b.recs.at(wins[best].next-1).time) {
+				best = k
+			}
+		}
+		if best < 0 {
+			break
+		}
+		w := &wins[best]
+		w.next--
+		orders = append(orders, l.view(w.b, w.b.recs.at(w.next)))
 	}
 	for _, o := range orders {
 		if o.closing {
