@@ -39,19 +39,35 @@ type Metrics struct {
 	orders        *prometheus.CounterVec
 	loginFailures prometheus.Counter
 
-	mu   sync.Mutex
-	open map[string]*openOrder // order stream → what Apply needs of it until it ends
+	mu       sync.Mutex
+	open     map[string]openOrder    // order stream → what Apply needs of it until it ends
+	counters map[string]*orderCounts // exchange → its orders counters
 }
 
 // openOrder is an order that may still fill.
 type openOrder struct {
-	exchange string
-	left     domain.Decimal // amount not yet filled
+	counts *orderCounts
+	left   domain.Decimal // amount not yet filled
+}
+
+// orderCounts are an exchange's children of the orders counter, looked up
+// once: a replay counts millions of orders.
+type orderCounts struct{ placed, filled, rejected prometheus.Counter }
+
+// countsOf returns exchange's counters (m.mu held).
+func (m *Metrics) countsOf(exchange string) *orderCounts {
+	c := m.counters[exchange]
+	if c == nil {
+		c = &orderCounts{placed: m.orders.WithLabelValues(exchange, "placed"),
+			filled: m.orders.WithLabelValues(exchange, "filled"), rejected: m.orders.WithLabelValues(exchange, "rejected")}
+		m.counters[exchange] = c
+	}
+	return c
 }
 
 // New returns Metrics with every metric registered.
 func New() *Metrics {
-	m := &Metrics{Registry: prometheus.NewRegistry(), open: map[string]*openOrder{}}
+	m := &Metrics{Registry: prometheus.NewRegistry(), open: map[string]openOrder{}, counters: map[string]*orderCounts{}}
 	latency := []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5}
 	m.appendSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Namespace: Namespace, Name: "append_duration_seconds",
@@ -197,29 +213,31 @@ func (m *Metrics) Apply(e *domain.Event) error {
 			return nil
 		}
 		m.mu.Lock()
-		m.open[e.Stream] = &openOrder{exchange: r.Exchange, left: r.Amount}
+		c := m.countsOf(r.Exchange)
+		m.open[e.Stream] = openOrder{counts: c, left: r.Amount}
 		m.mu.Unlock()
-		m.orders.WithLabelValues(r.Exchange, "placed").Inc()
+		c.placed.Inc()
 	case domain.TypeOrderFilled:
 		var f domain.OrderFilled
 		if err := e.Decode(&f); err != nil {
 			return nil
 		}
 		m.mu.Lock()
-		o := m.open[e.Stream]
-		if o != nil {
+		if o, ok := m.open[e.Stream]; ok {
 			o.left = o.left.Sub(f.Quantity)
 			if o.left.Sign() <= 0 {
 				delete(m.open, e.Stream)
-				m.orders.WithLabelValues(o.exchange, "filled").Inc()
+				o.counts.filled.Inc()
+			} else {
+				m.open[e.Stream] = o
 			}
 		}
 		m.mu.Unlock()
 	case domain.TypeOrderRejected:
 		m.mu.Lock()
-		if o := m.open[e.Stream]; o != nil {
+		if o, ok := m.open[e.Stream]; ok {
 			delete(m.open, e.Stream)
-			m.orders.WithLabelValues(o.exchange, "rejected").Inc()
+			o.counts.rejected.Inc()
 		}
 		m.mu.Unlock()
 	case domain.TypeOrderCancelled, domain.TypeOrderExpired:
