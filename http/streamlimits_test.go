@@ -124,6 +124,42 @@ func (s *readRecorder) Subscribe(ctx context.Context, from uint64) domain.EventI
 	return s.Store.Subscribe(ctx, from)
 }
 
+// A stream that starts far behind the head reads the log in pages no
+// larger than streamPageEvents and subscribes only once it is near the
+// head, so that a slow consumer pins a page, not the log; it still gets
+// every event, in order.
+func TestEventStreamReadsBoundedPages(t *testing.T) {
+	ts := newTestServer(t, withAudit(nil))
+	from, err := ts.Store.Head(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 5 * streamPageEvents
+	appendPadded(t, ts, n, 1<<10)
+	rec := &readRecorder{Store: ts.Store}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out := make(chan domain.Event)
+	done := make(chan error, 1)
+	go func() { done <- ts.Server.Audit.follow(ctx, rec, from+1, eventFilter{stream: "pad"}, out) }()
+	for i := 0; i < n; i++ {
+		e := <-out
+		if got, want := e.Version, int64(i); got != want {
+			t.Fatalf("event %d: version %d, want %d (in order, none skipped)", i, got, want)
+		}
+	}
+	cancel()
+	<-done
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.bad) > 0 {
+		t.Fatalf("unbounded reads: %v", rec.bad)
+	}
+	if rec.maxN < 1 {
+		t.Fatalf("no page read with ReadAll (largest page %d): the catch-up went through the subscription", rec.maxN)
+	}
+}
+
 // One token holds at most MaxStreamsPerToken streams; the next is 429
 // with the JSON error, while another token still gets its own.
 func TestEventStreamsPerTokenBounded(t *testing.T) {
