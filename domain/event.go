@@ -31,7 +31,7 @@ func (h *Hash) UnmarshalText(b []byte) error {
 	return err
 }
 
-// Event is the envelope every fact in the log travels in (DESIGN §2).
+// Event is the envelope every fact in the log travels in.
 //
 // The writer sets ID, Stream, Type, Schema, Time, Actor, Correlation and Data.
 // The store sets Version (position in the stream, from 0), Position (global,
@@ -269,7 +269,7 @@ type BatchIterator interface {
 	NextBatch(dst []Event, max int) []Event
 }
 
-// EventStore is the append-only log (DESIGN §3). Every implementation passes
+// EventStore is the append-only log. Every implementation passes
 // the conformance suite in eventstore/storetest.
 type EventStore interface {
 	// Append writes events to the end of stream if expected holds, and

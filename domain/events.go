@@ -5,7 +5,7 @@ import (
 	"strconv"
 )
 
-// Stream names (DESIGN §2).
+// Stream names.
 const (
 	StreamConfig      = "config"
 	StreamCredentials = "credentials"

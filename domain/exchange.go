@@ -160,7 +160,7 @@ type Fill struct {
 	Time          int64 // ms
 }
 
-// Exchange is a connector to one exchange account (DESIGN §5). Every
+// Exchange is a connector to one exchange account. Every
 // connector passes the conformance suite in exchange/exchangetest.
 //
 // Errors: an unknown pair or order is ENOTFOUND; a refused order

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// OrderState is where an order is in its life (DESIGN §2):
+// OrderState is where an order is in its life:
 //
 //	requested ─▶ accepted ─▶ (filled | cancelled)
 //	    │            │  ▲

@@ -218,7 +218,7 @@ func (c *counting) Apply(e *domain.Event) error { c.n++; return nil }
 // the Runner, against two raw scans of the same file's rows in the same run:
 // the store's own C-level row copy without any decoding (sqlite.RawScan,
 // "ratio"), the fastest this file can be read, and a database/sql scan of
-// position and record ("ratio-sql"), the naive reference of DESIGN §9.
+// position and record ("ratio-sql"), the naive reference.
 // Target: ≥ 500,000 events/s and ≥ 50% of the raw scan.
 func BenchmarkReplay(b *testing.B) {
 	const n = 200000

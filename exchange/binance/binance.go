@@ -1,4 +1,4 @@
-// Package binance is the Binance spot connector (DESIGN §5) on
+// Package binance is the Binance spot connector on
 // github.com/adshao/go-binance/v2: one Exchange per Binance account.
 //
 // What it adds to the library:

@@ -24,11 +24,10 @@
 // append.go (the command's appends and read-your-writes), connector.go
 // (exchange calls).
 //
-// The Trader is the order manager: every order's life as events (DESIGN
-// §2, §5). It places and cancels orders on the connectors, emulates
-// stop-limit, trailing-stop and OCO orders from price ticks (the rules are
-// pure functions in domain), and reconciles the exchanges' fills and
-// balances into the log.
+// The Trader is the order manager: every order's life as events. It places
+// and cancels orders on the connectors, emulates stop-limit, trailing-stop
+// and OCO orders from price ticks (the rules are pure functions in domain),
+// and reconciles the exchanges' fills and balances into the log.
 //
 // The Trader is also a projection: register it with the projection runner
 // before the replay (Engine.Projections), and it recovers from the log the
