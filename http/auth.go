@@ -20,6 +20,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/eventstore"
 )
 
 // DefaultTokenTTL is how long a token is valid unless --token-ttl says else.
@@ -268,8 +269,7 @@ func (s *Server) passwordLogin(w http.ResponseWriter, r *http.Request, what stri
 	}
 	if reason != "" {
 		logger(r).Warn(what+" refused", zap.String("remote", addr), zap.String("reason", reason))
-		ev := domain.NewEvent(s.Clock, domain.TypeLoginFailed, domain.LoginFailed{RemoteAddr: host, Reason: reason})
-		if _, err := s.commit(r, domain.StreamAuth, domain.Any, ev); err != nil {
+		if err := s.recordLogin(r, domain.DecideLoginFailed(host, reason, s.Clock)); err != nil {
 			// The client is refused either way; a store outage must not
 			// turn a refusal into a different answer.
 			logger(r).Error("record LoginFailed", zap.Error(err))
@@ -282,9 +282,8 @@ func (s *Server) passwordLogin(w http.ResponseWriter, r *http.Request, what stri
 		Error(w, r, err)
 		return "", false
 	}
-	r = r.WithContext(context.WithValue(r.Context(), ctxSubject, LoginSubject))
-	ev := domain.NewEvent(s.Clock, domain.TypeLoginSucceeded, domain.LoginSucceeded{Subject: LoginSubject, RemoteAddr: host})
-	if _, err := s.commit(r, domain.StreamAuth, domain.Any, ev); err != nil {
+	r = withSubject(r, LoginSubject)
+	if err := s.recordLogin(r, domain.DecideLoginSucceeded(LoginSubject, host, s.Clock)); err != nil {
 		// No token without its audit record.
 		Error(w, r, err)
 		return "", false
@@ -292,6 +291,17 @@ func (s *Server) passwordLogin(w http.ResponseWriter, r *http.Request, what stri
 	s.Logins.Succeeded(addr)
 	logger(r).Info(what, zap.String("remote", addr))
 	return token, true
+}
+
+// recordLogin appends a login's events to the auth stream through the
+// command path (they depend on no state: no conflict is possible).
+func (s *Server) recordLogin(r *http.Request, events []domain.Event) error {
+	_, err := eventstore.Run(r.Context(), s.commands(), eventstore.Command[struct{}]{
+		Stream: domain.StreamAuth,
+		Load:   eventstore.NoState,
+		Decide: func(struct{}) ([]domain.Event, error) { return events, nil },
+	})
+	return err
 }
 
 // tooManyLogins answers 429 with Retry-After (whole seconds, rounded up)
@@ -401,7 +411,7 @@ func (s *Server) requireToken(next http.Handler) http.Handler {
 			Error(w, r, err)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxSubject, sub)))
+		next.ServeHTTP(w, withSubject(r, sub))
 	})
 }
 

@@ -1,13 +1,14 @@
 package http
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
-	"sort"
 
 	"github.com/gorilla/mux"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/eventstore"
 )
 
 // registerConfigRoutes serves the Configuration section of the spec. It
@@ -17,7 +18,8 @@ import (
 // Every change is decided against the projection's current configuration
 // and appended to the config stream with that version as the expected
 // version, so two concurrent writers cannot silently overwrite each other
-// (a conflict is retried once against the new state, then answered 409).
+// (a conflict is decided again against the new state, a few times, then
+// answered 409).
 // Exchange credentials travel in the same append as ExchangeKeysSet events
 // holding ciphertext only, so a change is all-or-nothing.
 func (s *Server) registerConfigRoutes(r *mux.Router) {
@@ -55,34 +57,35 @@ func (s *Server) handleConfigFull(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, configResponse{Status: "success", Config: s.Config.Public()})
 }
 
-// decideConfig runs decide against the current configuration and appends
-// the events it returns to the config stream, expecting the version decide
-// saw. On a version conflict it decides once more against the new state.
-func (s *Server) decideConfig(r *http.Request, decide func(cur domain.Config) ([]domain.Event, error)) error {
+// runConfig runs a configuration command through the command path: the
+// state from the config read model, decide, an append to the config stream
+// expecting the version decide saw (a conflict is decided again against
+// the new state, a few times, then answered 409), and a wait for the
+// projections. check, when not nil, vets the decided events before they
+// are appended (license keys against the exchange).
+func (s *Server) runConfig(r *http.Request, decide func(domain.ConfigState) ([]domain.Event, error), check func(context.Context, domain.ConfigState, []domain.Event) error) error {
 	if err := s.configReady(); err != nil {
 		return err
 	}
-	var err error
-	for attempt := 0; attempt < 2; attempt++ {
-		cur, version := s.Config.Snapshot()
-		if cur.IsZero() {
-			return domain.Errorf(domain.EUNAVAILABLE, "the configuration is not initialized")
-		}
-		var events []domain.Event
-		if events, err = decide(cur); err != nil {
-			return err
-		}
-		if len(events) == 0 {
-			return nil
-		}
-		if _, err = s.commit(r, domain.StreamConfig, version, events...); domain.ErrorCode(err) != domain.ECONFLICT {
-			if err == nil {
-				logConfigChange(r, events)
-			}
-			return err
-		}
+	res, err := eventstore.Run(r.Context(), s.commands(), eventstore.Command[domain.ConfigState]{
+		Stream: domain.StreamConfig,
+		Load: func(context.Context) (domain.ConfigState, domain.ExpectedVersion, error) {
+			st, v := s.Config.State()
+			return st, v, nil
+		},
+		Decide:   decide,
+		Check:    check,
+		Conflict: "the configuration changed during the update; read it again and retry",
+	})
+	if err == nil && res.Appended() {
+		logConfigChange(r, res.Events)
 	}
-	return domain.Errorf(domain.ECONFLICT, "the configuration changed during the update; read it again and retry")
+	return err
+}
+
+// configRules are what the document-replacing commands need from the server.
+func (s *Server) configRules() domain.ConfigRules {
+	return domain.ConfigRules{Clock: s.Clock, Secrets: s.Secrets, RealConnector: s.RealConnector}
 }
 
 // configUpdateRequest is config/update's body: the new document under data
@@ -113,142 +116,14 @@ func (s *Server) handleConfigUpdate(w http.ResponseWriter, r *http.Request) {
 		Error(w, r, domain.Errorf(domain.EINVALID, "data %s", domain.ErrorMessage(err)))
 		return
 	}
-	err = s.decideConfig(r, func(cur domain.Config) ([]domain.Event, error) {
-		next := configCopyMap(doc)
-		if err := checkNewWallet(next, cur, req.Wallet); err != nil {
-			return nil, err
-		}
-		exchanges, ok := next["exchanges"].(map[string]any)
-		if !ok {
-			return nil, domain.Errorf(domain.EINVALID, "config.exchanges must be an object")
-		}
-		return s.replaceConfig(r, next, exchanges)
-	})
+	err = s.runConfig(r, func(st domain.ConfigState) ([]domain.Event, error) {
+		return domain.DecideConfigUpdate(st, doc, req.Wallet, s.configRules())
+	}, nil)
 	if err != nil {
 		Error(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, configResponse{Status: "success", Config: s.Config.Public()})
-}
-
-// replaceConfig returns the events that make doc (with exchanges as its
-// exchanges section, secrets in clear, masked or as stored ciphertext) the
-// configuration: ConfigReplaced without secrets, then ExchangeKeysSet for
-// every exchange whose stored secrets change. EINVALID if the document is
-// invalid or a secret field cannot be resolved.
-func (s *Server) replaceConfig(r *http.Request, doc, exchanges map[string]any) ([]domain.Event, error) {
-	stripped, creds, err := s.resolveSecrets(exchanges)
-	if err != nil {
-		return nil, err
-	}
-	doc["exchanges"] = stripped
-	cfg, err := domain.ConfigFromMap(doc)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.checkTradingModes(cfg); err != nil {
-		return nil, err
-	}
-	body, err := json.Marshal(cfg.WithoutSecrets())
-	if err != nil {
-		return nil, err
-	}
-	events := []domain.Event{domain.NewEvent(s.Clock, domain.TypeConfigReplaced, domain.ConfigReplaced{Config: body})}
-	names := map[string]bool{}
-	for name := range creds {
-		names[name] = true
-	}
-	for _, name := range s.Config.CredentialExchanges() {
-		names[name] = true
-	}
-	for _, name := range configSortedNames(names) {
-		if !sameSecretFields(creds[name], s.Config.Ciphertexts(name)) {
-			fields := creds[name]
-			if fields == nil {
-				fields = map[string]string{}
-			}
-			events = append(events, domain.NewEvent(s.Clock, domain.TypeExchangeKeysSet, domain.ExchangeKeysSet{Exchange: name, Fields: fields}))
-		}
-	}
-	return events, nil
-}
-
-// resolveSecrets splits exchange entries into the entries without secrets
-// and the ciphertext of their secrets. A secret field holding the mask keeps
-// the stored secret (EINVALID if none is stored); the stored ciphertext
-// itself keeps it too; "" clears it; any other string is a new secret in
-// clear and is encrypted, unless the entry says isEncrypted: true (we cannot
-// decrypt another program's encryption: EINVALID asking for isEncrypted
-// false).
-func (s *Server) resolveSecrets(exchanges map[string]any) (map[string]any, map[string]map[string]string, error) {
-	stripped := map[string]any{}
-	creds := map[string]map[string]string{}
-	for name, v := range exchanges {
-		entry, ok := v.(map[string]any)
-		if !ok {
-			return nil, nil, domain.Errorf(domain.EINVALID, "config.exchanges.%s must be an object", name)
-		}
-		stored := s.Config.Ciphertexts(name)
-		encrypted, _ := entry["isEncrypted"].(bool)
-		fields := map[string]string{}
-		// Credentials by domain.IsSecretPath, at any depth of the entry.
-		out, secrets := domain.ExtractSecrets(entry)
-		for field, val := range secrets {
-			switch {
-			case val == "":
-				fields[field] = ""
-			case val == domain.Mask:
-				c, ok := stored[field]
-				if !ok || c == "" {
-					return nil, nil, domain.Errorf(domain.EINVALID, "config.exchanges.%s.%s is the mask %q but no secret is stored for it; send the value in clear with isEncrypted false", name, field, domain.Mask)
-				}
-				fields[field] = c
-			case stored[field] != "" && val == stored[field]:
-				fields[field] = val
-			case encrypted:
-				return nil, nil, domain.Errorf(domain.EINVALID, "config.exchanges.%s.%s is marked isEncrypted but is not a stored secret; send new keys in clear with isEncrypted false", name, field)
-			default:
-				fields[field] = s.Secrets.Seal(val)
-			}
-		}
-		has := false
-		for _, c := range fields {
-			has = has || c != ""
-		}
-		out["isEncrypted"] = has
-		stripped[name] = out
-		if len(fields) > 0 {
-			creds[name] = fields
-		}
-	}
-	return stripped, creds, nil
-}
-
-func sameSecretFields(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
-}
-
-func configSortedNames(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
-func configCopyMap(m map[string]any) map[string]any {
-	b, _ := json.Marshal(m)
-	out, _ := domain.DecodeJSONObject(b)
-	return out
 }
 
 type pairAddRequest struct {
@@ -272,21 +147,9 @@ func (s *Server) handleConfigPairAdd(w http.ResponseWriter, r *http.Request) {
 		Error(w, r, err)
 		return
 	}
-	err = s.decideConfig(r, func(cur domain.Config) ([]domain.Event, error) {
-		if _, ok := cur.Exchange(p.Exchange); !ok {
-			return nil, domain.Errorf(domain.EINVALID, "exchange %q is not in config.exchanges", p.Exchange)
-		}
-		if _, ok := cur.Strategy(p.Strategy); !ok {
-			return nil, domain.Errorf(domain.EINVALID, "settings.strategy: strategy %q does not exist in config.strategies", p.Strategy)
-		}
-		if _, err := cur.WithPair(p); err != nil {
-			return nil, err
-		}
-		override, _ := json.Marshal(p.Override)
-		return []domain.Event{domain.NewEvent(s.Clock, domain.TypePairAdded, domain.PairAdded{
-			Exchange: p.Exchange, Pair: p.Pair, Strategy: p.Strategy, Enabled: p.Enabled, Override: override,
-		})}, nil
-	})
+	err = s.runConfig(r, func(st domain.ConfigState) ([]domain.Event, error) {
+		return domain.DecidePairAdd(st, p, s.Clock)
+	}, nil)
 	if err != nil {
 		Error(w, r, err)
 		return
@@ -375,12 +238,9 @@ func (s *Server) handleConfigPairRemove(w http.ResponseWriter, r *http.Request) 
 		Error(w, r, domain.Errorf(domain.EINVALID, "pair and exchange are required"))
 		return
 	}
-	err := s.decideConfig(r, func(cur domain.Config) ([]domain.Event, error) {
-		if _, err := cur.WithoutPair(req.Exchange, req.Pair); err != nil {
-			return nil, err
-		}
-		return []domain.Event{domain.NewEvent(s.Clock, domain.TypePairRemoved, domain.PairRemoved{Exchange: req.Exchange, Pair: req.Pair})}, nil
-	})
+	err := s.runConfig(r, func(st domain.ConfigState) ([]domain.Event, error) {
+		return domain.DecidePairRemove(st, req.Exchange, req.Pair, s.Clock)
+	}, nil)
 	if err != nil {
 		Error(w, r, err)
 		return
@@ -415,13 +275,9 @@ func (s *Server) handleConfigStrategyAdd(w http.ResponseWriter, r *http.Request)
 		Error(w, r, err)
 		return
 	}
-	err := s.decideConfig(r, func(cur domain.Config) ([]domain.Event, error) {
-		if _, err := cur.WithStrategy(req.Name, settings); err != nil {
-			return nil, err
-		}
-		b, _ := json.Marshal(settings)
-		return []domain.Event{domain.NewEvent(s.Clock, domain.TypeStrategyAdded, domain.StrategyAdded{Name: req.Name, Settings: b})}, nil
-	})
+	err := s.runConfig(r, func(st domain.ConfigState) ([]domain.Event, error) {
+		return domain.DecideStrategyAdd(st, req.Name, settings, s.Clock)
+	}, nil)
 	if err != nil {
 		Error(w, r, err)
 		return
@@ -443,12 +299,9 @@ func (s *Server) handleConfigStrategyRemove(w http.ResponseWriter, r *http.Reque
 		Error(w, r, domain.Errorf(domain.EINVALID, "name is required"))
 		return
 	}
-	err := s.decideConfig(r, func(cur domain.Config) ([]domain.Event, error) {
-		if _, err := cur.WithoutStrategy(req.Name); err != nil {
-			return nil, err
-		}
-		return []domain.Event{domain.NewEvent(s.Clock, domain.TypeStrategyRemoved, domain.StrategyRemoved{Name: req.Name})}, nil
-	})
+	err := s.runConfig(r, func(st domain.ConfigState) ([]domain.Event, error) {
+		return domain.DecideStrategyRemove(st, req.Name, s.Clock)
+	}, nil)
 	if err != nil {
 		Error(w, r, err)
 		return

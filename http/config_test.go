@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/eventstore"
 )
 
 const (
@@ -148,12 +149,13 @@ func assertNoSecrets(t *testing.T, e *cfgEnv, secrets ...string) {
 	}
 }
 
-func TestConfigUpdateConflictRetriesOnce(t *testing.T) {
+func TestConfigUpdateConflictIsRetried(t *testing.T) {
 	e := newCfgEnv(t)
 	cfg, _ := domain.ConfigFromMap(cfgInitial())
 	calls := 0
 	req := newTestRequest(t)
-	err := e.srv.decideConfig(req, func(cur domain.Config) ([]domain.Event, error) {
+	err := e.srv.runConfig(req, func(st domain.ConfigState) ([]domain.Event, error) {
+		cur := st.Config
 		calls++
 		if calls == 1 {
 			// Another writer gets in between the read and the append.
@@ -165,7 +167,7 @@ func TestConfigUpdateConflictRetriesOnce(t *testing.T) {
 		}
 		b, _ := json.Marshal(next)
 		return []domain.Event{domain.NewEvent(e.clock, domain.TypeConfigReplaced, domain.ConfigReplaced{Config: b})}, nil
-	})
+	}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,15 +185,15 @@ func TestConfigUpdateConflictRetriesOnce(t *testing.T) {
 
 	// A writer that always loses gets ECONFLICT (409) and changes nothing.
 	before := e.head()
-	err = e.srv.decideConfig(req, func(cur domain.Config) ([]domain.Event, error) {
+	err = e.srv.runConfig(req, func(domain.ConfigState) ([]domain.Event, error) {
 		e.append(domain.StreamConfig, domain.NewEvent(e.clock, domain.TypeStrategyAdded, domain.StrategyAdded{Name: "x"}))
 		return []domain.Event{domain.NewEvent(e.clock, domain.TypeStrategyRemoved, domain.StrategyRemoved{Name: "x"})}, nil
-	})
+	}, nil)
 	if domain.ErrorCode(err) != domain.ECONFLICT {
 		t.Fatalf("err=%v, want ECONFLICT", err)
 	}
-	if got := e.head() - before; got != 2 {
-		t.Fatalf("log moved by %d, want only the 2 competing events", got)
+	if got, want := e.head()-before, uint64(eventstore.DefaultMaxAttempts); got != want {
+		t.Fatalf("log moved by %d, want only the %d competing events (one per attempt)", got, want)
 	}
 }
 

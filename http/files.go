@@ -1,6 +1,7 @@
 package http
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/eventstore"
 )
 
 // registerFileRoutes serves the Files section of the spec from s.Files
@@ -138,16 +140,31 @@ func jsonDocument(raw json.RawMessage) ([]byte, error) {
 	return raw, nil
 }
 
-// writeFile appends one FileWritten, expecting the version the projection
-// has (a concurrent writer is a 409).
-func (s *Server) writeFile(r *http.Request, kind, name string, content []byte) error {
-	fw, err := domain.NewFileWritten(kind, name, content)
-	if err != nil {
-		return err
-	}
-	_, err = s.commit(r, domain.FileStream(kind, name), s.Files.Version(kind, name),
-		domain.NewEvent(s.Clock, domain.TypeFileWritten, fw))
+// fileCommand runs decide on a file's stream through the command path,
+// with whether the file exists (by the files read model) as its state
+// and the stream's version as the expected version (a deleted file's
+// stream has one).
+func (s *Server) fileCommand(r *http.Request, kind, name string, decide func(exists bool) ([]domain.Event, error)) error {
+	_, err := eventstore.Run(r.Context(), s.commands(), eventstore.Command[bool]{
+		Stream: domain.FileStream(kind, name),
+		Load: func(context.Context) (bool, domain.ExpectedVersion, error) {
+			v := s.Files.Version(kind, name)
+			_, err := s.Files.Get(kind, name)
+			if domain.ErrorCode(err) == domain.ENOTFOUND {
+				return false, v, nil
+			}
+			return err == nil, v, err
+		},
+		Decide: decide,
+	})
 	return err
+}
+
+// writeFile sets a file's content (the last writer wins).
+func (s *Server) writeFile(r *http.Request, kind, name string, content []byte) error {
+	return s.fileCommand(r, kind, name, func(bool) ([]domain.Event, error) {
+		return domain.DecideFileWrite(kind, name, content, s.Clock)
+	})
 }
 
 // handleAutoconfigWrite writes autoconfig.json; when there is a previous
@@ -191,10 +208,9 @@ func (s *Server) writeBackup(r *http.Request, content []byte) error {
 	ms := s.Clock.Now().UnixMilli()
 	for i := 0; i < 100; i++ {
 		name := domain.BackupFileName(ms + int64(i))
-		if s.Files.Version(domain.FileBackup, name) != domain.NoStream {
-			continue
-		}
-		err := s.writeFile(r, domain.FileBackup, name, content)
+		err := s.fileCommand(r, domain.FileBackup, name, func(exists bool) ([]domain.Event, error) {
+			return domain.DecideFileCreate(exists, domain.FileBackup, name, content, s.Clock)
+		})
 		if domain.ErrorCode(err) == domain.ECONFLICT {
 			continue
 		}
@@ -281,12 +297,9 @@ func (s *Server) handleStrategyDelete(w http.ResponseWriter, r *http.Request) {
 		Error(w, r, err)
 		return
 	}
-	if _, err := s.Files.Get(domain.FileStrategy, req.Filename); err != nil {
-		Error(w, r, err)
-		return
-	}
-	_, err := s.commit(r, domain.FileStream(domain.FileStrategy, req.Filename), s.Files.Version(domain.FileStrategy, req.Filename),
-		domain.NewEvent(s.Clock, domain.TypeFileDeleted, domain.FileDeleted{Kind: domain.FileStrategy, Name: req.Filename}))
+	err := s.fileCommand(r, domain.FileStrategy, req.Filename, func(exists bool) ([]domain.Event, error) {
+		return domain.DecideFileDelete(exists, domain.FileStrategy, req.Filename, s.Clock)
+	})
 	if err != nil {
 		Error(w, r, err)
 		return

@@ -1,7 +1,7 @@
 package http
 
 import (
-	"crypto/subtle"
+	"context"
 	"net/http"
 	"strings"
 
@@ -48,27 +48,11 @@ func (s *Server) handleLicenseKeysEdit(w http.ResponseWriter, r *http.Request) {
 		Error(w, r, domain.Errorf(domain.EINVALID, "newLicenses is required: the complete config.exchanges object"))
 		return
 	}
-	err := s.decideConfig(r, func(cur domain.Config) ([]domain.Event, error) {
-		wallet := cur.Wallet()
-		if wallet == "" || subtle.ConstantTimeCompare([]byte(wallet), []byte(req.Wallet)) != 1 {
-			return nil, domain.Errorf(domain.EUNAUTHORIZED, "wallet does not match the configured service wallet")
-		}
-		if _, ok := cur.Exchange(req.VerifyExchange); !ok {
-			return nil, domain.Errorf(domain.EINVALID, "verifyExchange %q is not a configured exchange", req.VerifyExchange)
-		}
-		if !s.Config.HasCredentials(req.VerifyExchange) {
-			return nil, domain.Errorf(domain.EUNAUTHORIZED, "verifyExchange %q has no registered credentials", req.VerifyExchange)
-		}
-		for name, v := range req.NewLicenses {
-			if _, ok := v.(map[string]any); !ok {
-				return nil, domain.Errorf(domain.EINVALID, "newLicenses.%s must be an object", name)
-			}
-		}
-		events, err := s.replaceConfig(r, cur.Map(), configCopyMap(req.NewLicenses))
-		if err != nil {
-			return nil, err
-		}
-		return events, s.verifyKeys(r, events, req.VerifyExchange)
+	edit := domain.LicenseKeysEdit{Wallet: req.Wallet, VerifyExchange: req.VerifyExchange, NewLicenses: req.NewLicenses}
+	err := s.runConfig(r, func(st domain.ConfigState) ([]domain.Event, error) {
+		return domain.DecideLicenseKeysEdit(st, edit, s.configRules())
+	}, func(ctx context.Context, st domain.ConfigState, events []domain.Event) error {
+		return s.verifyKeys(ctx, st, events, req.VerifyExchange)
 	})
 	if err != nil {
 		Error(w, r, err)
@@ -77,9 +61,10 @@ func (s *Server) handleLicenseKeysEdit(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, configOK)
 }
 
-// verifyKeys checks verifyExchange's credentials of the new configuration
-// (events from replaceConfig) with s.VerifyKeys, in clear only in memory.
-func (s *Server) verifyKeys(r *http.Request, events []domain.Event, exchange string) error {
+// verifyKeys checks exchange's credentials of the new configuration
+// (events of DecideLicenseKeysEdit against st) with s.VerifyKeys, in clear
+// only in memory.
+func (s *Server) verifyKeys(ctx context.Context, st domain.ConfigState, events []domain.Event, exchange string) error {
 	if s.VerifyKeys == nil || len(events) == 0 {
 		return nil
 	}
@@ -91,7 +76,7 @@ func (s *Server) verifyKeys(r *http.Request, events []domain.Event, exchange str
 	if err != nil {
 		return err
 	}
-	cipher := s.Config.Ciphertexts(exchange)
+	cipher := st.Credentials[exchange]
 	for _, e := range events[1:] {
 		var k domain.ExchangeKeysSet
 		if e.Type == domain.TypeExchangeKeysSet && e.Decode(&k) == nil && k.Exchange == exchange {
@@ -106,5 +91,5 @@ func (s *Server) verifyKeys(r *http.Request, events []domain.Event, exchange str
 		}
 		fields[strings.ToLower(f)] = v
 	}
-	return s.VerifyKeys(r.Context(), cfg, exchange, fields)
+	return s.VerifyKeys(ctx, cfg, exchange, fields)
 }

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/net/netutil"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/eventstore"
 	"github.com/tradeledger/tradeledger/projections"
 )
 
@@ -47,9 +48,10 @@ type Server struct {
 	Logger *zap.Logger
 	// Clock is the source of time for responses and events.
 	Clock domain.Clock
-	// Store is the event log; handlers append through commit.
+	// Store is the event log; handlers write through commands
+	// (eventstore.Run).
 	Store domain.EventStore
-	// Runner feeds the projections; commit waits on it (read-your-writes).
+	// Runner feeds the projections; commands wait on it (read-your-writes).
 	Runner *projections.Runner
 	// MaxBodyBytes bounds request bodies (413 beyond).
 	MaxBodyBytes int64
@@ -343,6 +345,13 @@ func subject(r *http.Request) string {
 	return sub
 }
 
+// withSubject returns r authenticated as sub: subject(r) answers it and
+// the commands run with r's context record it as their actor.
+func withSubject(r *http.Request, sub string) *http.Request {
+	ctx := context.WithValue(r.Context(), ctxSubject, sub)
+	return r.WithContext(eventstore.WithActor(ctx, sub))
+}
+
 // requestBasics gives every request an id, a body limit, panic recovery and
 // one log line (method, path, status, duration, request id: never a query,
 // header or body, so no secret can reach the log).
@@ -356,6 +365,7 @@ func (s *Server) requestBasics(next http.Handler) http.Handler {
 		id := domain.NewEventID(start)
 		logger := s.Logger.With(zap.String("request_id", id))
 		ctx := context.WithValue(r.Context(), ctxRequestID, id)
+		ctx = eventstore.WithCorrelation(ctx, id)
 		ctx = context.WithValue(ctx, ctxLogger, logger)
 		r = r.WithContext(ctx)
 		sw := &statusWriter{ResponseWriter: w}
@@ -414,27 +424,14 @@ func (w *statusWriter) Flush() {
 // Unwrap gives http.ResponseController the underlying writer.
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// commit appends events to stream on behalf of the request (actor = token
-// subject, correlation = request id) and returns once the projections have
-// applied them, so the client's next read sees its write.
-func (s *Server) commit(r *http.Request, stream string, expected domain.ExpectedVersion, events ...domain.Event) (domain.AppendResult, error) {
+// commands returns the command path on the server's store, waiting on
+// its projections (read-your-writes), or nil (EUNAVAILABLE from
+// eventstore.Run) when either is missing. The actor and correlation of
+// the events come from the request's context: requestBasics puts the
+// request id there, requireToken and the logins the subject.
+func (s *Server) commands() *eventstore.Commands {
 	if s.Store == nil || s.Runner == nil {
-		return domain.AppendResult{}, domain.Errorf(domain.EUNAVAILABLE, "event store not configured")
+		return nil
 	}
-	actor := subject(r)
-	if actor == "" {
-		actor = "anonymous"
-	}
-	for i := range events {
-		events[i].Actor = actor
-		events[i].Correlation = requestID(r)
-	}
-	res, err := s.Store.Append(r.Context(), stream, expected, events...)
-	if err != nil {
-		return res, fmt.Errorf("append %s: %w", stream, err)
-	}
-	if err := s.Runner.WaitFor(r.Context(), res.LastPosition); err != nil {
-		return res, fmt.Errorf("wait for projections: %w", err)
-	}
-	return res, nil
+	return eventstore.NewCommands(s.Store, s.Runner)
 }

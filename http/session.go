@@ -1,7 +1,6 @@
 package http
 
 import (
-	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -129,7 +128,7 @@ func (s *Server) sessionAuth(w http.ResponseWriter, r *http.Request, next http.H
 			return
 		}
 	}
-	next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxSubject, sub)))
+	next.ServeHTTP(w, withSubject(r, sub))
 }
 
 // sameOrigin reports whether r's Origin header, when there is one, names

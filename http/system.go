@@ -1,12 +1,14 @@
 package http
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 
 	"github.com/gorilla/mux"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/eventstore"
 )
 
 // registerSystemRoutes serves system/start and system/stop. Both take no
@@ -32,15 +34,18 @@ func (s *Server) handleSystem(start bool) http.HandlerFunc {
 			Error(w, r, domain.Errorf(domain.EUNAVAILABLE, "configuration is not available"))
 			return
 		}
-		if s.Core.Running() != start {
-			e := domain.NewEvent(s.Clock, domain.TypeSystemStopped, domain.SystemStopped{})
-			if start {
-				e = domain.NewEvent(s.Clock, domain.TypeSystemStarted, domain.SystemStarted{})
-			}
-			if _, err := s.commit(r, domain.StreamSystem, domain.Any, e); err != nil {
-				Error(w, r, err)
-				return
-			}
+		_, err := eventstore.Run(r.Context(), s.commands(), eventstore.Command[bool]{
+			Stream: domain.StreamSystem,
+			Load: func(context.Context) (bool, domain.ExpectedVersion, error) {
+				return s.Core.Running(), domain.Any, nil
+			},
+			Decide: func(running bool) ([]domain.Event, error) {
+				return domain.DecideSystem(running, start, s.Clock), nil
+			},
+		})
+		if err != nil {
+			Error(w, r, err)
+			return
 		}
 		writeJSON(w, http.StatusOK, json.RawMessage(s.Config.Public()))
 	}

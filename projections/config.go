@@ -177,6 +177,28 @@ func (p *Config) Snapshot() (domain.Config, domain.ExpectedVersion) {
 	return p.currentLocked(), v
 }
 
+// State returns, in one consistent read, what configuration commands decide
+// against (Current and a copy of every exchange's stored secret fields) and
+// the version of the config stream it reflects (domain.NoStream before the
+// first event).
+func (p *Config) State() (domain.ConfigState, domain.ExpectedVersion) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	creds := make(map[string]map[string]string, len(p.creds))
+	for name, f := range p.creds {
+		c := make(map[string]string, len(f))
+		for k, v := range f {
+			c[k] = v
+		}
+		creds[name] = c
+	}
+	v := domain.ExpectedVersion(p.version)
+	if p.version < 0 {
+		v = domain.NoStream
+	}
+	return domain.ConfigState{Config: p.currentLocked(), Credentials: creds}, v
+}
+
 // Public returns the configuration document as responses show it: every
 // non-empty secret field, and bot.service_wallet, replaced by "********".
 func (p *Config) Public() json.RawMessage {

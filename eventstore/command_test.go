@@ -1,0 +1,338 @@
+package eventstore_test
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/eventstore"
+	"github.com/tradeledger/tradeledger/eventstore/sqlite"
+	"github.com/tradeledger/tradeledger/projections"
+)
+
+func openStore(t *testing.T) *sqlite.Store {
+	t.Helper()
+	s := sqlite.NewStore(filepath.Join(t.TempDir(), "events.db"))
+	if err := s.Open(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// counter is the state of the test commands: the number of Counted events
+// in the stream.
+type counter struct{ n int }
+
+type counted struct {
+	N int `json:"n"`
+}
+
+var clock = domain.NewManualClock(time.UnixMilli(1_700_000_000_000))
+
+func countApply(c counter, e *domain.Event) (counter, error) {
+	if e.Type == "Counted" {
+		c.n++
+	}
+	return c, nil
+}
+
+// increment is a pure decide: one Counted event numbered after the state.
+func increment(c counter) ([]domain.Event, error) {
+	return []domain.Event{domain.NewEvent(clock, "Counted", counted{N: c.n + 1})}, nil
+}
+
+func streamEvents(t *testing.T, store domain.EventStore, stream string) []domain.Event {
+	t.Helper()
+	var out []domain.Event
+	it := store.ReadStream(context.Background(), stream, 0, 0)
+	defer it.Close()
+	for it.Next() {
+		out = append(out, it.Event())
+	}
+	if err := it.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func appendOne(t *testing.T, store domain.EventStore, stream string, n int) {
+	t.Helper()
+	if _, err := store.Append(context.Background(), stream, domain.Any, domain.NewEvent(clock, "Counted", counted{N: n})); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRunAppendsWithActorAndCorrelation(t *testing.T) {
+	store := openStore(t)
+	appendOne(t, store, "c", 1)
+	c := eventstore.NewCommands(store, nil)
+	ctx := eventstore.WithCorrelation(eventstore.WithActor(context.Background(), "token:ci"), "req-1")
+	res, err := eventstore.Run(ctx, c, eventstore.Command[counter]{
+		Stream: "c",
+		Load:   eventstore.LoadStream(store, "c", func() counter { return counter{} }, countApply),
+		Decide: increment,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := res.Attempts, 1; got != want {
+		t.Fatalf("attempts=%d, want %d", got, want)
+	}
+	if !res.Appended() || res.Append.LastVersion != 1 {
+		t.Fatalf("result=%+v, want one event at version 1", res)
+	}
+	evs := streamEvents(t, store, "c")
+	if got, want := len(evs), 2; got != want {
+		t.Fatalf("events=%d, want %d", got, want)
+	}
+	last := evs[1]
+	if last.Actor != "token:ci" || last.Correlation != "req-1" {
+		t.Fatalf("actor, correlation = %q, %q; want token:ci, req-1", last.Actor, last.Correlation)
+	}
+	var d counted
+	if err := json.Unmarshal(last.Data, &d); err != nil || d.N != 2 {
+		t.Fatalf("data=%s, want n 2 (decided against the loaded state)", last.Data)
+	}
+}
+
+func TestRunWithoutActorIsAnonymous(t *testing.T) {
+	store := openStore(t)
+	c := eventstore.NewCommands(store, nil)
+	_, err := eventstore.Run(context.Background(), c, eventstore.Command[counter]{
+		Stream: "c",
+		Load:   eventstore.LoadStream(store, "c", func() counter { return counter{} }, countApply),
+		Decide: increment,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := streamEvents(t, store, "c")[0].Actor, eventstore.AnonymousActor; got != want {
+		t.Fatalf("actor=%q, want %q", got, want)
+	}
+}
+
+// A writer that slips in between the first load and its append makes the
+// first attempt conflict; the second loads the new state and succeeds.
+func TestRunRetriesAConflictAgainstTheNewState(t *testing.T) {
+	store := openStore(t)
+	c := eventstore.NewCommands(store, nil)
+	load := eventstore.LoadStream(store, "c", func() counter { return counter{} }, countApply)
+	loads := 0
+	res, err := eventstore.Run(context.Background(), c, eventstore.Command[counter]{
+		Stream: "c",
+		Load: func(ctx context.Context) (counter, domain.ExpectedVersion, error) {
+			st, v, err := load(ctx)
+			loads++
+			if loads == 1 {
+				appendOne(t, store, "c", 1) // the concurrent writer
+			}
+			return st, v, err
+		},
+		Decide: increment,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := res.Attempts, 2; got != want {
+		t.Fatalf("attempts=%d, want %d", got, want)
+	}
+	evs := streamEvents(t, store, "c")
+	if got, want := len(evs), 2; got != want {
+		t.Fatalf("events=%d, want %d", got, want)
+	}
+	var d counted
+	if err := json.Unmarshal(evs[1].Data, &d); err != nil || d.N != 2 {
+		t.Fatalf("retried event data=%s, want n 2 (decided after the other writer's event)", evs[1].Data)
+	}
+}
+
+// A state that never catches up gives up after MaxAttempts with ECONFLICT
+// and the command's message, having appended nothing.
+func TestRunGivesUpAfterMaxAttempts(t *testing.T) {
+	store := openStore(t)
+	appendOne(t, store, "c", 1)
+	c := &eventstore.Commands{Store: store, MaxAttempts: 3}
+	decides := 0
+	res, err := eventstore.Run(context.Background(), c, eventstore.Command[counter]{
+		Stream: "c",
+		Load: func(context.Context) (counter, domain.ExpectedVersion, error) {
+			return counter{}, domain.NoStream, nil // always stale
+		},
+		Decide:   func(s counter) ([]domain.Event, error) { decides++; return increment(s) },
+		Conflict: "the counter changed; retry",
+	})
+	if got, want := domain.ErrorCode(err), domain.ECONFLICT; got != want {
+		t.Fatalf("code=%q (%v), want %q", got, err, want)
+	}
+	if got, want := domain.ErrorMessage(err), "the counter changed; retry"; got != want {
+		t.Fatalf("message=%q, want %q", got, want)
+	}
+	if res.Attempts != 3 || decides != 3 {
+		t.Fatalf("attempts=%d decides=%d, want 3 and 3", res.Attempts, decides)
+	}
+	if res.Appended() {
+		t.Fatalf("result says appended: %+v", res)
+	}
+	if got, want := len(streamEvents(t, store, "c")), 1; got != want {
+		t.Fatalf("events=%d, want %d", got, want)
+	}
+}
+
+func TestRunDefaultConflictNamesTheStream(t *testing.T) {
+	store := openStore(t)
+	appendOne(t, store, "c", 1)
+	_, err := eventstore.Run(context.Background(), &eventstore.Commands{Store: store}, eventstore.Command[counter]{
+		Stream: "c",
+		Load:   func(context.Context) (counter, domain.ExpectedVersion, error) { return counter{}, domain.NoStream, nil },
+		Decide: increment,
+	})
+	if got, want := domain.ErrorMessage(err), "c changed during the write 5 times in a row; read it again and retry"; got != want {
+		t.Fatalf("message=%q, want %q", got, want)
+	}
+}
+
+// A decide error is returned as it is and nothing is appended or waited for.
+func TestRunDecideErrorAppendsNothing(t *testing.T) {
+	store := openStore(t)
+	appendOne(t, store, "c", 1)
+	w := &recordingWaiter{}
+	c := eventstore.NewCommands(store, w)
+	_, err := eventstore.Run(context.Background(), c, eventstore.Command[counter]{
+		Stream: "c",
+		Load:   eventstore.LoadStream(store, "c", func() counter { return counter{} }, countApply),
+		Decide: func(counter) ([]domain.Event, error) {
+			return nil, domain.Errorf(domain.EINVALID, "n must be even")
+		},
+	})
+	if got, want := domain.ErrorCode(err), domain.EINVALID; got != want {
+		t.Fatalf("code=%q, want %q", got, want)
+	}
+	if got, want := domain.ErrorMessage(err), "n must be even"; got != want {
+		t.Fatalf("message=%q, want %q", got, want)
+	}
+	if got, want := len(streamEvents(t, store, "c")), 1; got != want {
+		t.Fatalf("events=%d, want %d", got, want)
+	}
+	if len(w.calls()) != 0 {
+		t.Fatalf("waited for %v after a refused command", w.calls())
+	}
+}
+
+func TestRunNoEventsAppendsNothing(t *testing.T) {
+	store := openStore(t)
+	res, err := eventstore.Run(context.Background(), eventstore.NewCommands(store, nil), eventstore.Command[counter]{
+		Stream: "c",
+		Load:   eventstore.LoadStream(store, "c", func() counter { return counter{} }, countApply),
+		Decide: func(counter) ([]domain.Event, error) { return nil, nil },
+	})
+	if err != nil || res.Appended() {
+		t.Fatalf("res=%+v err=%v, want nothing appended and no error", res, err)
+	}
+	if head, _ := store.Head(context.Background()); head != 0 {
+		t.Fatalf("head=%d, want 0", head)
+	}
+}
+
+type recordingWaiter struct {
+	mu  sync.Mutex
+	pos []uint64
+}
+
+func (w *recordingWaiter) WaitFor(_ context.Context, pos uint64) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.pos = append(w.pos, pos)
+	return nil
+}
+
+func (w *recordingWaiter) calls() []uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]uint64(nil), w.pos...)
+}
+
+// The command waits for the position of its last event; after a conflict
+// it first waits for the head, so a state loaded from a projection sees
+// the write that won.
+func TestRunWaitsForItsPosition(t *testing.T) {
+	store := openStore(t)
+	w := &recordingWaiter{}
+	c := eventstore.NewCommands(store, w)
+	load := eventstore.LoadStream(store, "c", func() counter { return counter{} }, countApply)
+	loads := 0
+	res, err := eventstore.Run(context.Background(), c, eventstore.Command[counter]{
+		Stream: "c",
+		Load: func(ctx context.Context) (counter, domain.ExpectedVersion, error) {
+			st, v, err := load(ctx)
+			if loads++; loads == 1 {
+				appendOne(t, store, "other", 1)
+				appendOne(t, store, "c", 1)
+			}
+			return st, v, err
+		},
+		Decide: increment,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := w.calls()
+	if len(calls) != 2 || calls[0] != 2 || calls[1] != res.Append.LastPosition || res.Append.LastPosition <= 2 {
+		t.Fatalf("waited for %v (append at %d), want [2 (head after the conflict) %d]", calls, res.Append.LastPosition, res.Append.LastPosition)
+	}
+}
+
+// applied is a projection that records the events it applied.
+type applied struct {
+	mu  sync.Mutex
+	ids []string
+}
+
+func (a *applied) Name() string { return "applied" }
+func (a *applied) Apply(e *domain.Event) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.ids = append(a.ids, e.ID)
+	return nil
+}
+
+// With the projections runner as the Waiter, the projection has applied
+// the command's event when Run returns (read-your-writes).
+func TestRunReadYourWritesWithRunner(t *testing.T) {
+	store := openStore(t)
+	runner := projections.NewRunner(store)
+	proj := &applied{}
+	runner.Register(proj)
+	if err := runner.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { runner.Close() })
+	c := eventstore.NewCommands(store, runner)
+	for i := 0; i < 20; i++ {
+		res, err := eventstore.Run(context.Background(), c, eventstore.Command[counter]{
+			Stream: "c",
+			Load:   eventstore.LoadStream(store, "c", func() counter { return counter{} }, countApply),
+			Decide: increment,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		proj.mu.Lock()
+		last := proj.ids[len(proj.ids)-1]
+		proj.mu.Unlock()
+		if last != res.Events[0].ID {
+			t.Fatalf("run %d: projection's last event %s, want the command's %s", i, last, res.Events[0].ID)
+		}
+	}
+}
+
+func TestRunStoreMissingIsUnavailable(t *testing.T) {
+	_, err := eventstore.Run(context.Background(), &eventstore.Commands{}, eventstore.Command[counter]{Stream: "c"})
+	if got, want := domain.ErrorCode(err), domain.EUNAVAILABLE; got != want {
+		t.Fatalf("code=%q, want %q", got, want)
+	}
+}
