@@ -111,9 +111,9 @@ func DecideLicenseKeysEdit(st ConfigState, c LicenseKeysEdit, rules ConfigRules)
 
 // DecideConfigInit returns the initial configuration's ConfigReplaced
 // (doc, validated, without secrets), or no events when the configuration
-// exists already (st not zero): initializing twice changes nothing.
-func DecideConfigInit(st ConfigState, doc map[string]any, clock Clock) ([]Event, error) {
-	if !st.Config.IsZero() {
+// exists already: initializing twice changes nothing.
+func DecideConfigInit(exists bool, doc map[string]any, clock Clock) ([]Event, error) {
+	if exists {
 		return nil, nil
 	}
 	cfg, err := ConfigFromMap(doc)

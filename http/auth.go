@@ -20,6 +20,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/argon2id"
 	"github.com/tradeledger/tradeledger/eventstore"
 )
 
@@ -340,7 +341,7 @@ func checkPassword(password string, undecryptable error, hash string) (reason st
 	if against == "" {
 		against = dummyHash()
 	}
-	ok, err := CheckPassword(password, against)
+	ok, err := argon2id.Check(password, against)
 	switch {
 	case err != nil:
 		return "", err

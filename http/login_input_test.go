@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/argon2id"
 )
 
 // loginBurst sends n concurrent logins with password enc (and headers) and
@@ -42,7 +43,7 @@ func loginBurst(ts *testServer, n int, enc string, headers map[string]string) ma
 func TestLoginBurstAdmitsExactlyMaxFailures(t *testing.T) {
 	const burst = 50
 	ts := newTestServer(t, func(ts *testServer) {
-		hash, err := DefaultArgon2Params.Hash(testPassword)
+		hash, err := argon2id.DefaultParams.Hash(testPassword)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/argon2id"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 	"github.com/tradeledger/tradeledger/projections"
 )
@@ -25,6 +26,9 @@ const (
 	testWallet   = "0x7f3a9c2b4e5d6f708192a3b4c5d6e7f8" // Server.Wallet
 	testPassword = "correct horse battery"              // registered as generation 1
 )
+
+// cheapArgon2 keeps tests fast; the format and checks are the same.
+var cheapArgon2 = argon2id.Params{Time: 1, Memory: 64, Threads: 1, SaltLen: 16, KeyLen: 32}
 
 // testEpoch is where a test server's clock starts.
 var testEpoch = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)

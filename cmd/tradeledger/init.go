@@ -4,13 +4,13 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"os"
 
 	"go.uber.org/zap"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/eventstore"
 	"github.com/tradeledger/tradeledger/projections"
 )
 
@@ -82,17 +82,12 @@ func newWallet() (string, error) {
 // initConfig appends the initial configuration when the config stream does
 // not exist yet. The wallet is TRADELEDGER_WALLET, or a random one that is
 // printed once, here, in the log (`tradeledger wallet` prints it later).
-// Appending with NoStream makes a concurrent or repeated run harmless.
+// The command expects no stream, so a concurrent or repeated run is
+// harmless: the loser finds the stream on its retry and writes nothing.
 func initConfig(ctx context.Context, d *DataDir, logger *zap.Logger) error {
-	it := d.Store.ReadStream(ctx, domain.StreamConfig, 0, 1)
-	exists := it.Next()
-	err := it.Err()
-	it.Close()
-	if err != nil {
-		return fmt.Errorf("read config stream: %w", err)
-	}
-	if exists {
-		return nil
+	exists, _, err := configExists(d.Store)(ctx)
+	if err != nil || exists {
+		return err
 	}
 	wallet := os.Getenv("TRADELEDGER_WALLET")
 	generated := wallet == ""
@@ -103,21 +98,19 @@ func initConfig(ctx context.Context, d *DataDir, logger *zap.Logger) error {
 	} else if len(wallet) < 16 {
 		return fmt.Errorf("TRADELEDGER_WALLET must be at least 16 characters (its first 16 bytes are the login encryption key)")
 	}
-	cfg, err := domain.ConfigFromMap(initialConfig(wallet))
+	doc := initialConfig(wallet)
+	res, err := eventstore.Run(eventstore.WithActor(ctx, domain.ActorCLI), eventstore.NewCommands(d.Store, nil), eventstore.Command[bool]{
+		Stream: domain.StreamConfig,
+		Load:   configExists(d.Store),
+		Decide: func(exists bool) ([]domain.Event, error) {
+			return domain.DecideConfigInit(exists, doc, domain.SystemClock{})
+		},
+	})
 	if err != nil {
-		return fmt.Errorf("initial configuration: %w", err)
-	}
-	body, err := json.Marshal(cfg.WithoutSecrets())
-	if err != nil {
-		return err
-	}
-	e := domain.NewEvent(domain.SystemClock{}, domain.TypeConfigReplaced, domain.ConfigReplaced{Config: body})
-	e.Actor = domain.ActorCLI
-	if _, err := d.Store.Append(ctx, domain.StreamConfig, domain.NoStream, e); err != nil {
-		if domain.ErrorCode(err) == domain.ECONFLICT {
-			return nil // another process initialized it first
-		}
 		return fmt.Errorf("append initial configuration: %w", err)
+	}
+	if !res.Appended() {
+		return nil // another process initialized it first
 	}
 	if generated {
 		logger.Warn("generated the service wallet (bot.service_wallet); it is shown only this once, `tradeledger wallet` prints it again",
@@ -125,6 +118,25 @@ func initConfig(ctx context.Context, d *DataDir, logger *zap.Logger) error {
 	}
 	logger.Info("initial configuration written")
 	return nil
+}
+
+// configExists loads whether the config stream has an event, reading at
+// most one: the expected version is domain.NoStream when it has none (and
+// Any otherwise, where DecideConfigInit writes nothing).
+func configExists(store domain.EventStore) func(context.Context) (bool, domain.ExpectedVersion, error) {
+	return func(ctx context.Context) (bool, domain.ExpectedVersion, error) {
+		it := store.ReadStream(ctx, domain.StreamConfig, 0, 1)
+		exists := it.Next()
+		err := it.Err()
+		it.Close()
+		if err != nil {
+			return false, 0, fmt.Errorf("read config stream: %w", err)
+		}
+		if exists {
+			return true, domain.Any, nil
+		}
+		return false, domain.NoStream, nil
+	}
 }
 
 // currentConfig replays the config stream into a config projection.

@@ -14,7 +14,8 @@ import (
 	"golang.org/x/term"
 
 	"github.com/tradeledger/tradeledger/domain"
-	tlhttp "github.com/tradeledger/tradeledger/http"
+	"github.com/tradeledger/tradeledger/domain/argon2id"
+	"github.com/tradeledger/tradeledger/eventstore"
 )
 
 // runPasswd sets or changes the login password: the first line of stdin
@@ -25,7 +26,7 @@ import (
 func runPasswd(ctx context.Context, args []string, env *Env) error {
 	fs := newFlagSet("passwd", env.Stderr)
 	data := fs.String("data", "./data", "data directory")
-	eventstore := fs.String("eventstore", "", "event store URL (empty: embedded SQLite in the data dir)")
+	storeURL := fs.String("eventstore", "", "event store URL (empty: embedded SQLite in the data dir)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -33,13 +34,13 @@ func runPasswd(ctx context.Context, args []string, env *Env) error {
 	if err != nil {
 		return err
 	}
-	hash, err := tlhttp.HashPassword(password)
+	hash, err := argon2id.Hash(password)
 	if err != nil {
 		return errors.New(domain.ErrorMessage(err))
 	}
 	logger := zap.New(zapcore.NewCore(zapcore.NewConsoleEncoder(zap.NewDevelopmentEncoderConfig()),
 		zapcore.AddSync(env.Stderr), zap.InfoLevel))
-	d, err := OpenDataDir(ctx, *data, *eventstore, logger)
+	d, err := OpenDataDir(ctx, *data, *storeURL, logger)
 	if err != nil {
 		return err
 	}
@@ -107,15 +108,15 @@ func initPassword(ctx context.Context, d *DataDir, logger *zap.Logger) error {
 	if password == "" {
 		return nil
 	}
-	gen, _, err := passwordState(ctx, d.Store)
+	st, _, err := loadPassword(d.Store)(ctx)
 	if err != nil {
 		return err
 	}
-	if gen > 0 {
+	if st.Generation > 0 {
 		logger.Debug("TRADELEDGER_PASSWORD ignored: a password is already set (tradeledger passwd changes it)")
 		return nil
 	}
-	hash, err := tlhttp.HashPassword(password)
+	hash, err := argon2id.Hash(password)
 	if err != nil {
 		return fmt.Errorf("TRADELEDGER_PASSWORD: %s", domain.ErrorMessage(err))
 	}
@@ -129,58 +130,36 @@ func initPassword(ctx context.Context, d *DataDir, logger *zap.Logger) error {
 	return nil
 }
 
-// passwordState reads the credentials stream: the generation of its last
-// PasswordSet (0: none) and the stream's last version (-1: no stream).
-func passwordState(ctx context.Context, store domain.EventStore) (generation, version int64, err error) {
-	version = -1
-	it := store.ReadStream(ctx, domain.StreamCredentials, 0, 0)
-	defer it.Close()
-	for it.Next() {
-		e := it.Event()
-		version = e.Version
-		if e.Type != domain.TypePasswordSet {
-			continue
-		}
-		var d domain.PasswordSet
-		if err := e.Decode(&d); err != nil {
-			return 0, 0, err
-		}
-		generation = max(generation, d.Generation)
-	}
-	if err := it.Err(); err != nil {
-		return 0, 0, fmt.Errorf("read %s stream: %w", domain.StreamCredentials, err)
-	}
-	return generation, version, nil
+// loadPassword loads the password state from the credentials stream.
+func loadPassword(store domain.EventStore) func(context.Context) (domain.PasswordState, domain.ExpectedVersion, error) {
+	return eventstore.LoadStream(store, domain.StreamCredentials, func() domain.PasswordState { return domain.PasswordState{} }, domain.ApplyPasswordEvent)
 }
 
-// appendPassword appends PasswordSet{hash, generation+1} (actor cli) to the
-// credentials stream, expecting the version it read so that two concurrent
-// changes cannot share a generation; on a conflict it reads again and
-// retries. With onlyIfNone it appends nothing once a password exists
-// (appended is false then).
+// appendPassword sets hash as the next generation's password through the
+// command path (actor cli): decided against the credentials stream and
+// appended expecting the version it read, so that two concurrent changes
+// cannot share a generation (a conflict is decided again). With onlyIfNone
+// it appends nothing once a password exists (appended is false then).
 func appendPassword(ctx context.Context, store domain.EventStore, clock domain.Clock, hash string, onlyIfNone bool) (generation int64, appended bool, err error) {
-	for attempt := 0; attempt < 10; attempt++ {
-		gen, version, err := passwordState(ctx, store)
-		if err != nil {
-			return 0, false, err
-		}
-		if onlyIfNone && gen > 0 {
-			return gen, false, nil
-		}
-		e := domain.NewEvent(clock, domain.TypePasswordSet, domain.PasswordSet{Hash: hash, Generation: gen + 1})
-		e.Actor = domain.ActorCLI
-		expected := domain.ExpectedVersion(version)
-		if version < 0 {
-			expected = domain.NoStream
-		}
-		_, err = store.Append(ctx, domain.StreamCredentials, expected, e)
-		if domain.ErrorCode(err) == domain.ECONFLICT {
-			continue
-		}
-		if err != nil {
-			return 0, false, fmt.Errorf("append PasswordSet: %w", err)
-		}
-		return gen + 1, true, nil
+	ctx = eventstore.WithActor(ctx, domain.ActorCLI)
+	res, err := eventstore.Run(ctx, eventstore.NewCommands(store, nil), eventstore.Command[domain.PasswordState]{
+		Stream: domain.StreamCredentials,
+		Load:   loadPassword(store),
+		Decide: func(st domain.PasswordState) ([]domain.Event, error) {
+			return domain.DecidePasswordSet(st, hash, onlyIfNone, clock)
+		},
+		Conflict: "append PasswordSet: the credentials stream keeps changing; try again",
+	})
+	if err != nil {
+		return 0, false, err
 	}
-	return 0, false, errors.New("append PasswordSet: the credentials stream keeps changing; try again")
+	if !res.Appended() {
+		st, _, err := loadPassword(store)(ctx)
+		return st.Generation, false, err
+	}
+	var set domain.PasswordSet
+	if err := res.Events[0].Decode(&set); err != nil {
+		return 0, false, err
+	}
+	return set.Generation, true, nil
 }

@@ -13,7 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tradeledger/tradeledger/domain"
-	tlhttp "github.com/tradeledger/tradeledger/http"
+	"github.com/tradeledger/tradeledger/domain/argon2id"
 )
 
 // passwdRun runs `tradeledger passwd --data dir` with stdin.
@@ -77,7 +77,7 @@ func TestPasswdSetsAndChangesThePassword(t *testing.T) {
 	var last domain.PasswordSet
 	events[2].Decode(&last)
 	for pw, want := range map[string]bool{"  third, with spaces  ": true, "third, with spaces": false, "second password": false} {
-		if ok, err := tlhttp.CheckPassword(pw, last.Hash); err != nil || ok != want {
+		if ok, err := argon2id.Check(pw, last.Hash); err != nil || ok != want {
 			t.Fatalf("CheckPassword(%q) = %v, %v; want %v", pw, ok, err, want)
 		}
 	}
@@ -114,7 +114,7 @@ func TestInitPasswordFromEnvironment(t *testing.T) {
 	}
 	var d domain.PasswordSet
 	events[0].Decode(&d)
-	if ok, _ := tlhttp.CheckPassword("from the environment", d.Hash); !ok || d.Generation != 1 || events[0].Actor != domain.ActorCLI {
+	if ok, _ := argon2id.Check("from the environment", d.Hash); !ok || d.Generation != 1 || events[0].Actor != domain.ActorCLI {
 		t.Fatalf("PasswordSet = %+v actor %q", d, events[0].Actor)
 	}
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/eventstore"
 	tlhttp "github.com/tradeledger/tradeledger/http"
 	"github.com/tradeledger/tradeledger/projections"
 )
@@ -58,14 +59,14 @@ func runToken(ctx context.Context, args []string, env *Env) error {
 		return err
 	}
 	defer d.Close()
-	tokens, version, err := readTokens(ctx, d.Store)
-	if err != nil {
-		return err
-	}
 	clock := domain.SystemClock{}
-	now := clock.Now()
 	switch sub {
 	case "list":
+		tokens, err := readTokens(ctx, d.Store)
+		if err != nil {
+			return err
+		}
+		now := clock.Now()
 		w := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(w, "NAME\tSCOPE\tCREATED\tEXPIRES\tSTATE")
 		for _, t := range tokens.List() {
@@ -83,17 +84,15 @@ func runToken(ctx context.Context, args []string, env *Env) error {
 		if err := domain.CheckTokenName(*name); err != nil {
 			return err
 		}
-		t, ok := tokens.Latest(*name)
-		if !ok {
-			return fmt.Errorf("no token named %q", *name)
+		res, err := runTokenCommand(ctx, d.Store, func(st domain.TokenState) ([]domain.Event, error) {
+			return domain.DecideTokenRevoke(st, *name, clock)
+		})
+		if err != nil {
+			return err
 		}
-		if t.Revoked {
+		if !res.Appended() {
 			fmt.Fprintf(env.Stdout, "token %q was already revoked\n", *name)
 			return nil
-		}
-		ev := domain.NewEvent(clock, domain.TypeTokenRevoked, domain.TokenRevoked{Name: t.Name, ID: t.ID})
-		if err := appendToken(ctx, d, version, ev); err != nil {
-			return err
 		}
 		fmt.Fprintf(env.Stdout, "token %q revoked; requests with it are refused from now on\n", *name)
 		return nil
@@ -110,16 +109,15 @@ func runToken(ctx context.Context, args []string, env *Env) error {
 	if err != nil {
 		return fmt.Errorf("--ttl: %s", domain.ErrorMessage(err))
 	}
-	if t, ok := tokens.Latest(*name); ok && !t.Revoked && now.Before(t.Expires) {
-		return fmt.Errorf("a token named %q is active; revoke it first or choose another name", *name)
-	}
 	auth := &tlhttp.Authenticator{Secret: d.JWTSecret, Clock: clock}
 	token, id, expires, err := auth.IssueScoped(*name, sc, life)
 	if err != nil {
 		return err
 	}
-	ev := domain.NewEvent(clock, domain.TypeTokenCreated, domain.TokenCreated{Name: *name, Scope: sc, ID: id, Expires: expires.UnixMilli()})
-	if err := appendToken(ctx, d, version, ev); err != nil {
+	created := domain.TokenCreated{Name: *name, Scope: sc, ID: id, Expires: expires.UnixMilli()}
+	if _, err := runTokenCommand(ctx, d.Store, func(st domain.TokenState) ([]domain.Event, error) {
+		return domain.DecideTokenCreate(st, created, clock)
+	}); err != nil {
 		return err
 	}
 	fmt.Fprintf(env.Stderr, "token %q (scope %s) valid until %s; it is shown once, keep it:\n", *name, sc, expires.UTC().Format(time.RFC3339))
@@ -127,32 +125,33 @@ func runToken(ctx context.Context, args []string, env *Env) error {
 	return nil
 }
 
-// readTokens replays the tokens stream and returns its version (-1: none).
-func readTokens(ctx context.Context, store domain.EventStore) (*projections.Tokens, int64, error) {
+// runTokenCommand runs a token command (actor cli) through the command
+// path, decided against the tokens stream and appended expecting the
+// version it read (a concurrent create of the same name loses). A refusal
+// (no such token, an active one of that name) is returned as its message
+// alone, as the other usage errors are.
+func runTokenCommand(ctx context.Context, store domain.EventStore, decide func(domain.TokenState) ([]domain.Event, error)) (eventstore.Result, error) {
+	res, err := eventstore.Run(eventstore.WithActor(ctx, domain.ActorCLI), eventstore.NewCommands(store, nil), eventstore.Command[domain.TokenState]{
+		Stream: domain.StreamTokens,
+		Load:   eventstore.LoadStream(store, domain.StreamTokens, func() domain.TokenState { return domain.TokenState{} }, domain.ApplyTokenEvent),
+		Decide: decide,
+	})
+	if code := domain.ErrorCode(err); code == domain.ENOTFOUND || code == domain.ECONFLICT {
+		return res, errors.New(domain.ErrorMessage(err))
+	}
+	return res, err
+}
+
+// readTokens replays the tokens stream.
+func readTokens(ctx context.Context, store domain.EventStore) (*projections.Tokens, error) {
 	tokens := projections.NewTokens()
 	it := store.ReadStream(ctx, domain.StreamTokens, 0, 0)
 	defer it.Close()
-	version := int64(-1)
 	for it.Next() {
 		e := it.Event()
 		if err := tokens.Apply(&e); err != nil {
-			return nil, 0, err
+			return nil, err
 		}
-		version = e.Version
 	}
-	return tokens, version, it.Err()
-}
-
-// appendToken appends e to the tokens stream if nobody else did since it
-// was read (a concurrent create of the same name loses).
-func appendToken(ctx context.Context, d *DataDir, version int64, e domain.Event) error {
-	e.Actor = "cli"
-	expected := domain.ExpectedVersion(version)
-	if version < 0 {
-		expected = domain.NoStream
-	}
-	if _, err := d.Store.Append(ctx, domain.StreamTokens, expected, e); err != nil {
-		return fmt.Errorf("append %s: %w", domain.StreamTokens, err)
-	}
-	return nil
+	return tokens, it.Err()
 }

@@ -1,4 +1,4 @@
-package http
+package argon2id
 
 import (
 	"strings"
@@ -8,10 +8,10 @@ import (
 )
 
 // cheapArgon2 keeps tests fast; the format and checks are the same.
-var cheapArgon2 = Argon2Params{Time: 1, Memory: 64, Threads: 1, SaltLen: 16, KeyLen: 32}
+var cheapArgon2 = Params{Time: 1, Memory: 64, Threads: 1, SaltLen: 16, KeyLen: 32}
 
 func TestHashPassword(t *testing.T) {
-	h, err := HashPassword("correct horse battery")
+	h, err := Hash("correct horse battery")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,12 +25,12 @@ func TestHashPassword(t *testing.T) {
 		pw   string
 		want bool
 	}{{"correct horse battery", true}, {"correct horse batterY", false}, {"", false}, {"correct horse battery ", false}} {
-		got, err := CheckPassword(tc.pw, h)
+		got, err := Check(tc.pw, h)
 		if err != nil || got != tc.want {
-			t.Fatalf("CheckPassword(%q) = %v, %v; want %v", tc.pw, got, err, tc.want)
+			t.Fatalf("Check(%q) = %v, %v; want %v", tc.pw, got, err, tc.want)
 		}
 	}
-	h2, _ := HashPassword("correct horse battery")
+	h2, _ := Hash("correct horse battery")
 	if h2 == h {
 		t.Fatalf("two hashes of one password are equal: salt not random")
 	}
@@ -57,18 +57,18 @@ func TestCheckPasswordBadHash(t *testing.T) {
 		"$argon2id$v=19$m=64,t=1,p=1$!!$" + parts[5],
 		"$argon2id$v=19$m=64,t=1,p=1$" + parts[4] + "$",
 	} {
-		if ok, err := CheckPassword("password1", h); ok || domain.ErrorCode(err) != domain.EINTERNAL {
-			t.Fatalf("CheckPassword(hash %q) = %v, %v; want false, EINTERNAL", h, ok, err)
+		if ok, err := Check("password1", h); ok || domain.ErrorCode(err) != domain.EINTERNAL {
+			t.Fatalf("Check(hash %q) = %v, %v; want false, EINTERNAL", h, ok, err)
 		}
 	}
-	if ok, err := CheckPassword("password1", good); !ok || err != nil {
+	if ok, err := Check("password1", good); !ok || err != nil {
 		t.Fatalf("good hash: %v, %v", ok, err)
 	}
 }
 
 func BenchmarkHashPassword(b *testing.B) {
 	for i := 0; i < b.N; i++ {
-		if _, err := HashPassword("correct horse battery"); err != nil {
+		if _, err := Hash("correct horse battery"); err != nil {
 			b.Fatal(err)
 		}
 	}
