@@ -41,6 +41,11 @@ func countApply(c counter, e *domain.Event) (counter, error) {
 	return c, nil
 }
 
+// loadCounter loads the counter from stream "c".
+func loadCounter(store domain.EventStore) func(context.Context) (counter, domain.ExpectedVersion, error) {
+	return eventstore.LoadStream(store, "c", func() counter { return counter{} }, countApply)
+}
+
 // increment is a pure decide: one Counted event numbered after the state.
 func increment(c counter) ([]domain.Event, error) {
 	return []domain.Event{domain.NewEvent(clock, "Counted", counted{N: c.n + 1})}, nil
@@ -74,7 +79,7 @@ func TestRunAppendsWithActorAndCorrelation(t *testing.T) {
 	ctx := eventstore.WithCorrelation(eventstore.WithActor(context.Background(), "token:ci"), "req-1")
 	res, err := eventstore.Run(ctx, c, eventstore.Command[counter]{
 		Stream: "c",
-		Load:   eventstore.LoadStream(store, "c", func() counter { return counter{} }, countApply),
+		Load:   loadCounter(store),
 		Decide: increment,
 	})
 	if err != nil {
@@ -105,7 +110,7 @@ func TestRunWithoutActorIsAnonymous(t *testing.T) {
 	c := eventstore.NewCommands(store, nil)
 	_, err := eventstore.Run(context.Background(), c, eventstore.Command[counter]{
 		Stream: "c",
-		Load:   eventstore.LoadStream(store, "c", func() counter { return counter{} }, countApply),
+		Load:   loadCounter(store),
 		Decide: increment,
 	})
 	if err != nil {
@@ -121,7 +126,7 @@ func TestRunWithoutActorIsAnonymous(t *testing.T) {
 func TestRunRetriesAConflictAgainstTheNewState(t *testing.T) {
 	store := openStore(t)
 	c := eventstore.NewCommands(store, nil)
-	load := eventstore.LoadStream(store, "c", func() counter { return counter{} }, countApply)
+	load := loadCounter(store)
 	loads := 0
 	res, err := eventstore.Run(context.Background(), c, eventstore.Command[counter]{
 		Stream: "c",
@@ -204,7 +209,7 @@ func TestRunDecideErrorAppendsNothing(t *testing.T) {
 	c := eventstore.NewCommands(store, w)
 	_, err := eventstore.Run(context.Background(), c, eventstore.Command[counter]{
 		Stream: "c",
-		Load:   eventstore.LoadStream(store, "c", func() counter { return counter{} }, countApply),
+		Load:   loadCounter(store),
 		Decide: func(counter) ([]domain.Event, error) {
 			return nil, domain.Errorf(domain.EINVALID, "n must be even")
 		},
@@ -227,7 +232,7 @@ func TestRunNoEventsAppendsNothing(t *testing.T) {
 	store := openStore(t)
 	res, err := eventstore.Run(context.Background(), eventstore.NewCommands(store, nil), eventstore.Command[counter]{
 		Stream: "c",
-		Load:   eventstore.LoadStream(store, "c", func() counter { return counter{} }, countApply),
+		Load:   loadCounter(store),
 		Decide: func(counter) ([]domain.Event, error) { return nil, nil },
 	})
 	if err != nil || res.Appended() {
@@ -263,7 +268,7 @@ func TestRunWaitsForItsPosition(t *testing.T) {
 	store := openStore(t)
 	w := &recordingWaiter{}
 	c := eventstore.NewCommands(store, w)
-	load := eventstore.LoadStream(store, "c", func() counter { return counter{} }, countApply)
+	load := loadCounter(store)
 	loads := 0
 	res, err := eventstore.Run(context.Background(), c, eventstore.Command[counter]{
 		Stream: "c",
@@ -315,7 +320,7 @@ func TestRunReadYourWritesWithRunner(t *testing.T) {
 	for i := 0; i < 20; i++ {
 		res, err := eventstore.Run(context.Background(), c, eventstore.Command[counter]{
 			Stream: "c",
-			Load:   eventstore.LoadStream(store, "c", func() counter { return counter{} }, countApply),
+			Load:   loadCounter(store),
 			Decide: increment,
 		})
 		if err != nil {

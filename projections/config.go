@@ -2,7 +2,6 @@ package projections
 
 import (
 	"encoding/json"
-	"sort"
 	"sync"
 
 	"github.com/tradeledger/tradeledger/domain"
@@ -164,19 +163,6 @@ func (p *Config) Version() int64 {
 	return p.version
 }
 
-// Snapshot returns Current and the version of the config stream it
-// reflects, as the expected version for an append that replaces it
-// (domain.NoStream before the first event).
-func (p *Config) Snapshot() (domain.Config, domain.ExpectedVersion) {
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	v := domain.ExpectedVersion(p.version)
-	if p.version < 0 {
-		v = domain.NoStream
-	}
-	return p.currentLocked(), v
-}
-
 // State returns, in one consistent read, what configuration commands decide
 // against (Current and a copy of every exchange's stored secret fields) and
 // the version of the config stream it reflects (domain.NoStream before the
@@ -219,17 +205,8 @@ func (p *Config) Wallet() string {
 // HasCredentials reports whether exchange is configured and has at least
 // one non-empty stored secret.
 func (p *Config) HasCredentials(exchange string) bool {
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	if _, ok := p.base.Exchange(exchange); !ok {
-		return false
-	}
-	for _, v := range p.creds[exchange] {
-		if v != "" {
-			return true
-		}
-	}
-	return false
+	st, _ := p.State()
+	return st.HasCredentials(exchange)
 }
 
 // Ciphertexts returns a copy of exchange's stored secret fields
@@ -245,18 +222,6 @@ func (p *Config) Ciphertexts(exchange string) map[string]string {
 	for k, v := range f {
 		out[k] = v
 	}
-	return out
-}
-
-// CredentialExchanges returns the exchanges with stored secrets, sorted.
-func (p *Config) CredentialExchanges() []string {
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	out := make([]string, 0, len(p.creds))
-	for k := range p.creds {
-		out = append(out, k)
-	}
-	sort.Strings(out)
 	return out
 }
 
