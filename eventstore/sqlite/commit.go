@@ -59,7 +59,9 @@ func (s *Store) tryCommit(batch []*appendRequest, lookupIDs bool) bool {
 		return true
 	}
 	s.publishHeads(tx)
-	// The syncer answers the batch once it is durable.
+	// The syncer answers the batch once it is durable. The writer holds no
+	// other append: the syncer need not wait for another batch.
+	s.idle()
 	s.committed <- committedBatch{requests: slices.Clone(batch), written: tx.written, position: tx.pos}
 	return true
 }

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
@@ -71,19 +72,7 @@ func (s *Store) syncLoop() {
 	defer close(s.synced)
 	var group []committedBatch
 	for c := range s.committed {
-		group = append(group[:0], c)
-	gather:
-		for {
-			select {
-			case c, ok := <-s.committed:
-				if !ok {
-					break gather
-				}
-				group = append(group, c)
-			default:
-				break gather
-			}
-		}
+		group = s.joinCommitting(append(group[:0], c))
 		start := time.Now()
 		err := s.wal.sync()
 		if o := s.obs.get(); o != nil {
@@ -116,5 +105,55 @@ func (s *Store) syncLoop() {
 				close(req.done)
 			}
 		}
+		// Let the callers just answered run: those that append again
+		// queue now, and the next group can take them (joinCommitting).
+		runtime.Gosched()
 	}
 }
+
+// joinCommitting adds to group the batches committed meanwhile and, if the
+// writer holds appends or appends are queued, waits for the next batch the
+// writer commits: appends that have already arrived join this sync instead
+// of waiting for the next one. It waits for one batch of work the writer is
+// doing, never for appends that may come, so it adds no more latency than
+// one commit; but it keeps concurrent writers from settling, when fsync is
+// slow, into two half groups each waiting for the other's sync. It waits at
+// most maxJoin (the writer may be waiting for another process's lock).
+func (s *Store) joinCommitting(group []committedBatch) []committedBatch {
+	group, open := s.committedMeanwhile(group)
+	if !open || (!s.writing.Load() && len(s.appends) == 0) {
+		return group
+	}
+	t := time.NewTimer(maxJoin)
+	defer t.Stop()
+	select {
+	case c, ok := <-s.committed:
+		if !ok {
+			return group
+		}
+		group = append(group, c)
+	case <-s.writerIdle: // the writer answered its batch itself
+	case <-t.C:
+	}
+	group, _ = s.committedMeanwhile(group)
+	return group
+}
+
+// committedMeanwhile adds to group the batches already committed; open is
+// false once the writer has ended.
+func (s *Store) committedMeanwhile(group []committedBatch) ([]committedBatch, bool) {
+	for {
+		select {
+		case c, ok := <-s.committed:
+			if !ok {
+				return group, false
+			}
+			group = append(group, c)
+		default:
+			return group, true
+		}
+	}
+}
+
+// maxJoin bounds joinCommitting's wait.
+const maxJoin = 20 * time.Millisecond

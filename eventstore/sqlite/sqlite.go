@@ -85,6 +85,11 @@ type Store struct {
 	obs observer // write metrics (observe.go)
 
 	tx txn // the writer's transaction, reused (commit.go)
+
+	// writing is set while the writer holds appends it has not handed to
+	// the syncer (or answered); writerIdle is signalled when it clears.
+	writing    atomic.Bool
+	writerIdle chan struct{}
 }
 
 var _ domain.EventStore = (*Store)(nil)
@@ -128,6 +133,7 @@ func (s *Store) Open() error {
 	s.done = make(chan struct{})
 	s.committed = make(chan committedBatch)
 	s.synced = make(chan struct{})
+	s.writerIdle = make(chan struct{}, 1)
 	go s.syncLoop()
 	go s.writeLoop()
 	go s.watchOtherWriters()
@@ -277,6 +283,7 @@ func (s *Store) writeLoop() {
 	for {
 		select {
 		case req := <-s.appends:
+			s.writing.Store(true)
 			batch = append(batch[:0], req)
 		case <-s.closing:
 			// Fail whatever is still queued.
@@ -295,6 +302,18 @@ func (s *Store) writeLoop() {
 		// batch to the syncer.
 		batch = s.drain(batch)
 		s.commit(batch)
+		s.idle()
+	}
+}
+
+// idle tells the syncer that the writer holds no appends (see
+// joinCommitting).
+func (s *Store) idle() {
+	if s.writing.Swap(false) {
+		select {
+		case s.writerIdle <- struct{}{}:
+		default:
+		}
 	}
 }
 
