@@ -5,13 +5,16 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/hallgren/eventsourcing/core"
+	hallgrensql "github.com/hallgren/eventsourcing/eventstore/sql"
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
@@ -20,10 +23,11 @@ import (
 
 // BenchmarkPeer runs one workload through this store and through the event
 // store a Go developer would pick instead: the SQL event store of
-// github.com/hallgren/eventsourcing (eventstore/sql v0.5.0, copied in
-// peer_hallgren_test.go since the module proxy does not serve it) on SQLite
-// through github.com/mattn/go-sqlite3, opened as its README advises for
-// SQLite (OpenWithSingelWriter: one Save at a time) and set up with its
+// github.com/hallgren/eventsourcing (module eventstore/sql v0.4.0, the
+// newest the module proxy serves that does not raise the go-sqlite3 our
+// binary links) on SQLite through github.com/mattn/go-sqlite3, with one
+// Save at a time as its README advises for SQLite (peerStore: later
+// versions' OpenWithSingelWriter, a mutex around Save) and set up with its
 // Migrate. Each sub-benchmark prints both figures and "ratio" = ours/peer,
 // measured in the same run; the append workloads alternate between the two
 // stores in rounds, as fsync times drift on a shared machine.
@@ -84,9 +88,11 @@ func makePeerOrders(n, first int) []peerOrder {
 	return orders
 }
 
-// openPeer opens the peer's store in a new file at path, durable (WAL,
-// synchronous=FULL) or not (for loading).
-func openPeer(b *testing.B, path string, durable bool) *peerSQL {
+// openPeer opens the peer's store in the file at path, durable (WAL,
+// synchronous=FULL) or not (for loading), and creates its table with its
+// Migrate when the file is new.
+func openPeer(b *testing.B, path string, durable bool) *peerStore {
+	_, statErr := os.Stat(path)
 	sync := "FULL"
 	if !durable {
 		sync = "OFF"
@@ -95,11 +101,28 @@ func openPeer(b *testing.B, path string, durable bool) *peerSQL {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s := peerOpenWithSingelWriter(db)
-	if err := s.Migrate(); err != nil {
-		b.Fatal(err)
+	s := &peerStore{SQL: hallgrensql.Open(db)}
+	if errors.Is(statErr, fs.ErrNotExist) {
+		if err := s.Migrate(); err != nil {
+			b.Fatal(err)
+		}
 	}
 	return s
+}
+
+// peerStore is the peer's SQL event store with one Save at a time: SQLite
+// takes one writer, and concurrent Saves would fail with SQLITE_BUSY
+// instead of waiting (what the peer's later OpenWithSingelWriter does).
+type peerStore struct {
+	*hallgrensql.SQL
+	mu sync.Mutex
+}
+
+// Save saves events as the peer does, one caller at a time.
+func (s *peerStore) Save(events []core.Event) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.SQL.Save(events)
 }
 
 func openOurs(b *testing.B, path string) *sqlite.Store {
@@ -190,7 +213,7 @@ func benchPeerAppends(b *testing.B, writers, orders int) {
 const peerLogOrders = 10000
 
 // loadPeerLogs writes the same peerLogOrders orders into both stores.
-func loadPeerLogs(b *testing.B) (*sqlite.Store, *peerSQL, []peerOrder) {
+func loadPeerLogs(b *testing.B) (*sqlite.Store, *peerStore, []peerOrder) {
 	orders := makePeerOrders(peerLogOrders, 1)
 	ours := openOurs(b, filepath.Join(b.TempDir(), "ours.db"))
 	var wg sync.WaitGroup
@@ -258,7 +281,7 @@ func benchPeerReplay(b *testing.B) {
 
 // peerReplay pages through the peer's whole log as its projections do,
 // handing each event to apply, and returns how many there were.
-func peerReplay(s *peerSQL, apply func(core.Event)) (int, error) {
+func peerReplay(s *peerStore, apply func(core.Event)) (int, error) {
 	const page = 4096
 	count := 0
 	start := core.Version(0)
