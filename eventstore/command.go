@@ -146,6 +146,39 @@ func Run[S any](ctx context.Context, c *Commands, cmd Command[S]) (Result, error
 	return res, domain.Errorf(domain.ECONFLICT, "%s changed during the write %d times in a row; read it again and retry", cmd.Stream, res.Attempts)
 }
 
+// AppendBatch appends events decided elsewhere to many streams in one call
+// (domain.AppendBatch: one batch append when the store has it), for writes
+// whose events come from outside the log, such as an import, whose ids are
+// derived from their source so that a re-run appends nothing. There is no
+// load, decide or retry: each element's Expected is used as given, and a
+// failure is domain.AppendBatch's *domain.BatchError (a conflict keeps its
+// ECONFLICT code). Like Run it stamps every event (in place) with the actor
+// and correlation ctx carries, and once the batch is durable waits for
+// c.Waiter to apply up to its highest position.
+func (c *Commands) AppendBatch(ctx context.Context, batch []domain.StreamAppend) ([]domain.AppendResult, error) {
+	if c == nil || c.Store == nil {
+		return nil, domain.Errorf(domain.EUNAVAILABLE, "event store not configured")
+	}
+	actor, correlation := Actor(ctx), Correlation(ctx)
+	for i := range batch {
+		for j := range batch[i].Events {
+			batch[i].Events[j].Actor, batch[i].Events[j].Correlation = actor, correlation
+		}
+	}
+	results, err := domain.AppendBatch(ctx, c.Store, batch)
+	if err != nil || c.Waiter == nil {
+		return results, err
+	}
+	var last uint64
+	for _, r := range results {
+		last = max(last, r.LastPosition)
+	}
+	if err := c.Waiter.WaitFor(ctx, last); err != nil {
+		return results, fmt.Errorf("wait for projections: %w", err)
+	}
+	return results, nil
+}
+
 // catchUp waits until the projections have applied everything committed
 // so far, so that the next Load from a projection sees the write that won.
 func (c *Commands) catchUp(ctx context.Context) error {

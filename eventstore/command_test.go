@@ -3,6 +3,7 @@ package eventstore_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -339,5 +340,47 @@ func TestRunStoreMissingIsUnavailable(t *testing.T) {
 	_, err := eventstore.Run(context.Background(), &eventstore.Commands{}, eventstore.Command[counter]{Stream: "c"})
 	if got, want := domain.ErrorCode(err), domain.EUNAVAILABLE; got != want {
 		t.Fatalf("code=%q, want %q", got, want)
+	}
+}
+
+func TestAppendBatchStampsAndWaits(t *testing.T) {
+	store := openStore(t)
+	w := &recordingWaiter{}
+	c := eventstore.NewCommands(store, w)
+	ctx := eventstore.WithCorrelation(eventstore.WithActor(context.Background(), domain.ActorImport), "import-1")
+	batch := []domain.StreamAppend{
+		{Stream: "a", Expected: domain.NoStream, Events: []domain.Event{domain.NewEvent(clock, "Counted", counted{N: 1})}},
+		{Stream: "b", Expected: domain.Any, Events: []domain.Event{domain.NewEvent(clock, "Counted", counted{N: 1}), domain.NewEvent(clock, "Counted", counted{N: 2})}},
+	}
+	res, err := c.AppendBatch(ctx, batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 2 || res[1].LastVersion != 1 {
+		t.Fatalf("results=%+v", res)
+	}
+	for _, stream := range []string{"a", "b"} {
+		for _, e := range streamEvents(t, store, stream) {
+			if e.Actor != domain.ActorImport || e.Correlation != "import-1" {
+				t.Fatalf("%s/%d: actor, correlation = %q, %q", stream, e.Version, e.Actor, e.Correlation)
+			}
+		}
+	}
+	if got, want := w.calls(), []uint64{max(res[0].LastPosition, res[1].LastPosition)}; len(got) != 1 || got[0] != want[0] {
+		t.Fatalf("waited for %v, want %v", got, want)
+	}
+
+	// A condition that does not hold is not retried: the BatchError names
+	// the element and keeps ECONFLICT, and nothing is waited for.
+	_, err = c.AppendBatch(ctx, []domain.StreamAppend{{Stream: "a", Expected: domain.NoStream, Events: []domain.Event{domain.NewEvent(clock, "Counted", counted{N: 2})}}})
+	var be *domain.BatchError
+	if !errors.As(err, &be) || be.Index != 0 || domain.ErrorCode(err) != domain.ECONFLICT {
+		t.Fatalf("err=%v, want a BatchError at 0 with ECONFLICT", err)
+	}
+	if got := len(w.calls()); got != 1 {
+		t.Fatalf("waited %d times, want 1 (not after the failed batch)", got)
+	}
+	if got := len(streamEvents(t, store, "a")); got != 1 {
+		t.Fatalf("stream a has %d events, want 1", got)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/gunbot"
+	"github.com/tradeledger/tradeledger/eventstore"
 )
 
 // runImport is `tradeledger import [--data DIR] --from GUNBOT_DIR`.
@@ -129,6 +130,10 @@ func (im *folderImport) Run(ctx context.Context, dir string) (gunbot.Summary, er
 		return sum, err
 	}
 	done := 0
+	// The events carry ActorImport (gunbot.Importer); the command path
+	// stamps the context's actor, so it is the same.
+	cmds := eventstore.NewCommands(im.Store, nil)
+	ctx = eventstore.WithActor(ctx, domain.ActorImport)
 	appendUnits := func(units []gunbot.Unit) error {
 		if len(units) == 0 {
 			return nil
@@ -137,7 +142,7 @@ func (im *folderImport) Run(ctx context.Context, dir string) (gunbot.Summary, er
 		for i := range units {
 			batch[i] = units[i].StreamAppend
 		}
-		res, err := domain.AppendBatch(ctx, im.Store, batch)
+		res, err := cmds.AppendBatch(ctx, batch)
 		if err != nil {
 			if im.Terminal && im.Progress != nil {
 				fmt.Fprintln(im.Progress)
