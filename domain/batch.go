@@ -20,18 +20,32 @@ type StreamAppend struct {
 // idempotent re-append of stored event ids answered with the original
 // result), each element atomic on its own, committed in slice order, and
 // returns once every appended event is durable, with results[i] for
-// batch[i]. A failure is a *BatchError naming the first element that
-// failed; the elements that did not fail may have been appended.
+// batch[i]. One element failing does not keep the others from being
+// appended; any failure is a *BatchError listing every failed element.
 type BatchAppender interface {
 	AppendBatch(ctx context.Context, batch []StreamAppend) ([]AppendResult, error)
 }
 
-// BatchError is the error of a batch append: the element at Index failed
-// with Err (a domain.Error code passes through: ErrorCode sees Err's).
+// BatchError is the error of a batch append: the element at Index is the
+// first that failed, with Err (a domain.Error code passes through:
+// ErrorCode sees Err's); Errs[i] is element i's error, nil for the elements
+// appended (or found stored).
 type BatchError struct {
 	Index  int
 	Stream string
 	Err    error
+	Errs   []error
+}
+
+// NewBatchError returns the BatchError of errs (one per element, nil where
+// the element succeeded), or nil when every element succeeded.
+func NewBatchError(batch []StreamAppend, errs []error) error {
+	for i, err := range errs {
+		if err != nil {
+			return &BatchError{Index: i, Stream: batch[i].Stream, Err: err, Errs: errs}
+		}
+	}
+	return nil
 }
 
 // Error implements error.
@@ -43,19 +57,16 @@ func (e *BatchError) Error() string {
 func (e *BatchError) Unwrap() error { return e.Err }
 
 // AppendBatch appends batch through store: with one AppendBatch call when
-// store is a BatchAppender, else with one Append per element, in order,
-// stopping at the first failure. It has BatchAppender's contract either way.
+// store is a BatchAppender, else with one Append per element, in order. It
+// has BatchAppender's contract either way.
 func AppendBatch(ctx context.Context, store EventStore, batch []StreamAppend) ([]AppendResult, error) {
 	if b, ok := store.(BatchAppender); ok {
 		return b.AppendBatch(ctx, batch)
 	}
 	results := make([]AppendResult, len(batch))
+	errs := make([]error, len(batch))
 	for i, a := range batch {
-		res, err := store.Append(ctx, a.Stream, a.Expected, a.Events...)
-		if err != nil {
-			return results, &BatchError{Index: i, Stream: a.Stream, Err: err}
-		}
-		results[i] = res
+		results[i], errs[i] = store.Append(ctx, a.Stream, a.Expected, a.Events...)
 	}
-	return results, nil
+	return results, NewBatchError(batch, errs)
 }

@@ -143,17 +143,22 @@ func (im *folderImport) Run(ctx context.Context, dir string) (gunbot.Summary, er
 			batch[i] = units[i].StreamAppend
 		}
 		res, err := cmds.AppendBatch(ctx, batch)
+		var errs []error
 		if err != nil {
-			if im.Terminal && im.Progress != nil {
-				fmt.Fprintln(im.Progress)
-			}
 			var be *domain.BatchError
-			if errors.As(err, &be) {
-				return fmt.Errorf("import %s: %w", units[be.Index].What, be.Err)
+			if !errors.As(err, &be) {
+				return im.fail(fmt.Errorf("import: %w", err))
 			}
-			return fmt.Errorf("import: %w", err)
+			errs = be.Errs
 		}
 		for i := range units {
+			if errs != nil && errs[i] != nil {
+				if err := im.importedBefore(ctx, &units[i], errs[i]); err != nil {
+					return im.fail(err)
+				}
+				sum.Count(&units[i], false)
+				continue
+			}
 			// A unit stored before answers with its original
 			// positions, at most the head the import started from.
 			sum.Count(&units[i], res[i].LastPosition > head)
@@ -174,6 +179,37 @@ func (im *folderImport) Run(ctx context.Context, dir string) (gunbot.Summary, er
 		fmt.Fprintln(im.Progress)
 	}
 	return sum, nil
+}
+
+// fail ends the progress line before err is printed.
+func (im *folderImport) fail(err error) error {
+	if im.Terminal && im.Progress != nil {
+		fmt.Fprintln(im.Progress)
+	}
+	return err
+}
+
+// importedBefore returns nil when u's append failed (appendErr) only
+// because an earlier version imported the same order under other event ids
+// (an ECONFLICT on a stream gunbot.IsImportedOrder recognizes), else the
+// import's error.
+func (im *folderImport) importedBefore(ctx context.Context, u *gunbot.Unit, appendErr error) error {
+	fail := fmt.Errorf("import %s: %w", u.What, appendErr)
+	if u.Kind != gunbot.KindOrder || domain.ErrorCode(appendErr) != domain.ECONFLICT {
+		return fail
+	}
+	it := im.Store.ReadStream(ctx, u.Stream, 0, 1)
+	defer it.Close()
+	if !it.Next() {
+		if err := it.Err(); err != nil {
+			return fmt.Errorf("import %s: read %s: %w", u.What, u.Stream, err)
+		}
+		return fail
+	}
+	if first := it.Event(); !gunbot.IsImportedOrder(u, &first) {
+		return fail
+	}
+	return nil
 }
 
 // appendOrders hands the orders' units to appendUnits in chunks of

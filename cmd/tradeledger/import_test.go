@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/gunbot"
 	"github.com/tradeledger/tradeledger/projections"
 )
 
@@ -306,5 +308,53 @@ func TestImportManyOrders(t *testing.T) {
 	defer d.Close()
 	if head2, _ := d.Store.Head(context.Background()); head2 != head1 {
 		t.Fatalf("the second import moved the log from %d to %d", head1, head2)
+	}
+}
+
+// TestImportAfterAnEarlierVersion: an order an earlier version imported
+// (the same stream, events under other ids) counts as already present, and
+// is not appended twice.
+func TestImportAfterAnEarlierVersion(t *testing.T) {
+	t.Setenv("TRADELEDGER_MASTER_KEY", strings.Repeat("ab", 32))
+	ctx := context.Background()
+	data := filepath.Join(t.TempDir(), "data")
+	d, err := OpenDataDir(ctx, data, "", zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	folder, err := gunbot.Read(os.DirFS(gunbotHistoryDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := (&gunbot.Importer{Clock: domain.SystemClock{}}).Order(folder.Orders[1])
+	for i, suffix := range []string{"requested", "accepted", "filled"} {
+		// The ids earlier versions gave an order's events.
+		u.Events[i].ID = gunbot.ID(u.Events[i].Type, strings.TrimPrefix(u.Stream, "order-"), suffix)
+	}
+	if _, err := d.Store.Append(ctx, u.Stream, domain.Any, u.Events...); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	out, warn, err := importRun(t, "import", "--data", data, "--from", gunbotHistoryDir)
+	if err != nil {
+		t.Fatalf("import: %v\n%s", err, warn)
+	}
+	if !strings.Contains(out, ": 4 new, 1 already present, 0 skipped (config 1, files 0, orders 4; 10 events appended)") {
+		t.Fatalf("summary: %s", out)
+	}
+	d, err = OpenDataDir(ctx, data, "", zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	_, _, events := importReplay(t, d)
+	fills := 0
+	for _, e := range events {
+		if e.Type == domain.TypeOrderFilled {
+			fills++
+		}
+	}
+	if fills != 4 {
+		t.Fatalf("%d fills, want the history's 4", fills)
 	}
 }

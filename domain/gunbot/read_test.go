@@ -167,8 +167,29 @@ func TestImporterIDs(t *testing.T) {
 		t.Fatal(err)
 	}
 	u := im.Order(f.Orders[0])
-	if u.Stream != "order-6368116228558753" || u.Expected != domain.NoStream || len(u.Events) != 3 || u.Events[0].ID != "5b213375-384a-866b-8f4d-11335e47bc47" {
+	// The stream is the one earlier versions gave the order; its events'
+	// ids start with the trade time (0x018df974d500 ms).
+	if u.Stream != "order-6368116228558753" || u.Expected != domain.NoStream || len(u.Events) != 3 || u.Events[0].ID != "018df974-d500-8b21-b375-384a466bcf4d" {
 		t.Fatalf("unit %+v", u)
+	}
+	if id := u.Events[1].ID; !strings.HasPrefix(id, "018df974-d500-8") || id == u.Events[0].ID {
+		t.Fatalf("accepted id %s", id)
+	}
+	// A stream written by an earlier version (IDs, not TimeIDs) holds the
+	// same order; another order's does not.
+	legacy := u.Events[0]
+	legacy.ID = "5b213375-384a-866b-8f4d-11335e47bc47"
+	if !IsImportedOrder(&u, &legacy) {
+		t.Fatal("the legacy stream's first event is not recognized")
+	}
+	other := im.Order(f.Orders[1])
+	if IsImportedOrder(&u, &other.Events[0]) || IsImportedOrder(&u, &u.Events[1]) {
+		t.Fatal("another order or event recognized as this order")
+	}
+	byHand := legacy
+	byHand.Actor = "admin"
+	if IsImportedOrder(&u, &byHand) {
+		t.Fatal("an order not appended by an import recognized")
 	}
 	for i, typ := range []string{domain.TypeOrderRequested, domain.TypeOrderAccepted, domain.TypeOrderFilled} {
 		e := u.Events[i]

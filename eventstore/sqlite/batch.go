@@ -16,19 +16,23 @@ var _ domain.BatchAppender = (*Store)(nil)
 // import a commit per stream with Append costs it one per MaxBatch streams.
 // The writer treats each request as it treats an Append's (expected
 // version, idempotent re-append, durability before the answer); AppendBatch
-// returns once every queued request is answered. An element that fails its
-// checks stops the queueing: the elements before it are still written.
+// returns once every queued request is answered. When the store closes or
+// ctx ends, the elements not queued yet fail with that error.
 func (s *Store) AppendBatch(ctx context.Context, batch []domain.StreamAppend) ([]domain.AppendResult, error) {
 	results := make([]domain.AppendResult, len(batch))
-	queued := make([]*appendRequest, 0, len(batch))
-	var stopped error // why queueing stopped early, if it did
-queue:
+	errs := make([]error, len(batch))
+	queued := make([]*appendRequest, len(batch))
+	var stop error // why the rest is not queued
 	for i := range batch {
 		a := &batch[i]
+		if stop != nil {
+			errs[i] = stop
+			continue
+		}
 		events, err := domain.PrepareAppend(a.Stream, a.Expected, a.Events)
 		if err != nil {
-			stopped = &domain.BatchError{Index: i, Stream: a.Stream, Err: err}
-			break
+			errs[i] = err
+			continue
 		}
 		req := &appendRequest{ctx: ctx, stream: a.Stream, expected: a.Expected, events: events, done: make(chan struct{})}
 		if head, ok := s.expectedHead(a.Stream, a.Expected); ok {
@@ -36,27 +40,23 @@ queue:
 		}
 		select {
 		case s.appends <- req:
-			queued = append(queued, req)
+			queued[i] = req
 		case <-s.closing:
-			stopped = &domain.BatchError{Index: i, Stream: a.Stream, Err: domain.Errorf(domain.EUNAVAILABLE, "event store is closed")}
-			break queue
+			stop = domain.Errorf(domain.EUNAVAILABLE, "event store is closed")
+			errs[i] = stop
 		case <-ctx.Done():
-			stopped = &domain.BatchError{Index: i, Stream: a.Stream, Err: ctx.Err()}
-			break queue
+			stop = ctx.Err()
+			errs[i] = stop
 		}
 	}
 	// Queued requests are written or failed by the writer; waiting for
 	// every one, even if ctx ends, keeps "returned" meaning "durable".
-	var first error
 	for i, req := range queued {
-		<-req.done
-		results[i] = req.result
-		if req.err != nil && first == nil {
-			first = &domain.BatchError{Index: i, Stream: req.stream, Err: req.err}
+		if req == nil {
+			continue
 		}
+		<-req.done
+		results[i], errs[i] = req.result, req.err
 	}
-	if first == nil {
-		first = stopped
-	}
-	return results, first
+	return results, domain.NewBatchError(batch, errs)
 }
