@@ -8,7 +8,7 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 COMMIT    ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS   := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
-.PHONY: build install run test vet bench fuzz clean e2e e2e-deps dashboard-vendor
+.PHONY: build install run test vet bench bench-growth fuzz clean e2e e2e-deps dashboard-vendor
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/tradeledger
@@ -39,6 +39,13 @@ test: vet
 bench:
 	$(GO) test -p 1 -run '^$$' -bench . -skip '^BenchmarkTradePlacementHTTP$$' -benchtime $(BENCHTIME) -timeout 60m ./...
 	$(GO) test -run '^$$' -bench '^BenchmarkTradePlacementHTTP$$' -benchtime 20000x ./http
+
+# The growth curve (BenchmarkGrowth, part of bench at 100k and 1M orders)
+# with its 10M point: building that log takes many minutes and several GB.
+# BENCH_DATA keeps the logs for the next run.
+BENCH_DATA ?=
+bench-growth:
+	TRADELEDGER_BENCH_10M=1 TRADELEDGER_BENCH_DATA=$(BENCH_DATA) $(GO) test -run '^$$' -bench '^BenchmarkGrowth$$' -benchtime 1x -timeout 4h ./cmd/tradeledger
 
 # Fuzz targets (func Fuzz… next to the code they fuzz): their seed corpora
 # run in make test; make fuzz runs every target for FUZZTIME, one after the

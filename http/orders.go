@@ -3,7 +3,6 @@ package http
 import (
 	"cmp"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -225,30 +224,27 @@ func (s *Server) handleOrdersPage(w http.ResponseWriter, r *http.Request) {
 		Error(w, r, err)
 		return
 	}
-	pb := recordBuffers.Get().(*[]byte)
-	b := slices.Grow((*pb)[:0], 64+size*420)
-	b = append(b, `"data":[`...)
-	b, total, err := l.AppendPageJSON(b, key, page, size)
-	if err != nil {
-		putRecordBuffer(pb, b)
+	rb := recordBuffers.Get().(*[]byte)
+	recs, total, err := l.AppendPageJSON(slices.Grow((*rb)[:0], size*420), key, page, size)
+	if err == nil {
+		writePage(w, `{"total":`+strconv.Itoa(total)+`,"page":`+strconv.Itoa(page)+`,`, recs)
+	} else {
 		Error(w, r, err)
-		return
 	}
-	b = append(b, "]}\n"...)
-	writePage(w, `{"total":`+strconv.Itoa(total)+`,"page":`+strconv.Itoa(page)+`,`, b)
-	putRecordBuffer(pb, b)
+	putRecordBuffer(rb, recs)
 }
 
 // writePage answers 200 with the JSON object prefix (up to and including
-// a comma) followed by body.
-func writePage(w http.ResponseWriter, prefix string, body []byte) {
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(prefix)+len(body)))
-	w.WriteHeader(http.StatusOK)
-	if _, err := io.WriteString(w, prefix); err == nil {
-		_, _ = w.Write(body)
-	}
+// a comma) and recs as its data array, in one write.
+func writePage(w http.ResponseWriter, prefix string, recs []byte) {
+	pb := recordBuffers.Get().(*[]byte)
+	b := slices.Grow((*pb)[:0], len(prefix)+len(recs)+16)
+	b = append(b, prefix...)
+	b = append(b, `"data":[`...)
+	b = append(b, recs...)
+	b = append(b, "]}\n"...)
+	writeBody(w, http.StatusOK, b)
+	putRecordBuffer(pb, b)
 }
 
 func queryPage(q url.Values) (page, size int, err error) {
@@ -281,19 +277,15 @@ func (s *Server) handleOrdersPageMulti(w http.ResponseWriter, r *http.Request) {
 		Error(w, r, err)
 		return
 	}
-	pb := recordBuffers.Get().(*[]byte)
-	b := slices.Grow((*pb)[:0], 64+size*420)
-	b = append(b, `"data":[`...)
-	b, total, err := l.AppendPageMultiJSON(b, keys, page, size)
-	if err != nil {
-		putRecordBuffer(pb, b)
+	rb := recordBuffers.Get().(*[]byte)
+	recs, total, err := l.AppendPageMultiJSON(slices.Grow((*rb)[:0], size*420), keys, page, size)
+	if err == nil {
+		pages := (total + size - 1) / size
+		writePage(w, `{"total":`+strconv.Itoa(total)+`,"totalCount":`+strconv.Itoa(pages)+`,"page":`+strconv.Itoa(page)+`,`, recs)
+	} else {
 		Error(w, r, err)
-		return
 	}
-	b = append(b, "]}\n"...)
-	pages := (total + size - 1) / size
-	writePage(w, `{"total":`+strconv.Itoa(total)+`,"totalCount":`+strconv.Itoa(pages)+`,"page":`+strconv.Itoa(page)+`,`, b)
-	putRecordBuffer(pb, b)
+	putRecordBuffer(rb, recs)
 }
 
 // maxDayWindow bounds orders/day's days parameter.

@@ -59,12 +59,12 @@ type Ledger struct {
 	PageCacheBytes int
 
 	mu      sync.RWMutex
-	pairs   []*pairBook       // interned pair books, by index
-	byKey   map[string]uint32 // pair key → index
-	orders  orderIndex        // order id → pair index | sideSell bit, for every order requested
-	open    map[int64]*orderState
-	quotes  map[string]*series // per quote currency: every pair's buckets summed
-	strat   map[string]string  // pair key → strategy name (from config events)
+	pairs   []*pairBook          // interned pair books, by index
+	byKey   map[string]uint32    // pair key → index
+	orders  orderIndex           // order id → pair index | sideSell bit, for every order requested
+	open    map[int64]orderState // by value: no allocation per order
+	quotes  map[string]*series   // per quote currency: every pair's buckets summed
+	strat   map[string]string    // pair key → strategy name (from config events)
 	assets  assetBook
 	records int             // number of order records, all pairs
 	version uint64          // counts applied changes; see Version
@@ -131,7 +131,7 @@ func NewLedger(method domain.PnlMethod) *Ledger {
 		Method:         method,
 		PageCacheBytes: DefaultPageCacheBytes,
 		byKey:          map[string]uint32{},
-		open:           map[int64]*orderState{},
+		open:           map[int64]orderState{},
 		quotes:         map[string]*series{},
 		strat:          map[string]string{},
 		assets:         newAssetBook(),
@@ -242,7 +242,7 @@ func (l *Ledger) applyRequested(r *domain.OrderRequested) error {
 		l.pairs[old&^sideSell].gen++
 	}
 	l.orders.set(r.OrderID, v)
-	l.open[r.OrderID] = &orderState{amount: r.Amount}
+	l.open[r.OrderID] = orderState{amount: r.Amount}
 	return nil
 }
 
@@ -256,10 +256,7 @@ func (l *Ledger) applyFill(id, t int64, pos uint64, f *domain.OrderFilled) error
 	}
 	b := l.pairs[v&^sideSell]
 	sell := v&sideSell != 0
-	st, isOpen := l.open[id]
-	if !isOpen { // a late fill of an order already closed: counted on its own
-		st = &orderState{}
-	}
+	st, isOpen := l.open[id] // a late fill of an order already closed is counted on its own
 	side := domain.Buy
 	if sell {
 		side = domain.Sell
@@ -270,7 +267,8 @@ func (l *Ledger) applyFill(id, t int64, pos uint64, f *domain.OrderFilled) error
 	st.fills++
 	st.filled = st.filled.Add(f.Quantity)
 	st.filledCost = st.filledCost.Add(r.Value)
-	if isOpen && st.amount > 0 && st.filled >= st.amount {
+	closed := isOpen && st.amount > 0 && st.filled >= st.amount
+	if closed {
 		delete(l.open, id)
 	}
 
@@ -296,7 +294,10 @@ func (l *Ledger) applyFill(id, t int64, pos uint64, f *domain.OrderFilled) error
 	b.insert(rec)
 	l.records++
 
-	l.addToSeries(b, st, t, sell, &r, net)
+	l.addToSeries(b, &st, t, sell, &r, net)
+	if isOpen && !closed {
+		l.open[id] = st
+	}
 	b.addPrice(t, f.Price)
 	return nil
 }
