@@ -153,34 +153,41 @@ func (s *Simulator) restoreInto(a *Account) {
 	}
 	sort.Slice(open, func(i, j int) bool { return open[i].OrderID < open[j].OrderID })
 	for _, o := range open {
-		if o.State != domain.OrderStateAccepted || !o.OnExchange() || o.ExchangeOrderID == "" || o.Kind == domain.KindMarket {
-			continue
-		}
-		m, ok := a.markets[o.Pair]
-		if !ok {
-			continue
-		}
-		price := o.Price
-		if o.Emulated() {
-			price = o.LimitPrice
-		}
-		ro := &order{quote: m.quote, base: m.base, ExchangeOrder: domain.ExchangeOrder{
-			ID: o.ExchangeOrderID, ClientOrderID: o.ClientOrderID, Pair: o.Pair, Side: o.Side, Kind: domain.KindLimit,
-			Price: price, Amount: o.Amount, Filled: o.Filled, Status: domain.StatusOpen,
-		}}
-		left := o.Amount.Sub(o.Filled)
-		asset, need := m.base, left
-		if o.Side == domain.Buy {
-			asset, need = m.quote, a.withFee(left.Mul(price))
-		}
-		b := a.bal(asset)
-		b.available, b.onOrder = b.available.Sub(need), b.onOrder.Add(need)
-		ro.reserved = need
-		a.orders[ro.ID] = ro
-		a.byClient[ro.ClientOrderID] = ro
-		a.resting[o.Pair] = append(a.resting[o.Pair], ro)
-		if id, err := strconv.ParseInt(ro.ID, 10, 64); err == nil && id > a.nextID {
-			a.nextID = id
-		}
+		a.restOpen(o)
+	}
+}
+
+// restOpen rests again an order the log holds open on a, its funds on
+// order; an order that never reached the exchange, a market order or
+// one on a pair a does not list is not the simulator's to keep.
+func (a *Account) restOpen(o *domain.Order) {
+	if o.State != domain.OrderStateAccepted || !o.OnExchange() || o.ExchangeOrderID == "" || o.Kind == domain.KindMarket {
+		return
+	}
+	m, ok := a.markets[o.Pair]
+	if !ok {
+		return
+	}
+	price := o.Price
+	if o.Emulated() {
+		price = o.LimitPrice
+	}
+	ro := &order{quote: m.quote, base: m.base, ExchangeOrder: domain.ExchangeOrder{
+		ID: o.ExchangeOrderID, ClientOrderID: o.ClientOrderID, Pair: o.Pair, Side: o.Side, Kind: domain.KindLimit,
+		Price: price, Amount: o.Amount, Filled: o.Filled, Status: domain.StatusOpen,
+	}}
+	left := o.Amount.Sub(o.Filled)
+	asset, need := m.base, left
+	if o.Side == domain.Buy {
+		asset, need = m.quote, a.withFee(left.Mul(price))
+	}
+	b := a.bal(asset)
+	b.available, b.onOrder = b.available.Sub(need), b.onOrder.Add(need)
+	ro.reserved = need
+	a.orders[ro.ID] = ro
+	a.byClient[ro.ClientOrderID] = ro
+	a.resting[o.Pair] = append(a.resting[o.Pair], ro)
+	if id, err := strconv.ParseInt(ro.ID, 10, 64); err == nil && id > a.nextID {
+		a.nextID = id
 	}
 }
