@@ -101,6 +101,18 @@ func (e *Event) DecodeInterned(v any, in Interner) error {
 	return nil
 }
 
+// Payload returns e's payload as a *T: Predecode's result when it is one
+// (shared: read it, do not change it), else newly decoded (EINVALID when
+// it does not decode, as Decode). Read models use it so that a replayed,
+// predecoded event costs no allocation.
+func Payload[T any](e *Event) (*T, error) {
+	if p, ok := e.decoded.(*T); ok {
+		return p, nil
+	}
+	p := new(T)
+	return p, e.Decode(p)
+}
+
 // NewEventID returns a UUIDv7 (RFC 9562) for time t: 48 bits of Unix
 // milliseconds, then random bits. Ids from one process sort by creation time
 // to the millisecond.

@@ -56,7 +56,20 @@ type Order struct {
 	Extreme         Decimal // trailing stop: best price seen since it armed (low for buys, high for sells); 0 before
 	Time            int64   // ms of the OrderRequested event
 	Reason          string  // why it was rejected, cancelled or expired
-	FillIDs         map[string]bool
+	// FillIDs are the exchange ids of the fills applied (HasFill). A
+	// slice: an order has a few fills, and a map per filled order made a
+	// replay allocate one per order.
+	FillIDs []string
+}
+
+// HasFill reports whether the fill with exchange id id was applied.
+func (o *Order) HasFill(id string) bool {
+	for _, f := range o.FillIDs {
+		if f == id {
+			return true
+		}
+	}
+	return false
 }
 
 // NewOrder returns the empty aggregate (State none, Version -1).
@@ -148,16 +161,16 @@ func (o *Order) Apply(e *Event) error {
 	}
 	switch e.Type {
 	case TypeOrderRequested:
-		var p OrderRequested
-		if err := e.Decode(&p); err != nil {
+		p, err := Payload[OrderRequested](e)
+		if err != nil {
 			return err
 		}
-		o.OrderRequested = p
+		o.OrderRequested = *p
 		o.State = OrderStateRequested
 		o.Time = e.Time
 	case TypeOrderAccepted:
-		var p OrderAccepted
-		if err := e.Decode(&p); err != nil {
+		p, err := Payload[OrderAccepted](e)
+		if err != nil {
 			return err
 		}
 		if p.ExchangeOrderID != "" {
@@ -173,14 +186,11 @@ func (o *Order) Apply(e *Event) error {
 		}
 		o.State, o.Reason = OrderStateRejected, p.Reason
 	case TypeOrderFilled:
-		var p OrderFilled
-		if err := e.Decode(&p); err != nil {
+		p, err := Payload[OrderFilled](e)
+		if err != nil {
 			return err
 		}
-		if o.FillIDs == nil {
-			o.FillIDs = make(map[string]bool)
-		}
-		o.FillIDs[p.FillID] = true
+		o.FillIDs = append(o.FillIDs, p.FillID)
 		o.Filled = o.Filled.Add(p.Quantity)
 		o.Cost = o.Cost.Add(p.Price.Mul(p.Quantity))
 		o.Fees = o.Fees.Add(p.Fee)
@@ -262,7 +272,7 @@ func (o *Order) DecideCancelled(clock Clock, reason string) []Event {
 // the payload as ExchangeTime. A fill already applied, or an order that is
 // not open, yields no event.
 func (o *Order) DecideFill(clock Clock, f Fill) []Event {
-	if o.State == OrderStateNone || o.FillIDs[f.ID] || f.Quantity.Sign() <= 0 {
+	if o.State == OrderStateNone || o.HasFill(f.ID) || f.Quantity.Sign() <= 0 {
 		return nil
 	}
 	e := NewEvent(clock, TypeOrderFilled, OrderFilled{

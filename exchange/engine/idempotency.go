@@ -5,20 +5,25 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"hash/maphash"
 	"strconv"
 
 	"github.com/tradeledger/tradeledger/domain"
 )
 
-// keyID is the Idempotency-Key as kept: 128 bits of its SHA-256, so that
-// a million keys cost a fixed 16 bytes each whatever their length.
-type keyID [16]byte
+// keyID is the Idempotency-Key as kept: 128 bits of hash, so that a
+// million keys cost a fixed 16 bytes each whatever their length. The map
+// is rebuilt from the log by every process, so the hash need not be
+// stable across processes: two maphash values under random seeds (a
+// fraction of a SHA-256's cost on every replayed order, and a client
+// cannot choose keys that collide without knowing the seeds).
+type keyID struct{ a, b uint64 }
 
-func keyIDOf(key string) keyID {
-	sum := sha256.Sum256([]byte(key))
-	var k keyID
-	copy(k[:], sum[:16])
-	return k
+// keySeeds are the Trader's two maphash seeds (set by init).
+type keySeeds struct{ a, b maphash.Seed }
+
+func (t *Trader) keyIDOf(key string) keyID {
+	return keyID{maphash.String(t.seeds.a, key), maphash.String(t.seeds.b, key)}
 }
 
 // keyRecord is what a used Idempotency-Key answered: the order (for an
@@ -40,7 +45,7 @@ type keyEntry struct {
 // first request's answer. A claim in progress is waited for; if it placed
 // nothing, the key is free again and claimed anew.
 func (t *Trader) claimKey(ctx context.Context, key string) (rec keyRecord, fresh bool, err error) {
-	kid := keyIDOf(key)
+	kid := t.keyIDOf(key)
 	for {
 		t.mu.Lock()
 		t.init()
@@ -70,7 +75,7 @@ func (t *Trader) settleKey(key string, orderID, ocoID int64, fp string) {
 	ke := t.pending[key]
 	delete(t.pending, key)
 	if orderID != 0 {
-		t.keys[keyIDOf(key)] = keyRecord{orderID: orderID, ocoID: ocoID, fp: fingerprintBits(fp)}
+		t.keys[t.keyIDOf(key)] = keyRecord{orderID: orderID, ocoID: ocoID, fp: fingerprintBits(fp)}
 	}
 	t.mu.Unlock()
 	if ke != nil {
@@ -115,7 +120,7 @@ func errKeyReused() error {
 func (t *Trader) reuseKey(ctx context.Context, key, fp string) (id int64, done bool, err error) {
 	t.mu.Lock()
 	t.init()
-	rec, ok := t.keys[keyIDOf(key)]
+	rec, ok := t.keys[t.keyIDOf(key)]
 	t.mu.Unlock()
 	if !ok {
 		return 0, false, nil

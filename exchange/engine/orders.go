@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"hash/maphash"
 	"sort"
 	"strconv"
 	"strings"
@@ -55,6 +56,7 @@ type Trader struct {
 	byClient map[string]int64               // client order id → unfinished order id
 	pending  map[string]*keyEntry           // Idempotency-Keys being answered
 	keys     map[keyID]keyRecord            // Idempotency-Keys answered (from the log)
+	seeds    keySeeds                       // of keyIDOf
 	ocos     map[int64]*domain.Oco          // OCOs with a leg that is not finished
 	cursor   map[string]uint64
 	balances map[string]domain.BalancesObserved
@@ -104,6 +106,7 @@ func (t *Trader) init() {
 		t.byClient = make(map[string]int64)
 		t.pending = make(map[string]*keyEntry)
 		t.keys = make(map[keyID]keyRecord)
+		t.seeds = keySeeds{maphash.MakeSeed(), maphash.MakeSeed()}
 		t.ocos = make(map[int64]*domain.Oco)
 		t.cursor = make(map[string]uint64)
 		t.balances = make(map[string]domain.BalancesObserved)
@@ -151,14 +154,13 @@ func (t *Trader) applyLocked(e *domain.Event) error {
 		case domain.TypeOrderRequested:
 			t.byClient[en.o.ClientOrderID] = id
 			if k := en.o.IdempotencyKey; k != "" {
-				kid := keyIDOf(k)
+				kid := t.keyIDOf(k)
 				if _, ok := t.keys[kid]; !ok {
 					t.keys[kid] = keyRecord{orderID: id, ocoID: en.o.OcoID, fp: fingerprintBits(en.o.IdempotencyFingerprint)}
 				}
 			}
 		case domain.TypeOrderFilled:
-			var p domain.OrderFilled
-			if e.Decode(&p) == nil && p.Seq > t.cursor[en.o.Exchange] {
+			if p, err := domain.Payload[domain.OrderFilled](e); err == nil && p.Seq > t.cursor[en.o.Exchange] {
 				t.cursor[en.o.Exchange] = p.Seq
 			}
 		}
@@ -245,12 +247,14 @@ func addID[K comparable](m map[K]map[int64]struct{}, k K, id int64) {
 	set[id] = struct{}{}
 }
 
+// removeID removes id from k's set. An emptied set stays (one per
+// exchange or pair): dropping it made a replay allocate a new one for
+// nearly every order, as orders open and finish one after the other. A
+// set keeps the memory of its peak size (maps do not shrink), which the
+// Trader needed at that peak anyway.
 func removeID[K comparable](m map[K]map[int64]struct{}, k K, id int64) {
 	if set := m[k]; set != nil {
 		delete(set, id)
-		if len(set) == 0 {
-			delete(m, k)
-		}
 	}
 }
 
