@@ -150,6 +150,9 @@ func appendPassword(ctx context.Context, store domain.EventStore, clock domain.C
 		},
 		Conflict: "append PasswordSet: the credentials stream keeps changing; try again",
 	})
+	if domain.ErrorCode(err) == domain.ECONFLICT {
+		return 0, false, errors.New(domain.ErrorMessage(err)) // printed as before
+	}
 	if err != nil {
 		return 0, false, err
 	}
