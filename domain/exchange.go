@@ -80,6 +80,37 @@ type MarketFilters struct {
 	MinNotional Decimal
 }
 
+// Apply applies the filters of pair to an order request: the price rounded
+// to the tick (buys down, sells up), the amount down to the step. An order
+// still below the minimum quantity or notional is EINVALID naming the
+// filter. Market orders are checked against the notional at req.Price
+// when it is set (the reference price the caller knows).
+func (f MarketFilters) Apply(pair string, req PlaceOrderRequest) (PlaceOrderRequest, error) {
+	if t := f.TickSize.Units(); t > 0 && req.Kind == KindLimit {
+		p := req.Price.Units()
+		r := p / t * t
+		if r != p && req.Side == Sell {
+			r += t
+		}
+		req.Price = NewDecimal(r)
+	}
+	if s := f.StepSize.Units(); s > 0 {
+		req.Amount = NewDecimal(req.Amount.Units() / s * s)
+	}
+	if req.Amount.Sign() <= 0 || req.Amount.Cmp(f.MinQty) < 0 {
+		return req, Errorf(EINVALID, "amt: LOT_SIZE: quantity %s (after rounding to the step %s) is below the minimum quantity %s of %s", req.Amount, f.StepSize, f.MinQty, pair)
+	}
+	if req.Kind == KindLimit && req.Price.Sign() <= 0 {
+		return req, Errorf(EINVALID, "price: PRICE_FILTER: price %s is below the tick %s of %s", req.Price, f.TickSize, pair)
+	}
+	if f.MinNotional.Sign() > 0 && req.Price.Sign() > 0 {
+		if n := req.Amount.Mul(req.Price); n.Cmp(f.MinNotional) < 0 {
+			return req, Errorf(EINVALID, "amt: NOTIONAL: notional %s is below the minimum notional %s of %s", n, f.MinNotional, pair)
+		}
+	}
+	return req, nil
+}
+
 // Ticker is the best bid, best ask and last trade price of a pair.
 type Ticker struct {
 	Pair           string

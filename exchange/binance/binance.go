@@ -531,35 +531,10 @@ func (x *Exchange) Account(ctx context.Context) (*gobinance.Account, error) {
 	return acc, err
 }
 
-// Filter applies a symbol's filters to an order request: the price rounded
-// to the tick (buys down, sells up), the amount down to the step. An order
-// still below the minimum quantity or notional is EINVALID naming the
-// filter. Market orders are checked against the notional at req.Price
-// when it is set (the reference price the caller knows).
+// Filter applies a symbol's filters to an order request; see
+// domain.MarketFilters.Apply.
 func Filter(pair string, f domain.MarketFilters, req domain.PlaceOrderRequest) (domain.PlaceOrderRequest, error) {
-	if t := f.TickSize.Units(); t > 0 && req.Kind == domain.KindLimit {
-		p := req.Price.Units()
-		r := p / t * t
-		if r != p && req.Side == domain.Sell {
-			r += t
-		}
-		req.Price = domain.NewDecimal(r)
-	}
-	if s := f.StepSize.Units(); s > 0 {
-		req.Amount = domain.NewDecimal(req.Amount.Units() / s * s)
-	}
-	if req.Amount.Sign() <= 0 || req.Amount.Cmp(f.MinQty) < 0 {
-		return req, domain.Errorf(domain.EINVALID, "amt: LOT_SIZE: quantity %s (after rounding to the step %s) is below the minimum quantity %s of %s", req.Amount, f.StepSize, f.MinQty, pair)
-	}
-	if req.Kind == domain.KindLimit && req.Price.Sign() <= 0 {
-		return req, domain.Errorf(domain.EINVALID, "price: PRICE_FILTER: price %s is below the tick %s of %s", req.Price, f.TickSize, pair)
-	}
-	if f.MinNotional.Sign() > 0 && req.Price.Sign() > 0 {
-		if n := req.Amount.Mul(req.Price); n.Cmp(f.MinNotional) < 0 {
-			return req, domain.Errorf(domain.EINVALID, "amt: NOTIONAL: notional %s is below the minimum notional %s of %s", n, f.MinNotional, pair)
-		}
-	}
-	return req, nil
+	return f.Apply(pair, req)
 }
 
 // PlaceOrder places a limit (GTC) or market order with the client order
