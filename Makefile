@@ -8,10 +8,18 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 COMMIT    ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS   := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
-.PHONY: build install run test vet bench bench-growth fuzz clean e2e e2e-deps dashboard-vendor
+.PHONY: build build-ccxt install run test test-ccxt vet bench bench-growth fuzz clean e2e e2e-deps dashboard-vendor
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/tradeledger
+
+# build-ccxt builds the binary with the ccxt connector (-tags ccxt: every
+# exchange ccxt knows, `connector: ccxt`). ccxt is large: a cold build takes
+# minutes more than `make build`, which is why the default binary leaves it out
+# and says so for an exchange configured with `connector: ccxt`. Not yet
+# verified to compile: see exchange/ccxt's package comment.
+build-ccxt:
+	$(GO) build -tags ccxt -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/tradeledger
 
 # install puts the binary on the PATH ($(PREFIX)/bin; PREFIX=$$HOME/.local for
 # a user install), so the README's `tradeledger …` lines work as written.
@@ -27,9 +35,20 @@ vet:
 
 # test prints what `go test` prints (ok/FAIL lines, failures), then the tests
 # that skipped and why (.ci/testsummary.go reads go test -json).
+# It also builds and tests the ccxt connector (-tags ccxt), without -race:
+# ccxt's race-instrumented build has not been verified yet (see
+# exchange/ccxt); `make test-ccxt` runs it with -race.
 test: SHELL := /bin/bash
 test: vet
-	set -o pipefail; $(GO) test -race -count=1 -json ./... | $(GO) run .ci/testsummary.go
+	set -o pipefail; { $(GO) test -race -count=1 -json ./...; a=$$?; \
+		$(GO) test -count=1 -tags ccxt -json ./exchange/ccxt/...; b=$$?; \
+		$(GO) test -count=1 -tags ccxt -json -run CCXT ./cmd/tradeledger; c=$$?; \
+		exit $$((a|b|c)); } | $(GO) run .ci/testsummary.go
+
+# test-ccxt builds and tests the ccxt connector and its wiring (-tags ccxt).
+test-ccxt:
+	$(GO) vet -tags ccxt ./exchange/ccxt/... ./cmd/tradeledger
+	$(GO) test -race -count=1 -tags ccxt ./exchange/ccxt/... ./cmd/tradeledger
 
 # Benchmarks print their figures (events/s, orders/s, p99, bytes/order) and
 # their ratio to the raw reference measured in the same run.

@@ -22,10 +22,11 @@ import (
 const (
 	ConnectorPaper   = "paper"
 	ConnectorBinance = "binance"
+	ConnectorCCXT    = "ccxt" // any exchange ccxt knows, with ccxtId (ccxt_on.go)
 )
 
 // realConnectors are the connectors that trade for real in this build.
-var realConnectors = map[string]bool{ConnectorBinance: true}
+var realConnectors = map[string]bool{ConnectorBinance: true, ConnectorCCXT: ccxtBuilt}
 
 // Choice is the connector an exchange uses, and why.
 type Choice struct {
@@ -86,7 +87,7 @@ func ChooseConnector(cfg domain.Config, exchange string) (Choice, error) {
 			c.Reason += "; testnet"
 		}
 	default:
-		c.Reason = fmt.Sprintf("no real connector %q in this build: trading on paper although bot.SIMULATOR is false", name)
+		c.Reason = fmt.Sprintf("no real connector %q in this build%s: trading on paper although bot.SIMULATOR is false", name, buildHint(name))
 		c.Fallback = true
 	}
 	return c, nil
@@ -105,9 +106,13 @@ type Connectors struct {
 	BinanceURL string
 	// HTTPClient is the real connectors' HTTP client (nil: their default).
 	HTTPClient *http.Client
+	// CCXTURL, when set, replaces the API host of every ccxt exchange
+	// (tests: a fixture).
+	CCXTURL string
 
 	mu      sync.Mutex
 	binance map[string]*binanceAccount
+	ccxt    ccxtAccounts
 	down    map[string]string // exchange → its last failure to answer
 }
 
@@ -128,6 +133,8 @@ func (c *Connectors) Exchange(name string) (domain.Exchange, error) {
 	switch choice.Connector {
 	case ConnectorBinance:
 		x, err = c.binanceFor(cfg, name)
+	case ConnectorCCXT:
+		x, err = c.ccxtFor(cfg, name)
 	default:
 		x, err = c.Paper.Exchange(name)
 	}
@@ -229,21 +236,11 @@ func (c *Connectors) Binance(name string) (*binance.Exchange, error) {
 }
 
 func (c *Connectors) binanceFor(cfg domain.Config, name string) (*binance.Exchange, error) {
-	entry, ok := cfg.Exchange(name)
-	if !ok {
-		return nil, domain.Errorf(domain.ENOTFOUND, "exchange %q is not configured", name)
-	}
-	var keys map[string]string
-	if c.Keys != nil {
-		var err error
-		if keys, err = c.Keys(name); err != nil {
-			return nil, err
-		}
+	entry, keys, err := c.account(cfg, name)
+	if err != nil {
+		return nil, err
 	}
 	key, secret := keys["key"], keys["secret"]
-	if key == "" || secret == "" {
-		return nil, domain.Errorf(domain.EINVALID, "exchange %s has no API key and secret: set them with license/keys/edit or config/update", name)
-	}
 	testnet, _ := entry["testnet"].(bool)
 	fp := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%s\x00%t", key, secret, testnet)))
 	c.mu.Lock()
@@ -256,7 +253,37 @@ func (c *Connectors) binanceFor(cfg domain.Config, name string) (*binance.Exchan
 		x.BaseURL = c.BinanceURL
 	}
 	x.Now, x.HTTPClient = c.Now, c.HTTPClient
-	x.Pairs = func() []string {
+	x.Pairs = c.pairsOf(name)
+	if c.binance == nil {
+		c.binance = map[string]*binanceAccount{}
+	}
+	c.binance[name] = &binanceAccount{fingerprint: fp, x: x}
+	return x, nil
+}
+
+// account returns a configured exchange's entry and credentials: ENOTFOUND
+// for an unconfigured exchange, EINVALID without a key and secret.
+func (c *Connectors) account(cfg domain.Config, name string) (map[string]any, map[string]string, error) {
+	entry, ok := cfg.Exchange(name)
+	if !ok {
+		return nil, nil, domain.Errorf(domain.ENOTFOUND, "exchange %q is not configured", name)
+	}
+	var keys map[string]string
+	if c.Keys != nil {
+		var err error
+		if keys, err = c.Keys(name); err != nil {
+			return nil, nil, err
+		}
+	}
+	if keys["key"] == "" || keys["secret"] == "" {
+		return nil, nil, domain.Errorf(domain.EINVALID, "exchange %s has no API key and secret: set them with license/keys/edit or config/update", name)
+	}
+	return entry, keys, nil
+}
+
+// pairsOf lists an exchange's configured pairs (a connector's Pairs).
+func (c *Connectors) pairsOf(name string) func() []string {
+	return func() []string {
 		var out []string
 		for _, p := range c.Config().Pairs() {
 			if p.Exchange == name {
@@ -265,11 +292,6 @@ func (c *Connectors) binanceFor(cfg domain.Config, name string) (*binance.Exchan
 		}
 		return out
 	}
-	if c.binance == nil {
-		c.binance = map[string]*binanceAccount{}
-	}
-	c.binance[name] = &binanceAccount{fingerprint: fp, x: x}
-	return x, nil
 }
 
 // Choices returns every configured exchange's choice, sorted by name
@@ -343,6 +365,9 @@ func (m *Main) verifyKeys(ctx context.Context, cfg domain.Config, exchange strin
 	ch, err := ChooseConnector(cfg, exchange)
 	if err != nil {
 		return err
+	}
+	if ch.Connector == ConnectorCCXT {
+		return m.verifyCCXTKeys(ctx, cfg, exchange, fields)
 	}
 	if ch.Connector != ConnectorBinance {
 		m.Logger.Info("exchange keys not checked: the exchange trades on paper", zap.String("exchange", exchange), zap.String("reason", ch.Reason))
