@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/eventstore"
 )
 
 // appender appends events on behalf of one command and remembers the last
@@ -34,6 +35,12 @@ func (a *appender) append(ctx context.Context, stream string, expected domain.Ex
 	if err != nil {
 		return fmt.Errorf("append %s: %w", stream, err)
 	}
+	return a.appended(stream, res, evs)
+}
+
+// appended applies events just appended to stream (res) to the Trader's
+// state at once, and remembers their position for the final wait.
+func (a *appender) appended(stream string, res domain.AppendResult, evs []domain.Event) error {
 	a.t.mu.Lock()
 	for i := range evs {
 		evs[i].Stream, evs[i].Version = stream, res.FirstVersion+int64(i)
@@ -77,3 +84,41 @@ func (a *appender) appendOrder(ctx context.Context, en *entry, id int64, evs ...
 	}
 	return a.append(ctx, domain.OrderStream(id), expected, evs...)
 }
+
+// run runs a decision on an order's state through the command path
+// (eventstore.Run): Load reads the order from the Trader's state with its
+// version, Decide (pure, in domain) returns the events, the append expects
+// that version, and a version conflict (another writer appended to the
+// stream) waits for the projections, which the Trader is one of, and
+// decides again. The events are applied to the Trader at once, as every
+// append of a command is. The caller holds en.op.
+func (a *appender) run(ctx context.Context, en *entry, id int64, decide func(o domain.Order) ([]domain.Event, error)) error {
+	ctx = eventstore.WithCorrelation(eventstore.WithActor(ctx, a.actor), a.corr)
+	stream := domain.OrderStream(id)
+	res, err := eventstore.Run(ctx, a.t.commands(), eventstore.Command[domain.Order]{
+		Stream: stream,
+		Load: func(context.Context) (domain.Order, domain.ExpectedVersion, error) {
+			o := a.t.snapshot(en)
+			return o, eventstore.ExpectedAt(o.Version), nil
+		},
+		Decide: decide,
+	})
+	if err != nil || !res.Appended() {
+		return err
+	}
+	return a.appended(stream, res.Append, res.Events)
+}
+
+// commands is the command path on the Trader's store, waiting on its Wait.
+func (t *Trader) commands() *eventstore.Commands {
+	var w eventstore.Waiter
+	if t.Wait != nil {
+		w = waitFunc(t.Wait)
+	}
+	return eventstore.NewCommands(t.Store, w)
+}
+
+// waitFunc is a Wait as an eventstore.Waiter.
+type waitFunc func(ctx context.Context, pos uint64) error
+
+func (f waitFunc) WaitFor(ctx context.Context, pos uint64) error { return f(ctx, pos) }

@@ -135,12 +135,7 @@ func (t *Trader) cancelLocked(ctx context.Context, a *appender, x domain.Exchang
 		return domain.Errorf(domain.ECONFLICT, "order %d is already %s", id, o.State)
 	}
 	en.op.Lock()
-	t.mu.Lock()
-	evs, err := en.o.DecideCancel(t.Clock, reason)
-	t.mu.Unlock()
-	if err == nil {
-		err = a.appendOrder(ctx, en, id, evs...)
-	}
+	err := a.run(ctx, en, id, func(o domain.Order) ([]domain.Event, error) { return o.DecideCancel(t.Clock, reason) })
 	en.op.Unlock()
 	if err != nil {
 		return err
