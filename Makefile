@@ -16,8 +16,7 @@ build:
 # build-ccxt builds the binary with the ccxt connector (-tags ccxt: every
 # exchange ccxt knows, `connector: ccxt`). ccxt is large: a cold build takes
 # minutes more than `make build`, which is why the default binary leaves it out
-# and says so for an exchange configured with `connector: ccxt`. Not yet
-# verified to compile: see exchange/ccxt's package comment.
+# and says so for an exchange configured with `connector: ccxt`.
 build-ccxt:
 	$(GO) build -tags ccxt -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/tradeledger
 
@@ -32,20 +31,19 @@ run: build
 
 vet:
 	$(GO) vet ./...
+	$(GO) vet -tags ccxt ./exchange/ccxt/... ./cmd/tradeledger
 
 # test prints what `go test` prints (ok/FAIL lines, failures), then the tests
 # that skipped and why (.ci/testsummary.go reads go test -json).
-# It also builds and tests the ccxt connector (-tags ccxt), without -race:
-# ccxt's race-instrumented build has not been verified yet (see
-# exchange/ccxt); `make test-ccxt` runs it with -race.
+# It also builds and tests the ccxt connector and its wiring (-tags ccxt).
 test: SHELL := /bin/bash
 test: vet
 	set -o pipefail; { $(GO) test -race -count=1 -json ./...; a=$$?; \
-		$(GO) test -count=1 -tags ccxt -json ./exchange/ccxt/...; b=$$?; \
-		$(GO) test -count=1 -tags ccxt -json -run CCXT ./cmd/tradeledger; c=$$?; \
+		$(GO) test -race -count=1 -tags ccxt -json ./exchange/ccxt/...; b=$$?; \
+		$(GO) test -race -count=1 -tags ccxt -json -run CCXT ./cmd/tradeledger; c=$$?; \
 		exit $$((a|b|c)); } | $(GO) run .ci/testsummary.go
 
-# test-ccxt builds and tests the ccxt connector and its wiring (-tags ccxt).
+# test-ccxt builds and tests only the ccxt connector and its wiring.
 test-ccxt:
 	$(GO) vet -tags ccxt ./exchange/ccxt/... ./cmd/tradeledger
 	$(GO) test -race -count=1 -tags ccxt ./exchange/ccxt/... ./cmd/tradeledger
