@@ -262,6 +262,14 @@ func (c Config) Simulator() bool {
 	return s
 }
 
+// ReportingCurrency returns bot.REPORTING_CURRENCY, the currency PNL answers
+// over several quote currencies are converted into, or "" when unset (the
+// PNL read model then picks the quote currency with the most fills).
+func (c Config) ReportingCurrency() string {
+	s, _ := c.section("bot")["REPORTING_CURRENCY"].(string)
+	return s
+}
+
 // ExchangeNames returns the names of config.exchanges, sorted.
 func (c Config) ExchangeNames() []string { return sortedKeys(c.section("exchanges")) }
 

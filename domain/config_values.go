@@ -114,9 +114,16 @@ func CheckStrategyParams(where string, params map[string]any) error {
 // overrides, config.exchanges.<name>.delay (whole seconds ≥ 1), and the
 // paper simulator's settings config.exchanges.<name>.simulator: fee, a
 // rate in [0, 1), and balances, amounts ≥ 0 (a zero starting balance is a
-// real choice). ConfigFromMap calls it; see the note at the top of this
-// file for why ParseConfig does not.
+// real choice), and bot.REPORTING_CURRENCY, a currency symbol (letters and
+// digits, as in a pair) or absent. ConfigFromMap calls it; see the note at
+// the top of this file for why ParseConfig does not.
 func (c Config) CheckValues() error {
+	if v, ok := c.section("bot")["REPORTING_CURRENCY"]; ok && v != nil {
+		s, _ := v.(string)
+		if s == "" || len(s) > MaxPairLen || !alnum(s) {
+			return Errorf(EINVALID, "config.bot.REPORTING_CURRENCY must be a currency symbol of letters and digits (e.g. USDT), not %.40s", fmt.Sprint(v))
+		}
+	}
 	exchanges := c.section("exchanges")
 	for _, name := range sortedKeys(exchanges) {
 		entry, _ := exchanges[name].(map[string]any)

@@ -131,3 +131,38 @@ func FuzzConfigDocument(f *testing.F) {
 		}
 	})
 }
+
+// bot.REPORTING_CURRENCY is a currency symbol or absent; ReportingCurrency
+// reads it back ("" when absent).
+func TestReportingCurrency(t *testing.T) {
+	doc := func(v any) map[string]any {
+		bot := map[string]any{}
+		if v != nil {
+			bot["REPORTING_CURRENCY"] = v
+		}
+		return map[string]any{"bot": bot, "GUI": map[string]any{}, "exchanges": map[string]any{}, "strategies": map[string]any{}, "pairs": map[string]any{}}
+	}
+	for _, tc := range []struct {
+		v    any
+		want string // "" : accepted
+	}{
+		{nil, ""}, {"USDT", ""}, {"BTC", ""},
+		{"", "config.bot.REPORTING_CURRENCY must be a currency symbol"},
+		{"US-DT", "REPORTING_CURRENCY"}, {42, "REPORTING_CURRENCY"}, {strings.Repeat("X", 33), "REPORTING_CURRENCY"},
+	} {
+		c, err := ConfigFromMap(doc(tc.v))
+		if tc.want == "" {
+			if err != nil {
+				t.Fatalf("%v: %v", tc.v, err)
+			}
+			want, _ := tc.v.(string)
+			if got := c.ReportingCurrency(); got != want {
+				t.Fatalf("ReportingCurrency() = %q, want %q", got, want)
+			}
+			continue
+		}
+		if ErrorCode(err) != EINVALID || !strings.Contains(ErrorMessage(err), tc.want) {
+			t.Fatalf("%v: err = %v, want EINVALID containing %q", tc.v, err, tc.want)
+		}
+	}
+}

@@ -261,9 +261,11 @@ type tournamentData struct {
 }
 
 type pnlSumResponse struct {
-	TournamentData tournamentData        `json:"tournamentData"`
-	Data           []projections.PairSum `json:"data"`
-	Unit           string                `json:"unit"`
+	TournamentData tournamentData                     `json:"tournamentData"`
+	Data           []projections.PairSum              `json:"data"`
+	Unit           string                             `json:"unit"`
+	PerQuote       map[string]projections.QuoteSum    `json:"perQuote,omitempty"`
+	Unconverted    map[string]projections.Unconverted `json:"unconverted,omitempty"`
 }
 
 // handlePnlSum answers GET pnl/sum?exchange=&startTimestamp=&endTimestamp=.
@@ -301,12 +303,13 @@ func (s *Server) handlePnlSum(w http.ResponseWriter, r *http.Request) {
 		}
 		scope = projections.PnlScope{Keys: []string{key}, Quote: q.Get("quote")}
 	}
-	data, pnl, inv, unit, err := l.Sum(scope, start, end)
+	res, err := l.Sum(scope, start, end)
 	if err != nil {
 		Error(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, pnlSumResponse{TournamentData: tournamentData{SommaPnl: pnl.String(), Invested: inv.String()}, Data: data, Unit: unit})
+	writeJSON(w, http.StatusOK, pnlSumResponse{TournamentData: tournamentData{SommaPnl: res.Pnl.String(), Invested: res.Invested.String()},
+		Data: res.Pairs, Unit: res.Unit, PerQuote: res.PerQuote, Unconverted: res.Unconverted})
 }
 
 // handlePnlTotal answers GET pnl/total?key= with projections.PairTotal: the

@@ -13,7 +13,7 @@ import (
 type PnlReader interface {
 	Overview(q projections.OverviewQuery) (*projections.Overview, error)
 	Daily(q projections.DailyQuery) ([]projections.DayPnl, domain.Decimal, string, error)
-	Sum(scope projections.PnlScope, fromMs, toMs int64) ([]projections.PairSum, domain.Decimal, domain.Decimal, string, error)
+	Sum(scope projections.PnlScope, fromMs, toMs int64) (projections.SumResult, error)
 	Total(key string) (projections.PairTotal, error)
 	AssetHistory(exchange, base string, start, end int64) []projections.AssetPoint
 }

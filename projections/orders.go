@@ -66,6 +66,7 @@ type Ledger struct {
 	quotes  map[string]*series   // per quote currency: every pair's buckets summed
 	strat   map[string]string    // pair key → strategy name (from config events)
 	assets  assetBook
+	conv    convBook        // rates and PNL in other currencies (pnlconv.go)
 	records int             // number of order records, all pairs
 	version uint64          // counts applied changes; see Version
 	intern  domain.Interner // used by Apply only (one goroutine, before the lock)
@@ -145,7 +146,8 @@ func (l *Ledger) Name() string { return "ledger" }
 // Apply implements Projection: OrderRequested registers an order's pair and
 // side; OrderFilled adds a record and updates lots, PNL aggregates, prices
 // and marks; OrderCancelled/Rejected/Expired close an order; BalancesObserved
-// adds an asset snapshot; PairAdded and ConfigReplaced name pair strategies.
+// adds an asset snapshot; RateObserved adds a currency rate (pnlconv.go);
+// PairAdded and ConfigReplaced name pair strategies.
 // Other events are ignored. A payload that does not decode is an EINVALID
 // error and changes nothing.
 func (l *Ledger) Apply(e *domain.Event) error {
@@ -188,6 +190,15 @@ func (l *Ledger) Apply(e *domain.Event) error {
 		defer l.mu.Unlock()
 		l.version++
 		l.assets.observe(e.Time, &b)
+	case domain.TypeRateObserved:
+		var r domain.RateObserved
+		if err := e.Decode(&r); err != nil {
+			return err
+		}
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.version++
+		l.conv.observe(r.Quote, r.Base, e.Time, r.Rate)
 	case domain.TypePairAdded, domain.TypePairRemoved, domain.TypeConfigReplaced:
 		l.mu.Lock()
 		defer l.mu.Unlock()

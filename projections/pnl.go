@@ -22,8 +22,9 @@ import (
 // prefix sums (O(log n)).
 //
 // Units. Amounts are in a pair's quote currency. A query over pairs of
-// different quotes is refused (EINVALID, naming the quotes) unless it names
-// one quote to restrict to; nothing ever adds USDT to BTC.
+// different quotes is answered in the reporting currency, at rates from
+// the log (pnlconv.go), unless it names one quote to restrict to; nothing
+// ever adds USDT to BTC without converting it.
 
 // BucketSeconds is the width of a PNL bucket.
 const BucketSeconds = 900
@@ -35,6 +36,7 @@ type bucket struct {
 	cum                         domain.Decimal // Σ pnl of this and every earlier bucket
 	trades, buys, sells         int32
 	wins, losses, evens         int32 // closing trades by pnl sign
+	priced                      int32 // closing trades whose pnl is in the bucket (all but unconverted ones)
 	uBuys, uSells               int32 // orders by their first fill
 	uWins, uLosses              int32 // sell orders by the sign of their summed pnl
 	pnl, profit, loss, fees     domain.Decimal
@@ -56,6 +58,8 @@ type series struct {
 type fillFx struct {
 	t                    int64
 	sell, closing, first bool
+	noMoney              bool // an unconverted fill: counted, no money (pnlconv.go)
+	sign                 int8 // the sign of the fill's pnl in its own currency
 	value, net, fee, pnl domain.Decimal
 	unmatched, invested  domain.Decimal
 	uniqueFrom, uniqueTo int8 // unique win/loss: counted sign before and after (2: none)
@@ -89,20 +93,28 @@ func (b *bucket) add(fx *fillFx) {
 	if !fx.closing {
 		return
 	}
-	closes := b.wins + b.losses + b.evens
-	b.pnl = b.pnl.Add(fx.pnl)
-	b.invested = b.invested.Add(fx.invested)
-	switch fx.pnl.Sign() {
+	switch fx.sign {
 	case 1:
 		b.wins++
+	case -1:
+		b.losses++
+	default:
+		b.evens++
+	}
+	if fx.noMoney {
+		return
+	}
+	closes := b.priced
+	b.priced++
+	b.pnl = b.pnl.Add(fx.pnl)
+	b.invested = b.invested.Add(fx.invested)
+	switch fx.sign {
+	case 1:
 		b.profit = b.profit.Add(fx.pnl)
 		b.cpWins = b.cpWins.Add(fx.net)
 	case -1:
-		b.losses++
 		b.loss = b.loss.Add(fx.pnl)
 		b.cpLosses = b.cpLosses.Add(fx.net)
-	default:
-		b.evens++
 	}
 	if closes == 0 || fx.pnl > b.hero || (fx.pnl == b.hero && fx.t < b.heroT) {
 		b.hero, b.heroT = fx.pnl, fx.t
@@ -134,7 +146,7 @@ func (b *bucket) merge(o *bucket) {
 	if o.trades == 0 {
 		return
 	}
-	bc, oc := b.wins+b.losses+b.evens, o.wins+o.losses+o.evens
+	bc, oc := b.priced, o.priced
 	if oc > 0 {
 		if bc == 0 || o.hero > b.hero || (o.hero == b.hero && o.heroT < b.heroT) {
 			b.hero, b.heroT = o.hero, o.heroT
@@ -153,6 +165,7 @@ func (b *bucket) merge(o *bucket) {
 	b.wins += o.wins
 	b.losses += o.losses
 	b.evens += o.evens
+	b.priced += o.priced
 	b.uBuys += o.uBuys
 	b.uSells += o.uSells
 	b.uWins += o.uWins
@@ -203,7 +216,7 @@ func (s *series) add(fx *fillFx) {
 	i := s.at(slot)
 	s.b[i].add(fx)
 	s.total.add(fx)
-	if fx.closing && fx.pnl != 0 {
+	if fx.closing && fx.pnl != 0 && !fx.noMoney {
 		for j := i; j < len(s.b); j++ { // only the last bucket, but for late fills
 			s.b[j].cum = s.b[j].cum.Add(fx.pnl)
 		}
@@ -226,7 +239,7 @@ func floorDiv(a, b int64) int64 {
 func (l *Ledger) addToSeries(b *pairBook, st *orderState, t int64, sell bool, r *domain.FillPnl, net domain.Decimal) {
 	fx := fillFx{t: t, sell: sell, closing: sell && r.Matched > 0, first: st.fills == 1,
 		value: r.Value, net: net, fee: r.Fee, pnl: r.Pnl, unmatched: r.UnmatchedValue,
-		uniqueFrom: 2, uniqueTo: 2}
+		uniqueFrom: 2, uniqueTo: 2, sign: int8(r.Pnl.Sign())}
 	if fx.closing {
 		fx.invested = r.LotCost
 		st.pnl = st.pnl.Add(r.Pnl)
@@ -240,6 +253,10 @@ func (l *Ledger) addToSeries(b *pairBook, st *orderState, t int64, sell bool, r 
 		st.uniqueSign = sign + 2
 		fx.uniqueSlot = st.uniqueSlot
 	}
+	// A fill's price is a rate between its currencies (applyFill sets
+	// lastPrice before it calls here); it applies to the fill itself.
+	l.conv.observe(b.quote, b.base, t, b.lastPrice)
+	l.convertFill(b, &fx) // before b.series.add: see convertFill
 	b.series.add(&fx)
 	q := l.quotes[b.quote]
 	if q == nil {
@@ -305,6 +322,9 @@ func (l *Ledger) applyConfig(e *domain.Event) error {
 	case domain.TypeConfigReplaced:
 		var c struct {
 			Config struct {
+				Bot struct {
+					Reporting any `json:"REPORTING_CURRENCY"`
+				} `json:"bot"`
 				Pairs map[string]map[string]struct {
 					Strategy string `json:"strategy"`
 				} `json:"pairs"`
@@ -313,6 +333,7 @@ func (l *Ledger) applyConfig(e *domain.Event) error {
 		if err := json.Unmarshal(e.Data, &c); err != nil {
 			return nil // the config projection reports bad documents; strategies stay as they were
 		}
+		l.conv.reporting, _ = c.Config.Bot.Reporting.(string)
 		l.strat = map[string]string{}
 		for ex, pairs := range c.Config.Pairs {
 			for p, v := range pairs {
@@ -426,31 +447,42 @@ type PnlScope struct {
 	Keys []string
 	// Exchange, when set instead of Keys, selects every pair of it.
 	Exchange string
-	// Quote restricts to pairs of one quote currency; required when the
-	// selection spans several quotes.
+	// Quote restricts to pairs of one quote currency (no conversion).
 	Quote string
 }
 
 type scoped struct {
-	keys  []string    // selected keys, sorted
-	books []*pairBook // known books of keys (same order, nil for keys without fills)
-	unit  string
-	all   bool
+	keys   []string    // selected keys, sorted
+	books  []*pairBook // known books of keys (same order, nil for keys without fills)
+	unit   string      // the one quote currency ("" when several)
+	quotes []string    // the quote currencies of keys, sorted
+	all    bool
 }
 
 // ScopeKeys is a PnlScope resolved against the known pair keys.
 type ScopeKeys struct {
-	Keys []string // selected keys, sorted
-	Unit string   // their one quote currency
-	All  bool     // the scope was ["All"]
+	Keys   []string // selected keys, sorted
+	Unit   string   // their one quote currency ("" when several)
+	Quotes []string // their quote currencies, sorted
+	All    bool     // the scope was ["All"]
 }
 
-// ResolveScope checks sc and selects its pair keys among known (every pair
-// key the read model has seen). Explicit keys need not be known. Pairs of
-// different quote currencies are never added up: a selection spanning
-// several quotes is EINVALID unless sc.Quote narrows it (an explicit key of
-// another quote is EINVALID too). Every PNL reader resolves scopes here.
+// ResolveScope is ResolveScopeMixed for a reader that does not convert
+// between currencies (the ClickHouse reader): a selection spanning several
+// quote currencies is EINVALID, naming them and telling to pass quote.
 func ResolveScope(sc PnlScope, known []string) (ScopeKeys, error) {
+	out, err := ResolveScopeMixed(sc, known)
+	if err == nil && len(out.Quotes) > 1 {
+		return out, domain.Errorf(domain.EINVALID, "the selected pairs are quoted in %s; this PNL source does not convert between currencies: pass quote (one of them) or keys of one quote", strings.Join(out.Quotes, ", "))
+	}
+	return out, err
+}
+
+// ResolveScopeMixed checks sc and selects its pair keys among known (every
+// pair key the read model has seen). Explicit keys need not be known.
+// sc.Quote narrows the selection to one quote currency (an explicit key of
+// another quote is EINVALID). Every PNL reader resolves scopes here.
+func ResolveScopeMixed(sc PnlScope, known []string) (ScopeKeys, error) {
 	var out ScopeKeys
 	all := len(sc.Keys) == 1 && strings.EqualFold(sc.Keys[0], "All")
 	var keys []string
@@ -491,16 +523,12 @@ func ResolveScope(sc PnlScope, known []string) (ScopeKeys, error) {
 		quotes[q] = true
 		out.Keys = append(out.Keys, k)
 	}
-	if len(quotes) > 1 {
-		var qs []string
-		for q := range quotes {
-			qs = append(qs, q)
-		}
-		sort.Strings(qs)
-		return out, domain.Errorf(domain.EINVALID, "the selected pairs are quoted in %s; amounts in different currencies are not added: pass quote (one of them) or keys of one quote", strings.Join(qs, ", "))
-	}
 	for q := range quotes {
-		out.Unit = q
+		out.Quotes = append(out.Quotes, q)
+	}
+	sort.Strings(out.Quotes)
+	if len(out.Quotes) == 1 {
+		out.Unit = out.Quotes[0]
 	}
 	if sc.Quote != "" {
 		out.Unit = sc.Quote
@@ -514,11 +542,11 @@ func (l *Ledger) resolve(sc PnlScope) (scoped, error) {
 	for _, b := range l.pairs {
 		known = append(known, b.key)
 	}
-	r, err := ResolveScope(sc, known)
+	r, err := ResolveScopeMixed(sc, known)
 	if err != nil {
 		return scoped{}, err
 	}
-	out := scoped{keys: r.Keys, unit: r.Unit, all: r.All}
+	out := scoped{keys: r.Keys, unit: r.Unit, quotes: r.Quotes, all: r.All}
 	for _, k := range r.Keys {
 		var b *pairBook
 		if i, ok := l.byKey[k]; ok {
@@ -659,6 +687,10 @@ type Overview struct {
 	PnlsPerPair     []KeyPnl     `json:"pnlsPerPair"`
 	DetailedPerPair []PairDetail `json:"detailedPerPair"`
 	Unit            string       `json:"unit"`
+	// Over several quote currencies only (pnlconv.go): each quote's own
+	// total in its own currency, and per currency what had no rate.
+	PerQuote    map[string]PnlTotal    `json:"perQuote,omitempty"`
+	Unconverted map[string]Unconverted `json:"unconverted,omitempty"`
 }
 
 // OverviewQuery is a pnl/overview request. From/To (ms) bound total,
@@ -680,8 +712,11 @@ type OverviewQuery struct {
 	From, To int64
 }
 
-// Overview computes the PNL overview, or EINVALID for mixed quotes or bad
-// keys.
+// Overview computes the PNL overview, or EINVALID for bad keys. Over
+// several quote currencies, total, the periods and dailyHistory are in the
+// reporting currency (unit; pnlconv.go), pnlsPerPair, detailedPerPair and
+// the periods' perPair in each pair's own quote, perQuote has each quote's
+// total in its own currency and unconverted what had no rate.
 func (l *Ledger) Overview(q OverviewQuery) (*Overview, error) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
@@ -689,8 +724,16 @@ func (l *Ledger) Overview(q OverviewQuery) (*Overview, error) {
 	if err != nil {
 		return nil, err
 	}
-	ss := l.seriesOf(&sc)
 	from, to := rangeSeconds(q.From, q.To)
+	var mv *mixedView
+	var ss []*series
+	if len(sc.quotes) > 1 {
+		mv = l.mixed(&sc)
+		ss = mv.conv
+		sc.unit = mv.unit
+	} else {
+		ss = l.seriesOf(&sc)
+	}
 	o := &Overview{Unit: sc.unit, DailyHistory: []DayPnl{}, PnlsPerPair: []KeyPnl{}, DetailedPerPair: []PairDetail{}}
 
 	today := midnight(q.Now, q.Loc)
@@ -719,6 +762,7 @@ func (l *Ledger) Overview(q OverviewQuery) (*Overview, error) {
 		s := x.sum(from, to)
 		tot.merge(&s)
 	}
+	perQuote := map[string]*quoteTotal{}
 	for i, key := range sc.keys {
 		b := sc.books[i]
 		var s bucket
@@ -730,7 +774,20 @@ func (l *Ledger) Overview(q OverviewQuery) (*Overview, error) {
 			pt = b.series.rangePnl(today.Unix(), tomorrow)
 			py = b.series.rangePnl(today.AddDate(-1, 0, 0).Unix(), tomorrow)
 		}
-		unrealized = unrealized.Add(unr)
+		if mv == nil {
+			unrealized = unrealized.Add(unr)
+		} else {
+			qt := perQuote[b.quoteOr(key)]
+			if qt == nil {
+				qt = &quoteTotal{}
+				perQuote[b.quoteOr(key)] = qt
+			}
+			qt.b.merge(&s)
+			qt.unrealized = qt.unrealized.Add(unr)
+			if b != nil {
+				unrealized = unrealized.Add(l.unrealizedIn(mv, b.quote, unr))
+			}
+		}
 		o.Today.PerPair[key] = domain.Number(pt)
 		o.YearAgo.PerPair[key] = domain.Number(py)
 		o.PnlsPerPair = append(o.PnlsPerPair, KeyPnl{Key: key, Pnl: domain.Number(s.pnl)})
@@ -761,7 +818,34 @@ func (l *Ledger) Overview(q OverviewQuery) (*Overview, error) {
 	if days := foldDays(ss, from, to, q.Loc); days != nil {
 		o.DailyHistory = days
 	}
+	if mv != nil {
+		o.PerQuote = map[string]PnlTotal{}
+		for _, qc := range sc.quotes {
+			qt := perQuote[qc]
+			if qt == nil {
+				qt = &quoteTotal{}
+			}
+			o.PerQuote[qc] = totalOf(&qt.b, qt.unrealized)
+		}
+		mv.fold(from, to)
+		o.Unconverted = mv.result()
+	}
 	return o, nil
+}
+
+// quoteTotal sums one quote currency's pairs of a mixed-quote overview.
+type quoteTotal struct {
+	b          bucket
+	unrealized domain.Decimal
+}
+
+// quoteOr returns b's quote, or key's for a pair without fills (b nil).
+func (b *pairBook) quoteOr(key string) string {
+	if b != nil {
+		return b.quote
+	}
+	q, _, _ := splitKey(key)
+	return q
 }
 
 func totalOf(t *bucket, unrealized domain.Decimal) PnlTotal {
@@ -867,27 +951,64 @@ type PairSum struct {
 	Unit     string        `json:"unit"`
 }
 
+// SumResult is a pnl/sum answer: per pair figures (each in its pair's
+// quote), their sums Pnl and Invested in Unit, and, over several quote
+// currencies, each quote's sums in its own currency (PerQuote) and what
+// had no rate (Unconverted).
+type SumResult struct {
+	Pairs         []PairSum
+	Pnl, Invested domain.Decimal
+	Unit          string
+	PerQuote      map[string]QuoteSum
+	Unconverted   map[string]Unconverted
+}
+
 // Sum returns per-pair pnl and invested in [from, to) (ms, 0: unbounded),
-// their sums and the unit.
-func (l *Ledger) Sum(scope PnlScope, fromMs, toMs int64) ([]PairSum, domain.Decimal, domain.Decimal, string, error) {
+// their sums and the unit; over several quote currencies the sums are in
+// the reporting currency (pnlconv.go).
+func (l *Ledger) Sum(scope PnlScope, fromMs, toMs int64) (SumResult, error) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	sc, err := l.resolve(scope)
 	if err != nil {
-		return nil, 0, 0, "", err
+		return SumResult{}, err
 	}
 	from, to := rangeSeconds(fromMs, toMs)
-	out := []PairSum{}
-	var pnl, inv domain.Decimal
+	var mv *mixedView
+	if len(sc.quotes) > 1 {
+		mv = l.mixed(&sc)
+		sc.unit = mv.unit
+	}
+	out := SumResult{Pairs: []PairSum{}, Unit: sc.unit}
+	perQuote := map[string]QuoteSum{}
 	for i, key := range sc.keys {
 		var s bucket
-		if b := sc.books[i]; b != nil {
+		b := sc.books[i]
+		if b != nil {
 			s = b.series.sum(from, to)
 		}
-		pnl, inv = pnl.Add(s.pnl), inv.Add(s.invested)
-		out = append(out, PairSum{Key: key, Pnl: domain.Number(s.pnl), Invested: domain.Number(s.invested), Trades: int64(s.trades), Unit: sc.unit})
+		q := b.quoteOr(key)
+		out.Pairs = append(out.Pairs, PairSum{Key: key, Pnl: domain.Number(s.pnl), Invested: domain.Number(s.invested), Trades: int64(s.trades), Unit: q})
+		if mv == nil {
+			out.Pnl, out.Invested = out.Pnl.Add(s.pnl), out.Invested.Add(s.invested)
+			continue
+		}
+		qs := perQuote[q]
+		qs.Pnl = domain.Number(domain.Decimal(qs.Pnl).Add(s.pnl))
+		qs.Invested = domain.Number(domain.Decimal(qs.Invested).Add(s.invested))
+		qs.Trades += int64(s.trades)
+		perQuote[q] = qs
+		if b != nil {
+			c, _ := l.inCurrency(b, mv.unit)
+			cs := c.sum(from, to)
+			out.Pnl, out.Invested = out.Pnl.Add(cs.pnl), out.Invested.Add(cs.invested)
+		}
 	}
-	return out, pnl, inv, sc.unit, nil
+	if mv != nil {
+		mv.fold(from, to)
+		out.PerQuote, out.Unconverted = perQuote, mv.result()
+	}
+	return out, nil
 }
 
 // PairTotal is the body of pnl/total: one pair's all-time figures.

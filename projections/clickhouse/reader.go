@@ -22,7 +22,7 @@ import (
 type PnlSource interface {
 	Overview(q projections.OverviewQuery) (*projections.Overview, error)
 	Daily(q projections.DailyQuery) ([]projections.DayPnl, domain.Decimal, string, error)
-	Sum(scope projections.PnlScope, fromMs, toMs int64) ([]projections.PairSum, domain.Decimal, domain.Decimal, string, error)
+	Sum(scope projections.PnlScope, fromMs, toMs int64) (projections.SumResult, error)
 	Total(key string) (projections.PairTotal, error)
 	AssetHistory(exchange, base string, start, end int64) []projections.AssetPoint
 }
@@ -615,41 +615,42 @@ func (r *Reader) daily(q projections.DailyQuery) ([]projections.DayPnl, domain.D
 }
 
 // Sum answers pnl/sum like projections.Ledger.Sum.
-func (r *Reader) Sum(scope projections.PnlScope, fromMs, toMs int64) ([]projections.PairSum, domain.Decimal, domain.Decimal, string, error) {
-	out, pnl, inv, unit, err := r.sum(scope, fromMs, toMs)
+// A scope over several quote currencies is EINVALID here (it names them
+// and says to pass quote): this reader does not convert currencies.
+func (r *Reader) Sum(scope projections.PnlScope, fromMs, toMs int64) (projections.SumResult, error) {
+	out, err := r.sum(scope, fromMs, toMs)
 	if err != nil && domain.ErrorCode(err) == domain.EUNAVAILABLE && r.fallback() != nil {
 		return r.fallback().Sum(scope, fromMs, toMs)
 	}
-	return out, pnl, inv, unit, err
+	return out, err
 }
 
-func (r *Reader) sum(scope projections.PnlScope, fromMs, toMs int64) ([]projections.PairSum, domain.Decimal, domain.Decimal, string, error) {
+func (r *Reader) sum(scope projections.PnlScope, fromMs, toMs int64) (projections.SumResult, error) {
 	ctx, cancel := r.ctx()
 	defer cancel()
 	_, list, err := r.pairs(ctx)
 	if err != nil {
-		return nil, 0, 0, "", r.unavailable("sum", err)
+		return projections.SumResult{}, r.unavailable("sum", err)
 	}
 	sc, err := resolve(scope, list)
 	if err != nil {
-		return nil, 0, 0, "", err
+		return projections.SumResult{}, err
 	}
 	from, to := rangeSeconds(fromMs, toMs)
 	aggs, err := r.aggs(ctx, from, to, "")
 	if err != nil {
-		return nil, 0, 0, "", r.unavailable("sum", err)
+		return projections.SumResult{}, r.unavailable("sum", err)
 	}
-	out := []projections.PairSum{}
-	var pnl, inv domain.Decimal
+	out := projections.SumResult{Pairs: []projections.PairSum{}, Unit: sc.unit}
 	for _, key := range sc.keys {
 		var s agg
 		if a := aggs[key]; a != nil {
 			s = *a
 		}
-		pnl, inv = pnl.Add(domain.Decimal(s.pnl)), inv.Add(domain.Decimal(s.invested))
-		out = append(out, projections.PairSum{Key: key, Pnl: domain.Number(s.pnl), Invested: domain.Number(s.invested), Trades: s.trades, Unit: sc.unit})
+		out.Pnl, out.Invested = out.Pnl.Add(domain.Decimal(s.pnl)), out.Invested.Add(domain.Decimal(s.invested))
+		out.Pairs = append(out.Pairs, projections.PairSum{Key: key, Pnl: domain.Number(s.pnl), Invested: domain.Number(s.invested), Trades: s.trades, Unit: sc.unit})
 	}
-	return out, pnl, inv, sc.unit, nil
+	return out, nil
 }
 
 // Total answers pnl/total like projections.Ledger.Total.

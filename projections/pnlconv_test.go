@@ -1,0 +1,221 @@
+package projections
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/tradeledger/tradeledger/domain"
+)
+
+// mixedLog is the mixed-quote scenario of issue 14 §2, all on day D (UTC),
+// fees 0 unless given:
+//
+//	binance/BTC-ETH (quote BTC)
+//	 #1 buy 1 @ 0.06                      00:10  lot A {1, 0.06}; no USDT/BTC rate yet: unconverted
+//	 #3 buy 1 @ 0.04                      00:30  lot B {1, 0.04}; rate 50000 (#2's fill)
+//	 #4 sell 1.5 @ 0.08 fee 0.0012 BTC    01:10  value 0.12; rate 60000 (RateObserved 01:00)
+//	 #9 sell 0.5 @ 0.1                    02:20  value 0.05; rate 70000 (#8's fill, 02:10)
+//	binance/USDT-BTC (quote USDT; the conversion pair: its fills are rates)
+//	 #2 buy 0.1 @ 50000                   00:20  lot {0.1, 5000}; BTC→USDT 50000
+//	 #8 sell 0.05 @ 70000                 02:10  takes 2500: pnl 3500 − 2500 = 1000; BTC→USDT 70000
+//	RateObserved binance BTC/USDT 60000   01:00
+//	binance/USDT-XRP (quote USDT)
+//	 #5 buy 100 @ 0.7 fee 0.07 USDT       01:20  lot L1 {100, 70.07}
+//	 #6 buy 100 @ 0.5 fee 0.05 USDT       01:30  lot L2 {100, 50.05}
+//	 #7 sell 150 @ 0.8 fee 0.12 USDT      02:00  value 120
+//
+// Fills: USDT 5 (#2 #5 #6 #7 #8), BTC 4: the reporting currency is USDT.
+func mixedLog(t *testing.T, reporting string) []domain.Event {
+	g := &testLog{t: t}
+	if reporting != "" {
+		g.add(domain.StreamConfig, domain.TypeConfigReplaced, at(0, 0, 0), map[string]any{"config": map[string]any{
+			"bot": map[string]any{"REPORTING_CURRENCY": reporting}, "pairs": map[string]any{}}})
+	}
+	g.order(1, "binance", "BTC-ETH", domain.Buy, "1", at(0, 0, 10))
+	g.fill(1, "0.06", "1", "0", "BTC", at(0, 0, 10))
+	g.order(2, "binance", "USDT-BTC", domain.Buy, "0.1", at(0, 0, 20))
+	g.fill(2, "50000", "0.1", "0", "USDT", at(0, 0, 20))
+	g.order(3, "binance", "BTC-ETH", domain.Buy, "1", at(0, 0, 30))
+	g.fill(3, "0.04", "1", "0", "BTC", at(0, 0, 30))
+	g.add(domain.RateStream("binance"), domain.TypeRateObserved, at(0, 1, 0), domain.RateObserved{Exchange: "binance", Base: "BTC", Quote: "USDT", Rate: dec("60000")})
+	g.order(4, "binance", "BTC-ETH", domain.Sell, "1.5", at(0, 1, 10))
+	g.fill(4, "0.08", "1.5", "0.0012", "BTC", at(0, 1, 10))
+	g.order(5, "binance", "USDT-XRP", domain.Buy, "100", at(0, 1, 20))
+	g.fill(5, "0.7", "100", "0.07", "USDT", at(0, 1, 20))
+	g.order(6, "binance", "USDT-XRP", domain.Buy, "100", at(0, 1, 30))
+	g.fill(6, "0.5", "100", "0.05", "USDT", at(0, 1, 30))
+	g.order(7, "binance", "USDT-XRP", domain.Sell, "150", at(0, 2, 0))
+	g.fill(7, "0.8", "150", "0.12", "USDT", at(0, 2, 0))
+	g.order(8, "binance", "USDT-BTC", domain.Sell, "0.05", at(0, 2, 10))
+	g.fill(8, "70000", "0.05", "0", "USDT", at(0, 2, 10))
+	g.order(9, "binance", "BTC-ETH", domain.Sell, "0.5", at(0, 2, 20))
+	g.fill(9, "0.1", "0.5", "0", "BTC", at(0, 2, 20))
+	return g.events
+}
+
+// TestMixedQuoteGolden checks pnl/overview and pnl/sum over BTC and USDT
+// pairs against figures computed by hand, under every method.
+func TestMixedQuoteGolden(t *testing.T) {
+	type want struct {
+		pnl, invested, hero, fuckup, buyPnl string // total, in USDT
+		usdtPnl, usdtInvested               string // perQuote USDT (own currency)
+	}
+	tests := []struct {
+		m domain.PnlMethod
+		w want
+	}{
+		// LOFO. BTC-ETH #4 takes B (0.04) + 0.5 of A (0.03) = 0.07:
+		//   pnl 0.12 − 0.0012 − 0.07 = 0.0488 BTC × 60000 = 2928; invested 0.07 × 60000 = 4200
+		// #9 takes the rest of A (0.03): pnl 0.05 − 0.03 = 0.02 × 70000 = 1400; invested 0.03 × 70000 = 2100
+		// XRP #7 takes L2 (50.05) + 50 of L1 (35.035) = 85.085: pnl 120 − 0.12 − 85.085 = 34.795
+		// USDT-BTC #8: pnl 1000, invested 2500
+		// pnl = 2928 + 1400 + 34.795 + 1000 = 5362.795; invested = 4200 + 2100 + 85.085 + 2500 = 8885.085
+		// hero #4 2928, fuckup #7 34.795
+		// buyPnl: USDT-BTC 0.05 × 70000 − 2500 = 1000; XRP 50 × 0.8 − 35.035 = 4.965 → 1004.965
+		{domain.LOFO, want{"5362.795", "8885.085", "2928", "34.795", "1004.965", "1034.795", "2585.085"}},
+		// FIFO. #4 takes A (0.06) + 0.5 of B (0.02) = 0.08: pnl 0.0388 × 60000 = 2328; invested 4800
+		// #9 takes the rest of B (0.02): pnl 0.03 × 70000 = 2100; invested 1400
+		// XRP #7 takes L1 (70.07) + 50 of L2 (25.025) = 95.095: pnl 120 − 0.12 − 95.095 = 24.785
+		// pnl = 2328 + 2100 + 24.785 + 1000 = 5452.785; invested = 4800 + 1400 + 95.095 + 2500 = 8795.095
+		// hero #4 2328, fuckup #7 24.785; buyPnl 1000 + (40 − 25.025) = 1014.975
+		{domain.FIFO, want{"5452.785", "8795.095", "2328", "24.785", "1014.975", "1024.785", "2595.095"}},
+		// Average. #4: pool {2, 0.10}, 1.5 costs 0.075: pnl 0.0438 × 60000 = 2628; invested 4500
+		// #9: pool {0.5, 0.025}: pnl 0.025 × 70000 = 1750; invested 1750
+		// XRP: pool {200, 120.12}, 150 costs 90.09: pnl 120 − 0.12 − 90.09 = 29.79
+		// pnl = 2628 + 1750 + 29.79 + 1000 = 5407.79; invested = 4500 + 1750 + 90.09 + 2500 = 8840.09
+		// hero #4 2628, fuckup #7 29.79; buyPnl 1000 + (40 − 30.03) = 1009.97
+		{domain.Average, want{"5407.79", "8840.09", "2628", "29.79", "1009.97", "1029.79", "2590.09"}},
+	}
+	num := func(t *testing.T, name string, got domain.Number, want string) {
+		t.Helper()
+		if domain.Decimal(got) != dec(want) {
+			t.Errorf("%s = %s, want %s", name, domain.Decimal(got), want)
+		}
+	}
+	for _, tt := range tests {
+		t.Run(tt.m.String(), func(t *testing.T) {
+			l := replay(t, tt.m, mixedLog(t, ""))
+			o, err := l.Overview(OverviewQuery{Scope: PnlScope{Keys: []string{"All"}}, Loc: time.UTC, Now: at(0, 23, 0)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.Unit != "USDT" {
+				t.Fatalf("unit = %q, want USDT (5 USDT fills against 4 BTC fills)", o.Unit)
+			}
+			num(t, "total.pnl", o.Total.Pnl, tt.w.pnl)
+			num(t, "today.pnl", o.Today.Pnl, tt.w.pnl)
+			num(t, "heroTrade", o.Total.HeroTrade.Pnl, tt.w.hero)
+			num(t, "fuckupTrade", o.Total.FuckupTrade.Pnl, tt.w.fuckup)
+			num(t, "buyPnl", o.Total.BuyPnl, tt.w.buyPnl)
+			if o.Total.HeroTrade.Time != at(0, 1, 10).UnixMilli() {
+				t.Errorf("hero time %d, want #4's", o.Total.HeroTrade.Time)
+			}
+			// Counts are currency-free: every fill, #1 (unconverted) included.
+			if o.Total.NumberOfTrades != 9 || o.Total.Winning != 4 || o.Total.BuyCount != 5 || o.Total.SellCount != 4 {
+				t.Errorf("counts: %+v", o.Total)
+			}
+			if len(o.DailyHistory) != 1 || o.DailyHistory[0].NumberOfTrades != 9 {
+				t.Fatalf("dailyHistory: %+v", o.DailyHistory)
+			}
+			num(t, "dailyHistory[0].pnl", o.DailyHistory[0].Pnl, tt.w.pnl)
+			num(t, "cumulativePnlPercent", o.DailyHistory[0].CumulativePnlPercent,
+				domain.PnlPercent(dec(tt.w.pnl), dec(tt.w.invested)).String())
+			// perQuote: each quote in its own currency. BTC: every ETH was
+			// sold: 0.12 + 0.05 − 0.0012 − 0.10 = 0.0688 under every method.
+			num(t, "perQuote.BTC.pnl", o.PerQuote["BTC"].Pnl, "0.0688")
+			num(t, "perQuote.USDT.pnl", o.PerQuote["USDT"].Pnl, tt.w.usdtPnl)
+			if len(o.PerQuote) != 2 || o.PerQuote["BTC"].NumberOfTrades != 4 || o.PerQuote["USDT"].NumberOfTrades != 5 {
+				t.Errorf("perQuote: %+v", o.PerQuote)
+			}
+			// #1 came before any USDT/BTC rate: one BTC fill unconverted
+			// (a buy: no pnl, nothing invested).
+			if u, ok := o.Unconverted["BTC"]; !ok || len(o.Unconverted) != 1 || u.Trades != 1 || u.Pnl != 0 || u.Invested != 0 {
+				t.Errorf("unconverted: %+v", o.Unconverted)
+			}
+			// Per pair figures stay in their own quote.
+			for _, p := range o.PnlsPerPair {
+				if p.Key == "binance/BTC-ETH" {
+					num(t, "pnlsPerPair BTC-ETH", p.Pnl, "0.0688")
+				}
+			}
+
+			s, err := l.Sum(PnlScope{Exchange: "binance"}, 0, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Unit != "USDT" || s.Pnl != dec(tt.w.pnl) || s.Invested != dec(tt.w.invested) {
+				t.Errorf("sum: unit %s pnl %s invested %s, want USDT %s %s", s.Unit, s.Pnl, s.Invested, tt.w.pnl, tt.w.invested)
+			}
+			num(t, "sum perQuote.USDT.invested", s.PerQuote["USDT"].Invested, tt.w.usdtInvested)
+			if u := s.Unconverted["BTC"]; u.Trades != 1 || len(s.Unconverted) != 1 {
+				t.Errorf("sum unconverted: %+v", s.Unconverted)
+			}
+
+			// quote narrows to one currency: no conversion, no breakdown.
+			ob, err := l.Overview(OverviewQuery{Scope: PnlScope{Keys: []string{"All"}, Quote: "BTC"}, Loc: time.UTC, Now: at(0, 23, 0)})
+			if err != nil || ob.Unit != "BTC" || domain.Decimal(ob.Total.Pnl) != dec("0.0688") || ob.PerQuote != nil || ob.Unconverted != nil {
+				t.Errorf("quote BTC: %+v, %v", ob, err)
+			}
+		})
+	}
+}
+
+// TestMixedQuoteReportingBTC: bot.REPORTING_CURRENCY BTC converts the USDT
+// amounts by dividing by the BTC/USDT rate (the pair is USDT-BTC):
+//
+//	XRP #7 02:00, latest rate ≤ 02:00 is 60000 (01:00): pnl 34.795 ÷ 60000 = 0.000579916… → 0.00057992
+//	USDT-BTC #8 02:10 at its own price 70000: pnl 1000 ÷ 70000 = 0.014285714… → 0.01428571
+//	BTC own: 0.0688
+//	total (LOFO) = 0.0688 + 0.00057992 + 0.01428571 = 0.08366563
+//	invested: BTC 0.07 + 0.03 = 0.10; 85.085 ÷ 60000 = 0.00141808; 2500 ÷ 70000 = 0.03571429 → 0.13713237
+//
+// Every USDT fill has a rate at its time (#2 at its own price), so nothing
+// is unconverted.
+func TestMixedQuoteReportingBTC(t *testing.T) {
+	l := replay(t, domain.LOFO, mixedLog(t, "BTC"))
+	o, err := l.Overview(OverviewQuery{Scope: PnlScope{Keys: []string{"All"}}, Loc: time.UTC, Now: at(0, 23, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Unit != "BTC" || domain.Decimal(o.Total.Pnl) != dec("0.08366563") || len(o.Unconverted) != 0 {
+		t.Fatalf("unit %s pnl %s unconverted %+v, want BTC 0.08366563 none", o.Unit, domain.Decimal(o.Total.Pnl), o.Unconverted)
+	}
+	s, err := l.Sum(PnlScope{Keys: []string{"All"}}, 0, 0)
+	if err != nil || s.Invested != dec("0.13713237") || s.Pnl != dec("0.08366563") {
+		t.Fatalf("sum: %+v %v", s, err)
+	}
+}
+
+// TestMixedQuoteReplay: a ledger that answered queries while the log was
+// applied gives the same bodies, digit for digit, as a fresh replay of the
+// same log, and a second replay gives them again.
+func TestMixedQuoteReplay(t *testing.T) {
+	for _, m := range []domain.PnlMethod{domain.LOFO, domain.FIFO, domain.Average} {
+		events := mixedLog(t, "")
+		q := OverviewQuery{Scope: PnlScope{Keys: []string{"All"}}, Loc: time.UTC, Now: at(0, 23, 0)}
+		body := func(l *Ledger) string {
+			o, err := l.Overview(q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := l.Sum(PnlScope{Exchange: "binance"}, 0, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := json.Marshal([]any{o, s})
+			return string(b)
+		}
+		live := NewLedger(m)
+		for i := range events {
+			if err := live.Apply(&events[i]); err != nil {
+				t.Fatal(err)
+			}
+			body(live) // reads between events change nothing
+		}
+		a, b, c := body(live), body(replay(t, m, events)), body(replay(t, m, mixedLog(t, "")))
+		if a != b || b != c {
+			t.Fatalf("%s: live and replays differ:\n%s\n%s\n%s", m, a, b, c)
+		}
+	}
+}
