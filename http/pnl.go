@@ -19,9 +19,11 @@ import (
 //
 // Units: amounts are in the selected pairs' quote currency, named by unit.
 // A selection spanning several quotes (e.g. ["All"] on a bot trading USDT
-// and BTC pairs) is refused with 400 naming the quotes, unless the request
-// restricts it with quote (body field of pnl/overview, query parameter of
-// pnl/sum and pnl/daily): nothing adds USDT to BTC.
+// and BTC pairs) is answered in the reporting currency at rates from the
+// log, with perQuote and unconverted beside (projections/pnlconv.go); quote
+// (body field of pnl/overview, query parameter of pnl/sum and pnl/daily)
+// narrows it to one quote instead. The ClickHouse reader refuses such a
+// selection with 400 asking for quote.
 //
 // Optional parameters beyond the spec: timezone on pnl/daily and
 // pnl/daily/paginated (default UTC); quote as above.
