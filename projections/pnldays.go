@@ -1,0 +1,141 @@
+package projections
+
+import (
+	"sort"
+	"strings"
+	"sync"
+	"time"
+	_ "time/tzdata" // zones on a bare machine (DESIGN §4)
+
+	"github.com/tradeledger/tradeledger/domain"
+)
+
+// Days of a PNL history: IANA zones, the days of a zone as runs of whole
+// buckets, and ranges in ms turned into bucket bounds.
+
+var locations sync.Map // name → *time.Location
+
+// LoadZone returns the IANA zone name (from the embedded database when the
+// machine has none), or EINVALID for "", "Local" and unknown names. Zones
+// are cached: a request never parses zone data twice.
+func LoadZone(name string) (*time.Location, error) {
+	if v, ok := locations.Load(name); ok {
+		return v.(*time.Location), nil
+	}
+	if name == "" || name == "Local" || strings.Contains(name, "..") {
+		return nil, domain.Errorf(domain.EINVALID, "timezone %q is not an IANA zone name (e.g. Europe/Amsterdam)", name)
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		return nil, domain.Errorf(domain.EINVALID, "timezone %q is not a known IANA zone (e.g. Europe/Amsterdam, Asia/Kathmandu)", name)
+	}
+	locations.Store(name, loc)
+	return loc, nil
+}
+
+// midnight returns the start of t's day in loc.
+func midnight(t time.Time, loc *time.Location) time.Time {
+	y, m, d := t.In(loc).Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, loc)
+}
+
+// DayPnl is one day of a daily history: date (YYYY-MM-DD in the request's
+// zone), number of fills, volume (Σ rate×amount), realized pnl, and the
+// running sums from the first day of the history: cumulativePnl and
+// cumulativePnlPercent = cumulativePnl ÷ cumulative invested × 100, where
+// invested is the cost of the lots consumed by closing trades.
+type DayPnl struct {
+	Date                 string        `json:"date"`
+	NumberOfTrades       int64         `json:"numberOfTrades"`
+	TotalVolume          domain.Number `json:"totalVolume"`
+	Pnl                  domain.Number `json:"pnl"`
+	CumulativePnl        domain.Number `json:"cumulativePnl"`
+	CumulativePnlPercent domain.Number `json:"cumulativePnlPercent"`
+	UnmatchedBaseValue   domain.Number `json:"unmatchedBaseValue"`
+
+	start    int64 // unix s
+	invested domain.Decimal
+}
+
+// foldDays folds the buckets of ss starting in [from, to) (unix s) into
+// days of loc, oldest first; days without fills are left out.
+func foldDays(ss []*series, from, to int64, loc *time.Location) []DayPnl {
+	var days []DayPnl
+	merge := len(ss) > 1
+	idx := map[int64]int{}
+	for _, s := range ss {
+		i, j := s.span(from, to)
+		var ds, de int64 = 1, 0
+		cur := -1
+		for k := i; k < j; k++ {
+			bk := &s.b[k]
+			if bk.trades == 0 {
+				continue
+			}
+			st := bk.slot * BucketSeconds
+			if st < ds || st >= de {
+				m := midnight(time.Unix(st, 0), loc)
+				ds = m.Unix()
+				de = m.AddDate(0, 0, 1).Unix()
+				if merge {
+					var ok bool
+					if cur, ok = idx[ds]; !ok {
+						cur = len(days)
+						idx[ds] = cur
+						days = append(days, DayPnl{start: ds, Date: m.Format("2006-01-02")})
+					}
+				} else {
+					cur = len(days)
+					days = append(days, DayPnl{start: ds, Date: m.Format("2006-01-02")})
+				}
+			}
+			dp := &days[cur]
+			dp.NumberOfTrades += int64(bk.trades)
+			dp.TotalVolume = domain.Number(domain.Decimal(dp.TotalVolume).Add(bk.volume))
+			dp.Pnl = domain.Number(domain.Decimal(dp.Pnl).Add(bk.pnl))
+			dp.UnmatchedBaseValue = domain.Number(domain.Decimal(dp.UnmatchedBaseValue).Add(bk.unmatched))
+			dp.invested = dp.invested.Add(bk.invested)
+		}
+	}
+	if merge {
+		sort.Slice(days, func(i, j int) bool { return days[i].start < days[j].start })
+	}
+	var cum, inv domain.Decimal
+	for i := range days {
+		cum = cum.Add(domain.Decimal(days[i].Pnl))
+		inv = inv.Add(days[i].invested)
+		days[i].CumulativePnl = domain.Number(cum)
+		days[i].CumulativePnlPercent = domain.Number(domain.PnlPercent(cum, inv))
+	}
+	return days
+}
+
+// daySpan counts calendar days in loc from the day of first to the day of
+// last (ms), both included; 0 without fills.
+func daySpan(first, last int64, loc *time.Location) int64 {
+	if first == 0 && last == 0 {
+		return 0
+	}
+	return dayNumber(last, loc) - dayNumber(first, loc) + 1
+}
+
+// dayNumber is the count of days from 1970-01-01 to the calendar date of
+// ms in loc.
+func dayNumber(ms int64, loc *time.Location) int64 {
+	y, m, d := time.UnixMilli(ms).In(loc).Date()
+	return floorDiv(time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Unix(), 86400)
+}
+
+// rangeSeconds turns a [from, to) range in ms (0: unbounded) into bucket
+// bounds in unix seconds: a bucket is in the range when its start lies in
+// [from rounded down to its bucket, to).
+func rangeSeconds(fromMs, toMs int64) (int64, int64) {
+	from, to := int64(minTime), int64(maxTime)
+	if fromMs != 0 {
+		from = floorDiv(fromMs, BucketSeconds*1000) * BucketSeconds
+	}
+	if toMs != 0 {
+		to = -floorDiv(-toMs, 1000) // ceil: buckets starting before toMs
+	}
+	return from, to
+}
