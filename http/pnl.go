@@ -2,7 +2,6 @@ package http
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -92,9 +91,9 @@ func (s *Server) handlePnlOverview(w http.ResponseWriter, r *http.Request) {
 	var ck []byte
 	if cacheable {
 		version = versioned.Version()
-		ck, _ = json.Marshal([]any{fmt.Sprintf("%p", l), req.Keys, req.Quote, req.Timezone, q.From, q.To, q.Now.In(loc).Format("2006-01-02")})
+		ck, _ = json.Marshal([]any{req.Keys, req.Quote, req.Timezone, q.From, q.To, q.Now.In(loc).Format("2006-01-02")})
 	}
-	if body, ok := overviewCache.get(string(ck), version); cacheable && ok {
+	if body, ok := s.overviews.get(string(ck), l, version); cacheable && ok {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(body)
 		return
@@ -111,42 +110,42 @@ func (s *Server) handlePnlOverview(w http.ResponseWriter, r *http.Request) {
 	}
 	body = append(body, '\n')
 	if cacheable {
-		overviewCache.put(string(ck), version, body)
+		s.overviews.put(string(ck), l, version, body)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(body)
 }
 
-// overviewCache keeps recent overview bodies per request, valid while the
-// ledger's version is unchanged; bounded to maxCachedOverviews entries.
-var overviewCache = &bodyCache{m: map[string]cachedBody{}}
-
-const maxCachedOverviews = 128
-
-type cachedBody struct {
-	version uint64
-	body    []byte
-}
-
+// bodyCache keeps a Server's recent overview bodies per request, each valid
+// while it comes from the same reader at the same version; bounded to
+// maxCachedOverviews entries. The zero value is ready.
 type bodyCache struct {
 	mu sync.Mutex
 	m  map[string]cachedBody
 }
 
-func (c *bodyCache) get(key string, version uint64) ([]byte, bool) {
+const maxCachedOverviews = 128
+
+type cachedBody struct {
+	reader  PnlReader
+	version uint64
+	body    []byte
+}
+
+func (c *bodyCache) get(key string, reader PnlReader, version uint64) ([]byte, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.m[key]
-	return e.body, ok && e.version == version
+	return e.body, ok && e.reader == reader && e.version == version
 }
 
-func (c *bodyCache) put(key string, version uint64, body []byte) {
+func (c *bodyCache) put(key string, reader PnlReader, version uint64, body []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.m) >= maxCachedOverviews {
-		clear(c.m)
+	if c.m == nil || len(c.m) >= maxCachedOverviews {
+		c.m = map[string]cachedBody{}
 	}
-	c.m[key] = cachedBody{version, body}
+	c.m[key] = cachedBody{reader, version, body}
 }
 
 type pnlDailyResponse struct {

@@ -129,3 +129,20 @@ func dropDatabase(url string) {
 	defer conn.Close()
 	_ = conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+db)
 }
+
+// The overview cache belongs to its Server: a body is reused only for the
+// same reader at the same version.
+func TestOverviewBodyCache(t *testing.T) {
+	var c bodyCache // the zero value is ready
+	a, b := projections.NewLedger(domain.LOFO), projections.NewLedger(domain.LOFO)
+	c.put("k", a, 1, []byte("A"))
+	if body, ok := c.get("k", a, 1); !ok || string(body) != "A" {
+		t.Fatalf("same reader and version: %q %v", body, ok)
+	}
+	if _, ok := c.get("k", b, 1); ok {
+		t.Fatal("another reader at the same version got the cached body")
+	}
+	if _, ok := c.get("k", a, 2); ok {
+		t.Fatal("a newer version got the cached body")
+	}
+}

@@ -134,6 +134,7 @@ type Server struct {
 
 	main, files     *http.Server
 	mainLn, filesLn net.Listener
+	overviews       bodyCache // recent pnl/overview bodies (pnl.go)
 }
 
 // NewServer returns a Server with default settings.

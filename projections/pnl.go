@@ -12,6 +12,21 @@ import (
 // pnlscope.go, days and zones in pnldays.go, currency conversion in
 // pnlconv.go).
 
+// PnlReader is the one PNL read contract: what the PNL routes and
+// assets/total read. *Ledger implements it from memory; the ClickHouse
+// reader (projections/clickhouse.Reader) implements it from the analytics
+// tables with the same answers for the same log, except that it refuses a
+// selection over several quote currencies (EINVALID asking for quote).
+type PnlReader interface {
+	Overview(q OverviewQuery) (*Overview, error)
+	Daily(q DailyQuery) ([]DayPnl, domain.Decimal, string, error)
+	Sum(scope PnlScope, fromMs, toMs int64) (SumResult, error)
+	Total(key string) (PairTotal, error)
+	AssetHistory(exchange, base string, start, end int64) []AssetPoint
+}
+
+var _ PnlReader = (*Ledger)(nil)
+
 func (l *Ledger) applyConfig(e *domain.Event) error {
 	switch e.Type {
 	case domain.TypePairAdded:

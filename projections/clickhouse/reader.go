@@ -16,18 +16,10 @@ import (
 	"github.com/tradeledger/tradeledger/projections"
 )
 
-// PnlSource is what the PNL and asset-history endpoints read:
-// *projections.Ledger (memory) and *Reader (ClickHouse) both implement it,
-// with the same answers for the same log.
-type PnlSource interface {
-	Overview(q projections.OverviewQuery) (*projections.Overview, error)
-	Daily(q projections.DailyQuery) ([]projections.DayPnl, domain.Decimal, string, error)
-	Sum(scope projections.PnlScope, fromMs, toMs int64) (projections.SumResult, error)
-	Total(key string) (projections.PairTotal, error)
-	AssetHistory(exchange, base string, start, end int64) []projections.AssetPoint
-}
+// PnlSource is the PNL read contract (projections.PnlReader), which
+// *Reader implements from ClickHouse.
+type PnlSource = projections.PnlReader
 
-var _ PnlSource = (*projections.Ledger)(nil)
 var _ PnlSource = (*Reader)(nil)
 
 // DefaultReadTimeout bounds one read's queries.
