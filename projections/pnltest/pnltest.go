@@ -1,0 +1,214 @@
+// Package pnltest is the conformance suite of the PNL read contract
+// (projections.PnlReader): every reader — the in-memory Ledger and the
+// ClickHouse reader — runs the same hand-computed cases through Run.
+package pnltest
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/projections"
+)
+
+// Entry is one event of a case's log, in log order: its stream and the
+// event (type, time and payload set; positions and versions are the
+// store's).
+type Entry struct {
+	Stream string
+	Event  domain.Event
+}
+
+// Open returns a reader over log (in order) whose figures use method; it
+// fails or skips t when it cannot.
+type Open func(t *testing.T, log []Entry, method domain.PnlMethod) projections.PnlReader
+
+// day0 is D = 2024-03-10 (UTC). Asia/Kathmandu is UTC+05:45.
+var day0 = time.Date(2024, 3, 10, 0, 0, 0, 0, time.UTC)
+
+func at(day, hh, mm int) time.Time {
+	return day0.AddDate(0, 0, day).Add(time.Duration(hh)*time.Hour + time.Duration(mm)*time.Minute)
+}
+
+// Log is the suite's log (UTC; Kathmandu local in brackets):
+//
+//	binance/USDT-BTC (the worked example of domain/pnl.go)
+//	 #1 buy 1 @ 100 fee 0.1 USDT      D 10:00 [D 15:45]    lot A {1, 100.1}
+//	 #2 buy 1 @ 90 fee 0.09 USDT      D 11:00 [D 16:45]    lot B {1, 90.09}
+//	 #3 sell 1.5 @ 110 fee 0.165 USDT D 20:00 [D+1 01:45]
+//	binance/USDT-ETH
+//	 #4 buy 1 @ 10                    D 12:00 [D 17:45]    lot {1, 10}
+//	 #5 sell 1 @ 9                    D+1 20:00 [D+2 01:45] pnl −1 (every method)
+//	binance/BTC-ETH (quote BTC)
+//	 #6 sell 1 @ 0.05, no lot         D 13:00              unmatchedBaseValue 0.05
+func Log() []Entry {
+	var out []Entry
+	add := func(stream, typ string, t time.Time, data any) {
+		e := domain.NewEvent(domain.NewManualClock(t), typ, data)
+		out = append(out, Entry{Stream: stream, Event: e})
+	}
+	order := func(id int64, pair string, side domain.Side, amount string, price, qty, fee string, t time.Time) {
+		add(domain.OrderStream(id), domain.TypeOrderRequested, t, domain.OrderRequested{OrderID: id, Exchange: "binance",
+			Pair: pair, Side: side, Kind: domain.KindLimit, Amount: domain.MustDecimal(amount), Price: domain.MustDecimal(price), ClientOrderID: "c"})
+		add(domain.OrderStream(id), domain.TypeOrderFilled, t, domain.OrderFilled{FillID: "f", Price: domain.MustDecimal(price),
+			Quantity: domain.MustDecimal(qty), Fee: domain.MustDecimal(fee)})
+	}
+	add(domain.StreamConfig, domain.TypePairAdded, at(0, 0, 0), domain.PairAdded{Exchange: "binance", Pair: "USDT-BTC", Strategy: "gain", Enabled: true})
+	order(1, "USDT-BTC", domain.Buy, "1", "100", "1", "0.1", at(0, 10, 0))
+	order(2, "USDT-BTC", domain.Buy, "1", "90", "1", "0.09", at(0, 11, 0))
+	order(4, "USDT-ETH", domain.Buy, "1", "10", "1", "0", at(0, 12, 0))
+	order(6, "BTC-ETH", domain.Sell, "1", "0.05", "1", "0", at(0, 13, 0))
+	order(3, "USDT-BTC", domain.Sell, "1.5", "110", "1.5", "0.165", at(0, 20, 0))
+	order(5, "USDT-ETH", domain.Sell, "1", "9", "1", "0", at(1, 20, 0))
+	return out
+}
+
+// expected figures per method, computed by hand (domain/pnl.go's worked
+// example for USDT-BTC):
+//
+//	LOFO: #3 takes B (90.09) + 0.5 of A (50.05) = 140.14: pnl 165 − 0.165 − 140.14 = 24.695;
+//	      A keeps {0.5, 50.05}: ABP 100.1, unrealized 0.5×110 − 50.05 = 4.95
+//	FIFO: #3 takes A (100.1) + 0.5 of B (45.045) = 145.145: pnl 19.69;
+//	      B keeps {0.5, 45.045}: ABP 90.09, unrealized 55 − 45.045 = 9.955
+//	Average: pool {2, 190.19}, 1.5 costs 142.6425: pnl 22.1925;
+//	      {0.5, 47.5475}: ABP 95.095, unrealized 55 − 47.5475 = 7.4525
+//
+// USDT over both pairs: pnl − 1, invested + 10.
+type expected struct {
+	pnl, invested, abp, inventory, unrealized string // USDT-BTC
+	usdtPnl, usdtInvested                     string // every USDT pair
+}
+
+var cases = []struct {
+	m domain.PnlMethod
+	w expected
+}{
+	{domain.LOFO, expected{"24.695", "140.14", "100.1", "50.05", "4.95", "23.695", "150.14"}},
+	{domain.FIFO, expected{"19.69", "145.145", "90.09", "45.045", "9.955", "18.69", "155.145"}},
+	{domain.Average, expected{"22.1925", "142.6425", "95.095", "47.5475", "7.4525", "21.1925", "152.6425"}},
+}
+
+// Run runs every case against the readers open returns.
+func Run(t *testing.T, open Open) {
+	for _, c := range cases {
+		t.Run(c.m.String(), func(t *testing.T) {
+			r := open(t, Log(), c.m)
+			testTotal(t, r, c.m, c.w)
+			testSum(t, r, c.w)
+			testOverview(t, r, c.w)
+			testDaily(t, r, c.w)
+			testMixed(t, r)
+		})
+	}
+}
+
+func num(t *testing.T, name string, got domain.Number, want string) {
+	t.Helper()
+	if domain.Decimal(got) != domain.MustDecimal(want) {
+		t.Errorf("%s = %s, want %s", name, domain.Decimal(got), want)
+	}
+}
+
+func testTotal(t *testing.T, r projections.PnlReader, m domain.PnlMethod, w expected) {
+	tot, err := r.Total("binance/USDT-BTC")
+	if err != nil {
+		t.Fatal(err)
+	}
+	num(t, "total.pnl", tot.Pnl, w.pnl)
+	num(t, "total.invested", tot.Invested, w.invested)
+	num(t, "total.ABP", tot.ABP, w.abp)
+	num(t, "total.inventory_cost", tot.InventoryCost, w.inventory)
+	num(t, "total.unrealizedPnl", tot.UnrealizedPnl, w.unrealized)
+	num(t, "total.fees", tot.Fees, "0.355") // 0.1 + 0.09 + 0.165
+	num(t, "total.balance", tot.Balance, "0.5")
+	if tot.NumberOfTrades != 3 || tot.BuyCount != 2 || tot.SellCount != 1 || tot.Winning != 1 || tot.Losing != 0 ||
+		tot.Unit != "USDT" || tot.Method != m.String() {
+		t.Errorf("total: %+v", tot)
+	}
+	if _, err := r.Total("bad"); domain.ErrorCode(err) != domain.EINVALID {
+		t.Errorf("total of a malformed key: %v, want EINVALID", err)
+	}
+}
+
+func testSum(t *testing.T, r projections.PnlReader, w expected) {
+	s, err := r.Sum(projections.PnlScope{Exchange: "binance", Quote: "USDT"}, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Unit != "USDT" || s.Pnl != domain.MustDecimal(w.usdtPnl) || s.Invested != domain.MustDecimal(w.usdtInvested) || len(s.Pairs) != 2 {
+		t.Errorf("sum: %+v, want USDT pnl %s invested %s over 2 pairs", s, w.usdtPnl, w.usdtInvested)
+	}
+	// Day D+1 alone (UTC) holds only #5: pnl −1, invested 10.
+	s, err = r.Sum(projections.PnlScope{Keys: []string{"binance/USDT-ETH"}}, at(1, 0, 0).UnixMilli(), at(2, 0, 0).UnixMilli())
+	if err != nil || s.Pnl != domain.MustDecimal("-1") || s.Invested != domain.MustDecimal("10") {
+		t.Errorf("sum of D+1: %+v, %v", s, err)
+	}
+}
+
+func testOverview(t *testing.T, r projections.PnlReader, w expected) {
+	o, err := r.Overview(projections.OverviewQuery{Scope: projections.PnlScope{Keys: []string{"All"}, Quote: "USDT"},
+		Loc: time.UTC, Now: at(1, 22, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	num(t, "overview total.pnl", o.Total.Pnl, w.usdtPnl)
+	num(t, "overview today.pnl", o.Today.Pnl, "-1") // D+1: #5
+	num(t, "overview yesterday.pnl", o.Yesterday.Pnl, w.pnl)
+	num(t, "overview heroTrade", o.Total.HeroTrade.Pnl, w.pnl)
+	num(t, "overview fuckupTrade", o.Total.FuckupTrade.Pnl, "-1")
+	if o.Unit != "USDT" || o.Total.NumberOfTrades != 5 || o.Total.Winning != 1 || o.Total.Losing != 1 || o.Total.WinRate != "50.00" ||
+		len(o.PnlsPerPair) != 2 || len(o.DailyHistory) != 2 {
+		t.Errorf("overview: %+v", o)
+	}
+	if _, err := r.Overview(projections.OverviewQuery{Scope: projections.PnlScope{Keys: []string{"nokey"}}, Loc: time.UTC, Now: at(1, 22, 0)}); domain.ErrorCode(err) != domain.EINVALID {
+		t.Errorf("overview of a malformed key: %v, want EINVALID", err)
+	}
+}
+
+func testDaily(t *testing.T, r projections.PnlReader, w expected) {
+	ktm, err := projections.LoadZone("Asia/Kathmandu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// In Kathmandu #1 and #2 fall on D, #3 (D 20:00Z) on D+1.
+	days, _, unit, err := r.Daily(projections.DailyQuery{Scope: projections.PnlScope{Keys: []string{"binance/USDT-BTC"}}, Loc: ktm})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if unit != "USDT" || len(days) != 2 || days[0].Date != "2024-03-10" || days[0].NumberOfTrades != 2 || days[1].Date != "2024-03-11" || days[1].NumberOfTrades != 1 {
+		t.Fatalf("daily in Kathmandu: %+v", days)
+	}
+	num(t, "daily D+1 pnl", days[1].Pnl, w.pnl)
+	num(t, "daily D+1 cumulativePnl", days[1].CumulativePnl, w.pnl)
+	num(t, "daily D+1 cumulativePnlPercent", days[1].CumulativePnlPercent,
+		domain.PnlPercent(domain.MustDecimal(w.pnl), domain.MustDecimal(w.invested)).String())
+	// In UTC the three fills are on D.
+	days, _, _, err = r.Daily(projections.DailyQuery{Scope: projections.PnlScope{Keys: []string{"binance/USDT-BTC"}}, Loc: time.UTC})
+	if err != nil || len(days) != 1 || days[0].NumberOfTrades != 3 {
+		t.Fatalf("daily in UTC: %+v, %v", days, err)
+	}
+	// A sell of coins never bought realizes nothing and reports its value.
+	_, unm, unit, err := r.Daily(projections.DailyQuery{Scope: projections.PnlScope{Keys: []string{"binance/BTC-ETH"}}, Loc: time.UTC})
+	if err != nil || unit != "BTC" || unm != domain.MustDecimal("0.05") {
+		t.Errorf("daily BTC-ETH: unmatched %s unit %s, %v", unm, unit, err)
+	}
+}
+
+// testMixed: over USDT and BTC pairs a reader either converts (unit, and a
+// per-quote breakdown in each quote's own currency) or refuses with
+// EINVALID asking for quote; never adds the currencies up.
+func testMixed(t *testing.T, r projections.PnlReader) {
+	q := projections.OverviewQuery{Scope: projections.PnlScope{Keys: []string{"All"}}, Loc: time.UTC, Now: at(1, 22, 0)}
+	o, err := r.Overview(q)
+	if err != nil {
+		if domain.ErrorCode(err) != domain.EINVALID || !strings.Contains(domain.ErrorMessage(err), "quote") {
+			t.Errorf("mixed overview refused with %v, want EINVALID asking for quote", err)
+		}
+		return
+	}
+	if o.Unit == "" || len(o.PerQuote) != 2 {
+		t.Errorf("mixed overview: unit %q perQuote %+v", o.Unit, o.PerQuote)
+	}
+	num(t, "perQuote.BTC.unmatchedBaseValue", o.PerQuote["BTC"].UnmatchedValue, "0.05")
+}
