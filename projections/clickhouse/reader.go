@@ -709,24 +709,49 @@ type slotPrice struct {
 	price domain.Decimal
 }
 
+// assetSnap is one BalancesObserved snapshot: its sequence number on the
+// exchange, its time and the quantity held per asset (available + on order).
+type assetSnap struct {
+	seq  uint64
+	time int64
+	hold map[string]domain.Decimal
+}
+
+// assetHistory answers AssetHistory from the snapshots, balances and
+// prices tables, by the rules of projections.Ledger.AssetHistory.
 func (r *Reader) assetHistory(exchange, base string, start, end int64) ([]projections.AssetPoint, error) {
 	ctx, cancel := r.ctx()
 	defer cancel()
-	out := []projections.AssetPoint{}
-	type snap struct {
-		seq  uint64
-		time int64
-		hold map[string]domain.Decimal
+	snaps, err := r.assetSnaps(ctx, exchange, start, end)
+	if err != nil || len(snaps) == 0 {
+		return []projections.AssetPoint{}, err
 	}
+	pb, err := r.priceBook(ctx, exchange, slotOf(snaps[len(snaps)-1].time))
+	if err != nil {
+		return nil, err
+	}
+	out := []projections.AssetPoint{}
+	for i, s := range snaps {
+		if i+1 < len(snaps) && snaps[i+1].seq == s.seq+1 && slotOf(snaps[i+1].time) == slotOf(s.time) {
+			continue // a later snapshot in the same slot stands for it
+		}
+		out = append(out, projections.AssetPoint{ID: int64(s.seq), BaseKey: exchange + "/" + base, Amount: domain.Number(pb.value(s, base)), Timestamp: s.time})
+	}
+	return out, nil
+}
+
+// assetSnaps returns the exchange's snapshots in [start, end] (ms) in
+// sequence order, with their holdings.
+func (r *Reader) assetSnaps(ctx context.Context, exchange string, start, end int64) ([]*assetSnap, error) {
 	rows, err := r.conn.Query(ctx, "SELECT seq, time_ms FROM "+r.db+".snapshots FINAL WHERE exchange = ? AND time_ms >= ? AND time_ms <= ? ORDER BY seq",
 		exchange, start, end)
 	if err != nil {
 		return nil, err
 	}
-	var snaps []*snap
-	bySeq := map[uint64]*snap{}
+	var snaps []*assetSnap
+	bySeq := map[uint64]*assetSnap{}
 	for rows.Next() {
-		s := &snap{hold: map[string]domain.Decimal{}}
+		s := &assetSnap{hold: map[string]domain.Decimal{}}
 		if err := rows.Scan(&s.seq, &s.time); err != nil {
 			rows.Close()
 			return nil, err
@@ -735,104 +760,109 @@ func (r *Reader) assetHistory(exchange, base string, start, end int64) ([]projec
 		bySeq[s.seq] = s
 	}
 	rows.Close()
-	if err := rows.Err(); err != nil {
+	if err := rows.Err(); err != nil || len(snaps) == 0 {
 		return nil, err
-	}
-	if len(snaps) == 0 {
-		return out, nil
 	}
 	rows, err = r.conn.Query(ctx, "SELECT seq, asset, available_e8 + on_order_e8 FROM "+r.db+".balances FINAL WHERE exchange = ? AND seq >= ? AND seq <= ?",
 		exchange, snaps[0].seq, snaps[len(snaps)-1].seq)
 	if err != nil {
 		return nil, err
 	}
+	defer rows.Close()
 	for rows.Next() {
 		var seq uint64
 		var asset string
 		var q int64
 		if err := rows.Scan(&seq, &asset, &q); err != nil {
-			rows.Close()
 			return nil, err
 		}
 		if s := bySeq[seq]; s != nil && q != 0 {
 			s.hold[asset] = s.hold[asset].Add(domain.Decimal(q))
 		}
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
+	return snaps, rows.Err()
+}
+
+// assetPrices are an exchange's fill prices per pair and 15-minute slot,
+// for the pairs the reader knows on it.
+type assetPrices struct {
+	known  map[string]bool
+	prices map[string][]slotPrice // by pair, slot ascending
+}
+
+// priceBook reads the exchange's prices of the slots up to lastSlot.
+func (r *Reader) priceBook(ctx context.Context, exchange string, lastSlot int64) (*assetPrices, error) {
 	_, list, err := r.pairs(ctx)
 	if err != nil {
 		return nil, err
 	}
-	known := map[string]bool{}
+	pb := &assetPrices{known: map[string]bool{}, prices: map[string][]slotPrice{}}
 	for _, p := range list {
 		if p.exchange == exchange {
-			known[p.pair] = true
+			pb.known[p.pair] = true
 		}
 	}
-	prices := map[string][]slotPrice{}
-	rows, err = r.conn.Query(ctx, "SELECT pair, slot, price_e8 FROM "+r.db+".prices FINAL WHERE exchange = ? AND slot <= ? ORDER BY pair, slot",
-		exchange, slotOf(snaps[len(snaps)-1].time))
+	rows, err := r.conn.Query(ctx, "SELECT pair, slot, price_e8 FROM "+r.db+".prices FINAL WHERE exchange = ? AND slot <= ? ORDER BY pair, slot",
+		exchange, lastSlot)
 	if err != nil {
 		return nil, err
 	}
+	defer rows.Close()
 	for rows.Next() {
 		var pair string
 		var sp slotPrice
 		var p int64
 		if err := rows.Scan(&pair, &sp.slot, &p); err != nil {
-			rows.Close()
 			return nil, err
 		}
 		sp.price = domain.Decimal(p)
-		prices[pair] = append(prices[pair], sp)
+		pb.prices[pair] = append(pb.prices[pair], sp)
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	priceAt := func(pair string, t int64) (domain.Decimal, bool) {
-		if !known[pair] {
-			return 0, false
-		}
-		ps := prices[pair]
-		slot := slotOf(t)
-		i := sort.Search(len(ps), func(i int) bool { return ps[i].slot > slot })
-		if i == 0 {
-			return 0, false
-		}
-		return ps[i-1].price, true
-	}
-	priceIn := func(asset string, t int64) (domain.Decimal, bool) {
-		if asset == base {
-			return domain.DecimalFromInt(1), true
-		}
-		if p, ok := priceAt(base+"-"+asset, t); ok {
-			return p, true
-		}
-		if p, ok := priceAt(asset+"-"+base, t); ok && p > 0 {
-			return domain.DecimalFromInt(1).Div(p), true
-		}
+	return pb, rows.Err()
+}
+
+// at returns pair's last price in a slot up to t's.
+func (pb *assetPrices) at(pair string, t int64) (domain.Decimal, bool) {
+	if !pb.known[pair] {
 		return 0, false
 	}
-	for i, s := range snaps {
-		if i+1 < len(snaps) && snaps[i+1].seq == s.seq+1 && slotOf(snaps[i+1].time) == slotOf(s.time) {
-			continue // a later snapshot in the same slot stands for it
-		}
-		var v domain.Decimal
-		assets := make([]string, 0, len(s.hold))
-		for a := range s.hold {
-			assets = append(assets, a)
-		}
-		sort.Strings(assets)
-		for _, a := range assets {
-			if p, ok := priceIn(a, s.time); ok {
-				v = v.Add(s.hold[a].Mul(p))
-			}
-		}
-		out = append(out, projections.AssetPoint{ID: int64(s.seq), BaseKey: exchange + "/" + base, Amount: domain.Number(v), Timestamp: s.time})
+	ps := pb.prices[pair]
+	slot := slotOf(t)
+	i := sort.Search(len(ps), func(i int) bool { return ps[i].slot > slot })
+	if i == 0 {
+		return 0, false
 	}
-	return out, nil
+	return ps[i-1].price, true
+}
+
+// in returns the price of asset in base at t: 1 for base itself, the pair
+// base-asset, or 1 ÷ asset-base.
+func (pb *assetPrices) in(asset, base string, t int64) (domain.Decimal, bool) {
+	if asset == base {
+		return domain.DecimalFromInt(1), true
+	}
+	if p, ok := pb.at(base+"-"+asset, t); ok {
+		return p, true
+	}
+	if p, ok := pb.at(asset+"-"+base, t); ok && p > 0 {
+		return domain.DecimalFromInt(1).Div(p), true
+	}
+	return 0, false
+}
+
+// value returns s's holdings valued in base, assets in name order, those
+// without a price left out.
+func (pb *assetPrices) value(s *assetSnap, base string) domain.Decimal {
+	assets := make([]string, 0, len(s.hold))
+	for a := range s.hold {
+		assets = append(assets, a)
+	}
+	sort.Strings(assets)
+	var v domain.Decimal
+	for _, a := range assets {
+		if p, ok := pb.in(a, base, s.time); ok {
+			v = v.Add(s.hold[a].Mul(p))
+		}
+	}
+	return v
 }
