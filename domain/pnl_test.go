@@ -174,3 +174,16 @@ func TestParsePnlMethod(t *testing.T) {
 		t.Errorf("ParsePnlMethod(lifo) err = %v, want EINVALID", err)
 	}
 }
+
+func TestDecodePnlConfig(t *testing.T) {
+	c, ok := DecodePnlConfig([]byte(`{"config":{"bot":{"REPORTING_CURRENCY":"BTC"},"pairs":{"binance":{"USDT-BTC":{"strategy":"gain"}}}}}`))
+	if !ok || c.Reporting != "BTC" || len(c.Strategies) != 1 || c.Strategies[0] != (PairStrategy{"binance", "USDT-BTC", "gain"}) {
+		t.Fatalf("%+v %v", c, ok)
+	}
+	if c, ok := DecodePnlConfig([]byte(`{"config":{"bot":{"REPORTING_CURRENCY":7}}}`)); !ok || c.Reporting != "" {
+		t.Fatalf("a non-string currency: %+v %v", c, ok)
+	}
+	if _, ok := DecodePnlConfig([]byte(`{"config":[]}`)); ok {
+		t.Fatal("a document that does not decode: ok")
+	}
+}

@@ -1,7 +1,6 @@
 package projections
 
 import (
-	"encoding/json"
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
@@ -42,25 +41,14 @@ func (l *Ledger) applyConfig(e *domain.Event) error {
 		}
 		delete(l.strat, domain.PairKey(p.Exchange, p.Pair))
 	case domain.TypeConfigReplaced:
-		var c struct {
-			Config struct {
-				Bot struct {
-					Reporting any `json:"REPORTING_CURRENCY"`
-				} `json:"bot"`
-				Pairs map[string]map[string]struct {
-					Strategy string `json:"strategy"`
-				} `json:"pairs"`
-			} `json:"config"`
-		}
-		if err := json.Unmarshal(e.Data, &c); err != nil {
+		c, ok := domain.DecodePnlConfig(e.Data)
+		if !ok {
 			return nil // the config projection reports bad documents; strategies stay as they were
 		}
-		l.conv.reporting, _ = c.Config.Bot.Reporting.(string)
+		l.conv.reporting = c.Reporting
 		l.strat = map[string]string{}
-		for ex, pairs := range c.Config.Pairs {
-			for p, v := range pairs {
-				l.strat[domain.PairKey(ex, p)] = v.Strategy
-			}
+		for _, p := range c.Strategies {
+			l.strat[domain.PairKey(p.Exchange, p.Pair)] = p.Strategy
 		}
 	}
 	return nil

@@ -1,8 +1,6 @@
 package clickhouse
 
 import (
-	"encoding/json"
-
 	"github.com/tradeledger/tradeledger/domain"
 )
 
@@ -131,21 +129,13 @@ func (st *state) applyConfig(e *domain.Event, b *batch) error {
 		}
 		set(pairKey{p.Exchange, p.Pair}, "")
 	case domain.TypeConfigReplaced:
-		var c struct {
-			Config struct {
-				Pairs map[string]map[string]struct {
-					Strategy string `json:"strategy"`
-				} `json:"pairs"`
-			} `json:"config"`
-		}
-		if err := json.Unmarshal(e.Data, &c); err != nil {
+		c, ok := domain.DecodePnlConfig(e.Data)
+		if !ok {
 			return nil // as the Ledger: strategies stay as they were
 		}
 		next := map[pairKey]string{}
-		for ex, pairs := range c.Config.Pairs {
-			for p, v := range pairs {
-				next[pairKey{ex, p}] = v.Strategy
-			}
+		for _, p := range c.Strategies {
+			next[pairKey{p.Exchange, p.Pair}] = p.Strategy
 		}
 		for k := range st.strat {
 			if _, ok := next[k]; !ok {

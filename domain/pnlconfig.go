@@ -1,0 +1,44 @@
+package domain
+
+import "encoding/json"
+
+// PnlConfig is what the PNL read models take from a ConfigReplaced
+// document: each pair's strategy and the reporting currency.
+type PnlConfig struct {
+	// Strategies are config.pairs' strategies, in no particular order.
+	Strategies []PairStrategy
+	// Reporting is bot.REPORTING_CURRENCY ("" when unset or not a string).
+	Reporting string
+}
+
+// PairStrategy is the strategy of one configured pair.
+type PairStrategy struct {
+	Exchange, Pair, Strategy string
+}
+
+// DecodePnlConfig reads the PnlConfig of a ConfigReplaced payload; ok is
+// false for a payload that does not decode (the config projection reports
+// it; PNL read models keep what they had). Both the in-memory Ledger and
+// the ClickHouse sink read strategies here.
+func DecodePnlConfig(data []byte) (c PnlConfig, ok bool) {
+	var doc struct {
+		Config struct {
+			Bot struct {
+				Reporting any `json:"REPORTING_CURRENCY"`
+			} `json:"bot"`
+			Pairs map[string]map[string]struct {
+				Strategy string `json:"strategy"`
+			} `json:"pairs"`
+		} `json:"config"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return PnlConfig{}, false
+	}
+	c.Reporting, _ = doc.Config.Bot.Reporting.(string)
+	for ex, pairs := range doc.Config.Pairs {
+		for p, v := range pairs {
+			c.Strategies = append(c.Strategies, PairStrategy{Exchange: ex, Pair: p, Strategy: v.Strategy})
+		}
+	}
+	return c, true
+}
