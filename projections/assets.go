@@ -104,14 +104,6 @@ func (a *assetBook) observe(t int64, b *domain.BalancesObserved) {
 	x.snaps = append(x.snaps, s)
 }
 
-// AssetPoint is an element of assets/total.
-type AssetPoint struct {
-	ID        int64         `json:"id"`
-	BaseKey   string        `json:"base_key"`
-	Amount    domain.Number `json:"amount"`
-	Timestamp int64         `json:"timestamp"`
-}
-
 // AssetHistory returns the value in base of exchange's holdings at the
 // snapshots with start ≤ time ≤ end (ms), oldest first, one per 15-minute
 // slot (see the file comment). An exchange without snapshots gives none.

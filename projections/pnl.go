@@ -11,21 +11,6 @@ import (
 // pnlscope.go, days and zones in pnldays.go, currency conversion in
 // pnlconv.go).
 
-// PnlReader is the one PNL read contract: what the PNL routes and
-// assets/total read. *Ledger implements it from memory; the ClickHouse
-// reader (projections/clickhouse.Reader) implements it from the analytics
-// tables with the same answers for the same log, except that it refuses a
-// selection over several quote currencies (EINVALID asking for quote).
-type PnlReader interface {
-	Overview(q OverviewQuery) (*Overview, error)
-	Daily(q DailyQuery) ([]DayPnl, domain.Decimal, string, error)
-	Sum(scope PnlScope, fromMs, toMs int64) (SumResult, error)
-	Total(key string) (PairTotal, error)
-	AssetHistory(exchange, base string, start, end int64) []AssetPoint
-}
-
-var _ PnlReader = (*Ledger)(nil)
-
 func (l *Ledger) applyConfig(e *domain.Event) error {
 	switch e.Type {
 	case domain.TypePairAdded:
@@ -52,117 +37,6 @@ func (l *Ledger) applyConfig(e *domain.Event) error {
 		}
 	}
 	return nil
-}
-
-// PeriodPnl is a period's pnl; PerPair is set where the spec has it.
-type PeriodPnl struct {
-	Pnl     domain.Number            `json:"pnl"`
-	PerPair map[string]domain.Number `json:"perPair,omitempty"`
-}
-
-// TradeRef is a hero or fuckup trade.
-type TradeRef struct {
-	Pnl  domain.Number `json:"pnl"`
-	Time int64         `json:"time"`
-}
-
-// PnlTotal is the overview's total section (definitions in domain/pnl.go):
-// pnl is realized pnl; numberOfTrades counts fills; winning/losing/breakeven
-// count closing trades; buyPnl is the unrealized pnl of the lots still held
-// (valued at each pair's last fill price, as of now, whatever the range);
-// sellPnl is the realized pnl (= pnl); buyBaseValue and sellBaseValue are
-// Σ baseValue of buy and sell records.
-type PnlTotal struct {
-	Pnl            domain.Number `json:"pnl"`
-	NumberOfTrades int64         `json:"numberOfTrades"`
-	HeroTrade      TradeRef      `json:"heroTrade"`
-	FuckupTrade    TradeRef      `json:"fuckupTrade"`
-	AveragePnl     domain.Number `json:"averagePnl"`
-	SellCount      int64         `json:"sellCount"`
-	BuyCount       int64         `json:"buyCount"`
-	Winning        int64         `json:"winning"`
-	Losing         int64         `json:"losing"`
-	Breakeven      int64         `json:"breakeven"`
-	WinRate        string        `json:"winRate"`
-	BuyPnl         domain.Number `json:"buyPnl"`
-	SellPnl        domain.Number `json:"sellPnl"`
-	BuyBaseValue   domain.Number `json:"buyBaseValue"`
-	SellBaseValue  domain.Number `json:"sellBaseValue"`
-	UnmatchedValue domain.Number `json:"unmatchedBaseValue"`
-}
-
-// KeyPnl is an element of pnlsPerPair.
-type KeyPnl struct {
-	Key string        `json:"key"`
-	Pnl domain.Number `json:"pnl"`
-}
-
-// PairDetail is an element of detailedPerPair. cumulative_loss is the
-// (negative) sum of losing trades' pnl; cumulative_costproceed_wins/losses
-// sum the costProceed of winning/losing closing trades; profit_count and
-// loss_count count closing trades, unique_profit_count/unique_loss_count
-// sell orders by the sign of their summed pnl; unique_buy_count and
-// unique_sell_count count orders with fills; unrealized_pnl values the lots
-// held at the last fill price (now, whatever the range).
-type PairDetail struct {
-	Strategy                  string        `json:"strategy"`
-	CumulativePnl             domain.Number `json:"cumulative_pnl"`
-	CumulativeProfit          domain.Number `json:"cumulative_profit"`
-	CumulativeLoss            domain.Number `json:"cumulative_loss"`
-	CumulativeFees            domain.Number `json:"cumulative_fees"`
-	CumulativeCostProceedWins domain.Number `json:"cumulative_costproceed_wins"`
-	CumulativeCostProceedLoss domain.Number `json:"cumulative_costproceed_losses"`
-	ProfitCount               int64         `json:"profit_count"`
-	LossCount                 int64         `json:"loss_count"`
-	UniqueProfitCount         int64         `json:"unique_profit_count"`
-	UniqueLossCount           int64         `json:"unique_loss_count"`
-	BuyCount                  int64         `json:"buy_count"`
-	SellCount                 int64         `json:"sell_count"`
-	UniqueBuyCount            int64         `json:"unique_buy_count"`
-	UniqueSellCount           int64         `json:"unique_sell_count"`
-	CumulativeBuyValue        domain.Number `json:"cumulative_buy_value"`
-	CumulativeSellValue       domain.Number `json:"cumulative_sell_value"`
-	UnrealizedPnl             domain.Number `json:"unrealized_pnl"`
-	DailyPnlPerThousand       string        `json:"daily_pnl_per_thousand"`
-	Key                       string        `json:"key"`
-}
-
-// Overview is the body of POST pnl/overview.
-type Overview struct {
-	Today           PeriodPnl    `json:"today"`
-	Yesterday       PeriodPnl    `json:"yesterday"`
-	WeekAgo         PeriodPnl    `json:"weekAgo"`
-	MonthAgo        PeriodPnl    `json:"monthAgo"`
-	LastYear        PeriodPnl    `json:"lastYear"`
-	YearAgo         PeriodPnl    `json:"yearAgo"`
-	Total           PnlTotal     `json:"total"`
-	DailyHistory    []DayPnl     `json:"dailyHistory"`
-	PnlsPerPair     []KeyPnl     `json:"pnlsPerPair"`
-	DetailedPerPair []PairDetail `json:"detailedPerPair"`
-	Unit            string       `json:"unit"`
-	// Over several quote currencies only (pnlconv.go): each quote's own
-	// total in its own currency, and per currency what had no rate.
-	PerQuote    map[string]PnlTotal    `json:"perQuote,omitempty"`
-	Unconverted map[string]Unconverted `json:"unconverted,omitempty"`
-}
-
-// OverviewQuery is a pnl/overview request. From/To (ms) bound total,
-// dailyHistory, pnlsPerPair and detailedPerPair (0: unbounded); the period
-// figures are relative to Now in Loc:
-//
-//	today      [midnight today, midnight tomorrow)
-//	yesterday  [midnight yesterday, midnight today)
-//	weekAgo    [midnight 7 days ago, midnight tomorrow)  — the last 7 days and today
-//	monthAgo   [midnight one calendar month ago, midnight tomorrow)
-//	yearAgo    [midnight one calendar year ago, midnight tomorrow), with perPair
-//	lastYear   the previous calendar year, [1 Jan last year, 1 Jan this year)
-//
-// A range bound is rounded down to its 15-minute bucket.
-type OverviewQuery struct {
-	Scope    PnlScope
-	Loc      *time.Location
-	Now      time.Time
-	From, To int64
 }
 
 // Overview computes the PNL overview, or EINVALID for bad keys. Over
@@ -334,13 +208,6 @@ func (b *pairBook) unrealized() domain.Decimal {
 	return b.lots.Qty().Mul(b.lastPrice).Sub(b.lots.Cost())
 }
 
-// DailyQuery selects days of one scope.
-type DailyQuery struct {
-	Scope    PnlScope
-	Loc      *time.Location
-	From, To int64 // ms, 0: unbounded
-}
-
 // Daily returns the daily history of the scope in [From, To), oldest first,
 // with Σ unmatchedBaseValue over the range, and the unit.
 func (l *Ledger) Daily(q DailyQuery) ([]DayPnl, domain.Decimal, string, error) {
@@ -362,28 +229,6 @@ func (l *Ledger) Daily(q DailyQuery) ([]DayPnl, domain.Decimal, string, error) {
 		days = []DayPnl{}
 	}
 	return days, unm, sc.unit, nil
-}
-
-// PairSum is an element of pnl/sum's data: realized pnl and invested (cost
-// of the lots consumed by closing trades) of one pair in the range.
-type PairSum struct {
-	Key      string        `json:"key"`
-	Pnl      domain.Number `json:"pnl"`
-	Invested domain.Number `json:"invested"`
-	Trades   int64         `json:"numberOfTrades"`
-	Unit     string        `json:"unit"`
-}
-
-// SumResult is a pnl/sum answer: per pair figures (each in its pair's
-// quote), their sums Pnl and Invested in Unit, and, over several quote
-// currencies, each quote's sums in its own currency (PerQuote) and what
-// had no rate (Unconverted).
-type SumResult struct {
-	Pairs         []PairSum
-	Pnl, Invested domain.Decimal
-	Unit          string
-	PerQuote      map[string]QuoteSum
-	Unconverted   map[string]Unconverted
 }
 
 // Sum returns per-pair pnl and invested in [from, to) (ms, 0: unbounded),
@@ -432,26 +277,6 @@ func (l *Ledger) Sum(scope PnlScope, fromMs, toMs int64) (SumResult, error) {
 		out.PerQuote, out.Unconverted = perQuote, mv.result()
 	}
 	return out, nil
-}
-
-// PairTotal is the body of pnl/total: one pair's all-time figures.
-type PairTotal struct {
-	Key                string        `json:"key"`
-	Pnl                domain.Number `json:"pnl"`
-	NumberOfTrades     int64         `json:"numberOfTrades"`
-	BuyCount           int64         `json:"buyCount"`
-	SellCount          int64         `json:"sellCount"`
-	Winning            int64         `json:"winning"`
-	Losing             int64         `json:"losing"`
-	Fees               domain.Number `json:"fees"`
-	Invested           domain.Number `json:"invested"`
-	UnmatchedBaseValue domain.Number `json:"unmatchedBaseValue"`
-	UnrealizedPnl      domain.Number `json:"unrealizedPnl"`
-	Balance            domain.Number `json:"balance"`
-	InventoryCost      domain.Number `json:"inventory_cost"`
-	ABP                domain.Number `json:"ABP"`
-	Method             string        `json:"method"`
-	Unit               string        `json:"unit"`
 }
 
 // Total returns key's all-time figures (zeros for a key without fills), or

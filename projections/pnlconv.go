@@ -242,25 +242,6 @@ func cloneSeries(s *series) series {
 	return series{b: append([]bucket(nil), s.b...), total: s.total}
 }
 
-// QuoteSum is one quote currency's share of a pnl/sum answer over several
-// quotes, in that currency.
-type QuoteSum struct {
-	Pnl      domain.Number `json:"pnl"`
-	Invested domain.Number `json:"invested"`
-	Trades   int64         `json:"numberOfTrades"`
-}
-
-// Unconverted is what a mixed-quote answer could not convert into the
-// reporting currency for want of a rate at its time, in its own currency:
-// realized pnl, invested and the number of fills in the range, and the
-// unrealized pnl of lots held (overview only) when no rate is known now.
-type Unconverted struct {
-	Pnl           domain.Number `json:"pnl"`
-	Invested      domain.Number `json:"invested"`
-	Trades        int64         `json:"numberOfTrades"`
-	UnrealizedPnl domain.Number `json:"unrealizedPnl,omitempty"`
-}
-
 // mixedView is a scope over several quotes seen in the reporting currency.
 type mixedView struct {
 	unit        string

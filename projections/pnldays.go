@@ -2,8 +2,6 @@ package projections
 
 import (
 	"sort"
-	"strings"
-	"sync"
 	"time"
 	_ "time/tzdata" // zones on a bare machine (DESIGN §4)
 
@@ -13,54 +11,16 @@ import (
 // Days of a PNL history: IANA zones, the days of a zone as runs of whole
 // buckets, and ranges in ms turned into bucket bounds.
 
-var locations sync.Map // name → *time.Location
-
-// LoadZone returns the IANA zone name (from the embedded database when the
-// machine has none), or EINVALID for "", "Local" and unknown names. Zones
-// are cached: a request never parses zone data twice.
-func LoadZone(name string) (*time.Location, error) {
-	if v, ok := locations.Load(name); ok {
-		return v.(*time.Location), nil
-	}
-	if name == "" || name == "Local" || strings.Contains(name, "..") {
-		return nil, domain.Errorf(domain.EINVALID, "timezone %q is not an IANA zone name (e.g. Europe/Amsterdam)", name)
-	}
-	loc, err := time.LoadLocation(name)
-	if err != nil {
-		return nil, domain.Errorf(domain.EINVALID, "timezone %q is not a known IANA zone (e.g. Europe/Amsterdam, Asia/Kathmandu)", name)
-	}
-	locations.Store(name, loc)
-	return loc, nil
-}
-
 // midnight returns the start of t's day in loc.
 func midnight(t time.Time, loc *time.Location) time.Time {
 	y, m, d := t.In(loc).Date()
 	return time.Date(y, m, d, 0, 0, 0, 0, loc)
 }
 
-// DayPnl is one day of a daily history: date (YYYY-MM-DD in the request's
-// zone), number of fills, volume (Σ rate×amount), realized pnl, and the
-// running sums from the first day of the history: cumulativePnl and
-// cumulativePnlPercent = cumulativePnl ÷ cumulative invested × 100, where
-// invested is the cost of the lots consumed by closing trades.
-type DayPnl struct {
-	Date                 string        `json:"date"`
-	NumberOfTrades       int64         `json:"numberOfTrades"`
-	TotalVolume          domain.Number `json:"totalVolume"`
-	Pnl                  domain.Number `json:"pnl"`
-	CumulativePnl        domain.Number `json:"cumulativePnl"`
-	CumulativePnlPercent domain.Number `json:"cumulativePnlPercent"`
-	UnmatchedBaseValue   domain.Number `json:"unmatchedBaseValue"`
-
-	start    int64 // unix s
-	invested domain.Decimal
-}
-
 // foldDays folds the buckets of ss starting in [from, to) (unix s) into
 // days of loc, oldest first; days without fills are left out.
 func foldDays(ss []*series, from, to int64, loc *time.Location) []DayPnl {
-	var days []DayPnl
+	var days []dayAcc
 	merge := len(ss) > 1
 	idx := map[int64]int{}
 	for _, s := range ss {
@@ -82,11 +42,11 @@ func foldDays(ss []*series, from, to int64, loc *time.Location) []DayPnl {
 					if cur, ok = idx[ds]; !ok {
 						cur = len(days)
 						idx[ds] = cur
-						days = append(days, DayPnl{start: ds, Date: m.Format("2006-01-02")})
+						days = append(days, dayAcc{start: ds, DayPnl: DayPnl{Date: m.Format("2006-01-02")}})
 					}
 				} else {
 					cur = len(days)
-					days = append(days, DayPnl{start: ds, Date: m.Format("2006-01-02")})
+					days = append(days, dayAcc{start: ds, DayPnl: DayPnl{Date: m.Format("2006-01-02")}})
 				}
 			}
 			dp := &days[cur]
@@ -100,14 +60,26 @@ func foldDays(ss []*series, from, to int64, loc *time.Location) []DayPnl {
 	if merge {
 		sort.Slice(days, func(i, j int) bool { return days[i].start < days[j].start })
 	}
+	if days == nil {
+		return nil
+	}
+	out := make([]DayPnl, len(days))
 	var cum, inv domain.Decimal
 	for i := range days {
 		cum = cum.Add(domain.Decimal(days[i].Pnl))
 		inv = inv.Add(days[i].invested)
-		days[i].CumulativePnl = domain.Number(cum)
-		days[i].CumulativePnlPercent = domain.Number(domain.PnlPercent(cum, inv))
+		out[i] = days[i].DayPnl
+		out[i].CumulativePnl = domain.Number(cum)
+		out[i].CumulativePnlPercent = domain.Number(domain.PnlPercent(cum, inv))
 	}
-	return days
+	return out
+}
+
+// dayAcc is a day being folded: its start (unix s) and invested.
+type dayAcc struct {
+	DayPnl
+	start    int64
+	invested domain.Decimal
 }
 
 // daySpan counts calendar days in loc from the day of first to the day of

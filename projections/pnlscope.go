@@ -1,24 +1,11 @@
 package projections
 
 import (
-	"sort"
-	"strings"
-
 	"github.com/tradeledger/tradeledger/domain"
 )
 
 // PNL scopes: which pairs a query selects (keys, ["All"], an exchange,
 // narrowed by quote), resolved the same way by every PNL reader.
-
-// PnlScope selects pairs for a PNL query.
-type PnlScope struct {
-	// Keys are pair keys; ["All"] (or a single "All") selects every pair.
-	Keys []string
-	// Exchange, when set instead of Keys, selects every pair of it.
-	Exchange string
-	// Quote restricts to pairs of one quote currency (no conversion).
-	Quote string
-}
 
 type scoped struct {
 	keys   []string    // selected keys, sorted
@@ -26,83 +13,6 @@ type scoped struct {
 	unit   string      // the one quote currency ("" when several)
 	quotes []string    // the quote currencies of keys, sorted
 	all    bool
-}
-
-// ScopeKeys is a PnlScope resolved against the known pair keys.
-type ScopeKeys struct {
-	Keys   []string // selected keys, sorted
-	Unit   string   // their one quote currency ("" when several)
-	Quotes []string // their quote currencies, sorted
-	All    bool     // the scope was ["All"]
-}
-
-// ResolveScope is ResolveScopeMixed for a reader that does not convert
-// between currencies (the ClickHouse reader): a selection spanning several
-// quote currencies is EINVALID, naming them and telling to pass quote.
-func ResolveScope(sc PnlScope, known []string) (ScopeKeys, error) {
-	out, err := ResolveScopeMixed(sc, known)
-	if err == nil && len(out.Quotes) > 1 {
-		return out, domain.Errorf(domain.EINVALID, "the selected pairs are quoted in %s; this PNL source does not convert between currencies: pass quote (one of them) or keys of one quote", strings.Join(out.Quotes, ", "))
-	}
-	return out, err
-}
-
-// ResolveScopeMixed checks sc and selects its pair keys among known (every
-// pair key the read model has seen). Explicit keys need not be known.
-// sc.Quote narrows the selection to one quote currency (an explicit key of
-// another quote is EINVALID). Every PNL reader resolves scopes here.
-func ResolveScopeMixed(sc PnlScope, known []string) (ScopeKeys, error) {
-	var out ScopeKeys
-	all := len(sc.Keys) == 1 && strings.EqualFold(sc.Keys[0], "All")
-	var keys []string
-	switch {
-	case all:
-		out.All = true
-		keys = append(keys, known...)
-	case sc.Exchange != "":
-		for _, k := range known {
-			if ex, _, err := domain.SplitPairKey(k); err == nil && ex == sc.Exchange {
-				keys = append(keys, k)
-			}
-		}
-	case len(sc.Keys) == 0:
-		return out, domain.Errorf(domain.EINVALID, "keys must name at least one pair key, or be [\"All\"]")
-	default:
-		seen := map[string]bool{}
-		for _, k := range sc.Keys {
-			if _, _, err := splitKey(k); err != nil {
-				return out, err
-			}
-			if !seen[k] {
-				seen[k] = true
-				keys = append(keys, k)
-			}
-		}
-	}
-	sort.Strings(keys)
-	quotes := map[string]bool{}
-	for _, k := range keys {
-		q, _, _ := splitKey(k)
-		if sc.Quote != "" && q != sc.Quote {
-			if out.All || sc.Exchange != "" {
-				continue
-			}
-			return out, domain.Errorf(domain.EINVALID, "key %q is not quoted in %s", k, sc.Quote)
-		}
-		quotes[q] = true
-		out.Keys = append(out.Keys, k)
-	}
-	for q := range quotes {
-		out.Quotes = append(out.Quotes, q)
-	}
-	sort.Strings(out.Quotes)
-	if len(out.Quotes) == 1 {
-		out.Unit = out.Quotes[0]
-	}
-	if sc.Quote != "" {
-		out.Unit = sc.Quote
-	}
-	return out, nil
 }
 
 // resolve checks the scope and returns its pairs, books and unit.

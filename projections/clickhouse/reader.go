@@ -13,12 +13,12 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tradeledger/tradeledger/domain"
-	"github.com/tradeledger/tradeledger/projections"
 )
 
-// PnlSource is the PNL read contract (projections.PnlReader), which
-// *Reader implements from ClickHouse.
-type PnlSource = projections.PnlReader
+// PnlSource is the PNL read contract (domain.PnlReader), which *Reader
+// implements from ClickHouse. The reader imports no other adapter: the
+// contract's types, scopes and zones are domain's.
+type PnlSource = domain.PnlReader
 
 var _ PnlSource = (*Reader)(nil)
 
@@ -226,14 +226,14 @@ type scoped struct {
 	all  bool
 }
 
-// resolve is the Ledger's scope resolution (projections.ResolveScope) over
+// resolve is the Ledger's scope resolution (domain.ResolveScope) over
 // the pairs ClickHouse knows.
-func resolve(sc projections.PnlScope, list []*pairInfo) (scoped, error) {
+func resolve(sc domain.PnlScope, list []*pairInfo) (scoped, error) {
 	known := make([]string, 0, len(list))
 	for _, p := range list {
 		known = append(known, p.key)
 	}
-	r, err := projections.ResolveScope(sc, known)
+	r, err := domain.ResolveScope(sc, known)
 	return scoped{keys: r.Keys, unit: r.Unit, all: r.All}, err
 }
 
@@ -311,7 +311,7 @@ FROM ` + r.db + `.pnl_buckets FINAL WHERE method = ? AND ` + slotCond(from, to) 
 
 // foldDays merges the days of keys into a daily history, oldest first,
 // with the running sums (cumulativePnlPercent = Σpnl ÷ Σinvested × 100).
-func foldDays(perPair map[string]map[string]*dayAgg, keys []string) []projections.DayPnl {
+func foldDays(perPair map[string]map[string]*dayAgg, keys []string) []domain.DayPnl {
 	merged := map[string]*dayAgg{}
 	for _, k := range keys {
 		for d, a := range perPair[k] {
@@ -332,13 +332,13 @@ func foldDays(perPair map[string]map[string]*dayAgg, keys []string) []projection
 		dates = append(dates, d)
 	}
 	sort.Strings(dates)
-	out := make([]projections.DayPnl, 0, len(dates))
+	out := make([]domain.DayPnl, 0, len(dates))
 	var cum, inv domain.Decimal
 	for _, d := range dates {
 		a := merged[d]
 		cum = cum.Add(domain.Decimal(a.pnl))
 		inv = inv.Add(domain.Decimal(a.invested))
-		out = append(out, projections.DayPnl{
+		out = append(out, domain.DayPnl{
 			Date: d, NumberOfTrades: a.trades, TotalVolume: domain.Number(a.volume), Pnl: domain.Number(a.pnl),
 			CumulativePnl: domain.Number(cum), CumulativePnlPercent: domain.Number(domain.PnlPercent(cum, inv)),
 			UnmatchedBaseValue: domain.Number(a.unmatched),
@@ -369,7 +369,7 @@ func daySpan(first, last int64, loc *time.Location) int64 {
 }
 
 // Overview answers pnl/overview like projections.Ledger.Overview.
-func (r *Reader) Overview(q projections.OverviewQuery) (*projections.Overview, error) {
+func (r *Reader) Overview(q domain.OverviewQuery) (*domain.Overview, error) {
 	o, err := r.overview(q)
 	if err != nil && domain.ErrorCode(err) == domain.EUNAVAILABLE && r.fallback() != nil {
 		return r.fallback().Overview(q)
@@ -377,7 +377,7 @@ func (r *Reader) Overview(q projections.OverviewQuery) (*projections.Overview, e
 	return o, err
 }
 
-func (r *Reader) overview(q projections.OverviewQuery) (*projections.Overview, error) {
+func (r *Reader) overview(q domain.OverviewQuery) (*domain.Overview, error) {
 	ctx, cancel := r.ctx()
 	defer cancel()
 	from, to := rangeSeconds(q.From, q.To)
@@ -418,7 +418,7 @@ func (r *Reader) overview(q projections.OverviewQuery) (*projections.Overview, e
 		return nil, err
 	}
 
-	o := &projections.Overview{Unit: sc.unit, DailyHistory: []projections.DayPnl{}, PnlsPerPair: []projections.KeyPnl{}, DetailedPerPair: []projections.PairDetail{}}
+	o := &domain.Overview{Unit: sc.unit, DailyHistory: []domain.DayPnl{}, PnlsPerPair: []domain.KeyPnl{}, DetailedPerPair: []domain.PairDetail{}}
 	// Period figures cover the selected pairs (for "All": every pair of the
 	// unit's quote, as the Ledger's quote series does).
 	periodKeys := sc.keys
@@ -465,8 +465,8 @@ func (r *Reader) overview(q projections.OverviewQuery) (*projections.Overview, e
 		unrealized = unrealized.Add(unr)
 		o.Today.PerPair[key] = domain.Number(per[key][0])
 		o.YearAgo.PerPair[key] = domain.Number(per[key][4])
-		o.PnlsPerPair = append(o.PnlsPerPair, projections.KeyPnl{Key: key, Pnl: domain.Number(s.pnl)})
-		o.DetailedPerPair = append(o.DetailedPerPair, projections.PairDetail{
+		o.PnlsPerPair = append(o.PnlsPerPair, domain.KeyPnl{Key: key, Pnl: domain.Number(s.pnl)})
+		o.DetailedPerPair = append(o.DetailedPerPair, domain.PairDetail{
 			Strategy:                  strat[key],
 			CumulativePnl:             domain.Number(s.pnl),
 			CumulativeProfit:          domain.Number(s.profit),
@@ -496,9 +496,9 @@ func (r *Reader) overview(q projections.OverviewQuery) (*projections.Overview, e
 	return o, nil
 }
 
-func totalOf(t *agg, unrealized domain.Decimal) projections.PnlTotal {
+func totalOf(t *agg, unrealized domain.Decimal) domain.PnlTotal {
 	closes := t.wins + t.losses + t.evens
-	out := projections.PnlTotal{
+	out := domain.PnlTotal{
 		Pnl:            domain.Number(t.pnl),
 		NumberOfTrades: t.trades,
 		AveragePnl:     domain.Number(domain.AveragePnl(domain.Decimal(t.pnl), closes)),
@@ -515,8 +515,8 @@ func totalOf(t *agg, unrealized domain.Decimal) projections.PnlTotal {
 		UnmatchedValue: domain.Number(t.unmatched),
 	}
 	if closes > 0 {
-		out.HeroTrade = projections.TradeRef{Pnl: domain.Number(t.hero), Time: t.heroT}
-		out.FuckupTrade = projections.TradeRef{Pnl: domain.Number(t.fuck), Time: t.fuckT}
+		out.HeroTrade = domain.TradeRef{Pnl: domain.Number(t.hero), Time: t.heroT}
+		out.FuckupTrade = domain.TradeRef{Pnl: domain.Number(t.fuck), Time: t.fuckT}
 	}
 	return out
 }
@@ -564,7 +564,7 @@ func (r *Reader) strategies(ctx context.Context) (map[string]string, error) {
 }
 
 // Daily answers pnl/daily like projections.Ledger.Daily.
-func (r *Reader) Daily(q projections.DailyQuery) ([]projections.DayPnl, domain.Decimal, string, error) {
+func (r *Reader) Daily(q domain.DailyQuery) ([]domain.DayPnl, domain.Decimal, string, error) {
 	days, unm, unit, err := r.daily(q)
 	if err != nil && domain.ErrorCode(err) == domain.EUNAVAILABLE && r.fallback() != nil {
 		return r.fallback().Daily(q)
@@ -572,7 +572,7 @@ func (r *Reader) Daily(q projections.DailyQuery) ([]projections.DayPnl, domain.D
 	return days, unm, unit, err
 }
 
-func (r *Reader) daily(q projections.DailyQuery) ([]projections.DayPnl, domain.Decimal, string, error) {
+func (r *Reader) daily(q domain.DailyQuery) ([]domain.DayPnl, domain.Decimal, string, error) {
 	ctx, cancel := r.ctx()
 	defer cancel()
 	_, list, err := r.pairs(ctx)
@@ -609,7 +609,7 @@ func (r *Reader) daily(q projections.DailyQuery) ([]projections.DayPnl, domain.D
 // Sum answers pnl/sum like projections.Ledger.Sum.
 // A scope over several quote currencies is EINVALID here (it names them
 // and says to pass quote): this reader does not convert currencies.
-func (r *Reader) Sum(scope projections.PnlScope, fromMs, toMs int64) (projections.SumResult, error) {
+func (r *Reader) Sum(scope domain.PnlScope, fromMs, toMs int64) (domain.SumResult, error) {
 	out, err := r.sum(scope, fromMs, toMs)
 	if err != nil && domain.ErrorCode(err) == domain.EUNAVAILABLE && r.fallback() != nil {
 		return r.fallback().Sum(scope, fromMs, toMs)
@@ -617,36 +617,36 @@ func (r *Reader) Sum(scope projections.PnlScope, fromMs, toMs int64) (projection
 	return out, err
 }
 
-func (r *Reader) sum(scope projections.PnlScope, fromMs, toMs int64) (projections.SumResult, error) {
+func (r *Reader) sum(scope domain.PnlScope, fromMs, toMs int64) (domain.SumResult, error) {
 	ctx, cancel := r.ctx()
 	defer cancel()
 	_, list, err := r.pairs(ctx)
 	if err != nil {
-		return projections.SumResult{}, r.unavailable("sum", err)
+		return domain.SumResult{}, r.unavailable("sum", err)
 	}
 	sc, err := resolve(scope, list)
 	if err != nil {
-		return projections.SumResult{}, err
+		return domain.SumResult{}, err
 	}
 	from, to := rangeSeconds(fromMs, toMs)
 	aggs, err := r.aggs(ctx, from, to, "")
 	if err != nil {
-		return projections.SumResult{}, r.unavailable("sum", err)
+		return domain.SumResult{}, r.unavailable("sum", err)
 	}
-	out := projections.SumResult{Pairs: []projections.PairSum{}, Unit: sc.unit}
+	out := domain.SumResult{Pairs: []domain.PairSum{}, Unit: sc.unit}
 	for _, key := range sc.keys {
 		var s agg
 		if a := aggs[key]; a != nil {
 			s = *a
 		}
 		out.Pnl, out.Invested = out.Pnl.Add(domain.Decimal(s.pnl)), out.Invested.Add(domain.Decimal(s.invested))
-		out.Pairs = append(out.Pairs, projections.PairSum{Key: key, Pnl: domain.Number(s.pnl), Invested: domain.Number(s.invested), Trades: s.trades, Unit: sc.unit})
+		out.Pairs = append(out.Pairs, domain.PairSum{Key: key, Pnl: domain.Number(s.pnl), Invested: domain.Number(s.invested), Trades: s.trades, Unit: sc.unit})
 	}
 	return out, nil
 }
 
 // Total answers pnl/total like projections.Ledger.Total.
-func (r *Reader) Total(key string) (projections.PairTotal, error) {
+func (r *Reader) Total(key string) (domain.PairTotal, error) {
 	t, err := r.total(key)
 	if err != nil && domain.ErrorCode(err) == domain.EUNAVAILABLE && r.fallback() != nil {
 		return r.fallback().Total(key)
@@ -654,12 +654,12 @@ func (r *Reader) Total(key string) (projections.PairTotal, error) {
 	return t, err
 }
 
-func (r *Reader) total(key string) (projections.PairTotal, error) {
+func (r *Reader) total(key string) (domain.PairTotal, error) {
 	q, _, err := splitKey(key)
 	if err != nil {
-		return projections.PairTotal{}, err
+		return domain.PairTotal{}, err
 	}
-	out := projections.PairTotal{Key: key, Unit: q, Method: r.Method.String()}
+	out := domain.PairTotal{Key: key, Unit: q, Method: r.Method.String()}
 	ctx, cancel := r.ctx()
 	defer cancel()
 	byKey, _, err := r.pairs(ctx)
@@ -692,14 +692,14 @@ func (r *Reader) total(key string) (projections.PairTotal, error) {
 // AssetHistory answers assets/total like projections.Ledger.AssetHistory.
 // On a ClickHouse failure it returns the Fallback's answer, or none (and
 // logs the failure) without a Fallback.
-func (r *Reader) AssetHistory(exchange, base string, start, end int64) []projections.AssetPoint {
+func (r *Reader) AssetHistory(exchange, base string, start, end int64) []domain.AssetPoint {
 	pts, err := r.assetHistory(exchange, base, start, end)
 	if err != nil {
 		r.Logger.Warn("clickhouse read failed", zap.String("op", "assets"), zap.Error(err))
 		if f := r.fallback(); f != nil {
 			return f.AssetHistory(exchange, base, start, end)
 		}
-		return []projections.AssetPoint{}
+		return []domain.AssetPoint{}
 	}
 	return pts
 }
@@ -719,23 +719,23 @@ type assetSnap struct {
 
 // assetHistory answers AssetHistory from the snapshots, balances and
 // prices tables, by the rules of projections.Ledger.AssetHistory.
-func (r *Reader) assetHistory(exchange, base string, start, end int64) ([]projections.AssetPoint, error) {
+func (r *Reader) assetHistory(exchange, base string, start, end int64) ([]domain.AssetPoint, error) {
 	ctx, cancel := r.ctx()
 	defer cancel()
 	snaps, err := r.assetSnaps(ctx, exchange, start, end)
 	if err != nil || len(snaps) == 0 {
-		return []projections.AssetPoint{}, err
+		return []domain.AssetPoint{}, err
 	}
 	pb, err := r.priceBook(ctx, exchange, slotOf(snaps[len(snaps)-1].time))
 	if err != nil {
 		return nil, err
 	}
-	out := []projections.AssetPoint{}
+	out := []domain.AssetPoint{}
 	for i, s := range snaps {
 		if i+1 < len(snaps) && snaps[i+1].seq == s.seq+1 && slotOf(snaps[i+1].time) == slotOf(s.time) {
 			continue // a later snapshot in the same slot stands for it
 		}
-		out = append(out, projections.AssetPoint{ID: int64(s.seq), BaseKey: exchange + "/" + base, Amount: domain.Number(pb.value(s, base)), Timestamp: s.time})
+		out = append(out, domain.AssetPoint{ID: int64(s.seq), BaseKey: exchange + "/" + base, Amount: domain.Number(pb.value(s, base)), Timestamp: s.time})
 	}
 	return out, nil
 }
