@@ -30,7 +30,7 @@ func (l *Ledger) applyConfig(e *domain.Event) error {
 		if !ok {
 			return nil // the config projection reports bad documents; strategies stay as they were
 		}
-		l.conv.reporting = c.Reporting
+		l.conv.setReporting(c.Reporting)
 		l.strat = map[string]string{}
 		for _, p := range c.Strategies {
 			l.strat[domain.PairKey(p.Exchange, p.Pair)] = p.Strategy

@@ -31,7 +31,7 @@ import (
 // when the amount was applied (log order: a rate appended later never
 // changes an amount already applied, so a live answer and a replay up to
 // the same position agree). There is no conversion through a third
-// currency. An amount with no such rate is not converted and is reported in
+// currency, and none along a link that is not active yet (see candidate). An amount with no such rate is not converted and is reported in
 // unconverted, in its own currency; it is never guessed.
 //
 // Precision. Every fill's money figures (pnl, invested, fees, values) are
@@ -68,6 +68,7 @@ type convBook struct {
 	seq       uint64
 	rates     map[currencyPair][]ratePoint // sorted by (t, seq)
 	links     map[string][]string          // currency → currencies it has a rate with, sorted
+	targets   map[string][]string          // the active part of links (see active)
 	pairs     map[convKey]*pairConv
 	fills     map[string]int64 // fills per quote currency
 	reporting string           // bot.REPORTING_CURRENCY, "" when unset
@@ -81,15 +82,21 @@ func (c *convBook) observe(quote, base string, t int64, rate domain.Decimal) {
 	if c.rates == nil {
 		c.rates = map[currencyPair][]ratePoint{}
 		c.links = map[string][]string{}
+		c.targets = map[string][]string{}
 		c.pairs = map[convKey]*pairConv{}
 	}
 	c.seq++
 	k := currencyPair{quote, base}
 	pts, known := c.rates[k]
 	p := ratePoint{t: t, seq: c.seq, rate: rate}
-	if n := len(pts); n == 0 || pts[n-1].t <= t {
+	switch n := len(pts); {
+	case n > 0 && !c.active(quote, base): // only the latest is kept
+		if pts[n-1].t <= t {
+			pts[0], pts = p, pts[:1]
+		}
+	case n == 0 || pts[n-1].t <= t:
 		pts = append(pts, p)
-	} else { // an older time than the newest: in place, after equal times
+	default: // an older time than the newest: in place, after equal times
 		i := sort.Search(n, func(i int) bool { return pts[i].t > t })
 		pts = append(pts, ratePoint{})
 		copy(pts[i+1:], pts[i:])
@@ -99,6 +106,53 @@ func (c *convBook) observe(quote, base string, t int64, rate domain.Decimal) {
 	if !known && !c.linked(quote, base) {
 		c.links[quote] = insertSorted(c.links[quote], base)
 		c.links[base] = insertSorted(c.links[base], quote)
+		if c.candidate(quote) && c.candidate(base) {
+			c.activate(quote, base)
+		}
+	}
+}
+
+// A link between two currencies is active once both are candidates: a
+// quote currency with fills, or the configured reporting currency. Amounts
+// are converted along active links only, and an inactive link keeps only
+// its latest rate, so that a log of one quote (whose every fill is a rate
+// to its base) pays no conversion and keeps no rate history. An amount
+// applied before its link became active stays unconverted.
+func (c *convBook) candidate(x string) bool { return c.fills[x] > 0 || x == c.reporting }
+
+func (c *convBook) active(a, b string) bool {
+	for _, x := range c.targets[a] {
+		if x == b {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *convBook) activate(a, b string) {
+	if !c.active(a, b) {
+		c.targets[a] = insertSorted(c.targets[a], b)
+		c.targets[b] = insertSorted(c.targets[b], a)
+	}
+}
+
+// becameCandidate activates x's links to candidates.
+func (c *convBook) becameCandidate(x string) {
+	for _, y := range c.links[x] {
+		if c.candidate(y) {
+			c.activate(x, y)
+		}
+	}
+}
+
+// setReporting sets bot.REPORTING_CURRENCY.
+func (c *convBook) setReporting(r string) {
+	if r == c.reporting {
+		return
+	}
+	c.reporting = r
+	if r != "" && c.links != nil {
+		c.becameCandidate(r)
 	}
 }
 
@@ -183,15 +237,17 @@ func (c *convBook) reportingCurrency() string {
 }
 
 // convertFill adds fx (a fill of b, not yet in b.series) to b's series in
-// every currency its quote has a rate with. The fill's own price was
-// observed as a rate before.
+// every currency its quote has an active link with. The fill's own price
+// was observed as a rate before.
 func (l *Ledger) convertFill(b *pairBook, fx *fillFx) {
 	c := &l.conv
 	if c.fills == nil {
 		c.fills = map[string]int64{}
 	}
-	c.fills[b.quote]++
-	for _, to := range c.links[b.quote] {
+	if c.fills[b.quote]++; c.fills[b.quote] == 1 && c.links != nil {
+		c.becameCandidate(b.quote)
+	}
+	for _, to := range c.targets[b.quote] {
 		k := convKey{b, to}
 		pc := c.pairs[k]
 		if pc == nil { // b's fills so far came before any rate with to
