@@ -219,3 +219,18 @@ func TestMixedQuoteReplay(t *testing.T) {
 		}
 	}
 }
+
+// TestOneQuoteNoConversion: in a log of one quote every fill is a rate to
+// its base, but no base is a quote with fills: nothing is converted and
+// each link keeps one rate (the replay's memory stays what it was).
+func TestOneQuoteNoConversion(t *testing.T) {
+	g := &testLog{t: t}
+	for i := int64(1); i <= 20; i++ {
+		g.order(i, "binance", "USDT-BTC", domain.Buy, "1", at(0, int(i), 0))
+		g.fill(i, "100", "1", "0", "USDT", at(0, int(i), 0))
+	}
+	l := replay(t, domain.LOFO, g.events)
+	if n, pts := len(l.conv.pairs), len(l.conv.rates[currencyPair{"USDT", "BTC"}]); n != 0 || pts != 1 {
+		t.Fatalf("one quote: %d converted series, %d rate points; want 0 and 1", n, pts)
+	}
+}
