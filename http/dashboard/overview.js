@@ -35,10 +35,15 @@ export async function render(view, ctx) {
   const charts = [];
   const state = { sort: 'pnl', dir: -1 };
 
-  // One quote currency at a time when the pairs have several (the API adds
-  // no USDT to BTC): the picker appears only then.
+  // Pairs of several quote currencies: the API answers "All" in one
+  // reporting currency (unit), each quote's own total beside it (perQuote)
+  // and what had no rate apart (unconverted). The picker then offers that
+  // total or one quote alone. A reader that cannot convert (ClickHouse)
+  // refuses "All" with a 400: then one quote at a time, learnt from the
+  // configuration's pairs.
   let quote = localStorage.getItem('quote') || '';
   let quotes = [];
+  let allUnit = ''; // the reporting currency, when "All" can be answered
   const load = () => post('/pnl/overview', { timezone: ctx.tz, keys: ['All'], ...(quote ? { quote } : {}) });
   const quotesOf = async () => {
     const { config } = await get('/config/full');
@@ -46,22 +51,22 @@ export async function render(view, ctx) {
     for (const pairs of Object.values(config.pairs || {})) for (const p of Object.keys(pairs || {})) set.add(p.split('-')[0]);
     return [...set].sort();
   };
-  // A remembered choice means several quotes: learn them alongside.
-  const quotesLater = quote ? quotesOf() : null;
   const loadFirst = async () => {
+    const remembered = quote;
+    quote = '';
     try {
-      const d = await load();
-      if (quotesLater) quotes = await quotesLater;
-      return d;
+      const all = await load();
+      quotes = Object.keys(all.perQuote || {}).sort();
+      if (quotes.length < 2) { quotes = []; return all; }
+      allUnit = all.unit;
+      if (!quotes.includes(remembered)) return all;
+      quote = remembered;
+      return load();
     } catch (err) {
       if (err.status !== 400) throw err;
-      quotes = await (quotesLater || quotesOf());
-      if (quotes.length < 2) {
-        if (!quote) throw err;
-        quote = ''; // a choice remembered from another set of pairs
-        return load();
-      }
-      if (!quotes.includes(quote)) quote = quotes[0];
+      quotes = await quotesOf();
+      if (quotes.length < 2) throw err;
+      quote = quotes.includes(remembered) ? remembered : quotes[0];
       return load();
     }
   };
@@ -155,14 +160,29 @@ export async function render(view, ctx) {
         h('td', { class: 'num ' + tone(r.unrealized), 'data-col': 'unrealized' }, signed(r.unrealized, 8))))))));
   }
 
+  // Over several quotes: how the totals were converted, and the amounts
+  // with no rate known at their time, which are never guessed but listed
+  // apart, each in its own currency.
+  const conversionBox = h('p', { class: 'muted small', id: 'conversion' });
+  function drawConversion() {
+    conversionBox.hidden = !data.perQuote;
+    if (!data.perQuote) return;
+    const rest = Object.entries(data.unconverted || {}).sort(([a], [b]) => a.localeCompare(b));
+    replace(conversionBox, `Totals in ${data.unit} at rates from the log; pair figures in each pair's own quote currency.`,
+      rest.length === 0 ? null : h('span', { id: 'unconverted' }, ` Not converted (no rate at the time): ` +
+        rest.map(([cur, u]) => `${signed(u.pnl, 8)} ${cur} over ${u.numberOfTrades} trade${u.numberOfTrades === 1 ? '' : 's'}`).join(' · ') + '.'));
+  }
+
   function drawAll() {
     unit = data.unit || '';
+    drawConversion();
     drawCards();
     drawChart();
     drawDaily();
     drawPairs();
   }
 
+  const options = [...(allUnit ? [['', `All, in ${allUnit}`]] : []), ...quotes.map(q => [q, q])];
   const quotePicker = quotes.length > 1 ? h('div', null, h('label', { for: 'quote' }, 'Quote currency'),
     h('select', {
       id: 'quote',
@@ -173,11 +193,12 @@ export async function render(view, ctx) {
         unitLabel.textContent = `in ${data.unit}, days in ${ctx.tz}`;
         drawAll();
       },
-    }, quotes.map(q => h('option', { value: q, selected: q === quote }, q)))) : null;
+    }, options.map(([value, label]) => h('option', { value, selected: value === quote }, label)))) : null;
   const unitLabel = h('span', { class: 'muted small', id: 'unit' }, data.unit ? `in ${data.unit}, days in ${ctx.tz}` : '');
   replace(view,
     h('div', { class: 'row' }, h('h1', null, 'Overview ', unitLabel), quotePicker),
     cards,
+    conversionBox,
     h('section', { 'aria-labelledby': 'chart-title' }, h('h2', { id: 'chart-title' }, 'PNL over time'), chartBox),
     dailyBox,
     h('section', { 'aria-labelledby': 'pairs-title' }, h('h2', { id: 'pairs-title' }, 'Pairs'), pairsBox));
