@@ -80,8 +80,9 @@ func newWallet() (string, error) {
 }
 
 // initConfig appends the initial configuration when the config stream does
-// not exist yet. The wallet is TRADELEDGER_WALLET, or a random one that is
-// printed once, here, in the log (`tradeledger wallet` prints it later).
+// not exist yet. The wallet is TRADELEDGER_WALLET, or a random one; it is
+// the login password's encryption key, so it is never logged:
+// `tradeledger wallet` prints it to the operator who asks.
 // The command expects no stream, so a concurrent or repeated run is
 // harmless: the loser finds the stream on its retry and writes nothing.
 func initConfig(ctx context.Context, d *DataDir, logger *zap.Logger) error {
@@ -113,8 +114,7 @@ func initConfig(ctx context.Context, d *DataDir, logger *zap.Logger) error {
 		return nil // another process initialized it first
 	}
 	if generated {
-		logger.Warn("generated the service wallet (bot.service_wallet); it is shown only this once, `tradeledger wallet` prints it again",
-			zap.String("wallet", wallet))
+		logger.Warn("generated the service wallet (bot.service_wallet, the login encryption key); `tradeledger wallet --data " + d.Path + "` prints it")
 	}
 	logger.Info("initial configuration written")
 	return nil
