@@ -117,27 +117,27 @@ func (l *Ledger) Overview(q OverviewQuery) (*Overview, error) {
 		}
 		o.Today.PerPair[key] = domain.Number(pt)
 		o.YearAgo.PerPair[key] = domain.Number(py)
-		o.PnlsPerPair = append(o.PnlsPerPair, KeyPnl{Key: key, Pnl: domain.Number(s.pnl)})
+		o.PnlsPerPair = append(o.PnlsPerPair, KeyPnl{Key: key, Pnl: domain.Number(s.Pnl)})
 		o.DetailedPerPair = append(o.DetailedPerPair, PairDetail{
 			Strategy:                  l.strat[key],
-			CumulativePnl:             domain.Number(s.pnl),
-			CumulativeProfit:          domain.Number(s.profit),
-			CumulativeLoss:            domain.Number(s.loss),
-			CumulativeFees:            domain.Number(s.fees),
-			CumulativeCostProceedWins: domain.Number(s.cpWins),
-			CumulativeCostProceedLoss: domain.Number(s.cpLosses),
-			ProfitCount:               int64(s.wins),
-			LossCount:                 int64(s.losses),
-			UniqueProfitCount:         int64(s.uWins),
-			UniqueLossCount:           int64(s.uLosses),
-			BuyCount:                  int64(s.buys),
-			SellCount:                 int64(s.sells),
-			UniqueBuyCount:            int64(s.uBuys),
-			UniqueSellCount:           int64(s.uSells),
-			CumulativeBuyValue:        domain.Number(s.buyValue),
-			CumulativeSellValue:       domain.Number(s.sellValue),
+			CumulativePnl:             domain.Number(s.Pnl),
+			CumulativeProfit:          domain.Number(s.Profit),
+			CumulativeLoss:            domain.Number(s.Loss),
+			CumulativeFees:            domain.Number(s.Fees),
+			CumulativeCostProceedWins: domain.Number(s.CpWins),
+			CumulativeCostProceedLoss: domain.Number(s.CpLosses),
+			ProfitCount:               int64(s.Wins),
+			LossCount:                 int64(s.Losses),
+			UniqueProfitCount:         int64(s.UWins),
+			UniqueLossCount:           int64(s.ULosses),
+			BuyCount:                  int64(s.Buys),
+			SellCount:                 int64(s.Sells),
+			UniqueBuyCount:            int64(s.UBuys),
+			UniqueSellCount:           int64(s.USells),
+			CumulativeBuyValue:        domain.Number(s.BuyValue),
+			CumulativeSellValue:       domain.Number(s.SellValue),
 			UnrealizedPnl:             domain.Number(unr),
-			DailyPnlPerThousand:       domain.DailyPnlPerThousand(s.pnl, s.invested, daySpan(s.firstT, s.lastT, q.Loc)),
+			DailyPnlPerThousand:       domain.DailyPnlPerThousand(s.Pnl, s.Invested, daySpan(s.FirstT, s.LastT, q.Loc)),
 			Key:                       key,
 		})
 	}
@@ -176,26 +176,26 @@ func (b *pairBook) quoteOr(key string) string {
 }
 
 func totalOf(t *bucket, unrealized domain.Decimal) PnlTotal {
-	closes := int64(t.wins + t.losses + t.evens)
+	closes := int64(t.Wins + t.Losses + t.Evens)
 	out := PnlTotal{
-		Pnl:            domain.Number(t.pnl),
-		NumberOfTrades: int64(t.trades),
-		AveragePnl:     domain.Number(domain.AveragePnl(t.pnl, closes)),
-		SellCount:      int64(t.sells),
-		BuyCount:       int64(t.buys),
-		Winning:        int64(t.wins),
-		Losing:         int64(t.losses),
-		Breakeven:      int64(t.evens),
-		WinRate:        domain.WinRate(int64(t.wins), int64(t.losses), int64(t.evens)),
+		Pnl:            domain.Number(t.Pnl),
+		NumberOfTrades: int64(t.Trades),
+		AveragePnl:     domain.Number(domain.AveragePnl(t.Pnl, closes)),
+		SellCount:      int64(t.Sells),
+		BuyCount:       int64(t.Buys),
+		Winning:        int64(t.Wins),
+		Losing:         int64(t.Losses),
+		Breakeven:      int64(t.Evens),
+		WinRate:        domain.WinRate(int64(t.Wins), int64(t.Losses), int64(t.Evens)),
 		BuyPnl:         domain.Number(unrealized),
-		SellPnl:        domain.Number(t.pnl),
-		BuyBaseValue:   domain.Number(t.buyValue),
-		SellBaseValue:  domain.Number(t.sellValue),
-		UnmatchedValue: domain.Number(t.unmatched),
+		SellPnl:        domain.Number(t.Pnl),
+		BuyBaseValue:   domain.Number(t.BuyValue),
+		SellBaseValue:  domain.Number(t.SellValue),
+		UnmatchedValue: domain.Number(t.Unmatched),
 	}
 	if closes > 0 {
-		out.HeroTrade = TradeRef{Pnl: domain.Number(t.hero), Time: t.heroT}
-		out.FuckupTrade = TradeRef{Pnl: domain.Number(t.fuck), Time: t.fuckT}
+		out.HeroTrade = TradeRef{Pnl: domain.Number(t.Hero), Time: t.HeroT}
+		out.FuckupTrade = TradeRef{Pnl: domain.Number(t.Fuck), Time: t.FuckT}
 	}
 	return out
 }
@@ -223,7 +223,7 @@ func (l *Ledger) Daily(q DailyQuery) ([]DayPnl, domain.Decimal, string, error) {
 	var unm domain.Decimal
 	for _, x := range ss {
 		s := x.sum(from, to)
-		unm = unm.Add(s.unmatched)
+		unm = unm.Add(s.Unmatched)
 	}
 	if days == nil {
 		days = []DayPnl{}
@@ -256,20 +256,20 @@ func (l *Ledger) Sum(scope PnlScope, fromMs, toMs int64) (SumResult, error) {
 			s = b.series.sum(from, to)
 		}
 		q := b.quoteOr(key)
-		out.Pairs = append(out.Pairs, PairSum{Key: key, Pnl: domain.Number(s.pnl), Invested: domain.Number(s.invested), Trades: int64(s.trades), Unit: q})
+		out.Pairs = append(out.Pairs, PairSum{Key: key, Pnl: domain.Number(s.Pnl), Invested: domain.Number(s.Invested), Trades: int64(s.Trades), Unit: q})
 		if mv == nil {
-			out.Pnl, out.Invested = out.Pnl.Add(s.pnl), out.Invested.Add(s.invested)
+			out.Pnl, out.Invested = out.Pnl.Add(s.Pnl), out.Invested.Add(s.Invested)
 			continue
 		}
 		qs := perQuote[q]
-		qs.Pnl = domain.Number(domain.Decimal(qs.Pnl).Add(s.pnl))
-		qs.Invested = domain.Number(domain.Decimal(qs.Invested).Add(s.invested))
-		qs.Trades += int64(s.trades)
+		qs.Pnl = domain.Number(domain.Decimal(qs.Pnl).Add(s.Pnl))
+		qs.Invested = domain.Number(domain.Decimal(qs.Invested).Add(s.Invested))
+		qs.Trades += int64(s.Trades)
 		perQuote[q] = qs
 		if b != nil {
 			c, _ := l.inCurrency(b, mv.unit)
 			cs := c.sum(from, to)
-			out.Pnl, out.Invested = out.Pnl.Add(cs.pnl), out.Invested.Add(cs.invested)
+			out.Pnl, out.Invested = out.Pnl.Add(cs.Pnl), out.Invested.Add(cs.Invested)
 		}
 	}
 	if mv != nil {
@@ -295,9 +295,9 @@ func (l *Ledger) Total(key string) (PairTotal, error) {
 	}
 	b := l.pairs[i]
 	t := &b.series.total
-	out.Pnl, out.NumberOfTrades = domain.Number(t.pnl), int64(t.trades)
-	out.BuyCount, out.SellCount, out.Winning, out.Losing = int64(t.buys), int64(t.sells), int64(t.wins), int64(t.losses)
-	out.Fees, out.Invested, out.UnmatchedBaseValue = domain.Number(t.fees), domain.Number(t.invested), domain.Number(t.unmatched)
+	out.Pnl, out.NumberOfTrades = domain.Number(t.Pnl), int64(t.Trades)
+	out.BuyCount, out.SellCount, out.Winning, out.Losing = int64(t.Buys), int64(t.Sells), int64(t.Wins), int64(t.Losses)
+	out.Fees, out.Invested, out.UnmatchedBaseValue = domain.Number(t.Fees), domain.Number(t.Invested), domain.Number(t.Unmatched)
 	out.UnrealizedPnl, out.Balance = domain.Number(b.unrealized()), domain.Number(b.position)
 	out.InventoryCost, out.ABP = domain.Number(b.lots.Cost()), domain.Number(b.lots.ABP())
 	return out, nil

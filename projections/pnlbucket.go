@@ -27,20 +27,9 @@ const BucketSeconds = 900
 // bucket aggregates the fills of one 15-minute slot (or, as a series'
 // total, of all time).
 type bucket struct {
-	slot                        int64          // unix seconds / BucketSeconds
-	cum                         domain.Decimal // Σ pnl of this and every earlier bucket
-	trades, buys, sells         int32
-	wins, losses, evens         int32 // closing trades by pnl sign
-	priced                      int32 // closing trades whose pnl is in the bucket (all but unconverted ones)
-	uBuys, uSells               int32 // orders by their first fill
-	uWins, uLosses              int32 // sell orders by the sign of their summed pnl
-	pnl, profit, loss, fees     domain.Decimal
-	cpWins, cpLosses            domain.Decimal // Σ costProceed of winning / losing closing trades
-	buyValue, sellValue, volume domain.Decimal // Σ baseValue of buys / sells; Σ rate×amount
-	unmatched, invested         domain.Decimal // Σ unmatchedBaseValue; Σ cost of consumed lots
-	hero, fuck                  domain.Decimal
-	heroT, fuckT                int64
-	firstT, lastT               int64 // first and last fill time (ms)
+	slot int64          // unix seconds / BucketSeconds
+	cum  domain.Decimal // Σ pnl of this and every earlier bucket
+	domain.PnlAgg[int32]
 }
 
 // series is a time-ordered run of buckets and their total.
@@ -55,34 +44,34 @@ type fillFx struct {
 	sell, closing, first bool
 	noMoney              bool // an unconverted fill: counted, no money (pnlconv.go)
 	sign                 int8 // the sign of the fill's pnl in its own currency
-	value, net, fee, pnl domain.Decimal
-	unmatched, invested  domain.Decimal
+	value, net, fee, Pnl domain.Decimal
+	Unmatched, Invested  domain.Decimal
 	uniqueFrom, uniqueTo int8 // unique win/loss: counted sign before and after (2: none)
 	uniqueSlot           int64
 }
 
 func (b *bucket) add(fx *fillFx) {
-	if b.trades == 0 || fx.t < b.firstT {
-		b.firstT = fx.t
+	if b.Trades == 0 || fx.t < b.FirstT {
+		b.FirstT = fx.t
 	}
-	if fx.t > b.lastT {
-		b.lastT = fx.t
+	if fx.t > b.LastT {
+		b.LastT = fx.t
 	}
-	b.trades++
-	b.volume = b.volume.Add(fx.value)
-	b.fees = b.fees.Add(fx.fee)
+	b.Trades++
+	b.Volume = b.Volume.Add(fx.value)
+	b.Fees = b.Fees.Add(fx.fee)
 	if fx.sell {
-		b.sells++
-		b.sellValue = b.sellValue.Add(fx.net)
-		b.unmatched = b.unmatched.Add(fx.unmatched)
+		b.Sells++
+		b.SellValue = b.SellValue.Add(fx.net)
+		b.Unmatched = b.Unmatched.Add(fx.Unmatched)
 		if fx.first {
-			b.uSells++
+			b.USells++
 		}
 	} else {
-		b.buys++
-		b.buyValue = b.buyValue.Add(fx.net)
+		b.Buys++
+		b.BuyValue = b.BuyValue.Add(fx.net)
 		if fx.first {
-			b.uBuys++
+			b.UBuys++
 		}
 	}
 	if !fx.closing {
@@ -90,32 +79,32 @@ func (b *bucket) add(fx *fillFx) {
 	}
 	switch fx.sign {
 	case 1:
-		b.wins++
+		b.Wins++
 	case -1:
-		b.losses++
+		b.Losses++
 	default:
-		b.evens++
+		b.Evens++
 	}
 	if fx.noMoney {
 		return
 	}
-	closes := b.priced
-	b.priced++
-	b.pnl = b.pnl.Add(fx.pnl)
-	b.invested = b.invested.Add(fx.invested)
+	closes := b.Priced
+	b.Priced++
+	b.Pnl = b.Pnl.Add(fx.Pnl)
+	b.Invested = b.Invested.Add(fx.Invested)
 	switch fx.sign {
 	case 1:
-		b.profit = b.profit.Add(fx.pnl)
-		b.cpWins = b.cpWins.Add(fx.net)
+		b.Profit = b.Profit.Add(fx.Pnl)
+		b.CpWins = b.CpWins.Add(fx.net)
 	case -1:
-		b.loss = b.loss.Add(fx.pnl)
-		b.cpLosses = b.cpLosses.Add(fx.net)
+		b.Loss = b.Loss.Add(fx.Pnl)
+		b.CpLosses = b.CpLosses.Add(fx.net)
 	}
-	if closes == 0 || fx.pnl > b.hero || (fx.pnl == b.hero && fx.t < b.heroT) {
-		b.hero, b.heroT = fx.pnl, fx.t
+	if closes == 0 || fx.Pnl > b.Hero || (fx.Pnl == b.Hero && fx.t < b.HeroT) {
+		b.Hero, b.HeroT = fx.Pnl, fx.t
 	}
-	if closes == 0 || fx.pnl < b.fuck || (fx.pnl == b.fuck && fx.t < b.fuckT) {
-		b.fuck, b.fuckT = fx.pnl, fx.t
+	if closes == 0 || fx.Pnl < b.Fuck || (fx.Pnl == b.Fuck && fx.t < b.FuckT) {
+		b.Fuck, b.FuckT = fx.Pnl, fx.t
 	}
 }
 
@@ -124,59 +113,21 @@ func (b *bucket) add(fx *fillFx) {
 func (b *bucket) unique(from, to int8) {
 	switch from {
 	case 1:
-		b.uWins--
+		b.UWins--
 	case -1:
-		b.uLosses--
+		b.ULosses--
 	}
 	switch to {
 	case 1:
-		b.uWins++
+		b.UWins++
 	case -1:
-		b.uLosses++
+		b.ULosses++
 	}
 }
 
-// merge adds o into b (as for totals over several buckets).
-func (b *bucket) merge(o *bucket) {
-	if o.trades == 0 {
-		return
-	}
-	bc, oc := b.priced, o.priced
-	if oc > 0 {
-		if bc == 0 || o.hero > b.hero || (o.hero == b.hero && o.heroT < b.heroT) {
-			b.hero, b.heroT = o.hero, o.heroT
-		}
-		if bc == 0 || o.fuck < b.fuck || (o.fuck == b.fuck && o.fuckT < b.fuckT) {
-			b.fuck, b.fuckT = o.fuck, o.fuckT
-		}
-	}
-	if b.trades == 0 || o.firstT < b.firstT {
-		b.firstT = o.firstT
-	}
-	b.lastT = max(b.lastT, o.lastT)
-	b.trades += o.trades
-	b.buys += o.buys
-	b.sells += o.sells
-	b.wins += o.wins
-	b.losses += o.losses
-	b.evens += o.evens
-	b.priced += o.priced
-	b.uBuys += o.uBuys
-	b.uSells += o.uSells
-	b.uWins += o.uWins
-	b.uLosses += o.uLosses
-	b.pnl = b.pnl.Add(o.pnl)
-	b.profit = b.profit.Add(o.profit)
-	b.loss = b.loss.Add(o.loss)
-	b.fees = b.fees.Add(o.fees)
-	b.cpWins = b.cpWins.Add(o.cpWins)
-	b.cpLosses = b.cpLosses.Add(o.cpLosses)
-	b.buyValue = b.buyValue.Add(o.buyValue)
-	b.sellValue = b.sellValue.Add(o.sellValue)
-	b.volume = b.volume.Add(o.volume)
-	b.unmatched = b.unmatched.Add(o.unmatched)
-	b.invested = b.invested.Add(o.invested)
-}
+// merge adds o into b (domain.PnlAgg.Merge: the one aggregation both PNL
+// readers share).
+func (b *bucket) merge(o *bucket) { b.PnlAgg.Merge(&o.PnlAgg) }
 
 // at returns the bucket of slot, creating it in order.
 func (s *series) at(slot int64) int {
@@ -211,9 +162,9 @@ func (s *series) add(fx *fillFx) {
 	i := s.at(slot)
 	s.b[i].add(fx)
 	s.total.add(fx)
-	if fx.closing && fx.pnl != 0 && !fx.noMoney {
+	if fx.closing && fx.Pnl != 0 && !fx.noMoney {
 		for j := i; j < len(s.b); j++ { // only the last bucket, but for late fills
-			s.b[j].cum = s.b[j].cum.Add(fx.pnl)
+			s.b[j].cum = s.b[j].cum.Add(fx.Pnl)
 		}
 	}
 	if fx.uniqueFrom != fx.uniqueTo {
@@ -233,10 +184,10 @@ func floorDiv(a, b int64) int64 {
 // addToSeries folds one applied fill into its pair's and its quote's series.
 func (l *Ledger) addToSeries(b *pairBook, st *orderState, t int64, sell bool, r *domain.FillPnl, net domain.Decimal) {
 	fx := fillFx{t: t, sell: sell, closing: sell && r.Matched > 0, first: st.fills == 1,
-		value: r.Value, net: net, fee: r.Fee, pnl: r.Pnl, unmatched: r.UnmatchedValue,
+		value: r.Value, net: net, fee: r.Fee, Pnl: r.Pnl, Unmatched: r.UnmatchedValue,
 		uniqueFrom: 2, uniqueTo: 2, sign: int8(r.Pnl.Sign())}
 	if fx.closing {
-		fx.invested = r.LotCost
+		fx.Invested = r.LotCost
 		st.pnl = st.pnl.Add(r.Pnl)
 		sign := int8(st.pnl.Sign())
 		if st.uniqueSign == 0 { // not counted yet: count in this fill's bucket

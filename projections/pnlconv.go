@@ -207,7 +207,7 @@ func convert(x, r domain.Decimal, inverse bool) domain.Decimal {
 
 // converted returns fx with its money converted.
 func (fx fillFx) converted(r domain.Decimal, inverse bool) fillFx {
-	for _, p := range []*domain.Decimal{&fx.value, &fx.net, &fx.fee, &fx.pnl, &fx.unmatched, &fx.invested} {
+	for _, p := range []*domain.Decimal{&fx.value, &fx.net, &fx.fee, &fx.Pnl, &fx.Unmatched, &fx.Invested} {
 		*p = convert(*p, r, inverse)
 	}
 	return fx
@@ -216,7 +216,7 @@ func (fx fillFx) converted(r domain.Decimal, inverse bool) fillFx {
 // unpriced returns fx without money: it counts (by its pnl's sign) and adds
 // nothing else.
 func (fx fillFx) unpriced() fillFx {
-	fx.value, fx.net, fx.fee, fx.pnl, fx.unmatched, fx.invested = 0, 0, 0, 0, 0, 0
+	fx.value, fx.net, fx.fee, fx.Pnl, fx.Unmatched, fx.Invested = 0, 0, 0, 0, 0, 0
 	fx.noMoney = true
 	return fx
 }
@@ -290,8 +290,9 @@ func countsOnly(s *series) series {
 }
 
 func (b bucket) countsOnly() bucket {
-	return bucket{slot: b.slot, trades: b.trades, buys: b.buys, sells: b.sells, wins: b.wins, losses: b.losses, evens: b.evens,
-		uBuys: b.uBuys, uSells: b.uSells, uWins: b.uWins, uLosses: b.uLosses, firstT: b.firstT, lastT: b.lastT}
+	return bucket{slot: b.slot, PnlAgg: domain.PnlAgg[int32]{Trades: b.Trades, Buys: b.Buys, Sells: b.Sells,
+		Wins: b.Wins, Losses: b.Losses, Evens: b.Evens, UBuys: b.UBuys, USells: b.USells, UWins: b.UWins,
+		ULosses: b.ULosses, FirstT: b.FirstT, LastT: b.LastT}}
 }
 
 func cloneSeries(s *series) series {
@@ -329,13 +330,13 @@ func (v *mixedView) fold(from, to int64) {
 			y := x.sum(from, to)
 			s.merge(&y)
 		}
-		if s.trades == 0 {
+		if s.Trades == 0 {
 			continue
 		}
 		u := v.entry(q)
-		u.Pnl = domain.Number(domain.Decimal(u.Pnl).Add(s.pnl))
-		u.Invested = domain.Number(domain.Decimal(u.Invested).Add(s.invested))
-		u.Trades += int64(s.trades)
+		u.Pnl = domain.Number(domain.Decimal(u.Pnl).Add(s.Pnl))
+		u.Invested = domain.Number(domain.Decimal(u.Invested).Add(s.Invested))
+		u.Trades += int64(s.Trades)
 	}
 }
 

@@ -29,7 +29,7 @@ func foldDays(ss []*series, from, to int64, loc *time.Location) []DayPnl {
 		cur := -1
 		for k := i; k < j; k++ {
 			bk := &s.b[k]
-			if bk.trades == 0 {
+			if bk.Trades == 0 {
 				continue
 			}
 			st := bk.slot * BucketSeconds
@@ -50,11 +50,11 @@ func foldDays(ss []*series, from, to int64, loc *time.Location) []DayPnl {
 				}
 			}
 			dp := &days[cur]
-			dp.NumberOfTrades += int64(bk.trades)
-			dp.TotalVolume = domain.Number(domain.Decimal(dp.TotalVolume).Add(bk.volume))
-			dp.Pnl = domain.Number(domain.Decimal(dp.Pnl).Add(bk.pnl))
-			dp.UnmatchedBaseValue = domain.Number(domain.Decimal(dp.UnmatchedBaseValue).Add(bk.unmatched))
-			dp.invested = dp.invested.Add(bk.invested)
+			dp.NumberOfTrades += int64(bk.Trades)
+			dp.TotalVolume = domain.Number(domain.Decimal(dp.TotalVolume).Add(bk.Volume))
+			dp.Pnl = domain.Number(domain.Decimal(dp.Pnl).Add(bk.Pnl))
+			dp.UnmatchedBaseValue = domain.Number(domain.Decimal(dp.UnmatchedBaseValue).Add(bk.Unmatched))
+			dp.invested = dp.invested.Add(bk.Invested)
 		}
 	}
 	if merge {

@@ -105,55 +105,9 @@ func (r *Reader) unavailable(op string, err error) error {
 	return domain.Errorf(domain.EUNAVAILABLE, "analytics store unavailable")
 }
 
-// agg is the aggregate of a pair's fills over a range: the fields of the
-// Ledger's bucket.
-type agg struct {
-	trades, buys, sells, wins, losses, evens, uBuys, uSells, uWins, uLosses int64
-	pnl, profit, loss, fees, cpWins, cpLosses, buyValue, sellValue, volume  int64
-	unmatched, invested, firstT, lastT, hero, heroT, fuck, fuckT            int64
-}
-
-// merge adds o into a with the Ledger's tie rules for hero and fuckup
-// trades (the highest / lowest pnl, earliest on ties).
-func (a *agg) merge(o *agg) {
-	if o.trades == 0 {
-		return
-	}
-	ac, oc := a.wins+a.losses+a.evens, o.wins+o.losses+o.evens
-	if oc > 0 {
-		if ac == 0 || o.hero > a.hero || (o.hero == a.hero && o.heroT < a.heroT) {
-			a.hero, a.heroT = o.hero, o.heroT
-		}
-		if ac == 0 || o.fuck < a.fuck || (o.fuck == a.fuck && o.fuckT < a.fuckT) {
-			a.fuck, a.fuckT = o.fuck, o.fuckT
-		}
-	}
-	if a.trades == 0 || o.firstT < a.firstT {
-		a.firstT = o.firstT
-	}
-	a.lastT = max(a.lastT, o.lastT)
-	a.trades += o.trades
-	a.buys += o.buys
-	a.sells += o.sells
-	a.wins += o.wins
-	a.losses += o.losses
-	a.evens += o.evens
-	a.uBuys += o.uBuys
-	a.uSells += o.uSells
-	a.uWins += o.uWins
-	a.uLosses += o.uLosses
-	a.pnl += o.pnl
-	a.profit += o.profit
-	a.loss += o.loss
-	a.fees += o.fees
-	a.cpWins += o.cpWins
-	a.cpLosses += o.cpLosses
-	a.buyValue += o.buyValue
-	a.sellValue += o.sellValue
-	a.volume += o.volume
-	a.unmatched += o.unmatched
-	a.invested += o.invested
-}
+// agg is the aggregate of a pair's fills over a range, merged as the
+// Ledger merges its buckets (domain.PnlAgg.Merge).
+type agg = domain.PnlAgg[int64]
 
 // pairInfo is a known pair (one with an order) and its inventory.
 type pairInfo struct {
@@ -266,20 +220,27 @@ GROUP BY exchange, pair`
 	for rows.Next() {
 		var ex, pair string
 		var a agg
-		if err := rows.Scan(&ex, &pair, &a.trades, &a.buys, &a.sells, &a.wins, &a.losses, &a.evens,
-			&a.uBuys, &a.uSells, &a.uWins, &a.uLosses,
-			&a.pnl, &a.profit, &a.loss, &a.fees, &a.cpWins, &a.cpLosses, &a.buyValue, &a.sellValue, &a.volume,
-			&a.unmatched, &a.invested, &a.firstT, &a.lastT, &a.hero, &a.heroT, &a.fuck, &a.fuckT); err != nil {
+		var money [13]int64 // the e8 sums, in the order selected
+		if err := rows.Scan(&ex, &pair, &a.Trades, &a.Buys, &a.Sells, &a.Wins, &a.Losses, &a.Evens,
+			&a.UBuys, &a.USells, &a.UWins, &a.ULosses,
+			&money[0], &money[1], &money[2], &money[3], &money[4], &money[5], &money[6], &money[7], &money[8],
+			&money[9], &money[10], &a.FirstT, &a.LastT, &money[11], &a.HeroT, &money[12], &a.FuckT); err != nil {
 			return nil, err
 		}
+		for i, d := range []*domain.Decimal{&a.Pnl, &a.Profit, &a.Loss, &a.Fees, &a.CpWins, &a.CpLosses,
+			&a.BuyValue, &a.SellValue, &a.Volume, &a.Unmatched, &a.Invested, &a.Hero, &a.Fuck} {
+			*d = domain.Decimal(money[i])
+		}
+		// The sink writes no unconverted fills: every closing trade is priced.
+		a.Priced = a.Wins + a.Losses + a.Evens
 		out[domain.PairKey(ex, pair)] = &a
 	}
 	return out, rows.Err()
 }
 
 type dayAgg struct {
-	trades                           int64
-	volume, pnl, unmatched, invested int64
+	Trades                           int64
+	Volume, Pnl, Unmatched, Invested int64
 }
 
 // days returns per pair and local day (YYYY-MM-DD in loc, of the bucket's
@@ -297,7 +258,7 @@ FROM ` + r.db + `.pnl_buckets FINAL WHERE method = ? AND ` + slotCond(from, to) 
 	for rows.Next() {
 		var ex, pair, d string
 		var a dayAgg
-		if err := rows.Scan(&ex, &pair, &d, &a.trades, &a.volume, &a.pnl, &a.unmatched, &a.invested); err != nil {
+		if err := rows.Scan(&ex, &pair, &d, &a.Trades, &a.Volume, &a.Pnl, &a.Unmatched, &a.Invested); err != nil {
 			return nil, err
 		}
 		k := domain.PairKey(ex, pair)
@@ -320,11 +281,11 @@ func foldDays(perPair map[string]map[string]*dayAgg, keys []string) []domain.Day
 				m = &dayAgg{}
 				merged[d] = m
 			}
-			m.trades += a.trades
-			m.volume += a.volume
-			m.pnl += a.pnl
-			m.unmatched += a.unmatched
-			m.invested += a.invested
+			m.Trades += a.Trades
+			m.Volume += a.Volume
+			m.Pnl += a.Pnl
+			m.Unmatched += a.Unmatched
+			m.Invested += a.Invested
 		}
 	}
 	dates := make([]string, 0, len(merged))
@@ -336,12 +297,12 @@ func foldDays(perPair map[string]map[string]*dayAgg, keys []string) []domain.Day
 	var cum, inv domain.Decimal
 	for _, d := range dates {
 		a := merged[d]
-		cum = cum.Add(domain.Decimal(a.pnl))
-		inv = inv.Add(domain.Decimal(a.invested))
+		cum = cum.Add(domain.Decimal(a.Pnl))
+		inv = inv.Add(domain.Decimal(a.Invested))
 		out = append(out, domain.DayPnl{
-			Date: d, NumberOfTrades: a.trades, TotalVolume: domain.Number(a.volume), Pnl: domain.Number(a.pnl),
+			Date: d, NumberOfTrades: a.Trades, TotalVolume: domain.Number(a.Volume), Pnl: domain.Number(a.Pnl),
 			CumulativePnl: domain.Number(cum), CumulativePnlPercent: domain.Number(domain.PnlPercent(cum, inv)),
-			UnmatchedBaseValue: domain.Number(a.unmatched),
+			UnmatchedBaseValue: domain.Number(a.Unmatched),
 		})
 	}
 	return out
@@ -450,7 +411,7 @@ func (r *Reader) overview(q domain.OverviewQuery) (*domain.Overview, error) {
 	}
 	for _, k := range totKeys {
 		if a := aggs[k]; a != nil {
-			tot.merge(a)
+			tot.Merge(a)
 		}
 	}
 	for _, key := range sc.keys {
@@ -465,27 +426,27 @@ func (r *Reader) overview(q domain.OverviewQuery) (*domain.Overview, error) {
 		unrealized = unrealized.Add(unr)
 		o.Today.PerPair[key] = domain.Number(per[key][0])
 		o.YearAgo.PerPair[key] = domain.Number(per[key][4])
-		o.PnlsPerPair = append(o.PnlsPerPair, domain.KeyPnl{Key: key, Pnl: domain.Number(s.pnl)})
+		o.PnlsPerPair = append(o.PnlsPerPair, domain.KeyPnl{Key: key, Pnl: domain.Number(s.Pnl)})
 		o.DetailedPerPair = append(o.DetailedPerPair, domain.PairDetail{
 			Strategy:                  strat[key],
-			CumulativePnl:             domain.Number(s.pnl),
-			CumulativeProfit:          domain.Number(s.profit),
-			CumulativeLoss:            domain.Number(s.loss),
-			CumulativeFees:            domain.Number(s.fees),
-			CumulativeCostProceedWins: domain.Number(s.cpWins),
-			CumulativeCostProceedLoss: domain.Number(s.cpLosses),
-			ProfitCount:               s.wins,
-			LossCount:                 s.losses,
-			UniqueProfitCount:         s.uWins,
-			UniqueLossCount:           s.uLosses,
-			BuyCount:                  s.buys,
-			SellCount:                 s.sells,
-			UniqueBuyCount:            s.uBuys,
-			UniqueSellCount:           s.uSells,
-			CumulativeBuyValue:        domain.Number(s.buyValue),
-			CumulativeSellValue:       domain.Number(s.sellValue),
+			CumulativePnl:             domain.Number(s.Pnl),
+			CumulativeProfit:          domain.Number(s.Profit),
+			CumulativeLoss:            domain.Number(s.Loss),
+			CumulativeFees:            domain.Number(s.Fees),
+			CumulativeCostProceedWins: domain.Number(s.CpWins),
+			CumulativeCostProceedLoss: domain.Number(s.CpLosses),
+			ProfitCount:               s.Wins,
+			LossCount:                 s.Losses,
+			UniqueProfitCount:         s.UWins,
+			UniqueLossCount:           s.ULosses,
+			BuyCount:                  s.Buys,
+			SellCount:                 s.Sells,
+			UniqueBuyCount:            s.UBuys,
+			UniqueSellCount:           s.USells,
+			CumulativeBuyValue:        domain.Number(s.BuyValue),
+			CumulativeSellValue:       domain.Number(s.SellValue),
 			UnrealizedPnl:             domain.Number(unr),
-			DailyPnlPerThousand:       domain.DailyPnlPerThousand(domain.Decimal(s.pnl), domain.Decimal(s.invested), daySpan(s.firstT, s.lastT, q.Loc)),
+			DailyPnlPerThousand:       domain.DailyPnlPerThousand(domain.Decimal(s.Pnl), domain.Decimal(s.Invested), daySpan(s.FirstT, s.LastT, q.Loc)),
 			Key:                       key,
 		})
 	}
@@ -497,26 +458,26 @@ func (r *Reader) overview(q domain.OverviewQuery) (*domain.Overview, error) {
 }
 
 func totalOf(t *agg, unrealized domain.Decimal) domain.PnlTotal {
-	closes := t.wins + t.losses + t.evens
+	closes := t.Wins + t.Losses + t.Evens
 	out := domain.PnlTotal{
-		Pnl:            domain.Number(t.pnl),
-		NumberOfTrades: t.trades,
-		AveragePnl:     domain.Number(domain.AveragePnl(domain.Decimal(t.pnl), closes)),
-		SellCount:      t.sells,
-		BuyCount:       t.buys,
-		Winning:        t.wins,
-		Losing:         t.losses,
-		Breakeven:      t.evens,
-		WinRate:        domain.WinRate(t.wins, t.losses, t.evens),
+		Pnl:            domain.Number(t.Pnl),
+		NumberOfTrades: t.Trades,
+		AveragePnl:     domain.Number(domain.AveragePnl(domain.Decimal(t.Pnl), closes)),
+		SellCount:      t.Sells,
+		BuyCount:       t.Buys,
+		Winning:        t.Wins,
+		Losing:         t.Losses,
+		Breakeven:      t.Evens,
+		WinRate:        domain.WinRate(t.Wins, t.Losses, t.Evens),
 		BuyPnl:         domain.Number(unrealized),
-		SellPnl:        domain.Number(t.pnl),
-		BuyBaseValue:   domain.Number(t.buyValue),
-		SellBaseValue:  domain.Number(t.sellValue),
-		UnmatchedValue: domain.Number(t.unmatched),
+		SellPnl:        domain.Number(t.Pnl),
+		BuyBaseValue:   domain.Number(t.BuyValue),
+		SellBaseValue:  domain.Number(t.SellValue),
+		UnmatchedValue: domain.Number(t.Unmatched),
 	}
 	if closes > 0 {
-		out.HeroTrade = domain.TradeRef{Pnl: domain.Number(t.hero), Time: t.heroT}
-		out.FuckupTrade = domain.TradeRef{Pnl: domain.Number(t.fuck), Time: t.fuckT}
+		out.HeroTrade = domain.TradeRef{Pnl: domain.Number(t.Hero), Time: t.HeroT}
+		out.FuckupTrade = domain.TradeRef{Pnl: domain.Number(t.Fuck), Time: t.FuckT}
 	}
 	return out
 }
@@ -600,7 +561,7 @@ func (r *Reader) daily(q domain.DailyQuery) ([]domain.DayPnl, domain.Decimal, st
 	var unm domain.Decimal
 	for _, k := range keys {
 		for _, a := range perPair[k] {
-			unm = unm.Add(domain.Decimal(a.unmatched))
+			unm = unm.Add(domain.Decimal(a.Unmatched))
 		}
 	}
 	return foldDays(perPair, keys), unm, sc.unit, nil
@@ -639,8 +600,8 @@ func (r *Reader) sum(scope domain.PnlScope, fromMs, toMs int64) (domain.SumResul
 		if a := aggs[key]; a != nil {
 			s = *a
 		}
-		out.Pnl, out.Invested = out.Pnl.Add(domain.Decimal(s.pnl)), out.Invested.Add(domain.Decimal(s.invested))
-		out.Pairs = append(out.Pairs, domain.PairSum{Key: key, Pnl: domain.Number(s.pnl), Invested: domain.Number(s.invested), Trades: s.trades, Unit: sc.unit})
+		out.Pnl, out.Invested = out.Pnl.Add(domain.Decimal(s.Pnl)), out.Invested.Add(domain.Decimal(s.Invested))
+		out.Pairs = append(out.Pairs, domain.PairSum{Key: key, Pnl: domain.Number(s.Pnl), Invested: domain.Number(s.Invested), Trades: s.Trades, Unit: sc.unit})
 	}
 	return out, nil
 }
@@ -678,9 +639,9 @@ func (r *Reader) total(key string) (domain.PairTotal, error) {
 	if a := aggs[key]; a != nil {
 		t = *a
 	}
-	out.Pnl, out.NumberOfTrades = domain.Number(t.pnl), t.trades
-	out.BuyCount, out.SellCount, out.Winning, out.Losing = t.buys, t.sells, t.wins, t.losses
-	out.Fees, out.Invested, out.UnmatchedBaseValue = domain.Number(t.fees), domain.Number(t.invested), domain.Number(t.unmatched)
+	out.Pnl, out.NumberOfTrades = domain.Number(t.Pnl), t.Trades
+	out.BuyCount, out.SellCount, out.Winning, out.Losing = t.Buys, t.Sells, t.Wins, t.Losses
+	out.Fees, out.Invested, out.UnmatchedBaseValue = domain.Number(t.Fees), domain.Number(t.Invested), domain.Number(t.Unmatched)
 	out.UnrealizedPnl, out.Balance = domain.Number(p.unrealized()), domain.Number(p.balance)
 	out.InventoryCost = domain.Number(p.lotsCost)
 	if p.lotsQty > 0 {

@@ -1,0 +1,68 @@
+package domain
+
+// PnlAgg is the aggregate of a run of fills as every PNL reader folds it:
+// trade counts, money and the best and worst closing trades. C is the
+// count type: int32 where the memory of each aggregate matters (the
+// in-memory Ledger's 15-minute buckets), int64 where a database returns
+// the sums (the ClickHouse reader). Both readers merge with Merge, so they
+// answer the same figures for the same fills.
+type PnlAgg[C int32 | int64] struct {
+	Trades, Buys, Sells C
+	Wins, Losses, Evens C // closing trades by the sign of their pnl
+	Priced              C // closing trades whose pnl is in Pnl (all but unconverted ones)
+	UBuys, USells       C // orders by their first fill
+	UWins, ULosses      C // sell orders by the sign of their summed pnl
+
+	Pnl, Profit, Loss, Fees     Decimal
+	CpWins, CpLosses            Decimal // Σ costProceed of winning / losing closing trades
+	BuyValue, SellValue, Volume Decimal // Σ baseValue of buys / sells; Σ rate×amount
+	Unmatched, Invested         Decimal // Σ unmatchedBaseValue; Σ cost of consumed lots
+	Hero, Fuck                  Decimal // the highest and lowest pnl of a closing trade
+	HeroT, FuckT                int64   // their times (ms)
+	FirstT, LastT               int64   // first and last fill time (ms)
+}
+
+// Merge adds o into a: counts and money are summed (money saturating, as
+// Decimal.Add does), FirstT is the earlier and LastT the later, and the
+// hero and fuckup trades are the highest and lowest pnl of either side,
+// the earlier on ties, taken only from a side with priced closing trades.
+// An o without trades changes nothing.
+func (a *PnlAgg[C]) Merge(o *PnlAgg[C]) {
+	if o.Trades == 0 {
+		return
+	}
+	if o.Priced > 0 {
+		if a.Priced == 0 || o.Hero > a.Hero || (o.Hero == a.Hero && o.HeroT < a.HeroT) {
+			a.Hero, a.HeroT = o.Hero, o.HeroT
+		}
+		if a.Priced == 0 || o.Fuck < a.Fuck || (o.Fuck == a.Fuck && o.FuckT < a.FuckT) {
+			a.Fuck, a.FuckT = o.Fuck, o.FuckT
+		}
+	}
+	if a.Trades == 0 || o.FirstT < a.FirstT {
+		a.FirstT = o.FirstT
+	}
+	a.LastT = max(a.LastT, o.LastT)
+	a.Trades += o.Trades
+	a.Buys += o.Buys
+	a.Sells += o.Sells
+	a.Wins += o.Wins
+	a.Losses += o.Losses
+	a.Evens += o.Evens
+	a.Priced += o.Priced
+	a.UBuys += o.UBuys
+	a.USells += o.USells
+	a.UWins += o.UWins
+	a.ULosses += o.ULosses
+	a.Pnl = a.Pnl.Add(o.Pnl)
+	a.Profit = a.Profit.Add(o.Profit)
+	a.Loss = a.Loss.Add(o.Loss)
+	a.Fees = a.Fees.Add(o.Fees)
+	a.CpWins = a.CpWins.Add(o.CpWins)
+	a.CpLosses = a.CpLosses.Add(o.CpLosses)
+	a.BuyValue = a.BuyValue.Add(o.BuyValue)
+	a.SellValue = a.SellValue.Add(o.SellValue)
+	a.Volume = a.Volume.Add(o.Volume)
+	a.Unmatched = a.Unmatched.Add(o.Unmatched)
+	a.Invested = a.Invested.Add(o.Invested)
+}
