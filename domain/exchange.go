@@ -161,6 +161,22 @@ type PlaceOrderRequest struct {
 	Price         Decimal   // limit price; ignored for market orders
 }
 
+// CheckSpot checks what every real spot connector needs before it sends
+// a placement: a client order id, a buy or sell, a limit or market kind.
+// A violation is EINVALID, naming exchange for an unsupported kind.
+func (r PlaceOrderRequest) CheckSpot(exchange string) error {
+	if r.ClientOrderID == "" {
+		return Errorf(EINVALID, "client order id is required")
+	}
+	if r.Side != Buy && r.Side != Sell {
+		return Errorf(EINVALID, "side must be buy or sell")
+	}
+	if r.Kind != KindLimit && r.Kind != KindMarket {
+		return Errorf(EINVALID, "order kind %q is not supported by %s", r.Kind, exchange)
+	}
+	return nil
+}
+
 // ExchangeOrder is an order as the exchange holds it.
 type ExchangeOrder struct {
 	ID            string

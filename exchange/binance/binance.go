@@ -543,14 +543,8 @@ func Filter(pair string, f domain.MarketFilters, req domain.PlaceOrderRequest) (
 // and Binance's duplicate refusal returns the open order. A timeout, a
 // dropped connection or a 5xx is EUNAVAILABLE: the outcome is unknown.
 func (x *Exchange) PlaceOrder(ctx context.Context, req domain.PlaceOrderRequest) (domain.ExchangeOrder, error) {
-	if req.ClientOrderID == "" {
-		return domain.ExchangeOrder{}, domain.Errorf(domain.EINVALID, "client order id is required")
-	}
-	if req.Side != domain.Buy && req.Side != domain.Sell {
-		return domain.ExchangeOrder{}, domain.Errorf(domain.EINVALID, "side must be buy or sell")
-	}
-	if req.Kind != domain.KindLimit && req.Kind != domain.KindMarket {
-		return domain.ExchangeOrder{}, domain.Errorf(domain.EINVALID, "order kind %q is not supported by %s", req.Kind, x.ExchangeName)
+	if err := req.CheckSpot(x.ExchangeName); err != nil {
+		return domain.ExchangeOrder{}, err
 	}
 	s, err := x.symbol(ctx, req.Pair)
 	if err != nil {

@@ -127,18 +127,26 @@ func (t *Trader) Apply(e *domain.Event) error {
 	return t.applyLocked(e)
 }
 
+// streamID returns the id of an order or OCO stream (prefix + decimal id),
+// moving nextID past it; ok is false for a malformed name or an id whose
+// events no longer matter (finished and dropped from memory).
+func (t *Trader) streamID(stream, prefix string) (id int64, ok bool) {
+	id, err := strconv.ParseInt(stream[len(prefix):], 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	if id >= t.nextID {
+		t.nextID = id + 1
+	}
+	return id, !t.finished.has(id)
+}
+
 func (t *Trader) applyLocked(e *domain.Event) error {
 	t.init()
 	switch {
 	case strings.HasPrefix(e.Stream, "order-"):
-		id, err := strconv.ParseInt(e.Stream[len("order-"):], 10, 64)
-		if err != nil {
-			return nil
-		}
-		if id >= t.nextID {
-			t.nextID = id + 1
-		}
-		if t.finished.has(id) {
+		id, ok := t.streamID(e.Stream, "order-")
+		if !ok {
 			return nil
 		}
 		en := t.orders[id]
@@ -166,14 +174,8 @@ func (t *Trader) applyLocked(e *domain.Event) error {
 		}
 		t.index(id, en)
 	case strings.HasPrefix(e.Stream, "oco-"):
-		id, err := strconv.ParseInt(e.Stream[len("oco-"):], 10, 64)
-		if err != nil {
-			return nil
-		}
-		if id >= t.nextID {
-			t.nextID = id + 1
-		}
-		if t.finished.has(id) {
+		id, ok := t.streamID(e.Stream, "oco-")
+		if !ok {
 			return nil
 		}
 		c := t.ocos[id]
