@@ -123,3 +123,19 @@ func firstErr(errs ...error) error {
 	}
 	return nil
 }
+
+// Requested is the OrderRequested payload of the order this request
+// places under orderID (a leg of OCO ocoID, or 0), keeping the request's
+// Idempotency-Key with fingerprint, the digest of the request it answers.
+// The client order id is set by Order.DecideRequest.
+func (r OrderRequest) Requested(orderID, ocoID int64, fingerprint string) OrderRequested {
+	p := OrderRequested{
+		OrderID: orderID, Exchange: r.Exchange, Pair: r.Pair, Side: r.Side, Kind: r.Kind,
+		Amount: r.Amount, Price: r.Price, StopPrice: r.StopPrice, LimitPrice: r.LimitPrice,
+		OcoID: ocoID, IdempotencyKey: r.IdempotencyKey,
+	}
+	if r.IdempotencyKey != "" {
+		p.IdempotencyFingerprint = fingerprint
+	}
+	return p
+}

@@ -40,6 +40,11 @@ type Commands struct {
 	// MaxAttempts bounds the decide-append rounds of one command (≤ 0:
 	// DefaultMaxAttempts).
 	MaxAttempts int
+	// DeferWait skips the wait after each append (Waiter still serves the
+	// catch-up after a conflict): the caller runs several commands that
+	// answer one request (a trade: OrderRequested, the exchange's answer,
+	// its fills) and waits once, for the last Result.Append.LastPosition.
+	DeferWait bool
 }
 
 // NewCommands returns Commands on store waiting on waiter (may be nil) with
@@ -91,7 +96,7 @@ func (r Result) Appended() bool { return len(r.Events) > 0 }
 // the same again, at most c.MaxAttempts times, then an ECONFLICT error
 // (cmd.Conflict). Every event gets the actor and correlation carried by ctx
 // (WithActor, WithCorrelation). Once appended, it waits for c.Waiter to
-// apply the events. Errors of Load and Decide are returned as they are;
+// apply the events (unless c.DeferWait). Errors of Load and Decide are returned as they are;
 // store errors are wrapped with the stream's name and keep their code
 // (EUNAVAILABLE when the store is down).
 func Run[S any](ctx context.Context, c *Commands, cmd Command[S]) (Result, error) {
@@ -133,7 +138,7 @@ func Run[S any](ctx context.Context, c *Commands, cmd Command[S]) (Result, error
 			return res, fmt.Errorf("append %s: %w", cmd.Stream, err)
 		}
 		res.Events, res.Append = events, ar
-		if c.Waiter != nil {
+		if c.Waiter != nil && !c.DeferWait {
 			if err := c.Waiter.WaitFor(ctx, ar.LastPosition); err != nil {
 				return res, fmt.Errorf("wait for projections: %w", err)
 			}

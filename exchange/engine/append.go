@@ -2,120 +2,136 @@ package engine
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/eventstore"
 )
 
-// appender appends events on behalf of one command and remembers the last
-// position, for the final Wait.
+// appender runs the writes of one engine command (a placement, a cancel, a
+// reconcile pass, a tick) through the command path, eventstore.Run: each
+// write loads the state it decides against from the Trader with its
+// stream's version, a pure decision in domain returns the events, they are
+// appended at that version (a conflict waits for the projections, the
+// Trader among them, and decides again) and applied to the Trader at once.
+// The projections are waited for once, when the command ends (finish), so
+// that a placement's OrderRequested goes to the exchange without waiting
+// for the read models.
 type appender struct {
-	t           *Trader
-	actor, corr string
-	last        uint64
+	t    *Trader
+	ctx  func(context.Context) context.Context // adds the actor and correlation
+	last uint64                                // position of the last append
 }
 
 func (t *Trader) newAppender(actor, corr string) *appender {
 	if actor == "" {
 		actor = domain.ActorCore
 	}
-	return &appender{t: t, actor: actor, corr: corr}
+	return &appender{t: t, ctx: func(ctx context.Context) context.Context {
+		return eventstore.WithCorrelation(eventstore.WithActor(ctx, actor), corr)
+	}}
 }
 
-// append writes events to stream and applies them to the Trader's state.
-func (a *appender) append(ctx context.Context, stream string, expected domain.ExpectedVersion, evs ...domain.Event) error {
-	if len(evs) == 0 {
-		return nil
-	}
-	for i := range evs {
-		evs[i].Actor, evs[i].Correlation = a.actor, a.corr
-	}
-	res, err := a.t.Store.Append(ctx, stream, expected, evs...)
-	if err != nil {
-		return fmt.Errorf("append %s: %w", stream, err)
-	}
-	return a.appended(stream, res, evs)
+// order decides on an order's state (read from the Trader, with its
+// version; a reserved id's empty order has none, so its first events
+// create the stream) and appends what decide returns. It returns the
+// appended events (none when decide returned none). The caller holds
+// en.op.
+func (a *appender) order(ctx context.Context, en *entry, id int64, decide func(o domain.Order) ([]domain.Event, error)) ([]domain.Event, error) {
+	return write(ctx, a, domain.OrderStream(id), func() (domain.Order, domain.ExpectedVersion) {
+		o := a.t.orderState(en)
+		return o, eventstore.ExpectedAt(o.Version)
+	}, decide)
 }
 
-// appended applies events just appended to stream (res) to the Trader's
-// state at once, and remembers their position for the final wait.
-func (a *appender) appended(stream string, res domain.AppendResult, evs []domain.Event) error {
+// oco decides on an OCO's state (a new OCO's when it has none yet) and
+// appends what decide returns.
+func (a *appender) oco(ctx context.Context, ocoID int64, decide func(c domain.Oco) ([]domain.Event, error)) ([]domain.Event, error) {
+	return write(ctx, a, domain.OcoStream(ocoID), func() (domain.Oco, domain.ExpectedVersion) {
+		a.t.mu.Lock()
+		defer a.t.mu.Unlock()
+		c := domain.NewOco()
+		if p := a.t.ocos[ocoID]; p != nil {
+			c = *p
+		}
+		return c, eventstore.ExpectedAt(c.Version)
+	}, decide)
+}
+
+// balances decides on the last balances observed on an exchange and
+// appends what decide returns; observations do not depend on the stream's
+// version (domain.Any).
+func (a *appender) balances(ctx context.Context, exchange string, decide func(last domain.BalancesObserved, seen bool) ([]domain.Event, error)) error {
+	type observed struct {
+		last domain.BalancesObserved
+		seen bool
+	}
+	_, err := write(ctx, a, domain.BalanceStream(exchange), func() (observed, domain.ExpectedVersion) {
+		a.t.mu.Lock()
+		defer a.t.mu.Unlock()
+		last, seen := a.t.balances[exchange]
+		return observed{last, seen}, domain.Any
+	}, func(o observed) ([]domain.Event, error) { return decide(o.last, o.seen) })
+	return err
+}
+
+// write runs one decision through eventstore.Run on stream and applies the
+// appended events to the Trader.
+func write[S any](ctx context.Context, a *appender, stream string, load func() (S, domain.ExpectedVersion), decide func(S) ([]domain.Event, error)) ([]domain.Event, error) {
+	res, err := eventstore.Run(a.ctx(ctx), a.t.commands(), eventstore.Command[S]{
+		Stream: stream,
+		Load: func(context.Context) (S, domain.ExpectedVersion, error) {
+			s, v := load()
+			return s, v, nil
+		},
+		Decide: decide,
+	})
+	if err != nil || !res.Appended() {
+		return nil, err
+	}
 	a.t.mu.Lock()
-	for i := range evs {
-		evs[i].Stream, evs[i].Version = stream, res.FirstVersion+int64(i)
-		if err := a.t.applyLocked(&evs[i]); err != nil {
-			a.t.mu.Unlock()
-			return err
+	defer a.t.mu.Unlock()
+	for i := range res.Events {
+		e := &res.Events[i]
+		e.Stream, e.Version = stream, res.Append.FirstVersion+int64(i)
+		if err := a.t.applyLocked(e); err != nil {
+			return nil, err
 		}
 	}
-	a.t.mu.Unlock()
-	if res.LastPosition > a.last {
-		a.last = res.LastPosition
-	}
-	return nil
+	a.last = max(a.last, res.Append.LastPosition)
+	return res.Events, nil
 }
 
-// wait returns once the appended events are visible to the read models.
-func (a *appender) wait(ctx context.Context) error {
-	if a.t.Wait == nil || a.last == 0 {
-		return nil
-	}
-	return a.t.Wait(ctx, a.last)
-}
-
-// finish waits for the projections, keeping err (the command's answer)
-// unless waiting failed.
+// finish waits until the command's appends are visible to the read models
+// (read-your-writes), keeping err (the command's answer) unless waiting
+// failed.
 func (a *appender) finish(ctx context.Context, err error) error {
-	if werr := a.wait(ctx); werr != nil && err == nil {
+	if a.t.Wait == nil || a.last == 0 {
+		return err
+	}
+	if werr := a.t.Wait(ctx, a.last); werr != nil && err == nil {
 		return werr
 	}
 	return err
 }
 
-// appendOrder appends to an order's stream at its current version.
-func (a *appender) appendOrder(ctx context.Context, en *entry, id int64, evs ...domain.Event) error {
-	a.t.mu.Lock()
-	v := en.o.Version
-	a.t.mu.Unlock()
-	expected := domain.ExpectedVersion(v)
-	if v < 0 {
-		expected = domain.NoStream
-	}
-	return a.append(ctx, domain.OrderStream(id), expected, evs...)
+// orderState is a copy of an order's state to decide on (its FillIDs are
+// shared: Apply only appends to them, under t.mu).
+func (t *Trader) orderState(en *entry) domain.Order {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return en.o
 }
 
-// run runs a decision on an order's state through the command path
-// (eventstore.Run): Load reads the order from the Trader's state with its
-// version, Decide (pure, in domain) returns the events, the append expects
-// that version, and a version conflict (another writer appended to the
-// stream) waits for the projections, which the Trader is one of, and
-// decides again. The events are applied to the Trader at once, as every
-// append of a command is. The caller holds en.op.
-func (a *appender) run(ctx context.Context, en *entry, id int64, decide func(o domain.Order) ([]domain.Event, error)) error {
-	ctx = eventstore.WithCorrelation(eventstore.WithActor(ctx, a.actor), a.corr)
-	stream := domain.OrderStream(id)
-	res, err := eventstore.Run(ctx, a.t.commands(), eventstore.Command[domain.Order]{
-		Stream: stream,
-		Load: func(context.Context) (domain.Order, domain.ExpectedVersion, error) {
-			o := a.t.snapshot(en)
-			return o, eventstore.ExpectedAt(o.Version), nil
-		},
-		Decide: decide,
-	})
-	if err != nil || !res.Appended() {
-		return err
-	}
-	return a.appended(stream, res.Append, res.Events)
-}
-
-// commands is the command path on the Trader's store, waiting on its Wait.
+// commands is the command path on the Trader's store: a conflict waits on
+// Wait before deciding again; the wait after an append is the appender's
+// (finish).
 func (t *Trader) commands() *eventstore.Commands {
-	var w eventstore.Waiter
+	c := eventstore.NewCommands(t.Store, nil)
 	if t.Wait != nil {
-		w = waitFunc(t.Wait)
+		c.Waiter = waitFunc(t.Wait)
 	}
-	return eventstore.NewCommands(t.Store, w)
+	c.DeferWait = true
+	return c
 }
 
 // waitFunc is a Wait as an eventstore.Waiter.

@@ -135,7 +135,7 @@ func (t *Trader) cancelLocked(ctx context.Context, a *appender, x domain.Exchang
 		return domain.Errorf(domain.ECONFLICT, "order %d is already %s", id, o.State)
 	}
 	en.op.Lock()
-	err := a.run(ctx, en, id, func(o domain.Order) ([]domain.Event, error) { return o.DecideCancel(t.Clock, reason) })
+	_, err := a.order(ctx, en, id, func(o domain.Order) ([]domain.Event, error) { return o.DecideCancel(t.Clock, reason) })
 	en.op.Unlock()
 	if err != nil {
 		return err
@@ -163,10 +163,7 @@ func (t *Trader) exchangeCancel(ctx context.Context, a *appender, x domain.Excha
 		case domain.ErrorCode(err) == domain.ENOTFOUND:
 			// Never reached the exchange: nothing to cancel there.
 			en.op.Lock()
-			t.mu.Lock()
-			evs := en.o.DecideCancelled(t.Clock, reason)
-			t.mu.Unlock()
-			err = a.appendOrder(ctx, en, id, evs...)
+			_, err = a.order(ctx, en, id, func(o domain.Order) ([]domain.Event, error) { return o.DecideCancelled(t.Clock, reason), nil })
 			en.op.Unlock()
 			return err
 		case err != nil:
@@ -191,10 +188,7 @@ func (t *Trader) exchangeCancel(ctx context.Context, a *appender, x domain.Excha
 			return domain.Errorf(domain.ECONFLICT, "order %d cannot be cancelled: %s", id, domain.ErrorMessage(err))
 		}
 		en.op.Lock()
-		t.mu.Lock()
-		evs := en.o.DecideCancelled(t.Clock, reason)
-		t.mu.Unlock()
-		err = a.appendOrder(ctx, en, id, evs...)
+		_, err = a.order(ctx, en, id, func(o domain.Order) ([]domain.Event, error) { return o.DecideCancelled(t.Clock, reason), nil })
 		en.op.Unlock()
 		return err
 	case code == domain.ENOTFOUND:

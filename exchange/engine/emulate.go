@@ -35,10 +35,9 @@ func (t *Trader) tick(ctx context.Context, a *appender, x domain.Exchange, id in
 		return nil // finished meanwhile
 	}
 	en.op.Lock()
-	t.mu.Lock()
-	evs := en.o.DecideTick(t.Clock, tk.Last, tk.Bid, tk.Ask)
-	t.mu.Unlock()
-	err := a.appendOrder(ctx, en, id, evs...)
+	evs, err := a.order(ctx, en, id, func(o domain.Order) ([]domain.Event, error) {
+		return o.DecideTick(t.Clock, tk.Last, tk.Bid, tk.Ask), nil
+	})
 	en.op.Unlock()
 	if err != nil || len(evs) == 0 || evs[0].Type != domain.TypeStopTriggered {
 		return err
@@ -82,16 +81,14 @@ func (t *Trader) legExecuted(ctx context.Context, a *appender, x domain.Exchange
 	if en := t.orders[other]; en != nil {
 		otherDone = en.o.State.Done()
 	}
-	evs := c.DecideLegExecuted(t.Clock, legID, otherDone)
-	version := c.Version
 	t.mu.Unlock()
-	if len(evs) == 0 {
-		return nil
-	}
-	if err := a.append(ctx, domain.OcoStream(ocoID), domain.ExpectedVersion(version), evs...); err != nil {
+	evs, err := a.oco(ctx, ocoID, func(c domain.Oco) ([]domain.Event, error) {
+		return c.DecideLegExecuted(t.Clock, legID, otherDone), nil
+	})
+	if err != nil || len(evs) == 0 {
 		return err
 	}
-	err := t.cancelLocked(ctx, a, x, other, "OCO: the other leg executed")
+	err = t.cancelLocked(ctx, a, x, other, "OCO: the other leg executed")
 	if domain.ErrorCode(err) == domain.ECONFLICT {
 		return nil // it finished meanwhile
 	}

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
@@ -126,19 +125,17 @@ func (t *Trader) resolvePending(ctx context.Context, a *appender, x domain.Excha
 	xctx, cancel := t.exCtx(ctx)
 	eo, err := x.Order(xctx, o.Pair, o.ClientOrderID)
 	cancel()
-	var evs []domain.Event
+	var decide func(o domain.Order) ([]domain.Event, error)
 	switch {
-	case err == nil && eo.Status == domain.StatusRejected:
-		evs = append(evs, domain.NewEvent(t.Clock, domain.TypeOrderRejected, domain.OrderRejected{Reason: eo.Reason}))
 	case err == nil:
-		evs = append(evs, domain.NewEvent(t.Clock, domain.TypeOrderAccepted, domain.OrderAccepted{ExchangeOrderID: eo.ID}))
+		decide = func(o domain.Order) ([]domain.Event, error) { return o.DecideAnswer(t.Clock, eo) }
 	case domain.ErrorCode(err) == domain.ENOTFOUND:
 		n := t.notFound(id)
 		switch {
 		case !o.Resent:
 			// Definitely not there: send it again, once.
 			reason := fmt.Sprintf("%s does not know client order id %s: sent again, once", o.Exchange, o.ClientOrderID)
-			if err := a.appendOrder(ctx, en, id, domain.NewEvent(t.Clock, domain.TypeOrderResent, domain.OrderResent{Reason: reason, NotFound: n})); err != nil {
+			if _, err := a.order(ctx, en, id, func(o domain.Order) ([]domain.Event, error) { return o.DecideResend(t.Clock, reason, n) }); err != nil {
 				en.op.Unlock()
 				return err
 			}
@@ -157,11 +154,15 @@ func (t *Trader) resolvePending(ctx context.Context, a *appender, x domain.Excha
 			}
 			return err
 		case n >= lookupNotFounds:
-			evs = append(evs, domain.NewEvent(t.Clock, domain.TypeOrderExpired, domain.OrderExpired{
-				Reason: fmt.Sprintf("%s never received the order: %d look-ups by client order id found nothing, after one re-send", o.Exchange, n)}))
+			reason := fmt.Sprintf("%s never received the order: %d look-ups by client order id found nothing, after one re-send", o.Exchange, n)
+			decide = func(o domain.Order) ([]domain.Event, error) { return o.DecideExpire(t.Clock, reason), nil }
 		}
 	}
-	err = a.appendOrder(ctx, en, id, evs...)
+	var evs []domain.Event
+	err = nil // an exchange that did not answer is asked again later
+	if decide != nil {
+		evs, err = a.order(ctx, en, id, decide)
+	}
 	en.op.Unlock()
 	if len(evs) > 0 {
 		t.forgetLookup(id)
@@ -208,8 +209,8 @@ func (t *Trader) checkOpenOrders(ctx context.Context, a *appender, x domain.Exch
 			unresolved--
 		case domain.ErrorCode(err) == domain.ENOTFOUND:
 			if n := t.notFound(id); n >= lookupNotFounds {
-				err = a.appendOrder(ctx, en, id, domain.NewEvent(t.Clock, domain.TypeOrderExpired,
-					domain.OrderExpired{Reason: fmt.Sprintf("%s no longer knows the order: %d look-ups by client order id found nothing", o.Exchange, n)}))
+				reason := fmt.Sprintf("%s no longer knows the order: %d look-ups by client order id found nothing", o.Exchange, n)
+				_, err = a.order(ctx, en, id, func(o domain.Order) ([]domain.Event, error) { return o.DecideExpire(t.Clock, reason), nil })
 				t.forgetLookup(id)
 				unresolved--
 				if err != nil {
@@ -292,13 +293,10 @@ func (t *Trader) recordFill(ctx context.Context, a *appender, x domain.Exchange,
 		return nil // finished: a fill it no longer expects
 	}
 	en.op.Lock()
-	t.mu.Lock()
-	first := en.o.Filled.IsZero()
-	evs := en.o.DecideFill(t.Clock, f)
-	ocoID, kind := en.o.OcoID, en.o.Kind
-	t.mu.Unlock()
-	err := a.appendOrder(ctx, en, id, evs...)
+	before := t.orderState(en)
+	evs, err := a.order(ctx, en, id, func(o domain.Order) ([]domain.Event, error) { return o.DecideFill(t.Clock, f), nil })
 	en.op.Unlock()
+	first, ocoID, kind := before.Filled.IsZero(), before.OcoID, before.Kind
 	if err != nil || len(evs) == 0 {
 		return err
 	}
@@ -317,27 +315,9 @@ func (t *Trader) observeBalances(ctx context.Context, a *appender, x domain.Exch
 	if err != nil {
 		return exErr(err)
 	}
-	sort.Slice(bs, func(i, j int) bool { return bs[i].Asset < bs[j].Asset })
-	t.mu.Lock()
-	last, ok := t.balances[x.Name()]
-	t.mu.Unlock()
-	if ok && sameBalances(last.Balances, bs) {
-		return nil
-	}
-	e := domain.NewEvent(t.Clock, domain.TypeBalancesObserved, domain.BalancesObserved{Exchange: x.Name(), Balances: bs})
-	return a.append(ctx, domain.BalanceStream(x.Name()), domain.Any, e)
-}
-
-func sameBalances(a, b []domain.AssetBalance) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
+	return a.balances(ctx, x.Name(), func(last domain.BalancesObserved, seen bool) ([]domain.Event, error) {
+		return domain.DecideBalancesObserved(t.Clock, x.Name(), last.Balances, seen, bs), nil
+	})
 }
 
 // reconciledOnce makes sure that, since this process started, the

@@ -208,12 +208,10 @@ func (t *Trader) placeOne(ctx context.Context, x domain.Exchange, tk domain.Tick
 // account could not pay for it then. It returns 0 if nothing was written.
 func (t *Trader) hold(ctx context.Context, a *appender, x domain.Exchange, req domain.OrderRequest, id int64, en *entry, fp string) (int64, error) {
 	refusal := t.fundsRefusal(ctx, x, req)
-	outcome := domain.NewEvent(t.Clock, domain.TypeOrderAccepted, domain.OrderAccepted{})
-	if refusal != "" {
-		outcome = domain.NewEvent(t.Clock, domain.TypeOrderRejected, domain.OrderRejected{Reason: refusal})
-	}
 	en.op.Lock()
-	err := a.append(ctx, domain.OrderStream(id), domain.NoStream, t.requestEvent(id, req, 0, fp), outcome)
+	_, err := a.order(ctx, en, id, func(o domain.Order) ([]domain.Event, error) {
+		return o.DecideHold(t.Clock, req.Requested(id, 0, fp), refusal)
+	})
 	en.op.Unlock()
 	if err != nil {
 		t.dropEntry(id)
@@ -261,7 +259,9 @@ func (t *Trader) fundsRefusal(ctx context.Context, x domain.Exchange, req domain
 // returns 0 if nothing was written.
 func (t *Trader) submitEntry(ctx context.Context, a *appender, x domain.Exchange, req domain.OrderRequest, ocoID, id int64, en *entry, fp string) (int64, error) {
 	en.op.Lock()
-	if err := a.append(ctx, domain.OrderStream(id), domain.NoStream, t.requestEvent(id, req, ocoID, fp)); err != nil {
+	if _, err := a.order(ctx, en, id, func(o domain.Order) ([]domain.Event, error) {
+		return o.DecideRequest(t.Clock, req.Requested(id, ocoID, fp))
+	}); err != nil {
 		en.op.Unlock()
 		t.dropEntry(id)
 		return 0, err
@@ -273,23 +273,6 @@ func (t *Trader) submitEntry(ctx context.Context, a *appender, x domain.Exchange
 		err = t.settlePlaced(ctx, a, x, id, eo)
 	}
 	return id, err
-}
-
-// requestEvent returns the OrderRequested of a new order, with the client
-// order id derived from the event's own id.
-func (t *Trader) requestEvent(id int64, req domain.OrderRequest, ocoID int64, fp string) domain.Event {
-	eventID := domain.NewEventID(t.Clock.Now())
-	p := domain.OrderRequested{
-		OrderID: id, Exchange: req.Exchange, Pair: req.Pair, Side: req.Side, Kind: req.Kind,
-		Amount: req.Amount, Price: req.Price, StopPrice: req.StopPrice, LimitPrice: req.LimitPrice,
-		ClientOrderID: domain.ClientOrderID(eventID), OcoID: ocoID, IdempotencyKey: req.IdempotencyKey,
-	}
-	if req.IdempotencyKey != "" {
-		p.IdempotencyFingerprint = fp
-	}
-	e := domain.NewEvent(t.Clock, domain.TypeOrderRequested, p)
-	e.ID = eventID
-	return e
 }
 
 // place sends an order (new, or a fired stop at limit price) to the
@@ -309,17 +292,15 @@ func (t *Trader) place(ctx context.Context, a *appender, x domain.Exchange, en *
 	case err == nil:
 	case code == domain.EINVALID || code == domain.ENOTFOUND:
 		reason := domain.ErrorMessage(err)
-		if aerr := a.appendOrder(ctx, en, o.OrderID, domain.NewEvent(t.Clock, domain.TypeOrderRejected, domain.OrderRejected{Reason: reason})); aerr != nil {
-			return eo, aerr
-		}
-		return eo, nil
+		_, err := a.order(ctx, en, o.OrderID, func(cur domain.Order) ([]domain.Event, error) { return cur.DecideRejected(t.Clock, reason) })
+		return eo, err
 	default:
 		// No answer: the order may or may not exist. The unknown outcome
 		// is recorded; a look-up by client order id that finds it settles
 		// it now, anything else leaves it to Reconcile (look-ups with
 		// backoff, one re-send after a definite not-found).
 		reason := fmt.Sprintf("%s: %s", o.Exchange, domain.ErrorMessage(err))
-		if aerr := a.appendOrder(ctx, en, o.OrderID, domain.NewEvent(t.Clock, domain.TypeOrderOutcomeUnknown, domain.OrderOutcomeUnknown{Reason: reason})); aerr != nil {
+		if _, aerr := a.order(ctx, en, o.OrderID, func(cur domain.Order) ([]domain.Event, error) { return cur.DecideOutcomeUnknown(t.Clock, reason) }); aerr != nil {
 			return eo, aerr
 		}
 		xctx, cancel := t.exCtx(ctx)
@@ -329,10 +310,8 @@ func (t *Trader) place(ctx context.Context, a *appender, x domain.Exchange, en *
 			return eo, domain.Errorf(domain.EUNAVAILABLE, "%s; order %d is pending reconciliation", reason, o.OrderID)
 		}
 	}
-	if eo.Status == domain.StatusRejected {
-		return eo, a.appendOrder(ctx, en, o.OrderID, domain.NewEvent(t.Clock, domain.TypeOrderRejected, domain.OrderRejected{Reason: eo.Reason}))
-	}
-	return eo, a.appendOrder(ctx, en, o.OrderID, domain.NewEvent(t.Clock, domain.TypeOrderAccepted, domain.OrderAccepted{ExchangeOrderID: eo.ID}))
+	_, err = a.order(ctx, en, o.OrderID, func(cur domain.Order) ([]domain.Event, error) { return cur.DecideAnswer(t.Clock, eo) })
+	return eo, err
 }
 
 // settlePlaced records what happened at once to a placed order: its fills,
@@ -357,10 +336,8 @@ func (t *Trader) settlePlacedLocked(ctx context.Context, a *appender, x domain.E
 		}
 		en.op.Lock()
 		defer en.op.Unlock()
-		t.mu.Lock()
-		evs := en.o.DecideCancelled(t.Clock, eo.Reason)
-		t.mu.Unlock()
-		return a.appendOrder(ctx, en, id, evs...)
+		_, err := a.order(ctx, en, id, func(o domain.Order) ([]domain.Event, error) { return o.DecideCancelled(t.Clock, eo.Reason), nil })
+		return err
 	}
 	return nil
 }
@@ -376,9 +353,9 @@ func (t *Trader) placeOCO(ctx context.Context, x domain.Exchange, _ domain.Ticke
 	stopReq := req
 	stopReq.Kind, stopReq.Price, stopReq.IdempotencyKey = domain.KindStopLimit, 0, ""
 	stopEn.op.Lock()
-	err := a.append(ctx, domain.OrderStream(stopID), domain.NoStream,
-		t.requestEvent(stopID, stopReq, ocoID, ""),
-		domain.NewEvent(t.Clock, domain.TypeOrderAccepted, domain.OrderAccepted{}))
+	_, err := a.order(ctx, stopEn, stopID, func(o domain.Order) ([]domain.Event, error) {
+		return o.DecideHold(t.Clock, stopReq.Requested(stopID, ocoID, ""), "")
+	})
 	stopEn.op.Unlock()
 	if err != nil {
 		t.dropEntry(stopID)
@@ -387,10 +364,11 @@ func (t *Trader) placeOCO(ctx context.Context, x domain.Exchange, _ domain.Ticke
 	}
 	// OcoPlaced comes before the limit leg is placed, so that a fill of
 	// the limit leg always finds its OCO.
-	ocoPlaced := domain.NewEvent(t.Clock, domain.TypeOcoPlaced, domain.OcoPlaced{
-		OcoID: ocoID, Exchange: req.Exchange, Pair: req.Pair, Side: req.Side, LimitOrderID: limitID, StopOrderID: stopID,
-	})
-	if err := a.append(ctx, domain.OcoStream(ocoID), domain.NoStream, ocoPlaced); err != nil {
+	if _, err := a.oco(ctx, ocoID, func(c domain.Oco) ([]domain.Event, error) {
+		return c.DecideOcoPlaced(t.Clock, domain.OcoPlaced{
+			OcoID: ocoID, Exchange: req.Exchange, Pair: req.Pair, Side: req.Side, LimitOrderID: limitID, StopOrderID: stopID,
+		})
+	}); err != nil {
 		t.dropEntry(limitID)
 		return placed{}, err
 	}
