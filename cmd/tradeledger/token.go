@@ -19,108 +19,139 @@ import (
 // once and never stored: the log keeps its id). A running serve on the
 // same data dir sees a new or revoked token within half a second.
 func runToken(ctx context.Context, args []string, env *Env) error {
-	sub := ""
-	if len(args) > 0 && !isHelpFlag(args[0]) {
-		sub, args = args[0], args[1:]
-	}
-	fs := newFlagSet("token", env.Stderr)
-	var sf storeFlags
-	sf.register(fs)
-	scope := fs.String("scope", "", "create: read (reads everything but secrets, changes nothing), trade (also orders) or admin (everything)")
-	ttl := fs.String("ttl", "30d", "create: lifetime, in days (30d) or as a duration (720h)")
-	name := fs.String("name", "", "create, revoke: the token's name (letters, digits, . _ -); revoke also takes it as its argument")
-	positional := ""
-	if sub == "revoke" && len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		positional, args = args[0], args[1:] // token revoke NAME [flags]
-	}
-	if err := fs.Parse(args); err != nil {
+	ta, err := parseTokenArgs(args, env)
+	if err != nil {
 		return err
 	}
-	if sub == "revoke" && positional == "" && fs.NArg() == 1 {
-		positional = fs.Arg(0)
-	} else if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments: %v", fs.Args())
-	}
-	if positional != "" {
-		*name = positional
-	}
-	if err := parseFlags(fs, nil); err != nil { // the environment twins (--data, --eventstore)
-		return err
-	}
-	switch sub {
-	case "create", "list", "revoke":
-	case "":
-		return errors.New("token: create, list or revoke (tradeledger help token)")
-	default:
-		return fmt.Errorf("token %s: unknown; use create, list or revoke", sub)
-	}
-	d, err := sf.open(ctx)
+	d, err := ta.store.open(ctx)
 	if err != nil {
 		return err
 	}
 	defer d.Close()
 	clock := domain.SystemClock{}
-	switch sub {
+	switch ta.sub {
 	case "list":
-		tokens, err := readTokens(ctx, d.Store)
-		if err != nil {
-			return err
-		}
-		now := clock.Now()
-		w := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(w, "NAME\tSCOPE\tCREATED\tEXPIRES\tSTATE")
-		for _, t := range tokens.List() {
-			state := "active"
-			switch {
-			case t.Revoked:
-				state = "revoked"
-			case !now.Before(t.Expires):
-				state = "expired"
-			}
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", t.Name, t.Scope, t.Created.Format(time.RFC3339), t.Expires.Format(time.RFC3339), state)
-		}
-		return w.Flush()
+		return tokenList(ctx, d, clock, env)
 	case "revoke":
-		if err := domain.CheckTokenName(*name); err != nil {
-			return err
-		}
-		res, err := runTokenCommand(ctx, d.Store, func(st domain.TokenState) ([]domain.Event, error) {
-			return domain.DecideTokenRevoke(st, *name, clock)
-		})
-		if err != nil {
-			return err
-		}
-		if !res.Appended() {
-			fmt.Fprintf(env.Stdout, "token %q was already revoked\n", *name)
-			return nil
-		}
-		fmt.Fprintf(env.Stdout, "token %q revoked; requests with it are refused from now on\n", *name)
-		return nil
+		return tokenRevoke(ctx, d, clock, ta.name, env)
 	}
-	// create
-	if err := domain.CheckTokenName(*name); err != nil {
+	return tokenCreate(ctx, d, clock, ta, env)
+}
+
+// tokenArgs is a parsed `token` command line.
+type tokenArgs struct {
+	sub              string // create, list or revoke
+	store            storeFlags
+	scope, ttl, name string
+}
+
+// parseTokenArgs parses `token SUB [NAME] [flags]` (revoke takes the name
+// as its argument too) and the flags' environment twins.
+func parseTokenArgs(args []string, env *Env) (tokenArgs, error) {
+	var ta tokenArgs
+	if len(args) > 0 && !isHelpFlag(args[0]) {
+		ta.sub, args = args[0], args[1:]
+	}
+	fs := newFlagSet("token", env.Stderr)
+	ta.store.register(fs)
+	fs.StringVar(&ta.scope, "scope", "", "create: read (reads everything but secrets, changes nothing), trade (also orders) or admin (everything)")
+	fs.StringVar(&ta.ttl, "ttl", "30d", "create: lifetime, in days (30d) or as a duration (720h)")
+	fs.StringVar(&ta.name, "name", "", "create, revoke: the token's name (letters, digits, . _ -); revoke also takes it as its argument")
+	positional := ""
+	if ta.sub == "revoke" && len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		positional, args = args[0], args[1:] // token revoke NAME [flags]
+	}
+	if err := fs.Parse(args); err != nil {
+		return ta, err
+	}
+	if ta.sub == "revoke" && positional == "" && fs.NArg() == 1 {
+		positional = fs.Arg(0)
+	} else if fs.NArg() > 0 {
+		return ta, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	if positional != "" {
+		ta.name = positional
+	}
+	if err := parseFlags(fs, nil); err != nil { // the environment twins (--data, --eventstore)
+		return ta, err
+	}
+	switch ta.sub {
+	case "create", "list", "revoke":
+		return ta, nil
+	case "":
+		return ta, errors.New("token: create, list or revoke (tradeledger help token)")
+	}
+	return ta, fmt.Errorf("token %s: unknown; use create, list or revoke", ta.sub)
+}
+
+// tokenList prints every token with its scope, dates and state.
+func tokenList(ctx context.Context, d *DataDir, clock domain.Clock, env *Env) error {
+	tokens, err := readTokens(ctx, d.Store)
+	if err != nil {
 		return err
 	}
-	sc, err := domain.ParseScope(*scope)
+	now := clock.Now()
+	w := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "NAME\tSCOPE\tCREATED\tEXPIRES\tSTATE")
+	for _, t := range tokens.List() {
+		state := "active"
+		switch {
+		case t.Revoked:
+			state = "revoked"
+		case !now.Before(t.Expires):
+			state = "expired"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", t.Name, t.Scope, t.Created.Format(time.RFC3339), t.Expires.Format(time.RFC3339), state)
+	}
+	return w.Flush()
+}
+
+// tokenRevoke revokes the token called name (again: says so, changes
+// nothing).
+func tokenRevoke(ctx context.Context, d *DataDir, clock domain.Clock, name string, env *Env) error {
+	if err := domain.CheckTokenName(name); err != nil {
+		return err
+	}
+	res, err := runTokenCommand(ctx, d.Store, func(st domain.TokenState) ([]domain.Event, error) {
+		return domain.DecideTokenRevoke(st, name, clock)
+	})
+	if err != nil {
+		return err
+	}
+	if !res.Appended() {
+		fmt.Fprintf(env.Stdout, "token %q was already revoked\n", name)
+		return nil
+	}
+	fmt.Fprintf(env.Stdout, "token %q revoked; requests with it are refused from now on\n", name)
+	return nil
+}
+
+// tokenCreate issues a token of ta's name, scope and lifetime, records it
+// and prints it, once.
+func tokenCreate(ctx context.Context, d *DataDir, clock domain.Clock, ta tokenArgs, env *Env) error {
+	if err := domain.CheckTokenName(ta.name); err != nil {
+		return err
+	}
+	sc, err := domain.ParseScope(ta.scope)
 	if err != nil {
 		return fmt.Errorf("--scope: %s", domain.ErrorMessage(err))
 	}
-	life, err := domain.ParseTTL(*ttl)
+	life, err := domain.ParseTTL(ta.ttl)
 	if err != nil {
 		return fmt.Errorf("--ttl: %s", domain.ErrorMessage(err))
 	}
 	auth := &tlhttp.Authenticator{Secret: d.JWTSecret, Clock: clock}
-	token, id, expires, err := auth.IssueScoped(*name, sc, life)
+	token, id, expires, err := auth.IssueScoped(ta.name, sc, life)
 	if err != nil {
 		return err
 	}
-	created := domain.TokenCreated{Name: *name, Scope: sc, ID: id, Expires: expires.UnixMilli()}
+	created := domain.TokenCreated{Name: ta.name, Scope: sc, ID: id, Expires: expires.UnixMilli()}
 	if _, err := runTokenCommand(ctx, d.Store, func(st domain.TokenState) ([]domain.Event, error) {
 		return domain.DecideTokenCreate(st, created, clock)
 	}); err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stderr, "token %q (scope %s) valid until %s; it is shown once, keep it:\n", *name, sc, expires.UTC().Format(time.RFC3339))
+	fmt.Fprintf(env.Stderr, "token %q (scope %s) valid until %s; it is shown once, keep it:\n", ta.name, sc, expires.UTC().Format(time.RFC3339))
 	fmt.Fprintln(env.Stdout, token)
 	return nil
 }
