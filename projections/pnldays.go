@@ -3,7 +3,7 @@ package projections
 import (
 	"sort"
 	"time"
-	_ "time/tzdata" // zones on a bare machine (DESIGN §4)
+	_ "time/tzdata" // zones on a bare machine: days are local to the requested timezone
 
 	"github.com/tradeledger/tradeledger/domain"
 )

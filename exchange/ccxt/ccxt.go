@@ -1,6 +1,6 @@
 //go:build ccxt
 
-// Package ccxt is the long-tail connector (DESIGN §5): one Exchange per
+// Package ccxt is the long-tail connector (docs/architecture.md): one Exchange per
 // account of any exchange github.com/ccxt/ccxt/go/v4 knows (Kraken, Bybit,
 // OKX, KuCoin, Coinbase …), spot markets only.
 //
