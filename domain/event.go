@@ -113,6 +113,16 @@ func Payload[T any](e *Event) (*T, error) {
 	return p, e.Decode(p)
 }
 
+// PayloadInterned is Payload for read models that intern: a payload that
+// was not predecoded decodes as DecodeInterned does with in.
+func PayloadInterned[T any](e *Event, in Interner) (*T, error) {
+	if p, ok := e.decoded.(*T); ok {
+		return p, nil
+	}
+	p := new(T)
+	return p, e.DecodeInterned(p, in)
+}
+
 // NewEventID returns a UUIDv7 (RFC 9562) for time t: 48 bits of Unix
 // milliseconds, then random bits. Ids from one process sort by creation time
 // to the millisecond.

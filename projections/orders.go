@@ -153,27 +153,28 @@ func (l *Ledger) Name() string { return "ledger" }
 func (l *Ledger) Apply(e *domain.Event) error {
 	switch e.Type {
 	case domain.TypeOrderRequested:
-		var r domain.OrderRequested
-		if err := e.DecodeInterned(&r, l.intern); err != nil {
+		// A predecoded payload is read in place, not copied.
+		r, err := domain.PayloadInterned[domain.OrderRequested](e, l.intern)
+		if err != nil {
 			return err // EINVALID, naming the event
 		}
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		l.version++
-		return l.applyRequested(&r)
+		return l.applyRequested(r)
 	case domain.TypeOrderFilled:
 		id, ok := orderIDOf(e.Stream)
 		if !ok {
 			return domain.Errorf(domain.EINVALID, "OrderFilled in stream %q, not an order stream", e.Stream)
 		}
-		var f domain.OrderFilled
-		if err := e.DecodeInterned(&f, l.intern); err != nil {
+		f, err := domain.PayloadInterned[domain.OrderFilled](e, l.intern)
+		if err != nil {
 			return err // EINVALID, naming the event
 		}
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		l.version++
-		return l.applyFill(id, domain.FillTime(e, &f), e.Position, &f)
+		return l.applyFill(id, domain.FillTime(e, f), e.Position, f)
 	case domain.TypeOrderCancelled, domain.TypeOrderRejected, domain.TypeOrderExpired:
 		if id, ok := orderIDOf(e.Stream); ok {
 			l.mu.Lock()

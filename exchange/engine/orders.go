@@ -65,6 +65,10 @@ type Trader struct {
 	// exchange is in question (unknown outcome, or open in the log but
 	// maybe forgotten): not-founds so far and when to ask next.
 	lookups map[int64]*lookup
+	// spare is a finished order's entry that never left t.mu's keeping
+	// (shared false), for the next order the log requests: a replay's
+	// orders open and finish one after the other.
+	spare *entry
 }
 
 // lookup is the backoff state of one order's look-ups by client order id.
@@ -78,6 +82,11 @@ type entry struct {
 	op      sync.Mutex // serializes commands on the order; never held while waiting for projections
 	o       domain.Order
 	updated int64 // ms of the order's last event
+	// filed is the exchange it is filed under in Trader.open ("" before
+	// its request); shared: handed out (entry, allocID), so never reused
+	// for another order.
+	filed  string
+	shared bool
 }
 
 // pairRef names an exchange's pair (the armed index's key).
@@ -151,7 +160,7 @@ func (t *Trader) applyLocked(e *domain.Event) error {
 		}
 		en := t.orders[id]
 		if en == nil {
-			en = &entry{o: domain.NewOrder()}
+			en = t.newEntry()
 			t.orders[id] = en
 		}
 		if err := en.o.Apply(e); err != nil {
@@ -206,26 +215,53 @@ func (t *Trader) index(id int64, en *entry) {
 	if o.State == domain.OrderStateNone {
 		return
 	}
-	ref := pairRef{o.Exchange, o.Pair}
+	// Only emulated orders are ever armed (an order's kind is its
+	// OrderRequested's), so the others skip the armed index.
 	if o.State.Done() {
 		delete(t.orders, id)
 		if t.byClient[o.ClientOrderID] == id {
 			delete(t.byClient, o.ClientOrderID)
 		}
 		removeID(t.open, o.Exchange, id)
-		removeID(t.armed, ref, id)
+		if o.Emulated() {
+			removeID(t.armed, pairRef{o.Exchange, o.Pair}, id)
+		}
 		t.finished.add(id)
 		if o.OcoID != 0 {
 			t.ocoSettled(o.OcoID)
 		}
+		if !en.shared {
+			t.spare = en
+		}
 		return
 	}
-	addID(t.open, o.Exchange, id)
-	if o.Emulated() && !o.Triggered && o.State == domain.OrderStateAccepted {
+	if en.filed != o.Exchange {
+		addID(t.open, o.Exchange, id)
+		en.filed = o.Exchange
+	}
+	if !o.Emulated() {
+		return
+	}
+	ref := pairRef{o.Exchange, o.Pair}
+	if !o.Triggered && o.State == domain.OrderStateAccepted {
 		addID(t.armed, ref, id)
 	} else {
 		removeID(t.armed, ref, id)
 	}
+}
+
+// newEntry returns an entry for an order the log requests: the spare one
+// when there is one. The caller holds t.mu.
+func (t *Trader) newEntry() *entry {
+	en := t.spare
+	if en == nil {
+		return &entry{o: domain.NewOrder()}
+	}
+	t.spare = nil
+	ids := en.o.FillIDs[:0]
+	*en = entry{o: domain.NewOrder()}
+	en.o.FillIDs = ids
+	return en
 }
 
 // ocoSettled forgets an OCO once both its legs are finished.
@@ -380,7 +416,11 @@ func (t *Trader) entry(id int64) *entry {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.init()
-	return t.orders[id]
+	en := t.orders[id]
+	if en != nil {
+		en.shared = true
+	}
+	return en
 }
 
 // snapshot returns a copy of en's order (without the fill-id set).
@@ -402,7 +442,7 @@ func (t *Trader) allocID(order bool) (int64, *entry) {
 	if !order {
 		return id, nil
 	}
-	en := &entry{o: domain.NewOrder()}
+	en := &entry{o: domain.NewOrder(), shared: true}
 	t.orders[id] = en
 	return id, en
 }

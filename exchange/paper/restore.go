@@ -25,6 +25,35 @@ type restoreState struct {
 	deltas map[string]map[string]domain.Decimal // exchange → asset → Σ fills
 	maxSeq map[string]uint64                    // exchange → last paper fill Seq
 	maxID  map[string]int64                     // exchange → highest paper order id
+	// free holds orders that left orders (finished, or of an exchange in
+	// use), for the next order streams: a replay's orders open and finish
+	// one after the other, so a few are reused instead of one allocated
+	// per order.
+	free []*domain.Order
+}
+
+// maxFree bounds restoreState.free.
+const maxFree = 64
+
+// newOrder returns an empty order aggregate, a reused one when it can.
+func (r *restoreState) newOrder() *domain.Order {
+	if n := len(r.free); n > 0 {
+		o := r.free[n-1]
+		r.free = r.free[:n-1]
+		return o
+	}
+	o := domain.NewOrder()
+	return &o
+}
+
+// recycle takes back an order nothing refers to any more.
+func (r *restoreState) recycle(o *domain.Order) {
+	if len(r.free) < maxFree {
+		ids := o.FillIDs[:0]
+		*o = domain.NewOrder()
+		o.FillIDs = ids
+		r.free = append(r.free, o)
+	}
 }
 
 // Name implements the projection contract (projections.Projection).
@@ -44,52 +73,81 @@ func (s *Simulator) Apply(e *domain.Event) error {
 			maxSeq: map[string]uint64{}, maxID: map[string]int64{}}
 	}
 	r := s.restore
-	o := r.orders[e.Stream]
-	if e.Type == domain.TypeOrderRequested {
+	requested := e.Type == domain.TypeOrderRequested
+	var o *domain.Order
+	if requested {
 		if e.Actor == domain.ActorImport {
 			return nil
 		}
-		n := domain.NewOrder()
-		o = &n
-	}
-	if o == nil {
+		o = r.newOrder()
+	} else if o = r.orders[e.Stream]; o == nil {
 		return nil // an imported or finished order
 	}
-	if _, live := s.accounts[o.Exchange]; live && e.Type != domain.TypeOrderRequested {
+	if _, live := s.accounts[o.Exchange]; live && !requested {
 		delete(r.orders, e.Stream)
+		r.recycle(o)
 		return nil
 	}
 	if err := o.Apply(e); err != nil {
+		if requested {
+			r.recycle(o)
+		}
 		return err
 	}
-	if e.Type == domain.TypeOrderRequested {
+	if requested {
 		if _, live := s.accounts[o.Exchange]; live {
+			r.recycle(o)
 			return nil
 		}
 		r.orders[e.Stream] = o
 	}
-	if e.Type == domain.TypeOrderFilled {
-		var p domain.OrderFilled
-		if err := e.Decode(&p); err != nil {
+	switch e.Type {
+	case domain.TypeOrderFilled:
+		p, err := domain.Payload[domain.OrderFilled](e)
+		if err != nil {
 			return err
 		}
 		r.fill(o, p)
-	}
-	if e.Type == domain.TypeOrderAccepted {
-		if id, err := strconv.ParseInt(o.ExchangeOrderID, 10, 64); err == nil && id > r.maxID[o.Exchange] {
+	case domain.TypeOrderAccepted:
+		if id, ok := parseID(o.ExchangeOrderID); ok && id > r.maxID[o.Exchange] {
 			r.maxID[o.Exchange] = id
 		}
 	}
 	if o.State.Done() {
 		delete(r.orders, e.Stream)
+		r.recycle(o)
 	}
 	return nil
+}
+
+// parseID is strconv.ParseInt(s, 10, 64) without the error's allocation
+// for the ids that are not numbers (another exchange's, on a replay).
+func parseID(s string) (int64, bool) {
+	d := s
+	if d != "" && (d[0] == '+' || d[0] == '-') {
+		d = d[1:]
+	}
+	if !digits(d) {
+		return 0, false
+	}
+	id, err := strconv.ParseInt(s, 10, 64)
+	return id, err == nil
+}
+
+// digits reports whether s is one or more ASCII digits.
+func digits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // fill counts a paper fill of o into its exchange's balance deltas and
 // fill cursor; other fills (a real connector's, imported ones) are not
 // the simulator's.
-func (r *restoreState) fill(o *domain.Order, p domain.OrderFilled) {
+func (r *restoreState) fill(o *domain.Order, p *domain.OrderFilled) {
 	if !paperFill(o.Exchange, p.FillID) {
 		return
 	}
@@ -115,9 +173,15 @@ func (r *restoreState) fill(o *domain.Order, p domain.OrderFilled) {
 	}
 }
 
+// paperFill reports whether id is a paper fill id of exchange:
+// <exchange>-<digits> (digits that fit a uint64).
 func paperFill(exchange, id string) bool {
-	rest, ok := strings.CutPrefix(id, exchange+"-")
-	if !ok || rest == "" {
+	n := len(exchange)
+	if len(id) < n+2 || id[n] != '-' || id[:n] != exchange {
+		return false
+	}
+	rest := id[n+1:]
+	if !digits(rest) {
 		return false
 	}
 	_, err := strconv.ParseUint(rest, 10, 64)

@@ -208,8 +208,8 @@ func (m *Metrics) Name() string { return "metrics" }
 func (m *Metrics) Apply(e *domain.Event) error {
 	switch e.Type {
 	case domain.TypeOrderRequested:
-		var r domain.OrderRequested
-		if err := e.Decode(&r); err != nil {
+		r, err := domain.Payload[domain.OrderRequested](e) // no copy of a predecoded payload
+		if err != nil {
 			return nil
 		}
 		m.mu.Lock()
@@ -218,8 +218,8 @@ func (m *Metrics) Apply(e *domain.Event) error {
 		m.mu.Unlock()
 		c.placed.Inc()
 	case domain.TypeOrderFilled:
-		var f domain.OrderFilled
-		if err := e.Decode(&f); err != nil {
+		f, err := domain.Payload[domain.OrderFilled](e)
+		if err != nil {
 			return nil
 		}
 		m.mu.Lock()

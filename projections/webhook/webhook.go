@@ -174,8 +174,11 @@ func (n *Notifier) Name() string { return "webhooks" }
 // webhook wants is queued for it; a full queue drops it with a log line.
 // It never waits.
 func (n *Notifier) Apply(e *domain.Event) error {
+	if e.Position <= n.From || n.Targets == nil {
+		return nil // history (a replay), or nobody to tell
+	}
 	kind, ok := kinds[e.Type]
-	if !ok || e.Position <= n.From || n.Targets == nil {
+	if !ok {
 		return nil
 	}
 	var body []byte
