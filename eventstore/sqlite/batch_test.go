@@ -35,7 +35,7 @@ type hideBatch struct{ domain.EventStore }
 func openBatchStore(t *testing.T) *sqlite.Store {
 	t.Helper()
 	s := sqlite.NewStore(filepath.Join(t.TempDir(), "events.db"))
-	s.MaxBatch = 16 // several transactions per batch
+	s.MaxBatch, s.MaxBatchEvents = 16, 16 // several transactions per batch
 	if err := s.Open(); err != nil {
 		t.Fatal(err)
 	}
@@ -163,5 +163,29 @@ func TestAppendBatchInvalid(t *testing.T) {
 	}
 	if head, _ := s.Head(ctx); head != 9 {
 		t.Fatalf("head %d, want 9 (the three valid elements)", head)
+	}
+}
+
+// TestAppendBatchGroups: AppendBatch's elements are committed in groups of
+// up to MaxBatchEvents events, one transaction each, whatever MaxBatch is.
+func TestAppendBatchGroups(t *testing.T) {
+	ctx := context.Background()
+	s := sqlite.NewStore(filepath.Join(t.TempDir(), "events.db"))
+	s.MaxBatch, s.MaxBatchEvents = 16, 150
+	if err := s.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var obs countingObserver
+	s.SetObserver(&obs)
+	if _, err := s.AppendBatch(ctx, batchOf("order", 100, domain.NoStream)); err != nil {
+		t.Fatal(err)
+	}
+	// 100 elements of 3 events: two groups of 50 elements.
+	if got, want := obs.events.Load(), int64(300); got != want {
+		t.Fatalf("%d events committed, want %d", got, want)
+	}
+	if got, want := obs.batches.Load(), int64(2); got != want {
+		t.Fatalf("%d transactions, want %d (groups of %d events)", got, want, s.MaxBatchEvents)
 	}
 }

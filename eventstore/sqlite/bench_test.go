@@ -202,11 +202,14 @@ func cpuTime() time.Duration {
 }
 
 // countingObserver counts the store's committed events and syncs.
-type countingObserver struct{ events, syncs atomic.Int64 }
+type countingObserver struct{ events, batches, syncs atomic.Int64 }
 
 func (o *countingObserver) ObserveAppend(time.Duration) {}
-func (o *countingObserver) ObserveBatch(n int)          { o.events.Add(int64(n)) }
-func (o *countingObserver) ObserveSync(time.Duration)   { o.syncs.Add(1) }
+func (o *countingObserver) ObserveBatch(n int) {
+	o.events.Add(int64(n))
+	o.batches.Add(1)
+}
+func (o *countingObserver) ObserveSync(time.Duration) { o.syncs.Add(1) }
 
 // counting is the trivial projection of the replay benchmark.
 type counting struct{ n int }

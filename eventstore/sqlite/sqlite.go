@@ -22,8 +22,11 @@ import (
 
 // Defaults for Store settings.
 const (
-	DefaultMaxBatch      = 1024 // appends merged into one transaction at most
-	DefaultReadBatchSize = 4096 // rows fetched per query by iterators
+	DefaultMaxBatch = 1024 // appends merged into one transaction at most
+	// DefaultMaxBatchEvents bounds the events of one AppendBatch group
+	// (one transaction): about 16 MB of records and index pages at most.
+	DefaultMaxBatchEvents = 1 << 15
+	DefaultReadBatchSize  = 4096 // rows fetched per query by iterators
 )
 
 const schema = `
@@ -45,6 +48,10 @@ type Store struct {
 	Path string
 	// MaxBatch bounds how many appends one transaction merges.
 	MaxBatch int
+	// MaxBatchEvents bounds how many events of one AppendBatch the writer
+	// takes as one group, committed in one transaction (with whatever
+	// appends are queued beside it); MaxBatch does not split a group.
+	MaxBatchEvents int
 	// ReadBatchSize is how many rows an iterator fetches per query.
 	ReadBatchSize int
 
@@ -97,7 +104,7 @@ var _ domain.EventStore = (*Store)(nil)
 // NewStore returns a Store for the file at path, with default settings.
 // Call Open before use.
 func NewStore(path string) *Store {
-	return &Store{Path: path, MaxBatch: DefaultMaxBatch, ReadBatchSize: DefaultReadBatchSize}
+	return &Store{Path: path, MaxBatch: DefaultMaxBatch, MaxBatchEvents: DefaultMaxBatchEvents, ReadBatchSize: DefaultReadBatchSize}
 }
 
 // Open opens (creating if needed) the database and starts the writer. A file
@@ -119,6 +126,9 @@ func (s *Store) Open() error {
 	}
 	if s.MaxBatch <= 0 {
 		s.MaxBatch = DefaultMaxBatch
+	}
+	if s.MaxBatchEvents <= 0 {
+		s.MaxBatchEvents = DefaultMaxBatchEvents
 	}
 	if s.ReadBatchSize <= 0 {
 		s.ReadBatchSize = DefaultReadBatchSize
@@ -172,6 +182,9 @@ type appendRequest struct {
 	result   domain.AppendResult
 	err      error
 	done     chan struct{}
+	// group holds the requests queued with this one by AppendBatch, which
+	// the writer takes into the same transaction, in order, after it.
+	group []*appendRequest
 
 	// sealedOn is the stream head that events were sealed on (versions,
 	// hashes and records computed), when sealed. The caller seals on the
@@ -284,14 +297,16 @@ func (s *Store) writeLoop() {
 		select {
 		case req := <-s.appends:
 			s.writing.Store(true)
-			batch = append(batch[:0], req)
+			batch = append(append(batch[:0], req), req.group...)
 		case <-s.closing:
 			// Fail whatever is still queued.
 			for {
 				select {
 				case req := <-s.appends:
-					req.err = domain.Errorf(domain.EUNAVAILABLE, "event store is closed")
-					close(req.done)
+					for _, r := range append([]*appendRequest{req}, req.group...) {
+						r.err = domain.Errorf(domain.EUNAVAILABLE, "event store is closed")
+						close(r.done)
+					}
 				default:
 					return
 				}
@@ -317,12 +332,13 @@ func (s *Store) idle() {
 	}
 }
 
-// drain appends every queued request to batch, up to MaxBatch.
+// drain appends every queued request to batch (an AppendBatch group
+// whole), until batch holds MaxBatch or more.
 func (s *Store) drain(batch []*appendRequest) []*appendRequest {
 	for len(batch) < s.MaxBatch {
 		select {
 		case req := <-s.appends:
-			batch = append(batch, req)
+			batch = append(append(batch, req), req.group...)
 		default:
 			return batch
 		}
