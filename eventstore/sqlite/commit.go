@@ -59,10 +59,11 @@ func (s *Store) tryCommit(batch []*appendRequest, lookupIDs bool) bool {
 		return true
 	}
 	s.publishHeads(tx)
-	// The syncer answers the batch once it is durable. The writer holds no
-	// other append: the syncer need not wait for another batch.
-	s.idle()
+	// The syncer answers the batch once it is durable. Once it is handed
+	// over the writer holds no other append (idle): the syncer, which may
+	// be waiting for this batch, need not wait for another.
 	s.committed <- committedBatch{requests: slices.Clone(batch), written: tx.written, position: tx.pos}
+	s.idle()
 	return true
 }
 
