@@ -25,11 +25,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) bool {
 	if s.MaxBodyBytes > 0 {
 		body = http.MaxBytesReader(w, r.Body, s.MaxBodyBytes)
 	}
-	var buf bytes.Buffer
-	if r.ContentLength > 0 && (s.MaxBodyBytes <= 0 || r.ContentLength <= s.MaxBodyBytes) {
-		buf.Grow(int(r.ContentLength))
-	}
-	_, err := buf.ReadFrom(body)
+	data, err := readAllOf(body, r.ContentLength, s.MaxBodyBytes)
 	if timed && err == nil {
 		// The body is in: a long handler must not be cut by this
 		// deadline. (After a failure it stays, so that the server does
@@ -53,6 +49,58 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) bool {
 		writeError(w, r, http.StatusBadRequest, "cannot read request body")
 		return false
 	}
-	r.Body = io.NopCloser(&buf)
+	r.Body = &bufferedBody{data: data}
 	return true
+}
+
+// readAllOf reads body to its end. A declared length within the limit is
+// read into a slice of exactly that size (bytes.Buffer's ReadFrom would
+// grow a small body's buffer twice, to over 1 KiB, before it sees EOF);
+// an unknown length (chunked) or one past the limit takes a Buffer, and
+// the limit's reader answers past it.
+func readAllOf(body io.Reader, declared, limit int64) ([]byte, error) {
+	if declared > 0 && (limit <= 0 || declared <= limit) {
+		data := make([]byte, declared)
+		if _, err := io.ReadFull(body, data); err != nil {
+			return nil, err
+		}
+		// The declared length is the whole body: the server's reader
+		// reports EOF here, or an error if the framing broke.
+		var one [1]byte
+		switch n, err := body.Read(one[:]); {
+		case n > 0:
+			return nil, errors.New("request body is longer than its Content-Length")
+		case err != nil && err != io.EOF:
+			return nil, err
+		}
+		return data, nil
+	}
+	var buf bytes.Buffer
+	_, err := buf.ReadFrom(body)
+	return buf.Bytes(), err
+}
+
+// bufferedBody is a request body readBody has read whole: it reads as the
+// body did, and readJSONBody takes its bytes without copying them.
+type bufferedBody struct {
+	data []byte
+	off  int
+}
+
+func (b *bufferedBody) Read(p []byte) (int, error) {
+	if b.off >= len(b.data) {
+		return 0, io.EOF
+	}
+	n := copy(p, b.data[b.off:])
+	b.off += n
+	return n, nil
+}
+
+func (b *bufferedBody) Close() error { return nil }
+
+// rest returns the unread bytes and marks them read.
+func (b *bufferedBody) rest() []byte {
+	rest := b.data[b.off:]
+	b.off = len(b.data)
+	return rest
 }

@@ -61,9 +61,11 @@ func writeError(w http.ResponseWriter, _ *http.Request, status int, msg string) 
 	writeJSON(w, status, errorResponse{Status: "error", Message: msg, Code: status})
 }
 
+// logger returns the server's logger naming r's request id (a no-op
+// logger outside requestBasics).
 func logger(r *http.Request) *zap.Logger {
-	if l, ok := r.Context().Value(ctxLogger).(*zap.Logger); ok {
-		return l
+	if info, ok := r.Context().Value(ctxRequest).(*requestInfo); ok && info.logger != nil {
+		return info.logger.With(zap.String("request_id", info.id))
 	}
 	return zap.NewNop()
 }
@@ -122,6 +124,9 @@ func decodeJSON(r *http.Request, v any, allowEmpty bool) error {
 func readJSONBody(r *http.Request) ([]byte, error) {
 	if err := checkContentType(r.Header.Get("Content-Type")); err != nil {
 		return nil, err
+	}
+	if b, ok := r.Body.(*bufferedBody); ok { // read whole by requestBasics
+		return b.rest(), nil
 	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {

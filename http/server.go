@@ -329,15 +329,23 @@ func allowedMethods(root *mux.Router, r *http.Request) []string {
 type ctxKey int
 
 const (
-	ctxRequestID ctxKey = iota
+	ctxRequest ctxKey = iota // *requestInfo
 	ctxSubject
-	ctxLogger
 )
+
+// requestInfo is what requestBasics gives a request: its id and the
+// server's logger, which logger(r) names the request in.
+type requestInfo struct {
+	id     string
+	logger *zap.Logger
+}
 
 // requestID returns the id given to the request.
 func requestID(r *http.Request) string {
-	id, _ := r.Context().Value(ctxRequestID).(string)
-	return id
+	if info, ok := r.Context().Value(ctxRequest).(*requestInfo); ok {
+		return info.id
+	}
+	return ""
 }
 
 // subject returns the authenticated token subject, or "".
@@ -364,10 +372,10 @@ func (s *Server) requestBasics(next http.Handler) http.Handler {
 		}
 		start := time.Now()
 		id := domain.NewEventID(start)
-		logger := s.Logger.With(zap.String("request_id", id))
-		ctx := context.WithValue(r.Context(), ctxRequestID, id)
+		// The request's logger (logger(r)) is made when something is
+		// logged: most requests log only the line below.
+		ctx := context.WithValue(r.Context(), ctxRequest, &requestInfo{id: id, logger: s.Logger})
 		ctx = eventstore.WithCorrelation(ctx, id)
-		ctx = context.WithValue(ctx, ctxLogger, logger)
 		r = r.WithContext(ctx)
 		sw := &statusWriter{ResponseWriter: w}
 		sw.Header().Set("X-Request-Id", id)
@@ -376,17 +384,20 @@ func (s *Server) requestBasics(next http.Handler) http.Handler {
 				if p == http.ErrAbortHandler {
 					panic(p)
 				}
-				logger.Error("panic", zap.Any("panic", p), zap.ByteString("stack", debug.Stack()))
+				logger(r).Error("panic", zap.Any("panic", p), zap.ByteString("stack", debug.Stack()))
 				if !sw.wrote {
 					Error(sw, r, fmt.Errorf("panic: %v", p))
 				}
 			}
-			logger.Info("request",
-				zap.String("method", r.Method),
-				zap.String("path", r.URL.Path),
-				zap.Int("status", sw.status),
-				zap.Duration("duration", time.Since(start)))
-			s.observeRequest(r, sw.status, time.Since(start))
+			d := time.Since(start)
+			if ce := s.Logger.Check(zap.InfoLevel, "request"); ce != nil {
+				ce.Write(zap.String("request_id", id),
+					zap.String("method", r.Method),
+					zap.String("path", r.URL.Path),
+					zap.Int("status", sw.status),
+					zap.Duration("duration", d))
+			}
+			s.observeRequest(r, sw.status, d)
 		}()
 		if !s.readBody(sw, r) {
 			return

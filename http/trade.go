@@ -67,8 +67,17 @@ type orderSent struct {
 	ID      int64  `json:"id,omitempty"`
 }
 
+// writeOrderSent answers a trade call: orderSent as writeJSON would
+// encode it, written without reflection (every order answers this).
 func writeOrderSent(w http.ResponseWriter, id int64) {
-	writeJSON(w, http.StatusOK, orderSent{Status: "success", Message: "Order sent", ID: id})
+	body := make([]byte, 0, 64)
+	body = append(body, `{"status":"success","message":"Order sent"`...)
+	if id != 0 {
+		body = append(body, `,"id":`...)
+		body = strconv.AppendInt(body, id, 10)
+	}
+	body = append(body, "}\n"...)
+	writeBody(w, http.StatusOK, body)
 }
 
 // tradeFields are a trade call's fields: nested in "data" (the spec) or at
@@ -162,11 +171,30 @@ func (f tradeFields) str(name string) (string, error) {
 	if !ok || string(raw) == "null" {
 		return "", nil
 	}
+	if s, ok := plainString(raw); ok {
+		return strings.TrimSpace(s), nil
+	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return "", domain.Errorf(domain.EINVALID, "field %q must be a string", name)
 	}
 	return strings.TrimSpace(s), nil
+}
+
+// plainString reads a JSON string of printable ASCII without escapes (what
+// trade bodies hold: exchange and pair names), which decodes to its bytes;
+// anything else reports false and takes encoding/json.
+func plainString(raw json.RawMessage) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	in := raw[1 : len(raw)-1]
+	for _, c := range in {
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return "", false
+		}
+	}
+	return string(in), true
 }
 
 // num returns a number field: a JSON number, finite, with at most 8

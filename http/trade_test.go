@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
@@ -508,6 +509,32 @@ func TestFlatTradeFieldsMatchJSON(t *testing.T) {
 		`{"data":{"amt":1,"amt":2}}`, `{"amt":1,"pair":"x","amt":2}`} { // a repeated key: the slow path names it
 		if _, ok := flatTradeFields([]byte(body)); ok {
 			t.Fatalf("%q read in one pass; it is for encoding/json", body)
+		}
+	}
+}
+
+// A trade field's string reads as encoding/json reads it, on the fast
+// path or not.
+func TestTradeStringFieldsMatchJSON(t *testing.T) {
+	for _, raw := range []string{`"binance"`, `"USDT-BTC"`, `""`, `" padded "`, `"a\"b"`, `"a\\b"`, `"\u0041"`, `"é"`, "\"\x7f\"", `"a/b"`, `12`, `true`, `["x"]`, `"`} {
+		got, gotErr := tradeFields{"exch": json.RawMessage(raw)}.str("exch")
+		var want string
+		wantErr := json.Unmarshal([]byte(raw), &want)
+		if (gotErr != nil) != (wantErr != nil) || gotErr == nil && got != strings.TrimSpace(want) {
+			t.Errorf("str(%s) = %q, %v; encoding/json: %q, %v", raw, got, gotErr, want, wantErr)
+		}
+	}
+}
+
+// A trade call's answer is orderSent as writeJSON encodes it.
+func TestOrderSentBody(t *testing.T) {
+	for _, id := range []int64{0, 1, 42, 1 << 53, -7} {
+		got, want := httptest.NewRecorder(), httptest.NewRecorder()
+		writeOrderSent(got, id)
+		writeJSON(want, http.StatusOK, orderSent{Status: "success", Message: "Order sent", ID: id})
+		if got.Body.String() != want.Body.String() || got.Code != want.Code ||
+			got.Header().Get("Content-Length") != want.Header().Get("Content-Length") || got.Header().Get("Content-Type") != want.Header().Get("Content-Type") {
+			t.Errorf("id %d: %d %q %v, want %d %q %v", id, got.Code, got.Body, got.Header(), want.Code, want.Body, want.Header())
 		}
 	}
 }
