@@ -463,6 +463,13 @@ func TestPasswordChangeRevokesTokens(t *testing.T) {
 		t.Fatalf("login = %d %s", status, body)
 	}
 	loggedIn := decodeBody[loginResponse](t, body).Token
+	// Both in use first: the Authenticator remembers them as verified,
+	// and the password change must still revoke them.
+	for _, token := range []string{ts.Token, loggedIn} {
+		if status, body := ts.do("GET", "/api/v1/auth/status", nil, token); status != 200 {
+			t.Fatalf("before the password change: %d %s", status, body)
+		}
+	}
 
 	// What `tradeledger passwd` appends.
 	hash, err := cheapArgon2.Hash("a new password")
