@@ -199,20 +199,8 @@ func (c *Oco) DecideOcoPlaced(clock Clock, p OcoPlaced) ([]Event, error) {
 func DecideBalancesObserved(clock Clock, exchange string, last []AssetBalance, seen bool, now []AssetBalance) []Event {
 	now = slices.Clone(now)
 	sort.Slice(now, func(i, j int) bool { return now[i].Asset < now[j].Asset })
-	if seen && sameBalances(last, now) {
+	if seen && slices.Equal(last, now) {
 		return nil
 	}
 	return []Event{NewEvent(clock, TypeBalancesObserved, BalancesObserved{Exchange: exchange, Balances: now})}
-}
-
-func sameBalances(a, b []AssetBalance) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
