@@ -75,24 +75,29 @@ func TimeID(ms int64, parts ...string) string {
 	return uuidString(u)
 }
 
+// idHash is the SHA-256 of "tradeledger-import" followed by each part
+// after a zero byte.
 func idHash(parts []string) [32]byte {
-	h := sha256.New()
-	h.Write([]byte("tradeledger-import"))
+	var buf [160]byte // the parts of an order's ids fit: no allocation
+	b := append(buf[:0], "tradeledger-import"...)
 	for _, p := range parts {
-		h.Write([]byte{0})
-		h.Write([]byte(p))
+		b = append(append(b, 0), p...)
 	}
-	var sum [32]byte
-	h.Sum(sum[:0])
-	return sum
+	return sha256.Sum256(b)
 }
 
 // uuidString sets u's version (8) and variant bits and formats it.
 func uuidString(u [16]byte) string {
 	u[6] = 0x80 | (u[6] & 0x0f)
 	u[8] = 0x80 | (u[8] & 0x3f)
-	s := hex.EncodeToString(u[:])
-	return s[0:8] + "-" + s[8:12] + "-" + s[12:16] + "-" + s[16:20] + "-" + s[20:32]
+	var s [36]byte
+	hex.Encode(s[0:8], u[0:4])
+	hex.Encode(s[9:13], u[4:6])
+	hex.Encode(s[14:18], u[6:8])
+	hex.Encode(s[19:23], u[8:10])
+	hex.Encode(s[24:36], u[10:16])
+	s[8], s[13], s[18], s[23] = '-', '-', '-', '-'
+	return string(s[:])
 }
 
 // event returns an import event with id, its time ms (the clock's when 0),
@@ -102,10 +107,15 @@ func (im *Importer) event(typ string, data any, ms int64, id string) domain.Even
 	if err != nil {
 		panic(fmt.Sprintf("marshal %s payload: %v", typ, err)) // the payload types of domain always marshal
 	}
+	return im.eventJSON(typ, b, ms, id)
+}
+
+// eventJSON is event with the payload data encoded already.
+func (im *Importer) eventJSON(typ string, data []byte, ms int64, id string) domain.Event {
 	if ms <= 0 {
 		ms = im.Clock.Now().UnixMilli()
 	}
-	return domain.Event{ID: id, Type: typ, Schema: 1, Time: ms, Actor: domain.ActorImport, Data: b}
+	return domain.Event{ID: id, Type: typ, Schema: 1, Time: ms, Actor: domain.ActorImport, Data: data}
 }
 
 // Config turns the folder's configuration into ConfigReplaced (secrets
@@ -214,17 +224,20 @@ func (im *Importer) File(f File) Unit {
 func (im *Importer) Order(o Order) Unit {
 	quote, _, _ := domain.SplitPair(o.Pair) // checked by Read
 	idKey := strconv.FormatInt(o.ID, 10)
-	events := []domain.Event{
-		im.event(domain.TypeOrderRequested, domain.OrderRequested{
-			OrderID: o.ID, Exchange: o.Exchange, Pair: o.Pair, Side: o.Side, Kind: domain.KindLimit,
-			Amount: o.Amount, Price: o.Rate, ClientOrderID: "import-" + idKey,
-		}, o.Time, TimeID(o.Time, domain.TypeOrderRequested, idKey, "requested")),
-		im.event(domain.TypeOrderAccepted, domain.OrderAccepted{ExchangeOrderID: o.SourceID}, o.Time, TimeID(o.Time, domain.TypeOrderAccepted, idKey, "accepted")),
-		im.event(domain.TypeOrderFilled, domain.OrderFilled{
-			FillID: "import-" + idKey, Price: o.Rate, Quantity: o.Amount, FeeAsset: quote,
-		}, o.Time, TimeID(o.Time, domain.TypeOrderFilled, idKey, "filled")),
+	// The payloads are encoded by hand (payload.go): the same bytes as
+	// json.Marshal's.
+	requested := domain.OrderRequested{
+		OrderID: o.ID, Exchange: o.Exchange, Pair: o.Pair, Side: o.Side, Kind: domain.KindLimit,
+		Amount: o.Amount, Price: o.Rate, ClientOrderID: "import-" + idKey,
 	}
-	return Unit{What: fmt.Sprintf("order %s %s %s", o.Exchange, o.Pair, o.SourceID), Kind: KindOrder, StreamAppend: domain.StreamAppend{
+	accepted := domain.OrderAccepted{ExchangeOrderID: o.SourceID}
+	filled := domain.OrderFilled{FillID: "import-" + idKey, Price: o.Rate, Quantity: o.Amount, FeeAsset: quote}
+	events := []domain.Event{
+		im.eventJSON(domain.TypeOrderRequested, orderRequestedJSON(&requested), o.Time, TimeID(o.Time, domain.TypeOrderRequested, idKey, "requested")),
+		im.eventJSON(domain.TypeOrderAccepted, orderAcceptedJSON(&accepted), o.Time, TimeID(o.Time, domain.TypeOrderAccepted, idKey, "accepted")),
+		im.eventJSON(domain.TypeOrderFilled, orderFilledJSON(&filled), o.Time, TimeID(o.Time, domain.TypeOrderFilled, idKey, "filled")),
+	}
+	return Unit{What: "order " + o.Exchange + " " + o.Pair + " " + o.SourceID, Kind: KindOrder, StreamAppend: domain.StreamAppend{
 		Stream: domain.OrderStream(o.ID), Expected: domain.NoStream, Events: events,
 	}}
 }

@@ -38,7 +38,11 @@ func (s *Store) commit(batch []*appendRequest) {
 // !lookupIDs and an id turned out to be stored already, rolls back and
 // returns false without answering.
 func (s *Store) tryCommit(batch []*appendRequest, lookupIDs bool) bool {
-	tx, err := s.beginTxn(lookupIDs, len(batch))
+	events := 0
+	for _, req := range batch {
+		events += len(req.events)
+	}
+	tx, err := s.beginTxn(lookupIDs, events)
 	if err != nil {
 		failRequests(batch, err)
 		return true
@@ -96,7 +100,7 @@ func (s *Store) unavailable(err error) error {
 	return e
 }
 
-// beginTxn starts the write transaction of a batch of n requests, unless
+// beginTxn starts the write transaction of a batch of n events, unless
 // the store takes no more writes (a failed sync, a failed integrity check).
 func (s *Store) beginTxn(lookupIDs bool, n int) (*txn, error) {
 	if err := s.broken.Load(); err != nil {
