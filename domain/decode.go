@@ -357,6 +357,48 @@ func (e *Event) Predecode(in Interner) {
 	}
 }
 
+// predecodeBatch is Predecode on every event of evs, with the payloads of
+// each type allocated together (one allocation per type per batch instead
+// of one per event). Nothing keeps a payload past its batch: Payload's
+// callers read it in place, Decode copies it.
+func predecodeBatch(evs []Event, in Interner) {
+	var nr, nf, na int
+	for i := range evs {
+		switch evs[i].Type {
+		case TypeOrderRequested:
+			nr++
+		case TypeOrderFilled:
+			nf++
+		case TypeOrderAccepted:
+			na++
+		}
+	}
+	reqs, fills, accs := make([]OrderRequested, nr), make([]OrderFilled, nf), make([]OrderAccepted, na)
+	for i := range evs {
+		e := &evs[i]
+		var err error
+		switch e.Type {
+		case TypeOrderRequested:
+			p := &reqs[0]
+			reqs = reqs[1:]
+			err, e.decoded = decodeOrderRequested(e.Data, p, in, true), p
+		case TypeOrderFilled:
+			p := &fills[0]
+			fills = fills[1:]
+			err, e.decoded = decodeOrderFilled(e.Data, p, in, true), p
+		case TypeOrderAccepted:
+			p := &accs[0]
+			accs = accs[1:]
+			err, e.decoded = DecodeOrderAccepted(e.Data, p), p
+		default:
+			continue
+		}
+		if err != nil {
+			e.decoded = nil
+		}
+	}
+}
+
 // copyDecoded copies a Predecode result into v when v is of its type.
 // The payload types hold no slices or maps, so the copy shares nothing.
 func copyDecoded(decoded, v any) bool {

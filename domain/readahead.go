@@ -58,9 +58,7 @@ func readAhead(ctx context.Context, it EventIterator, predecode bool, apply func
 				}
 			}
 			if predecode {
-				for i := range buf {
-					buf[i].Predecode(in)
-				}
+				predecodeBatch(buf, in)
 			}
 			if len(buf) > 0 {
 				select {

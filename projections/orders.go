@@ -61,6 +61,7 @@ type Ledger struct {
 	mu      sync.RWMutex
 	pairs   []*pairBook          // interned pair books, by index
 	byKey   map[string]uint32    // pair key → index
+	byName  map[pairName]uint32  // the same by exchange and pair: no key built per order
 	orders  orderIndex           // order id → pair index | sideSell bit, for every order requested
 	open    map[int64]orderState // by value: no allocation per order
 	quotes  map[string]*series   // per quote currency: every pair's buckets summed
@@ -132,6 +133,7 @@ func NewLedger(method domain.PnlMethod) *Ledger {
 		Method:         method,
 		PageCacheBytes: DefaultPageCacheBytes,
 		byKey:          map[string]uint32{},
+		byName:         map[pairName]uint32{},
 		open:           map[int64]orderState{},
 		quotes:         map[string]*series{},
 		strat:          map[string]string{},
@@ -218,10 +220,17 @@ func orderIDOf(stream string) (int64, bool) {
 	return id, err == nil
 }
 
+// pairName is an exchange's pair (Ledger.byName's key).
+type pairName struct{ exchange, pair string }
+
 // book returns the pair book of key, creating it.
 func (l *Ledger) book(exchange, pair string) (uint32, *pairBook, error) {
+	if i, ok := l.byName[pairName{exchange, pair}]; ok {
+		return i, l.pairs[i], nil
+	}
 	key := domain.PairKey(exchange, pair)
 	if i, ok := l.byKey[key]; ok {
+		l.byName[pairName{exchange, pair}] = i
 		return i, l.pairs[i], nil
 	}
 	quote, base, err := domain.SplitPair(pair)
@@ -233,6 +242,7 @@ func (l *Ledger) book(exchange, pair string) (uint32, *pairBook, error) {
 	i := uint32(len(l.pairs))
 	l.pairs = append(l.pairs, b)
 	l.byKey[key] = i
+	l.byName[pairName{exchange, pair}] = i
 	l.assets.addPair(exchange, quote, base, i)
 	return i, b, nil
 }

@@ -95,6 +95,7 @@ func BenchmarkColdStart(b *testing.B) {
 		b.ReportMetric(cpu.Seconds(), "cpu-s")
 		b.ReportMetric(float64(events)/ready.Seconds(), "events/s")
 		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(orders), "heap-B/order")
+		b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(events), "allocs/event")
 		m.Close()
 		cancel()
 
