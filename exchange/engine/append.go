@@ -17,18 +17,27 @@ import (
 // that a placement's OrderRequested goes to the exchange without waiting
 // for the read models.
 type appender struct {
-	t    *Trader
-	ctx  func(context.Context) context.Context // adds the actor and correlation
-	last uint64                                // position of the last append
+	t           *Trader
+	actor, corr string
+	last        uint64 // position of the last append
+	// parent and tagged cache the context carrying actor and corr: a
+	// command's writes share the caller's context.
+	parent, tagged context.Context
 }
 
 func (t *Trader) newAppender(actor, corr string) *appender {
 	if actor == "" {
 		actor = domain.ActorCore
 	}
-	return &appender{t: t, ctx: func(ctx context.Context) context.Context {
-		return eventstore.WithCorrelation(eventstore.WithActor(ctx, actor), corr)
-	}}
+	return &appender{t: t, actor: actor, corr: corr}
+}
+
+// ctx returns ctx carrying the command's actor and correlation.
+func (a *appender) ctx(ctx context.Context) context.Context {
+	if ctx != a.parent {
+		a.parent, a.tagged = ctx, eventstore.WithCorrelation(eventstore.WithActor(ctx, a.actor), a.corr)
+	}
+	return a.tagged
 }
 
 // order decides on an order's state (read from the Trader, with its
@@ -122,16 +131,18 @@ func (t *Trader) orderState(en *entry) domain.Order {
 	return en.o
 }
 
-// commands is the command path on the Trader's store: a conflict waits on
-// Wait before deciding again; the wait after an append is the appender's
-// (finish).
+// commands is the command path on the Trader's store, made on first use
+// (the Trader's fields are set by then): a conflict waits on Wait before
+// deciding again; the wait after an append is the appender's (finish).
 func (t *Trader) commands() *eventstore.Commands {
-	c := eventstore.NewCommands(t.Store, nil)
-	if t.Wait != nil {
-		c.Waiter = waitFunc(t.Wait)
-	}
-	c.DeferWait = true
-	return c
+	t.cmdsOnce.Do(func() {
+		t.cmds = eventstore.NewCommands(t.Store, nil)
+		if t.Wait != nil {
+			t.cmds.Waiter = waitFunc(t.Wait)
+		}
+		t.cmds.DeferWait = true
+	})
+	return t.cmds
 }
 
 // waitFunc is a Wait as an eventstore.Waiter.

@@ -87,8 +87,11 @@ func (t *Trader) settleKey(key string, orderID, ocoID int64, fp string) {
 // operation (order, oco or close) and every field of the request as the
 // client gave it (before a market price or a close amount is resolved).
 // Endpoints differ in operation, side or kind, so one key used on two
-// endpoints differs too.
+// endpoints differs too. A request without a key has none ("").
 func requestFingerprint(op string, req domain.OrderRequest) string {
+	if req.IdempotencyKey == "" {
+		return ""
+	}
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s",
 		op, req.Exchange, req.Pair, req.Side, req.Kind, req.Amount, req.Price, req.StopPrice, req.LimitPrice)

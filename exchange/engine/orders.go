@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/eventstore"
 )
 
 // DefaultTimeout bounds every exchange call.
@@ -69,6 +70,9 @@ type Trader struct {
 	// (shared false), for the next order the log requests: a replay's
 	// orders open and finish one after the other.
 	spare *entry
+
+	cmdsOnce sync.Once
+	cmds     *eventstore.Commands // commands()
 }
 
 // lookup is the backoff state of one order's look-ups by client order id.
