@@ -66,3 +66,99 @@ func (a *PnlAgg[C]) Merge(o *PnlAgg[C]) {
 	a.Unmatched = a.Unmatched.Add(o.Unmatched)
 	a.Invested = a.Invested.Add(o.Invested)
 }
+
+// PnlFill is what one fill adds to an aggregate (PnlAgg.Add): its trade
+// time (ms), side, whether it closed lots (a sell that matched some) and is
+// its order's first fill, the sign of its pnl in its own currency, and its
+// money: Value (rate × amount), Net (its costProceed), Fee, Pnl, Unmatched
+// (unmatchedBaseValue of a sell) and Invested (cost of the lots it closed).
+// NoMoney marks a fill counted without money (no rate to the aggregate's
+// currency): its trade and its win or loss count, nothing else.
+type PnlFill struct {
+	T                                         int64
+	Sell, Closing, First, NoMoney             bool
+	Sign                                      int8
+	Value, Net, Fee, Pnl, Unmatched, Invested Decimal
+}
+
+// Add adds one fill to a, by the rules every PNL reader shares: every fill
+// is a trade with its volume and fee, a buy or a sell with its
+// costProceed (and a sell its unmatched value), and an order's first fill
+// counts the order once; a closing fill is a win, loss or breakeven by the
+// sign of its pnl and, when priced, adds its pnl and invested cost, its
+// profit or loss, and may become the hero (highest pnl, earliest on ties)
+// or fuckup (lowest) trade.
+func (a *PnlAgg[C]) Add(f *PnlFill) {
+	if a.Trades == 0 || f.T < a.FirstT {
+		a.FirstT = f.T
+	}
+	if f.T > a.LastT {
+		a.LastT = f.T
+	}
+	a.Trades++
+	a.Volume = a.Volume.Add(f.Value)
+	a.Fees = a.Fees.Add(f.Fee)
+	if f.Sell {
+		a.Sells++
+		a.SellValue = a.SellValue.Add(f.Net)
+		a.Unmatched = a.Unmatched.Add(f.Unmatched)
+		if f.First {
+			a.USells++
+		}
+	} else {
+		a.Buys++
+		a.BuyValue = a.BuyValue.Add(f.Net)
+		if f.First {
+			a.UBuys++
+		}
+	}
+	if !f.Closing {
+		return
+	}
+	switch f.Sign {
+	case 1:
+		a.Wins++
+	case -1:
+		a.Losses++
+	default:
+		a.Evens++
+	}
+	if f.NoMoney {
+		return
+	}
+	closes := a.Priced
+	a.Priced++
+	a.Pnl = a.Pnl.Add(f.Pnl)
+	a.Invested = a.Invested.Add(f.Invested)
+	switch f.Sign {
+	case 1:
+		a.Profit = a.Profit.Add(f.Pnl)
+		a.CpWins = a.CpWins.Add(f.Net)
+	case -1:
+		a.Loss = a.Loss.Add(f.Pnl)
+		a.CpLosses = a.CpLosses.Add(f.Net)
+	}
+	if closes == 0 || f.Pnl > a.Hero || (f.Pnl == a.Hero && f.T < a.HeroT) {
+		a.Hero, a.HeroT = f.Pnl, f.T
+	}
+	if closes == 0 || f.Pnl < a.Fuck || (f.Pnl == a.Fuck && f.T < a.FuckT) {
+		a.Fuck, a.FuckT = f.Pnl, f.T
+	}
+}
+
+// Unique moves a sell order's unique win/loss count from sign from to sign
+// to (1 win, -1 loss, 0 breakeven and 2 not counted: neither counts).
+func (a *PnlAgg[C]) Unique(from, to int8) {
+	switch from {
+	case 1:
+		a.UWins--
+	case -1:
+		a.ULosses--
+	}
+	switch to {
+	case 1:
+		a.UWins++
+	case -1:
+		a.ULosses++
+	}
+}

@@ -50,79 +50,11 @@ type fillFx struct {
 	uniqueSlot           int64
 }
 
-func (b *bucket) add(fx *fillFx) {
-	if b.Trades == 0 || fx.t < b.FirstT {
-		b.FirstT = fx.t
-	}
-	if fx.t > b.LastT {
-		b.LastT = fx.t
-	}
-	b.Trades++
-	b.Volume = b.Volume.Add(fx.value)
-	b.Fees = b.Fees.Add(fx.fee)
-	if fx.sell {
-		b.Sells++
-		b.SellValue = b.SellValue.Add(fx.net)
-		b.Unmatched = b.Unmatched.Add(fx.Unmatched)
-		if fx.first {
-			b.USells++
-		}
-	} else {
-		b.Buys++
-		b.BuyValue = b.BuyValue.Add(fx.net)
-		if fx.first {
-			b.UBuys++
-		}
-	}
-	if !fx.closing {
-		return
-	}
-	switch fx.sign {
-	case 1:
-		b.Wins++
-	case -1:
-		b.Losses++
-	default:
-		b.Evens++
-	}
-	if fx.noMoney {
-		return
-	}
-	closes := b.Priced
-	b.Priced++
-	b.Pnl = b.Pnl.Add(fx.Pnl)
-	b.Invested = b.Invested.Add(fx.Invested)
-	switch fx.sign {
-	case 1:
-		b.Profit = b.Profit.Add(fx.Pnl)
-		b.CpWins = b.CpWins.Add(fx.net)
-	case -1:
-		b.Loss = b.Loss.Add(fx.Pnl)
-		b.CpLosses = b.CpLosses.Add(fx.net)
-	}
-	if closes == 0 || fx.Pnl > b.Hero || (fx.Pnl == b.Hero && fx.t < b.HeroT) {
-		b.Hero, b.HeroT = fx.Pnl, fx.t
-	}
-	if closes == 0 || fx.Pnl < b.Fuck || (fx.Pnl == b.Fuck && fx.t < b.FuckT) {
-		b.Fuck, b.FuckT = fx.Pnl, fx.t
-	}
-}
-
-// unique moves a sell order's unique win/loss count from sign from to sign
-// to (2 means not counted).
-func (b *bucket) unique(from, to int8) {
-	switch from {
-	case 1:
-		b.UWins--
-	case -1:
-		b.ULosses--
-	}
-	switch to {
-	case 1:
-		b.UWins++
-	case -1:
-		b.ULosses++
-	}
+// pnlFill is fx as domain.PnlAgg.Add takes it: the one rule of what a
+// fill adds to an aggregate, shared with the ClickHouse sink.
+func (fx *fillFx) pnlFill() domain.PnlFill {
+	return domain.PnlFill{T: fx.t, Sell: fx.sell, Closing: fx.closing, First: fx.first, NoMoney: fx.noMoney, Sign: fx.sign,
+		Value: fx.value, Net: fx.net, Fee: fx.fee, Pnl: fx.Pnl, Unmatched: fx.Unmatched, Invested: fx.Invested}
 }
 
 // merge adds o into b (domain.PnlAgg.Merge: the one aggregation both PNL
@@ -160,16 +92,17 @@ func (s *series) at(slot int64) int {
 func (s *series) add(fx *fillFx) {
 	slot := floorDiv(fx.t, BucketSeconds*1000)
 	i := s.at(slot)
-	s.b[i].add(fx)
-	s.total.add(fx)
+	f := fx.pnlFill()
+	s.b[i].Add(&f)
+	s.total.Add(&f)
 	if fx.closing && fx.Pnl != 0 && !fx.noMoney {
 		for j := i; j < len(s.b); j++ { // only the last bucket, but for late fills
 			s.b[j].cum = s.b[j].cum.Add(fx.Pnl)
 		}
 	}
 	if fx.uniqueFrom != fx.uniqueTo {
-		s.b[s.at(fx.uniqueSlot)].unique(fx.uniqueFrom, fx.uniqueTo)
-		s.total.unique(fx.uniqueFrom, fx.uniqueTo)
+		s.b[s.at(fx.uniqueSlot)].Unique(fx.uniqueFrom, fx.uniqueTo)
+		s.total.Unique(fx.uniqueFrom, fx.uniqueTo)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	ch "github.com/ClickHouse/clickhouse-go/v2"
@@ -51,6 +52,10 @@ type Reader struct {
 
 	db   string
 	conn driver.Conn
+
+	upgraded atomic.Bool // the sink's rows are of SchemaVersion (it only grows)
+	spanMu   sync.Mutex
+	span     [2]int64 // the fills' time span (ms) the last read over all time planned for, widened
 }
 
 // NewReader returns a Reader of the tables at url for method.
@@ -215,27 +220,7 @@ GROUP BY exchange, pair`
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	out := map[string]*agg{}
-	for rows.Next() {
-		var ex, pair string
-		var a agg
-		var money [13]int64 // the e8 sums, in the order selected
-		if err := rows.Scan(&ex, &pair, &a.Trades, &a.Buys, &a.Sells, &a.Wins, &a.Losses, &a.Evens,
-			&a.UBuys, &a.USells, &a.UWins, &a.ULosses,
-			&money[0], &money[1], &money[2], &money[3], &money[4], &money[5], &money[6], &money[7], &money[8],
-			&money[9], &money[10], &a.FirstT, &a.LastT, &money[11], &a.HeroT, &money[12], &a.FuckT); err != nil {
-			return nil, err
-		}
-		for i, d := range []*domain.Decimal{&a.Pnl, &a.Profit, &a.Loss, &a.Fees, &a.CpWins, &a.CpLosses,
-			&a.BuyValue, &a.SellValue, &a.Volume, &a.Unmatched, &a.Invested, &a.Hero, &a.Fuck} {
-			*d = domain.Decimal(money[i])
-		}
-		// The sink writes no unconverted fills: every closing trade is priced.
-		a.Priced = a.Wins + a.Losses + a.Evens
-		out[domain.PairKey(ex, pair)] = &a
-	}
-	return out, rows.Err()
+	return scanAggs(rows)
 }
 
 type dayAgg struct {
@@ -338,18 +323,46 @@ func (r *Reader) Overview(q domain.OverviewQuery) (*domain.Overview, error) {
 	return o, err
 }
 
-func (r *Reader) overview(q domain.OverviewQuery) (*domain.Overview, error) {
-	ctx, cancel := r.ctx()
-	defer cancel()
-	from, to := rangeSeconds(q.From, q.To)
-	today := midnight(q.Now, q.Loc)
+// overviewPeriods are the ranges of the overview's period figures (today,
+// yesterday, week, month, year, last year), in unix seconds: bucket starts
+// in [from, to).
+func overviewPeriods(now time.Time, loc *time.Location) [][2]int64 {
+	today := midnight(now, loc)
 	tomorrow := today.AddDate(0, 0, 1).Unix()
-	y0 := time.Date(today.Year()-1, 1, 1, 0, 0, 0, 0, q.Loc).Unix()
-	y1 := time.Date(today.Year(), 1, 1, 0, 0, 0, 0, q.Loc).Unix()
-	periods := [][2]int64{
+	y0 := time.Date(today.Year()-1, 1, 1, 0, 0, 0, 0, loc).Unix()
+	y1 := time.Date(today.Year(), 1, 1, 0, 0, 0, 0, loc).Unix()
+	return [][2]int64{
 		{today.Unix(), tomorrow}, {today.AddDate(0, 0, -1).Unix(), today.Unix()}, {today.AddDate(0, 0, -7).Unix(), tomorrow},
 		{today.AddDate(0, -1, 0).Unix(), tomorrow}, {today.AddDate(-1, 0, 0).Unix(), tomorrow}, {y0, y1},
 	}
+}
+
+// overviewData is what an overview is made of: the pairs, each pair's
+// aggregate over the range, its local days, its pnl in each period and
+// its strategy.
+type overviewData struct {
+	byKey map[string]*pairInfo
+	list  []*pairInfo
+	aggs  map[string]*agg
+	days  map[string]map[string]*dayAgg
+	per   map[string][6]int64
+	strat map[string]string
+}
+
+func (r *Reader) overview(q domain.OverviewQuery) (*domain.Overview, error) {
+	ctx, cancel := r.ctx()
+	defer cancel()
+	if q.From == 0 && q.To == 0 {
+		d, ok, err := r.allTime(ctx, q.Loc, overviewPeriods(q.Now, q.Loc), true)
+		if err != nil {
+			return nil, r.unavailable("overview", err)
+		}
+		if ok {
+			return assemble(q, d)
+		}
+	}
+	from, to := rangeSeconds(q.From, q.To)
+	periods := overviewPeriods(q.Now, q.Loc)
 
 	// The five queries are independent: run them at once.
 	var (
@@ -374,6 +387,12 @@ func (r *Reader) overview(q domain.OverviewQuery) (*domain.Overview, error) {
 			return nil, r.unavailable("overview", err)
 		}
 	}
+	return assemble(q, &overviewData{byKey: byKey, list: list, aggs: aggs, days: days, per: per, strat: strat})
+}
+
+// assemble makes the overview of q from d, as projections.Ledger does.
+func assemble(q domain.OverviewQuery, d *overviewData) (*domain.Overview, error) {
+	byKey, list, aggs, days, per, strat := d.byKey, d.list, d.aggs, d.days, d.per, d.strat
 	sc, err := resolve(q.Scope, list)
 	if err != nil {
 		return nil, err
@@ -553,10 +572,21 @@ func (r *Reader) daily(q domain.DailyQuery) ([]domain.DayPnl, domain.Decimal, st
 			}
 		}
 	}
-	from, to := rangeSeconds(q.From, q.To)
-	perPair, err := r.days(ctx, from, to, q.Loc)
-	if err != nil {
-		return nil, 0, "", r.unavailable("daily", err)
+	var perPair map[string]map[string]*dayAgg
+	if q.From == 0 && q.To == 0 {
+		d, ok, err := r.allTime(ctx, q.Loc, nil, false)
+		if err != nil {
+			return nil, 0, "", r.unavailable("daily", err)
+		}
+		if ok {
+			perPair = d.days
+		}
+	}
+	if perPair == nil {
+		from, to := rangeSeconds(q.From, q.To)
+		if perPair, err = r.days(ctx, from, to, q.Loc); err != nil {
+			return nil, 0, "", r.unavailable("daily", err)
+		}
 	}
 	var unm domain.Decimal
 	for _, k := range keys {

@@ -52,89 +52,72 @@ type bucketKey struct {
 	Slot int64
 }
 
-// bucketRow is one pair's aggregate of one 15-minute slot, field for field
-// the in-memory Ledger's bucket (projections/pnl.go).
+// bucketRow is one pair's aggregate of one 15-minute slot (or, in
+// pnl_totals, of all time), as the in-memory Ledger's bucket: fills are
+// added by domain.PnlAgg.Add, the rule both share.
 type bucketRow struct {
 	bucketKey
-	Trades, Buys, Sells, Wins, Losses, Evens, UBuys, USells, UWins, ULosses int64
-	Pnl, Profit, Loss, Fees, CpWins, CpLosses, BuyValue, SellValue, Volume  int64
-	Unmatched, Invested, Hero, HeroT, Fuck, FuckT, FirstT, LastT            int64
-	Position                                                                uint64
+	domain.PnlAgg[int64]
+	Position uint64
 }
 
-// bucketFill is what one fill adds to a bucket.
-type bucketFill struct {
-	t                                         int64
-	sell, closing, first                      bool
-	value, net, fee, pnl, unmatched, invested int64
+// cols returns the row's aggregate columns in the order of pnl_buckets
+// and pnl_totals (trades … last_ms).
+func (b *bucketRow) cols() []any {
+	return []any{b.Trades, b.Buys, b.Sells, b.Wins, b.Losses, b.Evens, b.UBuys, b.USells, b.UWins, b.ULosses,
+		b.Pnl.Units(), b.Profit.Units(), b.Loss.Units(), b.Fees.Units(), b.CpWins.Units(), b.CpLosses.Units(),
+		b.BuyValue.Units(), b.SellValue.Units(), b.Volume.Units(), b.Unmatched.Units(), b.Invested.Units(),
+		b.Hero.Units(), b.HeroT, b.Fuck.Units(), b.FuckT, b.FirstT, b.LastT}
 }
 
-// add is the Ledger's bucket.add.
-func (b *bucketRow) add(fx *bucketFill) {
-	if b.Trades == 0 || fx.t < b.FirstT {
-		b.FirstT = fx.t
+// Zone shifts of pnl_local_days: every whole-hour offset in use, from
+// -12 h to +14 h (seconds east of UTC).
+const (
+	minShift   = -12 * 3600
+	maxShift   = 14 * 3600
+	shiftStep  = 3600
+	numShifts  = (maxShift-minShift)/shiftStep + 1
+	dayMs      = 86_400_000
+	hourShift  = -1
+	bucketSecs = bucketMs / 1000
+)
+
+// localDay is a local day under one shift: shift index (0 for minShift)
+// and day number; or, with shift hourShift, a UTC hour (pnl_hours).
+type localDay struct {
+	shift int8
+	day   int64
+}
+
+// localRow is one pair's daily figures of a local day under one shift:
+// the day fields of the buckets starting in it.
+type localRow struct {
+	key                              *pairKey
+	localDay                         localDay
+	Trades                           int64
+	Volume, Pnl, Unmatched, Invested int64
+	Position                         uint64
+}
+
+// add adds a fill's day fields as domain.PnlAgg.Add adds them: every fill
+// counts a trade and its value, a sell its unmatched value, a closing
+// fill its pnl and the cost of the lots it consumed.
+func (d *localRow) add(f *domain.PnlFill) {
+	d.Trades++
+	d.Volume += f.Value.Units()
+	if f.Sell {
+		d.Unmatched += f.Unmatched.Units()
 	}
-	if fx.t > b.LastT {
-		b.LastT = fx.t
-	}
-	b.Trades++
-	b.Volume += fx.value
-	b.Fees += fx.fee
-	if fx.sell {
-		b.Sells++
-		b.SellValue += fx.net
-		b.Unmatched += fx.unmatched
-		if fx.first {
-			b.USells++
-		}
-	} else {
-		b.Buys++
-		b.BuyValue += fx.net
-		if fx.first {
-			b.UBuys++
-		}
-	}
-	if !fx.closing {
-		return
-	}
-	closes := b.Wins + b.Losses + b.Evens
-	b.Pnl += fx.pnl
-	b.Invested += fx.invested
-	switch {
-	case fx.pnl > 0:
-		b.Wins++
-		b.Profit += fx.pnl
-		b.CpWins += fx.net
-	case fx.pnl < 0:
-		b.Losses++
-		b.Loss += fx.pnl
-		b.CpLosses += fx.net
-	default:
-		b.Evens++
-	}
-	if closes == 0 || fx.pnl > b.Hero || (fx.pnl == b.Hero && fx.t < b.HeroT) {
-		b.Hero, b.HeroT = fx.pnl, fx.t
-	}
-	if closes == 0 || fx.pnl < b.Fuck || (fx.pnl == b.Fuck && fx.t < b.FuckT) {
-		b.Fuck, b.FuckT = fx.pnl, fx.t
+	if f.Closing {
+		d.Pnl += f.Pnl.Units()
+		d.Invested += f.Invested.Units()
 	}
 }
 
-// unique moves a sell order's unique win/loss count from sign from to
-// sign to (2: not counted), as the Ledger's bucket.unique.
-func (b *bucketRow) unique(from, to int8) {
-	switch from {
-	case 1:
-		b.UWins--
-	case -1:
-		b.ULosses--
-	}
-	switch to {
-	case 1:
-		b.UWins++
-	case -1:
-		b.ULosses++
-	}
+// shiftDay returns the local day of the bucket starting at slot under
+// shift index i.
+func shiftDay(slot int64, i int) int64 {
+	return floorDiv(slot*bucketMs+int64(minShift+i*shiftStep)*1000, dayMs)
 }
 
 type orderPnlKey struct {
@@ -195,6 +178,9 @@ type batch struct {
 	fills      []fillRow
 	daily      map[dailyKey]dailyRow
 	buckets    map[bucketKey]bucketRow
+	totals     map[pairKey]bucketRow
+	local      map[*localRow]struct{} // rows of the state changed since the last flush
+	hours      map[*localRow]struct{}
 	orderPnl   map[orderPnlKey]orderPnlRow
 	pairs      map[pairKey]pairRow
 	strategies map[pairKey]strategyRow
@@ -206,6 +192,7 @@ type batch struct {
 func newBatch() *batch {
 	return &batch{
 		orders: make(map[int64]orderRow), daily: make(map[dailyKey]dailyRow), buckets: make(map[bucketKey]bucketRow),
+		totals: make(map[pairKey]bucketRow), local: make(map[*localRow]struct{}), hours: make(map[*localRow]struct{}),
 		orderPnl: make(map[orderPnlKey]orderPnlRow), pairs: make(map[pairKey]pairRow),
 		strategies: make(map[pairKey]strategyRow), prices: make(map[priceKey]priceRow),
 	}
@@ -213,7 +200,14 @@ func newBatch() *batch {
 
 // rows is the number of rows to write.
 func (b *batch) rows() int {
-	return len(b.orders) + len(b.fills) + len(b.daily) + len(b.buckets) + len(b.orderPnl) + len(b.pairs) +
+	return b.pending() + len(b.local) + len(b.hours)
+}
+
+// pending is the number of rows that count towards BatchRows: all but the
+// local-day and hour rows, which are the state's own (the batch holds no
+// copy) and at most 28 per pair and hour of fills.
+func (b *batch) pending() int {
+	return len(b.orders) + len(b.fills) + len(b.daily) + len(b.buckets) + len(b.totals) + len(b.orderPnl) + len(b.pairs) +
 		len(b.strategies) + len(b.prices) + len(b.snapshots) + len(b.balances)
 }
 
@@ -221,6 +215,9 @@ func (b *batch) reset() {
 	clear(b.orders)
 	clear(b.daily)
 	clear(b.buckets)
+	clear(b.totals)
+	clear(b.local)
+	clear(b.hours)
 	clear(b.orderPnl)
 	clear(b.pairs)
 	clear(b.strategies)

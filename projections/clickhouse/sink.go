@@ -155,7 +155,11 @@ func ParseURL(rawURL string) (*ch.Options, string, error) {
 // Database returns the database the sink writes to (after Open or Export).
 func (s *Sink) Database() string { return s.db }
 
-func (s *Sink) sinkName() string { return "tradeledger/" + s.Method.String() }
+func (s *Sink) sinkName() string { return sinkNameOf(s.Method) }
+
+// sinkNameOf names the sink of method in the checkpoint and schema_version
+// tables.
+func sinkNameOf(m domain.PnlMethod) string { return "tradeledger/" + m.String() }
 
 // Open checks the settings and starts following the log in the background.
 // It does not wait for ClickHouse: while ClickHouse is unreachable the sink
@@ -330,15 +334,15 @@ func (s *Sink) retry(ctx context.Context, what string, op func(context.Context) 
 var errStop = errors.New("clickhouse sink stopped")
 
 // connect opens the connection pool, creates the schema and reads the
-// checkpoint.
-func (s *Sink) connect(ctx context.Context) (uint64, error) {
+// checkpoint and the schema version of this sink's rows.
+func (s *Sink) connect(ctx context.Context) (uint64, uint32, error) {
 	s.mu.Lock()
 	conn := s.conn
 	s.mu.Unlock()
 	if conn == nil {
 		c, err := ch.Open(s.opts)
 		if err != nil {
-			return 0, fmt.Errorf("open clickhouse: %w", err)
+			return 0, 0, fmt.Errorf("open clickhouse: %w", err)
 		}
 		conn = c
 		s.mu.Lock()
@@ -346,18 +350,36 @@ func (s *Sink) connect(ctx context.Context) (uint64, error) {
 		s.mu.Unlock()
 	}
 	if err := conn.Ping(ctx); err != nil {
-		return 0, fmt.Errorf("ping clickhouse: %w", err)
+		return 0, 0, fmt.Errorf("ping clickhouse: %w", err)
 	}
 	for _, stmt := range Schema(s.db) {
 		if err := conn.Exec(ctx, stmt); err != nil {
-			return 0, fmt.Errorf("create schema: %w", err)
+			return 0, 0, fmt.Errorf("create schema: %w", err)
 		}
 	}
 	var cp uint64
 	if err := conn.QueryRow(ctx, "SELECT max(position) FROM "+s.db+".checkpoint WHERE sink = ?", s.sinkName()).Scan(&cp); err != nil {
-		return 0, fmt.Errorf("read checkpoint: %w", err)
+		return 0, 0, fmt.Errorf("read checkpoint: %w", err)
 	}
-	return cp, nil
+	var ver uint32
+	if err := conn.QueryRow(ctx, "SELECT max(version) FROM "+s.db+".schema_version WHERE sink = ?", s.sinkName()).Scan(&ver); err != nil {
+		return 0, 0, fmt.Errorf("read schema version: %w", err)
+	}
+	return cp, ver, nil
+}
+
+// writeVersion records that this sink's rows are all written under
+// SchemaVersion.
+func (s *Sink) writeVersion(ctx context.Context) error {
+	s.mu.Lock()
+	conn := s.conn
+	s.mu.Unlock()
+	if conn == nil {
+		return errors.New("no clickhouse connection")
+	}
+	return s.insert(ctx, conn, "schema_version (sink, version, updated_ms)", 1, func(bt driver.Batch) error {
+		return bt.Append(s.sinkName(), uint32(SchemaVersion), s.Clock.Now().UnixMilli())
+	})
 }
 
 // follow is the background loop: connect, rebuild, follow the log, and
@@ -405,7 +427,7 @@ func (s *Sink) run(ctx context.Context, export bool) error {
 // then turns every later event into rows, flushing every BatchRows rows and
 // every FlushInterval. With export it stops at the head as of the start.
 func (s *Sink) runWith(ctx context.Context, export bool, stats *ExportStats) error {
-	cp, err := s.start(ctx)
+	cp, rebuildTo, err := s.start(ctx)
 	if err != nil {
 		return err
 	}
@@ -425,7 +447,7 @@ func (s *Sink) runWith(ctx context.Context, export bool, stats *ExportStats) err
 		}
 	}()
 
-	r := &sinkRun{s: s, stats: stats, checkpoint: cp, head: head, st: newState(s.Method), b: newBatch()}
+	r := &sinkRun{s: s, stats: stats, checkpoint: cp, rebuildTo: rebuildTo, head: head, st: newState(s.Method), b: newBatch()}
 	ticker := time.NewTicker(s.FlushInterval)
 	defer ticker.Stop()
 	for {
@@ -449,23 +471,40 @@ func (s *Sink) runWith(ctx context.Context, export bool, stats *ExportStats) err
 // sink's stored position. A checkpoint beyond the log's head means the
 // database was fed from another log: ECONFLICT rather than skip this log's
 // first events.
-func (s *Sink) start(ctx context.Context) (uint64, error) {
-	var cp uint64
+//
+// Rows written under an older SchemaVersion lack the tables added since:
+// start then returns checkpoint 0 and the old checkpoint as rebuildTo, so
+// that the run writes every row again from the log's start (rows replace
+// themselves) and records the version once past rebuildTo. A crash
+// before that only makes the next start rebuild again.
+func (s *Sink) start(ctx context.Context) (cp, rebuildTo uint64, err error) {
+	var ver uint32
 	if err := s.retry(ctx, "connect", func(ctx context.Context) (err error) {
-		cp, err = s.connect(ctx)
+		cp, ver, err = s.connect(ctx)
 		return err
 	}); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if h, err := s.Store.Head(ctx); err != nil {
-		return 0, fmt.Errorf("read head: %w", err)
+		return 0, 0, fmt.Errorf("read head: %w", err)
 	} else if cp > h {
 		err := domain.Errorf(domain.ECONFLICT, "clickhouse database %s holds rows up to position %d but the log ends at %d: it was fed from another log; use another database", s.db, cp, h)
 		s.setErr(err)
-		return 0, err
+		return 0, 0, err
+	}
+	if ver < SchemaVersion {
+		if cp == 0 { // nothing of this sink's is stored: its rows will all be new
+			if err := s.retry(ctx, "schema version", s.writeVersion); err != nil {
+				return 0, 0, err
+			}
+		} else {
+			s.Logger.Info("clickhouse rows predate the schema: rewriting them from the log",
+				zap.Uint32("version", ver), zap.Uint32("want", SchemaVersion), zap.Uint64("checkpoint", cp))
+			cp, rebuildTo = 0, cp
+		}
 	}
 	s.setStored(cp)
-	return cp, nil
+	return cp, rebuildTo, nil
 }
 
 // openLog opens the log from its start on readCtx: with export a read up
@@ -514,6 +553,7 @@ type sinkRun struct {
 	s          *Sink
 	stats      *ExportStats
 	checkpoint uint64 // events up to it only rebuild the state: their rows are stored
+	rebuildTo  uint64 // rows up to it are being written again (schema upgrade); 0: none
 	head       uint64 // export: the last position to export
 	st         *state
 	b          *batch
@@ -534,7 +574,7 @@ func (r *sinkRun) add(ctx context.Context, e *domain.Event) error {
 			zap.Int64("version", e.Version), zap.Uint64("position", e.Position), zap.Error(err))
 	}
 	r.seen = e.Position
-	if r.b.rows() >= r.s.BatchRows {
+	if r.b.pending() >= r.s.BatchRows {
 		return r.flush(ctx)
 	}
 	return nil
@@ -554,6 +594,12 @@ func (r *sinkRun) flush(ctx context.Context) error {
 	r.stats.Rows += int64(n)
 	r.stats.Fills += int64(len(r.b.fills))
 	r.b.reset()
+	if r.rebuildTo > 0 && r.seen >= r.rebuildTo {
+		if err := s.retry(ctx, "schema version", s.writeVersion); err != nil {
+			return err
+		}
+		r.rebuildTo = 0
+	}
 	s.setStored(r.seen)
 	if s.Progress != nil {
 		s.Progress(r.stats.Events, r.seen, r.head)
@@ -643,10 +689,27 @@ func (b *batch) tables(method string) []tableRows {
 		{"pnl_buckets (method, exchange, pair, slot, trades, buys, sells, wins, losses, evens, u_buys, u_sells, u_wins, u_losses, pnl_e8, profit_e8, loss_e8, fees_e8, cp_wins_e8, cp_losses_e8, buy_value_e8, sell_value_e8, volume_e8, unmatched_value_e8, invested_e8, hero_e8, hero_ms, fuckup_e8, fuckup_ms, first_ms, last_ms, position)",
 			len(b.buckets), func(bt driver.Batch) error {
 				return appendRows(maps.Values(b.buckets), func(r bucketRow) error {
-					return bt.Append(method, r.Exchange, r.Pair, r.Slot, r.Trades, r.Buys, r.Sells, r.Wins, r.Losses, r.Evens,
-						r.UBuys, r.USells, r.UWins, r.ULosses, r.Pnl, r.Profit, r.Loss, r.Fees, r.CpWins, r.CpLosses,
-						r.BuyValue, r.SellValue, r.Volume, r.Unmatched, r.Invested, r.Hero, r.HeroT, r.Fuck, r.FuckT,
-						r.FirstT, r.LastT, r.Position)
+					return bt.Append(append(append([]any{method, r.Exchange, r.Pair, r.Slot}, r.cols()...), r.Position)...)
+				})
+			}},
+		{"pnl_totals (method, exchange, pair, trades, buys, sells, wins, losses, evens, u_buys, u_sells, u_wins, u_losses, pnl_e8, profit_e8, loss_e8, fees_e8, cp_wins_e8, cp_losses_e8, buy_value_e8, sell_value_e8, volume_e8, unmatched_value_e8, invested_e8, hero_e8, hero_ms, fuckup_e8, fuckup_ms, first_ms, last_ms, position)",
+			len(b.totals), func(bt driver.Batch) error {
+				return appendRows(maps.Values(b.totals), func(r bucketRow) error {
+					return bt.Append(append(append([]any{method, r.Exchange, r.Pair}, r.cols()...), r.Position)...)
+				})
+			}},
+		{"pnl_local_days (method, shift, exchange, pair, day, trades, volume_e8, pnl_e8, unmatched_value_e8, invested_e8, position)",
+			len(b.local), func(bt driver.Batch) error {
+				return appendRows(maps.Keys(b.local), func(r *localRow) error {
+					return bt.Append(method, int32(minShift+int(r.localDay.shift)*shiftStep), r.key.Exchange, r.key.Pair, r.localDay.day,
+						r.Trades, r.Volume, r.Pnl, r.Unmatched, r.Invested, r.Position)
+				})
+			}},
+		{"pnl_hours (method, hour, exchange, pair, trades, volume_e8, pnl_e8, unmatched_value_e8, invested_e8, position)",
+			len(b.hours), func(bt driver.Batch) error {
+				return appendRows(maps.Keys(b.hours), func(r *localRow) error {
+					return bt.Append(method, r.localDay.day, r.key.Exchange, r.key.Pair,
+						r.Trades, r.Volume, r.Pnl, r.Unmatched, r.Invested, r.Position)
 				})
 			}},
 		{"order_pnl (method, exchange, pair, order_id, first_close_ms, pnl_e8, position)",

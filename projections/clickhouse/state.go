@@ -44,6 +44,8 @@ type book struct {
 	quote, base       string
 	lots              domain.Lots
 	lastPrice, posQty domain.Decimal
+	total             bucketRow              // every fill's aggregate (pnl_totals)
+	local             map[localDay]*localRow // daily figures per shift (pnl_local_days) and per hour (pnl_hours)
 }
 
 // openOrder is what is kept of an order while it is open.
@@ -205,7 +207,8 @@ func (st *state) requested(r *domain.OrderRequested, e *domain.Event, b *batch) 
 		if err != nil {
 			return
 		}
-		bk = &book{key: k, quote: quote, base: base}
+		bk = &book{key: k, quote: quote, base: base, local: make(map[localDay]*localRow)}
+		bk.total.pairKey = k
 		bk.lots.Method = st.method
 		st.books[k] = bk
 		st.emitPair(bk, e, b)
@@ -255,11 +258,11 @@ func (st *state) applyFill(id int64, e *domain.Event, f *domain.OrderFilled, b *
 	bk.lastPrice = f.Price
 	closing := sell && r.Matched > 0
 	t := domain.FillTime(e, f) // trade time: the exchange's, as the Ledger uses
-	fx := bucketFill{t: t, sell: sell, closing: closing, first: oo.fills == 1, value: decUnits(r.Value),
-		net: decUnits(net), fee: decUnits(r.Fee), pnl: decUnits(r.Pnl), unmatched: decUnits(r.UnmatchedValue)}
+	fx := domain.PnlFill{T: t, Sell: sell, Closing: closing, First: oo.fills == 1, Sign: int8(r.Pnl.Sign()), Value: r.Value,
+		Net: net, Fee: r.Fee, Pnl: r.Pnl, Unmatched: r.UnmatchedValue}
 	uFrom, uTo := int8(2), int8(2)
 	if closing {
-		fx.invested = decUnits(r.LotCost)
+		fx.Invested = r.LotCost
 		oo.pnl = oo.pnl.Add(r.Pnl)
 		if !oo.closed {
 			oo.closed, oo.firstClose = true, t
@@ -274,19 +277,48 @@ func (st *state) applyFill(id int64, e *domain.Event, f *domain.OrderFilled, b *
 		oo.uniqueSign = sign + 2
 	}
 	bkt := st.bucket(bk.key, slotOf(t))
-	bkt.add(&fx)
+	bkt.Add(&fx)
 	bkt.Position = e.Position
 	var ubkt *bucketRow
 	if uFrom != uTo {
 		ubkt = st.bucket(bk.key, oo.uniqueSlot)
-		ubkt.unique(uFrom, uTo)
+		ubkt.Unique(uFrom, uTo)
 		ubkt.Position = e.Position
 	}
+	bk.total.Add(&fx)
+	if uFrom != uTo {
+		bk.total.Unique(uFrom, uTo)
+	}
+	bk.total.Position = e.Position
+	slot := slotOf(t)
+	for i := 0; i < numShifts; i++ {
+		ld := localDay{shift: int8(i), day: shiftDay(slot, i)}
+		lr := bk.local[ld]
+		if lr == nil {
+			lr = &localRow{key: &bk.key, localDay: ld}
+			bk.local[ld] = lr
+		}
+		lr.add(&fx)
+		lr.Position = e.Position
+		if b != nil {
+			b.local[lr] = struct{}{}
+		}
+	}
+	hd := localDay{shift: hourShift, day: floorDiv(slot, 4)}
+	hr := bk.local[hd]
+	if hr == nil {
+		hr = &localRow{key: &bk.key, localDay: hd}
+		bk.local[hd] = hr
+	}
+	hr.add(&fx)
+	hr.Position = e.Position
 	if b != nil {
+		b.hours[hr] = struct{}{}
 		b.buckets[bkt.bucketKey] = *bkt
 		if ubkt != nil {
 			b.buckets[ubkt.bucketKey] = *ubkt
 		}
+		b.totals[bk.key] = bk.total
 	}
 
 	dk := dailyKey{Exchange: bk.key.Exchange, Pair: bk.key.Pair, Day: dayOf(t)}
