@@ -94,7 +94,9 @@ func rawInserts(b *testing.B, evs []domain.Event, batch int) (sqlTime, cTime tim
 // that grow as in one run. "cpu-us/event" and "raw-cpu-us/event" are the
 // process's CPU time (user and system) per event in each, which the disk's
 // drift does not move; "events/sync" is how many events one fdatasync of
-// the store covered on average. Two older references stay for comparison:
+// the store covered on average, "ms/sync" how long one took, and
+// "sync-bound-events/s" = writers / ms/sync the most the store could reach
+// with every writer's append in every sync. Two older references stay for comparison:
 // a bare table (no index) with synchronous=FULL through the C API
 // ("ratio-bare") and through database/sql ("ratio-sql").
 // Target: ≥ 100,000 events/s with 64 writers, ≥ 0.8 of the reference.
@@ -183,6 +185,11 @@ func BenchmarkAppend(b *testing.B) {
 			b.ReportMetric(float64(storeCPU.Microseconds())/events, "cpu-us/event")
 			b.ReportMetric(float64(rawCPU.Microseconds())/events, "raw-cpu-us/event")
 			b.ReportMetric(float64(obs.events.Load())/float64(obs.syncs.Load()), "events/sync")
+			// The bound fdatasync sets: each writer waits for its
+			// append's sync, so at most writers events per sync time.
+			msPerSync := float64(obs.syncTime.Load()) / 1e6 / float64(obs.syncs.Load())
+			b.ReportMetric(msPerSync, "ms/sync")
+			b.ReportMetric(float64(writers)/msPerSync*1000, "sync-bound-events/s")
 			b.ReportMetric(cTime.Seconds()/storeTime.Seconds(), "ratio-bare")
 			b.ReportMetric(sqlTime.Seconds()/storeTime.Seconds(), "ratio-sql")
 			b.Logf("%d writers: store %.0f events/s, raw insert with the same indexes and syncs %.0f events/s, ratio %.2f; CPU %.1f vs %.1f µs/event; %.1f events per fdatasync",
@@ -202,14 +209,17 @@ func cpuTime() time.Duration {
 }
 
 // countingObserver counts the store's committed events and syncs.
-type countingObserver struct{ events, batches, syncs atomic.Int64 }
+type countingObserver struct{ events, batches, syncs, syncTime atomic.Int64 }
 
 func (o *countingObserver) ObserveAppend(time.Duration) {}
 func (o *countingObserver) ObserveBatch(n int) {
 	o.events.Add(int64(n))
 	o.batches.Add(1)
 }
-func (o *countingObserver) ObserveSync(time.Duration) { o.syncs.Add(1) }
+func (o *countingObserver) ObserveSync(d time.Duration) {
+	o.syncs.Add(1)
+	o.syncTime.Add(int64(d))
+}
 
 // counting is the trivial projection of the replay benchmark.
 type counting struct{ n int }
