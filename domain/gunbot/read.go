@@ -285,6 +285,11 @@ type decodedOrder struct {
 // entry is an order object, and entry by entry otherwise, so that one bad
 // entry costs only itself.
 func decodeStateOrders(b []byte) ([]decodedOrder, error) {
+	// The plain shape Gunbot writes is read without reflection: at
+	// 200,000 orders encoding/json was a tenth of an import's CPU.
+	if orders, ok := scanStateOrders(b); ok {
+		return orders, nil
+	}
 	var whole struct {
 		Orders []stateOrder `json:"orders"`
 	}
