@@ -68,9 +68,9 @@ func bigLog(tb testing.TB, store domain.EventStore, n int) {
 // checkpoint), whose cost alone is ver-p50/ver-p99, the cost of a
 // request answered from that cache.
 //
-// TRADELEDGER_BENCH_2M=1 also measures 2,000,000 orders (building and
-// exporting that log takes about ten minutes on the 2-core machine) and
-// reports its p99 over the first size's (issue 19: ≤ 1.5).
+// TRADELEDGER_BENCH_2M=1 also measures 2,000,000 orders (writing that log
+// takes about 9 minutes on the shared 2-core machine, exporting it 2 to 3
+// more) and reports its p99 over the first size's (issue 19: ≤ 1.5).
 func BenchmarkExportAndOverview(b *testing.B) {
 	n := 200_000
 	if v, err := strconv.Atoi(os.Getenv("TRADELEDGER_BENCH_FILLS")); err == nil && v > 0 {
