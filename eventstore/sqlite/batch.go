@@ -13,7 +13,7 @@ var _ domain.BatchAppender = (*Store)(nil)
 // caller's goroutine), and they go to the single writer in order, in groups
 // of up to MaxBatchEvents events that the writer commits each in one
 // transaction (with whatever single appends are queued beside it) and one
-// fdatasync: an import of 200,000 orders makes a few dozen commits instead
+// fdatasync: an import of 200,000 orders makes about a dozen commits instead
 // of one per MaxBatch streams, and since a commit rewrites every index page
 // it touches, fewer and larger commits write far fewer pages. The writer
 // treats each request as it treats an Append's (expected version,

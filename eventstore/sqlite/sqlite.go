@@ -24,8 +24,8 @@ import (
 const (
 	DefaultMaxBatch = 1024 // appends merged into one transaction at most
 	// DefaultMaxBatchEvents bounds the events of one AppendBatch group
-	// (one transaction): about 16 MB of records and index pages at most.
-	DefaultMaxBatchEvents = 1 << 15
+	// (one transaction): about 30 MB of records and index pages at most.
+	DefaultMaxBatchEvents = 1 << 16
 	DefaultReadBatchSize  = 4096 // rows fetched per query by iterators
 )
 
