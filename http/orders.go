@@ -326,11 +326,11 @@ func (s *Server) handleOrdersDay(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	now := s.Clock.Now().In(loc)
-	first := time.Date(now.Year(), now.Month(), now.Day()-int(n-1), 0, 0, 0, 0, loc)
+	first := domain.LocalDayStart(now.Year(), now.Month(), now.Day()-int(n-1), loc)
 	out := ordersDayResponse{Days: make([]string, n)}
 	bounds := make([]int64, n+1)
 	for i := range bounds {
-		day := time.Date(first.Year(), first.Month(), first.Day()+i, 0, 0, 0, 0, loc)
+		day := domain.AddLocalDays(first, i, loc)
 		bounds[i] = day.UnixMilli()
 		if i < int(n) {
 			out.Days[i] = day.Format("2006-01-02")

@@ -1,10 +1,6 @@
 package projections
 
-import (
-	"time"
-
-	"github.com/tradeledger/tradeledger/domain"
-)
+import "github.com/tradeledger/tradeledger/domain"
 
 // The PNL queries of the Ledger: pnl/overview, pnl/daily, pnl/sum and
 // pnl/total (the aggregates they read are in pnlbucket.go, scopes in
@@ -63,10 +59,7 @@ func (l *Ledger) Overview(q OverviewQuery) (*Overview, error) {
 	}
 	o := &Overview{Unit: sc.unit, DailyHistory: []DayPnl{}, PnlsPerPair: []KeyPnl{}, DetailedPerPair: []PairDetail{}}
 
-	today := midnight(q.Now, q.Loc)
-	tomorrow := today.AddDate(0, 0, 1).Unix()
-	y0 := time.Date(today.Year()-1, 1, 1, 0, 0, 0, 0, q.Loc).Unix()
-	y1 := time.Date(today.Year(), 1, 1, 0, 0, 0, 0, q.Loc).Unix()
+	periods := domain.OverviewPeriods(q.Now, q.Loc)
 	period := func(a, b int64) domain.Decimal {
 		var s domain.Decimal
 		for _, x := range ss {
@@ -74,12 +67,10 @@ func (l *Ledger) Overview(q OverviewQuery) (*Overview, error) {
 		}
 		return s
 	}
-	o.Today.Pnl = domain.Number(period(today.Unix(), tomorrow))
-	o.Yesterday.Pnl = domain.Number(period(today.AddDate(0, 0, -1).Unix(), today.Unix()))
-	o.WeekAgo.Pnl = domain.Number(period(today.AddDate(0, 0, -7).Unix(), tomorrow))
-	o.MonthAgo.Pnl = domain.Number(period(today.AddDate(0, -1, 0).Unix(), tomorrow))
-	o.YearAgo.Pnl = domain.Number(period(today.AddDate(-1, 0, 0).Unix(), tomorrow))
-	o.LastYear.Pnl = domain.Number(period(y0, y1))
+	today, yearAgo := periods[0], periods[4]
+	for i, f := range []*domain.Number{&o.Today.Pnl, &o.Yesterday.Pnl, &o.WeekAgo.Pnl, &o.MonthAgo.Pnl, &o.YearAgo.Pnl, &o.LastYear.Pnl} {
+		*f = domain.Number(period(periods[i][0], periods[i][1]))
+	}
 	o.Today.PerPair = map[string]domain.Number{}
 	o.YearAgo.PerPair = map[string]domain.Number{}
 
@@ -98,8 +89,8 @@ func (l *Ledger) Overview(q OverviewQuery) (*Overview, error) {
 		if b != nil {
 			s = b.series.sum(from, to)
 			unr = b.unrealized()
-			pt = b.series.rangePnl(today.Unix(), tomorrow)
-			py = b.series.rangePnl(today.AddDate(-1, 0, 0).Unix(), tomorrow)
+			pt = b.series.rangePnl(today[0], today[1])
+			py = b.series.rangePnl(yearAgo[0], yearAgo[1])
 		}
 		if mv == nil {
 			unrealized = unrealized.Add(unr)

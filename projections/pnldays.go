@@ -11,12 +11,6 @@ import (
 // Days of a PNL history: IANA zones, the days of a zone as runs of whole
 // buckets, and ranges in ms turned into bucket bounds.
 
-// midnight returns the start of t's day in loc.
-func midnight(t time.Time, loc *time.Location) time.Time {
-	y, m, d := t.In(loc).Date()
-	return time.Date(y, m, d, 0, 0, 0, 0, loc)
-}
-
 // foldDays folds the buckets of ss starting in [from, to) (unix s) into
 // days of loc, oldest first; days without fills are left out.
 func foldDays(ss []*series, from, to int64, loc *time.Location) []DayPnl {
@@ -34,9 +28,9 @@ func foldDays(ss []*series, from, to int64, loc *time.Location) []DayPnl {
 			}
 			st := bk.slot * BucketSeconds
 			if st < ds || st >= de {
-				m := midnight(time.Unix(st, 0), loc)
+				m := domain.DayStart(time.Unix(st, 0), loc)
 				ds = m.Unix()
-				de = m.AddDate(0, 0, 1).Unix()
+				de = domain.AddLocalDays(m, 1, loc).Unix()
 				if merge {
 					var ok bool
 					if cur, ok = idx[ds]; !ok {

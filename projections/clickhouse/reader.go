@@ -293,22 +293,17 @@ func foldDays(perPair map[string]map[string]*dayAgg, keys []string) []domain.Day
 	return out
 }
 
-func midnight(t time.Time, loc *time.Location) time.Time {
-	y, m, d := t.In(loc).Date()
-	return time.Date(y, m, d, 0, 0, 0, 0, loc)
-}
-
 // daySpan counts calendar days in loc from first to last (ms), both
 // included; 0 without fills.
 func daySpan(first, last int64, loc *time.Location) int64 {
 	if first == 0 && last == 0 {
 		return 0
 	}
-	a := midnight(time.UnixMilli(first), loc)
-	b := midnight(time.UnixMilli(last), loc)
+	a := domain.DayStart(time.UnixMilli(first), loc)
+	b := domain.DayStart(time.UnixMilli(last), loc)
 	n := int64(1)
 	for a.Before(b) && n < 1<<20 {
-		a = a.AddDate(0, 0, 1)
+		a = domain.AddLocalDays(a, 1, loc)
 		n++
 	}
 	return n
@@ -323,18 +318,11 @@ func (r *Reader) Overview(q domain.OverviewQuery) (*domain.Overview, error) {
 	return o, err
 }
 
-// overviewPeriods are the ranges of the overview's period figures (today,
-// yesterday, week, month, year, last year), in unix seconds: bucket starts
-// in [from, to).
+// overviewPeriods are the ranges of the overview's period figures
+// (domain.OverviewPeriods), bucket starts in [from, to).
 func overviewPeriods(now time.Time, loc *time.Location) [][2]int64 {
-	today := midnight(now, loc)
-	tomorrow := today.AddDate(0, 0, 1).Unix()
-	y0 := time.Date(today.Year()-1, 1, 1, 0, 0, 0, 0, loc).Unix()
-	y1 := time.Date(today.Year(), 1, 1, 0, 0, 0, 0, loc).Unix()
-	return [][2]int64{
-		{today.Unix(), tomorrow}, {today.AddDate(0, 0, -1).Unix(), today.Unix()}, {today.AddDate(0, 0, -7).Unix(), tomorrow},
-		{today.AddDate(0, -1, 0).Unix(), tomorrow}, {today.AddDate(-1, 0, 0).Unix(), tomorrow}, {y0, y1},
-	}
+	ps := domain.OverviewPeriods(now, loc)
+	return ps[:]
 }
 
 // overviewData is what an overview is made of: the pairs, each pair's

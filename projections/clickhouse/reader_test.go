@@ -58,7 +58,7 @@ func mustJSON(tb testing.TB, v any, err error) string {
 // fails on the first answer that differs; it returns how many it compared.
 func compareReads(t *testing.T, mem *projections.Ledger, chr *Reader, now time.Time) int {
 	t.Helper()
-	zones := []string{"UTC", "Asia/Kathmandu", "America/New_York", "Europe/Amsterdam"}
+	zones := []string{"UTC", "Asia/Kathmandu", "America/New_York", "Europe/Amsterdam", "America/Havana"}
 	// Scopes over several quotes (["All"], the mixed keys): the Ledger
 	// converts them, this reader refuses them (checked in mixedRefused).
 	scopes := []projections.PnlScope{
