@@ -48,6 +48,19 @@ type book struct {
 	local             map[localDay]*localRow // daily figures per shift (pnl_local_days) and per hour (pnl_hours)
 }
 
+// addLocal adds a fill to the book's row of local day ld (made on first
+// use) and marks it written at pos; it returns the row.
+func (bk *book) addLocal(ld localDay, f *domain.PnlFill, pos uint64) *localRow {
+	lr := bk.local[ld]
+	if lr == nil {
+		lr = &localRow{key: &bk.key, localDay: ld}
+		bk.local[ld] = lr
+	}
+	lr.add(f)
+	lr.Position = pos
+	return lr
+}
+
 // openOrder is what is kept of an order while it is open.
 type openOrder struct {
 	amount, filled domain.Decimal
@@ -292,26 +305,12 @@ func (st *state) applyFill(id int64, e *domain.Event, f *domain.OrderFilled, b *
 	bk.total.Position = e.Position
 	slot := slotOf(t)
 	for i := 0; i < numShifts; i++ {
-		ld := localDay{shift: int8(i), day: shiftDay(slot, i)}
-		lr := bk.local[ld]
-		if lr == nil {
-			lr = &localRow{key: &bk.key, localDay: ld}
-			bk.local[ld] = lr
-		}
-		lr.add(&fx)
-		lr.Position = e.Position
+		lr := bk.addLocal(localDay{shift: int8(i), day: shiftDay(slot, i)}, &fx, e.Position)
 		if b != nil {
 			b.local[lr] = struct{}{}
 		}
 	}
-	hd := localDay{shift: hourShift, day: floorDiv(slot, 4)}
-	hr := bk.local[hd]
-	if hr == nil {
-		hr = &localRow{key: &bk.key, localDay: hd}
-		bk.local[hd] = hr
-	}
-	hr.add(&fx)
-	hr.Position = e.Position
+	hr := bk.addLocal(localDay{shift: hourShift, day: floorDiv(slot, 4)}, &fx, e.Position)
 	if b != nil {
 		b.hours[hr] = struct{}{}
 		b.buckets[bkt.bucketKey] = *bkt
