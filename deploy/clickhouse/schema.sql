@@ -110,71 +110,19 @@ CREATE TABLE IF NOT EXISTS tradeledger.pnl_buckets (
 ) ENGINE = ReplacingMergeTree(position)
 ORDER BY (method, exchange, pair, slot);
 
-CREATE TABLE IF NOT EXISTS tradeledger.pnl_totals (
+CREATE TABLE IF NOT EXISTS tradeledger.pnl_overview (
     method        String,
-    exchange      String,
-    pair          String,
-    trades        Int64,
-    buys          Int64,
-    sells         Int64,
-    wins          Int64,
-    losses        Int64,
-    evens         Int64,
-    u_buys        Int64,
-    u_sells       Int64,
-    u_wins        Int64,
-    u_losses      Int64,
-    pnl_e8        Int64,
-    profit_e8     Int64,
-    loss_e8       Int64,
-    fees_e8       Int64,
-    cp_wins_e8    Int64,
-    cp_losses_e8  Int64,
-    buy_value_e8  Int64,
-    sell_value_e8 Int64,
-    volume_e8     Int64,
-    unmatched_value_e8 Int64,
-    invested_e8   Int64,
-    hero_e8       Int64,
-    hero_ms       Int64,
-    fuckup_e8     Int64,
-    fuckup_ms     Int64,
-    first_ms      Int64,
-    last_ms       Int64,
-    position      UInt64
-) ENGINE = ReplacingMergeTree(position)
-ORDER BY (method, exchange, pair);
-
-CREATE TABLE IF NOT EXISTS tradeledger.pnl_local_days (
-    method        String,
+    kind          UInt8,
     shift         Int32,
+    n             Int64,
     exchange      String,
     pair          String,
-    day           Int64,
-    trades        Int64,
-    volume_e8     Int64,
-    pnl_e8        Int64,
-    unmatched_value_e8 Int64,
-    invested_e8   Int64,
+    v             Array(Int64),
+    s             String,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
-ORDER BY (method, shift, day, exchange, pair)
-SETTINGS index_granularity = 256;
-
-CREATE TABLE IF NOT EXISTS tradeledger.pnl_hours (
-    method        String,
-    hour          Int64,
-    exchange      String,
-    pair          String,
-    trades        Int64,
-    volume_e8     Int64,
-    pnl_e8        Int64,
-    unmatched_value_e8 Int64,
-    invested_e8   Int64,
-    position      UInt64
-) ENGINE = ReplacingMergeTree(position)
-ORDER BY (method, hour, exchange, pair)
-SETTINGS index_granularity = 256;
+ORDER BY (method, kind, shift, n, exchange, pair)
+SETTINGS index_granularity = 32;
 
 CREATE TABLE IF NOT EXISTS tradeledger.order_pnl (
     method        String,

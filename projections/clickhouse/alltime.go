@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -15,21 +15,22 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 )
 
-// Reads over all time (no date range) come from the small tables the sink
-// keeps beside the buckets: pnl_totals (one row per pair), pnl_local_days
-// (one row per pair and local day, for every whole-hour zone offset) and,
-// for the few local days when a zone's offset changes, pnl_hours. They
-// read a row per pair and day instead of every 15-minute bucket (with
-// FINAL), so their cost follows the days shown, not the fills.
+// Reads over all time (no date range) come from pnl_overview, the table
+// the sink keeps beside the buckets: one row per pair (its aggregate over
+// all time and its inventory), one per strategy, and the pairs' daily
+// figures in blocks of 32 local days under every whole-hour zone offset
+// and of 24 UTC hours. One query reads what an overview shows: a few rows
+// per pair and month instead of every 15-minute bucket, so its cost
+// follows the days shown, not the fills.
 //
 // A day of a zone is the run of buckets whose start falls in it, as the
 // Ledger counts it. Over a stretch where the zone's offset stays o (a whole
-// number of hours), local day d starts at d·86400 − o: it is the row (o, d)
-// of pnl_local_days. A day during which the offset changes (a DST day, 23
-// or 25 hours long) is made of whole UTC hours, each within one local day:
-// it is summed from pnl_hours. A zone with another offset over the fills'
-// span (a 30- or 45-minute zone, or local mean time) is read from the
-// buckets as before, as are reads over a date range.
+// number of hours), local day d starts at d·86400 − o: it is day d of the
+// shift-o blocks. A day during which the offset changes (a DST day, 23 or
+// 25 hours long) is made of whole UTC hours, each within one local day: it
+// is summed from the hour blocks. A zone with another offset over the
+// fills' span (a 30- or 45-minute zone, or local mean time) is read from
+// the buckets as before, as are reads over a date range.
 
 // errUnknownTable is ClickHouse's code for a table that does not exist.
 const errUnknownTable = 60
@@ -67,71 +68,212 @@ func (r *Reader) Version() uint64 {
 
 // allTime returns the overview's data over all time in loc (with each
 // pair's pnl in periods, and strategies when withStrategies), or ok false
-// when the small tables cannot answer: rows of an older schema, or a zone
-// offset they do not hold.
+// when pnl_overview cannot answer: rows of an older schema, or a zone
+// offset it does not hold.
 //
-// One round of queries: the local days are read for the fills' span of the
-// previous call (widened by a week each way, so that a live log keeps it
-// for days) beside the pairs and totals, and read again only when the
-// totals show fills outside it.
+// One query: the pairs, their strategies and the daily blocks of the
+// fills' span of the previous call (widened by a week each way, so that a
+// live log keeps it for days); the blocks are read again only when the
+// pairs show fills outside it.
 func (r *Reader) allTime(ctx context.Context, loc *time.Location, periods [][2]int64, withStrategies bool) (*overviewData, bool, error) {
-	var (
-		wg                 sync.WaitGroup
-		d                  overviewData
-		ver                uint32
-		days               map[string]map[string]*dayAgg
-		daysOK             bool
-		e1, e2, e3, e4, e5 error
-	)
-	upgraded := r.upgraded.Load()
-	if !upgraded {
-		wg.Add(1)
-		go func() { defer wg.Done(); _, ver, e1 = r.stored(ctx) }()
-	}
-	wg.Add(2)
-	go func() { defer wg.Done(); d.byKey, d.list, e2 = r.pairs(ctx) }()
-	go func() { defer wg.Done(); d.aggs, e3 = r.totals(ctx) }()
-	if withStrategies {
-		wg.Add(1)
-		go func() { defer wg.Done(); d.strat, e4 = r.strategies(ctx) }()
+	if !r.upgraded.Load() {
+		_, ver, err := r.stored(ctx)
+		if err != nil {
+			return nil, false, err
+		}
+		if ver < SchemaVersion {
+			return nil, false, nil // pnl_overview may not exist yet, or be incomplete
+		}
+		r.upgraded.Store(true)
 	}
 	r.spanMu.Lock()
 	span := r.span
 	r.spanMu.Unlock()
-	if upgraded && span != [2]int64{} {
-		wg.Add(1)
-		go func() { defer wg.Done(); days, daysOK, e5 = r.localDays(ctx, loc, span[0], span[1]) }()
-	}
-	wg.Wait()
-	if !upgraded && e1 == nil {
-		if ver < SchemaVersion {
-			return nil, false, nil // the tables may not exist yet
+	var plan *zonePlan
+	if span != [2]int64{} {
+		p, ok := planZone(loc, span[0], span[1])
+		if !ok {
+			return nil, false, nil
 		}
-		r.upgraded.Store(true)
+		plan = &p
 	}
-	if err := errors.Join(e1, e2, e3, e4, e5); err != nil {
+	d := overviewData{byKey: map[string]*pairInfo{}, aggs: map[string]*agg{}, strat: map[string]string{}}
+	days := map[string]map[string]*dayAgg{}
+	if err := r.readOverview(ctx, &d, days, loc, plan, true); err != nil {
 		return nil, false, err
+	}
+	if !withStrategies {
+		d.strat = nil
 	}
 	first, last, seen := fillSpan(d.aggs)
 	switch {
 	case !seen:
-		days, daysOK = map[string]map[string]*dayAgg{}, true
-	case days == nil || first < span[0] || last > span[1]:
+		clear(days)
+	case plan == nil || first < span[0] || last > span[1]:
 		const week = 7 * dayMs
 		span = [2]int64{first - week, last + week}
 		r.spanMu.Lock()
 		r.span = span
 		r.spanMu.Unlock()
-		if days, daysOK, e5 = r.localDays(ctx, loc, span[0], span[1]); e5 != nil {
-			return nil, false, e5
+		p, ok := planZone(loc, span[0], span[1])
+		if !ok {
+			return nil, false, nil
 		}
-	}
-	if !daysOK {
-		return nil, false, nil
+		clear(days)
+		if err := r.readOverview(ctx, nil, days, loc, &p, false); err != nil {
+			return nil, false, err
+		}
 	}
 	d.days = days
 	d.per = periodsOf(days, periods, loc)
 	return &d, true, nil
+}
+
+// readOverview reads pnl_overview in one query: with pairs, the pair and
+// strategy rows into d; with plan, the day and hour blocks it selects into
+// days (per pair and local date, days with fills only).
+func (r *Reader) readOverview(ctx context.Context, d *overviewData, days map[string]map[string]*dayAgg, loc *time.Location, plan *zonePlan, pairs bool) error {
+	var cond []string
+	if pairs {
+		cond = append(cond, "kind IN (0, 3)")
+	}
+	if plan != nil {
+		for _, c := range plan.days {
+			cond = append(cond, fmt.Sprintf("(kind = 1 AND shift = %d AND n >= %d AND n <= %d)", c.shift,
+				floorDiv(c.from, dayBlock), floorDiv(c.to, dayBlock)))
+		}
+		for _, h := range plan.slow {
+			cond = append(cond, fmt.Sprintf("(kind = 2 AND n >= %d AND n <= %d)", floorDiv(h[0], hourBlock), floorDiv(h[1]-1, hourBlock)))
+		}
+	}
+	if len(cond) == 0 {
+		return nil
+	}
+	rows, err := r.conn.Query(ctx, "SELECT kind, shift, n, exchange, pair, v, s, position FROM "+r.db+
+		".pnl_overview FINAL WHERE method = ? AND ("+strings.Join(cond, " OR ")+")", r.Method.String())
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	type listed struct {
+		p   *pairInfo
+		pos uint64
+	}
+	var list []listed
+	var dates dateCache
+	for rows.Next() {
+		var (
+			kind           uint8
+			shift          int32
+			n              int64
+			ex, pair, strg string
+			v              []int64
+			pos            uint64
+		)
+		if err := rows.Scan(&kind, &shift, &n, &ex, &pair, &v, &strg, &pos); err != nil {
+			return err
+		}
+		key := domain.PairKey(ex, pair)
+		switch kind {
+		case kindPair:
+			if d == nil || len(v) != pairCols {
+				continue
+			}
+			p := &pairInfo{key: key, exchange: ex, pair: pair}
+			p.quote, p.base, _ = domain.SplitPair(pair)
+			p.lotsQty, p.lotsCost, p.last, p.balance = domain.Decimal(v[aggCols]), domain.Decimal(v[aggCols+1]),
+				domain.Decimal(v[aggCols+2]), domain.Decimal(v[aggCols+3])
+			d.byKey[key] = p
+			list = append(list, listed{p, pos})
+			d.aggs[key] = aggOf(v)
+		case kindStrategy:
+			if d != nil && strg != "" {
+				d.strat[key] = strg
+			}
+		case kindLocalDay:
+			if plan == nil || len(v) != dayBlock*dayCols {
+				continue
+			}
+			for j := int64(0); j < dayBlock; j++ {
+				day := n*dayBlock + j
+				if f := v[j*dayCols:]; f[0] != 0 && plan.hasDay(shift, day) {
+					addDay(days, key, dates.day(day), f)
+				}
+			}
+		case kindHour:
+			if plan == nil || len(v) != hourBlock*dayCols {
+				continue
+			}
+			for j := int64(0); j < hourBlock; j++ {
+				h := n*hourBlock + j
+				if f := v[j*dayCols:]; f[0] != 0 && plan.hasHour(h) {
+					addDay(days, key, time.Unix(h*3600, 0).In(loc).Format(time.DateOnly), f)
+				}
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if d != nil {
+		sort.Slice(list, func(i, j int) bool { return list[i].pos < list[j].pos })
+		d.list = make([]*pairInfo, len(list))
+		for i, l := range list {
+			d.list[i] = l.p
+		}
+	}
+	return nil
+}
+
+// aggOf reads a pair row's aggregate (bucketRow.values' order).
+func aggOf(v []int64) *agg {
+	a := &agg{Trades: v[0], Buys: v[1], Sells: v[2], Wins: v[3], Losses: v[4], Evens: v[5],
+		UBuys: v[6], USells: v[7], UWins: v[8], ULosses: v[9]}
+	for i, d := range []*domain.Decimal{&a.Pnl, &a.Profit, &a.Loss, &a.Fees, &a.CpWins, &a.CpLosses,
+		&a.BuyValue, &a.SellValue, &a.Volume, &a.Unmatched, &a.Invested} {
+		*d = domain.Decimal(v[10+i])
+	}
+	a.Hero, a.HeroT, a.Fuck, a.FuckT, a.FirstT, a.LastT = domain.Decimal(v[21]), v[22], domain.Decimal(v[23]), v[24], v[25], v[26]
+	// The sink writes no unconverted fills: every closing trade is priced.
+	a.Priced = a.Wins + a.Losses + a.Evens
+	return a
+}
+
+// addDay adds the dayCols figures f to key's date.
+func addDay(days map[string]map[string]*dayAgg, key, date string, f []int64) {
+	m := days[key]
+	if m == nil {
+		m = map[string]*dayAgg{}
+		days[key] = m
+	}
+	o := m[date]
+	if o == nil {
+		o = &dayAgg{}
+		m[date] = o
+	}
+	o.Trades += f[0]
+	o.Volume += f[1]
+	o.Pnl += f[2]
+	o.Unmatched += f[3]
+	o.Invested += f[4]
+}
+
+// dateCache formats day numbers (days since 1970-01-01) as YYYY-MM-DD,
+// each once.
+type dateCache struct {
+	m map[int64]string
+}
+
+func (c *dateCache) day(n int64) string {
+	if s, ok := c.m[n]; ok {
+		return s
+	}
+	if c.m == nil {
+		c.m = map[int64]string{}
+	}
+	s := time.Unix(n*86400, 0).UTC().Format(time.DateOnly)
+	c.m[n] = s
+	return s
 }
 
 // fillSpan returns the first and last fill time (ms) over aggs; seen is
@@ -150,18 +292,6 @@ func fillSpan(aggs map[string]*agg) (first, last int64, seen bool) {
 		seen = true
 	}
 	return first, last, seen
-}
-
-// totals returns each pair's aggregate over all time.
-func (r *Reader) totals(ctx context.Context) (map[string]*agg, error) {
-	rows, err := r.conn.Query(ctx, `SELECT exchange, pair, trades, buys, sells, wins, losses, evens, u_buys, u_sells, u_wins, u_losses,
- pnl_e8, profit_e8, loss_e8, fees_e8, cp_wins_e8, cp_losses_e8, buy_value_e8, sell_value_e8, volume_e8, unmatched_value_e8, invested_e8,
- first_ms, last_ms, hero_e8, hero_ms, fuckup_e8, fuckup_ms
-FROM `+r.db+`.pnl_totals FINAL WHERE method = ?`, r.Method.String())
-	if err != nil {
-		return nil, err
-	}
-	return scanAggs(rows)
 }
 
 // scanAggs reads rows of (exchange, pair, the aggregate's columns in the
@@ -191,11 +321,36 @@ func scanAggs(rows driver.Rows) (map[string]*agg, error) {
 }
 
 // zonePlan says where a zone's local days are, over a span of time: the
-// condition selecting their rows of pnl_local_days, and the UTC hours
-// [from, to) of the days when its offset changes.
+// whole local days of each stretch of constant offset (a shift and a range
+// of day numbers), and the UTC hours [from, to) of the days when its
+// offset changes.
 type zonePlan struct {
-	cond []string
+	days []dayRange
 	slow [][2]int64
+}
+
+// dayRange is the local days from, …, to under shift (seconds east of UTC).
+type dayRange struct {
+	shift    int32
+	from, to int64
+}
+
+func (p *zonePlan) hasDay(shift int32, day int64) bool {
+	for _, c := range p.days {
+		if c.shift == shift && day >= c.from && day <= c.to {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *zonePlan) hasHour(h int64) bool {
+	for _, s := range p.slow {
+		if h >= s[0] && h < s[1] {
+			return true
+		}
+	}
+	return false
 }
 
 // planZone plans the local days of loc over the fills of [first, last]
@@ -254,80 +409,10 @@ func planZone(loc *time.Location, first, last int64) (zonePlan, bool) {
 		if from := da*86400 - off; from > prevEnd && i > 0 {
 			p.slow = append(p.slow, [2]int64{floorDiv(prevEnd, 3600), floorDiv(from, 3600)})
 		}
-		p.cond = append(p.cond, fmt.Sprintf("(shift = %d AND day >= %d AND day <= %d)", s.off, da, db))
+		p.days = append(p.days, dayRange{int32(s.off), da, db})
 		prevEnd = (db+1)*86400 - off
 	}
 	return p, true
-}
-
-// localDays returns per pair and local day (YYYY-MM-DD in loc) the daily
-// figures of the fills in [first, last] (ms), from pnl_local_days and
-// pnl_hours in one query; ok is false when planZone refuses loc there.
-func (r *Reader) localDays(ctx context.Context, loc *time.Location, first, last int64) (map[string]map[string]*dayAgg, bool, error) {
-	p, ok := planZone(loc, first, last)
-	if !ok {
-		return nil, false, nil
-	}
-	out := map[string]map[string]*dayAgg{}
-	var parts []string
-	if len(p.cond) > 0 {
-		parts = append(parts, "SELECT 0 AS k, exchange, pair, day AS n, trades, volume_e8, pnl_e8, unmatched_value_e8, invested_e8 FROM "+
-			r.db+".pnl_local_days FINAL WHERE method = ? AND ("+strings.Join(p.cond, " OR ")+")")
-	}
-	if len(p.slow) > 0 {
-		var cond []string
-		for _, s := range p.slow {
-			cond = append(cond, fmt.Sprintf("(hour >= %d AND hour < %d)", s[0], s[1]))
-		}
-		parts = append(parts, "SELECT 1 AS k, exchange, pair, hour AS n, trades, volume_e8, pnl_e8, unmatched_value_e8, invested_e8 FROM "+
-			r.db+".pnl_hours FINAL WHERE method = ? AND ("+strings.Join(cond, " OR ")+")")
-	}
-	if len(parts) == 0 {
-		return out, true, nil
-	}
-	args := make([]any, len(parts))
-	for i := range args {
-		args[i] = r.Method.String()
-	}
-	rows, err := r.conn.Query(ctx, strings.Join(parts, " UNION ALL "), args...)
-	if err != nil {
-		return nil, false, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var k uint8
-		var ex, pair string
-		var n int64
-		a := &dayAgg{}
-		if err := rows.Scan(&k, &ex, &pair, &n, &a.Trades, &a.Volume, &a.Pnl, &a.Unmatched, &a.Invested); err != nil {
-			return nil, false, err
-		}
-		var date string
-		if k == 0 { // a local day number
-			date = time.Unix(n*86400, 0).UTC().Format(time.DateOnly)
-		} else { // a UTC hour, whole in one local day
-			date = time.Unix(n*3600, 0).In(loc).Format(time.DateOnly)
-		}
-		key := domain.PairKey(ex, pair)
-		m := out[key]
-		if m == nil {
-			m = map[string]*dayAgg{}
-			out[key] = m
-		}
-		if o := m[date]; o != nil {
-			o.Trades += a.Trades
-			o.Volume += a.Volume
-			o.Pnl += a.Pnl
-			o.Unmatched += a.Unmatched
-			o.Invested += a.Invested
-		} else {
-			m[date] = a
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, false, err
-	}
-	return out, true, nil
 }
 
 // periodsOf returns each pair's pnl in each period of ps (local midnights,

@@ -29,13 +29,13 @@ func TestPlanZone(t *testing.T) {
 	if !ok {
 		t.Fatal("Europe/Amsterdam refused")
 	}
-	want := []string{
-		fmt.Sprintf("(shift = 3600 AND day >= %d AND day <= %d)", day("2024-01-30"), day("2024-03-30")),
-		fmt.Sprintf("(shift = 7200 AND day >= %d AND day <= %d)", day("2024-04-01"), day("2024-10-26")),
-		fmt.Sprintf("(shift = 3600 AND day >= %d AND day <= %d)", day("2024-10-28"), day("2024-12-02")),
+	want := []dayRange{
+		{3600, day("2024-01-30"), day("2024-03-30")},
+		{7200, day("2024-04-01"), day("2024-10-26")},
+		{3600, day("2024-10-28"), day("2024-12-02")},
 	}
-	if fmt.Sprint(p.cond) != fmt.Sprint(want) {
-		t.Fatalf("cond %v\nwant %v", p.cond, want)
+	if fmt.Sprint(p.days) != fmt.Sprint(want) {
+		t.Fatalf("days %v\nwant %v", p.days, want)
 	}
 	// The two DST days, 23 and 25 hours, from local midnight to local midnight.
 	h := func(s string) int64 { return ms(s) / 3_600_000 }
@@ -61,8 +61,7 @@ func TestPlanZone(t *testing.T) {
 	}
 }
 
-// A database fed before pnl_totals, pnl_local_days and pnl_hours existed
-// (no schema_version either) is read from the buckets meanwhile, and the
+// A database fed before pnl_overview existed (no schema_version either) is read from the buckets meanwhile, and the
 // next sink writes every row again from the log, then records the version.
 func TestSinkRebuildsOlderSchema(t *testing.T) {
 	url := testURL(t)
@@ -76,7 +75,7 @@ func TestSinkRebuildsOlderSchema(t *testing.T) {
 	}
 	conn := openConn(t, url)
 	ctx := context.Background()
-	for _, tbl := range []string{"schema_version", "pnl_totals", "pnl_local_days", "pnl_hours"} {
+	for _, tbl := range []string{"schema_version", "pnl_overview"} {
 		if err := conn.Exec(ctx, "DROP TABLE "+db+"."+tbl); err != nil {
 			t.Fatal(err)
 		}

@@ -146,6 +146,10 @@ func TestReaderEqualsLedger(t *testing.T) {
 	g := newLogGen()
 	addConfig(t, store, g)
 	g.orders(t, store, 400)
+	// Three weeks later, more: the days cross a 32-day block of
+	// pnl_overview (26 March 2024) and Europe's DST change (31 March).
+	g.clock.Advance(20 * 24 * time.Hour)
+	g.orders(t, store, 150)
 	for _, m := range []domain.PnlMethod{domain.LOFO, domain.FIFO} {
 		s := NewSink(url, store)
 		s.Method, s.BatchRows = m, 500
@@ -167,6 +171,9 @@ func TestReaderEqualsLedger(t *testing.T) {
 			t.Fatalf("reference asset history too thin: %+v", pts)
 		}
 		n := compareReads(t, mem, r, g.clock.Now())
+		if r.span == [2]int64{} {
+			t.Fatal("no overview over all time was read from pnl_overview")
+		}
 		t.Logf("%s: %d answers equal", m, n)
 	}
 }

@@ -53,7 +53,7 @@ type bucketKey struct {
 }
 
 // bucketRow is one pair's aggregate of one 15-minute slot (or, in
-// pnl_totals, of all time), as the in-memory Ledger's bucket: fills are
+// pnl_overview, of all time), as the in-memory Ledger's bucket: fills are
 // added by domain.PnlAgg.Add, the rule both share.
 type bucketRow struct {
 	bucketKey
@@ -61,39 +61,55 @@ type bucketRow struct {
 	Position uint64
 }
 
-// cols returns the row's aggregate columns in the order of pnl_buckets
-// and pnl_totals (trades … last_ms).
-func (b *bucketRow) cols() []any {
-	return []any{b.Trades, b.Buys, b.Sells, b.Wins, b.Losses, b.Evens, b.UBuys, b.USells, b.UWins, b.ULosses,
+// aggCols is the number of an aggregate's columns.
+const aggCols = 27
+
+// values appends the row's aggregate columns to dst in the order of
+// pnl_buckets (trades … last_ms).
+func (b *bucketRow) values(dst []int64) []int64 {
+	return append(dst, b.Trades, b.Buys, b.Sells, b.Wins, b.Losses, b.Evens, b.UBuys, b.USells, b.UWins, b.ULosses,
 		b.Pnl.Units(), b.Profit.Units(), b.Loss.Units(), b.Fees.Units(), b.CpWins.Units(), b.CpLosses.Units(),
 		b.BuyValue.Units(), b.SellValue.Units(), b.Volume.Units(), b.Unmatched.Units(), b.Invested.Units(),
-		b.Hero.Units(), b.HeroT, b.Fuck.Units(), b.FuckT, b.FirstT, b.LastT}
+		b.Hero.Units(), b.HeroT, b.Fuck.Units(), b.FuckT, b.FirstT, b.LastT)
 }
 
-// Zone shifts of pnl_local_days: every whole-hour offset in use, from
-// -12 h to +14 h (seconds east of UTC).
+// cols returns the row's aggregate columns in the order of pnl_buckets.
+func (b *bucketRow) cols() []any {
+	var v [aggCols]int64
+	out := make([]any, aggCols)
+	for i, x := range b.values(v[:0]) {
+		out[i] = x
+	}
+	return out
+}
+
+// Zone shifts of the local-day rows of pnl_overview: every whole-hour
+// offset in use, from -12 h to +14 h (seconds east of UTC).
 const (
 	minShift   = -12 * 3600
 	maxShift   = 14 * 3600
 	shiftStep  = 3600
 	numShifts  = (maxShift-minShift)/shiftStep + 1
 	dayMs      = 86_400_000
-	hourShift  = -1
 	bucketSecs = bucketMs / 1000
 )
 
-// localDay is a local day under one shift: shift index (0 for minShift)
-// and day number; or, with shift hourShift, a UTC hour (pnl_hours).
-type localDay struct {
-	shift int8
-	day   int64
-}
+// Kinds of pnl_overview rows, and the blocks its day and hour rows hold.
+const (
+	kindPair     = 0  // a pair's aggregate over all time and its inventory (v: pairCols)
+	kindLocalDay = 1  // a block of dayBlock local days under one shift (v: dayBlock × dayCols)
+	kindHour     = 2  // a block of hourBlock UTC hours (v: hourBlock × dayCols)
+	kindStrategy = 3  // a pair's strategy (s)
+	dayBlock     = 32 // local days per row
+	hourBlock    = 24 // UTC hours per row
+	dayCols      = 5  // trades, volume, pnl, unmatched value, invested
+)
 
-// localRow is one pair's daily figures of a local day under one shift:
-// the day fields of the buckets starting in it.
-type localRow struct {
-	key                              *pairKey
-	localDay                         localDay
+// hourRow is one pair's daily figures of the fills in one UTC hour: the
+// day fields of the buckets starting in it. Every zone's local day with a
+// whole-hour offset is a run of whole hours, so the local-day rows of
+// every shift are sums of these.
+type hourRow struct {
 	Trades                           int64
 	Volume, Pnl, Unmatched, Invested int64
 	Position                         uint64
@@ -102,7 +118,7 @@ type localRow struct {
 // add adds a fill's day fields as domain.PnlAgg.Add adds them: every fill
 // counts a trade and its value, a sell its unmatched value, a closing
 // fill its pnl and the cost of the lots it consumed.
-func (d *localRow) add(f *domain.PnlFill) {
+func (d *hourRow) add(f *domain.PnlFill) {
 	d.Trades++
 	d.Volume += f.Value.Units()
 	if f.Sell {
@@ -114,11 +130,21 @@ func (d *localRow) add(f *domain.PnlFill) {
 	}
 }
 
-// shiftDay returns the local day of the bucket starting at slot under
-// shift index i.
-func shiftDay(slot int64, i int) int64 {
-	return floorDiv(slot*bucketMs+int64(minShift+i*shiftStep)*1000, dayMs)
+// shiftOf returns the offset (seconds east of UTC) of shift index i.
+func shiftOf(i int) int64 { return int64(minShift + i*shiftStep) }
+
+// hourDay returns the local day of UTC hour h under shift index i.
+func hourDay(h int64, i int) int64 { return floorDiv(h*3600+shiftOf(i), 86400) }
+
+// blockKey names a pnl_overview row of day or hour figures: the pair's
+// book, the shift index (hourShift for hour rows) and the block number.
+type blockKey struct {
+	bk    *book
+	shift int8
+	block int64
 }
+
+const hourShift = -1
 
 type orderPnlKey struct {
 	OrderID, FirstCloseMs int64
@@ -178,36 +204,34 @@ type batch struct {
 	fills      []fillRow
 	daily      map[dailyKey]dailyRow
 	buckets    map[bucketKey]bucketRow
-	totals     map[pairKey]bucketRow
-	local      map[*localRow]struct{} // rows of the state changed since the last flush
-	hours      map[*localRow]struct{}
+	books      map[*book]struct{}   // pairs whose pnl_overview row changed since the last flush
+	hours      map[hourKey]struct{} // hours (of the state's books) that changed since the last flush
 	orderPnl   map[orderPnlKey]orderPnlRow
 	pairs      map[pairKey]pairRow
 	strategies map[pairKey]strategyRow
 	prices     map[priceKey]priceRow
 	snapshots  []snapshotRow
 	balances   []balanceRow
+	ov         []overviewRow // pnl_overview's rows, made by prepare at the flush
 }
 
 func newBatch() *batch {
 	return &batch{
 		orders: make(map[int64]orderRow), daily: make(map[dailyKey]dailyRow), buckets: make(map[bucketKey]bucketRow),
-		totals: make(map[pairKey]bucketRow), local: make(map[*localRow]struct{}), hours: make(map[*localRow]struct{}),
+		books: make(map[*book]struct{}), hours: make(map[hourKey]struct{}),
 		orderPnl: make(map[orderPnlKey]orderPnlRow), pairs: make(map[pairKey]pairRow),
 		strategies: make(map[pairKey]strategyRow), prices: make(map[priceKey]priceRow),
 	}
 }
 
-// rows is the number of rows to write.
-func (b *batch) rows() int {
-	return b.pending() + len(b.local) + len(b.hours)
-}
+// rows is the number of rows to write (after prepare).
+func (b *batch) rows() int { return b.pending() + len(b.ov) }
 
-// pending is the number of rows that count towards BatchRows: all but the
-// local-day and hour rows, which are the state's own (the batch holds no
-// copy) and at most 28 per pair and hour of fills.
+// pending is the number of rows that count towards BatchRows: all but
+// pnl_overview's, which are made from the state at the flush (the batch
+// holds no copy) and at most one per pair and shift per hour of fills.
 func (b *batch) pending() int {
-	return len(b.orders) + len(b.fills) + len(b.daily) + len(b.buckets) + len(b.totals) + len(b.orderPnl) + len(b.pairs) +
+	return len(b.orders) + len(b.fills) + len(b.daily) + len(b.buckets) + len(b.orderPnl) + len(b.pairs) +
 		len(b.strategies) + len(b.prices) + len(b.snapshots) + len(b.balances)
 }
 
@@ -215,8 +239,7 @@ func (b *batch) reset() {
 	clear(b.orders)
 	clear(b.daily)
 	clear(b.buckets)
-	clear(b.totals)
-	clear(b.local)
+	clear(b.books)
 	clear(b.hours)
 	clear(b.orderPnl)
 	clear(b.pairs)
@@ -225,6 +248,7 @@ func (b *batch) reset() {
 	b.fills = b.fills[:0]
 	b.snapshots = b.snapshots[:0]
 	b.balances = b.balances[:0]
+	b.ov = b.ov[:0]
 }
 
 // dayOf returns the UTC day number of a time in ms.

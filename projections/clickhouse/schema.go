@@ -134,83 +134,30 @@ ORDER BY (method, exchange, pair, day)`,
 ) ENGINE = ReplacingMergeTree(position)
 ORDER BY (method, exchange, pair, slot)`,
 
-		// Per pair: the aggregate of all its fills (the columns of
-		// pnl_buckets over all time), so that reads over all time read one
-		// row per pair.
-		`CREATE TABLE IF NOT EXISTS {db}.pnl_totals (
+		// What an overview over all time reads, in one query: per pair
+		// (kind 0) its aggregate over all time (v: the columns of
+		// pnl_buckets, trades … last_ms) then its inventory (lots
+		// quantity and cost, last price, position); its strategy (kind 3,
+		// s); and its daily figures (trades, volume, pnl, unmatched value,
+		// invested of the buckets starting in the day) in blocks: kind 1,
+		// 32 local days from day n·32 under one whole-hour shift (seconds
+		// east of UTC, -12 h to +14 h; local day = floor((bucket start +
+		// shift) / 86400 s)), so that a zone's days are a key range; kind 2,
+		// 24 UTC hours from hour n·24, for the days when a zone's offset
+		// changes. v holds 5 figures per day or hour, zero without fills.
+		`CREATE TABLE IF NOT EXISTS {db}.pnl_overview (
     method        String,
-    exchange      String,
-    pair          String,
-    trades        Int64,
-    buys          Int64,
-    sells         Int64,
-    wins          Int64,
-    losses        Int64,
-    evens         Int64,
-    u_buys        Int64,
-    u_sells       Int64,
-    u_wins        Int64,
-    u_losses      Int64,
-    pnl_e8        Int64,
-    profit_e8     Int64,
-    loss_e8       Int64,
-    fees_e8       Int64,
-    cp_wins_e8    Int64,
-    cp_losses_e8  Int64,
-    buy_value_e8  Int64,
-    sell_value_e8 Int64,
-    volume_e8     Int64,
-    unmatched_value_e8 Int64,
-    invested_e8   Int64,
-    hero_e8       Int64,
-    hero_ms       Int64,
-    fuckup_e8     Int64,
-    fuckup_ms     Int64,
-    first_ms      Int64,
-    last_ms       Int64,
-    position      UInt64
-) ENGINE = ReplacingMergeTree(position)
-ORDER BY (method, exchange, pair)`,
-
-		// Per pair, zone offset and local day: the daily figures of the
-		// 15-minute buckets whose start falls in that day, for every
-		// whole-hour offset (shift, seconds east of UTC, -12 h to +14 h;
-		// day = floor((bucket start + shift) / 86400 s)). A day of any zone
-		// with a whole-hour offset is one row here: daily histories read a
-		// row per day and pair instead of 96 buckets.
-		`CREATE TABLE IF NOT EXISTS {db}.pnl_local_days (
-    method        String,
+    kind          UInt8,
     shift         Int32,
+    n             Int64,
     exchange      String,
     pair          String,
-    day           Int64,
-    trades        Int64,
-    volume_e8     Int64,
-    pnl_e8        Int64,
-    unmatched_value_e8 Int64,
-    invested_e8   Int64,
+    v             Array(Int64),
+    s             String,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
-ORDER BY (method, shift, day, exchange, pair)
-SETTINGS index_granularity = 256`,
-
-		// Per pair and UTC hour: the same daily figures, for the local
-		// days a shift cannot represent (those when a zone's offset
-		// changes), read a few hours at a time.
-		`CREATE TABLE IF NOT EXISTS {db}.pnl_hours (
-    method        String,
-    hour          Int64,
-    exchange      String,
-    pair          String,
-    trades        Int64,
-    volume_e8     Int64,
-    pnl_e8        Int64,
-    unmatched_value_e8 Int64,
-    invested_e8   Int64,
-    position      UInt64
-) ENGINE = ReplacingMergeTree(position)
-ORDER BY (method, hour, exchange, pair)
-SETTINGS index_granularity = 256`,
+ORDER BY (method, kind, shift, n, exchange, pair)
+SETTINGS index_granularity = 32`,
 
 		// Sell orders' realized pnl (Σ of their closing fills) and the
 		// time of their first closing fill: unique win/loss counts.
@@ -307,8 +254,10 @@ ORDER BY sink`,
 }
 
 // SchemaVersion is the version of the rows the sink writes: 1 added
-// pnl_totals, pnl_local_days and pnl_hours (and schema_version itself).
-const SchemaVersion = 1
+// pnl_totals, pnl_local_days and pnl_hours (and schema_version itself); 2
+// replaced them by pnl_overview (a database upgraded from 1 keeps the
+// three tables, no longer written: they can be dropped).
+const SchemaVersion = 2
 
 var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 

@@ -587,6 +587,7 @@ func (r *sinkRun) flush(ctx context.Context) error {
 	if r.seen <= s.Stored() {
 		return nil
 	}
+	r.b.prepare()
 	n := r.b.rows()
 	if err := s.retry(ctx, "flush", func(ctx context.Context) error { return s.flush(ctx, r.b, r.seen) }); err != nil {
 		return err
@@ -692,24 +693,10 @@ func (b *batch) tables(method string) []tableRows {
 					return bt.Append(append(append([]any{method, r.Exchange, r.Pair, r.Slot}, r.cols()...), r.Position)...)
 				})
 			}},
-		{"pnl_totals (method, exchange, pair, trades, buys, sells, wins, losses, evens, u_buys, u_sells, u_wins, u_losses, pnl_e8, profit_e8, loss_e8, fees_e8, cp_wins_e8, cp_losses_e8, buy_value_e8, sell_value_e8, volume_e8, unmatched_value_e8, invested_e8, hero_e8, hero_ms, fuckup_e8, fuckup_ms, first_ms, last_ms, position)",
-			len(b.totals), func(bt driver.Batch) error {
-				return appendRows(maps.Values(b.totals), func(r bucketRow) error {
-					return bt.Append(append(append([]any{method, r.Exchange, r.Pair}, r.cols()...), r.Position)...)
-				})
-			}},
-		{"pnl_local_days (method, shift, exchange, pair, day, trades, volume_e8, pnl_e8, unmatched_value_e8, invested_e8, position)",
-			len(b.local), func(bt driver.Batch) error {
-				return appendRows(maps.Keys(b.local), func(r *localRow) error {
-					return bt.Append(method, int32(minShift+int(r.localDay.shift)*shiftStep), r.key.Exchange, r.key.Pair, r.localDay.day,
-						r.Trades, r.Volume, r.Pnl, r.Unmatched, r.Invested, r.Position)
-				})
-			}},
-		{"pnl_hours (method, hour, exchange, pair, trades, volume_e8, pnl_e8, unmatched_value_e8, invested_e8, position)",
-			len(b.hours), func(bt driver.Batch) error {
-				return appendRows(maps.Keys(b.hours), func(r *localRow) error {
-					return bt.Append(method, r.localDay.day, r.key.Exchange, r.key.Pair,
-						r.Trades, r.Volume, r.Pnl, r.Unmatched, r.Invested, r.Position)
+		{"pnl_overview (method, kind, shift, n, exchange, pair, v, s, position)",
+			len(b.ov), func(bt driver.Batch) error {
+				return appendRows(slices.Values(b.ov), func(r overviewRow) error {
+					return bt.Append(method, r.kind, r.shift, r.n, r.exchange, r.pair, r.v, r.s, r.position)
 				})
 			}},
 		{"order_pnl (method, exchange, pair, order_id, first_close_ms, pnl_e8, position)",

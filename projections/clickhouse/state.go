@@ -44,21 +44,15 @@ type book struct {
 	quote, base       string
 	lots              domain.Lots
 	lastPrice, posQty domain.Decimal
-	total             bucketRow              // every fill's aggregate (pnl_totals)
-	local             map[localDay]*localRow // daily figures per shift (pnl_local_days) and per hour (pnl_hours)
+	total             bucketRow          // every fill's aggregate (pnl_overview's pair row)
+	hours             map[int64]*hourRow // daily figures per UTC hour (pnl_overview's day and hour rows)
+	pos               uint64             // position of the last event that changed the pair
 }
 
-// addLocal adds a fill to the book's row of local day ld (made on first
-// use) and marks it written at pos; it returns the row.
-func (bk *book) addLocal(ld localDay, f *domain.PnlFill, pos uint64) *localRow {
-	lr := bk.local[ld]
-	if lr == nil {
-		lr = &localRow{key: &bk.key, localDay: ld}
-		bk.local[ld] = lr
-	}
-	lr.add(f)
-	lr.Position = pos
-	return lr
+// hourKey is one hour of a book.
+type hourKey struct {
+	bk   *book
+	hour int64
 }
 
 // openOrder is what is kept of an order while it is open.
@@ -220,7 +214,7 @@ func (st *state) requested(r *domain.OrderRequested, e *domain.Event, b *batch) 
 		if err != nil {
 			return
 		}
-		bk = &book{key: k, quote: quote, base: base, local: make(map[localDay]*localRow)}
+		bk = &book{key: k, quote: quote, base: base, hours: make(map[int64]*hourRow)}
 		bk.total.pairKey = k
 		bk.lots.Method = st.method
 		st.books[k] = bk
@@ -232,9 +226,11 @@ func (st *state) requested(r *domain.OrderRequested, e *domain.Event, b *batch) 
 }
 
 func (st *state) emitPair(bk *book, e *domain.Event, b *batch) {
+	bk.pos = e.Position
 	if b == nil {
 		return
 	}
+	b.books[bk] = struct{}{}
 	b.pairs[bk.key] = pairRow{pairKey: bk.key, LotsQty: decUnits(bk.lots.Qty()), LotsCost: decUnits(bk.lots.Cost()),
 		LastPrice: decUnits(bk.lastPrice), Balance: decUnits(bk.posQty), Position: e.Position}
 }
@@ -303,21 +299,20 @@ func (st *state) applyFill(id int64, e *domain.Event, f *domain.OrderFilled, b *
 		bk.total.Unique(uFrom, uTo)
 	}
 	bk.total.Position = e.Position
-	slot := slotOf(t)
-	for i := 0; i < numShifts; i++ {
-		lr := bk.addLocal(localDay{shift: int8(i), day: shiftDay(slot, i)}, &fx, e.Position)
-		if b != nil {
-			b.local[lr] = struct{}{}
-		}
+	h := floorDiv(slotOf(t), 4)
+	hr := bk.hours[h]
+	if hr == nil {
+		hr = &hourRow{}
+		bk.hours[h] = hr
 	}
-	hr := bk.addLocal(localDay{shift: hourShift, day: floorDiv(slot, 4)}, &fx, e.Position)
+	hr.add(&fx)
+	hr.Position = e.Position
 	if b != nil {
-		b.hours[hr] = struct{}{}
+		b.hours[hourKey{bk, h}] = struct{}{}
 		b.buckets[bkt.bucketKey] = *bkt
 		if ubkt != nil {
 			b.buckets[ubkt.bucketKey] = *ubkt
 		}
-		b.totals[bk.key] = bk.total
 	}
 
 	dk := dailyKey{Exchange: bk.key.Exchange, Pair: bk.key.Pair, Day: dayOf(t)}
@@ -345,11 +340,11 @@ func (st *state) applyFill(id int64, e *domain.Event, f *domain.OrderFilled, b *
 	d.Fees += decUnits(r.Fee)
 	d.UnmVal += decUnits(r.UnmatchedValue)
 	d.Position = e.Position
+	st.emitPair(bk, e, b)
 	if b == nil {
 		return
 	}
 	b.daily[dk] = *d
-	st.emitPair(bk, e, b)
 	b.prices[priceKey{bk.key, slotOf(t)}] = priceRow{priceKey: priceKey{bk.key, slotOf(t)}, Price: decUnits(f.Price), Position: e.Position}
 	if closing {
 		k := orderPnlKey{OrderID: id, FirstCloseMs: oo.firstClose}

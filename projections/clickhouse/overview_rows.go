@@ -1,0 +1,85 @@
+package clickhouse
+
+// pnl_overview holds, in one table, what an overview over all time reads:
+// per pair its aggregate and inventory (kindPair), its strategy
+// (kindStrategy), and its daily figures in blocks: dayBlock local days
+// under each whole-hour shift (kindLocalDay) and hourBlock UTC hours
+// (kindHour, for the days when a zone's offset changes). One query with
+// few columns and few rows answers an overview: the cost of a ClickHouse
+// read here is mostly per column and part touched, then per row.
+
+// overviewRow is one row of pnl_overview.
+type overviewRow struct {
+	kind           uint8
+	shift          int32 // kindLocalDay: the shift's offset (seconds east of UTC)
+	n              int64 // kindLocalDay, kindHour: the block number
+	exchange, pair string
+	v              []int64
+	s              string
+	position       uint64
+}
+
+// pairCols is the length of a kindPair row's v: the aggregate's columns
+// (bucketRow.values) then the inventory (lots quantity and cost, last
+// price, position from logged fills).
+const pairCols = aggCols + 4
+
+// prepare makes b's pnl_overview rows from the state as it is now (the
+// position being flushed): the pair rows of the books changed since the
+// last flush, every day and hour block holding a changed hour, and the
+// strategies set.
+func (b *batch) prepare() {
+	b.ov = b.ov[:0]
+	for bk := range b.books {
+		v := bk.total.values(make([]int64, 0, pairCols))
+		v = append(v, bk.lots.Qty().Units(), bk.lots.Cost().Units(), bk.lastPrice.Units(), bk.posQty.Units())
+		b.ov = append(b.ov, overviewRow{kind: kindPair, exchange: bk.key.Exchange, pair: bk.key.Pair, v: v, position: bk.pos})
+	}
+	blocks := make(map[blockKey]struct{}, len(b.hours))
+	for hk := range b.hours {
+		blocks[blockKey{hk.bk, hourShift, floorDiv(hk.hour, hourBlock)}] = struct{}{}
+		for i := 0; i < numShifts; i++ {
+			blocks[blockKey{hk.bk, int8(i), floorDiv(hourDay(hk.hour, i), dayBlock)}] = struct{}{}
+		}
+	}
+	for k := range blocks {
+		b.ov = append(b.ov, k.row())
+	}
+	for _, r := range b.strategies {
+		b.ov = append(b.ov, overviewRow{kind: kindStrategy, exchange: r.Exchange, pair: r.Pair, s: r.Strategy, position: r.Position})
+	}
+}
+
+// row returns the block's row: for each hour (or local day) of the block
+// its dayCols figures, zero without fills; its position is the latest of
+// its hours'.
+func (k blockKey) row() overviewRow {
+	hours := k.bk.hours
+	r := overviewRow{kind: kindHour, n: k.block, exchange: k.bk.key.Exchange, pair: k.bk.key.Pair}
+	add := func(v []int64, h int64) {
+		if hr := hours[h]; hr != nil {
+			v[0] += hr.Trades
+			v[1] += hr.Volume
+			v[2] += hr.Pnl
+			v[3] += hr.Unmatched
+			v[4] += hr.Invested
+			r.position = max(r.position, hr.Position)
+		}
+	}
+	if k.shift == hourShift {
+		r.v = make([]int64, hourBlock*dayCols)
+		for j := int64(0); j < hourBlock; j++ {
+			add(r.v[j*dayCols:], k.block*hourBlock+j)
+		}
+		return r
+	}
+	r.kind, r.shift = kindLocalDay, int32(shiftOf(int(k.shift)))
+	r.v = make([]int64, dayBlock*dayCols)
+	for j := int64(0); j < dayBlock; j++ {
+		h0 := (k.block*dayBlock+j)*24 - int64(r.shift)/3600 // the day's first UTC hour
+		for h := h0; h < h0+24; h++ {
+			add(r.v[j*dayCols:], h)
+		}
+	}
+	return r
+}
