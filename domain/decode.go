@@ -42,6 +42,34 @@ func (in Interner) str(b []byte) string {
 	return in.get(b)
 }
 
+// lastStrings remembers, per field, the last string a replay's decoding
+// interned: consecutive orders mostly share their exchange, pair, side,
+// kind and fee asset, and comparing with the last one costs less than the
+// Interner's lookup. Nil remembers nothing.
+type lastStrings [lastFields]string
+
+const (
+	lastExchange = iota
+	lastPair
+	lastSide
+	lastKind
+	lastFeeAsset
+	lastFields
+)
+
+// str is in.str(b), through the last string of field f.
+func (l *lastStrings) str(in Interner, f int, b []byte) string {
+	if l == nil {
+		return in.str(b)
+	}
+	if l[f] == string(b) {
+		return l[f]
+	}
+	s := in.str(b)
+	l[f] = s
+	return s
+}
+
 // scanner walks one flat JSON object.
 type scanner struct {
 	b []byte
@@ -160,12 +188,13 @@ func (s *scanner) object(field func(key []byte) bool) bool {
 // interned, and ClientOrderID, IdempotencyKey and IdempotencyFingerprint,
 // which read models do not use, are checked but left empty.
 func DecodeOrderRequested(b []byte, v *OrderRequested, in Interner) error {
-	return decodeOrderRequested(b, v, in, in == nil)
+	return decodeOrderRequested(b, v, in, nil, in == nil)
 }
 
 // decodeOrderRequested is DecodeOrderRequested that keeps ClientOrderID,
-// IdempotencyKey and IdempotencyFingerprint if keepIDs.
-func decodeOrderRequested(b []byte, v *OrderRequested, in Interner, keepIDs bool) error {
+// IdempotencyKey and IdempotencyFingerprint if keepIDs, and interns
+// through last (nil: straight through in).
+func decodeOrderRequested(b []byte, v *OrderRequested, in Interner, last *lastStrings, keepIDs bool) error {
 	var r OrderRequested
 	var derr error
 	s := scanner{b: b}
@@ -180,19 +209,19 @@ func decodeOrderRequested(b []byte, v *OrderRequested, in Interner, keepIDs bool
 		case "exchange":
 			var x []byte
 			x, ok = s.str()
-			r.Exchange = in.str(x)
+			r.Exchange = last.str(in, lastExchange, x)
 		case "pair":
 			var x []byte
 			x, ok = s.str()
-			r.Pair = in.str(x)
+			r.Pair = last.str(in, lastPair, x)
 		case "side":
 			var x []byte
 			x, ok = s.str()
-			r.Side = Side(in.str(x))
+			r.Side = Side(last.str(in, lastSide, x))
 		case "kind":
 			var x []byte
 			x, ok = s.str()
-			r.Kind = OrderKind(in.str(x))
+			r.Kind = OrderKind(last.str(in, lastKind, x))
 		case "clientOrderId":
 			var x []byte
 			x, ok = s.str()
@@ -241,11 +270,12 @@ func decodeOrderRequested(b []byte, v *OrderRequested, in Interner, keepIDs bool
 // json.Unmarshal would. With an Interner, strings are interned and FillID,
 // which read models do not use, is checked but left empty.
 func DecodeOrderFilled(b []byte, v *OrderFilled, in Interner) error {
-	return decodeOrderFilled(b, v, in, in == nil)
+	return decodeOrderFilled(b, v, in, nil, in == nil)
 }
 
-// decodeOrderFilled is DecodeOrderFilled that keeps FillID if keepIDs.
-func decodeOrderFilled(b []byte, v *OrderFilled, in Interner, keepIDs bool) error {
+// decodeOrderFilled is DecodeOrderFilled that keeps FillID if keepIDs, and
+// interns through last (nil: straight through in).
+func decodeOrderFilled(b []byte, v *OrderFilled, in Interner, last *lastStrings, keepIDs bool) error {
 	var f OrderFilled
 	var derr error
 	s := scanner{b: b}
@@ -262,7 +292,7 @@ func decodeOrderFilled(b []byte, v *OrderFilled, in Interner, keepIDs bool) erro
 		case "feeAsset":
 			var x []byte
 			x, ok = s.str()
-			f.FeeAsset = in.str(x)
+			f.FeeAsset = last.str(in, lastFeeAsset, x)
 		case "price":
 			f.Price, ok, err = s.decimal()
 		case "quantity":
@@ -342,10 +372,10 @@ func (e *Event) Predecode(in Interner) {
 	switch e.Type {
 	case TypeOrderRequested:
 		p := new(OrderRequested)
-		err, e.decoded = decodeOrderRequested(e.Data, p, in, true), p
+		err, e.decoded = decodeOrderRequested(e.Data, p, in, nil, true), p
 	case TypeOrderFilled:
 		p := new(OrderFilled)
-		err, e.decoded = decodeOrderFilled(e.Data, p, in, true), p
+		err, e.decoded = decodeOrderFilled(e.Data, p, in, nil, true), p
 	case TypeOrderAccepted:
 		p := new(OrderAccepted)
 		err, e.decoded = DecodeOrderAccepted(e.Data, p), p
@@ -361,7 +391,7 @@ func (e *Event) Predecode(in Interner) {
 // each type allocated together (one allocation per type per batch instead
 // of one per event). Nothing keeps a payload past its batch: Payload's
 // callers read it in place, Decode copies it.
-func predecodeBatch(evs []Event, in Interner) {
+func predecodeBatch(evs []Event, in Interner, last *lastStrings) {
 	var nr, nf, na int
 	for i := range evs {
 		switch evs[i].Type {
@@ -381,11 +411,11 @@ func predecodeBatch(evs []Event, in Interner) {
 		case TypeOrderRequested:
 			p := &reqs[0]
 			reqs = reqs[1:]
-			err, e.decoded = decodeOrderRequested(e.Data, p, in, true), p
+			err, e.decoded = decodeOrderRequested(e.Data, p, in, last, true), p
 		case TypeOrderFilled:
 			p := &fills[0]
 			fills = fills[1:]
-			err, e.decoded = decodeOrderFilled(e.Data, p, in, true), p
+			err, e.decoded = decodeOrderFilled(e.Data, p, in, last, true), p
 		case TypeOrderAccepted:
 			p := &accs[0]
 			accs = accs[1:]

@@ -82,3 +82,47 @@ func checkPredecoded(t *testing.T, b []byte) {
 		}
 	}
 }
+
+// TestPredecodeBatch: a replay's batch decoding (interning through the
+// last strings of each field) gives every event exactly what decoding it
+// alone gives, whatever the fields of the events before it.
+func TestPredecodeBatch(t *testing.T) {
+	payloads := []struct{ typ, data string }{
+		{TypeOrderRequested, `{"orderId":1,"exchange":"binance","pair":"USDT-BTC","side":"buy","kind":"limit","amount":"1","price":"100","clientOrderId":"c-1"}`},
+		{TypeOrderRequested, `{"orderId":2,"exchange":"binance","pair":"USDT-BTC","side":"buy","kind":"limit","amount":"2","price":"101","clientOrderId":"c-2"}`},
+		{TypeOrderRequested, `{"orderId":3,"exchange":"kraken","pair":"USDT-ETH","side":"sell","kind":"market","amount":"3"}`},
+		{TypeOrderRequested, `{"orderId":4,"exchange":"","pair":"","side":"","kind":""}`},
+		{TypeOrderRequested, `{"orderId":5,"exchange":"binance","pair":"USDT-BTC"}`},
+		{TypeOrderAccepted, `{"exchangeOrderId":"x-1"}`},
+		{TypeOrderFilled, `{"fillId":"f1","price":"100","quantity":"0.5","fee":"0.001","feeAsset":"USDT","seq":1}`},
+		{TypeOrderFilled, `{"fillId":"f2","price":"100","quantity":"0.5","fee":"0.001","feeAsset":"USDT","seq":2}`},
+		{TypeOrderFilled, `{"fillId":"f3","price":"100","quantity":"0.5","fee":"0.001","feeAsset":"BNB"}`},
+		{TypeOrderFilled, `{"fillId":"f4","price":"100","quantity":"0.5","fee":"0","feeAsset":""}`},
+		{TypeOrderRequested, `{"orderId":6,"exchange":"binance","pair":"USDT-B\u0054C","side":"buy"}`}, // escapes: encoding/json's path
+		{TypeOrderRequested, `{"orderId":7,"exchange":"binance","pair":"USDT-BTC","side":"buy","kind":"limit"}`},
+	}
+	var evs []Event
+	for round := 0; round < 3; round++ {
+		for i, p := range payloads {
+			if (i+round)%2 == 0 || round == 0 {
+				evs = append(evs, Event{Type: p.typ, Data: []byte(p.data)})
+			}
+		}
+	}
+	batch := append([]Event(nil), evs...)
+	predecodeBatch(batch, Interner{}, new(lastStrings))
+	for i := range evs {
+		alone := evs[i]
+		alone.Predecode(nil)
+		var r1, r2 OrderRequested
+		e1, e2 := alone.Decode(&r1), batch[i].Decode(&r2)
+		if (e1 == nil) != (e2 == nil) || r1 != r2 {
+			t.Fatalf("event %d (%s) as OrderRequested: alone %+v, %v; in the batch %+v, %v", i, evs[i].Data, r1, e1, r2, e2)
+		}
+		var f1, f2 OrderFilled
+		e1, e2 = alone.Decode(&f1), batch[i].Decode(&f2)
+		if (e1 == nil) != (e2 == nil) || f1 != f2 {
+			t.Fatalf("event %d (%s) as OrderFilled: alone %+v, %v; in the batch %+v, %v", i, evs[i].Data, f1, e1, f2, e2)
+		}
+	}
+}

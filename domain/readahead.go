@@ -31,8 +31,9 @@ func readAhead(ctx context.Context, it EventIterator, predecode bool, apply func
 	free := make(chan []Event, 6)
 	var readErr error
 	var in Interner
+	var last *lastStrings
 	if predecode {
-		in = Interner{}
+		in, last = Interner{}, new(lastStrings)
 	}
 	go func() {
 		defer close(batches)
@@ -58,7 +59,7 @@ func readAhead(ctx context.Context, it EventIterator, predecode bool, apply func
 				}
 			}
 			if predecode {
-				predecodeBatch(buf, in)
+				predecodeBatch(buf, in, last)
 			}
 			if len(buf) > 0 {
 				select {

@@ -96,6 +96,11 @@ func BenchmarkColdStart(b *testing.B) {
 		b.ReportMetric(float64(events)/ready.Seconds(), "events/s")
 		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(orders), "heap-B/order")
 		b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(events), "allocs/event")
+		// The bytes allocated set how often the collector runs during
+		// the replay; unlike the times, this figure does not depend on
+		// the machine's load.
+		b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(events), "alloc-B/event")
+		b.ReportMetric(float64(after.NumGC-before.NumGC), "GCs")
 		m.Close()
 		cancel()
 

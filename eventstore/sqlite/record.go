@@ -57,14 +57,17 @@ func recordSize(e *domain.Event, stream string) int {
 }
 
 // decodeRecord decodes a record into e. The strings and Data of e share one
-// copy of rec (one allocation per event on the replay path), so rec may be
-// reused after the call; that copy is never written again, which is what
-// makes the strings over it sound.
+// copy of rec but its hashes (one allocation per event on the replay path),
+// so rec may be reused after the call; that copy is never written again,
+// which is what makes the strings over it sound.
 func decodeRecord(rec []byte, e *domain.Event) error {
 	if len(rec) < 1+64 || rec[0] != recordVersion {
 		return errBadRecord
 	}
-	rec = bytes.Clone(rec)
+	end := len(rec) - 64 // the hashes, copied into e's arrays
+	copy(e.PrevHash[:], rec[end:end+32])
+	copy(e.Hash[:], rec[end+32:])
+	rec = bytes.Clone(rec[:end])
 	s := unsafe.String(unsafe.SliceData(rec), len(rec))
 	i := 1
 	str := func() (string, bool) {
@@ -108,10 +111,8 @@ func decodeRecord(rec []byte, e *domain.Event) error {
 			return errBadRecord
 		}
 	}
-	if len(rec)-i != 64 {
+	if i != len(rec) {
 		return errBadRecord
 	}
-	copy(e.PrevHash[:], rec[i:i+32])
-	copy(e.Hash[:], rec[i+32:])
 	return nil
 }

@@ -12,8 +12,9 @@ package sqlite
 // match its contents and verification reports it. With pending set, the
 // row st is on (one that did not fit before) comes first. It returns the
 // rows copied, sets *used to the bytes written, *need to the size of the
-// row left pending (0 if none) and *rc to SQLite's last result code.
-static int tl_fill(sqlite3_stmt *st, int pending, unsigned char *buf, int cap, int *used, int *need, int *rc) {
+// row left pending (0 if none), *last to the last copied row's position
+// (unchanged if none) and *rc to SQLite's last result code.
+static int tl_fill(sqlite3_stmt *st, int pending, unsigned char *buf, int cap, int *used, int *need, int64_t *last, int *rc) {
 	int n = 0, off = 0;
 	int r = pending ? TL_ROW : sqlite3_step(st);
 	*need = 0;
@@ -39,6 +40,7 @@ static int tl_fill(sqlite3_stmt *st, int pending, unsigned char *buf, int cap, i
 		}
 		off += 12 + len;
 		n++;
+		*last = pos;
 		r = sqlite3_step(st);
 	}
 	*used = off;
@@ -50,6 +52,7 @@ import "C"
 
 import (
 	"encoding/binary"
+	"slices"
 	"unsafe"
 
 	"github.com/tradeledger/tradeledger/domain"
@@ -169,31 +172,45 @@ func decodeRows(b []byte, max int, evs []domain.Event) ([]byte, []domain.Event, 
 		size := binary.LittleEndian.Uint32(b[8:])
 		rec := b[12 : 12+size]
 		b = b[12+size:]
-		var e domain.Event
-		if err := decodeRecord(rec, &e); err != nil {
-			return b, evs, domain.Errorf(domain.EINTERNAL, "event log is corrupt at position %d: %v", pos, err)
+		evs = append(evs, domain.Event{}) // decoded in place, not copied in
+		e := &evs[len(evs)-1]
+		if err := decodeRecord(rec, e); err != nil {
+			return b, evs[:len(evs)-1], domain.Errorf(domain.EINTERNAL, "event log is corrupt at position %d: %v", pos, err)
 		}
 		e.Position = pos
-		evs = append(evs, e)
 	}
 	return b, evs, nil
 }
 
 // copyByPosition copies up to limit rows from position from on onto dst,
 // undecoded (decodeRows reads them), and returns them with their number and
-// the last one's position.
+// the last one's position. SQLite's rows are copied straight into dst
+// (grown as need be), not through the reader's buffer: a replay copies each
+// row out of SQLite once.
 func (r *rowReader) copyByPosition(from uint64, limit int, dst []byte) (rows []byte, n int, last uint64, err error) {
 	C.sqlite3_bind_int64(r.byPos, 1, C.longlong(from))
 	C.sqlite3_bind_int64(r.byPos, 2, C.longlong(limit))
-	err = r.copyRows(r.byPos, func(b []byte, k int) error {
-		for rest, i := b, 0; i < k; i++ { // the last row's position
-			last = binary.LittleEndian.Uint64(rest)
-			rest = rest[12+binary.LittleEndian.Uint32(rest[8:]):]
+	defer C.sqlite3_reset(r.byPos)
+	if cap(dst)-len(dst) < rowBufferSize/4 {
+		dst = slices.Grow(dst, rowBufferSize)
+	}
+	pending := C.int(0)
+	var lastPos C.int64_t
+	for {
+		var used, need, rc C.int
+		spare := dst[len(dst):cap(dst)]
+		k := C.tl_fill(r.byPos, pending, (*C.uchar)(unsafe.Pointer(unsafe.SliceData(spare))), C.int(len(spare)), &used, &need, &lastPos, &rc)
+		dst, n = dst[:len(dst)+int(used)], n+int(k)
+		switch {
+		case rc == C.TL_DONE:
+			return dst, n, uint64(lastPos), nil
+		case rc != C.TL_ROW:
+			return dst, n, uint64(lastPos), sqliteErr(r.db, rc, "read events")
 		}
-		dst, n = append(dst, b...), n+k
-		return nil
-	})
-	return dst, n, last, err
+		// The next row did not fit: make room for it, and for more.
+		dst = slices.Grow(dst, max(int(need), cap(dst)))
+		pending = 1
+	}
 }
 
 // copyRows steps st to the end and hands each buffer of n copied rows to
@@ -208,7 +225,8 @@ func (r *rowReader) copyRows(st *C.sqlite3_stmt, use func(b []byte, n int) error
 	pending := C.int(0)
 	for {
 		var used, need, rc C.int
-		n := C.tl_fill(st, pending, (*C.uchar)(unsafe.Pointer(&r.buf[0])), C.int(len(r.buf)), &used, &need, &rc)
+		var last C.int64_t
+		n := C.tl_fill(st, pending, (*C.uchar)(unsafe.Pointer(&r.buf[0])), C.int(len(r.buf)), &used, &need, &last, &rc)
 		if err := use(r.buf[:used], int(n)); err != nil {
 			return err
 		}

@@ -96,13 +96,47 @@ type entry struct {
 // pairRef names an exchange's pair (the armed index's key).
 type pairRef struct{ exchange, pair string }
 
-// idSet is a set of ids as a sparse bitset: 64 ids per word, so the dense
-// run of a log's order ids costs about two bits each and a scattered id
-// (an imported order's) one map entry.
-type idSet map[int64]uint64
+// idSet is a set of ids as a bitset of 64 ids per word: the dense run of a
+// log's order ids (from 0 on) in a slice, about one bit each and found
+// without hashing (a replay asks for every event), and a scattered id (an
+// imported order's, far past that run) in a map, one entry per word.
+type idSet struct {
+	dense  []uint64
+	sparse map[int64]uint64 // words at or past len(dense), or negative
+}
 
-func (s idSet) has(id int64) bool { return s[id>>6]&(1<<(uint64(id)&63)) != 0 }
-func (s idSet) add(id int64)      { s[id>>6] |= 1 << (uint64(id) & 63) }
+func (s *idSet) has(id int64) bool {
+	w, bit := id>>6, uint64(1)<<(uint64(id)&63)
+	if w >= 0 && w < int64(len(s.dense)) {
+		return s.dense[w]&bit != 0
+	}
+	return s.sparse[w]&bit != 0
+}
+
+func (s *idSet) add(id int64) {
+	w, bit := id>>6, uint64(1)<<(uint64(id)&63)
+	if w >= 0 && w < int64(len(s.dense)) {
+		s.dense[w] |= bit
+		return
+	}
+	// The slice grows over words near its end (at most doubling it, so
+	// that one far id does not make it large); farther ones go to the map.
+	if w >= 0 && w < 2*int64(len(s.dense))+1024 {
+		s.dense = append(s.dense, make([]uint64, int(w)+1-len(s.dense))...)
+		for k, v := range s.sparse { // words the slice now covers move into it
+			if k >= 0 && k < int64(len(s.dense)) {
+				s.dense[k] |= v
+				delete(s.sparse, k)
+			}
+		}
+		s.dense[w] |= bit
+		return
+	}
+	if s.sparse == nil {
+		s.sparse = make(map[int64]uint64)
+	}
+	s.sparse[w] |= bit
+}
 
 // NewTrader returns a Trader with default settings.
 func NewTrader(store domain.EventStore, exchange func(string) (domain.Exchange, error), clock domain.Clock) *Trader {
@@ -113,7 +147,7 @@ func (t *Trader) init() {
 	if t.orders == nil {
 		t.nextID = 1
 		t.orders = make(map[int64]*entry)
-		t.finished = make(idSet)
+		t.finished = idSet{}
 		t.open = make(map[string]map[int64]struct{})
 		t.armed = make(map[pairRef]map[int64]struct{})
 		t.byClient = make(map[string]int64)
