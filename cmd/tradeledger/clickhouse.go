@@ -51,6 +51,7 @@ func (m *Main) openClickHouse(s *tlhttp.Server) error {
 	if m.Config.ReadFrom == "clickhouse" {
 		r := clickhouse.NewReader(m.Config.ClickHouse, method)
 		r.Logger = m.Logger.Named("clickhouse")
+		r.Checkpoint = sink.Checkpoint // the overview cache's version without a query
 		// Through an outage the PNL routes answer from memory.
 		r.Fallback = func() clickhouse.PnlSource {
 			if s.Ledger == nil {

@@ -55,8 +55,16 @@ var uncachedVersion atomic.Uint64
 // rows: answers are equal while it stays the same, so the HTTP server
 // caches encoded overviews by it. Rows being rewritten for a schema
 // upgrade, or ClickHouse unreachable, give a version no other call returns
-// (nothing is cached then).
+// (nothing is cached then). With Checkpoint set it is the in-process
+// sink's checkpoint and costs no query; else one small query.
 func (r *Reader) Version() uint64 {
+	if r.Checkpoint != nil {
+		pos, current := r.Checkpoint()
+		if !current || pos >= 1<<62 {
+			return 1<<63 | uncachedVersion.Add(1)
+		}
+		return pos
+	}
 	ctx, cancel := r.ctx()
 	defer cancel()
 	pos, ver, err := r.stored(ctx)

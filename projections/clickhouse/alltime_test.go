@@ -94,10 +94,39 @@ func TestSinkRebuildsOlderSchema(t *testing.T) {
 	if v1, v2 := r.Version(), r.Version(); v1 == v2 {
 		t.Fatalf("Version of an older schema repeats (%d): answers would be cached", v1)
 	}
+	oldHead := head(t, store)
 	g.orders(t, store, 20)
-	st, err := NewSink(url, store).Export(ctx)
+	// The sink's Checkpoint (the in-process Reader's Version) says its rows
+	// are not current before it connected and while it rewrites them.
+	s := NewSink(url, store)
+	s.BatchRows = 50
+	if _, current := s.Checkpoint(); current {
+		t.Fatal("Checkpoint current before the sink connected")
+	}
+	rewriting := 0
+	s.Progress = func(_ int64, stored, _ uint64) {
+		if _, current := s.Checkpoint(); current != (stored >= oldHead) {
+			t.Errorf("Checkpoint current %v at %d (rows rewritten up to %d)", current, stored, oldHead)
+		}
+		if stored < oldHead {
+			rewriting++
+		}
+	}
+	st, err := s.Export(ctx)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if pos, current := s.Checkpoint(); rewriting == 0 || !current || pos != head(t, store) {
+		t.Fatalf("Checkpoint %d, %v after the rewrite (%d flushes during it); want %d, true", pos, current, rewriting, head(t, store))
+	}
+	rc := NewReader(url, domain.LOFO)
+	rc.Checkpoint = s.Checkpoint
+	if err := rc.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	if v1, v2 := rc.Version(), rc.Version(); v1 != v2 || v1 != head(t, store) {
+		t.Fatalf("Version from the sink's Checkpoint %d, %d; want %d", v1, v2, head(t, store))
 	}
 	if st.Events != int64(head(t, store)) || st.Fills == 0 {
 		t.Fatalf("export after the upgrade: %+v, want every event's rows written again", st)

@@ -49,6 +49,11 @@ type Reader struct {
 	Fallback func() PnlSource
 	// Logger is told of failed reads.
 	Logger *zap.Logger
+	// Checkpoint, if set, is the in-process sink's Sink.Checkpoint (same
+	// database and method): Version then reads it instead of querying
+	// ClickHouse, so an overview served from the HTTP cache costs no
+	// query. Unset, Version asks ClickHouse (a sink in another process).
+	Checkpoint func() (pos uint64, current bool)
 
 	db   string
 	conn driver.Conn

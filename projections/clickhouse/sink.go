@@ -89,6 +89,7 @@ type Sink struct {
 	mu      sync.Mutex
 	conn    driver.Conn
 	stored  uint64        // checkpoint known to be in ClickHouse
+	current bool          // the rows up to stored are all of SchemaVersion (not being rewritten)
 	changed chan struct{} // closed and replaced when stored moves
 	lastErr error         // last ClickHouse error, nil once a flush succeeded
 
@@ -241,6 +242,18 @@ func (s *Sink) Stored() uint64 {
 	return s.stored
 }
 
+// Checkpoint returns Stored and whether the rows up to it are all
+// written under the current SchemaVersion and ClickHouse answered the
+// last write: false before the sink has connected, while it writes its
+// rows again for a schema upgrade and while its writes fail. A
+// Reader of the same database and method in this process takes it as
+// Reader.Checkpoint, so that its Version asks ClickHouse nothing.
+func (s *Sink) Checkpoint() (pos uint64, current bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stored, s.current && s.lastErr == nil
+}
+
 // Lag returns how many positions the sink is behind the log's head: 0 when
 // ClickHouse holds every event's rows.
 func (s *Sink) Lag(ctx context.Context) (uint64, error) {
@@ -288,6 +301,12 @@ func (s *Sink) setStored(pos uint64) {
 		s.changed = make(chan struct{})
 	}
 	s.lastErr = nil
+	s.mu.Unlock()
+}
+
+func (s *Sink) setCurrent(v bool) {
+	s.mu.Lock()
+	s.current = v
 	s.mu.Unlock()
 }
 
@@ -504,6 +523,7 @@ func (s *Sink) start(ctx context.Context) (cp, rebuildTo uint64, err error) {
 		}
 	}
 	s.setStored(cp)
+	s.setCurrent(rebuildTo == 0)
 	return cp, rebuildTo, nil
 }
 
@@ -602,6 +622,9 @@ func (r *sinkRun) flush(ctx context.Context) error {
 		r.rebuildTo = 0
 	}
 	s.setStored(r.seen)
+	if r.rebuildTo == 0 {
+		s.setCurrent(true)
+	}
 	if s.Progress != nil {
 		s.Progress(r.stats.Events, r.seen, r.head)
 	}
