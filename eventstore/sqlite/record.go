@@ -70,8 +70,16 @@ func decodeRecord(rec []byte, e *domain.Event) error {
 	rec = bytes.Clone(rec[:end])
 	s := unsafe.String(unsafe.SliceData(rec), len(rec))
 	i := 1
+	// Lengths below 128 (every string but a long payload) and small
+	// numbers are one byte: read without binary's loop.
 	str := func() (string, bool) {
-		n, w := binary.Uvarint(rec[i:])
+		var n uint64
+		var w int
+		if i < len(rec) && rec[i] < 0x80 {
+			n, w = uint64(rec[i]), 1
+		} else {
+			n, w = binary.Uvarint(rec[i:])
+		}
 		if w <= 0 || n > uint64(len(rec)-i-w) {
 			return "", false
 		}
@@ -81,6 +89,11 @@ func decodeRecord(rec []byte, e *domain.Event) error {
 		return v, true
 	}
 	num := func() (int64, bool) {
+		if i < len(rec) && rec[i] < 0x80 {
+			u := uint64(rec[i])
+			i++
+			return int64(u>>1) ^ -int64(u&1), true // zigzag, as binary.Varint
+		}
 		v, w := binary.Varint(rec[i:])
 		if w <= 0 {
 			return 0, false

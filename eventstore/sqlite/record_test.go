@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/tradeledger/tradeledger/domain"
@@ -42,4 +43,22 @@ func FuzzDecodeRecord(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestRecordNumbers: the one-byte paths of decodeRecord read numbers and
+// lengths at and around their limits as binary's varints do.
+func TestRecordNumbers(t *testing.T) {
+	for _, n := range []int64{0, 1, -1, 63, -63, 64, -64, 65, -65, 127, 128, -128, 1 << 40, -(1 << 40), 1<<63 - 1, -1 << 63} {
+		for _, size := range []int{0, 1, 127, 128, 300} {
+			e := domain.Event{ID: strings.Repeat("i", size), Stream: "order-1", Type: "T", Actor: strings.Repeat("a", size%130),
+				Version: n, Schema: int(n % 1000), Time: n, Data: bytes.Repeat([]byte("d"), size)}
+			var got domain.Event
+			if err := decodeRecord(appendRecord(nil, &e), &got); err != nil {
+				t.Fatalf("n %d, size %d: %v", n, size, err)
+			}
+			if got.Version != e.Version || got.Schema != e.Schema || got.Time != e.Time || got.ID != e.ID || got.Actor != e.Actor || !bytes.Equal(got.Data, e.Data) {
+				t.Fatalf("n %d, size %d: got %+v, want %+v", n, size, got, e)
+			}
+		}
+	}
 }
