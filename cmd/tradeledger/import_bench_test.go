@@ -126,7 +126,7 @@ func BenchmarkImport(b *testing.B) {
 	from := filepath.Join(b.TempDir(), "gunbot")
 	writeImportFolder(b, from, orders)
 	b.ResetTimer()
-	var importTime time.Duration
+	var importTime, importCPU time.Duration
 	var events uint64
 	var rate64 float64
 	for n := 0; n < b.N; n++ {
@@ -134,9 +134,10 @@ func BenchmarkImport(b *testing.B) {
 		rate64 += appendRate64(b, 20_000)
 		data := filepath.Join(b.TempDir(), fmt.Sprint("data", n))
 		b.StartTimer()
-		start := time.Now()
+		start, cpu := time.Now(), processCPU(b)
 		out, warn, err := importRun(b, "import", "--data", data, "--from", from)
 		importTime += time.Since(start)
+		importCPU += processCPU(b) - cpu
 		b.StopTimer()
 		if err != nil {
 			b.Fatalf("import: %v\n%s", err, warn)
@@ -149,6 +150,9 @@ func BenchmarkImport(b *testing.B) {
 	secs := importTime.Seconds()
 	b.ReportMetric(float64(orders*b.N)/secs, "orders/s")
 	b.ReportMetric(float64(events)/secs, "events/s")
+	// The process's CPU (user and system, every thread) per order: steadier
+	// than the rate on a shared machine.
+	b.ReportMetric(float64(importCPU.Microseconds())/float64(orders*b.N), "cpu-us/order")
 	b.ReportMetric(rate64/float64(b.N), "append64-events/s")
 	b.ReportMetric(float64(events)/secs/(rate64/float64(b.N)), "ratio-append64")
 }

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"errors"
 	"slices"
+	"time"
 
 	sqlite3 "github.com/mattn/go-sqlite3"
 
@@ -12,55 +13,82 @@ import (
 // The writer's transaction, step by step: commit runs tryCommit, which
 // begins a transaction (beginTxn), places each request of the batch in it
 // (place: the stream's head, the expected version, a retry's duplicates,
-// the seal, the positions), writes and commits the rows (write), records
-// the stream heads the commit left (publishHeads) and hands the batch to
-// the syncer, which answers it once durable (durable.go).
+// the seal, the positions) and inserts their rows (insert), takes in the
+// appends that arrived meanwhile (extend) and places and inserts those
+// too, commits (commitTxn), records the stream heads the commit left
+// (publishHeads) and hands the batch to the syncer, which answers it once
+// durable (durable.go).
 
-// commit writes a batch in one transaction. It first runs without looking
-// event ids up: new ids are the rule, and the id index rejects a repeated
-// one anyway; nor does it look up the head of a stream appended with
-// NoStream, which the (stream, version) index checks as well. Only when an
-// expected version does not hold (a retry looks like that) are the
-// request's ids looked up. If the index rejects an id, the transaction is
-// rolled back and the batch runs again with every id looked up first,
-// which sorts retries from conflicts exactly.
-func (s *Store) commit(batch []*appendRequest) {
-	if !s.tryCommit(batch, false) {
+// commit writes a batch, and the appends that arrive while it is being
+// written, in one transaction, and returns the batch so extended. It first
+// runs without looking event ids up: new ids are the rule, and the id
+// index rejects a repeated one anyway; nor does it look up the head of a
+// stream appended with NoStream, which the (stream, version) index checks
+// as well. Only when an expected version does not hold (a retry looks like
+// that) are the request's ids looked up. If the index rejects an id, the
+// transaction is rolled back and the batch runs again with every id
+// looked up first, which sorts retries from conflicts exactly.
+func (s *Store) commit(batch []*appendRequest) []*appendRequest {
+	batch, ok := s.tryCommit(batch, false)
+	if !ok {
 		for _, req := range batch {
 			req.err, req.result = nil, domain.AppendResult{}
 		}
 		s.tryCommit(batch, true)
 	}
+	return batch
 }
 
 // tryCommit runs commit's transaction and hands it to the syncer (or answers
 // every request itself when the transaction fails), or, only when
 // !lookupIDs and an id turned out to be stored already, rolls back and
-// returns false without answering.
-func (s *Store) tryCommit(batch []*appendRequest, lookupIDs bool) bool {
+// returns false without answering. On the first run (!lookupIDs), once the
+// batch's rows are inserted, the appends queued or under way meanwhile
+// join the transaction (extend), round after round while more arrive:
+// callers answered by the last sync append again while the writer
+// inserts, and taking them into this transaction rather than the next
+// writes the pages they share (the table's last page, the indexes' pages)
+// to the WAL once per sync instead of once per transaction, and lets the
+// syncer sync them all at once.
+func (s *Store) tryCommit(batch []*appendRequest, lookupIDs bool) ([]*appendRequest, bool) {
 	events := 0
 	for _, req := range batch {
 		events += len(req.events)
 	}
 	tx, err := s.beginTxn(lookupIDs, events)
 	if err != nil {
-		failRequests(batch, err)
-		return true
+		s.failRequests(batch, err)
+		return batch, true
 	}
-	for _, req := range batch {
-		if err := s.place(tx, req); err != nil {
-			s.w.Rollback()
-			failRequests(batch, err)
-			return true
+	placed := 0
+	deadline := time.Now().Add(min(max(time.Duration(s.lastSync.Load()), minAwait), maxJoin))
+	for {
+		for _, req := range batch[placed:] {
+			if err := s.place(tx, req); err != nil {
+				s.w.Rollback()
+				s.failRequests(batch, err)
+				return batch, true
+			}
+		}
+		placed = len(batch)
+		retry, err := s.insert(tx)
+		switch {
+		case retry:
+			return batch, false
+		case err != nil:
+			s.failRequests(batch, err)
+			return batch, true
+		}
+		if lookupIDs {
+			break
+		}
+		if batch = s.extend(batch, deadline); len(batch) == placed {
+			break
 		}
 	}
-	retry, err := s.write(tx)
-	switch {
-	case retry:
-		return false
-	case err != nil:
-		failRequests(batch, err)
-		return true
+	if err := s.commitTxn(); err != nil {
+		s.failRequests(batch, err)
+		return batch, true
 	}
 	s.publishHeads(tx)
 	// The syncer answers the batch once it is durable. Once it is handed
@@ -68,7 +96,56 @@ func (s *Store) tryCommit(batch []*appendRequest, lookupIDs bool) bool {
 	// be waiting for this batch, need not wait for another.
 	s.committed <- committedBatch{requests: slices.Clone(batch), written: tx.written, position: tx.pos}
 	s.idle()
-	return true
+	return batch, true
+}
+
+// extend appends to batch the appends queued while the writer placed and
+// inserted it, up to MaxBatch requests in all. While Appends are on their
+// way (Store.active: callers preparing one, or just answered and about to
+// append again, as a closed loop of clients does), it first waits for
+// them, until deadline at most: the transaction takes them in instead of
+// committing without them and leaving them to another transaction and
+// another fdatasync. The wait is for all of them at once, not one by one:
+// the callers prepare and seal their appends on every core meanwhile, and
+// the writer inserts them with one call. It never waits when no Append is
+// under way, so a lone append is committed at once.
+func (s *Store) extend(batch []*appendRequest, deadline time.Time) []*appendRequest {
+	if len(batch) >= s.MaxBatch {
+		return batch
+	}
+	if s.active.Load() > 0 {
+		s.awaitAppends(deadline)
+	}
+	return s.drain(batch)
+}
+
+// minAwait is the least time a transaction may wait for Appends under
+// way (extend), however fast the last fdatasync was: 64 callers preparing
+// and sealing their appends on a busy machine take about a millisecond.
+// At most it waits as long as the last sync took, within maxJoin.
+const minAwait = 2 * time.Millisecond
+
+// awaitAppends waits until no Append is under way (Store.active), or until
+// deadline, or Close.
+func (s *Store) awaitAppends(deadline time.Time) {
+	var t *time.Timer
+	for s.active.Load() > 0 {
+		d := time.Until(deadline)
+		if d <= 0 {
+			break
+		}
+		if t == nil {
+			t = time.NewTimer(d)
+			defer t.Stop()
+		}
+		select {
+		case <-s.activeIdle:
+		case <-t.C:
+			return
+		case <-s.closing:
+			return
+		}
+	}
 }
 
 // txn is the transaction tryCommit builds: the events placed in it so far,
@@ -79,17 +156,18 @@ type txn struct {
 	heads     map[string]streamHead // heads as of this transaction
 	written   []domain.Event
 	records   [][]byte // records[i] is written[i]'s
+	inserted  int      // written[:inserted] are in the file's transaction
 }
 
 // failRequests answers every request of batch with err, but those that
 // already have an error of their own.
-func failRequests(batch []*appendRequest, err error) {
+func (s *Store) failRequests(batch []*appendRequest, err error) {
 	for _, req := range batch {
 		if req.err == nil {
 			req.err = err
 		}
-		close(req.done)
 	}
+	s.answer(batch)
 }
 
 // unavailable is a failed transaction's error, which WriteErr reports until
@@ -133,7 +211,7 @@ func (s *Store) beginTxn(lookupIDs bool, n int) (*txn, error) {
 		tx.heads = make(map[string]streamHead) // not one that a huge batch grew
 	}
 	clear(tx.heads)
-	tx.lookupIDs, tx.pos = lookupIDs, pos
+	tx.lookupIDs, tx.pos, tx.inserted = lookupIDs, pos, 0
 	tx.written = make([]domain.Event, 0, n)
 	clear(tx.records)
 	tx.records = tx.records[:0]
@@ -216,12 +294,14 @@ func (tx *txn) add(req *appendRequest) {
 	}
 }
 
-// write inserts tx's rows and commits. On failure the transaction is rolled
-// back; retry reports that an index refused a row on the first run (an id
-// stored already, or a stream taken to be new that is not), when the batch
-// must run again with lookups.
-func (s *Store) write(tx *txn) (retry bool, err error) {
-	if err := s.w.Insert(tx.written, tx.records); err != nil {
+// insert inserts the rows of tx not inserted yet. On failure the
+// transaction is rolled back; retry reports that an index refused a row on
+// the first run (an id stored already, or a stream taken to be new that is
+// not), when the batch must run again with lookups.
+func (s *Store) insert(tx *txn) (retry bool, err error) {
+	from := tx.inserted
+	tx.inserted = len(tx.written)
+	if err := s.w.Insert(tx.written[from:], tx.records[from:]); err != nil {
 		s.w.Rollback()
 		var se sqlite3.Error
 		if !tx.lookupIDs && errors.As(err, &se) && se.Code == sqlite3.ErrConstraint {
@@ -229,11 +309,16 @@ func (s *Store) write(tx *txn) (retry bool, err error) {
 		}
 		return false, s.unavailable(err)
 	}
+	return false, nil
+}
+
+// commitTxn commits the transaction (rolled back on failure).
+func (s *Store) commitTxn() error {
 	if err := s.w.Commit(); err != nil {
 		s.w.Rollback()
-		return false, s.unavailable(err)
+		return s.unavailable(err)
 	}
-	return false, nil
+	return nil
 }
 
 // publishHeads records tx as the last commit and caches the stream heads it

@@ -77,6 +77,7 @@ func (s *Store) syncLoop() {
 		start := time.Now()
 		err := s.wal.sync()
 		lastSync = time.Since(start)
+		s.lastSync.Store(int64(lastSync))
 		if o := s.obs.get(); o != nil {
 			o.ObserveSync(lastSync)
 		}
@@ -88,8 +89,8 @@ func (s *Store) syncLoop() {
 					if req.err == nil {
 						req.err = err
 					}
-					close(req.done)
 				}
+				s.answer(c.requests)
 			}
 			continue
 		}
@@ -102,14 +103,27 @@ func (s *Store) syncLoop() {
 		close(s.notify)
 		s.notify = make(chan struct{})
 		s.mu.Unlock()
-		for _, c := range group {
-			for _, req := range c.requests {
-				close(req.done)
-			}
-		}
+		s.answerGroup(group)
 		// Let the callers just answered run: those that append again
 		// queue now, and the next group can take them (joinCommitting).
 		runtime.Gosched()
+	}
+}
+
+// answerGroup answers every request of group. The Appends' callers are
+// counted as active (Store.active) all at once, before the first is
+// answered: the writer, which may take the first that append again into a
+// transaction, then waits for the others too.
+func (s *Store) answerGroup(group []committedBatch) {
+	n := 0
+	for _, c := range group {
+		n += singles(c.requests)
+	}
+	s.active.Add(int64(n))
+	for _, c := range group {
+		for _, req := range c.requests {
+			close(req.done)
+		}
 	}
 }
 

@@ -122,3 +122,7 @@ func (r *RawIndexed) Close() {
 	r.wal.close()
 	r.w.close()
 }
+
+// ActiveAppends is how many Appends the writer counts as under way
+// (Store.active).
+func (s *Store) ActiveAppends() int64 { return s.active.Load() }

@@ -97,6 +97,15 @@ type Store struct {
 	// the syncer (or answered); writerIdle is signalled when it clears.
 	writing    atomic.Bool
 	writerIdle chan struct{}
+
+	// active counts the Appends that are about to queue a request: from
+	// their start until queued, and from their answer until they return
+	// (a caller answered is likely to append again at once). The writer
+	// keeps its transaction open for them (commit.go); activeIdle is
+	// signalled when the count drops to zero.
+	active     atomic.Int64
+	activeIdle chan struct{}
+	lastSync   atomic.Int64 // how long the last fdatasync took (ns)
 }
 
 var _ domain.EventStore = (*Store)(nil)
@@ -144,6 +153,7 @@ func (s *Store) Open() error {
 	s.committed = make(chan committedBatch)
 	s.synced = make(chan struct{})
 	s.writerIdle = make(chan struct{}, 1)
+	s.activeIdle = make(chan struct{}, 1)
 	go s.syncLoop()
 	go s.writeLoop()
 	go s.watchOtherWriters()
@@ -185,6 +195,8 @@ type appendRequest struct {
 	// group holds the requests queued with this one by AppendBatch, which
 	// the writer takes into the same transaction, in order, after it.
 	group []*appendRequest
+	// single marks a request of Append, counted in Store.active.
+	single bool
 
 	// sealedOn is the stream head that events were sealed on (versions,
 	// hashes and records computed), when sealed. The caller seals on the
@@ -260,25 +272,84 @@ func (s *Store) Append(ctx context.Context, stream string, expected domain.Expec
 		start := time.Now()
 		defer func() { o.ObserveAppend(time.Since(start)) }()
 	}
+	s.active.Add(1)
 	events, err := domain.PrepareAppend(stream, expected, events)
 	if err != nil {
+		s.leave()
 		return domain.AppendResult{}, err
 	}
-	req := &appendRequest{ctx: ctx, stream: stream, expected: expected, events: events, done: make(chan struct{})}
+	req := &appendRequest{ctx: ctx, stream: stream, expected: expected, events: events, done: make(chan struct{}), single: true}
 	if head, ok := s.expectedHead(stream, expected); ok {
 		req.seal(head)
 	}
+	queued := false
+	select {
+	case <-s.closing:
+		s.leave()
+		return domain.AppendResult{}, domain.Errorf(domain.EUNAVAILABLE, "event store is closed")
+	default:
+	}
 	select {
 	case s.appends <- req:
-	case <-s.closing:
-		return domain.AppendResult{}, domain.Errorf(domain.EUNAVAILABLE, "event store is closed")
-	case <-ctx.Done():
-		return domain.AppendResult{}, ctx.Err()
+		queued = true
+	default:
+		// The queue is full: the writer must not wait for this append
+		// (Store.active) while it waits for room.
+	}
+	s.leave()
+	if !queued {
+		if err := s.enqueue(ctx, req); err != nil {
+			return domain.AppendResult{}, err
+		}
 	}
 	// Once queued, the request is written or failed by the writer; waiting
 	// for it even if ctx ends keeps "acknowledged" meaning "durable".
 	<-req.done
+	s.leave() // answer counted it again
 	return req.result, req.err
+}
+
+// enqueue queues req, waiting for room in the queue.
+func (s *Store) enqueue(ctx context.Context, req *appendRequest) error {
+	select {
+	case s.appends <- req:
+		return nil
+	case <-s.closing:
+		return domain.Errorf(domain.EUNAVAILABLE, "event store is closed")
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// answer answers reqs (their results or errors set). The callers of
+// Appends count as active again until they return (see Store.active),
+// counted before the first is answered.
+func (s *Store) answer(reqs []*appendRequest) {
+	s.active.Add(int64(singles(reqs)))
+	for _, req := range reqs {
+		close(req.done)
+	}
+}
+
+// singles counts the requests of Appends in reqs.
+func singles(reqs []*appendRequest) int {
+	n := 0
+	for _, req := range reqs {
+		if req.single {
+			n++
+		}
+	}
+	return n
+}
+
+// leave ends one count of Store.active.
+func (s *Store) leave() {
+	if s.active.Add(-1) == 0 {
+		select {
+		case s.activeIdle <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // writeLoop is the single writer: it merges queued appends into one
@@ -303,10 +374,11 @@ func (s *Store) writeLoop() {
 			for {
 				select {
 				case req := <-s.appends:
-					for _, r := range append([]*appendRequest{req}, req.group...) {
+					reqs := append([]*appendRequest{req}, req.group...)
+					for _, r := range reqs {
 						r.err = domain.Errorf(domain.EUNAVAILABLE, "event store is closed")
-						close(r.done)
 					}
+					s.answer(reqs)
 				default:
 					return
 				}
@@ -315,8 +387,7 @@ func (s *Store) writeLoop() {
 		// Group commit: everything queued goes into one transaction.
 		// Appends queue up while the writer waits to hand its last
 		// batch to the syncer.
-		batch = s.drain(batch)
-		s.commit(batch)
+		batch = s.commit(s.drain(batch))
 		s.idle()
 	}
 }
