@@ -32,6 +32,12 @@ type Runner struct {
 	// once). The runner goes on: one bad event must not stop every read
 	// model.
 	OnError func(p Projection, e *domain.Event, err error)
+	// ReplayNoHashes, set when no registered projection reads an event's
+	// PrevHash or Hash, lets the start-up replay read the log without
+	// them, from a store that can (eventstore/sqlite: less to copy out of
+	// the file); the events then carry zero hashes. Live events always
+	// carry theirs.
+	ReplayNoHashes bool
 
 	projections []Projection
 
@@ -70,8 +76,14 @@ func (r *Runner) Start(ctx context.Context) error {
 	if len(r.projections) > 1 {
 		readAhead = domain.ReadAheadPredecoded
 	}
+	var it domain.EventIterator
+	if s, ok := r.Store.(noHashesReader); ok && r.ReplayNoHashes {
+		it = s.ReadAllNoHashes(ctx, 0)
+	} else {
+		it = r.Store.ReadAll(ctx, 0, 0)
+	}
 	var last uint64
-	err = readAhead(ctx, r.Store.ReadAll(ctx, 0, 0), func(batch []domain.Event) bool {
+	err = readAhead(ctx, it, func(batch []domain.Event) bool {
 		var wg sync.WaitGroup
 		for _, p := range r.projections {
 			wg.Add(1)
@@ -100,6 +112,12 @@ func (r *Runner) Start(ctx context.Context) error {
 	r.done = make(chan struct{})
 	go r.follow(subCtx)
 	return nil
+}
+
+// noHashesReader is a store that reads a whole log for a replay without
+// the events' hashes (eventstore/sqlite's Store.ReadAllNoHashes).
+type noHashesReader interface {
+	ReadAllNoHashes(ctx context.Context, from uint64) domain.EventIterator
 }
 
 func (r *Runner) follow(ctx context.Context) {

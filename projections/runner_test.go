@@ -3,6 +3,7 @@ package projections_test
 import (
 	"context"
 	"path/filepath"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -78,5 +79,72 @@ func TestRunnerReplaysThenFollows(t *testing.T) {
 	defer cancel()
 	if err := r.WaitFor(short, r.Position()+100); err == nil {
 		t.Fatalf("WaitFor a future position returned nil")
+	}
+}
+
+// recorder keeps every event it is given.
+type recorder struct{ evs []domain.Event }
+
+func (r *recorder) Name() string                { return "recorder" }
+func (r *recorder) Apply(e *domain.Event) error { r.evs = append(r.evs, *e); return nil }
+
+// With ReplayNoHashes, the start-up replay from SQLite gives every
+// projection exactly the events it gives without, but for their zero
+// hashes; live events keep theirs.
+func TestRunnerReplayNoHashes(t *testing.T) {
+	store := sqlite.NewStore(filepath.Join(t.TempDir(), "events.db"))
+	if err := store.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	store.ReadBatchSize = 7
+	ctx := context.Background()
+	clock := domain.SystemClock{}
+	for i := 0; i < 300; i++ {
+		e := domain.NewEvent(clock, domain.TypeOrderRequested, domain.OrderRequested{OrderID: int64(i), Exchange: "binance", Pair: "USDT-BTC",
+			Side: domain.Buy, Kind: domain.KindLimit, Amount: domain.MustDecimal("1"), Price: domain.MustDecimal("100"), ClientOrderID: "c"})
+		if _, err := store.Append(ctx, domain.OrderStream(int64(i%9)), domain.Any, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	replay := func(noHashes bool) *recorder {
+		rec := &recorder{}
+		r := projections.NewRunner(store)
+		r.ReplayNoHashes = noHashes
+		r.Register(rec)
+		r.Register(&counter{counts: map[string]int{}}) // two projections: the predecoding replay
+		if err := r.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		if noHashes {
+			res, err := store.Append(ctx, "live", domain.Any, domain.NewEvent(clock, "Live", map[string]int{}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := r.WaitFor(ctx, res.LastPosition); err != nil {
+				t.Fatal(err)
+			}
+			r.Close()
+			if live := rec.evs[len(rec.evs)-1]; live.Type != "Live" || live.Hash == (domain.Hash{}) {
+				t.Fatalf("live event %s came with hash %s", live.Type, live.Hash)
+			}
+			rec.evs = rec.evs[:len(rec.evs)-1]
+		}
+		return rec
+	}
+	with, without := replay(false), replay(true)
+	if len(with.evs) != 300 || len(without.evs) != 300 {
+		t.Fatalf("replayed %d and %d events, want 300", len(with.evs), len(without.evs))
+	}
+	for i := range with.evs {
+		w, wo := with.evs[i], without.evs[i]
+		if w.Hash == (domain.Hash{}) || wo.Hash != (domain.Hash{}) || wo.PrevHash != (domain.Hash{}) {
+			t.Fatalf("event %d: hash %s with, %s / %s without", i, w.Hash, wo.PrevHash, wo.Hash)
+		}
+		w.Hash, w.PrevHash = domain.Hash{}, domain.Hash{}
+		if !reflect.DeepEqual(w, wo) {
+			t.Fatalf("event %d: %+v without hashes, want %+v", i, wo, w)
+		}
 	}
 }

@@ -146,6 +146,9 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return err
 	}
 	m.Runner = projections.NewRunner(m.DataDir.Store)
+	// None of serve's read models reads an event's hashes (verify does,
+	// from the log itself): the replay leaves them in the file.
+	m.Runner.ReplayNoHashes = true
 	m.Runner.OnError = func(p projections.Projection, e *domain.Event, err error) {
 		m.Logger.Error("projection failed to apply event", zap.String("projection", p.Name()),
 			zap.String("stream", e.Stream), zap.Int64("version", e.Version), zap.Uint64("position", e.Position), zap.Error(err))

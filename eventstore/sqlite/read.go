@@ -27,6 +27,18 @@ func (s *Store) ReadAll(ctx context.Context, from uint64, max int) domain.EventI
 	return it
 }
 
+// ReadAllNoHashes is ReadAll(ctx, from, 0) for a replay into read models,
+// which never read an event's hashes: the events come without them (zero
+// PrevHash and Hash), so that neither the hashes nor the hash column are
+// copied out of the file, and a row whose hash column disagrees with its
+// record is not flagged (verification reads with ReadAll). Everything
+// else about the events is what ReadAll gives.
+func (s *Store) ReadAllNoHashes(ctx context.Context, from uint64) domain.EventIterator {
+	it := &iterator{store: s, ctx: ctx, next: from, prefetch: true, noHashes: true}
+	it.query = it.readByPosition // not used: prefetch reads
+	return it
+}
+
 // Subscribe implements domain.EventStore. It reads committed rows in
 // batches and, once caught up, waits for the next commit: a slow consumer
 // only falls behind in the file, never loses events.
@@ -103,6 +115,7 @@ type iterator struct {
 	// own (started at the first read), one batch ahead of the decoding.
 	prefetch bool
 	ahead    *readAhead
+	noHashes bool // ReadAllNoHashes (prefetching only)
 }
 
 // readAhead is a prefetching iterator's row copier: it copies batches of
@@ -116,6 +129,7 @@ type readAhead struct {
 	done    chan struct{} // closed when the copier has ended
 	cur     []byte        // the undecoded rows of the batch being decoded
 	spent   []byte        // cur's whole buffer, for free
+	hashes  bool          // the rows are copied with their hashes
 }
 
 type rowBatch struct {
@@ -139,7 +153,7 @@ func (s *Store) copyAhead(a *readAhead, from uint64) {
 		var last uint64
 		r, err := s.reader()
 		if err == nil {
-			b.rows, n, last, err = r.copyByPosition(from, s.ReadBatchSize, buf[:0])
+			b.rows, n, last, err = r.copyByPosition(from, s.ReadBatchSize, buf[:0], a.hashes)
 			s.release(r)
 		}
 		b.err = err
@@ -162,7 +176,7 @@ func (s *Store) copyAhead(a *readAhead, from uint64) {
 func (it *iterator) readPrefetched(dst []domain.Event, limit int) ([]domain.Event, error) {
 	a := it.ahead
 	if a == nil {
-		a = &readAhead{batches: make(chan rowBatch, 1), free: make(chan []byte, 2), stop: make(chan struct{}), done: make(chan struct{})}
+		a = &readAhead{batches: make(chan rowBatch, 1), free: make(chan []byte, 2), stop: make(chan struct{}), done: make(chan struct{}), hashes: !it.noHashes}
 		it.ahead = a
 		go it.store.copyAhead(a, it.next)
 	}
@@ -193,7 +207,7 @@ func (it *iterator) readPrefetched(dst []domain.Event, limit int) ([]domain.Even
 			}
 		}
 		var err error
-		if a.cur, dst, err = decodeRows(a.cur, limit-(len(dst)-start), dst); err != nil {
+		if a.cur, dst, err = decodeRows(a.cur, limit-(len(dst)-start), dst, a.hashes); err != nil {
 			return dst, err
 		}
 	}

@@ -14,7 +14,11 @@ package sqlite
 // rows copied, sets *used to the bytes written, *need to the size of the
 // row left pending (0 if none), *last to the last copied row's position
 // (unchanged if none) and *rc to SQLite's last result code.
-static int tl_fill(sqlite3_stmt *st, int pending, unsigned char *buf, int cap, int *used, int *need, int64_t *last, int *rc) {
+//
+// Without hashes (st selects no hash column), each record is copied
+// without its two hashes (its last 64 bytes), and one too short to hold
+// them as an empty record, which does not decode.
+static int tl_fill(sqlite3_stmt *st, int hashes, int pending, unsigned char *buf, int cap, int *used, int *need, int64_t *last, int *rc) {
 	int n = 0, off = 0;
 	int r = pending ? TL_ROW : sqlite3_step(st);
 	*need = 0;
@@ -22,6 +26,9 @@ static int tl_fill(sqlite3_stmt *st, int pending, unsigned char *buf, int cap, i
 		int64_t pos = sqlite3_column_int64(st, 0);
 		const void *p = sqlite3_column_blob(st, 1);
 		int32_t len = sqlite3_column_bytes(st, 1);
+		if (!hashes) {
+			len = len > 64 ? len - 64 : 0;
+		}
 		if (off + 12 + len > cap) {
 			*need = 12 + len;
 			break;
@@ -31,7 +38,7 @@ static int tl_fill(sqlite3_stmt *st, int pending, unsigned char *buf, int cap, i
 		if (len > 0) {
 			memcpy(buf + off + 12, p, len);
 		}
-		if (len >= 64) {
+		if (hashes && len >= 64) {
 			const void *h = sqlite3_column_blob(st, 2);
 			unsigned char *copy = buf + off + 12 + len - 32;
 			if (sqlite3_column_bytes(st, 2) != 32 || h == NULL || memcmp(h, copy, 32) != 0) {
@@ -67,6 +74,7 @@ import (
 type rowReader struct {
 	db       *C.sqlite3
 	byPos    *C.sqlite3_stmt // position >= ? ORDER BY position LIMIT ?
+	recsPos  *C.sqlite3_stmt // byPos without the hash column
 	byStream *C.sqlite3_stmt // stream = ? AND version >= ? ORDER BY version LIMIT ?
 	maxPos   *C.sqlite3_stmt // MAX(position)
 	buf      []byte
@@ -74,6 +82,7 @@ type rowReader struct {
 
 const (
 	readByPositionSQL = selectColumns + `WHERE position >= ?1 ORDER BY position LIMIT ?2`
+	recordsByPosSQL   = `SELECT position, record FROM events WHERE position >= ?1 ORDER BY position LIMIT ?2`
 	readByStreamSQL   = selectColumns + `WHERE stream = ?1 AND version >= ?2 ORDER BY version LIMIT ?3`
 )
 
@@ -84,6 +93,7 @@ func openRowReader(path string) (*rowReader, error) {
 	r := &rowReader{}
 	db, err := openConn(path, C.TL_OPEN_READWRITE, "PRAGMA query_only=1", map[string]**C.sqlite3_stmt{
 		readByPositionSQL:                  &r.byPos,
+		recordsByPosSQL:                    &r.recsPos,
 		readByStreamSQL:                    &r.byStream,
 		`SELECT MAX(position) FROM events`: &r.maxPos,
 	})
@@ -95,7 +105,7 @@ func openRowReader(path string) (*rowReader, error) {
 }
 
 func (r *rowReader) close() {
-	closeConn(r.db, r.byPos, r.byStream, r.maxPos)
+	closeConn(r.db, r.byPos, r.recsPos, r.byStream, r.maxPos)
 	*r = rowReader{}
 }
 
@@ -158,15 +168,15 @@ func (r *rowReader) readByStream(stream string, from int64, limit int, evs []dom
 func (r *rowReader) run(st *C.sqlite3_stmt, evs []domain.Event) ([]domain.Event, error) {
 	err := r.copyRows(st, func(b []byte, n int) error {
 		var err error
-		_, evs, err = decodeRows(b, n, evs)
+		_, evs, err = decodeRows(b, n, evs, true)
 		return err
 	})
 	return evs, err
 }
 
-// decodeRows decodes up to max rows of b (as tl_fill lays them out) onto
-// evs, and returns the rows left.
-func decodeRows(b []byte, max int, evs []domain.Event) ([]byte, []domain.Event, error) {
+// decodeRows decodes up to max rows of b (as tl_fill lays them out, with
+// or without hashes) onto evs, and returns the rows left.
+func decodeRows(b []byte, max int, evs []domain.Event, hashes bool) ([]byte, []domain.Event, error) {
 	for i := 0; i < max && len(b) > 0; i++ {
 		pos := binary.LittleEndian.Uint64(b)
 		size := binary.LittleEndian.Uint32(b[8:])
@@ -174,7 +184,11 @@ func decodeRows(b []byte, max int, evs []domain.Event) ([]byte, []domain.Event, 
 		b = b[12+size:]
 		evs = append(evs, domain.Event{}) // decoded in place, not copied in
 		e := &evs[len(evs)-1]
-		if err := decodeRecord(rec, e); err != nil {
+		decode := decodeRecord
+		if !hashes {
+			decode = decodeRecordBody
+		}
+		if err := decode(rec, e); err != nil {
 			return b, evs[:len(evs)-1], domain.Errorf(domain.EINTERNAL, "event log is corrupt at position %d: %v", pos, err)
 		}
 		e.Position = pos
@@ -186,11 +200,16 @@ func decodeRows(b []byte, max int, evs []domain.Event) ([]byte, []domain.Event, 
 // undecoded (decodeRows reads them), and returns them with their number and
 // the last one's position. SQLite's rows are copied straight into dst
 // (grown as need be), not through the reader's buffer: a replay copies each
-// row out of SQLite once.
-func (r *rowReader) copyByPosition(from uint64, limit int, dst []byte) (rows []byte, n int, last uint64, err error) {
-	C.sqlite3_bind_int64(r.byPos, 1, C.longlong(from))
-	C.sqlite3_bind_int64(r.byPos, 2, C.longlong(limit))
-	defer C.sqlite3_reset(r.byPos)
+// row out of SQLite once. Without hashes, the records come without theirs
+// (and the hash column is not read).
+func (r *rowReader) copyByPosition(from uint64, limit int, dst []byte, hashes bool) (rows []byte, n int, last uint64, err error) {
+	st, withHashes := r.byPos, C.int(1)
+	if !hashes {
+		st, withHashes = r.recsPos, 0
+	}
+	C.sqlite3_bind_int64(st, 1, C.longlong(from))
+	C.sqlite3_bind_int64(st, 2, C.longlong(limit))
+	defer C.sqlite3_reset(st)
 	if cap(dst)-len(dst) < rowBufferSize/4 {
 		dst = slices.Grow(dst, rowBufferSize)
 	}
@@ -199,7 +218,7 @@ func (r *rowReader) copyByPosition(from uint64, limit int, dst []byte) (rows []b
 	for {
 		var used, need, rc C.int
 		spare := dst[len(dst):cap(dst)]
-		k := C.tl_fill(r.byPos, pending, (*C.uchar)(unsafe.Pointer(unsafe.SliceData(spare))), C.int(len(spare)), &used, &need, &lastPos, &rc)
+		k := C.tl_fill(st, withHashes, pending, (*C.uchar)(unsafe.Pointer(unsafe.SliceData(spare))), C.int(len(spare)), &used, &need, &lastPos, &rc)
 		dst, n = dst[:len(dst)+int(used)], n+int(k)
 		switch {
 		case rc == C.TL_DONE:
@@ -226,7 +245,7 @@ func (r *rowReader) copyRows(st *C.sqlite3_stmt, use func(b []byte, n int) error
 	for {
 		var used, need, rc C.int
 		var last C.int64_t
-		n := C.tl_fill(st, pending, (*C.uchar)(unsafe.Pointer(&r.buf[0])), C.int(len(r.buf)), &used, &need, &last, &rc)
+		n := C.tl_fill(st, 1, pending, (*C.uchar)(unsafe.Pointer(&r.buf[0])), C.int(len(r.buf)), &used, &need, &last, &rc)
 		if err := use(r.buf[:used], int(n)); err != nil {
 			return err
 		}

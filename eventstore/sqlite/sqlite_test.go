@@ -3,9 +3,11 @@ package sqlite_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -241,5 +243,71 @@ func TestLargeEventReadBack(t *testing.T) {
 	defer it.Close()
 	if !it.Next() || it.Event().ID != big.ID {
 		t.Fatalf("ReadStream of the large event: %v", it.Err())
+	}
+}
+
+// ReadAllNoHashes gives exactly ReadAll's events but for their zero
+// hashes, over many small batches, an event larger than a reader's copy
+// buffer and a start past position 1; and it refuses a damaged record as
+// ReadAll does.
+func TestReadAllNoHashes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "events.db")
+	s := openStore(t, path)
+	ctx := context.Background()
+	big := domain.NewEvent(domain.SystemClock{}, "Big", map[string]string{"blob": strings.Repeat("x", 3<<20)})
+	for i := 0; i < 40; i++ {
+		e := storetest.Event("Small", i)
+		if i == 17 {
+			e = big
+		}
+		if _, err := s.Append(ctx, fmt.Sprintf("s-%d", i%3), domain.Any, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.ReadBatchSize = 5
+	for _, from := range []uint64{0, 1, 7, 40, 41} {
+		want := storetest.ReadAll(t, s.ReadAll(ctx, from, 0))
+		got := storetest.ReadAll(t, s.ReadAllNoHashes(ctx, from))
+		if len(got) != len(want) {
+			t.Fatalf("from %d: %d events, want %d", from, len(got), len(want))
+		}
+		for i := range want {
+			if want[i].Hash == (domain.Hash{}) {
+				t.Fatalf("from %d: ReadAll's event %d has no hash", from, i)
+			}
+			want[i].Hash, want[i].PrevHash = domain.Hash{}, domain.Hash{}
+			if !reflect.DeepEqual(got[i], want[i]) {
+				t.Fatalf("from %d, event %d: %+v, want %+v", from, i, got[i], want[i])
+			}
+		}
+	}
+	s.Close()
+
+	for _, damaged := range []string{`x'01'`, `x'02' || zeroblob(100)`, `x'01' || zeroblob(64)`, `x'01' || zeroblob(70)`} {
+		copyPath := filepath.Join(t.TempDir(), "events.db")
+		copyFile(t, path, copyPath)
+		db, err := sql.Open("sqlite3", copyPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec(`UPDATE events SET record = ` + damaged + ` WHERE position = 9`); err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+		s := openStore(t, copyPath)
+		read := func(it domain.EventIterator) (int, error) {
+			defer it.Close()
+			n := 0
+			for it.Next() {
+				n++
+			}
+			return n, it.Err()
+		}
+		n, err := read(s.ReadAll(ctx, 0, 0))
+		nh, errh := read(s.ReadAllNoHashes(ctx, 0))
+		if domain.ErrorCode(err) != domain.EINTERNAL || domain.ErrorCode(errh) != domain.EINTERNAL || n != nh || n > 8 {
+			t.Errorf("record %s: ReadAll read %d events, then %v; ReadAllNoHashes %d, then %v; want the same, and the log is corrupt", damaged, n, err, nh, errh)
+		}
+		s.Close()
 	}
 }
