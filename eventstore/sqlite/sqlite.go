@@ -226,6 +226,7 @@ func (req *appendRequest) seal(head streamHead) {
 			req.stamped, req.records = req.oneStamp[:], req.oneRecord[:0]
 		} else {
 			req.stamped = make([]int64, len(req.events))
+			req.records = make([][]byte, 0, len(req.events))
 		}
 		for i := range req.events {
 			req.stamped[i] = req.events[i].Time

@@ -182,6 +182,15 @@ func (w *writerConn) Insert(events []domain.Event, records [][]byte) error {
 	if len(events) == 0 {
 		return nil
 	}
+	// Sized once: a batch of an import is tens of megabytes, which
+	// append's doubling would copy and fault in twice over.
+	need := 0
+	for i := range events {
+		need += 16 + 4 + len(events[i].Stream) + 4 + max(16, len(events[i].ID)) + 32 + 4 + len(records[i])
+	}
+	if cap(w.buf) < need {
+		w.buf = make([]byte, 0, need)
+	}
 	b := w.buf[:0]
 	for i := range events {
 		e := &events[i]
