@@ -77,13 +77,15 @@ func (r *Reader) Version() uint64 {
 // allTime returns the overview's data over all time in loc (with each
 // pair's pnl in periods, and strategies when withStrategies), or ok false
 // when pnl_overview cannot answer: rows of an older schema, or a zone
-// offset it does not hold.
+// offset it does not hold. With window ([from, to] in ms, not zero) it
+// reads only the days in it (those of the periods, for an overview over a
+// date range, whose own days and aggregates come from the buckets).
 //
 // One query: the pairs, their strategies and the daily blocks of the
 // fills' span of the previous call (widened by a week each way, so that a
 // live log keeps it for days); the blocks are read again only when the
 // pairs show fills outside it.
-func (r *Reader) allTime(ctx context.Context, loc *time.Location, periods [][2]int64, withStrategies bool) (*overviewData, bool, error) {
+func (r *Reader) allTime(ctx context.Context, loc *time.Location, periods [][2]int64, withStrategies bool, window [2]int64) (*overviewData, bool, error) {
 	if !r.upgraded.Load() {
 		_, ver, err := r.stored(ctx)
 		if err != nil {
@@ -99,7 +101,7 @@ func (r *Reader) allTime(ctx context.Context, loc *time.Location, periods [][2]i
 	r.spanMu.Unlock()
 	var plan *zonePlan
 	if span != [2]int64{} {
-		p, ok := planZone(loc, span[0], span[1])
+		p, ok := planWindow(loc, span, window)
 		if !ok {
 			return nil, false, nil
 		}
@@ -123,7 +125,7 @@ func (r *Reader) allTime(ctx context.Context, loc *time.Location, periods [][2]i
 		r.spanMu.Lock()
 		r.span = span
 		r.spanMu.Unlock()
-		p, ok := planZone(loc, span[0], span[1])
+		p, ok := planWindow(loc, span, window)
 		if !ok {
 			return nil, false, nil
 		}
@@ -135,6 +137,18 @@ func (r *Reader) allTime(ctx context.Context, loc *time.Location, periods [][2]i
 	d.days = days
 	d.per = periodsOf(days, periods, loc)
 	return &d, true, nil
+}
+
+// planWindow plans the local days of loc over span (ms), cut to window
+// unless it is zero.
+func planWindow(loc *time.Location, span, window [2]int64) (zonePlan, bool) {
+	if window != [2]int64{} {
+		span = [2]int64{max(span[0], window[0]), min(span[1], window[1])}
+		if span[0] > span[1] {
+			return zonePlan{}, true // no day to read
+		}
+	}
+	return planZone(loc, span[0], span[1])
 }
 
 // readOverview reads pnl_overview in one query: with pairs, the pair and

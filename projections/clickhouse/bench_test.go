@@ -63,7 +63,8 @@ func bigLog(tb testing.TB, store domain.EventStore, n int) {
 // ClickHouse and reports the export throughput, then pnl/overview (All,
 // Europe/Amsterdam) answered by the in-memory Ledger and by the ClickHouse
 // Reader: p50 and p99 of 300 requests one after the other, and requests/s
-// with 4 clients. Every ClickHouse request is computed (ch-*); the HTTP
+// with 4 clients; and the same over the log's last 30 days (ch-30d-*, 100
+// requests). Every ClickHouse request is computed (ch-*); the HTTP
 // server caches encoded overviews by Reader.Version (the sink's
 // checkpoint), whose cost alone is ver-p50/ver-p99, the cost of a
 // request answered from that cache.
@@ -187,6 +188,24 @@ func benchOverview(b *testing.B, n int) latency {
 	b.ReportMetric(float64(c.p50.Microseconds())/1000, "ch-p50-ms"+suffix)
 	b.ReportMetric(float64(c.p99.Microseconds())/1000, "ch-p99-ms"+suffix)
 	b.ReportMetric(c.rps, "ch-req/s"+suffix)
+	// A dashboard's date range: the log's last 30 days (aggregates and days
+	// from the buckets; pairs, strategies and period figures as over all
+	// time).
+	end := time.Date(2023, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(n) * time.Minute)
+	qr := q
+	qr.From, qr.To = end.Add(-30*24*time.Hour).UnixMilli(), end.UnixMilli()
+	mr, err := mem.Overview(qr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cro, err := r.Overview(qr)
+	if mb, cb := mustJSON(b, mr, nil), mustJSON(b, cro, err); mb != cb || len(mr.DailyHistory) < 29 {
+		b.Fatalf("30-day overviews differ or too few days:\nmemory     %.2000s\nclickhouse %.2000s", mb, cb)
+	}
+	cr := measure(b, 100, func() error { _, err := r.Overview(qr); return err })
+	b.Logf("pnl/overview (last 30 days, Europe/Amsterdam): clickhouse p50 %s p99 %s %.0f req/s", cr.p50, cr.p99, cr.rps)
+	b.ReportMetric(float64(cr.p50.Microseconds())/1000, "ch-30d-p50-ms"+suffix)
+	b.ReportMetric(float64(cr.p99.Microseconds())/1000, "ch-30d-p99-ms"+suffix)
 	if v, ok := any(r).(interface{ Version() uint64 }); ok {
 		w := measure(b, 300, func() error { v.Version(); return nil })
 		b.Logf("Reader.Version (an overview from the HTTP cache): p50 %s p99 %s %.0f req/s", w.p50, w.p99, w.rps)

@@ -2,6 +2,7 @@ package clickhouse
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -138,12 +139,13 @@ const (
 )
 
 // slotCond is the SQL condition "the bucket starts in [from, to)" (unix
-// seconds), as the Ledger selects buckets.
+// seconds), as the Ledger selects buckets: on slot itself (slot·900 ≥ from
+// ⇔ slot ≥ ⌈from/900⌉), so that ClickHouse can use the sort key.
 func slotCond(from, to int64) string {
 	if from <= minTime && to >= maxTime {
 		return "1"
 	}
-	return fmt.Sprintf("slot * 900 >= %d AND slot * 900 < %d", from, to)
+	return fmt.Sprintf("slot >= %d AND slot < %d", -floorDiv(-from, bucketSecs), -floorDiv(-to, bucketSecs))
 }
 
 // rangeSeconds is the Ledger's conversion of a [from, to) range in ms (0:
@@ -226,6 +228,71 @@ GROUP BY exchange, pair`
 		return nil, err
 	}
 	return scanAggs(rows)
+}
+
+// rangeAggs returns each pair's aggregate over the buckets starting in
+// [from, to) and, with loc, its days (local date of the bucket's start):
+// the bucket rows are read without FINAL (a row written twice counts once:
+// the latest position) and merged here by domain.PnlAgg.Merge, the
+// Ledger's own rule. On 18.16 this costs a third of FINAL with the
+// aggregate functions in SQL, whose If and tuple combinators dominate.
+func (r *Reader) rangeAggs(ctx context.Context, from, to int64, loc *time.Location) (map[string]*agg, map[string]map[string]*dayAgg, error) {
+	rows, err := r.conn.Query(ctx, `SELECT exchange, pair, slot, position, trades, buys, sells, wins, losses, evens,
+ u_buys, u_sells, u_wins, u_losses, pnl_e8, profit_e8, loss_e8, fees_e8, cp_wins_e8, cp_losses_e8,
+ buy_value_e8, sell_value_e8, volume_e8, unmatched_value_e8, invested_e8, hero_e8, hero_ms, fuckup_e8, fuckup_ms, first_ms, last_ms
+FROM `+r.db+`.pnl_buckets WHERE method = ? AND `+slotCond(from, to), r.Method.String())
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	type bucket struct {
+		a   agg
+		pos uint64
+	}
+	latest := map[bucketKey]*bucket{}
+	for rows.Next() {
+		var k bucketKey
+		var pos uint64
+		var v [aggCols]int64
+		if err := rows.Scan(&k.Exchange, &k.Pair, &k.Slot, &pos, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9],
+			&v[10], &v[11], &v[12], &v[13], &v[14], &v[15], &v[16], &v[17], &v[18], &v[19], &v[20],
+			&v[21], &v[22], &v[23], &v[24], &v[25], &v[26]); err != nil {
+			return nil, nil, err
+		}
+		if b := latest[k]; b == nil || pos > b.pos {
+			latest[k] = &bucket{*aggOf(v[:]), pos}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, err
+	}
+	aggs := map[string]*agg{}
+	var days map[string]map[string]*dayAgg
+	if loc != nil {
+		days = map[string]map[string]*dayAgg{}
+	}
+	dates := map[int]string{}
+	for k, b := range latest {
+		key := domain.PairKey(k.Exchange, k.Pair)
+		a := aggs[key]
+		if a == nil {
+			a = &agg{}
+			aggs[key] = a
+		}
+		a.Merge(&b.a)
+		if days == nil || b.a.Trades == 0 {
+			continue
+		}
+		y, m, d := time.Unix(k.Slot*bucketSecs, 0).In(loc).Date()
+		ymd := y*10000 + int(m)*100 + d
+		date, ok := dates[ymd]
+		if !ok {
+			date = fmt.Sprintf("%04d-%02d-%02d", y, m, d)
+			dates[ymd] = date
+		}
+		addDay(days, key, date, []int64{b.a.Trades, b.a.Volume.Units(), b.a.Pnl.Units(), b.a.Unmatched.Units(), b.a.Invested.Units()})
+	}
+	return aggs, days, nil
 }
 
 type dayAgg struct {
@@ -345,8 +412,9 @@ type overviewData struct {
 func (r *Reader) overview(q domain.OverviewQuery) (*domain.Overview, error) {
 	ctx, cancel := r.ctx()
 	defer cancel()
+	periods := overviewPeriods(q.Now, q.Loc)
 	if q.From == 0 && q.To == 0 {
-		d, ok, err := r.allTime(ctx, q.Loc, overviewPeriods(q.Now, q.Loc), true)
+		d, ok, err := r.allTime(ctx, q.Loc, periods, true, [2]int64{})
 		if err != nil {
 			return nil, r.unavailable("overview", err)
 		}
@@ -355,32 +423,50 @@ func (r *Reader) overview(q domain.OverviewQuery) (*domain.Overview, error) {
 		}
 	}
 	from, to := rangeSeconds(q.From, q.To)
-	periods := overviewPeriods(q.Now, q.Loc)
 
-	// The five queries are independent: run them at once.
+	// The range's aggregates and days come from the buckets (one read,
+	// merged here); the pairs,
+	// strategies and period figures from pnl_overview when the zone's
+	// offsets are whole hours (the periods are whole local days), else
+	// from the buckets too. The queries are independent: run them at once.
 	var (
-		wg                 sync.WaitGroup
-		byKey              map[string]*pairInfo
-		list               []*pairInfo
-		aggs               map[string]*agg
-		days               map[string]map[string]*dayAgg
-		per                map[string][6]int64
-		strat              map[string]string
-		e1, e2, e3, e4, e5 error
+		wg   sync.WaitGroup
+		aggs map[string]*agg
+		days map[string]map[string]*dayAgg
+		e1   error
 	)
-	wg.Add(5)
-	go func() { defer wg.Done(); byKey, list, e1 = r.pairs(ctx) }()
-	go func() { defer wg.Done(); aggs, e2 = r.aggs(ctx, from, to, "") }()
-	go func() { defer wg.Done(); days, e3 = r.days(ctx, from, to, q.Loc) }()
-	go func() { defer wg.Done(); per, e4 = r.periods(ctx, periods) }()
-	go func() { defer wg.Done(); strat, e5 = r.strategies(ctx) }()
-	wg.Wait()
-	for _, err := range []error{e1, e2, e3, e4, e5} {
-		if err != nil {
-			return nil, r.unavailable("overview", err)
-		}
+	wg.Add(1)
+	go func() { defer wg.Done(); aggs, days, e1 = r.rangeAggs(ctx, from, to, q.Loc) }()
+	window := [2]int64{periods[0][0] * 1000, periods[0][1]*1000 - 1}
+	for _, p := range periods {
+		window = [2]int64{min(window[0], p[0]*1000), max(window[1], p[1]*1000-1)}
 	}
-	return assemble(q, &overviewData{byKey: byKey, list: list, aggs: aggs, days: days, per: per, strat: strat})
+	d, ok, e3 := r.allTime(ctx, q.Loc, periods, true, window)
+	if e3 == nil && !ok {
+		d, e3 = r.bucketPeriods(ctx, periods)
+	}
+	wg.Wait()
+	if err := errors.Join(e1, e3); err != nil {
+		return nil, r.unavailable("overview", err)
+	}
+	d.aggs, d.days = aggs, days
+	return assemble(q, d)
+}
+
+// bucketPeriods returns the pairs, strategies and period figures of an
+// overview from the pairs, strategies and bucket tables.
+func (r *Reader) bucketPeriods(ctx context.Context, periods [][2]int64) (*overviewData, error) {
+	var (
+		wg         sync.WaitGroup
+		d          overviewData
+		e1, e2, e3 error
+	)
+	wg.Add(3)
+	go func() { defer wg.Done(); d.byKey, d.list, e1 = r.pairs(ctx) }()
+	go func() { defer wg.Done(); d.per, e2 = r.periods(ctx, periods) }()
+	go func() { defer wg.Done(); d.strat, e3 = r.strategies(ctx) }()
+	wg.Wait()
+	return &d, errors.Join(e1, e2, e3)
 }
 
 // assemble makes the overview of q from d, as projections.Ledger does.
@@ -567,7 +653,7 @@ func (r *Reader) daily(q domain.DailyQuery) ([]domain.DayPnl, domain.Decimal, st
 	}
 	var perPair map[string]map[string]*dayAgg
 	if q.From == 0 && q.To == 0 {
-		d, ok, err := r.allTime(ctx, q.Loc, nil, false)
+		d, ok, err := r.allTime(ctx, q.Loc, nil, false, [2]int64{})
 		if err != nil {
 			return nil, 0, "", r.unavailable("daily", err)
 		}
@@ -613,7 +699,7 @@ func (r *Reader) sum(scope domain.PnlScope, fromMs, toMs int64) (domain.SumResul
 		return domain.SumResult{}, err
 	}
 	from, to := rangeSeconds(fromMs, toMs)
-	aggs, err := r.aggs(ctx, from, to, "")
+	aggs, _, err := r.rangeAggs(ctx, from, to, nil)
 	if err != nil {
 		return domain.SumResult{}, r.unavailable("sum", err)
 	}

@@ -578,6 +578,7 @@ type sinkRun struct {
 	st         *state
 	b          *batch
 	seen       uint64 // position of the last event read
+	flushes    int    // flushes that wrote rows
 }
 
 // add applies e to the state (and, past the checkpoint, its rows to the
@@ -612,6 +613,7 @@ func (r *sinkRun) flush(ctx context.Context) error {
 	if err := s.retry(ctx, "flush", func(ctx context.Context) error { return s.flush(ctx, r.b, r.seen) }); err != nil {
 		return err
 	}
+	r.flushes++
 	r.stats.Rows += int64(n)
 	r.stats.Fills += int64(len(r.b.fills))
 	r.b.reset()
@@ -641,7 +643,31 @@ func (r *sinkRun) end(ctx context.Context, export bool, readErr <-chan error) er
 	if !export {
 		return errors.New("log subscription ended")
 	}
-	return r.flush(ctx)
+	if err := r.flush(ctx); err != nil {
+		return err
+	}
+	if r.flushes > 1 {
+		r.s.compact(ctx)
+	}
+	return nil
+}
+
+// compact merges pnl_overview's parts into one after an export: each flush
+// of a backfill inserts a part, and until ClickHouse's background merges
+// catch up every overview reads each of them (FINAL merges them per query:
+// after 2M orders, 120 parts). The table is small (rows per pair and
+// month), so the merge is quick. Best effort: a failure only leaves the
+// parts to the background merges.
+func (s *Sink) compact(ctx context.Context) {
+	s.mu.Lock()
+	conn := s.conn
+	s.mu.Unlock()
+	if conn == nil {
+		return
+	}
+	if err := conn.Exec(ctx, "OPTIMIZE TABLE "+s.db+".pnl_overview FINAL"); err != nil {
+		s.Logger.Warn("clickhouse: could not merge pnl_overview's parts after the export", zap.Error(err))
+	}
 }
 
 // flush writes b's rows, then the checkpoint pos. Each table's rows go in
