@@ -117,7 +117,7 @@ CREATE TABLE IF NOT EXISTS tradeledger.pnl_overview (
     n             Int64,
     exchange      String,
     pair          String,
-    v             Array(Int64),
+    v             String,
     s             String,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)

@@ -183,18 +183,21 @@ func (r *Reader) readOverview(ctx context.Context, d *overviewData, days map[str
 	}
 	var list []listed
 	var dates dateCache
+	var buf []int64
 	for rows.Next() {
 		var (
 			kind           uint8
 			shift          int32
 			n              int64
 			ex, pair, strg string
-			v              []int64
+			packed         string
 			pos            uint64
 		)
-		if err := rows.Scan(&kind, &shift, &n, &ex, &pair, &v, &strg, &pos); err != nil {
+		if err := rows.Scan(&kind, &shift, &n, &ex, &pair, &packed, &strg, &pos); err != nil {
 			return err
 		}
+		v := unpackInts(buf, packed)
+		buf = v
 		key := domain.PairKey(ex, pair)
 		switch kind {
 		case kindPair:

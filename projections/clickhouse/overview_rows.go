@@ -1,5 +1,7 @@
 package clickhouse
 
+import "encoding/binary"
+
 // pnl_overview holds, in one table, what an overview over all time reads:
 // per pair its aggregate and inventory (kindPair), its strategy
 // (kindStrategy), and its daily figures in blocks: dayBlock local days
@@ -82,4 +84,27 @@ func (k blockKey) row() overviewRow {
 		}
 	}
 	return r
+}
+
+// packInts encodes v as pnl_overview's v column: little-endian Int64s.
+func packInts(v []int64) string {
+	b := make([]byte, 8*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint64(b[8*i:], uint64(x))
+	}
+	return string(b)
+}
+
+// unpackInts decodes a v column into dst (reused), or returns nil when its
+// length is not a whole number of Int64s.
+func unpackInts(dst []int64, s string) []int64 {
+	if len(s)%8 != 0 {
+		return nil
+	}
+	dst = dst[:0]
+	for i := 0; i+8 <= len(s); i += 8 {
+		dst = append(dst, int64(uint64(s[i])|uint64(s[i+1])<<8|uint64(s[i+2])<<16|uint64(s[i+3])<<24|
+			uint64(s[i+4])<<32|uint64(s[i+5])<<40|uint64(s[i+6])<<48|uint64(s[i+7])<<56))
+	}
+	return dst
 }

@@ -145,6 +145,10 @@ ORDER BY (method, exchange, pair, slot)`,
 		// shift) / 86400 s)), so that a zone's days are a key range; kind 2,
 		// 24 UTC hours from hour n·24, for the days when a zone's offset
 		// changes. v holds 5 figures per day or hour, zero without fills.
+		// v is the figures as little-endian Int64s, 8 bytes each (figure
+		// i: reinterpretAsInt64(substring(v, 8 * i + 1, 8))): an Array
+		// would cost the Go client a reflective step per element, most of
+		// an overview's time over years of days.
 		`CREATE TABLE IF NOT EXISTS {db}.pnl_overview (
     method        String,
     kind          UInt8,
@@ -152,7 +156,7 @@ ORDER BY (method, exchange, pair, slot)`,
     n             Int64,
     exchange      String,
     pair          String,
-    v             Array(Int64),
+    v             String,
     s             String,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)

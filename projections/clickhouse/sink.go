@@ -745,7 +745,7 @@ func (b *batch) tables(method string) []tableRows {
 		{"pnl_overview (method, kind, shift, n, exchange, pair, v, s, position)",
 			len(b.ov), func(bt driver.Batch) error {
 				return appendRows(slices.Values(b.ov), func(r overviewRow) error {
-					return bt.Append(method, r.kind, r.shift, r.n, r.exchange, r.pair, r.v, r.s, r.position)
+					return bt.Append(method, r.kind, r.shift, r.n, r.exchange, r.pair, packInts(r.v), r.s, r.position)
 				})
 			}},
 		{"order_pnl (method, exchange, pair, order_id, first_close_ms, pnl_e8, position)",
