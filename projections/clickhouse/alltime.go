@@ -155,6 +155,39 @@ func planWindow(loc *time.Location, span, window [2]int64) (zonePlan, bool) {
 // strategy rows into d; with plan, the day and hour blocks it selects into
 // days (per pair and local date, days with fills only).
 func (r *Reader) readOverview(ctx context.Context, d *overviewData, days map[string]map[string]*dayAgg, loc *time.Location, plan *zonePlan, pairs bool) error {
+	cond := overviewConds(plan, pairs)
+	if len(cond) == 0 {
+		return nil
+	}
+	rows, err := r.conn.Query(ctx, "SELECT kind, shift, n, exchange, pair, v, s, position FROM "+r.db+
+		".pnl_overview FINAL WHERE method = ? AND ("+strings.Join(cond, " OR ")+")", r.Method.String())
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	sc := overviewScan{d: d, days: days, loc: loc, plan: plan}
+	var buf []int64
+	for rows.Next() {
+		var row overviewRow
+		var packed string
+		if err := rows.Scan(&row.kind, &row.shift, &row.n, &row.exchange, &row.pair, &packed, &row.s, &row.position); err != nil {
+			return err
+		}
+		row.v = unpackInts(buf, packed)
+		buf = row.v
+		sc.add(&row)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	sc.finish()
+	return nil
+}
+
+// overviewConds returns the OR-ed conditions selecting the pnl_overview
+// rows readOverview needs: the pair and strategy rows with pairs, and
+// plan's day and hour blocks.
+func overviewConds(plan *zonePlan, pairs bool) []string {
 	var cond []string
 	if pairs {
 		cond = append(cond, "kind IN (0, 3)")
@@ -168,86 +201,88 @@ func (r *Reader) readOverview(ctx context.Context, d *overviewData, days map[str
 			cond = append(cond, fmt.Sprintf("(kind = 2 AND n >= %d AND n <= %d)", floorDiv(h[0], hourBlock), floorDiv(h[1]-1, hourBlock)))
 		}
 	}
-	if len(cond) == 0 {
-		return nil
-	}
-	rows, err := r.conn.Query(ctx, "SELECT kind, shift, n, exchange, pair, v, s, position FROM "+r.db+
-		".pnl_overview FINAL WHERE method = ? AND ("+strings.Join(cond, " OR ")+")", r.Method.String())
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	type listed struct {
-		p   *pairInfo
-		pos uint64
-	}
-	var list []listed
-	var dates dateCache
-	var buf []int64
-	for rows.Next() {
-		var (
-			kind           uint8
-			shift          int32
-			n              int64
-			ex, pair, strg string
-			packed         string
-			pos            uint64
-		)
-		if err := rows.Scan(&kind, &shift, &n, &ex, &pair, &packed, &strg, &pos); err != nil {
-			return err
+	return cond
+}
+
+// overviewScan gathers readOverview's rows: pair and strategy rows into d
+// (when not nil), the day and hour blocks plan selects into days.
+type overviewScan struct {
+	d     *overviewData
+	days  map[string]map[string]*dayAgg
+	loc   *time.Location
+	plan  *zonePlan
+	list  []listedPair
+	dates dateCache
+}
+
+// listedPair is a pair row and its position, by which d.list is ordered.
+type listedPair struct {
+	p   *pairInfo
+	pos uint64
+}
+
+// add takes in one row (its v is valid until the next); a row of a kind the scan was not asked for, or of
+// an unexpected width, is skipped.
+func (sc *overviewScan) add(row *overviewRow) {
+	key, v := domain.PairKey(row.exchange, row.pair), row.v
+	switch row.kind {
+	case kindPair:
+		if sc.d == nil || len(v) != pairCols {
+			return
 		}
-		v := unpackInts(buf, packed)
-		buf = v
-		key := domain.PairKey(ex, pair)
-		switch kind {
-		case kindPair:
-			if d == nil || len(v) != pairCols {
-				continue
-			}
-			p := &pairInfo{key: key, exchange: ex, pair: pair}
-			p.quote, p.base, _ = domain.SplitPair(pair)
-			p.lotsQty, p.lotsCost, p.last, p.balance = domain.Decimal(v[aggCols]), domain.Decimal(v[aggCols+1]),
-				domain.Decimal(v[aggCols+2]), domain.Decimal(v[aggCols+3])
-			d.byKey[key] = p
-			list = append(list, listed{p, pos})
-			d.aggs[key] = aggOf(v)
-		case kindStrategy:
-			if d != nil && strg != "" {
-				d.strat[key] = strg
-			}
-		case kindLocalDay:
-			if plan == nil || len(v) != dayBlock*dayCols {
-				continue
-			}
-			for j := int64(0); j < dayBlock; j++ {
-				day := n*dayBlock + j
-				if f := v[j*dayCols:]; f[0] != 0 && plan.hasDay(shift, day) {
-					addDay(days, key, dates.day(day), f)
-				}
-			}
-		case kindHour:
-			if plan == nil || len(v) != hourBlock*dayCols {
-				continue
-			}
-			for j := int64(0); j < hourBlock; j++ {
-				h := n*hourBlock + j
-				if f := v[j*dayCols:]; f[0] != 0 && plan.hasHour(h) {
-					addDay(days, key, time.Unix(h*3600, 0).In(loc).Format(time.DateOnly), f)
-				}
-			}
+		p := &pairInfo{key: key, exchange: row.exchange, pair: row.pair}
+		p.quote, p.base, _ = domain.SplitPair(row.pair)
+		p.lotsQty, p.lotsCost, p.last, p.balance = domain.Decimal(v[aggCols]), domain.Decimal(v[aggCols+1]),
+			domain.Decimal(v[aggCols+2]), domain.Decimal(v[aggCols+3])
+		sc.d.byKey[key] = p
+		sc.list = append(sc.list, listedPair{p, row.position})
+		sc.d.aggs[key] = aggOf(v)
+	case kindStrategy:
+		if sc.d != nil && row.s != "" {
+			sc.d.strat[key] = row.s
+		}
+	case kindLocalDay:
+		if sc.plan != nil && len(v) == dayBlock*dayCols {
+			sc.addLocalDays(key, row)
+		}
+	case kindHour:
+		if sc.plan != nil && len(v) == hourBlock*dayCols {
+			sc.addHours(key, row)
 		}
 	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	if d != nil {
-		sort.Slice(list, func(i, j int) bool { return list[i].pos < list[j].pos })
-		d.list = make([]*pairInfo, len(list))
-		for i, l := range list {
-			d.list[i] = l.p
+}
+
+// addLocalDays adds a kindLocalDay block's days that the plan selects.
+func (sc *overviewScan) addLocalDays(key string, row *overviewRow) {
+	for j := int64(0); j < dayBlock; j++ {
+		day := row.n*dayBlock + j
+		if f := row.v[j*dayCols:]; f[0] != 0 && sc.plan.hasDay(row.shift, day) {
+			addDay(sc.days, key, sc.dates.day(day), f)
 		}
 	}
-	return nil
+}
+
+// addHours adds a kindHour block's hours that the plan selects, each to
+// its local date.
+func (sc *overviewScan) addHours(key string, row *overviewRow) {
+	for j := int64(0); j < hourBlock; j++ {
+		h := row.n*hourBlock + j
+		if f := row.v[j*dayCols:]; f[0] != 0 && sc.plan.hasHour(h) {
+			addDay(sc.days, key, time.Unix(h*3600, 0).In(sc.loc).Format(time.DateOnly), f)
+		}
+	}
+}
+
+// finish lists d's pairs in the order of their rows' positions.
+func (sc *overviewScan) finish() {
+	if sc.d == nil {
+		return
+	}
+	sort.Slice(sc.list, func(i, j int) bool { return sc.list[i].pos < sc.list[j].pos })
+	sc.d.list = make([]*pairInfo, len(sc.list))
+	for i, l := range sc.list {
+		sc.d.list[i] = l.p
+	}
 }
 
 // aggOf reads a pair row's aggregate (bucketRow.values' order).
