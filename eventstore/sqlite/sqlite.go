@@ -172,6 +172,11 @@ func (s *Store) Close() error {
 	s.mu.Unlock()
 	if s.stopCheck != nil {
 		s.stopCheck()
+		// Wait for a check under way, interrupted just now, to close its
+		// connection: nothing touches the file's directory once Close has
+		// returned (a check that starts later finds checkCtx cancelled).
+		s.integrity.mu.Lock()
+		s.integrity.mu.Unlock()
 	}
 	if s.closing != nil {
 		close(s.closing)
@@ -425,8 +430,9 @@ func (s *Store) drain(batch []*appendRequest) []*appendRequest {
 // writer runs it before its first transaction: a damaged file is never
 // written to, and every append fails with the check's EINTERNAL error
 // instead. A service calls it in the background once it is ready, so that
-// its first write need not wait. Close interrupts it (the result is then
-// EUNAVAILABLE). Reads are not held back: a damaged table page fails the
+// its first write need not wait. Close interrupts it and returns once it
+// has ended (the result is then EUNAVAILABLE); called after Close, it opens
+// nothing and is EUNAVAILABLE. Reads are not held back: a damaged table page fails the
 // read that meets it ("event log is corrupt").
 func (s *Store) CheckIntegrity() error {
 	c := &s.integrity
@@ -434,6 +440,9 @@ func (s *Store) CheckIntegrity() error {
 	defer c.mu.Unlock()
 	if c.done {
 		return c.err
+	}
+	if s.checkCtx.Err() != nil { // closed: open no connection to the file
+		return domain.Errorf(domain.EUNAVAILABLE, "event store is closed")
 	}
 	check, err := s.checkFile(s.Path, s.checkCtx.Done())
 	switch {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/tradeledger/tradeledger/domain"
@@ -84,5 +85,46 @@ func TestWriteErrSyncAndIntegrity(t *testing.T) {
 	}
 	if err := s.WriteErr(); err == nil || !strings.Contains(err.Error(), "integrity") {
 		t.Fatalf("WriteErr after a failed integrity check = %v", err)
+	}
+}
+
+// Close interrupts an integrity check under way and returns only once it
+// has ended, and a check asked for after Close opens nothing: no
+// connection touches the data directory after Close (a serve closing
+// while its background check starts left files behind its temp dir).
+func TestCloseEndsIntegrityCheck(t *testing.T) {
+	s := NewStore(filepath.Join(t.TempDir(), "events.db"))
+	if err := s.Open(); err != nil {
+		t.Fatal(err)
+	}
+	started, ended := make(chan struct{}), make(chan struct{})
+	var calls atomic.Int32
+	s.checkFile = func(_ string, interrupt <-chan struct{}) (string, error) {
+		if calls.Add(1) == 1 {
+			close(started)
+			<-interrupt
+			close(ended)
+		}
+		return "", errors.New("interrupted")
+	}
+	result := make(chan error, 1)
+	go func() { result <- s.CheckIntegrity() }()
+	<-started
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ended:
+	default:
+		t.Fatal("Close returned while the integrity check was still running")
+	}
+	if err := <-result; domain.ErrorCode(err) != domain.EUNAVAILABLE {
+		t.Fatalf("check interrupted by Close = %v, want EUNAVAILABLE", err)
+	}
+	if err := s.CheckIntegrity(); domain.ErrorCode(err) != domain.EUNAVAILABLE {
+		t.Fatalf("check after Close = %v, want EUNAVAILABLE", err)
+	}
+	if n := calls.Load(); n != 1 {
+		t.Fatalf("the file was checked %d times; a check after Close must not open it", n)
 	}
 }
