@@ -122,11 +122,14 @@ func (s *idSet) add(id int64) {
 	// The slice grows over words near its end (at most doubling it, so
 	// that one far id does not make it large); farther ones go to the map.
 	if w >= 0 && w < 2*int64(len(s.dense))+1024 {
-		s.dense = append(s.dense, make([]uint64, int(w)+1-len(s.dense))...)
-		for k, v := range s.sparse { // words the slice now covers move into it
-			if k >= 0 && k < int64(len(s.dense)) {
-				s.dense[k] |= v
-				delete(s.sparse, k)
+		old := len(s.dense)
+		s.dense = append(s.dense, make([]uint64, int(w)+1-old)...)
+		if len(s.sparse) > 0 { // words the slice now covers move into it
+			for k := int64(old); k < int64(len(s.dense)); k++ {
+				if v, ok := s.sparse[k]; ok {
+					s.dense[k] |= v
+					delete(s.sparse, k)
+				}
 			}
 		}
 		s.dense[w] |= bit
