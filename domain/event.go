@@ -330,6 +330,18 @@ type EventStore interface {
 // events with compact data ("{}" when empty); the caller's slice is left
 // untouched. Every store calls it first; a violation is EINVALID.
 func PrepareAppend(stream string, expected ExpectedVersion, events []Event) ([]Event, error) {
+	return PrepareAppendTo(nil, stream, expected, events)
+}
+
+// smallAppend is the most events an append checks for a repeated id by
+// comparing every pair, without a map.
+const smallAppend = 8
+
+// PrepareAppendTo is PrepareAppend, the copies appended to dst (whose
+// backing array a store may keep per request, so that the common one-event
+// append allocates nothing here). A violation returns nil and the
+// EINVALID error.
+func PrepareAppendTo(dst []Event, stream string, expected ExpectedVersion, events []Event) ([]Event, error) {
 	if stream == "" {
 		return nil, Errorf(EINVALID, "append: empty stream name")
 	}
@@ -339,17 +351,34 @@ func PrepareAppend(stream string, expected ExpectedVersion, events []Event) ([]E
 	if expected < StreamExists {
 		return nil, Errorf(EINVALID, "append to %s: bad expected version %d", stream, expected)
 	}
-	out := make([]Event, len(events))
-	seen := make(map[string]bool, len(events))
+	if cap(dst) < len(events) {
+		dst = make([]Event, 0, len(events))
+	}
+	dst = dst[:0]
+	var seen map[string]bool // only for appends of more than smallAppend events
+	if len(events) > smallAppend {
+		seen = make(map[string]bool, len(events))
+	}
 	var buf bytes.Buffer
 	for i, e := range events {
 		if e.ID == "" || e.Type == "" {
 			return nil, Errorf(EINVALID, "append to %s: event %d has no id or type", stream, i)
 		}
-		if seen[e.ID] {
+		twice := false
+		if seen != nil {
+			twice = seen[e.ID]
+			seen[e.ID] = true
+		} else {
+			for j := range i {
+				if events[j].ID == e.ID {
+					twice = true
+					break
+				}
+			}
+		}
+		if twice {
 			return nil, Errorf(EINVALID, "append to %s: event id %s twice in one append", stream, e.ID)
 		}
-		seen[e.ID] = true
 		switch {
 		case len(e.Data) == 0:
 			e.Data = json.RawMessage("{}")
@@ -363,7 +392,7 @@ func PrepareAppend(stream string, expected ExpectedVersion, events []Event) ([]E
 				e.Data = bytes.Clone(buf.Bytes())
 			}
 		}
-		out[i] = e
+		dst = append(dst, e)
 	}
-	return out, nil
+	return dst, nil
 }

@@ -69,3 +69,100 @@ func TestActiveAppendsBalance(t *testing.T) {
 		t.Fatalf("%d appends counted as under way after Close", n)
 	}
 }
+
+// TestAppendsAnswerTheirOwn checks that every Append gets its own answer
+// while the store reuses requests and their channels: concurrent callers
+// mix appends that are written, retried (the original result), refused
+// (a conflict, invalid) and cancelled, and each result must be the one
+// its own append earns, positions as read back from the file.
+func TestAppendsAnswerTheirOwn(t *testing.T) {
+	s := openStore(t, filepath.Join(t.TempDir(), "events.db"))
+	clock := domain.SystemClock{}
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	ctx := context.Background()
+	const writers, rounds = 16, 40
+	results := make([][]domain.AppendResult, writers) // written appends, per writer
+	var wg sync.WaitGroup
+	for g := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			stream := fmt.Sprintf("s-%d", g)
+			version := int64(-1)
+			for i := range rounds {
+				e := domain.NewEvent(clock, "Tick", map[string]int{"g": g, "i": i})
+				switch i % 6 {
+				case 0, 1: // written, one or two events
+					evs := []domain.Event{e}
+					if i%6 == 1 {
+						evs = append(evs, domain.NewEvent(clock, "Tick", map[string]int{"g": g, "i": -i}))
+					}
+					res, err := s.Append(ctx, stream, domain.ExpectedVersion(version), evs...)
+					if version < 0 {
+						res, err = s.Append(ctx, stream, domain.NoStream, evs...) // a retry of the same ids
+					}
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if res.FirstVersion != version+1 || res.LastVersion != version+int64(len(evs)) {
+						t.Errorf("%s: append after version %d answered %+v", stream, version, res)
+						return
+					}
+					version = res.LastVersion
+					results[g] = append(results[g], res)
+					// A retry of the same events: the same answer.
+					if again, err := s.Append(ctx, stream, domain.ExpectedVersion(version-int64(len(evs))), evs...); err != nil || again != res {
+						t.Errorf("%s: retry answered %+v, %v; want %+v", stream, again, err, res)
+						return
+					}
+				case 2: // a conflict
+					if _, err := s.Append(ctx, stream, domain.ExpectedVersion(version+1), e); domain.ErrorCode(err) != domain.ECONFLICT {
+						t.Errorf("%s: append expecting %d at %d: %v", stream, version+1, version, err)
+					}
+				case 3: // invalid
+					e.ID = ""
+					if _, err := s.Append(ctx, stream, domain.Any, e); domain.ErrorCode(err) != domain.EINVALID {
+						t.Errorf("%s: append without an id: %v", stream, err)
+					}
+				case 4: // cancelled: not written, or written and answered
+					res, err := s.Append(cancelled, stream, domain.ExpectedVersion(version), e)
+					switch {
+					case err == nil && res.FirstVersion == version+1 && res.LastVersion == version+1:
+						version = res.LastVersion
+						results[g] = append(results[g], res)
+					case err == nil || !errors.Is(err, context.Canceled):
+						t.Errorf("%s: cancelled append: %+v, %v", stream, res, err)
+					}
+				case 5: // NoStream on an existing stream
+					if _, err := s.Append(ctx, stream, domain.NoStream, e); domain.ErrorCode(err) != domain.ECONFLICT {
+						t.Errorf("%s: NoStream append at %d: %v", stream, version, err)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for g, rs := range results {
+		stream := fmt.Sprintf("s-%d", g)
+		it := s.ReadStream(ctx, stream, 0, 0)
+		var evs []domain.Event
+		for it.Next() {
+			evs = append(evs, it.Event())
+		}
+		if err := it.Close(); err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, r := range rs {
+			n += int(r.LastVersion - r.FirstVersion + 1)
+			if r.LastVersion >= int64(len(evs)) || evs[r.LastVersion].Position != r.LastPosition {
+				t.Fatalf("%s: answered %+v, the file has %d events", stream, r, len(evs))
+			}
+		}
+		if n != len(evs) {
+			t.Fatalf("%s: %d events answered as written, %d in the file", stream, n, len(evs))
+		}
+	}
+}

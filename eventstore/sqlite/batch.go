@@ -79,7 +79,7 @@ func (s *Store) AppendBatch(ctx context.Context, batch []domain.StreamAppend) ([
 				continue
 			}
 		}
-		req := &appendRequest{ctx: ctx, stream: a.Stream, expected: a.Expected, events: evs, done: make(chan struct{})}
+		req := &appendRequest{ctx: ctx, stream: a.Stream, expected: a.Expected, events: evs, done: make(chan struct{}, 1)}
 		if head, ok := s.expectedHead(a.Stream, a.Expected); ok {
 			req.seal(head)
 		}

@@ -157,6 +157,8 @@ type txn struct {
 	written   []domain.Event
 	records   [][]byte // records[i] is written[i]'s
 	inserted  int      // written[:inserted] are in the file's transaction
+	// lastEvents is how many events the last transaction committed.
+	lastEvents int
 }
 
 // failRequests answers every request of batch with err, but those that
@@ -212,7 +214,10 @@ func (s *Store) beginTxn(lookupIDs bool, n int) (*txn, error) {
 	}
 	clear(tx.heads)
 	tx.lookupIDs, tx.pos, tx.inserted = lookupIDs, pos, 0
-	tx.written = make([]domain.Event, 0, n)
+	// Sized for as many events as the last transaction took in (within
+	// MaxBatch) when more than n: extend's rounds would grow it by
+	// doubling, copying every event placed so far at each step.
+	tx.written = make([]domain.Event, 0, max(n, min(tx.lastEvents, s.MaxBatch)))
 	clear(tx.records)
 	tx.records = tx.records[:0]
 	return tx, nil
@@ -325,6 +330,7 @@ func (s *Store) commitTxn() error {
 // left.
 func (s *Store) publishHeads(tx *txn) {
 	s.lastCommitted.Store(tx.pos)
+	tx.lastEvents = len(tx.written)
 	if o := s.obs.get(); o != nil {
 		o.ObserveBatch(len(tx.written))
 	}

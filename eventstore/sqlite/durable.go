@@ -122,7 +122,7 @@ func (s *Store) answerGroup(group []committedBatch) {
 	s.active.Add(int64(n))
 	for _, c := range group {
 		for _, req := range c.requests {
-			close(req.done)
+			req.done <- struct{}{}
 		}
 	}
 }

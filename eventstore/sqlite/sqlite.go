@@ -106,6 +106,9 @@ type Store struct {
 	active     atomic.Int64
 	activeIdle chan struct{}
 	lastSync   atomic.Int64 // how long the last fdatasync took (ns)
+
+	// requests holds the *appendRequests of Appends, reused (newRequest).
+	requests sync.Pool
 }
 
 var _ domain.EventStore = (*Store)(nil)
@@ -196,7 +199,10 @@ type appendRequest struct {
 	events   []domain.Event
 	result   domain.AppendResult
 	err      error
-	done     chan struct{}
+	// done receives one value when the request is answered (answer), once
+	// per request: an Append's request is reused only after its caller
+	// took that value, so a reused channel holds no stale answer.
+	done chan struct{}
 	// group holds the requests queued with this one by AppendBatch, which
 	// the writer takes into the same transaction, in order, after it.
 	group []*appendRequest
@@ -212,10 +218,29 @@ type appendRequest struct {
 	records  [][]byte // records[i] is events[i]'s record, when sealed
 	stamped  []int64  // the events' times as the caller stamped them (set at the first seal)
 
-	// The backing arrays of records and stamped for a single event, the
-	// common append, which then allocates neither.
+	// The backing arrays of events, records and stamped for a single
+	// event, the common append, which then allocates none of them.
+	oneEvent  [1]domain.Event
 	oneRecord [1][]byte
 	oneStamp  [1]int64
+}
+
+// newRequest returns an Append's request, single, with its done channel:
+// reused from an earlier Append (putRequest) when there is one, so that
+// the common append allocates neither the request nor the channel.
+func (s *Store) newRequest() *appendRequest {
+	if req, ok := s.requests.Get().(*appendRequest); ok {
+		return req
+	}
+	return &appendRequest{done: make(chan struct{}, 1), single: true}
+}
+
+// putRequest makes req, taken from newRequest, reusable. Only its caller
+// may call it, once it has the answer (or never queued req): the writer
+// and the syncer do not touch a request after they answered it.
+func (s *Store) putRequest(req *appendRequest) {
+	*req = appendRequest{done: req.done, single: true}
+	s.requests.Put(req)
 }
 
 // seal numbers, stamps and chains req.events onto head (domain.Chain) and
@@ -279,12 +304,14 @@ func (s *Store) Append(ctx context.Context, stream string, expected domain.Expec
 		defer func() { o.ObserveAppend(time.Since(start)) }()
 	}
 	s.active.Add(1)
-	events, err := domain.PrepareAppend(stream, expected, events)
-	if err != nil {
+	req := s.newRequest()
+	var err error
+	if req.events, err = domain.PrepareAppendTo(req.oneEvent[:0], stream, expected, events); err != nil {
 		s.leave()
+		s.putRequest(req)
 		return domain.AppendResult{}, err
 	}
-	req := &appendRequest{ctx: ctx, stream: stream, expected: expected, events: events, done: make(chan struct{}), single: true}
+	req.ctx, req.stream, req.expected = ctx, stream, expected
 	if head, ok := s.expectedHead(stream, expected); ok {
 		req.seal(head)
 	}
@@ -292,6 +319,7 @@ func (s *Store) Append(ctx context.Context, stream string, expected domain.Expec
 	select {
 	case <-s.closing:
 		s.leave()
+		s.putRequest(req)
 		return domain.AppendResult{}, domain.Errorf(domain.EUNAVAILABLE, "event store is closed")
 	default:
 	}
@@ -305,6 +333,7 @@ func (s *Store) Append(ctx context.Context, stream string, expected domain.Expec
 	s.leave()
 	if !queued {
 		if err := s.enqueue(ctx, req); err != nil {
+			s.putRequest(req)
 			return domain.AppendResult{}, err
 		}
 	}
@@ -312,7 +341,9 @@ func (s *Store) Append(ctx context.Context, stream string, expected domain.Expec
 	// for it even if ctx ends keeps "acknowledged" meaning "durable".
 	<-req.done
 	s.leave() // answer counted it again
-	return req.result, req.err
+	res, err := req.result, req.err
+	s.putRequest(req)
+	return res, err
 }
 
 // enqueue queues req, waiting for room in the queue.
@@ -329,11 +360,12 @@ func (s *Store) enqueue(ctx context.Context, req *appendRequest) error {
 
 // answer answers reqs (their results or errors set). The callers of
 // Appends count as active again until they return (see Store.active),
-// counted before the first is answered.
+// counted before the first is answered. A request answered is its
+// caller's again (putRequest): nothing reads or writes it after.
 func (s *Store) answer(reqs []*appendRequest) {
 	s.active.Add(int64(singles(reqs)))
 	for _, req := range reqs {
-		close(req.done)
+		req.done <- struct{}{}
 	}
 }
 
@@ -536,6 +568,11 @@ func (s *Store) remember(evs []domain.Event) {
 	}
 	if n := len(s.recent); n > 0 && s.recent[n-1].Position+1 != evs[0].Position {
 		s.recent = s.recent[:0]
+	}
+	if s.recent == nil {
+		// At its working size at once: grown by appends, the window
+		// would be copied a dozen times over its first 8k events.
+		s.recent = make([]domain.Event, 0, 2*recentEvents+DefaultMaxBatch)
 	}
 	// Their payloads are their records' (seal): the store's, never
 	// written again.
