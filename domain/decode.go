@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"unicode/utf8"
 )
@@ -42,11 +43,17 @@ func (in Interner) str(b []byte) string {
 	return in.get(b)
 }
 
-// lastStrings remembers, per field, the last string a replay's decoding
-// interned: consecutive orders mostly share their exchange, pair, side,
-// kind and fee asset, and comparing with the last one costs less than the
-// Interner's lookup. Nil remembers nothing.
-type lastStrings [lastFields]string
+// lastStrings remembers, per field, the last few strings a replay's
+// decoding interned: consecutive orders mostly share their exchange and
+// fee asset, and draw their pair, side and kind from a few values, and
+// comparing with those costs less than the Interner's lookup. Nil
+// remembers nothing.
+type lastStrings struct {
+	s    [lastFields][lastKept]string
+	next [lastFields]uint8 // the slot the next miss replaces
+}
+
+const lastKept = 4 // strings remembered per field
 
 const (
 	lastExchange = iota
@@ -57,16 +64,20 @@ const (
 	lastFields
 )
 
-// str is in.str(b), through the last string of field f.
+// str is in.str(b), through the last strings of field f.
 func (l *lastStrings) str(in Interner, f int, b []byte) string {
 	if l == nil {
 		return in.str(b)
 	}
-	if l[f] == string(b) {
-		return l[f]
+	kept := &l.s[f]
+	for k := range kept {
+		if kept[k] == string(b) {
+			return kept[k]
+		}
 	}
 	s := in.str(b)
-	l[f] = s
+	kept[l.next[f]] = s
+	l.next[f] = (l.next[f] + 1) % lastKept
 	return s
 }
 
@@ -96,6 +107,15 @@ func (s *scanner) byte(c byte) bool {
 	return false
 }
 
+// plain marks the bytes a string may hold as they are: not the quote, the
+// backslash, control characters or non-ASCII bytes.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // str reads a string without escapes, control characters or non-ASCII bytes.
 func (s *scanner) str() ([]byte, bool) {
 	s.ws()
@@ -103,15 +123,13 @@ func (s *scanner) str() ([]byte, bool) {
 		return nil, false
 	}
 	start := s.i + 1
-	for j := start; j < len(s.b); j++ {
-		c := s.b[j]
-		if c == '"' {
-			s.i = j + 1
-			return s.b[start:j], true
-		}
-		if c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
-			return nil, false
-		}
+	j := start
+	for j < len(s.b) && plain[s.b[j]] {
+		j++
+	}
+	if j < len(s.b) && s.b[j] == '"' {
+		s.i = j + 1
+		return s.b[start:j], true
 	}
 	return nil, false
 }
@@ -152,8 +170,81 @@ func (s *scanner) decimal() (Decimal, bool, error) {
 	if !ok {
 		return 0, false, nil
 	}
+	if d, ok := canonicalDecimal(v); ok {
+		return d, true, nil
+	}
 	d, err := parseDecimal(v)
 	return d, true, err
+}
+
+// canonicalDecimal reads the form Decimal's MarshalJSON writes: an
+// optional minus, 1 to 10 integer digits, a dot and DecimalPlaces digits.
+// Its digits run together are the Decimal's units, and at most 18 of them
+// cannot overflow, so the value is parseDecimal's; anything else reports
+// false and goes through parseDecimal.
+func canonicalDecimal(v []byte) (Decimal, bool) {
+	dot := len(v) - DecimalPlaces - 1
+	if dot < 1 || v[dot] != '.' {
+		return 0, false
+	}
+	i := 0
+	if v[0] == '-' {
+		i = 1
+	}
+	if n := dot - i; n < 1 || n > 10 {
+		return 0, false
+	}
+	var u uint64
+	for ; i < dot; i++ {
+		c := v[i] - '0'
+		if c > 9 {
+			return 0, false
+		}
+		u = u*10 + uint64(c)
+	}
+	for i = dot + 1; i < len(v); i++ {
+		c := v[i] - '0'
+		if c > 9 {
+			return 0, false
+		}
+		u = u*10 + uint64(c)
+	}
+	if v[0] == '-' {
+		return Decimal(-int64(u)), true
+	}
+	return Decimal(u), true
+}
+
+// key reads the literal l (a key with its quotes and colon, and the comma
+// before it) at the current position, with no whitespace around.
+func (s *scanner) key(l string) bool {
+	if len(s.b)-s.i < len(l) {
+		return false
+	}
+	b := s.b[s.i : s.i+len(l)]
+	if n := len(l); n >= 8 && n <= 16 {
+		// Two overlapping words instead of a call to compare bytes.
+		if binary.LittleEndian.Uint64(b) != word(l) || binary.LittleEndian.Uint64(b[n-8:]) != word(l[n-8:]) {
+			return false
+		}
+	} else if string(b) != l {
+		return false
+	}
+	s.i += len(l)
+	return true
+}
+
+// word is the first 8 bytes of l as a little-endian number.
+func word(l string) uint64 {
+	_ = l[7]
+	return uint64(l[0]) | uint64(l[1])<<8 | uint64(l[2])<<16 | uint64(l[3])<<24 |
+		uint64(l[4])<<32 | uint64(l[5])<<40 | uint64(l[6])<<48 | uint64(l[7])<<56
+}
+
+// end reports whether the object closes at the current position and
+// nothing follows.
+func (s *scanner) end() bool {
+	return s.i == len(s.b)-1 && s.b[s.i] == '}'
 }
 
 // object calls field for each key until the closing brace; field returns
@@ -196,6 +287,11 @@ func DecodeOrderRequested(b []byte, v *OrderRequested, in Interner) error {
 // through last (nil: straight through in).
 func decodeOrderRequested(b []byte, v *OrderRequested, in Interner, last *lastStrings, keepIDs bool) error {
 	var r OrderRequested
+	if requestedInOrder(b, &r, in, last, keepIDs) {
+		*v = r
+		return nil
+	}
+	r = OrderRequested{}
 	var derr error
 	s := scanner{b: b}
 	ok := s.object(func(k []byte) bool {
@@ -266,6 +362,132 @@ func decodeOrderRequested(b []byte, v *OrderRequested, in Interner, last *lastSt
 	return nil
 }
 
+// requestedInOrder decodes b into r (zero on entry) when it is an
+// OrderRequested as encoding/json writes one: every key in the struct's
+// order, without whitespace, the omitempty ones present or not. It
+// reports false for anything else, which the general scanner then reads
+// (and on to encoding/json): accepting only a subset of what the scanner
+// accepts, with the same value readers, gives the same result, found
+// without looking each key up.
+func requestedInOrder(b []byte, r *OrderRequested, in Interner, last *lastStrings, keepIDs bool) bool {
+	s := scanner{b: b}
+	var ok bool
+	var err error
+	var x []byte
+	if !s.key(`{"orderId":`) {
+		return false
+	}
+	if r.OrderID, ok = s.int(); !ok || !s.key(`,"exchange":`) {
+		return false
+	}
+	if x, ok = s.str(); !ok || !s.key(`,"pair":`) {
+		return false
+	}
+	r.Exchange = last.str(in, lastExchange, x)
+	if x, ok = s.str(); !ok || !s.key(`,"side":`) {
+		return false
+	}
+	r.Pair = last.str(in, lastPair, x)
+	if x, ok = s.str(); !ok || !s.key(`,"kind":`) {
+		return false
+	}
+	r.Side = Side(last.str(in, lastSide, x))
+	if x, ok = s.str(); !ok || !s.key(`,"amount":`) {
+		return false
+	}
+	r.Kind = OrderKind(last.str(in, lastKind, x))
+	if r.Amount, ok, err = s.decimal(); !ok || err != nil || !s.key(`,"price":`) {
+		return false
+	}
+	if r.Price, ok, err = s.decimal(); !ok || err != nil {
+		return false
+	}
+	if s.key(`,"stopPrice":`) {
+		if r.StopPrice, ok, err = s.decimal(); !ok || err != nil {
+			return false
+		}
+	}
+	if s.key(`,"limitPrice":`) {
+		if r.LimitPrice, ok, err = s.decimal(); !ok || err != nil {
+			return false
+		}
+	}
+	if !s.key(`,"clientOrderId":`) {
+		return false
+	}
+	if x, ok = s.str(); !ok {
+		return false
+	}
+	if keepIDs {
+		r.ClientOrderID = string(x)
+	}
+	if s.key(`,"ocoId":`) {
+		if r.OcoID, ok = s.int(); !ok {
+			return false
+		}
+	}
+	if s.key(`,"idempotencyKey":`) {
+		if x, ok = s.str(); !ok {
+			return false
+		}
+		if keepIDs {
+			r.IdempotencyKey = string(x)
+		}
+	}
+	if s.key(`,"idempotencyFingerprint":`) {
+		if x, ok = s.str(); !ok {
+			return false
+		}
+		if keepIDs {
+			r.IdempotencyFingerprint = string(x)
+		}
+	}
+	return s.end()
+}
+
+// filledInOrder is requestedInOrder for an OrderFilled.
+func filledInOrder(b []byte, f *OrderFilled, in Interner, last *lastStrings, keepIDs bool) bool {
+	s := scanner{b: b}
+	var ok bool
+	var err error
+	var x []byte
+	if !s.key(`{"fillId":`) {
+		return false
+	}
+	if x, ok = s.str(); !ok || !s.key(`,"price":`) {
+		return false
+	}
+	if keepIDs {
+		f.FillID = string(x)
+	}
+	if f.Price, ok, err = s.decimal(); !ok || err != nil || !s.key(`,"quantity":`) {
+		return false
+	}
+	if f.Quantity, ok, err = s.decimal(); !ok || err != nil || !s.key(`,"fee":`) {
+		return false
+	}
+	if f.Fee, ok, err = s.decimal(); !ok || err != nil || !s.key(`,"feeAsset":`) {
+		return false
+	}
+	if x, ok = s.str(); !ok {
+		return false
+	}
+	f.FeeAsset = last.str(in, lastFeeAsset, x)
+	if s.key(`,"seq":`) {
+		var n int64
+		if n, ok = s.int(); !ok || n < 0 {
+			return false
+		}
+		f.Seq = uint64(n)
+	}
+	if s.key(`,"exchangeTime":`) {
+		if f.ExchangeTime, ok = s.int(); !ok {
+			return false
+		}
+	}
+	return s.end()
+}
+
 // DecodeOrderFilled unmarshals an OrderFilled payload exactly as
 // json.Unmarshal would. With an Interner, strings are interned and FillID,
 // which read models do not use, is checked but left empty.
@@ -277,6 +499,11 @@ func DecodeOrderFilled(b []byte, v *OrderFilled, in Interner) error {
 // interns through last (nil: straight through in).
 func decodeOrderFilled(b []byte, v *OrderFilled, in Interner, last *lastStrings, keepIDs bool) error {
 	var f OrderFilled
+	if filledInOrder(b, &f, in, last, keepIDs) {
+		*v = f
+		return nil
+	}
+	f = OrderFilled{}
 	var derr error
 	s := scanner{b: b}
 	ok := s.object(func(k []byte) bool {
@@ -328,6 +555,13 @@ func decodeOrderFilled(b []byte, v *OrderFilled, in Interner, last *lastStrings,
 // json.Unmarshal would.
 func DecodeOrderAccepted(b []byte, v *OrderAccepted) error {
 	var a OrderAccepted
+	// As encoding/json writes it (see requestedInOrder), else the scanner.
+	if s := (scanner{b: b}); s.key(`{"exchangeOrderId":`) {
+		if x, ok := s.str(); ok && s.end() {
+			*v = OrderAccepted{ExchangeOrderID: string(x)}
+			return nil
+		}
+	}
 	s := scanner{b: b}
 	ok := s.object(func(k []byte) bool {
 		if string(k) != "exchangeOrderId" {
@@ -409,13 +643,22 @@ func predecodeBatch(evs []Event, in Interner, last *lastStrings) {
 		var err error
 		switch e.Type {
 		case TypeOrderRequested:
+			// Straight into the zeroed slot when in order: no copy.
 			p := &reqs[0]
 			reqs = reqs[1:]
-			err, e.decoded = decodeOrderRequested(e.Data, p, in, last, true), p
+			if !requestedInOrder(e.Data, p, in, last, true) {
+				*p = OrderRequested{}
+				err = decodeOrderRequested(e.Data, p, in, last, true)
+			}
+			e.decoded = p
 		case TypeOrderFilled:
 			p := &fills[0]
 			fills = fills[1:]
-			err, e.decoded = decodeOrderFilled(e.Data, p, in, last, true), p
+			if !filledInOrder(e.Data, p, in, last, true) {
+				*p = OrderFilled{}
+				err = decodeOrderFilled(e.Data, p, in, last, true)
+			}
+			e.decoded = p
 		case TypeOrderAccepted:
 			p := &accs[0]
 			accs = accs[1:]

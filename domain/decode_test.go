@@ -2,6 +2,7 @@ package domain
 
 import (
 	"encoding/json"
+	"strconv"
 	"testing"
 )
 
@@ -13,6 +14,17 @@ func FuzzDecode(f *testing.F) {
 		`{"fillId":"f1","price":"100.00000000","quantity":"0.50000000","fee":"0.00100000","feeAsset":"USDT","seq":7}`,
 		`{"orderId":-0,"ocoId":3, "stopPrice" : "1" , "limitPrice":"2.5"}`,
 		`{"OrderId":1}`, `{"orderId":1.0}`, `{"amount":1.5}`, `{"amount":null}`, `{"pair":"a\u0062"}`, `{"pair":"é"}`,
+		// In the order encoding/json writes (the in-order path), with the
+		// omitempty fields, and near misses it must leave to the scanner.
+		`{"orderId":7,"exchange":"binance","pair":"USDT-BTC","side":"sell","kind":"stop_limit","amount":"1.00000000","price":"0.00000000","stopPrice":"9.00000000","limitPrice":"8.50000000","clientOrderId":"c-7","ocoId":3,"idempotencyKey":"k","idempotencyFingerprint":"ab"}`,
+		`{"orderId":7,"exchange":"binance","pair":"USDT-BTC","side":"sell","kind":"limit","amount":"1.00000000","price":"2.00000000","clientOrderId":"c-7"} `,
+		`{"orderId":7,"exchange":"binance","pair":"USDT-BTC","side":"sell","kind":"limit","amount":"1.00000000","price":"2.00000000","clientOrderId":"c-7","orderId":8}`,
+		`{"orderId":7 ,"exchange":"binance","pair":"USDT-BTC","side":"sell","kind":"limit","amount":"1.000000001","price":"2","clientOrderId":"c-7"}`,
+		`{"orderId":7,"exchange":"binance","pair":"USDT-BTC","side":"sell","kind":"limit","amount":"1","price":"2","clientOrderId":"c-7","ocoId":01}`,
+		`{"fillId":"f1","price":"100.00000000","quantity":"0.50000000","fee":"0.00100000","feeAsset":"USDT","seq":7,"exchangeTime":1767225600000}`,
+		`{"fillId":"f1","price":"100.00000000","quantity":"0.50000000","fee":"0.00100000","feeAsset":"USDT","seq":-7}`,
+		`{"fillId":"f1","price":"100","quantity":"0.5","fee":"0","feeAsset":"USDT","exchangeTime":1,"seq":2}`,
+		`{"fillId":"f1","price":"100","quantity":"0.5","fee":"0","feeAsset":"US\u0044T"}`,
 		`{"exchangeOrderId":"x-1"}`, `{"idempotencyKey":"k"}`, `{"idempotencyKey":"k","idempotencyFingerprint":"0123456789abcdef"}`, `{"orderId":1}x`, `{}`, ` { } `, `{"fee":"1e3"}`, `{"seq":-1}`, `{"orderId":99999999999999999999}`, `{"price":"0.123456789"}`,
 	} {
 		f.Add([]byte(s))
@@ -46,7 +58,31 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("OrderAccepted %q: fast %+v, %v; json %+v, %v", b, fa, errF, sa, errS)
 		}
 		checkPredecoded(t, b)
+		checkBatch(t, b)
 	})
+}
+
+// checkBatch: a replay's batch decoding (predecodeBatch, in-order path
+// first) gives what encoding/json gives, for every hot type.
+func checkBatch(t *testing.T, b []byte) {
+	t.Helper()
+	batch := []Event{{Type: TypeOrderRequested, Data: b}, {Type: TypeOrderFilled, Data: b}, {Type: TypeOrderAccepted, Data: b}}
+	predecodeBatch(batch, Interner{}, new(lastStrings))
+	var r1, r2 OrderRequested
+	e1, e2 := batch[0].Decode(&r1), json.Unmarshal(b, &r2)
+	if (e1 == nil) != (e2 == nil) || (e2 == nil && r1 != r2) {
+		t.Fatalf("batch OrderRequested %q: %+v, %v; json %+v, %v", b, r1, e1, r2, e2)
+	}
+	var f1, f2 OrderFilled
+	e1, e2 = batch[1].Decode(&f1), json.Unmarshal(b, &f2)
+	if (e1 == nil) != (e2 == nil) || (e2 == nil && f1 != f2) {
+		t.Fatalf("batch OrderFilled %q: %+v, %v; json %+v, %v", b, f1, e1, f2, e2)
+	}
+	var a1, a2 OrderAccepted
+	e1, e2 = batch[2].Decode(&a1), json.Unmarshal(b, &a2)
+	if (e1 == nil) != (e2 == nil) || (e2 == nil && a1 != a2) {
+		t.Fatalf("batch OrderAccepted %q: %+v, %v; json %+v, %v", b, a1, e1, a2, e2)
+	}
 }
 
 // checkPredecoded: an event's Decode gives the same answer whether or not
@@ -123,6 +159,66 @@ func TestPredecodeBatch(t *testing.T) {
 		e1, e2 = alone.Decode(&f1), batch[i].Decode(&f2)
 		if (e1 == nil) != (e2 == nil) || f1 != f2 {
 			t.Fatalf("event %d (%s) as OrderFilled: alone %+v, %v; in the batch %+v, %v", i, evs[i].Data, f1, e1, f2, e2)
+		}
+	}
+}
+
+// BenchmarkPredecodeBatch is the replay's decoding of the hot payloads
+// (predecodeBatch) on batches shaped like a trading log: each order's
+// OrderRequested, OrderAccepted and OrderFilled, as encoding/json wrote them.
+func BenchmarkPredecodeBatch(b *testing.B) {
+	evs := benchEvents()
+	in, last := Interner{}, new(lastStrings)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		predecodeBatch(evs, in, last)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(evs)), "ns/event")
+}
+
+// benchEvents returns a batch of order events: each order's
+// OrderRequested, OrderAccepted and OrderFilled, as encoding/json wrote them,
+// pairs and sides alternating.
+func benchEvents() []Event {
+	const orders = 1024 / 3
+	var evs []Event
+	for id := int64(1); id <= orders; id++ {
+		side, pair := Buy, "USDT-BTC"
+		if id%2 == 1 {
+			side, pair = Sell, "USDT-ETH"
+		}
+		price := Decimal(id%50+100) * Decimal(decimalScale)
+		evs = append(evs,
+			eventOf(TypeOrderRequested, OrderRequested{OrderID: id, Exchange: "binance", Pair: pair, Side: side, Kind: KindLimit,
+				Amount: MustDecimal("0.5"), Price: price, ClientOrderID: "c" + strconv.FormatInt(id, 10)}),
+			eventOf(TypeOrderAccepted, OrderAccepted{ExchangeOrderID: "x" + strconv.FormatInt(id, 10)}),
+			eventOf(TypeOrderFilled, OrderFilled{FillID: "f" + strconv.FormatInt(id, 10), Price: price, Quantity: MustDecimal("0.5"),
+				Fee: MustDecimal("0.05"), FeeAsset: "USDT", Seq: uint64(id)}))
+	}
+	return evs
+}
+
+func eventOf(typ string, payload any) Event {
+	data, err := json.Marshal(payload)
+	if err != nil {
+		panic(err)
+	}
+	return Event{Type: typ, Data: data}
+}
+
+// TestCanonicalDecimal: the short path reads MarshalJSON's form with
+// parseDecimal's value, and leaves everything else to parseDecimal.
+func TestCanonicalDecimal(t *testing.T) {
+	for _, s := range []string{"0.00000000", "-0.00000000", "1.50000000", "-1.50000000", "9999999999.99999999", "-9999999999.99999999", "00.00000000"} {
+		want, err := parseDecimal(s)
+		if got, ok := canonicalDecimal([]byte(s)); !ok || err != nil || got != want {
+			t.Fatalf("canonicalDecimal(%q) = %v, %v; parseDecimal %v, %v", s, got, ok, want, err)
+		}
+	}
+	for _, s := range []string{"92233720368.54775807", "12345678901.00000000", "1.0000000", "1.000000000", "+1.00000000",
+		"1.0000000a", "a.00000000", ".00000000", "-.00000000", "1,00000000", "--1.00000000", "1e1.0000000", ""} {
+		if got, ok := canonicalDecimal([]byte(s)); ok {
+			t.Fatalf("canonicalDecimal(%q) = %v, want it left to parseDecimal", s, got)
 		}
 	}
 }
