@@ -85,9 +85,14 @@ func OpenRawIndexed(path string, stream func(i int) string) (*RawIndexed, error)
 	return &RawIndexed{w: w, wal: wal, stream: stream}, nil
 }
 
-// Write inserts evs, in order, in durable transactions of batch rows, and
-// returns the time the inserts, commits and syncs took.
-func (r *RawIndexed) Write(evs []domain.Event, batch int) (time.Duration, error) {
+// RawRows are events sealed for RawIndexed.Write.
+type RawRows struct {
+	rows    []domain.Event
+	records [][]byte
+}
+
+// Seal seals evs as the next events written, as the store seals them.
+func (r *RawIndexed) Seal(evs []domain.Event) RawRows {
 	rows := make([]domain.Event, len(evs))
 	records := make([][]byte, len(evs))
 	for i := range evs {
@@ -97,6 +102,13 @@ func (r *RawIndexed) Write(evs []domain.Event, batch int) (time.Duration, error)
 		rows[i].Position = uint64(r.n + i + 1)
 	}
 	r.n += len(evs)
+	return RawRows{rows, records}
+}
+
+// Write inserts sealed rows, in order, in durable transactions of batch
+// rows, and returns the time the inserts, commits and syncs took.
+func (r *RawIndexed) Write(sealed RawRows, batch int) (time.Duration, error) {
+	rows, records := sealed.rows, sealed.records
 	start := time.Now()
 	for i := 0; i < len(rows); i += batch {
 		j := min(i+batch, len(rows))
