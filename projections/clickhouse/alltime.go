@@ -108,7 +108,7 @@ func (r *Reader) allTime(ctx context.Context, loc *time.Location, periods [][2]i
 		plan = &p
 	}
 	d := overviewData{byKey: map[string]*pairInfo{}, aggs: map[string]*agg{}, strat: map[string]string{}}
-	days := map[string]map[string]*dayAgg{}
+	days := map[string]*daySeries{}
 	if err := r.readOverview(ctx, &d, days, loc, plan, true); err != nil {
 		return nil, false, err
 	}
@@ -153,8 +153,8 @@ func planWindow(loc *time.Location, span, window [2]int64) (zonePlan, bool) {
 
 // readOverview reads pnl_overview in one query: with pairs, the pair and
 // strategy rows into d; with plan, the day and hour blocks it selects into
-// days (per pair and local date, days with fills only).
-func (r *Reader) readOverview(ctx context.Context, d *overviewData, days map[string]map[string]*dayAgg, loc *time.Location, plan *zonePlan, pairs bool) error {
+// days (per pair, by local day number).
+func (r *Reader) readOverview(ctx context.Context, d *overviewData, days map[string]*daySeries, loc *time.Location, plan *zonePlan, pairs bool) error {
 	cond := overviewConds(plan, pairs)
 	if len(cond) == 0 {
 		return nil
@@ -165,7 +165,7 @@ func (r *Reader) readOverview(ctx context.Context, d *overviewData, days map[str
 		return err
 	}
 	defer rows.Close()
-	sc := overviewScan{d: d, days: days, loc: loc, plan: plan}
+	sc := overviewScan{d: d, days: days, zone: localDays{loc: loc}, plan: plan}
 	var buf []int64
 	for rows.Next() {
 		var row overviewRow
@@ -207,12 +207,11 @@ func overviewConds(plan *zonePlan, pairs bool) []string {
 // overviewScan gathers readOverview's rows: pair and strategy rows into d
 // (when not nil), the day and hour blocks plan selects into days.
 type overviewScan struct {
-	d     *overviewData
-	days  map[string]map[string]*dayAgg
-	loc   *time.Location
-	plan  *zonePlan
-	list  []listedPair
-	dates dateCache
+	d    *overviewData
+	days map[string]*daySeries
+	zone localDays
+	plan *zonePlan
+	list []listedPair
 }
 
 // listedPair is a pair row and its position, by which d.list is ordered.
@@ -252,23 +251,44 @@ func (sc *overviewScan) add(row *overviewRow) {
 	}
 }
 
-// addLocalDays adds a kindLocalDay block's days that the plan selects.
+// series returns key's days, sized for the plan's span at first.
+func (sc *overviewScan) series(key string) *daySeries {
+	s := sc.days[key]
+	if s == nil {
+		s = newSeries(sc.plan.first(), sc.plan.last())
+		sc.days[key] = s
+	}
+	return s
+}
+
+// addLocalDays adds a kindLocalDay block's days that the plan selects
+// (the block's day n under shift o is local day n: it starts at
+// n·86400 − o).
 func (sc *overviewScan) addLocalDays(key string, row *overviewRow) {
-	for j := int64(0); j < dayBlock; j++ {
-		day := row.n*dayBlock + j
-		if f := row.v[j*dayCols:]; f[0] != 0 && sc.plan.hasDay(row.shift, day) {
-			addDay(sc.days, key, sc.dates.day(day), f)
+	var s *daySeries
+	b0, b1 := row.n*dayBlock, row.n*dayBlock+dayBlock-1
+	for _, c := range sc.plan.days {
+		if c.shift != row.shift || c.to < b0 || c.from > b1 {
+			continue
+		}
+		for day := max(c.from, b0); day <= min(c.to, b1); day++ {
+			if f := row.v[(day-b0)*dayCols:]; f[0] != 0 {
+				if s == nil {
+					s = sc.series(key)
+				}
+				s.at(day).add(f)
+			}
 		}
 	}
 }
 
 // addHours adds a kindHour block's hours that the plan selects, each to
-// its local date.
+// its local day.
 func (sc *overviewScan) addHours(key string, row *overviewRow) {
 	for j := int64(0); j < hourBlock; j++ {
 		h := row.n*hourBlock + j
 		if f := row.v[j*dayCols:]; f[0] != 0 && sc.plan.hasHour(h) {
-			addDay(sc.days, key, time.Unix(h*3600, 0).In(sc.loc).Format(time.DateOnly), f)
+			sc.series(key).at(sc.zone.day(h * 3600)).add(f)
 		}
 	}
 }
@@ -297,43 +317,6 @@ func aggOf(v []int64) *agg {
 	// The sink writes no unconverted fills: every closing trade is priced.
 	a.Priced = a.Wins + a.Losses + a.Evens
 	return a
-}
-
-// addDay adds the dayCols figures f to key's date.
-func addDay(days map[string]map[string]*dayAgg, key, date string, f []int64) {
-	m := days[key]
-	if m == nil {
-		m = map[string]*dayAgg{}
-		days[key] = m
-	}
-	o := m[date]
-	if o == nil {
-		o = &dayAgg{}
-		m[date] = o
-	}
-	o.Trades += f[0]
-	o.Volume += f[1]
-	o.Pnl += f[2]
-	o.Unmatched += f[3]
-	o.Invested += f[4]
-}
-
-// dateCache formats day numbers (days since 1970-01-01) as YYYY-MM-DD,
-// each once.
-type dateCache struct {
-	m map[int64]string
-}
-
-func (c *dateCache) day(n int64) string {
-	if s, ok := c.m[n]; ok {
-		return s
-	}
-	if c.m == nil {
-		c.m = map[int64]string{}
-	}
-	s := time.Unix(n*86400, 0).UTC().Format(time.DateOnly)
-	c.m[n] = s
-	return s
 }
 
 // fillSpan returns the first and last fill time (ms) over aggs; seen is
@@ -395,13 +378,20 @@ type dayRange struct {
 	from, to int64
 }
 
-func (p *zonePlan) hasDay(shift int32, day int64) bool {
-	for _, c := range p.days {
-		if c.shift == shift && day >= c.from && day <= c.to {
-			return true
-		}
+// first and last return the plan's first and last day number: its days
+// of offset changes lie between.
+func (p *zonePlan) first() int64 {
+	if len(p.days) == 0 {
+		return 0
 	}
-	return false
+	return p.days[0].from
+}
+
+func (p *zonePlan) last() int64 {
+	if len(p.days) == 0 {
+		return 0
+	}
+	return p.days[len(p.days)-1].to
 }
 
 func (p *zonePlan) hasHour(h int64) bool {
@@ -476,25 +466,22 @@ func planZone(loc *time.Location, first, last int64) (zonePlan, bool) {
 }
 
 // periodsOf returns each pair's pnl in each period of ps (local midnights,
-// unix seconds): the pnl of its days from the first period bound's date up
+// unix seconds): the pnl of its days from the first period bound's day up
 // to the second's, excluded.
-func periodsOf(days map[string]map[string]*dayAgg, ps [][2]int64, loc *time.Location) map[string][6]int64 {
-	out := map[string][6]int64{}
+func periodsOf(days map[string]*daySeries, ps [][2]int64, loc *time.Location) map[string][6]int64 {
+	out := make(map[string][6]int64, len(days))
 	if len(ps) == 0 {
 		return out
 	}
-	bounds := make([][2]string, len(ps))
+	z := localDays{loc: loc}
+	bounds := make([][2]int64, len(ps))
 	for i, p := range ps {
-		bounds[i] = [2]string{time.Unix(p[0], 0).In(loc).Format(time.DateOnly), time.Unix(p[1], 0).In(loc).Format(time.DateOnly)}
+		bounds[i] = [2]int64{z.day(p[0]), z.day(p[1])}
 	}
-	for k, m := range days {
+	for k, s := range days {
 		var v [6]int64
-		for date, a := range m {
-			for i, b := range bounds {
-				if date >= b[0] && date < b[1] {
-					v[i] += a.Pnl
-				}
-			}
+		for i, b := range bounds {
+			v[i] = s.pnl(b[0], b[1])
 		}
 		out[k] = v
 	}

@@ -146,10 +146,14 @@ func TestReaderEqualsLedger(t *testing.T) {
 	g := newLogGen()
 	addConfig(t, store, g)
 	g.orders(t, store, 400)
-	// Three weeks later, more: the days cross a 32-day block of
-	// pnl_overview (26 March 2024) and Europe's DST change (31 March).
-	g.clock.Advance(20 * 24 * time.Hour)
+	// Two weeks later, more: the days cross a 32-day block of pnl_overview
+	// (26 March 2024), and fills fall in most hours of Europe's DST days
+	// (31 March, 23 hours; 27 October, 25 hours), which the reader sums
+	// hour by hour.
+	g.clock.Set(time.Date(2024, 3, 30, 20, 0, 0, 0, time.UTC))
 	g.orders(t, store, 150)
+	g.clock.Set(time.Date(2024, 10, 26, 20, 0, 0, 0, time.UTC))
+	g.orders(t, store, 80)
 	for _, m := range []domain.PnlMethod{domain.LOFO, domain.FIFO} {
 		s := NewSink(url, store)
 		s.Method, s.BatchRows = m, 500
