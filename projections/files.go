@@ -3,6 +3,7 @@ package projections
 import (
 	"encoding/json"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/tradeledger/tradeledger/domain"
@@ -52,7 +53,7 @@ func (p *Files) Apply(e *domain.Event) error {
 		}
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		p.versions[e.Stream] = e.Version
+		p.versions[strings.Clone(e.Stream)] = e.Version // kept: not the replay batch's memory (Projection)
 		m := p.files[d.Kind]
 		if m == nil {
 			m = map[string]storedFile{}
@@ -66,7 +67,7 @@ func (p *Files) Apply(e *domain.Event) error {
 		}
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		p.versions[e.Stream] = e.Version
+		p.versions[strings.Clone(e.Stream)] = e.Version // kept: not the replay batch's memory (Projection)
 		delete(p.files[d.Kind], d.Name)
 	case domain.TypeBalancesObserved:
 		var d domain.BalancesObserved

@@ -15,7 +15,10 @@ import (
 // Projection is a read model fed by the Runner. Apply is called for every
 // event of the log, in commit order, from one goroutine; a projection
 // ignores types it does not know. Projections guard their own state so that
-// readers may call them while Apply runs.
+// readers may call them while Apply runs. A projection that keeps one of
+// an event's strings or its Data past Apply (a map key) keeps a copy: with
+// ReplayNoHashes the events of a replay batch share one allocation, which
+// the string would otherwise keep in memory (types and actors excepted).
 type Projection interface {
 	Name() string
 	Apply(e *domain.Event) error
@@ -36,7 +39,8 @@ type Runner struct {
 	// PrevHash or Hash, lets the start-up replay read the log without
 	// them, from a store that can (eventstore/sqlite: less to copy out of
 	// the file); the events then carry zero hashes. Live events always
-	// carry theirs.
+	// carry theirs. The replayed events of a batch then share one
+	// allocation for their strings and Data (see Projection).
 	ReplayNoHashes bool
 
 	projections []Projection

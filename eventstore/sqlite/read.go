@@ -31,8 +31,13 @@ func (s *Store) ReadAll(ctx context.Context, from uint64, max int) domain.EventI
 // which never read an event's hashes: the events come without them (zero
 // PrevHash and Hash), so that neither the hashes nor the hash column are
 // copied out of the file, and a row whose hash column disagrees with its
-// record is not flagged (verification reads with ReadAll). Everything
-// else about the events is what ReadAll gives.
+// record is not flagged (verification reads with ReadAll). The events of
+// ReadBatchSize rows share the buffer those rows were copied into from
+// the file, never written again, for their streams, ids, correlations and
+// Data (types and actors are copies of their own): a reader that keeps
+// one of those strings past the event should copy it, or it keeps that
+// buffer in memory. Everything else about the events is what ReadAll
+// gives.
 func (s *Store) ReadAllNoHashes(ctx context.Context, from uint64) domain.EventIterator {
 	it := &iterator{store: s, ctx: ctx, next: from, prefetch: true, noHashes: true}
 	it.query = it.readByPosition // not used: prefetch reads
@@ -124,12 +129,13 @@ type iterator struct {
 // overlap instead of adding up.
 type readAhead struct {
 	batches chan rowBatch // closed after the last batch
-	free    chan []byte   // decoded batches' buffers, for reuse
+	free    chan []byte   // decoded batches' buffers, for reuse (with hashes only)
 	stop    chan struct{} // closed by the iterator's Close
 	done    chan struct{} // closed when the copier has ended
 	cur     []byte        // the undecoded rows of the batch being decoded
 	spent   []byte        // cur's whole buffer, for free
 	hashes  bool          // the rows are copied with their hashes
+	kept    keptStrings   // without hashes: decodeRowsShared's types and actors
 }
 
 type rowBatch struct {
@@ -142,19 +148,28 @@ type rowBatch struct {
 func (s *Store) copyAhead(a *readAhead, from uint64) {
 	defer close(a.done)
 	defer close(a.batches)
+	last := 0 // bytes of the last batch
 	for {
 		var buf []byte
-		select {
-		case buf = <-a.free:
-		default:
+		if a.hashes {
+			select {
+			case buf = <-a.free:
+			default:
+			}
+		} else if last > 0 {
+			// The events' strings point into the rows
+			// (decodeRowsShared): a new buffer each time, of about
+			// the last one's size.
+			buf = make([]byte, 0, last+last/32)
 		}
 		var b rowBatch
 		var n int
-		var last uint64
+		var lastPos uint64
 		r, err := s.reader()
 		if err == nil {
-			b.rows, n, last, err = r.copyByPosition(from, s.ReadBatchSize, buf[:0], a.hashes)
+			b.rows, n, lastPos, err = r.copyByPosition(from, s.ReadBatchSize, buf[:0], a.hashes)
 			s.release(r)
+			last = len(b.rows)
 		}
 		b.err = err
 		select {
@@ -167,7 +182,7 @@ func (s *Store) copyAhead(a *readAhead, from uint64) {
 		if err != nil || n < s.ReadBatchSize {
 			return
 		}
-		from = last + 1
+		from = lastPos + 1
 	}
 }
 
@@ -183,13 +198,13 @@ func (it *iterator) readPrefetched(dst []domain.Event, limit int) ([]domain.Even
 	start := len(dst)
 	for len(dst)-start < limit {
 		if len(a.cur) == 0 {
-			if a.spent != nil {
+			if a.spent != nil && a.hashes {
 				select {
 				case a.free <- a.spent:
 				default:
 				}
-				a.spent = nil
 			}
+			a.spent = nil
 			if err := it.ctx.Err(); err != nil {
 				return dst, err
 			}
@@ -207,7 +222,12 @@ func (it *iterator) readPrefetched(dst []domain.Event, limit int) ([]domain.Even
 			}
 		}
 		var err error
-		if a.cur, dst, err = decodeRows(a.cur, limit-(len(dst)-start), dst, a.hashes); err != nil {
+		if a.hashes {
+			a.cur, dst, err = decodeRows(a.cur, limit-(len(dst)-start), dst)
+		} else {
+			a.cur, dst, err = decodeRowsShared(a.cur, limit-(len(dst)-start), dst, &a.kept)
+		}
+		if err != nil {
 			return dst, err
 		}
 	}

@@ -78,7 +78,15 @@ func decodeRecordBody(rec []byte, e *domain.Event) error {
 	if len(rec) < 1 || rec[0] != recordVersion {
 		return errBadRecord
 	}
-	rec = bytes.Clone(rec)
+	return decodeRecordIn(bytes.Clone(rec), e)
+}
+
+// decodeRecordIn is decodeRecordBody without the copy: e's strings and
+// Data point into rec, which must never be written again.
+func decodeRecordIn(rec []byte, e *domain.Event) error {
+	if len(rec) < 1 || rec[0] != recordVersion {
+		return errBadRecord
+	}
 	s := unsafe.String(unsafe.SliceData(rec), len(rec))
 	i := 1
 	// Lengths below 128 (every string but a long payload) and small

@@ -60,6 +60,7 @@ import "C"
 import (
 	"encoding/binary"
 	"slices"
+	"strings"
 	"unsafe"
 
 	"github.com/tradeledger/tradeledger/domain"
@@ -168,15 +169,15 @@ func (r *rowReader) readByStream(stream string, from int64, limit int, evs []dom
 func (r *rowReader) run(st *C.sqlite3_stmt, evs []domain.Event) ([]domain.Event, error) {
 	err := r.copyRows(st, func(b []byte, n int) error {
 		var err error
-		_, evs, err = decodeRows(b, n, evs, true)
+		_, evs, err = decodeRows(b, n, evs)
 		return err
 	})
 	return evs, err
 }
 
 // decodeRows decodes up to max rows of b (as tl_fill lays them out, with
-// or without hashes) onto evs, and returns the rows left.
-func decodeRows(b []byte, max int, evs []domain.Event, hashes bool) ([]byte, []domain.Event, error) {
+// hashes) onto evs, and returns the rows left.
+func decodeRows(b []byte, max int, evs []domain.Event) ([]byte, []domain.Event, error) {
 	for i := 0; i < max && len(b) > 0; i++ {
 		pos := binary.LittleEndian.Uint64(b)
 		size := binary.LittleEndian.Uint32(b[8:])
@@ -184,16 +185,59 @@ func decodeRows(b []byte, max int, evs []domain.Event, hashes bool) ([]byte, []d
 		b = b[12+size:]
 		evs = append(evs, domain.Event{}) // decoded in place, not copied in
 		e := &evs[len(evs)-1]
-		decode := decodeRecord
-		if !hashes {
-			decode = decodeRecordBody
-		}
-		if err := decode(rec, e); err != nil {
+		if err := decodeRecord(rec, e); err != nil {
 			return b, evs[:len(evs)-1], domain.Errorf(domain.EINTERNAL, "event log is corrupt at position %d: %v", pos, err)
 		}
 		e.Position = pos
 	}
 	return b, evs, nil
+}
+
+// decodeRowsShared is decodeRows without hashes for a replay into read
+// models (ReadAllNoHashes): the events are decoded in place, their strings
+// and Data pointing into b, whose rows are never written again (the copier
+// does not reuse the buffers of such a read), instead of into a copy of
+// each record. An event's type and actor, strings a read model may keep
+// for every event and that take few values, come from kept instead, so
+// that keeping one keeps no buffer in memory.
+func decodeRowsShared(b []byte, max int, evs []domain.Event, kept *keptStrings) ([]byte, []domain.Event, error) {
+	for i := 0; i < max && len(b) > 0; i++ {
+		pos := binary.LittleEndian.Uint64(b)
+		size := binary.LittleEndian.Uint32(b[8:])
+		rec := b[12 : 12+size : 12+size]
+		b = b[12+size:]
+		evs = append(evs, domain.Event{}) // decoded in place, not copied in
+		e := &evs[len(evs)-1]
+		if err := decodeRecordIn(rec, e); err != nil {
+			return b, evs[:len(evs)-1], domain.Errorf(domain.EINTERNAL, "event log is corrupt at position %d: %v", pos, err)
+		}
+		e.Type, e.Actor = kept.types.str(e.Type), kept.actors.str(e.Actor)
+		e.Position = pos
+	}
+	return b, evs, nil
+}
+
+// keptStrings holds the types and actors of a replay's last events.
+type keptStrings struct{ types, actors recentStrings }
+
+// recentStrings returns copies of strings, the same copy for a string
+// among the last few distinct ones it was asked for.
+type recentStrings struct {
+	s    [8]string
+	next uint8
+}
+
+// str returns a string equal to v that shares no memory with it.
+func (r *recentStrings) str(v string) string {
+	for i := range r.s {
+		if r.s[i] == v {
+			return r.s[i]
+		}
+	}
+	c := strings.Clone(v)
+	r.s[r.next] = c
+	r.next = (r.next + 1) % uint8(len(r.s))
+	return c
 }
 
 // copyByPosition copies up to limit rows from position from on onto dst,

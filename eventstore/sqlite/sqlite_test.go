@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
@@ -278,6 +279,11 @@ func TestReadAllNoHashes(t *testing.T) {
 			want[i].Hash, want[i].PrevHash = domain.Hash{}, domain.Hash{}
 			if !reflect.DeepEqual(got[i], want[i]) {
 				t.Fatalf("from %d, event %d: %+v, want %+v", from, i, got[i], want[i])
+			}
+			// Types and actors are copies of their own, one per value,
+			// not strings in the records (which a batch shares).
+			if i > 0 && got[i].Type == got[i-1].Type && unsafe.StringData(got[i].Type) != unsafe.StringData(got[i-1].Type) {
+				t.Fatalf("from %d, events %d and %d: type %q read twice", from, i-1, i, got[i].Type)
 			}
 		}
 	}

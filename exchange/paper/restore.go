@@ -99,7 +99,10 @@ func (s *Simulator) Apply(e *domain.Event) error {
 			r.recycle(o)
 			return nil
 		}
-		r.orders[e.Stream] = o
+		// A copy of the stream: a replay's events share their batch's
+		// memory (eventstore/sqlite ReadAllNoHashes), which a key kept
+		// while the order is open would hold on to.
+		r.orders[strings.Clone(e.Stream)] = o
 	}
 	switch e.Type {
 	case domain.TypeOrderFilled:

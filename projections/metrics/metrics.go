@@ -11,6 +11,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -214,7 +215,11 @@ func (m *Metrics) Apply(e *domain.Event) error {
 		}
 		m.mu.Lock()
 		c := m.countsOf(r.Exchange)
-		m.open[e.Stream] = openOrder{counts: c, left: r.Amount}
+		// The stream is copied: a replay's events share their batch's
+		// memory (eventstore/sqlite ReadAllNoHashes), which a key kept
+		// until the order ends would hold on to. So is it below: a map
+		// assignment stores its key again.
+		m.open[strings.Clone(e.Stream)] = openOrder{counts: c, left: r.Amount}
 		m.mu.Unlock()
 		c.placed.Inc()
 	case domain.TypeOrderFilled:
@@ -229,7 +234,7 @@ func (m *Metrics) Apply(e *domain.Event) error {
 				delete(m.open, e.Stream)
 				o.counts.filled.Inc()
 			} else {
-				m.open[e.Stream] = o
+				m.open[strings.Clone(e.Stream)] = o
 			}
 		}
 		m.mu.Unlock()

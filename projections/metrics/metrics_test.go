@@ -3,6 +3,7 @@ package metrics
 import (
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
@@ -56,6 +57,32 @@ func TestOrdersCountedFromEvents(t *testing.T) {
 	}
 	if got := testutil.ToFloat64(m.loginFailures); got != 1 {
 		t.Errorf("login failures = %v, want 1", got)
+	}
+	if len(m.open) != 0 {
+		t.Errorf("%d orders still remembered, want none", len(m.open))
+	}
+}
+
+// TestOpenOrdersKeepNoEventMemory: the open orders' keys are copies, not
+// the events' strings, which a replay's batch shares (Projection): a
+// stream's memory written over after Apply changes nothing.
+func TestOpenOrdersKeepNoEventMemory(t *testing.T) {
+	m := New()
+	clock := domain.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	apply := func(stream []byte, typ string, data any) {
+		t.Helper()
+		e := domain.NewEvent(clock, typ, data)
+		e.Stream = unsafe.String(unsafe.SliceData(stream), len(stream))
+		if err := m.Apply(&e); err != nil {
+			t.Fatal(err)
+		}
+		copy(stream, "scribble") // as the next use of a shared buffer would
+	}
+	apply([]byte("order-1"), domain.TypeOrderRequested, domain.OrderRequested{OrderID: 1, Exchange: "binance", Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindLimit, Amount: domain.MustDecimal("2"), Price: domain.MustDecimal("1")})
+	apply([]byte("order-1"), domain.TypeOrderFilled, domain.OrderFilled{FillID: "f1", Price: domain.MustDecimal("1"), Quantity: domain.MustDecimal("1")})
+	apply([]byte("order-1"), domain.TypeOrderFilled, domain.OrderFilled{FillID: "f2", Price: domain.MustDecimal("1"), Quantity: domain.MustDecimal("1")})
+	if got := testutil.ToFloat64(m.orders.WithLabelValues("binance", "filled")); got != 1 {
+		t.Errorf("orders{binance,filled} = %v, want 1", got)
 	}
 	if len(m.open) != 0 {
 		t.Errorf("%d orders still remembered, want none", len(m.open))
