@@ -21,7 +21,7 @@ import (
 // move simulated balances. Imported orders (actor import) are ignored.
 
 type restoreState struct {
-	orders map[string]*domain.Order             // unfinished order streams
+	orders byStream[*domain.Order]              // unfinished order streams
 	deltas map[string]map[string]domain.Decimal // exchange → asset → Σ fills
 	maxSeq map[string]uint64                    // exchange → last paper fill Seq
 	maxID  map[string]int64                     // exchange → highest paper order id
@@ -69,7 +69,7 @@ func (s *Simulator) Apply(e *domain.Event) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.restore == nil {
-		s.restore = &restoreState{orders: map[string]*domain.Order{}, deltas: map[string]map[string]domain.Decimal{},
+		s.restore = &restoreState{orders: newByStream[*domain.Order](), deltas: map[string]map[string]domain.Decimal{},
 			maxSeq: map[string]uint64{}, maxID: map[string]int64{}}
 	}
 	r := s.restore
@@ -80,11 +80,11 @@ func (s *Simulator) Apply(e *domain.Event) error {
 			return nil
 		}
 		o = r.newOrder()
-	} else if o = r.orders[e.Stream]; o == nil {
+	} else if o, _ = r.orders.get(e.Stream); o == nil {
 		return nil // an imported or finished order
 	}
 	if _, live := s.accounts[o.Exchange]; live && !requested {
-		delete(r.orders, e.Stream)
+		r.orders.del(e.Stream)
 		r.recycle(o)
 		return nil
 	}
@@ -99,10 +99,7 @@ func (s *Simulator) Apply(e *domain.Event) error {
 			r.recycle(o)
 			return nil
 		}
-		// A copy of the stream: a replay's events share their batch's
-		// memory (eventstore/sqlite ReadAllNoHashes), which a key kept
-		// while the order is open would hold on to.
-		r.orders[strings.Clone(e.Stream)] = o
+		r.orders.put(e.Stream, o)
 	}
 	switch e.Type {
 	case domain.TypeOrderFilled:
@@ -117,7 +114,7 @@ func (s *Simulator) Apply(e *domain.Event) error {
 		}
 	}
 	if o.State.Done() {
-		delete(r.orders, e.Stream)
+		r.orders.del(e.Stream)
 		r.recycle(o)
 	}
 	return nil
@@ -212,9 +209,15 @@ func (s *Simulator) restoreInto(a *Account) {
 		a.nextID = id
 	}
 	var open []*domain.Order
-	for stream, o := range r.orders {
+	for id, o := range r.orders.ids {
 		if o.Exchange == a.name {
-			delete(r.orders, stream)
+			delete(r.orders.ids, id)
+			open = append(open, o)
+		}
+	}
+	for stream, o := range r.orders.other {
+		if o.Exchange == a.name {
+			delete(r.orders.other, stream)
 			open = append(open, o)
 		}
 	}

@@ -11,7 +11,6 @@ import (
 	"context"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -41,8 +40,12 @@ type Metrics struct {
 	loginFailures prometheus.Counter
 
 	mu       sync.Mutex
-	open     map[string]openOrder    // order stream → what Apply needs of it until it ends
+	open     byStream[openOrder]     // order stream → what Apply needs of it until it ends
 	counters map[string]*orderCounts // exchange → its orders counters
+	// lastExchange's counters, the last countsOf asked for (a payload's
+	// string, never an event's: Projection).
+	lastExchange string
+	last         *orderCounts
 }
 
 // openOrder is an order that may still fill.
@@ -57,18 +60,22 @@ type orderCounts struct{ placed, filled, rejected prometheus.Counter }
 
 // countsOf returns exchange's counters (m.mu held).
 func (m *Metrics) countsOf(exchange string) *orderCounts {
+	if m.last != nil && m.lastExchange == exchange { // a log's orders mostly go to one exchange
+		return m.last
+	}
 	c := m.counters[exchange]
 	if c == nil {
 		c = &orderCounts{placed: m.orders.WithLabelValues(exchange, "placed"),
 			filled: m.orders.WithLabelValues(exchange, "filled"), rejected: m.orders.WithLabelValues(exchange, "rejected")}
 		m.counters[exchange] = c
 	}
+	m.lastExchange, m.last = exchange, c
 	return c
 }
 
 // New returns Metrics with every metric registered.
 func New() *Metrics {
-	m := &Metrics{Registry: prometheus.NewRegistry(), open: map[string]openOrder{}, counters: map[string]*orderCounts{}}
+	m := &Metrics{Registry: prometheus.NewRegistry(), open: newByStream[openOrder](), counters: map[string]*orderCounts{}}
 	latency := []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5}
 	m.appendSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Namespace: Namespace, Name: "append_duration_seconds",
@@ -215,11 +222,7 @@ func (m *Metrics) Apply(e *domain.Event) error {
 		}
 		m.mu.Lock()
 		c := m.countsOf(r.Exchange)
-		// The stream is copied: a replay's events share their batch's
-		// memory (eventstore/sqlite ReadAllNoHashes), which a key kept
-		// until the order ends would hold on to. So is it below: a map
-		// assignment stores its key again.
-		m.open[strings.Clone(e.Stream)] = openOrder{counts: c, left: r.Amount}
+		m.open.put(e.Stream, openOrder{counts: c, left: r.Amount})
 		m.mu.Unlock()
 		c.placed.Inc()
 	case domain.TypeOrderFilled:
@@ -228,26 +231,26 @@ func (m *Metrics) Apply(e *domain.Event) error {
 			return nil
 		}
 		m.mu.Lock()
-		if o, ok := m.open[e.Stream]; ok {
+		if o, ok := m.open.get(e.Stream); ok {
 			o.left = o.left.Sub(f.Quantity)
 			if o.left.Sign() <= 0 {
-				delete(m.open, e.Stream)
+				m.open.del(e.Stream)
 				o.counts.filled.Inc()
 			} else {
-				m.open[strings.Clone(e.Stream)] = o
+				m.open.put(e.Stream, o)
 			}
 		}
 		m.mu.Unlock()
 	case domain.TypeOrderRejected:
 		m.mu.Lock()
-		if o, ok := m.open[e.Stream]; ok {
-			delete(m.open, e.Stream)
+		if o, ok := m.open.get(e.Stream); ok {
+			m.open.del(e.Stream)
 			o.counts.rejected.Inc()
 		}
 		m.mu.Unlock()
 	case domain.TypeOrderCancelled, domain.TypeOrderExpired:
 		m.mu.Lock()
-		delete(m.open, e.Stream)
+		m.open.del(e.Stream)
 		m.mu.Unlock()
 	case domain.TypeLoginFailed:
 		m.loginFailures.Inc()

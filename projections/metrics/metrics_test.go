@@ -58,33 +58,65 @@ func TestOrdersCountedFromEvents(t *testing.T) {
 	if got := testutil.ToFloat64(m.loginFailures); got != 1 {
 		t.Errorf("login failures = %v, want 1", got)
 	}
-	if len(m.open) != 0 {
-		t.Errorf("%d orders still remembered, want none", len(m.open))
+	if m.open.len() != 0 {
+		t.Errorf("%d orders still remembered, want none", m.open.len())
 	}
 }
 
-// TestOpenOrdersKeepNoEventMemory: the open orders' keys are copies, not
-// the events' strings, which a replay's batch shares (Projection): a
-// stream's memory written over after Apply changes nothing.
+// TestOpenOrdersKeepNoEventMemory: the open orders' keys are ids or
+// copies, not the events' strings, which a replay's batch shares
+// (Projection): a stream's memory written over after Apply changes
+// nothing, for a stream as OrderStream writes it and for another.
 func TestOpenOrdersKeepNoEventMemory(t *testing.T) {
-	m := New()
-	clock := domain.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	apply := func(stream []byte, typ string, data any) {
-		t.Helper()
-		e := domain.NewEvent(clock, typ, data)
-		e.Stream = unsafe.String(unsafe.SliceData(stream), len(stream))
-		if err := m.Apply(&e); err != nil {
-			t.Fatal(err)
+	for _, stream := range []string{"order-1", "order-007"} {
+		m := New()
+		clock := domain.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+		apply := func(typ string, data any) {
+			t.Helper()
+			b := []byte(stream)
+			e := domain.NewEvent(clock, typ, data)
+			e.Stream = unsafe.String(unsafe.SliceData(b), len(b))
+			if err := m.Apply(&e); err != nil {
+				t.Fatal(err)
+			}
+			copy(b, "scribble") // as the next use of a shared buffer would
 		}
-		copy(stream, "scribble") // as the next use of a shared buffer would
+		apply(domain.TypeOrderRequested, domain.OrderRequested{OrderID: 1, Exchange: "binance", Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindLimit, Amount: domain.MustDecimal("2"), Price: domain.MustDecimal("1")})
+		apply(domain.TypeOrderFilled, domain.OrderFilled{FillID: "f1", Price: domain.MustDecimal("1"), Quantity: domain.MustDecimal("1")})
+		apply(domain.TypeOrderFilled, domain.OrderFilled{FillID: "f2", Price: domain.MustDecimal("1"), Quantity: domain.MustDecimal("1")})
+		if got := testutil.ToFloat64(m.orders.WithLabelValues("binance", "filled")); got != 1 {
+			t.Errorf("%s: orders{binance,filled} = %v, want 1", stream, got)
+		}
+		if m.open.len() != 0 {
+			t.Errorf("%s: %d orders still remembered, want none", stream, m.open.len())
+		}
 	}
-	apply([]byte("order-1"), domain.TypeOrderRequested, domain.OrderRequested{OrderID: 1, Exchange: "binance", Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindLimit, Amount: domain.MustDecimal("2"), Price: domain.MustDecimal("1")})
-	apply([]byte("order-1"), domain.TypeOrderFilled, domain.OrderFilled{FillID: "f1", Price: domain.MustDecimal("1"), Quantity: domain.MustDecimal("1")})
-	apply([]byte("order-1"), domain.TypeOrderFilled, domain.OrderFilled{FillID: "f2", Price: domain.MustDecimal("1"), Quantity: domain.MustDecimal("1")})
-	if got := testutil.ToFloat64(m.orders.WithLabelValues("binance", "filled")); got != 1 {
-		t.Errorf("orders{binance,filled} = %v, want 1", got)
+}
+
+// TestByStream: streams as OrderStream writes them go by id, every other
+// by itself, and no two streams share an entry.
+func TestByStream(t *testing.T) {
+	m := newByStream[int]()
+	streams := []string{"order-0", "order-1", "order-01", "order-00", "order--1", "order-", "order-+1", "order-1x",
+		"order-123456789012345678", "order-1234567890123456789", "orders-1", "oco-1", ""}
+	for i, s := range streams {
+		m.put(s, i)
 	}
-	if len(m.open) != 0 {
-		t.Errorf("%d orders still remembered, want none", len(m.open))
+	if got, want := m.len(), len(streams); got != want {
+		t.Fatalf("%d entries, want %d", got, want)
+	}
+	if got, want := len(m.ids), 3; got != want {
+		t.Fatalf("%d streams by id, want %d (order-0, order-1, the 18-digit one)", got, want)
+	}
+	for i, s := range streams {
+		if v, ok := m.get(s); !ok || v != i {
+			t.Fatalf("get(%q) = %v, %v; want %d", s, v, ok, i)
+		}
+	}
+	for _, s := range streams {
+		m.del(s)
+	}
+	if m.len() != 0 {
+		t.Fatalf("%d entries left", m.len())
 	}
 }
