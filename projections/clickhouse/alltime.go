@@ -2,6 +2,7 @@ package clickhouse
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -88,15 +89,8 @@ func (r *Reader) Version() uint64 {
 // live log keeps it for days); the blocks are read again only when the
 // pairs show fills outside it.
 func (r *Reader) allTime(ctx context.Context, loc *time.Location, periods [][2]int64, withStrategies bool, window [2]int64) (*overviewData, bool, error) {
-	if !r.upgraded.Load() {
-		_, ver, err := r.stored(ctx)
-		if err != nil {
-			return nil, false, err
-		}
-		if ver < SchemaVersion {
-			return nil, false, nil // pnl_overview may not exist yet, or be incomplete
-		}
-		r.upgraded.Store(true)
+	if ok, err := r.overviewReady(ctx); err != nil || !ok {
+		return nil, false, err
 	}
 	r.spanMu.Lock()
 	span := r.span
@@ -139,6 +133,47 @@ func (r *Reader) allTime(ctx context.Context, loc *time.Location, periods [][2]i
 	d.days = days
 	d.per = periodsOf(days, periods, loc)
 	return &d, true, nil
+}
+
+// overviewReady reports whether pnl_overview holds the sink's rows in the
+// current schema (it may not exist yet, or be incomplete during a
+// rewrite); once true, it stays true without a query.
+func (r *Reader) overviewReady(ctx context.Context) (bool, error) {
+	if r.upgraded.Load() {
+		return true, nil
+	}
+	_, ver, err := r.stored(ctx)
+	if err != nil || ver < SchemaVersion {
+		return false, err
+	}
+	r.upgraded.Store(true)
+	return true, nil
+}
+
+// pairTotal returns key's pair row of pnl_overview: its aggregate over all
+// time and its inventory; p is nil when the pair has none (no order).
+func (r *Reader) pairTotal(ctx context.Context, key string) (p *pairInfo, a *agg, err error) {
+	ex, pair, err := domain.SplitPairKey(key)
+	if err != nil {
+		return nil, nil, err
+	}
+	var packed string
+	err = r.conn.QueryRow(ctx, "SELECT v FROM "+r.db+".pnl_overview FINAL WHERE method = ? AND kind = 0 AND shift = 0 AND n = 0 AND exchange = ? AND pair = ?",
+		r.Method.String(), ex, pair).Scan(&packed)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	v := unpackInts(nil, packed)
+	if len(v) != pairCols {
+		return nil, nil, fmt.Errorf("pnl_overview: pair row of %s has %d figures, want %d", key, len(v), pairCols)
+	}
+	p = &pairInfo{key: key, exchange: ex, pair: pair, lotsQty: domain.Decimal(v[aggCols]), lotsCost: domain.Decimal(v[aggCols+1]),
+		last: domain.Decimal(v[aggCols+2]), balance: domain.Decimal(v[aggCols+3])}
+	p.quote, p.base, _ = domain.SplitPair(pair)
+	return p, aggOf(v), nil
 }
 
 // planWindow plans the local days of loc over span (ms), cut to window

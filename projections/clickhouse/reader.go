@@ -679,21 +679,12 @@ func (r *Reader) total(key string) (domain.PairTotal, error) {
 	out := domain.PairTotal{Key: key, Unit: q, Method: r.Method.String()}
 	ctx, cancel := r.ctx()
 	defer cancel()
-	byKey, _, err := r.pairs(ctx)
+	p, t, err := r.pairAllTime(ctx, key)
 	if err != nil {
 		return out, r.unavailable("total", err)
 	}
-	p := byKey[key]
 	if p == nil {
 		return out, nil
-	}
-	aggs, err := r.aggs(ctx, minTime, maxTime, " AND exchange = ? AND pair = ?", p.exchange, p.pair)
-	if err != nil {
-		return out, r.unavailable("total", err)
-	}
-	var t agg
-	if a := aggs[key]; a != nil {
-		t = *a
 	}
 	out.Pnl, out.NumberOfTrades = domain.Number(t.Pnl), t.Trades
 	out.BuyCount, out.SellCount, out.Winning, out.Losing = t.Buys, t.Sells, t.Wins, t.Losses
@@ -704,6 +695,37 @@ func (r *Reader) total(key string) (domain.PairTotal, error) {
 		out.ABP = domain.Number(p.lotsCost.Div(p.lotsQty))
 	}
 	return out, nil
+}
+
+// pairAllTime returns key's pair and its aggregate over all time: its row
+// of pnl_overview (one row read by its sort key), or, before the sink's
+// rows are of the current schema, the pairs table and the sum of its
+// buckets. p is nil for a pair without orders.
+func (r *Reader) pairAllTime(ctx context.Context, key string) (p *pairInfo, t agg, err error) {
+	ok, err := r.overviewReady(ctx)
+	if err != nil {
+		return nil, t, err
+	}
+	if ok {
+		p, a, err := r.pairTotal(ctx, key)
+		if err != nil || p == nil {
+			return nil, t, err
+		}
+		return p, *a, nil
+	}
+	byKey, _, err := r.pairs(ctx)
+	if err != nil || byKey[key] == nil {
+		return nil, t, err
+	}
+	p = byKey[key]
+	aggs, err := r.aggs(ctx, minTime, maxTime, " AND exchange = ? AND pair = ?", p.exchange, p.pair)
+	if err != nil {
+		return nil, t, err
+	}
+	if a := aggs[key]; a != nil {
+		t = *a
+	}
+	return p, t, nil
 }
 
 // AssetHistory answers assets/total like projections.Ledger.AssetHistory.
