@@ -89,11 +89,13 @@ func (c *convBook) observe(quote, base string, t int64, rate domain.Decimal) {
 	k := currencyPair{quote, base}
 	pts, known := c.rates[k]
 	p := ratePoint{t: t, seq: c.seq, rate: rate}
+	store := true // pts is another slice than the map's
 	switch n := len(pts); {
 	case n > 0 && !c.active(quote, base): // only the latest is kept
 		if pts[n-1].t <= t {
 			pts[0], pts = p, pts[:1]
 		}
+		store = n > 1 // the same slice when it held one (a fill's every rate, mostly)
 	case n == 0 || pts[n-1].t <= t:
 		pts = append(pts, p)
 	default: // an older time than the newest: in place, after equal times
@@ -102,7 +104,9 @@ func (c *convBook) observe(quote, base string, t int64, rate domain.Decimal) {
 		copy(pts[i+1:], pts[i:])
 		pts[i] = p
 	}
-	c.rates[k] = pts
+	if store {
+		c.rates[k] = pts
+	}
 	if !known && !c.linked(quote, base) {
 		c.links[quote] = insertSorted(c.links[quote], base)
 		c.links[base] = insertSorted(c.links[base], quote)
@@ -244,7 +248,8 @@ func (l *Ledger) convertFill(b *pairBook, fx *fillFx) {
 	if c.fills == nil {
 		c.fills = map[string]int64{}
 	}
-	if c.fills[b.quote]++; c.fills[b.quote] == 1 && c.links != nil {
+	n := c.fills[b.quote] + 1
+	if c.fills[b.quote] = n; n == 1 && c.links != nil {
 		c.becameCandidate(b.quote)
 	}
 	for _, to := range c.targets[b.quote] {
