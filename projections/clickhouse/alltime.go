@@ -378,7 +378,14 @@ func (sc *overviewScan) finish() {
 
 // aggOf reads a pair row's aggregate (bucketRow.values' order).
 func aggOf(v []int64) *agg {
-	a := &agg{Trades: v[0], Buys: v[1], Sells: v[2], Wins: v[3], Losses: v[4], Evens: v[5],
+	a := &agg{}
+	setAgg(a, v)
+	return a
+}
+
+// setAgg sets a to the aggregate of v (bucketRow.values' order).
+func setAgg(a *agg, v []int64) {
+	*a = agg{Trades: v[0], Buys: v[1], Sells: v[2], Wins: v[3], Losses: v[4], Evens: v[5],
 		UBuys: v[6], USells: v[7], UWins: v[8], ULosses: v[9]}
 	for i, d := range []*domain.Decimal{&a.Pnl, &a.Profit, &a.Loss, &a.Fees, &a.CpWins, &a.CpLosses,
 		&a.BuyValue, &a.SellValue, &a.Volume, &a.Unmatched, &a.Invested} {
@@ -387,7 +394,6 @@ func aggOf(v []int64) *agg {
 	a.Hero, a.HeroT, a.Fuck, a.FuckT, a.FirstT, a.LastT = domain.Decimal(v[21]), v[22], domain.Decimal(v[23]), v[24], v[25], v[26]
 	// The sink writes no unconverted fills: every closing trade is priced.
 	a.Priced = a.Wins + a.Losses + a.Evens
-	return a
 }
 
 // fillSpan returns the first and last fill time (ms) over aggs; seen is

@@ -245,46 +245,84 @@ FROM `+r.db+`.pnl_buckets WHERE method = ? AND `+slotCond(from, to), r.Method.St
 		return nil, nil, err
 	}
 	defer rows.Close()
+	// The latest row of each pair and slot: a row written twice (in parts
+	// not merged yet) counts once, as with FINAL. The scan's destinations
+	// are made once, not per row.
 	type bucket struct {
-		a   agg
-		pos uint64
+		a    agg
+		slot int64
+		pos  uint64
 	}
-	latest := map[bucketKey]*bucket{}
+	type pairBuckets struct {
+		at map[int64]int // slot → index in b
+		b  []bucket
+	}
+	var (
+		byPair = map[pairKey]*pairBuckets{}
+		cur    *pairBuckets
+		k      pairKey
+		slot   int64
+		pos    uint64
+		v      [aggCols]int64
+	)
+	// A pair has at most a slot per 15 minutes of the range: room for them
+	// at first (up to 16,384: 170 days), not grown row by row.
+	hint := 64
+	if from > minTime && to < maxTime {
+		hint = int(min(max((to-from)/bucketSecs+1, 1), 1<<14))
+	}
+	dest := []any{&k.Exchange, &k.Pair, &slot, &pos}
+	for i := range v {
+		dest = append(dest, &v[i])
+	}
 	for rows.Next() {
-		var k bucketKey
-		var pos uint64
-		var v [aggCols]int64
-		if err := rows.Scan(&k.Exchange, &k.Pair, &k.Slot, &pos, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9],
-			&v[10], &v[11], &v[12], &v[13], &v[14], &v[15], &v[16], &v[17], &v[18], &v[19], &v[20],
-			&v[21], &v[22], &v[23], &v[24], &v[25], &v[26]); err != nil {
+		prev := k
+		if err := rows.Scan(dest...); err != nil {
 			return nil, nil, err
 		}
-		if b := latest[k]; b == nil || pos > b.pos {
-			latest[k] = &bucket{*aggOf(v[:]), pos}
+		if cur == nil || k != prev {
+			if cur = byPair[k]; cur == nil {
+				cur = &pairBuckets{at: make(map[int64]int, hint), b: make([]bucket, 0, hint)}
+				byPair[k] = cur
+			}
 		}
+		i, ok := cur.at[slot]
+		if !ok {
+			i = len(cur.b)
+			cur.at[slot] = i
+			cur.b = append(cur.b, bucket{slot: slot})
+		} else if pos <= cur.b[i].pos {
+			continue
+		}
+		setAgg(&cur.b[i].a, v[:])
+		cur.b[i].pos = pos
 	}
 	if err := rows.Err(); err != nil {
 		return nil, nil, err
 	}
-	aggs := map[string]*agg{}
+	aggs := make(map[string]*agg, len(byPair))
 	var days map[string]*daySeries
 	if loc != nil {
 		days = map[string]*daySeries{}
 	}
 	zone := localDays{loc: loc}
-	for k, b := range latest {
-		key := domain.PairKey(k.Exchange, k.Pair)
-		a := aggs[key]
-		if a == nil {
-			a = &agg{}
-			aggs[key] = a
+	for pk, pb := range byPair {
+		key := domain.PairKey(pk.Exchange, pk.Pair)
+		a := &agg{}
+		aggs[key] = a
+		var s *daySeries
+		for i := range pb.b {
+			b := &pb.b[i]
+			a.Merge(&b.a)
+			if days == nil || b.a.Trades == 0 {
+				continue
+			}
+			if s == nil {
+				s = seriesOf(days, key)
+			}
+			s.at(zone.day(b.slot * bucketSecs)).merge(&dayAgg{b.a.Trades, b.a.Volume.Units(), b.a.Pnl.Units(),
+				b.a.Unmatched.Units(), b.a.Invested.Units()})
 		}
-		a.Merge(&b.a)
-		if days == nil || b.a.Trades == 0 {
-			continue
-		}
-		seriesOf(days, key).at(zone.day(k.Slot * bucketSecs)).merge(&dayAgg{b.a.Trades, b.a.Volume.Units(), b.a.Pnl.Units(),
-			b.a.Unmatched.Units(), b.a.Invested.Units()})
 	}
 	return aggs, days, nil
 }
