@@ -211,24 +211,15 @@ func (l *Ledger) Apply(e *domain.Event) error {
 	return nil
 }
 
+// orderIDOf returns the id of an order stream, "order-" and the id as
+// strconv.ParseInt reads it ("order-007" too, as the store never writes).
 func orderIDOf(stream string) (int64, bool) {
+	if id, ok := domain.OrderStreamID(stream); ok {
+		return id, true
+	}
 	s, ok := strings.CutPrefix(stream, "order-")
 	if !ok {
 		return 0, false
-	}
-	if s != "" && len(s) <= 18 { // digits only: ParseInt's value, without its checks
-		var id int64
-		for i := 0; i < len(s); i++ {
-			c := s[i] - '0'
-			if c > 9 {
-				id = -1
-				break
-			}
-			id = id*10 + int64(c)
-		}
-		if id >= 0 {
-			return id, true
-		}
 	}
 	id, err := strconv.ParseInt(s, 10, 64)
 	return id, err == nil

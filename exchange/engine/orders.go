@@ -181,8 +181,8 @@ func (t *Trader) Apply(e *domain.Event) error {
 // moving nextID past it; ok is false for a malformed name or an id whose
 // events no longer matter (finished and dropped from memory).
 func (t *Trader) streamID(stream, prefix string) (id int64, ok bool) {
-	id, ok = parseDigits(stream[len(prefix):])
-	if !ok {
+	id, ok = domain.StreamID(stream, prefix)
+	if !ok { // not as the store writes them ("order-007"): read as before
 		var err error
 		if id, err = strconv.ParseInt(stream[len(prefix):], 10, 64); err != nil {
 			return 0, false
@@ -292,24 +292,6 @@ func (t *Trader) index(id int64, en *entry) {
 	} else {
 		removeID(t.armed, ref, id)
 	}
-}
-
-// parseDigits reads 1 to 18 ASCII digits, which strconv.ParseInt reads
-// the same and cannot overflow on, without its checks; it reports false
-// for anything else (left to strconv.ParseInt).
-func parseDigits(s string) (int64, bool) {
-	if s == "" || len(s) > 18 {
-		return 0, false
-	}
-	var n int64
-	for i := 0; i < len(s); i++ {
-		c := s[i] - '0'
-		if c > 9 {
-			return 0, false
-		}
-		n = n*10 + int64(c)
-	}
-	return n, true
 }
 
 // newEntry returns an entry for an order the log requests: the spare one

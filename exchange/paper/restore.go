@@ -21,7 +21,7 @@ import (
 // move simulated balances. Imported orders (actor import) are ignored.
 
 type restoreState struct {
-	orders byStream[*domain.Order]              // unfinished order streams
+	orders domain.StreamMap[*domain.Order]      // unfinished order streams
 	deltas map[string]map[string]domain.Decimal // exchange → asset → Σ fills
 	maxSeq map[string]uint64                    // exchange → last paper fill Seq
 	maxID  map[string]int64                     // exchange → highest paper order id
@@ -69,7 +69,7 @@ func (s *Simulator) Apply(e *domain.Event) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.restore == nil {
-		s.restore = &restoreState{orders: newByStream[*domain.Order](), deltas: map[string]map[string]domain.Decimal{},
+		s.restore = &restoreState{orders: domain.NewStreamMap[*domain.Order](), deltas: map[string]map[string]domain.Decimal{},
 			maxSeq: map[string]uint64{}, maxID: map[string]int64{}}
 	}
 	r := s.restore
@@ -80,11 +80,11 @@ func (s *Simulator) Apply(e *domain.Event) error {
 			return nil
 		}
 		o = r.newOrder()
-	} else if o, _ = r.orders.get(e.Stream); o == nil {
+	} else if o, _ = r.orders.Get(e.Stream); o == nil {
 		return nil // an imported or finished order
 	}
 	if _, live := s.accounts[o.Exchange]; live && !requested {
-		r.orders.del(e.Stream)
+		r.orders.Delete(e.Stream)
 		r.recycle(o)
 		return nil
 	}
@@ -99,7 +99,7 @@ func (s *Simulator) Apply(e *domain.Event) error {
 			r.recycle(o)
 			return nil
 		}
-		r.orders.put(e.Stream, o)
+		r.orders.Put(e.Stream, o)
 	}
 	switch e.Type {
 	case domain.TypeOrderFilled:
@@ -114,7 +114,7 @@ func (s *Simulator) Apply(e *domain.Event) error {
 		}
 	}
 	if o.State.Done() {
-		r.orders.del(e.Stream)
+		r.orders.Delete(e.Stream)
 		r.recycle(o)
 	}
 	return nil
@@ -208,19 +208,7 @@ func (s *Simulator) restoreInto(a *Account) {
 	if id := r.maxID[a.name]; id > a.nextID {
 		a.nextID = id
 	}
-	var open []*domain.Order
-	for id, o := range r.orders.ids {
-		if o.Exchange == a.name {
-			delete(r.orders.ids, id)
-			open = append(open, o)
-		}
-	}
-	for stream, o := range r.orders.other {
-		if o.Exchange == a.name {
-			delete(r.orders.other, stream)
-			open = append(open, o)
-		}
-	}
+	open := r.orders.DeleteFunc(func(o *domain.Order) bool { return o.Exchange == a.name })
 	sort.Slice(open, func(i, j int) bool { return open[i].OrderID < open[j].OrderID })
 	for _, o := range open {
 		a.restOpen(o)

@@ -40,8 +40,8 @@ type Metrics struct {
 	loginFailures prometheus.Counter
 
 	mu       sync.Mutex
-	open     byStream[openOrder]     // order stream → what Apply needs of it until it ends
-	counters map[string]*orderCounts // exchange → its orders counters
+	open     domain.StreamMap[openOrder] // order stream → what Apply needs of it until it ends
+	counters map[string]*orderCounts     // exchange → its orders counters
 	// lastExchange's counters, the last countsOf asked for (a payload's
 	// string, never an event's: Projection).
 	lastExchange string
@@ -75,7 +75,7 @@ func (m *Metrics) countsOf(exchange string) *orderCounts {
 
 // New returns Metrics with every metric registered.
 func New() *Metrics {
-	m := &Metrics{Registry: prometheus.NewRegistry(), open: newByStream[openOrder](), counters: map[string]*orderCounts{}}
+	m := &Metrics{Registry: prometheus.NewRegistry(), open: domain.NewStreamMap[openOrder](), counters: map[string]*orderCounts{}}
 	latency := []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5}
 	m.appendSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Namespace: Namespace, Name: "append_duration_seconds",
@@ -222,7 +222,7 @@ func (m *Metrics) Apply(e *domain.Event) error {
 		}
 		m.mu.Lock()
 		c := m.countsOf(r.Exchange)
-		m.open.put(e.Stream, openOrder{counts: c, left: r.Amount})
+		m.open.Put(e.Stream, openOrder{counts: c, left: r.Amount})
 		m.mu.Unlock()
 		c.placed.Inc()
 	case domain.TypeOrderFilled:
@@ -231,26 +231,26 @@ func (m *Metrics) Apply(e *domain.Event) error {
 			return nil
 		}
 		m.mu.Lock()
-		if o, ok := m.open.get(e.Stream); ok {
+		if o, ok := m.open.Get(e.Stream); ok {
 			o.left = o.left.Sub(f.Quantity)
 			if o.left.Sign() <= 0 {
-				m.open.del(e.Stream)
+				m.open.Delete(e.Stream)
 				o.counts.filled.Inc()
 			} else {
-				m.open.put(e.Stream, o)
+				m.open.Put(e.Stream, o)
 			}
 		}
 		m.mu.Unlock()
 	case domain.TypeOrderRejected:
 		m.mu.Lock()
-		if o, ok := m.open.get(e.Stream); ok {
-			m.open.del(e.Stream)
+		if o, ok := m.open.Get(e.Stream); ok {
+			m.open.Delete(e.Stream)
 			o.counts.rejected.Inc()
 		}
 		m.mu.Unlock()
 	case domain.TypeOrderCancelled, domain.TypeOrderExpired:
 		m.mu.Lock()
-		m.open.del(e.Stream)
+		m.open.Delete(e.Stream)
 		m.mu.Unlock()
 	case domain.TypeLoginFailed:
 		m.loginFailures.Inc()
