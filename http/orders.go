@@ -339,7 +339,7 @@ func (s *Server) handleOrdersDay(w http.ResponseWriter, r *http.Request) {
 	out.Orders, out.CloseOrders = l.DayCounts(keys, bounds)
 	out.Summaries, out.OrderRecords, out.CloseOrderRecords = l.Day(keys, out.Days[0], bounds[0], bounds[n])
 	pb := recordBuffers.Get().(*[]byte)
-	b, err := out.appendJSON((*pb)[:0])
+	b, err := out.appendJSON(slices.Grow((*pb)[:0], (len(out.OrderRecords)+len(out.CloseOrderRecords))*420+1024))
 	if err != nil {
 		Error(w, r, err)
 		return

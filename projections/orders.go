@@ -792,7 +792,6 @@ func (l *Ledger) Day(keys []string, date string, from, to int64) (days []DaySumm
 	return days, orders, closes
 }
 
-// timeRange returns the index range [lo, hi) of records with from ≤ time < to.
 // DayCounts counts, for each day [bounds[i], bounds[i+1]) (ms; the caller
 // computes the days' boundaries in the client's zone), the orders of keys
 // with at least one fill that day (orders) and those of them with a
@@ -804,7 +803,20 @@ func (l *Ledger) DayCounts(keys []string, bounds []int64) (orders, closes []int)
 	orders, closes = make([]int, n), make([]int, n)
 	l.mu.RLock()
 	defer l.mu.RUnlock()
-	seen := map[int64]bool{} // order id → counted as closing too
+	// Sized for the busiest day at once: grown by inserts, the map of a
+	// day of fills would be rebuilt a dozen times per request.
+	most := 0
+	for d := 0; d < n; d++ {
+		fills := 0
+		for _, key := range keys {
+			if i, ok := l.byKey[key]; ok {
+				lo, hi := l.pairs[i].timeRange(bounds[d], bounds[d+1])
+				fills += hi - lo
+			}
+		}
+		most = max(most, fills)
+	}
+	seen := make(map[int64]bool, most) // order id → counted as closing too
 	for d := 0; d < n; d++ {
 		clear(seen)
 		for _, key := range keys {
@@ -831,6 +843,7 @@ func (l *Ledger) DayCounts(keys []string, bounds []int64) (orders, closes []int)
 	return orders, closes
 }
 
+// timeRange returns the index range [lo, hi) of records with from ≤ time < to.
 func (b *pairBook) timeRange(from, to int64) (int, int) {
 	lo := b.recs.search(func(r *orderRecord) bool { return r.time >= from })
 	hi := b.recs.search(func(r *orderRecord) bool { return r.time >= to })
