@@ -131,9 +131,11 @@ const maxInt = int64(^uint(0) >> 1)
 var recordBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 // maxPooledBuffer is the largest buffer kept for reuse (a full page of
-// MaxPageSize records fits); larger ones, from orders?key= on a long
-// history, are left to the collector.
-const maxPooledBuffer = 1 << 20
+// MaxPageSize records fits, and an orders/day answer of twice
+// MaxDayOrders); larger ones, from orders?key= on a long history, are left
+// to the collector. A fresh buffer of megabytes costs its page faults on
+// every request, more so on a large heap.
+const maxPooledBuffer = 4 << 20
 
 // putRecordBuffer returns b, taken from pb, to the pool, unless it grew too
 // large to keep.
