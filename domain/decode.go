@@ -402,6 +402,15 @@ func requestedInOrder(b []byte, r *OrderRequested, in Interner, last *lastString
 	if r.Price, ok, err = s.decimal(); !ok || err != nil {
 		return false
 	}
+	return requestedTail(&s, r, keepIDs)
+}
+
+// requestedTail is requestedInOrder after the price: the optional prices,
+// the client order id, the optional OCO and idempotency fields, the end.
+func requestedTail(s *scanner, r *OrderRequested, keepIDs bool) bool {
+	var ok bool
+	var err error
+	var x []byte
 	if s.key(`,"stopPrice":`) {
 		if r.StopPrice, ok, err = s.decimal(); !ok || err != nil {
 			return false
