@@ -1,6 +1,9 @@
 package domain
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // Local days. A PNL day, an overview's periods and orders/day's days are
 // local to the requested timezone. Where a zone's clocks jump over
@@ -56,4 +59,57 @@ func OverviewPeriods(now time.Time, loc *time.Location) [6][2]int64 {
 		{LocalDayStart(y-1, m, d, loc).Unix(), tomorrow},
 		{LocalDayStart(y-1, 1, 1, loc).Unix(), LocalDayStart(y, 1, 1, loc).Unix()},
 	}
+}
+
+// FloorDiv returns ⌊a ÷ b⌋ (Go's / truncates toward zero).
+func FloorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
+
+// DayNumber returns the count of days from 1970-01-01 to the local date of
+// ms (Unix milliseconds) in loc: the day number both PNL readers key
+// their daily figures by.
+func DayNumber(ms int64, loc *time.Location) int64 {
+	y, m, d := time.UnixMilli(ms).In(loc).Date()
+	return FloorDiv(time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Unix(), 86400)
+}
+
+// DaySpan counts the local days in loc from first to last (ms), both
+// included; 0 when both are 0 (no fills).
+func DaySpan(first, last int64, loc *time.Location) int64 {
+	if first == 0 && last == 0 {
+		return 0
+	}
+	return DayNumber(last, loc) - DayNumber(first, loc) + 1
+}
+
+// LocalDays gives the day numbers (DayNumber) of many instants in Loc. It
+// keeps the offset of the last instant's zone period, so that nearby
+// instants cost no zone lookup: a day number is ⌊(t + offset at t) ÷
+// 86400⌋. The zero value with Loc set is ready to use.
+type LocalDays struct {
+	Loc      *time.Location
+	from, to int64 // the period of off (unix s), [from, to); empty at first
+	off      int64
+}
+
+// Day returns the day number of Unix second t in z.Loc.
+func (z *LocalDays) Day(t int64) int64 {
+	if t < z.from || t >= z.to {
+		tt := time.Unix(t, 0).In(z.Loc)
+		_, off := tt.Zone()
+		s, e := tt.ZoneBounds()
+		z.off, z.from, z.to = int64(off), math.MinInt64, math.MaxInt64
+		if !s.IsZero() {
+			z.from = s.Unix()
+		}
+		if !e.IsZero() {
+			z.to = e.Unix()
+		}
+	}
+	return FloorDiv(t+z.off, 86400)
 }

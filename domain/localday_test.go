@@ -57,3 +57,27 @@ func TestOverviewPeriods(t *testing.T) {
 		t.Fatal("the week's first day must start when Havana's clocks jump")
 	}
 }
+
+// LocalDays and DayNumber give the local date of every half hour as
+// time.In does, across DST changes, a day skipped (Apia, 2011-12-30) and a
+// midnight that does not exist (Havana).
+func TestLocalDays(t *testing.T) {
+	for _, zn := range []string{"UTC", "Europe/Amsterdam", "America/Havana", "Pacific/Apia", "Asia/Kathmandu", "Australia/Lord_Howe"} {
+		loc, err := time.LoadLocation(zn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		z := domain.LocalDays{Loc: loc}
+		from := time.Date(2011, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
+		for s := from; s < from+3*366*86400; s += 1800 {
+			y, m, d := time.Unix(s, 0).In(loc).Date()
+			want := time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Unix() / 86400
+			if got := z.Day(s); got != want {
+				t.Fatalf("%s: Day(%s) = %d, want %d", zn, time.Unix(s, 0).UTC(), got, want)
+			}
+			if got := domain.DayNumber(s*1000+999, loc); got != want {
+				t.Fatalf("%s: DayNumber(%s) = %d, want %d", zn, time.Unix(s, 0).UTC(), got, want)
+			}
+		}
+	}
+}

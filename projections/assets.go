@@ -30,7 +30,7 @@ type pricePoint struct {
 
 // addPrice records price as the pair's price in t's slot.
 func (b *pairBook) addPrice(t int64, price domain.Decimal) {
-	slot := floorDiv(t, BucketSeconds*1000)
+	slot := domain.FloorDiv(t, BucketSeconds*1000)
 	n := len(b.prices)
 	switch {
 	case n > 0 && b.prices[n-1].slot == slot:
@@ -51,7 +51,7 @@ func (b *pairBook) addPrice(t int64, price domain.Decimal) {
 
 // priceAt returns the pair's price in t's slot or the last slot before.
 func (b *pairBook) priceAt(t int64) (domain.Decimal, bool) {
-	slot := floorDiv(t, BucketSeconds*1000)
+	slot := domain.FloorDiv(t, BucketSeconds*1000)
 	i := sort.Search(len(b.prices), func(i int) bool { return b.prices[i].slot > slot })
 	if i == 0 {
 		return 0, false
@@ -119,7 +119,7 @@ func (l *Ledger) AssetHistory(exchange, base string, start, end int64) []AssetPo
 	for ; i < len(x.snaps) && x.snaps[i].time <= end; i++ {
 		s := &x.snaps[i]
 		if i+1 < len(x.snaps) && x.snaps[i+1].time <= end &&
-			floorDiv(x.snaps[i+1].time, BucketSeconds*1000) == floorDiv(s.time, BucketSeconds*1000) {
+			domain.FloorDiv(x.snaps[i+1].time, BucketSeconds*1000) == domain.FloorDiv(s.time, BucketSeconds*1000) {
 			continue // a later snapshot in the same slot stands for it
 		}
 		var v domain.Decimal

@@ -45,7 +45,7 @@ func (l *Ledger) Marks(exchange, pair string, startSec, endSec int64) []Mark {
 	lo, hi := b.timeRange(startSec*1000, (endSec+1)*1000)
 	for j := lo; j < hi; j++ {
 		r := b.recs.at(j)
-		m := Mark{Exchange: exchange, Pair: pair, Time: floorDiv(r.time, 1000),
+		m := Mark{Exchange: exchange, Pair: pair, Time: domain.FloorDiv(r.time, 1000),
 			ID: strconv.FormatInt(r.id, 10) + "-" + strconv.FormatUint(r.pos(), 10)}
 		side := "BUY"
 		m.Color, m.Label = MarkBuyColor, MarkBuyLabel

@@ -128,7 +128,7 @@ func (l *Ledger) Overview(q OverviewQuery) (*Overview, error) {
 			CumulativeBuyValue:        domain.Number(s.BuyValue),
 			CumulativeSellValue:       domain.Number(s.SellValue),
 			UnrealizedPnl:             domain.Number(unr),
-			DailyPnlPerThousand:       domain.DailyPnlPerThousand(s.Pnl, s.Invested, daySpan(s.FirstT, s.LastT, q.Loc)),
+			DailyPnlPerThousand:       domain.DailyPnlPerThousand(s.Pnl, s.Invested, domain.DaySpan(s.FirstT, s.LastT, q.Loc)),
 			Key:                       key,
 		})
 	}

@@ -90,7 +90,7 @@ func (s *series) at(slot int64) int {
 }
 
 func (s *series) add(fx *fillFx) {
-	slot := floorDiv(fx.t, BucketSeconds*1000)
+	slot := domain.FloorDiv(fx.t, BucketSeconds*1000)
 	i := s.at(slot)
 	f := fx.pnlFill()
 	s.b[i].Add(&f)
@@ -106,14 +106,6 @@ func (s *series) add(fx *fillFx) {
 	}
 }
 
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if a%b != 0 && (a < 0) != (b < 0) {
-		q--
-	}
-	return q
-}
-
 // addToSeries folds one applied fill into its pair's and its quote's series.
 func (l *Ledger) addToSeries(b *pairBook, st *orderState, t int64, sell bool, r *domain.FillPnl, net domain.Decimal) {
 	fx := fillFx{t: t, sell: sell, closing: sell && r.Matched > 0, first: st.fills == 1,
@@ -124,7 +116,7 @@ func (l *Ledger) addToSeries(b *pairBook, st *orderState, t int64, sell bool, r 
 		st.pnl = st.pnl.Add(r.Pnl)
 		sign := int8(st.pnl.Sign())
 		if st.uniqueSign == 0 { // not counted yet: count in this fill's bucket
-			st.uniqueSlot = floorDiv(t, BucketSeconds*1000)
+			st.uniqueSlot = domain.FloorDiv(t, BucketSeconds*1000)
 			fx.uniqueTo = sign
 		} else if old := st.uniqueSign - 2; old != sign { // stored as sign+2 once counted
 			fx.uniqueFrom, fx.uniqueTo = old, sign

@@ -76,32 +76,16 @@ type dayAcc struct {
 	invested domain.Decimal
 }
 
-// daySpan counts calendar days in loc from the day of first to the day of
-// last (ms), both included; 0 without fills.
-func daySpan(first, last int64, loc *time.Location) int64 {
-	if first == 0 && last == 0 {
-		return 0
-	}
-	return dayNumber(last, loc) - dayNumber(first, loc) + 1
-}
-
-// dayNumber is the count of days from 1970-01-01 to the calendar date of
-// ms in loc.
-func dayNumber(ms int64, loc *time.Location) int64 {
-	y, m, d := time.UnixMilli(ms).In(loc).Date()
-	return floorDiv(time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Unix(), 86400)
-}
-
 // rangeSeconds turns a [from, to) range in ms (0: unbounded) into bucket
 // bounds in unix seconds: a bucket is in the range when its start lies in
 // [from rounded down to its bucket, to).
 func rangeSeconds(fromMs, toMs int64) (int64, int64) {
 	from, to := int64(minTime), int64(maxTime)
 	if fromMs != 0 {
-		from = floorDiv(fromMs, BucketSeconds*1000) * BucketSeconds
+		from = domain.FloorDiv(fromMs, BucketSeconds*1000) * BucketSeconds
 	}
 	if toMs != 0 {
-		to = -floorDiv(-toMs, 1000) // ceil: buckets starting before toMs
+		to = -domain.FloorDiv(-toMs, 1000) // ceil: buckets starting before toMs
 	}
 	return from, to
 }

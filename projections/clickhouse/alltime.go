@@ -202,7 +202,7 @@ func (r *Reader) readOverview(ctx context.Context, d *overviewData, days map[str
 		return err
 	}
 	defer rows.Close()
-	sc := overviewScan{d: d, days: days, zone: localDays{loc: loc}, plan: plan}
+	sc := overviewScan{d: d, days: days, zone: domain.LocalDays{Loc: loc}, plan: plan}
 	var buf []int64
 	for rows.Next() {
 		var row overviewRow
@@ -242,7 +242,7 @@ func overviewConds(plan *zonePlan, pairs bool) []string {
 		if _, ok := blocks[c.shift]; !ok {
 			shifts = append(shifts, c.shift)
 		}
-		for n := floorDiv(c.from, dayBlock); n <= floorDiv(c.to, dayBlock); n++ {
+		for n := domain.FloorDiv(c.from, dayBlock); n <= domain.FloorDiv(c.to, dayBlock); n++ {
 			blocks[c.shift] = append(blocks[c.shift], n)
 		}
 	}
@@ -251,7 +251,7 @@ func overviewConds(plan *zonePlan, pairs bool) []string {
 	}
 	var hours []int64
 	for _, h := range plan.slow {
-		for n := floorDiv(h[0], hourBlock); n <= floorDiv(h[1]-1, hourBlock); n++ {
+		for n := domain.FloorDiv(h[0], hourBlock); n <= domain.FloorDiv(h[1]-1, hourBlock); n++ {
 			hours = append(hours, n)
 		}
 	}
@@ -280,7 +280,7 @@ func inList(ns []int64) string {
 type overviewScan struct {
 	d    *overviewData
 	days map[string]*daySeries
-	zone localDays
+	zone domain.LocalDays
 	plan *zonePlan
 	list []listedPair
 }
@@ -359,7 +359,7 @@ func (sc *overviewScan) addHours(key string, row *overviewRow) {
 	for j := int64(0); j < hourBlock; j++ {
 		h := row.n*hourBlock + j
 		if f := row.v[j*dayCols:]; f[0] != 0 && sc.plan.hasHour(h) {
-			sc.series(key).at(sc.zone.day(h * 3600)).add(f)
+			sc.series(key).at(sc.zone.Day(h * 3600)).add(f)
 		}
 	}
 }
@@ -484,7 +484,7 @@ func (p *zonePlan) hasHour(h int64) bool {
 // (ms); ok is false when loc has an offset there that pnl_local_days does
 // not hold, or changes offset off a whole UTC hour.
 func planZone(loc *time.Location, first, last int64) (zonePlan, bool) {
-	lo, hi := floorDiv(first, 1000)-2*86400, floorDiv(last, 1000)+2*86400
+	lo, hi := domain.FloorDiv(first, 1000)-2*86400, domain.FloorDiv(last, 1000)+2*86400
 	type seg struct {
 		start, end int64
 		off        int
@@ -522,19 +522,19 @@ func planZone(loc *time.Location, first, last int64) (zonePlan, bool) {
 	prevEnd := int64(lo) // UTC end of the previous stretch's last whole local day
 	for i, s := range segs {
 		off := int64(s.off)
-		da := -floorDiv(-(s.start + off), 86400) // first local day starting at or after start
-		db := floorDiv(s.end+off, 86400) - 1     // last local day ending at or before end
+		da := -domain.FloorDiv(-(s.start + off), 86400) // first local day starting at or after start
+		db := domain.FloorDiv(s.end+off, 86400) - 1     // last local day ending at or before end
 		if i == 0 {
-			da = floorDiv(s.start+off, 86400)
+			da = domain.FloorDiv(s.start+off, 86400)
 		}
 		if i == len(segs)-1 {
-			db = floorDiv(s.end+off, 86400)
+			db = domain.FloorDiv(s.end+off, 86400)
 		}
 		if da > db {
 			continue // no whole day: the hours go to the slow days
 		}
 		if from := da*86400 - off; from > prevEnd && i > 0 {
-			p.slow = append(p.slow, [2]int64{floorDiv(prevEnd, 3600), floorDiv(from, 3600)})
+			p.slow = append(p.slow, [2]int64{domain.FloorDiv(prevEnd, 3600), domain.FloorDiv(from, 3600)})
 		}
 		p.days = append(p.days, dayRange{int32(s.off), da, db})
 		prevEnd = (db+1)*86400 - off
@@ -550,10 +550,10 @@ func periodsOf(days map[string]*daySeries, ps [][2]int64, loc *time.Location) ma
 	if len(ps) == 0 {
 		return out
 	}
-	z := localDays{loc: loc}
+	z := domain.LocalDays{Loc: loc}
 	bounds := make([][2]int64, len(ps))
 	for i, p := range ps {
-		bounds[i] = [2]int64{z.day(p[0]), z.day(p[1])}
+		bounds[i] = [2]int64{z.Day(p[0]), z.Day(p[1])}
 	}
 	for k, s := range days {
 		var v [6]int64

@@ -7,8 +7,8 @@ import (
 )
 
 // Local days of the PNL history, as the reader assembles them. A day is
-// its day number: the days from 1970-01-01 to its local date (the Ledger's
-// dayNumber). Each pair's days are a dense slice by day number, so that
+// its day number: the days from 1970-01-01 to its local date
+// (domain.DayNumber). Each pair's days are a dense slice by day number, so that
 // merging pairs, ordering days and summing periods are index arithmetic,
 // not string sorts and maps per date: an overview over all time carries
 // every day of the fills' span (1,389 a series at 2,000,000 orders).
@@ -92,33 +92,6 @@ func seriesOf(days map[string]*daySeries, key string) *daySeries {
 	return s
 }
 
-// localDays gives the day numbers of instants in loc. It keeps the offset
-// of the last instant's zone period, so that nearby instants cost no zone
-// lookup: a day number is ⌊(t + offset at t) ÷ 86400⌋, the local date of t
-// as time.Time.In(loc).Date gives it.
-type localDays struct {
-	loc      *time.Location
-	from, to int64 // the period of off (unix s), [from, to); empty at first
-	off      int64
-}
-
-// day returns the day number of unix second t in loc.
-func (z *localDays) day(t int64) int64 {
-	if t < z.from || t >= z.to {
-		tt := time.Unix(t, 0).In(z.loc)
-		_, off := tt.Zone()
-		s, e := tt.ZoneBounds()
-		z.off, z.from, z.to = int64(off), minTime, maxTime
-		if !s.IsZero() {
-			z.from = s.Unix()
-		}
-		if !e.IsZero() {
-			z.to = e.Unix()
-		}
-	}
-	return floorDiv(t+z.off, 86400)
-}
-
 // foldDays merges the days of keys into a daily history, oldest first,
 // days without fills left out, with the running sums
 // (cumulativePnlPercent = Σpnl ÷ Σinvested × 100).
@@ -195,7 +168,7 @@ func appendDate(b []byte, n int64) []byte {
 // Hinnant's civil_from_days).
 func civil(n int64) (y, m, d int64) {
 	z := n + 719468
-	era := floorDiv(z, 146097)
+	era := domain.FloorDiv(z, 146097)
 	doe := z - era*146097
 	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365
 	doy := doe - (365*yoe + yoe/4 - yoe/100)

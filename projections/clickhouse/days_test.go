@@ -22,27 +22,6 @@ func TestAppendDate(t *testing.T) {
 	}
 }
 
-// localDays gives the local date of every hour as time.In does, across
-// DST changes, a day skipped (Apia, 2011-12-30) and a midnight that does
-// not exist (Havana).
-func TestLocalDays(t *testing.T) {
-	for _, zn := range []string{"UTC", "Europe/Amsterdam", "America/Havana", "Pacific/Apia", "Asia/Kathmandu", "Australia/Lord_Howe"} {
-		loc, err := time.LoadLocation(zn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		z := localDays{loc: loc}
-		from := time.Date(2011, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
-		for s := from; s < from+3*366*86400; s += 1800 {
-			y, m, d := time.Unix(s, 0).In(loc).Date()
-			want := time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Unix() / 86400
-			if got := z.day(s); got != want {
-				t.Fatalf("%s: day(%s) = %d, want %d", zn, time.Unix(s, 0).UTC(), got, want)
-			}
-		}
-	}
-}
-
 // A series grows both ways and keeps its days; days never written are
 // zero; pnl sums a range of days clipped to the series.
 func TestDaySeries(t *testing.T) {

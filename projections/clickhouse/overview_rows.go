@@ -1,6 +1,10 @@
 package clickhouse
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/tradeledger/tradeledger/domain"
+)
 
 // pnl_overview holds, in one table, what an overview over all time reads:
 // per pair its aggregate and inventory (kindPair), its strategy
@@ -39,9 +43,9 @@ func (b *batch) prepare() {
 	}
 	blocks := make(map[blockKey]struct{}, len(b.hours))
 	for hk := range b.hours {
-		blocks[blockKey{hk.bk, hourShift, floorDiv(hk.hour, hourBlock)}] = struct{}{}
+		blocks[blockKey{hk.bk, hourShift, domain.FloorDiv(hk.hour, hourBlock)}] = struct{}{}
 		for i := 0; i < numShifts; i++ {
-			blocks[blockKey{hk.bk, int8(i), floorDiv(hourDay(hk.hour, i), dayBlock)}] = struct{}{}
+			blocks[blockKey{hk.bk, int8(i), domain.FloorDiv(hourDay(hk.hour, i), dayBlock)}] = struct{}{}
 		}
 	}
 	for k := range blocks {

@@ -145,7 +145,7 @@ func slotCond(from, to int64) string {
 	if from <= minTime && to >= maxTime {
 		return "1"
 	}
-	return fmt.Sprintf("slot >= %d AND slot < %d", -floorDiv(-from, bucketSecs), -floorDiv(-to, bucketSecs))
+	return fmt.Sprintf("slot >= %d AND slot < %d", -domain.FloorDiv(-from, bucketSecs), -domain.FloorDiv(-to, bucketSecs))
 }
 
 // rangeSeconds is the Ledger's conversion of a [from, to) range in ms (0:
@@ -153,10 +153,10 @@ func slotCond(from, to int64) string {
 func rangeSeconds(fromMs, toMs int64) (int64, int64) {
 	from, to := int64(minTime), int64(maxTime)
 	if fromMs != 0 {
-		from = floorDiv(fromMs, bucketMs) * 900
+		from = domain.FloorDiv(fromMs, bucketMs) * 900
 	}
 	if toMs != 0 {
-		to = -floorDiv(-toMs, 1000)
+		to = -domain.FloorDiv(-toMs, 1000)
 	}
 	return from, to
 }
@@ -305,7 +305,7 @@ FROM `+r.db+`.pnl_buckets WHERE method = ? AND `+slotCond(from, to), r.Method.St
 	if loc != nil {
 		days = map[string]*daySeries{}
 	}
-	zone := localDays{loc: loc}
+	zone := domain.LocalDays{Loc: loc}
 	for pk, pb := range byPair {
 		key := domain.PairKey(pk.Exchange, pk.Pair)
 		a := &agg{}
@@ -320,7 +320,7 @@ FROM `+r.db+`.pnl_buckets WHERE method = ? AND `+slotCond(from, to), r.Method.St
 			if s == nil {
 				s = seriesOf(days, key)
 			}
-			s.at(zone.day(b.slot * bucketSecs)).merge(&dayAgg{b.a.Trades, b.a.Volume.Units(), b.a.Pnl.Units(),
+			s.at(zone.Day(b.slot * bucketSecs)).merge(&dayAgg{b.a.Trades, b.a.Volume.Units(), b.a.Pnl.Units(),
 				b.a.Unmatched.Units(), b.a.Invested.Units()})
 		}
 	}
@@ -349,19 +349,9 @@ FROM ` + r.db + `.pnl_buckets FINAL WHERE method = ? AND ` + slotCond(from, to) 
 		if err != nil {
 			return nil, fmt.Errorf("day %q: %w", d, err)
 		}
-		seriesOf(out, domain.PairKey(ex, pair)).at(floorDiv(t.Unix(), 86400)).merge(&a)
+		seriesOf(out, domain.PairKey(ex, pair)).at(domain.FloorDiv(t.Unix(), 86400)).merge(&a)
 	}
 	return out, rows.Err()
-}
-
-// daySpan counts calendar days in loc from first to last (ms), both
-// included; 0 without fills.
-func daySpan(first, last int64, loc *time.Location) int64 {
-	if first == 0 && last == 0 {
-		return 0
-	}
-	z := localDays{loc: loc}
-	return z.day(floorDiv(last, 1000)) - z.day(floorDiv(first, 1000)) + 1
 }
 
 // Overview answers pnl/overview like projections.Ledger.Overview.
@@ -527,7 +517,7 @@ func assemble(q domain.OverviewQuery, d *overviewData) (*domain.Overview, error)
 			CumulativeBuyValue:        domain.Number(s.BuyValue),
 			CumulativeSellValue:       domain.Number(s.SellValue),
 			UnrealizedPnl:             domain.Number(unr),
-			DailyPnlPerThousand:       domain.DailyPnlPerThousand(domain.Decimal(s.Pnl), domain.Decimal(s.Invested), daySpan(s.FirstT, s.LastT, q.Loc)),
+			DailyPnlPerThousand:       domain.DailyPnlPerThousand(domain.Decimal(s.Pnl), domain.Decimal(s.Invested), domain.DaySpan(s.FirstT, s.LastT, q.Loc)),
 			Key:                       key,
 		})
 	}

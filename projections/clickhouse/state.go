@@ -299,7 +299,7 @@ func (st *state) applyFill(id int64, e *domain.Event, f *domain.OrderFilled, b *
 		bk.total.Unique(uFrom, uTo)
 	}
 	bk.total.Position = e.Position
-	h := floorDiv(slotOf(t), 4)
+	h := domain.FloorDiv(slotOf(t), 4)
 	hr := bk.hours[h]
 	if hr == nil {
 		hr = &hourRow{}
