@@ -85,12 +85,10 @@ type folderImport struct {
 	TakeWallet bool
 }
 
-// importChunk is how many orders one batch append carries: the SQLite
-// store commits each in one transaction (49,152 events, within its
-// MaxBatchEvents), and each transaction rewrites the pages of the stream
-// index it touches (random keys: most of them), so fewer and larger
-// chunks write less; a chunk's events are about 30 MB. The next chunk is
-// built while one is appended.
+// importChunk is how many orders one batch append carries (49,152
+// events, about 30 MB): the SQLite store commits them in groups of its
+// MaxBatchEvents, sealing the next group while it writes one. The next
+// chunk is built while one is appended.
 const importChunk = 16384
 
 // Run reads the folder dir and appends its events: the configuration and
@@ -132,6 +130,15 @@ func (im *folderImport) Run(ctx context.Context, dir string) (gunbot.Summary, er
 	if err != nil {
 		return sum, err
 	}
+	legacy, err := holdsLegacyImports(ctx, im.Store, head)
+	if err != nil {
+		return sum, err
+	}
+	if legacy {
+		for i := range folder.Orders {
+			folder.Orders[i].ID = folder.Orders[i].LegacyID
+		}
+	}
 	done := 0
 	// The events carry ActorImport (gunbot.Importer); the command path
 	// stamps the context's actor, so it is the same.
@@ -156,10 +163,11 @@ func (im *folderImport) Run(ctx context.Context, dir string) (gunbot.Summary, er
 		}
 		for i := range units {
 			if errs != nil && errs[i] != nil {
-				if err := im.importedBefore(ctx, &units[i], errs[i]); err != nil {
+				added, err := im.settleConflict(ctx, conv, cmds, &units[i], errs[i], legacy, head)
+				if err != nil {
 					return im.fail(err)
 				}
-				sum.Count(&units[i], false)
+				sum.Count(&units[i], added)
 				continue
 			}
 			// A unit stored before answers with its original
@@ -192,15 +200,83 @@ func (im *folderImport) fail(err error) error {
 	return err
 }
 
+// holdsLegacyImports reports whether the log up to head holds an order
+// that a version before 2026-11-26 imported: a stream order-<id> with id
+// in [2^52, 2^53) (gunbot.IsLegacyOrderID). An import into such a data dir
+// gives orders their LegacyID, as those versions did, so that it finds the
+// orders they stored; otherwise orders get time-ordered ids
+// (gunbot.OrderID). A new data dir (head 0) reads nothing; another reads
+// its log up to the first such stream, the whole log when there is none.
+func holdsLegacyImports(ctx context.Context, store domain.EventStore, head uint64) (bool, error) {
+	if head == 0 {
+		return false, nil
+	}
+	it := store.ReadAll(ctx, 0, 0)
+	defer it.Close()
+	for it.Next() {
+		e := it.Event()
+		if e.Position > head {
+			break
+		}
+		if id, ok := domain.OrderStreamID(e.Stream); ok && gunbot.IsLegacyOrderID(id) {
+			return true, nil
+		}
+	}
+	if err := it.Err(); err != nil {
+		return false, fmt.Errorf("import: read the log for orders imported before: %w", err)
+	}
+	return false, nil
+}
+
+// maxOrderIDProbes bounds how many ids settleConflict tries for one order.
+// Each further id is taken only when another order traded in the same
+// second got the same 19 bits of hash (gunbot.OrderID).
+const maxOrderIDProbes = 64
+
+// settleConflict decides a unit whose append failed with appendErr, and
+// reports whether it is appended now (false: it was stored before). Only
+// an order's ECONFLICT is settled; any other failure is the import's
+// error.
+//   - With legacy ids (holdsLegacyImports), the stream may hold the same
+//     order appended by an earlier version under other event ids
+//     (gunbot.IsImportedOrder): stored before.
+//   - With time-ordered ids, another order holds the id: the same order
+//     would have been a re-append, since its events' ids derive from the
+//     order, not from the id. The order moves to the next id and is
+//     appended alone there, once more for every id taken. Moved orders are
+//     appended after their chunk, so the log is then not in trade-time
+//     order for them; a re-import moves them the same way and finds them.
+func (im *folderImport) settleConflict(ctx context.Context, conv *gunbot.Importer, cmds *eventstore.Commands, u *gunbot.Unit, appendErr error, legacy bool, head uint64) (bool, error) {
+	if u.Kind != gunbot.KindOrder || domain.ErrorCode(appendErr) != domain.ECONFLICT {
+		return false, fmt.Errorf("import %s: %w", u.What, appendErr)
+	}
+	if legacy {
+		return false, im.importedBefore(ctx, u, appendErr)
+	}
+	o := u.Order
+	for range maxOrderIDProbes {
+		o.ID++
+		moved := conv.Order(o)
+		res, err := cmds.AppendBatch(ctx, []domain.StreamAppend{moved.StreamAppend})
+		if err == nil {
+			return res[0].LastPosition > head, nil
+		}
+		var be *domain.BatchError
+		if errors.As(err, &be) {
+			err = be.Errs[0]
+		}
+		if domain.ErrorCode(err) != domain.ECONFLICT {
+			return false, fmt.Errorf("import %s as order %d: %w", u.What, o.ID, err)
+		}
+	}
+	return false, fmt.Errorf("import %s: ids %d to %d all hold other orders: %w", u.What, u.Order.ID, o.ID, appendErr)
+}
+
 // importedBefore returns nil when u's append failed (appendErr) only
 // because an earlier version imported the same order under other event ids
-// (an ECONFLICT on a stream gunbot.IsImportedOrder recognizes), else the
-// import's error.
+// (a stream gunbot.IsImportedOrder recognizes), else the import's error.
 func (im *folderImport) importedBefore(ctx context.Context, u *gunbot.Unit, appendErr error) error {
 	fail := fmt.Errorf("import %s: %w", u.What, appendErr)
-	if u.Kind != gunbot.KindOrder || domain.ErrorCode(appendErr) != domain.ECONFLICT {
-		return fail
-	}
 	it := im.Store.ReadStream(ctx, u.Stream, 0, 1)
 	defer it.Close()
 	if !it.Next() {

@@ -8,8 +8,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -320,8 +322,8 @@ func TestImportManyOrders(t *testing.T) {
 }
 
 // TestImportAfterAnEarlierVersion: an order an earlier version imported
-// (the same stream, events under other ids) counts as already present, and
-// is not appended twice.
+// (at its LegacyID, events under other ids) counts as already present, and
+// is not appended twice: the data dir goes on giving legacy ids.
 func TestImportAfterAnEarlierVersion(t *testing.T) {
 	t.Setenv("TRADELEDGER_MASTER_KEY", strings.Repeat("ab", 32))
 	ctx := context.Background()
@@ -334,7 +336,9 @@ func TestImportAfterAnEarlierVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u := (&gunbot.Importer{Clock: domain.SystemClock{}}).Order(folder.Orders[1])
+	o := folder.Orders[1]
+	o.ID = o.LegacyID
+	u := (&gunbot.Importer{Clock: domain.SystemClock{}}).Order(o)
 	for i, suffix := range []string{"requested", "accepted", "filled"} {
 		// The ids earlier versions gave an order's events.
 		u.Events[i].ID = gunbot.ID(u.Events[i].Type, strings.TrimPrefix(u.Stream, "order-"), suffix)
@@ -361,8 +365,113 @@ func TestImportAfterAnEarlierVersion(t *testing.T) {
 		if e.Type == domain.TypeOrderFilled {
 			fills++
 		}
+		if id, ok := domain.OrderStreamID(e.Stream); ok && !gunbot.IsLegacyOrderID(id) {
+			t.Fatalf("%s: not a legacy id, in a data dir an earlier version imported into", e.Stream)
+		}
 	}
 	if fills != 4 {
 		t.Fatalf("%d fills, want the history's 4", fills)
+	}
+}
+
+// sharedIDOrders returns two state-file entries of orders traded in the
+// same second, at different ms, that gunbot.OrderID gives the same id,
+// the earlier trade first (found among 3,000 such orders: with 19 bits of
+// hash, about 8 pairs share an id).
+func sharedIDOrders(t *testing.T) (first, second string) {
+	t.Helper()
+	const ms = int64(1_709_287_200_000)
+	entry := func(i int) string {
+		return fmt.Sprintf(`{"time": %d, "type": "buy", "rate": 50000, "amount": 0.%06d, "id": %d}`, ms+int64(i%1000), i+1, i)
+	}
+	var all []string
+	for i := range 3000 {
+		all = append(all, entry(i))
+	}
+	f, err := gunbot.Read(fstest.MapFS{"json/binance-USDT-BTC-state.json": {Data: []byte(`{"orders": [` + strings.Join(all, ",") + `]}`)}})
+	if err != nil || len(f.Orders) != 3000 {
+		t.Fatalf("read: %v (%d orders)", err, len(f.Orders))
+	}
+	byID := map[int64]int{}
+	for _, o := range f.Orders {
+		i, _ := strconv.Atoi(o.SourceID)
+		if j, ok := byID[o.ID]; ok && i%1000 != j%1000 {
+			if i%1000 < j%1000 {
+				return entry(i), entry(j) // the earlier trade first
+			}
+			return entry(j), entry(i)
+		}
+		byID[o.ID] = i
+	}
+	t.Fatal("no two of 3,000 orders in one second share an id")
+	return "", ""
+}
+
+// TestImportOrdersSharingAnID: two orders traded in the same second may
+// get the same time-ordered id; the later one moves to the next id. Both
+// are imported, a re-import finds both, and so does an import into a data
+// dir that already holds the later one at the shared id.
+func TestImportOrdersSharingAnID(t *testing.T) {
+	t.Setenv("TRADELEDGER_MASTER_KEY", strings.Repeat("ab", 32))
+	first, second := sharedIDOrders(t)
+	folder := func(entries ...string) string {
+		dir := filepath.Join(t.TempDir(), "gunbot")
+		if err := os.MkdirAll(filepath.Join(dir, "json"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		state := `{"orders": [` + strings.Join(entries, ",") + `]}`
+		if err := os.WriteFile(filepath.Join(dir, "json", "binance-USDT-BTC-state.json"), []byte(state), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	streams := func(data string) []string {
+		d, err := OpenDataDir(context.Background(), data, "", zap.NewNop())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Close()
+		_, _, events := importReplay(t, d)
+		var got []string
+		for _, e := range events {
+			if e.Type == domain.TypeOrderFilled {
+				got = append(got, e.Stream)
+			}
+		}
+		return got
+	}
+	both := folder(second, first)
+
+	data := filepath.Join(t.TempDir(), "data")
+	for i, want := range []string{": 2 new, 0 already present", ": 0 new, 2 already present"} {
+		out, warn, err := importRun(t, "import", "--data", data, "--from", both)
+		if err != nil || !strings.Contains(out, want) {
+			t.Fatalf("import %d: %s %v\n%s", i+1, out, err, warn)
+		}
+	}
+	got := streams(data)
+	if len(got) != 2 {
+		t.Fatalf("filled streams %v, want two", got)
+	}
+	a, _ := domain.OrderStreamID(got[0])
+	b, _ := domain.OrderStreamID(got[1])
+	if b != a+1 {
+		t.Fatalf("streams %v: the second order is not at the next id", got)
+	}
+
+	// The later order imported alone takes the shared id; the earlier one,
+	// imported next, moves to the next id, and the later one is found.
+	data = filepath.Join(t.TempDir(), "data")
+	if out, warn, err := importRun(t, "import", "--data", data, "--from", folder(second)); err != nil || !strings.Contains(out, ": 1 new, 0 already present") {
+		t.Fatalf("import of the later order: %s %v\n%s", out, err, warn)
+	}
+	for i, want := range []string{": 1 new, 1 already present", ": 0 new, 2 already present"} {
+		out, warn, err := importRun(t, "import", "--data", data, "--from", both)
+		if err != nil || !strings.Contains(out, want) {
+			t.Fatalf("import %d of both: %s %v\n%s", i+1, out, err, warn)
+		}
+	}
+	if got := streams(data); len(got) != 2 || got[0] != fmt.Sprintf("order-%d", a) || got[1] != fmt.Sprintf("order-%d", a+1) {
+		t.Fatalf("filled streams %v, want order-%d then order-%d", got, a, a+1)
 	}
 }

@@ -34,6 +34,8 @@ type Importer struct {
 type Unit struct {
 	What string // for progress and messages: "config.js", "strategy dca.js", "order binance USDT-BTC 9001"
 	Kind string // KindConfig, KindFile or KindOrder
+	// Order is the order a KindOrder unit records (Importer.Order).
+	Order Order
 	domain.StreamAppend
 }
 
@@ -218,12 +220,24 @@ func (im *Importer) File(f File) Unit {
 // Order turns an order into a new order stream: OrderRequested,
 // OrderAccepted and one OrderFilled for the whole amount at the order's
 // rate, all at the order's trade time, with TimeIDs. The stream is expected
-// new (domain.NoStream): a re-import is answered as a retry. Versions
-// before TimeIDs gave these events IDs: a stream of theirs makes the append
-// fail with ECONFLICT, and IsImportedOrder tells such a stream apart.
+// new (domain.NoStream): a re-import is answered as a retry. The stream is
+// order-<o.ID>; when another order holds it, the append fails with
+// ECONFLICT and the import moves o to the next id. Versions before TimeIDs
+// gave these events IDs: a stream of theirs (at the LegacyID) makes the
+// append fail with ECONFLICT too, and IsImportedOrder tells such a stream
+// apart.
 func (im *Importer) Order(o Order) Unit {
 	quote, _, _ := domain.SplitPair(o.Pair) // checked by Read
 	idKey := strconv.FormatInt(o.ID, 10)
+	// The events' ids derive from LegacyID, not ID: an order moved to the
+	// next id (OrderID) keeps them, and two orders that share an id never
+	// share an event id, so the second is a conflict, not a re-append of
+	// the first. Versions that gave orders their LegacyID gave the same.
+	// An order not from Read (LegacyID 0) keys them by ID.
+	eventKey := idKey
+	if o.LegacyID != 0 {
+		eventKey = strconv.FormatInt(o.LegacyID, 10)
+	}
 	// The payloads are encoded by hand (payload.go): the same bytes as
 	// json.Marshal's.
 	requested := domain.OrderRequested{
@@ -233,11 +247,11 @@ func (im *Importer) Order(o Order) Unit {
 	accepted := domain.OrderAccepted{ExchangeOrderID: o.SourceID}
 	filled := domain.OrderFilled{FillID: "import-" + idKey, Price: o.Rate, Quantity: o.Amount, FeeAsset: quote}
 	events := []domain.Event{
-		im.eventJSON(domain.TypeOrderRequested, orderRequestedJSON(&requested), o.Time, TimeID(o.Time, domain.TypeOrderRequested, idKey, "requested")),
-		im.eventJSON(domain.TypeOrderAccepted, orderAcceptedJSON(&accepted), o.Time, TimeID(o.Time, domain.TypeOrderAccepted, idKey, "accepted")),
-		im.eventJSON(domain.TypeOrderFilled, orderFilledJSON(&filled), o.Time, TimeID(o.Time, domain.TypeOrderFilled, idKey, "filled")),
+		im.eventJSON(domain.TypeOrderRequested, orderRequestedJSON(&requested), o.Time, TimeID(o.Time, domain.TypeOrderRequested, eventKey, "requested")),
+		im.eventJSON(domain.TypeOrderAccepted, orderAcceptedJSON(&accepted), o.Time, TimeID(o.Time, domain.TypeOrderAccepted, eventKey, "accepted")),
+		im.eventJSON(domain.TypeOrderFilled, orderFilledJSON(&filled), o.Time, TimeID(o.Time, domain.TypeOrderFilled, eventKey, "filled")),
 	}
-	return Unit{What: "order " + o.Exchange + " " + o.Pair + " " + o.SourceID, Kind: KindOrder, StreamAppend: domain.StreamAppend{
+	return Unit{What: "order " + o.Exchange + " " + o.Pair + " " + o.SourceID, Kind: KindOrder, Order: o, StreamAppend: domain.StreamAppend{
 		Stream: domain.OrderStream(o.ID), Expected: domain.NoStream, Events: events,
 	}}
 }

@@ -17,9 +17,12 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/tradeledger/tradeledger/domain"
 )
@@ -61,10 +64,18 @@ type Order struct {
 	Time           int64 // ms since the epoch
 	Rate, Amount   domain.Decimal
 	SourceID       string // the state file's id, "" when it had none
-	// ID is the order id the import gives it, derived from the fields
-	// above: in [2^52, 2^53), clear of the small ids live orders get and
-	// exact as a JSON number.
+	// ID is the order id the import gives it (see OrderID): derived from
+	// the fields above, in [2^51, 2^52), clear of the small ids live orders
+	// get and exact as a JSON number. The import may move an order to a
+	// later id when another order took this one (OrderID says when).
 	ID int64
+	// LegacyID is the id versions before 2026-11-26 gave the order: 2^52
+	// plus 52 bits of the hash of its fields, in [2^52, 2^53). An import
+	// into a data dir holding such ids gives them again, so that it finds
+	// the orders stored. The ids of an order's events derive from it
+	// (Importer.Order), whatever ID is: distinct orders' events never
+	// share an id.
+	LegacyID int64
 }
 
 // Skip is an item Read left out.
@@ -76,7 +87,8 @@ type Skip struct {
 // Read parses the Gunbot folder fsys. A configuration that does not parse
 // is an error naming the file (and, for config.js, the line and column);
 // a stored file or an order that is not valid is skipped, and listed in
-// Skipped.
+// Skipped. The state files are read concurrently: fsys must allow that
+// (os.DirFS and fstest.MapFS do).
 func Read(fsys fs.FS) (*Folder, error) {
 	f := &Folder{}
 	var err error
@@ -234,34 +246,33 @@ type stateOrder struct {
 	Cost   json.Number `json:"cost"`
 }
 
-// readOrders reads the orders of every json/*-state.json.
+// readOrders reads the orders of every json/*-state.json, the files
+// concurrently (one goroutine per core: decoding 200,000 orders is about a
+// tenth of an import), their orders and skips kept in the files' order.
 func (f *Folder) readOrders(fsys fs.FS) {
 	paths, _ := fs.Glob(fsys, "json/*-state.json")
 	slices.Sort(paths)
-	for _, p := range paths {
-		exchange, pair, ok := SplitStateName(path.Base(p))
-		if !ok {
-			f.skip(p, "name is not <exchange>-<QUOTE>-<BASE>-state.json")
-			continue
-		}
-		b, err := fs.ReadFile(fsys, p)
-		if err != nil {
-			f.skip(p, "%v", err)
-			continue
-		}
-		orders, err := decodeStateOrders(b)
-		if err != nil {
-			f.skip(p, "not a state file: %v", err)
-			continue
-		}
-		for i, o := range orders {
-			order, err := o.order(exchange, pair)
-			if err != nil {
-				f.skip(p, "order %d: %s", i, domain.ErrorMessage(err))
-				continue
+	parts := make([]Folder, len(paths))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(paths)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < len(paths); i = int(next.Add(1) - 1) {
+				parts[i].readStateFile(fsys, paths[i])
 			}
-			f.Orders = append(f.Orders, order)
-		}
+		}()
+	}
+	wg.Wait()
+	n := len(f.Orders)
+	for i := range parts {
+		n += len(parts[i].Orders)
+	}
+	f.Orders = slices.Grow(f.Orders, n-len(f.Orders))
+	for i := range parts {
+		f.Orders = append(f.Orders, parts[i].Orders...)
+		f.Skipped = append(f.Skipped, parts[i].Skipped...)
 	}
 	slices.SortStableFunc(f.Orders, func(a, b Order) int {
 		switch {
@@ -272,6 +283,35 @@ func (f *Folder) readOrders(fsys fs.FS) {
 		}
 		return 0
 	})
+}
+
+// readStateFile reads the state file at p into f.Orders, and what it cannot
+// read into f.Skipped.
+func (f *Folder) readStateFile(fsys fs.FS, p string) {
+	exchange, pair, ok := SplitStateName(path.Base(p))
+	if !ok {
+		f.skip(p, "name is not <exchange>-<QUOTE>-<BASE>-state.json")
+		return
+	}
+	b, err := fs.ReadFile(fsys, p)
+	if err != nil {
+		f.skip(p, "%v", err)
+		return
+	}
+	orders, err := decodeStateOrders(b)
+	if err != nil {
+		f.skip(p, "not a state file: %v", err)
+		return
+	}
+	f.Orders = make([]Order, 0, len(orders))
+	for i, o := range orders {
+		order, err := o.order(exchange, pair)
+		if err != nil {
+			f.skip(p, "order %d: %s", i, domain.ErrorMessage(err))
+			continue
+		}
+		f.Orders = append(f.Orders, order)
+	}
 }
 
 // decodedOrder is one entry of a state file's orders: decoded, or the
@@ -339,8 +379,32 @@ func SplitStateName(name string) (exchange, pair string, ok bool) {
 	return exchange, pair, true
 }
 
-// orderIDBase is the first id imported orders get.
-const orderIDBase = int64(1) << 52
+// The ranges of imported orders' ids (OrderID, Order.LegacyID).
+const (
+	orderIDBase       = int64(1) << 51
+	legacyOrderIDBase = int64(1) << 52
+	orderIDHashBits   = 19
+)
+
+// OrderID returns the id an import gives an order that traded at ms and
+// whose fields hash to sum: 2^51 + (the trade's second since the epoch <<
+// 19 | 19 bits of sum), in [2^51, 2^52). Ids of orders appended in
+// trade-time order increase, so the store's stream index grows at its end:
+// with the hash alone (LegacyID), every order rewrote an index page at a
+// random place, a fifth of an import's time at 200,000 orders. Two orders
+// traded in the same second share an id with a chance of 2^-19; the
+// import then gives the later one the next id that is free (cmd/tradeledger).
+func OrderID(ms int64, sum [32]byte) int64 {
+	sec := uint64(ms/1000) << orderIDHashBits
+	h := binary.BigEndian.Uint64(sum[:8]) & (1<<orderIDHashBits - 1)
+	return orderIDBase + int64((sec|h)&uint64(orderIDBase-1))
+}
+
+// IsLegacyOrderID reports whether id is in the range versions before
+// 2026-11-26 gave imported orders (Order.LegacyID).
+func IsLegacyOrderID(id int64) bool {
+	return id >= legacyOrderIDBase && id < 2*legacyOrderIDBase
+}
 
 // order checks a state file's entry (an EINVALID error says what is wrong)
 // and returns the order it records.
@@ -382,6 +446,7 @@ func (o *decodedOrder) order(exchange, pair string) (Order, error) {
 	}
 	key := []string{exchange, pair, srcID, strconv.FormatInt(ms, 10), string(side), rate.String(), amount.String()}
 	sum := sha256.Sum256([]byte(strings.Join(key, "\x00")))
-	id := orderIDBase + int64(binary.BigEndian.Uint64(sum[:8])&(uint64(orderIDBase)-1))
-	return Order{Exchange: exchange, Pair: pair, Side: side, Time: ms, Rate: rate, Amount: amount, SourceID: srcID, ID: id}, nil
+	legacy := legacyOrderIDBase + int64(binary.BigEndian.Uint64(sum[:8])&(uint64(legacyOrderIDBase)-1))
+	return Order{Exchange: exchange, Pair: pair, Side: side, Time: ms, Rate: rate, Amount: amount, SourceID: srcID,
+		ID: OrderID(ms, sum), LegacyID: legacy}, nil
 }

@@ -73,10 +73,22 @@ func TestReadFolder(t *testing.T) {
 	if g, want := strings.Join(got, ", "), "9001 buy 2024-03-01T10:00:00Z, 9002 sell 2024-03-02T12:00:00Z, 9003 buy 2024-03-04T09:00:00Z, 9004 sell 2024-03-05T15:00:00Z"; g != want {
 		t.Fatalf("orders %s, want %s", g, want)
 	}
-	// The id of an order is the one earlier versions gave it: a re-import
-	// into a log they wrote appends nothing.
-	if got, want := f.Orders[0].ID, int64(6368116228558753); got != want {
+	// An order's LegacyID is the id earlier versions gave it (a re-import
+	// into a log they wrote gives it again); its ID starts with the
+	// trade's second, so later trades get larger ids.
+	if got, want := f.Orders[0].LegacyID, int64(6368116228558753); got != want {
+		t.Fatalf("legacy order id %d, want %d", got, want)
+	}
+	if got, want := f.Orders[0].ID, int64(3147958581268385); got != want {
 		t.Fatalf("order id %d, want %d", got, want)
+	}
+	for i, o := range f.Orders {
+		if o.ID < 1<<51 || o.ID >= 1<<52 || (o.ID-1<<51)>>19 != o.Time/1000 || !IsLegacyOrderID(o.LegacyID) || IsLegacyOrderID(o.ID) {
+			t.Fatalf("order %d at %d: id %d, legacy id %d", i, o.Time, o.ID, o.LegacyID)
+		}
+		if i > 0 && o.ID <= f.Orders[i-1].ID {
+			t.Fatalf("order %d's id %d is not above the earlier trade's %d", i, o.ID, f.Orders[i-1].ID)
+		}
 	}
 }
 
@@ -167,9 +179,10 @@ func TestImporterIDs(t *testing.T) {
 		t.Fatal(err)
 	}
 	u := im.Order(f.Orders[0])
-	// The stream is the one earlier versions gave the order; its events'
-	// ids start with the trade time (0x018df974d500 ms).
-	if u.Stream != "order-6368116228558753" || u.Expected != domain.NoStream || len(u.Events) != 3 || u.Events[0].ID != "018df974-d500-8b21-b375-384a466bcf4d" {
+	// The stream is order-<ID>; its events' ids start with the trade time
+	// (0x018df974d500 ms) and are those earlier versions gave the order's
+	// events (derived from its LegacyID).
+	if u.Stream != "order-3147958581268385" || u.Expected != domain.NoStream || len(u.Events) != 3 || u.Events[0].ID != "018df974-d500-8b21-b375-384a466bcf4d" {
 		t.Fatalf("unit %+v", u)
 	}
 	if id := u.Events[1].ID; !strings.HasPrefix(id, "018df974-d500-8") || id == u.Events[0].ID {
