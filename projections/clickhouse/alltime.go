@@ -18,7 +18,7 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 )
 
-// Reads over all time (no date range) come from pnl_overview, the table
+// Reads over all time (no date range) come from pnl_overview3, the table
 // the sink keeps beside the buckets: one row per pair (its aggregate over
 // all time and its inventory), one per strategy, and the pairs' daily
 // figures in blocks of 32 local days under every whole-hour zone offset
@@ -29,9 +29,13 @@ import (
 // A day of a zone is the run of buckets whose start falls in it, as the
 // Ledger counts it. Over a stretch where the zone's offset stays o (a whole
 // number of hours), local day d starts at d·86400 − o: it is day d of the
-// shift-o blocks. A day during which the offset changes (a DST day, 23 or
-// 25 hours long) is made of whole UTC hours, each within one local day: it
-// is summed from the hour blocks. A zone with another offset over the
+// shift-o blocks. A day during which the offset changes by an hour (a DST
+// day, 23 or 25 hours long) is a day of some shift less its first hour, or
+// plus the next day's first hour: the day blocks hold each day's first
+// hour beside it (f), read only for the blocks holding such days (an edge
+// day of the plan). Other changes (two hours, or two in a day) make the
+// plan sum those days from the hour blocks, which lie scattered over the
+// table (each costs a read of its own). A zone with another offset over the
 // fills' span (a 30- or 45-minute zone, or local mean time) is read from
 // the buckets as before, as are reads over a date range.
 
@@ -79,7 +83,7 @@ func (r *Reader) Version() uint64 {
 
 // allTime returns the overview's data over all time in loc (with each
 // pair's pnl in periods, and strategies when withStrategies), or ok false
-// when pnl_overview cannot answer: rows of an older schema, or a zone
+// when pnl_overview3 cannot answer: rows of an older schema, or a zone
 // offset it does not hold. With window ([from, to] in ms, not zero) it
 // reads only the days in it (those of the periods, for an overview over a
 // date range, whose own days and aggregates come from the buckets).
@@ -135,7 +139,7 @@ func (r *Reader) allTime(ctx context.Context, loc *time.Location, periods [][2]i
 	return &d, true, nil
 }
 
-// overviewReady reports whether pnl_overview holds the sink's rows in the
+// overviewReady reports whether pnl_overview3 holds the sink's rows in the
 // current schema (it may not exist yet, or be incomplete during a
 // rewrite); once true, it stays true without a query.
 func (r *Reader) overviewReady(ctx context.Context) (bool, error) {
@@ -150,7 +154,7 @@ func (r *Reader) overviewReady(ctx context.Context) (bool, error) {
 	return true, nil
 }
 
-// pairTotal returns key's pair row of pnl_overview: its aggregate over all
+// pairTotal returns key's pair row of pnl_overview3: its aggregate over all
 // time and its inventory; p is nil when the pair has none (no order).
 func (r *Reader) pairTotal(ctx context.Context, key string) (p *pairInfo, a *agg, err error) {
 	ex, pair, err := domain.SplitPairKey(key)
@@ -158,7 +162,7 @@ func (r *Reader) pairTotal(ctx context.Context, key string) (p *pairInfo, a *agg
 		return nil, nil, err
 	}
 	var packed string
-	err = r.conn.QueryRow(ctx, "SELECT v FROM "+r.db+".pnl_overview FINAL WHERE method = ? AND kind = 0 AND shift = 0 AND n = 0 AND exchange = ? AND pair = ?",
+	err = r.conn.QueryRow(ctx, "SELECT v FROM "+r.db+".pnl_overview3 FINAL WHERE method = ? AND kind = 0 AND shift = 0 AND n = 0 AND exchange = ? AND pair = ?",
 		r.Method.String(), ex, pair).Scan(&packed)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil, nil
@@ -168,7 +172,7 @@ func (r *Reader) pairTotal(ctx context.Context, key string) (p *pairInfo, a *agg
 	}
 	v := unpackInts(nil, packed)
 	if len(v) != pairCols {
-		return nil, nil, fmt.Errorf("pnl_overview: pair row of %s has %d figures, want %d", key, len(v), pairCols)
+		return nil, nil, fmt.Errorf("pnl_overview3: pair row of %s has %d figures, want %d", key, len(v), pairCols)
 	}
 	p = &pairInfo{key: key, exchange: ex, pair: pair, lotsQty: domain.Decimal(v[aggCols]), lotsCost: domain.Decimal(v[aggCols+1]),
 		last: domain.Decimal(v[aggCols+2]), balance: domain.Decimal(v[aggCols+3])}
@@ -188,7 +192,7 @@ func planWindow(loc *time.Location, span, window [2]int64) (zonePlan, bool) {
 	return planZone(loc, span[0], span[1])
 }
 
-// readOverview reads pnl_overview in one query: with pairs, the pair and
+// readOverview reads pnl_overview3 in one query: with pairs, the pair and
 // strategy rows into d; with plan, the day and hour blocks it selects into
 // days (per pair, by local day number).
 func (r *Reader) readOverview(ctx context.Context, d *overviewData, days map[string]*daySeries, loc *time.Location, plan *zonePlan, pairs bool) error {
@@ -196,23 +200,20 @@ func (r *Reader) readOverview(ctx context.Context, d *overviewData, days map[str
 	if len(cond) == 0 {
 		return nil
 	}
-	rows, err := r.conn.Query(ctx, "SELECT kind, shift, n, exchange, pair, v, s, position FROM "+r.db+
-		".pnl_overview FINAL WHERE method = ? AND ("+strings.Join(cond, " OR ")+")", r.Method.String())
+	rows, err := r.conn.Query(ctx, "SELECT kind, shift, n, exchange, pair, v, "+firstHours(plan)+", s, position FROM "+r.db+
+		".pnl_overview3 FINAL WHERE method = ? AND ("+strings.Join(cond, " OR ")+")", r.Method.String())
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
 	sc := overviewScan{d: d, days: days, zone: domain.LocalDays{Loc: loc}, plan: plan}
-	var buf []int64
 	for rows.Next() {
 		var row overviewRow
-		var packed string
-		if err := rows.Scan(&row.kind, &row.shift, &row.n, &row.exchange, &row.pair, &packed, &row.s, &row.position); err != nil {
+		var packed, first string
+		if err := rows.Scan(&row.kind, &row.shift, &row.n, &row.exchange, &row.pair, &packed, &first, &row.s, &row.position); err != nil {
 			return err
 		}
-		row.v = unpackInts(buf, packed)
-		buf = row.v
-		sc.add(&row)
+		sc.add(&row, packed, first)
 	}
 	if err := rows.Err(); err != nil {
 		return err
@@ -221,7 +222,35 @@ func (r *Reader) readOverview(ctx context.Context, d *overviewData, days map[str
 	return nil
 }
 
-// overviewConds returns the OR-ed conditions selecting the pnl_overview
+// firstHours returns the expression readOverview selects as f: the first
+// hours of the day blocks holding plan's edge days, ” for other rows (f is
+// as long as v: most overviews need none of it).
+func firstHours(plan *zonePlan) string {
+	if plan == nil {
+		return "''"
+	}
+	var shifts []int32
+	blocks := map[int32][]int64{}
+	for _, e := range plan.edges {
+		if e.sign == 0 {
+			continue
+		}
+		if _, ok := blocks[e.shift]; !ok {
+			shifts = append(shifts, e.shift)
+		}
+		blocks[e.shift] = append(blocks[e.shift], domain.FloorDiv(e.n+max(e.sign, 0), dayBlock))
+	}
+	if len(shifts) == 0 {
+		return "''"
+	}
+	cond := make([]string, len(shifts))
+	for i, sh := range shifts {
+		cond[i] = fmt.Sprintf("shift = %d AND n IN (%s)", sh, inList(blocks[sh]))
+	}
+	return "if(kind = 1 AND (" + strings.Join(cond, " OR ") + "), f, '')"
+}
+
+// overviewConds returns the OR-ed conditions selecting the pnl_overview3
 // rows readOverview needs: the pair and strategy rows with pairs, and
 // plan's day and hour blocks. The blocks are listed (n IN (…)), one
 // condition per shift and one for the hours: on 18.16 a read's CPU grows
@@ -238,13 +267,19 @@ func overviewConds(plan *zonePlan, pairs bool) []string {
 	}
 	var shifts []int32
 	blocks := map[int32][]int64{}
+	addBlocks := func(shift int32, from, to int64) {
+		if _, ok := blocks[shift]; !ok {
+			shifts = append(shifts, shift)
+		}
+		for n := domain.FloorDiv(from, dayBlock); n <= domain.FloorDiv(to, dayBlock); n++ {
+			blocks[shift] = append(blocks[shift], n)
+		}
+	}
 	for _, c := range plan.days {
-		if _, ok := blocks[c.shift]; !ok {
-			shifts = append(shifts, c.shift)
-		}
-		for n := domain.FloorDiv(c.from, dayBlock); n <= domain.FloorDiv(c.to, dayBlock); n++ {
-			blocks[c.shift] = append(blocks[c.shift], n)
-		}
+		addBlocks(c.shift, c.from, c.to)
+	}
+	for _, e := range plan.edges {
+		addBlocks(e.shift, e.n, e.n+max(e.sign, 0))
 	}
 	for _, sh := range shifts {
 		cond = append(cond, fmt.Sprintf("(kind = 1 AND shift = %d AND n IN (%s))", sh, inList(blocks[sh])))
@@ -283,6 +318,7 @@ type overviewScan struct {
 	zone domain.LocalDays
 	plan *zonePlan
 	list []listedPair
+	v, f []int64 // the figures of the row being added
 }
 
 // listedPair is a pair row and its position, by which d.list is ordered.
@@ -291,9 +327,19 @@ type listedPair struct {
 	pos uint64
 }
 
-// add takes in one row (its v is valid until the next); a row of a kind the scan was not asked for, or of
+// add takes in one row, its figures packed (v, and f for a block of days
+// holding an edge day); a row of a kind the scan was not asked for, or of
 // an unexpected width, is skipped.
-func (sc *overviewScan) add(row *overviewRow) {
+func (sc *overviewScan) add(row *overviewRow, packed, first string) {
+	sc.v = unpackInts(sc.v, packed)
+	row.v = sc.v
+	if row.kind == kindLocalDay && sc.plan != nil && sc.plan.edgeIn(row.shift, row.n) {
+		sc.f = unpackInts(sc.f, first)
+		if len(sc.f) != dayBlock*dayCols {
+			return
+		}
+		row.f = sc.f
+	}
 	key, v := domain.PairKey(row.exchange, row.pair), row.v
 	switch row.kind {
 	case kindPair:
@@ -348,6 +394,25 @@ func (sc *overviewScan) addLocalDays(key string, row *overviewRow) {
 					s = sc.series(key)
 				}
 				s.at(day).add(f)
+			}
+		}
+	}
+	for _, e := range sc.plan.edges {
+		if e.shift != row.shift || e.n+max(e.sign, 0) < b0 || e.n > b1 {
+			continue
+		}
+		if e.n >= b0 {
+			if f := row.v[(e.n-b0)*dayCols:]; f[0] != 0 {
+				sc.series(key).at(e.day).add(f)
+			}
+		}
+		if h := e.n + max(e.sign, 0); e.sign != 0 && h >= b0 && h <= b1 {
+			if f := row.f[(h-b0)*dayCols:]; f[0] != 0 {
+				if e.sign < 0 {
+					sc.series(key).at(e.day).sub(f)
+				} else {
+					sc.series(key).at(e.day).add(f)
+				}
 			}
 		}
 	}
@@ -445,8 +510,31 @@ func scanAggs(rows driver.Rows) (map[string]*agg, error) {
 // of day numbers), and the UTC hours [from, to) of the days when its
 // offset changes.
 type zonePlan struct {
-	days []dayRange
-	slow [][2]int64
+	days  []dayRange
+	edges []edgeDay
+	slow  [][2]int64
+}
+
+// edgeDay is a local day when the zone's offset changes by an hour: day n
+// of shift (seconds east of UTC) less its first hour (sign −1, a 23-hour
+// day), or plus the first hour of day n+1 (sign +1, a 25-hour day), or
+// just day n (sign 0).
+type edgeDay struct {
+	day   int64
+	shift int32
+	n     int64
+	sign  int64
+}
+
+// edgeIn reports whether a day of the plan needs the first hours of day
+// block n under shift.
+func (p *zonePlan) edgeIn(shift int32, n int64) bool {
+	for _, e := range p.edges {
+		if e.shift == shift && e.sign != 0 && domain.FloorDiv(e.n+max(e.sign, 0), dayBlock) == n {
+			return true
+		}
+	}
+	return false
 }
 
 // dayRange is the local days from, …, to under shift (seconds east of UTC).
@@ -461,14 +549,22 @@ func (p *zonePlan) first() int64 {
 	if len(p.days) == 0 {
 		return 0
 	}
-	return p.days[0].from
+	d := p.days[0].from
+	for _, e := range p.edges {
+		d = min(d, e.day)
+	}
+	return d
 }
 
 func (p *zonePlan) last() int64 {
 	if len(p.days) == 0 {
 		return 0
 	}
-	return p.days[len(p.days)-1].to
+	d := p.days[len(p.days)-1].to
+	for _, e := range p.edges {
+		d = max(d, e.day)
+	}
+	return d
 }
 
 func (p *zonePlan) hasHour(h int64) bool {
@@ -539,7 +635,112 @@ func planZone(loc *time.Location, first, last int64) (zonePlan, bool) {
 		p.days = append(p.days, dayRange{int32(s.off), da, db})
 		prevEnd = (db+1)*86400 - off
 	}
+	p.toEdges(domain.LocalDays{Loc: loc})
 	return p, true
+}
+
+// toEdges replaces the slow hours by edge days when every local day they
+// belong to is 23, 24 or 25 whole hours: such a day is read from the day
+// blocks, not from the hour blocks scattered over the table. All or
+// nothing: a day some of whose hours stay slow is never also an edge day.
+// An edge day that was a stretch's first or last whole day (its offset
+// changed at its start or end) is no longer read as a whole day.
+func (p *zonePlan) toEdges(z domain.LocalDays) {
+	var edges []edgeDay
+	seen := map[int64]bool{}
+	for _, r := range p.slow {
+		es, ok := p.edgesOf(z, r)
+		if !ok {
+			return
+		}
+		for _, e := range es {
+			if seen[e.day] {
+				return
+			}
+			seen[e.day] = true
+		}
+		edges = append(edges, es...)
+	}
+	days := slices.Clone(p.days)
+	for i := range days {
+		c := &days[i]
+		if seen[c.from] {
+			c.from++
+		}
+		if seen[c.to] {
+			c.to--
+		}
+		if c.from > c.to {
+			return
+		}
+		for _, e := range edges {
+			if e.day >= c.from && e.day <= c.to {
+				return
+			}
+		}
+	}
+	p.days, p.edges, p.slow = days, edges, nil
+}
+
+// edgesOf returns the edge days of the local days the UTC hours [r[0],
+// r[1]) belong to, or ok false when one is not an edge day.
+func (p *zonePlan) edgesOf(z domain.LocalDays, r [2]int64) (edges []edgeDay, ok bool) {
+	if r[1]-r[0] > 48 {
+		return nil, false
+	}
+	day := func(h int64) int64 { return z.Day(h * 3600) }
+	for h := r[0]; h < r[1]; h++ {
+		d := day(h)
+		if n := len(edges); n > 0 && edges[n-1].day == d {
+			continue
+		}
+		x, y := h, h+1 // the day's hours [x, y)
+		for x > h-26 && day(x-1) == d {
+			x--
+		}
+		for y < h+26 && day(y) == d {
+			y++
+		}
+		var e edgeDay
+		switch y - x {
+		case 23:
+			e = edgeDay{day: d, sign: -1}
+			x-- // day n of the shift starts an hour earlier
+		case 24:
+			e = edgeDay{day: d}
+		case 25:
+			e = edgeDay{day: d, sign: 1}
+		default:
+			return nil, false
+		}
+		// Day n of shift b (hours) starts at UTC hour 24n − b = x: b ≡ −x
+		// (mod 24), one of the shifts held, preferably one the plan reads.
+		b, found := int64(0), false
+		for c := domain.FloorDiv(minShift/3600+x, 24)*24 - x; c <= maxShift/3600; c += 24 {
+			if c < minShift/3600 {
+				continue
+			}
+			if !found || p.reads(int32(c*3600)) {
+				b, found = c, true
+			}
+		}
+		if !found {
+			return nil, false
+		}
+		e.shift, e.n = int32(b*3600), (x+b)/24
+		edges = append(edges, e)
+	}
+	return edges, true
+}
+
+// reads reports whether the plan reads days of shift.
+func (p *zonePlan) reads(shift int32) bool {
+	for _, c := range p.days {
+		if c.shift == shift {
+			return true
+		}
+	}
+	return false
 }
 
 // periodsOf returns each pair's pnl in each period of ps (local midnights,

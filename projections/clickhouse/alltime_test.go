@@ -3,6 +3,8 @@ package clickhouse
 import (
 	"context"
 	"fmt"
+	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,11 +39,12 @@ func TestPlanZone(t *testing.T) {
 	if fmt.Sprint(p.days) != fmt.Sprint(want) {
 		t.Fatalf("days %v\nwant %v", p.days, want)
 	}
-	// The two DST days, 23 and 25 hours, from local midnight to local midnight.
-	h := func(s string) int64 { return ms(s) / 3_600_000 }
-	wantSlow := [][2]int64{{h("2024-03-30T23:00:00Z"), h("2024-03-31T22:00:00Z")}, {h("2024-10-26T22:00:00Z"), h("2024-10-27T23:00:00Z")}}
-	if fmt.Sprint(p.slow) != fmt.Sprint(wantSlow) {
-		t.Fatalf("slow %v, want %v", p.slow, wantSlow)
+	// The two DST days, 23 and 25 hours, from local midnight to local
+	// midnight: the +2 h shift's day less its first hour (22:00–23:00 UTC),
+	// and its day plus the next day's first hour.
+	wantEdges := []edgeDay{{day("2024-03-31"), 7200, day("2024-03-31"), -1}, {day("2024-10-27"), 7200, day("2024-10-27"), 1}}
+	if fmt.Sprint(p.edges) != fmt.Sprint(wantEdges) || len(p.slow) != 0 {
+		t.Fatalf("edges %v, slow %v; want edges %v", p.edges, p.slow, wantEdges)
 	}
 	for _, zn := range []string{"UTC", "America/New_York", "Asia/Tokyo", "Pacific/Kiritimati", "Etc/GMT+12"} {
 		loc, _ := time.LoadLocation(zn)
@@ -61,7 +64,7 @@ func TestPlanZone(t *testing.T) {
 	}
 }
 
-// A database fed before pnl_overview existed (no schema_version either) is read from the buckets meanwhile, and the
+// A database fed before pnl_overview3 existed (no schema_version either) is read from the buckets meanwhile, and the
 // next sink writes every row again from the log, then records the version.
 func TestSinkRebuildsOlderSchema(t *testing.T) {
 	url := testURL(t)
@@ -75,10 +78,14 @@ func TestSinkRebuildsOlderSchema(t *testing.T) {
 	}
 	conn := openConn(t, url)
 	ctx := context.Background()
-	for _, tbl := range []string{"schema_version", "pnl_overview"} {
+	for _, tbl := range []string{"schema_version", "pnl_overview3"} {
 		if err := conn.Exec(ctx, "DROP TABLE "+db+"."+tbl); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// A table of an older schema, dropped once the rows are rewritten.
+	if err := conn.Exec(ctx, "CREATE TABLE "+db+".pnl_overview (x UInt8) ENGINE = TinyLog"); err != nil {
+		t.Fatal(err)
 	}
 	mem := ledgerOf(t, store, domain.LOFO)
 	r := NewReader(url, domain.LOFO)
@@ -138,5 +145,99 @@ func TestSinkRebuildsOlderSchema(t *testing.T) {
 	if v1, v2 := r.Version(), r.Version(); v1 != v2 || v1 != head(t, store) {
 		t.Fatalf("Version %d, %d; want the checkpoint %d", v1, v2, head(t, store))
 	}
+	var left uint8
+	if err := conn.QueryRow(ctx, "EXISTS TABLE "+db+".pnl_overview").Scan(&left); err != nil || left != 0 {
+		t.Fatalf("the replaced pnl_overview left after the upgrade (exists %d, %v)", left, err)
+	}
 	compareReads(t, ledgerOf(t, store, domain.LOFO), r, g.clock.Now())
+}
+
+// Every plan puts each UTC hour of the span in its local day exactly once:
+// the stretches' whole days, the edge days (a shift's day less or plus a
+// first hour) and the slow hours, over zones whose offsets change at
+// local midnight (Havana, Santiago), at other hours, more than once
+// a year (Casablanca), by two hours (Troll) or by a day (Apia).
+func TestPlanZoneCoversEachHourOnce(t *testing.T) {
+	first := time.Date(2010, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
+	last := time.Date(2024, 12, 31, 0, 0, 0, 0, time.UTC).UnixMilli()
+	h0, h1 := first/3_600_000, last/3_600_000
+	edges := 0
+	for _, zn := range []string{"Europe/Amsterdam", "America/New_York", "America/Havana", "America/Santiago",
+		"Africa/Casablanca", "Antarctica/Troll", "Pacific/Apia", "Australia/Sydney", "Europe/London", "UTC"} {
+		loc, err := time.LoadLocation(zn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, ok := planZone(loc, first, last)
+		if !ok {
+			t.Errorf("%s refused", zn)
+			continue
+		}
+		z := domain.LocalDays{Loc: loc}
+		got := make(map[[2]int64]int) // (hour, local day) → times counted
+		count := func(from, to, day, by int64) {
+			for h := max(from, h0); h < min(to, h1); h++ {
+				got[[2]int64{h, day}] += int(by)
+			}
+		}
+		for _, c := range p.days {
+			for d := c.from; d <= c.to; d++ {
+				count(24*d-int64(c.shift)/3600, 24*d+24-int64(c.shift)/3600, d, 1)
+			}
+		}
+		for _, e := range p.edges {
+			start := 24*e.n - int64(e.shift)/3600
+			count(start, start+24, e.day, 1)
+			switch e.sign {
+			case -1:
+				count(start, start+1, e.day, -1)
+			case 1:
+				count(start+24, start+25, e.day, 1)
+			}
+		}
+		for _, s := range p.slow {
+			for h := s[0]; h < s[1]; h++ {
+				count(h, h+1, z.Day(h*3600), 1)
+			}
+		}
+		for h := h0; h < h1; h++ {
+			d := z.Day(h * 3600)
+			if n := got[[2]int64{h, d}]; n != 1 {
+				t.Fatalf("%s: hour %s counted %d times in its day %d", zn, time.Unix(h*3600, 0).UTC(), n, d)
+			}
+			delete(got, [2]int64{h, d})
+		}
+		for k, n := range got {
+			if n != 0 {
+				t.Fatalf("%s: hour %s counted %d times in day %d, not its own", zn, time.Unix(k[0]*3600, 0).UTC(), n, k[1])
+			}
+		}
+		edges += len(p.edges)
+		t.Logf("%s: %d stretches, %d edge days, %d slow hour ranges", zn, len(p.days), len(p.edges), len(p.slow))
+	}
+	if edges == 0 {
+		t.Fatal("no edge day planned")
+	}
+}
+
+// pnl_overview3's figures survive packing, from zero to the extremes; a
+// truncated or overlong varint is refused.
+func TestPackInts(t *testing.T) {
+	v := []int64{0, 1, -1, 63, -64, 64, 127, 128, 300, -300, 1 << 40, -(1 << 40), 1<<62 + 5, math.MaxInt64, math.MinInt64}
+	s := packInts(v)
+	if got := unpackInts(nil, s); fmt.Sprint(got) != fmt.Sprint(v) {
+		t.Fatalf("unpacked %v, want %v", got, v)
+	}
+	if len(packInts([]int64{0, -1, 1})) != 3 {
+		t.Fatal("small figures not one byte each")
+	}
+	if got := unpackInts(nil, s[:len(s)-1]); got != nil {
+		t.Fatalf("truncated: %v, want nil", got)
+	}
+	if got := unpackInts(nil, strings.Repeat("\xff", 11)); got != nil {
+		t.Fatalf("overlong: %v, want nil", got)
+	}
+	if got := unpackInts(nil, ""); len(got) != 0 {
+		t.Fatalf("empty: %v", got)
+	}
 }

@@ -20,13 +20,22 @@ type dayAgg struct {
 	Volume, Pnl, Unmatched, Invested int64
 }
 
-// add adds the dayCols figures f (pnl_overview's order).
+// add adds the dayCols figures f (pnl_overview3's order).
 func (a *dayAgg) add(f []int64) {
 	a.Trades += f[0]
 	a.Volume += f[1]
 	a.Pnl += f[2]
 	a.Unmatched += f[3]
 	a.Invested += f[4]
+}
+
+// sub subtracts the dayCols figures f.
+func (a *dayAgg) sub(f []int64) {
+	a.Trades -= f[0]
+	a.Volume -= f[1]
+	a.Pnl -= f[2]
+	a.Unmatched -= f[3]
+	a.Invested -= f[4]
 }
 
 func (a *dayAgg) merge(b *dayAgg) {

@@ -6,7 +6,7 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 )
 
-// pnl_overview holds, in one table, what an overview over all time reads:
+// pnl_overview3 holds, in one table, what an overview over all time reads:
 // per pair its aggregate and inventory (kindPair), its strategy
 // (kindStrategy), and its daily figures in blocks: dayBlock local days
 // under each whole-hour shift (kindLocalDay) and hourBlock UTC hours
@@ -14,13 +14,14 @@ import (
 // few columns and few rows answers an overview: the cost of a ClickHouse
 // read here is mostly per column and part touched, then per row.
 
-// overviewRow is one row of pnl_overview.
+// overviewRow is one row of pnl_overview3.
 type overviewRow struct {
 	kind           uint8
 	shift          int32 // kindLocalDay: the shift's offset (seconds east of UTC)
 	n              int64 // kindLocalDay, kindHour: the block number
 	exchange, pair string
 	v              []int64
+	f              []int64 // kindLocalDay: the days' first hours' figures
 	s              string
 	position       uint64
 }
@@ -30,7 +31,7 @@ type overviewRow struct {
 // price, position from logged fills).
 const pairCols = aggCols + 4
 
-// prepare makes b's pnl_overview rows from the state as it is now (the
+// prepare makes b's pnl_overview3 rows from the state as it is now (the
 // position being flushed): the pair rows of the books changed since the
 // last flush, every day and hour block holding a changed hour, and the
 // strategies set.
@@ -57,8 +58,10 @@ func (b *batch) prepare() {
 }
 
 // row returns the block's row: for each hour (or local day) of the block
-// its dayCols figures, zero without fills; its position is the latest of
-// its hours'.
+// its dayCols figures, zero without fills, and for a block of days (in f)
+// each day's first hour's figures (a day when a zone's offset changes by
+// an hour is a day of one shift less its first hour, or plus the next
+// day's); its position is the latest of its hours'.
 func (k blockKey) row() overviewRow {
 	hours := k.bk.hours
 	r := overviewRow{kind: kindHour, n: k.block, exchange: k.bk.key.Exchange, pair: k.bk.key.Pair}
@@ -80,35 +83,50 @@ func (k blockKey) row() overviewRow {
 		return r
 	}
 	r.kind, r.shift = kindLocalDay, int32(shiftOf(int(k.shift)))
-	r.v = make([]int64, dayBlock*dayCols)
+	r.v, r.f = make([]int64, dayBlock*dayCols), make([]int64, dayBlock*dayCols)
 	for j := int64(0); j < dayBlock; j++ {
 		h0 := (k.block*dayBlock+j)*24 - int64(r.shift)/3600 // the day's first UTC hour
 		for h := h0; h < h0+24; h++ {
 			add(r.v[j*dayCols:], h)
 		}
+		add(r.f[j*dayCols:], h0)
 	}
 	return r
 }
 
-// packInts encodes v as pnl_overview's v column: little-endian Int64s.
+// packInts encodes v as pnl_overview3's v column: zigzag varints
+// (encoding/binary's AppendVarint): 1 byte for a zero or a count, 5 to 7
+// for most amounts in units of 1e-8, instead of 8 each.
 func packInts(v []int64) string {
-	b := make([]byte, 8*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint64(b[8*i:], uint64(x))
+	b := make([]byte, 0, 4*len(v))
+	for _, x := range v {
+		b = binary.AppendVarint(b, x)
 	}
 	return string(b)
 }
 
-// unpackInts decodes a v column into dst (reused), or returns nil when its
-// length is not a whole number of Int64s.
+// unpackInts decodes a v column into dst (reused), or returns nil when s
+// is not whole varints.
 func unpackInts(dst []int64, s string) []int64 {
-	if len(s)%8 != 0 {
-		return nil
-	}
 	dst = dst[:0]
-	for i := 0; i+8 <= len(s); i += 8 {
-		dst = append(dst, int64(uint64(s[i])|uint64(s[i+1])<<8|uint64(s[i+2])<<16|uint64(s[i+3])<<24|
-			uint64(s[i+4])<<32|uint64(s[i+5])<<40|uint64(s[i+6])<<48|uint64(s[i+7])<<56))
+	for i := 0; i < len(s); {
+		u := uint64(s[i])
+		i++
+		if u >= 0x80 {
+			u &= 0x7f
+			for shift := uint(7); ; shift += 7 {
+				if i == len(s) || shift > 63 {
+					return nil
+				}
+				c := s[i]
+				i++
+				u |= uint64(c&0x7f) << shift
+				if c < 0x80 {
+					break
+				}
+			}
+		}
+		dst = append(dst, int64(u>>1)^-int64(u&1))
 	}
 	return dst
 }

@@ -401,6 +401,25 @@ func (s *Sink) writeVersion(ctx context.Context) error {
 	})
 }
 
+// dropReplaced drops the tables of older schemas (replacedTables) once
+// this sink's rows are all of SchemaVersion: no reader of it reads them,
+// and a reader of an older schema finding the database upgraded would
+// only answer from rows no longer written. Best effort: a table left is
+// only space.
+func (s *Sink) dropReplaced(ctx context.Context) {
+	s.mu.Lock()
+	conn := s.conn
+	s.mu.Unlock()
+	if conn == nil {
+		return
+	}
+	for _, t := range replacedTables {
+		if err := conn.Exec(ctx, "DROP TABLE IF EXISTS "+s.db+"."+t); err != nil {
+			s.Logger.Warn("clickhouse: could not drop a table of an older schema", zap.String("table", t), zap.Error(err))
+		}
+	}
+}
+
 // follow is the background loop: connect, rebuild, follow the log, and
 // start over (with backoff) if the log's subscription fails.
 func (s *Sink) follow(ctx context.Context) {
@@ -516,6 +535,7 @@ func (s *Sink) start(ctx context.Context) (cp, rebuildTo uint64, err error) {
 			if err := s.retry(ctx, "schema version", s.writeVersion); err != nil {
 				return 0, 0, err
 			}
+			s.dropReplaced(ctx)
 		} else {
 			s.Logger.Info("clickhouse rows predate the schema: rewriting them from the log",
 				zap.Uint32("version", ver), zap.Uint32("want", SchemaVersion), zap.Uint64("checkpoint", cp))
@@ -621,6 +641,7 @@ func (r *sinkRun) flush(ctx context.Context) error {
 		if err := s.retry(ctx, "schema version", s.writeVersion); err != nil {
 			return err
 		}
+		s.dropReplaced(ctx)
 		r.rebuildTo = 0
 	}
 	s.setStored(r.seen)
@@ -652,7 +673,7 @@ func (r *sinkRun) end(ctx context.Context, export bool, readErr <-chan error) er
 	return nil
 }
 
-// compact merges pnl_overview's parts into one after an export: each flush
+// compact merges pnl_overview3's parts into one after an export: each flush
 // of a backfill inserts a part, and until ClickHouse's background merges
 // catch up every overview reads each of them (FINAL merges them per query:
 // after 2M orders, 120 parts). The table is small (rows per pair and
@@ -665,8 +686,8 @@ func (s *Sink) compact(ctx context.Context) {
 	if conn == nil {
 		return
 	}
-	if err := conn.Exec(ctx, "OPTIMIZE TABLE "+s.db+".pnl_overview FINAL"); err != nil {
-		s.Logger.Warn("clickhouse: could not merge pnl_overview's parts after the export", zap.Error(err))
+	if err := conn.Exec(ctx, "OPTIMIZE TABLE "+s.db+".pnl_overview3 FINAL"); err != nil {
+		s.Logger.Warn("clickhouse: could not merge pnl_overview3's parts after the export", zap.Error(err))
 	}
 }
 
@@ -742,10 +763,10 @@ func (b *batch) tables(method string) []tableRows {
 					return bt.Append(append(append([]any{method, r.Exchange, r.Pair, r.Slot}, r.cols()...), r.Position)...)
 				})
 			}},
-		{"pnl_overview (method, kind, shift, n, exchange, pair, v, s, position)",
+		{"pnl_overview3 (method, kind, shift, n, exchange, pair, v, f, s, position)",
 			len(b.ov), func(bt driver.Batch) error {
 				return appendRows(slices.Values(b.ov), func(r overviewRow) error {
-					return bt.Append(method, r.kind, r.shift, r.n, r.exchange, r.pair, packInts(r.v), r.s, r.position)
+					return bt.Append(method, r.kind, r.shift, r.n, r.exchange, r.pair, packInts(r.v), packInts(r.f), r.s, r.position)
 				})
 			}},
 		{"order_pnl (method, exchange, pair, order_id, first_close_ms, pnl_e8, position)",
