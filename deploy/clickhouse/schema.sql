@@ -110,7 +110,7 @@ CREATE TABLE IF NOT EXISTS tradeledger.pnl_buckets (
 ) ENGINE = ReplacingMergeTree(position)
 ORDER BY (method, exchange, pair, slot);
 
-CREATE TABLE IF NOT EXISTS tradeledger.pnl_overview3 (
+CREATE TABLE IF NOT EXISTS tradeledger.pnl_overview4 (
     method        String,
     kind          UInt8,
     shift         Int32,
@@ -118,7 +118,6 @@ CREATE TABLE IF NOT EXISTS tradeledger.pnl_overview3 (
     exchange      String,
     pair          String,
     v             String,
-    f             String,
     s             String,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)

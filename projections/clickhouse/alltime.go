@@ -18,7 +18,7 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 )
 
-// Reads over all time (no date range) come from pnl_overview3, the table
+// Reads over all time (no date range) come from pnl_overview4, the table
 // the sink keeps beside the buckets: one row per pair (its aggregate over
 // all time and its inventory), one per strategy, and the pairs' daily
 // figures in blocks of 32 local days under every whole-hour zone offset
@@ -31,9 +31,9 @@ import (
 // number of hours), local day d starts at d·86400 − o: it is day d of the
 // shift-o blocks. A day during which the offset changes by an hour (a DST
 // day, 23 or 25 hours long) is a day of some shift less its first hour, or
-// plus the next day's first hour: the day blocks hold each day's first
-// hour beside it (f), read only for the blocks holding such days (an edge
-// day of the plan). Other changes (two hours, or two in a day) make the
+// plus the next day's first hour: beside each day block, a row holds its
+// days' first hours (kind 4), read only for the blocks holding such days
+// (the plan's edge days): a few rows next to each other. Other changes (two hours, or two in a day) make the
 // plan sum those days from the hour blocks, which lie scattered over the
 // table (each costs a read of its own). A zone with another offset over the
 // fills' span (a 30- or 45-minute zone, or local mean time) is read from
@@ -83,7 +83,7 @@ func (r *Reader) Version() uint64 {
 
 // allTime returns the overview's data over all time in loc (with each
 // pair's pnl in periods, and strategies when withStrategies), or ok false
-// when pnl_overview3 cannot answer: rows of an older schema, or a zone
+// when pnl_overview4 cannot answer: rows of an older schema, or a zone
 // offset it does not hold. With window ([from, to] in ms, not zero) it
 // reads only the days in it (those of the periods, for an overview over a
 // date range, whose own days and aggregates come from the buckets).
@@ -139,7 +139,7 @@ func (r *Reader) allTime(ctx context.Context, loc *time.Location, periods [][2]i
 	return &d, true, nil
 }
 
-// overviewReady reports whether pnl_overview3 holds the sink's rows in the
+// overviewReady reports whether pnl_overview4 holds the sink's rows in the
 // current schema (it may not exist yet, or be incomplete during a
 // rewrite); once true, it stays true without a query.
 func (r *Reader) overviewReady(ctx context.Context) (bool, error) {
@@ -154,7 +154,7 @@ func (r *Reader) overviewReady(ctx context.Context) (bool, error) {
 	return true, nil
 }
 
-// pairTotal returns key's pair row of pnl_overview3: its aggregate over all
+// pairTotal returns key's pair row of pnl_overview4: its aggregate over all
 // time and its inventory; p is nil when the pair has none (no order).
 func (r *Reader) pairTotal(ctx context.Context, key string) (p *pairInfo, a *agg, err error) {
 	ex, pair, err := domain.SplitPairKey(key)
@@ -162,7 +162,7 @@ func (r *Reader) pairTotal(ctx context.Context, key string) (p *pairInfo, a *agg
 		return nil, nil, err
 	}
 	var packed string
-	err = r.conn.QueryRow(ctx, "SELECT v FROM "+r.db+".pnl_overview3 FINAL WHERE method = ? AND kind = 0 AND shift = 0 AND n = 0 AND exchange = ? AND pair = ?",
+	err = r.conn.QueryRow(ctx, "SELECT v FROM "+r.db+".pnl_overview4 FINAL WHERE method = ? AND kind = 0 AND shift = 0 AND n = 0 AND exchange = ? AND pair = ?",
 		r.Method.String(), ex, pair).Scan(&packed)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil, nil
@@ -172,7 +172,7 @@ func (r *Reader) pairTotal(ctx context.Context, key string) (p *pairInfo, a *agg
 	}
 	v := unpackInts(nil, packed)
 	if len(v) != pairCols {
-		return nil, nil, fmt.Errorf("pnl_overview3: pair row of %s has %d figures, want %d", key, len(v), pairCols)
+		return nil, nil, fmt.Errorf("pnl_overview4: pair row of %s has %d figures, want %d", key, len(v), pairCols)
 	}
 	p = &pairInfo{key: key, exchange: ex, pair: pair, lotsQty: domain.Decimal(v[aggCols]), lotsCost: domain.Decimal(v[aggCols+1]),
 		last: domain.Decimal(v[aggCols+2]), balance: domain.Decimal(v[aggCols+3])}
@@ -192,7 +192,7 @@ func planWindow(loc *time.Location, span, window [2]int64) (zonePlan, bool) {
 	return planZone(loc, span[0], span[1])
 }
 
-// readOverview reads pnl_overview3 in one query: with pairs, the pair and
+// readOverview reads pnl_overview4 in one query: with pairs, the pair and
 // strategy rows into d; with plan, the day and hour blocks it selects into
 // days (per pair, by local day number).
 func (r *Reader) readOverview(ctx context.Context, d *overviewData, days map[string]*daySeries, loc *time.Location, plan *zonePlan, pairs bool) error {
@@ -200,8 +200,8 @@ func (r *Reader) readOverview(ctx context.Context, d *overviewData, days map[str
 	if len(cond) == 0 {
 		return nil
 	}
-	rows, err := r.conn.Query(ctx, "SELECT kind, shift, n, exchange, pair, v, "+firstHours(plan)+", s, position FROM "+r.db+
-		".pnl_overview3 FINAL WHERE method = ? AND ("+strings.Join(cond, " OR ")+")", r.Method.String())
+	rows, err := r.conn.Query(ctx, "SELECT kind, shift, n, exchange, pair, v, s, position FROM "+r.db+
+		".pnl_overview4 FINAL WHERE method = ? AND ("+strings.Join(cond, " OR ")+")", r.Method.String())
 	if err != nil {
 		return err
 	}
@@ -209,11 +209,11 @@ func (r *Reader) readOverview(ctx context.Context, d *overviewData, days map[str
 	sc := overviewScan{d: d, days: days, zone: domain.LocalDays{Loc: loc}, plan: plan}
 	for rows.Next() {
 		var row overviewRow
-		var packed, first string
-		if err := rows.Scan(&row.kind, &row.shift, &row.n, &row.exchange, &row.pair, &packed, &first, &row.s, &row.position); err != nil {
+		var packed string
+		if err := rows.Scan(&row.kind, &row.shift, &row.n, &row.exchange, &row.pair, &packed, &row.s, &row.position); err != nil {
 			return err
 		}
-		sc.add(&row, packed, first)
+		sc.add(&row, packed)
 	}
 	if err := rows.Err(); err != nil {
 		return err
@@ -222,38 +222,11 @@ func (r *Reader) readOverview(ctx context.Context, d *overviewData, days map[str
 	return nil
 }
 
-// firstHours returns the expression readOverview selects as f: the first
-// hours of the day blocks holding plan's edge days, ” for other rows (f is
-// as long as v: most overviews need none of it).
-func firstHours(plan *zonePlan) string {
-	if plan == nil {
-		return "''"
-	}
-	var shifts []int32
-	blocks := map[int32][]int64{}
-	for _, e := range plan.edges {
-		if e.sign == 0 {
-			continue
-		}
-		if _, ok := blocks[e.shift]; !ok {
-			shifts = append(shifts, e.shift)
-		}
-		blocks[e.shift] = append(blocks[e.shift], domain.FloorDiv(e.n+max(e.sign, 0), dayBlock))
-	}
-	if len(shifts) == 0 {
-		return "''"
-	}
-	cond := make([]string, len(shifts))
-	for i, sh := range shifts {
-		cond[i] = fmt.Sprintf("shift = %d AND n IN (%s)", sh, inList(blocks[sh]))
-	}
-	return "if(kind = 1 AND (" + strings.Join(cond, " OR ") + "), f, '')"
-}
-
-// overviewConds returns the OR-ed conditions selecting the pnl_overview3
+// overviewConds returns the OR-ed conditions selecting the pnl_overview4
 // rows readOverview needs: the pair and strategy rows with pairs, and
-// plan's day and hour blocks. The blocks are listed (n IN (…)), one
-// condition per shift and one for the hours: on 18.16 a read's CPU grows
+// plan's day and hour blocks, and the first hours of the blocks holding
+// its edge days. The blocks are listed (n IN (…)), one condition per
+// shift and kind, and one for the hours: on 18.16 a read's CPU grows
 // with the conditions OR-ed more than with the rows (a 2,000,000-order
 // overview's blocks as 17 ranges cost 8.0 ms of server CPU, as 3 lists
 // 5.3 ms).
@@ -278,11 +251,22 @@ func overviewConds(plan *zonePlan, pairs bool) []string {
 	for _, c := range plan.days {
 		addBlocks(c.shift, c.from, c.to)
 	}
+	var firstShifts []int32
+	first := map[int32][]int64{}
 	for _, e := range plan.edges {
-		addBlocks(e.shift, e.n, e.n+max(e.sign, 0))
+		addBlocks(e.shift, e.n, e.n)
+		if e.sign != 0 {
+			if _, ok := first[e.shift]; !ok {
+				firstShifts = append(firstShifts, e.shift)
+			}
+			first[e.shift] = append(first[e.shift], domain.FloorDiv(e.n+max(e.sign, 0), dayBlock))
+		}
 	}
 	for _, sh := range shifts {
 		cond = append(cond, fmt.Sprintf("(kind = 1 AND shift = %d AND n IN (%s))", sh, inList(blocks[sh])))
+	}
+	for _, sh := range firstShifts {
+		cond = append(cond, fmt.Sprintf("(kind = 4 AND shift = %d AND n IN (%s))", sh, inList(first[sh])))
 	}
 	var hours []int64
 	for _, h := range plan.slow {
@@ -318,7 +302,7 @@ type overviewScan struct {
 	zone domain.LocalDays
 	plan *zonePlan
 	list []listedPair
-	v, f []int64 // the figures of the row being added
+	v    []int64 // the figures of the row being added
 }
 
 // listedPair is a pair row and its position, by which d.list is ordered.
@@ -327,19 +311,11 @@ type listedPair struct {
 	pos uint64
 }
 
-// add takes in one row, its figures packed (v, and f for a block of days
-// holding an edge day); a row of a kind the scan was not asked for, or of
-// an unexpected width, is skipped.
-func (sc *overviewScan) add(row *overviewRow, packed, first string) {
+// add takes in one row, its figures packed; a row of a kind the scan was
+// not asked for, or of an unexpected width, is skipped.
+func (sc *overviewScan) add(row *overviewRow, packed string) {
 	sc.v = unpackInts(sc.v, packed)
 	row.v = sc.v
-	if row.kind == kindLocalDay && sc.plan != nil && sc.plan.edgeIn(row.shift, row.n) {
-		sc.f = unpackInts(sc.f, first)
-		if len(sc.f) != dayBlock*dayCols {
-			return
-		}
-		row.f = sc.f
-	}
 	key, v := domain.PairKey(row.exchange, row.pair), row.v
 	switch row.kind {
 	case kindPair:
@@ -360,6 +336,10 @@ func (sc *overviewScan) add(row *overviewRow, packed, first string) {
 	case kindLocalDay:
 		if sc.plan != nil && len(v) == dayBlock*dayCols {
 			sc.addLocalDays(key, row)
+		}
+	case kindFirstHours:
+		if sc.plan != nil && len(v) == dayBlock*dayCols {
+			sc.addFirstHours(key, row)
 		}
 	case kindHour:
 		if sc.plan != nil && len(v) == hourBlock*dayCols {
@@ -398,21 +378,29 @@ func (sc *overviewScan) addLocalDays(key string, row *overviewRow) {
 		}
 	}
 	for _, e := range sc.plan.edges {
-		if e.shift != row.shift || e.n+max(e.sign, 0) < b0 || e.n > b1 {
-			continue
-		}
-		if e.n >= b0 {
+		if e.shift == row.shift && e.n >= b0 && e.n <= b1 {
 			if f := row.v[(e.n-b0)*dayCols:]; f[0] != 0 {
 				sc.series(key).at(e.day).add(f)
 			}
 		}
-		if h := e.n + max(e.sign, 0); e.sign != 0 && h >= b0 && h <= b1 {
-			if f := row.f[(h-b0)*dayCols:]; f[0] != 0 {
-				if e.sign < 0 {
-					sc.series(key).at(e.day).sub(f)
-				} else {
-					sc.series(key).at(e.day).add(f)
-				}
+	}
+}
+
+// addFirstHours adds to the plan's edge days the first hours of a
+// kindFirstHours block's days that they need: less day n's (sign −1), or
+// plus day n+1's (sign +1).
+func (sc *overviewScan) addFirstHours(key string, row *overviewRow) {
+	b0, b1 := row.n*dayBlock, row.n*dayBlock+dayBlock-1
+	for _, e := range sc.plan.edges {
+		d := e.n + max(e.sign, 0)
+		if e.sign == 0 || e.shift != row.shift || d < b0 || d > b1 {
+			continue
+		}
+		if f := row.v[(d-b0)*dayCols:]; f[0] != 0 {
+			if e.sign < 0 {
+				sc.series(key).at(e.day).sub(f)
+			} else {
+				sc.series(key).at(e.day).add(f)
 			}
 		}
 	}
@@ -524,17 +512,6 @@ type edgeDay struct {
 	shift int32
 	n     int64
 	sign  int64
-}
-
-// edgeIn reports whether a day of the plan needs the first hours of day
-// block n under shift.
-func (p *zonePlan) edgeIn(shift int32, n int64) bool {
-	for _, e := range p.edges {
-		if e.shift == shift && e.sign != 0 && domain.FloorDiv(e.n+max(e.sign, 0), dayBlock) == n {
-			return true
-		}
-	}
-	return false
 }
 
 // dayRange is the local days from, …, to under shift (seconds east of UTC).

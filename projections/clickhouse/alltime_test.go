@@ -64,7 +64,7 @@ func TestPlanZone(t *testing.T) {
 	}
 }
 
-// A database fed before pnl_overview3 existed (no schema_version either) is read from the buckets meanwhile, and the
+// A database fed before pnl_overview4 existed (no schema_version either) is read from the buckets meanwhile, and the
 // next sink writes every row again from the log, then records the version.
 func TestSinkRebuildsOlderSchema(t *testing.T) {
 	url := testURL(t)
@@ -78,14 +78,16 @@ func TestSinkRebuildsOlderSchema(t *testing.T) {
 	}
 	conn := openConn(t, url)
 	ctx := context.Background()
-	for _, tbl := range []string{"schema_version", "pnl_overview3"} {
+	for _, tbl := range []string{"schema_version", "pnl_overview4"} {
 		if err := conn.Exec(ctx, "DROP TABLE "+db+"."+tbl); err != nil {
 			t.Fatal(err)
 		}
 	}
-	// A table of an older schema, dropped once the rows are rewritten.
-	if err := conn.Exec(ctx, "CREATE TABLE "+db+".pnl_overview (x UInt8) ENGINE = TinyLog"); err != nil {
-		t.Fatal(err)
+	// Tables of older schemas, dropped once the rows are rewritten.
+	for _, tbl := range []string{"pnl_overview", "pnl_overview3"} {
+		if err := conn.Exec(ctx, "CREATE TABLE "+db+"."+tbl+" (x UInt8) ENGINE = TinyLog"); err != nil {
+			t.Fatal(err)
+		}
 	}
 	mem := ledgerOf(t, store, domain.LOFO)
 	r := NewReader(url, domain.LOFO)
@@ -145,9 +147,11 @@ func TestSinkRebuildsOlderSchema(t *testing.T) {
 	if v1, v2 := r.Version(), r.Version(); v1 != v2 || v1 != head(t, store) {
 		t.Fatalf("Version %d, %d; want the checkpoint %d", v1, v2, head(t, store))
 	}
-	var left uint8
-	if err := conn.QueryRow(ctx, "EXISTS TABLE "+db+".pnl_overview").Scan(&left); err != nil || left != 0 {
-		t.Fatalf("the replaced pnl_overview left after the upgrade (exists %d, %v)", left, err)
+	for _, tbl := range []string{"pnl_overview", "pnl_overview3"} {
+		var left uint8
+		if err := conn.QueryRow(ctx, "EXISTS TABLE "+db+"."+tbl).Scan(&left); err != nil || left != 0 {
+			t.Fatalf("the replaced %s left after the upgrade (exists %d, %v)", tbl, left, err)
+		}
 	}
 	compareReads(t, ledgerOf(t, store, domain.LOFO), r, g.clock.Now())
 }
@@ -220,7 +224,7 @@ func TestPlanZoneCoversEachHourOnce(t *testing.T) {
 	}
 }
 
-// pnl_overview3's figures survive packing, from zero to the extremes; a
+// pnl_overview4's figures survive packing, from zero to the extremes; a
 // truncated or overlong varint is refused.
 func TestPackInts(t *testing.T) {
 	v := []int64{0, 1, -1, 63, -64, 64, 127, 128, 300, -300, 1 << 40, -(1 << 40), 1<<62 + 5, math.MaxInt64, math.MinInt64}

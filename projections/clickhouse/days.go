@@ -20,7 +20,7 @@ type dayAgg struct {
 	Volume, Pnl, Unmatched, Invested int64
 }
 
-// add adds the dayCols figures f (pnl_overview3's order).
+// add adds the dayCols figures f (pnl_overview4's order).
 func (a *dayAgg) add(f []int64) {
 	a.Trades += f[0]
 	a.Volume += f[1]

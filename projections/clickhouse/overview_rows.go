@@ -6,7 +6,7 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 )
 
-// pnl_overview3 holds, in one table, what an overview over all time reads:
+// pnl_overview4 holds, in one table, what an overview over all time reads:
 // per pair its aggregate and inventory (kindPair), its strategy
 // (kindStrategy), and its daily figures in blocks: dayBlock local days
 // under each whole-hour shift (kindLocalDay) and hourBlock UTC hours
@@ -14,14 +14,13 @@ import (
 // few columns and few rows answers an overview: the cost of a ClickHouse
 // read here is mostly per column and part touched, then per row.
 
-// overviewRow is one row of pnl_overview3.
+// overviewRow is one row of pnl_overview4.
 type overviewRow struct {
 	kind           uint8
 	shift          int32 // kindLocalDay: the shift's offset (seconds east of UTC)
 	n              int64 // kindLocalDay, kindHour: the block number
 	exchange, pair string
 	v              []int64
-	f              []int64 // kindLocalDay: the days' first hours' figures
 	s              string
 	position       uint64
 }
@@ -31,7 +30,7 @@ type overviewRow struct {
 // price, position from logged fills).
 const pairCols = aggCols + 4
 
-// prepare makes b's pnl_overview3 rows from the state as it is now (the
+// prepare makes b's pnl_overview4 rows from the state as it is now (the
 // position being flushed): the pair rows of the books changed since the
 // last flush, every day and hour block holding a changed hour, and the
 // strategies set.
@@ -50,19 +49,20 @@ func (b *batch) prepare() {
 		}
 	}
 	for k := range blocks {
-		b.ov = append(b.ov, k.row())
+		b.ov = k.rows(b.ov)
 	}
 	for _, r := range b.strategies {
 		b.ov = append(b.ov, overviewRow{kind: kindStrategy, exchange: r.Exchange, pair: r.Pair, s: r.Strategy, position: r.Position})
 	}
 }
 
-// row returns the block's row: for each hour (or local day) of the block
-// its dayCols figures, zero without fills, and for a block of days (in f)
-// each day's first hour's figures (a day when a zone's offset changes by
-// an hour is a day of one shift less its first hour, or plus the next
-// day's); its position is the latest of its hours'.
-func (k blockKey) row() overviewRow {
+// rows appends the block's rows to ov: for each hour (or local day) of the
+// block its dayCols figures, zero without fills, and for a block of days
+// a kindFirstHours row of each day's first hour's figures (a day when a
+// zone's offset changes by an hour is a day of one shift less its first
+// hour, or plus the next day's); their position is the latest of the
+// block's hours'.
+func (k blockKey) rows(ov []overviewRow) []overviewRow {
 	hours := k.bk.hours
 	r := overviewRow{kind: kindHour, n: k.block, exchange: k.bk.key.Exchange, pair: k.bk.key.Pair}
 	add := func(v []int64, h int64) {
@@ -80,21 +80,24 @@ func (k blockKey) row() overviewRow {
 		for j := int64(0); j < hourBlock; j++ {
 			add(r.v[j*dayCols:], k.block*hourBlock+j)
 		}
-		return r
+		return append(ov, r)
 	}
 	r.kind, r.shift = kindLocalDay, int32(shiftOf(int(k.shift)))
-	r.v, r.f = make([]int64, dayBlock*dayCols), make([]int64, dayBlock*dayCols)
+	r.v = make([]int64, dayBlock*dayCols)
+	first := make([]int64, dayBlock*dayCols)
 	for j := int64(0); j < dayBlock; j++ {
 		h0 := (k.block*dayBlock+j)*24 - int64(r.shift)/3600 // the day's first UTC hour
 		for h := h0; h < h0+24; h++ {
 			add(r.v[j*dayCols:], h)
 		}
-		add(r.f[j*dayCols:], h0)
+		add(first[j*dayCols:], h0)
 	}
-	return r
+	f := r
+	f.kind, f.v = kindFirstHours, first
+	return append(ov, r, f)
 }
 
-// packInts encodes v as pnl_overview3's v column: zigzag varints
+// packInts encodes v as pnl_overview4's v column: zigzag varints
 // (encoding/binary's AppendVarint): 1 byte for a zero or a count, 5 to 7
 // for most amounts in units of 1e-8, instead of 8 each.
 func packInts(v []int64) string {

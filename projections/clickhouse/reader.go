@@ -399,7 +399,7 @@ func (r *Reader) overview(q domain.OverviewQuery) (*domain.Overview, error) {
 
 	// The range's aggregates and days come from the buckets (one read,
 	// merged here); the pairs,
-	// strategies and period figures from pnl_overview3 when the zone's
+	// strategies and period figures from pnl_overview4 when the zone's
 	// offsets are whole hours (the periods are whole local days), else
 	// from the buckets too. The queries are independent: run them at once.
 	var (
@@ -726,7 +726,7 @@ func (r *Reader) total(key string) (domain.PairTotal, error) {
 }
 
 // pairAllTime returns key's pair and its aggregate over all time: its row
-// of pnl_overview3 (one row read by its sort key), or, before the sink's
+// of pnl_overview4 (one row read by its sort key), or, before the sink's
 // rows are of the current schema, the pairs table and the sum of its
 // buckets. p is nil for a pair without orders.
 func (r *Reader) pairAllTime(ctx context.Context, key string) (p *pairInfo, t agg, err error) {

@@ -146,7 +146,7 @@ func TestReaderEqualsLedger(t *testing.T) {
 	g := newLogGen()
 	addConfig(t, store, g)
 	g.orders(t, store, 400)
-	// Two weeks later, more: the days cross a 32-day block of pnl_overview3
+	// Two weeks later, more: the days cross a 32-day block of pnl_overview4
 	// (26 March 2024), and fills fall in most hours of Europe's DST days
 	// (31 March, 23 hours; 27 October, 25 hours), which the reader sums
 	// hour by hour.
@@ -176,7 +176,7 @@ func TestReaderEqualsLedger(t *testing.T) {
 		}
 		n := compareReads(t, mem, r, g.clock.Now())
 		if r.span == [2]int64{} {
-			t.Fatal("no overview over all time was read from pnl_overview3")
+			t.Fatal("no overview over all time was read from pnl_overview4")
 		}
 		t.Logf("%s: %d answers equal", m, n)
 	}

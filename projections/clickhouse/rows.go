@@ -53,7 +53,7 @@ type bucketKey struct {
 }
 
 // bucketRow is one pair's aggregate of one 15-minute slot (or, in
-// pnl_overview3, of all time), as the in-memory Ledger's bucket: fills are
+// pnl_overview4, of all time), as the in-memory Ledger's bucket: fills are
 // added by domain.PnlAgg.Add, the rule both share.
 type bucketRow struct {
 	bucketKey
@@ -83,7 +83,7 @@ func (b *bucketRow) cols() []any {
 	return out
 }
 
-// Zone shifts of the local-day rows of pnl_overview3: every whole-hour
+// Zone shifts of the local-day rows of pnl_overview4: every whole-hour
 // offset in use, from -12 h to +14 h (seconds east of UTC).
 const (
 	minShift   = -12 * 3600
@@ -94,15 +94,16 @@ const (
 	bucketSecs = bucketMs / 1000
 )
 
-// Kinds of pnl_overview3 rows, and the blocks its day and hour rows hold.
+// Kinds of pnl_overview4 rows, and the blocks its day and hour rows hold.
 const (
-	kindPair     = 0  // a pair's aggregate over all time and its inventory (v: pairCols)
-	kindLocalDay = 1  // a block of dayBlock local days under one shift (v, f: dayBlock × dayCols)
-	kindHour     = 2  // a block of hourBlock UTC hours (v: hourBlock × dayCols)
-	kindStrategy = 3  // a pair's strategy (s)
-	dayBlock     = 32 // local days per row
-	hourBlock    = 24 // UTC hours per row
-	dayCols      = 5  // trades, volume, pnl, unmatched value, invested
+	kindPair       = 0  // a pair's aggregate over all time and its inventory (v: pairCols)
+	kindLocalDay   = 1  // a block of dayBlock local days under one shift (v: dayBlock × dayCols)
+	kindHour       = 2  // a block of hourBlock UTC hours (v: hourBlock × dayCols)
+	kindStrategy   = 3  // a pair's strategy (s)
+	kindFirstHours = 4  // the first hours of a kindLocalDay block's days (v: dayBlock × dayCols)
+	dayBlock       = 32 // local days per row
+	hourBlock      = 24 // UTC hours per row
+	dayCols        = 5  // trades, volume, pnl, unmatched value, invested
 )
 
 // hourRow is one pair's daily figures of the fills in one UTC hour: the
@@ -136,7 +137,7 @@ func shiftOf(i int) int64 { return int64(minShift + i*shiftStep) }
 // hourDay returns the local day of UTC hour h under shift index i.
 func hourDay(h int64, i int) int64 { return domain.FloorDiv(h*3600+shiftOf(i), 86400) }
 
-// blockKey names a pnl_overview3 row of day or hour figures: the pair's
+// blockKey names a pnl_overview4 row of day or hour figures: the pair's
 // book, the shift index (hourShift for hour rows) and the block number.
 type blockKey struct {
 	bk    *book
@@ -204,7 +205,7 @@ type batch struct {
 	fills      []fillRow
 	daily      map[dailyKey]dailyRow
 	buckets    map[bucketKey]bucketRow
-	books      map[*book]struct{}   // pairs whose pnl_overview3 row changed since the last flush
+	books      map[*book]struct{}   // pairs whose pnl_overview4 row changed since the last flush
 	hours      map[hourKey]struct{} // hours (of the state's books) that changed since the last flush
 	orderPnl   map[orderPnlKey]orderPnlRow
 	pairs      map[pairKey]pairRow
@@ -212,7 +213,7 @@ type batch struct {
 	prices     map[priceKey]priceRow
 	snapshots  []snapshotRow
 	balances   []balanceRow
-	ov         []overviewRow // pnl_overview3's rows, made by prepare at the flush
+	ov         []overviewRow // pnl_overview4's rows, made by prepare at the flush
 }
 
 func newBatch() *batch {
@@ -228,7 +229,7 @@ func newBatch() *batch {
 func (b *batch) rows() int { return b.pending() + len(b.ov) }
 
 // pending is the number of rows that count towards BatchRows: all but
-// pnl_overview3's, which are made from the state at the flush (the batch
+// pnl_overview4's, which are made from the state at the flush (the batch
 // holds no copy) and at most one per pair and shift per hour of fills.
 func (b *batch) pending() int {
 	return len(b.orders) + len(b.fills) + len(b.daily) + len(b.buckets) + len(b.orderPnl) + len(b.pairs) +

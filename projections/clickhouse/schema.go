@@ -142,16 +142,17 @@ ORDER BY (method, exchange, pair, slot)`,
 		// invested of the buckets starting in the day) in blocks: kind 1,
 		// 32 local days from day n·32 under one whole-hour shift (seconds
 		// east of UTC, -12 h to +14 h; local day = floor((bucket start +
-		// shift) / 86400 s)), so that a zone's days are a key range, and
-		// in f the same days' first hours, so that a day when the zone's
-		// offset changes by an hour is a shift's day less or plus an hour
-		// (a reader asks for f only of the blocks holding such days);
+		// shift) / 86400 s)), so that a zone's days are a key range;
+		// kind 4, the first hours of the same days, so that a day when a
+		// zone's offset changes by an hour is a shift's day less or plus
+		// an hour (a few rows beside each other, read for such days only);
 		// kind 2, 24 UTC hours from hour n·24, for the other days when a
-		// zone's offset changes. v and f hold 5 figures per day or hour,
-		// zero without fills, as zigzag varints (an Array would cost the
-		// Go client a reflective step per element). Schema 2 had the same
-		// rows in pnl_overview, without f and with 8-byte figures.
-		`CREATE TABLE IF NOT EXISTS {db}.pnl_overview3 (
+		// zone's offset changes (rows scattered over the table: each costs
+		// a read). v holds 5 figures per day or hour, zero without fills,
+		// as zigzag varints (an Array would cost the Go client a
+		// reflective step per element). Schema 2 had kinds 0 to 3 in
+		// pnl_overview with 8-byte figures.
+		`CREATE TABLE IF NOT EXISTS {db}.pnl_overview4 (
     method        String,
     kind          UInt8,
     shift         Int32,
@@ -159,7 +160,6 @@ ORDER BY (method, exchange, pair, slot)`,
     exchange      String,
     pair          String,
     v             String,
-    f             String,
     s             String,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
@@ -263,13 +263,14 @@ ORDER BY sink`,
 // SchemaVersion is the version of the rows the sink writes: 1 added
 // pnl_totals, pnl_local_days and pnl_hours (and schema_version itself); 2
 // replaced them by pnl_overview; 3 replaced that by pnl_overview3 (days'
-// first hours, varint figures). A sink that rewrote its rows under
-// SchemaVersion drops the tables replaced (replacedTables).
-const SchemaVersion = 3
+// first hours in a column f, varint figures); 4 by pnl_overview4 (the
+// first hours in rows of their own, kind 4). A sink that rewrote its rows
+// under SchemaVersion drops the tables replaced (replacedTables).
+const SchemaVersion = 4
 
 // replacedTables are the tables of older schemas that no reader of
 // SchemaVersion reads.
-var replacedTables = []string{"pnl_totals", "pnl_local_days", "pnl_hours", "pnl_overview"}
+var replacedTables = []string{"pnl_totals", "pnl_local_days", "pnl_hours", "pnl_overview", "pnl_overview3"}
 
 var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 

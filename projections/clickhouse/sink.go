@@ -673,7 +673,7 @@ func (r *sinkRun) end(ctx context.Context, export bool, readErr <-chan error) er
 	return nil
 }
 
-// compact merges pnl_overview3's parts into one after an export: each flush
+// compact merges pnl_overview4's parts into one after an export: each flush
 // of a backfill inserts a part, and until ClickHouse's background merges
 // catch up every overview reads each of them (FINAL merges them per query:
 // after 2M orders, 120 parts). The table is small (rows per pair and
@@ -686,8 +686,8 @@ func (s *Sink) compact(ctx context.Context) {
 	if conn == nil {
 		return
 	}
-	if err := conn.Exec(ctx, "OPTIMIZE TABLE "+s.db+".pnl_overview3 FINAL"); err != nil {
-		s.Logger.Warn("clickhouse: could not merge pnl_overview3's parts after the export", zap.Error(err))
+	if err := conn.Exec(ctx, "OPTIMIZE TABLE "+s.db+".pnl_overview4 FINAL"); err != nil {
+		s.Logger.Warn("clickhouse: could not merge pnl_overview4's parts after the export", zap.Error(err))
 	}
 }
 
@@ -763,10 +763,10 @@ func (b *batch) tables(method string) []tableRows {
 					return bt.Append(append(append([]any{method, r.Exchange, r.Pair, r.Slot}, r.cols()...), r.Position)...)
 				})
 			}},
-		{"pnl_overview3 (method, kind, shift, n, exchange, pair, v, f, s, position)",
+		{"pnl_overview4 (method, kind, shift, n, exchange, pair, v, s, position)",
 			len(b.ov), func(bt driver.Batch) error {
 				return appendRows(slices.Values(b.ov), func(r overviewRow) error {
-					return bt.Append(method, r.kind, r.shift, r.n, r.exchange, r.pair, packInts(r.v), packInts(r.f), r.s, r.position)
+					return bt.Append(method, r.kind, r.shift, r.n, r.exchange, r.pair, packInts(r.v), r.s, r.position)
 				})
 			}},
 		{"order_pnl (method, exchange, pair, order_id, first_close_ms, pnl_e8, position)",

@@ -44,8 +44,8 @@ type book struct {
 	quote, base       string
 	lots              domain.Lots
 	lastPrice, posQty domain.Decimal
-	total             bucketRow          // every fill's aggregate (pnl_overview3's pair row)
-	hours             map[int64]*hourRow // daily figures per UTC hour (pnl_overview3's day and hour rows)
+	total             bucketRow          // every fill's aggregate (pnl_overview4's pair row)
+	hours             map[int64]*hourRow // daily figures per UTC hour (pnl_overview4's day and hour rows)
 	pos               uint64             // position of the last event that changed the pair
 }
 
