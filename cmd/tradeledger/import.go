@@ -102,30 +102,10 @@ func (im *folderImport) Run(ctx context.Context, dir string) (gunbot.Summary, er
 		return sum, err
 	}
 	conv := &gunbot.Importer{Box: im.Box, Clock: domain.SystemClock{}, TakeWallet: im.TakeWallet}
-	var units []gunbot.Unit
-	if folder.Config != nil {
-		cur, err := currentConfig(ctx, im.Store)
-		if err != nil {
-			return sum, err
-		}
-		conv.Wallet = cur.Wallet()
-		u, notes, err := conv.Config(folder.Config)
-		if err != nil {
-			return sum, err
-		}
-		sum.SecretsDropped, sum.Wallet = notes.SecretsDropped, notes.Wallet
-		units = append(units, u)
+	units, err := im.configAndFiles(ctx, dir, folder, conv, &sum)
+	if err != nil {
+		return sum, err
 	}
-	for _, s := range folder.Skipped {
-		sum.Skipped++
-		if im.Warn != nil {
-			fmt.Fprintf(im.Warn, "import: skipped %s: %s\n", filepath.Join(dir, filepath.FromSlash(s.Path)), s.Reason)
-		}
-	}
-	for _, f := range folder.Files {
-		units = append(units, conv.File(f))
-	}
-	total := len(units) + len(folder.Orders)
 	head, err := im.Store.Head(ctx)
 	if err != nil {
 		return sum, err
@@ -139,57 +119,102 @@ func (im *folderImport) Run(ctx context.Context, dir string) (gunbot.Summary, er
 			folder.Orders[i].ID = folder.Orders[i].LegacyID
 		}
 	}
-	done := 0
 	// The events carry ActorImport (gunbot.Importer); the command path
 	// stamps the context's actor, so it is the same.
-	cmds := eventstore.NewCommands(im.Store, nil)
 	ctx = eventstore.WithActor(ctx, domain.ActorImport)
-	appendUnits := func(units []gunbot.Unit) error {
-		if len(units) == 0 {
-			return nil
-		}
-		batch := make([]domain.StreamAppend, len(units))
-		for i := range units {
-			batch[i] = units[i].StreamAppend
-		}
-		res, err := cmds.AppendBatch(ctx, batch)
-		var errs []error
-		if err != nil {
-			var be *domain.BatchError
-			if !errors.As(err, &be) {
-				return im.fail(fmt.Errorf("import: %w", err))
-			}
-			errs = be.Errs
-		}
-		for i := range units {
-			if errs != nil && errs[i] != nil {
-				added, err := im.settleConflict(ctx, conv, cmds, &units[i], errs[i], legacy, head)
-				if err != nil {
-					return im.fail(err)
-				}
-				sum.Count(&units[i], added)
-				continue
-			}
-			// A unit stored before answers with its original
-			// positions, at most the head the import started from.
-			sum.Count(&units[i], res[i].LastPosition > head)
-		}
-		done += len(units)
-		if im.Terminal && im.Progress != nil {
-			fmt.Fprintf(im.Progress, "\rimporting %d/%d %-50.50s", done, total, units[len(units)-1].What)
-		}
-		return nil
-	}
-	if err := appendUnits(units); err != nil {
+	a := &unitAppender{im: im, conv: conv, cmds: eventstore.NewCommands(im.Store, nil), legacy: legacy, head: head,
+		sum: &sum, total: len(units) + len(folder.Orders)}
+	if err := a.append(ctx, units); err != nil {
 		return sum, err
 	}
-	if err := im.appendOrders(ctx, conv, folder.Orders, appendUnits); err != nil {
+	if err := im.appendOrders(ctx, conv, folder.Orders, func(units []gunbot.Unit) error { return a.append(ctx, units) }); err != nil {
 		return sum, err
 	}
-	if im.Terminal && im.Progress != nil && total > 0 {
+	if im.Terminal && im.Progress != nil && a.total > 0 {
 		fmt.Fprintln(im.Progress)
 	}
 	return sum, nil
+}
+
+// configAndFiles returns the units of the folder's configuration and
+// stored files, and warns of (and counts in sum) what Read skipped.
+func (im *folderImport) configAndFiles(ctx context.Context, dir string, folder *gunbot.Folder, conv *gunbot.Importer, sum *gunbot.Summary) ([]gunbot.Unit, error) {
+	var units []gunbot.Unit
+	if folder.Config != nil {
+		cur, err := currentConfig(ctx, im.Store)
+		if err != nil {
+			return nil, err
+		}
+		conv.Wallet = cur.Wallet()
+		u, notes, err := conv.Config(folder.Config)
+		if err != nil {
+			return nil, err
+		}
+		sum.SecretsDropped, sum.Wallet = notes.SecretsDropped, notes.Wallet
+		units = append(units, u)
+	}
+	for _, s := range folder.Skipped {
+		sum.Skipped++
+		if im.Warn != nil {
+			fmt.Fprintf(im.Warn, "import: skipped %s: %s\n", filepath.Join(dir, filepath.FromSlash(s.Path)), s.Reason)
+		}
+	}
+	for _, f := range folder.Files {
+		units = append(units, conv.File(f))
+	}
+	return units, nil
+}
+
+// unitAppender appends an import's units, batch by batch, and counts them
+// in sum.
+type unitAppender struct {
+	im     *folderImport
+	conv   *gunbot.Importer
+	cmds   *eventstore.Commands
+	legacy bool   // orders have their LegacyID (holdsLegacyImports)
+	head   uint64 // the log's head before the import appended anything
+	sum    *gunbot.Summary
+	// done of total units are appended or found (the progress line).
+	done, total int
+}
+
+// append appends units in one batch and counts each as added or stored
+// before; a failed unit is settled (settleConflict) or ends the import.
+func (a *unitAppender) append(ctx context.Context, units []gunbot.Unit) error {
+	if len(units) == 0 {
+		return nil
+	}
+	batch := make([]domain.StreamAppend, len(units))
+	for i := range units {
+		batch[i] = units[i].StreamAppend
+	}
+	res, err := a.cmds.AppendBatch(ctx, batch)
+	var errs []error
+	if err != nil {
+		var be *domain.BatchError
+		if !errors.As(err, &be) {
+			return a.im.fail(fmt.Errorf("import: %w", err))
+		}
+		errs = be.Errs
+	}
+	for i := range units {
+		if errs != nil && errs[i] != nil {
+			added, err := a.settleConflict(ctx, &units[i], errs[i])
+			if err != nil {
+				return a.im.fail(err)
+			}
+			a.sum.Count(&units[i], added)
+			continue
+		}
+		// A unit stored before answers with its original positions, at
+		// most the head the import started from.
+		a.sum.Count(&units[i], res[i].LastPosition > a.head)
+	}
+	a.done += len(units)
+	if a.im.Terminal && a.im.Progress != nil {
+		fmt.Fprintf(a.im.Progress, "\rimporting %d/%d %-50.50s", a.done, a.total, units[len(units)-1].What)
+	}
+	return nil
 }
 
 // fail ends the progress line before err is printed.
@@ -246,20 +271,20 @@ const maxOrderIDProbes = 64
 //     appended alone there, once more for every id taken. Moved orders are
 //     appended after their chunk, so the log is then not in trade-time
 //     order for them; a re-import moves them the same way and finds them.
-func (im *folderImport) settleConflict(ctx context.Context, conv *gunbot.Importer, cmds *eventstore.Commands, u *gunbot.Unit, appendErr error, legacy bool, head uint64) (bool, error) {
+func (a *unitAppender) settleConflict(ctx context.Context, u *gunbot.Unit, appendErr error) (bool, error) {
 	if u.Kind != gunbot.KindOrder || domain.ErrorCode(appendErr) != domain.ECONFLICT {
 		return false, fmt.Errorf("import %s: %w", u.What, appendErr)
 	}
-	if legacy {
-		return false, im.importedBefore(ctx, u, appendErr)
+	if a.legacy {
+		return false, a.im.importedBefore(ctx, u, appendErr)
 	}
 	o := u.Order
 	for range maxOrderIDProbes {
 		o.ID++
-		moved := conv.Order(o)
-		res, err := cmds.AppendBatch(ctx, []domain.StreamAppend{moved.StreamAppend})
+		moved := a.conv.Order(o)
+		res, err := a.cmds.AppendBatch(ctx, []domain.StreamAppend{moved.StreamAppend})
 		if err == nil {
-			return res[0].LastPosition > head, nil
+			return res[0].LastPosition > a.head, nil
 		}
 		var be *domain.BatchError
 		if errors.As(err, &be) {
