@@ -1,6 +1,7 @@
 package clickhouse
 
 import (
+	"sync"
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
@@ -52,9 +53,39 @@ type daySeries struct {
 	v     []dayAgg
 }
 
+// dayPool holds day slices no longer used (releaseSeries, foldDays): an
+// overview over years of days would otherwise allocate them anew each time
+// (at 2,000,000 orders, 3 pairs × 1,400 days and their sum: 220 KB).
+var dayPool sync.Pool // of *[]dayAgg
+
+// daySlice returns an empty slice of capacity n or more, from dayPool if
+// it holds one that large.
+func daySlice(n int64) []dayAgg {
+	if p, _ := dayPool.Get().(*[]dayAgg); p != nil && int64(cap(*p)) >= n {
+		return (*p)[:0]
+	}
+	return make([]dayAgg, 0, n)
+}
+
+func putDays(v []dayAgg) {
+	if cap(v) > 0 {
+		v = v[:0]
+		dayPool.Put(&v)
+	}
+}
+
 // newSeries returns a series sized for the days from, …, to.
 func newSeries(from, to int64) *daySeries {
-	return &daySeries{first: from, v: make([]dayAgg, 0, max(to-from+1, 0))}
+	return &daySeries{first: from, v: daySlice(max(to-from+1, 0))}
+}
+
+// releaseSeries gives the series' days back to dayPool: nothing may use
+// them after.
+func releaseSeries(days map[string]*daySeries) {
+	for _, s := range days {
+		putDays(s.v)
+		s.v = nil
+	}
 }
 
 // at returns day n's figures, growing s to hold it.
@@ -118,7 +149,9 @@ func foldDays(perPair map[string]*daySeries, keys []string) []domain.DayPnl {
 	}
 	days := ss[0].v // one pair: its own days, read only
 	if len(ss) > 1 {
-		days = make([]dayAgg, hi-lo+1)
+		days = daySlice(hi - lo + 1)[:hi-lo+1]
+		clear(days)
+		defer putDays(days)
 		for _, s := range ss {
 			for i := range s.v {
 				days[s.first-lo+int64(i)].merge(&s.v[i])

@@ -75,3 +75,23 @@ func TestFoldDays(t *testing.T) {
 		}
 	}
 }
+
+// A series made from a released one's days starts empty: days it grows
+// into read zero, whatever the released series held there.
+func TestSeriesReused(t *testing.T) {
+	for round := 0; round < 3; round++ {
+		s := newSeries(100, 200)
+		if len(s.v) != 0 {
+			t.Fatalf("round %d: new series holds %d days", round, len(s.v))
+		}
+		for _, n := range []int64{100, 150, 190, 300, 40} {
+			if a := s.at(n); *a != (dayAgg{}) {
+				t.Fatalf("round %d: day %d reads %+v before any fill", round, n, *a)
+			}
+		}
+		for n := s.first; n <= s.last(); n++ {
+			s.at(n).add([]int64{1, 2, 3, 4, 5})
+		}
+		releaseSeries(map[string]*daySeries{"k": s})
+	}
+}

@@ -9,8 +9,9 @@ import (
 // pnl_overview4 holds, in one table, what an overview over all time reads:
 // per pair its aggregate and inventory (kindPair), its strategy
 // (kindStrategy), and its daily figures in blocks: dayBlock local days
-// under each whole-hour shift (kindLocalDay) and hourBlock UTC hours
-// (kindHour, for the days when a zone's offset changes). One query with
+// under each whole-hour shift (kindLocalDay) and the same days' first
+// hours (kindFirstHours, for the days when a zone's offset changes by an
+// hour), and hourBlock UTC hours (kindHour, for other changes). One query with
 // few columns and few rows answers an overview: the cost of a ClickHouse
 // read here is mostly per column and part touched, then per row.
 

@@ -392,7 +392,9 @@ func (r *Reader) overview(q domain.OverviewQuery) (*domain.Overview, error) {
 			return nil, r.unavailable("overview", err)
 		}
 		if ok {
-			return assemble(q, d)
+			o, err := assemble(q, d)
+			releaseSeries(d.days) // the answer holds none of them
+			return o, err
 		}
 	}
 	from, to := rangeSeconds(q.From, q.To)
