@@ -58,9 +58,10 @@ type checkpointer struct {
 	db       *C.sqlite3
 	requests chan struct{} // capacity 1: requests made while one runs merge
 	done     chan struct{} // closed when the loop ended
-	// after, when set (tests), is called after each checkpoint with its
-	// error.
-	after func(error)
+	// before and after, when set (tests), are called before each
+	// checkpoint and after it with its error.
+	before func()
+	after  func(error)
 
 	// Only the writer goroutine uses these.
 	writer   *C.sqlite3 // the writer's connection
@@ -113,6 +114,9 @@ func (c *checkpointer) committed() {
 func (c *checkpointer) loop() {
 	defer close(c.done)
 	for range c.requests {
+		if c.before != nil {
+			c.before()
+		}
 		err := c.checkpoint()
 		if c.after != nil {
 			c.after(err)

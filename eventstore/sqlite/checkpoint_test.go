@@ -86,3 +86,44 @@ func TestCheckpointsOffTheWriter(t *testing.T) {
 		t.Fatalf("after a reopen: read %d events, want %d", n, appended)
 	}
 }
+
+// TestWriterCheckpointsWhenTheCheckpointerLags: while the checkpointer is
+// held up, the WAL grows to writerCheckpointPages, and then the writer
+// checkpoints it itself, so that it starts over.
+func TestWriterCheckpointsWhenTheCheckpointerLags(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "events.db")
+	s := NewStore(path)
+	if err := s.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	release := make(chan struct{})
+	s.ckpt.before = func() { <-release }
+	defer close(release) // before Close, which waits for the checkpointer
+
+	ctx := context.Background()
+	payload := []byte(fmt.Sprintf(`{"note":%q}`, strings.Repeat("x", 3500)))
+	largest, appended := 0, 0
+	for {
+		batch := make([]domain.StreamAppend, 500)
+		for i := range batch {
+			batch[i] = domain.StreamAppend{Stream: fmt.Sprint("note-", appended), Expected: domain.NoStream,
+				Events: []domain.Event{{ID: fmt.Sprint("e-", appended), Type: "Noted", Data: payload}}}
+			appended++
+		}
+		if _, err := s.AppendBatch(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+		pages := int(*s.ckpt.walPages) // the writer's: read after its answer
+		if pages < largest {
+			break // started over
+		}
+		largest = pages
+		if appended > 3*writerCheckpointPages {
+			t.Fatalf("the WAL did not start over after %d appends of a page (%d pages)", appended, pages)
+		}
+	}
+	if largest < writerCheckpointPages {
+		t.Fatalf("the WAL started over at %d pages, with the checkpointer held up: want the writer's checkpoint at %d", largest, writerCheckpointPages)
+	}
+}
