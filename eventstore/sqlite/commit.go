@@ -90,7 +90,6 @@ func (s *Store) tryCommit(batch []*appendRequest, lookupIDs bool) ([]*appendRequ
 		s.failRequests(batch, err)
 		return batch, true
 	}
-	s.ckpt.committed()
 	s.publishHeads(tx)
 	// The syncer answers the batch once it is durable. Once it is handed
 	// over the writer holds no other append (idle): the syncer, which may

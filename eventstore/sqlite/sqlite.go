@@ -111,9 +111,6 @@ type Store struct {
 	activeIdle chan struct{}
 	lastSync   atomic.Int64 // how long the last fdatasync took (ns)
 
-	// ckpt checkpoints the WAL off the writer (checkpoint.go).
-	ckpt *checkpointer
-
 	// requests holds the *appendRequests of Appends, reused (newRequest).
 	requests sync.Pool
 }
@@ -140,10 +137,6 @@ func (s *Store) Open() error {
 		return fmt.Errorf("open %s: %w", s.Path, err)
 	}
 	if s.wal, err = openWAL(s.Path); err != nil {
-		s.Close()
-		return fmt.Errorf("open %s: %w", s.Path, err)
-	}
-	if s.ckpt, err = startCheckpointer(s.Path, w); err != nil {
 		s.Close()
 		return fmt.Errorf("open %s: %w", s.Path, err)
 	}
@@ -196,7 +189,6 @@ func (s *Store) Close() error {
 		close(s.closing)
 		<-s.done
 	}
-	s.ckpt.stop(s.w)
 	s.closeReaders()
 	var errs []error
 	errs = append(errs, s.wal.close())

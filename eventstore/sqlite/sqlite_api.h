@@ -1,5 +1,5 @@
 // The part of SQLite's C API that the store calls directly (rowreader.go,
-// writer.go, checkpoint.go). The library itself is the one github.com/mattn/go-sqlite3
+// writer.go). The library itself is the one github.com/mattn/go-sqlite3
 // links into the binary (its bundled amalgamation, or the system library
 // with the libsqlite3 tag); these declarations match its sqlite3.h.
 #ifndef TRADELEDGER_SQLITE_API_H
@@ -32,8 +32,6 @@ long long sqlite3_column_int64(sqlite3_stmt *stmt, int col);
 const void *sqlite3_column_blob(sqlite3_stmt *stmt, int col);
 const unsigned char *sqlite3_column_text(sqlite3_stmt *stmt, int col);
 int sqlite3_column_bytes(sqlite3_stmt *stmt, int col);
-void *sqlite3_wal_hook(sqlite3 *db, int (*hook)(void *, sqlite3 *, const char *, int), void *arg);
-int sqlite3_wal_checkpoint_v2(sqlite3 *db, const char *zDb, int eMode, int *pnLog, int *pnCkpt);
 
 #define TL_OK 0
 #define TL_CONSTRAINT 19
@@ -42,9 +40,6 @@ int sqlite3_wal_checkpoint_v2(sqlite3 *db, const char *zDb, int eMode, int *pnLo
 #define TL_OPEN_READWRITE 0x00000002
 #define TL_OPEN_CREATE 0x00000004
 #define TL_OPEN_NOMUTEX 0x00008000
-#define TL_CHECKPOINT_PASSIVE 0
-#define TL_BUSY 5
-#define TL_LOCKED 6
 #define TL_STATIC ((void (*)(void *))0)
 #define TL_TRANSIENT ((void (*)(void *))-1)
 
