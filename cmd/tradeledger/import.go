@@ -11,6 +11,7 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/gunbot"
 	"github.com/tradeledger/tradeledger/eventstore"
+	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 )
 
 // runImport is `tradeledger import [--data DIR] --from GUNBOT_DIR`.
@@ -117,6 +118,13 @@ func (im *folderImport) Run(ctx context.Context, dir string) (gunbot.Summary, er
 	if legacy {
 		for i := range folder.Orders {
 			folder.Orders[i].ID = folder.Orders[i].LegacyID
+		}
+		// Legacy ids sort at random places of the stream index, where
+		// each commit rewrites a page per order: larger groups write
+		// fewer pages (200,000 such orders: 14,700-15,500 orders/s in
+		// groups of 8,192 events, about 20,000 in groups of 65,536).
+		if s, ok := im.Store.(*sqlite.Store); ok {
+			s.MaxBatchEvents = legacyBatchEvents
 		}
 	}
 	// The events carry ActorImport (gunbot.Importer); the command path
@@ -252,6 +260,10 @@ func holdsLegacyImports(ctx context.Context, store domain.EventStore, head uint6
 	}
 	return false, nil
 }
+
+// legacyBatchEvents is the SQLite store's AppendBatch group size for an
+// import that gives orders their legacy ids (holdsLegacyImports).
+const legacyBatchEvents = 1 << 16
 
 // maxOrderIDProbes bounds how many ids settleConflict tries for one order.
 // Each further id is taken only when another order traded in the same
