@@ -110,7 +110,9 @@ func packInts(v []int64) string {
 }
 
 // unpackInts decodes a v column into dst (reused), or returns nil when s
-// is not whole varints.
+// is not whole varints. It reads the string in place, as binary.Varint
+// would read a []byte: converting each row's string to pass it there
+// would copy it.
 func unpackInts(dst []int64, s string) []int64 {
 	dst = dst[:0]
 	for i := 0; i < len(s); {

@@ -407,16 +407,23 @@ func (s *Sink) writeVersion(ctx context.Context) error {
 // only answer from rows no longer written. Best effort: a table left is
 // only space.
 func (s *Sink) dropReplaced(ctx context.Context) {
+	for _, t := range replacedTables {
+		s.execBestEffort(ctx, "DROP TABLE IF EXISTS "+s.db+"."+t, "clickhouse: could not drop a table of an older schema", zap.String("table", t))
+	}
+}
+
+// execBestEffort runs sql on the current connection, if there is one, and
+// logs a failure as warn (with fields): for upkeep whose failure costs
+// only space or speed.
+func (s *Sink) execBestEffort(ctx context.Context, sql, warn string, fields ...zap.Field) {
 	s.mu.Lock()
 	conn := s.conn
 	s.mu.Unlock()
 	if conn == nil {
 		return
 	}
-	for _, t := range replacedTables {
-		if err := conn.Exec(ctx, "DROP TABLE IF EXISTS "+s.db+"."+t); err != nil {
-			s.Logger.Warn("clickhouse: could not drop a table of an older schema", zap.String("table", t), zap.Error(err))
-		}
+	if err := conn.Exec(ctx, sql); err != nil {
+		s.Logger.Warn(warn, append(fields, zap.Error(err))...)
 	}
 }
 
@@ -680,15 +687,7 @@ func (r *sinkRun) end(ctx context.Context, export bool, readErr <-chan error) er
 // month), so the merge is quick. Best effort: a failure only leaves the
 // parts to the background merges.
 func (s *Sink) compact(ctx context.Context) {
-	s.mu.Lock()
-	conn := s.conn
-	s.mu.Unlock()
-	if conn == nil {
-		return
-	}
-	if err := conn.Exec(ctx, "OPTIMIZE TABLE "+s.db+".pnl_overview4 FINAL"); err != nil {
-		s.Logger.Warn("clickhouse: could not merge pnl_overview4's parts after the export", zap.Error(err))
-	}
+	s.execBestEffort(ctx, "OPTIMIZE TABLE "+s.db+".pnl_overview4 FINAL", "clickhouse: could not merge pnl_overview4's parts after the export")
 }
 
 // flush writes b's rows, then the checkpoint pos. Each table's rows go in
