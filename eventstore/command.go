@@ -45,6 +45,12 @@ type Commands struct {
 	// answer one request (a trade: OrderRequested, the exchange's answer,
 	// its fills) and waits once, for the last Result.Append.LastPosition.
 	DeferWait bool
+	// Serial, when set, runs the commands sharing it one at a time per
+	// stream (StreamLocks), so that they do not conflict with each other:
+	// every Commands of one process on one store should share one. Nil:
+	// concurrent commands on a stream race, and the losers are decided
+	// again.
+	Serial *StreamLocks
 }
 
 // NewCommands returns Commands on store waiting on waiter (may be nil) with
@@ -94,7 +100,9 @@ func (r Result) Appended() bool { return len(r.Events) > 0 }
 // Run executes cmd: Load, Decide, Check, append with the loaded version as the
 // expected version, and on a version conflict (ECONFLICT from the store)
 // the same again, at most c.MaxAttempts times, then an ECONFLICT error
-// (cmd.Conflict). Every event gets the actor and correlation carried by ctx
+// (cmd.Conflict). With c.Serial it first waits for the other commands on
+// cmd.Stream sharing it and holds the stream until it returns (a context
+// ending during that wait is returned, wrapped, and nothing is done). Every event gets the actor and correlation carried by ctx
 // (WithActor, WithCorrelation). Once appended, it waits for c.Waiter to
 // apply the events (unless c.DeferWait). Errors of Load and Decide are returned as they are;
 // store errors are wrapped with the stream's name and keep their code
@@ -106,6 +114,13 @@ func Run[S any](ctx context.Context, c *Commands, cmd Command[S]) (Result, error
 	attempts := c.MaxAttempts
 	if attempts <= 0 {
 		attempts = DefaultMaxAttempts
+	}
+	if c.Serial != nil {
+		unlock, err := c.Serial.lock(ctx, cmd.Stream)
+		if err != nil {
+			return Result{}, fmt.Errorf("wait for the writes to %s before this one: %w", cmd.Stream, err)
+		}
+		defer unlock()
 	}
 	actor, correlation := Actor(ctx), Correlation(ctx)
 	var res Result

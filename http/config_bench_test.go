@@ -57,8 +57,9 @@ func benchConfigHandler(b *testing.B) (http.Handler, string) {
 // BenchmarkConfigWrite measures config/strategy/add (decide against the
 // config read model, append with its version, wait for the projection)
 // from one client, and from GOMAXPROCS×4 clients writing the same stream
-// at once, where appends conflict and are decided again: it reports
-// writes/s and the share answered 409 (every attempt lost the race).
+// at once, whose commands wait for each other (Server.streams): it reports
+// writes/s and the share answered 409 (every attempt lost a race; none
+// since the server's commands on a stream run one at a time).
 func BenchmarkConfigWrite(b *testing.B) {
 	body := []byte(`{"name":"bench","settings":{"GAIN":1}}`)
 	write := func(h http.Handler, token string) int {

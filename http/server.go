@@ -135,6 +135,10 @@ type Server struct {
 	main, files     *http.Server
 	mainLn, filesLn net.Listener
 	overviews       bodyCache // recent pnl/overview bodies (pnl.go)
+	// streams runs the server's commands one at a time per stream
+	// (commands): concurrent writes to the configuration or a file wait
+	// for each other instead of losing version races.
+	streams eventstore.StreamLocks
 }
 
 // NewServer returns a Server with default settings.
@@ -437,13 +441,16 @@ func (w *statusWriter) Flush() {
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // commands returns the command path on the server's store, waiting on
-// its projections (read-your-writes), or nil (EUNAVAILABLE from
-// eventstore.Run) when either is missing. The actor and correlation of
+// its projections (read-your-writes), with the server's commands on one
+// stream run one at a time (eventstore.StreamLocks), or nil (EUNAVAILABLE
+// from eventstore.Run) when either is missing. The actor and correlation of
 // the events come from the request's context: requestBasics puts the
 // request id there, requireToken and the logins the subject.
 func (s *Server) commands() *eventstore.Commands {
 	if s.Store == nil || s.Runner == nil {
 		return nil
 	}
-	return eventstore.NewCommands(s.Store, s.Runner)
+	c := eventstore.NewCommands(s.Store, s.Runner)
+	c.Serial = &s.streams
+	return c
 }
