@@ -14,6 +14,7 @@ import (
 
 	ch "github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	"go.uber.org/zap"
 
 	"github.com/tradeledger/tradeledger/domain"
 )
@@ -60,14 +61,15 @@ var uncachedVersion atomic.Uint64
 
 // Version returns the position up to which ClickHouse holds the sink's
 // rows: answers are equal while it stays the same, so the HTTP server
-// caches encoded overviews by it. Rows being rewritten for a schema
-// upgrade, or ClickHouse unreachable, give a version no other call returns
-// (nothing is cached then). With Checkpoint set it is the in-process
-// sink's checkpoint and costs no query; else one small query.
+// caches encoded overviews by it. Rows of another schema version (being
+// rewritten for an upgrade, or of a newer release), a table of this
+// schema found missing, or ClickHouse unreachable give a version no other
+// call returns (nothing is cached then). With Checkpoint set it is the
+// in-process sink's checkpoint and costs no query; else one small query.
 func (r *Reader) Version() uint64 {
 	if r.Checkpoint != nil {
 		pos, current := r.Checkpoint()
-		if !current || pos >= 1<<62 {
+		if !current || pos >= 1<<62 || r.schema.Load() == schemaForeign {
 			return 1<<63 | uncachedVersion.Add(1)
 		}
 		return pos
@@ -75,7 +77,10 @@ func (r *Reader) Version() uint64 {
 	ctx, cancel := r.ctx()
 	defer cancel()
 	pos, ver, err := r.stored(ctx)
-	if err != nil || ver < SchemaVersion || pos >= 1<<62 {
+	if err != nil || pos >= 1<<62 {
+		return 1<<63 | uncachedVersion.Add(1)
+	}
+	if ok, _ := r.sawVersion(ver); !ok {
 		return 1<<63 | uncachedVersion.Add(1)
 	}
 	return pos
@@ -83,8 +88,9 @@ func (r *Reader) Version() uint64 {
 
 // allTime returns the overview's data over all time in loc (with each
 // pair's pnl in periods, and strategies when withStrategies), or ok false
-// when pnl_overview4 cannot answer: rows of an older schema, or a zone
-// offset it does not hold. With window ([from, to] in ms, not zero) it
+// when pnl_overview4 cannot answer but the buckets can: rows of an older
+// schema, or a zone offset it does not hold (rows of a newer schema fail
+// with errForeignRows). With window ([from, to] in ms, not zero) it
 // reads only the days in it (those of the periods, for an overview over a
 // date range, whose own days and aggregates come from the buckets).
 //
@@ -139,19 +145,58 @@ func (r *Reader) allTime(ctx context.Context, loc *time.Location, periods [][2]i
 	return &d, true, nil
 }
 
+// What a Reader knows of the sink's rows (Reader.schema).
+const (
+	// schemaUnknown: not asked yet, or of an older schema (being
+	// rewritten): each read asks the version, and reads the buckets.
+	schemaUnknown uint32 = iota
+	// schemaCurrent: of SchemaVersion. Reads use pnl_overview4 without
+	// asking again, until a query finds a table missing (logFailure).
+	schemaCurrent
+	// schemaForeign: of a newer schema, or a table of this one found
+	// missing: ClickHouse cannot answer; each read asks the version again.
+	schemaForeign
+)
+
+// errForeignRows is the failure of a read while the sink's rows are of a
+// newer schema: the read answers EUNAVAILABLE (the Fallback's answer).
+var errForeignRows = errors.New("clickhouse rows of a newer schema")
+
 // overviewReady reports whether pnl_overview4 holds the sink's rows in the
 // current schema (it may not exist yet, or be incomplete during a
-// rewrite); once true, it stays true without a query.
+// rewrite: false, and the buckets answer), or errForeignRows when they are
+// of a newer one (no table may be read then). Once true, it stays true
+// without a query until a read finds a table missing.
 func (r *Reader) overviewReady(ctx context.Context) (bool, error) {
-	if r.upgraded.Load() {
+	if r.schema.Load() == schemaCurrent {
 		return true, nil
 	}
 	_, ver, err := r.stored(ctx)
-	if err != nil || ver < SchemaVersion {
+	if err != nil {
 		return false, err
 	}
-	r.upgraded.Store(true)
-	return true, nil
+	return r.sawVersion(ver)
+}
+
+// sawVersion records what the sink's recorded schema version means to
+// this reader and returns it as overviewReady does. Only SchemaVersion
+// itself is this reader's: a newer one may have dropped or changed the
+// tables it reads, so it is errForeignRows, logged when first seen.
+func (r *Reader) sawVersion(ver uint32) (bool, error) {
+	switch {
+	case ver == SchemaVersion:
+		r.schema.Store(schemaCurrent)
+		return true, nil
+	case ver > SchemaVersion:
+		if r.schema.Swap(schemaForeign) != schemaForeign {
+			r.Logger.Warn("clickhouse rows are of a newer schema (a newer release's sink wrote them): PNL reads use the fallback",
+				zap.Uint32("version", ver), zap.Uint32("schema", SchemaVersion))
+		}
+		return false, errForeignRows
+	default:
+		r.schema.Store(schemaUnknown)
+		return false, nil
+	}
 }
 
 // pairTotal returns key's pair row of pnl_overview4: its aggregate over all

@@ -5,8 +5,12 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/projections"
@@ -154,6 +158,161 @@ func TestSinkRebuildsOlderSchema(t *testing.T) {
 		}
 	}
 	compareReads(t, ledgerOf(t, store, domain.LOFO), r, g.clock.Now())
+}
+
+// fallbackTo makes mem r's Fallback and returns how often it was asked.
+func fallbackTo(r *Reader, mem PnlSource) *atomic.Int64 {
+	var used atomic.Int64
+	r.Fallback = func() PnlSource { used.Add(1); return mem }
+	return &used
+}
+
+// readsFrom asks r one read of each kind (overview and daily figures over
+// all time and over a range, sum, total, assets) and fails unless each
+// answer is mem's and came from the Fallback (fallback) or from ClickHouse.
+func readsFrom(t *testing.T, r *Reader, mem PnlSource, used *atomic.Int64, now time.Time, fallback bool) {
+	t.Helper()
+	sc := projections.PnlScope{Keys: []string{"All"}, Quote: "USDT"}
+	from, to := time.Date(2024, 3, 2, 0, 0, 0, 0, time.UTC).UnixMilli(), now.UnixMilli()
+	type read struct {
+		what string
+		ask  func(PnlSource) string
+	}
+	var reads []read
+	for _, rg := range [][2]int64{{0, 0}, {from, to}} {
+		q := projections.OverviewQuery{Scope: sc, Loc: time.UTC, Now: now, From: rg[0], To: rg[1]}
+		dq := projections.DailyQuery{Scope: sc, Loc: time.UTC, From: rg[0], To: rg[1]}
+		reads = append(reads,
+			read{fmt.Sprintf("overview %v", rg), func(s PnlSource) string { o, err := s.Overview(q); return mustJSON(t, o, err) }},
+			read{fmt.Sprintf("daily %v", rg), func(s PnlSource) string {
+				d, u, unit, err := s.Daily(dq)
+				return mustJSON(t, []any{d, u, unit}, err)
+			}})
+	}
+	reads = append(reads,
+		read{"sum", func(s PnlSource) string { v, err := s.Sum(sc, from, to); return mustJSON(t, v, err) }},
+		read{"total", func(s PnlSource) string { v, err := s.Total("binance/USDT-BTC"); return mustJSON(t, v, err) }},
+		read{"assets", func(s PnlSource) string { return mustJSON(t, s.AssetHistory("binance", "USDT", 0, 1<<50), nil) }})
+	for _, rd := range reads {
+		want := rd.ask(mem)
+		n := used.Load()
+		got := rd.ask(r)
+		if got != want {
+			t.Fatalf("%s differs:\nmemory     %s\nclickhouse %s", rd.what, want, got)
+		}
+		if answered := used.Load() > n; answered != fallback {
+			t.Fatalf("%s answered by the Fallback: %v, want %v", rd.what, answered, fallback)
+		}
+	}
+}
+
+// The sink's rows of a newer schema (a newer release's sink upgraded the
+// database) are not this reader's: every read answers from the Fallback,
+// Version caches nothing, and the reader says so once.
+func TestNewerSchemaIsNotRead(t *testing.T) {
+	url := testURL(t)
+	_, db, _ := ParseURL(url)
+	store := openStore(t)
+	g := newLogGen()
+	addConfig(t, store, g)
+	g.orders(t, store, 120)
+	if _, err := NewSink(url, store).Export(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	conn := openConn(t, url)
+	ctx := context.Background()
+	if err := conn.Exec(ctx, fmt.Sprintf("INSERT INTO %s.schema_version (sink, version, updated_ms) SELECT 'tradeledger/lofo', %d, 0", db, SchemaVersion+1)); err != nil {
+		t.Fatal(err)
+	}
+	mem := ledgerOf(t, store, domain.LOFO)
+	r := NewReader(url, domain.LOFO)
+	core, logs := observer.New(zap.WarnLevel)
+	r.Logger = zap.New(core)
+	if err := r.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	used := fallbackTo(r, mem)
+	readsFrom(t, r, mem, used, g.clock.Now(), true)
+	readsFrom(t, r, mem, used, g.clock.Now(), true)
+	if v1, v2 := r.Version(), r.Version(); v1 == v2 {
+		t.Fatalf("Version over a newer schema repeats (%d): answers would be cached", v1)
+	}
+	// The in-process sink's checkpoint (of this release's sink, say, started
+	// before the upgrade) does not make them cacheable either.
+	r.Checkpoint = func() (uint64, bool) { return head(t, store), true }
+	if v1, v2 := r.Version(), r.Version(); v1 == v2 {
+		t.Fatalf("Version from a Checkpoint over a newer schema repeats (%d)", v1)
+	}
+	if n := logs.Len(); n != 1 {
+		t.Fatalf("%d warnings, want 1 (the newer schema, once): %v", n, logs.All())
+	}
+}
+
+// A reader that read pnl_overview4 reads it without asking the version
+// again, until a query finds it missing: a newer release's sink recorded
+// its version and dropped the table. That read and the next answer from the
+// Fallback (one warning); once the database is this release's again (its
+// sink rewrote the rows), the reader reads ClickHouse again.
+func TestReaderNoticesADroppedTable(t *testing.T) {
+	url := testURL(t)
+	_, db, _ := ParseURL(url)
+	store := openStore(t)
+	g := newLogGen()
+	addConfig(t, store, g)
+	g.orders(t, store, 120)
+	if _, err := NewSink(url, store).Export(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	mem := ledgerOf(t, store, domain.LOFO)
+	r := NewReader(url, domain.LOFO)
+	core, logs := observer.New(zap.WarnLevel)
+	r.Logger = zap.New(core)
+	if err := r.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	used := fallbackTo(r, mem)
+	readsFrom(t, r, mem, used, g.clock.Now(), false)
+
+	conn := openConn(t, url)
+	ctx := context.Background()
+	for _, q := range []string{
+		fmt.Sprintf("INSERT INTO %s.schema_version (sink, version, updated_ms) SELECT 'tradeledger/lofo', %d, 0", db, SchemaVersion+1),
+		"DROP TABLE " + db + ".pnl_overview4",
+	} {
+		if err := conn.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	readsFrom(t, r, mem, used, g.clock.Now(), true)
+	readsFrom(t, r, mem, used, g.clock.Now(), true)
+	if v1, v2 := r.Version(), r.Version(); v1 == v2 {
+		t.Fatalf("Version with the table dropped repeats (%d): answers would be cached", v1)
+	}
+	if n := logs.Len(); n != 1 {
+		t.Fatalf("%d warnings, want 1 (the table missing, once): %v", n, logs.All())
+	}
+
+	// The operator gives the database back to this release: without the
+	// newer version's record, its sink writes every row again, under its
+	// own version.
+	if err := conn.Exec(ctx, "DROP TABLE "+db+".schema_version"); err != nil {
+		t.Fatal(err)
+	}
+	g.orders(t, store, 10)
+	if _, err := NewSink(url, store).Export(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mem = ledgerOf(t, store, domain.LOFO)
+	used = fallbackTo(r, mem)
+	readsFrom(t, r, mem, used, g.clock.Now(), false)
+	if v1, v2 := r.Version(), r.Version(); v1 != v2 || v1 != head(t, store) {
+		t.Fatalf("Version %d, %d after the rewrite; want the checkpoint %d", v1, v2, head(t, store))
+	}
+	if n := logs.Len(); n != 1 {
+		t.Fatalf("%d warnings, want still 1: %v", n, logs.All())
+	}
 }
 
 // Every plan puts each UTC hour of the span in its local day exactly once:

@@ -36,7 +36,11 @@ const DefaultReadTimeout = 10 * time.Second
 //
 // The answers reflect what ClickHouse holds: while the sink lags they can
 // be behind the in-memory ones. When ClickHouse fails, a read returns
-// EUNAVAILABLE, or the Fallback's answer when one is set.
+// EUNAVAILABLE, or the Fallback's answer when one is set; so does every
+// read while the sink's rows are of a newer SchemaVersion than the
+// reader's (a newer release's sink rewrote them, and may have dropped or
+// changed tables this reader knows). Rows of an older one, being
+// rewritten, are read from the buckets.
 type Reader struct {
 	// URL is the sink's clickhouse:// URL.
 	URL string
@@ -46,7 +50,7 @@ type Reader struct {
 	Timeout time.Duration
 	// Fallback, if set, returns the source that answers when ClickHouse
 	// cannot (the in-memory Ledger), so the API keeps serving through an
-	// outage; it may return nil.
+	// outage or over a newer release's rows; it may return nil.
 	Fallback func() PnlSource
 	// Logger is told of failed reads.
 	Logger *zap.Logger
@@ -59,9 +63,9 @@ type Reader struct {
 	db   string
 	conn driver.Conn
 
-	upgraded atomic.Bool // the sink's rows are of SchemaVersion (it only grows)
-	spanMu   sync.Mutex
-	span     [2]int64 // the fills' time span (ms) the last read over all time planned for, widened
+	schema atomic.Uint32 // what the reader knows of the sink's rows: schemaUnknown, schemaCurrent or schemaForeign
+	spanMu sync.Mutex
+	span   [2]int64 // the fills' time span (ms) the last read over all time planned for, widened
 }
 
 // NewReader returns a Reader of the tables at url for method.
@@ -110,10 +114,29 @@ func (r *Reader) ctx() (context.Context, context.CancelFunc) {
 }
 
 // unavailable wraps a ClickHouse failure as EUNAVAILABLE (the detail goes
-// to the log, not to clients).
+// to the log, not to clients), which the PNL methods answer from the
+// Fallback when one is set.
 func (r *Reader) unavailable(op string, err error) error {
-	r.Logger.Warn("clickhouse read failed", zap.String("op", op), zap.Error(err))
+	r.logFailure(op, err)
 	return domain.Errorf(domain.EUNAVAILABLE, "analytics store unavailable")
+}
+
+// logFailure logs a failed read, except one of rows of a newer schema
+// (errForeignRows, logged once when found). A table missing (a sink of a
+// newer schema dropped it) ends the reader's trust in its schema's tables:
+// logged once, and the next reads ask the version again (current).
+func (r *Reader) logFailure(op string, err error) {
+	var ex *ch.Exception
+	switch {
+	case errors.Is(err, errForeignRows):
+	case errors.As(err, &ex) && ex.Code == errUnknownTable:
+		if r.schema.Swap(schemaForeign) != schemaForeign {
+			r.Logger.Warn("clickhouse table missing: PNL reads use the fallback until the sink's rows are of this schema again",
+				zap.String("op", op), zap.Uint32("schema", SchemaVersion), zap.Error(err))
+		}
+	default:
+		r.Logger.Warn("clickhouse read failed", zap.String("op", op), zap.Error(err))
+	}
 }
 
 // agg is the aggregate of a pair's fills over a range, merged as the
@@ -637,6 +660,9 @@ func (r *Reader) daily(q domain.DailyQuery) ([]domain.DayPnl, domain.Decimal, st
 		}
 	}
 	if perPair == nil {
+		if _, err := r.overviewReady(ctx); err != nil { // the buckets of a newer schema are not this reader's
+			return nil, 0, "", r.unavailable("daily", err)
+		}
 		from, to := rangeSeconds(q.From, q.To)
 		if perPair, err = r.days(ctx, from, to, q.Loc); err != nil {
 			return nil, 0, "", r.unavailable("daily", err)
@@ -667,6 +693,9 @@ func (r *Reader) Sum(scope domain.PnlScope, fromMs, toMs int64) (domain.SumResul
 func (r *Reader) sum(scope domain.PnlScope, fromMs, toMs int64) (domain.SumResult, error) {
 	ctx, cancel := r.ctx()
 	defer cancel()
+	if _, err := r.overviewReady(ctx); err != nil { // the buckets of a newer schema are not this reader's
+		return domain.SumResult{}, r.unavailable("sum", err)
+	}
 	_, list, err := r.pairs(ctx)
 	if err != nil {
 		return domain.SumResult{}, r.unavailable("sum", err)
@@ -764,7 +793,7 @@ func (r *Reader) pairAllTime(ctx context.Context, key string) (p *pairInfo, t ag
 func (r *Reader) AssetHistory(exchange, base string, start, end int64) []domain.AssetPoint {
 	pts, err := r.assetHistory(exchange, base, start, end)
 	if err != nil {
-		r.Logger.Warn("clickhouse read failed", zap.String("op", "assets"), zap.Error(err))
+		r.logFailure("assets", err)
 		if f := r.fallback(); f != nil {
 			return f.AssetHistory(exchange, base, start, end)
 		}
@@ -791,6 +820,9 @@ type assetSnap struct {
 func (r *Reader) assetHistory(exchange, base string, start, end int64) ([]domain.AssetPoint, error) {
 	ctx, cancel := r.ctx()
 	defer cancel()
+	if _, err := r.overviewReady(ctx); err != nil { // nor the tables of a newer schema
+		return nil, err
+	}
 	snaps, err := r.assetSnaps(ctx, exchange, start, end)
 	if err != nil || len(snaps) == 0 {
 		return []domain.AssetPoint{}, err
