@@ -208,7 +208,8 @@ func readsFrom(t *testing.T, r *Reader, mem PnlSource, used *atomic.Int64, now t
 
 // The sink's rows of a newer schema (a newer release's sink upgraded the
 // database) are not this reader's: every read answers from the Fallback,
-// Version caches nothing, and the reader says so once.
+// Version caches nothing, and the reader says so once. A sink of this
+// release refuses to write beside them.
 func TestNewerSchemaIsNotRead(t *testing.T) {
 	url := testURL(t)
 	_, db, _ := ParseURL(url)
@@ -246,6 +247,18 @@ func TestNewerSchemaIsNotRead(t *testing.T) {
 	}
 	if n := logs.Len(); n != 1 {
 		t.Fatalf("%d warnings, want 1 (the newer schema, once): %v", n, logs.All())
+	}
+
+	cp := head(t, store)
+	g.orders(t, store, 10)
+	_, err := NewSink(url, store).Export(ctx)
+	if msg := domain.ErrorMessage(err); domain.ErrorCode(err) != domain.ECONFLICT ||
+		!strings.Contains(msg, fmt.Sprintf("schema version %d, newer than this release's %d", SchemaVersion+1, SchemaVersion)) {
+		t.Fatalf("export over a newer schema: %v, want ECONFLICT naming both versions", err)
+	}
+	var pos uint64
+	if err := conn.QueryRow(ctx, "SELECT max(position) FROM "+db+".checkpoint WHERE sink = 'tradeledger/lofo'").Scan(&pos); err != nil || pos != cp {
+		t.Fatalf("checkpoint %d, %v after the refused export; want %d (unmoved)", pos, err, cp)
 	}
 }
 

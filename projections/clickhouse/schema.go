@@ -246,7 +246,8 @@ ORDER BY sink`,
 		// (SchemaVersion). A sink finding an older one (or none beside a
 		// checkpoint) writes every row again from the log's start, then
 		// records the version; readers use the tables added since only
-		// once it is recorded.
+		// once it is recorded. A newer one (a newer release's) stops an
+		// older release's sink, and its readers use their fallback.
 		`CREATE TABLE IF NOT EXISTS {db}.schema_version (
     sink          String,
     version       UInt32,

@@ -522,6 +522,11 @@ func (s *Sink) runWith(ctx context.Context, export bool, stats *ExportStats) err
 // that the run writes every row again from the log's start (rows replace
 // themselves) and records the version once past rebuildTo. A crash
 // before that only makes the next start rebuild again.
+//
+// Rows of a newer SchemaVersion (a newer release's sink) are ECONFLICT:
+// this sink would move the checkpoint they share past events whose rows
+// the newer schema's tables then lack, and that release would not write
+// them again (its version is recorded).
 func (s *Sink) start(ctx context.Context) (cp, rebuildTo uint64, err error) {
 	var ver uint32
 	if err := s.retry(ctx, "connect", func(ctx context.Context) (err error) {
@@ -534,6 +539,11 @@ func (s *Sink) start(ctx context.Context) (cp, rebuildTo uint64, err error) {
 		return 0, 0, fmt.Errorf("read head: %w", err)
 	} else if cp > h {
 		err := domain.Errorf(domain.ECONFLICT, "clickhouse database %s holds rows up to position %d but the log ends at %d: it was fed from another log; use another database", s.db, cp, h)
+		s.setErr(err)
+		return 0, 0, err
+	}
+	if ver > SchemaVersion {
+		err := domain.Errorf(domain.ECONFLICT, "clickhouse database %s holds rows of schema version %d, newer than this release's %d: a newer release wrote them; run that release, or use another database", s.db, ver, SchemaVersion)
 		s.setErr(err)
 		return 0, 0, err
 	}
