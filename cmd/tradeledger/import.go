@@ -115,6 +115,14 @@ func (im *folderImport) Run(ctx context.Context, dir string) (gunbot.Summary, er
 	if err != nil {
 		return sum, err
 	}
+	if s, ok := im.Store.(*sqlite.Store); ok {
+		// An import commits groups of thousands of events: a checkpoint
+		// every few of them rather than after each (200,000 orders, 11
+		// alternating pairs: about 5% faster, the median pair 1.04-1.06×;
+		// the box's own swings are larger).
+		s.SetCheckpointPages(importCheckpointPages)
+		defer s.SetCheckpointPages(0)
+	}
 	if legacy {
 		for i := range folder.Orders {
 			folder.Orders[i].ID = folder.Orders[i].LegacyID
@@ -260,6 +268,11 @@ func holdsLegacyImports(ctx context.Context, store domain.EventStore, head uint6
 	}
 	return false, nil
 }
+
+// importCheckpointPages is the SQLite store's WAL size, in pages, past
+// which an import's commit checkpoints (sqlite.Store.SetCheckpointPages):
+// a WAL of up to about 32 MiB, several of its commits.
+const importCheckpointPages = 8192
 
 // legacyBatchEvents is the SQLite store's AppendBatch group size for an
 // import that gives orders their legacy ids (holdsLegacyImports).

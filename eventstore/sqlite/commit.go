@@ -29,6 +29,7 @@ import (
 // transaction is rolled back and the batch runs again with every id
 // looked up first, which sorts retries from conflicts exactly.
 func (s *Store) commit(batch []*appendRequest) []*appendRequest {
+	s.applyCheckpointPages()
 	batch, ok := s.tryCommit(batch, false)
 	if !ok {
 		for _, req := range batch {

@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,6 +33,11 @@ const (
 	// streams at random places of the index want larger groups.
 	DefaultMaxBatchEvents = 1 << 13
 	DefaultReadBatchSize  = 4096 // rows fetched per query by iterators
+	// DefaultCheckpointPages is the WAL size, in pages, past which a commit
+	// copies the WAL back into the database file (SQLite's own default of
+	// wal_autocheckpoint): small commits keep the WAL file small, and its
+	// fdatasyncs cheap. SetCheckpointPages changes it.
+	DefaultCheckpointPages = 1000
 )
 
 const schema = `
@@ -114,6 +120,8 @@ type Store struct {
 
 	// requests holds the *appendRequests of Appends, reused (newRequest).
 	requests sync.Pool
+
+	checkpointPages atomic.Int64 // SetCheckpointPages's; the writer applies it
 }
 
 var _ domain.EventStore = (*Store)(nil)
@@ -166,6 +174,36 @@ func (s *Store) Open() error {
 	go s.writeLoop()
 	go s.watchOtherWriters()
 	return nil
+}
+
+// SetCheckpointPages sets the WAL size, in pages of 4 KiB, past which a
+// commit checkpoints: copies the WAL into the database file and syncs it,
+// on the writer's time (SQLite's wal_autocheckpoint; n ≤ 0 is
+// DefaultCheckpointPages). A bulk writer (an import) sets it higher: a
+// checkpoint then covers several of its large commits, so the writer
+// syncs the database file and copies the indexes' pages fewer times, and
+// the WAL file grows to about n pages (it is removed when the store
+// closes). It may be called at any time, from any goroutine: the writer
+// applies it before its next transaction.
+func (s *Store) SetCheckpointPages(n int) {
+	s.checkpointPages.Store(int64(n))
+}
+
+// applyCheckpointPages gives the writer's connection the checkpoint size
+// SetCheckpointPages asked for, when it changed (the writer goroutine
+// only). A failure leaves the size as it was, and is tried again at the
+// next commit.
+func (s *Store) applyCheckpointPages() {
+	want := int(s.checkpointPages.Load())
+	if want <= 0 {
+		want = DefaultCheckpointPages
+	}
+	if want == s.w.checkpointPages {
+		return
+	}
+	if execConn(s.w.db, "PRAGMA wal_autocheckpoint="+strconv.Itoa(want)) == nil {
+		s.w.checkpointPages = want
+	}
 }
 
 // Close stops the writer (appends already queued are written first) and

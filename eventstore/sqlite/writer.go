@@ -71,6 +71,7 @@ type writerConn struct {
 	maxPos, head, id        *C.sqlite3_stmt
 	insert                  *C.sqlite3_stmt
 	buf                     []byte // packed rows (tl_insert_rows)
+	checkpointPages         int    // wal_autocheckpoint as set (Store.applyCheckpointPages)
 }
 
 // writerPragmas set the connection up: WAL, synchronous=NORMAL (the syncer
@@ -86,7 +87,7 @@ func openWriter(path string) (*writerConn, error) {
 // openWriterWith opens a writer connection on a database set up by setup
 // (pragmas and schema; it must create the events table).
 func openWriterWith(path, setup string) (*writerConn, error) {
-	w := &writerConn{}
+	w := &writerConn{checkpointPages: DefaultCheckpointPages}
 	db, err := openConn(path, C.TL_OPEN_READWRITE|C.TL_OPEN_CREATE, setup, map[string]**C.sqlite3_stmt{
 		`BEGIN IMMEDIATE`:                  &w.begin,
 		`COMMIT`:                           &w.commit,
