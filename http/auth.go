@@ -51,12 +51,55 @@ type Authenticator struct {
 	// Grants says whether a scoped token (tokens.go) is active; without it
 	// scoped tokens are refused.
 	Grants Grants
+	// CatchUp, when set, brings the read models behind Grants, Generation
+	// and the logins' password up to the log's head, with what another
+	// process (a tradeledger command beside serve) appended a moment ago.
+	// A signed scoped token that Grants does not know, and a login whose
+	// password does not match, are checked once more after it: a token
+	// created or a password set just before works at once, instead of
+	// after the store's next poll. A token is caught up for once (caughtUp).
+	CatchUp func(ctx context.Context) error
 
 	// verified remembers tokens whose signature and claims were checked,
 	// so that a client's every request does not parse and HMAC its token
 	// again; expiry and generation are still checked on every use.
 	mu       sync.Mutex
 	verified map[string]verifiedToken
+	caughtUp map[string]bool // scoped token ids CatchUp ran for (bounded as verified)
+}
+
+// catchUpTimeout bounds the wait of one CatchUp.
+const catchUpTimeout = 2 * time.Second
+
+// catchUp runs CatchUp (when set) with catchUpTimeout, and reports
+// whether it completed.
+func (a *Authenticator) catchUp(ctx context.Context) bool {
+	if a.CatchUp == nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(ctx, catchUpTimeout)
+	defer cancel()
+	return a.CatchUp(ctx) == nil
+}
+
+// catchUpFor runs catchUp for the scoped token id the first time it is
+// refused (Grants does not know it), and reports whether it ran: a token
+// created a moment ago by another process is then known. A token still
+// refused after it (revoked, or of another log) does not run it again.
+func (a *Authenticator) catchUpFor(id string) bool {
+	if a.CatchUp == nil {
+		return false
+	}
+	a.mu.Lock()
+	done := a.caughtUp[id]
+	if !done {
+		if a.caughtUp == nil || len(a.caughtUp) >= maxVerifiedTokens {
+			a.caughtUp = make(map[string]bool)
+		}
+		a.caughtUp[id] = true
+	}
+	a.mu.Unlock()
+	return !done && a.catchUp(context.Background())
 }
 
 // verifiedToken is what Verify needs of a token it checked before.
@@ -256,14 +299,7 @@ func (s *Server) passwordLogin(w http.ResponseWriter, r *http.Request, what stri
 	if s.tooManyLogins(w, r, s.Logins.Reserve(addr, s.Clock.Now())) {
 		return "", false
 	}
-	release, err := s.Logins.acquire(r.Context())
-	if err != nil {
-		Error(w, r, domain.Errorf(domain.EUNAVAILABLE, "login cancelled"))
-		return "", false
-	}
-	hash, generation := s.Passwords.Current()
-	reason, err := check(*req.Password, hash)
-	release()
+	reason, generation, err := s.checkCurrentPassword(r.Context(), *req.Password, check)
 	if err != nil {
 		Error(w, r, err)
 		return "", false
@@ -292,6 +328,29 @@ func (s *Server) passwordLogin(w http.ResponseWriter, r *http.Request, what stri
 	s.Logins.Succeeded(addr)
 	logger(r).Info(what, zap.String("remote", addr))
 	return token, true
+}
+
+// checkCurrentPassword runs check against the current password under one
+// of the limiter's hashing slots, and returns its reason ("" for the right
+// password) and the password's generation. A password that does not match
+// is checked once more when Auth.CatchUp brings in a newer one: set a
+// moment ago by `tradeledger passwd` beside serve.
+func (s *Server) checkCurrentPassword(ctx context.Context, password string, check func(password, hash string) (reason string, err error)) (reason string, generation int64, err error) {
+	for attempt := 0; ; attempt++ {
+		release, err := s.Logins.acquire(ctx)
+		if err != nil {
+			return "", 0, domain.Errorf(domain.EUNAVAILABLE, "login cancelled")
+		}
+		hash, gen := s.Passwords.Current()
+		reason, err := check(password, hash)
+		release()
+		if err != nil || reason == "" || attempt > 0 || !s.Auth.catchUp(ctx) {
+			return reason, gen, err
+		}
+		if _, now := s.Passwords.Current(); now == gen {
+			return reason, gen, nil
+		}
+	}
 }
 
 // recordLogin appends a login's events to the auth stream through the

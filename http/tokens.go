@@ -57,7 +57,8 @@ func (a *Authenticator) IssueScoped(name string, scope domain.Scope, ttl time.Du
 
 // checkGrant finishes VerifyScoped for a token whose signature and times
 // were checked: a login's token must be of the current password
-// generation; a scoped one must be active in Grants with the same scope.
+// generation; a scoped one must be active in Grants with the same scope
+// (asked again after CatchUp the first time it is not).
 func (a *Authenticator) checkGrant(v verifiedToken, now time.Time) (string, domain.Scope, error) {
 	if v.scope == "" {
 		if v.generation != a.generation() {
@@ -69,6 +70,9 @@ func (a *Authenticator) checkGrant(v verifiedToken, now time.Time) (string, doma
 		return "", "", domain.Errorf(domain.EUNAUTHORIZED, "scoped tokens are not accepted here")
 	}
 	scope, ok := a.Grants(v.id, now)
+	if !ok && a.catchUpFor(v.id) {
+		scope, ok = a.Grants(v.id, now)
+	}
 	if !ok || scope != v.scope {
 		return "", "", domain.Errorf(domain.EUNAUTHORIZED, "token was revoked or is unknown")
 	}

@@ -1,6 +1,7 @@
 package http
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -104,5 +105,41 @@ func TestEveryRouteHasAScope(t *testing.T) {
 	})
 	if seen != len(routeScopes) {
 		t.Errorf("routeScopes names %d routes, the router serves %d of them", len(routeScopes), seen)
+	}
+}
+
+// TestUnknownTokenCatchesUpOnce: a signed token that Grants does not know
+// runs CatchUp and is asked about again (a token another process created
+// a moment ago is then accepted); one still unknown after it is refused
+// without running CatchUp again on its next use.
+func TestUnknownTokenCatchesUpOnce(t *testing.T) {
+	clock := domain.NewManualClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	a := &Authenticator{Secret: []byte(strings.Repeat("s", 32)), TokenTTL: time.Hour, Clock: clock}
+	fresh, freshID, _, err := a.IssueScoped("fresh", domain.ScopeRead, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ghost, _, _, err := a.IssueScoped("ghost", domain.ScopeRead, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := map[string]bool{}
+	a.Grants = func(id string, _ time.Time) (domain.Scope, bool) { return domain.ScopeRead, known[id] }
+	catchUps := 0
+	a.CatchUp = func(context.Context) error {
+		catchUps++
+		known[freshID] = true // the other process's TokenCreated, applied now
+		return nil
+	}
+	if _, scope, err := a.VerifyScoped(fresh); err != nil || scope != domain.ScopeRead || catchUps != 1 {
+		t.Fatalf("a token created a moment ago: scope %q, err %v, %d catch-ups; want read, nil, 1", scope, err, catchUps)
+	}
+	for i := range 3 {
+		if _, _, err := a.VerifyScoped(ghost); domain.ErrorCode(err) != domain.EUNAUTHORIZED {
+			t.Fatalf("unknown token, use %d: err %v, want EUNAUTHORIZED", i, err)
+		}
+	}
+	if catchUps != 2 {
+		t.Fatalf("%d catch-ups after three uses of an unknown token, want 1 more", catchUps)
 	}
 }

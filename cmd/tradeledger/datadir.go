@@ -13,6 +13,7 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/eventstore/esdb"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
+	"github.com/tradeledger/tradeledger/projections"
 )
 
 // DataDir is an opened data directory: the event store and the secrets kept
@@ -152,4 +153,25 @@ func decodeHexKey(s string) ([]byte, error) {
 		k[i] = b
 	}
 	return k[:], nil
+}
+
+// catchUpWith returns the function that waits until runner has applied
+// the log up to store's head. The embedded SQLite store reads that head
+// from the file at once (sqlite.Store.Refresh), so that what another
+// process appended a moment ago is included; otherwise it would be only at
+// the store's next poll.
+func catchUpWith(store domain.EventStore, runner *projections.Runner) func(context.Context) error {
+	return func(ctx context.Context) error {
+		var head uint64
+		var err error
+		if s, ok := store.(*sqlite.Store); ok {
+			head, err = s.Refresh()
+		} else {
+			head, err = store.Head(ctx)
+		}
+		if err != nil {
+			return err
+		}
+		return runner.WaitFor(ctx, head)
+	}
 }

@@ -223,6 +223,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	s.Ledger = ledger
 	s.Auth.Generation = passwords.Generation
 	s.Auth.Grants = tokens.Active
+	s.Auth.CatchUp = catchUpWith(m.DataDir.Store, m.Runner)
 	s.Passwords, s.Wallet = passwords, configView.Wallet
 	if err := m.openClickHouse(s); err != nil {
 		return err

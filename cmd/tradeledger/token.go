@@ -17,7 +17,9 @@ import (
 // runToken is `tradeledger token create|list|revoke`: scoped API tokens,
 // recorded as events in the tokens stream (the token itself is printed
 // once and never stored: the log keeps its id). A running serve on the
-// same data dir sees a new or revoked token within half a second.
+// same data dir accepts a new token from its first use (it catches up with
+// the log when it meets a token it does not know) and refuses a revoked one
+// within half a second.
 func runToken(ctx context.Context, args []string, env *Env) error {
 	ta, err := parseTokenArgs(args, env)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -108,5 +109,47 @@ func TestTokenCommands(t *testing.T) {
 	}
 	if _, _, err := tokenRun(t, "revoke", "nobody", "--data", dir); err == nil {
 		t.Fatalf("revoking an unknown token succeeded")
+	}
+}
+
+// TestServeAcceptsATokenCreatedBesideIt: a token created and a password
+// set by commands run beside a live serve work at the very next request,
+// not only after the store's next look at the file (every half second):
+// an unknown signed token, and a login refused, catch the read models up
+// with the log first.
+func TestServeAcceptsATokenCreatedBesideIt(t *testing.T) {
+	const wallet = "0x7f3a9c2b4e5d6f708192a3b4c5d6e7f8"
+	t.Setenv("TRADELEDGER_WALLET", wallet)
+	t.Setenv("TRADELEDGER_PASSWORD", "first password")
+	dir := filepath.Join(t.TempDir(), "data")
+	m := startServe(t, dir)
+	defer m.Close()
+
+	for i, name := range []string{"script", "probe", "dashboard"} {
+		out, _, err := tokenRun(t, "create", "--scope", "read", "--name", name, "--data", dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if status, body := serveGet(t, m, "/api/v1/time", strings.TrimSpace(out)); status != 200 {
+			t.Fatalf("token %d, used at once: %d %s", i, status, body)
+		}
+	}
+	// A token of this log's secret that no TokenCreated names stays
+	// refused, after one catch-up.
+	forged, _, _, err := m.Server.Auth.IssueScoped("never-created", domain.ScopeRead, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if status, body := serveGet(t, m, "/api/v1/time", forged); status != 401 || !strings.Contains(body, "revoked or is unknown") {
+			t.Fatalf("unrecorded token = %d %s, want 401", status, body)
+		}
+	}
+
+	if _, err := passwdRun(t, dir, "second password\n"); err != nil {
+		t.Fatal(err)
+	}
+	if status, _ := serveLogin(t, m, wallet, "second password"); status != 200 {
+		t.Fatalf("login with the password just set = %d, want 200", status)
 	}
 }

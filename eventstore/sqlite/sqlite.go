@@ -578,18 +578,29 @@ func (s *Store) watchOtherWriters() {
 			return
 		case <-t.C:
 		}
-		maxPos, err := s.pollHead()
-		if err != nil {
-			continue
-		}
-		s.mu.Lock()
-		if maxPos > s.head && maxPos > s.lastCommitted.Load() {
-			s.head = maxPos
-			close(s.notify)
-			s.notify = make(chan struct{})
-		}
-		s.mu.Unlock()
+		_, _ = s.Refresh()
 	}
+}
+
+// Refresh reads the file's head now, as the store does every
+// DefaultPollInterval, and wakes the subscribers when another process
+// (an operator command run beside the service) appended since: a caller
+// about to act on state such a command may have just changed waits for
+// its projections to reach the returned head instead of for the next
+// poll. It returns the head, this process's appends included.
+func (s *Store) Refresh() (uint64, error) {
+	maxPos, err := s.pollHead()
+	if err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if maxPos > s.head && maxPos > s.lastCommitted.Load() {
+		s.head = maxPos
+		close(s.notify)
+		s.notify = make(chan struct{})
+	}
+	return s.head, nil
 }
 
 // streamHead is a stream's last version, hash and time; version -1 means
