@@ -13,8 +13,10 @@ import (
 // still make an append conflict, and are decided again as before.
 //
 // Streams are independent: commands on different streams run at once. A
-// command waiting for its stream gives up when its context ends. The zero
-// value is ready to use; it must not be copied after first use.
+// command waiting for its stream gives up when its context ends; so would
+// a command run on the same stream from another's Load, Decide or Check,
+// which must not be done (it would wait for itself). The zero value is
+// ready to use; it must not be copied after first use.
 type StreamLocks struct {
 	mu    sync.Mutex
 	locks map[string]*streamLock
