@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 	"github.com/tradeledger/tradeledger/projections"
 )
 
@@ -71,15 +72,7 @@ func TestPlanZone(t *testing.T) {
 // A database fed before pnl_overview4 existed (no schema_version either) is read from the buckets meanwhile, and the
 // next sink writes every row again from the log, then records the version.
 func TestSinkRebuildsOlderSchema(t *testing.T) {
-	url := testURL(t)
-	_, db, _ := ParseURL(url)
-	store := openStore(t)
-	g := newLogGen()
-	addConfig(t, store, g)
-	g.orders(t, store, 150)
-	if _, err := NewSink(url, store).Export(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	url, db, store, g := exportedLog(t, 150)
 	conn := openConn(t, url)
 	ctx := context.Background()
 	for _, tbl := range []string{"schema_version", "pnl_overview4"} {
@@ -211,15 +204,7 @@ func readsFrom(t *testing.T, r *Reader, mem PnlSource, used *atomic.Int64, now t
 // Version caches nothing, and the reader says so once. A sink of this
 // release refuses to write beside them.
 func TestNewerSchemaIsNotRead(t *testing.T) {
-	url := testURL(t)
-	_, db, _ := ParseURL(url)
-	store := openStore(t)
-	g := newLogGen()
-	addConfig(t, store, g)
-	g.orders(t, store, 120)
-	if _, err := NewSink(url, store).Export(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	url, db, store, g := exportedLog(t, 120)
 	conn := openConn(t, url)
 	ctx := context.Background()
 	if err := conn.Exec(ctx, fmt.Sprintf("INSERT INTO %s.schema_version (sink, version, updated_ms) SELECT 'tradeledger/lofo', %d, 0", db, SchemaVersion+1)); err != nil {
@@ -268,15 +253,7 @@ func TestNewerSchemaIsNotRead(t *testing.T) {
 // Fallback (one warning); once the database is this release's again (its
 // sink rewrote the rows), the reader reads ClickHouse again.
 func TestReaderNoticesADroppedTable(t *testing.T) {
-	url := testURL(t)
-	_, db, _ := ParseURL(url)
-	store := openStore(t)
-	g := newLogGen()
-	addConfig(t, store, g)
-	g.orders(t, store, 120)
-	if _, err := NewSink(url, store).Export(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	url, db, store, g := exportedLog(t, 120)
 	mem := ledgerOf(t, store, domain.LOFO)
 	r := NewReader(url, domain.LOFO)
 	core, logs := observer.New(zap.WarnLevel)
@@ -416,4 +393,21 @@ func TestPackInts(t *testing.T) {
 	if got := unpackInts(nil, ""); len(got) != 0 {
 		t.Fatalf("empty: %v", got)
 	}
+}
+
+// exportedLog returns a store holding the configuration and n orders
+// (g adds more), exported by a sink into a new test database at url,
+// named db.
+func exportedLog(t *testing.T, n int) (url, db string, store *sqlite.Store, g *logGen) {
+	t.Helper()
+	url = testURL(t)
+	_, db, _ = ParseURL(url)
+	store = openStore(t)
+	g = newLogGen()
+	addConfig(t, store, g)
+	g.orders(t, store, n)
+	if _, err := NewSink(url, store).Export(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return url, db, store, g
 }
