@@ -336,21 +336,27 @@ func (s *Server) passwordLogin(w http.ResponseWriter, r *http.Request, what stri
 // is checked once more when Auth.CatchUp brings in a newer one: set a
 // moment ago by `tradeledger passwd` beside serve.
 func (s *Server) checkCurrentPassword(ctx context.Context, password string, check func(password, hash string) (reason string, err error)) (reason string, generation int64, err error) {
-	for attempt := 0; ; attempt++ {
-		release, err := s.Logins.acquire(ctx)
-		if err != nil {
-			return "", 0, domain.Errorf(domain.EUNAVAILABLE, "login cancelled")
-		}
-		hash, gen := s.Passwords.Current()
-		reason, err := check(password, hash)
-		release()
-		if err != nil || reason == "" || attempt > 0 || !s.Auth.catchUp(ctx) {
-			return reason, gen, err
-		}
-		if _, now := s.Passwords.Current(); now == gen {
-			return reason, gen, nil
-		}
+	reason, generation, err = s.checkPasswordOnce(ctx, password, check)
+	if err != nil || reason == "" || !s.Auth.catchUp(ctx) {
+		return reason, generation, err
 	}
+	if _, now := s.Passwords.Current(); now == generation {
+		return reason, generation, nil
+	}
+	return s.checkPasswordOnce(ctx, password, check)
+}
+
+// checkPasswordOnce runs check against the current password under one of
+// the limiter's hashing slots.
+func (s *Server) checkPasswordOnce(ctx context.Context, password string, check func(password, hash string) (reason string, err error)) (reason string, generation int64, err error) {
+	release, err := s.Logins.acquire(ctx)
+	if err != nil {
+		return "", 0, domain.Errorf(domain.EUNAVAILABLE, "login cancelled")
+	}
+	defer release()
+	hash, generation := s.Passwords.Current()
+	reason, err = check(password, hash)
+	return reason, generation, err
 }
 
 // recordLogin appends a login's events to the auth stream through the

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
@@ -207,18 +208,9 @@ func TestNewerSchemaIsNotRead(t *testing.T) {
 	url, db, store, g := exportedLog(t, 120)
 	conn := openConn(t, url)
 	ctx := context.Background()
-	if err := conn.Exec(ctx, fmt.Sprintf("INSERT INTO %s.schema_version (sink, version, updated_ms) SELECT 'tradeledger/lofo', %d, 0", db, SchemaVersion+1)); err != nil {
-		t.Fatal(err)
-	}
+	recordNewerSchema(t, conn, db)
 	mem := ledgerOf(t, store, domain.LOFO)
-	r := NewReader(url, domain.LOFO)
-	core, logs := observer.New(zap.WarnLevel)
-	r.Logger = zap.New(core)
-	if err := r.Open(); err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	used := fallbackTo(r, mem)
+	r, logs, used := observedReader(t, url, mem)
 	readsFrom(t, r, mem, used, g.clock.Now(), true)
 	readsFrom(t, r, mem, used, g.clock.Now(), true)
 	if v1, v2 := r.Version(), r.Version(); v1 == v2 {
@@ -255,25 +247,14 @@ func TestNewerSchemaIsNotRead(t *testing.T) {
 func TestReaderNoticesADroppedTable(t *testing.T) {
 	url, db, store, g := exportedLog(t, 120)
 	mem := ledgerOf(t, store, domain.LOFO)
-	r := NewReader(url, domain.LOFO)
-	core, logs := observer.New(zap.WarnLevel)
-	r.Logger = zap.New(core)
-	if err := r.Open(); err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	used := fallbackTo(r, mem)
+	r, logs, used := observedReader(t, url, mem)
 	readsFrom(t, r, mem, used, g.clock.Now(), false)
 
 	conn := openConn(t, url)
 	ctx := context.Background()
-	for _, q := range []string{
-		fmt.Sprintf("INSERT INTO %s.schema_version (sink, version, updated_ms) SELECT 'tradeledger/lofo', %d, 0", db, SchemaVersion+1),
-		"DROP TABLE " + db + ".pnl_overview4",
-	} {
-		if err := conn.Exec(ctx, q); err != nil {
-			t.Fatal(err)
-		}
+	recordNewerSchema(t, conn, db)
+	if err := conn.Exec(ctx, "DROP TABLE "+db+".pnl_overview4"); err != nil {
+		t.Fatal(err)
 	}
 	readsFrom(t, r, mem, used, g.clock.Now(), true)
 	readsFrom(t, r, mem, used, g.clock.Now(), true)
@@ -392,6 +373,31 @@ func TestPackInts(t *testing.T) {
 	}
 	if got := unpackInts(nil, ""); len(got) != 0 {
 		t.Fatalf("empty: %v", got)
+	}
+}
+
+// observedReader returns an open Reader of url (closed with the test)
+// answering from mem when ClickHouse cannot, the warnings it logs, and the
+// count of its Fallback's uses.
+func observedReader(t *testing.T, url string, mem PnlSource) (*Reader, *observer.ObservedLogs, *atomic.Int64) {
+	t.Helper()
+	r := NewReader(url, domain.LOFO)
+	core, logs := observer.New(zap.WarnLevel)
+	r.Logger = zap.New(core)
+	if err := r.Open(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r, logs, fallbackTo(r, mem)
+}
+
+// recordNewerSchema records, as a newer release's sink would, that the
+// lofo sink's rows in db are of SchemaVersion+1.
+func recordNewerSchema(t *testing.T, conn driver.Conn, db string) {
+	t.Helper()
+	q := fmt.Sprintf("INSERT INTO %s.schema_version (sink, version, updated_ms) SELECT 'tradeledger/lofo', %d, 0", db, SchemaVersion+1)
+	if err := conn.Exec(context.Background(), q); err != nil {
+		t.Fatal(err)
 	}
 }
 
