@@ -23,8 +23,8 @@ type valueRule struct {
 }
 
 var (
-	rulePositive    = valueRule{min: 0, minOpen: true}
-	ruleNonNegative = valueRule{min: 0}
+	rulePositive    = valueRule{min: Zero, minOpen: true}
+	ruleNonNegative = valueRule{min: Zero}
 	ruleBool        = valueRule{boolean: true}
 )
 
@@ -33,7 +33,7 @@ var (
 // read them under, with the ranges those readers accept.
 var strategyParamRules = map[string]valueRule{
 	"TRADING_LIMIT":      rulePositive,
-	"STEP":               {min: 0, minOpen: true, max: DecimalFromInt(100), hasMax: true, maxOpen: true, unit: "percent"},
+	"STEP":               {min: Zero, minOpen: true, max: DecimalFromInt(100), hasMax: true, maxOpen: true, unit: "percent"},
 	"BUYLVL":             ruleNonNegative,
 	"GAIN":               ruleNonNegative,
 	"MIN_VOLUME_TO_SELL": ruleNonNegative,
@@ -53,10 +53,10 @@ func (r valueRule) check(where string, v any) error {
 		}
 		return nil
 	}
-	d, err := p.Decimal("v", 0)
+	d, err := p.Decimal("v", Zero)
 	ok := err == nil &&
-		(d > r.min || (!r.minOpen && d == r.min)) &&
-		(!r.hasMax || d < r.max || (!r.maxOpen && d == r.max)) &&
+		(r.min.Less(d) || (!r.minOpen && d == r.min)) &&
+		(!r.hasMax || d.Less(r.max) || (!r.maxOpen && d == r.max)) &&
 		(!r.whole || d.Units()%decimalScale == 0)
 	if ok {
 		return nil
@@ -135,7 +135,7 @@ func (c Config) CheckValues() error {
 		}
 		sim, _ := entry["simulator"].(map[string]any)
 		if v, ok := sim["fee"]; ok && v != nil {
-			if err := (valueRule{min: 0, max: DecimalFromInt(1), hasMax: true, maxOpen: true, unit: "a rate: 0.001 is 0.1%"}).check(where+".simulator.fee", v); err != nil {
+			if err := (valueRule{min: Zero, max: DecimalFromInt(1), hasMax: true, maxOpen: true, unit: "a rate: 0.001 is 0.1%"}).check(where+".simulator.fee", v); err != nil {
 				return err
 			}
 		}

@@ -20,16 +20,30 @@ const decimalScale = 100_000_000 // 10^DecimalPlaces
 //
 // In JSON a Decimal is a string with exactly 8 decimals ("0.00012300"), as
 // events require; MarshalJSON on the HTTP edge converts with Float64.
-type Decimal int64
+//
+// Code outside this file uses its methods only — no Go operators and no
+// conversions, == and != excepted — so that its representation can change
+// without touching its users. The zero value is 0.
+type Decimal struct{ u int64 }
 
 // Zero is the decimal 0.
-const Zero Decimal = 0
+var Zero = Decimal{}
 
-// NewDecimal returns units×10^-8.
-func NewDecimal(units int64) Decimal { return Decimal(units) }
+// NewDecimal returns coef×10^exp. An exponent finer than the type's scale
+// panics (it is meant for constants and counts in code and tests; numbers from
+// outside go through ParseDecimal).
+func NewDecimal(coef int64, exp int) Decimal {
+	if exp < -DecimalPlaces {
+		panic("domain.NewDecimal: exponent finer than the scale")
+	}
+	for ; exp > -DecimalPlaces; exp-- {
+		coef *= 10
+	}
+	return Decimal{coef}
+}
 
 // DecimalFromInt returns the decimal n.
-func DecimalFromInt(n int64) Decimal { return Decimal(n * decimalScale) }
+func DecimalFromInt(n int64) Decimal { return Decimal{n * decimalScale} }
 
 // ParseDecimal parses a decimal string ("12", "-0.5", "1e-3" is refused) with
 // at most 8 decimals. More decimals are an EINVALID error rather than a
@@ -40,7 +54,7 @@ func ParseDecimal(s string) (Decimal, error) { return parseDecimal(s) }
 // decoders parse without converting (and allocating) first.
 func parseDecimal[T string | []byte](s T) (Decimal, error) {
 	if len(s) == 0 {
-		return 0, Errorf(EINVALID, "empty number")
+		return Decimal{}, Errorf(EINVALID, "empty number")
 	}
 	neg := false
 	i := 0
@@ -62,7 +76,7 @@ func parseDecimal[T string | []byte](s T) (Decimal, error) {
 				fracDigits++
 				if fracDigits > DecimalPlaces {
 					if c != '0' {
-						return 0, Errorf(EINVALID, "%q has more than %d decimals", s, DecimalPlaces)
+						return Decimal{}, Errorf(EINVALID, "%q has more than %d decimals", s, DecimalPlaces)
 					}
 					continue
 				}
@@ -70,27 +84,27 @@ func parseDecimal[T string | []byte](s T) (Decimal, error) {
 			} else {
 				intPart = intPart*10 + uint64(c-'0')
 				if intPart > math.MaxInt64/decimalScale {
-					return 0, Errorf(EINVALID, "%q is too large", s)
+					return Decimal{}, Errorf(EINVALID, "%q is too large", s)
 				}
 			}
 		default:
-			return 0, Errorf(EINVALID, "%q is not a decimal number", s)
+			return Decimal{}, Errorf(EINVALID, "%q is not a decimal number", s)
 		}
 	}
 	if digits == 0 {
-		return 0, Errorf(EINVALID, "%q is not a decimal number", s)
+		return Decimal{}, Errorf(EINVALID, "%q is not a decimal number", s)
 	}
 	for f := min(fracDigits, DecimalPlaces); f < DecimalPlaces; f++ {
 		frac *= 10
 	}
 	v := intPart*decimalScale + frac
 	if v > math.MaxInt64 {
-		return 0, Errorf(EINVALID, "%q is too large", s)
+		return Decimal{}, Errorf(EINVALID, "%q is too large", s)
 	}
 	if neg {
-		return Decimal(-int64(v)), nil
+		return Decimal{-int64(v)}, nil
 	}
-	return Decimal(v), nil
+	return Decimal{int64(v)}, nil
 }
 
 // MustDecimal parses s or panics; for constants in code and tests.
@@ -107,17 +121,17 @@ func MustDecimal(s string) Decimal {
 // (after rounding away binary noise) are EINVALID.
 func DecimalFromFloat(f float64) (Decimal, error) {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return 0, Errorf(EINVALID, "not a finite number")
+		return Decimal{}, Errorf(EINVALID, "not a finite number")
 	}
 	if math.Abs(f) >= float64(math.MaxInt64)/decimalScale {
-		return 0, Errorf(EINVALID, "%g is too large", f)
+		return Decimal{}, Errorf(EINVALID, "%g is too large", f)
 	}
 	// The shortest decimal that round-trips is the number the client meant.
 	return ParseDecimal(strconv.FormatFloat(f, 'f', -1, 64))
 }
 
 // Units returns the count of 10^-8 units.
-func (d Decimal) Units() int64 { return int64(d) }
+func (d Decimal) Units() int64 { return d.u }
 
 // Float64 returns the nearest float64, for JSON numbers at the API edge.
 func (d Decimal) Float64() float64 {
@@ -166,10 +180,10 @@ func (d Decimal) AppendTrimmed(b []byte) []byte {
 // appendWhole appends d's sign and whole part, and returns the fraction's
 // digits as an integer (0 ≤ frac < 10^DecimalPlaces).
 func (d Decimal) appendWhole(b []byte) (_ []byte, frac uint64) {
-	u := uint64(d)
-	if d < 0 {
+	u := uint64(d.u)
+	if d.u < 0 {
 		b = append(b, '-')
-		u = uint64(-d)
+		u = uint64(-d.u)
 	}
 	return strconv.AppendUint(b, u/decimalScale, 10), u % decimalScale
 }
@@ -197,12 +211,12 @@ func (d *Decimal) UnmarshalJSON(b []byte) error {
 }
 
 // Neg returns -d.
-func (d Decimal) Neg() Decimal { return -d }
+func (d Decimal) Neg() Decimal { return Decimal{-d.u} }
 
 // Abs returns |d|.
 func (d Decimal) Abs() Decimal {
-	if d < 0 {
-		return -d
+	if d.u < 0 {
+		return Decimal{-d.u}
 	}
 	return d
 }
@@ -210,57 +224,66 @@ func (d Decimal) Abs() Decimal {
 // Sign returns -1, 0 or 1.
 func (d Decimal) Sign() int {
 	switch {
-	case d < 0:
+	case d.u < 0:
 		return -1
-	case d > 0:
+	case d.u > 0:
 		return 1
 	}
 	return 0
 }
 
 // IsZero reports whether d is 0.
-func (d Decimal) IsZero() bool { return d == 0 }
+func (d Decimal) IsZero() bool { return d.u == 0 }
+
+// IsNeg reports whether d < 0.
+func (d Decimal) IsNeg() bool { return d.u < 0 }
+
+// IsPos reports whether d > 0.
+func (d Decimal) IsPos() bool { return d.u > 0 }
 
 // Add returns d+e, saturating at the bounds.
 func (d Decimal) Add(e Decimal) Decimal {
 	s, ok := d.CheckedAdd(e)
 	if !ok {
-		if e > 0 {
-			return math.MaxInt64
+		if e.u > 0 {
+			return Decimal{math.MaxInt64}
 		}
-		return math.MinInt64 + 1
+		return Decimal{math.MinInt64 + 1}
 	}
 	return s
 }
 
 // Sub returns d-e, saturating at the bounds.
-func (d Decimal) Sub(e Decimal) Decimal { return d.Add(-e) }
+func (d Decimal) Sub(e Decimal) Decimal { return d.Add(e.Neg()) }
 
 // CheckedAdd returns d+e and whether it fit.
 func (d Decimal) CheckedAdd(e Decimal) (Decimal, bool) {
-	s := d + e
-	if (e > 0 && s < d) || (e < 0 && s > d) {
-		return 0, false
+	s := d.u + e.u
+	if (e.u > 0 && s < d.u) || (e.u < 0 && s > d.u) {
+		return Decimal{}, false
 	}
-	return s, true
+	return Decimal{s}, true
 }
+
+// CheckedSub returns d-e and whether it fit.
+func (d Decimal) CheckedSub(e Decimal) (Decimal, bool) { return d.CheckedAdd(e.Neg()) }
 
 // Mul returns d×e rounded half away from zero to 8 decimals, saturating.
 func (d Decimal) Mul(e Decimal) Decimal {
 	p, ok := d.CheckedMul(e)
 	if !ok {
-		if (d < 0) != (e < 0) {
-			return math.MinInt64 + 1
+		if (d.u < 0) != (e.u < 0) {
+			return Decimal{math.MinInt64 + 1}
 		}
-		return math.MaxInt64
+		return Decimal{math.MaxInt64}
 	}
 	return p
 }
 
 // CheckedMul returns d×e rounded half away from zero, and whether it fit.
 func (d Decimal) CheckedMul(e Decimal) (Decimal, bool) {
-	neg := (d < 0) != (e < 0)
-	hi, lo := bits.Mul64(uint64(d.Abs()), uint64(e.Abs()))
+	neg := (d.u < 0) != (e.u < 0)
+	hi, lo := bits.Mul64(uint64(d.Abs().u), uint64(e.Abs().u))
 	return fromWide(hi, lo, decimalScale, neg)
 }
 
@@ -270,13 +293,13 @@ func (d Decimal) CheckedMul(e Decimal) (Decimal, bool) {
 func (d Decimal) Div(e Decimal) Decimal {
 	q, ok := d.CheckedDiv(e)
 	if !ok {
-		if e == 0 {
-			return 0
+		if e.u == 0 {
+			return Decimal{}
 		}
-		if (d < 0) != (e < 0) {
-			return math.MinInt64 + 1
+		if (d.u < 0) != (e.u < 0) {
+			return Decimal{math.MinInt64 + 1}
 		}
-		return math.MaxInt64
+		return Decimal{math.MaxInt64}
 	}
 	return q
 }
@@ -284,12 +307,12 @@ func (d Decimal) Div(e Decimal) Decimal {
 // CheckedDiv returns d÷e rounded half away from zero, and whether it fit
 // (false also for a zero divisor).
 func (d Decimal) CheckedDiv(e Decimal) (Decimal, bool) {
-	if e == 0 {
-		return 0, false
+	if e.u == 0 {
+		return Decimal{}, false
 	}
-	neg := (d < 0) != (e < 0)
-	hi, lo := bits.Mul64(uint64(d.Abs()), decimalScale)
-	return fromWide(hi, lo, uint64(e.Abs()), neg)
+	neg := (d.u < 0) != (e.u < 0)
+	hi, lo := bits.Mul64(uint64(d.Abs().u), decimalScale)
+	return fromWide(hi, lo, uint64(e.Abs().u), neg)
 }
 
 // MulInt returns d×n, saturating.
@@ -301,35 +324,71 @@ func (d Decimal) DivInt(n int64) Decimal { return d.Div(DecimalFromInt(n)) }
 // fromWide divides the 128-bit (hi, lo) by div, rounding half away from zero.
 func fromWide(hi, lo, div uint64, neg bool) (Decimal, bool) {
 	if hi >= div {
-		return 0, false
+		return Decimal{}, false
 	}
 	q, r := bits.Div64(hi, lo, div)
 	if r >= div-r { // r ≥ div/2 without overflow
 		q++
 	}
 	if q > math.MaxInt64 {
-		return 0, false
+		return Decimal{}, false
 	}
 	if neg {
-		return Decimal(-int64(q)), true
+		return Decimal{-int64(q)}, true
 	}
-	return Decimal(q), true
+	return Decimal{int64(q)}, true
+}
+
+// MulDiv returns a×b÷c rounded half away from zero, computed in 128 bits so
+// that no intermediate rounding happens (all three are Decimals, the result
+// has their scale). c = 0 returns 0; a result out of range saturates.
+func MulDiv(a, b, c Decimal) Decimal {
+	if c.u == 0 {
+		return Decimal{}
+	}
+	neg := (a.u < 0) != (b.u < 0) != (c.u < 0)
+	hi, lo := bits.Mul64(uint64(a.Abs().u), uint64(b.Abs().u))
+	q, ok := fromWide(hi, lo, uint64(c.Abs().u), neg)
+	if !ok {
+		if neg {
+			return Decimal{math.MinInt64 + 1}
+		}
+		return Decimal{math.MaxInt64}
+	}
+	return q
+}
+
+// CmpProducts compares a×b with c×d exactly, for operands ≥ 0: -1, 0 or 1
+// (a ratio a/d against c/b without dividing).
+func CmpProducts(a, b, c, d Decimal) int {
+	h1, l1 := bits.Mul64(uint64(a.u), uint64(b.u))
+	h2, l2 := bits.Mul64(uint64(c.u), uint64(d.u))
+	switch {
+	case h1 < h2 || (h1 == h2 && l1 < l2):
+		return -1
+	case h1 == h2 && l1 == l2:
+		return 0
+	}
+	return 1
 }
 
 // Cmp returns -1, 0 or 1 as d is less than, equal to or greater than e.
 func (d Decimal) Cmp(e Decimal) int {
 	switch {
-	case d < e:
+	case d.u < e.u:
 		return -1
-	case d > e:
+	case d.u > e.u:
 		return 1
 	}
 	return 0
 }
 
+// Less reports whether d < e.
+func (d Decimal) Less(e Decimal) bool { return d.u < e.u }
+
 // Min returns the smaller of d and e.
 func (d Decimal) Min(e Decimal) Decimal {
-	if e < d {
+	if e.u < d.u {
 		return e
 	}
 	return d
@@ -337,7 +396,7 @@ func (d Decimal) Min(e Decimal) Decimal {
 
 // Max returns the larger of d and e.
 func (d Decimal) Max(e Decimal) Decimal {
-	if e > d {
+	if e.u > d.u {
 		return e
 	}
 	return d
@@ -353,4 +412,4 @@ func (n Number) MarshalJSON() ([]byte, error) {
 	return Decimal(n).AppendTrimmed(make([]byte, 0, 24)), nil
 }
 
-var _ json.Marshaler = Number(0)
+var _ json.Marshaler = Number{}

@@ -34,9 +34,9 @@ func TestDecimalAppendTrimmed(t *testing.T) {
 func TestDecimalAppendTrimmedMatchesAppend(t *testing.T) {
 	rng := rand.New(rand.NewSource(7))
 	for i := 0; i < 100000; i++ {
-		d := Decimal(rng.Int63n(1 << uint(rng.Intn(63))))
+		d := NewDecimal(rng.Int63n(1<<uint(rng.Intn(63))), -8)
 		if rng.Intn(2) == 0 {
-			d = -d
+			d = d.Neg()
 		}
 		full := string(d.Append(nil))
 		want := strings.TrimSuffix(strings.TrimRight(full, "0"), ".")

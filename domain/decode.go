@@ -168,7 +168,7 @@ func (s *scanner) int() (int64, bool) {
 func (s *scanner) decimal() (Decimal, bool, error) {
 	v, ok := s.str()
 	if !ok {
-		return 0, false, nil
+		return Zero, false, nil
 	}
 	if d, ok := canonicalDecimal(v); ok {
 		return d, true, nil
@@ -185,34 +185,34 @@ func (s *scanner) decimal() (Decimal, bool, error) {
 func canonicalDecimal(v []byte) (Decimal, bool) {
 	dot := len(v) - DecimalPlaces - 1
 	if dot < 1 || v[dot] != '.' {
-		return 0, false
+		return Zero, false
 	}
 	i := 0
 	if v[0] == '-' {
 		i = 1
 	}
 	if n := dot - i; n < 1 || n > 10 {
-		return 0, false
+		return Zero, false
 	}
 	var u uint64
 	for ; i < dot; i++ {
 		c := v[i] - '0'
 		if c > 9 {
-			return 0, false
+			return Zero, false
 		}
 		u = u*10 + uint64(c)
 	}
 	for i = dot + 1; i < len(v); i++ {
 		c := v[i] - '0'
 		if c > 9 {
-			return 0, false
+			return Zero, false
 		}
 		u = u*10 + uint64(c)
 	}
 	if v[0] == '-' {
-		return Decimal(-int64(u)), true
+		return Decimal{-int64(u)}, true
 	}
-	return Decimal(u), true
+	return Decimal{int64(u)}, true
 }
 
 // key reads the literal l (a key with its quotes and colon, and the comma

@@ -187,7 +187,7 @@ func benchEvents() []Event {
 		if id%2 == 1 {
 			side, pair = Sell, "USDT-ETH"
 		}
-		price := Decimal(id%50+100) * Decimal(decimalScale)
+		price := DecimalFromInt(id%50 + 100)
 		evs = append(evs,
 			eventOf(TypeOrderRequested, OrderRequested{OrderID: id, Exchange: "binance", Pair: pair, Side: side, Kind: KindLimit,
 				Amount: MustDecimal("0.5"), Price: price, ClientOrderID: "c" + strconv.FormatInt(id, 10)}),

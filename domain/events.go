@@ -112,8 +112,8 @@ type OrderRequested struct {
 	Kind          OrderKind `json:"kind"`
 	Amount        Decimal   `json:"amount"`
 	Price         Decimal   `json:"price"`
-	StopPrice     Decimal   `json:"stopPrice,omitempty"`
-	LimitPrice    Decimal   `json:"limitPrice,omitempty"`
+	StopPrice     Decimal   `json:"stopPrice,omitzero"`
+	LimitPrice    Decimal   `json:"limitPrice,omitzero"`
 	ClientOrderID string    `json:"clientOrderId"`
 	OcoID         int64     `json:"ocoId,omitempty"`
 	// IdempotencyKey is the client's Idempotency-Key, kept so that a retry

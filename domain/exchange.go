@@ -92,10 +92,10 @@ func (f MarketFilters) Apply(pair string, req PlaceOrderRequest) (PlaceOrderRequ
 		if r != p && req.Side == Sell {
 			r += t
 		}
-		req.Price = NewDecimal(r)
+		req.Price = NewDecimal(r, -8)
 	}
 	if s := f.StepSize.Units(); s > 0 {
-		req.Amount = NewDecimal(req.Amount.Units() / s * s)
+		req.Amount = NewDecimal(req.Amount.Units()/s*s, -8)
 	}
 	if req.Amount.Sign() <= 0 || req.Amount.Cmp(f.MinQty) < 0 {
 		return req, Errorf(EINVALID, "amt: LOT_SIZE: quantity %s (after rounding to the step %s) is below the minimum quantity %s of %s", req.Amount, f.StepSize, f.MinQty, pair)

@@ -137,9 +137,9 @@ func Closes(candles []Candle) []float64 {
 // decimals; NaN, ±Inf and values out of range give ok = false.
 func RoundDecimal(f float64) (d Decimal, ok bool) {
 	if math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(f) >= float64(math.MaxInt64)/decimalScale {
-		return 0, false
+		return Zero, false
 	}
-	return Decimal(math.Round(f * decimalScale)), true
+	return Decimal{int64(math.Round(f * decimalScale))}, true
 }
 
 func nanSlice(n int) []float64 {

@@ -31,14 +31,14 @@ type refLots struct {
 func (l *refLots) Len() int { return len(l.lots) - l.head }
 
 func (l *refLots) ABP() Decimal {
-	if l.qty <= 0 {
-		return 0
+	if l.qty.Sign() <= 0 {
+		return Zero
 	}
 	return l.cost.Div(l.qty)
 }
 
 func (l *refLots) Add(qty, cost Decimal) {
-	if qty <= 0 {
+	if qty.Sign() <= 0 {
 		return
 	}
 	l.qty = l.qty.Add(qty)
@@ -70,22 +70,22 @@ func (l *refLots) Add(qty, cost Decimal) {
 }
 
 func (l *refLots) Take(qty Decimal) (matched, cost Decimal) {
-	for qty > 0 && l.head < len(l.lots) {
+	for qty.IsPos() && l.head < len(l.lots) {
 		lot := &l.lots[l.head]
-		if lot.Qty <= qty {
-			matched += lot.Qty
-			cost += lot.Cost
-			qty -= lot.Qty
+		if lot.Qty.Cmp(qty) <= 0 {
+			matched = matched.Add(lot.Qty)
+			cost = cost.Add(lot.Cost)
+			qty = qty.Sub(lot.Qty)
 			*lot = Lot{}
 			l.head++
 			continue
 		}
 		c := MulDiv(lot.Cost, qty, lot.Qty)
-		lot.Qty -= qty
-		lot.Cost -= c
-		matched += qty
-		cost += c
-		qty = 0
+		lot.Qty = lot.Qty.Sub(qty)
+		lot.Cost = lot.Cost.Sub(c)
+		matched = matched.Add(qty)
+		cost = cost.Add(c)
+		qty = Zero
 	}
 	if l.head == len(l.lots) {
 		l.lots, l.head = l.lots[:0], 0
@@ -94,17 +94,17 @@ func (l *refLots) Take(qty Decimal) (matched, cost Decimal) {
 		clear(l.lots[n:])
 		l.lots, l.head = l.lots[:n], 0
 	}
-	l.qty -= matched
-	l.cost -= cost
+	l.qty = l.qty.Sub(matched)
+	l.cost = l.cost.Sub(cost)
 	if l.Len() == 0 {
-		l.qty, l.cost = 0, 0
+		l.qty, l.cost = Zero, Zero
 	}
 	return matched, cost
 }
 
 func (l *refLots) ApplyFill(side Side, price, qty, feeQuote Decimal) FillPnl {
 	r := FillPnl{Value: price.Mul(qty), Fee: feeQuote}
-	if qty <= 0 {
+	if qty.Sign() <= 0 {
 		return r
 	}
 	if side == Buy {
@@ -114,8 +114,8 @@ func (l *refLots) ApplyFill(side Side, price, qty, feeQuote Decimal) FillPnl {
 		return r
 	}
 	r.Matched, r.LotCost = l.Take(qty)
-	r.Unmatched = qty - r.Matched
-	if r.Matched > 0 {
+	r.Unmatched = qty.Sub(r.Matched)
+	if r.Matched.IsPos() {
 		matchedFee := MulDiv(feeQuote, r.Matched, qty)
 		r.Pnl = price.Mul(r.Matched).Sub(matchedFee).Sub(r.LotCost)
 	}
@@ -161,7 +161,7 @@ func randomLotsOps(r *rand.Rand, n int) []lotsOp {
 			o.side = Sell
 		}
 		if r.IntN(3) == 0 {
-			o.price = DecimalFromInt(1 + r.Int64N(200)).Add(Decimal(r.Int64N(decimalScale)))
+			o.price = DecimalFromInt(1 + r.Int64N(200)).Add(NewDecimal(r.Int64N(decimalScale), -8))
 		} else {
 			o.price = MustDecimal(prices[r.IntN(len(prices))])
 		}
@@ -171,24 +171,24 @@ func randomLotsOps(r *rand.Rand, n int) []lotsOp {
 		case 1: // thirds and sevenths: partial takes round
 			o.qty = MustDecimal([]string{"0.33333333", "0.66666667", "1.42857143", "0.00000001", "0.00000003"}[r.IntN(5)])
 		case 2:
-			o.qty = Decimal(-r.Int64N(2)) // 0 or -0.00000001: ignored
+			o.qty = NewDecimal(-r.Int64N(2), -8) // 0 or -0.00000001: ignored
 		default:
-			o.qty = Decimal(1 + r.Int64N(3*decimalScale))
+			o.qty = NewDecimal(1+r.Int64N(3*decimalScale), -8)
 		}
 		if o.side == Sell && r.IntN(4) == 0 {
 			o.qty = o.qty.MulInt(3) // often more than is held: unmatched
 		}
 		switch r.IntN(4) {
 		case 0:
-			o.fee = 0
+			o.fee = Zero
 		case 1: // a rebate
-			o.fee = -MulDiv(o.price.Mul(o.qty), 1, 10000*decimalScale)
+			o.fee = MulDiv(o.price.Mul(o.qty), NewDecimal(1, -8), DecimalFromInt(10000)).Neg()
 		default: // 0.1%, so equal prices give equal unit costs
-			o.fee = MulDiv(o.price.Mul(o.qty), 1, 1000*decimalScale)
+			o.fee = MulDiv(o.price.Mul(o.qty), NewDecimal(1, -8), DecimalFromInt(1000))
 		}
 		o.direct = r.IntN(10) == 0
 		if o.direct && o.side == Buy && r.IntN(3) == 0 {
-			o.price = -o.price // Add with a negative cost (a lot got for less than nothing)
+			o.price = o.price.Neg() // Add with a negative cost (a lot got for less than nothing)
 		}
 	}
 	return ops
@@ -292,17 +292,17 @@ func dcaFills(n int) []lotsOp {
 	for i := range ops {
 		// a random walk pulled back towards 30000: buys land among the
 		// lots held, not only above or below them
-		price = price.Add(Decimal(r.Int64N(201*decimalScale) - 100*decimalScale)).Sub((price - DecimalFromInt(30000)).DivInt(1000))
+		price = price.Add(NewDecimal(r.Int64N(201*decimalScale)-100*decimalScale, -8)).Sub(price.Sub(DecimalFromInt(30000)).DivInt(1000))
 		o := &ops[i]
 		o.price = price
 		if i%3 == 2 {
-			o.side, o.qty = Sell, MulDiv(bought, 3, 4)
-			bought = 0
+			o.side, o.qty = Sell, MulDiv(bought, NewDecimal(3, -8), NewDecimal(4, -8))
+			bought = Zero
 		} else {
-			o.side, o.qty = Buy, Decimal(100_000+r.Int64N(900_000)) // 0.001 – 0.01
-			bought += o.qty
+			o.side, o.qty = Buy, NewDecimal(100_000+r.Int64N(900_000), -8) // 0.001 – 0.01
+			bought = bought.Add(o.qty)
 		}
-		o.fee = MulDiv(o.price.Mul(o.qty), 1, 1000*decimalScale)
+		o.fee = MulDiv(o.price.Mul(o.qty), NewDecimal(1, -8), DecimalFromInt(1000))
 	}
 	return ops
 }

@@ -82,7 +82,7 @@ func (o *Order) Emulated() bool {
 }
 
 // Remaining is the unfilled base quantity.
-func (o *Order) Remaining() Decimal { return o.Amount.Sub(o.Filled).Max(0) }
+func (o *Order) Remaining() Decimal { return o.Amount.Sub(o.Filled).Max(Zero) }
 
 // OnExchange reports whether the exchange holds (or may hold) the order, so
 // that cancelling it needs an exchange call.
@@ -109,15 +109,15 @@ type OpenOrder struct {
 	Rate            Number     `json:"rate"`
 	Amount          Number     `json:"amount"`
 	Filled          Number     `json:"filled"`
-	Price           Number     `json:"price,omitempty"`
-	StopPrice       Number     `json:"stopPrice,omitempty"`
-	LimitPrice      Number     `json:"limitPrice,omitempty"`
+	Price           Number     `json:"price,omitzero"`
+	StopPrice       Number     `json:"stopPrice,omitzero"`
+	LimitPrice      Number     `json:"limitPrice,omitzero"`
 	Triggered       bool       `json:"triggered"`
 	CancelRequested bool       `json:"cancelRequested,omitempty"`
 	Armed           *bool      `json:"armed,omitempty"`
-	ActivationPrice Number     `json:"activationPrice,omitempty"`
-	TrailingDelta   Number     `json:"trailingDelta,omitempty"`
-	Extreme         Number     `json:"extreme,omitempty"`
+	ActivationPrice Number     `json:"activationPrice,omitzero"`
+	TrailingDelta   Number     `json:"trailingDelta,omitzero"`
+	Extreme         Number     `json:"extreme,omitzero"`
 	Time            int64      `json:"time"`
 }
 

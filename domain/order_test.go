@@ -231,7 +231,7 @@ func TestDecideTickTrailingThenFire(t *testing.T) {
 		t.Fatalf("trigger=%+v, want limit at the bid 103.9, market 104", st)
 	}
 	apply(evs)
-	if o.State != domain.OrderStateTriggered || len(o.DecideTick(orderClock, ordDec("50"), 0, 0)) != 0 {
+	if o.State != domain.OrderStateTriggered || len(o.DecideTick(orderClock, ordDec("50"), domain.Zero, domain.Zero)) != 0 {
 		t.Fatalf("a triggered stop must not decide again (state %v)", o.State)
 	}
 }

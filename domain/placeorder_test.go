@@ -6,7 +6,7 @@ import (
 )
 
 func TestPlaceOrderRequestCheckSpot(t *testing.T) {
-	ok := PlaceOrderRequest{ClientOrderID: "tl1", Pair: "USDT-BTC", Side: Buy, Kind: KindLimit, Amount: 1, Price: 1}
+	ok := PlaceOrderRequest{ClientOrderID: "tl1", Pair: "USDT-BTC", Side: Buy, Kind: KindLimit, Amount: NewDecimal(1, -8), Price: NewDecimal(1, -8)}
 	if err := ok.CheckSpot("binance"); err != nil {
 		t.Fatal(err)
 	}

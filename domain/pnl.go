@@ -1,8 +1,6 @@
 package domain
 
 import (
-	"math"
-	"math/bits"
 	"strings"
 )
 
@@ -87,8 +85,8 @@ type Lot struct {
 
 // UnitCost returns Cost/Qty, or 0 for an empty lot.
 func (l Lot) UnitCost() Decimal {
-	if l.Qty <= 0 {
-		return 0
+	if l.Qty.Sign() <= 0 {
+		return Zero
 	}
 	return l.Cost.Div(l.Qty)
 }
@@ -144,8 +142,8 @@ func (l *Lots) Cost() Decimal { return l.cost }
 // ABP returns the average unit cost of the lots held (Cost/Qty), 0 when
 // nothing is held.
 func (l *Lots) ABP() Decimal {
-	if l.qty <= 0 {
-		return 0
+	if l.qty.Sign() <= 0 {
+		return Zero
 	}
 	return l.cost.Div(l.qty)
 }
@@ -160,7 +158,7 @@ func (l *Lots) Len() int {
 
 // Add adds a lot of qty (> 0; others are ignored) costing cost in total.
 func (l *Lots) Add(qty, cost Decimal) {
-	if qty <= 0 {
+	if qty.Sign() <= 0 {
 		return
 	}
 	l.qty = l.qty.Add(qty)
@@ -192,10 +190,10 @@ func (l *Lots) Take(qty Decimal) (matched, cost Decimal) {
 	} else {
 		matched, cost = l.takeQueue(qty)
 	}
-	l.qty -= matched
-	l.cost -= cost
+	l.qty = l.qty.Sub(matched)
+	l.cost = l.cost.Sub(cost)
 	if l.Len() == 0 { // no dust of cost without quantity
-		l.qty, l.cost = 0, 0
+		l.qty, l.cost = Zero, Zero
 	}
 	l.heap = shrunk(l.heap)
 	l.lots = shrunk(l.lots)
@@ -215,22 +213,22 @@ func shrunk[T any](s []T) []T {
 
 // takeQueue is Take for FIFO and Average: lots are consumed from the head.
 func (l *Lots) takeQueue(qty Decimal) (matched, cost Decimal) {
-	for qty > 0 && l.head < len(l.lots) {
+	for qty.IsPos() && l.head < len(l.lots) {
 		lot := &l.lots[l.head]
-		if lot.Qty <= qty {
-			matched += lot.Qty
-			cost += lot.Cost
-			qty -= lot.Qty
+		if lot.Qty.Cmp(qty) <= 0 {
+			matched = matched.Add(lot.Qty)
+			cost = cost.Add(lot.Cost)
+			qty = qty.Sub(lot.Qty)
 			*lot = Lot{}
 			l.head++
 			continue
 		}
 		c := MulDiv(lot.Cost, qty, lot.Qty)
-		lot.Qty -= qty
-		lot.Cost -= c
-		matched += qty
-		cost += c
-		qty = 0
+		lot.Qty = lot.Qty.Sub(qty)
+		lot.Cost = lot.Cost.Sub(c)
+		matched = matched.Add(qty)
+		cost = cost.Add(c)
+		qty = Zero
 	}
 	// Compact once the consumed front is larger than what is left: a
 	// compaction moves fewer lots than were consumed since the previous
@@ -247,21 +245,21 @@ func (l *Lots) takeQueue(qty Decimal) (matched, cost Decimal) {
 
 // takeLOFO is Take for LOFO: lots are consumed from the top of the heap.
 func (l *Lots) takeLOFO(qty Decimal) (matched, cost Decimal) {
-	for qty > 0 && len(l.heap) > 0 {
+	for qty.IsPos() && len(l.heap) > 0 {
 		top := &l.heap[0]
-		if top.Qty <= qty {
-			matched += top.Qty
-			cost += top.Cost
-			qty -= top.Qty
+		if top.Qty.Cmp(qty) <= 0 {
+			matched = matched.Add(top.Qty)
+			cost = cost.Add(top.Cost)
+			qty = qty.Sub(top.Qty)
 			l.pop()
 			continue
 		}
 		c := MulDiv(top.Cost, qty, top.Qty)
-		top.Qty -= qty
-		top.Cost -= c
-		matched += qty
-		cost += c
-		qty = 0
+		top.Qty = top.Qty.Sub(qty)
+		top.Cost = top.Cost.Sub(c)
+		matched = matched.Add(qty)
+		cost = cost.Add(c)
+		qty = Zero
 		l.rekeyTop()
 	}
 	if len(l.heap) == 0 {
@@ -313,17 +311,6 @@ func (l *Lots) less(a, b lofoLot) bool {
 	ka, kb := a.Lot, b.Lot
 	if (a.seq|b.seq)&1 != 0 {
 		ka, kb = l.key(a), l.key(b)
-	}
-	if ka.Cost >= 0 && kb.Cost >= 0 { // unitCostCmp's exact case, inline
-		h1, l1 := bits.Mul64(uint64(ka.Cost), uint64(kb.Qty))
-		h2, l2 := bits.Mul64(uint64(kb.Cost), uint64(ka.Qty))
-		if h1 != h2 {
-			return h1 < h2
-		}
-		if l1 != l2 {
-			return l1 < l2
-		}
-		return a.seq < b.seq
 	}
 	if c := unitCostCmp(ka, kb); c != 0 {
 		return c < 0
@@ -386,44 +373,17 @@ func unitCostLess(a, b Lot) bool { return unitCostCmp(a, b) < 0 }
 // positive): −1, 0 or +1. Exact when both costs are ≥ 0 (128-bit cross
 // products); otherwise it compares the unit costs rounded to 8 decimals.
 func unitCostCmp(a, b Lot) int {
-	if a.Cost >= 0 && b.Cost >= 0 {
-		h1, l1 := bits.Mul64(uint64(a.Cost), uint64(b.Qty))
-		h2, l2 := bits.Mul64(uint64(b.Cost), uint64(a.Qty))
-		switch {
-		case h1 < h2 || (h1 == h2 && l1 < l2):
-			return -1
-		case h1 == h2 && l1 == l2:
-			return 0
-		}
-		return 1
+	if a.Cost.Sign() >= 0 && b.Cost.Sign() >= 0 {
+		return CmpProducts(a.Cost, b.Qty, b.Cost, a.Qty)
 	}
 	ua, ub := a.UnitCost(), b.UnitCost()
 	switch {
-	case ua < ub:
+	case ua.Less(ub):
 		return -1
 	case ua == ub:
 		return 0
 	}
 	return 1
-}
-
-// MulDiv returns a×b÷c rounded half away from zero, computed in 128 bits so
-// that no intermediate rounding happens (all three are Decimals, the result
-// has their scale). c = 0 returns 0; a result out of range saturates.
-func MulDiv(a, b, c Decimal) Decimal {
-	if c == 0 {
-		return 0
-	}
-	neg := (a < 0) != (b < 0) != (c < 0)
-	hi, lo := bits.Mul64(uint64(a.Abs()), uint64(b.Abs()))
-	q, ok := fromWide(hi, lo, uint64(c.Abs()), neg)
-	if !ok {
-		if neg {
-			return math.MinInt64 + 1
-		}
-		return math.MaxInt64
-	}
-	return q
 }
 
 // FeeInQuote converts a fill's fee to the pair's quote currency: a fee in
@@ -433,14 +393,14 @@ func MulDiv(a, b, c Decimal) Decimal {
 // so). An empty feeAsset means quote.
 func FeeInQuote(fee Decimal, feeAsset, quote, base string, price Decimal) (Decimal, bool) {
 	switch {
-	case fee == 0:
-		return 0, true
+	case fee.IsZero():
+		return Zero, true
 	case feeAsset == "" || strings.EqualFold(feeAsset, quote):
 		return fee, true
 	case strings.EqualFold(feeAsset, base):
 		return fee.Mul(price), true
 	}
-	return 0, false
+	return Zero, false
 }
 
 // FillPnl is the effect of one fill on an inventory (all money in quote).
@@ -459,7 +419,7 @@ type FillPnl struct {
 // Quantities ≤ 0 change nothing and return the zero FillPnl with Value set.
 func (l *Lots) ApplyFill(side Side, price, qty, feeQuote Decimal) FillPnl {
 	r := FillPnl{Value: price.Mul(qty), Fee: feeQuote}
-	if qty <= 0 {
+	if qty.Sign() <= 0 {
 		return r
 	}
 	if side == Buy {
@@ -469,8 +429,8 @@ func (l *Lots) ApplyFill(side Side, price, qty, feeQuote Decimal) FillPnl {
 		return r
 	}
 	r.Matched, r.LotCost = l.Take(qty)
-	r.Unmatched = qty - r.Matched
-	if r.Matched > 0 {
+	r.Unmatched = qty.Sub(r.Matched)
+	if r.Matched.IsPos() {
 		matchedFee := MulDiv(feeQuote, r.Matched, qty)
 		r.Pnl = price.Mul(r.Matched).Sub(matchedFee).Sub(r.LotCost)
 	}
@@ -512,14 +472,14 @@ func WinRate(winning, losing, breakeven int64) string {
 	u := p.Units()
 	const cent = 1_000_000
 	r := (u + cent/2) / cent * cent
-	s := Decimal(r).String()
+	s := NewDecimal(r, -8).String()
 	return s[:len(s)-6]
 }
 
 // AveragePnl returns pnl ÷ trades, 0 when trades is 0.
 func AveragePnl(pnl Decimal, trades int64) Decimal {
 	if trades <= 0 {
-		return 0
+		return Zero
 	}
 	return pnl.DivInt(trades)
 }
@@ -527,7 +487,7 @@ func AveragePnl(pnl Decimal, trades int64) Decimal {
 // DailyPnlPerThousand returns pnl ÷ days ÷ invested × 1000 as an 8-decimal
 // string, "0.00000000" when invested ≤ 0 or days ≤ 0.
 func DailyPnlPerThousand(pnl, invested Decimal, days int64) string {
-	if invested <= 0 || days <= 0 {
+	if invested.Sign() <= 0 || days <= 0 {
 		return Zero.String()
 	}
 	return MulDiv(pnl, DecimalFromInt(1000), invested.MulInt(days)).String()
@@ -536,8 +496,8 @@ func DailyPnlPerThousand(pnl, invested Decimal, days int64) string {
 // PnlPercent returns pnl ÷ invested × 100, 0 when invested ≤ 0 (used for
 // cumulativePnlPercent).
 func PnlPercent(pnl, invested Decimal) Decimal {
-	if invested <= 0 {
-		return 0
+	if invested.Sign() <= 0 {
+		return Zero
 	}
 	return MulDiv(pnl, DecimalFromInt(100), invested)
 }

@@ -109,9 +109,9 @@ func TestLotsConserveCost(t *testing.T) {
 		var total Decimal
 		for i := 0; i < 3; i++ {
 			_, c := l.Take(pnlDec("1"))
-			total += c
+			total = total.Add(c)
 		}
-		if total != pnlDec("10") || l.Cost() != 0 || l.Qty() != 0 {
+		if total != pnlDec("10") || !l.Cost().IsZero() || !l.Qty().IsZero() {
 			t.Fatalf("%s: consumed %s, left cost %s qty %s; want 10, 0, 0", m, total, l.Cost(), l.Qty())
 		}
 	}
@@ -155,7 +155,7 @@ func TestMetrics(t *testing.T) {
 	if got, want := DailyPnlPerThousand(pnlDec("21.695"), pnlDec("210.14"), 2), "51.62034834"; got != want {
 		t.Errorf("DailyPnlPerThousand = %s, want %s", got, want)
 	}
-	if got, want := DailyPnlPerThousand(pnlDec("5"), 0, 2), "0.00000000"; got != want {
+	if got, want := DailyPnlPerThousand(pnlDec("5"), Zero, 2), "0.00000000"; got != want {
 		t.Errorf("DailyPnlPerThousand = %s, want %s", got, want)
 	}
 	// 24.695 / 140.14 × 100 = 17.62166405…

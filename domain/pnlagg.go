@@ -32,10 +32,10 @@ func (a *PnlAgg[C]) Merge(o *PnlAgg[C]) {
 		return
 	}
 	if o.Priced > 0 {
-		if a.Priced == 0 || o.Hero > a.Hero || (o.Hero == a.Hero && o.HeroT < a.HeroT) {
+		if a.Priced == 0 || a.Hero.Less(o.Hero) || (o.Hero == a.Hero && o.HeroT < a.HeroT) {
 			a.Hero, a.HeroT = o.Hero, o.HeroT
 		}
-		if a.Priced == 0 || o.Fuck < a.Fuck || (o.Fuck == a.Fuck && o.FuckT < a.FuckT) {
+		if a.Priced == 0 || o.Fuck.Less(a.Fuck) || (o.Fuck == a.Fuck && o.FuckT < a.FuckT) {
 			a.Fuck, a.FuckT = o.Fuck, o.FuckT
 		}
 	}
@@ -138,10 +138,10 @@ func (a *PnlAgg[C]) Add(f *PnlFill) {
 		a.Loss = a.Loss.Add(f.Pnl)
 		a.CpLosses = a.CpLosses.Add(f.Net)
 	}
-	if closes == 0 || f.Pnl > a.Hero || (f.Pnl == a.Hero && f.T < a.HeroT) {
+	if closes == 0 || a.Hero.Less(f.Pnl) || (f.Pnl == a.Hero && f.T < a.HeroT) {
 		a.Hero, a.HeroT = f.Pnl, f.T
 	}
-	if closes == 0 || f.Pnl < a.Fuck || (f.Pnl == a.Fuck && f.T < a.FuckT) {
+	if closes == 0 || f.Pnl.Less(a.Fuck) || (f.Pnl == a.Fuck && f.T < a.FuckT) {
 		a.Fuck, a.FuckT = f.Pnl, f.T
 	}
 }

@@ -311,7 +311,7 @@ type Unconverted struct {
 	Pnl           Number `json:"pnl"`
 	Invested      Number `json:"invested"`
 	Trades        int64  `json:"numberOfTrades"`
-	UnrealizedPnl Number `json:"unrealizedPnl,omitempty"`
+	UnrealizedPnl Number `json:"unrealizedPnl,omitzero"`
 }
 
 // AssetPoint is an element of assets/total.

@@ -73,7 +73,7 @@ func (p StrategyParams) Decimal(name string, def Decimal) (Decimal, error) {
 		err = fmt.Errorf("%T", v)
 	}
 	if err != nil {
-		return 0, Errorf(EINVALID, "strategy parameter %s must be a number, not %v", name, v)
+		return Zero, Errorf(EINVALID, "strategy parameter %s must be a number, not %v", name, v)
 	}
 	return d, nil
 }
@@ -246,18 +246,18 @@ func (GainStrategy) Decide(s PairState, p StrategyParams) (StrategyDecision, err
 
 	d.Memory = map[string]Decimal{}
 	ema := EMA(Closes(s.Candles), period)
-	emaNow, emaOK := Decimal(0), false
+	emaNow, emaOK := Decimal(Zero), false
 	if len(ema) > 0 {
 		emaNow, emaOK = RoundDecimal(ema[len(ema)-1])
 	}
-	buyPrice := Decimal(0)
+	buyPrice := Decimal(Zero)
 	if emaOK {
 		d.Memory["EMA"] = emaNow
 		buyPrice = emaNow.Sub(emaNow.Mul(buyLvl).DivInt(100))
 		d.Memory["buyPrice"] = buyPrice
 	}
-	sellPrice := Decimal(0)
-	if s.ABP > 0 {
+	sellPrice := Decimal(Zero)
+	if s.ABP.IsPos() {
 		sellPrice = s.ABP.Add(s.ABP.Mul(gain).DivInt(100))
 		d.Memory["sellPrice"] = sellPrice
 	}
@@ -266,9 +266,9 @@ func (GainStrategy) Decide(s PairState, p StrategyParams) (StrategyDecision, err
 		d.Note = "gain: waiting for the open order"
 		return d, nil
 	}
-	holding := s.BaseBalance.Mul(s.Ticker.Bid).Cmp(minSell) >= 0 && s.BaseBalance > 0
+	holding := s.BaseBalance.Mul(s.Ticker.Bid).Cmp(minSell) >= 0 && s.BaseBalance.IsPos()
 	switch {
-	case holding && s.ABP <= 0:
+	case holding && s.ABP.Sign() <= 0:
 		d.Note = "gain: holding base with unknown ABP, not selling"
 	case holding && !sellOn:
 		d.Note = "gain: holding, sells disabled"
@@ -279,9 +279,9 @@ func (GainStrategy) Decide(s PairState, p StrategyParams) (StrategyDecision, err
 		d.Note = "gain: buys disabled"
 	case !emaOK:
 		d.Note = fmt.Sprintf("gain: waiting for %d candles to compute the EMA", period)
-	case s.Ticker.Ask <= 0 || s.Ticker.Ask > buyPrice:
+	case s.Ticker.Ask.Sign() <= 0 || buyPrice.Less(s.Ticker.Ask):
 		d.Note = "gain: ask above the buy level"
-	case s.QuoteBalance < limit:
+	case s.QuoteBalance.Less(limit):
 		d.Note = "gain: quote balance below TRADING_LIMIT"
 	default:
 		d.Orders = append(d.Orders, OrderRequest{Side: Buy, Kind: KindLimit, Amount: amountFor(limit, s.Ticker.Ask), Price: s.Ticker.Ask})
@@ -326,7 +326,7 @@ func (StepGridStrategy) Decide(s PairState, p StrategyParams) (StrategyDecision,
 	if err != nil {
 		return d, err
 	}
-	if step >= DecimalFromInt(100) {
+	if step.Cmp(DecimalFromInt(100)) >= 0 {
 		return d, Errorf(EINVALID, "strategy parameter STEP must be below 100 (percent), not %s", step)
 	}
 	minSell, err := nonNegative(p, "MIN_VOLUME_TO_SELL", DefaultMinVolumeToSell)
@@ -342,13 +342,13 @@ func (StepGridStrategy) Decide(s PairState, p StrategyParams) (StrategyDecision,
 		return d, err
 	}
 	last := s.Ticker.Last
-	if last <= 0 {
+	if last.Sign() <= 0 {
 		d.Note = "stepgrid: no last price yet"
 		return d, nil
 	}
 	buyPrice := last.Sub(last.Mul(step).DivInt(100))
 	sellPrice := last.Add(last.Mul(step).DivInt(100))
-	if s.ABP > 0 {
+	if s.ABP.IsPos() {
 		sellPrice = sellPrice.Max(s.ABP.Add(s.ABP.Mul(step).DivInt(100)))
 	}
 	d.Memory = map[string]Decimal{"buyPrice": buyPrice, "sellPrice": sellPrice}
@@ -364,14 +364,14 @@ func (StepGridStrategy) Decide(s PairState, p StrategyParams) (StrategyDecision,
 	}
 	var notes []string
 	if buyOn && !openBuy {
-		if s.QuoteBalance >= limit && buyPrice > 0 {
+		if s.QuoteBalance.Cmp(limit) >= 0 && buyPrice.IsPos() {
 			d.Orders = append(d.Orders, OrderRequest{Side: Buy, Kind: KindLimit, Amount: amountFor(limit, buyPrice), Price: buyPrice})
 			notes = append(notes, "buy a step below")
 		} else {
 			notes = append(notes, "quote balance below TRADING_LIMIT")
 		}
 	}
-	holding := s.BaseBalance > 0 && s.BaseBalance.Mul(s.Ticker.Bid).Cmp(minSell) >= 0
+	holding := s.BaseBalance.IsPos() && s.BaseBalance.Mul(s.Ticker.Bid).Cmp(minSell) >= 0
 	if sellOn && !openSell && holding {
 		amt := amountFor(limit, sellPrice).Min(s.BaseBalance)
 		d.Orders = append(d.Orders, OrderRequest{Side: Sell, Kind: KindLimit, Amount: amt, Price: sellPrice})
@@ -388,15 +388,15 @@ func (StepGridStrategy) Decide(s PairState, p StrategyParams) (StrategyDecision,
 // so that amount × price never exceeds quote.
 func amountFor(quote, price Decimal) Decimal {
 	a := quote.Div(price)
-	for a > 0 && a.Mul(price) > quote {
-		a--
+	for a.IsPos() && quote.Less(a.Mul(price)) {
+		a = a.Sub(NewDecimal(1, -DecimalPlaces))
 	}
 	return a
 }
 
 func positive(p StrategyParams, name string, def Decimal) (Decimal, error) {
 	d, err := p.Decimal(name, def)
-	if err == nil && d <= 0 {
+	if err == nil && d.Sign() <= 0 {
 		err = Errorf(EINVALID, "strategy parameter %s must be greater than 0, not %s", name, d)
 	}
 	return d, err
@@ -404,7 +404,7 @@ func positive(p StrategyParams, name string, def Decimal) (Decimal, error) {
 
 func nonNegative(p StrategyParams, name string, def Decimal) (Decimal, error) {
 	d, err := p.Decimal(name, def)
-	if err == nil && d < 0 {
+	if err == nil && d.IsNeg() {
 		err = Errorf(EINVALID, "strategy parameter %s must not be negative, not %s", name, d)
 	}
 	return d, err

@@ -164,7 +164,7 @@ func TestStepGridStrategy(t *testing.T) {
 			s.BaseBalance = MustDecimal("5")
 			s.OpenOrders = []ExchangeOrder{{Side: Buy}, {Side: Sell}}
 		}, StrategyParams{}, ""},
-		{"no quote", func(s *PairState) { s.QuoteBalance = 0 }, StrategyParams{}, ""},
+		{"no quote", func(s *PairState) { s.QuoteBalance = Zero }, StrategyParams{}, ""},
 		{"no price", func(s *PairState) { s.Ticker = Ticker{} }, StrategyParams{}, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -182,7 +182,7 @@ func TestStepGridStrategy(t *testing.T) {
 }
 
 func TestManualStrategy(t *testing.T) {
-	d, err := ManualStrategy{}.Decide(PairState{Ticker: Ticker{Ask: 1, Bid: 1, Last: 1}, QuoteBalance: DecimalFromInt(1e6)}, StrategyParams{})
+	d, err := ManualStrategy{}.Decide(PairState{Ticker: Ticker{Ask: NewDecimal(1, -8), Bid: NewDecimal(1, -8), Last: NewDecimal(1, -8)}, QuoteBalance: DecimalFromInt(1e6)}, StrategyParams{})
 	if err != nil || len(d.Orders) != 0 {
 		t.Fatalf("manual decided %v, %v", d.Orders, err)
 	}
@@ -217,7 +217,7 @@ func TestStrategyParamsJSONNumber(t *testing.T) {
 	if err := dec.Decode(&m); err != nil {
 		t.Fatal(err)
 	}
-	d, err := StrategyParams{Settings: m}.Decimal("GAIN", 0)
+	d, err := StrategyParams{Settings: m}.Decimal("GAIN", Zero)
 	if err != nil || d.String() != "1.25000000" {
 		t.Fatalf("GAIN = %s, %v", d, err)
 	}

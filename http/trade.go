@@ -204,11 +204,11 @@ func plainString(raw json.RawMessage) (string, bool) {
 func (f tradeFields) num(name string) (domain.Decimal, error) {
 	raw, ok := f[name]
 	if !ok || string(raw) == "null" {
-		return 0, nil
+		return domain.Zero, nil
 	}
 	lit := strings.TrimSpace(string(raw))
 	if lit == "" || lit[0] == '"' || lit[0] == '{' || lit[0] == '[' || lit == "true" || lit == "false" {
-		return 0, domain.Errorf(domain.EINVALID, "field %q must be a number", name)
+		return domain.Zero, domain.Errorf(domain.EINVALID, "field %q must be a number", name)
 	}
 	var d domain.Decimal
 	var err error
@@ -216,14 +216,14 @@ func (f tradeFields) num(name string) (domain.Decimal, error) {
 		var v float64
 		v, err = strconv.ParseFloat(lit, 64)
 		if err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
-			return 0, domain.Errorf(domain.EINVALID, "field %q must be a finite number", name)
+			return domain.Zero, domain.Errorf(domain.EINVALID, "field %q must be a finite number", name)
 		}
 		d, err = domain.DecimalFromFloat(v)
 	} else {
 		d, err = domain.ParseDecimal(lit)
 	}
 	if err != nil {
-		return 0, domain.Errorf(domain.EINVALID, "field %q: %s", name, domain.ErrorMessage(err))
+		return domain.Zero, domain.Errorf(domain.EINVALID, "field %q: %s", name, domain.ErrorMessage(err))
 	}
 	return d, nil
 }

@@ -54,7 +54,7 @@ func (b *pairBook) priceAt(t int64) (domain.Decimal, bool) {
 	slot := domain.FloorDiv(t, BucketSeconds*1000)
 	i := sort.Search(len(b.prices), func(i int) bool { return b.prices[i].slot > slot })
 	if i == 0 {
-		return 0, false
+		return domain.Zero, false
 	}
 	return b.prices[i-1].price, true
 }
@@ -97,7 +97,7 @@ func (a *assetBook) observe(t int64, b *domain.BalancesObserved) {
 	x := a.exchange(b.Exchange)
 	s := assetSnap{time: t}
 	for _, ab := range b.Balances {
-		if q := ab.Available.Add(ab.OnOrder); q != 0 {
+		if q := ab.Available.Add(ab.OnOrder); !q.IsZero() {
 			s.hold = append(s.hold, assetQty{ab.Asset, q})
 		}
 	}
@@ -143,9 +143,9 @@ func (l *Ledger) priceIn(x *exchangeAssets, asset, base string, t int64) (domain
 		}
 	}
 	if i, ok := x.pairs[[2]string{asset, base}]; ok {
-		if p, ok := l.pairs[i].priceAt(t); ok && p > 0 {
+		if p, ok := l.pairs[i].priceAt(t); ok && p.IsPos() {
 			return domain.DecimalFromInt(1).Div(p), true
 		}
 	}
-	return 0, false
+	return domain.Zero, false
 }

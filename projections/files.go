@@ -171,7 +171,7 @@ func (p *Files) state(name string) (json.RawMessage, error) {
 			i = len(entries)
 			byID[r.ID] = i
 			entries = append(entries, stateEntry{Pair: r.Pair, Type: r.Type, ID: r.ID})
-			filled = append(filled, 0)
+			filled = append(filled, domain.Zero)
 		}
 		e := &entries[i]
 		e.Time = max(e.Time, r.Time)

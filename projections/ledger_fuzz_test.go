@@ -96,13 +96,13 @@ func TestInvariantsRandom(t *testing.T) {
 				}
 				var s domain.Decimal
 				for _, d := range days {
-					s += domain.Decimal(d.Pnl)
+					s = s.Add(domain.Decimal(d.Pnl))
 				}
 				tot, _ := l.Total(k)
 				if s != domain.Decimal(tot.Pnl) {
 					t.Errorf("%s %s %s: Σ daily %s != total %s", m, z, k, s, domain.Decimal(tot.Pnl))
 				}
-				all += s
+				all = all.Add(s)
 			}
 			o, err := l.Overview(OverviewQuery{Scope: PnlScope{Keys: []string{"All"}}, Loc: loc, Now: day0.AddDate(0, 0, 3)})
 			if err != nil {
@@ -110,11 +110,11 @@ func TestInvariantsRandom(t *testing.T) {
 			}
 			var daySum domain.Decimal
 			for _, d := range o.DailyHistory {
-				daySum += domain.Decimal(d.Pnl)
+				daySum = daySum.Add(domain.Decimal(d.Pnl))
 			}
 			var perPair domain.Decimal
 			for _, p := range o.PnlsPerPair {
-				perPair += domain.Decimal(p.Pnl)
+				perPair = perPair.Add(domain.Decimal(p.Pnl))
 			}
 			if domain.Decimal(o.Total.Pnl) != all || daySum != all || perPair != all {
 				t.Errorf("%s %s: All total %s, Σ days %s, Σ pairs %s, want %s", m, z, domain.Decimal(o.Total.Pnl), daySum, perPair, all)

@@ -250,7 +250,7 @@ func TestGoldenDaily(t *testing.T) {
 			if days[i].Date != w.date || domain.Decimal(days[i].Pnl) != dec(w.pnl) {
 				t.Errorf("%s %s: day %d = %s %s, want %s %s", tt.m, tt.loc, i, days[i].Date, domain.Decimal(days[i].Pnl), w.date, w.pnl)
 			}
-			sum += domain.Decimal(days[i].Pnl)
+			sum = sum.Add(domain.Decimal(days[i].Pnl))
 		}
 		tot, _ := l.Total("binance/USDT-BTC")
 		// Invariant: Σ daily pnl = total pnl (14.605 under every method: all lots consumed)
@@ -359,7 +359,7 @@ func TestGoldenOverview(t *testing.T) {
 
 	// The BTC-quoted pair: a sell with no lot realizes nothing.
 	tb, _ := l.Total("kraken/BTC-ETH")
-	if domain.Decimal(tb.Pnl) != 0 || domain.Decimal(tb.UnmatchedBaseValue) != dec("0.05") || tb.Unit != "BTC" || domain.Decimal(tb.ABP) != dec("0.04004") {
+	if !domain.Decimal(tb.Pnl).IsZero() || domain.Decimal(tb.UnmatchedBaseValue) != dec("0.05") || tb.Unit != "BTC" || domain.Decimal(tb.ABP) != dec("0.04004") {
 		t.Errorf("kraken total = %+v", tb)
 	}
 }
@@ -382,9 +382,9 @@ func TestOverviewAllIsSumOfPairs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			pnl += domain.Decimal(o.Total.Pnl)
-			today += domain.Decimal(o.Today.Pnl)
-			buyVal += domain.Decimal(o.Total.BuyBaseValue)
+			pnl = pnl.Add(domain.Decimal(o.Total.Pnl))
+			today = today.Add(domain.Decimal(o.Today.Pnl))
+			buyVal = buyVal.Add(domain.Decimal(o.Total.BuyBaseValue))
 			trades += o.Total.NumberOfTrades
 		}
 		if domain.Decimal(all.Total.Pnl) != pnl || domain.Decimal(all.Today.Pnl) != today ||

@@ -278,7 +278,7 @@ func (l *Ledger) applyFill(id, t int64, pos uint64, f *domain.OrderFilled) error
 	if !ok {
 		return domain.Errorf(domain.EINVALID, "fill of order %d that was never requested", id)
 	}
-	if f.Quantity <= 0 || f.Price < 0 {
+	if f.Quantity.Sign() <= 0 || f.Price.IsNeg() {
 		return domain.Errorf(domain.EINVALID, "fill of order %d: quantity %s, price %s", id, f.Quantity, f.Price)
 	}
 	b := l.pairs[v&^sideSell]
@@ -294,7 +294,7 @@ func (l *Ledger) applyFill(id, t int64, pos uint64, f *domain.OrderFilled) error
 	st.fills++
 	st.filled = st.filled.Add(f.Quantity)
 	st.filledCost = st.filledCost.Add(r.Value)
-	closed := isOpen && st.amount > 0 && st.filled >= st.amount
+	closed := isOpen && st.amount.IsPos() && st.filled.Cmp(st.amount) >= 0
 	if closed {
 		delete(l.open, id)
 	}
@@ -307,7 +307,7 @@ func (l *Ledger) applyFill(id, t int64, pos uint64, f *domain.OrderFilled) error
 		net = r.Value.Sub(fee)
 		b.position = b.position.Sub(f.Quantity)
 		b.cashFlow = b.cashFlow.Add(net)
-		if r.Matched > 0 {
+		if r.Matched.IsPos() {
 			rec.pnlPrice = r.LotCost.Div(r.Matched)
 		}
 	} else {
@@ -379,7 +379,7 @@ func (l *Ledger) view(b *pairBook, r *orderRecord) OrderRecord {
 		o.BaseValue = cost.Sub(r.fee)
 		o.CostProceed = o.BaseValue
 		o.UnmatchedBaseValue = r.rate.Mul(r.unmatchedQt)
-		o.closing = r.unmatchedQt < r.amount
+		o.closing = r.unmatchedQt.Less(r.amount)
 	} else {
 		o.BaseValue = cost.Add(r.fee)
 		o.CostProceed = o.BaseValue.Neg()
@@ -832,7 +832,7 @@ func (l *Ledger) DayCounts(keys []string, bounds []int64) (orders, closes []int)
 				if !counted {
 					orders[d]++
 				}
-				if r.sell() && r.unmatchedQt < r.amount && !closing {
+				if r.sell() && r.unmatchedQt.Less(r.amount) && !closing {
 					closes[d]++
 					closing = true
 				}
@@ -873,5 +873,5 @@ func (l *Ledger) ABP(exchange, pair string) domain.Decimal {
 	if i, ok := l.byKey[domain.PairKey(exchange, pair)]; ok {
 		return l.pairs[i].lots.ABP()
 	}
-	return 0
+	return domain.Zero
 }

@@ -193,8 +193,8 @@ func totalOf(t *bucket, unrealized domain.Decimal) PnlTotal {
 
 // unrealized values the lots held at the last fill price: qty×last − cost.
 func (b *pairBook) unrealized() domain.Decimal {
-	if b.lots.Qty() <= 0 {
-		return 0
+	if b.lots.Qty().Sign() <= 0 {
+		return domain.Zero
 	}
 	return b.lots.Qty().Mul(b.lastPrice).Sub(b.lots.Cost())
 }
@@ -206,7 +206,7 @@ func (l *Ledger) Daily(q DailyQuery) ([]DayPnl, domain.Decimal, string, error) {
 	defer l.mu.RUnlock()
 	sc, err := l.resolve(q.Scope)
 	if err != nil {
-		return nil, 0, "", err
+		return nil, domain.Zero, "", err
 	}
 	ss := l.seriesOf(&sc)
 	from, to := rangeSeconds(q.From, q.To)

@@ -95,7 +95,7 @@ func (s *series) add(fx *fillFx) {
 	f := fx.pnlFill()
 	s.b[i].Add(&f)
 	s.total.Add(&f)
-	if fx.closing && fx.Pnl != 0 && !fx.noMoney {
+	if fx.closing && !fx.Pnl.IsZero() && !fx.noMoney {
 		for j := i; j < len(s.b); j++ { // only the last bucket, but for late fills
 			s.b[j].cum = s.b[j].cum.Add(fx.Pnl)
 		}
@@ -108,7 +108,7 @@ func (s *series) add(fx *fillFx) {
 
 // addToSeries folds one applied fill into its pair's and its quote's series.
 func (l *Ledger) addToSeries(b *pairBook, st *orderState, t int64, sell bool, r *domain.FillPnl, net domain.Decimal) {
-	fx := fillFx{t: t, sell: sell, closing: sell && r.Matched > 0, first: st.fills == 1,
+	fx := fillFx{t: t, sell: sell, closing: sell && r.Matched.IsPos(), first: st.fills == 1,
 		value: r.Value, net: net, fee: r.Fee, Pnl: r.Pnl, Unmatched: r.UnmatchedValue,
 		uniqueFrom: 2, uniqueTo: 2, sign: int8(r.Pnl.Sign())}
 	if fx.closing {
@@ -141,7 +141,7 @@ func (l *Ledger) addToSeries(b *pairBook, st *orderState, t int64, sell bool, r 
 func (s *series) rangePnl(from, to int64) domain.Decimal {
 	i, j := s.span(from, to)
 	if i >= j {
-		return 0
+		return domain.Zero
 	}
 	before := domain.Zero
 	if i > 0 {

@@ -76,7 +76,7 @@ type convBook struct {
 
 // observe records a rate: 1 base = rate quote at t (ms).
 func (c *convBook) observe(quote, base string, t int64, rate domain.Decimal) {
-	if rate <= 0 || quote == "" || base == "" || quote == base {
+	if rate.Sign() <= 0 || quote == "" || base == "" || quote == base {
 		return
 	}
 	if c.rates == nil {
@@ -198,7 +198,7 @@ func (c *convBook) rate(from, to string, t int64) (r domain.Decimal, inverse, ok
 	case iok:
 		return i.rate, true, true
 	}
-	return 0, false, false
+	return domain.Zero, false, false
 }
 
 // convert returns x in the other currency: x×r, or x÷r when inverse.
@@ -220,7 +220,7 @@ func (fx fillFx) converted(r domain.Decimal, inverse bool) fillFx {
 // unpriced returns fx without money: it counts (by its pnl's sign) and adds
 // nothing else.
 func (fx fillFx) unpriced() fillFx {
-	fx.value, fx.net, fx.fee, fx.Pnl, fx.Unmatched, fx.Invested = 0, 0, 0, 0, 0, 0
+	fx.value, fx.net, fx.fee, fx.Pnl, fx.Unmatched, fx.Invested = domain.Zero, domain.Zero, domain.Zero, domain.Zero, domain.Zero, domain.Zero
 	fx.noMoney = true
 	return fx
 }
@@ -357,7 +357,7 @@ func (v *mixedView) entry(q string) *Unconverted {
 // unrealized converts the unrealized pnl x of a pair quoted in q at the
 // latest rate, or adds it to q's unconverted entry and returns 0.
 func (l *Ledger) unrealizedIn(v *mixedView, q string, x domain.Decimal) domain.Decimal {
-	if q == v.unit || x == 0 {
+	if q == v.unit || x.IsZero() {
 		return x
 	}
 	if r, inv, ok := l.conv.rate(q, v.unit, maxTime); ok {
@@ -365,7 +365,7 @@ func (l *Ledger) unrealizedIn(v *mixedView, q string, x domain.Decimal) domain.D
 	}
 	u := v.entry(q)
 	u.UnrealizedPnl = domain.Number(domain.Decimal(u.UnrealizedPnl).Add(x))
-	return 0
+	return domain.Zero
 }
 
 func (v *mixedView) result() map[string]Unconverted {

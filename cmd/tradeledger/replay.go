@@ -199,7 +199,7 @@ type openOrder struct {
 	Amount    domain.Number     `json:"amount"`
 	Filled    domain.Number     `json:"filled"`
 	Price     domain.Number     `json:"price"`
-	StopPrice domain.Number     `json:"stopPrice,omitempty"`
+	StopPrice domain.Number     `json:"stopPrice,omitzero"`
 	Time      int64             `json:"time"` // of the order's last event
 }
 

@@ -335,7 +335,7 @@ func simulatorSettings(name string, entry map[string]any, logger *zap.Logger) pa
 	}
 	params := domain.StrategyParams{Settings: sim}
 	if _, ok := sim["fee"]; ok {
-		if fee, err := params.Decimal("fee", 0); err == nil && fee.Sign() >= 0 {
+		if fee, err := params.Decimal("fee", domain.Zero); err == nil && fee.Sign() >= 0 {
 			set.Fee = &fee
 		} else {
 			logger.Warn("config.exchanges.<name>.simulator.fee is not a rate; using the default", zap.String("exchange", name))
@@ -344,7 +344,7 @@ func simulatorSettings(name string, entry map[string]any, logger *zap.Logger) pa
 	if balances, ok := sim["balances"].(map[string]any); ok {
 		set.Balances = map[string]domain.Decimal{}
 		for asset := range balances {
-			v, err := domain.StrategyParams{Settings: balances}.Decimal(asset, 0)
+			v, err := domain.StrategyParams{Settings: balances}.Decimal(asset, domain.Zero)
 			if err != nil || v.Sign() < 0 {
 				logger.Warn("config.exchanges.<name>.simulator.balances: not an amount; left out", zap.String("exchange", name), zap.String("asset", asset))
 				continue

@@ -95,10 +95,10 @@ func orderRequestedJSON(v *domain.OrderRequested) []byte {
 	w.str("kind", string(v.Kind))
 	w.dec("amount", v.Amount)
 	w.dec("price", v.Price)
-	if v.StopPrice != 0 {
+	if !v.StopPrice.IsZero() {
 		w.dec("stopPrice", v.StopPrice)
 	}
-	if v.LimitPrice != 0 {
+	if !v.LimitPrice.IsZero() {
 		w.dec("limitPrice", v.LimitPrice)
 	}
 	w.str("clientOrderId", v.ClientOrderID)

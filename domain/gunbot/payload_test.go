@@ -22,11 +22,11 @@ func TestPayloadsAsJSONMarshal(t *testing.T) {
 	dec := func() domain.Decimal {
 		switch r.IntN(4) {
 		case 0:
-			return 0
+			return domain.Zero
 		case 1:
-			return domain.Decimal(-r.Int64N(1e12))
+			return domain.NewDecimal(-r.Int64N(1e12), -8)
 		}
-		return domain.Decimal(r.Int64())
+		return domain.NewDecimal(r.Int64(), -8)
 	}
 	num := func() int64 {
 		if r.IntN(3) == 0 {

@@ -18,14 +18,14 @@ import (
 // parses the exchange's decimal strings into floats).
 func dec(f *float64) domain.Decimal {
 	if f == nil {
-		return 0
+		return domain.Zero
 	}
 	return decf(*f)
 }
 
 func decf(f float64) domain.Decimal {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return 0
+		return domain.Zero
 	}
 	d, _ := domain.ParseDecimal(strconv.FormatFloat(f, 'f', 8, 64))
 	return d
@@ -64,13 +64,13 @@ const (
 func (x *Exchange) step(v interface{}) domain.Decimal {
 	f, ok := num(v)
 	if !ok || f <= 0 {
-		return 0
+		return domain.Zero
 	}
 	if x.core.PrecisionMode == precisionDecimalPlaces {
 		return decf(math.Pow10(-int(f)))
 	}
 	if x.core.PrecisionMode != precisionTickSize {
-		return 0 // significant digits: no fixed step
+		return domain.Zero // significant digits: no fixed step
 	}
 	return decf(f)
 }

@@ -181,7 +181,7 @@ func (c *Scheduler) snapshot(st *pairState) map[string]any {
 	num := func(k string) domain.Decimal { n, _ := m[k].(domain.Number); return domain.Decimal(n) }
 	bid, base, abp := num("Bid"), num("BaseBalance"), num("ABP")
 	m["BaseValue"] = domain.Number(base.Mul(bid))
-	if abp > 0 {
+	if abp.IsPos() {
 		m["UnrealizedPnl"] = domain.Number(bid.Sub(abp).Mul(base))
 	}
 	m["Running"] = c.System.Running()

@@ -378,7 +378,7 @@ func (c *Scheduler) collect(ctx context.Context, ex domain.Exchange, d *due, now
 // recorded rate is RateInterval old (or none was recorded); a failure is
 // retried at the next cycle.
 func (c *Scheduler) recordRate(ctx context.Context, exchange string, st *pairState, t domain.Ticker, now time.Time) {
-	if c.Rates == nil || t.Last <= 0 {
+	if c.Rates == nil || t.Last.Sign() <= 0 {
 		return
 	}
 	if !st.rateAt.IsZero() && now.Sub(st.rateAt) < c.RateInterval {
@@ -509,8 +509,8 @@ func mergeCandles(series, fresh []domain.Candle, limit int) []domain.Candle {
 func trimBook(b domain.OrderBook, depth int) domain.OrderBook {
 	bids := append([]domain.BookLevel(nil), b.Bids...)
 	asks := append([]domain.BookLevel(nil), b.Asks...)
-	sort.SliceStable(bids, func(i, j int) bool { return bids[i].Price > bids[j].Price })
-	sort.SliceStable(asks, func(i, j int) bool { return asks[i].Price < asks[j].Price })
+	sort.SliceStable(bids, func(i, j int) bool { return bids[j].Price.Less(bids[i].Price) })
+	sort.SliceStable(asks, func(i, j int) bool { return asks[i].Price.Less(asks[j].Price) })
 	if depth > 0 {
 		bids, asks = bids[:min(depth, len(bids))], asks[:min(depth, len(asks))]
 	}

@@ -252,7 +252,7 @@ func TestCycleCollectsAndDecides(t *testing.T) {
 		t.Fatalf("best bid/ask %s/%s, want 99/101", book.Bids[0].Price, book.Asks[0].Price)
 	}
 	for i := 1; i < len(book.Bids); i++ {
-		if book.Bids[i].Price >= book.Bids[i-1].Price || book.Asks[i].Price <= book.Asks[i-1].Price {
+		if book.Bids[i].Price.Cmp(book.Bids[i-1].Price) >= 0 || book.Asks[i].Price.Cmp(book.Asks[i-1].Price) <= 0 {
 			t.Fatalf("book not sorted at %d", i)
 		}
 	}

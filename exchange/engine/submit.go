@@ -85,14 +85,14 @@ func (t *Trader) ClosePosition(ctx context.Context, req domain.OrderRequest) (in
 func (t *Trader) held(ctx context.Context, req domain.OrderRequest) (domain.Decimal, error) {
 	x, err := t.exchange(req.Exchange)
 	if err != nil {
-		return 0, err
+		return domain.Zero, err
 	}
 	_, base, _ := domain.SplitPair(req.Pair) // validated
 	xctx, cancel := t.exCtx(ctx)
 	bs, err := x.Balances(xctx)
 	cancel()
 	if err != nil {
-		return 0, exErr(err)
+		return domain.Zero, exErr(err)
 	}
 	amount := domain.Zero
 	for _, b := range bs {
@@ -101,7 +101,7 @@ func (t *Trader) held(ctx context.Context, req domain.OrderRequest) (domain.Deci
 		}
 	}
 	if amount.Sign() <= 0 {
-		return 0, domain.Errorf(domain.EINVALID, "field \"pair\": no %s held on %s to close", base, req.Exchange)
+		return domain.Zero, domain.Errorf(domain.EINVALID, "field \"pair\": no %s held on %s to close", base, req.Exchange)
 	}
 	return amount, nil
 }
@@ -351,7 +351,7 @@ func (t *Trader) placeOCO(ctx context.Context, x domain.Exchange, _ domain.Ticke
 	stopID, stopEn := t.allocID(true)
 	limitID, limitEn := t.allocID(true)
 	stopReq := req
-	stopReq.Kind, stopReq.Price, stopReq.IdempotencyKey = domain.KindStopLimit, 0, ""
+	stopReq.Kind, stopReq.Price, stopReq.IdempotencyKey = domain.KindStopLimit, domain.Zero, ""
 	stopEn.op.Lock()
 	_, err := a.order(ctx, stopEn, stopID, func(o domain.Order) ([]domain.Event, error) {
 		return o.DecideHold(t.Clock, stopReq.Requested(stopID, ocoID, ""), "")
@@ -373,7 +373,7 @@ func (t *Trader) placeOCO(ctx context.Context, x domain.Exchange, _ domain.Ticke
 		return placed{}, err
 	}
 	limitReq := req
-	limitReq.Kind, limitReq.StopPrice, limitReq.LimitPrice = domain.KindLimit, 0, 0
+	limitReq.Kind, limitReq.StopPrice, limitReq.LimitPrice = domain.KindLimit, domain.Zero, domain.Zero
 	id, err := t.submitEntry(ctx, a, x, limitReq, ocoID, limitID, limitEn, fp)
 	if id == 0 {
 		return placed{}, err

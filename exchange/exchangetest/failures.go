@@ -179,7 +179,7 @@ func testPartialFills(t *testing.T, h Harness) {
 		t.Fatal(err)
 	}
 	cursor := cursorNow(t, h)
-	half := domain.NewDecimal(h.Amount.Units() / 2)
+	half := domain.NewDecimal(h.Amount.Units()/2, -8)
 	if err := h.Faults.Fill(req.ClientOrderID, half); err != nil {
 		t.Fatal(err)
 	}
@@ -308,19 +308,19 @@ func testFilters(t *testing.T, h Harness) {
 	small := farLimit(t, h, domain.Buy)
 	small.Amount = f.MinQty.Sub(f.StepSize)
 	if small.Amount.Sign() <= 0 {
-		small.Amount = domain.NewDecimal(f.MinQty.Units() / 2)
+		small.Amount = domain.NewDecimal(f.MinQty.Units()/2, -8)
 	}
 	refused(small, "quantity")
 	tiny := farLimit(t, h, domain.Buy)
 	tiny.Amount = f.MinQty
-	tiny.Price = domain.NewDecimal(f.MinNotional.Div(f.MinQty).Units() / 2 / f.TickSize.Units() * f.TickSize.Units())
+	tiny.Price = domain.NewDecimal(f.MinNotional.Div(f.MinQty).Units()/2/f.TickSize.Units()*f.TickSize.Units(), -8)
 	if tiny.Price.Sign() > 0 {
 		refused(tiny, "notional")
 	}
 
 	buy := farLimit(t, h, domain.Buy)
-	buy.Price = domain.NewDecimal(buy.Price.Units()/f.TickSize.Units()*f.TickSize.Units() + f.TickSize.Units()/3)
-	buy.Amount = h.Amount.Add(domain.NewDecimal(f.StepSize.Units() / 3))
+	buy.Price = domain.NewDecimal(buy.Price.Units()/f.TickSize.Units()*f.TickSize.Units()+f.TickSize.Units()/3, -8)
+	buy.Amount = h.Amount.Add(domain.NewDecimal(f.StepSize.Units()/3, -8))
 	o, err := h.Exchange.PlaceOrder(ctx, buy)
 	if err != nil {
 		t.Fatal(err)
@@ -335,7 +335,7 @@ func testFilters(t *testing.T, h Harness) {
 		t.Fatal(err)
 	}
 	sell := farLimit(t, h, domain.Sell)
-	sell.Price = domain.NewDecimal(sell.Price.Units()/f.TickSize.Units()*f.TickSize.Units() + f.TickSize.Units()/3)
+	sell.Price = domain.NewDecimal(sell.Price.Units()/f.TickSize.Units()*f.TickSize.Units()+f.TickSize.Units()/3, -8)
 	o, err = h.Exchange.PlaceOrder(ctx, sell)
 	if err != nil {
 		t.Fatal(err)

@@ -41,7 +41,7 @@ func (a *Account) reservation(m *market, req domain.PlaceOrderRequest) (asset st
 	if req.Kind == domain.KindLimit {
 		return m.quote, a.withFee(req.Amount.Mul(req.Price))
 	}
-	_, cost := a.walk(m, domain.Buy, req.Amount, 0, false)
+	_, cost := a.walk(m, domain.Buy, req.Amount, domain.Zero, false)
 	return m.quote, a.withFee(cost)
 }
 
@@ -78,7 +78,7 @@ func (a *Account) release(o *order) {
 	b := a.bal(asset)
 	b.onOrder = b.onOrder.Sub(o.reserved)
 	b.available = b.available.Add(o.reserved)
-	o.reserved = 0
+	o.reserved = domain.Zero
 	if rs := a.resting[o.Pair]; len(rs) > 0 {
 		for i, r := range rs {
 			if r == o {

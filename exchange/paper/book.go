@@ -38,7 +38,7 @@ func (a *Account) available(m *market, ask bool, i int) domain.BookLevel {
 		taken = m.takenAsk
 	}
 	if i < len(taken) {
-		l.Quantity = l.Quantity.Sub(taken[i]).Max(0)
+		l.Quantity = l.Quantity.Sub(taken[i]).Max(domain.Zero)
 	}
 	return l
 }
@@ -49,7 +49,7 @@ func (a *Account) take(m *market, ask bool, i int, q domain.Decimal) {
 		taken = &m.takenAsk
 	}
 	for len(*taken) <= i {
-		*taken = append(*taken, 0)
+		*taken = append(*taken, domain.Zero)
 	}
 	(*taken)[i] = (*taken)[i].Add(q)
 }

@@ -82,7 +82,7 @@ func (a *Account) open(m *market, req domain.PlaceOrderRequest, need domain.Deci
 		Price: req.Price, Amount: req.Amount, Status: domain.StatusOpen,
 	}}
 	if req.Kind == domain.KindMarket {
-		o.Price = 0
+		o.Price = domain.Zero
 	}
 	a.nextID++
 	o.ID = strconv.FormatInt(a.nextID, 10)

@@ -138,7 +138,7 @@ func TestSettingsFeeBalancesAndUnknownExchange(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := bal()
-	if b["USDT"].Available != domain.MustDecimal("504.01") || b["USDT"].OnOrder != 0 || b["SOL"].Available != domain.MustDecimal("5") {
+	if b["USDT"].Available != domain.MustDecimal("504.01") || !b["USDT"].OnOrder.IsZero() || b["SOL"].Available != domain.MustDecimal("5") {
 		t.Fatalf("after the fill: %+v", b)
 	}
 	fills, _ := x.FillsSince(ctx, 0, 0)
@@ -165,7 +165,7 @@ func TestLargeMarketOrderFillsPartially(t *testing.T) {
 	}
 	bs, _ := x.Balances(ctx)
 	for _, b := range bs {
-		if b.Asset == "BTC" && (b.OnOrder != 0 || b.Available != domain.MustDecimal("1000").Sub(o.Filled)) {
+		if b.Asset == "BTC" && (!b.OnOrder.IsZero() || b.Available != domain.MustDecimal("1000").Sub(o.Filled)) {
 			t.Fatalf("BTC after partial market sell: %+v, filled %v", b, o.Filled)
 		}
 	}

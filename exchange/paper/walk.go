@@ -73,7 +73,7 @@ func toDecimal(f float64) domain.Decimal {
 	if v < 1 {
 		v = 1
 	}
-	return domain.NewDecimal(int64(v))
+	return domain.NewDecimal(int64(v), -8)
 }
 
 // catchUp steps every market to the clock, matching resting orders at each
@@ -111,7 +111,7 @@ func (a *Account) Markets(ctx context.Context) ([]domain.Market, error) {
 		}
 		// Percent with 2 decimals.
 		pct := last.Sub(first).Mul(domain.DecimalFromInt(100)).Div(first)
-		mk.ChangePct24h = domain.NewDecimal((pct.Units() + sign(pct.Units())*500_000) / 1_000_000 * 1_000_000)
+		mk.ChangePct24h = domain.NewDecimal((pct.Units()+sign(pct.Units())*500_000)/1_000_000*1_000_000, -8)
 		out = append(out, mk)
 	}
 	return out, nil

@@ -219,8 +219,8 @@ func (r *Reader) pairTotal(ctx context.Context, key string) (p *pairInfo, a *agg
 	if len(v) != pairCols {
 		return nil, nil, fmt.Errorf("pnl_overview4: pair row of %s has %d figures, want %d", key, len(v), pairCols)
 	}
-	p = &pairInfo{key: key, exchange: ex, pair: pair, lotsQty: domain.Decimal(v[aggCols]), lotsCost: domain.Decimal(v[aggCols+1]),
-		last: domain.Decimal(v[aggCols+2]), balance: domain.Decimal(v[aggCols+3])}
+	p = &pairInfo{key: key, exchange: ex, pair: pair, lotsQty: domain.NewDecimal(v[aggCols], -8), lotsCost: domain.NewDecimal(v[aggCols+1], -8),
+		last: domain.NewDecimal(v[aggCols+2], -8), balance: domain.NewDecimal(v[aggCols+3], -8)}
 	p.quote, p.base, _ = domain.SplitPair(pair)
 	return p, aggOf(v), nil
 }
@@ -369,8 +369,8 @@ func (sc *overviewScan) add(row *overviewRow, packed string) {
 		}
 		p := &pairInfo{key: key, exchange: row.exchange, pair: row.pair}
 		p.quote, p.base, _ = domain.SplitPair(row.pair)
-		p.lotsQty, p.lotsCost, p.last, p.balance = domain.Decimal(v[aggCols]), domain.Decimal(v[aggCols+1]),
-			domain.Decimal(v[aggCols+2]), domain.Decimal(v[aggCols+3])
+		p.lotsQty, p.lotsCost, p.last, p.balance = domain.NewDecimal(v[aggCols], -8), domain.NewDecimal(v[aggCols+1], -8),
+			domain.NewDecimal(v[aggCols+2], -8), domain.NewDecimal(v[aggCols+3], -8)
 		sc.d.byKey[key] = p
 		sc.list = append(sc.list, listedPair{p, row.position})
 		sc.d.aggs[key] = aggOf(v)
@@ -487,9 +487,9 @@ func setAgg(a *agg, v []int64) {
 		UBuys: v[6], USells: v[7], UWins: v[8], ULosses: v[9]}
 	for i, d := range []*domain.Decimal{&a.Pnl, &a.Profit, &a.Loss, &a.Fees, &a.CpWins, &a.CpLosses,
 		&a.BuyValue, &a.SellValue, &a.Volume, &a.Unmatched, &a.Invested} {
-		*d = domain.Decimal(v[10+i])
+		*d = domain.NewDecimal(v[10+i], -8)
 	}
-	a.Hero, a.HeroT, a.Fuck, a.FuckT, a.FirstT, a.LastT = domain.Decimal(v[21]), v[22], domain.Decimal(v[23]), v[24], v[25], v[26]
+	a.Hero, a.HeroT, a.Fuck, a.FuckT, a.FirstT, a.LastT = domain.NewDecimal(v[21], -8), v[22], domain.NewDecimal(v[23], -8), v[24], v[25], v[26]
 	// The sink writes no unconverted fills: every closing trade is priced.
 	a.Priced = a.Wins + a.Losses + a.Evens
 }
@@ -529,7 +529,7 @@ func scanAggs(rows driver.Rows) (map[string]*agg, error) {
 		}
 		for i, d := range []*domain.Decimal{&a.Pnl, &a.Profit, &a.Loss, &a.Fees, &a.CpWins, &a.CpLosses,
 			&a.BuyValue, &a.SellValue, &a.Volume, &a.Unmatched, &a.Invested, &a.Hero, &a.Fuck} {
-			*d = domain.Decimal(money[i])
+			*d = domain.NewDecimal(money[i], -8)
 		}
 		// The sink writes no unconverted fills: every closing trade is priced.
 		a.Priced = a.Wins + a.Losses + a.Evens

@@ -182,12 +182,12 @@ func foldDays(perPair map[string]*daySeries, keys []string) []domain.DayPnl {
 		if a.Trades == 0 {
 			continue
 		}
-		cum = cum.Add(domain.Decimal(a.Pnl))
-		inv = inv.Add(domain.Decimal(a.Invested))
+		cum = cum.Add(domain.NewDecimal(a.Pnl, -8))
+		inv = inv.Add(domain.NewDecimal(a.Invested, -8))
 		out[k] = domain.DayPnl{
-			Date: dates[start:ends[k]], NumberOfTrades: a.Trades, TotalVolume: domain.Number(a.Volume), Pnl: domain.Number(a.Pnl),
+			Date: dates[start:ends[k]], NumberOfTrades: a.Trades, TotalVolume: num(a.Volume), Pnl: num(a.Pnl),
 			CumulativePnl: domain.Number(cum), CumulativePnlPercent: domain.Number(domain.PnlPercent(cum, inv)),
-			UnmatchedBaseValue: domain.Number(a.Unmatched),
+			UnmatchedBaseValue: num(a.Unmatched),
 		}
 		start = ends[k]
 		k++

@@ -3,6 +3,8 @@ package clickhouse
 import (
 	"testing"
 	"time"
+
+	"github.com/tradeledger/tradeledger/domain"
 )
 
 // Day numbers format as time formats the same UTC day, over years 0 to
@@ -70,7 +72,7 @@ func TestFoldDays(t *testing.T) {
 	}
 	for i, w := range want {
 		g := got[i]
-		if g.Date != w.date || g.NumberOfTrades != w.trades || int64(g.Pnl) != w.pnl || int64(g.CumulativePnl) != w.cum {
+		if g.Date != w.date || g.NumberOfTrades != w.trades || domain.Decimal(g.Pnl).Units() != w.pnl || domain.Decimal(g.CumulativePnl).Units() != w.cum {
 			t.Errorf("day %d = %+v, want %+v", i, g, w)
 		}
 	}

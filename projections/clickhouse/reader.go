@@ -150,8 +150,8 @@ type pairInfo struct {
 }
 
 func (p *pairInfo) unrealized() domain.Decimal {
-	if p.lotsQty <= 0 {
-		return 0
+	if p.lotsQty.Sign() <= 0 {
+		return domain.Zero
 	}
 	return p.lotsQty.Mul(p.last).Sub(p.lotsCost)
 }
@@ -200,7 +200,7 @@ func (r *Reader) pairs(ctx context.Context) (map[string]*pairInfo, []*pairInfo, 
 		if err := rows.Scan(&p.exchange, &p.pair, &q, &c, &l, &b); err != nil {
 			return nil, nil, err
 		}
-		p.lotsQty, p.lotsCost, p.last, p.balance = domain.Decimal(q), domain.Decimal(c), domain.Decimal(l), domain.Decimal(b)
+		p.lotsQty, p.lotsCost, p.last, p.balance = domain.NewDecimal(q, -8), domain.NewDecimal(c, -8), domain.NewDecimal(l, -8), domain.NewDecimal(b, -8)
 		p.key = domain.PairKey(p.exchange, p.pair)
 		p.quote, p.base, _ = domain.SplitPair(p.pair)
 		byKey[p.key] = &p
@@ -494,8 +494,8 @@ func assemble(q domain.OverviewQuery, d *overviewData) (*domain.Overview, error)
 			pv[i] += v[i]
 		}
 	}
-	o.Today.Pnl, o.Yesterday.Pnl, o.WeekAgo.Pnl = domain.Number(pv[0]), domain.Number(pv[1]), domain.Number(pv[2])
-	o.MonthAgo.Pnl, o.YearAgo.Pnl, o.LastYear.Pnl = domain.Number(pv[3]), domain.Number(pv[4]), domain.Number(pv[5])
+	o.Today.Pnl, o.Yesterday.Pnl, o.WeekAgo.Pnl = num(pv[0]), num(pv[1]), num(pv[2])
+	o.MonthAgo.Pnl, o.YearAgo.Pnl, o.LastYear.Pnl = num(pv[3]), num(pv[4]), num(pv[5])
 	o.Today.PerPair = map[string]domain.Number{}
 	o.YearAgo.PerPair = map[string]domain.Number{}
 
@@ -520,8 +520,8 @@ func assemble(q domain.OverviewQuery, d *overviewData) (*domain.Overview, error)
 			unr = p.unrealized()
 		}
 		unrealized = unrealized.Add(unr)
-		o.Today.PerPair[key] = domain.Number(per[key][0])
-		o.YearAgo.PerPair[key] = domain.Number(per[key][4])
+		o.Today.PerPair[key] = num(per[key][0])
+		o.YearAgo.PerPair[key] = num(per[key][4])
 		o.PnlsPerPair = append(o.PnlsPerPair, domain.KeyPnl{Key: key, Pnl: domain.Number(s.Pnl)})
 		o.DetailedPerPair = append(o.DetailedPerPair, domain.PairDetail{
 			Strategy:                  strat[key],
@@ -634,11 +634,11 @@ func (r *Reader) daily(q domain.DailyQuery) ([]domain.DayPnl, domain.Decimal, st
 	defer cancel()
 	_, list, err := r.pairs(ctx)
 	if err != nil {
-		return nil, 0, "", r.unavailable("daily", err)
+		return nil, domain.Zero, "", r.unavailable("daily", err)
 	}
 	sc, err := resolve(q.Scope, list)
 	if err != nil {
-		return nil, 0, "", err
+		return nil, domain.Zero, "", err
 	}
 	keys := sc.keys
 	if sc.all {
@@ -653,7 +653,7 @@ func (r *Reader) daily(q domain.DailyQuery) ([]domain.DayPnl, domain.Decimal, st
 	if q.From == 0 && q.To == 0 {
 		d, ok, err := r.allTime(ctx, q.Loc, nil, false, [2]int64{})
 		if err != nil {
-			return nil, 0, "", r.unavailable("daily", err)
+			return nil, domain.Zero, "", r.unavailable("daily", err)
 		}
 		if ok {
 			perPair = d.days
@@ -661,18 +661,18 @@ func (r *Reader) daily(q domain.DailyQuery) ([]domain.DayPnl, domain.Decimal, st
 	}
 	if perPair == nil {
 		if _, err := r.overviewReady(ctx); err != nil { // the buckets of a newer schema are not this reader's
-			return nil, 0, "", r.unavailable("daily", err)
+			return nil, domain.Zero, "", r.unavailable("daily", err)
 		}
 		from, to := rangeSeconds(q.From, q.To)
 		if perPair, err = r.days(ctx, from, to, q.Loc); err != nil {
-			return nil, 0, "", r.unavailable("daily", err)
+			return nil, domain.Zero, "", r.unavailable("daily", err)
 		}
 	}
 	var unm domain.Decimal
 	for _, k := range keys {
 		if s := perPair[k]; s != nil {
 			for i := range s.v {
-				unm = unm.Add(domain.Decimal(s.v[i].Unmatched))
+				unm = unm.Add(domain.NewDecimal(s.v[i].Unmatched, -8))
 			}
 		}
 	}
@@ -750,7 +750,7 @@ func (r *Reader) total(key string) (domain.PairTotal, error) {
 	out.Fees, out.Invested, out.UnmatchedBaseValue = domain.Number(t.Fees), domain.Number(t.Invested), domain.Number(t.Unmatched)
 	out.UnrealizedPnl, out.Balance = domain.Number(p.unrealized()), domain.Number(p.balance)
 	out.InventoryCost = domain.Number(p.lotsCost)
-	if p.lotsQty > 0 {
+	if p.lotsQty.IsPos() {
 		out.ABP = domain.Number(p.lotsCost.Div(p.lotsQty))
 	}
 	return out, nil
@@ -878,7 +878,7 @@ func (r *Reader) assetSnaps(ctx context.Context, exchange string, start, end int
 			return nil, err
 		}
 		if s := bySeq[seq]; s != nil && q != 0 {
-			s.hold[asset] = s.hold[asset].Add(domain.Decimal(q))
+			s.hold[asset] = s.hold[asset].Add(domain.NewDecimal(q, -8))
 		}
 	}
 	return snaps, rows.Err()
@@ -916,7 +916,7 @@ func (r *Reader) priceBook(ctx context.Context, exchange string, lastSlot int64)
 		if err := rows.Scan(&pair, &sp.slot, &p); err != nil {
 			return nil, err
 		}
-		sp.price = domain.Decimal(p)
+		sp.price = domain.NewDecimal(p, -8)
 		pb.prices[pair] = append(pb.prices[pair], sp)
 	}
 	return pb, rows.Err()
@@ -925,13 +925,13 @@ func (r *Reader) priceBook(ctx context.Context, exchange string, lastSlot int64)
 // at returns pair's last price in a slot up to t's.
 func (pb *assetPrices) at(pair string, t int64) (domain.Decimal, bool) {
 	if !pb.known[pair] {
-		return 0, false
+		return domain.Zero, false
 	}
 	ps := pb.prices[pair]
 	slot := slotOf(t)
 	i := sort.Search(len(ps), func(i int) bool { return ps[i].slot > slot })
 	if i == 0 {
-		return 0, false
+		return domain.Zero, false
 	}
 	return ps[i-1].price, true
 }
@@ -945,10 +945,10 @@ func (pb *assetPrices) in(asset, base string, t int64) (domain.Decimal, bool) {
 	if p, ok := pb.at(base+"-"+asset, t); ok {
 		return p, true
 	}
-	if p, ok := pb.at(asset+"-"+base, t); ok && p > 0 {
+	if p, ok := pb.at(asset+"-"+base, t); ok && p.IsPos() {
 		return domain.DecimalFromInt(1).Div(p), true
 	}
-	return 0, false
+	return domain.Zero, false
 }
 
 // value returns s's holdings valued in base, assets in name order, those

@@ -275,3 +275,6 @@ func orderIDOf(stream string) (int64, bool) {
 }
 
 func decUnits(d domain.Decimal) int64 { return d.Units() }
+
+// num is the API number of a count of 10^-8 units as the tables store it.
+func num(units int64) domain.Number { return domain.Number(domain.NewDecimal(units, -8)) }

@@ -124,7 +124,7 @@ func (g *logGen) orders(tb testing.TB, store domain.EventStore, n int) int {
 			parts := 1 + int(g.rand()%3)
 			left := amount
 			quote, base, _ := domain.SplitPair(p.pair)
-			for k := 0; k < parts && left > 0; k++ {
+			for k := 0; k < parts && left.IsPos(); k++ {
 				qty := left
 				if k < parts-1 {
 					qty = left.DivInt(2)

@@ -238,7 +238,7 @@ func (st *state) emitPair(bk *book, e *domain.Event, b *batch) {
 // applyFill runs the fill through the pair's lots and the aggregates.
 func (st *state) applyFill(id int64, e *domain.Event, f *domain.OrderFilled, b *batch) {
 	bk := st.pnlOrder[id]
-	if bk == nil || f.Quantity <= 0 || f.Price < 0 {
+	if bk == nil || f.Quantity.Sign() <= 0 || f.Price.IsNeg() {
 		return // the Ledger refuses these fills too
 	}
 	sell := st.sells[id]
@@ -254,7 +254,7 @@ func (st *state) applyFill(id int64, e *domain.Event, f *domain.OrderFilled, b *
 	r := bk.lots.ApplyFill(side, f.Price, f.Quantity, fee)
 	oo.fills++
 	oo.filled = oo.filled.Add(f.Quantity)
-	if isOpen && oo.amount > 0 && oo.filled >= oo.amount {
+	if isOpen && oo.amount.IsPos() && oo.filled.Cmp(oo.amount) >= 0 {
 		delete(st.open, id)
 	}
 	net := r.Value.Add(fee)
@@ -265,7 +265,7 @@ func (st *state) applyFill(id int64, e *domain.Event, f *domain.OrderFilled, b *
 		bk.posQty = bk.posQty.Add(f.Quantity)
 	}
 	bk.lastPrice = f.Price
-	closing := sell && r.Matched > 0
+	closing := sell && r.Matched.IsPos()
 	t := domain.FillTime(e, f) // trade time: the exchange's, as the Ledger uses
 	fx := domain.PnlFill{T: t, Sell: sell, Closing: closing, First: oo.fills == 1, Sign: int8(r.Pnl.Sign()), Value: r.Value,
 		Net: net, Fee: r.Fee, Pnl: r.Pnl, Unmatched: r.UnmatchedValue}

@@ -564,7 +564,7 @@ func (s *Server) execute(o *order, price, qty domain.Decimal, resting bool) {
 }
 
 func (s *Server) orderJSON(o *order) map[string]any {
-	avg := domain.Decimal(0)
+	avg := domain.Decimal(domain.Zero)
 	if o.volExec.Sign() > 0 {
 		avg = o.cost.Div(o.volExec)
 	}
