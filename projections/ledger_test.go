@@ -494,3 +494,24 @@ func TestLoadZone(t *testing.T) {
 		}
 	}
 }
+
+// TestFillOnlyInItsOwnOrderStream: an order's id is read from its stream
+// name exactly as domain.OrderStream writes it, so "order-007" is not
+// order 7: its fill is refused and order 7 keeps no record of it.
+func TestFillOnlyInItsOwnOrderStream(t *testing.T) {
+	g := &testLog{t: t}
+	g.order(7, "binance", "USDT-BTC", domain.Buy, "1", at(0, 10, 0))
+	l := replay(t, domain.LOFO, g.events)
+	f := domain.OrderFilled{FillID: "f", Price: dec("100"), Quantity: dec("1"), Fee: dec("0"), FeeAsset: "USDT"}
+	b, err := json.Marshal(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := domain.Event{Stream: "order-007", Type: domain.TypeOrderFilled, Time: at(0, 10, 0).UnixMilli(), Position: 2, Data: b}
+	if err := l.Apply(&e); domain.ErrorCode(err) != domain.EINVALID {
+		t.Errorf("fill on %q: err = %v, want EINVALID", e.Stream, err)
+	}
+	if recs := l.Orders("binance/USDT-BTC"); len(recs) != 0 {
+		t.Errorf("order 7 has %d records after a fill on %q, want none", len(recs), e.Stream)
+	}
+}

@@ -3,7 +3,6 @@ package projections
 import (
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/tradeledger/tradeledger/domain"
@@ -165,7 +164,7 @@ func (l *Ledger) Apply(e *domain.Event) error {
 		l.version++
 		return l.applyRequested(r)
 	case domain.TypeOrderFilled:
-		id, ok := orderIDOf(e.Stream)
+		id, ok := domain.OrderStreamID(e.Stream)
 		if !ok {
 			return domain.Errorf(domain.EINVALID, "OrderFilled in stream %q, not an order stream", e.Stream)
 		}
@@ -178,7 +177,7 @@ func (l *Ledger) Apply(e *domain.Event) error {
 		l.version++
 		return l.applyFill(id, domain.FillTime(e, f), e.Position, f)
 	case domain.TypeOrderCancelled, domain.TypeOrderRejected, domain.TypeOrderExpired:
-		if id, ok := orderIDOf(e.Stream); ok {
+		if id, ok := domain.OrderStreamID(e.Stream); ok {
 			l.mu.Lock()
 			delete(l.open, id)
 			l.version++
@@ -209,20 +208,6 @@ func (l *Ledger) Apply(e *domain.Event) error {
 		return l.applyConfig(e)
 	}
 	return nil
-}
-
-// orderIDOf returns the id of an order stream, "order-" and the id as
-// strconv.ParseInt reads it ("order-007" too, as the store never writes).
-func orderIDOf(stream string) (int64, bool) {
-	if id, ok := domain.OrderStreamID(stream); ok {
-		return id, true
-	}
-	s, ok := strings.CutPrefix(stream, "order-")
-	if !ok {
-		return 0, false
-	}
-	id, err := strconv.ParseInt(s, 10, 64)
-	return id, err == nil
 }
 
 // pairName is an exchange's pair (Ledger.byName's key).

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"hash/maphash"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -177,16 +176,13 @@ func (t *Trader) Apply(e *domain.Event) error {
 	return t.applyLocked(e)
 }
 
-// streamID returns the id of an order or OCO stream (prefix + decimal id),
-// moving nextID past it; ok is false for a malformed name or an id whose
-// events no longer matter (finished and dropped from memory).
+// streamID returns the id of an order or OCO stream (domain.StreamID:
+// prefix + the id as OrderStream and OcoStream write it), moving nextID
+// past it; ok is false for any other name or an id whose events no longer
+// matter (finished and dropped from memory).
 func (t *Trader) streamID(stream, prefix string) (id int64, ok bool) {
-	id, ok = domain.StreamID(stream, prefix)
-	if !ok { // not as the store writes them ("order-007"): read as before
-		var err error
-		if id, err = strconv.ParseInt(stream[len(prefix):], 10, 64); err != nil {
-			return 0, false
-		}
+	if id, ok = domain.StreamID(stream, prefix); !ok {
+		return 0, false
 	}
 	if id >= t.nextID {
 		t.nextID = id + 1

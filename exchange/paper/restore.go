@@ -3,7 +3,6 @@ package paper
 import (
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/tradeledger/tradeledger/domain"
 )
@@ -63,7 +62,7 @@ func (s *Simulator) Name() string { return "paper" }
 // restart starts from the log (restoreInto); events of exchanges already
 // in use are ignored.
 func (s *Simulator) Apply(e *domain.Event) error {
-	if !strings.HasPrefix(e.Stream, "order-") {
+	if _, ok := domain.OrderStreamID(e.Stream); !ok {
 		return nil
 	}
 	s.mu.Lock()

@@ -1,8 +1,6 @@
 package clickhouse
 
 import (
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
@@ -263,16 +261,6 @@ func dayDate(day int64) time.Time { return time.Unix(day*86400, 0).UTC() }
 func slotOf(ms int64) int64 { return domain.FloorDiv(ms, bucketMs) }
 
 const bucketMs = 900_000
-
-// orderIDOf parses the id of an order stream ("order-42" → 42).
-func orderIDOf(stream string) (int64, bool) {
-	rest, ok := strings.CutPrefix(stream, "order-")
-	if !ok {
-		return 0, false
-	}
-	id, err := strconv.ParseInt(rest, 10, 64)
-	return id, err == nil
-}
 
 func decUnits(d domain.Decimal) int64 { return d.Units() }
 

@@ -159,7 +159,7 @@ func (st *state) applyConfig(e *domain.Event, b *batch) error {
 }
 
 func (st *state) applyOrder(e *domain.Event, b *batch) error {
-	id, ok := orderIDOf(e.Stream)
+	id, ok := domain.OrderStreamID(e.Stream)
 	if !ok {
 		return nil
 	}
