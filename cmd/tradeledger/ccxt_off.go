@@ -13,6 +13,8 @@ import (
 // that has.
 const ccxtBuilt = false
 
+// ccxtAccounts is the ccxt connectors' cache (Connectors.ccxt); this
+// binary has none to keep.
 type ccxtAccounts struct{}
 
 // buildHint completes the reason of an exchange that trades on paper for
@@ -24,7 +26,8 @@ func buildHint(name string) string {
 	return ""
 }
 
-func (c *Connectors) ccxtFor(domain.Config, string) (domain.Exchange, error) {
+// exchange is EUNAVAILABLE: this binary has no ccxt connector.
+func (*ccxtAccounts) exchange(*Connectors, domain.Config, string) (domain.Exchange, error) {
 	return nil, domain.Errorf(domain.EUNAVAILABLE, "this binary has no ccxt connector: build it with make build-ccxt")
 }
 

@@ -65,16 +65,16 @@ func (c *Connectors) newCCXT(name string, entry map[string]any, keys map[string]
 	return x
 }
 
-// ccxtFor returns the ccxt connector of a configured exchange: EINVALID
-// without keys, or for a ccxtId ccxt does not know.
-func (c *Connectors) ccxtFor(cfg domain.Config, name string) (domain.Exchange, error) {
+// exchange returns the ccxt connector of a configured exchange, opened
+// once per account and settings: EINVALID without keys, or for a ccxtId
+// ccxt does not know.
+func (a *ccxtAccounts) exchange(c *Connectors, cfg domain.Config, name string) (domain.Exchange, error) {
 	entry, keys, err := c.account(cfg, name)
 	if err != nil {
 		return nil, err
 	}
 	id, testnet := ccxtSettings(name, entry)
 	fp := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%s\x00%s\x00%s\x00%t", id, keys["key"], keys["secret"], keys["password"]+keys["passphrase"], testnet)))
-	a := &c.ccxt
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if acc, ok := a.m[name]; ok && acc.fingerprint == fp {

@@ -134,7 +134,7 @@ func (c *Connectors) Exchange(name string) (domain.Exchange, error) {
 	case ConnectorBinance:
 		x, err = c.binanceFor(cfg, name)
 	case ConnectorCCXT:
-		x, err = c.ccxtFor(cfg, name)
+		x, err = c.ccxt.exchange(c, cfg, name)
 	default:
 		x, err = c.Paper.Exchange(name)
 	}

@@ -40,13 +40,9 @@ type logCut struct {
 	TradeTime bool
 }
 
-// parseTime reads a TIME argument: RFC 3339 or milliseconds since the epoch.
-func parseTime(s string) (int64, error) {
-	return parseTimeIn(s, nil)
-}
-
-// parseTimeIn is parseTime that also reads a date (2026-03-04) as the end
-// of that day (its last millisecond) in loc; a nil loc refuses dates.
+// parseTimeIn reads a TIME argument: RFC 3339, milliseconds since the
+// epoch, or, with a non-nil loc, a date (2026-03-04) as the end of that day
+// (its last millisecond) in loc.
 func parseTimeIn(s string, loc *time.Location) (int64, error) {
 	s = strings.TrimSpace(s)
 	if ms, err := strconv.ParseInt(s, 10, 64); err == nil {

@@ -33,9 +33,8 @@ func ParseJSON5(b []byte) (any, error) {
 }
 
 type json5Parser struct {
-	b   []byte
-	i   int
-	err error
+	b []byte
+	i int
 }
 
 // maxDepth bounds nesting, so that a hostile file cannot exhaust the stack.

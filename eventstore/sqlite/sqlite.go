@@ -222,6 +222,7 @@ func (s *Store) Close() error {
 		// connection: nothing touches the file's directory once Close has
 		// returned (a check that starts later finds checkCtx cancelled).
 		s.integrity.mu.Lock()
+		//lint:ignore SA2001 the lock is the barrier: it waits for CheckIntegrity to return
 		s.integrity.mu.Unlock()
 	}
 	if s.closing != nil {
