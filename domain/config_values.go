@@ -115,7 +115,8 @@ func CheckStrategyParams(where string, params map[string]any) error {
 // paper simulator's settings config.exchanges.<name>.simulator: fee, a
 // rate in [0, 1), and balances, amounts ≥ 0 (a zero starting balance is a
 // real choice), and bot.REPORTING_CURRENCY, a currency symbol (letters and
-// digits, as in a pair) or absent. ConfigFromMap calls it; see the note at
+// digits, as in a pair) or absent, and every credential of an exchange
+// entry a string (CheckCredentialTypes). ConfigFromMap calls it; see the note at
 // the top of this file for why ParseConfig does not.
 func (c Config) CheckValues() error {
 	if v, ok := c.section("bot")["REPORTING_CURRENCY"]; ok && v != nil {
@@ -128,6 +129,9 @@ func (c Config) CheckValues() error {
 	for _, name := range sortedKeys(exchanges) {
 		entry, _ := exchanges[name].(map[string]any)
 		where := "config.exchanges." + name
+		if err := CheckCredentialTypes(where, entry); err != nil {
+			return err
+		}
 		if v, ok := entry["delay"]; ok && v != nil {
 			if err := (valueRule{whole: true, min: DecimalFromInt(1), unit: "seconds"}).check(where+".delay", v); err != nil {
 				return err

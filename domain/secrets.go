@@ -24,7 +24,9 @@ var secretWords = [...]string{"secret", "key", "pass", "token", "private", "auth
 // nearest key above it names a secret: the key contains, ignoring case,
 // secret, key, pass, token, private or auth (key, apiSecretKey, clientSecret,
 // accessKey, secret2, passphrase, subaccount.secret, privateKeyPem, authToken).
-// Only strings are credentials: callers ask about string values only.
+// A credential is a string: a number or a boolean at such a path is refused
+// when a document is written (CheckCredentialTypes) and masked in outputs
+// (MaskExchange), never stored or shown as a credential in clear.
 //
 // bot.service_wallet is not a credential by this rule (it is the login
 // key, kept in the configuration) but is masked in every output as well:
@@ -111,30 +113,69 @@ func secretFieldPath(name string) []string {
 // v (path: the elements below the entry so far), with the container that
 // holds it and its key or index.
 func walkSecrets(v any, path []string, fn func(path []string, container any, key string, index int, value string)) {
+	walkCredentials(v, path, func(path []string, c any, key string, i int, value any) {
+		if s, ok := value.(string); ok {
+			fn(path, c, key, i, s)
+		}
+	})
+}
+
+// walkCredentials calls fn for every value below an exchange entry v that
+// is neither an object nor an array and sits at a credential's path
+// (IsSecretPath), whatever its type, nulls left out, in the order of the
+// sorted keys.
+func walkCredentials(v any, path []string, fn func(path []string, container any, key string, index int, value any)) {
+	visit := func(p []string, c any, key string, i int, x any) {
+		switch x.(type) {
+		case map[string]any, []any:
+			walkCredentials(x, p, fn)
+		case nil:
+		default:
+			if IsSecretPath(append([]string{"exchanges", "exchange"}, p...)...) {
+				fn(p, c, key, i, x)
+			}
+		}
+	}
 	switch t := v.(type) {
 	case map[string]any:
 		for _, k := range sortedKeys(t) {
-			p := append(path[:len(path):len(path)], k)
-			if s, ok := t[k].(string); ok {
-				if IsSecretPath(append([]string{"exchanges", "exchange"}, p...)...) {
-					fn(p, t, k, -1, s)
-				}
-				continue
-			}
-			walkSecrets(t[k], p, fn)
+			visit(append(path[:len(path):len(path)], k), t, k, -1, t[k])
 		}
 	case []any:
 		for i, x := range t {
-			p := append(path[:len(path):len(path)], "["+strconv.Itoa(i)+"]")
-			if s, ok := x.(string); ok {
-				if IsSecretPath(append([]string{"exchanges", "exchange"}, p...)...) {
-					fn(p, t, "", i, s)
-				}
-				continue
-			}
-			walkSecrets(x, p, fn)
+			visit(append(path[:len(path):len(path)], "["+strconv.Itoa(i)+"]"), t, "", i, x)
 		}
 	}
+}
+
+// CheckCredentialTypes returns EINVALID naming the first value of an
+// exchange entry that sits at a credential's path (IsSecretPath) and is not
+// a string (a number, a boolean): such a value could be neither encrypted
+// nor recognised as a secret. where is the entry's place in messages
+// ("config.exchanges.binance"); the value's path follows it
+// ("config.exchanges.binance.secret", "….accounts[0].authToken"). A null
+// is no credential and passes.
+func CheckCredentialTypes(where string, entry map[string]any) error {
+	var err error
+	walkCredentials(entry, nil, func(path []string, _ any, _ string, _ int, value any) {
+		if _, ok := value.(string); ok || err != nil {
+			return
+		}
+		var at strings.Builder
+		at.WriteString(where)
+		for _, e := range path {
+			if !isIndexElem(e) {
+				at.WriteByte('.')
+			}
+			at.WriteString(e)
+		}
+		kind := "a number"
+		if _, ok := value.(bool); ok {
+			kind = "a boolean"
+		}
+		err = Errorf(EINVALID, "%s must be a string, not %s: its name makes it a credential, kept encrypted, and only a string can be", at.String(), kind)
+	})
+	return err
 }
 
 // ExtractSecrets splits an exchange entry into a copy without its
@@ -247,10 +288,12 @@ func (b *SecretBox) Open(ciphertext string) (string, error) {
 }
 
 // MaskExchange returns a copy of an exchange entry with every non-empty
-// credential (IsSecretPath, at any depth) replaced by Mask.
+// credential (IsSecretPath, at any depth) replaced by Mask, and every
+// number or boolean at a credential's path too (a log written before
+// CheckCredentialTypes may hold one).
 func MaskExchange(entry map[string]any) map[string]any {
 	out := deepCopy(entry).(map[string]any)
-	walkSecrets(out, nil, func(_ []string, c any, key string, i int, value string) {
+	walkCredentials(out, nil, func(_ []string, c any, key string, i int, value any) {
 		if value == "" {
 			return
 		}
@@ -294,7 +337,7 @@ func MaskSecretsIn(v any) bool {
 							continue
 						}
 						masked := MaskExchange(entry)
-						walkSecrets(entry, nil, func(_ []string, _ any, _ string, _ int, value string) {
+						walkCredentials(entry, nil, func(_ []string, _ any, _ string, _ int, value any) {
 							if value != "" && value != Mask {
 								changed = true
 							}

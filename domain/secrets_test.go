@@ -119,3 +119,40 @@ func TestMaskSecretsIn(t *testing.T) {
 		t.Fatal("masking twice changed something")
 	}
 }
+
+// TestCredentialMustBeAString: a number or a boolean where a credential
+// goes is refused when a document is written, naming its path; a log that
+// holds one (written before the rule) shows it masked.
+func TestCredentialMustBeAString(t *testing.T) {
+	doc := func(entry string) map[string]any {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(`{"bot":{},"pairs":{},"strategies":{},"GUI":{},"exchanges":{"binance":`+entry+`}}`), &m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	for _, tt := range []struct{ entry, path string }{
+		{`{"key":"k","secret":123}`, "config.exchanges.binance.secret"},
+		{`{"apiKey":true}`, "config.exchanges.binance.apiKey"},
+		{`{"accounts":[{"authToken":1.5}]}`, "config.exchanges.binance.accounts[0].authToken"},
+		{`{"secrets":["s",7]}`, "config.exchanges.binance.secrets[1]"},
+	} {
+		_, err := domain.ConfigFromMap(doc(tt.entry))
+		if domain.ErrorCode(err) != domain.EINVALID || !strings.Contains(domain.ErrorMessage(err), tt.path+" must be a string") {
+			t.Errorf("%s: err = %v, want EINVALID naming %s", tt.entry, err, tt.path)
+		}
+	}
+	for _, entry := range []string{`{"key":"k","secret":"123","delay":5}`, `{"secret":null}`, `{"sub":{"delay":3}}`} {
+		if _, err := domain.ConfigFromMap(doc(entry)); err != nil {
+			t.Errorf("%s: %v, want accepted", entry, err)
+		}
+	}
+	var old any
+	json.Unmarshal([]byte(`{"exchanges":{"binance":{"secret":123,"flagKey":true,"delay":5}}}`), &old)
+	if !domain.MaskSecretsIn(old) {
+		t.Fatal("a number at a credential's path was not masked")
+	}
+	if b, _ := json.Marshal(old); string(b) != `{"exchanges":{"binance":{"delay":5,"flagKey":"********","secret":"********"}}}` {
+		t.Errorf("masked: %s", b)
+	}
+}

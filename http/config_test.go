@@ -105,6 +105,10 @@ func TestConfigUpdate(t *testing.T) {
 	noSecret := e.fullConfig()
 	noSecret["exchanges"].(map[string]any)["kraken"] = map[string]any{"key": domain.Mask}
 	e.refuse(400, "no secret is stored", "POST", "/config/update", map[string]any{"data": noSecret})
+	// A credential given as a number would be stored and shown in clear.
+	numeric := e.fullConfig()
+	numeric["exchanges"].(map[string]any)["binance"].(map[string]any)["secret"] = 123
+	e.refuse(400, "config.exchanges.binance.secret must be a string", "POST", "/config/update", map[string]any{"data": numeric})
 	foreign := e.fullConfig()
 	foreign["exchanges"].(map[string]any)["kraken"] = map[string]any{"key": "gunbot-encrypted-blob", "isEncrypted": true}
 	e.refuse(400, "isEncrypted", "POST", "/config/update", map[string]any{"data": foreign})
