@@ -10,17 +10,20 @@ import (
 
 // CheckJSON returns nil when b is exactly one JSON value, in valid UTF-8,
 // in which no object repeats a key at any depth; otherwise EINVALID saying
-// which: "not valid UTF-8", "malformed JSON at byte N: …", "trailing data
-// after the JSON value", or `duplicate key "a.b"` (the key with its path,
-// array elements as [i]). encoding/json accepts all of these silently (it
-// replaces bad bytes and keeps the last of two keys), so writers check
-// with CheckJSON before they decode: two readers of one body must never
-// see different values.
+// which: `field "a.b" is not valid UTF-8` (the string value holding the
+// first invalid byte, with its path, array elements as [i]), `a key in "a"
+// is not valid UTF-8`, "not valid UTF-8 at byte N" (outside any string),
+// "malformed JSON at byte N: …", "trailing data after the JSON value", or
+// `duplicate key "a.b"` (the key with its path). encoding/json accepts
+// all of these silently (it replaces bad bytes and keeps the last of two
+// keys), so writers check with CheckJSON before they decode: two readers
+// of one body must never see different values.
 func CheckJSON(b []byte) error {
-	if !utf8.Valid(b) {
-		return Errorf(EINVALID, "not valid UTF-8")
-	}
+	validUTF8 := utf8.Valid(b)
 	if !json.Valid(b) {
+		if !validUTF8 {
+			return Errorf(EINVALID, "not valid UTF-8 at byte %d", invalidUTF8At(b))
+		}
 		_, err := decodeJSONValue(b)
 		var se *json.SyntaxError
 		switch {
@@ -33,11 +36,34 @@ func CheckJSON(b []byte) error {
 		}
 		return Errorf(EINVALID, "malformed JSON")
 	}
-	s := keyScanner{b: b}
-	if path := s.value(); path != nil {
+	s := keyScanner{b: b, checkUTF8: !validUTF8}
+	path := s.value()
+	switch {
+	case path == nil:
+		return nil
+	case !s.badUTF8:
 		return Errorf(EINVALID, "duplicate key %q", joinKeyPath(path))
+	case s.badKey && len(path) == 1:
+		return Errorf(EINVALID, "a key of the top-level object is not valid UTF-8")
+	case s.badKey:
+		return Errorf(EINVALID, "a key in %q is not valid UTF-8", joinKeyPath(path[1:]))
+	case len(path) == 0:
+		return Errorf(EINVALID, "the top-level string is not valid UTF-8")
 	}
-	return nil
+	return Errorf(EINVALID, "field %q is not valid UTF-8", joinKeyPath(path))
+}
+
+// invalidUTF8At returns the offset of the first byte of b that does not
+// start a valid UTF-8 sequence (len(b) when there is none).
+func invalidUTF8At(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n == 1 {
+			return i
+		}
+		i += n
+	}
+	return len(b)
 }
 
 // joinKeyPath joins the path keyScanner returns (innermost first).
@@ -54,11 +80,18 @@ func joinKeyPath(path []string) string {
 
 // keyScanner walks a JSON text that json.Valid accepted (so it need not
 // check the grammar, and nesting is at most encoding/json's depth limit)
-// looking for a repeated object key. It allocates only for objects with
-// more than smallObject keys and for the path of a duplicate.
+// looking for a repeated object key, and, with checkUTF8, a string that is
+// not valid UTF-8 (json.Valid lets such bytes through inside strings). It
+// allocates only for objects with more than smallObject keys and for the
+// path of what it finds.
 type keyScanner struct {
-	b []byte
-	i int
+	b         []byte
+	i         int
+	checkUTF8 bool
+	// badUTF8: the path value returned leads to invalid UTF-8, not to a
+	// duplicate key: in its innermost key when badKey, else in the string
+	// value at that path (an empty path: the top-level value).
+	badUTF8, badKey bool
 }
 
 const smallObject = 16
@@ -98,7 +131,10 @@ func (s *keyScanner) value() []string {
 			}
 		}
 	case '"':
-		s.str()
+		if raw, _ := s.str(); s.checkUTF8 && !utf8.Valid(raw) {
+			s.badUTF8 = true
+			return []string{}
+		}
 	default:
 		for s.i < len(s.b) {
 			switch s.b[s.i] {
@@ -123,6 +159,10 @@ func (s *keyScanner) object() []string {
 			return nil
 		}
 		raw, escaped := s.str()
+		if s.checkUTF8 && !utf8.Valid(raw) {
+			s.badUTF8, s.badKey = true, true
+			return []string{string(raw)}
+		}
 		key := raw
 		if escaped {
 			// "\u0061" and "a" are one key to every decoder.

@@ -97,7 +97,8 @@ func TestJSONWritesRefuseAmbiguousBodies(t *testing.T) {
 		{"repeated pair, spaced", "/trade/buy/market", `{ "data": { "exch": "binance", "pair": "USDT-BTC", "amt": 0.001, "pair": "USDT-ETH" } }`, `duplicate key \"data.pair\"`},
 		{"escaped repeat", "/trade/buy/market", `{"data":{"exch":"binance","pair":"USDT-BTC","amt":0.001,"\u0061mt":5}}`, `duplicate key \"data.amt\"`},
 		{"repeated data", "/trade/buy/market", `{"data":{"exch":"binance","pair":"USDT-BTC","amt":0.001},"data":{"exch":"binance","pair":"USDT-BTC","amt":9}}`, `duplicate key \"data\"`},
-		{"invalid UTF-8", "/trade/buy/market", "{\"data\":{\"exch\":\"binance\",\"pair\":\"USDT-BTC\xff\",\"amt\":0.001}}", "not valid UTF-8"},
+		{"invalid UTF-8 in pair", "/trade/buy/market", "{\"data\":{\"exch\":\"binance\",\"pair\":\"USDT-BTC\xff\",\"amt\":0.001}}", `field \"data.pair\" is not valid UTF-8`},
+		{"invalid UTF-8 in exch, top level", "/trade/buy/market", "{\"exch\":\"bin\xc3\x28ance\",\"pair\":\"USDT-BTC\",\"amt\":0.001}", `field \"exch\" is not valid UTF-8`},
 		{"trailing data", "/trade/buy/market", `{"data":{"exch":"binance","pair":"USDT-BTC","amt":0.001}} {}`, "after top-level value"},
 		{"trailing brace", "/trade/buy/market", `{"data":{"exch":"binance","pair":"USDT-BTC","amt":0.001}}}`, "after top-level value"},
 	}
@@ -120,7 +121,7 @@ func TestJSONWritesRefuseAmbiguousBodies(t *testing.T) {
 		{"config document, nested repeat", "/config/update", `{"data":` + full + `,"GUI":{"theme":"a","theme":"b"}}}`, `duplicate key \"data.GUI.theme\"`},
 		{"config document, repeated section", "/config/update", `{"data":` + full + `,"GUI":{},"pairs":{"binance":{"USDT-BTC":{"strategy":"manual"}}}}}`, `duplicate key \"data.pairs\"`},
 		{"pair settings", "/config/pair/add", `{"exchange":"binance","pair":"USDT-BTC","settings":{"strategy":"manual","DELAY":5,"DELAY":0}}`, `duplicate key \"settings.DELAY\"`},
-		{"strategy settings, invalid UTF-8", "/config/strategy/add", "{\"name\":\"s\",\"settings\":{\"x\":\"\xc3\x28\"}}", "not valid UTF-8"},
+		{"strategy settings, invalid UTF-8", "/config/strategy/add", "{\"name\":\"s\",\"settings\":{\"x\":\"\xc3\x28\"}}", `field \"settings.x\" is not valid UTF-8`},
 		{"document string with a repeated key", "/files/autoconfig/write", `{"document":"{\"a\":1,\"a\":2}"}`, `duplicate key \"a\"`},
 		{"document string with a stray brace", "/files/autoconfig/write", `{"document":"{\"a\":1}}"}`, "trailing data"},
 		{"acvar-like document with a repeated key", "/files/custom-editor/write", `{"document":{"x":{"y":1,"y":2}}}`, `duplicate key \"document.x.y\"`},
