@@ -56,8 +56,8 @@ func TestCheckJSON(t *testing.T) {
 	}
 }
 
-// DecodeJSONObject refuses a stray closing brace after the object (it used
-// to accept it: json.Decoder.More reports '}' as the end).
+// DecodeJSONObject refuses a stray closing brace after the object, which a
+// decoder that trusts json.Decoder.More accepts ('}' reads as the end).
 func TestDecodeJSONObjectTrailingBrace(t *testing.T) {
 	for _, in := range []string{`{"a":1}}`, `{"a":1}]`, `{"a":1} x`} {
 		if _, err := DecodeJSONObject([]byte(in)); ErrorCode(err) != EINVALID {

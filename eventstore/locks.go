@@ -10,7 +10,7 @@ import (
 // projections, so commands of one process never decide against a state
 // another is about to change, and never lose a version race to each other.
 // Only writers outside the process (another process on the same store)
-// still make an append conflict, and are decided again as before.
+// still make an append conflict, which Run answers by deciding again.
 //
 // Streams are independent: commands on different streams run at once. A
 // command waiting for its stream gives up when its context ends; so would

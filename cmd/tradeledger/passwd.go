@@ -151,7 +151,7 @@ func appendPassword(ctx context.Context, store domain.EventStore, clock domain.C
 		Conflict: "append PasswordSet: the credentials stream keeps changing; try again",
 	})
 	if domain.ErrorCode(err) == domain.ECONFLICT {
-		return 0, false, errors.New(domain.ErrorMessage(err)) // printed as before
+		return 0, false, errors.New(domain.ErrorMessage(err)) // the message alone: it says what to do
 	}
 	if err != nil {
 		return 0, false, err

@@ -38,7 +38,7 @@ import (
 // plan sum those days from the hour blocks, which lie scattered over the
 // table (each costs a read of its own). A zone with another offset over the
 // fills' span (a 30- or 45-minute zone, or local mean time) is read from
-// the buckets as before, as are reads over a date range.
+// the 15-minute buckets, as are reads over a date range.
 
 // errUnknownTable is ClickHouse's code for a table that does not exist.
 const errUnknownTable = 60
