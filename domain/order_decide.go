@@ -46,14 +46,14 @@ func (o *Order) DecideHold(clock Clock, p OrderRequested, refusal string) ([]Eve
 // by client order id: OrderRejected with its reason when the exchange
 // rejected the order, OrderAccepted with the exchange's order id
 // otherwise. An unknown order is ENOTFOUND.
-func (o *Order) DecideAnswer(clock Clock, eo ExchangeOrder) ([]Event, error) {
+func (o *Order) DecideAnswer(clock Clock, answer ExchangeOrder) ([]Event, error) {
 	if o.State == OrderStateNone {
 		return nil, Errorf(ENOTFOUND, "order not found")
 	}
-	if eo.Status == StatusRejected {
-		return []Event{NewEvent(clock, TypeOrderRejected, OrderRejected{Reason: eo.Reason})}, nil
+	if answer.Status == StatusRejected {
+		return []Event{NewEvent(clock, TypeOrderRejected, OrderRejected{Reason: answer.Reason})}, nil
 	}
-	return []Event{NewEvent(clock, TypeOrderAccepted, OrderAccepted{ExchangeOrderID: eo.ID})}, nil
+	return []Event{NewEvent(clock, TypeOrderAccepted, OrderAccepted{ExchangeOrderID: answer.ID})}, nil
 }
 
 // DecideRejected records an exchange's refusal of a placement (EINVALID

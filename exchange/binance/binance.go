@@ -659,8 +659,8 @@ func (x *Exchange) CancelOrder(ctx context.Context, pair, orderID string) (domai
 		})
 		switch {
 		case qerr == nil:
-			eo := x.fromOrder(s, o)
-			return eo, domain.Errorf(domain.ECONFLICT, "order %s is already %s", orderID, eo.Status)
+			exchangeOrder := x.fromOrder(s, o)
+			return exchangeOrder, domain.Errorf(domain.ECONFLICT, "order %s is already %s", orderID, exchangeOrder.Status)
 		case domain.ErrorCode(qerr) == domain.ENOTFOUND:
 			return domain.ExchangeOrder{}, domain.Errorf(domain.ENOTFOUND, "order %s not found on %s %s", orderID, x.ExchangeName, pair)
 		}

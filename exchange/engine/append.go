@@ -44,10 +44,10 @@ func (a *appender) ctx(ctx context.Context) context.Context {
 // version; a reserved id's empty order has none, so its first events
 // create the stream) and appends what decide returns. It returns the
 // appended events (none when decide returned none). The caller holds
-// en.op.
-func (a *appender) order(ctx context.Context, en *entry, id int64, decide func(o domain.Order) ([]domain.Event, error)) ([]domain.Event, error) {
+// entry.op.
+func (a *appender) order(ctx context.Context, entry *orderEntry, id int64, decide func(o domain.Order) ([]domain.Event, error)) ([]domain.Event, error) {
 	return write(ctx, a, domain.OrderStream(id), func() (domain.Order, domain.ExpectedVersion) {
-		o := a.t.orderState(en)
+		o := a.t.orderState(entry)
 		return o, eventstore.ExpectedAt(o.Version)
 	}, decide)
 }
@@ -125,10 +125,10 @@ func (a *appender) finish(ctx context.Context, err error) error {
 
 // orderState is a copy of an order's state to decide on (its FillIDs are
 // shared: Apply only appends to them, under t.mu).
-func (t *Trader) orderState(en *entry) domain.Order {
+func (t *Trader) orderState(entry *orderEntry) domain.Order {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return en.o
+	return entry.o
 }
 
 // commands is the command path on the Trader's store, made on first use

@@ -119,8 +119,8 @@ func (t *Trader) cancelLeg(ctx context.Context, a *appender, x domain.Exchange, 
 // cancelLocked decides and records a cancel; the caller holds the
 // exchange lock.
 func (t *Trader) cancelLocked(ctx context.Context, a *appender, x domain.Exchange, id int64, reason string) error {
-	en := t.entry(id)
-	if en == nil {
+	entry := t.entry(id)
+	if entry == nil {
 		// Finished (or never an order): the log says which.
 		o, ok, err := t.lookup(ctx, id)
 		if err != nil {
@@ -134,13 +134,13 @@ func (t *Trader) cancelLocked(ctx context.Context, a *appender, x domain.Exchang
 		}
 		return domain.Errorf(domain.ECONFLICT, "order %d is already %s", id, o.State)
 	}
-	en.op.Lock()
-	_, err := a.order(ctx, en, id, func(o domain.Order) ([]domain.Event, error) { return o.DecideCancel(t.Clock, reason) })
-	en.op.Unlock()
+	entry.op.Lock()
+	_, err := a.order(ctx, entry, id, func(o domain.Order) ([]domain.Event, error) { return o.DecideCancel(t.Clock, reason) })
+	entry.op.Unlock()
 	if err != nil {
 		return err
 	}
-	if o := t.snapshot(en); o.State.Done() {
+	if o := t.snapshot(entry); o.State.Done() {
 		return nil
 	}
 	return t.exchangeCancel(ctx, a, x, id, reason)
@@ -149,30 +149,30 @@ func (t *Trader) cancelLocked(ctx context.Context, a *appender, x domain.Exchang
 // exchangeCancel asks the exchange to cancel an order whose cancel was
 // requested, and records the outcome.
 func (t *Trader) exchangeCancel(ctx context.Context, a *appender, x domain.Exchange, id int64, reason string) error {
-	en := t.entry(id)
-	if en == nil {
+	entry := t.entry(id)
+	if entry == nil {
 		return nil // finished meanwhile: nothing left to cancel
 	}
-	o := t.snapshot(en)
+	o := t.snapshot(entry)
 	exID := o.ExchangeOrderID
 	if exID == "" {
-		xctx, cancel := t.exCtx(ctx)
-		eo, err := x.Order(xctx, o.Pair, o.ClientOrderID)
+		xctx, cancel := t.exchangeCallContext(ctx)
+		exchangeOrder, err := x.Order(xctx, o.Pair, o.ClientOrderID)
 		cancel()
 		switch {
 		case domain.ErrorCode(err) == domain.ENOTFOUND:
 			// Never reached the exchange: nothing to cancel there.
-			en.op.Lock()
-			_, err = a.order(ctx, en, id, func(o domain.Order) ([]domain.Event, error) { return o.DecideCancelled(t.Clock, reason), nil })
-			en.op.Unlock()
+			entry.op.Lock()
+			_, err = a.order(ctx, entry, id, func(o domain.Order) ([]domain.Event, error) { return o.DecideCancelled(t.Clock, reason), nil })
+			entry.op.Unlock()
 			return err
 		case err != nil:
 			return domain.Errorf(domain.EUNAVAILABLE, "%s did not answer; the cancel of order %d is pending", o.Exchange, id)
 		}
-		exID = eo.ID
+		exID = exchangeOrder.ID
 	}
-	xctx, cancel := t.exCtx(ctx)
-	eo, err := x.CancelOrder(xctx, o.Pair, exID)
+	xctx, cancel := t.exchangeCallContext(ctx)
+	exchangeOrder, err := x.CancelOrder(xctx, o.Pair, exID)
 	cancel()
 	switch code := domain.ErrorCode(err); {
 	case err == nil, code == domain.ECONFLICT:
@@ -181,15 +181,15 @@ func (t *Trader) exchangeCancel(ctx context.Context, a *appender, x domain.Excha
 		if ferr := t.reconcileFills(ctx, a, x); ferr != nil {
 			return ferr
 		}
-		if err != nil && eo.Status != domain.StatusCancelled {
-			if o := t.snapshot(en); o.State == domain.OrderStateFilled {
+		if err != nil && exchangeOrder.Status != domain.StatusCancelled {
+			if o := t.snapshot(entry); o.State == domain.OrderStateFilled {
 				return domain.Errorf(domain.ECONFLICT, "order %d is already filled", id)
 			}
 			return domain.Errorf(domain.ECONFLICT, "order %d cannot be cancelled: %s", id, domain.ErrorMessage(err))
 		}
-		en.op.Lock()
-		_, err = a.order(ctx, en, id, func(o domain.Order) ([]domain.Event, error) { return o.DecideCancelled(t.Clock, reason), nil })
-		en.op.Unlock()
+		entry.op.Lock()
+		_, err = a.order(ctx, entry, id, func(o domain.Order) ([]domain.Event, error) { return o.DecideCancelled(t.Clock, reason), nil })
+		entry.op.Unlock()
 		return err
 	case code == domain.ENOTFOUND:
 		return domain.Errorf(domain.ENOTFOUND, "order %d is unknown to %s", id, o.Exchange)

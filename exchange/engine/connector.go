@@ -21,7 +21,10 @@ func (t *Trader) exchange(name string) (domain.Exchange, error) {
 	return x, nil
 }
 
-func (t *Trader) exCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+// exchangeCallContext bounds one call to a connector by t.Timeout
+// (DefaultTimeout when unset): a call not answered by then is an unknown
+// outcome, never a wait for ever.
+func (t *Trader) exchangeCallContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	d := t.Timeout
 	if d <= 0 {
 		d = DefaultTimeout
@@ -29,9 +32,9 @@ func (t *Trader) exCtx(ctx context.Context) (context.Context, context.CancelFunc
 	return context.WithTimeout(ctx, d)
 }
 
-// exErr turns connector failures that are not domain errors into
+// exchangeError turns connector failures that are not domain errors into
 // EUNAVAILABLE (a network problem, a timeout).
-func exErr(err error) error {
+func exchangeError(err error) error {
 	if err == nil {
 		return nil
 	}

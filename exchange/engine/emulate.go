@@ -30,39 +30,39 @@ func (t *Trader) OnTicker(ctx context.Context, exchange string, tk domain.Ticker
 }
 
 func (t *Trader) tick(ctx context.Context, a *appender, x domain.Exchange, id int64, tk domain.Ticker) error {
-	en := t.entry(id)
-	if en == nil {
+	entry := t.entry(id)
+	if entry == nil {
 		return nil // finished meanwhile
 	}
-	en.op.Lock()
-	evs, err := a.order(ctx, en, id, func(o domain.Order) ([]domain.Event, error) {
+	entry.op.Lock()
+	evs, err := a.order(ctx, entry, id, func(o domain.Order) ([]domain.Event, error) {
 		return o.DecideTick(t.Clock, tk.Last, tk.Bid, tk.Ask), nil
 	})
-	en.op.Unlock()
+	entry.op.Unlock()
 	if err != nil || len(evs) == 0 || evs[0].Type != domain.TypeStopTriggered {
 		return err
 	}
-	o := t.snapshot(en)
+	o := t.snapshot(entry)
 	if o.OcoID != 0 {
 		if err := t.legExecuted(ctx, a, x, o.OcoID, id); err != nil {
 			return err
 		}
 	}
-	return t.placeTriggered(ctx, a, x, en)
+	return t.placeTriggered(ctx, a, x, entry)
 }
 
 // placeTriggered places the limit order of a fired stop.
-func (t *Trader) placeTriggered(ctx context.Context, a *appender, x domain.Exchange, en *entry) error {
-	en.op.Lock()
-	o := t.snapshot(en)
+func (t *Trader) placeTriggered(ctx context.Context, a *appender, x domain.Exchange, entry *orderEntry) error {
+	entry.op.Lock()
+	o := t.snapshot(entry)
 	if o.State != domain.OrderStateTriggered {
-		en.op.Unlock()
+		entry.op.Unlock()
 		return nil
 	}
-	eo, err := t.place(ctx, a, x, en, &o, o.LimitPrice)
-	en.op.Unlock()
-	if err == nil && eo.ID != "" && (eo.Filled.Sign() > 0 || eo.Status != domain.StatusOpen) {
-		err = t.settlePlacedLocked(ctx, a, x, o.OrderID, eo)
+	exchangeOrder, err := t.place(ctx, a, x, entry, &o, o.LimitPrice)
+	entry.op.Unlock()
+	if err == nil && exchangeOrder.ID != "" && (exchangeOrder.Filled.Sign() > 0 || exchangeOrder.Status != domain.StatusOpen) {
+		err = t.settlePlacedLocked(ctx, a, x, o.OrderID, exchangeOrder)
 	}
 	return err
 }
@@ -78,8 +78,8 @@ func (t *Trader) legExecuted(ctx context.Context, a *appender, x domain.Exchange
 	}
 	other := c.Other(legID)
 	otherDone := true
-	if en := t.orders[other]; en != nil {
-		otherDone = en.o.State.Done()
+	if entry := t.orders[other]; entry != nil {
+		otherDone = entry.o.State.Done()
 	}
 	t.mu.Unlock()
 	evs, err := a.oco(ctx, ocoID, func(c domain.Oco) ([]domain.Event, error) {

@@ -46,7 +46,7 @@ type Trader struct {
 	// orders holds the unfinished orders (and ids reserved for orders
 	// being written); a finished order leaves it, its id joins finished,
 	// and its state is read back from the log when asked for (lookup).
-	orders map[int64]*entry
+	orders map[int64]*orderEntry
 	// checked names the exchanges whose open orders Reconcile has looked
 	// up since this process started (see checkOpenOrders).
 	checked  map[string]bool
@@ -68,7 +68,7 @@ type Trader struct {
 	// spare is a finished order's entry that never left t.mu's keeping
 	// (shared false), for the next order the log requests: a replay's
 	// orders open and finish one after the other.
-	spare *entry
+	spare *orderEntry
 
 	cmdsOnce sync.Once
 	cmds     *eventstore.Commands // commands()
@@ -81,7 +81,9 @@ type lookup struct {
 	next     time.Time
 }
 
-type entry struct {
+// orderEntry is the Trader's record of one unfinished order: its state as
+// folded from the log, and the lock its commands take.
+type orderEntry struct {
 	op      sync.Mutex // serializes commands on the order; never held while waiting for projections
 	o       domain.Order
 	updated int64 // ms of the order's last event
@@ -148,7 +150,7 @@ func NewTrader(store domain.EventStore, exchange func(string) (domain.Exchange, 
 func (t *Trader) init() {
 	if t.orders == nil {
 		t.nextID = 1
-		t.orders = make(map[int64]*entry)
+		t.orders = make(map[int64]*orderEntry)
 		t.finished = idSet{}
 		t.open = make(map[string]map[int64]struct{})
 		t.armed = make(map[pairRef]map[int64]struct{})
@@ -198,30 +200,30 @@ func (t *Trader) applyLocked(e *domain.Event) error {
 		if !ok {
 			return nil
 		}
-		en := t.orders[id]
-		if en == nil {
-			en = t.newEntry()
-			t.orders[id] = en
+		entry := t.orders[id]
+		if entry == nil {
+			entry = t.newEntry()
+			t.orders[id] = entry
 		}
-		if err := en.o.Apply(e); err != nil {
+		if err := entry.o.Apply(e); err != nil {
 			return err
 		}
-		en.updated = e.Time
+		entry.updated = e.Time
 		switch e.Type {
 		case domain.TypeOrderRequested:
-			t.byClient[en.o.ClientOrderID] = id
-			if k := en.o.IdempotencyKey; k != "" {
+			t.byClient[entry.o.ClientOrderID] = id
+			if k := entry.o.IdempotencyKey; k != "" {
 				kid := t.keyIDOf(k)
 				if _, ok := t.keys[kid]; !ok {
-					t.keys[kid] = keyRecord{orderID: id, ocoID: en.o.OcoID, fp: fingerprintBits(en.o.IdempotencyFingerprint)}
+					t.keys[kid] = keyRecord{orderID: id, ocoID: entry.o.OcoID, fp: fingerprintBits(entry.o.IdempotencyFingerprint)}
 				}
 			}
 		case domain.TypeOrderFilled:
-			if p, err := domain.Payload[domain.OrderFilled](e); err == nil && p.Seq > t.cursor[en.o.Exchange] {
-				t.cursor[en.o.Exchange] = p.Seq
+			if p, err := domain.Payload[domain.OrderFilled](e); err == nil && p.Seq > t.cursor[entry.o.Exchange] {
+				t.cursor[entry.o.Exchange] = p.Seq
 			}
 		}
-		t.index(id, en)
+		t.index(id, entry)
 	case strings.HasPrefix(e.Stream, "oco-"):
 		id, ok := t.streamID(e.Stream, "oco-")
 		if !ok {
@@ -250,8 +252,8 @@ func (t *Trader) applyLocked(e *domain.Event) error {
 // index files an order after an event: an unfinished one under its
 // exchange (and, while its stop waits, under its pair as armed); a
 // finished one leaves every index and memory. The caller holds t.mu.
-func (t *Trader) index(id int64, en *entry) {
-	o := &en.o
+func (t *Trader) index(id int64, entry *orderEntry) {
+	o := &entry.o
 	if o.State == domain.OrderStateNone {
 		return
 	}
@@ -270,14 +272,14 @@ func (t *Trader) index(id int64, en *entry) {
 		if o.OcoID != 0 {
 			t.ocoSettled(o.OcoID)
 		}
-		if !en.shared {
-			t.spare = en
+		if !entry.shared {
+			t.spare = entry
 		}
 		return
 	}
-	if en.filed != o.Exchange {
+	if entry.filed != o.Exchange {
 		addID(t.open, o.Exchange, id)
-		en.filed = o.Exchange
+		entry.filed = o.Exchange
 	}
 	if !o.Emulated() {
 		return
@@ -292,16 +294,16 @@ func (t *Trader) index(id int64, en *entry) {
 
 // newEntry returns an entry for an order the log requests: the spare one
 // when there is one. The caller holds t.mu.
-func (t *Trader) newEntry() *entry {
-	en := t.spare
-	if en == nil {
-		return &entry{o: domain.NewOrder()}
+func (t *Trader) newEntry() *orderEntry {
+	entry := t.spare
+	if entry == nil {
+		return &orderEntry{o: domain.NewOrder()}
 	}
 	t.spare = nil
-	ids := en.o.FillIDs[:0]
-	*en = entry{o: domain.NewOrder()}
-	en.o.FillIDs = ids
-	return en
+	ids := entry.o.FillIDs[:0]
+	*entry = orderEntry{o: domain.NewOrder()}
+	entry.o.FillIDs = ids
+	return entry
 }
 
 // ocoSettled forgets an OCO once both its legs are finished.
@@ -373,13 +375,13 @@ func (t *Trader) Unfinished() []Unfinished {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	out := make([]Unfinished, 0, len(t.orders))
-	for _, en := range t.orders {
-		if en.o.State == domain.OrderStateNone || en.o.State.Done() {
+	for _, entry := range t.orders {
+		if entry.o.State == domain.OrderStateNone || entry.o.State.Done() {
 			continue
 		}
-		o := en.o
+		o := entry.o
 		o.FillIDs = nil
-		out = append(out, Unfinished{Order: o, Updated: en.updated})
+		out = append(out, Unfinished{Order: o, Updated: entry.updated})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Order.OrderID < out[j].Order.OrderID })
 	return out
@@ -399,8 +401,8 @@ func (t *Trader) Order(id int64) (domain.Order, bool) {
 func (t *Trader) lookup(ctx context.Context, id int64) (domain.Order, bool, error) {
 	t.mu.Lock()
 	t.init()
-	if en, ok := t.orders[id]; ok {
-		o := en.o
+	if entry, ok := t.orders[id]; ok {
+		o := entry.o
 		t.mu.Unlock()
 		o.FillIDs = nil
 		return o, o.State != domain.OrderStateNone, nil
@@ -446,34 +448,34 @@ func (t *Trader) Markets(ctx context.Context, exchange string) ([]domain.Market,
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := t.exCtx(ctx)
+	ctx, cancel := t.exchangeCallContext(ctx)
 	defer cancel()
 	ms, err := x.Markets(ctx)
-	return ms, exErr(err)
+	return ms, exchangeError(err)
 }
 
-func (t *Trader) entry(id int64) *entry {
+func (t *Trader) entry(id int64) *orderEntry {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.init()
-	en := t.orders[id]
-	if en != nil {
-		en.shared = true
+	entry := t.orders[id]
+	if entry != nil {
+		entry.shared = true
 	}
-	return en
+	return entry
 }
 
-// snapshot returns a copy of en's order (without the fill-id set).
-func (t *Trader) snapshot(en *entry) domain.Order {
+// snapshot returns a copy of entry's order (without the fill-id set).
+func (t *Trader) snapshot(entry *orderEntry) domain.Order {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	o := en.o
+	o := entry.o
 	o.FillIDs = nil
 	return o
 }
 
 // allocID returns a new order (or OCO) id, and its entry when order.
-func (t *Trader) allocID(order bool) (int64, *entry) {
+func (t *Trader) allocID(order bool) (int64, *orderEntry) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.init()
@@ -482,16 +484,16 @@ func (t *Trader) allocID(order bool) (int64, *entry) {
 	if !order {
 		return id, nil
 	}
-	en := &entry{o: domain.NewOrder(), shared: true}
-	t.orders[id] = en
-	return id, en
+	entry := &orderEntry{o: domain.NewOrder(), shared: true}
+	t.orders[id] = entry
+	return id, entry
 }
 
 // dropEntry forgets a reserved id whose OrderRequested never got written.
 func (t *Trader) dropEntry(id int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if en := t.orders[id]; en != nil && en.o.State == domain.OrderStateNone {
+	if entry := t.orders[id]; entry != nil && entry.o.State == domain.OrderStateNone {
 		delete(t.orders, id)
 	}
 }
@@ -521,11 +523,11 @@ func (t *Trader) armedOrders(exchange, pair string) []int64 {
 func (t *Trader) collect(set map[int64]struct{}, keep func(o *domain.Order) bool) []int64 {
 	var ids []int64
 	for id := range set {
-		en := t.orders[id]
-		if en == nil || en.o.State == domain.OrderStateNone || en.o.State.Done() {
+		entry := t.orders[id]
+		if entry == nil || entry.o.State == domain.OrderStateNone || entry.o.State.Done() {
 			continue
 		}
-		if keep(&en.o) {
+		if keep(&entry.o) {
 			ids = append(ids, id)
 		}
 	}

@@ -109,45 +109,45 @@ func (t *Trader) forgetLookup(id int64) {
 // lookupNotFounds not-founds it is OrderExpired. An exchange that does not
 // answer is asked again later.
 func (t *Trader) resolvePending(ctx context.Context, a *appender, x domain.Exchange, id int64) error {
-	en := t.entry(id)
-	if en == nil || !t.due(id) {
+	entry := t.entry(id)
+	if entry == nil || !t.due(id) {
 		return nil
 	}
-	if !en.op.TryLock() {
+	if !entry.op.TryLock() {
 		return nil // a command is placing it right now
 	}
-	o := t.snapshot(en)
+	o := t.snapshot(entry)
 	if o.State.Done() || (o.State != domain.OrderStateRequested && o.State != domain.OrderStateTriggered) {
-		en.op.Unlock()
+		entry.op.Unlock()
 		t.forgetLookup(id)
 		return nil
 	}
-	xctx, cancel := t.exCtx(ctx)
-	eo, err := x.Order(xctx, o.Pair, o.ClientOrderID)
+	xctx, cancel := t.exchangeCallContext(ctx)
+	exchangeOrder, err := x.Order(xctx, o.Pair, o.ClientOrderID)
 	cancel()
 	var decide func(o domain.Order) ([]domain.Event, error)
 	switch {
 	case err == nil:
-		decide = func(o domain.Order) ([]domain.Event, error) { return o.DecideAnswer(t.Clock, eo) }
+		decide = func(o domain.Order) ([]domain.Event, error) { return o.DecideAnswer(t.Clock, exchangeOrder) }
 	case domain.ErrorCode(err) == domain.ENOTFOUND:
 		n := t.notFound(id)
 		switch {
 		case !o.Resent:
 			// Definitely not there: send it again, once.
 			reason := fmt.Sprintf("%s does not know client order id %s: sent again, once", o.Exchange, o.ClientOrderID)
-			if _, err := a.order(ctx, en, id, func(o domain.Order) ([]domain.Event, error) { return o.DecideResend(t.Clock, reason, n) }); err != nil {
-				en.op.Unlock()
+			if _, err := a.order(ctx, entry, id, func(o domain.Order) ([]domain.Event, error) { return o.DecideResend(t.Clock, reason, n) }); err != nil {
+				entry.op.Unlock()
 				return err
 			}
-			o = t.snapshot(en)
+			o = t.snapshot(entry)
 			price := o.Price
 			if o.Emulated() {
 				price = o.LimitPrice
 			}
-			eo, err := t.place(ctx, a, x, en, &o, price)
-			en.op.Unlock()
-			if err == nil && eo.ID != "" && (eo.Filled.Sign() > 0 || eo.Status != domain.StatusOpen) {
-				err = t.settlePlacedLocked(ctx, a, x, id, eo)
+			exchangeOrder, err := t.place(ctx, a, x, entry, &o, price)
+			entry.op.Unlock()
+			if err == nil && exchangeOrder.ID != "" && (exchangeOrder.Filled.Sign() > 0 || exchangeOrder.Status != domain.StatusOpen) {
+				err = t.settlePlacedLocked(ctx, a, x, id, exchangeOrder)
 			}
 			if domain.ErrorCode(err) == domain.EUNAVAILABLE {
 				return nil // still unknown: looked up again later
@@ -161,9 +161,9 @@ func (t *Trader) resolvePending(ctx context.Context, a *appender, x domain.Excha
 	var evs []domain.Event
 	err = nil // an exchange that did not answer is asked again later
 	if decide != nil {
-		evs, err = a.order(ctx, en, id, decide)
+		evs, err = a.order(ctx, entry, id, decide)
 	}
-	en.op.Unlock()
+	entry.op.Unlock()
 	if len(evs) > 0 {
 		t.forgetLookup(id)
 	}
@@ -188,19 +188,19 @@ func (t *Trader) checkOpenOrders(ctx context.Context, a *appender, x domain.Exch
 	})
 	unresolved := 0
 	for _, id := range open {
-		en := t.entry(id)
-		if en == nil {
+		entry := t.entry(id)
+		if entry == nil {
 			continue
 		}
 		if t.confirmed(id) {
 			continue
 		}
 		unresolved++
-		if !t.due(id) || !en.op.TryLock() {
+		if !t.due(id) || !entry.op.TryLock() {
 			continue
 		}
-		o := t.snapshot(en)
-		xctx, cancel := t.exCtx(ctx)
+		o := t.snapshot(entry)
+		xctx, cancel := t.exchangeCallContext(ctx)
 		_, err := x.Order(xctx, o.Pair, o.ClientOrderID)
 		cancel()
 		switch {
@@ -210,16 +210,16 @@ func (t *Trader) checkOpenOrders(ctx context.Context, a *appender, x domain.Exch
 		case domain.ErrorCode(err) == domain.ENOTFOUND:
 			if n := t.notFound(id); n >= lookupNotFounds {
 				reason := fmt.Sprintf("%s no longer knows the order: %d look-ups by client order id found nothing", o.Exchange, n)
-				_, err = a.order(ctx, en, id, func(o domain.Order) ([]domain.Event, error) { return o.DecideExpire(t.Clock, reason), nil })
+				_, err = a.order(ctx, entry, id, func(o domain.Order) ([]domain.Event, error) { return o.DecideExpire(t.Clock, reason), nil })
 				t.forgetLookup(id)
 				unresolved--
 				if err != nil {
-					en.op.Unlock()
+					entry.op.Unlock()
 					return err
 				}
 			}
 		}
-		en.op.Unlock()
+		entry.op.Unlock()
 	}
 	if unresolved == 0 {
 		t.mu.Lock()
@@ -260,11 +260,11 @@ func (t *Trader) reconcileFills(ctx context.Context, a *appender, x domain.Excha
 		t.init()
 		cursor := t.cursor[x.Name()]
 		t.mu.Unlock()
-		xctx, cancel := t.exCtx(ctx)
+		xctx, cancel := t.exchangeCallContext(ctx)
 		fills, err := x.FillsSince(xctx, cursor, fillPage)
 		cancel()
 		if err != nil {
-			return exErr(err)
+			return exchangeError(err)
 		}
 		for _, f := range fills {
 			t.mu.Lock()
@@ -288,14 +288,14 @@ func (t *Trader) reconcileFills(ctx context.Context, a *appender, x domain.Excha
 }
 
 func (t *Trader) recordFill(ctx context.Context, a *appender, x domain.Exchange, id int64, f domain.Fill) error {
-	en := t.entry(id)
-	if en == nil {
+	entry := t.entry(id)
+	if entry == nil {
 		return nil // finished: a fill it no longer expects
 	}
-	en.op.Lock()
-	before := t.orderState(en)
-	evs, err := a.order(ctx, en, id, func(o domain.Order) ([]domain.Event, error) { return o.DecideFill(t.Clock, f), nil })
-	en.op.Unlock()
+	entry.op.Lock()
+	before := t.orderState(entry)
+	evs, err := a.order(ctx, entry, id, func(o domain.Order) ([]domain.Event, error) { return o.DecideFill(t.Clock, f), nil })
+	entry.op.Unlock()
 	first, ocoID, kind := before.Filled.IsZero(), before.OcoID, before.Kind
 	if err != nil || len(evs) == 0 {
 		return err
@@ -309,11 +309,11 @@ func (t *Trader) recordFill(ctx context.Context, a *appender, x domain.Exchange,
 // observeBalances appends the exchange's balances when they differ from
 // the last observed ones.
 func (t *Trader) observeBalances(ctx context.Context, a *appender, x domain.Exchange) error {
-	xctx, cancel := t.exCtx(ctx)
+	xctx, cancel := t.exchangeCallContext(ctx)
 	bs, err := x.Balances(xctx)
 	cancel()
 	if err != nil {
-		return exErr(err)
+		return exchangeError(err)
 	}
 	return a.balances(ctx, x.Name(), func(last domain.BalancesObserved, seen bool) ([]domain.Event, error) {
 		return domain.DecideBalancesObserved(t.Clock, x.Name(), last.Balances, seen, bs), nil

@@ -12,9 +12,9 @@ import (
 //  1. Submit, SubmitOCO, ClosePosition validate the request's fields
 //     (domain.OrderRequest.Validate) and fingerprint it for its
 //     Idempotency-Key.
-//  2. keyed answers a key already used; otherwise it checks the request
-//     against the exchange's state (check), claims the key, places, and
-//     settles the key with the outcome.
+//  2. underIdempotencyKey answers a key already used; otherwise it checks
+//     the request against the exchange's state (check), claims the key,
+//     places, and settles the key with the outcome.
 //  3. placeOne and placeOCO write OrderRequested (durable before the
 //     exchange hears of the order), place it on the connector with the
 //     client order id derived from that event (place), record the outcome
@@ -39,7 +39,7 @@ func (t *Trader) Submit(ctx context.Context, req domain.OrderRequest) (int64, er
 	if err := req.Validate(); err != nil {
 		return 0, err
 	}
-	return t.keyed(ctx, req, requestFingerprint("order", req), t.placeOne)
+	return t.underIdempotencyKey(ctx, req, requestFingerprint("order", req), t.placeOne)
 }
 
 // SubmitOCO places an OCO: a limit order at req.Price and a stop-limit
@@ -51,7 +51,7 @@ func (t *Trader) SubmitOCO(ctx context.Context, req domain.OrderRequest) (int64,
 	if err := req.ValidateOCO(); err != nil {
 		return 0, err
 	}
-	return t.keyed(ctx, req, requestFingerprint("oco", req), t.placeOCO)
+	return t.underIdempotencyKey(ctx, req, requestFingerprint("oco", req), t.placeOCO)
 }
 
 // ClosePosition sells the base of req.Pair held on req.Exchange (all that
@@ -77,7 +77,7 @@ func (t *Trader) ClosePosition(ctx context.Context, req domain.OrderRequest) (in
 		}
 		req.Amount = held
 	}
-	return t.keyed(ctx, req, fp, t.placeOne)
+	return t.underIdempotencyKey(ctx, req, fp, t.placeOne)
 }
 
 // held returns the base of req.Pair available on req.Exchange; none is
@@ -88,11 +88,11 @@ func (t *Trader) held(ctx context.Context, req domain.OrderRequest) (domain.Deci
 		return domain.Zero, err
 	}
 	_, base, _ := domain.SplitPair(req.Pair) // validated
-	xctx, cancel := t.exCtx(ctx)
+	xctx, cancel := t.exchangeCallContext(ctx)
 	bs, err := x.Balances(xctx)
 	cancel()
 	if err != nil {
-		return domain.Zero, exErr(err)
+		return domain.Zero, exchangeError(err)
 	}
 	amount := domain.Zero
 	for _, b := range bs {
@@ -116,11 +116,11 @@ type placed struct {
 // its Idempotency-Key ("" without one).
 type placeFunc func(ctx context.Context, x domain.Exchange, tk domain.Ticker, req domain.OrderRequest, fp string) (placed, error)
 
-// keyed runs a placement under the request's Idempotency-Key. The key is
+// underIdempotencyKey runs a placement under the request's Idempotency-Key. The key is
 // looked at first, so that a retry gets its first answer even when the
 // precondition no longer holds; a fresh key is claimed after the checks
 // and settled with the outcome (an attempt that wrote nothing frees it).
-func (t *Trader) keyed(ctx context.Context, req domain.OrderRequest, fp string, place placeFunc) (int64, error) {
+func (t *Trader) underIdempotencyKey(ctx context.Context, req domain.OrderRequest, fp string, place placeFunc) (int64, error) {
 	key := req.IdempotencyKey
 	if key != "" {
 		if id, done, err := t.reuseKey(ctx, key, fp); done {
@@ -157,13 +157,13 @@ func (t *Trader) check(ctx context.Context, req *domain.OrderRequest) (domain.Ex
 	if err != nil {
 		return nil, domain.Ticker{}, err
 	}
-	ctx, cancel := t.exCtx(ctx)
+	ctx, cancel := t.exchangeCallContext(ctx)
 	defer cancel()
 	tk, err := x.Ticker(ctx, req.Pair)
 	if domain.ErrorCode(err) == domain.ENOTFOUND {
 		return nil, domain.Ticker{}, domain.Errorf(domain.EINVALID, "field \"pair\": %s is not listed on %s", req.Pair, req.Exchange)
 	} else if err != nil {
-		return nil, domain.Ticker{}, exErr(err)
+		return nil, domain.Ticker{}, exchangeError(err)
 	}
 	if t.Activity == nil || !t.Activity.IsCycling(req.Exchange) {
 		return nil, domain.Ticker{}, notCycling(req.Exchange)
@@ -189,12 +189,12 @@ func (t *Trader) placeOne(ctx context.Context, x domain.Exchange, tk domain.Tick
 		req.Price = tk.Last // the reference price of a market order
 	}
 	a := t.newAppender(req.Actor, req.Correlation)
-	id, en := t.allocID(true)
+	id, entry := t.allocID(true)
 	var err error
 	if req.Kind == domain.KindStopLimit || req.Kind == domain.KindTrailingStop {
-		id, err = t.hold(ctx, a, x, req, id, en, fp)
-	} else if id, err = t.submitEntry(ctx, a, x, req, 0, id, en, fp); id != 0 && err == nil {
-		err = answerOrder(t.snapshot(en))
+		id, err = t.hold(ctx, a, x, req, id, entry, fp)
+	} else if id, err = t.submitEntry(ctx, a, x, req, 0, id, entry, fp); id != 0 && err == nil {
+		err = answerOrder(t.snapshot(entry))
 	}
 	if id == 0 {
 		return placed{}, err
@@ -206,13 +206,13 @@ func (t *Trader) placeOne(ctx context.Context, x domain.Exchange, tk domain.Tick
 // reserved id: OrderRequested with OrderAccepted, held by the order
 // manager until the stop fires, or with OrderRejected (EINVALID) when the
 // account could not pay for it then. It returns 0 if nothing was written.
-func (t *Trader) hold(ctx context.Context, a *appender, x domain.Exchange, req domain.OrderRequest, id int64, en *entry, fp string) (int64, error) {
+func (t *Trader) hold(ctx context.Context, a *appender, x domain.Exchange, req domain.OrderRequest, id int64, entry *orderEntry, fp string) (int64, error) {
 	refusal := t.fundsRefusal(ctx, x, req)
-	en.op.Lock()
-	_, err := a.order(ctx, en, id, func(o domain.Order) ([]domain.Event, error) {
+	entry.op.Lock()
+	_, err := a.order(ctx, entry, id, func(o domain.Order) ([]domain.Event, error) {
 		return o.DecideHold(t.Clock, req.Requested(id, 0, fp), refusal)
 	})
-	en.op.Unlock()
+	entry.op.Unlock()
 	if err != nil {
 		t.dropEntry(id)
 		return 0, err
@@ -237,7 +237,7 @@ func (t *Trader) fundsRefusal(ctx context.Context, x domain.Exchange, req domain
 		}
 		asset, need = quote, req.Amount.Mul(price)
 	}
-	ctx, cancel := t.exCtx(ctx)
+	ctx, cancel := t.exchangeCallContext(ctx)
 	defer cancel()
 	bs, err := x.Balances(ctx)
 	if err != nil {
@@ -257,20 +257,20 @@ func (t *Trader) fundsRefusal(ctx context.Context, x domain.Exchange, req domain
 // submitEntry writes the OrderRequested of an exchange order (limit or
 // market) under a reserved id, places it and records the outcome. It
 // returns 0 if nothing was written.
-func (t *Trader) submitEntry(ctx context.Context, a *appender, x domain.Exchange, req domain.OrderRequest, ocoID, id int64, en *entry, fp string) (int64, error) {
-	en.op.Lock()
-	if _, err := a.order(ctx, en, id, func(o domain.Order) ([]domain.Event, error) {
+func (t *Trader) submitEntry(ctx context.Context, a *appender, x domain.Exchange, req domain.OrderRequest, ocoID, id int64, entry *orderEntry, fp string) (int64, error) {
+	entry.op.Lock()
+	if _, err := a.order(ctx, entry, id, func(o domain.Order) ([]domain.Event, error) {
 		return o.DecideRequest(t.Clock, req.Requested(id, ocoID, fp))
 	}); err != nil {
-		en.op.Unlock()
+		entry.op.Unlock()
 		t.dropEntry(id)
 		return 0, err
 	}
-	o := t.snapshot(en)
-	eo, err := t.place(ctx, a, x, en, &o, o.Price)
-	en.op.Unlock()
-	if err == nil && eo.ID != "" && (eo.Filled.Sign() > 0 || eo.Status != domain.StatusOpen) {
-		err = t.settlePlaced(ctx, a, x, id, eo)
+	o := t.snapshot(entry)
+	exchangeOrder, err := t.place(ctx, a, x, entry, &o, o.Price)
+	entry.op.Unlock()
+	if err == nil && exchangeOrder.ID != "" && (exchangeOrder.Filled.Sign() > 0 || exchangeOrder.Status != domain.StatusOpen) {
+		err = t.settlePlaced(ctx, a, x, id, exchangeOrder)
 	}
 	return id, err
 }
@@ -278,65 +278,67 @@ func (t *Trader) submitEntry(ctx context.Context, a *appender, x domain.Exchange
 // place sends an order (new, or a fired stop at limit price) to the
 // exchange with its client order id, and records the answer: accepted,
 // rejected, or nothing (pending reconciliation) when the exchange did not
-// answer even to a look-up. The caller holds en.op.
-func (t *Trader) place(ctx context.Context, a *appender, x domain.Exchange, en *entry, o *domain.Order, price domain.Decimal) (domain.ExchangeOrder, error) {
+// answer even to a look-up. The caller holds entry.op.
+func (t *Trader) place(ctx context.Context, a *appender, x domain.Exchange, entry *orderEntry, o *domain.Order, price domain.Decimal) (domain.ExchangeOrder, error) {
 	kind := o.Kind
 	if o.Emulated() {
 		kind = domain.KindLimit
 	}
 	req := domain.PlaceOrderRequest{ClientOrderID: o.ClientOrderID, Pair: o.Pair, Side: o.Side, Kind: kind, Amount: o.Remaining(), Price: price}
-	xctx, cancel := t.exCtx(ctx)
-	eo, err := x.PlaceOrder(xctx, req)
+	xctx, cancel := t.exchangeCallContext(ctx)
+	exchangeOrder, err := x.PlaceOrder(xctx, req)
 	cancel()
 	switch code := domain.ErrorCode(err); {
 	case err == nil:
 	case code == domain.EINVALID || code == domain.ENOTFOUND:
 		reason := domain.ErrorMessage(err)
-		_, err := a.order(ctx, en, o.OrderID, func(cur domain.Order) ([]domain.Event, error) { return cur.DecideRejected(t.Clock, reason) })
-		return eo, err
+		_, err := a.order(ctx, entry, o.OrderID, func(cur domain.Order) ([]domain.Event, error) { return cur.DecideRejected(t.Clock, reason) })
+		return exchangeOrder, err
 	default:
 		// No answer: the order may or may not exist. The unknown outcome
 		// is recorded; a look-up by client order id that finds it settles
 		// it now, anything else leaves it to Reconcile (look-ups with
 		// backoff, one re-send after a definite not-found).
 		reason := fmt.Sprintf("%s: %s", o.Exchange, domain.ErrorMessage(err))
-		if _, aerr := a.order(ctx, en, o.OrderID, func(cur domain.Order) ([]domain.Event, error) { return cur.DecideOutcomeUnknown(t.Clock, reason) }); aerr != nil {
-			return eo, aerr
+		if _, aerr := a.order(ctx, entry, o.OrderID, func(cur domain.Order) ([]domain.Event, error) { return cur.DecideOutcomeUnknown(t.Clock, reason) }); aerr != nil {
+			return exchangeOrder, aerr
 		}
-		xctx, cancel := t.exCtx(ctx)
-		eo, err = x.Order(xctx, o.Pair, o.ClientOrderID)
+		xctx, cancel := t.exchangeCallContext(ctx)
+		exchangeOrder, err = x.Order(xctx, o.Pair, o.ClientOrderID)
 		cancel()
 		if err != nil {
-			return eo, domain.Errorf(domain.EUNAVAILABLE, "%s; order %d is pending reconciliation", reason, o.OrderID)
+			return exchangeOrder, domain.Errorf(domain.EUNAVAILABLE, "%s; order %d is pending reconciliation", reason, o.OrderID)
 		}
 	}
-	_, err = a.order(ctx, en, o.OrderID, func(cur domain.Order) ([]domain.Event, error) { return cur.DecideAnswer(t.Clock, eo) })
-	return eo, err
+	_, err = a.order(ctx, entry, o.OrderID, func(cur domain.Order) ([]domain.Event, error) { return cur.DecideAnswer(t.Clock, exchangeOrder) })
+	return exchangeOrder, err
 }
 
 // settlePlaced records what happened at once to a placed order: its fills,
 // and the cancellation of a market order's unfilled rest.
-func (t *Trader) settlePlaced(ctx context.Context, a *appender, x domain.Exchange, id int64, eo domain.ExchangeOrder) error {
+func (t *Trader) settlePlaced(ctx context.Context, a *appender, x domain.Exchange, id int64, exchangeOrder domain.ExchangeOrder) error {
 	l := t.exLock(x.Name())
 	l.Lock()
 	defer l.Unlock()
-	return t.settlePlacedLocked(ctx, a, x, id, eo)
+	return t.settlePlacedLocked(ctx, a, x, id, exchangeOrder)
 }
 
 // settlePlacedLocked is settlePlaced for a caller holding the exchange
 // lock.
-func (t *Trader) settlePlacedLocked(ctx context.Context, a *appender, x domain.Exchange, id int64, eo domain.ExchangeOrder) error {
+func (t *Trader) settlePlacedLocked(ctx context.Context, a *appender, x domain.Exchange, id int64, exchangeOrder domain.ExchangeOrder) error {
 	if err := t.reconcileFills(ctx, a, x); err != nil {
 		return err
 	}
-	if eo.Status == domain.StatusCancelled {
-		en := t.entry(id)
-		if en == nil {
+	if exchangeOrder.Status == domain.StatusCancelled {
+		entry := t.entry(id)
+		if entry == nil {
 			return nil // filled in full meanwhile
 		}
-		en.op.Lock()
-		defer en.op.Unlock()
-		_, err := a.order(ctx, en, id, func(o domain.Order) ([]domain.Event, error) { return o.DecideCancelled(t.Clock, eo.Reason), nil })
+		entry.op.Lock()
+		defer entry.op.Unlock()
+		_, err := a.order(ctx, entry, id, func(o domain.Order) ([]domain.Event, error) {
+			return o.DecideCancelled(t.Clock, exchangeOrder.Reason), nil
+		})
 		return err
 	}
 	return nil
