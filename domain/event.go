@@ -125,7 +125,9 @@ func PayloadInterned[T any](e *Event, in Interner) (*T, error) {
 
 // NewEventID returns a UUIDv7 (RFC 9562) for time t: 48 bits of Unix
 // milliseconds, then random bits. Ids from one process sort by creation time
-// to the millisecond.
+// to the millisecond. t is the caller's clock (NewEvent passes the injected
+// one), which google/uuid's NewV7 cannot take: it reads time.Now. The
+// eventstore tests check these ids against google/uuid's parser.
 func NewEventID(t time.Time) string {
 	var u [16]byte
 	if _, err := rand.Read(u[6:]); err != nil {
