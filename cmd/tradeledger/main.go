@@ -15,6 +15,8 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/tradeledger/tradeledger/domain"
 )
 
 func main() {
@@ -22,7 +24,7 @@ func main() {
 	defer stop()
 	if err := Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "tradeledger:", err)
+			fmt.Fprintln(os.Stderr, errorLine(err))
 		}
 		var ec exitCode
 		if errors.As(err, &ec) {
@@ -30,6 +32,31 @@ func main() {
 		}
 		os.Exit(1)
 	}
+}
+
+// errorLine is the line main prints for a command's error: its text with
+// every domain.Error in it written as its message alone. The message says
+// what went wrong and which flag to use; the code is for programs and logs.
+func errorLine(err error) string {
+	s := err.Error()
+	var plain func(error)
+	plain = func(e error) {
+		if de, ok := e.(*domain.Error); ok {
+			s = strings.Replace(s, de.Error(), de.Message, 1)
+		}
+		switch u := e.(type) {
+		case interface{ Unwrap() error }:
+			if next := u.Unwrap(); next != nil {
+				plain(next)
+			}
+		case interface{ Unwrap() []error }:
+			for _, next := range u.Unwrap() {
+				plain(next)
+			}
+		}
+	}
+	plain(err)
+	return "tradeledger: " + s
 }
 
 // exitCode is an error that asks for a particular exit status (verify exits

@@ -78,7 +78,21 @@ func parseTokenArgs(args []string, env *Env) (tokenArgs, error) {
 		return ta, err
 	}
 	switch ta.sub {
-	case "create", "list", "revoke":
+	case "create":
+		if ta.name == "" {
+			return ta, errors.New("token create: --name is required, saying what the token is for (1-64 letters, digits, '.', '_' or '-'): " +
+				"tradeledger token create --name grafana --scope read")
+		}
+		if ta.scope == "" {
+			return ta, errors.New("token create: --scope is required: read (reads everything but secrets), trade (also orders) or admin (everything)")
+		}
+		return ta, nil
+	case "revoke":
+		if ta.name == "" {
+			return ta, errors.New("token revoke: name the token to revoke: tradeledger token revoke NAME (tradeledger token list shows them)")
+		}
+		return ta, nil
+	case "list":
 		return ta, nil
 	case "":
 		return ta, errors.New("token: create, list or revoke (tradeledger help token)")
@@ -132,7 +146,7 @@ func tokenRevoke(ctx context.Context, d *DataDir, clock domain.Clock, name strin
 // and prints it, once.
 func tokenCreate(ctx context.Context, d *DataDir, clock domain.Clock, ta tokenArgs, env *Env) error {
 	if err := domain.CheckTokenName(ta.name); err != nil {
-		return err
+		return fmt.Errorf("--name: %s", domain.ErrorMessage(err))
 	}
 	sc, err := domain.ParseScope(ta.scope)
 	if err != nil {

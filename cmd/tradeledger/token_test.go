@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"path/filepath"
@@ -151,5 +152,41 @@ func TestServeAcceptsATokenCreatedBesideIt(t *testing.T) {
 	}
 	if status, _ := serveLogin(t, m, wallet, "second password"); status != 200 {
 		t.Fatalf("login with the password just set = %d, want 200", status)
+	}
+}
+
+// TestTokenErrorsSayWhichFlag: a token command missing what it needs says
+// which flag to give, in plain words, before it touches the data dir; a
+// refused value names its flag; main prints a domain error's message, not
+// its code.
+func TestTokenErrorsSayWhichFlag(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "none")
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"create", "--scope", "read"}, "token create: --name is required"},
+		{[]string{"create", "--name", "grafana"}, "token create: --scope is required: read"},
+		{[]string{"revoke"}, "token revoke: name the token to revoke"},
+		{[]string{"create", "--name", "a b", "--scope", "read"}, `--name: token name "a b"`},
+	} {
+		dir := missing
+		if tt.want[0] == '-' { // a value refused once the data dir is open
+			dir = filepath.Join(t.TempDir(), "data")
+			t.Setenv("TRADELEDGER_PASSWORD", "first password")
+			startServe(t, dir).Close()
+		}
+		_, _, err := tokenRun(t, append(tt.args, "--data", dir)...)
+		if err == nil {
+			t.Fatalf("token %v succeeded", tt.args)
+		}
+		line := errorLine(err)
+		if !strings.HasPrefix(line, "tradeledger: "+tt.want) || strings.Contains(line, "code=") {
+			t.Errorf("token %v prints %q, want it to start with %q, without the error code", tt.args, line, "tradeledger: "+tt.want)
+		}
+	}
+	wrapped := fmt.Errorf("open: %w", domain.Errorf(domain.EINVALID, "bad thing; use --x"))
+	if got, want := errorLine(wrapped), "tradeledger: open: bad thing; use --x"; got != want {
+		t.Errorf("errorLine = %q, want %q", got, want)
 	}
 }

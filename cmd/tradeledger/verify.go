@@ -49,7 +49,7 @@ func (f *storeFlags) register(fs *flag.FlagSet) {
 // must not be told "0 events, all sound".
 func (f *storeFlags) open(ctx context.Context) (*DataDir, error) {
 	if st, err := os.Stat(f.data); err != nil || !st.IsDir() {
-		return nil, fmt.Errorf("no data directory at %s", f.data)
+		return nil, fmt.Errorf("no data directory at %s: give --data the directory serve uses (default ./data)", f.data)
 	}
 	return OpenDataDir(ctx, f.data, f.eventstore, zap.NewNop())
 }
