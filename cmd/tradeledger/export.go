@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
+
+	"go.uber.org/zap"
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/projections/clickhouse"
@@ -14,8 +17,9 @@ import (
 // runExport is `tradeledger export clickhouse [--data DIR] --to URL`: it
 // loads the whole log (from ClickHouse's own checkpoint on, so running it
 // again only adds what is new) into the analytics tables and prints a
-// summary line. A ClickHouse outage is retried with backoff until
-// interrupted.
+// summary line. It says where it connects; a ClickHouse outage is retried
+// with backoff until interrupted, each retry a line on stderr saying what
+// failed and how long it waits.
 func runExport(ctx context.Context, args []string, env *Env) error {
 	if len(args) > 0 && isHelpFlag(args[0]) {
 		args = append([]string{"clickhouse"}, args...) // export --help: the one target's help
@@ -49,14 +53,26 @@ func runExport(ctx context.Context, args []string, env *Env) error {
 	}
 	defer d.Close()
 
+	opts, db, err := clickhouse.ParseURL(*to)
+	if err != nil {
+		return fmt.Errorf("--to: %w", err)
+	}
 	s := clickhouse.NewSink(*to, d.Store)
 	s.Method, s.BatchRows = m, *batch
+	s.Logger = cliLogger(env.Stderr, zap.InfoLevel).Named("export")
 	prog := newProgress(env.Stderr, "export")
 	s.Progress = func(events int64, stored, head uint64) { prog.update(events, stored, head) }
+	fmt.Fprintf(env.Stderr, "export: connecting to ClickHouse at %s, database %s (an outage is retried until it answers; Ctrl-C stops)\n",
+		strings.Join(opts.Addr, ","), db)
 	start := time.Now()
 	st, err := s.Export(ctx)
 	prog.done()
-	if err != nil {
+	switch {
+	case err != nil && ctx.Err() != nil && s.Err() != nil:
+		return fmt.Errorf("export interrupted while waiting for ClickHouse at %s: %v", strings.Join(opts.Addr, ","), s.Err())
+	case err != nil && ctx.Err() != nil:
+		return errors.New("export interrupted; run it again to go on from ClickHouse's checkpoint")
+	case err != nil:
 		return fmt.Errorf("export to clickhouse: %w", err)
 	}
 	el := time.Since(start)

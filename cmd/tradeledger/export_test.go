@@ -5,11 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -133,5 +136,73 @@ func TestServeReportsSinkLag(t *testing.T) {
 	}
 	if h.SinkLag == nil || *h.SinkLag != 0 {
 		t.Fatalf("healthz sinkLag = %v, want 0", h.SinkLag)
+	}
+}
+
+// lineWatch is a stderr that reports, once, when a written line contains
+// want.
+type lineWatch struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	want string
+	seen chan struct{}
+}
+
+func (w *lineWatch) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	if w.seen != nil && strings.Contains(w.buf.String(), w.want) {
+		close(w.seen)
+		w.seen = nil
+	}
+	return len(p), nil
+}
+
+func (w *lineWatch) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// TestExportSaysWhatItWaitsFor: export clickhouse against a port where
+// nothing listens says where it connects and shows each retry with its
+// reason at once (not after the backoff has grown); interrupted, it says
+// what it was waiting for.
+func TestExportSaysWhatItWaitsFor(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	dir := t.TempDir()
+	writeTradingLog(t, dir, 1)
+	errw := &lineWatch{want: "attempt\": 2", seen: make(chan struct{})}
+	seen := errw.seen
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, []string{"export", "clickhouse", "--data", dir, "--to", "clickhouse://" + addr + "/tltest"}, nil, io.Discard, errw)
+	}()
+	select {
+	case <-seen:
+	case err := <-done:
+		t.Fatalf("export ended (%v) before its second retry; stderr:\n%s", err, errw)
+	case <-time.After(time.Minute): // the retries are 100 ms apart
+		cancel()
+		t.Fatalf("no second retry shown in a minute; stderr:\n%s", errw)
+	}
+	cancel()
+	err = <-done
+	out := errw.String()
+	if !strings.Contains(out, "connecting to ClickHouse at "+addr+", database tltest") {
+		t.Errorf("stderr does not say where it connects:\n%s", out)
+	}
+	if !strings.Contains(out, "clickhouse unavailable, retrying") || !strings.Contains(out, "connection refused") {
+		t.Errorf("stderr does not show the retries and why:\n%s", out)
+	}
+	if err == nil || !strings.Contains(errorLine(err), "interrupted while waiting for ClickHouse at "+addr) {
+		t.Errorf("interrupted export: %v, want it to say it was waiting for ClickHouse at %s", err, addr)
 	}
 }

@@ -109,7 +109,7 @@ func commandHelp(w io.Writer, name string, fs *flag.FlagSet) {
 var envTwins = map[string]bool{
 	"data": true, "listen": true, "files-listen": true, "eventstore": true, "clickhouse": true,
 	"read-from": true, "pnl-method": true, "token-ttl": true, "tls-cert": true, "tls-key": true,
-	"log-level": true, "metrics-listen": true, "cors-origins": true, "trusted-proxies": true, "max-conns": true,
+	"log-level": true, "log-format": true, "metrics-listen": true, "cors-origins": true, "trusted-proxies": true, "max-conns": true,
 }
 
 func hasEnvTwin(flagName string) bool { return envTwins[flagName] }

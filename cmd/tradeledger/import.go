@@ -8,6 +8,9 @@ import (
 	"os"
 	"path/filepath"
 
+	"go.uber.org/zap"
+	"golang.org/x/term"
+
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/gunbot"
 	"github.com/tradeledger/tradeledger/eventstore"
@@ -29,10 +32,7 @@ func runImport(ctx context.Context, args []string, env *Env) error {
 	if st, err := os.Stat(*from); err != nil || !st.IsDir() {
 		return fmt.Errorf("--from %s: not a readable directory", *from)
 	}
-	logger, err := newLogger("warn")
-	if err != nil {
-		return err
-	}
+	logger := cliLogger(env.Stderr, zap.WarnLevel)
 	// A data dir this import creates is removed again if the import
 	// fails: no half-initialised dir is left behind.
 	_, statErr := os.Stat(*data)
@@ -64,13 +64,11 @@ func runImport(ctx context.Context, args []string, env *Env) error {
 	return nil
 }
 
+// isTerminal reports whether w is a terminal: progress lines, and the
+// console log of --log-format auto, go only there.
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // folderImport wires an import: the folder read from disk by the gunbot

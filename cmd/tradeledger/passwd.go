@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
 	"golang.org/x/term"
 
 	"github.com/tradeledger/tradeledger/domain"
@@ -38,8 +37,7 @@ func runPasswd(ctx context.Context, args []string, env *Env) error {
 	if err != nil {
 		return errors.New(domain.ErrorMessage(err))
 	}
-	logger := zap.New(zapcore.NewCore(zapcore.NewConsoleEncoder(zap.NewDevelopmentEncoderConfig()),
-		zapcore.AddSync(env.Stderr), zap.InfoLevel))
+	logger := cliLogger(env.Stderr, zap.InfoLevel)
 	d, err := OpenDataDir(ctx, *data, *storeURL, logger)
 	if err != nil {
 		return err

@@ -35,6 +35,8 @@ type ServeConfig struct {
 	TLSCert     string
 	TLSKey      string
 	LogLevel    string
+	// LogFormat is LogFormatAuto, LogFormatConsole or LogFormatJSON.
+	LogFormat string
 	// MetricsListen, when set, serves /metrics without a token on its own
 	// address (metrics.go).
 	MetricsListen string
@@ -83,13 +85,14 @@ type Main struct {
 	metricsLn  net.Listener
 	metricsSrv *http.Server
 
-	lock *os.File // the data dir's serve lock, held until Close
+	lock   *os.File  // the data dir's serve lock, held until Close
+	stderr io.Writer // where the log goes (ParseFlags: the command's stderr)
 }
 
 // NewMain returns a Main with default settings.
 func NewMain() *Main {
 	return &Main{
-		Config: ServeConfig{Data: "./data", Listen: "127.0.0.1:3000", FilesListen: "127.0.0.1:5051", ReadFrom: "memory", PnlMethod: "lofo", TokenTTL: tlhttp.DefaultTokenTTL, LogLevel: "info", MaxConns: tlhttp.DefaultMaxConns},
+		Config: ServeConfig{Data: "./data", Listen: "127.0.0.1:3000", FilesListen: "127.0.0.1:5051", ReadFrom: "memory", PnlMethod: "lofo", TokenTTL: tlhttp.DefaultTokenTTL, LogLevel: "info", LogFormat: LogFormatAuto, MaxConns: tlhttp.DefaultMaxConns},
 		Clock:  domain.SystemClock{},
 	}
 }
@@ -99,6 +102,7 @@ func (m *Main) ParseFlags(args []string, env *Env) error {
 	if err := parseFlags(m.flagSet(env.Stderr), args); err != nil {
 		return err
 	}
+	m.stderr = env.Stderr
 	if _, err := tlhttp.ParseTrustedProxies(m.Config.TrustedProxies); err != nil {
 		return fmt.Errorf("--trusted-proxies: %w", err)
 	}
@@ -124,6 +128,7 @@ func (m *Main) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.TLSCert, "tls-cert", c.TLSCert, "TLS certificate file (with --tls-key: serve HTTPS)")
 	fs.StringVar(&c.TLSKey, "tls-key", c.TLSKey, "TLS key file")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error")
+	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "console (for a person), json (one object per line) or auto: console on a terminal, JSON otherwise")
 	fs.StringVar(&c.CORSOrigins, "cors-origins", c.CORSOrigins, "origins (https://host[:port],…) whose pages may call the API from a browser (empty: none)")
 	fs.StringVar(&c.MetricsListen, "metrics-listen", c.MetricsListen, "address serving /metrics without a token (empty: off; /metrics on --listen needs a token)")
 	fs.IntVar(&c.MaxConns, "max-conns", c.MaxConns, "most open connections per listener (more wait to be accepted; 0: no cap)")
@@ -135,7 +140,11 @@ func (m *Main) flagSet(stderr io.Writer) *flag.FlagSet {
 // the listeners.
 func (m *Main) Run(ctx context.Context) (err error) {
 	if m.Logger == nil {
-		if m.Logger, err = newLogger(m.Config.LogLevel); err != nil {
+		stderr := m.stderr
+		if stderr == nil {
+			stderr = os.Stderr
+		}
+		if m.Logger, err = newLogger(m.Config.LogLevel, m.Config.LogFormat, stderr); err != nil {
 			return err
 		}
 	}
@@ -311,17 +320,6 @@ func runServe(ctx context.Context, args []string, env *Env) error {
 	<-ctx.Done()
 	m.Logger.Info("shutting down")
 	return m.Close()
-}
-
-func newLogger(level string) (*zap.Logger, error) {
-	cfg := zap.NewProductionConfig()
-	lvl, err := zap.ParseAtomicLevel(level)
-	if err != nil {
-		return nil, fmt.Errorf("--log-level: %w", err)
-	}
-	cfg.Level = lvl
-	cfg.Sampling = nil
-	return cfg.Build()
 }
 
 // simulatorSettings reads config.exchanges.<name>.simulator: fee (rate,
