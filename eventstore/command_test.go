@@ -52,7 +52,7 @@ func increment(c counter) ([]domain.Event, error) {
 	return []domain.Event{domain.NewEvent(clock, "Counted", counted{N: c.n + 1})}, nil
 }
 
-func streamEvents(t *testing.T, store domain.EventStore, stream string) []domain.Event {
+func streamEvents(t testing.TB, store domain.EventStore, stream string) []domain.Event {
 	t.Helper()
 	var out []domain.Event
 	it := store.ReadStream(context.Background(), stream, 0, 0)
@@ -189,6 +189,38 @@ func TestRunGivesUpAfterMaxAttempts(t *testing.T) {
 	}
 }
 
+// After each lost race but the last a command waits a random time whose
+// range doubles: [0, Backoff), [0, 2·Backoff), …; with Backoff unset,
+// DefaultBackoff.
+func TestRunWaitsARandomTimeAfterEachLoss(t *testing.T) {
+	store := openStore(t)
+	appendOne(t, store, "c", 1)
+	for _, base := range []time.Duration{0, 10 * time.Millisecond} {
+		c := &eventstore.Commands{Store: store, MaxAttempts: 6, Backoff: base}
+		var waits []time.Duration
+		eventstore.OnBackoff(c, func(_ context.Context, d time.Duration) error { waits = append(waits, d); return nil })
+		_, err := eventstore.Run(context.Background(), c, eventstore.Command[counter]{
+			Stream: "c",
+			Load:   func(context.Context) (counter, domain.ExpectedVersion, error) { return counter{}, domain.NoStream, nil },
+			Decide: increment,
+		})
+		if domain.ErrorCode(err) != domain.ECONFLICT {
+			t.Fatalf("err = %v, want ECONFLICT", err)
+		}
+		if base == 0 {
+			base = eventstore.DefaultBackoff
+		}
+		if len(waits) != 5 {
+			t.Fatalf("waits %v: want 5, one after each lost race but the last", waits)
+		}
+		for i, d := range waits {
+			if limit := base << i; d < 0 || d >= limit {
+				t.Errorf("wait %d = %v, want in [0, %v)", i+1, d, limit)
+			}
+		}
+	}
+}
+
 func TestRunDefaultConflictNamesTheStream(t *testing.T) {
 	store := openStore(t)
 	appendOne(t, store, "c", 1)
@@ -197,7 +229,7 @@ func TestRunDefaultConflictNamesTheStream(t *testing.T) {
 		Load:   func(context.Context) (counter, domain.ExpectedVersion, error) { return counter{}, domain.NoStream, nil },
 		Decide: increment,
 	})
-	if got, want := domain.ErrorMessage(err), "c changed during the write 5 times in a row; read it again and retry"; got != want {
+	if got, want := domain.ErrorMessage(err), "c changed during the write 10 times in a row; read it again and retry"; got != want {
 		t.Fatalf("message=%q, want %q", got, want)
 	}
 }

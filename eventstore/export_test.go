@@ -1,5 +1,14 @@
 package eventstore
 
+import (
+	"context"
+	"time"
+)
+
+// OnBackoff makes c call f with each wait after a lost race instead of
+// sleeping.
+func OnBackoff(c *Commands, f func(ctx context.Context, d time.Duration) error) { c.wait = f }
+
 // OnLockWait sets the function told when a command starts waiting for a
 // stream that another command holds.
 func OnLockWait(l *StreamLocks, f func(stream string)) {
