@@ -31,7 +31,7 @@ release:
 	deploy/build-static.sh $(BIN)
 
 # install puts the binary on the PATH ($(PREFIX)/bin; PREFIX=$$HOME/.local for
-# a user install), so the README's `tradeledger …` lines work as written;
+# a user install), so that `tradeledger …` works from any directory;
 # install-release does the same with the release binary (ccxt included).
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin

@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 )
 
-// Config is the configuration document (README "Configuration"):
+// Config is the configuration document (docs/api.md, "Configuration"):
 // a JSON object with the sections bot, exchanges, pairs, strategies and GUI,
 // and any other sections a client keeps there. A Config is an immutable
 // value: accessors return copies, and the With… methods return a new Config.

@@ -6,7 +6,7 @@ import (
 	"unicode/utf8"
 )
 
-// The replay target (≥ 500,000 events/s, README "Benchmarks") leaves no room for
+// The replay target (≥ 500,000 events/s, docs/benchmarks.md) leaves no room for
 // encoding/json's reflection on the payloads that make up most of a trading
 // log. DecodeOrderRequested, DecodeOrderFilled and DecodeOrderAccepted read
 // the flat objects this package writes with a small scanner, and hand

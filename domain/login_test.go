@@ -12,7 +12,7 @@ import (
 
 const loginWallet = "0x7f3a9c2b4e5d6f708192a3b4c5d6e7f8"
 
-// Vectors produced by the README's one-liner:
+// Vectors produced by the README's login example:
 //
 //	K=$(printf '%s' "$WALLET" | head -c 16 | od -An -tx1 | tr -d ' \n')
 //	printf '%s' "$PW" | openssl enc -aes-128-cbc -K $K -iv $K -nosalt -base64 -A

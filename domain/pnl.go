@@ -5,7 +5,7 @@ import (
 )
 
 // This file is the one implementation of lot matching and PNL arithmetic
-// (README, "PNL and order records"). The in-memory projections and the ClickHouse sink both call
+// (docs/api.md, "PNL and order records"). The in-memory projections and the ClickHouse sink both call
 // it, so a figure means the same thing wherever it is read.
 //
 // Vocabulary. A pair "USDT-BTC" has quote USDT and base BTC (domain

@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-// The API-wide error contract (README "Errors"): every error is JSON
+// The API-wide error contract (docs/api.md, "Errors"): every error is JSON
 // {"status":"error","message":…,"code":<status>} with Content-Type
 // application/json, never an HTML page, a stack or a Go error string.
 

@@ -18,7 +18,7 @@ import (
 //	POST /api/v1/dashboard/login   {password} → cookies SessionCookie + CSRFCookie
 //	POST /api/v1/dashboard/logout  clears them (a cookie-authenticated write)
 //
-// Why this shape (README "Dashboard"): the session value is an ordinary API
+// Why this shape (docs/dashboard.md): the session value is an ordinary API
 // token (same signature, expiry and password-generation revocation) kept in
 // an HttpOnly, SameSite=Strict cookie (Secure under TLS), so no script can
 // read it and other sites' pages cannot make the browser send it. Writes

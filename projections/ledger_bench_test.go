@@ -12,7 +12,7 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 )
 
-// Benchmarks over 1M orders across 50 pairs (README "Benchmarks"). Each order is
+// Benchmarks over 1M orders across 50 pairs (docs/benchmarks.md). Each order is
 // three events (OrderRequested, OrderAccepted, OrderFilled) with one fill;
 // orders are 2.5 s apart, so the log spans about 29 days. Run once:
 //

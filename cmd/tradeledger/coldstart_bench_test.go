@@ -20,7 +20,7 @@ import (
 // replayed, listeners open) on a log of TRADELEDGER_BENCH_ORDERS orders
 // (default 1,000,000; three events each), and the heap the read models hold
 // per order afterwards, and the ratio of that replay to a scan of the same
-// log through the store that applies nothing. Targets (README "Benchmarks"): ready in
+// log through the store that applies nothing. Targets (docs/benchmarks.md): ready in
 // ≤ 5 s with 1M orders; replay into all projections ≥ 500,000 events/s and
 // ≥ 50% of a raw scan. Run with -benchtime 1x; set
 // TRADELEDGER_BENCH_DATA to a directory to keep the log for the next run.

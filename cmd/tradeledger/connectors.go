@@ -64,7 +64,7 @@ func HasRealConnector(cfg domain.Config, exchange string) bool {
 }
 
 // ChooseConnector is the one rule that picks an exchange's connector
-// (README "Trading for real"): paper while bot.SIMULATOR is true or the exchange says
+// (docs/operations.md, "Trading for real"): paper while bot.SIMULATOR is true or the exchange says
 // simulator: true; otherwise the real connector the exchange names
 // (its name, or `connector:`). An exchange with no real connector in this
 // build trades on paper, and the reason says so. An unconfigured exchange

@@ -15,7 +15,7 @@ import (
 )
 
 // initialConfig returns the first configuration of a fresh data dir
-// (README "Configuration"): the simulator on, one paper exchange
+// (docs/api.md, "Configuration"): the simulator on, one paper exchange
 // ("binance", no keys) with its simulated fee and starting balances, no
 // pairs, the built-in strategies with their default parameters, and GUI
 // defaults.

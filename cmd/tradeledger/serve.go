@@ -22,7 +22,7 @@ import (
 	"github.com/tradeledger/tradeledger/projections/webhook"
 )
 
-// ServeConfig is the serve command's settings (README "Operator commands").
+// ServeConfig is the serve command's settings (docs/operations.md, "Operator commands").
 type ServeConfig struct {
 	Data        string
 	Listen      string

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const modulePath = "github.com/tradeledger/tradeledger/"
+
+// packageImports parses every non-test Go file under root (build tags
+// aside: the ccxt connector's files count) and returns, per package
+// directory, the packages of this module it imports, and the imports from
+// outside the standard library.
+func packageImports(t *testing.T, root string) (ours, outside map[string][]string) {
+	t.Helper()
+	ours, outside = map[string][]string{}, map[string][]string{}
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() && path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "node_modules") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly|parser.ParseComments)
+		if err != nil {
+			return err
+		}
+		if f.Name.Name == "main" && filepath.Dir(path) != filepath.Join(root, "cmd", "tradeledger") {
+			return nil // a go:generate or go run helper (.ci), not a package of the house
+		}
+		dir, _ := filepath.Rel(root, filepath.Dir(path))
+		dir = filepath.ToSlash(dir)
+		if _, ok := ours[dir]; !ok {
+			ours[dir] = nil
+		}
+		for _, imp := range f.Imports {
+			p := strings.Trim(imp.Path.Value, `"`)
+			switch {
+			case strings.HasPrefix(p, modulePath):
+				if q := strings.TrimPrefix(p, modulePath); !slices.Contains(ours[dir], q) {
+					ours[dir] = append(ours[dir], q)
+				}
+			case strings.Contains(strings.Split(p, "/")[0], "."):
+				if !slices.Contains(outside[dir], p) {
+					outside[dir] = append(outside[dir], p)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range ours {
+		slices.Sort(v)
+	}
+	return ours, outside
+}
+
+// TestPackageMap keeps docs/architecture.md's package map true: the
+// packages each package of the module imports, read from the code. It
+// also holds the floors the map shows: domain and domain/gunbot import the
+// standard library only.
+func TestPackageMap(t *testing.T) {
+	root := filepath.Join("..", "..")
+	ours, outside := packageImports(t, root)
+	var want strings.Builder
+	dirs := make([]string, 0, len(ours))
+	for d := range ours {
+		dirs = append(dirs, d)
+	}
+	slices.Sort(dirs)
+	for _, d := range dirs {
+		imports := "—"
+		if len(ours[d]) > 0 {
+			imports = strings.Join(ours[d], ", ")
+		}
+		want.WriteString(d + ": " + imports + "\n")
+	}
+	doc, err := os.ReadFile(filepath.Join(root, "docs", "architecture.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const start = "<!-- package map: TestPackageMap checks it -->\n```text\n"
+	_, block, ok := strings.Cut(string(doc), start)
+	block, _, closed := strings.Cut(block, "```")
+	if !ok || !closed {
+		t.Fatalf("docs/architecture.md has no package map block starting %q", start)
+	}
+	if block != want.String() {
+		t.Errorf("docs/architecture.md's package map is not the code's; the code's is:\n%s", want.String())
+	}
+	for _, d := range []string{"domain", "domain/gunbot"} {
+		if len(outside[d]) > 0 {
+			t.Errorf("%s imports %v: it may import the standard library only", d, outside[d])
+		}
+	}
+}
