@@ -3,7 +3,6 @@ package domain
 import (
 	"encoding/binary"
 	"encoding/json"
-	"unicode/utf8"
 )
 
 // The replay target (≥ 500,000 events/s, docs/benchmarks.md) leaves no room for
@@ -81,88 +80,62 @@ func (l *lastStrings) str(in Interner, f int, b []byte) string {
 	return s
 }
 
-// scanner walks one flat JSON object.
-type scanner struct {
-	b []byte
-	i int
+// scanner walks one flat JSON object, on the shared lexer.
+type scanner struct{ JSONLexer }
+
+// punct skips whitespace and reads the punctuation c.
+func (s *scanner) punct(c byte) bool {
+	s.SkipSpace()
+	return s.Byte(c)
 }
 
-func (s *scanner) ws() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
-	}
-}
-
-func (s *scanner) byte(c byte) bool {
-	s.ws()
-	if s.i < len(s.b) && s.b[s.i] == c {
-		s.i++
-		return true
-	}
-	return false
-}
-
-// plain marks the bytes a string may hold as they are: not the quote, the
-// backslash, control characters or non-ASCII bytes.
-var plain = func() (t [256]bool) {
-	for c := 0x20; c < utf8.RuneSelf; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
-
-// str reads a string without escapes, control characters or non-ASCII bytes.
+// str skips whitespace and reads a plain string (JSONLexer.PlainString):
+// no escapes, control characters or non-ASCII bytes.
 func (s *scanner) str() ([]byte, bool) {
-	s.ws()
-	if s.i >= len(s.b) || s.b[s.i] != '"' {
-		return nil, false
-	}
-	start := s.i + 1
-	j := start
-	for j < len(s.b) && plain[s.b[j]] {
-		j++
-	}
-	if j < len(s.b) && s.b[j] == '"' {
-		s.i = j + 1
-		return s.b[start:j], true
-	}
-	return nil, false
+	s.SkipSpace()
+	return s.PlainString()
 }
 
 // int reads -?(0|[1-9][0-9]*) that fits an int64, followed by a delimiter.
 func (s *scanner) int() (int64, bool) {
-	s.ws()
-	j := s.i
+	s.SkipSpace()
+	j := s.I
 	neg := false
-	if j < len(s.b) && s.b[j] == '-' {
+	if j < len(s.B) && s.B[j] == '-' {
 		neg = true
 		j++
 	}
 	start := j
 	var v uint64
-	for j < len(s.b) && s.b[j] >= '0' && s.b[j] <= '9' {
+	for j < len(s.B) && s.B[j] >= '0' && s.B[j] <= '9' {
 		if j-start >= 18 {
 			return 0, false // let encoding/json judge long numbers
 		}
-		v = v*10 + uint64(s.b[j]-'0')
+		v = v*10 + uint64(s.B[j]-'0')
 		j++
 	}
-	if j == start || (s.b[start] == '0' && j-start > 1) {
+	if j == start || (s.B[start] == '0' && j-start > 1) {
 		return 0, false
 	}
-	if j < len(s.b) && s.b[j] != ',' && s.b[j] != '}' && s.b[j] != ' ' && s.b[j] != '\t' && s.b[j] != '\n' && s.b[j] != '\r' {
+	if j < len(s.B) && s.B[j] != ',' && s.B[j] != '}' && s.B[j] != ' ' && s.B[j] != '\t' && s.B[j] != '\n' && s.B[j] != '\r' {
 		return 0, false
 	}
-	s.i = j
+	s.I = j
 	if neg {
 		return -int64(v), true
 	}
 	return int64(v), true
+}
+
+// uint reads what int reads without a minus sign: encoding/json refuses
+// any negative number for an unsigned field, -0 included.
+func (s *scanner) uint() (uint64, bool) {
+	s.SkipSpace()
+	if s.I < len(s.B) && s.B[s.I] == '-' {
+		return 0, false
+	}
+	n, ok := s.int()
+	return uint64(n), ok
 }
 
 func (s *scanner) decimal() (Decimal, bool, error) {
@@ -218,10 +191,10 @@ func canonicalDecimal(v []byte) (Decimal, bool) {
 // key reads the literal l (a key with its quotes and colon, and the comma
 // before it) at the current position, with no whitespace around.
 func (s *scanner) key(l string) bool {
-	if len(s.b)-s.i < len(l) {
+	if len(s.B)-s.I < len(l) {
 		return false
 	}
-	b := s.b[s.i : s.i+len(l)]
+	b := s.B[s.I : s.I+len(l)]
 	if n := len(l); n >= 8 && n <= 16 {
 		// Two overlapping words instead of a call to compare bytes.
 		if binary.LittleEndian.Uint64(b) != word(l) || binary.LittleEndian.Uint64(b[n-8:]) != word(l[n-8:]) {
@@ -230,7 +203,7 @@ func (s *scanner) key(l string) bool {
 	} else if string(b) != l {
 		return false
 	}
-	s.i += len(l)
+	s.I += len(l)
 	return true
 }
 
@@ -244,33 +217,33 @@ func word(l string) uint64 {
 // end reports whether the object closes at the current position and
 // nothing follows.
 func (s *scanner) end() bool {
-	return s.i == len(s.b)-1 && s.b[s.i] == '}'
+	return s.I == len(s.B)-1 && s.B[s.I] == '}'
 }
 
 // object calls field for each key until the closing brace; field returns
 // false when it cannot handle the key or its value. object reports whether
 // the whole input was one well-formed object handled by field.
 func (s *scanner) object(field func(key []byte) bool) bool {
-	if !s.byte('{') {
+	if !s.punct('{') {
 		return false
 	}
-	if s.byte('}') {
-		s.ws()
-		return s.i == len(s.b)
+	if s.punct('}') {
+		s.SkipSpace()
+		return s.AtEnd()
 	}
 	for {
 		key, ok := s.str()
-		if !ok || !s.byte(':') || !field(key) {
+		if !ok || !s.punct(':') || !field(key) {
 			return false
 		}
-		if s.byte(',') {
+		if s.punct(',') {
 			continue
 		}
-		if !s.byte('}') {
+		if !s.punct('}') {
 			return false
 		}
-		s.ws()
-		return s.i == len(s.b)
+		s.SkipSpace()
+		return s.AtEnd()
 	}
 }
 
@@ -293,7 +266,7 @@ func decodeOrderRequested(b []byte, v *OrderRequested, in Interner, last *lastSt
 	}
 	r = OrderRequested{}
 	var derr error
-	s := scanner{b: b}
+	s := scanner{JSONLexer{B: b}}
 	ok := s.object(func(k []byte) bool {
 		var ok bool
 		var err error
@@ -370,7 +343,7 @@ func decodeOrderRequested(b []byte, v *OrderRequested, in Interner, last *lastSt
 // accepts, with the same value readers, gives the same result, found
 // without looking each key up.
 func requestedInOrder(b []byte, r *OrderRequested, in Interner, last *lastStrings, keepIDs bool) bool {
-	s := scanner{b: b}
+	s := scanner{JSONLexer{B: b}}
 	var ok bool
 	var err error
 	var x []byte
@@ -456,7 +429,7 @@ func requestedTail(s *scanner, r *OrderRequested, keepIDs bool) bool {
 
 // filledInOrder is requestedInOrder for an OrderFilled.
 func filledInOrder(b []byte, f *OrderFilled, in Interner, last *lastStrings, keepIDs bool) bool {
-	s := scanner{b: b}
+	s := scanner{JSONLexer{B: b}}
 	var ok bool
 	var err error
 	var x []byte
@@ -483,11 +456,9 @@ func filledInOrder(b []byte, f *OrderFilled, in Interner, last *lastStrings, kee
 	}
 	f.FeeAsset = last.str(in, lastFeeAsset, x)
 	if s.key(`,"seq":`) {
-		var n int64
-		if n, ok = s.int(); !ok || n < 0 {
+		if f.Seq, ok = s.uint(); !ok {
 			return false
 		}
-		f.Seq = uint64(n)
 	}
 	if s.key(`,"exchangeTime":`) {
 		if f.ExchangeTime, ok = s.int(); !ok {
@@ -514,7 +485,7 @@ func decodeOrderFilled(b []byte, v *OrderFilled, in Interner, last *lastStrings,
 	}
 	f = OrderFilled{}
 	var derr error
-	s := scanner{b: b}
+	s := scanner{JSONLexer{B: b}}
 	ok := s.object(func(k []byte) bool {
 		var ok bool
 		var err error
@@ -536,10 +507,7 @@ func decodeOrderFilled(b []byte, v *OrderFilled, in Interner, last *lastStrings,
 		case "fee":
 			f.Fee, ok, err = s.decimal()
 		case "seq":
-			var n int64
-			n, ok = s.int()
-			ok = ok && n >= 0
-			f.Seq = uint64(n)
+			f.Seq, ok = s.uint()
 		case "exchangeTime":
 			f.ExchangeTime, ok = s.int()
 		}
@@ -565,13 +533,13 @@ func decodeOrderFilled(b []byte, v *OrderFilled, in Interner, last *lastStrings,
 func DecodeOrderAccepted(b []byte, v *OrderAccepted) error {
 	var a OrderAccepted
 	// As encoding/json writes it (see requestedInOrder), else the scanner.
-	if s := (scanner{b: b}); s.key(`{"exchangeOrderId":`) {
+	if s := (scanner{JSONLexer{B: b}}); s.key(`{"exchangeOrderId":`) {
 		if x, ok := s.str(); ok && s.end() {
 			*v = OrderAccepted{ExchangeOrderID: string(x)}
 			return nil
 		}
 	}
-	s := scanner{b: b}
+	s := scanner{JSONLexer{B: b}}
 	ok := s.object(func(k []byte) bool {
 		if string(k) != "exchangeOrderId" {
 			return false

@@ -36,7 +36,7 @@ func CheckJSON(b []byte) error {
 		}
 		return Errorf(EINVALID, "malformed JSON")
 	}
-	s := keyScanner{b: b, checkUTF8: !validUTF8}
+	s := keyScanner{JSONLexer: JSONLexer{B: b}, checkUTF8: !validUTF8}
 	path := s.value()
 	switch {
 	case path == nil:
@@ -85,8 +85,7 @@ func joinKeyPath(path []string) string {
 // allocates only for objects with more than smallObject keys and for the
 // path of what it finds.
 type keyScanner struct {
-	b         []byte
-	i         int
+	JSONLexer
 	checkUTF8 bool
 	// badUTF8: the path value returned leads to invalid UTF-8, not to a
 	// duplicate key: in its innermost key when badKey, else in the string
@@ -96,69 +95,52 @@ type keyScanner struct {
 
 const smallObject = 16
 
-func (s *keyScanner) ws() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
-	}
-}
-
 // value skips one value; it returns the path of the first duplicate key in
 // it (innermost first), or nil.
 func (s *keyScanner) value() []string {
-	s.ws()
-	switch s.b[s.i] {
+	s.SkipSpace()
+	switch s.B[s.I] {
 	case '{':
 		return s.object()
 	case '[':
-		s.i++
+		s.I++
 		for n := 0; ; n++ {
-			s.ws()
-			if s.b[s.i] == ']' {
-				s.i++
+			s.SkipSpace()
+			if s.B[s.I] == ']' {
+				s.I++
 				return nil
 			}
 			if path := s.value(); path != nil {
 				return append(path, "["+strconv.Itoa(n)+"]")
 			}
-			s.ws()
-			if s.b[s.i] == ',' {
-				s.i++
+			s.SkipSpace()
+			if s.B[s.I] == ',' {
+				s.I++
 			}
 		}
 	case '"':
-		if raw, _ := s.str(); s.checkUTF8 && !utf8.Valid(raw) {
+		if raw, _ := s.String(); s.checkUTF8 && !utf8.Valid(raw) {
 			s.badUTF8 = true
 			return []string{}
 		}
 	default:
-		for s.i < len(s.b) {
-			switch s.b[s.i] {
-			case ',', '}', ']', ' ', '\t', '\n', '\r':
-				return nil
-			}
-			s.i++
-		}
+		s.SkipToDelimiter()
 	}
 	return nil
 }
 
 func (s *keyScanner) object() []string {
-	s.i++
+	s.I++
 	var small [smallObject][]byte
 	n := 0
 	var many map[string]struct{}
 	for {
-		s.ws()
-		if s.b[s.i] == '}' {
-			s.i++
+		s.SkipSpace()
+		if s.B[s.I] == '}' {
+			s.I++
 			return nil
 		}
-		raw, escaped := s.str()
+		raw, escaped := s.String()
 		if s.checkUTF8 && !utf8.Valid(raw) {
 			s.badUTF8, s.badKey = true, true
 			return []string{string(raw)}
@@ -167,7 +149,7 @@ func (s *keyScanner) object() []string {
 		if escaped {
 			// "\u0061" and "a" are one key to every decoder.
 			var k string
-			_ = json.Unmarshal(s.b[s.i-len(raw)-2:s.i], &k)
+			_ = json.Unmarshal(s.B[s.I-len(raw)-2:s.I], &k)
 			key = []byte(k)
 		}
 		dup := false
@@ -195,32 +177,14 @@ func (s *keyScanner) object() []string {
 		if dup {
 			return []string{string(key)}
 		}
-		s.ws()
-		s.i++ // ':'
+		s.SkipSpace()
+		s.I++ // ':'
 		if path := s.value(); path != nil {
 			return append(path, string(key))
 		}
-		s.ws()
-		if s.b[s.i] == ',' {
-			s.i++
+		s.SkipSpace()
+		if s.B[s.I] == ',' {
+			s.I++
 		}
 	}
-}
-
-// str skips a string at s.i and returns its raw content (without quotes)
-// and whether it has escapes.
-func (s *keyScanner) str() (raw []byte, escaped bool) {
-	start := s.i + 1
-	for j := start; j < len(s.b); j++ {
-		switch s.b[j] {
-		case '\\':
-			escaped = true
-			j++
-		case '"':
-			s.i = j + 1
-			return s.b[start:j], escaped
-		}
-	}
-	s.i = len(s.b)
-	return s.b[start:], escaped
 }

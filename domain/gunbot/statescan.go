@@ -2,6 +2,8 @@ package gunbot
 
 import (
 	"encoding/json"
+
+	"github.com/tradeledger/tradeledger/domain"
 )
 
 // scanStateOrders reads a state file's orders without encoding/json's
@@ -17,31 +19,31 @@ func scanStateOrders(b []byte) (orders []decodedOrder, ok bool) {
 		return nil, false
 	}
 	// One copy of the file as a string: every field is a substring of it.
-	s := stateScanner{b: b, text: string(b)}
-	s.space()
-	if !s.byte('{') {
+	s := stateScanner{JSONLexer: domain.JSONLexer{B: b}, text: string(b)}
+	s.SkipSpace()
+	if !s.Byte('{') {
 		return nil, false
 	}
 	found := false
 	for first := true; ; first = false {
-		s.space()
-		if s.byte('}') {
+		s.SkipSpace()
+		if s.Byte('}') {
 			break
 		}
-		if !first && !(s.byte(',') && s.spaceThen()) {
+		if !first && !(s.Byte(',') && s.spaceThen()) {
 			return nil, false
 		}
 		key, plain := s.str()
 		if !plain {
 			return nil, false
 		}
-		s.space()
-		if !s.byte(':') {
+		s.SkipSpace()
+		if !s.Byte(':') {
 			return nil, false
 		}
-		s.space()
+		s.SkipSpace()
 		if !equalFoldASCII(key, "orders") { // non-ASCII keys are not plain: encoding/json folds some to ASCII
-			if !s.skip() {
+			if !s.SkipValue() {
 				return nil, false
 			}
 			continue
@@ -57,138 +59,52 @@ func scanStateOrders(b []byte) (orders []decodedOrder, ok bool) {
 	return orders, true
 }
 
+// stateScanner reads a state file on the shared lexer; the strings it
+// returns are substrings of text, one copy of the file.
 type stateScanner struct {
-	b    []byte
-	text string // b as a string
-	i    int
-}
-
-func (s *stateScanner) space() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
-	}
+	domain.JSONLexer
+	text string // B as a string
 }
 
 // spaceThen skips spaces and reports true (for use in conditions).
-func (s *stateScanner) spaceThen() bool { s.space(); return true }
+func (s *stateScanner) spaceThen() bool { s.SkipSpace(); return true }
 
-func (s *stateScanner) byte(c byte) bool {
-	if s.i < len(s.b) && s.b[s.i] == c {
-		s.i++
-		return true
-	}
-	return false
-}
-
-// str reads a string without escapes; plain is false for any other value.
+// str reads a plain string (domain.JSONLexer.PlainString: no escapes,
+// control characters or non-ASCII bytes, which encoding/json would
+// replace or fold); plain is false for any other value.
 func (s *stateScanner) str() (v string, plain bool) {
-	if !s.byte('"') {
+	raw, ok := s.PlainString()
+	if !ok {
 		return "", false
 	}
-	start := s.i
-	for s.i < len(s.b) {
-		switch c := s.b[s.i]; {
-		case c == '"':
-			v = s.text[start:s.i]
-			s.i++
-			return v, true
-		case c == '\\' || c < 0x20 || c >= 0x80: // escapes; non-ASCII (encoding/json replaces invalid UTF-8)
-			return "", false
-		}
-		s.i++
-	}
-	return "", false
+	end := s.I - 1 // the closing quote
+	return s.text[end-len(raw) : end], true
 }
 
-// number reads a number literal (the input is valid JSON).
+// number reads a number literal.
 func (s *stateScanner) number() (json.Number, bool) {
-	start := s.i
-	for s.i < len(s.b) {
-		switch c := s.b[s.i]; {
-		case c >= '0' && c <= '9', c == '-', c == '+', c == '.', c == 'e', c == 'E':
-			s.i++
-			continue
-		}
-		break
+	start := s.I
+	if _, ok := s.Number(); !ok {
+		return "", false
 	}
-	return json.Number(s.text[start:s.i]), s.i > start
-}
-
-// skip passes over one value (the input is valid JSON).
-func (s *stateScanner) skip() bool {
-	if s.i >= len(s.b) {
-		return false
-	}
-	switch s.b[s.i] {
-	case '"':
-		s.skipString()
-		return true
-	case '{', '[':
-		depth := 0
-		for s.i < len(s.b) {
-			switch s.b[s.i] {
-			case '"':
-				s.skipString()
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-			}
-			s.i++
-			if depth == 0 {
-				return true
-			}
-		}
-		return false
-	}
-	for s.i < len(s.b) { // a number, true, false or null
-		switch s.b[s.i] {
-		case ',', '}', ']', ' ', '\t', '\n', '\r':
-			return true
-		}
-		s.i++
-	}
-	return true
-}
-
-// skipString passes over a string, escapes included.
-func (s *stateScanner) skipString() {
-	s.i++ // the opening quote
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case '\\':
-			s.i += 2
-			continue
-		case '"':
-			s.i++
-			return
-		}
-		s.i++
-	}
+	return json.Number(s.text[start:s.I]), true
 }
 
 // orders reads the orders array (null gives none).
 func (s *stateScanner) orders() ([]decodedOrder, bool) {
-	if s.i+4 <= len(s.b) && string(s.b[s.i:s.i+4]) == "null" {
-		s.i += 4
+	if s.Literal("null") {
 		return nil, true
 	}
-	if !s.byte('[') {
+	if !s.Byte('[') {
 		return nil, false
 	}
-	out := make([]decodedOrder, 0, len(s.b)/128)
+	out := make([]decodedOrder, 0, len(s.B)/128)
 	for first := true; ; first = false {
-		s.space()
-		if s.byte(']') {
+		s.SkipSpace()
+		if s.Byte(']') {
 			return out, true
 		}
-		if !first && !(s.byte(',') && s.spaceThen()) {
+		if !first && !(s.Byte(',') && s.spaceThen()) {
 			return nil, false
 		}
 		o, ok := s.order()
@@ -201,27 +117,27 @@ func (s *stateScanner) orders() ([]decodedOrder, bool) {
 
 // order reads one order object.
 func (s *stateScanner) order() (o stateOrder, ok bool) {
-	if !s.byte('{') {
+	if !s.Byte('{') {
 		return o, false
 	}
 	var seen [7]bool
 	for first := true; ; first = false {
-		s.space()
-		if s.byte('}') {
+		s.SkipSpace()
+		if s.Byte('}') {
 			return o, true
 		}
-		if !first && !(s.byte(',') && s.spaceThen()) {
+		if !first && !(s.Byte(',') && s.spaceThen()) {
 			return o, false
 		}
 		key, plain := s.str()
 		if !plain {
 			return o, false
 		}
-		s.space()
-		if !s.byte(':') {
+		s.SkipSpace()
+		if !s.Byte(':') {
 			return o, false
 		}
-		s.space()
+		s.SkipSpace()
 		k := -1
 		for j, name := range [...]string{"time", "pair", "type", "rate", "amount", "id", "cost"} {
 			if key == name {
@@ -245,14 +161,13 @@ func (s *stateScanner) order() (o stateOrder, ok bool) {
 			}
 		case 5: // id
 			switch {
-			case s.i < len(s.b) && s.b[s.i] == '"':
+			case s.I < len(s.B) && s.B[s.I] == '"':
 				v, plain := s.str()
 				if !plain {
 					return o, false
 				}
 				o.ID = v
-			case s.i+4 <= len(s.b) && string(s.b[s.i:s.i+4]) == "null":
-				s.i += 4
+			case s.Literal("null"):
 			default:
 				n, ok := s.number()
 				if !ok {
