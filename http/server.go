@@ -79,6 +79,9 @@ type Server struct {
 	// Ledger serves order history, PNL, asset history and chart marks
 	// (orders.go, pnl.go, assets.go, chart.go).
 	Ledger *projections.Ledger
+	// OrderList picks the orders of orders/all (orderlist.go), which
+	// reads them from Store and their fills' pnl from Ledger.
+	OrderList *projections.OrderList
 	// Sink, when set, is the ClickHouse analytics sink: /healthz reports
 	// its lag (health.go).
 	Sink SinkStatus
@@ -260,6 +263,7 @@ func (s *Server) Handler() http.Handler {
 	s.registerBalanceRoutes(protected)
 	s.registerPairRoutes(protected)
 	s.registerOrderRoutes(protected)
+	s.registerOrderListRoutes(protected)
 	s.registerPnlRoutes(protected)
 	s.registerAssetRoutes(protected)
 	s.registerChartRoutes(protected)

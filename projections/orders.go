@@ -494,6 +494,25 @@ func (l *Ledger) OrdersOlder(key string, cur OrdersCursor, n int) ([]OrderRecord
 	return out, cur
 }
 
+// FillRecord returns the record of the fill of key at time t (ms, the
+// fill's trade time, domain.FillTime) and log position pos, and false when
+// the ledger holds none (a fill it refused, or not applied yet).
+func (l *Ledger) FillRecord(key string, t int64, pos uint64) (OrderRecord, bool) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	i, ok := l.byKey[key]
+	if !ok {
+		return OrderRecord{}, false
+	}
+	b := l.pairs[i]
+	want := orderRecord{time: t, posSide: pos}
+	j := b.recs.search(func(r *orderRecord) bool { return !recLess(r, &want) })
+	if j == b.recs.len() || b.recs.at(j).time != t || b.recs.at(j).pos() != pos {
+		return OrderRecord{}, false
+	}
+	return l.view(b, b.recs.at(j)), true
+}
+
 // FilledKeys returns the pair keys with at least one fill, sorted.
 func (l *Ledger) FilledKeys() []string {
 	l.mu.RLock()

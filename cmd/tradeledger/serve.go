@@ -170,6 +170,8 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	}
 	ledger := projections.NewLedger(method) // order history, PNL, assets, chart marks
 	m.Runner.Register(ledger)
+	orderList := projections.NewOrderList() // every order, any state (orders/all)
+	m.Runner.Register(orderList)
 	passwords := projections.NewPassword()
 	m.Runner.Register(passwords)
 	tokens := projections.NewTokens() // scoped API tokens (token.go)
@@ -229,7 +231,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	s.MaxConns = m.Config.MaxConns
 	s.Auth = &tlhttp.Authenticator{Secret: m.DataDir.JWTSecret, TokenTTL: m.Config.TokenTTL, Clock: m.Clock}
 	// Resource dependencies are wired here.
-	s.Ledger = ledger
+	s.Ledger, s.OrderList = ledger, orderList
 	s.Auth.Generation = passwords.Generation
 	s.Auth.Grants = tokens.Active
 	s.Auth.CatchUp = catchUpWith(m.DataDir.Store, m.Runner)
