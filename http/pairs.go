@@ -23,12 +23,31 @@ type pairList struct {
 	PairList []string `json:"pairList"`
 }
 
+// pairDetail is one market of pairs/detailed. Beyond Gunbot's fields:
+// last (price), and the exchange's order rules when it has them (absent
+// otherwise, as on the paper exchange): tickSize (price step), stepSize
+// (amount step), minQty and minNotional, which also say how precisely a
+// client should show the pair's prices and amounts.
 type pairDetail struct {
-	PairName string        `json:"pairName"`
-	Volume   domain.Number `json:"volume"`
-	Low      string        `json:"low"`
-	High     string        `json:"high"`
-	Change   string        `json:"change"`
+	PairName    string         `json:"pairName"`
+	Volume      domain.Number  `json:"volume"`
+	Low         string         `json:"low"`
+	High        string         `json:"high"`
+	Change      string         `json:"change"`
+	Last        domain.Number  `json:"last"`
+	TickSize    *domain.Number `json:"tickSize,omitempty"`
+	StepSize    *domain.Number `json:"stepSize,omitempty"`
+	MinQty      *domain.Number `json:"minQty,omitempty"`
+	MinNotional *domain.Number `json:"minNotional,omitempty"`
+}
+
+// nonZero returns d as a Number, or nil when it is zero (an absent rule).
+func nonZero(d domain.Decimal) *domain.Number {
+	if d.IsZero() {
+		return nil
+	}
+	n := domain.Number(d)
+	return &n
 }
 
 type pairDetailList struct {
@@ -68,7 +87,8 @@ func (s *Server) handlePairs(w http.ResponseWriter, r *http.Request) {
 
 // handlePairsDetailed groups the markets by quote currency: pairName,
 // volume (24h, base units, a number), low, high (decimal strings) and
-// change (24h percent, a string such as "-1.25").
+// change (24h percent, a string such as "-1.25"), then the fields beyond
+// Gunbot's (pairDetail).
 func (s *Server) handlePairsDetailed(w http.ResponseWriter, r *http.Request) {
 	ms, err := s.markets(r)
 	if err != nil {
@@ -80,7 +100,9 @@ func (s *Server) handlePairsDetailed(w http.ResponseWriter, r *http.Request) {
 		change, _ := domain.Number(m.ChangePct24h).MarshalJSON()
 		out.PairList[m.Quote] = append(out.PairList[m.Quote], pairDetail{
 			PairName: m.Pair, Volume: domain.Number(m.Volume24h),
-			Low: m.Low24h.String(), High: m.High24h.String(), Change: string(change),
+			Low: m.Low24h.String(), High: m.High24h.String(), Change: string(change), Last: domain.Number(m.Last),
+			TickSize: nonZero(m.Filters.TickSize), StepSize: nonZero(m.Filters.StepSize),
+			MinQty: nonZero(m.Filters.MinQty), MinNotional: nonZero(m.Filters.MinNotional),
 		})
 	}
 	writeJSON(w, http.StatusOK, out)

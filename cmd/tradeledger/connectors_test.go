@@ -143,6 +143,21 @@ func TestServeChoosesBinance(t *testing.T) {
 	if got := connectorOf(e.health(), "binance"); got != "binance" {
 		t.Fatalf("healthz connector with SIMULATOR false = %q, want binance (%v)", got, e.health())
 	}
+	// pairs/detailed tells the market's rules, which the dashboard
+	// formats prices and amounts by.
+	status, detailed := e.get("pairs/detailed?exchange=binance")
+	if status != 200 {
+		t.Fatalf("pairs/detailed = %d %v", status, detailed)
+	}
+	var btc map[string]any
+	for _, p := range detailed["pairList"].(map[string]any)["USDT"].([]any) {
+		if p.(map[string]any)["pairName"] == "USDT-BTC" {
+			btc = p.(map[string]any)
+		}
+	}
+	if btc == nil || btc["tickSize"] != 0.01 || btc["stepSize"] != 0.00001 || btc["minNotional"] != 5.0 {
+		t.Fatalf("USDT-BTC in pairs/detailed: %v, want tickSize 0.01, stepSize 0.00001, minNotional 5", btc)
+	}
 	if status, out := e.post("config/pair/add", map[string]any{"pair": "USDT-BTC", "exchange": "binance", "settings": map[string]any{"strategy": "manual", "DELAY": 1}}, ""); status != 200 {
 		t.Fatalf("config/pair/add = %d %v", status, out)
 	}
