@@ -428,11 +428,16 @@ type authStatusResponse struct {
 	Metamask     bool   `json:"metamask"`
 	Status       string `json:"status"`
 	Message      string `json:"message"`
+	// Scope is what the token may do (beyond the spec): read, trade or
+	// admin (a password login's token and a dashboard session).
+	Scope domain.Scope `json:"scope"`
 }
 
 // handleAuthStatus answers GET /api/v1/auth/status (token required).
 // isRegistered says whether a password exists; there is no demo mode, no
-// TOTP and no MetaMask login, so those are false.
+// TOTP and no MetaMask login, so those are false. scope is the scope of
+// the token that asks: a read token may learn it (a dashboard showing
+// another instance refuses a token that could change anything there).
 func (s *Server) handleAuthStatus(w http.ResponseWriter, r *http.Request) {
 	if s.Passwords == nil {
 		Error(w, r, domain.Errorf(domain.EUNAVAILABLE, "authentication is not configured"))
@@ -443,6 +448,7 @@ func (s *Server) handleAuthStatus(w http.ResponseWriter, r *http.Request) {
 		IsRegistered: s.Passwords.IsRegistered(),
 		Status:       "success",
 		Message:      "Authenticated",
+		Scope:        tokenScope(r),
 	})
 }
 
@@ -477,7 +483,7 @@ func (s *Server) requireToken(next http.Handler) http.Handler {
 			Error(w, r, err)
 			return
 		}
-		next.ServeHTTP(w, withSubject(r, sub))
+		next.ServeHTTP(w, withScope(withSubject(r, sub), scope))
 	})
 }
 

@@ -339,6 +339,7 @@ type ctxKey int
 const (
 	ctxRequest ctxKey = iota // *requestInfo
 	ctxSubject
+	ctxScope // domain.Scope of the request's token
 )
 
 // requestInfo is what requestBasics gives a request: its id and the
@@ -367,6 +368,19 @@ func subject(r *http.Request) string {
 func withSubject(r *http.Request, sub string) *http.Request {
 	ctx := context.WithValue(r.Context(), ctxSubject, sub)
 	return r.WithContext(eventstore.WithActor(ctx, sub))
+}
+
+// tokenScope returns the scope of the request's token (admin for a
+// password login's token or a dashboard session), or "" before
+// authentication.
+func tokenScope(r *http.Request) domain.Scope {
+	sc, _ := r.Context().Value(ctxScope).(domain.Scope)
+	return sc
+}
+
+// withScope returns r carrying its token's scope (tokenScope).
+func withScope(r *http.Request, sc domain.Scope) *http.Request {
+	return r.WithContext(context.WithValue(r.Context(), ctxScope, sc))
 }
 
 // requestBasics gives every request an id, a body limit, panic recovery and

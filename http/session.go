@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/gorilla/mux"
+
+	"github.com/tradeledger/tradeledger/domain"
 )
 
 // The dashboard's login: a person types the password alone (no wallet, no
@@ -128,7 +130,7 @@ func (s *Server) sessionAuth(w http.ResponseWriter, r *http.Request, next http.H
 			return
 		}
 	}
-	next.ServeHTTP(w, withSubject(r, sub))
+	next.ServeHTTP(w, withScope(withSubject(r, sub), domain.ScopeAdmin))
 }
 
 // sameOrigin reports whether r's Origin header, when there is one, names

@@ -64,6 +64,9 @@ func TestDashboardLoginSetsSessionCookies(t *testing.T) {
 	if status != http.StatusOK {
 		t.Fatalf("auth/status with the session cookie: %d %s", status, body)
 	}
+	if got := decodeBody[authStatusResponse](t, body).Scope; got != domain.ScopeAdmin {
+		t.Fatalf("a session's scope = %q, want admin", got)
+	}
 }
 
 func TestDashboardLoginRefused(t *testing.T) {

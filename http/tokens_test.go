@@ -70,6 +70,18 @@ func TestScopedTokens(t *testing.T) {
 		}
 	}
 
+	// auth/status tells each token its own scope (a dashboard showing
+	// another instance refuses a token that can write there).
+	for _, c := range []struct {
+		token string
+		scope string
+	}{{read, "read"}, {trade, "trade"}, {ts.Token, "admin"}} {
+		status, body := ts.do("GET", "/api/v1/auth/status", nil, c.token)
+		if got := decodeBody[authStatusResponse](t, body).Scope; status != 200 || string(got) != c.scope {
+			t.Errorf("auth/status with the %s token = %d %s, want scope %s", c.scope, status, body, c.scope)
+		}
+	}
+
 	ts.appendEvent(domain.StreamTokens, domain.NewEvent(ts.Clock, domain.TypeTokenRevoked, domain.TokenRevoked{Name: "auditor", ID: readID}))
 	if status, _ := ts.do("GET", "/api/v1/time", nil, read); status != 401 {
 		t.Fatalf("revoked token = %d, want 401", status)
