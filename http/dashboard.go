@@ -27,11 +27,25 @@ import (
 //go:embed dashboard/index.html dashboard/*.js dashboard/*.css dashboard/vendor
 var dashboardFS embed.FS
 
-// DashboardCSP is the Content-Security-Policy of every dashboard response:
-// scripts, styles and connections from this origin only (no inline script,
-// no eval, no other host), and no framing.
+// DashboardCSP is the Content-Security-Policy of every dashboard response
+// of a server without CORS origins: scripts, styles and connections from
+// this origin only (no inline script, no eval, no other host), and no
+// framing.
 const DashboardCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
 	"connect-src 'self'; font-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+// dashboardCSP is DashboardCSP with the server's CORSOrigins added to
+// connect-src: the other Tradeledger instances the dashboard's multi-bot
+// page may read (with a read token it keeps in the browser). Instances
+// that show each other list each other in --cors-origins: the one read
+// allows the reader's page, the reader's policy allows the connection.
+// Scripts still come from this origin only.
+func (s *Server) dashboardCSP() string {
+	if len(s.CORSOrigins) == 0 {
+		return DashboardCSP
+	}
+	return strings.Replace(DashboardCSP, "connect-src 'self'", "connect-src 'self' "+strings.Join(s.CORSOrigins, " "), 1)
+}
 
 // dashboardAsset is one embedded file, ready to serve.
 type dashboardAsset struct {
@@ -106,7 +120,7 @@ func (s *Server) registerDashboardRoutes(r *mux.Router) {
 // browser revalidates: Cache-Control no-cache). Unknown files are 404.
 func (s *Server) handleDashboardFile(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
-	h.Set("Content-Security-Policy", DashboardCSP)
+	h.Set("Content-Security-Policy", s.dashboardCSP())
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Referrer-Policy", "no-referrer")

@@ -91,6 +91,22 @@ func TestDashboardServesEmbeddedFilesWithCSP(t *testing.T) {
 	}
 }
 
+// With --cors-origins, the dashboard may connect to those origins (other
+// instances its multi-bot page reads), and only to them: scripts still
+// come from its own origin.
+func TestDashboardCSPConnectsToCORSOrigins(t *testing.T) {
+	ts := newTestServer(t, func(ts *testServer) {
+		ts.Server.CORSOrigins = []string{"http://127.0.0.1:4001", "https://bot2.example"}
+	})
+	resp := ts.request("GET", "/", nil, nil)
+	readBody(t, resp)
+	want := "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+		"connect-src 'self' http://127.0.0.1:4001 https://bot2.example; font-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+	if got := resp.Header.Get("Content-Security-Policy"); got != want {
+		t.Fatalf("CSP = %q\nwant %q", got, want)
+	}
+}
+
 // The dashboard's scripts never build markup from strings (server data
 // reaches the page as text nodes), never eval, and keep no token in
 // storage a script could read.
