@@ -196,7 +196,9 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	// Rates for the PNL's currency conversion come from the log
 	// (projections/pnlconv.go): the scheduler records each pair's price.
 	m.Engine.Scheduler.Rates = func(ctx context.Context, r domain.RateObserved) error {
-		_, err := m.DataDir.Store.Append(ctx, domain.RateStream(r.Exchange), domain.Any, domain.NewEvent(m.Clock, domain.TypeRateObserved, r))
+		e := domain.NewEvent(m.Clock, domain.TypeRateObserved, r)
+		e.Actor = domain.ActorCore // the core observed it, as its other events say
+		_, err := m.DataDir.Store.Append(ctx, domain.RateStream(r.Exchange), domain.Any, e)
 		return err
 	}
 	for _, p := range m.Engine.Projections() {
