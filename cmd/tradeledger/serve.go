@@ -276,7 +276,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if err := m.openMetricsListener(); err != nil {
 		return err
 	}
-	m.Logger.Info("serving", zap.String("api", s.URL()), zap.String("files", s.FilesURL()))
+	m.Logger.Info("serving", zap.String("dashboard", dashboardURL(s.URL())), zap.String("api", s.URL()), zap.String("files", s.FilesURL()))
 	m.logConnectors()
 	m.logStartWarnings(passwords)
 	return nil

@@ -24,6 +24,22 @@ func (m *Main) logStartWarnings(passwords *projections.Password) {
 	}
 }
 
+// dashboardURL is where a browser on this machine finds the dashboard
+// of the main listener at apiURL (scheme://host:port): its root, with an
+// unspecified listen address (0.0.0.0, ::) named localhost, which a
+// browser can open.
+func dashboardURL(apiURL string) string {
+	scheme, hostport, _ := strings.Cut(apiURL, "://")
+	host, port, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return apiURL + "/"
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "localhost"
+	}
+	return scheme + "://" + net.JoinHostPort(host, port) + "/"
+}
+
 // isLoopbackURL reports whether a listener URL (scheme://host:port) is
 // bound to a loopback address only.
 func isLoopbackURL(url string) bool {
