@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/tradeledger/tradeledger/domain"
 )
@@ -224,10 +225,12 @@ func (t *Trader) hold(ctx context.Context, a *appender, x domain.Exchange, req d
 }
 
 // fundsRefusal returns why the account cannot pay for an emulated order
-// ("" when it can), from the exchange's balances.
+// ("" when it can), from the exchange's balances, in the order's terms:
+// the whole order, what it needs, what is available.
 func (t *Trader) fundsRefusal(ctx context.Context, x domain.Exchange, req domain.OrderRequest) string {
 	quote, base, _ := domain.SplitPair(req.Pair)
 	asset, need := base, req.Amount
+	what := fmt.Sprintf("selling %s %s", trimZeros(req.Amount), base)
 	if req.Side == domain.Buy {
 		price := req.LimitPrice
 		if req.Kind == domain.KindTrailingStop {
@@ -236,6 +239,7 @@ func (t *Trader) fundsRefusal(ctx context.Context, x domain.Exchange, req domain
 			price = req.StopPrice.Max(req.Price)
 		}
 		asset, need = quote, req.Amount.Mul(price)
+		what = fmt.Sprintf("buying %s %s at up to %s %s", trimZeros(req.Amount), base, trimZeros(price), quote)
 	}
 	ctx, cancel := t.exchangeCallContext(ctx)
 	defer cancel()
@@ -243,15 +247,25 @@ func (t *Trader) fundsRefusal(ctx context.Context, x domain.Exchange, req domain
 	if err != nil {
 		return "" // the exchange decides when the stop fires
 	}
+	available := domain.Zero
 	for _, b := range bs {
 		if b.Asset == asset {
-			if b.Available.Cmp(need) >= 0 {
-				return ""
-			}
-			return fmt.Sprintf("insufficient funds: need %s %s, available %s", need, asset, b.Available)
+			available = b.Available
 		}
 	}
-	return fmt.Sprintf("insufficient funds: need %s %s, available 0", need, asset)
+	if available.Cmp(need) >= 0 {
+		return ""
+	}
+	return fmt.Sprintf("insufficient funds: %s needs %s %s, %s %s available", what, trimZeros(need), asset, trimZeros(available), asset)
+}
+
+// trimZeros formats d without trailing zeros ("24.3", "10000").
+func trimZeros(d domain.Decimal) string {
+	s := d.String()
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	return s
 }
 
 // submitEntry writes the OrderRequested of an exchange order (limit or

@@ -2,7 +2,9 @@ package paper
 
 import (
 	"context"
+	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/tradeledger/tradeledger/domain"
 )
@@ -33,27 +35,59 @@ func (a *Account) bal(asset string) *balance {
 
 // reservation is what req holds on order while it is open: a buy the
 // quote it can spend (limit: amount×price; market: the cost of walking
-// the book) plus the fee, a sell its base.
-func (a *Account) reservation(m *market, req domain.PlaceOrderRequest) (asset string, need domain.Decimal) {
+// the book) plus the fee, a sell its base. depth is how much of the
+// amount the book holds for a market buy (the amount itself otherwise).
+func (a *Account) reservation(m *market, req domain.PlaceOrderRequest) (asset string, need, depth domain.Decimal) {
 	if req.Side != domain.Buy {
-		return m.base, req.Amount
+		return m.base, req.Amount, req.Amount
 	}
 	if req.Kind == domain.KindLimit {
-		return m.quote, a.withFee(req.Amount.Mul(req.Price))
+		return m.quote, a.withFee(req.Amount.Mul(req.Price)), req.Amount
 	}
-	_, cost := a.walk(m, domain.Buy, req.Amount, domain.Zero, false)
-	return m.quote, a.withFee(cost)
+	levels, cost := a.walk(m, domain.Buy, req.Amount, domain.Zero, false)
+	for _, l := range levels {
+		depth = depth.Add(l.Quantity)
+	}
+	return m.quote, a.withFee(cost), depth
 }
 
-// reserve moves need of asset from available to on order, or refuses
-// (EINVALID, "insufficient funds …") when less is available.
-func (a *Account) reserve(asset string, need domain.Decimal) error {
+// reserve moves need of asset from available to on order, or refuses with
+// EINVALID "insufficient funds: …" saying, in the terms of req, what is
+// missing (see refusal) when less is available.
+func (a *Account) reserve(m *market, req domain.PlaceOrderRequest, asset string, need, depth domain.Decimal) error {
 	b := a.bal(asset)
 	if b.available.Cmp(need) < 0 {
-		return domain.Errorf(domain.EINVALID, "insufficient funds: need %s %s, available %s", need, asset, b.available)
+		return domain.Errorf(domain.EINVALID, "insufficient funds: %s", refusal(m, req, asset, need, depth, b.available))
 	}
 	b.available, b.onOrder = b.available.Sub(need), b.onOrder.Add(need)
 	return nil
+}
+
+// refusal says why req cannot be paid for: what the whole order needs and
+// what is available, or, for a market buy larger than the book, how much
+// the book holds and what that part alone would cost (so that the figure
+// is never taken for the cost of the whole amount).
+func refusal(m *market, req domain.PlaceOrderRequest, asset string, need, depth, available domain.Decimal) string {
+	have := plain(available) + " " + asset + " available"
+	switch {
+	case req.Side != domain.Buy:
+		return fmt.Sprintf("selling %s %s needs %s %s, %s", plain(req.Amount), m.base, plain(need), asset, have)
+	case req.Kind == domain.KindLimit:
+		return fmt.Sprintf("buying %s %s at %s %s needs %s %s with the fee, %s", plain(req.Amount), m.base, plain(req.Price), m.quote, plain(need), asset, have)
+	case depth.Cmp(req.Amount) < 0:
+		return fmt.Sprintf("a market buy of %s %s needs more than the book holds: it holds %s %s, which alone would cost %s %s with the fee; %s",
+			plain(req.Amount), m.base, plain(depth), m.base, plain(need), asset, have)
+	}
+	return fmt.Sprintf("buying %s %s at market needs %s %s with the fee, %s", plain(req.Amount), m.base, plain(need), asset, have)
+}
+
+// plain formats d without trailing zeros ("24.3", "10000").
+func plain(d domain.Decimal) string {
+	s := d.String()
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	return s
 }
 
 func (a *Account) withFee(notional domain.Decimal) domain.Decimal {

@@ -51,8 +51,8 @@ func (a *Account) place(req domain.PlaceOrderRequest) (domain.ExchangeOrder, err
 	if err := checkPlacement(req); err != nil {
 		return domain.ExchangeOrder{}, err
 	}
-	asset, need := a.reservation(m, req)
-	if err := a.reserve(asset, need); err != nil {
+	asset, need, depth := a.reservation(m, req)
+	if err := a.reserve(m, req, asset, need, depth); err != nil {
 		return domain.ExchangeOrder{}, err
 	}
 	o := a.open(m, req, need)

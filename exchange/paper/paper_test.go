@@ -2,6 +2,7 @@ package paper_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -242,4 +243,59 @@ func TestFeeFollowsSettingsVersion(t *testing.T) {
 	if got := rate(); got != domain.MustDecimal("0.0025") {
 		t.Fatalf("fee %s after the version moved, want 0.0025", got)
 	}
+}
+
+// A refused order says what is missing in the order's own terms: the
+// whole order's cost and the funds there are, and for a market buy larger
+// than the book, how much the book holds and what that part alone costs
+// (never that part's cost as if it were the order's).
+func TestRefusalsSayWhatIsMissing(t *testing.T) {
+	sim := paper.NewSimulator(domain.NewManualClock(start))
+	sim.Balances = map[string]domain.Decimal{"USDT": domain.MustDecimal("1000"), "BTC": domain.MustDecimal("0.5")}
+	x, _ := sim.Account("binance")
+	if err := x.SetPrice("USDT-BTC", domain.MustDecimal("60000")); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	book, err := x.OrderBook(ctx, "USDT-BTC", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What the book holds, and its cost with the 0.1% fee, from the book
+	// as the API shows it.
+	var depth, cost, oneCost domain.Decimal
+	left := domain.MustDecimal("1")
+	for _, l := range book.Asks {
+		depth, cost = depth.Add(l.Quantity), cost.Add(l.Quantity.Mul(l.Price))
+		q := left.Min(l.Quantity)
+		oneCost, left = oneCost.Add(q.Mul(l.Price)), left.Sub(q)
+	}
+	withFee := func(d domain.Decimal) string { return trim(d.Add(d.Mul(paper.DefaultFeeRate))) }
+	if depth.Cmp(domain.MustDecimal("100")) >= 0 || left.Sign() != 0 {
+		t.Fatalf("the book holds %s BTC: the test wants less than 100 and more than 1", depth)
+	}
+	for _, c := range []struct {
+		req  domain.PlaceOrderRequest
+		want string
+	}{
+		{domain.PlaceOrderRequest{Side: domain.Buy, Kind: domain.KindMarket, Amount: domain.MustDecimal("100")},
+			"insufficient funds: a market buy of 100 BTC needs more than the book holds: it holds " + trim(depth) + " BTC, which alone would cost " + withFee(cost) + " USDT with the fee; 1000 USDT available"},
+		{domain.PlaceOrderRequest{Side: domain.Buy, Kind: domain.KindMarket, Amount: domain.MustDecimal("1")},
+			"insufficient funds: buying 1 BTC at market needs " + withFee(oneCost) + " USDT with the fee, 1000 USDT available"},
+		{domain.PlaceOrderRequest{Side: domain.Buy, Kind: domain.KindLimit, Amount: domain.MustDecimal("1"), Price: domain.MustDecimal("59000")},
+			"insufficient funds: buying 1 BTC at 59000 USDT needs 59059 USDT with the fee, 1000 USDT available"},
+		{domain.PlaceOrderRequest{Side: domain.Sell, Kind: domain.KindMarket, Amount: domain.MustDecimal("2")},
+			"insufficient funds: selling 2 BTC needs 2 BTC, 0.5 BTC available"},
+	} {
+		c.req.ClientOrderID, c.req.Pair = "c-"+string(c.req.Side)+string(c.req.Kind)+c.req.Amount.String(), "USDT-BTC"
+		_, err := x.PlaceOrder(ctx, c.req)
+		if domain.ErrorCode(err) != domain.EINVALID || domain.ErrorMessage(err) != c.want {
+			t.Errorf("%s %s %s: %v\nwant %s", c.req.Side, c.req.Kind, c.req.Amount, err, c.want)
+		}
+	}
+}
+
+// trim formats d without trailing zeros.
+func trim(d domain.Decimal) string {
+	return strings.TrimRight(strings.TrimRight(d.String(), "0"), ".")
 }
