@@ -138,8 +138,16 @@ func (im *folderImport) Run(ctx context.Context, dir string) (gunbot.Summary, er
 	ctx = eventstore.WithActor(ctx, domain.ActorImport)
 	a := &unitAppender{im: im, conv: conv, cmds: eventstore.NewCommands(im.Store, nil), legacy: legacy, head: head,
 		sum: &sum, total: len(units) + len(folder.Orders)}
+	if folder.Config != nil && gunbot.StartsSystem(folder.Config) {
+		a.total++
+	}
 	if err := a.append(ctx, units); err != nil {
 		return sum, err
+	}
+	if folder.Config != nil {
+		if err := a.keepStartState(ctx, folder.Config); err != nil {
+			return sum, err
+		}
 	}
 	if err := im.appendOrders(ctx, conv, folder.Orders, func(units []gunbot.Unit) error { return a.append(ctx, units) }); err != nil {
 		return sum, err
@@ -229,6 +237,59 @@ func (a *unitAppender) append(ctx context.Context, units []gunbot.Unit) error {
 		fmt.Fprintf(a.im.Progress, "\rimporting %d/%d %-50.50s", a.done, a.total, units[len(units)-1].What)
 	}
 	return nil
+}
+
+// keepStartState records the configuration's start state and says in the
+// summary what became of it: a configuration that starts the bot core
+// (gunbot.StartsSystem: GUI.start true) starts it, unless it runs already
+// or an earlier import of the same configuration started it and it was
+// stopped since (a re-import appends nothing); one that does not leaves
+// the core as it is.
+func (a *unitAppender) keepStartState(ctx context.Context, c *gunbot.ConfigFile) error {
+	running, err := systemRunning(ctx, a.im.Store)
+	if err != nil {
+		return err
+	}
+	starts := gunbot.StartsSystem(c)
+	switch {
+	case !starts && running:
+		a.sum.System = "the bot core keeps running (the configuration's GUI.start is not true)"
+	case !starts:
+		a.sum.System = "the bot core stays stopped, as the configuration's GUI.start says (start it with system/start or in the dashboard's Settings)"
+	case running:
+		a.sum.System = "the bot core was running already (GUI.start: true)"
+	default:
+		added := a.sum.Added
+		if err := a.append(ctx, []gunbot.Unit{a.conv.Start(c)}); err != nil {
+			return err
+		}
+		if a.sum.Added > added {
+			a.sum.System = "the bot core is started, as the configuration's GUI.start says"
+		} else {
+			a.sum.System = "the bot core stays stopped: an earlier import of this configuration started it, and it was stopped since"
+		}
+	}
+	return nil
+}
+
+// systemRunning reports whether the log's system stream leaves the bot
+// core started (its last event is SystemStarted).
+func systemRunning(ctx context.Context, store domain.EventStore) (bool, error) {
+	it := store.ReadStream(ctx, domain.StreamSystem, 0, 0)
+	defer it.Close()
+	running := false
+	for it.Next() {
+		switch it.Event().Type {
+		case domain.TypeSystemStarted:
+			running = true
+		case domain.TypeSystemStopped:
+			running = false
+		}
+	}
+	if err := it.Err(); err != nil {
+		return false, fmt.Errorf("import: read the system stream: %w", err)
+	}
+	return running, nil
 }
 
 // fail ends the progress line before err is printed.

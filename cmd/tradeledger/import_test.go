@@ -475,3 +475,76 @@ func TestImportOrdersSharingAnID(t *testing.T) {
 		t.Fatalf("filled streams %v, want order-%d then order-%d", got, a, a+1)
 	}
 }
+
+// An import keeps the configuration's start state: GUI.start true starts
+// the bot core (once: a re-import after a stop leaves it stopped), and the
+// summary says what became of it either way.
+func TestImportKeepsTheStartState(t *testing.T) {
+	t.Setenv("TRADELEDGER_MASTER_KEY", strings.Repeat("ab", 32))
+	folder := func(start bool) string {
+		dir := t.TempDir()
+		cfg := fmt.Sprintf(`module.exports = {
+  pairs: { binance: { "USDT-BTC": { strategy: "manual", enabled: true, override: {} } } },
+  strategies: { manual: { STRATEGY: "manual" } },
+  exchanges: { binance: { isEncrypted: false, delay: 5 } },
+  bot: { SIMULATOR: true },
+  GUI: { start: %v },
+};`, start)
+		if err := os.WriteFile(filepath.Join(dir, "config.js"), []byte(cfg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	systemEvents := func(data string) []string {
+		t.Helper()
+		d, err := OpenDataDir(context.Background(), data, "", zap.NewNop())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Close()
+		it := d.Store.ReadStream(context.Background(), domain.StreamSystem, 0, 0)
+		defer it.Close()
+		var out []string
+		for it.Next() {
+			out = append(out, it.Event().Type+" by "+it.Event().Actor)
+		}
+		return out
+	}
+	importSays := func(data, from, want string) {
+		t.Helper()
+		out, warn, err := importRun(t, "import", "--data", data, "--from", from)
+		if err != nil || !strings.Contains(out, "; "+want) {
+			t.Fatalf("import: %v\n%s%s\nwant the summary to say %q", err, out, warn, want)
+		}
+	}
+
+	data := filepath.Join(t.TempDir(), "started")
+	starts := folder(true)
+	importSays(data, starts, "the bot core is started, as the configuration's GUI.start says")
+	if got := fmt.Sprint(systemEvents(data)); got != "[SystemStarted by import]" {
+		t.Fatalf("system stream %s", got)
+	}
+	importSays(data, starts, "the bot core was running already (GUI.start: true)")
+	// Stopped since: importing the same configuration again does not
+	// start it behind the operator's back.
+	d, err := OpenDataDir(context.Background(), data, "", zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := domain.NewEvent(domain.SystemClock{}, domain.TypeSystemStopped, domain.SystemStopped{})
+	stop.Actor = domain.ActorCLI
+	if _, err := d.Store.Append(context.Background(), domain.StreamSystem, domain.Any, stop); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	importSays(data, starts, "the bot core stays stopped: an earlier import of this configuration started it, and it was stopped since")
+	if got := len(systemEvents(data)); got != 2 {
+		t.Fatalf("%d system events after the re-import, want 2", got)
+	}
+
+	data = filepath.Join(t.TempDir(), "stopped")
+	importSays(data, folder(false), "the bot core stays stopped, as the configuration's GUI.start says")
+	if got := systemEvents(data); len(got) != 0 {
+		t.Fatalf("system stream %v, want none", got)
+	}
+}

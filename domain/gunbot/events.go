@@ -44,6 +44,7 @@ const (
 	KindConfig = "config"
 	KindFile   = "file"
 	KindOrder  = "order"
+	KindSystem = "system" // the bot core started (Importer.Start)
 )
 
 // ConfigNotes says what became of the configuration's secrets and wallet.
@@ -208,6 +209,30 @@ func (im *Importer) Config(c *ConfigFile) (Unit, ConfigNotes, error) {
 	}}, notes, nil
 }
 
+// StartsSystem reports whether the folder's configuration says the bot
+// core runs: GUI.start true, as Gunbot starts trading on launch then.
+func StartsSystem(c *ConfigFile) bool {
+	doc, err := domain.DecodeJSONObject(c.JSON)
+	if err != nil {
+		return false
+	}
+	gui, _ := doc["GUI"].(map[string]any)
+	start, _ := gui["start"].(bool)
+	return start
+}
+
+// Start turns a configuration that starts the bot core (StartsSystem)
+// into its SystemStarted on the system stream, with an id derived from the
+// configuration: importing the same folder again appends nothing, even
+// after the system was stopped since.
+func (im *Importer) Start(c *ConfigFile) Unit {
+	sha := domain.FileSHA256(c.Body)
+	return Unit{What: c.Name + " GUI.start", Kind: KindSystem, StreamAppend: domain.StreamAppend{
+		Stream: domain.StreamSystem, Expected: domain.Any,
+		Events: []domain.Event{im.event(domain.TypeSystemStarted, domain.SystemStarted{}, 0, ID(domain.TypeSystemStarted, sha))},
+	}}
+}
+
 // File turns a stored file into its FileWritten on the file's stream.
 func (im *Importer) File(f File) Unit {
 	fw := f.Written
@@ -282,6 +307,7 @@ type Summary struct {
 	SecretsDropped          int // Gunbot-encrypted exchange secrets we cannot read
 	EventsAppended          uint64
 	Wallet                  string // what became of bot.service_wallet
+	System                  string // what became of the bot core's start state (GUI.start)
 }
 
 // Count adds a unit's outcome: appended now (added) or found stored.
@@ -311,6 +337,9 @@ func (s Summary) String() string {
 	}
 	if s.Wallet != "" {
 		line += "; " + s.Wallet
+	}
+	if s.System != "" {
+		line += "; " + s.System
 	}
 	return line
 }
