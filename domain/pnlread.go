@@ -320,6 +320,10 @@ type AssetPoint struct {
 	BaseKey   string `json:"base_key"`
 	Amount    Number `json:"amount"`
 	Timestamp int64  `json:"timestamp"`
+	// Unpriced are the assets held at the snapshot that Amount leaves
+	// out for want of a price in the base currency, sorted (beyond the
+	// spec; absent when every asset is valued).
+	Unpriced []string `json:"unpriced,omitempty"`
 }
 
 // DayPnl is one day of a daily history: date (YYYY-MM-DD in the request's

@@ -14,7 +14,8 @@ import (
 //
 // price(base) is 1; otherwise the last fill price of the pair base-asset
 // (quote base) on that exchange, or 1 ÷ the last price of asset-base; an
-// asset with neither pair, or no fill of it yet, is left out of the sum.
+// asset with neither pair, or no fill of it yet, is left out of the sum
+// and named in the point's unpriced list.
 // Prices come only from fills in the log, so a replay gives the same points.
 //
 // Resolution: 15 minutes. Prices are kept as the last fill price in each
@@ -123,12 +124,16 @@ func (l *Ledger) AssetHistory(exchange, base string, start, end int64) []AssetPo
 			continue // a later snapshot in the same slot stands for it
 		}
 		var v domain.Decimal
+		var unpriced []string
 		for _, h := range s.hold {
 			if p, ok := l.priceIn(x, h.asset, base, s.time); ok {
 				v = v.Add(h.qty.Mul(p))
+			} else {
+				unpriced = append(unpriced, h.asset)
 			}
 		}
-		out = append(out, AssetPoint{ID: int64(i + 1), BaseKey: exchange + "/" + base, Amount: domain.Number(v), Timestamp: s.time})
+		sort.Strings(unpriced)
+		out = append(out, AssetPoint{ID: int64(i + 1), BaseKey: exchange + "/" + base, Amount: domain.Number(v), Timestamp: s.time, Unpriced: unpriced})
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package projections
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -474,10 +475,14 @@ func TestAssetHistory(t *testing.T) {
 		pts[0].BaseKey != "binance/USDT" || pts[1].ID != 2 {
 		t.Fatalf("points = %+v", pts)
 	}
+	// What the sum leaves out is named, not silently dropped.
+	if fmt.Sprint(pts[0].Unpriced) != "[XYZ]" || pts[1].Unpriced != nil {
+		t.Fatalf("unpriced = %v and %v, want [XYZ] and none", pts[0].Unpriced, pts[1].Unpriced)
+	}
 	// Valued in BTC: ETH via USDT is not a direct pair; USDT via USDT-BTC is 1/95.
 	pts = l.AssetHistory("binance", "BTC", at(1, 0, 0).UnixMilli(), at(1, 4, 0).UnixMilli())
 	// 1 + 100/95 (1/95 = 0.01052632 → ×100 = 1.052632)
-	if len(pts) != 1 || domain.Decimal(pts[0].Amount) != dec("2.052632") {
+	if len(pts) != 1 || domain.Decimal(pts[0].Amount) != dec("2.052632") || fmt.Sprint(pts[0].Unpriced) != "[ETH XYZ]" {
 		t.Fatalf("points in BTC = %+v", pts)
 	}
 }

@@ -836,7 +836,8 @@ func (r *Reader) assetHistory(exchange, base string, start, end int64) ([]domain
 		if i+1 < len(snaps) && snaps[i+1].seq == s.seq+1 && slotOf(snaps[i+1].time) == slotOf(s.time) {
 			continue // a later snapshot in the same slot stands for it
 		}
-		out = append(out, domain.AssetPoint{ID: int64(s.seq), BaseKey: exchange + "/" + base, Amount: domain.Number(pb.value(s, base)), Timestamp: s.time})
+		v, unpriced := pb.value(s, base)
+		out = append(out, domain.AssetPoint{ID: int64(s.seq), BaseKey: exchange + "/" + base, Amount: domain.Number(v), Timestamp: s.time, Unpriced: unpriced})
 	}
 	return out, nil
 }
@@ -952,18 +953,19 @@ func (pb *assetPrices) in(asset, base string, t int64) (domain.Decimal, bool) {
 }
 
 // value returns s's holdings valued in base, assets in name order, those
-// without a price left out.
-func (pb *assetPrices) value(s *assetSnap, base string) domain.Decimal {
+// without a price left out and returned in unpriced.
+func (pb *assetPrices) value(s *assetSnap, base string) (v domain.Decimal, unpriced []string) {
 	assets := make([]string, 0, len(s.hold))
 	for a := range s.hold {
 		assets = append(assets, a)
 	}
 	sort.Strings(assets)
-	var v domain.Decimal
 	for _, a := range assets {
 		if p, ok := pb.in(a, base, s.time); ok {
 			v = v.Add(s.hold[a].Mul(p))
+		} else {
+			unpriced = append(unpriced, a)
 		}
 	}
-	return v
+	return v, unpriced
 }
