@@ -119,6 +119,17 @@ func TestCoreLifecycleThroughHTTP(t *testing.T) {
 	if cs.Core.System.IsCycling("binance") {
 		t.Fatal("cycling before system/start")
 	}
+	running := func() bool {
+		t.Helper()
+		status, body := cs.get("/api/v1/system/status")
+		if status != 200 {
+			t.Fatalf("system/status: %d %s", status, body)
+		}
+		return decodeBody[systemStatusResponse](t, body).Running
+	}
+	if running() {
+		t.Fatal("system/status says running before system/start")
+	}
 
 	status, body = cs.post("/api/v1/system/start", nil)
 	if status != 200 {
@@ -134,6 +145,9 @@ func TestCoreLifecycleThroughHTTP(t *testing.T) {
 	}
 	if got := strings.Join(cs.systemEvents(), ","); got != "SystemStarted by "+LoginSubject {
 		t.Fatalf("system events %q", got)
+	}
+	if !running() {
+		t.Fatal("system/status says stopped after system/start")
 	}
 	if !cs.Core.System.IsCycling("binance") || cs.Core.System.IsCycling("kraken") {
 		t.Fatal("IsCycling after start: want binance only")

@@ -11,7 +11,9 @@ import (
 	"github.com/tradeledger/tradeledger/eventstore"
 )
 
-// registerSystemRoutes serves system/start and system/stop. Both take no
+// registerSystemRoutes serves system/start and system/stop, and (beyond
+// the spec) GET system/status: {running} says whether the bot core is
+// started. start and stop take no
 // parameters (a body, if any, is ignored) and answer the current
 // configuration document with every secret masked ("********"), as
 // config/full shows it. Start appends SystemStarted and stop appends
@@ -22,6 +24,19 @@ import (
 func (s *Server) registerSystemRoutes(r *mux.Router) {
 	r.HandleFunc("/system/start", s.handleSystem(true)).Methods("POST")
 	r.HandleFunc("/system/stop", s.handleSystem(false)).Methods("POST")
+	r.HandleFunc("/system/status", s.handleSystemStatus).Methods("GET")
+}
+
+type systemStatusResponse struct {
+	Running bool `json:"running"`
+}
+
+func (s *Server) handleSystemStatus(w http.ResponseWriter, r *http.Request) {
+	if err := s.coreReady(); err != nil {
+		Error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, systemStatusResponse{Running: s.Core.Running()})
 }
 
 func (s *Server) handleSystem(start bool) http.HandlerFunc {
