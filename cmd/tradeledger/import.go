@@ -255,7 +255,7 @@ func (a *unitAppender) keepStartState(ctx context.Context, c *gunbot.ConfigFile)
 	case !starts && running:
 		a.sum.System = "the bot core keeps running (the configuration's GUI.start is not true)"
 	case !starts:
-		a.sum.System = "the bot core stays stopped, as the configuration's GUI.start says (start it with system/start or in the dashboard's Settings)"
+		a.sum.System = "the bot core stays stopped (the configuration's GUI.start is not true; start it with system/start or in the dashboard's Settings)"
 	case running:
 		a.sum.System = "the bot core was running already (GUI.start: true)"
 	default:

@@ -543,7 +543,7 @@ func TestImportKeepsTheStartState(t *testing.T) {
 	}
 
 	data = filepath.Join(t.TempDir(), "stopped")
-	importSays(data, folder(false), "the bot core stays stopped, as the configuration's GUI.start says")
+	importSays(data, folder(false), "the bot core stays stopped (the configuration's GUI.start is not true")
 	if got := systemEvents(data); len(got) != 0 {
 		t.Fatalf("system stream %v, want none", got)
 	}

@@ -62,3 +62,40 @@ export async function call(method, path, body, asText = false) {
 export const get = (path, params) => call('GET', path + (params ? '?' + query(params) : ''));
 export const post = (path, body) => call('POST', path, body);
 export const postText = (path, body) => call('POST', path, body, true);
+
+// As-of reads: the log can answer any read as of a past time, and the API
+// is to take asOf=<ms> on its read routes. asOfRoutes names the routes that
+// take it (none yet); pages pass ctx.asOf through withAsOf, which adds it
+// for those routes only, so that listing a route here is all a page needs
+// once its route answers as of a time. Until then Overview (dateRange) and
+// Orders (to, and each order's own times) answer for a past time with the
+// parameters they have, and the other pages say they show the present.
+export const asOfRoutes = new Set();
+
+// withAsOf returns params with asOf added when path takes it.
+export function withAsOf(path, params, asOf) {
+  return asOf && asOfRoutes.has(path) ? { ...params, asOf } : params;
+}
+
+// remote calls another Tradeledger instance's API (base: its origin) with
+// a bearer token, no cookies: the multi-bot page. That instance must allow
+// this page's origin (--cors-origins), and this server must list that
+// instance in its own --cors-origins for the page's policy to connect.
+export async function remote(base, token, method, path, body) {
+  const init = { method, headers: { Authorization: 'Bearer ' + token }, credentials: 'omit', cache: 'no-store', mode: 'cors' };
+  if (body !== undefined) {
+    init.headers['Content-Type'] = 'application/json';
+    init.body = JSON.stringify(body);
+  }
+  let resp;
+  try {
+    resp = await fetch(base.replace(/\/+$/, '') + '/api/v1' + path, init);
+  } catch {
+    throw new ApiError(0, `${base} cannot be reached (is it running, does its --cors-origins list this dashboard's origin, and this server's --cors-origins list it?)`);
+  }
+  const text = await resp.text();
+  let data = null;
+  try { data = text ? JSON.parse(text) : null; } catch { data = text; }
+  if (!resp.ok) throw new ApiError(resp.status, data && data.message ? data.message : `${resp.status} ${resp.statusText}`);
+  return data;
+}

@@ -1,21 +1,27 @@
-// The dashboard's shell: login, navigation (hash routes), timezone and
-// theme, and the live connection (server-sent events). Each page is a
-// module loaded when first shown; it exports render(view, ctx) and may
-// return a cleanup function. When a page has drawn its data, the shell sets
-// <body data-ready="<page>"> (the browser tests wait for it).
+// The dashboard's shell: login, navigation (hash routes), time zone, the
+// as-of time ("time travel"), theme, and the live connection (server-sent
+// events). Each page is a module loaded when first shown; it exports
+// render(view, ctx) and may return a cleanup function. When a page has
+// drawn its data, the shell sets <body data-ready="<page>"> (the browser
+// tests wait for it).
 
 import { h, replace } from './dom.js';
 import { get, post, onUnauthorized } from './api.js';
 import { Live } from './live.js';
+import { dateTime, zoneParts, zoneTime } from './fmt.js';
 
+// asOf: how a page answers for a past time: 'yes' (it shows that time),
+// or absent (it shows the present until the as-of API lands; see
+// api.js asOfRoutes).
 const pages = {
-  overview: { label: 'Overview', load: () => import('./overview.js') },
+  overview: { label: 'Overview', load: () => import('./overview.js'), asOf: 'PNL up to that time' },
   pair: { label: 'Pair', load: () => import('./pair.js') },
-  orders: { label: 'Orders', load: () => import('./orders.js') },
+  orders: { label: 'Orders', load: () => import('./orders.js'), asOf: 'orders placed by then, as they stood then' },
   balances: { label: 'Balances', load: () => import('./balances.js') },
   settings: { label: 'Settings', load: () => import('./settings.js') },
   files: { label: 'Files', load: () => import('./files.js') },
   audit: { label: 'Audit', load: () => import('./audit.js') },
+  bots: { label: 'Bots', load: () => import('./bots.js') },
 };
 
 const browserZone = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
@@ -23,9 +29,19 @@ const browserZone = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
 const ctx = {
   tz: localStorage.getItem('tz') || browserZone,
   live: null,
+  // asOf: ms of the past time every page is shown at, or null (now).
+  asOf: Number(sessionStorage.getItem('asOf')) || null,
   // params of the current route: #/pair/<key> → ['<key>']
   params: [],
   navigate(hash) { location.hash = hash; },
+  // setAsOf moves the dashboard to a past time (ms) or back to now (null).
+  setAsOf(ms) {
+    ctx.asOf = ms || null;
+    if (ctx.asOf) sessionStorage.setItem('asOf', String(ctx.asOf));
+    else sessionStorage.removeItem('asOf');
+    drawAsOf();
+    route();
+  },
 };
 
 let cleanup = null;
@@ -83,13 +99,66 @@ function showLogin(message) {
   input.focus();
 }
 
+// localInput is the value of a datetime-local input for ms in zone tz.
+function localInput(ms, tz) {
+  const p = zoneParts(ms, tz);
+  const z = (n, w = 2) => String(n).padStart(w, '0');
+  return `${z(p.year, 4)}-${z(p.month)}-${z(p.day)}T${z(p.hour)}:${z(p.minute)}`;
+}
+
+let asOfBox, asOfBanner;
+
+// drawAsOf shows the as-of picker's state and the banner while in the past.
+function drawAsOf() {
+  if (!asOfBox) return;
+  const { summary, input } = asOfBox;
+  summary.textContent = ctx.asOf ? `As of ${dateTime(ctx.asOf, ctx.tz).slice(0, 16)}` : 'As of now';
+  summary.parentElement.classList.toggle('past', !!ctx.asOf);
+  input.value = localInput(ctx.asOf || Date.now(), ctx.tz);
+  asOfBanner.hidden = !ctx.asOf;
+  document.body.classList.toggle('in-past', !!ctx.asOf);
+  if (!ctx.asOf) return;
+  const [name] = location.hash.replace(/^#\/?/, '').split('/');
+  const page = pages[name] || pages.overview;
+  replace(asOfBanner.text,
+    h('strong', null, `As of ${dateTime(ctx.asOf, ctx.tz)} (${ctx.tz}). `),
+    page.asOf ? `${page.label}: ${page.asOf}.`
+      : `${page.label} shows the present: only Overview and Orders can answer for a past time until the log's as-of reads are served.`);
+}
+
+function buildAsOf() {
+  const input = h('input', { type: 'datetime-local', id: 'asof-input', step: 60, 'aria-label': 'Show the dashboard as of' });
+  const error = h('p', { class: 'field-error', id: 'asof-error', role: 'alert' });
+  const summary = h('summary', { id: 'asof-summary', title: 'Time travel: show the dashboard as of a past time' }, 'As of now');
+  const details = h('details', { class: 'asof', id: 'asof' }, summary,
+    h('form', {
+      class: 'asof-form',
+      onsubmit: (e) => {
+        e.preventDefault();
+        const m = input.value.match(/^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})/);
+        if (!m) { error.textContent = 'Pick a date and time.'; return; }
+        const ms = zoneTime(+m[1], +m[2], +m[3], +m[4], +m[5], 0, ctx.tz);
+        if (ms > Date.now()) { error.textContent = 'That is in the future: pick a past time.'; return; }
+        error.textContent = '';
+        details.open = false;
+        ctx.setAsOf(ms);
+      },
+    },
+    h('label', { for: 'asof-input' }, `Show as of (${ctx.tz})`), input, error,
+    h('div', { class: 'row' },
+      h('button', { type: 'submit', class: 'primary', id: 'asof-go' }, 'Show'),
+      h('button', { type: 'button', id: 'asof-now', onclick: () => { details.open = false; ctx.setAsOf(null); } }, 'Now'))));
+  asOfBox = { summary, input, details };
+  return details;
+}
+
 function buildShell() {
-  const nav = h('nav', { 'aria-label': 'Pages' },
+  const nav = h('nav', { 'aria-label': 'Pages', id: 'nav' },
     h('ul', null, Object.entries(pages).filter(([n]) => n !== 'pair').map(([name, p]) =>
       h('li', null, h('a', { href: '#/' + name, dataset: { page: name } }, p.label)))));
   const tz = h('select', {
     id: 'tz', 'aria-label': 'Time zone',
-    onchange: () => { ctx.tz = tz.value; localStorage.setItem('tz', tz.value); route(); },
+    onchange: () => { ctx.tz = tz.value; localStorage.setItem('tz', tz.value); drawAsOf(); route(); },
   }, zones().map(z => h('option', { value: z, selected: z === ctx.tz }, z)));
   const theme = h('button', {
     type: 'button', id: 'theme', 'aria-label': 'Switch theme',
@@ -107,12 +176,32 @@ function buildShell() {
   }, 'Log out');
   const liveStatus = h('span', { id: 'live', role: 'status', class: 'live' }, 'connecting…');
   const main = h('main', { id: 'view', tabindex: '-1' });
+  // On a narrow screen the pages and tools fold under one button.
+  const menu = h('button', {
+    type: 'button', id: 'menu', class: 'menu', 'aria-expanded': 'false', 'aria-controls': 'header-menu',
+    onclick: () => {
+      const open = menu.getAttribute('aria-expanded') !== 'true';
+      menu.setAttribute('aria-expanded', String(open));
+      header.classList.toggle('open', open);
+    },
+  }, h('span', { class: 'menu-label' }, 'Menu'));
+  const header = h('header', { class: 'top' },
+    h('div', { class: 'bar' },
+      h('a', { class: 'brand', href: '#/overview' }, 'Tradeledger'),
+      liveStatus, menu),
+    h('div', { class: 'header-menu', id: 'header-menu' },
+      nav,
+      h('div', { class: 'tools' }, buildAsOf(), tz, theme, logout)));
+  nav.addEventListener('click', (e) => {
+    if (e.target.closest('a')) { menu.setAttribute('aria-expanded', 'false'); header.classList.remove('open'); }
+  });
+  const bannerText = h('p', { class: 'asof-text' });
+  asOfBanner = h('div', { class: 'asof-banner', id: 'asof-banner', role: 'status', hidden: true },
+    bannerText, h('button', { type: 'button', id: 'asof-back', onclick: () => ctx.setAsOf(null) }, 'Back to now'));
+  asOfBanner.text = bannerText;
   replace(document.body,
     h('a', { class: 'skip', href: '#view', onclick: (e) => { e.preventDefault(); main.focus(); } }, 'Skip to content'),
-    h('header', { class: 'top' },
-      h('a', { class: 'brand', href: '#/overview' }, 'Tradeledger'),
-      nav,
-      h('div', { class: 'tools' }, liveStatus, tz, theme, logout)),
+    header, asOfBanner,
     main,
     h('footer', null,
       'Charts: ', h('a', { href: 'https://www.tradingview.com/', rel: 'noopener noreferrer' }, 'TradingView Lightweight Charts™'),
@@ -122,6 +211,7 @@ function buildShell() {
     liveStatus.textContent = state.text;
     liveStatus.dataset.state = state.name;
   });
+  drawAsOf();
   return { main, nav };
 }
 
@@ -131,12 +221,14 @@ async function route() {
   const [name = 'overview', ...params] = location.hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
   const page = pages[name] ? name : 'overview';
   delete document.body.dataset.ready;
+  delete document.body.dataset.error;
   if (cleanup) { cleanup(); cleanup = null; }
   for (const a of shell.nav.querySelectorAll('a')) {
     if (a.dataset.page === page) a.setAttribute('aria-current', 'page');
     else a.removeAttribute('aria-current');
   }
   ctx.params = params;
+  drawAsOf();
   const view = shell.main;
   replace(view, h('p', { class: 'muted' }, 'Loading…'));
   document.title = `${pages[page].label} · Tradeledger`;

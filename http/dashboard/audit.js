@@ -1,9 +1,11 @@
-// Audit: the event log, paged and filtered by stream and type, with secrets
+// Audit: the event log, opening at its newest events (newest first),
+// paged and filtered by stream and type, with secrets
 // redacted as the API does (audit/events); a verify button showing the
 // result and the heads digest, with a copy button; a live tail of new
 // events from the shared event stream.
 
-import { h, replace, dateTime } from './dom.js';
+import { h, replace } from './dom.js';
+import { dateTime } from './fmt.js';
 import { get } from './api.js';
 
 const PAGE = 50;
@@ -33,17 +35,18 @@ export async function render(view, ctx) {
     newer.disabled = !r.more;
     replace(tableBox, h('div', { class: 'table-wrap' }, h('table', { id: 'events' },
       h('thead', null, h('tr', null, ['Pos', 'Time', 'Stream', 'Type', 'Actor', 'Data'].map(l => h('th', { scope: 'col' }, l)))),
-      h('tbody', null, r.events.map(e => h('tr', { dataset: { position: String(e.position), type: e.type } },
+      h('tbody', null, [...r.events].reverse().map(e => h('tr', { dataset: { position: String(e.position), type: e.type } },
         h('td', { class: 'num' }, String(e.position)), h('td', null, dateTime(e.time, tz)),
         h('td', { class: 'mono' }, e.stream), h('td', null, e.type, e.redacted ? h('span', { class: 'muted small' }, ' (redacted)') : null),
-        h('td', null, e.actor),
+        h('td', null, e.actor || h('span', { class: 'muted' }, '(none recorded)')),
         h('td', { class: 'data' }, h('details', null, h('summary', null, 'show'),
           h('pre', { class: 'mono' }, JSON.stringify(e.data, null, 2))))))))));
   }
 
   const older = h('button', { type: 'button', id: 'a-older', onclick: () => load(Math.max(0, from - PAGE)) }, '← Earlier');
   const newer = h('button', { type: 'button', id: 'a-newer', onclick: () => load(last.next) }, 'Later →');
-  const latest = h('button', { type: 'button', id: 'a-latest', onclick: async () => { const r = await get('/audit/events', { from: 0, limit: 1 }); await load(Math.max(0, r.head - PAGE + 1)); } }, 'Latest');
+  const loadLatest = async () => { const r = await get('/audit/events', { from: 0, limit: 1 }); await load(Math.max(0, r.head - PAGE + 1)); };
+  const latest = h('button', { type: 'button', id: 'a-latest', onclick: loadLatest }, 'Latest');
 
   async function verify() {
     verifyButton.disabled = true;
@@ -106,6 +109,6 @@ export async function render(view, ctx) {
     while (tailList.children.length > 200) tailList.lastElementChild.remove();
   });
 
-  await load(0);
+  await loadLatest();
   return () => off?.();
 }

@@ -2,6 +2,7 @@
 // vendor/lightweight-charts/NOTICE), themed from the stylesheet's colours.
 
 import * as LWC from './vendor/lightweight-charts/lightweight-charts.mjs';
+import { dateTime } from './fmt.js';
 
 export { LWC };
 
@@ -43,4 +44,19 @@ export function makeChart(el, options = {}) {
   ro.observe(el);
   chart.destroy = () => { ro.disconnect(); window.removeEventListener('themechange', onTheme); chart.remove(); };
   return chart;
+}
+
+// zoneTimes returns the options that label a chart's times (UTC seconds)
+// in zone tz: the crosshair's time and the time axis's ticks (the library
+// itself shows UTC).
+export function zoneTimes(tz) {
+  const f = (o) => new Intl.DateTimeFormat('en-GB', { timeZone: tz, ...o });
+  const year = f({ year: 'numeric' }), month = f({ month: 'short', year: '2-digit' }), day = f({ day: 'numeric', month: 'short' });
+  const time = f({ hour: '2-digit', minute: '2-digit', hour12: false });
+  const seconds = f({ hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
+  const fmts = [year, month, day, time, seconds]; // by LWC.TickMarkType
+  return {
+    localization: { timeFormatter: (t) => dateTime(t * 1000, tz).slice(0, 16) },
+    timeScale: { timeVisible: true, tickMarkFormatter: (t, type) => (fmts[type] || time).format(new Date(t * 1000)) },
+  };
 }

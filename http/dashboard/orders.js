@@ -1,136 +1,242 @@
-// Orders: the order history across pairs (orders/page/multi), newest first,
-// filtered by pairs, side and date range, paged, with a CSV export of what
-// the filter shows. The API filters by pair only: side and dates are
-// filtered here, reading the server's pages (newest first) only as far
-// back as the range's start.
+// Orders: every order the log holds (GET orders/all), whatever became of
+// it — resting, filled, cancelled, rejected, expired — and the orders of
+// pairs no longer configured; filtered by state, side, pair and dates,
+// newest first, paged, each order's fills under it; a CSV export of what
+// the filter selects. As of a past time (ctx.asOf): the orders placed by
+// then, each as it stood then (its fills up to that time; its state then,
+// from when it ended), and the state filter, which reads today's states,
+// is off.
 
-import { h, replace, num, dateTime } from './dom.js';
+import { h, replace } from './dom.js';
 import { get } from './api.js';
+import { debounce } from './live.js';
+import { money, withUnit, count, tone, dateTime, dayStart, markets } from './fmt.js';
+import { setupState, nextSteps } from './steps.js';
 
 const PAGE = 50;
-const SERVER_PAGE = 1000;
+const EXPORT_PAGE = 200;
 
-const columns = [
-  ['time', 'Time'], ['key', 'Pair'], ['type', 'Side'], ['rate', 'Price'], ['amount', 'Amount'],
-  ['cost', 'Cost'], ['fees', 'Fees'], ['pnl', 'PNL'], ['id', 'Order id'],
+const states = [
+  ['', 'Every state'], ['open', 'Open'], ['filled', 'Filled'], ['cancelled', 'Cancelled'],
+  ['rejected', 'Rejected'], ['expired', 'Expired'],
 ];
+const openStates = new Set(['requested', 'accepted', 'triggered']);
 
-// dayStart returns the ms of 00:00 of `date` (YYYY-MM-DD) in zone tz.
-function dayStart(date, tz) {
-  const [y, m, d] = date.split('-').map(Number);
-  let t = Date.UTC(y, m - 1, d);
-  // Two corrections settle the zone's offset (DST included).
-  for (let i = 0; i < 2; i++) {
-    const p = Object.fromEntries(new Intl.DateTimeFormat('en-US', { timeZone: tz, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric' })
-      .formatToParts(new Date(t)).map(x => [x.type, x.value]));
-    const shown = Date.UTC(+p.year, p.month - 1, +p.day, +p.hour, +p.minute, +p.second);
-    t += Date.UTC(y, m - 1, d) - shown;
+function quoteOf(key) { return key.slice(key.indexOf('/') + 1).split('-')[0]; }
+
+// asItStood returns order o as it stood at ms (its fills by then, its
+// state then), or o itself when ms is null.
+function asItStood(o, ms) {
+  if (!ms) return o;
+  const fills = o.fills.filter(f => f.time <= ms);
+  const ended = o.closed && o.closed <= ms;
+  const filled = fills.reduce((s, f) => s + f.amount, 0);
+  const cost = fills.reduce((s, f) => s + f.amount * f.price, 0);
+  const fees = {};
+  for (const f of fills) fees[f.feeAsset] = (fees[f.feeAsset] || 0) + f.fee;
+  const pnls = fills.filter(f => f.pnl != null);
+  return {
+    ...o, fills, fees, filled,
+    averagePrice: filled > 0 ? cost / filled : null,
+    pnl: pnls.length ? pnls.reduce((s, f) => s + f.pnl, 0) : null,
+    state: ended ? o.state : o.state === 'rejected' ? 'rejected' : 'accepted',
+    cancelRequested: false,
+  };
+}
+
+// stateText says an order's state in words, with a partly filled one told
+// apart.
+function stateText(o) {
+  const part = o.filled > 0 && o.filled < o.amount;
+  switch (o.state) {
+    case 'requested': return 'sent, no answer yet';
+    case 'accepted': return part ? 'open, partly filled' : 'open';
+    case 'triggered': return 'stop triggered';
+    case 'cancelled': return part ? 'cancelled, partly filled' : 'cancelled';
+    default: return o.state;
   }
-  return t;
+}
+
+// none marks a cell with nothing to say ('–'), which a narrow screen's
+// card leaves out.
+function none(s) { return s === '–' ? ' none' : ''; }
+
+// unitSpan is a figure's unit, set smaller after it.
+function unitSpan(unit) { return h('span', { class: 'u' }, ' ' + unit); }
+
+function feesText(fees) {
+  const list = Object.entries(fees || {}).filter(([, v]) => v !== 0);
+  return list.length ? list.map(([a, v]) => withUnit(v, a)).join(' + ') : '–';
 }
 
 export async function render(view, ctx) {
-  const { config } = await get('/config/full');
-  const keys = [];
-  for (const [ex, pairs] of Object.entries(config.pairs || {})) for (const p of Object.keys(pairs || {})) keys.push(`${ex}/${p}`);
-  keys.sort();
   const tz = ctx.tz;
-
-  const pairBoxes = keys.map(k => h('input', { type: 'checkbox', value: k, checked: true, id: 'f-pair-' + k }));
+  const past = ctx.asOf;
+  let pairs = []; // every pair with an order (the server's list)
+  const stateSel = h('select', { id: 'f-state', disabled: !!past }, states.map(([v, l]) => h('option', { value: v }, l)));
   const side = h('select', { id: 'f-side' }, [['', 'Both sides'], ['buy', 'Buys'], ['sell', 'Sells']].map(([v, l]) => h('option', { value: v }, l)));
+  const pairSel = h('select', { id: 'f-pair' });
   const from = h('input', { type: 'date', id: 'f-from' });
   const to = h('input', { type: 'date', id: 'f-to' });
   const status = h('p', { id: 'orders-status', role: 'status', class: 'muted' });
+  const countsBox = h('p', { id: 'orders-counts', class: 'muted small' });
   const tableBox = h('div');
+  const emptyBox = h('div');
   const prev = h('button', { type: 'button', id: 'prev', onclick: () => show(page - 1) }, '← Newer');
   const next = h('button', { type: 'button', id: 'next', onclick: () => show(page + 1) }, 'Older →');
   const csv = h('button', { type: 'button', id: 'csv', onclick: () => exportCSV() }, 'Export CSV');
 
-  const form = h('form', { id: 'order-filters', class: 'panel', onsubmit: (e) => { e.preventDefault(); reset(); } },
-    h('fieldset', { class: 'pairs' }, h('legend', null, 'Pairs'),
-      keys.length ? keys.map((k, i) => h('label', { class: 'inline', for: 'f-pair-' + k }, pairBoxes[i], ' ', k)) : h('span', { class: 'muted' }, 'No pairs configured.')),
-    h('div', { class: 'row' },
-      h('div', null, h('label', { for: 'f-side' }, 'Side'), side),
-      h('div', null, h('label', { for: 'f-from' }, `From (${tz})`), from),
-      h('div', null, h('label', { for: 'f-to' }, 'To (inclusive)'), to),
-      h('button', { type: 'submit', class: 'primary', id: 'apply' }, 'Apply')));
+  const form = h('form', { id: 'order-filters', class: 'panel filters', onsubmit: (e) => { e.preventDefault(); show(0); } },
+    h('div', null, h('label', { for: 'f-state' }, 'State'), stateSel),
+    h('div', null, h('label', { for: 'f-side' }, 'Side'), side),
+    h('div', null, h('label', { for: 'f-pair' }, 'Pair'), pairSel),
+    h('div', null, h('label', { for: 'f-from' }, `From (${tz})`), from),
+    h('div', null, h('label', { for: 'f-to' }, 'To (inclusive)'), to),
+    h('button', { type: 'submit', class: 'primary', id: 'apply' }, 'Apply'),
+    past ? h('p', { class: 'muted small note' }, 'As of a past time the state filter is off: it reads the orders\' states of today.') : null);
 
-  replace(view, h('h1', null, 'Orders'), form,
+  replace(view, h('h1', null, 'Orders'), emptyBox, form, countsBox,
     h('div', { class: 'row toolbar' }, prev, next, csv, status), tableBox);
 
-  // The filtered stream: rows found so far, and where the server paging is.
-  let filter, rows, serverPage, done, page, total;
+  let page = 0;
+  let mk = new Map(); // pair key → fmt.Market
+  const expanded = new Set();
 
-  function currentFilter() {
-    return {
-      keys: pairBoxes.filter(b => b.checked).map(b => b.value),
-      side: side.value,
-      from: from.value ? dayStart(from.value, tz) : null,
-      // the day after `to`, at 00:00
-      to: to.value ? dayStart(new Date(Date.parse(to.value) + 86400000).toISOString().slice(0, 10), tz) : null,
-    };
+  function query(p, size) {
+    const q = { page: p, pageSize: size };
+    if (stateSel.value && !past) q.state = stateSel.value;
+    if (side.value) q.side = side.value;
+    if (pairSel.value) q['keys[]'] = [pairSel.value];
+    const fromMs = from.value ? dayStart(from.value, tz) : null;
+    // the day after `to`, at 00:00
+    let toMs = to.value ? dayStart(new Date(Date.parse(to.value) + 86400000).toISOString().slice(0, 10), tz) : null;
+    if (past && (toMs == null || toMs > past + 1)) toMs = past + 1;
+    if (fromMs != null) q.from = fromMs;
+    if (toMs != null) q.to = toMs;
+    return q;
   }
 
-  async function fetchMore() {
-    if (done) return;
-    if (filter.keys.length === 0) { done = true; return; }
-    const r = await get('/orders/page/multi', { 'keys[]': filter.keys, page: serverPage++, pageSize: SERVER_PAGE });
-    total = r.total;
-    for (const o of r.data) {
-      if (filter.to != null && o.time >= filter.to) continue;
-      if (filter.from != null && o.time < filter.from) { done = true; break; }
-      if (filter.side && o.type !== filter.side) continue;
-      rows.push(o);
+  function drawPairs(list) {
+    if (list.join() === pairs.join()) return;
+    pairs = list;
+    const cur = pairSel.value;
+    replace(pairSel, h('option', { value: '' }, 'Every pair'), pairs.map(k => h('option', { value: k, selected: k === cur }, k)));
+  }
+
+  function drawCounts(counts) {
+    const open = ['requested', 'accepted', 'triggered'].reduce((s, k) => s + (counts[k] || 0), 0);
+    const parts = [['open', open], ['filled', counts.filled], ['cancelled', counts.cancelled], ['rejected', counts.rejected], ['expired', counts.expired]]
+      .filter(([, n]) => n > 0).map(([k, n]) => `${count(n)} ${k}`);
+    countsBox.textContent = past ? '' : parts.length ? `Of these: ${parts.join(' · ')} (today's states).` : '';
+  }
+
+  function orderRows(o) {
+    const m = mk.get(o.key);
+    const q = quoteOf(o.key);
+    const open = expanded.has(o.id);
+    const fillsButton = o.fills.length ? h('button', {
+      type: 'button', class: 'link fills-toggle', 'aria-expanded': String(open), 'aria-label': `Fills of order ${o.id}`,
+      onclick: () => { if (expanded.has(o.id)) expanded.delete(o.id); else expanded.add(o.id); redraw(); },
+    }, `${open ? '▾' : '▸'} ${o.fills.length} fill${o.fills.length === 1 ? '' : 's'}`) : h('span', { class: 'muted' }, 'no fill');
+    const limit = o.type === 'stoplimit' ? (o.limitPrice ?? o.price) : o.price;
+    const avgDiffers = o.averagePrice != null && (o.type === 'market' || m.price(o.averagePrice) !== m.price(limit));
+    const rows = [h('tr', { class: 'order', dataset: { id: String(o.id), side: o.side, state: o.state } },
+      h('td', { 'data-label': 'Time' }, dateTime(o.time, tz)),
+      h('td', { 'data-label': 'Pair', class: 'key' }, o.key),
+      h('td', { 'data-label': 'Side', class: o.side === 'buy' ? 'pos' : 'neg' }, o.side),
+      h('td', { 'data-label': 'Type' }, o.type, o.stopPrice != null ? h('span', { class: 'sub' }, `stop ${m.price(o.stopPrice)}`) : null),
+      h('td', { 'data-label': 'State', 'data-col': 'state', class: 'state-' + o.state },
+        stateText(o), o.reason ? h('span', { class: 'sub reason' }, o.reason) : null),
+      h('td', { class: 'num', 'data-label': 'Price', 'data-col': 'price' },
+        o.type === 'market' ? 'market' : [m.price(limit), unitSpan(q)],
+        avgDiffers ? h('span', { class: 'sub', 'data-col': 'avg' }, `avg ${m.price(o.averagePrice)} ${q}`) : null),
+      h('td', { class: 'num', 'data-label': 'Amount', 'data-col': 'amount' }, m.amount(o.amount), unitSpan(m.base),
+        o.filled > 0 && o.filled < o.amount ? h('span', { class: 'sub', 'data-col': 'filled' }, `filled ${m.amount(o.filled)}`) : null),
+      h('td', { class: 'num' + none(feesText(o.fees)), 'data-label': 'Fees', 'data-col': 'fees' }, feesText(o.fees)),
+      h('td', { class: 'num ' + (o.pnl != null ? tone(o.pnl) : 'none'), 'data-label': 'PNL', 'data-col': 'pnl' }, o.pnl != null ? withUnit(o.pnl, q, { sign: true }) : '–'),
+      h('td', { 'data-label': 'Fills', class: o.fills.length ? null : 'none' }, fillsButton),
+      h('td', { class: 'mono small', 'data-label': 'Order id' }, String(o.id)))];
+    if (open) {
+      for (const f of o.fills) {
+        rows.push(h('tr', { class: 'fill', dataset: { order: String(o.id), fill: f.id } },
+          h('td', { 'data-label': 'Fill' }, dateTime(f.time, tz)),
+          h('td', { colspan: 4, class: 'muted', 'data-label': 'Fill id' }, `fill ${f.id} · ${withUnit(f.price * f.amount, q)}`),
+          h('td', { class: 'num', 'data-label': 'Price', 'data-col': 'price' }, m.price(f.price), unitSpan(q)),
+          h('td', { class: 'num', 'data-label': 'Amount', 'data-col': 'amount' }, m.amount(f.amount), unitSpan(m.base)),
+          h('td', { class: 'num', 'data-label': 'Fee', 'data-col': 'fees' }, withUnit(f.fee, f.feeAsset)),
+          h('td', { class: 'num ' + (f.pnl != null ? tone(f.pnl) : ''), 'data-label': 'PNL', 'data-col': 'pnl' }, f.pnl != null ? withUnit(f.pnl, q, { sign: true }) : '–'),
+          h('td', { colspan: 2 })));
+      }
     }
-    if (r.data.length < SERVER_PAGE) done = true;
+    return h('tbody', { class: open ? 'open' : null }, rows);
+  }
+
+  let last = null;
+  function redraw() {
+    if (!last) return;
+    const list = last.data.map(o => asItStood(o, past));
+    replace(tableBox, list.length === 0 ? h('p', { class: 'muted', id: 'no-orders' }, 'No orders match.') :
+      h('div', { class: 'table-wrap' }, h('table', { id: 'orders-table', class: 'stack orders' },
+        h('thead', null, h('tr', null, ['Time', 'Pair', 'Side', 'Type', 'State', 'Price', 'Amount', 'Fees', 'PNL', 'Fills', 'Order id']
+          .map((l, i) => h('th', { scope: 'col', class: i >= 5 && i <= 8 ? 'num' : null }, l)))),
+        list.map(orderRows))));
   }
 
   async function show(p) {
     page = Math.max(0, p);
-    while (!done && rows.length < (page + 1) * PAGE + 1) await fetchMore();
-    const slice = rows.slice(page * PAGE, (page + 1) * PAGE);
-    prev.disabled = page === 0;
-    next.disabled = done && rows.length <= (page + 1) * PAGE;
-    status.textContent = slice.length
-      ? `Showing ${page * PAGE + 1}–${page * PAGE + slice.length}${done ? ` of ${rows.length}` : ''} (of ${total} records of these pairs)`
-      : 'No orders match.';
-    replace(tableBox, h('div', { class: 'table-wrap' }, h('table', { id: 'orders-table' },
-      h('thead', null, h('tr', null, columns.map(([k, l]) => h('th', { scope: 'col', class: ['rate', 'amount', 'cost', 'fees', 'pnl'].includes(k) ? 'num' : null }, l)))),
-      h('tbody', null, slice.map(o => h('tr', { dataset: { id: String(o.id), side: o.type } },
-        h('td', null, dateTime(o.time, tz)), h('td', null, o.key || o.pair),
-        h('td', { class: o.type === 'buy' ? 'pos' : 'neg' }, o.type),
-        h('td', { class: 'num' }, num(o.rate, 8)), h('td', { class: 'num' }, num(o.amount, 8)),
-        h('td', { class: 'num' }, num(o.cost, 8)), h('td', { class: 'num' }, num(o.fees, 8)),
-        h('td', { class: 'num ' + (o.pnl > 0 ? 'pos' : o.pnl < 0 ? 'neg' : '') }, o.type === 'sell' ? num(o.pnl, 8) : '–'),
-        h('td', { class: 'mono' }, String(o.id))))))));
-  }
-
-  async function reset() {
-    filter = currentFilter();
-    rows = []; serverPage = 0; done = false; total = 0;
     delete document.body.dataset.ordersReady;
-    await show(0);
+    const r = await get('/orders/all', query(page, PAGE));
+    drawPairs(r.pairs || []);
+    drawCounts(r.counts || {});
+    const refs = {};
+    for (const o of r.data) refs[o.key] ??= o.averagePrice || o.price;
+    mk = await markets([...new Set(r.data.map(o => o.key))], refs);
+    last = r;
+    const shown = r.data.length;
+    prev.disabled = page === 0;
+    next.disabled = (page + 1) * PAGE >= r.total;
+    status.textContent = shown ? `Showing ${page * PAGE + 1}–${page * PAGE + shown} of ${count(r.total)}` : 'No orders match.';
+    redraw();
+    if (r.total === 0 && (r.pairs || []).length === 0 && !past) {
+      const s = await setupState();
+      replace(emptyBox, nextSteps('No orders yet.', s));
+    } else {
+      replace(emptyBox);
+    }
     document.body.dataset.ordersReady = 'true';
   }
 
   async function exportCSV() {
     csv.disabled = true;
     try {
-      while (!done) await fetchMore();
+      const all = [];
+      for (let p = 0; ; p++) {
+        const r = await get('/orders/all', query(p, EXPORT_PAGE));
+        all.push(...r.data.map(o => asItStood(o, past)));
+        if ((p + 1) * EXPORT_PAGE >= r.total || r.data.length === 0) break;
+      }
       const esc = (v) => { const s = String(v ?? ''); return /[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s; };
-      const lines = [['time', 'time_' + tz.replace(/\W/g, '_'), 'key', 'side', 'rate', 'amount', 'cost', 'fees', 'pnl', 'id'].join(',')];
-      for (const o of rows) lines.push([o.time, dateTime(o.time, tz), o.key || o.pair, o.type, o.rate, o.amount, o.cost, o.fees, o.pnl, o.id].map(esc).join(','));
+      const lines = [['time', 'time_' + tz.replace(/\W/g, '_'), 'key', 'side', 'type', 'state', 'amount', 'price', 'stop_price',
+        'filled', 'average_price', 'fees', 'pnl', 'fills', 'reason', 'id'].join(',')];
+      for (const o of all) {
+        lines.push([o.time, dateTime(o.time, tz), o.key, o.side, o.type, o.state, o.amount, o.price, o.stopPrice ?? '',
+          o.filled, o.averagePrice ?? '', Object.entries(o.fees || {}).map(([a, v]) => `${v} ${a}`).join(' + '),
+          o.pnl ?? '', o.fills.length, o.reason || '', o.id].map(esc).join(','));
+      }
       const url = URL.createObjectURL(new Blob([lines.join('\n') + '\n'], { type: 'text/csv' }));
       const a = h('a', { href: url, download: 'orders.csv', hidden: true });
       document.body.append(a);
       a.click();
       a.remove();
       setTimeout(() => URL.revokeObjectURL(url), 1000);
-      await show(page);
     } finally {
       csv.disabled = false;
     }
   }
 
-  await reset();
+  await show(0);
+  // New orders and their changes show as they happen (today only).
+  const refresh = debounce(() => { if (page === 0) show(0).catch(() => {}); }, 500);
+  const off = past ? null : ctx.live?.on(ev => { if (ev.stream?.startsWith('order-')) refresh(); });
+  return () => off?.();
 }

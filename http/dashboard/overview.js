@@ -1,10 +1,15 @@
 // Overview: PNL by period, win rate, best and worst trade, the cumulative
 // PNL line over daily bars, daily figures and the per-pair table, all from
-// POST pnl/overview in the chosen time zone.
+// POST pnl/overview in the chosen time zone. Every amount carries its
+// currency; totals converted from several currencies say so. As of a past
+// time (ctx.asOf) the figures are those up to it (dateRange); the periods
+// relative to today and the unrealized PNL of lots held now are left out.
 
-import { h, replace, num, signed, tone, dateTime, splitKey } from './dom.js';
+import { h, replace } from './dom.js';
 import { get, post } from './api.js';
 import { debounce } from './live.js';
+import { money, withUnit, count, percent, tone, dateTime, chartMoneyFormat } from './fmt.js';
+import { setupState, nextSteps } from './steps.js';
 
 const periods = [
   ['today', 'Today'], ['yesterday', 'Yesterday'], ['weekAgo', '7 days'],
@@ -20,12 +25,16 @@ const pairColumns = [
   { key: 'unrealized', label: 'Unrealized' },
 ];
 
-function metric(id, label, value, unit, extra) {
-  return h('div', { class: 'card', id: 'm-' + id, dataset: { value: value == null ? '' : String(value) } },
-    h('div', { class: 'label' }, label),
-    h('div', { class: 'value ' + (typeof value === 'number' ? tone(value) : '') },
-      typeof value === 'number' ? signed(value, 8) : (value ?? '–'),
-      unit && typeof value === 'number' ? h('span', { class: 'unit' }, ' ' + unit) : null),
+function quoteOf(key) { return key.slice(key.indexOf('/') + 1).split('-')[0]; }
+
+function metric(id, label, value, unit, { extra, converted } = {}) {
+  const num = typeof value === 'number';
+  return h('div', { class: 'card', id: 'm-' + id, dataset: { value: value == null ? '' : String(value), converted: converted ? 'true' : null } },
+    h('div', { class: 'label' }, label,
+      converted ? h('span', { class: 'tag', title: `converted to ${unit} at rates from the log` }, 'converted') : null),
+    h('div', { class: 'value ' + (num ? tone(value) : '') },
+      num ? money(value, unit, { sign: true }) : (value ?? '–'),
+      unit && num ? h('span', { class: 'unit' }, ' ' + unit) : null),
     extra ? h('div', { class: 'sub' }, extra) : null);
 }
 
@@ -34,6 +43,7 @@ export async function render(view, ctx) {
   let unit = '';
   const charts = [];
   const state = { sort: 'pnl', dir: -1 };
+  const past = ctx.asOf;
 
   // Pairs of several quote currencies: the API answers "All" in one
   // reporting currency (unit), each quote's own total beside it (perQuote)
@@ -44,7 +54,10 @@ export async function render(view, ctx) {
   let quote = localStorage.getItem('quote') || '';
   let quotes = [];
   let allUnit = ''; // the reporting currency, when "All" can be answered
-  const load = () => post('/pnl/overview', { timezone: ctx.tz, keys: ['All'], ...(quote ? { quote } : {}) });
+  const load = () => post('/pnl/overview', {
+    timezone: ctx.tz, keys: ['All'], ...(quote ? { quote } : {}),
+    ...(past ? { dateRange: { startDate: 0, endDate: past } } : {}),
+  });
   const quotesOf = async () => {
     const { config } = await get('/config/full');
     const set = new Set();
@@ -75,58 +88,84 @@ export async function render(view, ctx) {
   let data = first;
   performance.mark('overview-data');
 
+  const converted = () => !!data.perQuote && !quote;
   const cards = h('section', { class: 'cards', 'aria-label': 'PNL by period' });
   const chartBox = h('div', { class: 'chart', id: 'pnl-chart', role: 'img', 'aria-label': 'Cumulative PNL line over daily PNL bars' });
+  const chartLegend = h('div', { class: 'legend mono', id: 'pnl-legend', 'aria-live': 'off' });
   const dailyBox = h('div');
   const pairsBox = h('div');
+  const emptyBox = h('div');
 
   function drawCards() {
     const t = data.total || {};
+    const closed = t.winning + t.losing + t.breakeven > 0;
+    const conv = converted();
+    const shown = past ? [['total', `Total to ${dateTime(past, ctx.tz).slice(0, 10)}`]] : periods;
     replace(cards,
-      periods.map(([k, label]) => metric(k, label, data[k]?.pnl ?? 0, unit)),
-      metric('winrate', 'Win rate', t.numberOfTrades ? `${t.winRate} %` : '–', null, `${t.winning ?? 0} won · ${t.losing ?? 0} lost`),
-      metric('best', 'Best trade', t.heroTrade && t.winning + t.losing + t.breakeven > 0 ? t.heroTrade.pnl : null, unit,
-        t.heroTrade?.time ? dateTime(t.heroTrade.time, ctx.tz) : null),
-      metric('worst', 'Worst trade', t.fuckupTrade && t.winning + t.losing + t.breakeven > 0 ? t.fuckupTrade.pnl : null, unit,
-        t.fuckupTrade?.time ? dateTime(t.fuckupTrade.time, ctx.tz) : null));
+      shown.map(([k, label]) => metric(k, label, data[k]?.pnl ?? 0, unit, { converted: conv })),
+      metric('winrate', 'Win rate', t.numberOfTrades && closed ? percent(t.winRate) : '–', null,
+        { extra: `${count(t.winning ?? 0)} won · ${count(t.losing ?? 0)} lost` }),
+      metric('best', 'Best trade', t.heroTrade && closed ? t.heroTrade.pnl : null, unit,
+        { extra: t.heroTrade?.time ? dateTime(t.heroTrade.time, ctx.tz) : null, converted: conv }),
+      metric('worst', 'Worst trade', t.fuckupTrade && closed ? t.fuckupTrade.pnl : null, unit,
+        { extra: t.fuckupTrade?.time ? dateTime(t.fuckupTrade.time, ctx.tz) : null, converted: conv }));
   }
 
   let chart, bars, line;
+  let byDate = new Map();
   function drawChart() {
     const { LWC, makeChart, colors } = chartMod;
     const c = colors();
+    const priceFormat = chartMoneyFormat(unit);
     if (!chart) {
       chart = makeChart(chartBox, {
         leftPriceScale: { visible: true }, rightPriceScale: { visible: true },
         timeScale: { fixLeftEdge: true, fixRightEdge: true },
       });
       charts.push(chart);
-      bars = chart.addSeries(LWC.HistogramSeries, { priceScaleId: 'left', title: 'daily', priceFormat: { type: 'price', precision: 2, minMove: 0.01 } });
-      line = chart.addSeries(LWC.LineSeries, { priceScaleId: 'right', title: 'cumulative', lineWidth: 2, color: c.accent });
+      bars = chart.addSeries(LWC.HistogramSeries, { priceScaleId: 'left', title: 'daily', priceFormat });
+      line = chart.addSeries(LWC.LineSeries, { priceScaleId: 'right', title: 'cumulative', lineWidth: 2, color: c.accent, priceFormat });
+      // The day under the crosshair, in the axes' own format.
+      chart.subscribeCrosshairMove((p) => {
+        const t = p.time;
+        const date = typeof t === 'string' ? t : t && typeof t === 'object'
+          ? `${t.year}-${String(t.month).padStart(2, '0')}-${String(t.day).padStart(2, '0')}` : null;
+        const d = date && byDate.get(date);
+        const f = (v) => money(v, unit); // what the axes' formatter (chartMoneyFormat) shows
+        chartLegend.textContent = d ? `${d.date}  daily ${f(d.pnl)}  cumulative ${f(d.cumulativePnl)} ${unit}` : `days in ${ctx.tz}, ${unit}`;
+      });
     }
+    bars.applyOptions({ priceFormat });
+    line.applyOptions({ priceFormat, color: c.accent });
     const days = data.dailyHistory || [];
+    byDate = new Map(days.map(d => [d.date, d]));
+    chartLegend.textContent = `days in ${ctx.tz}, ${unit}`;
     bars.setData(days.map(d => ({ time: d.date, value: d.pnl, color: (d.pnl >= 0 ? c.pos : c.neg) + '99' })));
     line.setData(days.map(d => ({ time: d.date, value: d.cumulativePnl })));
-    line.applyOptions({ color: c.accent });
     chart.timeScale().fitContent();
+    chartBox.dataset.unit = unit;
   }
 
   function drawDaily() {
     const days = (data.dailyHistory || []).slice(-60).reverse();
+    const u = unit ? ` (${unit}${converted() ? ', converted' : ''})` : '';
     replace(dailyBox, h('details', { open: true, class: 'daily' },
       h('summary', null, `Daily figures (${ctx.tz}${days.length === 60 ? ', last 60 days' : ''})`),
-      h('div', { class: 'table-wrap' }, h('table', { id: 'daily' },
-        h('thead', null, h('tr', null, ['Date', 'Trades', 'Volume', 'PNL', 'Cumulative'].map((l, i) => h('th', { scope: 'col', class: i ? 'num' : null }, l)))),
+      h('div', { class: 'table-wrap' }, h('table', { id: 'daily', class: 'stack' },
+        h('thead', null, h('tr', null, ['Date', 'Trades', `Volume${u}`, `PNL${u}`, `Cumulative${u}`].map((l, i) => h('th', { scope: 'col', class: i ? 'num' : null }, l)))),
         h('tbody', null, days.map(d => h('tr', { dataset: { date: d.date } },
-          h('td', null, d.date), h('td', { class: 'num' }, d.numberOfTrades), h('td', { class: 'num' }, num(d.totalVolume, 8)),
-          h('td', { class: 'num ' + tone(d.pnl), 'data-col': 'pnl' }, signed(d.pnl, 8)),
-          h('td', { class: 'num ' + tone(d.cumulativePnl) }, signed(d.cumulativePnl, 8)))))))));
+          h('td', { 'data-label': 'Date' }, d.date), h('td', { class: 'num', 'data-label': 'Trades' }, count(d.numberOfTrades)),
+          h('td', { class: 'num', 'data-label': `Volume (${unit})` }, money(d.totalVolume, unit)),
+          h('td', { class: 'num ' + tone(d.pnl), 'data-col': 'pnl', 'data-label': `PNL (${unit})` }, money(d.pnl, unit, { sign: true })),
+          h('td', { class: 'num ' + tone(d.cumulativePnl), 'data-label': `Cumulative (${unit})` }, money(d.cumulativePnl, unit, { sign: true })))))))));
   }
 
+  // Pair figures are in each pair's own quote currency, whatever the
+  // total's: each carries its unit.
   function pairRows() {
     const pnl = new Map((data.pnlsPerPair || []).map(p => [p.key, p.pnl]));
     return (data.detailedPerPair || []).map(d => ({
-      key: d.key, strategy: d.strategy, pnl: pnl.get(d.key) ?? d.cumulative_pnl,
+      key: d.key, strategy: d.strategy, quote: quoteOf(d.key), pnl: pnl.get(d.key) ?? d.cumulative_pnl,
       trades: (d.buy_count || 0) + (d.sell_count || 0),
       volume: (d.cumulative_buy_value || 0) + (d.cumulative_sell_value || 0),
       unrealized: d.unrealized_pnl || 0,
@@ -135,11 +174,26 @@ export async function render(view, ctx) {
 
   function drawPairs() {
     const rows = pairRows();
-    const col = pairColumns.find(c => c.key === state.sort);
-    rows.sort((a, b) => (col.text ? String(a[state.sort]).localeCompare(String(b[state.sort])) : a[state.sort] - b[state.sort]) * state.dir);
-    replace(pairsBox, h('div', { class: 'table-wrap' }, h('table', { id: 'pairs' },
-      h('caption', null, 'Pairs (sort by a column heading)'),
-      h('thead', null, h('tr', null, pairColumns.map(c => h('th', {
+    const cols = past ? pairColumns.filter(c => c.key !== 'unrealized') : pairColumns;
+    const col = cols.find(c => c.key === state.sort) || cols[2];
+    // Amounts of different currencies do not compare: a column of them
+    // sorts by currency first.
+    rows.sort((a, b) => (col.text ? String(a[col.key]).localeCompare(String(b[col.key]))
+      : col.key === 'trades' ? a.trades - b.trades : (a.quote.localeCompare(b.quote) || a[col.key] - b[col.key])) * state.dir);
+    const cell = (r, key) => {
+      const v = r[key];
+      switch (key) {
+        case 'pnl': case 'unrealized':
+          return h('td', { class: 'num ' + tone(v), 'data-col': key, 'data-label': key === 'pnl' ? 'PNL' : 'Unrealized' }, withUnit(v, r.quote, { sign: true }));
+        case 'trades': return h('td', { class: 'num', 'data-col': key, 'data-label': 'Trades' }, count(v));
+        case 'volume': return h('td', { class: 'num', 'data-col': key, 'data-label': 'Volume' }, withUnit(v, r.quote));
+        case 'strategy': return h('td', { 'data-label': 'Strategy' }, v || '–');
+      }
+      return h('td', { class: 'key' }, h('a', { href: '#/pair/' + encodeURIComponent(r.key) }, r.key));
+    };
+    replace(pairsBox, h('div', { class: 'table-wrap' }, h('table', { id: 'pairs', class: 'stack' },
+      h('caption', null, 'Pairs (sort by a column heading); figures in each pair\'s quote currency'),
+      h('thead', null, h('tr', null, cols.map(c => h('th', {
         scope: 'col', class: c.text ? null : 'num',
         'aria-sort': state.sort === c.key ? (state.dir > 0 ? 'ascending' : 'descending') : null,
       }, h('button', {
@@ -151,13 +205,7 @@ export async function render(view, ctx) {
           pairsBox.querySelector(`button[data-sort="${c.key}"]`).focus();
         },
       }, c.label, state.sort === c.key ? (state.dir > 0 ? ' ▲' : ' ▼') : ''))))),
-      h('tbody', null, rows.map(r => h('tr', { dataset: { key: r.key } },
-        h('td', null, h('a', { href: '#/pair/' + encodeURIComponent(r.key) }, r.key)),
-        h('td', null, r.strategy || '–'),
-        h('td', { class: 'num ' + tone(r.pnl), 'data-col': 'pnl' }, signed(r.pnl, 8)),
-        h('td', { class: 'num', 'data-col': 'trades' }, r.trades),
-        h('td', { class: 'num', 'data-col': 'volume' }, num(r.volume, 8)),
-        h('td', { class: 'num ' + tone(r.unrealized), 'data-col': 'unrealized' }, signed(r.unrealized, 8))))))));
+      h('tbody', null, rows.map(r => h('tr', { dataset: { key: r.key } }, cols.map(c => cell(r, c.key))))))));
   }
 
   // Over several quotes: how the totals were converted, and the amounts
@@ -168,13 +216,24 @@ export async function render(view, ctx) {
     conversionBox.hidden = !data.perQuote;
     if (!data.perQuote) return;
     const rest = Object.entries(data.unconverted || {}).sort(([a], [b]) => a.localeCompare(b));
-    replace(conversionBox, `Totals in ${data.unit} at rates from the log; pair figures in each pair's own quote currency.`,
+    replace(conversionBox, `Totals converted to ${data.unit} at rates from the log; pair figures in each pair's own quote currency.`,
       rest.length === 0 ? null : h('span', { id: 'unconverted' }, ` Not converted (no rate at the time): ` +
-        rest.map(([cur, u]) => `${signed(u.pnl, 8)} ${cur} over ${u.numberOfTrades} trade${u.numberOfTrades === 1 ? '' : 's'}`).join(' · ') + '.'));
+        rest.map(([cur, u]) => `${withUnit(u.pnl, cur, { sign: true })} over ${count(u.numberOfTrades)} trade${u.numberOfTrades === 1 ? '' : 's'}`).join(' · ') + '.'));
+  }
+
+  // With nothing traded yet: what to do next, and no empty figures.
+  async function drawEmpty() {
+    const t = data.total || {};
+    const empty = !(t.numberOfTrades > 0) && !past;
+    content.hidden = empty;
+    if (!empty) { replace(emptyBox); return; }
+    const s = await setupState();
+    replace(emptyBox, nextSteps('No trades yet, so there is no PNL to show.', s, { onStarted: () => drawEmpty() }));
   }
 
   function drawAll() {
     unit = data.unit || '';
+    unitLabel.textContent = unit ? `in ${unit}${converted() ? ' (converted)' : ''}, days in ${ctx.tz}` : '';
     drawConversion();
     drawCards();
     drawChart();
@@ -190,28 +249,32 @@ export async function render(view, ctx) {
         quote = e.target.value;
         localStorage.setItem('quote', quote);
         data = await load();
-        unitLabel.textContent = `in ${data.unit}, days in ${ctx.tz}`;
         drawAll();
       },
     }, options.map(([value, label]) => h('option', { value, selected: value === quote }, label)))) : null;
-  const unitLabel = h('span', { class: 'muted small', id: 'unit' }, data.unit ? `in ${data.unit}, days in ${ctx.tz}` : '');
-  replace(view,
-    h('div', { class: 'row' }, h('h1', null, 'Overview ', unitLabel), quotePicker),
+  const unitLabel = h('span', { class: 'muted small', id: 'unit' });
+  const content = h('div', { id: 'overview-figures' },
     cards,
     conversionBox,
-    h('section', { 'aria-labelledby': 'chart-title' }, h('h2', { id: 'chart-title' }, 'PNL over time'), chartBox),
+    h('section', { 'aria-labelledby': 'chart-title' }, h('h2', { id: 'chart-title' }, 'PNL over time'), chartLegend, chartBox),
     dailyBox,
     h('section', { 'aria-labelledby': 'pairs-title' }, h('h2', { id: 'pairs-title' }, 'Pairs'), pairsBox));
+  replace(view,
+    h('div', { class: 'row' }, h('h1', null, 'Overview ', unitLabel), quotePicker),
+    emptyBox,
+    content);
   drawAll();
   performance.mark('overview-ready');
   performance.measure('overview', 'app-start', 'overview-ready');
   performance.measure('overview-draw', 'overview-data', 'overview-ready');
+  await drawEmpty();
 
-  // Fills change the figures: refresh when the log says so.
+  // Fills change the figures: refresh when the log says so (not in the
+  // past: those figures do not change).
   const refresh = debounce(async () => {
-    try { data = await load(); drawAll(); } catch { /* the next event retries */ }
+    try { data = await load(); drawAll(); drawEmpty(); } catch { /* the next event retries */ }
   }, 500);
-  const off = ctx.live?.on(ev => { if (ev.type === 'OrderFilled') refresh(); });
+  const off = past ? null : ctx.live?.on(ev => { if (ev.type === 'OrderFilled') refresh(); });
   const onTheme = () => drawChart(); // bar and line colours follow the theme
   window.addEventListener('themechange', onTheme);
   return () => { off?.(); window.removeEventListener('themechange', onTheme); charts.forEach(c => c.destroy()); };

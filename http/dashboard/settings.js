@@ -9,17 +9,10 @@ const MASK = '********';
 const KEY_FIELDS = ['key', 'secret'];
 const ALGORITHMS = ['gain', 'stepgrid', 'manual'];
 
-// systemState reads the last SystemStarted/SystemStopped from the log (the
-// API has no status call); '' when the log is too long to tell quickly.
+// systemState asks the server whether the bot core runs.
 async function systemState() {
-  let from = 0, last = '';
-  for (let i = 0; i < 5; i++) {
-    const r = await get('/audit/events', { from, limit: 1000, stream: 'system', type: 'SystemStarted,SystemStopped' });
-    if (r.events.length) last = r.events[r.events.length - 1].type;
-    if (!r.more) return last === 'SystemStarted' ? 'running' : 'stopped';
-    from = r.next;
-  }
-  return '';
+  const { running } = await get('/system/status');
+  return running ? 'running' : 'stopped';
 }
 
 export async function render(view, ctx) {
@@ -70,7 +63,7 @@ export async function render(view, ctx) {
     h('div', { class: 'row' },
       h('button', { type: 'button', id: 'system-start', onclick: () => act('System started.', async () => { await post('/system/start'); state.textContent = 'running'; }) }, 'Start'),
       h('button', { type: 'button', id: 'system-stop', class: 'danger', onclick: () => act('System stopped.', async () => { await post('/system/stop'); state.textContent = 'stopped'; }) }, 'Stop')));
-  systemState().then(s => { state.textContent = s || 'unknown (long log)'; }).catch(() => { state.textContent = 'unknown'; });
+  systemState().then(s => { state.textContent = s; }).catch(() => { state.textContent = 'unknown'; });
 
   // --- paper or real
   // connectors: exchange → {connector, reason} as the running server chose
@@ -84,14 +77,14 @@ export async function render(view, ctx) {
       const c = connectors?.[ex];
       if (!c) return h('td', null, connectors ? 'not traded (no connector chosen)' : '…');
       const paper = c.connector === 'paper';
-      return h('td', { class: paper ? '' : 'neg', title: c.reason || '' },
+      return h('td', { class: paper ? '' : 'neg', title: c.reason || '', 'data-label': 'Trades now' },
         paper ? 'on paper (simulated)' : `for real (${c.connector})`, h('span', { class: 'muted small' }, c.reason ? ` · ${c.reason}` : ''));
     };
     replace(sections.mode, h('h2', { id: 's-mode' }, 'Paper or real trading'),
-      h('div', { class: 'table-wrap' }, h('table', { id: 'exchange-modes' },
+      h('div', { class: 'table-wrap' }, h('table', { id: 'exchange-modes', class: 'stack' },
         h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'Exchange'), h('th', { scope: 'col' }, 'Trades now'))),
         h('tbody', null, Object.keys(config.exchanges || {}).sort().map(ex => h('tr', { dataset: { exchange: ex } },
-          h('td', null, ex), trades(ex)))))),
+          h('td', { class: 'key' }, ex), trades(ex)))))),
       h('form', {
         class: 'row', onsubmit: (e) => {
           e.preventDefault();
@@ -123,17 +116,17 @@ export async function render(view, ctx) {
     const stratSel = h('select', { id: 'new-pair-strategy' }, strategies.map(s => h('option', { value: s, selected: s === 'manual' }, s)));
     const err = h('p', { class: 'field-error', id: 'pair-error', role: 'alert' });
     replace(sections.pairs, h('h2', { id: 's-pairs' }, 'Pairs'),
-      h('div', { class: 'table-wrap' }, h('table', { id: 'pairs-settings' },
+      h('div', { class: 'table-wrap' }, h('table', { id: 'pairs-settings', class: 'stack' },
         h('thead', null, h('tr', null, ['Pair', 'Strategy', 'Enabled', ''].map(l => h('th', { scope: 'col' }, l)))),
         h('tbody', null, rows.map(({ ex, p, v }) => {
           const key = `${ex}/${p}`;
           return h('tr', { dataset: { key } },
-            h('td', null, h('a', { href: '#/pair/' + encodeURIComponent(key) }, key)),
-            h('td', null, h('select', {
+            h('td', { 'data-label': 'Pair', class: 'key' }, h('a', { href: '#/pair/' + encodeURIComponent(key) }, key)),
+            h('td', { 'data-label': 'Strategy' }, h('select', {
               'aria-label': `Strategy of ${key}`,
               onchange: (e) => act(`${key} uses ${e.target.value}.`, () => update(d => { d.pairs[ex][p].strategy = e.target.value; })),
             }, strategies.map(s => h('option', { value: s, selected: s === v.strategy }, s)))),
-            h('td', null, h('input', {
+            h('td', { 'data-label': 'Enabled' }, h('input', {
               type: 'checkbox', class: 'enabled', checked: v.enabled !== false, 'aria-label': `Enable ${key}`,
               onchange: (e) => act(`${key} ${e.target.checked ? 'enabled' : 'disabled'}.`, () => update(d => { d.pairs[ex][p].enabled = e.target.checked; })),
             })),
@@ -159,13 +152,13 @@ export async function render(view, ctx) {
     const algo = h('select', { id: 'new-strategy-algo' }, ALGORITHMS.map(a => h('option', { value: a }, a)));
     const err = h('p', { class: 'field-error', id: 'strategy-error', role: 'alert' });
     replace(sections.strategies, h('h2', { id: 's-strategies' }, 'Strategies'),
-      h('div', { class: 'table-wrap' }, h('table', { id: 'strategies' },
+      h('div', { class: 'table-wrap' }, h('table', { id: 'strategies', class: 'stack' },
         h('thead', null, h('tr', null, ['Name', 'Algorithm', 'Parameters', ''].map(l => h('th', { scope: 'col' }, l)))),
         h('tbody', null, names.map(n => {
           const s = config.strategies[n] || {};
           return h('tr', { dataset: { name: n } },
-            h('td', null, n), h('td', null, String(s.STRATEGY ?? '–')),
-            h('td', { class: 'mono small' }, Object.entries(s).filter(([k]) => k !== 'STRATEGY').map(([k, v]) => `${k}=${v}`).join(' ') || '–'),
+            h('td', { 'data-label': 'Name' }, n), h('td', { 'data-label': 'Algorithm' }, String(s.STRATEGY ?? '–')),
+            h('td', { class: 'params', 'data-label': 'Parameters' }, params(s)),
             h('td', null, h('button', {
               type: 'button', class: 'danger remove', 'aria-label': `Remove strategy ${n}`,
               onclick: () => act(`Strategy ${n} removed.`, () => post('/config/strategy/remove', { name: n }), err),
@@ -181,30 +174,49 @@ export async function render(view, ctx) {
   }
 
   // --- exchange keys
+  // The secret fields an exchange has stored show as set, whatever their
+  // names (key and secret as this API writes them, masterkey and
+  // mastersecret as Gunbot's configuration names them, which an import
+  // keeps); a new value replaces the field of that name.
   function drawKeys() {
     const exchanges = Object.keys(config.exchanges || {}).sort();
     replace(sections.keys, h('h2', { id: 's-keys' }, 'Exchange keys'),
       h('p', { class: 'muted small' }, 'Stored keys are never shown (the server answers them as ', MASK, '). Type a new value to replace one; leave a field empty to keep it.'),
       exchanges.map(ex => {
         const cur = config.exchanges[ex] || {};
-        const inputs = Object.fromEntries(KEY_FIELDS.map(f => [f, h('input', { type: 'password', id: `k-${ex}-${f}`, autocomplete: 'off', spellcheck: 'false' })]));
+        const stored = Object.keys(cur).filter(f => cur[f] === MASK).sort();
+        const fields = stored.length ? stored : KEY_FIELDS;
+        const inputs = Object.fromEntries(fields.map(f => [f, h('input', { type: 'password', id: `k-${ex}-${f}`, autocomplete: 'off', spellcheck: 'false' })]));
         const err = h('p', { class: 'field-error', role: 'alert' });
         return h('form', {
           class: 'keys', dataset: { exchange: ex },
           onsubmit: (e) => {
             e.preventDefault();
-            const changes = Object.fromEntries(KEY_FIELDS.filter(f => inputs[f].value !== '').map(f => [f, inputs[f].value]));
+            const changes = Object.fromEntries(fields.filter(f => inputs[f].value !== '').map(f => [f, inputs[f].value]));
             if (Object.keys(changes).length === 0) { err.textContent = 'Type a new key or secret first.'; return; }
-            for (const f of KEY_FIELDS) inputs[f].value = '';
+            for (const f of fields) inputs[f].value = '';
             act(`Keys of ${ex} saved.`, () => update(d => { Object.assign(d.exchanges[ex], changes, { isEncrypted: false }); }), err);
           },
         },
         h('h3', null, ex),
-        h('div', { class: 'row' }, KEY_FIELDS.map(f => h('div', null,
-          h('label', { for: `k-${ex}-${f}` }, `${f} (${cur[f] ? 'set' : 'not set'})`), inputs[f])),
+        h('div', { class: 'row' }, fields.map(f => h('div', null,
+          h('label', { for: `k-${ex}-${f}` }, `${f} (${cur[f] === MASK ? 'set' : 'not set'})`), inputs[f])),
         h('button', { type: 'submit', class: 'save-keys' }, 'Save keys')), err);
       }));
   }
 
   await reload();
+  // #/settings/add-pair (an empty page's "Add a pair") goes to that form.
+  if (ctx.params[0] === 'add-pair') {
+    const input = view.querySelector('#new-pair');
+    input?.scrollIntoView({ block: 'center' });
+    input?.focus();
+  }
+}
+
+// params shows a strategy's parameters as name=value items that wrap.
+function params(s) {
+  const list = Object.entries(s).filter(([k]) => k !== 'STRATEGY');
+  if (list.length === 0) return '–';
+  return h('ul', { class: 'params' }, list.map(([k, v]) => h('li', { class: 'mono small' }, `${k}=${typeof v === 'object' ? JSON.stringify(v) : v}`)));
 }

@@ -16,18 +16,21 @@ export const shots = process.env.SCREENSHOTS || join(here, 'screenshots');
 export const PASSWORD = 'dashboard e2e password';
 
 // startServer imports `fixture` (a Gunbot-style folder, or none) into a
-// fresh data dir and starts serve on 127.0.0.1:0; it resolves once serve
-// logs its address.
-export async function startServer({ fixture } = {}) {
+// fresh data dir and starts serve on 127.0.0.1:0 with any extra serve
+// `args`; it resolves once serve logs its address. importSummary is what
+// the import printed.
+export async function startServer({ fixture, args = [] } = {}) {
   const data = mkdtempSync(join(tmpdir(), 'tl-e2e-'));
   const env = { ...process.env, TRADELEDGER_PASSWORD: PASSWORD };
   delete env.TRADELEDGER_LISTEN;
+  let importSummary = '';
   if (fixture) {
-    execFileSync(bin, ['import', '--data', data, '--from', resolve(repo, fixture)], { env, stdio: ['ignore', 'ignore', 'pipe'], maxBuffer: 1 << 28 });
+    importSummary = execFileSync(bin, ['import', '--data', data, '--from', resolve(repo, fixture)],
+      { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 28 }).trim();
   }
   let log = '';
-  const serve = (listen) => {
-    const proc = spawn(bin, ['serve', '--data', data, '--listen', listen, '--files-listen', ''], {
+  const serve = (listen, extra) => {
+    const proc = spawn(bin, ['serve', '--data', data, '--listen', listen, '--files-listen', '', ...extra], {
       env, stdio: ['ignore', 'pipe', 'pipe'],
     });
     const url = new Promise((ok, fail) => {
@@ -48,19 +51,23 @@ export async function startServer({ fixture } = {}) {
     proc.kill('SIGTERM');
     await new Promise((ok) => (proc.exitCode != null ? ok() : proc.on('exit', ok)));
   };
-  let { proc, url } = serve('127.0.0.1:0');
+  let { proc, url } = serve('127.0.0.1:0', args);
   url = await url;
   // The login key of API clients, whatever the import did with the fixture's.
   const wallet = execFileSync(bin, ['wallet', '--data', data], { env, encoding: 'utf8' }).trim();
   return {
-    url, data, wallet,
+    url, data, wallet, importSummary,
     log: () => log,
+    // cli runs a tradeledger command on this data dir and returns its
+    // standard output.
+    cli: (...cmd) => execFileSync(bin, [...cmd, '--data', data], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim(),
     // restart stops serve and starts it again on the same address and data
-    // dir, calling between() while it is down.
-    async restart(between = async () => {}) {
+    // dir (with newArgs, when given, instead of its extra args), calling
+    // between() while it is down.
+    async restart(between = async () => {}, newArgs = args) {
       await halt(proc);
       await between();
-      const s = serve(url.replace('http://', ''));
+      const s = serve(url.replace('http://', ''), newArgs);
       proc = s.proc;
       await s.url;
     },
