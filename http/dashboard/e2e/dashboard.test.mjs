@@ -60,6 +60,14 @@ function without(problems, ...expected) {
   return left;
 }
 
+// running starts the system (a no-op when it runs) and waits for the
+// pair's market data: scenarios that trade do not count on an earlier one
+// to have started it.
+async function running(key = 'binance/USDT-BTC') {
+  await api('POST', '/system/start');
+  await untilCycling(api, key);
+}
+
 // tryAPI is api() that returns the error instead of throwing.
 async function tryAPI(...args) {
   try { return await api(...args); } catch (err) { return err; }
@@ -200,7 +208,7 @@ test('item 6: the pair page shows its imported history (fills at their times, tr
 });
 
 test('item 2: the order ticket shows only its type\'s fields, checks them before the review, and confirms what it sends', async () => {
-  await untilCycling(api, 'binance/USDT-BTC');
+  await running();
   const page = await loggedIn();
   await go(page, 'pair/binance%2FUSDT-BTC');
   // A limit buy with a price, then a market sell: the price goes.
@@ -249,6 +257,7 @@ test('item 2: the order ticket shows only its type\'s fields, checks them before
 });
 
 test('item 12: a refused market buy says what is missing in the order\'s terms', async () => {
+  await running();
   const page = await loggedIn();
   await go(page, 'pair/binance%2FUSDT-BTC');
   await page.selectOption('#t-kind', 'market');
@@ -265,6 +274,7 @@ test('item 12: a refused market buy says what is missing in the order\'s terms',
 test('item 3: the orders page lists every order with its state, filters by state, side, pair and dates, and shows fills under their order', async () => {
   // A resting order, a cancelled one, a rejected one, and orders of a pair
   // removed from the configuration since.
+  await running();
   const resting = (await api('POST', '/trade/buy', { data: { exch: 'binance', pair: 'USDT-BTC', amt: 0.001, price: 1000 } })).id;
   const cancelled = (await api('POST', '/trade/buy', { data: { exch: 'binance', pair: 'USDT-BTC', amt: 0.001, price: 1001 } })).id;
   await api('POST', '/trade/cancel', { data: { exch: 'binance', pair: 'USDT-BTC', id: String(cancelled), price: 1001, type: 'limit' } });
@@ -330,6 +340,7 @@ test('item 3: the orders page lists every order with its state, filters by state
 // A pair of another quote: a buy and a sell of ETH in BTC leave a small
 // loss in BTC (the spread and fees).
 async function tradeInBTC() {
+  await running();
   const cfg = (await api('GET', '/config/full')).config;
   if (!cfg.pairs.binance['BTC-ETH']) {
     await api('POST', '/config/pair/add', { exchange: 'binance', pair: 'BTC-ETH', settings: { strategy: 'manual', enabled: true } });
@@ -405,6 +416,7 @@ test('item 1: numbers follow their market\'s precision and money its currency, o
 });
 
 test('item 5: balances in the chosen zone (chart included), and the assets the total leaves out listed under it', async () => {
+  await tradeInBTC();
   const page = await loggedIn();
   await page.selectOption('#tz', 'Europe/Amsterdam');
   await ready(page, 'overview');
@@ -430,6 +442,7 @@ test('item 5: balances in the chosen zone (chart included), and the assets the t
 });
 
 test('settings: add a strategy and a pair, disable it, keys masked, start and stop', async () => {
+  await running();
   const page = await loggedIn();
   await page.click('nav a[data-page=settings]');
   await ready(page, 'settings');
@@ -512,6 +525,7 @@ test('item 7: settings fit a strategy with many parameters at 1400 px, and show 
 });
 
 test('item 9: the audit opens at the newest events, and rates name the core as their actor', async () => {
+  await running();
   const page = await loggedIn();
   const before = (await api('GET', '/audit/events?from=0&limit=1')).head;
   await go(page, 'audit');
@@ -529,6 +543,7 @@ test('item 9: the audit opens at the newest events, and rates name the core as t
 });
 
 test('audit: browse and filter the log, verify it and copy the digest, live tail of another client\'s order', async () => {
+  await running();
   const page = await loggedIn();
   await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
   await go(page, 'audit');
@@ -747,6 +762,7 @@ test('beyond: the multi-bot view shows another instance beside this one and thei
 });
 
 test('live: a lost connection says so and resumes after the last event it saw', async () => {
+  await running();
   const page = await loggedIn();
   await go(page, 'audit');
   await page.waitForSelector('#live[data-state=live]');
