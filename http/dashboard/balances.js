@@ -66,7 +66,15 @@ export async function render(view, ctx) {
   const { LWC, makeChart, colors, zoneTimes } = await import('./chart.js');
   const chart = makeChart(chartBox, zoneTimes(tz));
   const c = colors();
-  const area = chart.addSeries(LWC.AreaSeries, { lineColor: c.accent, topColor: c.accent + '55', bottomColor: c.accent + '05', lineWidth: 2 });
+  // A value axis from 0: a total that barely moves is not drawn as swings.
+  const fromZero = (original) => {
+    const r = original();
+    if (r?.priceRange) r.priceRange.minValue = Math.min(0, r.priceRange.minValue);
+    return r;
+  };
+  const area = chart.addSeries(LWC.AreaSeries, {
+    lineColor: c.accent, topColor: c.accent + '55', bottomColor: c.accent + '05', lineWidth: 2, autoscaleInfoProvider: fromZero,
+  });
   let byTime = new Map(); // chart time (s) → point
 
   // The legend shows the point under the crosshair, else the latest.
