@@ -233,6 +233,7 @@ func (s *Server) registerAuthRoutes(r *mux.Router) {
 	}
 	r.HandleFunc("/auth/login", s.handleLogin).Methods("POST")
 	r.Handle("/auth/status", s.requireToken(http.HandlerFunc(s.handleAuthStatus))).Methods("GET")
+	r.Handle("/auth/scope", s.requireToken(http.HandlerFunc(s.handleAuthScope))).Methods("GET")
 }
 
 type loginRequest struct {
@@ -428,16 +429,11 @@ type authStatusResponse struct {
 	Metamask     bool   `json:"metamask"`
 	Status       string `json:"status"`
 	Message      string `json:"message"`
-	// Scope is what the token may do (beyond the spec): read, trade or
-	// admin (a password login's token and a dashboard session).
-	Scope domain.Scope `json:"scope"`
 }
 
 // handleAuthStatus answers GET /api/v1/auth/status (token required).
 // isRegistered says whether a password exists; there is no demo mode, no
-// TOTP and no MetaMask login, so those are false. scope is the scope of
-// the token that asks: a read token may learn it (a dashboard showing
-// another instance refuses a token that could change anything there).
+// TOTP and no MetaMask login, so those are false.
 func (s *Server) handleAuthStatus(w http.ResponseWriter, r *http.Request) {
 	if s.Passwords == nil {
 		Error(w, r, domain.Errorf(domain.EUNAVAILABLE, "authentication is not configured"))
@@ -448,8 +444,20 @@ func (s *Server) handleAuthStatus(w http.ResponseWriter, r *http.Request) {
 		IsRegistered: s.Passwords.IsRegistered(),
 		Status:       "success",
 		Message:      "Authenticated",
-		Scope:        tokenScope(r),
 	})
+}
+
+type authScopeResponse struct {
+	Scope domain.Scope `json:"scope"`
+}
+
+// handleAuthScope answers GET /api/v1/auth/scope (beyond the spec) with
+// {scope}: what the asking token may do, read, trade or admin (a password
+// login's token and a dashboard session are admin). Any token may ask,
+// a read token included: a client that holds another's token (the
+// dashboard's multi-bot page) refuses one that can change anything.
+func (s *Server) handleAuthScope(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, authScopeResponse{Scope: tokenScope(r)})
 }
 
 // requireToken lets a request through only with a valid bearer token, and

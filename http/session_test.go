@@ -64,8 +64,9 @@ func TestDashboardLoginSetsSessionCookies(t *testing.T) {
 	if status != http.StatusOK {
 		t.Fatalf("auth/status with the session cookie: %d %s", status, body)
 	}
-	if got := decodeBody[authStatusResponse](t, body).Scope; got != domain.ScopeAdmin {
-		t.Fatalf("a session's scope = %q, want admin", got)
+	status, body = ts.cookieRequest("GET", "/api/v1/auth/scope", nil, s, nil)
+	if got := decodeBody[authScopeResponse](t, body).Scope; status != http.StatusOK || got != domain.ScopeAdmin {
+		t.Fatalf("a session's scope = %d %s, want admin", status, body)
 	}
 }
 

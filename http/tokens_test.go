@@ -70,15 +70,15 @@ func TestScopedTokens(t *testing.T) {
 		}
 	}
 
-	// auth/status tells each token its own scope (a dashboard showing
+	// auth/scope tells each token its own scope (a dashboard showing
 	// another instance refuses a token that can write there).
 	for _, c := range []struct {
 		token string
 		scope string
 	}{{read, "read"}, {trade, "trade"}, {ts.Token, "admin"}} {
-		status, body := ts.do("GET", "/api/v1/auth/status", nil, c.token)
-		if got := decodeBody[authStatusResponse](t, body).Scope; status != 200 || string(got) != c.scope {
-			t.Errorf("auth/status with the %s token = %d %s, want scope %s", c.scope, status, body, c.scope)
+		status, body := ts.do("GET", "/api/v1/auth/scope", nil, c.token)
+		if got := decodeBody[authScopeResponse](t, body).Scope; status != 200 || string(got) != c.scope {
+			t.Errorf("auth/scope with the %s token = %d %s, want scope %s", c.scope, status, body, c.scope)
 		}
 	}
 

@@ -4,7 +4,7 @@
 // Another instance is its URL (its origin) and a token of scope read,
 // kept in this browser only (localStorage; the server never sees them). A
 // token that can write (trade or admin) is refused when added, and again
-// each time the page reads with it (auth/status tells a token its scope):
+// each time the page reads with it (auth/scope tells a token its scope):
 // a page that holds tokens must not hold one that can change anything. The
 // other instance must allow this page's origin (its --cors-origins), and
 // this server must list that instance in its own --cors-origins, which its
@@ -35,8 +35,14 @@ function origin(url) {
 // checkReadOnly returns nothing when token is a read token of base, and
 // throws with what is wrong otherwise.
 async function checkReadOnly(base, token) {
-  const st = await remote(base, token, 'GET', '/auth/status');
-  if (!st || !st.scope) throw new Error(`${base} does not say what this token may do (an older Tradeledger): refused`);
+  let st;
+  try {
+    st = await remote(base, token, 'GET', '/auth/scope');
+  } catch (err) {
+    if (err.status === 404) throw new Error(`${base} does not say what this token may do (an older Tradeledger): refused`);
+    throw err;
+  }
+  if (!st || !st.scope) throw new Error(`${base} does not say what this token may do: refused`);
   if (st.scope !== 'read') {
     throw new Error(`this token can write (scope ${st.scope}): refused. Create a read-only one there with: tradeledger token create --name dashboard --scope read`);
   }
