@@ -141,12 +141,11 @@ export async function render(view, ctx) {
     const limit = o.type === 'stoplimit' ? (o.limitPrice ?? o.price) : o.price;
     const avgDiffers = o.averagePrice != null && (o.type === 'market' || m.price(o.averagePrice) !== m.price(limit));
     const rows = [h('tr', { class: 'order', dataset: { id: String(o.id), side: o.side, state: o.state } },
-      h('td', { 'data-label': 'Time' }, dateTime(o.time, tz)),
+      h('td', { 'data-label': 'Time' }, dateTime(o.time, tz), h('span', { class: 'sub mono', title: 'order id' }, '#' + o.id)),
       h('td', { 'data-label': 'Pair', class: 'key' }, o.key),
       h('td', { 'data-label': 'Side', class: o.side === 'buy' ? 'pos' : 'neg' }, o.side),
       h('td', { 'data-label': 'Type' }, o.type, o.stopPrice != null ? h('span', { class: 'sub' }, `stop ${m.price(o.stopPrice)}`) : null),
-      h('td', { 'data-label': 'State', 'data-col': 'state', class: 'state-' + o.state },
-        stateText(o), o.reason ? h('span', { class: 'sub reason' }, o.reason) : null),
+      h('td', { 'data-label': 'State', 'data-col': 'state', class: 'state-' + o.state, title: o.reason || null }, stateText(o)),
       h('td', { class: 'num', 'data-label': 'Price', 'data-col': 'price' },
         o.type === 'market' ? 'market' : [m.price(limit), unitSpan(q)],
         avgDiffers ? h('span', { class: 'sub', 'data-col': 'avg' }, `avg ${m.price(o.averagePrice)} ${q}`) : null),
@@ -154,8 +153,13 @@ export async function render(view, ctx) {
         o.filled > 0 && o.filled < o.amount ? h('span', { class: 'sub', 'data-col': 'filled' }, `filled ${m.amount(o.filled)}`) : null),
       h('td', { class: 'num' + none(feesText(o.fees)), 'data-label': 'Fees', 'data-col': 'fees' }, feesText(o.fees)),
       h('td', { class: 'num ' + (o.pnl != null ? tone(o.pnl) : 'none'), 'data-label': 'PNL', 'data-col': 'pnl' }, o.pnl != null ? withUnit(o.pnl, q, { sign: true }) : '–'),
-      h('td', { 'data-label': 'Fills', class: o.fills.length ? null : 'none' }, fillsButton),
-      h('td', { class: 'mono small', 'data-label': 'Order id' }, String(o.id)))];
+      h('td', { 'data-label': 'Fills', class: o.fills.length ? null : 'none' }, fillsButton))];
+    // Why a rejected or expired order ended, on a line of its own (a
+    // cancelled one's reason is its state's tooltip).
+    if (o.reason && (o.state === 'rejected' || o.state === 'expired')) {
+      rows.push(h('tr', { class: 'why', dataset: { order: String(o.id) } },
+        h('td', { colspan: 10, 'data-label': 'Why' }, o.reason)));
+    }
     if (open) {
       for (const f of o.fills) {
         rows.push(h('tr', { class: 'fill', dataset: { order: String(o.id), fill: f.id } },
@@ -165,7 +169,7 @@ export async function render(view, ctx) {
           h('td', { class: 'num', 'data-label': 'Amount', 'data-col': 'amount' }, m.amount(f.amount), unitSpan(m.base)),
           h('td', { class: 'num', 'data-label': 'Fee', 'data-col': 'fees' }, withUnit(f.fee, f.feeAsset)),
           h('td', { class: 'num ' + (f.pnl != null ? tone(f.pnl) : ''), 'data-label': 'PNL', 'data-col': 'pnl' }, f.pnl != null ? withUnit(f.pnl, q, { sign: true }) : '–'),
-          h('td', { colspan: 2 })));
+          h('td')));
       }
     }
     return h('tbody', { class: open ? 'open' : null }, rows);
@@ -177,7 +181,7 @@ export async function render(view, ctx) {
     const list = last.data.map(o => asItStood(o, past));
     replace(tableBox, list.length === 0 ? h('p', { class: 'muted', id: 'no-orders' }, 'No orders match.') :
       h('div', { class: 'table-wrap' }, h('table', { id: 'orders-table', class: 'stack orders' },
-        h('thead', null, h('tr', null, ['Time', 'Pair', 'Side', 'Type', 'State', 'Price', 'Amount', 'Fees', 'PNL', 'Fills', 'Order id']
+        h('thead', null, h('tr', null, ['Time', 'Pair', 'Side', 'Type', 'State', 'Price', 'Amount', 'Fees', 'PNL', 'Fills']
           .map((l, i) => h('th', { scope: 'col', class: i >= 5 && i <= 8 ? 'num' : null }, l)))),
         list.map(orderRows))));
   }
