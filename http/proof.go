@@ -76,12 +76,12 @@ func (s *Server) tlogReady() error {
 // checkpointResponse is the last checkpoint as JSON: its fields, when it
 // was recorded, the verifier key, and the signed note itself.
 type checkpointResponse struct {
-	Origin string    `json:"origin"`
-	Size   int64     `json:"size"`
-	Root   string    `json:"root"`
-	Time   int64     `json:"time"` // ms since the epoch
-	Key    string    `json:"key"`
-	Note   string    `json:"note"`
+	Origin string `json:"origin"`
+	Size   int64  `json:"size"`
+	Root   string `json:"root"`
+	Time   int64  `json:"time"` // ms since the epoch
+	Key    string `json:"key"`
+	Note   string `json:"note"`
 }
 
 // handleCheckpoint answers the last signed checkpoint: the note's exact
