@@ -73,32 +73,54 @@ func (s *Server) tlogReady() error {
 	return s.Tlog.Ready()
 }
 
-// checkpointResponse is the last checkpoint as JSON: its fields, when it
-// was recorded, the verifier key, and the signed note itself.
-type checkpointResponse struct {
+// checkpointStatus is audit/checkpoint as JSON: whether the tree covers
+// the log (and if not, how far its build is), the verifier key, and the
+// last checkpoint (null before the first).
+type checkpointStatus struct {
+	Ready      bool            `json:"ready"`
+	Message    string          `json:"message,omitempty"`
+	Key        string          `json:"key"`
+	Checkpoint *checkpointInfo `json:"checkpoint"`
+}
+
+// checkpointInfo is a checkpoint's fields, when it was recorded, and the
+// signed note itself.
+type checkpointInfo struct {
 	Origin string `json:"origin"`
 	Size   int64  `json:"size"`
 	Root   string `json:"root"`
 	Time   int64  `json:"time"` // ms since the epoch
-	Key    string `json:"key"`
 	Note   string `json:"note"`
 }
 
 // handleCheckpoint answers the last signed checkpoint: the note's exact
-// bytes as text/plain, or, for a client that accepts JSON and not plain
-// text, checkpointResponse. 404 before the first checkpoint.
+// bytes as text/plain (404 before the first, 503 while the tree is being
+// built), or, for a client that accepts JSON and not plain text, a
+// checkpointStatus, always 200 (a dashboard shows what there is).
 func (s *Server) handleCheckpoint(w http.ResponseWriter, r *http.Request) {
-	if err := s.tlogReady(); err != nil {
-		Error(w, r, err)
+	if s.Tlog == nil {
+		Error(w, r, domain.Errorf(domain.EUNAVAILABLE, "the transparency log is not configured"))
 		return
 	}
+	ready := s.Tlog.Ready()
 	c, ok := s.Tlog.Latest()
+	if wantsJSON(r) {
+		st := checkpointStatus{Ready: ready == nil, Key: s.Tlog.VerifierKey()}
+		if ready != nil {
+			st.Message = domain.ErrorMessage(ready)
+		}
+		if ok {
+			st.Checkpoint = &checkpointInfo{Origin: c.Origin, Size: c.Size, Root: c.Root, Time: s.Tlog.LatestTime().UnixMilli(), Note: c.Note}
+		}
+		writeJSON(w, http.StatusOK, st)
+		return
+	}
+	if ready != nil {
+		Error(w, r, ready)
+		return
+	}
 	if !ok {
 		Error(w, r, domain.Errorf(domain.ENOTFOUND, "no checkpoint signed yet"))
-		return
-	}
-	if wantsJSON(r) {
-		writeJSON(w, http.StatusOK, checkpointResponse{Origin: c.Origin, Size: c.Size, Root: c.Root, Time: s.Tlog.LatestTime().UnixMilli(), Key: s.Tlog.VerifierKey(), Note: c.Note})
 		return
 	}
 	writeText(w, c.Note)

@@ -69,6 +69,13 @@ func TestProofRoutes(t *testing.T) {
 	if status, _ := ps.do("GET", "/api/v1/audit/checkpoint", nil, ps.Token); status != 503 {
 		t.Fatalf("checkpoint before the tree: %d", status)
 	}
+	// As JSON (the dashboard's), a 200 saying so.
+	resp := ps.request("GET", "/api/v1/audit/checkpoint", nil, map[string]string{"Authorization": bearer(ps.Token), "Accept": "application/json"})
+	early, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(early), `"ready":false,"message":"building the Merkle tree`) || !strings.Contains(string(early), `"checkpoint":null`) {
+		t.Fatalf("checkpoint as JSON before the tree: %d %s", resp.StatusCode, early)
+	}
 	if status, body := ps.do("GET", "/api/v1/audit/checkpoint/key", nil, ps.Token); status != 200 || string(body) != ps.vkey+"\n" {
 		t.Fatalf("key: %d %q", status, body)
 	}
@@ -84,12 +91,12 @@ func TestProofRoutes(t *testing.T) {
 	if err != nil || !strings.HasPrefix(n.Text, fmt.Sprintf("%s\n%d\n", c.Origin, c.Size)) {
 		t.Fatalf("served checkpoint does not open with the key: %v %+v", err, n)
 	}
-	resp := ps.request("GET", "/api/v1/audit/checkpoint", nil, map[string]string{"Authorization": bearer(ps.Token), "Accept": "application/json"})
-	var cj checkpointResponse
-	json.NewDecoder(resp.Body).Decode(&cj)
+	resp = ps.request("GET", "/api/v1/audit/checkpoint", nil, map[string]string{"Authorization": bearer(ps.Token), "Accept": "application/json"})
+	var st checkpointStatus
+	json.NewDecoder(resp.Body).Decode(&st)
 	resp.Body.Close()
-	if cj.Size != c.Size || cj.Root != c.Root || cj.Key != ps.vkey || cj.Note != c.Note || cj.Time != ps.Clock.Now().UnixMilli() {
-		t.Fatalf("checkpoint as JSON: %+v", cj)
+	if cj := st.Checkpoint; !st.Ready || st.Key != ps.vkey || cj == nil || cj.Size != c.Size || cj.Root != c.Root || cj.Note != c.Note || cj.Time != ps.Clock.Now().UnixMilli() {
+		t.Fatalf("checkpoint as JSON: %+v %+v", st, st.Checkpoint)
 	}
 	// A record's inclusion proof checks against the checkpoint's root;
 	// the record is the event audit/events shows.

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/eventstore"
 	"github.com/tradeledger/tradeledger/eventstore/transparency"
 )
 
@@ -17,6 +18,7 @@ import (
 // whole log now and print it) and `tradeledger checkpoint key` (print the
 // verifier key).
 func runCheckpoint(ctx context.Context, args []string, env *Env) error {
+	ctx = eventstore.WithActor(ctx, domain.ActorCLI)
 	keyOnly := len(args) > 0 && args[0] == "key"
 	if keyOnly {
 		args = args[1:]
@@ -71,6 +73,7 @@ func openTlog(ctx context.Context, d *DataDir, env *Env, what string) (*transpar
 // runProof is `tradeledger proof --order ID --out FILE`: the order's proof
 // bundle, which verify-proof checks with the verifier key alone.
 func runProof(ctx context.Context, args []string, env *Env) error {
+	ctx = eventstore.WithActor(ctx, domain.ActorCLI) // a checkpoint it may issue
 	fs := newFlagSet("proof", env.Stderr)
 	var sf storeFlags
 	sf.register(fs)

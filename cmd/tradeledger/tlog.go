@@ -7,6 +7,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/eventstore"
 	"github.com/tradeledger/tradeledger/eventstore/transparency"
 )
@@ -32,6 +33,7 @@ const tlogProgressEvery = 5 * time.Second
 func (m *Main) startTlog() {
 	log := m.Logger.Named("tlog")
 	m.tlogWork.start(func(ctx context.Context) {
+		ctx = eventstore.WithActor(ctx, domain.ActorCore) // the checkpoints it issues
 		start := time.Now()
 		var last time.Time
 		head, _ := m.DataDir.Store.Head(ctx)

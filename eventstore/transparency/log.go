@@ -331,19 +331,19 @@ func (l *Log) Tick(ctx context.Context) (issued bool, err error) {
 	return issued, err
 }
 
-// Run calls Tick every tick until ctx ends, reporting failures to onError
-// (may be nil).
+// Run calls Tick at once and then every tick until ctx ends, reporting
+// failures to onError (may be nil).
 func (l *Log) Run(ctx context.Context, tick time.Duration, onError func(error)) {
 	t := time.NewTicker(tick)
 	defer t.Stop()
 	for {
+		if _, err := l.Tick(ctx); err != nil && onError != nil && !errors.Is(err, context.Canceled) {
+			onError(err)
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-		}
-		if _, err := l.Tick(ctx); err != nil && onError != nil && !errors.Is(err, context.Canceled) {
-			onError(err)
 		}
 	}
 }

@@ -102,7 +102,8 @@ export async function render(view, ctx) {
         h('td', { class: 'num' }, num(o.rate, 8)), h('td', { class: 'num' }, num(o.amount, 8)),
         h('td', { class: 'num' }, num(o.cost, 8)), h('td', { class: 'num' }, num(o.fees, 8)),
         h('td', { class: 'num ' + (o.pnl > 0 ? 'pos' : o.pnl < 0 ? 'neg' : '') }, o.type === 'sell' ? num(o.pnl, 8) : '–'),
-        h('td', { class: 'mono' }, String(o.id))))))));
+        h('td', { class: 'mono' }, String(o.id), ' ',
+          h('a', { href: '/api/v1/audit/proof/order?id=' + o.id, download: `order-${o.id}.proof.json`, class: 'small', dataset: { proof: String(o.id) } }, 'download proof'))))))));
   }
 
   async function reset() {
