@@ -49,6 +49,8 @@ type Log struct {
 
 	built    atomic.Bool  // a Build has caught the tree up (Ready)
 	building atomic.Int64 // records in the tree as the Build under way last said
+
+	upper hashCache // the tree's upper hashes, which every proof reads
 }
 
 // signed is a checkpoint as the checkpoints stream has it.
@@ -348,9 +350,74 @@ func (l *Log) Run(ctx context.Context, tick time.Duration, onError func(error)) 
 	}
 }
 
-// hashReader is Tree as a tlog.HashReader.
+// hashReader is Tree as a tlog.HashReader, its upper levels cached.
 func (l *Log) hashReader(ctx context.Context) tlog.HashReader {
-	return treeReader(ctx, l.Tree)
+	return l.upper.reader(treeReader(ctx, l.Tree))
+}
+
+// Sizes of a Log's hashCache.
+const (
+	// cacheLevel is the lowest level whose hashes are cached: every
+	// subtree of 2^8 records or more. An inclusion proof reads one hash
+	// per level, the levels from cacheLevel up shared with every other
+	// proof of the same tree; the lower ones are each proof's own.
+	cacheLevel = 8
+	// cacheSlots is the cache's size (each slot 40 bytes): the upper
+	// hashes of 2^(17+8) = 33M records fit without evicting each other.
+	cacheSlots = 1 << 17
+)
+
+// hashCache keeps stored hashes of the levels from cacheLevel up, which
+// never change once written, in a direct-mapped table: the upper levels
+// of a proof are read from the tree once, not for every proof.
+type hashCache struct {
+	mu    sync.Mutex
+	slots []cachedHash
+}
+
+type cachedHash struct {
+	index int64 // the stored-hash index + 1 (0: empty)
+	hash  tlog.Hash
+}
+
+// reader returns r with the cache in front of it.
+func (c *hashCache) reader(r tlog.HashReader) tlog.HashReader {
+	return tlog.HashReaderFunc(func(indexes []int64) ([]tlog.Hash, error) {
+		out := make([]tlog.Hash, len(indexes))
+		var missing []int64 // positions in indexes
+		c.mu.Lock()
+		if c.slots == nil {
+			c.slots = make([]cachedHash, cacheSlots)
+		}
+		for i, x := range indexes {
+			if s := &c.slots[x%cacheSlots]; s.index == x+1 {
+				out[i] = s.hash
+			} else {
+				missing = append(missing, int64(i))
+			}
+		}
+		c.mu.Unlock()
+		if len(missing) == 0 {
+			return out, nil
+		}
+		want := make([]int64, len(missing))
+		for j, i := range missing {
+			want[j] = indexes[i]
+		}
+		hs, err := r.ReadHashes(want)
+		if err != nil {
+			return nil, err
+		}
+		c.mu.Lock()
+		for j, i := range missing {
+			out[i] = hs[j]
+			if level, _ := tlog.SplitStoredHashIndex(want[j]); level >= cacheLevel {
+				c.slots[want[j]%cacheSlots] = cachedHash{index: want[j] + 1, hash: hs[j]}
+			}
+		}
+		c.mu.Unlock()
+		return out, nil
+	})
 }
 
 // treeReader is tree as a tlog.HashReader.
