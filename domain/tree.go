@@ -43,6 +43,43 @@ type TreeStore interface {
 	BuildTree(ctx context.Context, progress func(records int64)) error
 }
 
+// FindRecord returns the index of the record at position in a tree of size
+// records whose record i is at position at(i): positions increase with the
+// index, so it bisects, after trying guess (a store whose positions are
+// dense knows where the record must be). ENOTFOUND when no record is at
+// position; at's errors are returned as they are.
+func FindRecord(size int64, position uint64, guess int64, at func(i int64) (uint64, error)) (int64, error) {
+	lo, hi := int64(0), size-1 // the record, if any, is in [lo, hi]
+	if guess >= lo && guess <= hi {
+		p, err := at(guess)
+		switch {
+		case err != nil:
+			return 0, err
+		case p == position:
+			return guess, nil
+		case p > position:
+			hi = guess - 1
+		default:
+			lo = guess + 1
+		}
+	}
+	for lo <= hi {
+		mid := lo + (hi-lo)/2
+		p, err := at(mid)
+		switch {
+		case err != nil:
+			return 0, err
+		case p == position:
+			return mid, nil
+		case p < position:
+			lo = mid + 1
+		default:
+			hi = mid - 1
+		}
+	}
+	return 0, Errorf(ENOTFOUND, "the tree holds no event at position %d", position)
+}
+
 // TreeLeaf returns the leaf hash of a record of the log's Merkle tree
 // whose data is an event's chain hash: SHA-256(0x00 || record), RFC 6962
 // (tlog.RecordHash).

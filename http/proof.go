@@ -143,6 +143,17 @@ func (s *Server) handleCheckpointKey(w http.ResponseWriter, r *http.Request) {
 	writeText(w, s.Tlog.VerifierKey()+"\n")
 }
 
+// queryTwo reads the required non-negative integer parameters a and b.
+func queryTwo(r *http.Request, a, b string) (int64, int64, error) {
+	q := r.URL.Query()
+	x, err := queryInt64(q, a, 0, maxInt)
+	if err != nil {
+		return 0, 0, err
+	}
+	y, err := queryInt64(q, b, 0, maxInt)
+	return x, y, err
+}
+
 // inclusionResponse is a record's inclusion proof: tlog.CheckRecord(proof,
 // size, root, index, recordHash) holds for the root of a checkpoint of
 // size records. Hashes in standard base64 (tlog.Hash's JSON).
@@ -158,12 +169,7 @@ func (s *Server) handleInclusionProof(w http.ResponseWriter, r *http.Request) {
 		Error(w, r, err)
 		return
 	}
-	index, err := queryInt64(r.URL.Query(), "index", 0, maxInt)
-	if err != nil {
-		Error(w, r, err)
-		return
-	}
-	size, err := queryInt64(r.URL.Query(), "size", 0, maxInt)
+	index, size, err := queryTwo(r, "index", "size")
 	if err != nil {
 		Error(w, r, err)
 		return
@@ -189,12 +195,7 @@ func (s *Server) handleConsistencyProof(w http.ResponseWriter, r *http.Request) 
 		Error(w, r, err)
 		return
 	}
-	from, err := queryInt64(r.URL.Query(), "from", 0, maxInt)
-	if err != nil {
-		Error(w, r, err)
-		return
-	}
-	to, err := queryInt64(r.URL.Query(), "to", 0, maxInt)
+	from, to, err := queryTwo(r, "from", "to")
 	if err != nil {
 		Error(w, r, err)
 		return

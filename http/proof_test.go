@@ -12,6 +12,7 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/eventstore"
 	"github.com/tradeledger/tradeledger/eventstore/transparency"
 )
 
@@ -37,6 +38,7 @@ func newProofServer(t *testing.T, public bool) *proofServer {
 			t.Fatal(err)
 		}
 		ps.log = transparency.NewLog(ts.Store, ts.Store, key, ts.Clock)
+		ps.log.Commands = eventstore.NewCommands(ts.Store, ts.Runner) // a checkpoint returns once applied, as in serve
 		ps.vkey = key.VerifierKey()
 		ts.Runner.Register(ps.log)
 		ts.Server.Tlog, ts.Server.PublicTlog = ps.log, public

@@ -199,51 +199,21 @@ func (s *Store) RecordPosition(ctx context.Context, index int64) (uint64, error)
 // with the index).
 func (s *Store) RecordIndex(ctx context.Context, position uint64) (int64, error) {
 	size := s.treeSize.Load()
-	notFound := domain.Errorf(domain.ENOTFOUND, "the tree holds no event at position %d", position)
 	if size == 0 || position == 0 {
-		return 0, notFound
+		return 0, domain.Errorf(domain.ENOTFOUND, "the tree holds no event at position %d", position)
 	}
 	r, err := s.reader()
 	if err != nil {
 		return 0, err
 	}
 	defer s.release(r)
-	at := func(i int64) (uint64, error) {
+	return domain.FindRecord(size, position, int64(min(position-1, uint64(size-1))), func(i int64) (uint64, error) {
 		pos, _, err := r.treeRow(i, nil)
 		if err != nil {
 			return 0, domain.Errorf(domain.EUNAVAILABLE, "event store unavailable: %v", err)
 		}
 		return pos, nil
-	}
-	lo, hi := int64(0), size-1 // the record, if any, is in [lo, hi]
-	if guess := int64(min(position-1, uint64(size-1))); guess >= 0 {
-		p, err := at(guess)
-		switch {
-		case err != nil:
-			return 0, err
-		case p == position:
-			return guess, nil
-		case p > position:
-			hi = guess - 1
-		default:
-			lo = guess + 1
-		}
-	}
-	for lo <= hi {
-		mid := lo + (hi-lo)/2
-		p, err := at(mid)
-		switch {
-		case err != nil:
-			return 0, err
-		case p == position:
-			return mid, nil
-		case p < position:
-			lo = mid + 1
-		default:
-			hi = mid - 1
-		}
-	}
-	return 0, notFound
+	})
 }
 
 // treeChunkSize is how many records BuildTree hands to the writer at a

@@ -186,22 +186,7 @@ func (t *FileTree) RecordPosition(ctx context.Context, index int64) (uint64, err
 // RecordIndex implements domain.TreeStore, by bisection of the positions
 // (they increase with the index).
 func (t *FileTree) RecordIndex(ctx context.Context, position uint64) (int64, error) {
-	lo, hi := int64(0), t.size.Load()-1
-	for lo <= hi {
-		mid := lo + (hi-lo)/2
-		p, err := t.RecordPosition(ctx, mid)
-		switch {
-		case err != nil:
-			return 0, err
-		case p == position:
-			return mid, nil
-		case p < position:
-			lo = mid + 1
-		default:
-			hi = mid - 1
-		}
-	}
-	return 0, domain.Errorf(domain.ENOTFOUND, "the tree holds no event at position %d", position)
+	return domain.FindRecord(t.size.Load(), position, -1, func(i int64) (uint64, error) { return t.RecordPosition(ctx, i) })
 }
 
 // BuildTree implements domain.TreeStore: it reads the log after the
