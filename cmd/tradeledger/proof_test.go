@@ -212,6 +212,27 @@ func TestCheckpointsCatchTampering(t *testing.T) {
 			t.Fatal("a consistency proof from a kept checkpoint holds against the tampered log")
 		})
 	}
+	// The same rewrite with the stored tree left as it was: plain verify
+	// sees the tree no longer matches; --since proves the rewritten
+	// stream's last event before the checkpoint against the checkpoint's
+	// root, and it is not there.
+	t.Run("a stream re-hashed, the tree left alone", func(t *testing.T) {
+		cp := auditCopyDir(t, dir)
+		auditRewriteStream(t, cp, full, o1v1, `{"n":"9999"}`)
+		db := auditOpenRaw(t, cp)
+		if _, err := db.Exec(`ATTACH DATABASE ? AS orig`, filepath.Join(dir, "events.db")); err != nil {
+			t.Fatal(err)
+		}
+		auditExec(t, db, `DELETE FROM main.tree`)
+		auditExec(t, db, `INSERT INTO main.tree SELECT * FROM orig.tree`)
+		db.Close()
+		if code, out := auditVerify(t, cp); code != 1 || !strings.Contains(out, "the stored Merkle tree of") {
+			t.Fatalf("plain verify: exit %d, want 1 naming the tree\n%s", code, out)
+		}
+		if code, out := auditVerify(t, cp, "--since", cp1); code != 1 || !strings.Contains(out, "stream order-1 version") || !strings.Contains(out, "is not the event the checkpoint covers") {
+			t.Fatalf("verify --since: exit %d, want 1 naming order-1's head in the checkpoint\n%s", code, out)
+		}
+	})
 	// A second log signed with the same key (a fork of the data dir after
 	// the first checkpoint): its checkpoint is not one of this log's.
 	t.Run("a forked log signed with the same key", func(t *testing.T) {
