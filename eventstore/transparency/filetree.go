@@ -25,7 +25,9 @@ import (
 // over when they do not. Records are added by BuildTree and Follow; reads
 // see the records written, flushed to the files.
 type FileTree struct {
-	Dir   string
+	// Dir holds the two files.
+	Dir string
+	// Store is the log the tree is derived from.
 	Store domain.EventStore
 
 	mu        sync.Mutex // adding records

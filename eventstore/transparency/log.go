@@ -32,9 +32,15 @@ const (
 // checkpoint as the log records it, other processes' included; otherwise
 // it reads the checkpoints stream's last event when it needs it.
 type Log struct {
+	// Store is the log; the checkpoints are appended to its checkpoints
+	// stream.
 	Store domain.EventStore
-	Tree  domain.TreeStore
-	Key   *Key
+	// Tree is the Merkle tree over Store's log (the store itself, or a
+	// FileTree).
+	Tree domain.TreeStore
+	// Key signs the checkpoints; its name is the log's origin.
+	Key *Key
+	// Clock times the checkpoints and their interval.
 	Clock domain.Clock
 	// Interval is the least time between two checkpoints issued because
 	// the log grew (Tick).
