@@ -387,6 +387,13 @@ func (s *Store) writeTreeRows(req *treeRequest) (treeState, error) {
 	if err := s.broken.Load(); err != nil {
 		return s.tree, err
 	}
+	if req.n == 0 && s.treeLoaded {
+		// Only the state: no transaction (and no write lock) unless
+		// another process appended since this writer last looked.
+		if pos, err := s.w.MaxPosition(); err == nil && pos == s.lastCommitted.Load() {
+			return s.tree, nil
+		}
+	}
 	if err := s.w.Begin(); err != nil {
 		return s.tree, s.unavailable(err)
 	}

@@ -332,11 +332,40 @@ func (l *Log) Tick(ctx context.Context) (issued bool, err error) {
 	if last := l.LatestTime(); !last.IsZero() && l.Clock.Now().Sub(last) < l.Interval {
 		return false, nil
 	}
+	if err := l.Tree.BuildTree(ctx, nil); err != nil {
+		return false, err
+	}
+	if !l.grown(ctx) {
+		return false, nil
+	}
 	_, issued, err = l.Issue(ctx, false)
 	if domain.ErrorCode(err) == domain.ENOTFOUND {
 		err = nil // an empty log: nothing to sign yet
 	}
 	return issued, err
+}
+
+// grown reports whether the tree holds records the last checkpoint this
+// Log knows of does not cover, besides that checkpoint's own event: the
+// cheap test Tick makes before Issue reads the stream.
+func (l *Log) grown(ctx context.Context) bool {
+	l.mu.Lock()
+	last := l.latest
+	l.mu.Unlock()
+	if last == nil || last.event.Origin != l.Key.Origin() {
+		return true
+	}
+	size, err := l.Tree.TreeSize(ctx)
+	switch {
+	case err != nil:
+		return true // Issue reports it
+	case size <= last.event.Size:
+		return false
+	case size == last.event.Size+1:
+		i, err := l.Tree.RecordIndex(ctx, last.pos)
+		return err != nil || i != last.event.Size
+	}
+	return true
 }
 
 // Run calls Tick at once and then every tick until ctx ends, reporting
