@@ -78,9 +78,7 @@ type rowReader struct {
 	recsPos  *C.sqlite3_stmt // byPos without the hash column
 	byStream *C.sqlite3_stmt // stream = ? AND version >= ? ORDER BY version LIMIT ?
 	maxPos   *C.sqlite3_stmt // MAX(position)
-	// The Merkle tree's (tree.go), prepared at their first use.
-	treeRowSt, treeEndSt *C.sqlite3_stmt
-	buf                  []byte
+	buf      []byte
 }
 
 const (
@@ -108,7 +106,7 @@ func openRowReader(path string) (*rowReader, error) {
 }
 
 func (r *rowReader) close() {
-	closeConn(r.db, r.byPos, r.recsPos, r.byStream, r.maxPos, r.treeRowSt, r.treeEndSt)
+	closeConn(r.db, r.byPos, r.recsPos, r.byStream, r.maxPos)
 	*r = rowReader{}
 }
 
@@ -119,23 +117,6 @@ func (r *rowReader) maxPosition() (uint64, error) {
 		return 0, sqliteErr(r.db, rc, "read head")
 	}
 	return uint64(C.sqlite3_column_int64(r.maxPos, 0)), nil
-}
-
-// treeRow returns record's position and its stored hashes appended to buf
-// (position 0 when the tree has no such record).
-func (r *rowReader) treeRow(record int64, buf []byte) (uint64, []byte, error) {
-	if err := prepareOnce(r.db, &r.treeRowSt, treeRowSQL); err != nil {
-		return 0, buf, err
-	}
-	return treeRow(r.db, r.treeRowSt, record, buf)
-}
-
-// treeEnd returns the tree's size and its last record's position.
-func (r *rowReader) treeEnd() (int64, uint64, error) {
-	if err := prepareOnce(r.db, &r.treeEndSt, treeEndSQL); err != nil {
-		return 0, 0, err
-	}
-	return treeEnd(r.db, r.treeEndSt)
 }
 
 // quickCheck runs PRAGMA quick_check on a connection of its own, which

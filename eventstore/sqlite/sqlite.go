@@ -94,6 +94,7 @@ type Store struct {
 
 	readersMu     sync.Mutex
 	idleReaders   []*rowReader // pooled row readers (read.go)
+	idleTree      []*treeConn  // pooled tree connections (tree.go)
 	readersClosed bool
 
 	mu     sync.Mutex
@@ -647,12 +648,12 @@ func (s *Store) Refresh() (uint64, error) {
 // process extended with its appends: the writer learns of them at its
 // next transaction, readers now.
 func (s *Store) refreshTreeSize() {
-	r, err := s.reader()
+	c, err := s.treeReader()
 	if err != nil {
 		return
 	}
-	defer s.release(r)
-	if size, _, err := r.treeEnd(); err == nil && size > s.treeSize.Load() {
+	defer s.releaseTree(c)
+	if size, _, err := treeEnd(c.db, c.end); err == nil && size > s.treeSize.Load() {
 		s.treeSize.Store(size)
 	}
 }

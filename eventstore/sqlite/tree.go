@@ -2,6 +2,41 @@ package sqlite
 
 /*
 #include "sqlite_api.h"
+
+// tl_tree_hashes copies, for i < n, the level[i]-th stored hash of record
+// rec[i] (st: treeRowSQL) to out + 32*i, with one lookup for consecutive
+// equal records. It returns TL_DONE; -1 when a record is missing and -2
+// when its hashes are too few (*failed is then i); or the failing step's
+// code.
+static int tl_tree_hashes(sqlite3_stmt *st, const int64_t *rec, const int32_t *level, int n, unsigned char *out, int *failed) {
+	int64_t cur = -1;
+	const unsigned char *blob = NULL;
+	int len = 0;
+	int rc = TL_DONE;
+	for (int i = 0; i < n; i++) {
+		if (rec[i] != cur || blob == NULL) {
+			sqlite3_reset(st);
+			sqlite3_bind_int64(st, 1, rec[i]);
+			int r = sqlite3_step(st);
+			if (r != TL_ROW) {
+				*failed = i;
+				rc = r == TL_DONE ? -1 : r;
+				break;
+			}
+			blob = sqlite3_column_blob(st, 1);
+			len = sqlite3_column_bytes(st, 1);
+			cur = rec[i];
+		}
+		if (blob == NULL || len < 32 * (level[i] + 1)) {
+			*failed = i;
+			rc = -2;
+			break;
+		}
+		memcpy(out + 32 * i, blob + 32 * level[i], 32);
+	}
+	sqlite3_reset(st);
+	return rc;
+}
 */
 import "C"
 
@@ -147,29 +182,86 @@ func (s *Store) ReadTreeHashes(ctx context.Context, indexes []int64) ([]domain.H
 			return nil, domain.Errorf(domain.EINVALID, "stored hash %d is beyond the tree of %d records", x, s.treeSize.Load())
 		}
 	}
-	r, err := s.reader()
+	out := make([]domain.Hash, len(indexes))
+	if len(indexes) == 0 {
+		return out, nil
+	}
+	recs := make([]int64, len(indexes))
+	levels := make([]int32, len(indexes))
+	for i, x := range indexes {
+		level, n := tlog.SplitStoredHashIndex(x)
+		recs[i], levels[i] = (n+1)<<level-1, int32(level)
+	}
+	r, err := s.treeReader()
 	if err != nil {
 		return nil, err
 	}
-	defer s.release(r)
-	out := make([]domain.Hash, len(indexes))
-	var row []byte
-	lastRec := int64(-1)
-	for i, x := range indexes {
-		level, n := tlog.SplitStoredHashIndex(x)
-		rec := (n+1)<<level - 1
-		if rec != lastRec {
-			if _, row, err = r.treeRow(rec, row[:0]); err != nil {
-				return nil, domain.Errorf(domain.EUNAVAILABLE, "event store unavailable: %v", err)
-			}
-			lastRec = rec
-		}
-		if len(row) < 32*(level+1) {
-			return nil, domain.Errorf(domain.EINTERNAL, "event log is corrupt: the Merkle tree's record %d lacks its level-%d hash", rec, level)
-		}
-		copy(out[i][:], row[32*level:])
+	defer s.releaseTree(r)
+	var failed C.int
+	switch rc := C.tl_tree_hashes(r.row, (*C.int64_t)(unsafe.Pointer(&recs[0])), (*C.int32_t)(unsafe.Pointer(&levels[0])), C.int(len(indexes)),
+		(*C.uchar)(unsafe.Pointer(&out[0][0])), &failed); rc {
+	case C.TL_DONE:
+		return out, nil
+	case -1, -2:
+		return nil, domain.Errorf(domain.EINTERNAL, "event log is corrupt: the Merkle tree's record %d lacks its level-%d hash", recs[failed], levels[failed])
+	default:
+		return nil, domain.Errorf(domain.EUNAVAILABLE, "event store unavailable: %v", sqliteErr(r.db, rc, "read the tree"))
 	}
-	return out, nil
+}
+
+// treeConn is a read connection for the Merkle tree's lookups (proofs,
+// records): apart from the row readers, with a page cache large enough
+// for the tree's upper pages, which every lookup walks.
+type treeConn struct {
+	db       *C.sqlite3
+	row, end *C.sqlite3_stmt
+}
+
+// treeConnPragmas: query only, and a 16 MiB page cache (allocated as
+// used): the interior pages of a tree of 10M records take about 3 MiB.
+const treeConnPragmas = `PRAGMA query_only=1; PRAGMA cache_size=-16384;`
+
+// treeReader returns an idle tree connection, or a new one.
+func (s *Store) treeReader() (*treeConn, error) {
+	s.readersMu.Lock()
+	if n := len(s.idleTree); n > 0 {
+		c := s.idleTree[n-1]
+		s.idleTree = s.idleTree[:n-1]
+		s.readersMu.Unlock()
+		return c, nil
+	}
+	closed := s.readersClosed
+	s.readersMu.Unlock()
+	if closed {
+		return nil, domain.Errorf(domain.EUNAVAILABLE, "event store is closed")
+	}
+	c := &treeConn{}
+	db, err := openConn(s.Path, C.TL_OPEN_READWRITE, treeConnPragmas, map[string]**C.sqlite3_stmt{treeRowSQL: &c.row, treeEndSQL: &c.end})
+	if err != nil {
+		return nil, domain.Errorf(domain.EUNAVAILABLE, "event store unavailable: %v", err)
+	}
+	c.db = db
+	return c, nil
+}
+
+// maxIdleTree bounds the idle tree connections kept.
+const maxIdleTree = 4
+
+// releaseTree returns c to the pool, or closes it.
+func (s *Store) releaseTree(c *treeConn) {
+	s.readersMu.Lock()
+	defer s.readersMu.Unlock()
+	if s.readersClosed || len(s.idleTree) >= maxIdleTree {
+		closeConn(c.db, c.row, c.end)
+		return
+	}
+	s.idleTree = append(s.idleTree, c)
+}
+
+// position returns record's position (0 when the tree has no such record).
+func (c *treeConn) position(record int64) (uint64, error) {
+	pos, _, err := treeRow(c.db, c.row, record, nil)
+	return pos, err
 }
 
 // RecordPosition implements domain.TreeStore.
@@ -178,12 +270,12 @@ func (s *Store) RecordPosition(ctx context.Context, index int64) (uint64, error)
 	if index < 0 || index >= size {
 		return 0, domain.Errorf(domain.ENOTFOUND, "no record %d: the tree holds %d", index, size)
 	}
-	r, err := s.reader()
+	r, err := s.treeReader()
 	if err != nil {
 		return 0, err
 	}
-	defer s.release(r)
-	pos, _, err := r.treeRow(index, nil)
+	defer s.releaseTree(r)
+	pos, err := r.position(index)
 	if err != nil {
 		return 0, domain.Errorf(domain.EUNAVAILABLE, "event store unavailable: %v", err)
 	}
@@ -202,13 +294,13 @@ func (s *Store) RecordIndex(ctx context.Context, position uint64) (int64, error)
 	if size == 0 || position == 0 {
 		return 0, domain.Errorf(domain.ENOTFOUND, "the tree holds no event at position %d", position)
 	}
-	r, err := s.reader()
+	r, err := s.treeReader()
 	if err != nil {
 		return 0, err
 	}
-	defer s.release(r)
+	defer s.releaseTree(r)
 	return domain.FindRecord(size, position, int64(min(position-1, uint64(size-1))), func(i int64) (uint64, error) {
-		pos, _, err := r.treeRow(i, nil)
+		pos, err := r.position(i)
 		if err != nil {
 			return 0, domain.Errorf(domain.EUNAVAILABLE, "event store unavailable: %v", err)
 		}

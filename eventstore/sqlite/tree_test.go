@@ -5,8 +5,11 @@ import (
 	"database/sql"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
+
+	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
@@ -147,4 +150,34 @@ func TestTreeGapFromAnotherProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	storetest.CheckTree(t, s, s)
+}
+
+// A record missing from the tree table (a damaged file) is an EINTERNAL
+// error naming it, never a zero hash in a proof.
+func TestTreeMissingRecord(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "events.db")
+	s := openStore(t, path)
+	ctx := context.Background()
+	for i := 0; i < 16; i++ {
+		if _, err := s.Append(ctx, "s", domain.Any, storetest.Event("Tick", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	db, err := sql.Open("sqlite3", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`DELETE FROM tree WHERE record = 2`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	s = openStore(t, path)
+	defer s.Close()
+	if _, err := s.ReadTreeHashes(ctx, []int64{0, tlog.StoredHashIndex(0, 2)}); domain.ErrorCode(err) != domain.EINTERNAL || !strings.Contains(err.Error(), "record 2") {
+		t.Fatalf("a missing record: %v, want EINTERNAL naming record 2", err)
+	}
+	if _, err := s.RecordPosition(ctx, 2); domain.ErrorCode(err) != domain.EINTERNAL {
+		t.Fatalf("position of a missing record: %v, want EINTERNAL", err)
+	}
 }
