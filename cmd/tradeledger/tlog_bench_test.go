@@ -39,10 +39,12 @@ import (
 //     a kept checkpoint ("since-s"), and at 1M beside a full verify of the
 //     same log ("full-verify-s").
 //
-// The log is events, a checkpoint, then 100,000 more events (so that the
-// proofs are against the checkpoint's tree). TRADELEDGER_BENCH_DATA=dir
-// keeps each size's data dir in dir/tlog-<events> for the next run
-// (building it is the slow part). Run with -benchtime 1x.
+// The log is events, a checkpoint, then 100,001 more events (so that the
+// proofs are against the checkpoint's tree): 31,667 new orders, and a
+// cancel request on 5,000 orders from before the checkpoint, whose
+// streams --since links to it. TRADELEDGER_BENCH_DATA=dir keeps each
+// size's data dir in dir/tlog2-<events> for the next run (building it is
+// the slow part). Run with -benchtime 1x.
 func BenchmarkTransparency(b *testing.B) {
 	sizes := []int{1_000_000}
 	if os.Getenv("TRADELEDGER_BENCH_10M") == "1" {
@@ -53,14 +55,18 @@ func BenchmarkTransparency(b *testing.B) {
 	}
 }
 
-// sinceEvents is how many events follow the checkpoint of the benchmark
-// log.
-const sinceEvents = 100_002 // 33,334 orders
+// What follows the checkpoint of the benchmark log: new orders of three
+// events, and one event on as many orders from before it.
+const (
+	sinceOrders    = 31_667
+	sinceContinued = 5_000
+	sinceEvents    = 3*sinceOrders + sinceContinued
+)
 
 func benchTransparency(b *testing.B, events int, fullVerify bool) {
 	dir := b.TempDir()
 	if keep := os.Getenv("TRADELEDGER_BENCH_DATA"); keep != "" {
-		dir = filepath.Join(keep, "tlog-"+strconv.Itoa(events))
+		dir = filepath.Join(keep, "tlog2-"+strconv.Itoa(events))
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			b.Fatal(err)
 		}
@@ -198,7 +204,17 @@ func prepareTlogLog(b *testing.B, dir string, events int) string {
 	if err != nil {
 		b.Fatal(err)
 	}
-	appendBenchOrders(b, store, int64(events/3+1), sinceEvents/3)
+	appendBenchOrders(b, store, int64(events/3+1), sinceOrders)
+	step := int64(events/3) / sinceContinued
+	batch := make([]domain.StreamAppend, 0, sinceContinued)
+	for i := int64(0); i < sinceContinued; i++ {
+		id := 1 + i*step
+		e := domain.NewEvent(domain.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), domain.TypeOrderCancelRequested, domain.OrderCancelRequested{})
+		batch = append(batch, domain.StreamAppend{Stream: domain.OrderStream(id), Expected: 2, Events: []domain.Event{e}})
+	}
+	if _, err := store.AppendBatch(ctx, batch); err != nil {
+		b.Fatal(err)
+	}
 	if err := os.WriteFile(kept, []byte(c.Note), 0o644); err != nil {
 		b.Fatal(err)
 	}
