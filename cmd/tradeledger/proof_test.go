@@ -150,6 +150,18 @@ func TestCheckpointCommandAndKey(t *testing.T) {
 // checkpoint, --since and the consistency proofs catch them.
 func TestCheckpointsCatchTampering(t *testing.T) {
 	dir, log := auditLog(t)
+	// An old fill of order-1, the target of the first rewrite.
+	d, err := OpenDataDir(context.Background(), dir, "", zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill := domain.NewEvent(domain.NewManualClock(time.UnixMilli(1_750_000_000_000)), domain.TypeOrderFilled,
+		domain.OrderFilled{FillID: "f-1", Price: domain.MustDecimal("27123.45"), Quantity: domain.MustDecimal("0.5"), Fee: domain.MustDecimal("0.01"), FeeAsset: "USDT"})
+	if _, err := d.Store.Append(context.Background(), "order-1", domain.Any, fill); err != nil {
+		t.Fatal(err)
+	}
+	log = auditReadLog(t, d.Store)
+	d.Close()
 	cp1, c1 := auditCheckpoint(t, dir)
 	auditAppend(t, dir, 9, "b")
 	cp2, c2 := auditCheckpoint(t, dir)
@@ -160,7 +172,20 @@ func TestCheckpointsCatchTampering(t *testing.T) {
 	if code, out := auditVerify(t, dir, "--since", cp1); code != 0 || !strings.Contains(out, "OK: the log extends checkpoint "+cp1) {
 		t.Fatalf("sound log --since: exit %d\n%s", code, out)
 	}
-	o1v1 := auditFind(t, log, "order-1", 1)
+	oldFill := auditFind(t, log, "order-1", 4)
+	if oldFill.Type != domain.TypeOrderFilled {
+		t.Fatalf("order-1 version 4 is a %s", oldFill.Type)
+	}
+	var f domain.OrderFilled
+	if err := oldFill.Decode(&f); err != nil {
+		t.Fatal(err)
+	}
+	f.Price = domain.MustDecimal("27000.45") // the fill's price lowered
+	b, _ := json.Marshal(f)
+	edited := string(b)
+	if edited == string(oldFill.Data) {
+		t.Fatal("the edit changes nothing")
+	}
 	full := func(dir string) []domain.Event {
 		d, err := OpenDataDir(context.Background(), dir, "", zap.NewNop())
 		if err != nil {
@@ -175,7 +200,7 @@ func TestCheckpointsCatchTampering(t *testing.T) {
 		broken string // the first checkpoint file verify names
 	}{
 		{"an old fill edited, its stream re-hashed to the head", func(t *testing.T, dir string) {
-			auditRewriteStream(t, dir, full, o1v1, `{"n":"9999"}`)
+			auditRewriteStream(t, dir, full, oldFill, edited)
 		}, cp1},
 		{"the log cut below a checkpoint's size", func(t *testing.T, dir string) {
 			db := auditOpenRaw(t, dir)
@@ -218,7 +243,7 @@ func TestCheckpointsCatchTampering(t *testing.T) {
 	// root, and it is not there.
 	t.Run("a stream re-hashed, the tree left alone", func(t *testing.T) {
 		cp := auditCopyDir(t, dir)
-		auditRewriteStream(t, cp, full, o1v1, `{"n":"9999"}`)
+		auditRewriteStream(t, cp, full, oldFill, edited)
 		db := auditOpenRaw(t, cp)
 		if _, err := db.Exec(`ATTACH DATABASE ? AS orig`, filepath.Join(dir, "events.db")); err != nil {
 			t.Fatal(err)
