@@ -14,6 +14,9 @@ const (
 	// StreamTokens holds the scoped API tokens' lives (TokenCreated,
 	// TokenRevoked).
 	StreamTokens = "tokens"
+	// StreamCheckpoints holds the signed checkpoints of the log's Merkle
+	// tree (CheckpointSigned), one per checkpoint issued.
+	StreamCheckpoints = "checkpoints"
 )
 
 // OrderStream is the stream of one order's life.
@@ -74,6 +77,8 @@ const (
 
 	TypeTokenCreated = "TokenCreated"
 	TypeTokenRevoked = "TokenRevoked"
+
+	TypeCheckpointSigned = "CheckpointSigned"
 )
 
 // Side is buy or sell.
@@ -345,4 +350,17 @@ type TokenCreated struct {
 type TokenRevoked struct {
 	Name string `json:"name"`
 	ID   string `json:"id"`
+}
+
+// CheckpointSigned records a signed checkpoint of the log's Merkle tree
+// (DESIGN §13): the tree of the log's first Size events has root Root
+// (standard base64, as the checkpoint text has it), as Origin's key
+// signed it in Note, the signed note exactly as served (the C2SP
+// checkpoint text, a blank line, the signature lines). Everything in it
+// is public: the signature, never the key.
+type CheckpointSigned struct {
+	Origin string `json:"origin"`
+	Size   int64  `json:"size"`
+	Root   string `json:"root"`
+	Note   string `json:"note"`
 }

@@ -44,6 +44,11 @@ type Verifier struct {
 	// MaxFaults is how many faults Summary lists (the count covers them
 	// all); 0 means DefaultMaxFaults, a negative value none.
 	MaxFaults int
+	// Records, when set, is given each event's hash as recomputed from
+	// its contents (ComputeHash, whatever its stored hash says), in log
+	// order, a batch at a time: the record data of the log's Merkle tree
+	// (TreeStore), which a verification rebuilds without hashing twice.
+	Records func(hashes []Hash)
 
 	streams    map[string]verifiedStream
 	alt        map[string]Hash // streams whose head's stored hash is not its contents': the contents' hash
@@ -155,7 +160,20 @@ func (v *Verifier) Add(e *Event) *Fault {
 	var content string
 	var sum Hash
 	content, sum, v.buf = contentProblem(e, v.buf)
+	if v.Records != nil {
+		v.Records([]Hash{sum})
+	}
 	return v.add(e, content, sum)
+}
+
+// Seed sets stream's head as the events before the first one fed to v
+// left it (version, hash and time of its last event): a verification
+// that starts after the log's first event (from a checkpoint on, whose
+// earlier events were proven otherwise) checks the next event's version,
+// prevHash and time against it. Ids are checked for repeats among the
+// events fed only.
+func (v *Verifier) Seed(stream string, version int64, hash Hash, time int64) {
+	v.streams[stream] = verifiedStream{version: version, hash: hash, time: time}
 }
 
 // AddBatch is Add for consecutive events of the log. The costly part of
@@ -182,6 +200,9 @@ func (v *Verifier) AddBatch(batch []Event) *Fault {
 		}(w)
 	}
 	wg.Wait()
+	if v.Records != nil {
+		v.Records(sums)
+	}
 	var first *Fault
 	for i := range batch {
 		if f := v.add(&batch[i], content[i], sums[i]); f != nil && first == nil {
@@ -384,6 +405,9 @@ type VerifyOptions struct {
 	// Progress, when not nil, is called each time the count passes a
 	// multiple of VerifyProgressEvery, with the count and position so far.
 	Progress func(events int64, position uint64)
+	// Records, when not nil, is the Verifier's Records: every event's
+	// recomputed hash, in log order.
+	Records func(hashes []Hash)
 }
 
 // VerifyLog reads store's whole log in commit order through a Verifier and
@@ -392,7 +416,7 @@ type VerifyOptions struct {
 // could not be read (EUNAVAILABLE, ctx's error …).
 func VerifyLog(ctx context.Context, store EventStore, opts VerifyOptions) (VerifySummary, error) {
 	v := NewVerifier()
-	v.MaxFaults = opts.MaxFaults
+	v.MaxFaults, v.Records = opts.MaxFaults, opts.Records
 	err := ReadAheadBatches(ctx, store.ReadAll(ctx, 0, 0), func(batch []Event) bool {
 		before := v.events
 		v.AddBatch(batch)

@@ -12,7 +12,7 @@ import (
 
 // registerOpsRoutes serves the operator's probes beside /healthz:
 //
-//	GET /readyz    200 once the replay has caught up and the store accepts writes, else 503 (no auth)
+//	GET /readyz    200 once the replay has caught up, the Merkle tree covers the log and the store accepts writes, else 503 (no auth)
 //	GET /metrics   the Prometheus metrics (bearer token), when Metrics is set
 //	GET /api/v1/openapi.json   the OpenAPI document (no auth, openapi.go)
 func (s *Server) registerOpsRoutes(r *mux.Router) {
@@ -89,6 +89,12 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 	if applied := s.Runner.Position(); applied < head {
 		writeError(w, r, http.StatusServiceUnavailable, "not ready: the projections are catching up with the log")
 		return
+	}
+	if s.Tlog != nil {
+		if err := s.Tlog.Ready(); err != nil {
+			writeError(w, r, http.StatusServiceUnavailable, "not ready: "+domain.ErrorMessage(err))
+			return
+		}
 	}
 	if st, ok := s.Store.(writable); ok {
 		if err := st.Writable(); err != nil {

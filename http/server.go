@@ -113,6 +113,11 @@ type Server struct {
 	// Audit serves audit/verify, audit/events and the live event stream
 	// (audit.go).
 	Audit *Audit
+	// Tlog serves the checkpoints, proofs and tiles of the Merkle tree
+	// over the log (proof.go, tlog.go); PublicTlog serves /tlog/* without
+	// a token.
+	Tlog       TransparencyLog
+	PublicTlog bool
 	// Config is the configuration read model (config, license, system).
 	Config *projections.Config
 	// Files is the read model of files and state files (file routes).
@@ -274,6 +279,8 @@ func (s *Server) Handler() http.Handler {
 	s.registerConfigRoutes(protected)
 	s.registerFileRoutes(protected)
 	s.registerAuditRoutes(protected)
+	s.registerProofRoutes(protected)
+	s.registerTlogRoutes(r)
 	return s.withCORS(r) // cors.go
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/eventstore/esdb"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
+	"github.com/tradeledger/tradeledger/eventstore/transparency"
 	"github.com/tradeledger/tradeledger/projections"
 )
 
@@ -27,6 +28,14 @@ type DataDir struct {
 	// MasterKey encrypts exchange secrets at rest (file master.key, mode
 	// 0600, or TRADELEDGER_MASTER_KEY as 64 hex digits).
 	MasterKey []byte
+	// CheckpointKey signs the log's checkpoints (file checkpoint.key,
+	// mode 0600, made at the first start and naming the log's origin, or
+	// TRADELEDGER_CHECKPOINT_KEY, both in note's signer key format).
+	CheckpointKey *transparency.Key
+	// Tree is the Merkle tree over the log: the embedded store's own,
+	// or, with EventStoreDB, one derived from the log and kept in the
+	// data dir (transparency.FileTree in esdb-tree/).
+	Tree domain.TreeStore
 }
 
 // OpenDataDir opens (creating if needed) the data directory at path and its
@@ -43,7 +52,14 @@ func OpenDataDir(ctx context.Context, path, eventstoreURL string, logger *zap.Lo
 	if d.MasterKey, err = masterKey(path); err != nil {
 		return nil, err
 	}
+	if d.CheckpointKey, err = checkpointKey(path); err != nil {
+		return nil, err
+	}
 	if d.Store, err = openEventStore(ctx, path, eventstoreURL, logger); err != nil {
+		return nil, err
+	}
+	if d.Tree, err = openTree(ctx, path, d.Store); err != nil {
+		d.Store.Close()
 		return nil, err
 	}
 	if err := d.initialize(ctx, logger); err != nil {
@@ -89,12 +105,88 @@ func openEventStore(_ context.Context, dataPath, url string, logger *zap.Logger)
 	return s, nil
 }
 
-// Close closes the store.
+// Close closes the tree and the store.
 func (d *DataDir) Close() error {
-	if d.Store == nil {
-		return nil
+	var errs []error
+	if c, ok := d.Tree.(*transparency.FileTree); ok {
+		errs = append(errs, c.Close())
 	}
-	return d.Store.Close()
+	if d.Store != nil {
+		errs = append(errs, d.Store.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// esdbTreeDir is where the Merkle tree of an EventStoreDB log is kept.
+const esdbTreeDir = "esdb-tree"
+
+// openTree returns the Merkle tree over store's log: the store's own when
+// it keeps one (the embedded store), else the one kept in the data dir.
+func openTree(ctx context.Context, dataPath string, store domain.EventStore) (domain.TreeStore, error) {
+	if t, ok := store.(domain.TreeStore); ok {
+		return t, nil
+	}
+	t, err := transparency.OpenFileTree(ctx, filepath.Join(dataPath, esdbTreeDir), store)
+	if err != nil {
+		return nil, fmt.Errorf("open the Merkle tree: %w", err)
+	}
+	return t, nil
+}
+
+// checkpointKeyEnv holds the checkpoint signer key instead of the file.
+const checkpointKeyEnv = "TRADELEDGER_CHECKPOINT_KEY"
+
+// checkpointKey returns the key that signs the log's checkpoints: from
+// TRADELEDGER_CHECKPOINT_KEY, or the file checkpoint.key, made (mode 0600)
+// with a new origin the first time a data dir without one is opened. No
+// error quotes the key.
+func checkpointKey(dataPath string) (*transparency.Key, error) {
+	if v := os.Getenv(checkpointKeyEnv); v != "" {
+		k, err := transparency.ParseKey(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s", checkpointKeyEnv, domain.ErrorMessage(err))
+		}
+		return k, nil
+	}
+	file := filepath.Join(dataPath, "checkpoint.key")
+	b, err := os.ReadFile(file)
+	if errors.Is(err, os.ErrNotExist) {
+		skey, gerr := transparency.GenerateKey(nil)
+		if gerr != nil {
+			return nil, gerr
+		}
+		if err = writeNewFile(file, []byte(skey+"\n")); err != nil && !errors.Is(err, os.ErrExist) {
+			return nil, err
+		}
+		// Another process may have made it first: read what is there.
+		b, err = os.ReadFile(file)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", file, err)
+	}
+	k, err := transparency.ParseKey(string(b))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s", file, domain.ErrorMessage(err))
+	}
+	return k, nil
+}
+
+// writeNewFile creates file (mode 0600; os.ErrExist if it exists) with b,
+// synced.
+func writeNewFile(file string, b []byte) error {
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", file, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // readOrCreateKey returns the 32-byte key in file, creating it (mode 0600)

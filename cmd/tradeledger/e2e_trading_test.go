@@ -52,7 +52,7 @@ func startTradingE2EWith(t *testing.T, logger *zap.Logger) *tradingE2E {
 	e := &tradingE2E{t: t, clock: domain.NewManualClock(time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC))}
 	m := NewMain()
 	m.Config.Data, m.Config.Listen, m.Config.FilesListen = filepath.Join(t.TempDir(), "data"), "127.0.0.1:0", "127.0.0.1:0"
-	m.Logger, m.Clock, m.ManualCycles = logger, e.clock, true
+	m.Logger, m.Clock, m.ManualCycles, m.ManualCheckpoints = logger, e.clock, true, true
 	if err := m.Run(context.Background()); err != nil {
 		m.Close()
 		t.Fatal(err)

@@ -24,11 +24,36 @@ var helpText = map[string]struct{ summary, synopsis, about, example string }{
 		"Reads the new password from the first line of stdin (typed twice on a terminal) and records it; every\n" +
 			"token issued before is revoked.",
 		"printf 'new password\\n' | tradeledger passwd --data ./data"},
-	"verify": {"check every hash chain of the log; exit 1 naming every bad event",
-		"verify [--data DIR] [--eventstore URL] [--heads] [--max-faults N] [--json] [--digest HEX]",
-		"Checks every hash chain of the log and prints a summary (events, streams, heads digest). Exit 0 when sound;\n" +
-			"1 when any event is faulty: all are counted, the first --max-faults are named. --heads lists every stream's head.",
-		"tradeledger verify --data ./data --json"},
+	"verify": {"check every hash chain of the log and its Merkle tree; exit 1 naming every bad event or the first broken checkpoint",
+		"verify [--data DIR] [--eventstore URL] [--heads] [--max-faults N] [--json] [--digest HEX] [--checkpoint FILE]... [--key VKEY]\n" +
+			"       verify [--data DIR] [--eventstore URL] --since FILE [--key VKEY]",
+		"Checks every hash chain of the log, rebuilds its Merkle tree from the events and compares it with the stored\n" +
+			"one, and prints a summary (events, streams, heads digest, root). Exit 0 when sound; 1 when any event is faulty\n" +
+			"(all are counted, the first --max-faults are named) or the tree differs. --checkpoint FILE (repeatable): the\n" +
+			"log must extend each signed checkpoint kept earlier (its signature under --key, default the data dir's key,\n" +
+			"and the tree of its first N events has its root); exit 1 naming the first it breaks. --since FILE reads only\n" +
+			"the events after that checkpoint: their chains, each continued stream's head proven in the checkpoint, and the\n" +
+			"consistency proof from it to the tree now. --heads lists every stream's head.",
+		"tradeledger verify --data ./data --checkpoint ./kept/2026-03-01.checkpoint"},
+	"checkpoint": {"sign a checkpoint of the log's Merkle tree now and print it (checkpoint key: print the verifier key)",
+		"checkpoint [--data DIR] [--eventstore URL]  |  checkpoint key [--data DIR]",
+		"Signs a checkpoint (C2SP checkpoint text: origin, tree size, root hash, signed as a note with the data dir's\n" +
+			"Ed25519 key, checkpoint.key or TRADELEDGER_CHECKPOINT_KEY) of every event so far, records it in the\n" +
+			"checkpoints stream and prints it; keep the output somewhere the operator cannot change. `checkpoint key`\n" +
+			"prints the verifier key that checks it (origin+hash+base64), never the private key.",
+		"tradeledger checkpoint --data ./data > kept/$(date +%F).checkpoint"},
+	"proof": {"write an order's proof bundle: its events, their inclusion proofs and a signed checkpoint",
+		"proof [--data DIR] [--eventstore URL] --order ID --out FILE",
+		"Writes every event of the order, each with its record index and inclusion proof, and the signed checkpoint\n" +
+			"they are proven against (a new one when none covers the order's last event yet), as one JSON file that\n" +
+			"verify-proof checks with the verifier key alone.",
+		"tradeledger proof --data ./data --order 1234 --out order-1234.proof.json"},
+	"verify-proof": {"check an order's proof bundle with the verifier key alone (no data dir, no network)",
+		"verify-proof FILE --key VKEY",
+		"Checks the bundle's checkpoint signature with VKEY (or a file holding it), recomputes each event's hash from\n" +
+			"its JSON, its leaf and its inclusion proof against the checkpoint's root, checks the events chain from\n" +
+			"version 0, and prints what the bundle proves in one sentence. Exit 1 when anything does not check.",
+		"tradeledger verify-proof order-1234.proof.json --key 'tradeledger/log/…+1a2b3c4d+AbC…'"},
 	"replay": {"rebuild balances, open orders and PNL as of a time or log position",
 		"replay [--data DIR] [--until TIME|DATE | --position N] [--json] [--timezone TZ] [--pnl-method M]",
 		"Rebuilds balances, open orders and PNL from the log alone: as of now (the whole log), as of a log position,\n" +
@@ -110,6 +135,7 @@ var envTwins = map[string]bool{
 	"data": true, "listen": true, "files-listen": true, "eventstore": true, "clickhouse": true,
 	"read-from": true, "pnl-method": true, "token-ttl": true, "tls-cert": true, "tls-key": true,
 	"log-level": true, "log-format": true, "metrics-listen": true, "cors-origins": true, "trusted-proxies": true, "max-conns": true,
+	"checkpoint-interval": true, "public-tlog": true,
 }
 
 func hasEnvTwin(flagName string) bool { return envTwins[flagName] }

@@ -89,6 +89,10 @@ var commands = map[string]command{
 	"migrate": {runMigrate},
 	"version": {runVersion},
 	"token":   {runToken},
+
+	"checkpoint":   {runCheckpoint},
+	"proof":        {runProof},
+	"verify-proof": {runVerifyProof},
 }
 
 // Run runs the subcommand named by args[0].

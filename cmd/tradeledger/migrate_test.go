@@ -9,10 +9,13 @@ import (
 	"sync"
 	"testing"
 
+	"go.uber.org/zap"
+
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/eventstore/esdb/esdbtest"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 	"github.com/tradeledger/tradeledger/eventstore/storetest"
+	"github.com/tradeledger/tradeledger/eventstore/transparency"
 	"github.com/tradeledger/tradeledger/projections"
 )
 
@@ -112,5 +115,65 @@ func TestMigrateIntoEventStoreDB(t *testing.T) {
 		if got.counts[k] != n {
 			t.Fatalf("count %s = %d, want %d", k, got.counts[k], n)
 		}
+	}
+}
+
+// A log migrated to EventStoreDB has the same Merkle tree: the same root
+// at the same size, so that a checkpoint kept before the move checks
+// against the log after it (verify --eventstore, the tree kept in the
+// data dir).
+func TestMigratedLogHasTheSameTree(t *testing.T) {
+	dir, _ := auditLog(t)
+	auditAppend(t, dir, 30, "m")
+	kept, c := auditCheckpoint(t, dir)
+	key, _, _ := auditRun(t, "checkpoint", "key", "--data", dir)
+	auditAppend(t, dir, 5, "n")
+	srv, err := esdbtest.NewServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	if _, errOut, code := auditRun(t, "migrate", "--data", dir, "--to", srv.URL()); code != 0 {
+		t.Fatalf("migrate: %s", errOut)
+	}
+	ctx := context.Background()
+	src, err := OpenDataDir(ctx, dir, "", zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srcSize, _ := src.Tree.TreeSize(ctx)
+	srcRoot, err := transparency.NewLog(src.Store, src.Tree, src.CheckpointKey, domain.SystemClock{}).Root(ctx, srcSize)
+	src.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Another data dir on the EventStoreDB log: its tree is derived from
+	// $all and kept in esdb-tree/.
+	esdbDir := filepath.Join(t.TempDir(), "esdb-data")
+	d, err := OpenDataDir(ctx, esdbDir, srv.URL(), zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := d.Tree.(*transparency.FileTree); !ok {
+		t.Fatalf("tree of an EventStoreDB log is a %T, want a FileTree", d.Tree)
+	}
+	if err := d.Tree.BuildTree(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	l := transparency.NewLog(d.Store, d.Tree, d.CheckpointKey, domain.SystemClock{})
+	root, err := l.Root(ctx, srcSize)
+	if err != nil || root != srcRoot {
+		t.Fatalf("EventStoreDB tree root of %d records %s (%v), the embedded log's %s", srcSize, root, err, srcRoot)
+	}
+	if kr, _ := l.Root(ctx, c.Size); kr != c.Root {
+		t.Fatal("the migrated log's tree does not have the kept checkpoint's root")
+	}
+	d.Close()
+	out, errOut, code := auditRun(t, "verify", "--data", esdbDir, "--eventstore", srv.URL(), "--checkpoint", kept, "--key", strings.TrimSpace(key))
+	if code != 0 || !strings.Contains(out, "checkpoint "+kept+": the log extends it") {
+		t.Fatalf("verify of the migrated log against the kept checkpoint: exit %d\n%s%s", code, out, errOut)
+	}
+	if out, errOut, code := auditRun(t, "verify", "--data", esdbDir, "--eventstore", srv.URL(), "--since", kept, "--key", strings.TrimSpace(key)); code != 0 {
+		t.Fatalf("verify --since on the migrated log: exit %d\n%s%s", code, out, errOut)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/eventstore/transparency"
 	"github.com/tradeledger/tradeledger/exchange/engine"
 	"github.com/tradeledger/tradeledger/exchange/paper"
 	tlhttp "github.com/tradeledger/tradeledger/http"
@@ -47,6 +48,11 @@ type ServeConfig struct {
 	TrustedProxies string
 	// MaxConns caps the open connections of each listener.
 	MaxConns int
+	// CheckpointInterval is the least time between two checkpoints of
+	// the Merkle tree signed because the log grew; PublicTlog serves
+	// /tlog/* (checkpoint and tiles) without a token.
+	CheckpointInterval time.Duration
+	PublicTlog         bool
 }
 
 // Main is the running service: ParseFlags fills Config, Run opens and wires
@@ -80,6 +86,13 @@ type Main struct {
 	ManualCycles bool
 	// Webhooks deliver chosen events to config.notifications.webhooks.
 	Webhooks *webhook.Notifier
+	// Tlog signs checkpoints of the Merkle tree over the log and serves
+	// its proofs (tlog.go). ManualCheckpoints, when true, leaves its
+	// background issuing off: the caller (a test on a ManualClock) calls
+	// Tlog.Tick. The zero value is production behaviour.
+	Tlog              *transparency.Log
+	ManualCheckpoints bool
+	tlogWork          background
 	// Metrics are the Prometheus metrics (metrics.go).
 	Metrics    *metrics.Metrics
 	metricsLn  net.Listener
@@ -92,8 +105,9 @@ type Main struct {
 // NewMain returns a Main with default settings.
 func NewMain() *Main {
 	return &Main{
-		Config: ServeConfig{Data: "./data", Listen: "127.0.0.1:3000", FilesListen: "127.0.0.1:5051", ReadFrom: "memory", PnlMethod: "lofo", TokenTTL: tlhttp.DefaultTokenTTL, LogLevel: "info", LogFormat: LogFormatAuto, MaxConns: tlhttp.DefaultMaxConns},
-		Clock:  domain.SystemClock{},
+		Config: ServeConfig{Data: "./data", Listen: "127.0.0.1:3000", FilesListen: "127.0.0.1:5051", ReadFrom: "memory", PnlMethod: "lofo", TokenTTL: tlhttp.DefaultTokenTTL, LogLevel: "info", LogFormat: LogFormatAuto, MaxConns: tlhttp.DefaultMaxConns,
+			CheckpointInterval: transparency.DefaultInterval},
+		Clock: domain.SystemClock{},
 	}
 }
 
@@ -133,6 +147,8 @@ func (m *Main) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.MetricsListen, "metrics-listen", c.MetricsListen, "address serving /metrics without a token (empty: off; /metrics on --listen needs a token)")
 	fs.IntVar(&c.MaxConns, "max-conns", c.MaxConns, "most open connections per listener (more wait to be accepted; 0: no cap)")
 	fs.StringVar(&c.TrustedProxies, "trusted-proxies", c.TrustedProxies, "reverse proxies (CIDR,…) whose X-Forwarded-For the login limiter keys on (empty: none)")
+	fs.DurationVar(&c.CheckpointInterval, "checkpoint-interval", c.CheckpointInterval, "least time between two signed checkpoints of the log's Merkle tree, issued when the log grew")
+	fs.BoolVar(&c.PublicTlog, "public-tlog", c.PublicTlog, "serve /tlog/checkpoint and /tlog/tile/… (the Merkle tree, for mirrors) without a token")
 	return fs
 }
 
@@ -204,6 +220,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	for _, p := range m.Engine.Projections() {
 		m.Runner.Register(p)
 	}
+	m.registerTlog() // tlog.go
 	filesView := projections.NewFiles(ledger)
 	m.Runner.Register(configView)
 	m.Runner.Register(filesView)
@@ -260,6 +277,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return fmt.Errorf("master key: %w", err)
 	}
 	s.Config, s.Files = configView, filesView
+	s.Tlog, s.PublicTlog = m.Tlog, m.Config.PublicTlog
 	s.Connectors, s.VerifyKeys = m.Connectors.Statuses, m.verifyKeys
 	s.RealConnector = HasRealConnector
 
@@ -276,6 +294,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if err := m.openMetricsListener(); err != nil {
 		return err
 	}
+	m.startTlog() // builds the tree of a log written before it, then issues checkpoints
 	m.Logger.Info("serving", zap.String("dashboard", dashboardURL(s.URL())), zap.String("api", s.URL()), zap.String("files", s.FilesURL()))
 	m.logConnectors()
 	m.logStartWarnings(passwords)
@@ -289,6 +308,7 @@ func (m *Main) Close() error {
 		m.Server.Close()
 	}
 	m.closeMetrics()
+	m.tlogWork.stop()
 	if m.Webhooks != nil {
 		m.Webhooks.Close()
 	}

@@ -12,8 +12,10 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/eventstore/transparency"
 )
 
 // Exit statuses of verify: 0 the log is sound, 1 it is not (tampering or a
@@ -62,11 +64,18 @@ func runVerify(ctx context.Context, args []string, env *Env) error {
 	maxFaults := fs.Int("max-faults", domain.DefaultMaxFaults, "list at most this many faulty events (all are counted)")
 	asJSON := fs.Bool("json", false, "print the result as JSON (the same document as GET /api/v1/audit/verify)")
 	digest := fs.String("digest", "", "heads digest recorded earlier (64 hex digits): a different digest now fails the check")
+	var saved checkpointFiles
+	fs.Var(&saved, "checkpoint", "a signed checkpoint FILE kept earlier (repeatable): the log must extend each (its signature, and the tree of its first N events has its root)")
+	since := fs.String("since", "", "a signed checkpoint FILE kept earlier: verify only the events after it, and that the log extends it")
+	keyFlag := fs.String("key", "", "verifier key of the checkpoints, or a file holding it (default: the data dir's own)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *maxFaults < 0 {
 		return fmt.Errorf("--max-faults must be 0 or more, not %d", *maxFaults)
+	}
+	if *since != "" && (len(saved) > 0 || *digest != "" || *asJSON) {
+		return errors.New("--since verifies the events after one checkpoint: it cannot be combined with --checkpoint, --digest or --json")
 	}
 	var want domain.Hash
 	if *digest != "" {
@@ -79,20 +88,57 @@ func runVerify(ctx context.Context, args []string, env *Env) error {
 		return auditFailure{err, exitUnreadable}
 	}
 	defer d.Close()
+	vkey := d.CheckpointKey.VerifierKey()
+	if *keyFlag != "" {
+		vkey = *keyFlag
+		if b, err := os.ReadFile(vkey); err == nil {
+			vkey = strings.TrimSpace(string(b))
+		}
+	}
+	opts := domain.VerifyOptions{Heads: *heads, MaxFaults: *maxFaults}
+	if *maxFaults == 0 {
+		opts.MaxFaults = -1 // count only
+	}
+	if *since != "" {
+		return verifySince(ctx, d, *since, vkey, opts, env)
+	}
+	// Each saved checkpoint's signature first: a forged one fails before
+	// the log is read.
+	var checkpoints []savedCheckpoint
+	for _, file := range saved {
+		c, err := openCheckpointFile(file, vkey)
+		if err != nil {
+			return err
+		}
+		checkpoints = append(checkpoints, c)
+	}
 
 	prog := newProgress(env.Stderr, "verify")
 	head, _ := d.Store.Head(ctx)
 	start := time.Now()
-	opts := domain.VerifyOptions{Heads: *heads, MaxFaults: *maxFaults, Progress: func(n int64, pos uint64) { prog.update(n, pos, head) }}
-	if *maxFaults == 0 {
-		opts.MaxFaults = -1 // count only
+	opts.Progress = func(n int64, pos uint64) { prog.update(n, pos, head) }
+	// The tree is rebuilt from the events as they are read: its root at
+	// the stored tree's size, and at each checkpoint's.
+	treeSize, err := d.Tree.TreeSize(ctx)
+	if err != nil {
+		return auditFailure{err, exitUnreadable}
 	}
+	sizes := []int64{treeSize}
+	for _, c := range checkpoints {
+		sizes = append(sizes, c.cp.Size)
+	}
+	roots := transparency.NewRoots(sizes...)
+	opts.Records = roots.Add
 	sum, err := domain.VerifyLog(ctx, d.Store, opts)
 	prog.done()
 	if err != nil {
 		return auditFailure{err, exitUnreadable}
 	}
 	elapsed := time.Since(start)
+	treeRoot, treeProblem, err := checkStoredTree(ctx, d, roots, treeSize)
+	if err != nil {
+		return auditFailure{err, exitUnreadable}
+	}
 
 	if *asJSON {
 		enc := json.NewEncoder(env.Stdout)
@@ -101,7 +147,7 @@ func runVerify(ctx context.Context, args []string, env *Env) error {
 			return err
 		}
 	} else {
-		printVerifySummary(env.Stdout, sum, elapsed)
+		printVerifySummary(env.Stdout, sum, elapsed, treeSize, treeRoot)
 	}
 	if !sum.OK {
 		msg := fmt.Sprintf("log verification failed: %d faulty events", sum.FaultCount)
@@ -110,16 +156,86 @@ func runVerify(ctx context.Context, args []string, env *Env) error {
 		}
 		return auditFailure{errors.New(msg), exitTampered}
 	}
+	if treeProblem != "" {
+		return auditFailure{errors.New("log verification failed: " + treeProblem), exitTampered}
+	}
+	for _, c := range checkpoints {
+		if err := roots.Check(c.cp); err != nil {
+			return auditFailure{fmt.Errorf("log verification failed: checkpoint %s (%d records): %v", c.file, c.cp.Size, err), exitTampered}
+		}
+		if !*asJSON {
+			fmt.Fprintf(env.Stdout, "checkpoint %s: the log extends it (%d records, root %s)\n", c.file, c.cp.Size, c.cp.Root)
+		}
+	}
 	if *digest != "" && sum.HeadsDigest != want {
 		return auditFailure{fmt.Errorf("log verification failed: heads digest %s differs from the recorded %s (a stream was rewritten or cut at its end)", sum.HeadsDigest, want), exitTampered}
 	}
 	return nil
 }
 
+// checkStoredTree compares the stored tree's root at its size with the
+// root rebuilt from the events: problem says how they differ ("" when
+// they do not).
+func checkStoredTree(ctx context.Context, d *DataDir, roots *transparency.Roots, size int64) (root tlog.Hash, problem string, err error) {
+	if size == 0 {
+		return tlog.Hash{}, "", nil
+	}
+	rebuilt, ok := roots.Root(size)
+	if !ok {
+		return tlog.Hash{}, fmt.Sprintf("the stored Merkle tree holds %d records, the log only %d events: events were removed", size, roots.Size()), nil
+	}
+	l := transparency.NewLog(d.Store, d.Tree, d.CheckpointKey, domain.SystemClock{})
+	stored, err := l.Root(ctx, size)
+	if err != nil {
+		return tlog.Hash{}, "", err
+	}
+	if stored != rebuilt {
+		return rebuilt, fmt.Sprintf("the stored Merkle tree of %d records has root %s, the events give %s: events were changed after they were added (or the tree was)", size, stored, rebuilt), nil
+	}
+	return rebuilt, "", nil
+}
+
+// verifySince is verify --since FILE: the events after the checkpoint in
+// FILE, and that the log extends it (transparency.VerifySince).
+func verifySince(ctx context.Context, d *DataDir, file, vkey string, opts domain.VerifyOptions, env *Env) error {
+	saved, err := openCheckpointFile(file, vkey)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	prog := newProgress(env.Stderr, "verify")
+	head, _ := d.Store.Head(ctx)
+	if err := d.Tree.BuildTree(ctx, func(n int64) { prog.update(n, 0, head) }); err != nil {
+		prog.done()
+		return auditFailure{fmt.Errorf("build the Merkle tree: %w", err), exitUnreadable}
+	}
+	opts.Progress = func(n int64, pos uint64) { prog.update(n, pos, head) }
+	sum, err := transparency.VerifySince(ctx, d.Store, d.Tree, saved.cp, opts)
+	prog.done()
+	if err != nil {
+		return auditFailure{err, exitUnreadable}
+	}
+	for _, f := range sum.Verify.Faults {
+		fmt.Fprintf(env.Stdout, "bad event: stream %s version %d position %d id %s type %s: %s\n", f.Stream, f.Version, f.Position, f.ID, f.Type, f.Problem)
+	}
+	switch {
+	case sum.Problem != "":
+		fmt.Fprintf(env.Stdout, "TAMPERED: the log does not extend checkpoint %s (%d records): %s\n", file, saved.cp.Size, sum.Problem)
+		return auditFailure{fmt.Errorf("log verification failed: checkpoint %s (%d records): %s", file, saved.cp.Size, sum.Problem), exitTampered}
+	case !sum.Verify.OK:
+		fmt.Fprintf(env.Stdout, "TAMPERED: %d faulty events among the %d after checkpoint %s\n", sum.Verify.FaultCount, sum.Verify.Events, file)
+		return auditFailure{fmt.Errorf("log verification failed: %d faulty events after checkpoint %s; the first: %s", sum.Verify.FaultCount, file, sum.Verify.Fault.Error()), exitTampered}
+	}
+	fmt.Fprintf(env.Stdout, "OK: the log extends checkpoint %s (%d records, root %s): the %d events after it verified in %s, %d streams linked to it by inclusion proofs, consistency proof to %d records, root %s\n",
+		file, saved.cp.Size, saved.cp.Root, sum.Verify.Events, time.Since(start).Round(time.Millisecond), sum.Linked, sum.To, sum.Root)
+	return nil
+}
+
 // printVerifySummary writes the heads when the summary has them (one
 // "head STREAM VERSION HASH" line each), one line per listed fault
-// ("bad event: …"), and one final summary line: "OK: …" or "TAMPERED: …".
-func printVerifySummary(w io.Writer, s domain.VerifySummary, elapsed time.Duration) {
+// ("bad event: …"), and one final summary line: "OK: …" or "TAMPERED: …";
+// an OK line ends with the Merkle root of the first treeSize events.
+func printVerifySummary(w io.Writer, s domain.VerifySummary, elapsed time.Duration, treeSize int64, treeRoot tlog.Hash) {
 	for _, h := range s.Heads {
 		fmt.Fprintf(w, "head %s %d %s\n", h.Stream, h.Version, h.Hash)
 	}
@@ -135,8 +251,12 @@ func printVerifySummary(w io.Writer, s domain.VerifySummary, elapsed time.Durati
 			s.FaultCount, more, s.Events, s.Streams, s.LastPosition, s.HeadsDigest)
 		return
 	}
-	fmt.Fprintf(w, "OK: %d events in %d streams verified up to position %d in %s; heads digest %s\n",
-		s.Events, s.Streams, s.LastPosition, elapsed.Round(time.Millisecond), s.HeadsDigest)
+	tree := ""
+	if treeSize > 0 {
+		tree = fmt.Sprintf("; Merkle root of the first %d events %s", treeSize, treeRoot)
+	}
+	fmt.Fprintf(w, "OK: %d events in %d streams verified up to position %d in %s; heads digest %s%s\n",
+		s.Events, s.Streams, s.LastPosition, elapsed.Round(time.Millisecond), s.HeadsDigest, tree)
 }
 
 // progress shows a self-overwriting progress line on stderr, only when

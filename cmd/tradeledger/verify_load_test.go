@@ -51,7 +51,7 @@ func startLoadMain(t *testing.T, clock domain.Clock) (*Main, string) {
 	t.Setenv("TRADELEDGER_PASSWORD", "load test password")
 	m := NewMain()
 	m.Config.Data, m.Config.Listen, m.Config.FilesListen = filepath.Join(t.TempDir(), "data"), "127.0.0.1:0", "127.0.0.1:0"
-	m.Logger, m.Clock, m.ManualCycles = zap.NewNop(), clock, true
+	m.Logger, m.Clock, m.ManualCycles, m.ManualCheckpoints = zap.NewNop(), clock, true, true
 	if err := m.Run(context.Background()); err != nil {
 		m.Close()
 		t.Fatal(err)

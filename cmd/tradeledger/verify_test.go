@@ -240,6 +240,24 @@ func auditForgeRow(t *testing.T, dir string, log []domain.Event, target domain.E
 	auditExec(t, db, `INSERT INTO main.events SELECT * FROM forged.events WHERE position = ?`, int64(target.Position))
 }
 
+// auditRebuildTree drops the embedded log's Merkle tree and builds it
+// again from the events as they are now, as a forger who rewrote events
+// does: the tree is derived data.
+func auditRebuildTree(t *testing.T, dir string) {
+	t.Helper()
+	db := auditOpenRaw(t, dir)
+	auditExec(t, db, `DELETE FROM tree`)
+	db.Close()
+	s := sqlite.NewStore(filepath.Join(dir, "events.db"))
+	if err := s.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.BuildTree(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestVerifySoundLog(t *testing.T) {
 	dir, log := auditLog(t)
 	out, errOut, code := auditRun(t, "verify", "--data", dir)
@@ -339,8 +357,9 @@ func TestVerifyDetectsTampering(t *testing.T) {
 	}
 }
 
-// Re-hashing a stream's last event leaves sound chains; the heads digest
-// recorded before catches it.
+// Re-hashing a stream's last event leaves sound chains; the stored Merkle
+// tree no longer matches, and once the forger rebuilds it too (it is
+// derived data), the heads digest recorded before catches it.
 func TestVerifyDigestCatchesRewrittenHead(t *testing.T) {
 	dir, log := auditLog(t)
 	out, _, _ := auditRun(t, "verify", "--data", dir, "--json", "--heads=false")
@@ -350,8 +369,12 @@ func TestVerifyDigestCatchesRewrittenHead(t *testing.T) {
 	}
 	cp := auditCopyDir(t, dir)
 	auditForgeRow(t, cp, log, auditFind(t, log, "order-1", 3), `{"n":"7777"}`)
+	if _, errOut, code := auditRun(t, "verify", "--data", cp); code != 1 || !strings.Contains(errOut, "the stored Merkle tree of") {
+		t.Fatalf("rewritten head, tree left as it was: exit %d, want 1 naming the tree: %s", code, errOut)
+	}
+	auditRebuildTree(t, cp)
 	if _, _, code := auditRun(t, "verify", "--data", cp); code != 0 {
-		t.Fatalf("rewritten head without --digest: exit %d, want 0 (chains are sound)", code)
+		t.Fatalf("rewritten head and tree without --digest: exit %d, want 0 (chains and tree are sound)", code)
 	}
 	_, errOut, code := auditRun(t, "verify", "--data", cp, "--digest", before.HeadsDigest.String())
 	if code != 1 || !strings.Contains(errOut, "heads digest") {

@@ -59,6 +59,24 @@ func openConn(path string, flags C.int, setup string, prepare map[string]**C.sql
 	return db, nil
 }
 
+// prepareOnce prepares sql into *st unless it is prepared already.
+func prepareOnce(db *C.sqlite3, st **C.sqlite3_stmt, sql string) error {
+	if *st != nil {
+		return nil
+	}
+	csql := C.CString(sql)
+	defer C.free(unsafe.Pointer(csql))
+	// Prepared into C memory: *st may sit in a struct holding Go
+	// pointers, which cgo must not be handed.
+	out := (**C.sqlite3_stmt)(C.malloc(C.size_t(unsafe.Sizeof(*st))))
+	defer C.free(unsafe.Pointer(out))
+	if rc := C.sqlite3_prepare_v2(db, csql, -1, out, nil); rc != C.TL_OK {
+		return sqliteErr(db, rc, "prepare")
+	}
+	*st = *out
+	return nil
+}
+
 // execConn runs one or more statements that return no rows.
 func execConn(db *C.sqlite3, sql string) error {
 	csql := C.CString(sql)

@@ -92,10 +92,11 @@ func (s *Store) tryCommit(batch []*appendRequest, lookupIDs bool) ([]*appendRequ
 		return batch, true
 	}
 	s.publishHeads(tx)
+	s.tree = tx.tree
 	// The syncer answers the batch once it is durable. Once it is handed
 	// over the writer holds no other append (idle): the syncer, which may
 	// be waiting for this batch, need not wait for another.
-	s.committed <- committedBatch{requests: slices.Clone(batch), written: tx.written, position: tx.pos}
+	s.committed <- committedBatch{requests: slices.Clone(batch), written: tx.written, position: tx.pos, treeSize: tx.tree.frontier.Size()}
 	s.idle()
 	return batch, true
 }
@@ -149,6 +150,14 @@ func (s *Store) awaitAppends(deadline time.Time) {
 	}
 }
 
+// forgetHeads empties the cache of stream heads, which another process's
+// appends may have made stale.
+func (s *Store) forgetHeads() {
+	s.mu.Lock()
+	clear(s.heads)
+	s.mu.Unlock()
+}
+
 // txn is the transaction tryCommit builds: the events placed in it so far,
 // their records, and the stream heads they leave.
 type txn struct {
@@ -156,8 +165,10 @@ type txn struct {
 	pos       uint64                // the last position taken
 	heads     map[string]streamHead // heads as of this transaction
 	written   []domain.Event
-	records   [][]byte // records[i] is written[i]'s
-	inserted  int      // written[:inserted] are in the file's transaction
+	records   [][]byte      // records[i] is written[i]'s
+	leaves    []domain.Hash // leaves[i] is written[i]'s leaf in the Merkle tree
+	tree      treeState     // the tree with the rows inserted so far
+	inserted  int           // written[:inserted] are in the file's transaction
 	// lastEvents is how many events the last transaction committed.
 	lastEvents int
 }
@@ -202,10 +213,14 @@ func (s *Store) beginTxn(lookupIDs bool, n int) (*txn, error) {
 		s.w.Rollback()
 		return nil, s.unavailable(err)
 	}
-	if pos != s.lastCommitted.Load() {
-		s.mu.Lock()
-		clear(s.heads)
-		s.mu.Unlock()
+	if pos != s.lastCommitted.Load() || !s.treeLoaded {
+		s.forgetHeads()
+		if err := s.loadTree(pos); err != nil {
+			s.w.Rollback()
+			s.treeLoaded = false
+			return nil, s.unavailable(err)
+		}
+		s.treeLoaded = true
 	}
 	// The map and the records' slice are the last transaction's, emptied;
 	// written goes to the syncer with the batch, so it is new.
@@ -215,6 +230,8 @@ func (s *Store) beginTxn(lookupIDs bool, n int) (*txn, error) {
 	}
 	clear(tx.heads)
 	tx.lookupIDs, tx.pos, tx.inserted = lookupIDs, pos, 0
+	tx.tree = s.tree
+	tx.leaves = tx.leaves[:0]
 	// Sized for as many events as the last transaction took in (within
 	// MaxBatch) when more than n: extend's rounds would grow it by
 	// doubling, copying every event placed so far at each step.
@@ -291,6 +308,7 @@ func (tx *txn) add(req *appendRequest) {
 		tx.written = append(tx.written, e)
 	}
 	tx.records = append(tx.records, req.records...)
+	tx.leaves = append(tx.leaves, req.leaves...)
 	last := &tx.written[len(tx.written)-1]
 	tx.heads[req.stream] = streamHead{Version: last.Version, Hash: last.Hash, Time: last.Time}
 	req.result = domain.AppendResult{
@@ -313,6 +331,10 @@ func (s *Store) insert(tx *txn) (retry bool, err error) {
 		if !tx.lookupIDs && errors.As(err, &se) && se.Code == sqlite3.ErrConstraint {
 			return true, nil
 		}
+		return false, s.unavailable(err)
+	}
+	if err := s.addTreeRows(tx, tx.written[from:], tx.leaves[from:]); err != nil {
+		s.w.Rollback()
 		return false, s.unavailable(err)
 	}
 	return false, nil

@@ -120,7 +120,9 @@ func TestCrashLosesNoAcknowledgedAppend(t *testing.T) {
 }
 
 // checkLog reopens the store and checks every acknowledged id is present
-// exactly once, the chains verify, and an append still works.
+// exactly once, the chains verify, the Merkle tree (written in the same
+// transactions) covers exactly the events that survived, and an append
+// still works.
 func checkLog(t *testing.T, path string, acked map[string]string) {
 	t.Helper()
 	s := openStore(t, path)
@@ -146,6 +148,7 @@ func checkLog(t *testing.T, path string, acked map[string]string) {
 			t.Fatalf("acknowledged event %s of %s found %d times", id, stream, seen[id])
 		}
 	}
+	storetest.CheckTree(t, s, s)
 	e := domain.NewEvent(domain.SystemClock{}, "AfterCrash", nil)
 	if _, err := s.Append(ctx, "after-crash", domain.Any, e); err != nil {
 		t.Fatalf("append after crash: %v", err)

@@ -34,6 +34,7 @@ type committedBatch struct {
 	requests []*appendRequest
 	written  []domain.Event
 	position uint64 // last position written
+	treeSize int64  // the Merkle tree's records after the commit
 }
 
 // walFile is the WAL file of the database, for fdatasync: used by the
@@ -99,6 +100,9 @@ func (s *Store) syncLoop() {
 		for _, c := range group {
 			s.remember(c.written)
 			s.head = max(s.head, c.position)
+			if c.treeSize > s.treeSize.Load() {
+				s.treeSize.Store(c.treeSize)
+			}
 		}
 		close(s.notify)
 		s.notify = make(chan struct{})

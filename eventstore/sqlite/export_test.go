@@ -138,3 +138,12 @@ func (r *RawIndexed) Close() {
 // ActiveAppends is how many Appends the writer counts as under way
 // (Store.active).
 func (s *Store) ActiveAppends() int64 { return s.active.Load() }
+
+// NewStoreWithoutTree returns a Store that keeps no Merkle tree, as a
+// store of an earlier version: the baseline of BenchmarkAppendTree, and
+// another process's appends the tree does not cover.
+func NewStoreWithoutTree(path string) *Store {
+	s := NewStore(path)
+	s.noTree = true
+	return s
+}

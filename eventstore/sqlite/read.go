@@ -98,6 +98,10 @@ func (s *Store) closeReaders() {
 		r.close()
 	}
 	s.idleReaders = nil
+	for _, c := range s.idleTree {
+		closeConn(c.db, c.row, c.end)
+	}
+	s.idleTree = nil
 }
 
 // iterator pages through a query in batches of ReadBatchSize rows so that no

@@ -51,6 +51,11 @@ CREATE TABLE IF NOT EXISTS events (
 );
 CREATE UNIQUE INDEX IF NOT EXISTS events_stream_version ON events (stream, version);
 CREATE UNIQUE INDEX IF NOT EXISTS events_id ON events (id);
+CREATE TABLE IF NOT EXISTS tree (
+	record   INTEGER PRIMARY KEY, -- index in the Merkle tree (tree.go)
+	position INTEGER NOT NULL,    -- the event's position
+	hashes   BLOB    NOT NULL     -- its stored hashes, 32 bytes each: leaf, then each subtree it completes
+);
 `
 
 // Store is a domain.EventStore in one SQLite file.
@@ -89,6 +94,7 @@ type Store struct {
 
 	readersMu     sync.Mutex
 	idleReaders   []*rowReader // pooled row readers (read.go)
+	idleTree      []*treeConn  // pooled tree connections (tree.go)
 	readersClosed bool
 
 	mu     sync.Mutex
@@ -122,9 +128,22 @@ type Store struct {
 	requests sync.Pool
 
 	checkpointPages atomic.Int64 // SetCheckpointPages's; the writer applies it
+
+	// The Merkle tree (tree.go): the writer's state, whether it was read
+	// from the file, the durable size readers see, and BuildTree's
+	// requests to the writer. noTree leaves the tree unwritten (the
+	// appends benchmark's baseline).
+	tree       treeState
+	treeLoaded bool
+	treeSize   atomic.Int64
+	treeReqs   chan *treeRequest
+	noTree     bool
 }
 
-var _ domain.EventStore = (*Store)(nil)
+var (
+	_ domain.EventStore = (*Store)(nil)
+	_ domain.TreeStore  = (*Store)(nil)
+)
 
 // NewStore returns a Store for the file at path, with default settings.
 // Call Open before use.
@@ -158,6 +177,13 @@ func (s *Store) Open() error {
 	if s.ReadBatchSize <= 0 {
 		s.ReadBatchSize = DefaultReadBatchSize
 	}
+	if err := s.loadTree(s.head); err != nil {
+		s.Close()
+		return fmt.Errorf("open %s: %w", s.Path, err)
+	}
+	s.treeLoaded = true
+	s.treeSize.Store(s.tree.frontier.Size())
+	s.treeReqs = make(chan *treeRequest)
 	s.checkCtx, s.stopCheck = context.WithCancel(context.Background())
 	s.checkFile = quickCheck
 	s.notify = make(chan struct{})
@@ -259,14 +285,16 @@ type appendRequest struct {
 	// the writer uses the seal only if that head is the real one.
 	sealed   bool
 	sealedOn streamHead
-	records  [][]byte // records[i] is events[i]'s record, when sealed
-	stamped  []int64  // the events' times as the caller stamped them (set at the first seal)
+	records  [][]byte      // records[i] is events[i]'s record, when sealed
+	stamped  []int64       // the events' times as the caller stamped them (set at the first seal)
+	leaves   []domain.Hash // leaves[i] is events[i]'s leaf in the Merkle tree, when sealed
 
-	// The backing arrays of events, records and stamped for a single
-	// event, the common append, which then allocates none of them.
+	// The backing arrays of events, records, stamped and leaves for a
+	// single event, the common append, which then allocates none of them.
 	oneEvent  [1]domain.Event
 	oneRecord [1][]byte
 	oneStamp  [1]int64
+	oneLeaf   [1]domain.Hash
 }
 
 // newRequest returns an Append's request, single, with its done channel:
@@ -297,10 +325,11 @@ func (req *appendRequest) seal(head streamHead) {
 	}
 	if req.stamped == nil {
 		if len(req.events) == 1 {
-			req.stamped, req.records = req.oneStamp[:], req.oneRecord[:0]
+			req.stamped, req.records, req.leaves = req.oneStamp[:], req.oneRecord[:0], req.oneLeaf[:0]
 		} else {
 			req.stamped = make([]int64, len(req.events))
 			req.records = make([][]byte, 0, len(req.events))
+			req.leaves = make([]domain.Hash, 0, len(req.events))
 		}
 		for i := range req.events {
 			req.stamped[i] = req.events[i].Time
@@ -311,13 +340,16 @@ func (req *appendRequest) seal(head streamHead) {
 	}
 	domain.Chain(req.stream, head, req.events)
 	buf := make([]byte, 0, size)
-	req.records = req.records[:0]
+	req.records, req.leaves = req.records[:0], req.leaves[:0]
 	for i := range req.events {
 		e := &req.events[i]
 		from := len(buf)
 		buf = appendRecord(buf, e)
 		rec := buf[from:len(buf):len(buf)]
 		req.records = append(req.records, rec)
+		// Hashed here, beside the single writer, which only links it
+		// into the tree.
+		req.leaves = append(req.leaves, domain.TreeLeaf(e.Hash))
 		// From now on the event's payload is the record's copy: the
 		// caller's slice is not the store's to keep, the record is never
 		// written again, and the recent window (remember) need not copy it.
@@ -448,6 +480,9 @@ func (s *Store) writeLoop() {
 	batch := make([]*appendRequest, 0, s.MaxBatch)
 	for {
 		select {
+		case req := <-s.treeReqs:
+			s.serveTree(req)
+			continue
 		case req := <-s.appends:
 			s.writing.Store(true)
 			batch = append(append(batch[:0], req), req.group...)
@@ -595,13 +630,32 @@ func (s *Store) Refresh() (uint64, error) {
 		return 0, err
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if maxPos > s.head && maxPos > s.lastCommitted.Load() {
+	other := maxPos > s.head && maxPos > s.lastCommitted.Load()
+	if other {
 		s.head = maxPos
 		close(s.notify)
 		s.notify = make(chan struct{})
 	}
-	return s.head, nil
+	head := s.head
+	s.mu.Unlock()
+	if other {
+		s.refreshTreeSize()
+	}
+	return head, nil
+}
+
+// refreshTreeSize reads the tree's size from the file, which another
+// process extended with its appends: the writer learns of them at its
+// next transaction, readers now.
+func (s *Store) refreshTreeSize() {
+	c, err := s.treeReader()
+	if err != nil {
+		return
+	}
+	defer s.releaseTree(c)
+	if size, _, err := treeEnd(c.db, c.end); err == nil && size > s.treeSize.Load() {
+		s.treeSize.Store(size)
+	}
 }
 
 // streamHead is a stream's last version, hash and time; version -1 means

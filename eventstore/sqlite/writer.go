@@ -47,6 +47,35 @@ static int tl_insert_rows(sqlite3_stmt *st, const unsigned char *buf, int n, int
 	return rc;
 }
 
+// tl_insert_tree inserts n rows of the Merkle tree packed in buf, each
+//   int64 record | int64 position | uint32 len, hashes
+// (integers little endian), with st = INSERT INTO tree (record, position,
+// hashes) VALUES (?1, ?2, ?3). It returns TL_DONE or the failing step's
+// code.
+static int tl_insert_tree(sqlite3_stmt *st, const unsigned char *buf, int n) {
+	const unsigned char *p = buf;
+	int rc = TL_DONE;
+	for (int i = 0; i < n; i++) {
+		int64_t rec, pos;
+		uint32_t lh;
+		memcpy(&rec, p, 8);
+		memcpy(&pos, p + 8, 8);
+		memcpy(&lh, p + 16, 4);
+		const void *hashes = p + 20;
+		p += 20 + lh;
+		sqlite3_bind_int64(st, 1, rec);
+		sqlite3_bind_int64(st, 2, pos);
+		sqlite3_bind_blob(st, 3, hashes, (int)lh, TL_STATIC);
+		rc = sqlite3_step(st);
+		sqlite3_reset(st);
+		if (rc != TL_DONE) {
+			break;
+		}
+	}
+	sqlite3_clear_bindings(st);
+	return rc;
+}
+
 static int tl_bind_blob(sqlite3_stmt *st, int i, const void *p, int n) {
 	return sqlite3_bind_blob(st, i, p, n, TL_TRANSIENT);
 }
@@ -71,7 +100,11 @@ type writerConn struct {
 	maxPos, head, id        *C.sqlite3_stmt
 	insert                  *C.sqlite3_stmt
 	buf                     []byte // packed rows (tl_insert_rows)
-	checkpointPages         int    // wal_autocheckpoint as set (Store.applyCheckpointPages)
+	// The Merkle tree's statements (tree.go), prepared at their first
+	// use: a file set up without the tree table never needs them.
+	treeInsert, treeRow, treeEnd *C.sqlite3_stmt
+	treeBuf                      []byte // packed tree rows (tl_insert_tree)
+	checkpointPages              int    // wal_autocheckpoint as set (Store.applyCheckpointPages)
 }
 
 // writerPragmas set the connection up: WAL, synchronous=NORMAL (the syncer
@@ -212,10 +245,45 @@ func (w *writerConn) Insert(events []domain.Event, records [][]byte) error {
 	return nil
 }
 
+// InsertTree writes n packed rows of the Merkle tree (see tl_insert_tree)
+// in the open transaction, with one cgo call.
+func (w *writerConn) InsertTree(rows []byte, n int) error {
+	if n == 0 {
+		return nil
+	}
+	if err := prepareOnce(w.db, &w.treeInsert, `INSERT INTO tree (record, position, hashes) VALUES (?1, ?2, ?3)`); err != nil {
+		return err
+	}
+	if rc := C.tl_insert_tree(w.treeInsert, (*C.uchar)(unsafe.Pointer(&rows[0])), C.int(n)); rc != C.TL_DONE {
+		return sqliteErr(w.db, rc, "insert tree hashes")
+	}
+	return nil
+}
+
+// TreeEnd returns the number of records in the tree table (one more than
+// its last record's index) and the last record's position (0, 0 when it
+// is empty).
+func (w *writerConn) TreeEnd() (size int64, lastPos uint64, err error) {
+	if err := prepareOnce(w.db, &w.treeEnd, treeEndSQL); err != nil {
+		return 0, 0, err
+	}
+	return treeEnd(w.db, w.treeEnd)
+}
+
+// TreeHashes returns the stored hashes of record (nil when the table has
+// no such record), copied.
+func (w *writerConn) TreeHashes(record int64) ([]byte, error) {
+	if err := prepareOnce(w.db, &w.treeRow, treeRowSQL); err != nil {
+		return nil, err
+	}
+	_, hashes, err := treeRow(w.db, w.treeRow, record, nil)
+	return hashes, err
+}
+
 func (w *writerConn) close() {
 	if w == nil {
 		return
 	}
-	closeConn(w.db, w.begin, w.commit, w.rollback, w.maxPos, w.head, w.id, w.insert)
+	closeConn(w.db, w.begin, w.commit, w.rollback, w.maxPos, w.head, w.id, w.insert, w.treeInsert, w.treeRow, w.treeEnd)
 	*w = writerConn{}
 }

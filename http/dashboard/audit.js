@@ -1,12 +1,120 @@
 // Audit: the event log, opening at its newest events (newest first),
 // paged and filtered by stream and type, with secrets
 // redacted as the API does (audit/events); a verify button showing the
-// result and the heads digest, with a copy button; a live tail of new
-// events from the shared event stream.
+// result and the heads digest, with a copy button; the last signed
+// checkpoint of the log's Merkle tree with its verifier key, and a box that
+// checks a saved checkpoint against it in the browser (tlog.js); a live
+// tail of new events from the shared event stream.
 
 import { h, replace } from './dom.js';
 import { dateTime } from './fmt.js';
 import { get } from './api.js';
+import { openCheckpoint, checkTree } from './tlog.js';
+
+// checkpointStatus reads audit/checkpoint as JSON (the readiness of the
+// tree, the verifier key, the last checkpoint or null).
+async function checkpointStatus() {
+  const r = await fetch('/api/v1/audit/checkpoint', { headers: { Accept: 'application/json' }, credentials: 'same-origin', cache: 'no-store' });
+  const data = await r.json();
+  if (!r.ok) throw new Error(data.message || `${r.status} ${r.statusText}`);
+  return data;
+}
+
+// copyButton copies what value() returns, saying so in a status next to it.
+function copyButton(id, label, value) {
+  const said = h('span', { role: 'status', class: 'muted small', id: id + '-status' });
+  const b = h('button', {
+    type: 'button', id,
+    onclick: async () => {
+      try { await navigator.clipboard.writeText(value()); said.textContent = 'Copied.'; } catch (e) { said.textContent = `Copy failed: ${e.message}`; }
+    },
+  }, label);
+  return [b, said];
+}
+
+// checkpointSection shows the last signed checkpoint and checks a saved
+// one against it: its signature under the verifier key (the one shown, or
+// one the auditor kept), then the consistency proof from its size to the
+// last checkpoint's, both in this browser.
+function checkpointSection(tz) {
+  const box = h('div', { id: 'checkpoint', 'aria-live': 'polite' }, h('p', { class: 'muted' }, 'Loading the last checkpoint…'));
+  const saved = h('textarea', { id: 'saved-checkpoint', rows: 6, class: 'mono', spellcheck: 'false', placeholder: 'tradeledger/log/…\n12345\nbase64 root hash\n\n— tradeledger/log/… signature' });
+  const keptKey = h('input', { id: 'kept-key', type: 'text', class: 'mono', autocomplete: 'off', placeholder: 'the verifier key you kept (empty: the one above)' });
+  const result = h('div', { id: 'check-result', 'aria-live': 'polite' });
+  let status = null;
+
+  async function load() {
+    try {
+      status = await checkpointStatus();
+    } catch (err) {
+      replace(box, h('p', { class: 'error', role: 'alert' }, err.message));
+      return;
+    }
+    const c = status.checkpoint;
+    const [copyKey, keySaid] = copyButton('copy-key', 'Copy verifier key', () => status.key);
+    replace(box,
+      c ? h('dl', { class: 'facts', id: 'checkpoint-facts' },
+        h('dt', null, 'Records'), h('dd', { id: 'cp-size', class: 'num' }, String(c.size)),
+        h('dt', null, 'Root hash'), h('dd', { id: 'cp-root', class: 'mono digest' }, c.root),
+        h('dt', null, 'Signed'), h('dd', { id: 'cp-time' }, dateTime(c.time, tz)),
+        h('dt', null, 'Log'), h('dd', { id: 'cp-origin', class: 'mono' }, c.origin))
+        : h('p', { class: 'muted', id: 'cp-none' }, status.ready ? 'No checkpoint signed yet: the service signs one once the log grows.' : `Not ready: ${status.message}.`),
+      h('div', { class: 'row' },
+        h('div', { class: 'grow' }, h('label', { for: 'cp-key' }, 'Verifier key (keep it with your checkpoints: it checks their signatures)'),
+          h('output', { id: 'cp-key', class: 'mono digest' }, status.key)),
+        copyKey, keySaid),
+      c ? h('div', { class: 'row' }, ...copyButton('copy-checkpoint', 'Copy checkpoint', () => c.note),
+        h('a', { href: '/api/v1/audit/checkpoint', download: `checkpoint-${c.size}.txt`, id: 'download-checkpoint' }, 'Download checkpoint')) : null,
+      h('p', { class: 'muted small' }, 'Keep checkpoints where the operator cannot change them (another party, a webhook): a checkpoint only its signer kept proves nothing against that signer.'));
+    box.dataset.done = c ? 'checkpoint' : 'none';
+  }
+
+  async function check() {
+    checkButton.disabled = true;
+    delete result.dataset.done;
+    replace(result, h('p', { class: 'muted' }, 'Checking…'));
+    const say = (ok, text) => {
+      replace(result, h('p', { id: 'check-verdict', class: ok ? 'ok' : 'error' }, (ok ? '✔ ' : '✘ ') + text));
+      result.dataset.done = ok ? 'ok' : 'fail';
+    };
+    try {
+      await load();
+      const c = status?.checkpoint;
+      if (!c) throw new Error('the service has no checkpoint to compare with yet');
+      const key = keptKey.value.trim() || status.key;
+      const old = await openCheckpoint(saved.value, key);
+      const now = await openCheckpoint(c.note, key);
+      if (old.size > now.size) {
+        say(false, `The saved checkpoint covers ${old.size} records, the log's last only ${now.size}: the log was cut, or the checkpoint is another log's.`);
+      } else if (old.size === now.size) {
+        if (old.rootB64 === now.rootB64) say(true, `The log is the saved checkpoint's: the same ${now.size} records, the same root.`);
+        else say(false, `The saved checkpoint and the log's last both cover ${now.size} records but have different roots: the log was rewritten (a fork signed with the same key).`);
+      } else if (old.size === 0) {
+        say(true, `Every log extends an empty one: the log now holds ${now.size} records.`);
+      } else {
+        const p = await get('/audit/proof/consistency', { from: old.size, to: now.size });
+        if (await checkTree(p.proof, now.size, now.root, old.size, old.root)) {
+          say(true, `The log extends the saved checkpoint: its ${old.size} records are the first of the ${now.size} in the last checkpoint (consistency proof checked in this browser).`);
+        } else {
+          say(false, `No consistency proof links the saved checkpoint (${old.size} records) to the log's last (${now.size}): the records it covers were changed since.`);
+        }
+      }
+    } catch (err) {
+      say(false, err.message);
+    } finally {
+      checkButton.disabled = false;
+    }
+  }
+  const checkButton = h('button', { type: 'button', id: 'check-checkpoint', onclick: check }, 'Check');
+
+  load();
+  return h('section', { class: 'panel', 'aria-labelledby': 'checkpoint-title' },
+    h('h2', { id: 'checkpoint-title' }, 'Checkpoints'), box,
+    h('h3', null, 'Check against a saved checkpoint'),
+    h('div', null, h('label', { for: 'saved-checkpoint' }, 'A checkpoint you saved earlier (as signed)'), saved),
+    h('div', null, h('label', { for: 'kept-key' }, 'Verifier key'), keptKey),
+    h('div', { class: 'row' }, checkButton), result);
+}
 
 const PAGE = 50;
 
@@ -86,6 +194,7 @@ export async function render(view, ctx) {
   replace(view,
     h('h1', null, 'Audit'),
     h('section', { class: 'panel', 'aria-labelledby': 'verify-title' }, h('h2', { id: 'verify-title' }, 'Verify'), verifyButton, verifyBox),
+    checkpointSection(tz),
     h('section', { 'aria-labelledby': 'events-title' }, h('h2', { id: 'events-title' }, 'Events'),
       h('form', { class: 'row', id: 'audit-filters', onsubmit: (e) => { e.preventDefault(); load(0); } },
         h('div', null, h('label', { for: 'a-stream' }, 'Stream (prefix)'), stream),

@@ -141,7 +141,8 @@ export async function render(view, ctx) {
     const limit = o.type === 'stoplimit' ? (o.limitPrice ?? o.price) : o.price;
     const avgDiffers = o.averagePrice != null && (o.type === 'market' || m.price(o.averagePrice) !== m.price(limit));
     const rows = [h('tr', { class: 'order', dataset: { id: String(o.id), side: o.side, state: o.state } },
-      h('td', { 'data-label': 'Time' }, dateTime(o.time, tz), h('span', { class: 'sub mono', title: 'order id' }, '#' + o.id)),
+      h('td', { 'data-label': 'Time' }, dateTime(o.time, tz), h('span', { class: 'sub mono', title: 'order id' }, '#' + o.id),
+        h('a', { href: '/api/v1/audit/proof/order?id=' + o.id, download: `order-${o.id}.proof.json`, class: 'sub', dataset: { proof: String(o.id) } }, 'download proof')),
       h('td', { 'data-label': 'Pair', class: 'key' }, o.key),
       h('td', { 'data-label': 'Side', class: o.side === 'buy' ? 'pos' : 'neg' }, o.side),
       h('td', { 'data-label': 'Type' }, o.type, o.stopPrice != null ? h('span', { class: 'sub' }, `stop ${m.price(o.stopPrice)}`) : null),

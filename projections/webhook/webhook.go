@@ -1,6 +1,6 @@
 // Package webhook delivers chosen events of the log to HTTP endpoints
 // (config.notifications.webhooks[]): fills, rejections, start/stop, failed
-// logins, and verify failures found by audit/verify (Notify), each POSTed as JSON with an HMAC-SHA256 signature header,
+// logins, signed checkpoints, and verify failures found by audit/verify (Notify), each POSTed as JSON with an HMAC-SHA256 signature header,
 // retried with backoff. Delivery runs beside trading and never blocks it:
 // the projection only queues, and a full queue drops (and logs) instead of
 // waiting.
@@ -31,6 +31,9 @@ var kinds = map[string]string{
 	domain.TypeSystemStarted: "start",
 	domain.TypeSystemStopped: "stop",
 	domain.TypeLoginFailed:   "failedLogins",
+	// Each signed checkpoint of the log's Merkle tree, so that another
+	// party keeps a copy the operator cannot take back.
+	domain.TypeCheckpointSigned: "checkpoints",
 }
 
 // Defaults of Notifier.
@@ -49,7 +52,8 @@ const (
 type Target struct {
 	URL string
 	// Kinds are the event kinds sent ("fills", "rejections", "start",
-	// "stop", "failedLogins"); empty means all.
+	// "stop", "failedLogins", "checkpoints", "verifyFailures"); empty
+	// means all.
 	Kinds []string
 	// Key signs the body (empty: no signature header).
 	Key []byte

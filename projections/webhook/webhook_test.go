@@ -146,3 +146,37 @@ func TestNotifyVerifyFailure(t *testing.T) {
 		t.Fatalf("extra delivery %q", <-got)
 	}
 }
+
+// Each signed checkpoint goes to the webhooks that want "checkpoints",
+// with the signed note as recorded: another party keeps a copy.
+func TestCheckpointsDelivered(t *testing.T) {
+	got := make(chan received, 2)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got <- received{body: b, kind: r.Header.Get("X-Tradeledger-Event")}
+	}))
+	defer srv.Close()
+	n := NewNotifier(func() []Target { return []Target{{URL: srv.URL, Kinds: []string{"checkpoints"}}} })
+	n.Start()
+	defer n.Close()
+	clock := domain.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	c := domain.CheckpointSigned{Origin: "tradeledger/log/1", Size: 5, Root: "cm9vdA==", Note: "tradeledger/log/1\n5\ncm9vdA==\n\n— sig\n"}
+	e := domain.NewEvent(clock, domain.TypeCheckpointSigned, c)
+	e.Position, e.Stream = 6, domain.StreamCheckpoints
+	if err := n.Apply(&e); err != nil {
+		t.Fatal(err)
+	}
+	var r received
+	select {
+	case r = <-got:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no delivery")
+	}
+	var p struct {
+		Payload
+		Data domain.CheckpointSigned `json:"data"`
+	}
+	if err := json.Unmarshal(r.body, &p); err != nil || r.kind != "checkpoints" || p.Data != c {
+		t.Fatalf("delivery %s (kind %s, %v)", r.body, r.kind, err)
+	}
+}

@@ -1,0 +1,69 @@
+package domain
+
+import (
+	"crypto/sha256"
+	"testing"
+)
+
+// mth is the Merkle Tree Hash of RFC 6962 §2.1 written from its
+// definition: the reference the frontier is checked against.
+func mth(records []Hash) Hash {
+	switch n := len(records); n {
+	case 0:
+		return sha256.Sum256(nil)
+	case 1:
+		return sha256.Sum256(append([]byte{0}, records[0][:]...))
+	default:
+		k := 1
+		for k<<1 < n {
+			k <<= 1
+		}
+		l, r := mth(records[:k]), mth(records[k:])
+		return sha256.Sum256(append(append([]byte{1}, l[:]...), r[:]...))
+	}
+}
+
+func TestTreeFrontierRootIsRFC6962(t *testing.T) {
+	var f TreeFrontier
+	var records []Hash
+	if got, want := f.Root(), mth(nil); got != want {
+		t.Fatalf("empty root %s, want %s", got, want)
+	}
+	var stored []Hash
+	for i := 0; i < 300; i++ {
+		r := Hash(sha256.Sum256([]byte{byte(i), byte(i >> 8)}))
+		records = append(records, r)
+		before := len(stored)
+		stored = f.Add(r, stored)
+		// One leaf plus one hash per subtree the record completes: the
+		// trailing ones of its index.
+		want := 1
+		for n := i; n&1 == 1; n >>= 1 {
+			want++
+		}
+		if got := len(stored) - before; got != want {
+			t.Fatalf("record %d stored %d hashes, want %d", i, got, want)
+		}
+		if got, want := f.Root(), mth(records); got != want {
+			t.Fatalf("root of %d records %s, want %s", i+1, got, want)
+		}
+		// The last stored hash is the subtree the record completed.
+		lvl := want - 1
+		if got, want := stored[len(stored)-1], mth(records[len(records)-1<<lvl:]); got != want {
+			t.Fatalf("record %d: completed subtree %s, want %s", i, got, want)
+		}
+		// A frontier rebuilt from the subtrees' hashes is the same.
+		levels, idx := FrontierLevels(f.Size())
+		hs := make([]Hash, len(levels))
+		for j, l := range levels {
+			hs[j] = mth(records[idx[j]<<l : (idx[j]+1)<<l])
+		}
+		g, err := NewTreeFrontier(f.Size(), hs)
+		if err != nil || g != f {
+			t.Fatalf("rebuilt frontier of %d records differs (%v)", f.Size(), err)
+		}
+	}
+	if _, err := NewTreeFrontier(3, []Hash{{}}); ErrorCode(err) != EINVALID {
+		t.Fatalf("frontier of 3 records from one hash: %v, want EINVALID", err)
+	}
+}

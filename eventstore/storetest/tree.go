@@ -1,0 +1,252 @@
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"golang.org/x/mod/sumdb/tlog"
+
+	"github.com/tradeledger/tradeledger/domain"
+)
+
+// The conformance suite of domain.TreeStore: the Merkle tree a store keeps
+// is checked against the tree golang.org/x/mod/sumdb/tlog builds itself
+// from the log's events (an independent reference, as tlog's own tests
+// check it against Certificate Transparency's).
+
+// TreeOpenFunc returns a fresh, empty store and the tree kept over it
+// (the same value for the embedded store); the suite closes the store.
+type TreeOpenFunc func(t *testing.T) (domain.EventStore, domain.TreeStore)
+
+// RunTree runs every tree case against stores from open.
+func RunTree(t *testing.T, open TreeOpenFunc) {
+	cases := []struct {
+		name string
+		fn   func(t *testing.T, s domain.EventStore, tree domain.TreeStore)
+	}{
+		{"Empty", testTreeEmpty},
+		{"Appends", testTreeAppends},
+		{"ConcurrentAppends", testTreeConcurrent},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, tree := open(t)
+			defer s.Close()
+			c.fn(t, s, tree)
+		})
+	}
+}
+
+func testTreeEmpty(t *testing.T, s domain.EventStore, tree domain.TreeStore) {
+	ctx := context.Background()
+	if err := tree.BuildTree(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	CheckTree(t, s, tree)
+	if _, err := tree.RecordPosition(ctx, 0); domain.ErrorCode(err) != domain.ENOTFOUND {
+		t.Fatalf("record 0 of an empty tree: %v, want ENOTFOUND", err)
+	}
+}
+
+func testTreeAppends(t *testing.T, s domain.EventStore, tree domain.TreeStore) {
+	ctx := context.Background()
+	n := 0
+	for i := 0; i < 70; i++ {
+		// One, two or three events per append, over a few streams.
+		evs := make([]domain.Event, 1+i%3)
+		for j := range evs {
+			evs[j] = Event("Tick", n)
+			n++
+		}
+		mustAppend(t, s, fmt.Sprintf("tree-%d", i%5), domain.Any, evs...)
+		if i == 10 || i == 31 {
+			// A retry of stored events adds no record.
+			e := Event("Retry", n)
+			mustAppend(t, s, "retry", domain.Any, e)
+			mustAppend(t, s, "retry", domain.Any, e)
+		}
+	}
+	if err := tree.BuildTree(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	CheckTree(t, s, tree)
+}
+
+func testTreeConcurrent(t *testing.T, s domain.EventStore, tree domain.TreeStore) {
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < 40; i++ {
+				if _, err := s.Append(ctx, fmt.Sprintf("w-%d-%d", w, i%3), domain.Any, Event("Tick", i)); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	if err := tree.BuildTree(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	CheckTree(t, s, tree)
+}
+
+// TreeHashReader is tree as a tlog.HashReader.
+func TreeHashReader(ctx context.Context, tree domain.TreeStore) tlog.HashReader {
+	return tlog.HashReaderFunc(func(indexes []int64) ([]tlog.Hash, error) {
+		hs, err := tree.ReadTreeHashes(ctx, indexes)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]tlog.Hash, len(hs))
+		for i := range hs {
+			out[i] = tlog.Hash(hs[i])
+		}
+		return out, nil
+	})
+}
+
+// RefTree is the Merkle tree of a log as tlog builds it: every stored
+// hash, in tlog's own layout, from tlog.StoredHashes.
+type RefTree struct {
+	Hashes []tlog.Hash
+	// Records are the records' data: each event's recomputed hash.
+	Records [][]byte
+}
+
+// NewRefTree builds the reference tree of events, in log order.
+func NewRefTree(t testing.TB, events []domain.Event) *RefTree {
+	t.Helper()
+	r := &RefTree{}
+	for i := range events {
+		h := domain.ComputeHash(&events[i])
+		r.Add(t, h[:])
+	}
+	return r
+}
+
+// Add adds the next record, whose data is data.
+func (r *RefTree) Add(t testing.TB, data []byte) {
+	t.Helper()
+	hs, err := tlog.StoredHashes(int64(len(r.Records)), data, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Hashes = append(r.Hashes, hs...)
+	r.Records = append(r.Records, data)
+}
+
+// ReadHashes implements tlog.HashReader.
+func (r *RefTree) ReadHashes(indexes []int64) ([]tlog.Hash, error) {
+	out := make([]tlog.Hash, len(indexes))
+	for i, x := range indexes {
+		if x < 0 || x >= int64(len(r.Hashes)) {
+			return nil, fmt.Errorf("reference tree: no stored hash %d", x)
+		}
+		out[i] = r.Hashes[x]
+	}
+	return out, nil
+}
+
+// Root returns the root of the reference tree's first n records.
+func (r *RefTree) Root(t testing.TB, n int64) tlog.Hash {
+	t.Helper()
+	h, err := tlog.TreeHash(n, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// CheckTree checks that tree covers store's whole log and is, hash for
+// hash, the tree tlog builds from the events; that its roots, inclusion
+// proofs and consistency proofs check against the reference's roots
+// (tlog.CheckRecord, tlog.CheckTree); and that it maps every record to its
+// event's position and back.
+func CheckTree(t testing.TB, store domain.EventStore, tree domain.TreeStore) {
+	t.Helper()
+	ctx := context.Background()
+	events := ReadAll(t, store.ReadAll(ctx, 0, 0))
+	ref := NewRefTree(t, events)
+	size, err := tree.TreeSize(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if size != int64(len(events)) {
+		t.Fatalf("tree size %d, want the log's %d events", size, len(events))
+	}
+	count := tlog.StoredHashCount(size)
+	if count != int64(len(ref.Hashes)) {
+		t.Fatalf("tlog counts %d stored hashes, the reference has %d", count, len(ref.Hashes))
+	}
+	all := make([]int64, count)
+	for i := range all {
+		all[i] = int64(i)
+	}
+	got, err := tree.ReadTreeHashes(ctx, all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range got {
+		if tlog.Hash(got[i]) != ref.Hashes[i] {
+			level, n := tlog.SplitStoredHashIndex(int64(i))
+			t.Fatalf("stored hash %d (level %d, n %d) differs from tlog's", i, level, n)
+		}
+	}
+	if _, err := tree.ReadTreeHashes(ctx, []int64{count}); domain.ErrorCode(err) != domain.EINVALID {
+		t.Fatalf("stored hash %d beyond the tree: %v, want EINVALID", count, err)
+	}
+	hr := TreeHashReader(ctx, tree)
+	sizes := []int64{1, size / 3, size / 2, size - 1, size}
+	for _, n := range sizes {
+		if n <= 0 || n > size {
+			continue
+		}
+		root, err := tlog.TreeHash(n, hr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := ref.Root(t, n); root != want {
+			t.Fatalf("root of %d records %s, want tlog's %s", n, root, want)
+		}
+		for _, i := range []int64{0, n / 2, n - 1} {
+			p, err := tlog.ProveRecord(n, i, hr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := tlog.CheckRecord(p, n, ref.Root(t, n), i, tlog.RecordHash(ref.Records[i])); err != nil {
+				t.Fatalf("inclusion of record %d in %d: %v", i, n, err)
+			}
+		}
+		p, err := tlog.ProveTree(size, n, hr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tlog.CheckTree(p, size, ref.Root(t, size), n, ref.Root(t, n)); err != nil {
+			t.Fatalf("consistency of %d with %d: %v", n, size, err)
+		}
+	}
+	for i, e := range events {
+		pos, err := tree.RecordPosition(ctx, int64(i))
+		if err != nil || pos != e.Position {
+			t.Fatalf("record %d at position %d (%v), want %d", i, pos, err, e.Position)
+		}
+		idx, err := tree.RecordIndex(ctx, e.Position)
+		if err != nil || idx != int64(i) {
+			t.Fatalf("position %d is record %d (%v), want %d", e.Position, idx, err, i)
+		}
+	}
+	if _, err := tree.RecordPosition(ctx, size); domain.ErrorCode(err) != domain.ENOTFOUND {
+		t.Fatalf("record %d beyond the tree: %v, want ENOTFOUND", size, err)
+	}
+	if len(events) > 0 {
+		if _, err := tree.RecordIndex(ctx, events[len(events)-1].Position+1); domain.ErrorCode(err) != domain.ENOTFOUND {
+			t.Fatalf("a position after the last event: %v, want ENOTFOUND", err)
+		}
+	}
+}

@@ -1,0 +1,320 @@
+package transparency
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/mod/sumdb/tlog"
+
+	"github.com/tradeledger/tradeledger/domain"
+)
+
+// FileTree is the Merkle tree of a store that does not keep one itself
+// (EventStoreDB), derived from its log and kept in two local files in
+// Dir: hashes, every stored hash at offset 32·index (tlog's layout is
+// dense), and positions, each record's event position (8 bytes, little
+// endian). It is rebuildable: deleting the files only costs the time to
+// read the log again (BuildTree). Open checks that the files still
+// describe Store's log (the first and last records' events), and starts
+// over when they do not. Records are added by BuildTree and Follow; reads
+// see the records written, flushed to the files.
+type FileTree struct {
+	// Dir holds the two files.
+	Dir string
+	// Store is the log the tree is derived from.
+	Store domain.EventStore
+
+	mu        sync.Mutex // adding records
+	hashes    *os.File
+	positions *os.File
+	frontier  domain.TreeFrontier
+	lastPos   uint64
+	size      atomic.Int64 // records written
+	buf       []byte
+	posBuf    []byte
+}
+
+var _ domain.TreeStore = (*FileTree)(nil)
+
+// Files of a FileTree.
+const (
+	hashesFile    = "hashes"
+	positionsFile = "positions"
+)
+
+// OpenFileTree opens (creating if need be) the tree of store kept in dir.
+func OpenFileTree(ctx context.Context, dir string, store domain.EventStore) (*FileTree, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("open tree: %w", err)
+	}
+	t := &FileTree{Dir: dir, Store: store}
+	var err error
+	if t.hashes, err = os.OpenFile(filepath.Join(dir, hashesFile), os.O_RDWR|os.O_CREATE, 0o600); err != nil {
+		return nil, fmt.Errorf("open tree: %w", err)
+	}
+	if t.positions, err = os.OpenFile(filepath.Join(dir, positionsFile), os.O_RDWR|os.O_CREATE, 0o600); err != nil {
+		t.hashes.Close()
+		return nil, fmt.Errorf("open tree: %w", err)
+	}
+	if err := t.load(ctx); err != nil {
+		t.Close()
+		return nil, err
+	}
+	return t, nil
+}
+
+// load reads the files' state: the records both hold whole, and the
+// frontier; files that do not match the log start over.
+func (t *FileTree) load(ctx context.Context) error {
+	hs, err := t.hashes.Stat()
+	if err != nil {
+		return err
+	}
+	ps, err := t.positions.Stat()
+	if err != nil {
+		return err
+	}
+	size := ps.Size() / 8
+	for size > 0 && tlog.StoredHashCount(size)*32 > hs.Size() {
+		size-- // a crash between the two files' writes
+	}
+	if size > 0 {
+		ok, err := t.matches(ctx, 0)
+		if err == nil && ok {
+			ok, err = t.matches(ctx, size-1)
+		}
+		if err != nil {
+			return err
+		}
+		if !ok {
+			size = 0 // another log's tree: start over
+		}
+	}
+	return t.truncate(ctx, size)
+}
+
+// matches reports whether record i's leaf and position are those of the
+// log's event at that position.
+func (t *FileTree) matches(ctx context.Context, i int64) (bool, error) {
+	var pb [8]byte
+	if _, err := t.positions.ReadAt(pb[:], 8*i); err != nil {
+		return false, err
+	}
+	pos := binary.LittleEndian.Uint64(pb[:])
+	var leaf tlog.Hash
+	if _, err := t.hashes.ReadAt(leaf[:], 32*tlog.StoredHashIndex(0, i)); err != nil {
+		return false, err
+	}
+	it := t.Store.ReadAll(ctx, pos, 1)
+	defer it.Close()
+	if !it.Next() {
+		return false, it.Err()
+	}
+	e := it.Event()
+	return e.Position == pos && tlog.Hash(domain.TreeLeaf(domain.ComputeHash(&e))) == leaf, nil
+}
+
+// truncate cuts the files to size records and reads the frontier.
+func (t *FileTree) truncate(ctx context.Context, size int64) error {
+	if err := t.positions.Truncate(8 * size); err != nil {
+		return err
+	}
+	if err := t.hashes.Truncate(32 * tlog.StoredHashCount(size)); err != nil {
+		return err
+	}
+	levels, idx := domain.FrontierLevels(size)
+	indexes := make([]int64, len(levels))
+	for i, l := range levels {
+		indexes[i] = tlog.StoredHashIndex(l, idx[i])
+	}
+	t.size.Store(size)
+	hs, err := t.ReadTreeHashes(ctx, indexes)
+	if err != nil {
+		return err
+	}
+	if t.frontier, err = domain.NewTreeFrontier(size, hs); err != nil {
+		return err
+	}
+	t.lastPos = 0
+	if size > 0 {
+		if t.lastPos, err = t.RecordPosition(ctx, size-1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Close closes the files.
+func (t *FileTree) Close() error {
+	return errors.Join(t.hashes.Close(), t.positions.Close())
+}
+
+// TreeSize implements domain.TreeStore.
+func (t *FileTree) TreeSize(ctx context.Context) (int64, error) { return t.size.Load(), nil }
+
+// ReadTreeHashes implements domain.TreeStore.
+func (t *FileTree) ReadTreeHashes(ctx context.Context, indexes []int64) ([]domain.Hash, error) {
+	limit := tlog.StoredHashCount(t.size.Load())
+	out := make([]domain.Hash, len(indexes))
+	for i, x := range indexes {
+		if x < 0 || x >= limit {
+			return nil, domain.Errorf(domain.EINVALID, "stored hash %d is beyond the tree of %d records", x, t.size.Load())
+		}
+		if _, err := t.hashes.ReadAt(out[i][:], 32*x); err != nil {
+			return nil, domain.Errorf(domain.EUNAVAILABLE, "read the tree: %v", err)
+		}
+	}
+	return out, nil
+}
+
+// RecordPosition implements domain.TreeStore.
+func (t *FileTree) RecordPosition(ctx context.Context, index int64) (uint64, error) {
+	if size := t.size.Load(); index < 0 || index >= size {
+		return 0, domain.Errorf(domain.ENOTFOUND, "no record %d: the tree holds %d", index, size)
+	}
+	var b [8]byte
+	if _, err := t.positions.ReadAt(b[:], 8*index); err != nil {
+		return 0, domain.Errorf(domain.EUNAVAILABLE, "read the tree: %v", err)
+	}
+	return binary.LittleEndian.Uint64(b[:]), nil
+}
+
+// RecordIndex implements domain.TreeStore, by bisection of the positions
+// (they increase with the index).
+func (t *FileTree) RecordIndex(ctx context.Context, position uint64) (int64, error) {
+	return domain.FindRecord(t.size.Load(), position, -1, func(i int64) (uint64, error) { return t.RecordPosition(ctx, i) })
+}
+
+// BuildTree implements domain.TreeStore: it reads the log after the
+// tree's last record up to the head as of the call.
+func (t *FileTree) BuildTree(ctx context.Context, progress func(records int64)) error {
+	head, err := t.Store.Head(ctx)
+	if err != nil {
+		return err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.lastPos >= head {
+		return nil
+	}
+	var addErr error
+	err = domain.ReadAheadBatches(ctx, t.Store.ReadAll(ctx, t.lastPos+1, 0), func(batch []domain.Event) bool {
+		for i := range batch {
+			if batch[i].Position > head {
+				batch = batch[:i]
+				break
+			}
+		}
+		if addErr = t.add(batch); addErr != nil {
+			return false
+		}
+		if progress != nil {
+			progress(t.size.Load())
+		}
+		return len(batch) > 0 && batch[len(batch)-1].Position < head
+	})
+	return errors.Join(err, addErr)
+}
+
+// Follow adds the log's new events to the tree as they commit, until ctx
+// ends (its error is returned then) or the log cannot be read.
+func (t *FileTree) Follow(ctx context.Context) error {
+	t.mu.Lock()
+	from := t.lastPos + 1
+	t.mu.Unlock()
+	sub := t.Store.Subscribe(ctx, from)
+	defer sub.Close()
+	events := make(chan domain.Event, 1024)
+	errc := make(chan error, 1)
+	go func() {
+		defer close(events)
+		for sub.Next() {
+			select {
+			case events <- sub.Event():
+			case <-ctx.Done():
+				return
+			}
+		}
+		errc <- sub.Err()
+	}()
+	var batch []domain.Event
+	for e := range events {
+		// Whatever else has arrived joins this write (and its sync).
+		batch = append(batch[:0], e)
+	more:
+		for len(batch) < 4096 {
+			select {
+			case e, ok := <-events:
+				if !ok {
+					break more
+				}
+				batch = append(batch, e)
+			default:
+				break more
+			}
+		}
+		t.mu.Lock()
+		err := t.add(batch)
+		t.mu.Unlock()
+		if err != nil {
+			return err
+		}
+	}
+	select {
+	case err := <-errc:
+		if err != nil {
+			return err
+		}
+	default:
+	}
+	return ctx.Err()
+}
+
+// add appends events' records (t.mu held): events the tree has already
+// are skipped.
+func (t *FileTree) add(events []domain.Event) error {
+	hs := t.buf[:0]
+	ps := t.posBuf[:0]
+	f := t.frontier
+	last := t.lastPos
+	var stored [64]domain.Hash
+	for i := range events {
+		e := &events[i]
+		if e.Position <= last {
+			continue
+		}
+		for _, h := range f.Add(domain.ComputeHash(e), stored[:0]) {
+			hs = append(hs, h[:]...)
+		}
+		ps = binary.LittleEndian.AppendUint64(ps, e.Position)
+		last = e.Position
+	}
+	t.buf, t.posBuf = hs, ps
+	if len(ps) == 0 {
+		return nil
+	}
+	size := t.size.Load()
+	// Hashes first: a crash between the two writes leaves records whose
+	// positions are missing, which load drops.
+	if _, err := t.hashes.WriteAt(hs, 32*tlog.StoredHashCount(size)); err != nil {
+		return fmt.Errorf("write the tree: %w", err)
+	}
+	if _, err := t.positions.WriteAt(ps, 8*size); err != nil {
+		return fmt.Errorf("write the tree: %w", err)
+	}
+	if err := t.hashes.Sync(); err != nil {
+		return fmt.Errorf("sync the tree: %w", err)
+	}
+	if err := t.positions.Sync(); err != nil {
+		return fmt.Errorf("sync the tree: %w", err)
+	}
+	t.frontier, t.lastPos = f, last
+	t.size.Store(f.Size())
+	return nil
+}
