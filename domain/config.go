@@ -270,6 +270,19 @@ func (c Config) ReportingCurrency() string {
 	return s
 }
 
+// PnlMethod returns bot.PNL_METHOD, the lot matching the reports use when
+// a request names none, and whether it is set (CheckValues refuses a value
+// that ParsePnlMethod does not read). The Gunbot PNL routes keep the
+// service's --pnl-method whatever it says.
+func (c Config) PnlMethod() (PnlMethod, bool) {
+	s, ok := c.section("bot")["PNL_METHOD"].(string)
+	if !ok {
+		return LOFO, false
+	}
+	m, err := ParsePnlMethod(s)
+	return m, err == nil
+}
+
 // ExchangeNames returns the names of config.exchanges, sorted.
 func (c Config) ExchangeNames() []string { return sortedKeys(c.section("exchanges")) }
 

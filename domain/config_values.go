@@ -114,15 +114,22 @@ func CheckStrategyParams(where string, params map[string]any) error {
 // overrides, config.exchanges.<name>.delay (whole seconds ≥ 1), and the
 // paper simulator's settings config.exchanges.<name>.simulator: fee, a
 // rate in [0, 1), and balances, amounts ≥ 0 (a zero starting balance is a
-// real choice), and bot.REPORTING_CURRENCY, a currency symbol (letters and
-// digits, as in a pair) or absent, and every credential of an exchange
-// entry a string (CheckCredentialTypes). ConfigFromMap calls it; see the note at
+// real choice), bot.REPORTING_CURRENCY, a currency symbol (letters and
+// digits, as in a pair) or absent, bot.PNL_METHOD, a lot matching method
+// (ParsePnlMethod) or absent, and every credential of an exchange entry a
+// string (CheckCredentialTypes). ConfigFromMap calls it; see the note at
 // the top of this file for why ParseConfig does not.
 func (c Config) CheckValues() error {
 	if v, ok := c.section("bot")["REPORTING_CURRENCY"]; ok && v != nil {
 		s, _ := v.(string)
 		if s == "" || len(s) > MaxPairLen || !alnum(s) {
 			return Errorf(EINVALID, "config.bot.REPORTING_CURRENCY must be a currency symbol of letters and digits (e.g. USDT), not %.40s", fmt.Sprint(v))
+		}
+	}
+	if v, ok := c.section("bot")["PNL_METHOD"]; ok && v != nil {
+		s, _ := v.(string)
+		if _, err := ParsePnlMethod(s); err != nil || s == "" {
+			return Errorf(EINVALID, "config.bot.PNL_METHOD must be %s, not %.40s", PnlMethodNames, fmt.Sprint(v))
 		}
 	}
 	exchanges := c.section("exchanges")

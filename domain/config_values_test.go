@@ -166,3 +166,38 @@ func TestReportingCurrency(t *testing.T) {
 		}
 	}
 }
+
+// bot.PNL_METHOD names a lot matching method or is absent; PnlMethod reads
+// it back (LOFO, false when absent).
+func TestPnlMethodSetting(t *testing.T) {
+	doc := func(v any) map[string]any {
+		bot := map[string]any{}
+		if v != nil {
+			bot["PNL_METHOD"] = v
+		}
+		return map[string]any{"bot": bot, "GUI": map[string]any{}, "exchanges": map[string]any{}, "strategies": map[string]any{}, "pairs": map[string]any{}}
+	}
+	for _, tc := range []struct {
+		v    any
+		want PnlMethod
+		set  bool
+		err  bool
+	}{
+		{nil, LOFO, false, false}, {"hifo", HIFO, true, false}, {"FIFO", FIFO, true, false}, {"average", Average, true, false},
+		{"", 0, false, true}, {"fofo", 0, false, true}, {3, 0, false, true},
+	} {
+		c, err := ConfigFromMap(doc(tc.v))
+		if tc.err {
+			if ErrorCode(err) != EINVALID || !strings.Contains(ErrorMessage(err), "config.bot.PNL_METHOD must be lofo") {
+				t.Errorf("%v: err = %v, want EINVALID naming config.bot.PNL_METHOD", tc.v, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%v: %v", tc.v, err)
+		}
+		if m, set := c.PnlMethod(); m != tc.want || set != tc.set {
+			t.Errorf("%v: PnlMethod() = %v, %v; want %v, %v", tc.v, m, set, tc.want, tc.set)
+		}
+	}
+}

@@ -55,14 +55,22 @@ func (l *refLots) Add(qty, cost Decimal) {
 		l.lots[l.head].Cost = l.lots[l.head].Cost.Add(cost)
 	case FIFO:
 		l.lots = append(l.lots, n)
+	case LIFO: // the newest lot goes in front
+		l.lots = slices.Insert(l.lots, l.head, n)
 	default:
+		// LOFO: in front of the first lot dearer than n; HIFO: in front of
+		// the first lot cheaper than n.
+		before := func(a, b Lot) bool { return unitCostLess(a, b) }
+		if l.Method == HIFO {
+			before = func(a, b Lot) bool { return unitCostLess(b, a) }
+		}
 		live := l.lots[l.head:]
 		for i := 2; i < len(live); i++ { // the search predicate must be monotone on live[1:]
-			if unitCostLess(n, live[i-1]) && !unitCostLess(n, live[i]) {
+			if before(n, live[i-1]) && !before(n, live[i]) {
 				l.ambiguous = true
 			}
 		}
-		i := sort.Search(len(live), func(i int) bool { return unitCostLess(n, live[i]) })
+		i := sort.Search(len(live), func(i int) bool { return before(n, live[i]) })
 		l.lots = append(l.lots, Lot{})
 		copy(l.lots[l.head+i+1:], l.lots[l.head+i:])
 		l.lots[l.head+i] = n
@@ -125,10 +133,21 @@ func (l *refLots) ApplyFill(side Side, price, qty, feeQuote Decimal) FillPnl {
 
 func (l *refLots) held() []Lot { return append([]Lot(nil), l.lots[l.head:]...) }
 
-// held returns the lots held, in the order they would be consumed.
+// held returns the lots held, in the order they would be consumed (under
+// Average, the pool as one lot, as refLots keeps it).
 func (l *Lots) held() []Lot {
-	if l.Method != LOFO {
+	switch l.Method {
+	case Average:
+		if l.Len() == 0 {
+			return nil
+		}
+		return []Lot{{Qty: l.qty, Cost: l.cost}}
+	case FIFO:
 		return append([]Lot(nil), l.lots[l.head:]...)
+	case LIFO:
+		out := append([]Lot(nil), l.lots...)
+		slices.Reverse(out)
+		return out
 	}
 	h := append([]lofoLot(nil), l.heap...)
 	sort.Slice(h, func(i, j int) bool { return l.less(h[i], h[j]) })
@@ -201,7 +220,7 @@ func randomLotsOps(r *rand.Rand, n int) []lotsOp {
 // held, in consumption order.
 func TestLotsMatchReference(t *testing.T) {
 	const runs, steps = 1500, 150
-	for _, m := range []PnlMethod{LOFO, FIFO, Average} {
+	for _, m := range []PnlMethod{LOFO, FIFO, Average, LIFO, HIFO} {
 		t.Run(m.String(), func(t *testing.T) {
 			var ambiguous, comparedSteps int
 			for seed := uint64(0); seed < runs; seed++ {
@@ -232,9 +251,13 @@ func TestLotsMatchReference(t *testing.T) {
 					if g != w {
 						t.Fatalf("%s: fill = %+v, want %+v", where(), g, w)
 					}
-					if got.Qty() != want.qty || got.Cost() != want.cost || got.ABP() != want.ABP() || got.Len() != want.Len() {
+					gl := got.Len()
+					if m == Average { // the pool as one lot, as the reference keeps it
+						gl = min(gl, 1)
+					}
+					if got.Qty() != want.qty || got.Cost() != want.cost || got.ABP() != want.ABP() || gl != want.Len() {
 						t.Fatalf("%s: qty %s cost %s ABP %s len %d, want %s %s %s %d", where(),
-							got.Qty(), got.Cost(), got.ABP(), got.Len(), want.qty, want.cost, want.ABP(), want.Len())
+							got.Qty(), got.Cost(), got.ABP(), gl, want.qty, want.cost, want.ABP(), want.Len())
 					}
 					gh, wh := got.held(), want.held()
 					if !slices.Equal(gh, wh) {
@@ -243,8 +266,12 @@ func TestLotsMatchReference(t *testing.T) {
 				}
 			}
 			// The comparison must not be vacuous: almost every sequence is
-			// one the old algorithm orders unambiguously.
-			if ambiguous > runs/20 || comparedSteps < runs*steps*9/10 {
+			// one the old algorithm orders unambiguously. (HIFO meets more
+			// ambiguous insertions than LOFO, about 6% of these sequences:
+			// it partly consumes the dearest lots, whose prices here are the
+			// random ones with 8 decimals, and leaves the round-priced ties
+			// behind them.)
+			if ambiguous > runs/10 || comparedSteps < runs*steps*9/10 {
 				t.Fatalf("%d of %d sequences ambiguous, %d steps compared", ambiguous, runs, comparedSteps)
 			}
 			t.Logf("%d sequences, %d steps compared, %d stopped at an ambiguous insertion", runs, comparedSteps, ambiguous)
@@ -312,7 +339,7 @@ func dcaFills(n int) []lotsOp {
 func BenchmarkLotsDCA(b *testing.B) {
 	const fills = 1_000_000
 	ops := dcaFills(fills)
-	for _, m := range []PnlMethod{LOFO, FIFO} {
+	for _, m := range []PnlMethod{LOFO, FIFO, LIFO, HIFO, Average} {
 		b.Run(m.String(), func(b *testing.B) {
 			var held int
 			start := time.Now()
@@ -332,7 +359,7 @@ func BenchmarkLotsDCA(b *testing.B) {
 // Selling off a large inventory gives its memory back, under every method,
 // and what is left is still matched in order.
 func TestLotsShrinkAfterSellOff(t *testing.T) {
-	for _, m := range []PnlMethod{LOFO, FIFO, Average} {
+	for _, m := range []PnlMethod{LOFO, FIFO, Average, LIFO, HIFO} {
 		l := Lots{Method: m}
 		for i := 0; i < 100000; i++ {
 			l.Add(DecimalFromInt(1), DecimalFromInt(int64(100+i%7)))

@@ -37,50 +37,77 @@ import (
 // ABP = 50.05/0.5 = 100.1. Under FIFO the same sell takes A then 0.5 of B
 // (45.045): pnl = 165 − 0.165 − 145.145 = 19.69. Under Average the pool is
 // {2, 190.19}, 1.5 of it costs 142.6425: pnl = 22.1925, ABP = 95.095.
+// LIFO takes the newest (B) first and HIFO the dearest (A) first, which
+// here give LOFO's and FIFO's figures; pnl_test.go has a case where the
+// five methods differ.
 
 // PnlMethod selects how sells consume lots.
 type PnlMethod uint8
 
-// Lot matching methods. LOFO is the default (as Gunbot documents it).
+// Lot matching methods. LOFO is the default (as Gunbot documents it). The
+// values are stable (they never change meaning): add new methods at the end.
 const (
 	// LOFO consumes the lot with the lowest unit cost first (ties: oldest
 	// first; see Lots for a partly consumed lot).
 	LOFO PnlMethod = iota
 	// FIFO consumes the oldest lot first.
 	FIFO
-	// Average pools every lot into one at the weighted average unit cost; a
-	// sell takes cost pro rata.
+	// Average pools every lot at the weighted average unit cost; a sell
+	// takes cost pro rata. The quantities it consumes are the oldest first
+	// (FIFO), which is what dates its disposals for holding periods.
 	Average
+	// LIFO consumes the newest lot first.
+	LIFO
+	// HIFO consumes the lot with the highest unit cost first (ties: oldest
+	// first), mirroring LOFO.
+	HIFO
 )
 
-// ParsePnlMethod reads "lofo", "fifo" or "average" (case-insensitive; ""
-// is LOFO), or returns EINVALID.
+// PnlMethodNames lists the accepted names of ParsePnlMethod, for help
+// texts and messages.
+const PnlMethodNames = "lofo, fifo, lifo, hifo or average"
+
+// ParsePnlMethod reads "lofo", "fifo", "lifo", "hifo" or "average"
+// ("avg"), case-insensitive; "" is LOFO. Anything else is EINVALID.
 func ParsePnlMethod(s string) (PnlMethod, error) {
 	switch strings.ToLower(s) {
 	case "", "lofo":
 		return LOFO, nil
 	case "fifo":
 		return FIFO, nil
+	case "lifo":
+		return LIFO, nil
+	case "hifo":
+		return HIFO, nil
 	case "average", "avg":
 		return Average, nil
 	}
-	return LOFO, Errorf(EINVALID, "pnl method %q must be lofo, fifo or average", s)
+	return LOFO, Errorf(EINVALID, "pnl method %q must be %s", s, PnlMethodNames)
 }
 
-// String returns "lofo", "fifo" or "average".
+// String returns "lofo", "fifo", "lifo", "hifo" or "average".
 func (m PnlMethod) String() string {
 	switch m {
 	case FIFO:
 		return "fifo"
 	case Average:
 		return "average"
+	case LIFO:
+		return "lifo"
+	case HIFO:
+		return "hifo"
 	}
 	return "lofo"
 }
 
-// Lot is a quantity held and its total cost in quote (fees included).
+// Lot is a quantity held and its total cost in quote (fees included), with
+// where it came from: the time it was acquired (ms) and the caller's
+// reference of the fill that acquired it (the order id, for the Ledger and
+// the reports). Lots never look at Time or Ref; they only carry them, so
+// that a sell can list the lots it consumed (TakeLots).
 type Lot struct {
 	Qty, Cost Decimal
+	Time, Ref int64
 }
 
 // UnitCost returns Cost/Qty, or 0 for an empty lot.
@@ -95,12 +122,13 @@ func (l Lot) UnitCost() Decimal {
 // empty LOFO inventory; set Method before the first Add and do not change it
 // afterwards. Not safe for concurrent use.
 //
-// Cost of the operations in the number n of lots held: LOFO Add and each lot
-// a Take consumes are O(log n) (a binary min-heap); FIFO Add and consumption
-// are O(1) amortized (a queue with a head index, compacted when the consumed
-// front outgrows the rest); Average is O(1). Quantity and cost held are
-// maintained as lots come and go, so Qty, Cost and ABP are O(1). Memory: 16
-// bytes a lot (FIFO), 24 (LOFO).
+// Cost of the operations in the number n of lots held: LOFO and HIFO Add
+// and each lot a Take consumes are O(log n) (a binary heap); FIFO, LIFO and
+// Average Add and consumption are O(1) amortized (a queue with a head index,
+// compacted when the consumed front outgrows the rest; a stack for LIFO).
+// Quantity and cost held are maintained as lots come and go, so Qty, Cost
+// and ABP are O(1). Memory: 32 bytes a lot (FIFO, LIFO, Average), 40 (LOFO,
+// HIFO).
 //
 // LOFO order, precisely: a new lot goes after every held lot whose unit cost
 // is lower or equal (ties: oldest first), and the lot being consumed is the
@@ -110,28 +138,36 @@ func (l Lot) UnitCost() Decimal {
 // front of it only if it is cheaper than both its current unit cost and the
 // lot after it. (This is the order the earlier sorted-slice implementation
 // kept wherever its binary search was well defined; lots_test.go compares
-// the two on random sequences.)
+// the two on random sequences.) HIFO is the same with "higher" for "lower".
+//
+// Average keeps the lots in arrival order: their quantities date a sell's
+// parts (oldest first) while its cost is the pool's average, so that under
+// every method a sell lists the lots it consumed.
 type Lots struct {
 	Method PnlMethod
-	lots   []Lot // FIFO: oldest first from head; Average: one lot
+	lots   []Lot // FIFO, Average: oldest first from head; LIFO: a stack, newest last
 	head   int
-	heap   []lofoLot     // LOFO: min-heap by less
-	clamp  map[int64]Lot // LOFO: order key of the lots with seq&1 == 1, by seq
-	seq    int64         // LOFO: seq of the next lot added (÷2)
-	front  int64         // LOFO: lowest seq given out so far (÷2)
+	heap   []lofoLot     // LOFO, HIFO: binary heap by less
+	clamp  map[int64]Lot // LOFO, HIFO: order key of the lots with seq&1 == 1, by seq
+	seq    int64         // LOFO, HIFO: seq of the next lot added (÷2)
+	front  int64         // LOFO, HIFO: lowest seq given out so far (÷2)
 	qty    Decimal
 	cost   Decimal
 }
 
-// lofoLot is a LOFO lot and its place among equal unit costs. The heap
-// orders lots by (key unit cost, seq) where the key is the lot itself, or,
-// when seq is odd, the entry in Lots.clamp: a partly consumed first lot whose
-// unit cost rose above the next lot's is keyed with the next lot's unit cost
-// and a seq below every other, so that it stays first (see Lots).
+// lofoLot is a LOFO (or HIFO) lot and its place among equal unit costs.
+// The heap orders lots by (key unit cost, seq) where the key is the lot
+// itself, or, when seq is odd, the entry in Lots.clamp: a partly consumed
+// first lot whose unit cost moved past the next lot's is keyed with the
+// next lot's unit cost and a seq below every other, so that it stays first
+// (see Lots).
 type lofoLot struct {
 	Lot
 	seq int64 // new lots 0, 2, 4…; partly consumed first lots −2, −4… (+1 if clamped)
 }
+
+// heaped reports whether the method keeps its lots in the heap.
+func (l *Lots) heaped() bool { return l.Method == LOFO || l.Method == HIFO }
 
 // Qty returns the quantity held in lots.
 func (l *Lots) Qty() Decimal { return l.qty }
@@ -148,47 +184,59 @@ func (l *Lots) ABP() Decimal {
 	return l.cost.Div(l.qty)
 }
 
-// Len returns the number of lots held.
+// Len returns the number of lots held (under Average, the lots whose
+// quantities the pool holds).
 func (l *Lots) Len() int {
-	if l.Method == LOFO {
+	if l.heaped() {
 		return len(l.heap)
 	}
 	return len(l.lots) - l.head
 }
 
 // Add adds a lot of qty (> 0; others are ignored) costing cost in total.
-func (l *Lots) Add(qty, cost Decimal) {
-	if qty.Sign() <= 0 {
+func (l *Lots) Add(qty, cost Decimal) { l.AddLot(Lot{Qty: qty, Cost: cost}) }
+
+// AddLot adds n (n.Qty > 0; others are ignored), keeping its Time and Ref.
+func (l *Lots) AddLot(n Lot) {
+	if n.Qty.Sign() <= 0 {
 		return
 	}
-	l.qty = l.qty.Add(qty)
-	l.cost = l.cost.Add(cost)
-	n := Lot{Qty: qty, Cost: cost}
-	switch l.Method {
-	case Average:
-		if l.Len() == 0 {
-			l.lots = append(l.lots[:0], n)
-			l.head = 0
-			return
-		}
-		l.lots[l.head].Qty = l.lots[l.head].Qty.Add(qty)
-		l.lots[l.head].Cost = l.lots[l.head].Cost.Add(cost)
-	case FIFO:
-		l.lots = append(l.lots, n)
-	default: // LOFO: after every lot whose key is ≤ the new one (seq is the highest)
+	l.qty = l.qty.Add(n.Qty)
+	l.cost = l.cost.Add(n.Cost)
+	if l.heaped() { // after every lot whose key is ≤ the new one (seq is the highest)
 		l.heap = append(l.heap, lofoLot{Lot: n, seq: l.seq * 2})
 		l.seq++
 		l.up(len(l.heap) - 1)
+		return
 	}
+	l.lots = append(l.lots, n)
 }
 
 // Take consumes up to qty (> 0) from the lots in the method's order and
 // returns the quantity matched and the cost of what was consumed.
-func (l *Lots) Take(qty Decimal) (matched, cost Decimal) {
-	if l.Method == LOFO {
-		matched, cost = l.takeLOFO(qty)
-	} else {
-		matched, cost = l.takeQueue(qty)
+func (l *Lots) Take(qty Decimal) (matched, cost Decimal) { return l.take(qty, nil) }
+
+// TakeLots is Take that also appends to used the parts of lots it consumed,
+// in the order it consumed them: each with its quantity, the cost it gave
+// up, and its lot's Time and Ref. The parts' quantities add up to matched
+// and their costs to cost exactly (under Average, the pooled cost is split
+// over the parts pro rata, the last part taking the rounding).
+func (l *Lots) TakeLots(qty Decimal, used []Lot) (matched, cost Decimal, _ []Lot) {
+	matched, cost = l.take(qty, &used)
+	return matched, cost, used
+}
+
+// take is Take, appending the parts consumed to *used unless used is nil.
+func (l *Lots) take(qty Decimal, used *[]Lot) (matched, cost Decimal) {
+	switch l.Method {
+	case LOFO, HIFO:
+		matched, cost = l.takeHeap(qty, used)
+	case LIFO:
+		matched, cost = l.takeStack(qty, used)
+	case Average:
+		matched, cost = l.takeAverage(qty, used)
+	default:
+		matched, cost = l.takeQueue(qty, used)
 	}
 	l.qty = l.qty.Sub(matched)
 	l.cost = l.cost.Sub(cost)
@@ -211,28 +259,42 @@ func shrunk[T any](s []T) []T {
 	return append(make([]T, 0, 2*len(s)), s...)
 }
 
-// takeQueue is Take for FIFO and Average: lots are consumed from the head.
-func (l *Lots) takeQueue(qty Decimal) (matched, cost Decimal) {
-	for qty.IsPos() && l.head < len(l.lots) {
-		lot := &l.lots[l.head]
-		if lot.Qty.Cmp(qty) <= 0 {
-			matched = matched.Add(lot.Qty)
-			cost = cost.Add(lot.Cost)
-			qty = qty.Sub(lot.Qty)
-			*lot = Lot{}
-			l.head++
-			continue
-		}
-		c := MulDiv(lot.Cost, qty, lot.Qty)
-		lot.Qty = lot.Qty.Sub(qty)
-		lot.Cost = lot.Cost.Sub(c)
-		matched = matched.Add(qty)
-		cost = cost.Add(c)
-		qty = Zero
+// takePart consumes up to qty of lot (in place) and returns the part taken:
+// all of it, or qty of it costing cost×qty/lotQty (rounded, MulDiv) while
+// the lot keeps the rest, so that no unit of cost is lost or created.
+func takePart(lot *Lot, qty Decimal) (part Lot, whole bool) {
+	if lot.Qty.Cmp(qty) <= 0 {
+		part = *lot
+		*lot = Lot{}
+		return part, true
 	}
-	// Compact once the consumed front is larger than what is left: a
-	// compaction moves fewer lots than were consumed since the previous
-	// one, so consumption stays O(1) amortized.
+	c := MulDiv(lot.Cost, qty, lot.Qty)
+	part = Lot{Qty: qty, Cost: c, Time: lot.Time, Ref: lot.Ref}
+	lot.Qty = lot.Qty.Sub(qty)
+	lot.Cost = lot.Cost.Sub(c)
+	return part, false
+}
+
+// takeQueue is TakeLots for FIFO: lots are consumed from the head.
+func (l *Lots) takeQueue(qty Decimal, used *[]Lot) (matched, cost Decimal) {
+	for qty.IsPos() && l.head < len(l.lots) {
+		part, whole := takePart(&l.lots[l.head], qty)
+		if whole {
+			l.head++
+		}
+		matched, cost, qty = matched.Add(part.Qty), cost.Add(part.Cost), qty.Sub(part.Qty)
+		if used != nil {
+			*used = append(*used, part)
+		}
+	}
+	l.compactQueue()
+	return matched, cost
+}
+
+// compactQueue drops the consumed front once it is larger than what is
+// left: a compaction moves fewer lots than were consumed since the
+// previous one, so consumption stays O(1) amortized.
+func (l *Lots) compactQueue() {
 	if l.head == len(l.lots) {
 		l.lots, l.head = l.lots[:0], 0
 	} else if l.head > 32 && l.head*2 > len(l.lots) {
@@ -240,27 +302,81 @@ func (l *Lots) takeQueue(qty Decimal) (matched, cost Decimal) {
 		clear(l.lots[n:])
 		l.lots, l.head = l.lots[:n], 0
 	}
+}
+
+// takeStack is TakeLots for LIFO: lots are consumed from the end.
+func (l *Lots) takeStack(qty Decimal, used *[]Lot) (matched, cost Decimal) {
+	for qty.IsPos() && len(l.lots) > 0 {
+		part, whole := takePart(&l.lots[len(l.lots)-1], qty)
+		if whole {
+			l.lots = l.lots[:len(l.lots)-1]
+		}
+		matched, cost, qty = matched.Add(part.Qty), cost.Add(part.Cost), qty.Sub(part.Qty)
+		if used != nil {
+			*used = append(*used, part)
+		}
+	}
 	return matched, cost
 }
 
-// takeLOFO is Take for LOFO: lots are consumed from the top of the heap.
-func (l *Lots) takeLOFO(qty Decimal) (matched, cost Decimal) {
-	for qty.IsPos() && len(l.heap) > 0 {
-		top := &l.heap[0]
-		if top.Qty.Cmp(qty) <= 0 {
-			matched = matched.Add(top.Qty)
-			cost = cost.Add(top.Cost)
-			qty = qty.Sub(top.Qty)
-			l.pop()
-			continue
+// takeAverage is TakeLots for Average: the cost is the pool's, pro rata
+// (all of it when the whole pool goes), and the quantities leave the queue
+// oldest first.
+func (l *Lots) takeAverage(qty Decimal, used *[]Lot) (matched, cost Decimal) {
+	if l.Len() == 0 || !qty.IsPos() {
+		return Zero, Zero
+	}
+	matched, cost = l.qty, l.cost
+	if qty.Less(l.qty) {
+		matched, cost = qty, MulDiv(l.cost, qty, l.qty)
+	}
+	first := 0
+	if used != nil {
+		first = len(*used)
+	}
+	for left := matched; left.IsPos() && l.head < len(l.lots); {
+		lot := &l.lots[l.head]
+		q := lot.Qty.Min(left)
+		if used != nil {
+			*used = append(*used, Lot{Qty: q, Time: lot.Time, Ref: lot.Ref})
 		}
-		c := MulDiv(top.Cost, qty, top.Qty)
-		top.Qty = top.Qty.Sub(qty)
-		top.Cost = top.Cost.Sub(c)
-		matched = matched.Add(qty)
-		cost = cost.Add(c)
-		qty = Zero
-		l.rekeyTop()
+		lot.Qty = lot.Qty.Sub(q)
+		if lot.Qty.IsZero() {
+			*lot = Lot{}
+			l.head++
+		}
+		left = left.Sub(q)
+	}
+	if used != nil { // the pooled cost over the parts, pro rata
+		rest := cost
+		parts := (*used)[first:]
+		for i := range parts {
+			if i == len(parts)-1 {
+				parts[i].Cost = rest
+				break
+			}
+			parts[i].Cost = MulDiv(cost, parts[i].Qty, matched)
+			rest = rest.Sub(parts[i].Cost)
+		}
+	}
+	l.compactQueue()
+	return matched, cost
+}
+
+// takeHeap is TakeLots for LOFO and HIFO: lots are consumed from the top of
+// the heap.
+func (l *Lots) takeHeap(qty Decimal, used *[]Lot) (matched, cost Decimal) {
+	for qty.IsPos() && len(l.heap) > 0 {
+		part, whole := takePart(&l.heap[0].Lot, qty)
+		if whole {
+			l.pop()
+		} else {
+			l.rekeyTop()
+		}
+		matched, cost, qty = matched.Add(part.Qty), cost.Add(part.Cost), qty.Sub(part.Qty)
+		if used != nil {
+			*used = append(*used, part)
+		}
 	}
 	if len(l.heap) == 0 {
 		l.heap = l.heap[:0]
@@ -272,7 +388,7 @@ func (l *Lots) takeLOFO(qty Decimal) (matched, cost Decimal) {
 
 // rekeyTop gives the partly consumed first lot its new unit cost as key and a
 // seq below every other, clamping the key to the next lot's when the rounded
-// remaining cost put it above, so that the lot stays first.
+// remaining cost moved it past, so that the lot stays first.
 func (l *Lots) rekeyTop() {
 	top := &l.heap[0]
 	if top.seq&1 != 0 {
@@ -289,7 +405,7 @@ func (l *Lots) rekeyTop() {
 	if next < 0 {
 		return
 	}
-	if k := l.key(l.heap[next]); unitCostCmp(top.Lot, k) > 0 {
+	if k := l.key(l.heap[next]); l.order(top.Lot, k) > 0 {
 		top.seq++
 		if l.clamp == nil {
 			l.clamp = make(map[int64]Lot)
@@ -306,13 +422,23 @@ func (l *Lots) key(e lofoLot) Lot {
 	return e.Lot
 }
 
-// less orders LOFO lots: lower key unit cost first, then lower seq.
+// order compares two lots' unit costs in the method's order: −1 when a
+// comes first (LOFO: cheaper; HIFO: dearer), 0 when equal, +1 otherwise.
+func (l *Lots) order(a, b Lot) int {
+	if l.Method == HIFO {
+		return unitCostCmp(b, a)
+	}
+	return unitCostCmp(a, b)
+}
+
+// less orders heap lots: key unit cost in the method's order, then lower
+// seq.
 func (l *Lots) less(a, b lofoLot) bool {
 	ka, kb := a.Lot, b.Lot
 	if (a.seq|b.seq)&1 != 0 {
 		ka, kb = l.key(a), l.key(b)
 	}
-	if c := unitCostCmp(ka, kb); c != 0 {
+	if c := l.order(ka, kb); c != 0 {
 		return c < 0
 	}
 	return a.seq < b.seq
@@ -334,8 +460,8 @@ func (l *Lots) up(i int) {
 
 // pop removes the first lot. The hole at the root goes down along the
 // lesser children to a leaf, then the last lot fills it and goes up (the
-// last lot is usually among the dearest, so this makes about half the
-// comparisons of sifting it down from the root).
+// last lot is usually among the last to be consumed, so this makes about
+// half the comparisons of sifting it down from the root).
 func (l *Lots) pop() {
 	h := l.heap
 	if h[0].seq&1 != 0 {
@@ -418,6 +544,20 @@ type FillPnl struct {
 // returns the figures of the fill (see the file comment for the formulas).
 // Quantities ≤ 0 change nothing and return the zero FillPnl with Value set.
 func (l *Lots) ApplyFill(side Side, price, qty, feeQuote Decimal) FillPnl {
+	return l.ApplyFillTraced(side, price, qty, feeQuote, nil)
+}
+
+// LotTrace is what ApplyFillTraced records beyond the figures: a buy's lot
+// gets Time and Ref (Lot); a sell appends the parts of lots it consumed to
+// Used (Lots.TakeLots). The reports read it to list each disposal's lots.
+type LotTrace struct {
+	Time, Ref int64
+	Used      []Lot
+}
+
+// ApplyFillTraced is ApplyFill that dates a buy's lot and lists a sell's
+// consumed lots in tr (nil: neither, as ApplyFill).
+func (l *Lots) ApplyFillTraced(side Side, price, qty, feeQuote Decimal, tr *LotTrace) FillPnl {
 	r := FillPnl{Value: price.Mul(qty), Fee: feeQuote}
 	if qty.Sign() <= 0 {
 		return r
@@ -425,10 +565,19 @@ func (l *Lots) ApplyFill(side Side, price, qty, feeQuote Decimal) FillPnl {
 	if side == Buy {
 		r.Matched = qty
 		r.LotCost = r.Value.Add(feeQuote)
-		l.Add(qty, r.LotCost)
+		n := Lot{Qty: qty, Cost: r.LotCost}
+		if tr != nil {
+			n.Time, n.Ref = tr.Time, tr.Ref
+		}
+		l.AddLot(n)
 		return r
 	}
-	r.Matched, r.LotCost = l.Take(qty)
+	if tr != nil {
+		tr.Used = tr.Used[:0]
+		r.Matched, r.LotCost = l.take(qty, &tr.Used)
+	} else {
+		r.Matched, r.LotCost = l.take(qty, nil)
+	}
 	r.Unmatched = qty.Sub(r.Matched)
 	if r.Matched.IsPos() {
 		matchedFee := MulDiv(feeQuote, r.Matched, qty)

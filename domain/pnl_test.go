@@ -1,6 +1,9 @@
 package domain
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func pnlDec(s string) Decimal { return MustDecimal(s) }
 
@@ -103,7 +106,7 @@ func TestLotsLOFOOrder(t *testing.T) {
 // Rounding never loses cost: consuming a lot in thirds gives back exactly
 // its cost.
 func TestLotsConserveCost(t *testing.T) {
-	for _, m := range []PnlMethod{LOFO, FIFO, Average} {
+	for _, m := range []PnlMethod{LOFO, FIFO, Average, LIFO, HIFO} {
 		l := Lots{Method: m}
 		l.Add(pnlDec("3"), pnlDec("10"))
 		var total Decimal
@@ -165,19 +168,118 @@ func TestMetrics(t *testing.T) {
 }
 
 func TestParsePnlMethod(t *testing.T) {
-	for s, want := range map[string]PnlMethod{"": LOFO, "LOFO": LOFO, "fifo": FIFO, "average": Average} {
+	for s, want := range map[string]PnlMethod{"": LOFO, "LOFO": LOFO, "fifo": FIFO, "average": Average, "avg": Average,
+		"lifo": LIFO, "HIFO": HIFO} {
 		if got, err := ParsePnlMethod(s); err != nil || got != want {
 			t.Errorf("ParsePnlMethod(%q) = %v, %v", s, got, err)
 		}
+		if got, _ := ParsePnlMethod(want.String()); got != want {
+			t.Errorf("ParsePnlMethod(%q.String()) = %v", want, got)
+		}
 	}
-	if _, err := ParsePnlMethod("lifo"); ErrorCode(err) != EINVALID {
-		t.Errorf("ParsePnlMethod(lifo) err = %v, want EINVALID", err)
+	if _, err := ParsePnlMethod("fofo"); ErrorCode(err) != EINVALID || !strings.Contains(ErrorMessage(err), PnlMethodNames) {
+		t.Errorf("ParsePnlMethod(fofo) err = %v, want EINVALID listing the methods", err)
+	}
+}
+
+// The five methods on one inventory where each consumes different lots.
+// Four buys (no fees; Time is the hour, Ref the order id):
+//
+//	#1 t1 buy 1 @ 10 → A {1, 10}
+//	#2 t2 buy 2 @ 30 → B {2, 60}   (unit 30)
+//	#3 t3 buy 1 @ 20 → C {1, 20}
+//	#4 t4 buy 1 @ 40 → D {1, 40}
+//
+// then #5 sells 2 @ 35 with a fee of 0.2: proceeds 70, pnl = 70 − 0.2 − cost.
+//
+//	FIFO    A (10) + 1 of B (60×1/2 = 30)       cost 40  pnl 29.8   left B½ C D: 3 for 90
+//	LIFO    D (40) + C (20)                     cost 60  pnl  9.8   left A B:    3 for 70
+//	HIFO    D (40) + 1 of B (30)                cost 70  pnl −0.2   left A B½ C: 3 for 60
+//	LOFO    A (10) + C (20)                     cost 30  pnl 39.8   left B D:    3 for 100
+//	Average pool {5, 130}: 2 cost 130×2/5 = 52  pnl 17.8   left 3 for 78;
+//	        its parts are the oldest quantities: A (1) and 1 of B, the pooled
+//	        52 split 52×1/2 = 26 each.
+func TestLotsMethodsGolden(t *testing.T) {
+	type part struct {
+		qty, cost string
+		time      int64
+	}
+	tests := []struct {
+		m         PnlMethod
+		cost, pnl string
+		left      string // cost of the 3 left
+		parts     []part
+	}{
+		{FIFO, "40", "29.8", "90", []part{{"1", "10", 1}, {"1", "30", 2}}},
+		{LIFO, "60", "9.8", "70", []part{{"1", "40", 4}, {"1", "20", 3}}},
+		{HIFO, "70", "-0.2", "60", []part{{"1", "40", 4}, {"1", "30", 2}}},
+		{LOFO, "30", "39.8", "100", []part{{"1", "10", 1}, {"1", "20", 3}}},
+		{Average, "52", "17.8", "78", []part{{"1", "26", 1}, {"1", "26", 2}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.m.String(), func(t *testing.T) {
+			l := Lots{Method: tt.m}
+			tr := &LotTrace{}
+			for i, b := range []struct{ qty, price string }{{"1", "10"}, {"2", "30"}, {"1", "20"}, {"1", "40"}} {
+				tr.Time, tr.Ref = int64(i+1), int64(i+1)
+				l.ApplyFillTraced(Buy, pnlDec(b.price), pnlDec(b.qty), Zero, tr)
+			}
+			r := l.ApplyFillTraced(Sell, pnlDec("35"), pnlDec("2"), pnlDec("0.2"), tr)
+			if r.LotCost != pnlDec(tt.cost) || r.Pnl != pnlDec(tt.pnl) || r.Matched != pnlDec("2") {
+				t.Errorf("sell: cost %s pnl %s matched %s; want %s, %s, 2", r.LotCost, r.Pnl, r.Matched, tt.cost, tt.pnl)
+			}
+			if l.Qty() != pnlDec("3") || l.Cost() != pnlDec(tt.left) {
+				t.Errorf("left %s for %s, want 3 for %s", l.Qty(), l.Cost(), tt.left)
+			}
+			if len(tr.Used) != len(tt.parts) {
+				t.Fatalf("used %+v, want %v", tr.Used, tt.parts)
+			}
+			for i, p := range tt.parts {
+				u := tr.Used[i]
+				if u.Qty != pnlDec(p.qty) || u.Cost != pnlDec(p.cost) || u.Time != p.time || u.Ref != p.time {
+					t.Errorf("part %d = %+v, want %s for %s from #%d", i, u, p.qty, p.cost, p.time)
+				}
+			}
+			// The same sell without a trace gives the same figures.
+			l2 := Lots{Method: tt.m}
+			for _, b := range []struct{ qty, price string }{{"1", "10"}, {"2", "30"}, {"1", "20"}, {"1", "40"}} {
+				l2.ApplyFill(Buy, pnlDec(b.price), pnlDec(b.qty), Zero)
+			}
+			if r2 := l2.ApplyFill(Sell, pnlDec("35"), pnlDec("2"), pnlDec("0.2")); r2 != r {
+				t.Errorf("untraced sell %+v, traced %+v", r2, r)
+			}
+		})
+	}
+}
+
+// TakeLots lists parts whose quantities and costs add up to what Take
+// returns, under every method, also when the pooled cost of Average rounds
+// (thirds).
+func TestTakeLotsPartsAddUp(t *testing.T) {
+	for _, m := range []PnlMethod{LOFO, FIFO, Average, LIFO, HIFO} {
+		l := Lots{Method: m}
+		for i, c := range []string{"10", "10.00000001", "7", "3.33333333"} {
+			l.AddLot(Lot{Qty: pnlDec("0.3"), Cost: pnlDec(c), Time: int64(i), Ref: int64(100 + i)})
+		}
+		for _, q := range []string{"0.1", "0.35", "0.4", "1"} {
+			matched, cost, used := l.TakeLots(pnlDec(q), nil)
+			var sq, sc Decimal
+			for _, u := range used {
+				sq, sc = sq.Add(u.Qty), sc.Add(u.Cost)
+				if u.Ref != 100+u.Time {
+					t.Errorf("%s: part %+v lost its lot's Ref", m, u)
+				}
+			}
+			if sq != matched || sc != cost {
+				t.Errorf("%s: take %s: parts %s for %s, take %s for %s", m, q, sq, sc, matched, cost)
+			}
+		}
 	}
 }
 
 func TestDecodePnlConfig(t *testing.T) {
-	c, ok := DecodePnlConfig([]byte(`{"config":{"bot":{"REPORTING_CURRENCY":"BTC"},"pairs":{"binance":{"USDT-BTC":{"strategy":"gain"}}}}}`))
-	if !ok || c.Reporting != "BTC" || len(c.Strategies) != 1 || c.Strategies[0] != (PairStrategy{"binance", "USDT-BTC", "gain"}) {
+	c, ok := DecodePnlConfig([]byte(`{"config":{"bot":{"REPORTING_CURRENCY":"BTC","PNL_METHOD":"lifo"},"pairs":{"binance":{"USDT-BTC":{"strategy":"gain"}}}}}`))
+	if !ok || c.Reporting != "BTC" || c.Method != LIFO || len(c.Strategies) != 1 || c.Strategies[0] != (PairStrategy{"binance", "USDT-BTC", "gain"}) {
 		t.Fatalf("%+v %v", c, ok)
 	}
 	if c, ok := DecodePnlConfig([]byte(`{"config":{"bot":{"REPORTING_CURRENCY":7}}}`)); !ok || c.Reporting != "" {

@@ -9,6 +9,9 @@ type PnlConfig struct {
 	Strategies []PairStrategy
 	// Reporting is bot.REPORTING_CURRENCY ("" when unset or not a string).
 	Reporting string
+	// Method is bot.PNL_METHOD, the reports' default lot matching (LOFO
+	// when unset or not a method).
+	Method PnlMethod
 }
 
 // PairStrategy is the strategy of one configured pair.
@@ -25,6 +28,7 @@ func DecodePnlConfig(data []byte) (c PnlConfig, ok bool) {
 		Config struct {
 			Bot struct {
 				Reporting any `json:"REPORTING_CURRENCY"`
+				Method    any `json:"PNL_METHOD"`
 			} `json:"bot"`
 			Pairs map[string]map[string]struct {
 				Strategy string `json:"strategy"`
@@ -35,6 +39,9 @@ func DecodePnlConfig(data []byte) (c PnlConfig, ok bool) {
 		return PnlConfig{}, false
 	}
 	c.Reporting, _ = doc.Config.Bot.Reporting.(string)
+	if s, ok := doc.Config.Bot.Method.(string); ok {
+		c.Method, _ = ParsePnlMethod(s)
+	}
 	for ex, pairs := range doc.Config.Pairs {
 		for p, v := range pairs {
 			c.Strategies = append(c.Strategies, PairStrategy{Exchange: ex, Pair: p, Strategy: v.Strategy})
