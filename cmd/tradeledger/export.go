@@ -25,13 +25,13 @@ func runExport(ctx context.Context, args []string, env *Env) error {
 		args = append([]string{"clickhouse"}, args...) // export --help: the one target's help
 	}
 	if len(args) == 0 || args[0] != "clickhouse" {
-		return errors.New("usage: tradeledger export clickhouse [--data DIR] [--eventstore URL] --to clickhouse://host:9000/db [--pnl-method lofo|fifo|average]")
+		return errors.New("usage: tradeledger export clickhouse [--data DIR] [--eventstore URL] --to clickhouse://host:9000/db [--pnl-method lofo|fifo|lifo|hifo|average]")
 	}
 	fs := newFlagSet("export clickhouse", env.Stderr)
 	var sf storeFlags
 	sf.register(fs)
 	to := fs.String("to", "", "ClickHouse URL (clickhouse://host:9000/database)")
-	method := fs.String("pnl-method", "lofo", "lot matching for PNL: lofo, fifo or average")
+	method := fs.String("pnl-method", "lofo", "lot matching for PNL: "+domain.PnlMethodNames)
 	batch := fs.Int("batch-rows", clickhouse.DefaultBatchRows, "rows per insert")
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return err

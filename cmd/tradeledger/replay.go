@@ -287,7 +287,7 @@ func runReplay(ctx context.Context, args []string, env *Env) error {
 	until := fs.String("until", "", "replay up to this time, in trade time: a date (its end in --timezone), RFC 3339 or milliseconds since the epoch (default: now)")
 	position := fs.Uint64("position", 0, "replay up to this log position (inclusive)")
 	asJSON := fs.Bool("json", false, "print the state as JSON")
-	method := fs.String("pnl-method", "lofo", "lot matching for PNL: lofo, fifo or average (as the service uses)")
+	method := fs.String("pnl-method", "lofo", "lot matching for PNL: "+domain.PnlMethodNames+" (as the service uses)")
 	tz := fs.String("timezone", "UTC", "IANA timezone of the PNL periods and days")
 	keys := fs.String("keys", "All", "pair keys of the PNL overview, comma-separated (All: every pair)")
 	quote := fs.String("quote", "", "quote currency of the PNL overview when the pairs span several")

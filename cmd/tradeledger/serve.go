@@ -137,7 +137,7 @@ func (m *Main) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.EventStore, "eventstore", c.EventStore, "event store URL (empty: embedded SQLite; esdb://host:2113?tls=false for EventStoreDB)")
 	fs.StringVar(&c.ClickHouse, "clickhouse", c.ClickHouse, "ClickHouse URL for the analytics sink (empty: off)")
 	fs.StringVar(&c.ReadFrom, "read-from", c.ReadFrom, "where PNL reads come from: memory or clickhouse")
-	fs.StringVar(&c.PnlMethod, "pnl-method", c.PnlMethod, "lot matching for PNL: lofo, fifo or average")
+	fs.StringVar(&c.PnlMethod, "pnl-method", c.PnlMethod, "lot matching for PNL: "+domain.PnlMethodNames)
 	fs.DurationVar(&c.TokenTTL, "token-ttl", c.TokenTTL, "lifetime of API tokens")
 	fs.StringVar(&c.TLSCert, "tls-cert", c.TLSCert, "TLS certificate file (with --tls-key: serve HTTPS)")
 	fs.StringVar(&c.TLSKey, "tls-key", c.TLSKey, "TLS key file")

@@ -87,6 +87,62 @@ var cases = []struct {
 	{domain.LOFO, expected{"24.695", "140.14", "100.1", "50.05", "4.95", "23.695", "150.14"}},
 	{domain.FIFO, expected{"19.69", "145.145", "90.09", "45.045", "9.955", "18.69", "155.145"}},
 	{domain.Average, expected{"22.1925", "142.6425", "95.095", "47.5475", "7.4525", "21.1925", "152.6425"}},
+	// LIFO takes the newest lot B first, then 0.5 of A: LOFO's figures;
+	// HIFO the dearest, A, then 0.5 of B: FIFO's (methodCases tells the
+	// five apart).
+	{domain.LIFO, expected{"24.695", "140.14", "100.1", "50.05", "4.95", "23.695", "150.14"}},
+	{domain.HIFO, expected{"19.69", "145.145", "90.09", "45.045", "9.955", "18.69", "155.145"}},
+}
+
+// MethodsLog is a log on which the five methods consume different lots
+// (domain/pnl_test.go's TestLotsMethodsGolden), on binance/USDT-SOL, one
+// fill an hour from D 01:00:
+//
+//	#11 buy 1 @ 10 → A {1, 10}    #12 buy 2 @ 30 → B {2, 60}
+//	#13 buy 1 @ 20 → C {1, 20}    #14 buy 1 @ 40 → D {1, 40}
+//	#15 sell 2 @ 35 fee 0.2: proceeds 70, pnl = 70 − 0.2 − cost of the lots taken
+func MethodsLog() []Entry {
+	var out []Entry
+	fill := func(id int64, side domain.Side, price, qty, fee string, t time.Time) {
+		for _, e := range []struct {
+			typ  string
+			data any
+		}{
+			{domain.TypeOrderRequested, domain.OrderRequested{OrderID: id, Exchange: "binance", Pair: "USDT-SOL", Side: side,
+				Kind: domain.KindLimit, Amount: domain.MustDecimal(qty), Price: domain.MustDecimal(price), ClientOrderID: "c"}},
+			{domain.TypeOrderFilled, domain.OrderFilled{FillID: "f", Price: domain.MustDecimal(price), Quantity: domain.MustDecimal(qty),
+				Fee: domain.MustDecimal(fee), FeeAsset: "USDT"}},
+		} {
+			out = append(out, Entry{Stream: domain.OrderStream(id), Event: domain.NewEvent(domain.NewManualClock(t), e.typ, e.data)})
+		}
+	}
+	fill(11, domain.Buy, "10", "1", "0", at(0, 1, 0))
+	fill(12, domain.Buy, "30", "2", "0", at(0, 2, 0))
+	fill(13, domain.Buy, "20", "1", "0", at(0, 3, 0))
+	fill(14, domain.Buy, "40", "1", "0", at(0, 4, 0))
+	fill(15, domain.Sell, "35", "2", "0.2", at(0, 5, 0))
+	return out
+}
+
+// methodCases are MethodsLog's figures per method, by hand: the lots #15
+// takes (invested), pnl = 69.8 − invested, the cost of the 3 left, ABP =
+// left ÷ 3, unrealized = 3 × 35 − left.
+//
+//	FIFO    A + 1 of B = 10 + 30 = 40    pnl 29.8   left 90
+//	LIFO    D + C = 40 + 20 = 60         pnl 9.8    left 70
+//	HIFO    D + 1 of B = 40 + 30 = 70    pnl −0.2   left 60
+//	LOFO    A + C = 10 + 20 = 30         pnl 39.8   left 100
+//	Average 2/5 of the pool {5, 130} = 52 pnl 17.8  left 78
+var methodCases = []struct {
+	m                   domain.PnlMethod
+	invested, pnl, left string
+	unrealized          string
+}{
+	{domain.FIFO, "40", "29.8", "90", "15"},
+	{domain.LIFO, "60", "9.8", "70", "35"},
+	{domain.HIFO, "70", "-0.2", "60", "45"},
+	{domain.LOFO, "30", "39.8", "100", "5"},
+	{domain.Average, "52", "17.8", "78", "27"},
 }
 
 // Run runs every case against the readers open returns.
@@ -99,6 +155,24 @@ func Run(t *testing.T, open Open) {
 			testOverview(t, r, c.w)
 			testDaily(t, r, c.w)
 			testMixed(t, r)
+		})
+	}
+	for _, c := range methodCases {
+		t.Run("methods/"+c.m.String(), func(t *testing.T) {
+			r := open(t, MethodsLog(), c.m)
+			tot, err := r.Total("binance/USDT-SOL")
+			if err != nil {
+				t.Fatal(err)
+			}
+			num(t, "total.pnl", tot.Pnl, c.pnl)
+			num(t, "total.invested", tot.Invested, c.invested)
+			num(t, "total.inventory_cost", tot.InventoryCost, c.left)
+			num(t, "total.ABP", tot.ABP, domain.MustDecimal(c.left).DivInt(3).String())
+			num(t, "total.unrealizedPnl", tot.UnrealizedPnl, c.unrealized)
+			num(t, "total.balance", tot.Balance, "3")
+			if tot.Method != c.m.String() {
+				t.Errorf("total.method = %q, want %q", tot.Method, c.m)
+			}
 		})
 	}
 }
