@@ -1,0 +1,209 @@
+// Package books answers an accountant's questions from the fills a read
+// model holds: every disposal with the lots it consumed (Realized), a
+// period statement per pair (Statement), and CSV exports in a documented
+// generic format and in the import formats of Koinly, CoinTracking and
+// CoinTracker (Export). It imports the standard library and domain only;
+// the in-memory Ledger (projections) is its Source, live or as of a past
+// time.
+//
+// Order of the fills. The books read each pair's fills in trade-time order
+// (time, then log position) and match them with domain.Lots under the
+// method asked for. Periods are trade-time ranges [From, To), so the lots
+// held at From are those of every fill before it, and opening + flows =
+// closing holds exactly under every method (statement_test.go proves it
+// on random logs). A log recorded live by one service has its fills in
+// trade-time order already; only a fill reported late with an earlier
+// exchange time comes in a different place than in the Ledger's running
+// fields (which follow log order).
+//
+// Lots are matched per pair key (exchange/pair), as the Ledger does: a
+// BTC bought on binance/USDT-BTC is not sold on kraken/EUR-BTC. Money is
+// in the pair's quote currency, and, where a rate from the log exists at
+// the time, in the reporting currency too; an amount without a rate is
+// listed as unconverted, never guessed.
+//
+// Determinism: a report reads the source as of one Snapshot (fills up to
+// a log position, rates up to a count), so the same log, cut and options
+// give the same figures and the same bytes, whatever is appended while it
+// runs.
+package books
+
+import (
+	"time"
+
+	"github.com/tradeledger/tradeledger/domain"
+)
+
+// DefaultHoldingPeriodDays is the holding period beyond which a lot's gain
+// is long term when a query names none.
+const DefaultHoldingPeriodDays = 365
+
+// Snapshot bounds what a report reads of a source: fills recorded at log
+// positions up to Position, and the first RateSeq rates the source
+// observed. The zero value reads nothing.
+type Snapshot struct {
+	Position uint64
+	RateSeq  uint64
+}
+
+// Pair names a pair key a source holds fills of.
+type Pair struct {
+	Key, Exchange, Pair string
+	Quote, Base         string
+}
+
+// Fee is a fill's fee as the exchange charged it and as valued in the
+// pair's quote currency.
+type Fee struct {
+	// Asset and Amount are the fee as charged (Asset "" with a zero
+	// Amount when there was none).
+	Asset  string
+	Amount domain.Decimal
+	// Quote is the fee in the pair's quote currency, meaningful when
+	// Valued; Rate is what one unit of Asset was worth in quote and
+	// RateTime (ms) when that rate held.
+	Quote    domain.Decimal
+	Rate     domain.Decimal
+	RateTime int64
+	// Valued is false when no rate from the log values Asset in quote at
+	// the fill's time: the fee is listed as unconverted and counted in no
+	// sum (never as 0).
+	Valued bool
+}
+
+// Fill is one fill as the books read it.
+type Fill struct {
+	Time     int64  // trade time, ms
+	Position uint64 // log position of its OrderFilled event
+	OrderID  int64
+	Sell     bool
+	Price    domain.Decimal
+	Qty      domain.Decimal
+	Fee      Fee
+}
+
+// Cursor marks a place in a pair's fills in (Time, Position) order: the
+// fills after it are those with a later time, or the same time and a
+// higher position. The zero value is before the first fill.
+type Cursor struct {
+	Time     int64
+	Position uint64
+	Started  bool
+}
+
+// After returns a cursor before every fill at or after t (ms).
+func After(t int64) Cursor { return Cursor{Time: t, Position: 0, Started: true} }
+
+// Conversion is an amount converted into another currency: the amount,
+// the rate (units of the target per unit of the source) and the time of
+// the rate.
+type Conversion struct {
+	Amount   domain.Decimal
+	Rate     domain.Decimal
+	RateTime int64
+}
+
+// Source is what the books read. A source serves concurrent readers; its
+// fills may grow while a report runs, which a Snapshot keeps out.
+type Source interface {
+	// BookSnapshot returns the bounds of what the source holds now.
+	BookSnapshot() Snapshot
+	// BookPairs returns the pair keys with fills, sorted by key.
+	BookPairs() []Pair
+	// BookFills appends to dst up to n fills of key after cur, in (Time,
+	// Position) order, leaving out fills recorded after s.Position, and
+	// returns dst and the cursor after the last fill appended. Fewer than
+	// n fills means the end. An unknown key has no fills.
+	BookFills(s Snapshot, key string, cur Cursor, n int, dst []Fill) ([]Fill, Cursor)
+	// BookConvert converts amount from currency from into to at time t
+	// (ms) with the latest rate at or before t among the first s.RateSeq
+	// rates; ok is false without one. from == to converts at rate 1.
+	BookConvert(s Snapshot, amount domain.Decimal, from, to string, t int64) (c Conversion, ok bool)
+}
+
+// Query selects what a report covers.
+type Query struct {
+	// From and To bound the period in trade time, [From, To) in ms; To 0
+	// is no end.
+	From, To int64
+	// Loc is the zone of holding days and of the dates written in the
+	// generic and realized CSVs (UTC when nil).
+	Loc *time.Location
+	// Method is the lot matching.
+	Method domain.PnlMethod
+	// HoldingPeriodDays: a lot held more than this many calendar days (in
+	// Loc) is long term (≤ 0: DefaultHoldingPeriodDays).
+	HoldingPeriodDays int
+	// Currency is the reporting currency ("" reports in each pair's quote
+	// only).
+	Currency string
+	// Keys restricts the report to these pair keys (none: every pair).
+	Keys []string
+}
+
+func (q *Query) loc() *time.Location {
+	if q.Loc == nil {
+		return time.UTC
+	}
+	return q.Loc
+}
+
+func (q *Query) holdingDays() int {
+	if q.HoldingPeriodDays <= 0 {
+		return DefaultHoldingPeriodDays
+	}
+	return q.HoldingPeriodDays
+}
+
+// inPeriod reports whether trade time t falls in [From, To).
+func (q *Query) inPeriod(t int64) bool { return t >= q.From && (q.To == 0 || t < q.To) }
+
+// pastPeriod reports whether trade time t is at or after To.
+func (q *Query) pastPeriod(t int64) bool { return q.To != 0 && t >= q.To }
+
+// pairs returns the source's pairs that q selects.
+func (q *Query) pairs(src Source) []Pair {
+	all := src.BookPairs()
+	if len(q.Keys) == 0 {
+		return all
+	}
+	want := make(map[string]bool, len(q.Keys))
+	for _, k := range q.Keys {
+		want[k] = true
+	}
+	out := all[:0:0]
+	for _, p := range all {
+		if want[p.Key] {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// FeeAmount is an amount of fees in one currency that no rate valued.
+type FeeAmount struct {
+	Asset  string        `json:"asset"`
+	Amount domain.Number `json:"amount"`
+}
+
+// feeBag adds up unconverted fees per asset, listed sorted by asset.
+type feeBag map[string]domain.Decimal
+
+func (b *feeBag) add(asset string, amount domain.Decimal) {
+	if amount.IsZero() {
+		return
+	}
+	if *b == nil {
+		*b = feeBag{}
+	}
+	(*b)[asset] = (*b)[asset].Add(amount)
+}
+
+func (b feeBag) list() []FeeAmount {
+	out := []FeeAmount{}
+	for a, x := range b {
+		out = append(out, FeeAmount{Asset: a, Amount: domain.Number(x)})
+	}
+	sortBy(out, func(f FeeAmount) string { return f.Asset })
+	return out
+}

@@ -1,0 +1,489 @@
+package books
+
+import (
+	"bufio"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tradeledger/tradeledger/domain"
+)
+
+// Exports. Every format writes one header line, then rows as the fills are
+// read (Export never holds more than a walk's read-ahead), in trade-time
+// order (time, then log position) across pairs, comma separated with CRLF
+// line ends (RFC 4180), fields quoted only where they hold a comma, a
+// quote or a line end (CoinTracking's: every field, as its template
+// shows). Amounts are written with their decimals (never rounded; at
+// least 8, so every amount has a decimal point, which Koinly requires).
+// The same source snapshot and query give the same bytes.
+//
+// The period selects fills by trade time, [From, To). The generic format
+// and the realized report need the lots held before From and read every
+// fill from the first; the tax tools' formats read from From on.
+
+// Format is an export format.
+type Format string
+
+// The export formats.
+const (
+	// FormatFills is the generic CSV of fills: every field of an order
+	// record, fee asset and valuation included (FillsHeader).
+	FormatFills Format = "fills"
+	// FormatKoinly is Koinly's universal CSV (KoinlyHeader).
+	FormatKoinly Format = "koinly"
+	// FormatCoinTracking is CoinTracking's CSV import (CoinTrackingHeader).
+	FormatCoinTracking Format = "cointracking"
+	// FormatCoinTracker is CoinTracker's CSV (CoinTrackerHeader).
+	FormatCoinTracker Format = "cointracker"
+	// FormatRealized is the realized-gains report, one row per lot a
+	// disposal consumed (RealizedHeader).
+	FormatRealized Format = "realized"
+)
+
+// Formats lists the export formats.
+var Formats = []Format{FormatFills, FormatKoinly, FormatCoinTracking, FormatCoinTracker, FormatRealized}
+
+// ParseFormat reads a format name, or returns EINVALID listing them.
+func ParseFormat(s string) (Format, error) {
+	for _, f := range Formats {
+		if string(f) == strings.ToLower(s) {
+			return f, nil
+		}
+	}
+	return "", domain.Errorf(domain.EINVALID, "format %q must be one of fills, koinly, cointracking, cointracker, realized", s)
+}
+
+// FillsHeader is the generic format's header. Per fill:
+//
+//	time, time_ms       trade time: RFC 3339 with milliseconds in the
+//	                    query's zone, and ms since the epoch
+//	position            log position of the OrderFilled event
+//	exchange, pair, base, quote, side ("buy"/"sell"), order_id
+//	price, quantity, value        value = price × quantity
+//	fee_amount, fee_asset         the fee as charged
+//	fee_valued                    true when a rate valued it in quote
+//	fee_quote, fee_rate, fee_rate_time  its value in quote, the rate (quote per
+//	                    unit of fee_asset) and the rate's time (ms); empty
+//	                    when not valued
+//	net                 value + fee_quote (buy) or value − fee_quote (sell)
+//	matched, unmatched  a sell's quantity taken from lots and sold without
+//	                    one (a buy: its quantity, 0)
+//	lot_cost            a buy: its lot's cost (value + fee_quote); a sell:
+//	                    the cost of the lots it took
+//	pnl                 a sell's realized pnl (domain/pnl.go); a buy: 0
+//	balance             the pair's position after the fill (Σ bought − Σ sold)
+//	lots_quantity, lots_cost, abp   the lots held after the fill, their cost
+//	                    and average unit cost
+//	method              the lot matching of matched … abp
+const FillsHeader = "time,time_ms,position,exchange,pair,base,quote,side,order_id,price,quantity,value," +
+	"fee_amount,fee_asset,fee_valued,fee_quote,fee_rate,fee_rate_time,net,matched,unmatched,lot_cost,pnl," +
+	"balance,lots_quantity,lots_cost,abp,method"
+
+// KoinlyHeader is Koinly's universal template (support.koinly.io, "How to
+// create a custom CSV file with your data", article 9489976: "Universal
+// template … can be used for both deposits/withdrawals and trades";
+// required Date, Sent Amount, Sent Currency, Received Amount, Received
+// Currency; optional Fee Amount, Fee Currency, Net Worth Amount, Net Worth
+// Currency, Tag, Description, TxHash; dates YYYY-MM-DD HH:mm:ss, in UTC; a
+// dot as decimal separator, every amount with one). A buy sends quote and
+// receives base; a sell the reverse; amounts are gross (price × quantity,
+// quantity) with the fee apart; the Net Worth is the value in the
+// reporting currency when the query has one and a rate exists; TxHash is
+// tradeledger:<exchange>:<order id>:<log position>, unique per fill.
+const KoinlyHeader = "Date,Sent Amount,Sent Currency,Received Amount,Received Currency,Fee Amount,Fee Currency," +
+	"Net Worth Amount,Net Worth Currency,Tag,Description,TxHash"
+
+// CoinTrackerHeader is CoinTracker's CSV (support.cointracker.io, "Convert
+// your transaction history to CoinTracker CSV", article 4413071299729:
+// "The headers must match the template exactly. All columns must be
+// included"; dates MM/DD/YYYY HH:MM:SS in UTC, no negative numbers, the
+// Tag empty for trades). Amounts as for Koinly.
+const CoinTrackerHeader = "Date,Received Quantity,Received Currency,Sent Quantity,Sent Currency,Fee Amount,Fee Currency,Tag"
+
+// CoinTrackingHeader is CoinTracking's CSV import (cointracking.info,
+// import/import_csv: the columns "Type", "Buy Amount", "Buy Currency",
+// "Sell Amount", "Sell Currency", "Fee", "Fee Currency", "Exchange",
+// "Trade-Group", "Comment", "Date", as quoted in gnosis/gp-v1-ui#1576 and
+// Bithomp/frontend-react#215). Type is Trade; the Trade-Group is the pair
+// key; the Comment names the order and log position. CoinTracking does not
+// take the Fee column off the balances (DeltaBalances#19, confirmed by its
+// maintainer), so a fee in the currency sold is added to Sell Amount and
+// a fee in the currency bought is taken off Buy Amount; a fee in a third
+// asset stays in the Fee column only. The import page could not be read
+// for its date format: Date is written YYYY-MM-DD HH:MM:SS in UTC, as
+// other exporters of this template write it.
+const CoinTrackingHeader = `"Type","Buy Amount","Buy Currency","Sell Amount","Sell Currency","Fee","Fee Currency","Exchange","Trade-Group","Comment","Date"`
+
+// RealizedHeader is the realized report's CSV header: one row per lot a
+// disposal consumed (realized.go defines the figures), and one row
+// (term "unmatched", no acquisition, cost basis or gain) for the quantity
+// a disposal sold without a lot.
+//
+//	disposed_at, disposed_at_ms, exchange, pair, asset, quote,
+//	sell_order_id, position, acquired_at, acquired_at_ms, buy_order_id,
+//	quantity, proceeds, fee, cost_basis, gain, holding_days, term,
+//	fee_asset, fee_amount, fee_valued (the sell fill's fee as charged),
+//	currency, proceeds_in_currency, fee_in_currency,
+//	cost_basis_in_currency, gain_in_currency (empty without a currency or
+//	a rate), method
+const RealizedHeader = "disposed_at,disposed_at_ms,exchange,pair,asset,quote,sell_order_id,position,acquired_at,acquired_at_ms," +
+	"buy_order_id,quantity,proceeds,fee,cost_basis,gain,holding_days,term,fee_asset,fee_amount,fee_valued,currency," +
+	"proceeds_in_currency,fee_in_currency,cost_basis_in_currency,gain_in_currency,method"
+
+// Header returns f's header line (without the line end).
+func Header(f Format) string {
+	switch f {
+	case FormatKoinly:
+		return KoinlyHeader
+	case FormatCoinTracking:
+		return CoinTrackingHeader
+	case FormatCoinTracker:
+		return CoinTrackerHeader
+	case FormatRealized:
+		return RealizedHeader
+	}
+	return FillsHeader
+}
+
+// Export writes q's period in format f to w and returns the number of
+// rows written (the header not counted). progress, when set, is called
+// every ProgressRows rows and at the end. w's errors stop the export.
+func Export(w io.Writer, src Source, f Format, q Query, progress func(rows int64)) (int64, error) {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	e := &exporter{w: bw, q: &q, src: src, progress: progress}
+	bw.WriteString(Header(f))
+	bw.WriteString("\r\n")
+	var err error
+	switch f {
+	case FormatRealized:
+		z := newRealizer(src, &q)
+		e.snap = z.w.snap
+		err = z.run(nil, e.realized)
+	case FormatFills:
+		wk := newWalk(src, &q, true)
+		e.snap = wk.snap
+		err = wk.run(e.fill)
+	default:
+		wk := newWalk(src, &q, false)
+		e.snap = wk.snap
+		row := map[Format]func(p *pairWalk, f *Fill){FormatKoinly: e.koinly, FormatCoinTracking: e.coinTracking,
+			FormatCoinTracker: e.coinTracker}[f]
+		err = wk.run(func(p *pairWalk, fl *Fill, _ *domain.FillPnl) error {
+			if !q.inPeriod(fl.Time) {
+				return nil
+			}
+			row(p, fl)
+			return e.end()
+		})
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	if progress != nil {
+		progress(e.rows)
+	}
+	return e.rows, err
+}
+
+// ProgressRows is how often Export reports progress.
+const ProgressRows = 100_000
+
+// exporter writes rows: each is built in b, then written.
+type exporter struct {
+	w        *bufio.Writer
+	q        *Query
+	src      Source
+	snap     Snapshot
+	b        []byte
+	fields   int // fields in b
+	rows     int64
+	progress func(rows int64)
+	quoteAll bool // quote every field (CoinTracking)
+}
+
+// end ends the row in b and writes it.
+func (e *exporter) end() error {
+	e.b = append(e.b, '\r', '\n')
+	_, err := e.w.Write(e.b)
+	e.b, e.fields = e.b[:0], 0
+	e.rows++
+	if e.progress != nil && e.rows%ProgressRows == 0 {
+		e.progress(e.rows)
+	}
+	return err
+}
+
+// sep starts a field: a comma unless it is the row's first.
+func (e *exporter) sep() {
+	if e.fields > 0 {
+		e.b = append(e.b, ',')
+	}
+	e.fields++
+}
+
+// str appends a field.
+func (e *exporter) str(s string) {
+	e.sep()
+	if e.quoteAll || strings.ContainsAny(s, ",\"\r\n") {
+		e.b = append(e.b, '"')
+		e.b = append(e.b, strings.ReplaceAll(s, `"`, `""`)...)
+		e.b = append(e.b, '"')
+		return
+	}
+	e.b = append(e.b, s...)
+}
+
+// dec appends an amount with its decimals (at least 8).
+func (e *exporter) dec(d domain.Decimal) {
+	e.sep()
+	if e.quoteAll {
+		e.b = append(e.b, '"')
+		e.b = d.Append(e.b)
+		e.b = append(e.b, '"')
+		return
+	}
+	e.b = d.Append(e.b)
+}
+
+// optDec appends d, or an empty field when !ok.
+func (e *exporter) optDec(d domain.Decimal, ok bool) {
+	if ok {
+		e.dec(d)
+	} else {
+		e.str("")
+	}
+}
+
+func (e *exporter) int(n int64) { e.str(strconv.FormatInt(n, 10)) }
+
+// when appends a time in layout and zone.
+func (e *exporter) when(ms int64, layout string, loc *time.Location) {
+	e.str(time.UnixMilli(ms).In(loc).Format(layout))
+}
+
+// zoned is the generic and realized formats' time layout.
+const zoned = "2006-01-02T15:04:05.000Z07:00"
+
+func side(sell bool) string {
+	if sell {
+		return "sell"
+	}
+	return "buy"
+}
+
+// fill writes a generic row.
+func (e *exporter) fill(p *pairWalk, f *Fill, r *domain.FillPnl) error {
+	if !e.q.inPeriod(f.Time) {
+		return nil
+	}
+	e.when(f.Time, zoned, e.q.loc())
+	e.int(f.Time)
+	e.str(strconv.FormatUint(f.Position, 10))
+	e.str(p.Exchange)
+	e.str(p.Pair.Pair)
+	e.str(p.Base)
+	e.str(p.Quote)
+	e.str(side(f.Sell))
+	e.int(f.OrderID)
+	e.dec(f.Price)
+	e.dec(f.Qty)
+	e.dec(r.Value)
+	e.dec(f.Fee.Amount)
+	e.str(f.Fee.Asset)
+	e.str(strconv.FormatBool(f.Fee.Valued))
+	e.optDec(f.Fee.Quote, f.Fee.Valued)
+	e.optDec(f.Fee.Rate, f.Fee.Valued)
+	if f.Fee.Valued {
+		e.int(f.Fee.RateTime)
+	} else {
+		e.str("")
+	}
+	fee := r.Fee
+	if f.Sell {
+		e.dec(r.Value.Sub(fee))
+	} else {
+		e.dec(r.Value.Add(fee))
+	}
+	e.dec(r.Matched)
+	e.dec(r.Unmatched)
+	e.dec(r.LotCost)
+	e.dec(r.Pnl)
+	e.dec(p.position)
+	e.dec(p.lots.Qty())
+	e.dec(p.lots.Cost())
+	e.dec(p.lots.ABP())
+	e.str(e.q.Method.String())
+	return e.end()
+}
+
+// legs returns a trade's sides as the tax tools see it: what was received
+// and what was sent, gross.
+func legs(p *pairWalk, f *Fill) (recvAmt domain.Decimal, recvCur string, sentAmt domain.Decimal, sentCur string) {
+	value := f.Price.Mul(f.Qty)
+	if f.Sell {
+		return value, p.Quote, f.Qty, p.Base
+	}
+	return f.Qty, p.Base, value, p.Quote
+}
+
+// fee returns the fee the tax tools list (none when zero), folding a rebate
+// (a negative fee) into the amount received or sent when it is in one of
+// their currencies, as none of them takes a negative fee.
+func (e *exporter) taxFee(f *Fill, recvAmt *domain.Decimal, recvCur string, sentAmt *domain.Decimal, sentCur string) (domain.Decimal, string, bool) {
+	fee := f.Fee
+	if fee.Amount.IsZero() {
+		return domain.Zero, "", false
+	}
+	if fee.Amount.IsNeg() {
+		switch fee.Asset {
+		case recvCur:
+			*recvAmt = recvAmt.Sub(fee.Amount)
+			return domain.Zero, "", false
+		case sentCur:
+			*sentAmt = sentAmt.Add(fee.Amount)
+			return domain.Zero, "", false
+		}
+	}
+	return fee.Amount, fee.Asset, true
+}
+
+func txHash(p *pairWalk, f *Fill) string {
+	return "tradeledger:" + p.Exchange + ":" + strconv.FormatInt(f.OrderID, 10) + ":" + strconv.FormatUint(f.Position, 10)
+}
+
+func (e *exporter) koinly(p *pairWalk, f *Fill) {
+	recv, recvCur, sent, sentCur := legs(p, f)
+	fee, feeCur, hasFee := e.taxFee(f, &recv, recvCur, &sent, sentCur)
+	e.when(f.Time, "2006-01-02 15:04:05", time.UTC)
+	e.dec(sent)
+	e.str(sentCur)
+	e.dec(recv)
+	e.str(recvCur)
+	e.optDec(fee, hasFee)
+	e.str(feeCur)
+	worth, ok := domain.Zero, false
+	if e.q.Currency != "" {
+		var c Conversion
+		c, ok = e.src.BookConvert(e.snap, f.Price.Mul(f.Qty), p.Quote, e.q.Currency, f.Time)
+		worth = c.Amount
+	}
+	e.optDec(worth, ok)
+	if ok {
+		e.str(e.q.Currency)
+	} else {
+		e.str("")
+	}
+	e.str("")
+	e.str(p.Exchange + " " + p.Pair.Pair + " " + side(f.Sell) + " order " + strconv.FormatInt(f.OrderID, 10))
+	e.str(txHash(p, f))
+}
+
+func (e *exporter) coinTracker(p *pairWalk, f *Fill) {
+	recv, recvCur, sent, sentCur := legs(p, f)
+	fee, feeCur, hasFee := e.taxFee(f, &recv, recvCur, &sent, sentCur)
+	e.when(f.Time, "01/02/2006 15:04:05", time.UTC)
+	e.dec(recv)
+	e.str(recvCur)
+	e.dec(sent)
+	e.str(sentCur)
+	e.optDec(fee, hasFee)
+	e.str(feeCur)
+	e.str("")
+}
+
+func (e *exporter) coinTracking(p *pairWalk, f *Fill) {
+	recv, recvCur, sent, sentCur := legs(p, f)
+	fee, feeCur, hasFee := e.taxFee(f, &recv, recvCur, &sent, sentCur)
+	if hasFee { // the Fee column is not taken off the balances
+		switch feeCur {
+		case sentCur:
+			sent = sent.Add(fee)
+		case recvCur:
+			recv = recv.Sub(fee)
+		}
+	}
+	e.quoteAll = true
+	defer func() { e.quoteAll = false }()
+	e.str("Trade")
+	e.dec(recv)
+	e.str(recvCur)
+	e.dec(sent)
+	e.str(sentCur)
+	e.optDec(fee, hasFee)
+	e.str(feeCur)
+	e.str(p.Exchange)
+	e.str(p.Key)
+	e.str("tradeledger order " + strconv.FormatInt(f.OrderID, 10) + " position " + strconv.FormatUint(f.Position, 10))
+	e.when(f.Time, "2006-01-02 15:04:05", time.UTC)
+}
+
+// realized writes a disposal's rows.
+func (e *exporter) realized(d *Disposal) error {
+	loc := e.q.loc()
+	head := func() {
+		e.when(d.DisposedAt, zoned, loc)
+		e.int(d.DisposedAt)
+		e.str(d.Exchange)
+		e.str(d.Pair)
+		e.str(d.Asset)
+		e.str(d.Quote)
+		e.int(d.OrderID)
+		e.str(strconv.FormatUint(d.Position, 10))
+	}
+	tail := func(m *Money) {
+		e.str(d.Fee.Asset)
+		e.dec(domain.Decimal(d.Fee.Amount))
+		e.str(strconv.FormatBool(d.Fee.Valued))
+		e.str(e.q.Currency)
+		if m != nil {
+			e.dec(domain.Decimal(m.Proceeds))
+			e.dec(domain.Decimal(m.Fee))
+			e.dec(domain.Decimal(m.CostBasis))
+			e.dec(domain.Decimal(m.Gain))
+		} else {
+			e.str("")
+			e.str("")
+			e.str("")
+			e.str("")
+		}
+		e.str(e.q.Method.String())
+	}
+	for i := range d.Lots {
+		u := &d.Lots[i]
+		head()
+		e.when(u.AcquiredAt, zoned, loc)
+		e.int(u.AcquiredAt)
+		e.int(u.BuyOrderID)
+		e.dec(domain.Decimal(u.Quantity))
+		e.dec(domain.Decimal(u.Proceeds))
+		e.dec(domain.Decimal(u.Fee))
+		e.dec(domain.Decimal(u.CostBasis))
+		e.dec(domain.Decimal(u.Gain))
+		e.int(u.HoldingDays)
+		e.str(u.Term)
+		tail(u.InCurrency)
+		if err := e.end(); err != nil {
+			return err
+		}
+	}
+	if q := domain.Decimal(d.Unmatched.Quantity); q.IsPos() {
+		head()
+		e.str("")
+		e.str("")
+		e.str("")
+		e.dec(q)
+		e.dec(domain.Decimal(d.Unmatched.Proceeds))
+		e.optDec(d.feeQuote.Sub(domain.Decimal(d.MatchedFee)), d.Fee.Valued) // the rest of the fee
+		e.str("")
+		e.str("")
+		e.str("")
+		e.str("unmatched")
+		tail(nil)
+		if err := e.end(); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,394 @@
+package books
+
+import (
+	"github.com/tradeledger/tradeledger/domain"
+)
+
+// The realized-gains report. Every sell fill of the period is a disposal:
+// its matched quantity realizes a gain against the lots it consumed, its
+// unmatched quantity (coins the log never saw bought) is listed with its
+// proceeds and realizes nothing. Per consumed lot ("lot use"):
+//
+//	proceeds  = price × quantity of the lot used
+//	fee       = the sell's matched fee (fee × matched ÷ sold, valued in
+//	            quote) × quantity ÷ matched
+//	costBasis = the cost the lot gave up (its price and buy fee, pro rata)
+//	gain      = proceeds − fee − costBasis
+//	holdingDays = calendar days (in the query's zone) from the day acquired
+//	            to the day disposed; long term when > holdingPeriodDays
+//
+// The split of a disposal's proceeds and fee over its lots gives the last
+// lot the rounding, so the lots' gains add up to the disposal's gain
+// exactly, which is the fill's pnl in the Ledger's sense (domain/pnl.go).
+//
+// In the reporting currency: proceeds and fee convert at the disposal's
+// time, the cost basis at the lot's acquisition time, each with the rate
+// from the log at that time (Source.BookConvert), and the gain is their
+// difference. A lot use with a missing rate has no reporting-currency
+// figures: it is counted in Unconverted, in its quote. A fee no rate
+// values in quote (a third asset) counts 0 in the gain, as in the Ledger,
+// and is listed in UnconvertedFees as charged.
+
+// Money is a disposal's, or a lot use's, figures in one currency.
+type Money struct {
+	Proceeds  domain.Number `json:"proceeds"`
+	Fee       domain.Number `json:"fee"`
+	CostBasis domain.Number `json:"costBasis"`
+	Gain      domain.Number `json:"gain"`
+}
+
+// LotUse is the part of one lot a disposal consumed.
+type LotUse struct {
+	AcquiredAt  int64         `json:"acquiredAt"` // ms
+	BuyOrderID  int64         `json:"buyOrderId"`
+	Quantity    domain.Number `json:"quantity"`
+	Proceeds    domain.Number `json:"proceeds"`
+	Fee         domain.Number `json:"fee"`
+	CostBasis   domain.Number `json:"costBasis"`
+	Gain        domain.Number `json:"gain"`
+	HoldingDays int64         `json:"holdingDays"`
+	Term        string        `json:"term"` // "short" or "long"
+	// InCurrency is the lot use in the reporting currency; absent without
+	// a reporting currency or when a rate was missing.
+	InCurrency *Money `json:"inCurrency,omitempty"`
+}
+
+// Unmatched is quantity sold that no lot held, and its proceeds.
+type Unmatched struct {
+	Quantity domain.Number `json:"quantity"`
+	Proceeds domain.Number `json:"proceeds"`
+}
+
+// FeeView is a fill's fee as the reports show it.
+type FeeView struct {
+	Asset    string        `json:"asset"`
+	Amount   domain.Number `json:"amount"`
+	Valued   bool          `json:"valued"`
+	Quote    domain.Number `json:"quote"` // 0 when not valued
+	Rate     domain.Number `json:"rate,omitzero"`
+	RateTime int64         `json:"rateTime,omitempty"`
+}
+
+func feeView(f Fee) FeeView {
+	v := FeeView{Asset: f.Asset, Amount: domain.Number(f.Amount), Valued: f.Valued}
+	if f.Valued {
+		v.Quote, v.Rate, v.RateTime = domain.Number(f.Quote), domain.Number(f.Rate), f.RateTime
+	}
+	return v
+}
+
+// Disposal is one sell fill of the period and the lots it consumed.
+type Disposal struct {
+	Key        string         `json:"key"`
+	Exchange   string         `json:"exchange"`
+	Pair       string         `json:"pair"`
+	Asset      string         `json:"asset"`
+	Quote      string         `json:"quote"`
+	OrderID    int64          `json:"orderId"`
+	Position   uint64         `json:"position"`
+	DisposedAt int64          `json:"disposedAt"` // ms
+	Price      domain.Number  `json:"price"`
+	Quantity   domain.Number  `json:"quantity"` // sold, matched and unmatched
+	Fee        FeeView        `json:"fee"`      // the whole fill's
+	Matched    domain.Number  `json:"matched"`
+	Proceeds   domain.Number  `json:"proceeds"` // of the matched quantity
+	MatchedFee domain.Number  `json:"matchedFee"`
+	CostBasis  domain.Number  `json:"costBasis"`
+	Gain       domain.Number  `json:"gain"`
+	Unmatched  Unmatched      `json:"unmatched"`
+	Lots       []LotUse       `json:"lots"`
+	InCurrency *Money         `json:"inCurrency,omitempty"` // Σ of the lots, when every one converted
+	Currency   string         `json:"currency,omitempty"`
+	feeQuote   domain.Decimal // the fee's valuation (0 when not valued)
+}
+
+// Gains are sums of lot uses in one currency.
+type Gains struct {
+	Quantity      domain.Number `json:"quantity"`
+	Proceeds      domain.Number `json:"proceeds"`
+	Fees          domain.Number `json:"fees"`
+	CostBasis     domain.Number `json:"costBasis"`
+	Gain          domain.Number `json:"gain"`
+	ShortTermGain domain.Number `json:"shortTermGain"`
+	LongTermGain  domain.Number `json:"longTermGain"`
+	Lots          int64         `json:"lots"`
+}
+
+// gains is Gains while it is summed.
+type gains struct {
+	qty, proceeds, fees, cost, gain, short, long domain.Decimal
+	lots                                         int64
+}
+
+func (g *gains) add(qty, proceeds, fee, cost, gain domain.Decimal, long bool) {
+	g.qty, g.proceeds, g.fees, g.cost, g.gain = g.qty.Add(qty), g.proceeds.Add(proceeds), g.fees.Add(fee), g.cost.Add(cost), g.gain.Add(gain)
+	if long {
+		g.long = g.long.Add(gain)
+	} else {
+		g.short = g.short.Add(gain)
+	}
+	g.lots++
+}
+
+func (g *gains) view() Gains {
+	return Gains{Quantity: domain.Number(g.qty), Proceeds: domain.Number(g.proceeds), Fees: domain.Number(g.fees),
+		CostBasis: domain.Number(g.cost), Gain: domain.Number(g.gain), ShortTermGain: domain.Number(g.short),
+		LongTermGain: domain.Number(g.long), Lots: g.lots}
+}
+
+// AssetTotals are the period's disposals of one asset against one quote
+// currency, in that quote.
+type AssetTotals struct {
+	Asset string `json:"asset"`
+	Quote string `json:"quote"`
+	Gains
+	Disposals       int64       `json:"disposals"`
+	Unmatched       Unmatched   `json:"unmatched"`
+	UnconvertedFees []FeeAmount `json:"unconvertedFees"`
+}
+
+// AssetGains are one asset's gains in the reporting currency.
+type AssetGains struct {
+	Asset string `json:"asset"`
+	Gains
+}
+
+// UnconvertedGains are the lot uses of one asset and quote that a missing
+// rate kept out of the reporting currency, in their quote.
+type UnconvertedGains struct {
+	Asset string `json:"asset"`
+	Quote string `json:"quote"`
+	Gains
+}
+
+// CurrencyTotals are the period's gains in the reporting currency: in all,
+// per asset, and what could not be converted.
+type CurrencyTotals struct {
+	Currency    string             `json:"currency"`
+	Total       Gains              `json:"total"`
+	Assets      []AssetGains       `json:"assets"`
+	Unconverted []UnconvertedGains `json:"unconverted"`
+}
+
+// Realized is the realized-gains report of a period.
+type Realized struct {
+	Method            string          `json:"method"`
+	From              int64           `json:"from"`
+	To                int64           `json:"to"` // 0: no end
+	Timezone          string          `json:"timezone"`
+	HoldingPeriodDays int             `json:"holdingPeriodDays"`
+	Disposals         int             `json:"disposals"` // in the period, every page
+	Totals            []AssetTotals   `json:"totals"`
+	InCurrency        *CurrencyTotals `json:"inCurrency,omitempty"`
+	Page              int             `json:"page"`
+	PageSize          int             `json:"pageSize"`
+	Rows              []Disposal      `json:"rows"`
+}
+
+// assetKey names an asset against a quote.
+type assetKey struct{ asset, quote string }
+
+// realizer folds disposals into a report's totals.
+type realizer struct {
+	q      *Query
+	src    Source
+	w      *walk
+	totals map[assetKey]*assetAcc
+	inCur  map[string]*gains // per asset, in q.Currency
+	curAll gains
+	uncon  map[assetKey]*gains
+	n      int
+	d      Disposal // the disposal being built (its Lots reused)
+}
+
+type assetAcc struct {
+	gains
+	disposals          int64
+	unmQty, unmProceed domain.Decimal
+	fees               feeBag
+}
+
+// newRealizer returns a realizer of q over src as of src's snapshot now.
+func newRealizer(src Source, q *Query) *realizer {
+	return &realizer{q: q, src: src, w: newWalk(src, q, true), totals: map[assetKey]*assetAcc{},
+		inCur: map[string]*gains{}, uncon: map[assetKey]*gains{}}
+}
+
+// run walks the period and calls emit with every disposal, in (time,
+// position) order; the disposal and its Lots are reused after emit
+// returns. onFill, when set, is called first with every fill of the period
+// (buys too) and its figures.
+func (z *realizer) run(onFill func(p *pairWalk, f *Fill, r *domain.FillPnl), emit func(d *Disposal) error) error {
+	q := z.q
+	loc := q.loc()
+	hold := int64(q.holdingDays())
+	return z.w.run(func(p *pairWalk, f *Fill, r *domain.FillPnl) error {
+		if !q.inPeriod(f.Time) {
+			return nil
+		}
+		if onFill != nil {
+			onFill(p, f, r)
+		}
+		if !f.Sell {
+			return nil
+		}
+		d := &z.d
+		*d = Disposal{Key: p.Key, Exchange: p.Exchange, Pair: p.Pair.Pair, Asset: p.Base, Quote: p.Quote, OrderID: f.OrderID,
+			Position: f.Position, DisposedAt: f.Time, Price: domain.Number(f.Price), Quantity: domain.Number(f.Qty),
+			Fee: feeView(f.Fee), Matched: domain.Number(r.Matched), CostBasis: domain.Number(r.LotCost),
+			Gain: domain.Number(r.Pnl), Lots: d.Lots[:0], Currency: q.Currency,
+			Unmatched: Unmatched{Quantity: domain.Number(r.Unmatched), Proceeds: domain.Number(r.UnmatchedValue)}}
+		if f.Fee.Valued {
+			d.feeQuote = f.Fee.Quote
+		}
+		proceeds := f.Price.Mul(r.Matched)
+		matchedFee := domain.Zero
+		if r.Matched.IsPos() {
+			matchedFee = domain.MulDiv(d.feeQuote, r.Matched, f.Qty)
+		}
+		d.Proceeds, d.MatchedFee = domain.Number(proceeds), domain.Number(matchedFee)
+		acc := z.acc(assetKey{p.Base, p.Quote})
+		acc.disposals++
+		acc.unmQty, acc.unmProceed = acc.unmQty.Add(r.Unmatched), acc.unmProceed.Add(r.UnmatchedValue)
+		if !f.Fee.Valued {
+			acc.fees.add(f.Fee.Asset, f.Fee.Amount)
+		}
+		var sumR Money
+		allR := q.Currency != ""
+		restP, restF := proceeds, matchedFee
+		used := p.trace.Used
+		for i, u := range used {
+			lp, lf := restP, restF
+			if i < len(used)-1 {
+				lp, lf = f.Price.Mul(u.Qty), domain.MulDiv(matchedFee, u.Qty, r.Matched)
+				restP, restF = restP.Sub(lp), restF.Sub(lf)
+			}
+			gain := lp.Sub(lf).Sub(u.Cost)
+			days := domain.DayNumber(f.Time, loc) - domain.DayNumber(u.Time, loc)
+			long := days > hold
+			lu := LotUse{AcquiredAt: u.Time, BuyOrderID: u.Ref, Quantity: domain.Number(u.Qty), Proceeds: domain.Number(lp),
+				Fee: domain.Number(lf), CostBasis: domain.Number(u.Cost), Gain: domain.Number(gain), HoldingDays: days, Term: "short"}
+			if long {
+				lu.Term = "long"
+			}
+			acc.add(u.Qty, lp, lf, u.Cost, gain, long)
+			if q.Currency != "" {
+				lu.InCurrency = z.convert(p, f.Time, u.Time, lp, lf, u.Cost)
+				if lu.InCurrency != nil {
+					m := lu.InCurrency
+					z.curAdd(p.Base, u.Qty, m, long)
+					sumR = Money{Proceeds: addN(sumR.Proceeds, m.Proceeds), Fee: addN(sumR.Fee, m.Fee),
+						CostBasis: addN(sumR.CostBasis, m.CostBasis), Gain: addN(sumR.Gain, m.Gain)}
+				} else {
+					allR = false
+					g := z.uncon[assetKey{p.Base, p.Quote}]
+					if g == nil {
+						g = &gains{}
+						z.uncon[assetKey{p.Base, p.Quote}] = g
+					}
+					g.add(u.Qty, lp, lf, u.Cost, gain, long)
+				}
+			}
+			d.Lots = append(d.Lots, lu)
+		}
+		if allR && len(used) > 0 {
+			d.InCurrency = &sumR
+		}
+		z.n++
+		return emit(d)
+	})
+}
+
+func addN(a, b domain.Number) domain.Number {
+	return domain.Number(domain.Decimal(a).Add(domain.Decimal(b)))
+}
+
+func (z *realizer) acc(k assetKey) *assetAcc {
+	a := z.totals[k]
+	if a == nil {
+		a = &assetAcc{}
+		z.totals[k] = a
+	}
+	return a
+}
+
+// convert returns a lot use in the reporting currency: proceeds and fee at
+// the disposal's time, the cost basis at the acquisition's; nil when a
+// rate is missing.
+func (z *realizer) convert(p *pairWalk, disposed, acquired int64, proceeds, fee, cost domain.Decimal) *Money {
+	to := z.q.Currency
+	cp, ok1 := z.src.BookConvert(z.w.snap, proceeds, p.Quote, to, disposed)
+	cf, ok2 := z.src.BookConvert(z.w.snap, fee, p.Quote, to, disposed)
+	cc, ok3 := z.src.BookConvert(z.w.snap, cost, p.Quote, to, acquired)
+	if !ok1 || !ok2 || !ok3 {
+		return nil
+	}
+	return &Money{Proceeds: domain.Number(cp.Amount), Fee: domain.Number(cf.Amount), CostBasis: domain.Number(cc.Amount),
+		Gain: domain.Number(cp.Amount.Sub(cf.Amount).Sub(cc.Amount))}
+}
+
+func (z *realizer) curAdd(asset string, qty domain.Decimal, m *Money, long bool) {
+	g := z.inCur[asset]
+	if g == nil {
+		g = &gains{}
+		z.inCur[asset] = g
+	}
+	p, f, c, x := domain.Decimal(m.Proceeds), domain.Decimal(m.Fee), domain.Decimal(m.CostBasis), domain.Decimal(m.Gain)
+	g.add(qty, p, f, c, x, long)
+	z.curAll.add(qty, p, f, c, x, long)
+}
+
+// report returns the totals as a Realized report (without rows).
+func (z *realizer) report() *Realized {
+	q := z.q
+	out := &Realized{Method: q.Method.String(), From: q.From, To: q.To, Timezone: q.loc().String(),
+		HoldingPeriodDays: q.holdingDays(), Disposals: z.n, Totals: []AssetTotals{}, Rows: []Disposal{}}
+	for k, a := range z.totals {
+		out.Totals = append(out.Totals, AssetTotals{Asset: k.asset, Quote: k.quote, Gains: a.view(), Disposals: a.disposals,
+			Unmatched:       Unmatched{Quantity: domain.Number(a.unmQty), Proceeds: domain.Number(a.unmProceed)},
+			UnconvertedFees: a.fees.list()})
+	}
+	sortBy(out.Totals, func(t AssetTotals) string { return t.Asset + "\x00" + t.Quote })
+	if q.Currency != "" {
+		c := &CurrencyTotals{Currency: q.Currency, Total: z.curAll.view(), Assets: []AssetGains{}, Unconverted: []UnconvertedGains{}}
+		for a, g := range z.inCur {
+			c.Assets = append(c.Assets, AssetGains{Asset: a, Gains: g.view()})
+		}
+		sortBy(c.Assets, func(g AssetGains) string { return g.Asset })
+		for k, g := range z.uncon {
+			c.Unconverted = append(c.Unconverted, UnconvertedGains{Asset: k.asset, Quote: k.quote, Gains: g.view()})
+		}
+		sortBy(c.Unconverted, func(g UnconvertedGains) string { return g.Asset + "\x00" + g.Quote })
+		out.InCurrency = c
+	}
+	return out
+}
+
+// RealizedReport returns the realized gains of q's period under q's
+// method: totals per asset and quote (and in q.Currency when set), and
+// page (from 0) of pageSize disposals in (time, position) order (pageSize
+// 0: none, the totals only).
+func RealizedReport(src Source, q Query, page, pageSize int) (*Realized, error) {
+	lo, hi := page*pageSize, (page+1)*pageSize
+	var rows []Disposal
+	i := 0
+	z := newRealizer(src, &q)
+	err := z.run(nil, func(d *Disposal) error {
+		if i >= lo && i < hi {
+			c := *d
+			c.Lots = append([]LotUse(nil), d.Lots...)
+			rows = append(rows, c)
+		}
+		i++
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := z.report()
+	out.Page, out.PageSize = page, pageSize
+	if rows != nil {
+		out.Rows = rows
+	}
+	return out, nil
+}
