@@ -66,10 +66,12 @@ type Ledger struct {
 	quotes  map[string]*series   // per quote currency: every pair's buckets summed
 	strat   map[string]string    // pair key → strategy name (from config events)
 	assets  assetBook
-	conv    convBook        // rates and PNL in other currencies (pnlconv.go)
-	records int             // number of order records, all pairs
-	version uint64          // counts applied changes; see Version
-	intern  domain.Interner // used by Apply only (one goroutine, before the lock)
+	conv    convBook         // rates and PNL in other currencies (pnlconv.go)
+	booksM  domain.PnlMethod // bot.PNL_METHOD, the reports' default (books.go)
+	head    uint64           // highest log position of a fill applied (books.go)
+	records int              // number of order records, all pairs
+	version uint64           // counts applied changes; see Version
+	intern  domain.Interner  // used by Apply only (one goroutine, before the lock)
 	pages   pageCache
 }
 
@@ -93,19 +95,21 @@ type pairBook struct {
 	cashFlow                         domain.Decimal
 	lastPrice                        domain.Decimal
 	series                           series
-	prices                           []pricePoint    // assets.go
-	gen                              uint64          // moves when cached JSON of its records may be void (orderjson.go)
-	enc                              []*encodedBlock // cached JSON by block, guarded by Ledger.pages.mu
+	prices                           []pricePoint      // assets.go
+	gen                              uint64            // moves when cached JSON of its records may be void (orderjson.go)
+	enc                              []*encodedBlock   // cached JSON by block, guarded by Ledger.pages.mu
+	feeAssets                        []string          // fee assets other than quote and base, by fee code − 2
+	feeOther                         map[uint64]string // the fee asset of records whose code is feeOverflow, by position
 }
 
 // orderRecord is the compact stored form of a record (112 bytes).
 type orderRecord struct {
 	time        int64
-	posSide     uint64 // log position of the fill, | recSell for a sell
+	posSide     uint64 // log position of the fill | fee code << feeShift | recSell for a sell
 	id          int64
 	rate        domain.Decimal
 	amount      domain.Decimal
-	fee         domain.Decimal
+	fee         domain.Decimal // as charged, in the asset the fee code names
 	avgPrice    domain.Decimal
 	pnlPrice    domain.Decimal
 	position    domain.Decimal
@@ -116,12 +120,23 @@ type orderRecord struct {
 	unmatchedQt domain.Decimal
 }
 
-// recSell marks a sell in orderRecord.posSide (log positions stay far
-// below 2⁶³).
-const recSell = 1 << 63
+// recSell marks a sell in orderRecord.posSide; bits feeShift to 62 hold
+// the fee code: 0 the fee is in the pair's quote (or there is none), 1 in
+// its base, 2… the pair book's feeAssets[code−2], feeOverflow the asset in
+// feeOther (past 125 third assets on one pair). Log positions stay far
+// below 2⁵⁶.
+const (
+	recSell     = 1 << 63
+	feeShift    = 56
+	feeOverflow = 127
+	posMask     = 1<<feeShift - 1
+)
 
 // pos returns the log position of the record's fill.
-func (r *orderRecord) pos() uint64 { return r.posSide &^ recSell }
+func (r *orderRecord) pos() uint64 { return r.posSide & posMask }
+
+// feeCode returns the code of the record's fee asset.
+func (r *orderRecord) feeCode() uint64 { return r.posSide >> feeShift & feeOverflow }
 
 // sell reports whether the record is a sell.
 func (r *orderRecord) sell() bool { return r.posSide&recSell != 0 }
@@ -284,8 +299,9 @@ func (l *Ledger) applyFill(id, t int64, pos uint64, f *domain.OrderFilled) error
 		delete(l.open, id)
 	}
 
-	rec := orderRecord{time: t, posSide: pos, id: id, rate: f.Price, amount: f.Quantity, fee: fee,
-		avgPrice: st.filledCost.Div(st.filled), pnl: r.Pnl, unmatchedQt: r.Unmatched}
+	rec := orderRecord{time: t, posSide: pos | b.feeCode(f.FeeAsset, pos)<<feeShift, id: id, rate: f.Price, amount: f.Quantity,
+		fee: f.Fee, avgPrice: st.filledCost.Div(st.filled), pnl: r.Pnl, unmatchedQt: r.Unmatched}
+	l.head = max(l.head, pos)
 	net := r.Value.Add(fee)
 	if sell {
 		rec.posSide |= recSell
@@ -356,17 +372,18 @@ type OrderRecord struct {
 
 func (l *Ledger) view(b *pairBook, r *orderRecord) OrderRecord {
 	cost := r.rate.Mul(r.amount)
+	fee := b.feeInQuote(r)
 	o := OrderRecord{Key: b.key, Time: r.time, Pair: b.pair, Type: domain.Buy, Rate: r.rate, Amount: r.amount, ID: r.id,
-		Cost: cost, Fees: r.fee, AveragePrice: r.avgPrice, PnlPrice: r.pnlPrice, Balance: r.position,
+		Cost: cost, Fees: fee, AveragePrice: r.avgPrice, PnlPrice: r.pnlPrice, Balance: r.position,
 		BaseBalance: r.cashFlow, InventoryCost: r.invCost, ABP: r.abp, Pnl: r.pnl, Position: r.pos()}
 	if r.sell() {
 		o.Type = domain.Sell
-		o.BaseValue = cost.Sub(r.fee)
+		o.BaseValue = cost.Sub(fee)
 		o.CostProceed = o.BaseValue
 		o.UnmatchedBaseValue = r.rate.Mul(r.unmatchedQt)
 		o.closing = r.unmatchedQt.Less(r.amount)
 	} else {
-		o.BaseValue = cost.Add(r.fee)
+		o.BaseValue = cost.Add(fee)
 		o.CostProceed = o.BaseValue.Neg()
 	}
 	_, o.ToCancel = l.open[r.id]

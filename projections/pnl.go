@@ -27,6 +27,7 @@ func (l *Ledger) applyConfig(e *domain.Event) error {
 			return nil // the config projection reports bad documents; strategies stay as they were
 		}
 		l.conv.setReporting(c.Reporting)
+		l.booksM = c.Method
 		l.strat = map[string]string{}
 		for _, p := range c.Strategies {
 			l.strat[domain.PairKey(p.Exchange, p.Pair)] = p.Strategy

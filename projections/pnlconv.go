@@ -201,6 +201,32 @@ func (c *convBook) rate(from, to string, t int64) (r domain.Decimal, inverse, ok
 	return domain.Zero, false, false
 }
 
+// ratePoint is rate for the books: the point itself, among the first seq
+// rates observed (a report reads the book as of its snapshot; a point
+// observed later is passed over).
+func (c *convBook) ratePoint(from, to string, t int64, seq uint64) (p ratePoint, inverse, ok bool) {
+	d, dok := latestUpTo(c.rates[currencyPair{to, from}], t, seq)
+	i, iok := latestUpTo(c.rates[currencyPair{from, to}], t, seq)
+	switch {
+	case dok && (!iok || d.t > i.t || (d.t == i.t && d.seq > i.seq)):
+		return d, false, true
+	case iok:
+		return i, true, true
+	}
+	return ratePoint{}, false, false
+}
+
+// latestUpTo is latest among the points of seq ≤ max.
+func latestUpTo(pts []ratePoint, t int64, max uint64) (ratePoint, bool) {
+	j := sort.Search(len(pts), func(k int) bool { return pts[k].t > t })
+	for ; j > 0; j-- {
+		if pts[j-1].seq <= max {
+			return pts[j-1], true
+		}
+	}
+	return ratePoint{}, false
+}
+
 // convert returns x in the other currency: x×r, or x÷r when inverse.
 func convert(x, r domain.Decimal, inverse bool) domain.Decimal {
 	if inverse {
