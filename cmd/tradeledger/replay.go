@@ -17,28 +17,9 @@ import (
 	"github.com/tradeledger/tradeledger/projections"
 )
 
-// logCut says how much of the log a replay applies: the events up to and
-// including Position (0: no position bound), and, with ByTime, the events
-// of time ≤ Until (ms). Neither: the whole log.
-//
-// A time cut reads the log one of two ways:
-//   - as a prefix (restore): it stops at the first event stamped after
-//     Until, so the state shown is one the live service actually held;
-//   - in trade time (TradeTime, replay): every event counts by its own time
-//     (ownTime: a fill by the exchange's time of the trade, anything else by
-//     when it was recorded) and the log is read to its end, so that a
-//     history imported today replays to a date inside it. Within a stream,
-//     the first event past Until ends that stream's part of the cut (an
-//     order is never shown filled before it was accepted).
-//
-// On a log recorded live by one service the two readings agree: its events
-// are stamped in commit order.
-type logCut struct {
-	Position  uint64
-	ByTime    bool
-	Until     int64
-	TradeTime bool
-}
+// logCut says how much of the log a replay applies (projections.Cut:
+// replay reads it in trade time, restore as a prefix).
+type logCut = projections.Cut
 
 // parseTimeIn reads a TIME argument: RFC 3339, milliseconds since the
 // epoch, or, with a non-nil loc, a date (2026-03-04) as the end of that day
@@ -81,22 +62,8 @@ func newLogCut(until string, position uint64, loc *time.Location) (logCut, error
 	return c, nil
 }
 
-// ownTime is the time an event speaks of: a fill's trade time
-// (domain.FillTime: the exchange's time of the trade, or the recorded time
-// of a fill without one, as imported fills are), and when it was recorded
-// for any other event.
-func ownTime(e *domain.Event) int64 {
-	if e.Type == domain.TypeOrderFilled {
-		var f domain.OrderFilled
-		if e.Decode(&f) == nil {
-			return domain.FillTime(e, &f)
-		}
-	}
-	return e.Time
-}
-
-// describe says in words which cut a replay used; times are shown in loc.
-func (c logCut) describe(loc *time.Location) string {
+// describeCut says in words which cut a replay used; times are shown in loc.
+func describeCut(c logCut, loc *time.Location) string {
 	switch {
 	case c.Position != 0:
 		return fmt.Sprintf("log position ≤ %d", c.Position)
@@ -111,77 +78,28 @@ func (c logCut) describe(loc *time.Location) string {
 }
 
 // replayResult says where a replay stopped.
-type replayResult struct {
-	Events   int64  `json:"events"`   // events applied
-	Position uint64 `json:"position"` // position of the last applied event
-	Time     int64  `json:"time"`     // its time (ms)
-	Failures int64  `json:"failures"` // events some projection could not apply
-	// Later counts the events a trade-time cut left out (past the cut, or
-	// after their stream's first event past it).
-	Later int64 `json:"later,omitempty"`
-}
+type replayResult = projections.ReplayResult
 
 // replayLog feeds the log, in order, up to the cut, into every projection.
 // A projection that fails on an event is reported through warn and the
 // replay goes on, as the live runner does.
 func replayLog(ctx context.Context, store domain.EventStore, cut logCut, projs []projections.Projection, prog *progress, warn io.Writer) (replayResult, error) {
-	var res replayResult
-	head, _ := store.Head(ctx)
-	ended := map[string]struct{}{} // streams a trade-time cut has ended
-	apply := func(e *domain.Event) bool {
-		if cut.Position != 0 && e.Position > cut.Position {
-			return false
-		}
-		if cut.ByTime && !cut.TradeTime && e.Time > cut.Until {
-			return false
-		}
-		if cut.ByTime && cut.TradeTime {
-			if _, done := ended[e.Stream]; done {
-				res.Later++
-				return true
-			}
-			if ownTime(e) > cut.Until {
-				ended[e.Stream] = struct{}{}
-				res.Later++
-				return true
-			}
-		}
-		failed := false
-		for _, p := range projs {
-			if err := p.Apply(e); err != nil {
-				failed = true
-				if warn != nil {
-					fmt.Fprintf(warn, "replay: %s could not apply %s/%d (position %d): %s\n", p.Name(), e.Stream, e.Version, e.Position, domain.ErrorMessage(err))
-				}
-			}
-		}
-		if failed {
-			res.Failures++
-		}
-		res.Events++
-		res.Position, res.Time = e.Position, e.Time
-		if prog != nil && res.Events%domain.VerifyProgressEvery == 0 {
-			prog.update(res.Events, e.Position, head)
-		}
-		return true
-	}
-	// Several read models decode the same order payloads: the reading
-	// goroutine decodes them once (domain.Event.Predecode).
-	err := domain.ReadAheadPredecoded(ctx, store.ReadAll(ctx, 0, 0), func(batch []domain.Event) bool {
-		for i := range batch {
-			if !apply(&batch[i]) {
-				return false
-			}
-		}
-		return true
-	})
+	return projections.ReplayCut(ctx, store, cut, projs, replayOptions(prog, warn))
+}
+
+// replayOptions shows a replay's progress on prog and its failures on warn
+// (either may be nil).
+func replayOptions(prog *progress, warn io.Writer) projections.ReplayOptions {
+	var o projections.ReplayOptions
 	if prog != nil {
-		prog.done()
+		o.Progress = func(events int64, position, head uint64) { prog.update(events, position, head) }
 	}
-	if err != nil {
-		return res, fmt.Errorf("replay: read log: %w", err)
+	if warn != nil {
+		o.Warn = func(p projections.Projection, e *domain.Event, err error) {
+			fmt.Fprintf(warn, "replay: %s could not apply %s/%d (position %d): %s\n", p.Name(), e.Stream, e.Version, e.Position, domain.ErrorMessage(err))
+		}
 	}
-	return res, nil
+	return o
 }
 
 // openOrder is an open order as replay shows it.
@@ -256,22 +174,25 @@ type ReplayReport struct {
 // pnl/overview, "now" being the cut's time: the time given, the last
 // event's for a position, now for the whole log).
 func replayState(ctx context.Context, store domain.EventStore, cut logCut, method domain.PnlMethod, scope projections.PnlScope, loc *time.Location, now time.Time, prog *progress, warn io.Writer) (*ReplayReport, error) {
-	ledger := projections.NewLedger(method)
 	// The engine's order manager as a projection only (it never places
-	// orders here): balances and the open orders come from it.
+	// orders here): the open orders come from it.
 	trader := engine.NewTrader(nil, nil, domain.SystemClock{})
-	res, err := replayLog(ctx, store, cut, []projections.Projection{ledger, trader}, prog, warn)
+	st, err := projections.BuildState(ctx, store, cut, method, replayOptions(prog, warn), trader)
+	if prog != nil {
+		prog.done()
+	}
 	if err != nil {
 		return nil, err
 	}
+	res := st.Result()
 	switch {
 	case cut.ByTime:
 		now = time.UnixMilli(cut.Until)
 	case cut.Position != 0:
 		now = time.UnixMilli(res.Time)
 	}
-	rep := &ReplayReport{Cut: cut.describe(loc), AsOf: res, Balances: balanceEntries(trader.Balances()), OpenOrders: openOrderList(trader.Unfinished())}
-	ov, err := ledger.Overview(projections.OverviewQuery{Scope: scope, Loc: loc, Now: now.In(loc)})
+	rep := &ReplayReport{Cut: describeCut(cut, loc), AsOf: res, Balances: balanceEntries(st.Balances.Balances()), OpenOrders: openOrderList(trader.Unfinished())}
+	ov, err := st.Ledger.Overview(projections.OverviewQuery{Scope: scope, Loc: loc, Now: now.In(loc)})
 	if err != nil {
 		rep.PnlError = domain.ErrorMessage(err)
 	} else {

@@ -121,6 +121,9 @@ func restore(ctx context.Context, d *DataDir, cut logCut, out string, withSecret
 	ledger := projections.NewLedger(domain.LOFO) // state files come from its fills
 	cfg, files := projections.NewConfig(), projections.NewFiles(ledger)
 	res, err := replayLog(ctx, d.Store, cut, []projections.Projection{cfg, ledger, files}, prog, warn)
+	if prog != nil {
+		prog.done()
+	}
 	if err != nil {
 		return sum, err
 	}

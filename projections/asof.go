@@ -1,0 +1,389 @@
+package projections
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/tradeledger/tradeledger/domain"
+)
+
+// Reads as of a past time. A State is the read models rebuilt from the
+// part of the log a Cut selects — what `tradeledger replay --until` prints
+// and what the API answers for asOf= — and BuildState is the one function
+// that builds it (a later read-model snapshot can start it from there
+// instead of from the first event). States keeps the states recently asked
+// for, each caught up with the log's new events when it is read again, so
+// that repeated as-of reads cost one build.
+
+// Cut selects the part of the log a replay applies: the events up to and
+// including Position (0: no position bound), and, with ByTime, the events
+// of time ≤ Until (ms). Neither: the whole log.
+//
+// A time cut reads the log one of two ways:
+//   - as a prefix (restore): it stops at the first event stamped after
+//     Until, so the state shown is one the live service actually held;
+//   - in trade time (TradeTime: replay and the API's asOf): every event
+//     counts by its own time (OwnTime: a fill by the exchange's time of the
+//     trade, anything else by when it was recorded) and the log is read to
+//     its end, so that a history imported today replays to a date inside
+//     it. Within a stream, the first event past Until ends that stream's
+//     part of the cut (an order is never shown filled before it was
+//     accepted).
+//
+// On a log recorded live by one service the two readings agree: its events
+// are stamped in commit order.
+type Cut struct {
+	Position  uint64
+	ByTime    bool
+	Until     int64
+	TradeTime bool
+}
+
+// AsOf returns the trade-time cut at t (ms): the API's asOf and replay
+// --until.
+func AsOf(t int64) Cut { return Cut{ByTime: true, Until: t, TradeTime: true} }
+
+// OwnTime is the time an event speaks of: a fill's trade time
+// (domain.FillTime: the exchange's time of the trade, or the recorded time
+// of a fill without one, as imported fills are), and when it was recorded
+// for any other event.
+func OwnTime(e *domain.Event) int64 {
+	if e.Type == domain.TypeOrderFilled {
+		if f, err := domain.Payload[domain.OrderFilled](e); err == nil {
+			return domain.FillTime(e, f)
+		}
+	}
+	return e.Time
+}
+
+// ReplayResult says where a replay stopped.
+type ReplayResult struct {
+	Events   int64  `json:"events"`   // events applied
+	Position uint64 `json:"position"` // position of the last applied event
+	Time     int64  `json:"time"`     // its time (ms)
+	Failures int64  `json:"failures"` // events some projection could not apply
+	// Later counts the events a trade-time cut left out (past the cut, or
+	// after their stream's first event past it).
+	Later int64 `json:"later,omitempty"`
+}
+
+// ReplayOptions are a replay's observers.
+type ReplayOptions struct {
+	// Progress, when set, is told every domain.VerifyProgressEvery events
+	// how many were applied, the position reached and the log's head.
+	Progress func(events int64, position, head uint64)
+	// Warn, when set, is told of an event a projection could not apply
+	// (the replay goes on, as the live runner does).
+	Warn func(p Projection, e *domain.Event, err error)
+}
+
+// cutReader applies a cut to the log as it is read, and remembers where it
+// is, so that a state can read the events appended later the same way.
+type cutReader struct {
+	cut   Cut
+	ended map[string]struct{} // streams a trade-time cut has ended
+	read  uint64              // every event up to this position has been considered
+	done  bool                // a prefix or position cut has passed its end: nothing later applies
+	res   ReplayResult
+}
+
+// admit reports whether e applies under the cut; stop when no later event
+// can.
+func (c *cutReader) admit(e *domain.Event) (apply, stop bool) {
+	cut := &c.cut
+	if cut.Position != 0 && e.Position > cut.Position {
+		return false, true
+	}
+	if cut.ByTime && !cut.TradeTime && e.Time > cut.Until {
+		return false, true
+	}
+	if cut.ByTime && cut.TradeTime {
+		if _, done := c.ended[e.Stream]; done {
+			c.res.Later++
+			return false, false
+		}
+		if OwnTime(e) > cut.Until {
+			if c.ended == nil {
+				c.ended = map[string]struct{}{}
+			}
+			c.ended[strings.Clone(e.Stream)] = struct{}{}
+			c.res.Later++
+			return false, false
+		}
+	}
+	return true, false
+}
+
+// replay reads the log after c.read into projs, up to the cut.
+func (c *cutReader) replay(ctx context.Context, store domain.EventStore, projs []Projection, opts ReplayOptions) error {
+	if c.done {
+		return nil
+	}
+	head, _ := store.Head(ctx)
+	if head <= c.read {
+		return nil
+	}
+	var it domain.EventIterator
+	if s, ok := store.(noHashesReader); ok {
+		it = s.ReadAllNoHashes(ctx, c.read+1)
+	} else {
+		it = store.ReadAll(ctx, c.read+1, 0)
+	}
+	// Several read models decode the same order payloads: the reading
+	// goroutine decodes them once (domain.Event.Predecode).
+	err := domain.ReadAheadPredecoded(ctx, it, func(batch []domain.Event) bool {
+		for i := range batch {
+			e := &batch[i]
+			apply, stop := c.admit(e)
+			if stop {
+				c.done = true
+				return false
+			}
+			c.read = e.Position
+			if !apply {
+				continue
+			}
+			failed := false
+			for _, p := range projs {
+				if err := p.Apply(e); err != nil {
+					failed = true
+					if opts.Warn != nil {
+						opts.Warn(p, e, err)
+					}
+				}
+			}
+			if failed {
+				c.res.Failures++
+			}
+			c.res.Events++
+			c.res.Position, c.res.Time = e.Position, e.Time
+			if opts.Progress != nil && c.res.Events%domain.VerifyProgressEvery == 0 {
+				opts.Progress(c.res.Events, e.Position, head)
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return fmt.Errorf("replay: read log: %w", err)
+	}
+	return nil
+}
+
+// ReplayCut feeds the events of the log within cut, in order, into projs,
+// and says where it stopped: `tradeledger replay` and `restore`.
+func ReplayCut(ctx context.Context, store domain.EventStore, cut Cut, projs []Projection, opts ReplayOptions) (ReplayResult, error) {
+	c := &cutReader{cut: cut}
+	err := c.replay(ctx, store, projs, opts)
+	return c.res, err
+}
+
+// State is the read models as of a cut of the log: the Ledger (order
+// records, PNL, assets) under one lot matching method and the balances
+// the exchanges last reported. Its read models are safe for concurrent
+// readers; CatchUp may run beside them.
+type State struct {
+	Ledger   *Ledger
+	Balances *Balances
+	Cut      Cut
+	Method   domain.PnlMethod
+
+	mu    sync.Mutex // one catch-up at a time
+	cr    cutReader
+	projs []Projection
+}
+
+// BuildState replays the log up to cut into a new Ledger matching lots with
+// method and a new Balances, and into extra (more projections a caller
+// needs of the same cut: replay's order manager). It is the one way a past
+// state is built.
+func BuildState(ctx context.Context, store domain.EventStore, cut Cut, method domain.PnlMethod, opts ReplayOptions, extra ...Projection) (*State, error) {
+	s := &State{Ledger: NewLedger(method), Balances: NewBalances(), Cut: cut, Method: method, cr: cutReader{cut: cut}}
+	s.Ledger.PageCacheBytes = 0 // a past state serves few pages: no cache of their JSON
+	s.projs = append([]Projection{s.Ledger, s.Balances}, extra...)
+	if err := s.cr.replay(ctx, store, s.projs, opts); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Result says where the state's replay stopped.
+func (s *State) Result() ReplayResult {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cr.res
+}
+
+// CatchUp applies the events appended to the log since the state was
+// built or last caught up, under the same cut: a trade-time cut takes an
+// event whose own time is within it (a late fill, an import) in a stream
+// it has not ended; a prefix or position cut that has passed its end takes
+// nothing more.
+func (s *State) CatchUp(ctx context.Context, store domain.EventStore) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cr.replay(ctx, store, s.projs, ReplayOptions{})
+}
+
+// Balances is the last BalancesObserved of each exchange (what POST
+// balances answers); the engine's order manager keeps the same for the
+// live service.
+type Balances struct {
+	mu sync.RWMutex
+	by map[string]domain.BalancesObserved
+}
+
+// NewBalances returns an empty Balances.
+func NewBalances() *Balances { return &Balances{by: map[string]domain.BalancesObserved{}} }
+
+// Name implements Projection.
+func (b *Balances) Name() string { return "balances" }
+
+// Apply implements Projection: a BalancesObserved on a balance stream
+// replaces its exchange's balances; a payload that does not decode is
+// EINVALID and changes nothing.
+func (b *Balances) Apply(e *domain.Event) error {
+	if e.Type != domain.TypeBalancesObserved || !strings.HasPrefix(e.Stream, "balance-") {
+		return nil
+	}
+	var p domain.BalancesObserved
+	if err := e.Decode(&p); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.by[p.Exchange] = p
+	return nil
+}
+
+// Balances returns each exchange's last observed balances, sorted by
+// exchange.
+func (b *Balances) Balances() []domain.BalancesObserved {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	out := make([]domain.BalancesObserved, 0, len(b.by))
+	for _, o := range b.by {
+		out = append(out, o)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Exchange < out[j].Exchange })
+	return out
+}
+
+// Defaults for States.
+const (
+	// DefaultMaxStates is how many past states States keeps.
+	DefaultMaxStates = 4
+	// DefaultMaxStateRecords bounds the order records of the states kept,
+	// all together (a state holds about 150 bytes of heap per record):
+	// past it the least recently read states are dropped, the one just
+	// built excepted.
+	DefaultMaxStateRecords = 2_000_000
+)
+
+// States builds past states on demand (BuildState) and keeps the most
+// recently read ones, each caught up with the log when read again, within
+// MaxStates and MaxStateRecords. Requests for a state being built wait for
+// that build instead of starting another. Safe for concurrent use; fill
+// the settings before the first Get.
+type States struct {
+	Store           domain.EventStore
+	MaxStates       int
+	MaxStateRecords int
+
+	mu       sync.Mutex
+	kept     []*State // least recently read first
+	building map[stateKey]*stateBuild
+	builds   int // states built, for tests and metrics
+}
+
+type stateKey struct {
+	cut    Cut
+	method domain.PnlMethod
+}
+
+type stateBuild struct {
+	done chan struct{}
+	s    *State
+	err  error
+}
+
+// NewStates returns States over store with default settings.
+func NewStates(store domain.EventStore) *States {
+	return &States{Store: store, MaxStates: DefaultMaxStates, MaxStateRecords: DefaultMaxStateRecords}
+}
+
+// Get returns the state of the log at cut under method: a kept one caught
+// up with the log, or one built now. ctx bounds the wait and the build.
+func (ss *States) Get(ctx context.Context, cut Cut, method domain.PnlMethod) (*State, error) {
+	k := stateKey{cut, method}
+	ss.mu.Lock()
+	for i, s := range ss.kept {
+		if s.Cut == cut && s.Method == method {
+			ss.kept = append(append(ss.kept[:i:i], ss.kept[i+1:]...), s) // now the most recent
+			ss.mu.Unlock()
+			if err := s.CatchUp(ctx, ss.Store); err != nil {
+				return nil, err
+			}
+			return s, nil
+		}
+	}
+	if b, ok := ss.building[k]; ok {
+		ss.mu.Unlock()
+		select {
+		case <-b.done:
+			return b.s, b.err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	b := &stateBuild{done: make(chan struct{})}
+	if ss.building == nil {
+		ss.building = map[stateKey]*stateBuild{}
+	}
+	ss.building[k] = b
+	ss.mu.Unlock()
+
+	// The build goes on for those waiting on it even if this caller leaves.
+	b.s, b.err = BuildState(context.WithoutCancel(ctx), ss.Store, cut, method, ReplayOptions{})
+	ss.mu.Lock()
+	delete(ss.building, k)
+	ss.builds++
+	if b.err == nil {
+		ss.kept = append(ss.kept, b.s)
+		ss.trim()
+	}
+	ss.mu.Unlock()
+	close(b.done)
+	return b.s, b.err
+}
+
+// trim drops the least recently read states beyond the bounds, never the
+// most recent one. The caller holds ss.mu.
+func (ss *States) trim() {
+	maxN, maxR := ss.MaxStates, ss.MaxStateRecords
+	if maxN <= 0 {
+		maxN = DefaultMaxStates
+	}
+	if maxR <= 0 {
+		maxR = DefaultMaxStateRecords
+	}
+	records := 0
+	for _, s := range ss.kept {
+		records += s.Ledger.RecordCount()
+	}
+	for len(ss.kept) > 1 && (len(ss.kept) > maxN || records > maxR) {
+		records -= ss.kept[0].Ledger.RecordCount()
+		ss.kept[0] = nil
+		ss.kept = ss.kept[1:]
+	}
+}
+
+// Builds returns how many states were built so far (a kept state read
+// again is not a build).
+func (ss *States) Builds() int {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.builds
+}
