@@ -25,14 +25,32 @@ type balanceEntry struct {
 }
 
 // handleBalances answers every asset of every exchange, sorted by exchange
-// then asset; an empty array before any balance was observed.
+// then asset; an empty array before any balance was observed. With
+// ?asOf= (asof.go), what the exchanges had last reported by then.
 func (s *Server) handleBalances(w http.ResponseWriter, r *http.Request) {
-	if s.Trader == nil {
-		Error(w, r, domain.Errorf(domain.EUNAVAILABLE, "trading is not configured"))
+	asOf, err := s.queryAsOf(r.URL.Query())
+	if err != nil {
+		Error(w, r, err)
 		return
 	}
+	var obs []domain.BalancesObserved
+	switch {
+	case asOf != 0:
+		st, err := s.pastState(r, asOf, s.liveMethod())
+		if err != nil {
+			Error(w, r, err)
+			return
+		}
+		obs = st.Balances.Balances()
+		markAsOf(w, asOf)
+	case s.Trader == nil:
+		Error(w, r, domain.Errorf(domain.EUNAVAILABLE, "trading is not configured"))
+		return
+	default:
+		obs = s.Trader.Balances()
+	}
 	out := []balanceEntry{}
-	for _, ob := range s.Trader.Balances() {
+	for _, ob := range obs {
 		for _, b := range ob.Balances {
 			out = append(out, balanceEntry{Asset: b.Asset, Exchange: ob.Exchange, Available: b.Available, OnOrder: b.OnOrder})
 		}

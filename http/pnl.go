@@ -25,7 +25,8 @@ import (
 // selection with 400 asking for quote.
 //
 // Optional parameters beyond the spec: timezone on pnl/daily and
-// pnl/daily/paginated (default UTC); quote as above.
+// pnl/daily/paginated (default UTC); quote as above; asOf and method
+// (query parameters) on pnl/overview and pnl/sum (asof.go).
 func (s *Server) registerPnlRoutes(r *mux.Router) {
 	r.HandleFunc("/pnl/overview", s.handlePnlOverview).Methods("POST")
 	r.HandleFunc("/pnl/daily", s.handlePnlDaily).Methods("GET")
@@ -44,11 +45,12 @@ type pnlOverviewRequest struct {
 	} `json:"dateRange"`
 }
 
-// handlePnlOverview answers POST pnl/overview {timezone, keys | ["All"],
-// dateRange?, quote?}. dateRange bounds total, dailyHistory, pnlsPerPair
-// and detailedPerPair; today…lastYear are relative to the server's clock.
+// handlePnlOverview answers POST pnl/overview[?asOf=&method=] {timezone,
+// keys | ["All"], dateRange?, quote?}. dateRange bounds total,
+// dailyHistory, pnlsPerPair and detailedPerPair; today…lastYear are
+// relative to the server's clock, or to asOf.
 func (s *Server) handlePnlOverview(w http.ResponseWriter, r *http.Request) {
-	l, err := s.pnlReader()
+	l, now, err := s.pnlReaderAt(w, r)
 	if err != nil {
 		Error(w, r, err)
 		return
@@ -71,7 +73,7 @@ func (s *Server) handlePnlOverview(w http.ResponseWriter, r *http.Request) {
 		Error(w, r, domain.Errorf(domain.EINVALID, "keys is required: pair keys, or [\"All\"]"))
 		return
 	}
-	q := projections.OverviewQuery{Scope: projections.PnlScope{Keys: req.Keys, Quote: req.Quote}, Loc: loc, Now: s.Clock.Now()}
+	q := projections.OverviewQuery{Scope: projections.PnlScope{Keys: req.Keys, Quote: req.Quote}, Loc: loc, Now: now}
 	if dr := req.DateRange; dr != nil {
 		if dr.StartDate == nil || dr.EndDate == nil {
 			Error(w, r, domain.Errorf(domain.EINVALID, "dateRange needs startDate and endDate (ms)"))
@@ -269,12 +271,13 @@ type pnlSumResponse struct {
 	Unconverted    map[string]projections.Unconverted `json:"unconverted,omitempty"`
 }
 
-// handlePnlSum answers GET pnl/sum?exchange=&startTimestamp=&endTimestamp=.
-// exchange is an exchange name (every pair of it) or a pair key (that pair,
-// as the spec's sample sends). sommaPnl is the realized pnl and invested the
-// cost of the lots the closing trades consumed, as 8-decimal strings.
+// handlePnlSum answers GET pnl/sum?exchange=&startTimestamp=&endTimestamp=
+// [&asOf=&method=]. exchange is an exchange name (every pair of it) or a
+// pair key (that pair, as the spec's sample sends). sommaPnl is the
+// realized pnl and invested the cost of the lots the closing trades
+// consumed, as 8-decimal strings.
 func (s *Server) handlePnlSum(w http.ResponseWriter, r *http.Request) {
-	l, err := s.pnlReader()
+	l, _, err := s.pnlReaderAt(w, r)
 	if err != nil {
 		Error(w, r, err)
 		return

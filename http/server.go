@@ -82,6 +82,10 @@ type Server struct {
 	// OrderList picks the orders of orders/all (orderlist.go), which
 	// reads them from Store and their fills' pnl from Ledger.
 	OrderList *projections.OrderList
+	// States, when set, serves reads as of a past time and under another
+	// lot matching method (asof.go): past states rebuilt from the log and
+	// kept within bounds.
+	States *projections.States
 	// Sink, when set, is the ClickHouse analytics sink: /healthz reports
 	// its lag (health.go).
 	Sink SinkStatus
@@ -270,6 +274,8 @@ func (s *Server) Handler() http.Handler {
 	s.registerOrderRoutes(protected)
 	s.registerOrderListRoutes(protected)
 	s.registerPnlRoutes(protected)
+	s.registerReportRoutes(protected)
+	s.registerExportRoutes(protected)
 	s.registerAssetRoutes(protected)
 	s.registerChartRoutes(protected)
 	s.registerMarketRoutes(protected)

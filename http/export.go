@@ -1,0 +1,40 @@
+package http
+
+import (
+	"net/http"
+
+	"github.com/gorilla/mux"
+	"go.uber.org/zap"
+
+	"github.com/tradeledger/tradeledger/domain/books"
+)
+
+// Exports (domain/books): GET export/{fills,koinly,cointracking,
+// cointracker,realized}.csv with the reports' parameters (reports.go:
+// from, to, timezone, method, currency, keys, asOf). The CSV is written
+// as the Ledger's fills are read (bounded memory at any size) with
+// Content-Disposition naming the file; the same log, cut and parameters
+// give the same bytes. Every parameter is checked before the first byte:
+// a bad one is a JSON error; a failure once rows are out (the client went
+// away) ends the response there and is logged.
+func (s *Server) registerExportRoutes(r *mux.Router) {
+	for _, f := range books.Formats {
+		r.HandleFunc("/export/"+string(f)+".csv", func(w http.ResponseWriter, r *http.Request) { s.serveExport(w, r, f) }).Methods("GET")
+	}
+}
+
+// serveExport streams the export f of the request's books.
+func (s *Server) serveExport(w http.ResponseWriter, r *http.Request, f books.Format) {
+	req, err := s.parseBooksRequest(w, r)
+	if err != nil {
+		Error(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	w.Header().Set("Content-Disposition", `attachment; filename="tradeledger-`+string(f)+"-"+periodName(&req.q)+`.csv"`)
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK)
+	if rows, err := books.Export(w, req.src, f, req.q, nil); err != nil {
+		logger(r).Info("export ended early", zap.String("format", string(f)), zap.Int64("rows", rows), zap.Error(err))
+	}
+}

@@ -1,0 +1,211 @@
+package http
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/gorilla/mux"
+
+	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/books"
+	"github.com/tradeledger/tradeledger/projections"
+)
+
+// Reports for an accountant (domain/books): the realized gains, each
+// disposal with the lots it consumed, and the period statement, computed
+// from the Ledger's fills (live, or as of asOf) under any lot matching
+// method. Parameters, all optional:
+//
+//	from, to   the period: a date (YYYY-MM-DD in timezone: from its first
+//	           instant, to the end of the to day), RFC 3339 or ms; to is
+//	           exclusive when an instant. Default: from the first fill, to
+//	           asOf or no end.
+//	timezone   IANA zone of dates and holding days (default UTC)
+//	method     lofo, fifo, lifo, hifo or average (default bot.PNL_METHOD,
+//	           else lofo)
+//	currency   reporting currency (default bot.REPORTING_CURRENCY, else the
+//	           quote with the most fills; "none": each pair's quote only)
+//	keys       pair keys, comma separated or repeated (default every pair)
+//	asOf       read the books as they stood then (asof.go)
+//
+// and for the realized report holdingPeriodDays (default 365), page (from
+// 0) and pageSize (default 100, at most 1000) of its disposals, or
+// format=csv for all of them as the realized CSV (export.go).
+func (s *Server) registerReportRoutes(r *mux.Router) {
+	r.HandleFunc("/reports/realized", s.handleRealized).Methods("GET")
+	r.HandleFunc("/reports/statement", s.handleStatement).Methods("GET")
+}
+
+// DefaultReportPageSize is the realized report's page size when the
+// request names none.
+const DefaultReportPageSize = 100
+
+// booksRequest is a report or export request, parsed.
+type booksRequest struct {
+	src  books.Source
+	q    books.Query
+	asOf int64
+}
+
+// parseBooksRequest reads the parameters the reports and exports share
+// and resolves their source: the live Ledger, or the past state's.
+func (s *Server) parseBooksRequest(w http.ResponseWriter, r *http.Request) (*booksRequest, error) {
+	l, err := s.ledger()
+	if err != nil {
+		return nil, err
+	}
+	qv := r.URL.Query()
+	loc, err := queryZone(qv, false)
+	if err != nil {
+		return nil, err
+	}
+	asOf, err := s.queryAsOf(qv)
+	if err != nil {
+		return nil, err
+	}
+	defMethod, defCurrency := l.BookDefaults()
+	req := &booksRequest{src: l, asOf: asOf, q: books.Query{Loc: loc, Method: defMethod, Currency: defCurrency}}
+	if m, ok, err := queryMethod(qv); err != nil {
+		return nil, err
+	} else if ok {
+		req.q.Method = m
+	}
+	switch c := qv.Get("currency"); {
+	case strings.EqualFold(c, "none"):
+		req.q.Currency = ""
+	case c != "":
+		if len(c) > domain.MaxPairLen || !isSymbol(c) {
+			return nil, domain.Errorf(domain.EINVALID, "currency must be a currency symbol of letters and digits (e.g. EUR), or none")
+		}
+		req.q.Currency = c
+	}
+	if v := qv.Get("from"); v != "" {
+		if req.q.From, err = parsePeriodBound("from", v, loc, false); err != nil {
+			return nil, err
+		}
+	}
+	if v := qv.Get("to"); v != "" {
+		if req.q.To, err = parsePeriodBound("to", v, loc, true); err != nil {
+			return nil, err
+		}
+	} else if asOf != 0 {
+		req.q.To = asOf + 1 // what the books held at asOf: fills up to it
+	}
+	if req.q.To != 0 && req.q.To <= req.q.From {
+		return nil, domain.Errorf(domain.EINVALID, "to must be after from")
+	}
+	if v := qv.Get("holdingPeriodDays"); v != "" {
+		n, err := queryInt64(qv, "holdingPeriodDays", 1, 100*366)
+		if err != nil {
+			return nil, err
+		}
+		req.q.HoldingPeriodDays = int(n)
+	}
+	if req.q.Keys, err = queryKeyList(qv); err != nil {
+		return nil, err
+	}
+	if asOf != 0 {
+		st, err := s.pastState(r, asOf, s.liveMethod())
+		if err != nil {
+			return nil, err
+		}
+		req.src = st.Ledger
+		markAsOf(w, asOf)
+	}
+	return req, nil
+}
+
+// isSymbol reports whether c is letters and digits only.
+func isSymbol(c string) bool {
+	for i := 0; i < len(c); i++ {
+		b := c[i]
+		if !('A' <= b && b <= 'Z' || 'a' <= b && b <= 'z' || '0' <= b && b <= '9') {
+			return false
+		}
+	}
+	return c != ""
+}
+
+// queryKeyList reads the optional keys parameter: pair keys, repeated
+// (keys or keys[]) or comma separated.
+func queryKeyList(q url.Values) ([]string, error) {
+	var out []string
+	for _, v := range append(q["keys"], q["keys[]"]...) {
+		for _, k := range strings.Split(v, ",") {
+			k, err := queryKey(url.Values{"keys": {strings.TrimSpace(k)}}, "keys")
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, k)
+		}
+	}
+	return out, nil
+}
+
+// handleRealized answers GET reports/realized: books.Realized (totals and
+// a page of disposals), or with format=csv the whole report as CSV.
+func (s *Server) handleRealized(w http.ResponseWriter, r *http.Request) {
+	qv := r.URL.Query()
+	switch f := qv.Get("format"); f {
+	case "", "json":
+	case "csv":
+		s.serveExport(w, r, books.FormatRealized)
+		return
+	default:
+		Error(w, r, domain.Errorf(domain.EINVALID, "format must be json or csv, not %q", f))
+		return
+	}
+	req, err := s.parseBooksRequest(w, r)
+	if err != nil {
+		Error(w, r, err)
+		return
+	}
+	page, size := int64(0), int64(DefaultReportPageSize)
+	if qv.Get("page") != "" {
+		if page, err = queryInt64(qv, "page", 0, 1<<31); err != nil {
+			Error(w, r, err)
+			return
+		}
+	}
+	if qv.Get("pageSize") != "" {
+		if size, err = queryInt64(qv, "pageSize", 0, projections.MaxPageSize); err != nil {
+			Error(w, r, err)
+			return
+		}
+	}
+	rep, err := books.RealizedReport(req.src, req.q, int(page), int(size))
+	if err != nil {
+		Error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, rep)
+}
+
+// handleStatement answers GET reports/statement: books.Statement.
+func (s *Server) handleStatement(w http.ResponseWriter, r *http.Request) {
+	req, err := s.parseBooksRequest(w, r)
+	if err != nil {
+		Error(w, r, err)
+		return
+	}
+	st, err := books.StatementReport(req.src, req.q)
+	if err != nil {
+		Error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, st)
+}
+
+// periodName names a request's period in a file name: its from and to as
+// dates in UTC, "start" and "now" for an open end.
+func periodName(q *books.Query) string {
+	name := func(ms int64, open string) string {
+		if ms == 0 {
+			return open
+		}
+		return strconv.FormatInt(ms, 10)
+	}
+	return name(q.From, "start") + "-" + name(q.To, "now")
+}
