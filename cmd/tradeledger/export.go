@@ -14,18 +14,26 @@ import (
 	"github.com/tradeledger/tradeledger/projections/clickhouse"
 )
 
-// runExport is `tradeledger export clickhouse [--data DIR] --to URL`: it
+// exportUsage names export's two forms.
+const exportUsage = "usage: tradeledger export --format fills|koinly|cointracking|cointracker|realized [--from T] [--to T] [--out FILE] [--data DIR] …\n" +
+	"       tradeledger export clickhouse [--data DIR] [--eventstore URL] --to clickhouse://host:9000/db [--pnl-method lofo|fifo|lifo|hifo|average]"
+
+// runExport is `tradeledger export --format F …` (books.go: a CSV of the
+// books) or `tradeledger export clickhouse [--data DIR] --to URL`: it
 // loads the whole log (from ClickHouse's own checkpoint on, so running it
 // again only adds what is new) into the analytics tables and prints a
 // summary line. It says where it connects; a ClickHouse outage is retried
 // with backoff until interrupted, each retry a line on stderr saying what
 // failed and how long it waits.
 func runExport(ctx context.Context, args []string, env *Env) error {
+	if len(args) > 0 && args[0] != "clickhouse" && !isHelpFlag(args[0]) {
+		return runBooksExport(ctx, args, env)
+	}
 	if len(args) > 0 && isHelpFlag(args[0]) {
-		args = append([]string{"clickhouse"}, args...) // export --help: the one target's help
+		args = append([]string{"clickhouse"}, args...) // export clickhouse --help; the books export's is in help.go
 	}
 	if len(args) == 0 || args[0] != "clickhouse" {
-		return errors.New("usage: tradeledger export clickhouse [--data DIR] [--eventstore URL] --to clickhouse://host:9000/db [--pnl-method lofo|fifo|lifo|hifo|average]")
+		return errors.New(exportUsage)
 	}
 	fs := newFlagSet("export clickhouse", env.Stderr)
 	var sf storeFlags

@@ -73,10 +73,15 @@ var helpText = map[string]struct{ summary, synopsis, about, example string }{
 		"Imports a Gunbot folder (config.js or config.json, autoconfig.json, backups/, json/*-state.json,\n" +
 			"customStrategies/*.js, AutoConfig variable files) as events. Importing the same folder again writes nothing.",
 		"tradeledger import --data ./data --from ~/gunbot"},
-	"export": {"export clickhouse --to URL: backfill the ClickHouse analytics tables from the log",
-		"export clickhouse [--data DIR] [--eventstore URL] --to URL [--batch-rows N] [--pnl-method M]",
-		"Backfills the ClickHouse analytics tables from the log, resuming from ClickHouse's checkpoint.",
-		"tradeledger export clickhouse --data ./data --to clickhouse://127.0.0.1:9000/tradeledger"},
+	"export": {"export the books as CSV (--format fills|koinly|cointracking|cointracker|realized), or backfill ClickHouse (export clickhouse)",
+		"export --format F [--from T] [--to T] [--out FILE] [--timezone TZ] [--method M] [--currency C] [--keys K] [--until T] [--data DIR]\n" +
+			"       tradeledger export clickhouse [--data DIR] [--eventstore URL] --to URL [--batch-rows N] [--pnl-method M]",
+		"--format writes the books of the log as a CSV: every fill with every field of its order record (fills),\n" +
+			"Koinly's universal, CoinTracking's or CoinTracker's import format, or the realized gains lot by lot\n" +
+			"(realized); the period is by trade time, dates in --timezone (the tax tools' in UTC); rows are written as the\n" +
+			"fills are read; the same log and options give the same bytes. export clickhouse backfills the ClickHouse\n" +
+			"analytics tables from the log, resuming from ClickHouse's checkpoint.",
+		"tradeledger export --format koinly --from 2025-01-01 --to 2025-12-31 --out koinly-2025.csv --data ./data"},
 	"migrate": {"copy the embedded log (--data DIR) into --to URL (EventStoreDB), in order and idempotently",
 		"migrate [--data DIR] --to URL",
 		"Copies the embedded log into EventStoreDB/KurrentDB in order; running it again copies only what is new.",

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -77,8 +78,31 @@ func TestReplayEqualsLive(t *testing.T) {
 	defer runner.Close()
 	srv := tlhttp.NewServer()
 	srv.Clock, srv.Store, srv.Runner, srv.Trader = clock, d.Store, runner, tr
+	srv.Ledger, srv.States = ledger, projections.NewStates(d.Store)
 	srv.Auth = &tlhttp.Authenticator{Secret: d.JWTSecret, TokenTTL: time.Hour, Clock: clock}
 	api := srv.Handler()
+	// asOf answers what replay --until answers: the API's balances and PNL
+	// overview as of a past time (served from a past state while the live
+	// read models go on).
+	asOf := func(path string, at int64, body string) any {
+		t.Helper()
+		token, _ := srv.Auth.IssueToken("tester")
+		req := httptest.NewRequest("POST", fmt.Sprintf("%s?asOf=%d", path, at), strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+token)
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		rec := httptest.NewRecorder()
+		api.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			t.Fatalf("%s as of %d: %d %s", path, at, rec.Code, rec.Body)
+		}
+		var v any
+		if err := json.Unmarshal(rec.Body.Bytes(), &v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
 
 	var placed []int64
 	capture := func() liveCapture {
@@ -200,6 +224,14 @@ func TestReplayEqualsLive(t *testing.T) {
 			json.Unmarshal(rep.Pnl, &pnl)
 			if !reflect.DeepEqual(pnl, c.pnl) {
 				t.Fatalf("capture %d %v: pnl overview\n%s\nlive\n%v", i, how, rep.Pnl, c.pnl)
+			}
+			if how[0] == "--until" {
+				if got := asOf("/api/v1/balances", c.time, ""); !reflect.DeepEqual(got, rep.Balances) {
+					t.Fatalf("capture %d: balances?asOf\n%v\nreplay --until\n%v", i, got, rep.Balances)
+				}
+				if got := asOf("/api/v1/pnl/overview", c.time, `{"timezone":"UTC","keys":["All"]}`); !reflect.DeepEqual(got, pnl) {
+					t.Fatalf("capture %d: pnl/overview?asOf\n%v\nreplay --until\n%s", i, got, rep.Pnl)
+				}
 			}
 		}
 	}
