@@ -256,11 +256,27 @@ func (e *exporter) optDec(d domain.Decimal, ok bool) {
 	}
 }
 
-func (e *exporter) int(n int64) { e.str(strconv.FormatInt(n, 10)) }
+func (e *exporter) int(n int64) {
+	e.sep()
+	e.b = strconv.AppendInt(e.b, n, 10)
+}
 
-// when appends a time in layout and zone.
+func (e *exporter) uint(n uint64) {
+	e.sep()
+	e.b = strconv.AppendUint(e.b, n, 10)
+}
+
+// when appends a time in layout and zone (quoted when every field is: no
+// layout here holds a comma or a quote).
 func (e *exporter) when(ms int64, layout string, loc *time.Location) {
-	e.str(time.UnixMilli(ms).In(loc).Format(layout))
+	e.sep()
+	if e.quoteAll {
+		e.b = append(e.b, '"')
+	}
+	e.b = time.UnixMilli(ms).In(loc).AppendFormat(e.b, layout)
+	if e.quoteAll {
+		e.b = append(e.b, '"')
+	}
 }
 
 // zoned is the generic and realized formats' time layout.
@@ -280,7 +296,7 @@ func (e *exporter) fill(p *pairWalk, f *Fill, r *domain.FillPnl) error {
 	}
 	e.when(f.Time, zoned, e.q.loc())
 	e.int(f.Time)
-	e.str(strconv.FormatUint(f.Position, 10))
+	e.uint(f.Position)
 	e.str(p.Exchange)
 	e.str(p.Pair.Pair)
 	e.str(p.Base)
@@ -430,7 +446,7 @@ func (e *exporter) realized(d *Disposal) error {
 		e.str(d.Asset)
 		e.str(d.Quote)
 		e.int(d.OrderID)
-		e.str(strconv.FormatUint(d.Position, 10))
+		e.uint(d.Position)
 	}
 	tail := func(m *Money) {
 		e.str(d.Fee.Asset)
