@@ -93,7 +93,10 @@ func (s *Server) handlePnlOverview(w http.ResponseWriter, r *http.Request) {
 	var ck []byte
 	if cacheable {
 		version = versioned.Version()
-		ck, _ = json.Marshal([]any{req.Keys, req.Quote, req.Timezone, q.From, q.To, q.Now.In(loc).Format("2006-01-02")})
+		// asOf and method name the reader: a key of their own keeps a past
+		// state's body from taking the live one's place.
+		ck, _ = json.Marshal([]any{req.Keys, req.Quote, req.Timezone, q.From, q.To, q.Now.In(loc).Format("2006-01-02"),
+			r.URL.Query().Get("asOf"), r.URL.Query().Get("method")})
 	}
 	if body, ok := s.overviews.get(string(ck), l, version); cacheable && ok {
 		w.Header().Set("Content-Type", "application/json")
