@@ -63,18 +63,24 @@ export const get = (path, params) => call('GET', path + (params ? '?' + query(pa
 export const post = (path, body) => call('POST', path, body);
 export const postText = (path, body) => call('POST', path, body, true);
 
-// As-of reads: the log can answer any read as of a past time, and the API
-// is to take asOf=<ms> on its read routes. asOfRoutes names the routes that
-// take it (none yet); pages pass ctx.asOf through withAsOf, which adds it
-// for those routes only, so that listing a route here is all a page needs
-// once its route answers as of a time. Until then Overview (dateRange) and
-// Orders (to, and each order's own times) answer for a past time with the
-// parameters they have, and the other pages say they show the present.
-export const asOfRoutes = new Set();
+// As-of reads: the API answers a read as of a past time with asOf=<ms>
+// (the read models rebuilt from the log up to then). asOfRoutes names the
+// routes that take it; pages pass ctx.asOf through withAsOf (GET
+// parameters) or atAsOf (the path of a POST), which add it for those
+// routes only. Orders (to, and each order's own times) answers for a past
+// time with the parameters it has.
+export const asOfRoutes = new Set(['/pnl/overview', '/pnl/sum', '/balances', '/reports/realized', '/reports/statement',
+  '/export/fills.csv', '/export/koinly.csv', '/export/cointracking.csv', '/export/cointracker.csv', '/export/realized.csv']);
 
 // withAsOf returns params with asOf added when path takes it.
 export function withAsOf(path, params, asOf) {
   return asOf && asOfRoutes.has(path) ? { ...params, asOf } : params;
+}
+
+// atAsOf returns path with ?asOf= when path takes it (a POST route's
+// query: its body is the route's own).
+export function atAsOf(path, asOf) {
+  return asOf && asOfRoutes.has(path) ? `${path}?asOf=${encodeURIComponent(asOf)}` : path;
 }
 
 // remote calls another Tradeledger instance's API (base: its origin) with

@@ -10,14 +10,14 @@ import { get, post, onUnauthorized } from './api.js';
 import { Live } from './live.js';
 import { dateTime, zoneParts, zoneTime } from './fmt.js';
 
-// asOf: how a page answers for a past time: 'yes' (it shows that time),
-// or absent (it shows the present until the as-of API lands; see
-// api.js asOfRoutes).
+// asOf: what a page shows for a past time, or absent (it shows the
+// present; api.js asOfRoutes lists the routes that answer as of a time).
 const pages = {
-  overview: { label: 'Overview', load: () => import('./overview.js'), asOf: 'PNL up to that time' },
+  overview: { label: 'Overview', load: () => import('./overview.js'), asOf: 'PNL as the books stood then' },
   pair: { label: 'Pair', load: () => import('./pair.js') },
   orders: { label: 'Orders', load: () => import('./orders.js'), asOf: 'orders placed by then, as they stood then' },
-  balances: { label: 'Balances', load: () => import('./balances.js') },
+  balances: { label: 'Balances', load: () => import('./balances.js'), asOf: 'balances as the exchanges last reported them by then' },
+  reports: { label: 'Reports', load: () => import('./reports.js'), asOf: 'the books as they stood then' },
   settings: { label: 'Settings', load: () => import('./settings.js') },
   files: { label: 'Files', load: () => import('./files.js') },
   audit: { label: 'Audit', load: () => import('./audit.js') },
@@ -123,7 +123,7 @@ function drawAsOf() {
   replace(asOfBanner.text,
     h('strong', null, `As of ${dateTime(ctx.asOf, ctx.tz)} (${ctx.tz}). `),
     page.asOf ? `${page.label}: ${page.asOf}.`
-      : `${page.label} shows the present: only Overview and Orders can answer for a past time until the log's as-of reads are served.`);
+      : `${page.label} shows the present: Overview, Orders, Balances and Reports answer for a past time.`);
 }
 
 function buildAsOf() {

@@ -1,11 +1,12 @@
-// Balances: balances per exchange (POST balances) and the value of the
+// Balances: balances per exchange (POST balances; as of a past time, what
+// the exchanges had last reported by then) and the value of the
 // assets over time as an area chart (POST assets/total) in a currency of
 // the configured pairs' quotes. Amounts go by their asset, times by the
 // chosen zone (the chart's axis and its legend too); the assets a total
 // leaves out for want of a price are listed under it.
 
 import { h, replace } from './dom.js';
-import { get, post, withAsOf } from './api.js';
+import { get, post, atAsOf } from './api.js';
 import { debounce } from './live.js';
 import { money, withUnit, dateTime, chartMoneyFormat } from './fmt.js';
 import { setupState, nextSteps } from './steps.js';
@@ -41,7 +42,7 @@ export async function render(view, ctx) {
       legend, chartBox, note, unpricedBox));
 
   async function drawBalances() {
-    const list = await post('/balances', withAsOf('/balances', undefined, ctx.asOf));
+    const list = await post(atAsOf('/balances', ctx.asOf));
     const byEx = new Map();
     for (const b of list || []) {
       if (!byEx.has(b.Exchange)) byEx.set(b.Exchange, []);

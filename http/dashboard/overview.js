@@ -2,11 +2,11 @@
 // PNL line over daily bars, daily figures and the per-pair table, all from
 // POST pnl/overview in the chosen time zone. Every amount carries its
 // currency; totals converted from several currencies say so. As of a past
-// time (ctx.asOf) the figures are those up to it (dateRange); the periods
-// relative to today and the unrealized PNL of lots held now are left out.
+// time (ctx.asOf) the figures are what the books said then (asOf=): the
+// periods end on that day and the unrealized PNL is of the lots held then.
 
 import { h, replace } from './dom.js';
-import { get, post } from './api.js';
+import { get, post, atAsOf } from './api.js';
 import { debounce } from './live.js';
 import { money, withUnit, count, percent, tone, dateTime, chartMoneyFormat } from './fmt.js';
 import { setupState, nextSteps } from './steps.js';
@@ -54,10 +54,7 @@ export async function render(view, ctx) {
   let quote = localStorage.getItem('quote') || '';
   let quotes = [];
   let allUnit = ''; // the reporting currency, when "All" can be answered
-  const load = () => post('/pnl/overview', {
-    timezone: ctx.tz, keys: ['All'], ...(quote ? { quote } : {}),
-    ...(past ? { dateRange: { startDate: 0, endDate: past } } : {}),
-  });
+  const load = () => post(atAsOf('/pnl/overview', past), { timezone: ctx.tz, keys: ['All'], ...(quote ? { quote } : {}) });
   const quotesOf = async () => {
     const { config } = await get('/config/full');
     const set = new Set();
@@ -100,7 +97,7 @@ export async function render(view, ctx) {
     const t = data.total || {};
     const closed = t.winning + t.losing + t.breakeven > 0;
     const conv = converted();
-    const shown = past ? [['total', `Total to ${dateTime(past, ctx.tz).slice(0, 10)}`]] : periods;
+    const shown = past ? periods.map(([k, l]) => [k, k === 'total' ? `Total to ${dateTime(past, ctx.tz).slice(0, 10)}` : l]) : periods;
     replace(cards,
       shown.map(([k, label]) => metric(k, label, data[k]?.pnl ?? 0, unit, { converted: conv })),
       metric('winrate', 'Win rate', t.numberOfTrades && closed ? percent(t.winRate) : '–', null,
@@ -174,7 +171,7 @@ export async function render(view, ctx) {
 
   function drawPairs() {
     const rows = pairRows();
-    const cols = past ? pairColumns.filter(c => c.key !== 'unrealized') : pairColumns;
+    const cols = pairColumns;
     const col = cols.find(c => c.key === state.sort) || cols[2];
     // Amounts of different currencies do not compare: a column of them
     // sorts by currency first.

@@ -628,7 +628,7 @@ test('files: create, edit and delete a strategy file; write autoconfig.json and 
   await page.context().close();
 });
 
-const allPages = ['overview', 'pair', 'orders', 'balances', 'settings', 'files', 'audit', 'bots'];
+const allPages = ['overview', 'pair', 'orders', 'balances', 'reports', 'settings', 'files', 'audit', 'bots'];
 
 test('item 10: at 375 px the header is one line, the menu holds pages and tools, wide tables become cards, nothing scrolls sideways', async () => {
   const page = await newPage(browser, { viewport: { width: 375, height: 812 }, colorScheme: 'dark' });
@@ -693,12 +693,18 @@ test('beyond: time travel shows Overview and Orders as of a past time, under a b
   await page.click('#asof-go');
   await ready(page, 'overview');
   await page.waitForSelector('#asof-banner:not([hidden])');
-  assert.match(await text(page, '#asof-banner'), /^As of 2024-03-10 00:00:00 \(UTC\)\. Overview: PNL up to that time\./);
+  assert.match(await text(page, '#asof-banner'), /^As of 2024-03-10 00:00:00 \(UTC\)\. Overview: PNL as the books stood then\./);
   assert.equal(await text(page, '#asof-summary'), 'As of 2024-03-10 00:00');
-  // Up to then: the buy of ETH on the 8th, a buy and a sell (+10) of BTC on the 9th.
+  // Up to then: the buy of ETH on the 8th, a buy and a sell (+10) of BTC on
+  // the 9th; the periods are the API's as of then (asOf=): today is the
+  // 10th, yesterday the 9th.
   assert.equal(await text(page, '#m-total .value'), '+10.00 USDT');
   assert.deepEqual(await dailyRows(page), { '2024-03-09': '+10.00', '2024-03-08': '0.00' });
-  assert.equal(await page.locator('#m-today').count(), 0, 'no period relative to today');
+  assert.equal(await text(page, '#m-yesterday .value'), '+10.00 USDT');
+  assert.equal(await text(page, '#m-today .value'), '0.00 USDT');
+  await screenshot(page, 'overview-as-of');
+  await go(page, 'balances');
+  assert.match(await text(page, '#asof-banner'), /Balances: balances as the exchanges last reported them by then\./);
   await go(page, 'orders');
   await page.waitForSelector('body[data-orders-ready=true]');
   assert.equal(await text(page, '#orders-status'), 'Showing 1–3 of 3');
@@ -715,6 +721,59 @@ test('beyond: time travel shows Overview and Orders as of a past time, under a b
   assert.notEqual(await text(page, '#m-total .value'), '+10.00 USDT');
   assert.equal(await page.evaluate(() => sessionStorage.getItem('asOf')), null);
   assert.deepEqual(without(page.problems, /404 POST \/api\/v1\/chart\/data/), []);
+  await page.context().close();
+});
+
+// The fixture's March 2024 (FIFO): BTC bought 0.01 @ 60000 on the 9th,
+// sold 0.005 @ 62000 (+10), bought 0.01 @ 58000 on the 10th, sold 0.01 @
+// 57500 taking the rest of the first lot (300) and half the second (290):
+// 575 − 590 = −15; ETH bought 1 @ 3000, sold @ 3100 (+100). Under LOFO
+// the second BTC sell takes the cheaper second lot (580): −5.
+test('reports: the statement, the realized gains lot by lot, paged, each export as a download, under a chosen method and as of a past time', async () => {
+  const page = await loggedIn();
+  await go(page, 'reports');
+  const shown = async () => page.waitForSelector('body[data-reports-ready=true]');
+  await shown();
+  await page.fill('#r-from', '2024-03-01');
+  await page.fill('#r-to', '2024-03-31');
+  await page.selectOption('#r-method', 'fifo');
+  await page.fill('#r-currency', 'none');
+  await page.click('#r-show');
+  await shown();
+  assert.equal(await text(page, '#statement tr[data-key="binance/USDT-BTC"] [data-col=realized]'), `${MINUS}5.00`);
+  assert.equal(await text(page, '#statement tr[data-key="binance/USDT-ETH"] [data-col=realized]'), '+100.00');
+  assert.match(await text(page, '#statement tr[data-key="binance/USDT-BTC"] [data-col=closing]'), /^0\.005/);
+  assert.equal(await text(page, '#realized-status'), 'Disposals 1–3 of 3 (page 1 of 1)');
+  assert.equal(await text(page, '#realized-assets tr[data-asset=BTC] [data-col=gain]'), `${MINUS}5.00 USDT`);
+  // Oldest first: the second sell of BTC (the second disposal) consumed two lots.
+  const second = page.locator('#realized tbody').nth(1);
+  assert.equal(await second.locator('tr.lot').count(), 2);
+  assert.equal(await second.locator('[data-col=gain]').innerText(), `${MINUS}15.00 USDT`);
+  await screenshot(page, 'reports');
+  // Each export is a download of the same period and method.
+  const href = await page.getAttribute('#x-koinly', 'href');
+  assert.match(href, /^\/api\/v1\/export\/koinly\.csv\?.*from=2024-03-01.*method=fifo/);
+  const csv = await page.evaluate(async (u) => (await fetch(u)).text(), href);
+  const lines = csv.trim().split('\r\n');
+  assert.equal(lines[0], 'Date,Sent Amount,Sent Currency,Received Amount,Received Currency,Fee Amount,Fee Currency,Net Worth Amount,Net Worth Currency,Tag,Description,TxHash');
+  assert.equal(lines.length, 7, 'the six fills of March 2024');
+  // LOFO: the second BTC sell takes the cheaper lot.
+  await page.selectOption('#r-method', 'lofo');
+  await page.click('#r-show');
+  await shown();
+  assert.equal(await text(page, '#statement tr[data-key="binance/USDT-BTC"] [data-col=realized]'), '+5.00');
+  // As of the 10th, 00:00: only the first BTC sell had happened.
+  await page.click('#asof-summary');
+  await page.fill('#asof-input', '2024-03-10T00:00');
+  await page.click('#asof-go');
+  await ready(page, 'reports');
+  await shown();
+  assert.match(await text(page, '#asof-banner'), /Reports: the books as they stood then\./);
+  assert.equal(await text(page, '#realized-status'), 'Disposals 1–1 of 1 (page 1 of 1)');
+  assert.equal(await text(page, '#statement tr[data-key="binance/USDT-BTC"] [data-col=realized]'), '+10.00');
+  await page.click('#asof-back');
+  await ready(page, 'reports');
+  assert.deepEqual(page.problems, []);
   await page.context().close();
 });
 
