@@ -149,7 +149,7 @@ func TestCheckpointCommandAndKey(t *testing.T) {
 // stored tree rebuilt from the events, so plain verify passes; a kept
 // checkpoint, --since and the consistency proofs catch them.
 func TestCheckpointsCatchTampering(t *testing.T) {
-	dir, log := auditLog(t)
+	dir, _ := auditLog(t)
 	// An old fill of order-1, the target of the first rewrite.
 	d, err := OpenDataDir(context.Background(), dir, "", zap.NewNop())
 	if err != nil {
@@ -160,7 +160,7 @@ func TestCheckpointsCatchTampering(t *testing.T) {
 	if _, err := d.Store.Append(context.Background(), "order-1", domain.Any, fill); err != nil {
 		t.Fatal(err)
 	}
-	log = auditReadLog(t, d.Store)
+	log := auditReadLog(t, d.Store)
 	d.Close()
 	cp1, c1 := auditCheckpoint(t, dir)
 	auditAppend(t, dir, 9, "b")
