@@ -57,7 +57,7 @@ func (r valueRule) check(where string, v any) error {
 	ok := err == nil &&
 		(r.min.Less(d) || (!r.minOpen && d == r.min)) &&
 		(!r.hasMax || d.Less(r.max) || (!r.maxOpen && d == r.max)) &&
-		(!r.whole || d.Units()%decimalScale == 0)
+		(!r.whole || d.IsInt())
 	if ok {
 		return nil
 	}

@@ -150,42 +150,38 @@ func (s *scanner) decimal() (Decimal, bool, error) {
 	return d, true, err
 }
 
-// canonicalDecimal reads the form Decimal's MarshalJSON writes: an
-// optional minus, 1 to 10 integer digits, a dot and DecimalPlaces digits.
-// Its digits run together are the Decimal's units, and at most 18 of them
-// cannot overflow, so the value is parseDecimal's; anything else reports
-// false and goes through parseDecimal.
-func canonicalDecimal(v []byte) (Decimal, bool) {
-	dot := len(v) - DecimalPlaces - 1
-	if dot < 1 || v[dot] != '.' {
-		return Zero, false
-	}
+// canonicalDecimal reads the forms Decimal's MarshalJSON writes when they
+// have at most 19 digits: an optional minus, integer digits, a dot and 8 to
+// 12 decimals. Its digits run together are the coefficient at that many
+// decimals and cannot overflow a uint64, so the value is parseDecimal's;
+// anything else reports false and goes through parseDecimal.
+func canonicalDecimal[T string | []byte](v T) (Decimal, bool) {
 	i := 0
-	if v[0] == '-' {
+	neg := len(v) > 0 && v[0] == '-'
+	if neg {
 		i = 1
 	}
-	if n := dot - i; n < 1 || n > 10 {
+	if n := len(v) - i; n < eventPlaces+2 || n > 20 {
 		return Zero, false
 	}
+	first, dot := i, -1
 	var u uint64
-	for ; i < dot; i++ {
+	for ; i < len(v); i++ {
 		c := v[i] - '0'
 		if c > 9 {
-			return Zero, false
+			if v[i] != '.' || dot >= 0 {
+				return Zero, false
+			}
+			dot = i
+			continue
 		}
 		u = u*10 + uint64(c)
 	}
-	for i = dot + 1; i < len(v); i++ {
-		c := v[i] - '0'
-		if c > 9 {
-			return Zero, false
-		}
-		u = u*10 + uint64(c)
+	frac := len(v) - dot - 1
+	if dot <= first || frac < eventPlaces || frac > DecimalPlaces {
+		return Zero, false
 	}
-	if v[0] == '-' {
-		return Decimal{-int64(u)}, true
-	}
-	return Decimal{int64(u)}, true
+	return fromCanonical(u, frac, neg), true
 }
 
 // key reads the literal l (a key with its quotes and colon, and the comma

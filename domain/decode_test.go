@@ -209,14 +209,16 @@ func eventOf(typ string, payload any) Event {
 // TestCanonicalDecimal: the short path reads MarshalJSON's form with
 // parseDecimal's value, and leaves everything else to parseDecimal.
 func TestCanonicalDecimal(t *testing.T) {
-	for _, s := range []string{"0.00000000", "-0.00000000", "1.50000000", "-1.50000000", "9999999999.99999999", "-9999999999.99999999", "00.00000000"} {
+	for _, s := range []string{"0.00000000", "-0.00000000", "1.50000000", "-1.50000000", "9999999999.99999999", "-9999999999.99999999", "00.00000000",
+		"92233720368.54775807", "12345678901.00000000", "99999999999.99999999", "0.0000000012", "-0.000000000001", "1.000000000",
+		"9999999.999999999999", "-1234567.123456789012"} {
 		want, err := parseDecimal(s)
 		if got, ok := canonicalDecimal([]byte(s)); !ok || err != nil || got != want {
 			t.Fatalf("canonicalDecimal(%q) = %v, %v; parseDecimal %v, %v", s, got, ok, want, err)
 		}
 	}
-	for _, s := range []string{"92233720368.54775807", "12345678901.00000000", "1.0000000", "1.000000000", "+1.00000000",
-		"1.0000000a", "a.00000000", ".00000000", "-.00000000", "1,00000000", "--1.00000000", "1e1.0000000", ""} {
+	for _, s := range []string{"100000000000.00000000", "10000000.000000000000", "1.0000000", "1.0000000000000", "+1.00000000",
+		"1.0000000a", "a.00000000", ".00000000", "-.00000000", "1,00000000", "--1.00000000", "1e1.0000000", "1.00.000000", ""} {
 		if got, ok := canonicalDecimal([]byte(s)); ok {
 			t.Fatalf("canonicalDecimal(%q) = %v, want it left to parseDecimal", s, got)
 		}

@@ -86,16 +86,16 @@ type MarketFilters struct {
 // filter. Market orders are checked against the notional at req.Price
 // when it is set (the reference price the caller knows).
 func (f MarketFilters) Apply(pair string, req PlaceOrderRequest) (PlaceOrderRequest, error) {
-	if t := f.TickSize.Units(); t > 0 && req.Kind == KindLimit {
-		p := req.Price.Units()
-		r := p / t * t
-		if r != p && req.Side == Sell {
-			r += t
+	if t := f.TickSize; t.IsPos() && req.Kind == KindLimit {
+		if rem := req.Price.Rem(t); !rem.IsZero() {
+			req.Price = req.Price.Sub(rem)
+			if req.Side == Sell {
+				req.Price = req.Price.Add(t)
+			}
 		}
-		req.Price = NewDecimal(r, -8)
 	}
-	if s := f.StepSize.Units(); s > 0 {
-		req.Amount = NewDecimal(req.Amount.Units()/s*s, -8)
+	if s := f.StepSize; s.IsPos() {
+		req.Amount = req.Amount.Sub(req.Amount.Rem(s))
 	}
 	if req.Amount.Sign() <= 0 || req.Amount.Cmp(f.MinQty) < 0 {
 		return req, Errorf(EINVALID, "amt: LOT_SIZE: quantity %s (after rounding to the step %s) is below the minimum quantity %s of %s", req.Amount, f.StepSize, f.MinQty, pair)

@@ -1,6 +1,9 @@
 package domain
 
-import "math"
+import (
+	"math"
+	"strconv"
+)
 
 // Technical indicators over a series of values (usually candle closes,
 // oldest first). They work in float64: indicators are estimates shown on
@@ -133,13 +136,15 @@ func Closes(candles []Candle) []float64 {
 	return out
 }
 
-// RoundDecimal converts an indicator value to a Decimal, rounded to 8
-// decimals; NaN, ±Inf and values out of range give ok = false.
+// RoundDecimal converts an indicator value to a Decimal, its binary value
+// rounded half to even to 12 decimals (a sub-cent token's price keeps its
+// digits); NaN, ±Inf and values beyond 10^26 give ok = false.
 func RoundDecimal(f float64) (d Decimal, ok bool) {
-	if math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(f) >= float64(math.MaxInt64)/decimalScale {
+	if math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(f) >= 1e26 {
 		return Zero, false
 	}
-	return Decimal{int64(math.Round(f * decimalScale))}, true
+	d, err := ParseDecimal(strconv.FormatFloat(f, 'f', DecimalPlaces, 64))
+	return d, err == nil
 }
 
 func nanSlice(n int) []float64 {

@@ -80,11 +80,14 @@ func TestRoundDecimal(t *testing.T) {
 		ok   bool
 	}{
 		{14.9, "14.90000000", true},
-		{0.123456785, "0.12345679", true}, // rounds half away (binary ≈ …785)
+		{0.123456785, "0.123456785", true},
+		{1.2e-9, "0.0000000012", true},            // a sub-cent token's price keeps its digits
+		{0.1234567890125, "0.123456789012", true}, // binary ≈ …01249999…: rounds down
 		{-2.5, "-2.50000000", true},
 		{nan, "0.00000000", false},
 		{math.Inf(1), "0.00000000", false},
-		{1e12, "0.00000000", false},
+		{1e12, "1000000000000.00000000", true},
+		{1e26, "0.00000000", false},
 	} {
 		d, ok := RoundDecimal(c.f)
 		if ok != c.ok || (ok && d.String() != c.want) {

@@ -282,28 +282,28 @@ func TestLotsMatchReference(t *testing.T) {
 // A partly consumed LOFO lot whose rounded remaining cost puts its unit cost
 // a hair above an equal lot stays first (as the sorted slice kept it): lots
 // A and B both cost 10/3 a unit; taking 1 of A gives up round(10/3) =
-// 3.33333333 and leaves A {2, 6.66666667} (3.333333335 a unit, above B's
-// 3.3333333333…). The next take of 2 still finishes A.
+// 3.333333333333 and leaves A {2, 6.666666666667} (3.3333333333335 a unit,
+// above B's 3.3333333333…). The next take of 2 still finishes A.
 func TestLotsLOFOPartialStaysFirst(t *testing.T) {
 	l := Lots{Method: LOFO}
 	l.Add(pnlDec("3"), pnlDec("10"))
 	l.Add(pnlDec("6"), pnlDec("20"))
-	if _, c := l.Take(pnlDec("1")); c != pnlDec("3.33333333") {
-		t.Fatalf("first take cost %s, want 3.33333333", c)
+	if _, c := l.Take(pnlDec("1")); c != pnlDec("3.333333333333") {
+		t.Fatalf("first take cost %s, want 3.333333333333", c)
 	}
-	if _, c := l.Take(pnlDec("2")); c != pnlDec("6.66666667") {
-		t.Fatalf("second take cost %s, want 6.66666667", c)
+	if _, c := l.Take(pnlDec("2")); c != pnlDec("6.666666666667") {
+		t.Fatalf("second take cost %s, want 6.666666666667", c)
 	}
 	if l.Len() != 1 || l.Qty() != pnlDec("6") || l.Cost() != pnlDec("20") {
 		t.Fatalf("left %d lots, qty %s, cost %s; want B alone {6, 20}", l.Len(), l.Qty(), l.Cost())
 	}
 	// A cheaper lot still goes in front of a partly consumed one: buy 1 @ 1,
-	// take 1 of B {6,20} → B {5, 16.66666667}; buy {1, 3.33333333} (below
-	// B's 3.333333334 a unit) → it is taken first.
+	// take 1 of B {6,20} → B {5, 16.666666666667}; buy {1, 3.333333333333}
+	// (below B's 3.3333333333334 a unit) → it is taken first.
 	l.Take(pnlDec("1"))
-	l.Add(pnlDec("1"), pnlDec("3.33333333"))
-	if _, c := l.Take(pnlDec("1")); c != pnlDec("3.33333333") {
-		t.Fatalf("take cost %s, want the cheaper new lot's 3.33333333", c)
+	l.Add(pnlDec("1"), pnlDec("3.333333333333"))
+	if _, c := l.Take(pnlDec("1")); c != pnlDec("3.333333333333") {
+		t.Fatalf("take cost %s, want the cheaper new lot's 3.333333333333", c)
 	}
 }
 

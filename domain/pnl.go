@@ -26,8 +26,8 @@ import (
 //
 // The sell fee is split pro rata between the matched and unmatched parts,
 // so a sell of unknown coins shows no invented profit and no invented loss.
-// A partly consumed lot gives up cost×taken/lotQty (rounded half away from
-// zero to 8 decimals) and keeps the rest, so no unit of cost is lost or
+// A partly consumed lot gives up cost×taken/lotQty (rounded half to even to
+// 12 decimals, domain.MulDiv) and keeps the rest, so no unit of cost is lost or
 // created by rounding: Σ consumed cost + remaining cost = Σ lot costs.
 //
 // Worked example (LOFO): buy 1 @ 100 fee 0.1 → lot A {1, 100.1};
@@ -497,7 +497,7 @@ func unitCostLess(a, b Lot) bool { return unitCostCmp(a, b) < 0 }
 
 // unitCostCmp compares a.Cost/a.Qty with b.Cost/b.Qty (quantities are
 // positive): −1, 0 or +1. Exact when both costs are ≥ 0 (128-bit cross
-// products); otherwise it compares the unit costs rounded to 8 decimals.
+// products); otherwise it compares the unit costs rounded to 12 decimals.
 func unitCostCmp(a, b Lot) int {
 	if a.Cost.Sign() >= 0 && b.Cost.Sign() >= 0 {
 		return CmpProducts(a.Cost, b.Qty, b.Cost, a.Qty)
@@ -605,24 +605,19 @@ func (l *Lots) ApplyFillTraced(side Side, price, qty, feeQuote Decimal, tr *LotT
 //
 // Worked example: closing trades with pnl 24.695, −3 and 0 over 2 days,
 // consuming lots that cost 140.14 + 50 + 20 = 210.14: winning 1, losing 1,
-// breakeven 1, winRate "33.33", averagePnl = 21.695/3 = 7.23166667,
+// breakeven 1, winRate "33.33", averagePnl = 21.695/3 = 7.231666666667,
 // heroTrade 24.695, fuckupTrade −3, daily_pnl_per_thousand =
 // 21.695/2/210.14×1000 = 51.62034834.
 
 // WinRate returns winning ÷ (winning+losing+breakeven) × 100 with 2
-// decimals, "0.00" when there are no closing trades.
+// decimals (rounded half to even), "0.00" when there are no closing trades.
 func WinRate(winning, losing, breakeven int64) string {
 	n := winning + losing + breakeven
 	if n <= 0 {
 		return "0.00"
 	}
-	p := MulDiv(DecimalFromInt(winning), DecimalFromInt(100), DecimalFromInt(n))
-	// round to 2 decimals, half away from zero
-	u := p.Units()
-	const cent = 1_000_000
-	r := (u + cent/2) / cent * cent
-	s := NewDecimal(r, -8).String()
-	return s[:len(s)-6]
+	s := MulDiv(DecimalFromInt(winning), DecimalFromInt(100), DecimalFromInt(n)).Round(2).String()
+	return s[:len(s)-6] // 8 decimals, the last 6 zeros
 }
 
 // AveragePnl returns pnl ÷ trades, 0 when trades is 0.
@@ -634,12 +629,12 @@ func AveragePnl(pnl Decimal, trades int64) Decimal {
 }
 
 // DailyPnlPerThousand returns pnl ÷ days ÷ invested × 1000 as an 8-decimal
-// string, "0.00000000" when invested ≤ 0 or days ≤ 0.
+// string (rounded half to even), "0.00000000" when invested ≤ 0 or days ≤ 0.
 func DailyPnlPerThousand(pnl, invested Decimal, days int64) string {
 	if invested.Sign() <= 0 || days <= 0 {
 		return Zero.String()
 	}
-	return MulDiv(pnl, DecimalFromInt(1000), invested.MulInt(days)).String()
+	return MulDiv(pnl, DecimalFromInt(1000), invested.MulInt(days)).Round(8).String()
 }
 
 // PnlPercent returns pnl ÷ invested × 100, 0 when invested ≤ 0 (used for

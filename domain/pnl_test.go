@@ -150,8 +150,8 @@ func TestMetrics(t *testing.T) {
 	if got, want := WinRate(0, 0, 0), "0.00"; got != want {
 		t.Errorf("WinRate = %s, want %s", got, want)
 	}
-	// 21.695 / 3 = 7.2316666… → 7.23166667
-	if got, want := AveragePnl(pnlDec("21.695"), 3), pnlDec("7.23166667"); got != want {
+	// 21.695 / 3 = 7.2316666… → 7.231666666667
+	if got, want := AveragePnl(pnlDec("21.695"), 3), pnlDec("7.231666666667"); got != want {
 		t.Errorf("AveragePnl = %s, want %s", got, want)
 	}
 	// 21.695 × 1000 / (210.14 × 2) = 51.620348339…
@@ -161,8 +161,8 @@ func TestMetrics(t *testing.T) {
 	if got, want := DailyPnlPerThousand(pnlDec("5"), Zero, 2), "0.00000000"; got != want {
 		t.Errorf("DailyPnlPerThousand = %s, want %s", got, want)
 	}
-	// 24.695 / 140.14 × 100 = 17.62166405…
-	if got, want := PnlPercent(pnlDec("24.695"), pnlDec("140.14")), pnlDec("17.62166405"); got != want {
+	// 24.695 / 140.14 × 100 = 17.6216640502354…
+	if got, want := PnlPercent(pnlDec("24.695"), pnlDec("140.14")), pnlDec("17.621664050235"); got != want {
 		t.Errorf("PnlPercent = %s, want %s", got, want)
 	}
 }

@@ -84,10 +84,11 @@ func (p StrategyParams) Int(name string, def int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if d.Units()%decimalScale != 0 || d.Units()/decimalScale > math.MaxInt32 || d.Units()/decimalScale < math.MinInt32 {
+	n, ok := d.Int64()
+	if !ok || n > math.MaxInt32 || n < math.MinInt32 {
 		return 0, Errorf(EINVALID, "strategy parameter %s must be a whole number, not %s", name, d)
 	}
-	return int(d.Units() / decimalScale), nil
+	return int(n), nil
 }
 
 // Bool returns parameter name as a boolean, or def when it is not set.
@@ -384,12 +385,15 @@ func (StepGridStrategy) Decide(s PairState, p StrategyParams) (StrategyDecision,
 	return d, nil
 }
 
-// amountFor returns quote/price in base units, rounded down to 8 decimals,
-// so that amount × price never exceeds quote.
+// amountFor returns quote/price in base units, rounded down to 8 decimals
+// (the quantity precision of the strategies: the market's step filter
+// rounds further), so that amount × price never exceeds quote.
 func amountFor(quote, price Decimal) Decimal {
+	unit := NewDecimal(1, -8)
 	a := quote.Div(price)
+	a = a.Sub(a.Rem(unit))
 	for a.IsPos() && quote.Less(a.Mul(price)) {
-		a = a.Sub(NewDecimal(1, -DecimalPlaces))
+		a = a.Sub(unit)
 	}
 	return a
 }

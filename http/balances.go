@@ -16,7 +16,8 @@ func (s *Server) registerBalanceRoutes(r *mux.Router) {
 	r.HandleFunc("/balances", s.handleBalances).Methods("POST")
 }
 
-// balanceEntry is the spec's balance entry: amounts as 8-decimal strings.
+// balanceEntry is the spec's balance entry: amounts as decimal strings
+// (domain.Decimal's String form: 8 decimals, more when the amount has them).
 type balanceEntry struct {
 	Asset     string         `json:"Asset"`
 	Exchange  string         `json:"Exchange"`

@@ -278,7 +278,7 @@ type pnlSumResponse struct {
 // [&asOf=&method=]. exchange is an exchange name (every pair of it) or a
 // pair key (that pair, as the spec's sample sends). sommaPnl is the
 // realized pnl and invested the cost of the lots the closing trades
-// consumed, as 8-decimal strings.
+// consumed, as decimal strings (domain.Decimal's String form).
 func (s *Server) handlePnlSum(w http.ResponseWriter, r *http.Request) {
 	l, _, err := s.pnlReaderAt(w, r)
 	if err != nil {

@@ -199,7 +199,7 @@ func TestTradeValidationAppendsNothing(t *testing.T) {
 		{"overflowing amt", "/trade/buy", `{"data":{"exch":"binance","pair":"USDT-BTC","amt":1e400,"price":1}}`, `"amt"`},
 		{"NaN amt", "/trade/buy", `{"data":{"exch":"binance","pair":"USDT-BTC","amt":NaN,"price":1}}`, `"amt"`},
 		{"Infinity price", "/trade/sell", `{"exch":"binance","pair":"USDT-BTC","amt":1,"price":Infinity}`, `"price"`},
-		{"too many decimals", "/trade/buy", `{"data":{"exch":"binance","pair":"USDT-BTC","amt":0.000000001,"price":1}}`, `"amt"`},
+		{"too many decimals", "/trade/buy", `{"data":{"exch":"binance","pair":"USDT-BTC","amt":0.0000000000001,"price":1}}`, `"amt"`},
 		{"limit without price", "/trade/buy", `{"data":{"exch":"binance","pair":"USDT-BTC","amt":1}}`, `"price"`},
 		{"stoplimit without limitPrice", "/trade/sell/stoplimit", `{"data":{"exch":"binance","pair":"USDT-BTC","amt":1,"stopPrice":1}}`, `"limitPrice"`},
 		{"trailing without stopPrice", "/trade/buy/trailingstop", `{"data":{"exch":"binance","pair":"USDT-BTC","amt":1,"price":1}}`, `"stopPrice"`},

@@ -319,11 +319,11 @@ func TestGoldenOverview(t *testing.T) {
 		t.Errorf("days = %+v", o.DailyHistory)
 	}
 	num("d0.volume", d0.TotalVolume, "375")
-	num("d0.cumPct", d0.CumulativePnlPercent, "17.62166405") // 24.695/140.14×100
+	num("d0.cumPct", d0.CumulativePnlPercent, "17.621664050235") // 24.695/140.14×100
 	// D+1: #4 #9 #6: volume 80 + 47.5 + 24 = 151.5; cum 18.561 over 140.14+50.05+20.02 = 210.21
 	num("d1.volume", d1.TotalVolume, "151.5")
 	num("d1.cum", d1.CumulativePnl, "18.561")
-	num("d1.cumPct", d1.CumulativePnlPercent, "8.82974169")
+	num("d1.cumPct", d1.CumulativePnlPercent, "8.829741686885") // 18.561/210.21×100
 	if len(o.DetailedPerPair) != 2 || o.DetailedPerPair[0].Key != "binance/USDT-BTC" {
 		t.Fatalf("detailed = %+v", o.DetailedPerPair)
 	}
@@ -481,8 +481,8 @@ func TestAssetHistory(t *testing.T) {
 	}
 	// Valued in BTC: ETH via USDT is not a direct pair; USDT via USDT-BTC is 1/95.
 	pts = l.AssetHistory("binance", "BTC", at(1, 0, 0).UnixMilli(), at(1, 4, 0).UnixMilli())
-	// 1 + 100/95 (1/95 = 0.01052632 → ×100 = 1.052632)
-	if len(pts) != 1 || domain.Decimal(pts[0].Amount) != dec("2.052632") || fmt.Sprint(pts[0].Unpriced) != "[ETH XYZ]" {
+	// 1 + 100/95 (1/95 = 0.010526315789 → ×100 = 1.0526315789)
+	if len(pts) != 1 || domain.Decimal(pts[0].Amount) != dec("2.0526315789") || fmt.Sprint(pts[0].Unpriced) != "[ETH XYZ]" {
 		t.Fatalf("points in BTC = %+v", pts)
 	}
 }

@@ -35,7 +35,7 @@ import (
 // unconverted, in its own currency; it is never guessed.
 //
 // Precision. Every fill's money figures (pnl, invested, fees, values) are
-// converted one by one, rounded half away from zero to 8 decimals, then
+// converted one by one, rounded half to even to 12 decimals, then
 // added up; counts (trades, wins …) are currency-free and always complete.
 // Unrealized pnl (lots still held, valued now) converts at the latest rate.
 

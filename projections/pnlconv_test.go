@@ -164,11 +164,12 @@ func TestMixedQuoteGolden(t *testing.T) {
 // TestMixedQuoteReportingBTC: bot.REPORTING_CURRENCY BTC converts the USDT
 // amounts by dividing by the BTC/USDT rate (the pair is USDT-BTC):
 //
-//	XRP #7 02:00, latest rate ≤ 02:00 is 60000 (01:00): pnl 34.795 ÷ 60000 = 0.000579916… → 0.00057992
-//	USDT-BTC #8 02:10 at its own price 70000: pnl 1000 ÷ 70000 = 0.014285714… → 0.01428571
+//	XRP #7 02:00, latest rate ≤ 02:00 is 60000 (01:00): pnl 34.795 ÷ 60000 = 0.0005799166666… → 0.000579916667
+//	USDT-BTC #8 02:10 at its own price 70000: pnl 1000 ÷ 70000 = 0.0142857142857… → 0.014285714286
 //	BTC own: 0.0688
-//	total (LOFO) = 0.0688 + 0.00057992 + 0.01428571 = 0.08366563
-//	invested: BTC 0.07 + 0.03 = 0.10; 85.085 ÷ 60000 = 0.00141808; 2500 ÷ 70000 = 0.03571429 → 0.13713237
+//	total (LOFO) = 0.0688 + 0.000579916667 + 0.014285714286 = 0.083665630953
+//	invested: BTC 0.07 + 0.03 = 0.10; 85.085 ÷ 60000 = 0.001418083333; 2500 ÷ 70000 = 0.035714285714
+//	→ 0.137132369047
 //
 // Every USDT fill has a rate at its time (#2 at its own price), so nothing
 // is unconverted.
@@ -178,11 +179,11 @@ func TestMixedQuoteReportingBTC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Unit != "BTC" || domain.Decimal(o.Total.Pnl) != dec("0.08366563") || len(o.Unconverted) != 0 {
-		t.Fatalf("unit %s pnl %s unconverted %+v, want BTC 0.08366563 none", o.Unit, domain.Decimal(o.Total.Pnl), o.Unconverted)
+	if o.Unit != "BTC" || domain.Decimal(o.Total.Pnl) != dec("0.083665630953") || len(o.Unconverted) != 0 {
+		t.Fatalf("unit %s pnl %s unconverted %+v, want BTC 0.083665630953 none", o.Unit, domain.Decimal(o.Total.Pnl), o.Unconverted)
 	}
 	s, err := l.Sum(PnlScope{Keys: []string{"All"}}, 0, 0)
-	if err != nil || s.Invested != dec("0.13713237") || s.Pnl != dec("0.08366563") {
+	if err != nil || s.Invested != dec("0.137132369047") || s.Pnl != dec("0.083665630953") {
 		t.Fatalf("sum: %+v %v", s, err)
 	}
 }

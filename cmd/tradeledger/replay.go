@@ -132,7 +132,8 @@ func openOrderList(us []engine.Unfinished) []openOrder {
 }
 
 // balanceEntry is an entry of POST /api/v1/balances (spec "Balance entry"),
-// amounts as 8-decimal strings; the replay-equals-live test holds it to the
+// amounts as decimal strings (domain.Decimal's String form); the
+// replay-equals-live test holds it to the
 // live handler's answer.
 type balanceEntry struct {
 	Asset     string `json:"Asset"`

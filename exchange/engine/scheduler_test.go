@@ -454,7 +454,8 @@ func TestMergeCandles(t *testing.T) {
 		for _, x := range cs {
 			b.WriteString(strconv.FormatInt(x.Time, 10))
 			b.WriteString(":")
-			b.WriteString(strconv.FormatInt(x.Close.Units()/100000000, 10))
+			n, _ := x.Close.Int64()
+			b.WriteString(strconv.FormatInt(n, 10))
 			b.WriteString(" ")
 		}
 		return b.String()

@@ -179,7 +179,7 @@ func testPartialFills(t *testing.T, h Harness) {
 		t.Fatal(err)
 	}
 	cursor := cursorNow(t, h)
-	half := domain.NewDecimal(h.Amount.Units()/2, -8)
+	half := trunc8(h.Amount.DivInt(2))
 	if err := h.Faults.Fill(req.ClientOrderID, half); err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +292,7 @@ func testFilters(t *testing.T, h Harness) {
 			f = m.Filters
 		}
 	}
-	if f.TickSize.Units() <= 1 || f.StepSize.Units() <= 1 || f.MinQty.Sign() <= 0 || f.MinNotional.Sign() <= 0 {
+	if f.TickSize.Cmp(satoshi) <= 0 || f.StepSize.Cmp(satoshi) <= 0 || f.MinQty.Sign() <= 0 || f.MinNotional.Sign() <= 0 {
 		t.Fatalf("filters of %s: %+v; want tick and step above 1e-8, a minimum quantity and notional (or list this case as not applicable)", h.Pair, f)
 	}
 	refused := func(req domain.PlaceOrderRequest, filter string) {
@@ -308,24 +308,24 @@ func testFilters(t *testing.T, h Harness) {
 	small := farLimit(t, h, domain.Buy)
 	small.Amount = f.MinQty.Sub(f.StepSize)
 	if small.Amount.Sign() <= 0 {
-		small.Amount = domain.NewDecimal(f.MinQty.Units()/2, -8)
+		small.Amount = trunc8(f.MinQty.DivInt(2))
 	}
 	refused(small, "quantity")
 	tiny := farLimit(t, h, domain.Buy)
 	tiny.Amount = f.MinQty
-	tiny.Price = domain.NewDecimal(f.MinNotional.Div(f.MinQty).Units()/2/f.TickSize.Units()*f.TickSize.Units(), -8)
+	tiny.Price = floorTo(trunc8(f.MinNotional.Div(f.MinQty).DivInt(2)), f.TickSize)
 	if tiny.Price.Sign() > 0 {
 		refused(tiny, "notional")
 	}
 
 	buy := farLimit(t, h, domain.Buy)
-	buy.Price = domain.NewDecimal(buy.Price.Units()/f.TickSize.Units()*f.TickSize.Units()+f.TickSize.Units()/3, -8)
-	buy.Amount = h.Amount.Add(domain.NewDecimal(f.StepSize.Units()/3, -8))
+	buy.Price = floorTo(buy.Price, f.TickSize).Add(trunc8(f.TickSize.DivInt(3)))
+	buy.Amount = h.Amount.Add(trunc8(f.StepSize.DivInt(3)))
 	o, err := h.Exchange.PlaceOrder(ctx, buy)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Price.Units()%f.TickSize.Units() != 0 || o.Price.Cmp(buy.Price) > 0 || buy.Price.Sub(o.Price).Cmp(f.TickSize) >= 0 {
+	if !o.Price.Rem(f.TickSize).IsZero() || o.Price.Cmp(buy.Price) > 0 || buy.Price.Sub(o.Price).Cmp(f.TickSize) >= 0 {
 		t.Fatalf("buy at %v placed at %v: want rounded down to the tick %v", buy.Price, o.Price, f.TickSize)
 	}
 	if o.Amount != h.Amount {
@@ -335,15 +335,24 @@ func testFilters(t *testing.T, h Harness) {
 		t.Fatal(err)
 	}
 	sell := farLimit(t, h, domain.Sell)
-	sell.Price = domain.NewDecimal(sell.Price.Units()/f.TickSize.Units()*f.TickSize.Units()+f.TickSize.Units()/3, -8)
+	sell.Price = floorTo(sell.Price, f.TickSize).Add(trunc8(f.TickSize.DivInt(3)))
 	o, err = h.Exchange.PlaceOrder(ctx, sell)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Price.Units()%f.TickSize.Units() != 0 || o.Price.Cmp(sell.Price) < 0 || o.Price.Sub(sell.Price).Cmp(f.TickSize) >= 0 {
+	if !o.Price.Rem(f.TickSize).IsZero() || o.Price.Cmp(sell.Price) < 0 || o.Price.Sub(sell.Price).Cmp(f.TickSize) >= 0 {
 		t.Fatalf("sell at %v placed at %v: want rounded up to the tick %v", sell.Price, o.Price, f.TickSize)
 	}
 	if _, err := h.Exchange.CancelOrder(ctx, h.Pair, o.ID); err != nil {
 		t.Fatal(err)
 	}
 }
+
+// satoshi is 10^-8, the finest step the fixtures' markets quote.
+var satoshi = domain.NewDecimal(1, -8)
+
+// floorTo rounds v (≥ 0) down to a multiple of step.
+func floorTo(v, step domain.Decimal) domain.Decimal { return v.Sub(v.Rem(step)) }
+
+// trunc8 cuts v (≥ 0) to 8 decimals.
+func trunc8(v domain.Decimal) domain.Decimal { return floorTo(v, satoshi) }

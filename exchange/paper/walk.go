@@ -110,18 +110,15 @@ func (a *Account) Markets(ctx context.Context) ([]domain.Market, error) {
 			mk.High24h = mk.High24h.Max(pt.price)
 		}
 		// Percent with 2 decimals.
-		pct := last.Sub(first).Mul(domain.DecimalFromInt(100)).Div(first)
-		mk.ChangePct24h = domain.NewDecimal((pct.Units()+sign(pct.Units())*500_000)/1_000_000*1_000_000, -8)
+		mk.ChangePct24h = changePct(last.Sub(first), first)
 		out = append(out, mk)
 	}
 	return out, nil
 }
 
-func sign(v int64) int64 {
-	if v < 0 {
-		return -1
-	}
-	return 1
+// changePct returns change ÷ base × 100 rounded half to even to 2 decimals.
+func changePct(change, base domain.Decimal) domain.Decimal {
+	return domain.MulDiv(change, domain.DecimalFromInt(100), base).Round(2)
 }
 
 // Ticker returns the best bid, best ask and last price.

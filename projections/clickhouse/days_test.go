@@ -72,7 +72,7 @@ func TestFoldDays(t *testing.T) {
 	}
 	for i, w := range want {
 		g := got[i]
-		if g.Date != w.date || g.NumberOfTrades != w.trades || domain.Decimal(g.Pnl).Units() != w.pnl || domain.Decimal(g.CumulativePnl).Units() != w.cum {
+		if g.Date != w.date || g.NumberOfTrades != w.trades || decUnits(domain.Decimal(g.Pnl)) != w.pnl || decUnits(domain.Decimal(g.CumulativePnl)) != w.cum {
 			t.Errorf("day %d = %+v, want %+v", i, g, w)
 		}
 	}

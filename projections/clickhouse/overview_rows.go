@@ -39,7 +39,7 @@ func (b *batch) prepare() {
 	b.ov = b.ov[:0]
 	for bk := range b.books {
 		v := bk.total.values(make([]int64, 0, pairCols))
-		v = append(v, bk.lots.Qty().Units(), bk.lots.Cost().Units(), bk.lastPrice.Units(), bk.posQty.Units())
+		v = append(v, decUnits(bk.lots.Qty()), decUnits(bk.lots.Cost()), decUnits(bk.lastPrice), decUnits(bk.posQty))
 		b.ov = append(b.ov, overviewRow{kind: kindPair, exchange: bk.key.Exchange, pair: bk.key.Pair, v: v, position: bk.pos})
 	}
 	blocks := make(map[blockKey]struct{}, len(b.hours))

@@ -343,8 +343,8 @@ FROM `+r.db+`.pnl_buckets WHERE method = ? AND `+slotCond(from, to), r.Method.St
 			if s == nil {
 				s = seriesOf(days, key)
 			}
-			s.at(zone.Day(b.slot * bucketSecs)).merge(&dayAgg{b.a.Trades, b.a.Volume.Units(), b.a.Pnl.Units(),
-				b.a.Unmatched.Units(), b.a.Invested.Units()})
+			s.at(zone.Day(b.slot * bucketSecs)).merge(&dayAgg{b.a.Trades, decUnits(b.a.Volume), decUnits(b.a.Pnl),
+				decUnits(b.a.Unmatched), decUnits(b.a.Invested)})
 		}
 	}
 	return aggs, days, nil

@@ -1,6 +1,7 @@
 package clickhouse
 
 import (
+	"math"
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
@@ -66,9 +67,9 @@ const aggCols = 27
 // pnl_buckets (trades … last_ms).
 func (b *bucketRow) values(dst []int64) []int64 {
 	return append(dst, b.Trades, b.Buys, b.Sells, b.Wins, b.Losses, b.Evens, b.UBuys, b.USells, b.UWins, b.ULosses,
-		b.Pnl.Units(), b.Profit.Units(), b.Loss.Units(), b.Fees.Units(), b.CpWins.Units(), b.CpLosses.Units(),
-		b.BuyValue.Units(), b.SellValue.Units(), b.Volume.Units(), b.Unmatched.Units(), b.Invested.Units(),
-		b.Hero.Units(), b.HeroT, b.Fuck.Units(), b.FuckT, b.FirstT, b.LastT)
+		decUnits(b.Pnl), decUnits(b.Profit), decUnits(b.Loss), decUnits(b.Fees), decUnits(b.CpWins), decUnits(b.CpLosses),
+		decUnits(b.BuyValue), decUnits(b.SellValue), decUnits(b.Volume), decUnits(b.Unmatched), decUnits(b.Invested),
+		decUnits(b.Hero), b.HeroT, decUnits(b.Fuck), b.FuckT, b.FirstT, b.LastT)
 }
 
 // cols returns the row's aggregate columns in the order of pnl_buckets.
@@ -119,13 +120,13 @@ type hourRow struct {
 // fill its pnl and the cost of the lots it consumed.
 func (d *hourRow) add(f *domain.PnlFill) {
 	d.Trades++
-	d.Volume += f.Value.Units()
+	d.Volume += decUnits(f.Value)
 	if f.Sell {
-		d.Unmatched += f.Unmatched.Units()
+		d.Unmatched += decUnits(f.Unmatched)
 	}
 	if f.Closing {
-		d.Pnl += f.Pnl.Units()
-		d.Invested += f.Invested.Units()
+		d.Pnl += decUnits(f.Pnl)
+		d.Invested += decUnits(f.Invested)
 	}
 }
 
@@ -262,7 +263,18 @@ func slotOf(ms int64) int64 { return domain.FloorDiv(ms, bucketMs) }
 
 const bucketMs = 900_000
 
-func decUnits(d domain.Decimal) int64 { return d.Units() }
+// decUnits returns d in the 10^-8 units the tables hold, rounded half to
+// even, saturating beyond an int64.
+func decUnits(d domain.Decimal) int64 {
+	v, ok := d.Mul(domain.NewDecimal(1, 8)).Round(0).Int64()
+	if !ok {
+		if d.IsNeg() {
+			return math.MinInt64 + 1
+		}
+		return math.MaxInt64
+	}
+	return v
+}
 
 // num is the API number of a count of 10^-8 units as the tables store it.
 func num(units int64) domain.Number { return domain.Number(domain.NewDecimal(units, -8)) }

@@ -465,7 +465,7 @@ func (s *Server) addOrder(w http.ResponseWriter, r *http.Request, form url.Value
 	var price domain.Decimal
 	switch {
 	case kind == "limit":
-		if price, err = domain.ParseDecimal(form.Get("price")); err != nil || price.Sign() <= 0 || price.Units()%domain.MustDecimal("0.1").Units() != 0 {
+		if price, err = domain.ParseDecimal(form.Get("price")); err != nil || price.Sign() <= 0 || !price.Rem(domain.MustDecimal("0.1")).IsZero() {
 			fail(w, "EOrder:Invalid price:Invalid price argument")
 			return
 		}
