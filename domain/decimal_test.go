@@ -360,3 +360,47 @@ func FuzzParseDecimal(f *testing.F) {
 		}
 	})
 }
+
+// Compact holds every value it accepts exactly, accepts what fits its
+// scales, and tells side-table references apart.
+func TestCompact(t *testing.T) {
+	r := rand.New(rand.NewSource(3))
+	for i := 0; i < 200_000; i++ {
+		d := randDecimal(r)
+		if i%3 == 0 { // round numbers of every scale
+			d = d.Round(r.Intn(13))
+		}
+		c, ok := CompactOf(d)
+		if !ok {
+			// it must really not fit: more than 60 bits at every scale it holds exactly
+			for tag := 0; tag < 7; tag++ {
+				unit := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(2*tag)), nil)
+				q, m := new(big.Int).QuoRem(bigOf(d), unit, new(big.Int))
+				if m.Sign() == 0 && new(big.Int).Abs(q).Cmp(new(big.Int).Lsh(big.NewInt(1), 60)) < 0 {
+					t.Fatalf("CompactOf(%s) refused, but it fits tag %d", d, tag)
+				}
+			}
+			continue
+		}
+		if _, isRef := c.Ref(); isRef || c.Decimal() != d {
+			t.Fatalf("CompactOf(%s) = %#x → %s (ref %v)", d, int64(c), c.Decimal(), isRef)
+		}
+	}
+	for _, s := range []string{"0", "1152921.504606846975", "-1152921.504606846976", "11529215046.06846975", "1152921504606846975",
+		"0.0000000012", "1000000000000", "30123.45"} {
+		if c, ok := CompactOf(MustDecimal(s)); !ok || c.Decimal() != MustDecimal(s) {
+			t.Errorf("CompactOf(%s) = %v, %v", s, c.Decimal(), ok)
+		}
+	}
+	for _, s := range []string{"1152921.504606846976", "11529215046.068469761", "1152921504606846976", "1000000000000.000000000001"} {
+		if _, ok := CompactOf(MustDecimal(s)); ok {
+			t.Errorf("CompactOf(%s) fit", s)
+		}
+	}
+	if i, ok := CompactRef(12345).Ref(); !ok || i != 12345 {
+		t.Fatalf("Ref = %d, %v", i, ok)
+	}
+	if c, _ := CompactOf(Zero); c != 0 {
+		t.Fatal("zero is not the zero Compact")
+	}
+}

@@ -44,7 +44,7 @@ func (b *pairBook) feeCode(asset string, pos uint64) uint64 {
 // feeAsset returns the asset r's fee is charged in ("" for none).
 func (b *pairBook) feeAsset(r *orderRecord) string {
 	switch c := r.feeCode(); {
-	case r.fee.IsZero() && c == 0:
+	case b.recs.get(r.fee).IsZero() && c == 0:
 		return ""
 	case c == 0:
 		return b.quote
@@ -59,12 +59,13 @@ func (b *pairBook) feeAsset(r *orderRecord) string {
 
 // fillFee returns r's fee as the books read it.
 func (b *pairBook) fillFee(r *orderRecord) books.Fee {
-	f := books.Fee{Asset: b.feeAsset(r), Amount: r.fee}
+	fee, rate := b.recs.get(r.fee), b.recs.get(r.rate)
+	f := books.Fee{Asset: b.feeAsset(r), Amount: fee}
 	switch r.feeCode() {
 	case 0:
-		f.Quote, f.Rate, f.RateTime, f.Valued = r.fee, domain.DecimalFromInt(1), r.time, true
+		f.Quote, f.Rate, f.RateTime, f.Valued = fee, domain.DecimalFromInt(1), r.time, true
 	case 1:
-		f.Quote, f.Rate, f.RateTime, f.Valued = r.fee.Mul(r.rate), r.rate, r.time, true
+		f.Quote, f.Rate, f.RateTime, f.Valued = fee.Mul(rate), rate, r.time, true
 	}
 	return f
 }
@@ -119,8 +120,8 @@ func (l *Ledger) BookFills(s books.Snapshot, key string, cur books.Cursor, n int
 		if r.pos() > s.Position {
 			continue
 		}
-		dst = append(dst, books.Fill{Time: r.time, Position: r.pos(), OrderID: r.id, Sell: r.sell(), Price: r.rate,
-			Qty: r.amount, Fee: b.fillFee(r)})
+		dst = append(dst, books.Fill{Time: r.time, Position: r.pos(), OrderID: r.id, Sell: r.sell(), Price: b.recs.get(r.rate),
+			Qty: b.recs.get(r.amount), Fee: b.fillFee(r)})
 		cur = books.Cursor{Time: r.time, Position: r.pos(), Started: true}
 		n--
 	}

@@ -53,10 +53,11 @@ func (l *Ledger) Marks(exchange, pair string, startSec, endSec int64) []Mark {
 			side = "SELL"
 			m.Color, m.Label = MarkSellColor, MarkSellLabel
 		}
+		amount, rate := b.recs.get(r.amount), b.recs.get(r.rate)
 		m.Tooltip = []string{side,
-			"Amount: " + string(appendNumber(nil, r.amount)) + " " + b.base,
-			"Price: " + string(appendNumber(nil, r.rate)) + " " + b.quote,
-			"Total: " + string(appendNumber(nil, r.rate.Mul(r.amount))) + " " + b.quote}
+			"Amount: " + string(appendNumber(nil, amount)) + " " + b.base,
+			"Price: " + string(appendNumber(nil, rate)) + " " + b.quote,
+			"Total: " + string(appendNumber(nil, rate.Mul(amount))) + " " + b.quote}
 		out = append(out, m)
 	}
 	return out

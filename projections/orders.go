@@ -103,21 +103,25 @@ type pairBook struct {
 }
 
 // orderRecord is the compact stored form of a record (112 bytes).
+//
+// Its amounts are domain.Compact (8 bytes, not a Decimal's 16: a record's
+// size is most of the heap per order); a value too wide for one is kept in
+// its recList's side table (recList.put and get convert).
 type orderRecord struct {
 	time        int64
 	posSide     uint64 // log position of the fill | fee code << feeShift | recSell for a sell
 	id          int64
-	rate        domain.Decimal
-	amount      domain.Decimal
-	fee         domain.Decimal // as charged, in the asset the fee code names
-	avgPrice    domain.Decimal
-	pnlPrice    domain.Decimal
-	position    domain.Decimal
-	cashFlow    domain.Decimal
-	invCost     domain.Decimal
-	abp         domain.Decimal
-	pnl         domain.Decimal
-	unmatchedQt domain.Decimal
+	rate        domain.Compact
+	amount      domain.Compact
+	fee         domain.Compact // as charged, in the asset the fee code names
+	avgPrice    domain.Compact
+	pnlPrice    domain.Compact
+	position    domain.Compact
+	cashFlow    domain.Compact
+	invCost     domain.Compact
+	abp         domain.Compact
+	pnl         domain.Compact
+	unmatchedQt domain.Compact
 }
 
 // recSell marks a sell in orderRecord.posSide; bits feeShift to 62 hold
@@ -299,26 +303,29 @@ func (l *Ledger) applyFill(id, t int64, pos uint64, f *domain.OrderFilled) error
 		delete(l.open, id)
 	}
 
-	rec := orderRecord{time: t, posSide: pos | b.feeCode(f.FeeAsset, pos)<<feeShift, id: id, rate: f.Price, amount: f.Quantity,
-		fee: f.Fee, avgPrice: st.filledCost.Div(st.filled), pnl: r.Pnl, unmatchedQt: r.Unmatched}
-	l.head = max(l.head, pos)
 	net := r.Value.Add(fee)
+	var pnlPrice domain.Decimal
 	if sell {
-		rec.posSide |= recSell
 		net = r.Value.Sub(fee)
 		b.position = b.position.Sub(f.Quantity)
 		b.cashFlow = b.cashFlow.Add(net)
 		if r.Matched.IsPos() {
-			rec.pnlPrice = r.LotCost.Div(r.Matched)
+			pnlPrice = r.LotCost.Div(r.Matched)
 		}
 	} else {
 		b.position = b.position.Add(f.Quantity)
 		b.cashFlow = b.cashFlow.Sub(net)
-		rec.pnlPrice = r.LotCost.Div(f.Quantity)
+		pnlPrice = r.LotCost.Div(f.Quantity)
 	}
 	b.lastPrice = f.Price
-	rec.position, rec.cashFlow = b.position, b.cashFlow
-	rec.invCost, rec.abp = b.lots.Cost(), b.lots.ABP()
+	c := b.recs.put
+	rec := orderRecord{time: t, posSide: pos | b.feeCode(f.FeeAsset, pos)<<feeShift, id: id, rate: c(f.Price), amount: c(f.Quantity),
+		fee: c(f.Fee), avgPrice: c(st.filledCost.Div(st.filled)), pnlPrice: c(pnlPrice), position: c(b.position),
+		cashFlow: c(b.cashFlow), invCost: c(b.lots.Cost()), abp: c(b.lots.ABP()), pnl: c(r.Pnl), unmatchedQt: c(r.Unmatched)}
+	l.head = max(l.head, pos)
+	if sell {
+		rec.posSide |= recSell
+	}
 	b.insert(rec)
 	l.records++
 
@@ -371,17 +378,20 @@ type OrderRecord struct {
 }
 
 func (l *Ledger) view(b *pairBook, r *orderRecord) OrderRecord {
-	cost := r.rate.Mul(r.amount)
+	v := b.recs.get
+	rate, amount := v(r.rate), v(r.amount)
 	fee := b.feeInQuote(r)
-	o := OrderRecord{Key: b.key, Time: r.time, Pair: b.pair, Type: domain.Buy, Rate: r.rate, Amount: r.amount, ID: r.id,
-		Cost: cost, Fees: fee, AveragePrice: r.avgPrice, PnlPrice: r.pnlPrice, Balance: r.position,
-		BaseBalance: r.cashFlow, InventoryCost: r.invCost, ABP: r.abp, Pnl: r.pnl, Position: r.pos()}
+	cost := rate.Mul(amount)
+	o := OrderRecord{Key: b.key, Time: r.time, Pair: b.pair, Type: domain.Buy, Rate: rate, Amount: amount, ID: r.id,
+		Cost: cost, Fees: fee, AveragePrice: v(r.avgPrice), PnlPrice: v(r.pnlPrice), Balance: v(r.position),
+		BaseBalance: v(r.cashFlow), InventoryCost: v(r.invCost), ABP: v(r.abp), Pnl: v(r.pnl), Position: r.pos()}
 	if r.sell() {
+		unmatched := v(r.unmatchedQt)
 		o.Type = domain.Sell
 		o.BaseValue = cost.Sub(fee)
 		o.CostProceed = o.BaseValue
-		o.UnmatchedBaseValue = r.rate.Mul(r.unmatchedQt)
-		o.closing = r.unmatchedQt.Less(r.amount)
+		o.UnmatchedBaseValue = rate.Mul(unmatched)
+		o.closing = unmatched.Less(amount)
 	} else {
 		o.BaseValue = cost.Add(fee)
 		o.CostProceed = o.BaseValue.Neg()
@@ -773,16 +783,17 @@ func (l *Ledger) Day(keys []string, date string, from, to int64) (days []DaySumm
 			lo, hi := b.timeRange(from, to)
 			var vol, pnl, unm domain.Decimal
 			for j := lo; j < hi; j++ {
-				r := b.recs.at(j)
+				r, v := b.recs.at(j), b.recs.get
+				rate := v(r.rate)
 				s.NumberOfTrades++
 				if r.sell() {
 					s.SellCount++
-					unm = unm.Add(r.rate.Mul(r.unmatchedQt))
+					unm = unm.Add(rate.Mul(v(r.unmatchedQt)))
 				} else {
 					s.BuyCount++
 				}
-				vol = vol.Add(r.rate.Mul(r.amount))
-				pnl = pnl.Add(r.pnl)
+				vol = vol.Add(rate.Mul(v(r.amount)))
+				pnl = pnl.Add(v(r.pnl))
 			}
 			s.Volume, s.Pnl, s.UnmatchedBaseValue = domain.Number(vol), domain.Number(pnl), domain.Number(unm)
 			wins = append(wins, window{b, lo, hi})
@@ -853,7 +864,7 @@ func (l *Ledger) DayCounts(keys []string, bounds []int64) (orders, closes []int)
 				if !counted {
 					orders[d]++
 				}
-				if r.sell() && r.unmatchedQt.Less(r.amount) && !closing {
+				if r.sell() && b.recs.get(r.unmatchedQt).Less(b.recs.get(r.amount)) && !closing {
 					closes[d]++
 					closing = true
 				}

@@ -1,6 +1,10 @@
 package projections
 
-import "sort"
+import (
+	"sort"
+
+	"github.com/tradeledger/tradeledger/domain"
+)
 
 // recList holds a pair's order records in fixed-size chunks rather than one
 // slice: a slice of a million records grows by copying the whole history
@@ -9,9 +13,33 @@ import "sort"
 // their own size. Chunks never move once full, so growth copies nothing but
 // a small pair's first chunk, and the unused capacity is at most one chunk
 // per pair.
+//
+// It also keeps the records' amounts that a domain.Compact cannot hold
+// (wide: rare — more than about 10^6 with 12 decimals, 10^10 with 8), which
+// the records point to by index; records never change once stored, so the
+// table only grows.
 type recList struct {
 	chunks [][]orderRecord // every chunk but the last holds recChunk records
 	n      int
+	wide   []domain.Decimal
+}
+
+// put returns the compact form of d for a record of this list, keeping d in
+// the side table when it needs it.
+func (l *recList) put(d domain.Decimal) domain.Compact {
+	if c, ok := domain.CompactOf(d); ok {
+		return c
+	}
+	l.wide = append(l.wide, d)
+	return domain.CompactRef(len(l.wide) - 1)
+}
+
+// get returns the value of a record's amount.
+func (l *recList) get(c domain.Compact) domain.Decimal {
+	if i, ok := c.Ref(); ok {
+		return l.wide[i]
+	}
+	return c.Decimal()
 }
 
 const (

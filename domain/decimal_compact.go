@@ -1,0 +1,68 @@
+package domain
+
+import "math/bits"
+
+// Compact is an 8-byte form of a Decimal, for read models that keep many
+// (an order record holds eleven): a 61-bit coefficient and a 3-bit decimal
+// exponent, which holds exactly every value with at most 12 decimals up to
+// about ±1.15×10^6, with at most 8 up to ±1.15×10^10, and so on to whole
+// numbers up to ±1.15×10^18. A value it cannot hold (CompactOf reports
+// false) is kept by the caller in a side table of Decimals, and the record
+// holds CompactRef(index) instead; Ref tells the two apart. The zero value
+// is 0.
+type Compact int64
+
+const (
+	compactTagBits = 3
+	compactRefTag  = 1<<compactTagBits - 1 // tag of a side-table index
+	compactMax     = 1 << (63 - compactTagBits)
+)
+
+// CompactOf returns d's compact form, or false when it needs a side table.
+func CompactOf(d Decimal) (Compact, bool) {
+	if c, ok := d.small(); ok && c >= -compactMax && c < compactMax {
+		return Compact(c << compactTagBits), true
+	}
+	hi, lo, neg := d.mag()
+	// Tag t holds a coefficient of 10^(2t-12): strip two zeros per tag.
+	for tag := Compact(1); tag < compactRefTag; tag++ {
+		qh, r := bits.Div64(0, hi, 100)
+		ql, r := bits.Div64(r, lo, 100)
+		if r != 0 {
+			return 0, false
+		}
+		hi, lo = qh, ql
+		if hi == 0 && lo < compactMax {
+			m := int64(lo)
+			if neg {
+				m = -m
+			}
+			return Compact(m<<compactTagBits) | tag, true
+		}
+	}
+	return 0, false
+}
+
+// CompactRef returns the compact form that stands for entry i (≥ 0) of the
+// caller's side table.
+func CompactRef(i int) Compact { return Compact(i)<<compactTagBits | compactRefTag }
+
+// Ref returns the side-table index c stands for, and whether it is one.
+func (c Compact) Ref() (int, bool) {
+	if c&compactRefTag != compactRefTag {
+		return 0, false
+	}
+	return int(c >> compactTagBits), true
+}
+
+// Decimal returns the value of c, which must not be a Ref.
+func (c Compact) Decimal() Decimal {
+	tag := c & compactRefTag
+	m := int64(c) >> compactTagBits
+	if tag == 0 {
+		return fromInt64(m)
+	}
+	hi, lo := bits.Mul64(abs64(m), pow10[2*tag])
+	d, _ := fromMag(hi, lo, m < 0) // < 2^60 × 10^12 < 2^127
+	return d
+}
