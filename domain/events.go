@@ -50,6 +50,10 @@ const (
 	TypeOrderExpired         = "OrderExpired"
 	TypeOrderOutcomeUnknown  = "OrderOutcomeUnknown"
 	TypeOrderResent          = "OrderResent"
+	// An exchange sent a number of the order the ledger cannot hold; its
+	// pair pauses until the operator clears it.
+	TypeOrderNeedsAttention   = "OrderNeedsAttention"
+	TypeOrderAttentionCleared = "OrderAttentionCleared"
 
 	TypeOcoPlaced       = "OcoPlaced"
 	TypeOcoLegCancelled = "OcoLegCancelled"
@@ -212,6 +216,33 @@ type OrderOutcomeUnknown struct {
 type OrderResent struct {
 	Reason   string `json:"reason"`
 	NotFound int    `json:"notFound"`
+}
+
+// OrderNeedsAttention records that an exchange sent a number of the order
+// (a fill's price, quantity or fee, or the order's own figures) that the
+// ledger cannot represent exactly: more than 12 decimals, beyond the range,
+// not a decimal, or a fill whose value (price × quantity) is beyond the
+// range. The fill is not recorded (never as 0 or rounded); trading on the
+// order's pair pauses until OrderAttentionCleared. Raw is the exchange's own
+// text of the number; FillID and Seq name the fill (empty for an order's
+// answer), so that it is not read again.
+type OrderNeedsAttention struct {
+	Exchange string `json:"exchange"`
+	Pair     string `json:"pair"`
+	FillID   string `json:"fillId,omitempty"`
+	Seq      uint64 `json:"seq,omitempty"`
+	Field    string `json:"field"`
+	Raw      string `json:"raw"`
+	Reason   string `json:"reason"`
+}
+
+// OrderAttentionCleared records that the operator has dealt with an order's
+// OrderNeedsAttention (tradeledger attention clear): its pair trades again.
+// Note is the operator's own words (what was done about the fill).
+type OrderAttentionCleared struct {
+	Exchange string `json:"exchange"`
+	Pair     string `json:"pair"`
+	Note     string `json:"note,omitempty"`
 }
 
 // OcoPlaced links an OCO's two orders.

@@ -189,10 +189,34 @@ type ExchangeOrder struct {
 	Filled        Decimal
 	Status        OrderStatus
 	Reason        string // why it was rejected or cancelled, if it was
+	// Problem, when set, names a number of the answer the connector could
+	// not represent (see NumberProblem).
+	Problem *NumberProblem
+}
+
+// NumberProblem is a number an exchange sent that the ledger cannot hold
+// exactly: the field it came in, the exchange's own text, and why. A
+// connector reports it (Fill.Problem, ExchangeOrder.Problem) instead of a
+// rounded or zeroed value; the engine turns it into OrderNeedsAttention.
+type NumberProblem struct {
+	Field, Raw, Reason string
+}
+
+// ExchangeDecimal parses the decimal text an exchange sent for field: its
+// exact value, or the NumberProblem that says why it cannot be held (more
+// than 12 decimals, beyond the range, not a decimal number).
+func ExchangeDecimal(field, raw string) (Decimal, *NumberProblem) {
+	d, err := ParseDecimal(raw)
+	if err != nil {
+		return Zero, &NumberProblem{Field: field, Raw: raw, Reason: ErrorMessage(err) + " (the ledger holds 12 decimals, up to about 1.7e26)"}
+	}
+	return d, nil
 }
 
 // Fill is one execution. Seq orders an exchange's fills; FillsSince pages
-// by it.
+// by it. Problem, when set, names a number of the fill the connector could
+// not represent (the fields it could are set); such a fill is never recorded
+// as OrderFilled.
 type Fill struct {
 	ID            string
 	Seq           uint64
@@ -205,6 +229,7 @@ type Fill struct {
 	Fee           Decimal
 	FeeAsset      string
 	Time          int64 // ms
+	Problem       *NumberProblem
 }
 
 // Exchange is a connector to one exchange account. Every

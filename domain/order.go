@@ -3,6 +3,7 @@ package domain
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"strconv"
 	"strings"
 )
 
@@ -53,6 +54,7 @@ type Order struct {
 	CancelRequested bool
 	Triggered       bool    // for emulated kinds: the stop fired
 	Resent          bool    // OrderResent: sent a second time, never a third
+	Attention       string  // OrderNeedsAttention not cleared yet: which number and why
 	Extreme         Decimal // trailing stop: best price seen since it armed (low for buys, high for sells); 0 before
 	Time            int64   // ms of the OrderRequested event
 	Reason          string  // why it was rejected, cancelled or expired
@@ -225,6 +227,17 @@ func (o *Order) Apply(e *Event) error {
 		}
 	case TypeOrderResent:
 		o.Resent = true
+	case TypeOrderNeedsAttention:
+		var p OrderNeedsAttention
+		if err := e.Decode(&p); err != nil {
+			return err
+		}
+		if p.FillID != "" {
+			o.FillIDs = append(o.FillIDs, p.FillID) // read, not recorded: not again
+		}
+		o.Attention = p.Field + " " + strconv.Quote(p.Raw) + ": " + p.Reason
+	case TypeOrderAttentionCleared:
+		o.Attention = ""
 	case TypeTrailingStopMoved:
 		var p TrailingStopMoved
 		if err := e.Decode(&p); err != nil {

@@ -50,10 +50,30 @@ func (o *Order) DecideAnswer(clock Clock, answer ExchangeOrder) ([]Event, error)
 	if o.State == OrderStateNone {
 		return nil, Errorf(ENOTFOUND, "order not found")
 	}
+	var evs []Event
 	if answer.Status == StatusRejected {
-		return []Event{NewEvent(clock, TypeOrderRejected, OrderRejected{Reason: answer.Reason})}, nil
+		evs = []Event{NewEvent(clock, TypeOrderRejected, OrderRejected{Reason: answer.Reason})}
+	} else {
+		evs = []Event{NewEvent(clock, TypeOrderAccepted, OrderAccepted{ExchangeOrderID: answer.ID})}
 	}
-	return []Event{NewEvent(clock, TypeOrderAccepted, OrderAccepted{ExchangeOrderID: answer.ID})}, nil
+	if p := answer.Problem; p != nil && o.Attention == "" {
+		evs = append(evs, NewEvent(clock, TypeOrderNeedsAttention, OrderNeedsAttention{Exchange: o.Exchange, Pair: o.Pair,
+			Field: p.Field, Raw: p.Raw, Reason: p.Reason}))
+	}
+	return evs, nil
+}
+
+// DecideClearAttention records that the operator dealt with the order's
+// OrderNeedsAttention: OrderAttentionCleared with note. An order that needs
+// no attention is ECONFLICT; an unknown one ENOTFOUND.
+func (o *Order) DecideClearAttention(clock Clock, note string) ([]Event, error) {
+	switch {
+	case o.State == OrderStateNone:
+		return nil, Errorf(ENOTFOUND, "order not found")
+	case o.Attention == "":
+		return nil, Errorf(ECONFLICT, "order %s/%s needs no attention", o.Exchange, o.Pair)
+	}
+	return []Event{NewEvent(clock, TypeOrderAttentionCleared, OrderAttentionCleared{Exchange: o.Exchange, Pair: o.Pair, Note: note})}, nil
 }
 
 // DecideRejected records an exchange's refusal of a placement (EINVALID
@@ -137,9 +157,28 @@ func (o *Order) DecideCancelled(clock Clock, reason string) []Event {
 // twice appends nothing. The event is stamped by clock, like every event
 // (when the service recorded it); the exchange's time of the fill goes in
 // the payload as ExchangeTime. A fill already applied, or an order that is
-// not open, yields no event.
+// not open, yields no event. A fill with a number the ledger cannot hold
+// (f.Problem, or a value price × quantity beyond the range) yields
+// OrderNeedsAttention instead, never an OrderFilled with a rounded or
+// zeroed number.
 func (o *Order) DecideFill(clock Clock, f Fill) []Event {
-	if o.State == OrderStateNone || o.HasFill(f.ID) || f.Quantity.Sign() <= 0 {
+	if o.State == OrderStateNone || o.HasFill(f.ID) {
+		return nil
+	}
+	if p := f.Problem; p == nil {
+		if _, ok := f.Price.CheckedMul(f.Quantity); !ok {
+			p = &NumberProblem{Field: "price × quantity", Raw: f.Price.String() + " × " + f.Quantity.String(),
+				Reason: "the fill's value is beyond the ledger's range (about 1.7e26)"}
+			f.Problem = p
+		}
+	}
+	if f.Problem != nil {
+		e := NewEvent(clock, TypeOrderNeedsAttention, OrderNeedsAttention{Exchange: o.Exchange, Pair: o.Pair, FillID: f.ID, Seq: f.Seq,
+			Field: f.Problem.Field, Raw: f.Problem.Raw, Reason: f.Problem.Reason})
+		e.ID = DerivedEventID(o.Exchange, "attention", f.ID)
+		return []Event{e}
+	}
+	if f.Quantity.Sign() <= 0 {
 		return nil
 	}
 	e := NewEvent(clock, TypeOrderFilled, OrderFilled{

@@ -9,7 +9,8 @@ import (
 
 // healthResponse is /healthz's body: ready means the store answers and the
 // projections have replayed the log. Status is "ok", or "degraded" (still
-// 200: reads are served) while the store's writes fail, Reason saying why.
+// 200: reads are served) while the store's writes fail or an order needs
+// attention (its pair paused), Reason saying why.
 type healthResponse struct {
 	Status    string `json:"status"`
 	Reason    string `json:"reason,omitempty"`
@@ -82,6 +83,14 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	resp := healthResponse{Status: "ok", Head: head, Applied: applied}
 	if reason := s.writeFailure(); reason != "" {
 		resp.Status, resp.Reason = "degraded", reason
+	}
+	if s.Attention != nil {
+		if why := s.Attention(); why != "" {
+			if resp.Reason != "" {
+				why = resp.Reason + "; " + why
+			}
+			resp.Status, resp.Reason = "degraded", why
+		}
 	}
 	if head > applied {
 		resp.LagBehind = head - applied

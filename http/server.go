@@ -91,6 +91,10 @@ type Server struct {
 	Sink SinkStatus
 	// Connectors, when set, lists each exchange's connector for /healthz.
 	Connectors func() []ConnectorStatus
+	// Attention, when set, says which orders need attention (an exchange
+	// sent a number the ledger cannot hold; their pairs are paused), ""
+	// when none: /healthz is then degraded with that reason.
+	Attention func() string
 	// VerifyKeys, when set, checks an exchange's credentials (fields in
 	// clear, "key" and "secret") against the exchange under the new
 	// configuration before license/keys/edit writes them: EUNAUTHORIZED

@@ -19,6 +19,12 @@ var helpText = map[string]struct{ summary, synopsis, about, example string }{
 			"wallet, password from TRADELEDGER_PASSWORD), replays the log into the read models and serves the API.\n" +
 			"GET /healthz and /readyz need no token; /metrics needs one unless served on --metrics-listen.",
 		"TRADELEDGER_PASSWORD='s3cret' tradeledger serve --data /var/lib/tradeledger --listen 127.0.0.1:3000"},
+	"attention": {"show or clear an order that needs attention (an exchange sent a number the ledger cannot hold; its pair paused)",
+		"attention clear|show --order ID [--note TEXT] [--data DIR] [--eventstore URL]",
+		"An exchange number the ledger cannot represent (more than 12 decimals, beyond about 1.7e26) is never recorded\n" +
+			"as 0: the order gets OrderNeedsAttention and new orders on its pair are refused (409) until every such order\n" +
+			"of the pair is cleared. show prints why; clear records that it was dealt with (OrderAttentionCleared).",
+		"tradeledger attention clear --data ./data --order 42 --note 'fill booked by hand'"},
 	"passwd": {"set or change the login password (first line of stdin, or typed twice on a terminal); revokes earlier tokens",
 		"passwd [--data DIR] [--eventstore URL]",
 		"Reads the new password from the first line of stdin (typed twice on a terminal) and records it; every\n" +

@@ -90,6 +90,8 @@ var commands = map[string]command{
 	"version": {runVersion},
 	"token":   {runToken},
 
+	"attention": {runAttention},
+
 	"checkpoint":   {runCheckpoint},
 	"proof":        {runProof},
 	"verify-proof": {runVerifyProof},

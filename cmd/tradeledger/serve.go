@@ -280,6 +280,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	s.Config, s.Files = configView, filesView
 	s.Tlog, s.PublicTlog = m.Tlog, m.Config.PublicTlog
 	s.Connectors, s.VerifyKeys = m.Connectors.Statuses, m.verifyKeys
+	s.Attention = m.Engine.Trader.AttentionSummary
 	s.RealConnector = HasRealConnector
 
 	m.wireMetrics(s)

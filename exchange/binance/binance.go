@@ -346,11 +346,11 @@ func (x *Exchange) loadMarkets(ctx context.Context) error {
 			continue
 		}
 		sy := &symbol{name: s.Symbol, base: s.BaseAsset, quote: s.QuoteAsset, pair: s.QuoteAsset + "-" + s.BaseAsset}
+		var n nums
 		for _, f := range s.Filters {
 			str := func(k string) domain.Decimal {
 				v, _ := f[k].(string)
-				d, _ := domain.ParseDecimal(v)
-				return d
+				return n.dec(k, v)
 			}
 			switch f["filterType"] {
 			case "PRICE_FILTER":
@@ -360,6 +360,9 @@ func (x *Exchange) loadMarkets(ctx context.Context) error {
 			case "NOTIONAL", "MIN_NOTIONAL":
 				sy.filters.MinNotional = str("minNotional")
 			}
+		}
+		if n.problem != nil {
+			continue // filters it cannot hold exactly: not tradable here
 		}
 		syms[sy.pair], by[sy.name] = sy, sy
 	}
@@ -382,9 +385,27 @@ func (x *Exchange) symbol(ctx context.Context, pair string) (*symbol, error) {
 	return s, nil
 }
 
-func dec(s string) domain.Decimal {
-	d, _ := domain.ParseDecimal(s)
+// nums parses Binance's decimal strings, keeping the first one the ledger
+// cannot hold (more than 12 decimals, beyond its range): never a rounded or
+// zeroed number in its place.
+type nums struct{ problem *domain.NumberProblem }
+
+func (n *nums) dec(field, s string) domain.Decimal {
+	d, p := domain.ExchangeDecimal(field, s)
+	if p != nil && n.problem == nil {
+		n.problem = p
+	}
 	return d
+}
+
+// err is the error of an answer with such a number (market data and
+// balances: the answer is unusable, not partly zero).
+func (n *nums) err(exchange, what string) error {
+	if n.problem == nil {
+		return nil
+	}
+	p := n.problem
+	return domain.Errorf(domain.EUNAVAILABLE, "%s: %s sent %s %q, which the ledger cannot hold: %s", what, exchange, p.Field, p.Raw, p.Reason)
 }
 
 // Markets lists the trading pairs with their 24-hour statistics and
@@ -408,11 +429,22 @@ func (x *Exchange) Markets(ctx context.Context) ([]domain.Market, error) {
 		if !ok {
 			continue
 		}
-		out = append(out, domain.Market{
+		var n nums
+		m := domain.Market{
 			Pair: s.pair, Base: s.base, Quote: s.quote,
-			Last: dec(st.LastPrice), Volume24h: dec(st.Volume), Low24h: dec(st.LowPrice), High24h: dec(st.HighPrice),
-			ChangePct24h: dec(st.PriceChangePercent), Filters: s.filters,
-		})
+			Last: n.dec("lastPrice", st.LastPrice), Volume24h: n.dec("volume", st.Volume), Low24h: n.dec("lowPrice", st.LowPrice),
+			High24h: n.dec("highPrice", st.HighPrice), Filters: s.filters,
+		}
+		// A percentage is not an amount: more than 12 decimals round.
+		if pct, err := domain.ParseDecimal(st.PriceChangePercent); err == nil {
+			m.ChangePct24h = pct
+		} else if f, err := strconv.ParseFloat(st.PriceChangePercent, 64); err == nil {
+			m.ChangePct24h, _ = domain.RoundDecimal(f)
+		}
+		if n.problem != nil {
+			continue // left out of the list rather than shown as 0
+		}
+		out = append(out, m)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Pair < out[j].Pair })
 	return out, nil
@@ -435,7 +467,9 @@ func (x *Exchange) Ticker(ctx context.Context, pair string) (domain.Ticker, erro
 		return domain.Ticker{}, domain.Errorf(domain.ENOTFOUND, "no ticker for %s on %s", pair, x.ExchangeName)
 	}
 	st := stats[0]
-	return domain.Ticker{Pair: pair, Bid: dec(st.BidPrice), Ask: dec(st.AskPrice), Last: dec(st.LastPrice), Time: st.CloseTime}, nil
+	var n nums
+	tk := domain.Ticker{Pair: pair, Bid: n.dec("bidPrice", st.BidPrice), Ask: n.dec("askPrice", st.AskPrice), Last: n.dec("lastPrice", st.LastPrice), Time: st.CloseTime}
+	return tk, n.err(x.ExchangeName, "the ticker of "+pair)
 }
 
 // OrderBook returns up to depth levels a side.
@@ -455,17 +489,18 @@ func (x *Exchange) OrderBook(ctx context.Context, pair string, depth int) (domai
 		return domain.OrderBook{}, err
 	}
 	b := domain.OrderBook{Pair: pair, Time: x.Now().UnixMilli()}
+	var n nums
 	for i, l := range res.Bids {
 		if i < depth {
-			b.Bids = append(b.Bids, domain.BookLevel{Price: dec(l.Price), Quantity: dec(l.Quantity)})
+			b.Bids = append(b.Bids, domain.BookLevel{Price: n.dec("bid price", l.Price), Quantity: n.dec("bid quantity", l.Quantity)})
 		}
 	}
 	for i, l := range res.Asks {
 		if i < depth {
-			b.Asks = append(b.Asks, domain.BookLevel{Price: dec(l.Price), Quantity: dec(l.Quantity)})
+			b.Asks = append(b.Asks, domain.BookLevel{Price: n.dec("ask price", l.Price), Quantity: n.dec("ask quantity", l.Quantity)})
 		}
 	}
-	return b, nil
+	return b, n.err(x.ExchangeName, "the order book of "+pair)
 }
 
 var intervals = map[time.Duration]string{
@@ -496,8 +531,13 @@ func (x *Exchange) Candles(ctx context.Context, pair string, interval time.Durat
 		return nil, err
 	}
 	out := make([]domain.Candle, 0, len(ks))
+	var n nums
 	for _, k := range ks {
-		out = append(out, domain.Candle{Time: k.OpenTime, Open: dec(k.Open), High: dec(k.High), Low: dec(k.Low), Close: dec(k.Close), Volume: dec(k.Volume)})
+		out = append(out, domain.Candle{Time: k.OpenTime, Open: n.dec("open", k.Open), High: n.dec("high", k.High), Low: n.dec("low", k.Low),
+			Close: n.dec("close", k.Close), Volume: n.dec("volume", k.Volume)})
+	}
+	if err := n.err(x.ExchangeName, "the candles of "+pair); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -509,8 +549,12 @@ func (x *Exchange) Balances(ctx context.Context) ([]domain.AssetBalance, error) 
 		return nil, err
 	}
 	out := make([]domain.AssetBalance, 0, len(acc.Balances))
+	var n nums
 	for _, b := range acc.Balances {
-		free, locked := dec(b.Free), dec(b.Locked)
+		free, locked := n.dec(b.Asset+" free", b.Free), n.dec(b.Asset+" locked", b.Locked)
+		if err := n.err(x.ExchangeName, "the balances"); err != nil {
+			return nil, err // no snapshot rather than one with a 0
+		}
 		if free.IsZero() && locked.IsZero() {
 			continue
 		}
@@ -603,10 +647,12 @@ func (x *Exchange) remember(id int64, client string) {
 }
 
 func (x *Exchange) order(s *symbol, id int64, client string, side gobinance.SideType, typ gobinance.OrderType, price, qty, filled string, status gobinance.OrderStatusType) domain.ExchangeOrder {
+	var n nums
 	o := domain.ExchangeOrder{
 		ID: strconv.FormatInt(id, 10), ClientOrderID: client, Pair: s.pair, Side: domain.Buy, Kind: domain.KindLimit,
-		Price: dec(price), Amount: dec(qty), Filled: dec(filled),
+		Price: n.dec("price", price), Amount: n.dec("origQty", qty), Filled: n.dec("executedQty", filled),
 	}
+	o.Problem = n.problem
 	if side == gobinance.SideTypeSell {
 		o.Side = domain.Sell
 	}
@@ -795,11 +841,14 @@ func (x *Exchange) FillsSince(ctx context.Context, since uint64, limit int) ([]d
 			if err != nil {
 				return nil, err
 			}
+			var ns nums
 			f := domain.Fill{
 				ID: x.ExchangeName + "-" + n + "-" + strconv.FormatInt(t.ID, 10), Seq: seq,
 				OrderID: strconv.FormatInt(t.OrderID, 10), ClientOrderID: client, Pair: s.pair, Side: domain.Sell,
-				Price: dec(t.Price), Quantity: dec(t.Quantity), Fee: dec(t.Commission), FeeAsset: t.CommissionAsset, Time: t.Time,
+				Price: ns.dec("price", t.Price), Quantity: ns.dec("qty", t.Quantity), Fee: ns.dec("commission", t.Commission),
+				FeeAsset: t.CommissionAsset, Time: t.Time,
 			}
+			f.Problem = ns.problem // recorded as OrderNeedsAttention, never as a 0
 			if t.IsBuyer {
 				f.Side = domain.Buy
 			}

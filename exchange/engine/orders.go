@@ -59,8 +59,10 @@ type Trader struct {
 	seeds    keySeeds                       // of keyIDOf
 	ocos     map[int64]*domain.Oco          // OCOs with a leg that is not finished
 	cursor   map[string]uint64
-	balances map[string]domain.BalancesObserved
-	exLocks  map[string]*sync.Mutex
+	// attention holds the orders that need attention, by pair (attention.go).
+	attention map[pairRef]map[int64]string
+	balances  map[string]domain.BalancesObserved
+	exLocks   map[string]*sync.Mutex
 	// lookups is the look-up state of orders whose existence on the
 	// exchange is in question (unknown outcome, or open in the log but
 	// maybe forgotten): not-founds so far and when to ask next.
@@ -197,6 +199,11 @@ func (t *Trader) applyLocked(e *domain.Event) error {
 	switch {
 	case strings.HasPrefix(e.Stream, "order-"):
 		id, ok := t.streamID(e.Stream, "order-")
+		if e.Type == domain.TypeOrderNeedsAttention || e.Type == domain.TypeOrderAttentionCleared {
+			if err := t.applyAttention(id, e); err != nil {
+				return err
+			}
+		}
 		if !ok {
 			return nil
 		}

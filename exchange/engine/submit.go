@@ -169,6 +169,9 @@ func (t *Trader) check(ctx context.Context, req *domain.OrderRequest) (domain.Ex
 	if t.Activity == nil || !t.Activity.IsCycling(req.Exchange) {
 		return nil, domain.Ticker{}, notCycling(req.Exchange)
 	}
+	if why := t.paused(req.Exchange, req.Pair); why != "" {
+		return nil, domain.Ticker{}, pausedErr(req.Exchange, req.Pair, why)
+	}
 	if err := t.reconciledOnce(ctx, x); err != nil {
 		return nil, domain.Ticker{}, err
 	}

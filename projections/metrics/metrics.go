@@ -11,6 +11,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -38,6 +39,8 @@ type Metrics struct {
 	reqSeconds    *prometheus.HistogramVec
 	orders        *prometheus.CounterVec
 	loginFailures prometheus.Counter
+	attention     *prometheus.GaugeVec // orders needing attention, by exchange
+	needs         map[string]string    // their streams → exchange
 
 	mu       sync.Mutex
 	open     domain.StreamMap[openOrder] // order stream → what Apply needs of it until it ends
@@ -109,8 +112,13 @@ func New() *Metrics {
 		Namespace: Namespace, Name: "login_failures_total",
 		Help: "Refused password logins (LoginFailed events).",
 	})
+	m.attention = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: Namespace, Name: "orders_needing_attention",
+		Help: "Orders an exchange sent a number of that the ledger cannot hold (OrderNeedsAttention not cleared yet); their pairs are paused.",
+	}, []string{"exchange"})
+	m.needs = map[string]string{}
 	m.Registry.MustRegister(m.appendSeconds, m.batchEvents, m.syncSeconds, m.requests, m.reqSeconds,
-		m.orders, m.loginFailures,
+		m.orders, m.loginFailures, m.attention,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{Namespace: Namespace}))
 	return m
@@ -210,7 +218,7 @@ func (m *Metrics) Name() string { return "metrics" }
 
 // Apply implements projections.Projection: it counts orders placed
 // (OrderRequested), completely filled (fills adding up to the amount) and
-// rejected, by exchange, and refused logins. It remembers only orders that
+// rejected, by exchange, refused logins, and the orders needing attention. It remembers only orders that
 // may still fill. Other events are ignored; a payload that does not decode
 // is left uncounted (the projections that own it report it).
 func (m *Metrics) Apply(e *domain.Event) error {
@@ -254,6 +262,24 @@ func (m *Metrics) Apply(e *domain.Event) error {
 		m.mu.Unlock()
 	case domain.TypeLoginFailed:
 		m.loginFailures.Inc()
+	case domain.TypeOrderNeedsAttention:
+		var p domain.OrderNeedsAttention
+		if e.Decode(&p) != nil {
+			return nil
+		}
+		m.mu.Lock()
+		if _, ok := m.needs[e.Stream]; !ok {
+			m.needs[strings.Clone(e.Stream)] = p.Exchange
+			m.attention.WithLabelValues(p.Exchange).Inc()
+		}
+		m.mu.Unlock()
+	case domain.TypeOrderAttentionCleared:
+		m.mu.Lock()
+		if x, ok := m.needs[e.Stream]; ok {
+			delete(m.needs, e.Stream)
+			m.attention.WithLabelValues(x).Dec()
+		}
+		m.mu.Unlock()
 	}
 	return nil
 }

@@ -34,6 +34,8 @@ var kinds = map[string]string{
 	// Each signed checkpoint of the log's Merkle tree, so that another
 	// party keeps a copy the operator cannot take back.
 	domain.TypeCheckpointSigned: "checkpoints",
+	// An exchange number the ledger cannot hold: the order's pair paused.
+	domain.TypeOrderNeedsAttention: "attention",
 }
 
 // Defaults of Notifier.
@@ -52,8 +54,8 @@ const (
 type Target struct {
 	URL string
 	// Kinds are the event kinds sent ("fills", "rejections", "start",
-	// "stop", "failedLogins", "checkpoints", "verifyFailures"); empty
-	// means all.
+	// "stop", "failedLogins", "checkpoints", "verifyFailures", "attention");
+	// empty means all.
 	Kinds []string
 	// Key signs the body (empty: no signature header).
 	Key []byte
