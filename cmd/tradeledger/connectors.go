@@ -343,6 +343,7 @@ func (m *Main) newConnectors(configView *projections.Config) (*Connectors, error
 		Paper:      m.Simulator,
 		Now:        m.Clock.Now,
 		BinanceURL: m.BinanceURL,
+		CCXTURL:    m.CCXTURL,
 	}, nil
 }
 

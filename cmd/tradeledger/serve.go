@@ -76,6 +76,9 @@ type Main struct {
 	// BinanceURL, when set, replaces Binance's base URL (tests: a fixture
 	// server). The zero value is production behaviour.
 	BinanceURL string
+	// CCXTURL, when set, replaces the API host of every ccxt exchange
+	// (tests: a fixture).
+	CCXTURL string
 	// Sink feeds ClickHouse when --clickhouse is set; pnlReader serves the
 	// PNL routes from it with --read-from clickhouse (clickhouse.go).
 	Sink      *clickhouse.Sink

@@ -7,6 +7,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	ccxtlib "github.com/ccxt/ccxt/go/v4"
@@ -14,25 +15,98 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 )
 
-// dec converts one of ccxt's float numbers, rounded to 8 decimals (ccxt
-// parses the exchange's decimal strings into floats).
-func dec(f *float64) domain.Decimal {
+// Numbers. ccxt parses the exchange's decimal text into float64s. Where it
+// keeps that text (a trade's or an order's info, for the exchanges whose
+// field names the profile knows: infoKeys) the connector parses the text
+// itself, exactly. Where only a float exists it is formatted with the
+// market's precision (the tick for prices, the step for quantities: the
+// decimals the exchange writes them with), or, without one, as the shortest
+// text that reads back as the float — never a fixed number of decimals. A
+// float whose value needs more than 15 significant digits at that precision
+// may have lost digits on its way through ccxt, and a text the ledger cannot
+// hold (more than 12 decimals, beyond its range) is not guessed at either:
+// both are a NumberProblem, never a rounded or zeroed number.
+
+// nums converts one answer's numbers, keeping the first problem.
+type nums struct{ problem *domain.NumberProblem }
+
+func (n *nums) keep(d domain.Decimal, p *domain.NumberProblem) domain.Decimal {
+	if p != nil && n.problem == nil {
+		n.problem = p
+	}
+	return d
+}
+
+// text parses the exchange's own text of field.
+func (n *nums) text(field, raw string) domain.Decimal {
+	return n.keep(domain.ExchangeDecimal(field, raw))
+}
+
+// float converts a float ccxt parsed, with the precision step (zero: none);
+// a nil one is absent and reads as 0.
+func (n *nums) float(field string, f *float64, step domain.Decimal) domain.Decimal {
 	if f == nil {
 		return domain.Zero
 	}
-	return decf(*f)
+	return n.keep(fromFloat(field, *f, step))
 }
 
-func decf(f float64) domain.Decimal {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return domain.Zero
+// info parses the exchange's own text at key of the answer it kept (a
+// ccxt Trade's or Order's Info is the unified structure; the exchange's
+// answer is under its "info"), else the float.
+func (n *nums) info(unified map[string]interface{}, key, field string, f *float64, step domain.Decimal) domain.Decimal {
+	if exchange, ok := unified["info"].(map[string]interface{}); ok && key != "" {
+		if raw, ok := exchange[key].(string); ok {
+			return n.text(field, raw)
+		}
 	}
-	d, _ := domain.ParseDecimal(strconv.FormatFloat(f, 'f', 8, 64))
-	return d
+	return n.float(field, f, step)
+}
+
+// err is the error of an answer with a number the ledger cannot hold.
+func (n *nums) err(exchange, what string) error {
+	if n.problem == nil {
+		return nil
+	}
+	p := n.problem
+	return domain.Errorf(domain.EUNAVAILABLE, "%s: %s sent %s %q, which the ledger cannot hold: %s", what, exchange, p.Field, p.Raw, p.Reason)
+}
+
+// fromFloat formats f with step's decimals (the shortest exact text when
+// step is zero) and parses it; see Numbers.
+func fromFloat(field string, f float64, step domain.Decimal) (domain.Decimal, *domain.NumberProblem) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return domain.Zero, &domain.NumberProblem{Field: field, Raw: strconv.FormatFloat(f, 'g', -1, 64), Reason: "not a finite number"}
+	}
+	places := -1
+	if step.IsPos() {
+		s := string(step.AppendTrimmed(nil))
+		places = 0
+		if i := strings.IndexByte(s, '.'); i >= 0 {
+			places = len(s) - i - 1
+		}
+	}
+	raw := strconv.FormatFloat(f, 'f', places, 64)
+	if places < 0 {
+		places = 0
+		if i := strings.IndexByte(raw, '.'); i >= 0 {
+			places = len(raw) - i - 1
+		}
+	}
+	if math.Abs(f)*math.Pow10(places) >= 1<<53 {
+		return domain.Zero, &domain.NumberProblem{Field: field, Raw: raw,
+			Reason: "ccxt gave this number only as a float64, which cannot hold all its digits"}
+	}
+	return domain.ExchangeDecimal(field, raw)
 }
 
 func num(v interface{}) (float64, bool) {
 	switch t := v.(type) {
+	case *float64:
+		if t == nil {
+			return 0, false
+		}
+		return *t, true
 	case float64:
 		return t, true
 	case int64:
@@ -67,12 +141,19 @@ func (x *Exchange) step(v interface{}) domain.Decimal {
 		return domain.Zero
 	}
 	if x.core.PrecisionMode == precisionDecimalPlaces {
-		return decf(math.Pow10(-int(f)))
+		if f > domain.DecimalPlaces {
+			return domain.Zero // finer than the ledger: no step it could hold
+		}
+		return domain.NewDecimal(1, -int(f))
 	}
 	if x.core.PrecisionMode != precisionTickSize {
 		return domain.Zero // significant digits: no fixed step
 	}
-	return decf(f)
+	d, p := fromFloat("precision", f, domain.Zero)
+	if p != nil {
+		return domain.Zero
+	}
+	return d
 }
 
 // loadMarkets fetches the markets when the cache is older than
@@ -110,7 +191,12 @@ func (x *Exchange) loadMarkets(ctx context.Context) error {
 		if p, ok := m.Info["precision"].(map[string]interface{}); ok {
 			mk.filters.TickSize, mk.filters.StepSize = x.step(p["price"]), x.step(p["amount"])
 		}
-		mk.filters.MinQty, mk.filters.MinNotional = dec(m.Limits.Amount.Min), dec(m.Limits.Cost.Min)
+		var n nums
+		mk.filters.MinQty = n.float("minimum amount", m.Limits.Amount.Min, mk.filters.StepSize)
+		mk.filters.MinNotional = n.float("minimum cost", m.Limits.Cost.Min, domain.Zero)
+		if n.problem != nil {
+			continue // filters it cannot hold exactly: not tradable here
+		}
 		if domain.ValidatePair(mk.pair) != nil {
 			continue
 		}
@@ -170,11 +256,20 @@ func (x *Exchange) Markets(ctx context.Context) ([]domain.Market, error) {
 		if !ok {
 			continue
 		}
-		out = append(out, domain.Market{
+		var n nums
+		tick := m.filters.TickSize
+		mk := domain.Market{
 			Pair: m.pair, Base: m.base, Quote: m.quote,
-			Last: dec(t.Last), Volume24h: dec(t.BaseVolume), Low24h: dec(t.Low), High24h: dec(t.High),
-			ChangePct24h: dec(t.Percentage), Filters: m.filters,
-		})
+			Last: n.float("last", t.Last, tick), Volume24h: n.float("baseVolume", t.BaseVolume, m.filters.StepSize),
+			Low24h: n.float("low", t.Low, tick), High24h: n.float("high", t.High, tick), Filters: m.filters,
+		}
+		if t.Percentage != nil { // a percentage, not an amount: rounded to 12 decimals
+			mk.ChangePct24h, _ = domain.RoundDecimal(*t.Percentage)
+		}
+		if n.problem != nil {
+			continue // left out of the list rather than shown as 0
+		}
+		out = append(out, mk)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Pair < out[j].Pair })
 	return out, nil
@@ -193,11 +288,14 @@ func (x *Exchange) Ticker(ctx context.Context, pair string) (domain.Ticker, erro
 	}); err != nil {
 		return domain.Ticker{}, err
 	}
-	tk := domain.Ticker{Pair: pair, Bid: dec(t.Bid), Ask: dec(t.Ask), Last: dec(t.Last), Time: x.Now().UnixMilli()}
+	var n nums
+	tick := m.filters.TickSize
+	tk := domain.Ticker{Pair: pair, Bid: n.float("bid", t.Bid, tick), Ask: n.float("ask", t.Ask, tick), Last: n.float("last", t.Last, tick),
+		Time: x.Now().UnixMilli()}
 	if t.Timestamp != nil {
 		tk.Time = *t.Timestamp
 	}
-	return tk, nil
+	return tk, n.err(x.ExchangeName, "the ticker of "+pair)
 }
 
 // OrderBook returns up to depth levels a side.
@@ -220,17 +318,19 @@ func (x *Exchange) OrderBook(ctx context.Context, pair string, depth int) (domai
 	if ob.Timestamp != nil {
 		b.Time = *ob.Timestamp
 	}
+	var n nums
+	tick, step := m.filters.TickSize, m.filters.StepSize
 	for i, l := range ob.Bids {
 		if i < depth && len(l) >= 2 {
-			b.Bids = append(b.Bids, domain.BookLevel{Price: decf(l[0]), Quantity: decf(l[1])})
+			b.Bids = append(b.Bids, domain.BookLevel{Price: n.float("bid price", &l[0], tick), Quantity: n.float("bid quantity", &l[1], step)})
 		}
 	}
 	for i, l := range ob.Asks {
 		if i < depth && len(l) >= 2 {
-			b.Asks = append(b.Asks, domain.BookLevel{Price: decf(l[0]), Quantity: decf(l[1])})
+			b.Asks = append(b.Asks, domain.BookLevel{Price: n.float("ask price", &l[0], tick), Quantity: n.float("ask quantity", &l[1], step)})
 		}
 	}
-	return b, nil
+	return b, n.err(x.ExchangeName, "the order book of "+pair)
 }
 
 var timeframes = map[time.Duration]string{
@@ -264,8 +364,14 @@ func (x *Exchange) Candles(ctx context.Context, pair string, interval time.Durat
 		bars = bars[len(bars)-limit:]
 	}
 	out := make([]domain.Candle, 0, len(bars))
+	var n nums
+	tick := m.filters.TickSize
 	for _, k := range bars {
-		out = append(out, domain.Candle{Time: k.Timestamp, Open: decf(k.Open), High: decf(k.High), Low: decf(k.Low), Close: decf(k.Close), Volume: decf(k.Volume)})
+		out = append(out, domain.Candle{Time: k.Timestamp, Open: n.float("open", &k.Open, tick), High: n.float("high", &k.High, tick),
+			Low: n.float("low", &k.Low, tick), Close: n.float("close", &k.Close, tick), Volume: n.float("volume", &k.Volume, m.filters.StepSize)})
+	}
+	if err := n.err(x.ExchangeName, "the candles of "+pair); err != nil {
+		return nil, err
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Time < out[j].Time })
 	return out, nil
@@ -282,10 +388,14 @@ func (x *Exchange) Balances(ctx context.Context) ([]domain.AssetBalance, error) 
 		return nil, err
 	}
 	out := make([]domain.AssetBalance, 0, len(bs.Balances))
+	var n nums
 	for asset, b := range bs.Balances {
-		free, used := dec(b.Free), dec(b.Used)
+		free, used := n.float(asset+" free", b.Free, domain.Zero), n.float(asset+" used", b.Used, domain.Zero)
 		if b.Free == nil && b.Total != nil {
-			free = dec(b.Total).Sub(used)
+			free = n.float(asset+" total", b.Total, domain.Zero).Sub(used)
+		}
+		if err := n.err(x.ExchangeName, "the balances"); err != nil {
+			return nil, err // no snapshot rather than one with a 0
 		}
 		if free.IsZero() && used.IsZero() {
 			continue

@@ -49,11 +49,18 @@ func (x *Exchange) PlaceOrder(ctx context.Context, req domain.PlaceOrderRequest)
 	if req.Side == domain.Sell {
 		side = "sell"
 	}
-	opts := []ccxtlib.CreateOrderOptions{ccxtlib.WithCreateOrderParams(map[string]interface{}{x.prof.param: wire})}
+	params := map[string]interface{}{x.prof.param: wire}
+	if x.prof.amountParam != "" { // the exact text, over ccxt's float
+		params[x.prof.amountParam] = string(req.Amount.AppendTrimmed(nil))
+	}
+	opts := []ccxtlib.CreateOrderOptions{ccxtlib.WithCreateOrderParams(params)}
 	if req.Kind == domain.KindMarket {
 		typ = "market"
 	} else {
 		opts = append(opts, ccxtlib.WithCreateOrderPrice(req.Price.Float64()))
+		if x.prof.priceParam != "" {
+			params[x.prof.priceParam] = string(req.Price.AppendTrimmed(nil))
+		}
 	}
 	x.mu.Lock()
 	x.placed[req.ClientOrderID] = req.Pair
@@ -103,9 +110,12 @@ func (x *Exchange) toDomain(m market, o ccxtlib.Order) domain.ExchangeOrder {
 		x.mu.Unlock()
 	}
 	x.remember(id, client)
+	var n nums
+	k, tick, step := x.prof.orderKeys, m.filters.TickSize, m.filters.StepSize
 	e := domain.ExchangeOrder{
 		ID: id, ClientOrderID: client, Pair: m.pair, Side: domain.Buy, Kind: domain.KindLimit,
-		Price: dec(o.Price), Amount: dec(o.Amount), Filled: dec(o.Filled),
+		Price: n.info(o.Info, k[0], "price", o.Price, tick), Amount: n.info(o.Info, k[1], "amount", o.Amount, step),
+		Filled: n.info(o.Info, k[2], "filled", o.Filled, step),
 	}
 	if str(o.Side) == "sell" {
 		e.Side = domain.Sell
@@ -113,9 +123,10 @@ func (x *Exchange) toDomain(m market, o ccxtlib.Order) domain.ExchangeOrder {
 	if str(o.Type) == "market" {
 		e.Kind = domain.KindMarket
 		if o.Average != nil {
-			e.Price = dec(o.Average)
+			e.Price = n.float("average", o.Average, domain.Zero) // a quotient: no tick
 		}
 	}
+	e.Problem = n.problem
 	switch s := str(o.Status); s {
 	case "open", "":
 		e.Status = domain.StatusOpen
@@ -375,10 +386,14 @@ func (x *Exchange) FillsSince(ctx context.Context, since uint64, limit int) ([]d
 		if err != nil {
 			return nil, err
 		}
+		var n nums
+		k := x.prof.tradeKeys
 		f := domain.Fill{
 			ID: x.ExchangeName + "-" + id, Seq: seq, OrderID: orderID, ClientOrderID: client, Pair: m.pair, Side: domain.Buy,
-			Price: dec(t.Price), Quantity: dec(t.Amount), Fee: dec(t.Fee.Cost), Time: ms,
+			Price: n.info(t.Info, k[0], "price", t.Price, m.filters.TickSize), Quantity: n.info(t.Info, k[1], "quantity", t.Amount, m.filters.StepSize),
+			Fee: n.info(t.Info, k[2], "fee", t.Fee.Cost, domain.Zero), Time: ms,
 		}
+		f.Problem = n.problem // recorded as OrderNeedsAttention, never as a 0
 		if str(t.Side) == "sell" {
 			f.Side = domain.Sell
 		}

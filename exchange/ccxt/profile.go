@@ -22,6 +22,16 @@ type profile struct {
 	lookupParam string
 	// tradesBySymbol: fetchMyTrades needs a symbol.
 	tradesBySymbol bool
+	// amountParam and priceParam are the createOrder parameters in which
+	// the exchange takes the amount and the limit price: the connector
+	// sends its exact decimal text there (ccxt lets parameters override
+	// the request it builds from float64s). Empty: ccxt's float goes.
+	amountParam, priceParam string
+	// tradeKeys name the fields of a trade's info that hold the exchange's
+	// own text of its price, quantity and fee; orderKeys those of an
+	// order's info: its limit price, amount and filled amount. Empty: the
+	// float ccxt parsed (see Numbers in market.go).
+	tradeKeys, orderKeys [3]string
 }
 
 // profiles, from each exchange's API documentation (as ccxt's docstrings
@@ -37,8 +47,14 @@ type profile struct {
 //   - Coinbase Advanced `client_order_id` (ccxt drops the unified
 //     clientOrderId there).
 //   - Binance `newClientOrderId`, at most 36 characters.
+//
+// Numbers: Kraken's AddOrder takes `volume` and `price` as decimal text,
+// and its trades (TradesHistory) and orders (QueryOrders) carry `price`,
+// `vol`, `fee`, `vol_exec` as text; Binance's trades carry `price`, `qty`,
+// `commission` and its orders `price`, `origQty`, `executedQty`.
 var profiles = map[string]profile{
-	"kraken":           {param: "cl_ord_id", maxLen: 18, openClosed: true, lookupParam: "clientOrderId"},
+	"kraken": {param: "cl_ord_id", maxLen: 18, openClosed: true, lookupParam: "clientOrderId",
+		amountParam: "volume", priceParam: "price", tradeKeys: [3]string{"price", "vol", "fee"}, orderKeys: [3]string{"", "vol", "vol_exec"}},
 	"bybit":            {param: "orderLinkId", maxLen: 36, lookupParam: "clientOrderId"},
 	"okx":              {param: "clOrdId", maxLen: 32, lookupParam: "clientOrderId"},
 	"myokx":            {param: "clOrdId", maxLen: 32, lookupParam: "clientOrderId"},
@@ -46,8 +62,10 @@ var profiles = map[string]profile{
 	"kucoin":           {param: "clientOid", maxLen: 40, lookupParam: "clientOrderId"},
 	"coinbase":         {param: "client_order_id", maxLen: 64, lookupParam: "clientOrderId"},
 	"coinbaseadvanced": {param: "client_order_id", maxLen: 64, lookupParam: "clientOrderId"},
-	"binance":          {param: "newClientOrderId", maxLen: 36, lookupParam: "clientOrderId", tradesBySymbol: true},
-	"binanceus":        {param: "newClientOrderId", maxLen: 36, lookupParam: "clientOrderId", tradesBySymbol: true},
+	"binance": {param: "newClientOrderId", maxLen: 36, lookupParam: "clientOrderId", tradesBySymbol: true,
+		tradeKeys: [3]string{"price", "qty", "commission"}, orderKeys: [3]string{"price", "origQty", "executedQty"}},
+	"binanceus": {param: "newClientOrderId", maxLen: 36, lookupParam: "clientOrderId", tradesBySymbol: true,
+		tradeKeys: [3]string{"price", "qty", "commission"}, orderKeys: [3]string{"price", "origQty", "executedQty"}},
 }
 
 // defaultProfile serves the other exchanges: ccxt's unified clientOrderId,

@@ -61,6 +61,27 @@ const (
 	feeRate = "0.0026" // taker fee, 0.26 %
 )
 
+// Market is the fixture's one pair: Kraken's pair and asset names, its
+// book's best prices, its AssetPairs precision and minimums, and the
+// account's starting balances (by Kraken asset name).
+type Market struct {
+	ID, WSName                string // "XBTUSDT", "XBT/USDT"
+	Base, BaseAlt, Quote      string // Kraken asset names: "XXBT", "XBT", "USDT"
+	Bid, Ask                  domain.Decimal
+	PairDecimals, LotDecimals int
+	OrderMin, CostMin         domain.Decimal
+	Balances                  map[string]domain.Decimal
+}
+
+// DefaultMarket is XBT/USDT with 1 BTC and 100,000 USDT (New).
+var DefaultMarket = Market{ID: PairID, WSName: "XBT/USDT", Base: "XXBT", BaseAlt: "XBT", Quote: "USDT",
+	Bid: domain.MustDecimal(Bid), Ask: domain.MustDecimal(Ask), PairDecimals: 1, LotDecimals: 6,
+	OrderMin: domain.MustDecimal("0.0001"), CostMin: domain.MustDecimal("0.5"),
+	Balances: map[string]domain.Decimal{"XXBT": domain.MustDecimal("1"), "USDT": domain.MustDecimal("100000")}}
+
+// tick is the pair's price step.
+func (m Market) tick() domain.Decimal { return domain.NewDecimal(1, -m.PairDecimals) }
+
 // Server is the fixture; URL is its base.
 type Server struct {
 	URL      string
@@ -68,6 +89,7 @@ type Server struct {
 	SecretB4 string // the API secret, base64 as Kraken issues it
 
 	srv *httptest.Server
+	mk  Market
 
 	mu         sync.Mutex
 	lastNonce  int64
@@ -85,6 +107,19 @@ type Server struct {
 	rateLimitN bool
 	hold1      chan struct{} // closed to release a held request
 	reached    chan struct{}
+	nextText   map[string]string // TradeText
+}
+
+// TradeText makes the next trade's field in TradesHistory ("price", "vol",
+// "fee", "cost") read as raw: a number the fixture's own decimals cannot
+// hold, as an exchange may send one. The trade itself is executed as usual.
+func (s *Server) TradeText(field, raw string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.nextText == nil {
+		s.nextText = map[string]string{}
+	}
+	s.nextText[field] = raw
 }
 
 type order struct {
@@ -100,16 +135,23 @@ type trade struct {
 	id, ordertxid, side, kind string
 	price, vol, cost, fee     domain.Decimal
 	time                      float64
+	text                      map[string]string
 }
 
 // New starts a fixture for the key and the base64 secret, with 1 BTC and
-// 100,000 USDT.
-func New(key, secretB64 string) *Server {
-	s := &Server{Key: key, SecretB4: secretB64,
-		balance:  map[string]domain.Decimal{"XXBT": domain.MustDecimal("1"), "USDT": domain.MustDecimal("100000")},
+// 100,000 USDT (DefaultMarket).
+func New(key, secretB64 string) *Server { return NewMarket(key, secretB64, DefaultMarket) }
+
+// NewMarket starts a fixture whose one pair is m.
+func NewMarket(key, secretB64 string, m Market) *Server {
+	s := &Server{Key: key, SecretB4: secretB64, mk: m,
+		balance:  map[string]domain.Decimal{},
 		hold:     map[string]domain.Decimal{},
 		orders:   map[string]*order{},
 		requests: map[string]int{},
+	}
+	for a, v := range m.Balances {
+		s.balance[a] = v
 	}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.srv.URL
@@ -278,7 +320,7 @@ func (s *Server) public(w http.ResponseWriter, r *http.Request, name string) {
 	q := r.URL.Query()
 	if p := q.Get("pair"); p != "" && name != "AssetPairs" {
 		for _, one := range strings.Split(p, ",") {
-			if one != PairID {
+			if one != s.mk.ID {
 				fail(w, "EQuery:Unknown asset pair")
 				return
 			}
@@ -287,24 +329,33 @@ func (s *Server) public(w http.ResponseWriter, r *http.Request, name string) {
 	switch name {
 	case "Assets":
 		ok(w, map[string]any{
-			"XXBT": map[string]any{"aclass": "currency", "altname": "XBT", "decimals": 10, "display_decimals": 5, "collateral_value": 1, "status": "enabled"},
-			"USDT": map[string]any{"aclass": "currency", "altname": "USDT", "decimals": 8, "display_decimals": 4, "collateral_value": 1, "status": "enabled"},
+			s.mk.Base:  map[string]any{"aclass": "currency", "altname": s.mk.BaseAlt, "decimals": 10, "display_decimals": 5, "collateral_value": 1, "status": "enabled"},
+			s.mk.Quote: map[string]any{"aclass": "currency", "altname": s.mk.Quote, "decimals": 8, "display_decimals": 4, "collateral_value": 1, "status": "enabled"},
 		})
 	case "AssetPairs":
-		ok(w, map[string]any{PairID: map[string]any{
-			"altname": PairID, "wsname": "XBT/USDT", "aclass_base": "currency", "base": "XXBT", "aclass_quote": "currency", "quote": "USDT",
-			"lot": "unit", "cost_decimals": 5, "pair_decimals": 1, "lot_decimals": 6, "lot_multiplier": 1,
+		ok(w, map[string]any{s.mk.ID: map[string]any{
+			"altname": s.mk.ID, "wsname": s.mk.WSName, "aclass_base": "currency", "base": s.mk.Base, "aclass_quote": "currency", "quote": s.mk.Quote,
+			"lot": "unit", "cost_decimals": 5, "pair_decimals": s.mk.PairDecimals, "lot_decimals": s.mk.LotDecimals, "lot_multiplier": 1,
 			"leverage_buy": []int{}, "leverage_sell": []int{},
 			"fees":                [][]float64{{0, 0.26}, {50000, 0.24}},
 			"fees_maker":          [][]float64{{0, 0.16}, {50000, 0.14}},
 			"fee_volume_currency": "ZUSD", "margin_call": 80, "margin_stop": 40,
-			"ordermin": "0.0001", "costmin": "0.5", "tick_size": "0.1", "status": "online",
+			"ordermin": s.mk.OrderMin.String(), "costmin": s.mk.CostMin.String(), "tick_size": s.mk.tick().String(), "status": "online",
 		}})
 	case "Ticker":
-		ok(w, map[string]any{PairID: map[string]any{
-			"a": []string{Ask, "1", "1.000"}, "b": []string{Bid, "2", "2.000"}, "c": []string{"30000.0", "0.01000000"},
-			"v": []string{"12.5", "40.25"}, "p": []string{"29950.3", "29810.7"}, "t": []int{120, 800},
-			"l": []string{"29500.0", "29100.0"}, "h": []string{"30500.0", "30900.0"}, "o": "29600.0",
+		if s.mk.ID == PairID {
+			ok(w, map[string]any{PairID: map[string]any{
+				"a": []string{Ask, "1", "1.000"}, "b": []string{Bid, "2", "2.000"}, "c": []string{"30000.0", "0.01000000"},
+				"v": []string{"12.5", "40.25"}, "p": []string{"29950.3", "29810.7"}, "t": []int{120, 800},
+				"l": []string{"29500.0", "29100.0"}, "h": []string{"30500.0", "30900.0"}, "o": "29600.0",
+			}})
+			return
+		}
+		bid, ask := s.mk.Bid.String(), s.mk.Ask.String()
+		ok(w, map[string]any{s.mk.ID: map[string]any{
+			"a": []string{ask, "1", "1.000"}, "b": []string{bid, "2", "2.000"}, "c": []string{bid, "1"},
+			"v": []string{"12.5", "40.25"}, "p": []string{bid, bid}, "t": []int{120, 800},
+			"l": []string{bid, bid}, "h": []string{ask, ask}, "o": bid,
 		}})
 	case "Depth":
 		count, _ := strconv.Atoi(q.Get("count"))
@@ -315,10 +366,13 @@ func (s *Server) public(w http.ResponseWriter, r *http.Request, name string) {
 		var bids, asks [][]any
 		for i := 0; i < count; i++ {
 			step := domain.DecimalFromInt(int64(i))
-			bids = append(bids, []any{domain.MustDecimal(Bid).Sub(step).String(), "0.5", now})
-			asks = append(asks, []any{domain.MustDecimal(Ask).Add(step).String(), "0.5", now})
+			if s.mk.ID != PairID {
+				step = s.mk.tick().MulInt(int64(i))
+			}
+			bids = append(bids, []any{s.mk.Bid.Sub(step).String(), "0.5", now})
+			asks = append(asks, []any{s.mk.Ask.Add(step).String(), "0.5", now})
 		}
-		ok(w, map[string]any{PairID: map[string]any{"bids": bids, "asks": asks}})
+		ok(w, map[string]any{s.mk.ID: map[string]any{"bids": bids, "asks": asks}})
 	case "OHLC":
 		interval, _ := strconv.Atoi(q.Get("interval"))
 		if interval <= 0 {
@@ -328,10 +382,15 @@ func (s *Server) public(w http.ResponseWriter, r *http.Request, name string) {
 		start := time.Now().Unix()/step*step - 9*step
 		var rows [][]any
 		for i := int64(0); i < 10; i++ {
+			if s.mk.ID != PairID {
+				b := s.mk.Bid.String()
+				rows = append(rows, []any{start + i*step, b, b, b, b, b, "1.25", 12})
+				continue
+			}
 			o := 29900 + 10*i
 			rows = append(rows, []any{start + i*step, fmt.Sprintf("%d.0", o), fmt.Sprintf("%d.0", o+20), fmt.Sprintf("%d.0", o-15), fmt.Sprintf("%d.0", o+5), fmt.Sprintf("%d.0", o), "1.25", 12})
 		}
-		ok(w, map[string]any{PairID: rows, "last": start + 9*step})
+		ok(w, map[string]any{s.mk.ID: rows, "last": start + 9*step})
 	case "Time":
 		now := time.Now()
 		ok(w, map[string]any{"unixtime": now.Unix(), "rfc1123": now.UTC().Format(time.RFC1123)})
@@ -408,11 +467,15 @@ func (s *Server) private(w http.ResponseWriter, r *http.Request, name string, fo
 		}
 		out := map[string]any{}
 		for _, t := range sel {
-			out[t.id] = map[string]any{
-				"ordertxid": t.ordertxid, "postxid": "TKH2SE-M7IF5-CFI7LT", "pair": PairID, "time": t.time,
+			tj := map[string]any{
+				"ordertxid": t.ordertxid, "postxid": "TKH2SE-M7IF5-CFI7LT", "pair": s.mk.ID, "time": t.time,
 				"type": t.side, "ordertype": t.kind, "price": t.price.String(), "cost": t.cost.String(), "fee": t.fee.String(),
 				"vol": t.vol.String(), "margin": "0.00000", "misc": "", "maker": t.kind == "limit",
 			}
+			for k, v := range t.text {
+				tj[k] = v
+			}
+			out[t.id] = tj
 		}
 		ok(w, map[string]any{"trades": out, "count": count})
 	default:
@@ -448,7 +511,7 @@ func (s *Server) addOrder(w http.ResponseWriter, r *http.Request, form url.Value
 		hangUp(w)
 		return
 	}
-	if form.Get("pair") != PairID {
+	if form.Get("pair") != s.mk.ID {
 		fail(w, "EQuery:Unknown asset pair")
 		return
 	}
@@ -458,21 +521,21 @@ func (s *Server) addOrder(w http.ResponseWriter, r *http.Request, form url.Value
 		fail(w, "EGeneral:Invalid arguments")
 		return
 	}
-	if vol.Cmp(domain.MustDecimal("0.0001")) < 0 {
+	if vol.Cmp(s.mk.OrderMin) < 0 {
 		fail(w, "EOrder:Order minimum not met")
 		return
 	}
 	var price domain.Decimal
 	switch {
 	case kind == "limit":
-		if price, err = domain.ParseDecimal(form.Get("price")); err != nil || price.Sign() <= 0 || !price.Rem(domain.MustDecimal("0.1")).IsZero() {
+		if price, err = domain.ParseDecimal(form.Get("price")); err != nil || price.Sign() <= 0 || !price.Rem(s.mk.tick()).IsZero() {
 			fail(w, "EOrder:Invalid price:Invalid price argument")
 			return
 		}
 	case side == "buy":
-		price = domain.MustDecimal(Ask)
+		price = s.mk.Ask
 	default:
-		price = domain.MustDecimal(Bid)
+		price = s.mk.Bid
 	}
 	cl := form.Get("cl_ord_id")
 	if cl != "" {
@@ -483,9 +546,9 @@ func (s *Server) addOrder(w http.ResponseWriter, r *http.Request, form url.Value
 			}
 		}
 	}
-	need, asset := vol, "XXBT"
+	need, asset := vol, s.mk.Base
 	if side == "buy" {
-		need, asset = vol.Mul(price).Add(vol.Mul(price).Mul(domain.MustDecimal(feeRate))), "USDT"
+		need, asset = vol.Mul(price).Add(vol.Mul(price).Mul(domain.MustDecimal(feeRate))), s.mk.Quote
 	}
 	if s.balance[asset].Sub(s.hold[asset]).Cmp(need) < 0 {
 		fail(w, "EOrder:Insufficient funds")
@@ -504,7 +567,7 @@ func (s *Server) addOrder(w http.ResponseWriter, r *http.Request, form url.Value
 		hangUp(w)
 		return
 	}
-	descr := fmt.Sprintf("%s %s %s @ %s", side, vol, PairID, kind)
+	descr := fmt.Sprintf("%s %s %s @ %s", side, vol, s.mk.ID, kind)
 	if kind == "limit" {
 		descr += " " + price.String()
 	}
@@ -522,9 +585,9 @@ func (s *Server) holdOf(o *order, qty domain.Decimal) domain.Decimal {
 }
 
 func (s *Server) release(o *order) {
-	asset := "XXBT"
+	asset := s.mk.Base
 	if o.side == "buy" {
-		asset = "USDT"
+		asset = s.mk.Quote
 	}
 	s.hold[asset] = s.hold[asset].Sub(s.holdOf(o, o.vol.Sub(o.volExec)))
 }
@@ -534,18 +597,19 @@ func (s *Server) execute(o *order, price, qty domain.Decimal, resting bool) {
 	cost := qty.Mul(price)
 	fee := cost.Mul(domain.MustDecimal(feeRate))
 	if resting {
-		asset := "XXBT"
+		asset := s.mk.Base
 		if o.side == "buy" {
-			asset = "USDT"
+			asset = s.mk.Quote
 		}
 		s.hold[asset] = s.hold[asset].Sub(s.holdOf(o, qty))
 	}
+	b, q := s.mk.Base, s.mk.Quote
 	if o.side == "buy" {
-		s.balance["USDT"] = s.balance["USDT"].Sub(cost).Sub(fee)
-		s.balance["XXBT"] = s.balance["XXBT"].Add(qty)
+		s.balance[q] = s.balance[q].Sub(cost).Sub(fee)
+		s.balance[b] = s.balance[b].Add(qty)
 	} else {
-		s.balance["XXBT"] = s.balance["XXBT"].Sub(qty)
-		s.balance["USDT"] = s.balance["USDT"].Add(cost).Sub(fee)
+		s.balance[b] = s.balance[b].Sub(qty)
+		s.balance[q] = s.balance[q].Add(cost).Sub(fee)
 	}
 	ms := time.Now().UnixMilli()
 	if ms <= s.lastTrade {
@@ -554,7 +618,8 @@ func (s *Server) execute(o *order, price, qty domain.Decimal, resting bool) {
 	s.lastTrade = ms
 	s.seq++
 	t := &trade{id: fmt.Sprintf("T%05d-FIXTR-%06d", s.seq, s.seq), ordertxid: o.txid, side: o.side, kind: o.kind,
-		price: price, vol: qty, cost: cost, fee: fee, time: float64(ms) / 1000}
+		price: price, vol: qty, cost: cost, fee: fee, time: float64(ms) / 1000, text: s.nextText}
+	s.nextText = nil
 	s.trades = append(s.trades, t)
 	o.trades = append(o.trades, t.id)
 	o.volExec, o.cost, o.fee = o.volExec.Add(qty), o.cost.Add(cost), o.fee.Add(fee)
@@ -575,8 +640,8 @@ func (s *Server) orderJSON(o *order) map[string]any {
 	out := map[string]any{
 		"refid": nil, "userref": 0, "cl_ord_id": o.clOrdID, "status": o.status, "reason": nil,
 		"opentm": o.opentm, "starttm": 0, "expiretm": 0,
-		"descr": map[string]any{"pair": PairID, "type": o.side, "ordertype": o.kind, "price": price, "price2": "0",
-			"leverage": "none", "order": fmt.Sprintf("%s %s %s @ %s %s", o.side, o.vol, PairID, o.kind, price), "close": ""},
+		"descr": map[string]any{"pair": s.mk.ID, "type": o.side, "ordertype": o.kind, "price": price, "price2": "0",
+			"leverage": "none", "order": fmt.Sprintf("%s %s %s @ %s %s", o.side, o.vol, s.mk.ID, o.kind, price), "close": ""},
 		"vol": o.vol.String(), "vol_exec": o.volExec.String(), "cost": o.cost.String(), "fee": o.fee.String(),
 		"price": avg.String(), "stopprice": "0.00000", "limitprice": "0.00000", "misc": "", "oflags": "fciq",
 		"trades": append([]string(nil), o.trades...),
