@@ -54,16 +54,8 @@ func startKrakenE2E(t *testing.T, fx *krakenfixture.Server, secret, pair string)
 	if status, out := e.post("system/start", nil, ""); status != 200 {
 		t.Fatalf("system/start = %d %v", status, out)
 	}
-	e.krakenCycle()
+	e.cycleOnce()
 	return e
-}
-
-func (e *tradingE2E) krakenCycle() {
-	e.t.Helper()
-	e.clock.Advance(time.Second)
-	if n := e.m.Engine.Scheduler.Cycle(context.Background()); n != 1 {
-		e.t.Fatalf("cycled %d pairs, want 1", n)
-	}
 }
 
 // TestCCXTSubCentFillExact: the same BABYDOGE position as on Binance,
@@ -85,13 +77,13 @@ func TestCCXTSubCentFillExact(t *testing.T) {
 	if err := fx.Fill(bo.ClientOrderID, domain.MustDecimal("1000000000000")); err != nil {
 		t.Fatal(err)
 	}
-	e.krakenCycle()
+	e.cycleOnce()
 	sell := e.order("trade/sell", map[string]any{"exch": "kraken", "pair": "USDT-BABYDOGE", "amt": 500000000000, "price": 0.0000000013})
 	so, _ := e.m.Engine.Trader.Order(sell)
 	if err := fx.Fill(so.ClientOrderID, domain.MustDecimal("500000000000")); err != nil {
 		t.Fatal(err)
 	}
-	e.krakenCycle()
+	e.cycleOnce()
 
 	recs := e.m.Server.Ledger.Orders("kraken/USDT-BABYDOGE")
 	if len(recs) != 2 {
@@ -99,10 +91,7 @@ func TestCCXTSubCentFillExact(t *testing.T) {
 	}
 	s, b := recs[0], recs[1]
 	d := domain.MustDecimal
-	for _, c := range []struct {
-		name      string
-		got, want domain.Decimal
-	}{
+	sameDecimals(t, []namedDecimal{
 		{"buy amount", b.Amount, d("1000000000000")},
 		{"buy rate", b.Rate, d("0.0000000012")},
 		{"buy cost", b.Cost, d("1200")},
@@ -113,11 +102,7 @@ func TestCCXTSubCentFillExact(t *testing.T) {
 		// 650 − 1.69 − half the lot's 1203.12
 		{"sell pnl", s.Pnl, d("46.75")},
 		{"sell balance", s.Balance, d("500000000000")},
-	} {
-		if c.got != c.want {
-			t.Errorf("%s = %s, want %s", c.name, c.got, c.want)
-		}
-	}
+	})
 	sum, err := e.m.Server.Ledger.Sum(domain.PnlScope{Keys: []string{"kraken/USDT-BABYDOGE"}}, 0, 0)
 	if err != nil || sum.Pnl != d("46.75") {
 		t.Fatalf("pnl sum %+v %v, want 46.75", sum, err)
@@ -149,7 +134,7 @@ func TestCCXTNumberTooWideNeedsAttention(t *testing.T) {
 	if err := fx.Fill(o.ClientOrderID, domain.MustDecimal("0.01")); err != nil {
 		t.Fatal(err)
 	}
-	e.krakenCycle()
+	e.cycleOnce()
 	var types []string
 	for _, ev := range e.orderEvents() {
 		if s, typ, _ := strings.Cut(ev, " "); s == domain.OrderStream(id) {

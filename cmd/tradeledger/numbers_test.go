@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -19,6 +20,32 @@ import (
 var babydoge = fixture.Symbol{Name: "BABYDOGEUSDT", Base: "BABYDOGE", Quote: "USDT",
 	Bid: domain.MustDecimal("0.0000000011"), Ask: domain.MustDecimal("0.0000000012"),
 	Tick: domain.MustDecimal("0.0000000001"), Step: domain.MustDecimal("1"), MinQty: domain.MustDecimal("1"), Min: domain.MustDecimal("1")}
+
+// namedDecimal is a figure, its value and the value it must have.
+type namedDecimal struct {
+	name      string
+	got, want domain.Decimal
+}
+
+// sameDecimals reports every figure that is not exactly what it must be.
+func sameDecimals(t *testing.T, figures []namedDecimal) {
+	t.Helper()
+	for _, c := range figures {
+		if c.got != c.want {
+			t.Errorf("%s = %s, want %s", c.name, c.got, c.want)
+		}
+	}
+}
+
+// cycleOnce moves the clock past the pair's delay and runs one core cycle
+// of the one pair cycling.
+func (e *tradingE2E) cycleOnce() {
+	e.t.Helper()
+	e.clock.Advance(time.Second)
+	if n := e.m.Engine.Scheduler.Cycle(context.Background()); n != 1 {
+		e.t.Fatalf("cycled %d pairs, want 1", n)
+	}
+}
 
 // startNumbersE2E runs serve live on the Binance fixture with pair cycling.
 func startNumbersE2E(t *testing.T, fx *fixture.Server, pair string) *binanceE2E {
@@ -62,10 +89,7 @@ func TestBinanceSubCentFillExact(t *testing.T) {
 	}
 	s, b := recs[0], recs[1] // newest first
 	d := domain.MustDecimal
-	for _, c := range []struct {
-		name      string
-		got, want domain.Decimal
-	}{
+	sameDecimals(t, []namedDecimal{
 		{"buy amount", b.Amount, d("1000000000000")},
 		{"buy rate", b.Rate, d("0.0000000012")},
 		{"buy cost", b.Cost, d("1200")},
@@ -79,11 +103,7 @@ func TestBinanceSubCentFillExact(t *testing.T) {
 		{"sell pnl", s.Pnl, d("48.75")},
 		{"sell balance", s.Balance, d("500000000000")},
 		{"inventory cost", s.InventoryCost, d("600.6")},
-	} {
-		if c.got != c.want {
-			t.Errorf("%s = %s, want %s", c.name, c.got, c.want)
-		}
-	}
+	})
 	sum, err := e.m.Server.Ledger.Sum(domain.PnlScope{Keys: []string{"binance/USDT-BABYDOGE"}}, 0, 0)
 	if err != nil || sum.Pnl != d("48.75") || sum.Invested != d("600.6") {
 		t.Fatalf("pnl sum %+v %v, want pnl 48.75 on 600.6 invested", sum, err)
