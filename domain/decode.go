@@ -166,6 +166,17 @@ func canonicalDecimal[T string | []byte](v T) (Decimal, bool) {
 	}
 	first, dot := i, -1
 	var u uint64
+	if n := len(v) - eventPlaces - 1; v[n] == '.' { // the 8-decimal form of every log so far
+		dot = n
+		for ; i < n; i++ {
+			c := v[i] - '0'
+			if c > 9 {
+				return Zero, false
+			}
+			u = u*10 + uint64(c)
+		}
+		i++
+	}
 	for ; i < len(v); i++ {
 		c := v[i] - '0'
 		if c > 9 {
