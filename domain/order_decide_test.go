@@ -1,6 +1,7 @@
 package domain_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/tradeledger/tradeledger/domain"
@@ -153,5 +154,52 @@ func TestDecideBalancesObserved(t *testing.T) {
 	now[1].Available = ordDec("2")
 	if evs := domain.DecideBalancesObserved(orderClock, "paper", seen, true, now); len(evs) != 1 {
 		t.Fatal("a changed balance was not observed")
+	}
+}
+
+// A number the ledger cannot hold never becomes an OrderFilled: a fill the
+// connector could not read, or one whose value is beyond the range, is
+// OrderNeedsAttention (once: the fill id is remembered), and so is an
+// answer with such a number beside its OrderAccepted; clearing it is
+// OrderAttentionCleared, once.
+func TestDecideNeedsAttention(t *testing.T) {
+	o, err := foldOrder(ordStream(ordRequested(domain.KindLimit, domain.Buy, "1", "100", "", "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := o.DecideAnswer(orderClock, domain.ExchangeOrder{ID: "X1", Status: domain.StatusOpen,
+		Problem: &domain.NumberProblem{Field: "executedQty", Raw: "1e30", Reason: "not a decimal"}})
+	if err != nil || len(evs) != 2 || evs[0].Type != domain.TypeOrderAccepted || evs[1].Type != domain.TypeOrderNeedsAttention {
+		t.Fatalf("answer with a problem: %v %v", evs, err)
+	}
+	applied(t, &o, evs)
+	if o.State != domain.OrderStateAccepted || !strings.Contains(o.Attention, `executedQty "1e30"`) {
+		t.Fatalf("state %s attention %q", o.State, o.Attention)
+	}
+	big := domain.MustDecimal("100000000000000000000") // 10^20 × 10^20 is beyond the range
+	for _, f := range []domain.Fill{
+		{ID: "f1", Seq: 7, Price: domain.MustDecimal("100"), Problem: &domain.NumberProblem{Field: "qty", Raw: "0.0000000000001", Reason: "13 decimals"}},
+		{ID: "f2", Seq: 8, Price: big, Quantity: big},
+	} {
+		evs := o.DecideFill(orderClock, f)
+		var p domain.OrderNeedsAttention
+		if len(evs) != 1 || evs[0].Type != domain.TypeOrderNeedsAttention || evs[0].Decode(&p) != nil || p.FillID != f.ID || p.Seq != f.Seq {
+			t.Fatalf("fill %s: %v", f.ID, evs)
+		}
+		applied(t, &o, evs)
+		if again := o.DecideFill(orderClock, f); len(again) != 0 {
+			t.Fatalf("fill %s read again: %v", f.ID, again)
+		}
+	}
+	if !o.Filled.IsZero() {
+		t.Fatalf("filled %s, want nothing recorded", o.Filled)
+	}
+	evs, err = o.DecideClearAttention(orderClock, "booked by hand")
+	if err != nil || len(evs) != 1 || evs[0].Type != domain.TypeOrderAttentionCleared {
+		t.Fatalf("clear: %v %v", evs, err)
+	}
+	applied(t, &o, evs)
+	if _, err := o.DecideClearAttention(orderClock, ""); domain.ErrorCode(err) != domain.ECONFLICT {
+		t.Fatalf("second clear: %v, want ECONFLICT", err)
 	}
 }
