@@ -521,6 +521,22 @@ func CheckedMulDiv(a, b, c Decimal) (Decimal, bool) {
 	if c.IsZero() {
 		return Decimal{}, false
 	}
+	if x, ok := a.small(); ok {
+		if y, ok := b.small(); ok {
+			if z, ok := c.small(); ok { // a 128-bit product over a 64-bit divisor
+				hi, lo := bits.Mul64(abs64(x), abs64(y))
+				div := abs64(z)
+				qh, r := bits.Div64(0, hi, div)
+				ql, r := bits.Div64(r, lo, div)
+				if r > div-r || (r == div-r && ql&1 == 1) { // half to even, as roundQuo
+					var carry uint64
+					ql, carry = bits.Add64(ql, 1, 0)
+					qh += carry
+				}
+				return fromMag(qh, ql, (x < 0) != (y < 0) != (z < 0))
+			}
+		}
+	}
 	ah, al, an := a.mag()
 	bh, bl, bn := b.mag()
 	ch, cl, cn := c.mag()
