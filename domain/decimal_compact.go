@@ -26,12 +26,19 @@ func CompactOf(d Decimal) (Compact, bool) {
 	hi, lo, neg := d.mag()
 	// Tag t holds a coefficient of 10^(2t-12): strip two zeros per tag.
 	for tag := Compact(1); tag < compactRefTag; tag++ {
-		qh, r := bits.Div64(0, hi, 100)
-		ql, r := bits.Div64(r, lo, 100)
-		if r != 0 {
-			return 0, false
+		if hi == 0 { // a constant division, which the compiler multiplies
+			if lo%100 != 0 {
+				return 0, false
+			}
+			lo /= 100
+		} else {
+			qh, r := bits.Div64(0, hi, 100)
+			ql, r := bits.Div64(r, lo, 100)
+			if r != 0 {
+				return 0, false
+			}
+			hi, lo = qh, ql
 		}
-		hi, lo = qh, ql
 		if hi == 0 && lo < compactMax {
 			m := int64(lo)
 			if neg {
