@@ -401,6 +401,10 @@ func (d Decimal) Int64() (int64, bool) {
 	return int64(q), true
 }
 
+// Coefficient returns d as a whole count of 10^-12 when that fits an int64
+// (|d| below about 9.2×10^6): for stores whose columns hold such counts.
+func (d Decimal) Coefficient() (int64, bool) { return d.small() }
+
 // Add returns d+e, saturating at the bounds.
 func (d Decimal) Add(e Decimal) Decimal {
 	s, ok := d.CheckedAdd(e)

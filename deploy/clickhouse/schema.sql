@@ -3,25 +3,25 @@
 -- for creating them ahead of time, and as the base of a cluster variant (see cluster.md).
 -- Generated from projections/clickhouse.Schema("tradeledger"); a test keeps the two equal.
 --
--- Amounts are Int64 in units of 1e-8 (columns ending in _e8); times are Int64 milliseconds.
+-- Amounts are Int64 counts of 1e-12 (columns ending in _e12); times are Int64 milliseconds.
 -- Every table is a ReplacingMergeTree versioned by the log position of the row's event:
 -- read with FINAL (or argMax(col, position)) to see each row once.
 
 CREATE DATABASE IF NOT EXISTS tradeledger;
 
-CREATE TABLE IF NOT EXISTS tradeledger.orders (
+CREATE TABLE IF NOT EXISTS tradeledger.orders5 (
     order_id      Int64,
     exchange      String,
     pair          String,
     side          String,
     kind          String,
     status        String,
-    amount_e8     Int64,
-    price_e8      Int64,
-    stop_price_e8 Int64,
-    filled_e8     Int64,
-    filled_value_e8 Int64,
-    fees_e8       Int64,
+    amount_e12     Int64,
+    price_e12      Int64,
+    stop_price_e12 Int64,
+    filled_e12     Int64,
+    filled_value_e12 Int64,
+    fees_e12       Int64,
     fills         UInt32,
     created_ms    Int64,
     updated_ms    Int64,
@@ -31,7 +31,7 @@ CREATE TABLE IF NOT EXISTS tradeledger.orders (
 ) ENGINE = ReplacingMergeTree(position)
 ORDER BY order_id;
 
-CREATE TABLE IF NOT EXISTS tradeledger.fills (
+CREATE TABLE IF NOT EXISTS tradeledger.fills5 (
     method        String,
     exchange      String,
     pair          String,
@@ -39,16 +39,16 @@ CREATE TABLE IF NOT EXISTS tradeledger.fills (
     order_id      Int64,
     fill_id       String,
     side          String,
-    price_e8      Int64,
-    quantity_e8   Int64,
-    value_e8      Int64,
-    fee_e8        Int64,
+    price_e12      Int64,
+    quantity_e12   Int64,
+    value_e12      Int64,
+    fee_e12        Int64,
     fee_asset     String,
-    pnl_e8        Int64,
-    cost_e8       Int64,
-    unmatched_e8  Int64,
-    unmatched_value_e8 Int64,
-    net_e8        Int64,
+    pnl_e12        Int64,
+    cost_e12       Int64,
+    unmatched_e12  Int64,
+    unmatched_value_e12 Int64,
+    net_e12        Int64,
     closing       UInt8,
     first         UInt8,
     position      UInt64
@@ -56,7 +56,7 @@ CREATE TABLE IF NOT EXISTS tradeledger.fills (
 PARTITION BY toYYYYMM(toDate(intDiv(time_ms, 1000)))
 ORDER BY (method, exchange, pair, time_ms, order_id, position);
 
-CREATE TABLE IF NOT EXISTS tradeledger.pnl_daily (
+CREATE TABLE IF NOT EXISTS tradeledger.pnl_daily5 (
     method        String,
     exchange      String,
     pair          String,
@@ -66,15 +66,15 @@ CREATE TABLE IF NOT EXISTS tradeledger.pnl_daily (
     sells         UInt32,
     wins          UInt32,
     losses        UInt32,
-    volume_e8     Int64,
-    pnl_e8        Int64,
-    fees_e8       Int64,
-    unmatched_value_e8 Int64,
+    volume_e12     Int64,
+    pnl_e12        Int64,
+    fees_e12       Int64,
+    unmatched_value_e12 Int64,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
 ORDER BY (method, exchange, pair, day);
 
-CREATE TABLE IF NOT EXISTS tradeledger.pnl_buckets (
+CREATE TABLE IF NOT EXISTS tradeledger.pnl_buckets5 (
     method        String,
     exchange      String,
     pair          String,
@@ -89,20 +89,20 @@ CREATE TABLE IF NOT EXISTS tradeledger.pnl_buckets (
     u_sells       Int64,
     u_wins        Int64,
     u_losses      Int64,
-    pnl_e8        Int64,
-    profit_e8     Int64,
-    loss_e8       Int64,
-    fees_e8       Int64,
-    cp_wins_e8    Int64,
-    cp_losses_e8  Int64,
-    buy_value_e8  Int64,
-    sell_value_e8 Int64,
-    volume_e8     Int64,
-    unmatched_value_e8 Int64,
-    invested_e8   Int64,
-    hero_e8       Int64,
+    pnl_e12        Int64,
+    profit_e12     Int64,
+    loss_e12       Int64,
+    fees_e12       Int64,
+    cp_wins_e12    Int64,
+    cp_losses_e12  Int64,
+    buy_value_e12  Int64,
+    sell_value_e12 Int64,
+    volume_e12     Int64,
+    unmatched_value_e12 Int64,
+    invested_e12   Int64,
+    hero_e12       Int64,
     hero_ms       Int64,
-    fuckup_e8     Int64,
+    fuckup_e12     Int64,
     fuckup_ms     Int64,
     first_ms      Int64,
     last_ms       Int64,
@@ -110,7 +110,7 @@ CREATE TABLE IF NOT EXISTS tradeledger.pnl_buckets (
 ) ENGINE = ReplacingMergeTree(position)
 ORDER BY (method, exchange, pair, slot);
 
-CREATE TABLE IF NOT EXISTS tradeledger.pnl_overview4 (
+CREATE TABLE IF NOT EXISTS tradeledger.pnl_overview5 (
     method        String,
     kind          UInt8,
     shift         Int32,
@@ -124,25 +124,25 @@ CREATE TABLE IF NOT EXISTS tradeledger.pnl_overview4 (
 ORDER BY (method, kind, shift, n, exchange, pair)
 SETTINGS index_granularity = 32;
 
-CREATE TABLE IF NOT EXISTS tradeledger.order_pnl (
+CREATE TABLE IF NOT EXISTS tradeledger.order_pnl5 (
     method        String,
     exchange      String,
     pair          String,
     order_id      Int64,
     first_close_ms Int64,
-    pnl_e8        Int64,
+    pnl_e12        Int64,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
 ORDER BY (method, exchange, pair, order_id, first_close_ms);
 
-CREATE TABLE IF NOT EXISTS tradeledger.pairs (
+CREATE TABLE IF NOT EXISTS tradeledger.pairs5 (
     method        String,
     exchange      String,
     pair          String,
-    lots_qty_e8   Int64,
-    lots_cost_e8  Int64,
-    last_price_e8 Int64,
-    balance_e8    Int64,
+    lots_qty_e12   Int64,
+    lots_cost_e12  Int64,
+    last_price_e12 Int64,
+    balance_e12    Int64,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
 ORDER BY (method, exchange, pair);
@@ -155,11 +155,11 @@ CREATE TABLE IF NOT EXISTS tradeledger.strategies (
 ) ENGINE = ReplacingMergeTree(position)
 ORDER BY (exchange, pair);
 
-CREATE TABLE IF NOT EXISTS tradeledger.prices (
+CREATE TABLE IF NOT EXISTS tradeledger.prices5 (
     exchange      String,
     pair          String,
     slot          Int64,
-    price_e8      Int64,
+    price_e12      Int64,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
 ORDER BY (exchange, pair, slot);
@@ -172,13 +172,13 @@ CREATE TABLE IF NOT EXISTS tradeledger.snapshots (
 ) ENGINE = ReplacingMergeTree(position)
 ORDER BY (exchange, seq);
 
-CREATE TABLE IF NOT EXISTS tradeledger.balances (
+CREATE TABLE IF NOT EXISTS tradeledger.balances5 (
     exchange      String,
     seq           UInt64,
     asset         String,
     time_ms       Int64,
-    available_e8  Int64,
-    on_order_e8   Int64,
+    available_e12  Int64,
+    on_order_e12   Int64,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
 ORDER BY (exchange, seq, asset);

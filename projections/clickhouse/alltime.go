@@ -19,7 +19,7 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 )
 
-// Reads over all time (no date range) come from pnl_overview4, the table
+// Reads over all time (no date range) come from pnl_overview5, the table
 // the sink keeps beside the buckets: one row per pair (its aggregate over
 // all time and its inventory), one per strategy, and the pairs' daily
 // figures in blocks of 32 local days under every whole-hour zone offset
@@ -88,7 +88,7 @@ func (r *Reader) Version() uint64 {
 
 // allTime returns the overview's data over all time in loc (with each
 // pair's pnl in periods, and strategies when withStrategies), or ok false
-// when pnl_overview4 cannot answer but the buckets can: rows of an older
+// when pnl_overview5 cannot answer but the buckets can: rows of an older
 // schema, or a zone offset it does not hold (rows of a newer schema fail
 // with errForeignRows). With window ([from, to] in ms, not zero) it
 // reads only the days in it (those of the periods, for an overview over a
@@ -150,7 +150,7 @@ const (
 	// schemaUnknown: not asked yet, or of an older schema (being
 	// rewritten): each read asks the version, and reads the buckets.
 	schemaUnknown uint32 = iota
-	// schemaCurrent: of SchemaVersion. Reads use pnl_overview4 without
+	// schemaCurrent: of SchemaVersion. Reads use pnl_overview5 without
 	// asking again, until a query finds a table missing (logFailure).
 	schemaCurrent
 	// schemaForeign: of a newer schema, or a table of this one found
@@ -162,7 +162,7 @@ const (
 // newer schema: the read answers EUNAVAILABLE (the Fallback's answer).
 var errForeignRows = errors.New("clickhouse rows of a newer schema")
 
-// overviewReady reports whether pnl_overview4 holds the sink's rows in the
+// overviewReady reports whether pnl_overview5 holds the sink's rows in the
 // current schema (it may not exist yet, or be incomplete during a
 // rewrite: false, and the buckets answer), or errForeignRows when they are
 // of a newer one (no table may be read then). Once true, it stays true
@@ -199,7 +199,7 @@ func (r *Reader) sawVersion(ver uint32) (bool, error) {
 	}
 }
 
-// pairTotal returns key's pair row of pnl_overview4: its aggregate over all
+// pairTotal returns key's pair row of pnl_overview5: its aggregate over all
 // time and its inventory; p is nil when the pair has none (no order).
 func (r *Reader) pairTotal(ctx context.Context, key string) (p *pairInfo, a *agg, err error) {
 	ex, pair, err := domain.SplitPairKey(key)
@@ -207,7 +207,7 @@ func (r *Reader) pairTotal(ctx context.Context, key string) (p *pairInfo, a *agg
 		return nil, nil, err
 	}
 	var packed string
-	err = r.conn.QueryRow(ctx, "SELECT v FROM "+r.db+".pnl_overview4 FINAL WHERE method = ? AND kind = 0 AND shift = 0 AND n = 0 AND exchange = ? AND pair = ?",
+	err = r.conn.QueryRow(ctx, "SELECT v FROM "+r.db+".pnl_overview5 FINAL WHERE method = ? AND kind = 0 AND shift = 0 AND n = 0 AND exchange = ? AND pair = ?",
 		r.Method.String(), ex, pair).Scan(&packed)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil, nil
@@ -217,10 +217,10 @@ func (r *Reader) pairTotal(ctx context.Context, key string) (p *pairInfo, a *agg
 	}
 	v := unpackInts(nil, packed)
 	if len(v) != pairCols {
-		return nil, nil, fmt.Errorf("pnl_overview4: pair row of %s has %d figures, want %d", key, len(v), pairCols)
+		return nil, nil, fmt.Errorf("pnl_overview5: pair row of %s has %d figures, want %d", key, len(v), pairCols)
 	}
-	p = &pairInfo{key: key, exchange: ex, pair: pair, lotsQty: domain.NewDecimal(v[aggCols], -8), lotsCost: domain.NewDecimal(v[aggCols+1], -8),
-		last: domain.NewDecimal(v[aggCols+2], -8), balance: domain.NewDecimal(v[aggCols+3], -8)}
+	p = &pairInfo{key: key, exchange: ex, pair: pair, lotsQty: fromUnits(v[aggCols]), lotsCost: fromUnits(v[aggCols+1]),
+		last: fromUnits(v[aggCols+2]), balance: fromUnits(v[aggCols+3])}
 	p.quote, p.base, _ = domain.SplitPair(pair)
 	return p, aggOf(v), nil
 }
@@ -237,7 +237,7 @@ func planWindow(loc *time.Location, span, window [2]int64) (zonePlan, bool) {
 	return planZone(loc, span[0], span[1])
 }
 
-// readOverview reads pnl_overview4 in one query: with pairs, the pair and
+// readOverview reads pnl_overview5 in one query: with pairs, the pair and
 // strategy rows into d; with plan, the day and hour blocks it selects into
 // days (per pair, by local day number).
 func (r *Reader) readOverview(ctx context.Context, d *overviewData, days map[string]*daySeries, loc *time.Location, plan *zonePlan, pairs bool) error {
@@ -246,7 +246,7 @@ func (r *Reader) readOverview(ctx context.Context, d *overviewData, days map[str
 		return nil
 	}
 	rows, err := r.conn.Query(ctx, "SELECT kind, shift, n, exchange, pair, v, s, position FROM "+r.db+
-		".pnl_overview4 FINAL WHERE method = ? AND ("+strings.Join(cond, " OR ")+")", r.Method.String())
+		".pnl_overview5 FINAL WHERE method = ? AND ("+strings.Join(cond, " OR ")+")", r.Method.String())
 	if err != nil {
 		return err
 	}
@@ -267,7 +267,7 @@ func (r *Reader) readOverview(ctx context.Context, d *overviewData, days map[str
 	return nil
 }
 
-// overviewConds returns the OR-ed conditions selecting the pnl_overview4
+// overviewConds returns the OR-ed conditions selecting the pnl_overview5
 // rows readOverview needs: the pair and strategy rows with pairs, and
 // plan's day and hour blocks, and the first hours of the blocks holding
 // its edge days. The blocks are listed (n IN (…)), one condition per
@@ -369,8 +369,8 @@ func (sc *overviewScan) add(row *overviewRow, packed string) {
 		}
 		p := &pairInfo{key: key, exchange: row.exchange, pair: row.pair}
 		p.quote, p.base, _ = domain.SplitPair(row.pair)
-		p.lotsQty, p.lotsCost, p.last, p.balance = domain.NewDecimal(v[aggCols], -8), domain.NewDecimal(v[aggCols+1], -8),
-			domain.NewDecimal(v[aggCols+2], -8), domain.NewDecimal(v[aggCols+3], -8)
+		p.lotsQty, p.lotsCost, p.last, p.balance = fromUnits(v[aggCols]), fromUnits(v[aggCols+1]),
+			fromUnits(v[aggCols+2]), fromUnits(v[aggCols+3])
 		sc.d.byKey[key] = p
 		sc.list = append(sc.list, listedPair{p, row.position})
 		sc.d.aggs[key] = aggOf(v)
@@ -487,9 +487,9 @@ func setAgg(a *agg, v []int64) {
 		UBuys: v[6], USells: v[7], UWins: v[8], ULosses: v[9]}
 	for i, d := range []*domain.Decimal{&a.Pnl, &a.Profit, &a.Loss, &a.Fees, &a.CpWins, &a.CpLosses,
 		&a.BuyValue, &a.SellValue, &a.Volume, &a.Unmatched, &a.Invested} {
-		*d = domain.NewDecimal(v[10+i], -8)
+		*d = fromUnits(v[10+i])
 	}
-	a.Hero, a.HeroT, a.Fuck, a.FuckT, a.FirstT, a.LastT = domain.NewDecimal(v[21], -8), v[22], domain.NewDecimal(v[23], -8), v[24], v[25], v[26]
+	a.Hero, a.HeroT, a.Fuck, a.FuckT, a.FirstT, a.LastT = fromUnits(v[21]), v[22], fromUnits(v[23]), v[24], v[25], v[26]
 	// The sink writes no unconverted fills: every closing trade is priced.
 	a.Priced = a.Wins + a.Losses + a.Evens
 }
@@ -529,7 +529,7 @@ func scanAggs(rows driver.Rows) (map[string]*agg, error) {
 		}
 		for i, d := range []*domain.Decimal{&a.Pnl, &a.Profit, &a.Loss, &a.Fees, &a.CpWins, &a.CpLosses,
 			&a.BuyValue, &a.SellValue, &a.Volume, &a.Unmatched, &a.Invested, &a.Hero, &a.Fuck} {
-			*d = domain.NewDecimal(money[i], -8)
+			*d = fromUnits(money[i])
 		}
 		// The sink writes no unconverted fills: every closing trade is priced.
 		a.Priced = a.Wins + a.Losses + a.Evens

@@ -21,7 +21,7 @@ type dayAgg struct {
 	Volume, Pnl, Unmatched, Invested int64
 }
 
-// add adds the dayCols figures f (pnl_overview4's order).
+// add adds the dayCols figures f (pnl_overview5's order).
 func (a *dayAgg) add(f []int64) {
 	a.Trades += f[0]
 	a.Volume += f[1]
@@ -182,8 +182,8 @@ func foldDays(perPair map[string]*daySeries, keys []string) []domain.DayPnl {
 		if a.Trades == 0 {
 			continue
 		}
-		cum = cum.Add(domain.NewDecimal(a.Pnl, -8))
-		inv = inv.Add(domain.NewDecimal(a.Invested, -8))
+		cum = cum.Add(fromUnits(a.Pnl))
+		inv = inv.Add(fromUnits(a.Invested))
 		out[k] = domain.DayPnl{
 			Date: dates[start:ends[k]], NumberOfTrades: a.Trades, TotalVolume: num(a.Volume), Pnl: num(a.Pnl),
 			CumulativePnl: domain.Number(cum), CumulativePnlPercent: domain.Number(domain.PnlPercent(cum, inv)),

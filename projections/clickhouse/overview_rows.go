@@ -6,7 +6,7 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 )
 
-// pnl_overview4 holds, in one table, what an overview over all time reads:
+// pnl_overview5 holds, in one table, what an overview over all time reads:
 // per pair its aggregate and inventory (kindPair), its strategy
 // (kindStrategy), and its daily figures in blocks: dayBlock local days
 // under each whole-hour shift (kindLocalDay) and the same days' first
@@ -15,7 +15,7 @@ import (
 // few columns and few rows answers an overview: the cost of a ClickHouse
 // read here is mostly per column and part touched, then per row.
 
-// overviewRow is one row of pnl_overview4.
+// overviewRow is one row of pnl_overview5.
 type overviewRow struct {
 	kind           uint8
 	shift          int32 // kindLocalDay: the shift's offset (seconds east of UTC)
@@ -31,7 +31,7 @@ type overviewRow struct {
 // price, position from logged fills).
 const pairCols = aggCols + 4
 
-// prepare makes b's pnl_overview4 rows from the state as it is now (the
+// prepare makes b's pnl_overview5 rows from the state as it is now (the
 // position being flushed): the pair rows of the books changed since the
 // last flush, every day and hour block holding a changed hour, and the
 // strategies set.
@@ -69,10 +69,10 @@ func (k blockKey) rows(ov []overviewRow) []overviewRow {
 	add := func(v []int64, h int64) {
 		if hr := hours[h]; hr != nil {
 			v[0] += hr.Trades
-			v[1] += hr.Volume
-			v[2] += hr.Pnl
-			v[3] += hr.Unmatched
-			v[4] += hr.Invested
+			v[1] = addUnits(v[1], hr.Volume)
+			v[2] = addUnits(v[2], hr.Pnl)
+			v[3] = addUnits(v[3], hr.Unmatched)
+			v[4] = addUnits(v[4], hr.Invested)
 			r.position = max(r.position, hr.Position)
 		}
 	}
@@ -98,9 +98,9 @@ func (k blockKey) rows(ov []overviewRow) []overviewRow {
 	return append(ov, r, f)
 }
 
-// packInts encodes v as pnl_overview4's v column: zigzag varints
-// (encoding/binary's AppendVarint): 1 byte for a zero or a count, 5 to 7
-// for most amounts in units of 1e-8, instead of 8 each.
+// packInts encodes v as pnl_overview5's v column: zigzag varints
+// (encoding/binary's AppendVarint): 1 byte for a zero or a count, 6 to 9
+// for most amounts in units of 1e-12, instead of 8 each.
 func packInts(v []int64) string {
 	b := make([]byte, 0, 4*len(v))
 	for _, x := range v {

@@ -186,8 +186,8 @@ func rangeSeconds(fromMs, toMs int64) (int64, int64) {
 
 // pairs returns the known pairs by key.
 func (r *Reader) pairs(ctx context.Context) (map[string]*pairInfo, []*pairInfo, error) {
-	rows, err := r.conn.Query(ctx, "SELECT exchange, pair, lots_qty_e8, lots_cost_e8, last_price_e8, balance_e8 FROM "+r.db+
-		".pairs FINAL WHERE method = ? ORDER BY position", r.Method.String())
+	rows, err := r.conn.Query(ctx, "SELECT exchange, pair, lots_qty_e12, lots_cost_e12, last_price_e12, balance_e12 FROM "+r.db+
+		".pairs5 FINAL WHERE method = ? ORDER BY position", r.Method.String())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -200,7 +200,7 @@ func (r *Reader) pairs(ctx context.Context) (map[string]*pairInfo, []*pairInfo, 
 		if err := rows.Scan(&p.exchange, &p.pair, &q, &c, &l, &b); err != nil {
 			return nil, nil, err
 		}
-		p.lotsQty, p.lotsCost, p.last, p.balance = domain.NewDecimal(q, -8), domain.NewDecimal(c, -8), domain.NewDecimal(l, -8), domain.NewDecimal(b, -8)
+		p.lotsQty, p.lotsCost, p.last, p.balance = fromUnits(q), fromUnits(c), fromUnits(l), fromUnits(b)
 		p.key = domain.PairKey(p.exchange, p.pair)
 		p.quote, p.base, _ = domain.SplitPair(p.pair)
 		byKey[p.key] = &p
@@ -239,12 +239,12 @@ func splitKey(k string) (quote, base string, err error) {
 func (r *Reader) aggs(ctx context.Context, from, to int64, where string, args ...any) (map[string]*agg, error) {
 	q := `SELECT exchange, pair, sum(trades), sum(buys), sum(sells), sum(wins), sum(losses), sum(evens),
  sum(u_buys), sum(u_sells), sum(u_wins), sum(u_losses),
- sum(pnl_e8), sum(profit_e8), sum(loss_e8), sum(fees_e8), sum(cp_wins_e8), sum(cp_losses_e8),
- sum(buy_value_e8), sum(sell_value_e8), sum(volume_e8), sum(unmatched_value_e8), sum(invested_e8),
+ sum(pnl_e12), sum(profit_e12), sum(loss_e12), sum(fees_e12), sum(cp_wins_e12), sum(cp_losses_e12),
+ sum(buy_value_e12), sum(sell_value_e12), sum(volume_e12), sum(unmatched_value_e12), sum(invested_e12),
  min(first_ms), max(last_ms),
- maxIf(hero_e8, wins + losses + evens > 0), argMaxIf(hero_ms, tuple(hero_e8, -hero_ms), wins + losses + evens > 0),
- minIf(fuckup_e8, wins + losses + evens > 0), argMinIf(fuckup_ms, tuple(fuckup_e8, fuckup_ms), wins + losses + evens > 0)
-FROM ` + r.db + `.pnl_buckets FINAL WHERE method = ? AND ` + slotCond(from, to) + where + `
+ maxIf(hero_e12, wins + losses + evens > 0), argMaxIf(hero_ms, tuple(hero_e12, -hero_ms), wins + losses + evens > 0),
+ minIf(fuckup_e12, wins + losses + evens > 0), argMinIf(fuckup_ms, tuple(fuckup_e12, fuckup_ms), wins + losses + evens > 0)
+FROM ` + r.db + `.pnl_buckets5 FINAL WHERE method = ? AND ` + slotCond(from, to) + where + `
 GROUP BY exchange, pair`
 	rows, err := r.conn.Query(ctx, q, append([]any{r.Method.String()}, args...)...)
 	if err != nil {
@@ -261,9 +261,9 @@ GROUP BY exchange, pair`
 // aggregate functions in SQL, whose If and tuple combinators dominate.
 func (r *Reader) rangeAggs(ctx context.Context, from, to int64, loc *time.Location) (map[string]*agg, map[string]*daySeries, error) {
 	rows, err := r.conn.Query(ctx, `SELECT exchange, pair, slot, position, trades, buys, sells, wins, losses, evens,
- u_buys, u_sells, u_wins, u_losses, pnl_e8, profit_e8, loss_e8, fees_e8, cp_wins_e8, cp_losses_e8,
- buy_value_e8, sell_value_e8, volume_e8, unmatched_value_e8, invested_e8, hero_e8, hero_ms, fuckup_e8, fuckup_ms, first_ms, last_ms
-FROM `+r.db+`.pnl_buckets WHERE method = ? AND `+slotCond(from, to), r.Method.String())
+ u_buys, u_sells, u_wins, u_losses, pnl_e12, profit_e12, loss_e12, fees_e12, cp_wins_e12, cp_losses_e12,
+ buy_value_e12, sell_value_e12, volume_e12, unmatched_value_e12, invested_e12, hero_e12, hero_ms, fuckup_e12, fuckup_ms, first_ms, last_ms
+FROM `+r.db+`.pnl_buckets5 WHERE method = ? AND `+slotCond(from, to), r.Method.String())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -353,9 +353,9 @@ FROM `+r.db+`.pnl_buckets WHERE method = ? AND `+slotCond(from, to), r.Method.St
 // days returns per pair and local day (in loc, of the bucket's start) the
 // daily figures over the buckets starting in [from, to).
 func (r *Reader) days(ctx context.Context, from, to int64, loc *time.Location) (map[string]*daySeries, error) {
-	q := `SELECT exchange, pair, toString(toDate(toDateTime(slot * 900, ?))) AS d, sum(trades), sum(volume_e8),
- sum(pnl_e8), sum(unmatched_value_e8), sum(invested_e8)
-FROM ` + r.db + `.pnl_buckets FINAL WHERE method = ? AND ` + slotCond(from, to) + ` GROUP BY exchange, pair, d`
+	q := `SELECT exchange, pair, toString(toDate(toDateTime(slot * 900, ?))) AS d, sum(trades), sum(volume_e12),
+ sum(pnl_e12), sum(unmatched_value_e12), sum(invested_e12)
+FROM ` + r.db + `.pnl_buckets5 FINAL WHERE method = ? AND ` + slotCond(from, to) + ` GROUP BY exchange, pair, d`
 	rows, err := r.conn.Query(ctx, q, loc.String(), r.Method.String())
 	if err != nil {
 		return nil, err
@@ -424,7 +424,7 @@ func (r *Reader) overview(q domain.OverviewQuery) (*domain.Overview, error) {
 
 	// The range's aggregates and days come from the buckets (one read,
 	// merged here); the pairs,
-	// strategies and period figures from pnl_overview4 when the zone's
+	// strategies and period figures from pnl_overview5 when the zone's
 	// offsets are whole hours (the periods are whole local days), else
 	// from the buckets too. The queries are independent: run them at once.
 	var (
@@ -583,10 +583,10 @@ func totalOf(t *agg, unrealized domain.Decimal) domain.PnlTotal {
 func (r *Reader) periods(ctx context.Context, ps [][2]int64) (map[string][6]int64, error) {
 	var cols []string
 	for _, p := range ps {
-		cols = append(cols, fmt.Sprintf("sumIf(pnl_e8, %s)", slotCond(p[0], p[1])))
+		cols = append(cols, fmt.Sprintf("sumIf(pnl_e12, %s)", slotCond(p[0], p[1])))
 	}
 	rows, err := r.conn.Query(ctx, "SELECT exchange, pair, "+strings.Join(cols, ", ")+" FROM "+r.db+
-		".pnl_buckets FINAL WHERE method = ? GROUP BY exchange, pair", r.Method.String())
+		".pnl_buckets5 FINAL WHERE method = ? GROUP BY exchange, pair", r.Method.String())
 	if err != nil {
 		return nil, err
 	}
@@ -672,7 +672,7 @@ func (r *Reader) daily(q domain.DailyQuery) ([]domain.DayPnl, domain.Decimal, st
 	for _, k := range keys {
 		if s := perPair[k]; s != nil {
 			for i := range s.v {
-				unm = unm.Add(domain.NewDecimal(s.v[i].Unmatched, -8))
+				unm = unm.Add(fromUnits(s.v[i].Unmatched))
 			}
 		}
 	}
@@ -757,7 +757,7 @@ func (r *Reader) total(key string) (domain.PairTotal, error) {
 }
 
 // pairAllTime returns key's pair and its aggregate over all time: its row
-// of pnl_overview4 (one row read by its sort key), or, before the sink's
+// of pnl_overview5 (one row read by its sort key), or, before the sink's
 // rows are of the current schema, the pairs table and the sum of its
 // buckets. p is nil for a pair without orders.
 func (r *Reader) pairAllTime(ctx context.Context, key string) (p *pairInfo, t agg, err error) {
@@ -865,7 +865,7 @@ func (r *Reader) assetSnaps(ctx context.Context, exchange string, start, end int
 	if err := rows.Err(); err != nil || len(snaps) == 0 {
 		return nil, err
 	}
-	rows, err = r.conn.Query(ctx, "SELECT seq, asset, available_e8 + on_order_e8 FROM "+r.db+".balances FINAL WHERE exchange = ? AND seq >= ? AND seq <= ?",
+	rows, err = r.conn.Query(ctx, "SELECT seq, asset, available_e12 + on_order_e12 FROM "+r.db+".balances5 FINAL WHERE exchange = ? AND seq >= ? AND seq <= ?",
 		exchange, snaps[0].seq, snaps[len(snaps)-1].seq)
 	if err != nil {
 		return nil, err
@@ -879,7 +879,7 @@ func (r *Reader) assetSnaps(ctx context.Context, exchange string, start, end int
 			return nil, err
 		}
 		if s := bySeq[seq]; s != nil && q != 0 {
-			s.hold[asset] = s.hold[asset].Add(domain.NewDecimal(q, -8))
+			s.hold[asset] = s.hold[asset].Add(fromUnits(q))
 		}
 	}
 	return snaps, rows.Err()
@@ -904,7 +904,7 @@ func (r *Reader) priceBook(ctx context.Context, exchange string, lastSlot int64)
 			pb.known[p.pair] = true
 		}
 	}
-	rows, err := r.conn.Query(ctx, "SELECT pair, slot, price_e8 FROM "+r.db+".prices FINAL WHERE exchange = ? AND slot <= ? ORDER BY pair, slot",
+	rows, err := r.conn.Query(ctx, "SELECT pair, slot, price_e12 FROM "+r.db+".prices5 FINAL WHERE exchange = ? AND slot <= ? ORDER BY pair, slot",
 		exchange, lastSlot)
 	if err != nil {
 		return nil, err
@@ -917,7 +917,7 @@ func (r *Reader) priceBook(ctx context.Context, exchange string, lastSlot int64)
 		if err := rows.Scan(&pair, &sp.slot, &p); err != nil {
 			return nil, err
 		}
-		sp.price = domain.NewDecimal(p, -8)
+		sp.price = fromUnits(p)
 		pb.prices[pair] = append(pb.prices[pair], sp)
 	}
 	return pb, rows.Err()

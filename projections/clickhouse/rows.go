@@ -7,7 +7,7 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 )
 
-// Row types, one per table. Amounts are domain.Decimal units (1e-8).
+// Row types, one per table. Amounts are counts of 10^-12 (decUnits).
 
 type orderRow struct {
 	OrderID                                 int64
@@ -52,7 +52,7 @@ type bucketKey struct {
 }
 
 // bucketRow is one pair's aggregate of one 15-minute slot (or, in
-// pnl_overview4, of all time), as the in-memory Ledger's bucket: fills are
+// pnl_overview5, of all time), as the in-memory Ledger's bucket: fills are
 // added by domain.PnlAgg.Add, the rule both share.
 type bucketRow struct {
 	bucketKey
@@ -82,7 +82,7 @@ func (b *bucketRow) cols() []any {
 	return out
 }
 
-// Zone shifts of the local-day rows of pnl_overview4: every whole-hour
+// Zone shifts of the local-day rows of pnl_overview5: every whole-hour
 // offset in use, from -12 h to +14 h (seconds east of UTC).
 const (
 	minShift   = -12 * 3600
@@ -93,7 +93,7 @@ const (
 	bucketSecs = bucketMs / 1000
 )
 
-// Kinds of pnl_overview4 rows, and the blocks its day and hour rows hold.
+// Kinds of pnl_overview5 rows, and the blocks its day and hour rows hold.
 const (
 	kindPair       = 0  // a pair's aggregate over all time and its inventory (v: pairCols)
 	kindLocalDay   = 1  // a block of dayBlock local days under one shift (v: dayBlock × dayCols)
@@ -120,13 +120,13 @@ type hourRow struct {
 // fill its pnl and the cost of the lots it consumed.
 func (d *hourRow) add(f *domain.PnlFill) {
 	d.Trades++
-	d.Volume += decUnits(f.Value)
+	d.Volume = addUnits(d.Volume, decUnits(f.Value))
 	if f.Sell {
-		d.Unmatched += decUnits(f.Unmatched)
+		d.Unmatched = addUnits(d.Unmatched, decUnits(f.Unmatched))
 	}
 	if f.Closing {
-		d.Pnl += decUnits(f.Pnl)
-		d.Invested += decUnits(f.Invested)
+		d.Pnl = addUnits(d.Pnl, decUnits(f.Pnl))
+		d.Invested = addUnits(d.Invested, decUnits(f.Invested))
 	}
 }
 
@@ -136,7 +136,7 @@ func shiftOf(i int) int64 { return int64(minShift + i*shiftStep) }
 // hourDay returns the local day of UTC hour h under shift index i.
 func hourDay(h int64, i int) int64 { return domain.FloorDiv(h*3600+shiftOf(i), 86400) }
 
-// blockKey names a pnl_overview4 row of day or hour figures: the pair's
+// blockKey names a pnl_overview5 row of day or hour figures: the pair's
 // book, the shift index (hourShift for hour rows) and the block number.
 type blockKey struct {
 	bk    *book
@@ -204,7 +204,7 @@ type batch struct {
 	fills      []fillRow
 	daily      map[dailyKey]dailyRow
 	buckets    map[bucketKey]bucketRow
-	books      map[*book]struct{}   // pairs whose pnl_overview4 row changed since the last flush
+	books      map[*book]struct{}   // pairs whose pnl_overview5 row changed since the last flush
 	hours      map[hourKey]struct{} // hours (of the state's books) that changed since the last flush
 	orderPnl   map[orderPnlKey]orderPnlRow
 	pairs      map[pairKey]pairRow
@@ -212,7 +212,7 @@ type batch struct {
 	prices     map[priceKey]priceRow
 	snapshots  []snapshotRow
 	balances   []balanceRow
-	ov         []overviewRow // pnl_overview4's rows, made by prepare at the flush
+	ov         []overviewRow // pnl_overview5's rows, made by prepare at the flush
 }
 
 func newBatch() *batch {
@@ -228,7 +228,7 @@ func newBatch() *batch {
 func (b *batch) rows() int { return b.pending() + len(b.ov) }
 
 // pending is the number of rows that count towards BatchRows: all but
-// pnl_overview4's, which are made from the state at the flush (the batch
+// pnl_overview5's, which are made from the state at the flush (the batch
 // holds no copy) and at most one per pair and shift per hour of fills.
 func (b *batch) pending() int {
 	return len(b.orders) + len(b.fills) + len(b.daily) + len(b.buckets) + len(b.orderPnl) + len(b.pairs) +
@@ -263,10 +263,12 @@ func slotOf(ms int64) int64 { return domain.FloorDiv(ms, bucketMs) }
 
 const bucketMs = 900_000
 
-// decUnits returns d in the 10^-8 units the tables hold, rounded half to
-// even, saturating beyond an int64.
+// decUnits returns d in the units the tables hold: its exact count of
+// 10^-12 (domain.Decimal.Coefficient). A value beyond an Int64 column's
+// range (about ±9.2×10^6) becomes a bound, which the sink refuses to
+// write (tooWide): never a rounded or cut number in the tables.
 func decUnits(d domain.Decimal) int64 {
-	v, ok := d.Mul(domain.NewDecimal(1, 8)).Round(0).Int64()
+	v, ok := d.Coefficient()
 	if !ok {
 		if d.IsNeg() {
 			return math.MinInt64 + 1
@@ -276,5 +278,28 @@ func decUnits(d domain.Decimal) int64 {
 	return v
 }
 
-// num is the API number of a count of 10^-8 units as the tables store it.
-func num(units int64) domain.Number { return domain.Number(domain.NewDecimal(units, -8)) }
+// addUnits returns a+b, or decUnits' bound (tooWide) when either is one or
+// the sum leaves an Int64: a sum the tables cannot hold stays refused.
+func addUnits(a, b int64) int64 {
+	s := a + b
+	switch {
+	case tooWide(a):
+		return a
+	case tooWide(b):
+		return b
+	case (a > 0 && b > 0 && s < 0) || s == math.MaxInt64:
+		return math.MaxInt64
+	case (a < 0 && b < 0 && s >= 0) || s <= math.MinInt64+1:
+		return math.MinInt64 + 1
+	}
+	return s
+}
+
+// tooWide reports whether v is decUnits' bound of a value it could not hold.
+func tooWide(v int64) bool { return v == math.MaxInt64 || v == math.MinInt64+1 }
+
+// fromUnits returns the Decimal of a count of 10^-12 as the tables hold it.
+func fromUnits(units int64) domain.Decimal { return domain.NewDecimal(units, -domain.DecimalPlaces) }
+
+// num is the API number of a count of 10^-12 as the tables hold it.
+func num(units int64) domain.Number { return domain.Number(fromUnits(units)) }

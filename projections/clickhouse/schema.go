@@ -18,25 +18,28 @@ import (
 // the event that produced the row, so writing a row again (a retry, or a
 // restart from an older checkpoint) replaces it instead of adding to it.
 // Readers use FINAL (or argMax) to see one row per key. Amounts are Int64
-// in units of 1e-8 (the exact domain.Decimal), columns suffixed _e8.
+// counts of 10^-12 (the exact domain.Decimal: 12 decimals), columns
+// suffixed _e12; a value beyond an Int64's range at that scale (about
+// ±9.2×10^6) is not written (the sink stops with an error saying so, and the
+// readers answer from memory) rather than rounded or cut.
 func Schema(db string) []string {
 	stmts := []string{
 		`CREATE DATABASE IF NOT EXISTS {db}`,
 
 		// One row per order: its latest state.
-		`CREATE TABLE IF NOT EXISTS {db}.orders (
+		`CREATE TABLE IF NOT EXISTS {db}.orders5 (
     order_id      Int64,
     exchange      String,
     pair          String,
     side          String,
     kind          String,
     status        String,
-    amount_e8     Int64,
-    price_e8      Int64,
-    stop_price_e8 Int64,
-    filled_e8     Int64,
-    filled_value_e8 Int64,
-    fees_e8       Int64,
+    amount_e12     Int64,
+    price_e12      Int64,
+    stop_price_e12 Int64,
+    filled_e12     Int64,
+    filled_value_e12 Int64,
+    fees_e12       Int64,
     fills         UInt32,
     created_ms    Int64,
     updated_ms    Int64,
@@ -49,7 +52,7 @@ ORDER BY order_id`,
 		// One row per fill, with the realized PNL of the configured lot
 		// matching method (method is in the key: switching method rebuilds
 		// its own rows beside the old ones).
-		`CREATE TABLE IF NOT EXISTS {db}.fills (
+		`CREATE TABLE IF NOT EXISTS {db}.fills5 (
     method        String,
     exchange      String,
     pair          String,
@@ -57,16 +60,16 @@ ORDER BY order_id`,
     order_id      Int64,
     fill_id       String,
     side          String,
-    price_e8      Int64,
-    quantity_e8   Int64,
-    value_e8      Int64,
-    fee_e8        Int64,
+    price_e12      Int64,
+    quantity_e12   Int64,
+    value_e12      Int64,
+    fee_e12        Int64,
     fee_asset     String,
-    pnl_e8        Int64,
-    cost_e8       Int64,
-    unmatched_e8  Int64,
-    unmatched_value_e8 Int64,
-    net_e8        Int64,
+    pnl_e12        Int64,
+    cost_e12       Int64,
+    unmatched_e12  Int64,
+    unmatched_value_e12 Int64,
+    net_e12        Int64,
     closing       UInt8,
     first         UInt8,
     position      UInt64
@@ -76,7 +79,7 @@ ORDER BY (method, exchange, pair, time_ms, order_id, position)`,
 
 		// Per pair and UTC day: aggregates computed in Go from the same PNL
 		// code as the in-memory projections, upserted whole.
-		`CREATE TABLE IF NOT EXISTS {db}.pnl_daily (
+		`CREATE TABLE IF NOT EXISTS {db}.pnl_daily5 (
     method        String,
     exchange      String,
     pair          String,
@@ -86,10 +89,10 @@ ORDER BY (method, exchange, pair, time_ms, order_id, position)`,
     sells         UInt32,
     wins          UInt32,
     losses        UInt32,
-    volume_e8     Int64,
-    pnl_e8        Int64,
-    fees_e8       Int64,
-    unmatched_value_e8 Int64,
+    volume_e12     Int64,
+    pnl_e12        Int64,
+    fees_e12       Int64,
+    unmatched_value_e12 Int64,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
 ORDER BY (method, exchange, pair, day)`,
@@ -98,7 +101,7 @@ ORDER BY (method, exchange, pair, day)`,
 		// it, computed in Go exactly as the in-memory Ledger's buckets and
 		// upserted whole; the PNL reads aggregate these (a day in any zone
 		// is a run of whole slots).
-		`CREATE TABLE IF NOT EXISTS {db}.pnl_buckets (
+		`CREATE TABLE IF NOT EXISTS {db}.pnl_buckets5 (
     method        String,
     exchange      String,
     pair          String,
@@ -113,20 +116,20 @@ ORDER BY (method, exchange, pair, day)`,
     u_sells       Int64,
     u_wins        Int64,
     u_losses      Int64,
-    pnl_e8        Int64,
-    profit_e8     Int64,
-    loss_e8       Int64,
-    fees_e8       Int64,
-    cp_wins_e8    Int64,
-    cp_losses_e8  Int64,
-    buy_value_e8  Int64,
-    sell_value_e8 Int64,
-    volume_e8     Int64,
-    unmatched_value_e8 Int64,
-    invested_e8   Int64,
-    hero_e8       Int64,
+    pnl_e12        Int64,
+    profit_e12     Int64,
+    loss_e12       Int64,
+    fees_e12       Int64,
+    cp_wins_e12    Int64,
+    cp_losses_e12  Int64,
+    buy_value_e12  Int64,
+    sell_value_e12 Int64,
+    volume_e12     Int64,
+    unmatched_value_e12 Int64,
+    invested_e12   Int64,
+    hero_e12       Int64,
     hero_ms       Int64,
-    fuckup_e8     Int64,
+    fuckup_e12     Int64,
     fuckup_ms     Int64,
     first_ms      Int64,
     last_ms       Int64,
@@ -152,7 +155,7 @@ ORDER BY (method, exchange, pair, slot)`,
 		// as zigzag varints (an Array would cost the Go client a
 		// reflective step per element). Schema 2 had kinds 0 to 3 in
 		// pnl_overview with 8-byte figures.
-		`CREATE TABLE IF NOT EXISTS {db}.pnl_overview4 (
+		`CREATE TABLE IF NOT EXISTS {db}.pnl_overview5 (
     method        String,
     kind          UInt8,
     shift         Int32,
@@ -168,27 +171,27 @@ SETTINGS index_granularity = 32`,
 
 		// Sell orders' realized pnl (Σ of their closing fills) and the
 		// time of their first closing fill: unique win/loss counts.
-		`CREATE TABLE IF NOT EXISTS {db}.order_pnl (
+		`CREATE TABLE IF NOT EXISTS {db}.order_pnl5 (
     method        String,
     exchange      String,
     pair          String,
     order_id      Int64,
     first_close_ms Int64,
-    pnl_e8        Int64,
+    pnl_e12        Int64,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
 ORDER BY (method, exchange, pair, order_id, first_close_ms)`,
 
 		// Per pair: the inventory after the last fill (lots held, their
 		// cost, last fill price, position from logged fills).
-		`CREATE TABLE IF NOT EXISTS {db}.pairs (
+		`CREATE TABLE IF NOT EXISTS {db}.pairs5 (
     method        String,
     exchange      String,
     pair          String,
-    lots_qty_e8   Int64,
-    lots_cost_e8  Int64,
-    last_price_e8 Int64,
-    balance_e8    Int64,
+    lots_qty_e12   Int64,
+    lots_cost_e12  Int64,
+    last_price_e12 Int64,
+    balance_e12    Int64,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
 ORDER BY (method, exchange, pair)`,
@@ -203,11 +206,11 @@ ORDER BY (method, exchange, pair)`,
 ORDER BY (exchange, pair)`,
 
 		// Per pair and 15-minute slot: the last fill price (asset values).
-		`CREATE TABLE IF NOT EXISTS {db}.prices (
+		`CREATE TABLE IF NOT EXISTS {db}.prices5 (
     exchange      String,
     pair          String,
     slot          Int64,
-    price_e8      Int64,
+    price_e12      Int64,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
 ORDER BY (exchange, pair, slot)`,
@@ -221,13 +224,13 @@ ORDER BY (exchange, pair, slot)`,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
 ORDER BY (exchange, seq)`,
-		`CREATE TABLE IF NOT EXISTS {db}.balances (
+		`CREATE TABLE IF NOT EXISTS {db}.balances5 (
     exchange      String,
     seq           UInt64,
     asset         String,
     time_ms       Int64,
-    available_e8  Int64,
-    on_order_e8   Int64,
+    available_e12  Int64,
+    on_order_e12   Int64,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
 ORDER BY (exchange, seq, asset)`,
@@ -264,14 +267,17 @@ ORDER BY sink`,
 // SchemaVersion is the version of the rows the sink writes: 1 added
 // pnl_totals, pnl_local_days and pnl_hours (and schema_version itself); 2
 // replaced them by pnl_overview; 3 replaced that by pnl_overview3 (days'
-// first hours in a column f, varint figures); 4 by pnl_overview4 (the
-// first hours in rows of their own, kind 4). A sink that rewrote its rows
+// first hours in a column f, varint figures); 4 by pnl_overview5 (the
+// first hours in rows of their own, kind 4); 5 holds amounts as counts of
+// 10^-12 instead of 10^-8 (the ledger's 12 decimals), in tables of new names
+// (orders5 … pnl_overview5, columns _e12). A sink that rewrote its rows
 // under SchemaVersion drops the tables replaced (replacedTables).
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // replacedTables are the tables of older schemas that no reader of
 // SchemaVersion reads.
-var replacedTables = []string{"pnl_totals", "pnl_local_days", "pnl_hours", "pnl_overview", "pnl_overview3"}
+var replacedTables = []string{"pnl_totals", "pnl_local_days", "pnl_hours", "pnl_overview", "pnl_overview3",
+	"pnl_overview4", "orders", "fills", "pnl_daily", "pnl_buckets", "order_pnl", "pairs", "prices", "balances"}
 
 var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 

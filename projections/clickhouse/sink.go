@@ -690,14 +690,14 @@ func (r *sinkRun) end(ctx context.Context, export bool, readErr <-chan error) er
 	return nil
 }
 
-// compact merges pnl_overview4's parts into one after an export: each flush
+// compact merges pnl_overview5's parts into one after an export: each flush
 // of a backfill inserts a part, and until ClickHouse's background merges
 // catch up every overview reads each of them (FINAL merges them per query:
 // after 2M orders, 120 parts). The table is small (rows per pair and
 // month), so the merge is quick. Best effort: a failure only leaves the
 // parts to the background merges.
 func (s *Sink) compact(ctx context.Context) {
-	s.execBestEffort(ctx, "OPTIMIZE TABLE "+s.db+".pnl_overview4 FINAL", "clickhouse: could not merge pnl_overview4's parts after the export")
+	s.execBestEffort(ctx, "OPTIMIZE TABLE "+s.db+".pnl_overview5 FINAL", "clickhouse: could not merge pnl_overview5's parts after the export")
 }
 
 // flush writes b's rows, then the checkpoint pos. Each table's rows go in
@@ -745,46 +745,49 @@ type tableRows struct {
 // method is the PNL method the PNL tables are computed by.
 func (b *batch) tables(method string) []tableRows {
 	return []tableRows{
-		{"orders (order_id, exchange, pair, side, kind, status, amount_e8, price_e8, stop_price_e8, filled_e8, filled_value_e8, fees_e8, fills, created_ms, updated_ms, actor, reason, position)",
+		{"orders5 (order_id, exchange, pair, side, kind, status, amount_e12, price_e12, stop_price_e12, filled_e12, filled_value_e12, fees_e12, fills, created_ms, updated_ms, actor, reason, position)",
 			len(b.orders), func(bt driver.Batch) error {
 				return appendRows(maps.Values(b.orders), func(r orderRow) error {
 					return bt.Append(r.OrderID, r.Exchange, r.Pair, r.Side, r.Kind, r.Status, r.Amount, r.Price, r.StopPrice,
 						r.Filled, r.Value, r.Fees, r.Fills, r.CreatedMs, r.UpdatedMs, r.Actor, r.Reason, r.Position)
 				})
 			}},
-		{"fills (method, exchange, pair, time_ms, order_id, fill_id, side, price_e8, quantity_e8, value_e8, fee_e8, fee_asset, pnl_e8, cost_e8, unmatched_e8, unmatched_value_e8, net_e8, closing, first, position)",
+		{"fills5 (method, exchange, pair, time_ms, order_id, fill_id, side, price_e12, quantity_e12, value_e12, fee_e12, fee_asset, pnl_e12, cost_e12, unmatched_e12, unmatched_value_e12, net_e12, closing, first, position)",
 			len(b.fills), func(bt driver.Batch) error {
 				return appendRows(slices.Values(b.fills), func(r fillRow) error {
 					return bt.Append(method, r.Exchange, r.Pair, r.TimeMs, r.OrderID, r.FillID, r.Side, r.Price, r.Quantity,
 						r.Value, r.Fee, r.FeeAsset, r.Pnl, r.Cost, r.Unmatched, r.UnmVal, r.Net, r.Closing, r.First, r.Position)
 				})
 			}},
-		{"pnl_daily (method, exchange, pair, day, trades, buys, sells, wins, losses, volume_e8, pnl_e8, fees_e8, unmatched_value_e8, position)",
+		{"pnl_daily5 (method, exchange, pair, day, trades, buys, sells, wins, losses, volume_e12, pnl_e12, fees_e12, unmatched_value_e12, position)",
 			len(b.daily), func(bt driver.Batch) error {
 				return appendRows(maps.Values(b.daily), func(r dailyRow) error {
 					return bt.Append(method, r.Exchange, r.Pair, dayDate(r.Day), r.Trades, r.Buys, r.Sells, r.Wins, r.Losses,
 						r.Volume, r.Pnl, r.Fees, r.UnmVal, r.Position)
 				})
 			}},
-		{"pnl_buckets (method, exchange, pair, slot, trades, buys, sells, wins, losses, evens, u_buys, u_sells, u_wins, u_losses, pnl_e8, profit_e8, loss_e8, fees_e8, cp_wins_e8, cp_losses_e8, buy_value_e8, sell_value_e8, volume_e8, unmatched_value_e8, invested_e8, hero_e8, hero_ms, fuckup_e8, fuckup_ms, first_ms, last_ms, position)",
+		{"pnl_buckets5 (method, exchange, pair, slot, trades, buys, sells, wins, losses, evens, u_buys, u_sells, u_wins, u_losses, pnl_e12, profit_e12, loss_e12, fees_e12, cp_wins_e12, cp_losses_e12, buy_value_e12, sell_value_e12, volume_e12, unmatched_value_e12, invested_e12, hero_e12, hero_ms, fuckup_e12, fuckup_ms, first_ms, last_ms, position)",
 			len(b.buckets), func(bt driver.Batch) error {
 				return appendRows(maps.Values(b.buckets), func(r bucketRow) error {
 					return bt.Append(append(append([]any{method, r.Exchange, r.Pair, r.Slot}, r.cols()...), r.Position)...)
 				})
 			}},
-		{"pnl_overview4 (method, kind, shift, n, exchange, pair, v, s, position)",
+		{"pnl_overview5 (method, kind, shift, n, exchange, pair, v, s, position)",
 			len(b.ov), func(bt driver.Batch) error {
 				return appendRows(slices.Values(b.ov), func(r overviewRow) error {
+					if slices.ContainsFunc(r.v, tooWide) {
+						return errTooWide
+					}
 					return bt.Append(method, r.kind, r.shift, r.n, r.exchange, r.pair, packInts(r.v), r.s, r.position)
 				})
 			}},
-		{"order_pnl (method, exchange, pair, order_id, first_close_ms, pnl_e8, position)",
+		{"order_pnl5 (method, exchange, pair, order_id, first_close_ms, pnl_e12, position)",
 			len(b.orderPnl), func(bt driver.Batch) error {
 				return appendRows(maps.Values(b.orderPnl), func(r orderPnlRow) error {
 					return bt.Append(method, r.Exchange, r.Pair, r.OrderID, r.FirstCloseMs, r.Pnl, r.Position)
 				})
 			}},
-		{"pairs (method, exchange, pair, lots_qty_e8, lots_cost_e8, last_price_e8, balance_e8, position)",
+		{"pairs5 (method, exchange, pair, lots_qty_e12, lots_cost_e12, last_price_e12, balance_e12, position)",
 			len(b.pairs), func(bt driver.Batch) error {
 				return appendRows(maps.Values(b.pairs), func(r pairRow) error {
 					return bt.Append(method, r.Exchange, r.Pair, r.LotsQty, r.LotsCost, r.LastPrice, r.Balance, r.Position)
@@ -796,7 +799,7 @@ func (b *batch) tables(method string) []tableRows {
 					return bt.Append(r.Exchange, r.Pair, r.Strategy, r.Position)
 				})
 			}},
-		{"prices (exchange, pair, slot, price_e8, position)",
+		{"prices5 (exchange, pair, slot, price_e12, position)",
 			len(b.prices), func(bt driver.Batch) error {
 				return appendRows(maps.Values(b.prices), func(r priceRow) error {
 					return bt.Append(r.Exchange, r.Pair, r.Slot, r.Price, r.Position)
@@ -808,13 +811,30 @@ func (b *batch) tables(method string) []tableRows {
 					return bt.Append(r.Exchange, r.Seq, r.TimeMs, r.Position)
 				})
 			}},
-		{"balances (exchange, seq, asset, time_ms, available_e8, on_order_e8, position)",
+		{"balances5 (exchange, seq, asset, time_ms, available_e12, on_order_e12, position)",
 			len(b.balances), func(bt driver.Batch) error {
 				return appendRows(slices.Values(b.balances), func(r balanceRow) error {
 					return bt.Append(r.Exchange, r.Seq, r.Asset, r.TimeMs, r.Available, r.OnOrder, r.Position)
 				})
 			}},
 	}
+}
+
+// errTooWide is a value the tables cannot hold (tooWide): the sink stops
+// rather than write it rounded or cut.
+var errTooWide = errors.New("an amount beyond the ClickHouse columns' range (about ±9.2e6 at 12 decimals); the sink stops and the PNL reads answer from memory")
+
+// rangeChecked refuses a row with an amount the tables cannot hold.
+type rangeChecked struct{ driver.Batch }
+
+// Append appends the row unless one of its int64 values is tooWide.
+func (b rangeChecked) Append(v ...any) error {
+	for _, x := range v {
+		if i, ok := x.(int64); ok && tooWide(i) {
+			return errTooWide
+		}
+	}
+	return b.Batch.Append(v...)
 }
 
 // appendRows calls add for each row, stopping at the first error.
@@ -839,7 +859,7 @@ func (s *Sink) insert(ctx context.Context, conn driver.Conn, tableCols string, n
 		return fmt.Errorf("insert into %s: %w", table, err)
 	}
 	defer bt.Close()
-	if err := fill(bt); err != nil {
+	if err := fill(rangeChecked{bt}); err != nil {
 		return fmt.Errorf("insert into %s: %w", table, err)
 	}
 	if err := bt.Send(); err != nil {

@@ -210,7 +210,7 @@ func TestExportBasic(t *testing.T) {
 	}
 	r := openConn(t, url)
 	var n uint64
-	if err := r.QueryRow(context.Background(), "SELECT count() FROM "+s.Database()+".fills FINAL").Scan(&n); err != nil {
+	if err := r.QueryRow(context.Background(), "SELECT count() FROM "+s.Database()+".fills5 FINAL").Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	if n != uint64(nFills) {
@@ -301,11 +301,11 @@ func readTotals(tb testing.TB, conn driver.Conn, db, method string) chTotals {
 			tb.Fatalf("%s: %v", query, err)
 		}
 	}
-	q("SELECT count(), sum(pnl_e8), sum(value_e8), sum(fee_e8) FROM "+db+".fills FINAL WHERE method = '"+method+"'", &t.fills, &t.pnl, &t.volume, &t.fees)
-	q("SELECT count() FROM "+db+".fills WHERE method = '"+method+"'", &t.fillsRaw)
-	q("SELECT count() FROM "+db+".orders FINAL", &t.orders)
-	q("SELECT count() FROM "+db+".balances FINAL", &t.balances)
-	q("SELECT sum(pnl_e8), sum(volume_e8), toUInt64(sum(trades)) FROM "+db+".pnl_daily FINAL WHERE method = '"+method+"'", &t.dailyPnl, &t.dailyVolume, &t.dailyTrades)
+	q("SELECT count(), sum(pnl_e12), sum(value_e12), sum(fee_e12) FROM "+db+".fills5 FINAL WHERE method = '"+method+"'", &t.fills, &t.pnl, &t.volume, &t.fees)
+	q("SELECT count() FROM "+db+".fills5 WHERE method = '"+method+"'", &t.fillsRaw)
+	q("SELECT count() FROM "+db+".orders5 FINAL", &t.orders)
+	q("SELECT count() FROM "+db+".balances5 FINAL", &t.balances)
+	q("SELECT sum(pnl_e12), sum(volume_e12), toUInt64(sum(trades)) FROM "+db+".pnl_daily5 FINAL WHERE method = '"+method+"'", &t.dailyPnl, &t.dailyVolume, &t.dailyTrades)
 	q("SELECT max(position) FROM "+db+".checkpoint", &t.checkpoint)
 	return t
 }

@@ -44,8 +44,8 @@ type book struct {
 	quote, base       string
 	lots              domain.Lots
 	lastPrice, posQty domain.Decimal
-	total             bucketRow          // every fill's aggregate (pnl_overview4's pair row)
-	hours             map[int64]*hourRow // daily figures per UTC hour (pnl_overview4's day and hour rows)
+	total             bucketRow          // every fill's aggregate (pnl_overview5's pair row)
+	hours             map[int64]*hourRow // daily figures per UTC hour (pnl_overview5's day and hour rows)
 	pos               uint64             // position of the last event that changed the pair
 }
 
@@ -335,10 +335,10 @@ func (st *state) applyFill(id int64, e *domain.Event, f *domain.OrderFilled, b *
 			d.Losses++
 		}
 	}
-	d.Volume += decUnits(r.Value)
-	d.Pnl += decUnits(r.Pnl)
-	d.Fees += decUnits(r.Fee)
-	d.UnmVal += decUnits(r.UnmatchedValue)
+	d.Volume = addUnits(d.Volume, decUnits(r.Value))
+	d.Pnl = addUnits(d.Pnl, decUnits(r.Pnl))
+	d.Fees = addUnits(d.Fees, decUnits(r.Fee))
+	d.UnmVal = addUnits(d.UnmVal, decUnits(r.UnmatchedValue))
 	d.Position = e.Position
 	st.emitPair(bk, e, b)
 	if b == nil {
