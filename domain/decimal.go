@@ -483,15 +483,7 @@ func (d Decimal) CheckedDiv(e Decimal) (Decimal, bool) {
 	if a, ok := d.small(); ok {
 		if b, ok := e.small(); ok { // |a×10^12| < 2^103 over a 64-bit divisor
 			nh, nl := bits.Mul64(abs64(a), decimalScale)
-			div := abs64(b)
-			qh, r := bits.Div64(0, nh, div)
-			ql, r := bits.Div64(r, nl, div)
-			if r > div-r || (r == div-r && ql&1 == 1) { // half to even, as roundQuo
-				var c uint64
-				ql, c = bits.Add64(ql, 1, 0)
-				qh += c
-			}
-			return fromMag(qh, ql, (a < 0) != (b < 0))
+			return quoSmall(nh, nl, abs64(b), (a < 0) != (b < 0))
 		}
 	}
 	ah, al, an := d.mag()
@@ -529,15 +521,7 @@ func CheckedMulDiv(a, b, c Decimal) (Decimal, bool) {
 		if y, ok := b.small(); ok {
 			if z, ok := c.small(); ok { // a 128-bit product over a 64-bit divisor
 				hi, lo := bits.Mul64(abs64(x), abs64(y))
-				div := abs64(z)
-				qh, r := bits.Div64(0, hi, div)
-				ql, r := bits.Div64(r, lo, div)
-				if r > div-r || (r == div-r && ql&1 == 1) { // half to even, as roundQuo
-					var carry uint64
-					ql, carry = bits.Add64(ql, 1, 0)
-					qh += carry
-				}
-				return fromMag(qh, ql, (x < 0) != (y < 0) != (z < 0))
+				return quoSmall(hi, lo, abs64(z), (x < 0) != (y < 0) != (z < 0))
 			}
 		}
 	}
@@ -577,6 +561,19 @@ func (d Decimal) Rem(e Decimal) Decimal {
 	_, r := divmod([4]uint64{al, ah}, [2]uint64{bl, bh})
 	v, _ := fromMag(r[1], r[0], an)
 	return v
+}
+
+// quoSmall is roundQuo for a 128-bit n and a 64-bit d ≠ 0: two hardware
+// divisions, the same rounding (half to even).
+func quoSmall(hi, lo, d uint64, neg bool) (Decimal, bool) {
+	qh, r := bits.Div64(0, hi, d)
+	ql, r := bits.Div64(r, lo, d)
+	if r > d-r || (r == d-r && ql&1 == 1) {
+		var c uint64
+		ql, c = bits.Add64(ql, 1, 0)
+		qh += c
+	}
+	return fromMag(qh, ql, neg)
 }
 
 // roundQuo returns n ÷ d (magnitudes, d ≠ 0) rounded half to even, with the
