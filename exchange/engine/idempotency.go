@@ -119,17 +119,31 @@ func errKeyReused() error {
 
 // reuseKey answers a request whose Idempotency-Key already answered one:
 // the first answer when the requests are the same, ECONFLICT when they
-// differ. done is false when the key is unused (or still in progress).
+// differ. done is false when the key is unused. A key whose first request
+// is still placing is waited for: its order is recorded (OrderRequested)
+// before the exchange answers, and answering from that half-written
+// state would say the exchange did not answer while it is still asked.
 func (t *Trader) reuseKey(ctx context.Context, key, fp string) (id int64, done bool, err error) {
-	t.mu.Lock()
-	t.init()
-	rec, ok := t.keys[t.keyIDOf(key)]
-	t.mu.Unlock()
-	if !ok {
-		return 0, false, nil
+	for {
+		t.mu.Lock()
+		t.init()
+		ke, inFlight := t.pending[key]
+		rec, ok := t.keys[t.keyIDOf(key)]
+		t.mu.Unlock()
+		if inFlight {
+			select {
+			case <-ke.done:
+				continue
+			case <-ctx.Done():
+				return 0, true, ctx.Err()
+			}
+		}
+		if !ok {
+			return 0, false, nil
+		}
+		id, err = t.answerKey(ctx, rec, fp)
+		return id, true, err
 	}
-	id, err = t.answerKey(ctx, rec, fp)
-	return id, true, err
 }
 
 // answerKey is the answer to a request whose Idempotency-Key was used: the

@@ -820,3 +820,75 @@ func TestFirstOrderAfterRestartWaitsForReconcile(t *testing.T) {
 	}
 	want(t, e.types(domain.OrderStream(rest)), domain.TypeOrderRequested, domain.TypeOrderAccepted, domain.TypeOrderFilled)
 }
+
+// heldPlacement is a connector whose first PlaceOrder runs during before
+// the exchange hears of the order: the placing request is then between its
+// OrderRequested and the exchange's answer.
+type heldPlacement struct {
+	domain.Exchange
+	once   *sync.Once
+	during func()
+}
+
+func (h heldPlacement) PlaceOrder(ctx context.Context, req domain.PlaceOrderRequest) (domain.ExchangeOrder, error) {
+	h.once.Do(h.during)
+	return h.Exchange.PlaceOrder(ctx, req)
+}
+
+// parkedContext reports when its holder first waits on it (Done): a retry
+// waiting for the first request's answer.
+type parkedContext struct {
+	context.Context
+	once   sync.Once
+	parked chan struct{}
+}
+
+func (c *parkedContext) Done() <-chan struct{} {
+	c.once.Do(func() { close(c.parked) })
+	return c.Context.Done()
+}
+
+// A retry with the same Idempotency-Key that arrives while the first
+// request is still placing waits for the first request's answer; it is
+// never answered from the order's "requested" state (which says the
+// exchange did not answer) while the exchange is still being asked.
+func TestIdempotencyKeyRetryWaitsForThePlacement(t *testing.T) {
+	e := newEnv(t)
+	req := limit(domain.Buy, "0.01", "50000")
+	req.IdempotencyKey = "key-in-flight"
+	type answer struct {
+		id  int64
+		err error
+	}
+	retry := make(chan answer, 1)
+	during := func() {
+		ctx := &parkedContext{Context: context.Background(), parked: make(chan struct{})}
+		go func() {
+			id, err := e.tr.Submit(ctx, req)
+			retry <- answer{id, err}
+		}()
+		select {
+		case <-ctx.parked: // the retry waits for this placement
+		case a := <-retry:
+			retry <- a // answered while the exchange was still being asked
+		}
+	}
+	once := &sync.Once{}
+	e.tr.Exchange = func(name string) (domain.Exchange, error) {
+		x, err := e.sim.Exchange(name)
+		if err != nil {
+			return nil, err
+		}
+		return heldPlacement{Exchange: x, once: once, during: during}, nil
+	}
+	id, err := e.tr.Submit(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := <-retry; a.err != nil || a.id != id {
+		t.Fatalf("retry during the placement: id %d err %v, want id %d and no error", a.id, a.err, id)
+	}
+	if n := e.openWith(e.clientID(id)); n != 1 {
+		t.Fatalf("%d open orders with the client id, want 1", n)
+	}
+}
