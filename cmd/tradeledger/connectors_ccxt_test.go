@@ -10,6 +10,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/exchange/ccxt/krakenfixture"
+	"github.com/tradeledger/tradeledger/exchange/engine"
 )
 
 func ccxtConfig(t *testing.T, sim bool) domain.Config {
@@ -39,7 +40,7 @@ func TestChooseConnectorCCXT(t *testing.T) {
 		{false, "paperkr", "paper", "simulator is true"},
 		{false, "okx", "paper", "set connector: ccxt"},
 	} {
-		ch, err := ChooseConnector(ccxtConfig(t, c.sim), c.exchange)
+		ch, err := testConnectors().Choose(ccxtConfig(t, c.sim), c.exchange)
 		if err != nil || ch.Connector != c.connector || !strings.Contains(ch.Reason, c.reason) {
 			t.Errorf("SIMULATOR=%v %s: %+v %v, want connector %s, reason with %q", c.sim, c.exchange, ch, err, c.connector, c.reason)
 		}
@@ -53,12 +54,13 @@ func TestConnectorsServeCCXT(t *testing.T) {
 	secret := base64.StdEncoding.EncodeToString([]byte("cmd-kraken-secret"))
 	fx := krakenfixture.New("cmd-key", secret)
 	defer fx.Close()
-	c := &Connectors{
+	c := &engine.Connectors{
+		List:   connectorList(nil),
 		Config: func() domain.Config { return ccxtConfig(t, false) },
 		Keys: func(string) (map[string]string, error) {
 			return map[string]string{"key": "cmd-key", "secret": secret}, nil
 		},
-		CCXTURL: fx.URL,
+		URLs: map[string]string{"ccxt": fx.URL},
 	}
 	x, err := c.Exchange("kraken")
 	if err != nil {
@@ -80,13 +82,13 @@ func TestConnectorsServeCCXT(t *testing.T) {
 	found := false
 	for _, s := range c.Statuses() {
 		if s.Exchange == "kraken" {
-			found = s.Connector == ConnectorCCXT
+			found = s.Connector == "ccxt"
 		}
 	}
 	if !found {
 		t.Fatalf("statuses %+v: kraken should use the ccxt connector", c.Statuses())
 	}
-	bad := &Connectors{Config: func() domain.Config { return ccxtConfig(t, false) }, Keys: func(string) (map[string]string, error) { return nil, nil }}
+	bad := &engine.Connectors{List: connectorList(nil), Config: func() domain.Config { return ccxtConfig(t, false) }, Keys: func(string) (map[string]string, error) { return nil, nil }}
 	if _, err := bad.Exchange("kraken"); domain.ErrorCode(err) != domain.EINVALID {
 		t.Fatalf("no keys: err=%v, want EINVALID", err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/exchange/binance/fixture"
+	"github.com/tradeledger/tradeledger/exchange/engine"
 )
 
 func TestChooseConnector(t *testing.T) {
@@ -46,17 +47,23 @@ func TestChooseConnector(t *testing.T) {
 		{false, "sandbox", "paper", "exchanges.sandbox.simulator is true"},
 		{false, "kraken", "paper", "no real connector"},
 	} {
-		ch, err := ChooseConnector(cfg(c.sim, entries), c.exchange)
+		ch, err := testConnectors().Choose(cfg(c.sim, entries), c.exchange)
 		if err != nil || ch.Connector != c.connector || !strings.Contains(ch.Reason, c.reason) {
 			t.Errorf("SIMULATOR=%v %s: %+v %v, want connector %s, reason with %q", c.sim, c.exchange, ch, err, c.connector, c.reason)
 		}
-		if got, want := HasRealConnector(cfg(c.sim, entries), c.exchange), c.exchange != "kraken" && c.exchange != "sandbox"; got != want {
-			t.Errorf("HasRealConnector(%s) = %v, want %v", c.exchange, got, want)
+		if got, want := testConnectors().HasReal(cfg(c.sim, entries), c.exchange), c.exchange != "kraken" && c.exchange != "sandbox"; got != want {
+			t.Errorf("HasReal(%s) = %v, want %v", c.exchange, got, want)
 		}
 	}
-	if _, err := ChooseConnector(cfg(false, entries), "nope"); domain.ErrorCode(err) != domain.ENOTFOUND {
+	if _, err := testConnectors().Choose(cfg(false, entries), "nope"); domain.ErrorCode(err) != domain.ENOTFOUND {
 		t.Errorf("unconfigured exchange: err=%v, want ENOTFOUND", err)
 	}
+}
+
+// testConnectors chooses among this binary's connectors (connectorList)
+// with no configuration or keys of its own.
+func testConnectors() *engine.Connectors {
+	return &engine.Connectors{List: connectorList(nil)}
 }
 
 // binanceE2E is tradingE2E with bot.SIMULATOR false and binance's keys
@@ -73,7 +80,8 @@ func startBinanceE2E(t *testing.T, fx *fixture.Server, data string) *binanceE2E 
 	e := &tradingE2E{t: t, clock: domain.NewManualClock(time.Now())}
 	m := NewMain()
 	m.Config.Data, m.Config.Listen, m.Config.FilesListen = data, "127.0.0.1:0", "127.0.0.1:0"
-	m.Logger, m.Clock, m.ManualCycles, m.BinanceURL = zap.NewNop(), e.clock, true, fx.URL
+	m.Logger, m.Clock, m.ManualCycles = zap.NewNop(), e.clock, true
+	m.ConnectorURLs = map[string]string{"binance": fx.URL}
 	if err := m.Run(context.Background()); err != nil {
 		m.Close()
 		t.Fatal(err)

@@ -26,7 +26,8 @@ func startKrakenE2E(t *testing.T, fx *krakenfixture.Server, secret, pair string)
 	e := &tradingE2E{t: t, clock: domain.NewManualClock(time.Now())}
 	m := NewMain()
 	m.Config.Data, m.Config.Listen, m.Config.FilesListen = filepath.Join(t.TempDir(), "data"), "127.0.0.1:0", "127.0.0.1:0"
-	m.Logger, m.Clock, m.ManualCycles, m.CCXTURL = zap.NewNop(), e.clock, true, fx.URL
+	m.Logger, m.Clock, m.ManualCycles = zap.NewNop(), e.clock, true
+	m.ConnectorURLs = map[string]string{"ccxt": fx.URL}
 	if err := m.Run(context.Background()); err != nil {
 		m.Close()
 		t.Fatal(err)

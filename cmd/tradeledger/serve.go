@@ -71,14 +71,13 @@ type Main struct {
 	Engine    *engine.Engine
 	Simulator *paper.Simulator
 	// Connectors chooses each exchange's connector (paper or real) from
-	// the configuration (connectors.go); the engine trades on it.
-	Connectors *Connectors
-	// BinanceURL, when set, replaces Binance's base URL (tests: a fixture
-	// server). The zero value is production behaviour.
-	BinanceURL string
-	// CCXTURL, when set, replaces the API host of every ccxt exchange
-	// (tests: a fixture).
-	CCXTURL string
+	// the configuration among this binary's (connectors.go); the engine
+	// trades on it.
+	Connectors *engine.Connectors
+	// ConnectorURLs, when set, replaces a connector's API host, by
+	// connector name (tests: a fixture server). The zero value is
+	// production behaviour.
+	ConnectorURLs map[string]string
 	// Sink feeds ClickHouse when --clickhouse is set; pnlReader serves the
 	// PNL routes from it with --read-from clickhouse (clickhouse.go).
 	Sink      *clickhouse.Sink
@@ -243,6 +242,9 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return err
 	}
 	m.Logger.Info("projections ready", zap.Uint64("position", m.Runner.Position()), zap.Duration("replay", time.Since(start)))
+	if err := m.Connectors.Check(configView.Current()); err != nil {
+		return err // a connector this binary lacks: the message says how to build one that has it
+	}
 	m.checkStoreIntegrity()
 	m.startWebhooks(configView)
 
@@ -282,9 +284,9 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	}
 	s.Config, s.Files = configView, filesView
 	s.Tlog, s.PublicTlog = m.Tlog, m.Config.PublicTlog
-	s.Connectors, s.VerifyKeys = m.Connectors.Statuses, m.verifyKeys
+	s.Connectors, s.VerifyKeys = m.connectorStatuses, m.verifyKeys
 	s.Attention = m.Engine.Trader.AttentionSummary
-	s.RealConnector = HasRealConnector
+	s.RealConnector = m.Connectors.HasReal
 
 	m.wireMetrics(s)
 	m.wireWebhooks(s)

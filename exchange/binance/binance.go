@@ -15,11 +15,11 @@
 //     notional is refused with EINVALID naming the filter, and nothing is
 //     sent;
 //   - unknown outcomes: a timeout, a dropped connection or a 5xx is
-//     EUNAVAILABLE, never a rejection. A client order id this connector has
-//     sent before is looked up before it is sent again, and Binance's
-//     "Duplicate order sent" becomes the existing order, so placing the
-//     same client order id twice never makes two orders (Binance itself
-//     accepts a reused id once the first order is closed).
+//     EUNAVAILABLE, never a rejection; Binance's "Duplicate order sent" is
+//     ECONFLICT. Placing one client order id twice never makes two orders
+//     through the engine's placement guard (engine.Guard), which looks an
+//     id sent before up first (Binance itself accepts a reused id once the
+//     first order is closed).
 //
 // Fills come from myTrades per symbol. Seq is the trade time in ms shifted
 // left 20 bits plus the low 20 bits of the trade id, so it grows with time
@@ -582,10 +582,11 @@ func Filter(pair string, f domain.MarketFilters, req domain.PlaceOrderRequest) (
 }
 
 // PlaceOrder places a limit (GTC) or market order with the client order
-// id as newClientOrderId, after the filters (see Filter). Idempotent per
-// client order id: an id this connector sent before is looked up first,
-// and Binance's duplicate refusal returns the open order. A timeout, a
-// dropped connection or a 5xx is EUNAVAILABLE: the outcome is unknown.
+// id as newClientOrderId, after the filters (see Filter). Binance's
+// duplicate refusal (an open order has the client order id) is ECONFLICT;
+// the engine's placement guard (engine.Guard) then looks the order up. A
+// timeout, a dropped connection or a 5xx is EUNAVAILABLE: the outcome is
+// unknown.
 func (x *Exchange) PlaceOrder(ctx context.Context, req domain.PlaceOrderRequest) (domain.ExchangeOrder, error) {
 	if err := req.CheckSpot(x.ExchangeName); err != nil {
 		return domain.ExchangeOrder{}, err
@@ -593,15 +594,6 @@ func (x *Exchange) PlaceOrder(ctx context.Context, req domain.PlaceOrderRequest)
 	s, err := x.symbol(ctx, req.Pair)
 	if err != nil {
 		return domain.ExchangeOrder{}, err
-	}
-	x.mu.Lock()
-	_, sent := x.placed[req.ClientOrderID]
-	x.mu.Unlock()
-	if sent {
-		o, err := x.Order(ctx, req.Pair, req.ClientOrderID)
-		if domain.ErrorCode(err) != domain.ENOTFOUND {
-			return o, err // found, or still unknown: never send blindly
-		}
 	}
 	if req.Amount.Sign() <= 0 {
 		return domain.ExchangeOrder{}, domain.Errorf(domain.EINVALID, "amount must be positive")
@@ -632,7 +624,7 @@ func (x *Exchange) PlaceOrder(ctx context.Context, req domain.PlaceOrderRequest)
 	})
 	if err != nil {
 		if strings.Contains(domain.ErrorMessage(err), "Duplicate order") {
-			return x.Order(ctx, req.Pair, req.ClientOrderID)
+			return domain.ExchangeOrder{}, domain.Errorf(domain.ECONFLICT, "%s already has an order with client order id %s", x.ExchangeName, req.ClientOrderID)
 		}
 		return domain.ExchangeOrder{}, err
 	}

@@ -29,9 +29,9 @@
 //     sent as its 32 hex digits, which both take, and read back;
 //   - filters from ccxt's market precision and limits are applied before
 //     anything is sent (domain.MarketFilters.Apply);
-//   - placement is idempotent per client order id: an id this connector
-//     sent before is looked up before it is sent again, and a duplicate
-//     refusal returns the existing order.
+//   - a duplicate refusal of a placement is ECONFLICT: the engine's
+//     placement guard (engine.Guard) looks the order up, as it looks up an
+//     id sent before instead of sending it again.
 //
 // Fills come from fetchMyTrades. Seq is the trade time in ms shifted left
 // 20 bits plus 20 bits of a hash of the trade id.

@@ -14,9 +14,9 @@ import (
 )
 
 // PlaceOrder places a limit (GTC) or market order with the client order
-// id in the exchange's own field, after the filters. Idempotent per client
-// order id: an id this connector sent before is looked up first, and a
-// duplicate refusal returns the existing order. A timeout, a dropped
+// id in the exchange's own field, after the filters. A duplicate refusal
+// is ECONFLICT; the engine's placement guard (engine.Guard) then looks the
+// order up, as it looks up an id sent before. A timeout, a dropped
 // connection or a 5xx is EUNAVAILABLE: the outcome is unknown.
 func (x *Exchange) PlaceOrder(ctx context.Context, req domain.PlaceOrderRequest) (domain.ExchangeOrder, error) {
 	if err := req.CheckSpot(x.ExchangeName); err != nil {
@@ -29,15 +29,6 @@ func (x *Exchange) PlaceOrder(ctx context.Context, req domain.PlaceOrderRequest)
 	wire, ok := x.prof.wireID(req.ClientOrderID)
 	if !ok {
 		return domain.ExchangeOrder{}, domain.Errorf(domain.EINVALID, "client order id %q is longer than the %d characters %s takes", req.ClientOrderID, x.prof.maxLen, x.ID)
-	}
-	x.mu.Lock()
-	_, sent := x.placed[req.ClientOrderID]
-	x.mu.Unlock()
-	if sent {
-		o, err := x.Order(ctx, req.Pair, req.ClientOrderID)
-		if domain.ErrorCode(err) != domain.ENOTFOUND {
-			return o, err // found, or still unknown: never send blindly
-		}
 	}
 	if req.Amount.Sign() <= 0 {
 		return domain.ExchangeOrder{}, domain.Errorf(domain.EINVALID, "amount must be positive")
@@ -73,7 +64,7 @@ func (x *Exchange) PlaceOrder(ctx context.Context, req domain.PlaceOrderRequest)
 	})
 	if err != nil {
 		if msg := domain.ErrorMessage(err); strings.Contains(msg, "DuplicateOrderId") || strings.Contains(strings.ToLower(msg), "duplicate") {
-			return x.Order(ctx, req.Pair, req.ClientOrderID)
+			return domain.ExchangeOrder{}, domain.Errorf(domain.ECONFLICT, "%s already has an order with client order id %s", x.ExchangeName, req.ClientOrderID)
 		}
 		return domain.ExchangeOrder{}, err
 	}

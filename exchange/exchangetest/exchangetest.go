@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/exchange/engine"
 )
 
 // Harness is one freshly opened connector and what the suite needs to know
@@ -77,7 +78,10 @@ func ClientID() string {
 	return fmt.Sprintf("tltest%d%d", time.Now().UnixNano()%1_000_000, seq.Add(1))
 }
 
-// Run runs every conformance case against connectors from open.
+// Run runs every conformance case against connectors from open, each as
+// the engine uses it: behind the engine's placement guard (engine.Guard),
+// which keeps placing one client order id twice from making two orders
+// whatever the exchange accepts.
 func Run(t *testing.T, open OpenFunc) {
 	cases := []struct {
 		name   string
@@ -106,6 +110,7 @@ func Run(t *testing.T, open OpenFunc) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			h := open(t)
+			h.Exchange = engine.Guard(h.Exchange)
 			if c.driven && h.SetPrice == nil {
 				t.Skip("the connector cannot drive prices; this case runs against simulators only")
 			}

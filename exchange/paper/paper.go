@@ -1,5 +1,5 @@
-// Package paper is the simulated exchange: the connector that
-// cmd/tradeledger's chooser (connectors.go, ChooseConnector) picks for an
+// Package paper is the simulated exchange: the connector (Connector) that
+// the engine's chooser (engine.Connectors.Choose) picks for an
 // exchange while bot.SIMULATOR is true, when the exchange's entry says
 // simulator: true, or when this build has no real connector for it. This
 // package reads no configuration itself. A Simulator simulates every
