@@ -77,7 +77,7 @@ func newFuzzEnv(tb testing.TB) *fuzzEnv {
 	}
 	eng := engine.New(env.store, sim.Exchange, cfg, clock)
 	c, tr := eng.Scheduler, eng.Trader
-	c.ABP, tr.Wait = ledger.ABP, runner.WaitFor
+	c.ABP, eng.Desk.Wait = ledger.ABP, runner.WaitFor
 	for _, p := range eng.Projections() {
 		runner.Register(p)
 	}

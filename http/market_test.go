@@ -28,6 +28,7 @@ type coreServer struct {
 	Core   *engine.Scheduler
 	Sim    *paper.Simulator
 	Trader *engine.Trader
+	Orders *engine.Orders
 }
 
 func newCoreServer(t *testing.T) *coreServer {
@@ -38,8 +39,8 @@ func newCoreServer(t *testing.T) *coreServer {
 		ts.appendEvent(domain.StreamConfig, domain.NewEvent(ts.Clock, domain.TypeConfigReplaced, domain.ConfigReplaced{Config: json.RawMessage(coreTestConfig)}))
 		cs.Sim = paper.NewSimulator(ts.Clock)
 		eng := engine.New(ts.Store, cs.Sim.Exchange, cfg, ts.Clock)
-		cs.Core, cs.Trader = eng.Scheduler, eng.Trader
-		cs.Trader.Wait = ts.Runner.WaitFor
+		cs.Core, cs.Trader, cs.Orders = eng.Scheduler, eng.Trader, eng.Orders
+		eng.Desk.Wait = ts.Runner.WaitFor
 		for _, p := range eng.Projections() {
 			ts.Runner.Register(p)
 		}

@@ -38,9 +38,9 @@ func newSDKServer(t *testing.T) *sdkServer {
 		ts.Runner.Register(files)
 		cs.Sim = paper.NewSimulator(ts.Clock)
 		eng := engine.New(ts.Store, cs.Sim.Exchange, cfg, ts.Clock)
-		cs.Core, cs.Trader = eng.Scheduler, eng.Trader
+		cs.Core, cs.Trader, cs.Orders = eng.Scheduler, eng.Trader, eng.Orders
 		cs.Core.ABP = ss.Ledger.ABP
-		cs.Trader.Wait = ts.Runner.WaitFor
+		eng.Desk.Wait = ts.Runner.WaitFor
 		for _, p := range eng.Projections() {
 			ts.Runner.Register(p)
 		}
@@ -251,7 +251,7 @@ func TestSDKRequestForms(t *testing.T) {
 
 	// sell/market with price 0: the market price.
 	mkt := order("/trade/sell/market", map[string]any{"price": 0})
-	if o, ok := ss.Trader.Order(mkt); !ok || o.State != domain.OrderStateFilled {
+	if o, ok := ss.Orders.Order(mkt); !ok || o.State != domain.OrderStateFilled {
 		t.Fatalf("sell/market price 0: %+v, want filled at the market", o)
 	}
 

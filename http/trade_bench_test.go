@@ -88,9 +88,12 @@ func benchPlacement(b *testing.B, clock *domain.ManualClock, exchange func(strin
 	}
 	defer store.Close()
 	runner := projections.NewRunner(store)
-	tr := engine.NewTrader(store, exchange, clock)
-	tr.Activity, tr.Wait = alwaysCycling{}, runner.WaitFor
-	runner.Register(tr)
+	eng := engine.New(store, exchange, nil, clock)
+	tr := eng.Trader
+	tr.Activity, eng.Desk.Wait = alwaysCycling{}, runner.WaitFor
+	for _, p := range eng.Projections() {
+		runner.Register(p)
+	}
 	if err := runner.Start(ctx); err != nil {
 		b.Fatal(err)
 	}

@@ -37,6 +37,7 @@ func (a *tradeActivity) set(exchange string, on bool) {
 type tradeEnv struct {
 	*testServer
 	sim    *paper.Simulator
+	eng    *engine.Engine
 	tr     *engine.Trader
 	active *tradeActivity
 }
@@ -50,10 +51,13 @@ func newTradeEnv(t *testing.T) *tradeEnv {
 		te.sim.Settings = func(name string) (paper.ExchangeSettings, bool) {
 			return paper.ExchangeSettings{}, name == "binance" || name == "binance#1" || name == "kraken"
 		}
-		te.tr = engine.NewTrader(ts.Store, te.sim.Exchange, ts.Clock)
+		te.eng = engine.New(ts.Store, te.sim.Exchange, nil, ts.Clock)
+		te.tr = te.eng.Trader
 		te.tr.Activity = te.active
-		te.tr.Wait = ts.Runner.WaitFor
-		ts.Runner.Register(te.tr)
+		te.eng.Desk.Wait = ts.Runner.WaitFor
+		for _, p := range te.eng.Projections() {
+			ts.Runner.Register(p)
+		}
 		ts.Server.Trader = te.tr
 	})
 	if err := te.sim.SetPrice("binance", "USDT-BTC", domain.MustDecimal("60000")); err != nil {
@@ -338,7 +342,7 @@ func TestBalancesEndpoint(t *testing.T) {
 		t.Fatalf("before any observation: %d %s, want []", status, body)
 	}
 	te.post("/trade/buy", `{"data":{"exch":"binance","pair":"USDT-BTC","amt":0.01,"price":50000}}`)
-	if err := te.tr.Reconcile(context.Background(), "binance"); err != nil {
+	if err := te.eng.Reconciler.Reconcile(context.Background(), "binance"); err != nil {
 		t.Fatal(err)
 	}
 	status, body = te.do("POST", "/api/v1/balances", nil, te.Token)
@@ -364,7 +368,7 @@ func TestBalancesEndpoint(t *testing.T) {
 	}
 	// Unchanged balances are not observed again.
 	n := len(eventsOfType[domain.BalancesObserved](te.testServer, domain.TypeBalancesObserved))
-	if err := te.tr.Reconcile(context.Background(), "binance"); err != nil {
+	if err := te.eng.Reconciler.Reconcile(context.Background(), "binance"); err != nil {
 		t.Fatal(err)
 	}
 	if got := len(eventsOfType[domain.BalancesObserved](te.testServer, domain.TypeBalancesObserved)); got != n || n != 1 {

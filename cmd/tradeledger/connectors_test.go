@@ -181,7 +181,7 @@ func TestServeChoosesBinance(t *testing.T) {
 	if len(orders) != 1 || orders[0].Status != "NEW" || orders[0].Price != domain.MustDecimal("50000") {
 		t.Fatalf("fixture orders %+v, want one resting buy at 50000", orders)
 	}
-	o, ok := e.m.Engine.Trader.Order(id)
+	o, ok := e.m.Engine.Orders.Order(id)
 	if !ok || o.ClientOrderID != orders[0].ClientOrderID || o.ExchangeOrderID != fmt.Sprint(orders[0].ID) {
 		t.Fatalf("order %d: %+v, want the fixture's client id %s and id %d", id, o, orders[0].ClientOrderID, orders[0].ID)
 	}
@@ -287,7 +287,7 @@ func TestBinanceEndToEndKilledMidPlacement(t *testing.T) {
 		t.Fatalf("trade/cancel = %d %v", status, out)
 	}
 	sell := e.order("trade/sell", with("price", 70000))
-	sellOrder, _ := e.m.Engine.Trader.Order(sell)
+	sellOrder, _ := e.m.Engine.Orders.Order(sell)
 	if err := fx.Fill(sellOrder.ClientOrderID, domain.MustDecimal("0.004")); err != nil {
 		t.Fatal(err)
 	}
@@ -330,7 +330,7 @@ func TestBinanceEndToEndKilledMidPlacement(t *testing.T) {
 		stream, typ, _ := strings.Cut(ev, " ")
 		var id int64
 		fmt.Sscanf(stream, "order-%d", &id)
-		if o, ok := e2.m.Engine.Trader.Order(id); ok && o.State == domain.OrderStateRequested {
+		if o, ok := e2.m.Engine.Orders.Order(id); ok && o.State == domain.OrderStateRequested {
 			lost, lostClient = id, o.ClientOrderID
 		}
 		_ = typ
@@ -367,7 +367,7 @@ func TestBinanceEndToEndKilledMidPlacement(t *testing.T) {
 	for _, fo := range fx.Orders() {
 		var o domain.Order
 		for id := int64(1); id <= lost+2; id++ {
-			if x, ok := e2.m.Engine.Trader.Order(id); ok && x.ClientOrderID == fo.ClientOrderID {
+			if x, ok := e2.m.Engine.Orders.Order(id); ok && x.ClientOrderID == fo.ClientOrderID {
 				o = x
 			}
 		}

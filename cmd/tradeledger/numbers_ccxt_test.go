@@ -74,13 +74,13 @@ func TestCCXTSubCentFillExact(t *testing.T) {
 	defer fx.Close()
 	e := startKrakenE2E(t, fx, secret, "USDT-BABYDOGE")
 	buy := e.order("trade/buy", map[string]any{"exch": "kraken", "pair": "USDT-BABYDOGE", "amt": 1000000000000, "price": 0.0000000012})
-	bo, _ := e.m.Engine.Trader.Order(buy)
+	bo, _ := e.m.Engine.Orders.Order(buy)
 	if err := fx.Fill(bo.ClientOrderID, domain.MustDecimal("1000000000000")); err != nil {
 		t.Fatal(err)
 	}
 	e.cycleOnce()
 	sell := e.order("trade/sell", map[string]any{"exch": "kraken", "pair": "USDT-BABYDOGE", "amt": 500000000000, "price": 0.0000000013})
-	so, _ := e.m.Engine.Trader.Order(sell)
+	so, _ := e.m.Engine.Orders.Order(sell)
 	if err := fx.Fill(so.ClientOrderID, domain.MustDecimal("500000000000")); err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func TestCCXTNumberTooWideNeedsAttention(t *testing.T) {
 	defer fx.Close()
 	e := startKrakenE2E(t, fx, secret, "USDT-BTC")
 	id := e.order("trade/buy", map[string]any{"exch": "kraken", "pair": "USDT-BTC", "amt": 0.01, "price": 20000})
-	o, _ := e.m.Engine.Trader.Order(id)
+	o, _ := e.m.Engine.Orders.Order(id)
 	fx.TradeText("vol", "0.0100000000001")
 	if err := fx.Fill(o.ClientOrderID, domain.MustDecimal("0.01")); err != nil {
 		t.Fatal(err)

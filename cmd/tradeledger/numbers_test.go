@@ -77,7 +77,7 @@ func TestBinanceSubCentFillExact(t *testing.T) {
 	e.order("trade/buy", map[string]any{"exch": "binance", "pair": "USDT-BABYDOGE", "amt": 1000000000000, "price": 0.0000000012})
 	e.cycle()
 	sell := e.order("trade/sell", map[string]any{"exch": "binance", "pair": "USDT-BABYDOGE", "amt": 500000000000, "price": 0.0000000013})
-	so, _ := e.m.Engine.Trader.Order(sell)
+	so, _ := e.m.Engine.Orders.Order(sell)
 	if err := fx.Fill(so.ClientOrderID, domain.MustDecimal("500000000000")); err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func TestBinanceNumberTooWideNeedsAttention(t *testing.T) {
 			defer fx.Close()
 			e := startNumbersE2E(t, fx, "USDT-BTC")
 			id := e.order("trade/buy", map[string]any{"exch": "binance", "pair": "USDT-BTC", "amt": 0.0012, "price": 50000})
-			o, _ := e.m.Engine.Trader.Order(id)
+			o, _ := e.m.Engine.Orders.Order(id)
 			fx.TradeText(c.field, c.raw)
 			if err := fx.Fill(o.ClientOrderID, domain.MustDecimal("0.0012")); err != nil {
 				t.Fatal(err)

@@ -175,10 +175,10 @@ type ReplayReport struct {
 // pnl/overview, "now" being the cut's time: the time given, the last
 // event's for a position, now for the whole log).
 func replayState(ctx context.Context, store domain.EventStore, cut logCut, method domain.PnlMethod, scope projections.PnlScope, loc *time.Location, now time.Time, prog *progress, warn io.Writer) (*ReplayReport, error) {
-	// The engine's order manager as a projection only (it never places
-	// orders here): the open orders come from it.
-	trader := engine.NewTrader(nil, nil, domain.SystemClock{})
-	st, err := projections.BuildState(ctx, store, cut, method, replayOptions(prog, warn), trader)
+	// The engine's order state (the open orders come from it), without
+	// the rest of the engine: nothing is placed here.
+	orders := engine.NewOrders(nil)
+	st, err := projections.BuildState(ctx, store, cut, method, replayOptions(prog, warn), orders)
 	if prog != nil {
 		prog.done()
 	}
@@ -192,7 +192,7 @@ func replayState(ctx context.Context, store domain.EventStore, cut logCut, metho
 	case cut.Position != 0:
 		now = time.UnixMilli(res.Time)
 	}
-	rep := &ReplayReport{Cut: describeCut(cut, loc), AsOf: res, Balances: balanceEntries(st.Balances.Balances()), OpenOrders: openOrderList(trader.Unfinished())}
+	rep := &ReplayReport{Cut: describeCut(cut, loc), AsOf: res, Balances: balanceEntries(st.Balances.Balances()), OpenOrders: openOrderList(orders.Unfinished())}
 	ov, err := st.Ledger.Overview(projections.OverviewQuery{Scope: scope, Loc: loc, Now: now.In(loc)})
 	if err != nil {
 		rep.PnlError = domain.ErrorMessage(err)

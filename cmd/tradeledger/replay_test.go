@@ -68,9 +68,12 @@ func TestReplayEqualsLive(t *testing.T) {
 	sim := paper.NewSimulator(clock)
 	runner := projections.NewRunner(d.Store)
 	ledger := projections.NewLedger(domain.LOFO)
-	tr := engine.NewTrader(d.Store, sim.Exchange, clock)
-	tr.Activity, tr.Wait = replayCycling{}, runner.WaitFor
-	runner.Register(tr)
+	eng := engine.New(d.Store, sim.Exchange, nil, clock)
+	tr := eng.Trader
+	tr.Activity, eng.Desk.Wait = replayCycling{}, runner.WaitFor
+	for _, p := range eng.Projections() {
+		runner.Register(p)
+	}
 	runner.Register(ledger)
 	if err := runner.Start(ctx); err != nil {
 		t.Fatal(err)
@@ -124,7 +127,7 @@ func TestReplayEqualsLive(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, id := range placed {
-			if o, ok := tr.Order(id); ok && !o.State.Done() {
+			if o, ok := eng.Orders.Order(id); ok && !o.State.Done() {
 				c.openOrders[id] = fmt.Sprintf("%s %s filled %s of %s", o.State, o.Side, o.Filled, o.Amount)
 			}
 		}
@@ -149,7 +152,7 @@ func TestReplayEqualsLive(t *testing.T) {
 		if err := sim.SetPrice("binance", "USDT-BTC", domain.MustDecimal(p)); err != nil {
 			t.Fatal(err)
 		}
-		if err := tr.Reconcile(ctx, "binance"); err != nil {
+		if err := eng.Reconciler.Reconcile(ctx, "binance"); err != nil {
 			t.Fatal(err)
 		}
 	}

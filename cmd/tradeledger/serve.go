@@ -65,9 +65,9 @@ type Main struct {
 	DataDir *DataDir
 	Runner  *projections.Runner
 	Server  *tlhttp.Server
-	// Engine is the trading engine: the order manager (Engine.Trader) and
-	// the pair scheduler (Engine.Scheduler). Simulator is the paper
-	// exchange.
+	// Engine is the trading engine: its order state, trade commands,
+	// reconciliation, emulation and the pair scheduler (Engine.Scheduler).
+	// Simulator is the paper exchange.
 	Engine    *engine.Engine
 	Simulator *paper.Simulator
 	// Connectors chooses each exchange's connector (paper or real) from
@@ -207,7 +207,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	// so both register before the replay. Orders are accepted only while a
 	// pair of the exchange cycles.
 	m.Engine = engine.New(m.DataDir.Store, m.Connectors.Exchange, configView, m.Clock)
-	m.Engine.Trader.Wait = m.Runner.WaitFor
+	m.Engine.Desk.Wait = m.Runner.WaitFor
 	m.Engine.Scheduler.OnError = func(exchange, pair string, err error) {
 		m.Logger.Warn("core cycle", zap.String("exchange", exchange), zap.String("pair", pair), zap.Error(err))
 	}
@@ -285,7 +285,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	s.Config, s.Files = configView, filesView
 	s.Tlog, s.PublicTlog = m.Tlog, m.Config.PublicTlog
 	s.Connectors, s.VerifyKeys = m.connectorStatuses, m.verifyKeys
-	s.Attention = m.Engine.Trader.AttentionSummary
+	s.Attention = m.Engine.Attention.Summary
 	s.RealConnector = m.Connectors.HasReal
 
 	m.wireMetrics(s)

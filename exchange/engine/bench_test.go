@@ -29,9 +29,12 @@ func BenchmarkSubmit(b *testing.B) {
 	sim := paper.NewSimulator(clock)
 	sim.Balances = map[string]domain.Decimal{"USDT": domain.DecimalFromInt(1_000_000_000)}
 	runner := projections.NewRunner(store)
-	tr := engine.NewTrader(store, sim.Exchange, clock)
-	tr.Activity, tr.Wait = cycling{"binance": true}, runner.WaitFor
-	runner.Register(tr)
+	eng := engine.New(store, sim.Exchange, nil, clock)
+	tr := eng.Trader
+	tr.Activity, eng.Desk.Wait = cycling{"binance": true}, runner.WaitFor
+	for _, p := range eng.Projections() {
+		runner.Register(p)
+	}
 	if err := runner.Start(ctx); err != nil {
 		b.Fatal(err)
 	}

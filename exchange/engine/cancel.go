@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/tradeledger/tradeledger/domain"
 )
@@ -20,12 +19,12 @@ func (t *Trader) Cancel(ctx context.Context, exchange, pair string, orderID int6
 	if err := domain.ValidateTradeTarget(exchange, pair); err != nil {
 		return err
 	}
-	o, ok, err := t.lookup(ctx, orderID)
+	o, ok, err := t.desk.orders.lookup(ctx, orderID)
 	if err != nil {
 		return err
 	}
 	if !ok {
-		c, isOco, err := t.lookupOco(ctx, orderID)
+		c, isOco, err := t.desk.orders.lookupOco(ctx, orderID)
 		if err != nil {
 			return err
 		}
@@ -36,63 +35,32 @@ func (t *Trader) Cancel(ctx context.Context, exchange, pair string, orderID int6
 	if !ok || o.Exchange != exchange || o.Pair != pair {
 		return domain.Errorf(domain.ENOTFOUND, "order %d not found on %s %s", orderID, exchange, pair)
 	}
-	x, err := t.exchange(exchange)
+	x, err := t.desk.exchange(exchange)
 	if err != nil {
 		return err
 	}
-	l := t.exLock(exchange)
+	l := t.desk.exLock(exchange)
 	l.Lock()
-	a := t.newAppender(actor, correlation)
-	err = t.cancelLocked(ctx, a, x, orderID, "cancelled by the client")
+	a := t.desk.newAppender(actor, correlation)
+	err = t.desk.cancelLocked(ctx, a, x, orderID, "cancelled by the client")
 	l.Unlock()
 	return a.finish(ctx, err)
-}
-
-// lookupOco returns an OCO's state: from memory while a leg is
-// unfinished, else folded from its stream. An id that never was an OCO is
-// (zero, false, nil).
-func (t *Trader) lookupOco(ctx context.Context, id int64) (domain.Oco, bool, error) {
-	t.mu.Lock()
-	t.init()
-	if c, ok := t.ocos[id]; ok {
-		oc := *c
-		t.mu.Unlock()
-		return oc, oc.OcoID != 0, nil
-	}
-	finished := t.finished.has(id)
-	t.mu.Unlock()
-	if !finished || t.Store == nil {
-		return domain.Oco{}, false, nil
-	}
-	it := t.Store.ReadStream(ctx, domain.OcoStream(id), 0, 0)
-	defer it.Close()
-	c := domain.NewOco()
-	for it.Next() {
-		e := it.Event()
-		if err := c.Apply(&e); err != nil {
-			return domain.Oco{}, false, err
-		}
-	}
-	if err := it.Err(); err != nil {
-		return domain.Oco{}, false, fmt.Errorf("read %s: %w", domain.OcoStream(id), err)
-	}
-	return c, c.OcoID != 0, nil
 }
 
 // cancelOco cancels the legs of an OCO that are not finished. Both
 // finished is ECONFLICT.
 func (t *Trader) cancelOco(ctx context.Context, c domain.Oco, actor, correlation string) error {
-	x, err := t.exchange(c.Exchange)
+	x, err := t.desk.exchange(c.Exchange)
 	if err != nil {
 		return err
 	}
-	l := t.exLock(c.Exchange)
+	l := t.desk.exLock(c.Exchange)
 	l.Lock()
-	a := t.newAppender(actor, correlation)
+	a := t.desk.newAppender(actor, correlation)
 	var firstErr error
 	cancelled := 0
 	for _, leg := range []int64{c.LimitOrderID, c.StopOrderID} {
-		switch err := t.cancelLocked(ctx, a, x, leg, "OCO cancelled by the client"); {
+		switch err := t.desk.cancelLocked(ctx, a, x, leg, "OCO cancelled by the client"); {
 		case err == nil:
 			cancelled++
 		case domain.ErrorCode(err) == domain.ECONFLICT:
@@ -109,61 +77,61 @@ func (t *Trader) cancelOco(ctx context.Context, c domain.Oco, actor, correlation
 }
 
 // cancelLeg cancels an OCO leg (taking the exchange lock).
-func (t *Trader) cancelLeg(ctx context.Context, a *appender, x domain.Exchange, id int64, reason string) error {
-	l := t.exLock(x.Name())
+func (d *Desk) cancelLeg(ctx context.Context, a *appender, x domain.Exchange, id int64, reason string) error {
+	l := d.exLock(x.Name())
 	l.Lock()
 	defer l.Unlock()
-	return t.cancelLocked(ctx, a, x, id, reason)
+	return d.cancelLocked(ctx, a, x, id, reason)
 }
 
 // cancelLocked decides and records a cancel; the caller holds the
 // exchange lock.
-func (t *Trader) cancelLocked(ctx context.Context, a *appender, x domain.Exchange, id int64, reason string) error {
-	entry := t.entry(id)
+func (d *Desk) cancelLocked(ctx context.Context, a *appender, x domain.Exchange, id int64, reason string) error {
+	entry := d.orders.entry(id)
 	if entry == nil {
 		// Finished (or never an order): the log says which.
-		o, ok, err := t.lookup(ctx, id)
+		o, ok, err := d.orders.lookup(ctx, id)
 		if err != nil {
 			return err
 		}
 		if !ok {
 			return domain.Errorf(domain.ENOTFOUND, "order %d not found", id)
 		}
-		if _, err := o.DecideCancel(t.Clock, reason); err != nil {
+		if _, err := o.DecideCancel(d.Clock, reason); err != nil {
 			return err
 		}
 		return domain.Errorf(domain.ECONFLICT, "order %d is already %s", id, o.State)
 	}
 	entry.op.Lock()
-	_, err := a.order(ctx, entry, id, func(o domain.Order) ([]domain.Event, error) { return o.DecideCancel(t.Clock, reason) })
+	_, err := a.order(ctx, entry, id, func(o domain.Order) ([]domain.Event, error) { return o.DecideCancel(d.Clock, reason) })
 	entry.op.Unlock()
 	if err != nil {
 		return err
 	}
-	if o := t.snapshot(entry); o.State.Done() {
+	if o := d.orders.snapshot(entry); o.State.Done() {
 		return nil
 	}
-	return t.exchangeCancel(ctx, a, x, id, reason)
+	return d.exchangeCancel(ctx, a, x, id, reason)
 }
 
 // exchangeCancel asks the exchange to cancel an order whose cancel was
 // requested, and records the outcome.
-func (t *Trader) exchangeCancel(ctx context.Context, a *appender, x domain.Exchange, id int64, reason string) error {
-	entry := t.entry(id)
+func (d *Desk) exchangeCancel(ctx context.Context, a *appender, x domain.Exchange, id int64, reason string) error {
+	entry := d.orders.entry(id)
 	if entry == nil {
 		return nil // finished meanwhile: nothing left to cancel
 	}
-	o := t.snapshot(entry)
+	o := d.orders.snapshot(entry)
 	exID := o.ExchangeOrderID
 	if exID == "" {
-		xctx, cancel := t.exchangeCallContext(ctx)
+		xctx, cancel := d.callContext(ctx)
 		exchangeOrder, err := x.Order(xctx, o.Pair, o.ClientOrderID)
 		cancel()
 		switch {
 		case domain.ErrorCode(err) == domain.ENOTFOUND:
 			// Never reached the exchange: nothing to cancel there.
 			entry.op.Lock()
-			_, err = a.order(ctx, entry, id, func(o domain.Order) ([]domain.Event, error) { return o.DecideCancelled(t.Clock, reason), nil })
+			_, err = a.order(ctx, entry, id, func(o domain.Order) ([]domain.Event, error) { return o.DecideCancelled(d.Clock, reason), nil })
 			entry.op.Unlock()
 			return err
 		case err != nil:
@@ -171,24 +139,24 @@ func (t *Trader) exchangeCancel(ctx context.Context, a *appender, x domain.Excha
 		}
 		exID = exchangeOrder.ID
 	}
-	xctx, cancel := t.exchangeCallContext(ctx)
+	xctx, cancel := d.callContext(ctx)
 	exchangeOrder, err := x.CancelOrder(xctx, o.Pair, exID)
 	cancel()
 	switch code := domain.ErrorCode(err); {
 	case err == nil, code == domain.ECONFLICT:
 		// Fills that happened before the cancel are recorded first, so the
 		// cancelled remainder is exact.
-		if ferr := t.reconcileFills(ctx, a, x); ferr != nil {
+		if ferr := d.reconcileFills(ctx, a, x); ferr != nil {
 			return ferr
 		}
 		if err != nil && exchangeOrder.Status != domain.StatusCancelled {
-			if o := t.snapshot(entry); o.State == domain.OrderStateFilled {
+			if o := d.orders.snapshot(entry); o.State == domain.OrderStateFilled {
 				return domain.Errorf(domain.ECONFLICT, "order %d is already filled", id)
 			}
 			return domain.Errorf(domain.ECONFLICT, "order %d cannot be cancelled: %s", id, domain.ErrorMessage(err))
 		}
 		entry.op.Lock()
-		_, err = a.order(ctx, entry, id, func(o domain.Order) ([]domain.Event, error) { return o.DecideCancelled(t.Clock, reason), nil })
+		_, err = a.order(ctx, entry, id, func(o domain.Order) ([]domain.Event, error) { return o.DecideCancelled(d.Clock, reason), nil })
 		entry.op.Unlock()
 		return err
 	case code == domain.ENOTFOUND:

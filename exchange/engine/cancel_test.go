@@ -29,12 +29,13 @@ func TestCancelRequestRetriesOnConflict(t *testing.T) {
 	if err := sim.SetPrice("binance", "USDT-BTC", domain.MustDecimal("60000")); err != nil {
 		t.Fatal(err)
 	}
-	tr := engine.NewTrader(store, sim.Exchange, clock)
+	eng := engine.New(store, sim.Exchange, nil, clock)
+	tr := eng.Trader
 	tr.Activity = cycling{"binance": true}
 	// The Trader's only projection runner: Wait applies what the log holds
 	// beyond what it applied, so a test decides when the Trader catches up.
 	var applied uint64
-	tr.Wait = func(ctx context.Context, pos uint64) error {
+	eng.Desk.Wait = func(ctx context.Context, pos uint64) error {
 		it := store.ReadAll(ctx, 0, 0)
 		defer it.Close()
 		for it.Next() {
@@ -42,8 +43,10 @@ func TestCancelRequestRetriesOnConflict(t *testing.T) {
 			if e.Position <= applied {
 				continue
 			}
-			if err := tr.Apply(&e); err != nil {
-				return err
+			for _, p := range eng.Projections() {
+				if err := p.Apply(&e); err != nil {
+					return err
+				}
 			}
 			applied = e.Position
 		}
@@ -53,7 +56,7 @@ func TestCancelRequestRetriesOnConflict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, _ := tr.Order(id)
+	o, _ := eng.Orders.Order(id)
 	// Another writer records a partial fill the Trader has not seen.
 	fill := domain.NewEvent(clock, domain.TypeOrderFilled, domain.OrderFilled{FillID: "elsewhere-1", Price: domain.MustDecimal("1000"), Quantity: domain.MustDecimal("0.004"), FeeAsset: "USDT"})
 	if _, err := store.Append(ctx, domain.OrderStream(id), domain.ExpectedVersion(o.Version), fill); err != nil {
@@ -62,7 +65,7 @@ func TestCancelRequestRetriesOnConflict(t *testing.T) {
 	if err := tr.Cancel(ctx, "binance", "USDT-BTC", id, "tester", ""); err != nil {
 		t.Fatalf("cancel after another writer's append: %v, want the command to decide again and succeed", err)
 	}
-	o, _ = tr.Order(id)
+	o, _ = eng.Orders.Order(id)
 	if got, want := o.State, domain.OrderStateCancelled; got != want {
 		t.Fatalf("state %s, want %s", got, want)
 	}

@@ -1,85 +1,99 @@
-// Package engine is the trading side of Tradeledger: the order manager
-// (Trader) and the pair scheduler (Scheduler), over the connectors that
-// implement domain.Exchange (exchange/paper, exchange/binance, …, chosen
-// per exchange by cmd/tradeledger).
+// Package engine is the trading side of Tradeledger: the order manager and
+// the pair scheduler, over the connectors that implement domain.Exchange
+// (exchange/paper, exchange/binance, exchange/ccxt), chosen per exchange
+// by Connectors from the descriptors cmd/tradeledger lists.
 //
-// Dependencies point one way:
+// The engine is a few rooms, each a type with a handful of methods:
 //
-//	Scheduler ──▶ Trader ──▶ System
-//	    └──────────────────────▲
+//   - System (system.go): whether trading is on (the system stream) and
+//     which exchanges have an enabled pair: the order precondition.
+//   - Orders (orders.go), Balances (balances.go), Attention (attention.go):
+//     the order state, the last observed balances and the orders that need
+//     attention, projections of the log registered with the runner like
+//     every other (Projections).
+//   - Desk (desk.go, fills.go, cancel.go, append.go): what the rooms below
+//     work through: the command path, the connectors and a lock per
+//     exchange; it places and cancels orders on a connector and records
+//     fills and the OCO rule they trigger.
+//   - Trader (submit.go, idempotency.go, cancel.go): the trade commands:
+//     Submit, SubmitOCO, ClosePosition, Cancel, ClearAttention.
+//   - Reconciler (reconcile.go): unknown outcomes, open orders after a
+//     start, fills and balances brought up to date with an exchange.
+//   - Emulator (emulate.go): stop-limit, trailing-stop and OCO from price
+//     ticks.
+//   - Scheduler (scheduler.go, memory.go): cycles the enabled pairs (market
+//     data, core memory, rates, strategies) and drives the Emulator, the
+//     Reconciler and the Trader.
+//   - Connectors (connectors.go, guard.go): chooses each exchange's
+//     connector and wraps it with the placement guard and the health
+//     record /healthz reads.
 //
-// System is whether trading is on (the system stream) and which exchanges
-// have an enabled pair; the Trader accepts an order only for an exchange
-// that IsCycling; the Scheduler cycles the pairs while the System is
-// started and drives the Trader (order emulation on each ticker,
-// reconciliation, strategy orders). New wires the three; nothing is wired
-// back.
+// New wires them one way (nothing is wired back):
 //
-// Files by concern: system.go (on/off, the precondition), scheduler.go (the
-// cycle), memory.go (core memory and market data reads), orders.go (the
-// Trader's state as a projection of the log and its reads), submit.go (the
-// path of an order request, top to bottom), idempotency.go
-// (Idempotency-Keys), cancel.go, emulate.go (stop-limit, trailing-stop and
-// OCO from price ticks), reconcile.go (unknown outcomes, fills, balances),
-// append.go (the command's appends and read-your-writes), connector.go
-// (exchange calls).
-//
-// The Trader is the order manager: every order's life as events. It places
-// and cancels orders on the connectors, emulates stop-limit, trailing-stop
-// and OCO orders from price ticks (the rules are pure functions in domain),
-// and reconciles the exchanges' fills and balances into the log.
-//
-// The Trader is also a projection: register it with the projection runner
-// before the replay (Engine.Projections), and it recovers from the log the
-// next order id, the state of every unfinished order, the Idempotency-Keys
-// already answered (with a fingerprint of the request each answered), the
-// fill cursors and the last observed balances. Events it appends itself
-// are applied at once (and ignored when the runner delivers them again),
-// so its decisions never wait for the runner. Memory and the cost of a
-// tick or a reconcile follow the unfinished orders: a finished order is
-// dropped and, when asked for, read back from the log.
+//	Scheduler ──▶ System
+//	          ──▶ Trader ──▶ System (Activity), Reconciler, Desk
+//	          ──▶ Reconciler ──▶ Desk
+//	          ──▶ Emulator ──▶ Desk
+//	Desk ──▶ Orders, Balances, Attention, the connectors
 //
 // Safety: an OrderRequested is durable before the exchange hears of the
 // order, and the client order id sent is derived from that event's id. A
 // retry, a timeout or a crash therefore never places a second order: an
 // order whose answer was lost stays "requested" (pending reconcile) until
-// Reconcile looks it up by its client order id.
+// the Reconciler looks it up by its client order id.
 //
 // The engine never imports other adapters: the connectors, the
 // configuration and the average buy price come in through fields, and
 // cmd/tradeledger wires them.
 package engine
 
-import "github.com/tradeledger/tradeledger/domain"
+import (
+	"context"
 
-// Engine is the trading engine: the System it trades under, the Trader
-// (order manager) and the Scheduler (pair scheduler), wired one way.
+	"github.com/tradeledger/tradeledger/domain"
+)
+
+// Engine is the trading engine's rooms, wired one way by New.
 type Engine struct {
-	System    *System
-	Trader    *Trader
-	Scheduler *Scheduler
+	System *System
+	// Desk holds the order side's settings (Wait, Timeout …).
+	Desk       *Desk
+	Orders     *Orders
+	Balances   *Balances
+	Attention  *Attention
+	Trader     *Trader
+	Reconciler *Reconciler
+	Emulator   *Emulator
+	Scheduler  *Scheduler
 }
 
 // New returns an Engine trading on the connectors exchange returns (ENOTFOUND
 // for a name it cannot serve), under config, appending to store, dated by
-// clock. Settings not given here are the components' fields, with their
-// defaults: Trader.Wait (read-your-writes) and Trader.Timeout,
-// Scheduler.ABP, Scheduler.Rates, Scheduler.OnError and the schedule.
-// Register Projections with the runner before the replay, then
-// Scheduler.Start.
+// clock. Settings not given here are the rooms' fields, with their
+// defaults: Desk.Wait (read-your-writes) and Desk.Timeout,
+// Trader.Activity (the System), Scheduler.ABP, Scheduler.Rates,
+// Scheduler.OnError and the schedule. Register Projections with the
+// runner before the replay, then Scheduler.Start.
 func New(store domain.EventStore, exchange func(name string) (domain.Exchange, error), config ConfigSource, clock domain.Clock) *Engine {
+	desk := &Desk{Store: store, Exchange: exchange, Clock: clock, Timeout: DefaultTimeout,
+		orders: NewOrders(store), balances: &Balances{}, attention: &Attention{}}
 	sys := &System{Config: config, Exchange: exchange}
-	tr := NewTrader(store, exchange, clock)
-	tr.Activity = sys
+	rec := &Reconciler{desk: desk}
+	tr := &Trader{Activity: sys, desk: desk, reconciler: rec, keys: keyClaims{orders: desk.orders}}
+	em := &Emulator{desk: desk}
 	sc := NewScheduler()
-	sc.System, sc.Orders, sc.Clock = sys, tr, clock
-	return &Engine{System: sys, Trader: tr, Scheduler: sc}
+	sc.System, sc.Clock = sys, clock
+	sc.Orders = orderSide{tr, em, rec, desk.orders}
+	return &Engine{System: sys, Desk: desk, Orders: desk.orders, Balances: desk.balances, Attention: desk.attention,
+		Trader: tr, Reconciler: rec, Emulator: em, Scheduler: sc}
 }
 
 // Projections are the engine's read models, to register with the
-// projection runner before the replay: the System (started or stopped)
-// and the Trader (orders, keys, fill cursors, balances).
-func (e *Engine) Projections() []Projection { return []Projection{e.System, e.Trader} }
+// projection runner before the replay: the System (started or stopped),
+// Orders (the order state), Balances and Attention.
+func (e *Engine) Projections() []Projection {
+	return []Projection{e.System, e.Orders, e.Balances, e.Attention}
+}
 
 // Projection is a read model the projection runner feeds
 // (projections.Projection).
@@ -90,3 +104,29 @@ type Projection interface {
 
 // Close stops the scheduler's loop.
 func (e *Engine) Close() error { return e.Scheduler.Close() }
+
+// orderSide is the order side as the Scheduler drives it: strategy orders
+// to the Trader, ticks to the Emulator, reconciliation to the Reconciler,
+// a pair's open orders from Orders.
+type orderSide struct {
+	trader     *Trader
+	emulator   *Emulator
+	reconciler *Reconciler
+	orders     *Orders
+}
+
+func (s orderSide) Submit(ctx context.Context, req domain.OrderRequest) (int64, error) {
+	return s.trader.Submit(ctx, req)
+}
+
+func (s orderSide) OnTicker(ctx context.Context, exchange string, t domain.Ticker) error {
+	return s.emulator.OnTicker(ctx, exchange, t)
+}
+
+func (s orderSide) Reconcile(ctx context.Context, exchange string) error {
+	return s.reconciler.Reconcile(ctx, exchange)
+}
+
+func (s orderSide) OpenOrderList(exchange, pair string) []domain.OpenOrder {
+	return s.orders.OpenOrderList(exchange, pair)
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"strconv"
+	"sync"
 
 	"github.com/tradeledger/tradeledger/domain"
 )
@@ -19,11 +20,11 @@ import (
 // cannot choose keys that collide without knowing the seeds).
 type keyID struct{ a, b uint64 }
 
-// keySeeds are the Trader's two maphash seeds (set by init).
+// keySeeds are the order state's two maphash seeds (set by NewOrders).
 type keySeeds struct{ a, b maphash.Seed }
 
-func (t *Trader) keyIDOf(key string) keyID {
-	return keyID{maphash.String(t.seeds.a, key), maphash.String(t.seeds.b, key)}
+func (st *orderState) keyIDOf(key string) keyID {
+	return keyID{maphash.String(st.seeds.a, key), maphash.String(st.seeds.b, key)}
 }
 
 // keyRecord is what a used Idempotency-Key answered: the order (for an
@@ -34,23 +35,30 @@ type keyRecord struct {
 	fp      uint64 // fingerprintBits of the request; 0: not recorded
 }
 
+// keyClaims are the Idempotency-Keys whose first request is in progress,
+// beside the answered ones Orders keeps from the log: a retry waits for
+// the first request's answer instead of reading a half-written order.
+type keyClaims struct {
+	orders  *Orders
+	mu      sync.Mutex // held while Orders' keys are read for a claim
+	pending map[string]*keyEntry
+}
+
 // keyEntry is a key whose first request is in progress; done closes when
 // it is settled.
 type keyEntry struct {
 	done chan struct{}
 }
 
-// claimKey claims an Idempotency-Key. fresh: no request used it, the
-// caller places the order and must settle the claim. Otherwise rec is the
-// first request's answer. A claim in progress is waited for; if it placed
+// claim claims an Idempotency-Key. fresh: no request used it, the caller
+// places the order and must settle the claim. Otherwise rec is the first
+// request's answer. A claim in progress is waited for; if it placed
 // nothing, the key is free again and claimed anew.
-func (t *Trader) claimKey(ctx context.Context, key string) (rec keyRecord, fresh bool, err error) {
-	kid := t.keyIDOf(key)
+func (k *keyClaims) claim(ctx context.Context, key string) (rec keyRecord, fresh bool, err error) {
 	for {
-		t.mu.Lock()
-		t.init()
-		if ke, ok := t.pending[key]; ok {
-			t.mu.Unlock()
+		k.mu.Lock()
+		if ke, ok := k.pending[key]; ok {
+			k.mu.Unlock()
 			select {
 			case <-ke.done:
 				continue
@@ -58,29 +66,81 @@ func (t *Trader) claimKey(ctx context.Context, key string) (rec keyRecord, fresh
 				return keyRecord{}, false, ctx.Err()
 			}
 		}
-		if rec, ok := t.keys[kid]; ok {
-			t.mu.Unlock()
+		if rec, ok := k.orders.key(key); ok {
+			k.mu.Unlock()
 			return rec, false, nil
 		}
-		t.pending[key] = &keyEntry{done: make(chan struct{})}
-		t.mu.Unlock()
+		if k.pending == nil {
+			k.pending = map[string]*keyEntry{}
+		}
+		k.pending[key] = &keyEntry{done: make(chan struct{})}
+		k.mu.Unlock()
 		return keyRecord{}, true, nil
 	}
 }
 
-// settleKey ends a fresh claim with its outcome; a request that placed
+// settle ends a fresh claim with its outcome; a request that placed
 // nothing (orderID 0) frees the key for a retry.
-func (t *Trader) settleKey(key string, orderID, ocoID int64, fp string) {
-	t.mu.Lock()
-	ke := t.pending[key]
-	delete(t.pending, key)
+func (k *keyClaims) settle(key string, orderID, ocoID int64, fp string) {
+	k.mu.Lock()
+	ke := k.pending[key]
+	delete(k.pending, key)
 	if orderID != 0 {
-		t.keys[t.keyIDOf(key)] = keyRecord{orderID: orderID, ocoID: ocoID, fp: fingerprintBits(fp)}
+		k.orders.recordKey(key, keyRecord{orderID: orderID, ocoID: ocoID, fp: fingerprintBits(fp)})
 	}
-	t.mu.Unlock()
+	k.mu.Unlock()
 	if ke != nil {
 		close(ke.done)
 	}
+}
+
+// reuse answers a request whose Idempotency-Key already answered one: the
+// first answer when the requests are the same, ECONFLICT when they differ.
+// done is false when the key is unused. A key whose first request is
+// still placing is waited for: its order is recorded (OrderRequested)
+// before the exchange answers, and answering from that half-written state
+// would say the exchange did not answer while it is still asked.
+func (k *keyClaims) reuse(ctx context.Context, key, fp string) (id int64, done bool, err error) {
+	for {
+		k.mu.Lock()
+		ke, inFlight := k.pending[key]
+		rec, ok := k.orders.key(key)
+		k.mu.Unlock()
+		if inFlight {
+			select {
+			case <-ke.done:
+				continue
+			case <-ctx.Done():
+				return 0, true, ctx.Err()
+			}
+		}
+		if !ok {
+			return 0, false, nil
+		}
+		id, err = k.answer(ctx, rec, fp)
+		return id, true, err
+	}
+}
+
+// answer is the answer to a request whose Idempotency-Key was used: the
+// first request's id (its OCO's for an OCO) and the outcome of its order;
+// ECONFLICT if the first request was a different one (fp).
+func (k *keyClaims) answer(ctx context.Context, rec keyRecord, fp string) (int64, error) {
+	if rec.fp != 0 && rec.fp != fingerprintBits(fp) {
+		return 0, errKeyReused()
+	}
+	o, ok, err := k.orders.lookup(ctx, rec.orderID)
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		return 0, domain.Errorf(domain.EINTERNAL, "order %d vanished", rec.orderID)
+	}
+	id := rec.orderID
+	if rec.ocoID != 0 {
+		id = rec.ocoID
+	}
+	return id, answerOrder(o)
 }
 
 // requestFingerprint is the digest recorded with an Idempotency-Key: the
@@ -115,56 +175,6 @@ func fingerprintBits(fp string) uint64 {
 // different request.
 func errKeyReused() error {
 	return domain.Errorf(domain.ECONFLICT, "Idempotency-Key reused with a different request")
-}
-
-// reuseKey answers a request whose Idempotency-Key already answered one:
-// the first answer when the requests are the same, ECONFLICT when they
-// differ. done is false when the key is unused. A key whose first request
-// is still placing is waited for: its order is recorded (OrderRequested)
-// before the exchange answers, and answering from that half-written
-// state would say the exchange did not answer while it is still asked.
-func (t *Trader) reuseKey(ctx context.Context, key, fp string) (id int64, done bool, err error) {
-	for {
-		t.mu.Lock()
-		t.init()
-		ke, inFlight := t.pending[key]
-		rec, ok := t.keys[t.keyIDOf(key)]
-		t.mu.Unlock()
-		if inFlight {
-			select {
-			case <-ke.done:
-				continue
-			case <-ctx.Done():
-				return 0, true, ctx.Err()
-			}
-		}
-		if !ok {
-			return 0, false, nil
-		}
-		id, err = t.answerKey(ctx, rec, fp)
-		return id, true, err
-	}
-}
-
-// answerKey is the answer to a request whose Idempotency-Key was used: the
-// first request's id (its OCO's for an OCO) and the outcome of its order;
-// ECONFLICT if the first request was a different one (fp).
-func (t *Trader) answerKey(ctx context.Context, rec keyRecord, fp string) (int64, error) {
-	if rec.fp != 0 && rec.fp != fingerprintBits(fp) {
-		return 0, errKeyReused()
-	}
-	o, ok, err := t.lookup(ctx, rec.orderID)
-	if err != nil {
-		return 0, err
-	}
-	if !ok {
-		return 0, domain.Errorf(domain.EINTERNAL, "order %d vanished", rec.orderID)
-	}
-	id := rec.orderID
-	if rec.ocoID != 0 {
-		id = rec.ocoID
-	}
-	return id, answerOrder(o)
 }
 
 // answerOrder is the result of an order as a command answer: nil once the

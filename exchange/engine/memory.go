@@ -18,7 +18,7 @@ import (
 //	OpenOrders                       number of the pair's orders open on the exchange
 //	openOrders                       the pair's open and armed orders, by id (domain.OpenOrder:
 //	                                 id, type, side, state, rate, amount, filled, stop fields,
-//	                                 time), read live from the order manager
+//	                                 time), read live from Orders
 //	CandleCount, Period              candles held, candle interval (minutes)
 //	Delay                            seconds between the pair's cycles
 //	Cycles, LastCycle                cycles done and the time of the last one
@@ -151,8 +151,9 @@ func (c *Scheduler) Snapshots() map[string]map[string]any {
 }
 
 // OpenOrderLister is implemented by an OrderManager that lists its
-// unfinished orders (the Trader): core memory's openOrders comes from it,
-// live, at every read. With another OrderManager openOrders is empty.
+// unfinished orders (the engine's order side, from Orders): core memory's
+// openOrders comes from it, live, at every read. With another
+// OrderManager openOrders is empty.
 type OpenOrderLister interface {
 	OpenOrderList(exchange, pair string) []domain.OpenOrder
 }

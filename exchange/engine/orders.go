@@ -7,259 +7,196 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
-	"github.com/tradeledger/tradeledger/eventstore"
 )
 
-// DefaultTimeout bounds every exchange call.
-const DefaultTimeout = 10 * time.Second
+// Orders is the engine's order state, a projection of the log registered
+// with the runner like every other (Engine.Projections): the next order
+// id, every unfinished order's state (requested, accepted, held for its
+// stop, triggered) and OCO, the Idempotency-Keys already answered (with a
+// fingerprint of each request), and each exchange's fill cursor. The
+// engine's rooms decide against it and apply their own appends at once
+// (Apply again from the runner is a no-op), so a decision never waits for
+// the runner. A finished order leaves memory and is read back from the
+// log when asked for (Order), so memory follows the unfinished orders.
+// Use NewOrders.
+type Orders struct {
+	// Store is the log a finished order is read back from (nil: a
+	// finished order is not found).
+	Store domain.EventStore
 
-// Activity tells whether the core is cycling a pair of an exchange; orders
-// are accepted only then (the spec's precondition for trading).
-type Activity interface {
-	IsCycling(exchange string) bool
+	mu    sync.Mutex
+	state orderState
 }
 
-// Trader is the order manager. Fill its fields, register it with the
-// projection runner before the replay, then use it.
-type Trader struct {
-	// Store is the event log.
-	Store domain.EventStore
-	// Exchange returns the connector for an exchange name (ENOTFOUND for
-	// a name it cannot serve).
-	Exchange func(name string) (domain.Exchange, error)
-	// Activity gates orders; nil refuses every order.
-	Activity Activity
-	// Clock dates events.
-	Clock domain.Clock
-	// Wait, if set, is called with the position of the last appended
-	// event before a command returns (projections.Runner.WaitFor), so the
-	// caller's next read sees the command's events.
-	Wait func(ctx context.Context, pos uint64) error
-	// Timeout bounds each exchange call.
-	Timeout time.Duration
-
-	mu     sync.Mutex
+// orderState is what Orders folds from the log.
+type orderState struct {
 	nextID int64
 	// orders holds the unfinished orders (and ids reserved for orders
-	// being written); a finished order leaves it, its id joins finished,
-	// and its state is read back from the log when asked for (lookup).
-	orders map[int64]*orderEntry
-	// checked names the exchanges whose open orders Reconcile has looked
-	// up since this process started (see checkOpenOrders).
-	checked  map[string]bool
+	// being written); a finished order leaves it and its id joins
+	// finished.
+	orders   map[int64]*orderEntry
 	finished idSet                          // finished orders and OCOs: their events are no longer applied
 	open     map[string]map[int64]struct{}  // exchange → unfinished order ids
 	armed    map[pairRef]map[int64]struct{} // emulated orders waiting for their stop
 	byClient map[string]int64               // client order id → unfinished order id
-	pending  map[string]*keyEntry           // Idempotency-Keys being answered
-	keys     map[keyID]keyRecord            // Idempotency-Keys answered (from the log)
+	keys     map[keyID]keyRecord            // Idempotency-Keys answered
 	seeds    keySeeds                       // of keyIDOf
 	ocos     map[int64]*domain.Oco          // OCOs with a leg that is not finished
-	cursor   map[string]uint64
-	// attention holds the orders that need attention, by pair (attention.go).
-	attention map[pairRef]map[int64]string
-	balances  map[string]domain.BalancesObserved
-	exLocks   map[string]*sync.Mutex
-	// lookups is the look-up state of orders whose existence on the
-	// exchange is in question (unknown outcome, or open in the log but
-	// maybe forgotten): not-founds so far and when to ask next.
-	lookups map[int64]*lookup
-	// spare is a finished order's entry that never left t.mu's keeping
+	cursor   map[string]uint64              // exchange → the Seq of its last fill recorded
+	// spare is a finished order's entry that was never handed out
 	// (shared false), for the next order the log requests: a replay's
 	// orders open and finish one after the other.
 	spare *orderEntry
-
-	cmdsOnce sync.Once
-	cmds     *eventstore.Commands // commands()
 }
 
-// lookup is the backoff state of one order's look-ups by client order id.
-type lookup struct {
-	notFound int
-	attempts int
-	next     time.Time
-}
-
-// orderEntry is the Trader's record of one unfinished order: its state as
-// folded from the log, and the lock its commands take.
+// orderEntry is one unfinished order: its state as folded from the log,
+// and the lock its commands take.
 type orderEntry struct {
 	op      sync.Mutex // serializes commands on the order; never held while waiting for projections
 	o       domain.Order
 	updated int64 // ms of the order's last event
-	// filed is the exchange it is filed under in Trader.open ("" before
-	// its request); shared: handed out (entry, allocID), so never reused
-	// for another order.
+	// filed is the exchange it is filed under in orderState.open (""
+	// before its request); shared: handed out (entry, allocID), so never
+	// reused for another order.
 	filed  string
 	shared bool
 }
 
-// pairRef names an exchange's pair (the armed index's key).
+// pairRef names an exchange's pair.
 type pairRef struct{ exchange, pair string }
 
-// idSet is a set of ids as a bitset of 64 ids per word: the dense run of a
-// log's order ids (from 0 on) in a slice, about one bit each and found
-// without hashing (a replay asks for every event), and a scattered id (an
-// imported order's, far past that run) in a map, one entry per word.
-type idSet struct {
-	dense  []uint64
-	sparse map[int64]uint64 // words at or past len(dense), or negative
-}
-
-func (s *idSet) has(id int64) bool {
-	w, bit := id>>6, uint64(1)<<(uint64(id)&63)
-	if w >= 0 && w < int64(len(s.dense)) {
-		return s.dense[w]&bit != 0
+// NewOrders returns an empty order state reading finished orders back
+// from store.
+func NewOrders(store domain.EventStore) *Orders {
+	o := &Orders{Store: store}
+	o.state = orderState{
+		nextID:   1,
+		orders:   make(map[int64]*orderEntry),
+		open:     make(map[string]map[int64]struct{}),
+		armed:    make(map[pairRef]map[int64]struct{}),
+		byClient: make(map[string]int64),
+		keys:     make(map[keyID]keyRecord),
+		seeds:    keySeeds{maphash.MakeSeed(), maphash.MakeSeed()},
+		ocos:     make(map[int64]*domain.Oco),
+		cursor:   make(map[string]uint64),
 	}
-	return s.sparse[w]&bit != 0
-}
-
-func (s *idSet) add(id int64) {
-	w, bit := id>>6, uint64(1)<<(uint64(id)&63)
-	if w >= 0 && w < int64(len(s.dense)) {
-		s.dense[w] |= bit
-		return
-	}
-	// The slice grows over words near its end (at most doubling it, so
-	// that one far id does not make it large); farther ones go to the map.
-	if w >= 0 && w < 2*int64(len(s.dense))+1024 {
-		old := len(s.dense)
-		s.dense = append(s.dense, make([]uint64, int(w)+1-old)...)
-		if len(s.sparse) > 0 { // words the slice now covers move into it
-			for k := int64(old); k < int64(len(s.dense)); k++ {
-				if v, ok := s.sparse[k]; ok {
-					s.dense[k] |= v
-					delete(s.sparse, k)
-				}
-			}
-		}
-		s.dense[w] |= bit
-		return
-	}
-	if s.sparse == nil {
-		s.sparse = make(map[int64]uint64)
-	}
-	s.sparse[w] |= bit
-}
-
-// NewTrader returns a Trader with default settings.
-func NewTrader(store domain.EventStore, exchange func(string) (domain.Exchange, error), clock domain.Clock) *Trader {
-	return &Trader{Store: store, Exchange: exchange, Clock: clock, Timeout: DefaultTimeout}
-}
-
-func (t *Trader) init() {
-	if t.orders == nil {
-		t.nextID = 1
-		t.orders = make(map[int64]*orderEntry)
-		t.finished = idSet{}
-		t.open = make(map[string]map[int64]struct{})
-		t.armed = make(map[pairRef]map[int64]struct{})
-		t.byClient = make(map[string]int64)
-		t.pending = make(map[string]*keyEntry)
-		t.keys = make(map[keyID]keyRecord)
-		t.seeds = keySeeds{maphash.MakeSeed(), maphash.MakeSeed()}
-		t.ocos = make(map[int64]*domain.Oco)
-		t.cursor = make(map[string]uint64)
-		t.balances = make(map[string]domain.BalancesObserved)
-		t.exLocks = make(map[string]*sync.Mutex)
-	}
+	return o
 }
 
 // Name implements projections.Projection.
-func (t *Trader) Name() string { return "trading" }
+func (s *Orders) Name() string { return "trading" }
 
-// Apply implements projections.Projection: it folds order, OCO and balance
-// events into the Trader's state. Events already applied are ignored, and
-// so are the events of finished orders and OCOs (the Trader keeps only
-// what it still acts on: see lookup).
-func (t *Trader) Apply(e *domain.Event) error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.applyLocked(e)
+// Apply implements projections.Projection: it folds order and OCO events
+// into the state. Events already applied are ignored, and so are the
+// events of finished orders and OCOs.
+func (s *Orders) Apply(e *domain.Event) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state.apply(e)
 }
 
-// streamID returns the id of an order or OCO stream (domain.StreamID:
-// prefix + the id as OrderStream and OcoStream write it), moving nextID
-// past it; ok is false for any other name or an id whose events no longer
-// matter (finished and dropped from memory).
-func (t *Trader) streamID(stream, prefix string) (id int64, ok bool) {
-	if id, ok = domain.StreamID(stream, prefix); !ok {
-		return 0, false
-	}
-	if id >= t.nextID {
-		t.nextID = id + 1
-	}
-	return id, !t.finished.has(id)
-}
-
-func (t *Trader) applyLocked(e *domain.Event) error {
-	t.init()
-	switch {
-	case strings.HasPrefix(e.Stream, "order-"):
-		id, ok := t.streamID(e.Stream, "order-")
-		if e.Type == domain.TypeOrderNeedsAttention || e.Type == domain.TypeOrderAttentionCleared {
-			if err := t.applyAttention(id, e); err != nil {
-				return err
-			}
-		}
-		if !ok {
-			return nil
-		}
-		entry := t.orders[id]
-		if entry == nil {
-			entry = t.newEntry()
-			t.orders[id] = entry
-		}
-		if err := entry.o.Apply(e); err != nil {
+// applyAll applies the events of one append under one lock.
+func (s *Orders) applyAll(evs []domain.Event) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range evs {
+		if err := s.state.apply(&evs[i]); err != nil {
 			return err
 		}
-		entry.updated = e.Time
-		switch e.Type {
-		case domain.TypeOrderRequested:
-			t.byClient[entry.o.ClientOrderID] = id
-			if k := entry.o.IdempotencyKey; k != "" {
-				kid := t.keyIDOf(k)
-				if _, ok := t.keys[kid]; !ok {
-					t.keys[kid] = keyRecord{orderID: id, ocoID: entry.o.OcoID, fp: fingerprintBits(entry.o.IdempotencyFingerprint)}
-				}
-			}
-		case domain.TypeOrderFilled:
-			if p, err := domain.Payload[domain.OrderFilled](e); err == nil && p.Seq > t.cursor[entry.o.Exchange] {
-				t.cursor[entry.o.Exchange] = p.Seq
-			}
-		}
-		t.index(id, entry)
-	case strings.HasPrefix(e.Stream, "oco-"):
-		id, ok := t.streamID(e.Stream, "oco-")
-		if !ok {
-			return nil
-		}
-		c := t.ocos[id]
-		if c == nil {
-			oc := domain.NewOco()
-			c = &oc
-			t.ocos[id] = c
-		}
-		if err := c.Apply(e); err != nil {
-			return err
-		}
-		t.ocoSettled(id)
-	case strings.HasPrefix(e.Stream, "balance-") && e.Type == domain.TypeBalancesObserved:
-		var p domain.BalancesObserved
-		if err := e.Decode(&p); err != nil {
-			return err
-		}
-		t.balances[p.Exchange] = p
 	}
 	return nil
 }
 
+func (st *orderState) apply(e *domain.Event) error {
+	switch {
+	case strings.HasPrefix(e.Stream, "order-"):
+		return st.applyOrder(e)
+	case strings.HasPrefix(e.Stream, "oco-"):
+		id, ok := st.streamID(e.Stream, "oco-")
+		if !ok {
+			return nil
+		}
+		c := st.ocos[id]
+		if c == nil {
+			oc := domain.NewOco()
+			c = &oc
+			st.ocos[id] = c
+		}
+		if err := c.Apply(e); err != nil {
+			return err
+		}
+		st.ocoSettled(id)
+	}
+	return nil
+}
+
+func (st *orderState) applyOrder(e *domain.Event) error {
+	id, ok := st.streamID(e.Stream, "order-")
+	if e.Type == domain.TypeOrderNeedsAttention {
+		// The fill it stands for was read: not asked for again, whether
+		// or not the order is still in memory.
+		p, err := domain.Payload[domain.OrderNeedsAttention](e)
+		if err != nil {
+			return err
+		}
+		st.advance(p.Exchange, p.Seq)
+	}
+	if !ok {
+		return nil
+	}
+	entry := st.orders[id]
+	if entry == nil {
+		entry = st.newEntry()
+		st.orders[id] = entry
+	}
+	if err := entry.o.Apply(e); err != nil {
+		return err
+	}
+	entry.updated = e.Time
+	switch e.Type {
+	case domain.TypeOrderRequested:
+		st.byClient[entry.o.ClientOrderID] = id
+		if k := entry.o.IdempotencyKey; k != "" {
+			kid := st.keyIDOf(k)
+			if _, ok := st.keys[kid]; !ok {
+				st.keys[kid] = keyRecord{orderID: id, ocoID: entry.o.OcoID, fp: fingerprintBits(entry.o.IdempotencyFingerprint)}
+			}
+		}
+	case domain.TypeOrderFilled:
+		if p, err := domain.Payload[domain.OrderFilled](e); err == nil {
+			st.advance(entry.o.Exchange, p.Seq)
+		}
+	}
+	st.index(id, entry)
+	return nil
+}
+
+// advance moves an exchange's fill cursor forward to seq.
+func (st *orderState) advance(exchange string, seq uint64) {
+	if seq > st.cursor[exchange] {
+		st.cursor[exchange] = seq
+	}
+}
+
+// streamID returns the id of an order or OCO stream (domain.StreamID),
+// moving nextID past it; ok is false for any other name or an id whose
+// events no longer matter (finished and dropped from memory).
+func (st *orderState) streamID(stream, prefix string) (id int64, ok bool) {
+	if id, ok = domain.StreamID(stream, prefix); !ok {
+		return 0, false
+	}
+	if id >= st.nextID {
+		st.nextID = id + 1
+	}
+	return id, !st.finished.has(id)
+}
+
 // index files an order after an event: an unfinished one under its
 // exchange (and, while its stop waits, under its pair as armed); a
-// finished one leaves every index and memory. The caller holds t.mu.
-func (t *Trader) index(id int64, entry *orderEntry) {
+// finished one leaves every index and memory.
+func (st *orderState) index(id int64, entry *orderEntry) {
 	o := &entry.o
 	if o.State == domain.OrderStateNone {
 		return
@@ -267,25 +204,25 @@ func (t *Trader) index(id int64, entry *orderEntry) {
 	// Only emulated orders are ever armed (an order's kind is its
 	// OrderRequested's), so the others skip the armed index.
 	if o.State.Done() {
-		delete(t.orders, id)
-		if t.byClient[o.ClientOrderID] == id {
-			delete(t.byClient, o.ClientOrderID)
+		delete(st.orders, id)
+		if st.byClient[o.ClientOrderID] == id {
+			delete(st.byClient, o.ClientOrderID)
 		}
-		removeID(t.open, o.Exchange, id)
+		removeID(st.open, o.Exchange, id)
 		if o.Emulated() {
-			removeID(t.armed, pairRef{o.Exchange, o.Pair}, id)
+			removeID(st.armed, pairRef{o.Exchange, o.Pair}, id)
 		}
-		t.finished.add(id)
+		st.finished.add(id)
 		if o.OcoID != 0 {
-			t.ocoSettled(o.OcoID)
+			st.ocoSettled(o.OcoID)
 		}
 		if !entry.shared {
-			t.spare = entry
+			st.spare = entry
 		}
 		return
 	}
 	if entry.filed != o.Exchange {
-		addID(t.open, o.Exchange, id)
+		addID(st.open, o.Exchange, id)
 		entry.filed = o.Exchange
 	}
 	if !o.Emulated() {
@@ -293,20 +230,20 @@ func (t *Trader) index(id int64, entry *orderEntry) {
 	}
 	ref := pairRef{o.Exchange, o.Pair}
 	if !o.Triggered && o.State == domain.OrderStateAccepted {
-		addID(t.armed, ref, id)
+		addID(st.armed, ref, id)
 	} else {
-		removeID(t.armed, ref, id)
+		removeID(st.armed, ref, id)
 	}
 }
 
 // newEntry returns an entry for an order the log requests: the spare one
-// when there is one. The caller holds t.mu.
-func (t *Trader) newEntry() *orderEntry {
-	entry := t.spare
+// when there is one.
+func (st *orderState) newEntry() *orderEntry {
+	entry := st.spare
 	if entry == nil {
 		return &orderEntry{o: domain.NewOrder()}
 	}
-	t.spare = nil
+	st.spare = nil
 	ids := entry.o.FillIDs[:0]
 	*entry = orderEntry{o: domain.NewOrder()}
 	entry.o.FillIDs = ids
@@ -314,57 +251,52 @@ func (t *Trader) newEntry() *orderEntry {
 }
 
 // ocoSettled forgets an OCO once both its legs are finished.
-func (t *Trader) ocoSettled(ocoID int64) {
-	c := t.ocos[ocoID]
+func (st *orderState) ocoSettled(ocoID int64) {
+	c := st.ocos[ocoID]
 	if c == nil || c.LimitOrderID == 0 || c.StopOrderID == 0 {
 		return
 	}
-	if t.finished.has(c.LimitOrderID) && t.finished.has(c.StopOrderID) {
-		delete(t.ocos, ocoID)
-		t.finished.add(ocoID)
+	if st.finished.has(c.LimitOrderID) && st.finished.has(c.StopOrderID) {
+		delete(st.ocos, ocoID)
+		st.finished.add(ocoID)
 	}
 }
 
-func addID[K comparable](m map[K]map[int64]struct{}, k K, id int64) {
-	set := m[k]
-	if set == nil {
-		set = make(map[int64]struct{})
-		m[k] = set
+// collect filters a set of order ids by keep, sorted.
+func (st *orderState) collect(set map[int64]struct{}, keep func(o *domain.Order) bool) []int64 {
+	var ids []int64
+	for id := range set {
+		entry := st.orders[id]
+		if entry == nil || entry.o.State == domain.OrderStateNone || entry.o.State.Done() {
+			continue
+		}
+		if keep(&entry.o) {
+			ids = append(ids, id)
+		}
 	}
-	set[id] = struct{}{}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids
 }
 
-// removeID removes id from k's set. An emptied set stays (one per
-// exchange or pair): dropping it made a replay allocate a new one for
-// nearly every order, as orders open and finish one after the other. A
-// set keeps the memory of its peak size (maps do not shrink), which the
-// Trader needed at that peak anyway.
-func removeID[K comparable](m map[K]map[int64]struct{}, k K, id int64) {
-	if set := m[k]; set != nil {
-		delete(set, id)
-	}
-}
-
-// OpenOrders returns how many unfinished orders of exchange the Trader
-// holds (requested, accepted, held for a stop, or triggered).
-func (t *Trader) OpenOrders(exchange string) int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return len(t.open[exchange])
+// OpenOrders returns how many unfinished orders of exchange there are
+// (requested, accepted, held for a stop, or triggered).
+func (s *Orders) OpenOrders(exchange string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.state.open[exchange])
 }
 
 // OpenOrderList returns the unfinished orders of an exchange's pair (every
 // pair of it when pair is ""), by id: requested, accepted (resting on the
-// exchange or armed in the order manager), or triggered. It costs
-// O(unfinished orders of the exchange).
-func (t *Trader) OpenOrderList(exchange, pair string) []domain.OpenOrder {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.init()
-	ids := t.collect(t.open[exchange], func(o *domain.Order) bool { return pair == "" || o.Pair == pair })
+// exchange or armed in the engine), or triggered. It costs O(unfinished
+// orders of the exchange).
+func (s *Orders) OpenOrderList(exchange, pair string) []domain.OpenOrder {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ids := s.state.collect(s.state.open[exchange], func(o *domain.Order) bool { return pair == "" || o.Pair == pair })
 	out := make([]domain.OpenOrder, 0, len(ids))
 	for _, id := range ids {
-		out = append(out, t.orders[id].o.View())
+		out = append(out, s.state.orders[id].o.View())
 	}
 	return out
 }
@@ -378,11 +310,11 @@ type Unfinished struct {
 
 // Unfinished returns every unfinished order of every exchange, by id: what
 // `tradeledger replay` lists as open orders. It costs O(unfinished orders).
-func (t *Trader) Unfinished() []Unfinished {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	out := make([]Unfinished, 0, len(t.orders))
-	for _, entry := range t.orders {
+func (s *Orders) Unfinished() []Unfinished {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Unfinished, 0, len(s.state.orders))
+	for _, entry := range s.state.orders {
 		if entry.o.State == domain.OrderStateNone || entry.o.State.Done() {
 			continue
 		}
@@ -397,75 +329,75 @@ func (t *Trader) Unfinished() []Unfinished {
 // Order returns a copy of an order's state, and whether it exists. An
 // unfinished order comes from memory; a finished one is read back from the
 // log (false if that read fails).
-func (t *Trader) Order(id int64) (domain.Order, bool) {
-	o, ok, err := t.lookup(context.Background(), id)
+func (s *Orders) Order(id int64) (domain.Order, bool) {
+	o, ok, err := s.lookup(context.Background(), id)
 	return o, ok && err == nil
 }
 
 // lookup returns an order's state (without its fill-id set): from memory
 // while it is unfinished, else folded from its stream in the log. An id
 // that never was an order is (zero, false, nil).
-func (t *Trader) lookup(ctx context.Context, id int64) (domain.Order, bool, error) {
-	t.mu.Lock()
-	t.init()
-	if entry, ok := t.orders[id]; ok {
+func (s *Orders) lookup(ctx context.Context, id int64) (domain.Order, bool, error) {
+	s.mu.Lock()
+	if entry, ok := s.state.orders[id]; ok {
 		o := entry.o
-		t.mu.Unlock()
+		s.mu.Unlock()
 		o.FillIDs = nil
 		return o, o.State != domain.OrderStateNone, nil
 	}
-	finished := t.finished.has(id)
-	t.mu.Unlock()
-	if !finished || t.Store == nil {
+	finished := s.state.finished.has(id)
+	s.mu.Unlock()
+	if !finished || s.Store == nil {
 		return domain.Order{}, false, nil
 	}
-	it := t.Store.ReadStream(ctx, domain.OrderStream(id), 0, 0)
+	o, err := fold(ctx, s.Store, domain.OrderStream(id), domain.NewOrder(), (*domain.Order).Apply)
+	o.FillIDs = nil
+	return o, err == nil && o.State != domain.OrderStateNone, err
+}
+
+// lookupOco returns an OCO's state: from memory while a leg is
+// unfinished, else folded from its stream. An id that never was an OCO is
+// (zero, false, nil).
+func (s *Orders) lookupOco(ctx context.Context, id int64) (domain.Oco, bool, error) {
+	s.mu.Lock()
+	if c, ok := s.state.ocos[id]; ok {
+		oc := *c
+		s.mu.Unlock()
+		return oc, oc.OcoID != 0, nil
+	}
+	finished := s.state.finished.has(id)
+	s.mu.Unlock()
+	if !finished || s.Store == nil {
+		return domain.Oco{}, false, nil
+	}
+	c, err := fold(ctx, s.Store, domain.OcoStream(id), domain.NewOco(), (*domain.Oco).Apply)
+	return c, err == nil && c.OcoID != 0, err
+}
+
+// fold applies a stream's events to state, in order.
+func fold[S any](ctx context.Context, store domain.EventStore, stream string, state S, apply func(*S, *domain.Event) error) (S, error) {
+	it := store.ReadStream(ctx, stream, 0, 0)
 	defer it.Close()
-	o := domain.NewOrder()
 	for it.Next() {
 		e := it.Event()
-		if err := o.Apply(&e); err != nil {
-			return domain.Order{}, false, err
+		if err := apply(&state, &e); err != nil {
+			var zero S
+			return zero, err
 		}
 	}
 	if err := it.Err(); err != nil {
-		return domain.Order{}, false, fmt.Errorf("read %s: %w", domain.OrderStream(id), err)
+		var zero S
+		return zero, fmt.Errorf("read %s: %w", stream, err)
 	}
-	o.FillIDs = nil
-	return o, o.State != domain.OrderStateNone, nil
+	return state, nil
 }
 
-// Balances returns the last observed balances of every exchange, sorted by
-// exchange (a projection of BalancesObserved).
-func (t *Trader) Balances() []domain.BalancesObserved {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	out := make([]domain.BalancesObserved, 0, len(t.balances))
-	for _, b := range t.balances {
-		out = append(out, b)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Exchange < out[j].Exchange })
-	return out
-}
-
-// Markets returns an exchange's pairs with their 24-hour statistics;
-// an unknown exchange is EINVALID naming the field exch.
-func (t *Trader) Markets(ctx context.Context, exchange string) ([]domain.Market, error) {
-	x, err := t.exchange(exchange)
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := t.exchangeCallContext(ctx)
-	defer cancel()
-	ms, err := x.Markets(ctx)
-	return ms, exchangeError(err)
-}
-
-func (t *Trader) entry(id int64) *orderEntry {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.init()
-	entry := t.orders[id]
+// entry returns an unfinished order's entry (nil once finished), handed
+// out: it is never reused for another order.
+func (s *Orders) entry(id int64) *orderEntry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	entry := s.state.orders[id]
 	if entry != nil {
 		entry.shared = true
 	}
@@ -473,71 +405,124 @@ func (t *Trader) entry(id int64) *orderEntry {
 }
 
 // snapshot returns a copy of entry's order (without the fill-id set).
-func (t *Trader) snapshot(entry *orderEntry) domain.Order {
-	t.mu.Lock()
-	defer t.mu.Unlock()
+func (s *Orders) snapshot(entry *orderEntry) domain.Order {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	o := entry.o
 	o.FillIDs = nil
 	return o
 }
 
+// decidable returns a copy of entry's order to decide on (its FillIDs are
+// shared: Apply only appends to them, under s.mu).
+func (s *Orders) decidable(entry *orderEntry) domain.Order {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return entry.o
+}
+
 // allocID returns a new order (or OCO) id, and its entry when order.
-func (t *Trader) allocID(order bool) (int64, *orderEntry) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.init()
-	id := t.nextID
-	t.nextID++
+func (s *Orders) allocID(order bool) (int64, *orderEntry) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id := s.state.nextID
+	s.state.nextID++
 	if !order {
 		return id, nil
 	}
 	entry := &orderEntry{o: domain.NewOrder(), shared: true}
-	t.orders[id] = entry
+	s.state.orders[id] = entry
 	return id, entry
 }
 
 // dropEntry forgets a reserved id whose OrderRequested never got written.
-func (t *Trader) dropEntry(id int64) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if entry := t.orders[id]; entry != nil && entry.o.State == domain.OrderStateNone {
-		delete(t.orders, id)
+func (s *Orders) dropEntry(id int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if entry := s.state.orders[id]; entry != nil && entry.o.State == domain.OrderStateNone {
+		delete(s.state.orders, id)
 	}
 }
 
-// openOrders returns the ids of the unfinished orders of an exchange that
-// keep accepts, in id order. It costs O(unfinished orders of the
-// exchange), not O(every order ever).
-func (t *Trader) openOrders(exchange string, keep func(o *domain.Order) bool) []int64 {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.init()
-	return t.collect(t.open[exchange], keep)
+// openIDs returns the ids of the unfinished orders of an exchange that
+// keep accepts, in id order: O(unfinished orders of the exchange), not
+// O(every order ever).
+func (s *Orders) openIDs(exchange string, keep func(o *domain.Order) bool) []int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state.collect(s.state.open[exchange], keep)
 }
 
-// armedOrders returns the ids of the emulated orders of a pair that wait
-// for their stop, in id order (O(armed orders of the pair)).
-func (t *Trader) armedOrders(exchange, pair string) []int64 {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.init()
-	return t.collect(t.armed[pairRef{exchange, pair}], func(o *domain.Order) bool {
+// armedIDs returns the ids of the emulated orders of a pair that wait for
+// their stop, in id order (O(armed orders of the pair)).
+func (s *Orders) armedIDs(exchange, pair string) []int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state.collect(s.state.armed[pairRef{exchange, pair}], func(o *domain.Order) bool {
 		return o.Emulated() && !o.Triggered && o.State == domain.OrderStateAccepted
 	})
 }
 
-// collect filters a set of order ids by keep, sorted. The caller holds t.mu.
-func (t *Trader) collect(set map[int64]struct{}, keep func(o *domain.Order) bool) []int64 {
-	var ids []int64
-	for id := range set {
-		entry := t.orders[id]
-		if entry == nil || entry.o.State == domain.OrderStateNone || entry.o.State.Done() {
-			continue
-		}
-		if keep(&entry.o) {
-			ids = append(ids, id)
-		}
+// oco returns a copy of an OCO's state (a new OCO's when it has none yet).
+func (s *Orders) oco(ocoID int64) domain.Oco {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p := s.state.ocos[ocoID]; p != nil {
+		return *p
 	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	return ids
+	return domain.NewOco()
+}
+
+// otherLeg returns the leg of an unfinished OCO that is not legID and
+// whether it is finished; ok is false once the OCO is settled.
+func (s *Orders) otherLeg(ocoID, legID int64) (other int64, done, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.state.ocos[ocoID]
+	if c == nil {
+		return 0, false, false
+	}
+	other, done = c.Other(legID), true
+	if entry := s.state.orders[other]; entry != nil {
+		done = entry.o.State.Done()
+	}
+	return other, done, true
+}
+
+// byClientID returns the unfinished order a client order id belongs to.
+func (s *Orders) byClientID(clientOrderID string) (int64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id, ok := s.state.byClient[clientOrderID]
+	return id, ok
+}
+
+// cursor returns the Seq of an exchange's last fill recorded.
+func (s *Orders) cursor(exchange string) uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state.cursor[exchange]
+}
+
+// advance moves an exchange's fill cursor forward to seq (a fill read that
+// recorded nothing: another order's, or a finished one's).
+func (s *Orders) advance(exchange string, seq uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.state.advance(exchange, seq)
+}
+
+// key returns what a used Idempotency-Key answered.
+func (s *Orders) key(key string) (keyRecord, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rec, ok := s.state.keys[s.state.keyIDOf(key)]
+	return rec, ok
+}
+
+// recordKey records what a key's first request answered.
+func (s *Orders) recordKey(key string, rec keyRecord) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.state.keys[s.state.keyIDOf(key)] = rec
 }

@@ -28,6 +28,7 @@ type env struct {
 	runner *projections.Runner
 	clock  *domain.ManualClock
 	sim    *paper.Simulator
+	eng    *engine.Engine
 	tr     *engine.Trader
 	active cycling
 	// paperFromLog registers the simulator as a projection, as serve does,
@@ -53,10 +54,13 @@ func (e *env) open() {
 	if e.paperFromLog {
 		e.runner.Register(e.sim)
 	}
-	e.tr = engine.NewTrader(e.store, e.sim.Exchange, e.clock)
+	e.eng = engine.New(e.store, e.sim.Exchange, nil, e.clock)
+	e.tr = e.eng.Trader
 	e.tr.Activity = e.active
-	e.tr.Wait = e.runner.WaitFor
-	e.runner.Register(e.tr)
+	e.eng.Desk.Wait = e.runner.WaitFor
+	for _, p := range e.eng.Projections() {
+		e.runner.Register(p)
+	}
 	if err := e.runner.Start(context.Background()); err != nil {
 		e.t.Fatal(err)
 	}
@@ -106,13 +110,13 @@ func (e *env) tick(pair string) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	if err := e.tr.OnTicker(context.Background(), "binance", tk); err != nil {
+	if err := e.eng.Emulator.OnTicker(context.Background(), "binance", tk); err != nil {
 		e.t.Fatal(err)
 	}
 }
 
 func (e *env) reconcile() {
-	if err := e.tr.Reconcile(context.Background(), "binance"); err != nil {
+	if err := e.eng.Reconciler.Reconcile(context.Background(), "binance"); err != nil {
 		e.t.Fatal(err)
 	}
 }
@@ -155,7 +159,7 @@ func TestIdempotencyKeyPlacesOneOrder(t *testing.T) {
 		t.Fatalf("%d open orders on the exchange, want 1", len(open))
 	}
 	want(t, e.types(domain.OrderStream(ids[0])), domain.TypeOrderRequested, domain.TypeOrderAccepted)
-	if _, ok := e.tr.Order(ids[0] + 1); ok {
+	if _, ok := e.eng.Orders.Order(ids[0] + 1); ok {
 		t.Fatal("a second order exists")
 	}
 	// After a restart the key is recovered from the log.
@@ -244,7 +248,7 @@ func (e *env) openWith(clientID string) int {
 }
 
 func (e *env) clientID(id int64) string {
-	o, ok := e.tr.Order(id)
+	o, ok := e.eng.Orders.Order(id)
 	if !ok {
 		e.t.Fatalf("order %d unknown", id)
 	}
@@ -309,7 +313,7 @@ func TestResentNeverTwice(t *testing.T) {
 	if n := e.openWith(e.clientID(id)); n != 0 {
 		t.Fatalf("%d orders with the client id on the exchange, want 0", n)
 	}
-	if got := e.tr.OpenOrders("binance"); got != 0 {
+	if got := e.eng.Orders.OpenOrders("binance"); got != 0 {
 		t.Fatalf("%d open orders in the log, want 0", got)
 	}
 }
@@ -390,7 +394,7 @@ func TestLifecycleThroughTheSimulatedMarket(t *testing.T) {
 	}
 	e.setPrice("USDT-BTC", "57000")
 	e.tick("USDT-BTC")
-	o, _ := e.tr.Order(tb)
+	o, _ := e.eng.Orders.Order(tb)
 	if o.StopPrice != domain.MustDecimal("57550") {
 		t.Fatalf("trailing stop at %v, want 57550", o.StopPrice)
 	}
@@ -470,10 +474,10 @@ func TestFinishedOrdersLeaveMemory(t *testing.T) {
 		if err := e.runner.WaitFor(ctx, e.head()); err != nil {
 			t.Fatal(err)
 		}
-		if got := e.tr.OpenOrders("binance"); got != 2 {
+		if got := e.eng.Orders.OpenOrders("binance"); got != 2 {
 			t.Fatalf("%s: %d open orders, want 2 (the resting limit and the stop)", when, got)
 		}
-		o, ok := e.tr.Order(mkt)
+		o, ok := e.eng.Orders.Order(mkt)
 		if !ok || o.State != domain.OrderStateFilled || o.Filled != domain.MustDecimal("0.01") {
 			t.Fatalf("%s: market order %+v ok=%v, want filled from the log", when, o, ok)
 		}
@@ -499,10 +503,10 @@ func TestFinishedOrdersLeaveMemory(t *testing.T) {
 	e.tick("USDT-BTC")
 	e.reconcile()
 	want(t, e.types(domain.OrderStream(stop)), domain.TypeOrderRequested, domain.TypeOrderAccepted, domain.TypeStopTriggered, domain.TypeOrderAccepted, domain.TypeOrderFilled)
-	if got := e.tr.OpenOrders("binance"); got != 0 {
+	if got := e.eng.Orders.OpenOrders("binance"); got != 0 {
 		t.Fatalf("%d open orders after cancel and fill, want 0", got)
 	}
-	if _, ok := e.tr.Order(stop + 1); ok {
+	if _, ok := e.eng.Orders.Order(stop + 1); ok {
 		t.Fatal("an order that never existed was found")
 	}
 }
@@ -581,7 +585,7 @@ func TestOrdersTheExchangeForgotExpire(t *testing.T) {
 	e.sim = paper.NewSimulator(e.clock) // a restart: the paper book is gone
 	e.open()
 	e.setPrice("USDT-BTC", "60000")
-	if got := e.tr.OpenOrders("binance"); got != 1 {
+	if got := e.eng.Orders.OpenOrders("binance"); got != 1 {
 		t.Fatalf("after restart, before reconcile: %d open orders, want 1", got)
 	}
 	for i := 0; i < 2; i++ { // not found twice: not given up yet
@@ -591,7 +595,7 @@ func TestOrdersTheExchangeForgotExpire(t *testing.T) {
 	want(t, e.types(domain.OrderStream(resting)), domain.TypeOrderRequested, domain.TypeOrderAccepted)
 	e.reconcile()
 	want(t, e.types(domain.OrderStream(resting)), domain.TypeOrderRequested, domain.TypeOrderAccepted, domain.TypeOrderExpired)
-	if got := e.tr.OpenOrders("binance"); got != 0 {
+	if got := e.eng.Orders.OpenOrders("binance"); got != 0 {
 		t.Fatalf("after reconcile: %d open orders, want 0", got)
 	}
 	e.reconcile() // checked once per process: nothing more
@@ -619,7 +623,7 @@ func TestTrailingStopsAsTheSDKDocuments(t *testing.T) {
 	}
 	state := func(id int64) domain.Order {
 		t.Helper()
-		o, ok := e.tr.Order(id)
+		o, ok := e.eng.Orders.Order(id)
 		if !ok {
 			t.Fatalf("order %d not found", id)
 		}
@@ -697,7 +701,7 @@ func TestCancelOcoByItsID(t *testing.T) {
 	}
 	first := oco()
 	stopLeg, limitLeg := first+1, first+2
-	open := e.tr.OpenOrderList("binance", "USDT-BTC")
+	open := e.eng.Orders.OpenOrderList("binance", "USDT-BTC")
 	if len(open) != 2 || open[0].ID != stopLeg || open[1].ID != limitLeg || open[0].OcoID != first || open[0].Type != domain.KindStopLimit ||
 		open[1].Type != domain.KindLimit || open[1].Rate != domain.Number(domain.MustDecimal("62000")) || open[0].Rate != domain.Number(domain.MustDecimal("56900")) {
 		t.Fatalf("open orders %+v, want the stop leg %d and the limit leg %d of OCO %d", open, stopLeg, limitLeg, first)
@@ -707,7 +711,7 @@ func TestCancelOcoByItsID(t *testing.T) {
 	}
 	want(t, e.types(domain.OrderStream(limitLeg)), domain.TypeOrderRequested, domain.TypeOrderAccepted, domain.TypeOrderCancelRequested, domain.TypeOrderCancelled)
 	want(t, e.types(domain.OrderStream(stopLeg)), domain.TypeOrderRequested, domain.TypeOrderAccepted, domain.TypeOrderCancelRequested, domain.TypeOrderCancelled)
-	if got := e.tr.OpenOrderList("binance", ""); len(got) != 0 {
+	if got := e.eng.Orders.OpenOrderList("binance", ""); len(got) != 0 {
 		t.Fatalf("open orders after the cancel: %+v, want none", got)
 	}
 	x, _ := e.sim.Exchange("binance")
@@ -726,7 +730,7 @@ func TestCancelOcoByItsID(t *testing.T) {
 	if err := e.tr.Cancel(ctx, "binance", "USDT-BTC", second+2, "tester", ""); err != nil {
 		t.Fatal(err)
 	}
-	open = e.tr.OpenOrderList("binance", "USDT-BTC")
+	open = e.eng.Orders.OpenOrderList("binance", "USDT-BTC")
 	if len(open) != 1 || open[0].ID != second+1 {
 		t.Fatalf("after cancelling the limit leg: %+v, want the stop leg %d alone", open, second+1)
 	}
@@ -874,7 +878,7 @@ func TestIdempotencyKeyRetryWaitsForThePlacement(t *testing.T) {
 		}
 	}
 	once := &sync.Once{}
-	e.tr.Exchange = func(name string) (domain.Exchange, error) {
+	e.eng.Desk.Exchange = func(name string) (domain.Exchange, error) {
 		x, err := e.sim.Exchange(name)
 		if err != nil {
 			return nil, err

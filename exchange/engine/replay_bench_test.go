@@ -64,7 +64,7 @@ func benchReplayOrders(b *testing.B, predecode bool) {
 		runtime.GC()
 		var before runtime.MemStats
 		runtime.ReadMemStats(&before)
-		tr := engine.NewTrader(nil, nil, clock)
+		state := engine.NewOrders(nil)
 		var applied, orders int64
 		var elapsed, cpu time.Duration
 		var mallocs uint64
@@ -81,7 +81,7 @@ func benchReplayOrders(b *testing.B, predecode bool) {
 			runtime.ReadMemStats(&m0)
 			start, cpu0 := time.Now(), processCPU(b)
 			for j := range evs {
-				if err := tr.Apply(&evs[j]); err != nil {
+				if err := state.Apply(&evs[j]); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -94,7 +94,7 @@ func benchReplayOrders(b *testing.B, predecode bool) {
 		runtime.GC()
 		var after runtime.MemStats
 		runtime.ReadMemStats(&after)
-		if got := tr.OpenOrders("binance"); got != int(orders/100) {
+		if got := state.OpenOrders("binance"); got != int(orders/100) {
 			b.Fatalf("%d open orders after the replay, want %d", got, orders/100)
 		}
 		b.ReportMetric(float64(applied)/elapsed.Seconds(), "events/s")
@@ -103,7 +103,7 @@ func benchReplayOrders(b *testing.B, predecode bool) {
 		b.ReportMetric(float64(cpu.Nanoseconds())/float64(applied), "cpu-ns/event")
 		b.ReportMetric(float64(mallocs)/float64(applied), "allocs/event")
 		b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/float64(orders), "heapB/order")
-		runtime.KeepAlive(tr)
+		runtime.KeepAlive(state)
 	}
 }
 
@@ -114,10 +114,10 @@ func BenchmarkOnTickerAfterReplay(b *testing.B) {
 	ctx := context.Background()
 	clock := domain.NewManualClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	sim := paper.NewSimulator(clock)
-	tr := engine.NewTrader(nil, sim.Exchange, clock)
+	eng := engine.New(nil, sim.Exchange, nil, clock)
 	evs := replayOrders(clock, 1, 100_000)
 	for j := range evs {
-		if err := tr.Apply(&evs[j]); err != nil {
+		if err := eng.Orders.Apply(&evs[j]); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -128,7 +128,7 @@ func BenchmarkOnTickerAfterReplay(b *testing.B) {
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if err := tr.OnTicker(ctx, "binance", tk); err != nil {
+		if err := eng.Emulator.OnTicker(ctx, "binance", tk); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -34,8 +34,9 @@ const (
 	DefaultRateInterval = 15 * time.Minute
 )
 
-// OrderManager is what the scheduler needs from the order manager (the
-// Trader of this package; tests record the calls instead).
+// OrderManager is what the scheduler needs from the order side (New
+// wires the Trader, the Emulator and the Reconciler; tests record the
+// calls instead).
 type OrderManager interface {
 	// Submit places an order request (here: a strategy's order).
 	Submit(ctx context.Context, req domain.OrderRequest) (int64, error)
@@ -64,7 +65,7 @@ type VersionedConfig interface {
 // while the System is started it cycles every enabled pair of the
 // configuration on a schedule, collecting market data into bounded
 // in-memory series, keeping core memory per pair, recording rates, driving
-// the order manager's emulation, reconciling fills and running the pair's
+// the order side's emulation, reconciling fills and running the pair's
 // strategy. Fill its fields (NewScheduler sets the defaults; New wires it
 // in an Engine), then Start it; Close stops the loop. Cycle does one round
 // of work and is what tests call, with a driven clock.

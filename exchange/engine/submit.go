@@ -8,22 +8,46 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 )
 
+// Activity tells whether the core is cycling a pair of an exchange; orders
+// are accepted only then (the spec's precondition for trading).
+type Activity interface {
+	IsCycling(exchange string) bool
+}
+
+// Trader handles the trade commands: placing (Submit, SubmitOCO,
+// ClosePosition), cancelling (Cancel), clearing an order's attention
+// (ClearAttention), and the reads the trade routes serve beside them
+// (Markets, Balances). Every command validates its request, decides on the
+// state in Orders and appends through the desk's command path; it answers
+// once its events are durable and, with Desk.Wait, visible to the read
+// models. Refusals before anything is written are EINVALID naming the
+// field, and append nothing. New wires it.
+//
 // The path of an order request, top to bottom:
 //
 //  1. Submit, SubmitOCO, ClosePosition validate the request's fields
 //     (domain.OrderRequest.Validate) and fingerprint it for its
 //     Idempotency-Key.
-//  2. underIdempotencyKey answers a key already used; otherwise it checks
-//     the request against the exchange's state (check), claims the key,
-//     places, and settles the key with the outcome.
+//  2. underIdempotencyKey answers a key already used (waiting for a first
+//     request still placing); otherwise it checks the request against the
+//     exchange's state (check), claims the key, places, and settles the
+//     key with the outcome.
 //  3. placeOne and placeOCO write OrderRequested (durable before the
 //     exchange hears of the order), place it on the connector with the
-//     client order id derived from that event (place), record the outcome
-//     (OrderAccepted, OrderRejected or OrderOutcomeUnknown) and what
-//     happened at once (settlePlaced: fills, a market order's cancelled
-//     rest).
+//     client order id derived from that event (Desk.place), record the
+//     outcome (OrderAccepted, OrderRejected or OrderOutcomeUnknown) and
+//     what happened at once (Desk.settlePlaced: fills, a market order's
+//     cancelled rest).
 //  4. The appender's finish waits for the projections (read-your-writes)
 //     and the command answers.
+type Trader struct {
+	// Activity gates orders; nil refuses every order.
+	Activity Activity
+
+	desk       *Desk
+	reconciler *Reconciler
+	keys       keyClaims
+}
 
 // Submit places an order and returns its id once its events are durable
 // (and, with Wait, visible). Refusals before anything is written are
@@ -67,7 +91,7 @@ func (t *Trader) ClosePosition(ctx context.Context, req domain.OrderRequest) (in
 	if req.IdempotencyKey != "" {
 		// Before the balance is read: a retry of a close that sold
 		// everything still gets its first answer.
-		if id, done, err := t.reuseKey(ctx, req.IdempotencyKey, fp); done {
+		if id, done, err := t.keys.reuse(ctx, req.IdempotencyKey, fp); done {
 			return id, err
 		}
 	}
@@ -84,12 +108,12 @@ func (t *Trader) ClosePosition(ctx context.Context, req domain.OrderRequest) (in
 // held returns the base of req.Pair available on req.Exchange; none is
 // EINVALID naming the pair.
 func (t *Trader) held(ctx context.Context, req domain.OrderRequest) (domain.Decimal, error) {
-	x, err := t.exchange(req.Exchange)
+	x, err := t.desk.exchange(req.Exchange)
 	if err != nil {
 		return domain.Zero, err
 	}
 	_, base, _ := domain.SplitPair(req.Pair) // validated
-	xctx, cancel := t.exchangeCallContext(ctx)
+	xctx, cancel := t.desk.callContext(ctx)
 	bs, err := x.Balances(xctx)
 	cancel()
 	if err != nil {
@@ -124,7 +148,7 @@ type placeFunc func(ctx context.Context, x domain.Exchange, tk domain.Ticker, re
 func (t *Trader) underIdempotencyKey(ctx context.Context, req domain.OrderRequest, fp string, place placeFunc) (int64, error) {
 	key := req.IdempotencyKey
 	if key != "" {
-		if id, done, err := t.reuseKey(ctx, key, fp); done {
+		if id, done, err := t.keys.reuse(ctx, key, fp); done {
 			return id, err
 		}
 	}
@@ -136,15 +160,15 @@ func (t *Trader) underIdempotencyKey(ctx context.Context, req domain.OrderReques
 		p, err := place(ctx, x, tk, req, "")
 		return p.id, err
 	}
-	rec, fresh, err := t.claimKey(ctx, key)
+	rec, fresh, err := t.keys.claim(ctx, key)
 	if err != nil {
 		return 0, err
 	}
 	if !fresh {
-		return t.answerKey(ctx, rec, fp)
+		return t.keys.answer(ctx, rec, fp)
 	}
 	var p placed
-	defer func() { t.settleKey(key, p.orderID, p.ocoID, fp) }()
+	defer func() { t.keys.settle(key, p.orderID, p.ocoID, fp) }()
 	p, err = place(ctx, x, tk, req, fp)
 	return p.id, err
 }
@@ -154,11 +178,11 @@ func (t *Trader) underIdempotencyKey(ctx context.Context, req domain.OrderReques
 // cycling, and its open orders and fills were reconciled since this
 // process started. It returns the connector and the pair's ticker.
 func (t *Trader) check(ctx context.Context, req *domain.OrderRequest) (domain.Exchange, domain.Ticker, error) {
-	x, err := t.exchange(req.Exchange)
+	x, err := t.desk.exchange(req.Exchange)
 	if err != nil {
 		return nil, domain.Ticker{}, err
 	}
-	ctx, cancel := t.exchangeCallContext(ctx)
+	ctx, cancel := t.desk.callContext(ctx)
 	defer cancel()
 	tk, err := x.Ticker(ctx, req.Pair)
 	if domain.ErrorCode(err) == domain.ENOTFOUND {
@@ -169,10 +193,10 @@ func (t *Trader) check(ctx context.Context, req *domain.OrderRequest) (domain.Ex
 	if t.Activity == nil || !t.Activity.IsCycling(req.Exchange) {
 		return nil, domain.Ticker{}, notCycling(req.Exchange)
 	}
-	if why := t.paused(req.Exchange, req.Pair); why != "" {
+	if why := t.desk.attention.paused(req.Exchange, req.Pair); why != "" {
 		return nil, domain.Ticker{}, pausedErr(req.Exchange, req.Pair, why)
 	}
-	if err := t.reconciledOnce(ctx, x); err != nil {
+	if err := t.reconciler.reconciledOnce(ctx, x); err != nil {
 		return nil, domain.Ticker{}, err
 	}
 	return x, tk, nil
@@ -192,13 +216,13 @@ func (t *Trader) placeOne(ctx context.Context, x domain.Exchange, tk domain.Tick
 	if req.Kind == domain.KindMarket && req.Price.IsZero() {
 		req.Price = tk.Last // the reference price of a market order
 	}
-	a := t.newAppender(req.Actor, req.Correlation)
-	id, entry := t.allocID(true)
+	a := t.desk.newAppender(req.Actor, req.Correlation)
+	id, entry := t.desk.orders.allocID(true)
 	var err error
 	if req.Kind == domain.KindStopLimit || req.Kind == domain.KindTrailingStop {
 		id, err = t.hold(ctx, a, x, req, id, entry, fp)
 	} else if id, err = t.submitEntry(ctx, a, x, req, 0, id, entry, fp); id != 0 && err == nil {
-		err = answerOrder(t.snapshot(entry))
+		err = answerOrder(t.desk.orders.snapshot(entry))
 	}
 	if id == 0 {
 		return placed{}, err
@@ -214,11 +238,11 @@ func (t *Trader) hold(ctx context.Context, a *appender, x domain.Exchange, req d
 	refusal := t.fundsRefusal(ctx, x, req)
 	entry.op.Lock()
 	_, err := a.order(ctx, entry, id, func(o domain.Order) ([]domain.Event, error) {
-		return o.DecideHold(t.Clock, req.Requested(id, 0, fp), refusal)
+		return o.DecideHold(t.desk.Clock, req.Requested(id, 0, fp), refusal)
 	})
 	entry.op.Unlock()
 	if err != nil {
-		t.dropEntry(id)
+		t.desk.orders.dropEntry(id)
 		return 0, err
 	}
 	if refusal != "" {
@@ -244,7 +268,7 @@ func (t *Trader) fundsRefusal(ctx context.Context, x domain.Exchange, req domain
 		asset, need = quote, req.Amount.Mul(price)
 		what = fmt.Sprintf("buying %s %s at up to %s %s", trimZeros(req.Amount), base, trimZeros(price), quote)
 	}
-	ctx, cancel := t.exchangeCallContext(ctx)
+	ctx, cancel := t.desk.callContext(ctx)
 	defer cancel()
 	bs, err := x.Balances(ctx)
 	if err != nil {
@@ -277,118 +301,49 @@ func trimZeros(d domain.Decimal) string {
 func (t *Trader) submitEntry(ctx context.Context, a *appender, x domain.Exchange, req domain.OrderRequest, ocoID, id int64, entry *orderEntry, fp string) (int64, error) {
 	entry.op.Lock()
 	if _, err := a.order(ctx, entry, id, func(o domain.Order) ([]domain.Event, error) {
-		return o.DecideRequest(t.Clock, req.Requested(id, ocoID, fp))
+		return o.DecideRequest(t.desk.Clock, req.Requested(id, ocoID, fp))
 	}); err != nil {
 		entry.op.Unlock()
-		t.dropEntry(id)
+		t.desk.orders.dropEntry(id)
 		return 0, err
 	}
-	o := t.snapshot(entry)
-	exchangeOrder, err := t.place(ctx, a, x, entry, &o, o.Price)
+	o := t.desk.orders.snapshot(entry)
+	exchangeOrder, err := t.desk.place(ctx, a, x, entry, &o, o.Price)
 	entry.op.Unlock()
-	if err == nil && exchangeOrder.ID != "" && (exchangeOrder.Filled.Sign() > 0 || exchangeOrder.Status != domain.StatusOpen) {
-		err = t.settlePlaced(ctx, a, x, id, exchangeOrder)
+	if err == nil && settled(exchangeOrder) {
+		err = t.desk.settlePlaced(ctx, a, x, id, exchangeOrder)
 	}
 	return id, err
-}
-
-// place sends an order (new, or a fired stop at limit price) to the
-// exchange with its client order id, and records the answer: accepted,
-// rejected, or nothing (pending reconciliation) when the exchange did not
-// answer even to a look-up. The caller holds entry.op.
-func (t *Trader) place(ctx context.Context, a *appender, x domain.Exchange, entry *orderEntry, o *domain.Order, price domain.Decimal) (domain.ExchangeOrder, error) {
-	kind := o.Kind
-	if o.Emulated() {
-		kind = domain.KindLimit
-	}
-	req := domain.PlaceOrderRequest{ClientOrderID: o.ClientOrderID, Pair: o.Pair, Side: o.Side, Kind: kind, Amount: o.Remaining(), Price: price}
-	xctx, cancel := t.exchangeCallContext(ctx)
-	exchangeOrder, err := x.PlaceOrder(xctx, req)
-	cancel()
-	switch code := domain.ErrorCode(err); {
-	case err == nil:
-	case code == domain.EINVALID || code == domain.ENOTFOUND:
-		reason := domain.ErrorMessage(err)
-		_, err := a.order(ctx, entry, o.OrderID, func(cur domain.Order) ([]domain.Event, error) { return cur.DecideRejected(t.Clock, reason) })
-		return exchangeOrder, err
-	default:
-		// No answer: the order may or may not exist. The unknown outcome
-		// is recorded; a look-up by client order id that finds it settles
-		// it now, anything else leaves it to Reconcile (look-ups with
-		// backoff, one re-send after a definite not-found).
-		reason := fmt.Sprintf("%s: %s", o.Exchange, domain.ErrorMessage(err))
-		if _, aerr := a.order(ctx, entry, o.OrderID, func(cur domain.Order) ([]domain.Event, error) { return cur.DecideOutcomeUnknown(t.Clock, reason) }); aerr != nil {
-			return exchangeOrder, aerr
-		}
-		xctx, cancel := t.exchangeCallContext(ctx)
-		exchangeOrder, err = x.Order(xctx, o.Pair, o.ClientOrderID)
-		cancel()
-		if err != nil {
-			return exchangeOrder, domain.Errorf(domain.EUNAVAILABLE, "%s; order %d is pending reconciliation", reason, o.OrderID)
-		}
-	}
-	_, err = a.order(ctx, entry, o.OrderID, func(cur domain.Order) ([]domain.Event, error) { return cur.DecideAnswer(t.Clock, exchangeOrder) })
-	return exchangeOrder, err
-}
-
-// settlePlaced records what happened at once to a placed order: its fills,
-// and the cancellation of a market order's unfilled rest.
-func (t *Trader) settlePlaced(ctx context.Context, a *appender, x domain.Exchange, id int64, exchangeOrder domain.ExchangeOrder) error {
-	l := t.exLock(x.Name())
-	l.Lock()
-	defer l.Unlock()
-	return t.settlePlacedLocked(ctx, a, x, id, exchangeOrder)
-}
-
-// settlePlacedLocked is settlePlaced for a caller holding the exchange
-// lock.
-func (t *Trader) settlePlacedLocked(ctx context.Context, a *appender, x domain.Exchange, id int64, exchangeOrder domain.ExchangeOrder) error {
-	if err := t.reconcileFills(ctx, a, x); err != nil {
-		return err
-	}
-	if exchangeOrder.Status == domain.StatusCancelled {
-		entry := t.entry(id)
-		if entry == nil {
-			return nil // filled in full meanwhile
-		}
-		entry.op.Lock()
-		defer entry.op.Unlock()
-		_, err := a.order(ctx, entry, id, func(o domain.Order) ([]domain.Event, error) {
-			return o.DecideCancelled(t.Clock, exchangeOrder.Reason), nil
-		})
-		return err
-	}
-	return nil
 }
 
 // placeOCO writes and places an OCO: its stop leg (held here), OcoPlaced,
 // then its limit leg on the exchange. It answers the OCO id once the limit
 // leg's OrderRequested is durable (zero before).
 func (t *Trader) placeOCO(ctx context.Context, x domain.Exchange, _ domain.Ticker, req domain.OrderRequest, fp string) (placed, error) {
-	a := t.newAppender(req.Actor, req.Correlation)
-	ocoID, _ := t.allocID(false)
-	stopID, stopEn := t.allocID(true)
-	limitID, limitEn := t.allocID(true)
+	a := t.desk.newAppender(req.Actor, req.Correlation)
+	ocoID, _ := t.desk.orders.allocID(false)
+	stopID, stopEn := t.desk.orders.allocID(true)
+	limitID, limitEn := t.desk.orders.allocID(true)
 	stopReq := req
 	stopReq.Kind, stopReq.Price, stopReq.IdempotencyKey = domain.KindStopLimit, domain.Zero, ""
 	stopEn.op.Lock()
 	_, err := a.order(ctx, stopEn, stopID, func(o domain.Order) ([]domain.Event, error) {
-		return o.DecideHold(t.Clock, stopReq.Requested(stopID, ocoID, ""), "")
+		return o.DecideHold(t.desk.Clock, stopReq.Requested(stopID, ocoID, ""), "")
 	})
 	stopEn.op.Unlock()
 	if err != nil {
-		t.dropEntry(stopID)
-		t.dropEntry(limitID)
+		t.desk.orders.dropEntry(stopID)
+		t.desk.orders.dropEntry(limitID)
 		return placed{}, err
 	}
 	// OcoPlaced comes before the limit leg is placed, so that a fill of
 	// the limit leg always finds its OCO.
 	if _, err := a.oco(ctx, ocoID, func(c domain.Oco) ([]domain.Event, error) {
-		return c.DecideOcoPlaced(t.Clock, domain.OcoPlaced{
+		return c.DecideOcoPlaced(t.desk.Clock, domain.OcoPlaced{
 			OcoID: ocoID, Exchange: req.Exchange, Pair: req.Pair, Side: req.Side, LimitOrderID: limitID, StopOrderID: stopID,
 		})
 	}); err != nil {
-		t.dropEntry(limitID)
+		t.desk.orders.dropEntry(limitID)
 		return placed{}, err
 	}
 	limitReq := req
@@ -397,8 +352,8 @@ func (t *Trader) placeOCO(ctx context.Context, x domain.Exchange, _ domain.Ticke
 	if id == 0 {
 		return placed{}, err
 	}
-	if o := t.snapshot(limitEn); o.State == domain.OrderStateRejected {
-		if cerr := t.cancelLeg(ctx, a, x, stopID, "OCO limit leg rejected"); cerr != nil && err == nil {
+	if o := t.desk.orders.snapshot(limitEn); o.State == domain.OrderStateRejected {
+		if cerr := t.desk.cancelLeg(ctx, a, x, stopID, "OCO limit leg rejected"); cerr != nil && err == nil {
 			err = cerr
 		}
 	}
@@ -406,5 +361,45 @@ func (t *Trader) placeOCO(ctx context.Context, x domain.Exchange, _ domain.Ticke
 	if err != nil {
 		return p, a.finish(ctx, err)
 	}
-	return p, a.finish(ctx, answerOrder(t.snapshot(limitEn)))
+	return p, a.finish(ctx, answerOrder(t.desk.orders.snapshot(limitEn)))
+}
+
+// Markets returns an exchange's pairs with their 24-hour statistics;
+// an unknown exchange is EINVALID naming the field exch.
+func (t *Trader) Markets(ctx context.Context, exchange string) ([]domain.Market, error) {
+	x, err := t.desk.exchange(exchange)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := t.desk.callContext(ctx)
+	defer cancel()
+	ms, err := x.Markets(ctx)
+	return ms, exchangeError(err)
+}
+
+// Balances returns the last observed balances of every exchange, sorted
+// by exchange (the Balances projection).
+func (t *Trader) Balances() []domain.BalancesObserved { return t.desk.balances.List() }
+
+// OpenOrderList returns the unfinished orders of an exchange's pair, or of
+// every pair of it when pair is "" (Orders.OpenOrderList): what
+// orders/open answers.
+func (t *Trader) OpenOrderList(exchange, pair string) []domain.OpenOrder {
+	return t.desk.orders.OpenOrderList(exchange, pair)
+}
+
+// ClearAttention appends OrderAttentionCleared for order id with the
+// operator's note: its pair trades again once no other order of it needs
+// attention (Attention). An order that needs none is ECONFLICT; one that
+// is not open in this process ENOTFOUND.
+func (t *Trader) ClearAttention(ctx context.Context, id int64, note string) error {
+	entry := t.desk.orders.entry(id)
+	if entry == nil {
+		return domain.Errorf(domain.ENOTFOUND, "order %d is not open in this process", id)
+	}
+	a := t.desk.newAppender(domain.ActorCLI, "")
+	entry.op.Lock()
+	_, err := a.order(ctx, entry, id, func(o domain.Order) ([]domain.Event, error) { return o.DecideClearAttention(t.desk.Clock, note) })
+	entry.op.Unlock()
+	return a.finish(ctx, err)
 }
