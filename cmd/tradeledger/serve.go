@@ -212,13 +212,9 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		m.Logger.Warn("core cycle", zap.String("exchange", exchange), zap.String("pair", pair), zap.Error(err))
 	}
 	// Rates for the PNL's currency conversion come from the log
-	// (projections/pnlconv.go): the scheduler records each pair's price.
-	m.Engine.Scheduler.Rates = func(ctx context.Context, r domain.RateObserved) error {
-		e := domain.NewEvent(m.Clock, domain.TypeRateObserved, r)
-		e.Actor = domain.ActorCore // the core observed it, as its other events say
-		_, err := m.DataDir.Store.Append(ctx, domain.RateStream(r.Exchange), domain.Any, e)
-		return err
-	}
+	// (projections/pnlconv.go): the scheduler records each pair's price,
+	// a command by the core like the engine's other writes.
+	m.Engine.Scheduler.Rates = m.Engine.Reconciler.ObserveRate
 	for _, p := range m.Engine.Projections() {
 		m.Runner.Register(p)
 	}

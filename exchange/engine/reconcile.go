@@ -14,7 +14,8 @@ import (
 // pending cancels are retried, new fills are recorded, and balances are
 // observed. After a start it looks up every order the log says is open
 // on the exchange once (checkOpenOrders) before a new order goes out
-// (reconciledOnce). Its look-ups back off, and what it knows of them is
+// (reconciledOnce). It also records the rates the core observes
+// (ObserveRate). Its look-ups back off, and what it knows of them is
 // this process's, not the log's: a restart looks again. New wires it.
 type Reconciler struct {
 	desk *Desk
@@ -289,6 +290,20 @@ func (r *Reconciler) observeBalances(ctx context.Context, a *appender, x domain.
 	return a.balances(ctx, x.Name(), func(last domain.BalancesObserved, seen bool) ([]domain.Event, error) {
 		return domain.DecideBalancesObserved(r.desk.Clock, x.Name(), last.Balances, seen, bs), nil
 	})
+}
+
+// ObserveRate records a rate the core observed (RateObserved on the
+// exchange's rate stream, by the core) through the command path, and
+// waits until the read models have it: the Scheduler's Rates. A rate that
+// is not one (no asset, not positive) is EINVALID and appends nothing.
+func (r *Reconciler) ObserveRate(ctx context.Context, rate domain.RateObserved) error {
+	a := r.desk.newAppender(domain.ActorCore, "")
+	_, err := write(ctx, a, domain.RateStream(rate.Exchange), func() (domain.RateObserved, domain.ExpectedVersion) {
+		return rate, domain.Any
+	}, func(rate domain.RateObserved) ([]domain.Event, error) {
+		return domain.DecideRateObserved(r.desk.Clock, rate)
+	})
+	return a.finish(ctx, err)
 }
 
 // reconciledOnce makes sure that, since this process started, the
