@@ -5,6 +5,7 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -103,5 +104,68 @@ func TestPackageMap(t *testing.T) {
 		if len(outside[d]) > 0 {
 			t.Errorf("%s imports %v: it may import the standard library only", d, outside[d])
 		}
+	}
+}
+
+// docBlock returns the lines of the text block of docs/architecture.md
+// that follows marker.
+func docBlock(t *testing.T, marker string) []string {
+	t.Helper()
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "architecture.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := "<!-- " + marker + " -->\n```text\n"
+	_, block, ok := strings.Cut(string(doc), start)
+	block, _, closed := strings.Cut(block, "```")
+	if !ok || !closed {
+		t.Fatalf("docs/architecture.md has no block starting %q", start)
+	}
+	return strings.Split(strings.TrimSuffix(block, "\n"), "\n")
+}
+
+// TestProjectionList keeps docs/architecture.md's list of projections
+// true: every projection serve registers (projectionList), in the order
+// the runner applies them, with its Name and the package it lives in.
+func TestProjectionList(t *testing.T) {
+	e := startTradingE2E(t)
+	var want []string
+	for _, p := range e.m.projections {
+		typ := reflect.TypeOf(p)
+		if typ.Kind() == reflect.Pointer {
+			typ = typ.Elem()
+		}
+		pkg := strings.TrimPrefix(typ.PkgPath(), modulePath)
+		if typ.PkgPath() == "main" {
+			pkg = "cmd/tradeledger"
+		}
+		want = append(want, p.Name()+" "+pkg)
+	}
+	var got []string
+	for _, line := range docBlock(t, "projections: TestProjectionList checks it") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			t.Fatalf("projection line %q: want its name, its package, then what it keeps", line)
+		}
+		got = append(got, f[0]+" "+f[1])
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("docs/architecture.md lists the projections\n%s\nserve registers, in this order (name package):\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestConnectorList keeps docs/architecture.md's list of connectors true:
+// the descriptors connectorList names, in its order.
+func TestConnectorList(t *testing.T) {
+	var want []string
+	for _, c := range connectorList(nil) {
+		want = append(want, c.Name)
+	}
+	var got []string
+	for _, line := range docBlock(t, "connectors: TestConnectorList checks it") {
+		got = append(got, strings.Fields(line)[0])
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("docs/architecture.md lists the connectors %v, connectorList names %v", got, want)
 	}
 }

@@ -16,12 +16,11 @@ import (
 	"github.com/tradeledger/tradeledger/projections/metrics"
 )
 
-// registerMetrics creates the service's metrics before the replay: they
-// count orders and failed logins from the log (a projection), and the
-// embedded store reports its appends, batches and syncs to them.
-func (m *Main) registerMetrics() {
+// newMetrics creates the service's metrics before the replay: they count
+// orders and failed logins from the log (a projection), and the embedded
+// store reports its appends, batches and syncs to them.
+func (m *Main) newMetrics() {
 	m.Metrics = metrics.New()
-	m.Runner.Register(m.Metrics)
 	switch s := m.DataDir.Store.(type) {
 	case *sqlite.Store:
 		s.SetObserver(m.Metrics)

@@ -64,7 +64,9 @@ type Main struct {
 
 	DataDir *DataDir
 	Runner  *projections.Runner
-	Server  *tlhttp.Server
+	// projections are the runner's projections (projections.go).
+	projections []projections.Projection
+	Server      *tlhttp.Server
 	// Engine is the trading engine: its order state, trade commands,
 	// reconciliation, emulation and the pair scheduler (Engine.Scheduler).
 	// Simulator is the paper exchange.
@@ -180,32 +182,25 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		m.Logger.Error("projection failed to apply event", zap.String("projection", p.Name()),
 			zap.String("stream", e.Stream), zap.Int64("version", e.Version), zap.Uint64("position", e.Position), zap.Error(err))
 	}
-	// Projections register here, before the replay.
-	m.registerMetrics()
+	// The read models are made here and registered in one place before
+	// the replay (registerProjections, projections.go).
+	m.newMetrics()
 	method, err := domain.ParsePnlMethod(m.Config.PnlMethod)
 	if err != nil {
 		return fmt.Errorf("--pnl-method: %w", err)
 	}
-	ledger := projections.NewLedger(method) // order history, PNL, assets, chart marks
-	m.Runner.Register(ledger)
-	orderList := projections.NewOrderList() // every order, any state (orders/all)
-	m.Runner.Register(orderList)
+	ledger := projections.NewLedger(method)
+	orderList := projections.NewOrderList()
 	passwords := projections.NewPassword()
-	m.Runner.Register(passwords)
-	tokens := projections.NewTokens() // scoped API tokens (token.go)
-	m.Runner.Register(tokens)
-	// The core follows the system stream (SystemStarted/SystemStopped), so
-	// it registers before the replay and resumes what the log says.
+	tokens := projections.NewTokens()
 	m.Simulator = paper.NewSimulator(m.Clock)
-	m.Runner.Register(m.Simulator) // paper balances and resting orders come back from the log
 	configView := projections.NewConfig()
 	if m.Connectors, err = m.newConnectors(configView); err != nil {
 		return err
 	}
 	// The engine follows the system stream (SystemStarted/SystemStopped)
-	// and its order manager recovers every unfinished order from the log,
-	// so both register before the replay. Orders are accepted only while a
-	// pair of the exchange cycles.
+	// and recovers every unfinished order from the log. Orders are
+	// accepted only while a pair of the exchange cycles.
 	m.Engine = engine.New(m.DataDir.Store, m.Connectors.Exchange, configView, m.Clock)
 	m.Engine.Desk.Wait = m.Runner.WaitFor
 	m.Engine.Scheduler.OnError = func(exchange, pair string, err error) {
@@ -215,23 +210,18 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	// (projections/pnlconv.go): the scheduler records each pair's price,
 	// a command by the core like the engine's other writes.
 	m.Engine.Scheduler.Rates = m.Engine.Reconciler.ObserveRate
-	for _, p := range m.Engine.Projections() {
-		m.Runner.Register(p)
-	}
-	m.registerTlog() // tlog.go
+	m.newTlog() // tlog.go
 	filesView := projections.NewFiles(ledger)
-	m.Runner.Register(configView)
-	m.Runner.Register(filesView)
-	if err := m.registerWebhooks(ctx, configView); err != nil { // webhooks.go
+	if err := m.newWebhooks(ctx, configView); err != nil { // webhooks.go
 		return err
 	}
-
 	// Logs what happens from now on (orders, start/stop, passwords).
 	head, err := m.DataDir.Store.Head(ctx)
 	if err != nil {
 		return fmt.Errorf("read head: %w", err)
 	}
-	m.Runner.Register(&activityLog{Logger: m.Logger, After: head})
+	m.registerProjections(serveModels{ledger: ledger, orderList: orderList, passwords: passwords, tokens: tokens,
+		config: configView, files: filesView, activity: &activityLog{Logger: m.Logger, After: head}})
 
 	start := time.Now()
 	if err := m.Runner.Start(ctx); err != nil {

@@ -12,14 +12,13 @@ import (
 	"github.com/tradeledger/tradeledger/eventstore/transparency"
 )
 
-// registerTlog makes the transparency log over the data dir's Merkle tree
-// (DESIGN §13) and registers it before the replay, which gives it the
-// last checkpoint recorded.
-func (m *Main) registerTlog() {
+// newTlog makes the transparency log over the data dir's Merkle tree
+// (DESIGN §13), a projection: the replay gives it the last checkpoint
+// recorded.
+func (m *Main) newTlog() {
 	m.Tlog = transparency.NewLog(m.DataDir.Store, m.DataDir.Tree, m.DataDir.CheckpointKey, m.Clock)
 	m.Tlog.Interval = m.Config.CheckpointInterval
 	m.Tlog.Commands = eventstore.NewCommands(m.DataDir.Store, m.Runner)
-	m.Runner.Register(m.Tlog)
 }
 
 // tlogProgressEvery is how often the first build of the tree logs how far

@@ -13,11 +13,11 @@ import (
 	"github.com/tradeledger/tradeledger/projections/webhook"
 )
 
-// registerWebhooks adds the webhook notifier before the replay: it sends
+// newWebhooks makes the webhook notifier, a projection: it sends
 // only events after the head as of now (a restart does not repeat history)
 // to config.notifications.webhooks, read from the configuration at each
 // event, so a config change applies at once.
-func (m *Main) registerWebhooks(ctx context.Context, config *projections.Config) error {
+func (m *Main) newWebhooks(ctx context.Context, config *projections.Config) error {
 	head, err := m.DataDir.Store.Head(ctx)
 	if err != nil {
 		return err
@@ -28,7 +28,6 @@ func (m *Main) registerWebhooks(ctx context.Context, config *projections.Config)
 	})
 	n.From, n.Logger = head, m.Logger.Named("webhook")
 	m.Webhooks = n
-	m.Runner.Register(n)
 	return nil
 }
 

@@ -30,7 +30,7 @@ type NeedsAttention struct {
 }
 
 // Name implements projections.Projection.
-func (a *Attention) Name() string { return "attention" }
+func (a *Attention) Name() string { return "engine-attention" }
 
 // Apply implements projections.Projection: it folds OrderNeedsAttention
 // and OrderAttentionCleared of the order streams.

@@ -18,7 +18,7 @@ type Balances struct {
 }
 
 // Name implements projections.Projection.
-func (b *Balances) Name() string { return "balances" }
+func (b *Balances) Name() string { return "engine-balances" }
 
 // Apply implements projections.Projection.
 func (b *Balances) Apply(e *domain.Event) error {

@@ -86,7 +86,7 @@ func NewOrders(store domain.EventStore) *Orders {
 }
 
 // Name implements projections.Projection.
-func (s *Orders) Name() string { return "trading" }
+func (s *Orders) Name() string { return "engine-orders" }
 
 // Apply implements projections.Projection: it folds order and OCO events
 // into the state. Events already applied are ignored, and so are the
