@@ -75,7 +75,7 @@ func newFuzzEnv(tb testing.TB) *fuzzEnv {
 		_, ok := cfg.Current().Exchange(name)
 		return paper.ExchangeSettings{}, ok
 	}
-	eng := engine.New(env.store, sim.Exchange, cfg, clock)
+	eng := engine.New(env.store, sim.Exchange, cfg, projections.NewBalances(), clock)
 	c, tr := eng.Scheduler, eng.Trader
 	c.ABP, eng.Desk.Wait = ledger.ABP, runner.WaitFor
 	for _, p := range eng.Projections() {

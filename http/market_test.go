@@ -38,7 +38,7 @@ func newCoreServer(t *testing.T) *coreServer {
 		ts.Runner.Register(cfg)
 		ts.appendEvent(domain.StreamConfig, domain.NewEvent(ts.Clock, domain.TypeConfigReplaced, domain.ConfigReplaced{Config: json.RawMessage(coreTestConfig)}))
 		cs.Sim = paper.NewSimulator(ts.Clock)
-		eng := engine.New(ts.Store, cs.Sim.Exchange, cfg, ts.Clock)
+		eng := engine.New(ts.Store, cs.Sim.Exchange, cfg, projections.NewBalances(), ts.Clock)
 		cs.Core, cs.Trader, cs.Orders = eng.Scheduler, eng.Trader, eng.Orders
 		eng.Desk.Wait = ts.Runner.WaitFor
 		for _, p := range eng.Projections() {

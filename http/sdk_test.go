@@ -37,7 +37,7 @@ func newSDKServer(t *testing.T) *sdkServer {
 		files := projections.NewFiles(ss.Ledger)
 		ts.Runner.Register(files)
 		cs.Sim = paper.NewSimulator(ts.Clock)
-		eng := engine.New(ts.Store, cs.Sim.Exchange, cfg, ts.Clock)
+		eng := engine.New(ts.Store, cs.Sim.Exchange, cfg, projections.NewBalances(), ts.Clock)
 		cs.Core, cs.Trader, cs.Orders = eng.Scheduler, eng.Trader, eng.Orders
 		cs.Core.ABP = ss.Ledger.ABP
 		eng.Desk.Wait = ts.Runner.WaitFor

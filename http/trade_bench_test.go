@@ -88,7 +88,7 @@ func benchPlacement(b *testing.B, clock *domain.ManualClock, exchange func(strin
 	}
 	defer store.Close()
 	runner := projections.NewRunner(store)
-	eng := engine.New(store, exchange, nil, clock)
+	eng := engine.New(store, exchange, nil, projections.NewBalances(), clock)
 	tr := eng.Trader
 	tr.Activity, eng.Desk.Wait = alwaysCycling{}, runner.WaitFor
 	for _, p := range eng.Projections() {

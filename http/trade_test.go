@@ -14,6 +14,7 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/exchange/engine"
 	"github.com/tradeledger/tradeledger/exchange/paper"
+	"github.com/tradeledger/tradeledger/projections"
 )
 
 // tradeActivity is a tiny trading.Activity: the exchanges said to cycle.
@@ -51,7 +52,7 @@ func newTradeEnv(t *testing.T) *tradeEnv {
 		te.sim.Settings = func(name string) (paper.ExchangeSettings, bool) {
 			return paper.ExchangeSettings{}, name == "binance" || name == "binance#1" || name == "kraken"
 		}
-		te.eng = engine.New(ts.Store, te.sim.Exchange, nil, ts.Clock)
+		te.eng = engine.New(ts.Store, te.sim.Exchange, nil, projections.NewBalances(), ts.Clock)
 		te.tr = te.eng.Trader
 		te.tr.Activity = te.active
 		te.eng.Desk.Wait = ts.Runner.WaitFor

@@ -68,7 +68,7 @@ func TestReplayEqualsLive(t *testing.T) {
 	sim := paper.NewSimulator(clock)
 	runner := projections.NewRunner(d.Store)
 	ledger := projections.NewLedger(domain.LOFO)
-	eng := engine.New(d.Store, sim.Exchange, nil, clock)
+	eng := engine.New(d.Store, sim.Exchange, nil, projections.NewBalances(), clock)
 	tr := eng.Trader
 	tr.Activity, eng.Desk.Wait = replayCycling{}, runner.WaitFor
 	for _, p := range eng.Projections() {

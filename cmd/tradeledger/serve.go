@@ -201,7 +201,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	// The engine follows the system stream (SystemStarted/SystemStopped)
 	// and recovers every unfinished order from the log. Orders are
 	// accepted only while a pair of the exchange cycles.
-	m.Engine = engine.New(m.DataDir.Store, m.Connectors.Exchange, configView, m.Clock)
+	m.Engine = engine.New(m.DataDir.Store, m.Connectors.Exchange, configView, projections.NewBalances(), m.Clock)
 	m.Engine.Desk.Wait = m.Runner.WaitFor
 	m.Engine.Scheduler.OnError = func(exchange, pair string, err error) {
 		m.Logger.Warn("core cycle", zap.String("exchange", exchange), zap.String("pair", pair), zap.Error(err))

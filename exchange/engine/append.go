@@ -71,7 +71,7 @@ func (a *appender) balances(ctx context.Context, exchange string, decide func(la
 		seen bool
 	}
 	_, err := write(ctx, a, domain.BalanceStream(exchange), func() (observed, domain.ExpectedVersion) {
-		last, seen := a.d.balances.last(exchange)
+		last, seen := lastObserved(a.d.balances, exchange)
 		return observed{last, seen}, domain.Any
 	}, func(o observed) ([]domain.Event, error) { return decide(o.last, o.seen) })
 	return err

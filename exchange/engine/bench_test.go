@@ -29,7 +29,7 @@ func BenchmarkSubmit(b *testing.B) {
 	sim := paper.NewSimulator(clock)
 	sim.Balances = map[string]domain.Decimal{"USDT": domain.DecimalFromInt(1_000_000_000)}
 	runner := projections.NewRunner(store)
-	eng := engine.New(store, sim.Exchange, nil, clock)
+	eng := engine.New(store, sim.Exchange, nil, projections.NewBalances(), clock)
 	tr := eng.Trader
 	tr.Activity, eng.Desk.Wait = cycling{"binance": true}, runner.WaitFor
 	for _, p := range eng.Projections() {

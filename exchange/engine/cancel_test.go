@@ -10,6 +10,7 @@ import (
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 	"github.com/tradeledger/tradeledger/exchange/engine"
 	"github.com/tradeledger/tradeledger/exchange/paper"
+	"github.com/tradeledger/tradeledger/projections"
 )
 
 // TestCancelRequestRetriesOnConflict: the cancel request goes through the
@@ -29,7 +30,7 @@ func TestCancelRequestRetriesOnConflict(t *testing.T) {
 	if err := sim.SetPrice("binance", "USDT-BTC", domain.MustDecimal("60000")); err != nil {
 		t.Fatal(err)
 	}
-	eng := engine.New(store, sim.Exchange, nil, clock)
+	eng := engine.New(store, sim.Exchange, nil, projections.NewBalances(), clock)
 	tr := eng.Trader
 	tr.Activity = cycling{"binance": true}
 	// The Trader's only projection runner: Wait applies what the log holds

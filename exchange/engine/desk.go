@@ -17,7 +17,7 @@ const DefaultTimeout = 10 * time.Second
 // Desk is what the order side's rooms (Trader, Reconciler, Emulator) work
 // through: the log and its command path, the connectors and one lock per
 // exchange, the clock, and the projections they decide against (Orders,
-// Balances, Attention), to which their own appends are applied at once. It
+// the BalanceBook, Attention), to which their own appends are applied at once. It
 // places an order on its connector and records the answer (place), records
 // the exchange's fills (reconcileFills) with the OCO rule a fill or a
 // fired stop triggers (legExecuted), and cancels (cancelLocked). Its
@@ -38,7 +38,7 @@ type Desk struct {
 	Timeout time.Duration
 
 	orders    *Orders
-	balances  *Balances
+	balances  BalanceBook
 	attention *Attention
 
 	mu      sync.Mutex

@@ -7,10 +7,11 @@
 //
 //   - System (system.go): whether trading is on (the system stream) and
 //     which exchanges have an enabled pair: the order precondition.
-//   - Orders (orders.go), Balances (balances.go), Attention (attention.go):
-//     the order state, the last observed balances and the orders that need
-//     attention, projections of the log registered with the runner like
-//     every other (Projections).
+//   - Orders (orders.go) and Attention (attention.go): the order state and
+//     the orders that need attention, projections of the log registered
+//     with the runner like every other (Projections), beside the
+//     BalanceBook (balances.go: the last observed balances) the engine is
+//     given.
 //   - Desk (desk.go, fills.go, cancel.go, append.go): what the rooms below
 //     work through: the command path, the connectors and a lock per
 //     exchange; it places and cancels orders on a connector and records
@@ -34,7 +35,7 @@
 //	          ──▶ Trader ──▶ System (Activity), Reconciler, Desk
 //	          ──▶ Reconciler ──▶ Desk
 //	          ──▶ Emulator ──▶ Desk
-//	Desk ──▶ Orders, Balances, Attention, the connectors
+//	Desk ──▶ Orders, the BalanceBook, Attention, the connectors
 //
 // Safety: an OrderRequested is durable before the exchange hears of the
 // order, and the client order id sent is derived from that event's id. A
@@ -59,7 +60,7 @@ type Engine struct {
 	// Desk holds the order side's settings (Wait, Timeout …).
 	Desk       *Desk
 	Orders     *Orders
-	Balances   *Balances
+	Balances   BalanceBook
 	Attention  *Attention
 	Trader     *Trader
 	Reconciler *Reconciler
@@ -68,15 +69,16 @@ type Engine struct {
 }
 
 // New returns an Engine trading on the connectors exchange returns (ENOTFOUND
-// for a name it cannot serve), under config, appending to store, dated by
-// clock. Settings not given here are the rooms' fields, with their
+// for a name it cannot serve), under config, appending to store, keeping
+// the balances it observes in balances (projections.NewBalances()), dated
+// by clock. Settings not given here are the rooms' fields, with their
 // defaults: Desk.Wait (read-your-writes) and Desk.Timeout,
 // Trader.Activity (the System), Scheduler.ABP, Scheduler.Rates,
 // Scheduler.OnError and the schedule. Register Projections with the
 // runner before the replay, then Scheduler.Start.
-func New(store domain.EventStore, exchange func(name string) (domain.Exchange, error), config ConfigSource, clock domain.Clock) *Engine {
+func New(store domain.EventStore, exchange func(name string) (domain.Exchange, error), config ConfigSource, balances BalanceBook, clock domain.Clock) *Engine {
 	desk := &Desk{Store: store, Exchange: exchange, Clock: clock, Timeout: DefaultTimeout,
-		orders: NewOrders(store), balances: &Balances{}, attention: &Attention{}}
+		orders: NewOrders(store), balances: balances, attention: &Attention{}}
 	sys := &System{Config: config, Exchange: exchange}
 	rec := &Reconciler{desk: desk}
 	tr := &Trader{Activity: sys, desk: desk, reconciler: rec, keys: keyClaims{orders: desk.orders}}
@@ -90,7 +92,7 @@ func New(store domain.EventStore, exchange func(name string) (domain.Exchange, e
 
 // Projections are the engine's read models, to register with the
 // projection runner before the replay: the System (started or stopped),
-// Orders (the order state), Balances and Attention.
+// Orders (the order state), the BalanceBook and Attention.
 func (e *Engine) Projections() []Projection {
 	return []Projection{e.System, e.Orders, e.Balances, e.Attention}
 }

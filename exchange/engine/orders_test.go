@@ -54,7 +54,7 @@ func (e *env) open() {
 	if e.paperFromLog {
 		e.runner.Register(e.sim)
 	}
-	e.eng = engine.New(e.store, e.sim.Exchange, nil, e.clock)
+	e.eng = engine.New(e.store, e.sim.Exchange, nil, projections.NewBalances(), e.clock)
 	e.tr = e.eng.Trader
 	e.tr.Activity = e.active
 	e.eng.Desk.Wait = e.runner.WaitFor

@@ -12,6 +12,7 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/exchange/engine"
 	"github.com/tradeledger/tradeledger/exchange/paper"
+	"github.com/tradeledger/tradeledger/projections"
 )
 
 // replayOrders returns the events of orders first…first+n-1 as a restart
@@ -114,7 +115,7 @@ func BenchmarkOnTickerAfterReplay(b *testing.B) {
 	ctx := context.Background()
 	clock := domain.NewManualClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	sim := paper.NewSimulator(clock)
-	eng := engine.New(nil, sim.Exchange, nil, clock)
+	eng := engine.New(nil, sim.Exchange, nil, projections.NewBalances(), clock)
 	evs := replayOrders(clock, 1, 100_000)
 	for j := range evs {
 		if err := eng.Orders.Apply(&evs[j]); err != nil {

@@ -378,8 +378,8 @@ func (t *Trader) Markets(ctx context.Context, exchange string) ([]domain.Market,
 }
 
 // Balances returns the last observed balances of every exchange, sorted
-// by exchange (the Balances projection).
-func (t *Trader) Balances() []domain.BalancesObserved { return t.desk.balances.List() }
+// by exchange (the BalanceBook).
+func (t *Trader) Balances() []domain.BalancesObserved { return t.desk.balances.Balances() }
 
 // OpenOrderList returns the unfinished orders of an exchange's pair, or of
 // every pair of it when pair is "" (Orders.OpenOrderList): what
