@@ -116,8 +116,9 @@ func CheckStrategyParams(where string, params map[string]any) error {
 // rate in [0, 1), and balances, amounts ≥ 0 (a zero starting balance is a
 // real choice), bot.REPORTING_CURRENCY, a currency symbol (letters and
 // digits, as in a pair) or absent, bot.PNL_METHOD, a lot matching method
-// (ParsePnlMethod) or absent, and every credential of an exchange entry a
-// string (CheckCredentialTypes). ConfigFromMap calls it; see the note at
+// (ParsePnlMethod) or absent, bot.FEE_RATE_MAX_AGE, whole seconds ≥ 1, and
+// every credential of an exchange entry a string (CheckCredentialTypes).
+// ConfigFromMap calls it; see the note at
 // the top of this file for why ParseConfig does not.
 func (c Config) CheckValues() error {
 	if v, ok := c.section("bot")["REPORTING_CURRENCY"]; ok && v != nil {
@@ -130,6 +131,11 @@ func (c Config) CheckValues() error {
 		s, _ := v.(string)
 		if _, err := ParsePnlMethod(s); err != nil || s == "" {
 			return Errorf(EINVALID, "config.bot.PNL_METHOD must be %s, not %.40s", PnlMethodNames, fmt.Sprint(v))
+		}
+	}
+	if v, ok := c.section("bot")["FEE_RATE_MAX_AGE"]; ok && v != nil {
+		if err := (valueRule{whole: true, min: DecimalFromInt(1), unit: "seconds"}).check("config.bot.FEE_RATE_MAX_AGE", v); err != nil {
+			return err
 		}
 	}
 	exchanges := c.section("exchanges")

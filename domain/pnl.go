@@ -16,7 +16,7 @@ import (
 // pair's quote currency.
 //
 // Lots. A buy fill of qty q at price p with fee f (converted to quote, see
-// FeeInQuote) adds a lot {Qty: q, Cost: p×q + f}; its unit cost is Cost/Qty.
+// ValueFee, fee.go) adds a lot {Qty: q, Cost: p×q + f}; its unit cost is Cost/Qty.
 // A sell fill of qty q consumes lots (by Method) up to q; the consumed
 // quantity is "matched", the rest "unmatched" (coins sold that the log never
 // saw bought: deposits, trades before the log began). Then
@@ -510,23 +510,6 @@ func unitCostCmp(a, b Lot) int {
 		return 0
 	}
 	return 1
-}
-
-// FeeInQuote converts a fill's fee to the pair's quote currency: a fee in
-// quote is taken as is; a fee in base is valued at the fill price (fee×price);
-// a fee in any other asset (e.g. an exchange token) cannot be valued from
-// the fill alone and returns ok = false (the caller counts it as 0 and says
-// so). An empty feeAsset means quote.
-func FeeInQuote(fee Decimal, feeAsset, quote, base string, price Decimal) (Decimal, bool) {
-	switch {
-	case fee.IsZero():
-		return Zero, true
-	case feeAsset == "" || strings.EqualFold(feeAsset, quote):
-		return fee, true
-	case strings.EqualFold(feeAsset, base):
-		return fee.Mul(price), true
-	}
-	return Zero, false
 }
 
 // FillPnl is the effect of one fill on an inventory (all money in quote).

@@ -120,25 +120,6 @@ func TestLotsConserveCost(t *testing.T) {
 	}
 }
 
-func TestFeeInQuote(t *testing.T) {
-	tests := []struct {
-		fee, asset, want string
-		ok               bool
-	}{
-		{"0.5", "USDT", "0.5", true},
-		{"0.5", "", "0.5", true},
-		{"0.001", "BTC", "20", true}, // 0.001 × 20000
-		{"1", "BNB", "0", false},
-		{"0", "BNB", "0", true},
-	}
-	for _, tt := range tests {
-		got, ok := FeeInQuote(pnlDec(tt.fee), tt.asset, "USDT", "BTC", pnlDec("20000"))
-		if got != pnlDec(tt.want) || ok != tt.ok {
-			t.Errorf("FeeInQuote(%s %s) = %s, %v; want %s, %v", tt.fee, tt.asset, got, ok, tt.want, tt.ok)
-		}
-	}
-}
-
 // The worked example of the metric definitions.
 func TestMetrics(t *testing.T) {
 	if got, want := WinRate(1, 1, 1), "33.33"; got != want {

@@ -1,6 +1,9 @@
 package domain
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strconv"
+)
 
 // PnlConfig is what the PNL read models take from a ConfigReplaced
 // document: each pair's strategy and the reporting currency.
@@ -12,6 +15,10 @@ type PnlConfig struct {
 	// Method is bot.PNL_METHOD, the reports' default lot matching (LOFO
 	// when unset or not a method).
 	Method PnlMethod
+	// FeeRateMaxAge is bot.FEE_RATE_MAX_AGE in ms (the setting is whole
+	// seconds ≥ 1): how old a rate a fee in a third asset may be valued
+	// at; 0 when unset or not such a number (DefaultFeeRateMaxAge).
+	FeeRateMaxAge int64
 }
 
 // PairStrategy is the strategy of one configured pair.
@@ -29,6 +36,7 @@ func DecodePnlConfig(data []byte) (c PnlConfig, ok bool) {
 			Bot struct {
 				Reporting any `json:"REPORTING_CURRENCY"`
 				Method    any `json:"PNL_METHOD"`
+				FeeMaxAge any `json:"FEE_RATE_MAX_AGE"`
 			} `json:"bot"`
 			Pairs map[string]map[string]struct {
 				Strategy string `json:"strategy"`
@@ -42,10 +50,34 @@ func DecodePnlConfig(data []byte) (c PnlConfig, ok bool) {
 	if s, ok := doc.Config.Bot.Method.(string); ok {
 		c.Method, _ = ParsePnlMethod(s)
 	}
+	c.FeeRateMaxAge = maxAgeMs(doc.Config.Bot.FeeMaxAge)
 	for ex, pairs := range doc.Config.Pairs {
 		for p, v := range pairs {
 			c.Strategies = append(c.Strategies, PairStrategy{Exchange: ex, Pair: p, Strategy: v.Strategy})
 		}
 	}
 	return c, true
+}
+
+// maxAgeMs reads a count of whole seconds ≥ 1 (a JSON number or a string
+// of digits, as the configuration's checks accept) as ms; 0 otherwise.
+func maxAgeMs(v any) int64 {
+	var secs int64
+	switch x := v.(type) {
+	case float64:
+		if x != float64(int64(x)) {
+			return 0
+		}
+		secs = int64(x)
+	case string:
+		n, err := strconv.ParseInt(x, 10, 64)
+		if err != nil {
+			return 0
+		}
+		secs = n
+	}
+	if secs < 1 || secs > 1<<40 {
+		return 0
+	}
+	return secs * 1000
 }

@@ -225,6 +225,10 @@ type Overview struct {
 	// total in its own currency, and per currency what had no rate.
 	PerQuote    map[string]PnlTotal    `json:"perQuote,omitempty"`
 	Unconverted map[string]Unconverted `json:"unconverted,omitempty"`
+	// UnconvertedFees are the fees of the range's fills charged in a third
+	// asset that had no rate at their time (domain.ValueFee), per asset in
+	// that asset: they are in no figure above. Absent when there are none.
+	UnconvertedFees map[string]Number `json:"unconvertedFees,omitempty"`
 }
 
 // OverviewQuery is a pnl/overview request. From/To (ms) bound total,
@@ -273,6 +277,8 @@ type SumResult struct {
 	Unit          string
 	PerQuote      map[string]QuoteSum
 	Unconverted   map[string]Unconverted
+	// UnconvertedFees: as Overview.UnconvertedFees, for the range.
+	UnconvertedFees map[string]Number
 }
 
 // PairTotal is the body of pnl/total: one pair's all-time figures.
@@ -293,6 +299,8 @@ type PairTotal struct {
 	ABP                Number `json:"ABP"`
 	Method             string `json:"method"`
 	Unit               string `json:"unit"`
+	// UnconvertedFees: as Overview.UnconvertedFees, over all time.
+	UnconvertedFees map[string]Number `json:"unconvertedFees,omitempty"`
 }
 
 // QuoteSum is one quote currency's share of a pnl/sum answer over several

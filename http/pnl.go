@@ -272,6 +272,8 @@ type pnlSumResponse struct {
 	Unit           string                             `json:"unit"`
 	PerQuote       map[string]projections.QuoteSum    `json:"perQuote,omitempty"`
 	Unconverted    map[string]projections.Unconverted `json:"unconverted,omitempty"`
+	// UnconvertedFees: fees in a third asset without a rate, per asset.
+	UnconvertedFees map[string]domain.Number `json:"unconvertedFees,omitempty"`
 }
 
 // handlePnlSum answers GET pnl/sum?exchange=&startTimestamp=&endTimestamp=
@@ -316,7 +318,7 @@ func (s *Server) handlePnlSum(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, pnlSumResponse{TournamentData: tournamentData{SommaPnl: res.Pnl.String(), Invested: res.Invested.String()},
-		Data: res.Pairs, Unit: res.Unit, PerQuote: res.PerQuote, Unconverted: res.Unconverted})
+		Data: res.Pairs, Unit: res.Unit, PerQuote: res.PerQuote, Unconverted: res.Unconverted, UnconvertedFees: res.UnconvertedFees})
 }
 
 // handlePnlTotal answers GET pnl/total?key= with projections.PairTotal: the

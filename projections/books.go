@@ -10,9 +10,10 @@ import (
 
 // The Ledger as the books' source (domain/books): its order records are the
 // fills, already in (time, position) order per pair, with each fee as
-// charged and valued in quote as the Ledger values it (FeeInQuote: a fee
-// in quote as is, in base at the fill's price, in a third asset not
-// valued); rates are the conversion book's (pnlconv.go). A report copies
+// charged and valued in quote as the Ledger valued it when it applied the
+// fill (domain.ValueFee: in quote as is, in base at the fill's price, in a
+// third asset at the rate of its time, or unconverted); rates are the
+// conversion book's (pnlconv.go). A report copies
 // fills out a chunk at a time under the read lock, so a report over a
 // long history never holds the projection up for long.
 
@@ -57,26 +58,14 @@ func (b *pairBook) feeAsset(r *orderRecord) string {
 	}
 }
 
-// fillFee returns r's fee as the books read it.
+// fillFee returns r's fee as the books read it: as charged and valued
+// (feeOf, fees.go).
 func (b *pairBook) fillFee(r *orderRecord) books.Fee {
-	fee, rate := b.recs.get(r.fee), b.recs.get(r.rate)
-	f := books.Fee{Asset: b.feeAsset(r), Amount: fee}
-	switch r.feeCode() {
-	case 0:
-		f.Quote, f.Rate, f.RateTime, f.Valued = fee, domain.DecimalFromInt(1), r.time, true
-	case 1:
-		f.Quote, f.Rate, f.RateTime, f.Valued = fee.Mul(rate), rate, r.time, true
+	f := b.feeOf(r)
+	if r.feeCode() == 0 && f.Amount.IsZero() {
+		f.Asset = "" // none
 	}
 	return f
-}
-
-// feeInQuote returns r's fee in quote (0 when it cannot be valued), as
-// applyFill counted it.
-func (b *pairBook) feeInQuote(r *orderRecord) domain.Decimal {
-	if f := b.fillFee(r); f.Valued {
-		return f.Quote
-	}
-	return domain.Zero
 }
 
 // BookSnapshot implements books.Source: the fills applied so far and the
@@ -84,7 +73,7 @@ func (b *pairBook) feeInQuote(r *orderRecord) domain.Decimal {
 func (l *Ledger) BookSnapshot() books.Snapshot {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
-	return books.Snapshot{Position: l.head, RateSeq: l.conv.seq}
+	return books.Snapshot{Position: l.head, RateSeq: l.conv.rates.Seq()}
 }
 
 // BookPairs implements books.Source: the pair keys with a fill, sorted.
@@ -128,23 +117,19 @@ func (l *Ledger) BookFills(s books.Snapshot, key string, cur books.Cursor, n int
 	return dst, cur
 }
 
-// BookConvert implements books.Source with the conversion book's rates:
-// the latest point at or before t of the pair to-from (multiply) or
-// from-to (divide) among the first s.RateSeq rates (pnlconv.go).
+// BookConvert implements books.Source with the conversion book's rates and
+// paths (pnlconv.go, domain.RateBook), among the first s.RateSeq rates.
 func (l *Ledger) BookConvert(s books.Snapshot, amount domain.Decimal, from, to string, t int64) (books.Conversion, bool) {
 	if from == to {
 		return books.Conversion{Amount: amount, Rate: domain.DecimalFromInt(1), RateTime: t}, true
 	}
 	l.mu.RLock()
 	defer l.mu.RUnlock()
-	p, inverse, ok := l.conv.ratePoint(from, to, t, s.RateSeq)
+	p, ok := l.conv.rates.PathAsOf(from, to, t, 0, s.RateSeq)
 	if !ok {
 		return books.Conversion{}, false
 	}
-	if inverse {
-		return books.Conversion{Amount: amount.Div(p.rate), Rate: domain.DecimalFromInt(1).Div(p.rate), RateTime: p.t}, true
-	}
-	return books.Conversion{Amount: amount.Mul(p.rate), Rate: p.rate, RateTime: p.t}, true
+	return books.Conversion{Amount: p.Convert(amount), Rate: p.Rate(), RateTime: p.Time(t)}, true
 }
 
 // BookDefaults returns what a report uses when its request names none:

@@ -11,14 +11,16 @@ import (
 // with bot.REPORTING_CURRENCY EUR and bot.PNL_METHOD fifo:
 //
 //	binance/USDT-BTC
-//	 #1 buy 1 @ 100 fee 0.001 BTC         D 10:00  fee in base: 0.001 × 100 = 0.1 USDT; lot A {1, 100.1}
+//	 #1 buy 1 @ 100 fee 0.001 BTC         D 10:00  fee in base: 0.001 × 100 = 0.1 USDT, taken from the
+//	                                               coins bought: lot A {0.999, 100}
 //	 #2 buy 1 @ 90 fee 0.09 USDT          D 11:00  lot B {1, 90.09}
 //	 #3 sell 1.5 @ 110 fee 0.5 BNB        D+1 09:00  BNB is not valued: the fee counts 0 and is listed
 //	RateObserved EUR/USDT 0.8 (1 USDT = 0.8 EUR) D 00:00, 0.5 at D+1 00:00
 //
-// FIFO: #3 takes A (100.1) + 0.5 of B (45.045) = 145.145; proceeds 165;
-// gain 19.855; in EUR: proceeds 82.5 (165 at 0.5), cost 100.1 × 0.8 =
-// 80.08 and 45.045 × 0.8 = 36.036: gain 82.5 − 116.116 = −33.616.
+// FIFO: #3 takes A (0.999, 100) + 0.501 of B (90.09 × 0.501 = 45.13509) =
+// 145.13509; proceeds 165; gain 19.86491; in EUR: proceeds 82.5 (165 at
+// 0.5), cost 100 × 0.8 = 80 and 45.13509 × 0.8 = 36.108072: gain 82.5 −
+// 116.108072 = −33.608072.
 func booksLog(t *testing.T) []domain.Event {
 	g := &testLog{t: t}
 	g.add(domain.StreamConfig, domain.TypeConfigReplaced, at(0, 0, 0), map[string]any{"config": map[string]any{
@@ -55,12 +57,12 @@ func TestLedgerAsBooksSource(t *testing.T) {
 		got  domain.Number
 		want string
 	}{
-		"cost basis":   {d.CostBasis, "145.145"},
-		"gain":         {d.Gain, "19.855"},
-		"lot A cost":   {d.Lots[0].CostBasis, "100.1"},
-		"lot B cost":   {d.Lots[1].CostBasis, "45.045"},
-		"gain in EUR":  {d.InCurrency.Gain, "-33.616"},
-		"A cost (EUR)": {d.Lots[0].InCurrency.CostBasis, "80.08"},
+		"cost basis":   {d.CostBasis, "145.13509"},
+		"gain":         {d.Gain, "19.86491"},
+		"lot A cost":   {d.Lots[0].CostBasis, "100"},
+		"lot B cost":   {d.Lots[1].CostBasis, "45.13509"},
+		"gain in EUR":  {d.InCurrency.Gain, "-33.608072"},
+		"A cost (EUR)": {d.Lots[0].InCurrency.CostBasis, "80"},
 	} {
 		if domain.Decimal(c.got) != dec(c.want) {
 			t.Errorf("%s = %s, want %s", name, domain.Decimal(c.got), c.want)

@@ -54,8 +54,8 @@ func at(day int, hh, mm int) time.Time {
 //	 #4 sell 1 @ 80 fee 0.08 (0.5 has no lot)  D+1 00:10 [D+1 05:55]
 //	 #9 buy 2, filled 0.5 @ 95 fee 0.0475, still open  D+1 02:00
 //	binance/USDT-ETH
-//	 #5 buy 2 @ 10 fee 0.002 ETH (= 0.02 USDT)  D 12:00
-//	 #6 sell 2 @ 12 fee 0.024 USDT      D+1 12:00
+//	 #5 buy 2 @ 10 fee 0.002 ETH (= 0.02 USDT): receives 1.998  D 12:00
+//	 #6 sell 1.998 @ 12 fee 0.023976 USDT   D+1 12:00
 //	kraken/BTC-ETH (quote BTC)
 //	 #7 sell 1 @ 0.05 fee 0.00005 BTC, no lot  D 12:00
 //	 #8 buy 1 @ 0.04 fee 0.00004 BTC    D+1 01:00
@@ -79,8 +79,8 @@ func goldenLog(t *testing.T) []domain.Event {
 	g.fill(8, "0.04", "1", "0.00004", "BTC", at(1, 1, 0))
 	g.order(9, "binance", "USDT-BTC", domain.Buy, "2", at(1, 2, 0))
 	g.fill(9, "95", "0.5", "0.0475", "USDT", at(1, 2, 0))
-	g.order(6, "binance", "USDT-ETH", domain.Sell, "2", at(1, 12, 0))
-	g.fill(6, "12", "2", "0.024", "USDT", at(1, 12, 0))
+	g.order(6, "binance", "USDT-ETH", domain.Sell, "1.998", at(1, 12, 0))
+	g.fill(6, "12", "1.998", "0.023976", "USDT", at(1, 12, 0)) // sells all #5 received
 	return g.events
 }
 
@@ -283,16 +283,19 @@ func TestGoldenOverview(t *testing.T) {
 	if o.Unit != "USDT" {
 		t.Errorf("unit = %q", o.Unit)
 	}
-	// today D+1: #4 −10.09 + #6 (24 − 0.024 − 20.02 = 3.956) = −6.134
-	num("today", o.Today.Pnl, "-6.134")
+	// #5 buys 2 ETH @ 10 with a fee of 0.002 ETH: it receives 1.998, lot
+	// {1.998, 20} (the fee is in the unit cost), baseValue 20.
+	// today D+1: #4 −10.09 + #6 (sells the 1.998: 23.976 − 0.023976 − 20 =
+	// 3.952024) = −6.137976
+	num("today", o.Today.Pnl, "-6.137976")
 	num("today BTC", o.Today.PerPair["binance/USDT-BTC"], "-10.09")
 	num("yesterday", o.Yesterday.Pnl, "24.695")
-	num("weekAgo", o.WeekAgo.Pnl, "18.561") // 14.605 + 3.956
-	num("monthAgo", o.MonthAgo.Pnl, "18.561")
-	num("yearAgo", o.YearAgo.Pnl, "18.561")
+	num("weekAgo", o.WeekAgo.Pnl, "18.557024") // 14.605 + 3.952024
+	num("monthAgo", o.MonthAgo.Pnl, "18.557024")
+	num("yearAgo", o.YearAgo.Pnl, "18.557024")
 	num("lastYear", o.LastYear.Pnl, "0")
 	tot := o.Total
-	num("total.pnl", tot.Pnl, "18.561")
+	num("total.pnl", tot.Pnl, "18.557024")
 	// 4 buys (#1 #2 #9 #5) + 4 sells (#3a #3b #4 #6)
 	if tot.NumberOfTrades != 8 || tot.BuyCount != 4 || tot.SellCount != 4 || tot.Winning != 3 || tot.Losing != 1 || tot.Breakeven != 0 {
 		t.Errorf("counts = %+v", tot)
@@ -305,11 +308,11 @@ func TestGoldenOverview(t *testing.T) {
 		t.Errorf("hero/fuckup times = %d/%d", tot.HeroTrade.Time, tot.FuckupTrade.Time)
 	}
 	num("fuckup", tot.FuckupTrade.Pnl, "-10.09")
-	num("averagePnl", tot.AveragePnl, "4.64025") // 18.561 / 4
-	num("buyPnl", tot.BuyPnl, "-0.0475")         // lot {0.5, 47.5475} at 95: 47.5 − 47.5475
-	num("sellPnl", tot.SellPnl, "18.561")
-	num("buyBaseValue", tot.BuyBaseValue, "257.7575")  // 100.1 + 90.09 + 47.5475 + 20.02
-	num("sellBaseValue", tot.SellBaseValue, "268.731") // 109.89 + 54.945 + 79.92 + 23.976
+	num("averagePnl", tot.AveragePnl, "4.639256") // 18.557024 / 4
+	num("buyPnl", tot.BuyPnl, "-0.0475")          // lot {0.5, 47.5475} at 95: 47.5 − 47.5475
+	num("sellPnl", tot.SellPnl, "18.557024")
+	num("buyBaseValue", tot.BuyBaseValue, "257.7375")     // 100.1 + 90.09 + 47.5475 + 20
+	num("sellBaseValue", tot.SellBaseValue, "268.707024") // 109.89 + 54.945 + 79.92 + 23.952024
 	if len(o.DailyHistory) != 2 {
 		t.Fatalf("dailyHistory = %+v", o.DailyHistory)
 	}
@@ -320,10 +323,11 @@ func TestGoldenOverview(t *testing.T) {
 	}
 	num("d0.volume", d0.TotalVolume, "375")
 	num("d0.cumPct", d0.CumulativePnlPercent, "17.621664050235") // 24.695/140.14×100
-	// D+1: #4 #9 #6: volume 80 + 47.5 + 24 = 151.5; cum 18.561 over 140.14+50.05+20.02 = 210.21
-	num("d1.volume", d1.TotalVolume, "151.5")
-	num("d1.cum", d1.CumulativePnl, "18.561")
-	num("d1.cumPct", d1.CumulativePnlPercent, "8.829741686885") // 18.561/210.21×100
+	// D+1: #4 #9 #6: volume 80 + 47.5 + 23.976 = 151.476; cum 18.557024 over
+	// 140.14+50.05+20 = 210.19: 18.557024/210.19×100
+	num("d1.volume", d1.TotalVolume, "151.476")
+	num("d1.cum", d1.CumulativePnl, "18.557024")
+	num("d1.cumPct", d1.CumulativePnlPercent, "8.828690232647")
 	if len(o.DetailedPerPair) != 2 || o.DetailedPerPair[0].Key != "binance/USDT-BTC" {
 		t.Fatalf("detailed = %+v", o.DetailedPerPair)
 	}
@@ -345,18 +349,18 @@ func TestGoldenOverview(t *testing.T) {
 	if p.DailyPnlPerThousand != "38.39581471" {
 		t.Errorf("daily_pnl_per_thousand = %s", p.DailyPnlPerThousand)
 	}
-	if e := o.DetailedPerPair[1]; e.DailyPnlPerThousand != "98.80119880" { // 3.956×1000/(20.02×2)
+	if e := o.DetailedPerPair[1]; e.DailyPnlPerThousand != "98.80060000" { // 3.952024×1000/(20×2)
 		t.Errorf("ETH daily_pnl_per_thousand = %s", e.DailyPnlPerThousand)
 	}
 
-	// Kathmandu: now is D+2 01:45 local; D+1 local has 14.605 + 3.956.
+	// Kathmandu: now is D+2 01:45 local; D+1 local has 14.605 + 3.952024.
 	ktm, _ := LoadZone("Asia/Kathmandu")
 	o, err = l.Overview(OverviewQuery{Scope: PnlScope{Keys: []string{"All"}, Quote: "USDT"}, Loc: ktm, Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	num("ktm today", o.Today.Pnl, "0")
-	num("ktm yesterday", o.Yesterday.Pnl, "18.561")
+	num("ktm yesterday", o.Yesterday.Pnl, "18.557024")
 
 	// The BTC-quoted pair: a sell with no lot realizes nothing.
 	tb, _ := l.Total("kraken/BTC-ETH")

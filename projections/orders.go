@@ -25,16 +25,27 @@ import (
 //	pair, type, id pair symbol, "buy"/"sell", order id
 //	rate, amount   fill price and quantity
 //	cost           rate × amount (gross value, as in state files)
-//	fees           the fill's fee in quote (domain.FeeInQuote; a fee in a
-//	               third asset cannot be valued from the fill and counts 0)
-//	baseValue      net cash value: cost + fees on buys, cost − fees on sells
+//	fees           the fill's fee valued in quote (domain.ValueFee: as is in
+//	               quote, × rate in the base, at the rate of the fill's time
+//	               from the log in a third asset; 0 when unconverted)
+//	feeAsset, feeAmount   the fee as the exchange charged it
+//	feeQuote, feeRate, feeRateTime   its valuation: value in quote, 1
+//	               feeAsset = feeRate quote, time of the (oldest) rate
+//	               used; absent when unconverted
+//	unconvertedFees  {asset: amount} of a fee in a third asset that had no
+//	               rate within bot.FEE_RATE_MAX_AGE of the fill (present only
+//	               then): not in fees, nor in any figure in quote
+//	baseValue      what the fill cost or brought in quote, fees valued in
+//	               (domain.FeeValue.Net): cost + fees on buys (cost alone when
+//	               the fee came out of the coins bought), cost − fees on sells
 //	costProceed    −baseValue on buys, +baseValue on sells
 //	averagePrice   Σcost ÷ Σamount over the order's fills up to this one
 //	pnlPrice       unit cost the fill is measured against: buys, the new
-//	               lot's (cost+fees)/amount; sells, the consumed lots' cost ÷
+//	               lot's cost ÷ its quantity; sells, the consumed lots' cost ÷
 //	               matched quantity (0 if nothing matched)
 //	balance        the pair's base-asset position from logged fills after
-//	               this fill: Σ buy amounts − Σ sell amounts (negative when
+//	               this fill: Σ quantities received by buys (amount less a
+//	               fee charged in the base) − Σ sell amounts (negative when
 //	               coins bought outside the log were sold)
 //	baseBalance    the pair's quote cash flow after this fill: Σ costProceed
 //	inventory_cost cost of the lots still held after this fill
@@ -100,6 +111,7 @@ type pairBook struct {
 	enc                              []*encodedBlock   // cached JSON by block, guarded by Ledger.pages.mu
 	feeAssets                        []string          // fee assets other than quote and base, by fee code − 2
 	feeOther                         map[uint64]string // the fee asset of records whose code is feeOverflow, by position
+	fees                             []feeEntry        // valuations of fees in a third asset, ascending (time, pos): fees.go
 }
 
 // orderRecord is the compact stored form of a record (112 bytes).
@@ -292,8 +304,10 @@ func (l *Ledger) applyFill(id, t int64, pos uint64, f *domain.OrderFilled) error
 	if sell {
 		side = domain.Sell
 	}
-	fee, _ := domain.FeeInQuote(f.Fee, f.FeeAsset, b.quote, b.base, f.Price)
-	r := b.lots.ApplyFill(side, f.Price, f.Quantity, fee)
+	// The fill's price is a rate at its time, before its fee is valued
+	// (domain.RateBook.Fill: the order every reader follows).
+	fv := l.conv.rates.Fill(b.quote, b.base, t, f.Price, f.Fee, f.FeeAsset)
+	r := b.lots.ApplyFee(side, f.Price, f.Quantity, &fv)
 
 	st.fills++
 	st.filled = st.filled.Add(f.Quantity)
@@ -303,19 +317,17 @@ func (l *Ledger) applyFill(id, t int64, pos uint64, f *domain.OrderFilled) error
 		delete(l.open, id)
 	}
 
-	net := r.Value.Add(fee)
+	net := fv.Net(side, r.Value)
 	var pnlPrice domain.Decimal
 	if sell {
-		net = r.Value.Sub(fee)
 		b.position = b.position.Sub(f.Quantity)
 		b.cashFlow = b.cashFlow.Add(net)
-		if r.Matched.IsPos() {
-			pnlPrice = r.LotCost.Div(r.Matched)
-		}
 	} else {
-		b.position = b.position.Add(f.Quantity)
+		b.position = b.position.Add(r.Matched)
 		b.cashFlow = b.cashFlow.Sub(net)
-		pnlPrice = r.LotCost.Div(f.Quantity)
+	}
+	if r.Matched.IsPos() {
+		pnlPrice = r.LotCost.Div(r.Matched)
 	}
 	b.lastPrice = f.Price
 	c := b.recs.put
@@ -323,6 +335,9 @@ func (l *Ledger) applyFill(id, t int64, pos uint64, f *domain.OrderFilled) error
 		fee: c(f.Fee), avgPrice: c(st.filledCost.Div(st.filled)), pnlPrice: c(pnlPrice), position: c(b.position),
 		cashFlow: c(b.cashFlow), invCost: c(b.lots.Cost()), abp: c(b.lots.ABP()), pnl: c(r.Pnl), unmatchedQt: c(r.Unmatched)}
 	l.head = max(l.head, pos)
+	if rec.feeCode() >= 2 {
+		b.addFee(t, pos, &fv)
+	}
 	if sell {
 		rec.posSide |= recSell
 	}
@@ -362,6 +377,7 @@ type OrderRecord struct {
 	Rate, Amount       domain.Decimal
 	ID                 int64
 	Cost, Fees         domain.Decimal
+	Fee                domain.FeeValue // the fee as charged and its valuation (Fees is its Quote)
 	BaseValue          domain.Decimal
 	CostProceed        domain.Decimal
 	AveragePrice       domain.Decimal
@@ -380,20 +396,21 @@ type OrderRecord struct {
 func (l *Ledger) view(b *pairBook, r *orderRecord) OrderRecord {
 	v := b.recs.get
 	rate, amount := v(r.rate), v(r.amount)
-	fee := b.feeInQuote(r)
 	cost := rate.Mul(amount)
 	o := OrderRecord{Key: b.key, Time: r.time, Pair: b.pair, Type: domain.Buy, Rate: rate, Amount: amount, ID: r.id,
-		Cost: cost, Fees: fee, AveragePrice: v(r.avgPrice), PnlPrice: v(r.pnlPrice), Balance: v(r.position),
+		Cost: cost, AveragePrice: v(r.avgPrice), PnlPrice: v(r.pnlPrice), Balance: v(r.position),
 		BaseBalance: v(r.cashFlow), InventoryCost: v(r.invCost), ABP: v(r.abp), Pnl: v(r.pnl), Position: r.pos()}
+	o.Fee = b.feeOf(r)
+	o.Fees = o.Fee.Quote
 	if r.sell() {
 		unmatched := v(r.unmatchedQt)
 		o.Type = domain.Sell
-		o.BaseValue = cost.Sub(fee)
-		o.CostProceed = o.BaseValue
 		o.UnmatchedBaseValue = rate.Mul(unmatched)
 		o.closing = unmatched.Less(amount)
-	} else {
-		o.BaseValue = cost.Add(fee)
+	}
+	o.BaseValue = o.Fee.Net(o.Type, cost)
+	o.CostProceed = o.BaseValue
+	if !r.sell() {
 		o.CostProceed = o.BaseValue.Neg()
 	}
 	_, o.ToCancel = l.open[r.id]
@@ -422,6 +439,7 @@ func (o *OrderRecord) AppendJSON(b []byte) []byte {
 	}
 	b = append(b, `,"fees":`...)
 	b = appendNumber(b, o.Fees)
+	b = o.appendFeeJSON(b)
 	b = append(b, `,"baseValue":`...)
 	b = appendNumber(b, o.BaseValue)
 	b = append(b, `,"costProceed":`...)

@@ -28,6 +28,7 @@ func (l *Ledger) applyConfig(e *domain.Event) error {
 		}
 		l.conv.setReporting(c.Reporting)
 		l.booksM = c.Method
+		l.conv.rates.FeeMaxAge = c.FeeRateMaxAge
 		l.strat = map[string]string{}
 		for _, p := range c.Strategies {
 			l.strat[domain.PairKey(p.Exchange, p.Pair)] = p.Strategy
@@ -134,6 +135,7 @@ func (l *Ledger) Overview(q OverviewQuery) (*Overview, error) {
 		})
 	}
 	o.Total = totalOf(&tot, unrealized)
+	o.UnconvertedFees = l.unconvertedFees(sc.books, from, to)
 	if days := foldDays(ss, from, to, q.Loc); days != nil {
 		o.DailyHistory = days
 	}
@@ -268,7 +270,24 @@ func (l *Ledger) Sum(scope PnlScope, fromMs, toMs int64) (SumResult, error) {
 		mv.fold(from, to)
 		out.PerQuote, out.Unconverted = perQuote, mv.result()
 	}
+	out.UnconvertedFees = l.unconvertedFees(sc.books, from, to)
 	return out, nil
+}
+
+// unconvertedFees returns the fees without a rate of books' fills in the
+// buckets starting in [from, to) (unix s), by asset; nil when none.
+func (l *Ledger) unconvertedFees(books []*pairBook, from, to int64) map[string]domain.Number {
+	var sum map[string]domain.Decimal
+	for _, b := range books {
+		if b == nil || len(b.fees) == 0 {
+			continue
+		}
+		if sum == nil {
+			sum = map[string]domain.Decimal{}
+		}
+		b.unconvertedFees(from, to, sum)
+	}
+	return feeNumbers(sum)
 }
 
 // Total returns key's all-time figures (zeros for a key without fills), or
@@ -292,5 +311,6 @@ func (l *Ledger) Total(key string) (PairTotal, error) {
 	out.Fees, out.Invested, out.UnmatchedBaseValue = domain.Number(t.Fees), domain.Number(t.Invested), domain.Number(t.Unmatched)
 	out.UnrealizedPnl, out.Balance = domain.Number(b.unrealized()), domain.Number(b.position)
 	out.InventoryCost, out.ABP = domain.Number(b.lots.Cost()), domain.Number(b.lots.ABP())
+	out.UnconvertedFees = l.unconvertedFees([]*pairBook{b}, minTime, maxTime)
 	return out, nil
 }

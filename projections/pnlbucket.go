@@ -124,9 +124,8 @@ func (l *Ledger) addToSeries(b *pairBook, st *orderState, t int64, sell bool, r 
 		st.uniqueSign = sign + 2
 		fx.uniqueSlot = st.uniqueSlot
 	}
-	// A fill's price is a rate between its currencies (applyFill sets
-	// lastPrice before it calls here); it applies to the fill itself.
-	l.conv.observe(b.quote, b.base, t, b.lastPrice)
+	// The fill's price was observed as a rate before (domain.RateBook.Fill):
+	// it applies to the fill itself.
 	l.convertFill(b, &fx) // before b.series.add: see convertFill
 	b.series.add(&fx)
 	q := l.quotes[b.quote]

@@ -231,7 +231,7 @@ func TestOneQuoteNoConversion(t *testing.T) {
 		g.fill(i, "100", "1", "0", "USDT", at(0, int(i), 0))
 	}
 	l := replay(t, domain.LOFO, g.events)
-	if n, pts := len(l.conv.pairs), len(l.conv.rates[currencyPair{"USDT", "BTC"}]); n != 0 || pts != 1 {
+	if n, pts := len(l.conv.pairs), l.conv.rates.Points("USDT", "BTC"); n != 0 || pts != 1 {
 		t.Fatalf("one quote: %d converted series, %d rate points; want 0 and 1", n, pts)
 	}
 }

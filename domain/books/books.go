@@ -53,23 +53,14 @@ type Pair struct {
 }
 
 // Fee is a fill's fee as the exchange charged it and as valued in the
-// pair's quote currency.
-type Fee struct {
-	// Asset and Amount are the fee as charged (Asset "" with a zero
-	// Amount when there was none).
-	Asset  string
-	Amount domain.Decimal
-	// Quote is the fee in the pair's quote currency, meaningful when
-	// Valued; Rate is what one unit of Asset was worth in quote and
-	// RateTime (ms) when that rate held.
-	Quote    domain.Decimal
-	Rate     domain.Decimal
-	RateTime int64
-	// Valued is false when no rate from the log values Asset in quote at
-	// the fill's time: the fee is listed as unconverted and counted in no
-	// sum (never as 0).
-	Valued bool
-}
+// pair's quote currency (domain.ValueFee's rule): Asset and Amount as
+// charged (Asset "" with a zero Amount when there was none), Quote its
+// value when Valued, Rate what one unit of Asset was worth in quote and
+// RateTime (ms) when that rate held; InBase a fee in the pair's base (a buy
+// received Amount less). Valued is false when no rate from the log values
+// Asset at the fill's time: the fee is listed as unconverted and counted
+// in no sum (never as 0).
+type Fee = domain.FeeValue
 
 // Fill is one fill as the books read it.
 type Fill struct {

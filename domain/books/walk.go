@@ -107,20 +107,17 @@ func (w *walk) run(fn func(p *pairWalk, f *Fill, r *domain.FillPnl) error) error
 		}
 		var r domain.FillPnl
 		if w.match {
-			side, fee := domain.Buy, domain.Zero
+			side := domain.Buy
 			if f.Sell {
 				side = domain.Sell
 			}
-			if f.Fee.Valued {
-				fee = f.Fee.Quote
-			}
 			p.trace.Time, p.trace.Ref = f.Time, f.OrderID
-			r = p.lots.ApplyFillTraced(side, f.Price, f.Qty, fee, &p.trace)
+			r = p.lots.ApplyFeeTraced(side, f.Price, f.Qty, &f.Fee, &p.trace)
 		}
 		if f.Sell {
 			p.position = p.position.Sub(f.Qty)
 		} else {
-			p.position = p.position.Add(f.Qty)
+			p.position = p.position.Add(f.Fee.Received(domain.Buy, f.Qty)) // a fee in the base came out of the coins bought
 		}
 		p.price, p.priceT = f.Price, f.Time
 		p.fills++

@@ -28,6 +28,7 @@ type state struct {
 	buckets  map[bucketKey]*bucketRow
 	strat    map[pairKey]string
 	snaps    map[string]uint64 // exchange → snapshots so far
+	rates    domain.RateBook   // as the Ledger's: fee valuation and conversions (conv.go)
 }
 
 // order is an order's fold and what the orders table shows beside it.
@@ -107,6 +108,12 @@ func (st *state) apply(e *domain.Event, b *batch) error {
 				Available: decUnits(a.Available), OnOrder: decUnits(a.OnOrder), Position: e.Position,
 			})
 		}
+	case domain.TypeRateObserved:
+		var r domain.RateObserved
+		if err := e.Decode(&r); err != nil {
+			return err
+		}
+		st.rates.Observe(r.Quote, r.Base, e.Time, r.Rate)
 	case domain.TypePairAdded, domain.TypePairRemoved, domain.TypeConfigReplaced:
 		return st.applyConfig(e, b)
 	}
@@ -142,6 +149,8 @@ func (st *state) applyConfig(e *domain.Event, b *batch) error {
 		if !ok {
 			return nil // as the Ledger: strategies stay as they were
 		}
+		st.rates.SetReporting(c.Reporting)
+		st.rates.FeeMaxAge = c.FeeRateMaxAge
 		next := map[pairKey]string{}
 		for _, p := range c.Strategies {
 			next[pairKey{p.Exchange, p.Pair}] = p.Strategy
@@ -250,23 +259,22 @@ func (st *state) applyFill(id int64, e *domain.Event, f *domain.OrderFilled, b *
 	if !isOpen { // a late fill of an order already closed counts on its own
 		oo = &openOrder{}
 	}
-	fee, _ := domain.FeeInQuote(f.Fee, f.FeeAsset, bk.quote, bk.base, f.Price)
-	r := bk.lots.ApplyFill(side, f.Price, f.Quantity, fee)
+	t := domain.FillTime(e, f) // trade time: the exchange's, as the Ledger uses
+	fv := st.rates.Fill(bk.quote, bk.base, t, f.Price, f.Fee, f.FeeAsset)
+	r := bk.lots.ApplyFee(side, f.Price, f.Quantity, &fv)
 	oo.fills++
 	oo.filled = oo.filled.Add(f.Quantity)
 	if isOpen && oo.amount.IsPos() && oo.filled.Cmp(oo.amount) >= 0 {
 		delete(st.open, id)
 	}
-	net := r.Value.Add(fee)
+	net := fv.Net(side, r.Value)
 	if sell {
-		net = r.Value.Sub(fee)
 		bk.posQty = bk.posQty.Sub(f.Quantity)
 	} else {
-		bk.posQty = bk.posQty.Add(f.Quantity)
+		bk.posQty = bk.posQty.Add(r.Matched)
 	}
 	bk.lastPrice = f.Price
 	closing := sell && r.Matched.IsPos()
-	t := domain.FillTime(e, f) // trade time: the exchange's, as the Ledger uses
 	fx := domain.PnlFill{T: t, Sell: sell, Closing: closing, First: oo.fills == 1, Sign: int8(r.Pnl.Sign()), Value: r.Value,
 		Net: net, Fee: r.Fee, Pnl: r.Pnl, Unmatched: r.UnmatchedValue}
 	uFrom, uTo := int8(2), int8(2)

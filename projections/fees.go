@@ -1,0 +1,131 @@
+package projections
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/tradeledger/tradeledger/domain"
+)
+
+// Fees of order records. A fee is valued once, when its fill is applied
+// (domain.ValueFee, at the rates the Ledger's book holds at that point of
+// the log). The record keeps the fee as charged, with a code of its asset
+// (books.go: 0 the quote, 1 the base, 2… a third asset); what showing it
+// needs beyond that costs nothing for the common case:
+//
+//   - a fee in the quote is its own value;
+//   - a fee in the base is worth amount × the fill's price (the same
+//     product applyFill valued it with);
+//   - a fee in a third asset, rare, has a feeEntry of the pair, found by the
+//     record's (time, position): its value, the rate and the rate's time,
+//     or that it had none (unconverted). Unconverted fees are summed from
+//     these entries for the PNL answers' unconvertedFees.
+
+// feeEntry is the valuation of a fee in a third asset of one of a pair's
+// records.
+type feeEntry struct {
+	time     int64
+	pos      uint64
+	asset    string
+	amount   domain.Decimal
+	quote    domain.Decimal
+	rate     domain.Decimal
+	rateTime int64
+	valued   bool
+}
+
+// addFee keeps the valuation of the third-asset fee of the record at (t,
+// pos).
+func (b *pairBook) addFee(t int64, pos uint64, v *domain.FeeValue) {
+	e := feeEntry{time: t, pos: pos, asset: strings.Clone(v.Asset), amount: v.Amount, quote: v.Quote, rate: v.Rate, rateTime: v.RateTime, valued: v.Valued}
+	n := len(b.fees)
+	if n == 0 || !feeBefore(t, pos, &b.fees[n-1]) {
+		b.fees = append(b.fees, e)
+		return
+	}
+	i := sort.Search(n, func(i int) bool { return feeBefore(t, pos, &b.fees[i]) })
+	b.fees = append(b.fees, feeEntry{})
+	copy(b.fees[i+1:], b.fees[i:])
+	b.fees[i] = e
+}
+
+// feeBefore reports whether (t, pos) comes before e.
+func feeBefore(t int64, pos uint64, e *feeEntry) bool {
+	return t < e.time || (t == e.time && pos < e.pos)
+}
+
+// feeOf returns the fee of record r as charged and valued.
+func (b *pairBook) feeOf(r *orderRecord) domain.FeeValue {
+	fee := b.recs.get(r.fee)
+	f := domain.FeeValue{Asset: b.feeAsset(r), Amount: fee}
+	switch c := r.feeCode(); {
+	case c == 0:
+		if f.Asset == "" {
+			f.Asset = b.quote
+		}
+		f.Quote, f.Rate, f.RateTime, f.Valued = fee, domain.DecimalFromInt(1), r.time, true
+	case c == 1:
+		rate := b.recs.get(r.rate)
+		f.Quote, f.Rate, f.RateTime, f.InBase, f.Valued = fee.Mul(rate), rate, r.time, true, true
+	default:
+		f.Third = true
+		t, pos := r.time, r.pos()
+		i := sort.Search(len(b.fees), func(i int) bool { e := &b.fees[i]; return e.time > t || (e.time == t && e.pos >= pos) })
+		if i < len(b.fees) && b.fees[i].time == t && b.fees[i].pos == pos {
+			e := &b.fees[i]
+			f.Quote, f.Rate, f.RateTime, f.Valued = e.quote, e.rate, e.rateTime, e.valued
+		}
+	}
+	return f
+}
+
+// appendFeeJSON appends the record's fee fields: feeAsset and feeAmount,
+// then feeQuote, feeRate and feeRateTime when the fee was valued, or
+// unconvertedFees when it was not.
+func (o *OrderRecord) appendFeeJSON(b []byte) []byte {
+	f := &o.Fee
+	b = append(b, `,"feeAsset":`...)
+	b = domain.AppendJSONString(b, f.Asset)
+	b = append(b, `,"feeAmount":`...)
+	b = appendNumber(b, f.Amount)
+	if !f.Valued {
+		b = append(b, `,"unconvertedFees":{`...)
+		b = domain.AppendJSONString(b, f.Asset)
+		b = append(b, ':')
+		b = appendNumber(b, f.Amount)
+		return append(b, '}')
+	}
+	b = append(b, `,"feeQuote":`...)
+	b = appendNumber(b, f.Quote)
+	b = append(b, `,"feeRate":`...)
+	b = appendNumber(b, f.Rate)
+	b = append(b, `,"feeRateTime":`...)
+	return strconv.AppendInt(b, f.RateTime, 10)
+}
+
+// unconvertedFees adds to out the fees of b's fills in the buckets starting
+// in [from, to) (unix s) that had no rate, by asset.
+func (b *pairBook) unconvertedFees(from, to int64, out map[string]domain.Decimal) {
+	lo := sort.Search(len(b.fees), func(i int) bool { return bucketStart(b.fees[i].time) >= from })
+	for i := lo; i < len(b.fees) && bucketStart(b.fees[i].time) < to; i++ {
+		if e := &b.fees[i]; !e.valued {
+			out[e.asset] = out[e.asset].Add(e.amount)
+		}
+	}
+}
+
+// bucketStart returns the start (unix s) of the PNL bucket of a time in ms.
+func bucketStart(ms int64) int64 { return domain.FloorDiv(ms, BucketSeconds*1000) * BucketSeconds }
+
+// feeNumbers returns fees as the answers show them (nil when empty).
+func feeNumbers(fees map[string]domain.Decimal) map[string]domain.Number {
+	if len(fees) == 0 {
+		return nil
+	}
+	out := make(map[string]domain.Number, len(fees))
+	for a, v := range fees {
+		out[a] = domain.Number(v)
+	}
+	return out
+}
