@@ -125,8 +125,8 @@ func LoadZone(name string) (*time.Location, error) {
 // PnlReader is the one PNL read contract: what the PNL routes and
 // assets/total read. *Ledger implements it from memory; the ClickHouse
 // reader (projections/clickhouse.Reader) implements it from the analytics
-// tables with the same answers for the same log, except that it refuses a
-// selection over several quote currencies (EINVALID asking for quote).
+// tables with the same answers for the same log, selections over several
+// quote currencies included (converted into the reporting currency).
 type PnlReader interface {
 	Overview(q OverviewQuery) (*Overview, error)
 	Daily(q DailyQuery) ([]DayPnl, Decimal, string, error)
@@ -356,4 +356,57 @@ func splitKeyQuote(k string) (quote, base string, err error) {
 		return "", "", err
 	}
 	return SplitPair(pair)
+}
+
+// UnconvertedBook gathers what a mixed-quote answer could not convert, per
+// quote currency, as both PNL readers report it. The zero value is empty.
+type UnconvertedBook struct{ m map[string]*Unconverted }
+
+func (u *UnconvertedBook) entry(q string) *Unconverted {
+	if u.m == nil {
+		u.m = map[string]*Unconverted{}
+	}
+	e := u.m[q]
+	if e == nil {
+		e = &Unconverted{}
+		u.m[q] = e
+	}
+	return e
+}
+
+// AddFills adds the range's fills of pairs quoted in q that had no rate:
+// their realized pnl and invested in q, and their count. A range without
+// such fills (trades 0) adds no entry.
+func (u *UnconvertedBook) AddFills(q string, pnl, invested Decimal, trades int64) {
+	if trades == 0 {
+		return
+	}
+	e := u.entry(q)
+	e.Pnl = Number(Decimal(e.Pnl).Add(pnl))
+	e.Invested = Number(Decimal(e.Invested).Add(invested))
+	e.Trades += trades
+}
+
+// Unrealized converts x, the unrealized pnl of a pair quoted in q, into
+// unit along path (ok: a path exists now), or adds it to q's entry and
+// returns 0.
+func (u *UnconvertedBook) Unrealized(q, unit string, x Decimal, path RatePath, ok bool) Decimal {
+	if q == unit || x.IsZero() {
+		return x
+	}
+	if ok {
+		return path.Convert(x)
+	}
+	e := u.entry(q)
+	e.UnrealizedPnl = Number(Decimal(e.UnrealizedPnl).Add(x))
+	return Zero
+}
+
+// Result returns the entries (empty, not nil, when there are none).
+func (u *UnconvertedBook) Result() map[string]Unconverted {
+	out := make(map[string]Unconverted, len(u.m))
+	for q, e := range u.m {
+		out[q] = *e
+	}
+	return out
 }

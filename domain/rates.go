@@ -426,6 +426,25 @@ func (b *RateBook) Points(quote, base string) int {
 	return 0
 }
 
+// Last returns the latest point (by time, then log order) of the pair
+// quote-base.
+func (b *RateBook) Last(quote, base string) (RatePoint, bool) {
+	if s := b.points[CurrencyPair{quote, base}]; s != nil && len(s.pts) > 0 {
+		return s.pts[len(s.pts)-1], true
+	}
+	return RatePoint{}, false
+}
+
+// SetLast makes p the latest point of quote-base, as a reader that keeps
+// only every pair's latest point (the ClickHouse reader) rebuilds the book
+// that converts amounts "now". Points must be set in their Seq order.
+func (b *RateBook) SetLast(quote, base string, p RatePoint) {
+	b.Observe(quote, base, p.T, p.Rate)
+	if s := b.points[CurrencyPair{quote, base}]; s != nil && len(s.pts) > 0 {
+		s.pts[len(s.pts)-1].Seq = p.Seq
+	}
+}
+
 // SameCurrency reports whether a and b name the same currency: equal, case
 // aside.
 func SameCurrency(a, b string) bool { return strings.EqualFold(a, b) }

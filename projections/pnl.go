@@ -149,7 +149,7 @@ func (l *Ledger) Overview(q OverviewQuery) (*Overview, error) {
 			o.PerQuote[qc] = totalOf(&qt.b, qt.unrealized)
 		}
 		mv.fold(from, to)
-		o.Unconverted = mv.result()
+		o.Unconverted = mv.unconverted.Result()
 	}
 	return o, nil
 }
@@ -203,7 +203,8 @@ func (b *pairBook) unrealized() domain.Decimal {
 }
 
 // Daily returns the daily history of the scope in [From, To), oldest first,
-// with Σ unmatchedBaseValue over the range, and the unit.
+// with Σ unmatchedBaseValue over the range, and the unit; over several
+// quote currencies in the reporting currency (pnlconv.go).
 func (l *Ledger) Daily(q DailyQuery) ([]DayPnl, domain.Decimal, string, error) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
@@ -211,7 +212,13 @@ func (l *Ledger) Daily(q DailyQuery) ([]DayPnl, domain.Decimal, string, error) {
 	if err != nil {
 		return nil, domain.Zero, "", err
 	}
-	ss := l.seriesOf(&sc)
+	var ss []*series
+	if len(sc.quotes) > 1 {
+		mv := l.mixed(&sc)
+		ss, sc.unit = mv.conv, mv.unit
+	} else {
+		ss = l.seriesOf(&sc)
+	}
 	from, to := rangeSeconds(q.From, q.To)
 	days := foldDays(ss, from, to, q.Loc)
 	var unm domain.Decimal
@@ -268,7 +275,7 @@ func (l *Ledger) Sum(scope PnlScope, fromMs, toMs int64) (SumResult, error) {
 	}
 	if mv != nil {
 		mv.fold(from, to)
-		out.PerQuote, out.Unconverted = perQuote, mv.result()
+		out.PerQuote, out.Unconverted = perQuote, mv.unconverted.Result()
 	}
 	out.UnconvertedFees = l.unconvertedFees(sc.books, from, to)
 	return out, nil

@@ -146,11 +146,11 @@ type mixedView struct {
 	unit        string
 	conv        []*series // per known book, money in unit
 	unconv      map[string][]*series
-	unconverted map[string]*Unconverted
+	unconverted domain.UnconvertedBook
 }
 
 func (l *Ledger) mixed(sc *scoped) *mixedView {
-	v := &mixedView{unit: l.conv.reportingCurrency(), unconv: map[string][]*series{}, unconverted: map[string]*Unconverted{}}
+	v := &mixedView{unit: l.conv.reportingCurrency(), unconv: map[string][]*series{}}
 	for _, b := range sc.books {
 		if b == nil {
 			continue
@@ -172,43 +172,13 @@ func (v *mixedView) fold(from, to int64) {
 			y := x.sum(from, to)
 			s.merge(&y)
 		}
-		if s.Trades == 0 {
-			continue
-		}
-		u := v.entry(q)
-		u.Pnl = domain.Number(domain.Decimal(u.Pnl).Add(s.Pnl))
-		u.Invested = domain.Number(domain.Decimal(u.Invested).Add(s.Invested))
-		u.Trades += int64(s.Trades)
+		v.unconverted.AddFills(q, s.Pnl, s.Invested, int64(s.Trades))
 	}
 }
 
-func (v *mixedView) entry(q string) *Unconverted {
-	u := v.unconverted[q]
-	if u == nil {
-		u = &Unconverted{}
-		v.unconverted[q] = u
-	}
-	return u
-}
-
-// unrealized converts the unrealized pnl x of a pair quoted in q at the
-// latest rate, or adds it to q's unconverted entry and returns 0.
+// unrealizedIn converts the unrealized pnl x of a pair quoted in q at the
+// latest rates, or adds it to q's unconverted entry and returns 0.
 func (l *Ledger) unrealizedIn(v *mixedView, q string, x domain.Decimal) domain.Decimal {
-	if q == v.unit || x.IsZero() {
-		return x
-	}
-	if p, ok := l.conv.rates.Path(q, v.unit, maxTime, 0); ok {
-		return p.Convert(x)
-	}
-	u := v.entry(q)
-	u.UnrealizedPnl = domain.Number(domain.Decimal(u.UnrealizedPnl).Add(x))
-	return domain.Zero
-}
-
-func (v *mixedView) result() map[string]Unconverted {
-	out := map[string]Unconverted{}
-	for q, u := range v.unconverted {
-		out[q] = *u
-	}
-	return out
+	p, ok := l.conv.rates.Path(q, v.unit, maxTime, 0)
+	return v.unconverted.Unrealized(q, v.unit, x, p, ok)
 }

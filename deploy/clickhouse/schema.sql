@@ -3,7 +3,8 @@
 -- for creating them ahead of time, and as the base of a cluster variant (see cluster.md).
 -- Generated from projections/clickhouse.Schema("tradeledger"); a test keeps the two equal.
 --
--- Amounts are Int64 counts of 1e-12 (columns ending in _e12); times are Int64 milliseconds.
+-- Amounts are Int64 counts of 1e-12 (columns ending in _e12), or exact decimal text (String
+-- columns of pnl_conv_buckets, fill_fees and rates); times are Int64 milliseconds.
 -- Every table is a ReplacingMergeTree versioned by the log position of the row's event:
 -- read with FINAL (or argMax(col, position)) to see each row once.
 
@@ -182,6 +183,51 @@ CREATE TABLE IF NOT EXISTS tradeledger.balances5 (
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
 ORDER BY (exchange, seq, asset);
+
+CREATE TABLE IF NOT EXISTS tradeledger.pnl_conv_buckets (
+    method        String,
+    currency      String,
+    part          UInt8,
+    exchange      String,
+    pair          String,
+    slot          Int64,
+    v             String,
+    position      UInt64
+) ENGINE = ReplacingMergeTree(position)
+ORDER BY (method, currency, part, exchange, pair, slot);
+
+CREATE TABLE IF NOT EXISTS tradeledger.fill_fees (
+    exchange      String,
+    pair          String,
+    time_ms       Int64,
+    order_id      Int64,
+    position      UInt64,
+    fee_asset     String,
+    fee_amount    String,
+    fee_quote     String,
+    fee_rate      String,
+    fee_rate_ms   Int64,
+    valued        UInt8
+) ENGINE = ReplacingMergeTree(position)
+ORDER BY (exchange, pair, time_ms, position);
+
+CREATE TABLE IF NOT EXISTS tradeledger.rates (
+    quote         String,
+    base          String,
+    rate          String,
+    time_ms       Int64,
+    seq           UInt64,
+    position      UInt64
+) ENGINE = ReplacingMergeTree(position)
+ORDER BY (quote, base);
+
+CREATE TABLE IF NOT EXISTS tradeledger.settings (
+    method        String,
+    name          String,
+    value         String,
+    position      UInt64
+) ENGINE = ReplacingMergeTree(position)
+ORDER BY (method, name);
 
 CREATE TABLE IF NOT EXISTS tradeledger.checkpoint (
     sink          String,

@@ -210,21 +210,32 @@ func (r *Reader) pairs(ctx context.Context) (map[string]*pairInfo, []*pairInfo, 
 }
 
 type scoped struct {
-	keys []string
-	unit string
-	all  bool
+	keys  []string
+	unit  string
+	all   bool
+	mixed *domain.ScopeKeys // the keys span several quote currencies (mixed.go)
 }
 
-// resolve is the Ledger's scope resolution (domain.ResolveScope) over
-// the pairs ClickHouse knows.
+// resolve is the Ledger's scope resolution (domain.ResolveScopeMixed)
+// over the pairs ClickHouse knows.
 func resolve(sc domain.PnlScope, list []*pairInfo) (scoped, error) {
 	known := make([]string, 0, len(list))
 	for _, p := range list {
 		known = append(known, p.key)
 	}
-	r, err := domain.ResolveScope(sc, known)
-	return scoped{keys: r.Keys, unit: r.Unit, all: r.All}, err
+	r, err := domain.ResolveScopeMixed(sc, known)
+	out := scoped{keys: r.Keys, unit: r.Unit, all: r.All}
+	if err == nil && len(r.Quotes) > 1 {
+		out.mixed = &r
+	}
+	return out, err
 }
+
+// mixedScope is assemble's answer to a scope over several quotes: the
+// overview is answered the mixed way (mixed.go).
+type mixedScope struct{ sc domain.ScopeKeys }
+
+func (m *mixedScope) Error() string { return errMixed.Error() }
 
 func splitKey(k string) (quote, base string, err error) {
 	_, pair, err := domain.SplitPairKey(k)
@@ -417,7 +428,7 @@ func (r *Reader) overview(q domain.OverviewQuery) (*domain.Overview, error) {
 		if ok {
 			o, err := assemble(q, d)
 			releaseSeries(d.days) // the answer holds none of them
-			return o, err
+			return r.finishOverview(ctx, q, o, err)
 		}
 	}
 	from, to := rangeSeconds(q.From, q.To)
@@ -448,7 +459,31 @@ func (r *Reader) overview(q domain.OverviewQuery) (*domain.Overview, error) {
 		return nil, r.unavailable("overview", err)
 	}
 	d.aggs, d.days = aggs, days
-	return assemble(q, d)
+	o, err := assemble(q, d)
+	return r.finishOverview(ctx, q, o, err)
+}
+
+// finishOverview completes assemble's answer o with the unconverted fees
+// of its range, or answers a scope over several quotes the mixed way.
+func (r *Reader) finishOverview(ctx context.Context, q domain.OverviewQuery, o *domain.Overview, err error) (*domain.Overview, error) {
+	var m *mixedScope
+	if errors.As(err, &m) {
+		o, err = r.mixedOverview(ctx, q, m.sc)
+		if err != nil {
+			return nil, r.unavailable("overview", err)
+		}
+	} else if err != nil {
+		return nil, err
+	}
+	keys := make([]string, 0, len(o.PnlsPerPair))
+	for _, p := range o.PnlsPerPair {
+		keys = append(keys, p.Key)
+	}
+	from, to := rangeSeconds(q.From, q.To)
+	if o.UnconvertedFees, err = r.unconvertedFees(ctx, keys, from, to); err != nil {
+		return nil, r.unavailable("overview", err)
+	}
+	return o, nil
 }
 
 // bucketPeriods returns the pairs, strategies and period figures of an
@@ -473,6 +508,9 @@ func assemble(q domain.OverviewQuery, d *overviewData) (*domain.Overview, error)
 	sc, err := resolve(q.Scope, list)
 	if err != nil {
 		return nil, err
+	}
+	if sc.mixed != nil {
+		return nil, &mixedScope{*sc.mixed}
 	}
 
 	o := &domain.Overview{Unit: sc.unit, DailyHistory: []domain.DayPnl{}, PnlsPerPair: []domain.KeyPnl{}, DetailedPerPair: []domain.PairDetail{}}
@@ -523,34 +561,40 @@ func assemble(q domain.OverviewQuery, d *overviewData) (*domain.Overview, error)
 		o.Today.PerPair[key] = num(per[key][0])
 		o.YearAgo.PerPair[key] = num(per[key][4])
 		o.PnlsPerPair = append(o.PnlsPerPair, domain.KeyPnl{Key: key, Pnl: domain.Number(s.Pnl)})
-		o.DetailedPerPair = append(o.DetailedPerPair, domain.PairDetail{
-			Strategy:                  strat[key],
-			CumulativePnl:             domain.Number(s.Pnl),
-			CumulativeProfit:          domain.Number(s.Profit),
-			CumulativeLoss:            domain.Number(s.Loss),
-			CumulativeFees:            domain.Number(s.Fees),
-			CumulativeCostProceedWins: domain.Number(s.CpWins),
-			CumulativeCostProceedLoss: domain.Number(s.CpLosses),
-			ProfitCount:               s.Wins,
-			LossCount:                 s.Losses,
-			UniqueProfitCount:         s.UWins,
-			UniqueLossCount:           s.ULosses,
-			BuyCount:                  s.Buys,
-			SellCount:                 s.Sells,
-			UniqueBuyCount:            s.UBuys,
-			UniqueSellCount:           s.USells,
-			CumulativeBuyValue:        domain.Number(s.BuyValue),
-			CumulativeSellValue:       domain.Number(s.SellValue),
-			UnrealizedPnl:             domain.Number(unr),
-			DailyPnlPerThousand:       domain.DailyPnlPerThousand(domain.Decimal(s.Pnl), domain.Decimal(s.Invested), domain.DaySpan(s.FirstT, s.LastT, q.Loc)),
-			Key:                       key,
-		})
+		o.DetailedPerPair = append(o.DetailedPerPair, pairDetail(key, &s, unr, strat[key], q.Loc))
 	}
 	o.Total = totalOf(&tot, unrealized)
 	if d := foldDays(days, totKeys); len(d) > 0 {
 		o.DailyHistory = d
 	}
 	return o, nil
+}
+
+// pairDetail is key's element of detailedPerPair: its aggregate s over the
+// range, its unrealized pnl and strategy.
+func pairDetail(key string, s *agg, unr domain.Decimal, strategy string, loc *time.Location) domain.PairDetail {
+	return domain.PairDetail{
+		Strategy:                  strategy,
+		CumulativePnl:             domain.Number(s.Pnl),
+		CumulativeProfit:          domain.Number(s.Profit),
+		CumulativeLoss:            domain.Number(s.Loss),
+		CumulativeFees:            domain.Number(s.Fees),
+		CumulativeCostProceedWins: domain.Number(s.CpWins),
+		CumulativeCostProceedLoss: domain.Number(s.CpLosses),
+		ProfitCount:               s.Wins,
+		LossCount:                 s.Losses,
+		UniqueProfitCount:         s.UWins,
+		UniqueLossCount:           s.ULosses,
+		BuyCount:                  s.Buys,
+		SellCount:                 s.Sells,
+		UniqueBuyCount:            s.UBuys,
+		UniqueSellCount:           s.USells,
+		CumulativeBuyValue:        domain.Number(s.BuyValue),
+		CumulativeSellValue:       domain.Number(s.SellValue),
+		UnrealizedPnl:             domain.Number(unr),
+		DailyPnlPerThousand:       domain.DailyPnlPerThousand(s.Pnl, s.Invested, domain.DaySpan(s.FirstT, s.LastT, loc)),
+		Key:                       key,
+	}
 }
 
 func totalOf(t *agg, unrealized domain.Decimal) domain.PnlTotal {
@@ -640,6 +684,13 @@ func (r *Reader) daily(q domain.DailyQuery) ([]domain.DayPnl, domain.Decimal, st
 	if err != nil {
 		return nil, domain.Zero, "", err
 	}
+	if sc.mixed != nil {
+		days, unm, unit, err := r.mixedDaily(ctx, q, *sc.mixed)
+		if err != nil {
+			return nil, domain.Zero, "", r.unavailable("daily", err)
+		}
+		return days, unm, unit, nil
+	}
 	keys := sc.keys
 	if sc.all {
 		keys = nil
@@ -679,9 +730,8 @@ func (r *Reader) daily(q domain.DailyQuery) ([]domain.DayPnl, domain.Decimal, st
 	return foldDays(perPair, keys), unm, sc.unit, nil
 }
 
-// Sum answers pnl/sum like projections.Ledger.Sum.
-// A scope over several quote currencies is EINVALID here (it names them
-// and says to pass quote): this reader does not convert currencies.
+// Sum answers pnl/sum like projections.Ledger.Sum, over several quote
+// currencies in the reporting currency (mixed.go).
 func (r *Reader) Sum(scope domain.PnlScope, fromMs, toMs int64) (domain.SumResult, error) {
 	out, err := r.sum(scope, fromMs, toMs)
 	if err != nil && domain.ErrorCode(err) == domain.EUNAVAILABLE && r.fallback() != nil {
@@ -705,9 +755,26 @@ func (r *Reader) sum(scope domain.PnlScope, fromMs, toMs int64) (domain.SumResul
 		return domain.SumResult{}, err
 	}
 	from, to := rangeSeconds(fromMs, toMs)
-	aggs, _, err := r.rangeAggs(ctx, from, to, nil)
+	var out domain.SumResult
+	if sc.mixed != nil {
+		out, err = r.mixedSum(ctx, *sc.mixed, fromMs, toMs)
+	} else {
+		out, err = r.oneQuoteSum(ctx, sc, from, to)
+	}
+	if err == nil {
+		out.UnconvertedFees, err = r.unconvertedFees(ctx, sc.keys, from, to)
+	}
 	if err != nil {
 		return domain.SumResult{}, r.unavailable("sum", err)
+	}
+	return out, nil
+}
+
+// oneQuoteSum is sum over pairs of one quote.
+func (r *Reader) oneQuoteSum(ctx context.Context, sc scoped, from, to int64) (domain.SumResult, error) {
+	aggs, _, err := r.rangeAggs(ctx, from, to, nil)
+	if err != nil {
+		return domain.SumResult{}, err
 	}
 	out := domain.SumResult{Pairs: []domain.PairSum{}, Unit: sc.unit}
 	for _, key := range sc.keys {
@@ -752,6 +819,9 @@ func (r *Reader) total(key string) (domain.PairTotal, error) {
 	out.InventoryCost = domain.Number(p.lotsCost)
 	if p.lotsQty.IsPos() {
 		out.ABP = domain.Number(p.lotsCost.Div(p.lotsQty))
+	}
+	if out.UnconvertedFees, err = r.unconvertedFees(ctx, []string{key}, minTime, maxTime); err != nil {
+		return out, r.unavailable("total", err)
 	}
 	return out, nil
 }

@@ -59,19 +59,18 @@ func mustJSON(tb testing.TB, v any, err error) string {
 func compareReads(t *testing.T, mem *projections.Ledger, chr *Reader, now time.Time) int {
 	t.Helper()
 	zones := []string{"UTC", "Asia/Kathmandu", "America/New_York", "Europe/Amsterdam", "America/Havana"}
-	// Scopes over several quotes (["All"], the mixed keys): the Ledger
-	// converts them, this reader refuses them (checked in mixedRefused).
+	// Scopes over several quotes (["All"], the mixed keys, binance with its
+	// EUR pair) are converted into the reporting currency by both.
 	scopes := []projections.PnlScope{
+		{Keys: []string{"All"}},
 		{Keys: []string{"All"}, Quote: "USDT"},
 		{Keys: []string{"All"}, Quote: "BTC"},
 		{Keys: []string{"binance/USDT-BTC"}},
 		{Keys: []string{"binance/USDT-ETH", "binance/USDT-BTC"}},
+		{Keys: []string{"binance/USDT-BTC", "kraken/BTC-ETH"}},
 		{Keys: []string{"kraken/BTC-ETH"}},
 		{Keys: []string{"binance/USDT-XRP"}}, // never traded
 		{Exchange: "binance"},
-	}
-	for _, sc := range []projections.PnlScope{{Keys: []string{"All"}}, {Keys: []string{"binance/USDT-BTC", "kraken/BTC-ETH"}}} {
-		mixedRefused(t, mem, chr, sc, now)
 	}
 	day := int64(86_400_000)
 	t0 := time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
@@ -105,7 +104,7 @@ func compareReads(t *testing.T, mem *projections.Ledger, chr *Reader, now time.T
 			}
 		}
 	}
-	for _, k := range []string{"binance/USDT-BTC", "binance/USDT-ETH", "kraken/BTC-ETH", "binance/USDT-XRP", "bad"} {
+	for _, k := range []string{"binance/USDT-BTC", "binance/USDT-ETH", "kraken/BTC-ETH", "binance/EUR-BTC", "binance/USDT-XRP", "bad"} {
 		mt, merr := mem.Total(k)
 		ct, cerr := chr.Total(k)
 		check("total "+k, mustJSON(t, mt, merr), mustJSON(t, ct, cerr))
@@ -119,31 +118,11 @@ func compareReads(t *testing.T, mem *projections.Ledger, chr *Reader, now time.T
 	return n
 }
 
-// mixedRefused: over several quote currencies the Ledger answers in the
-// reporting currency and the ClickHouse reader, which does not convert,
-// answers EINVALID naming the quotes and telling to pass quote.
-func mixedRefused(t *testing.T, mem *projections.Ledger, chr *Reader, sc projections.PnlScope, now time.Time) {
-	t.Helper()
-	q := projections.OverviewQuery{Scope: sc, Loc: time.UTC, Now: now}
-	if o, err := mem.Overview(q); err != nil || len(o.PerQuote) < 2 {
-		t.Fatalf("ledger over mixed quotes %v: %+v, %v", sc, o, err)
-	}
-	if _, err := mem.Sum(sc, 0, 0); err != nil {
-		t.Fatalf("ledger sum over mixed quotes %v: %v", sc, err)
-	}
-	_, oerr := chr.Overview(q)
-	_, serr := chr.Sum(sc, 0, 0)
-	for _, err := range []error{oerr, serr} {
-		if msg := domain.ErrorMessage(err); domain.ErrorCode(err) != domain.EINVALID || !strings.Contains(msg, "BTC, USDT") || !strings.Contains(msg, "pass quote") {
-			t.Fatalf("clickhouse over mixed quotes %v: %v, want EINVALID naming BTC, USDT and quote", sc, err)
-		}
-	}
-}
-
 func TestReaderEqualsLedger(t *testing.T) {
 	url := testURL(t)
 	store := openStore(t)
 	g := newLogGen()
+	g.fees = true // fees in BNB (and KCS, without a rate), and an EUR pair converted through BTC
 	addConfig(t, store, g)
 	g.orders(t, store, 400)
 	// Two weeks later, more: the days cross a 32-day block of pnl_overview5
@@ -170,6 +149,10 @@ func TestReaderEqualsLedger(t *testing.T) {
 		o, err := mem.Overview(projections.OverviewQuery{Scope: projections.PnlScope{Keys: []string{"All"}, Quote: "USDT"}, Loc: time.UTC, Now: g.clock.Now()})
 		if err != nil || o.Total.NumberOfTrades < 100 || o.Total.Winning == 0 || o.Total.Losing == 0 || len(o.DailyHistory) < 5 {
 			t.Fatalf("reference overview too thin: %+v, %v", o, err)
+		}
+		if all, err := mem.Overview(projections.OverviewQuery{Scope: projections.PnlScope{Keys: []string{"All"}}, Loc: time.UTC, Now: g.clock.Now()}); err != nil ||
+			len(all.PerQuote) != 3 || all.UnconvertedFees["KCS"] == domain.Number(domain.Zero) || domain.Decimal(all.PerQuote["EUR"].Pnl).IsZero() {
+			t.Fatalf("reference overview over every quote too thin: %+v, %v", all, err)
 		}
 		if pts := mem.AssetHistory("binance", "USDT", 0, 1<<50); len(pts) < 3 || domain.Decimal(pts[len(pts)-1].Amount).IsZero() {
 			t.Fatalf("reference asset history too thin: %+v", pts)

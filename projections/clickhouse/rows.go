@@ -213,6 +213,10 @@ type batch struct {
 	snapshots  []snapshotRow
 	balances   []balanceRow
 	ov         []overviewRow // pnl_overview5's rows, made by prepare at the flush
+	conv       map[convRowKey]convRow
+	fees       []feeRow
+	rates      map[domain.CurrencyPair]rateRow
+	settings   map[string]settingRow
 }
 
 func newBatch() *batch {
@@ -221,6 +225,7 @@ func newBatch() *batch {
 		books: make(map[*book]struct{}), hours: make(map[hourKey]struct{}),
 		orderPnl: make(map[orderPnlKey]orderPnlRow), pairs: make(map[pairKey]pairRow),
 		strategies: make(map[pairKey]strategyRow), prices: make(map[priceKey]priceRow),
+		conv: make(map[convRowKey]convRow), rates: make(map[domain.CurrencyPair]rateRow), settings: make(map[string]settingRow),
 	}
 }
 
@@ -232,7 +237,8 @@ func (b *batch) rows() int { return b.pending() + len(b.ov) }
 // holds no copy) and at most one per pair and shift per hour of fills.
 func (b *batch) pending() int {
 	return len(b.orders) + len(b.fills) + len(b.daily) + len(b.buckets) + len(b.orderPnl) + len(b.pairs) +
-		len(b.strategies) + len(b.prices) + len(b.snapshots) + len(b.balances)
+		len(b.strategies) + len(b.prices) + len(b.snapshots) + len(b.balances) +
+		len(b.conv) + len(b.fees) + len(b.rates) + len(b.settings)
 }
 
 func (b *batch) reset() {
@@ -245,6 +251,10 @@ func (b *batch) reset() {
 	clear(b.pairs)
 	clear(b.strategies)
 	clear(b.prices)
+	clear(b.conv)
+	clear(b.rates)
+	clear(b.settings)
+	b.fees = b.fees[:0]
 	b.fills = b.fills[:0]
 	b.snapshots = b.snapshots[:0]
 	b.balances = b.balances[:0]

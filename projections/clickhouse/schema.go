@@ -235,6 +235,62 @@ ORDER BY (exchange, seq)`,
 ) ENGINE = ReplacingMergeTree(position)
 ORDER BY (exchange, seq, asset)`,
 
+		// Per PNL method, currency, pair and 15-minute slot: the pair's
+		// aggregate in another currency (conv.go; part 0 every fill with
+		// the money of those that had a rate, part 1 the fills without one
+		// in the pair's quote), packed as exact decimal text.
+		`CREATE TABLE IF NOT EXISTS {db}.pnl_conv_buckets (
+    method        String,
+    currency      String,
+    part          UInt8,
+    exchange      String,
+    pair          String,
+    slot          Int64,
+    v             String,
+    position      UInt64
+) ENGINE = ReplacingMergeTree(position)
+ORDER BY (method, currency, part, exchange, pair, slot)`,
+
+		// Fills whose fee was charged in a third asset: the fee as charged
+		// and its valuation in the pair's quote (exact decimal text; valued
+		// 0: no rate at the fill's time, unconverted).
+		`CREATE TABLE IF NOT EXISTS {db}.fill_fees (
+    exchange      String,
+    pair          String,
+    time_ms       Int64,
+    order_id      Int64,
+    position      UInt64,
+    fee_asset     String,
+    fee_amount    String,
+    fee_quote     String,
+    fee_rate      String,
+    fee_rate_ms   Int64,
+    valued        UInt8
+) ENGINE = ReplacingMergeTree(position)
+ORDER BY (exchange, pair, time_ms, position)`,
+
+		// Every currency pair's latest rate (domain.RateBook: 1 base = rate
+		// quote at time_ms, seq its place in log order).
+		`CREATE TABLE IF NOT EXISTS {db}.rates (
+    quote         String,
+    base          String,
+    rate          String,
+    time_ms       Int64,
+    seq           UInt64,
+    position      UInt64
+) ENGINE = ReplacingMergeTree(position)
+ORDER BY (quote, base)`,
+
+		// Per PNL method: what the PNL reads need of the configuration and
+		// the log as a whole (name "reporting": the reporting currency).
+		`CREATE TABLE IF NOT EXISTS {db}.settings (
+    method        String,
+    name          String,
+    value         String,
+    position      UInt64
+) ENGINE = ReplacingMergeTree(position)
+ORDER BY (method, name)`,
+
 		// The position of the last event whose rows are all stored, per
 		// sink (one per PNL method). Written after the rows, so a crash
 		// between the two only makes the next start write them again.
@@ -267,12 +323,14 @@ ORDER BY sink`,
 // SchemaVersion is the version of the rows the sink writes: 1 added
 // pnl_totals, pnl_local_days and pnl_hours (and schema_version itself); 2
 // replaced them by pnl_overview; 3 replaced that by pnl_overview3 (days'
-// first hours in a column f, varint figures); 4 by pnl_overview5 (the
+// first hours in a column f, varint figures); 4 by pnl_overview4 (the
 // first hours in rows of their own, kind 4); 5 holds amounts as counts of
 // 10^-12 instead of 10^-8 (the ledger's 12 decimals), in tables of new names
-// (orders5 … pnl_overview5, columns _e12). A sink that rewrote its rows
-// under SchemaVersion drops the tables replaced (replacedTables).
-const SchemaVersion = 5
+// (orders5 … pnl_overview5, columns _e12); 6 values fees in any asset
+// (fills' pnl changes) and adds pnl_conv_buckets, fill_fees, rates and
+// settings. A sink that rewrote its rows under SchemaVersion drops the
+// tables replaced (replacedTables).
+const SchemaVersion = 6
 
 // replacedTables are the tables of older schemas that no reader of
 // SchemaVersion reads.

@@ -22,7 +22,8 @@ const schemaHeader = `-- Tradeledger analytics tables (projections/clickhouse), 
 -- for creating them ahead of time, and as the base of a cluster variant (see cluster.md).
 -- Generated from projections/clickhouse.Schema("tradeledger"); a test keeps the two equal.
 --
--- Amounts are Int64 counts of 1e-12 (columns ending in _e12); times are Int64 milliseconds.
+-- Amounts are Int64 counts of 1e-12 (columns ending in _e12), or exact decimal text (String
+-- columns of pnl_conv_buckets, fill_fees and rates); times are Int64 milliseconds.
 -- Every table is a ReplacingMergeTree versioned by the log position of the row's event:
 -- read with FINAL (or argMax(col, position)) to see each row once.
 

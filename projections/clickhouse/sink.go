@@ -811,6 +811,31 @@ func (b *batch) tables(method string) []tableRows {
 					return bt.Append(r.Exchange, r.Seq, r.TimeMs, r.Position)
 				})
 			}},
+		{"pnl_conv_buckets (method, currency, part, exchange, pair, slot, v, position)",
+			len(b.conv), func(bt driver.Batch) error {
+				return appendRows(maps.Values(b.conv), func(r convRow) error {
+					return bt.Append(method, r.to, r.part, r.Exchange, r.Pair, r.Slot, packAgg(&r.agg), r.position)
+				})
+			}},
+		{"fill_fees (exchange, pair, time_ms, order_id, position, fee_asset, fee_amount, fee_quote, fee_rate, fee_rate_ms, valued)",
+			len(b.fees), func(bt driver.Batch) error {
+				return appendRows(slices.Values(b.fees), func(r feeRow) error {
+					return bt.Append(r.Exchange, r.Pair, r.timeMs, r.orderID, r.position, r.asset, r.amount.String(),
+						r.quote.String(), r.rate.String(), r.rateMs, r.valued)
+				})
+			}},
+		{"rates (quote, base, rate, time_ms, seq, position)",
+			len(b.rates), func(bt driver.Batch) error {
+				return appendRows(maps.Values(b.rates), func(r rateRow) error {
+					return bt.Append(r.quote, r.base, r.point.Rate.String(), r.point.T, r.point.Seq, r.position)
+				})
+			}},
+		{"settings (method, name, value, position)",
+			len(b.settings), func(bt driver.Batch) error {
+				return appendRows(maps.Values(b.settings), func(r settingRow) error {
+					return bt.Append(method, r.name, r.value, r.position)
+				})
+			}},
 		{"balances5 (exchange, seq, asset, time_ms, available_e12, on_order_e12, position)",
 			len(b.balances), func(bt driver.Batch) error {
 				return appendRows(slices.Values(b.balances), func(r balanceRow) error {

@@ -69,13 +69,16 @@ type logGen struct {
 	seed   uint64
 	nextID int64
 	price  map[string]float64
+	// fees adds an EUR pair (converted into USDT through BTC), fees in
+	// BNB at RateObserved rates and, rarely, fees in KCS (no rate).
+	fees bool
 }
 
 func newLogGen() *logGen {
 	return &logGen{
 		clock: domain.NewManualClock(time.Date(2024, 3, 1, 21, 0, 0, 0, time.UTC)),
 		seed:  42,
-		price: map[string]float64{"USDT-BTC": 60000, "USDT-ETH": 3000, "BTC-ETH": 0.05},
+		price: map[string]float64{"USDT-BTC": 60000, "USDT-ETH": 3000, "BTC-ETH": 0.05, "EUR-BTC": 55000, "BNB": 500},
 	}
 }
 
@@ -99,6 +102,9 @@ func (g *logGen) orders(tb testing.TB, store domain.EventStore, n int) int {
 	tb.Helper()
 	ctx := context.Background()
 	pairs := []struct{ exchange, pair string }{{"binance", "USDT-BTC"}, {"binance", "USDT-ETH"}, {"kraken", "BTC-ETH"}}
+	if g.fees {
+		pairs = append(pairs, struct{ exchange, pair string }{"binance", "EUR-BTC"})
+	}
 	fills := 0
 	for i := 0; i < n; i++ {
 		g.clock.Advance(time.Duration(7+g.rand()%90) * time.Minute)
@@ -135,8 +141,15 @@ func (g *logGen) orders(tb testing.TB, store domain.EventStore, n int) int {
 				}
 				g.clock.Advance(time.Duration(g.rand()%300) * time.Second)
 				feeAsset, fee := quote, price.Mul(qty).Div(dec(1000))
-				if g.rand()%3 == 0 {
+				switch x := g.rand() % 30; {
+				case x < 10:
 					feeAsset, fee = base, qty.Div(dec(1000))
+				case g.fees && x < 18 && quote == "USDT":
+					feeAsset, fee = "BNB", price.Mul(qty).Div(dec(1000*g.price["BNB"]))
+				case g.fees && x < 18 && quote == "BTC":
+					feeAsset, fee = "BNB", qty.Div(dec(1000))
+				case g.fees && x == 18:
+					feeAsset, fee = "KCS", dec(0.5)
 				}
 				evs = append(evs, domain.NewEvent(g.clock, domain.TypeOrderFilled, domain.OrderFilled{
 					FillID: fmt.Sprintf("f%d-%d", id, k), Price: price, Quantity: qty, Fee: fee, FeeAsset: feeAsset,
@@ -147,6 +160,13 @@ func (g *logGen) orders(tb testing.TB, store domain.EventStore, n int) int {
 		}
 		if _, err := store.Append(ctx, domain.OrderStream(id), domain.NoStream, evs...); err != nil {
 			tb.Fatal(err)
+		}
+		if g.fees && i%6 == 0 {
+			g.price["BNB"] *= 1 + (float64(g.rand()%2001)-1000)/50000
+			r := domain.NewEvent(g.clock, domain.TypeRateObserved, domain.RateObserved{Exchange: "binance", Base: "BNB", Quote: "USDT", Rate: dec(g.price["BNB"])})
+			if _, err := store.Append(ctx, domain.RateStream("binance"), domain.Any, r); err != nil {
+				tb.Fatal(err)
+			}
 		}
 		if i%25 == 0 {
 			b := domain.NewEvent(g.clock, domain.TypeBalancesObserved, domain.BalancesObserved{Exchange: p.exchange, Balances: []domain.AssetBalance{

@@ -29,6 +29,8 @@ type state struct {
 	strat    map[pairKey]string
 	snaps    map[string]uint64 // exchange → snapshots so far
 	rates    domain.RateBook   // as the Ledger's: fee valuation and conversions (conv.go)
+	conv     map[convKey]*convState
+	report   string // the reporting currency last written
 }
 
 // order is an order's fold and what the orders table shows beside it.
@@ -79,6 +81,7 @@ func newState(method domain.PnlMethod) *state {
 		buckets:  make(map[bucketKey]*bucketRow),
 		strat:    make(map[pairKey]string),
 		snaps:    make(map[string]uint64),
+		conv:     make(map[convKey]*convState),
 	}
 }
 
@@ -114,6 +117,7 @@ func (st *state) apply(e *domain.Event, b *batch) error {
 			return err
 		}
 		st.rates.Observe(r.Quote, r.Base, e.Time, r.Rate)
+		st.observed(r.Quote, r.Base, e.Position, b)
 	case domain.TypePairAdded, domain.TypePairRemoved, domain.TypeConfigReplaced:
 		return st.applyConfig(e, b)
 	}
@@ -151,6 +155,7 @@ func (st *state) applyConfig(e *domain.Event, b *batch) error {
 		}
 		st.rates.SetReporting(c.Reporting)
 		st.rates.FeeMaxAge = c.FeeRateMaxAge
+		st.reporting(e.Position, b)
 		next := map[pairKey]string{}
 		for _, p := range c.Strategies {
 			next[pairKey{p.Exchange, p.Pair}] = p.Strategy
@@ -261,6 +266,16 @@ func (st *state) applyFill(id int64, e *domain.Event, f *domain.OrderFilled, b *
 	}
 	t := domain.FillTime(e, f) // trade time: the exchange's, as the Ledger uses
 	fv := st.rates.Fill(bk.quote, bk.base, t, f.Price, f.Fee, f.FeeAsset)
+	st.observed(bk.quote, bk.base, e.Position, b)
+	st.reporting(e.Position, b)
+	if fv.Third && b != nil {
+		fr := feeRow{pairKey: bk.key, timeMs: t, orderID: id, asset: fv.Asset, amount: fv.Amount, quote: fv.Quote,
+			rate: fv.Rate, rateMs: fv.RateTime, position: e.Position}
+		if fv.Valued {
+			fr.valued = 1
+		}
+		b.fees = append(b.fees, fr)
+	}
 	r := bk.lots.ApplyFee(side, f.Price, f.Quantity, &fv)
 	oo.fills++
 	oo.filled = oo.filled.Add(f.Quantity)
@@ -293,6 +308,7 @@ func (st *state) applyFill(id int64, e *domain.Event, f *domain.OrderFilled, b *
 		}
 		oo.uniqueSign = sign + 2
 	}
+	st.convert(bk, &fx, uFrom, uTo, oo.uniqueSlot, e.Position, b) // before bk's own buckets: see convert
 	bkt := st.bucket(bk.key, slotOf(t))
 	bkt.Add(&fx)
 	bkt.Position = e.Position

@@ -4,7 +4,6 @@
 package pnltest
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -155,6 +154,7 @@ func Run(t *testing.T, open Open) {
 			testOverview(t, r, c.w)
 			testDaily(t, r, c.w)
 			testMixed(t, r)
+			testFees(t, open(t, FeesLog(), c.m))
 		})
 	}
 	for _, c := range methodCases {
@@ -269,20 +269,133 @@ func testDaily(t *testing.T, r projections.PnlReader, w expected) {
 	}
 }
 
-// testMixed: over USDT and BTC pairs a reader either converts (unit, and a
-// per-quote breakdown in each quote's own currency) or refuses with
-// EINVALID asking for quote; never adds the currencies up.
+// testMixed: over USDT and BTC pairs a reader converts into the reporting
+// currency (USDT: 5 fills against 1) with a per-quote breakdown in each
+// quote's own currency; it never adds the currencies up. #6 (13:00)
+// converts at the USDT-BTC pair's latest price at its time, #2's 90: its
+// unmatched value 0.05 BTC is 4.5 USDT.
 func testMixed(t *testing.T, r projections.PnlReader) {
 	q := projections.OverviewQuery{Scope: projections.PnlScope{Keys: []string{"All"}}, Loc: time.UTC, Now: at(1, 22, 0)}
 	o, err := r.Overview(q)
 	if err != nil {
-		if domain.ErrorCode(err) != domain.EINVALID || !strings.Contains(domain.ErrorMessage(err), "quote") {
-			t.Errorf("mixed overview refused with %v, want EINVALID asking for quote", err)
-		}
-		return
+		t.Fatalf("mixed overview: %v", err)
 	}
-	if o.Unit == "" || len(o.PerQuote) != 2 {
-		t.Errorf("mixed overview: unit %q perQuote %+v", o.Unit, o.PerQuote)
+	if o.Unit != "USDT" || len(o.PerQuote) != 2 || o.Total.NumberOfTrades != 6 {
+		t.Errorf("mixed overview: unit %q perQuote %+v trades %d", o.Unit, o.PerQuote, o.Total.NumberOfTrades)
 	}
 	num(t, "perQuote.BTC.unmatchedBaseValue", o.PerQuote["BTC"].UnmatchedValue, "0.05")
+	num(t, "mixed unmatchedBaseValue", o.Total.UnmatchedValue, "4.5")
+	if len(o.Unconverted) != 0 {
+		t.Errorf("mixed overview: unconverted %+v, want none", o.Unconverted)
+	}
+}
+
+// FeesLog is the suite's log of fees in any asset and of conversions
+// through several rates (issue 28), all on day D (UTC), every figure the
+// same under every method (one lot at a time):
+//
+//	config: bot.REPORTING_CURRENCY USDT
+//	09:30 RateObserved BNB = 500 USDT; 10:10 BNB = 600 USDT
+//	binance/USDT-ETH
+//	 #11 10:00 buy 2 @ 1000 fee 0.001 BNB     fee 0.001 × 500 = 0.5: lot {2, 2000.5}
+//	 #12 10:20 sell 2 @ 1100 fee 0.0011 BNB   fee 0.0011 × 600 = 0.66: pnl 2200 − 0.66 − 2000.5 = 198.84
+//	binance/USDT-SOL
+//	 #13 11:00 buy 1 @ 100 fee 0.2 KCS        no KCS rate: unconverted, lot {1, 100}
+//	 #14 11:30 sell 1 @ 110 fee 0.1 USDT      pnl 110 − 0.1 − 100 = 9.9
+//	binance/USDT-XRP
+//	 #15 12:00 buy 100 @ 0.5 fee 0.1 XRP      received 99.9, lot {99.9, 50}, fee 0.1 × 0.5 = 0.05
+//	 #16 12:30 sell 99.9 @ 0.6 fee 0.05994 USDT  pnl 59.94 − 0.05994 − 50 = 9.88006; balance 0
+//	binance/USDT-BTC #18 12:50 buy 0.1 @ 50000: BTC = 50000 USDT
+//	binance/EUR-BTC  #17 13:00 buy 0.1 @ 40000: BTC = 40000 EUR (EUR → USDT: ÷ 40000 × 50000)
+//	binance/EUR-SOL
+//	 #19 13:10 buy 10 @ 100; #20 13:20 sell 10 @ 120: pnl 200 EUR = 250 USDT, invested 1000 EUR = 1250 USDT
+//
+// In USDT: pnl 198.84 + 9.9 + 9.88006 + 250 = 468.62006; invested 2000.5 +
+// 100 + 50 + 1250 = 3400.5; unconvertedFees {KCS: 0.2}; 10 fills.
+func FeesLog() []Entry {
+	var out []Entry
+	add := func(stream, typ string, t time.Time, data any) {
+		e := domain.NewEvent(domain.NewManualClock(t), typ, data)
+		out = append(out, Entry{Stream: stream, Event: e})
+	}
+	rate := func(base, quote, r string, t time.Time) {
+		add(domain.RateStream("binance"), domain.TypeRateObserved, t, domain.RateObserved{Exchange: "binance", Base: base, Quote: quote, Rate: domain.MustDecimal(r)})
+	}
+	order := func(id int64, pair string, side domain.Side, price, qty, fee, feeAsset string, t time.Time) {
+		add(domain.OrderStream(id), domain.TypeOrderRequested, t, domain.OrderRequested{OrderID: id, Exchange: "binance",
+			Pair: pair, Side: side, Kind: domain.KindLimit, Amount: domain.MustDecimal(qty), Price: domain.MustDecimal(price), ClientOrderID: "c"})
+		add(domain.OrderStream(id), domain.TypeOrderFilled, t, domain.OrderFilled{FillID: "f", Price: domain.MustDecimal(price),
+			Quantity: domain.MustDecimal(qty), Fee: domain.MustDecimal(fee), FeeAsset: feeAsset})
+	}
+	add(domain.StreamConfig, domain.TypeConfigReplaced, at(0, 0, 0), map[string]any{"config": map[string]any{
+		"bot": map[string]any{"REPORTING_CURRENCY": "USDT"}, "pairs": map[string]any{}}})
+	rate("BNB", "USDT", "500", at(0, 9, 30))
+	order(11, "USDT-ETH", domain.Buy, "1000", "2", "0.001", "BNB", at(0, 10, 0))
+	rate("BNB", "USDT", "600", at(0, 10, 10))
+	order(12, "USDT-ETH", domain.Sell, "1100", "2", "0.0011", "BNB", at(0, 10, 20))
+	order(13, "USDT-SOL", domain.Buy, "100", "1", "0.2", "KCS", at(0, 11, 0))
+	order(14, "USDT-SOL", domain.Sell, "110", "1", "0.1", "USDT", at(0, 11, 30))
+	order(15, "USDT-XRP", domain.Buy, "0.5", "100", "0.1", "XRP", at(0, 12, 0))
+	order(16, "USDT-XRP", domain.Sell, "0.6", "99.9", "0.05994", "USDT", at(0, 12, 30))
+	order(18, "USDT-BTC", domain.Buy, "50000", "0.1", "0", "USDT", at(0, 12, 50))
+	order(17, "EUR-BTC", domain.Buy, "40000", "0.1", "0", "EUR", at(0, 13, 0))
+	order(19, "EUR-SOL", domain.Buy, "100", "10", "0", "EUR", at(0, 13, 10))
+	order(20, "EUR-SOL", domain.Sell, "120", "10", "0", "EUR", at(0, 13, 20))
+	return out
+}
+
+// testFees checks FeesLog's figures (its comment has the arithmetic).
+func testFees(t *testing.T, r projections.PnlReader) {
+	eth, err := r.Total("binance/USDT-ETH")
+	if err != nil {
+		t.Fatal(err)
+	}
+	num(t, "fees ETH pnl", eth.Pnl, "198.84")
+	num(t, "fees ETH fees", eth.Fees, "1.16")
+	sol, _ := r.Total("binance/USDT-SOL")
+	num(t, "fees SOL pnl", sol.Pnl, "9.9")
+	num(t, "fees SOL fees", sol.Fees, "0.1")
+	if len(sol.UnconvertedFees) != 1 {
+		t.Errorf("fees SOL unconvertedFees = %v, want {KCS: 0.2}", sol.UnconvertedFees)
+	}
+	num(t, "fees SOL unconvertedFees.KCS", sol.UnconvertedFees["KCS"], "0.2")
+	xrp, _ := r.Total("binance/USDT-XRP")
+	num(t, "fees XRP pnl", xrp.Pnl, "9.88006")
+	num(t, "fees XRP fees", xrp.Fees, "0.10994")
+	num(t, "fees XRP balance", xrp.Balance, "0")
+	num(t, "fees XRP inventory_cost", xrp.InventoryCost, "0")
+
+	q := projections.OverviewQuery{Scope: projections.PnlScope{Keys: []string{"All"}}, Loc: time.UTC, Now: at(0, 23, 0)}
+	o, err := r.Overview(q)
+	if err != nil {
+		t.Fatalf("fees overview: %v", err)
+	}
+	if o.Unit != "USDT" || o.Total.NumberOfTrades != 10 || len(o.Unconverted) != 0 {
+		t.Errorf("fees overview: unit %q trades %d unconverted %+v; want USDT, 10, none", o.Unit, o.Total.NumberOfTrades, o.Unconverted)
+	}
+	num(t, "fees overview total.pnl", o.Total.Pnl, "468.62006")
+	num(t, "fees overview today.pnl", o.Today.Pnl, "468.62006")
+	num(t, "fees overview heroTrade", o.Total.HeroTrade.Pnl, "250")
+	num(t, "fees overview perQuote.EUR.pnl", o.PerQuote["EUR"].Pnl, "200")
+	num(t, "fees overview perQuote.USDT.pnl", o.PerQuote["USDT"].Pnl, "218.62006")
+	num(t, "fees overview unconvertedFees.KCS", o.UnconvertedFees["KCS"], "0.2")
+	if len(o.DailyHistory) != 1 {
+		t.Fatalf("fees overview dailyHistory: %+v", o.DailyHistory)
+	}
+	num(t, "fees overview day pnl", o.DailyHistory[0].Pnl, "468.62006")
+
+	s, err := r.Sum(projections.PnlScope{Keys: []string{"All"}}, 0, 0)
+	if err != nil {
+		t.Fatalf("fees sum: %v", err)
+	}
+	if s.Unit != "USDT" || s.Pnl != domain.MustDecimal("468.62006") || s.Invested != domain.MustDecimal("3400.5") {
+		t.Errorf("fees sum: %s pnl %s invested %s; want USDT 468.62006 3400.5", s.Unit, s.Pnl, s.Invested)
+	}
+	num(t, "fees sum unconvertedFees.KCS", s.UnconvertedFees["KCS"], "0.2")
+
+	days, _, unit, err := r.Daily(projections.DailyQuery{Scope: projections.PnlScope{Keys: []string{"All"}}, Loc: time.UTC})
+	if err != nil || unit != "USDT" || len(days) != 1 {
+		t.Fatalf("fees daily: %+v %s, %v", days, unit, err)
+	}
+	num(t, "fees daily pnl", days[0].Pnl, "468.62006")
 }
