@@ -108,16 +108,32 @@ func CheckStrategyParams(where string, params map[string]any) error {
 	return nil
 }
 
+// checkSymbol refuses v unless it is a currency symbol (letters and
+// digits, as in a pair), or, with received, the word "received".
+func checkSymbol(where string, v any, received bool) error {
+	s, _ := v.(string)
+	if (received && s == "received") || (s != "" && len(s) <= MaxPairLen && alnum(s)) {
+		return nil
+	}
+	want := "a currency symbol of letters and digits (e.g. BNB)"
+	if received {
+		want += " or \"received\""
+	}
+	return Errorf(EINVALID, "%s must be %s, not %.40s", where, want, fmt.Sprint(v))
+}
+
 // CheckValues returns EINVALID naming the first value of c that is known
 // and out of range: a pair symbol that ValidatePair refuses, strategy
 // parameters (CheckStrategyParams) in config.strategies and in pair
 // overrides, config.exchanges.<name>.delay (whole seconds ≥ 1), and the
 // paper simulator's settings config.exchanges.<name>.simulator: fee, a
-// rate in [0, 1), and balances, amounts ≥ 0 (a zero starting balance is a
-// real choice), bot.REPORTING_CURRENCY, a currency symbol (letters and
-// digits, as in a pair) or absent, bot.PNL_METHOD, a lot matching method
-// (ParsePnlMethod) or absent, bot.FEE_RATE_MAX_AGE, whole seconds ≥ 1, and
-// every credential of an exchange entry a string (CheckCredentialTypes).
+// rate in [0, 1), balances, amounts ≥ 0 (a zero starting balance is a
+// real choice), feeAsset, a currency symbol or "received", and
+// feeAssetPrice > 0; config.exchanges.<name>.feeAsset, a currency symbol;
+// bot.REPORTING_CURRENCY, a currency symbol (letters and digits, as in a
+// pair) or absent; bot.PNL_METHOD, a lot matching method (ParsePnlMethod)
+// or absent; bot.FEE_RATE_MAX_AGE, whole seconds ≥ 1; and every credential
+// of an exchange entry a string (CheckCredentialTypes).
 // ConfigFromMap calls it; see the note at
 // the top of this file for why ParseConfig does not.
 func (c Config) CheckValues() error {
@@ -153,6 +169,21 @@ func (c Config) CheckValues() error {
 		sim, _ := entry["simulator"].(map[string]any)
 		if v, ok := sim["fee"]; ok && v != nil {
 			if err := (valueRule{min: Zero, max: DecimalFromInt(1), hasMax: true, maxOpen: true, unit: "a rate: 0.001 is 0.1%"}).check(where+".simulator.fee", v); err != nil {
+				return err
+			}
+		}
+		if v, ok := entry["feeAsset"]; ok && v != nil {
+			if err := checkSymbol(where+".feeAsset", v, false); err != nil {
+				return err
+			}
+		}
+		if v, ok := sim["feeAsset"]; ok && v != nil {
+			if err := checkSymbol(where+".simulator.feeAsset", v, true); err != nil {
+				return err
+			}
+		}
+		if v, ok := sim["feeAssetPrice"]; ok && v != nil {
+			if err := rulePositive.check(where+".simulator.feeAssetPrice", v); err != nil {
 				return err
 			}
 		}

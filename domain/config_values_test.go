@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -41,6 +42,10 @@ func TestConfigFromMapChecksValues(t *testing.T) {
 		{"fee NaN string", func(_, sim, _, _ map[string]any) { sim["fee"] = "NaN" }, "simulator.fee"},
 		{"balance negative", func(_, sim, _, _ map[string]any) { sim["balances"] = map[string]any{"ETH": -1} }, "simulator.balances.ETH"},
 		{"balance too large to be finite here", func(_, sim, _, _ map[string]any) { sim["balances"] = map[string]any{"ETH": 1e300} }, "simulator.balances.ETH"},
+		{"fee asset with punctuation", func(_, sim, _, _ map[string]any) { sim["feeAsset"] = "BN-B" }, `config.exchanges.paper.simulator.feeAsset must be a currency symbol of letters and digits (e.g. BNB) or "received"`},
+		{"fee asset not a string", func(_, sim, _, _ map[string]any) { sim["feeAsset"] = 7 }, "simulator.feeAsset"},
+		{"fee asset price 0", func(_, sim, _, _ map[string]any) { sim["feeAssetPrice"] = 0 }, "config.exchanges.paper.simulator.feeAssetPrice must be a finite number > 0"},
+		{"exchange fee asset with a space", func(ex, _, _, _ map[string]any) { ex["feeAsset"] = "BN B" }, "config.exchanges.paper.feeAsset must be a currency symbol"},
 		{"exchange delay 0", func(ex, _, _, _ map[string]any) { ex["delay"] = 0 }, "config.exchanges.paper.delay must be a whole number ≥ 1 (seconds)"},
 		{"exchange delay fraction", func(ex, _, _, _ map[string]any) { ex["delay"] = 0.5 }, "config.exchanges.paper.delay"},
 		{"trading limit 0", func(_, _, s, _ map[string]any) { s["TRADING_LIMIT"] = 0 }, "config.strategies.s.TRADING_LIMIT must be a finite number > 0"},
@@ -198,6 +203,40 @@ func TestPnlMethodSetting(t *testing.T) {
 		}
 		if m, set := c.PnlMethod(); m != tc.want || set != tc.set {
 			t.Errorf("%v: PnlMethod() = %v, %v; want %v, %v", tc.v, m, set, tc.want, tc.set)
+		}
+	}
+}
+
+// bot.FEE_RATE_MAX_AGE is whole seconds ≥ 1; DecodePnlConfig reads it in
+// ms (0 when unset).
+func TestFeeRateMaxAge(t *testing.T) {
+	for _, tc := range []struct {
+		v    any
+		ms   int64
+		want string // "": accepted
+	}{
+		{nil, 0, ""}, {3600, 3_600_000, ""}, {"120", 120_000, ""},
+		{0, 0, "config.bot.FEE_RATE_MAX_AGE must be a whole number ≥ 1 (seconds)"},
+		{1.5, 0, "FEE_RATE_MAX_AGE"}, {"an hour", 0, "FEE_RATE_MAX_AGE"},
+	} {
+		bot := map[string]any{}
+		if tc.v != nil {
+			bot["FEE_RATE_MAX_AGE"] = tc.v
+		}
+		doc := map[string]any{"bot": bot, "GUI": map[string]any{}, "exchanges": map[string]any{}, "strategies": map[string]any{}, "pairs": map[string]any{}}
+		_, err := ConfigFromMap(doc)
+		if tc.want != "" {
+			if ErrorCode(err) != EINVALID || !strings.Contains(ErrorMessage(err), tc.want) {
+				t.Errorf("%v: err = %v, want EINVALID containing %q", tc.v, err, tc.want)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%v: %v", tc.v, err)
+		}
+		b, _ := json.Marshal(map[string]any{"config": doc})
+		if c, ok := DecodePnlConfig(b); !ok || c.FeeRateMaxAge != tc.ms {
+			t.Errorf("%v: FeeRateMaxAge = %d, want %d", tc.v, c.FeeRateMaxAge, tc.ms)
 		}
 	}
 }

@@ -129,3 +129,25 @@ func feeNumbers(fees map[string]domain.Decimal) map[string]domain.Number {
 	}
 	return out
 }
+
+// sawFeeAsset notes that a fill of exchange paid a fee in asset.
+func (l *Ledger) sawFeeAsset(exchange, asset string) {
+	for _, a := range l.feeAsts[exchange] {
+		if a == asset {
+			return
+		}
+	}
+	if l.feeAsts == nil {
+		l.feeAsts = map[string][]string{}
+	}
+	l.feeAsts[exchange] = append(l.feeAsts[exchange], strings.Clone(asset))
+}
+
+// FeeAssets returns the assets other than a pair's own that fills of
+// exchange paid fees in (BNB …), in the order first seen: the core records
+// their rates from then on (engine.Scheduler.FeeAssets).
+func (l *Ledger) FeeAssets(exchange string) []string {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return append([]string(nil), l.feeAsts[exchange]...)
+}

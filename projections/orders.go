@@ -84,6 +84,7 @@ type Ledger struct {
 	version uint64           // counts applied changes; see Version
 	intern  domain.Interner  // used by Apply only (one goroutine, before the lock)
 	pages   pageCache
+	feeAsts map[string][]string // exchange → third assets its fills' fees were charged in (fees.go)
 }
 
 const sideSell = 1 << 31
@@ -337,6 +338,7 @@ func (l *Ledger) applyFill(id, t int64, pos uint64, f *domain.OrderFilled) error
 	l.head = max(l.head, pos)
 	if rec.feeCode() >= 2 {
 		b.addFee(t, pos, &fv)
+		l.sawFeeAsset(b.exchange, fv.Asset)
 	}
 	if sell {
 		rec.posSide |= recSell

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"time"
 
 	"go.uber.org/zap"
@@ -210,6 +211,11 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	// (projections/pnlconv.go): the scheduler records each pair's price,
 	// a command by the core like the engine's other writes.
 	m.Engine.Scheduler.Rates = m.Engine.Reconciler.ObserveRate
+	// and the rates of the assets fees are charged in (BNB …): those the
+	// configuration names, and those fills paid fees in so far.
+	m.Engine.Scheduler.FeeAssets = func(exchange string) []string {
+		return feeAssets(configView.Current(), exchange, ledger.FeeAssets(exchange))
+	}
 	m.newTlog() // tlog.go
 	filesView := projections.NewFiles(ledger)
 	if err := m.newWebhooks(ctx, configView); err != nil { // webhooks.go
@@ -356,6 +362,16 @@ func simulatorSettings(name string, entry map[string]any, logger *zap.Logger) pa
 			logger.Warn("config.exchanges.<name>.simulator.fee is not a rate; using the default", zap.String("exchange", name))
 		}
 	}
+	if asset, ok := sim["feeAsset"].(string); ok {
+		set.FeeAsset = asset
+	}
+	if _, ok := sim["feeAssetPrice"]; ok {
+		if p, err := params.Decimal("feeAssetPrice", domain.Zero); err == nil && p.IsPos() {
+			set.FeeAssetPrice = &p
+		} else {
+			logger.Warn("config.exchanges.<name>.simulator.feeAssetPrice is not a price; using the default", zap.String("exchange", name))
+		}
+	}
 	if balances, ok := sim["balances"].(map[string]any); ok {
 		set.Balances = map[string]domain.Decimal{}
 		for asset := range balances {
@@ -368,6 +384,24 @@ func simulatorSettings(name string, entry map[string]any, logger *zap.Logger) pa
 		}
 	}
 	return set
+}
+
+// feeAssets returns seen with the fee assets exchange's configuration names
+// added: config.exchanges.<name>.feeAsset (a real exchange's, e.g. BNB on
+// Binance) and .simulator.feeAsset (the paper exchange's, unless it is
+// "received").
+func feeAssets(c domain.Config, exchange string, seen []string) []string {
+	entry, _ := c.Exchange(exchange)
+	sim, _ := entry["simulator"].(map[string]any)
+	out := seen
+	for _, v := range []any{entry["feeAsset"], sim["feeAsset"]} {
+		x, _ := v.(string)
+		if x == "" || x == paper.FeeInReceived || slices.Contains(out, x) {
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
 }
 
 // checkStoreIntegrity runs the store's full integrity check, if it has one,

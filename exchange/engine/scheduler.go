@@ -93,6 +93,13 @@ type Scheduler struct {
 	Rates func(ctx context.Context, r domain.RateObserved) error
 	// RateInterval is the least time between two recorded rates of a pair.
 	RateInterval time.Duration
+	// FeeAssets returns the assets an exchange may charge fees in other
+	// than a pair's own (BNB …). At each cycle the rate of each against
+	// every cycled pair's quote is recorded like a pair's own (Rates, at
+	// most once per RateInterval), when the exchange lists that market,
+	// so that a fill's fee in such an asset finds a rate at or before its
+	// time (domain.ValueFee). Nil: none.
+	FeeAssets func(exchange string) []string
 
 	// Interval is how often Start's loop calls Cycle.
 	Interval time.Duration
@@ -105,9 +112,10 @@ type Scheduler struct {
 	// BookDepth bounds each side of the kept order book.
 	BookDepth int
 
-	mu     sync.RWMutex
-	starts uint64 // System's start count when pairs were last made due
-	pairs  map[string]*pairState
+	mu       sync.RWMutex
+	starts   uint64 // System's start count when pairs were last made due
+	pairs    map[string]*pairState
+	feeRates map[string]time.Time // exchange/pair of a fee asset → when its rate was last recorded or tried
 
 	cycleMu sync.Mutex // one Cycle at a time
 
@@ -300,6 +308,7 @@ func (c *Scheduler) cycleExchange(ctx context.Context, name string, pairs []*due
 	if len(ready) == 0 {
 		return 0
 	}
+	c.recordFeeRates(ctx, ex, ready, now)
 	if c.Orders != nil {
 		// The strategies trade only on a reconciled account (after a
 		// restart: open orders, fills and balances recorded first).
@@ -391,6 +400,57 @@ func (c *Scheduler) recordRate(ctx context.Context, exchange string, st *pairSta
 		return
 	}
 	st.rateAt = now
+}
+
+// recordFeeRates records the rate of each of the exchange's fee assets
+// (FeeAssets) against the quote of each ready pair, when RateInterval has
+// passed since the last try; a market the exchange does not list is tried
+// again after RateInterval too (the PNL read model finds a path through
+// other rates).
+func (c *Scheduler) recordFeeRates(ctx context.Context, ex domain.Exchange, ready []*due, now time.Time) {
+	if c.Rates == nil || c.FeeAssets == nil {
+		return
+	}
+	assets := c.FeeAssets(ex.Name())
+	if len(assets) == 0 {
+		return
+	}
+	cycled := make(map[string]bool, len(ready))
+	for _, d := range ready {
+		cycled[d.cfg.Pair] = true // its own rate is recorded by recordRate
+	}
+	for _, d := range ready {
+		quote := d.state.quote
+		for _, x := range assets {
+			pair := quote + "-" + x
+			if x == quote || cycled[pair] {
+				continue
+			}
+			cycled[pair] = true
+			key := ex.Name() + "/" + pair
+			c.mu.Lock()
+			at, tried := c.feeRates[key]
+			if tried && now.Sub(at) < c.RateInterval {
+				c.mu.Unlock()
+				continue
+			}
+			if c.feeRates == nil {
+				c.feeRates = map[string]time.Time{}
+			}
+			c.feeRates[key] = now
+			c.mu.Unlock()
+			t, err := ex.Ticker(ctx, pair)
+			if err != nil || t.Last.Sign() <= 0 {
+				continue
+			}
+			if err := c.Rates(ctx, domain.RateObserved{Exchange: ex.Name(), Base: x, Quote: quote, Rate: t.Last}); err != nil {
+				c.fail(d.state, "fee asset rate", err)
+				c.mu.Lock()
+				delete(c.feeRates, key) // retried at the next cycle
+				c.mu.Unlock()
+			}
+		}
+	}
 }
 
 // decide updates the pair's balances, open orders and ABP in core memory,

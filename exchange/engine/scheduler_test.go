@@ -21,6 +21,7 @@ type fakeExchange struct {
 	open     []domain.ExchangeOrder
 	fail     error
 	periods  []time.Duration
+	others   map[string]domain.Decimal // last prices of other listed pairs
 }
 
 func (f *fakeExchange) Name() string { return f.name }
@@ -32,6 +33,9 @@ func (f *fakeExchange) Ticker(_ context.Context, pair string) (domain.Ticker, er
 	defer f.mu.Unlock()
 	if f.fail != nil {
 		return domain.Ticker{}, f.fail
+	}
+	if p, ok := f.others[pair]; ok {
+		return domain.Ticker{Pair: pair, Bid: p, Ask: p, Last: p, Time: 1}, nil
 	}
 	if pair != "USDT-BTC" {
 		return domain.Ticker{}, domain.Errorf(domain.ENOTFOUND, "no pair %s", pair)
@@ -589,5 +593,40 @@ func TestCycleRecordsRates(t *testing.T) {
 	f.core.Cycle(ctx)
 	if len(got) != 2 || got[1].Rate != domain.DecimalFromInt(101) {
 		t.Fatalf("after the retry: %+v", got)
+	}
+}
+
+// TestCycleRecordsFeeAssetRates: the assets fees may be charged in
+// (FeeAssets) get their rate against each cycled pair's quote recorded
+// with the first cycle, before any order, then at most once per
+// RateInterval; a market the exchange does not list records nothing.
+func TestCycleRecordsFeeAssetRates(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	f.ex.others = map[string]domain.Decimal{"USDT-BNB": domain.DecimalFromInt(500)}
+	var got []domain.RateObserved
+	f.core.Rates = func(_ context.Context, r domain.RateObserved) error {
+		got = append(got, r)
+		return nil
+	}
+	f.core.FeeAssets = func(exchange string) []string { return []string{"BNB", "KCS", "USDT"} }
+	f.core.RateInterval = time.Minute
+	f.apply(t, domain.TypeSystemStarted)
+	f.core.Cycle(ctx)
+	want := domain.RateObserved{Exchange: "sim", Base: "BNB", Quote: "USDT", Rate: domain.DecimalFromInt(500)}
+	if len(got) != 2 || got[0].Base != "BTC" || got[1] != want {
+		t.Fatalf("first cycle recorded %+v, want the pair's rate then BNB's", got)
+	}
+	for i := 0; i < 11; i++ {
+		f.clock.Advance(5 * time.Second)
+		f.core.Cycle(ctx)
+	}
+	if len(got) != 2 {
+		t.Fatalf("recorded %d rates within RateInterval, want 2", len(got))
+	}
+	f.clock.Advance(5 * time.Second)
+	f.core.Cycle(ctx)
+	if len(got) != 4 || got[3] != want {
+		t.Fatalf("after RateInterval: %+v", got)
 	}
 }

@@ -11,13 +11,14 @@ import (
 // (their price walks), balances, fee, orders and fills. It implements
 // domain.Exchange; Simulator.Exchange and Simulator.Account return it.
 type Account struct {
-	name    string
-	sim     *Simulator
-	fee     domain.Decimal // guarded by mu (Simulator.refresh changes it)
-	tickMs  int64
-	window  int64 // steps kept for 24h statistics and candles
-	markets map[string]*market
-	pairs   []string // sorted
+	name     string
+	sim      *Simulator
+	fee      domain.Decimal // guarded by mu (Simulator.refresh changes it)
+	feeAsset string         // ExchangeSettings.FeeAsset
+	tickMs   int64
+	window   int64 // steps kept for 24h statistics and candles
+	markets  map[string]*market
+	pairs    []string // sorted
 
 	mu         sync.Mutex
 	balances   map[string]*balance
@@ -80,6 +81,8 @@ func (s *Simulator) newAccount(name string, set ExchangeSettings) *Account {
 	if pairs == nil {
 		pairs = s.Pairs
 	}
+	a.feeAsset = set.FeeAsset
+	pairs = a.withFeeMarket(pairs, set)
 	now := s.Clock.Now().UnixMilli() / a.tickMs
 	for _, p := range pairs {
 		if m, ok := a.newMarket(p, now); ok {

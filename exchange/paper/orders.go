@@ -109,32 +109,48 @@ func (a *Account) takeBook(m *market, o *order) {
 	}
 }
 
-// fill executes q of o at price: moves balances, records the fill, and
-// finishes the order when nothing remains.
+// fill executes q of o at price: moves balances (the fee in the asset
+// chargeFee picks), records the fill, and finishes the order when nothing
+// remains.
 func (a *Account) fill(o *order, price, q domain.Decimal) {
 	notional := q.Mul(price)
-	fee := notional.Mul(a.fee)
+	asset, fee := a.chargeFee(o, q, notional)
 	quote, base := a.bal(o.quote), a.bal(o.base)
 	if o.Side == domain.Buy {
-		a.consume(o, quote, notional.Add(fee))
-		base.available = base.available.Add(q)
+		spend, got := notional, q
+		switch asset {
+		case o.quote:
+			spend = notional.Add(fee)
+		case o.base:
+			got = q.Sub(fee)
+		}
+		a.consume(o, quote, spend)
+		base.available = base.available.Add(got)
 	} else {
 		a.consume(o, base, q)
-		quote.available = quote.available.Add(notional.Sub(fee))
+		proceeds := notional
+		if asset == o.quote {
+			proceeds = notional.Sub(fee)
+		}
+		quote.available = quote.available.Add(proceeds)
+	}
+	if asset != o.quote && asset != o.base {
+		x := a.bal(asset)
+		x.available = x.available.Sub(fee)
 	}
 	o.Filled = o.Filled.Add(q)
-	a.nextFill(o, price, q, fee)
+	a.nextFill(o, price, q, fee, asset)
 	if o.Filled.Cmp(o.Amount) >= 0 {
 		o.Status = domain.StatusFilled
 		a.release(o)
 	}
 }
 
-func (a *Account) nextFill(o *order, price, q, fee domain.Decimal) {
+func (a *Account) nextFill(o *order, price, q, fee domain.Decimal, feeAsset string) {
 	seq := a.fillBase + uint64(len(a.fills)) + 1
 	a.fills = append(a.fills, domain.Fill{
 		ID: a.name + "-" + strconv.FormatUint(seq, 10), Seq: seq, OrderID: o.ID, ClientOrderID: o.ClientOrderID,
-		Pair: o.Pair, Side: o.Side, Price: price, Quantity: q, Fee: fee, FeeAsset: o.quote,
+		Pair: o.Pair, Side: o.Side, Price: price, Quantity: q, Fee: fee, FeeAsset: feeAsset,
 		Time: a.sim.Clock.Now().UnixMilli(),
 	})
 }

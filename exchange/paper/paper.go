@@ -26,7 +26,9 @@
 // (large ones fill partially; a market order's unfilled rest is
 // cancelled); limit orders rest and fill at their price when the last
 // price crosses them, up to the liquidity of the opposite side. Fees are
-// FeeRate of the notional, charged in the quote currency. Balances are
+// FeeRate of the notional, charged in the quote currency, or as an
+// exchange's FeeAsset setting says (fees.go: in the asset received, as
+// Binance without BNB, or in a third asset such as BNB). Balances are
 // enforced (balances.go): an order needing more than is available is
 // refused (EINVALID, "insufficient funds …"), and a resting order's funds
 // are on order until it fills or is cancelled. The state survives a
@@ -87,6 +89,15 @@ type ExchangeSettings struct {
 	Fee      *domain.Decimal           // fee rate (0.001 = 0.1%); nil: Simulator.FeeRate
 	Balances map[string]domain.Decimal // starting balances; nil: Simulator.Balances
 	Pairs    []PairSpec                // markets; nil: Simulator.Pairs
+	// FeeAsset is what fees are charged in (fees.go): "" the quote,
+	// FeeInReceived the asset an order receives, or an asset such as
+	// "BNB" (then the account lists USDT-<asset> at FeeAssetPrice unless
+	// it lists it already, and starts with DefaultFeeAssetBalance of it
+	// unless Balances name it).
+	FeeAsset string
+	// FeeAssetPrice is the starting USDT price of FeeAsset's market when
+	// the account adds it; nil: DefaultFeeAssetPrice.
+	FeeAssetPrice *domain.Decimal
 }
 
 // Simulator holds the simulated exchanges' accounts. Set its fields before

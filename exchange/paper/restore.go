@@ -165,11 +165,16 @@ func (r *restoreState) fill(o *domain.Order, p *domain.OrderFilled) {
 	notional := p.Quantity.Mul(p.Price)
 	if o.Side == domain.Buy {
 		d[base] = d[base].Add(p.Quantity)
-		d[quote] = d[quote].Sub(notional.Add(p.Fee))
+		d[quote] = d[quote].Sub(notional)
 	} else {
 		d[base] = d[base].Sub(p.Quantity)
-		d[quote] = d[quote].Add(notional.Sub(p.Fee))
+		d[quote] = d[quote].Add(notional)
 	}
+	asset := p.FeeAsset // as Account.fill charged it
+	if asset == "" {
+		asset = quote
+	}
+	d[asset] = d[asset].Sub(p.Fee)
 }
 
 // paperFill reports whether id is a paper fill id of exchange:
