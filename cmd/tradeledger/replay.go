@@ -284,6 +284,18 @@ func printReplay(w io.Writer, rep *ReplayReport, loc *time.Location) {
 	fmt.Fprintln(tw, "today\tyesterday\tweek\tmonth\tyear\ttotal\ttrades")
 	fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\n", num(p.Today.Pnl), num(p.Yesterday.Pnl), num(p.WeekAgo.Pnl), num(p.MonthAgo.Pnl), num(p.YearAgo.Pnl), num(p.Total.Pnl), p.Total.NumberOfTrades)
 	tw.Flush()
+	if len(p.UnconvertedFees) > 0 {
+		assets := make([]string, 0, len(p.UnconvertedFees))
+		for a := range p.UnconvertedFees {
+			assets = append(assets, a)
+		}
+		sort.Strings(assets)
+		fmt.Fprint(w, "Fees without a rate (in no figure above):")
+		for _, a := range assets {
+			fmt.Fprintf(w, " %s %s", num(p.UnconvertedFees[a]), a)
+		}
+		fmt.Fprintln(w)
+	}
 }
 
 // num shows a JSON number value as its JSON text.
