@@ -208,8 +208,15 @@ export async function render(view, ctx) {
   // Over several quotes: how the totals were converted, and the amounts
   // with no rate known at their time, which are never guessed but listed
   // apart, each in its own currency.
+  // Fees charged in another asset (BNB …) that had no rate at their fill's
+  // time are in no figure: listed apart, each in its asset.
   const conversionBox = h('p', { class: 'muted small', id: 'conversion' });
+  const feesBox = h('p', { class: 'muted small', id: 'unconverted-fees' });
   function drawConversion() {
+    const fees = Object.entries(data.unconvertedFees || {}).sort(([a], [b]) => a.localeCompare(b));
+    feesBox.hidden = fees.length === 0;
+    replace(feesBox, fees.length === 0 ? null
+      : `Fees without a rate at their time, in no figure here: ${fees.map(([a, v]) => withUnit(v, a)).join(' · ')}.`);
     conversionBox.hidden = !data.perQuote;
     if (!data.perQuote) return;
     const rest = Object.entries(data.unconverted || {}).sort(([a], [b]) => a.localeCompare(b));
@@ -253,6 +260,7 @@ export async function render(view, ctx) {
   const content = h('div', { id: 'overview-figures' },
     cards,
     conversionBox,
+    feesBox,
     h('section', { 'aria-labelledby': 'chart-title' }, h('h2', { id: 'chart-title' }, 'PNL over time'), chartLegend, chartBox),
     dailyBox,
     h('section', { 'aria-labelledby': 'pairs-title' }, h('h2', { id: 'pairs-title' }, 'Pairs'), pairsBox));

@@ -318,6 +318,21 @@ export async function render(view, ctx) {
     drawTrades();
   }
 
+  // feeCell shows a fill's fee in quote and, when the exchange charged it
+  // in another asset (the base, BNB …), that amount with its unit under it
+  // (the rate it was valued at in the cell's title) — or, without a rate
+  // at its time, the amount and that it counts in no figure.
+  function feeCell(r) {
+    const label = `Fee (${quote})`;
+    if (!r.feeAsset || r.feeAsset === quote) return h('td', { class: 'num', 'data-label': label, 'data-col': 'fee' }, money(r.fees, quote));
+    if (r.unconvertedFees) {
+      return h('td', { class: 'num', 'data-label': label, 'data-col': 'fee', title: `No rate of ${r.feeAsset} within bot.FEE_RATE_MAX_AGE of the fill: this fee is in no figure in ${quote}` },
+        withUnit(r.feeAmount, r.feeAsset), h('div', { class: 'u fee-note' }, 'no rate'));
+    }
+    return h('td', { class: 'num', 'data-label': label, 'data-col': 'fee', title: `1 ${r.feeAsset} = ${r.feeRate} ${quote}` },
+      money(r.fees, quote), h('div', { class: 'u fee-asset' }, withUnit(r.feeAmount, r.feeAsset)));
+  }
+
   function drawTrades() {
     if (records.length === 0) {
       replace(tradesBox, h('p', { class: 'muted', id: 'no-trades' }, 'No trades on this pair yet.'));
@@ -340,7 +355,7 @@ export async function render(view, ctx) {
         h('td', { class: 'num', 'data-label': `Price (${quote})`, 'data-col': 'price' }, mk.price(r.rate)),
         h('td', { class: 'num', 'data-label': `Amount (${base})`, 'data-col': 'amount' }, mk.amount(r.amount)),
         h('td', { class: 'num', 'data-label': `Value (${quote})` }, money(r.cost, quote)),
-        h('td', { class: 'num', 'data-label': `Fee (${quote})` }, money(r.fees, quote)),
+        feeCell(r),
         h('td', { class: 'num ' + (r.type === 'sell' ? tone(r.pnl) : ''), 'data-label': `PNL (${quote})`, 'data-col': 'pnl' }, r.type === 'sell' ? money(r.pnl, quote, { sign: true }) : '–'),
         h('td', { class: 'mono', 'data-label': 'Order id' }, String(r.id))))))));
   }

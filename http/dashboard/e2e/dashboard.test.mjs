@@ -908,3 +908,51 @@ test('screenshots of every page in light, dark and at 375 px, over the history a
     await fresh.stop();
   }
 });
+
+test('issue 28: fees in BNB show with their units on the pair\'s trades, and a fee without a rate is listed apart on the overview', async () => {
+  const srv = await startServer();
+  try {
+    const a = await apiClient(srv.url, srv.wallet);
+    const cfg = (await a('GET', '/config/full')).config;
+    cfg.exchanges.binance.simulator = { ...(cfg.exchanges.binance.simulator || {}), feeAsset: 'BNB', feeAssetPrice: 600 };
+    await a('POST', '/config/update', { data: cfg });
+    await a('POST', '/config/pair/add', { exchange: 'binance', pair: 'USDT-BTC', settings: { strategy: 'manual', enabled: true, DELAY: 1 } });
+    await a('POST', '/system/start');
+    await untilCycling(a, 'binance/USDT-BTC'); // the first cycle records BNB's rate
+    await a('POST', '/trade/buy/market', { data: { exch: 'binance', pair: 'USDT-BTC', amt: 0.01 } });
+    // From now on a rate more than a second old is too old: the next fill,
+    // two seconds on, finds none for its BNB fee (the core records BNB's
+    // rate again only after 15 minutes).
+    const cur = (await a('GET', '/config/full')).config;
+    cur.bot.FEE_RATE_MAX_AGE = 1;
+    await a('POST', '/config/update', { data: cur });
+    await new Promise((ok) => setTimeout(ok, 2100));
+    await a('POST', '/trade/sell/market', { data: { exch: 'binance', pair: 'USDT-BTC', amt: 0.005 } });
+    let recs = [];
+    for (let i = 0; i < 100 && recs.length < 2; i++) {
+      recs = (await a('GET', '/orders?key=' + encodeURIComponent('binance/USDT-BTC'))).data;
+      if (recs.length < 2) await new Promise((ok) => setTimeout(ok, 100));
+    }
+    assert.equal(recs.length, 2, 'both fills recorded');
+    const [sell, buy] = recs;
+    assert.equal(buy.feeAsset, 'BNB');
+    assert.ok(buy.feeQuote > 0 && buy.unconvertedFees == null, 'the buy\'s BNB fee is valued');
+    assert.equal(sell.feeAsset, 'BNB');
+    assert.deepEqual(Object.keys(sell.unconvertedFees || {}), ['BNB'], 'the sell\'s BNB fee has no rate');
+
+    const page = await loggedIn({}, srv);
+    await page.waitForSelector('#unconverted-fees:not([hidden])');
+    assert.match(await text(page, '#unconverted-fees'), /^Fees without a rate at their time, in no figure here: 0\.\d+ BNB\.$/);
+    await screenshot(page, 'fees-overview');
+    await go(page, 'pair/binance%2FUSDT-BTC', srv);
+    await page.waitForSelector('#trades-table');
+    const cells = await page.$$eval('#trades-table tbody tr [data-col=fee]', (td) => td.map((x) => x.innerText.replace(/\s+/g, ' ').trim()));
+    assert.match(cells[0], /^0\.\d+ BNB no rate$/, 'the sell: its BNB fee, and that it had no rate');
+    assert.match(cells[1], /^0\.\d\d 0\.\d+ BNB$/, 'the buy: its value in USDT and the BNB charged');
+    await screenshot(page, 'fees-pair');
+    assert.deepEqual(page.problems, []);
+    await page.context().close();
+  } finally {
+    await srv.stop();
+  }
+});
