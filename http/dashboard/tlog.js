@@ -40,9 +40,12 @@ function equal(a, b) {
 }
 
 // parseVerifierKey reads a note verifier key: name+hash+base64(1||pub).
+// It splits at the first two '+' only, as golang.org/x/mod/sumdb/note does:
+// the base64 key may hold '+' itself.
 export async function parseVerifierKey(vkey) {
-  const parts = vkey.trim().split('+');
-  if (parts.length !== 3 || !/^[0-9a-f]{8}$/.test(parts[1])) throw new Error('not a verifier key (name+hash+base64)');
+  const m = /^([^+]+)\+([0-9a-f]{8})\+([A-Za-z0-9+/]+=*)$/.exec(vkey.trim());
+  if (!m) throw new Error('not a verifier key (name+hash+base64)');
+  const parts = m.slice(1);
   const raw = b64(parts[2]);
   if (raw.length !== 33 || raw[0] !== 1) throw new Error('not an Ed25519 verifier key');
   const hash = await sha256(enc.encode(parts[0] + '\n'), raw);
