@@ -73,3 +73,69 @@ func (c Compact) Decimal() Decimal {
 	d, _ := fromMag(hi, lo, m < 0) // < 2^60 × 10^12 < 2^127
 	return d
 }
+
+// compactTable keeps the values of Compact amounts that change in place (a
+// lot's quantity and cost as it is partly consumed) when a Compact cannot
+// hold them: a slot per such amount, freed when the amount shrinks into a
+// Compact or goes, and reused, so that the table holds no more than the
+// wide amounts alive. The zero value is empty.
+type compactTable struct {
+	wide []Decimal
+	free []int // free slots of wide
+}
+
+// get returns the value of c.
+func (t *compactTable) get(c Compact) Decimal {
+	if i, ok := c.Ref(); ok {
+		return t.wide[i]
+	}
+	return c.Decimal()
+}
+
+// put returns the compact form of a new amount d, in a slot of its own
+// when it needs one.
+func (t *compactTable) put(d Decimal) Compact {
+	if c, ok := CompactOf(d); ok {
+		return c
+	}
+	if n := len(t.free); n > 0 {
+		i := t.free[n-1]
+		t.free = t.free[:n-1]
+		t.wide[i] = d
+		return CompactRef(i)
+	}
+	t.wide = append(t.wide, d)
+	return CompactRef(len(t.wide) - 1)
+}
+
+// set changes the amount *c to d, in the slot *c has if it needs one.
+func (t *compactTable) set(c *Compact, d Decimal) {
+	i, ok := c.Ref()
+	if !ok {
+		*c = t.put(d)
+		return
+	}
+	if n, ok := CompactOf(d); ok {
+		t.drop(*c)
+		*c = n
+		return
+	}
+	t.wide[i] = d
+}
+
+// drop frees the slot of an amount that goes (nothing for one without).
+func (t *compactTable) drop(c Compact) {
+	i, ok := c.Ref()
+	if !ok {
+		return
+	}
+	t.wide[i] = Zero
+	t.free = append(t.free, i)
+	if len(t.free) == len(t.wide) { // none left: the storage starts over
+		if cap(t.wide) > 64 {
+			t.wide, t.free = nil, nil // a spike of wide amounts keeps no memory
+		} else {
+			t.wide, t.free = t.wide[:0], t.free[:0]
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"math/bits"
 	"strings"
 )
 
@@ -102,9 +103,9 @@ func (m PnlMethod) String() string {
 
 // Lot is a quantity held and its total cost in quote (fees included), with
 // where it came from: the time it was acquired (ms) and the caller's
-// reference of the fill that acquired it (the order id, for the Ledger and
-// the reports). Lots never look at Time or Ref; they only carry them, so
-// that a sell can list the lots it consumed (TakeLots).
+// reference of the fill that acquired it (the order id, for the reports).
+// Lots never look at Time or Ref; they only carry them, so that a sell can
+// list the lots it consumed (TakeLots).
 type Lot struct {
 	Qty, Cost Decimal
 	Time, Ref int64
@@ -127,8 +128,13 @@ func (l Lot) UnitCost() Decimal {
 // Average Add and consumption are O(1) amortized (a queue with a head index,
 // compacted when the consumed front outgrows the rest; a stack for LIFO).
 // Quantity and cost held are maintained as lots come and go, so Qty, Cost
-// and ABP are O(1). Memory: 32 bytes a lot (FIFO, LIFO, Average), 40 (LOFO,
-// HIFO).
+// and ABP are O(1).
+//
+// Memory: 16 bytes a lot (FIFO, LIFO, Average), 24 (LOFO, HIFO), and 16 more
+// a lot once any lot was added with a Time or Ref (the Ledger adds none; the
+// reports do). A lot's amounts are kept as Compacts; one a Compact cannot
+// hold (a cost above about 10^6 with 12 significant decimals) takes 16 bytes
+// more in a side table while it is held.
 //
 // LOFO order, precisely: a new lot goes after every held lot whose unit cost
 // is lower or equal (ties: oldest first), and the lot being consumed is the
@@ -141,13 +147,15 @@ func (l Lot) UnitCost() Decimal {
 // the two on random sequences.) HIFO is the same with "higher" for "lower".
 //
 // Average keeps the lots in arrival order: their quantities date a sell's
-// parts (oldest first) while its cost is the pool's average, so that under
-// every method a sell lists the lots it consumed.
+// parts (oldest first) while its cost is the pool's, so that under every
+// method a sell lists the lots it consumed.
 type Lots struct {
 	Method PnlMethod
-	lots   []Lot // FIFO, Average: oldest first from head; LIFO: a stack, newest last
+	lots   []heldLot // FIFO, Average: oldest first from head; LIFO: a stack, newest last
 	head   int
-	heap   []lofoLot     // LOFO, HIFO: binary heap by less
+	heap   []heapLot     // LOFO, HIFO: binary heap by less
+	tags   []lotTag      // each lot's Time and Ref, by its index in lots or heap; nil until a lot has one
+	wide   compactTable  // the lots' amounts that a Compact cannot hold
 	clamp  map[int64]Lot // LOFO, HIFO: order key of the lots with seq&1 == 1, by seq
 	seq    int64         // LOFO, HIFO: seq of the next lot added (÷2)
 	front  int64         // LOFO, HIFO: lowest seq given out so far (÷2)
@@ -155,16 +163,23 @@ type Lots struct {
 	cost   Decimal
 }
 
-// lofoLot is a LOFO (or HIFO) lot and its place among equal unit costs.
+// heldLot is a lot's quantity and cost as Lots keeps them (each a Compact,
+// or a slot of Lots.wide).
+type heldLot struct{ qty, cost Compact }
+
+// heapLot is a LOFO (or HIFO) lot and its place among equal unit costs.
 // The heap orders lots by (key unit cost, seq) where the key is the lot
 // itself, or, when seq is odd, the entry in Lots.clamp: a partly consumed
 // first lot whose unit cost moved past the next lot's is keyed with the
 // next lot's unit cost and a seq below every other, so that it stays first
 // (see Lots).
-type lofoLot struct {
-	Lot
+type heapLot struct {
+	heldLot
 	seq int64 // new lots 0, 2, 4…; partly consumed first lots −2, −4… (+1 if clamped)
 }
+
+// lotTag is a lot's Time and Ref.
+type lotTag struct{ time, ref int64 }
 
 // heaped reports whether the method keeps its lots in the heap.
 func (l *Lots) heaped() bool { return l.Method == LOFO || l.Method == HIFO }
@@ -193,6 +208,20 @@ func (l *Lots) Len() int {
 	return len(l.lots) - l.head
 }
 
+// lot returns stored lot h, whose tag is at index i of tags.
+func (l *Lots) lot(h heldLot, i int) Lot {
+	n := Lot{Qty: l.wide.get(h.qty), Cost: l.wide.get(h.cost)}
+	if l.tags != nil {
+		n.Time, n.Ref = l.tags[i].time, l.tags[i].ref
+	}
+	return n
+}
+
+// amounts returns the quantity and cost of stored lot h (for ordering).
+func (l *Lots) amounts(h heldLot) Lot {
+	return Lot{Qty: l.wide.get(h.qty), Cost: l.wide.get(h.cost)}
+}
+
 // Add adds a lot of qty (> 0; others are ignored) costing cost in total.
 func (l *Lots) Add(qty, cost Decimal) { l.AddLot(Lot{Qty: qty, Cost: cost}) }
 
@@ -203,13 +232,24 @@ func (l *Lots) AddLot(n Lot) {
 	}
 	l.qty = l.qty.Add(n.Qty)
 	l.cost = l.cost.Add(n.Cost)
+	h := heldLot{l.wide.put(n.Qty), l.wide.put(n.Cost)}
+	stored := len(l.lots)
+	if l.heaped() {
+		stored = len(l.heap)
+	}
+	if l.tags == nil && (n.Time != 0 || n.Ref != 0) {
+		l.tags = make([]lotTag, stored, max(2*stored, 8))
+	}
+	if l.tags != nil {
+		l.tags = append(l.tags, lotTag{n.Time, n.Ref})
+	}
 	if l.heaped() { // after every lot whose key is ≤ the new one (seq is the highest)
-		l.heap = append(l.heap, lofoLot{Lot: n, seq: l.seq * 2})
+		l.heap = append(l.heap, heapLot{heldLot: h, seq: l.seq * 2})
 		l.seq++
 		l.up(len(l.heap) - 1)
 		return
 	}
-	l.lots = append(l.lots, n)
+	l.lots = append(l.lots, h)
 }
 
 // Take consumes up to qty (> 0) from the lots in the method's order and
@@ -245,6 +285,7 @@ func (l *Lots) take(qty Decimal, used *[]Lot) (matched, cost Decimal) {
 	}
 	l.heap = shrunk(l.heap)
 	l.lots = shrunk(l.lots)
+	l.tags = shrunk(l.tags)
 	return matched, cost
 }
 
@@ -259,26 +300,28 @@ func shrunk[T any](s []T) []T {
 	return append(make([]T, 0, 2*len(s)), s...)
 }
 
-// takePart consumes up to qty of lot (in place) and returns the part taken:
-// all of it, or qty of it costing cost×qty/lotQty (rounded, MulDiv) while
-// the lot keeps the rest, so that no unit of cost is lost or created.
-func takePart(lot *Lot, qty Decimal) (part Lot, whole bool) {
+// takePart consumes up to qty of stored lot h (in place), whose tag is at
+// index i, and returns the part taken: all of it, or qty of it costing
+// cost×qty/lotQty (rounded, MulDiv) while the lot keeps the rest, so that
+// no unit of cost is lost or created.
+func (l *Lots) takePart(h *heldLot, i int, qty Decimal) (part Lot, whole bool) {
+	lot := l.lot(*h, i)
 	if lot.Qty.Cmp(qty) <= 0 {
-		part = *lot
-		*lot = Lot{}
-		return part, true
+		l.wide.drop(h.qty)
+		l.wide.drop(h.cost)
+		*h = heldLot{}
+		return lot, true
 	}
 	c := MulDiv(lot.Cost, qty, lot.Qty)
-	part = Lot{Qty: qty, Cost: c, Time: lot.Time, Ref: lot.Ref}
-	lot.Qty = lot.Qty.Sub(qty)
-	lot.Cost = lot.Cost.Sub(c)
-	return part, false
+	l.wide.set(&h.qty, lot.Qty.Sub(qty))
+	l.wide.set(&h.cost, lot.Cost.Sub(c))
+	return Lot{Qty: qty, Cost: c, Time: lot.Time, Ref: lot.Ref}, false
 }
 
 // takeQueue is TakeLots for FIFO: lots are consumed from the head.
 func (l *Lots) takeQueue(qty Decimal, used *[]Lot) (matched, cost Decimal) {
 	for qty.IsPos() && l.head < len(l.lots) {
-		part, whole := takePart(&l.lots[l.head], qty)
+		part, whole := l.takePart(&l.lots[l.head], l.head, qty)
 		if whole {
 			l.head++
 		}
@@ -297,19 +340,31 @@ func (l *Lots) takeQueue(qty Decimal, used *[]Lot) (matched, cost Decimal) {
 func (l *Lots) compactQueue() {
 	if l.head == len(l.lots) {
 		l.lots, l.head = l.lots[:0], 0
+		if l.tags != nil {
+			l.tags = l.tags[:0]
+		}
 	} else if l.head > 32 && l.head*2 > len(l.lots) {
 		n := copy(l.lots, l.lots[l.head:])
 		clear(l.lots[n:])
-		l.lots, l.head = l.lots[:n], 0
+		l.lots = l.lots[:n]
+		if l.tags != nil {
+			copy(l.tags, l.tags[l.head:])
+			l.tags = l.tags[:n]
+		}
+		l.head = 0
 	}
 }
 
 // takeStack is TakeLots for LIFO: lots are consumed from the end.
 func (l *Lots) takeStack(qty Decimal, used *[]Lot) (matched, cost Decimal) {
 	for qty.IsPos() && len(l.lots) > 0 {
-		part, whole := takePart(&l.lots[len(l.lots)-1], qty)
+		last := len(l.lots) - 1
+		part, whole := l.takePart(&l.lots[last], last, qty)
 		if whole {
-			l.lots = l.lots[:len(l.lots)-1]
+			l.lots = l.lots[:last]
+			if l.tags != nil {
+				l.tags = l.tags[:last]
+			}
 		}
 		matched, cost, qty = matched.Add(part.Qty), cost.Add(part.Cost), qty.Sub(part.Qty)
 		if used != nil {
@@ -335,15 +390,19 @@ func (l *Lots) takeAverage(qty Decimal, used *[]Lot) (matched, cost Decimal) {
 		first = len(*used)
 	}
 	for left := matched; left.IsPos() && l.head < len(l.lots); {
-		lot := &l.lots[l.head]
+		h := &l.lots[l.head]
+		lot := l.lot(*h, l.head)
 		q := lot.Qty.Min(left)
 		if used != nil {
 			*used = append(*used, Lot{Qty: q, Time: lot.Time, Ref: lot.Ref})
 		}
-		lot.Qty = lot.Qty.Sub(q)
-		if lot.Qty.IsZero() {
-			*lot = Lot{}
+		if rest := lot.Qty.Sub(q); rest.IsZero() {
+			l.wide.drop(h.qty)
+			l.wide.drop(h.cost)
+			*h = heldLot{}
 			l.head++
+		} else {
+			l.wide.set(&h.qty, rest)
 		}
 		left = left.Sub(q)
 	}
@@ -367,7 +426,7 @@ func (l *Lots) takeAverage(qty Decimal, used *[]Lot) (matched, cost Decimal) {
 // the heap.
 func (l *Lots) takeHeap(qty Decimal, used *[]Lot) (matched, cost Decimal) {
 	for qty.IsPos() && len(l.heap) > 0 {
-		part, whole := takePart(&l.heap[0].Lot, qty)
+		part, whole := l.takePart(&l.heap[0].heldLot, 0, qty)
 		if whole {
 			l.pop()
 		} else {
@@ -380,6 +439,9 @@ func (l *Lots) takeHeap(qty Decimal, used *[]Lot) (matched, cost Decimal) {
 	}
 	if len(l.heap) == 0 {
 		l.heap = l.heap[:0]
+		if l.tags != nil {
+			l.tags = l.tags[:0]
+		}
 		l.clamp = nil
 		l.seq, l.front = 0, 0
 	}
@@ -405,7 +467,7 @@ func (l *Lots) rekeyTop() {
 	if next < 0 {
 		return
 	}
-	if k := l.key(l.heap[next]); l.order(top.Lot, k) > 0 {
+	if k := l.key(l.heap[next]); l.order(l.amounts(top.heldLot), k) > 0 {
 		top.seq++
 		if l.clamp == nil {
 			l.clamp = make(map[int64]Lot)
@@ -415,11 +477,11 @@ func (l *Lots) rekeyTop() {
 }
 
 // key returns the lot whose unit cost orders e.
-func (l *Lots) key(e lofoLot) Lot {
+func (l *Lots) key(e heapLot) Lot {
 	if e.seq&1 != 0 {
 		return l.clamp[e.seq]
 	}
-	return e.Lot
+	return l.amounts(e.heldLot)
 }
 
 // order compares two lots' unit costs in the method's order: −1 when a
@@ -433,46 +495,77 @@ func (l *Lots) order(a, b Lot) int {
 
 // less orders heap lots: key unit cost in the method's order, then lower
 // seq.
-func (l *Lots) less(a, b lofoLot) bool {
-	ka, kb := a.Lot, b.Lot
-	if (a.seq|b.seq)&1 != 0 {
-		ka, kb = l.key(a), l.key(b)
+func (l *Lots) less(a, b heapLot) bool {
+	c, ok := plainCmp(a, b)
+	if !ok {
+		c = l.order(l.key(a), l.key(b))
+	} else if l.Method == HIFO {
+		c = -c
 	}
-	if c := l.order(ka, kb); c != 0 {
+	if c != 0 {
 		return c < 0
 	}
 	return a.seq < b.seq
 }
 
+// plainCmp is unitCostCmp of two heap lots keyed by themselves whose
+// amounts are plain Compacts (counts of 10^-12 below 2^60) and whose costs
+// are ≥ 0 — nearly every lot —, computed on the Compacts; false for others.
+func plainCmp(a, b heapLot) (int, bool) {
+	if (a.qty|a.cost|b.qty|b.cost)&compactRefTag != 0 || (a.seq|b.seq)&1 != 0 || a.cost < 0 || b.cost < 0 {
+		return 0, false
+	}
+	h1, l1 := bits.Mul64(uint64(a.cost>>compactTagBits), uint64(b.qty>>compactTagBits))
+	h2, l2 := bits.Mul64(uint64(b.cost>>compactTagBits), uint64(a.qty>>compactTagBits))
+	return cmp128(h1, l1, h2, l2), true
+}
+
+// up moves heap lot i up to its place, its tag with it.
 func (l *Lots) up(i int) {
 	h := l.heap
 	e := h[i]
+	var tag lotTag
+	if l.tags != nil {
+		tag = l.tags[i]
+	}
 	for i > 0 {
 		p := (i - 1) / 2
 		if !l.less(e, h[p]) {
 			break
 		}
-		h[i] = h[p]
+		l.move(i, p)
 		i = p
 	}
 	h[i] = e
+	if l.tags != nil {
+		l.tags[i] = tag
+	}
 }
 
-// pop removes the first lot. The hole at the root goes down along the
-// lesser children to a leaf, then the last lot fills it and goes up (the
-// last lot is usually among the last to be consumed, so this makes about
-// half the comparisons of sifting it down from the root).
+// move puts heap lot src, and its tag, at index dst.
+func (l *Lots) move(dst, src int) {
+	l.heap[dst] = l.heap[src]
+	if l.tags != nil {
+		l.tags[dst] = l.tags[src]
+	}
+}
+
+// pop removes the first lot (its amounts already dropped from wide). The
+// hole at the root goes down along the lesser children to a leaf, then the
+// last lot fills it and goes up (the last lot is usually among the last to
+// be consumed, so this makes about half the comparisons of sifting it down
+// from the root).
 func (l *Lots) pop() {
 	h := l.heap
 	if h[0].seq&1 != 0 {
 		delete(l.clamp, h[0].seq)
 	}
 	n := len(h) - 1
-	last := h[n]
-	h[n] = lofoLot{}
-	h = h[:n]
-	l.heap = h
 	if n == 0 {
+		l.heap = h[:0]
+		if l.tags != nil {
+			l.tags = l.tags[:0]
+		}
 		return
 	}
 	i := 0
@@ -484,10 +577,15 @@ func (l *Lots) pop() {
 		if r := c + 1; r < n && l.less(h[r], h[c]) {
 			c = r
 		}
-		h[i] = h[c]
+		l.move(i, c)
 		i = c
 	}
-	h[i] = last
+	l.move(i, n)
+	h[n] = heapLot{}
+	l.heap = h[:n]
+	if l.tags != nil {
+		l.tags = l.tags[:n]
+	}
 	l.up(i)
 }
 
