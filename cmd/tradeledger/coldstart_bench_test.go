@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"syscall"
 	"testing"
@@ -76,6 +77,12 @@ func BenchmarkColdStart(b *testing.B) {
 		b.Logf("first start (initial configuration written) in %s", time.Since(start).Round(time.Millisecond))
 		events++
 	}
+	// TRADELEDGER_BENCH_HEAPPROFILE names a file for the heap profile of
+	// the read models once ready (finely sampled: it slows the replay).
+	profile := os.Getenv("TRADELEDGER_BENCH_HEAPPROFILE")
+	if profile != "" {
+		runtime.MemProfileRate = 4096
+	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		runtime.GC()
@@ -106,6 +113,9 @@ func BenchmarkColdStart(b *testing.B) {
 		// the machine's load.
 		b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(events), "alloc-B/event")
 		b.ReportMetric(float64(after.NumGC-before.NumGC), "GCs")
+		if profile != "" {
+			writeHeapProfile(b, profile)
+		}
 		m.Close()
 		cancel()
 
@@ -118,6 +128,18 @@ func BenchmarkColdStart(b *testing.B) {
 		b.ReportMetric(float64(raw)/rawTime.Seconds(), "raw-events/s")
 		b.ReportMetric(rawTime.Seconds()/ready.Seconds(), "ratio")
 		b.StartTimer()
+	}
+}
+
+// writeHeapProfile writes the heap profile as of the last collection to path.
+func writeHeapProfile(b *testing.B, path string) {
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		b.Fatal(err)
 	}
 }
 
