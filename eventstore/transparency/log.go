@@ -3,6 +3,8 @@ package transparency
 import (
 	"context"
 	"errors"
+	"math/bits"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -397,9 +399,12 @@ const (
 	// per level, the levels from cacheLevel up shared with every other
 	// proof of the same tree; the lower ones are each proof's own.
 	cacheLevel = 8
-	// cacheSlots is the cache's size (each slot 40 bytes): the upper
-	// hashes of 2^(17+8) = 33M records fit without evicting each other.
-	cacheSlots = 1 << 17
+	// minCacheSlots and maxCacheSlots bound the cache's size (each slot 40
+	// bytes): about as many slots as the tree has upper hashes (one per
+	// 2^(cacheLevel−1) records), so that its memory follows the log's
+	// size, up to 5 MiB (the upper hashes of 2^24 records).
+	minCacheSlots = 1 << 10
+	maxCacheSlots = 1 << 17
 )
 
 // hashCache keeps stored hashes of the levels from cacheLevel up, which
@@ -407,12 +412,39 @@ const (
 // of a proof are read from the tree once, not for every proof.
 type hashCache struct {
 	mu    sync.Mutex
-	slots []cachedHash
+	slots []cachedHash // a power of two of them
+	shift uint         // 64 − log2(len(slots))
 }
 
 type cachedHash struct {
 	index int64 // the stored-hash index + 1 (0: empty)
 	hash  tlog.Hash
+}
+
+// slot returns the slot of stored-hash index x. The indexes of one level
+// are 2^(level+1) apart, so they are spread by a multiplicative hash, not
+// folded onto a few slots by a modulo.
+func (c *hashCache) slot(x int64) *cachedHash {
+	return &c.slots[uint64(x)*0x9E3779B97F4A7C15>>c.shift]
+}
+
+// fit sizes the table for a tree whose stored hashes reach index x (about
+// twice its records), keeping what it holds.
+func (c *hashCache) fit(x int64) {
+	want := minCacheSlots
+	for want < maxCacheSlots && int64(want) < x>>cacheLevel {
+		want *= 2
+	}
+	if want <= len(c.slots) {
+		return
+	}
+	old := c.slots
+	c.slots, c.shift = make([]cachedHash, want), uint(64-bits.TrailingZeros(uint(want)))
+	for _, s := range old {
+		if s.index != 0 {
+			*c.slot(s.index - 1) = s
+		}
+	}
 }
 
 // reader returns r with the cache in front of it.
@@ -421,11 +453,11 @@ func (c *hashCache) reader(r tlog.HashReader) tlog.HashReader {
 		out := make([]tlog.Hash, len(indexes))
 		var missing []int64 // positions in indexes
 		c.mu.Lock()
-		if c.slots == nil {
-			c.slots = make([]cachedHash, cacheSlots)
+		if len(indexes) > 0 {
+			c.fit(slices.Max(indexes))
 		}
 		for i, x := range indexes {
-			if s := &c.slots[x%cacheSlots]; s.index == x+1 {
+			if s := c.slot(x); s.index == x+1 {
 				out[i] = s.hash
 			} else {
 				missing = append(missing, int64(i))
@@ -447,7 +479,7 @@ func (c *hashCache) reader(r tlog.HashReader) tlog.HashReader {
 		for j, i := range missing {
 			out[i] = hs[j]
 			if level, _ := tlog.SplitStoredHashIndex(want[j]); level >= cacheLevel {
-				c.slots[want[j]%cacheSlots] = cachedHash{index: want[j] + 1, hash: hs[j]}
+				*c.slot(want[j]) = cachedHash{index: want[j] + 1, hash: hs[j]}
 			}
 		}
 		c.mu.Unlock()
