@@ -1,6 +1,7 @@
 package projections
 
 import (
+	"cmp"
 	"slices"
 	"sort"
 	"strings"
@@ -15,8 +16,9 @@ import (
 // a filter (pairs, side, states, request time), newest first, and nothing
 // else: an order's amounts, prices, reason and fills are read from its own
 // stream when it is shown (GET orders/all), as the order manager reads a
-// finished order. So the index costs about 20 bytes an order: an entry of
-// (request time, id) in time order and a word of flags by id; only
+// finished order. So the index costs about 9 bytes an order: an entry in
+// time order of what never changes (request time, id, pair, kind, side),
+// packed in 8 bytes (listChunks), and a byte of state by id; only
 // unfinished orders keep their amount, to tell when their fills complete
 // them.
 //
@@ -35,8 +37,8 @@ type OrderList struct {
 	mu       sync.RWMutex
 	keys     []string            // pair index → pair key
 	byName   map[pairName]uint32 // exchange and pair → pair index
-	flags    orderIndex          // order id → pair index<<8 | listFlags
-	entries  listChunks          // (time, id), see the type comment
+	states   idIndex[uint8]      // order id → its state's flags (below)
+	entries  listChunks          // in request-time order, see the type comment
 	unsorted bool                // entries holds a run out of time order (sort before reading)
 	open     map[int64]listOpen  // unfinished orders
 }
@@ -44,24 +46,22 @@ type OrderList struct {
 // listOpen is what the index keeps of an unfinished order.
 type listOpen struct{ amount, filled domain.Decimal }
 
-// listEntry is an order's place in time order.
+// listEntry is an order's place in time order, and what never changes of
+// it.
 type listEntry struct {
-	time int64 // ms of its OrderRequested
-	id   int64
+	time int64  // ms of its OrderRequested
+	id   int64  // order id
+	pair uint32 // index in OrderList.keys
+	kind uint8  // index in listKinds
+	sell bool
 }
 
-// Flags of an order in OrderList.flags (the low byte; the pair index is
-// above).
+// The flags of an order's state in OrderList.states.
 const (
-	listSell       = 1 << 0
-	listStateShift = 1 // 3 bits: index in listStates
-	listStateMask  = 7 << listStateShift
-	listKindShift  = 4 // 2 bits: index in listKinds
-	listKindMask   = 3 << listKindShift
-	listFilled     = 1 << 6 // at least one fill
-	listCancelReq  = 1 << 7 // a cancel was asked for
-	listPairShift  = 8
-	maxListPairs   = 1<<24 - 1
+	listStateMask = 7      // index in listStates
+	listFilled    = 1 << 3 // at least one fill
+	listCancelReq = 1 << 4 // a cancel was asked for
+	maxListPairs  = 1<<24 - 1
 )
 
 var (
@@ -105,9 +105,9 @@ func (l *OrderList) Apply(e *domain.Event) error {
 		if err != nil {
 			return err
 		}
-		l.update(e.Stream, func(id int64, v uint32) uint32 {
+		l.update(e.Stream, func(id int64, v uint8) uint8 {
 			v |= listFilled
-			st := v & listStateMask >> listStateShift
+			st := v & listStateMask
 			o, isOpen := l.open[id]
 			if !isOpen {
 				return v // a late fill of a finished order (see OrderList)
@@ -128,14 +128,14 @@ func (l *OrderList) Apply(e *domain.Event) error {
 		if e.Type == domain.TypeStopTriggered {
 			next = domain.OrderStateTriggered
 		}
-		l.update(e.Stream, func(id int64, v uint32) uint32 {
-			if listStates[v&listStateMask>>listStateShift].Done() {
+		l.update(e.Stream, func(id int64, v uint8) uint8 {
+			if listStates[v&listStateMask].Done() {
 				return v
 			}
 			return withState(v, next)
 		})
 	case domain.TypeOrderCancelRequested:
-		l.update(e.Stream, func(_ int64, v uint32) uint32 { return v | listCancelReq })
+		l.update(e.Stream, func(_ int64, v uint8) uint8 { return v | listCancelReq })
 	case domain.TypeOrderCancelled, domain.TypeOrderRejected, domain.TypeOrderExpired:
 		final := domain.OrderStateCancelled
 		switch e.Type {
@@ -144,7 +144,7 @@ func (l *OrderList) Apply(e *domain.Event) error {
 		case domain.TypeOrderExpired:
 			final = domain.OrderStateExpired
 		}
-		l.update(e.Stream, func(id int64, v uint32) uint32 {
+		l.update(e.Stream, func(id int64, v uint8) uint8 {
 			delete(l.open, id)
 			return withState(v, final)
 		})
@@ -152,41 +152,39 @@ func (l *OrderList) Apply(e *domain.Event) error {
 	return nil
 }
 
-func withState(v uint32, s domain.OrderState) uint32 {
-	return v&^listStateMask | uint32(listState(s))<<listStateShift
+func withState(v uint8, s domain.OrderState) uint8 {
+	return v&^listStateMask | uint8(listState(s))
 }
 
 // update changes the flags of the order of stream (an order stream of a
 // requested order; others are ignored) to change(id, flags).
-func (l *OrderList) update(stream string, change func(id int64, v uint32) uint32) {
+func (l *OrderList) update(stream string, change func(id int64, v uint8) uint8) {
 	id, ok := domain.OrderStreamID(stream)
 	if !ok {
 		return
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if v, ok := l.flags.get(id); ok {
-		l.flags.set(id, change(id, v))
+	if v, ok := l.states.get(id); ok {
+		l.states.set(id, change(id, v))
 	}
 }
 
 func (l *OrderList) request(r *domain.OrderRequested, t int64) error {
-	if _, known := l.flags.get(r.OrderID); known {
+	if _, known := l.states.get(r.OrderID); known {
 		return nil
 	}
-	var v uint32
+	e := listEntry{time: t, id: r.OrderID}
 	switch r.Side {
 	case domain.Buy:
 	case domain.Sell:
-		v |= listSell
+		e.sell = true
 	default:
 		return domain.Errorf(domain.EINVALID, "order %d: side %q", r.OrderID, r.Side)
 	}
-	k := slices.Index(listKinds[:], r.Kind)
-	if k < 0 {
-		k = 0 // a kind this version does not know shows as limit
+	if k := slices.Index(listKinds[:], r.Kind); k > 0 { // a kind this version does not know shows as limit
+		e.kind = uint8(k)
 	}
-	v |= uint32(k) << listKindShift
 	pi, ok := l.byName[pairName{r.Exchange, r.Pair}]
 	if !ok {
 		if len(l.keys) >= maxListPairs {
@@ -197,16 +195,16 @@ func (l *OrderList) request(r *domain.OrderRequested, t int64) error {
 		// Copies: the event's strings may share its replay batch's memory.
 		l.byName[pairName{strings.Clone(r.Exchange), strings.Clone(r.Pair)}] = pi
 	}
-	l.flags.set(r.OrderID, pi<<listPairShift|v) // state 0: requested
+	e.pair = pi
+	l.states.set(r.OrderID, 0) // requested
 	l.open[r.OrderID] = listOpen{amount: r.Amount}
-	e := listEntry{time: t, id: r.OrderID}
 	n := l.entries.len()
-	if l.unsorted || n == 0 || l.entries.at(n-1).time <= t {
+	if l.unsorted || n == 0 || l.entries.time(n-1) <= t {
 		l.entries.push(e)
 		return nil
 	}
 	// After every entry of time ≤ t: ties stay in log order.
-	i := sort.Search(n, func(i int) bool { return l.entries.at(i).time > t })
+	i := sort.Search(n, func(i int) bool { return l.entries.time(i) > t })
 	if n-i > insertReach {
 		l.entries.push(e)
 		l.unsorted = true
@@ -274,28 +272,28 @@ func (l *OrderList) Page(f OrderFilter, page, size int) OrderPage {
 	out := OrderPage{Orders: []ListedOrder{}, Counts: map[domain.OrderState]int{}}
 	var counts [len(listStates)]int
 	n := l.entries.len()
-	lo := sort.Search(n, func(i int) bool { return l.entries.at(i).time >= f.From })
+	lo := sort.Search(n, func(i int) bool { return l.entries.time(i) >= f.From })
 	hi := n
 	if f.To != 0 {
-		hi = sort.Search(n, func(i int) bool { return l.entries.at(i).time >= f.To })
+		hi = sort.Search(n, func(i int) bool { return l.entries.time(i) >= f.To })
 	}
 	first := page * size
 	for i := hi - 1; i >= lo; i-- {
-		e := l.entries.at(i)
-		v, _ := l.flags.get(e.id)
-		if pairs != nil && !pairs[v>>listPairShift] {
+		e := l.entries.get(i)
+		if pairs != nil && !pairs[e.pair] {
 			continue
 		}
-		if (f.Side == domain.Buy && v&listSell != 0) || (f.Side == domain.Sell && v&listSell == 0) {
+		if (f.Side == domain.Buy && e.sell) || (f.Side == domain.Sell && !e.sell) {
 			continue
 		}
-		st := v & listStateMask >> listStateShift
+		v, _ := l.states.get(e.id)
+		st := v & listStateMask
 		counts[st]++
 		if len(f.States) > 0 && states&(1<<st) == 0 {
 			continue
 		}
 		if out.Total >= first && len(out.Orders) < size {
-			out.Orders = append(out.Orders, l.listed(e, v))
+			out.Orders = append(out.Orders, l.listed(&e, v))
 		}
 		out.Total++
 	}
@@ -307,11 +305,10 @@ func (l *OrderList) Page(f OrderFilter, page, size int) OrderPage {
 	return out
 }
 
-func (l *OrderList) listed(e *listEntry, v uint32) ListedOrder {
-	o := ListedOrder{ID: e.id, Key: l.keys[v>>listPairShift], Time: e.time, Side: domain.Buy,
-		Kind:  listKinds[v&listKindMask>>listKindShift],
-		State: listStates[v&listStateMask>>listStateShift], Filled: v&listFilled != 0, CancelRequested: v&listCancelReq != 0}
-	if v&listSell != 0 {
+func (l *OrderList) listed(e *listEntry, v uint8) ListedOrder {
+	o := ListedOrder{ID: e.id, Key: l.keys[e.pair], Time: e.time, Side: domain.Buy, Kind: listKinds[e.kind],
+		State: listStates[v&listStateMask], Filled: v&listFilled != 0, CancelRequested: v&listCancelReq != 0}
+	if e.sell {
 		o.Side = domain.Sell
 	}
 	return o
@@ -345,54 +342,172 @@ func (l *OrderList) sortIfNeeded() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.unsorted {
-		sort.Stable(&l.entries)
+		l.entries.sort()
 		l.unsorted = false
 	}
 }
 
-// listChunks holds entries in fixed-size chunks (as recList does for
+// listChunks holds the entries in fixed-size chunks (as recList does for
 // records): no copy of the whole list as it grows, and at most one chunk
-// of unused capacity.
+// of unused capacity. A chunk packs each entry in 8 bytes, its time and id
+// as differences from the chunk's first (listChunk.pack); a chunk one of
+// whose entries does not pack (a chunk spanning more than 24 days, sparse
+// ids, a 512th pair) keeps them whole instead.
 type listChunks struct {
-	chunks [][]listEntry
+	chunks []listChunk // every chunk but the last holds listChunkLen entries
 	n      int
 }
 
-const listChunk = 1 << 12 // entries per chunk (64 KiB)
+const listChunkLen = 1 << 12 // entries per chunk (32 KiB packed)
+
+// listChunk is up to listChunkLen entries, packed relative to (t0, id0)
+// unless wide holds them.
+type listChunk struct {
+	t0, id0 int64
+	packed  []uint64
+	wide    []listEntry // the entries once one did not pack; nil before
+}
+
+// Layout of a packed entry: the time difference in the low 32 bits, the id
+// difference in the next 20, then the pair (9 bits), the kind (2) and the
+// side (1).
+const (
+	packIDShift   = 32
+	packIDBits    = 20
+	packPairShift = packIDShift + packIDBits
+	packPairBits  = 9
+	packKindShift = packPairShift + packPairBits
+	packSellBit   = 63
+)
+
+// pack returns e packed relative to c's bases, or false when it does not fit.
+func (c *listChunk) pack(e listEntry) (uint64, bool) {
+	dt, did := e.time-c.t0, e.id-c.id0
+	if dt != int64(int32(dt)) || did < -1<<(packIDBits-1) || did >= 1<<(packIDBits-1) || e.pair >= 1<<packPairBits {
+		return 0, false
+	}
+	p := uint64(uint32(dt)) | uint64(did)&(1<<packIDBits-1)<<packIDShift | uint64(e.pair)<<packPairShift |
+		uint64(e.kind)<<packKindShift
+	if e.sell {
+		p |= 1 << packSellBit
+	}
+	return p, true
+}
+
+// unpack returns the entry packed in p.
+func (c *listChunk) unpack(p uint64) listEntry {
+	return listEntry{
+		time: c.t0 + int64(int32(uint32(p))),
+		id:   c.id0 + int64(p<<(64-packPairShift))>>(64-packIDBits), // sign-extended
+		pair: uint32(p>>packPairShift) & (1<<packPairBits - 1),
+		kind: uint8(p>>packKindShift) & 3,
+		sell: p>>packSellBit != 0,
+	}
+}
+
+func (c *listChunk) len() int {
+	if c.wide != nil {
+		return len(c.wide)
+	}
+	return len(c.packed)
+}
+
+func (c *listChunk) get(i int) listEntry {
+	if c.wide != nil {
+		return c.wide[i]
+	}
+	return c.unpack(c.packed[i])
+}
+
+// set puts e at index i (< len), the chunk keeping its entries whole from
+// then on if e does not pack.
+func (c *listChunk) set(i int, e listEntry) {
+	if c.wide == nil {
+		if p, ok := c.pack(e); ok {
+			c.packed[i] = p
+			return
+		}
+		c.widen()
+	}
+	c.wide[i] = e
+}
+
+// add appends e, the chunk's length staying within listChunkLen.
+func (c *listChunk) add(e listEntry) {
+	if c.wide == nil {
+		if len(c.packed) == 0 {
+			c.t0, c.id0 = e.time, e.id
+		}
+		if p, ok := c.pack(e); ok {
+			if len(c.packed) == cap(c.packed) {
+				// A pair's first chunk grows from small (most data dirs
+				// hold few orders); the next ones are made whole.
+				c.packed = append(make([]uint64, 0, min(2*cap(c.packed), listChunkLen)), c.packed...)
+			}
+			c.packed = append(c.packed, p)
+			return
+		}
+		c.widen()
+	}
+	c.wide = append(c.wide, e)
+}
+
+// widen moves the entries out of their packed form.
+func (c *listChunk) widen() {
+	c.wide = make([]listEntry, len(c.packed), max(cap(c.packed), 1))
+	for i, p := range c.packed {
+		c.wide[i] = c.unpack(p)
+	}
+	c.packed = nil
+}
 
 func (c *listChunks) len() int { return c.n }
 
-func (c *listChunks) at(i int) *listEntry { return &c.chunks[i/listChunk][i%listChunk] }
+// get returns entry i (< len).
+func (c *listChunks) get(i int) listEntry { return c.chunks[i/listChunkLen].get(i % listChunkLen) }
 
+// time returns the time of entry i (< len).
+func (c *listChunks) time(i int) int64 { return c.get(i).time }
+
+// push appends e.
 func (c *listChunks) push(e listEntry) {
 	k := len(c.chunks) - 1
-	if k < 0 || len(c.chunks[k]) == listChunk {
-		size := listChunk
+	if k < 0 || c.chunks[k].len() == listChunkLen {
+		size := listChunkLen
 		if k < 0 {
 			size = 16 // most data dirs hold few orders
 		}
-		c.chunks = append(c.chunks, make([]listEntry, 0, size))
+		c.chunks = append(c.chunks, listChunk{packed: make([]uint64, 0, size)})
 		k++
 	}
-	ch := c.chunks[k]
-	if len(ch) == cap(ch) {
-		ch = append(make([]listEntry, 0, min(2*cap(ch), listChunk)), ch...)
-	}
-	c.chunks[k] = append(ch, e)
+	c.chunks[k].add(e)
 	c.n++
 }
 
-// insert puts e at index i, moving the entries from i on up by one.
+// insert puts e at index i (≤ len), moving the entries from i on up by one.
 func (c *listChunks) insert(i int, e listEntry) {
-	c.push(listEntry{})
-	for j := c.n - 1; j > i; j-- {
-		*c.at(j) = *c.at(j - 1)
+	if c.n == 0 {
+		c.push(e)
+		return
 	}
-	*c.at(i) = e
+	c.push(c.get(c.n - 1)) // packs beside its neighbours, and is moved over
+	for j := c.n - 1; j > i; j-- {
+		c.set(j, c.get(j-1))
+	}
+	c.set(i, e)
 }
 
-// Len, Less and Swap sort the entries by time (sort.Stable keeps log
-// order among equal times).
-func (c *listChunks) Len() int           { return c.n }
-func (c *listChunks) Less(i, j int) bool { return c.at(i).time < c.at(j).time }
-func (c *listChunks) Swap(i, j int)      { a, b := c.at(i), c.at(j); *a, *b = *b, *a }
+func (c *listChunks) set(i int, e listEntry) { c.chunks[i/listChunkLen].set(i%listChunkLen, e) }
+
+// sort puts the entries in time order, keeping the order of equal times.
+func (c *listChunks) sort() {
+	all := make([]listEntry, 0, c.n)
+	for i := range c.n {
+		all = append(all, c.get(i))
+	}
+	slices.SortStableFunc(all, func(a, b listEntry) int { return cmp.Compare(a.time, b.time) })
+	*c = listChunks{}
+	for _, e := range all {
+		c.push(e)
+	}
+}
