@@ -3,7 +3,7 @@ package domain
 import "math/bits"
 
 // Compact is an 8-byte form of a Decimal, for read models that keep many
-// (an order record holds eleven): a 61-bit coefficient and a 3-bit decimal
+// (an order record holds ten): a 61-bit coefficient and a 3-bit decimal
 // exponent, which holds exactly every value with at most 12 decimals up to
 // about ±1.15×10^6, with at most 8 up to ±1.15×10^10, and so on to whole
 // numbers up to ±1.15×10^18. A value it cannot hold (CompactOf reports

@@ -115,11 +115,12 @@ type pairBook struct {
 	fees                             []feeEntry        // valuations of fees in a third asset, ascending (time, pos): fees.go
 }
 
-// orderRecord is the compact stored form of a record (112 bytes).
+// orderRecord is the compact stored form of a record (104 bytes).
 //
 // Its amounts are domain.Compact (8 bytes, not a Decimal's 16: a record's
 // size is most of the heap per order); a value too wide for one is kept in
-// its recList's side table (recList.put and get convert).
+// its recList's side table (recList.put and get convert). pnlPrice is not
+// kept: it follows from the others (recordPnlPrice).
 type orderRecord struct {
 	time        int64
 	posSide     uint64 // log position of the fill | fee code << feeShift | recSell for a sell
@@ -128,7 +129,6 @@ type orderRecord struct {
 	amount      domain.Compact
 	fee         domain.Compact // as charged, in the asset the fee code names
 	avgPrice    domain.Compact
-	pnlPrice    domain.Compact
 	position    domain.Compact
 	cashFlow    domain.Compact
 	invCost     domain.Compact
@@ -319,7 +319,6 @@ func (l *Ledger) applyFill(id, t int64, pos uint64, f *domain.OrderFilled) error
 	}
 
 	net := fv.Net(side, r.Value)
-	var pnlPrice domain.Decimal
 	if sell {
 		b.position = b.position.Sub(f.Quantity)
 		b.cashFlow = b.cashFlow.Add(net)
@@ -327,13 +326,10 @@ func (l *Ledger) applyFill(id, t int64, pos uint64, f *domain.OrderFilled) error
 		b.position = b.position.Add(r.Matched)
 		b.cashFlow = b.cashFlow.Sub(net)
 	}
-	if r.Matched.IsPos() {
-		pnlPrice = r.LotCost.Div(r.Matched)
-	}
 	b.lastPrice = f.Price
 	c := b.recs.put
 	rec := orderRecord{time: t, posSide: pos | b.feeCode(f.FeeAsset, pos)<<feeShift, id: id, rate: c(f.Price), amount: c(f.Quantity),
-		fee: c(f.Fee), avgPrice: c(st.filledCost.Div(st.filled)), pnlPrice: c(pnlPrice), position: c(b.position),
+		fee: c(f.Fee), avgPrice: c(st.filledCost.Div(st.filled)), position: c(b.position),
 		cashFlow: c(b.cashFlow), invCost: c(b.lots.Cost()), abp: c(b.lots.ABP()), pnl: c(r.Pnl), unmatchedQt: c(r.Unmatched)}
 	l.head = max(l.head, pos)
 	if rec.feeCode() >= 2 {
@@ -400,16 +396,18 @@ func (l *Ledger) view(b *pairBook, r *orderRecord) OrderRecord {
 	rate, amount := v(r.rate), v(r.amount)
 	cost := rate.Mul(amount)
 	o := OrderRecord{Key: b.key, Time: r.time, Pair: b.pair, Type: domain.Buy, Rate: rate, Amount: amount, ID: r.id,
-		Cost: cost, AveragePrice: v(r.avgPrice), PnlPrice: v(r.pnlPrice), Balance: v(r.position),
+		Cost: cost, AveragePrice: v(r.avgPrice), Balance: v(r.position),
 		BaseBalance: v(r.cashFlow), InventoryCost: v(r.invCost), ABP: v(r.abp), Pnl: v(r.pnl), Position: r.pos()}
 	o.Fee = b.feeOf(r)
 	o.Fees = o.Fee.Quote
+	var unmatched domain.Decimal
 	if r.sell() {
-		unmatched := v(r.unmatchedQt)
+		unmatched = v(r.unmatchedQt)
 		o.Type = domain.Sell
 		o.UnmatchedBaseValue = rate.Mul(unmatched)
 		o.closing = unmatched.Less(amount)
 	}
+	o.PnlPrice = recordPnlPrice(o.Type, rate, amount, cost, &o.Fee, unmatched, o.Pnl)
 	o.BaseValue = o.Fee.Net(o.Type, cost)
 	o.CostProceed = o.BaseValue
 	if !r.sell() {
@@ -417,6 +415,38 @@ func (l *Ledger) view(b *pairBook, r *orderRecord) OrderRecord {
 	}
 	_, o.ToCancel = l.open[r.id]
 	return o
+}
+
+// recordPnlPrice returns the pnlPrice of a record (see Ledger): what
+// domain.Lots.ApplyFee gave its fill as the lot's cost ÷ the quantity
+// matched, found again from what the record keeps. A buy's lot is its
+// quantity received at its cost (value, plus the fee valued in quote unless
+// it came out of the coins). A sell's pnl is value matched − its share of
+// the fee − the consumed lots' cost, so that cost is value matched − fee
+// share − pnl: exact, as long as the figures are within the Decimal's
+// range (domain.Lots.ApplyFillTraced's arithmetic, step for step).
+func recordPnlPrice(side domain.Side, rate, amount, value domain.Decimal, fee *domain.FeeValue, unmatched, pnl domain.Decimal) domain.Decimal {
+	feeQuote := domain.Zero
+	if fee.Valued {
+		feeQuote = fee.Quote
+	}
+	var matched, lotCost domain.Decimal
+	switch {
+	case side == domain.Sell:
+		matched = amount.Sub(unmatched)
+		if !matched.IsPos() {
+			return domain.Zero
+		}
+		lotCost = rate.Mul(matched).Sub(domain.MulDiv(feeQuote, matched, amount)).Sub(pnl)
+	case fee.InBase:
+		matched, lotCost = fee.Received(side, amount), value
+	default:
+		matched, lotCost = amount, value.Add(feeQuote)
+	}
+	if !matched.IsPos() {
+		return domain.Zero
+	}
+	return lotCost.Div(matched)
 }
 
 // AppendJSON appends the record as the spec's JSON object (numbers as JSON

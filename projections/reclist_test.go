@@ -52,7 +52,7 @@ func TestRecListMatchesSlice(t *testing.T) {
 // TestOrderRecordSize guards the stored record's size, which is most of
 // the heap per order (issue 19: ≤ 150 B per order for all read models).
 func TestOrderRecordSize(t *testing.T) {
-	if got, want := unsafe.Sizeof(orderRecord{}), uintptr(112); got != want {
+	if got, want := unsafe.Sizeof(orderRecord{}), uintptr(104); got != want {
 		t.Fatalf("orderRecord is %d bytes, want %d", got, want)
 	}
 	r := orderRecord{posSide: 42 | recSell}
