@@ -137,61 +137,14 @@ func checkSymbol(where string, v any, received bool) error {
 // ConfigFromMap calls it; see the note at
 // the top of this file for why ParseConfig does not.
 func (c Config) CheckValues() error {
-	if v, ok := c.section("bot")["REPORTING_CURRENCY"]; ok && v != nil {
-		s, _ := v.(string)
-		if s == "" || len(s) > MaxPairLen || !alnum(s) {
-			return Errorf(EINVALID, "config.bot.REPORTING_CURRENCY must be a currency symbol of letters and digits (e.g. USDT), not %.40s", fmt.Sprint(v))
-		}
-	}
-	if v, ok := c.section("bot")["PNL_METHOD"]; ok && v != nil {
-		s, _ := v.(string)
-		if _, err := ParsePnlMethod(s); err != nil || s == "" {
-			return Errorf(EINVALID, "config.bot.PNL_METHOD must be %s, not %.40s", PnlMethodNames, fmt.Sprint(v))
-		}
-	}
-	if v, ok := c.section("bot")["FEE_RATE_MAX_AGE"]; ok && v != nil {
-		if err := (valueRule{whole: true, min: DecimalFromInt(1), unit: "seconds"}).check("config.bot.FEE_RATE_MAX_AGE", v); err != nil {
-			return err
-		}
+	if err := checkBotValues(c.section("bot")); err != nil {
+		return err
 	}
 	exchanges := c.section("exchanges")
 	for _, name := range sortedKeys(exchanges) {
 		entry, _ := exchanges[name].(map[string]any)
-		where := "config.exchanges." + name
-		if err := CheckCredentialTypes(where, entry); err != nil {
+		if err := checkExchangeValues("config.exchanges."+name, entry); err != nil {
 			return err
-		}
-		if v, ok := entry["delay"]; ok && v != nil {
-			if err := (valueRule{whole: true, min: DecimalFromInt(1), unit: "seconds"}).check(where+".delay", v); err != nil {
-				return err
-			}
-		}
-		sim, _ := entry["simulator"].(map[string]any)
-		if v, ok := sim["fee"]; ok && v != nil {
-			if err := (valueRule{min: Zero, max: DecimalFromInt(1), hasMax: true, maxOpen: true, unit: "a rate: 0.001 is 0.1%"}).check(where+".simulator.fee", v); err != nil {
-				return err
-			}
-		}
-		if v, ok := entry["feeAsset"]; ok && v != nil {
-			if err := checkSymbol(where+".feeAsset", v, false); err != nil {
-				return err
-			}
-		}
-		if v, ok := sim["feeAsset"]; ok && v != nil {
-			if err := checkSymbol(where+".simulator.feeAsset", v, true); err != nil {
-				return err
-			}
-		}
-		if v, ok := sim["feeAssetPrice"]; ok && v != nil {
-			if err := rulePositive.check(where+".simulator.feeAssetPrice", v); err != nil {
-				return err
-			}
-		}
-		balances, _ := sim["balances"].(map[string]any)
-		for _, asset := range sortedKeys(balances) {
-			if err := ruleNonNegative.check(where+".simulator.balances."+asset, balances[asset]); err != nil {
-				return err
-			}
 		}
 	}
 	strategies := c.section("strategies")
@@ -201,7 +154,77 @@ func (c Config) CheckValues() error {
 			return err
 		}
 	}
-	pairs := c.section("pairs")
+	return checkPairValues(c.section("pairs"))
+}
+
+// checkBotValues checks config.bot's REPORTING_CURRENCY, PNL_METHOD and
+// FEE_RATE_MAX_AGE (CheckValues).
+func checkBotValues(bot map[string]any) error {
+	if v, ok := bot["REPORTING_CURRENCY"]; ok && v != nil {
+		s, _ := v.(string)
+		if s == "" || len(s) > MaxPairLen || !alnum(s) {
+			return Errorf(EINVALID, "config.bot.REPORTING_CURRENCY must be a currency symbol of letters and digits (e.g. USDT), not %.40s", fmt.Sprint(v))
+		}
+	}
+	if v, ok := bot["PNL_METHOD"]; ok && v != nil {
+		s, _ := v.(string)
+		if _, err := ParsePnlMethod(s); err != nil || s == "" {
+			return Errorf(EINVALID, "config.bot.PNL_METHOD must be %s, not %.40s", PnlMethodNames, fmt.Sprint(v))
+		}
+	}
+	if v, ok := bot["FEE_RATE_MAX_AGE"]; ok && v != nil {
+		if err := (valueRule{whole: true, min: DecimalFromInt(1), unit: "seconds"}).check("config.bot.FEE_RATE_MAX_AGE", v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkExchangeValues checks one exchange entry found at where: its
+// credentials' types, delay, feeAsset and its simulator's settings
+// (CheckValues).
+func checkExchangeValues(where string, entry map[string]any) error {
+	if err := CheckCredentialTypes(where, entry); err != nil {
+		return err
+	}
+	if v, ok := entry["delay"]; ok && v != nil {
+		if err := (valueRule{whole: true, min: DecimalFromInt(1), unit: "seconds"}).check(where+".delay", v); err != nil {
+			return err
+		}
+	}
+	sim, _ := entry["simulator"].(map[string]any)
+	if v, ok := sim["fee"]; ok && v != nil {
+		if err := (valueRule{min: Zero, max: DecimalFromInt(1), hasMax: true, maxOpen: true, unit: "a rate: 0.001 is 0.1%"}).check(where+".simulator.fee", v); err != nil {
+			return err
+		}
+	}
+	if v, ok := entry["feeAsset"]; ok && v != nil {
+		if err := checkSymbol(where+".feeAsset", v, false); err != nil {
+			return err
+		}
+	}
+	if v, ok := sim["feeAsset"]; ok && v != nil {
+		if err := checkSymbol(where+".simulator.feeAsset", v, true); err != nil {
+			return err
+		}
+	}
+	if v, ok := sim["feeAssetPrice"]; ok && v != nil {
+		if err := rulePositive.check(where+".simulator.feeAssetPrice", v); err != nil {
+			return err
+		}
+	}
+	balances, _ := sim["balances"].(map[string]any)
+	for _, asset := range sortedKeys(balances) {
+		if err := ruleNonNegative.check(where+".simulator.balances."+asset, balances[asset]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkPairValues checks every pair of config.pairs: its symbol
+// (ValidatePair) and its override's strategy parameters (CheckValues).
+func checkPairValues(pairs map[string]any) error {
 	for _, ex := range sortedKeys(pairs) {
 		m, _ := pairs[ex].(map[string]any)
 		for _, pair := range sortedKeys(m) {
