@@ -10,7 +10,7 @@
 
 CREATE DATABASE IF NOT EXISTS tradeledger;
 
-CREATE TABLE IF NOT EXISTS tradeledger.orders5 (
+CREATE TABLE IF NOT EXISTS tradeledger.orders7 (
     order_id      Int64,
     exchange      String,
     pair          String,
@@ -23,6 +23,7 @@ CREATE TABLE IF NOT EXISTS tradeledger.orders5 (
     filled_e12     Int64,
     filled_value_e12 Int64,
     fees_e12       Int64,
+    wide          String,
     fills         UInt32,
     created_ms    Int64,
     updated_ms    Int64,
@@ -32,7 +33,7 @@ CREATE TABLE IF NOT EXISTS tradeledger.orders5 (
 ) ENGINE = ReplacingMergeTree(position)
 ORDER BY order_id;
 
-CREATE TABLE IF NOT EXISTS tradeledger.fills5 (
+CREATE TABLE IF NOT EXISTS tradeledger.fills7 (
     method        String,
     exchange      String,
     pair          String,
@@ -50,6 +51,7 @@ CREATE TABLE IF NOT EXISTS tradeledger.fills5 (
     unmatched_e12  Int64,
     unmatched_value_e12 Int64,
     net_e12        Int64,
+    wide          String,
     closing       UInt8,
     first         UInt8,
     position      UInt64
@@ -57,7 +59,7 @@ CREATE TABLE IF NOT EXISTS tradeledger.fills5 (
 PARTITION BY toYYYYMM(toDate(intDiv(time_ms, 1000)))
 ORDER BY (method, exchange, pair, time_ms, order_id, position);
 
-CREATE TABLE IF NOT EXISTS tradeledger.pnl_daily5 (
+CREATE TABLE IF NOT EXISTS tradeledger.pnl_daily7 (
     method        String,
     exchange      String,
     pair          String,
@@ -71,11 +73,12 @@ CREATE TABLE IF NOT EXISTS tradeledger.pnl_daily5 (
     pnl_e12        Int64,
     fees_e12       Int64,
     unmatched_value_e12 Int64,
+    wide          String,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
 ORDER BY (method, exchange, pair, day);
 
-CREATE TABLE IF NOT EXISTS tradeledger.pnl_buckets5 (
+CREATE TABLE IF NOT EXISTS tradeledger.pnl_buckets7 (
     method        String,
     exchange      String,
     pair          String,
@@ -107,11 +110,12 @@ CREATE TABLE IF NOT EXISTS tradeledger.pnl_buckets5 (
     fuckup_ms     Int64,
     first_ms      Int64,
     last_ms       Int64,
+    wide          String,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
 ORDER BY (method, exchange, pair, slot);
 
-CREATE TABLE IF NOT EXISTS tradeledger.pnl_overview5 (
+CREATE TABLE IF NOT EXISTS tradeledger.pnl_overview7 (
     method        String,
     kind          UInt8,
     shift         Int32,
@@ -125,18 +129,19 @@ CREATE TABLE IF NOT EXISTS tradeledger.pnl_overview5 (
 ORDER BY (method, kind, shift, n, exchange, pair)
 SETTINGS index_granularity = 32;
 
-CREATE TABLE IF NOT EXISTS tradeledger.order_pnl5 (
+CREATE TABLE IF NOT EXISTS tradeledger.order_pnl7 (
     method        String,
     exchange      String,
     pair          String,
     order_id      Int64,
     first_close_ms Int64,
     pnl_e12        Int64,
+    wide          String,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
 ORDER BY (method, exchange, pair, order_id, first_close_ms);
 
-CREATE TABLE IF NOT EXISTS tradeledger.pairs5 (
+CREATE TABLE IF NOT EXISTS tradeledger.pairs7 (
     method        String,
     exchange      String,
     pair          String,
@@ -144,6 +149,7 @@ CREATE TABLE IF NOT EXISTS tradeledger.pairs5 (
     lots_cost_e12  Int64,
     last_price_e12 Int64,
     balance_e12    Int64,
+    wide          String,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
 ORDER BY (method, exchange, pair);
@@ -156,11 +162,12 @@ CREATE TABLE IF NOT EXISTS tradeledger.strategies (
 ) ENGINE = ReplacingMergeTree(position)
 ORDER BY (exchange, pair);
 
-CREATE TABLE IF NOT EXISTS tradeledger.prices5 (
+CREATE TABLE IF NOT EXISTS tradeledger.prices7 (
     exchange      String,
     pair          String,
     slot          Int64,
     price_e12      Int64,
+    wide          String,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
 ORDER BY (exchange, pair, slot);
@@ -173,13 +180,14 @@ CREATE TABLE IF NOT EXISTS tradeledger.snapshots (
 ) ENGINE = ReplacingMergeTree(position)
 ORDER BY (exchange, seq);
 
-CREATE TABLE IF NOT EXISTS tradeledger.balances5 (
+CREATE TABLE IF NOT EXISTS tradeledger.balances7 (
     exchange      String,
     seq           UInt64,
     asset         String,
     time_ms       Int64,
     available_e12  Int64,
     on_order_e12   Int64,
+    wide          String,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
 ORDER BY (exchange, seq, asset);

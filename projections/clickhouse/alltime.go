@@ -13,13 +13,12 @@ import (
 	"time"
 
 	ch "github.com/ClickHouse/clickhouse-go/v2"
-	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"go.uber.org/zap"
 
 	"github.com/tradeledger/tradeledger/domain"
 )
 
-// Reads over all time (no date range) come from pnl_overview5, the table
+// Reads over all time (no date range) come from pnl_overview7, the table
 // the sink keeps beside the buckets: one row per pair (its aggregate over
 // all time and its inventory), one per strategy, and the pairs' daily
 // figures in blocks of 32 local days under every whole-hour zone offset
@@ -88,7 +87,7 @@ func (r *Reader) Version() uint64 {
 
 // allTime returns the overview's data over all time in loc (with each
 // pair's pnl in periods, and strategies when withStrategies), or ok false
-// when pnl_overview5 cannot answer but the buckets can: rows of an older
+// when pnl_overview7 cannot answer but the buckets can: rows of an older
 // schema, or a zone offset it does not hold (rows of a newer schema fail
 // with errForeignRows). With window ([from, to] in ms, not zero) it
 // reads only the days in it (those of the periods, for an overview over a
@@ -150,7 +149,7 @@ const (
 	// schemaUnknown: not asked yet, or of an older schema (being
 	// rewritten): each read asks the version, and reads the buckets.
 	schemaUnknown uint32 = iota
-	// schemaCurrent: of SchemaVersion. Reads use pnl_overview5 without
+	// schemaCurrent: of SchemaVersion. Reads use pnl_overview7 without
 	// asking again, until a query finds a table missing (logFailure).
 	schemaCurrent
 	// schemaForeign: of a newer schema, or a table of this one found
@@ -162,7 +161,7 @@ const (
 // newer schema: the read answers EUNAVAILABLE (the Fallback's answer).
 var errForeignRows = errors.New("clickhouse rows of a newer schema")
 
-// overviewReady reports whether pnl_overview5 holds the sink's rows in the
+// overviewReady reports whether pnl_overview7 holds the sink's rows in the
 // current schema (it may not exist yet, or be incomplete during a
 // rewrite: false, and the buckets answer), or errForeignRows when they are
 // of a newer one (no table may be read then). Once true, it stays true
@@ -199,7 +198,7 @@ func (r *Reader) sawVersion(ver uint32) (bool, error) {
 	}
 }
 
-// pairTotal returns key's pair row of pnl_overview5: its aggregate over all
+// pairTotal returns key's pair row of pnl_overview7: its aggregate over all
 // time and its inventory; p is nil when the pair has none (no order).
 func (r *Reader) pairTotal(ctx context.Context, key string) (p *pairInfo, a *agg, err error) {
 	ex, pair, err := domain.SplitPairKey(key)
@@ -207,7 +206,7 @@ func (r *Reader) pairTotal(ctx context.Context, key string) (p *pairInfo, a *agg
 		return nil, nil, err
 	}
 	var packed string
-	err = r.conn.QueryRow(ctx, "SELECT v FROM "+r.db+".pnl_overview5 FINAL WHERE method = ? AND kind = 0 AND shift = 0 AND n = 0 AND exchange = ? AND pair = ?",
+	err = r.conn.QueryRow(ctx, "SELECT v FROM "+r.db+".pnl_overview7 FINAL WHERE method = ? AND kind = 0 AND shift = 0 AND n = 0 AND exchange = ? AND pair = ?",
 		r.Method.String(), ex, pair).Scan(&packed)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil, nil
@@ -215,12 +214,12 @@ func (r *Reader) pairTotal(ctx context.Context, key string) (p *pairInfo, a *agg
 	if err != nil {
 		return nil, nil, err
 	}
-	v := unpackInts(nil, packed)
+	v := unpackFigures(nil, packed)
 	if len(v) != pairCols {
-		return nil, nil, fmt.Errorf("pnl_overview5: pair row of %s has %d figures, want %d", key, len(v), pairCols)
+		return nil, nil, fmt.Errorf("pnl_overview7: pair row of %s has %d figures, want %d", key, len(v), pairCols)
 	}
-	p = &pairInfo{key: key, exchange: ex, pair: pair, lotsQty: fromUnits(v[aggCols]), lotsCost: fromUnits(v[aggCols+1]),
-		last: fromUnits(v[aggCols+2]), balance: fromUnits(v[aggCols+3])}
+	p = &pairInfo{key: key, exchange: ex, pair: pair, lotsQty: v[aggCols].dec(), lotsCost: v[aggCols+1].dec(),
+		last: v[aggCols+2].dec(), balance: v[aggCols+3].dec()}
 	p.quote, p.base, _ = domain.SplitPair(pair)
 	return p, aggOf(v), nil
 }
@@ -237,7 +236,7 @@ func planWindow(loc *time.Location, span, window [2]int64) (zonePlan, bool) {
 	return planZone(loc, span[0], span[1])
 }
 
-// readOverview reads pnl_overview5 in one query: with pairs, the pair and
+// readOverview reads pnl_overview7 in one query: with pairs, the pair and
 // strategy rows into d; with plan, the day and hour blocks it selects into
 // days (per pair, by local day number).
 func (r *Reader) readOverview(ctx context.Context, d *overviewData, days map[string]*daySeries, loc *time.Location, plan *zonePlan, pairs bool) error {
@@ -246,7 +245,7 @@ func (r *Reader) readOverview(ctx context.Context, d *overviewData, days map[str
 		return nil
 	}
 	rows, err := r.conn.Query(ctx, "SELECT kind, shift, n, exchange, pair, v, s, position FROM "+r.db+
-		".pnl_overview5 FINAL WHERE method = ? AND ("+strings.Join(cond, " OR ")+")", r.Method.String())
+		".pnl_overview7 FINAL WHERE method = ? AND ("+strings.Join(cond, " OR ")+")", r.Method.String())
 	if err != nil {
 		return err
 	}
@@ -267,7 +266,7 @@ func (r *Reader) readOverview(ctx context.Context, d *overviewData, days map[str
 	return nil
 }
 
-// overviewConds returns the OR-ed conditions selecting the pnl_overview5
+// overviewConds returns the OR-ed conditions selecting the pnl_overview7
 // rows readOverview needs: the pair and strategy rows with pairs, and
 // plan's day and hour blocks, and the first hours of the blocks holding
 // its edge days. The blocks are listed (n IN (…)), one condition per
@@ -347,7 +346,7 @@ type overviewScan struct {
 	zone domain.LocalDays
 	plan *zonePlan
 	list []listedPair
-	v    []int64 // the figures of the row being added
+	v    []i128 // the figures of the row being added
 }
 
 // listedPair is a pair row and its position, by which d.list is ordered.
@@ -359,7 +358,7 @@ type listedPair struct {
 // add takes in one row, its figures packed; a row of a kind the scan was
 // not asked for, or of an unexpected width, is skipped.
 func (sc *overviewScan) add(row *overviewRow, packed string) {
-	sc.v = unpackInts(sc.v, packed)
+	sc.v = unpackFigures(sc.v, packed)
 	row.v = sc.v
 	key, v := domain.PairKey(row.exchange, row.pair), row.v
 	switch row.kind {
@@ -369,8 +368,7 @@ func (sc *overviewScan) add(row *overviewRow, packed string) {
 		}
 		p := &pairInfo{key: key, exchange: row.exchange, pair: row.pair}
 		p.quote, p.base, _ = domain.SplitPair(row.pair)
-		p.lotsQty, p.lotsCost, p.last, p.balance = fromUnits(v[aggCols]), fromUnits(v[aggCols+1]),
-			fromUnits(v[aggCols+2]), fromUnits(v[aggCols+3])
+		p.lotsQty, p.lotsCost, p.last, p.balance = v[aggCols].dec(), v[aggCols+1].dec(), v[aggCols+2].dec(), v[aggCols+3].dec()
 		sc.d.byKey[key] = p
 		sc.list = append(sc.list, listedPair{p, row.position})
 		sc.d.aggs[key] = aggOf(v)
@@ -414,7 +412,7 @@ func (sc *overviewScan) addLocalDays(key string, row *overviewRow) {
 			continue
 		}
 		for day := max(c.from, b0); day <= min(c.to, b1); day++ {
-			if f := row.v[(day-b0)*dayCols:]; f[0] != 0 {
+			if f := row.v[(day-b0)*dayCols:]; f[0] != (i128{}) {
 				if s == nil {
 					s = sc.series(key)
 				}
@@ -424,7 +422,7 @@ func (sc *overviewScan) addLocalDays(key string, row *overviewRow) {
 	}
 	for _, e := range sc.plan.edges {
 		if e.shift == row.shift && e.n >= b0 && e.n <= b1 {
-			if f := row.v[(e.n-b0)*dayCols:]; f[0] != 0 {
+			if f := row.v[(e.n-b0)*dayCols:]; f[0] != (i128{}) {
 				sc.series(key).at(e.day).add(f)
 			}
 		}
@@ -441,7 +439,7 @@ func (sc *overviewScan) addFirstHours(key string, row *overviewRow) {
 		if e.sign == 0 || e.shift != row.shift || d < b0 || d > b1 {
 			continue
 		}
-		if f := row.v[(d-b0)*dayCols:]; f[0] != 0 {
+		if f := row.v[(d-b0)*dayCols:]; f[0] != (i128{}) {
 			if e.sign < 0 {
 				sc.series(key).at(e.day).sub(f)
 			} else {
@@ -456,7 +454,7 @@ func (sc *overviewScan) addFirstHours(key string, row *overviewRow) {
 func (sc *overviewScan) addHours(key string, row *overviewRow) {
 	for j := int64(0); j < hourBlock; j++ {
 		h := row.n*hourBlock + j
-		if f := row.v[j*dayCols:]; f[0] != 0 && sc.plan.hasHour(h) {
+		if f := row.v[j*dayCols:]; f[0] != (i128{}) && sc.plan.hasHour(h) {
 			sc.series(key).at(sc.zone.Day(h * 3600)).add(f)
 		}
 	}
@@ -475,23 +473,45 @@ func (sc *overviewScan) finish() {
 }
 
 // aggOf reads a pair row's aggregate (bucketRow.values' order).
-func aggOf(v []int64) *agg {
+func aggOf(v []i128) *agg {
 	a := &agg{}
-	setAgg(a, v)
+	var c [aggCols]int64
+	for i, x := range v[:aggCols] {
+		c[i], _ = x.int64() // a count or a time; the amounts are read below
+	}
+	*a = agg{Trades: c[0], Buys: c[1], Sells: c[2], Wins: c[3], Losses: c[4], Evens: c[5],
+		UBuys: c[6], USells: c[7], UWins: c[8], ULosses: c[9], HeroT: c[22], FuckT: c[24], FirstT: c[25], LastT: c[26]}
+	m := money(a)
+	for i, d := range m[:11] {
+		*d = v[10+i].dec()
+	}
+	a.Hero, a.Fuck = v[21].dec(), v[23].dec()
+	// The sink writes no unconverted fills: every closing trade is priced.
+	a.Priced = a.Wins + a.Losses + a.Evens
 	return a
 }
 
-// setAgg sets a to the aggregate of v (bucketRow.values' order).
-func setAgg(a *agg, v []int64) {
+// bucketCols lists pnl_buckets7's aggregate columns in bucketRow.values'
+// order (trades … last_ms), then wide.
+const bucketCols = `trades, buys, sells, wins, losses, evens, u_buys, u_sells, u_wins, u_losses,
+ pnl_e12, profit_e12, loss_e12, fees_e12, cp_wins_e12, cp_losses_e12, buy_value_e12, sell_value_e12, volume_e12,
+ unmatched_value_e12, invested_e12, hero_e12, hero_ms, fuckup_e12, fuckup_ms, first_ms, last_ms, wide`
+
+// setAgg sets a to the aggregate of a pnl_buckets7 row: its columns v
+// (bucketRow.values' order) and its wide text.
+func setAgg(a *agg, v []int64, wide string) error {
 	*a = agg{Trades: v[0], Buys: v[1], Sells: v[2], Wins: v[3], Losses: v[4], Evens: v[5],
-		UBuys: v[6], USells: v[7], UWins: v[8], ULosses: v[9]}
-	for i, d := range []*domain.Decimal{&a.Pnl, &a.Profit, &a.Loss, &a.Fees, &a.CpWins, &a.CpLosses,
-		&a.BuyValue, &a.SellValue, &a.Volume, &a.Unmatched, &a.Invested} {
-		*d = fromUnits(v[10+i])
+		UBuys: v[6], USells: v[7], UWins: v[8], ULosses: v[9], HeroT: v[22], FuckT: v[24], FirstT: v[25], LastT: v[26]}
+	m := money(a)
+	for i, col := range [13]int{10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 23} {
+		var err error
+		if *m[i], err = amountOf(v[col], aggMoney[i], wide); err != nil {
+			return err
+		}
 	}
-	a.Hero, a.HeroT, a.Fuck, a.FuckT, a.FirstT, a.LastT = fromUnits(v[21]), v[22], fromUnits(v[23]), v[24], v[25], v[26]
 	// The sink writes no unconverted fills: every closing trade is priced.
 	a.Priced = a.Wins + a.Losses + a.Evens
+	return nil
 }
 
 // fillSpan returns the first and last fill time (ms) over aggs; seen is
@@ -510,32 +530,6 @@ func fillSpan(aggs map[string]*agg) (first, last int64, seen bool) {
 		seen = true
 	}
 	return first, last, seen
-}
-
-// scanAggs reads rows of (exchange, pair, the aggregate's columns in the
-// order of aggs' query) by pair key.
-func scanAggs(rows driver.Rows) (map[string]*agg, error) {
-	defer rows.Close()
-	out := map[string]*agg{}
-	for rows.Next() {
-		var ex, pair string
-		var a agg
-		var money [13]int64 // the e8 sums, in the order selected
-		if err := rows.Scan(&ex, &pair, &a.Trades, &a.Buys, &a.Sells, &a.Wins, &a.Losses, &a.Evens,
-			&a.UBuys, &a.USells, &a.UWins, &a.ULosses,
-			&money[0], &money[1], &money[2], &money[3], &money[4], &money[5], &money[6], &money[7], &money[8],
-			&money[9], &money[10], &a.FirstT, &a.LastT, &money[11], &a.HeroT, &money[12], &a.FuckT); err != nil {
-			return nil, err
-		}
-		for i, d := range []*domain.Decimal{&a.Pnl, &a.Profit, &a.Loss, &a.Fees, &a.CpWins, &a.CpLosses,
-			&a.BuyValue, &a.SellValue, &a.Volume, &a.Unmatched, &a.Invested, &a.Hero, &a.Fuck} {
-			*d = fromUnits(money[i])
-		}
-		// The sink writes no unconverted fills: every closing trade is priced.
-		a.Priced = a.Wins + a.Losses + a.Evens
-		out[domain.PairKey(ex, pair)] = &a
-	}
-	return out, rows.Err()
 }
 
 // zonePlan says where a zone's local days are, over a span of time: the
@@ -768,8 +762,8 @@ func (p *zonePlan) reads(shift int32) bool {
 // periodsOf returns each pair's pnl in each period of ps (local midnights,
 // unix seconds): the pnl of its days from the first period bound's day up
 // to the second's, excluded.
-func periodsOf(days map[string]*daySeries, ps [][2]int64, loc *time.Location) map[string][6]int64 {
-	out := make(map[string][6]int64, len(days))
+func periodsOf(days map[string]*daySeries, ps [][2]int64, loc *time.Location) map[string][6]domain.Decimal {
+	out := make(map[string][6]domain.Decimal, len(days))
 	if len(ps) == 0 {
 		return out
 	}
@@ -779,7 +773,7 @@ func periodsOf(days map[string]*daySeries, ps [][2]int64, loc *time.Location) ma
 		bounds[i] = [2]int64{z.Day(p[0]), z.Day(p[1])}
 	}
 	for k, s := range days {
-		var v [6]int64
+		var v [6]domain.Decimal
 		for i, b := range bounds {
 			v[i] = s.pnl(b[0], b[1])
 		}

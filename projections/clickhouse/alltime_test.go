@@ -3,7 +3,6 @@ package clickhouse
 import (
 	"context"
 	"fmt"
-	"math"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -70,13 +69,13 @@ func TestPlanZone(t *testing.T) {
 	}
 }
 
-// A database fed before pnl_overview5 existed (no schema_version either) is read from the buckets meanwhile, and the
+// A database fed before pnl_overview7 existed (no schema_version either) is read from the buckets meanwhile, and the
 // next sink writes every row again from the log, then records the version.
 func TestSinkRebuildsOlderSchema(t *testing.T) {
 	url, db, store, g := exportedLog(t, 150)
 	conn := openConn(t, url)
 	ctx := context.Background()
-	for _, tbl := range []string{"schema_version", "pnl_overview5"} {
+	for _, tbl := range []string{"schema_version", "pnl_overview7"} {
 		if err := conn.Exec(ctx, "DROP TABLE "+db+"."+tbl); err != nil {
 			t.Fatal(err)
 		}
@@ -239,7 +238,7 @@ func TestNewerSchemaIsNotRead(t *testing.T) {
 	}
 }
 
-// A reader that read pnl_overview5 reads it without asking the version
+// A reader that read pnl_overview7 reads it without asking the version
 // again, until a query finds it missing: a newer release's sink recorded
 // its version and dropped the table. That read and the next answer from the
 // Fallback (one warning); once the database is this release's again (its
@@ -253,7 +252,7 @@ func TestReaderNoticesADroppedTable(t *testing.T) {
 	conn := openConn(t, url)
 	ctx := context.Background()
 	recordNewerSchema(t, conn, db)
-	if err := conn.Exec(ctx, "DROP TABLE "+db+".pnl_overview5"); err != nil {
+	if err := conn.Exec(ctx, "DROP TABLE "+db+".pnl_overview7"); err != nil {
 		t.Fatal(err)
 	}
 	readsFrom(t, r, mem, used, g.clock.Now(), true)
@@ -351,28 +350,6 @@ func TestPlanZoneCoversEachHourOnce(t *testing.T) {
 	}
 	if edges == 0 {
 		t.Fatal("no edge day planned")
-	}
-}
-
-// pnl_overview5's figures survive packing, from zero to the extremes; a
-// truncated or overlong varint is refused.
-func TestPackInts(t *testing.T) {
-	v := []int64{0, 1, -1, 63, -64, 64, 127, 128, 300, -300, 1 << 40, -(1 << 40), 1<<62 + 5, math.MaxInt64, math.MinInt64}
-	s := packInts(v)
-	if got := unpackInts(nil, s); fmt.Sprint(got) != fmt.Sprint(v) {
-		t.Fatalf("unpacked %v, want %v", got, v)
-	}
-	if len(packInts([]int64{0, -1, 1})) != 3 {
-		t.Fatal("small figures not one byte each")
-	}
-	if got := unpackInts(nil, s[:len(s)-1]); got != nil {
-		t.Fatalf("truncated: %v, want nil", got)
-	}
-	if got := unpackInts(nil, strings.Repeat("\xff", 11)); got != nil {
-		t.Fatalf("overlong: %v, want nil", got)
-	}
-	if got := unpackInts(nil, ""); len(got) != 0 {
-		t.Fatalf("empty: %v", got)
 	}
 }
 

@@ -30,22 +30,22 @@ func TestDaySeries(t *testing.T) {
 	var s daySeries
 	want := map[int64]int64{}
 	for i, n := range []int64{100, 101, 99, 150, 40, 41, 300, 7, 1000, 100} {
-		s.at(n).add([]int64{1, 0, int64(i + 1), 0, 0})
+		s.at(n).add(ints(1, 0, int64(i+1), 0, 0))
 		want[n] += int64(i + 1)
 	}
 	for n := s.first; n <= s.last(); n++ {
-		if got := s.at(n).Pnl; got != want[n] {
-			t.Fatalf("day %d pnl %d, want %d", n, got, want[n])
+		if got := s.at(n).Pnl; got != fromUnits(want[n]) {
+			t.Fatalf("day %d pnl %s, want %d units", n, got, want[n])
 		}
 	}
 	if s.first > 7 || s.last() < 1000 {
 		t.Fatalf("series spans %d..%d", s.first, s.last())
 	}
-	if got, want := s.pnl(0, 101), want[7]+want[40]+want[41]+want[99]+want[100]; got != want {
-		t.Errorf("pnl(0, 101) = %d, want %d", got, want)
+	if got, want := s.pnl(0, 101), want[7]+want[40]+want[41]+want[99]+want[100]; got != fromUnits(want) {
+		t.Errorf("pnl(0, 101) = %s, want %d units", got, want)
 	}
-	if got := s.pnl(2000, 3000); got != 0 {
-		t.Errorf("pnl after the series = %d", got)
+	if got := s.pnl(2000, 3000); !got.IsZero() {
+		t.Errorf("pnl after the series = %s", got)
 	}
 	if got := foldDays(map[string]*daySeries{"a": &s}, []string{"b"}); got == nil || len(got) != 0 {
 		t.Errorf("foldDays without days = %#v, want an empty slice", got)
@@ -56,10 +56,10 @@ func TestDaySeries(t *testing.T) {
 // the running sums.
 func TestFoldDays(t *testing.T) {
 	a, b := newSeries(19000, 19002), &daySeries{}
-	a.at(19000).add([]int64{2, 10, 5, 1, 100})
-	a.at(19002).add([]int64{1, 10, -2, 0, 50})
-	b.at(19002).add([]int64{1, 5, 1, 0, 50})
-	b.at(18990).add([]int64{3, 7, 4, 0, 0})
+	a.at(19000).add(ints(2, 10, 5, 1, 100))
+	a.at(19002).add(ints(1, 10, -2, 0, 50))
+	b.at(19002).add(ints(1, 5, 1, 0, 50))
+	b.at(18990).add(ints(3, 7, 4, 0, 0))
 	b.at(19010) // no fills
 	got := foldDays(map[string]*daySeries{"a": a, "b": b}, []string{"a", "b"})
 	type day struct {
@@ -72,7 +72,7 @@ func TestFoldDays(t *testing.T) {
 	}
 	for i, w := range want {
 		g := got[i]
-		if g.Date != w.date || g.NumberOfTrades != w.trades || decUnits(domain.Decimal(g.Pnl)) != w.pnl || decUnits(domain.Decimal(g.CumulativePnl)) != w.cum {
+		if g.Date != w.date || g.NumberOfTrades != w.trades || domain.Decimal(g.Pnl) != fromUnits(w.pnl) || domain.Decimal(g.CumulativePnl) != fromUnits(w.cum) {
 			t.Errorf("day %d = %+v, want %+v", i, g, w)
 		}
 	}
@@ -92,8 +92,17 @@ func TestSeriesReused(t *testing.T) {
 			}
 		}
 		for n := s.first; n <= s.last(); n++ {
-			s.at(n).add([]int64{1, 2, 3, 4, 5})
+			s.at(n).add(ints(1, 2, 3, 4, 5))
 		}
 		releaseSeries(map[string]*daySeries{"k": s})
 	}
+}
+
+// ints returns v as figures (counts, or amounts in units of 10^-12).
+func ints(v ...int64) []i128 {
+	out := make([]i128, len(v))
+	for i, x := range v {
+		out[i] = i64(x)
+	}
+	return out
 }

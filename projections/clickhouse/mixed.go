@@ -98,29 +98,31 @@ func finish(m map[string]slotSeries) {
 
 // ownSlots reads every pair's buckets (their latest rows).
 func (r *Reader) ownSlots(ctx context.Context) (map[string]slotSeries, error) {
-	rows, err := r.conn.Query(ctx, `SELECT exchange, pair, slot, position, trades, buys, sells, wins, losses, evens,
- u_buys, u_sells, u_wins, u_losses, pnl_e12, profit_e12, loss_e12, fees_e12, cp_wins_e12, cp_losses_e12,
- buy_value_e12, sell_value_e12, volume_e12, unmatched_value_e12, invested_e12, hero_e12, hero_ms, fuckup_e12, fuckup_ms, first_ms, last_ms
-FROM `+r.db+`.pnl_buckets5 WHERE method = ?`, r.Method.String())
+	rows, err := r.conn.Query(ctx, `SELECT exchange, pair, slot, position, `+bucketCols+`
+FROM `+r.db+`.pnl_buckets7 WHERE method = ?`, r.Method.String())
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	out, at := map[string]slotSeries{}, map[string]map[int64]int{}
 	var (
-		k pairKey
-		x slotAgg
-		v [aggCols]int64
+		k    pairKey
+		x    slotAgg
+		v    [aggCols]int64
+		wide string
 	)
 	dest := []any{&k.Exchange, &k.Pair, &x.slot, &x.pos}
 	for i := range v {
 		dest = append(dest, &v[i])
 	}
+	dest = append(dest, &wide)
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
 			return nil, err
 		}
-		setAgg(&x.a, v[:])
+		if err := setAgg(&x.a, v[:], wide); err != nil {
+			return nil, err
+		}
 		put(out, at, domain.PairKey(k.Exchange, k.Pair), x)
 	}
 	finish(out)

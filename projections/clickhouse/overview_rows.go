@@ -1,12 +1,10 @@
 package clickhouse
 
 import (
-	"encoding/binary"
-
 	"github.com/tradeledger/tradeledger/domain"
 )
 
-// pnl_overview5 holds, in one table, what an overview over all time reads:
+// pnl_overview7 holds, in one table, what an overview over all time reads:
 // per pair its aggregate and inventory (kindPair), its strategy
 // (kindStrategy), and its daily figures in blocks: dayBlock local days
 // under each whole-hour shift (kindLocalDay) and the same days' first
@@ -15,13 +13,13 @@ import (
 // few columns and few rows answers an overview: the cost of a ClickHouse
 // read here is mostly per column and part touched, then per row.
 
-// overviewRow is one row of pnl_overview5.
+// overviewRow is one row of pnl_overview7.
 type overviewRow struct {
 	kind           uint8
 	shift          int32 // kindLocalDay: the shift's offset (seconds east of UTC)
 	n              int64 // kindLocalDay, kindHour: the block number
 	exchange, pair string
-	v              []int64
+	v              []i128 // counts, times and amounts (counts of 10^-12)
 	s              string
 	position       uint64
 }
@@ -31,15 +29,15 @@ type overviewRow struct {
 // price, position from logged fills).
 const pairCols = aggCols + 4
 
-// prepare makes b's pnl_overview5 rows from the state as it is now (the
+// prepare makes b's pnl_overview7 rows from the state as it is now (the
 // position being flushed): the pair rows of the books changed since the
 // last flush, every day and hour block holding a changed hour, and the
 // strategies set.
 func (b *batch) prepare() {
 	b.ov = b.ov[:0]
 	for bk := range b.books {
-		v := bk.total.values(make([]int64, 0, pairCols))
-		v = append(v, decUnits(bk.lots.Qty()), decUnits(bk.lots.Cost()), decUnits(bk.lastPrice), decUnits(bk.posQty))
+		v := bk.total.values(make([]i128, 0, pairCols))
+		v = append(v, unitsOf(bk.lots.Qty()), unitsOf(bk.lots.Cost()), unitsOf(bk.lastPrice), unitsOf(bk.posQty))
 		b.ov = append(b.ov, overviewRow{kind: kindPair, exchange: bk.key.Exchange, pair: bk.key.Pair, v: v, position: bk.pos})
 	}
 	blocks := make(map[blockKey]struct{}, len(b.hours))
@@ -66,73 +64,34 @@ func (b *batch) prepare() {
 func (k blockKey) rows(ov []overviewRow) []overviewRow {
 	hours := k.bk.hours
 	r := overviewRow{kind: kindHour, n: k.block, exchange: k.bk.key.Exchange, pair: k.bk.key.Pair}
-	add := func(v []int64, h int64) {
+	add := func(a *dayAgg, h int64) {
 		if hr := hours[h]; hr != nil {
-			v[0] += hr.Trades
-			v[1] = addUnits(v[1], hr.Volume)
-			v[2] = addUnits(v[2], hr.Pnl)
-			v[3] = addUnits(v[3], hr.Unmatched)
-			v[4] = addUnits(v[4], hr.Invested)
+			a.merge(&hr.dayAgg)
 			r.position = max(r.position, hr.Position)
 		}
 	}
 	if k.shift == hourShift {
-		r.v = make([]int64, hourBlock*dayCols)
+		r.v = make([]i128, 0, hourBlock*dayCols)
 		for j := int64(0); j < hourBlock; j++ {
-			add(r.v[j*dayCols:], k.block*hourBlock+j)
+			var a dayAgg
+			add(&a, k.block*hourBlock+j)
+			r.v = a.figures(r.v)
 		}
 		return append(ov, r)
 	}
 	r.kind, r.shift = kindLocalDay, int32(shiftOf(int(k.shift)))
-	r.v = make([]int64, dayBlock*dayCols)
-	first := make([]int64, dayBlock*dayCols)
+	r.v = make([]i128, 0, dayBlock*dayCols)
+	first := make([]i128, 0, dayBlock*dayCols)
 	for j := int64(0); j < dayBlock; j++ {
 		h0 := (k.block*dayBlock+j)*24 - int64(r.shift)/3600 // the day's first UTC hour
+		var day, fh dayAgg
 		for h := h0; h < h0+24; h++ {
-			add(r.v[j*dayCols:], h)
+			add(&day, h)
 		}
-		add(first[j*dayCols:], h0)
+		add(&fh, h0)
+		r.v, first = day.figures(r.v), fh.figures(first)
 	}
 	f := r
 	f.kind, f.v = kindFirstHours, first
 	return append(ov, r, f)
-}
-
-// packInts encodes v as pnl_overview5's v column: zigzag varints
-// (encoding/binary's AppendVarint): 1 byte for a zero or a count, 6 to 9
-// for most amounts in units of 1e-12, instead of 8 each.
-func packInts(v []int64) string {
-	b := make([]byte, 0, 4*len(v))
-	for _, x := range v {
-		b = binary.AppendVarint(b, x)
-	}
-	return string(b)
-}
-
-// unpackInts decodes a v column into dst (reused), or returns nil when s
-// is not whole varints. It reads the string in place, as binary.Varint
-// would read a []byte: converting each row's string to pass it there
-// would copy it.
-func unpackInts(dst []int64, s string) []int64 {
-	dst = dst[:0]
-	for i := 0; i < len(s); {
-		u := uint64(s[i])
-		i++
-		if u >= 0x80 {
-			u &= 0x7f
-			for shift := uint(7); ; shift += 7 {
-				if i == len(s) || shift > 63 {
-					return nil
-				}
-				c := s[i]
-				i++
-				u |= uint64(c&0x7f) << shift
-				if c < 0x80 {
-					break
-				}
-			}
-		}
-		dst = append(dst, int64(u>>1)^-int64(u&1))
-	}
-	return dst
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -171,6 +172,15 @@ func slotCond(from, to int64) string {
 	return fmt.Sprintf("slot >= %d AND slot < %d", -domain.FloorDiv(-from, bucketSecs), -domain.FloorDiv(-to, bucketSecs))
 }
 
+// slotIn reports whether slot starts in [from, to) (unix seconds), as
+// slotCond selects it.
+func slotIn(slot, from, to int64) bool {
+	if from <= minTime && to >= maxTime {
+		return true
+	}
+	return slot >= -domain.FloorDiv(-from, bucketSecs) && slot < -domain.FloorDiv(-to, bucketSecs)
+}
+
 // rangeSeconds is the Ledger's conversion of a [from, to) range in ms (0:
 // unbounded) into bucket bounds in unix seconds.
 func rangeSeconds(fromMs, toMs int64) (int64, int64) {
@@ -186,8 +196,8 @@ func rangeSeconds(fromMs, toMs int64) (int64, int64) {
 
 // pairs returns the known pairs by key.
 func (r *Reader) pairs(ctx context.Context) (map[string]*pairInfo, []*pairInfo, error) {
-	rows, err := r.conn.Query(ctx, "SELECT exchange, pair, lots_qty_e12, lots_cost_e12, last_price_e12, balance_e12 FROM "+r.db+
-		".pairs5 FINAL WHERE method = ? ORDER BY position", r.Method.String())
+	rows, err := r.conn.Query(ctx, "SELECT exchange, pair, lots_qty_e12, lots_cost_e12, last_price_e12, balance_e12, wide FROM "+r.db+
+		".pairs7 FINAL WHERE method = ? ORDER BY position", r.Method.String())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -196,11 +206,17 @@ func (r *Reader) pairs(ctx context.Context) (map[string]*pairInfo, []*pairInfo, 
 	var list []*pairInfo
 	for rows.Next() {
 		var p pairInfo
-		var q, c, l, b int64
-		if err := rows.Scan(&p.exchange, &p.pair, &q, &c, &l, &b); err != nil {
+		var v [4]int64
+		var wide string
+		if err := rows.Scan(&p.exchange, &p.pair, &v[0], &v[1], &v[2], &v[3], &wide); err != nil {
 			return nil, nil, err
 		}
-		p.lotsQty, p.lotsCost, p.last, p.balance = fromUnits(q), fromUnits(c), fromUnits(l), fromUnits(b)
+		for i, d := range []*domain.Decimal{&p.lotsQty, &p.lotsCost, &p.last, &p.balance} {
+			var err error
+			if *d, err = amountOf(v[i], [4]string{"lots_qty", "lots_cost", "last_price", "balance"}[i], wide); err != nil {
+				return nil, nil, err
+			}
+		}
 		p.key = domain.PairKey(p.exchange, p.pair)
 		p.quote, p.base, _ = domain.SplitPair(p.pair)
 		byKey[p.key] = &p
@@ -245,36 +261,16 @@ func splitKey(k string) (quote, base string, err error) {
 	return domain.SplitPair(pair)
 }
 
-// aggs returns each pair's aggregate over the buckets starting in [from,
-// to); where is an extra SQL condition.
-func (r *Reader) aggs(ctx context.Context, from, to int64, where string, args ...any) (map[string]*agg, error) {
-	q := `SELECT exchange, pair, sum(trades), sum(buys), sum(sells), sum(wins), sum(losses), sum(evens),
- sum(u_buys), sum(u_sells), sum(u_wins), sum(u_losses),
- sum(pnl_e12), sum(profit_e12), sum(loss_e12), sum(fees_e12), sum(cp_wins_e12), sum(cp_losses_e12),
- sum(buy_value_e12), sum(sell_value_e12), sum(volume_e12), sum(unmatched_value_e12), sum(invested_e12),
- min(first_ms), max(last_ms),
- maxIf(hero_e12, wins + losses + evens > 0), argMaxIf(hero_ms, tuple(hero_e12, -hero_ms), wins + losses + evens > 0),
- minIf(fuckup_e12, wins + losses + evens > 0), argMinIf(fuckup_ms, tuple(fuckup_e12, fuckup_ms), wins + losses + evens > 0)
-FROM ` + r.db + `.pnl_buckets5 FINAL WHERE method = ? AND ` + slotCond(from, to) + where + `
-GROUP BY exchange, pair`
-	rows, err := r.conn.Query(ctx, q, append([]any{r.Method.String()}, args...)...)
-	if err != nil {
-		return nil, err
-	}
-	return scanAggs(rows)
-}
-
 // rangeAggs returns each pair's aggregate over the buckets starting in
-// [from, to) and, with loc, its days (local date of the bucket's start):
-// the bucket rows are read without FINAL (a row written twice counts once:
-// the latest position) and merged here by domain.PnlAgg.Merge, the
-// Ledger's own rule. On 18.16 this costs a third of FINAL with the
-// aggregate functions in SQL, whose If and tuple combinators dominate.
-func (r *Reader) rangeAggs(ctx context.Context, from, to int64, loc *time.Location) (map[string]*agg, map[string]*daySeries, error) {
-	rows, err := r.conn.Query(ctx, `SELECT exchange, pair, slot, position, trades, buys, sells, wins, losses, evens,
- u_buys, u_sells, u_wins, u_losses, pnl_e12, profit_e12, loss_e12, fees_e12, cp_wins_e12, cp_losses_e12,
- buy_value_e12, sell_value_e12, volume_e12, unmatched_value_e12, invested_e12, hero_e12, hero_ms, fuckup_e12, fuckup_ms, first_ms, last_ms
-FROM `+r.db+`.pnl_buckets5 WHERE method = ? AND `+slotCond(from, to), r.Method.String())
+// [from, to) and, with loc, its days (local date of the bucket's start);
+// where is an extra SQL condition. The bucket rows are read without FINAL
+// (a row written twice counts once: the latest position) and merged here
+// by domain.PnlAgg.Merge, the Ledger's own rule, in Decimals. On 18.16 this
+// costs a third of FINAL with the aggregate functions in SQL, whose If and
+// tuple combinators dominate, and no sum is left to ClickHouse's types.
+func (r *Reader) rangeAggs(ctx context.Context, from, to int64, loc *time.Location, where string, args ...any) (map[string]*agg, map[string]*daySeries, error) {
+	rows, err := r.conn.Query(ctx, `SELECT exchange, pair, slot, position, `+bucketCols+`
+FROM `+r.db+`.pnl_buckets7 WHERE method = ? AND `+slotCond(from, to)+where, append([]any{r.Method.String()}, args...)...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -298,6 +294,7 @@ FROM `+r.db+`.pnl_buckets5 WHERE method = ? AND `+slotCond(from, to), r.Method.S
 		slot   int64
 		pos    uint64
 		v      [aggCols]int64
+		wide   string
 	)
 	// A pair has at most a slot per 15 minutes of the range: room for them
 	// at first (up to 16,384: 170 days), not grown row by row.
@@ -309,6 +306,7 @@ FROM `+r.db+`.pnl_buckets5 WHERE method = ? AND `+slotCond(from, to), r.Method.S
 	for i := range v {
 		dest = append(dest, &v[i])
 	}
+	dest = append(dest, &wide)
 	for rows.Next() {
 		prev := k
 		if err := rows.Scan(dest...); err != nil {
@@ -328,7 +326,9 @@ FROM `+r.db+`.pnl_buckets5 WHERE method = ? AND `+slotCond(from, to), r.Method.S
 		} else if pos <= cur.b[i].pos {
 			continue
 		}
-		setAgg(&cur.b[i].a, v[:])
+		if err := setAgg(&cur.b[i].a, v[:], wide); err != nil {
+			return nil, nil, err
+		}
 		cur.b[i].pos = pos
 	}
 	if err := rows.Err(); err != nil {
@@ -354,19 +354,20 @@ FROM `+r.db+`.pnl_buckets5 WHERE method = ? AND `+slotCond(from, to), r.Method.S
 			if s == nil {
 				s = seriesOf(days, key)
 			}
-			s.at(zone.Day(b.slot * bucketSecs)).merge(&dayAgg{b.a.Trades, decUnits(b.a.Volume), decUnits(b.a.Pnl),
-				decUnits(b.a.Unmatched), decUnits(b.a.Invested)})
+			s.at(zone.Day(b.slot * bucketSecs)).merge(&dayAgg{b.a.Trades, b.a.Volume, b.a.Pnl, b.a.Unmatched, b.a.Invested})
 		}
 	}
 	return aggs, days, nil
 }
 
 // days returns per pair and local day (in loc, of the bucket's start) the
-// daily figures over the buckets starting in [from, to).
+// daily figures over the buckets starting in [from, to), summed in SQL
+// exactly (exactSum; the wide rows' amounts added here).
 func (r *Reader) days(ctx context.Context, from, to int64, loc *time.Location) (map[string]*daySeries, error) {
-	q := `SELECT exchange, pair, toString(toDate(toDateTime(slot * 900, ?))) AS d, sum(trades), sum(volume_e12),
- sum(pnl_e12), sum(unmatched_value_e12), sum(invested_e12)
-FROM ` + r.db + `.pnl_buckets5 FINAL WHERE method = ? AND ` + slotCond(from, to) + ` GROUP BY exchange, pair, d`
+	q := `SELECT exchange, pair, toString(toDate(toDateTime(slot * 900, ?))) AS d, sum(trades), ` +
+		exactSum("volume_e12", "") + ", " + exactSum("pnl_e12", "") + ", " + exactSum("unmatched_value_e12", "") + ", " +
+		exactSum("invested_e12", "") + `, groupArrayIf(wide, wide != '')
+FROM ` + r.db + `.pnl_buckets7 FINAL WHERE method = ? AND ` + slotCond(from, to) + ` GROUP BY exchange, pair, d`
 	rows, err := r.conn.Query(ctx, q, loc.String(), r.Method.String())
 	if err != nil {
 		return nil, err
@@ -376,12 +377,20 @@ FROM ` + r.db + `.pnl_buckets5 FINAL WHERE method = ? AND ` + slotCond(from, to)
 	for rows.Next() {
 		var ex, pair, d string
 		var a dayAgg
-		if err := rows.Scan(&ex, &pair, &d, &a.Trades, &a.Volume, &a.Pnl, &a.Unmatched, &a.Invested); err != nil {
+		var v [8]int64
+		var wides []string
+		if err := rows.Scan(&ex, &pair, &d, &a.Trades, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &wides); err != nil {
 			return nil, err
 		}
 		t, err := time.Parse(time.DateOnly, d)
 		if err != nil {
 			return nil, fmt.Errorf("day %q: %w", d, err)
+		}
+		for i, x := range []*domain.Decimal{&a.Volume, &a.Pnl, &a.Unmatched, &a.Invested} {
+			*x = joinSum(v[2*i], v[2*i+1])
+			if *x, err = addWide(*x, wides, [4]string{"volume", "pnl", "unmatched_value", "invested"}[i]); err != nil {
+				return nil, err
+			}
 		}
 		seriesOf(out, domain.PairKey(ex, pair)).at(domain.FloorDiv(t.Unix(), 86400)).merge(&a)
 	}
@@ -412,7 +421,7 @@ type overviewData struct {
 	list  []*pairInfo
 	aggs  map[string]*agg
 	days  map[string]*daySeries
-	per   map[string][6]int64
+	per   map[string][6]domain.Decimal
 	strat map[string]string
 }
 
@@ -435,7 +444,7 @@ func (r *Reader) overview(q domain.OverviewQuery) (*domain.Overview, error) {
 
 	// The range's aggregates and days come from the buckets (one read,
 	// merged here); the pairs,
-	// strategies and period figures from pnl_overview5 when the zone's
+	// strategies and period figures from pnl_overview7 when the zone's
 	// offsets are whole hours (the periods are whole local days), else
 	// from the buckets too. The queries are independent: run them at once.
 	var (
@@ -445,7 +454,7 @@ func (r *Reader) overview(q domain.OverviewQuery) (*domain.Overview, error) {
 		e1   error
 	)
 	wg.Add(1)
-	go func() { defer wg.Done(); aggs, days, e1 = r.rangeAggs(ctx, from, to, q.Loc) }()
+	go func() { defer wg.Done(); aggs, days, e1 = r.rangeAggs(ctx, from, to, q.Loc, "") }()
 	window := [2]int64{periods[0][0] * 1000, periods[0][1]*1000 - 1}
 	for _, p := range periods {
 		window = [2]int64{min(window[0], p[0]*1000), max(window[1], p[1]*1000-1)}
@@ -525,15 +534,16 @@ func assemble(q domain.OverviewQuery, d *overviewData) (*domain.Overview, error)
 			}
 		}
 	}
-	var pv [6]int64
+	var pv [6]domain.Decimal
 	for _, k := range periodKeys {
 		v := per[k]
 		for i := range pv {
-			pv[i] += v[i]
+			pv[i] = pv[i].Add(v[i])
 		}
 	}
-	o.Today.Pnl, o.Yesterday.Pnl, o.WeekAgo.Pnl = num(pv[0]), num(pv[1]), num(pv[2])
-	o.MonthAgo.Pnl, o.YearAgo.Pnl, o.LastYear.Pnl = num(pv[3]), num(pv[4]), num(pv[5])
+	for i, f := range []*domain.Number{&o.Today.Pnl, &o.Yesterday.Pnl, &o.WeekAgo.Pnl, &o.MonthAgo.Pnl, &o.YearAgo.Pnl, &o.LastYear.Pnl} {
+		*f = domain.Number(pv[i])
+	}
 	o.Today.PerPair = map[string]domain.Number{}
 	o.YearAgo.PerPair = map[string]domain.Number{}
 
@@ -558,8 +568,8 @@ func assemble(q domain.OverviewQuery, d *overviewData) (*domain.Overview, error)
 			unr = p.unrealized()
 		}
 		unrealized = unrealized.Add(unr)
-		o.Today.PerPair[key] = num(per[key][0])
-		o.YearAgo.PerPair[key] = num(per[key][4])
+		o.Today.PerPair[key] = domain.Number(per[key][0])
+		o.YearAgo.PerPair[key] = domain.Number(per[key][4])
 		o.PnlsPerPair = append(o.PnlsPerPair, domain.KeyPnl{Key: key, Pnl: domain.Number(s.Pnl)})
 		o.DetailedPerPair = append(o.DetailedPerPair, pairDetail(key, &s, unr, strat[key], q.Loc))
 	}
@@ -623,26 +633,57 @@ func totalOf(t *agg, unrealized domain.Decimal) domain.PnlTotal {
 }
 
 // periods returns each pair's realized pnl in each [from, to) of ps (unix
-// seconds, bucket starts).
-func (r *Reader) periods(ctx context.Context, ps [][2]int64) (map[string][6]int64, error) {
+// seconds, bucket starts), summed in SQL exactly (exactSum; the wide rows'
+// pnl added here by their slot).
+func (r *Reader) periods(ctx context.Context, ps [][2]int64) (map[string][6]domain.Decimal, error) {
 	var cols []string
 	for _, p := range ps {
-		cols = append(cols, fmt.Sprintf("sumIf(pnl_e12, %s)", slotCond(p[0], p[1])))
+		cols = append(cols, exactSum("pnl_e12", slotCond(p[0], p[1])))
 	}
-	rows, err := r.conn.Query(ctx, "SELECT exchange, pair, "+strings.Join(cols, ", ")+" FROM "+r.db+
-		".pnl_buckets5 FINAL WHERE method = ? GROUP BY exchange, pair", r.Method.String())
+	rows, err := r.conn.Query(ctx, "SELECT exchange, pair, "+strings.Join(cols, ", ")+
+		", groupArrayIf(concat(toString(slot), ' ', wide), wide != '') FROM "+r.db+
+		".pnl_buckets7 FINAL WHERE method = ? GROUP BY exchange, pair", r.Method.String())
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	per := map[string][6]int64{}
+	per := map[string][6]domain.Decimal{}
 	for rows.Next() {
 		var ex, pair string
-		var v [6]int64
-		if err := rows.Scan(&ex, &pair, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]); err != nil {
+		var v [12]int64
+		var wides []string
+		dest := []any{&ex, &pair}
+		for i := range v {
+			dest = append(dest, &v[i])
+		}
+		if err := rows.Scan(append(dest, &wides)...); err != nil {
 			return nil, err
 		}
-		per[domain.PairKey(ex, pair)] = v
+		var out [6]domain.Decimal
+		for i := range ps {
+			out[i] = joinSum(v[2*i], v[2*i+1])
+		}
+		for _, w := range wides {
+			slotText, wide, _ := strings.Cut(w, " ")
+			slot, err := strconv.ParseInt(slotText, 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("pnl_buckets7: wide row %q: %w", w, err)
+			}
+			pnl, ok := wideField(wide, "pnl")
+			if !ok {
+				continue // its pnl is in pnl_e12
+			}
+			d, err := domain.ParseDecimal(pnl)
+			if err != nil {
+				return nil, fmt.Errorf("pnl_buckets7: wide row %q: %w", w, err)
+			}
+			for i, p := range ps {
+				if slotIn(slot, p[0], p[1]) {
+					out[i] = out[i].Add(d)
+				}
+			}
+		}
+		per[domain.PairKey(ex, pair)] = out
 	}
 	return per, rows.Err()
 }
@@ -723,7 +764,7 @@ func (r *Reader) daily(q domain.DailyQuery) ([]domain.DayPnl, domain.Decimal, st
 	for _, k := range keys {
 		if s := perPair[k]; s != nil {
 			for i := range s.v {
-				unm = unm.Add(fromUnits(s.v[i].Unmatched))
+				unm = unm.Add(s.v[i].Unmatched)
 			}
 		}
 	}
@@ -772,7 +813,7 @@ func (r *Reader) sum(scope domain.PnlScope, fromMs, toMs int64) (domain.SumResul
 
 // oneQuoteSum is sum over pairs of one quote.
 func (r *Reader) oneQuoteSum(ctx context.Context, sc scoped, from, to int64) (domain.SumResult, error) {
-	aggs, _, err := r.rangeAggs(ctx, from, to, nil)
+	aggs, _, err := r.rangeAggs(ctx, from, to, nil, "")
 	if err != nil {
 		return domain.SumResult{}, err
 	}
@@ -827,7 +868,7 @@ func (r *Reader) total(key string) (domain.PairTotal, error) {
 }
 
 // pairAllTime returns key's pair and its aggregate over all time: its row
-// of pnl_overview5 (one row read by its sort key), or, before the sink's
+// of pnl_overview7 (one row read by its sort key), or, before the sink's
 // rows are of the current schema, the pairs table and the sum of its
 // buckets. p is nil for a pair without orders.
 func (r *Reader) pairAllTime(ctx context.Context, key string) (p *pairInfo, t agg, err error) {
@@ -847,7 +888,7 @@ func (r *Reader) pairAllTime(ctx context.Context, key string) (p *pairInfo, t ag
 		return nil, t, err
 	}
 	p = byKey[key]
-	aggs, err := r.aggs(ctx, minTime, maxTime, " AND exchange = ? AND pair = ?", p.exchange, p.pair)
+	aggs, _, err := r.rangeAggs(ctx, minTime, maxTime, nil, " AND exchange = ? AND pair = ?", p.exchange, p.pair)
 	if err != nil {
 		return nil, t, err
 	}
@@ -935,7 +976,7 @@ func (r *Reader) assetSnaps(ctx context.Context, exchange string, start, end int
 	if err := rows.Err(); err != nil || len(snaps) == 0 {
 		return nil, err
 	}
-	rows, err = r.conn.Query(ctx, "SELECT seq, asset, available_e12 + on_order_e12 FROM "+r.db+".balances5 FINAL WHERE exchange = ? AND seq >= ? AND seq <= ?",
+	rows, err = r.conn.Query(ctx, "SELECT seq, asset, available_e12, on_order_e12, wide FROM "+r.db+".balances7 FINAL WHERE exchange = ? AND seq >= ? AND seq <= ?",
 		exchange, snaps[0].seq, snaps[len(snaps)-1].seq)
 	if err != nil {
 		return nil, err
@@ -943,13 +984,21 @@ func (r *Reader) assetSnaps(ctx context.Context, exchange string, start, end int
 	defer rows.Close()
 	for rows.Next() {
 		var seq uint64
-		var asset string
-		var q int64
-		if err := rows.Scan(&seq, &asset, &q); err != nil {
+		var asset, wide string
+		var av, oo int64
+		if err := rows.Scan(&seq, &asset, &av, &oo, &wide); err != nil {
 			return nil, err
 		}
-		if s := bySeq[seq]; s != nil && q != 0 {
-			s.hold[asset] = s.hold[asset].Add(fromUnits(q))
+		a, err := amountOf(av, "available", wide)
+		if err != nil {
+			return nil, err
+		}
+		o, err := amountOf(oo, "on_order", wide)
+		if err != nil {
+			return nil, err
+		}
+		if s, q := bySeq[seq], a.Add(o); s != nil && !q.IsZero() {
+			s.hold[asset] = s.hold[asset].Add(q)
 		}
 	}
 	return snaps, rows.Err()
@@ -974,20 +1023,22 @@ func (r *Reader) priceBook(ctx context.Context, exchange string, lastSlot int64)
 			pb.known[p.pair] = true
 		}
 	}
-	rows, err := r.conn.Query(ctx, "SELECT pair, slot, price_e12 FROM "+r.db+".prices5 FINAL WHERE exchange = ? AND slot <= ? ORDER BY pair, slot",
+	rows, err := r.conn.Query(ctx, "SELECT pair, slot, price_e12, wide FROM "+r.db+".prices7 FINAL WHERE exchange = ? AND slot <= ? ORDER BY pair, slot",
 		exchange, lastSlot)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var pair string
+		var pair, wide string
 		var sp slotPrice
 		var p int64
-		if err := rows.Scan(&pair, &sp.slot, &p); err != nil {
+		if err := rows.Scan(&pair, &sp.slot, &p, &wide); err != nil {
 			return nil, err
 		}
-		sp.price = fromUnits(p)
+		if sp.price, err = amountOf(p, "price", wide); err != nil {
+			return nil, err
+		}
 		pb.prices[pair] = append(pb.prices[pair], sp)
 	}
 	return pb, rows.Err()

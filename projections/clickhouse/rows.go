@@ -1,19 +1,19 @@
 package clickhouse
 
 import (
-	"math"
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
 )
 
-// Row types, one per table. Amounts are counts of 10^-12 (decUnits).
+// Row types, one per table. Amounts are Decimals, written as the tables
+// hold them (wideText: an Int64 count of 10^-12, or exact text).
 
 type orderRow struct {
 	OrderID                                 int64
 	Exchange, Pair, Side, Kind, Status      string
-	Amount, Price, StopPrice, Filled, Value int64
-	Fees                                    int64
+	Amount, Price, StopPrice, Filled, Value domain.Decimal
+	Fees                                    domain.Decimal
 	Fills                                   uint32
 	CreatedMs, UpdatedMs                    int64
 	Actor, Reason                           string
@@ -24,10 +24,10 @@ type fillRow struct {
 	Exchange, Pair               string
 	TimeMs, OrderID              int64
 	FillID, Side                 string
-	Price, Quantity, Value, Fee  int64
+	Price, Quantity, Value, Fee  domain.Decimal
 	FeeAsset                     string
-	Pnl, Cost, Unmatched, UnmVal int64
-	Net                          int64
+	Pnl, Cost, Unmatched, UnmVal domain.Decimal
+	Net                          domain.Decimal
 	Closing, First               uint8
 	Position                     uint64
 }
@@ -40,7 +40,7 @@ type dailyKey struct {
 type dailyRow struct {
 	dailyKey
 	Trades, Buys, Sells, Wins, Losses uint32
-	Volume, Pnl, Fees, UnmVal         int64
+	Volume, Pnl, Fees, UnmVal         domain.Decimal
 	Position                          uint64
 }
 
@@ -52,7 +52,7 @@ type bucketKey struct {
 }
 
 // bucketRow is one pair's aggregate of one 15-minute slot (or, in
-// pnl_overview5, of all time), as the in-memory Ledger's bucket: fills are
+// pnl_overview7, of all time), as the in-memory Ledger's bucket: fills are
 // added by domain.PnlAgg.Add, the rule both share.
 type bucketRow struct {
 	bucketKey
@@ -63,26 +63,46 @@ type bucketRow struct {
 // aggCols is the number of an aggregate's columns.
 const aggCols = 27
 
+// aggMoney names the aggregate's amounts, in the order of its columns
+// (pnl_buckets7's, without _e12): columns 10 to 20, then hero (21) and
+// fuckup (23) between the times.
+var aggMoney = [13]string{"pnl", "profit", "loss", "fees", "cp_wins", "cp_losses", "buy_value", "sell_value", "volume",
+	"unmatched_value", "invested", "hero", "fuckup"}
+
+// money returns the aggregate's amounts in the order of aggMoney.
+func money(a *domain.PnlAgg[int64]) [13]*domain.Decimal {
+	return [13]*domain.Decimal{&a.Pnl, &a.Profit, &a.Loss, &a.Fees, &a.CpWins, &a.CpLosses, &a.BuyValue, &a.SellValue,
+		&a.Volume, &a.Unmatched, &a.Invested, &a.Hero, &a.Fuck}
+}
+
 // values appends the row's aggregate columns to dst in the order of
-// pnl_buckets (trades … last_ms).
-func (b *bucketRow) values(dst []int64) []int64 {
-	return append(dst, b.Trades, b.Buys, b.Sells, b.Wins, b.Losses, b.Evens, b.UBuys, b.USells, b.UWins, b.ULosses,
-		decUnits(b.Pnl), decUnits(b.Profit), decUnits(b.Loss), decUnits(b.Fees), decUnits(b.CpWins), decUnits(b.CpLosses),
-		decUnits(b.BuyValue), decUnits(b.SellValue), decUnits(b.Volume), decUnits(b.Unmatched), decUnits(b.Invested),
-		decUnits(b.Hero), b.HeroT, decUnits(b.Fuck), b.FuckT, b.FirstT, b.LastT)
-}
-
-// cols returns the row's aggregate columns in the order of pnl_buckets.
-func (b *bucketRow) cols() []any {
-	var v [aggCols]int64
-	out := make([]any, aggCols)
-	for i, x := range b.values(v[:0]) {
-		out[i] = x
+// pnl_buckets7 (trades … last_ms), amounts as counts of 10^-12.
+func (b *bucketRow) values(dst []i128) []i128 {
+	m := money(&b.PnlAgg)
+	for _, n := range []int64{b.Trades, b.Buys, b.Sells, b.Wins, b.Losses, b.Evens, b.UBuys, b.USells, b.UWins, b.ULosses} {
+		dst = append(dst, i64(n))
 	}
-	return out
+	for _, d := range m[:11] {
+		dst = append(dst, unitsOf(*d))
+	}
+	return append(dst, unitsOf(b.Hero), i64(b.HeroT), unitsOf(b.Fuck), i64(b.FuckT), i64(b.FirstT), i64(b.LastT))
 }
 
-// Zone shifts of the local-day rows of pnl_overview5: every whole-hour
+// cols returns the row's aggregate columns in the order of pnl_buckets7,
+// its amounts through w.
+func (b *bucketRow) cols(w *wideText) []any {
+	m := money(&b.PnlAgg)
+	out := make([]any, 0, aggCols)
+	for _, n := range []int64{b.Trades, b.Buys, b.Sells, b.Wins, b.Losses, b.Evens, b.UBuys, b.USells, b.UWins, b.ULosses} {
+		out = append(out, n)
+	}
+	for i, d := range m[:11] {
+		out = append(out, w.col(aggMoney[i], *d))
+	}
+	return append(out, w.col("hero", b.Hero), b.HeroT, w.col("fuckup", b.Fuck), b.FuckT, b.FirstT, b.LastT)
+}
+
+// Zone shifts of the local-day rows of pnl_overview7: every whole-hour
 // offset in use, from -12 h to +14 h (seconds east of UTC).
 const (
 	minShift   = -12 * 3600
@@ -93,7 +113,7 @@ const (
 	bucketSecs = bucketMs / 1000
 )
 
-// Kinds of pnl_overview5 rows, and the blocks its day and hour rows hold.
+// Kinds of pnl_overview7 rows, and the blocks its day and hour rows hold.
 const (
 	kindPair       = 0  // a pair's aggregate over all time and its inventory (v: pairCols)
 	kindLocalDay   = 1  // a block of dayBlock local days under one shift (v: dayBlock × dayCols)
@@ -110,9 +130,8 @@ const (
 // whole-hour offset is a run of whole hours, so the local-day rows of
 // every shift are sums of these.
 type hourRow struct {
-	Trades                           int64
-	Volume, Pnl, Unmatched, Invested int64
-	Position                         uint64
+	dayAgg
+	Position uint64
 }
 
 // add adds a fill's day fields as domain.PnlAgg.Add adds them: every fill
@@ -120,13 +139,13 @@ type hourRow struct {
 // fill its pnl and the cost of the lots it consumed.
 func (d *hourRow) add(f *domain.PnlFill) {
 	d.Trades++
-	d.Volume = addUnits(d.Volume, decUnits(f.Value))
+	d.Volume = d.Volume.Add(f.Value)
 	if f.Sell {
-		d.Unmatched = addUnits(d.Unmatched, decUnits(f.Unmatched))
+		d.Unmatched = d.Unmatched.Add(f.Unmatched)
 	}
 	if f.Closing {
-		d.Pnl = addUnits(d.Pnl, decUnits(f.Pnl))
-		d.Invested = addUnits(d.Invested, decUnits(f.Invested))
+		d.Pnl = d.Pnl.Add(f.Pnl)
+		d.Invested = d.Invested.Add(f.Invested)
 	}
 }
 
@@ -136,7 +155,7 @@ func shiftOf(i int) int64 { return int64(minShift + i*shiftStep) }
 // hourDay returns the local day of UTC hour h under shift index i.
 func hourDay(h int64, i int) int64 { return domain.FloorDiv(h*3600+shiftOf(i), 86400) }
 
-// blockKey names a pnl_overview5 row of day or hour figures: the pair's
+// blockKey names a pnl_overview7 row of day or hour figures: the pair's
 // book, the shift index (hourShift for hour rows) and the block number.
 type blockKey struct {
 	bk    *book
@@ -153,13 +172,13 @@ type orderPnlKey struct {
 type orderPnlRow struct {
 	pairKey
 	orderPnlKey
-	Pnl      int64
+	Pnl      domain.Decimal
 	Position uint64
 }
 
 type pairRow struct {
 	pairKey
-	LotsQty, LotsCost, LastPrice, Balance int64
+	LotsQty, LotsCost, LastPrice, Balance domain.Decimal
 	Position                              uint64
 }
 
@@ -176,7 +195,7 @@ type priceKey struct {
 
 type priceRow struct {
 	priceKey
-	Price    int64
+	Price    domain.Decimal
 	Position uint64
 }
 
@@ -192,7 +211,7 @@ type balanceRow struct {
 	Seq                uint64
 	Asset              string
 	TimeMs             int64
-	Available, OnOrder int64
+	Available, OnOrder domain.Decimal
 	Position           uint64
 }
 
@@ -204,7 +223,7 @@ type batch struct {
 	fills      []fillRow
 	daily      map[dailyKey]dailyRow
 	buckets    map[bucketKey]bucketRow
-	books      map[*book]struct{}   // pairs whose pnl_overview5 row changed since the last flush
+	books      map[*book]struct{}   // pairs whose pnl_overview7 row changed since the last flush
 	hours      map[hourKey]struct{} // hours (of the state's books) that changed since the last flush
 	orderPnl   map[orderPnlKey]orderPnlRow
 	pairs      map[pairKey]pairRow
@@ -212,7 +231,7 @@ type batch struct {
 	prices     map[priceKey]priceRow
 	snapshots  []snapshotRow
 	balances   []balanceRow
-	ov         []overviewRow // pnl_overview5's rows, made by prepare at the flush
+	ov         []overviewRow // pnl_overview7's rows, made by prepare at the flush
 	conv       map[convRowKey]convRow
 	fees       []feeRow
 	rates      map[domain.CurrencyPair]rateRow
@@ -233,7 +252,7 @@ func newBatch() *batch {
 func (b *batch) rows() int { return b.pending() + len(b.ov) }
 
 // pending is the number of rows that count towards BatchRows: all but
-// pnl_overview5's, which are made from the state at the flush (the batch
+// pnl_overview7's, which are made from the state at the flush (the batch
 // holds no copy) and at most one per pair and shift per hour of fills.
 func (b *batch) pending() int {
 	return len(b.orders) + len(b.fills) + len(b.daily) + len(b.buckets) + len(b.orderPnl) + len(b.pairs) +
@@ -272,44 +291,3 @@ func dayDate(day int64) time.Time { return time.Unix(day*86400, 0).UTC() }
 func slotOf(ms int64) int64 { return domain.FloorDiv(ms, bucketMs) }
 
 const bucketMs = 900_000
-
-// decUnits returns d in the units the tables hold: its exact count of
-// 10^-12 (domain.Decimal.Coefficient). A value beyond an Int64 column's
-// range (about ±9.2×10^6) becomes a bound, which the sink refuses to
-// write (tooWide): never a rounded or cut number in the tables.
-func decUnits(d domain.Decimal) int64 {
-	v, ok := d.Coefficient()
-	if !ok {
-		if d.IsNeg() {
-			return math.MinInt64 + 1
-		}
-		return math.MaxInt64
-	}
-	return v
-}
-
-// addUnits returns a+b, or decUnits' bound (tooWide) when either is one or
-// the sum leaves an Int64: a sum the tables cannot hold stays refused.
-func addUnits(a, b int64) int64 {
-	s := a + b
-	switch {
-	case tooWide(a):
-		return a
-	case tooWide(b):
-		return b
-	case (a > 0 && b > 0 && s < 0) || s == math.MaxInt64:
-		return math.MaxInt64
-	case (a < 0 && b < 0 && s >= 0) || s <= math.MinInt64+1:
-		return math.MinInt64 + 1
-	}
-	return s
-}
-
-// tooWide reports whether v is decUnits' bound of a value it could not hold.
-func tooWide(v int64) bool { return v == math.MaxInt64 || v == math.MinInt64+1 }
-
-// fromUnits returns the Decimal of a count of 10^-12 as the tables hold it.
-func fromUnits(units int64) domain.Decimal { return domain.NewDecimal(units, -domain.DecimalPlaces) }
-
-// num is the API number of a count of 10^-12 as the tables hold it.
-func num(units int64) domain.Number { return domain.Number(fromUnits(units)) }

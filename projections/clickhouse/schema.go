@@ -17,17 +17,20 @@ import (
 // Every table is a ReplacingMergeTree whose version is the log position of
 // the event that produced the row, so writing a row again (a retry, or a
 // restart from an older checkpoint) replaces it instead of adding to it.
-// Readers use FINAL (or argMax) to see one row per key. Amounts are Int64
-// counts of 10^-12 (the exact domain.Decimal: 12 decimals), columns
-// suffixed _e12; a value beyond an Int64's range at that scale (about
-// ±9.2×10^6) is not written (the sink stops with an error saying so, and the
-// readers answer from memory) rather than rounded or cut.
+// Readers use FINAL (or argMax) to see one row per key. Amounts are exact:
+// Int64 counts of 10^-12 (the domain.Decimal's 12 decimals), columns
+// suffixed _e12, and an amount beyond an Int64 at that scale (about
+// ±9.2×10^6) is -2^63 there and its decimal text in the row's wide column
+// (wide.go: "name=value …", empty when every amount fits). A sum over them
+// must leave out the marked rows and add their text: on 18.16 sum() of an
+// Int64 or a Decimal128 wraps silently (the reader sums each column's high
+// and low 32 bits apart, exactSum).
 func Schema(db string) []string {
 	stmts := []string{
 		`CREATE DATABASE IF NOT EXISTS {db}`,
 
 		// One row per order: its latest state.
-		`CREATE TABLE IF NOT EXISTS {db}.orders5 (
+		`CREATE TABLE IF NOT EXISTS {db}.orders7 (
     order_id      Int64,
     exchange      String,
     pair          String,
@@ -40,6 +43,7 @@ func Schema(db string) []string {
     filled_e12     Int64,
     filled_value_e12 Int64,
     fees_e12       Int64,
+    wide          String,
     fills         UInt32,
     created_ms    Int64,
     updated_ms    Int64,
@@ -52,7 +56,7 @@ ORDER BY order_id`,
 		// One row per fill, with the realized PNL of the configured lot
 		// matching method (method is in the key: switching method rebuilds
 		// its own rows beside the old ones).
-		`CREATE TABLE IF NOT EXISTS {db}.fills5 (
+		`CREATE TABLE IF NOT EXISTS {db}.fills7 (
     method        String,
     exchange      String,
     pair          String,
@@ -70,6 +74,7 @@ ORDER BY order_id`,
     unmatched_e12  Int64,
     unmatched_value_e12 Int64,
     net_e12        Int64,
+    wide          String,
     closing       UInt8,
     first         UInt8,
     position      UInt64
@@ -79,7 +84,7 @@ ORDER BY (method, exchange, pair, time_ms, order_id, position)`,
 
 		// Per pair and UTC day: aggregates computed in Go from the same PNL
 		// code as the in-memory projections, upserted whole.
-		`CREATE TABLE IF NOT EXISTS {db}.pnl_daily5 (
+		`CREATE TABLE IF NOT EXISTS {db}.pnl_daily7 (
     method        String,
     exchange      String,
     pair          String,
@@ -93,6 +98,7 @@ ORDER BY (method, exchange, pair, time_ms, order_id, position)`,
     pnl_e12        Int64,
     fees_e12       Int64,
     unmatched_value_e12 Int64,
+    wide          String,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
 ORDER BY (method, exchange, pair, day)`,
@@ -101,7 +107,7 @@ ORDER BY (method, exchange, pair, day)`,
 		// it, computed in Go exactly as the in-memory Ledger's buckets and
 		// upserted whole; the PNL reads aggregate these (a day in any zone
 		// is a run of whole slots).
-		`CREATE TABLE IF NOT EXISTS {db}.pnl_buckets5 (
+		`CREATE TABLE IF NOT EXISTS {db}.pnl_buckets7 (
     method        String,
     exchange      String,
     pair          String,
@@ -133,6 +139,7 @@ ORDER BY (method, exchange, pair, day)`,
     fuckup_ms     Int64,
     first_ms      Int64,
     last_ms       Int64,
+    wide          String,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
 ORDER BY (method, exchange, pair, slot)`,
@@ -152,10 +159,11 @@ ORDER BY (method, exchange, pair, slot)`,
 		// kind 2, 24 UTC hours from hour n·24, for the other days when a
 		// zone's offset changes (rows scattered over the table: each costs
 		// a read). v holds 5 figures per day or hour, zero without fills,
-		// as zigzag varints (an Array would cost the Go client a
-		// reflective step per element). Schema 2 had kinds 0 to 3 in
-		// pnl_overview with 8-byte figures.
-		`CREATE TABLE IF NOT EXISTS {db}.pnl_overview5 (
+		// as zigzag varints of 128-bit counts (amounts in 10^-12: every
+		// Decimal; an Array would cost the Go client a reflective step per
+		// element). Schema 2 had kinds 0 to 3 in pnl_overview with 8-byte
+		// figures.
+		`CREATE TABLE IF NOT EXISTS {db}.pnl_overview7 (
     method        String,
     kind          UInt8,
     shift         Int32,
@@ -171,20 +179,21 @@ SETTINGS index_granularity = 32`,
 
 		// Sell orders' realized pnl (Σ of their closing fills) and the
 		// time of their first closing fill: unique win/loss counts.
-		`CREATE TABLE IF NOT EXISTS {db}.order_pnl5 (
+		`CREATE TABLE IF NOT EXISTS {db}.order_pnl7 (
     method        String,
     exchange      String,
     pair          String,
     order_id      Int64,
     first_close_ms Int64,
     pnl_e12        Int64,
+    wide          String,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
 ORDER BY (method, exchange, pair, order_id, first_close_ms)`,
 
 		// Per pair: the inventory after the last fill (lots held, their
 		// cost, last fill price, position from logged fills).
-		`CREATE TABLE IF NOT EXISTS {db}.pairs5 (
+		`CREATE TABLE IF NOT EXISTS {db}.pairs7 (
     method        String,
     exchange      String,
     pair          String,
@@ -192,6 +201,7 @@ ORDER BY (method, exchange, pair, order_id, first_close_ms)`,
     lots_cost_e12  Int64,
     last_price_e12 Int64,
     balance_e12    Int64,
+    wide          String,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
 ORDER BY (method, exchange, pair)`,
@@ -206,11 +216,12 @@ ORDER BY (method, exchange, pair)`,
 ORDER BY (exchange, pair)`,
 
 		// Per pair and 15-minute slot: the last fill price (asset values).
-		`CREATE TABLE IF NOT EXISTS {db}.prices5 (
+		`CREATE TABLE IF NOT EXISTS {db}.prices7 (
     exchange      String,
     pair          String,
     slot          Int64,
     price_e12      Int64,
+    wide          String,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
 ORDER BY (exchange, pair, slot)`,
@@ -224,13 +235,14 @@ ORDER BY (exchange, pair, slot)`,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
 ORDER BY (exchange, seq)`,
-		`CREATE TABLE IF NOT EXISTS {db}.balances5 (
+		`CREATE TABLE IF NOT EXISTS {db}.balances7 (
     exchange      String,
     seq           UInt64,
     asset         String,
     time_ms       Int64,
     available_e12  Int64,
     on_order_e12   Int64,
+    wide          String,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
 ORDER BY (exchange, seq, asset)`,
@@ -328,14 +340,17 @@ ORDER BY sink`,
 // 10^-12 instead of 10^-8 (the ledger's 12 decimals), in tables of new names
 // (orders5 … pnl_overview5, columns _e12); 6 values fees in any asset
 // (fills' pnl changes) and adds pnl_conv_buckets, fill_fees, rates and
-// settings. A sink that rewrote its rows under SchemaVersion drops the
-// tables replaced (replacedTables).
-const SchemaVersion = 6
+// settings; 7 holds every amount a Decimal holds (a wide column of exact
+// text beside the Int64 ones, pnl_overview7's figures 128-bit varints) in
+// tables of new names (orders7 … pnl_overview7). A sink that rewrote its
+// rows under SchemaVersion drops the tables replaced (replacedTables).
+const SchemaVersion = 7
 
 // replacedTables are the tables of older schemas that no reader of
 // SchemaVersion reads.
 var replacedTables = []string{"pnl_totals", "pnl_local_days", "pnl_hours", "pnl_overview", "pnl_overview3",
-	"pnl_overview4", "orders", "fills", "pnl_daily", "pnl_buckets", "order_pnl", "pairs", "prices", "balances"}
+	"pnl_overview4", "orders", "fills", "pnl_daily", "pnl_buckets", "order_pnl", "pairs", "prices", "balances",
+	"pnl_overview5", "orders5", "fills5", "pnl_daily5", "pnl_buckets5", "order_pnl5", "pairs5", "prices5", "balances5"}
 
 var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 

@@ -690,14 +690,14 @@ func (r *sinkRun) end(ctx context.Context, export bool, readErr <-chan error) er
 	return nil
 }
 
-// compact merges pnl_overview5's parts into one after an export: each flush
+// compact merges pnl_overview7's parts into one after an export: each flush
 // of a backfill inserts a part, and until ClickHouse's background merges
 // catch up every overview reads each of them (FINAL merges them per query:
 // after 2M orders, 120 parts). The table is small (rows per pair and
 // month), so the merge is quick. Best effort: a failure only leaves the
 // parts to the background merges.
 func (s *Sink) compact(ctx context.Context) {
-	s.execBestEffort(ctx, "OPTIMIZE TABLE "+s.db+".pnl_overview5 FINAL", "clickhouse: could not merge pnl_overview5's parts after the export")
+	s.execBestEffort(ctx, "OPTIMIZE TABLE "+s.db+".pnl_overview7 FINAL", "clickhouse: could not merge pnl_overview7's parts after the export")
 }
 
 // flush writes b's rows, then the checkpoint pos. Each table's rows go in
@@ -742,55 +742,62 @@ type tableRows struct {
 }
 
 // tables lists b's rows table by table, in the order they are written;
-// method is the PNL method the PNL tables are computed by.
+// method is the PNL method the PNL tables are computed by. Each amount
+// goes through one wideText per table (w.col, then w.text last in the
+// same row's Append).
 func (b *batch) tables(method string) []tableRows {
+	var w wideText
 	return []tableRows{
-		{"orders5 (order_id, exchange, pair, side, kind, status, amount_e12, price_e12, stop_price_e12, filled_e12, filled_value_e12, fees_e12, fills, created_ms, updated_ms, actor, reason, position)",
+		{"orders7 (order_id, exchange, pair, side, kind, status, amount_e12, price_e12, stop_price_e12, filled_e12, filled_value_e12, fees_e12, wide, fills, created_ms, updated_ms, actor, reason, position)",
 			len(b.orders), func(bt driver.Batch) error {
 				return appendRows(maps.Values(b.orders), func(r orderRow) error {
-					return bt.Append(r.OrderID, r.Exchange, r.Pair, r.Side, r.Kind, r.Status, r.Amount, r.Price, r.StopPrice,
-						r.Filled, r.Value, r.Fees, r.Fills, r.CreatedMs, r.UpdatedMs, r.Actor, r.Reason, r.Position)
+					return bt.Append(r.OrderID, r.Exchange, r.Pair, r.Side, r.Kind, r.Status, w.col("amount", r.Amount),
+						w.col("price", r.Price), w.col("stop_price", r.StopPrice), w.col("filled", r.Filled),
+						w.col("filled_value", r.Value), w.col("fees", r.Fees), w.text(),
+						r.Fills, r.CreatedMs, r.UpdatedMs, r.Actor, r.Reason, r.Position)
 				})
 			}},
-		{"fills5 (method, exchange, pair, time_ms, order_id, fill_id, side, price_e12, quantity_e12, value_e12, fee_e12, fee_asset, pnl_e12, cost_e12, unmatched_e12, unmatched_value_e12, net_e12, closing, first, position)",
+		{"fills7 (method, exchange, pair, time_ms, order_id, fill_id, side, fee_asset, price_e12, quantity_e12, value_e12, fee_e12, pnl_e12, cost_e12, unmatched_e12, unmatched_value_e12, net_e12, wide, closing, first, position)",
 			len(b.fills), func(bt driver.Batch) error {
 				return appendRows(slices.Values(b.fills), func(r fillRow) error {
-					return bt.Append(method, r.Exchange, r.Pair, r.TimeMs, r.OrderID, r.FillID, r.Side, r.Price, r.Quantity,
-						r.Value, r.Fee, r.FeeAsset, r.Pnl, r.Cost, r.Unmatched, r.UnmVal, r.Net, r.Closing, r.First, r.Position)
+					return bt.Append(method, r.Exchange, r.Pair, r.TimeMs, r.OrderID, r.FillID, r.Side, r.FeeAsset,
+						w.col("price", r.Price), w.col("quantity", r.Quantity), w.col("value", r.Value), w.col("fee", r.Fee),
+						w.col("pnl", r.Pnl), w.col("cost", r.Cost), w.col("unmatched", r.Unmatched),
+						w.col("unmatched_value", r.UnmVal), w.col("net", r.Net), w.text(), r.Closing, r.First, r.Position)
 				})
 			}},
-		{"pnl_daily5 (method, exchange, pair, day, trades, buys, sells, wins, losses, volume_e12, pnl_e12, fees_e12, unmatched_value_e12, position)",
+		{"pnl_daily7 (method, exchange, pair, day, trades, buys, sells, wins, losses, volume_e12, pnl_e12, fees_e12, unmatched_value_e12, wide, position)",
 			len(b.daily), func(bt driver.Batch) error {
 				return appendRows(maps.Values(b.daily), func(r dailyRow) error {
 					return bt.Append(method, r.Exchange, r.Pair, dayDate(r.Day), r.Trades, r.Buys, r.Sells, r.Wins, r.Losses,
-						r.Volume, r.Pnl, r.Fees, r.UnmVal, r.Position)
+						w.col("volume", r.Volume), w.col("pnl", r.Pnl), w.col("fees", r.Fees),
+						w.col("unmatched_value", r.UnmVal), w.text(), r.Position)
 				})
 			}},
-		{"pnl_buckets5 (method, exchange, pair, slot, trades, buys, sells, wins, losses, evens, u_buys, u_sells, u_wins, u_losses, pnl_e12, profit_e12, loss_e12, fees_e12, cp_wins_e12, cp_losses_e12, buy_value_e12, sell_value_e12, volume_e12, unmatched_value_e12, invested_e12, hero_e12, hero_ms, fuckup_e12, fuckup_ms, first_ms, last_ms, position)",
+		{"pnl_buckets7 (method, exchange, pair, slot, " + bucketCols + ", position)",
 			len(b.buckets), func(bt driver.Batch) error {
 				return appendRows(maps.Values(b.buckets), func(r bucketRow) error {
-					return bt.Append(append(append([]any{method, r.Exchange, r.Pair, r.Slot}, r.cols()...), r.Position)...)
+					v := append([]any{method, r.Exchange, r.Pair, r.Slot}, r.cols(&w)...)
+					return bt.Append(append(v, w.text(), r.Position)...)
 				})
 			}},
-		{"pnl_overview5 (method, kind, shift, n, exchange, pair, v, s, position)",
+		{"pnl_overview7 (method, kind, shift, n, exchange, pair, v, s, position)",
 			len(b.ov), func(bt driver.Batch) error {
 				return appendRows(slices.Values(b.ov), func(r overviewRow) error {
-					if slices.ContainsFunc(r.v, tooWide) {
-						return errTooWide
-					}
-					return bt.Append(method, r.kind, r.shift, r.n, r.exchange, r.pair, packInts(r.v), r.s, r.position)
+					return bt.Append(method, r.kind, r.shift, r.n, r.exchange, r.pair, packFigures(r.v), r.s, r.position)
 				})
 			}},
-		{"order_pnl5 (method, exchange, pair, order_id, first_close_ms, pnl_e12, position)",
+		{"order_pnl7 (method, exchange, pair, order_id, first_close_ms, pnl_e12, wide, position)",
 			len(b.orderPnl), func(bt driver.Batch) error {
 				return appendRows(maps.Values(b.orderPnl), func(r orderPnlRow) error {
-					return bt.Append(method, r.Exchange, r.Pair, r.OrderID, r.FirstCloseMs, r.Pnl, r.Position)
+					return bt.Append(method, r.Exchange, r.Pair, r.OrderID, r.FirstCloseMs, w.col("pnl", r.Pnl), w.text(), r.Position)
 				})
 			}},
-		{"pairs5 (method, exchange, pair, lots_qty_e12, lots_cost_e12, last_price_e12, balance_e12, position)",
+		{"pairs7 (method, exchange, pair, lots_qty_e12, lots_cost_e12, last_price_e12, balance_e12, wide, position)",
 			len(b.pairs), func(bt driver.Batch) error {
 				return appendRows(maps.Values(b.pairs), func(r pairRow) error {
-					return bt.Append(method, r.Exchange, r.Pair, r.LotsQty, r.LotsCost, r.LastPrice, r.Balance, r.Position)
+					return bt.Append(method, r.Exchange, r.Pair, w.col("lots_qty", r.LotsQty), w.col("lots_cost", r.LotsCost),
+						w.col("last_price", r.LastPrice), w.col("balance", r.Balance), w.text(), r.Position)
 				})
 			}},
 		{"strategies (exchange, pair, strategy, position)",
@@ -799,10 +806,10 @@ func (b *batch) tables(method string) []tableRows {
 					return bt.Append(r.Exchange, r.Pair, r.Strategy, r.Position)
 				})
 			}},
-		{"prices5 (exchange, pair, slot, price_e12, position)",
+		{"prices7 (exchange, pair, slot, price_e12, wide, position)",
 			len(b.prices), func(bt driver.Batch) error {
 				return appendRows(maps.Values(b.prices), func(r priceRow) error {
-					return bt.Append(r.Exchange, r.Pair, r.Slot, r.Price, r.Position)
+					return bt.Append(r.Exchange, r.Pair, r.Slot, w.col("price", r.Price), w.text(), r.Position)
 				})
 			}},
 		{"snapshots (exchange, seq, time_ms, position)",
@@ -836,30 +843,14 @@ func (b *batch) tables(method string) []tableRows {
 					return bt.Append(method, r.name, r.value, r.position)
 				})
 			}},
-		{"balances5 (exchange, seq, asset, time_ms, available_e12, on_order_e12, position)",
+		{"balances7 (exchange, seq, asset, time_ms, available_e12, on_order_e12, wide, position)",
 			len(b.balances), func(bt driver.Batch) error {
 				return appendRows(slices.Values(b.balances), func(r balanceRow) error {
-					return bt.Append(r.Exchange, r.Seq, r.Asset, r.TimeMs, r.Available, r.OnOrder, r.Position)
+					return bt.Append(r.Exchange, r.Seq, r.Asset, r.TimeMs, w.col("available", r.Available),
+						w.col("on_order", r.OnOrder), w.text(), r.Position)
 				})
 			}},
 	}
-}
-
-// errTooWide is a value the tables cannot hold (tooWide): the sink stops
-// rather than write it rounded or cut.
-var errTooWide = errors.New("an amount beyond the ClickHouse columns' range (about ±9.2e6 at 12 decimals); the sink stops and the PNL reads answer from memory")
-
-// rangeChecked refuses a row with an amount the tables cannot hold.
-type rangeChecked struct{ driver.Batch }
-
-// Append appends the row unless one of its int64 values is tooWide.
-func (b rangeChecked) Append(v ...any) error {
-	for _, x := range v {
-		if i, ok := x.(int64); ok && tooWide(i) {
-			return errTooWide
-		}
-	}
-	return b.Batch.Append(v...)
 }
 
 // appendRows calls add for each row, stopping at the first error.
@@ -884,7 +875,7 @@ func (s *Sink) insert(ctx context.Context, conn driver.Conn, tableCols string, n
 		return fmt.Errorf("insert into %s: %w", table, err)
 	}
 	defer bt.Close()
-	if err := fill(rangeChecked{bt}); err != nil {
+	if err := fill(bt); err != nil {
 		return fmt.Errorf("insert into %s: %w", table, err)
 	}
 	if err := bt.Send(); err != nil {

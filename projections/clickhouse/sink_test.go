@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -230,7 +231,7 @@ func TestExportBasic(t *testing.T) {
 	}
 	r := openConn(t, url)
 	var n uint64
-	if err := r.QueryRow(context.Background(), "SELECT count() FROM "+s.Database()+".fills5 FINAL").Scan(&n); err != nil {
+	if err := r.QueryRow(context.Background(), "SELECT count() FROM "+s.Database()+".fills7 FINAL").Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	if n != uint64(nFills) {
@@ -302,11 +303,26 @@ func (p *proxy) setDown(down bool) {
 	}
 }
 
+// e12Text returns the decimal text of a count n of 10^-12 (an integer's
+// text): its point 12 digits from the right.
+func e12Text(n string) []byte {
+	neg := strings.HasPrefix(n, "-")
+	n = strings.TrimPrefix(n, "-")
+	if len(n) <= domain.DecimalPlaces {
+		n = strings.Repeat("0", domain.DecimalPlaces+1-len(n)) + n
+	}
+	b := []byte(n[:len(n)-domain.DecimalPlaces] + "." + n[len(n)-domain.DecimalPlaces:])
+	if neg {
+		b = append([]byte{'-'}, b...)
+	}
+	return b
+}
+
 // chTotals are the figures a dashboard reads, straight from the tables.
 type chTotals struct {
 	fills, fillsRaw, orders, balances uint64
-	pnl, volume, fees                 int64
-	dailyPnl, dailyVolume             int64
+	pnl, volume, fees                 domain.Decimal
+	dailyPnl, dailyVolume             domain.Decimal
 	dailyTrades                       uint64
 	checkpoint                        uint64
 }
@@ -321,11 +337,38 @@ func readTotals(tb testing.TB, conn driver.Conn, db, method string) chTotals {
 			tb.Fatalf("%s: %v", query, err)
 		}
 	}
-	q("SELECT count(), sum(pnl_e12), sum(value_e12), sum(fee_e12) FROM "+db+".fills5 FINAL WHERE method = '"+method+"'", &t.fills, &t.pnl, &t.volume, &t.fees)
-	q("SELECT count() FROM "+db+".fills5 WHERE method = '"+method+"'", &t.fillsRaw)
-	q("SELECT count() FROM "+db+".orders5 FINAL", &t.orders)
-	q("SELECT count() FROM "+db+".balances5 FINAL", &t.balances)
-	q("SELECT sum(pnl_e12), sum(volume_e12), toUInt64(sum(trades)) FROM "+db+".pnl_daily5 FINAL WHERE method = '"+method+"'", &t.dailyPnl, &t.dailyVolume, &t.dailyTrades)
+	// The sums as decimal text of Decimal128 sums, in units of 10^-12 (this
+	// log's amounts all fit the Int64 columns: no wide text).
+	sums := func(query string, dest ...*domain.Decimal) {
+		tb.Helper()
+		text := make([]string, len(dest))
+		var wide uint64
+		var args []any
+		for i := range text {
+			args = append(args, &text[i])
+		}
+		q(query, append(args, &wide)...)
+		if wide != 0 {
+			tb.Fatalf("%s: %d rows with wide amounts", query, wide)
+		}
+		for i, d := range dest {
+			u, ok := parseUnits(e12Text(text[i]))
+			if !ok {
+				tb.Fatalf("%s: sum %q", query, text[i])
+			}
+			*d = u.dec()
+		}
+	}
+	sum := func(col string) string { return "toString(sum(toDecimal128(" + col + ", 0)))" }
+	q("SELECT count() FROM "+db+".fills7 FINAL WHERE method = '"+method+"'", &t.fills)
+	sums("SELECT "+sum("pnl_e12")+", "+sum("value_e12")+", "+sum("fee_e12")+", countIf(wide != '') FROM "+db+
+		".fills7 FINAL WHERE method = '"+method+"'", &t.pnl, &t.volume, &t.fees)
+	q("SELECT count() FROM "+db+".fills7 WHERE method = '"+method+"'", &t.fillsRaw)
+	q("SELECT count() FROM "+db+".orders7 FINAL", &t.orders)
+	q("SELECT count() FROM "+db+".balances7 FINAL", &t.balances)
+	q("SELECT toUInt64(sum(trades)) FROM "+db+".pnl_daily7 FINAL WHERE method = '"+method+"'", &t.dailyTrades)
+	sums("SELECT "+sum("pnl_e12")+", "+sum("volume_e12")+", countIf(wide != '') FROM "+db+
+		".pnl_daily7 FINAL WHERE method = '"+method+"'", &t.dailyPnl, &t.dailyVolume)
 	q("SELECT max(position) FROM "+db+".checkpoint", &t.checkpoint)
 	return t
 }
@@ -351,9 +394,9 @@ func referenceTotals(tb testing.TB, store domain.EventStore, method domain.PnlMe
 	}
 	t.fills, t.orders, t.balances = uint64(len(b.fills)), uint64(len(b.orders)), uint64(len(b.balances))
 	for _, f := range b.fills {
-		t.pnl += f.Pnl
-		t.volume += f.Value
-		t.fees += f.Fee
+		t.pnl = t.pnl.Add(f.Pnl)
+		t.volume = t.volume.Add(f.Value)
+		t.fees = t.fees.Add(f.Fee)
 	}
 	t.dailyPnl, t.dailyVolume, t.dailyTrades = t.pnl, t.volume, t.fills
 	return t, b

@@ -47,8 +47,8 @@ type book struct {
 	quote, base       string
 	lots              domain.Lots
 	lastPrice, posQty domain.Decimal
-	total             bucketRow          // every fill's aggregate (pnl_overview5's pair row)
-	hours             map[int64]*hourRow // daily figures per UTC hour (pnl_overview5's day and hour rows)
+	total             bucketRow          // every fill's aggregate (pnl_overview7's pair row)
+	hours             map[int64]*hourRow // daily figures per UTC hour (pnl_overview7's day and hour rows)
 	pos               uint64             // position of the last event that changed the pair
 }
 
@@ -108,7 +108,7 @@ func (st *state) apply(e *domain.Event, b *batch) error {
 		for _, a := range p.Balances {
 			b.balances = append(b.balances, balanceRow{
 				Exchange: p.Exchange, Seq: seq, Asset: a.Asset, TimeMs: e.Time,
-				Available: decUnits(a.Available), OnOrder: decUnits(a.OnOrder), Position: e.Position,
+				Available: a.Available, OnOrder: a.OnOrder, Position: e.Position,
 			})
 		}
 	case domain.TypeRateObserved:
@@ -207,9 +207,9 @@ func (st *state) applyOrder(e *domain.Event, b *batch) error {
 	if b != nil {
 		b.orders[id] = orderRow{
 			OrderID: id, Exchange: o.Exchange, Pair: o.Pair, Side: string(o.Side), Kind: string(o.Kind),
-			Status: string(o.State), Amount: decUnits(o.Amount), Price: decUnits(o.Price),
-			StopPrice: decUnits(o.StopPrice), Filled: decUnits(o.Filled), Value: decUnits(o.Cost),
-			Fees: decUnits(o.Fees), Fills: o.fills, CreatedMs: o.created, UpdatedMs: e.Time,
+			Status: string(o.State), Amount: o.Amount, Price: o.Price,
+			StopPrice: o.StopPrice, Filled: o.Filled, Value: o.Cost,
+			Fees: o.Fees, Fills: o.fills, CreatedMs: o.created, UpdatedMs: e.Time,
 			Actor: o.actor, Reason: o.Reason, Position: e.Position,
 		}
 	}
@@ -245,8 +245,8 @@ func (st *state) emitPair(bk *book, e *domain.Event, b *batch) {
 		return
 	}
 	b.books[bk] = struct{}{}
-	b.pairs[bk.key] = pairRow{pairKey: bk.key, LotsQty: decUnits(bk.lots.Qty()), LotsCost: decUnits(bk.lots.Cost()),
-		LastPrice: decUnits(bk.lastPrice), Balance: decUnits(bk.posQty), Position: e.Position}
+	b.pairs[bk.key] = pairRow{pairKey: bk.key, LotsQty: bk.lots.Qty(), LotsCost: bk.lots.Cost(),
+		LastPrice: bk.lastPrice, Balance: bk.posQty, Position: e.Position}
 }
 
 // applyFill runs the fill through the pair's lots and the aggregates.
@@ -359,27 +359,27 @@ func (st *state) applyFill(id int64, e *domain.Event, f *domain.OrderFilled, b *
 			d.Losses++
 		}
 	}
-	d.Volume = addUnits(d.Volume, decUnits(r.Value))
-	d.Pnl = addUnits(d.Pnl, decUnits(r.Pnl))
-	d.Fees = addUnits(d.Fees, decUnits(r.Fee))
-	d.UnmVal = addUnits(d.UnmVal, decUnits(r.UnmatchedValue))
+	d.Volume = d.Volume.Add(r.Value)
+	d.Pnl = d.Pnl.Add(r.Pnl)
+	d.Fees = d.Fees.Add(r.Fee)
+	d.UnmVal = d.UnmVal.Add(r.UnmatchedValue)
 	d.Position = e.Position
 	st.emitPair(bk, e, b)
 	if b == nil {
 		return
 	}
 	b.daily[dk] = *d
-	b.prices[priceKey{bk.key, slotOf(t)}] = priceRow{priceKey: priceKey{bk.key, slotOf(t)}, Price: decUnits(f.Price), Position: e.Position}
+	b.prices[priceKey{bk.key, slotOf(t)}] = priceRow{priceKey: priceKey{bk.key, slotOf(t)}, Price: f.Price, Position: e.Position}
 	if closing {
 		k := orderPnlKey{OrderID: id, FirstCloseMs: oo.firstClose}
-		b.orderPnl[k] = orderPnlRow{pairKey: bk.key, orderPnlKey: k, Pnl: decUnits(oo.pnl), Position: e.Position}
+		b.orderPnl[k] = orderPnlRow{pairKey: bk.key, orderPnlKey: k, Pnl: oo.pnl, Position: e.Position}
 	}
 	b.fills = append(b.fills, fillRow{
 		Exchange: bk.key.Exchange, Pair: bk.key.Pair, TimeMs: t, OrderID: id, FillID: f.FillID,
-		Side: string(side), Price: decUnits(f.Price), Quantity: decUnits(f.Quantity),
-		Value: decUnits(r.Value), Fee: decUnits(r.Fee), FeeAsset: f.FeeAsset,
-		Pnl: decUnits(r.Pnl), Cost: decUnits(r.LotCost), Unmatched: decUnits(r.Unmatched),
-		UnmVal: decUnits(r.UnmatchedValue), Net: decUnits(net), Closing: b2u(closing), First: b2u(oo.fills == 1),
+		Side: string(side), Price: f.Price, Quantity: f.Quantity,
+		Value: r.Value, Fee: r.Fee, FeeAsset: f.FeeAsset,
+		Pnl: r.Pnl, Cost: r.LotCost, Unmatched: r.Unmatched,
+		UnmVal: r.UnmatchedValue, Net: net, Closing: b2u(closing), First: b2u(oo.fills == 1),
 		Position: e.Position,
 	})
 }

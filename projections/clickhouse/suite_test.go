@@ -3,6 +3,7 @@ package clickhouse
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/projections"
@@ -23,8 +24,12 @@ func TestReaderPnlSuite(t *testing.T) {
 		}
 		s := NewSink(url, store)
 		s.Method = m
-		if _, err := s.Export(context.Background()); err != nil {
-			t.Fatal(err)
+		// A sink that cannot write a row retries: bounded, so that the case
+		// fails instead of hanging.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if _, err := s.Export(ctx); err != nil {
+			t.Fatalf("export: %v (last ClickHouse error: %v)", err, s.Err())
 		}
 		r := NewReader(url, m)
 		if err := r.Open(); err != nil {

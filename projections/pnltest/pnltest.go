@@ -155,6 +155,8 @@ func Run(t *testing.T, open Open) {
 			testDaily(t, r, c.w)
 			testMixed(t, r)
 			testFees(t, open(t, FeesLog(), c.m))
+			testWide(t, open(t, WideLog(), c.m))
+			testSums(t, open(t, SumsLog(), c.m))
 		})
 	}
 	for _, c := range methodCases {
@@ -398,4 +400,203 @@ func testFees(t *testing.T, r projections.PnlReader) {
 		t.Fatalf("fees daily: %+v %s, %v", days, unit, err)
 	}
 	num(t, "fees daily pnl", days[0].Pnl, "468.62006")
+}
+
+// WideLog holds numbers beyond ±2^63 units of 10^-12 (±9,223,372.036854775808):
+// a quantity of 10^15 at a 10-decimal price, single fills and a pair's
+// volume beyond it, and a cumulative volume of 51.72 million USDT over four
+// pairs. Day D (UTC; Kathmandu local in brackets: all on D), no fees, one
+// lot at a time per pair (every method gives the same figures):
+//
+//	binance/USDT-BABYDOGE
+//	 #21 01:00 buy 1,000,000,000,000,000 @ 0.0000000012   value 1,200,000: lot {10^15, 1,200,000}
+//	 #22 02:00 sell 400,000,000,000,000 @ 0.0000000013    value 520,000, cost 480,000: pnl 40,000
+//	          lot left {6×10^14, 720,000}: ABP 0.0000000012, unrealized 6×10^14 × 0.0000000013 − 720,000 = 60,000
+//	binance/USDT-BTC  #23 03:00 buy 100 @ 60,000 (6,000,000); #24 03:30 sell 100 @ 65,000 (6,500,000): pnl 500,000
+//	binance/USDT-ETH  #25 05:00 buy 4,000 @ 2,500 (10,000,000); #26 05:30 sell 4,000 @ 3,000 (12,000,000): pnl 2,000,000
+//	binance/USDT-SOL  #27 07:00 buy 50,000 @ 150 (7,500,000); #28 07:30 sell 50,000 @ 160 (8,000,000): pnl 500,000
+//	08:00 BalancesObserved binance: 6×10^14 BABYDOGE, 20,000,000 USDT: 780,000 + 20,000,000 = 20,780,000 USDT
+//
+// Over the four: pnl 3,040,000; invested 480,000 + 6,000,000 + 10,000,000 +
+// 7,500,000 = 23,980,000; buys' value 24,700,000, sells' 27,020,000, volume
+// 51,720,000; 8 trades, 4 winning.
+func WideLog() []Entry {
+	var out []Entry
+	add := func(stream, typ string, t time.Time, data any) {
+		out = append(out, Entry{Stream: stream, Event: domain.NewEvent(domain.NewManualClock(t), typ, data)})
+	}
+	order := func(id int64, pair string, side domain.Side, price, qty string, t time.Time) {
+		add(domain.OrderStream(id), domain.TypeOrderRequested, t, domain.OrderRequested{OrderID: id, Exchange: "binance",
+			Pair: pair, Side: side, Kind: domain.KindLimit, Amount: domain.MustDecimal(qty), Price: domain.MustDecimal(price), ClientOrderID: "c"})
+		add(domain.OrderStream(id), domain.TypeOrderFilled, t, domain.OrderFilled{FillID: "f", Price: domain.MustDecimal(price),
+			Quantity: domain.MustDecimal(qty), Fee: domain.Zero, FeeAsset: "USDT"})
+	}
+	order(21, "USDT-BABYDOGE", domain.Buy, "0.0000000012", "1000000000000000", at(0, 1, 0))
+	order(22, "USDT-BABYDOGE", domain.Sell, "0.0000000013", "400000000000000", at(0, 2, 0))
+	order(23, "USDT-BTC", domain.Buy, "60000", "100", at(0, 3, 0))
+	order(24, "USDT-BTC", domain.Sell, "65000", "100", at(0, 3, 30))
+	order(25, "USDT-ETH", domain.Buy, "2500", "4000", at(0, 5, 0))
+	order(26, "USDT-ETH", domain.Sell, "3000", "4000", at(0, 5, 30))
+	order(27, "USDT-SOL", domain.Buy, "150", "50000", at(0, 7, 0))
+	order(28, "USDT-SOL", domain.Sell, "160", "50000", at(0, 7, 30))
+	add(domain.BalanceStream("binance"), domain.TypeBalancesObserved, at(0, 8, 0), domain.BalancesObserved{Exchange: "binance",
+		Balances: []domain.AssetBalance{{Asset: "BABYDOGE", Available: domain.MustDecimal("600000000000000")},
+			{Asset: "USDT", Available: domain.MustDecimal("20000000")}}})
+	return out
+}
+
+// testWide checks WideLog's figures (its comment has the arithmetic): over
+// all time and over a range, in UTC and in Kathmandu (whose days another
+// read path answers).
+func testWide(t *testing.T, r projections.PnlReader) {
+	bd, err := r.Total("binance/USDT-BABYDOGE")
+	if err != nil {
+		t.Fatalf("wide total: %v", err)
+	}
+	num(t, "wide BABYDOGE pnl", bd.Pnl, "40000")
+	num(t, "wide BABYDOGE invested", bd.Invested, "480000")
+	num(t, "wide BABYDOGE balance", bd.Balance, "600000000000000")
+	num(t, "wide BABYDOGE inventory_cost", bd.InventoryCost, "720000")
+	num(t, "wide BABYDOGE ABP", bd.ABP, "0.0000000012")
+	num(t, "wide BABYDOGE unrealizedPnl", bd.UnrealizedPnl, "60000")
+	if bd.NumberOfTrades != 2 || bd.Winning != 1 {
+		t.Errorf("wide BABYDOGE: %d trades, %d winning; want 2, 1", bd.NumberOfTrades, bd.Winning)
+	}
+	eth, _ := r.Total("binance/USDT-ETH")
+	num(t, "wide ETH pnl", eth.Pnl, "2000000")
+	num(t, "wide ETH invested", eth.Invested, "10000000")
+
+	all := projections.PnlScope{Keys: []string{"All"}}
+	pct := domain.PnlPercent(domain.MustDecimal("3040000"), domain.MustDecimal("23980000")).String()
+	for _, c := range []struct {
+		name     string
+		from, to int64
+	}{{"wide overview", 0, 0}, {"wide overview of D", at(0, 0, 0).UnixMilli(), at(1, 0, 0).UnixMilli()}} {
+		o, err := r.Overview(projections.OverviewQuery{Scope: all, Loc: time.UTC, Now: at(0, 23, 0), From: c.from, To: c.to})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if o.Unit != "USDT" || o.Total.NumberOfTrades != 8 || o.Total.Winning != 4 || len(o.DailyHistory) != 1 {
+			t.Fatalf("%s: unit %q, %d trades, %d winning, %d days; want USDT, 8, 4, 1", c.name, o.Unit,
+				o.Total.NumberOfTrades, o.Total.Winning, len(o.DailyHistory))
+		}
+		num(t, c.name+" total.pnl", o.Total.Pnl, "3040000")
+		num(t, c.name+" total.buyBaseValue", o.Total.BuyBaseValue, "24700000")
+		num(t, c.name+" total.sellBaseValue", o.Total.SellBaseValue, "27020000")
+		num(t, c.name+" total.buyPnl", o.Total.BuyPnl, "60000")
+		num(t, c.name+" heroTrade", o.Total.HeroTrade.Pnl, "2000000")
+		num(t, c.name+" fuckupTrade", o.Total.FuckupTrade.Pnl, "40000")
+		num(t, c.name+" today.pnl", o.Today.Pnl, "3040000")
+		d := o.DailyHistory[0]
+		num(t, c.name+" day totalVolume", d.TotalVolume, "51720000")
+		num(t, c.name+" day pnl", d.Pnl, "3040000")
+		num(t, c.name+" day cumulativePnl", d.CumulativePnl, "3040000")
+		num(t, c.name+" day cumulativePnlPercent", d.CumulativePnlPercent, pct)
+	}
+	s, err := r.Sum(all, 0, 0)
+	if err != nil || s.Pnl != domain.MustDecimal("3040000") || s.Invested != domain.MustDecimal("23980000") {
+		t.Errorf("wide sum: pnl %s invested %s, %v; want 3040000, 23980000", s.Pnl, s.Invested, err)
+	}
+
+	ktm, err := projections.LoadZone("Asia/Kathmandu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []projections.DailyQuery{{Scope: all, Loc: time.UTC}, {Scope: all, Loc: ktm},
+		{Scope: all, Loc: time.UTC, From: at(0, 0, 0).UnixMilli(), To: at(1, 0, 0).UnixMilli()}} {
+		days, _, _, err := r.Daily(q)
+		if err != nil || len(days) != 1 || days[0].Date != "2024-03-10" || days[0].NumberOfTrades != 8 {
+			t.Fatalf("wide daily in %s [%d, %d): %+v, %v", q.Loc, q.From, q.To, days, err)
+		}
+		num(t, "wide daily totalVolume in "+q.Loc.String(), days[0].TotalVolume, "51720000")
+		num(t, "wide daily pnl in "+q.Loc.String(), days[0].Pnl, "3040000")
+	}
+	// D 23:00 UTC is D+1 04:45 in Kathmandu: the fills are yesterday's.
+	o, err := r.Overview(projections.OverviewQuery{Scope: all, Loc: ktm, Now: at(0, 23, 0)})
+	if err != nil {
+		t.Fatalf("wide overview in Kathmandu: %v", err)
+	}
+	num(t, "wide overview in Kathmandu total.pnl", o.Total.Pnl, "3040000")
+	num(t, "wide overview in Kathmandu today.pnl", o.Today.Pnl, "0")
+	num(t, "wide overview in Kathmandu yesterday.pnl", o.Yesterday.Pnl, "3040000")
+
+	pts := r.AssetHistory("binance", "USDT", 0, at(1, 0, 0).UnixMilli())
+	if len(pts) != 1 {
+		t.Fatalf("wide asset history: %+v", pts)
+	}
+	num(t, "wide asset history amount", pts[0].Amount, "20780000")
+}
+
+// SumsLog's pairs each keep every figure within ±2^63 units of 10^-12
+// (±9,223,372.036854775808), but their sums over pairs go beyond: a reader
+// must not add them in 64 bits. Day D (UTC), no fees:
+//
+//	binance/USDT-BNB  #31 09:00 buy 1,000 @ 1,000 (1,000,000); #32 09:30 sell 1,000 @ 6,000 (6,000,000): pnl 5,000,000
+//	binance/USDT-XRP  #33 10:00 buy 1,000,000 @ 1; #34 10:30 sell 1,000,000 @ 6: pnl 5,000,000
+//	11:00 BalancesObserved binance: USDT 5,000,000 available and 5,000,000 on order: 10,000,000
+//
+// Over both: pnl 10,000,000, invested 2,000,000, volume 14,000,000, sells'
+// value 12,000,000.
+func SumsLog() []Entry {
+	var out []Entry
+	add := func(stream, typ string, t time.Time, data any) {
+		out = append(out, Entry{Stream: stream, Event: domain.NewEvent(domain.NewManualClock(t), typ, data)})
+	}
+	order := func(id int64, pair string, side domain.Side, price, qty string, t time.Time) {
+		add(domain.OrderStream(id), domain.TypeOrderRequested, t, domain.OrderRequested{OrderID: id, Exchange: "binance",
+			Pair: pair, Side: side, Kind: domain.KindLimit, Amount: domain.MustDecimal(qty), Price: domain.MustDecimal(price), ClientOrderID: "c"})
+		add(domain.OrderStream(id), domain.TypeOrderFilled, t, domain.OrderFilled{FillID: "f", Price: domain.MustDecimal(price),
+			Quantity: domain.MustDecimal(qty), Fee: domain.Zero, FeeAsset: "USDT"})
+	}
+	order(31, "USDT-BNB", domain.Buy, "1000", "1000", at(0, 9, 0))
+	order(32, "USDT-BNB", domain.Sell, "6000", "1000", at(0, 9, 30))
+	order(33, "USDT-XRP", domain.Buy, "1", "1000000", at(0, 10, 0))
+	order(34, "USDT-XRP", domain.Sell, "6", "1000000", at(0, 10, 30))
+	add(domain.BalanceStream("binance"), domain.TypeBalancesObserved, at(0, 11, 0), domain.BalancesObserved{Exchange: "binance",
+		Balances: []domain.AssetBalance{{Asset: "USDT", Available: domain.MustDecimal("5000000"), OnOrder: domain.MustDecimal("5000000")}}})
+	return out
+}
+
+// testSums checks SumsLog's figures over both pairs.
+func testSums(t *testing.T, r projections.PnlReader) {
+	all := projections.PnlScope{Keys: []string{"All"}}
+	ktm, err := projections.LoadZone("Asia/Kathmandu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, loc := range []*time.Location{time.UTC, ktm} {
+		name := "sums overview in " + loc.String()
+		o, err := r.Overview(projections.OverviewQuery{Scope: all, Loc: loc, Now: at(0, 23, 0)})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		num(t, name+" total.pnl", o.Total.Pnl, "10000000")
+		num(t, name+" total.sellBaseValue", o.Total.SellBaseValue, "12000000")
+		period := o.Today.Pnl // D 23:00 UTC is D+1 04:45 in Kathmandu: D is yesterday there
+		if loc != time.UTC {
+			period = o.Yesterday.Pnl
+		}
+		num(t, name+" pnl of D", period, "10000000")
+		if len(o.DailyHistory) != 1 {
+			t.Fatalf("%s: days %+v", name, o.DailyHistory)
+		}
+		num(t, name+" day pnl", o.DailyHistory[0].Pnl, "10000000")
+		num(t, name+" day cumulativePnl", o.DailyHistory[0].CumulativePnl, "10000000")
+		num(t, name+" day totalVolume", o.DailyHistory[0].TotalVolume, "14000000")
+		days, _, _, err := r.Daily(projections.DailyQuery{Scope: all, Loc: loc})
+		if err != nil || len(days) != 1 {
+			t.Fatalf("sums daily in %s: %+v, %v", loc, days, err)
+		}
+		num(t, "sums daily pnl in "+loc.String(), days[0].Pnl, "10000000")
+		num(t, "sums daily totalVolume in "+loc.String(), days[0].TotalVolume, "14000000")
+	}
+	s, err := r.Sum(all, 0, 0)
+	if err != nil || s.Pnl != domain.MustDecimal("10000000") || s.Invested != domain.MustDecimal("2000000") {
+		t.Errorf("sums sum: pnl %s invested %s, %v; want 10000000, 2000000", s.Pnl, s.Invested, err)
+	}
+	pts := r.AssetHistory("binance", "USDT", 0, at(1, 0, 0).UnixMilli())
+	if len(pts) != 1 {
+		t.Fatalf("sums asset history: %+v", pts)
+	}
+	num(t, "sums asset history amount", pts[0].Amount, "10000000")
 }
