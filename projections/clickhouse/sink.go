@@ -33,6 +33,7 @@ import (
 	"time"
 
 	ch "github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/column"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"go.uber.org/zap"
 
@@ -164,7 +165,9 @@ func sinkNameOf(m domain.PnlMethod) string { return "tradeledger/" + m.String() 
 
 // Open checks the settings and starts following the log in the background.
 // It does not wait for ClickHouse: while ClickHouse is unreachable the sink
-// retries with backoff (and Lag grows), then catches up.
+// retries with backoff (and Lag grows), then catches up. A refusal that a
+// retry would meet again (a *RefusedError, or ECONFLICT) stops it: logged,
+// and reported by Err until the service restarts.
 func (s *Sink) Open() error {
 	if err := s.init(); err != nil {
 		return err
@@ -268,7 +271,8 @@ func (s *Sink) Lag(ctx context.Context) (uint64, error) {
 }
 
 // Err returns the last ClickHouse error, or nil once a flush succeeded
-// after it (for health reports).
+// after it (for health reports). A sink that stopped on a refusal
+// (*RefusedError) or a conflict (ECONFLICT) keeps reporting it.
 func (s *Sink) Err() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -326,7 +330,11 @@ func (s *Sink) backoff(attempt int) time.Duration {
 }
 
 // retry runs op until it succeeds, waiting with backoff between attempts,
-// or until ctx ends. what names the operation in log lines.
+// or until ctx ends. what names the operation in log lines. Only a
+// failure that may pass (transient: ClickHouse unreachable, busy, short of
+// memory) is retried; a refusal (refused) is returned as a *RefusedError
+// at once, and a table or database gone ends the run (the next connects
+// and creates the schema again).
 func (s *Sink) retry(ctx context.Context, what string, op func(context.Context) error) error {
 	for attempt := 0; ; attempt++ {
 		err := op(ctx)
@@ -339,14 +347,95 @@ func (s *Sink) retry(ctx context.Context, what string, op func(context.Context) 
 		if errors.Is(err, errStop) {
 			return err
 		}
+		switch classify(err) {
+		case refused:
+			err = &RefusedError{Op: what, Err: err}
+			s.setErr(err)
+			return err
+		case schemaGone:
+			s.setErr(err)
+			return err
+		}
 		s.setErr(err)
 		d := s.backoff(attempt)
-		s.Logger.Warn("clickhouse unavailable, retrying", zap.String("op", what), zap.Int("attempt", attempt+1),
+		s.Logger.Warn("clickhouse unavailable, retrying (a transient failure)", zap.String("op", what), zap.Int("attempt", attempt+1),
 			zap.Duration("wait", d), zap.Error(err))
 		if err := s.Sleep(ctx, d); err != nil {
 			return err
 		}
 	}
+}
+
+// RefusedError is ClickHouse refusing what the sink sent (a statement or
+// its rows) in a way a retry would meet again: the sink stops with it
+// (Export returns it; a sink started by Open stops following the log and
+// Err keeps reporting it) instead of retrying for ever.
+type RefusedError struct {
+	Op  string // what the sink was doing: "connect", "flush", "schema version"
+	Err error  // ClickHouse's answer
+}
+
+func (e *RefusedError) Error() string {
+	return "clickhouse refused the sink's " + e.Op + " (a retry would be refused again; the sink stops): " + e.Err.Error()
+}
+
+func (e *RefusedError) Unwrap() error { return e.Err }
+
+// Failure classes (classify).
+const (
+	transient  = iota // may pass: retried with backoff
+	refused           // a retry would meet it again: the sink stops
+	schemaGone        // a table or the database dropped: the run ends
+)
+
+// transientCodes are the ClickHouse exception codes of a failure that may
+// pass: the server busy, short of memory or of connections, timing out,
+// read-only for a while. Every other exception refuses the statement or
+// its rows as they are.
+var transientCodes = map[int32]bool{
+	159: true, // TIMEOUT_EXCEEDED
+	164: true, // READONLY
+	202: true, // TOO_MANY_SIMULTANEOUS_QUERIES
+	203: true, // NO_FREE_CONNECTION
+	209: true, // SOCKET_TIMEOUT
+	210: true, // NETWORK_ERROR
+	236: true, // ABORTED
+	241: true, // MEMORY_LIMIT_EXCEEDED
+	242: true, // TABLE_IS_READ_ONLY
+	252: true, // TOO_MANY_PARTS
+	394: true, // QUERY_WAS_CANCELLED
+}
+
+// classify says whether err (of a ClickHouse call) may pass. An error of
+// no known kind (the network's, the client's connection pool's) counts as
+// transient: the sink waits it out, as it always did.
+func classify(err error) int {
+	var ex *ch.Exception
+	if errors.As(err, &ex) {
+		switch {
+		case transientCodes[ex.Code]:
+			return transient
+		case ex.Code == 60 || ex.Code == 81: // UNKNOWN_TABLE, UNKNOWN_DATABASE
+			return schemaGone
+		}
+		return refused
+	}
+	var conv *column.ColumnConverterError
+	var unsup *column.UnsupportedColumnTypeError
+	var colErr *column.Error
+	if errors.As(err, &conv) || errors.As(err, &unsup) || errors.As(err, &colErr) ||
+		errors.Is(err, ch.ErrUnsupportedServerRevision) || errors.Is(err, ch.ErrBatchInvalid) {
+		return refused
+	}
+	return transient
+}
+
+// stops reports whether err ends the sink rather than one run of it: a
+// refusal, or a database the sink must not write to (ECONFLICT: another
+// log's, or a newer schema's).
+func stops(err error) bool {
+	var re *RefusedError
+	return errors.As(err, &re) || domain.ErrorCode(err) == domain.ECONFLICT
 }
 
 // errStop ends the sink without retry (test crash hook).
@@ -435,6 +524,11 @@ func (s *Sink) follow(ctx context.Context) {
 		if ctx.Err() != nil || errors.Is(err, errStop) {
 			return
 		}
+		if stops(err) {
+			s.Logger.Error("clickhouse sink stopped: ClickHouse refuses its rows; fix the cause and restart the service",
+				zap.Error(err))
+			return
+		}
 		d := s.backoff(attempt)
 		s.Logger.Error("clickhouse sink stopped, restarting", zap.Duration("wait", d), zap.Error(err))
 		if s.Sleep(ctx, d) != nil {
@@ -453,7 +547,10 @@ type ExportStats struct {
 
 // Export loads the log into ClickHouse up to the head as of the call,
 // resuming from ClickHouse's checkpoint, and returns once the checkpoint
-// reached it. ClickHouse failures are retried with backoff until ctx ends.
+// reached it. ClickHouse failures that may pass (unreachable, busy) are
+// retried with backoff until ctx ends; a refusal returns at once (a
+// *RefusedError, or ECONFLICT for a database of another log or a newer
+// schema).
 func (s *Sink) Export(ctx context.Context) (ExportStats, error) {
 	if err := s.init(); err != nil {
 		return ExportStats{}, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -12,11 +13,14 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	ch "github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
@@ -480,6 +484,8 @@ func TestSinkWaitsOutAnOutage(t *testing.T) {
 
 	s := NewSink("clickhouse://"+px.addr()+"/"+db, store)
 	s.BatchRows, s.FlushInterval = 60, 20*time.Millisecond
+	var logs *observer.ObservedLogs
+	s.Logger, logs = observedLogger()
 	// The injected sleeper records the backoff and ends the outage after
 	// the fourth wait: no real waiting, no timing in the assertions.
 	var waits []time.Duration
@@ -524,6 +530,9 @@ func TestSinkWaitsOutAnOutage(t *testing.T) {
 	if s.Err() != nil {
 		t.Fatalf("Err after recovery = %v, want nil", s.Err())
 	}
+	if n := logs.FilterMessageSnippet("retrying (a transient failure)").Len(); n < 4 {
+		t.Fatalf("%d warnings saying the sink retries a transient failure, want ≥ 4: %v", n, logs.All())
+	}
 	tot := readTotals(t, openConn(t, url), db, "lofo")
 	tot.fillsRaw = 0
 	if tot != want {
@@ -543,4 +552,95 @@ func TestSinkRefusesADatabaseOfAnotherLog(t *testing.T) {
 	if _, err := NewSink(url, b).Export(context.Background()); domain.ErrorCode(err) != domain.ECONFLICT {
 		t.Fatalf("export of a shorter log into a fed database: %v, want ECONFLICT", err)
 	}
+}
+
+// A refusal a retry would meet again (here: a table lacking a column the
+// sink writes) stops Export at once with ClickHouse's reason, without a
+// retry, and the checkpoint stays; a sink following the log stops too and
+// keeps reporting it, as it does a database of a newer schema.
+func TestSinkStopsOnARefusal(t *testing.T) {
+	url, db, store, g := exportedLog(t, 60)
+	conn := openConn(t, url)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := conn.Exec(ctx, "ALTER TABLE "+db+".fills7 DROP COLUMN wide"); err != nil {
+		t.Fatal(err)
+	}
+	cp := head(t, store)
+	g.orders(t, store, 20)
+	var waits atomic.Int64
+	sleep := func(ctx context.Context, d time.Duration) error { waits.Add(1); return ctx.Err() }
+
+	s := NewSink(url, store)
+	s.Sleep = sleep
+	_, err := s.Export(ctx)
+	var re *RefusedError
+	var ex *ch.Exception
+	if !errors.As(err, &re) || !errors.As(err, &ex) || re.Op != "flush" || ctx.Err() != nil {
+		t.Fatalf("export into a table lacking a column: %v (ctx %v), want a RefusedError of the flush with ClickHouse's exception", err, ctx.Err())
+	}
+	if n := waits.Load(); n != 0 {
+		t.Fatalf("export retried %d times, want none", n)
+	}
+	if !strings.Contains(err.Error(), "wide") || !errors.As(s.Err(), &re) {
+		t.Fatalf("error %q does not name the column, or Err = %v", err, s.Err())
+	}
+	var pos uint64
+	if err := conn.QueryRow(ctx, "SELECT max(position) FROM "+db+".checkpoint WHERE sink = 'tradeledger/lofo'").Scan(&pos); err != nil || pos != cp {
+		t.Fatalf("checkpoint %d, %v after the refusal; want %d (unmoved)", pos, err, cp)
+	}
+
+	follow := func(want func(error) bool) {
+		t.Helper()
+		f := NewSink(url, store)
+		f.Sleep = sleep
+		logger, logs := observedLogger()
+		f.Logger = logger
+		if err := f.Open(); err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+			t.Fatalf("the sink goes on after a refusal (Err %v)", f.Err())
+		}
+		if err := f.Err(); !want(err) {
+			t.Fatalf("Err of the stopped sink = %v", err)
+		}
+		if n := waits.Load(); n != 0 {
+			t.Fatalf("the sink retried %d times, want none", n)
+		}
+		if e := logs.FilterMessageSnippet("clickhouse sink stopped").All(); len(e) != 1 {
+			t.Fatalf("logs %v, want one saying the sink stopped", logs.All())
+		}
+	}
+	follow(func(err error) bool { return errors.As(err, &re) })
+	recordNewerSchema(t, conn, db)
+	follow(func(err error) bool { return domain.ErrorCode(err) == domain.ECONFLICT })
+}
+
+// Network failures and a busy server may pass (retried); an exception
+// refusing the rows does not; a dropped table ends the run.
+func TestClassify(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want int
+	}{
+		{&net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connect: connection refused")}, transient},
+		{fmt.Errorf("insert into fills7: %w", io.EOF), transient},
+		{fmt.Errorf("insert: %w", &ch.Exception{Code: 241, Message: "Memory limit exceeded"}), transient},
+		{fmt.Errorf("insert: %w", &ch.Exception{Code: 16, Message: "There is no column with name wide"}), refused},
+		{fmt.Errorf("insert: %w", &ch.Exception{Code: 60, Message: "Table x doesn't exist"}), schemaGone},
+	} {
+		if got := classify(c.err); got != c.want {
+			t.Errorf("classify(%v) = %d, want %d", c.err, got, c.want)
+		}
+	}
+}
+
+// observedLogger returns a logger of warnings and errors and what it logged.
+func observedLogger() (*zap.Logger, *observer.ObservedLogs) {
+	core, logs := observer.New(zap.WarnLevel)
+	return zap.New(core), logs
 }
