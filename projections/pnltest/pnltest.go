@@ -402,6 +402,21 @@ func testFees(t *testing.T, r projections.PnlReader) {
 	num(t, "fees daily pnl", days[0].Pnl, "468.62006")
 }
 
+// plainLog builds a log of whole fills without fees on binance: order adds
+// a limit order filled at once, add any event.
+type plainLog struct{ out []Entry }
+
+func (l *plainLog) add(stream, typ string, t time.Time, data any) {
+	l.out = append(l.out, Entry{Stream: stream, Event: domain.NewEvent(domain.NewManualClock(t), typ, data)})
+}
+
+func (l *plainLog) order(id int64, pair string, side domain.Side, price, qty string, t time.Time) {
+	l.add(domain.OrderStream(id), domain.TypeOrderRequested, t, domain.OrderRequested{OrderID: id, Exchange: "binance",
+		Pair: pair, Side: side, Kind: domain.KindLimit, Amount: domain.MustDecimal(qty), Price: domain.MustDecimal(price), ClientOrderID: "c"})
+	l.add(domain.OrderStream(id), domain.TypeOrderFilled, t, domain.OrderFilled{FillID: "f", Price: domain.MustDecimal(price),
+		Quantity: domain.MustDecimal(qty), Fee: domain.Zero, FeeAsset: "USDT"})
+}
+
 // WideLog holds numbers beyond ±2^63 units of 10^-12 (±9,223,372.036854775808):
 // a quantity of 10^15 at a 10-decimal price, single fills and a pair's
 // volume beyond it, and a cumulative volume of 51.72 million USDT over four
@@ -421,16 +436,8 @@ func testFees(t *testing.T, r projections.PnlReader) {
 // 7,500,000 = 23,980,000; buys' value 24,700,000, sells' 27,020,000, volume
 // 51,720,000; 8 trades, 4 winning.
 func WideLog() []Entry {
-	var out []Entry
-	add := func(stream, typ string, t time.Time, data any) {
-		out = append(out, Entry{Stream: stream, Event: domain.NewEvent(domain.NewManualClock(t), typ, data)})
-	}
-	order := func(id int64, pair string, side domain.Side, price, qty string, t time.Time) {
-		add(domain.OrderStream(id), domain.TypeOrderRequested, t, domain.OrderRequested{OrderID: id, Exchange: "binance",
-			Pair: pair, Side: side, Kind: domain.KindLimit, Amount: domain.MustDecimal(qty), Price: domain.MustDecimal(price), ClientOrderID: "c"})
-		add(domain.OrderStream(id), domain.TypeOrderFilled, t, domain.OrderFilled{FillID: "f", Price: domain.MustDecimal(price),
-			Quantity: domain.MustDecimal(qty), Fee: domain.Zero, FeeAsset: "USDT"})
-	}
+	var l plainLog
+	order, add := l.order, l.add
 	order(21, "USDT-BABYDOGE", domain.Buy, "0.0000000012", "1000000000000000", at(0, 1, 0))
 	order(22, "USDT-BABYDOGE", domain.Sell, "0.0000000013", "400000000000000", at(0, 2, 0))
 	order(23, "USDT-BTC", domain.Buy, "60000", "100", at(0, 3, 0))
@@ -442,7 +449,7 @@ func WideLog() []Entry {
 	add(domain.BalanceStream("binance"), domain.TypeBalancesObserved, at(0, 8, 0), domain.BalancesObserved{Exchange: "binance",
 		Balances: []domain.AssetBalance{{Asset: "BABYDOGE", Available: domain.MustDecimal("600000000000000")},
 			{Asset: "USDT", Available: domain.MustDecimal("20000000")}}})
-	return out
+	return l.out
 }
 
 // testWide checks WideLog's figures (its comment has the arithmetic): over
@@ -538,23 +545,15 @@ func testWide(t *testing.T, r projections.PnlReader) {
 // Over both: pnl 10,000,000, invested 2,000,000, volume 14,000,000, sells'
 // value 12,000,000.
 func SumsLog() []Entry {
-	var out []Entry
-	add := func(stream, typ string, t time.Time, data any) {
-		out = append(out, Entry{Stream: stream, Event: domain.NewEvent(domain.NewManualClock(t), typ, data)})
-	}
-	order := func(id int64, pair string, side domain.Side, price, qty string, t time.Time) {
-		add(domain.OrderStream(id), domain.TypeOrderRequested, t, domain.OrderRequested{OrderID: id, Exchange: "binance",
-			Pair: pair, Side: side, Kind: domain.KindLimit, Amount: domain.MustDecimal(qty), Price: domain.MustDecimal(price), ClientOrderID: "c"})
-		add(domain.OrderStream(id), domain.TypeOrderFilled, t, domain.OrderFilled{FillID: "f", Price: domain.MustDecimal(price),
-			Quantity: domain.MustDecimal(qty), Fee: domain.Zero, FeeAsset: "USDT"})
-	}
+	var l plainLog
+	order, add := l.order, l.add
 	order(31, "USDT-BNB", domain.Buy, "1000", "1000", at(0, 9, 0))
 	order(32, "USDT-BNB", domain.Sell, "6000", "1000", at(0, 9, 30))
 	order(33, "USDT-XRP", domain.Buy, "1", "1000000", at(0, 10, 0))
 	order(34, "USDT-XRP", domain.Sell, "6", "1000000", at(0, 10, 30))
 	add(domain.BalanceStream("binance"), domain.TypeBalancesObserved, at(0, 11, 0), domain.BalancesObserved{Exchange: "binance",
 		Balances: []domain.AssetBalance{{Asset: "USDT", Available: domain.MustDecimal("5000000"), OnOrder: domain.MustDecimal("5000000")}}})
-	return out
+	return l.out
 }
 
 // testSums checks SumsLog's figures over both pairs.
