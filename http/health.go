@@ -9,8 +9,9 @@ import (
 
 // healthResponse is /healthz's body: ready means the store answers and the
 // projections have replayed the log. Status is "ok", or "degraded" (still
-// 200: reads are served) while the store's writes fail or an order needs
-// attention (its pair paused), Reason saying why.
+// 200: reads are served) while the store's writes fail, an order needs
+// attention (its pair paused) or the ClickHouse sink stopped for good,
+// Reason saying why.
 type healthResponse struct {
 	Status    string `json:"status"`
 	Reason    string `json:"reason,omitempty"`
@@ -23,6 +24,15 @@ type healthResponse struct {
 	SinkError string  `json:"sinkError,omitempty"`
 	// Exchanges says which connector each configured exchange uses.
 	Exchanges []ConnectorStatus `json:"exchanges,omitempty"`
+}
+
+// degrade marks the answer degraded, adding why to the reasons already
+// given.
+func (h *healthResponse) degrade(why string) {
+	if h.Reason != "" {
+		why = h.Reason + "; " + why
+	}
+	h.Status, h.Reason = "degraded", why
 }
 
 // ConnectorStatus is one exchange's connector as /healthz shows it:
@@ -67,6 +77,10 @@ type SinkStatus interface {
 	Lag(ctx context.Context) (uint64, error)
 	// Err returns the sink's last failure, nil once it recovered.
 	Err() error
+	// Stopped reports whether the sink stopped for good (ClickHouse refuses
+	// its rows, or the database is another log's): it will not recover
+	// without an operator, unlike a transient failure.
+	Stopped() bool
 }
 
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
@@ -82,14 +96,11 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	applied := s.Runner.Position()
 	resp := healthResponse{Status: "ok", Head: head, Applied: applied}
 	if reason := s.writeFailure(); reason != "" {
-		resp.Status, resp.Reason = "degraded", reason
+		resp.degrade(reason)
 	}
 	if s.Attention != nil {
 		if why := s.Attention(); why != "" {
-			if resp.Reason != "" {
-				why = resp.Reason + "; " + why
-			}
-			resp.Status, resp.Reason = "degraded", why
+			resp.degrade(why)
 		}
 	}
 	if head > applied {
@@ -101,6 +112,10 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 		}
 		if err := s.Sink.Err(); err != nil {
 			resp.SinkError = "clickhouse unavailable" // details are in the log
+		}
+		if s.Sink.Stopped() {
+			resp.SinkError = "clickhouse sink stopped: ClickHouse refuses its rows or the database is not this log's (details in the service log)"
+			resp.degrade(resp.SinkError)
 		}
 	}
 	if s.Connectors != nil {

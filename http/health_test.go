@@ -1,6 +1,8 @@
 package http
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -54,5 +56,45 @@ func TestHealthDegradedWhileWritesFail(t *testing.T) {
 	store.err.Store(nil)
 	if h := health(); h.Status != "ok" {
 		t.Fatalf("after recovery: %+v", h)
+	}
+}
+
+// fakeSink is a ClickHouse sink as /healthz reads it.
+type fakeSink struct {
+	err     error
+	stopped bool
+}
+
+func (s *fakeSink) Lag(context.Context) (uint64, error) { return 0, nil }
+func (s *fakeSink) Err() error                          { return s.err }
+func (s *fakeSink) Stopped() bool                       { return s.stopped }
+
+// A sink waiting out ClickHouse being down is reported but the service is
+// "ok"; a sink that stopped for good (its rows refused) degrades it with
+// the reason, since nothing but an operator brings it back.
+func TestHealthDegradedWhenTheSinkStopped(t *testing.T) {
+	sink := &fakeSink{}
+	ts := newTestServer(t, func(ts *testServer) { ts.Server.Sink = sink })
+	health := func() healthResponse {
+		status, body := ts.do("GET", "/healthz", nil, "")
+		if status != 200 {
+			t.Fatalf("healthz = %d %s, want 200", status, body)
+		}
+		return decodeBody[healthResponse](t, body)
+	}
+	if h := health(); h.Status != "ok" || h.SinkError != "" {
+		t.Fatalf("healthy sink: %+v", h)
+	}
+	sink.err = errors.New("dial tcp 127.0.0.1:9000: connection refused")
+	if h := health(); h.Status != "ok" || h.SinkError != "clickhouse unavailable" {
+		t.Fatalf("transient sink failure: %+v, want ok with sinkError", h)
+	}
+	sink.err, sink.stopped = errors.New("insert into orders7: code 16: no such column"), true
+	h := health()
+	if h.Status != "degraded" || !strings.Contains(h.Reason, "sink stopped") || !strings.Contains(h.SinkError, "sink stopped") {
+		t.Fatalf("stopped sink: %+v, want degraded naming the sink", h)
+	}
+	if strings.Contains(h.Reason, "no such column") {
+		t.Fatalf("stopped sink: %+v, the details belong in the log", h)
 	}
 }

@@ -279,6 +279,15 @@ func (s *Sink) Err() error {
 	return s.lastErr
 }
 
+// Stopped reports whether the sink stopped for good: ClickHouse refused
+// its rows (*RefusedError), or its database belongs to another log or a
+// newer schema (ECONFLICT). Only a restart, after the cause is fixed,
+// starts it again; a transient failure (ClickHouse down) is not a stop.
+func (s *Sink) Stopped() bool {
+	err := s.Err()
+	return err != nil && stops(err)
+}
+
 // WaitFor returns once ClickHouse holds the rows of every event up to pos,
 // or with ctx's error.
 func (s *Sink) WaitFor(ctx context.Context, pos uint64) error {

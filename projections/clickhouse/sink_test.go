@@ -490,7 +490,11 @@ func TestSinkWaitsOutAnOutage(t *testing.T) {
 	// the fourth wait: no real waiting, no timing in the assertions.
 	var waits []time.Duration
 	var wmu sync.Mutex
+	var stoppedInOutage atomic.Bool // a transient failure is not a stop
 	s.Sleep = func(ctx context.Context, d time.Duration) error {
+		if s.Stopped() {
+			stoppedInOutage.Store(true)
+		}
 		wmu.Lock()
 		waits = append(waits, d)
 		if len(waits) == 4 {
@@ -529,6 +533,9 @@ func TestSinkWaitsOutAnOutage(t *testing.T) {
 	}
 	if s.Err() != nil {
 		t.Fatalf("Err after recovery = %v, want nil", s.Err())
+	}
+	if stoppedInOutage.Load() {
+		t.Fatal("Stopped during the outage: a transient failure was taken for a refusal")
 	}
 	if n := logs.FilterMessageSnippet("retrying (a transient failure)").Len(); n < 4 {
 		t.Fatalf("%d warnings saying the sink retries a transient failure, want ≥ 4: %v", n, logs.All())
@@ -605,8 +612,8 @@ func TestSinkStopsOnARefusal(t *testing.T) {
 		case <-ctx.Done():
 			t.Fatalf("the sink goes on after a refusal (Err %v)", f.Err())
 		}
-		if err := f.Err(); !want(err) {
-			t.Fatalf("Err of the stopped sink = %v", err)
+		if err := f.Err(); !want(err) || !f.Stopped() {
+			t.Fatalf("Err of the stopped sink = %v, Stopped %v", err, f.Stopped())
 		}
 		if n := waits.Load(); n != 0 {
 			t.Fatalf("the sink retried %d times, want none", n)
