@@ -157,6 +157,9 @@ type pnlDailyResponse struct {
 	DateRangeDailyHistory          []projections.DayPnl `json:"dateRangeDailyHistory"`
 	UnmatchedBaseValuePerDateRange domain.Number        `json:"unmatchedBaseValuePerDateRange"`
 	Unit                           string               `json:"unit"`
+	// UnconvertedFees: the range's fees in a third asset without a rate,
+	// per asset (counted in no day's figure); absent when there are none.
+	UnconvertedFees map[string]domain.Number `json:"unconvertedFees,omitempty"`
 }
 
 // handlePnlDaily answers GET pnl/daily?key=&startTimestamp=&endTimestamp=.
@@ -187,12 +190,20 @@ func (s *Server) handlePnlDaily(w http.ResponseWriter, r *http.Request) {
 		Error(w, r, err)
 		return
 	}
-	days, unm, unit, err := l.Daily(projections.DailyQuery{Scope: projections.PnlScope{Keys: []string{key}}, Loc: loc, From: start, To: end})
+	scope := projections.PnlScope{Keys: []string{key}}
+	days, unm, unit, err := l.Daily(projections.DailyQuery{Scope: scope, Loc: loc, From: start, To: end})
 	if err != nil {
 		Error(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, pnlDailyResponse{DateRangeDailyHistory: days, UnmatchedBaseValuePerDateRange: domain.Number(unm), Unit: unit})
+	// The range's sum names the fees without a rate, as pnl/sum does.
+	sum, err := l.Sum(scope, start, end)
+	if err != nil {
+		Error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, pnlDailyResponse{DateRangeDailyHistory: days, UnmatchedBaseValuePerDateRange: domain.Number(unm), Unit: unit,
+		UnconvertedFees: sum.UnconvertedFees})
 }
 
 type pnlDailyPageResponse struct {

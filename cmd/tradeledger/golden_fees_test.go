@@ -292,6 +292,11 @@ func TestFeeHistoryGolden(t *testing.T) {
 		"feeAsset": "BABYDOGE", "feeAmount": "1000000000", "feeQuote": "1.2", "balance": "999000000000"})
 	wantRecord("BABYDOGE sell", baby[0], map[string]string{"feeAsset": "BNB", "feeAmount": "0.0025", "feeQuote": "1.375", "feeRate": "550",
 		"feeRateTime": strconv.FormatInt(time.Date(2024, 5, 2, 11, 30, 0, 0, time.UTC).UnixMilli(), 10), "balance": "0", "pnl": "297.125"})
+	// pnl/daily names the fee without a rate too (counted in no day).
+	daily := e.raw("GET", "pnl/daily?key=binance%2FBTC-ETH&startTimestamp=0&endTimestamp=1714694400000", "")
+	if got := pickRaw(t, daily, "unconvertedFees"); got != `{"BNB":0.0104}` {
+		t.Errorf("pnl/daily of BTC-ETH: unconvertedFees %s, want {\"BNB\":0.0104}", got)
+	}
 	ethbtc := e.records("binance/BTC-ETH")
 	wantRecord("BTC-ETH buy", ethbtc[1], map[string]string{"feeAsset": "BNB", "feeQuote": "0.0001", "feeRate": "0.01"})
 	if u, _ := ethbtc[0]["unconvertedFees"].(map[string]any); decOrString(u["BNB"]) != "0.0104" || ethbtc[0]["feeQuote"] != nil {
