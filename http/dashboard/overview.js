@@ -21,7 +21,9 @@ const pairColumns = [
   { key: 'strategy', label: 'Strategy', text: true },
   { key: 'pnl', label: 'PNL' },
   { key: 'trades', label: 'Trades' },
-  { key: 'volume', label: 'Volume' },
+  // Gunbot's cumulative buy value counts the fees paid on buys, so this is
+  // not the daily table's volume (fill values alone): named apart.
+  { key: 'volume', label: 'Bought + sold', title: 'value of the buys, their fees included, plus the value of the sells' },
   { key: 'unrealized', label: 'Unrealized' },
 ];
 
@@ -183,7 +185,7 @@ export async function render(view, ctx) {
         case 'pnl': case 'unrealized':
           return h('td', { class: 'num ' + tone(v), 'data-col': key, 'data-label': key === 'pnl' ? 'PNL' : 'Unrealized' }, withUnit(v, r.quote, { sign: true }));
         case 'trades': return h('td', { class: 'num', 'data-col': key, 'data-label': 'Trades' }, count(v));
-        case 'volume': return h('td', { class: 'num', 'data-col': key, 'data-label': 'Volume' }, withUnit(v, r.quote));
+        case 'volume': return h('td', { class: 'num', 'data-col': key, 'data-label': 'Bought + sold' }, withUnit(v, r.quote));
         case 'strategy': return h('td', { 'data-label': 'Strategy' }, v || '–');
       }
       return h('td', { class: 'key' }, h('a', { href: '#/pair/' + encodeURIComponent(r.key) }, r.key));
@@ -194,7 +196,7 @@ export async function render(view, ctx) {
         scope: 'col', class: c.text ? null : 'num',
         'aria-sort': state.sort === c.key ? (state.dir > 0 ? 'ascending' : 'descending') : null,
       }, h('button', {
-        type: 'button', class: 'sort', dataset: { sort: c.key },
+        type: 'button', class: 'sort', dataset: { sort: c.key }, title: c.title || null,
         onclick: () => {
           if (state.sort === c.key) state.dir = -state.dir;
           else { state.sort = c.key; state.dir = c.text ? 1 : -1; }
