@@ -369,6 +369,18 @@ func (d Decimal) Sign() int {
 	return 0
 }
 
+// Words returns d's representation as two machine words (the high and low
+// halves of its 128-bit two's complement coefficient of 10^-12), for binary
+// forms that keep it as it is (read-model snapshots, domain/snap);
+// DecimalFromWords is its inverse.
+func (d Decimal) Words() (hi int64, lo uint64) { return d.hi, d.lo }
+
+// DecimalFromWords returns the Decimal whose Words are hi and lo, and
+// false for the one pair that is no Decimal's: −2^127, below −MaxDecimal.
+func DecimalFromWords(hi int64, lo uint64) (Decimal, bool) {
+	return Decimal{hi, lo}, hi != math.MinInt64 || lo != 0
+}
+
 // IsZero reports whether d is 0.
 func (d Decimal) IsZero() bool { return d.hi == 0 && d.lo == 0 }
 
