@@ -98,3 +98,18 @@ func (m StreamMap[V]) DeleteFunc(del func(V) bool) []V {
 
 // Len returns how many streams have a value.
 func (m StreamMap[V]) Len() int { return len(m.ids) + len(m.other) }
+
+// Each calls f with every stream's value, in no particular order: an order
+// stream by its id (stream ""), any other by its name (id 0). f must not
+// change m.
+func (m StreamMap[V]) Each(f func(id int64, stream string, v V)) {
+	for id, v := range m.ids {
+		f(id, "", v)
+	}
+	for stream, v := range m.other {
+		f(0, stream, v)
+	}
+}
+
+// PutID sets the value of the order stream of id (OrderStream(id)).
+func (m StreamMap[V]) PutID(id int64, v V) { m.ids[id] = v }

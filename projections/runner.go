@@ -42,8 +42,20 @@ type Runner struct {
 	// carry theirs. The replayed events of a batch then share one
 	// allocation for their strings and Data (see Projection).
 	ReplayNoHashes bool
+	// Ahead, when set, holds the applies of those projections that are
+	// also applied to from elsewhere at once (the engine applies its own
+	// appends before the runner reads them) and returns the highest
+	// position they applied: Freeze waits for the runner to reach it,
+	// then freezes, then calls release (snapshot.go).
+	Ahead func() (position uint64, release func())
 
 	projections []Projection
+
+	applyMu  sync.Mutex    // held while a live event is applied: Freeze's cut
+	from     uint64        // the position Start replays after (a snapshot's)
+	times    eventTimes    // the latest times of the events applied
+	snapshot *SnapshotInfo // the snapshot loaded, if any
+	replayed int64         // events Start replayed
 
 	mu      sync.Mutex
 	applied uint64        // position of the last applied event
@@ -63,8 +75,9 @@ func NewRunner(store domain.EventStore) *Runner {
 func (r *Runner) Register(p Projection) { r.projections = append(r.projections, p) }
 
 // Start replays the log into every projection (returning once the replay
-// reached the head as of the call), then follows new events in the
-// background until Close.
+// reached the head as of the call) — after the snapshot LoadSnapshot
+// loaded, if it did; else from the first event —, then follows new events
+// in the background until Close.
 func (r *Runner) Start(ctx context.Context) error {
 	head, err := r.Store.Head(ctx)
 	if err != nil {
@@ -82,12 +95,16 @@ func (r *Runner) Start(ctx context.Context) error {
 	}
 	var it domain.EventIterator
 	if s, ok := r.Store.(noHashesReader); ok && r.ReplayNoHashes {
-		it = s.ReadAllNoHashes(ctx, 0)
+		it = s.ReadAllNoHashes(ctx, r.from+1)
 	} else {
-		it = r.Store.ReadAll(ctx, 0, 0)
+		it = r.Store.ReadAll(ctx, r.from+1, 0)
 	}
-	var last uint64
+	last, replayed := r.from, int64(0)
 	err = readAhead(ctx, it, func(batch []domain.Event) bool {
+		for i := range batch {
+			r.times.add(&batch[i])
+		}
+		replayed += int64(len(batch))
 		var wg sync.WaitGroup
 		for _, p := range r.projections {
 			wg.Add(1)
@@ -104,6 +121,9 @@ func (r *Runner) Start(ctx context.Context) error {
 		last = batch[len(batch)-1].Position
 		return true
 	})
+	r.mu.Lock()
+	r.replayed = replayed
+	r.mu.Unlock()
 	r.publish(last)
 	if err != nil {
 		return fmt.Errorf("projections: replay: %w", err)
@@ -144,6 +164,9 @@ func (r *Runner) follow(ctx context.Context) {
 
 // apply feeds one live event to every projection, then publishes it.
 func (r *Runner) apply(e *domain.Event) {
+	r.applyMu.Lock()
+	defer r.applyMu.Unlock()
+	r.times.add(e)
 	for _, p := range r.projections {
 		if err := p.Apply(e); err != nil && r.OnError != nil {
 			r.OnError(p, e, err)

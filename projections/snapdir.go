@@ -1,0 +1,399 @@
+package projections
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/snap"
+)
+
+// Defaults of Snapshots and SnapshotWriter.
+const (
+	// DefaultSnapshotKeep is how many snapshots a directory keeps.
+	DefaultSnapshotKeep = 3
+	// DefaultSnapshotEvery is how many events the writer lets pass
+	// between two snapshots.
+	DefaultSnapshotEvery = 100_000
+	// DefaultSnapshotInterval is the longest the writer waits before it
+	// writes a snapshot of a log that grew.
+	DefaultSnapshotInterval = 10 * time.Minute
+	// DefaultSnapshotPoll is how often the writer looks at the runner.
+	DefaultSnapshotPoll = time.Second
+)
+
+// snapSuffix ends the name of a snapshot file, <position>.snap.
+const snapSuffix = ".snap"
+
+// Snapshots is a directory of read-model snapshots of one log, each file
+// named after the position it holds the state at (<position>.snap). Fill
+// its fields (NewSnapshots); it is safe for concurrent use, and two
+// processes may write into the same directory (a file appears whole under
+// its name or not at all).
+type Snapshots struct {
+	// Dir is the directory (created on the first Write).
+	Dir string
+	// Keep is how many snapshots Write leaves, the newest.
+	Keep int
+	// Identity returns how many events the log holds up to position and
+	// the Merkle tree's root at that size: what names the log there. An
+	// error (a tree that does not reach the position yet) means the
+	// position cannot be named: Write refuses, Load passes the file over.
+	Identity func(ctx context.Context, position uint64) (records int64, root domain.Hash, err error)
+	// Clock stamps the files' Created.
+	Clock domain.Clock
+}
+
+// NewSnapshots returns the snapshots of dir with default settings.
+func NewSnapshots(dir string, identity func(ctx context.Context, position uint64) (int64, domain.Hash, error), clock domain.Clock) *Snapshots {
+	return &Snapshots{Dir: dir, Keep: DefaultSnapshotKeep, Identity: identity, Clock: clock}
+}
+
+// SnapshotFile is a snapshot file written.
+type SnapshotFile struct {
+	Path     string
+	Position uint64
+	Bytes    int64
+	Encode   time.Duration // encoding and writing it (the runner does not wait for this)
+}
+
+// Write encodes f into Dir/<position>.snap — written under a temporary
+// name, synced, then renamed, so that a crash leaves the whole file or
+// none — and removes all but the Keep newest snapshots. The log must be
+// nameable at f's position (Identity).
+func (s *Snapshots) Write(ctx context.Context, f *Frozen) (SnapshotFile, error) {
+	start := time.Now()
+	records, root, err := s.Identity(ctx, f.Position)
+	if err != nil {
+		return SnapshotFile{}, fmt.Errorf("snapshot at %d: the log cannot be named there yet: %w", f.Position, err)
+	}
+	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
+		return SnapshotFile{}, err
+	}
+	tmp, err := os.CreateTemp(s.Dir, ".writing-*")
+	if err != nil {
+		return SnapshotFile{}, err
+	}
+	defer os.Remove(tmp.Name()) // a no-op once renamed
+	err = writeSnapshot(tmp, f, snap.Header{Position: f.Position, Records: records, Root: root,
+		MaxTime: f.MaxTime, MaxOwnTime: f.MaxOwnTime, Created: s.Clock.Now().UnixMilli()})
+	if err == nil {
+		err = tmp.Sync()
+	}
+	size := int64(0)
+	if st, serr := tmp.Stat(); serr == nil {
+		size = st.Size()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return SnapshotFile{}, fmt.Errorf("write snapshot: %w", err)
+	}
+	path := filepath.Join(s.Dir, strconv.FormatUint(f.Position, 10)+snapSuffix)
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return SnapshotFile{}, err
+	}
+	syncDir(s.Dir)
+	s.prune()
+	return SnapshotFile{Path: path, Position: f.Position, Bytes: size, Encode: time.Since(start)}, nil
+}
+
+func writeSnapshot(file *os.File, f *Frozen, h snap.Header) error {
+	w, err := snap.NewWriter(file)
+	if err != nil {
+		return err
+	}
+	for _, sec := range f.sections {
+		if err := w.Section(sec.name, sec.version, sec.encode); err != nil {
+			return err
+		}
+	}
+	return w.Finish(h)
+}
+
+// syncDir makes a rename in dir durable (best effort: not every system
+// can sync a directory, and a lost rename only loses a cache).
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+}
+
+// prune removes all but the Keep newest snapshots, and temporary files of
+// writes that a crash interrupted long ago.
+func (s *Snapshots) prune() {
+	keep := s.Keep
+	if keep <= 0 {
+		keep = DefaultSnapshotKeep
+	}
+	list, _ := s.List()
+	for _, f := range list[min(keep, len(list)):] {
+		_ = os.Remove(f.Path)
+	}
+	entries, _ := os.ReadDir(s.Dir)
+	for _, e := range entries {
+		if info, err := e.Info(); err == nil && strings.HasPrefix(e.Name(), ".writing-") && time.Since(info.ModTime()) > time.Hour {
+			_ = os.Remove(filepath.Join(s.Dir, e.Name()))
+		}
+	}
+}
+
+// List returns the snapshot files of the directory, newest (highest
+// position) first; none when the directory does not exist.
+func (s *Snapshots) List() ([]SnapshotFile, error) {
+	entries, err := os.ReadDir(s.Dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []SnapshotFile
+	for _, e := range entries {
+		name := e.Name()
+		pos, err := strconv.ParseUint(strings.TrimSuffix(name, snapSuffix), 10, 64)
+		if !strings.HasSuffix(name, snapSuffix) || err != nil || e.IsDir() {
+			continue
+		}
+		f := SnapshotFile{Path: filepath.Join(s.Dir, name), Position: pos}
+		if info, err := e.Info(); err == nil {
+			f.Bytes = info.Size()
+		}
+		out = append(out, f)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Position > out[j].Position })
+	return out, nil
+}
+
+// LoadedSnapshot is a snapshot Load installed.
+type LoadedSnapshot struct {
+	Header snap.Header
+	Info   SnapshotInfo
+}
+
+// Load installs into projs the newest snapshot that is valid for a log
+// whose head is head and that accept takes (nil: any), and returns it;
+// false when there is none, and then no projection changed. A snapshot is
+// valid when its file checks (snap.ReadHeader, every frame's checksum),
+// its position is within the log, the log has its Merkle root there
+// (Identity: not a snapshot of another log, nor of one rewritten since),
+// and it holds a section of every projection of projs at the version the
+// projection encodes (sections of other projections are ignored). Each
+// invalid snapshot is told to skip with why; one accept refuses is passed
+// over in silence.
+func (s *Snapshots) Load(ctx context.Context, head uint64, projs []Snapshotter, accept func(h *snap.Header) bool, skip func(path string, why error)) (LoadedSnapshot, bool) {
+	if skip == nil {
+		skip = func(string, error) {}
+	}
+	list, err := s.List()
+	if err != nil {
+		skip(s.Dir, err)
+		return LoadedSnapshot{}, false
+	}
+	for _, f := range list {
+		start := time.Now()
+		h, err := s.load(ctx, f.Path, head, projs, accept)
+		if errors.Is(err, errNotAccepted) {
+			continue
+		}
+		if err != nil {
+			skip(f.Path, err)
+			continue
+		}
+		return LoadedSnapshot{Header: h, Info: SnapshotInfo{Path: f.Path, Position: h.Position,
+			Created: time.UnixMilli(h.Created).UTC(), Load: time.Since(start)}}, true
+	}
+	return LoadedSnapshot{}, false
+}
+
+var errNotAccepted = errors.New("not accepted")
+
+// load checks the snapshot at path and installs it into projs.
+func (s *Snapshots) load(ctx context.Context, path string, head uint64, projs []Snapshotter, accept func(h *snap.Header) bool) (snap.Header, error) {
+	file, err := os.Open(path)
+	if err != nil {
+		return snap.Header{}, err
+	}
+	defer file.Close()
+	st, err := file.Stat()
+	if err != nil {
+		return snap.Header{}, err
+	}
+	h, err := snap.ReadHeader(file, st.Size())
+	if err != nil {
+		return h, err
+	}
+	if accept != nil && !accept(&h) {
+		return h, errNotAccepted
+	}
+	if h.Position > head {
+		return h, fmt.Errorf("its position %d is beyond the log's head %d: a snapshot of another log, or of a log cut short", h.Position, head)
+	}
+	records, root, err := s.Identity(ctx, h.Position)
+	if err != nil {
+		return h, fmt.Errorf("the log cannot be named at its position %d yet: %w", h.Position, err)
+	}
+	if records != h.Records || root != h.Root {
+		return h, fmt.Errorf("the log's Merkle root at its position %d (%d events, %x) is not the snapshot's (%d events, %x): a snapshot of another log, or of a log rewritten since",
+			h.Position, records, root[:8], h.Records, h.Root[:8])
+	}
+	secs := make([]snap.Section, len(projs))
+	for i, p := range projs {
+		sec, ok := h.Section(p.Name())
+		if !ok {
+			return h, fmt.Errorf("it holds no state of projection %s", p.Name())
+		}
+		if sec.Version != p.SnapshotVersion() {
+			return h, fmt.Errorf("its state of projection %s has version %d, this release's is %d", p.Name(), sec.Version, p.SnapshotVersion())
+		}
+		secs[i] = sec
+	}
+	// The sections decode in parallel: each is a projection of its own.
+	installs := make([]func(), len(projs))
+	errs := make([]error, len(projs))
+	var wg sync.WaitGroup
+	for i, p := range projs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d := snap.Open(file, secs[i])
+			install, err := p.Load(d)
+			if err == nil {
+				err = d.Done()
+			}
+			if err != nil {
+				errs[i] = fmt.Errorf("projection %s: %w", p.Name(), err)
+				return
+			}
+			installs[i] = install
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return h, err
+	}
+	for _, install := range installs {
+		install()
+	}
+	return h, nil
+}
+
+// SnapshotWriter writes a snapshot of a runner's projections in the
+// background whenever Every events were applied since the last one, or
+// Interval passed and the log grew. Fill its fields (NewSnapshotWriter),
+// then Start; Close stops it.
+type SnapshotWriter struct {
+	Runner    *Runner
+	Snapshots *Snapshots
+	Every     uint64
+	Interval  time.Duration
+	// Poll is how often it looks at the runner's position.
+	Poll time.Duration
+	// Clock times Interval.
+	Clock domain.Clock
+	// OnWrite, when set, is told of each snapshot written in the
+	// background and of each failure.
+	OnWrite func(f *Frozen, file SnapshotFile, err error)
+
+	mu     sync.Mutex // one write at a time
+	last   uint64     // position of the last snapshot
+	lastAt time.Time
+	stop   context.CancelFunc
+	done   chan struct{}
+}
+
+// NewSnapshotWriter returns a writer of runner's snapshots into snaps with
+// default settings; the last snapshot is taken to be the one the runner
+// started from.
+func NewSnapshotWriter(runner *Runner, snaps *Snapshots, clock domain.Clock) *SnapshotWriter {
+	w := &SnapshotWriter{Runner: runner, Snapshots: snaps, Every: DefaultSnapshotEvery, Interval: DefaultSnapshotInterval,
+		Poll: DefaultSnapshotPoll, Clock: clock, lastAt: clock.Now()}
+	if info, ok, _ := runner.Snapshot(); ok {
+		w.last = info.Position
+	}
+	return w
+}
+
+// Write freezes the runner's projections now and writes their snapshot
+// (replacing a file of the same position), and returns the frozen state's
+// figures (position, pause) with the file.
+func (w *SnapshotWriter) Write(ctx context.Context) (*Frozen, SnapshotFile, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	f, err := w.Runner.Freeze(ctx)
+	if err != nil {
+		return nil, SnapshotFile{}, err
+	}
+	file, err := w.Snapshots.Write(ctx, f)
+	if err != nil {
+		return f, file, err
+	}
+	w.last, w.lastAt = f.Position, w.Clock.Now()
+	return f, file, nil
+}
+
+// due reports whether a snapshot is due at position pos and time now.
+func (w *SnapshotWriter) due(pos uint64, now time.Time) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if pos <= w.last {
+		return false
+	}
+	return pos-w.last >= w.Every || now.Sub(w.lastAt) >= w.Interval
+}
+
+// Start writes snapshots in the background until Close.
+func (w *SnapshotWriter) Start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	w.stop, w.done = cancel, make(chan struct{})
+	go func() {
+		defer close(w.done)
+		t := time.NewTicker(w.Poll)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			if !w.due(w.Runner.Position(), w.Clock.Now()) {
+				continue
+			}
+			f, file, err := w.Write(ctx)
+			if ctx.Err() != nil {
+				return
+			}
+			if err != nil {
+				// Try again after a full interval, not at every poll.
+				w.mu.Lock()
+				w.lastAt = w.Clock.Now()
+				if f != nil {
+					w.last = f.Position
+				}
+				w.mu.Unlock()
+			}
+			if w.OnWrite != nil {
+				w.OnWrite(f, file, err)
+			}
+		}
+	}()
+}
+
+// Close stops the background writes, waiting for one under way.
+func (w *SnapshotWriter) Close() {
+	if w.stop != nil {
+		w.stop()
+		<-w.done
+		w.stop = nil
+	}
+}

@@ -1,0 +1,332 @@
+package projections
+
+import (
+	"encoding/json"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/snap"
+)
+
+// Snapshots of the small read models (Snapshotter): each Freeze copies the
+// state under the read lock (a handful of entries, or maps of values that
+// are replaced, never changed in place) and encodes the copy with its maps
+// in key order.
+
+// SnapshotVersion implements Snapshotter.
+func (p *Password) SnapshotVersion() uint32 { return 1 }
+
+// Freeze implements Snapshotter.
+func (p *Password) Freeze() func(*snap.Encoder) {
+	p.mu.RLock()
+	hash, gen, ok, failed := p.hash, p.generation, p.succeeded, p.failed
+	p.mu.RUnlock()
+	return func(e *snap.Encoder) {
+		e.Text(hash)
+		e.Varint(gen)
+		e.Varint(ok)
+		e.Varint(failed)
+	}
+}
+
+// Load implements Snapshotter.
+func (p *Password) Load(d *snap.Decoder) (func(), error) {
+	hash, gen, ok, failed := d.Text(), d.Varint(), d.Varint(), d.Varint()
+	if err := d.Err(); err != nil {
+		return nil, err
+	}
+	return func() {
+		p.mu.Lock()
+		p.hash, p.generation, p.succeeded, p.failed = hash, gen, ok, failed
+		p.mu.Unlock()
+	}, nil
+}
+
+// SnapshotVersion implements Snapshotter.
+func (t *Tokens) SnapshotVersion() uint32 { return 1 }
+
+// Freeze implements Snapshotter. A name's latest token is usually the one
+// its id maps to (then only its id is written), unless a later token of
+// the same id replaced it there.
+func (t *Tokens) Freeze() func(*snap.Encoder) {
+	t.mu.RLock()
+	byID := make(map[string]TokenInfo, len(t.byID))
+	for id, info := range t.byID {
+		byID[id] = *info
+	}
+	type named struct {
+		info   TokenInfo
+		shared bool // the same token as byID's of its id
+	}
+	byName := make(map[string]named, len(t.byName))
+	for name, info := range t.byName {
+		byName[name] = named{*info, t.byID[info.ID] == info}
+	}
+	t.mu.RUnlock()
+	return func(e *snap.Encoder) {
+		e.Len(len(byID))
+		for _, id := range slices.Sorted(maps.Keys(byID)) {
+			encodeToken(e, byID[id])
+		}
+		e.Len(len(byName))
+		for _, name := range slices.Sorted(maps.Keys(byName)) {
+			n := byName[name]
+			e.Text(name)
+			e.Bool(n.shared)
+			if n.shared {
+				e.Text(n.info.ID)
+			} else {
+				encodeToken(e, n.info)
+			}
+		}
+	}
+}
+
+func encodeToken(e *snap.Encoder, info TokenInfo) {
+	e.Text(info.Name)
+	e.Text(string(info.Scope))
+	e.Text(info.ID)
+	e.Varint(info.Created.UnixMilli())
+	e.Varint(info.Expires.UnixMilli())
+	e.Bool(info.Revoked)
+}
+
+func decodeToken(d *snap.Decoder) *TokenInfo {
+	return &TokenInfo{Name: d.Text(), Scope: domain.Scope(d.Text()), ID: d.Text(),
+		Created: time.UnixMilli(d.Varint()).UTC(), Expires: time.UnixMilli(d.Varint()).UTC(), Revoked: d.Bool()}
+}
+
+// Load implements Snapshotter.
+func (t *Tokens) Load(d *snap.Decoder) (func(), error) {
+	byID := map[string]*TokenInfo{}
+	for range d.Len(6) {
+		info := decodeToken(d)
+		byID[info.ID] = info
+	}
+	byName := map[string]*TokenInfo{}
+	for range d.Len(2) {
+		name := d.Text()
+		if d.Bool() {
+			id := d.Text()
+			info := byID[id]
+			if info == nil && d.Err() == nil {
+				d.Failf("token %q of name %q is not among the tokens", id, name)
+			}
+			byName[name] = info
+		} else {
+			byName[name] = decodeToken(d)
+		}
+	}
+	if err := d.Err(); err != nil {
+		return nil, err
+	}
+	return func() {
+		t.mu.Lock()
+		t.byID, t.byName = byID, byName
+		t.mu.Unlock()
+	}, nil
+}
+
+// SnapshotVersion implements Snapshotter.
+func (p *Config) SnapshotVersion() uint32 { return 1 }
+
+// Freeze implements Snapshotter. A Config is never changed in place (each
+// change makes a new one), nor is an exchange's credentials map.
+func (p *Config) Freeze() func(*snap.Encoder) {
+	p.mu.RLock()
+	base, version, creds := p.base, p.version, maps.Clone(p.creds)
+	p.mu.RUnlock()
+	return func(e *snap.Encoder) {
+		e.Bool(!base.IsZero())
+		if !base.IsZero() {
+			b, err := base.MarshalJSON()
+			if err != nil {
+				e.Fail(err)
+				return
+			}
+			e.Bytes(b)
+		}
+		e.Varint(version)
+		e.Len(len(creds))
+		for _, x := range slices.Sorted(maps.Keys(creds)) {
+			e.Text(x)
+			encodeStrings(e, creds[x])
+		}
+	}
+}
+
+// Load implements Snapshotter.
+func (p *Config) Load(d *snap.Decoder) (func(), error) {
+	var base domain.Config
+	if d.Bool() {
+		c, err := domain.ParseConfig(d.Bytes())
+		if err != nil && d.Err() == nil {
+			d.Fail(err)
+		}
+		base = c
+	}
+	version := d.Varint()
+	creds := map[string]map[string]string{}
+	for range d.Len(2) {
+		x := d.Text()
+		creds[x] = decodeStrings(d)
+	}
+	if err := d.Err(); err != nil {
+		return nil, err
+	}
+	return func() {
+		p.mu.Lock()
+		p.base, p.version, p.creds = base, version, creds
+		p.mu.Unlock()
+	}, nil
+}
+
+// encodeStrings writes a map of strings in key order.
+func encodeStrings(e *snap.Encoder, m map[string]string) {
+	e.Len(len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		e.Text(k)
+		e.Text(m[k])
+	}
+}
+
+func decodeStrings(d *snap.Decoder) map[string]string {
+	n := d.Len(2)
+	m := make(map[string]string, n)
+	for range n {
+		k := d.Text()
+		m[k] = d.Text()
+	}
+	return m
+}
+
+// SnapshotVersion implements Snapshotter.
+func (p *Files) SnapshotVersion() uint32 { return 1 }
+
+// Freeze implements Snapshotter. A file's content is never changed once
+// stored (a write stores a new one), nor is a balances slice.
+func (p *Files) Freeze() func(*snap.Encoder) {
+	p.mu.RLock()
+	files := make(map[string]map[string]storedFile, len(p.files))
+	for kind, m := range p.files {
+		files[kind] = maps.Clone(m)
+	}
+	versions, balances := maps.Clone(p.versions), maps.Clone(p.balances)
+	p.mu.RUnlock()
+	return func(e *snap.Encoder) {
+		e.Len(len(files))
+		for _, kind := range slices.Sorted(maps.Keys(files)) {
+			m := files[kind]
+			e.Text(kind)
+			e.Len(len(m))
+			for _, name := range slices.Sorted(maps.Keys(m)) {
+				e.Text(name)
+				e.Bytes(m[name].content)
+				e.Text(m[name].sha256)
+			}
+		}
+		e.Len(len(versions))
+		for _, s := range slices.Sorted(maps.Keys(versions)) {
+			e.Text(s)
+			e.Varint(versions[s])
+		}
+		e.Len(len(balances))
+		for _, x := range slices.Sorted(maps.Keys(balances)) {
+			e.Text(x)
+			encodeAssetBalances(e, balances[x])
+		}
+	}
+}
+
+// Load implements Snapshotter.
+func (p *Files) Load(d *snap.Decoder) (func(), error) {
+	files := map[string]map[string]storedFile{}
+	for range d.Len(2) {
+		kind := d.Text()
+		m := map[string]storedFile{}
+		for range d.Len(3) {
+			name := d.Text()
+			m[name] = storedFile{content: json.RawMessage(d.Bytes()), sha256: d.Text()}
+		}
+		files[kind] = m
+	}
+	versions := map[string]int64{}
+	for range d.Len(2) {
+		s := d.Text()
+		versions[s] = d.Varint()
+	}
+	balances := map[string][]domain.AssetBalance{}
+	for range d.Len(2) {
+		x := d.Text()
+		balances[x] = decodeAssetBalances(d)
+	}
+	if err := d.Err(); err != nil {
+		return nil, err
+	}
+	return func() {
+		p.mu.Lock()
+		p.files, p.versions, p.balances = files, versions, balances
+		p.mu.Unlock()
+	}, nil
+}
+
+func encodeAssetBalances(e *snap.Encoder, bs []domain.AssetBalance) {
+	e.Bool(bs == nil)
+	e.Len(len(bs))
+	for _, b := range bs {
+		e.Text(b.Asset)
+		e.Decimal(b.Available)
+		e.Decimal(b.OnOrder)
+	}
+}
+
+func decodeAssetBalances(d *snap.Decoder) []domain.AssetBalance {
+	isNil := d.Bool()
+	n := d.Len(3)
+	if isNil {
+		return nil
+	}
+	bs := make([]domain.AssetBalance, n)
+	for i := range bs {
+		bs[i] = domain.AssetBalance{Asset: d.Text(), Available: d.Decimal(), OnOrder: d.Decimal()}
+	}
+	return bs
+}
+
+// SnapshotVersion implements Snapshotter.
+func (b *Balances) SnapshotVersion() uint32 { return 1 }
+
+// Freeze implements Snapshotter (an exchange's balances are replaced, not
+// changed in place).
+func (b *Balances) Freeze() func(*snap.Encoder) {
+	b.mu.RLock()
+	by := maps.Clone(b.by)
+	b.mu.RUnlock()
+	return func(e *snap.Encoder) {
+		e.Len(len(by))
+		for _, x := range slices.Sorted(maps.Keys(by)) {
+			e.Text(x)
+			e.Text(by[x].Exchange)
+			encodeAssetBalances(e, by[x].Balances)
+		}
+	}
+}
+
+// Load implements Snapshotter.
+func (b *Balances) Load(d *snap.Decoder) (func(), error) {
+	by := map[string]domain.BalancesObserved{}
+	for range d.Len(3) {
+		x := d.Text()
+		by[x] = domain.BalancesObserved{Exchange: d.Text(), Balances: decodeAssetBalances(d)}
+	}
+	if err := d.Err(); err != nil {
+		return nil, err
+	}
+	return func() {
+		b.mu.Lock()
+		b.by = by
+		b.mu.Unlock()
+	}, nil
+}

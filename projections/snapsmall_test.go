@@ -1,0 +1,80 @@
+package projections_test
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/tradeledger/tradeledger/projections"
+	"github.com/tradeledger/tradeledger/projections/snaptest"
+)
+
+// TestSnapshotSmallModels: password, tokens, configuration, files and
+// balances loaded from a snapshot at random positions of random logs, then
+// fed the rest, equal the same models fed the whole log, field for field.
+func TestSnapshotSmallModels(t *testing.T) {
+	for seed := uint64(1); seed <= 4; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		events := snaptest.RandomLog(rng, snaptest.LogOptions{Events: 1500})
+		newProjs := func() []projections.Snapshotter {
+			return []projections.Snapshotter{projections.NewPassword(), projections.NewTokens(), projections.NewConfig(),
+				projections.NewFiles(nil), projections.NewBalances()}
+		}
+		snaptest.Check(t, events, snaptest.Cuts(rng, len(events), 4), newProjs, func(t *testing.T, full, restored []projections.Snapshotter) {
+			for i := range full {
+				if !reflect.DeepEqual(full[i], restored[i]) {
+					t.Fatalf("%s: restored ≠ full replay", full[i].Name())
+				}
+			}
+		})
+	}
+}
+
+// TestRandomLogHasEveryType: the property tests' logs hold every event
+// type the domain defines.
+func TestRandomLogHasEveryType(t *testing.T) {
+	events := snaptest.RandomLog(rand.New(rand.NewPCG(1, 7)), snaptest.LogOptions{Events: 5000})
+	seen := map[string]bool{}
+	for _, e := range events {
+		seen[e.Type] = true
+	}
+	types := eventTypes(t)
+	if len(types) < 30 {
+		t.Fatalf("found %d event types in domain/events.go", len(types))
+	}
+	for _, typ := range types {
+		if !seen[typ] {
+			t.Errorf("no %s in a random log", typ)
+		}
+	}
+}
+
+// eventTypes reads the event types (the Type… constants) from
+// domain/events.go, so that a type added there without the random logs
+// making it fails here.
+func eventTypes(t *testing.T) []string {
+	f, err := parser.ParseFile(token.NewFileSet(), "../domain/events.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || g.Tok != token.CONST {
+			continue
+		}
+		for _, s := range g.Specs {
+			v := s.(*ast.ValueSpec)
+			for i, n := range v.Names {
+				if lit, ok := v.Values[i].(*ast.BasicLit); ok && strings.HasPrefix(n.Name, "Type") && lit.Kind == token.STRING {
+					types = append(types, strings.Trim(lit.Value, `"`))
+				}
+			}
+		}
+	}
+	return types
+}
