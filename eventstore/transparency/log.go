@@ -12,6 +12,7 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/snap"
 	"github.com/tradeledger/tradeledger/eventstore"
 )
 
@@ -500,4 +501,46 @@ func treeReader(ctx context.Context, tree domain.TreeStore) tlog.HashReader {
 		}
 		return out, nil
 	})
+}
+
+// SnapshotVersion implements projections.Snapshotter.
+func (l *Log) SnapshotVersion() uint32 { return 1 }
+
+// Freeze implements projections.Snapshotter: the last checkpoint recorded
+// (a signed value, never changed once recorded).
+func (l *Log) Freeze() func(*snap.Encoder) {
+	l.mu.Lock()
+	s := l.latest
+	l.mu.Unlock()
+	return func(e *snap.Encoder) {
+		e.Bool(s != nil)
+		if s == nil {
+			return
+		}
+		e.Text(s.event.Origin)
+		e.Varint(s.event.Size)
+		e.Text(s.event.Root)
+		e.Text(s.event.Note)
+		e.Varint(s.state.Version)
+		e.Varint(s.state.Size)
+		e.Uvarint(s.pos)
+		e.Varint(s.time.UnixMilli())
+	}
+}
+
+// Load implements projections.Snapshotter.
+func (l *Log) Load(d *snap.Decoder) (func(), error) {
+	var s *signed
+	if d.Bool() {
+		s = &signed{event: domain.CheckpointSigned{Origin: d.Text(), Size: d.Varint(), Root: d.Text(), Note: d.Text()},
+			state: domain.CheckpointState{Version: d.Varint(), Size: d.Varint()}, pos: d.Uvarint(), time: time.UnixMilli(d.Varint())}
+	}
+	if err := d.Err(); err != nil {
+		return nil, err
+	}
+	return func() {
+		l.mu.Lock()
+		l.latest = s
+		l.mu.Unlock()
+	}, nil
 }

@@ -242,3 +242,24 @@ func (l *Log) OrderBundle(ctx context.Context, id int64) (Bundle, error) {
 	}
 	return b, nil
 }
+
+// Identity names the log up to position: how many events it holds up to
+// there (the Merkle tree's size) and the tree's root at that size. Two
+// logs with the same identity at a position hold the same events up to it
+// (read-model snapshots are checked against it). ENOTFOUND when the tree
+// holds no event at position yet (a tree still being built, or a position
+// that is no event's).
+func Identity(ctx context.Context, tree domain.TreeStore, position uint64) (records int64, root domain.Hash, err error) {
+	if position > 0 {
+		i, err := tree.RecordIndex(ctx, position)
+		if err != nil {
+			return 0, domain.Hash{}, err
+		}
+		records = i + 1
+	}
+	h, err := tlog.TreeHash(records, treeReader(ctx, tree))
+	if err != nil {
+		return 0, domain.Hash{}, treeErr(err)
+	}
+	return records, domain.Hash(h), nil
+}

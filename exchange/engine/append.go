@@ -95,7 +95,7 @@ func write[S any](ctx context.Context, a *appender, stream string, load func() (
 		e := &res.Events[i]
 		e.Stream, e.Version = stream, res.Append.FirstVersion+int64(i)
 	}
-	if err := a.d.apply(res.Events); err != nil {
+	if err := a.d.apply(res.Events, res.Append.LastPosition); err != nil {
 		return nil, err
 	}
 	a.last = max(a.last, res.Append.LastPosition)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
@@ -43,6 +44,12 @@ type Desk struct {
 
 	mu      sync.Mutex
 	exLocks map[string]*sync.Mutex
+
+	// applyGate is held (read) while an append is applied at once to the
+	// desk's projections, and taken whole by HoldApplies; ahead is the
+	// highest position applied that way.
+	applyGate sync.RWMutex
+	ahead     atomic.Uint64
 
 	cmdsOnce sync.Once
 	cmds     *eventstore.Commands // commands()
@@ -104,10 +111,14 @@ func (d *Desk) exLock(exchange string) *sync.Mutex {
 	return l
 }
 
-// apply applies the events of one append to the projections the desk
-// decides against: to Orders at once, so that no reader sees an append
-// half applied.
-func (d *Desk) apply(evs []domain.Event) error {
+// apply applies the events of one append, the last of them at position
+// last, to the projections the desk decides against: to Orders at once, so
+// that no reader sees an append half applied.
+func (d *Desk) apply(evs []domain.Event, last uint64) error {
+	d.applyGate.RLock()
+	defer d.applyGate.RUnlock()
+	for old := d.ahead.Load(); last > old && !d.ahead.CompareAndSwap(old, last); old = d.ahead.Load() {
+	}
 	if err := d.orders.applyAll(evs); err != nil {
 		return err
 	}
@@ -120,6 +131,17 @@ func (d *Desk) apply(evs []domain.Event) error {
 		}
 	}
 	return nil
+}
+
+// HoldApplies stops the desk from applying its appends to its projections
+// (Orders, the BalanceBook, Attention) until release is called, and returns
+// the highest position it applied to them: once the runner has applied
+// that much, the three are at the runner's position, and a read-model
+// snapshot can freeze them with the others (projections.Runner.Ahead).
+// Appends go on meanwhile; their commands wait to apply them.
+func (d *Desk) HoldApplies() (position uint64, release func()) {
+	d.applyGate.Lock()
+	return d.ahead.Load(), d.applyGate.Unlock
 }
 
 // commands is the command path on the store, made on first use (the

@@ -9,11 +9,14 @@ import (
 
 // The simulator keeps its state across a restart by deriving it from the
 // log (its fills and orders are events already): registered as a
-// projection, it follows the order streams during the replay and, when a
-// simulated exchange is first used, starts it from its settings' balances
-// plus every paper fill recorded for it, with the orders the log holds open
-// on it resting again (their funds on order). Once an exchange is in use,
-// the simulator itself is the truth and its events are no longer followed.
+// projection, it folds the order streams into what a simulated exchange
+// needs to start again — each exchange's balances moved by its paper fills,
+// its fill and order id cursors, and the orders the log holds open on it —
+// and, when a simulated exchange is first used, starts it from its
+// settings' balances plus that fold, with those orders resting again
+// (their funds on order). Once an exchange is in use the simulator itself
+// is the truth; the fold goes on, so that it is at every moment what a
+// start would compute from the log, and a read-model snapshot can hold it.
 //
 // A paper fill is recognised by its id (<exchange>-<digits>, as nextFill
 // writes it), so fills of a real connector and imported history never
@@ -58,20 +61,14 @@ func (r *restoreState) recycle(o *domain.Order) {
 // Name implements the projection contract (projections.Projection).
 func (s *Simulator) Name() string { return "paper" }
 
-// Apply follows order events so that an account first used after a
-// restart starts from the log (restoreInto); events of exchanges already
-// in use are ignored.
+// Apply folds order events (restore.go's comment says into what).
 func (s *Simulator) Apply(e *domain.Event) error {
 	if _, ok := domain.OrderStreamID(e.Stream); !ok {
 		return nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.restore == nil {
-		s.restore = &restoreState{orders: domain.NewStreamMap[*domain.Order](), deltas: map[string]map[string]domain.Decimal{},
-			maxSeq: map[string]uint64{}, maxID: map[string]int64{}}
-	}
-	r := s.restore
+	r := s.restoreState()
 	requested := e.Type == domain.TypeOrderRequested
 	var o *domain.Order
 	if requested {
@@ -82,11 +79,6 @@ func (s *Simulator) Apply(e *domain.Event) error {
 	} else if o, _ = r.orders.Get(e.Stream); o == nil {
 		return nil // an imported or finished order
 	}
-	if _, live := s.accounts[o.Exchange]; live && !requested {
-		r.orders.Delete(e.Stream)
-		r.recycle(o)
-		return nil
-	}
 	if err := o.Apply(e); err != nil {
 		if requested {
 			r.recycle(o)
@@ -94,10 +86,6 @@ func (s *Simulator) Apply(e *domain.Event) error {
 		return err
 	}
 	if requested {
-		if _, live := s.accounts[o.Exchange]; live {
-			r.recycle(o)
-			return nil
-		}
 		r.orders.Put(e.Stream, o)
 	}
 	switch e.Type {
@@ -117,6 +105,19 @@ func (s *Simulator) Apply(e *domain.Event) error {
 		r.recycle(o)
 	}
 	return nil
+}
+
+// restoreState returns the fold, made on first use (s.mu held).
+func (s *Simulator) restoreState() *restoreState {
+	if s.restore == nil {
+		s.restore = newRestoreState()
+	}
+	return s.restore
+}
+
+func newRestoreState() *restoreState {
+	return &restoreState{orders: domain.NewStreamMap[*domain.Order](), deltas: map[string]map[string]domain.Decimal{},
+		maxSeq: map[string]uint64{}, maxID: map[string]int64{}}
 }
 
 // parseID is strconv.ParseInt(s, 10, 64) without the error's allocation
@@ -193,7 +194,8 @@ func paperFill(exchange, id string) bool {
 }
 
 // restoreInto starts a from the log: balances moved by its paper fills and
-// its open orders resting again. s.mu is held; a is not shared yet.
+// its open orders resting again. s.mu is held; a is not shared yet. The
+// fold is read, not consumed.
 func (s *Simulator) restoreInto(a *Account) {
 	r := s.restore
 	if r == nil {
@@ -203,7 +205,6 @@ func (s *Simulator) restoreInto(a *Account) {
 		b := a.bal(asset)
 		b.available = b.available.Add(d)
 	}
-	delete(r.deltas, a.name)
 	// Ids and fill sequences continue past those in the log, whatever the
 	// clock says.
 	if seq := r.maxSeq[a.name]; seq > a.fillBase {
@@ -212,7 +213,12 @@ func (s *Simulator) restoreInto(a *Account) {
 	if id := r.maxID[a.name]; id > a.nextID {
 		a.nextID = id
 	}
-	open := r.orders.DeleteFunc(func(o *domain.Order) bool { return o.Exchange == a.name })
+	var open []*domain.Order
+	r.orders.Each(func(_ int64, _ string, o *domain.Order) {
+		if o.Exchange == a.name {
+			open = append(open, o)
+		}
+	})
 	sort.Slice(open, func(i, j int) bool { return open[i].OrderID < open[j].OrderID })
 	for _, o := range open {
 		a.restOpen(o)

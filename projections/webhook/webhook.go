@@ -22,6 +22,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/snap"
 )
 
 // Event kinds a webhook subscribes to, and the event types behind them.
@@ -314,3 +315,15 @@ func Sign(key, body []byte) string {
 	m.Write(body)
 	return "sha256=" + hex.EncodeToString(m.Sum(nil))
 }
+
+// SnapshotVersion implements projections.Snapshotter.
+func (n *Notifier) SnapshotVersion() uint32 { return 1 }
+
+// Freeze implements projections.Snapshotter: a Notifier folds nothing from
+// the log (it sends the events after From, the head when the service
+// started, and keeps only its queue, which a restart does not carry), so
+// its state in a snapshot is empty.
+func (n *Notifier) Freeze() func(*snap.Encoder) { return func(*snap.Encoder) {} }
+
+// Load implements projections.Snapshotter (an empty state).
+func (n *Notifier) Load(*snap.Decoder) (func(), error) { return func() {}, nil }
