@@ -3,6 +3,8 @@ package http
 import (
 	"context"
 	"net/http"
+	"path/filepath"
+	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
 )
@@ -24,6 +26,24 @@ type healthResponse struct {
 	SinkError string  `json:"sinkError,omitempty"`
 	// Exchanges says which connector each configured exchange uses.
 	Exchanges []ConnectorStatus `json:"exchanges,omitempty"`
+	// Start says how the read models were built at start: from which
+	// read-model snapshot (none: from the log's first event), and how many
+	// events were replayed after it.
+	Start healthStart `json:"start"`
+}
+
+// healthStart is /healthz's start.
+type healthStart struct {
+	Snapshot *healthSnapshot `json:"snapshot,omitempty"`
+	Replayed int64           `json:"replayed"`
+}
+
+// healthSnapshot is the read-model snapshot a start loaded.
+type healthSnapshot struct {
+	File     string `json:"file"`     // its name in the data dir's snapshots/
+	Position uint64 `json:"position"` // the log position it holds the state at
+	Created  string `json:"created"`  // when it was written (RFC 3339)
+	LoadMs   int64  `json:"loadMs"`   // reading and installing it
 }
 
 // degrade marks the answer degraded, adding why to the reasons already
@@ -120,6 +140,12 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	}
 	if s.Connectors != nil {
 		resp.Exchanges = s.Connectors()
+	}
+	info, loaded, replayed := s.Runner.Snapshot()
+	resp.Start.Replayed = replayed
+	if loaded {
+		resp.Start.Snapshot = &healthSnapshot{File: filepath.Base(info.Path), Position: info.Position,
+			Created: info.Created.Format(time.RFC3339), LoadMs: info.Load.Milliseconds()}
 	}
 	writeJSON(w, http.StatusOK, resp)
 }

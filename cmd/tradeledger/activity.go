@@ -4,6 +4,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/snap"
 )
 
 // activityLog is a projection that logs, from the log itself, what
@@ -65,3 +66,14 @@ func (p *activityLog) Apply(e *domain.Event) error {
 	}
 	return nil
 }
+
+// SnapshotVersion implements projections.Snapshotter.
+func (*activityLog) SnapshotVersion() uint32 { return 1 }
+
+// Freeze implements projections.Snapshotter: the activity log folds
+// nothing (it logs the events after After, the head at start), so its
+// state in a snapshot is empty.
+func (*activityLog) Freeze() func(*snap.Encoder) { return func(*snap.Encoder) {} }
+
+// Load implements projections.Snapshotter (an empty state).
+func (*activityLog) Load(*snap.Decoder) (func(), error) { return func() {}, nil }

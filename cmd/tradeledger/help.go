@@ -54,6 +54,15 @@ var helpText = map[string]struct{ summary, synopsis, about, example string }{
 			"they are proven against (a new one when none covers the order's last event yet), as one JSON file that\n" +
 			"verify-proof checks with the verifier key alone.",
 		"tradeledger proof --data ./data --order 1234 --out order-1234.proof.json"},
+	"snapshot": {"write a read-model snapshot of the log's head now (serve writes them by itself)",
+		"snapshot [--data DIR]",
+		"Builds every read model serve keeps from the data dir's newest valid snapshot and the events after it, and\n" +
+			"writes their snapshot at the log's head into the data dir's snapshots/ (<position>.snap; the 3 newest are\n" +
+			"kept). It runs beside a serve of the same data dir, in a process of its own. A snapshot is a cache: serve\n" +
+			"starts from the newest valid one and replays only the events after it; deleting them all changes nothing\n" +
+			"but the start's time. serve writes one every --snapshot-every events (default 100,000) or\n" +
+			"--snapshot-interval (default 10m).",
+		"tradeledger snapshot --data ./data"},
 	"verify-proof": {"check an order's proof bundle with the verifier key alone (no data dir, no network)",
 		"verify-proof FILE --key VKEY",
 		"Checks the bundle's checkpoint signature with VKEY (or a file holding it), recomputes each event's hash from\n" +

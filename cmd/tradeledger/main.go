@@ -95,6 +95,8 @@ var commands = map[string]command{
 	"checkpoint":   {runCheckpoint},
 	"proof":        {runProof},
 	"verify-proof": {runVerifyProof},
+
+	"snapshot": {runSnapshot},
 }
 
 // Run runs the subcommand named by args[0].

@@ -54,6 +54,11 @@ type ServeConfig struct {
 	// /tlog/* (checkpoint and tiles) without a token.
 	CheckpointInterval time.Duration
 	PublicTlog         bool
+	// SnapshotEvery is how many events pass between two read-model
+	// snapshots (0: none written), SnapshotInterval the longest wait
+	// before one of a log that grew (snapshot.go).
+	SnapshotEvery    uint64
+	SnapshotInterval time.Duration
 }
 
 // Main is the running service: ParseFlags fills Config, Run opens and wires
@@ -103,6 +108,17 @@ type Main struct {
 	metricsLn  net.Listener
 	metricsSrv *http.Server
 
+	// models are the read models serve makes itself (projections.go).
+	models serveModels
+	// Snapshots are the data dir's read-model snapshots; SnapshotWriter
+	// writes one every --snapshot-every events or --snapshot-interval
+	// (snapshot.go). ManualSnapshots, when true, leaves the background
+	// writes off: the caller (a test) calls SnapshotWriter.Write. The zero
+	// value is production behaviour.
+	Snapshots       *projections.Snapshots
+	SnapshotWriter  *projections.SnapshotWriter
+	ManualSnapshots bool
+
 	lock   *os.File  // the data dir's serve lock, held until Close
 	stderr io.Writer // where the log goes (ParseFlags: the command's stderr)
 }
@@ -111,7 +127,8 @@ type Main struct {
 func NewMain() *Main {
 	return &Main{
 		Config: ServeConfig{Data: "./data", Listen: "127.0.0.1:3000", FilesListen: "127.0.0.1:5051", ReadFrom: "memory", PnlMethod: "lofo", TokenTTL: tlhttp.DefaultTokenTTL, LogLevel: "info", LogFormat: LogFormatAuto, MaxConns: tlhttp.DefaultMaxConns,
-			CheckpointInterval: transparency.DefaultInterval},
+			CheckpointInterval: transparency.DefaultInterval, SnapshotEvery: projections.DefaultSnapshotEvery,
+			SnapshotInterval: projections.DefaultSnapshotInterval},
 		Clock: domain.SystemClock{},
 	}
 }
@@ -154,6 +171,8 @@ func (m *Main) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.TrustedProxies, "trusted-proxies", c.TrustedProxies, "reverse proxies (CIDR,…) whose X-Forwarded-For the login limiter keys on (empty: none)")
 	fs.DurationVar(&c.CheckpointInterval, "checkpoint-interval", c.CheckpointInterval, "least time between two signed checkpoints of the log's Merkle tree, issued when the log grew")
 	fs.BoolVar(&c.PublicTlog, "public-tlog", c.PublicTlog, "serve /tlog/checkpoint and /tlog/tile/… (the Merkle tree, for mirrors) without a token")
+	fs.Uint64Var(&c.SnapshotEvery, "snapshot-every", c.SnapshotEvery, "write a read-model snapshot (data dir's snapshots/) every this many events (0: none)")
+	fs.DurationVar(&c.SnapshotInterval, "snapshot-interval", c.SnapshotInterval, "longest wait before a read-model snapshot of a log that grew")
 	return fs
 }
 
@@ -172,68 +191,18 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if m.lock, err = lockDataDir(m.Config.Data); err != nil {
 		return err
 	}
-	if m.DataDir, err = OpenDataDir(ctx, m.Config.Data, m.Config.EventStore, m.Logger); err != nil {
+	if err := m.openModels(ctx); err != nil {
 		return err
 	}
-	m.Runner = projections.NewRunner(m.DataDir.Store)
-	// None of serve's read models reads an event's hashes (verify does,
-	// from the log itself): the replay leaves them in the file.
-	m.Runner.ReplayNoHashes = true
-	m.Runner.OnError = func(p projections.Projection, e *domain.Event, err error) {
-		m.Logger.Error("projection failed to apply event", zap.String("projection", p.Name()),
-			zap.String("stream", e.Stream), zap.Int64("version", e.Version), zap.Uint64("position", e.Position), zap.Error(err))
-	}
-	// The read models are made here and registered in one place before
-	// the replay (registerProjections, projections.go).
-	m.newMetrics()
-	method, err := domain.ParsePnlMethod(m.Config.PnlMethod)
-	if err != nil {
-		return fmt.Errorf("--pnl-method: %w", err)
-	}
-	ledger := projections.NewLedger(method)
-	orderList := projections.NewOrderList()
-	passwords := projections.NewPassword()
-	tokens := projections.NewTokens()
-	m.Simulator = paper.NewSimulator(m.Clock)
-	configView := projections.NewConfig()
-	if m.Connectors, err = m.newConnectors(configView); err != nil {
-		return err
-	}
-	// The engine follows the system stream (SystemStarted/SystemStopped)
-	// and recovers every unfinished order from the log. Orders are
-	// accepted only while a pair of the exchange cycles.
-	m.Engine = engine.New(m.DataDir.Store, m.Connectors.Exchange, configView, projections.NewBalances(), m.Clock)
-	m.Engine.Desk.Wait = m.Runner.WaitFor
-	m.Engine.Scheduler.OnError = func(exchange, pair string, err error) {
-		m.Logger.Warn("core cycle", zap.String("exchange", exchange), zap.String("pair", pair), zap.Error(err))
-	}
-	// Rates for the PNL's currency conversion come from the log
-	// (projections/pnlconv.go): the scheduler records each pair's price,
-	// a command by the core like the engine's other writes.
-	m.Engine.Scheduler.Rates = m.Engine.Reconciler.ObserveRate
-	// and the rates of the assets fees are charged in (BNB …): those the
-	// configuration names, and those fills paid fees in so far.
-	m.Engine.Scheduler.FeeAssets = func(exchange string) []string {
-		return feeAssets(configView.Current(), exchange, ledger.FeeAssets(exchange))
-	}
-	m.newTlog() // tlog.go
-	filesView := projections.NewFiles(ledger)
-	if err := m.newWebhooks(ctx, configView); err != nil { // webhooks.go
-		return err
-	}
-	// Logs what happens from now on (orders, start/stop, passwords).
-	head, err := m.DataDir.Store.Head(ctx)
-	if err != nil {
-		return fmt.Errorf("read head: %w", err)
-	}
-	m.registerProjections(serveModels{ledger: ledger, orderList: orderList, passwords: passwords, tokens: tokens,
-		config: configView, files: filesView, activity: &activityLog{Logger: m.Logger, After: head}})
+	rm := m.models
+	ledger, orderList, passwords, tokens, configView, filesView := rm.ledger, rm.orderList, rm.passwords, rm.tokens, rm.config, rm.files
 
 	start := time.Now()
+	m.loadSnapshot(ctx) // snapshot.go: the newest valid read-model snapshot, if any
 	if err := m.Runner.Start(ctx); err != nil {
 		return err
 	}
-	m.Logger.Info("projections ready", zap.Uint64("position", m.Runner.Position()), zap.Duration("replay", time.Since(start)))
+	m.logReady(time.Since(start))
 	if err := m.Connectors.Check(configView.Current()); err != nil {
 		return err // a connector this binary lacks: the message says how to build one that has it
 	}
@@ -293,10 +262,81 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if err := m.openMetricsListener(); err != nil {
 		return err
 	}
-	m.startTlog() // builds the tree of a log written before it, then issues checkpoints
+	m.startTlog()      // builds the tree of a log written before it, then issues checkpoints
+	m.startSnapshots() // read-model snapshots in the background
 	m.Logger.Info("serving", zap.String("dashboard", dashboardURL(s.URL())), zap.String("api", s.URL()), zap.String("files", s.FilesURL()))
 	m.logConnectors()
 	m.logStartWarnings(passwords)
+	return nil
+}
+
+// openModels opens the data dir and makes every read model, the engine and
+// the components that are projections, and registers them with a new
+// runner: everything a replay needs, nothing that serves (serve, and the
+// snapshot command, which replays without serving).
+func (m *Main) openModels(ctx context.Context) (err error) {
+	if m.DataDir, err = OpenDataDir(ctx, m.Config.Data, m.Config.EventStore, m.Logger); err != nil {
+		return err
+	}
+	m.Runner = projections.NewRunner(m.DataDir.Store)
+	// None of serve's read models reads an event's hashes (verify does,
+	// from the log itself): the replay leaves them in the file.
+	m.Runner.ReplayNoHashes = true
+	m.Runner.OnError = func(p projections.Projection, e *domain.Event, err error) {
+		m.Logger.Error("projection failed to apply event", zap.String("projection", p.Name()),
+			zap.String("stream", e.Stream), zap.Int64("version", e.Version), zap.Uint64("position", e.Position), zap.Error(err))
+	}
+	// The read models are made here and registered in one place before
+	// the replay (registerProjections, projections.go).
+	m.newMetrics()
+	method, err := domain.ParsePnlMethod(m.Config.PnlMethod)
+	if err != nil {
+		return fmt.Errorf("--pnl-method: %w", err)
+	}
+	ledger := projections.NewLedger(method)
+	orderList := projections.NewOrderList()
+	passwords := projections.NewPassword()
+	tokens := projections.NewTokens()
+	m.Simulator = paper.NewSimulator(m.Clock)
+	configView := projections.NewConfig()
+	if m.Connectors, err = m.newConnectors(configView); err != nil {
+		return err
+	}
+	// The engine follows the system stream (SystemStarted/SystemStopped)
+	// and recovers every unfinished order from the log. Orders are
+	// accepted only while a pair of the exchange cycles.
+	m.Engine = engine.New(m.DataDir.Store, m.Connectors.Exchange, configView, projections.NewBalances(), m.Clock)
+	m.Engine.Desk.Wait = m.Runner.WaitFor
+	m.Engine.Scheduler.OnError = func(exchange, pair string, err error) {
+		m.Logger.Warn("core cycle", zap.String("exchange", exchange), zap.String("pair", pair), zap.Error(err))
+	}
+	// Rates for the PNL's currency conversion come from the log
+	// (projections/pnlconv.go): the scheduler records each pair's price,
+	// a command by the core like the engine's other writes.
+	m.Engine.Scheduler.Rates = m.Engine.Reconciler.ObserveRate
+	// and the rates of the assets fees are charged in (BNB …): those the
+	// configuration names, and those fills paid fees in so far.
+	m.Engine.Scheduler.FeeAssets = func(exchange string) []string {
+		return feeAssets(configView.Current(), exchange, ledger.FeeAssets(exchange))
+	}
+	m.newTlog() // tlog.go
+	filesView := projections.NewFiles(ledger)
+	if err := m.newWebhooks(ctx, configView); err != nil { // webhooks.go
+		return err
+	}
+	// Logs what happens from now on (orders, start/stop, passwords).
+	head, err := m.DataDir.Store.Head(ctx)
+	if err != nil {
+		return fmt.Errorf("read head: %w", err)
+	}
+	m.models = serveModels{ledger: ledger, orderList: orderList, passwords: passwords, tokens: tokens,
+		config: configView, files: filesView, activity: &activityLog{Logger: m.Logger, After: head}}
+	m.registerProjections(m.models)
+	// A read-model snapshot freezes the engine's projections at the
+	// runner's position: the engine's own appends, which it applies to
+	// them at once, wait meanwhile (snapshot.go).
+	m.Runner.Ahead = m.Engine.Desk.HoldApplies
+	m.newSnapshots()
 	return nil
 }
 
@@ -307,6 +347,9 @@ func (m *Main) Close() error {
 		m.Server.Close()
 	}
 	m.closeMetrics()
+	if m.SnapshotWriter != nil {
+		m.SnapshotWriter.Close()
+	}
 	m.tlogWork.stop()
 	if m.Webhooks != nil {
 		m.Webhooks.Close()
