@@ -53,7 +53,8 @@ type Runner struct {
 
 	applyMu  sync.Mutex    // held while a live event is applied: Freeze's cut
 	from     uint64        // the position Start replays after (a snapshot's)
-	times    eventTimes    // the latest times of the events applied
+	times    eventTimes    // the latest times of the events applied, when tracked
+	track    bool          // every projection is a Snapshotter: times are tracked
 	snapshot *SnapshotInfo // the snapshot loaded, if any
 	replayed int64         // events Start replayed
 
@@ -100,9 +101,15 @@ func (r *Runner) Start(ctx context.Context) error {
 		it = r.Store.ReadAll(ctx, r.from+1, 0)
 	}
 	last, replayed := r.from, int64(0)
+	// A snapshot's header needs the latest times of the events in it
+	// (OwnTime decodes fills): tracked only when one can be taken.
+	_, err = r.snapshotters()
+	r.track = err == nil
 	err = readAhead(ctx, it, func(batch []domain.Event) bool {
-		for i := range batch {
-			r.times.add(&batch[i])
+		if r.track {
+			for i := range batch {
+				r.times.add(&batch[i])
+			}
 		}
 		replayed += int64(len(batch))
 		var wg sync.WaitGroup
@@ -166,7 +173,9 @@ func (r *Runner) follow(ctx context.Context) {
 func (r *Runner) apply(e *domain.Event) {
 	r.applyMu.Lock()
 	defer r.applyMu.Unlock()
-	r.times.add(e)
+	if r.track {
+		r.times.add(e)
+	}
 	for _, p := range r.projections {
 		if err := p.Apply(e); err != nil && r.OnError != nil {
 			r.OnError(p, e, err)
