@@ -8,13 +8,14 @@ import (
 	"sync"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/snap"
 )
 
 // Reads as of a past time. A State is the read models rebuilt from the
 // part of the log a Cut selects — what `tradeledger replay --until` prints
 // and what the API answers for asOf= — and BuildState is the one function
-// that builds it (a later read-model snapshot can start it from there
-// instead of from the first event). States keeps the states recently asked
+// that builds it, from the newest read-model snapshot within the cut when
+// there is one (Cut.Within), else from the first event. States keeps the states recently asked
 // for, each caught up with the log's new events when it is read again, so
 // that repeated as-of reads cost one build.
 
@@ -68,6 +69,10 @@ type ReplayResult struct {
 	// Later counts the events a trade-time cut left out (past the cut, or
 	// after their stream's first event past it).
 	Later int64 `json:"later,omitempty"`
+	// Snapshot is the position of the read-model snapshot the replay
+	// started from (0: none, it replayed from the first event); Events
+	// counts the events up to it too, Failures only those after it.
+	Snapshot uint64 `json:"snapshot,omitempty"`
 }
 
 // ReplayOptions are a replay's observers.
@@ -78,6 +83,31 @@ type ReplayOptions struct {
 	// Warn, when set, is told of an event a projection could not apply
 	// (the replay goes on, as the live runner does).
 	Warn func(p Projection, e *domain.Event, err error)
+	// Snapshots, when set, start the replay from the newest of its
+	// read-model snapshots that lies within the cut (Cut.Within) and
+	// holds the state of every projection replayed (each a Snapshotter,
+	// else none is used), instead of from the first event; Skip, when
+	// set, is told of each snapshot passed over and why.
+	Snapshots *Snapshots
+	Skip      func(path string, why error)
+}
+
+// Within reports whether every event up to a snapshot with header h is
+// within the cut, so that a replay under it may start from that snapshot:
+// its position is within a position cut, every event in it was recorded
+// within a prefix cut's time and speaks of a time within a trade-time
+// cut's (then no stream has ended before the snapshot's position either).
+func (cut Cut) Within(h *snap.Header) bool {
+	if cut.Position != 0 && h.Position > cut.Position {
+		return false
+	}
+	if cut.ByTime && !cut.TradeTime && h.MaxTime > cut.Until {
+		return false
+	}
+	if cut.ByTime && cut.TradeTime && h.MaxOwnTime > cut.Until {
+		return false
+	}
+	return true
 }
 
 // cutReader applies a cut to the log as it is read, and remembers where it
@@ -115,6 +145,47 @@ func (c *cutReader) admit(e *domain.Event) (apply, stop bool) {
 		}
 	}
 	return true, false
+}
+
+// fromSnapshot loads into projs (which applied nothing) the newest of
+// opts.Snapshots within the cut, if any, and starts the reader after it.
+func (c *cutReader) fromSnapshot(ctx context.Context, store domain.EventStore, projs []Projection, opts ReplayOptions) error {
+	if opts.Snapshots == nil {
+		return nil
+	}
+	list := make([]Snapshotter, 0, len(projs))
+	for _, p := range projs {
+		s, ok := p.(Snapshotter)
+		if !ok {
+			return nil
+		}
+		list = append(list, s)
+	}
+	head, err := store.Head(ctx)
+	if err != nil {
+		return fmt.Errorf("replay: read head: %w", err)
+	}
+	l, ok := opts.Snapshots.Load(ctx, head, list, c.cut.Within, opts.Skip)
+	if !ok {
+		return nil
+	}
+	pos := l.Header.Position
+	c.read = pos
+	c.res = ReplayResult{Events: l.Header.Records, Position: pos, Snapshot: pos}
+	if pos == 0 {
+		return nil
+	}
+	// The time of the last event applied: the snapshot's last one, until
+	// the tail applies another.
+	it := store.ReadAll(ctx, pos, 1)
+	defer it.Close()
+	if it.Next() {
+		c.res.Time = it.Event().Time
+	}
+	if err := it.Err(); err != nil {
+		return fmt.Errorf("replay: read log: %w", err)
+	}
+	return nil
 }
 
 // replay reads the log after c.read into projs, up to the cut.
@@ -176,6 +247,9 @@ func (c *cutReader) replay(ctx context.Context, store domain.EventStore, projs [
 // and says where it stopped: `tradeledger replay` and `restore`.
 func ReplayCut(ctx context.Context, store domain.EventStore, cut Cut, projs []Projection, opts ReplayOptions) (ReplayResult, error) {
 	c := &cutReader{cut: cut}
+	if err := c.fromSnapshot(ctx, store, projs, opts); err != nil {
+		return c.res, err
+	}
 	err := c.replay(ctx, store, projs, opts)
 	return c.res, err
 }
@@ -197,12 +271,16 @@ type State struct {
 
 // BuildState replays the log up to cut into a new Ledger matching lots with
 // method and a new Balances, and into extra (more projections a caller
-// needs of the same cut: replay's order manager). It is the one way a past
-// state is built.
+// needs of the same cut: replay's order manager) — from the newest
+// read-model snapshot within the cut when opts has Snapshots. It is the
+// one way a past state is built.
 func BuildState(ctx context.Context, store domain.EventStore, cut Cut, method domain.PnlMethod, opts ReplayOptions, extra ...Projection) (*State, error) {
 	s := &State{Ledger: NewLedger(method), Balances: NewBalances(), Cut: cut, Method: method, cr: cutReader{cut: cut}}
 	s.Ledger.PageCacheBytes = 0 // a past state serves few pages: no cache of their JSON
 	s.projs = append([]Projection{s.Ledger, s.Balances}, extra...)
+	if err := s.cr.fromSnapshot(ctx, store, s.projs, opts); err != nil {
+		return nil, err
+	}
 	if err := s.cr.replay(ctx, store, s.projs, opts); err != nil {
 		return nil, err
 	}
@@ -288,7 +366,11 @@ const (
 // that build instead of starting another. Safe for concurrent use; fill
 // the settings before the first Get.
 type States struct {
-	Store           domain.EventStore
+	Store domain.EventStore
+	// Snapshots, when set, are the read-model snapshots a state starts
+	// from (the newest within its cut whose Ledger matches lots the same
+	// way), instead of the first event.
+	Snapshots       *Snapshots
 	MaxStates       int
 	MaxStateRecords int
 
@@ -346,7 +428,7 @@ func (ss *States) Get(ctx context.Context, cut Cut, method domain.PnlMethod) (*S
 	ss.mu.Unlock()
 
 	// The build goes on for those waiting on it even if this caller leaves.
-	b.s, b.err = BuildState(context.WithoutCancel(ctx), ss.Store, cut, method, ReplayOptions{})
+	b.s, b.err = BuildState(context.WithoutCancel(ctx), ss.Store, cut, method, ReplayOptions{Snapshots: ss.Snapshots})
 	ss.mu.Lock()
 	delete(ss.building, k)
 	ss.builds++

@@ -2,6 +2,7 @@ package snaptest
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -130,4 +131,22 @@ func Cuts(rng *rand.Rand, events, n int) []int {
 		cuts = append(cuts, rng.IntN(events+1))
 	}
 	return cuts
+}
+
+// Store appends events to store, each to its stream as RandomLog wrote it
+// (an empty store gives them the same positions), failing the test when
+// one is refused.
+func Store(t testing.TB, store domain.EventStore, events []domain.Event) {
+	t.Helper()
+	for i := range events {
+		e := events[i]
+		e.Position, e.PrevHash, e.Hash = 0, domain.Hash{}, domain.Hash{}
+		expected := domain.ExpectedVersion(e.Version - 1)
+		if e.Version == 0 {
+			expected = domain.NoStream
+		}
+		if _, err := store.Append(context.Background(), e.Stream, expected, e); err != nil {
+			t.Fatalf("append %s/%d: %v", e.Stream, e.Version, err)
+		}
+	}
 }
