@@ -67,7 +67,7 @@ func BenchmarkAuditLog(b *testing.B) {
 	b.Run("replay", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			start := time.Now()
-			rep, err := replayState(ctx, store, logCut{Position: ^uint64(0) >> 1}, domain.LOFO,
+			rep, err := replayState(ctx, store, nil, logCut{Position: ^uint64(0) >> 1}, domain.LOFO,
 				projections.PnlScope{Keys: []string{"All"}, Quote: "USDT"}, time.UTC, time.Now(), nil, nil)
 			if err != nil || rep.AsOf.Events != int64(total) || rep.AsOf.Failures != 0 {
 				b.Fatalf("replay: %v %+v", err, rep.AsOf)

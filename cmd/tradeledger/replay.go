@@ -83,8 +83,13 @@ type replayResult = projections.ReplayResult
 // replayLog feeds the log, in order, up to the cut, into every projection.
 // A projection that fails on an event is reported through warn and the
 // replay goes on, as the live runner does.
-func replayLog(ctx context.Context, store domain.EventStore, cut logCut, projs []projections.Projection, prog *progress, warn io.Writer) (replayResult, error) {
-	return projections.ReplayCut(ctx, store, cut, projs, replayOptions(prog, warn))
+// With d it starts from d's newest read-model snapshot within the cut.
+func replayLog(ctx context.Context, store domain.EventStore, d *DataDir, cut logCut, projs []projections.Projection, prog *progress, warn io.Writer) (replayResult, error) {
+	o := replayOptions(prog, warn)
+	if d != nil {
+		o = snapshotReplay(o, d, warn)
+	}
+	return projections.ReplayCut(ctx, store, cut, projs, o)
 }
 
 // replayOptions shows a replay's progress on prog and its failures on warn
@@ -174,11 +179,17 @@ type ReplayReport struct {
 // open orders and the PNL overview (keys, quote and timezone as in POST
 // pnl/overview, "now" being the cut's time: the time given, the last
 // event's for a position, now for the whole log).
-func replayState(ctx context.Context, store domain.EventStore, cut logCut, method domain.PnlMethod, scope projections.PnlScope, loc *time.Location, now time.Time, prog *progress, warn io.Writer) (*ReplayReport, error) {
+//
+// With d it starts from d's newest read-model snapshot within the cut.
+func replayState(ctx context.Context, store domain.EventStore, d *DataDir, cut logCut, method domain.PnlMethod, scope projections.PnlScope, loc *time.Location, now time.Time, prog *progress, warn io.Writer) (*ReplayReport, error) {
 	// The engine's order state (the open orders come from it), without
 	// the rest of the engine: nothing is placed here.
 	orders := engine.NewOrders(nil)
-	st, err := projections.BuildState(ctx, store, cut, method, replayOptions(prog, warn), orders)
+	o := replayOptions(prog, warn)
+	if d != nil {
+		o = snapshotReplay(o, d, warn)
+	}
+	st, err := projections.BuildState(ctx, store, cut, method, o, orders)
 	if prog != nil {
 		prog.done()
 	}
@@ -236,7 +247,7 @@ func runReplay(ctx context.Context, args []string, env *Env) error {
 	defer d.Close()
 	start := time.Now()
 	scope := projections.PnlScope{Keys: strings.Split(*keys, ","), Quote: *quote}
-	rep, err := replayState(ctx, d.Store, cut, m, scope, loc, time.Now(), newProgress(env.Stderr, "replay"), env.Stderr)
+	rep, err := replayState(ctx, d.Store, d, cut, m, scope, loc, time.Now(), newProgress(env.Stderr, "replay"), env.Stderr)
 	if err != nil {
 		return err
 	}
@@ -249,8 +260,12 @@ func runReplay(ctx context.Context, args []string, env *Env) error {
 	} else {
 		printReplay(env.Stdout, rep, loc)
 	}
-	fmt.Fprintf(env.Stderr, "replayed %d events (cut: %s; %d later events left out) up to position %d in %s\n", rep.AsOf.Events,
-		rep.Cut, rep.AsOf.Later, rep.AsOf.Position, time.Since(start).Round(time.Millisecond))
+	from := ""
+	if rep.AsOf.Snapshot != 0 {
+		from = fmt.Sprintf(", from the read-model snapshot at position %d", rep.AsOf.Snapshot)
+	}
+	fmt.Fprintf(env.Stderr, "replayed %d events (cut: %s; %d later events left out%s) up to position %d in %s\n", rep.AsOf.Events,
+		rep.Cut, rep.AsOf.Later, from, rep.AsOf.Position, time.Since(start).Round(time.Millisecond))
 	return nil
 }
 

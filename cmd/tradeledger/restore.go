@@ -120,7 +120,7 @@ func restore(ctx context.Context, d *DataDir, cut logCut, out string, withSecret
 	sum := RestoreSummary{Out: out}
 	ledger := projections.NewLedger(domain.LOFO) // state files come from its fills
 	cfg, files := projections.NewConfig(), projections.NewFiles(ledger)
-	res, err := replayLog(ctx, d.Store, cut, []projections.Projection{cfg, ledger, files}, prog, warn)
+	res, err := replayLog(ctx, d.Store, d, cut, []projections.Projection{cfg, ledger, files}, prog, warn)
 	if prog != nil {
 		prog.done()
 	}

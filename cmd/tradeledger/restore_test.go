@@ -86,7 +86,7 @@ func readModels(t *testing.T, dir string) (*projections.Config, *projections.Fil
 	defer d.Close()
 	ledger := projections.NewLedger(domain.LOFO)
 	cfg, files := projections.NewConfig(), projections.NewFiles(ledger)
-	if _, err := replayLog(ctx, d.Store, logCut{}, []projections.Projection{cfg, ledger, files}, nil, nil); err != nil {
+	if _, err := replayLog(ctx, d.Store, nil, logCut{}, []projections.Projection{cfg, ledger, files}, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	box, err := domain.NewSecretBox(d.MasterKey)

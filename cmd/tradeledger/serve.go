@@ -218,6 +218,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	// Resource dependencies are wired here.
 	s.Ledger, s.OrderList = ledger, orderList
 	s.States = projections.NewStates(m.DataDir.Store) // asOf= and method= reads, rebuilt from the log
+	s.States.Snapshots = m.Snapshots                  // from the newest read-model snapshot within the cut
 	s.Auth.Generation = passwords.Generation
 	s.Auth.Grants = tokens.Active
 	s.Auth.CatchUp = catchUpWith(m.DataDir.Store, m.Runner)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 	"time"
 
@@ -31,7 +32,24 @@ func identityOf(tree domain.TreeStore) func(ctx context.Context, position uint64
 
 // newSnapshots makes the data dir's snapshots.
 func (m *Main) newSnapshots() {
-	m.Snapshots = projections.NewSnapshots(snapshotDir(m.Config.Data), identityOf(m.DataDir.Tree), m.Clock)
+	m.Snapshots = m.DataDir.Snapshots(m.Clock)
+}
+
+// Snapshots returns the data dir's read-model snapshots, checked against
+// its log's Merkle tree.
+func (d *DataDir) Snapshots(clock domain.Clock) *projections.Snapshots {
+	return projections.NewSnapshots(snapshotDir(d.Path), identityOf(d.Tree), clock)
+}
+
+// snapshotReplay lets a replay of the data dir d (replay, restore) start
+// from its newest read-model snapshot within the cut, telling warn of each
+// one passed over and why.
+func snapshotReplay(o projections.ReplayOptions, d *DataDir, warn io.Writer) projections.ReplayOptions {
+	o.Snapshots = d.Snapshots(domain.SystemClock{})
+	if warn != nil {
+		o.Skip = func(path string, why error) { fmt.Fprintf(warn, "snapshot %s not used: %v\n", path, why) }
+	}
+	return o
 }
 
 // loadSnapshot loads the newest valid snapshot into the registered
