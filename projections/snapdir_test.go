@@ -1,0 +1,224 @@
+package projections_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/eventstore/sqlite"
+	"github.com/tradeledger/tradeledger/eventstore/transparency"
+	"github.com/tradeledger/tradeledger/projections"
+	"github.com/tradeledger/tradeledger/projections/snaptest"
+)
+
+// snapLog is a log in a SQLite store with a directory of read-model
+// snapshots of the small read models.
+type snapLog struct {
+	t     *testing.T
+	store *sqlite.Store
+	snaps *projections.Snapshots
+}
+
+func newSnapLog(t *testing.T, dir string, events []domain.Event) *snapLog {
+	store := sqlite.NewStore(filepath.Join(t.TempDir(), "events.db"))
+	if err := store.Open(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	snaptest.Store(t, store, events)
+	snaps := projections.NewSnapshots(dir,
+		func(ctx context.Context, pos uint64) (int64, domain.Hash, error) {
+			return transparency.Identity(ctx, store, pos)
+		},
+		domain.NewManualClock(time.Unix(0, 0)))
+	return &snapLog{t: t, store: store, snaps: snaps}
+}
+
+func smallModels() []projections.Projection {
+	return []projections.Projection{projections.NewPassword(), projections.NewTokens(), projections.NewConfig(),
+		projections.NewFiles(nil), projections.NewBalances()}
+}
+
+// start runs a runner over the log with projs, loading the newest valid
+// snapshot first, and returns what it loaded and the reasons of those it
+// skipped.
+func (l *snapLog) start(projs []projections.Projection) (*projections.Runner, projections.SnapshotInfo, bool, []string) {
+	l.t.Helper()
+	r := projections.NewRunner(l.store)
+	for _, p := range projs {
+		r.Register(p)
+	}
+	var skipped []string
+	info, ok, err := r.LoadSnapshot(context.Background(), l.snaps, func(path string, why error) {
+		skipped = append(skipped, filepath.Base(path)+": "+why.Error())
+	})
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	if err := r.Start(context.Background()); err != nil {
+		l.t.Fatal(err)
+	}
+	l.t.Cleanup(func() { r.Close() })
+	return r, info, ok, skipped
+}
+
+// write takes a snapshot with a runner that replayed the whole log.
+func (l *snapLog) write() projections.SnapshotFile {
+	l.t.Helper()
+	r, _, _, _ := l.start(smallModels())
+	f, err := r.Freeze(context.Background())
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	file, err := l.snaps.Write(context.Background(), f)
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	return file
+}
+
+// sameAsFull fails unless projs encode as the same models fed the whole
+// log of store from the first event.
+func sameAsFull(t *testing.T, store domain.EventStore, projs []projections.Projection) {
+	t.Helper()
+	full := smallModels()
+	if _, err := projections.ReplayCut(context.Background(), store, projections.Cut{}, full, projections.ReplayOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range full {
+		if !bytes.Equal(snaptest.Encode(t, full[i].(projections.Snapshotter)), snaptest.Encode(t, projs[i].(projections.Snapshotter))) {
+			t.Fatalf("%s differs from a replay of the whole log", full[i].Name())
+		}
+	}
+}
+
+// TestStartFromSnapshot: a start loads the newest valid snapshot and
+// replays the events after it; a snapshot that is corrupt, of another
+// format or projection version, of another log, or beyond the log's head
+// is passed over with why, the start takes the next older one or the first
+// event, and the state is always the state of a replay of the whole log.
+func TestStartFromSnapshot(t *testing.T) {
+	events := snaptest.RandomLog(rand.New(rand.NewPCG(3, 3)), snaptest.LogOptions{Events: 900})
+	n := len(events)
+
+	t.Run("none", func(t *testing.T) {
+		l := newSnapLog(t, filepath.Join(t.TempDir(), "snapshots"), events)
+		projs := smallModels()
+		r, _, ok, skipped := l.start(projs)
+		if ok || len(skipped) != 0 {
+			t.Fatalf("loaded %v, skipped %v from an empty directory", ok, skipped)
+		}
+		if _, _, replayed := r.Snapshot(); replayed != int64(n) {
+			t.Fatalf("replayed %d events, want %d", replayed, n)
+		}
+		sameAsFull(t, l.store, projs)
+	})
+
+	// Two snapshots, at 600 and at the head; then more events.
+	setup := func(t *testing.T) (*snapLog, projections.SnapshotFile, projections.SnapshotFile) {
+		dir := filepath.Join(t.TempDir(), "snapshots")
+		l := newSnapLog(t, dir, events[:600])
+		older := l.write()
+		snaptest.Store(t, l.store, events[600:800])
+		newer := l.write()
+		snaptest.Store(t, l.store, events[800:])
+		return l, older, newer
+	}
+	startAfter := func(t *testing.T, l *snapLog, want projections.SnapshotFile, why string) {
+		t.Helper()
+		projs := smallModels()
+		r, info, ok, skipped := l.start(projs)
+		if !ok || info.Position != want.Position {
+			t.Fatalf("loaded %v at %d, want the snapshot at %d (skipped %v)", ok, info.Position, want.Position, skipped)
+		}
+		if why == "" && len(skipped) != 0 || why != "" && (len(skipped) != 1 || !strings.Contains(skipped[0], why)) {
+			t.Fatalf("skipped %q, want one saying %q", skipped, why)
+		}
+		if _, _, replayed := r.Snapshot(); replayed != int64(n)-int64(want.Position) {
+			t.Fatalf("replayed %d events after the snapshot at %d, want %d", replayed, want.Position, int64(n)-int64(want.Position))
+		}
+		sameAsFull(t, l.store, projs)
+	}
+
+	t.Run("newest", func(t *testing.T) {
+		l, _, newer := setup(t)
+		startAfter(t, l, newer, "")
+	})
+	t.Run("corrupt", func(t *testing.T) {
+		l, older, newer := setup(t)
+		b, err := os.ReadFile(newer.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b[len(b)/3] ^= 0x40
+		if err := os.WriteFile(newer.Path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		startAfter(t, l, older, "checksum")
+	})
+	t.Run("cut short", func(t *testing.T) {
+		l, older, newer := setup(t)
+		if err := os.Truncate(newer.Path, newer.Bytes/2); err != nil {
+			t.Fatal(err)
+		}
+		startAfter(t, l, older, "cut short")
+	})
+	t.Run("format version", func(t *testing.T) {
+		l, older, newer := setup(t)
+		b, _ := os.ReadFile(newer.Path)
+		binary.BigEndian.PutUint16(b[6:], 0)
+		os.WriteFile(newer.Path, b, 0o600)
+		startAfter(t, l, older, "format version 0")
+	})
+	t.Run("projection version", func(t *testing.T) {
+		l, _, _ := setup(t)
+		projs := smallModels()
+		projs[1] = tokensV2{projections.NewTokens()}
+		_, _, ok, skipped := l.start(projs)
+		if ok || len(skipped) != 2 || !strings.Contains(skipped[0], "version 1, this release's is 2") {
+			t.Fatalf("loaded %v, skipped %q: want both refused for the tokens' version", ok, skipped)
+		}
+	})
+	t.Run("another log", func(t *testing.T) {
+		l, older, _ := setup(t)
+		// A snapshot of another log, at a position this log has.
+		other := newSnapLog(t, filepath.Join(t.TempDir(), "other"), snaptest.RandomLog(rand.New(rand.NewPCG(4, 4)), snaptest.LogOptions{Events: 700}))
+		foreign := other.write()
+		moved := filepath.Join(l.snaps.Dir, filepath.Base(foreign.Path))
+		if err := os.Rename(foreign.Path, moved); err != nil {
+			t.Fatal(err)
+		}
+		if foreign.Position <= older.Position {
+			t.Fatalf("the other log's snapshot at %d is not newer than %d", foreign.Position, older.Position)
+		}
+		// It is the newest of the directory when the newer one is gone.
+		list, _ := l.snaps.List()
+		os.Remove(list[0].Path)
+		startAfter(t, l, older, "Merkle root")
+	})
+	t.Run("beyond head", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "snapshots")
+		longer := newSnapLog(t, dir, events)
+		longer.write()
+		// The same log cut short: its snapshot reaches past the head.
+		l := newSnapLog(t, dir, events[:500])
+		projs := smallModels()
+		_, _, ok, skipped := l.start(projs)
+		if ok || len(skipped) != 1 || !strings.Contains(skipped[0], "beyond the log's head") {
+			t.Fatalf("loaded %v, skipped %q", ok, skipped)
+		}
+		sameAsFull(t, l.store, projs)
+	})
+}
+
+// tokensV2 is Tokens as a release that encodes them another way would be.
+type tokensV2 struct{ *projections.Tokens }
+
+func (tokensV2) SnapshotVersion() uint32 { return 2 }
