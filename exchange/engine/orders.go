@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"hash/maphash"
 	"sort"
 	"strings"
 	"sync"
@@ -42,7 +41,6 @@ type orderState struct {
 	armed    map[pairRef]map[int64]struct{} // emulated orders waiting for their stop
 	byClient map[string]int64               // client order id → unfinished order id
 	keys     map[keyID]keyRecord            // Idempotency-Keys answered
-	seeds    keySeeds                       // of keyIDOf
 	ocos     map[int64]*domain.Oco          // OCOs with a leg that is not finished
 	cursor   map[string]uint64              // exchange → the Seq of its last fill recorded
 	// spare is a finished order's entry that was never handed out
@@ -78,7 +76,6 @@ func NewOrders(store domain.EventStore) *Orders {
 		armed:    make(map[pairRef]map[int64]struct{}),
 		byClient: make(map[string]int64),
 		keys:     make(map[keyID]keyRecord),
-		seeds:    keySeeds{maphash.MakeSeed(), maphash.MakeSeed()},
 		ocos:     make(map[int64]*domain.Oco),
 		cursor:   make(map[string]uint64),
 	}
@@ -159,7 +156,7 @@ func (st *orderState) applyOrder(e *domain.Event) error {
 	case domain.TypeOrderRequested:
 		st.byClient[entry.o.ClientOrderID] = id
 		if k := entry.o.IdempotencyKey; k != "" {
-			kid := st.keyIDOf(k)
+			kid := keyIDOf(k)
 			if _, ok := st.keys[kid]; !ok {
 				st.keys[kid] = keyRecord{orderID: id, ocoID: entry.o.OcoID, fp: fingerprintBits(entry.o.IdempotencyFingerprint)}
 			}
@@ -516,7 +513,7 @@ func (s *Orders) advance(exchange string, seq uint64) {
 func (s *Orders) key(key string) (keyRecord, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rec, ok := s.state.keys[s.state.keyIDOf(key)]
+	rec, ok := s.state.keys[keyIDOf(key)]
 	return rec, ok
 }
 
@@ -524,5 +521,5 @@ func (s *Orders) key(key string) (keyRecord, bool) {
 func (s *Orders) recordKey(key string, rec keyRecord) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.state.keys[s.state.keyIDOf(key)] = rec
+	s.state.keys[keyIDOf(key)] = rec
 }
