@@ -500,3 +500,27 @@ func (d *Decoder) Words(ws []uint64) {
 		ws = ws[n:]
 	}
 }
+
+// Raw writes b's bytes without a length, across as many frames as they
+// need: the reader knows how many.
+func (e *Encoder) Raw(b []byte) {
+	for len(b) > 0 {
+		room := max(frameHeader+FrameSize-len(e.buf), 1)
+		n := min(room, len(b))
+		e.buf = append(e.buf, b[:n]...)
+		b = b[n:]
+		e.end()
+	}
+}
+
+// Raw fills b with bytes written by Encoder.Raw.
+func (d *Decoder) Raw(b []byte) {
+	for len(b) > 0 {
+		if d.i == len(d.buf) && !d.next() {
+			return
+		}
+		n := copy(b, d.buf[d.i:])
+		d.i += n
+		b = b[n:]
+	}
+}
