@@ -16,3 +16,41 @@ func OrderListDiff(a, b *OrderList) []string {
 	}
 	return out
 }
+
+// LedgerDiff names the fields of two Ledgers that differ (the lock, the
+// interner and the page cache aside; the records' chunk ownership aside).
+func LedgerDiff(a, b *Ledger) []string {
+	var out []string
+	if len(a.pairs) != len(b.pairs) {
+		return []string{"pairs"}
+	}
+	for i := range a.pairs {
+		pa, pb := *a.pairs[i], *b.pairs[i]
+		pa.recs.frozen, pb.recs.frozen, pa.enc, pb.enc = 0, 0, nil, nil
+		if !reflect.DeepEqual(pa, pb) {
+			out = append(out, "pair "+pa.key)
+		}
+	}
+	for _, c := range []struct {
+		n    string
+		x, y any
+	}{{"byKey", a.byKey, b.byKey}, {"byName", a.byName, b.byName}, {"orders", a.orders, b.orders}, {"open", a.open, b.open},
+		{"quotes", a.quotes, b.quotes}, {"strat", a.strat, b.strat}, {"assets", a.assets, b.assets}, {"rates", a.conv.rates, b.conv.rates}, {"conv", convByKey(a), convByKey(b)},
+		{"booksM", a.booksM, b.booksM}, {"head", a.head, b.head}, {"records", a.records, b.records},
+		{"version", a.version, b.version}, {"feeAsts", a.feeAsts, b.feeAsts}, {"method", a.Method, b.Method}} {
+		if !reflect.DeepEqual(c.x, c.y) {
+			out = append(out, c.n)
+		}
+	}
+	return out
+}
+
+// convByKey is the Ledger's converted series by pair key and currency
+// (the map's keys are pair books: pointers of one Ledger).
+func convByKey(l *Ledger) map[[2]string]pairConv {
+	out := map[[2]string]pairConv{}
+	for k, pc := range l.conv.pairs {
+		out[[2]string{k.b.key, k.to}] = *pc
+	}
+	return out
+}

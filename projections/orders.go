@@ -66,9 +66,9 @@ type Ledger struct {
 	Method domain.PnlMethod
 	// PageCacheBytes bounds the JSON of order records kept for the order
 	// pages (orderjson.go); 0 keeps none. Set before the first read.
-	PageCacheBytes int
+	PageCacheBytes int `snap:"-"`
 
-	mu      sync.RWMutex
+	mu      sync.RWMutex         `snap:"-"`
 	pairs   []*pairBook          // interned pair books, by index
 	byKey   map[string]uint32    // pair key → index
 	byName  map[pairName]uint32  // the same by exchange and pair: no key built per order
@@ -77,13 +77,13 @@ type Ledger struct {
 	quotes  map[string]*series   // per quote currency: every pair's buckets summed
 	strat   map[string]string    // pair key → strategy name (from config events)
 	assets  assetBook
-	conv    convBook         // rates and PNL in other currencies (pnlconv.go)
-	booksM  domain.PnlMethod // bot.PNL_METHOD, the reports' default (books.go)
-	head    uint64           // highest log position of a fill applied (books.go)
-	records int              // number of order records, all pairs
-	version uint64           // counts applied changes; see Version
-	intern  domain.Interner  // used by Apply only (one goroutine, before the lock)
-	pages   pageCache
+	conv    convBook            // rates and PNL in other currencies (pnlconv.go)
+	booksM  domain.PnlMethod    // bot.PNL_METHOD, the reports' default (books.go)
+	head    uint64              // highest log position of a fill applied (books.go)
+	records int                 // number of order records, all pairs
+	version uint64              // counts applied changes; see Version
+	intern  domain.Interner     `snap:"-"` // used by Apply only (one goroutine, before the lock)
+	pages   pageCache           `snap:"-"`
 	feeAsts map[string][]string // exchange → third assets its fills' fees were charged in (fees.go)
 }
 
@@ -109,7 +109,7 @@ type pairBook struct {
 	series                           series
 	prices                           []pricePoint      // assets.go
 	gen                              uint64            // moves when cached JSON of its records may be void (orderjson.go)
-	enc                              []*encodedBlock   // cached JSON by block, guarded by Ledger.pages.mu
+	enc                              []*encodedBlock   `snap:"-"` // cached JSON by block, guarded by Ledger.pages.mu
 	feeAssets                        []string          // fee assets other than quote and base, by fee code − 2
 	feeOther                         map[uint64]string // the fee asset of records whose code is feeOverflow, by position
 	fees                             []feeEntry        // valuations of fees in a third asset, ascending (time, pos): fees.go

@@ -1,6 +1,7 @@
 package projections
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/tradeledger/tradeledger/domain"
@@ -19,9 +20,13 @@ import (
 // the records point to by index; records never change once stored, so the
 // table only grows.
 type recList struct {
-	chunks [][]orderRecord // every chunk but the last holds recChunk records
+	chunks [][]orderRecord `snap:"shallow"` // every chunk but the last holds recChunk records
 	n      int
 	wide   []domain.Decimal
+	// frozen chunks (the first frozen) are shared with a frozen copy of
+	// the Ledger (Ledger.Freeze): insert copies one before it writes
+	// into it. A push appends past what the copy sees.
+	frozen int `snap:"-"`
 }
 
 // put returns the compact form of d for a record of this list, keeping d in
@@ -84,10 +89,20 @@ func (l *recList) push(r orderRecord) {
 // for the late fills that need it.
 func (l *recList) insert(i int, r orderRecord) {
 	l.push(orderRecord{})
+	l.own(i >> recChunkBits)
 	for j := l.n - 1; j > i; j-- {
 		*l.at(j) = *l.at(j - 1)
 	}
 	*l.at(i) = r
+}
+
+// own copies the chunks from k on that a frozen copy shares, before
+// they are written into.
+func (l *recList) own(k int) {
+	for j := k; j < l.frozen; j++ {
+		l.chunks[j] = slices.Clone(l.chunks[j])
+	}
+	l.frozen = min(l.frozen, k)
 }
 
 // search returns the smallest index i in [0, len) at which f is true (len

@@ -44,9 +44,23 @@ func (e *Encoder) Deep(v any) {
 	}
 	t := rv.Elem().Type()
 	e.Uint64(Fingerprint(t))
-	if err := e.deep(rv.Elem()); err != nil {
+	w := &deepWriter{e: e, ids: map[unsafe.Pointer]uint64{}}
+	if err := w.deep(rv.Elem()); err != nil {
 		e.Fail(err)
 	}
+}
+
+// deepWriter writes a Deep value, numbering the pointers met so that two
+// pointers to one value are written once and read back as one.
+type deepWriter struct {
+	e   *Encoder
+	ids map[unsafe.Pointer]uint64 // pointer → its number, from 1, in the order met
+}
+
+// deepReader reads a Deep value; ptrs[i] is pointer number i+1.
+type deepReader struct {
+	d    *Decoder
+	ptrs []reflect.Value
 }
 
 // Deep reads into the value v points to a value Encoder.Deep wrote; the
@@ -62,14 +76,30 @@ func (d *Decoder) Deep(v any) {
 		d.Fail(fmt.Errorf("%w: the layout of %s changed", ErrVersion, t))
 		return
 	}
-	d.deep(settable(rv.Elem()))
+	r := &deepReader{d: d}
+	r.deep(settable(rv.Elem()))
 }
 
 // Clone returns a deep copy of *v (see Deep for the tags).
-func Clone[T any](v *T) T {
-	var out T
-	cloneValue(settable(reflect.ValueOf(&out).Elem()), reflect.ValueOf(v).Elem())
+func Clone[T any](v *T) *T {
+	out := new(T)
+	c := cloner{copies: map[unsafe.Pointer]reflect.Value{}}
+	c.clone(settable(reflect.ValueOf(out).Elem()), reflect.ValueOf(v).Elem())
 	return out
+}
+
+// Assign sets every field of the struct *dst that Deep keeps to src's
+// (sharing what they point to), leaving the fields left out (a lock, a
+// cache) as they are: the install of a state Deep read.
+func Assign[T any](dst, src *T) {
+	d, s := reflect.ValueOf(dst).Elem(), reflect.ValueOf(src).Elem()
+	t := d.Type()
+	for i := range t.NumField() {
+		if t.Field(i).Tag.Get("snap") == tagSkip {
+			continue
+		}
+		copyInto(settable(d.Field(i)), s.Field(i))
+	}
 }
 
 // settable returns v, addressable, as a value whose unexported fields can
@@ -151,7 +181,8 @@ func bytesOf(p unsafe.Pointer, size uintptr, n int) []byte {
 	return unsafe.Slice((*byte)(p), uintptr(n)*size)
 }
 
-func (e *Encoder) deep(v reflect.Value) error {
+func (w *deepWriter) deep(v reflect.Value) error {
+	e := w.e
 	t := v.Type()
 	if t == timeType {
 		tm := *(*time.Time)(addrOf(v))
@@ -181,13 +212,13 @@ func (e *Encoder) deep(v reflect.Value) error {
 			if t.Field(i).Tag.Get("snap") == tagSkip {
 				continue
 			}
-			if err := e.deep(v.Field(i)); err != nil {
+			if err := w.deep(v.Field(i)); err != nil {
 				return fmt.Errorf("%s.%s: %w", t, t.Field(i).Name, err)
 			}
 		}
 	case reflect.Array:
 		for i := range v.Len() {
-			if err := e.deep(v.Index(i)); err != nil {
+			if err := w.deep(v.Index(i)); err != nil {
 				return err
 			}
 		}
@@ -201,25 +232,39 @@ func (e *Encoder) deep(v reflect.Value) error {
 			return nil
 		}
 		for i := range v.Len() {
-			if err := e.deep(v.Index(i)); err != nil {
+			if err := w.deep(v.Index(i)); err != nil {
 				return err
 			}
 		}
 	case reflect.Pointer:
-		e.Bool(v.IsNil())
-		if !v.IsNil() {
-			return e.deep(v.Elem())
+		// 0: nil; the pointer's number when met before; a new number,
+		// then the value, when not.
+		if v.IsNil() {
+			e.Uvarint(0)
+			return nil
 		}
+		if id, ok := w.ids[v.UnsafePointer()]; ok {
+			e.Uvarint(id)
+			return nil
+		}
+		id := uint64(len(w.ids) + 1)
+		w.ids[v.UnsafePointer()] = id
+		e.Uvarint(id)
+		return w.deep(v.Elem())
 	case reflect.Map:
 		e.Bool(v.IsNil())
 		e.Len(v.Len())
 		keys := v.MapKeys()
-		slices.SortFunc(keys, compareValues)
+		var err error
+		slices.SortFunc(keys, func(a, b reflect.Value) int { return w.compare(a, b, &err) })
+		if err != nil {
+			return err
+		}
 		for _, k := range keys {
-			if err := e.deep(k); err != nil {
+			if err := w.deep(k); err != nil {
 				return err
 			}
-			if err := e.deep(v.MapIndex(k)); err != nil {
+			if err := w.deep(v.MapIndex(k)); err != nil {
 				return err
 			}
 		}
@@ -272,9 +317,10 @@ func copyInto(dst, src reflect.Value) {
 	}
 }
 
-// compareValues orders map keys: numbers by value, strings and bools as
-// such, structs and arrays field by field.
-func compareValues(a, b reflect.Value) int {
+// compare orders map keys: numbers by value, strings and bools as such,
+// structs and arrays field by field, pointers by their numbers (a key
+// pointing to a value not written before is an error).
+func (w *deepWriter) compare(a, b reflect.Value, err *error) int {
 	switch a.Kind() {
 	case reflect.String:
 		return strings.Compare(a.String(), b.String())
@@ -294,20 +340,30 @@ func compareValues(a, b reflect.Value) int {
 		return cmpOrdered(a.Float(), b.Float())
 	case reflect.Struct:
 		for i := range a.NumField() {
-			if c := compareValues(a.Field(i), b.Field(i)); c != 0 {
+			if c := w.compare(a.Field(i), b.Field(i), err); c != 0 {
 				return c
 			}
 		}
 		return 0
 	case reflect.Array:
 		for i := range a.Len() {
-			if c := compareValues(a.Index(i), b.Index(i)); c != 0 {
+			if c := w.compare(a.Index(i), b.Index(i), err); c != 0 {
 				return c
 			}
 		}
 		return 0
+	case reflect.Pointer:
+		ia, oka := w.ids[a.UnsafePointer()]
+		ib, okb := w.ids[b.UnsafePointer()]
+		if (!oka && !a.IsNil() || !okb && !b.IsNil()) && *err == nil {
+			*err = fmt.Errorf("snap: a map key of type %s points to a value not written before it", a.Type())
+		}
+		return cmpOrdered(ia, ib)
 	}
-	panic(fmt.Sprintf("snap: a map key of kind %s", a.Kind()))
+	if *err == nil {
+		*err = fmt.Errorf("snap: a map key of kind %s (%s)", a.Kind(), a.Type())
+	}
+	return 0
 }
 
 func cmpOrdered[T int64 | uint64 | float64](a, b T) int {
@@ -321,7 +377,8 @@ func cmpOrdered[T int64 | uint64 | float64](a, b T) int {
 }
 
 // deep reads into v (settable).
-func (d *Decoder) deep(v reflect.Value) {
+func (r *deepReader) deep(v reflect.Value) {
+	d := r.d
 	if d.err != nil {
 		return
 	}
@@ -350,16 +407,20 @@ func (d *Decoder) deep(v reflect.Value) {
 			if t.Field(i).Tag.Get("snap") == tagSkip {
 				continue
 			}
-			d.deep(settable(v.Field(i)))
+			r.deep(settable(v.Field(i)))
 		}
 	case reflect.Array:
 		for i := range v.Len() {
-			d.deep(settable(v.Index(i)))
+			r.deep(settable(v.Index(i)))
 		}
 	case reflect.Slice:
 		isNil := d.Bool()
 		el := t.Elem()
-		n := d.Len(max(int(min(el.Size(), 1<<20)), 1))
+		minSize := 1 // an element written in one byte or more
+		if plain(el) {
+			minSize = int(min(el.Size(), 1<<20))
+		}
+		n := d.Len(minSize)
 		if isNil || d.err != nil {
 			v.Set(reflect.Zero(t))
 			return
@@ -371,21 +432,33 @@ func (d *Decoder) deep(v reflect.Value) {
 			}
 		} else {
 			for i := range n {
-				d.deep(s.Index(i))
+				r.deep(s.Index(i))
 			}
 		}
 		v.Set(s)
 	case reflect.Pointer:
-		if d.Bool() {
+		id := d.Uvarint()
+		switch {
+		case id == 0:
 			v.Set(reflect.Zero(t))
-			return
+		case id <= uint64(len(r.ptrs)):
+			p := r.ptrs[id-1]
+			if p.Type() != t {
+				d.Failf("pointer %d is a %s, read as a %s", id, p.Type(), t)
+				return
+			}
+			v.Set(p)
+		case id == uint64(len(r.ptrs))+1:
+			p := reflect.New(t.Elem())
+			if !v.IsNil() {
+				copyInto(p.Elem(), v.Elem()) // the fields left out keep their values
+			}
+			r.ptrs = append(r.ptrs, p)
+			r.deep(p.Elem())
+			v.Set(p)
+		default:
+			d.Failf("pointer %d after %d", id, len(r.ptrs))
 		}
-		p := reflect.New(t.Elem())
-		if !v.IsNil() {
-			p.Elem().Set(v.Elem()) // the fields left out keep their values
-		}
-		d.deep(p.Elem())
-		v.Set(p)
 	case reflect.Map:
 		isNil := d.Bool()
 		n := d.Len(1)
@@ -396,9 +469,9 @@ func (d *Decoder) deep(v reflect.Value) {
 		m := reflect.MakeMapWithSize(t, n)
 		for range n {
 			k := reflect.New(t.Key()).Elem()
-			d.deep(k)
+			r.deep(k)
 			e := reflect.New(t.Elem()).Elem()
-			d.deep(e)
+			r.deep(e)
 			if d.err != nil {
 				return
 			}
@@ -410,8 +483,14 @@ func (d *Decoder) deep(v reflect.Value) {
 	}
 }
 
-// cloneValue sets dst (settable) to a deep copy of src.
-func cloneValue(dst, src reflect.Value) {
+// cloner makes a deep copy, one copy of each value however many pointers
+// point to it.
+type cloner struct {
+	copies map[unsafe.Pointer]reflect.Value
+}
+
+// clone sets dst (settable) to a deep copy of src.
+func (c *cloner) clone(dst, src reflect.Value) {
 	t := src.Type()
 	if plain(t) || t == timeType {
 		copyInto(dst, src)
@@ -429,42 +508,47 @@ func cloneValue(dst, src reflect.Value) {
 			case tagShallow:
 				if f.Type.Kind() == reflect.Slice && !src.Field(i).IsNil() {
 					s := src.Field(i)
-					c := reflect.MakeSlice(f.Type, s.Len(), s.Len())
+					out := reflect.MakeSlice(f.Type, s.Len(), s.Len())
 					for k := range s.Len() {
-						copyInto(c.Index(k), s.Index(k)) // the inner slices' headers: arrays shared
+						copyInto(out.Index(k), s.Index(k)) // the inner slices' headers: arrays shared
 					}
-					settable(dst.Field(i)).Set(c)
+					settable(dst.Field(i)).Set(out)
 					continue
 				}
 			}
-			cloneValue(settable(dst.Field(i)), src.Field(i))
+			c.clone(settable(dst.Field(i)), src.Field(i))
 		}
 	case reflect.Array:
 		for i := range src.Len() {
-			cloneValue(settable(dst.Index(i)), src.Index(i))
+			c.clone(settable(dst.Index(i)), src.Index(i))
 		}
 	case reflect.Slice:
 		if src.IsNil() {
 			dst.Set(reflect.Zero(t))
 			return
 		}
-		c := reflect.MakeSlice(t, src.Len(), src.Len())
+		out := reflect.MakeSlice(t, src.Len(), src.Len())
 		if plain(t.Elem()) {
 			size := t.Elem().Size()
-			copy(bytesOf(c.UnsafePointer(), size, c.Len()), bytesOf(src.UnsafePointer(), size, src.Len()))
+			copy(bytesOf(out.UnsafePointer(), size, out.Len()), bytesOf(src.UnsafePointer(), size, src.Len()))
 		} else {
 			for i := range src.Len() {
-				cloneValue(c.Index(i), src.Index(i))
+				c.clone(out.Index(i), src.Index(i))
 			}
 		}
-		dst.Set(c)
+		dst.Set(out)
 	case reflect.Pointer:
 		if src.IsNil() {
 			dst.Set(reflect.Zero(t))
 			return
 		}
+		if p, ok := c.copies[src.UnsafePointer()]; ok {
+			dst.Set(p)
+			return
+		}
 		p := reflect.New(t.Elem())
-		cloneValue(p.Elem(), src.Elem())
+		c.copies[src.UnsafePointer()] = p
+		c.clone(p.Elem(), src.Elem())
 		dst.Set(p)
 	case reflect.Map:
 		if src.IsNil() {
@@ -475,9 +559,9 @@ func cloneValue(dst, src reflect.Value) {
 		it := src.MapRange()
 		for it.Next() {
 			k := reflect.New(t.Key()).Elem()
-			cloneValue(k, it.Key())
+			c.clone(k, it.Key())
 			e := reflect.New(t.Elem()).Elem()
-			cloneValue(e, it.Value())
+			c.clone(e, it.Value())
 			m.SetMapIndex(k, e)
 		}
 		dst.Set(m)

@@ -59,12 +59,12 @@ func newDeepState() *deepState {
 		chunks: [][]deepRec{{{1, 2, 3, domain.MustDecimal("1.5")}}, {{4, 5, 6, domain.MustDecimal("-2")}, {7, 8, 9, domain.Zero}}},
 		inner: []*deepInner{{name: "x", recs: []deepRec{{a: 1}}, tags: map[[2]string]uint32{{"USDT", "BTC"}: 3, {"A", "B"}: 1},
 			clamp: map[int64]domain.Lot{3: {Qty: domain.MustDecimal("0.1"), Time: 5}}, fees: []deepFee{{"BNB", domain.MustDecimal("0.001")}}}},
-		by:    map[deepKey]uint32{{"binance", "USDT-BTC"}: 1, {"b", "a"}: 2},
-		lists: map[string][]string{"binance": {"BNB", "X"}, "e": nil},
-		ptr:   &deepInner{name: "p"},
-		empty: []int{},
-		when:  time.UnixMilli(1700000000123).UTC(),
-		arr:   [3]string{"a", "", "c"},
+		by:     map[deepKey]uint32{{"binance", "USDT-BTC"}: 1, {"b", "a"}: 2},
+		lists:  map[string][]string{"binance": {"BNB", "X"}, "e": nil},
+		ptr:    &deepInner{name: "p"},
+		empty:  []int{},
+		when:   time.UnixMilli(1700000000123).UTC(),
+		arr:    [3]string{"a", "", "c"},
 		sparse: map[int64]uint8{-5: 1, 1 << 40: 2},
 	}
 }
@@ -97,8 +97,13 @@ func TestDeepRoundTrip(t *testing.T) {
 
 	c := Clone(src)
 	want.keep = 0
-	if !reflect.DeepEqual(&want, &c) {
-		t.Fatalf("clone\n%+v\nwant\n%+v", &c, &want)
+	if !reflect.DeepEqual(&want, c) {
+		t.Fatalf("clone\n%+v\nwant\n%+v", c, &want)
+	}
+	a := &deepState{keep: 3}
+	Assign(a, c)
+	if a.keep != 3 || a.n != c.n || a.ptr != c.ptr || &a.inner[0] != &c.inner[0] {
+		t.Fatal("Assign: want every kept field set to the source's, shared, and the others kept")
 	}
 	src.inner[0].recs[0].a = 99
 	src.by[deepKey{"new", "x"}] = 5
@@ -126,4 +131,44 @@ func TestDeepLayoutChanged(t *testing.T) {
 	if !errors.Is(d.Err(), ErrVersion) {
 		t.Fatalf("err %v, want ErrVersion", d.Err())
 	}
+}
+
+type aliasKey struct {
+	p  *deepInner
+	to string
+}
+
+type aliasState struct {
+	items []*deepInner
+	by    map[aliasKey]*deepInner
+	same  *deepInner
+}
+
+// TestDeepAliases: two pointers to one value read back, and clone, as two
+// pointers to one value, also as map keys.
+func TestDeepAliases(t *testing.T) {
+	a, b := &deepInner{name: "a"}, &deepInner{name: "b"}
+	src := &aliasState{items: []*deepInner{a, b}, by: map[aliasKey]*deepInner{{b, "x"}: a, {a, "y"}: b}, same: b}
+	check := func(what string, got *aliasState) {
+		t.Helper()
+		ga, gb := got.items[0], got.items[1]
+		if ga == a || gb == b || ga.name != "a" || gb.name != "b" || got.same != gb ||
+			got.by[aliasKey{gb, "x"}] != ga || got.by[aliasKey{ga, "y"}] != gb {
+			t.Fatalf("%s: pointers to one value are not one pointer", what)
+		}
+	}
+	var buf bytes.Buffer
+	e := NewEncoder(&buf)
+	e.Deep(src)
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got := &aliasState{}
+	d := NewDecoder(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	d.Deep(got)
+	if err := d.Done(); err != nil {
+		t.Fatal(err)
+	}
+	check("read back", got)
+	check("clone", Clone(src))
 }
