@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -82,6 +83,11 @@ func TestReplayEqualsLive(t *testing.T) {
 	srv := tlhttp.NewServer()
 	srv.Clock, srv.Store, srv.Runner, srv.Trader = clock, d.Store, runner, tr
 	srv.Ledger, srv.States = ledger, projections.NewStates(d.Store)
+	// Read-model snapshots of the live models are written after each
+	// capture: replay and asOf start from them (the second pass below).
+	snaps := d.Snapshots(clock)
+	snaps.Keep = 10 // one for each capture
+	srv.States.Snapshots = snaps
 	srv.Auth = &tlhttp.Authenticator{Secret: d.JWTSecret, TokenTTL: time.Hour, Clock: clock}
 	api := srv.Handler()
 	// asOf answers what replay --until answers: the API's balances and PNL
@@ -136,6 +142,13 @@ func TestReplayEqualsLive(t *testing.T) {
 			t.Fatal(err)
 		}
 		c.pnl = normalize(t, ov)
+		f, err := runner.Freeze(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := snaps.Write(ctx, f); err != nil {
+			t.Fatal(err)
+		}
 		return c
 	}
 	submit := func(side domain.Side, amount, price string) {
@@ -187,56 +200,83 @@ func TestReplayEqualsLive(t *testing.T) {
 	if pnl := caps[3].pnl.(map[string]any)["total"].(map[string]any)["pnl"]; pnl == 0.0 {
 		t.Fatal("the session realized no pnl: nothing would be compared")
 	}
-	for i, c := range caps {
-		for _, how := range [][]string{
-			{"--position", fmt.Sprint(c.position)},
-			{"--until", time.UnixMilli(c.time).UTC().Format(time.RFC3339Nano)},
-		} {
-			args := append([]string{"replay", "--data", dir, "--json"}, how...)
-			out, errOut, code := auditRun(t, args...)
-			if code != 0 {
-				t.Fatalf("capture %d: replay %v: exit %d %s", i, how, code, errOut)
+	// Each capture is compared twice: replayed from the first event (the
+	// snapshots set aside), then from the newest snapshot within the cut.
+	snapDir := snapshotDir(dir)
+	fromSnapshots := 0
+	for _, withSnapshots := range []bool{false, true} {
+		if !withSnapshots {
+			if err := os.Rename(snapDir, snapDir+".aside"); err != nil {
+				t.Fatal(err)
 			}
-			var rep struct {
-				AsOf       replayResult `json:"asOf"`
-				Balances   any          `json:"balances"`
-				OpenOrders []struct {
-					ID             int64
-					State, Side    string
-					Amount, Filled json.Number
-				} `json:"openOrders"`
-				Pnl json.RawMessage `json:"pnlOverview"`
+			srv.States = projections.NewStates(d.Store)
+		} else {
+			if err := os.Rename(snapDir+".aside", snapDir); err != nil {
+				t.Fatal(err)
 			}
-			if err := json.Unmarshal([]byte(out), &rep); err != nil {
-				t.Fatalf("replay output: %v\n%s", err, out)
-			}
-			if rep.AsOf.Position != c.position {
-				t.Fatalf("capture %d %v: replayed to position %d, live was at %d", i, how, rep.AsOf.Position, c.position)
-			}
-			if !reflect.DeepEqual(rep.Balances, c.balances) {
-				t.Fatalf("capture %d %v: balances\n%v\nlive\n%v", i, how, rep.Balances, c.balances)
-			}
-			open := map[int64]string{}
-			for _, o := range rep.OpenOrders {
-				open[o.ID] = fmt.Sprintf("%s %s filled %s of %s", o.State, o.Side, domain.MustDecimal(o.Filled.String()), domain.MustDecimal(o.Amount.String()))
-			}
-			if !reflect.DeepEqual(open, c.openOrders) {
-				t.Fatalf("capture %d %v: open orders\n%v\nlive\n%v", i, how, open, c.openOrders)
-			}
-			var pnl any
-			json.Unmarshal(rep.Pnl, &pnl)
-			if !reflect.DeepEqual(pnl, c.pnl) {
-				t.Fatalf("capture %d %v: pnl overview\n%s\nlive\n%v", i, how, rep.Pnl, c.pnl)
-			}
-			if how[0] == "--until" {
-				if got := asOf("/api/v1/balances", c.time, ""); !reflect.DeepEqual(got, rep.Balances) {
-					t.Fatalf("capture %d: balances?asOf\n%v\nreplay --until\n%v", i, got, rep.Balances)
+			srv.States = projections.NewStates(d.Store)
+			srv.States.Snapshots = snaps
+		}
+		for i, c := range caps {
+			for _, how := range [][]string{
+				{"--position", fmt.Sprint(c.position)},
+				{"--until", time.UnixMilli(c.time).UTC().Format(time.RFC3339Nano)},
+			} {
+				args := append([]string{"replay", "--data", dir, "--json"}, how...)
+				out, errOut, code := auditRun(t, args...)
+				if code != 0 {
+					t.Fatalf("capture %d: replay %v: exit %d %s", i, how, code, errOut)
 				}
-				if got := asOf("/api/v1/pnl/overview", c.time, `{"timezone":"UTC","keys":["All"]}`); !reflect.DeepEqual(got, pnl) {
-					t.Fatalf("capture %d: pnl/overview?asOf\n%v\nreplay --until\n%s", i, got, rep.Pnl)
+				var rep struct {
+					AsOf       replayResult `json:"asOf"`
+					Balances   any          `json:"balances"`
+					OpenOrders []struct {
+						ID             int64
+						State, Side    string
+						Amount, Filled json.Number
+					} `json:"openOrders"`
+					Pnl json.RawMessage `json:"pnlOverview"`
+				}
+				if err := json.Unmarshal([]byte(out), &rep); err != nil {
+					t.Fatalf("replay output: %v\n%s", err, out)
+				}
+				if withSnapshots != (rep.AsOf.Snapshot != 0) && how[0] == "--position" {
+					t.Fatalf("capture %d %v: started from the snapshot at %d (snapshots on: %v)\n%s", i, how, rep.AsOf.Snapshot, withSnapshots, errOut)
+				}
+				if rep.AsOf.Snapshot != 0 {
+					fromSnapshots++
+				}
+				if rep.AsOf.Position != c.position {
+					t.Fatalf("capture %d %v: replayed to position %d, live was at %d", i, how, rep.AsOf.Position, c.position)
+				}
+				if !reflect.DeepEqual(rep.Balances, c.balances) {
+					t.Fatalf("capture %d %v: balances\n%v\nlive\n%v", i, how, rep.Balances, c.balances)
+				}
+				open := map[int64]string{}
+				for _, o := range rep.OpenOrders {
+					open[o.ID] = fmt.Sprintf("%s %s filled %s of %s", o.State, o.Side, domain.MustDecimal(o.Filled.String()), domain.MustDecimal(o.Amount.String()))
+				}
+				if !reflect.DeepEqual(open, c.openOrders) {
+					t.Fatalf("capture %d %v: open orders\n%v\nlive\n%v", i, how, open, c.openOrders)
+				}
+				var pnl any
+				json.Unmarshal(rep.Pnl, &pnl)
+				if !reflect.DeepEqual(pnl, c.pnl) {
+					t.Fatalf("capture %d %v: pnl overview\n%s\nlive\n%v", i, how, rep.Pnl, c.pnl)
+				}
+				if how[0] == "--until" {
+					if got := asOf("/api/v1/balances", c.time, ""); !reflect.DeepEqual(got, rep.Balances) {
+						t.Fatalf("capture %d: balances?asOf\n%v\nreplay --until\n%v", i, got, rep.Balances)
+					}
+					if got := asOf("/api/v1/pnl/overview", c.time, `{"timezone":"UTC","keys":["All"]}`); !reflect.DeepEqual(got, pnl) {
+						t.Fatalf("capture %d: pnl/overview?asOf\n%v\nreplay --until\n%s", i, got, rep.Pnl)
+					}
 				}
 			}
 		}
+	}
+	if fromSnapshots < len(caps) {
+		t.Fatalf("%d replays started from a snapshot, want at least %d", fromSnapshots, len(caps))
 	}
 	// The captures differ from one another: the comparison sees changes.
 	if reflect.DeepEqual(caps[0].openOrders, caps[4].openOrders) || reflect.DeepEqual(caps[1].pnl, caps[3].pnl) {
