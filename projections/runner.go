@@ -48,6 +48,11 @@ type Runner struct {
 	// position they applied: Freeze waits for the runner to reach it,
 	// then freezes, then calls release (snapshot.go).
 	Ahead func() (position uint64, release func())
+	// Until, when not 0, stops Start's replay after the event at that
+	// position and follows nothing after it: the read models as of a past
+	// position, to take a snapshot there (tradeledger snapshot
+	// --position).
+	Until uint64
 
 	projections []Projection
 
@@ -106,6 +111,17 @@ func (r *Runner) Start(ctx context.Context) error {
 	_, err = r.snapshotters()
 	r.track = err == nil
 	err = readAhead(ctx, it, func(batch []domain.Event) bool {
+		stop := false
+		if r.Until != 0 {
+			n := 0
+			for n < len(batch) && batch[n].Position <= r.Until {
+				n++
+			}
+			stop, batch = n < len(batch), batch[:n]
+			if len(batch) == 0 {
+				return false
+			}
+		}
 		if r.track {
 			for i := range batch {
 				r.times.add(&batch[i])
@@ -126,7 +142,7 @@ func (r *Runner) Start(ctx context.Context) error {
 		}
 		wg.Wait()
 		last = batch[len(batch)-1].Position
-		return true
+		return !stop
 	})
 	r.mu.Lock()
 	r.replayed = replayed
@@ -134,6 +150,12 @@ func (r *Runner) Start(ctx context.Context) error {
 	r.publish(last)
 	if err != nil {
 		return fmt.Errorf("projections: replay: %w", err)
+	}
+	if r.Until != 0 {
+		if r.Position() < min(r.Until, head) {
+			return fmt.Errorf("projections: replay stopped at %d before %d", r.Position(), min(r.Until, head))
+		}
+		return nil
 	}
 	if r.Position() < head {
 		return fmt.Errorf("projections: replay stopped at %d before head %d", r.Position(), head)

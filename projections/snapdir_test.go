@@ -222,3 +222,54 @@ func TestStartFromSnapshot(t *testing.T) {
 type tokensV2 struct{ *projections.Tokens }
 
 func (tokensV2) SnapshotVersion() uint32 { return 2 }
+
+// TestRunnerUntil: a runner stopping at a position holds the models of the
+// log up to it, from the first event or from a snapshot before it (never
+// one beyond it), and its snapshot there is the one a runner that followed
+// the log took at that position.
+func TestRunnerUntil(t *testing.T) {
+	events := snaptest.RandomLog(rand.New(rand.NewPCG(5, 5)), snaptest.LogOptions{Events: 900})
+	dir := filepath.Join(t.TempDir(), "snapshots")
+	l := newSnapLog(t, dir, events[:300])
+	at300 := l.write()
+	snaptest.Store(t, l.store, events[300:700])
+	at700 := l.write()
+	snaptest.Store(t, l.store, events[700:])
+	for _, until := range []uint64{200, 300, 500, 700} {
+		r := projections.NewRunner(l.store)
+		r.Until = until
+		projs := smallModels()
+		for _, p := range projs {
+			r.Register(p)
+		}
+		info, ok, err := r.LoadSnapshot(context.Background(), l.snaps, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := uint64(0)
+		for _, f := range []projections.SnapshotFile{at300, at700} {
+			if f.Position <= until {
+				want = f.Position
+			}
+		}
+		if ok != (want != 0) || info.Position != want {
+			t.Fatalf("until %d: loaded the snapshot at %d (%v), want %d", until, info.Position, ok, want)
+		}
+		if err := r.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if r.Position() != until {
+			t.Fatalf("until %d: stopped at %d", until, r.Position())
+		}
+		cut := smallModels()
+		if _, err := projections.ReplayCut(context.Background(), l.store, projections.Cut{Position: until}, cut, projections.ReplayOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		for i := range cut {
+			if !bytes.Equal(snaptest.Encode(t, cut[i].(projections.Snapshotter)), snaptest.Encode(t, projs[i].(projections.Snapshotter))) {
+				t.Fatalf("until %d: %s differs from the log up to it", until, cut[i].Name())
+			}
+		}
+		r.Close()
+	}
+}

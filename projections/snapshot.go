@@ -149,7 +149,9 @@ func (r *Runner) LoadSnapshot(ctx context.Context, snaps *Snapshots, skip func(p
 	if err != nil {
 		return SnapshotInfo{}, false, fmt.Errorf("projections: read head: %w", err)
 	}
-	l, ok := snaps.Load(ctx, head, list, nil, skip)
+	// A runner stopping at Until takes no snapshot beyond it.
+	within := func(h *snap.Header) bool { return r.Until == 0 || h.Position <= r.Until }
+	l, ok := snaps.Load(ctx, head, list, within, skip)
 	if !ok {
 		return SnapshotInfo{}, false, nil
 	}

@@ -55,10 +55,11 @@ var helpText = map[string]struct{ summary, synopsis, about, example string }{
 			"verify-proof checks with the verifier key alone.",
 		"tradeledger proof --data ./data --order 1234 --out order-1234.proof.json"},
 	"snapshot": {"write a read-model snapshot of the log's head now (serve writes them by itself)",
-		"snapshot [--data DIR]",
+		"snapshot [--data DIR] [--snapshot-dir DIR] [--position N] [--pnl-method M]",
 		"Builds every read model serve keeps from the data dir's newest valid snapshot and the events after it, and\n" +
-			"writes their snapshot at the log's head into the data dir's snapshots/ (<position>.snap; the 3 newest are\n" +
-			"kept). It runs beside a serve of the same data dir, in a process of its own. A snapshot is a cache: serve\n" +
+			"writes their snapshot at the log's head (or at log position --position) into the data dir's snapshots/\n" +
+			"(<position>.snap; the 3 newest are kept; --snapshot-dir: elsewhere, as serve's flag). Give serve's\n" +
+			"--pnl-method if it is not lofo: the order records' PNL depends on it. It runs beside a serve of the same data dir, in a process of its own. A snapshot is a cache: serve\n" +
 			"starts from the newest valid one and replays only the events after it; deleting them all changes nothing\n" +
 			"but the start's time. serve writes one every --snapshot-every events (default 100,000) or\n" +
 			"--snapshot-interval (default 10m).",

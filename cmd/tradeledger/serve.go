@@ -59,6 +59,9 @@ type ServeConfig struct {
 	// before one of a log that grew (snapshot.go).
 	SnapshotEvery    uint64
 	SnapshotInterval time.Duration
+	// SnapshotDir is where the snapshots are ("": the data dir's
+	// snapshots/).
+	SnapshotDir string
 }
 
 // Main is the running service: ParseFlags fills Config, Run opens and wires
@@ -173,6 +176,7 @@ func (m *Main) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&c.PublicTlog, "public-tlog", c.PublicTlog, "serve /tlog/checkpoint and /tlog/tile/… (the Merkle tree, for mirrors) without a token")
 	fs.Uint64Var(&c.SnapshotEvery, "snapshot-every", c.SnapshotEvery, "write a read-model snapshot (data dir's snapshots/) every this many events (0: none)")
 	fs.DurationVar(&c.SnapshotInterval, "snapshot-interval", c.SnapshotInterval, "longest wait before a read-model snapshot of a log that grew")
+	fs.StringVar(&c.SnapshotDir, "snapshot-dir", c.SnapshotDir, "directory of the read-model snapshots (default: the data directory's snapshots/)")
 	return fs
 }
 

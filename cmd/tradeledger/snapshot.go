@@ -30,9 +30,12 @@ func identityOf(tree domain.TreeStore) func(ctx context.Context, position uint64
 	}
 }
 
-// newSnapshots makes the data dir's snapshots.
+// newSnapshots makes the data dir's snapshots (or --snapshot-dir's).
 func (m *Main) newSnapshots() {
 	m.Snapshots = m.DataDir.Snapshots(m.Clock)
+	if m.Config.SnapshotDir != "" {
+		m.Snapshots.Dir = m.Config.SnapshotDir
+	}
 }
 
 // Snapshots returns the data dir's read-model snapshots, checked against
@@ -108,20 +111,25 @@ func (m *Main) startSnapshots() {
 // data dir's newest valid snapshot and the events after it — the same
 // projections serve keeps, in a process of its own, so that it runs beside
 // a serve of the same data dir (which it does not stop or lock) — and
-// writes their snapshot at the log's head.
+// writes their snapshot at the log's head (or at --position).
 func runSnapshot(ctx context.Context, args []string, env *Env) error {
 	fs := newFlagSet("snapshot", env.Stderr)
 	data := fs.String("data", "./data", "data directory")
+	dir := fs.String("snapshot-dir", "", "directory of the read-model snapshots (default: the data directory's snapshots/)")
+	position := fs.Uint64("position", 0, "take the snapshot at this log position (default: the head)")
+	method := fs.String("pnl-method", "lofo", "lot matching of the order records' PNL: "+domain.PnlMethodNames+" (serve's --pnl-method)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	m := NewMain()
-	m.Config.Data, m.Logger, m.ManualCycles, m.ManualCheckpoints = *data, zap.NewNop(), true, true
+	m.Config.Data, m.Config.SnapshotDir, m.Config.PnlMethod = *data, *dir, *method
+	m.Logger, m.ManualCycles, m.ManualCheckpoints = zap.NewNop(), true, true
 	defer m.Close()
 	start := time.Now()
 	if err := m.openModels(ctx); err != nil {
 		return err
 	}
+	m.Runner.Until = *position
 	info, loaded, err := m.Runner.LoadSnapshot(ctx, m.Snapshots, func(path string, why error) {
 		fmt.Fprintf(env.Stderr, "snapshot %s skipped: %v\n", path, why)
 	})
