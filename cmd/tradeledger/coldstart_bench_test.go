@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
+	"github.com/tradeledger/tradeledger/projections"
 )
 
 // BenchmarkColdStart measures `serve` from start to ready (every projection
@@ -25,6 +27,16 @@ import (
 // ≤ 5 s with 1M orders; replay into all projections ≥ 500,000 events/s and
 // ≥ 50% of a raw scan. Run with -benchtime 1x; set
 // TRADELEDGER_BENCH_DATA to a directory to keep the log for the next run.
+//
+// Then the same start from a read-model snapshot 100,000 events old
+// (TRADELEDGER_BENCH_SNAPSHOT_AGE; written beforehand into a directory of
+// the benchmark's own, not the data dir's): "snap-s-to-ready", the load
+// and tail replay alone ("snap-read-s", "tail-replay-s": the models of an
+// offline start, no serving), "snap-ratio" = snap-s-to-ready ÷ (read +
+// tail), "snap-speedup" = s-to-ready ÷ snap-s-to-ready, the snapshot's
+// size and the pause its freeze took; and the machine's load
+// (/proc/loadavg, 1 minute) when the runs began. Targets (issue 32): ready
+// with the snapshot ≤ 1 s at 1M orders, snap-ratio ≤ 1.3.
 func BenchmarkColdStart(b *testing.B) {
 	orders := 1_000_000
 	if v := os.Getenv("TRADELEDGER_BENCH_ORDERS"); v != "" {
@@ -83,12 +95,23 @@ func BenchmarkColdStart(b *testing.B) {
 	if profile != "" {
 		runtime.MemProfileRate = 4096
 	}
+	snapDir := b.TempDir()
+	age := 100_000
+	if v := os.Getenv("TRADELEDGER_BENCH_SNAPSHOT_AGE"); v != "" {
+		var err error
+		if age, err = strconv.Atoi(v); err != nil {
+			b.Fatal(err)
+		}
+	}
+	snapFile, pause := benchSnapshot(b, dir, snapDir, uint64(max(events-age, 1)))
+	load := benchLoad()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		runtime.GC()
 		var before runtime.MemStats
 		runtime.ReadMemStats(&before)
 		m := benchMain(dir)
+		m.Config.SnapshotDir = b.TempDir() // none: the whole log replayed
 		// serve runs under a cancellable (signal) context; so does this.
 		ctx, cancel := context.WithCancel(context.Background())
 		start, cpu0 := time.Now(), processCPU(b)
@@ -127,8 +150,91 @@ func BenchmarkColdStart(b *testing.B) {
 		rawTime := time.Since(scan)
 		b.ReportMetric(float64(raw)/rawTime.Seconds(), "raw-events/s")
 		b.ReportMetric(rawTime.Seconds()/ready.Seconds(), "ratio")
+
+		// The same start from the snapshot, and its two parts alone.
+		read, tail := benchSnapshotParts(b, dir, snapDir, snapFile.Position)
+		runtime.GC()
+		m = benchMain(dir)
+		m.Config.SnapshotDir = snapDir
+		start = time.Now()
+		if err := m.Run(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		snapReady := time.Since(start)
+		if info, ok, replayed := m.Runner.Snapshot(); !ok || info.Position != snapFile.Position {
+			b.Fatalf("serve did not start from the snapshot at %d (%v, %d replayed)", snapFile.Position, ok, replayed)
+		}
+		m.Close()
+		b.ReportMetric(snapReady.Seconds(), "snap-s-to-ready")
+		b.ReportMetric(read.Seconds(), "snap-read-s")
+		b.ReportMetric(tail.Seconds(), "tail-replay-s")
+		b.ReportMetric(snapReady.Seconds()/(read+tail).Seconds(), "snap-ratio")
+		b.ReportMetric(ready.Seconds()/snapReady.Seconds(), "snap-speedup")
+		b.ReportMetric(float64(snapFile.Bytes)/float64(orders), "snap-B/order")
+		b.ReportMetric(pause.Seconds()*1000, "snap-freeze-ms")
+		b.ReportMetric(load, "load")
 		b.StartTimer()
 	}
+}
+
+// benchSnapshot writes into snapDir a snapshot of serve's read models of
+// dir at position pos, and returns it and the pause of its freeze.
+func benchSnapshot(b *testing.B, dir, snapDir string, pos uint64) (projections.SnapshotFile, time.Duration) {
+	ctx := context.Background()
+	m := benchMain(dir)
+	m.Config.SnapshotDir, m.ManualCycles, m.ManualCheckpoints = snapDir, true, true
+	defer m.Close()
+	if err := m.openModels(ctx); err != nil {
+		b.Fatal(err)
+	}
+	m.Runner.Until = pos
+	if err := m.Runner.Start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	f, err := m.Runner.Freeze(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	file, err := m.Snapshots.Write(ctx, f)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return file, f.Pause
+}
+
+// benchSnapshotParts builds serve's read models of dir offline from the
+// snapshot at pos in snapDir and the events after it, and returns how long
+// the snapshot's load and the tail's replay took.
+func benchSnapshotParts(b *testing.B, dir, snapDir string, pos uint64) (read, tail time.Duration) {
+	ctx := context.Background()
+	m := benchMain(dir)
+	m.Config.SnapshotDir, m.ManualCycles, m.ManualCheckpoints = snapDir, true, true
+	defer m.Close()
+	if err := m.openModels(ctx); err != nil {
+		b.Fatal(err)
+	}
+	runtime.GC()
+	start := time.Now()
+	info, ok, err := m.Runner.LoadSnapshot(ctx, m.Snapshots, func(path string, why error) { b.Logf("%s skipped: %v", path, why) })
+	if err != nil || !ok || info.Position != pos {
+		b.Fatalf("snapshot at %d not loaded (%v, %v)", pos, ok, err)
+	}
+	read = time.Since(start)
+	start = time.Now()
+	if err := m.Runner.Start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	return read, time.Since(start)
+}
+
+// benchLoad is the machine's load over the last minute (/proc/loadavg; 0
+// where it is missing).
+func benchLoad() float64 {
+	var load float64
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		fmt.Sscan(string(b), &load)
+	}
+	return load
 }
 
 // writeHeapProfile writes the heap profile as of the last collection to path.
@@ -152,10 +258,11 @@ func processCPU(b *testing.B) time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// benchMain is serve on data dir dir, quiet, on a free loopback port.
+// benchMain is serve on data dir dir, quiet, on a free loopback port,
+// writing no snapshot in the background (what is measured is the start).
 func benchMain(dir string) *Main {
 	m := NewMain()
-	m.Logger = zap.NewNop()
+	m.Logger, m.ManualSnapshots = zap.NewNop(), true
 	m.Config.Data, m.Config.Listen, m.Config.FilesListen = dir, "127.0.0.1:0", ""
 	return m
 }
