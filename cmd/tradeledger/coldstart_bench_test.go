@@ -161,9 +161,11 @@ func BenchmarkColdStart(b *testing.B) {
 			b.Fatal(err)
 		}
 		snapReady := time.Since(start)
-		if info, ok, replayed := m.Runner.Snapshot(); !ok || info.Position != snapFile.Position {
+		info, ok, replayed := m.Runner.Snapshot()
+		if !ok || info.Position != snapFile.Position {
 			b.Fatalf("serve did not start from the snapshot at %d (%v, %d replayed)", snapFile.Position, ok, replayed)
 		}
+		b.ReportMetric(float64(replayed), "snap-tail-events")
 		m.Close()
 		b.ReportMetric(snapReady.Seconds(), "snap-s-to-ready")
 		b.ReportMetric(read.Seconds(), "snap-read-s")
