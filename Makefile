@@ -81,6 +81,8 @@ bench:
 
 # The growth curve (BenchmarkGrowth, part of bench at 100k and 1M orders)
 # with its 10M point: building that log takes many minutes and several GB.
+# Each size prints the time to ready without a snapshot (s-to-ready) and
+# from a read-model snapshot 100,000 events old (snap-s-to-ready).
 # BENCH_DATA keeps the logs for the next run.
 BENCH_DATA ?=
 bench-growth:
