@@ -156,7 +156,7 @@ var envTwins = map[string]bool{
 	"data": true, "listen": true, "files-listen": true, "eventstore": true, "clickhouse": true,
 	"read-from": true, "pnl-method": true, "token-ttl": true, "tls-cert": true, "tls-key": true,
 	"log-level": true, "log-format": true, "metrics-listen": true, "cors-origins": true, "trusted-proxies": true, "max-conns": true,
-	"checkpoint-interval": true, "public-tlog": true,
+	"checkpoint-interval": true, "public-tlog": true, "snapshot-every": true, "snapshot-interval": true, "snapshot-dir": true,
 }
 
 func hasEnvTwin(flagName string) bool { return envTwins[flagName] }
