@@ -179,16 +179,25 @@ func BenchmarkColdStart(b *testing.B) {
 	}
 }
 
+// benchModels is serve's read models of dir, registered with its runner,
+// with the snapshots of snapDir, as serve makes them before its replay
+// (openModels): nothing serves, nothing cycles.
+func benchModels(b *testing.B, dir, snapDir string) *Main {
+	m := benchMain(dir)
+	m.Config.SnapshotDir, m.ManualCycles, m.ManualCheckpoints = snapDir, true, true
+	if err := m.openModels(context.Background()); err != nil {
+		m.Close()
+		b.Fatal(err)
+	}
+	return m
+}
+
 // benchSnapshot writes into snapDir a snapshot of serve's read models of
 // dir at position pos, and returns it and the pause of its freeze.
 func benchSnapshot(b *testing.B, dir, snapDir string, pos uint64) (projections.SnapshotFile, time.Duration) {
 	ctx := context.Background()
-	m := benchMain(dir)
-	m.Config.SnapshotDir, m.ManualCycles, m.ManualCheckpoints = snapDir, true, true
+	m := benchModels(b, dir, snapDir)
 	defer m.Close()
-	if err := m.openModels(ctx); err != nil {
-		b.Fatal(err)
-	}
 	m.Runner.Until = pos
 	if err := m.Runner.Start(ctx); err != nil {
 		b.Fatal(err)
@@ -209,12 +218,8 @@ func benchSnapshot(b *testing.B, dir, snapDir string, pos uint64) (projections.S
 // the snapshot's load and the tail's replay took.
 func benchSnapshotParts(b *testing.B, dir, snapDir string, pos uint64) (read, tail time.Duration) {
 	ctx := context.Background()
-	m := benchMain(dir)
-	m.Config.SnapshotDir, m.ManualCycles, m.ManualCheckpoints = snapDir, true, true
+	m := benchModels(b, dir, snapDir)
 	defer m.Close()
-	if err := m.openModels(ctx); err != nil {
-		b.Fatal(err)
-	}
 	runtime.GC()
 	start := time.Now()
 	info, ok, err := m.Runner.LoadSnapshot(ctx, m.Snapshots, func(path string, why error) { b.Logf("%s skipped: %v", path, why) })
