@@ -89,6 +89,9 @@ func TestDeepRoundTrip(t *testing.T) {
 	if dst.keep != 9 || dst.mu != nil {
 		t.Fatalf("fields left out changed: keep %d", dst.keep)
 	}
+	if dst.nilp != nil || dst.nils != nil || dst.empty == nil || !dst.zero.IsZero() {
+		t.Fatal("a nil pointer, a nil slice, an empty slice or a zero time did not read back as such")
+	}
 	want := *src
 	want.mu, want.keep = nil, 9
 	if !reflect.DeepEqual(&want, dst) {
