@@ -34,7 +34,11 @@ func (x *idIndex[V]) encode(e *snap.Encoder) {
 	for i := 0; i < len(x.dense); i += denseRun {
 		buf = buf[:0]
 		for _, v := range x.dense[i:min(i+denseRun, len(x.dense))] {
-			buf = binary.LittleEndian.AppendUint32(buf, uint32(v))[:len(buf)+size]
+			if size == 1 {
+				buf = append(buf, byte(v))
+			} else {
+				buf = binary.LittleEndian.AppendUint32(buf, uint32(v))
+			}
 		}
 		e.Bytes(buf)
 	}
