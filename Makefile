@@ -19,8 +19,9 @@ build:
 
 # build-ccxt builds the binary with the ccxt connector (-tags ccxt: every
 # exchange ccxt knows, `connector: ccxt`). ccxt is large: a cold build takes
-# minutes more than `make build`, which is why the default binary leaves it out
-# and says so for an exchange configured with `connector: ccxt`.
+# minutes more than `make build`, which is why `make build` (and `make run`)
+# leave it out and say so for an exchange configured with `connector: ccxt`;
+# `make release`, `make install-release` and the Docker image include it.
 build-ccxt:
 	$(GO) build -tags ccxt -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/tradeledger
 

@@ -271,7 +271,7 @@ type State struct {
 
 // BuildState replays the log up to cut into a new Ledger matching lots with
 // method and a new Balances, and into extra (more projections a caller
-// needs of the same cut: replay's order manager) — from the newest
+// needs of the same cut: replay's engine Orders) — from the newest
 // read-model snapshot within the cut when opts has Snapshots. It is the
 // one way a past state is built.
 func BuildState(ctx context.Context, store domain.EventStore, cut Cut, method domain.PnlMethod, opts ReplayOptions, extra ...Projection) (*State, error) {
@@ -306,8 +306,8 @@ func (s *State) CatchUp(ctx context.Context, store domain.EventStore) error {
 }
 
 // Balances is the last BalancesObserved of each exchange (what POST
-// balances answers); the engine's order manager keeps the same for the
-// live service.
+// balances answers): the live service's engine observes balances into one
+// (engine.New takes it), and a past state builds its own.
 type Balances struct {
 	mu sync.RWMutex
 	by map[string]domain.BalancesObserved
