@@ -40,7 +40,7 @@ type orderState struct {
 	open     map[string]map[int64]struct{}  // exchange → unfinished order ids
 	armed    map[pairRef]map[int64]struct{} // emulated orders waiting for their stop
 	byClient map[string]int64               // client order id → unfinished order id
-	keys     map[keyID]keyRecord            // Idempotency-Keys answered
+	keys     keyIndex                       // Idempotency-Keys answered
 	ocos     map[int64]*domain.Oco          // OCOs with a leg that is not finished
 	cursor   map[string]uint64              // exchange → the Seq of its last fill recorded
 	// spare is a finished order's entry that was never handed out
@@ -75,7 +75,6 @@ func NewOrders(store domain.EventStore) *Orders {
 		open:     make(map[string]map[int64]struct{}),
 		armed:    make(map[pairRef]map[int64]struct{}),
 		byClient: make(map[string]int64),
-		keys:     make(map[keyID]keyRecord),
 		ocos:     make(map[int64]*domain.Oco),
 		cursor:   make(map[string]uint64),
 	}
@@ -156,10 +155,7 @@ func (st *orderState) applyOrder(e *domain.Event) error {
 	case domain.TypeOrderRequested:
 		st.byClient[entry.o.ClientOrderID] = id
 		if k := entry.o.IdempotencyKey; k != "" {
-			kid := keyIDOf(k)
-			if _, ok := st.keys[kid]; !ok {
-				st.keys[kid] = keyRecord{orderID: id, ocoID: entry.o.OcoID, fp: fingerprintBits(entry.o.IdempotencyFingerprint)}
-			}
+			st.keys.add(keyIDOf(k), keyRecord{orderID: id, ocoID: entry.o.OcoID, fp: fingerprintBits(entry.o.IdempotencyFingerprint)})
 		}
 	case domain.TypeOrderFilled:
 		if p, err := domain.Payload[domain.OrderFilled](e); err == nil {
@@ -513,13 +509,15 @@ func (s *Orders) advance(exchange string, seq uint64) {
 func (s *Orders) key(key string) (keyRecord, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rec, ok := s.state.keys[keyIDOf(key)]
-	return rec, ok
+	return s.state.keys.get(keyIDOf(key))
 }
 
-// recordKey records what a key's first request answered.
+// recordKey records what a key's first request answered (its
+// OrderRequested, applied at once, most often recorded it already: the
+// first record stands, as in a replay).
 func (s *Orders) recordKey(key string, rec keyRecord) {
+	kid := keyIDOf(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.state.keys[keyIDOf(key)] = rec
+	s.state.keys.add(kid, rec)
 }

@@ -12,7 +12,8 @@ import (
 // The snapshot of the engine's order state (projections.Snapshotter).
 // Freeze copies, under the lock, what later events change: the unfinished
 // orders (few: the open ones) with their fill ids, the finished set's
-// words, the indexes, the Idempotency-Keys answered and the fill cursors.
+// words, the indexes and the fill cursors; the Idempotency-Keys answered,
+// which grow with the history, are shared (keyIndex.freeze: O(1)).
 // Ids reserved for orders still being written (allocID, no event yet) are
 // not the log's: they are left out, as a replay of the log would not have
 // them.
@@ -29,7 +30,7 @@ type frozenOrders struct {
 	open     map[string][]int64
 	armed    map[pairRef][]int64
 	byClient map[string]int64
-	keys     map[keyID]keyRecord
+	keys     keyLog
 	ocos     map[int64]domain.Oco
 	cursor   map[string]uint64
 }
@@ -53,7 +54,7 @@ func (s *Orders) Freeze() func(*snap.Encoder) {
 	f := frozenOrders{nextID: st.nextID, orders: make(map[int64]frozenEntry, len(st.orders)),
 		dense: slices.Clone(st.finished.dense), sparse: maps.Clone(st.finished.sparse),
 		open: make(map[string][]int64, len(st.open)), armed: make(map[pairRef][]int64, len(st.armed)),
-		byClient: maps.Clone(st.byClient), keys: maps.Clone(st.keys), ocos: make(map[int64]domain.Oco, len(st.ocos)),
+		byClient: maps.Clone(st.byClient), keys: st.keys.freeze(), ocos: make(map[int64]domain.Oco, len(st.ocos)),
 		cursor: maps.Clone(st.cursor)}
 	for id, entry := range st.orders {
 		if entry.reserved() {
@@ -111,17 +112,14 @@ func (f *frozenOrders) encode(e *snap.Encoder) {
 		e.Text(c)
 		e.Varint(f.byClient[c])
 	}
-	e.Len(len(f.keys))
-	for _, k := range slices.SortedFunc(maps.Keys(f.keys), func(x, y keyID) int {
-		return cmp.Or(cmp.Compare(x.a, y.a), cmp.Compare(x.b, y.b))
-	}) {
-		rec := f.keys[k]
-		e.Uint64(k.a)
-		e.Uint64(k.b)
-		e.Varint(rec.orderID)
-		e.Varint(rec.ocoID)
-		e.Uint64(rec.fp)
-	}
+	e.Len(f.keys.len())
+	f.keys.sorted(func(k *keyAnswer) {
+		e.Uint64(k.id.a)
+		e.Uint64(k.id.b)
+		e.Varint(k.rec.orderID)
+		e.Varint(k.rec.ocoID)
+		e.Uint64(k.rec.fp)
+	})
 	e.Len(len(f.ocos))
 	for _, id := range slices.Sorted(maps.Keys(f.ocos)) {
 		c := f.ocos[id]
@@ -199,10 +197,10 @@ func (s *Orders) Load(d *snap.Decoder) (func(), error) {
 		st.byClient[c] = d.Varint()
 	}
 	n = d.Len(19)
-	st.keys = make(map[keyID]keyRecord, n)
+	st.keys.reserve(n)
 	for range n {
 		k := keyID{d.Uint64(), d.Uint64()}
-		st.keys[k] = keyRecord{orderID: d.Varint(), ocoID: d.Varint(), fp: d.Uint64()}
+		st.keys.add(k, keyRecord{orderID: d.Varint(), ocoID: d.Varint(), fp: d.Uint64()})
 	}
 	n = d.Len(2)
 	st.ocos = make(map[int64]*domain.Oco, n)

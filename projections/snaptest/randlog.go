@@ -25,6 +25,10 @@ type LogOptions struct {
 	// signed checkpoints), given the log so far; each is appended to its
 	// stream as the others.
 	Extra func(rng *rand.Rand, log []domain.Event) []domain.Event
+	// Keys is how many different Idempotency-Keys the keyed orders (one
+	// in four) draw theirs from (0: 50, so that keys are often reused; a
+	// large number: nearly every keyed order's is new).
+	Keys int
 }
 
 // RandomLog returns a log of random events as the service would record
@@ -43,7 +47,10 @@ type LogOptions struct {
 // versions and times follow each stream's rules (a stream's time never
 // goes back). The same rng gives the same log.
 func RandomLog(rng *rand.Rand, opt LogOptions) []domain.Event {
-	g := &gen{rng: rng, t: opt.Start.UnixMilli(), streams: map[string]*streamState{}, nextID: 1, importID: 9_000_000_000}
+	g := &gen{rng: rng, t: opt.Start.UnixMilli(), streams: map[string]*streamState{}, nextID: 1, importID: 9_000_000_000, keys: opt.Keys}
+	if g.keys == 0 {
+		g.keys = 50
+	}
 	if opt.Start.IsZero() {
 		g.t = time.Date(2025, 3, 29, 22, 0, 0, 0, time.UTC).UnixMilli()
 	}
@@ -74,6 +81,7 @@ type gen struct {
 	pwGen    int64
 	attn     []*genOrder
 	seq      uint64
+	keys     int // Idempotency-Keys drawn from
 }
 
 type streamState struct {
@@ -221,7 +229,7 @@ func (g *gen) newOrder(import_ bool) *genOrder {
 		req.LimitPrice = g.price(pair)
 	}
 	if g.rng.IntN(4) == 0 {
-		req.IdempotencyKey = fmt.Sprintf("key-%d", g.rng.IntN(50))
+		req.IdempotencyKey = fmt.Sprintf("key-%d", g.rng.IntN(g.keys))
 		req.IdempotencyFingerprint = fmt.Sprintf("fp%d", g.rng.IntN(3))
 	}
 	g.emit(domain.OrderStream(o.id), domain.TypeOrderRequested, req, o.actor)
