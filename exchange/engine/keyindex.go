@@ -14,7 +14,7 @@ import (
 //
 // The index is split into keyShards open-addressing tables by the key's
 // top bits, each growing on its own, so that a growth rehashes one shard's
-// slots (a 256th of the keys) rather than all of them on the placement
+// slots (a 1024th of the keys) rather than all of them on the placement
 // path. A slot holds the position of a record plus 1 (0: empty) and 32
 // bits of its key, so that probing passes over other keys without reading
 // their records. A key costs its record (40 bytes) and 8 bytes a slot at a
@@ -46,7 +46,7 @@ type keyShard struct {
 
 const (
 	keyChunk      = 1024 // records a chunk
-	keyShardShift = 56   // the top 8 bits of keyID.a pick the shard
+	keyShardShift = 54   // the top 10 bits of keyID.a pick the shard
 	keyShards     = 1 << (64 - keyShardShift)
 )
 

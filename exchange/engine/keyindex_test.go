@@ -20,14 +20,14 @@ func TestKeyIndex(t *testing.T) {
 		case 0: // another key's shard and slot bits, other bits between
 			if len(ids) > 0 {
 				o := ids[rng.IntN(len(ids))]
-				k.a = o.a&(0xff<<keyShardShift|0xffffffff) | k.a&^(0xff<<keyShardShift|0xffffffff)
+				k.a = o.a&((keyShards-1)<<keyShardShift|0xffffffff) | k.a&^((keyShards-1)<<keyShardShift|0xffffffff)
 			}
 		case 1: // another key's a, another b
 			if len(ids) > 0 {
 				k.a = ids[rng.IntN(len(ids))].a
 			}
 		case 2: // a few shards only
-			k.a = k.a&^(0xff<<keyShardShift) | uint64(rng.IntN(3))<<keyShardShift
+			k.a = k.a&^((keyShards-1)<<keyShardShift) | uint64(rng.IntN(3))<<keyShardShift
 		}
 		ids = append(ids, k)
 	}

@@ -19,15 +19,20 @@ func benchKey(i int) string { return fmt.Sprintf("core:binance:USDT-BTC:%d:0", 1
 // keyedOrders returns an order state that answered n keys, and the heap
 // the keys cost it.
 func keyedOrders(b *testing.B, n int) (*Orders, float64) {
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = benchKey(i)
+	}
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	s := NewOrders(nil)
-	for i := range n {
-		s.recordKey(benchKey(i), keyRecord{orderID: int64(i + 1), fp: uint64(i)})
+	for i, k := range keys {
+		s.recordKey(k, keyRecord{orderID: int64(i + 1), fp: uint64(i)})
 	}
 	runtime.GC()
 	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(keys)
 	return s, float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / float64(n)
 }
 
@@ -108,4 +113,35 @@ func lookupKeyID(s *Orders, k keyID) bool {
 	defer s.mu.Unlock()
 	_, ok := s.state.keys.get(k)
 	return ok
+}
+
+// BenchmarkKeyShardGrow is the growth of one shard of the key index as
+// big as it is at 10M keys, at its load of 3/4: the longest one key's
+// recording takes on the placement path there (grow-us).
+func BenchmarkKeyShardGrow(b *testing.B) {
+	per := 10_000_000 / keyShards
+	slots := 8
+	for slots*3/4 < per {
+		slots *= 2
+	}
+	var x keyIndex
+	x.shards = make([]keyShard, keyShards)
+	sh := &x.shards[0]
+	x.grow(sh, slots)
+	for i := range slots * 3 / 4 {
+		k := keyID{a: uint64(i) * 0x9E3779B97F4A7C15 >> (64 - keyShardShift), b: uint64(i)}
+		x.add(k, keyRecord{orderID: int64(i + 1)})
+	}
+	if len(sh.slots) != slots {
+		b.Fatalf("%d slots, want %d", len(sh.slots), slots)
+	}
+	full := sh.slots
+	b.ResetTimer()
+	start := time.Now()
+	for range b.N {
+		sh.slots = full
+		x.grow(sh, 2*slots)
+	}
+	b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(b.N)/1e3, "grow-us")
+	b.ReportMetric(float64(slots*3/4), "keys")
 }
