@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -40,6 +41,11 @@ import (
 // same holds for events cut from the end of a stream.
 //
 // A Verifier is not safe for concurrent use.
+//
+// Its state is split into shards, a stream's in the shard of its name and
+// an id's in the shard of its key, so that AddBatch checks the shards on
+// every CPU at once: a stream's events, and the repeats of one id, all
+// fall in one shard, which takes them in log order.
 type Verifier struct {
 	// MaxFaults is how many faults Summary lists (the count covers them
 	// all); 0 means DefaultMaxFaults, a negative value none.
@@ -48,16 +54,45 @@ type Verifier struct {
 	// its contents (ComputeHash, whatever its stored hash says), in log
 	// order, a batch at a time: the record data of the log's Merkle tree
 	// (TreeStore), which a verification rebuilds without hashing twice.
+	// AddBatch calls it while it checks the batch, from another
+	// goroutine, and returns after it returned; hashes is the Verifier's
+	// and must not be kept after the call.
 	Records func(hashes []Hash)
 
-	streams    map[string]verifiedStream
-	alt        map[string]Hash // streams whose head's stored hash is not its contents': the contents' hash
-	ids        map[[16]byte]struct{}
+	shards     []verifierShard
 	events     int64
 	lastPos    uint64
 	faults     []Fault
 	faultCount int64
 	buf        []byte
+	batch      verifierBatch // AddBatch's per-event scratch, reused
+}
+
+// verifierShard is the state of the streams and ids of one shard.
+type verifierShard struct {
+	streams StreamMap[verifiedStream]
+	alt     map[string]Hash // streams whose head's stored hash is not its contents': the contents' hash
+	ids     map[[16]byte]struct{}
+}
+
+// verifierBatch holds what AddBatch finds per event of a batch.
+type verifierBatch struct {
+	content []string   // contentProblem's problem
+	sums    []Hash     // the contents' hashes
+	keys    [][16]byte // idKey of the id
+	stream  []uint8    // the shard of the stream
+	id      []uint8    // the shard of the id
+	problem []string   // the stream shard's first problem
+	dup     []bool     // the id appeared earlier in the log
+}
+
+func (b *verifierBatch) size(n int) {
+	if cap(b.sums) < n {
+		*b = verifierBatch{content: make([]string, n), sums: make([]Hash, n), keys: make([][16]byte, n),
+			stream: make([]uint8, n), id: make([]uint8, n), problem: make([]string, n), dup: make([]bool, n)}
+	}
+	b.content, b.sums, b.keys, b.stream, b.id, b.problem, b.dup =
+		b.content[:n], b.sums[:n], b.keys[:n], b.stream[:n], b.id[:n], b.problem[:n], b.dup[:n]
 }
 
 // DefaultMaxFaults is how many faults a summary lists unless told.
@@ -71,12 +106,35 @@ type verifiedStream struct {
 
 // NewVerifier returns a Verifier for a log read from its first event.
 func NewVerifier() *Verifier {
-	return &Verifier{
-		streams: make(map[string]verifiedStream),
-		alt:     make(map[string]Hash),
-		ids:     make(map[[16]byte]struct{}),
-		buf:     make([]byte, 0, 1024),
+	v := &Verifier{shards: make([]verifierShard, min(max(runtime.GOMAXPROCS(0), 1), 64)), buf: make([]byte, 0, 1024)}
+	for i := range v.shards {
+		v.shards[i] = verifierShard{streams: NewStreamMap[verifiedStream](), alt: map[string]Hash{}, ids: map[[16]byte]struct{}{}}
 	}
+	return v
+}
+
+// streamShard returns the shard of stream: an order stream's by its id,
+// any other's by an FNV-1a hash of its name.
+func (v *Verifier) streamShard(stream string) uint8 {
+	n := uint64(len(v.shards))
+	if n == 1 {
+		return 0
+	}
+	if id, ok := OrderStreamID(stream); ok {
+		return uint8(uint64(id) % n)
+	}
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(stream); i++ {
+		h ^= uint64(stream[i])
+		h *= 1099511628211
+	}
+	return uint8(h % n)
+}
+
+// idShard returns the shard of an id's key (idKey): by its last bytes,
+// random in a UUID of version 4, 7 or 8 and in a hash.
+func (v *Verifier) idShard(k *[16]byte) uint8 {
+	return uint8((uint64(k[15]) | uint64(k[14])<<8) % uint64(len(v.shards)))
 }
 
 // Fault is an event that fails verification, and why (its first problem).
@@ -163,7 +221,16 @@ func (v *Verifier) Add(e *Event) *Fault {
 	if v.Records != nil {
 		v.Records([]Hash{sum})
 	}
-	return v.add(e, content, sum)
+	var problem string
+	var dup bool
+	if e.Stream != "" {
+		problem = v.shards[v.streamShard(e.Stream)].check(e, content, sum)
+		if e.ID != "" {
+			k := idKey(e.ID)
+			dup = v.shards[v.idShard(&k)].seen(k)
+		}
+	}
+	return v.add(e, problem, dup)
 }
 
 // Seed sets stream's head as the events before the first one fed to v
@@ -173,48 +240,110 @@ func (v *Verifier) Add(e *Event) *Fault {
 // prevHash and time against it. Ids are checked for repeats among the
 // events fed only.
 func (v *Verifier) Seed(stream string, version int64, hash Hash, time int64) {
-	v.streams[stream] = verifiedStream{version: version, hash: hash, time: time}
+	v.shards[v.streamShard(stream)].streams.Put(stream, verifiedStream{version: version, hash: hash, time: time})
 }
 
-// AddBatch is Add for consecutive events of the log. The costly part of
-// each event's check (its hash and JSON), which does not depend on other
-// events, runs on every CPU; the checks that do, in order. It returns the
+// AddBatch is Add for consecutive events of the log, on every CPU: first
+// what each event says about itself alone (its hash and JSON, the shards
+// of its stream and id), split among them by position; then each shard's
+// streams and ids, one CPU per shard, each taking its events in log
+// order, while Records is given the batch's hashes; then, in order, what
+// depends on the whole log (positions) and the faults. It returns the
 // batch's first Fault, or nil; the result is what Add gives for each event
 // in turn.
 func (v *Verifier) AddBatch(batch []Event) *Fault {
-	if len(batch) == 0 {
+	n := len(batch)
+	if n == 0 {
 		return nil
 	}
-	content := make([]string, len(batch))
-	sums := make([]Hash, len(batch))
-	workers := min(runtime.GOMAXPROCS(0), (len(batch)+63)/64)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			buf := make([]byte, 0, 1024)
-			for i := w * len(batch) / workers; i < (w+1)*len(batch)/workers; i++ {
-				content[i], sums[i], buf = contentProblem(&batch[i], buf)
+	b := &v.batch
+	b.size(n)
+	parallel(min(runtime.GOMAXPROCS(0), (n+63)/64), func(w, workers int) {
+		buf := make([]byte, 0, 1024)
+		for i := w * n / workers; i < (w+1)*n/workers; i++ {
+			e := &batch[i]
+			b.content[i], b.sums[i], buf = contentProblem(e, buf)
+			b.problem[i], b.dup[i] = "", false
+			if e.Stream != "" {
+				b.stream[i] = v.streamShard(e.Stream)
+				if e.ID != "" {
+					b.keys[i] = idKey(e.ID)
+					b.id[i] = v.idShard(&b.keys[i])
+				}
 			}
-		}(w)
-	}
-	wg.Wait()
+		}
+	})
+	var records sync.WaitGroup
 	if v.Records != nil {
-		v.Records(sums)
+		records.Add(1)
+		go func() {
+			defer records.Done()
+			v.Records(b.sums)
+		}()
 	}
+	parallel(len(v.shards), func(s, _ int) {
+		sh := &v.shards[s]
+		for i := range batch {
+			e := &batch[i]
+			if e.Stream == "" {
+				continue
+			}
+			if int(b.stream[i]) == s {
+				b.problem[i] = sh.check(e, b.content[i], b.sums[i])
+			}
+			if e.ID != "" && int(b.id[i]) == s {
+				b.dup[i] = sh.seen(b.keys[i])
+			}
+		}
+	})
 	var first *Fault
 	for i := range batch {
-		if f := v.add(&batch[i], content[i], sums[i]); f != nil && first == nil {
+		if f := v.add(&batch[i], b.problem[i], b.dup[i]); f != nil && first == nil {
 			first = f
 		}
 	}
+	records.Wait()
 	return first
 }
 
-// add checks e, whose contentProblem is content and contents' hash sum.
-func (v *Verifier) add(e *Event, content string, sum Hash) *Fault {
-	problem := v.check(e, content, sum)
+// parallel calls f(w, workers) for w from 0 to workers-1, each on its own
+// goroutine but the last, which runs on the caller's, and returns when all
+// have returned.
+func parallel(workers int, f func(w, workers int)) {
+	workers = max(workers, 1)
+	var wg sync.WaitGroup
+	for w := 0; w < workers-1; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			f(w, workers)
+		}(w)
+	}
+	f(workers-1, workers)
+	wg.Wait()
+}
+
+// add checks what depends on the whole log (e's position follows the
+// previous event's) and records e's fault, if any: its first problem, in
+// the order Verifier lists the checks. streamProblem is its stream
+// shard's first problem (verifierShard.check), dup whether its id
+// appeared earlier in the log.
+func (v *Verifier) add(e *Event, streamProblem string, dup bool) *Fault {
+	var problem string
+	if v.events > 0 && e.Position <= v.lastPos {
+		problem = fmt.Sprintf("position %d does not follow the previous event's position %d", e.Position, v.lastPos)
+	} else {
+		v.lastPos = e.Position
+	}
+	switch {
+	case problem != "":
+	case e.Stream == "":
+		problem = "empty stream name"
+	case streamProblem != "":
+		problem = streamProblem
+	case dup:
+		problem = "event id appears earlier in the log"
+	}
 	v.events++
 	if problem == "" {
 		return nil
@@ -256,24 +385,16 @@ func contentProblem(e *Event, buf []byte) (string, Hash, []byte) {
 	return "", sum, buf
 }
 
-// check returns e's first problem ("" if none) and records e (see Verifier
-// for how a faulty event moves its stream). content is contentProblem's
-// answer for e and sum its contents' hash.
-func (v *Verifier) check(e *Event, content string, sum Hash) string {
+// check returns the first of e's problems that its shard checks (all but
+// its position, an empty stream name and a repeated id) and records e in
+// its stream (see Verifier for how a faulty event moves its stream).
+// content is contentProblem's answer for e and sum its contents' hash.
+func (sh *verifierShard) check(e *Event, content string, sum Hash) string {
 	var problem string
 	note := func(p string) {
 		if problem == "" {
 			problem = p
 		}
-	}
-	if v.events > 0 && e.Position <= v.lastPos {
-		note(fmt.Sprintf("position %d does not follow the previous event's position %d", e.Position, v.lastPos))
-	} else {
-		v.lastPos = e.Position
-	}
-	if e.Stream == "" {
-		note("empty stream name")
-		return problem // no stream to follow
 	}
 	if e.ID == "" {
 		note("empty event id")
@@ -281,7 +402,7 @@ func (v *Verifier) check(e *Event, content string, sum Hash) string {
 	if e.Type == "" {
 		note("empty event type")
 	}
-	st, known := v.streams[e.Stream]
+	st, known := sh.streams.Get(e.Stream)
 	var want int64
 	var prev Hash
 	if known {
@@ -293,11 +414,13 @@ func (v *Verifier) check(e *Event, content string, sum Hash) string {
 	case e.Version > want:
 		note(fmt.Sprintf("version %d skips ahead: expected version %d (events missing before it)", e.Version, want))
 	}
-	if alt, ok := v.alt[e.Stream]; e.PrevHash != prev && !(ok && e.PrevHash == alt) {
-		if want == 0 {
-			note("prevHash of a stream's first event is not zero")
-		} else {
-			note(fmt.Sprintf("prevHash %s is not the hash %s of version %d (chain broken: an earlier event was changed or replaced)", short(e.PrevHash), short(prev), want-1))
+	if e.PrevHash != prev {
+		if alt, ok := sh.alt[e.Stream]; !(ok && e.PrevHash == alt) {
+			if want == 0 {
+				note("prevHash of a stream's first event is not zero")
+			} else {
+				note(fmt.Sprintf("prevHash %s is not the hash %s of version %d (chain broken: an earlier event was changed or replaced)", short(e.PrevHash), short(prev), want-1))
+			}
 		}
 	}
 	if content != "" {
@@ -306,30 +429,27 @@ func (v *Verifier) check(e *Event, content string, sum Hash) string {
 	if known && e.Time < st.time {
 		note(fmt.Sprintf("time %d is earlier than the previous event's time %d in the stream", e.Time, st.time))
 	}
-	if e.ID != "" {
-		key := idKey(e.ID)
-		if _, dup := v.ids[key]; dup {
-			note("event id appears earlier in the log")
-		} else {
-			v.ids[key] = struct{}{}
-		}
-	}
 	if known && e.Version <= st.version {
 		return problem // a step back: the stream stays where it was
 	}
-	name := e.Stream
-	if !known {
-		// A store may hand out names that share memory with the whole
-		// event; keep only the name.
-		name = strings.Clone(name)
-	}
-	v.streams[name] = verifiedStream{version: e.Version, hash: e.Hash, time: e.Time}
+	// A store may hand out names that share memory with the whole event:
+	// the maps keep only the name (StreamMap.Put copies it).
+	sh.streams.Put(e.Stream, verifiedStream{version: e.Version, hash: e.Hash, time: e.Time})
 	if sum != e.Hash {
-		v.alt[name] = sum
-	} else if len(v.alt) > 0 {
-		delete(v.alt, name)
+		sh.alt[strings.Clone(e.Stream)] = sum
+	} else if len(sh.alt) > 0 {
+		delete(sh.alt, e.Stream)
 	}
 	return problem
+}
+
+// seen reports whether the id of key k was seen before, and records it.
+func (sh *verifierShard) seen(k [16]byte) bool {
+	if _, dup := sh.ids[k]; dup {
+		return true
+	}
+	sh.ids[k] = struct{}{}
+	return false
 }
 
 func short(h Hash) string { return h.String()[:12] + "…" }
@@ -368,15 +488,36 @@ func isLowerHex(b []byte) bool {
 // Summary returns the result so far. With heads false, Heads is left empty
 // (the digest is still computed over every head).
 func (v *Verifier) Summary(heads bool) VerifySummary {
-	hs := make([]StreamHead, 0, len(v.streams))
-	for name, st := range v.streams {
-		hs = append(hs, StreamHead{Stream: name, Version: st.version, Hash: st.hash})
+	// Each shard's heads sorted on its own CPU, then merged.
+	parts := make([][]StreamHead, len(v.shards))
+	parallel(len(v.shards), func(s, _ int) {
+		sh := &v.shards[s]
+		hs := make([]StreamHead, 0, sh.streams.Len())
+		sh.streams.Each(func(id int64, stream string, st verifiedStream) {
+			if stream == "" {
+				stream = OrderStream(id)
+			}
+			hs = append(hs, StreamHead{Stream: stream, Version: st.version, Hash: st.hash})
+		})
+		slices.SortFunc(hs, func(a, b StreamHead) int { return strings.Compare(a.Stream, b.Stream) })
+		parts[s] = hs
+	})
+	for len(parts) > 1 {
+		var next [][]StreamHead
+		for i := 0; i < len(parts); i += 2 {
+			if i+1 == len(parts) {
+				next = append(next, parts[i])
+			} else {
+				next = append(next, mergeHeads(parts[i], parts[i+1]))
+			}
+		}
+		parts = next
 	}
-	sort.Slice(hs, func(i, j int) bool { return hs[i].Stream < hs[j].Stream })
+	hs := parts[0]
 	s := VerifySummary{
 		OK:           v.faultCount == 0,
 		Events:       v.events,
-		Streams:      len(v.streams),
+		Streams:      len(hs),
 		LastPosition: v.lastPos,
 		HeadsDigest:  HeadsDigest(hs),
 		FaultCount:   v.faultCount,
@@ -389,6 +530,19 @@ func (v *Verifier) Summary(heads bool) VerifySummary {
 		s.Heads = hs
 	}
 	return s
+}
+
+// mergeHeads merges two lists of heads sorted by stream name.
+func mergeHeads(a, b []StreamHead) []StreamHead {
+	out := make([]StreamHead, 0, len(a)+len(b))
+	for len(a) > 0 && len(b) > 0 {
+		if a[0].Stream <= b[0].Stream {
+			out, a = append(out, a[0]), a[1:]
+		} else {
+			out, b = append(out, b[0]), b[1:]
+		}
+	}
+	return append(append(out, a...), b...)
 }
 
 // VerifyProgressEvery is how many events VerifyLog verifies between two

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/tradeledger/tradeledger/eventstore/sqlite"
+)
+
+// BenchmarkVerify measures `tradeledger verify` (every event's hash and
+// chain, the ids, the Merkle tree rebuilt from the events and checked
+// against the stored one) against its reference in the same run: a plain
+// scan of the same log, every event read through ReadAll into a counting
+// loop ("scan-events/s"; "ratio" = verify ÷ scan, target ≥ 0.5, issue 32).
+// The two alternate which goes first from one iteration to the next;
+// "load" is the machine's load (/proc/loadavg, one minute) when the run
+// began, "cpu-us/event" verify's CPU (user and system, every thread).
+//
+// The log is TRADELEDGER_BENCH_VERIFY_DATA when set: a data directory
+// (verify only reads it, but give it a copy: the data dir's keys are
+// created when missing), for example a copy of a 1M-order log. Otherwise a
+// new data dir with a log of TRADELEDGER_BENCH_EVENTS events (default
+// 1,000,000; orders of three events, buildBenchLog) and its Merkle tree,
+// built before the clock starts.
+func BenchmarkVerify(b *testing.B) {
+	ctx := context.Background()
+	dir := os.Getenv("TRADELEDGER_BENCH_VERIFY_DATA")
+	if dir == "" {
+		n := 1_000_000
+		if v := os.Getenv("TRADELEDGER_BENCH_EVENTS"); v != "" {
+			var err error
+			if n, err = strconv.Atoi(v); err != nil {
+				b.Fatal(err)
+			}
+		}
+		dir = filepath.Join(b.TempDir(), "data")
+		d, err := OpenDataDir(ctx, dir, "", zap.NewNop())
+		if err != nil {
+			b.Fatal(err)
+		}
+		buildBenchLog(b, d.Store.(*sqlite.Store), n)
+		if err := d.Tree.BuildTree(ctx, nil); err != nil {
+			b.Fatal(err)
+		}
+		d.Close()
+	}
+	load := benchLoad()
+	var verifyTime, scanTime, verifyCPU time.Duration
+	var events int
+	for i := 0; i < b.N; i++ {
+		if i%2 == 0 {
+			t, n := plainScan(b, filepath.Join(dir, "events.db"))
+			scanTime, events = scanTime+t, n
+		}
+		start, cpu := time.Now(), processCPU(b)
+		out, errOut, err := importRun(b, "verify", "--data", dir)
+		verifyTime += time.Since(start)
+		verifyCPU += processCPU(b) - cpu
+		if err != nil || !strings.HasPrefix(out, "OK: "+strconv.Itoa(events)+" events") && i%2 == 0 {
+			b.Fatalf("verify: %v\n%s%s", err, out, errOut)
+		}
+		if i%2 == 1 {
+			t, n := plainScan(b, filepath.Join(dir, "events.db"))
+			scanTime, events = scanTime+t, n
+		}
+	}
+	total := float64(events * b.N)
+	rate, scanRate := total/verifyTime.Seconds(), total/scanTime.Seconds()
+	b.ReportMetric(rate, "events/s")
+	b.ReportMetric(scanRate, "scan-events/s")
+	b.ReportMetric(rate/scanRate, "ratio")
+	b.ReportMetric(float64(verifyCPU.Microseconds())/total, "cpu-us/event")
+	b.ReportMetric(load, "load")
+	b.Logf("verify %.0f events/s, a plain scan of the same log %.0f events/s: ratio %.2f (load %.2f)", rate, scanRate, rate/scanRate, load)
+}
+
+// plainScan reads every event of the store at path through ReadAll into a
+// counting loop, and returns its time (the store's opening excluded) and
+// the count.
+func plainScan(b *testing.B, path string) (time.Duration, int) {
+	s := sqlite.NewStore(path)
+	if err := s.Open(); err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	start := time.Now()
+	it := s.ReadAll(context.Background(), 0, 0)
+	n := 0
+	for it.Next() {
+		n++
+	}
+	if err := it.Err(); err != nil {
+		b.Fatal(err)
+	}
+	it.Close()
+	return time.Since(start), n
+}
