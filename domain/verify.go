@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"runtime"
 	"slices"
@@ -111,6 +110,19 @@ func NewVerifier() *Verifier {
 		v.shards[i] = verifierShard{streams: NewStreamMap[verifiedStream](), alt: map[string]Hash{}, ids: map[[16]byte]struct{}{}}
 	}
 	return v
+}
+
+// Expect sizes v for about n more events (a log's head position): the
+// ids of that many events fit without the maps growing, which would copy
+// them again as they double.
+func (v *Verifier) Expect(n uint64) {
+	per := min(n, 1<<28) / uint64(len(v.shards))
+	for i := range v.shards {
+		sh := &v.shards[i]
+		if len(sh.ids) == 0 && per > 1024 {
+			sh.ids = make(map[[16]byte]struct{}, per+per/16)
+		}
+	}
 }
 
 // streamShard returns the shard of stream: an order stream's by its id,
@@ -379,7 +391,7 @@ func contentProblem(e *Event, buf []byte) (string, Hash, []byte) {
 		}
 		return "hash does not match the event's contents (the event or its stored hash was edited)", sum, buf
 	}
-	if !json.Valid(e.Data) {
+	if !ValidJSON(e.Data) {
 		return "data is not valid JSON", sum, buf
 	}
 	return "", sum, buf
@@ -571,6 +583,9 @@ type VerifyOptions struct {
 func VerifyLog(ctx context.Context, store EventStore, opts VerifyOptions) (VerifySummary, error) {
 	v := NewVerifier()
 	v.MaxFaults, v.Records = opts.MaxFaults, opts.Records
+	if head, err := store.Head(ctx); err == nil {
+		v.Expect(head)
+	}
 	err := ReadAheadBatches(ctx, store.ReadAll(ctx, 0, 0), func(batch []Event) bool {
 		before := v.events
 		v.AddBatch(batch)
