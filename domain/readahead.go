@@ -14,17 +14,24 @@ const replayBatch = 1024
 // applying, not their sum. apply may keep none of the slice after it
 // returns. It closes it, and returns the iterator's error.
 func ReadAheadBatches(ctx context.Context, it EventIterator, apply func([]Event) bool) error {
-	return readAhead(ctx, it, false, apply)
+	return readAhead(ctx, it, false, replayBatch, apply)
+}
+
+// ReadAheadBatchesOf is ReadAheadBatches in batches of up to size events:
+// for a reader whose every batch costs a fixed price (VerifyLog waits for
+// its workers at the end of each), larger than a replay's.
+func ReadAheadBatchesOf(ctx context.Context, it EventIterator, size int, apply func([]Event) bool) error {
+	return readAhead(ctx, it, false, max(size, 1), apply)
 }
 
 // ReadAheadPredecoded is ReadAheadBatches with every event Predecoded in
 // the reading goroutine (one Interner for the whole replay): for replays
 // into several projections that decode the same payloads.
 func ReadAheadPredecoded(ctx context.Context, it EventIterator, apply func([]Event) bool) error {
-	return readAhead(ctx, it, true, apply)
+	return readAhead(ctx, it, true, replayBatch, apply)
 }
 
-func readAhead(ctx context.Context, it EventIterator, predecode bool, apply func([]Event) bool) error {
+func readAhead(ctx context.Context, it EventIterator, predecode bool, size int, apply func([]Event) bool) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	batches := make(chan []Event, 4)
@@ -43,18 +50,18 @@ func readAhead(ctx context.Context, it EventIterator, predecode bool, apply func
 			select {
 			case buf = <-free:
 			default:
-				buf = make([]Event, 0, replayBatch)
+				buf = make([]Event, 0, size)
 			}
 			buf = buf[:0]
 			if bi, ok := it.(BatchIterator); ok {
-				for len(buf) < replayBatch {
+				for len(buf) < size {
 					n := len(buf)
-					if buf = bi.NextBatch(buf, replayBatch-n); len(buf) == n {
+					if buf = bi.NextBatch(buf, size-n); len(buf) == n {
 						break
 					}
 				}
 			} else {
-				for len(buf) < replayBatch && it.Next() {
+				for len(buf) < size && it.Next() {
 					buf = append(buf, it.Event())
 				}
 			}
@@ -68,7 +75,7 @@ func readAhead(ctx context.Context, it EventIterator, predecode bool, apply func
 					return
 				}
 			}
-			if len(buf) < replayBatch {
+			if len(buf) < size {
 				readErr = it.Err()
 				return
 			}
