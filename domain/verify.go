@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -501,16 +502,7 @@ func (v *Verifier) Summary(heads bool) VerifySummary {
 	// Each shard's heads sorted on its own CPU, then merged.
 	parts := make([][]StreamHead, len(v.shards))
 	parallel(len(v.shards), func(s, _ int) {
-		sh := &v.shards[s]
-		hs := make([]StreamHead, 0, sh.streams.Len())
-		sh.streams.Each(func(id int64, stream string, st verifiedStream) {
-			if stream == "" {
-				stream = OrderStream(id)
-			}
-			hs = append(hs, StreamHead{Stream: stream, Version: st.version, Hash: st.hash})
-		})
-		slices.SortFunc(hs, func(a, b StreamHead) int { return strings.Compare(a.Stream, b.Stream) })
-		parts[s] = hs
+		parts[s] = v.shards[s].sortedHeads()
 	})
 	for len(parts) > 1 {
 		var next [][]StreamHead
@@ -540,6 +532,50 @@ func (v *Verifier) Summary(heads bool) VerifySummary {
 		s.Heads = hs
 	}
 	return s
+}
+
+// sortedHeads returns the heads of sh's streams sorted by name. The order
+// streams (all but a few) are sorted by their ids' digits as numbers, which
+// orders them as their names without making and comparing the strings.
+func (sh *verifierShard) sortedHeads() []StreamHead {
+	type orderHead struct {
+		key    uint64 // the id's digits, left-aligned in 19 digits
+		digits uint8  // how many: "order-12" sorts before "order-120"
+		id     int64
+		st     verifiedStream
+	}
+	orders := make([]orderHead, 0, sh.streams.Len())
+	var others []StreamHead
+	sh.streams.Each(func(id int64, stream string, st verifiedStream) {
+		if stream != "" || id < 0 {
+			if stream == "" {
+				stream = OrderStream(id)
+			}
+			others = append(others, StreamHead{Stream: stream, Version: st.version, Hash: st.hash})
+			return
+		}
+		key, digits := uint64(id), uint8(1)
+		for n := id; n >= 10; n /= 10 {
+			digits++
+		}
+		for d := digits; d < 19; d++ {
+			key *= 10
+		}
+		orders = append(orders, orderHead{key: key, digits: digits, id: id, st: st})
+	})
+	slices.SortFunc(orders, func(a, b orderHead) int {
+		if a.key != b.key {
+			return cmp.Compare(a.key, b.key)
+		}
+		return cmp.Compare(a.digits, b.digits)
+	})
+	slices.SortFunc(others, func(a, b StreamHead) int { return strings.Compare(a.Stream, b.Stream) })
+	hs := make([]StreamHead, len(orders))
+	for i := range orders {
+		o := &orders[i]
+		hs[i] = StreamHead{Stream: OrderStream(o.id), Version: o.st.version, Hash: o.st.hash}
+	}
+	return mergeHeads(hs, others)
 }
 
 // mergeHeads merges two lists of heads sorted by stream name.

@@ -283,3 +283,38 @@ func TestVerifierDamagedStoredHash(t *testing.T) {
 		t.Fatalf("summary %+v, want one fault: a@1's zeroed hash", s)
 	}
 }
+
+// TestVerifierHeadsSortedByName: the heads, and so the digest, are in the
+// order of the streams' names as strings, whatever the mix of order
+// streams (sorted by their ids' digits) and other names, through Add and
+// AddBatch alike.
+func TestVerifierHeadsSortedByName(t *testing.T) {
+	streams := []string{"order-1", "order-10", "order-2", "order-100", "order-9", "order-0", "order--5", "order-19",
+		"order-1000000000000000000", "order-999999999999999999", "order-9223372036854775807", "order-01", "order-x",
+		"oco-3", "order", "order-", "zeta", "a", "order-120", "order-12", "order-11", "order-2000", "order-3"}
+	log := chainLog(t, append(streams, streams...)...)
+	want := append([]string(nil), streams...)
+	sortStrings(want)
+	batch := domain.NewVerifier()
+	batch.AddBatch(log)
+	for _, sum := range []domain.VerifySummary{verifyAll(log), batch.Summary(true)} {
+		var got []string
+		for _, h := range sum.Heads {
+			got = append(got, h.Stream)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("heads in the order\n%v\nwant\n%v", got, want)
+		}
+		if !sum.OK || sum.HeadsDigest != domain.HeadsDigest(sum.Heads) {
+			t.Fatalf("summary %+v", sum)
+		}
+	}
+}
+
+func sortStrings(s []string) {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+}
