@@ -10,6 +10,7 @@ package gunbot
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
@@ -274,15 +275,39 @@ func (f *Folder) readOrders(fsys fs.FS) {
 		f.Orders = append(f.Orders, parts[i].Orders...)
 		f.Skipped = append(f.Skipped, parts[i].Skipped...)
 	}
-	slices.SortStableFunc(f.Orders, func(a, b Order) int {
-		switch {
-		case a.Time < b.Time:
-			return -1
-		case a.Time > b.Time:
-			return 1
+	sortByTime(f.Orders)
+}
+
+// sortByTime sorts orders by trade time, orders of the same time staying in
+// the order they had (what a stable sort gives): through a slice of
+// (time, index) pairs sorted by both, since a stable sort of the orders
+// themselves moves every large element many times (200,000 orders: about
+// a tenth of an import's CPU).
+func sortByTime(orders []Order) {
+	type at struct {
+		time int64
+		i    int
+	}
+	keys := make([]at, len(orders))
+	sorted := true
+	for i := range orders {
+		keys[i] = at{orders[i].Time, i}
+		sorted = sorted && (i == 0 || orders[i-1].Time <= orders[i].Time)
+	}
+	if sorted {
+		return
+	}
+	slices.SortFunc(keys, func(a, b at) int {
+		if c := cmp.Compare(a.time, b.time); c != 0 {
+			return c
 		}
-		return 0
+		return cmp.Compare(a.i, b.i)
 	})
+	out := make([]Order, len(orders))
+	for j, k := range keys {
+		out[j] = orders[k.i]
+	}
+	copy(orders, out)
 }
 
 // readStateFile reads the state file at p into f.Orders, and what it cannot

@@ -1,6 +1,10 @@
 package gunbot
 
 import (
+	"cmp"
+	"math/rand"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -253,5 +257,23 @@ func TestImporterConfigWallet(t *testing.T) {
 	}
 	if len(ids) != 2 { // 0xdata kept; 0xfolder taken, or already the data dir's
 		t.Fatalf("%d distinct ConfigReplaced ids, want 2", len(ids))
+	}
+}
+
+// TestSortByTimeIsStable: orders sorted by time, those of one time in the
+// order they came, as a stable sort leaves them.
+func TestSortByTimeIsStable(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	for _, n := range []int{0, 1, 2, 7, 100, 5000} {
+		orders := make([]Order, n)
+		for i := range orders {
+			orders[i] = Order{Time: int64(rng.Intn(n/3 + 1)), SourceID: strconv.Itoa(i)}
+		}
+		want := slices.Clone(orders)
+		slices.SortStableFunc(want, func(a, b Order) int { return cmp.Compare(a.Time, b.Time) })
+		sortByTime(orders)
+		if !slices.Equal(orders, want) {
+			t.Fatalf("%d orders: sortByTime differs from a stable sort", n)
+		}
 	}
 }
