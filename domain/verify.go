@@ -78,22 +78,23 @@ type verifierShard struct {
 
 // verifierBatch holds what AddBatch finds per event of a batch.
 type verifierBatch struct {
-	content []string   // contentProblem's problem
-	sums    []Hash     // the contents' hashes
-	keys    [][16]byte // idKey of the id
-	stream  []uint8    // the shard of the stream
-	id      []uint8    // the shard of the id
-	problem []string   // the stream shard's first problem
-	dup     []bool     // the id appeared earlier in the log
+	content []string    // contentProblem's problem
+	sums    []Hash      // the contents' hashes
+	keys    [][16]byte  // idKey of the id
+	ref     []streamRef // the stream
+	stream  []uint8     // the shard of the stream
+	id      []uint8     // the shard of the id
+	problem []string    // the stream shard's first problem
+	dup     []bool      // the id appeared earlier in the log
 }
 
 func (b *verifierBatch) size(n int) {
 	if cap(b.sums) < n {
-		*b = verifierBatch{content: make([]string, n), sums: make([]Hash, n), keys: make([][16]byte, n),
+		*b = verifierBatch{content: make([]string, n), sums: make([]Hash, n), keys: make([][16]byte, n), ref: make([]streamRef, n),
 			stream: make([]uint8, n), id: make([]uint8, n), problem: make([]string, n), dup: make([]bool, n)}
 	}
-	b.content, b.sums, b.keys, b.stream, b.id, b.problem, b.dup =
-		b.content[:n], b.sums[:n], b.keys[:n], b.stream[:n], b.id[:n], b.problem[:n], b.dup[:n]
+	b.content, b.sums, b.keys, b.ref, b.stream, b.id, b.problem, b.dup =
+		b.content[:n], b.sums[:n], b.keys[:n], b.ref[:n], b.stream[:n], b.id[:n], b.problem[:n], b.dup[:n]
 }
 
 // DefaultMaxFaults is how many faults a summary lists unless told.
@@ -132,19 +133,51 @@ func (v *Verifier) Expect(n uint64) {
 // shards to the others.
 const verifierShards = 4
 
-// streamShard returns the shard of stream: an order stream's by its id,
+// streamRef is a stream's name and, for an order stream, its id
+// (OrderStreamID), read once per event.
+type streamRef struct {
+	name  string
+	id    int64
+	order bool
+}
+
+func streamRefOf(name string) streamRef {
+	id, ok := OrderStreamID(name)
+	return streamRef{name: name, id: id, order: ok}
+}
+
+// get returns the stream's head in m.
+func (r streamRef) get(m StreamMap[verifiedStream]) (verifiedStream, bool) {
+	if r.order {
+		v, ok := m.ids[r.id]
+		return v, ok
+	}
+	v, ok := m.other[r.name]
+	return v, ok
+}
+
+// put sets the stream's head in m.
+func (r streamRef) put(m StreamMap[verifiedStream], v verifiedStream) {
+	if r.order {
+		m.PutID(r.id, v)
+		return
+	}
+	m.Put(r.name, v)
+}
+
+// streamShard returns the shard of a stream: an order stream's by its id,
 // any other's by an FNV-1a hash of its name.
-func (v *Verifier) streamShard(stream string) uint8 {
+func (v *Verifier) streamShard(r streamRef) uint8 {
 	n := uint64(len(v.shards))
 	if n == 1 {
 		return 0
 	}
-	if id, ok := OrderStreamID(stream); ok {
-		return uint8(uint64(id) % n)
+	if r.order {
+		return uint8(uint64(r.id) % n)
 	}
 	h := uint64(14695981039346656037)
-	for i := 0; i < len(stream); i++ {
-		h ^= uint64(stream[i])
+	for i := 0; i < len(r.name); i++ {
+		h ^= uint64(r.name[i])
 		h *= 1099511628211
 	}
 	return uint8(h % n)
@@ -243,7 +276,8 @@ func (v *Verifier) Add(e *Event) *Fault {
 	var problem string
 	var dup bool
 	if e.Stream != "" {
-		problem = v.shards[v.streamShard(e.Stream)].check(e, content, sum)
+		r := streamRefOf(e.Stream)
+		problem = v.shards[v.streamShard(r)].check(e, r, content, sum)
 		if e.ID != "" {
 			k := idKey(e.ID)
 			dup = v.shards[v.idShard(&k)].seen(k)
@@ -259,7 +293,8 @@ func (v *Verifier) Add(e *Event) *Fault {
 // prevHash and time against it. Ids are checked for repeats among the
 // events fed only.
 func (v *Verifier) Seed(stream string, version int64, hash Hash, time int64) {
-	v.shards[v.streamShard(stream)].streams.Put(stream, verifiedStream{version: version, hash: hash, time: time})
+	r := streamRefOf(stream)
+	r.put(v.shards[v.streamShard(r)].streams, verifiedStream{version: version, hash: hash, time: time})
 }
 
 // AddBatch is Add for consecutive events of the log, on every CPU: first
@@ -289,7 +324,8 @@ func (v *Verifier) AddBatch(batch []Event) *Fault {
 			b.content[i], b.sums[i], buf = contentProblem(e, buf)
 			b.problem[i], b.dup[i] = "", false
 			if e.Stream != "" {
-				b.stream[i] = v.streamShard(e.Stream)
+				b.ref[i] = streamRefOf(e.Stream)
+				b.stream[i] = v.streamShard(b.ref[i])
 				if e.ID != "" {
 					b.keys[i] = idKey(e.ID)
 					b.id[i] = v.idShard(&b.keys[i])
@@ -313,7 +349,7 @@ func (v *Verifier) AddBatch(batch []Event) *Fault {
 				continue
 			}
 			if int(b.stream[i]) == s {
-				b.problem[i] = sh.check(e, b.content[i], b.sums[i])
+				b.problem[i] = sh.check(e, b.ref[i], b.content[i], b.sums[i])
 			}
 			if e.ID != "" && int(b.id[i]) == s {
 				b.dup[i] = sh.seen(b.keys[i])
@@ -418,7 +454,7 @@ func contentProblem(e *Event, buf []byte) (string, Hash, []byte) {
 // its position, an empty stream name and a repeated id) and records e in
 // its stream (see Verifier for how a faulty event moves its stream).
 // content is contentProblem's answer for e and sum its contents' hash.
-func (sh *verifierShard) check(e *Event, content string, sum Hash) string {
+func (sh *verifierShard) check(e *Event, r streamRef, content string, sum Hash) string {
 	var problem string
 	note := func(p string) {
 		if problem == "" {
@@ -431,7 +467,7 @@ func (sh *verifierShard) check(e *Event, content string, sum Hash) string {
 	if e.Type == "" {
 		note("empty event type")
 	}
-	st, known := sh.streams.Get(e.Stream)
+	st, known := r.get(sh.streams)
 	var want int64
 	var prev Hash
 	if known {
@@ -463,7 +499,7 @@ func (sh *verifierShard) check(e *Event, content string, sum Hash) string {
 	}
 	// A store may hand out names that share memory with the whole event:
 	// the maps keep only the name (StreamMap.Put copies it).
-	sh.streams.Put(e.Stream, verifiedStream{version: e.Version, hash: e.Hash, time: e.Time})
+	r.put(sh.streams, verifiedStream{version: e.Version, hash: e.Hash, time: e.Time})
 	if sum != e.Hash {
 		sh.alt[strings.Clone(e.Stream)] = sum
 	} else if len(sh.alt) > 0 {
