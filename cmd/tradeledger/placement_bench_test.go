@@ -1,0 +1,279 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tradeledger/tradeledger/domain"
+)
+
+// BenchmarkPlacementOpenLoop measures the placement latency users feel
+// (issue 32): 64 clients place limit orders through serve's HTTP API
+// (127.0.0.1:0, the paper exchange, the SQLite store, every read model) at
+// a fixed arrival rate of TRADELEDGER_BENCH_RATE orders/s in total
+// (default 1,000). It is an open loop: each client sends its orders at
+// their intended times (its own 1/64 of the schedule, staggered), and a
+// latency runs from the intended start, not from the send, so that a slow
+// answer also counts against the orders queued behind it (no coordinated
+// omission). Each segment places TRADELEDGER_BENCH_PLACEMENTS orders
+// (default 10,000: 10 s at 1,000/s).
+//
+// The log beneath holds TRADELEDGER_BENCH_PLACEMENT_LOG orders of history
+// beforehand (default 200,000; three events each), large enough that a
+// read-model snapshot takes a while to write. Segments alternate, twice:
+// one with no snapshot written ("plain"), one with snapshots written back
+// to back in the background all along ("snap"), as --snapshot-every would
+// write them on a busy service. Reported: p50/p99/p999/max in ms and the
+// achieved rate of each kind (worst of its segments for the tail figures,
+// all its orders for the quantiles), snap-p99-ratio = snap p99 ÷ plain
+// p99, the snapshots written and their longest freeze pause, and the
+// machine's load (/proc/loadavg, 1 minute) when the run began. Targets:
+// plain p99 ≤ 10 ms, snap-p99-ratio ≤ 1.2.
+//
+// TRADELEDGER_BENCH_DATA=dir keeps the pristine log in dir/<orders> for
+// the next run (each run places its orders into a copy of it).
+func BenchmarkPlacementOpenLoop(b *testing.B) {
+	logOrders := benchEnvInt(b, "TRADELEDGER_BENCH_PLACEMENT_LOG", 200_000)
+	perSegment := benchEnvInt(b, "TRADELEDGER_BENCH_PLACEMENTS", 10_000)
+	rate := benchEnvInt(b, "TRADELEDGER_BENCH_RATE", 1_000)
+	const clients, rounds = 64, 2
+
+	dir := b.TempDir()
+	if keep := os.Getenv("TRADELEDGER_BENCH_DATA"); keep != "" {
+		pristine := filepath.Join(keep, strconv.Itoa(logOrders))
+		if err := os.MkdirAll(pristine, 0o700); err != nil {
+			b.Fatal(err)
+		}
+		prepareBenchLog(b, pristine, logOrders)
+		copyDataDir(b, pristine, dir)
+	} else {
+		prepareBenchLog(b, dir, logOrders)
+	}
+
+	ctx := context.Background()
+	m := benchMain(dir)
+	m.ManualCycles = true // no core cycle: what is measured is the placement path
+	m.Config.SnapshotDir = filepath.Join(dir, "bench-snapshots")
+	if err := m.Run(ctx); err != nil {
+		m.Close()
+		b.Fatal(err)
+	}
+	defer m.Close()
+	if m.SnapshotWriter == nil {
+		b.Fatal("serve made no snapshot writer")
+	}
+	// Enough quote for every order, whatever the history left: the
+	// simulated account opens at its first use, after this.
+	m.Simulator.Balances = map[string]domain.Decimal{"USDT": domain.DecimalFromInt(1_000_000_000), "BTC": domain.DecimalFromInt(1_000)}
+	token, err := m.Server.Auth.IssueToken("bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConns: clients, MaxIdleConnsPerHost: clients}, Timeout: time.Minute}
+	post := func(path, body string) (int, string, error) {
+		req, _ := http.NewRequest("POST", m.Server.URL()+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, "", err
+		}
+		defer resp.Body.Close()
+		out, err := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(out), err
+	}
+	for _, c := range []struct{ path, body string }{
+		{"/api/v1/config/pair/add", `{"pair":"USDT-BTC","exchange":"binance","settings":{"strategy":"manual","DELAY":1}}`},
+		{"/api/v1/system/start", ``},
+	} {
+		if status, out, err := post(c.path, c.body); err != nil || status != 200 {
+			b.Fatalf("%s = %d %s %v", c.path, status, out, err)
+		}
+	}
+	// A limit buy far below the market: it rests on the paper exchange.
+	const order = `{"data":{"exch":"binance","pair":"USDT-BTC","amt":0.001,"price":1000}}`
+	place := func() error {
+		status, out, err := post("/api/v1/trade/buy", order)
+		if err == nil && status != 200 {
+			err = fmt.Errorf("trade/buy = %d %s", status, out)
+		}
+		return err
+	}
+	// Warm up: the simulated exchange builds its history on first use,
+	// the connections open.
+	for range clients {
+		if err := place(); err != nil {
+			b.Fatal(err)
+		}
+	}
+
+	load := benchLoad()
+	var plain, snapped openLoopResult
+	var snapshots int
+	var maxPause time.Duration
+	b.ResetTimer()
+	for range b.N {
+		for range rounds {
+			r := openLoop(clients, perSegment, rate, place)
+			if r.err != nil {
+				b.Fatal(r.err)
+			}
+			plain.add(r)
+
+			stop := make(chan struct{})
+			done := make(chan error, 1)
+			go func() {
+				for {
+					select {
+					case <-stop:
+						done <- nil
+						return
+					default:
+					}
+					f, _, err := m.SnapshotWriter.Write(ctx)
+					if err != nil {
+						done <- err
+						return
+					}
+					snapshots++
+					maxPause = max(maxPause, f.Pause)
+				}
+			}()
+			r = openLoop(clients, perSegment, rate, place)
+			close(stop)
+			if err := <-done; err != nil {
+				b.Fatal(err)
+			}
+			if r.err != nil {
+				b.Fatal(r.err)
+			}
+			snapped.add(r)
+		}
+	}
+	b.StopTimer()
+	plain.report(b, "")
+	snapped.report(b, "snap-")
+	b.ReportMetric(snapped.quantile(0.99).Seconds()/plain.quantile(0.99).Seconds(), "snap-p99-ratio")
+	b.ReportMetric(float64(snapshots), "snapshots")
+	b.ReportMetric(float64(maxPause.Microseconds())/1000, "snap-max-pause-ms")
+	b.ReportMetric(load, "load")
+}
+
+// openLoopResult is what open-loop segments measured: each order's latency
+// from its intended start, and each segment's achieved rate.
+type openLoopResult struct {
+	lat   []time.Duration
+	rates []float64
+	err   error
+}
+
+func (r *openLoopResult) add(o openLoopResult) {
+	r.lat = append(r.lat, o.lat...)
+	r.rates = append(r.rates, o.rates...)
+	slices.Sort(r.lat)
+}
+
+// quantile is the q-quantile of the latencies (sorted).
+func (r *openLoopResult) quantile(q float64) time.Duration {
+	i := int(q * float64(len(r.lat)))
+	return r.lat[min(i, len(r.lat)-1)]
+}
+
+func (r *openLoopResult) report(b *testing.B, prefix string) {
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	b.ReportMetric(ms(r.quantile(0.50)), prefix+"p50-ms")
+	b.ReportMetric(ms(r.quantile(0.99)), prefix+"p99-ms")
+	b.ReportMetric(ms(r.quantile(0.999)), prefix+"p999-ms")
+	b.ReportMetric(ms(r.lat[len(r.lat)-1]), prefix+"max-ms")
+	b.ReportMetric(slices.Min(r.rates), prefix+"orders/s")
+}
+
+// openLoop places n orders with clients clients at rate orders/s in total:
+// order i is due at start + i/rate and client i%clients sends it at that
+// time, or as soon as that client's previous order is answered, if later.
+// Each latency runs from the order's due time to its answer.
+func openLoop(clients, n, rate int, place func() error) openLoopResult {
+	interval := time.Second / time.Duration(rate)
+	lat := make([]time.Duration, n)
+	var failed atomic.Pointer[error]
+	var wg sync.WaitGroup
+	start := time.Now().Add(10 * time.Millisecond)
+	for c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := c; i < n; i += clients {
+				due := start.Add(time.Duration(i) * interval)
+				if d := time.Until(due); d > 0 {
+					time.Sleep(d)
+				}
+				if err := place(); err != nil {
+					failed.CompareAndSwap(nil, &err)
+					return
+				}
+				lat[i] = time.Since(due)
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	r := openLoopResult{lat: lat, rates: []float64{float64(n) / elapsed.Seconds()}}
+	if err := failed.Load(); err != nil {
+		r.err = *err
+	}
+	slices.Sort(r.lat)
+	return r
+}
+
+// benchEnvInt is the integer in the environment variable name, or def.
+func benchEnvInt(b *testing.B, name string, def int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		b.Fatalf("%s=%q: not a positive integer", name, v)
+	}
+	return n
+}
+
+// copyDataDir copies the files of data dir from (not its sub-directories,
+// nor serve's lock) into to.
+func copyDataDir(b *testing.B, from, to string) {
+	entries, err := os.ReadDir(from)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, en := range entries {
+		if en.IsDir() || en.Name() == "serve.lock" {
+			continue
+		}
+		src, err := os.Open(filepath.Join(from, en.Name()))
+		if err != nil {
+			b.Fatal(err)
+		}
+		dst, err := os.OpenFile(filepath.Join(to, en.Name()), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+		if err == nil {
+			_, err = io.Copy(dst, src)
+			if cerr := dst.Close(); err == nil {
+				err = cerr
+			}
+		}
+		src.Close()
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
