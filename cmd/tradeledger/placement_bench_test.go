@@ -112,8 +112,10 @@ func BenchmarkPlacementOpenLoop(b *testing.B) {
 			b.Fatalf("%s = %d %s %v", c.path, status, out, err)
 		}
 	}
-	// A limit buy far below the market: it rests on the paper exchange.
-	const order = `{"data":{"exch":"binance","pair":"USDT-BTC","amt":0.001,"price":1000}}`
+	// A limit buy above the market: the paper exchange fills it at once
+	// (OrderRequested, OrderAccepted, OrderFilled, as the history's
+	// orders), so that the open orders stay few, as a bot's do.
+	const order = `{"data":{"exch":"binance","pair":"USDT-BTC","amt":0.0001,"price":1000000}}`
 	place := func() error {
 		status, out, err := post("/api/v1/trade/buy", order)
 		if err == nil && status != 200 {
@@ -138,17 +140,18 @@ func BenchmarkPlacementOpenLoop(b *testing.B) {
 	var plainSyncs, snapSyncs syncTimes
 	defer store.SetObserver(nil)
 
-	load := benchLoad()
+	load, pressure0, start := benchLoad(), cpuPressure(), time.Now()
 	var plain, snapped openLoopResult
 	var snapshots int
-	var maxHeld, plainCPU, snapCPU time.Duration
+	var maxHeld, plainCPU, snapCPU, plainWait, snapWait time.Duration
 	b.ResetTimer()
 	for range b.N {
 		for range rounds {
 			store.SetObserver(&plainSyncs)
-			cpu0 := processCPU(b)
+			cpu0, wait0 := processCPU(b), runqWait()
 			r := openLoop(clients, perSegment, rate, place)
 			plainCPU += processCPU(b) - cpu0
+			plainWait += runqWait() - wait0
 			if r.err != nil {
 				b.Fatal(r.err)
 			}
@@ -166,11 +169,12 @@ func BenchmarkPlacementOpenLoop(b *testing.B) {
 				maxHeld = max(maxHeld, f.Held)
 			}
 			store.SetObserver(&snapSyncs)
-			cpu0 = processCPU(b)
+			cpu0, wait0 = processCPU(b), runqWait()
 			w.Start()
 			r = openLoop(clients, perSegment, rate, place)
 			w.Close()
 			snapCPU += processCPU(b) - cpu0
+			snapWait += runqWait() - wait0
 			if writeErr != nil {
 				b.Fatal(writeErr)
 			}
@@ -192,6 +196,15 @@ func BenchmarkPlacementOpenLoop(b *testing.B) {
 	// by it bound the rate.
 	b.ReportMetric(float64(plainCPU.Microseconds())/float64(len(plain.lat)), "cpu-us/order")
 	b.ReportMetric(float64(snapCPU.Microseconds())/float64(len(snapped.lat)), "snap-cpu-us/order")
+	// What the other processes cost these placements: the time this
+	// process's threads were ready to run but waited for a core (summed
+	// over its threads, per order), and the share of the run during which
+	// some task of the machine waited for one (PSI).
+	b.ReportMetric(float64(plainWait.Microseconds())/float64(len(plain.lat)), "runq-wait-us/order")
+	b.ReportMetric(float64(snapWait.Microseconds())/float64(len(snapped.lat)), "snap-runq-wait-us/order")
+	if p := cpuPressure(); p > 0 {
+		b.ReportMetric(float64(p-pressure0)/float64(time.Since(start).Microseconds()), "cpu-pressure")
+	}
 	plainSyncs.report(b, "")
 	snapSyncs.report(b, "snap-")
 	b.ReportMetric(load, "load")
@@ -285,6 +298,41 @@ func openLoop(clients, n, rate int, place func() error) openLoopResult {
 	}
 	slices.Sort(r.lat)
 	return r
+}
+
+// runqWait is how long this process's threads have waited on a run queue
+// for a core (/proc/self/task/*/schedstat, the second field; 0 where it is
+// missing).
+func runqWait() time.Duration {
+	tasks, _ := filepath.Glob("/proc/self/task/*/schedstat")
+	var sum int64
+	for _, t := range tasks {
+		raw, err := os.ReadFile(t)
+		if err != nil {
+			continue
+		}
+		if f := strings.Fields(string(raw)); len(f) >= 2 {
+			n, _ := strconv.ParseInt(f[1], 10, 64)
+			sum += n
+		}
+	}
+	return time.Duration(sum)
+}
+
+// cpuPressure is the machine's total time, in µs, during which some task
+// waited for a core (/proc/pressure/cpu "some"; 0 where it is missing).
+func cpuPressure() int64 {
+	raw, err := os.ReadFile("/proc/pressure/cpu")
+	if err != nil {
+		return 0
+	}
+	line, _, _ := strings.Cut(string(raw), "\n")
+	_, total, ok := strings.Cut(line, "total=")
+	if !ok {
+		return 0
+	}
+	n, _ := strconv.ParseInt(strings.TrimSpace(total), 10, 64)
+	return n
 }
 
 // benchEnvInt is the integer in the environment variable name, or def.
