@@ -75,7 +75,9 @@ test-ccxt: vet-ccxt
 # their ratio to the raw reference measured in the same run.
 # One package at a time (-p 1): benchmarks of two packages must not share
 # the two cores. The placement benchmark needs many orders for a p99: it
-# runs apart.
+# runs apart. The open-loop placement benchmark (BenchmarkPlacementOpenLoop,
+# ./cmd/tradeledger) paces itself at a fixed arrival rate: one iteration is
+# its whole run (about 45 s), so it runs with the others.
 bench:
 	$(GO) test -p 1 -run '^$$' -bench . -skip '^BenchmarkTradePlacementHTTP$$' -benchtime $(BENCHTIME) -timeout 60m ./...
 	$(GO) test -run '^$$' -bench '^BenchmarkTradePlacementHTTP$$' -benchtime 20000x ./http

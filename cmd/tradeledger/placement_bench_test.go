@@ -34,18 +34,25 @@ import (
 //
 // The log beneath holds TRADELEDGER_BENCH_PLACEMENT_LOG orders of history
 // beforehand (default 200,000; three events each), large enough that a
-// read-model snapshot takes a while to write. Segments alternate, twice:
-// one with no snapshot written ("plain"), one with serve's snapshot writer
-// running ("snap") every TRADELEDGER_BENCH_SNAPSHOT_EVERY events (default
-// 10,000: a snapshot every 5 s at 1,000 orders/s of two events each, ten
-// times as often as serve's default --snapshot-every writes them at that
-// rate). Reported: p50/p99/p999/max in ms over all the orders of each
-// kind, the slowest segment's achieved rate, snap-p99-ratio = snap p99 ÷
-// plain p99, the snapshots written and the longest the placements were
-// held for a freeze (Frozen.Held), the WAL's fdatasyncs (mean and
-// longest, in ms) in each kind — the disk is shared with the snapshot
-// files — and the machine's load (/proc/loadavg, 1 minute) when the run
-// began. Targets: plain p99 ≤ 10 ms, snap-p99-ratio ≤ 1.2.
+// read-model snapshot takes a while to write. Each of two rounds runs
+// three segments: the reference ("time": GET /api/v1/time through the
+// same server, clients and schedule — what the machine and the HTTP
+// plumbing alone cost), placements with no snapshot written ("plain"),
+// and placements with serve's snapshot writer running ("snap") every
+// TRADELEDGER_BENCH_SNAPSHOT_EVERY events (default 10,000: a snapshot
+// every 3.3 s at 1,000 orders/s of three events each, ten times as often
+// as serve's default --snapshot-every writes them at that rate).
+//
+// Reported for each kind: p50/p99/p999/max in ms over all its orders, the
+// slowest segment's achieved rate, the CPU per order, and the time this
+// process's threads waited for a core per order; then p99-over-time-p99
+// (plain p99 ÷ the reference's), snap-p99-ratio (snap p99 ÷ plain p99),
+// the snapshots written and the longest the placements were held for a
+// freeze (Frozen.Held), the WAL's fdatasyncs (mean and longest, in ms) —
+// the disk is shared with the snapshot files —, the share of the run some
+// task of the machine waited for a core (PSI) and the machine's load
+// (/proc/loadavg, 1 minute) when the run began. Targets: plain p99 ≤ 10
+// ms, snap-p99-ratio ≤ 1.2.
 //
 // TRADELEDGER_BENCH_DATA=dir keeps the pristine log in dir/<orders> for
 // the next run (each run places its orders into a copy of it).
@@ -92,8 +99,8 @@ func BenchmarkPlacementOpenLoop(b *testing.B) {
 		b.Fatal(err)
 	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConns: clients, MaxIdleConnsPerHost: clients}, Timeout: time.Minute}
-	post := func(path, body string) (int, string, error) {
-		req, _ := http.NewRequest("POST", m.Server.URL()+path, strings.NewReader(body))
+	do := func(method, path, body string) (int, string, error) {
+		req, _ := http.NewRequest(method, m.Server.URL()+path, strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+token)
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := client.Do(req)
@@ -108,7 +115,7 @@ func BenchmarkPlacementOpenLoop(b *testing.B) {
 		{"/api/v1/config/pair/add", `{"pair":"USDT-BTC","exchange":"binance","settings":{"strategy":"manual","DELAY":1}}`},
 		{"/api/v1/system/start", ``},
 	} {
-		if status, out, err := post(c.path, c.body); err != nil || status != 200 {
+		if status, out, err := do("POST", c.path, c.body); err != nil || status != 200 {
 			b.Fatalf("%s = %d %s %v", c.path, status, out, err)
 		}
 	}
@@ -117,9 +124,18 @@ func BenchmarkPlacementOpenLoop(b *testing.B) {
 	// orders), so that the open orders stay few, as a bot's do.
 	const order = `{"data":{"exch":"binance","pair":"USDT-BTC","amt":0.0001,"price":1000000}}`
 	place := func() error {
-		status, out, err := post("/api/v1/trade/buy", order)
+		status, out, err := do("POST", "/api/v1/trade/buy", order)
 		if err == nil && status != 200 {
 			err = fmt.Errorf("trade/buy = %d %s", status, out)
+		}
+		return err
+	}
+	// The reference: the server's clock, through the same server, clients
+	// and schedule: what the machine and the HTTP plumbing alone cost.
+	clockRead := func() error {
+		status, out, err := do("GET", "/api/v1/time", "")
+		if err == nil && status != 200 {
+			err = fmt.Errorf("time = %d %s", status, out)
 		}
 		return err
 	}
@@ -141,15 +157,21 @@ func BenchmarkPlacementOpenLoop(b *testing.B) {
 	defer store.SetObserver(nil)
 
 	load, pressure0, start := benchLoad(), cpuPressure(), time.Now()
-	var plain, snapped openLoopResult
+	var plain, snapped, ref openLoopResult
 	var snapshots int
 	var maxHeld, plainCPU, snapCPU, plainWait, snapWait time.Duration
 	b.ResetTimer()
 	for range b.N {
 		for range rounds {
+			r := openLoop(clients, perSegment, rate, clockRead)
+			if r.err != nil {
+				b.Fatal(r.err)
+			}
+			ref.add(r)
+
 			store.SetObserver(&plainSyncs)
 			cpu0, wait0 := processCPU(b), runqWait()
-			r := openLoop(clients, perSegment, rate, place)
+			r = openLoop(clients, perSegment, rate, place)
 			plainCPU += processCPU(b) - cpu0
 			plainWait += runqWait() - wait0
 			if r.err != nil {
@@ -187,6 +209,8 @@ func BenchmarkPlacementOpenLoop(b *testing.B) {
 	b.StopTimer()
 	plain.report(b, "")
 	snapped.report(b, "snap-")
+	ref.report(b, "time-")
+	b.ReportMetric(plain.quantile(0.99).Seconds()/ref.quantile(0.99).Seconds(), "p99-over-time-p99")
 	b.ReportMetric(snapped.quantile(0.99).Seconds()/plain.quantile(0.99).Seconds(), "snap-p99-ratio")
 	b.ReportMetric(float64(snapshots), "snapshots")
 	b.ReportMetric(float64(maxHeld.Microseconds())/1000, "snap-max-held-ms")
