@@ -213,6 +213,10 @@ func BenchmarkPlacementOpenLoop(b *testing.B) {
 		}
 	}
 	b.StopTimer()
+	// The premise of the freezes' figures: the orders filled.
+	if open := len(m.Engine.Orders.Unfinished()); open > clients {
+		b.Fatalf("%d orders still open: the placed orders did not fill at once", open)
+	}
 	plain.report(b, "")
 	snapped.report(b, "snap-")
 	ref.report(b, "time-")
