@@ -165,7 +165,7 @@ func BenchmarkPlacementOpenLoop(b *testing.B) {
 	load, pressure0, start := benchLoad(), cpuPressure(), time.Now()
 	var plain, snapped, ref openLoopResult
 	var snapshots int
-	var maxHeld, plainCPU, snapCPU, plainWait, snapWait time.Duration
+	var maxHeld, writing, plainCPU, snapCPU, plainWait, snapWait time.Duration
 	b.ResetTimer()
 	for range b.N {
 		for range rounds {
@@ -188,13 +188,14 @@ func BenchmarkPlacementOpenLoop(b *testing.B) {
 			w := projections.NewSnapshotWriter(m.Runner, m.Snapshots, m.Clock)
 			w.Every, w.Poll = uint64(every), 10*time.Millisecond
 			var writeErr error
-			w.OnWrite = func(f *projections.Frozen, _ projections.SnapshotFile, err error) {
+			w.OnWrite = func(f *projections.Frozen, file projections.SnapshotFile, err error) {
 				if err != nil {
 					writeErr = err
 					return
 				}
 				snapshots++
 				maxHeld = max(maxHeld, f.Held)
+				writing += file.Encode
 			}
 			store.SetObserver(&snapSyncs)
 			cpu0, wait0 = processCPU(b), runqWait()
@@ -224,6 +225,9 @@ func BenchmarkPlacementOpenLoop(b *testing.B) {
 	b.ReportMetric(snapped.quantile(0.99).Seconds()/plain.quantile(0.99).Seconds(), "snap-p99-ratio")
 	b.ReportMetric(float64(snapshots), "snapshots")
 	b.ReportMetric(float64(maxHeld.Microseconds())/1000, "snap-max-held-ms")
+	if snapshots > 0 {
+		b.ReportMetric(writing.Seconds()/float64(snapshots), "snap-write-s")
+	}
 	// The CPU the whole process (server, store, read models, snapshot
 	// writer and these clients) spent per order: unlike the latencies it
 	// hardly moves with the other processes' load, and 2 cores divided
