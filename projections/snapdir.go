@@ -163,7 +163,7 @@ func (s *Snapshots) prune() {
 	}
 	list, _ := s.List()
 	for _, f := range list[min(keep, len(list)):] {
-		_ = os.Remove(f.Path)
+		removeGradually(f.Path)
 	}
 	entries, _ := os.ReadDir(s.Dir)
 	for _, e := range entries {
@@ -171,6 +171,30 @@ func (s *Snapshots) prune() {
 			_ = os.Remove(filepath.Join(s.Dir, e.Name()))
 		}
 	}
+}
+
+// removeStepBytes is how much of a removed snapshot is freed at a time.
+const removeStepBytes = 4 << 20
+
+// removeGradually removes the file at path after shrinking it by
+// removeStepBytes at a time, each step synced. Freeing a whole snapshot at
+// once is one large journal commit — with online discard, as on the
+// reference machine, one large discard — that the store's next WAL
+// fdatasync waits for: removing a 130 MB file made a concurrent 8 KiB
+// fdatasync take up to 20–21 ms there, shrunk first 1.1–1.3 ms.
+func removeGradually(path string) {
+	if f, err := os.OpenFile(path, os.O_RDWR, 0); err == nil {
+		if st, err := f.Stat(); err == nil {
+			for size := st.Size(); size > 0; {
+				size = max(size-removeStepBytes, 0)
+				if f.Truncate(size) != nil || f.Sync() != nil {
+					break
+				}
+			}
+		}
+		f.Close()
+	}
+	_ = os.Remove(path)
 }
 
 // List returns the snapshot files of the directory, newest (highest
