@@ -149,11 +149,7 @@ func (p *Config) Freeze() func(*snap.Encoder) {
 			e.Bytes(b)
 		}
 		e.Varint(version)
-		e.Len(len(creds))
-		for _, x := range slices.Sorted(maps.Keys(creds)) {
-			e.Text(x)
-			encodeStrings(e, creds[x])
-		}
+		snap.TextMap(e, creds, func(m map[string]string) { encodeStrings(e, m) })
 	}
 }
 
@@ -185,11 +181,7 @@ func (p *Config) Load(d *snap.Decoder) (func(), error) {
 
 // encodeStrings writes a map of strings in key order.
 func encodeStrings(e *snap.Encoder, m map[string]string) {
-	e.Len(len(m))
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		e.Text(k)
-		e.Text(m[k])
-	}
+	snap.TextMap(e, m, e.Text)
 }
 
 func decodeStrings(d *snap.Decoder) map[string]string {
@@ -216,27 +208,14 @@ func (p *Files) Freeze() func(*snap.Encoder) {
 	versions, balances := maps.Clone(p.versions), maps.Clone(p.balances)
 	p.mu.RUnlock()
 	return func(e *snap.Encoder) {
-		e.Len(len(files))
-		for _, kind := range slices.Sorted(maps.Keys(files)) {
-			m := files[kind]
-			e.Text(kind)
-			e.Len(len(m))
-			for _, name := range slices.Sorted(maps.Keys(m)) {
-				e.Text(name)
-				e.Bytes(m[name].content)
-				e.Text(m[name].sha256)
-			}
-		}
-		e.Len(len(versions))
-		for _, s := range slices.Sorted(maps.Keys(versions)) {
-			e.Text(s)
-			e.Varint(versions[s])
-		}
-		e.Len(len(balances))
-		for _, x := range slices.Sorted(maps.Keys(balances)) {
-			e.Text(x)
-			encodeAssetBalances(e, balances[x])
-		}
+		snap.TextMap(e, files, func(m map[string]storedFile) {
+			snap.TextMap(e, m, func(f storedFile) {
+				e.Bytes(f.content)
+				e.Text(f.sha256)
+			})
+		})
+		snap.TextMap(e, versions, e.Varint)
+		snap.TextMap(e, balances, func(b []domain.AssetBalance) { encodeAssetBalances(e, b) })
 	}
 }
 
@@ -305,12 +284,10 @@ func (b *Balances) Freeze() func(*snap.Encoder) {
 	by := maps.Clone(b.by)
 	b.mu.RUnlock()
 	return func(e *snap.Encoder) {
-		e.Len(len(by))
-		for _, x := range slices.Sorted(maps.Keys(by)) {
-			e.Text(x)
-			e.Text(by[x].Exchange)
-			encodeAssetBalances(e, by[x].Balances)
-		}
+		snap.TextMap(e, by, func(b domain.BalancesObserved) {
+			e.Text(b.Exchange)
+			encodeAssetBalances(e, b.Balances)
+		})
 	}
 }
 

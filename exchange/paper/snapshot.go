@@ -47,21 +47,8 @@ func (s *Simulator) Freeze() func(*snap.Encoder) {
 			e.Varint(id)
 			e.Order(&o)
 		}
-		e.Len(len(deltas))
-		for _, x := range slices.Sorted(maps.Keys(deltas)) {
-			e.Text(x)
-			d := deltas[x]
-			e.Len(len(d))
-			for _, asset := range slices.Sorted(maps.Keys(d)) {
-				e.Text(asset)
-				e.Decimal(d[asset])
-			}
-		}
-		e.Len(len(maxSeq))
-		for _, x := range slices.Sorted(maps.Keys(maxSeq)) {
-			e.Text(x)
-			e.Uvarint(maxSeq[x])
-		}
+		snap.TextMap(e, deltas, func(d map[string]domain.Decimal) { snap.TextMap(e, d, e.Decimal) })
+		snap.TextMap(e, maxSeq, e.Uvarint)
 		e.Len(len(maxID))
 		for _, x := range slices.Sorted(maps.Keys(maxID)) {
 			e.Text(x)

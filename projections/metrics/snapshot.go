@@ -69,16 +69,8 @@ func (m *Metrics) Freeze() func(*snap.Encoder) {
 			e.Decimal(o.left)
 		}
 		e.Uvarint(failures)
-		e.Len(len(needs))
-		for _, s := range slices.Sorted(maps.Keys(needs)) {
-			e.Text(s)
-			e.Text(needs[s])
-		}
-		e.Len(len(gauges))
-		for _, x := range slices.Sorted(maps.Keys(gauges)) {
-			e.Text(x)
-			e.Varint(gauges[x])
-		}
+		snap.TextMap(e, needs, e.Text)
+		snap.TextMap(e, gauges, e.Varint)
 	}
 }
 
