@@ -56,7 +56,15 @@ type Encoder struct {
 	buf []byte // frame header space, then the payload so far
 	n   int64  // bytes written to w
 	err error
+	// yield, when set, is called whenever yieldEvery more bytes were
+	// encoded (at the end of a value), at nextYield bytes.
+	yield     func()
+	nextYield int64
 }
+
+// yieldEvery is how many bytes an Encoder encodes between two calls of its
+// yield (Writer.Yield).
+const yieldEvery = 64 << 10
 
 const frameHeader = 8
 
@@ -114,6 +122,10 @@ func (e *Encoder) flush() {
 func (e *Encoder) end() {
 	if len(e.buf) >= frameHeader+FrameSize {
 		e.flush()
+	}
+	if e.yield != nil && e.n+int64(len(e.buf)) >= e.nextYield {
+		e.nextYield = e.n + int64(len(e.buf)) + yieldEvery
+		e.yield()
 	}
 }
 

@@ -81,6 +81,12 @@ func (h *Header) Section(name string) (Section, bool) {
 // Writer writes a snapshot file: NewWriter, a Section per projection,
 // then Finish.
 type Writer struct {
+	// Yield, when set, is called at the end of a value whenever about 64
+	// KiB more of a section were encoded: a writer beside other work
+	// gives way there (runtime.Gosched), so that a long encoding does not
+	// keep a core from the goroutines waiting for it.
+	Yield func()
+
 	w        io.Writer
 	off      int64
 	sections []Section
@@ -100,6 +106,7 @@ func NewWriter(w io.Writer) (*Writer, error) {
 // or the write's.
 func (w *Writer) Section(name string, version uint32, encode func(*Encoder)) error {
 	e := NewEncoder(w.w)
+	e.yield, e.nextYield = w.Yield, yieldEvery
 	encode(e)
 	if err := e.Close(); err != nil {
 		return fmt.Errorf("snapshot section %s: %w", name, err)

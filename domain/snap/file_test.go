@@ -125,3 +125,37 @@ func writeFileF(f *testing.F) []byte {
 	_ = w.Finish(Header{Position: 1})
 	return buf.Bytes()
 }
+
+// TestWriterYields: a Writer with Yield calls it once per 64 KiB encoded,
+// and writes the same bytes as one without.
+func TestWriterYields(t *testing.T) {
+	write := func(yield func()) []byte {
+		var buf bytes.Buffer
+		w, err := NewWriter(&buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Yield = yield
+		// 5 MiB of 8-byte values: frames end and yields come due
+		// on value boundaries.
+		if err := w.Section("big", 1, func(e *Encoder) {
+			for i := range 5 << 17 {
+				e.Uint64(uint64(i))
+			}
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Finish(Header{Position: 1}); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Bytes()
+	}
+	yields := 0
+	paced := write(func() { yields++ })
+	if want := (5 << 20) / yieldEvery; yields != want {
+		t.Fatalf("%d yields, want %d (one per %d bytes)", yields, want, yieldEvery)
+	}
+	if !bytes.Equal(paced, write(nil)) {
+		t.Fatal("the file written with Yield differs from the one without")
+	}
+}
