@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -28,6 +29,9 @@ const (
 	DefaultSnapshotInterval = 10 * time.Minute
 	// DefaultSnapshotPoll is how often the writer looks at the runner.
 	DefaultSnapshotPoll = time.Second
+	// DefaultSnapshotWriteRate is how fast a snapshot is written, in
+	// bytes a second.
+	DefaultSnapshotWriteRate = 64 << 20
 )
 
 // snapSuffix ends the name of a snapshot file, <position>.snap.
@@ -50,11 +54,18 @@ type Snapshots struct {
 	Identity func(ctx context.Context, position uint64) (records int64, root domain.Hash, err error)
 	// Clock stamps the files' Created.
 	Clock domain.Clock
+	// WriteRate bounds how fast Write writes a snapshot, in bytes a
+	// second (0: as fast as it encodes). Written at full speed, the
+	// encoding takes one of the cores and the file's writeback the disk
+	// for as long as it lasts, and the service's own work (the store's
+	// fdatasyncs, which every placement waits for) queues behind them;
+	// paced, it takes turns with them.
+	WriteRate int64
 }
 
 // NewSnapshots returns the snapshots of dir with default settings.
 func NewSnapshots(dir string, identity func(ctx context.Context, position uint64) (int64, domain.Hash, error), clock domain.Clock) *Snapshots {
-	return &Snapshots{Dir: dir, Keep: DefaultSnapshotKeep, Identity: identity, Clock: clock}
+	return &Snapshots{Dir: dir, Keep: DefaultSnapshotKeep, Identity: identity, Clock: clock, WriteRate: DefaultSnapshotWriteRate}
 }
 
 // SnapshotFile is a snapshot file written.
@@ -83,7 +94,7 @@ func (s *Snapshots) Write(ctx context.Context, f *Frozen) (SnapshotFile, error) 
 		return SnapshotFile{}, err
 	}
 	defer os.Remove(tmp.Name()) // a no-op once renamed
-	err = writeSnapshot(tmp, f, snap.Header{Position: f.Position, Records: records, Root: root,
+	err = writeSnapshot(newSyncingWriter(tmp, s.WriteRate), f, snap.Header{Position: f.Position, Records: records, Root: root,
 		MaxTime: f.MaxTime, MaxOwnTime: f.MaxOwnTime, Created: s.Clock.Now().UnixMilli()})
 	if err == nil {
 		err = tmp.Sync()
@@ -107,11 +118,15 @@ func (s *Snapshots) Write(ctx context.Context, f *Frozen) (SnapshotFile, error) 
 	return SnapshotFile{Path: path, Position: f.Position, Bytes: size, Encode: time.Since(start)}, nil
 }
 
-func writeSnapshot(file *os.File, f *Frozen, h snap.Header) error {
-	w, err := snap.NewWriter(&syncingWriter{f: file})
+func writeSnapshot(file *syncingWriter, f *Frozen, h snap.Header) error {
+	w, err := snap.NewWriter(file)
 	if err != nil {
 		return err
 	}
+	// Without turns, the goroutines made ready on the core the encoding
+	// runs on wait for the scheduler's preemption, up to 10 ms, unless the
+	// other core is idle to take them.
+	w.Yield = runtime.Gosched
 	for _, sec := range f.sections {
 		if err := w.Section(sec.name, sec.version, sec.encode); err != nil {
 			return err
@@ -124,23 +139,42 @@ func writeSnapshot(file *os.File, f *Frozen, h snap.Header) error {
 // of its file.
 const snapshotSyncBytes = 1 << 20
 
-// syncingWriter writes to f and syncs it after every snapshotSyncBytes.
-// A snapshot is large (about 130 bytes per order). Written whole and
-// synced once, its dirty pages reach the disk in one burst, and the
-// store's fdatasync of its WAL, which every placement waits for twice,
-// waits behind that burst: on the reference machine a 130 MB file synced
-// once made a concurrent 8 KiB fdatasync take up to 29–35 ms, synced every
-// MiB 0.6–3 ms, for 20–30% more time writing the file.
+// syncingWriter writes to f, syncs it after every snapshotSyncBytes, and
+// keeps to rate bytes a second (0: no bound). A snapshot is large (about
+// 130 bytes per order). Written whole and synced once, its dirty pages
+// reach the disk in one burst, and the store's fdatasync of its WAL, which
+// every placement waits for twice, waits behind that burst: on the
+// reference machine a 130 MB file synced once made a concurrent 8 KiB
+// fdatasync take up to 29–35 ms, synced every MiB 0.6–3 ms, for 20–30%
+// more time writing the file.
 type syncingWriter struct {
 	f       *os.File
-	pending int
+	rate    int64
+	now     func() time.Time    // time.Now
+	sleep   func(time.Duration) // time.Sleep
+	start   time.Time
+	written int64 // bytes written
+	pending int   // bytes written since the last sync
+}
+
+// newSyncingWriter returns a writer to f keeping to rate bytes a second
+// from now on (0: no bound).
+func newSyncingWriter(f *os.File, rate int64) *syncingWriter {
+	return &syncingWriter{f: f, rate: rate, now: time.Now, sleep: time.Sleep, start: time.Now()}
 }
 
 func (w *syncingWriter) Write(p []byte) (int, error) {
 	n, err := w.f.Write(p)
+	w.written += int64(n)
 	w.pending += n
 	if err == nil && w.pending >= snapshotSyncBytes {
 		w.pending, err = 0, w.f.Sync()
+	}
+	if err == nil && w.rate > 0 {
+		due := w.start.Add(time.Duration(float64(w.written) / float64(w.rate) * float64(time.Second)))
+		if d := due.Sub(w.now()); d > 0 {
+			w.sleep(d)
+		}
 	}
 	return n, err
 }
