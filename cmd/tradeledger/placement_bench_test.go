@@ -41,7 +41,10 @@ import (
 // and placements with serve's snapshot writer running ("snap") every
 // TRADELEDGER_BENCH_SNAPSHOT_EVERY events (default 10,000: a snapshot
 // every 3.3 s at 1,000 orders/s of three events each, ten times as often
-// as serve's default --snapshot-every writes them at that rate).
+// as serve's default --snapshot-every writes them at that rate), each
+// written at TRADELEDGER_BENCH_SNAPSHOT_RATE bytes a second (default
+// serve's, projections.DefaultSnapshotWriteRate; 0: as fast as it
+// encodes).
 //
 // Reported for each kind: p50/p99/p999/max in ms over all its orders, the
 // slowest segment's achieved rate, the CPU per order, and the time this
@@ -84,6 +87,13 @@ func BenchmarkPlacementOpenLoop(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer m.Close()
+	if v := os.Getenv("TRADELEDGER_BENCH_SNAPSHOT_RATE"); v != "" {
+		rate, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || rate < 0 {
+			b.Fatalf("TRADELEDGER_BENCH_SNAPSHOT_RATE=%q: not a rate in bytes a second", v)
+		}
+		m.Snapshots.WriteRate = rate
+	}
 	// Enough quote for every order, whatever the history left: the
 	// simulated account opens at its first use, after this, with these
 	// starting balances and the log's fills on them (as
