@@ -75,13 +75,21 @@ type binanceE2E struct {
 
 func startBinanceE2E(t *testing.T, fx *fixture.Server, data string) *binanceE2E {
 	t.Helper()
+	return &binanceE2E{tradingE2E: startConnectorE2E(t, map[string]string{"binance": fx.URL}, data), fx: fx}
+}
+
+// startConnectorE2E runs serve on data with a manual clock and manual
+// cycles, its connectors pointed at urls (connector name → fixture URL),
+// and logs in.
+func startConnectorE2E(t *testing.T, urls map[string]string, data string) *tradingE2E {
+	t.Helper()
 	t.Setenv("TRADELEDGER_WALLET", e2eWallet)
 	t.Setenv("TRADELEDGER_PASSWORD", "e2e trading password")
 	e := &tradingE2E{t: t, clock: domain.NewManualClock(time.Now())}
 	m := NewMain()
 	m.Config.Data, m.Config.Listen, m.Config.FilesListen = data, "127.0.0.1:0", "127.0.0.1:0"
 	m.Logger, m.Clock, m.ManualCycles = zap.NewNop(), e.clock, true
-	m.ConnectorURLs = map[string]string{"binance": fx.URL}
+	m.ConnectorURLs = urls
 	if err := m.Run(context.Background()); err != nil {
 		m.Close()
 		t.Fatal(err)
@@ -93,11 +101,18 @@ func startBinanceE2E(t *testing.T, fx *fixture.Server, data string) *binanceE2E 
 		t.Fatalf("login = %d", status)
 	}
 	e.token = token
-	return &binanceE2E{tradingE2E: e, fx: fx}
+	return e
 }
 
 // goLive sets bot.SIMULATOR false and binance's keys through config/update.
 func (e *binanceE2E) goLive() {
+	e.t.Helper()
+	e.goLiveOn("binance", map[string]any{"key": e.fx.Key, "secret": e.fx.Secret, "isEncrypted": false})
+}
+
+// goLiveOn sets bot.SIMULATOR false and exchange's entry through
+// config/update.
+func (e *tradingE2E) goLiveOn(exchange string, entry map[string]any) {
 	e.t.Helper()
 	status, cur := e.get("config/full")
 	if status != 200 {
@@ -105,7 +120,7 @@ func (e *binanceE2E) goLive() {
 	}
 	cfg := cur["config"].(map[string]any)
 	cfg["bot"].(map[string]any)["SIMULATOR"] = false
-	cfg["exchanges"].(map[string]any)["binance"] = map[string]any{"key": e.fx.Key, "secret": e.fx.Secret, "isEncrypted": false}
+	cfg["exchanges"].(map[string]any)[exchange] = entry
 	if status, out := e.post("config/update", map[string]any{"data": cfg}, ""); status != 200 {
 		e.t.Fatalf("config/update = %d %v", status, out)
 	}
@@ -166,12 +181,7 @@ func TestServeChoosesBinance(t *testing.T) {
 	if btc == nil || btc["tickSize"] != 0.01 || btc["stepSize"] != 0.00001 || btc["minNotional"] != 5.0 {
 		t.Fatalf("USDT-BTC in pairs/detailed: %v, want tickSize 0.01, stepSize 0.00001, minNotional 5", btc)
 	}
-	if status, out := e.post("config/pair/add", map[string]any{"pair": "USDT-BTC", "exchange": "binance", "settings": map[string]any{"strategy": "manual", "DELAY": 1}}, ""); status != 200 {
-		t.Fatalf("config/pair/add = %d %v", status, out)
-	}
-	if status, out := e.post("system/start", nil, ""); status != 200 {
-		t.Fatalf("system/start = %d %v", status, out)
-	}
+	e.startManualPair("binance", "USDT-BTC")
 	e.clock.Advance(time.Second)
 	if n := e.m.Engine.Scheduler.Cycle(context.Background()); n != 1 {
 		t.Fatalf("cycled %d pairs, want 1", n)
@@ -263,12 +273,7 @@ func TestBinanceEndToEndKilledMidPlacement(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "data")
 	e := startBinanceE2E(t, fx, data)
 	e.goLive()
-	if status, out := e.post("config/pair/add", map[string]any{"pair": "USDT-BTC", "exchange": "binance", "settings": map[string]any{"strategy": "manual", "DELAY": 1}}, ""); status != 200 {
-		t.Fatalf("config/pair/add = %d %v", status, out)
-	}
-	if status, out := e.post("system/start", nil, ""); status != 200 {
-		t.Fatalf("system/start = %d %v", status, out)
-	}
+	e.startManualPair("binance", "USDT-BTC")
 	e.cycle()
 	base := map[string]any{"exch": "binance", "pair": "USDT-BTC", "amt": 0.01}
 	with := func(kv ...any) map[string]any {

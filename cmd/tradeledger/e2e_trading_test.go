@@ -67,6 +67,18 @@ func startTradingE2EWith(t *testing.T, logger *zap.Logger) *tradingE2E {
 	return e
 }
 
+// startManualPair adds pair on exchange with the manual strategy and a
+// one-second delay, and starts the bot core, so that the pair cycles.
+func (e *tradingE2E) startManualPair(exchange, pair string) {
+	e.t.Helper()
+	if status, out := e.post("config/pair/add", map[string]any{"pair": pair, "exchange": exchange, "settings": map[string]any{"strategy": "manual", "DELAY": 1}}, ""); status != 200 {
+		e.t.Fatalf("config/pair/add = %d %v", status, out)
+	}
+	if status, out := e.post("system/start", nil, ""); status != 200 {
+		e.t.Fatalf("system/start = %d %v", status, out)
+	}
+}
+
 // post sends a JSON body (nil: none) with the token and optional
 // Idempotency-Key; it returns the status and the decoded body.
 func (e *tradingE2E) post(path string, body any, key string) (int, map[string]any) {
@@ -198,12 +210,7 @@ func TestTradingEndToEnd(t *testing.T) {
 	if e.head() != head {
 		t.Fatalf("a refused order appended events: head %d→%d", head, e.head())
 	}
-	if status, out := e.post("config/pair/add", map[string]any{"pair": "USDT-BTC", "exchange": "binance", "settings": map[string]any{"strategy": "manual", "DELAY": 1}}, ""); status != 200 {
-		t.Fatalf("config/pair/add = %d %v", status, out)
-	}
-	if status, out := e.post("system/start", nil, ""); status != 200 {
-		t.Fatalf("system/start = %d %v", status, out)
-	}
+	e.startManualPair("binance", "USDT-BTC")
 	if e.orderEvents() != nil {
 		t.Fatalf("orders before trading: %v", e.orderEvents())
 	}

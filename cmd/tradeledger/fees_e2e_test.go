@@ -61,12 +61,7 @@ func TestBaseFeeAgreesWithBinanceBalances(t *testing.T) {
 	fx.FeeInReceived = true
 	e := startBinanceE2E(t, fx, filepath.Join(t.TempDir(), "data"))
 	e.goLive()
-	if status, out := e.post("config/pair/add", map[string]any{"pair": "USDT-BTC", "exchange": "binance", "settings": map[string]any{"strategy": "manual", "DELAY": 1}}, ""); status != 200 {
-		t.Fatalf("config/pair/add = %d %v", status, out)
-	}
-	if status, out := e.post("system/start", nil, ""); status != 200 {
-		t.Fatalf("system/start = %d %v", status, out)
-	}
+	e.startManualPair("binance", "USDT-BTC")
 	e.cycle()
 	const key = "binance/USDT-BTC"
 	btc0, _ := fx.Balance("BTC")
@@ -124,12 +119,7 @@ func TestPaperFeesInBNB(t *testing.T) {
 	if status, out := e.post("config/update", map[string]any{"data": cfg}, ""); status != 200 {
 		t.Fatalf("config/update = %d %v", status, out)
 	}
-	if status, out := e.post("config/pair/add", map[string]any{"pair": "USDT-BTC", "exchange": "binance", "settings": map[string]any{"strategy": "manual", "DELAY": 1}}, ""); status != 200 {
-		t.Fatalf("config/pair/add = %d %v", status, out)
-	}
-	if status, out := e.post("system/start", nil, ""); status != 200 {
-		t.Fatalf("system/start = %d %v", status, out)
-	}
+	e.startManualPair("binance", "USDT-BTC")
 	if err := e.m.Simulator.SetPrice("binance", "USDT-BNB", domain.MustDecimal("500")); err != nil {
 		t.Fatal(err)
 	}

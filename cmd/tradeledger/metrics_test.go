@@ -103,12 +103,7 @@ func TestMetricsScrape(t *testing.T) {
 	if status, _ := serveLogin(t, m, e2eWallet, "wrong password"); status != 401 {
 		t.Fatalf("bad login = %d", status)
 	}
-	if status, out := e.post("config/pair/add", map[string]any{"pair": "USDT-BTC", "exchange": "binance", "settings": map[string]any{"strategy": "manual", "DELAY": 1}}, ""); status != 200 {
-		t.Fatalf("config/pair/add = %d %v", status, out)
-	}
-	if status, out := e.post("system/start", nil, ""); status != 200 {
-		t.Fatalf("system/start = %d %v", status, out)
-	}
+	e.startManualPair("binance", "USDT-BTC")
 	e.cycle("60000")
 	e.order("trade/buy/market", map[string]any{"exch": "binance", "pair": "USDT-BTC", "amt": 0.01})
 	e.order("trade/buy", map[string]any{"exch": "binance", "pair": "USDT-BTC", "amt": 0.01, "price": 50000})

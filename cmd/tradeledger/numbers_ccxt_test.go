@@ -3,58 +3,23 @@
 package main
 
 import (
-	"context"
 	"encoding/base64"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
-
-	"go.uber.org/zap"
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/exchange/ccxt/krakenfixture"
 )
 
-// krakenE2E is serve live on a Kraken fixture through the ccxt connector
+// startKrakenE2E runs serve live on a Kraken fixture through the ccxt connector
 // (exchange "kraken", connector ccxt), its pair cycling.
 func startKrakenE2E(t *testing.T, fx *krakenfixture.Server, secret, pair string) *tradingE2E {
 	t.Helper()
-	t.Setenv("TRADELEDGER_WALLET", e2eWallet)
-	t.Setenv("TRADELEDGER_PASSWORD", "e2e trading password")
-	e := &tradingE2E{t: t, clock: domain.NewManualClock(time.Now())}
-	m := NewMain()
-	m.Config.Data, m.Config.Listen, m.Config.FilesListen = filepath.Join(t.TempDir(), "data"), "127.0.0.1:0", "127.0.0.1:0"
-	m.Logger, m.Clock, m.ManualCycles = zap.NewNop(), e.clock, true
-	m.ConnectorURLs = map[string]string{"ccxt": fx.URL}
-	if err := m.Run(context.Background()); err != nil {
-		m.Close()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
-	e.m = m
-	status, token := serveLogin(t, m, e2eWallet, "e2e trading password")
-	if status != 200 || token == "" {
-		t.Fatalf("login = %d", status)
-	}
-	e.token = token
-	status, cur := e.get("config/full")
-	if status != 200 {
-		t.Fatalf("config = %d %v", status, cur)
-	}
-	cfg := cur["config"].(map[string]any)
-	cfg["bot"].(map[string]any)["SIMULATOR"] = false
-	cfg["exchanges"].(map[string]any)["kraken"] = map[string]any{"connector": "ccxt", "key": fx.Key, "secret": secret, "isEncrypted": false}
-	if status, out := e.post("config/update", map[string]any{"data": cfg}, ""); status != 200 {
-		t.Fatalf("config/update = %d %v", status, out)
-	}
-	if status, out := e.post("config/pair/add", map[string]any{"pair": pair, "exchange": "kraken", "settings": map[string]any{"strategy": "manual", "DELAY": 1}}, ""); status != 200 {
-		t.Fatalf("config/pair/add = %d %v", status, out)
-	}
-	if status, out := e.post("system/start", nil, ""); status != 200 {
-		t.Fatalf("system/start = %d %v", status, out)
-	}
+	e := startConnectorE2E(t, map[string]string{"ccxt": fx.URL}, filepath.Join(t.TempDir(), "data"))
+	e.goLiveOn("kraken", map[string]any{"connector": "ccxt", "key": fx.Key, "secret": secret, "isEncrypted": false})
+	e.startManualPair("kraken", pair)
 	e.cycleOnce()
 	return e
 }

@@ -52,12 +52,7 @@ func startNumbersE2E(t *testing.T, fx *fixture.Server, pair string) *binanceE2E 
 	t.Helper()
 	e := startBinanceE2E(t, fx, filepath.Join(t.TempDir(), "data"))
 	e.goLive()
-	if status, out := e.post("config/pair/add", map[string]any{"pair": pair, "exchange": "binance", "settings": map[string]any{"strategy": "manual", "DELAY": 1}}, ""); status != 200 {
-		t.Fatalf("config/pair/add = %d %v", status, out)
-	}
-	if status, out := e.post("system/start", nil, ""); status != 200 {
-		t.Fatalf("system/start = %d %v", status, out)
-	}
+	e.startManualPair("binance", pair)
 	e.cycle()
 	return e
 }

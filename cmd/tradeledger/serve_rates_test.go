@@ -12,12 +12,7 @@ import (
 // event).
 func TestServeRatesAreRecordedByTheCore(t *testing.T) {
 	e := startTradingE2E(t)
-	if status, out := e.post("config/pair/add", map[string]any{"pair": "USDT-BTC", "exchange": "binance", "settings": map[string]any{"strategy": "manual", "DELAY": 1}}, ""); status != 200 {
-		t.Fatalf("config/pair/add = %d %v", status, out)
-	}
-	if status, out := e.post("system/start", nil, ""); status != 200 {
-		t.Fatalf("system/start = %d %v", status, out)
-	}
+	e.startManualPair("binance", "USDT-BTC")
 	e.cycle("60000")
 	it := e.m.DataDir.Store.ReadAll(context.Background(), 0, 0)
 	defer it.Close()

@@ -122,12 +122,7 @@ func TestServeLogsOrders(t *testing.T) {
 	logger, logs := observed()
 	e := startTradingE2EWith(t, logger)
 	base := map[string]any{"exch": "binance", "pair": "USDT-BTC", "amt": 0.01}
-	if status, out := e.post("config/pair/add", map[string]any{"pair": "USDT-BTC", "exchange": "binance", "settings": map[string]any{"strategy": "manual", "DELAY": 1}}, ""); status != 200 {
-		t.Fatalf("config/pair/add = %d %v", status, out)
-	}
-	if status, out := e.post("system/start", nil, ""); status != 200 {
-		t.Fatalf("system/start = %d %v", status, out)
-	}
+	e.startManualPair("binance", "USDT-BTC")
 	e.cycle("60000")
 	e.order("trade/buy/market", base)
 	ls := e.order("trade/sell", map[string]any{"exch": "binance", "pair": "USDT-BTC", "amt": 0.01, "price": 70000})
