@@ -18,9 +18,9 @@ func (s *Simulator) SnapshotVersion() uint32 { return 2 }
 func (s *Simulator) Freeze() func(*snap.Encoder) {
 	s.mu.Lock()
 	var (
-		ids    []int64
-		orders = map[int64]domain.Order{}
-		deltas = map[string]map[string]domain.Decimal{}
+		ids     []int64
+		orders  = map[int64]domain.Order{}
+		deltas  = map[string]map[string]domain.Decimal{}
 		maxSeq  map[string]uint64
 		maxID   map[string]int64
 		history = map[string][]simActivity{}
