@@ -629,3 +629,84 @@ type AccountView struct {
 	// a transfer, a conversion or an external trade, sorted.
 	Assets []string
 }
+
+// Reconciliation statuses.
+const (
+	ReconciledOK          = "ok"
+	ReconciledDiscrepancy = "discrepancy"
+)
+
+// Reconciliation is an account's reconciliation (GET
+// /api/v1/reconciliation, tradeledger reconcile): per asset, the balance
+// the ledger implies against the exchange's; the service's own fills of
+// the window against the exchange's list (matched; missing from the log
+// until the sync recorded them; extra: in the log, not listed; mismatched:
+// listed with other numbers); and the account's activity of the window.
+// Status is ReconciledDiscrepancy when any asset differs.
+type Reconciliation struct {
+	Exchange  string                `json:"exchange"`
+	Status    string                `json:"status"`
+	CheckedAt string                `json:"checkedAt"`
+	Assets    []AssetReconciliation `json:"assets"`
+	Fills     FillReconciliation    `json:"fills"`
+	Activity  ActivityCounts        `json:"activity"`
+}
+
+// AssetReconciliation is one asset's balances: Difference = Exchange −
+// Ledger.
+type AssetReconciliation struct {
+	Asset      string `json:"asset"`
+	Ledger     Number `json:"ledger"`
+	Exchange   Number `json:"exchange"`
+	Difference Number `json:"difference"`
+}
+
+// FillReconciliation counts the service's own fills of a window.
+type FillReconciliation struct {
+	Matched    int `json:"matched"`
+	Missing    int `json:"missing"`
+	Extra      int `json:"extra"`
+	Mismatched int `json:"mismatched"`
+}
+
+// ActivityCounts counts an account's activity of a window: every trade
+// (the service's and external ones), the external ones, deposits,
+// withdrawals (each transfer once, whatever its statuses) and conversions.
+type ActivityCounts struct {
+	Trades         int `json:"trades"`
+	ExternalTrades int `json:"externalTrades"`
+	Deposits       int `json:"deposits"`
+	Withdrawals    int `json:"withdrawals"`
+	Conversions    int `json:"conversions"`
+}
+
+// CompareBalances returns, per asset held on either side, the implied
+// balance against the reported one (available + on order), sorted by
+// asset, and whether any differs.
+func CompareBalances(implied map[string]Decimal, reported []AssetBalance) ([]AssetReconciliation, bool) {
+	ex := map[string]Decimal{}
+	for _, b := range reported {
+		ex[b.Asset] = ex[b.Asset].Add(b.Available).Add(b.OnOrder)
+	}
+	names := map[string]bool{}
+	for a, v := range implied {
+		if !v.IsZero() {
+			names[a] = true
+		}
+	}
+	for a, v := range ex {
+		if !v.IsZero() {
+			names[a] = true
+		}
+	}
+	out := make([]AssetReconciliation, 0, len(names))
+	differs := false
+	for a := range names {
+		l, x := implied[a], ex[a]
+		d := x.Sub(l)
+		differs = differs || !d.IsZero()
+		out = append(out, AssetReconciliation{Asset: a, Ledger: Number(l), Exchange: Number(x), Difference: Number(d)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Asset < out[j].Asset })
+	return out, differs
+}
