@@ -84,7 +84,7 @@ type AccountSync struct {
 	Confirm                                int
 
 	mu      sync.Mutex
-	next    map[string]time.Time                // exchange → when its next cycle sync is due
+	next    map[string]time.Time                 // exchange → when its next cycle sync is due
 	seen    map[string]map[string]domain.Decimal // exchange → asset → difference seen, not confirmed yet
 	streak  map[string]map[string]int            // exchange → asset → checks in a row that saw it
 	reached map[string]int64                     // exchange + activity key → through, this process's cursor
