@@ -35,6 +35,9 @@ type Account struct {
 	// them.
 	hidden   map[uint64]bool
 	hideNext int
+	// failHistory: the history's calls answered before it fails
+	// (FailHistory; 0: none).
+	failHistory int
 	// opened is when the account was opened in this process (ms): its
 	// lists of fills start there (ListedFrom).
 	opened int64

@@ -119,9 +119,33 @@ func (a *Account) ActivityScopes(context.Context, domain.ActivityKind, []string)
 // the log, not in the simulator's memory) and every simulated activity.
 func (a *Account) ListedFrom() int64 { return a.opened }
 
+// FailHistory makes the account's history fail (EUNAVAILABLE, as a lost
+// connection) once n more of its calls were answered (0: not any more):
+// a service stopped in the middle of a backfill.
+func (s *Simulator) FailHistory(exchange string, n int) error {
+	a, err := s.account(exchange)
+	if err != nil {
+		return err
+	}
+	a.mu.Lock()
+	a.failHistory = n
+	a.mu.Unlock()
+	return nil
+}
+
 // Activity implements domain.AccountHistory: the whole window in one
 // answer, in time order.
 func (a *Account) Activity(_ context.Context, q domain.ActivityQuery) (domain.ActivityPage, error) {
+	a.mu.Lock()
+	switch a.failHistory {
+	case 0:
+	case 1:
+		a.mu.Unlock()
+		return domain.ActivityPage{}, domain.Errorf(domain.EUNAVAILABLE, "%s: simulated network failure", a.name)
+	default:
+		a.failHistory--
+	}
+	a.mu.Unlock()
 	a.sim.mu.Lock()
 	var hist []simActivity
 	if r := a.sim.restore; r != nil {
