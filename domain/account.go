@@ -710,3 +710,30 @@ func CompareBalances(implied map[string]Decimal, reported []AssetBalance) ([]Ass
 	sort.Slice(out, func(i, j int) bool { return out[i].Asset < out[j].Asset })
 	return out, differs
 }
+
+// ClientOrderTime returns the time (ms) in a client order id this service
+// sent (ClientOrderID: "tl" and the 32 hex digits of its OrderRequested's
+// UUIDv7 id, whose first 48 bits are the request's time), and whether id
+// has that form.
+func ClientOrderTime(id string) (int64, bool) {
+	if len(id) != 34 || id[:2] != "tl" {
+		return 0, false
+	}
+	var ms int64
+	for i := 2; i < 34; i++ {
+		c := id[i]
+		var v int64
+		switch {
+		case '0' <= c && c <= '9':
+			v = int64(c - '0')
+		case 'a' <= c && c <= 'f':
+			v = int64(c-'a') + 10
+		default:
+			return 0, false
+		}
+		if i < 14 {
+			ms = ms<<4 | v
+		}
+	}
+	return ms, true
+}

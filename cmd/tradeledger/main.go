@@ -97,6 +97,9 @@ var commands = map[string]command{
 	"verify-proof": {runVerifyProof},
 
 	"snapshot": {runSnapshot},
+
+	"sync":      {runSync},
+	"reconcile": {runReconcile},
 }
 
 // Run runs the subcommand named by args[0].

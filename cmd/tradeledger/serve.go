@@ -231,14 +231,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return err
 	}
 	m.Engine.Scheduler.ABP = ledger.ABP // average unit cost of held lots (--pnl-method)
-	m.Simulator.Settings = func(name string) (paper.ExchangeSettings, bool) {
-		entry, ok := configView.Current().Exchange(name)
-		if !ok {
-			return paper.ExchangeSettings{}, false
-		}
-		return simulatorSettings(name, entry, m.Logger), true
-	}
-	m.Simulator.SettingsVersion = configView.Version // a changed simulator fee applies at once
+	m.wireSimulator(configView)
 	s.Core = m.Engine.Scheduler
 	s.Trader = m.Engine.Trader // trade, balances and pairs routes
 	if !m.ManualCycles {
@@ -253,6 +246,8 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	s.Connectors, s.VerifyKeys = m.connectorStatuses, m.verifyKeys
 	s.Attention = m.Engine.Attention.Summary
 	s.RealConnector = m.Connectors.HasReal
+	s.Reconciler = reconciliation{store: m.DataDir.Store, sync: m.Engine.Accounts, accounts: rm.accounts}
+	s.Paper = paperActivity{m: m}
 
 	m.wireMetrics(s)
 	m.wireWebhooks(s)
@@ -334,8 +329,14 @@ func (m *Main) openModels(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("read head: %w", err)
 	}
+	// The accounts' reconciliation (DESIGN §18): the engine's sync
+	// decides against it, finding the orders of finished trades in the
+	// order index.
+	accounts := projections.NewAccounts()
+	m.Engine.Accounts.Book = accounts
+	m.Engine.Accounts.FindOrder = orderFinder(orderList, m.DataDir.Store)
 	m.models = serveModels{ledger: ledger, orderList: orderList, passwords: passwords, tokens: tokens,
-		config: configView, files: filesView, activity: &activityLog{Logger: m.Logger, After: head}}
+		config: configView, files: filesView, accounts: accounts, activity: &activityLog{Logger: m.Logger, After: head}}
 	m.registerProjections(m.models)
 	// A read-model snapshot freezes the engine's projections at the
 	// runner's position: the engine's own appends, which it applies to
@@ -391,6 +392,19 @@ func runServe(ctx context.Context, args []string, env *Env) error {
 	<-ctx.Done()
 	m.Logger.Info("shutting down")
 	return m.Close()
+}
+
+// wireSimulator gives the simulator its exchanges' settings from the
+// configuration (serve, and the commands that trade or sync through it).
+func (m *Main) wireSimulator(configView *projections.Config) {
+	m.Simulator.Settings = func(name string) (paper.ExchangeSettings, bool) {
+		entry, ok := configView.Current().Exchange(name)
+		if !ok {
+			return paper.ExchangeSettings{}, false
+		}
+		return simulatorSettings(name, entry, m.Logger), true
+	}
+	m.Simulator.SettingsVersion = configView.Version // a changed simulator fee applies at once
 }
 
 // simulatorSettings reads config.exchanges.<name>.simulator: fee (rate,

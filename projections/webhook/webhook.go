@@ -37,6 +37,10 @@ var kinds = map[string]string{
 	domain.TypeCheckpointSigned: "checkpoints",
 	// An exchange number the ledger cannot hold: the order's pair paused.
 	domain.TypeOrderNeedsAttention: "attention",
+	// An account's balance differs from the one the ledger implies, and
+	// when it agrees again.
+	domain.TypeBalanceDiscrepancy:        "discrepancies",
+	domain.TypeBalanceDiscrepancyCleared: "discrepancies",
 }
 
 // Defaults of Notifier.
@@ -55,7 +59,8 @@ const (
 type Target struct {
 	URL string
 	// Kinds are the event kinds sent ("fills", "rejections", "start",
-	// "stop", "failedLogins", "checkpoints", "verifyFailures", "attention");
+	// "stop", "failedLogins", "checkpoints", "verifyFailures", "attention",
+	// "discrepancies");
 	// empty means all.
 	Kinds []string
 	// Key signs the body (empty: no signature header).
