@@ -98,7 +98,9 @@ func (r reconciliation) Accounts() []domain.AccountView {
 }
 
 // Discrepancies returns the discrepancies still open.
-func (r reconciliation) Discrepancies() []domain.BalanceDiscrepancy { return r.accounts.Discrepancies() }
+func (r reconciliation) Discrepancies() []domain.BalanceDiscrepancy {
+	return r.accounts.Discrepancies()
+}
 
 // paperActivity is the simulator as POST /api/v1/paper/activity uses it.
 type paperActivity struct{ m *Main }
