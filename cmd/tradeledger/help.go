@@ -175,6 +175,7 @@ var envTwins = map[string]bool{
 	"read-from": true, "pnl-method": true, "token-ttl": true, "tls-cert": true, "tls-key": true,
 	"log-level": true, "log-format": true, "metrics-listen": true, "cors-origins": true, "trusted-proxies": true, "max-conns": true,
 	"checkpoint-interval": true, "public-tlog": true, "snapshot-every": true, "snapshot-interval": true, "snapshot-dir": true,
+	"sync-interval": true,
 }
 
 func hasEnvTwin(flagName string) bool { return envTwins[flagName] }

@@ -62,6 +62,9 @@ type ServeConfig struct {
 	// SnapshotDir is where the snapshots are ("": the data dir's
 	// snapshots/).
 	SnapshotDir string
+	// SyncInterval is the least time between two reads of an exchange
+	// account's new activity by the core's cycle (and balance checks).
+	SyncInterval time.Duration
 }
 
 // Main is the running service: ParseFlags fills Config, Run opens and wires
@@ -131,7 +134,7 @@ func NewMain() *Main {
 	return &Main{
 		Config: ServeConfig{Data: "./data", Listen: "127.0.0.1:3000", FilesListen: "127.0.0.1:5051", ReadFrom: "memory", PnlMethod: "lofo", TokenTTL: tlhttp.DefaultTokenTTL, LogLevel: "info", LogFormat: LogFormatAuto, MaxConns: tlhttp.DefaultMaxConns,
 			CheckpointInterval: transparency.DefaultInterval, SnapshotEvery: projections.DefaultSnapshotEvery,
-			SnapshotInterval: projections.DefaultSnapshotInterval},
+			SnapshotInterval: projections.DefaultSnapshotInterval, SyncInterval: engine.DefaultSyncInterval},
 		Clock: domain.SystemClock{},
 	}
 }
@@ -177,6 +180,7 @@ func (m *Main) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.Uint64Var(&c.SnapshotEvery, "snapshot-every", c.SnapshotEvery, "write a read-model snapshot (data dir's snapshots/) every this many events (0: none)")
 	fs.DurationVar(&c.SnapshotInterval, "snapshot-interval", c.SnapshotInterval, "longest wait before a read-model snapshot of a log that grew")
 	fs.StringVar(&c.SnapshotDir, "snapshot-dir", c.SnapshotDir, "directory of the read-model snapshots (default: the data directory's snapshots/)")
+	fs.DurationVar(&c.SyncInterval, "sync-interval", c.SyncInterval, "least time between two reads of an exchange account's new activity (and balance checks) by the core")
 	return fs
 }
 
@@ -334,6 +338,7 @@ func (m *Main) openModels(ctx context.Context) (err error) {
 	// order index.
 	accounts := projections.NewAccounts()
 	m.Engine.Accounts.Book = accounts
+	m.Engine.Accounts.Interval = m.Config.SyncInterval
 	m.Engine.Accounts.FindOrder = orderFinder(orderList, m.DataDir.Store)
 	m.models = serveModels{ledger: ledger, orderList: orderList, passwords: passwords, tokens: tokens,
 		config: configView, files: filesView, accounts: accounts, activity: &activityLog{Logger: m.Logger, After: head}}
