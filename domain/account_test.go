@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -169,5 +170,32 @@ func TestClientOrderTime(t *testing.T) {
 	}
 	if _, ok := ClientOrderTime("web_123"); ok {
 		t.Fatal("a client id of another's read as ours")
+	}
+}
+
+// TestExternalFillJSON: the payload written field by field is the one
+// encoding/json writes, and reads back as it was (the one-pass reader and,
+// for escapes, encoding/json).
+func TestExternalFillJSON(t *testing.T) {
+	for _, f := range []ExternalFill{
+		{Exchange: "binance", Pair: "USDT-BTC", TradeID: "binance-BTCUSDT-28457", OrderID: "100234", ClientOrderID: "web_\"<&>\u2028", Side: Buy,
+			Price: MustDecimal("4.00000100"), Quantity: MustDecimal("12"), QuoteQuantity: MustDecimal("48.000012"), Fee: MustDecimal("10.1"), FeeAsset: "BNB", Time: 1499865549590},
+		{Exchange: "k", Pair: "EUR-XBT", TradeID: "T1", Side: Sell, Price: MustDecimal("1"), Quantity: MustDecimal("0.000000000001"), FeeAsset: "", Time: -1},
+	} {
+		want, err := json.Marshal(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs, err := DecideExternalFill(NewManualClock(time.Unix(1, 0)), f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(evs[0].Data) != string(want) {
+			t.Errorf("field by field:\n%s\nencoding/json:\n%s", evs[0].Data, want)
+		}
+		var back ExternalFill
+		if err := json.Unmarshal(evs[0].Data, &back); err != nil || back != f {
+			t.Errorf("read back %+v (%v), want %+v", back, err, f)
+		}
 	}
 }

@@ -369,62 +369,124 @@ func (s *AccountSync) readAll(ctx context.Context, x domain.Exchange, h domain.A
 	return total, nil
 }
 
-// readWindow reads one history over [from, to), page by page, recording
-// each page's facts and the cursor.
+// recordBatch is how many facts a reading gathers before it records them
+// in one batch append (the SQLite store commits up to 8,192 events in one
+// transaction and one fdatasync).
+const recordBatch = 8192
+
+// readWindow reads one history over [from, to): the exchange's pages are
+// fetched ahead of the recording (a goroutine asks for the next ones while
+// the last batch is recorded), gathered up to recordBatch facts, and recorded
+// with the cursor (ActivitySynced) of what they cover. An error of the
+// exchange records what was read before it, then stops.
 func (s *AccountSync) readWindow(ctx context.Context, x domain.Exchange, h domain.AccountHistory,
 	kind domain.ActivityKind, scope string, from, to, logged int64, opts readOpts, progress func(reached int64, st SyncStats)) (SyncStats, error) {
 	exchange := x.Name()
 	_, _, _, cursorEvery, _ := s.settings()
 	var total SyncStats
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	type fetched struct {
+		page domain.ActivityPage
+		err  error
+	}
+	// Pages fetched ahead: enough to fill the next batch while the last
+	// one is being made durable.
+	pages := make(chan fetched, 16)
+	go func() {
+		defer close(pages)
+		for f := from; f < to; {
+			xctx, cancel := s.desk.callContext(ctx)
+			page, err := h.Activity(xctx, domain.ActivityQuery{Kind: kind, Scope: scope, From: f, To: to})
+			cancel()
+			if err == nil && (page.Next <= f || page.Next > to) {
+				err = domain.Errorf(domain.EINTERNAL, "%s: the %s history of %s answered up to %d for [%d, %d)", exchange, kind, scope, page.Next, f, to)
+			}
+			select {
+			case pages <- fetched{page, err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+			f = page.Next
+		}
+	}()
 	// mark is where the window's part not recorded as read yet starts;
-	// logged how far the log's cursor reaches.
-	mark, markRecorded, markListed := from, 0, 0
-	for from < to {
-		if err := ctx.Err(); err != nil {
-			return total, err
+	// logged how far the log's cursor reaches; reached how far the pages
+	// gathered in acc go.
+	mark, markRecorded, markListed, reached := from, 0, 0, from
+	var acc domain.ActivityPage
+	// The read models are waited for once, when the window is read (last:
+	// the highest position appended).
+	var last uint64
+	defer func() {
+		if s.desk.Wait != nil && last > 0 {
+			_ = s.desk.Wait(context.WithoutCancel(ctx), last)
 		}
-		xctx, cancel := s.desk.callContext(ctx)
-		page, err := h.Activity(xctx, domain.ActivityQuery{Kind: kind, Scope: scope, From: from, To: to})
-		cancel()
-		if err != nil {
-			return total, exchangeError(err)
-		}
-		if page.Next <= from || page.Next > to {
-			return total, domain.Errorf(domain.EINTERNAL, "%s: the %s history of %s answered up to %d for [%d, %d)", exchange, kind, scope, page.Next, from, to)
-		}
-		st, err := s.record(ctx, x, kind, page, opts.listed)
+	}()
+	flush := func() error {
+		st, pos, err := s.record(ctx, x, kind, acc, opts.listed)
 		total.add(st)
+		last = max(last, pos)
+		acc = domain.ActivityPage{}
 		if err != nil {
-			return total, err
+			return err
 		}
 		markRecorded += st.Recorded
 		markListed += st.Listed
-		from = page.Next
-		s.setCursor(exchange, domain.ActivityKey(kind, scope), from)
-		if markRecorded > 0 || from-logged >= cursorEvery.Milliseconds() || (from == to && opts.markEnd) {
-			if err := s.recordCursor(ctx, domain.ActivitySynced{Exchange: exchange, Kind: kind, Scope: scope, From: mark, Through: from,
-				Listed: markListed, Recorded: markRecorded}); err != nil {
+		s.setCursor(exchange, domain.ActivityKey(kind, scope), reached)
+		if markRecorded > 0 || reached-logged >= cursorEvery.Milliseconds() || (reached == to && opts.markEnd) {
+			pos, err := s.recordCursor(ctx, domain.ActivitySynced{Exchange: exchange, Kind: kind, Scope: scope, From: mark, Through: reached,
+				Listed: markListed, Recorded: markRecorded})
+			if err != nil {
+				return err
+			}
+			last = max(last, pos)
+			mark, logged, markRecorded, markListed = reached, reached, 0, 0
+		}
+		progress(reached, total)
+		return nil
+	}
+	for f := range pages {
+		if f.err != nil {
+			if err := flush(); err != nil {
 				return total, err
 			}
-			mark, logged, markRecorded, markListed = from, from, 0, 0
+			return total, exchangeError(f.err)
 		}
-		progress(from, total)
+		acc.Trades = append(acc.Trades, f.page.Trades...)
+		acc.Transfers = append(acc.Transfers, f.page.Transfers...)
+		acc.Conversions = append(acc.Conversions, f.page.Conversions...)
+		reached = f.page.Next
+		if len(acc.Trades)+len(acc.Transfers)+len(acc.Conversions) >= recordBatch || reached == to {
+			if err := flush(); err != nil {
+				return total, err
+			}
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return total, err
 	}
 	return total, nil
 }
 
-// recordCursor appends an ActivitySynced.
-func (s *AccountSync) recordCursor(ctx context.Context, sy domain.ActivitySynced) error {
+// recordCursor appends an ActivitySynced and returns its position (the
+// caller waits for the read models).
+func (s *AccountSync) recordCursor(ctx context.Context, sy domain.ActivitySynced) (uint64, error) {
 	a := s.desk.newAppender(domain.ActorSync, "")
 	_, err := write(ctx, a, domain.AccountStream(sy.Exchange), func() (struct{}, domain.ExpectedVersion) { return struct{}{}, domain.Any },
 		func(struct{}) ([]domain.Event, error) { return domain.DecideActivitySynced(s.desk.Clock, sy), nil })
-	return a.finish(ctx, err)
+	return a.last, err
 }
 
 // record records one page: the service's own trades through recordOwn,
 // every other fact in one batch append to the account stream (ids derived
 // from the exchange's: a fact already there is answered, not appended).
-func (s *AccountSync) record(ctx context.Context, x domain.Exchange, kind domain.ActivityKind, page domain.ActivityPage, listed map[string]domain.Fill) (SyncStats, error) {
+// It returns the highest position it appended; the caller waits for the
+// read models.
+func (s *AccountSync) record(ctx context.Context, x domain.Exchange, kind domain.ActivityKind, page domain.ActivityPage, listed map[string]domain.Fill) (SyncStats, uint64, error) {
 	exchange := x.Name()
 	var st SyncStats
 	var batch []domain.StreamAppend
@@ -443,7 +505,7 @@ func (s *AccountSync) record(ctx context.Context, x domain.Exchange, kind domain
 		st.Listed++
 		own, err := s.recordOwn(ctx, x, f, &st)
 		if err != nil {
-			return st, err
+			return st, 0, err
 		}
 		if own {
 			if listed != nil {
@@ -452,13 +514,13 @@ func (s *AccountSync) record(ctx context.Context, x domain.Exchange, kind domain
 			continue
 		}
 		if f.Problem != nil {
-			return st, domain.Errorf(domain.EINVALID, "%s trade %s sent %s %q, which the ledger cannot hold: %s", exchange, f.ID, f.Problem.Field, f.Problem.Raw, f.Problem.Reason)
+			return st, 0, domain.Errorf(domain.EINVALID, "%s trade %s sent %s %q, which the ledger cannot hold: %s", exchange, f.ID, f.Problem.Field, f.Problem.Raw, f.Problem.Reason)
 		}
 		ext := domain.ExternalFill{Exchange: exchange, Pair: f.Pair, TradeID: f.ID, OrderID: f.OrderID, ClientOrderID: f.ClientOrderID,
 			Side: f.Side, Price: f.Price, Quantity: f.Quantity, QuoteQuantity: f.QuoteQuantity, Fee: f.Fee, FeeAsset: f.FeeAsset, Time: f.Time}
 		evs, err := domain.DecideExternalFill(s.desk.Clock, ext)
 		if err := add(evs, err, &st.External); err != nil {
-			return st, err
+			return st, 0, err
 		}
 	}
 	for i := range page.Transfers {
@@ -472,7 +534,7 @@ func (s *AccountSync) record(ctx context.Context, x domain.Exchange, kind domain
 		}
 		evs, err := domain.DecideTransfer(s.desk.Clock, deposit, t)
 		if err := add(evs, err, count); err != nil {
-			return st, err
+			return st, 0, err
 		}
 	}
 	for i := range page.Conversions {
@@ -481,20 +543,20 @@ func (s *AccountSync) record(ctx context.Context, x domain.Exchange, kind domain
 		c.Exchange = exchange
 		evs, err := domain.DecideConversion(s.desk.Clock, c)
 		if err := add(evs, err, &st.Conversions); err != nil {
-			return st, err
+			return st, 0, err
 		}
 	}
 	if len(batch) == 0 {
-		return st, nil
+		return st, 0, nil
 	}
 	head, err := s.desk.Store.Head(ctx)
 	if err != nil {
-		return st, err
+		return st, 0, err
 	}
 	cmds := eventstore.NewCommands(s.desk.Store, nil)
 	results, err := cmds.AppendBatch(eventstore.WithActor(ctx, domain.ActorSync), batch)
 	if err != nil {
-		return st, fmt.Errorf("record %s's %s: %w", exchange, kind, err)
+		return st, 0, fmt.Errorf("record %s's %s: %w", exchange, kind, err)
 	}
 	var last uint64
 	for i, r := range results {
@@ -504,12 +566,7 @@ func (s *AccountSync) record(ctx context.Context, x domain.Exchange, kind domain
 		}
 		last = max(last, r.LastPosition)
 	}
-	if s.desk.Wait != nil && last > 0 {
-		if err := s.desk.Wait(ctx, last); err != nil {
-			return st, err
-		}
-	}
-	return st, nil
+	return st, last, nil
 }
 
 // ownOrder returns the order of this log a trade belongs to: by its client

@@ -67,7 +67,7 @@ type Outside struct {
 // dir, the runner and its read models, the engine, the accounts' read
 // model.
 type AccountEnv struct {
-	T      *testing.T
+	T      testing.TB
 	Dir    string
 	H      AccountHarness
 	Store  *sqlite.Store
@@ -82,7 +82,7 @@ type cyclingAll struct{}
 func (cyclingAll) IsCycling(string) bool { return true }
 
 // NewAccountEnv opens the service on h's account.
-func NewAccountEnv(t *testing.T, h AccountHarness) *AccountEnv {
+func NewAccountEnv(t testing.TB, h AccountHarness) *AccountEnv {
 	e := &AccountEnv{T: t, Dir: t.TempDir(), H: h}
 	e.Open()
 	return e
