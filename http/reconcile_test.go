@@ -34,7 +34,7 @@ func (f *fakeReconciler) ReconcileAsOf(_ context.Context, x string, from, to, as
 	return r, nil
 }
 
-func (f *fakeReconciler) Accounts() []domain.AccountView               { return f.views }
+func (f *fakeReconciler) Accounts() []domain.AccountView             { return f.views }
 func (f *fakeReconciler) Discrepancies() []domain.BalanceDiscrepancy { return f.open }
 
 // TestReconciliationRoutes: the reconciliation answers the shape

@@ -121,6 +121,5 @@ func BenchmarkAccountBackfill(b *testing.B) {
 		env.Close()
 		fx.Close()
 
-
 	}
 }
