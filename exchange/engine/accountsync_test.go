@@ -22,7 +22,7 @@ type accountEnv struct {
 	book *projections.Accounts
 }
 
-func newAccountEnv(t *testing.T) *accountEnv {
+func newAccountEnv(t testing.TB) *accountEnv {
 	e := &env{t: t, dir: t.TempDir(), clock: domain.NewManualClock(time.Date(2026, 5, 6, 7, 8, 0, 0, time.UTC)), active: cycling{"binance": true},
 		paperFromLog: true}
 	e.sim = paper.NewSimulator(e.clock)
