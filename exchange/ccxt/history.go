@@ -280,7 +280,6 @@ func (x *Exchange) conversionHistory(ctx context.Context, q domain.ActivityQuery
 		amount     domain.Decimal // signed
 		fee        domain.Decimal
 		ms         int64
-		kind       string
 		problem    *domain.NumberProblem
 		ledgerType string
 	}
