@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,6 +18,16 @@ import (
 // our own (c2sp.org/tlog-witness) for auditors, its state in --data.
 func runWitness(ctx context.Context, args []string, env *Env) error {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		if slices.ContainsFunc(args, isHelpFlag) {
+			fs := newFlagSet("witness", env.Stderr)
+			fs.String("data", "./witness", "the witness's directory (witness.db and witness.key, made at its first start, mode 0600); no environment twin: TRADELEDGER_DATA is the service's")
+			fs.String("name", "", "the witness's name, a schema-less URL such as auditor.example/witness (fixed at its first start)")
+			fs.String("listen", "127.0.0.1:7380", "serve: address to serve the witness on (POST /add-checkpoint)")
+			fs.String("key", "", "add-log: the log's verifier key (tradeledger checkpoint key prints it)")
+			fs.String("origin", "", "add-log: the log's origin (default: the key's name)")
+			fs.Usage()
+			return flag.ErrHelp
+		}
 		return errors.New("witness needs a subcommand: serve, add-log or key (tradeledger help witness)")
 	}
 	sub, args := args[0], args[1:]
