@@ -115,7 +115,7 @@ type Main struct {
 	// (--witness; nil without). With ManualCheckpoints the caller calls
 	// Witnesses.Tick.
 	Witnesses *witnesses.Client
-	tlogWork          background
+	tlogWork  background
 	// Metrics are the Prometheus metrics (metrics.go).
 	Metrics    *metrics.Metrics
 	metricsLn  net.Listener

@@ -68,7 +68,7 @@ type Log struct {
 	// witnesses is what the checkpoints stream says of each witness, by
 	// verifier key (Apply).
 	witnesses map[string]domain.WitnessRecord
-	tail tailCheck // ownTail's last answer
+	tail      tailCheck // ownTail's last answer
 
 	// OnCheckpoint, when set, is called (without blocking) after Apply
 	// took a newer checkpoint as the latest: the witness client sends it
