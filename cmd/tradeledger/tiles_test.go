@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"filippo.io/torchwood"
 	"go.uber.org/zap"
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
@@ -75,27 +76,7 @@ func (c *tilesClient) SaveTiles([]tlog.Tile, [][]byte) {}
 // is read from the entry bundles and checked against the signed
 // checkpoint, through the hash tiles at their tlog-tiles paths.
 func TestEntryTilesReadByATlogClient(t *testing.T) {
-	t.Setenv("TRADELEDGER_WALLET", e2eWallet)
-	t.Setenv("TRADELEDGER_PASSWORD", "e2e trading password")
-	dir := filepath.Join(t.TempDir(), "data")
-	d, err := OpenDataDir(context.Background(), dir, "", zap.NewNop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	clock := domain.NewManualClock(time.UnixMilli(1_700_000_000_000))
-	var batch []domain.StreamAppend
-	for i := 0; i < 700; i++ {
-		batch = append(batch, domain.StreamAppend{Stream: domain.OrderStream(int64(i%40 + 1)), Expected: domain.Any,
-			Events: []domain.Event{domain.NewEvent(clock, "Old", map[string]int{"i": i})}})
-	}
-	if _, err := d.Store.(domain.BatchAppender).AppendBatch(context.Background(), batch); err != nil {
-		t.Fatal(err)
-	}
-	d.Close()
-	m, _, _ := startTlogMain(t, dir, zap.NewNop())
-	if _, err := m.Tlog.Tick(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	m := startLogOf(t, 700)
 	vkey := m.DataDir.CheckpointKey.VerifierKey()
 
 	c := &tilesClient{t: t, prefix: m.Server.URL() + "/tlog"}
@@ -172,5 +153,82 @@ func TestEntryTilesReadByATlogClient(t *testing.T) {
 	}
 	if got := c.get("tile/8/0/001"); len(got) != 256*32 {
 		t.Fatalf("Go layout tile/8/0/001: %d bytes", len(got))
+	}
+}
+
+// startLogOf serves a data dir holding events events (their tree built at
+// start) and one checkpoint of them.
+func startLogOf(t *testing.T, events int) *Main {
+	t.Setenv("TRADELEDGER_WALLET", e2eWallet)
+	t.Setenv("TRADELEDGER_PASSWORD", "e2e trading password")
+	dir := filepath.Join(t.TempDir(), "data")
+	d, err := OpenDataDir(context.Background(), dir, "", zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := domain.NewManualClock(time.UnixMilli(1_700_000_000_000))
+	var batch []domain.StreamAppend
+	for i := 0; i < events; i++ {
+		batch = append(batch, domain.StreamAppend{Stream: domain.OrderStream(int64(i%40 + 1)), Expected: domain.Any,
+			Events: []domain.Event{domain.NewEvent(clock, "Old", map[string]int{"i": i})}})
+	}
+	if _, err := d.Store.(domain.BatchAppender).AppendBatch(context.Background(), batch); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	m, _, _ := startTlogMain(t, dir, zap.NewNop())
+	if _, err := m.Tlog.Tick(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestEntryTilesReadByTorchwood: an independent tlog-tiles client
+// (filippo.io/torchwood's TileFetcher and Client) reads every record of
+// the log through the entry bundles and checks each against the signed
+// checkpoint, which it parses itself.
+func TestEntryTilesReadByTorchwood(t *testing.T) {
+	m := startLogOf(t, 600)
+	ctx := context.Background()
+	v, _ := note.NewVerifier(m.DataDir.CheckpointKey.VerifierKey())
+	f, err := torchwood.NewTileFetcher(m.Server.URL() + "/tlog/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, err := f.ReadEndpoint(ctx, "checkpoint")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := note.Open(msg, note.VerifierList(v))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp, err := torchwood.ParseCheckpoint(n.Text)
+	if err != nil || cp.Origin != v.Name() || cp.N < 600 {
+		t.Fatalf("torchwood.ParseCheckpoint(%q) = %+v, %v", n.Text, cp, err)
+	}
+	c, err := torchwood.NewClient(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := int64(0)
+	for i, entry := range c.Entries(ctx, cp.Tree, 0) {
+		if i != next || len(entry) != 32 {
+			t.Fatalf("entry %d (want %d): %d bytes", i, next, len(entry))
+		}
+		next++
+	}
+	if err := c.Err(); err != nil {
+		t.Fatalf("torchwood client after %d entries: %v", next, err)
+	}
+	if next < 512 {
+		t.Fatalf("torchwood's Entries yielded %d entries, want the two full bundles' 512", next)
+	}
+	// Entries stops before a partial bundle; Entry reads the rest with
+	// its inclusion proof.
+	for ; next < cp.N; next++ {
+		if entry, _, err := c.Entry(ctx, cp.Tree, next); err != nil || len(entry) != 32 {
+			t.Fatalf("entry %d: %v", next, err)
+		}
 	}
 }

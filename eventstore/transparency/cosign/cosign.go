@@ -198,3 +198,6 @@ func Timestamp(sig note.Signature) (time.Time, error) {
 func SignatureLine(sig note.Signature) string {
 	return "— " + sig.Name + " " + sig.Base64 + "\n"
 }
+
+// PublicKey returns the cosigner's Ed25519 public key.
+func (v *Verifier) PublicKey() ed25519.PublicKey { return v.pub }
