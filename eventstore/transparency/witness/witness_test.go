@@ -23,7 +23,7 @@ import (
 // memLog is a log in memory built with sumdb/tlog alone, signing its
 // checkpoints with a note key.
 type memLog struct {
-	t      *testing.T
+	t      testing.TB
 	origin string
 	signer note.Signer
 	vkey   string
@@ -31,7 +31,7 @@ type memLog struct {
 	n      int64
 }
 
-func newMemLog(t *testing.T, origin string) *memLog {
+func newMemLog(t testing.TB, origin string) *memLog {
 	skey, vkey, err := note.GenerateKey(rand.Reader, origin)
 	if err != nil {
 		t.Fatal(err)
@@ -307,4 +307,11 @@ func TestFilesAndName(t *testing.T) {
 	if _, err := w.AddLog(context.Background(), "", "not a key"); err == nil {
 		t.Fatal("added a log with a bad key")
 	}
+}
+
+// newLoopback serves w on 127.0.0.1 until the benchmark ends.
+func newLoopback(b *testing.B, w *Witness) string {
+	srv := httptest.NewServer(w)
+	b.Cleanup(srv.Close)
+	return srv.URL
 }

@@ -25,7 +25,7 @@ import (
 // env is a log on an embedded store whose events are applied to its
 // transparency.Log as they are written (the runner's part, in small).
 type env struct {
-	t     *testing.T
+	t     testing.TB
 	ctx   context.Context
 	store *sqlite.Store
 	key   *transparency.Key
@@ -38,7 +38,9 @@ type env struct {
 	applied uint64
 }
 
-func newEnv(t *testing.T, skey string) *env {
+func newEnv(t *testing.T, skey string) *env { return newEnvTB(t, skey) }
+
+func newEnvTB(t testing.TB, skey string) *env {
 	s := sqlite.NewStore(filepath.Join(t.TempDir(), "events.db"))
 	if err := s.Open(); err != nil {
 		t.Fatal(err)
@@ -97,7 +99,7 @@ func (e *env) checkpoint() domain.CheckpointSigned {
 	return c
 }
 
-func ourWitness(t *testing.T, name string, logKey string) (*witness.Witness, witnesses.Witness, *atomic.Int64) {
+func ourWitness(t testing.TB, name string, logKey string) (*witness.Witness, witnesses.Witness, *atomic.Int64) {
 	w, err := witness.Open(t.TempDir(), name)
 	if err != nil {
 		t.Fatal(err)
