@@ -35,6 +35,7 @@ func (s *Server) registerTlogRoutes(root *mux.Router) {
 // handleTlogCheckpoint is audit/checkpoint's plain text.
 func (s *Server) handleTlogCheckpoint(w http.ResponseWriter, r *http.Request) {
 	r.Header.Del("Accept")
+	w.Header().Set("Cache-Control", "no-cache") // it changes (c2sp.org/tlog-tiles: no caching beyond seconds)
 	s.handleCheckpoint(w, r)
 }
 

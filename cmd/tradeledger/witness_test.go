@@ -254,3 +254,64 @@ func TestForkedDataDirRefused(t *testing.T) {
 		t.Fatalf("verify --since with the witness key: %v\n%s", err, out.String())
 	}
 }
+
+// TestVerifyProofWitnessed: verify-proof --witness-key passes a bundle
+// whose checkpoint our witness cosigned, and fails (exit 1) the same
+// bundle without the cosignature, or with a quorum above the keys given.
+func TestVerifyProofWitnessed(t *testing.T) {
+	dir, _ := auditLog(t)
+	key, _, _ := auditRun(t, "checkpoint", "key", "--data", dir)
+	key = strings.TrimSpace(key)
+	file := filepath.Join(t.TempDir(), "order-1.proof.json")
+	if _, errOut, code := auditRun(t, "proof", "--data", dir, "--order", "1", "--out", file); code != 0 {
+		t.Fatalf("proof: %s", errOut)
+	}
+	w := startTestWitness(t, "auditor.test/one")
+	if _, err := w.w.AddLog(context.Background(), "", key); err != nil {
+		t.Fatal(err)
+	}
+	var b map[string]any
+	raw, _ := os.ReadFile(file)
+	json.Unmarshal(raw, &b)
+	note := b["checkpoint"].(string)
+	a, err := w.w.AddCheckpoint(context.Background(), cosign.Request{Checkpoint: []byte(note)}.Body())
+	if err != nil || a.Status != http.StatusOK {
+		t.Fatalf("witness: %d %s %v", a.Status, a.Body, err)
+	}
+	b["checkpoint"] = note + string(a.Body)
+	cosigned := filepath.Join(t.TempDir(), "cosigned.proof.json")
+	out, _ := json.Marshal(b)
+	os.WriteFile(cosigned, out, 0o644)
+	vkey := w.w.VerifierKey()
+	if out, errOut, code := auditRun(t, "verify-proof", cosigned, "--key", key, "--witness-key", vkey); code != 0 || !strings.Contains(out, "cosigned by 1 of the 1 witnesses") {
+		t.Fatalf("cosigned bundle: exit %d\n%s%s", code, out, errOut)
+	}
+	if out, _, code := auditRun(t, "verify-proof", file, "--key", key, "--witness-key", vkey, "--quorum", "1"); code != 1 || !strings.Contains(out, "NOT WITNESSED") {
+		t.Fatalf("bundle without the cosignature: exit %d\n%s", code, out)
+	}
+	if _, errOut, code := auditRun(t, "verify-proof", cosigned, "--key", key, "--witness-key", vkey, "--quorum", "2"); code == 0 || !strings.Contains(errOut, "--quorum") {
+		t.Fatalf("quorum above the keys: exit %d %s", code, errOut)
+	}
+	if _, errOut, code := auditRun(t, "verify-proof", cosigned, "--key", key, "--quorum", "1"); code == 0 || !strings.Contains(errOut, "--witness-key") {
+		t.Fatalf("--quorum without keys: exit %d %s", code, errOut)
+	}
+}
+
+// TestWitnessFlagEnv: TRADELEDGER_WITNESS holds one witness per line;
+// a bad one is refused naming what is wrong.
+func TestWitnessFlagEnv(t *testing.T) {
+	w1, w2 := startTestWitness(t, "auditor.test/one"), startTestWitness(t, "auditor.test/two")
+	t.Setenv("TRADELEDGER_WITNESS", w1.w.VerifierKey()+" "+w1.url+"\n\n"+w2.w.VerifierKey()+" "+w2.url+"\n")
+	t.Setenv("TRADELEDGER_WITNESS_QUORUM", "1")
+	m := NewMain()
+	if err := m.ParseFlags(nil, &Env{Stderr: io.Discard}); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Config.Witnesses) != 2 || m.Config.Witnesses[1].Name() != "auditor.test/two" || m.Config.WitnessQuorum != 1 {
+		t.Fatalf("witnesses %v, quorum %d", m.Config.Witnesses, m.Config.WitnessQuorum)
+	}
+	t.Setenv("TRADELEDGER_WITNESS", "not-a-key http://127.0.0.1:1")
+	if err := NewMain().ParseFlags(nil, &Env{Stderr: io.Discard}); err == nil || !strings.Contains(err.Error(), "TRADELEDGER_WITNESS") {
+		t.Fatalf("a bad witness: %v", err)
+	}
+}
