@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -313,5 +314,59 @@ func TestWitnessFlagEnv(t *testing.T) {
 	t.Setenv("TRADELEDGER_WITNESS", "not-a-key http://127.0.0.1:1")
 	if err := NewMain().ParseFlags(nil, &Env{Stderr: io.Discard}); err == nil || !strings.Contains(err.Error(), "TRADELEDGER_WITNESS") {
 		t.Fatalf("a bad witness: %v", err)
+	}
+}
+
+// TestWitnessCommands: witness key makes the witness at its first start
+// (a name needed then), add-log follows a log by its key, and witness
+// serve answers add-checkpoint until its context ends.
+func TestWitnessCommands(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "witness")
+	if _, errOut, code := auditRun(t, "witness", "key", "--data", dir); code == 0 || !strings.Contains(errOut, "--name") {
+		t.Fatalf("first start without a name: exit %d %s", code, errOut)
+	}
+	vkey, errOut, code := auditRun(t, "witness", "key", "--data", dir, "--name", "auditor.test/cli")
+	if code != 0 || !strings.HasPrefix(vkey, "auditor.test/cli+") {
+		t.Fatalf("witness key: exit %d %q %s", code, vkey, errOut)
+	}
+	if again, _, _ := auditRun(t, "witness", "key", "--data", dir); again != vkey {
+		t.Fatalf("the key changed: %q, then %q", vkey, again)
+	}
+	logDir, _ := auditLog(t)
+	logKey, _, _ := auditRun(t, "checkpoint", "key", "--data", logDir)
+	if _, errOut, code := auditRun(t, "witness", "add-log", "--data", dir, "--key", "not a key"); code == 0 || !strings.Contains(errOut, "--key") {
+		t.Fatalf("add-log with a bad key: exit %d %s", code, errOut)
+	}
+	out, errOut, code := auditRun(t, "witness", "add-log", "--data", dir, "--key", strings.TrimSpace(logKey))
+	if code != 0 || !strings.Contains(out, "follows the log tradeledger/log/") {
+		t.Fatalf("add-log: exit %d %s%s", code, out, errOut)
+	}
+	note, _, _ := auditRun(t, "checkpoint", "--data", logDir)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, []string{"witness", "serve", "--data", dir, "--listen", "127.0.0.1:0"}, strings.NewReader(""), pw, io.Discard)
+		pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	go io.Copy(io.Discard, pr)
+	if err != nil || !strings.Contains(line, "serving on http://127.0.0.1:") {
+		t.Fatalf("witness serve said %q (%v)", line, err)
+	}
+	url := strings.Fields(line[strings.Index(line, "http://"):])[0]
+	res, err := http.Post(url+"/add-checkpoint", "text/plain", strings.NewReader(string(cosign.Request{Checkpoint: []byte(note)}.Body())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 || !strings.HasPrefix(string(body), "— auditor.test/cli ") {
+		t.Fatalf("add-checkpoint: %d %s", res.StatusCode, body)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("witness serve after its context ended: %v", err)
 	}
 }
