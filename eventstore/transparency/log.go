@@ -2,9 +2,7 @@ package transparency
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"maps"
 	"math/bits"
 	"slices"
@@ -694,14 +692,35 @@ func (l *Log) Freeze() func(*snap.Encoder) {
 				e.Text(c)
 			}
 		}
-		// The witnesses' records, as JSON of the events' payloads (a
-		// handful, written once per snapshot), in key order.
+		// The witnesses' records, in key order.
 		keys := slices.Sorted(maps.Keys(witnesses))
 		e.Uvarint(uint64(len(keys)))
 		for _, k := range keys {
-			b, _ := json.Marshal(witnesses[k])
+			r := witnesses[k]
 			e.Text(k)
-			e.Text(string(b))
+			e.Bool(r.Cosigned != nil)
+			if c := r.Cosigned; c != nil {
+				e.Text(c.Origin)
+				e.Varint(c.Size)
+				e.Text(c.Root)
+				e.Text(c.Witness)
+				e.Text(c.Key)
+				e.Text(c.URL)
+				e.Varint(c.Time)
+				e.Text(c.Signature)
+			}
+			e.Bool(r.Refused != nil)
+			if f := r.Refused; f != nil {
+				e.Text(f.Origin)
+				e.Varint(f.Size)
+				e.Text(f.Root)
+				e.Text(f.Witness)
+				e.Text(f.Key)
+				e.Text(f.URL)
+				e.Varint(f.WitnessSize)
+				e.Varint(int64(f.Status))
+				e.Text(f.Reason)
+			}
 		}
 	}
 }
@@ -718,10 +737,15 @@ func (l *Log) Load(d *snap.Decoder) (func(), error) {
 	}
 	witnesses := map[string]domain.WitnessRecord{}
 	for n := d.Uvarint(); n > 0 && d.Err() == nil; n-- {
-		k, v := d.Text(), d.Text()
+		k := d.Text()
 		var r domain.WitnessRecord
-		if err := json.Unmarshal([]byte(v), &r); err != nil {
-			return nil, fmt.Errorf("checkpoints snapshot: witness %s: %w", k, err)
+		if d.Bool() {
+			r.Cosigned = &domain.CheckpointCosigned{Origin: d.Text(), Size: d.Varint(), Root: d.Text(), Witness: d.Text(),
+				Key: d.Text(), URL: d.Text(), Time: d.Varint(), Signature: d.Text()}
+		}
+		if d.Bool() {
+			r.Refused = &domain.WitnessRefused{Origin: d.Text(), Size: d.Varint(), Root: d.Text(), Witness: d.Text(),
+				Key: d.Text(), URL: d.Text(), WitnessSize: d.Varint(), Status: int(d.Varint()), Reason: d.Text()}
 		}
 		witnesses[k] = r
 	}
