@@ -77,10 +77,10 @@ func TestSnapshotWitnesses(t *testing.T) {
 		newProjs := func() []projections.Snapshotter { return []projections.Snapshotter{&Log{}} }
 		snaptest.Check(t, events, snaptest.Cuts(rng, len(events), 4), newProjs, func(t *testing.T, full, restored []projections.Snapshotter) {
 			a, b := full[0].(*Log), restored[0].(*Log)
-			if a.latest == nil || len(a.latest.cosigs) != 1 || !reflect.DeepEqual(a.latest, b.latest) {
+			if a.latest == nil || len(a.latest.cosigs) == 0 || !reflect.DeepEqual(a.latest, b.latest) {
 				t.Fatalf("latest checkpoint restored %+v, of the whole log %+v", b.latest, a.latest)
 			}
-			if len(a.witnesses) != 2 || !reflect.DeepEqual(a.Witnesses(), b.Witnesses()) {
+			if len(a.witnesses) < 2 || !reflect.DeepEqual(a.Witnesses(), b.Witnesses()) {
 				t.Fatalf("witnesses restored %+v, of the whole log %+v", b.Witnesses(), a.Witnesses())
 			}
 		})
