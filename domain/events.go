@@ -83,6 +83,9 @@ const (
 	TypeTokenRevoked = "TokenRevoked"
 
 	TypeCheckpointSigned = "CheckpointSigned"
+	// A witness's answer to a checkpoint sent to it (DESIGN §19).
+	TypeCheckpointCosigned = "CheckpointCosigned"
+	TypeWitnessRefused     = "WitnessRefused"
 )
 
 // Side is buy or sell.
@@ -394,4 +397,40 @@ type CheckpointSigned struct {
 	Size   int64  `json:"size"`
 	Root   string `json:"root"`
 	Note   string `json:"note"`
+}
+
+// CheckpointCosigned records that a witness cosigned the checkpoint of
+// Origin's tree of Size records with root Root (c2sp.org/tlog-witness):
+// Signature is its cosignature line ("— name base64\n",
+// c2sp.org/tlog-cosignature), verified with Key (the witness's verifier
+// key) before it was recorded, which the checkpoint's note carries from
+// then on; Time is the cosignature's timestamp (Unix seconds, the
+// witness's clock), URL where the witness was reached.
+type CheckpointCosigned struct {
+	Origin    string `json:"origin"`
+	Size      int64  `json:"size"`
+	Root      string `json:"root"`
+	Witness   string `json:"witness"`
+	Key       string `json:"key"`
+	URL       string `json:"url"`
+	Time      int64  `json:"time"`
+	Signature string `json:"signature"`
+}
+
+// WitnessRefused records that a witness refused the checkpoint of
+// Origin's tree of Size records as inconsistent with what it cosigned
+// before (it holds WitnessSize records of a log under the same origin, -1
+// when it did not say): the log was forked, rewritten or cut under the
+// same key. Status is the witness's HTTP answer, Reason what it or the
+// client found.
+type WitnessRefused struct {
+	Origin      string `json:"origin"`
+	Size        int64  `json:"size"`
+	Root        string `json:"root"`
+	Witness     string `json:"witness"`
+	Key         string `json:"key"`
+	URL         string `json:"url"`
+	WitnessSize int64  `json:"witnessSize"`
+	Status      int    `json:"status"`
+	Reason      string `json:"reason"`
 }

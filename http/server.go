@@ -126,6 +126,10 @@ type Server struct {
 	// a token.
 	Tlog       TransparencyLog
 	PublicTlog bool
+	// Witnesses, when set, reports the witnesses the checkpoints are sent
+	// to (witnesses.go): audit/witnesses, audit/checkpoint's JSON and
+	// /healthz, degraded while one refuses a checkpoint as inconsistent.
+	Witnesses func() WitnessReport
 	// Config is the configuration read model (config, license, system).
 	Config *projections.Config
 	// Files is the read model of files and state files (file routes).
@@ -290,6 +294,7 @@ func (s *Server) Handler() http.Handler {
 	s.registerFileRoutes(protected)
 	s.registerAuditRoutes(protected)
 	s.registerProofRoutes(protected)
+	s.registerWitnessRoutes(protected)
 	s.registerTlogRoutes(r)
 	return s.withCORS(r) // cors.go
 }

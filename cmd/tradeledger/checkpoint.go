@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -119,6 +120,8 @@ func runProof(ctx context.Context, args []string, env *Env) error {
 func runVerifyProof(ctx context.Context, args []string, env *Env) error {
 	fs := newFlagSet("verify-proof", env.Stderr)
 	key := fs.String("key", "", "the log's verifier key (note format: origin+hash+base64), or a file holding it")
+	var witnessed witnessKeys // --witness-key, --quorum (witnesscheck.go)
+	witnessed.register(fs)
 	var file string
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		file, args = args[0], args[1:]
@@ -148,6 +151,11 @@ func runVerifyProof(ctx context.Context, args []string, env *Env) error {
 	st, err := transparency.VerifyBundle(data, vkey)
 	if err != nil {
 		return auditFailure{fmt.Errorf("verify-proof: %s: %s", file, domain.ErrorMessage(err)), exitTampered}
+	}
+	var b transparency.Bundle
+	_ = json.Unmarshal(data, &b) // VerifyBundle read it
+	if err := witnessed.check("the bundle's checkpoint", []byte(b.Checkpoint), env.Stdout); err != nil {
+		return err
 	}
 	fmt.Fprintln(env.Stdout, "OK: "+st.Sentence())
 	return nil

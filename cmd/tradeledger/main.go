@@ -97,6 +97,8 @@ var commands = map[string]command{
 	"verify-proof": {runVerifyProof},
 
 	"snapshot": {runSnapshot},
+
+	"witness": {runWitness},
 }
 
 // Run runs the subcommand named by args[0].

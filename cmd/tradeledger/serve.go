@@ -15,6 +15,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/eventstore/transparency"
+	"github.com/tradeledger/tradeledger/eventstore/transparency/witnesses"
 	"github.com/tradeledger/tradeledger/exchange/engine"
 	"github.com/tradeledger/tradeledger/exchange/paper"
 	tlhttp "github.com/tradeledger/tradeledger/http"
@@ -62,6 +63,11 @@ type ServeConfig struct {
 	// SnapshotDir is where the snapshots are ("": the data dir's
 	// snapshots/).
 	SnapshotDir string
+	// Witnesses are the witnesses each checkpoint is sent to (--witness
+	// 'VKEY URL', repeatable); WitnessQuorum how many must cosign it (0:
+	// all) before /healthz stops counting the missing (witnesses.go).
+	Witnesses     witnessFlag
+	WitnessQuorum int
 }
 
 // Main is the running service: ParseFlags fills Config, Run opens and wires
@@ -105,7 +111,11 @@ type Main struct {
 	// Tlog.Tick. The zero value is production behaviour.
 	Tlog              *transparency.Log
 	ManualCheckpoints bool
-	tlogWork          background
+	// Witnesses collects the witnesses' cosignatures of the checkpoints
+	// (--witness; nil without). With ManualCheckpoints the caller calls
+	// Witnesses.Tick.
+	Witnesses *witnesses.Client
+	tlogWork  background
 	// Metrics are the Prometheus metrics (metrics.go).
 	Metrics    *metrics.Metrics
 	metricsLn  net.Listener
@@ -177,6 +187,8 @@ func (m *Main) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.Uint64Var(&c.SnapshotEvery, "snapshot-every", c.SnapshotEvery, "write a read-model snapshot (data dir's snapshots/) every this many events (0: none)")
 	fs.DurationVar(&c.SnapshotInterval, "snapshot-interval", c.SnapshotInterval, "longest wait before a read-model snapshot of a log that grew")
 	fs.StringVar(&c.SnapshotDir, "snapshot-dir", c.SnapshotDir, "directory of the read-model snapshots (default: the data directory's snapshots/)")
+	fs.Var(&c.Witnesses, "witness", "a witness each signed checkpoint is sent to (c2sp.org/tlog-witness): 'VKEY URL', its verifier key and URL (repeatable; the environment twin holds one per line)")
+	fs.IntVar(&c.WitnessQuorum, "witness-quorum", c.WitnessQuorum, "how many witnesses must cosign each checkpoint; /healthz says how many are missing (0: all)")
 	return fs
 }
 
@@ -256,6 +268,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 
 	m.wireMetrics(s)
 	m.wireWebhooks(s)
+	m.wireWitnesses(s)
 	if s.CORSOrigins, err = tlhttp.ParseCORSOrigins(m.Config.CORSOrigins); err != nil {
 		return fmt.Errorf("--cors-origins: %w", err)
 	}
@@ -268,6 +281,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return err
 	}
 	m.startTlog()      // builds the tree of a log written before it, then issues checkpoints
+	m.startWitnesses() // sends each checkpoint to the witnesses (--witness)
 	m.startSnapshots() // read-model snapshots in the background
 	m.Logger.Info("serving", zap.String("dashboard", dashboardURL(s.URL())), zap.String("api", s.URL()), zap.String("files", s.FilesURL()))
 	m.logConnectors()
@@ -324,7 +338,8 @@ func (m *Main) openModels(ctx context.Context) (err error) {
 	m.Engine.Scheduler.FeeAssets = func(exchange string) []string {
 		return feeAssets(configView.Current(), exchange, ledger.FeeAssets(exchange))
 	}
-	m.newTlog() // tlog.go
+	m.newTlog()      // tlog.go
+	m.newWitnesses() // witnesses.go
 	filesView := projections.NewFiles(ledger)
 	if err := m.newWebhooks(ctx, configView); err != nil { // webhooks.go
 		return err

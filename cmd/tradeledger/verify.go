@@ -68,6 +68,8 @@ func runVerify(ctx context.Context, args []string, env *Env) error {
 	fs.Var(&saved, "checkpoint", "a signed checkpoint FILE kept earlier (repeatable): the log must extend each (its signature, and the tree of its first N events has its root)")
 	since := fs.String("since", "", "a signed checkpoint FILE kept earlier: verify only the events after it, and that the log extends it")
 	keyFlag := fs.String("key", "", "verifier key of the checkpoints, or a file holding it (default: the data dir's own)")
+	var witnessed witnessKeys // --witness-key, --quorum (witnesscheck.go)
+	witnessed.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -98,6 +100,16 @@ func runVerify(ctx context.Context, args []string, env *Env) error {
 	opts := domain.VerifyOptions{Heads: *heads, MaxFaults: *maxFaults}
 	if *maxFaults == 0 {
 		opts.MaxFaults = -1 // count only
+	}
+	for _, file := range append(saved[:len(saved):len(saved)], *since) {
+		if file != "" {
+			if _, err := openCheckpointFile(file, vkey); err != nil {
+				return err
+			}
+			if err := witnessed.checkFile(file, env.Stdout); err != nil {
+				return err
+			}
+		}
 	}
 	if *since != "" {
 		return verifySince(ctx, d, *since, vkey, opts, env)

@@ -500,8 +500,21 @@ func (g *gen) system() {
 // checkpoint records a checkpoint of the log so far (its note is not a
 // signature: no read model checks one; verify would).
 func (g *gen) checkpoint() {
+	size := int64(len(g.log))
 	g.emit(domain.StreamCheckpoints, domain.TypeCheckpointSigned, domain.CheckpointSigned{Origin: "tradeledger.test/log",
-		Size: int64(len(g.log)), Root: "cm9vdA==", Note: fmt.Sprintf("tradeledger.test/log\n%d\ncm9vdA==\n\n— sig\n", len(g.log))}, domain.ActorCore)
+		Size: size, Root: "cm9vdA==", Note: fmt.Sprintf("tradeledger.test/log\n%d\ncm9vdA==\n\n— sig\n", size)}, domain.ActorCore)
+	// A witness's answer to it: a cosignature, or now and then a refusal
+	// as inconsistent (its signatures are not real: no read model checks
+	// one).
+	if size%2 == 0 {
+		g.emit(domain.StreamCheckpoints, domain.TypeWitnessRefused, domain.WitnessRefused{Origin: "tradeledger.test/log", Size: size,
+			Root: "cm9vdA==", Witness: "witness.test/w", Key: "witness.test/w+01020304+key", URL: "http://witness.test",
+			WitnessSize: size - 1, Status: 422, Reason: "inconsistent"}, domain.ActorCore)
+		return
+	}
+	g.emit(domain.StreamCheckpoints, domain.TypeCheckpointCosigned, domain.CheckpointCosigned{Origin: "tradeledger.test/log", Size: size,
+		Root: "cm9vdA==", Witness: "witness.test/w", Key: "witness.test/w+01020304+key", URL: "http://witness.test",
+		Time: g.t / 1000, Signature: fmt.Sprintf("— witness.test/w cosig%d\n", size)}, domain.ActorCore)
 }
 
 func (g *gen) clearAttention() {

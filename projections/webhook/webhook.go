@@ -37,6 +37,9 @@ var kinds = map[string]string{
 	domain.TypeCheckpointSigned: "checkpoints",
 	// An exchange number the ledger cannot hold: the order's pair paused.
 	domain.TypeOrderNeedsAttention: "attention",
+	// A witness refused a checkpoint as inconsistent with what it
+	// cosigned: the log forked, was rewritten or cut under its key.
+	domain.TypeWitnessRefused: "witnessRefusals",
 }
 
 // Defaults of Notifier.
@@ -55,7 +58,8 @@ const (
 type Target struct {
 	URL string
 	// Kinds are the event kinds sent ("fills", "rejections", "start",
-	// "stop", "failedLogins", "checkpoints", "verifyFailures", "attention");
+	// "stop", "failedLogins", "checkpoints", "verifyFailures", "attention",
+	// "witnessRefusals");
 	// empty means all.
 	Kinds []string
 	// Key signs the body (empty: no signature header).
