@@ -119,8 +119,11 @@ type Server struct {
 	// system routes).
 	Core CoreReader
 	// Audit serves audit/verify, audit/events and the live event stream
-	// (audit.go).
-	Audit *Audit
+	// (audit.go); Verifier, when set, is what audit/verify answers: the
+	// chains, the Merkle tree and the last checkpoint kept beside it, as
+	// `tradeledger verify` checks them (else the chains alone).
+	Audit    *Audit
+	Verifier LogVerifier
 	// Tlog serves the checkpoints, proofs and tiles of the Merkle tree
 	// over the log (proof.go, tlog.go); PublicTlog serves /tlog/* without
 	// a token.
