@@ -79,6 +79,9 @@ func CheckAgreement(ctx context.Context, store domain.EventStore, tree domain.Tr
 		v.LostTo = max(v.LostTo, kept.Position) // the checkpoint's own event is gone too
 	}
 	if v.LostFrom != 0 {
+		v.LostTo = max(v.LostTo, v.LostFrom)
+	}
+	if v.LostFrom != 0 {
 		v.Problem = cutProblem(v, hasKept)
 	}
 	return v, nil
@@ -319,5 +322,7 @@ func (l *Log) AcceptCut(ctx context.Context, v domain.TreeVerdict) (domain.Check
 	if err != nil {
 		return c, fmt.Errorf("sign the checkpoint after the accepted log cut: %w", err)
 	}
-	return c, nil
+	// The tree adds the checkpoint's event, and keeps it in place of the
+	// abandoned one.
+	return c, l.Tree.BuildTree(ctx, nil)
 }
