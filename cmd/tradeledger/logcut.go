@@ -23,7 +23,7 @@ import (
 // checkLogCut sets d.LogCut when the log, its tree and the checkpoint kept
 // beside the tree disagree (transparency.CheckAgreement).
 func (d *DataDir) checkLogCut(ctx context.Context) error {
-	v, err := transparency.CheckAgreement(ctx, d.Store, d.Tree)
+	v, err := transparency.CheckAgreement(ctx, d.Store, d.Tree, d.CheckpointKey.VerifierKey())
 	if err != nil {
 		return fmt.Errorf("check the log against its Merkle tree: %w", err)
 	}

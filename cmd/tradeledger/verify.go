@@ -123,7 +123,7 @@ func runVerify(ctx context.Context, args []string, env *Env) error {
 	for _, c := range checkpoints {
 		sizes = append(sizes, c.cp.Size)
 	}
-	sum, roots, err := transparency.Verify(ctx, d.Store, d.Tree, opts, sizes...)
+	sum, roots, err := transparency.Verify(ctx, d.Store, d.Tree, vkey, opts, sizes...)
 	prog.done()
 	if err != nil {
 		return auditFailure{err, exitUnreadable}

@@ -28,16 +28,18 @@ import (
 // events (a bisection when they disagree): Problem is set when the log
 // does not hold the tree's records (it was cut at its end, or its end
 // was replaced), or the tree does not extend the kept checkpoint (the
-// log and its tree were cut together, or the tree was rewritten). The
-// error is for a log or tree that could not be read.
-func CheckAgreement(ctx context.Context, store domain.EventStore, tree domain.TreeStore) (domain.TreeVerdict, error) {
+// log and its tree were cut together, or the tree was rewritten). Only
+// a checkpoint the log signed counts: one whose note opens under vkey,
+// the log's verifier key ("": any). The error is for a log or tree that
+// could not be read.
+func CheckAgreement(ctx context.Context, store domain.EventStore, tree domain.TreeStore, vkey string) (domain.TreeVerdict, error) {
 	var v domain.TreeVerdict
 	size, err := tree.TreeSize(ctx)
 	if err != nil {
 		return v, err
 	}
 	v.Records = size
-	kept, hasKept, err := tree.KeptCheckpoint(ctx)
+	kept, hasKept, err := keptSigned(ctx, tree, vkey)
 	if err != nil {
 		return v, err
 	}
@@ -152,17 +154,18 @@ func recordInLog(ctx context.Context, store domain.EventStore, tree domain.TreeS
 // Verify checks store's whole log (domain.VerifyLog with opts) and its
 // tree: the tree rebuilt from the events has the stored tree's root at
 // the stored tree's size, and the log extends the checkpoint kept beside
-// the tree. The summary's Tree is that verdict; OK is false when either
-// the chains or the tree fail, and Problem names the failures, the
-// chains' first. Roots keeps the rebuilt tree's root at each of sizes
-// too (a caller's saved checkpoints, Roots.Check). The error is for a
-// log or tree that could not be read.
-func Verify(ctx context.Context, store domain.EventStore, tree domain.TreeStore, opts domain.VerifyOptions, sizes ...int64) (domain.VerifySummary, *Roots, error) {
+// the tree, if the log signed it (its note opens under vkey; "": any).
+// The summary's Tree is that verdict; OK is false when either the
+// chains or the tree fail, and Problem names the failures, the chains'
+// first. Roots keeps the rebuilt tree's root at each of sizes too (a
+// caller's saved checkpoints, Roots.Check). The error is for a log or
+// tree that could not be read.
+func Verify(ctx context.Context, store domain.EventStore, tree domain.TreeStore, vkey string, opts domain.VerifyOptions, sizes ...int64) (domain.VerifySummary, *Roots, error) {
 	size, err := tree.TreeSize(ctx)
 	if err != nil {
 		return domain.VerifySummary{}, nil, err
 	}
-	kept, hasKept, err := tree.KeptCheckpoint(ctx)
+	kept, hasKept, err := keptSigned(ctx, tree, vkey)
 	if err != nil {
 		return domain.VerifySummary{}, nil, err
 	}
@@ -240,8 +243,24 @@ func summaryProblem(sum domain.VerifySummary) string {
 // Verify is Verify over the Log's store and tree, with no saved
 // checkpoints: what GET /api/v1/audit/verify answers.
 func (l *Log) Verify(ctx context.Context, opts domain.VerifyOptions) (domain.VerifySummary, error) {
-	sum, _, err := Verify(ctx, l.Store, l.Tree, opts)
+	sum, _, err := Verify(ctx, l.Store, l.Tree, l.Key.VerifierKey(), opts)
 	return sum, err
+}
+
+// keptSigned is tree's kept checkpoint when the log signed it: its note
+// opens under vkey (any when vkey is "") and says what the event says.
+// A checkpoint of another key (the log's key was replaced, or someone
+// recorded one that was never signed) is not this log's to hold it to.
+func keptSigned(ctx context.Context, tree domain.TreeStore, vkey string) (domain.KeptCheckpoint, bool, error) {
+	kept, ok, err := tree.KeptCheckpoint(ctx)
+	if err != nil || !ok || vkey == "" {
+		return kept, ok, err
+	}
+	c, err := OpenCheckpoint([]byte(kept.Note), vkey)
+	if err != nil || c.Size != kept.Size || c.Root.String() != kept.Root {
+		return domain.KeptCheckpoint{}, false, nil
+	}
+	return kept, true, nil
 }
 
 // extendsKept returns nil when the tree of size records extends the
@@ -249,7 +268,7 @@ func (l *Log) Verify(ctx context.Context, opts domain.VerifyOptions) (domain.Ver
 // afterCut: the first checkpoint after an accepted cut), else an
 // EINTERNAL error saying why no checkpoint may be signed over this tree.
 func (l *Log) extendsKept(ctx context.Context, size int64, afterCut bool) error {
-	kept, ok, err := l.Tree.KeptCheckpoint(ctx)
+	kept, ok, err := keptSigned(ctx, l.Tree, l.Key.VerifierKey())
 	if err != nil || !ok || (afterCut && kept.Abandoned) {
 		return err
 	}
@@ -290,7 +309,7 @@ func (l *Log) AcceptCut(ctx context.Context, v domain.TreeVerdict) (domain.Check
 	if err := l.Tree.BuildTree(ctx, nil); err != nil {
 		return domain.CheckpointSigned{}, err
 	}
-	kept, hasKept, err := l.Tree.KeptCheckpoint(ctx)
+	kept, hasKept, err := keptSigned(ctx, l.Tree, l.Key.VerifierKey())
 	if err != nil {
 		return domain.CheckpointSigned{}, err
 	}

@@ -105,7 +105,7 @@ func TestFileTreeCutLog(t *testing.T) {
 			cutFiles(t, l.dir, records-3)
 		}
 		s, tree, log = l.open()
-		v, err := transparency.CheckAgreement(ctx, s, tree)
+		v, err := transparency.CheckAgreement(ctx, s, tree, l.key.VerifierKey())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -133,7 +133,7 @@ func TestFileTreeCutLog(t *testing.T) {
 		if cp.Size != records-2 || !strings.Contains(cp.Note, "\nlog cut accepted: 24 of") {
 			t.Fatalf("checkpoint after the cut %+v, want 25 records and the extension line", cp)
 		}
-		if v, err := transparency.CheckAgreement(ctx, s, tree); err != nil || v.Problem != "" {
+		if v, err := transparency.CheckAgreement(ctx, s, tree, l.key.VerifierKey()); err != nil || v.Problem != "" {
 			t.Fatalf("after AcceptCut: %+v %v", v, err)
 		}
 		if err := tree.BuildTree(ctx, nil); err != nil {
@@ -196,4 +196,31 @@ func openRaw(t *testing.T, path string) *sql.DB {
 		t.Fatal(err)
 	}
 	return db
+}
+
+// Only a checkpoint the log signed holds the log to it: one recorded in
+// the checkpoints stream that does not open under the log's key (a key
+// replaced since, or a record that was never signed) is not counted.
+func TestCheckAgreementCountsOnlySignedCheckpoints(t *testing.T) {
+	e := newLogEnv(t)
+	ctx := context.Background()
+	e.append(5)
+	fake := domain.NewEvent(e.clock, domain.TypeCheckpointSigned, domain.CheckpointSigned{Origin: e.key.Origin(), Size: 5,
+		Root: "cm9vdA==", Note: e.key.Origin() + "\n5\ncm9vdA==\n\n— " + e.key.Origin() + " c2ln\n"})
+	if _, err := e.store.Append(ctx, domain.StreamCheckpoints, domain.Any, fake); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := transparency.CheckAgreement(ctx, e.store, e.store, ""); err != nil || !strings.Contains(v.Problem, "not the root cm9vdA==") {
+		t.Fatalf("any checkpoint counted: %+v %v, want the record's root named", v, err)
+	}
+	v, err := transparency.CheckAgreement(ctx, e.store, e.store, e.key.VerifierKey())
+	if err != nil || v.Problem != "" || v.Checkpoint != 0 || v.Records != 6 || v.Agreed != 6 {
+		t.Fatalf("an unsigned record counted: %+v %v", v, err)
+	}
+	if _, _, err := e.log.Issue(eventstore.WithActor(ctx, domain.ActorCore), true); err != nil {
+		t.Fatalf("Issue over a log with an unsigned record: %v", err)
+	}
+	if v, err := transparency.CheckAgreement(ctx, e.store, e.store, e.key.VerifierKey()); err != nil || v.Problem != "" || v.Checkpoint != 6 {
+		t.Fatalf("after a signed checkpoint: %+v %v", v, err)
+	}
 }
