@@ -41,17 +41,24 @@ func newBalanceEntry(exchange string, b domain.AssetBalance) BalanceEntry {
 }
 
 // handleBalances answers every asset of every exchange, sorted by exchange
-// then asset; an empty array before any balance was observed. With
-// ?asOf= (asof.go), what the exchanges had last reported by then.
+// then asset; an empty array before any balance was observed. With asOf
+// (asof.go; in the query or the body {"asOf": …}, which the spec's
+// request otherwise leaves empty), what the exchanges had last reported
+// by then.
 func (s *Server) handleBalances(w http.ResponseWriter, r *http.Request) {
-	asOf, err := s.queryAsOf(r.URL.Query())
+	var body pastBody
+	if err := decodeOptionalBody(r, &body); err != nil {
+		Error(w, r, err)
+		return
+	}
+	asOf, err := s.readPast(r.URL.Query(), &body)
 	if err != nil {
 		Error(w, r, err)
 		return
 	}
 	var obs []domain.BalancesObserved
 	switch {
-	case asOf != 0:
+	case asOf.past:
 		st, err := s.pastState(r, asOf, s.liveMethod())
 		if err != nil {
 			Error(w, r, err)

@@ -273,7 +273,7 @@ func (s *Server) Handler() http.Handler {
 	s.registerDashboardRoutes(r)
 	s.registerSessionRoutes(api)
 	protected := api.NewRoute().Subrouter()
-	protected.Use(s.requireToken)
+	protected.Use(s.requireToken, s.singleValuedQuery) // query.go
 	s.registerTimeRoutes(protected)
 	s.registerTradeRoutes(protected)
 	s.registerBalanceRoutes(protected)
@@ -304,7 +304,7 @@ func (s *Server) FilesHandler() http.Handler {
 	r.HandleFunc("/healthz", s.handleHealth).Methods("GET")
 	s.registerAuthRoutes(api)
 	protected := api.NewRoute().Subrouter()
-	protected.Use(s.requireToken)
+	protected.Use(s.requireToken, s.singleValuedQuery) // query.go
 	s.registerConfigRoutes(protected)
 	s.registerFileRoutes(protected)
 	return r

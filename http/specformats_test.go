@@ -335,7 +335,7 @@ func TestGunbotRoutesAnswerInTheSpecFormats(t *testing.T) {
 			t.Fatalf("state files %v, want the pair's", names)
 		}
 		checkSpecShape(t, "/files/state/get", ss.json("POST", "/files/state/get", map[string]any{"filename": names[0]}), map[string]any{
-			"orders": []any{map[string]any{"time": kMs, "pair": kSymbol, "type": kString, "rate": kNumber, "amount": kNumber, "id": kNumber, "cost": kNumber}},
+			"orders":   []any{map[string]any{"time": kMs, "pair": kSymbol, "type": kString, "rate": kNumber, "amount": kNumber, "id": kNumber, "cost": kNumber}},
 			"balances": kObject})
 	})
 	// Read-back routes of files written above.
