@@ -122,7 +122,13 @@ func (m *Main) signFinalCheckpoint() {
 	}
 	ctx, cancel := context.WithTimeout(eventstore.WithActor(context.Background(), domain.ActorCore), finalCheckpointTimeout)
 	defer cancel()
-	if _, _, err := m.Tlog.Issue(ctx, false); err != nil && domain.ErrorCode(err) != domain.ENOTFOUND && m.Logger != nil {
+	_, _, err := m.Tlog.Issue(ctx, false)
+	if err == nil {
+		// The tree adds the checkpoint's own event, and keeps it: the
+		// embedded store's did already, a FileTree no longer follows.
+		err = m.DataDir.Tree.BuildTree(ctx, nil)
+	}
+	if err != nil && domain.ErrorCode(err) != domain.ENOTFOUND && m.Logger != nil {
 		m.Logger.Warn("no checkpoint signed at shutdown", zap.Error(err))
 	}
 }

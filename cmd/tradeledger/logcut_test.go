@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/eventstore/esdb/esdbtest"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 	"github.com/tradeledger/tradeledger/eventstore/transparency"
 )
@@ -353,5 +354,67 @@ func TestVerifyNeverSaysOKOnFailure(t *testing.T) {
 		if !strings.HasPrefix(first, "TAMPERED: "+want) || args[0] == "--digest" && !strings.Contains(first, "differs from the recorded "+before.HeadsDigest.String()) {
 			t.Fatalf("verify %v: the summary line does not name the failure first:\n%s", args, first)
 		}
+	}
+}
+
+// The same on EventStoreDB, whose tree is kept in local files (esdb-tree/,
+// the last checkpoint beside it): the server restored from an older backup
+// (its last records gone) is refused at start, and accepted on demand.
+func TestCutLogOnEventStoreDB(t *testing.T) {
+	t.Setenv("TRADELEDGER_WALLET", e2eWallet)
+	t.Setenv("TRADELEDGER_PASSWORD", "e2e trading password")
+	srv, err := esdbtest.NewServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	dir := filepath.Join(t.TempDir(), "data")
+	start := func(accept bool) (*Main, error) {
+		m := NewMain()
+		m.Config.Data, m.Config.EventStore, m.Config.Listen, m.Config.FilesListen = dir, srv.URL(), "127.0.0.1:0", ""
+		m.Logger, m.ManualCycles, m.AcceptTruncatedLog = zap.NewNop(), true, accept
+		return m, m.Run(context.Background())
+	}
+	m, err := start(false)
+	if err != nil {
+		m.Close()
+		t.Fatal(err)
+	}
+	waitReady(t, m)
+	ctx := context.Background()
+	for i := 0; i < 5; i++ {
+		e := domain.NewEvent(domain.SystemClock{}, "Tested", map[string]int{"n": i})
+		if _, err := m.DataDir.Store.Append(ctx, "order-1", domain.Any, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m.Close() // signs a checkpoint of everything, kept in esdb-tree/checkpoint
+	d, err := OpenDataDir(ctx, dir, srv.URL(), zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, ok, err := d.Tree.KeptCheckpoint(ctx)
+	records, _ := d.Tree.TreeSize(ctx)
+	d.Close()
+	if err != nil || !ok || kept.Size != records-1 {
+		t.Fatalf("kept checkpoint %+v (%v %v), tree %d: want the checkpoint signed at stop", kept, ok, err, records)
+	}
+
+	srv.CutAfter(srv.Len() - 2) // the checkpoint's event and the one before it
+	m, err = start(false)
+	m.Close()
+	var cut *logCutError
+	if !errors.As(err, &cut) || !strings.Contains(err.Error(), fmt.Sprintf("the last checkpoint signed covers %d events, but the log holds only %d", kept.Size, records-2)) {
+		t.Fatalf("serve on the cut EventStoreDB log: %v", err)
+	}
+	m, err = start(true)
+	if err != nil {
+		m.Close()
+		t.Fatalf("serve --accept-truncated-log: %v", err)
+	}
+	waitReady(t, m)
+	m.Close()
+	if out, errOut, code := auditRun(t, "verify", "--data", dir, "--eventstore", srv.URL()); code != 0 || !strings.HasPrefix(out, "OK: ") {
+		t.Fatalf("verify after the accepted cut: exit %d\n%s%s", code, out, errOut)
 	}
 }
