@@ -64,6 +64,18 @@ func CheckAgreement(ctx context.Context, store domain.EventStore, tree domain.Tr
 	}
 	switch {
 	case hasKept && kept.Size > v.Agreed:
+		if v.Agreed == size {
+			// The tree lacks records the checkpoint covers: cut with the
+			// log, or only behind it (a tree kept in files, which
+			// BuildTree catches up)?
+			in, err := keptInLog(ctx, store, kept)
+			if err != nil {
+				return v, err
+			}
+			if in {
+				break
+			}
+		}
 		if v.LostFrom == 0 {
 			v.LostFrom = head + 1
 		}
@@ -115,7 +127,9 @@ func agreedRecords(ctx context.Context, store domain.EventStore, tree domain.Tre
 	if ok, err := recordInLog(ctx, store, tree, size-1); err != nil || ok {
 		return size, err
 	}
-	lo, hi := int64(0), size-1 // records [0, lo) agree; record hi does not
+	// The answer k is in [lo, hi]: records [0, lo) agree, and record hi
+	// (hence k = size) does not.
+	lo, hi := int64(0), size-1
 	for lo < hi {
 		mid := lo + (hi-lo+1)/2
 		ok, err := recordInLog(ctx, store, tree, mid-1)
@@ -129,6 +143,25 @@ func agreedRecords(ctx context.Context, store domain.EventStore, tree domain.Tre
 		}
 	}
 	return lo, nil
+}
+
+// keptInLog reports whether the log still holds the kept checkpoint's own
+// event (and so every event the checkpoint covers, which came before it).
+func keptInLog(ctx context.Context, store domain.EventStore, kept domain.KeptCheckpoint) (bool, error) {
+	it := store.ReadAll(ctx, kept.Position, 1)
+	defer it.Close()
+	if !it.Next() {
+		return false, it.Err()
+	}
+	e := it.Event()
+	if e.Position != kept.Position || e.Type != domain.TypeCheckpointSigned || e.Stream != domain.StreamCheckpoints {
+		return false, nil
+	}
+	var c domain.CheckpointSigned
+	if err := e.Decode(&c); err != nil {
+		return false, nil
+	}
+	return c == kept.CheckpointSigned, nil
 }
 
 // recordInLog reports whether the log holds record i's event: an event at

@@ -224,3 +224,25 @@ func TestCheckAgreementCountsOnlySignedCheckpoints(t *testing.T) {
 		t.Fatalf("after a signed checkpoint: %+v %v", v, err)
 	}
 }
+
+// A tree kept in files that is only behind its log (its files cut or
+// lost, the log whole) is not a cut log: the log still holds the kept
+// checkpoint's event, and BuildTree catches the tree up.
+func TestFileTreeBehindItsLogIsNoCut(t *testing.T) {
+	ctx := context.Background()
+	l := newESDBLog(t)
+	s, tree, log := l.open()
+	l.grow(s, tree, log, 10)
+	c := l.grow(s, tree, log, 4)
+	tree.Close()
+	cutFiles(t, l.dir, 6)
+	s, tree, _ = l.open()
+	v, err := transparency.CheckAgreement(ctx, s, tree, l.key.VerifierKey())
+	if err != nil || v.Problem != "" || v.Records != 6 || v.Checkpoint != c.Size {
+		t.Fatalf("a tree behind its whole log: %+v %v, want no problem", v, err)
+	}
+	if err := tree.BuildTree(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	storetest.CheckTree(t, s, tree)
+}
