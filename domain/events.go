@@ -17,6 +17,9 @@ const (
 	// StreamCheckpoints holds the signed checkpoints of the log's Merkle
 	// tree (CheckpointSigned), one per checkpoint issued.
 	StreamCheckpoints = "checkpoints"
+	// StreamLogCuts holds the operator's decisions to go on with a log
+	// cut at its end (LogCutAccepted).
+	StreamLogCuts = "log-cuts"
 )
 
 // OrderStream is the stream of one order's life.
@@ -86,6 +89,7 @@ const (
 	// A witness's answer to a checkpoint sent to it (DESIGN §19).
 	TypeCheckpointCosigned = "CheckpointCosigned"
 	TypeWitnessRefused     = "WitnessRefused"
+	TypeLogCutAccepted     = "LogCutAccepted"
 )
 
 // Side is buy or sell.
@@ -433,4 +437,22 @@ type WitnessRefused struct {
 	WitnessSize int64  `json:"witnessSize"`
 	Status      int    `json:"status"`
 	Reason      string `json:"reason"`
+}
+
+// LogCutAccepted records an operator's decision to go on with a log whose
+// end was cut (tradeledger serve --accept-truncated-log), never taken
+// silently: the Merkle tree held TreeRecords records and the last
+// checkpoint signed (Checkpoint, its note as it was) covered Checkpoint.Size
+// events, but the log held only the first Kept of them. The events at
+// positions LostFrom to LostTo are gone for good: those the tree recorded
+// and the checkpoint's own event, as far as either names them. The tree
+// was cut back to Kept records, and the checkpoint signed next says so
+// in an extension line. Problem is what the check found, in plain words.
+type LogCutAccepted struct {
+	Kept        int64             `json:"kept"`
+	TreeRecords int64             `json:"treeRecords"`
+	Checkpoint  *CheckpointSigned `json:"checkpoint,omitempty"`
+	LostFrom    uint64            `json:"lostFrom"`
+	LostTo      uint64            `json:"lostTo"`
+	Problem     string            `json:"problem"`
 }

@@ -119,8 +119,11 @@ type Server struct {
 	// system routes).
 	Core CoreReader
 	// Audit serves audit/verify, audit/events and the live event stream
-	// (audit.go).
-	Audit *Audit
+	// (audit.go); Verifier, when set, is what audit/verify answers: the
+	// chains, the Merkle tree and the last checkpoint kept beside it, as
+	// `tradeledger verify` checks them (else the chains alone).
+	Audit    *Audit
+	Verifier LogVerifier
 	// Tlog serves the checkpoints, proofs and tiles of the Merkle tree
 	// over the log (proof.go, tlog.go); PublicTlog serves /tlog/* without
 	// a token.
@@ -274,7 +277,7 @@ func (s *Server) Handler() http.Handler {
 	s.registerDashboardRoutes(r)
 	s.registerSessionRoutes(api)
 	protected := api.NewRoute().Subrouter()
-	protected.Use(s.requireToken)
+	protected.Use(s.requireToken, s.singleValuedQuery) // query.go
 	s.registerTimeRoutes(protected)
 	s.registerTradeRoutes(protected)
 	s.registerBalanceRoutes(protected)
@@ -306,7 +309,7 @@ func (s *Server) FilesHandler() http.Handler {
 	r.HandleFunc("/healthz", s.handleHealth).Methods("GET")
 	s.registerAuthRoutes(api)
 	protected := api.NewRoute().Subrouter()
-	protected.Use(s.requireToken)
+	protected.Use(s.requireToken, s.singleValuedQuery) // query.go
 	s.registerConfigRoutes(protected)
 	s.registerFileRoutes(protected)
 	return r

@@ -30,7 +30,11 @@ func runCheckpoint(ctx context.Context, args []string, env *Env) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	d, err := sf.open(ctx)
+	open := sf.openToWrite // it signs and records a checkpoint
+	if keyOnly {
+		open = sf.open
+	}
+	d, err := open(ctx)
 	if err != nil {
 		return err
 	}
@@ -89,7 +93,7 @@ func runProof(ctx context.Context, args []string, env *Env) error {
 	if *out == "" {
 		return errors.New("--out FILE is required")
 	}
-	d, err := sf.open(ctx)
+	d, err := sf.openToWrite(ctx) // it may sign a checkpoint
 	if err != nil {
 		return err
 	}

@@ -132,6 +132,11 @@ type Main struct {
 	SnapshotWriter  *projections.SnapshotWriter
 	ManualSnapshots bool
 
+	// AcceptTruncatedLog goes on with a log cut at its end, recording the
+	// decision (--accept-truncated-log, a one-shot argument without an
+	// environment twin; logcut.go). The zero value refuses to start.
+	AcceptTruncatedLog bool
+
 	lock   *os.File  // the data dir's serve lock, held until Close
 	stderr io.Writer // where the log goes (ParseFlags: the command's stderr)
 }
@@ -148,7 +153,9 @@ func NewMain() *Main {
 
 // ParseFlags fills m.Config from args and their env twins.
 func (m *Main) ParseFlags(args []string, env *Env) error {
-	if err := parseFlags(m.flagSet(env.Stderr), args); err != nil {
+	fs := m.flagSet(env.Stderr)
+	fs.BoolVar(&m.AcceptTruncatedLog, "accept-truncated-log", false, "go on with a log cut at its end: record the decision as an event naming the lost positions and sign a checkpoint that says so (without it, serve refuses to start on such a log)")
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	m.stderr = env.Stderr
@@ -257,6 +264,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		m.Engine.Scheduler.Start()
 	}
 	s.Audit = tlhttp.NewAudit()
+	s.Verifier = m.Tlog // audit/verify: the chains, the tree and the kept checkpoint
 	if s.Secrets, err = domain.NewSecretBox(m.DataDir.MasterKey); err != nil {
 		return fmt.Errorf("master key: %w", err)
 	}
@@ -294,7 +302,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 // runner: everything a replay needs, nothing that serves (serve, and the
 // snapshot command, which replays without serving).
 func (m *Main) openModels(ctx context.Context) (err error) {
-	if m.DataDir, err = OpenDataDir(ctx, m.Config.Data, m.Config.EventStore, m.Logger); err != nil {
+	if m.DataDir, err = m.openDataDir(ctx); err != nil {
 		return err
 	}
 	m.Runner = projections.NewRunner(m.DataDir.Store)
@@ -378,6 +386,7 @@ func (m *Main) Close() error {
 	if m.Engine != nil {
 		m.Engine.Close()
 	}
+	m.signFinalCheckpoint() // logcut.go
 	if m.Runner != nil {
 		m.Runner.Close()
 	}

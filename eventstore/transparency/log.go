@@ -353,7 +353,23 @@ func lastEvent(ctx context.Context, store domain.EventStore, stream string) (*do
 // whether a new checkpoint was recorded; an empty log has none to give
 // (ENOTFOUND). The tree is first caught up with the log (Tree.BuildTree),
 // which costs nothing when it is.
+//
+// A tree that does not extend the checkpoint kept beside it (the log was
+// cut at its end) is never signed: that is an EINTERNAL error, until an
+// operator accepts the cut (AcceptCut).
 func (l *Log) Issue(ctx context.Context, force bool) (c domain.CheckpointSigned, issued bool, err error) {
+	return l.issueCheckpoint(ctx, force, nil)
+}
+
+// cutIssue is what the first checkpoint after an accepted log cut is
+// signed with: the extension line that says so (and the tree need not
+// extend the kept checkpoint, which the cut abandoned).
+type cutIssue struct {
+	extension string
+}
+
+// issueCheckpoint is Issue, after an accepted log cut when cut is set.
+func (l *Log) issueCheckpoint(ctx context.Context, force bool, cut *cutIssue) (c domain.CheckpointSigned, issued bool, err error) {
 	l.issue.Lock() // one at a time in this process: each signs the tree as it is then
 	defer l.issue.Unlock()
 	if err := l.Tree.BuildTree(ctx, nil); err != nil {
@@ -368,7 +384,7 @@ func (l *Log) Issue(ctx context.Context, force bool) (c domain.CheckpointSigned,
 		Stream: domain.StreamCheckpoints,
 		Load: func(ctx context.Context) (issueState, domain.ExpectedVersion, error) {
 			var err error
-			if st, err = l.loadIssue(ctx, force); err != nil {
+			if st, err = l.loadIssue(ctx, force, cut); err != nil {
 				return st, 0, err
 			}
 			if st.last == nil {
@@ -412,8 +428,9 @@ type issueState struct {
 }
 
 // loadIssue reads the last checkpoint and signs the tree as it is now if
-// it grew since (see Issue for force).
-func (l *Log) loadIssue(ctx context.Context, force bool) (issueState, error) {
+// it grew since (see Issue for force), and if it extends the checkpoint
+// kept beside it, unless cut abandons that one.
+func (l *Log) loadIssue(ctx context.Context, force bool, cut *cutIssue) (issueState, error) {
 	last, err := l.load(ctx)
 	if err != nil {
 		return issueState{}, err
@@ -432,11 +449,18 @@ func (l *Log) loadIssue(ctx context.Context, force bool) (issueState, error) {
 			return st, nil
 		}
 	}
+	cp := Checkpoint{Origin: l.Key.Origin(), Size: size}
+	if cut != nil {
+		cp.Extension = cut.extension
+	}
+	if err := l.extendsKept(ctx, size, cut != nil); err != nil {
+		return st, err
+	}
 	root, err := tlog.TreeHash(size, l.hashReader(ctx))
 	if err != nil {
 		return st, err
 	}
-	cp := Checkpoint{Origin: l.Key.Origin(), Size: size, Root: root}
+	cp.Root = root
 	msg, err := l.Key.Sign(cp)
 	if err != nil {
 		return st, err
