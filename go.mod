@@ -3,6 +3,7 @@ module github.com/tradeledger/tradeledger
 go 1.26.0
 
 require (
+	filippo.io/torchwood v0.6.1
 	github.com/ClickHouse/clickhouse-go/v2 v2.50.0
 	github.com/EventStore/EventStore-Client-Go/v4 v4.1.0
 	github.com/adshao/go-binance/v2 v2.8.7

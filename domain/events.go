@@ -17,6 +17,9 @@ const (
 	// StreamCheckpoints holds the signed checkpoints of the log's Merkle
 	// tree (CheckpointSigned), one per checkpoint issued.
 	StreamCheckpoints = "checkpoints"
+	// StreamLogCuts holds the operator's decisions to go on with a log
+	// cut at its end (LogCutAccepted).
+	StreamLogCuts = "log-cuts"
 )
 
 // OrderStream is the stream of one order's life.
@@ -83,6 +86,10 @@ const (
 	TypeTokenRevoked = "TokenRevoked"
 
 	TypeCheckpointSigned = "CheckpointSigned"
+	// A witness's answer to a checkpoint sent to it (DESIGN §19).
+	TypeCheckpointCosigned = "CheckpointCosigned"
+	TypeWitnessRefused     = "WitnessRefused"
+	TypeLogCutAccepted     = "LogCutAccepted"
 )
 
 // Side is buy or sell.
@@ -394,4 +401,58 @@ type CheckpointSigned struct {
 	Size   int64  `json:"size"`
 	Root   string `json:"root"`
 	Note   string `json:"note"`
+}
+
+// CheckpointCosigned records that a witness cosigned the checkpoint of
+// Origin's tree of Size records with root Root (c2sp.org/tlog-witness):
+// Signature is its cosignature line ("— name base64\n",
+// c2sp.org/tlog-cosignature), verified with Key (the witness's verifier
+// key) before it was recorded, which the checkpoint's note carries from
+// then on; Time is the cosignature's timestamp (Unix seconds, the
+// witness's clock), URL where the witness was reached.
+type CheckpointCosigned struct {
+	Origin    string `json:"origin"`
+	Size      int64  `json:"size"`
+	Root      string `json:"root"`
+	Witness   string `json:"witness"`
+	Key       string `json:"key"`
+	URL       string `json:"url"`
+	Time      int64  `json:"time"`
+	Signature string `json:"signature"`
+}
+
+// WitnessRefused records that a witness refused the checkpoint of
+// Origin's tree of Size records as inconsistent with what it cosigned
+// before (it holds WitnessSize records of a log under the same origin, -1
+// when it did not say): the log was forked, rewritten or cut under the
+// same key. Status is the witness's HTTP answer, Reason what it or the
+// client found.
+type WitnessRefused struct {
+	Origin      string `json:"origin"`
+	Size        int64  `json:"size"`
+	Root        string `json:"root"`
+	Witness     string `json:"witness"`
+	Key         string `json:"key"`
+	URL         string `json:"url"`
+	WitnessSize int64  `json:"witnessSize"`
+	Status      int    `json:"status"`
+	Reason      string `json:"reason"`
+}
+
+// LogCutAccepted records an operator's decision to go on with a log whose
+// end was cut (tradeledger serve --accept-truncated-log), never taken
+// silently: the Merkle tree held TreeRecords records and the last
+// checkpoint signed (Checkpoint, its note as it was) covered Checkpoint.Size
+// events, but the log held only the first Kept of them. The events at
+// positions LostFrom to LostTo are gone for good: those the tree recorded
+// and the checkpoint's own event, as far as either names them. The tree
+// was cut back to Kept records, and the checkpoint signed next says so
+// in an extension line. Problem is what the check found, in plain words.
+type LogCutAccepted struct {
+	Kept        int64             `json:"kept"`
+	TreeRecords int64             `json:"treeRecords"`
+	Checkpoint  *CheckpointSigned `json:"checkpoint,omitempty"`
+	LostFrom    uint64            `json:"lostFrom"`
+	LostTo      uint64            `json:"lostTo"`
+	Problem     string            `json:"problem"`
 }

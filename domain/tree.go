@@ -41,6 +41,62 @@ type TreeStore interface {
 	// event count as far as known. It returns once the tree covers every
 	// event committed before it returns, or with ctx's error.
 	BuildTree(ctx context.Context, progress func(records int64)) error
+
+	// KeptCheckpoint returns the last checkpoint the log recorded among
+	// the tree's records (the CheckpointSigned of the checkpoints stream
+	// the tree added last, or of the largest size: a tree rebuilt from a
+	// cut log never goes back to an older one), which the tree keeps
+	// beside its records and not only in the log: a log cut at its end
+	// together with its tree is still seen not to extend what was
+	// signed. ok is false before the first.
+	KeptCheckpoint(ctx context.Context) (c KeptCheckpoint, ok bool, err error)
+
+	// CutTree removes the records from index records on, so that a tree
+	// that holds events the log lost agrees with the log again (an
+	// operator's decision: serve --accept-truncated-log) and can grow,
+	// and marks the kept checkpoint abandoned: it stays, and is reported,
+	// until the tree adds the next one, whatever that one's size.
+	// EINVALID for records beyond the tree or below 0.
+	CutTree(ctx context.Context, records int64) error
+}
+
+// KeptCheckpoint is a checkpoint as a TreeStore keeps it: the
+// CheckpointSigned the log recorded, the position of its event, and
+// whether an operator abandoned it (TreeStore.CutTree).
+type KeptCheckpoint struct {
+	CheckpointSigned
+	Position  uint64 `json:"position"`
+	Abandoned bool   `json:"abandoned,omitempty"`
+}
+
+// TreeVerdict is what a log, the Merkle tree over it and the last
+// checkpoint kept beside the tree say of each other: the tree's records
+// are the log's events (a log cut at its end, or whose end was replaced,
+// is not the tree's), and the tree extends the last checkpoint signed
+// (a tree cut with its log does not). Problem says in plain words what
+// differs, "" when nothing does.
+type TreeVerdict struct {
+	// Records is how many records the tree holds; Root, set by a full
+	// verification, the root of those records as the events give it
+	// (standard base64, as checkpoints write it).
+	Records int64  `json:"records"`
+	Root    string `json:"root,omitempty"`
+	// Checkpoint is how many events the last checkpoint signed covers
+	// (0 when none is kept), CheckpointRoot its root.
+	Checkpoint     int64  `json:"checkpoint"`
+	CheckpointRoot string `json:"checkpointRoot,omitempty"`
+	// LogEvents is how many events the log holds: all of them after a
+	// full verification; at a start check, how many of the tree's
+	// records it still holds when it lost some.
+	LogEvents int64 `json:"logEvents"`
+	// Agreed is how many of the tree's first records are the log's
+	// events; LostFrom and LostTo the positions lost, when the log
+	// was cut (the tree's records beyond Agreed, and the kept
+	// checkpoint's own event when the log no longer has it).
+	Agreed   int64  `json:"agreed"`
+	LostFrom uint64 `json:"lostFrom,omitempty"`
+	LostTo   uint64 `json:"lostTo,omitempty"`
+	Problem  string `json:"problem,omitempty"`
 }
 
 // FindRecord returns the index of the record at position in a tree of size

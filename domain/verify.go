@@ -233,6 +233,13 @@ type VerifySummary struct {
 	FaultCount int64   `json:"faultCount"`
 	Fault      *Fault  `json:"fault,omitempty"`
 	Faults     []Fault `json:"faults,omitempty"`
+	// Tree is the verdict on the log's Merkle tree and the last
+	// checkpoint kept beside it, when the store keeps a tree: OK is false
+	// when Tree.Problem is set, whatever the chains say.
+	Tree *TreeVerdict `json:"tree,omitempty"`
+	// Problem names the failure in plain words, first the one an
+	// operator must act on ("" when OK).
+	Problem string `json:"problem,omitempty"`
 }
 
 // HeadsDigest is the fingerprint of a whole log's state:

@@ -1,6 +1,8 @@
 package http
 
 import (
+	"bytes"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -19,25 +21,146 @@ import (
 // and catches them up, so that repeated reads cost one build. method= on
 // pnl/overview and pnl/sum answers under another lot matching than the
 // service's --pnl-method, from a state of the whole log rebuilt under it.
-// An asOf at or after the server's clock is the live state. A response
-// served from a past state carries its time in the X-As-Of header (ms).
+// An asOf at or after the server's clock is the live state; asOf=0 is the
+// epoch, before every event: the empty state. A response served from a
+// past state carries its time in the X-As-Of header (ms). The POST routes
+// that take them (pnl/overview, balances) read asOf and method in their
+// JSON body too: the same value in the query and the body is one value,
+// two different ones are a 400 naming the field.
 
 // AsOfHeader names the instant (ms) a past-state response speaks of.
 const AsOfHeader = "X-As-Of"
 
-// queryAsOf reads the optional asOf parameter: 0 when absent or not before
-// the server's clock (the live state).
-func (s *Server) queryAsOf(q url.Values) (int64, error) {
-	v := q.Get("asOf")
-	if v == "" {
-		return 0, nil
+// pastRead is what a request names of asOf and method.
+type pastRead struct {
+	// asOf (ms) is the instant asked for; past when it is before the
+	// server's clock (the read is of a past state; 0 is the epoch).
+	asOf int64
+	past bool
+	// method is the lot matching asked for; named when one was given.
+	method domain.PnlMethod
+	named  bool
+}
+
+// cut is the part of the log the read is of: up to asOf, or (zero) all.
+func (p pastRead) cut() projections.Cut {
+	if p.past {
+		return projections.AsOf(p.asOf)
 	}
-	t, err := parseInstant(v)
+	return projections.Cut{}
+}
+
+// pastBody holds asOf and method as a POST route's JSON body gives them
+// (asOf: ms as a number, or a string as the query takes it).
+type pastBody struct {
+	AsOf   json.RawMessage `json:"asOf"`
+	Method json.RawMessage `json:"method"`
+}
+
+// queryAsOf reads the optional asOf and method parameters of the query.
+func (s *Server) queryAsOf(q url.Values) (pastRead, error) {
+	return s.readPast(q, nil)
+}
+
+// readPast reads asOf and method from the query and, when body is not
+// nil, from a POST's body: given in both, they must name the same instant
+// and the same method (EINVALID naming the field otherwise); given
+// twice in the query, EINVALID.
+func (s *Server) readPast(q url.Values, body *pastBody) (pastRead, error) {
+	var p pastRead
+	at, atSet, err := queryInstant(q)
 	if err != nil {
-		return 0, domain.Errorf(domain.EINVALID, "asOf: %s", domain.ErrorMessage(err))
+		return p, err
 	}
-	if t >= s.Clock.Now().UnixMilli() {
-		return 0, nil
+	if body != nil && isSet(body.AsOf) {
+		b, err := bodyInstant(body.AsOf)
+		if err != nil {
+			return p, err
+		}
+		if atSet && b != at {
+			return p, domain.Errorf(domain.EINVALID, "asOf: the query says %s, the body %s: give it once, or the same instant in both", q.Get("asOf"), body.AsOf)
+		}
+		at, atSet = b, true
+	}
+	if atSet && at < s.Clock.Now().UnixMilli() {
+		p.asOf, p.past = at, true
+	}
+	if p.method, p.named, err = queryMethod(q); err != nil {
+		return p, err
+	}
+	if body != nil && isSet(body.Method) {
+		var v string
+		if err := json.Unmarshal(body.Method, &v); err != nil {
+			return p, domain.Errorf(domain.EINVALID, "method must be a string: %s", domain.PnlMethodNames)
+		}
+		m, err := domain.ParsePnlMethod(v)
+		if err != nil {
+			return p, domain.Errorf(domain.EINVALID, "method: %s", domain.ErrorMessage(err))
+		}
+		if p.named && m != p.method {
+			return p, domain.Errorf(domain.EINVALID, "method: the query says %s, the body %s: give it once, or the same in both", q.Get("method"), v)
+		}
+		p.method, p.named = m, true
+	}
+	return p, nil
+}
+
+// decodeOptionalBody decodes a JSON body into v when there is one: an
+// empty body (what a route's spec asks for) is none, whatever its
+// declared Content-Type.
+func decodeOptionalBody(r *http.Request, v any) error {
+	switch b := r.Body.(type) {
+	case nil:
+		return nil
+	case *bufferedBody:
+		if len(bytes.TrimSpace(b.data[b.off:])) == 0 {
+			return nil
+		}
+	default:
+		if r.Body == http.NoBody || r.ContentLength == 0 {
+			return nil
+		}
+	}
+	return decodeJSON(r, v, true)
+}
+
+// isSet reports whether a body field was given (not absent, not null).
+func isSet(v json.RawMessage) bool {
+	return len(v) > 0 && string(v) != "null"
+}
+
+// queryInstant reads the optional asOf parameter of q (set false when
+// absent); given more than once, EINVALID.
+func queryInstant(q url.Values) (t int64, set bool, err error) {
+	vs := q["asOf"]
+	switch {
+	case len(vs) == 0:
+		return 0, false, nil
+	case len(vs) > 1:
+		return 0, false, domain.Errorf(domain.EINVALID, "asOf is given %d times; it takes one value", len(vs))
+	case vs[0] == "":
+		return 0, false, domain.Errorf(domain.EINVALID, "asOf is empty: give RFC 3339 or milliseconds since the epoch")
+	}
+	if t, err = parseInstant(vs[0]); err != nil {
+		return 0, false, domain.Errorf(domain.EINVALID, "asOf: %s", domain.ErrorMessage(err))
+	}
+	return t, true, nil
+}
+
+// bodyInstant reads a body's asOf: milliseconds as a JSON number (a whole
+// number ≥ 0), or a string as the query takes it.
+func bodyInstant(v json.RawMessage) (int64, error) {
+	var s string
+	if err := json.Unmarshal(v, &s); err == nil {
+		t, err := parseInstant(s)
+		if err != nil {
+			return 0, domain.Errorf(domain.EINVALID, "asOf: %s", domain.ErrorMessage(err))
+		}
+		return t, nil
+	}
+	t, err := strconv.ParseInt(string(v), 10, 64)
+	if err != nil || t < 0 {
+		return 0, domain.Errorf(domain.EINVALID, "asOf must be milliseconds since the epoch (a whole number, 0 or more) or a string (RFC 3339 or ms), not %s", v)
 	}
 	return t, nil
 }
@@ -78,8 +201,12 @@ func parsePeriodBound(name, v string, loc *time.Location, end bool) (int64, erro
 	return t, nil
 }
 
-// queryMethod reads the optional method parameter (ok false when absent).
+// queryMethod reads the optional method parameter (ok false when absent;
+// EINVALID when given more than once).
 func queryMethod(q url.Values) (m domain.PnlMethod, ok bool, err error) {
+	if n := len(q["method"]); n > 1 {
+		return domain.LOFO, false, domain.Errorf(domain.EINVALID, "method is given %d times; it takes one value", n)
+	}
 	v := q.Get("method")
 	if v == "" {
 		return domain.LOFO, false, nil
@@ -100,22 +227,19 @@ func (s *Server) liveMethod() domain.PnlMethod {
 	return domain.LOFO
 }
 
-// pastState returns the state of the log as of asOf (ms; 0: the whole log
-// now) under method, from Server.States; EUNAVAILABLE without them.
-func (s *Server) pastState(r *http.Request, asOf int64, method domain.PnlMethod) (*projections.State, error) {
+// pastState returns the state of the log as of p (the whole log now when
+// p is not past) under method, from Server.States; EUNAVAILABLE without
+// them.
+func (s *Server) pastState(r *http.Request, p pastRead, method domain.PnlMethod) (*projections.State, error) {
 	if s.States == nil {
 		return nil, domain.Errorf(domain.EUNAVAILABLE, "reads as of a past time or under another method are not available on this server")
 	}
-	cut := projections.Cut{}
-	if asOf != 0 {
-		cut = projections.AsOf(asOf)
-	}
-	return s.States.Get(r.Context(), cut, method)
+	return s.States.Get(r.Context(), p.cut(), method)
 }
 
 // markAsOf names the instant a response from a past state speaks of.
-func markAsOf(w http.ResponseWriter, asOf int64) {
-	if asOf != 0 {
-		w.Header().Set(AsOfHeader, strconv.FormatInt(asOf, 10))
+func markAsOf(w http.ResponseWriter, p pastRead) {
+	if p.past {
+		w.Header().Set(AsOfHeader, strconv.FormatInt(p.asOf, 10))
 	}
 }

@@ -28,6 +28,10 @@ type healthResponse struct {
 	SinkError string  `json:"sinkError,omitempty"`
 	// Exchanges says which connector each configured exchange uses.
 	Exchanges []ConnectorStatus `json:"exchanges,omitempty"`
+	// Witnesses is the witness client's report (absent without
+	// --witness): how many cosignatures the latest checkpoint still
+	// misses, and each witness's state.
+	Witnesses *WitnessReport `json:"witnesses,omitempty"`
 	// Start says how the read models were built at start: from which
 	// read-model snapshot (none: from the log's first event), and how many
 	// events were replayed after it.
@@ -145,6 +149,13 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	}
 	if s.Connectors != nil {
 		resp.Exchanges = s.Connectors()
+	}
+	if s.Witnesses != nil {
+		rep := s.witnessReport()
+		resp.Witnesses = &rep
+		for _, why := range witnessRefusals(rep) {
+			resp.degrade(why)
+		}
 	}
 	info, loaded, replayed := s.Runner.Snapshot()
 	resp.Start.Replayed = replayed

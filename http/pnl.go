@@ -25,8 +25,8 @@ import (
 // selection with 400 asking for quote.
 //
 // Optional parameters beyond the spec: timezone on pnl/daily and
-// pnl/daily/paginated (default UTC); quote as above; asOf and method
-// (query parameters) on pnl/overview and pnl/sum (asof.go).
+// pnl/daily/paginated (default UTC); quote as above; asOf and method on
+// pnl/overview (in the query or the body) and pnl/sum (asof.go).
 func (s *Server) registerPnlRoutes(r *mux.Router) {
 	r.HandleFunc("/pnl/overview", s.handlePnlOverview).Methods("POST")
 	r.HandleFunc("/pnl/daily", s.handlePnlDaily).Methods("GET")
@@ -36,6 +36,7 @@ func (s *Server) registerPnlRoutes(r *mux.Router) {
 }
 
 type pnlOverviewRequest struct {
+	pastBody           // asOf and method, as the query takes them (asof.go)
 	Timezone  string   `json:"timezone"`
 	Keys      []string `json:"keys"`
 	Quote     string   `json:"quote"`
@@ -46,17 +47,22 @@ type pnlOverviewRequest struct {
 }
 
 // handlePnlOverview answers POST pnl/overview[?asOf=&method=] {timezone,
-// keys | ["All"], dateRange?, quote?}. dateRange bounds total,
-// dailyHistory, pnlsPerPair and detailedPerPair; today…lastYear are
-// relative to the server's clock, or to asOf.
+// keys | ["All"], dateRange?, quote?, asOf?, method?}. dateRange bounds
+// total, dailyHistory, pnlsPerPair and detailedPerPair; today…lastYear
+// are relative to the server's clock, or to asOf.
 func (s *Server) handlePnlOverview(w http.ResponseWriter, r *http.Request) {
-	l, now, err := s.pnlReaderAt(w, r)
+	var req pnlOverviewRequest
+	if err := decodeJSON(r, &req, false); err != nil {
+		Error(w, r, err)
+		return
+	}
+	past, err := s.readPast(r.URL.Query(), &req.pastBody)
 	if err != nil {
 		Error(w, r, err)
 		return
 	}
-	var req pnlOverviewRequest
-	if err := decodeJSON(r, &req, false); err != nil {
+	l, now, err := s.pnlReaderAt(w, r, past)
+	if err != nil {
 		Error(w, r, err)
 		return
 	}
@@ -96,7 +102,7 @@ func (s *Server) handlePnlOverview(w http.ResponseWriter, r *http.Request) {
 		// asOf and method name the reader: a key of their own keeps a past
 		// state's body from taking the live one's place.
 		ck, _ = json.Marshal([]any{req.Keys, req.Quote, req.Timezone, q.From, q.To, q.Now.In(loc).Format("2006-01-02"),
-			r.URL.Query().Get("asOf"), r.URL.Query().Get("method")})
+			past.past, past.asOf, past.named, past.method})
 	}
 	if body, ok := s.overviews.get(string(ck), l, version); cacheable && ok {
 		w.Header().Set("Content-Type", "application/json")
@@ -293,7 +299,12 @@ type pnlSumResponse struct {
 // realized pnl and invested the cost of the lots the closing trades
 // consumed, as decimal strings (domain.Decimal's String form).
 func (s *Server) handlePnlSum(w http.ResponseWriter, r *http.Request) {
-	l, _, err := s.pnlReaderAt(w, r)
+	past, err := s.queryAsOf(r.URL.Query())
+	if err != nil {
+		Error(w, r, err)
+		return
+	}
+	l, _, err := s.pnlReaderAt(w, r, past)
 	if err != nil {
 		Error(w, r, err)
 		return

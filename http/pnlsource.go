@@ -24,35 +24,27 @@ func (s *Server) pnlReader() (PnlReader, error) {
 	return l, nil
 }
 
-// pnlReaderAt is pnlReader for a request that may name asOf and method
+// pnlReaderAt is pnlReader for a request that names asOf and method as p
 // (asof.go): the live reader when it names neither (or the live method),
 // else the Ledger of the past state, marked on w. now is the instant the
 // answer speaks of: the server's clock or asOf.
-func (s *Server) pnlReaderAt(w http.ResponseWriter, r *http.Request) (PnlReader, time.Time, error) {
-	q := r.URL.Query()
-	asOf, err := s.queryAsOf(q)
-	if err != nil {
-		return nil, time.Time{}, err
-	}
-	method, named, err := queryMethod(q)
-	if err != nil {
-		return nil, time.Time{}, err
-	}
+func (s *Server) pnlReaderAt(w http.ResponseWriter, r *http.Request, p pastRead) (PnlReader, time.Time, error) {
 	live := s.liveMethod()
-	if asOf == 0 && (!named || method == live) {
+	if !p.past && (!p.named || p.method == live) {
 		l, err := s.pnlReader()
 		return l, s.Clock.Now(), err
 	}
-	if !named {
+	method := p.method
+	if !p.named {
 		method = live
 	}
-	st, err := s.pastState(r, asOf, method)
+	st, err := s.pastState(r, p, method)
 	if err != nil {
 		return nil, time.Time{}, err
 	}
-	markAsOf(w, asOf)
-	if asOf == 0 {
+	markAsOf(w, p)
+	if !p.past {
 		return st.Ledger, s.Clock.Now(), nil
 	}
-	return st.Ledger, time.UnixMilli(asOf), nil
+	return st.Ledger, time.UnixMilli(p.asOf), nil
 }

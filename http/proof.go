@@ -40,6 +40,10 @@ type TransparencyLog interface {
 	// Tile returns the hash tile at a tlog.Tile path (ENOTFOUND for
 	// another path or a tile beyond the tree).
 	Tile(ctx context.Context, path string) ([]byte, error)
+	// TilesTile returns the hash tile or entry bundle at a
+	// c2sp.org/tlog-tiles path after "tile/" (ENOTFOUND for another path
+	// or one beyond the tree).
+	TilesTile(ctx context.Context, path string) ([]byte, error)
 	// WriteOrderBundle writes the proof bundle of order id as JSON
 	// (ENOTFOUND for an unknown order); it may issue a checkpoint first,
 	// when none covers the order's last event.
@@ -81,6 +85,9 @@ type checkpointStatus struct {
 	Message    string          `json:"message,omitempty"`
 	Key        string          `json:"key"`
 	Checkpoint *checkpointInfo `json:"checkpoint"`
+	// Witnesses is the witness client's report (absent without
+	// --witness).
+	Witnesses *WitnessReport `json:"witnesses,omitempty"`
 }
 
 // checkpointInfo is a checkpoint's fields, when it was recorded, and the
@@ -108,6 +115,10 @@ func (s *Server) handleCheckpoint(w http.ResponseWriter, r *http.Request) {
 		st := checkpointStatus{Ready: ready == nil, Key: s.Tlog.VerifierKey()}
 		if ready != nil {
 			st.Message = domain.ErrorMessage(ready)
+		}
+		if s.Witnesses != nil {
+			rep := s.witnessReport()
+			st.Witnesses = &rep
 		}
 		if ok {
 			st.Checkpoint = &checkpointInfo{Origin: c.Origin, Size: c.Size, Root: c.Root, Time: s.Tlog.LatestTime().UnixMilli(), Note: c.Note}

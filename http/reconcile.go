@@ -59,14 +59,14 @@ func (s *Server) handleReconciliation(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	asOf, err := s.queryAsOf(q)
+	past, err := s.queryAsOf(q)
 	if err != nil {
 		Error(w, r, err)
 		return
 	}
 	now := s.Clock.Now().UnixMilli()
-	if asOf != 0 {
-		now = asOf
+	if past.past {
+		now = past.asOf
 	}
 	from, to := now-DefaultReconcileWindow.Milliseconds(), int64(0)
 	if v := q.Get("from"); v != "" {
@@ -90,9 +90,9 @@ func (s *Server) handleReconciliation(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var rec domain.Reconciliation
-	if asOf != 0 {
-		rec, err = s.Reconciler.ReconcileAsOf(r.Context(), exchange, from, to, asOf)
-		markAsOf(w, asOf)
+	if past.past {
+		rec, err = s.Reconciler.ReconcileAsOf(r.Context(), exchange, from, to, past.asOf)
+		markAsOf(w, past)
 	} else {
 		rec, err = s.Reconciler.Reconcile(r.Context(), exchange, from, to)
 	}

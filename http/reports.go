@@ -46,7 +46,7 @@ const DefaultReportPageSize = 100
 type booksRequest struct {
 	src  books.Source
 	q    books.Query
-	asOf int64
+	asOf pastRead
 }
 
 // parseBooksRequest reads the parameters the reports and exports share
@@ -67,10 +67,8 @@ func (s *Server) parseBooksRequest(w http.ResponseWriter, r *http.Request) (*boo
 	}
 	defMethod, defCurrency := l.BookDefaults()
 	req := &booksRequest{src: l, asOf: asOf, q: books.Query{Loc: loc, Method: defMethod, Currency: defCurrency}}
-	if m, ok, err := queryMethod(qv); err != nil {
-		return nil, err
-	} else if ok {
-		req.q.Method = m
+	if asOf.named {
+		req.q.Method = asOf.method
 	}
 	switch c := qv.Get("currency"); {
 	case strings.EqualFold(c, "none"):
@@ -90,8 +88,8 @@ func (s *Server) parseBooksRequest(w http.ResponseWriter, r *http.Request) (*boo
 		if req.q.To, err = parsePeriodBound("to", v, loc, true); err != nil {
 			return nil, err
 		}
-	} else if asOf != 0 {
-		req.q.To = asOf + 1 // what the books held at asOf: fills up to it
+	} else if asOf.past {
+		req.q.To = asOf.asOf + 1 // what the books held at asOf: fills up to it
 	}
 	if req.q.To != 0 && req.q.To <= req.q.From {
 		return nil, domain.Errorf(domain.EINVALID, "to must be after from")
@@ -106,7 +104,7 @@ func (s *Server) parseBooksRequest(w http.ResponseWriter, r *http.Request) (*boo
 	if req.q.Keys, err = queryKeyList(qv); err != nil {
 		return nil, err
 	}
-	if asOf != 0 {
+	if asOf.past {
 		st, err := s.pastState(r, asOf, s.liveMethod())
 		if err != nil {
 			return nil, err

@@ -119,13 +119,20 @@ type Server struct {
 	// system routes).
 	Core CoreReader
 	// Audit serves audit/verify, audit/events and the live event stream
-	// (audit.go).
-	Audit *Audit
+	// (audit.go); Verifier, when set, is what audit/verify answers: the
+	// chains, the Merkle tree and the last checkpoint kept beside it, as
+	// `tradeledger verify` checks them (else the chains alone).
+	Audit    *Audit
+	Verifier LogVerifier
 	// Tlog serves the checkpoints, proofs and tiles of the Merkle tree
 	// over the log (proof.go, tlog.go); PublicTlog serves /tlog/* without
 	// a token.
 	Tlog       TransparencyLog
 	PublicTlog bool
+	// Witnesses, when set, reports the witnesses the checkpoints are sent
+	// to (witnesses.go): audit/witnesses, audit/checkpoint's JSON and
+	// /healthz, degraded while one refuses a checkpoint as inconsistent.
+	Witnesses func() WitnessReport
 	// Config is the configuration read model (config, license, system).
 	Config *projections.Config
 	// Files is the read model of files and state files (file routes).
@@ -276,7 +283,7 @@ func (s *Server) Handler() http.Handler {
 	s.registerDashboardRoutes(r)
 	s.registerSessionRoutes(api)
 	protected := api.NewRoute().Subrouter()
-	protected.Use(s.requireToken)
+	protected.Use(s.requireToken, s.singleValuedQuery) // query.go
 	s.registerTimeRoutes(protected)
 	s.registerTradeRoutes(protected)
 	s.registerBalanceRoutes(protected)
@@ -298,6 +305,7 @@ func (s *Server) Handler() http.Handler {
 	s.registerProofRoutes(protected)
 	s.registerReconcileRoutes(protected)
 	s.registerPaperRoutes(protected)
+	s.registerWitnessRoutes(protected)
 	s.registerTlogRoutes(r)
 	return s.withCORS(r) // cors.go
 }
@@ -309,7 +317,7 @@ func (s *Server) FilesHandler() http.Handler {
 	r.HandleFunc("/healthz", s.handleHealth).Methods("GET")
 	s.registerAuthRoutes(api)
 	protected := api.NewRoute().Subrouter()
-	protected.Use(s.requireToken)
+	protected.Use(s.requireToken, s.singleValuedQuery) // query.go
 	s.registerConfigRoutes(protected)
 	s.registerFileRoutes(protected)
 	return r

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -29,7 +30,11 @@ func runCheckpoint(ctx context.Context, args []string, env *Env) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	d, err := sf.open(ctx)
+	open := sf.openToWrite // it signs and records a checkpoint
+	if keyOnly {
+		open = sf.open
+	}
+	d, err := open(ctx)
 	if err != nil {
 		return err
 	}
@@ -88,7 +93,7 @@ func runProof(ctx context.Context, args []string, env *Env) error {
 	if *out == "" {
 		return errors.New("--out FILE is required")
 	}
-	d, err := sf.open(ctx)
+	d, err := sf.openToWrite(ctx) // it may sign a checkpoint
 	if err != nil {
 		return err
 	}
@@ -119,6 +124,8 @@ func runProof(ctx context.Context, args []string, env *Env) error {
 func runVerifyProof(ctx context.Context, args []string, env *Env) error {
 	fs := newFlagSet("verify-proof", env.Stderr)
 	key := fs.String("key", "", "the log's verifier key (note format: origin+hash+base64), or a file holding it")
+	var witnessed witnessKeys // --witness-key, --quorum (witnesscheck.go)
+	witnessed.register(fs)
 	var file string
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		file, args = args[0], args[1:]
@@ -148,6 +155,11 @@ func runVerifyProof(ctx context.Context, args []string, env *Env) error {
 	st, err := transparency.VerifyBundle(data, vkey)
 	if err != nil {
 		return auditFailure{fmt.Errorf("verify-proof: %s: %s", file, domain.ErrorMessage(err)), exitTampered}
+	}
+	var b transparency.Bundle
+	_ = json.Unmarshal(data, &b) // VerifyBundle read it
+	if err := witnessed.check("the bundle's checkpoint", []byte(b.Checkpoint), env.Stdout); err != nil {
+		return err
 	}
 	fmt.Fprintln(env.Stdout, "OK: "+st.Sentence())
 	return nil

@@ -36,11 +36,31 @@ type DataDir struct {
 	// or, with EventStoreDB, one derived from the log and kept in the
 	// data dir (transparency.FileTree in esdb-tree/).
 	Tree domain.TreeStore
+	// LogCut, when set, says how the log, its tree and the checkpoint
+	// kept beside the tree disagree: the log was cut at its end
+	// (logcut.go). Only a data dir opened to read has one.
+	LogCut *domain.TreeVerdict
 }
 
 // OpenDataDir opens (creating if needed) the data directory at path and its
-// embedded event store, unless eventstoreURL selects another store.
+// embedded event store, unless eventstoreURL selects another store, for a
+// command that appends: a log cut at its end is refused (logCutError).
 func OpenDataDir(ctx context.Context, path, eventstoreURL string, logger *zap.Logger) (*DataDir, error) {
+	d, err := openDataDirToRead(ctx, path, eventstoreURL, logger)
+	if err != nil {
+		return nil, err
+	}
+	if d.LogCut != nil {
+		d.Close()
+		return nil, &logCutError{data: path, v: *d.LogCut}
+	}
+	return d, nil
+}
+
+// openDataDirToRead is OpenDataDir for a command that only reads the log:
+// a log cut at its end is opened as it is (DataDir.LogCut) and not
+// initialized.
+func openDataDirToRead(ctx context.Context, path, eventstoreURL string, logger *zap.Logger) (*DataDir, error) {
 	if err := os.MkdirAll(path, 0o700); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
@@ -61,6 +81,13 @@ func OpenDataDir(ctx context.Context, path, eventstoreURL string, logger *zap.Lo
 	if d.Tree, err = openTree(ctx, path, d.Store); err != nil {
 		d.Store.Close()
 		return nil, err
+	}
+	if err := d.checkLogCut(ctx); err != nil {
+		d.Close()
+		return nil, err
+	}
+	if d.LogCut != nil {
+		return d, nil
 	}
 	if err := d.initialize(ctx, logger); err != nil {
 		d.Close()

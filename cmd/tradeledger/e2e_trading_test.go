@@ -301,7 +301,8 @@ func TestTradingEndToEnd(t *testing.T) {
 	}
 	for _, a := range actual {
 		got := entries["binance/"+a.Asset]
-		if got == nil || got["Available Qty"] != a.Available.String() || got["On Order"] != a.OnOrder.String() {
+		if got == nil || got["Available Qty"] != a.Available.Round(8).String() || got["On Order"] != a.OnOrder.Round(8).String() ||
+			got["availableExact"] != a.Available.String() || got["onOrderExact"] != a.OnOrder.String() {
 			t.Fatalf("balances %s = %v, want available %s on order %s", a.Asset, got, a.Available, a.OnOrder)
 		}
 	}

@@ -88,6 +88,15 @@ var helpText = map[string]struct{ summary, synopsis, about, example string }{
 			"its JSON, its leaf and its inclusion proof against the checkpoint's root, checks the events chain from\n" +
 			"version 0, and prints what the bundle proves in one sentence. Exit 1 when anything does not check.",
 		"tradeledger verify-proof order-1234.proof.json --key 'tradeledger/log/…+1a2b3c4d+AbC…'"},
+	"witness": {"run a witness of our own for auditors (c2sp.org/tlog-witness): serve, add-log, key",
+		"witness serve [--data DIR] [--listen ADDR] [--name NAME]  |  witness add-log [--data DIR] --key VKEY [--origin O]  |  witness key [--data DIR]",
+		"A witness keeps, for each log it follows, the latest checkpoint it cosigned, and cosigns a newer one only\n" +
+			"with a consistency proof from it: a log forked or rewritten under the same key never gets its cosignature\n" +
+			"again. serve makes the witness at its first start (witness.db and an Ed25519 key, witness.key, mode 0600,\n" +
+			"in --data; --name is fixed then) and answers POST /add-checkpoint with the protocol's status codes. add-log\n" +
+			"follows a log by its verifier key (tradeledger checkpoint key on the log's side); key prints the witness's\n" +
+			"verifier key, which the log's operator gives serve --witness and auditors give verify --witness-key.",
+		"tradeledger witness serve --data ./witness --listen 0.0.0.0:7380 --name auditor.example/witness"},
 	"replay": {"rebuild balances, open orders and PNL as of a time or log position",
 		"replay [--data DIR] [--until TIME|DATE | --position N] [--json] [--timezone TZ] [--pnl-method M]",
 		"Rebuilds balances, open orders and PNL from the log alone: as of now (the whole log), as of a log position,\n" +
@@ -176,6 +185,7 @@ var envTwins = map[string]bool{
 	"log-level": true, "log-format": true, "metrics-listen": true, "cors-origins": true, "trusted-proxies": true, "max-conns": true,
 	"checkpoint-interval": true, "public-tlog": true, "snapshot-every": true, "snapshot-interval": true, "snapshot-dir": true,
 	"sync-interval": true,
+	"witness":       true, "witness-quorum": true,
 }
 
 func hasEnvTwin(flagName string) bool { return envTwins[flagName] }

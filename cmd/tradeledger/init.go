@@ -167,7 +167,7 @@ func runWallet(ctx context.Context, args []string, env *Env) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	d, err := OpenDataDir(ctx, *data, "", zap.NewNop())
+	d, err := openDataDirToRead(ctx, *data, "", zap.NewNop())
 	if err != nil {
 		return err
 	}

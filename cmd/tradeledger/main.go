@@ -100,6 +100,7 @@ var commands = map[string]command{
 
 	"sync":      {runSync},
 	"reconcile": {runReconcile},
+	"witness":   {runWitness},
 }
 
 // Run runs the subcommand named by args[0].

@@ -89,6 +89,15 @@ func auditRewriteStream(t *testing.T, dir string, log []domain.Event, target dom
 	auditRebuildTree(t, dir)
 }
 
+// auditForgetCheckpoint drops the checkpoint the embedded log keeps beside
+// its tree, as a forger who knows of it does.
+func auditForgetCheckpoint(t *testing.T, dir string) {
+	t.Helper()
+	db := auditOpenRaw(t, dir)
+	defer db.Close()
+	auditExec(t, db, `DELETE FROM checkpoint`)
+}
+
 // auditVerify runs verify with args on dir and returns its exit status
 // and everything it printed.
 func auditVerify(t *testing.T, dir string, args ...string) (int, string) {
@@ -219,6 +228,15 @@ func TestCheckpointsCatchTampering(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			cp := auditCopyDir(t, dir)
 			c.tamper(t, cp)
+			// The checkpoint kept beside the tree (the rebuild does not
+			// go back to an older one) catches it at once.
+			if code, out := auditVerify(t, cp); code != 1 || !strings.HasPrefix(out, "TAMPERED: the log does not extend the last checkpoint signed (24 events") {
+				t.Fatalf("plain verify: exit %d, want 1 naming the kept checkpoint first\n%s", code, out)
+			}
+			// A forger who also drops the kept checkpoint leaves sound
+			// chains and a sound tree: only the checkpoints given out
+			// show the rewrite.
+			auditForgetCheckpoint(t, cp)
 			if code, out := auditVerify(t, cp); code != 0 {
 				t.Fatalf("plain verify: exit %d, want 0 (the chains and the rebuilt tree are sound)\n%s", code, out)
 			}
@@ -266,7 +284,8 @@ func TestCheckpointsCatchTampering(t *testing.T) {
 		auditExec(t, db, `DELETE FROM events WHERE position > ?`, c1.Size+1) // keeps checkpoint 1's event
 		db.Close()
 		auditRebuildTree(t, fork)
-		auditAppend(t, fork, 9, "f") // other events than the original's
+		auditForgetCheckpoint(t, fork) // else the fork is refused: a log cut below its last checkpoint
+		auditAppend(t, fork, 9, "f")   // other events than the original's
 		forkFile, cf := auditCheckpoint(t, fork)
 		if cf.Origin != c2.Origin || cf.Size != c2.Size || cf.Root == c2.Root {
 			t.Fatalf("fork checkpoint %+v vs %+v: want the same origin and size, another root", cf, c2)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/exchange/engine"
+	tlhttp "github.com/tradeledger/tradeledger/http"
 	"github.com/tradeledger/tradeledger/projections"
 )
 
@@ -136,32 +137,11 @@ func openOrderList(us []engine.Unfinished) []openOrder {
 	return out
 }
 
-// balanceEntry is an entry of POST /api/v1/balances (spec "Balance entry"),
-// amounts as decimal strings (domain.Decimal's String form); the
-// replay-equals-live test holds it to the
-// live handler's answer.
-type balanceEntry struct {
-	Asset     string `json:"Asset"`
-	Exchange  string `json:"Exchange"`
-	Available string `json:"Available Qty"`
-	OnOrder   string `json:"On Order"`
-}
-
-func balanceEntries(obs []domain.BalancesObserved) []balanceEntry {
-	out := []balanceEntry{}
-	for _, o := range obs {
-		for _, b := range o.Balances {
-			out = append(out, balanceEntry{Asset: b.Asset, Exchange: o.Exchange, Available: b.Available.String(), OnOrder: b.OnOrder.String()})
-		}
-	}
-	// The order POST /api/v1/balances answers in.
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Exchange != out[j].Exchange {
-			return out[i].Exchange < out[j].Exchange
-		}
-		return out[i].Asset < out[j].Asset
-	})
-	return out
+// balanceEntries is what POST /api/v1/balances answers for obs (the
+// route's own rule, tlhttp.BalanceEntries); the replay-equals-live test
+// holds replay to the live handler's answer.
+func balanceEntries(obs []domain.BalancesObserved) []tlhttp.BalanceEntry {
+	return tlhttp.BalanceEntries(obs)
 }
 
 // ReplayReport is what replay prints: the state as of the cut.
@@ -169,7 +149,7 @@ type ReplayReport struct {
 	// Cut says which part of the log the state is of (logCut.describe).
 	Cut        string                `json:"cut"`
 	AsOf       replayResult          `json:"asOf"`
-	Balances   []balanceEntry        `json:"balances"`
+	Balances   []tlhttp.BalanceEntry `json:"balances"`
 	OpenOrders []openOrder           `json:"openOrders"`
 	Pnl        *projections.Overview `json:"pnlOverview,omitempty"`
 	PnlError   string                `json:"pnlError,omitempty"`

@@ -15,6 +15,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/eventstore/transparency"
+	"github.com/tradeledger/tradeledger/eventstore/transparency/witnesses"
 	"github.com/tradeledger/tradeledger/exchange/engine"
 	"github.com/tradeledger/tradeledger/exchange/paper"
 	tlhttp "github.com/tradeledger/tradeledger/http"
@@ -65,6 +66,11 @@ type ServeConfig struct {
 	// SyncInterval is the least time between two reads of an exchange
 	// account's new activity by the core's cycle (and balance checks).
 	SyncInterval time.Duration
+	// Witnesses are the witnesses each checkpoint is sent to (--witness
+	// 'VKEY URL', repeatable); WitnessQuorum how many must cosign it (0:
+	// all) before /healthz stops counting the missing (witnesses.go).
+	Witnesses     witnessFlag
+	WitnessQuorum int
 }
 
 // Main is the running service: ParseFlags fills Config, Run opens and wires
@@ -108,7 +114,11 @@ type Main struct {
 	// Tlog.Tick. The zero value is production behaviour.
 	Tlog              *transparency.Log
 	ManualCheckpoints bool
-	tlogWork          background
+	// Witnesses collects the witnesses' cosignatures of the checkpoints
+	// (--witness; nil without). With ManualCheckpoints the caller calls
+	// Witnesses.Tick.
+	Witnesses *witnesses.Client
+	tlogWork  background
 	// Metrics are the Prometheus metrics (metrics.go).
 	Metrics    *metrics.Metrics
 	metricsLn  net.Listener
@@ -124,6 +134,11 @@ type Main struct {
 	Snapshots       *projections.Snapshots
 	SnapshotWriter  *projections.SnapshotWriter
 	ManualSnapshots bool
+
+	// AcceptTruncatedLog goes on with a log cut at its end, recording the
+	// decision (--accept-truncated-log, a one-shot argument without an
+	// environment twin; logcut.go). The zero value refuses to start.
+	AcceptTruncatedLog bool
 
 	lock   *os.File  // the data dir's serve lock, held until Close
 	stderr io.Writer // where the log goes (ParseFlags: the command's stderr)
@@ -141,7 +156,9 @@ func NewMain() *Main {
 
 // ParseFlags fills m.Config from args and their env twins.
 func (m *Main) ParseFlags(args []string, env *Env) error {
-	if err := parseFlags(m.flagSet(env.Stderr), args); err != nil {
+	fs := m.flagSet(env.Stderr)
+	fs.BoolVar(&m.AcceptTruncatedLog, "accept-truncated-log", false, "go on with a log cut at its end: record the decision as an event naming the lost positions and sign a checkpoint that says so (without it, serve refuses to start on such a log)")
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	m.stderr = env.Stderr
@@ -181,6 +198,8 @@ func (m *Main) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.DurationVar(&c.SnapshotInterval, "snapshot-interval", c.SnapshotInterval, "longest wait before a read-model snapshot of a log that grew")
 	fs.StringVar(&c.SnapshotDir, "snapshot-dir", c.SnapshotDir, "directory of the read-model snapshots (default: the data directory's snapshots/)")
 	fs.DurationVar(&c.SyncInterval, "sync-interval", c.SyncInterval, "least time between two reads of an exchange account's new activity (and balance checks) by the core")
+	fs.Var(&c.Witnesses, "witness", "a witness each signed checkpoint is sent to (c2sp.org/tlog-witness): 'VKEY URL', its verifier key and URL (repeatable; the environment twin holds one per line)")
+	fs.IntVar(&c.WitnessQuorum, "witness-quorum", c.WitnessQuorum, "how many witnesses must cosign each checkpoint; /healthz says how many are missing (0: all)")
 	return fs
 }
 
@@ -242,6 +261,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		m.Engine.Scheduler.Start()
 	}
 	s.Audit = tlhttp.NewAudit()
+	s.Verifier = m.Tlog // audit/verify: the chains, the tree and the kept checkpoint
 	if s.Secrets, err = domain.NewSecretBox(m.DataDir.MasterKey); err != nil {
 		return fmt.Errorf("master key: %w", err)
 	}
@@ -255,6 +275,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 
 	m.wireMetrics(s)
 	m.wireWebhooks(s)
+	m.wireWitnesses(s)
 	if s.CORSOrigins, err = tlhttp.ParseCORSOrigins(m.Config.CORSOrigins); err != nil {
 		return fmt.Errorf("--cors-origins: %w", err)
 	}
@@ -267,6 +288,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return err
 	}
 	m.startTlog()      // builds the tree of a log written before it, then issues checkpoints
+	m.startWitnesses() // sends each checkpoint to the witnesses (--witness)
 	m.startSnapshots() // read-model snapshots in the background
 	m.Logger.Info("serving", zap.String("dashboard", dashboardURL(s.URL())), zap.String("api", s.URL()), zap.String("files", s.FilesURL()))
 	m.logConnectors()
@@ -279,7 +301,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 // runner: everything a replay needs, nothing that serves (serve, and the
 // snapshot command, which replays without serving).
 func (m *Main) openModels(ctx context.Context) (err error) {
-	if m.DataDir, err = OpenDataDir(ctx, m.Config.Data, m.Config.EventStore, m.Logger); err != nil {
+	if m.DataDir, err = m.openDataDir(ctx); err != nil {
 		return err
 	}
 	m.Runner = projections.NewRunner(m.DataDir.Store)
@@ -323,7 +345,8 @@ func (m *Main) openModels(ctx context.Context) (err error) {
 	m.Engine.Scheduler.FeeAssets = func(exchange string) []string {
 		return feeAssets(configView.Current(), exchange, ledger.FeeAssets(exchange))
 	}
-	m.newTlog() // tlog.go
+	m.newTlog()      // tlog.go
+	m.newWitnesses() // witnesses.go
 	filesView := projections.NewFiles(ledger)
 	if err := m.newWebhooks(ctx, configView); err != nil { // webhooks.go
 		return err
@@ -369,6 +392,7 @@ func (m *Main) Close() error {
 	if m.Engine != nil {
 		m.Engine.Close()
 	}
+	m.signFinalCheckpoint() // logcut.go
 	if m.Runner != nil {
 		m.Runner.Close()
 	}

@@ -29,6 +29,13 @@ import (
 // when empty); it returns the service and a token.
 func startTlogMain(t *testing.T, dir string, logger *zap.Logger) (*Main, *domain.ManualClock, string) {
 	t.Helper()
+	return startTlogMainWith(t, dir, logger, nil)
+}
+
+// startTlogMainWith is startTlogMain with configure (when not nil)
+// changing the settings before the start.
+func startTlogMainWith(t *testing.T, dir string, logger *zap.Logger, configure func(*Main)) (*Main, *domain.ManualClock, string) {
+	t.Helper()
 	t.Setenv("TRADELEDGER_WALLET", e2eWallet)
 	t.Setenv("TRADELEDGER_PASSWORD", "e2e trading password")
 	if dir == "" {
@@ -39,6 +46,9 @@ func startTlogMain(t *testing.T, dir string, logger *zap.Logger) (*Main, *domain
 	m.Config.Data, m.Config.Listen, m.Config.FilesListen = dir, "127.0.0.1:0", ""
 	m.Config.PublicTlog = true
 	m.Logger, m.Clock, m.ManualCycles, m.ManualCheckpoints = logger, clock, true, true
+	if configure != nil {
+		configure(m)
+	}
 	if err := m.Run(context.Background()); err != nil {
 		m.Close()
 		t.Fatal(err)

@@ -25,7 +25,11 @@ func runToken(ctx context.Context, args []string, env *Env) error {
 	if err != nil {
 		return err
 	}
-	d, err := ta.store.open(ctx)
+	open := ta.store.openToWrite
+	if ta.sub == "list" {
+		open = ta.store.open
+	}
+	d, err := open(ctx)
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/eventstore/transparency"
@@ -46,14 +44,15 @@ func (f *storeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.eventstore, "eventstore", "", "event store URL (empty: the embedded SQLite file in the data directory; esdb://… for EventStoreDB)")
 }
 
-// open opens the data directory for reading the log. A missing directory is
-// an error rather than a fresh, empty log: an auditor who mistyped a path
-// must not be told "0 events, all sound".
+// open opens the data directory for reading the log (a log cut at its end
+// too: openDataDirToRead). A missing directory is an error rather than a
+// fresh, empty log: an auditor who mistyped a path must not be told "0
+// events, all sound".
 func (f *storeFlags) open(ctx context.Context) (*DataDir, error) {
 	if st, err := os.Stat(f.data); err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("no data directory at %s: give --data the directory serve uses (default ./data)", f.data)
 	}
-	return OpenDataDir(ctx, f.data, f.eventstore, zap.NewNop())
+	return openDataDirToRead(ctx, f.data, f.eventstore, zap.NewNop())
 }
 
 func runVerify(ctx context.Context, args []string, env *Env) error {
@@ -68,6 +67,8 @@ func runVerify(ctx context.Context, args []string, env *Env) error {
 	fs.Var(&saved, "checkpoint", "a signed checkpoint FILE kept earlier (repeatable): the log must extend each (its signature, and the tree of its first N events has its root)")
 	since := fs.String("since", "", "a signed checkpoint FILE kept earlier: verify only the events after it, and that the log extends it")
 	keyFlag := fs.String("key", "", "verifier key of the checkpoints, or a file holding it (default: the data dir's own)")
+	var witnessed witnessKeys // --witness-key, --quorum (witnesscheck.go)
+	witnessed.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -99,6 +100,16 @@ func runVerify(ctx context.Context, args []string, env *Env) error {
 	if *maxFaults == 0 {
 		opts.MaxFaults = -1 // count only
 	}
+	for _, file := range append(saved[:len(saved):len(saved)], *since) {
+		if file != "" {
+			if _, err := openCheckpointFile(file, vkey); err != nil {
+				return err
+			}
+			if err := witnessed.checkFile(file, env.Stdout); err != nil {
+				return err
+			}
+		}
+	}
 	if *since != "" {
 		return verifySince(ctx, d, *since, vkey, opts, env)
 	}
@@ -118,81 +129,19 @@ func runVerify(ctx context.Context, args []string, env *Env) error {
 	start := time.Now()
 	opts.Progress = func(n int64, pos uint64) { prog.update(n, pos, head) }
 	// The tree is rebuilt from the events as they are read: its root at
-	// the stored tree's size, and at each checkpoint's.
-	treeSize, err := d.Tree.TreeSize(ctx)
-	if err != nil {
-		return auditFailure{err, exitUnreadable}
-	}
-	sizes := []int64{treeSize}
+	// the stored tree's size, the kept checkpoint's (transparency.Verify)
+	// and each saved checkpoint's.
+	var sizes []int64
 	for _, c := range checkpoints {
 		sizes = append(sizes, c.cp.Size)
 	}
-	roots := transparency.NewRoots(sizes...)
-	opts.Records = roots.Add
-	sum, err := domain.VerifyLog(ctx, d.Store, opts)
+	sum, roots, err := transparency.Verify(ctx, d.Store, d.Tree, vkey, opts, sizes...)
 	prog.done()
 	if err != nil {
 		return auditFailure{err, exitUnreadable}
 	}
-	elapsed := time.Since(start)
-	treeRoot, treeProblem, err := checkStoredTree(ctx, d, roots, treeSize)
-	if err != nil {
-		return auditFailure{err, exitUnreadable}
-	}
-
-	if *asJSON {
-		enc := json.NewEncoder(env.Stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(sum); err != nil {
-			return err
-		}
-	} else {
-		printVerifySummary(env.Stdout, sum, elapsed, treeSize, treeRoot)
-	}
-	if !sum.OK {
-		msg := fmt.Sprintf("log verification failed: %d faulty events", sum.FaultCount)
-		if sum.Fault != nil {
-			msg += "; the first: " + sum.Fault.Error()
-		}
-		return auditFailure{errors.New(msg), exitTampered}
-	}
-	if treeProblem != "" {
-		return auditFailure{errors.New("log verification failed: " + treeProblem), exitTampered}
-	}
-	for _, c := range checkpoints {
-		if err := roots.Check(c.cp); err != nil {
-			return auditFailure{fmt.Errorf("log verification failed: checkpoint %s (%d records): %v", c.file, c.cp.Size, err), exitTampered}
-		}
-		if !*asJSON {
-			fmt.Fprintf(env.Stdout, "checkpoint %s: the log extends it (%d records, root %s)\n", c.file, c.cp.Size, c.cp.Root)
-		}
-	}
-	if *digest != "" && sum.HeadsDigest != want {
-		return auditFailure{fmt.Errorf("log verification failed: heads digest %s differs from the recorded %s (a stream was rewritten or cut at its end)", sum.HeadsDigest, want), exitTampered}
-	}
-	return nil
-}
-
-// checkStoredTree compares the stored tree's root at its size with the
-// root rebuilt from the events: problem says how they differ ("" when
-// they do not).
-func checkStoredTree(ctx context.Context, d *DataDir, roots *transparency.Roots, size int64) (root tlog.Hash, problem string, err error) {
-	if size == 0 {
-		return tlog.Hash{}, "", nil
-	}
-	rebuilt, ok := roots.Root(size)
-	if !ok {
-		return tlog.Hash{}, fmt.Sprintf("the stored Merkle tree holds %d records, the log only %d events: events were removed", size, roots.Size()), nil
-	}
-	l := transparency.NewLog(d.Store, d.Tree, d.CheckpointKey, domain.SystemClock{})
-	stored, err := l.Root(ctx, size)
-	if err != nil {
-		return tlog.Hash{}, "", err
-	}
-	if stored != rebuilt {
-		return rebuilt, fmt.Sprintf("the stored Merkle tree of %d records has root %s, the events give %s: events were changed after they were added (or the tree was)", size, stored, rebuilt), nil
-	}
-	return rebuilt, "", nil
+	v := newVerifyVerdict(sum, roots, checkpoints, *digest, want) // verify_verdict.go
+	return v.report(env.Stdout, *asJSON, time.Since(start))
 }
 
 // verifySince is verify --since FILE: the events after the checkpoint in
@@ -229,34 +178,6 @@ func verifySince(ctx context.Context, d *DataDir, file, vkey string, opts domain
 	fmt.Fprintf(env.Stdout, "OK: the log extends checkpoint %s (%d records, root %s): the %d events after it verified in %s, %d streams linked to it by inclusion proofs, consistency proof to %d records, root %s\n",
 		file, saved.cp.Size, saved.cp.Root, sum.Verify.Events, time.Since(start).Round(time.Millisecond), sum.Linked, sum.To, sum.Root)
 	return nil
-}
-
-// printVerifySummary writes the heads when the summary has them (one
-// "head STREAM VERSION HASH" line each), one line per listed fault
-// ("bad event: …"), and one final summary line: "OK: …" or "TAMPERED: …";
-// an OK line ends with the Merkle root of the first treeSize events.
-func printVerifySummary(w io.Writer, s domain.VerifySummary, elapsed time.Duration, treeSize int64, treeRoot tlog.Hash) {
-	for _, h := range s.Heads {
-		fmt.Fprintf(w, "head %s %d %s\n", h.Stream, h.Version, h.Hash)
-	}
-	for _, f := range s.Faults {
-		fmt.Fprintf(w, "bad event: stream %s version %d position %d id %s type %s: %s\n", f.Stream, f.Version, f.Position, f.ID, f.Type, f.Problem)
-	}
-	if !s.OK {
-		more := ""
-		if n := s.FaultCount - int64(len(s.Faults)); n > 0 {
-			more = fmt.Sprintf(" (%d not listed: --max-faults N lists more)", n)
-		}
-		fmt.Fprintf(w, "TAMPERED: %d faulty events%s among %d events in %d streams, up to position %d; heads digest %s\n",
-			s.FaultCount, more, s.Events, s.Streams, s.LastPosition, s.HeadsDigest)
-		return
-	}
-	tree := ""
-	if treeSize > 0 {
-		tree = fmt.Sprintf("; Merkle root of the first %d events %s", treeSize, treeRoot)
-	}
-	fmt.Fprintf(w, "OK: %d events in %d streams verified up to position %d in %s; heads digest %s%s\n",
-		s.Events, s.Streams, s.LastPosition, elapsed.Round(time.Millisecond), s.HeadsDigest, tree)
 }
 
 // progress shows a self-overwriting progress line on stderr, only when

@@ -222,6 +222,10 @@ func (s *Store) beginTxn(lookupIDs bool, n int) (*txn, error) {
 		}
 		s.treeLoaded = true
 	}
+	if cut := s.treeCut.Load(); cut != nil {
+		s.w.Rollback()
+		return nil, cut
+	}
 	// The map and the records' slice are the last transaction's, emptied;
 	// written goes to the syncer with the batch, so it is new.
 	tx := &s.tx

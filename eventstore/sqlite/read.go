@@ -99,7 +99,7 @@ func (s *Store) closeReaders() {
 	}
 	s.idleReaders = nil
 	for _, c := range s.idleTree {
-		closeConn(c.db, c.row, c.end)
+		closeConn(c.db, c.row, c.end, c.kept)
 	}
 	s.idleTree = nil
 }

@@ -56,6 +56,13 @@ CREATE TABLE IF NOT EXISTS tree (
 	position INTEGER NOT NULL,    -- the event's position
 	hashes   BLOB    NOT NULL     -- its stored hashes, 32 bytes each: leaf, then each subtree it completes
 );
+CREATE TABLE IF NOT EXISTS checkpoint (
+	id        INTEGER PRIMARY KEY CHECK (id = 1),
+	position  INTEGER NOT NULL, -- the last CheckpointSigned event the tree added (treeguard.go)
+	size      INTEGER NOT NULL, -- the records it signs
+	abandoned INTEGER NOT NULL, -- 1 once CutTree abandoned it
+	data      BLOB    NOT NULL  -- its payload
+);
 `
 
 // Store is a domain.EventStore in one SQLite file.
@@ -138,6 +145,9 @@ type Store struct {
 	treeSize   atomic.Int64
 	treeReqs   chan *treeRequest
 	noTree     bool
+	// treeCut says why the tree is not the log's (treeguard.go): set, no
+	// append and no BuildTree is taken until CutTree.
+	treeCut atomic.Pointer[domain.Error]
 }
 
 var (
@@ -787,11 +797,11 @@ func (s *Store) lookupID(id string, pending []domain.Event) (stream string, vers
 
 // WriteErr returns why appends fail at the moment, or nil: a failed
 // fdatasync or a failed integrity check (both for as long as the process
-// runs), or the last transaction's failure (disk full, I/O error, the file
+// runs), a Merkle tree that is not the log's (until CutTree), or the last transaction's failure (disk full, I/O error, the file
 // locked by another process) until a commit succeeds again. A health check
 // reports it; it never blocks.
 func (s *Store) WriteErr() error {
-	for _, p := range []*atomic.Pointer[domain.Error]{&s.broken, &s.badIntegrity, &s.writeFailed} {
+	for _, p := range []*atomic.Pointer[domain.Error]{&s.broken, &s.badIntegrity, &s.treeCut, &s.writeFailed} {
 		if e := p.Load(); e != nil {
 			return e
 		}

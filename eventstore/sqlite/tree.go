@@ -139,7 +139,23 @@ func (s *Store) loadTree(pos uint64) error {
 	if err != nil {
 		return err
 	}
-	s.tree = treeState{live: lastPos == pos && !s.noTree, lastPos: lastPos, frontier: f}
+	var leaf domain.Hash
+	if size > 0 {
+		hs, err := s.w.TreeHashes(size - 1)
+		if err != nil {
+			return err
+		}
+		if len(hs) < 32 {
+			return domain.Errorf(domain.EINTERNAL, "event log is corrupt: the Merkle tree's record %d lacks its leaf hash", size-1)
+		}
+		copy(leaf[:], hs)
+	}
+	cut, err := s.treeDisagreement(size, lastPos, pos, leaf)
+	if err != nil {
+		return err
+	}
+	s.treeCut.Store(cut)
+	s.tree = treeState{live: lastPos == pos && !s.noTree && cut == nil, lastPos: lastPos, frontier: f}
 	return nil
 }
 
@@ -164,7 +180,13 @@ func (s *Store) addTreeRows(tx *txn, events []domain.Event, leaves []domain.Hash
 	}
 	s.w.treeBuf = rows
 	tx.tree.lastPos = events[len(events)-1].Position
-	return s.w.InsertTree(rows, len(events))
+	if err := s.w.InsertTree(rows, len(events)); err != nil {
+		return err
+	}
+	if k := lastCheckpoint(events); k != nil {
+		return s.w.KeepCheckpoint(k)
+	}
+	return nil
 }
 
 // TreeSize implements domain.TreeStore: the records whose rows are
@@ -215,6 +237,7 @@ func (s *Store) ReadTreeHashes(ctx context.Context, indexes []int64) ([]domain.H
 type treeConn struct {
 	db       *C.sqlite3
 	row, end *C.sqlite3_stmt
+	kept     *C.sqlite3_stmt // prepared at its first use (KeptCheckpoint)
 }
 
 // treeConnPragmas: query only, and a 16 MiB page cache (allocated as
@@ -252,7 +275,7 @@ func (s *Store) releaseTree(c *treeConn) {
 	s.readersMu.Lock()
 	defer s.readersMu.Unlock()
 	if s.readersClosed || len(s.idleTree) >= maxIdleTree {
-		closeConn(c.db, c.row, c.end)
+		closeConn(c.db, c.row, c.end, c.kept)
 		return
 	}
 	s.idleTree = append(s.idleTree, c)
@@ -319,7 +342,10 @@ type treeRequest struct {
 	from  treeState
 	rows  []byte
 	n     int
-	after treeState // the tree with the rows, live unset
+	after treeState  // the tree with the rows, live unset
+	keep  *keptEvent // the last checkpoint among the rows' events, kept with them
+	// cut asks the writer to cut the tree to n records instead (CutTree).
+	cut bool
 	// answer receives the writer's tree after the request (rows written or
 	// not), or an error.
 	answer chan treeAnswer
@@ -341,6 +367,9 @@ func (s *Store) BuildTree(ctx context.Context, progress func(records int64)) err
 		st, err := s.askTree(ctx, &treeRequest{})
 		if err != nil {
 			return err
+		}
+		if cut := s.treeCut.Load(); cut != nil {
+			return cut // a tree that is not the log's is never extended
 		}
 		if st.live {
 			return s.awaitTreeSize(ctx, st.frontier.Size())
@@ -412,7 +441,7 @@ func (s *Store) buildFrom(ctx context.Context, st treeState, progress func(int64
 			}
 		}
 		after.lastPos = chunk[len(chunk)-1].Position
-		got, err := s.askTree(ctx, &treeRequest{from: st, rows: rows, n: len(chunk), after: after})
+		got, err := s.askTree(ctx, &treeRequest{from: st, rows: rows, n: len(chunk), after: after, keep: lastCheckpoint(chunk)})
 		if err != nil {
 			return err
 		}
@@ -471,7 +500,13 @@ func (s *Store) askTree(ctx context.Context, req *treeRequest) (treeState, error
 // transaction of their own if they extend its tree, and answers with the
 // tree as it then is.
 func (s *Store) serveTree(req *treeRequest) {
-	state, err := s.writeTreeRows(req)
+	var state treeState
+	var err error
+	if req.cut {
+		state, err = s.cutTree(int64(req.n))
+	} else {
+		state, err = s.writeTreeRows(req)
+	}
 	req.answer <- treeAnswer{state, err}
 }
 
@@ -499,13 +534,19 @@ func (s *Store) writeTreeRows(req *treeRequest) (treeState, error) {
 		s.w.Rollback()
 		return s.tree, s.unavailable(err)
 	}
-	if req.n == 0 || s.tree.live || !sameTree(s.tree, req.from) {
+	if req.n == 0 || s.tree.live || !sameTree(s.tree, req.from) || s.treeCut.Load() != nil {
 		s.w.Rollback()
 		return s.tree, nil
 	}
 	if err := s.w.InsertTree(req.rows, req.n); err != nil {
 		s.w.Rollback()
 		return s.tree, s.unavailable(err)
+	}
+	if req.keep != nil {
+		if err := s.w.KeepCheckpoint(req.keep); err != nil {
+			s.w.Rollback()
+			return s.tree, s.unavailable(err)
+		}
 	}
 	if err := s.commitTxn(); err != nil {
 		return s.tree, err

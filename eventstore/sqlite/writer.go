@@ -105,6 +105,9 @@ type writerConn struct {
 	treeInsert, treeRow, treeEnd *C.sqlite3_stmt
 	treeBuf                      []byte // packed tree rows (tl_insert_tree)
 	checkpointPages              int    // wal_autocheckpoint as set (Store.applyCheckpointPages)
+	// The tree's guard's statements (treeguard.go), prepared at their
+	// first use.
+	keep, cut, abandon, eventAt *C.sqlite3_stmt
 }
 
 // writerPragmas set the connection up: WAL, synchronous=NORMAL (the syncer
@@ -284,6 +287,6 @@ func (w *writerConn) close() {
 	if w == nil {
 		return
 	}
-	closeConn(w.db, w.begin, w.commit, w.rollback, w.maxPos, w.head, w.id, w.insert, w.treeInsert, w.treeRow, w.treeEnd)
+	closeConn(w.db, w.begin, w.commit, w.rollback, w.maxPos, w.head, w.id, w.insert, w.treeInsert, w.treeRow, w.treeEnd, w.keep, w.cut, w.abandon, w.eventAt)
 	*w = writerConn{}
 }

@@ -29,6 +29,8 @@ func RunTree(t *testing.T, open TreeOpenFunc) {
 		{"Empty", testTreeEmpty},
 		{"Appends", testTreeAppends},
 		{"ConcurrentAppends", testTreeConcurrent},
+		{"KeepsTheLastCheckpoint", testTreeKeepsCheckpoint},
+		{"Cut", testTreeCut},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -92,6 +94,120 @@ func testTreeConcurrent(t *testing.T, s domain.EventStore, tree domain.TreeStore
 	wg.Wait()
 	if err := tree.BuildTree(ctx, nil); err != nil {
 		t.Fatal(err)
+	}
+	CheckTree(t, s, tree)
+}
+
+// checkpointEvent is a CheckpointSigned of size records (its root and
+// note made up: the tree keeps what the log recorded).
+func checkpointEvent(size int64) domain.Event {
+	return domain.NewEvent(clock, domain.TypeCheckpointSigned, domain.CheckpointSigned{Origin: "tradeledger/log/test", Size: size,
+		Root: fmt.Sprintf("root-%d", size), Note: fmt.Sprintf("note of %d\n", size)})
+}
+
+// The tree keeps beside it the CheckpointSigned of the checkpoints stream
+// it added last (another stream's is not one), and never an older one in
+// its place: a smaller one added later (a tree rebuilt from a cut log
+// meets them) leaves it, until CutTree abandons it.
+func testTreeKeepsCheckpoint(t *testing.T, s domain.EventStore, tree domain.TreeStore) {
+	ctx := context.Background()
+	build := func() {
+		t.Helper()
+		if err := tree.BuildTree(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kept := func() (domain.KeptCheckpoint, bool) {
+		t.Helper()
+		k, ok, err := tree.KeptCheckpoint(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k, ok
+	}
+	build()
+	if k, ok := kept(); ok {
+		t.Fatalf("an empty tree keeps %+v", k)
+	}
+	mustAppend(t, s, "a", domain.Any, Event("Tick", 0), Event("Tick", 1))
+	mustAppend(t, s, "elsewhere", domain.Any, checkpointEvent(2))
+	build()
+	if k, ok := kept(); ok {
+		t.Fatalf("a CheckpointSigned of another stream was kept: %+v", k)
+	}
+	res := mustAppend(t, s, domain.StreamCheckpoints, domain.Any, checkpointEvent(3))
+	mustAppend(t, s, "a", domain.Any, Event("Tick", 2))
+	build()
+	if k, ok := kept(); !ok || k.Size != 3 || k.Position != res.LastPosition || k.Note != "note of 3\n" || k.Abandoned {
+		t.Fatalf("kept %+v (%v), want the checkpoint of 3 at position %d", k, ok, res.LastPosition)
+	}
+	mustAppend(t, s, domain.StreamCheckpoints, domain.Any, checkpointEvent(2))
+	build()
+	if k, _ := kept(); k.Size != 3 {
+		t.Fatalf("a smaller checkpoint replaced the kept one: %+v", k)
+	}
+	res = mustAppend(t, s, domain.StreamCheckpoints, domain.Any, checkpointEvent(6))
+	build()
+	if k, _ := kept(); k.Size != 6 || k.Position != res.LastPosition {
+		t.Fatalf("kept %+v, want the checkpoint of 6", k)
+	}
+	size, _ := tree.TreeSize(ctx)
+	if err := tree.CutTree(ctx, size); err != nil {
+		t.Fatal(err)
+	}
+	if k, _ := kept(); k.Size != 6 || !k.Abandoned {
+		t.Fatalf("after CutTree: kept %+v, want the checkpoint of 6, abandoned", k)
+	}
+	res = mustAppend(t, s, domain.StreamCheckpoints, domain.Any, checkpointEvent(4))
+	build()
+	if k, _ := kept(); k.Size != 4 || k.Position != res.LastPosition || k.Abandoned {
+		t.Fatalf("after the abandoned one: kept %+v, want the checkpoint of 4", k)
+	}
+	CheckTree(t, s, tree)
+}
+
+// CutTree cuts the tree to a number of records within it (the records
+// before are untouched: the tree grows from there again), and refuses
+// one beyond it.
+func testTreeCut(t *testing.T, s domain.EventStore, tree domain.TreeStore) {
+	ctx := context.Background()
+	for i := 0; i < 12; i++ {
+		mustAppend(t, s, "a", domain.Any, Event("Tick", i))
+	}
+	if err := tree.BuildTree(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	root := func(n int64) tlog.Hash {
+		t.Helper()
+		h, err := tlog.TreeHash(n, TreeHashReader(ctx, tree))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	want := root(12)
+	if err := tree.CutTree(ctx, 13); domain.ErrorCode(err) != domain.EINVALID {
+		t.Fatalf("cut beyond the tree: %v, want EINVALID", err)
+	}
+	if err := tree.CutTree(ctx, 12); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := tree.TreeSize(ctx); n != 12 || root(12) != want {
+		t.Fatalf("cut to its own size: %d records, root changed: %v", n, root(12) != want)
+	}
+	// Cut below the log: the tree lacks the last events, and gets them
+	// back from BuildTree, the same records as before.
+	if err := tree.CutTree(ctx, 8); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := tree.TreeSize(ctx); n != 8 {
+		t.Fatalf("cut to 8: %d records", n)
+	}
+	if err := tree.BuildTree(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := tree.TreeSize(ctx); n != 12 || root(12) != want {
+		t.Fatalf("rebuilt after the cut: %d records, root changed: %v", n, root(12) != want)
 	}
 	CheckTree(t, s, tree)
 }

@@ -13,21 +13,28 @@ import (
 )
 
 // Checkpoint is a checkpoint's body (C2SP tlog-checkpoint): the log's
-// origin, the tree's size and its root hash.
+// origin, the tree's size and its root hash, and an extension line when
+// there is one (this log writes one only in the first checkpoint after
+// an operator accepted a log cut at its end: it says so, in the signed
+// text).
 type Checkpoint struct {
-	Origin string
-	Size   int64
-	Root   tlog.Hash
+	Origin    string
+	Size      int64
+	Root      tlog.Hash
+	Extension string
 }
 
 // Text returns the checkpoint's body: origin, size and base64 root hash,
-// each on a line of its own.
+// each on a line of its own, then the extension line if any.
 func (c Checkpoint) Text() string {
+	if c.Extension != "" {
+		return fmt.Sprintf("%s\n%d\n%s\n%s\n", c.Origin, c.Size, c.Root, c.Extension)
+	}
 	return fmt.Sprintf("%s\n%d\n%s\n", c.Origin, c.Size, c.Root)
 }
 
 // ParseCheckpoint reads a checkpoint's body (extension lines after the
-// root are allowed and ignored). A malformed one is EINVALID.
+// root are allowed; the first is Extension). A malformed one is EINVALID.
 func ParseCheckpoint(text string) (Checkpoint, error) {
 	lines := strings.SplitAfter(text, "\n")
 	if len(lines) < 4 || !strings.HasSuffix(lines[2], "\n") {
@@ -44,6 +51,9 @@ func ParseCheckpoint(text string) (Checkpoint, error) {
 	}
 	if c.Origin == "" {
 		return Checkpoint{}, domain.Errorf(domain.EINVALID, "checkpoint: empty origin line")
+	}
+	if len(lines) > 3 {
+		c.Extension = strings.TrimSuffix(lines[3], "\n")
 	}
 	return c, nil
 }

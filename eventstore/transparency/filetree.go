@@ -3,6 +3,7 @@ package transparency
 import (
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -16,14 +17,20 @@ import (
 )
 
 // FileTree is the Merkle tree of a store that does not keep one itself
-// (EventStoreDB), derived from its log and kept in two local files in
-// Dir: hashes, every stored hash at offset 32·index (tlog's layout is
-// dense), and positions, each record's event position (8 bytes, little
-// endian). It is rebuildable: deleting the files only costs the time to
-// read the log again (BuildTree). Open checks that the files still
-// describe Store's log (the first and last records' events), and starts
-// over when they do not. Records are added by BuildTree and Follow; reads
-// see the records written, flushed to the files.
+// (EventStoreDB), derived from its log and kept in local files in Dir:
+// hashes, every stored hash at offset 32·index (tlog's layout is dense),
+// positions, each record's event position (8 bytes, little endian), and
+// checkpoint, the last CheckpointSigned event the tree added (JSON,
+// domain.KeptCheckpoint), kept beside the tree so that a log cut at its
+// end is still seen not to extend what was signed. The tree is
+// rebuildable: deleting the files only costs the time to read the log
+// again (BuildTree), and forgets the checkpoint. Open checks that the
+// files still describe Store's log: files whose first record is not the
+// log's are another log's, and start over; files whose last record the
+// log no longer holds (it was cut) or holds another event for are kept
+// as they are, and the tree refuses to grow (BuildTree, Follow) until
+// CutTree. Records are added by BuildTree and Follow; reads see the
+// records written, flushed to the files.
 type FileTree struct {
 	// Dir holds the two files.
 	Dir string
@@ -38,14 +45,17 @@ type FileTree struct {
 	size      atomic.Int64 // records written
 	buf       []byte
 	posBuf    []byte
+	// cut says why the tree is not the log's (load), nil when it is.
+	cut atomic.Pointer[domain.Error]
 }
 
 var _ domain.TreeStore = (*FileTree)(nil)
 
 // Files of a FileTree.
 const (
-	hashesFile    = "hashes"
-	positionsFile = "positions"
+	hashesFile     = "hashes"
+	positionsFile  = "positions"
+	checkpointFile = "checkpoint"
 )
 
 // OpenFileTree opens (creating if need be) the tree of store kept in dir.
@@ -85,15 +95,21 @@ func (t *FileTree) load(ctx context.Context) error {
 		size-- // a crash between the two files' writes
 	}
 	if size > 0 {
-		ok, err := t.matches(ctx, 0)
-		if err == nil && ok {
-			ok, err = t.matches(ctx, size-1)
-		}
+		first, err := t.matches(ctx, 0)
 		if err != nil {
 			return err
 		}
-		if !ok {
+		if !first {
 			size = 0 // another log's tree: start over
+		} else if last, err := t.matches(ctx, size-1); err != nil {
+			return err
+		} else if !last {
+			if err := t.truncate(ctx, size); err != nil {
+				return err
+			}
+			lastPos := t.lastPos
+			t.cut.Store(domain.Errorf(domain.EINTERNAL, "event log was cut or rewritten at its end: the Merkle tree's last record (%d) is the event at position %d, which the log no longer holds as it was; the tree is not extended (tradeledger serve says what to do)", size-1, lastPos))
+			return nil
 		}
 	}
 	return t.truncate(ctx, size)
@@ -194,6 +210,9 @@ func (t *FileTree) RecordIndex(ctx context.Context, position uint64) (int64, err
 // BuildTree implements domain.TreeStore: it reads the log after the
 // tree's last record up to the head as of the call.
 func (t *FileTree) BuildTree(ctx context.Context, progress func(records int64)) error {
+	if cut := t.cut.Load(); cut != nil {
+		return cut
+	}
 	head, err := t.Store.Head(ctx)
 	if err != nil {
 		return err
@@ -225,6 +244,9 @@ func (t *FileTree) BuildTree(ctx context.Context, progress func(records int64)) 
 // Follow adds the log's new events to the tree as they commit, until ctx
 // ends (its error is returned then) or the log cannot be read.
 func (t *FileTree) Follow(ctx context.Context) error {
+	if cut := t.cut.Load(); cut != nil {
+		return cut
+	}
 	t.mu.Lock()
 	from := t.lastPos + 1
 	t.mu.Unlock()
@@ -284,10 +306,14 @@ func (t *FileTree) add(events []domain.Event) error {
 	f := t.frontier
 	last := t.lastPos
 	var stored [64]domain.Hash
+	var kept []*domain.Event // the checkpoints added
 	for i := range events {
 		e := &events[i]
 		if e.Position <= last {
 			continue
+		}
+		if e.Type == domain.TypeCheckpointSigned && e.Stream == domain.StreamCheckpoints {
+			kept = append(kept, e)
 		}
 		for _, h := range f.Add(domain.ComputeHash(e), stored[:0]) {
 			hs = append(hs, h[:]...)
@@ -316,5 +342,125 @@ func (t *FileTree) add(events []domain.Event) error {
 	}
 	t.frontier, t.lastPos = f, last
 	t.size.Store(f.Size())
+	for _, e := range kept {
+		if err := t.keep(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// keep keeps e, a CheckpointSigned the tree just added, unless the kept
+// checkpoint is of a larger size and not abandoned (a tree rebuilt from a
+// cut log meets older checkpoints).
+func (t *FileTree) keep(e *domain.Event) error {
+	var k domain.KeptCheckpoint
+	if err := e.Decode(&k.CheckpointSigned); err != nil {
+		return fmt.Errorf("keep the checkpoint at position %d: %w", e.Position, err)
+	}
+	k.Position = e.Position
+	old, ok, err := t.KeptCheckpoint(context.Background())
+	if err != nil {
+		return err
+	}
+	if ok && !old.Abandoned && old.Size > k.Size {
+		return nil
+	}
+	return t.writeKept(k)
+}
+
+// writeKept writes k as the kept checkpoint: a file written whole beside
+// the old one, synced, then renamed over it.
+func (t *FileTree) writeKept(k domain.KeptCheckpoint) error {
+	b, err := json.Marshal(k)
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(t.Dir, checkpointFile+".new")
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return fmt.Errorf("keep the checkpoint: %w", err)
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, filepath.Join(t.Dir, checkpointFile))
+	}
+	if err == nil {
+		err = syncDir(t.Dir)
+	}
+	if err != nil {
+		return fmt.Errorf("keep the checkpoint: %w", err)
+	}
+	return nil
+}
+
+// syncDir makes a rename in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// KeptCheckpoint implements domain.TreeStore.
+func (t *FileTree) KeptCheckpoint(ctx context.Context) (domain.KeptCheckpoint, bool, error) {
+	var k domain.KeptCheckpoint
+	b, err := os.ReadFile(filepath.Join(t.Dir, checkpointFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return k, false, nil
+	}
+	if err != nil {
+		return k, false, domain.Errorf(domain.EUNAVAILABLE, "read the kept checkpoint: %v", err)
+	}
+	if err := json.Unmarshal(b, &k); err != nil {
+		return k, false, domain.Errorf(domain.EINTERNAL, "the kept checkpoint %s does not decode: %v", filepath.Join(t.Dir, checkpointFile), err)
+	}
+	return k, true, nil
+}
+
+// CutTree implements domain.TreeStore: the files are cut to records, and
+// the tree is the log's again if the log holds its last record (or it
+// has none).
+func (t *FileTree) CutTree(ctx context.Context, records int64) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if size := t.size.Load(); records < 0 || records > size {
+		return domain.Errorf(domain.EINVALID, "cannot cut the Merkle tree of %d records to %d", size, records)
+	}
+	if err := t.truncate(ctx, records); err != nil {
+		return err
+	}
+	if err := t.hashes.Sync(); err != nil {
+		return fmt.Errorf("sync the tree: %w", err)
+	}
+	if err := t.positions.Sync(); err != nil {
+		return fmt.Errorf("sync the tree: %w", err)
+	}
+	if k, ok, err := t.KeptCheckpoint(ctx); err != nil {
+		return err
+	} else if ok && !k.Abandoned {
+		k.Abandoned = true
+		if err := t.writeKept(k); err != nil {
+			return err
+		}
+	}
+	if records > 0 {
+		ok, err := t.matches(ctx, records-1)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return domain.Errorf(domain.EINTERNAL, "the Merkle tree cut to %d records still disagrees with the log", records)
+		}
+	}
+	t.cut.Store(nil)
 	return nil
 }

@@ -3,8 +3,10 @@ package transparency
 import (
 	"context"
 	"errors"
+	"maps"
 	"math/bits"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -60,6 +62,16 @@ type Log struct {
 	building atomic.Int64 // records in the tree as the Build under way last said
 
 	upper hashCache // the tree's upper hashes, which every proof reads
+
+	// witnesses is what the checkpoints stream says of each witness, by
+	// verifier key (Apply).
+	witnesses map[string]domain.WitnessRecord
+	tail      tailCheck // ownTail's last answer
+
+	// OnCheckpoint, when set, is called (without blocking) after Apply
+	// took a newer checkpoint as the latest: the witness client sends it
+	// at once.
+	OnCheckpoint func()
 }
 
 // signed is a checkpoint as the checkpoints stream has it.
@@ -68,6 +80,24 @@ type signed struct {
 	state domain.CheckpointState
 	pos   uint64    // its event's position
 	time  time.Time // its event's time
+	// cosigs are the witnesses' cosignature lines recorded for it since
+	// (CheckpointCosigned), in the order recorded.
+	cosigs []string
+}
+
+// note returns the checkpoint's note with its cosignatures.
+func (s *signed) note() string {
+	return s.event.Note + strings.Join(s.cosigs, "")
+}
+
+// cosign adds c's signature line when c cosigns this checkpoint and the
+// line is not there yet; it reports whether it did.
+func (s *signed) cosign(c domain.CheckpointCosigned) bool {
+	if c.Origin != s.event.Origin || c.Size != s.event.Size || c.Root != s.event.Root || slices.Contains(s.cosigs, c.Signature) {
+		return false
+	}
+	s.cosigs = append(slices.Clip(s.cosigs), c.Signature)
+	return true
 }
 
 // NewLog returns a Log with default settings.
@@ -123,21 +153,66 @@ func (l *Log) VerifierKey() string { return l.Key.VerifierKey() }
 func (l *Log) Name() string { return "checkpoints" }
 
 // Apply implements projections.Projection: a CheckpointSigned becomes the
-// last checkpoint served.
+// last checkpoint served; a CheckpointCosigned adds its witness's
+// cosignature to it (when it is that checkpoint's) and, with a
+// WitnessRefused, to what Witnesses says.
 func (l *Log) Apply(e *domain.Event) error {
-	if e.Type != domain.TypeCheckpointSigned || e.Stream != domain.StreamCheckpoints {
+	if e.Stream != domain.StreamCheckpoints {
 		return nil
 	}
-	s, err := signedOf(e)
-	if err != nil {
-		return err
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.latest == nil || s.state.Version > l.latest.state.Version {
-		l.latest = s
+	switch e.Type {
+	case domain.TypeCheckpointSigned:
+		s, err := signedOf(e)
+		if err != nil {
+			return err
+		}
+		l.mu.Lock()
+		newer := l.latest == nil || s.state.Version > l.latest.state.Version
+		if newer {
+			l.latest = s
+		}
+		l.mu.Unlock()
+		if newer && l.OnCheckpoint != nil {
+			l.OnCheckpoint()
+		}
+	case domain.TypeCheckpointCosigned, domain.TypeWitnessRefused:
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if l.witnesses == nil {
+			l.witnesses = map[string]domain.WitnessRecord{}
+		}
+		if err := domain.ApplyWitnessEvent(l.witnesses, e); err != nil {
+			return err
+		}
+		if e.Type == domain.TypeCheckpointCosigned && l.latest != nil {
+			var c domain.CheckpointCosigned
+			if err := e.Decode(&c); err != nil {
+				return err
+			}
+			l.latest.cosign(c)
+		}
 	}
 	return nil
+}
+
+// Witnesses returns what the checkpoints stream says of each witness that
+// answered so far, by verifier key: the last checkpoint it cosigned, and
+// its refusal since, if any.
+func (l *Log) Witnesses() map[string]domain.WitnessRecord {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return maps.Clone(l.witnesses)
+}
+
+// LatestSigned returns the last checkpoint recorded as the log signed it,
+// without cosignatures: what is sent to the witnesses.
+func (l *Log) LatestSigned() (c domain.CheckpointSigned, ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.latest == nil {
+		return c, false
+	}
+	return l.latest.event, true
 }
 
 func signedOf(e *domain.Event) (*signed, error) {
@@ -152,7 +227,8 @@ func signedOf(e *domain.Event) (*signed, error) {
 	return &signed{event: c, state: st, pos: e.Position, time: time.UnixMilli(e.Time)}, nil
 }
 
-// Latest returns the last checkpoint recorded; ok is false before the
+// Latest returns the last checkpoint recorded, its note carrying every
+// witness's cosignature recorded for it since; ok is false before the
 // first.
 func (l *Log) Latest() (c domain.CheckpointSigned, ok bool) {
 	l.mu.Lock()
@@ -160,7 +236,9 @@ func (l *Log) Latest() (c domain.CheckpointSigned, ok bool) {
 	if l.latest == nil {
 		return c, false
 	}
-	return l.latest.event, true
+	c = l.latest.event
+	c.Note = l.latest.note()
+	return c, true
 }
 
 // LatestTime returns when the last checkpoint was recorded (zero before
@@ -174,15 +252,56 @@ func (l *Log) LatestTime() time.Time {
 	return l.latest.time
 }
 
-// load reads the checkpoints stream's last event (nil when there is
-// none): the stream's version is found by doubling then bisecting, a few
-// reads of one event each whatever the stream's length.
+// load reads the checkpoints stream's last CheckpointSigned (nil when
+// there is none) with the cosignatures recorded for it after it: the
+// stream's last version is found by doubling then bisecting, a few reads
+// of one event each whatever the stream's length, then the stream is read
+// back from there in pages until a CheckpointSigned (the witnesses'
+// answers follow each checkpoint, a few per witness at most).
 func (l *Log) load(ctx context.Context) (*signed, error) {
 	last, err := lastEvent(ctx, l.Store, domain.StreamCheckpoints)
 	if err != nil || last == nil {
 		return nil, err
 	}
-	return signedOf(last)
+	const page = 64
+	var after []domain.Event // the events after the checkpoint found, in order
+	for end := last.Version + 1; end > 0; end -= page {
+		from := max(end-page, 0)
+		var events []domain.Event
+		it := l.Store.ReadStream(ctx, domain.StreamCheckpoints, from, int(end-from))
+		for it.Next() {
+			events = append(events, it.Event())
+		}
+		err := it.Err()
+		it.Close()
+		if err != nil {
+			return nil, err
+		}
+		for i := len(events) - 1; i >= 0; i-- {
+			if events[i].Type != domain.TypeCheckpointSigned {
+				continue
+			}
+			s, err := signedOf(&events[i])
+			if err != nil {
+				return nil, err
+			}
+			after = append(events[i+1:], after...)
+			for j := range after {
+				if after[j].Type != domain.TypeCheckpointCosigned {
+					continue
+				}
+				var c domain.CheckpointCosigned
+				if err := after[j].Decode(&c); err != nil {
+					return nil, err
+				}
+				s.cosign(c)
+			}
+			s.state.Version = last.Version
+			return s, nil
+		}
+		after = append(events, after...)
+	}
+	return nil, nil
 }
 
 // lastEvent returns stream's last event, nil when the stream is empty.
@@ -234,7 +353,23 @@ func lastEvent(ctx context.Context, store domain.EventStore, stream string) (*do
 // whether a new checkpoint was recorded; an empty log has none to give
 // (ENOTFOUND). The tree is first caught up with the log (Tree.BuildTree),
 // which costs nothing when it is.
+//
+// A tree that does not extend the checkpoint kept beside it (the log was
+// cut at its end) is never signed: that is an EINTERNAL error, until an
+// operator accepts the cut (AcceptCut).
 func (l *Log) Issue(ctx context.Context, force bool) (c domain.CheckpointSigned, issued bool, err error) {
+	return l.issueCheckpoint(ctx, force, nil)
+}
+
+// cutIssue is what the first checkpoint after an accepted log cut is
+// signed with: the extension line that says so (and the tree need not
+// extend the kept checkpoint, which the cut abandoned).
+type cutIssue struct {
+	extension string
+}
+
+// issueCheckpoint is Issue, after an accepted log cut when cut is set.
+func (l *Log) issueCheckpoint(ctx context.Context, force bool, cut *cutIssue) (c domain.CheckpointSigned, issued bool, err error) {
 	l.issue.Lock() // one at a time in this process: each signs the tree as it is then
 	defer l.issue.Unlock()
 	if err := l.Tree.BuildTree(ctx, nil); err != nil {
@@ -249,7 +384,7 @@ func (l *Log) Issue(ctx context.Context, force bool) (c domain.CheckpointSigned,
 		Stream: domain.StreamCheckpoints,
 		Load: func(ctx context.Context) (issueState, domain.ExpectedVersion, error) {
 			var err error
-			if st, err = l.loadIssue(ctx, force); err != nil {
+			if st, err = l.loadIssue(ctx, force, cut); err != nil {
 				return st, 0, err
 			}
 			if st.last == nil {
@@ -293,8 +428,9 @@ type issueState struct {
 }
 
 // loadIssue reads the last checkpoint and signs the tree as it is now if
-// it grew since (see Issue for force).
-func (l *Log) loadIssue(ctx context.Context, force bool) (issueState, error) {
+// it grew since (see Issue for force), and if it extends the checkpoint
+// kept beside it, unless cut abandons that one.
+func (l *Log) loadIssue(ctx context.Context, force bool, cut *cutIssue) (issueState, error) {
 	last, err := l.load(ctx)
 	if err != nil {
 		return issueState{}, err
@@ -308,18 +444,23 @@ func (l *Log) loadIssue(ctx context.Context, force bool) (issueState, error) {
 		if size <= last.event.Size {
 			return st, nil
 		}
-		if !force && size == last.event.Size+1 {
-			// Grown by the last checkpoint's own event only?
-			if i, err := l.Tree.RecordIndex(ctx, last.pos); err == nil && i == last.event.Size {
-				return st, nil
-			}
+		if !force && l.ownTail(ctx, last.event.Size, size) {
+			// Grown by the checkpoints stream's own events only.
+			return st, nil
 		}
+	}
+	cp := Checkpoint{Origin: l.Key.Origin(), Size: size}
+	if cut != nil {
+		cp.Extension = cut.extension
+	}
+	if err := l.extendsKept(ctx, size, cut != nil); err != nil {
+		return st, err
 	}
 	root, err := tlog.TreeHash(size, l.hashReader(ctx))
 	if err != nil {
 		return st, err
 	}
-	cp := Checkpoint{Origin: l.Key.Origin(), Size: size, Root: root}
+	cp.Root = root
 	msg, err := l.Key.Sign(cp)
 	if err != nil {
 		return st, err
@@ -364,11 +505,53 @@ func (l *Log) grown(ctx context.Context) bool {
 		return true // Issue reports it
 	case size <= last.event.Size:
 		return false
-	case size == last.event.Size+1:
-		i, err := l.Tree.RecordIndex(ctx, last.pos)
-		return err != nil || i != last.event.Size
 	}
-	return true
+	return !l.ownTail(ctx, last.event.Size, size)
+}
+
+// maxOwnTail is the most records after a checkpoint ownTail reads: the
+// checkpoint's own event and its witnesses' answers are far fewer.
+const maxOwnTail = 64
+
+// ownTail reports whether records from to to−1 are all events of the
+// checkpoints stream (the last checkpoint's own, its witnesses' answers):
+// a log grown by those alone needs no new checkpoint, or each checkpoint
+// would call for the next. Its answer for the last range asked is kept.
+func (l *Log) ownTail(ctx context.Context, from, to int64) bool {
+	if to <= from || to-from > maxOwnTail {
+		return to <= from
+	}
+	l.mu.Lock()
+	t := l.tail
+	l.mu.Unlock()
+	if t.from == from && t.to == to {
+		return t.own
+	}
+	pos, err := l.Tree.RecordPosition(ctx, from)
+	if err != nil {
+		return false
+	}
+	own, n := true, int64(0)
+	it := l.Store.ReadAll(ctx, pos, int(to-from))
+	for it.Next() {
+		own = own && it.Event().Stream == domain.StreamCheckpoints
+		n++
+	}
+	err = it.Err()
+	it.Close()
+	if err != nil || n != to-from {
+		return false
+	}
+	l.mu.Lock()
+	l.tail = tailCheck{from: from, to: to, own: own}
+	l.mu.Unlock()
+	return own
+}
+
+// tailCheck is ownTail's last answer.
+type tailCheck struct {
+	from, to int64
+	own      bool
 }
 
 // Run calls Tick at once and then every tick until ctx ends, reporting
@@ -504,27 +687,65 @@ func treeReader(ctx context.Context, tree domain.TreeStore) tlog.HashReader {
 }
 
 // SnapshotVersion implements projections.Snapshotter.
-func (l *Log) SnapshotVersion() uint32 { return 1 }
+func (l *Log) SnapshotVersion() uint32 { return 2 }
 
 // Freeze implements projections.Snapshotter: the last checkpoint recorded
 // (a signed value, never changed once recorded).
 func (l *Log) Freeze() func(*snap.Encoder) {
 	l.mu.Lock()
 	s := l.latest
+	var cosigs []string
+	if s != nil {
+		cosigs = slices.Clone(s.cosigs)
+	}
+	witnesses := maps.Clone(l.witnesses)
 	l.mu.Unlock()
 	return func(e *snap.Encoder) {
 		e.Bool(s != nil)
-		if s == nil {
-			return
+		if s != nil {
+			e.Text(s.event.Origin)
+			e.Varint(s.event.Size)
+			e.Text(s.event.Root)
+			e.Text(s.event.Note)
+			e.Varint(s.state.Version)
+			e.Varint(s.state.Size)
+			e.Uvarint(s.pos)
+			e.Varint(s.time.UnixMilli())
+			e.Uvarint(uint64(len(cosigs)))
+			for _, c := range cosigs {
+				e.Text(c)
+			}
 		}
-		e.Text(s.event.Origin)
-		e.Varint(s.event.Size)
-		e.Text(s.event.Root)
-		e.Text(s.event.Note)
-		e.Varint(s.state.Version)
-		e.Varint(s.state.Size)
-		e.Uvarint(s.pos)
-		e.Varint(s.time.UnixMilli())
+		// The witnesses' records, in key order.
+		keys := slices.Sorted(maps.Keys(witnesses))
+		e.Uvarint(uint64(len(keys)))
+		for _, k := range keys {
+			r := witnesses[k]
+			e.Text(k)
+			e.Bool(r.Cosigned != nil)
+			if c := r.Cosigned; c != nil {
+				e.Text(c.Origin)
+				e.Varint(c.Size)
+				e.Text(c.Root)
+				e.Text(c.Witness)
+				e.Text(c.Key)
+				e.Text(c.URL)
+				e.Varint(c.Time)
+				e.Text(c.Signature)
+			}
+			e.Bool(r.Refused != nil)
+			if f := r.Refused; f != nil {
+				e.Text(f.Origin)
+				e.Varint(f.Size)
+				e.Text(f.Root)
+				e.Text(f.Witness)
+				e.Text(f.Key)
+				e.Text(f.URL)
+				e.Varint(f.WitnessSize)
+				e.Varint(int64(f.Status))
+				e.Text(f.Reason)
+			}
+		}
 	}
 }
 
@@ -534,13 +755,30 @@ func (l *Log) Load(d *snap.Decoder) (func(), error) {
 	if d.Bool() {
 		s = &signed{event: domain.CheckpointSigned{Origin: d.Text(), Size: d.Varint(), Root: d.Text(), Note: d.Text()},
 			state: domain.CheckpointState{Version: d.Varint(), Size: d.Varint()}, pos: d.Uvarint(), time: time.UnixMilli(d.Varint())}
+		for n := d.Uvarint(); n > 0 && d.Err() == nil; n-- {
+			s.cosigs = append(s.cosigs, d.Text())
+		}
+	}
+	witnesses := map[string]domain.WitnessRecord{}
+	for n := d.Uvarint(); n > 0 && d.Err() == nil; n-- {
+		k := d.Text()
+		var r domain.WitnessRecord
+		if d.Bool() {
+			r.Cosigned = &domain.CheckpointCosigned{Origin: d.Text(), Size: d.Varint(), Root: d.Text(), Witness: d.Text(),
+				Key: d.Text(), URL: d.Text(), Time: d.Varint(), Signature: d.Text()}
+		}
+		if d.Bool() {
+			r.Refused = &domain.WitnessRefused{Origin: d.Text(), Size: d.Varint(), Root: d.Text(), Witness: d.Text(),
+				Key: d.Text(), URL: d.Text(), WitnessSize: d.Varint(), Status: int(d.Varint()), Reason: d.Text()}
+		}
+		witnesses[k] = r
 	}
 	if err := d.Err(); err != nil {
 		return nil, err
 	}
 	return func() {
 		l.mu.Lock()
-		l.latest = s
+		l.latest, l.witnesses = s, witnesses
 		l.mu.Unlock()
 	}, nil
 }

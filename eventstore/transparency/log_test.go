@@ -35,14 +35,7 @@ func newLogEnv(t *testing.T) *logEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	skey, err := transparency.GenerateKey(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, err := transparency.ParseKey(skey)
-	if err != nil {
-		t.Fatal(err)
-	}
+	key := newKey(t)
 	clock := domain.NewManualClock(time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC))
 	l := transparency.NewLog(s, s, key, clock)
 	if err := l.Open(context.Background()); err != nil {
@@ -65,6 +58,20 @@ func (e *logEnv) append(n int) {
 		}
 		e.n++
 	}
+}
+
+// newKey returns a new checkpoint key.
+func newKey(t *testing.T) *transparency.Key {
+	t.Helper()
+	skey, err := transparency.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := transparency.ParseKey(skey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key
 }
 
 func (e *logEnv) size() int64 {

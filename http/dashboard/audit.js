@@ -3,13 +3,15 @@
 // redacted as the API does (audit/events); a verify button showing the
 // result and the heads digest, with a copy button; the last signed
 // checkpoint of the log's Merkle tree with its verifier key, and a box that
-// checks a saved checkpoint against it in the browser (tlog.js); a live
-// tail of new events from the shared event stream.
+// checks a saved checkpoint against it in the browser (tlog.js), its
+// witnesses' cosignatures included; the witnesses the checkpoints are sent
+// to, the size each last cosigned and when; a live tail of new events from
+// the shared event stream.
 
 import { h, replace } from './dom.js';
 import { dateTime } from './fmt.js';
 import { get } from './api.js';
-import { openCheckpoint, checkTree } from './tlog.js';
+import { openCheckpoint, checkTree, cosignatures } from './tlog.js';
 
 // checkpointStatus reads audit/checkpoint as JSON (the readiness of the
 // tree, the verifier key, the last checkpoint or null).
@@ -41,7 +43,11 @@ function checkpointSection(tz) {
   const saved = h('textarea', { id: 'saved-checkpoint', rows: 6, class: 'mono', spellcheck: 'false', placeholder: 'tradeledger/log/…\n12345\nbase64 root hash\n\n— tradeledger/log/… signature' });
   const keptKey = h('input', { id: 'kept-key', type: 'text', class: 'mono', autocomplete: 'off', placeholder: 'the verifier key you kept (empty: the one above)' });
   const result = h('div', { id: 'check-result', 'aria-live': 'polite' });
+  const witnessKeys = h('textarea', { id: 'witness-keys', rows: 2, class: 'mono', spellcheck: 'false', placeholder: 'witness verifier keys you trust, one per line (empty: the witnesses listed above)' });
+  const quorum = h('input', { id: 'witness-quorum', type: 'number', min: '1', step: '1', placeholder: 'all' });
+  const witnessResult = h('div', { id: 'witness-result', 'aria-live': 'polite' });
   let status = null;
+  let listed = []; // the witnesses' keys audit/witnesses gives
 
   async function load() {
     try {
@@ -69,9 +75,36 @@ function checkpointSection(tz) {
     box.dataset.done = c ? 'checkpoint' : 'none';
   }
 
+  // checkWitnesses checks the saved checkpoint's cosignatures by the
+  // witness keys given (or listed) against the quorum.
+  async function checkWitnesses() {
+    delete witnessResult.dataset.done;
+    const keys = witnessKeys.value.split('\n').map(k => k.trim()).filter(Boolean);
+    const use = keys.length ? keys : listed;
+    if (!use.length) { replace(witnessResult); return; }
+    const want = quorum.value ? Number(quorum.value) : use.length;
+    try {
+      if (!Number.isInteger(want) || want < 1 || want > use.length) throw new Error(`the quorum must be from 1 to the ${use.length} witness keys`);
+      const got = await cosignatures(saved.value, use);
+      const ok = got.filter(c => c.ok);
+      const forged = got.filter(c => !c.ok && c.problem !== 'no cosignature');
+      const pass = ok.length >= want && !forged.length;
+      replace(witnessResult,
+        h('p', { id: 'witness-verdict', class: pass ? 'ok' : 'error' }, (pass ? '✔ ' : '✘ ') +
+          `Cosigned by ${ok.length} of the ${use.length} witnesses (quorum ${want})` + (forged.length ? `; ${forged.length} cosignature${forged.length > 1 ? 's' : ''} forged` : '') + '.'),
+        h('ul', { id: 'witness-checks' }, got.map(c => h('li', { dataset: { witness: c.name, ok: String(c.ok) } },
+          h('span', { class: 'mono' }, c.name), ': ', c.ok ? `cosigned at ${dateTime(c.time, tz)}` : c.problem))));
+      witnessResult.dataset.done = pass ? 'ok' : 'fail';
+    } catch (err) {
+      replace(witnessResult, h('p', { id: 'witness-verdict', class: 'error' }, '✘ ' + err.message));
+      witnessResult.dataset.done = 'fail';
+    }
+  }
+
   async function check() {
     checkButton.disabled = true;
     delete result.dataset.done;
+    replace(witnessResult);
     replace(result, h('p', { class: 'muted' }, 'Checking…'));
     const say = (ok, text) => {
       replace(result, h('p', { id: 'check-verdict', class: ok ? 'ok' : 'error' }, (ok ? '✔ ' : '✘ ') + text));
@@ -101,19 +134,67 @@ function checkpointSection(tz) {
       }
     } catch (err) {
       say(false, err.message);
-    } finally {
-      checkButton.disabled = false;
     }
+    await checkWitnesses();
+    checkButton.disabled = false;
   }
   const checkButton = h('button', { type: 'button', id: 'check-checkpoint', onclick: check }, 'Check');
 
   load();
-  return h('section', { class: 'panel', 'aria-labelledby': 'checkpoint-title' },
+  const section = h('section', { class: 'panel', 'aria-labelledby': 'checkpoint-title' },
     h('h2', { id: 'checkpoint-title' }, 'Checkpoints'), box,
     h('h3', null, 'Check against a saved checkpoint'),
-    h('div', null, h('label', { for: 'saved-checkpoint' }, 'A checkpoint you saved earlier (as signed)'), saved),
+    h('div', null, h('label', { for: 'saved-checkpoint' }, 'A checkpoint you saved earlier (as signed, with its cosignatures)'), saved),
     h('div', null, h('label', { for: 'kept-key' }, 'Verifier key'), keptKey),
-    h('div', { class: 'row' }, checkButton), result);
+    h('div', null, h('label', { for: 'witness-keys' }, 'Witness keys'), witnessKeys),
+    h('div', null, h('label', { for: 'witness-quorum' }, 'Quorum (how many of them must have cosigned)'), quorum),
+    h('div', { class: 'row' }, checkButton), result, witnessResult);
+  return { section, witnessesLoaded: (rep) => { listed = rep.witnesses.map(w => w.key); } };
+}
+
+// witnessesSection lists the witnesses each checkpoint is sent to
+// (audit/witnesses): the size each last cosigned and when, whether that
+// is the latest checkpoint, its last failure, a refusal that stands.
+// onLoad hears the report (the checkpoint check uses its keys).
+function witnessesSection(tz, onLoad) {
+  const box = h('div', { id: 'witnesses', 'aria-live': 'polite' }, h('p', { class: 'muted' }, 'Loading the witnesses…'));
+  (async () => {
+    let rep;
+    try {
+      rep = await get('/audit/witnesses');
+    } catch (err) {
+      replace(box, h('p', { class: 'error', role: 'alert' }, err.message));
+      box.dataset.done = 'error';
+      return;
+    }
+    onLoad(rep);
+    if (!rep.witnesses.length) {
+      replace(box, h('p', { class: 'muted', id: 'witnesses-none' }, 'No witness is configured: checkpoints are signed by the log alone. serve --witness \'VKEY URL\' sends each to a witness (docs/auditing.md).'));
+      box.dataset.done = 'none';
+      return;
+    }
+    const state = (w) => {
+      if (w.refused) return h('span', { class: 'error' }, `REFUSED the checkpoint of ${w.refused.size} records as inconsistent with the ${w.refused.witnessSize} it cosigned: ${w.refused.reason}`);
+      if (w.current) return h('span', { class: 'ok' }, 'cosigned the latest checkpoint');
+      if (w.error) return h('span', { class: 'error' }, `not cosigned yet: ${w.error}`);
+      return h('span', { class: 'muted' }, 'not cosigned yet');
+    };
+    replace(box,
+      h('p', { id: 'witness-quorum-status', class: rep.missing > 0 ? 'error' : 'ok' },
+        rep.missing > 0 ? (rep.message || `${rep.missing} more cosignatures needed`)
+          : `${rep.cosigned} of ${rep.witnesses.length} witnesses cosigned the checkpoint of ${rep.size} records (quorum ${rep.quorum}).`),
+      h('div', { class: 'table-wrap' }, h('table', { id: 'witness-table' },
+        h('thead', null, h('tr', null, ['Witness', 'Last cosigned (records)', 'When', 'State'].map(l => h('th', { scope: 'col' }, l)))),
+        h('tbody', null, rep.witnesses.map(w => h('tr', { dataset: { witness: w.name } },
+          h('td', null, h('span', { class: 'mono' }, w.name), h('br'), h('span', { class: 'muted small' }, w.url)),
+          h('td', { class: 'num' }, w.size ? String(w.size) : '—'),
+          h('td', null, w.time ? dateTime(w.time, tz) : '—'),
+          h('td', null, state(w))))))));
+    box.dataset.done = 'witnesses';
+  })();
+  return h('section', { class: 'panel', 'aria-labelledby': 'witnesses-title' },
+    h('h2', { id: 'witnesses-title' }, 'Witnesses'), box,
+    h('p', { class: 'muted small' }, 'A witness cosigns a checkpoint only with a proof that it extends every checkpoint of this log it cosigned before: a log shown to someone else rewritten cannot carry the same witnesses\' cosignatures.'));
 }
 
 const PAGE = 50;
@@ -191,10 +272,12 @@ export async function render(view, ctx) {
   }
   const verifyButton = h('button', { type: 'button', class: 'primary', id: 'verify', onclick: verify }, 'Verify the log');
 
+  const checkpoints = checkpointSection(tz);
   replace(view,
     h('h1', null, 'Audit'),
     h('section', { class: 'panel', 'aria-labelledby': 'verify-title' }, h('h2', { id: 'verify-title' }, 'Verify'), verifyButton, verifyBox),
-    checkpointSection(tz),
+    checkpoints.section,
+    witnessesSection(tz, checkpoints.witnessesLoaded),
     h('section', { 'aria-labelledby': 'events-title' }, h('h2', { id: 'events-title' }, 'Events'),
       h('form', { class: 'row', id: 'audit-filters', onsubmit: (e) => { e.preventDefault(); load(0); } },
         h('div', null, h('label', { for: 'a-stream' }, 'Stream (prefix)'), stream),

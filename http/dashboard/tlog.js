@@ -131,3 +131,68 @@ export async function checkTree(proof, t, th, n, h) {
     return false;
   }
 }
+
+// Witnesses' cosignatures (c2sp.org/tlog-cosignature, cosignature/v1):
+// a note signature line "— name base64(keyid || timestamp || sig)" whose
+// Ed25519 signature covers "cosignature/v1\ntime T\n" and the checkpoint
+// text; the witness's verifier key is name+keyid+base64(0x04 || pub).
+
+// parseWitnessKey reads a witness's verifier key (signature type 0x04).
+export async function parseWitnessKey(vkey) {
+  const m = /^([^+\s]+)\+([0-9a-f]{8})\+([A-Za-z0-9+/]+=*)$/.exec(vkey.trim());
+  if (!m) throw new Error(`not a witness key (name+keyid+base64): ${vkey.trim().slice(0, 40)}`);
+  const raw = b64(m[3]);
+  if (raw.length !== 33 || raw[0] !== 4) throw new Error(`${m[1]}: not a cosignature/v1 key (type 0x04, 32-byte Ed25519)`);
+  const hash = await sha256(enc.encode(m[1] + '\n'), raw);
+  const want = parseInt(m[2], 16) >>> 0;
+  const got = ((hash[0] << 24) | (hash[1] << 16) | (hash[2] << 8) | hash[3]) >>> 0;
+  if (got !== want) throw new Error(`${m[1]}: the key ID does not match the name and key`);
+  return { name: m[1], hash: want, pub: raw.slice(1), vkey: vkey.trim() };
+}
+
+// cosignatures checks msg's cosignatures by the witnesses whose keys are
+// given, and returns one entry per witness: { name, ok, time (ms, when
+// ok), problem }. A signature line that names a witness with its key ID
+// but does not verify is reported, not skipped: the note is forged.
+export async function cosignatures(msg, witnessKeys) {
+  const keys = [];
+  for (const k of witnessKeys) keys.push(await parseWitnessKey(k));
+  msg = msg.replace(/\r\n/g, '\n');
+  if (!msg.endsWith('\n')) msg += '\n';
+  const split = msg.lastIndexOf('\n\n');
+  if (split < 0) throw new Error('not a signed note: no blank line before the signatures');
+  const text = enc.encode(msg.slice(0, split + 1));
+  const lines = msg.slice(split + 2).split('\n').filter(Boolean);
+  const out = [];
+  for (const key of keys) {
+    const entry = { name: key.name, ok: false, problem: 'no cosignature' };
+    for (const line of lines) {
+      const m = /^— (\S+) (\S+)$/.exec(line);
+      if (!m || m[1] !== key.name) continue;
+      const sig = b64(m[2]);
+      const id = ((sig[0] << 24) | (sig[1] << 16) | (sig[2] << 8) | sig[3]) >>> 0;
+      if (id !== key.hash) continue;
+      if (sig.length !== 4 + 8 + 64) { entry.problem = 'its cosignature is not cosignature/v1'; break; }
+      let t = 0n;
+      for (let i = 4; i < 12; i++) t = (t << 8n) | BigInt(sig[i]);
+      const head = enc.encode(`cosignature/v1\ntime ${t}\n`);
+      const signed = new Uint8Array(head.length + text.length);
+      signed.set(head);
+      signed.set(text, head.length);
+      let pub;
+      try {
+        pub = await subtle().importKey('raw', key.pub, { name: 'Ed25519' }, false, ['verify']);
+      } catch (e) {
+        throw new Error('this browser cannot check Ed25519 signatures: check with `tradeledger verify --checkpoint FILE --witness-key VKEY` instead');
+      }
+      if (await subtle().verify({ name: 'Ed25519' }, pub, sig.slice(12), signed)) {
+        Object.assign(entry, { ok: true, time: Number(t) * 1000, problem: '' });
+      } else {
+        entry.problem = 'its cosignature does not verify: forged, or for another checkpoint';
+      }
+      break;
+    }
+    out.push(entry);
+  }
+  return out;
+}

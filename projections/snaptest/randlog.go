@@ -42,7 +42,7 @@ type LogOptions struct {
 // logins, balances and rates observed, the system started and stopped,
 // imported history (actor import, exchange times in the past, ids far
 // from the live ones), checkpoints (unsigned: their notes are not
-// signatures); and clock steps (a day forward, an hour back
+// signatures) and accepted log cuts; and clock steps (a day forward, an hour back
 // across streams, a change of summer time). Positions are dense from 1;
 // versions and times follow each stream's rules (a stream's time never
 // goes back). The same rng gives the same log.
@@ -82,6 +82,7 @@ type gen struct {
 	attn     []*genOrder
 	seq      uint64
 	keys     int // Idempotency-Keys drawn from
+	signed   int // checkpoints recorded
 }
 
 type streamState struct {
@@ -498,10 +499,29 @@ func (g *gen) system() {
 }
 
 // checkpoint records a checkpoint of the log so far (its note is not a
-// signature: no read model checks one; verify would).
+// signature: no read model checks one; verify would); one in four is
+// preceded by an accepted log cut (no read model reads one either),
+// drawn without the random source, which the other events' draws keep.
 func (g *gen) checkpoint() {
+	if g.signed++; g.signed%4 == 0 {
+		g.emit(domain.StreamLogCuts, domain.TypeLogCutAccepted, domain.LogCutAccepted{Kept: int64(len(g.log)), TreeRecords: int64(len(g.log)) + 2,
+			LostFrom: uint64(len(g.log)) + 1, LostTo: uint64(len(g.log)) + 2, Problem: "the event log was cut at its end"}, domain.ActorCLI)
+	}
+	size := int64(len(g.log))
 	g.emit(domain.StreamCheckpoints, domain.TypeCheckpointSigned, domain.CheckpointSigned{Origin: "tradeledger.test/log",
-		Size: int64(len(g.log)), Root: "cm9vdA==", Note: fmt.Sprintf("tradeledger.test/log\n%d\ncm9vdA==\n\n— sig\n", len(g.log))}, domain.ActorCore)
+		Size: size, Root: "cm9vdA==", Note: fmt.Sprintf("tradeledger.test/log\n%d\ncm9vdA==\n\n— sig\n", size)}, domain.ActorCore)
+	// A witness's answer to it: a cosignature, or now and then a refusal
+	// as inconsistent (its signatures are not real: no read model checks
+	// one).
+	if size%2 == 0 {
+		g.emit(domain.StreamCheckpoints, domain.TypeWitnessRefused, domain.WitnessRefused{Origin: "tradeledger.test/log", Size: size,
+			Root: "cm9vdA==", Witness: "witness.test/w", Key: "witness.test/w+01020304+key", URL: "http://witness.test",
+			WitnessSize: size - 1, Status: 422, Reason: "inconsistent"}, domain.ActorCore)
+		return
+	}
+	g.emit(domain.StreamCheckpoints, domain.TypeCheckpointCosigned, domain.CheckpointCosigned{Origin: "tradeledger.test/log", Size: size,
+		Root: "cm9vdA==", Witness: "witness.test/w", Key: "witness.test/w+01020304+key", URL: "http://witness.test",
+		Time: g.t / 1000, Signature: fmt.Sprintf("— witness.test/w cosig%d\n", size)}, domain.ActorCore)
 }
 
 func (g *gen) clearAttention() {

@@ -41,6 +41,9 @@ var kinds = map[string]string{
 	// when it agrees again.
 	domain.TypeBalanceDiscrepancy:        "discrepancies",
 	domain.TypeBalanceDiscrepancyCleared: "discrepancies",
+	// A witness refused a checkpoint as inconsistent with what it
+	// cosigned: the log forked, was rewritten or cut under its key.
+	domain.TypeWitnessRefused: "witnessRefusals",
 }
 
 // Defaults of Notifier.
@@ -60,7 +63,7 @@ type Target struct {
 	URL string
 	// Kinds are the event kinds sent ("fills", "rejections", "start",
 	// "stop", "failedLogins", "checkpoints", "verifyFailures", "attention",
-	// "discrepancies");
+	// "discrepancies", "witnessRefusals");
 	// empty means all.
 	Kinds []string
 	// Key signs the body (empty: no signature header).

@@ -174,6 +174,27 @@ func (s *Server) Len() int {
 	return len(s.records)
 }
 
+// CutAfter keeps the first n records of $all and drops the rest, as
+// restoring the server's files from an older backup does: the positions
+// of later writes go on from the end of the last record kept, those the
+// dropped records had.
+func (s *Server) CutAfter(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n >= len(s.records) {
+		return
+	}
+	s.records = s.records[:n]
+	s.byPos = make(map[uint64]int, n)
+	s.streams = make(map[string][]int)
+	s.nextPos = 128
+	for i, r := range s.records {
+		s.byPos[r.pos] = i
+		s.streams[r.stream] = append(s.streams[r.stream], i)
+		s.nextPos = r.pos + uint64(64+len(r.stream)+len(r.custom)+len(r.data))
+	}
+}
+
 // write appends one record; s.mu is held.
 func (s *Server) write(stream string, id *shared.UUID, meta map[string]string, custom, data []byte) *record {
 	m := make(map[string]string, 3)
