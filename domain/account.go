@@ -789,6 +789,32 @@ type ActivityCounts struct {
 	Conversions    int `json:"conversions"`
 }
 
+// AccountFact is one fact of an account's activity as the log holds it,
+// for listing (GET reconciliation/activity, the dashboard): Kind is
+// "trade" (an ExternalFill: External, a trade the service did not place),
+// "deposit", "withdrawal", "conversion", "fillMismatch" or "fillUnlisted";
+// Time is the exchange's time of it; InOpening says the fact is at or
+// before the account's opening, so already in its stated balances; Fact
+// is the event's data as recorded (addresses masked, no key or secret).
+// A transfer is listed once, with its last recorded status.
+type AccountFact struct {
+	Kind      string          `json:"kind"`
+	External  bool            `json:"external"`
+	Time      int64           `json:"time"`
+	InOpening bool            `json:"inOpening"`
+	EventID   string          `json:"eventId"`
+	Position  uint64          `json:"position"`
+	Actor     string          `json:"actor"`
+	Fact      json.RawMessage `json:"fact"`
+}
+
+// AccountFactKinds maps the account stream's fact types to AccountFact
+// kinds.
+var AccountFactKinds = map[string]string{
+	TypeExternalFill: "trade", TypeDeposit: "deposit", TypeWithdrawal: "withdrawal", TypeConversion: "conversion",
+	TypeFillMismatch: "fillMismatch", TypeFillUnlisted: "fillUnlisted",
+}
+
 // CompareBalances returns, per asset held on either side, the implied
 // balance against the reported one (available + on order), sorted by
 // asset, and whether any differs.

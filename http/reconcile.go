@@ -3,6 +3,7 @@ package http
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"sort"
 	"strconv"
 	"time"
@@ -34,6 +35,10 @@ type Reconciler interface {
 	ReconcileAsOf(ctx context.Context, exchange string, from, to, asOf int64) (domain.Reconciliation, error)
 	// Accounts returns what is known of every account reconciled.
 	Accounts() []domain.AccountView
+	// Activity lists an account's facts with exchange times in [from,
+	// to) (ms) as the log holds them, newest first, at most limit, and
+	// whether there are more.
+	Activity(ctx context.Context, exchange string, from, to int64, limit int) ([]domain.AccountFact, bool, error)
 	// Discrepancies returns the discrepancies still open.
 	Discrepancies() []domain.BalanceDiscrepancy
 }
@@ -41,24 +46,46 @@ type Reconciler interface {
 func (s *Server) registerReconcileRoutes(r *mux.Router) {
 	r.HandleFunc("/reconciliation", s.handleReconciliation).Methods("GET")
 	r.HandleFunc("/reconciliation/accounts", s.handleReconciledAccounts).Methods("GET")
+	r.HandleFunc("/reconciliation/activity", s.handleAccountActivity).Methods("GET")
 }
 
 // DefaultReconcileWindow is the window of a reconciliation without from.
 const DefaultReconcileWindow = 24 * time.Hour
 
-func (s *Server) handleReconciliation(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	exchange := q.Get("exchange")
+// accountWindow reads an account route's exchange (required, an exchange
+// of config.exchanges) and its window of exchange time: from and to (ms;
+// a date in UTC, RFC 3339 or ms; to exclusive, a date its day's end),
+// fromDefault and toDefault when not given (toDefault 0: now, as the
+// caller takes it). A bad one is EINVALID naming it.
+func (s *Server) accountWindow(q url.Values, fromDefault, toDefault int64) (exchange string, from, to int64, err error) {
+	exchange = q.Get("exchange")
 	if exchange == "" {
-		Error(w, r, domain.Errorf(domain.EINVALID, "exchange: required (an exchange of config.exchanges)"))
-		return
+		return "", 0, 0, domain.Errorf(domain.EINVALID, "exchange: required (an exchange of config.exchanges)")
 	}
 	if s.Config != nil {
 		if _, ok := s.Config.Current().Exchange(exchange); !ok {
-			Error(w, r, domain.Errorf(domain.EINVALID, "exchange: %.40q is not in config.exchanges", exchange))
-			return
+			return "", 0, 0, domain.Errorf(domain.EINVALID, "exchange: %.40q is not in config.exchanges", exchange)
 		}
 	}
+	from, to = fromDefault, toDefault
+	if v := q.Get("from"); v != "" {
+		if from, err = parsePeriodBound("from", v, time.UTC, false); err != nil {
+			return "", 0, 0, err
+		}
+	}
+	if v := q.Get("to"); v != "" {
+		if to, err = parsePeriodBound("to", v, time.UTC, true); err != nil {
+			return "", 0, 0, err
+		}
+	}
+	if to != 0 && to <= from {
+		return "", 0, 0, domain.Errorf(domain.EINVALID, "to: must be after from")
+	}
+	return exchange, from, to, nil
+}
+
+func (s *Server) handleReconciliation(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
 	past, err := s.queryAsOf(q)
 	if err != nil {
 		Error(w, r, err)
@@ -68,22 +95,10 @@ func (s *Server) handleReconciliation(w http.ResponseWriter, r *http.Request) {
 	if past.past {
 		now = past.asOf
 	}
-	from, to := now-DefaultReconcileWindow.Milliseconds(), int64(0)
-	if v := q.Get("from"); v != "" {
-		if from, err = parsePeriodBound("from", v, time.UTC, false); err != nil {
-			Error(w, r, err)
-			return
-		}
-	}
-	if v := q.Get("to"); v != "" {
-		if to, err = parsePeriodBound("to", v, time.UTC, true); err != nil {
-			Error(w, r, err)
-			return
-		}
-		if to <= from {
-			Error(w, r, domain.Errorf(domain.EINVALID, "to: must be after from"))
-			return
-		}
+	exchange, from, to, err := s.accountWindow(q, now-DefaultReconcileWindow.Milliseconds(), 0)
+	if err != nil {
+		Error(w, r, err)
+		return
 	}
 	if s.Reconciler == nil {
 		Error(w, r, domain.Errorf(domain.EUNAVAILABLE, "reconciliation is not configured"))
@@ -177,6 +192,64 @@ func (s *Server) handleReconciledAccounts(w http.ResponseWriter, r *http.Request
 			return a.Synced[i].From < a.Synced[j].From
 		})
 		out.Accounts = append(out.Accounts, a)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// DefaultActivityWindow is the window of reconciliation/activity without
+// from; DefaultActivityLimit and MaxActivityLimit its limit's default and
+// most.
+const (
+	DefaultActivityWindow = 30 * 24 * time.Hour
+	DefaultActivityLimit  = 100
+	MaxActivityLimit      = 1000
+)
+
+// accountFact is one fact of reconciliation/activity: the log's record of
+// it (domain.AccountFact) with its exchange time also as RFC 3339.
+type accountFact struct {
+	domain.AccountFact
+	At string `json:"at"`
+}
+
+// handleAccountActivity lists an account's activity as the log holds it:
+// GET reconciliation/activity?exchange=NAME[&from=&to=&limit=], newest
+// first, external trades marked (external: true), each transfer once with
+// its last status; more says the window holds more than limit facts.
+func (s *Server) handleAccountActivity(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	now := s.Clock.Now().UnixMilli()
+	exchange, from, to, err := s.accountWindow(q, now-DefaultActivityWindow.Milliseconds(), now+1)
+	if err != nil {
+		Error(w, r, err)
+		return
+	}
+	limit := int64(DefaultActivityLimit)
+	if q.Get("limit") != "" {
+		if limit, err = queryInt64(q, "limit", 1, MaxActivityLimit); err != nil {
+			Error(w, r, err)
+			return
+		}
+	}
+	if s.Reconciler == nil {
+		Error(w, r, domain.Errorf(domain.EUNAVAILABLE, "reconciliation is not configured"))
+		return
+	}
+	facts, more, err := s.Reconciler.Activity(r.Context(), exchange, from, to, int(limit))
+	if err != nil {
+		Error(w, r, err)
+		return
+	}
+	out := struct {
+		Exchange string        `json:"exchange"`
+		From     string        `json:"from"`
+		To       string        `json:"to"`
+		Facts    []accountFact `json:"facts"`
+		More     bool          `json:"more"`
+	}{Exchange: exchange, From: time.UnixMilli(from).UTC().Format(time.RFC3339Nano), To: time.UnixMilli(to).UTC().Format(time.RFC3339Nano),
+		Facts: make([]accountFact, 0, len(facts)), More: more}
+	for _, f := range facts {
+		out.Facts = append(out.Facts, accountFact{AccountFact: f, At: time.UnixMilli(f.Time).UTC().Format(time.RFC3339Nano)})
 	}
 	writeJSON(w, http.StatusOK, out)
 }

@@ -18,6 +18,8 @@ type fakeReconciler struct {
 	views          []domain.AccountView
 	open           []domain.BalanceDiscrepancy
 	from, to, asOf int64
+	facts          []domain.AccountFact
+	limit          int
 }
 
 func (f *fakeReconciler) Reconcile(_ context.Context, x string, from, to int64) (domain.Reconciliation, error) {
@@ -32,6 +34,14 @@ func (f *fakeReconciler) ReconcileAsOf(_ context.Context, x string, from, to, as
 	r := f.rec
 	r.Exchange = x
 	return r, nil
+}
+
+func (f *fakeReconciler) Activity(_ context.Context, x string, from, to int64, limit int) ([]domain.AccountFact, bool, error) {
+	f.from, f.to, f.limit = from, to, limit
+	if len(f.facts) > limit {
+		return f.facts[:limit], true, nil
+	}
+	return f.facts, false, nil
 }
 
 func (f *fakeReconciler) Accounts() []domain.AccountView             { return f.views }
@@ -103,6 +113,39 @@ func TestReconciliationRoutes(t *testing.T) {
 	f.open = nil
 	if _, body := ts.do("GET", "/healthz", nil, ""); strings.Contains(string(body), "degraded") {
 		t.Errorf("healthz without a discrepancy: %s", body)
+	}
+
+	f.facts = []domain.AccountFact{
+		{Kind: "trade", External: true, Time: testEpoch.UnixMilli() - 1000, EventID: "e2", Position: 9, Actor: domain.ActorSync, Fact: json.RawMessage(`{"tradeId":"7"}`)},
+		{Kind: "deposit", Time: testEpoch.UnixMilli() - 2000, EventID: "e1", Position: 8, Actor: domain.ActorSync, Fact: json.RawMessage(`{"id":"d1"}`)},
+	}
+	status, body = ts.do("GET", "/api/v1/reconciliation/activity?exchange=binance", nil, ts.Token)
+	var act struct {
+		Exchange string `json:"exchange"`
+		Facts    []struct {
+			Kind     string          `json:"kind"`
+			External bool            `json:"external"`
+			At       string          `json:"at"`
+			Fact     json.RawMessage `json:"fact"`
+		} `json:"facts"`
+		More bool `json:"more"`
+	}
+	if status != 200 || json.Unmarshal(body, &act) != nil || len(act.Facts) != 2 || !act.Facts[0].External || act.Facts[0].At != "2026-01-02T03:04:04Z" ||
+		string(act.Facts[0].Fact) != `{"tradeId":"7"}` || act.Facts[1].External || act.More {
+		t.Errorf("activity = %d %s", status, body)
+	}
+	if now := ts.Clock.Now().UnixMilli(); f.from != now-DefaultActivityWindow.Milliseconds() || f.to != now+1 || f.limit != DefaultActivityLimit {
+		t.Errorf("activity's default window %d..%d limit %d", f.from, f.to, f.limit)
+	}
+	if status, body := ts.do("GET", "/api/v1/reconciliation/activity?exchange=binance&limit=1", nil, ts.Token); status != 200 || !strings.Contains(string(body), `"more":true`) {
+		t.Errorf("limit 1 = %d %s", status, body)
+	}
+	for q, field := range map[string]string{"": "exchange", "?exchange=binance&limit=0": "limit", "?exchange=binance&limit=1001": "limit",
+		"?exchange=binance&from=soon": "from", "?exchange=binance&from=2026-01-02&to=2026-01-01": "to"} {
+		status, body := ts.do("GET", "/api/v1/reconciliation/activity"+q, nil, ts.Token)
+		if status != 400 || !strings.Contains(string(body), field) {
+			t.Errorf("activity%s = %d %s, want 400 naming %s", q, status, body, field)
+		}
 	}
 }
 

@@ -86,6 +86,12 @@ func (r reconciliation) ReconcileAsOf(ctx context.Context, exchange string, from
 	return engine.LogReconciliation(ctx, r.store, book, exchange, from, to, asOf, 0)
 }
 
+// Activity lists an exchange account's facts of [from, to) from the log,
+// newest first (engine.AccountActivity).
+func (r reconciliation) Activity(ctx context.Context, exchange string, from, to int64, limit int) ([]domain.AccountFact, bool, error) {
+	return engine.AccountActivity(ctx, r.store, r.accounts, exchange, from, to, limit)
+}
+
 // Accounts returns what the read model knows of every exchange account.
 func (r reconciliation) Accounts() []domain.AccountView {
 	var out []domain.AccountView

@@ -102,6 +102,27 @@ func TestAccountReconciledOverHTTP(t *testing.T) {
 	if f := rec["fills"].(map[string]any); f["matched"] != 1.0 || f["extra"] != 0.0 {
 		t.Errorf("fills %v", f)
 	}
+	// The activity as the log holds it: the trade by hand marked
+	// external, newest first, each fact once.
+	status, act := e.get("reconciliation/activity?exchange=binance&from=" + strconv.FormatInt(start, 10))
+	facts, _ := act["facts"].([]any)
+	kinds := map[string]int{}
+	for i, f := range facts {
+		fact := f.(map[string]any)
+		kinds[fact["kind"].(string)]++
+		if ext := fact["external"].(bool); ext != (fact["kind"] == "trade") {
+			t.Errorf("fact %v: external %v", fact, ext)
+		}
+		if i > 0 && fact["position"].(float64) > facts[i-1].(map[string]any)["position"].(float64) && fact["time"] == facts[i-1].(map[string]any)["time"] {
+			t.Errorf("facts not newest first: %v", facts)
+		}
+	}
+	if status != 200 || len(facts) != 4 || kinds["trade"] != 1 || kinds["deposit"] != 1 || kinds["withdrawal"] != 1 || kinds["conversion"] != 1 || act["more"] != false {
+		t.Errorf("reconciliation/activity = %d %v", status, act)
+	}
+	if status, act := e.get("reconciliation/activity?exchange=binance&limit=2&from=" + strconv.FormatInt(start, 10)); status != 200 || len(act["facts"].([]any)) != 2 || act["more"] != true {
+		t.Errorf("reconciliation/activity limit 2 = %d %v", status, act)
+	}
 	beforeDrift := e.clock.Now().UnixMilli()
 	e.clock.Advance(time.Second)
 

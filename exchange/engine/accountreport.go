@@ -1,7 +1,10 @@
 package engine
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 
@@ -289,4 +292,64 @@ func Discrepancy(d domain.BalanceDiscrepancy) string {
 	b.WriteString(d.Account + ": " + d.Asset + " differs by " + d.Difference.String() + " (ledger " + d.Ledger.String() + ", exchange " + d.Exchange.String() + ") since ")
 	b.WriteString(checkedAt(d.Since))
 	return b.String()
+}
+
+// AccountActivity lists the facts of an exchange account's activity with
+// exchange times in [from, to) as the log holds them, newest first (by
+// time, then by position), at most limit of them, and whether the window
+// holds more. Each transfer is listed once, with its last recorded status.
+// It reads the account stream from where the read model says the window's
+// first fact is (AccountBook.ScanStart).
+func AccountActivity(ctx context.Context, store domain.EventStore, book AccountBook, exchange string, from, to int64, limit int) ([]domain.AccountFact, bool, error) {
+	_, version := book.ScanStart(exchange, from)
+	if version < 0 || limit <= 0 {
+		return nil, false, nil
+	}
+	v, _ := book.View(exchange)
+	var facts []domain.AccountFact
+	transfer := map[string]int{} // type and id → index in facts
+	it := store.ReadStream(ctx, domain.AccountStream(exchange), version, 0)
+	defer it.Close()
+	for it.Next() {
+		e := it.Event()
+		kind, ok := domain.AccountFactKinds[e.Type]
+		if !ok {
+			continue
+		}
+		var head struct {
+			ID   string `json:"id"`
+			Time int64  `json:"time"`
+		}
+		if err := json.Unmarshal(e.Data, &head); err != nil {
+			return nil, false, domain.Errorf(domain.EINTERNAL, "%s at position %d: %v", e.Type, e.Position, err)
+		}
+		if head.Time < from || head.Time >= to {
+			continue
+		}
+		f := domain.AccountFact{Kind: kind, External: e.Type == domain.TypeExternalFill, Time: head.Time,
+			InOpening: v.Opened && head.Time <= v.Opening.Time, EventID: e.ID, Position: e.Position, Actor: e.Actor,
+			Fact: slices.Clone(e.Data)}
+		if e.Type == domain.TypeDeposit || e.Type == domain.TypeWithdrawal {
+			key := e.Type + "\x00" + head.ID
+			if i, ok := transfer[key]; ok {
+				facts[i] = f
+				continue
+			}
+			transfer[key] = len(facts)
+		}
+		facts = append(facts, f)
+	}
+	if err := it.Err(); err != nil {
+		return nil, false, err
+	}
+	slices.SortFunc(facts, func(a, b domain.AccountFact) int {
+		if c := cmp.Compare(b.Time, a.Time); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.Position, a.Position)
+	})
+	if len(facts) > limit {
+		return facts[:limit], true, nil
+	}
+	return facts, false, nil
 }

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -265,5 +266,55 @@ func TestPaperAccountReconciled(t *testing.T) {
 	}
 	if d := a.book.Discrepancies(); len(d) != 0 {
 		t.Fatalf("discrepancies after a restart: %+v", d)
+	}
+}
+
+// TestAccountActivityListed: the account's facts listed from the log
+// newest first by exchange time (not by when they were recorded), inside
+// the window only, a transfer once with its last status, an external
+// trade marked, the limit kept with more said.
+func TestAccountActivityListed(t *testing.T) {
+	a := newAccountEnv(t)
+	ctx := context.Background()
+	t0 := a.clock.Now().UnixMilli()
+	var evs []domain.Event
+	add := func(es []domain.Event, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, es...)
+	}
+	dep := domain.Transfer{Exchange: "binance", ID: "d1", Asset: "ETH", Amount: dec("1"), Address: "0x94df8b352de7f46f64b01d3666bf6e936e44ce60",
+		Status: domain.TransferPending, Time: t0 + 3000}
+	add(domain.DecideTransfer(a.clock, true, dep))
+	// Backfilled after: older by exchange time.
+	add(domain.DecideExternalFill(a.clock, domain.ExternalFill{Exchange: "binance", Pair: "USDT-BTC", TradeID: "7", OrderID: "70", Side: domain.Buy,
+		Price: dec("60000"), Quantity: dec("0.001"), Fee: dec("0.000001"), FeeAsset: "BTC", Time: t0 + 1000}))
+	add(domain.DecideConversion(a.clock, domain.Conversion{Exchange: "binance", ID: "c1", Kind: domain.ConversionDust, FromAsset: "ETH",
+		FromAmount: dec("0.001"), ToAsset: "BNB", ToAmount: dec("0.004"), Time: t0 - 5000}))
+	dep.Status = domain.TransferCredited
+	add(domain.DecideTransfer(a.clock, true, dep))
+	res, err := a.store.Append(ctx, domain.AccountStream("binance"), domain.Any, evs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.runner.WaitFor(ctx, res.LastPosition); err != nil {
+		t.Fatal(err)
+	}
+	facts, more, err := engine.AccountActivity(ctx, a.store, a.book, "binance", t0, t0+10_000, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if more || len(facts) != 2 || facts[0].Kind != "deposit" || facts[1].Kind != "trade" || !facts[1].External || facts[0].External {
+		t.Fatalf("facts %+v more %v, want the deposit then the external trade", facts, more)
+	}
+	var tr domain.Transfer
+	if err := json.Unmarshal(facts[0].Fact, &tr); err != nil || tr.Status != domain.TransferCredited || tr.Address != "0x94…ce60" {
+		t.Errorf("the deposit listed as %s (%v)", facts[0].Fact, err)
+	}
+	facts, more, err = engine.AccountActivity(ctx, a.store, a.book, "binance", t0-10_000, t0+10_000, 2)
+	if err != nil || !more || len(facts) != 2 || facts[1].Kind != "trade" {
+		t.Errorf("limit 2 over the three: %+v more %v (%v)", facts, more, err)
 	}
 }

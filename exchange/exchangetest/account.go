@@ -2,6 +2,7 @@ package exchangetest
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"testing"
 	"time"
@@ -308,6 +309,35 @@ func testReconciled(t *testing.T, h AccountHarness) {
 				t.Errorf("%s %s recorded %d times", typ, id, n)
 			}
 		}
+	}
+
+	// The activity as the log holds it: the hand trade marked external,
+	// each transfer once with its last status, addresses masked.
+	facts, more, err := engine.AccountActivity(ctx, e.Store, e.Book, e.Name(), start, e.H.Clock.Now().UnixMilli()+1, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, f := range facts {
+		kinds[f.Kind]++
+		if f.External != (f.Kind == "trade") || f.InOpening {
+			t.Errorf("fact %s %s: external %v, in the opening %v", f.Kind, f.Fact, f.External, f.InOpening)
+		}
+		var tr domain.Transfer
+		if f.Kind == "deposit" || f.Kind == "withdrawal" {
+			if err := json.Unmarshal(f.Fact, &tr); err != nil {
+				t.Fatal(err)
+			}
+			if tr.Address != domain.MaskAddress(tr.Address) || tr.AddressTag != domain.MaskAddress(tr.AddressTag) {
+				t.Errorf("%s address in clear: %s", f.Kind, f.Fact)
+			}
+			if !tr.Status.Final() {
+				t.Errorf("%s listed with a status not its last: %s", f.Kind, f.Fact)
+			}
+		}
+	}
+	if more || kinds["trade"] != 1 || kinds["deposit"] != 1 || kinds["withdrawal"] != 1 || kinds["conversion"] != r.Activity.Conversions {
+		t.Errorf("activity listed %v (more %v), want the counts %+v", kinds, more, r.Activity)
 	}
 
 	asset, amount := h.Outside.Drift(t, e)

@@ -5,8 +5,11 @@
 // of the last day (GET reconciliation: the account's history read from
 // the exchange and what the log lacked recorded, the balances compared
 // now, the service's fills against the exchange's list, the activity). As
-// of a past time, the reconciliation as the log held it then. Amounts go
-// by their asset, times by the chosen zone.
+// of a past time, the reconciliation as the log held it then. Below, the
+// account's latest activity as the log holds it (GET
+// reconciliation/activity): trades this service did not place marked
+// external, deposits, withdrawals, conversions. Amounts go by their
+// asset, times by the chosen zone.
 
 import { h, replace } from './dom.js';
 import { get } from './api.js';
@@ -61,6 +64,54 @@ export async function render(view, ctx) {
         h('dd', { 'data-col': 'activity' }, `${count(a.trades)} trades (${count(a.externalTrades)} not placed by this service), ${count(a.deposits)} deposits, ${count(a.withdrawals)} withdrawals, ${count(a.conversions)} conversions`)));
   }
 
+  // What a fact of reconciliation/activity says, in a line.
+  function factText(f) {
+    const x = f.fact;
+    switch (f.kind) {
+      case 'trade': {
+        const [quote, base] = (x.pair || '').split('-');
+        return `${x.side} ${money(x.quantity, base)} ${base} (${x.pair}) at ${money(x.price, quote)} ${quote}, fee ${money(x.fee, x.feeAsset)} ${x.feeAsset}, trade ${x.tradeId}`;
+      }
+      case 'deposit':
+        return `${money(x.amount, x.asset)} ${x.asset} ${x.status}${x.txid ? `, txid ${x.txid}` : ''}${x.address ? `, from ${x.address}` : ''}`;
+      case 'withdrawal':
+        return `${money(x.amount, x.asset)} ${x.asset} ${x.status}${x.fee ? `, network fee ${money(x.fee, x.asset)} ${x.asset}` : ''}${x.address ? `, to ${x.address}` : ''}${x.addressTag ? ` (tag ${x.addressTag})` : ''}`;
+      case 'conversion':
+        return `${x.kind}: ${money(x.fromAmount, x.fromAsset)} ${x.fromAsset} → ${money(x.toAmount, x.toAsset)} ${x.toAsset}${x.fee ? `, fee ${money(x.fee, x.feeAsset)} ${x.feeAsset}` : ''}`;
+      case 'fillMismatch':
+        return `order ${x.orderId}'s fill ${x.fillId}: ${x.field} ${x.log} in the log, ${x.listed} listed`;
+      case 'fillUnlisted':
+        return `order ${x.orderId}'s fill ${x.fillId}: in the log, not listed by the exchange`;
+    }
+    return '';
+  }
+
+  function activityTable(ex, act) {
+    if (!act) return null;
+    if (act.error) return h('p', { class: 'error', role: 'alert' }, act.error);
+    if (!act.facts.length) return h('p', { class: 'muted small', 'data-col': 'activity-empty' }, 'No activity in the log for the last 30 days.');
+    return h('details', { class: 'activity', open: true },
+      h('summary', null, `Latest activity${act.more ? ` (the ${act.facts.length} newest)` : ''}`),
+      h('div', { class: 'table-wrap' }, h('table', { class: 'account-activity stack', dataset: { exchange: ex } },
+        h('thead', null, h('tr', null, ['Time', 'Kind', 'What'].map((l) => h('th', { scope: 'col' }, l)))),
+        h('tbody', null, act.facts.map((f) => h('tr', { dataset: { kind: f.kind, external: f.external ? 'yes' : 'no' } },
+          h('td', { 'data-label': 'Time' }, dateTime(f.time, tz)),
+          h('td', { 'data-label': 'Kind' }, f.kind,
+            f.external ? [' ', h('span', { class: 'badge external', title: 'A trade on the account that this service did not place' }, 'external')] : null,
+            f.inOpening ? [' ', h('span', { class: 'badge muted', title: 'At or before the opening: already in its stated balances' }, 'in opening')] : null),
+          h('td', { 'data-label': 'What', 'data-col': 'what' }, factText(f))))))));
+  }
+
+  async function activity(ex) {
+    const params = { exchange: ex, limit: 20 };
+    if (ctx.asOf) params.to = ctx.asOf;
+    try {
+      return await get('/reconciliation/activity', params);
+    } catch (err) {
+      return { error: err.message };
+    }
+  }
+
   async function reconcile(ex) {
     const params = { exchange: ex, from: (ctx.asOf || Date.now()) - DAY };
     if (ctx.asOf) params.asOf = ctx.asOf;
@@ -75,6 +126,7 @@ export async function render(view, ctx) {
   async function draw() {
     const { accounts } = await get('/reconciliation/accounts');
     const byEx = new Map(accounts.map((a) => [a.exchange, a]));
+    const acts = new Map(await Promise.all(accounts.filter((a) => exchanges.includes(a.exchange)).map(async (a) => [a.exchange, await activity(a.exchange)])));
     if (exchanges.length === 0) {
       replace(box, h('p', { class: 'muted' }, 'No exchange configured.'));
       return;
@@ -97,14 +149,16 @@ export async function render(view, ctx) {
         acc && acc.synced.length ? h('details', null, h('summary', null, 'Histories read'),
           h('ul', { class: 'small mono' }, acc.synced.map((s) => h('li', null, `${s.history}: ${dateTime(Date.parse(s.from), tz)} – ${dateTime(Date.parse(s.through), tz)}`)))) : null,
         h('div', { class: 'row' }, button),
-        h('div', { class: 'result', id: `result-${ex}` }, resultView(ex, results.get(ex))));
+        h('div', { class: 'result', id: `result-${ex}` }, resultView(ex, results.get(ex))),
+        activityTable(ex, acts.get(ex)));
     }));
   }
 
   await draw();
   const refresh = debounce(() => { draw().catch(() => {}); }, 1000);
   const off = ctx.live?.on((e) => {
-    if (['BalanceDiscrepancy', 'BalanceDiscrepancyCleared', 'BalancesObserved', 'AccountOpened', 'ActivitySynced'].includes(e.type)) refresh();
+    if (['BalanceDiscrepancy', 'BalanceDiscrepancyCleared', 'BalancesObserved', 'AccountOpened', 'ActivitySynced',
+      'ExternalFill', 'Deposit', 'Withdrawal', 'Conversion', 'FillMismatch', 'FillUnlisted'].includes(e.type)) refresh();
   });
   return () => { if (off) off(); };
 }

@@ -991,6 +991,7 @@ test('issue 38: the Reconciliation page shows each account per asset, what match
     await call('POST', '/paper/activity', { exchange: 'binance', kind: 'deposit', asset: 'SOL', amount: '1.5' });
     await call('POST', '/paper/activity', { exchange: 'binance', kind: 'withdrawal', asset: 'USDC', amount: '100', fee: '1' });
     await call('POST', '/paper/activity', { exchange: 'binance', kind: 'drift', asset: 'XRP', amount: '7.25' });
+    await call('POST', '/paper/activity', { exchange: 'binance', kind: 'trade', pair: 'USDT-BTC', side: 'buy', amount: '0.001', price: '50000', fee: '0.05' });
 
     const page = await loggedIn({}, srv);
     await go(page, 'reconcile', srv);
@@ -1004,6 +1005,14 @@ test('issue 38: the Reconciliation page shows each account per asset, what match
       assert.equal(await page.getAttribute(row(asset), 'data-differs'), 'no', `${asset} matches`);
     }
     assert.match(await text(page, '#result-binance [data-col="activity"]'), /1 deposits, 1 withdrawals/);
+    assert.match(await text(page, '#result-binance [data-col="activity"]'), /\(1 not placed by this service\)/);
+    // The account's activity as the log holds it: the trade by hand marked external.
+    const hand = 'table.account-activity[data-exchange="binance"] tr[data-kind="trade"]';
+    await page.waitForSelector(hand);
+    assert.equal(await page.getAttribute(hand, 'data-external'), 'yes');
+    assert.match(await text(page, `${hand} td[data-label="Kind"]`), /external/);
+    assert.match(await text(page, `${hand} [data-col="what"]`), /buy .*BTC \(USDT-BTC\) at .*USDT/);
+    assert.match(await text(page, 'table.account-activity[data-exchange="binance"] tr[data-kind="withdrawal"] [data-col="what"]'), /network fee/);
     // The core's checks see the difference twice and record it: since when.
     await page.waitForSelector('section[data-exchange="binance"] table.reconcile:not(#result-binance *) tr[data-asset="XRP"] [data-col="since"]:not(:empty)', { timeout: 30000 });
     assert.equal(await page.getAttribute('section.account[data-exchange="binance"]', 'data-status'), 'discrepancy');
