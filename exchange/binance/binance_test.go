@@ -109,6 +109,7 @@ func TestAccountReconciled(t *testing.T) {
 					WeightPerMinute: 1_000_000, SAPIScale: 100, Pairs: func() []string { return []string{"USDT-BTC"} }}
 			},
 			Pair: "USDT-BTC", Amount: dec("0.01"), Clock: clock,
+			Secrets: []string{"test-key", "test-secret", "0x94df8b352de7f46f64b01d3666bf6e936e44ce60", "101764890"},
 			Outside: exchangetest.Outside{
 				HandTrade: func(t *testing.T, _ *exchangetest.AccountEnv) {
 					if _, err := fx.HandTrade("BTCUSDT", "SELL", dec("0.001"), dec("60100"), dec("0.0601"), "USDT", clock.Now()); err != nil {

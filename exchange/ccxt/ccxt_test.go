@@ -224,6 +224,7 @@ func TestAccountReconciledKraken(t *testing.T) {
 					RequestsPerSecond: 10_000, Burst: 100, Pairs: func() []string { return []string{"USDT-BTC"} }}
 			},
 			Pair: "USDT-BTC", Amount: dec("0.01"), Clock: clock,
+			Secrets: []string{"test-key", secret, "TQmdxSuC16EhFg8FZWtYgrfFRosoRF7bCp"},
 			Outside: exchangetest.Outside{
 				HandTrade: func(t *testing.T, _ *exchangetest.AccountEnv) { fx.HandTrade("sell", dec("0.002"), dec("30100.0")) },
 				Deposit: func(t *testing.T, _ *exchangetest.AccountEnv) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,6 +44,9 @@ type AccountHarness struct {
 	Before func()
 	// Outside acts on the account outside the service.
 	Outside Outside
+	// Secrets are strings no event may hold: the account's API key and
+	// secret, the addresses and tags its transfers use in clear.
+	Secrets []string
 }
 
 // Outside is what happens on an account without the service.
@@ -338,6 +342,20 @@ func testReconciled(t *testing.T, h AccountHarness) {
 	}
 	if more || kinds["trade"] != 1 || kinds["deposit"] != 1 || kinds["withdrawal"] != 1 || kinds["conversion"] != r.Activity.Conversions {
 		t.Errorf("activity listed %v (more %v), want the counts %+v", kinds, more, r.Activity)
+	}
+
+	// No key, secret or address in clear anywhere in the log.
+	it := e.Store.ReadAll(ctx, 0, 0)
+	for it.Next() {
+		ev := it.Event()
+		for _, secret := range h.Secrets {
+			if strings.Contains(string(ev.Data), secret) {
+				t.Errorf("%s at %d holds %q: %s", ev.Type, ev.Position, secret, ev.Data)
+			}
+		}
+	}
+	if err := it.Close(); err != nil {
+		t.Fatal(err)
 	}
 
 	asset, amount := h.Outside.Drift(t, e)
