@@ -233,8 +233,10 @@ func (st *accountsState) applyAccount(s *accountState, e *domain.Event) error {
 		if err != nil {
 			return err
 		}
-		key := domain.ActivityKey(p.Kind, p.Scope)
-		s.covered[key] = addSpan(s.covered[key], domain.Span{From: p.From, Through: p.Through})
+		if p.Through > p.From { // an empty read covers nothing
+			key := domain.ActivityKey(p.Kind, p.Scope)
+			s.covered[key] = addSpan(s.covered[key], domain.Span{From: p.From, Through: p.Through})
+		}
 	case domain.TypeFillMismatch:
 		p, err := domain.Payload[domain.FillMismatch](e)
 		if err != nil {
