@@ -69,7 +69,7 @@ export async function render(view, ctx) {
     importedBox);
   systemState().then(s => { state.textContent = s; }).catch(() => { state.textContent = 'unknown'; });
   setupState().then(s => {
-    const panel = importedPanel(s, ctx.tz, { onStarted: () => { state.textContent = 'running'; } });
+    const panel = importedPanel(s, ctx.tz, { inSettings: true });
     replace(importedBox, panel);
   }).catch(() => {});
 

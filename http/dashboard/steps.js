@@ -31,8 +31,10 @@ export function overrideList(override) {
 // trading, so it says so, lists what a start would trade — each enabled
 // pair with its strategy, the pair's overrides and whether it trades on
 // paper or with real money — and offers the one button that starts it.
-// onStarted runs after a successful start.
-export function importedPanel(state, tz, { onStarted } = {}) {
+// onStarted runs after a successful start. In Settings (inSettings), whose
+// System section has the Start button, it lists what a start trades
+// without a button of its own.
+export function importedPanel(state, tz, { onStarted, inSettings = false } = {}) {
   if (!state.importedAt || state.running !== false) return null;
   const cfg = state.config;
   const error = h('p', { class: 'error', role: 'alert' });
@@ -64,14 +66,15 @@ export function importedPanel(state, tz, { onStarted } = {}) {
       }
     },
   }, rows.length ? `Start trading ${rows.length} pair${rows.length === 1 ? '' : 's'}` : 'Start the core');
-  const panel = h('section', { class: 'panel imported', id: 'imported-stopped', 'aria-labelledby': 'imported-title' },
-    h('h2', { id: 'imported-title' }, 'Imported, not trading yet'),
+  const panel = h(inSettings ? 'div' : 'section', { class: inSettings ? 'imported' : 'panel imported', id: 'imported-stopped', 'aria-labelledby': 'imported-title' },
+    h(inSettings ? 'h3' : 'h2', { id: 'imported-title' }, 'Imported, not trading yet'),
     h('p', null, `This configuration was imported on ${dateTime(state.importedAt, tz)} (${tz}). An import never starts trading: `,
-      rows.length ? 'look at what it will trade, then start it.' : 'it has no enabled pair, so a start would trade nothing.'),
+      !rows.length ? 'it has no enabled pair, so a start would trade nothing.'
+        : inSettings ? 'look at what it will trade (the pairs below), then Start.' : 'look at what it will trade, then start it.'),
     rows.length ? h('div', { class: 'table-wrap' }, h('table', { class: 'stack', id: 'imported-pairs' },
       h('thead', null, h('tr', null, ['Pair', 'Strategy', 'Overrides', 'Trades'].map(l => h('th', { scope: 'col' }, l)))),
       h('tbody', null, rows))) : null,
-    h('div', { class: 'row toolbar' }, start, h('a', { href: '#/settings' }, 'Change pairs and strategies in Settings')),
+    inSettings ? null : h('div', { class: 'row toolbar' }, start, h('a', { href: '#/settings' }, 'Change pairs and strategies in Settings')),
     error);
   return panel;
 }

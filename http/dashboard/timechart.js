@@ -8,8 +8,10 @@
 // (a history imported from 2024 and trading resumed in 2026) is cut out of
 // the axis and marked there with how long it lasted, so that what
 // surrounds it stays readable; each part of the axis is proportional to
-// time, and the line across a cut is dashed. Shorter pauses stay on the
-// axis, shaded when they are long against the data's usual spacing. Times
+// time (one scale for all, unless a part is too short to read), and the
+// line across a cut is dashed. Shorter pauses stay on the axis, the line
+// across them dashed when they are long against the data's usual
+// spacing. Times
 // are labelled in the chosen zone, with their month; values by the page's
 // formatter (fmt.js), the unit at the top of their axis.
 //
@@ -183,24 +185,35 @@ export function timeChart(el, opts = {}) {
     for (const c of cuts) { segs.push({ a: from, b: c[0] }); from = c[1]; }
     segs.push({ a: from, b: hi });
     for (const s of segs) {
-      const pad = Math.max((s.b - s.a) * 0.04, minPad);
+      // A margin of 4% each side (a second at least); a part that is one
+      // instant gets minPad.
+      const pad = s.b > s.a ? Math.max((s.b - s.a) * 0.04, Math.min(minPad, SECOND)) : minPad;
       s.from = s.a - pad; s.to = s.b + pad;
     }
-    // Widths: a floor each, the rest by duration.
+    // Widths by duration, one scale for every part, except that a part
+    // too short to read gets a floor (and says its own times).
     const avail = Math.max(40, width - cuts.length * CUT_WIDTH);
-    const floor = Math.min(110, avail / segs.length / 2);
-    const total = segs.reduce((n, s) => n + (s.to - s.from), 0);
+    const floor = Math.min(90, avail / segs.length / 2);
+    const fixed = new Set();
+    for (let round = 0; round < segs.length; round++) {
+      const rest = segs.filter((s) => !fixed.has(s));
+      const total = rest.reduce((n, s) => n + (s.to - s.from), 0);
+      const room = avail - floor * fixed.size;
+      for (const s of rest) s.w = room * (s.to - s.from) / total;
+      const small = rest.filter((s) => s.w < floor);
+      if (small.length === 0) break;
+      for (const s of small) { s.w = floor; fixed.add(s); }
+    }
     let x = 0;
     segs.forEach((s, i) => {
-      s.w = floor + (avail - floor * segs.length) * (s.to - s.from) / total;
       s.x = x;
       x += s.w + (i < cuts.length ? CUT_WIDTH : 0);
     });
     // Pauses left on the axis that are far longer than the data's usual
-    // spacing are shaded.
-    const shaded = gaps.filter((g) => !cuts.includes(g) && usual > 0 && g[1] - g[0] > 8 * usual &&
-      g[1] - g[0] > 0.05 * (hi - lo));
-    return { segs, cuts, shaded };
+    // spacing: the line across them is dashed.
+    const pauses = gaps.filter((g) => !cuts.includes(g) && usual > 0 && g[1] - g[0] > 10 * usual &&
+      g[1] - g[0] > 0.1 * (hi - lo));
+    return { segs, cuts, pauses };
   }
 
   function xOf(segs, t) {
@@ -297,9 +310,7 @@ export function timeChart(el, opts = {}) {
       return;
     }
     const X = (t) => left + xOf(p.segs, t);
-    // Shaded pauses and the cuts.
-    ctx.fillStyle = c.grid;
-    for (const g of p.shaded) ctx.fillRect(X(g[0]), top, Math.max(1, X(g[1]) - X(g[0])), plotH);
+    // The cuts.
     const cuts = p.cuts.map((g, i) => {
       const x0 = left + p.segs[i].x + p.segs[i].w, x1 = x0 + CUT_WIDTH;
       ctx.fillStyle = c.bg;
@@ -307,7 +318,6 @@ export function timeChart(el, opts = {}) {
       ctx.strokeStyle = c.muted;
       for (const x of [x0 + 3, x1 - 3]) { // a broken axis: two slanted strokes
         ctx.beginPath(); ctx.moveTo(x - 4, top + plotH + 6); ctx.lineTo(x + 4, top + plotH - 6); ctx.stroke();
-        ctx.beginPath(); ctx.moveTo(x - 4, top + 6); ctx.lineTo(x + 4, top - 6); ctx.stroke();
       }
       const label = span(g[1] - g[0]);
       ctx.save();
@@ -386,8 +396,9 @@ export function timeChart(el, opts = {}) {
         ctx.globalAlpha = 1;
       }
       ctx.strokeStyle = color; ctx.lineWidth = s.width || 1.5;
+      const paused = (a, b) => p.pauses.some((g) => a <= g[0] && b >= g[1]);
       for (let i = 1; i < pts.length; i++) {
-        const across = pts[i].seg !== pts[i - 1].seg;
+        const across = pts[i].seg !== pts[i - 1].seg || paused(s.points[i - 1].t, s.points[i].t);
         ctx.setLineDash(across ? [3, 4] : []);
         ctx.beginPath(); ctx.moveTo(pts[i - 1].x, pts[i - 1].y); ctx.lineTo(pts[i].x, pts[i].y); ctx.stroke();
       }
@@ -413,7 +424,7 @@ export function timeChart(el, opts = {}) {
       left, top, plotW, plotH,
       segments: p.segs.map((s) => ({ from: s.from, to: s.to, x: left + s.x, width: s.w })),
       cuts, ticks, points,
-      shaded: p.shaded.map((g) => ({ from: g[0], to: g[1] })),
+      pauses: p.pauses.map((g) => ({ from: g[0], to: g[1] })),
     };
     layout.xOf = (t) => X(t);
     layout.yOf = yOf;
