@@ -163,7 +163,8 @@ export async function render(view, ctx) {
     const rows = [h('tr', { class: 'order', dataset: { id: String(o.id), side: o.side, state: o.state } },
       h('td', { 'data-label': 'Time' }, fig(dateTime(o.time, tz)), h('span', { class: 'sub mono', title: o.id >= IMPORTED ? 'order id (imported)' : 'order id' }, '#' + o.id),
         h('a', { href: '/api/v1/audit/proof/order?id=' + o.id, download: `order-${o.id}.proof.json`, class: 'sub', dataset: { proof: String(o.id) } }, 'download proof')),
-      h('td', { 'data-label': 'Pair', class: 'key' }, o.key),
+      // A narrow table may break a key after its exchange.
+      h('td', { 'data-label': 'Pair', class: 'key' }, o.key.slice(0, o.key.indexOf('/') + 1), h('wbr'), o.key.slice(o.key.indexOf('/') + 1)),
       h('td', { 'data-label': 'Side', class: o.side === 'buy' ? 'pos' : 'neg' }, o.side),
       h('td', { 'data-label': 'Type' }, o.type, o.stopPrice != null ? h('span', { class: 'sub' }, `stop ${m.price(o.stopPrice)}`) : null),
       h('td', { 'data-label': 'State', 'data-col': 'state', class: 'state-' + o.state, title: o.reason || null }, stateText(o)),

@@ -1199,7 +1199,7 @@ test('issue 40, item 7: the orders CSV says "open" as the page does, fees as num
 // log's events as they are): no figure with more than 8 decimals, none of
 // five digits or more ungrouped (ids, set in monospace, aside), every
 // figure in a table with its unit (in its cell or its column's heading),
-// and the time axes with their months.
+// no table wider than its box, and the time axes with their months.
 async function numbersCheck(page) {
   return page.evaluate(() => {
     const bad = [];
@@ -1225,6 +1225,9 @@ async function numbersCheck(page) {
       const head = th ? th.textContent : '';
       if (/[A-Z]{3,}|%/.test(t) || /\([A-Z]{3,}/.test(head) || /^(Trades|Disposals|Fills)/.test(head)) continue;
       bad.push(`no unit: ${table.id || table.className} ${head}: "${t}"`);
+    }
+    for (const w of document.querySelectorAll('#view .table-wrap')) {
+      if (w.scrollWidth > w.clientWidth + 1) bad.push(`${w.querySelector('table')?.id || 'a table'} is ${w.scrollWidth - w.clientWidth} px wider than its box`);
     }
     for (const c of document.querySelectorAll('#view .has-timechart')) {
       for (const tick of c.chartLayout?.ticks || []) {
