@@ -105,6 +105,9 @@ export async function render(view, ctx) {
       ? `Not in the total (no price in ${base} from this exchange's fills): ${left.join(', ')}.` : '';
     unpricedBox.hidden = left.length === 0;
     chartBox.dataset.points = String(points?.length || 0);
+    // Nothing to draw: the note says so, without an empty frame above it.
+    chartBox.hidden = !(points?.length);
+    legend.hidden = chartBox.hidden;
   }
 
   await Promise.all([drawBalances(), drawHistory()]);

@@ -164,7 +164,7 @@ export async function render(view, ctx) {
       h('td', { 'data-label': 'Time' }, fig(dateTime(o.time, tz)), h('span', { class: 'sub mono', title: o.id >= IMPORTED ? 'order id (imported)' : 'order id' }, '#' + o.id),
         h('a', { href: '/api/v1/audit/proof/order?id=' + o.id, download: `order-${o.id}.proof.json`, class: 'sub', dataset: { proof: String(o.id) } }, 'download proof')),
       // A narrow table may break a key after its exchange.
-      h('td', { 'data-label': 'Pair', class: 'key' }, o.key.slice(0, o.key.indexOf('/') + 1), h('wbr'), o.key.slice(o.key.indexOf('/') + 1)),
+      h('td', { 'data-label': 'Pair', class: 'key' }, fig(o.key.slice(0, o.key.indexOf('/') + 1)), h('wbr'), fig(o.key.slice(o.key.indexOf('/') + 1))),
       h('td', { 'data-label': 'Side', class: o.side === 'buy' ? 'pos' : 'neg' }, o.side),
       h('td', { 'data-label': 'Type' }, o.type, o.stopPrice != null ? h('span', { class: 'sub' }, `stop ${m.price(o.stopPrice)}`) : null),
       h('td', { 'data-label': 'State', 'data-col': 'state', class: 'state-' + o.state, title: o.reason || null }, stateText(o)),
@@ -180,7 +180,7 @@ export async function render(view, ctx) {
     // cancelled one's reason is its state's tooltip).
     if (o.reason && (o.state === 'rejected' || o.state === 'expired')) {
       rows.push(h('tr', { class: 'why', dataset: { order: String(o.id) } },
-        h('td', { colspan: 10, 'data-label': 'Why' }, o.reason)));
+        h('td', { colspan: 10, 'data-label': 'Why' }, h('div', { class: 'why-text' }, o.reason))));
     }
     if (open) {
       for (const f of o.fills) {

@@ -29,7 +29,7 @@ function fig(value, unit) {
 // keyText is a pair key that a narrow table may break after its exchange.
 function keyText(key) {
   const i = key.indexOf('/') + 1;
-  return [key.slice(0, i), h('wbr'), key.slice(i)];
+  return [h('span', { class: 'fig' }, key.slice(0, i)), h('wbr'), h('span', { class: 'fig' }, key.slice(i))];
 }
 
 function ymd(ms, tz) {
