@@ -4,7 +4,7 @@
 
 import { h } from './dom.js';
 import { get, post } from './api.js';
-import { dateTime } from './fmt.js';
+import { dateTime, count } from './fmt.js';
 
 // setupState reads what a new user may still have to do: pairs (enabled
 // ones, by key), whether the system runs (null when unknown) and, for a
@@ -65,7 +65,7 @@ export function importedPanel(state, tz, { onStarted, inSettings = false } = {})
         error.textContent = err.message;
       }
     },
-  }, rows.length ? `Start trading ${rows.length} pair${rows.length === 1 ? '' : 's'}` : 'Start the core');
+  }, rows.length ? `Start trading ${count(rows.length)} pair${rows.length === 1 ? '' : 's'}` : 'Start the core');
   const panel = h(inSettings ? 'div' : 'section', { class: inSettings ? 'imported' : 'panel imported', id: 'imported-stopped', 'aria-labelledby': 'imported-title' },
     h(inSettings ? 'h3' : 'h2', { id: 'imported-title' }, 'Imported, not trading yet'),
     h('p', null, `This configuration was imported on ${dateTime(state.importedAt, tz)} (${tz}). An import never starts trading: `,

@@ -11,14 +11,14 @@
 // time (one scale for all, unless a part is too short to read), and the
 // line across a cut is dashed. Shorter pauses stay on the axis, the line
 // across them dashed when they are long against the data's usual
-// spacing. Times
-// are labelled in the chosen zone, with their month; values by the page's
-// formatter (fmt.js), the unit at the top of their axis.
+// spacing. Every label is fmt.js's: times in the chosen zone with their
+// month (axisTime), a cut's length (duration), values by the page's
+// formatter, the unit at the top of their axis.
 //
 // The last layout is on the element as el.chartLayout (segments, cuts,
 // ticks, points with their x and y): the browser tests read it.
 
-import { zoneParts, zoneTime } from './fmt.js';
+import { zoneParts, zoneTime, axisTime, duration } from './fmt.js';
 
 const SECOND = 1000, MINUTE = 60 * SECOND, HOUR = 60 * MINUTE, DAY = 24 * HOUR;
 // Tick steps: [unit, count, approximate ms].
@@ -32,7 +32,6 @@ const steps = [
 ];
 const CUT_WIDTH = 34; // px an axis cut takes
 const TICK_SPACING = 78; // px between time labels at least
-const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 
 function css(name) { return getComputedStyle(document.documentElement).getPropertyValue(name).trim(); }
 
@@ -41,17 +40,6 @@ function colors() {
     fg: css('--fg'), muted: css('--muted'), grid: css('--grid'), border: css('--border'), panel: css('--panel'),
     pos: css('--pos'), neg: css('--neg'), accent: css('--accent'), accent2: css('--accent-2'), bg: css('--bg'),
   };
-}
-
-// span says a duration in words a trader reads: "2 y 8 mo", "5 d 3 h".
-export function span(ms) {
-  const d = ms / DAY;
-  if (d >= 365) { const y = Math.floor(d / 365.25), mo = Math.floor((d - y * 365.25) / 30.44); return mo ? `${y} y ${mo} mo` : `${y} y`; }
-  if (d >= 60) return `${Math.round(d / 30.44)} mo`;
-  if (d >= 2) { const h = Math.round((d % 1) * 24); return h && d < 10 ? `${Math.floor(d)} d ${h} h` : `${Math.round(d)} d`; }
-  if (ms >= HOUR) return `${Math.round(ms / HOUR)} h`;
-  if (ms >= MINUTE) return `${Math.round(ms / MINUTE)} min`;
-  return `${Math.round(ms / SECOND)} s`;
 }
 
 // niceTicks returns the round values (about n) within [lo, hi].
@@ -97,24 +85,6 @@ function wallTicks(a, b, [unit, k, ms], tz) {
     }
   }
   return out;
-}
-
-// tickLabel labels tick t of step unit: with its month always, its year
-// on a segment's first tick and at each new year.
-function tickLabel(t, unit, first, tz) {
-  const p = zoneParts(t, tz);
-  const z = (n) => String(n).padStart(2, '0');
-  const date = `${p.day} ${MONTHS[p.month - 1]}`;
-  switch (unit) {
-    case 'y': return String(p.year);
-    case 'M': return first || p.month === 1 ? `${MONTHS[p.month - 1]} ${p.year}` : MONTHS[p.month - 1];
-    case 'd': return first || (p.month === 1 && p.day === 1) ? `${date} ${p.year}` : date;
-    default: {
-      const time = unit === 's' ? `${z(p.hour)}:${z(p.minute)}:${z(p.second)}` : `${z(p.hour)}:${z(p.minute)}`;
-      if (first) return `${date} ${p.year} ${time}`;
-      return p.hour === 0 && p.minute === 0 && p.second === 0 ? date : time;
-    }
-  }
 }
 
 // timeChart draws into el (a block with a height). opts:
@@ -319,7 +289,7 @@ export function timeChart(el, opts = {}) {
       for (const x of [x0 + 3, x1 - 3]) { // a broken axis: two slanted strokes
         ctx.beginPath(); ctx.moveTo(x - 4, top + plotH + 6); ctx.lineTo(x + 4, top + plotH - 6); ctx.stroke();
       }
-      const label = span(g[1] - g[0]);
+      const label = duration(g[1] - g[0]);
       ctx.save();
       ctx.fillStyle = c.muted; ctx.font = font(10);
       ctx.translate((x0 + x1) / 2, top + plotH / 2);
@@ -350,7 +320,7 @@ export function timeChart(el, opts = {}) {
         ctx.strokeStyle = c.grid;
         ctx.beginPath(); ctx.moveTo(Math.round(x) + 0.5, top); ctx.lineTo(Math.round(x) + 0.5, top + plotH); ctx.stroke();
         // The segment's first label names the date (and year) in full.
-        const label = tickLabel(t, unit, lastRight === -Infinity, tz);
+        const label = axisTime(t, unit, lastRight === -Infinity, tz);
         const w = ctx.measureText(label).width;
         let lx = x;
         if (ts.length === 1) lx = Math.min(W - w / 2 - 2, Math.max(left + s.x + w / 2 - (s.x ? CUT_WIDTH : 0), x)); // alone: shown whole
