@@ -50,22 +50,8 @@ export function importedPanel(state, tz, { onStarted, inSettings = false } = {})
       h('td', { class: 'params', 'data-label': 'Overrides', 'data-col': 'overrides' }, overrideList(p.override)),
       h('td', { 'data-label': 'Trades', class: paper(ex) ? null : 'neg' }, paper(ex) ? 'on paper' : 'with real money'));
   });
-  const start = h('button', {
-    type: 'button', class: 'primary', id: 'imported-start',
-    onclick: async () => {
-      start.disabled = true;
-      error.textContent = '';
-      try {
-        await post('/system/start');
-        state.running = true;
-        panel.replaceWith(h('p', { class: 'ok', id: 'imported-started' }, 'Started: the core trades these pairs now.'));
-        await onStarted?.();
-      } catch (err) {
-        start.disabled = false;
-        error.textContent = err.message;
-      }
-    },
-  }, rows.length ? `Start trading ${count(rows.length)} pair${rows.length === 1 ? '' : 's'}` : 'Start the core');
+  const start = startButton('imported-start', rows.length ? `Start trading ${count(rows.length)} pair${rows.length === 1 ? '' : 's'}` : 'Start the core',
+    state, error, () => { panel.replaceWith(h('p', { class: 'ok', id: 'imported-started' }, 'Started: the core trades these pairs now.')); return onStarted?.(); });
   const panel = h(inSettings ? 'div' : 'section', { class: inSettings ? 'imported' : 'panel imported', id: 'imported-stopped', 'aria-labelledby': 'imported-title' },
     h(inSettings ? 'h3' : 'h2', { id: 'imported-title' }, 'Imported, not trading yet'),
     h('p', null, `This configuration was imported on ${dateTime(state.importedAt, tz)} (${tz}). An import never starts trading: `,
@@ -79,6 +65,28 @@ export function importedPanel(state, tz, { onStarted, inSettings = false } = {})
   return panel;
 }
 
+// startButton is the button (id, label) that starts the system
+// (system/start), marks state running and calls started; a refusal shows
+// in error and leaves the button to try again.
+function startButton(id, label, state, error, started) {
+  const button = h('button', {
+    type: 'button', class: 'primary', id,
+    onclick: async () => {
+      button.disabled = true;
+      error.textContent = '';
+      try {
+        await post('/system/start');
+        state.running = true;
+        await started();
+      } catch (err) {
+        button.disabled = false;
+        error.textContent = err.message;
+      }
+    },
+  }, label);
+  return button;
+}
+
 // nextSteps returns a block for an empty state: message (what is empty),
 // then what to do about it given state (setupState): add a pair, start the
 // system, each with its button; onStarted runs after a successful start.
@@ -90,22 +98,8 @@ export function nextSteps(message, state, { onStarted } = {}) {
       h('a', { class: 'button primary', href: '#/settings/add-pair', id: 'next-add-pair' }, 'Add a pair')));
   }
   if (state.running === false) {
-    const start = h('button', {
-      type: 'button', class: 'primary', id: 'next-start',
-      onclick: async () => {
-        start.disabled = true;
-        error.textContent = '';
-        try {
-          await post('/system/start');
-          state.running = true;
-          start.replaceWith(h('span', { class: 'ok', id: 'next-started' }, 'Started.'));
-          await onStarted?.();
-        } catch (err) {
-          start.disabled = false;
-          error.textContent = err.message;
-        }
-      },
-    }, 'Start the system');
+    const start = startButton('next-start', 'Start the system', state, error,
+      () => { start.replaceWith(h('span', { class: 'ok', id: 'next-started' }, 'Started.')); return onStarted?.(); });
     items.push(h('li', null, 'Start the system: it then collects market data for the enabled pairs and trades. ', start));
   }
   return h('div', { class: 'empty panel', id: 'next-steps' },
