@@ -113,3 +113,10 @@ func (m StreamMap[V]) Each(f func(id int64, stream string, v V)) {
 
 // PutID sets the value of the order stream of id (OrderStream(id)).
 func (m StreamMap[V]) PutID(id int64, v V) { m.ids[id] = v }
+
+// ImportedOrderIDs is the first id of the range imports give the orders
+// they add (domain/gunbot: time-ordered ids from 2^51, legacy ones from
+// 2^52). The trading engine numbers the orders and OCOs it places itself
+// below it, from 1, whatever an import added: an imported history leaves
+// the next order of this service #3 after #2, not a 16-digit id.
+const ImportedOrderIDs = int64(1) << 51

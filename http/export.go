@@ -31,7 +31,7 @@ func (s *Server) serveExport(w http.ResponseWriter, r *http.Request, f books.For
 		return
 	}
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-	w.Header().Set("Content-Disposition", `attachment; filename="tradeledger-`+string(f)+"-"+periodName(&req.q)+`.csv"`)
+	w.Header().Set("Content-Disposition", `attachment; filename="`+exportName(f, req)+`"`)
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(http.StatusOK)
 	if rows, err := books.Export(w, req.src, f, req.q, nil); err != nil {

@@ -3,8 +3,8 @@ package http
 import (
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gorilla/mux"
 
@@ -196,14 +196,45 @@ func (s *Server) handleStatement(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, st)
 }
 
-// periodName names a request's period in a file name: its from and to as
-// dates in UTC, "start" and "now" for an open end.
-func periodName(q *books.Query) string {
-	name := func(ms int64, open string) string {
-		if ms == 0 {
-			return open
-		}
-		return strconv.FormatInt(ms, 10)
+// exportName names the file of export f for req: tradeledger-<format>-
+// <first day>-to-<last day>-<method>.csv, the period's days as dates in
+// the request's zone ("start" and "now" for an open end, the as-of time
+// for the end of books read as of a past time; a bound that is not a
+// midnight there with its time, 2024-03-10T12-30), and -as-of-<time> when
+// a period with an end is read as of a past time: a file a person can tell
+// apart from the next one without opening it.
+func exportName(f books.Format, req *booksRequest) string {
+	loc := req.q.Loc
+	if loc == nil {
+		loc = time.UTC
 	}
-	return name(q.From, "start") + "-" + name(q.To, "now")
+	day := func(ms int64) string {
+		t := time.UnixMilli(ms).In(loc)
+		if t.Hour() == 0 && t.Minute() == 0 && t.Second() == 0 && t.Nanosecond() == 0 {
+			return t.Format("2006-01-02")
+		}
+		return t.Format("2006-01-02T15-04")
+	}
+	from, to := "start", "now"
+	if req.q.From != 0 {
+		from = day(req.q.From)
+	}
+	asOf := req.asOf.past
+	if asOf && req.q.To == req.asOf.asOf+1 { // no to: the books as of then
+		to, asOf = day(req.asOf.asOf), false
+	} else if req.q.To != 0 {
+		// An exclusive end at a midnight names the day before it: the
+		// last day in the file.
+		end := time.UnixMilli(req.q.To).In(loc)
+		if end.Hour() == 0 && end.Minute() == 0 && end.Second() == 0 && end.Nanosecond() == 0 {
+			to = end.AddDate(0, 0, -1).Format("2006-01-02")
+		} else {
+			to = day(req.q.To)
+		}
+	}
+	name := "tradeledger-" + string(f) + "-" + from + "-to-" + to + "-" + req.q.Method.String()
+	if asOf {
+		name += "-as-of-" + day(req.asOf.asOf)
+	}
+	return name + ".csv"
 }

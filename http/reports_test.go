@@ -188,7 +188,7 @@ func TestExportRoutes(t *testing.T) {
 	ts := newBooksServer(t, true)
 	for _, f := range books.Formats {
 		get := func() (string, string, string) {
-			resp := ts.request("GET", "/api/v1/export/"+string(f)+".csv?from=2024-01-01&to=2024-12-31&timezone=UTC", nil,
+			resp := ts.request("GET", "/api/v1/export/"+string(f)+".csv?from=2024-01-01&to=2024-12-31&timezone=UTC&method=fifo", nil,
 				map[string]string{"Authorization": bearer(ts.Token)})
 			defer resp.Body.Close()
 			b, _ := io.ReadAll(resp.Body)
@@ -203,12 +203,32 @@ func TestExportRoutes(t *testing.T) {
 			t.Errorf("%s: two exports differ", f)
 		}
 		if !strings.HasPrefix(a, books.Header(f)+"\r\n") || !strings.HasPrefix(ctype, "text/csv") ||
-			!strings.Contains(disp, `filename="tradeledger-`+string(f)+"-") {
+			disp != `attachment; filename="tradeledger-`+string(f)+`-2024-01-01-to-2024-12-31-fifo.csv"` {
 			t.Errorf("%s: %s %s\n%.200s", f, ctype, disp, a)
 		}
 		rows := strings.Count(a, "\r\n") - 1
 		if want := map[books.Format]int{books.FormatRealized: 2}[f]; want == 0 && rows != 5 || want != 0 && rows != want {
 			t.Errorf("%s: %d rows", f, rows)
+		}
+	}
+}
+
+// An export's file name says its period as dates in the request's zone
+// (the last day the file holds, not the exclusive end), its method, and
+// the as-of day; open ends say so.
+func TestExportFileNames(t *testing.T) {
+	ts := newBooksServer(t, true)
+	for _, c := range []struct{ query, want string }{
+		{"from=2024-01-01&to=2024-03-31&timezone=Asia/Tokyo&method=lifo", "tradeledger-fills-2024-01-01-to-2024-03-31-lifo.csv"},
+		{"method=hifo", "tradeledger-fills-start-to-now-hifo.csv"},
+		{"from=2024-01-10T12:30:00Z&method=lofo", "tradeledger-fills-2024-01-10T12-30-to-now-lofo.csv"},
+		{"from=2024-01-01&method=fifo&timezone=Europe/Amsterdam&asOf=2024-01-11T12:00:00Z", "tradeledger-fills-2024-01-01-to-2024-01-11T13-00-fifo.csv"},
+		{"from=2024-01-01&to=2024-01-10&method=fifo&timezone=Europe/Amsterdam&asOf=2024-01-11T12:00:00Z", "tradeledger-fills-2024-01-01-to-2024-01-10-fifo-as-of-2024-01-11T13-00.csv"},
+	} {
+		resp := ts.request("GET", "/api/v1/export/fills.csv?"+c.query, nil, map[string]string{"Authorization": bearer(ts.Token)})
+		resp.Body.Close()
+		if got, want := resp.Header.Get("Content-Disposition"), `attachment; filename="`+c.want+`"`; resp.StatusCode != 200 || got != want {
+			t.Errorf("%s: %d %s, want %s", c.query, resp.StatusCode, got, want)
 		}
 	}
 }

@@ -13,7 +13,10 @@ import (
 
 // registerSystemRoutes serves system/start and system/stop, and (beyond
 // the spec) GET system/status: {running} says whether the bot core is
-// started. start and stop take no
+// started; importedAt (ms), present while the core is stopped, says the
+// configuration in force came from an import then and the core has not
+// been started since (an import never starts it: the dashboard shows such
+// a core with what it would trade and a button to start it). start and stop take no
 // parameters (a body, if any, is ignored) and answer the current
 // configuration document with every secret masked ("********"), as
 // config/full shows it. Start appends SystemStarted and stop appends
@@ -28,7 +31,8 @@ func (s *Server) registerSystemRoutes(r *mux.Router) {
 }
 
 type systemStatusResponse struct {
-	Running bool `json:"running"`
+	Running    bool  `json:"running"`
+	ImportedAt int64 `json:"importedAt,omitempty"`
 }
 
 func (s *Server) handleSystemStatus(w http.ResponseWriter, r *http.Request) {
@@ -36,7 +40,56 @@ func (s *Server) handleSystemStatus(w http.ResponseWriter, r *http.Request) {
 		Error(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, systemStatusResponse{Running: s.Core.Running()})
+	resp := systemStatusResponse{Running: s.Core.Running()}
+	if !resp.Running {
+		at, err := s.importedStopped(r.Context())
+		if err != nil {
+			Error(w, r, err)
+			return
+		}
+		resp.ImportedAt = at
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// importedStopped returns the time (ms) of the configuration's last change
+// when an import made it and no SystemStarted came after it, else 0. It
+// reads the config stream's last event (the Config read model's version)
+// and the system stream, which holds a few events per start and stop.
+func (s *Server) importedStopped(ctx context.Context) (int64, error) {
+	if s.Store == nil || s.Config == nil {
+		return 0, nil
+	}
+	v := s.Config.Version()
+	if v < 0 {
+		return 0, nil
+	}
+	last, err := readOne(ctx, s.Store, domain.StreamConfig, v)
+	if err != nil || last == nil || last.Actor != domain.ActorImport {
+		return 0, err
+	}
+	it := s.Store.ReadStream(ctx, domain.StreamSystem, 0, 0)
+	defer it.Close()
+	for it.Next() {
+		if e := it.Event(); e.Type == domain.TypeSystemStarted && e.Position > last.Position {
+			return 0, nil
+		}
+	}
+	if err := it.Err(); err != nil {
+		return 0, err
+	}
+	return last.Time, nil
+}
+
+// readOne returns the event of stream at version v (nil if there is none).
+func readOne(ctx context.Context, store domain.EventStore, stream string, v int64) (*domain.Event, error) {
+	it := store.ReadStream(ctx, stream, v, 1)
+	defer it.Close()
+	if !it.Next() {
+		return nil, it.Err()
+	}
+	e := it.Event()
+	return &e, nil
 }
 
 func (s *Server) handleSystem(start bool) http.HandlerFunc {

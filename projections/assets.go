@@ -18,11 +18,12 @@ import (
 // and named in the point's unpriced list.
 // Prices come only from fills in the log, so a replay gives the same points.
 //
-// Resolution: 15 minutes. Prices are kept as the last fill price in each
-// 15-minute UTC slot (a snapshot is valued with its slot's price), and the
-// history returns at most one point per slot: the last snapshot in it.
-// Point ids are the snapshot's sequence number on its exchange (from 1), so
-// an id always names the same snapshot.
+// Prices are kept as the last fill price in each 15-minute UTC slot (a
+// snapshot is valued with its slot's price). The history returns a point
+// per snapshot: balances are observed when they change, so a point per
+// change (ten fills in a minute are ten points, not one per slot). Point
+// ids are the snapshot's sequence number on its exchange (from 1), so an
+// id always names the same snapshot.
 
 type pricePoint struct {
 	slot  int64
@@ -105,9 +106,9 @@ func (a *assetBook) observe(t int64, b *domain.BalancesObserved) {
 	x.snaps = append(x.snaps, s)
 }
 
-// AssetHistory returns the value in base of exchange's holdings at the
-// snapshots with start ≤ time ≤ end (ms), oldest first, one per 15-minute
-// slot (see the file comment). An exchange without snapshots gives none.
+// AssetHistory returns the value in base of exchange's holdings at each
+// snapshot with start ≤ time ≤ end (ms), oldest first (see the file
+// comment). An exchange without snapshots gives none.
 func (l *Ledger) AssetHistory(exchange, base string, start, end int64) []AssetPoint {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
@@ -119,10 +120,6 @@ func (l *Ledger) AssetHistory(exchange, base string, start, end int64) []AssetPo
 	i := sort.Search(len(x.snaps), func(i int) bool { return x.snaps[i].time >= start })
 	for ; i < len(x.snaps) && x.snaps[i].time <= end; i++ {
 		s := &x.snaps[i]
-		if i+1 < len(x.snaps) && x.snaps[i+1].time <= end &&
-			domain.FloorDiv(x.snaps[i+1].time, BucketSeconds*1000) == domain.FloorDiv(s.time, BucketSeconds*1000) {
-			continue // a later snapshot in the same slot stands for it
-		}
 		var v domain.Decimal
 		var unpriced []string
 		for _, h := range s.hold {

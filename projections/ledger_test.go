@@ -491,6 +491,28 @@ func TestAssetHistory(t *testing.T) {
 	}
 }
 
+// Every balance snapshot is a point, however close the next one: ten
+// fills in a minute move the value ten times (a point per 15-minute slot
+// showed them as one).
+func TestAssetHistoryHasAPointPerSnapshot(t *testing.T) {
+	events := goldenLog(t)
+	g := &testLog{t: t, events: events}
+	for i, usdt := range []string{"100", "90", "80"} {
+		g.add(domain.BalanceStream("binance"), domain.TypeBalancesObserved, at(1, 3, i), domain.BalancesObserved{Exchange: "binance",
+			Balances: []domain.AssetBalance{{Asset: "USDT", Available: dec(usdt)}}})
+	}
+	l := replay(t, domain.LOFO, g.events)
+	pts := l.AssetHistory("binance", "USDT", at(1, 0, 0).UnixMilli(), at(2, 0, 0).UnixMilli())
+	if len(pts) != 3 {
+		t.Fatalf("%d points for 3 snapshots within a minute: %+v", len(pts), pts)
+	}
+	for i, want := range []string{"100", "90", "80"} {
+		if domain.Decimal(pts[i].Amount) != dec(want) || pts[i].Timestamp != at(1, 3, i).UnixMilli() || pts[i].ID != int64(i+1) {
+			t.Errorf("point %d = %+v, want %s at %d", i, pts[i], want, at(1, 3, i).UnixMilli())
+		}
+	}
+}
+
 func TestLoadZone(t *testing.T) {
 	for _, z := range []string{"", "Local", "Mars/Olympus", "../etc/passwd"} {
 		if _, err := LoadZone(z); domain.ErrorCode(err) != domain.EINVALID {

@@ -23,6 +23,7 @@ func runImport(ctx context.Context, args []string, env *Env) error {
 	data := fs.String("data", "./data", "data directory")
 	from := fs.String("from", "", "Gunbot-style folder to import (config.js or config.json, autoconfig.json, custom-editor.json, backups/, json/*-state.json, customStrategies/*.js, AutoConfig variable files)")
 	takeWallet := fs.Bool("take-wallet", false, "use the folder's bot.service_wallet (the login encryption key) instead of keeping the data dir's")
+	start := fs.Bool("start", false, "start the bot core after the import: without it an import never starts trading, whatever the folder's GUI.start says, and stops a started core whose configuration it changes")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -49,7 +50,7 @@ func runImport(ctx context.Context, args []string, env *Env) error {
 		d.Close()
 		return fmt.Errorf("master key: %w", err)
 	}
-	im := &folderImport{Store: d.Store, Box: box, Progress: env.Stderr, Warn: env.Stderr, Terminal: isTerminal(env.Stderr), TakeWallet: *takeWallet}
+	im := &folderImport{Store: d.Store, Box: box, Progress: env.Stderr, Warn: env.Stderr, Terminal: isTerminal(env.Stderr), TakeWallet: *takeWallet, Start: *start}
 	sum, err := im.Run(ctx, *from)
 	d.Close()
 	if err != nil {
@@ -82,6 +83,9 @@ type folderImport struct {
 	// Warn receives one line per skipped item.
 	Warn       io.Writer
 	TakeWallet bool
+	// Start starts the bot core after the import (import --start); see
+	// keepStartState.
+	Start bool
 }
 
 // importChunk is how many orders one batch append carries (49,152
@@ -138,16 +142,14 @@ func (im *folderImport) Run(ctx context.Context, dir string) (gunbot.Summary, er
 	ctx = eventstore.WithActor(ctx, domain.ActorImport)
 	a := &unitAppender{im: im, conv: conv, cmds: eventstore.NewCommands(im.Store, nil), legacy: legacy, head: head,
 		sum: &sum, total: len(units) + len(folder.Orders)}
-	if folder.Config != nil && gunbot.StartsSystem(folder.Config) {
+	if im.Start {
 		a.total++
 	}
 	if err := a.append(ctx, units); err != nil {
 		return sum, err
 	}
-	if folder.Config != nil {
-		if err := a.keepStartState(ctx, folder.Config); err != nil {
-			return sum, err
-		}
+	if err := a.keepStartState(ctx, folder.Config); err != nil {
+		return sum, err
 	}
 	if err := im.appendOrders(ctx, conv, folder.Orders, func(units []gunbot.Unit) error { return a.append(ctx, units) }); err != nil {
 		return sum, err
@@ -198,6 +200,9 @@ type unitAppender struct {
 	sum    *gunbot.Summary
 	// done of total units are appended or found (the progress line).
 	done, total int
+	// configChanged: the folder's configuration was appended (not found
+	// stored before).
+	configChanged bool
 }
 
 // append appends units in one batch and counts each as added or stored
@@ -230,7 +235,11 @@ func (a *unitAppender) append(ctx context.Context, units []gunbot.Unit) error {
 		}
 		// A unit stored before answers with its original positions, at
 		// most the head the import started from.
-		a.sum.Count(&units[i], res[i].LastPosition > a.head)
+		added := res[i].LastPosition > a.head
+		a.sum.Count(&units[i], added)
+		if added && units[i].Kind == gunbot.KindConfig {
+			a.configChanged = true
+		}
 	}
 	a.done += len(units)
 	if a.im.Terminal && a.im.Progress != nil {
@@ -239,37 +248,58 @@ func (a *unitAppender) append(ctx context.Context, units []gunbot.Unit) error {
 	return nil
 }
 
-// keepStartState records the configuration's start state and says in the
-// summary what became of it: a configuration that starts the bot core
-// (gunbot.StartsSystem: GUI.start true) starts it, unless it runs already
-// or an earlier import of the same configuration started it and it was
-// stopped since (a re-import appends nothing); one that does not leaves
-// the core as it is.
+// keepStartState decides the bot core's state after an import (c is the
+// folder's configuration, nil without one) and says in the summary what
+// became of it. An import never starts trading on its own: Gunbot starts
+// on launch when GUI.start is true, but a configuration seen for the first
+// time here must be looked at before it trades (a folder's strategy once
+// sold a paper account's BTC 40% under the market seconds after an
+// import). So:
+//   - with --start (Start), the core is started, unless it runs already;
+//   - without it, a stopped core stays stopped, and a started one whose
+//     configuration this import changed is stopped (what it would trade is
+//     new); a started one whose configuration is unchanged keeps running.
+//
+// The summary names GUI.start when the folder says it, and how to start.
 func (a *unitAppender) keepStartState(ctx context.Context, c *gunbot.ConfigFile) error {
 	running, err := systemRunning(ctx, a.im.Store)
 	if err != nil {
 		return err
 	}
-	starts := gunbot.StartsSystem(c)
+	gui := ""
+	if c != nil && gunbot.StartsSystem(c) {
+		gui = "the configuration's GUI.start is true, but "
+	}
+	const how = "start it with tradeledger import --start, system/start or the dashboard once its pairs and strategies are right"
 	switch {
-	case !starts && running:
-		a.sum.System = "the bot core keeps running (the configuration's GUI.start is not true)"
-	case !starts:
-		a.sum.System = "the bot core stays stopped (the configuration's GUI.start is not true; start it with system/start or in the dashboard's Settings)"
-	case running:
-		a.sum.System = "the bot core was running already (GUI.start: true)"
-	default:
-		added := a.sum.Added
-		if err := a.append(ctx, []gunbot.Unit{a.conv.Start(c)}); err != nil {
+	case a.im.Start && running:
+		a.sum.System = "the bot core was running already (--start)"
+	case a.im.Start:
+		if err := a.append(ctx, []gunbot.Unit{systemUnit("--start", domain.TypeSystemStarted, domain.SystemStarted{})}); err != nil {
 			return err
 		}
-		if a.sum.Added > added {
-			a.sum.System = "the bot core is started, as the configuration's GUI.start says"
-		} else {
-			a.sum.System = "the bot core stays stopped: an earlier import of this configuration started it, and it was stopped since"
+		a.sum.System = "the bot core is started, as --start says"
+	case running && a.configChanged:
+		if err := a.append(ctx, []gunbot.Unit{systemUnit("stop", domain.TypeSystemStopped, domain.SystemStopped{})}); err != nil {
+			return err
 		}
+		a.sum.System = "the bot core is stopped: this import changed its configuration, and " + gui + "an import never starts trading on its own; " + how
+	case running:
+		a.sum.System = "the bot core keeps running (its configuration is unchanged)"
+	default:
+		a.sum.System = "the bot core stays stopped: " + gui + "an import never starts trading on its own; " + how
 	}
 	return nil
+}
+
+// systemUnit is an event of the system stream as an import unit, with a
+// new id: the operator's request of this run, not a fact of the folder.
+func systemUnit(what, typ string, data any) gunbot.Unit {
+	e := domain.NewEvent(domain.SystemClock{}, typ, data)
+	e.Actor = domain.ActorImport
+	return gunbot.Unit{What: what, Kind: gunbot.KindSystem, StreamAppend: domain.StreamAppend{
+		Stream: domain.StreamSystem, Expected: domain.Any, Events: []domain.Event{e},
+	}}
 }
 
 // systemRunning reports whether the log's system stream leaves the bot

@@ -476,26 +476,27 @@ func TestImportOrdersSharingAnID(t *testing.T) {
 	}
 }
 
-// An import keeps the configuration's start state: GUI.start true starts
-// the bot core (once: a re-import after a stop leaves it stopped), and the
-// summary says what became of it either way.
-func TestImportKeepsTheStartState(t *testing.T) {
+// An import never starts trading on its own: a folder whose GUI.start is
+// true leaves the core stopped and says so; --start starts it (again after
+// a stop, as asked); an import that changes a started core's
+// configuration stops it, and one that changes nothing leaves it running.
+func TestImportNeverStartsTradingUnlessAsked(t *testing.T) {
 	t.Setenv("TRADELEDGER_MASTER_KEY", strings.Repeat("ab", 32))
-	folder := func(start bool) string {
+	folder := func(start bool, strategy string) string {
 		dir := t.TempDir()
 		cfg := fmt.Sprintf(`module.exports = {
-  pairs: { binance: { "USDT-BTC": { strategy: "manual", enabled: true, override: {} } } },
-  strategies: { manual: { STRATEGY: "manual" } },
+  pairs: { binance: { "USDT-BTC": { strategy: "%s", enabled: true, override: {} } } },
+  strategies: { manual: { STRATEGY: "manual" }, grid: { STRATEGY: "stepgrid" } },
   exchanges: { binance: { isEncrypted: false, delay: 5 } },
   bot: { SIMULATOR: true },
   GUI: { start: %v },
-};`, start)
+};`, strategy, start)
 		if err := os.WriteFile(filepath.Join(dir, "config.js"), []byte(cfg), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return dir
 	}
-	systemEvents := func(data string) []string {
+	systemEvents := func(data string) string {
 		t.Helper()
 		d, err := OpenDataDir(context.Background(), data, "", zap.NewNop())
 		if err != nil {
@@ -508,43 +509,38 @@ func TestImportKeepsTheStartState(t *testing.T) {
 		for it.Next() {
 			out = append(out, it.Event().Type+" by "+it.Event().Actor)
 		}
-		return out
+		return strings.Join(out, ", ")
 	}
-	importSays := func(data, from, want string) {
+	importSays := func(data, from, want string, flags ...string) {
 		t.Helper()
-		out, warn, err := importRun(t, "import", "--data", data, "--from", from)
+		out, warn, err := importRun(t, append([]string{"import", "--data", data, "--from", from}, flags...)...)
 		if err != nil || !strings.Contains(out, "; "+want) {
-			t.Fatalf("import: %v\n%s%s\nwant the summary to say %q", err, out, warn, want)
+			t.Fatalf("import %v: %v\n%s%s\nwant the summary to say %q", flags, err, out, warn, want)
 		}
 	}
 
-	data := filepath.Join(t.TempDir(), "started")
-	starts := folder(true)
-	importSays(data, starts, "the bot core is started, as the configuration's GUI.start says")
-	if got := fmt.Sprint(systemEvents(data)); got != "[SystemStarted by import]" {
-		t.Fatalf("system stream %s", got)
+	data := filepath.Join(t.TempDir(), "gui-start")
+	starts := folder(true, "manual")
+	importSays(data, starts, "the bot core stays stopped: the configuration's GUI.start is true, but an import never starts trading on its own; start it with tradeledger import --start")
+	if got := systemEvents(data); got != "" {
+		t.Fatalf("system stream %q after an import of GUI.start true, want nothing", got)
 	}
-	importSays(data, starts, "the bot core was running already (GUI.start: true)")
-	// Stopped since: importing the same configuration again does not
-	// start it behind the operator's back.
-	d, err := OpenDataDir(context.Background(), data, "", zap.NewNop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	stop := domain.NewEvent(domain.SystemClock{}, domain.TypeSystemStopped, domain.SystemStopped{})
-	stop.Actor = domain.ActorCLI
-	if _, err := d.Store.Append(context.Background(), domain.StreamSystem, domain.Any, stop); err != nil {
-		t.Fatal(err)
-	}
-	d.Close()
-	importSays(data, starts, "the bot core stays stopped: an earlier import of this configuration started it, and it was stopped since")
-	if got := len(systemEvents(data)); got != 2 {
-		t.Fatalf("%d system events after the re-import, want 2", got)
+	// Asked: started. The same folder again changes nothing: it runs on.
+	importSays(data, starts, "the bot core is started, as --start says", "--start")
+	importSays(data, starts, "the bot core keeps running (its configuration is unchanged)")
+	// Another configuration while it runs: stopped, and it says why.
+	importSays(data, folder(true, "grid"), "the bot core is stopped: this import changed its configuration, and the configuration's GUI.start is true, but an import never starts trading on its own")
+	// --start after a stop starts it again (the operator's request, not
+	// the folder's: a new event).
+	importSays(data, starts, "the bot core is started, as --start says", "--start")
+	importSays(data, starts, "the bot core was running already (--start)", "--start")
+	if got, want := systemEvents(data), "SystemStarted by import, SystemStopped by import, SystemStarted by import"; got != want {
+		t.Fatalf("system stream %q, want %q", got, want)
 	}
 
 	data = filepath.Join(t.TempDir(), "stopped")
-	importSays(data, folder(false), "the bot core stays stopped (the configuration's GUI.start is not true")
-	if got := systemEvents(data); len(got) != 0 {
-		t.Fatalf("system stream %v, want none", got)
+	importSays(data, folder(false, "manual"), "the bot core stays stopped: an import never starts trading on its own; start it with")
+	if got := systemEvents(data); got != "" {
+		t.Fatalf("system stream %q, want none", got)
 	}
 }

@@ -44,7 +44,7 @@ const (
 	KindConfig = "config"
 	KindFile   = "file"
 	KindOrder  = "order"
-	KindSystem = "system" // the bot core started (Importer.Start)
+	KindSystem = "system" // the bot core started or stopped (import --start; an import that changes a started core's configuration)
 )
 
 // ConfigNotes says what became of the configuration's secrets and wallet.
@@ -210,7 +210,9 @@ func (im *Importer) Config(c *ConfigFile) (Unit, ConfigNotes, error) {
 }
 
 // StartsSystem reports whether the folder's configuration says the bot
-// core runs: GUI.start true, as Gunbot starts trading on launch then.
+// core runs: GUI.start true, as Gunbot starts trading on launch then. An
+// import does not follow it (it never starts trading on its own); it says
+// so.
 func StartsSystem(c *ConfigFile) bool {
 	doc, err := domain.DecodeJSONObject(c.JSON)
 	if err != nil {
@@ -219,18 +221,6 @@ func StartsSystem(c *ConfigFile) bool {
 	gui, _ := doc["GUI"].(map[string]any)
 	start, _ := gui["start"].(bool)
 	return start
-}
-
-// Start turns a configuration that starts the bot core (StartsSystem)
-// into its SystemStarted on the system stream, with an id derived from the
-// configuration: importing the same folder again appends nothing, even
-// after the system was stopped since.
-func (im *Importer) Start(c *ConfigFile) Unit {
-	sha := domain.FileSHA256(c.Body)
-	return Unit{What: c.Name + " GUI.start", Kind: KindSystem, StreamAppend: domain.StreamAppend{
-		Stream: domain.StreamSystem, Expected: domain.Any,
-		Events: []domain.Event{im.event(domain.TypeSystemStarted, domain.SystemStarted{}, 0, ID(domain.TypeSystemStarted, sha))},
-	}}
 }
 
 // File turns a stored file into its FileWritten on the file's stream.
@@ -307,7 +297,7 @@ type Summary struct {
 	SecretsDropped          int // Gunbot-encrypted exchange secrets we cannot read
 	EventsAppended          uint64
 	Wallet                  string // what became of bot.service_wallet
-	System                  string // what became of the bot core's start state (GUI.start)
+	System                  string // what became of the bot core's state (import --start, GUI.start)
 }
 
 // Count adds a unit's outcome: appended now (added) or found stored.

@@ -406,7 +406,7 @@ func SplitStateName(name string) (exchange, pair string, ok bool) {
 
 // The ranges of imported orders' ids (OrderID, Order.LegacyID).
 const (
-	orderIDBase       = int64(1) << 51
+	orderIDBase       = domain.ImportedOrderIDs
 	legacyOrderIDBase = int64(1) << 52
 	orderIDHashBits   = 19
 )

@@ -174,13 +174,15 @@ func (st *orderState) advance(exchange string, seq uint64) {
 }
 
 // streamID returns the id of an order or OCO stream (domain.StreamID),
-// moving nextID past it; ok is false for any other name or an id whose
-// events no longer matter (finished and dropped from memory).
+// moving nextID past it unless it is an imported order's (at or past
+// domain.ImportedOrderIDs: this service's own ids continue below them);
+// ok is false for any other name or an id whose events no longer matter
+// (finished and dropped from memory).
 func (st *orderState) streamID(stream, prefix string) (id int64, ok bool) {
 	if id, ok = domain.StreamID(stream, prefix); !ok {
 		return 0, false
 	}
-	if id >= st.nextID {
+	if id >= st.nextID && id < domain.ImportedOrderIDs {
 		st.nextID = id + 1
 	}
 	return id, !st.finished.has(id)

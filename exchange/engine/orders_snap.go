@@ -19,7 +19,7 @@ import (
 // them.
 
 // SnapshotVersion implements projections.Snapshotter.
-func (s *Orders) SnapshotVersion() uint32 { return 1 }
+func (s *Orders) SnapshotVersion() uint32 { return 2 } // 2: nextID leaves imported ids out (streamID)
 
 // frozenOrders is the order state as Freeze copied it.
 type frozenOrders struct {

@@ -214,15 +214,17 @@ func TestInsufficientFundsIsRejected(t *testing.T) {
 	}
 	want(t, e.types(domain.OrderStream(id)), domain.TypeOrderRequested, domain.TypeOrderRejected)
 	// A held stop order is refused in its own terms: the whole order, what
-	// it needs, what there is (10000 USDT, 0.5 BTC: paper.DefaultBalances).
+	// it needs, what there is (10000 USDT, 0.5 BTC: paper.DefaultBalances),
+	// in the market's precision at its price (BTC with 5 decimals, USDT
+	// with 2), grouped by thousands.
 	for _, c := range []struct {
 		req  domain.OrderRequest
 		want string
 	}{
 		{domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindStopLimit, Amount: domain.MustDecimal("1"), StopPrice: domain.MustDecimal("61000"), LimitPrice: domain.MustDecimal("61100")},
-			"insufficient funds: buying 1 BTC at up to 61100 USDT needs 61100 USDT, 10000 USDT available"},
+			"insufficient funds: buying 1.00000 BTC at up to 61,100.00 USDT needs 61,100.00 USDT; 10,000.00 USDT available"},
 		{domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: domain.Sell, Kind: domain.KindStopLimit, Amount: domain.MustDecimal("2"), StopPrice: domain.MustDecimal("50000"), LimitPrice: domain.MustDecimal("49900")},
-			"insufficient funds: selling 2 BTC needs 2 BTC, 0.5 BTC available"},
+			"insufficient funds: selling 2.00000 BTC needs 2.00000 BTC; 0.50000 BTC available"},
 	} {
 		_, err := e.tr.Submit(context.Background(), c.req)
 		if domain.ErrorCode(err) != domain.EINVALID || !strings.HasSuffix(domain.ErrorMessage(err), c.want) {

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/tradeledger/tradeledger/domain"
 )
@@ -253,20 +252,26 @@ func (t *Trader) hold(ctx context.Context, a *appender, x domain.Exchange, req d
 
 // fundsRefusal returns why the account cannot pay for an emulated order
 // ("" when it can), from the exchange's balances, in the order's terms:
-// the whole order, what it needs, what is available.
+// the whole order, what it needs, what is available — amounts in the
+// market's precision at the order's price (domain.PrecisionOf), the quote
+// in its currency's, what is needed rounded up and what is available
+// down.
 func (t *Trader) fundsRefusal(ctx context.Context, x domain.Exchange, req domain.OrderRequest) string {
 	quote, base, _ := domain.SplitPair(req.Pair)
+	price := req.LimitPrice
+	if req.Kind == domain.KindTrailingStop {
+		// A trailing buy fires at most at activation + distance, the
+		// larger of its two prices (domain.Trail).
+		price = req.StopPrice.Max(req.Price)
+	}
+	p := domain.PrecisionOf(quote, domain.MarketFilters{}, price.Max(req.StopPrice))
+	places := p.Amount
 	asset, need := base, req.Amount
-	what := fmt.Sprintf("selling %s %s", trimZeros(req.Amount), base)
+	what := "selling " + domain.AmountText(req.Amount, p.Amount, domain.TextExact, base)
 	if req.Side == domain.Buy {
-		price := req.LimitPrice
-		if req.Kind == domain.KindTrailingStop {
-			// A trailing buy fires at most at activation + distance,
-			// the larger of its two prices (domain.Trail).
-			price = req.StopPrice.Max(req.Price)
-		}
-		asset, need = quote, req.Amount.Mul(price)
-		what = fmt.Sprintf("buying %s %s at up to %s %s", trimZeros(req.Amount), base, trimZeros(price), quote)
+		asset, need, places = quote, req.Amount.Mul(price), domain.CurrencyDecimals(quote)
+		what = fmt.Sprintf("buying %s at up to %s", domain.AmountText(req.Amount, p.Amount, domain.TextExact, base),
+			domain.AmountText(price, p.Price, domain.TextExact, quote))
 	}
 	ctx, cancel := t.desk.callContext(ctx)
 	defer cancel()
@@ -283,16 +288,8 @@ func (t *Trader) fundsRefusal(ctx context.Context, x domain.Exchange, req domain
 	if available.Cmp(need) >= 0 {
 		return ""
 	}
-	return fmt.Sprintf("insufficient funds: %s needs %s %s, %s %s available", what, trimZeros(need), asset, trimZeros(available), asset)
-}
-
-// trimZeros formats d without trailing zeros ("24.3", "10000").
-func trimZeros(d domain.Decimal) string {
-	s := d.String()
-	if strings.Contains(s, ".") {
-		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-	}
-	return s
+	return fmt.Sprintf("insufficient funds: %s needs %s; %s available", what,
+		domain.AmountText(need, places, domain.TextUp, asset), domain.AmountText(available, places, domain.TextDown, asset))
 }
 
 // submitEntry writes the OrderRequested of an exchange order (limit or

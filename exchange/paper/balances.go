@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/tradeledger/tradeledger/domain"
 )
@@ -63,31 +62,35 @@ func (a *Account) reserve(m *market, req domain.PlaceOrderRequest, asset string,
 	return nil
 }
 
-// refusal says why req cannot be paid for: what the whole order needs and
-// what is available, or, for a market buy larger than the book, how much
-// the book holds and what that part alone would cost (so that the figure
-// is never taken for the cost of the whole amount).
+// refusal says why req cannot be paid for, in the order's own terms and
+// the market's precision (domain.PrecisionOf at the market's price; quote
+// amounts in the quote's, what is needed rounded up and what is available
+// rounded down, so that the two never look equal when they are not): what
+// the whole order needs and what is available. A market buy larger than
+// the book has two causes, each said apart: what the part the book holds
+// would cost against the funds, then that the book cannot fill the rest
+// (never that part's cost as if it were the order's).
 func refusal(m *market, req domain.PlaceOrderRequest, asset string, need, depth, available domain.Decimal) string {
-	have := plain(available) + " " + asset + " available"
+	ref, _ := domain.DecimalFromFloat(m.pf)
+	p := domain.PrecisionOf(m.quote, domain.MarketFilters{}, ref)
+	base := func(d domain.Decimal) string { return domain.AmountText(d, p.Amount, domain.TextExact, m.base) }
+	needs, have := domain.AmountText(need, p.Amount, domain.TextUp, asset), domain.AmountText(available, p.Amount, domain.TextDown, asset)
+	if asset == m.quote {
+		places := domain.CurrencyDecimals(m.quote)
+		needs, have = domain.AmountText(need, places, domain.TextUp, asset), domain.AmountText(available, places, domain.TextDown, asset)
+	}
 	switch {
 	case req.Side != domain.Buy:
-		return fmt.Sprintf("selling %s %s needs %s %s, %s", plain(req.Amount), m.base, plain(need), asset, have)
+		return fmt.Sprintf("selling %s needs %s; %s available", base(req.Amount), needs, have)
 	case req.Kind == domain.KindLimit:
-		return fmt.Sprintf("buying %s %s at %s %s needs %s %s with the fee, %s", plain(req.Amount), m.base, plain(req.Price), m.quote, plain(need), asset, have)
+		return fmt.Sprintf("buying %s at %s needs %s with the fee; %s available",
+			base(req.Amount), domain.AmountText(req.Price, p.Price, domain.TextExact, m.quote), needs, have)
 	case depth.Cmp(req.Amount) < 0:
-		return fmt.Sprintf("a market buy of %s %s needs more than the book holds: it holds %s %s, which alone would cost %s %s with the fee; %s",
-			plain(req.Amount), m.base, plain(depth), m.base, plain(need), asset, have)
+		return fmt.Sprintf("the %s the book holds would cost %s with the fee; %s available. "+
+			"Besides, the book cannot fill a market buy of %s: it holds %s",
+			base(depth), needs, have, base(req.Amount), base(depth))
 	}
-	return fmt.Sprintf("buying %s %s at market needs %s %s with the fee, %s", plain(req.Amount), m.base, plain(need), asset, have)
-}
-
-// plain formats d without trailing zeros ("24.3", "10000").
-func plain(d domain.Decimal) string {
-	s := d.String()
-	if strings.Contains(s, ".") {
-		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-	}
-	return s
+	return fmt.Sprintf("buying %s at market needs %s with the fee at the book's prices; %s available", base(req.Amount), needs, have)
 }
 
 func (a *Account) withFee(notional domain.Decimal) domain.Decimal {

@@ -2,6 +2,8 @@ package paper_test
 
 import (
 	"context"
+	"fmt"
+	"math/big"
 	"strings"
 	"testing"
 	"time"
@@ -247,13 +249,16 @@ func TestFeeFollowsSettingsVersion(t *testing.T) {
 	}
 }
 
-// A refused order says what is missing in the order's own terms: the
-// whole order's cost and the funds there are, and for a market buy larger
-// than the book, how much the book holds and what that part alone costs
-// (never that part's cost as if it were the order's).
+// A refused order says what is missing in the order's own terms and the
+// market's precision (at 60,000 USDT: amounts of BTC with 5 decimals,
+// USDT with 2, grouped; what is needed rounded up, what is available
+// down): the whole order's cost and the funds there are, and for a market
+// buy larger than the book, what the part the book holds would cost, then,
+// apart, that the book cannot fill the rest (never that part's cost as if
+// it were the order's).
 func TestRefusalsSayWhatIsMissing(t *testing.T) {
 	sim := paper.NewSimulator(domain.NewManualClock(start))
-	sim.Balances = map[string]domain.Decimal{"USDT": domain.MustDecimal("1000"), "BTC": domain.MustDecimal("0.5")}
+	sim.Balances = map[string]domain.Decimal{"USDT": domain.MustDecimal("1000.005"), "BTC": domain.MustDecimal("0.5")}
 	x, _ := sim.Account("binance")
 	if err := x.SetPrice("USDT-BTC", domain.MustDecimal("60000")); err != nil {
 		t.Fatal(err)
@@ -272,22 +277,29 @@ func TestRefusalsSayWhatIsMissing(t *testing.T) {
 		q := left.Min(l.Quantity)
 		oneCost, left = oneCost.Add(q.Mul(l.Price)), left.Sub(q)
 	}
-	withFee := func(d domain.Decimal) string { return trim(d.Add(d.Mul(paper.DefaultFeeRate))) }
+	withFee := func(d domain.Decimal) string { return usdtUp(d.Add(d.Mul(paper.DefaultFeeRate))) }
 	if depth.Cmp(domain.MustDecimal("100")) >= 0 || left.Sign() != 0 {
 		t.Fatalf("the book holds %s BTC: the test wants less than 100 and more than 1", depth)
+	}
+	held := trim(depth)
+	if i := strings.IndexByte(held, '.'); i < 0 || len(held)-i-1 < 5 {
+		held = fmt.Sprintf("%.5f", depth.Float64()) // at least the market's 5 decimals
 	}
 	for _, c := range []struct {
 		req  domain.PlaceOrderRequest
 		want string
 	}{
 		{domain.PlaceOrderRequest{Side: domain.Buy, Kind: domain.KindMarket, Amount: domain.MustDecimal("100")},
-			"insufficient funds: a market buy of 100 BTC needs more than the book holds: it holds " + trim(depth) + " BTC, which alone would cost " + withFee(cost) + " USDT with the fee; 1000 USDT available"},
+			"insufficient funds: the " + held + " BTC the book holds would cost " + withFee(cost) + " USDT with the fee; 1,000.00 USDT available. " +
+				"Besides, the book cannot fill a market buy of 100.00000 BTC: it holds " + held + " BTC"},
 		{domain.PlaceOrderRequest{Side: domain.Buy, Kind: domain.KindMarket, Amount: domain.MustDecimal("1")},
-			"insufficient funds: buying 1 BTC at market needs " + withFee(oneCost) + " USDT with the fee, 1000 USDT available"},
+			"insufficient funds: buying 1.00000 BTC at market needs " + withFee(oneCost) + " USDT with the fee at the book's prices; 1,000.00 USDT available"},
 		{domain.PlaceOrderRequest{Side: domain.Buy, Kind: domain.KindLimit, Amount: domain.MustDecimal("1"), Price: domain.MustDecimal("59000")},
-			"insufficient funds: buying 1 BTC at 59000 USDT needs 59059 USDT with the fee, 1000 USDT available"},
+			"insufficient funds: buying 1.00000 BTC at 59,000.00 USDT needs 59,059.00 USDT with the fee; 1,000.00 USDT available"},
+		{domain.PlaceOrderRequest{Side: domain.Buy, Kind: domain.KindLimit, Amount: domain.MustDecimal("0.0223456"), Price: domain.MustDecimal("59000.5")},
+			"insufficient funds: buying 0.0223456 BTC at 59,000.50 USDT needs " + withFee(domain.MustDecimal("0.0223456").Mul(domain.MustDecimal("59000.5"))) + " USDT with the fee; 1,000.00 USDT available"},
 		{domain.PlaceOrderRequest{Side: domain.Sell, Kind: domain.KindMarket, Amount: domain.MustDecimal("2")},
-			"insufficient funds: selling 2 BTC needs 2 BTC, 0.5 BTC available"},
+			"insufficient funds: selling 2.00000 BTC needs 2.00000 BTC; 0.50000 BTC available"},
 	} {
 		c.req.ClientOrderID, c.req.Pair = "c-"+string(c.req.Side)+string(c.req.Kind)+c.req.Amount.String(), "USDT-BTC"
 		_, err := x.PlaceOrder(ctx, c.req)
@@ -295,6 +307,32 @@ func TestRefusalsSayWhatIsMissing(t *testing.T) {
 			t.Errorf("%s %s %s: %v\nwant %s", c.req.Side, c.req.Kind, c.req.Amount, err, c.want)
 		}
 	}
+}
+
+// usdtUp writes d as USDT in the dashboard's terms: rounded up to the
+// cent, grouped by thousands (computed here with the standard library, not
+// with domain.AmountText).
+func usdtUp(d domain.Decimal) string {
+	cents := new(big.Rat)
+	cents.SetString(d.String())
+	cents.Mul(cents, big.NewRat(100, 1))
+	n := new(big.Int).Quo(cents.Num(), cents.Denom())
+	if new(big.Rat).SetInt(n).Cmp(cents) < 0 {
+		n.Add(n, big.NewInt(1))
+	}
+	s := n.String()
+	for len(s) < 3 {
+		s = "0" + s
+	}
+	whole, frac := s[:len(s)-2], s[len(s)-2:]
+	var b strings.Builder
+	for i, c := range whole {
+		if i > 0 && (len(whole)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String() + "." + frac
 }
 
 // trim formats d without trailing zeros.

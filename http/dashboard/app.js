@@ -108,6 +108,10 @@ function localInput(ms, tz) {
 }
 
 let asOfBox, asOfBanner;
+// closeMenu folds the narrow screen's menu (set by buildShell).
+let closeMenu = () => {};
+// fitHeader keeps the header on one line (set by buildShell).
+let fitHeader = () => {};
 
 // drawAsOf shows the as-of picker's state and the banner while in the past.
 function drawAsOf() {
@@ -118,6 +122,7 @@ function drawAsOf() {
   input.value = localInput(ctx.asOf || Date.now(), ctx.tz);
   asOfBanner.hidden = !ctx.asOf;
   document.body.classList.toggle('in-past', !!ctx.asOf);
+  fitHeader();
   if (!ctx.asOf) return;
   const [name] = location.hash.replace(/^#\/?/, '').split('/');
   const page = pages[name] || pages.overview;
@@ -142,13 +147,14 @@ function buildAsOf() {
         if (ms > Date.now()) { error.textContent = 'That is in the future: pick a past time.'; return; }
         error.textContent = '';
         details.open = false;
+        closeMenu();
         ctx.setAsOf(ms);
       },
     },
     h('label', { for: 'asof-input' }, `Show as of (${ctx.tz})`), input, error,
     h('div', { class: 'row' },
       h('button', { type: 'submit', class: 'primary', id: 'asof-go' }, 'Show'),
-      h('button', { type: 'button', id: 'asof-now', onclick: () => { details.open = false; ctx.setAsOf(null); } }, 'Now'))));
+      h('button', { type: 'button', id: 'asof-now', onclick: () => { details.open = false; closeMenu(); ctx.setAsOf(null); } }, 'Now'))));
   asOfBox = { summary, input, details };
   return details;
 }
@@ -167,10 +173,12 @@ function buildShell() {
       const next = currentTheme() === 'dark' ? 'light' : 'dark';
       localStorage.setItem('theme', next);
       setTheme(next);
-      theme.textContent = next === 'dark' ? '☀ Light' : '☾ Dark';
+      theme.textContent = next === 'dark' ? '☀' : '☾';
+      theme.title = next === 'dark' ? 'Light theme' : 'Dark theme';
       window.dispatchEvent(new Event('themechange'));
     },
-  }, currentTheme() === 'dark' ? '☀ Light' : '☾ Dark');
+    title: currentTheme() === 'dark' ? 'Light theme' : 'Dark theme',
+  }, currentTheme() === 'dark' ? '☀' : '☾');
   const logout = h('button', {
     type: 'button', id: 'logout',
     onclick: async () => { try { await post('/dashboard/logout'); } catch {} showLogin(); },
@@ -193,9 +201,18 @@ function buildShell() {
     h('div', { class: 'header-menu', id: 'header-menu' },
       nav,
       h('div', { class: 'tools' }, buildAsOf(), tz, theme, logout)));
-  nav.addEventListener('click', (e) => {
-    if (e.target.closest('a')) { menu.setAttribute('aria-expanded', 'false'); header.classList.remove('open'); }
-  });
+  closeMenu = () => { menu.setAttribute('aria-expanded', 'false'); header.classList.remove('open'); };
+  nav.addEventListener('click', (e) => { if (e.target.closest('a')) closeMenu(); });
+  // A header that would wrap (more pages, a long as-of time, a narrower
+  // window) folds its pages and tools under the menu, as on a phone.
+  fitHeader = () => {
+    header.classList.remove('compact');
+    const middle = (el) => { const r = el.getBoundingClientRect(); return r.height ? (r.top + r.bottom) / 2 : null; };
+    const line = middle(header.querySelector('.bar'));
+    const parts = [...nav.querySelectorAll('li'), ...header.querySelectorAll('.tools > *')].map(middle).filter((m) => m != null);
+    if (parts.some((m) => Math.abs(m - line) > 12)) header.classList.add('compact');
+  };
+  new ResizeObserver(() => { if (!header.classList.contains('open')) fitHeader(); }).observe(document.body);
   const bannerText = h('p', { class: 'asof-text' });
   asOfBanner = h('div', { class: 'asof-banner', id: 'asof-banner', role: 'status', hidden: true },
     bannerText, h('button', { type: 'button', id: 'asof-back', onclick: () => ctx.setAsOf(null) }, 'Back to now'));

@@ -8,7 +8,8 @@
 import { h, replace } from './dom.js';
 import { get, post, atAsOf } from './api.js';
 import { debounce } from './live.js';
-import { money, withUnit, dateTime, chartMoneyFormat } from './fmt.js';
+import { money, withUnit, dateTime } from './fmt.js';
+import { timeChart } from './timechart.js';
 import { setupState, nextSteps } from './steps.js';
 
 export async function render(view, ctx) {
@@ -59,32 +60,26 @@ export async function render(view, ctx) {
         h('thead', null, h('tr', null, ['Asset', 'Available', 'On order', 'Total'].map((l, i) => h('th', { scope: 'col', class: i ? 'num' : null }, l)))),
         h('tbody', null, rows.map(b => h('tr', { dataset: { asset: b.Asset } },
           h('td', { 'data-label': 'Asset' }, b.Asset),
-          h('td', { class: 'num', 'data-label': 'Available' }, money(b['Available Qty'], b.Asset)),
-          h('td', { class: 'num', 'data-label': 'On order' }, money(b['On Order'], b.Asset)),
+          h('td', { class: 'num', 'data-label': 'Available' }, withUnit(b['Available Qty'], b.Asset)),
+          h('td', { class: 'num', 'data-label': 'On order' }, withUnit(b['On Order'], b.Asset)),
           h('td', { class: 'num', 'data-label': 'Total', 'data-col': 'total' }, withUnit(Number(b['Available Qty']) + Number(b['On Order']), b.Asset))))))))));
   }
 
-  const { LWC, makeChart, colors, zoneTimes } = await import('./chart.js');
-  const chart = makeChart(chartBox, zoneTimes(tz));
-  const c = colors();
-  // A value axis from 0: a total that barely moves is not drawn as swings.
-  const fromZero = (original) => {
-    const r = original();
-    if (r?.priceRange) r.priceRange.minValue = Math.min(0, r.priceRange.minValue);
-    return r;
-  };
-  const area = chart.addSeries(LWC.AreaSeries, {
-    lineColor: c.accent, topColor: c.accent + '55', bottomColor: c.accent + '05', lineWidth: 2, autoscaleInfoProvider: fromZero,
-  });
-  let byTime = new Map(); // chart time (s) → point
-
-  // The legend shows the point under the crosshair, else the latest.
+  // The value over time, on a time axis proportional to time
+  // (timechart.js): a point per balance snapshot, a long pause cut out and
+  // marked, the axis from 0 (a total that barely moves is not drawn as
+  // swings).
   let latest = null;
   const showPoint = (pt) => {
     legend.textContent = pt ? `${dateTime(pt.timestamp, tz)}  ${withUnit(pt.amount, baseSelect.value)}` : `times in ${tz}`;
   };
-  chart.subscribeCrosshairMove((p) => showPoint((p.time != null ? byTime.get(p.time) : null) || latest));
+  const chart = timeChart(chartBox, {
+    tz, empty: 'No valued snapshots yet.',
+    scales: { left: { format: (v) => money(v, baseSelect.value), unit: baseSelect.value, fromZero: true } },
+    legend: (pt) => showPoint(pt || latest),
+  });
   showPoint(null);
+  const accent = () => getComputedStyle(document.documentElement).getPropertyValue('--accent').trim();
 
   async function drawHistory() {
     if (!exSelect.value) { note.textContent = 'No exchange configured.'; return; }
@@ -94,14 +89,11 @@ export async function render(view, ctx) {
       points = await post('/assets/total', { exchange: exSelect.value, base, start: 0, end: ctx.asOf || Date.now() });
     } catch (err) {
       note.textContent = err.message;
-      area.setData([]);
+      chart.setData([]);
       return;
     }
-    byTime = new Map();
-    for (const p of points || []) byTime.set(Math.floor(p.timestamp / 1000), p);
-    area.applyOptions({ priceFormat: chartMoneyFormat(base) });
-    area.setData([...byTime.entries()].sort((a, b) => a[0] - b[0]).map(([time, p]) => ({ time, value: p.amount })));
-    chart.timeScale().fitContent();
+    chart.setScales({ left: { format: (v) => money(v, base), unit: base, fromZero: true } });
+    chart.setData([{ kind: 'area', scale: 'left', color: accent(), width: 2, points: (points || []).map(p => ({ t: p.timestamp, v: Number(p.amount), item: p })) }]);
     const lastPoint = points?.[points.length - 1];
     latest = lastPoint || null;
     showPoint(latest);
@@ -113,12 +105,15 @@ export async function render(view, ctx) {
       ? `Not in the total (no price in ${base} from this exchange's fills): ${left.join(', ')}.` : '';
     unpricedBox.hidden = left.length === 0;
     chartBox.dataset.points = String(points?.length || 0);
+    // Nothing to draw: the note says so, without an empty frame above it.
+    chartBox.hidden = !(points?.length);
+    legend.hidden = chartBox.hidden;
   }
 
   await Promise.all([drawBalances(), drawHistory()]);
   const refresh = debounce(() => { drawBalances().catch(() => {}); drawHistory(); }, 1000);
   const off = ctx.live?.on((e) => { if (e.type === 'BalancesObserved' || e.type === 'OrderFilled') refresh(); });
-  const onTheme = () => { const k = colors(); area.applyOptions({ lineColor: k.accent, topColor: k.accent + '55', bottomColor: k.accent + '05' }); };
+  const onTheme = () => drawHistory(); // the line's colour follows the theme
   window.addEventListener('themechange', onTheme);
   return () => { off?.(); window.removeEventListener('themechange', onTheme); chart.destroy(); };
 }

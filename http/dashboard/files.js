@@ -5,6 +5,7 @@
 
 import { h, replace } from './dom.js';
 import { get, post, postText } from './api.js';
+import { dateTime } from './fmt.js';
 
 export async function render(view, ctx) {
   const status = h('p', { id: 'files-status', role: 'status' });
@@ -71,7 +72,8 @@ export async function render(view, ctx) {
     const names = (result || []).slice().sort().reverse();
     replace(backups, names.length ? names.map(n => {
       const ms = Number(n.split('.').pop());
-      return h('option', { value: n }, Number.isFinite(ms) ? `${n} (${new Date(ms).toISOString().replace('T', ' ').slice(0, 19)} UTC)` : n);
+      // The backup's time, in the chosen zone as every time here.
+      return h('option', { value: n }, Number.isFinite(ms) && ms > 0 ? `${dateTime(ms, ctx.tz)} (${ctx.tz}) · ${n}` : n);
     }) : h('option', { value: '' }, 'no backups'));
     backups.dataset.count = String(names.length);
   }

@@ -187,11 +187,19 @@ function dtFormat(tz) {
   return f;
 }
 
+const partFormats = new Map();
+
 // zoneParts returns the wall-clock fields of ms in zone tz.
 export function zoneParts(ms, tz) {
-  const p = Object.fromEntries(new Intl.DateTimeFormat('en-US', {
-    timeZone: tz, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric',
-  }).formatToParts(new Date(ms)).map((x) => [x.type, x.value]));
+  let f = partFormats.get(tz);
+  if (!f) {
+    f = new Intl.DateTimeFormat('en-US', {
+      timeZone: tz, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric',
+    });
+    partFormats.set(tz, f);
+  }
+  const p = {};
+  for (const x of f.formatToParts(new Date(ms))) p[x.type] = x.value;
   return { year: +p.year, month: +p.month, day: +p.day, hour: +p.hour, minute: +p.minute, second: +p.second };
 }
 
@@ -211,4 +219,39 @@ export function zoneTime(year, month, day, hour = 0, minute = 0, second = 0, tz 
 export function dayStart(date, tz) {
   const [y, m, d] = date.split('-').map(Number);
   return zoneTime(y, m, d, 0, 0, 0, tz);
+}
+
+// duration says a length of time in words a trader reads: "2 y 8 mo",
+// "5 d 3 h", "40 min".
+export function duration(ms) {
+  const DAY = 864e5, HOUR = 36e5, MINUTE = 6e4, SECOND = 1e3;
+  const d = ms / DAY;
+  if (d >= 365) { const y = Math.floor(d / 365.25), mo = Math.floor((d - y * 365.25) / 30.44); return mo ? `${y} y ${mo} mo` : `${y} y`; }
+  if (d >= 60) return `${Math.round(d / 30.44)} mo`;
+  if (d >= 2) { const h = Math.round((d % 1) * 24); return h && d < 10 ? `${Math.floor(d)} d ${h} h` : `${Math.round(d)} d`; }
+  if (ms >= HOUR) return `${Math.round(ms / HOUR)} h`;
+  if (ms >= MINUTE) return `${Math.round(ms / MINUTE)} min`;
+  return `${Math.round(ms / SECOND)} s`;
+}
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+// axisTime labels a time axis's tick t (ms) in zone tz for ticks a unit
+// apart ('y', 'M', 'd', 'h', 'm' or 's'): with its month always ("10 Mar",
+// "Apr", "14:00" under a day already named), the year on an axis part's
+// first label (first) and at each new year.
+export function axisTime(t, unit, first, tz) {
+  const p = zoneParts(t, tz);
+  const z = (n) => String(n).padStart(2, '0');
+  const date = `${p.day} ${MONTHS[p.month - 1]}`;
+  switch (unit) {
+    case 'y': return String(p.year);
+    case 'M': return first || p.month === 1 ? `${MONTHS[p.month - 1]} ${p.year}` : MONTHS[p.month - 1];
+    case 'd': return first || (p.month === 1 && p.day === 1) ? `${date} ${p.year}` : date;
+    default: {
+      const time = unit === 's' ? `${z(p.hour)}:${z(p.minute)}:${z(p.second)}` : `${z(p.hour)}:${z(p.minute)}`;
+      if (first) return `${date} ${p.year} ${time}`;
+      return p.hour === 0 && p.minute === 0 && p.second === 0 ? date : time;
+    }
+  }
 }

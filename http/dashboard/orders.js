@@ -21,6 +21,9 @@ const states = [
   ['rejected', 'Rejected'], ['expired', 'Expired'],
 ];
 const openStates = new Set(['requested', 'accepted', 'triggered']);
+// Imported orders' ids start here (domain.ImportedOrderIDs, 2^51): this
+// service numbers its own below them.
+const IMPORTED = 2 ** 51;
 
 function quoteOf(key) { return key.slice(key.indexOf('/') + 1).split('-')[0]; }
 
@@ -64,9 +67,26 @@ function none(s) { return s === '–' ? ' none' : ''; }
 // unitSpan is a figure's unit, set smaller after it.
 function unitSpan(unit) { return h('span', { class: 'u' }, ' ' + unit); }
 
+// fig keeps a figure and its unit on one line (the table's text wraps
+// between figures, never inside one).
+function fig(...parts) { return h('span', { class: 'fig' }, parts); }
+
 function feesText(fees) {
   const list = Object.entries(fees || {}).filter(([, v]) => v !== 0);
   return list.length ? list.map(([a, v]) => withUnit(v, a)).join(' + ') : '–';
+}
+
+// feesCell lists an order's fees, each asset's on its own line.
+function feesCell(fees) {
+  const list = Object.entries(fees || {}).filter(([, v]) => v !== 0);
+  return list.length ? list.map(([a, v], i) => [i ? h('br') : null, fig(withUnit(v, a))]) : '–';
+}
+
+// stateWord is an order's state in the words of the state filter (open,
+// filled, cancelled, rejected, expired): the CSV's state column, as the
+// page says it.
+function stateWord(state) {
+  return openStates.has(state) ? 'open' : state;
 }
 
 export async function render(view, ctx) {
@@ -141,35 +161,36 @@ export async function render(view, ctx) {
     const limit = o.type === 'stoplimit' ? (o.limitPrice ?? o.price) : o.price;
     const avgDiffers = o.averagePrice != null && (o.type === 'market' || m.price(o.averagePrice) !== m.price(limit));
     const rows = [h('tr', { class: 'order', dataset: { id: String(o.id), side: o.side, state: o.state } },
-      h('td', { 'data-label': 'Time' }, dateTime(o.time, tz), h('span', { class: 'sub mono', title: 'order id' }, '#' + o.id),
+      h('td', { 'data-label': 'Time' }, fig(dateTime(o.time, tz)), h('span', { class: 'sub mono', title: o.id >= IMPORTED ? 'order id (imported)' : 'order id' }, '#' + o.id),
         h('a', { href: '/api/v1/audit/proof/order?id=' + o.id, download: `order-${o.id}.proof.json`, class: 'sub', dataset: { proof: String(o.id) } }, 'download proof')),
-      h('td', { 'data-label': 'Pair', class: 'key' }, o.key),
+      // A narrow table may break a key after its exchange.
+      h('td', { 'data-label': 'Pair', class: 'key' }, fig(o.key.slice(0, o.key.indexOf('/') + 1)), h('wbr'), fig(o.key.slice(o.key.indexOf('/') + 1))),
       h('td', { 'data-label': 'Side', class: o.side === 'buy' ? 'pos' : 'neg' }, o.side),
       h('td', { 'data-label': 'Type' }, o.type, o.stopPrice != null ? h('span', { class: 'sub' }, `stop ${m.price(o.stopPrice)}`) : null),
       h('td', { 'data-label': 'State', 'data-col': 'state', class: 'state-' + o.state, title: o.reason || null }, stateText(o)),
       h('td', { class: 'num', 'data-label': 'Price', 'data-col': 'price' },
-        o.type === 'market' ? 'market' : [m.price(limit), unitSpan(q)],
-        avgDiffers ? h('span', { class: 'sub', 'data-col': 'avg' }, `avg ${m.price(o.averagePrice)} ${q}`) : null),
-      h('td', { class: 'num', 'data-label': 'Amount', 'data-col': 'amount' }, m.amount(o.amount), unitSpan(m.base),
-        o.filled > 0 && o.filled < o.amount ? h('span', { class: 'sub', 'data-col': 'filled' }, `filled ${m.amount(o.filled)}`) : null),
-      h('td', { class: 'num' + none(feesText(o.fees)), 'data-label': 'Fees', 'data-col': 'fees' }, feesText(o.fees)),
-      h('td', { class: 'num ' + (o.pnl != null ? tone(o.pnl) : 'none'), 'data-label': 'PNL', 'data-col': 'pnl' }, o.pnl != null ? withUnit(o.pnl, q, { sign: true }) : '–'),
-      h('td', { 'data-label': 'Fills', class: o.fills.length ? null : 'none' }, fillsButton))];
+        o.type === 'market' ? 'market' : fig(m.price(limit), unitSpan(q)),
+        avgDiffers ? h('span', { class: 'sub', 'data-col': 'avg' }, fig(`avg ${m.price(o.averagePrice)} ${q}`)) : null),
+      h('td', { class: 'num', 'data-label': 'Amount', 'data-col': 'amount' }, fig(m.amount(o.amount), unitSpan(m.base)),
+        o.filled > 0 && o.filled < o.amount ? h('span', { class: 'sub', 'data-col': 'filled' }, fig(`filled ${m.amount(o.filled)} ${m.base}`)) : null),
+      h('td', { class: 'num' + none(feesText(o.fees)), 'data-label': 'Fees', 'data-col': 'fees' }, feesCell(o.fees)),
+      h('td', { class: 'num ' + (o.pnl != null ? tone(o.pnl) : 'none'), 'data-label': 'PNL', 'data-col': 'pnl' }, o.pnl != null ? fig(withUnit(o.pnl, q, { sign: true })) : '–'),
+      h('td', { 'data-label': 'Fills', class: 'fills' + (o.fills.length ? '' : ' none') }, fillsButton))];
     // Why a rejected or expired order ended, on a line of its own (a
     // cancelled one's reason is its state's tooltip).
     if (o.reason && (o.state === 'rejected' || o.state === 'expired')) {
       rows.push(h('tr', { class: 'why', dataset: { order: String(o.id) } },
-        h('td', { colspan: 10, 'data-label': 'Why' }, o.reason)));
+        h('td', { colspan: 10, 'data-label': 'Why' }, h('div', { class: 'why-text' }, o.reason))));
     }
     if (open) {
       for (const f of o.fills) {
         rows.push(h('tr', { class: 'fill', dataset: { order: String(o.id), fill: f.id } },
           h('td', { 'data-label': 'Fill' }, dateTime(f.time, tz)),
-          h('td', { colspan: 4, class: 'muted', 'data-label': 'Fill id' }, `fill ${f.id} · ${withUnit(f.price * f.amount, q)}`),
-          h('td', { class: 'num', 'data-label': 'Price', 'data-col': 'price' }, m.price(f.price), unitSpan(q)),
-          h('td', { class: 'num', 'data-label': 'Amount', 'data-col': 'amount' }, m.amount(f.amount), unitSpan(m.base)),
-          h('td', { class: 'num', 'data-label': 'Fee', 'data-col': 'fees' }, withUnit(f.fee, f.feeAsset)),
-          h('td', { class: 'num ' + (f.pnl != null ? tone(f.pnl) : ''), 'data-label': 'PNL', 'data-col': 'pnl' }, f.pnl != null ? withUnit(f.pnl, q, { sign: true }) : '–'),
+          h('td', { colspan: 4, class: 'muted', 'data-label': 'Fill id' }, 'fill ', h('span', { class: 'mono' }, f.id), ` · ${withUnit(f.price * f.amount, q)}`),
+          h('td', { class: 'num', 'data-label': 'Price', 'data-col': 'price' }, fig(m.price(f.price), unitSpan(q))),
+          h('td', { class: 'num', 'data-label': 'Amount', 'data-col': 'amount' }, fig(m.amount(f.amount), unitSpan(m.base))),
+          h('td', { class: 'num', 'data-label': 'Fee', 'data-col': 'fees' }, fig(withUnit(f.fee, f.feeAsset))),
+          h('td', { class: 'num ' + (f.pnl != null ? tone(f.pnl) : ''), 'data-label': 'PNL', 'data-col': 'pnl' }, f.pnl != null ? fig(withUnit(f.pnl, q, { sign: true })) : '–'),
           h('td')));
       }
     }
@@ -221,15 +242,19 @@ export async function render(view, ctx) {
         if ((p + 1) * EXPORT_PAGE >= r.total || r.data.length === 0) break;
       }
       const esc = (v) => { const s = String(v ?? ''); return /[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s; };
+      // Numbers as numbers: a column of fees per asset charged (fee_USDT,
+      // fee_BNB …), the state in the page's words (open, filled,
+      // cancelled, rejected, expired).
+      const feeAssets = [...new Set(all.flatMap(o => Object.keys(o.fees || {})))].sort();
       const lines = [['time', 'time_' + tz.replace(/\W/g, '_'), 'key', 'side', 'type', 'state', 'amount', 'price', 'stop_price',
-        'filled', 'average_price', 'fees', 'pnl', 'fills', 'reason', 'id'].join(',')];
+        'filled', 'average_price', ...feeAssets.map(a => 'fee_' + a), 'pnl', 'fills', 'reason', 'id'].join(',')];
       for (const o of all) {
-        lines.push([o.time, dateTime(o.time, tz), o.key, o.side, o.type, o.state, o.amount, o.price, o.stopPrice ?? '',
-          o.filled, o.averagePrice ?? '', Object.entries(o.fees || {}).map(([a, v]) => `${v} ${a}`).join(' + '),
+        lines.push([o.time, dateTime(o.time, tz), o.key, o.side, o.type, stateWord(o.state), o.amount, o.price, o.stopPrice ?? '',
+          o.filled, o.averagePrice ?? '', ...feeAssets.map(a => (o.fees || {})[a] || 0),
           o.pnl ?? '', o.fills.length, o.reason || '', o.id].map(esc).join(','));
       }
       const url = URL.createObjectURL(new Blob([lines.join('\n') + '\n'], { type: 'text/csv' }));
-      const a = h('a', { href: url, download: 'orders.csv', hidden: true });
+      const a = h('a', { href: url, download: csvName(), hidden: true });
       document.body.append(a);
       a.click();
       a.remove();
@@ -237,6 +262,19 @@ export async function render(view, ctx) {
     } finally {
       csv.disabled = false;
     }
+  }
+
+  // csvName names the export by what it holds: its dates (the filter's,
+  // in the chosen zone; "start" and the day of the export, or of the
+  // as-of time, for an open end) and the filters set.
+  function csvName() {
+    const today = dateTime(past || Date.now(), tz).slice(0, 10);
+    const parts = ['tradeledger-orders', from.value || 'start', 'to', to.value || today];
+    if (stateSel.value && !past) parts.push(stateSel.value);
+    if (side.value) parts.push(side.value + 's');
+    if (pairSel.value) parts.push(pairSel.value.replace(/[^A-Za-z0-9-]+/g, '-'));
+    if (past) parts.push('as-of', dateTime(past, tz).slice(0, 16).replace(/[: ]/g, '-'));
+    return parts.join('-') + '.csv';
   }
 
   await show(0);

@@ -8,8 +8,9 @@
 import { h, replace } from './dom.js';
 import { get, post, atAsOf } from './api.js';
 import { debounce } from './live.js';
-import { money, withUnit, count, percent, tone, dateTime, chartMoneyFormat } from './fmt.js';
-import { setupState, nextSteps } from './steps.js';
+import { money, withUnit, count, percent, tone, dateTime, dayStart, zoneTime } from './fmt.js';
+import { timeChart } from './timechart.js';
+import { setupState, nextSteps, importedPanel } from './steps.js';
 
 const periods = [
   ['today', 'Today'], ['yesterday', 'Yesterday'], ['weekAgo', '7 days'],
@@ -82,9 +83,7 @@ export async function render(view, ctx) {
       return load();
     }
   };
-  // The chart module loads while the figures are computed.
-  const [first, chartMod] = await Promise.all([loadFirst(), import('./chart.js')]);
-  let data = first;
+  let data = await loadFirst();
   performance.mark('overview-data');
 
   const converted = () => !!data.perQuote && !quote;
@@ -110,38 +109,36 @@ export async function render(view, ctx) {
         { extra: t.fuckupTrade?.time ? dateTime(t.fuckupTrade.time, ctx.tz) : null, converted: conv }));
   }
 
-  let chart, bars, line;
-  let byDate = new Map();
+  // The PNL chart: a bar per day (its PNL, left axis) under the
+  // cumulative line (right axis), on a time axis proportional to time
+  // (timechart.js): days without trades take their room, a long pause is
+  // cut out and marked.
+  let chart;
   function drawChart() {
-    const { LWC, makeChart, colors } = chartMod;
-    const c = colors();
-    const priceFormat = chartMoneyFormat(unit);
     if (!chart) {
-      chart = makeChart(chartBox, {
-        leftPriceScale: { visible: true }, rightPriceScale: { visible: true },
-        timeScale: { fixLeftEdge: true, fixRightEdge: true },
+      chart = timeChart(chartBox, {
+        tz: ctx.tz, minPad: 12 * 3600e3, minStep: 86400e3, empty: 'No trades yet.',
+        legend: (d) => {
+          const f = (v) => withUnit(v, unit, { sign: true });
+          chartLegend.textContent = d ? `${d.date}  daily ${f(d.pnl)}  cumulative ${f(d.cumulativePnl)}` : `days in ${ctx.tz}, ${unit}`;
+        },
       });
       charts.push(chart);
-      bars = chart.addSeries(LWC.HistogramSeries, { priceScaleId: 'left', title: 'daily', priceFormat });
-      line = chart.addSeries(LWC.LineSeries, { priceScaleId: 'right', title: 'cumulative', lineWidth: 2, color: c.accent, priceFormat });
-      // The day under the crosshair, in the axes' own format.
-      chart.subscribeCrosshairMove((p) => {
-        const t = p.time;
-        const date = typeof t === 'string' ? t : t && typeof t === 'object'
-          ? `${t.year}-${String(t.month).padStart(2, '0')}-${String(t.day).padStart(2, '0')}` : null;
-        const d = date && byDate.get(date);
-        const f = (v) => money(v, unit); // what the axes' formatter (chartMoneyFormat) shows
-        chartLegend.textContent = d ? `${d.date}  daily ${f(d.pnl)}  cumulative ${f(d.cumulativePnl)} ${unit}` : `days in ${ctx.tz}, ${unit}`;
-      });
     }
-    bars.applyOptions({ priceFormat });
-    line.applyOptions({ priceFormat, color: c.accent });
+    const c = colors();
+    const f = (v) => money(v, unit);
+    chart.setScales({ left: { format: f, unit: `daily, ${unit}` }, right: { format: f, unit: `cumulative, ${unit}`, fromZero: true } });
     const days = data.dailyHistory || [];
-    byDate = new Map(days.map(d => [d.date, d]));
+    const spans = days.map(d => {
+      const t = dayStart(d.date, ctx.tz);
+      const [y, m, dd] = d.date.split('-').map(Number);
+      return [t, zoneTime(y, m, dd + 1, 0, 0, 0, ctx.tz)];
+    });
     chartLegend.textContent = `days in ${ctx.tz}, ${unit}`;
-    bars.setData(days.map(d => ({ time: d.date, value: d.pnl, color: (d.pnl >= 0 ? c.pos : c.neg) + '99' })));
-    line.setData(days.map(d => ({ time: d.date, value: d.cumulativePnl })));
-    chart.timeScale().fitContent();
+    chart.setData([
+      { kind: 'bars', scale: 'left', hover: false, points: days.map((d, i) => ({ t: spans[i][0], t1: spans[i][1], v: d.pnl, color: d.pnl >= 0 ? c.pos : c.neg })) },
+      { kind: 'line', scale: 'right', color: c.accent, width: 2, dots: true, points: days.map((d, i) => ({ t: (spans[i][0] + spans[i][1]) / 2, v: d.cumulativePnl, item: d })) },
+    ]);
     chartBox.dataset.unit = unit;
   }
 
@@ -227,13 +224,17 @@ export async function render(view, ctx) {
         rest.map(([cur, u]) => `${withUnit(u.pnl, cur, { sign: true })} over ${count(u.numberOfTrades)} trade${u.numberOfTrades === 1 ? '' : 's'}`).join(' · ') + '.'));
   }
 
-  // With nothing traded yet: what to do next, and no empty figures.
+  // With nothing traded yet: what to do next, and no empty figures. An
+  // imported core that was never started says so first, with what it
+  // will trade and the button that starts it.
   async function drawEmpty() {
     const t = data.total || {};
     const empty = !(t.numberOfTrades > 0) && !past;
     content.hidden = empty;
-    if (!empty) { replace(emptyBox); return; }
-    const s = await setupState();
+    const s = past ? null : await setupState();
+    const imported = s && importedPanel(s, ctx.tz);
+    if (imported) { replace(emptyBox, imported); return; }
+    if (!empty) { if (!emptyBox.querySelector('#imported-started')) replace(emptyBox); return; }
     replace(emptyBox, nextSteps('No trades yet, so there is no PNL to show.', s, { onStarted: () => drawEmpty() }));
   }
 
@@ -283,6 +284,10 @@ export async function render(view, ctx) {
   }, 500);
   const off = past ? null : ctx.live?.on(ev => { if (ev.type === 'OrderFilled') refresh(); });
   const onTheme = () => drawChart(); // bar and line colours follow the theme
+  function colors() {
+    const css = (n) => getComputedStyle(document.documentElement).getPropertyValue(n).trim();
+    return { pos: css('--pos'), neg: css('--neg'), accent: css('--accent') };
+  }
   window.addEventListener('themechange', onTheme);
   return () => { off?.(); window.removeEventListener('themechange', onTheme); charts.forEach(c => c.destroy()); };
 }

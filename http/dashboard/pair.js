@@ -13,6 +13,7 @@ import { get, post } from './api.js';
 import { debounce } from './live.js';
 import { money, withUnit, tone, dateTime, count, market } from './fmt.js';
 import { setupState, nextSteps } from './steps.js';
+import { timeChart } from './timechart.js';
 
 const kinds = {
   limit: { label: 'Limit', path: '', fields: ['amt', 'price'] },
@@ -88,7 +89,7 @@ export async function render(view, ctx) {
     livePanel.hidden = name !== 'live';
     historyPanel.hidden = name !== 'history';
     view.dataset.tab = name;
-    (name === 'live' ? chart : hist)?.timeScale().fitContent();
+    if (name === 'live') chart?.timeScale().fitContent();
   }
 
   // --- live chart
@@ -158,7 +159,7 @@ export async function render(view, ctx) {
   // once candles or fills are in.
   function applyPrecision() {
     const priceFormat = mk.priceFormat();
-    for (const s of [candles, ema, bbUpper, bbLower, histLine]) s?.applyOptions({ priceFormat });
+    for (const s of [candles, ema, bbUpper, bbLower]) s?.applyOptions({ priceFormat });
   }
 
   // After a start, candles come with the core's first cycle: ask again a
@@ -196,21 +197,32 @@ export async function render(view, ctx) {
       const buy = /buy/i.test((m.tooltip || [])[0] || m.label || '');
       list.push({ time: t, position: buy ? 'belowBar' : 'aboveBar', shape: buy ? 'arrowUp' : 'arrowDown', color: buy ? c.pos : c.neg, text: buy ? '▲' : '▼' });
       if (!fillsAt.has(t)) fillsAt.set(t, []);
-      fillsAt.get(t).push((m.tooltip || []).join(' · '));
+      fillsAt.get(t).push(markText(m, buy));
     }
     list.sort((x, y) => x.time - y.time);
     markers.setMarkers(list);
     chartBox.dataset.fills = String(list.length);
   }
 
+  // markText says a chart mark's fill in the pair's precision (the API's
+  // tooltip lines carry the numbers as they are).
+  function markText(m, buy) {
+    const num = (label) => {
+      const line = (m.tooltip || []).find(l => l.startsWith(label + ': '));
+      return line ? Number(line.slice(label.length + 2).split(' ')[0]) : null;
+    };
+    const amount = num('Amount'), price = num('Price');
+    return `${buy ? 'buy' : 'sell'} ${mk.amount(amount)} ${base} @ ${mk.price(price)} ${quote}`;
+  }
+
   chart.subscribeCrosshairMove((p) => {
     const b = p.time != null ? bars.get(p.time) : null;
-    if (!b) { legend.textContent = `${key} · ${tz}`; return; }
+    if (!b) { legend.textContent = `${key} · prices in ${quote} · ${tz}`; return; }
     const fills = fillsAt.get(p.time) || [];
-    legend.textContent = `${dateTime(p.time * 1000, tz)}  O ${mk.price(b.open)} H ${mk.price(b.high)} L ${mk.price(b.low)} C ${mk.price(b.close)}` +
+    legend.textContent = `${dateTime(p.time * 1000, tz)}  O ${mk.price(b.open)} H ${mk.price(b.high)} L ${mk.price(b.low)} C ${mk.price(b.close)} ${quote}` +
       (fills.length ? `  ·  fills: ${fills.join(' | ')}` : '');
   });
-  legend.textContent = `${key} · ${tz}`;
+  legend.textContent = `${key} · prices in ${quote} · ${tz}`;
 
   // --- open orders (table and price lines)
   let open = [];
@@ -232,8 +244,8 @@ export async function render(view, ctx) {
       }
       for (const [what, price] of levels) {
         if (!price) continue;
-        const title = `${o.side} ${what}${mk.amount(o.amount)}`;
-        const text = `${o.type} ${title} @ ${mk.price(price)}`;
+        const title = `${o.side} ${what}${mk.amount(o.amount)} ${base}`;
+        const text = `${o.type} ${title} @ ${mk.price(price)} ${quote}`;
         if (hasMarket && price >= lo - margin && price <= hi + margin) {
           priceLines.push(candles.createPriceLine({ price, color: o.side === 'buy' ? c.pos : c.neg, lineWidth: 1, lineStyle: 1, axisLabelVisible: true, title }));
           inside.push(h('li', { dataset: { id: String(o.id) } }, text));
@@ -250,6 +262,9 @@ export async function render(view, ctx) {
   async function loadOpen() {
     try {
       ({ data: open } = await get('/orders/open', { key }));
+      // Newest first, as every list of orders here (the API lists them
+      // by id).
+      open.sort((a, b) => (b.time || 0) - (a.time || 0) || b.id - a.id);
     } catch (err) {
       replace(openBox, h('p', { class: 'error', role: 'alert' }, err.message));
       return;
@@ -260,7 +275,7 @@ export async function render(view, ctx) {
       return;
     }
     replace(openBox, h('div', { class: 'table-wrap' }, h('table', { id: 'open-table', class: 'stack' },
-      h('thead', null, h('tr', null, ['Time', 'Side', 'Type', 'State', `Price (${quote})`, `Stop (${quote})`, `Amount (${base})`, 'Filled', '']
+      h('thead', null, h('tr', null, ['Time', 'Side', 'Type', 'State', `Price (${quote})`, `Stop (${quote})`, `Amount (${base})`, `Filled (${base})`, '']
         .map((l, i) => h('th', { scope: 'col', class: i >= 4 && i < 8 ? 'num' : null }, l)))),
       h('tbody', null, open.map(o => h('tr', { dataset: { id: String(o.id) } },
         h('td', { 'data-label': 'Time' }, dateTime(o.time, tz)), h('td', { class: o.side === 'buy' ? 'pos' : 'neg', 'data-label': 'Side' }, o.side),
@@ -284,10 +299,18 @@ export async function render(view, ctx) {
         }, 'Cancel'))))))));
   }
 
-  // --- history: the pair's fills from its records, newest first.
-  const hist = makeChart(historyBox, zoneTimes(tz));
-  const histLine = hist.addSeries(LWC.LineSeries, { color: c.accent, lineWidth: 1, priceFormat: mk.priceFormat(), lastValueVisible: false, priceLineVisible: false });
-  const histMarkers = LWC.createSeriesMarkers(histLine, []);
+  // --- history: the pair's fills from its records, newest first, on a
+  // time axis proportional to time (timechart.js): a point per fill at its
+  // time and price, ▲ buys and ▼ sells, however close in time.
+  const historyLegend = h('div', { class: 'legend mono', id: 'history-legend', 'aria-live': 'off' });
+  historyPanel.insertBefore(historyLegend, historyBox);
+  const fillText = (r) => `${dateTime(r.time, tz)}  ${r.type} ${mk.amount(r.amount)} ${base} @ ${mk.price(r.rate)} ${quote}`;
+  const hist = timeChart(historyBox, {
+    tz, empty: 'No fills of this pair yet.',
+    scales: { left: { format: (v) => mk.price(v), unit: quote } },
+    legend: (r) => { historyLegend.textContent = r ? fillText(r) : `${key} · fill prices in ${quote} · ${tz}`; },
+  });
+  historyLegend.textContent = `${key} · fill prices in ${quote} · ${tz}`;
   let records = [];
   let recordsTotal = 0;
   let tradesPage = 0;
@@ -297,20 +320,10 @@ export async function render(view, ctx) {
     records = r.data || [];
     recordsTotal = r.total || 0;
     if (!mk.fromRules && !hasMarket && records.length) { mk.setReference(records[0].rate); applyPrecision(); }
-    // One point per second (fills of one second share it: the last one's
-    // price), oldest first; a marker per fill at its time.
-    const points = new Map();
-    const marks = [];
-    for (const rec of [...records].reverse()) {
-      const t = Math.floor(rec.time / 1000);
-      points.set(t, rec.rate);
-      const buy = rec.type === 'buy';
-      marks.push({ time: t, position: buy ? 'belowBar' : 'aboveBar', shape: buy ? 'arrowUp' : 'arrowDown', color: buy ? c.pos : c.neg,
-        text: `${buy ? 'B' : 'S'} ${mk.amount(rec.amount)}` });
-    }
-    histLine.setData([...points.entries()].map(([time, value]) => ({ time, value })));
-    histMarkers.setMarkers(marks);
-    hist.timeScale().fitContent();
+    // A point per fill, oldest first (two in the same second are two).
+    const oldest = [...records].reverse();
+    hist.setData([{ kind: 'line', scale: 'left', color: colors().accent, width: 1, points: oldest.map(r => ({ t: r.time, v: r.rate, item: r })) }],
+      oldest.map(r => ({ t: r.time, v: r.rate, side: r.type === 'buy' ? 'buy' : 'sell', scale: 'left', item: r })));
     historyBox.dataset.fills = String(records.length);
     historyNote.textContent = records.length === 0 ? 'No fills of this pair yet.'
       : `${count(records.length)} fill${records.length === 1 ? '' : 's'} from ${dateTime(records[records.length - 1].time, tz)} to ${dateTime(records[0].time, tz)}` +
@@ -502,7 +515,6 @@ export async function render(view, ctx) {
     ema.applyOptions({ color: c.accent2 });
     bbUpper.applyOptions({ color: c.muted });
     bbLower.applyOptions({ color: c.muted });
-    histLine.applyOptions({ color: c.accent });
     loadOpen();
     loadMarks();
     loadHistory();

@@ -8,7 +8,7 @@
 
 import { h, replace } from './dom.js';
 import { get, query, withAsOf } from './api.js';
-import { money, withUnit, count, tone, dateTime, zoneParts } from './fmt.js';
+import { money, withUnit, count, tone, dateTime, zoneParts, markets } from './fmt.js';
 
 const methods = [
   ['', 'As configured'], ['fifo', 'FIFO: oldest lot first'], ['lifo', 'LIFO: newest lot first'],
@@ -19,6 +19,18 @@ const exportFormats = [
   ['cointracker', 'CoinTracker'], ['realized', 'Realized gains'],
 ];
 const PAGE = 25;
+
+// fig is a figure and its unit (set smaller), kept on one line: a table
+// that must fit wraps between figures, never inside one.
+function fig(value, unit) {
+  return h('span', { class: 'fig' }, value, unit ? h('span', { class: 'u' }, ' ' + unit) : null);
+}
+
+// keyText is a pair key that a narrow table may break after its exchange.
+function keyText(key) {
+  const i = key.indexOf('/') + 1;
+  return [h('span', { class: 'fig' }, key.slice(0, i)), h('wbr'), h('span', { class: 'fig' }, key.slice(i))];
+}
 
 function ymd(ms, tz) {
   const p = zoneParts(ms, tz);
@@ -61,6 +73,20 @@ export async function render(view, ctx) {
 
   let page = 0;
   let disposals = 0;
+  // The pairs' markets (fmt.js: their amounts' precision), loaded for the
+  // keys of each answer before it is drawn.
+  let mks = new Map();
+  const mk = (key) => mks.get(key);
+  async function loadMarkets(st, r) {
+    const refs = {};
+    for (const l of st?.lines || []) {
+      const q = Number(l.acquired.quantity) || Number(l.disposed.quantity) || Number(l.closing.quantity);
+      refs[l.key] ??= q ? (Number(l.acquired.cost) || Number(l.disposed.proceeds) || Number(l.closing.costBasis)) / q : 0;
+    }
+    for (const d of r?.rows || []) refs[d.key] ??= Number(d.matched) ? Number(d.proceeds) / Number(d.matched) : 0;
+    const missing = Object.keys(refs).filter(k => !mks.has(k));
+    if (missing.length) for (const [k, v] of await markets(missing, refs)) mks.set(k, v);
+  }
 
   // params are the request's parameters: the form's, the zone, and the
   // as-of time for the routes that take it.
@@ -82,23 +108,25 @@ export async function render(view, ctx) {
       replace(statementBox, h('p', { class: 'muted', id: 'statement-empty' }, 'No fill before the end of this period.'));
       return;
     }
-    const q = (l, n) => money(n, l.asset);
-    const m = (l, n) => money(n, l.quote);
-    replace(statementBox, h('div', { class: 'table-wrap' }, h('table', { id: 'statement', class: 'stack' },
+    // Quantities in the pair's precision, money in its currency's, each
+    // with its unit: a row's BTC and USDT never look alike.
+    const q = (l, n) => fig(mk(l.key).amount(n), l.asset);
+    const m = (l, n, opts) => fig(money(n, l.quote, opts), l.quote);
+    replace(statementBox, h('div', { class: 'table-wrap' }, h('table', { id: 'statement', class: 'stack fits' },
       h('caption', null, 'Per pair, in its quote currency: quantities and cost of the lots held; opening + acquired − disposed = closing'),
       h('thead', null, h('tr', null, ['Pair', 'Opening', 'Acquired', 'Disposed', 'Proceeds', 'Fees', 'Realized', 'Closing', 'Unrealized']
         .map((t, i) => h('th', { scope: 'col', class: i ? 'num' : null }, t)))),
       h('tbody', null, lines.map(l => h('tr', { dataset: { key: l.key } },
-        h('td', { class: 'key' }, l.key),
-        h('td', { class: 'num', 'data-label': 'Opening', 'data-col': 'opening' }, q(l, l.opening.quantity), h('span', { class: 'sub' }, withUnit(l.opening.costBasis, l.quote))),
-        h('td', { class: 'num', 'data-label': 'Acquired', 'data-col': 'acquired' }, q(l, l.acquired.quantity), h('span', { class: 'sub' }, withUnit(l.acquired.cost, l.quote))),
-        h('td', { class: 'num', 'data-label': 'Disposed', 'data-col': 'disposed' }, q(l, l.disposed.quantity), h('span', { class: 'sub' }, withUnit(l.disposed.costBasis, l.quote))),
-        h('td', { class: 'num', 'data-label': 'Proceeds' }, m(l, l.disposed.proceeds)),
-        h('td', { class: 'num', 'data-label': 'Fees' }, m(l, l.fees),
+        h('td', { class: 'key' }, keyText(l.key)),
+        h('td', { class: 'num', 'data-label': 'Opening', 'data-col': 'opening' }, q(l, l.opening.quantity), h('span', { class: 'sub' }, fig(money(l.opening.costBasis, l.quote), l.quote))),
+        h('td', { class: 'num', 'data-label': 'Acquired', 'data-col': 'acquired' }, q(l, l.acquired.quantity), h('span', { class: 'sub' }, fig(money(l.acquired.cost, l.quote), l.quote))),
+        h('td', { class: 'num', 'data-label': 'Disposed', 'data-col': 'disposed' }, q(l, l.disposed.quantity), h('span', { class: 'sub' }, fig(money(l.disposed.costBasis, l.quote), l.quote))),
+        h('td', { class: 'num', 'data-label': 'Proceeds', 'data-col': 'proceeds' }, m(l, l.disposed.proceeds)),
+        h('td', { class: 'num', 'data-label': 'Fees', 'data-col': 'fees' }, m(l, l.fees),
           l.unconvertedFees.length ? h('span', { class: 'sub' }, '+ ' + l.unconvertedFees.map(f => withUnit(f.amount, f.asset)).join(', ')) : null),
-        h('td', { class: 'num ' + tone(l.realizedGain), 'data-label': 'Realized', 'data-col': 'realized' }, money(l.realizedGain, l.quote, { sign: true })),
-        h('td', { class: 'num', 'data-label': 'Closing', 'data-col': 'closing' }, q(l, l.closing.quantity), h('span', { class: 'sub' }, withUnit(l.closing.costBasis, l.quote))),
-        h('td', { class: 'num ' + tone(l.unrealizedGain), 'data-label': 'Unrealized' }, l.unrealizedGain == null ? '–' : money(l.unrealizedGain, l.quote, { sign: true }))))))),
+        h('td', { class: 'num ' + tone(l.realizedGain), 'data-label': 'Realized', 'data-col': 'realized' }, m(l, l.realizedGain, { sign: true })),
+        h('td', { class: 'num', 'data-label': 'Closing', 'data-col': 'closing' }, q(l, l.closing.quantity), h('span', { class: 'sub' }, fig(money(l.closing.costBasis, l.quote), l.quote))),
+        h('td', { class: 'num ' + tone(l.unrealizedGain), 'data-label': 'Unrealized', 'data-col': 'unrealized' }, l.unrealizedGain == null ? '–' : m(l, l.unrealizedGain, { sign: true }))))))),
     st.inCurrency ? h('p', { class: 'small', id: 'statement-currency' },
       `In ${st.inCurrency.currency}: realized `, h('strong', { class: tone(st.inCurrency.total.realizedGain) }, withUnit(st.inCurrency.total.realizedGain, st.inCurrency.currency, { sign: true })),
       `, fees ${withUnit(st.inCurrency.total.fees, st.inCurrency.currency)}, closing value ${withUnit(st.inCurrency.total.closingValue, st.inCurrency.currency)}, unrealized ${withUnit(st.inCurrency.total.unrealizedGain, st.inCurrency.currency, { sign: true })}.`,
@@ -108,35 +136,35 @@ export async function render(view, ctx) {
   function drawTotals(r) {
     const rows = r.totals || [];
     const cur = r.inCurrency;
-    replace(totalsBox, rows.length === 0 ? null : h('div', { class: 'table-wrap' }, h('table', { id: 'realized-assets', class: 'stack' },
+    replace(totalsBox, rows.length === 0 ? null : h('div', { class: 'table-wrap' }, h('table', { id: 'realized-assets', class: 'stack fits' },
       h('caption', null, `Per asset, in its quote; long term: held more than ${count(r.holdingPeriodDays)} days`),
       h('thead', null, h('tr', null, ['Asset', 'Disposals', 'Proceeds', 'Cost basis', 'Fees', 'Short term', 'Long term', 'Gain']
         .map((t, i) => h('th', { scope: 'col', class: i ? 'num' : null }, t)))),
       h('tbody', null, rows.map(t => h('tr', { dataset: { asset: t.asset, quote: t.quote } },
         h('td', { class: 'key' }, `${t.asset} (${t.quote})`),
         h('td', { class: 'num', 'data-label': 'Disposals' }, count(t.disposals)),
-        h('td', { class: 'num', 'data-label': 'Proceeds' }, withUnit(t.proceeds, t.quote)),
-        h('td', { class: 'num', 'data-label': 'Cost basis' }, withUnit(t.costBasis, t.quote)),
-        h('td', { class: 'num', 'data-label': 'Fees' }, withUnit(t.fees, t.quote),
+        h('td', { class: 'num', 'data-label': 'Proceeds' }, fig(money(t.proceeds, t.quote), t.quote)),
+        h('td', { class: 'num', 'data-label': 'Cost basis' }, fig(money(t.costBasis, t.quote), t.quote)),
+        h('td', { class: 'num', 'data-label': 'Fees' }, fig(money(t.fees, t.quote), t.quote),
           t.unconvertedFees.length ? h('span', { class: 'sub' }, '+ ' + t.unconvertedFees.map(f => withUnit(f.amount, f.asset)).join(', ')) : null),
-        h('td', { class: 'num ' + tone(t.shortTermGain), 'data-label': 'Short term' }, money(t.shortTermGain, t.quote, { sign: true })),
-        h('td', { class: 'num ' + tone(t.longTermGain), 'data-label': 'Long term' }, money(t.longTermGain, t.quote, { sign: true })),
-        h('td', { class: 'num ' + tone(t.gain), 'data-label': 'Gain', 'data-col': 'gain' }, withUnit(t.gain, t.quote, { sign: true }))))))),
+        h('td', { class: 'num ' + tone(t.shortTermGain), 'data-label': 'Short term', 'data-col': 'short' }, fig(money(t.shortTermGain, t.quote, { sign: true }), t.quote)),
+        h('td', { class: 'num ' + tone(t.longTermGain), 'data-label': 'Long term', 'data-col': 'long' }, fig(money(t.longTermGain, t.quote, { sign: true }), t.quote)),
+        h('td', { class: 'num ' + tone(t.gain), 'data-label': 'Gain', 'data-col': 'gain' }, fig(money(t.gain, t.quote, { sign: true }), t.quote))))))),
     cur ? h('p', { class: 'small', id: 'realized-currency' }, `In ${cur.currency}: gain `,
       h('strong', { class: tone(cur.total.gain) }, withUnit(cur.total.gain, cur.currency, { sign: true })),
-      ` (short term ${money(cur.total.shortTermGain, cur.currency, { sign: true })}, long term ${money(cur.total.longTermGain, cur.currency, { sign: true })}) on proceeds of ${withUnit(cur.total.proceeds, cur.currency)}.`,
+      ` (short term ${withUnit(cur.total.shortTermGain, cur.currency, { sign: true })}, long term ${withUnit(cur.total.longTermGain, cur.currency, { sign: true })}) on proceeds of ${withUnit(cur.total.proceeds, cur.currency)}.`,
       cur.unconverted.length ? ` Without a rate to ${cur.currency}: ` + cur.unconverted.map(u => `${withUnit(u.gain, u.quote, { sign: true })} of ${u.asset}`).join(', ') + ', not in these.' : '') : null);
   }
 
   function lotRows(d) {
     return d.lots.map(u => h('tr', { class: 'lot' },
       h('td', { 'data-label': 'Lot' }, `bought ${dateTime(u.acquiredAt, tz)}`),
-      h('td', { 'data-label': 'Buy order', class: 'small' }, String(u.buyOrderId)),
-      h('td', { class: 'num', 'data-label': 'Quantity' }, money(u.quantity, d.asset)),
-      h('td', { class: 'num', 'data-label': 'Proceeds' }, money(u.proceeds, d.quote)),
-      h('td', { class: 'num', 'data-label': 'Cost basis' }, money(u.costBasis, d.quote)),
-      h('td', { class: 'num', 'data-label': 'Fee' }, money(u.fee, d.quote)),
-      h('td', { class: 'num ' + tone(u.gain), 'data-label': 'Gain' }, money(u.gain, d.quote, { sign: true })),
+      h('td', { 'data-label': 'Buy order', class: 'small mono', title: 'the buy order\'s id' }, '#' + u.buyOrderId),
+      h('td', { class: 'num', 'data-label': 'Quantity' }, fig(mk(d.key).amount(u.quantity), d.asset)),
+      h('td', { class: 'num', 'data-label': 'Proceeds' }, fig(money(u.proceeds, d.quote), d.quote)),
+      h('td', { class: 'num', 'data-label': 'Cost basis' }, fig(money(u.costBasis, d.quote), d.quote)),
+      h('td', { class: 'num', 'data-label': 'Fee' }, fig(money(u.fee, d.quote), d.quote)),
+      h('td', { class: 'num ' + tone(u.gain), 'data-label': 'Gain' }, fig(money(u.gain, d.quote, { sign: true }), d.quote)),
       h('td', { 'data-label': 'Held' }, `${count(u.holdingDays)} d, ${u.term}`)));
   }
 
@@ -154,13 +182,13 @@ export async function render(view, ctx) {
       r.rows.map(d => h('tbody', { dataset: { order: String(d.orderId) } },
         h('tr', { class: 'order' },
           h('td', { 'data-label': 'Sold' }, dateTime(d.disposedAt, tz)),
-          h('td', { 'data-label': 'Pair' }, d.key),
-          h('td', { class: 'num', 'data-label': 'Quantity' }, money(d.matched, d.asset),
-            Number(d.unmatched.quantity) > 0 ? h('span', { class: 'sub' }, `+ ${money(d.unmatched.quantity, d.asset)} never bought`) : null),
-          h('td', { class: 'num', 'data-label': 'Proceeds' }, withUnit(d.proceeds, d.quote)),
-          h('td', { class: 'num', 'data-label': 'Cost basis' }, withUnit(d.costBasis, d.quote)),
-          h('td', { class: 'num', 'data-label': 'Fee' }, d.fee.valued ? withUnit(d.matchedFee, d.quote) : `${withUnit(d.fee.amount, d.fee.asset)} (no rate)`),
-          h('td', { class: 'num ' + tone(d.gain), 'data-label': 'Gain', 'data-col': 'gain' }, withUnit(d.gain, d.quote, { sign: true })),
+          h('td', { 'data-label': 'Pair' }, keyText(d.key)),
+          h('td', { class: 'num', 'data-label': 'Quantity' }, fig(mk(d.key).amount(d.matched), d.asset),
+            Number(d.unmatched.quantity) > 0 ? h('span', { class: 'sub' }, `+ ${mk(d.key).amount(d.unmatched.quantity)} ${d.asset} never bought`) : null),
+          h('td', { class: 'num', 'data-label': 'Proceeds' }, fig(money(d.proceeds, d.quote), d.quote)),
+          h('td', { class: 'num', 'data-label': 'Cost basis' }, fig(money(d.costBasis, d.quote), d.quote)),
+          h('td', { class: 'num', 'data-label': 'Fee' }, d.fee.valued ? fig(money(d.matchedFee, d.quote), d.quote) : [fig(money(d.fee.amount, d.fee.asset), d.fee.asset), ' (no rate)']),
+          h('td', { class: 'num ' + tone(d.gain), 'data-label': 'Gain', 'data-col': 'gain' }, fig(money(d.gain, d.quote, { sign: true }), d.quote)),
           h('td', { class: 'muted' }, `${d.lots.length} lot${d.lots.length === 1 ? '' : 's'}`)),
         lotRows(d))))));
   }
@@ -175,7 +203,9 @@ export async function render(view, ctx) {
     document.body.dataset.reportsReady = 'false';
     realizedBox.setAttribute('aria-busy', 'true');
     try {
-      drawRealized(await get('/reports/realized', { ...params('/reports/realized'), page, pageSize: PAGE }));
+      const r = await get('/reports/realized', { ...params('/reports/realized'), page, pageSize: PAGE });
+      await loadMarkets(null, r);
+      drawRealized(r);
     } catch (err) {
       fail(err);
     } finally {
@@ -193,6 +223,7 @@ export async function render(view, ctx) {
     try {
       const [st, r] = await Promise.all([get('/reports/statement', params('/reports/statement')),
         get('/reports/realized', { ...params('/reports/realized'), page, pageSize: PAGE })]);
+      await loadMarkets(st, r);
       drawStatement(st);
       drawTotals(r);
       drawRealized(r);

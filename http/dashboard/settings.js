@@ -4,6 +4,7 @@
 
 import { h, replace } from './dom.js';
 import { get, post } from './api.js';
+import { setupState, importedPanel, overrideList } from './steps.js';
 
 const MASK = '********';
 const KEY_FIELDS = ['key', 'secret'];
@@ -56,14 +57,21 @@ export async function render(view, ctx) {
     await post('/config/update', { data: doc });
   }
 
-  // --- system
+  // --- system (an imported core that was never started says so, with
+  // what a start will trade)
   const state = h('strong', { id: 'system-state' }, '…');
+  const importedBox = h('div');
   replace(sections.system, h('h2', { id: 's-system' }, 'System'),
     h('p', null, 'The bot core is ', state, '.'),
     h('div', { class: 'row' },
-      h('button', { type: 'button', id: 'system-start', onclick: () => act('System started.', async () => { await post('/system/start'); state.textContent = 'running'; }) }, 'Start'),
-      h('button', { type: 'button', id: 'system-stop', class: 'danger', onclick: () => act('System stopped.', async () => { await post('/system/stop'); state.textContent = 'stopped'; }) }, 'Stop')));
+      h('button', { type: 'button', id: 'system-start', onclick: () => act('System started.', async () => { await post('/system/start'); state.textContent = 'running'; replace(importedBox); }) }, 'Start'),
+      h('button', { type: 'button', id: 'system-stop', class: 'danger', onclick: () => act('System stopped.', async () => { await post('/system/stop'); state.textContent = 'stopped'; }) }, 'Stop')),
+    importedBox);
   systemState().then(s => { state.textContent = s; }).catch(() => { state.textContent = 'unknown'; });
+  setupState().then(s => {
+    const panel = importedPanel(s, ctx.tz, { inSettings: true });
+    replace(importedBox, panel);
+  }).catch(() => {});
 
   // --- paper or real
   // connectors: exchange → {connector, reason} as the running server chose
@@ -117,7 +125,7 @@ export async function render(view, ctx) {
     const err = h('p', { class: 'field-error', id: 'pair-error', role: 'alert' });
     replace(sections.pairs, h('h2', { id: 's-pairs' }, 'Pairs'),
       h('div', { class: 'table-wrap' }, h('table', { id: 'pairs-settings', class: 'stack' },
-        h('thead', null, h('tr', null, ['Pair', 'Strategy', 'Enabled', ''].map(l => h('th', { scope: 'col' }, l)))),
+        h('thead', null, h('tr', null, ['Pair', 'Strategy', 'Overrides', 'Enabled', ''].map(l => h('th', { scope: 'col' }, l)))),
         h('tbody', null, rows.map(({ ex, p, v }) => {
           const key = `${ex}/${p}`;
           return h('tr', { dataset: { key } },
@@ -126,6 +134,9 @@ export async function render(view, ctx) {
               'aria-label': `Strategy of ${key}`,
               onchange: (e) => act(`${key} uses ${e.target.value}.`, () => update(d => { d.pairs[ex][p].strategy = e.target.value; })),
             }, strategies.map(s => h('option', { value: s, selected: s === v.strategy }, s)))),
+            // What the pair sets for itself over its strategy's
+            // parameters: trading follows these.
+            h('td', { class: 'params', 'data-label': 'Overrides', 'data-col': 'overrides' }, overrideList(v.override)),
             h('td', { 'data-label': 'Enabled' }, h('input', {
               type: 'checkbox', class: 'enabled', checked: v.enabled !== false, 'aria-label': `Enable ${key}`,
               onchange: (e) => act(`${key} ${e.target.checked ? 'enabled' : 'disabled'}.`, () => update(d => { d.pairs[ex][p].enabled = e.target.checked; })),

@@ -943,10 +943,7 @@ func (r *Reader) assetHistory(exchange, base string, start, end int64) ([]domain
 		return nil, err
 	}
 	out := []domain.AssetPoint{}
-	for i, s := range snaps {
-		if i+1 < len(snaps) && snaps[i+1].seq == s.seq+1 && slotOf(snaps[i+1].time) == slotOf(s.time) {
-			continue // a later snapshot in the same slot stands for it
-		}
+	for _, s := range snaps {
 		v, unpriced := pb.value(s, base)
 		out = append(out, domain.AssetPoint{ID: int64(s.seq), BaseKey: exchange + "/" + base, Amount: domain.Number(v), Timestamp: s.time, Unpriced: unpriced})
 	}

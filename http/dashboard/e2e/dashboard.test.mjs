@@ -185,7 +185,7 @@ test('item 6: the pair page shows its imported history (fills at their times, tr
   // on its edge.
   const { id } = await api('POST', '/trade/buy', { data: { exch: 'binance', pair: 'USDT-BTC', amt: 0.001, price: 1000 } });
   await page.waitForSelector(`#off-chart li[data-id="${id}"]`);
-  assert.equal(await text(page, `#off-chart li[data-id="${id}"]`), 'limit buy 0.00100 @ 1,000.00 (below the chart)');
+  assert.equal(await text(page, `#off-chart li[data-id="${id}"]`), 'limit buy 0.00100 BTC @ 1,000.00 USDT (below the chart)');
   assert.equal(await page.locator(`#price-lines li[data-id="${id}"]`).count(), 0);
   await page.click('#open-table button.cancel');
   await page.waitForSelector('#no-open');
@@ -265,7 +265,9 @@ test('item 12: a refused market buy says what is missing in the order\'s terms',
   await page.click('#ticket-confirm-button');
   await page.waitForSelector('#ticket-error:not([hidden])');
   const msg = await text(page, '#ticket-error');
-  assert.match(msg, /insufficient funds: a market buy of 100 BTC needs more than the book holds: it holds [\d.]+ BTC, which alone would cost [\d.]+ USDT with the fee; [\d.]+ USDT available/);
+  // Issue 40: amounts in the market's precision with units, grouped; the
+  // funds and the book's depth said apart.
+  assert.match(msg, /insufficient funds: the [\d.]+ BTC the book holds would cost [\d,]+\.\d\d USDT with the fee; [\d,]+\.\d\d USDT available\. Besides, the book cannot fill a market buy of 100\.00000 BTC: it holds [\d.]+ BTC$/);
   assert.deepEqual(page.problems, ['400 POST /api/v1/trade/buy/market']);
   await page.context().close();
 });
@@ -301,7 +303,7 @@ test('item 3: the orders page lists every order with its state, filters by state
   ], 'the newest orders, whatever their state, and the removed pair\'s');
   assert.ok(await page.locator('#f-pair option[value="binance/USDT-SOL"]').count() === 1, 'the removed pair can be picked');
   assert.equal(await page.locator('tr.order[data-state=rejected] [data-col=state]').first().innerText(), 'rejected');
-  assert.match(await page.locator('tr.why').first().innerText(), /^insufficient funds: buying 1 BTC at 59000 USDT needs 59059 USDT with the fee/);
+  assert.match(await page.locator('tr.why').first().innerText(), /^insufficient funds: buying 1\.00000 BTC at 59,000\.00 USDT needs 59,059\.00 USDT with the fee; [\d,]+\.\d\d USDT available$/);
 
   await page.selectOption('#f-state', 'open');
   await applyFilters(page);
@@ -338,8 +340,8 @@ test('item 3: the orders page lists every order with its state, filters by state
   const { readFile } = await import('node:fs/promises');
   const csv = (await readFile(await download.path(), 'utf8')).trim().split('\n');
   assert.equal(csv.length, 3, 'a header and the two orders the filter selects');
-  assert.equal(csv[0], 'time,time_UTC,key,side,type,state,amount,price,stop_price,filled,average_price,fees,pnl,fills,reason,id');
-  assert.match(csv[1], /^1710072000000,2024-03-10 12:00:00,binance\/USDT-BTC,sell,limit,filled,0\.01,57500,,0\.01,57500,0 USDT,-5,1,,\d+$/);
+  assert.equal(csv[0], 'time,time_UTC,key,side,type,state,amount,price,stop_price,filled,average_price,fee_USDT,pnl,fills,reason,id');
+  assert.match(csv[1], /^1710072000000,2024-03-10 12:00:00,binance\/USDT-BTC,sell,limit,filled,0\.01,57500,,0\.01,57500,0,-5,1,,\d+$/);
   await api('POST', '/trade/cancel', { data: { exch: 'binance', pair: 'USDT-BTC', id: String(resting), price: 1000, type: 'limit' } });
   assert.deepEqual(page.problems, []);
   await page.context().close();
@@ -395,7 +397,7 @@ test('item 1: numbers follow their market\'s precision and money its currency, o
   const box = await page.locator('#pnl-chart').boundingBox();
   await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
   await page.waitForSelector('#pnl-legend:text-matches("daily")');
-  assert.match(await text(page, '#pnl-legend'), new RegExp(`^\\d{4}-\\d\\d-\\d\\d\\s+daily ${MINUS}0\\.\\d{8}\\s+cumulative ${MINUS}0\\.\\d{8} BTC$`));
+  assert.match(await text(page, '#pnl-legend'), new RegExp(`^\\d{4}-\\d\\d-\\d\\d\\s+daily ${MINUS}0\\.\\d{8} BTC\\s+cumulative ${MINUS}0\\.\\d{8} BTC$`));
   assert.match(await text(page, '#daily tbody tr:first-child [data-col=pnl]'), new RegExp(`^${MINUS}0\\.\\d{8}$`));
   assert.match(await text(page, '#m-total .value'), new RegExp(`^${MINUS}0\\.\\d{8} BTC$`));
   await page.selectOption('#quote', '');
@@ -753,9 +755,9 @@ test('reports: the statement, the realized gains lot by lot, paged, each export 
   await page.fill('#r-currency', 'none');
   await page.click('#r-show');
   await shown();
-  assert.equal(await text(page, '#statement tr[data-key="binance/USDT-BTC"] [data-col=realized]'), `${MINUS}5.00`);
-  assert.equal(await text(page, '#statement tr[data-key="binance/USDT-ETH"] [data-col=realized]'), '+100.00');
-  assert.match(await text(page, '#statement tr[data-key="binance/USDT-BTC"] [data-col=closing]'), /^0\.005/);
+  assert.equal(await text(page, '#statement tr[data-key="binance/USDT-BTC"] [data-col=realized]'), `${MINUS}5.00 USDT`);
+  assert.equal(await text(page, '#statement tr[data-key="binance/USDT-ETH"] [data-col=realized]'), '+100.00 USDT');
+  assert.match(await text(page, '#statement tr[data-key="binance/USDT-BTC"] [data-col=closing]'), /^0\.00500 BTC/);
   assert.equal(await text(page, '#realized-status'), 'Disposals 1–3 of 3 (page 1 of 1)');
   assert.equal(await text(page, '#realized-assets tr[data-asset=BTC] [data-col=gain]'), `${MINUS}5.00 USDT`);
   // Oldest first: the second sell of BTC (the second disposal) consumed two lots.
@@ -774,7 +776,7 @@ test('reports: the statement, the realized gains lot by lot, paged, each export 
   await page.selectOption('#r-method', 'lofo');
   await page.click('#r-show');
   await shown();
-  assert.equal(await text(page, '#statement tr[data-key="binance/USDT-BTC"] [data-col=realized]'), '+5.00');
+  assert.equal(await text(page, '#statement tr[data-key="binance/USDT-BTC"] [data-col=realized]'), '+5.00 USDT');
   // As of the 10th, 00:00: only the first BTC sell had happened.
   await page.click('#asof-summary');
   await page.fill('#asof-input', '2024-03-10T00:00');
@@ -783,7 +785,7 @@ test('reports: the statement, the realized gains lot by lot, paged, each export 
   await shown();
   assert.match(await text(page, '#asof-banner'), /Reports: the books as they stood then\./);
   assert.equal(await text(page, '#realized-status'), 'Disposals 1–1 of 1 (page 1 of 1)');
-  assert.equal(await text(page, '#statement tr[data-key="binance/USDT-BTC"] [data-col=realized]'), '+10.00');
+  assert.equal(await text(page, '#statement tr[data-key="binance/USDT-BTC"] [data-col=realized]'), '+10.00 USDT');
   await page.click('#asof-back');
   await ready(page, 'reports');
   assert.deepEqual(page.problems, []);
@@ -853,14 +855,12 @@ test('live: a lost connection says so and resumes after the last event it saw', 
   await page.context().close();
 });
 
-test('item 8: an import keeps the configuration\'s start state and says so; a fresh dir\'s empty pages say what to do next, with the button to do it', async () => {
-  // A Gunbot folder whose configuration starts trading (GUI.start).
-  const folder = mkdtempSync(join(tmpdir(), 'tl-e2e-started-'));
-  cpSync(resolve(repo, 'testdata/dashboard-history'), folder, { recursive: true });
-  writeFileSync(join(folder, 'config.js'), readFileSync(join(folder, 'config.js'), 'utf8').replace('"GUI": {}', '"GUI": { "start": true }'));
-  const started = await startServer({ fixture: folder });
+test('item 8: an import started with --start trades and says so; a fresh dir\'s empty pages say what to do next, with the button to do it', async () => {
+  // Issue 40: an import starts trading only when `import --start` says so
+  // (a folder's GUI.start is not enough: see "issue 40, item 6").
+  const started = await startServer({ fixture: 'testdata/dashboard-history', importArgs: ['--start'] });
   try {
-    assert.match(started.importSummary, /the bot core is started, as the configuration's GUI\.start says$/);
+    assert.match(started.importSummary, /the bot core is started, as --start says$/);
     const page = await loggedIn({}, started);
     await go(page, 'pair/binance%2FUSDT-BTC', started);
     // The core cycles the imported pair: its candles come (the page may
@@ -901,6 +901,363 @@ test('item 8: an import keeps the configuration\'s start state and says so; a fr
     await page.context().close();
   } finally {
     await fresh.stop();
+  }
+});
+
+// Issue 40: what a trader still tripped on, each item a scenario that
+// fails on the dashboard before it. A server of their own serves items 1,
+// 4, 6 and 7 (ids): a Gunbot folder as a trader brings it — the history of
+// testdata/dashboard-history, trading resumed about 2.5 years later with a
+// buy and a sell in the same second, GUI.start true, overrides on
+// USDT-BTC, and a paper account large enough for a whale's order.
+const RESUMED = Date.UTC(2026, 9, 1, 11, 6, 40);
+let whale, whaleApi;
+
+async function startWhale() {
+  if (whale) return;
+  const folder = mkdtempSync(join(tmpdir(), 'tl-e2e-issue40-'));
+  cpSync(resolve(repo, 'testdata/dashboard-history'), folder, { recursive: true });
+  const cfg = readFileSync(join(folder, 'config.js'), 'utf8')
+    .replace('"GUI": {}', '"GUI": { "start": true }')
+    .replace('"USDT-BTC": { "strategy": "manual", "enabled": true, "override": {} }',
+      '"USDT-BTC": { "strategy": "manual", "enabled": true, "override": { "GAIN": 0.5, "BUY_LEVEL": 2 } }')
+    .replace('"binance": { "isEncrypted": false, "delay": 5 }',
+      '"binance": { "isEncrypted": false, "delay": 5, "simulator": { "balances": { "USDT": 10000000, "USDC": 10000, "BTC": 0.5, "ETH": 5 } } }');
+  assert.match(cfg, /"start": true[\s\S]*/);
+  assert.match(cfg, /"GAIN": 0\.5/);
+  writeFileSync(join(folder, 'config.js'), cfg);
+  const file = join(folder, 'json/binance-USDT-BTC-state.json');
+  const state = JSON.parse(readFileSync(file, 'utf8'));
+  state.orders.push(
+    { time: RESUMED, pair: 'USDT-BTC', type: 'buy', rate: 90000, amount: 0.002, id: 9005, cost: 180 },
+    { time: RESUMED, pair: 'USDT-BTC', type: 'sell', rate: 90600, amount: 0.002, id: 9006, cost: 181.2 });
+  writeFileSync(file, JSON.stringify(state));
+  whale = await startServer({ fixture: folder });
+  whaleApi = await apiClient(whale.url, whale.wallet);
+}
+
+after(async () => { await whale?.stop(); });
+
+test('issue 40, item 6: an import never starts trading; the imported, stopped core shows what it will trade with one button to start it; pair rows show their overrides', async () => {
+  await startWhale();
+  assert.match(whale.importSummary, /the bot core stays stopped: the configuration's GUI\.start is true, but an import never starts trading on its own; start it with tradeledger import --start/);
+  const status = await whaleApi('GET', '/system/status');
+  assert.equal(status.running, false, 'the import left the core stopped');
+  assert.ok(status.importedAt > 0, 'system/status says the configuration is imported');
+  const page = await loggedIn({}, whale);
+  await page.waitForSelector('#imported-stopped');
+  assert.match(await text(page, '#imported-stopped'), /An import never starts trading/);
+  assert.deepEqual(await page.$$eval('#imported-pairs tbody tr', (trs) => trs.map((t) => [t.dataset.key, ...[...t.cells].slice(1).map((c) => c.innerText.replace(/\s+/g, ' ').trim())])), [
+    ['binance/USDT-BTC', 'manual', 'BUY_LEVEL=2 GAIN=0.5', 'on paper'],
+    ['binance/USDT-ETH', 'manual', '–', 'on paper'],
+  ]);
+  assert.equal(await page.locator('#imported-stopped button').count(), 1, 'one button');
+  assert.equal(await text(page, '#imported-start'), 'Start trading 2 pairs');
+  // Settings: the same, and each pair's overrides in its row.
+  await go(page, 'settings', whale);
+  await page.waitForSelector('#imported-stopped');
+  assert.equal((await text(page, '#pairs-settings tr[data-key="binance/USDT-BTC"] [data-col=overrides]')).replace(/\s+/g, ' '), 'BUY_LEVEL=2 GAIN=0.5');
+  await screenshot(page, 'issue40-imported-settings');
+  await go(page, 'overview', whale);
+  await page.click('#imported-start');
+  await page.waitForSelector('#imported-started');
+  assert.equal((await whaleApi('GET', '/system/status')).running, true);
+  await go(page, 'overview', whale);
+  assert.equal(await page.locator('#imported-stopped').count(), 0, 'started: no longer shown');
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+});
+
+const MONTH = /Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec/;
+
+test('issue 40, item 4: charts on a time axis proportional to time, a long pause cut out and marked, one point per fill, months on the axis', async () => {
+  await startWhale();
+  const page = await loggedIn({}, whale);
+  await go(page, 'pair/binance%2FUSDT-BTC', whale);
+  await page.click('#tab-history');
+  await page.waitForSelector('#history-chart[data-points="6"]');
+  const layout = await page.evaluate(() => {
+    const l = document.querySelector('#history-chart').chartLayout;
+    return { points: l.points, cuts: l.cuts, ticks: l.ticks.map((t) => t.label) };
+  });
+  // One point per fill: the buy and the sell of the same second are two,
+  // at one x and at their own prices.
+  const same = layout.points.filter((p) => p.t === RESUMED);
+  assert.equal(same.length, 2, 'the buy and the sell of one second');
+  assert.ok(Math.abs(same[0].x - same[1].x) < 0.5 && Math.abs(same[0].y - same[1].y) > 5, JSON.stringify(same));
+  assert.deepEqual(same.map((p) => p.side).sort(), ['buy', 'sell']);
+  // Proportional to time: the four fills of March 2024 (13.5 h, 2.5 h and
+  // 10 h apart) are as far apart on the axis.
+  const march = layout.points.filter((p) => p.t < RESUMED).sort((a, b) => a.t - b.t);
+  const perHour = march.slice(1).map((p, i) => (p.x - march[i].x) / ((p.t - march[i].t) / 3600e3));
+  assert.ok(Math.max(...perHour) - Math.min(...perHour) < 0.05, `px per hour ${perHour}`);
+  // The 2.5 years without fills: cut out, marked with their length.
+  assert.equal(layout.cuts.length, 1);
+  assert.match(layout.cuts[0].label, /^2 y \d+ mo$/);
+  assert.ok(layout.ticks.every((l) => MONTH.test(l) || /^\d\d:\d\d$/.test(l)), `axis labels ${layout.ticks}`);
+  // The legend names the fill under the pointer, with units.
+  await page.focus('#history-chart');
+  await page.keyboard.press('End');
+  assert.match(await text(page, '#history-legend'), /^2026-10-01 11:06:40\s+(buy|sell) 0\.00200 BTC @ 90,[06]00\.00 USDT$/);
+  await screenshot(page, 'issue40-history');
+
+  // The overview's days: their month on the axis, the pause cut out.
+  await go(page, 'overview', whale);
+  const pnl = await page.evaluate(() => { const l = document.querySelector('#pnl-chart').chartLayout; return { ticks: l.ticks.map((t) => t.label), cuts: l.cuts.length }; });
+  assert.ok(pnl.ticks.length > 0 && pnl.ticks.every((l) => MONTH.test(l)), `overview axis labels ${pnl.ticks}`);
+  assert.ok(pnl.ticks.some((l) => /\b20\d\d\b/.test(l)), 'a year on the axis');
+  assert.equal(pnl.cuts, 1);
+  await screenshot(page, 'issue40-overview');
+  assert.deepEqual(without(page.problems, /404 POST \/api\/v1\/chart\/data/), []);
+  await page.context().close();
+});
+
+test('issue 40, items 1 and 7: the orders table fits 1280 px with a whale\'s partly filled order; this service\'s first order after an import is #1', async () => {
+  await startWhale();
+  await whaleApi('POST', '/system/start');
+  await untilCycling(whaleApi, 'binance/USDT-BTC');
+  const candles = (await whaleApi('GET', '/market/candles?key=binance%2FUSDT-BTC')).data;
+  const last = candles.close[candles.close.length - 1];
+  // More than the book holds at that limit: it fills in part and rests.
+  const { id } = await whaleApi('POST', '/trade/buy', { data: { exch: 'binance', pair: 'USDT-BTC', amt: 30, price: Math.round(last * 1.02) } });
+  const page = await loggedIn({ viewport: { width: 1280, height: 900 } }, whale);
+  await go(page, 'orders', whale);
+  await page.waitForSelector('body[data-orders-ready=true]');
+  await page.waitForSelector(`tr.order[data-id="${id}"] [data-col=filled]`);
+  const fit = await page.evaluate(() => {
+    const wrap = document.querySelector('#orders-table').closest('.table-wrap');
+    const right = wrap.getBoundingClientRect().right;
+    return {
+      scroll: wrap.scrollWidth - wrap.clientWidth,
+      past: [...document.querySelectorAll('#orders-table tr.order > td:last-child')].filter((td) => td.getBoundingClientRect().right > right + 0.5).length,
+    };
+  });
+  assert.ok(fit.scroll <= 0, `the orders table is ${fit.scroll} px wider than its box at 1280 px`);
+  assert.equal(fit.past, 0, 'every row\'s fills cell is inside the box');
+  assert.match(await text(page, `tr.order[data-id="${id}"] [data-col=filled]`), /^filled [\d.]+ BTC$/);
+  // This service's ids go on from its own (none yet): #1, not an id after
+  // the imported ones.
+  assert.equal(id, 1, 'the order after an import of 16-digit ids is #1');
+  assert.match(await text(page, 'tr.order[data-id="1"] td:first-child'), /#1\b/);
+  await screenshot(page, 'issue40-orders-1280');
+  await whaleApi('POST', '/trade/cancel', { data: { exch: 'binance', pair: 'USDT-BTC', id: '1', price: Math.round(last * 1.02), type: 'limit' } });
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+});
+
+test('issue 40, item 2: a rejection says its amounts in the market\'s precision with units, and a market buy\'s two causes apart', async () => {
+  await running();
+  const page = await loggedIn();
+  await go(page, 'pair/binance%2FUSDT-BTC');
+  await page.fill('#t-amt', '1');
+  await page.fill('#t-price', '59000');
+  await page.click('#ticket-review');
+  await page.click('#ticket-confirm-button');
+  await page.waitForSelector('#ticket-error:not([hidden])');
+  assert.match(await text(page, '#ticket-error'), /^order \d+ rejected: insufficient funds: buying 1\.00000 BTC at 59,000\.00 USDT needs 59,059\.00 USDT with the fee; \d{1,2},\d{3}\.\d\d USDT available$/);
+  await page.selectOption('#t-kind', 'market');
+  await page.fill('#t-amt', '100');
+  await page.click('#ticket-review');
+  await page.click('#ticket-confirm-button');
+  await page.waitForFunction(() => /market buy/.test(document.querySelector('#ticket-error').textContent));
+  const [funds, book] = (await text(page, '#ticket-error')).split('. Besides, ');
+  assert.match(funds, /insufficient funds: the \d+\.\d{5,} BTC the book holds would cost [\d,]+\.\d\d USDT with the fee; [\d,]+\.\d\d USDT available$/);
+  assert.match(book, /^the book cannot fill a market buy of 100\.00000 BTC: it holds \d+\.\d{5,} BTC$/);
+  assert.doesNotMatch(await text(page, '#ticket-error'), /\d{5,}(?![\d.]*\d{5,} BTC)\.\d{3,} USDT/, 'no raw quote amount');
+  assert.deepEqual(page.problems, ['400 POST /api/v1/trade/buy', '400 POST /api/v1/trade/buy/market']);
+  await page.context().close();
+});
+
+test('issue 40, item 3: the statement\'s proceeds, fees, realized and unrealized, and the realized short and long term, carry their unit', async () => {
+  const page = await loggedIn();
+  await go(page, 'reports');
+  await page.fill('#r-from', '2024-03-01');
+  await page.fill('#r-to', '2024-03-31');
+  await page.selectOption('#r-method', 'fifo');
+  await page.fill('#r-currency', 'none');
+  await page.click('#r-show');
+  await page.waitForSelector('body[data-reports-ready=true]');
+  // Each cell's own figure (its first line; a cost under a quantity is a
+  // line of its own), by its column's heading.
+  const cells = await page.$$eval('#statement tbody tr', (trs) => trs.map((tr) => {
+    const heads = [...tr.closest('table').querySelectorAll('thead th')].map((th) => th.textContent.toLowerCase());
+    return Object.fromEntries(['opening', 'acquired', 'disposed', 'proceeds', 'fees', 'realized', 'closing', 'unrealized']
+      .map((c) => [c, tr.cells[heads.indexOf(c)].childNodes[0].textContent]));
+  }));
+  assert.equal(cells.length, 2);
+  for (const row of cells) {
+    for (const c of ['proceeds', 'fees', 'realized', 'unrealized']) assert.match(row[c], /^([+−]?[\d,]+\.\d\d USDT|–)$/, `${c}: ${row[c]}`);
+    for (const c of ['opening', 'acquired', 'disposed', 'closing']) assert.match(row[c], /^[\d,]+\.\d+ (BTC|ETH)$/, `${c}: ${row[c]}`);
+  }
+  const terms = await page.$$eval('#realized-assets tbody tr', (trs) => trs.map((tr) => {
+    const heads = [...tr.closest('table').querySelectorAll('thead th')].map((th) => th.textContent);
+    return [tr.cells[heads.indexOf('Short term')].textContent, tr.cells[heads.indexOf('Long term')].textContent];
+  }));
+  assert.deepEqual(terms, [[`${MINUS}5.00 USDT`, '0.00 USDT'], ['+100.00 USDT', '0.00 USDT']]);
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+});
+
+test('issue 40, item 5: time travel folds the menu after "Show" at 375 px, and keeps the header on one line at 1280 px', async () => {
+  for (const width of [375, 1280]) {
+    const page = await loggedIn({ viewport: { width, height: 800 } });
+    const before = (await page.locator('header.top').boundingBox()).height;
+    if (width === 375) await page.click('#menu');
+    await page.click('#asof-summary');
+    await page.fill('#asof-input', '2024-03-10T00:00');
+    await page.click('#asof-go');
+    await ready(page, 'overview');
+    await page.waitForSelector('#asof-banner:not([hidden])');
+    const header = await page.locator('header.top').boundingBox();
+    assert.ok(header.height <= before + 1, `${width} px: the header is ${header.height} px high in the past, ${before} px now`);
+    if (width === 375) {
+      assert.equal(await page.getAttribute('#menu', 'aria-expanded'), 'false', 'the menu folds after Show');
+      assert.equal(await page.isVisible('#tz'), false);
+    } else {
+      // One line: every visible part of the header shares its middle.
+      const middles = await page.$$eval('header.top .bar, header.top nav li, header.top .tools > *', (els) => els
+        .map((e) => e.getBoundingClientRect()).filter((r) => r.height > 0).map((r) => (r.top + r.bottom) / 2));
+      assert.ok(Math.max(...middles) - Math.min(...middles) <= 12, `header parts at ${middles}`);
+    }
+    const view = await page.locator('#view').boundingBox();
+    assert.ok(view.y < header.y + header.height + 120, `${width} px: the page starts at y ${view.y}`);
+    await screenshot(page, `issue40-time-travel-${width}`);
+    await page.click('#asof-back');
+    await ready(page, 'overview');
+    assert.deepEqual(page.problems, []);
+    await page.context().close();
+  }
+});
+
+test('issue 40, item 7: the orders CSV says "open" as the page does, fees as numbers, dated file names; Files in the chosen zone; a balance point per snapshot; open orders newest first', async () => {
+  await running();
+  const older = (await api('POST', '/trade/buy', { data: { exch: 'binance', pair: 'USDT-BTC', amt: 0.001, price: 1002 } })).id;
+  const newer = (await api('POST', '/trade/buy', { data: { exch: 'binance', pair: 'USDT-BTC', amt: 0.001, price: 1003 } })).id;
+  const page = await loggedIn();
+  // Open orders on the pair page: the newest first.
+  await go(page, 'pair/binance%2FUSDT-BTC');
+  await page.waitForSelector(`#open-table tr[data-id="${newer}"]`);
+  const open = await page.$$eval('#open-table tbody tr', (trs) => trs.map((t) => Number(t.dataset.id)));
+  assert.ok(open.indexOf(newer) < open.indexOf(older), `open orders ${open}: newest first`);
+
+  // The orders CSV: states in the page's words, fees as numbers, a name
+  // with its dates.
+  await go(page, 'orders');
+  await page.selectOption('#f-state', 'open');
+  await applyFilters(page);
+  await page.waitForSelector(`#orders-table tr.order[data-id="${newer}"]`);
+  assert.equal(await text(page, `tr.order[data-id="${newer}"] [data-col=state]`), 'open');
+  let [download] = await Promise.all([page.waitForEvent('download'), page.click('#csv')]);
+  assert.match(download.suggestedFilename(), /^tradeledger-orders-start-to-\d{4}-\d\d-\d\d-open\.csv$/);
+  const { readFile } = await import('node:fs/promises');
+  const rows = (await readFile(await download.path(), 'utf8')).trim().split('\n').map((l) => l.split(','));
+  const head = rows[0];
+  const state = head.indexOf('state');
+  assert.ok(rows.length > 2 && rows.slice(1).every((r) => r[state] === 'open'), 'every row says open');
+  for (const [i, name] of head.entries()) {
+    if (!name.startsWith('fee')) continue;
+    assert.match(name, /^fee_[A-Z0-9]+$/);
+    assert.ok(rows.slice(1).every((r) => r[i] !== '' && Number.isFinite(Number(r[i]))), `${name} holds numbers`);
+  }
+  for (const id of [older, newer]) await api('POST', '/trade/cancel', { data: { exch: 'binance', pair: 'USDT-BTC', id: String(id), price: 1000, type: 'limit' } });
+
+  // The reports' exports: named by their dates and method.
+  await go(page, 'reports');
+  await page.fill('#r-from', '2024-03-01');
+  await page.fill('#r-to', '2024-03-31');
+  await page.selectOption('#r-method', 'fifo');
+  await page.click('#r-show');
+  await page.waitForSelector('body[data-reports-ready=true]');
+  [download] = await Promise.all([page.waitForEvent('download'), page.click('#x-koinly')]);
+  assert.equal(download.suggestedFilename(), 'tradeledger-koinly-2024-03-01-to-2024-03-31-fifo.csv');
+
+  // Files: a backup's time in the chosen zone.
+  await api('POST', '/files/autoconfig/write', { document: { pairs: { issue40: 1 } } });
+  await api('POST', '/files/autoconfig/write', { document: { pairs: { issue40: 2 } } });
+  await page.selectOption('#tz', 'Asia/Tokyo');
+  await go(page, 'files');
+  await page.waitForSelector('#backups option[value^="autoconfig"]', { state: 'attached' });
+  const option = await page.$eval('#backups option', (o) => [o.value, o.textContent]);
+  const ms = Number(option[0].split('.').pop());
+  const tokyo = new Intl.DateTimeFormat('en-CA', { timeZone: 'Asia/Tokyo', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false })
+    .format(new Date(ms)).replace(',', '');
+  assert.ok(option[1].startsWith(`${tokyo} (Asia/Tokyo)`), `backup ${option[1]}, want ${tokyo} (Asia/Tokyo)`);
+  assert.doesNotMatch(option[1], /UTC/);
+  await page.selectOption('#tz', 'UTC');
+
+  // The balance value: a point per snapshot the log holds.
+  await go(page, 'balances');
+  await page.waitForSelector('#assets-chart[data-points]:not([data-points="0"])');
+  const observed = (await api('GET', '/audit/events?stream=balance-binance&type=BalancesObserved&limit=1000')).events
+    .filter((e) => e.type === 'BalancesObserved').length;
+  assert.equal(Number(await page.getAttribute('#assets-chart', 'data-points')), observed, 'a point per balance snapshot');
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+});
+
+// Numbers a trader reads, on every page but the audit (which shows the
+// log's events as they are): no figure with more than 8 decimals, none of
+// five digits or more ungrouped (ids, set in monospace, aside), every
+// figure in a table with its unit (in its cell or its column's heading),
+// no table wider than its box, and the time axes with their months.
+async function numbersCheck(page) {
+  return page.evaluate(() => {
+    const bad = [];
+    const walker = document.createTreeWalker(document.querySelector('#view'), NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      const el = n.parentElement;
+      if (!el || el.closest('.mono, code, pre, select, textarea, [hidden]')) continue;
+      const t = n.textContent;
+      for (const m of t.matchAll(/\d+(?:[.,]\d+)*/g)) {
+        const num = m[0];
+        const before = t.slice(Math.max(0, m.index - 1), m.index);
+        if (/[-:#]/.test(before) || /^\d{4}-/.test(t.slice(m.index))) continue; // dates, times, ids
+        const frac = num.includes('.') ? num.split('.').pop() : '';
+        if (frac.length > 8) bad.push(`more than 8 decimals: "${t.trim()}"`);
+        if (/^\d{5,}/.test(num.split('.')[0]) && !num.includes(',')) bad.push(`ungrouped: "${t.trim()}"`);
+      }
+    }
+    for (const td of document.querySelectorAll('#view td.num')) {
+      const t = td.innerText.trim();
+      if (!/\d/.test(t) || td.closest('[hidden]')) continue;
+      const table = td.closest('table');
+      const th = table.querySelectorAll('thead th')[td.cellIndex];
+      const head = th ? th.textContent : '';
+      if (/[A-Z]{3,}|%/.test(t) || /\([A-Z]{3,}/.test(head) || /^(Trades|Disposals|Fills)/.test(head)) continue;
+      bad.push(`no unit: ${table.id || table.className} ${head}: "${t}"`);
+    }
+    for (const w of document.querySelectorAll('#view .table-wrap')) {
+      if (w.scrollWidth > w.clientWidth + 1) bad.push(`${w.querySelector('table')?.id || 'a table'} is ${w.scrollWidth - w.clientWidth} px wider than its box`);
+    }
+    for (const c of document.querySelectorAll('#view .has-timechart')) {
+      for (const tick of c.chartLayout?.ticks || []) {
+        if (/^\d{1,2}$/.test(tick.label)) bad.push(`${c.id}: a bare number on the time axis: ${tick.label}`);
+      }
+    }
+    return bad;
+  });
+}
+
+test('issue 40: numbers a trader reads — units, grouped thousands, the market\'s precision — on every page at 1280 and 375 px', async () => {
+  await startWhale();
+  for (const [srv, routes] of [[whale, allPages.filter((p) => p !== 'audit')], [server, ['overview', 'pair/binance%2FBTC-ETH', 'orders', 'balances', 'reports']]]) {
+    for (const width of [1280, 375]) {
+      const page = await loggedIn({ viewport: { width, height: 900 } }, srv);
+      for (const route of routes) {
+        await go(page, route, srv);
+        if (route === 'orders') {
+          await page.waitForSelector('body[data-orders-ready=true]');
+          // Each order's fills shown (a click redraws the table).
+          for (let i = 0; i < 60 && await page.locator('button.fills-toggle[aria-expanded=false]').count() > 0; i++) {
+            await page.locator('button.fills-toggle[aria-expanded=false]').first().click();
+          }
+        }
+        if (route === 'reports') await page.waitForSelector('body[data-reports-ready=true]');
+        assert.deepEqual(await numbersCheck(page), [], `${route} at ${width} px`);
+      }
+      assert.deepEqual(without(page.problems, /404 POST \/api\/v1\/chart\/data/, /404 POST \/api\/v1\/chart\/data/, /404 POST \/api\/v1\/chart\/data/), []);
+      await page.context().close();
+    }
   }
 });
 

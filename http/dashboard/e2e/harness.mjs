@@ -16,16 +16,16 @@ export const shots = process.env.SCREENSHOTS || join(here, 'screenshots');
 export const PASSWORD = 'dashboard e2e password';
 
 // startServer imports `fixture` (a Gunbot-style folder, or none) into a
-// fresh data dir and starts serve on 127.0.0.1:0 with any extra serve
-// `args`; it resolves once serve logs its address. importSummary is what
-// the import printed.
-export async function startServer({ fixture, args = [] } = {}) {
+// fresh data dir (with `importArgs`, such as --start) and starts serve on
+// 127.0.0.1:0 with any extra serve `args`; it resolves once serve logs its
+// address. importSummary is what the import printed.
+export async function startServer({ fixture, args = [], importArgs = [] } = {}) {
   const data = mkdtempSync(join(tmpdir(), 'tl-e2e-'));
   const env = { ...process.env, TRADELEDGER_PASSWORD: PASSWORD };
   delete env.TRADELEDGER_LISTEN;
   let importSummary = '';
   if (fixture) {
-    importSummary = execFileSync(bin, ['import', '--data', data, '--from', resolve(repo, fixture)],
+    importSummary = execFileSync(bin, ['import', '--data', data, '--from', resolve(repo, fixture), ...importArgs],
       { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 28 }).trim();
   }
   let log = '';
