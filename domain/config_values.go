@@ -192,6 +192,11 @@ func checkExchangeValues(where string, entry map[string]any) error {
 			return err
 		}
 	}
+	if v, ok := entry["url"]; ok && v != nil {
+		if err := CheckExchangeURL(where+".url", v); err != nil {
+			return err
+		}
+	}
 	sim, _ := entry["simulator"].(map[string]any)
 	if v, ok := sim["fee"]; ok && v != nil {
 		if err := (valueRule{min: Zero, max: DecimalFromInt(1), hasMax: true, maxOpen: true, unit: "a rate: 0.001 is 0.1%"}).check(where+".simulator.fee", v); err != nil {

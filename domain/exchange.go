@@ -230,6 +230,9 @@ type Fill struct {
 	FeeAsset      string
 	Time          int64 // ms
 	Problem       *NumberProblem
+	// QuoteQuantity is the exchange's own amount of quote of the trade,
+	// when it gives one (the account's history; zero: price × quantity).
+	QuoteQuantity Decimal
 }
 
 // Exchange is a connector to one exchange account. Every

@@ -72,8 +72,9 @@ type Account struct {
 	Now func() time.Time
 	// HTTPClient carries the connector's requests (nil: its default).
 	HTTPClient *http.Client
-	// URL, when set, replaces the exchange's API host (tests: a fixture
-	// server).
+	// URL, when set, replaces the exchange's API host: the entry's url
+	// (config.exchanges.<name>.url: a regional host, a proxy), or a
+	// test's fixture server.
 	URL string
 }
 

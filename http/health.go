@@ -12,7 +12,9 @@ import (
 // healthResponse is /healthz's body: ready means the store answers and the
 // projections have replayed the log. Status is "ok", or "degraded" (still
 // 200: reads are served) while the store's writes fail, an order needs
-// attention (its pair paused) or the ClickHouse sink stopped for good,
+// attention (its pair paused), an account's balance differs from the one
+// the ledger implies (a BalanceDiscrepancy not cleared) or the ClickHouse
+// sink stopped for good,
 // Reason saying why.
 type healthResponse struct {
 	Status    string `json:"status"`
@@ -126,6 +128,9 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 		if why := s.Attention(); why != "" {
 			resp.degrade(why)
 		}
+	}
+	if why := s.discrepancyReason(); why != "" {
+		resp.degrade(why)
 	}
 	if head > applied {
 		resp.LagBehind = head - applied

@@ -140,6 +140,12 @@ type Server struct {
 	// Secrets encrypts exchange secrets before they reach the log
 	// (config/update, license/keys/edit).
 	Secrets *domain.SecretBox
+	// Reconciler, when set, serves the reconciliation routes and adds the
+	// open balance discrepancies to /healthz (reconcile.go); Paper, when
+	// set, records activity outside the service on a paper exchange
+	// (paper.go).
+	Reconciler Reconciler
+	Paper      PaperActivity
 	// RealConnector reports whether an exchange of cfg would trade for
 	// real with bot.SIMULATOR false (nil: none would). A configuration
 	// that sets SIMULATOR false for an exchange without one (and without
@@ -297,6 +303,8 @@ func (s *Server) Handler() http.Handler {
 	s.registerFileRoutes(protected)
 	s.registerAuditRoutes(protected)
 	s.registerProofRoutes(protected)
+	s.registerReconcileRoutes(protected)
+	s.registerPaperRoutes(protected)
 	s.registerWitnessRoutes(protected)
 	s.registerTlogRoutes(r)
 	return s.withCORS(r) // cors.go

@@ -54,6 +54,24 @@ var helpText = map[string]struct{ summary, synopsis, about, example string }{
 			"they are proven against (a new one when none covers the order's last event yet), as one JSON file that\n" +
 			"verify-proof checks with the verifier key alone.",
 		"tradeledger proof --data ./data --order 1234 --out order-1234.proof.json"},
+	"sync": {"read an exchange account's whole activity from a date into the log (resumable)",
+		"sync [--data DIR] --exchange NAME --since DATE",
+		"Reads the account's history on the exchange — every trade (those this service did not place recorded as\n" +
+			"external trades), deposits, withdrawals with their network fees, dust conversions and convert trades — from\n" +
+			"--since (a date in UTC, RFC 3339 or ms) to now into the log, each fact keyed by the exchange's own id, so\n" +
+			"that reading it again records nothing twice. The first sync states the account's balances now as its\n" +
+			"opening (docs/auditing.md). A fill of this service's orders the log lacks is recorded (by the actor sync).\n" +
+			"Progress shows on a terminal; a sync stopped (an error, Ctrl-C) resumes where it stopped when run again.\n" +
+			"It runs beside a serve of the same data dir; serve itself reads new activity every minute.",
+		"tradeledger sync --data ./data --exchange binance --since 2026-01-01"},
+	"reconcile": {"reconcile an exchange account: balances, fills and activity against the exchange's",
+		"reconcile [--data DIR] --exchange NAME [--from TIME] [--to TIME] [--json]",
+		"Reads the account's history of the window (default: the last 24 hours; times by the exchange's clock: a\n" +
+			"date in UTC, RFC 3339 or ms) and records what the log lacks, then compares, per asset, the balance the\n" +
+			"ledger implies with the exchange's, to the unit, and this service's fills with the exchange's list\n" +
+			"(matched, missing then recorded, extra: in the log and not listed, mismatched). --json prints the API's\n" +
+			"shape (GET /api/v1/reconciliation). Exit status 2 when a balance differs.",
+		"tradeledger reconcile --data ./data --exchange binance --from 2026-01-01 --json"},
 	"snapshot": {"write a read-model snapshot of the log's head now (serve writes them by itself)",
 		"snapshot [--data DIR] [--snapshot-dir DIR] [--position N] [--pnl-method M]",
 		"Builds every read model serve keeps from the data dir's newest valid snapshot and the events after it, and\n" +
@@ -166,7 +184,8 @@ var envTwins = map[string]bool{
 	"read-from": true, "pnl-method": true, "token-ttl": true, "tls-cert": true, "tls-key": true,
 	"log-level": true, "log-format": true, "metrics-listen": true, "cors-origins": true, "trusted-proxies": true, "max-conns": true,
 	"checkpoint-interval": true, "public-tlog": true, "snapshot-every": true, "snapshot-interval": true, "snapshot-dir": true,
-	"witness": true, "witness-quorum": true,
+	"sync-interval": true,
+	"witness":       true, "witness-quorum": true,
 }
 
 func hasEnvTwin(flagName string) bool { return envTwins[flagName] }

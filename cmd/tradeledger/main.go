@@ -98,7 +98,9 @@ var commands = map[string]command{
 
 	"snapshot": {runSnapshot},
 
-	"witness": {runWitness},
+	"sync":      {runSync},
+	"reconcile": {runReconcile},
+	"witness":   {runWitness},
 }
 
 // Run runs the subcommand named by args[0].

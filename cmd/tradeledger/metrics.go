@@ -41,6 +41,9 @@ func (m *Main) wireMetrics(s *tlhttp.Server) {
 	if s.Audit != nil {
 		m.Metrics.WatchStreams(s.Audit.Streams)
 	}
+	if m.models.accounts != nil {
+		m.Metrics.WatchDiscrepancies(m.models.accounts.Discrepancies)
+	}
 	s.Metrics, s.ObserveRequest = m.Metrics.Handler(), m.Metrics.ObserveRequest
 }
 

@@ -14,6 +14,7 @@ type serveModels struct {
 	tokens    *projections.Tokens
 	config    *projections.Config
 	files     *projections.Files
+	accounts  *projections.Accounts
 	activity  *activityLog
 }
 
@@ -39,6 +40,7 @@ func (m *Main) projectionList(rm serveModels) []projections.Projection {
 		m.Tlog,      // eventstore/transparency: the last signed checkpoint
 		rm.config,   // projections: the configuration and stored credentials
 		rm.files,    // projections: stored files and backups
+		rm.accounts, // projections: the exchange accounts' implied balances, discrepancies, sync cursors
 		m.Webhooks,  // projections/webhook: chosen events sent out
 		rm.activity, // cmd/tradeledger: one log line per thing that happens
 	)

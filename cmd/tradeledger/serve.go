@@ -63,6 +63,9 @@ type ServeConfig struct {
 	// SnapshotDir is where the snapshots are ("": the data dir's
 	// snapshots/).
 	SnapshotDir string
+	// SyncInterval is the least time between two reads of an exchange
+	// account's new activity by the core's cycle (and balance checks).
+	SyncInterval time.Duration
 	// Witnesses are the witnesses each checkpoint is sent to (--witness
 	// 'VKEY URL', repeatable); WitnessQuorum how many must cosign it (0:
 	// all) before /healthz stops counting the missing (witnesses.go).
@@ -146,7 +149,7 @@ func NewMain() *Main {
 	return &Main{
 		Config: ServeConfig{Data: "./data", Listen: "127.0.0.1:3000", FilesListen: "127.0.0.1:5051", ReadFrom: "memory", PnlMethod: "lofo", TokenTTL: tlhttp.DefaultTokenTTL, LogLevel: "info", LogFormat: LogFormatAuto, MaxConns: tlhttp.DefaultMaxConns,
 			CheckpointInterval: transparency.DefaultInterval, SnapshotEvery: projections.DefaultSnapshotEvery,
-			SnapshotInterval: projections.DefaultSnapshotInterval},
+			SnapshotInterval: projections.DefaultSnapshotInterval, SyncInterval: engine.DefaultSyncInterval},
 		Clock: domain.SystemClock{},
 	}
 }
@@ -194,6 +197,7 @@ func (m *Main) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.Uint64Var(&c.SnapshotEvery, "snapshot-every", c.SnapshotEvery, "write a read-model snapshot (data dir's snapshots/) every this many events (0: none)")
 	fs.DurationVar(&c.SnapshotInterval, "snapshot-interval", c.SnapshotInterval, "longest wait before a read-model snapshot of a log that grew")
 	fs.StringVar(&c.SnapshotDir, "snapshot-dir", c.SnapshotDir, "directory of the read-model snapshots (default: the data directory's snapshots/)")
+	fs.DurationVar(&c.SyncInterval, "sync-interval", c.SyncInterval, "least time between two reads of an exchange account's new activity (and balance checks) by the core")
 	fs.Var(&c.Witnesses, "witness", "a witness each signed checkpoint is sent to (c2sp.org/tlog-witness): 'VKEY URL', its verifier key and URL (repeatable; the environment twin holds one per line)")
 	fs.IntVar(&c.WitnessQuorum, "witness-quorum", c.WitnessQuorum, "how many witnesses must cosign each checkpoint; /healthz says how many are missing (0: all)")
 	return fs
@@ -250,14 +254,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return err
 	}
 	m.Engine.Scheduler.ABP = ledger.ABP // average unit cost of held lots (--pnl-method)
-	m.Simulator.Settings = func(name string) (paper.ExchangeSettings, bool) {
-		entry, ok := configView.Current().Exchange(name)
-		if !ok {
-			return paper.ExchangeSettings{}, false
-		}
-		return simulatorSettings(name, entry, m.Logger), true
-	}
-	m.Simulator.SettingsVersion = configView.Version // a changed simulator fee applies at once
+	m.wireSimulator(configView)
 	s.Core = m.Engine.Scheduler
 	s.Trader = m.Engine.Trader // trade, balances and pairs routes
 	if !m.ManualCycles {
@@ -273,6 +270,8 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	s.Connectors, s.VerifyKeys = m.connectorStatuses, m.verifyKeys
 	s.Attention = m.Engine.Attention.Summary
 	s.RealConnector = m.Connectors.HasReal
+	s.Reconciler = reconciliation{store: m.DataDir.Store, sync: m.Engine.Accounts, accounts: rm.accounts}
+	s.Paper = paperActivity{m: m}
 
 	m.wireMetrics(s)
 	m.wireWebhooks(s)
@@ -357,8 +356,15 @@ func (m *Main) openModels(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("read head: %w", err)
 	}
+	// The accounts' reconciliation (DESIGN §18): the engine's sync
+	// decides against it, finding the orders of finished trades in the
+	// order index.
+	accounts := projections.NewAccounts()
+	m.Engine.Accounts.Book = accounts
+	m.Engine.Accounts.Interval = m.Config.SyncInterval
+	m.Engine.Accounts.FindOrder = orderFinder(orderList, m.DataDir.Store)
 	m.models = serveModels{ledger: ledger, orderList: orderList, passwords: passwords, tokens: tokens,
-		config: configView, files: filesView, activity: &activityLog{Logger: m.Logger, After: head}}
+		config: configView, files: filesView, accounts: accounts, activity: &activityLog{Logger: m.Logger, After: head}}
 	m.registerProjections(m.models)
 	// A read-model snapshot freezes the engine's projections at the
 	// runner's position: the engine's own appends, which it applies to
@@ -415,6 +421,19 @@ func runServe(ctx context.Context, args []string, env *Env) error {
 	<-ctx.Done()
 	m.Logger.Info("shutting down")
 	return m.Close()
+}
+
+// wireSimulator gives the simulator its exchanges' settings from the
+// configuration (serve, and the commands that trade or sync through it).
+func (m *Main) wireSimulator(configView *projections.Config) {
+	m.Simulator.Settings = func(name string) (paper.ExchangeSettings, bool) {
+		entry, ok := configView.Current().Exchange(name)
+		if !ok {
+			return paper.ExchangeSettings{}, false
+		}
+		return simulatorSettings(name, entry, m.Logger), true
+	}
+	m.Simulator.SettingsVersion = configView.Version // a changed simulator fee applies at once
 }
 
 // simulatorSettings reads config.exchanges.<name>.simulator: fee (rate,

@@ -100,6 +100,9 @@ type Exchange struct {
 	Now func() time.Time
 	// WeightPerMinute is the request weight the limiter allows a minute.
 	WeightPerMinute int
+	// SAPIScale multiplies the SAPI endpoints' published limits (≤ 0: 1,
+	// the published ones; a fixture's tests: more).
+	SAPIScale float64
 	// HTTPClient's transport is wrapped (5xx, 429 and 418 are read there);
 	// nil: a client with DefaultTimeout.
 	HTTPClient *http.Client
@@ -120,9 +123,10 @@ type Exchange struct {
 	marketsAt    time.Time
 	blockedUntil time.Time
 	blockReason  string
-	placed       map[string]string // client order id → pair, sent by this connector
-	clients      map[int64]string  // order id → client order id
-	traded       map[string]bool   // symbols with orders from this connector
+	placed       map[string]string        // client order id → pair, sent by this connector
+	clients      map[int64]string         // order id → client order id
+	traded       map[string]bool          // symbols with orders from this connector
+	sapi         map[string]*rate.Limiter // SAPI endpoint → its own limiter (history.go)
 }
 
 type symbol struct {

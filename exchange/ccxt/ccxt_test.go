@@ -205,3 +205,45 @@ func TestLiveBybitTestnet(t *testing.T) {
 		}
 	})
 }
+
+// TestAccountReconciledKraken: the account suite on the Kraken fixture
+// through ccxt (fetchMyTrades, fetchDeposits, fetchWithdrawals,
+// fetchLedger): a trade by hand, a deposit, a withdrawal with its fee, a
+// conversion in the ledger, a trade listed late, a drift; a backfill
+// stopped by errors and resumed.
+func TestAccountReconciledKraken(t *testing.T) {
+	exchangetest.RunAccount(t, func(t *testing.T) exchangetest.AccountHarness {
+		fx := krakenfixture.New("test-key", secret)
+		t.Cleanup(fx.Close)
+		clock := domain.NewManualClock(time.Now())
+		fx.Clock = clock.Now
+		dec := domain.MustDecimal
+		return exchangetest.AccountHarness{
+			Exchange: func() domain.Exchange {
+				return &ccxt.Exchange{ExchangeName: "kraken", ID: "kraken", Key: "test-key", Secret: secret, URL: fx.URL, Now: clock.Now,
+					RequestsPerSecond: 10_000, Burst: 100, Pairs: func() []string { return []string{"USDT-BTC"} }}
+			},
+			Pair: "USDT-BTC", Amount: dec("0.01"), Clock: clock,
+			Secrets: []string{"test-key", secret, "TQmdxSuC16EhFg8FZWtYgrfFRosoRF7bCp"},
+			Outside: exchangetest.Outside{
+				HandTrade: func(t *testing.T, _ *exchangetest.AccountEnv) { fx.HandTrade("sell", dec("0.002"), dec("30100.0")) },
+				Deposit: func(t *testing.T, _ *exchangetest.AccountEnv) {
+					fx.Deposit("USDT", dec("250.5"), "Success", "TQmdxSuC16EhFg8FZWtYgrfFRosoRF7bCp")
+				},
+				Withdraw: func(t *testing.T, _ *exchangetest.AccountEnv) {
+					fx.Withdraw("USDT", dec("1996.5"), dec("2.5"), "Success", "TQmdxSuC16EhFg8FZWtYgrfFRosoRF7bCp")
+				},
+				Dust: func(t *testing.T, _ *exchangetest.AccountEnv) {
+					fx.Convert("XXBT", dec("0.00001"), "USDT", dec("0.3"), dec("0.003"))
+				},
+				Drift: func(t *testing.T, _ *exchangetest.AccountEnv) (string, domain.Decimal) {
+					fx.AdjustBalance("USDT", dec("-7.25"))
+					return "USDT", dec("-7.25")
+				},
+				DelayFills:       func(t *testing.T, n int) { fx.DelayTrades(n) },
+				ReleaseFills:     func(t *testing.T) { fx.ReleaseTrades() },
+				FailHistoryAfter: func(t *testing.T, n int) { fx.FailHistoryAfter(n) },
+			},
+		}
+	})
+}

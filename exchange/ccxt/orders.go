@@ -368,31 +368,12 @@ func (x *Exchange) FillsSince(ctx context.Context, since uint64, limit int) ([]d
 			continue
 		}
 		seen[id] = true
-		m, ok := x.bySym(str(t.Symbol))
-		if !ok {
-			continue
-		}
-		orderID := str(t.Order)
-		client, err := x.clientOf(ctx, m, orderID)
+		f, ok, err := x.fill(ctx, t)
 		if err != nil {
 			return nil, err
 		}
-		var n nums
-		k := x.prof.tradeKeys
-		f := domain.Fill{
-			ID: x.ExchangeName + "-" + id, Seq: seq, OrderID: orderID, ClientOrderID: client, Pair: m.pair, Side: domain.Buy,
-			Price: n.info(t.Info, k[0], "price", t.Price, m.filters.TickSize), Quantity: n.info(t.Info, k[1], "quantity", t.Amount, m.filters.StepSize),
-			Fee: n.info(t.Info, k[2], "fee", t.Fee.Cost, domain.Zero), Time: ms,
-		}
-		f.Problem = n.problem // recorded as OrderNeedsAttention, never as a 0
-		if str(t.Side) == "sell" {
-			f.Side = domain.Sell
-		}
-		if fee, ok := t.Info["fee"].(map[string]interface{}); ok {
-			f.FeeAsset, _ = fee["currency"].(string)
-		}
-		if f.FeeAsset == "" {
-			f.FeeAsset = m.quote
+		if !ok {
+			continue
 		}
 		out = append(out, f)
 	}
@@ -401,6 +382,43 @@ func (x *Exchange) FillsSince(ctx context.Context, since uint64, limit int) ([]d
 		out = out[:limit]
 	}
 	return out, nil
+}
+
+// fill is a trade as a domain.Fill (its numbers from the exchange's own
+// text where the profile knows its keys), with the client order id of its
+// order; ok is false for a trade of a market the connector does not list.
+func (x *Exchange) fill(ctx context.Context, t ccxtlib.Trade) (f domain.Fill, ok bool, err error) {
+	id, ms := str(t.Id), int64(0)
+	if t.Timestamp != nil {
+		ms = *t.Timestamp
+	}
+	m, ok := x.bySym(str(t.Symbol))
+	if !ok {
+		return f, false, nil
+	}
+	orderID := str(t.Order)
+	client, err := x.clientOf(ctx, m, orderID)
+	if err != nil {
+		return f, false, err
+	}
+	var n nums
+	k := x.prof.tradeKeys
+	f = domain.Fill{
+		ID: x.ExchangeName + "-" + id, Seq: seqOf(ms, id), OrderID: orderID, ClientOrderID: client, Pair: m.pair, Side: domain.Buy,
+		Price: n.info(t.Info, k[0], "price", t.Price, m.filters.TickSize), Quantity: n.info(t.Info, k[1], "quantity", t.Amount, m.filters.StepSize),
+		Fee: n.info(t.Info, k[2], "fee", t.Fee.Cost, domain.Zero), Time: ms,
+	}
+	f.Problem = n.problem // recorded as OrderNeedsAttention, never as a 0
+	if str(t.Side) == "sell" {
+		f.Side = domain.Sell
+	}
+	if fee, ok := t.Info["fee"].(map[string]interface{}); ok {
+		f.FeeAsset, _ = fee["currency"].(string)
+	}
+	if f.FeeAsset == "" {
+		f.FeeAsset = m.quote
+	}
+	return f, true, nil
 }
 
 // clientOf returns an order's client order id, asking the exchange for

@@ -243,7 +243,10 @@ func (c *Connectors) keys(name string) (map[string]string, error) {
 // accountOf is the account a connector opens for an exchange.
 func (c *Connectors) accountOf(name string, entry map[string]any, keys map[string]string) exchange.Account {
 	a := exchange.Account{Exchange: name, Entry: entry, Keys: keys, Now: c.Now, HTTPClient: c.HTTPClient, Pairs: c.pairsOf(name)}
-	if d, ok := c.find(named(name, entry)); ok {
+	// The entry's url (a regional host, a proxy; domain.CheckExchangeURL
+	// checked it), unless a test points the connector at its fixture.
+	a.URL, _ = entry["url"].(string)
+	if d, ok := c.find(named(name, entry)); ok && c.URLs[d.Name] != "" {
 		a.URL = c.URLs[d.Name]
 	}
 	if a.Now == nil {
@@ -266,6 +269,7 @@ func fingerprint(d exchange.Connector, a exchange.Account) [32]byte {
 	for _, s := range d.Settings {
 		fmt.Fprintf(h, "%s\x00%v\x00", s, a.Entry[s])
 	}
+	fmt.Fprintf(h, "url\x00%s\x00", a.URL)
 	var out [32]byte
 	h.Sum(out[:0])
 	return out

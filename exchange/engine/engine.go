@@ -22,6 +22,11 @@
 //     start, fills and balances brought up to date with an exchange.
 //   - Emulator (emulate.go): stop-limit, trailing-stop and OCO from price
 //     ticks.
+//   - AccountSync (accountsync.go, accountcheck.go, accountreport.go): the
+//     account's whole activity brought into the log (trades the service
+//     did not place, deposits, withdrawals, conversions, own fills the log
+//     lacked), its balances checked against the ones the ledger implies,
+//     and the reconciliation of a time window on demand.
 //   - Scheduler (scheduler.go, memory.go): cycles the enabled pairs (market
 //     data, core memory, rates, strategies) and drives the Emulator, the
 //     Reconciler and the Trader.
@@ -35,6 +40,7 @@
 //	          ──▶ Trader ──▶ System (Activity), Reconciler, Desk
 //	          ──▶ Reconciler ──▶ Desk
 //	          ──▶ Emulator ──▶ Desk
+//	          ──▶ AccountSync ──▶ Desk, the AccountBook
 //	Desk ──▶ Orders, the BalanceBook, Attention, the connectors
 //
 // Safety: an OrderRequested is durable before the exchange hears of the
@@ -65,6 +71,7 @@ type Engine struct {
 	Trader     *Trader
 	Reconciler *Reconciler
 	Emulator   *Emulator
+	Accounts   *AccountSync
 	Scheduler  *Scheduler
 }
 
@@ -83,11 +90,13 @@ func New(store domain.EventStore, exchange func(name string) (domain.Exchange, e
 	rec := &Reconciler{desk: desk}
 	tr := &Trader{Activity: sys, desk: desk, reconciler: rec, keys: keyClaims{orders: desk.orders}}
 	em := &Emulator{desk: desk}
+	acc := &AccountSync{desk: desk}
 	sc := NewScheduler()
 	sc.System, sc.Clock = sys, clock
 	sc.Orders = orderSide{tr, em, rec, desk.orders}
+	sc.Sync = acc.Sync
 	return &Engine{System: sys, Desk: desk, Orders: desk.orders, Balances: desk.balances, Attention: desk.attention,
-		Trader: tr, Reconciler: rec, Emulator: em, Scheduler: sc}
+		Trader: tr, Reconciler: rec, Emulator: em, Accounts: acc, Scheduler: sc}
 }
 
 // Projections are the engine's read models, to register with the

@@ -22,7 +22,7 @@ type cycling map[string]bool
 func (c cycling) IsCycling(exchange string) bool { return c[exchange] }
 
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	dir    string
 	store  *sqlite.Store
 	runner *projections.Runner

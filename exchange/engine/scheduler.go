@@ -101,6 +101,12 @@ type Scheduler struct {
 	// time (domain.ValueFee). Nil: none.
 	FeeAssets func(exchange string) []string
 
+	// Sync, when set, is the cycle's account step for an exchange, after
+	// its reconciliation (AccountSync.Sync: new activity on the account
+	// read into the log, the balances checked); a failure is reported
+	// like the others and the strategies still run. Nil: no sync.
+	Sync func(ctx context.Context, exchange string) error
+
 	// Interval is how often Start's loop calls Cycle.
 	Interval time.Duration
 	// DefaultDelay applies to pairs without a DELAY parameter.
@@ -317,6 +323,13 @@ func (c *Scheduler) cycleExchange(ctx context.Context, name string, pairs []*due
 				c.fail(d.state, "reconcile", err)
 			}
 			return len(ready)
+		}
+	}
+	if c.Sync != nil {
+		if err := c.Sync(ctx, name); err != nil {
+			for _, d := range ready {
+				c.fail(d.state, "account sync", err)
+			}
 		}
 	}
 	balances, err := ex.Balances(ctx)

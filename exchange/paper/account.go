@@ -30,6 +30,17 @@ type Account struct {
 	nextID     int64
 	failPlace  int
 	failPlaced bool
+	// hidden are the fills (by Seq) that DelayFills keeps out of the
+	// lists until ReleaseFills; hideNext how many of the next fills join
+	// them.
+	hidden   map[uint64]bool
+	hideNext int
+	// failHistory: the history's calls answered before it fails
+	// (FailHistory; 0: none).
+	failHistory int
+	// opened is when the account was opened in this process (ms): its
+	// lists of fills start there (ListedFrom).
+	opened int64
 
 	settingsVersion int64 // Simulator.SettingsVersion when fee was set (guarded by Simulator.mu)
 }
@@ -60,6 +71,7 @@ func (s *Simulator) newAccount(name string, set ExchangeSettings) *Account {
 	// restarted simulator (its state is in memory) never reuses an id or
 	// a fill cursor recorded in the log before the restart.
 	a.fillBase = uint64(s.Clock.Now().UnixMilli()) * 1000
+	a.opened = s.Clock.Now().UnixMilli()
 	a.nextID = int64(a.fillBase)
 	if a.tickMs <= 0 {
 		a.tickMs = 1

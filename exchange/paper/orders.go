@@ -153,6 +153,13 @@ func (a *Account) nextFill(o *order, price, q, fee domain.Decimal, feeAsset stri
 		Pair: o.Pair, Side: o.Side, Price: price, Quantity: q, Fee: fee, FeeAsset: feeAsset,
 		Time: a.sim.Clock.Now().UnixMilli(),
 	})
+	if a.hideNext > 0 {
+		a.hideNext--
+		if a.hidden == nil {
+			a.hidden = map[uint64]bool{}
+		}
+		a.hidden[seq] = true
+	}
 }
 
 // matchResting fills the resting orders of m that the last price crossed,
@@ -235,7 +242,8 @@ func (a *Account) OpenOrders(ctx context.Context, pair string) ([]domain.Exchang
 	return out, nil
 }
 
-// FillsSince returns up to limit fills with Seq > since.
+// FillsSince returns up to limit fills with Seq > since (those DelayFills
+// holds back left out).
 func (a *Account) FillsSince(ctx context.Context, since uint64, limit int) ([]domain.Fill, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -248,6 +256,15 @@ func (a *Account) FillsSince(ctx context.Context, since uint64, limit int) ([]do
 		return nil, nil
 	}
 	out := a.fills[from:]
+	if len(a.hidden) > 0 {
+		listed := make([]domain.Fill, 0, len(out))
+		for _, f := range out {
+			if !a.hidden[f.Seq] {
+				listed = append(listed, f)
+			}
+		}
+		out = listed
+	}
 	if limit > 0 && len(out) > limit {
 		out = out[:limit]
 	}

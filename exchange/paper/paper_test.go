@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/eventstore"
 	"github.com/tradeledger/tradeledger/exchange/exchangetest"
 	"github.com/tradeledger/tradeledger/exchange/paper"
+	"github.com/tradeledger/tradeledger/projections"
 )
 
 var start = time.Date(2026, 3, 4, 5, 6, 0, 0, time.UTC)
@@ -336,4 +338,59 @@ func usdtUp(d domain.Decimal) string {
 // trim formats d without trailing zeros.
 func trim(d domain.Decimal) string {
 	return strings.TrimRight(strings.TrimRight(d.String(), "0"), ".")
+}
+
+// TestAccountReconciled: the account suite on a paper account, its
+// outside activity simulated (POST /api/v1/paper/activity's path).
+func TestAccountReconciled(t *testing.T) {
+	exchangetest.RunAccount(t, func(t *testing.T) exchangetest.AccountHarness {
+		clock := domain.NewManualClock(start)
+		var sim *paper.Simulator
+		dec := domain.MustDecimal
+		simulate := func(t *testing.T, env *exchangetest.AccountEnv, p domain.PaperActivity) {
+			t.Helper()
+			p.Exchange = "binance"
+			_, err := eventstore.Run(context.Background(), eventstore.NewCommands(env.Store, env.Runner), eventstore.Command[struct{}]{
+				Stream: domain.PaperStream("binance"), Load: eventstore.NoState,
+				Decide: func(struct{}) ([]domain.Event, error) { return sim.DecideActivity(clock, p) },
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		return exchangetest.AccountHarness{
+			Exchange: func() domain.Exchange {
+				sim = paper.NewSimulator(clock) // a new process: its state from the log
+				x, err := sim.Exchange("binance")
+				if err != nil {
+					t.Fatal(err)
+				}
+				return x
+			},
+			Projections: func() []projections.Projection { return []projections.Projection{sim} },
+			Before:      func() { _ = sim.SetPrice("binance", "USDT-BTC", dec("60000")) },
+			Pair:        "USDT-BTC", Amount: dec("0.01"), Clock: clock,
+			Outside: exchangetest.Outside{
+				HandTrade: func(t *testing.T, env *exchangetest.AccountEnv) {
+					simulate(t, env, domain.PaperActivity{Kind: domain.PaperTrade, Pair: "USDT-ETH", Side: domain.Buy, Amount: dec("0.1"), Price: dec("3000"), Fee: dec("0.3")})
+				},
+				Deposit: func(t *testing.T, env *exchangetest.AccountEnv) {
+					simulate(t, env, domain.PaperActivity{Kind: domain.PaperDeposit, Asset: "SOL", Amount: dec("12.5")})
+				},
+				Withdraw: func(t *testing.T, env *exchangetest.AccountEnv) {
+					simulate(t, env, domain.PaperActivity{Kind: domain.PaperWithdrawal, Asset: "USDT", Amount: dec("250"), Fee: dec("1")})
+				},
+				Dust: func(t *testing.T, env *exchangetest.AccountEnv) {
+					simulate(t, env, domain.PaperActivity{Kind: domain.PaperConversion, Asset: "ETH", Amount: dec("0.0009"), ToAsset: "BNB", ToAmount: dec("0.000441"), Fee: dec("0.000009")})
+				},
+				Drift: func(t *testing.T, env *exchangetest.AccountEnv) (string, domain.Decimal) {
+					simulate(t, env, domain.PaperActivity{Kind: domain.PaperDrift, Asset: "USDC", Amount: dec("-3.5")})
+					return "USDC", dec("-3.5")
+				},
+				DelayFills:       func(t *testing.T, n int) { _ = sim.DelayFills("binance", n) },
+				ReleaseFills:     func(t *testing.T) { _ = sim.ReleaseFills("binance") },
+				FailHistoryAfter: func(t *testing.T, n int) { _ = sim.FailHistory("binance", n) },
+			},
+		}
+	})
 }

@@ -3,6 +3,7 @@ package paper
 import (
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/tradeledger/tradeledger/domain"
 )
@@ -27,6 +28,9 @@ type restoreState struct {
 	deltas map[string]map[string]domain.Decimal // exchange → asset → Σ fills
 	maxSeq map[string]uint64                    // exchange → last paper fill Seq
 	maxID  map[string]int64                     // exchange → highest paper order id
+	// history is each exchange's simulated activity but drifts
+	// (activity.go), in log order: what its account lists.
+	history map[string][]simActivity
 	// free holds orders that left orders (finished, or of an exchange in
 	// use), for the next order streams: a replay's orders open and finish
 	// one after the other, so a few are reused instead of one allocated
@@ -61,9 +65,15 @@ func (r *restoreState) recycle(o *domain.Order) {
 // Name implements the projection contract (projections.Projection).
 func (s *Simulator) Name() string { return "paper" }
 
-// Apply folds order events (restore.go's comment says into what).
+// Apply folds order events (restore.go's comment says into what) and
+// the activity simulated on each exchange (activity.go).
 func (s *Simulator) Apply(e *domain.Event) error {
 	if _, ok := domain.OrderStreamID(e.Stream); !ok {
+		if e.Type == domain.TypePaperActivity && strings.HasPrefix(e.Stream, "paper-") {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			return s.applyActivity(e)
+		}
 		return nil
 	}
 	s.mu.Lock()
@@ -117,7 +127,7 @@ func (s *Simulator) restoreState() *restoreState {
 
 func newRestoreState() *restoreState {
 	return &restoreState{orders: domain.NewStreamMap[*domain.Order](), deltas: map[string]map[string]domain.Decimal{},
-		maxSeq: map[string]uint64{}, maxID: map[string]int64{}}
+		maxSeq: map[string]uint64{}, maxID: map[string]int64{}, history: map[string][]simActivity{}}
 }
 
 // parseID is strconv.ParseInt(s, 10, 64) without the error's allocation

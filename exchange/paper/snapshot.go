@@ -9,7 +9,7 @@ import (
 )
 
 // SnapshotVersion implements projections.Snapshotter.
-func (s *Simulator) SnapshotVersion() uint32 { return 1 }
+func (s *Simulator) SnapshotVersion() uint32 { return 2 }
 
 // Freeze implements projections.Snapshotter: the fold of the log a
 // simulated exchange starts from (restore.go), not the accounts in use,
@@ -18,12 +18,13 @@ func (s *Simulator) SnapshotVersion() uint32 { return 1 }
 func (s *Simulator) Freeze() func(*snap.Encoder) {
 	s.mu.Lock()
 	var (
-		ids    []int64
-		orders = map[int64]domain.Order{}
-		deltas = map[string]map[string]domain.Decimal{}
-		maxSeq map[string]uint64
-		maxID  map[string]int64
-		made   = s.restore != nil
+		ids     []int64
+		orders  = map[int64]domain.Order{}
+		deltas  = map[string]map[string]domain.Decimal{}
+		maxSeq  map[string]uint64
+		maxID   map[string]int64
+		history = map[string][]simActivity{}
+		made    = s.restore != nil
 	)
 	if r := s.restore; r != nil {
 		r.orders.Each(func(id int64, _ string, o *domain.Order) {
@@ -36,6 +37,9 @@ func (s *Simulator) Freeze() func(*snap.Encoder) {
 			deltas[x] = maps.Clone(d)
 		}
 		maxSeq, maxID = maps.Clone(r.maxSeq), maps.Clone(r.maxID)
+		for x, h := range r.history {
+			history[x] = slices.Clone(h) // appended to, never changed in place
+		}
 	}
 	s.mu.Unlock()
 	slices.Sort(ids)
@@ -54,7 +58,42 @@ func (s *Simulator) Freeze() func(*snap.Encoder) {
 			e.Text(x)
 			e.Varint(maxID[x])
 		}
+		snap.TextMap(e, history, func(h []simActivity) {
+			e.Len(len(h))
+			for _, a := range h {
+				encodeActivity(e, &a)
+			}
+		})
 	}
+}
+
+// encodeActivity writes one simulated activity field by field.
+func encodeActivity(e *snap.Encoder, a *simActivity) {
+	e.Text(a.id)
+	e.Varint(a.time)
+	p := &a.p
+	e.Text(p.Exchange)
+	e.Text(p.Kind)
+	e.Text(p.Asset)
+	e.Decimal(p.Amount)
+	e.Decimal(p.Fee)
+	e.Text(p.Pair)
+	e.Text(string(p.Side))
+	e.Decimal(p.Price)
+	e.Text(p.ToAsset)
+	e.Decimal(p.ToAmount)
+}
+
+// decodeActivity reads what encodeActivity wrote.
+func decodeActivity(d *snap.Decoder) simActivity {
+	a := simActivity{id: d.Text(), time: d.Varint()}
+	p := &a.p
+	p.Exchange, p.Kind, p.Asset = d.Text(), d.Text(), d.Text()
+	p.Amount, p.Fee = d.Decimal(), d.Decimal()
+	p.Pair, p.Side = d.Text(), domain.Side(d.Text())
+	p.Price = d.Decimal()
+	p.ToAsset, p.ToAmount = d.Text(), d.Decimal()
+	return a
 }
 
 // Load implements projections.Snapshotter.
@@ -83,6 +122,15 @@ func (s *Simulator) Load(d *snap.Decoder) (func(), error) {
 	for range d.Len(2) {
 		x := d.Text()
 		r.maxID[x] = d.Varint()
+	}
+	for range d.Len(2) {
+		x := d.Text()
+		n := d.Len(12)
+		h := make([]simActivity, 0, n)
+		for range n {
+			h = append(h, decodeActivity(d))
+		}
+		r.history[x] = h
 	}
 	if err := d.Err(); err != nil {
 		return nil, err

@@ -18,6 +18,7 @@ const pages = {
   orders: { label: 'Orders', load: () => import('./orders.js'), asOf: 'orders placed by then, as they stood then' },
   balances: { label: 'Balances', load: () => import('./balances.js'), asOf: 'balances as the exchanges last reported them by then' },
   reports: { label: 'Reports', load: () => import('./reports.js'), asOf: 'the books as they stood then' },
+  reconcile: { label: 'Reconciliation', load: () => import('./reconcile.js'), asOf: 'the accounts as the log held them then' },
   settings: { label: 'Settings', load: () => import('./settings.js') },
   files: { label: 'Files', load: () => import('./files.js') },
   audit: { label: 'Audit', load: () => import('./audit.js') },

@@ -37,6 +37,10 @@ var kinds = map[string]string{
 	domain.TypeCheckpointSigned: "checkpoints",
 	// An exchange number the ledger cannot hold: the order's pair paused.
 	domain.TypeOrderNeedsAttention: "attention",
+	// An account's balance differs from the one the ledger implies, and
+	// when it agrees again.
+	domain.TypeBalanceDiscrepancy:        "discrepancies",
+	domain.TypeBalanceDiscrepancyCleared: "discrepancies",
 	// A witness refused a checkpoint as inconsistent with what it
 	// cosigned: the log forked, was rewritten or cut under its key.
 	domain.TypeWitnessRefused: "witnessRefusals",
@@ -59,7 +63,7 @@ type Target struct {
 	URL string
 	// Kinds are the event kinds sent ("fills", "rejections", "start",
 	// "stop", "failedLogins", "checkpoints", "verifyFailures", "attention",
-	// "witnessRefusals");
+	// "discrepancies", "witnessRefusals");
 	// empty means all.
 	Kinds []string
 	// Key signs the body (empty: no signature header).

@@ -41,6 +41,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -87,6 +88,9 @@ type Server struct {
 	URL      string
 	Key      string
 	SecretB4 string // the API secret, base64 as Kraken issues it
+	// Clock, when set, is the clock of the account's times (orders,
+	// trades, transfers, the ledger); nil: the real one.
+	Clock func() time.Time
 
 	srv *httptest.Server
 	mk  Market
@@ -108,6 +112,12 @@ type Server struct {
 	hold1      chan struct{} // closed to release a held request
 	reached    chan struct{}
 	nextText   map[string]string // TradeText
+	// The account's history beside its orders (account.go).
+	deposits, withdrawals []*transfer
+	ledger                []*ledgerEntry
+	hideNext              int
+	hidden                map[string]bool
+	failAfter             int
 }
 
 // TradeText makes the next trade's field in TradesHistory ("price", "vol",
@@ -417,7 +427,7 @@ func (s *Server) private(w http.ResponseWriter, r *http.Request, name string, fo
 			return
 		}
 		s.release(o)
-		o.status, o.closetm = "canceled", now()
+		o.status, o.closetm = "canceled", s.now()
 		ok(w, map[string]any{"count": 1, "pending": false})
 	case "QueryOrders":
 		out := map[string]any{}
@@ -449,11 +459,18 @@ func (s *Server) private(w http.ResponseWriter, r *http.Request, name string, fo
 			ok(w, map[string]any{"closed": out, "count": len(out)})
 		}
 	case "TradesHistory":
+		if s.historyFault(w) {
+			return
+		}
 		ofs, _ := strconv.Atoi(form.Get("ofs"))
 		start, _ := strconv.ParseFloat(form.Get("start"), 64)
+		end, err := strconv.ParseFloat(form.Get("end"), 64)
+		if err != nil {
+			end = math.Inf(1)
+		}
 		var sel []*trade
 		for i := len(s.trades) - 1; i >= 0; i-- { // newest first
-			if t := s.trades[i]; t.time > start {
+			if t := s.trades[i]; t.time > start && t.time <= end && !s.hidden[t.id] {
 				sel = append(sel, t)
 			}
 		}
@@ -478,12 +495,26 @@ func (s *Server) private(w http.ResponseWriter, r *http.Request, name string, fo
 			out[t.id] = tj
 		}
 		ok(w, map[string]any{"trades": out, "count": count})
+	case "DepositStatus", "WithdrawStatus":
+		s.transferStatus(w, name, form)
+	case "Ledgers":
+		s.ledgers(w, form)
 	default:
 		fail(w, "EGeneral:Unknown method")
 	}
 }
 
-func now() float64 { return float64(time.Now().UnixMicro()/100) / 10_000 }
+// now is the fixture's time in seconds with four decimals, as Kraken
+// writes its times.
+func (s *Server) now() float64 { return float64(s.clock().UnixMicro()/100) / 10_000 }
+
+// clock is the fixture's clock: Clock, else the real one.
+func (s *Server) clock() time.Time {
+	if s.Clock != nil {
+		return s.Clock()
+	}
+	return time.Now()
+}
 
 // find returns the order with the txid or the client order id.
 func (s *Server) find(id string) *order {
@@ -555,7 +586,7 @@ func (s *Server) addOrder(w http.ResponseWriter, r *http.Request, form url.Value
 		return
 	}
 	s.seq++
-	o := &order{txid: fmt.Sprintf("O%05d-FIXTR-%06d", s.seq, s.seq), clOrdID: cl, side: side, kind: kind, price: price, vol: vol, status: "open", opentm: now()}
+	o := &order{txid: fmt.Sprintf("O%05d-FIXTR-%06d", s.seq, s.seq), clOrdID: cl, side: side, kind: kind, price: price, vol: vol, status: "open", opentm: s.now()}
 	s.orders[o.txid] = o
 	s.order = append(s.order, o.txid)
 	if kind == "market" {
@@ -611,7 +642,7 @@ func (s *Server) execute(o *order, price, qty domain.Decimal, resting bool) {
 		s.balance[b] = s.balance[b].Sub(qty)
 		s.balance[q] = s.balance[q].Add(cost).Sub(fee)
 	}
-	ms := time.Now().UnixMilli()
+	ms := s.clock().UnixMilli()
 	if ms <= s.lastTrade {
 		ms = s.lastTrade + 1
 	}
@@ -621,6 +652,7 @@ func (s *Server) execute(o *order, price, qty domain.Decimal, resting bool) {
 		price: price, vol: qty, cost: cost, fee: fee, time: float64(ms) / 1000, text: s.nextText}
 	s.nextText = nil
 	s.trades = append(s.trades, t)
+	s.hideTrade(t.id)
 	o.trades = append(o.trades, t.id)
 	o.volExec, o.cost, o.fee = o.volExec.Add(qty), o.cost.Add(cost), o.fee.Add(fee)
 	if o.volExec == o.vol {

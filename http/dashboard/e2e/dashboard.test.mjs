@@ -1328,3 +1328,60 @@ test('issue 28: fees in BNB show with their units on the pair\'s trades, and a f
     await srv.stop();
   }
 });
+
+test('issue 38: the Reconciliation page shows each account per asset, what matched, what differs and since when', async () => {
+  // A server of its own whose core reads the account every second.
+  const srv = await startServer({ args: ['--sync-interval', '1s'] });
+  try {
+    const call = await apiClient(srv.url, srv.wallet);
+    await call('POST', '/config/pair/add', { exchange: 'binance', pair: 'USDT-BTC', settings: { strategy: 'manual', DELAY: 1 } });
+    await call('POST', '/system/start');
+    await untilCycling(call, 'binance/USDT-BTC');
+    // The account is opened (its balances stated) by the core's first sync.
+    for (let i = 0; ; i++) {
+      const { accounts } = await call('GET', '/reconciliation/accounts');
+      if (accounts.some((a) => a.exchange === 'binance')) break;
+      if (i > 200) throw new Error('the core never opened the account');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await new Promise((r) => setTimeout(r, 20));
+    await call('POST', '/paper/activity', { exchange: 'binance', kind: 'deposit', asset: 'SOL', amount: '1.5' });
+    await call('POST', '/paper/activity', { exchange: 'binance', kind: 'withdrawal', asset: 'USDC', amount: '100', fee: '1' });
+    await call('POST', '/paper/activity', { exchange: 'binance', kind: 'drift', asset: 'XRP', amount: '7.25' });
+    await call('POST', '/paper/activity', { exchange: 'binance', kind: 'trade', pair: 'USDT-BTC', side: 'buy', amount: '0.001', price: '50000', fee: '0.05' });
+
+    const page = await loggedIn({}, srv);
+    await go(page, 'reconcile', srv);
+    await page.click('#reconcile-binance');
+    await page.waitForSelector('#result-binance .reconciled');
+    assert.equal(await page.getAttribute('#result-binance .reconciled', 'data-status'), 'discrepancy');
+    const row = (asset) => `#result-binance tr[data-asset="${asset}"]`;
+    assert.equal(await page.getAttribute(row('XRP'), 'data-differs'), 'yes');
+    assert.match(await text(page, `${row('XRP')} [data-col="difference"]`), /^\+7\.25/);
+    for (const asset of ['SOL', 'USDC', 'USDT', 'BTC']) {
+      assert.equal(await page.getAttribute(row(asset), 'data-differs'), 'no', `${asset} matches`);
+    }
+    assert.match(await text(page, '#result-binance [data-col="activity"]'), /1 deposits, 1 withdrawals/);
+    assert.match(await text(page, '#result-binance [data-col="activity"]'), /\(1 not placed by this service\)/);
+    // The account's activity as the log holds it: the trade by hand marked external.
+    const hand = 'table.account-activity[data-exchange="binance"] tr[data-kind="trade"]';
+    await page.waitForSelector(hand);
+    assert.equal(await page.getAttribute(hand, 'data-external'), 'yes');
+    assert.match(await text(page, `${hand} td[data-label="Kind"]`), /external/);
+    assert.match(await text(page, `${hand} [data-col="what"]`), /buy .*BTC \(USDT-BTC\) at .*USDT/);
+    assert.match(await text(page, 'table.account-activity[data-exchange="binance"] tr[data-kind="withdrawal"] [data-col="what"]'), /network fee/);
+    // The core's checks see the difference twice and record it: since when.
+    await page.waitForSelector('section[data-exchange="binance"] table.reconcile:not(#result-binance *) tr[data-asset="XRP"] [data-col="since"]:not(:empty)', { timeout: 30000 });
+    assert.equal(await page.getAttribute('section.account[data-exchange="binance"]', 'data-status'), 'discrepancy');
+    await screenshot(page, 'reconciliation');
+    // The difference goes: cleared, and the page says everything matches.
+    await call('POST', '/paper/activity', { exchange: 'binance', kind: 'drift', asset: 'XRP', amount: '-7.25' });
+    await page.waitForSelector('section.account[data-exchange="binance"][data-status="ok"]', { timeout: 30000 });
+    await page.click('#reconcile-binance');
+    await page.waitForSelector('#result-binance .reconciled[data-status="ok"]');
+    assert.deepEqual(page.problems, []);
+    await page.context().close();
+  } finally {
+    await srv.stop();
+  }
+});

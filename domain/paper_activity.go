@@ -1,0 +1,210 @@
+package domain
+
+import "strings"
+
+// Activity on a paper account that did not come from this service (POST
+// /api/v1/paper/activity): what a person or another bot would do on a real
+// exchange account — a deposit, a withdrawal, a trade by hand, a
+// conversion —, or a drift (a balance changed with no history behind it,
+// what an unexplained difference looks like). It is the paper exchange's
+// own record, in its own stream (PaperStream), not a fact of the account:
+// the simulator applies it to the paper account (and again when its state
+// is rebuilt from the log), and the service learns of it only as it would
+// on a real exchange, through the account's sync.
+
+// PaperStream is the stream of the activity simulated on one paper
+// exchange.
+func PaperStream(exchange string) string { return "paper-" + exchange }
+
+// TypePaperActivity is the event of one simulated activity.
+const TypePaperActivity = "PaperActivity"
+
+// Kinds of simulated activity.
+const (
+	PaperDeposit    = "deposit"
+	PaperWithdrawal = "withdrawal"
+	PaperTrade      = "trade"
+	PaperDrift      = "drift"
+	PaperConversion = "conversion"
+)
+
+// PaperActivity is one simulated activity on a paper exchange. By kind:
+//   - deposit: Amount of Asset arrives;
+//   - withdrawal: Amount of Asset leaves, and the network Fee with it;
+//   - trade: a trade of Amount (base) of Pair at Price on Side, its Fee in
+//     Asset (the quote when empty);
+//   - conversion: Amount of Asset becomes ToAmount of ToAsset (Fee, in
+//     ToAsset, is shown and already out of ToAmount);
+//   - drift: Asset's balance moves by Amount (either sign), and nothing on
+//     the exchange says why.
+type PaperActivity struct {
+	Exchange string  `json:"exchange"`
+	Kind     string  `json:"kind"`
+	Asset    string  `json:"asset,omitempty"`
+	Amount   Decimal `json:"amount"`
+	Fee      Decimal `json:"fee,omitzero"`
+	Pair     string  `json:"pair,omitempty"`
+	Side     Side    `json:"side,omitempty"`
+	Price    Decimal `json:"price,omitzero"`
+	ToAsset  string  `json:"toAsset,omitempty"`
+	ToAmount Decimal `json:"toAmount,omitzero"`
+}
+
+// PaperActivityRequest is a simulated activity as the API receives it:
+// amounts as decimal strings.
+type PaperActivityRequest struct {
+	Exchange, Kind, Asset, Amount, Fee, Pair, Side, Price, ToAsset, ToAmount string
+}
+
+// Parse checks the request for its kind and returns the activity, or
+// EINVALID naming the field (the API's: exchange, kind, asset, amount,
+// fee, pair, side, price, toAsset, toAmount).
+func (r PaperActivityRequest) Parse() (PaperActivity, error) {
+	p := PaperActivity{Exchange: r.Exchange, Kind: r.Kind, Asset: strings.ToUpper(r.Asset), Pair: r.Pair, Side: Side(r.Side), ToAsset: strings.ToUpper(r.ToAsset)}
+	if err := ValidateExchangeName(r.Exchange); err != nil {
+		return p, Errorf(EINVALID, "field \"exchange\": %s", ErrorMessage(err))
+	}
+	num := func(field, s string, need bool) (Decimal, error) {
+		if s == "" {
+			if need {
+				return Zero, Errorf(EINVALID, "field %q is required for a %s", field, r.Kind)
+			}
+			return Zero, nil
+		}
+		d, err := ParseDecimal(s)
+		if err != nil {
+			return Zero, Errorf(EINVALID, "field %q: %s", field, ErrorMessage(err))
+		}
+		return d, nil
+	}
+	asset := func(field, s string) error {
+		if s == "" || len(s) > MaxPairLen || !alnum(s) {
+			return Errorf(EINVALID, "field %q must be an asset symbol (letters and digits, e.g. BTC)", field)
+		}
+		return nil
+	}
+	var err error
+	if p.Fee, err = num("fee", r.Fee, false); err != nil {
+		return p, err
+	}
+	if p.Fee.IsNeg() {
+		return p, Errorf(EINVALID, "field \"fee\" must not be negative")
+	}
+	switch r.Kind {
+	case PaperDeposit, PaperWithdrawal, PaperDrift, PaperConversion:
+		if err := asset("asset", p.Asset); err != nil {
+			return p, err
+		}
+		if p.Amount, err = num("amount", r.Amount, true); err != nil {
+			return p, err
+		}
+		if r.Kind == PaperDrift {
+			if p.Amount.IsZero() {
+				return p, Errorf(EINVALID, "field \"amount\" of a drift must not be zero")
+			}
+		} else if !p.Amount.IsPos() {
+			return p, Errorf(EINVALID, "field \"amount\" must be positive")
+		}
+		if r.Kind == PaperDeposit && !p.Fee.IsZero() {
+			return p, Errorf(EINVALID, "field \"fee\": a deposit has no fee on the exchange")
+		}
+		if r.Kind == PaperConversion {
+			if err := asset("toAsset", p.ToAsset); err != nil {
+				return p, err
+			}
+			if p.ToAsset == p.Asset {
+				return p, Errorf(EINVALID, "field \"toAsset\" must differ from \"asset\"")
+			}
+			if p.ToAmount, err = num("toAmount", r.ToAmount, true); err != nil {
+				return p, err
+			}
+			if !p.ToAmount.IsPos() {
+				return p, Errorf(EINVALID, "field \"toAmount\" must be positive")
+			}
+		}
+	case PaperTrade:
+		if err := ValidatePair(r.Pair); err != nil {
+			return p, Errorf(EINVALID, "field \"pair\": %s", ErrorMessage(err))
+		}
+		if p.Side != Buy && p.Side != Sell {
+			return p, Errorf(EINVALID, "field \"side\" must be buy or sell")
+		}
+		if p.Amount, err = num("amount", r.Amount, true); err != nil {
+			return p, err
+		}
+		if !p.Amount.IsPos() {
+			return p, Errorf(EINVALID, "field \"amount\" must be positive")
+		}
+		if p.Price, err = num("price", r.Price, true); err != nil {
+			return p, err
+		}
+		if !p.Price.IsPos() {
+			return p, Errorf(EINVALID, "field \"price\" must be positive")
+		}
+		if _, ok := p.Price.CheckedMul(p.Amount); !ok {
+			return p, Errorf(EINVALID, "field \"amount\": amount × price is beyond the ledger's range")
+		}
+		if p.Asset != "" {
+			if err := asset("asset", p.Asset); err != nil {
+				return p, err
+			}
+		}
+	case "":
+		return p, Errorf(EINVALID, "field \"kind\" is required: deposit, withdrawal, trade, conversion or drift")
+	default:
+		return p, Errorf(EINVALID, "field \"kind\" must be deposit, withdrawal, trade, conversion or drift, not %.20q", r.Kind)
+	}
+	return p, nil
+}
+
+// FeeAsset is the asset a simulated trade's fee is charged in: Asset, or
+// the pair's quote.
+func (p *PaperActivity) FeeAsset() string {
+	if p.Asset != "" {
+		return p.Asset
+	}
+	quote, _, _ := SplitPair(p.Pair)
+	return quote
+}
+
+// Deltas returns what the activity moves on the paper account.
+func (p *PaperActivity) Deltas() []AssetDelta {
+	switch p.Kind {
+	case PaperDeposit, PaperDrift:
+		return []AssetDelta{{p.Asset, p.Amount}}
+	case PaperWithdrawal:
+		return []AssetDelta{{p.Asset, p.Amount.Add(p.Fee).Neg()}}
+	case PaperConversion:
+		return []AssetDelta{{p.Asset, p.Amount.Neg()}, {p.ToAsset, p.ToAmount}}
+	case PaperTrade:
+		return TradeDeltas(p.Pair, p.Side, p.Price, p.Amount, Zero, p.Fee, p.FeeAsset())
+	}
+	return nil
+}
+
+// DecidePaperActivity returns the PaperActivity event of p on a paper
+// account whose available balances available gives, or EINVALID as the
+// exchange would refuse it: funds that are not there (a withdrawal, a
+// trade, a conversion, a drift below zero), a pair the account does not
+// list (listed reports it).
+func DecidePaperActivity(clock Clock, p PaperActivity, available func(asset string) Decimal, listed func(pair string) bool) ([]Event, error) {
+	if p.Kind == PaperTrade && listed != nil && !listed(p.Pair) {
+		return nil, Errorf(EINVALID, "field \"pair\": %s is not listed on %s", p.Pair, p.Exchange)
+	}
+	need := map[string]Decimal{}
+	for _, d := range p.Deltas() {
+		need[d.Asset] = need[d.Asset].Add(d.Amount)
+	}
+	for _, d := range p.Deltas() {
+		if n := need[d.Asset]; n.IsNeg() {
+			if have := available(d.Asset); have.Add(n).IsNeg() {
+				field := "amount"
+				if p.Kind == PaperTrade && p.Side == Buy {
+					field = "price"
+				}
+				return nil, Errorf(EINVALID, "field %q: insufficient funds: %s %s needs %s, %s available", field, p.Kind, d.Asset, n.Neg(), have)
+			}
+		}
+	}
+	return []Event{NewEvent(clock, TypePaperActivity, p)}, nil
+}
