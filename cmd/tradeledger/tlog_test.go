@@ -54,14 +54,16 @@ func startTlogMainWith(t *testing.T, dir string, logger *zap.Logger, configure f
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Close() })
-	// The tree is built in the background: /readyz says when it is done.
+	// The tree is built and the store's integrity checked in the
+	// background: /readyz says when both are done.
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		status, body := serveGet(t, m, "/readyz", "")
 		if status == 200 {
 			break
 		}
-		if !strings.Contains(body, "Merkle tree") || time.Now().After(deadline) {
+		starting := strings.Contains(body, "Merkle tree") || strings.Contains(body, "integrity check is running")
+		if !starting || time.Now().After(deadline) {
 			t.Fatalf("readyz = %d %s", status, body)
 		}
 		time.Sleep(5 * time.Millisecond)
