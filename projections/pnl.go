@@ -32,7 +32,7 @@ func (l *Ledger) applyConfig(e *domain.Event) error {
 		l.conv.setReporting(c.Reporting)
 		l.booksM = c.Method
 		l.conv.FeeMaxAge(c.FeeRateMaxAge) // fees in third assets valued again under a new bound
-		l.conv.Targets("")                 // a new reporting currency: the pairs converted into it are folded again
+		l.conv.Targets("")                // a new reporting currency: the pairs converted into it are folded again
 		l.strat = map[string]string{}
 		for _, p := range c.Strategies {
 			l.strat[domain.PairKey(p.Exchange, p.Pair)] = p.Strategy

@@ -138,7 +138,6 @@ type hourRow struct {
 	Position uint64
 }
 
-
 // shiftOf returns the offset (seconds east of UTC) of shift index i.
 func shiftOf(i int) int64 { return int64(minShift + i*shiftStep) }
 

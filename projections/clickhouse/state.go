@@ -27,9 +27,9 @@ type state struct {
 	method   domain.PnlMethod
 	orders   map[int64]*order
 	books    map[pairKey]*book
-	list     []*book          // the books in the order they were made
-	pnlOrder map[int64]*book  // order id → its pair's book, for every order requested
-	sells    map[int64]bool   // order id → a sell
+	list     []*book         // the books in the order they were made
+	pnlOrder map[int64]*book // order id → its pair's book, for every order requested
+	sells    map[int64]bool  // order id → a sell
 	open     map[int64]*openOrder
 	strat    map[pairKey]string
 	snaps    map[string]uint64 // exchange → snapshots so far
@@ -158,7 +158,7 @@ func (st *state) applyConfig(e *domain.Event, b *batch) error {
 		}
 		st.folds.Rates.SetReporting(c.Reporting)
 		st.folds.FeeMaxAge(c.FeeRateMaxAge) // fees in third assets valued again under a new bound
-		st.folds.Targets("")                 // a new reporting currency: the books converted into it are folded again
+		st.folds.Targets("")                // a new reporting currency: the books converted into it are folded again
 		st.reporting(e.Position, b)
 		next := map[pairKey]string{}
 		for _, p := range c.Strategies {
