@@ -344,13 +344,13 @@ func (l *Ledger) applyFill(id, t int64, pos uint64, f *domain.OrderFilled) error
 		if !isOpen {
 			o = fold.OrderBefore(b.journal(l), id, ff.Key)
 		}
+		b.recs.push(rec) // first: the fill's price is a rate of its own time (LatestFill)
 		r := b.fold.Next(&ff, &o, &l.conv.Rates)
 		if st, open := l.open[id]; open {
 			st.fold = o
 			l.open[id] = st
 		}
-		b.setDerived(&rec, &r)
-		b.recs.push(rec)
+		b.setDerived(b.recs.at(b.recs.len()-1), &r)
 		if r.Fee.Third {
 			b.addFee(t, pos, &r.Fee)
 			l.sawFeeAsset(b.exchange, r.Fee.Asset)

@@ -60,6 +60,15 @@ func (s *Series[C]) at(slot int64) int {
 	return i
 }
 
+// SlotIndex returns the index of slot in s, or -1 when s has none.
+func (s *Series[C]) SlotIndex(slot int64) int {
+	i := sort.Search(len(s.Slots), func(i int) bool { return s.Slots[i].Slot >= slot })
+	if i < len(s.Slots) && s.Slots[i].Slot == slot {
+		return i
+	}
+	return -1
+}
+
 // Add adds a fill to its slot and to the total.
 func (s *Series[C]) Add(f *PnlFill) {
 	i := s.at(SlotOf(f.T))

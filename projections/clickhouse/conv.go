@@ -86,11 +86,9 @@ func (st *state) emitConv(bk *book, to string, slot int64, pos uint64, b *batch)
 	}
 	cs := st.convOf(bk, to)
 	for part, s := range []*fold.Series[int64]{&cs.Conv, &cs.Unconv} {
-		for _, x := range s.Slots {
-			if x.Slot == slot {
-				k := convRowKey{to, uint8(part), bucketKey{bk.key, slot}}
-				b.conv[k] = convRow{k, x.PnlAgg, pos}
-			}
+		if i := s.SlotIndex(slot); i >= 0 {
+			k := convRowKey{to, uint8(part), bucketKey{bk.key, slot}}
+			b.conv[k] = convRow{k, s.Slots[i].PnlAgg, pos}
 		}
 	}
 }
@@ -112,8 +110,12 @@ func (st *state) settle(pos uint64, b *batch) {
 func (st *state) refold(bk *book, pos uint64, b *batch) {
 	targets := st.folds.Targets(bk.quote)
 	conv := make([]*fold.ConvSeries[int64], len(targets))
+	unconvBefore := make([][]int64, len(targets)) // a fill converted now leaves its slot of part 1: its row is written empty
 	for k, to := range targets {
 		conv[k] = st.convOf(bk, to)
+		for _, x := range conv[k].Unconv.Slots {
+			unconvBefore[k] = append(unconvBefore[k], x.Slot)
+		}
 	}
 	rb, moved := fold.Refold(&bk.fold, &bk.fills, &st.folds.Rates, &bk.series, targets, conv, func(i int, f *fold.Fill, r *fold.Result) {
 		bk.fills.Set(i, r.Out())
@@ -136,6 +138,16 @@ func (st *state) refold(bk *book, pos uint64, b *batch) {
 			st.emitConv(bk, to, slot, pos, b)
 		}
 		st.emitPrice(bk, slot*fold.SlotMs, pos, b)
+	}
+	if b != nil {
+		for k, to := range targets {
+			for _, slot := range unconvBefore[k] {
+				if slot >= rb.FromSlot && conv[k].Unconv.SlotIndex(slot) < 0 {
+					ck := convRowKey{to, 1, bucketKey{bk.key, slot}}
+					b.conv[ck] = convRow{ck, fold.PnlAgg[int64]{}, pos}
+				}
+			}
+		}
 	}
 	if bk.fold.UsesRates() {
 		st.folds.Valued(bk.index)

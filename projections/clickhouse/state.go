@@ -353,16 +353,6 @@ func (st *state) emitOrderPnl(bk *book, id int64, o *fold.Order, pos uint64, b *
 	b.orderPnl[id] = orderPnlRow{pairKey: bk.key, OrderID: id, FirstCloseMs: o.CloseT, Pnl: o.Pnl, Position: pos}
 }
 
-// slotIndex returns the index of bk's slot, or -1.
-func (bk *book) slotIndex(slot int64) int {
-	s := bk.series.Slots
-	i := sort.Search(len(s), func(i int) bool { return s[i].Slot >= slot })
-	if i < len(s) && s[i].Slot == slot {
-		return i
-	}
-	return -1
-}
-
 // emitSlot sets the hour of bk's slot (pnl_overview8's figures, summed
 // from its slots) and queues the rows of the slot: its aggregate, its hour
 // and its UTC day summed from its slots.
@@ -381,7 +371,7 @@ func (st *state) emitSlot(bk *book, slot int64, pos uint64, b *batch) {
 		return
 	}
 	b.hours[hourKey{bk, h}] = struct{}{}
-	if i := bk.slotIndex(slot); i >= 0 {
+	if i := bk.series.SlotIndex(slot); i >= 0 {
 		b.buckets[bucketKey{bk.key, slot}] = bucketRow{bucketKey: bucketKey{bk.key, slot}, PnlAgg: s[i].PnlAgg, Position: pos}
 	}
 	d := dailyRow{dailyKey: dailyKey{Exchange: bk.key.Exchange, Pair: bk.key.Pair, Day: domain.FloorDiv(slot, 96)}, Position: pos}
