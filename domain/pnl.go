@@ -146,6 +146,11 @@ func (l Lot) UnitCost() Decimal {
 // lot after it. (This is the order the earlier sorted-slice implementation
 // kept wherever its binary search was well defined; lots_test.go compares
 // the two on random sequences.) HIFO is the same with "higher" for "lower".
+// Why: in exact arithmetic a partly consumed lot's unit cost does not move,
+// and the older of two lots of equal price goes first; only the rounding
+// of its remaining cost to 12 decimals could move it past its equal, and
+// rounding dust must not decide which lot a sale uses (docs/api.md, "The
+// tie rule of a partly consumed lot").
 //
 // Average keeps the lots in arrival order: their quantities date a sell's
 // parts (oldest first) while its cost is the pool's, so that under every

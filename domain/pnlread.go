@@ -226,7 +226,7 @@ type Overview struct {
 	PerQuote    map[string]PnlTotal    `json:"perQuote,omitempty"`
 	Unconverted map[string]Unconverted `json:"unconverted,omitempty"`
 	// UnconvertedFees are the fees of the range's fills charged in a third
-	// asset that had no rate at their time (domain.ValueFee), per asset in
+	// asset that had no rate at their time (fold.ValueFee), per asset in
 	// that asset: they are in no figure above. Absent when there are none.
 	UnconvertedFees map[string]Number `json:"unconvertedFees,omitempty"`
 }

@@ -26,7 +26,7 @@ import (
 //	pair, type, id pair symbol, "buy"/"sell", order id
 //	rate, amount   fill price and quantity
 //	cost           rate × amount (gross value, as in state files)
-//	fees           the fill's fee valued in quote (domain.ValueFee: as is in
+//	fees           the fill's fee valued in quote (fold.ValueFee: as is in
 //	               quote, × rate in the base, at the rate of the fill's time
 //	               from the log in a third asset; 0 when unconverted)
 //	feeAsset, feeAmount   the fee as the exchange charged it

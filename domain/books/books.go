@@ -50,7 +50,7 @@ type Pair struct {
 }
 
 // Fee is a fill's fee as the exchange charged it and as valued in the
-// pair's quote currency (domain.ValueFee's rule): Asset and Amount as
+// pair's quote currency (fold.ValueFee's rule): Asset and Amount as
 // charged (Asset "" with a zero Amount when there was none), Quote its
 // value when Valued, Rate what one unit of Asset was worth in quote and
 // RateTime (ms) when that rate held; InBase a fee in the pair's base (a buy

@@ -266,7 +266,7 @@ func splitKey(k string) (quote, base string, err error) {
 // [from, to) and, with loc, its days (local date of the bucket's start);
 // where is an extra SQL condition. The bucket rows are read without FINAL
 // (a row written twice counts once: the latest position) and merged here
-// by domain.PnlAgg.Merge, the Ledger's own rule, in Decimals. On 18.16 this
+// by fold.PnlAgg.Merge, the Ledger's own rule, in Decimals. On 18.16 this
 // costs a third of FINAL with the aggregate functions in SQL, whose If and
 // tuple combinators dominate, and no sum is left to ClickHouse's types.
 func (r *Reader) rangeAggs(ctx context.Context, from, to int64, loc *time.Location, where string, args ...any) (map[string]*agg, map[string]*daySeries, error) {
