@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -291,6 +292,10 @@ func routeAnswers(t *testing.T, store domain.EventStore, ledger *projections.Led
 		for _, m := range []string{"lofo", "fifo", "hifo", "average"} {
 			do("GET", "reports/realized?method="+m+"&pageSize=1000", "")
 			do("GET", "reports/statement?method="+m, "")
+			for _, k := range keys { // the Overview and the Reports pages, for one method
+				do("POST", "pnl/overview?method="+m, `{"timezone":"UTC","keys":["`+k+`"]}`)
+				do("GET", "reports/realized?method="+m+"&currency=none&keys="+url.QueryEscape(k)+"&pageSize=0", "")
+			}
 		}
 		do("GET", "reports/realized?pageSize=1000&asOf="+asOf, "")
 		for _, f := range []string{"fills", "koinly", "realized"} {
@@ -346,6 +351,7 @@ func TestArrivalOrderGivesTheSameAnswers(t *testing.T) {
 			if want == nil {
 				want = got
 			}
+			overviewMatchesReports(t, name, got)
 			diffAnswers(t, name+" (replayed)", want, got)
 			diffAnswers(t, name+" (live)", want, gotLive)
 			store.Close()
@@ -368,6 +374,43 @@ func TestArrivalOrderGivesTheSameAnswers(t *testing.T) {
 				diffAnswers(t, name+" (clickhouse)", mem, routeAnswers(t, nil, ledgerOf(t, dir), r, mid, true))
 			}
 		}
+	}
+}
+
+// overviewMatchesReports checks that, for each method and pair, the
+// overview's realized pnl (the Overview page) is the realized report's
+// gain (the Reports page).
+func overviewMatchesReports(t *testing.T, name string, answers map[string]string) {
+	t.Helper()
+	n := 0
+	for route, body := range answers {
+		m, k, ok := strings.Cut(strings.TrimPrefix(route, "POST pnl/overview?method="), ` {"timezone":"UTC","keys":["`)
+		if !strings.HasPrefix(route, "POST pnl/overview?method=") || !ok {
+			continue
+		}
+		k = strings.TrimSuffix(k, `"]}`)
+		var o struct{ Total struct{ Pnl json.Number } }
+		var r struct {
+			Totals []struct{ Gain json.Number }
+		}
+		rep := answers["GET reports/realized?method="+m+"&currency=none&keys="+url.QueryEscape(k)+"&pageSize=0 "]
+		if err := json.Unmarshal([]byte(body), &o); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal([]byte(rep), &r); err != nil {
+			t.Fatalf("%s: %v", rep, err)
+		}
+		var gain domain.Decimal
+		for _, x := range r.Totals {
+			gain = gain.Add(domain.MustDecimal(string(x.Gain)))
+		}
+		if pnl := domain.MustDecimal(string(o.Total.Pnl)); pnl != gain {
+			t.Fatalf("%s: %s under %s: the overview's pnl %s, the realized report's gain %s", name, k, m, pnl, gain)
+		}
+		n++
+	}
+	if n != 4*5 {
+		t.Fatalf("%s: %d overviews checked against the reports, want 20", name, n)
 	}
 }
 
