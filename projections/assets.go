@@ -31,12 +31,15 @@ type pricePoint struct {
 
 // addPrice records the price of a fill at t (ms), just recorded among
 // the pair's records, as its slot's price when it is the slot's last fill
-// in trade-time order (a late fill before it in the slot changes nothing).
-func (b *pairBook) addPrice(t int64, price domain.Decimal) {
+// in trade-time order (a late fill before it in the slot changes nothing;
+// last says the fill is the pair's last record, the common case).
+func (b *pairBook) addPrice(t int64, price domain.Decimal, last bool) {
 	slot := domain.FloorDiv(t, BucketSeconds*1000)
-	end := (slot + 1) * BucketSeconds * 1000
-	if j := b.recs.search(func(r *orderRecord) bool { return r.time >= end }); j > 0 {
-		price = b.recs.get(b.recs.at(j - 1).rate) // the slot's last fill
+	if !last {
+		end := (slot + 1) * BucketSeconds * 1000
+		if j := b.recs.search(func(r *orderRecord) bool { return r.time >= end }); j > 0 {
+			price = b.recs.get(b.recs.at(j - 1).rate) // the slot's last fill
+		}
 	}
 	n := len(b.prices)
 	switch {

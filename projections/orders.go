@@ -371,7 +371,7 @@ func (l *Ledger) applyFill(id, t int64, pos uint64, f *domain.OrderFilled) error
 		}
 		l.conv.Late(int(bi), ff.Key)
 	}
-	b.addPrice(t, f.Price)
+	b.addPrice(t, f.Price, !late)
 	// The fill's price is a rate: the pairs whose figures depend on rates
 	// and went past its time are folded again from it.
 	l.conv.RatePoint(ff.Key, int(bi))
