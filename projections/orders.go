@@ -345,7 +345,8 @@ func (l *Ledger) applyFill(id, t int64, pos uint64, f *domain.OrderFilled) error
 			o = fold.OrderBefore(b.journal(l), id, ff.Key)
 		}
 		b.recs.push(rec) // first: the fill's price is a rate of its own time (LatestFill)
-		r := b.fold.Next(&ff, &o, &l.conv.Rates)
+		var r fold.Result
+		b.fold.Next(&ff, &o, &l.conv.Rates, &r)
 		if st, open := l.open[id]; open {
 			st.fold = o
 			l.open[id] = st

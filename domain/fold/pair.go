@@ -247,11 +247,12 @@ func (p *Pair) UsesRates() bool { return p.third > 0 }
 func (p *Pair) Marks() []Mark { return p.marks }
 
 // Next folds f, which comes after every fill folded (InOrder), with its
-// order's figures so far o (updated), valuing its fee with rates.
-func (p *Pair) Next(f *Fill, o *Order, rates *RateBook) Result {
+// order's figures so far o (updated), valuing its fee with rates, and sets
+// *r to what it derived.
+func (p *Pair) Next(f *Fill, o *Order, rates *RateBook, r *Result) {
 	p.mark(f)
 	wasClosed, before := o.Closed, int8(o.Pnl.Sign())
-	r := p.apply(f, o, rates)
+	p.apply(f, o, rates, r)
 	if r.Closing {
 		slot, sign, _ := o.count()
 		from := int8(2)
@@ -260,7 +261,6 @@ func (p *Pair) Next(f *Fill, o *Order, rates *RateBook) Result {
 		}
 		r.Unique = Move{Slot: slot, From: from, To: sign}
 	}
-	return r
 }
 
 // mark takes a restart point before f when f starts a new slot and enough
@@ -275,10 +275,10 @@ func (p *Pair) mark(f *Fill) {
 	p.since = 0
 }
 
-// apply folds f with its order's figures o (updated) and returns what it
-// derived.
-func (p *Pair) apply(f *Fill, o *Order, rates *RateBook) Result {
-	var r Result
+// apply folds f with its order's figures o (updated) and sets *r to what
+// it derived.
+func (p *Pair) apply(f *Fill, o *Order, rates *RateBook, r *Result) {
+	*r = Result{}
 	r.Fee = ValueFee(rates, f.Fee, f.FeeAsset, p.Quote, p.Base, f.Price, f.Key)
 	r.FillPnl = p.lots.ApplyFee(f.Side, f.Price, f.Qty, &r.Fee)
 	r.Net = r.Fee.Net(f.Side, r.Value)
@@ -301,7 +301,6 @@ func (p *Pair) apply(f *Fill, o *Order, rates *RateBook) Result {
 	out := r.Out()
 	o.add(f, &out)
 	r.AvgPrice = o.FilledCost.Div(o.Filled)
-	return r
 }
 
 // OrderBefore returns the figures of order over its fills in j before k
@@ -410,10 +409,11 @@ func (p *Pair) Refold(j Journal, rates *RateBook, emit func(i int, f *Fill, r *R
 		w.now = &o
 		rb.Orders[id] = w.now
 	}
+	var r Result
 	for i := i0; i < n; i++ {
 		f, _ := j.At(i)
 		p.mark(&f)
-		r := p.apply(&f, orders[f.Order].now, rates)
+		p.apply(&f, orders[f.Order].now, rates, &r)
 		emit(i, &f, &r)
 	}
 	p.dirty, p.from = false, Key{}

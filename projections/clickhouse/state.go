@@ -289,7 +289,8 @@ func (st *state) applyFill(id int64, e *domain.Event, f *domain.OrderFilled, b *
 		} else { // a fill of an order closed meanwhile: its figures from its fills
 			o = fold.OrderBefore(&bk.fills, id, ff.Key)
 		}
-		r := bk.fold.Next(&ff, &o, &st.folds.Rates)
+		var r fold.Result
+		bk.fold.Next(&ff, &o, &st.folds.Rates, &r)
 		if isOpen {
 			oo.fold = o
 		}
