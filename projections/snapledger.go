@@ -251,6 +251,8 @@ func decodePairBook(d *snap.Decoder, b *pairBook, method domain.PnlMethod) {
 	b.fold = *p
 	n := d.Len(recordWords * 8)
 	buf := make([]uint64, recordWords*recChunk)
+	var prev orderRecord
+	refs := 0 // the highest wide index a record names, +1
 	for done := 0; done < n && d.Err() == nil; {
 		m := min(recChunk, n-done)
 		w := buf[:recordWords*m]
@@ -262,27 +264,29 @@ func decodePairBook(d *snap.Decoder, b *pairBook, method domain.PnlMethod) {
 			chunk = make([]orderRecord, m, recChunk)
 		}
 		for i := range chunk {
-			x := w[recordWords*i:]
-			chunk[i] = orderRecord{time: int64(x[0]), posSide: x[1], id: int64(x[2]), rate: domain.Compact(x[3]),
+			x := w[recordWords*i : recordWords*i+recordWords]
+			r := &chunk[i]
+			*r = orderRecord{time: int64(x[0]), posSide: x[1], id: int64(x[2]), rate: domain.Compact(x[3]),
 				amount: domain.Compact(x[4]), fee: domain.Compact(x[5]), avgPrice: domain.Compact(x[6]),
 				position: domain.Compact(x[7]), cashFlow: domain.Compact(x[8]), invCost: domain.Compact(x[9]),
 				abp: domain.Compact(x[10]), pnl: domain.Compact(x[11]), unmatchedQt: domain.Compact(x[12])}
+			if done+i > 0 && !recLess(&prev, r) && d.Err() == nil {
+				d.Failf("pair %s: records out of (time, position) order at %d", b.key, done+i)
+			}
+			prev = *r
+			for _, v := range x[3:] {
+				if k, ok := domain.Compact(v).Ref(); ok {
+					refs = max(refs, k+1)
+				}
+			}
 		}
 		b.recs.chunks = append(b.recs.chunks, chunk)
 		done += m
 	}
 	b.recs.n = n
 	b.recs.wide = decodeDecimals(d)
-	for i := 0; i < n && d.Err() == nil; i++ {
-		r := b.recs.at(i)
-		if i > 0 && !recLess(b.recs.at(i-1), r) {
-			d.Failf("pair %s: records out of (time, position) order at %d", b.key, i)
-		}
-		for _, x := range []domain.Compact{r.rate, r.amount, r.fee, r.avgPrice, r.position, r.cashFlow, r.invCost, r.abp, r.pnl, r.unmatchedQt} {
-			if k, ok := x.Ref(); ok && (k < 0 || k >= len(b.recs.wide)) {
-				d.Failf("pair %s: record %d's amount %d of %d wide ones", b.key, i, k, len(b.recs.wide))
-			}
-		}
+	if refs > len(b.recs.wide) && d.Err() == nil {
+		d.Failf("pair %s: a record names wide amount %d of %d", b.key, refs-1, len(b.recs.wide))
 	}
 	b.series = decodeSeries(d)
 	for range d.Len(2) {
@@ -466,13 +470,16 @@ func encodeSeries(e *snap.Encoder, s *series) {
 
 func decodeSeries(d *snap.Decoder) series {
 	var s series
-	for range d.Len(30) {
-		x := fold.Slot[int32]{Slot: d.Varint(), Cum: d.Decimal()}
-		decodeAgg(d, &x.PnlAgg)
-		if n := len(s.Slots); n > 0 && s.Slots[n-1].Slot >= x.Slot && d.Err() == nil {
-			d.Failf("slots out of order: %d after %d", x.Slot, s.Slots[n-1].Slot)
+	if n := d.Len(30); n > 0 {
+		s.Slots = make([]fold.Slot[int32], n)
+		for i := range s.Slots {
+			x := &s.Slots[i]
+			x.Slot, x.Cum = d.Varint(), d.Decimal()
+			decodeAgg(d, &x.PnlAgg)
+			if i > 0 && s.Slots[i-1].Slot >= x.Slot && d.Err() == nil {
+				d.Failf("slots out of order: %d after %d", x.Slot, s.Slots[i-1].Slot)
+			}
 		}
-		s.Slots = append(s.Slots, x)
 	}
 	decodeAgg(d, &s.Total)
 	return s
@@ -493,16 +500,13 @@ func encodeAgg(e *snap.Encoder, a *agg) {
 }
 
 func decodeAgg(d *snap.Decoder, a *agg) {
-	for _, n := range []*int32{&a.Trades, &a.Buys, &a.Sells, &a.Wins, &a.Losses, &a.Evens, &a.Priced, &a.UBuys, &a.USells, &a.UWins, &a.ULosses} {
-		*n = int32(d.Varint())
-	}
-	for _, x := range []*domain.Decimal{&a.Pnl, &a.Profit, &a.Loss, &a.Fees, &a.CpWins, &a.CpLosses, &a.BuyValue, &a.SellValue,
-		&a.Volume, &a.Unmatched, &a.Invested, &a.Hero, &a.Fuck} {
-		*x = d.Decimal()
-	}
-	for _, t := range []*int64{&a.HeroT, &a.FuckT, &a.FirstT, &a.LastT} {
-		*t = d.Varint()
-	}
+	n := func() int32 { return int32(d.Varint()) }
+	a.Trades, a.Buys, a.Sells, a.Wins, a.Losses, a.Evens = n(), n(), n(), n(), n(), n()
+	a.Priced, a.UBuys, a.USells, a.UWins, a.ULosses = n(), n(), n(), n(), n()
+	a.Pnl, a.Profit, a.Loss, a.Fees, a.CpWins, a.CpLosses = d.Decimal(), d.Decimal(), d.Decimal(), d.Decimal(), d.Decimal(), d.Decimal()
+	a.BuyValue, a.SellValue, a.Volume, a.Unmatched, a.Invested = d.Decimal(), d.Decimal(), d.Decimal(), d.Decimal(), d.Decimal()
+	a.Hero, a.Fuck = d.Decimal(), d.Decimal()
+	a.HeroT, a.FuckT, a.FirstT, a.LastT = d.Varint(), d.Varint(), d.Varint(), d.Varint()
 }
 
 // encodeRates writes the rate book.
