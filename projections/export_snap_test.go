@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"reflect"
 
-	"github.com/tradeledger/tradeledger/domain/fold"
 	"github.com/tradeledger/tradeledger/domain/snap"
 )
 
@@ -63,16 +62,6 @@ func pairBytes(b *pairBook) []byte {
 	encodePairBook(e, b)
 	_ = e.Close()
 	return buf.Bytes()
-}
-
-// convByKey is the Ledger's converted series by pair key and currency
-// (the map's keys are pair books: pointers of one Ledger).
-func convByKey(l *Ledger) map[[2]string]fold.ConvSeries[int32] {
-	out := map[[2]string]fold.ConvSeries[int32]{}
-	for k, pc := range l.conv.pairs {
-		out[[2]string{k.b.key, k.to}] = *pc
-	}
-	return out
 }
 
 func targetsOf(l *Ledger) map[string][]string {
