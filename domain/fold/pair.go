@@ -32,7 +32,7 @@ func (k Key) Less(o Key) bool { return k.Time < o.Time || (k.Time == o.Time && k
 // are more values of this shape for the same fold.
 type Fill struct {
 	Key
-	Order    int64       // the order it fills: per-order figures group by it
+	Order    int64       // the order it fills: per-order figures group by it; 0: none (it counts as an order of its own)
 	Side     domain.Side // Buy acquires, Sell disposes
 	Price    domain.Decimal
 	Qty      domain.Decimal
@@ -152,6 +152,9 @@ type Journal interface {
 // the late fill, or four times the lots held, whichever is more.
 const MarkEvery = 1024
 
+// markEvery is MarkEvery, smaller in tests (to exercise restart points).
+var markEvery = MarkEvery
+
 // Pair is the fold of one pair's fills in trade-time order: its lots
 // (domain.Lots, by the method), position, cash flow and last price, and
 // the restart points a re-fold starts from.
@@ -267,7 +270,7 @@ func (p *Pair) Next(f *Fill, o *Order, rates *RateBook, r *Result) {
 // fills were folded since the last one.
 func (p *Pair) mark(f *Fill) {
 	p.since++
-	if !p.started || SlotOf(f.Time) == SlotOf(p.last.Time) || p.since < max(MarkEvery, 4*p.lots.Len()) {
+	if !p.started || SlotOf(f.Time) == SlotOf(p.last.Time) || p.since < max(markEvery, 4*p.lots.Len()) {
 		return
 	}
 	p.marks = append(p.marks, Mark{Key: f.Key, Lots: p.lots.Clone(), Position: p.position, CashFlow: p.cashFlow,
@@ -307,6 +310,9 @@ func (p *Pair) apply(f *Fill, o *Order, rates *RateBook, r *Result) {
 // (the zero Order when it has none there).
 func OrderBefore(j Journal, order int64, k Key) Order {
 	var o Order
+	if order == 0 {
+		return o
+	}
 	first, ok := j.FirstFill(order)
 	if !ok || first > k.Time {
 		return o
@@ -368,6 +374,7 @@ func (p *Pair) Refold(j Journal, rates *RateBook, emit func(i int, f *Fill, r *R
 		p.lots = m.Lots.Clone()
 		p.position, p.cashFlow, p.lastPrice, p.third = m.Position, m.CashFlow, m.LastPrice, m.Third
 		p.started, p.last = true, m.Key // its fill is in the mark's slot: not marked again
+		p.since = -1                     // and counts as the first since the mark, as it did
 		i0 = j.Search(m.Key)
 	}
 	rb := Rebuild{From: i0, Orders: map[int64]*Order{}}
@@ -383,6 +390,9 @@ func (p *Pair) Refold(j Journal, rates *RateBook, emit func(i int, f *Fill, r *R
 	needScan := false
 	for i := i0; i < n; i++ {
 		f, out := j.At(i)
+		if f.Order == 0 {
+			continue // of no order: an order of its own each
+		}
 		w := orders[f.Order]
 		if w == nil {
 			w = &walkOrder{}
@@ -413,7 +423,17 @@ func (p *Pair) Refold(j Journal, rates *RateBook, emit func(i int, f *Fill, r *R
 	for i := i0; i < n; i++ {
 		f, _ := j.At(i)
 		p.mark(&f)
-		p.apply(&f, orders[f.Order].now, rates, &r)
+		var o *Order
+		if w := orders[f.Order]; w != nil {
+			o = w.now
+		} else { // a fill of no order: counted once in its own slot (below)
+			o = &Order{}
+		}
+		p.apply(&f, o, rates, &r)
+		if f.Order == 0 && r.Closing {
+			slot, sign, _ := o.count()
+			rb.Moves = append(rb.Moves, Move{Slot: slot, From: 2, To: sign})
+		}
 		emit(i, &f, &r)
 	}
 	p.dirty, p.from = false, Key{}
