@@ -107,3 +107,50 @@ func BenchmarkLedgerLateFill(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkLedgerJitteredFills: one busy pair (20,000 buys of history,
+// then 3,000 more 100 ms apart), each second fill recorded before the one
+// it follows in trade time — the order concurrent placements can record
+// their fills in —, a read after each fill: what the jitter costs (the
+// late fill folds its pair again from the restart point before its
+// 15-minute slot). Reports ns and CPU ns per fill.
+func BenchmarkLedgerJitteredFills(b *testing.B) {
+	t0 := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
+	for range b.N {
+		l := NewLedger(domain.LOFO)
+		pos := uint64(1)
+		for i := 0; i < 20_000; i++ {
+			for _, e := range fillEvents(int64(i+1), "USDT-BTC", "buy", t0+int64(i)*100, pos) {
+				if err := l.Apply(&e); err != nil {
+					b.Fatal(err)
+				}
+			}
+			pos += 3
+		}
+		var evs [][]domain.Event
+		for i := 20_000; i < 23_000; i++ {
+			evs = append(evs, fillEvents(int64(i+1), "USDT-BTC", "buy", t0+int64(i)*100, 0))
+		}
+		for i := 0; i+1 < len(evs); i += 2 {
+			evs[i], evs[i+1] = evs[i+1], evs[i]
+		}
+		start, c0 := time.Now(), processCPUTime()
+		for _, order := range evs {
+			for k := range order {
+				e := order[k]
+				e.Position = pos
+				pos++
+				if err := l.Apply(&e); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if _, err := l.Total("binance/USDT-BTC"); err != nil {
+				b.Fatal(err)
+			}
+		}
+		el, cpu := time.Since(start), processCPUTime()-c0
+		b.ReportMetric(float64(el.Nanoseconds())/float64(len(evs)), "ns/fill")
+		b.ReportMetric(float64(cpu.Nanoseconds())/float64(len(evs)), "cpu-ns/fill")
+		b.ReportMetric(float64(l.refolds), "refolds")
+	}
+}

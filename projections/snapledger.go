@@ -19,7 +19,7 @@ import (
 //
 //	method, version, head, records, books' method
 //	pairs, each: exchange, pair; its fold (lots, position, cash flow, last
-//	  price, restart points); its records (13 words each, recordWords) and
+//	  price, its last slot's prefix; not its restart points, a cache); its records (13 words each, recordWords) and
 //	  their wide amounts; its slots; its slot prices; its fee assets and
 //	  third-asset fee valuations
 //	order index, first fills' index, open orders
@@ -332,7 +332,8 @@ func encodeKey(e *snap.Encoder, k fold.Key) {
 
 func decodeKey(d *snap.Decoder) fold.Key { return fold.Key{Time: d.Varint(), Pos: d.Uvarint()} }
 
-// encodePairFold writes a pair's fold.
+// encodePairFold writes a pair's fold (its restart points are a cache,
+// left out: fold.PairState).
 func encodePairFold(e *snap.Encoder, s *fold.PairState) {
 	e.Text(s.Quote)
 	e.Text(s.Base)
@@ -342,20 +343,11 @@ func encodePairFold(e *snap.Encoder, s *fold.PairState) {
 	e.Decimal(s.LastPrice)
 	encodeKey(e, s.Last)
 	e.Bool(s.Started)
-	e.Len(len(s.Marks))
-	for i := range s.Marks {
-		m := &s.Marks[i]
-		encodeKey(e, m.Key)
-		encodeLots(e, &m.Lots)
-		e.Decimal(m.Position)
-		e.Decimal(m.CashFlow)
-		e.Decimal(m.LastPrice)
-		e.Int(m.Third)
-	}
-	e.Int(s.Since)
 	e.Bool(s.Dirty)
 	encodeKey(e, s.From)
 	e.Int(s.Third)
+	e.Varint(s.Slot)
+	encodeAgg64(e, &s.Prefix)
 }
 
 func decodePairFold(d *snap.Decoder, s *fold.PairState) {
@@ -364,18 +356,36 @@ func decodePairFold(d *snap.Decoder, s *fold.PairState) {
 	s.Position, s.CashFlow, s.LastPrice = d.Decimal(), d.Decimal(), d.Decimal()
 	s.Last = decodeKey(d)
 	s.Started = d.Bool()
-	for range d.Len(8) {
-		var m fold.MarkState
-		m.Key = decodeKey(d)
-		decodeLots(d, &m.Lots)
-		m.Position, m.CashFlow, m.LastPrice = d.Decimal(), d.Decimal(), d.Decimal()
-		m.Third = d.Int()
-		s.Marks = append(s.Marks, m)
-	}
-	s.Since = d.Int()
 	s.Dirty = d.Bool()
 	s.From = decodeKey(d)
 	s.Third = d.Int()
+	s.Slot = d.Varint()
+	decodeAgg64(d, &s.Prefix)
+}
+
+// encodeAgg64 writes an aggregate of int64 counts (a slot's prefix) as
+// encodeAgg writes one of int32.
+func encodeAgg64(e *snap.Encoder, a *fold.PnlAgg[int64]) {
+	for _, n := range []int64{a.Trades, a.Buys, a.Sells, a.Wins, a.Losses, a.Evens, a.Priced, a.UBuys, a.USells, a.UWins, a.ULosses} {
+		e.Varint(n)
+	}
+	for _, x := range []domain.Decimal{a.Pnl, a.Profit, a.Loss, a.Fees, a.CpWins, a.CpLosses, a.BuyValue, a.SellValue,
+		a.Volume, a.Unmatched, a.Invested, a.Hero, a.Fuck} {
+		e.Decimal(x)
+	}
+	for _, t := range []int64{a.HeroT, a.FuckT, a.FirstT, a.LastT} {
+		e.Varint(t)
+	}
+}
+
+func decodeAgg64(d *snap.Decoder, a *fold.PnlAgg[int64]) {
+	n := d.Varint
+	a.Trades, a.Buys, a.Sells, a.Wins, a.Losses, a.Evens = n(), n(), n(), n(), n(), n()
+	a.Priced, a.UBuys, a.USells, a.UWins, a.ULosses = n(), n(), n(), n(), n()
+	a.Pnl, a.Profit, a.Loss, a.Fees, a.CpWins, a.CpLosses = d.Decimal(), d.Decimal(), d.Decimal(), d.Decimal(), d.Decimal(), d.Decimal()
+	a.BuyValue, a.SellValue, a.Volume, a.Unmatched, a.Invested = d.Decimal(), d.Decimal(), d.Decimal(), d.Decimal(), d.Decimal()
+	a.Hero, a.Fuck = d.Decimal(), d.Decimal()
+	a.HeroT, a.FuckT, a.FirstT, a.LastT = d.Varint(), d.Varint(), d.Varint(), d.Varint()
 }
 
 // encodeLots writes a pair's lots as domain.Lots keeps them.

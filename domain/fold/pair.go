@@ -74,7 +74,7 @@ type Result struct {
 	AvgPrice                         domain.Decimal // the order's Σ price×qty ÷ Σ qty up to this fill
 	First                            bool           // the order's first fill
 	Closing                          bool           // a sell that matched lots
-	Unique                           Move           // Next only: how the order's unique win/loss count moves
+	Unique                           Move           // how the order's unique win/loss count moves (Next's; a re-fold moves counts in its Rebuild)
 }
 
 // Out returns what the owner keeps of r.
@@ -149,8 +149,13 @@ type Journal interface {
 
 // MarkEvery is the least number of fills between two of a pair's restart
 // points (Pair): a re-fold goes back at most about that many fills before
-// the late fill, or four times the lots held, whichever is more.
+// the late fill, or a quarter of the lots held, whichever is more.
 const MarkEvery = 1024
+
+// maxMarks bounds the restart points a pair keeps: past it, every other
+// one of the older half goes, so that recent ones stay dense and older
+// ones thin out (their memory O(lots × log fills)).
+const maxMarks = 16
 
 // markEvery is MarkEvery, smaller in tests (to exercise restart points).
 var markEvery = MarkEvery
@@ -163,11 +168,17 @@ var markEvery = MarkEvery
 // (Next: O(1) but for the lots' own cost). A fill recorded late, before
 // some fill already folded, makes the pair dirty from its time (Late); the
 // owner then re-folds it (Refold), from the nearest restart point before
-// the first slot it changes, and rebuilds the aggregates of the slots from
-// that point on: events are never rewritten, only what was derived from
-// them. A restart point is taken at the first fill of a slot, once at
-// least MarkEvery fills, and four times the lots held, were folded since
-// the last one, so that keeping them costs O(1) per fill amortized.
+// it, and rebuilds the aggregates of the slots from that point on: events
+// are never rewritten, only what was derived from them. A restart point
+// is the pair's state before a fill, taken once at least MarkEvery fills,
+// and a quarter of the lots held, were folded since the last one (so that
+// keeping them costs a few lots' copy per fill, amortized), with the
+// aggregate of the fills of its slot before it (the slot's prefix), so
+// that a re-fold from it rebuilds its slot from that prefix: a fill
+// recorded a few fills late — concurrent placements — re-folds about the
+// distance to the last restart point. A pair whose figures convert into
+// other currencies takes them at the first fill of a slot only (its
+// figures in other currencies have no prefix).
 type Pair struct {
 	Quote, Base string
 	lots        domain.Lots
@@ -179,16 +190,22 @@ type Pair struct {
 	marks       []Mark
 	since       int // fills folded since the last mark
 	dirty       bool
-	from        Key // the earliest fill not folded, when dirty
-	third       int // fills whose fee is in a third asset: the pair's figures depend on rates
+	from        Key           // the earliest fill not folded, when dirty
+	third       int           // fills whose fee is in a third asset: the pair's figures depend on rates
+	slot        int64         // the slot of the last fill folded
+	prefix      PnlAgg[int64] // the aggregate of that slot's fills folded so far
+	converted   bool          // its figures convert into other currencies: marks at slot starts only (Pairs)
 }
 
-// Mark is a restart point: the pair's state before the fill at Key.
+// Mark is a restart point: the pair's state before the fill at Key, and
+// the aggregate of the fills of Key's slot before it (Prefix; none when
+// Key's fill is its slot's first).
 type Mark struct {
 	Key                           Key
 	Lots                          domain.Lots
 	Position, CashFlow, LastPrice domain.Decimal
 	Third                         int // fills before it whose fee is in a third asset
+	Prefix                        PnlAgg[int64]
 }
 
 // NewPair returns the empty fold of pair quote-base, matching lots by m.
@@ -254,33 +271,42 @@ func (p *Pair) Marks() []Mark { return p.marks }
 // *r to what it derived.
 func (p *Pair) Next(f *Fill, o *Order, rates *RateBook, r *Result) {
 	p.mark(f)
-	wasClosed, before := o.Closed, int8(o.Pnl.Sign())
 	p.apply(f, o, rates, r)
-	if r.Closing {
-		slot, sign, _ := o.count()
-		from := int8(2)
-		if wasClosed {
-			from = before
-		}
-		r.Unique = Move{Slot: slot, From: from, To: sign}
-	}
 }
 
-// mark takes a restart point before f when f starts a new slot and enough
-// fills were folded since the last one.
+// mark takes a restart point before f when enough fills were folded since
+// the last one (and f starts a new slot, for a pair whose figures
+// convert), then thins the older ones out.
 func (p *Pair) mark(f *Fill) {
 	p.since++
-	if !p.started || SlotOf(f.Time) == SlotOf(p.last.Time) || p.since < max(markEvery, 4*p.lots.Len()) {
+	newSlot := SlotOf(f.Time) != p.slot
+	if !p.started || (p.converted && !newSlot) || p.since < max(markEvery, p.lots.Len()/4) {
 		return
 	}
-	p.marks = append(p.marks, Mark{Key: f.Key, Lots: p.lots.Clone(), Position: p.position, CashFlow: p.cashFlow,
-		LastPrice: p.lastPrice, Third: p.third})
+	m := Mark{Key: f.Key, Lots: p.lots.Clone(), Position: p.position, CashFlow: p.cashFlow, LastPrice: p.lastPrice, Third: p.third}
+	if !newSlot {
+		m.Prefix = p.prefix
+	}
+	p.marks = append(p.marks, m)
 	p.since = 0
+	if len(p.marks) > maxMarks {
+		half := len(p.marks) / 2
+		kept := p.marks[:0]
+		for i, x := range p.marks {
+			if i >= half || i%2 == 0 {
+				kept = append(kept, x)
+			}
+		}
+		clear(p.marks[len(kept):])
+		p.marks = kept
+	}
 }
 
 // apply folds f with its order's figures o (updated) and sets *r to what
-// it derived.
+// it derived, the move of its order's unique win/loss count among it, and
+// adds it to its slot's prefix.
 func (p *Pair) apply(f *Fill, o *Order, rates *RateBook, r *Result) {
+	wasClosed, before := o.Closed, int8(o.Pnl.Sign())
 	*r = Result{}
 	r.Fee = ValueFee(rates, f.Fee, f.FeeAsset, p.Quote, p.Base, f.Price, f.Key)
 	r.FillPnl = p.lots.ApplyFee(f.Side, f.Price, f.Qty, &r.Fee)
@@ -304,6 +330,22 @@ func (p *Pair) apply(f *Fill, o *Order, rates *RateBook, r *Result) {
 	out := r.Out()
 	o.add(f, &out)
 	r.AvgPrice = o.FilledCost.Div(o.Filled)
+	if r.Closing {
+		slot, sign, _ := o.count()
+		from := int8(2)
+		if wasClosed {
+			from = before
+		}
+		r.Unique = Move{Slot: slot, From: from, To: sign}
+	}
+	if slot := SlotOf(f.Time); slot != p.slot {
+		p.slot, p.prefix = slot, PnlAgg[int64]{}
+	}
+	a := r.Agg(f)
+	p.prefix.Add(&a)
+	if r.Unique.Slot == p.slot && r.Unique.From != r.Unique.To {
+		p.prefix.Unique(r.Unique.From, r.Unique.To)
+	}
 }
 
 // OrderBefore returns the figures of order over its fills in j before k
@@ -335,8 +377,12 @@ func OrderBefore(j Journal, order int64, k Key) Order {
 type Rebuild struct {
 	From     int // index in the journal of the first fill re-folded
 	FromSlot int64
-	Moves    []Move
-	Orders   map[int64]*Order
+	// Prefix is the aggregate of FromSlot's fills before the first one
+	// re-folded (a restart point inside the slot): the new aggregate of
+	// FromSlot starts from it.
+	Prefix PnlAgg[int64]
+	Moves  []Move
+	Orders map[int64]*Order
 }
 
 // walkOrder is an order met by a re-fold.
@@ -356,28 +402,38 @@ func (p *Pair) Refold(j Journal, rates *RateBook, emit func(i int, f *Fill, r *R
 	if !p.dirty {
 		return Rebuild{From: j.Len(), FromSlot: SlotOf(p.last.Time) + 1}
 	}
-	// The restart: the last mark before the slot of the first late fill
-	// (a mark is the first fill of its slot, so its slot is whole after
-	// it), or the start.
-	start := Key{Time: SlotOf(p.from.Time) * SlotMs}
+	// The restart: the last mark at or before the first late fill (a
+	// pair whose figures convert: one at its slot's first fill, so that
+	// the slot is whole after it), or the start. Later marks go: the walk
+	// takes them again.
+	usable := func(m *Mark) bool {
+		if p.converted {
+			return m.Prefix.Trades == 0 && !(Key{Time: SlotOf(p.from.Time) * SlotMs}).Less(m.Key)
+		}
+		return !p.from.Less(m.Key)
+	}
 	k := len(p.marks)
-	for k > 0 && start.Less(p.marks[k-1].Key) {
+	for k > 0 && !usable(&p.marks[k-1]) {
 		k--
 	}
 	p.marks = p.marks[:k]
 	p.lots = domain.Lots{Method: p.lots.Method}
 	p.position, p.cashFlow, p.lastPrice = domain.Zero, domain.Zero, domain.Zero
 	p.started, p.since, p.third, p.last = false, 0, 0, Key{}
+	p.slot, p.prefix = 0, PnlAgg[int64]{}
+	rb := Rebuild{Orders: map[int64]*Order{}}
 	i0 := 0
 	if k > 0 { // the mark stays: the state before it is unchanged
 		m := &p.marks[k-1]
 		p.lots = m.Lots.Clone()
 		p.position, p.cashFlow, p.lastPrice, p.third = m.Position, m.CashFlow, m.LastPrice, m.Third
-		p.started, p.last = true, m.Key // its fill is in the mark's slot: not marked again
-		p.since = -1                     // and counts as the first since the mark, as it did
+		p.started, p.last = true, m.Key // not marked again at its own fill
+		p.since = -1                    // which counts as the first since the mark, as it did
+		p.slot, p.prefix = SlotOf(m.Key.Time), m.Prefix
+		rb.Prefix = m.Prefix
 		i0 = j.Search(m.Key)
 	}
-	rb := Rebuild{From: i0, Orders: map[int64]*Order{}}
+	rb.From = i0
 	n := j.Len()
 	if i0 < n {
 		f, _ := j.At(i0)
@@ -431,30 +487,32 @@ func (p *Pair) Refold(j Journal, rates *RateBook, emit func(i int, f *Fill, r *R
 		}
 		p.apply(&f, o, rates, &r)
 		if f.Order == 0 && r.Closing {
-			slot, sign, _ := o.count()
-			rb.Moves = append(rb.Moves, Move{Slot: slot, From: 2, To: sign})
+			rb.Moves = append(rb.Moves, r.Unique)
 		}
 		emit(i, &f, &r)
 	}
 	p.dirty, p.from = false, Key{}
-	// Unique counts: each order met counted, before, by its figures over
-	// all its fills as they were; now by its new figures.
+	// Unique counts: an order whose first closing fill came before the
+	// restart is counted in a slot kept (with the sign of all its fills as
+	// they were folded) or in the prefix of the restart's slot (with its
+	// sign at the restart); the others are counted in the new slots.
 	for _, w := range orders {
-		old := w.before
-		if w.oldAfter.Fills > 0 {
-			old.Pnl = old.Pnl.Add(w.oldAfter.Pnl)
-			if !old.Closed && w.oldAfter.Closed {
-				old.Closed, old.CloseT = true, w.oldAfter.CloseT
-			}
-		}
-		os, osign, had := old.count()
 		ns, nsign, has := w.now.count()
-		switch {
-		case had && os < rb.FromSlot: // in a slot kept: counted there, in the same slot now
-			if osign != nsign {
-				rb.Moves = append(rb.Moves, Move{Slot: os, From: osign, To: nsign})
+		if bs, bsign, before := w.before.count(); before {
+			if bs >= rb.FromSlot { // in the prefix
+				if bsign != nsign {
+					rb.Moves = append(rb.Moves, Move{Slot: bs, From: bsign, To: nsign})
+				}
+				continue
 			}
-		case has: // its first closing fill was re-folded: counted in the new slots
+			old := w.before
+			old.Pnl = old.Pnl.Add(w.oldAfter.Pnl)
+			if _, osign, _ := old.count(); osign != nsign {
+				rb.Moves = append(rb.Moves, Move{Slot: bs, From: osign, To: nsign})
+			}
+			continue
+		}
+		if has {
 			rb.Moves = append(rb.Moves, Move{Slot: ns, From: 2, To: nsign})
 		}
 	}
@@ -477,71 +535,46 @@ func sortMoves(m []Move) {
 	})
 }
 
-// PairState is a Pair's whole state, field by field, as a snapshot
-// writes it (a copy: later changes to the pair do not show in it).
+// PairState is a Pair's state, field by field, as a snapshot writes it
+// (a copy: later changes to the pair do not show in it). The restart
+// points are a cache, left out: a pair read back takes new ones as it
+// folds, and folds again from its start the first time it must.
 type PairState struct {
 	Quote, Base                   string
 	Lots                          domain.LotsState
 	Position, CashFlow, LastPrice domain.Decimal
 	Last                          Key
 	Started                       bool
-	Marks                         []MarkState
-	Since                         int
 	Dirty                         bool
 	From                          Key
 	Third                         int
-}
-
-// MarkState is a restart point's state.
-type MarkState struct {
-	Key                           Key
-	Lots                          domain.LotsState
-	Position, CashFlow, LastPrice domain.Decimal
-	Third                         int
+	Slot                          int64 // the slot of the last fill folded
+	Prefix                        PnlAgg[int64]
 }
 
 // State returns p's state.
 func (p *Pair) State() PairState {
-	s := PairState{Quote: p.Quote, Base: p.Base, Lots: p.lots.State(), Position: p.position, CashFlow: p.cashFlow,
-		LastPrice: p.lastPrice, Last: p.last, Started: p.started, Since: p.since, Dirty: p.dirty, From: p.from, Third: p.third}
-	for i := range p.marks {
-		m := &p.marks[i]
-		s.Marks = append(s.Marks, MarkState{Key: m.Key, Lots: m.Lots.State(), Position: m.Position, CashFlow: m.CashFlow,
-			LastPrice: m.LastPrice, Third: m.Third})
-	}
-	return s
+	return PairState{Quote: p.Quote, Base: p.Base, Lots: p.lots.State(), Position: p.position, CashFlow: p.cashFlow,
+		LastPrice: p.lastPrice, Last: p.last, Started: p.started, Dirty: p.dirty, From: p.from, Third: p.third,
+		Slot: p.slot, Prefix: p.prefix}
 }
 
 // PairOf returns the Pair whose state is s (State's inverse), or EINVALID.
 func PairOf(s *PairState) (*Pair, error) {
 	p := &Pair{Quote: s.Quote, Base: s.Base, position: s.Position, cashFlow: s.CashFlow, lastPrice: s.LastPrice, last: s.Last,
-		started: s.Started, since: s.Since, dirty: s.Dirty, from: s.From, third: s.Third}
+		started: s.Started, dirty: s.Dirty, from: s.From, third: s.Third, slot: s.Slot, prefix: s.Prefix}
 	var err error
 	if p.lots, err = domain.LotsOf(&s.Lots); err != nil {
 		return nil, err
 	}
-	for i := range s.Marks {
-		m := &s.Marks[i]
-		lots, err := domain.LotsOf(&m.Lots)
-		if err != nil {
-			return nil, err
-		}
-		if m.Lots.Method != s.Lots.Method {
-			return nil, domain.Errorf(domain.EINVALID, "a restart point matching lots by %s in a pair by %s", m.Lots.Method, s.Lots.Method)
-		}
-		p.marks = append(p.marks, Mark{Key: m.Key, Lots: lots, Position: m.Position, CashFlow: m.CashFlow, LastPrice: m.LastPrice, Third: m.Third})
-	}
 	return p, nil
 }
 
-// Clone returns a copy of p that shares nothing with it.
+// Clone returns a copy of p that shares nothing with it, without its
+// restart points (a cache: PairState).
 func (p *Pair) Clone() Pair {
 	c := *p
 	c.lots = p.lots.Clone()
-	c.marks = make([]Mark, len(p.marks))
-	for i, m := range p.marks {
-		m.Lots = m.Lots.Clone()
-		c.marks[i] = m
-	}
+	c.marks, c.since = nil, 0
 	return c
 }

@@ -44,7 +44,6 @@ func (r *foldRun) add(f Fill) {
 	a := res.Agg(&f)
 	r.own.Add(&a)
 	r.own.Move(res.Unique)
-	res.Unique = Move{} // Next's alone: a re-fold moves counts in its Rebuild
 	r.res[f.Key] = res
 }
 

@@ -122,7 +122,8 @@ func containsAll(a, b []string) bool {
 func (ps *Pairs) setDeps() {
 	ps.deps = ps.deps[:0]
 	for i, p := range ps.pairs {
-		if p.UsesRates() || len(ps.targets[p.Quote]) > 0 {
+		p.converted = len(ps.targets[p.Quote]) > 0
+		if p.UsesRates() || p.converted {
 			ps.deps = append(ps.deps, i)
 		}
 	}
@@ -175,6 +176,10 @@ func Refold[C int32 | int64](p *Pair, j Journal, rates *RateBook, own *Series[C]
 			freshConv[k].Add(rates, p.Quote, to, f.Key, &fx, Move{})
 		}
 	})
+	if rb.Prefix.Trades > 0 && len(fresh.Slots) > 0 { // the restart's slot had fills before it
+		pre := aggOf[C](&rb.Prefix)
+		fresh.Slots[0].Merge(&pre)
+	}
 	var moved []int64
 	for _, m := range rb.Moves {
 		if m.Slot >= rb.FromSlot {
@@ -196,4 +201,13 @@ func Refold[C int32 | int64](p *Pair, j Journal, rates *RateBook, own *Series[C]
 		c.Unconv.Replace(rb.FromSlot, freshConv[k].Unconv.Slots)
 	}
 	return rb, moved
+}
+
+// aggOf returns a with counts of type C.
+func aggOf[C int32 | int64](a *PnlAgg[int64]) PnlAgg[C] {
+	return PnlAgg[C]{Trades: C(a.Trades), Buys: C(a.Buys), Sells: C(a.Sells), Wins: C(a.Wins), Losses: C(a.Losses),
+		Evens: C(a.Evens), Priced: C(a.Priced), UBuys: C(a.UBuys), USells: C(a.USells), UWins: C(a.UWins), ULosses: C(a.ULosses),
+		Pnl: a.Pnl, Profit: a.Profit, Loss: a.Loss, Fees: a.Fees, CpWins: a.CpWins, CpLosses: a.CpLosses, BuyValue: a.BuyValue,
+		SellValue: a.SellValue, Volume: a.Volume, Unmatched: a.Unmatched, Invested: a.Invested, Hero: a.Hero, Fuck: a.Fuck,
+		HeroT: a.HeroT, FuckT: a.FuckT, FirstT: a.FirstT, LastT: a.LastT}
 }
