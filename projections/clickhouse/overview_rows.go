@@ -29,11 +29,18 @@ type overviewRow struct {
 // price, position from logged fills).
 const pairCols = aggCols + 4
 
-// prepare makes b's pnl_overview8 rows from the state as it is now (the
-// position being flushed): the pair rows of the books changed since the
-// last flush, every day and hour block holding a changed hour, and the
-// strategies set.
+// prepare sums the figures of b's daily rows and makes its pnl_overview8
+// rows from the state as it is now (the position being flushed): the pair
+// rows of the books changed since the last flush, every day and hour block
+// holding a changed hour, and the strategies set.
 func (b *batch) prepare() {
+	for k, bk := range b.dayBooks {
+		d := b.daily[k]
+		d.Trades, d.Buys, d.Sells, d.Wins, d.Losses = 0, 0, 0, 0, 0
+		d.Volume, d.Pnl, d.Fees, d.UnmVal = domain.Zero, domain.Zero, domain.Zero, domain.Zero
+		bk.day(&d)
+		b.daily[k] = d
+	}
 	b.ov = b.ov[:0]
 	for bk := range b.books {
 		total := bucketRow{PnlAgg: bk.series.Total}

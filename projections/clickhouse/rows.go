@@ -210,6 +210,7 @@ type batch struct {
 	fills      []fillRow
 	fillAt     map[uint64]int // fills' index by position: a fill written again replaces its row
 	daily      map[dailyKey]dailyRow
+	dayBooks   map[dailyKey]*book // the books of the days in daily, whose figures prepare sums
 	buckets    map[bucketKey]bucketRow
 	books      map[*book]struct{}   // pairs whose pnl_overview8 row changed since the last flush
 	hours      map[hourKey]struct{} // hours (of the state's books) that changed since the last flush
@@ -234,7 +235,7 @@ func newBatch() *batch {
 		orderPnl: make(map[int64]orderPnlRow), pairs: make(map[pairKey]pairRow),
 		strategies: make(map[pairKey]strategyRow), prices: make(map[priceKey]priceRow),
 		conv: make(map[convRowKey]convRow), rates: make(map[fold.CurrencyPair]rateRow), settings: make(map[string]settingRow),
-		fillAt: make(map[uint64]int), feeAt: make(map[uint64]int),
+		fillAt: make(map[uint64]int), feeAt: make(map[uint64]int), dayBooks: make(map[dailyKey]*book),
 	}
 }
 
@@ -273,6 +274,7 @@ func (b *batch) pending() int {
 func (b *batch) reset() {
 	clear(b.orders)
 	clear(b.daily)
+	clear(b.dayBooks)
 	clear(b.buckets)
 	clear(b.books)
 	clear(b.hours)

@@ -375,7 +375,14 @@ func (st *state) emitSlot(bk *book, slot int64, pos uint64, b *batch) {
 	if i := bk.series.SlotIndex(slot); i >= 0 {
 		b.buckets[bucketKey{bk.key, slot}] = bucketRow{bucketKey: bucketKey{bk.key, slot}, PnlAgg: s[i].PnlAgg, Position: pos}
 	}
-	d := dailyRow{dailyKey: dailyKey{Exchange: bk.key.Exchange, Pair: bk.key.Pair, Day: domain.FloorDiv(slot, 96)}, Position: pos}
+	k := dailyKey{Exchange: bk.key.Exchange, Pair: bk.key.Pair, Day: domain.FloorDiv(slot, 96)}
+	b.daily[k] = dailyRow{dailyKey: k, Position: pos} // its figures summed at the flush (batch.prepare)
+	b.dayBooks[k] = bk
+}
+
+// day returns bk's figures of UTC day d (its slots summed).
+func (bk *book) day(d *dailyRow) {
+	s := bk.series.Slots
 	for i := sort.Search(len(s), func(i int) bool { return s[i].Slot >= d.Day*96 }); i < len(s) && s[i].Slot < (d.Day+1)*96; i++ {
 		a := &s[i].PnlAgg
 		d.Trades += uint32(a.Trades)
@@ -385,7 +392,6 @@ func (st *state) emitSlot(bk *book, slot int64, pos uint64, b *batch) {
 		d.Losses += uint32(a.Losses)
 		d.Volume, d.Pnl, d.Fees, d.UnmVal = d.Volume.Add(a.Volume), d.Pnl.Add(a.Pnl), d.Fees.Add(a.Fees), d.UnmVal.Add(a.Unmatched)
 	}
-	b.daily[d.dailyKey] = d
 }
 
 // emitPrice queues the price row of the slot of t: the price of the
