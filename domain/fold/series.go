@@ -1,6 +1,7 @@
 package fold
 
 import (
+	"math"
 	"sort"
 	"time"
 
@@ -188,21 +189,35 @@ func Days[C int32 | int64](ss []*Series[C], from, to int64, loc *time.Location) 
 	}
 	zone := domain.LocalDays{Loc: loc}
 	var days []int64
-	byDay := map[int64]*day{}
+	var acc []day            // by index in days
+	byDay := map[int64]int{} // several series: a day's index in days
 	for _, s := range ss {
 		i, j := s.Span(from, to)
+		last := int64(math.MinInt64)
+		cur := -1
 		for k := i; k < j; k++ {
 			a := &s.Slots[k].PnlAgg
 			if a.Trades == 0 {
 				continue
 			}
 			n := zone.Day(s.Slots[k].Slot * SlotSeconds)
-			x := byDay[n]
-			if x == nil {
-				x = &day{}
-				byDay[n] = x
-				days = append(days, n)
+			if n != last || cur < 0 {
+				last = n
+				var ok bool
+				if len(ss) == 1 { // one series: its days come in order
+					ok, cur = len(days) > 0 && days[len(days)-1] == n, len(days)-1
+				} else {
+					cur, ok = byDay[n]
+				}
+				if !ok {
+					cur = len(days)
+					days, acc = append(days, n), append(acc, day{})
+					if len(ss) > 1 {
+						byDay[n] = cur
+					}
+				}
 			}
+			x := &acc[cur]
 			x.trades += int64(a.Trades)
 			x.volume, x.pnl = x.volume.Add(a.Volume), x.pnl.Add(a.Pnl)
 			x.unm, x.invest = x.unm.Add(a.Unmatched), x.invest.Add(a.Invested)
@@ -211,13 +226,17 @@ func Days[C int32 | int64](ss []*Series[C], from, to int64, loc *time.Location) 
 	if len(days) == 0 {
 		return nil
 	}
+	order := make([]int, len(days))
+	for i := range order {
+		order[i] = i
+	}
 	if len(ss) > 1 {
-		sort.Slice(days, func(i, j int) bool { return days[i] < days[j] })
+		sort.Slice(order, func(i, j int) bool { return days[order[i]] < days[order[j]] })
 	}
 	out := make([]domain.DayPnl, len(days))
 	var cum, inv domain.Decimal
-	for i, n := range days {
-		x := byDay[n]
+	for i, o := range order {
+		n, x := days[o], &acc[o]
 		cum, inv = cum.Add(x.pnl), inv.Add(x.invest)
 		out[i] = domain.DayPnl{Date: time.Unix(n*86400, 0).UTC().Format("2006-01-02"), NumberOfTrades: x.trades,
 			TotalVolume: domain.Number(x.volume), Pnl: domain.Number(x.pnl), CumulativePnl: domain.Number(cum),
