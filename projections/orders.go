@@ -40,7 +40,7 @@ import (
 //	               (domain.FeeValue.Net): cost + fees on buys (cost alone when
 //	               the fee came out of the coins bought), cost − fees on sells
 //	costProceed    −baseValue on buys, +baseValue on sells
-//	averagePrice   Σcost ÷ Σamount over the order's fills up to this one
+//	averagePrice   Σcost ÷ Σamount over the order's fills up to this one (trade time)
 //	pnlPrice       unit cost the fill is measured against: buys, the new
 //	               lot's cost ÷ its quantity; sells, the consumed lots' cost ÷
 //	               matched quantity (0 if nothing matched)
