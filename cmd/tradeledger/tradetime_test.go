@@ -55,7 +55,7 @@ func TestImportedHistoryFoldsInTradeTime(t *testing.T) {
 	}
 
 	key := url.QueryEscape("binance/USDT-BTC")
-	status, page := exactGet(e, "orders/page?key=" + key + "&page=0&pageSize=100")
+	status, page := exactGet(e, "orders/page?key="+key+"&page=0&pageSize=100")
 	if status != 200 {
 		t.Fatalf("orders/page = %d %v", status, page)
 	}
