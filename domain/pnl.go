@@ -2,6 +2,7 @@ package domain
 
 import (
 	"math/bits"
+	"sort"
 	"strings"
 )
 
@@ -145,6 +146,11 @@ func (l Lot) UnitCost() Decimal {
 // lot after it. (This is the order the earlier sorted-slice implementation
 // kept wherever its binary search was well defined; lots_test.go compares
 // the two on random sequences.) HIFO is the same with "higher" for "lower".
+// Why: in exact arithmetic a partly consumed lot's unit cost does not move,
+// and the older of two lots of equal price goes first; only the rounding
+// of its remaining cost to 12 decimals could move it past its equal, and
+// rounding dust must not decide which lot a sale uses (docs/api.md, "The
+// tie rule of a partly consumed lot").
 //
 // Average keeps the lots in arrival order: their quantities date a sell's
 // parts (oldest first) while its cost is the pool's, so that under every
@@ -725,4 +731,124 @@ func PnlPercent(pnl, invested Decimal) Decimal {
 		return Zero
 	}
 	return MulDiv(pnl, DecimalFromInt(100), invested)
+}
+
+// Clone returns a copy of l that shares nothing with it.
+func (l *Lots) Clone() Lots {
+	c := *l
+	c.lots = append([]heldLot(nil), l.lots...)
+	c.heap = append([]heapLot(nil), l.heap...)
+	if l.tags != nil {
+		c.tags = append(make([]lotTag, 0, len(l.tags)), l.tags...)
+	}
+	c.wide = compactTable{wide: append([]Decimal(nil), l.wide.wide...), free: append([]int(nil), l.wide.free...)}
+	if l.clamp != nil {
+		c.clamp = make(map[int64]Lot, len(l.clamp))
+		for k, v := range l.clamp {
+			c.clamp[k] = v
+		}
+	}
+	return c
+}
+
+// LotsState is the whole state of a Lots, field by field, as a snapshot
+// writes it (projections/snapledger.go): the stored lots exactly as Lots
+// keeps them — amounts as Compacts, those that a Compact cannot hold in
+// Wide (their slots, Free the unused ones) —, so that a state written and
+// read back is the same Lots, its order of equal lots included.
+type LotsState struct {
+	Method     PnlMethod
+	Queue      []HeldLot // FIFO, Average, LIFO: the stored lots, Head the first held (FIFO, Average)
+	Head       int
+	Heap       []HeapLot // LOFO, HIFO: the heap
+	Tagged     bool      // Tags holds each stored lot's Time and Ref
+	Tags       []LotTag
+	Wide       []Decimal
+	Free       []int
+	Clamp      []ClampKey // LOFO, HIFO: the order keys of clamped lots, by seq
+	Seq, Front int64
+	Qty, Cost  Decimal
+}
+
+// HeldLot is a stored lot's quantity and cost.
+type HeldLot struct{ Qty, Cost Compact }
+
+// HeapLot is a LOFO or HIFO lot and its place among equal unit costs.
+type HeapLot struct {
+	HeldLot
+	Seq int64
+}
+
+// LotTag is a stored lot's Time and Ref.
+type LotTag struct{ Time, Ref int64 }
+
+// ClampKey is the order key of a clamped lot (see Lots).
+type ClampKey struct {
+	Seq int64
+	Key Lot
+}
+
+// State returns l's state (a copy: later changes to l do not show in it).
+func (l *Lots) State() LotsState {
+	s := LotsState{Method: l.Method, Head: l.head, Tagged: l.tags != nil, Seq: l.seq, Front: l.front, Qty: l.qty, Cost: l.cost,
+		Wide: append([]Decimal(nil), l.wide.wide...), Free: append([]int(nil), l.wide.free...)}
+	for _, h := range l.lots {
+		s.Queue = append(s.Queue, HeldLot{h.qty, h.cost})
+	}
+	for _, h := range l.heap {
+		s.Heap = append(s.Heap, HeapLot{HeldLot{h.qty, h.cost}, h.seq})
+	}
+	for _, t := range l.tags {
+		s.Tags = append(s.Tags, LotTag{t.time, t.ref})
+	}
+	for seq, k := range l.clamp {
+		s.Clamp = append(s.Clamp, ClampKey{seq, k})
+	}
+	sort.Slice(s.Clamp, func(i, j int) bool { return s.Clamp[i].Seq < s.Clamp[j].Seq })
+	return s
+}
+
+// LotsOf returns the Lots whose state is s (State's inverse), or EINVALID
+// when s is not one a Lots could hold.
+func LotsOf(s *LotsState) (Lots, error) {
+	l := Lots{Method: s.Method, head: s.Head, seq: s.Seq, front: s.Front, qty: s.Qty, cost: s.Cost,
+		wide: compactTable{wide: s.Wide, free: s.Free}}
+	stored := len(s.Queue) + len(s.Heap)
+	if s.Head < 0 || s.Head > len(s.Queue) || (s.Tagged && len(s.Tags) != stored) || (!s.Tagged && len(s.Tags) != 0) {
+		return Lots{}, Errorf(EINVALID, "lots: head %d of %d, %d tags of %d lots", s.Head, len(s.Queue), len(s.Tags), stored)
+	}
+	if (l.heaped() && len(s.Queue) != 0) || (!l.heaped() && (len(s.Heap) != 0 || len(s.Clamp) != 0)) {
+		return Lots{}, Errorf(EINVALID, "lots: a %s inventory with %d queued and %d heaped lots", s.Method, len(s.Queue), len(s.Heap))
+	}
+	for _, f := range s.Free {
+		if f < 0 || f >= len(s.Wide) {
+			return Lots{}, Errorf(EINVALID, "lots: free slot %d of %d", f, len(s.Wide))
+		}
+	}
+	check := func(c Compact) bool { i, ok := c.Ref(); return !ok || (i >= 0 && i < len(s.Wide)) }
+	for _, h := range s.Queue {
+		if !check(h.Qty) || !check(h.Cost) {
+			return Lots{}, Errorf(EINVALID, "lots: an amount out of the wide table")
+		}
+		l.lots = append(l.lots, heldLot{h.Qty, h.Cost})
+	}
+	for _, h := range s.Heap {
+		if !check(h.Qty) || !check(h.Cost) {
+			return Lots{}, Errorf(EINVALID, "lots: an amount out of the wide table")
+		}
+		l.heap = append(l.heap, heapLot{heldLot{h.Qty, h.Cost}, h.Seq})
+	}
+	if s.Tagged {
+		l.tags = make([]lotTag, 0, max(len(s.Tags), 8))
+		for _, t := range s.Tags {
+			l.tags = append(l.tags, lotTag{t.Time, t.Ref})
+		}
+	}
+	for _, c := range s.Clamp {
+		if l.clamp == nil {
+			l.clamp = make(map[int64]Lot, len(s.Clamp))
+		}
+		l.clamp[c.Seq] = c.Key
+	}
+	return l, nil
 }

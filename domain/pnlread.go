@@ -226,7 +226,7 @@ type Overview struct {
 	PerQuote    map[string]PnlTotal    `json:"perQuote,omitempty"`
 	Unconverted map[string]Unconverted `json:"unconverted,omitempty"`
 	// UnconvertedFees are the fees of the range's fills charged in a third
-	// asset that had no rate at their time (domain.ValueFee), per asset in
+	// asset that had no rate at their time (fold.ValueFee), per asset in
 	// that asset: they are in no figure above. Absent when there are none.
 	UnconvertedFees map[string]Number `json:"unconvertedFees,omitempty"`
 }
@@ -356,57 +356,4 @@ func splitKeyQuote(k string) (quote, base string, err error) {
 		return "", "", err
 	}
 	return SplitPair(pair)
-}
-
-// UnconvertedBook gathers what a mixed-quote answer could not convert, per
-// quote currency, as both PNL readers report it. The zero value is empty.
-type UnconvertedBook struct{ m map[string]*Unconverted }
-
-func (u *UnconvertedBook) entry(q string) *Unconverted {
-	if u.m == nil {
-		u.m = map[string]*Unconverted{}
-	}
-	e := u.m[q]
-	if e == nil {
-		e = &Unconverted{}
-		u.m[q] = e
-	}
-	return e
-}
-
-// AddFills adds the range's fills of pairs quoted in q that had no rate:
-// their realized pnl and invested in q, and their count. A range without
-// such fills (trades 0) adds no entry.
-func (u *UnconvertedBook) AddFills(q string, pnl, invested Decimal, trades int64) {
-	if trades == 0 {
-		return
-	}
-	e := u.entry(q)
-	e.Pnl = Number(Decimal(e.Pnl).Add(pnl))
-	e.Invested = Number(Decimal(e.Invested).Add(invested))
-	e.Trades += trades
-}
-
-// Unrealized converts x, the unrealized pnl of a pair quoted in q, into
-// unit along path (ok: a path exists now), or adds it to q's entry and
-// returns 0.
-func (u *UnconvertedBook) Unrealized(q, unit string, x Decimal, path RatePath, ok bool) Decimal {
-	if q == unit || x.IsZero() {
-		return x
-	}
-	if ok {
-		return path.Convert(x)
-	}
-	e := u.entry(q)
-	e.UnrealizedPnl = Number(Decimal(e.UnrealizedPnl).Add(x))
-	return Zero
-}
-
-// Result returns the entries (empty, not nil, when there are none).
-func (u *UnconvertedBook) Result() map[string]Unconverted {
-	out := make(map[string]Unconverted, len(u.m))
-	for q, e := range u.m {
-		out[q] = *e
-	}
-	return out
 }

@@ -30,16 +30,25 @@ type pricePoint struct {
 	price domain.Decimal
 }
 
-// addPrice records price as the pair's price in t's slot.
-func (b *pairBook) addPrice(t int64, price domain.Decimal) {
+// addPrice records the price of a fill at t (ms), just recorded among
+// the pair's records, as its slot's price when it is the slot's last fill
+// in trade-time order (a late fill before it in the slot changes nothing;
+// last says the fill is the pair's last record, the common case).
+func (b *pairBook) addPrice(t int64, price domain.Decimal, last bool) {
 	slot := domain.FloorDiv(t, BucketSeconds*1000)
+	if !last {
+		end := (slot + 1) * BucketSeconds * 1000
+		if j := b.recs.search(func(r *orderRecord) bool { return r.time >= end }); j > 0 {
+			price = b.recs.get(b.recs.at(j - 1).rate) // the slot's last fill
+		}
+	}
 	n := len(b.prices)
 	switch {
 	case n > 0 && b.prices[n-1].slot == slot:
 		b.prices[n-1].price = price
 	case n == 0 || b.prices[n-1].slot < slot:
 		b.prices = append(b.prices, pricePoint{slot, price})
-	default: // late fill: its slot keeps the price of the last fill applied to it
+	default:
 		i := sort.Search(n, func(i int) bool { return b.prices[i].slot >= slot })
 		if b.prices[i].slot == slot {
 			b.prices[i].price = price
@@ -110,7 +119,7 @@ func (a *assetBook) observe(t int64, b *domain.BalancesObserved) {
 // snapshot with start ≤ time ≤ end (ms), oldest first (see the file
 // comment). An exchange without snapshots gives none.
 func (l *Ledger) AssetHistory(exchange, base string, start, end int64) []AssetPoint {
-	l.mu.RLock()
+	l.rlock()
 	defer l.mu.RUnlock()
 	out := []AssetPoint{}
 	x := l.assets.exchanges[exchange]

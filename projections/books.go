@@ -10,10 +10,10 @@ import (
 
 // The Ledger as the books' source (domain/books): its order records are the
 // fills, already in (time, position) order per pair, with each fee as
-// charged and valued in quote as the Ledger valued it when it applied the
-// fill (domain.ValueFee: in quote as is, in base at the fill's price, in a
-// third asset at the rate of its time, or unconverted); rates are the
-// conversion book's (pnlconv.go). A report copies
+// charged and valued in quote as the Ledger's fold valued it
+// (fold.ValueFee: in quote as is, in base at the fill's price, in a third
+// asset at the rate of its time, or unconverted); rates are the conversion
+// book's (pnlconv.go). A report copies
 // fills out a chunk at a time under the read lock, so a report over a
 // long history never holds the projection up for long.
 
@@ -71,14 +71,14 @@ func (b *pairBook) fillFee(r *orderRecord) books.Fee {
 // BookSnapshot implements books.Source: the fills applied so far and the
 // rates observed so far.
 func (l *Ledger) BookSnapshot() books.Snapshot {
-	l.mu.RLock()
+	l.rlock()
 	defer l.mu.RUnlock()
-	return books.Snapshot{Position: l.head, RateSeq: l.conv.rates.Seq()}
+	return books.Snapshot{Position: l.head}
 }
 
 // BookPairs implements books.Source: the pair keys with a fill, sorted.
 func (l *Ledger) BookPairs() []books.Pair {
-	l.mu.RLock()
+	l.rlock()
 	defer l.mu.RUnlock()
 	var out []books.Pair
 	for _, b := range l.pairs {
@@ -92,7 +92,7 @@ func (l *Ledger) BookPairs() []books.Pair {
 
 // BookFills implements books.Source over key's order records.
 func (l *Ledger) BookFills(s books.Snapshot, key string, cur books.Cursor, n int, dst []books.Fill) ([]books.Fill, books.Cursor) {
-	l.mu.RLock()
+	l.rlock()
 	defer l.mu.RUnlock()
 	i, ok := l.byKey[key]
 	if !ok || n <= 0 {
@@ -118,14 +118,15 @@ func (l *Ledger) BookFills(s books.Snapshot, key string, cur books.Cursor, n int
 }
 
 // BookConvert implements books.Source with the conversion book's rates and
-// paths (pnlconv.go, domain.RateBook), among the first s.RateSeq rates.
+// paths (pnlconv.go, fold.RateBook), among the rates recorded up to
+// s.Position.
 func (l *Ledger) BookConvert(s books.Snapshot, amount domain.Decimal, from, to string, t int64) (books.Conversion, bool) {
 	if from == to {
 		return books.Conversion{Amount: amount, Rate: domain.DecimalFromInt(1), RateTime: t}, true
 	}
-	l.mu.RLock()
+	l.rlock()
 	defer l.mu.RUnlock()
-	p, ok := l.conv.rates.PathAsOf(from, to, t, 0, s.RateSeq)
+	p, ok := l.conv.Rates.PathAsOf(from, to, t, 0, s.Position)
 	if !ok {
 		return books.Conversion{}, false
 	}
@@ -135,7 +136,7 @@ func (l *Ledger) BookConvert(s books.Snapshot, amount domain.Decimal, from, to s
 // BookDefaults returns what a report uses when its request names none:
 // bot.PNL_METHOD (LOFO when unset) and the reporting currency (pnlconv.go).
 func (l *Ledger) BookDefaults() (domain.PnlMethod, string) {
-	l.mu.RLock()
+	l.rlock()
 	defer l.mu.RUnlock()
 	return l.booksM, l.conv.reportingCurrency()
 }

@@ -1,6 +1,11 @@
 package projections
 
-import "reflect"
+import (
+	"bytes"
+	"reflect"
+
+	"github.com/tradeledger/tradeledger/domain/snap"
+)
 
 // OrderListDiff names the fields of two order indexes that differ.
 func OrderListDiff(a, b *OrderList) []string {
@@ -17,40 +22,49 @@ func OrderListDiff(a, b *OrderList) []string {
 	return out
 }
 
-// LedgerDiff names the fields of two Ledgers that differ (the lock, the
-// interner and the page cache aside; the records' chunk ownership aside).
+// LedgerDiff names the parts of two Ledgers that differ: each pair's state
+// as its snapshot writes it, and the indexes a snapshot's load rebuilds
+// (the lock, the interner and the page cache aside).
 func LedgerDiff(a, b *Ledger) []string {
+	a.Settle()
+	b.Settle()
 	var out []string
 	if len(a.pairs) != len(b.pairs) {
 		return []string{"pairs"}
 	}
 	for i := range a.pairs {
-		pa, pb := *a.pairs[i], *b.pairs[i]
-		pa.recs.frozen, pb.recs.frozen, pa.enc, pb.enc = 0, 0, nil, nil
-		if !reflect.DeepEqual(pa, pb) {
-			out = append(out, "pair "+pa.key)
+		if !bytes.Equal(pairBytes(a.pairs[i]), pairBytes(b.pairs[i])) {
+			out = append(out, "pair "+a.pairs[i].key)
 		}
 	}
 	for _, c := range []struct {
 		n    string
 		x, y any
-	}{{"byKey", a.byKey, b.byKey}, {"byName", a.byName, b.byName}, {"orders", a.orders, b.orders}, {"open", a.open, b.open},
-		{"quotes", a.quotes, b.quotes}, {"strat", a.strat, b.strat}, {"assets", a.assets, b.assets}, {"rates", a.conv.rates, b.conv.rates}, {"conv", convByKey(a), convByKey(b)},
-		{"booksM", a.booksM, b.booksM}, {"head", a.head, b.head}, {"records", a.records, b.records},
-		{"version", a.version, b.version}, {"feeAsts", a.feeAsts, b.feeAsts}, {"method", a.Method, b.Method}} {
+	}{{"byKey", a.byKey, b.byKey}, {"byName", a.byName, b.byName}, {"byCur", a.byCur, b.byCur}, {"deps", a.conv.Deps(), b.conv.Deps()},
+		{"open", a.open, b.open}, {"strat", a.strat, b.strat}, {"rates", a.conv.Rates.State(), b.conv.Rates.State()},
+		{"targets", targetsOf(a), targetsOf(b)}, {"assets", a.assets, b.assets}, {"booksM", a.booksM, b.booksM},
+		{"head", a.head, b.head}, {"records", a.records, b.records}, {"version", a.version, b.version},
+		{"feeAsts", a.feeAsts, b.feeAsts}, {"method", a.Method, b.Method}} {
 		if !reflect.DeepEqual(c.x, c.y) {
 			out = append(out, c.n)
 		}
 	}
+	if len(a.quotes) != len(b.quotes) || len(a.conv.pairs) != len(b.conv.pairs) {
+		out = append(out, "quotes or conv")
+	}
 	return out
 }
 
-// convByKey is the Ledger's converted series by pair key and currency
-// (the map's keys are pair books: pointers of one Ledger).
-func convByKey(l *Ledger) map[[2]string]pairConv {
-	out := map[[2]string]pairConv{}
-	for k, pc := range l.conv.pairs {
-		out[[2]string{k.b.key, k.to}] = *pc
-	}
-	return out
+// pairBytes returns a pair's state as its snapshot writes it.
+func pairBytes(b *pairBook) []byte {
+	var buf bytes.Buffer
+	e := snap.NewEncoder(&buf)
+	encodePairBook(e, b)
+	_ = e.Close()
+	return buf.Bytes()
+}
+
+func targetsOf(l *Ledger) map[string][]string {
+	t, _ := l.conv.TargetsState()
+	return t
 }

@@ -6,11 +6,12 @@ import (
 	"strings"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/fold"
 )
 
-// Fees of order records. A fee is valued once, when its fill is applied
-// (domain.ValueFee, at the rates the Ledger's book holds at that point of
-// the log). The record keeps the fee as charged, with a code of its asset
+// Fees of order records. A fee is valued when its fill is folded
+// (fold.ValueFee, at the rates of the log at or before the fill in trade
+// order), and again when its pair is folded again (ledgerfold.go). The record keeps the fee as charged, with a code of its asset
 // (books.go: 0 the quote, 1 the base, 2… a third asset); what showing it
 // needs beyond that costs nothing for the common case:
 //
@@ -48,6 +49,20 @@ func (b *pairBook) addFee(t int64, pos uint64, v *domain.FeeValue) {
 	b.fees = append(b.fees, feeEntry{})
 	copy(b.fees[i+1:], b.fees[i:])
 	b.fees[i] = e
+}
+
+// setFee sets the valuation of the third-asset fee of the record at k
+// (folded again).
+func (b *pairBook) setFee(k fold.Key, v *domain.FeeValue) {
+	i := sort.Search(len(b.fees), func(i int) bool {
+		return !feeBefore(b.fees[i].time, b.fees[i].pos, &feeEntry{time: k.Time, pos: k.Pos})
+	})
+	if i == len(b.fees) || b.fees[i].time != k.Time || b.fees[i].pos != k.Pos {
+		b.addFee(k.Time, k.Pos, v)
+		return
+	}
+	e := &b.fees[i]
+	e.quote, e.rate, e.rateTime, e.valued = v.Quote, v.Rate, v.RateTime, v.Valued
 }
 
 // feeBefore reports whether (t, pos) comes before e.
@@ -147,7 +162,7 @@ func (l *Ledger) sawFeeAsset(exchange, asset string) {
 // exchange paid fees in (BNB …), in the order first seen: the core records
 // their rates from then on (engine.Scheduler.FeeAssets).
 func (l *Ledger) FeeAssets(exchange string) []string {
-	l.mu.RLock()
+	l.rlock()
 	defer l.mu.RUnlock()
 	return append([]string(nil), l.feeAsts[exchange]...)
 }

@@ -161,13 +161,14 @@ func TestFeeRateMaxAge(t *testing.T) {
 	}
 }
 
-// The valuation is decided when the fill is applied: a rate appended to the
-// log after the fill, with an older time than the fill's, changes neither
-// the live record nor the replayed one; it values the fills after it.
+// The valuation is in trade time: a rate recorded after the fill with an
+// older time than the fill's (a backfilled rate, an import) values it from
+// then on, live and replayed alike — the figure the log implies, whatever
+// order it arrived in.
 //
-//	09:00 BNB = 500; #1 10:00 fee 0.001 BNB → 0.5
-//	then, appended later, BNB = 600 at 09:59; #2 10:05 fee 0.001 BNB → 0.6
-func TestFeeValuationIsDecidedInLogOrder(t *testing.T) {
+//	09:00 BNB = 500; #1 10:00 fee 0.001 BNB → 0.5 while the log holds no later rate
+//	then, recorded later, BNB = 600 at 09:59: #1 → 0.6; #2 10:05 fee 0.001 BNB → 0.6
+func TestFeeValuationIsInTradeTime(t *testing.T) {
 	g := &testLog{t: t}
 	g.rateAt("USDT", "BNB", "500", at(0, 9, 0))
 	g.order(1, "binance", "USDT-ETH", domain.Buy, "1", at(0, 10, 0))
@@ -184,10 +185,14 @@ func TestFeeValuationIsDecidedInLogOrder(t *testing.T) {
 			wantFields(t, "#1 live", recordJSON(t, live, "binance/USDT-ETH")[0], map[string]any{"fees": 0.5})
 		}
 	}
+	at959 := float64(at(0, 9, 59).UnixMilli())
 	for name, l := range map[string]*Ledger{"live": live, "replay": replay(t, domain.LOFO, g.events)} {
 		recs := recordJSON(t, l, "binance/USDT-ETH")
-		wantFields(t, name+" #1", recs[1], map[string]any{"fees": 0.5, "feeRate": 500.0})
-		wantFields(t, name+" #2", recs[0], map[string]any{"fees": 0.6, "feeRate": 600.0, "feeRateTime": float64(at(0, 9, 59).UnixMilli())})
+		wantFields(t, name+" #1", recs[1], map[string]any{"fees": 0.6, "feeRate": 600.0, "feeRateTime": at959})
+		wantFields(t, name+" #2", recs[0], map[string]any{"fees": 0.6, "feeRate": 600.0, "feeRateTime": at959})
+		if tot, _ := l.Total("binance/USDT-ETH"); domain.Decimal(tot.Fees) != dec("1.2") {
+			t.Errorf("%s: fees %s, want 1.2", name, domain.Decimal(tot.Fees))
+		}
 	}
 }
 

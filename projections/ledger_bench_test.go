@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sort"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -56,22 +57,42 @@ func benchEvents(from, n int) []domain.Event {
 // buildBenchLedger replays the synthetic log of n orders and returns the
 // ledger and the time spent in Apply (generation excluded).
 func buildBenchLedger(tb testing.TB, n int) (*Ledger, time.Duration, int) {
+	l, spent, _, events := buildBenchLedgerCPU(tb, n)
+	return l, spent, events
+}
+
+// buildBenchLedgerCPU is buildBenchLedger that also returns the process's
+// CPU time spent in Apply (and a first read, which settles): on a loaded
+// machine the figure to compare.
+func buildBenchLedgerCPU(tb testing.TB, n int) (*Ledger, time.Duration, time.Duration, int) {
 	l := NewLedger(domain.LOFO)
-	var spent time.Duration
+	var spent, cpu time.Duration
 	events := 0
 	const batch = 20_000
 	for from := 0; from < n; from += batch {
 		evs := benchEvents(from, min(batch, n-from))
-		start := time.Now()
+		start, c0 := time.Now(), processCPUTime()
 		for i := range evs {
 			if err := l.Apply(&evs[i]); err != nil {
 				tb.Fatal(err)
 			}
 		}
-		spent += time.Since(start)
+		spent, cpu = spent+time.Since(start), cpu+processCPUTime()-c0
 		events += len(evs)
 	}
-	return l, spent, events
+	start, c0 := time.Now(), processCPUTime()
+	_ = l.RecordCount()
+	spent, cpu = spent+time.Since(start), cpu+processCPUTime()-c0
+	return l, spent, cpu, events
+}
+
+// processCPUTime is the CPU time (user and system) the process has used.
+func processCPUTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkLedgerReplay reports replay throughput into the Ledger (every
@@ -79,8 +100,9 @@ func buildBenchLedger(tb testing.TB, n int) (*Ledger, time.Duration, int) {
 // encoding/json alone manages on the same order payloads.
 func BenchmarkLedgerReplay(b *testing.B) {
 	for range b.N {
-		_, spent, events := buildBenchLedger(b, benchOrders)
+		_, spent, cpu, events := buildBenchLedgerCPU(b, benchOrders)
 		b.ReportMetric(float64(events)/spent.Seconds(), "events/s")
+		b.ReportMetric(float64(cpu.Nanoseconds())/float64(events), "cpu-ns/event")
 	}
 	evs := benchEvents(0, 100_000)
 	start := time.Now()

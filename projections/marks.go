@@ -34,7 +34,7 @@ type Mark struct {
 // Marks returns the marks of exchange/pair's fills with startSec ≤ time ≤
 // endSec (UNIX seconds), oldest first.
 func (l *Ledger) Marks(exchange, pair string, startSec, endSec int64) []Mark {
-	l.mu.RLock()
+	l.rlock()
 	defer l.mu.RUnlock()
 	out := []Mark{}
 	i, ok := l.byKey[domain.PairKey(exchange, pair)]

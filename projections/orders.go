@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/fold"
 )
 
 // Ledger is the trading read model: order records per pair key, PNL
@@ -25,7 +26,7 @@ import (
 //	pair, type, id pair symbol, "buy"/"sell", order id
 //	rate, amount   fill price and quantity
 //	cost           rate × amount (gross value, as in state files)
-//	fees           the fill's fee valued in quote (domain.ValueFee: as is in
+//	fees           the fill's fee valued in quote (fold.ValueFee: as is in
 //	               quote, × rate in the base, at the rate of the fill's time
 //	               from the log in a third asset; 0 when unconverted)
 //	feeAsset, feeAmount   the fee as the exchange charged it
@@ -39,7 +40,7 @@ import (
 //	               (domain.FeeValue.Net): cost + fees on buys (cost alone when
 //	               the fee came out of the coins bought), cost − fees on sells
 //	costProceed    −baseValue on buys, +baseValue on sells
-//	averagePrice   Σcost ÷ Σamount over the order's fills up to this one
+//	averagePrice   Σcost ÷ Σamount over the order's fills up to this one (trade time)
 //	pnlPrice       unit cost the fill is measured against: buys, the new
 //	               lot's cost ÷ its quantity; sells, the consumed lots' cost ÷
 //	               matched quantity (0 if nothing matched)
@@ -58,9 +59,12 @@ import (
 //	key            "<exchange>/<pair>" (extra field)
 //
 // Ordering. A pair's records are kept sorted by (time, log position), so
-// "newest first" is the reverse and stable under equal times; a fill whose
-// time is older than the newest record is inserted in place (rare: clock
-// skew between writers). Running fields (balance, ABP …) follow log order.
+// "newest first" is the reverse and stable under equal times. Every
+// derived field follows that order, trade time (domain/fold): a fill whose
+// time is older than the newest record (an imported history, a fill the
+// exchange reported late) is inserted in place, and the pair is folded
+// again from there before the next read (ledgerfold.go); its events are
+// never rewritten.
 type Ledger struct {
 	// Method is the lot matching method (set before the first Apply).
 	Method domain.PnlMethod
@@ -68,44 +72,43 @@ type Ledger struct {
 	// pages (orderjson.go); 0 keeps none. Set before the first read.
 	PageCacheBytes int `snap:"-"`
 
-	mu      sync.RWMutex         `snap:"-"`
-	pairs   []*pairBook          // interned pair books, by index
-	byKey   map[string]uint32    // pair key → index
-	byName  map[pairName]uint32  // the same by exchange and pair: no key built per order
-	orders  orderIndex           // order id → pair index | sideSell bit, for every order requested
-	open    map[int64]orderState // by value: no allocation per order
-	quotes  map[string]*series   // per quote currency: every pair's buckets summed
-	strat   map[string]string    // pair key → strategy name (from config events)
+	mu      sync.RWMutex            `snap:"-"`
+	pairs   []*pairBook             // interned pair books, by index
+	byKey   map[string]uint32       // pair key → index
+	byName  map[pairName]uint32     // the same by exchange and pair: no key built per order
+	orders  orderIndex              // order id → pair index | sideSell bit, for every order requested
+	open    map[int64]orderState    // by value: no allocation per order
+	quotes  map[string]*quoteSeries // per quote currency: every pair's slots summed
+	strat   map[string]string       // pair key → strategy name (from config events)
 	assets  assetBook
-	conv    convBook            // rates and PNL in other currencies (pnlconv.go)
-	booksM  domain.PnlMethod    // bot.PNL_METHOD, the reports' default (books.go)
-	head    uint64              // highest log position of a fill applied (books.go)
-	records int                 // number of order records, all pairs
-	version uint64              // counts applied changes; see Version
-	intern  domain.Interner     `snap:"-"` // used by Apply only (one goroutine, before the lock)
-	pages   pageCache           `snap:"-"`
-	feeAsts map[string][]string // exchange → third assets its fills' fees were charged in (fees.go)
+	conv    convBook                       // rates and PNL in other currencies (pnlconv.go)
+	booksM  domain.PnlMethod               // bot.PNL_METHOD, the reports' default (books.go)
+	head    uint64                         // highest log position of an event applied (books.go)
+	records int                            // number of order records, all pairs
+	version uint64                         // counts applied changes; see Version
+	intern  domain.Interner                `snap:"-"` // used by Apply only (one goroutine, before the lock)
+	pages   pageCache                      `snap:"-"`
+	feeAsts map[string][]string            // exchange → third assets its fills' fees were charged in (fees.go)
+	first   idIndex[uint32]                // order id → the second (unix, +1) of its first fill, or firstUnknown (ledgerfold.go)
+	byCur   map[fold.CurrencyPair][]uint32 // pairs by currencies, every exchange: the rates of fills
+	refolds uint64                         // pairs folded again so far (a measure, not state)
 }
 
 const sideSell = 1 << 31
 
-// orderState is what the ledger keeps of an order while it is open.
+// orderState is what the ledger keeps of an order while it is open: its
+// amount and the quantity its fills (in log order) filled, which close it,
+// and its figures in the fold (trade time).
 type orderState struct {
-	amount, filled, filledCost domain.Decimal
-	pnl                        domain.Decimal // Σ pnl of the order's fills
-	uniqueSlot                 int64          // bucket slot where the order is counted as a unique win/loss
-	uniqueSign                 int8           // 0: not counted yet; else 2 + the sign it is counted with
-	fills                      int32
+	amount, filled domain.Decimal
+	fold           fold.Order
 }
 
 // pairBook is one pair key's state.
 type pairBook struct {
 	key, exchange, pair, quote, base string
-	lots                             domain.Lots
-	recs                             recList // ascending (time, pos)
-	position                         domain.Decimal
-	cashFlow                         domain.Decimal
-	lastPrice                        domain.Decimal
+	fold                             fold.Pair // lots, position, cash flow, last price, restart points
+	recs                             recList   // ascending (time, pos)
 	series                           series
 	prices                           []pricePoint      // assets.go
 	gen                              uint64            // moves when cached JSON of its records may be void (orderjson.go)
@@ -160,17 +163,20 @@ func (r *orderRecord) sell() bool { return r.posSide&recSell != 0 }
 
 // NewLedger returns an empty Ledger matching lots with method.
 func NewLedger(method domain.PnlMethod) *Ledger {
-	return &Ledger{
+	l := &Ledger{
 		Method:         method,
 		PageCacheBytes: DefaultPageCacheBytes,
 		byKey:          map[string]uint32{},
 		byName:         map[pairName]uint32{},
 		open:           map[int64]orderState{},
-		quotes:         map[string]*series{},
+		quotes:         map[string]*quoteSeries{},
 		strat:          map[string]string{},
 		assets:         newAssetBook(),
 		intern:         domain.Interner{},
+		byCur:          map[fold.CurrencyPair][]uint32{},
 	}
+	l.conv.Rates.Fills = l
+	return l
 }
 
 // Name implements Projection.
@@ -232,7 +238,9 @@ func (l *Ledger) Apply(e *domain.Event) error {
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		l.version++
-		l.conv.observe(r.Quote, r.Base, e.Time, r.Rate)
+		l.head = max(l.head, e.Position)
+		l.conv.Rates.Observe(r.Quote, r.Base, e.Time, e.Position, r.Rate)
+		l.conv.RatePoint(fold.Key{Time: e.Time, Pos: e.Position}, -1)
 	case domain.TypePairAdded, domain.TypePairRemoved, domain.TypeConfigReplaced:
 		l.mu.Lock()
 		defer l.mu.Unlock()
@@ -260,12 +268,15 @@ func (l *Ledger) book(exchange, pair string) (uint32, *pairBook, error) {
 		return 0, nil, err
 	}
 	b := &pairBook{key: key, exchange: exchange, pair: pair, quote: quote, base: base}
-	b.lots.Method = l.Method
+	b.fold = *fold.NewPair(quote, base, l.Method)
 	i := uint32(len(l.pairs))
 	l.pairs = append(l.pairs, b)
 	l.byKey[key] = i
 	l.byName[pairName{exchange, pair}] = i
 	l.assets.addPair(exchange, quote, base, i)
+	cp := fold.CurrencyPair{Quote: b.quote, Base: b.base}
+	l.byCur[cp] = append(l.byCur[cp], i)
+	l.conv.Add(&b.fold)
 	return i, b, nil
 }
 
@@ -298,56 +309,82 @@ func (l *Ledger) applyFill(id, t int64, pos uint64, f *domain.OrderFilled) error
 	if f.Quantity.Sign() <= 0 || f.Price.IsNeg() {
 		return domain.Errorf(domain.EINVALID, "fill of order %d: quantity %s, price %s", id, f.Quantity, f.Price)
 	}
-	b := l.pairs[v&^sideSell]
+	bi := v &^ sideSell
+	b := l.pairs[bi]
 	sell := v&sideSell != 0
-	st, isOpen := l.open[id] // a late fill of an order already closed is counted on its own
-	side := domain.Buy
+	st, isOpen := l.open[id] // open while requested and not filled, cancelled, rejected or expired (log order)
+	ff := fold.Fill{Key: fold.Key{Time: t, Pos: pos}, Order: id, Side: domain.Buy, Price: f.Price, Qty: f.Quantity,
+		Fee: f.Fee, FeeAsset: f.FeeAsset}
 	if sell {
-		side = domain.Sell
+		ff.Side = domain.Sell
 	}
-	// The fill's price is a rate at its time, before its fee is valued
-	// (domain.RateBook.Fill: the order every reader follows).
-	fv := l.conv.rates.Fill(b.quote, b.base, t, f.Price, f.Fee, f.FeeAsset)
-	r := b.lots.ApplyFee(side, f.Price, f.Quantity, &fv)
-
-	st.fills++
-	st.filled = st.filled.Add(f.Quantity)
-	st.filledCost = st.filledCost.Add(r.Value)
-	closed := isOpen && st.amount.IsPos() && st.filled.Cmp(st.amount) >= 0
-	if closed {
-		delete(l.open, id)
-	}
-
-	net := fv.Net(side, r.Value)
-	if sell {
-		b.position = b.position.Sub(f.Quantity)
-		b.cashFlow = b.cashFlow.Add(net)
-	} else {
-		b.position = b.position.Add(r.Matched)
-		b.cashFlow = b.cashFlow.Sub(net)
-	}
-	b.lastPrice = f.Price
+	// The fill's price is a rate at its time, recorded before its fee is
+	// valued (the order every reader follows).
+	l.conv.Rates.ObserveFill(b.quote, b.base, t, pos, f.Price)
+	l.sawFill(id, t)
 	c := b.recs.put
 	rec := orderRecord{time: t, posSide: pos | b.feeCode(f.FeeAsset, pos)<<feeShift, id: id, rate: c(f.Price), amount: c(f.Quantity),
-		fee: c(f.Fee), avgPrice: c(st.filledCost.Div(st.filled)), position: c(b.position),
-		cashFlow: c(b.cashFlow), invCost: c(b.lots.Cost()), abp: c(b.lots.ABP()), pnl: c(r.Pnl), unmatchedQt: c(r.Unmatched)}
-	l.head = max(l.head, pos)
-	if rec.feeCode() >= 2 {
-		b.addFee(t, pos, &fv)
-		l.sawFeeAsset(b.exchange, fv.Asset)
-	}
+		fee: c(f.Fee)}
 	if sell {
 		rec.posSide |= recSell
 	}
-	b.insert(rec)
+	l.head = max(l.head, pos)
 	l.records++
-
-	l.addToSeries(b, &st, t, sell, &r, net)
-	if isOpen && !closed {
+	st.filled = st.filled.Add(f.Quantity)
+	if isOpen && st.amount.IsPos() && st.filled.Cmp(st.amount) >= 0 {
+		delete(l.open, id)
+	} else if isOpen {
 		l.open[id] = st
 	}
-	b.addPrice(t, f.Price)
+	late := !b.fold.InOrder(ff.Key)
+	if !late {
+		// The common case: folded at once. An order closed meanwhile (a
+		// fill reported after its cancel) has its figures from its records.
+		o := st.fold
+		if !isOpen {
+			o = fold.OrderBefore(b.journal(l), id, ff.Key)
+		}
+		b.recs.push(rec) // first: the fill's price is a rate of its own time (LatestFill)
+		var r fold.Result
+		b.fold.Next(&ff, &o, &l.conv.Rates, &r)
+		if st, open := l.open[id]; open {
+			st.fold = o
+			l.open[id] = st
+		}
+		b.setDerived(b.recs.at(b.recs.len()-1), &r)
+		if r.Fee.Third {
+			b.addFee(t, pos, &r.Fee)
+			l.sawFeeAsset(b.exchange, r.Fee.Asset)
+			if !f.Fee.IsZero() {
+				l.conv.Valued(int(bi))
+			}
+		}
+		l.addToSeries(b, &ff, &r)
+	} else {
+		// Recorded late: in its place, folded again with every fill after
+		// it before the next read (ledgerfold.go).
+		out := fold.PendingOut(&ff)
+		rec.pnl, rec.unmatchedQt = c(out.Pnl), c(out.Unmatched)
+		b.insert(rec)
+		if fold.FeeThird(f.FeeAsset, b.quote, b.base) {
+			b.addFee(t, pos, &domain.FeeValue{Asset: f.FeeAsset, Amount: f.Fee, Third: true})
+			l.sawFeeAsset(b.exchange, f.FeeAsset)
+		}
+		l.conv.Late(int(bi), ff.Key)
+	}
+	b.addPrice(t, f.Price, !late)
+	// The fill's price is a rate: the pairs whose figures depend on rates
+	// and went past its time are folded again from it.
+	l.conv.RatePoint(ff.Key, int(bi))
 	return nil
+}
+
+// setDerived sets the derived fields of rec, a record of b, from its
+// fill's fold result.
+func (b *pairBook) setDerived(rec *orderRecord, r *fold.Result) {
+	c := b.recs.put
+	rec.avgPrice, rec.position, rec.cashFlow = c(r.AvgPrice), c(r.Position), c(r.CashFlow)
+	rec.invCost, rec.abp, rec.pnl, rec.unmatchedQt = c(r.InvCost), c(r.ABP), c(r.Pnl), c(r.Unmatched)
 }
 
 // insert keeps recs sorted by (time, pos).
@@ -512,7 +549,7 @@ const (
 
 // HasKey reports whether any order was requested for key.
 func (l *Ledger) HasKey(key string) bool {
-	l.mu.RLock()
+	l.rlock()
 	defer l.mu.RUnlock()
 	_, ok := l.byKey[key]
 	return ok
@@ -520,7 +557,7 @@ func (l *Ledger) HasKey(key string) bool {
 
 // Orders returns every record of key, newest first (none for an unknown key).
 func (l *Ledger) Orders(key string) []OrderRecord {
-	l.mu.RLock()
+	l.rlock()
 	defer l.mu.RUnlock()
 	i, ok := l.byKey[key]
 	if !ok {
@@ -550,7 +587,7 @@ type OrdersCursor struct {
 // exactly once, in order, and none added later unless it is older than the
 // cursor (a late fill inserted in the past).
 func (l *Ledger) OrdersOlder(key string, cur OrdersCursor, n int) ([]OrderRecord, OrdersCursor) {
-	l.mu.RLock()
+	l.rlock()
 	defer l.mu.RUnlock()
 	i, ok := l.byKey[key]
 	if !ok || n <= 0 {
@@ -575,7 +612,7 @@ func (l *Ledger) OrdersOlder(key string, cur OrdersCursor, n int) ([]OrderRecord
 // fill's trade time, domain.FillTime) and log position pos, and false when
 // the ledger holds none (a fill it refused, or not applied yet).
 func (l *Ledger) FillRecord(key string, t int64, pos uint64) (OrderRecord, bool) {
-	l.mu.RLock()
+	l.rlock()
 	defer l.mu.RUnlock()
 	i, ok := l.byKey[key]
 	if !ok {
@@ -592,7 +629,7 @@ func (l *Ledger) FillRecord(key string, t int64, pos uint64) (OrderRecord, bool)
 
 // FilledKeys returns the pair keys with at least one fill, sorted.
 func (l *Ledger) FilledKeys() []string {
-	l.mu.RLock()
+	l.rlock()
 	defer l.mu.RUnlock()
 	var keys []string
 	for _, b := range l.pairs {
@@ -642,7 +679,7 @@ func (l *Ledger) page(key string, page, pageSize int, emit func(b *pairBook, j i
 	if err := checkPage(page, pageSize); err != nil {
 		return 0, err
 	}
-	l.mu.RLock()
+	l.rlock()
 	defer l.mu.RUnlock()
 	i, ok := l.byKey[key]
 	if !ok {
@@ -705,7 +742,7 @@ func (l *Ledger) pageMulti(keys []string, page, pageSize int, emit func(b *pairB
 	if err := checkPage(page, pageSize); err != nil {
 		return 0, err
 	}
-	l.mu.RLock()
+	l.rlock()
 	defer l.mu.RUnlock()
 	books := l.booksOf(keys)
 	total := 0
@@ -812,7 +849,7 @@ type DaySummary struct {
 // MaxDayOrders), and those of them that are closing trades (sells that
 // matched a lot).
 func (l *Ledger) Day(keys []string, date string, from, to int64) (days []DaySummary, orders, closes []OrderRecord) {
-	l.mu.RLock()
+	l.rlock()
 	defer l.mu.RUnlock()
 	days = []DaySummary{}
 	orders, closes = []OrderRecord{}, []OrderRecord{}
@@ -883,7 +920,7 @@ func (l *Ledger) Day(keys []string, date string, from, to int64) (days []DaySumm
 func (l *Ledger) DayCounts(keys []string, bounds []int64) (orders, closes []int) {
 	n := max(len(bounds)-1, 0)
 	orders, closes = make([]int, n), make([]int, n)
-	l.mu.RLock()
+	l.rlock()
 	defer l.mu.RUnlock()
 	// Sized for the busiest day at once: grown by inserts, the map of a
 	// day of fills would be rebuilt a dozen times per request.
@@ -935,14 +972,14 @@ func (b *pairBook) timeRange(from, to int64) (int, int) {
 // Version returns a number that changes whenever an applied event changed
 // the ledger, so that readers may cache what they computed from it.
 func (l *Ledger) Version() uint64 {
-	l.mu.RLock()
+	l.rlock()
 	defer l.mu.RUnlock()
 	return l.version
 }
 
 // RecordCount returns the number of order records across all pairs.
 func (l *Ledger) RecordCount() int {
-	l.mu.RLock()
+	l.rlock()
 	defer l.mu.RUnlock()
 	return l.records
 }
@@ -950,10 +987,10 @@ func (l *Ledger) RecordCount() int {
 // ABP returns the average unit cost of the lots held for exchange/pair (0
 // when none), for core memory.
 func (l *Ledger) ABP(exchange, pair string) domain.Decimal {
-	l.mu.RLock()
+	l.rlock()
 	defer l.mu.RUnlock()
 	if i, ok := l.byKey[domain.PairKey(exchange, pair)]; ok {
-		return l.pairs[i].lots.ABP()
+		return l.pairs[i].fold.Lots().ABP()
 	}
 	return domain.Zero
 }

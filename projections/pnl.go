@@ -1,6 +1,9 @@
 package projections
 
-import "github.com/tradeledger/tradeledger/domain"
+import (
+	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/fold"
+)
 
 // The PNL queries of the Ledger: pnl/overview, pnl/daily, pnl/sum and
 // pnl/total (the aggregates they read are in pnlbucket.go, scopes in
@@ -28,7 +31,8 @@ func (l *Ledger) applyConfig(e *domain.Event) error {
 		}
 		l.conv.setReporting(c.Reporting)
 		l.booksM = c.Method
-		l.conv.rates.FeeMaxAge = c.FeeRateMaxAge
+		l.conv.FeeMaxAge(c.FeeRateMaxAge) // fees in third assets valued again under a new bound
+		l.conv.Targets("")                // a new reporting currency: the pairs converted into it are folded again
 		l.strat = map[string]string{}
 		for _, p := range c.Strategies {
 			l.strat[domain.PairKey(p.Exchange, p.Pair)] = p.Strategy
@@ -43,19 +47,19 @@ func (l *Ledger) applyConfig(e *domain.Event) error {
 // the periods' perPair in each pair's own quote, perQuote has each quote's
 // total in its own currency and unconverted what had no rate.
 func (l *Ledger) Overview(q OverviewQuery) (*Overview, error) {
-	l.mu.RLock()
+	l.rlock()
 	defer l.mu.RUnlock()
 	sc, err := l.resolve(q.Scope)
 	if err != nil {
 		return nil, err
 	}
 	from, to := rangeSeconds(q.From, q.To)
-	var mv *mixedView
+	var mv *fold.Mixed[int32]
 	var ss []*series
 	if len(sc.quotes) > 1 {
 		mv = l.mixed(&sc)
-		ss = mv.conv
-		sc.unit = mv.unit
+		ss = mv.Conv
+		sc.unit = mv.Unit
 	} else {
 		ss = l.seriesOf(&sc)
 	}
@@ -65,7 +69,7 @@ func (l *Ledger) Overview(q OverviewQuery) (*Overview, error) {
 	period := func(a, b int64) domain.Decimal {
 		var s domain.Decimal
 		for _, x := range ss {
-			s = s.Add(x.rangePnl(a, b))
+			s = s.Add(x.RangePnl(a, b))
 		}
 		return s
 	}
@@ -76,23 +80,23 @@ func (l *Ledger) Overview(q OverviewQuery) (*Overview, error) {
 	o.Today.PerPair = map[string]domain.Number{}
 	o.YearAgo.PerPair = map[string]domain.Number{}
 
-	var tot bucket
+	var tot agg
 	var unrealized domain.Decimal
 	for _, x := range ss {
-		s := x.sum(from, to)
-		tot.merge(&s)
+		s := x.Sum(from, to)
+		tot.Merge(&s)
 	}
 	perQuote := map[string]*quoteTotal{}
 	for i, key := range sc.keys {
 		b := sc.books[i]
-		var s bucket
+		var s agg
 		var unr domain.Decimal
 		var pt, py domain.Decimal
 		if b != nil {
-			s = b.series.sum(from, to)
-			unr = b.unrealized()
-			pt = b.series.rangePnl(today[0], today[1])
-			py = b.series.rangePnl(yearAgo[0], yearAgo[1])
+			s = b.series.Sum(from, to)
+			unr = b.fold.Unrealized()
+			pt = b.series.RangePnl(today[0], today[1])
+			py = b.series.RangePnl(yearAgo[0], yearAgo[1])
 		}
 		if mv == nil {
 			unrealized = unrealized.Add(unr)
@@ -102,7 +106,7 @@ func (l *Ledger) Overview(q OverviewQuery) (*Overview, error) {
 				qt = &quoteTotal{}
 				perQuote[b.quoteOr(key)] = qt
 			}
-			qt.b.merge(&s)
+			qt.b.Merge(&s)
 			qt.unrealized = qt.unrealized.Add(unr)
 			if b != nil {
 				unrealized = unrealized.Add(l.unrealizedIn(mv, b.quote, unr))
@@ -111,32 +115,11 @@ func (l *Ledger) Overview(q OverviewQuery) (*Overview, error) {
 		o.Today.PerPair[key] = domain.Number(pt)
 		o.YearAgo.PerPair[key] = domain.Number(py)
 		o.PnlsPerPair = append(o.PnlsPerPair, KeyPnl{Key: key, Pnl: domain.Number(s.Pnl)})
-		o.DetailedPerPair = append(o.DetailedPerPair, PairDetail{
-			Strategy:                  l.strat[key],
-			CumulativePnl:             domain.Number(s.Pnl),
-			CumulativeProfit:          domain.Number(s.Profit),
-			CumulativeLoss:            domain.Number(s.Loss),
-			CumulativeFees:            domain.Number(s.Fees),
-			CumulativeCostProceedWins: domain.Number(s.CpWins),
-			CumulativeCostProceedLoss: domain.Number(s.CpLosses),
-			ProfitCount:               int64(s.Wins),
-			LossCount:                 int64(s.Losses),
-			UniqueProfitCount:         int64(s.UWins),
-			UniqueLossCount:           int64(s.ULosses),
-			BuyCount:                  int64(s.Buys),
-			SellCount:                 int64(s.Sells),
-			UniqueBuyCount:            int64(s.UBuys),
-			UniqueSellCount:           int64(s.USells),
-			CumulativeBuyValue:        domain.Number(s.BuyValue),
-			CumulativeSellValue:       domain.Number(s.SellValue),
-			UnrealizedPnl:             domain.Number(unr),
-			DailyPnlPerThousand:       domain.DailyPnlPerThousand(s.Pnl, s.Invested, domain.DaySpan(s.FirstT, s.LastT, q.Loc)),
-			Key:                       key,
-		})
+		o.DetailedPerPair = append(o.DetailedPerPair, fold.Detail(key, &s, unr, l.strat[key], q.Loc))
 	}
-	o.Total = totalOf(&tot, unrealized)
+	o.Total = fold.Total(&tot, unrealized)
 	o.UnconvertedFees = l.unconvertedFees(sc.books, from, to)
-	if days := foldDays(ss, from, to, q.Loc); days != nil {
+	if days := fold.Days(ss, from, to, q.Loc); days != nil {
 		o.DailyHistory = days
 	}
 	if mv != nil {
@@ -146,17 +129,20 @@ func (l *Ledger) Overview(q OverviewQuery) (*Overview, error) {
 			if qt == nil {
 				qt = &quoteTotal{}
 			}
-			o.PerQuote[qc] = totalOf(&qt.b, qt.unrealized)
+			o.PerQuote[qc] = fold.Total(&qt.b, qt.unrealized)
 		}
-		mv.fold(from, to)
-		o.Unconverted = mv.unconverted.Result()
+		mv.Fold(from, to)
+		o.Unconverted = mv.Unconverted.Result()
 	}
 	return o, nil
 }
 
+// agg is an aggregate of the Ledger's series.
+type agg = fold.PnlAgg[int32]
+
 // quoteTotal sums one quote currency's pairs of a mixed-quote overview.
 type quoteTotal struct {
-	b          bucket
+	b          agg
 	unrealized domain.Decimal
 }
 
@@ -169,44 +155,11 @@ func (b *pairBook) quoteOr(key string) string {
 	return q
 }
 
-func totalOf(t *bucket, unrealized domain.Decimal) PnlTotal {
-	closes := int64(t.Wins + t.Losses + t.Evens)
-	out := PnlTotal{
-		Pnl:            domain.Number(t.Pnl),
-		NumberOfTrades: int64(t.Trades),
-		AveragePnl:     domain.Number(domain.AveragePnl(t.Pnl, closes)),
-		SellCount:      int64(t.Sells),
-		BuyCount:       int64(t.Buys),
-		Winning:        int64(t.Wins),
-		Losing:         int64(t.Losses),
-		Breakeven:      int64(t.Evens),
-		WinRate:        domain.WinRate(int64(t.Wins), int64(t.Losses), int64(t.Evens)),
-		BuyPnl:         domain.Number(unrealized),
-		SellPnl:        domain.Number(t.Pnl),
-		BuyBaseValue:   domain.Number(t.BuyValue),
-		SellBaseValue:  domain.Number(t.SellValue),
-		UnmatchedValue: domain.Number(t.Unmatched),
-	}
-	if closes > 0 {
-		out.HeroTrade = TradeRef{Pnl: domain.Number(t.Hero), Time: t.HeroT}
-		out.FuckupTrade = TradeRef{Pnl: domain.Number(t.Fuck), Time: t.FuckT}
-	}
-	return out
-}
-
-// unrealized values the lots held at the last fill price: qty×last − cost.
-func (b *pairBook) unrealized() domain.Decimal {
-	if b.lots.Qty().Sign() <= 0 {
-		return domain.Zero
-	}
-	return b.lots.Qty().Mul(b.lastPrice).Sub(b.lots.Cost())
-}
-
 // Daily returns the daily history of the scope in [From, To), oldest first,
 // with Σ unmatchedBaseValue over the range, and the unit; over several
 // quote currencies in the reporting currency (pnlconv.go).
 func (l *Ledger) Daily(q DailyQuery) ([]DayPnl, domain.Decimal, string, error) {
-	l.mu.RLock()
+	l.rlock()
 	defer l.mu.RUnlock()
 	sc, err := l.resolve(q.Scope)
 	if err != nil {
@@ -215,15 +168,15 @@ func (l *Ledger) Daily(q DailyQuery) ([]DayPnl, domain.Decimal, string, error) {
 	var ss []*series
 	if len(sc.quotes) > 1 {
 		mv := l.mixed(&sc)
-		ss, sc.unit = mv.conv, mv.unit
+		ss, sc.unit = mv.Conv, mv.Unit
 	} else {
 		ss = l.seriesOf(&sc)
 	}
 	from, to := rangeSeconds(q.From, q.To)
-	days := foldDays(ss, from, to, q.Loc)
+	days := fold.Days(ss, from, to, q.Loc)
 	var unm domain.Decimal
 	for _, x := range ss {
-		s := x.sum(from, to)
+		s := x.Sum(from, to)
 		unm = unm.Add(s.Unmatched)
 	}
 	if days == nil {
@@ -236,25 +189,25 @@ func (l *Ledger) Daily(q DailyQuery) ([]DayPnl, domain.Decimal, string, error) {
 // their sums and the unit; over several quote currencies the sums are in
 // the reporting currency (pnlconv.go).
 func (l *Ledger) Sum(scope PnlScope, fromMs, toMs int64) (SumResult, error) {
-	l.mu.RLock()
+	l.rlock()
 	defer l.mu.RUnlock()
 	sc, err := l.resolve(scope)
 	if err != nil {
 		return SumResult{}, err
 	}
 	from, to := rangeSeconds(fromMs, toMs)
-	var mv *mixedView
+	var mv *fold.Mixed[int32]
 	if len(sc.quotes) > 1 {
 		mv = l.mixed(&sc)
-		sc.unit = mv.unit
+		sc.unit = mv.Unit
 	}
 	out := SumResult{Pairs: []PairSum{}, Unit: sc.unit}
 	perQuote := map[string]QuoteSum{}
 	for i, key := range sc.keys {
-		var s bucket
+		var s agg
 		b := sc.books[i]
 		if b != nil {
-			s = b.series.sum(from, to)
+			s = b.series.Sum(from, to)
 		}
 		q := b.quoteOr(key)
 		out.Pairs = append(out.Pairs, PairSum{Key: key, Pnl: domain.Number(s.Pnl), Invested: domain.Number(s.Invested), Trades: int64(s.Trades), Unit: q})
@@ -268,14 +221,14 @@ func (l *Ledger) Sum(scope PnlScope, fromMs, toMs int64) (SumResult, error) {
 		qs.Trades += int64(s.Trades)
 		perQuote[q] = qs
 		if b != nil {
-			c, _ := l.inCurrency(b, mv.unit)
-			cs := c.sum(from, to)
+			c, _ := l.inCurrency(b, mv.Unit)
+			cs := c.Sum(from, to)
 			out.Pnl, out.Invested = out.Pnl.Add(cs.Pnl), out.Invested.Add(cs.Invested)
 		}
 	}
 	if mv != nil {
-		mv.fold(from, to)
-		out.PerQuote, out.Unconverted = perQuote, mv.unconverted.Result()
+		mv.Fold(from, to)
+		out.PerQuote, out.Unconverted = perQuote, mv.Unconverted.Result()
 	}
 	out.UnconvertedFees = l.unconvertedFees(sc.books, from, to)
 	return out, nil
@@ -304,7 +257,7 @@ func (l *Ledger) Total(key string) (PairTotal, error) {
 	if err != nil {
 		return PairTotal{}, err
 	}
-	l.mu.RLock()
+	l.rlock()
 	defer l.mu.RUnlock()
 	out := PairTotal{Key: key, Unit: q, Method: l.Method.String()}
 	i, ok := l.byKey[key]
@@ -312,12 +265,12 @@ func (l *Ledger) Total(key string) (PairTotal, error) {
 		return out, nil
 	}
 	b := l.pairs[i]
-	t := &b.series.total
+	t := &b.series.Total
 	out.Pnl, out.NumberOfTrades = domain.Number(t.Pnl), int64(t.Trades)
 	out.BuyCount, out.SellCount, out.Winning, out.Losing = int64(t.Buys), int64(t.Sells), int64(t.Wins), int64(t.Losses)
 	out.Fees, out.Invested, out.UnmatchedBaseValue = domain.Number(t.Fees), domain.Number(t.Invested), domain.Number(t.Unmatched)
-	out.UnrealizedPnl, out.Balance = domain.Number(b.unrealized()), domain.Number(b.position)
-	out.InventoryCost, out.ABP = domain.Number(b.lots.Cost()), domain.Number(b.lots.ABP())
+	out.UnrealizedPnl, out.Balance = domain.Number(b.fold.Unrealized()), domain.Number(b.fold.Position())
+	out.InventoryCost, out.ABP = domain.Number(b.fold.Lots().Cost()), domain.Number(b.fold.Lots().ABP())
 	out.UnconvertedFees = l.unconvertedFees([]*pairBook{b}, minTime, maxTime)
 	return out, nil
 }

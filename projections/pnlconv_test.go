@@ -222,8 +222,9 @@ func TestMixedQuoteReplay(t *testing.T) {
 }
 
 // TestOneQuoteNoConversion: in a log of one quote every fill is a rate to
-// its base, but no base is a quote with fills: nothing is converted and
-// each link keeps one rate (the replay's memory stays what it was).
+// its base, but no base is a quote with fills: nothing is converted, and
+// the rate book keeps no point of fills (the order records are their
+// rates: the replay's memory stays what it was).
 func TestOneQuoteNoConversion(t *testing.T) {
 	g := &testLog{t: t}
 	for i := int64(1); i <= 20; i++ {
@@ -231,7 +232,7 @@ func TestOneQuoteNoConversion(t *testing.T) {
 		g.fill(i, "100", "1", "0", "USDT", at(0, int(i), 0))
 	}
 	l := replay(t, domain.LOFO, g.events)
-	if n, pts := len(l.conv.pairs), l.conv.rates.Points("USDT", "BTC"); n != 0 || pts != 1 {
+	if n, pts := len(l.conv.pairs), len(l.conv.Rates.Points("USDT", "BTC")); n != 0 || pts != 0 {
 		t.Fatalf("one quote: %d converted series, %d rate points; want 0 and 1", n, pts)
 	}
 }

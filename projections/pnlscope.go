@@ -49,7 +49,7 @@ func splitKey(k string) (quote, base string, err error) {
 func (l *Ledger) seriesOf(sc *scoped) []*series {
 	if sc.all || len(sc.books) == l.countQuote(sc.unit) && l.countQuote(sc.unit) > 0 && allKnown(sc.books) {
 		if q := l.quotes[sc.unit]; q != nil {
-			return []*series{q}
+			return []*series{&q.series}
 		}
 	}
 	var ss []*series

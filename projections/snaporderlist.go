@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"maps"
 	"slices"
-	"unsafe"
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/snap"
@@ -21,13 +20,22 @@ func (x *idIndex[V]) clone() idIndex[V] {
 	return idIndex[V]{dense: slices.Clone(x.dense), used: x.used, sparse: maps.Clone(x.sparse)}
 }
 
+// valueSize returns the bytes a value of an id index is written in: 1 for
+// a byte, 4 for a word.
+func valueSize[V uint8 | uint32]() int {
+	if V(0xff)+1 == 0 {
+		return 1
+	}
+	return 4
+}
+
 // denseRun is how many values of a dense index one Bytes value holds.
 const denseRun = 1 << 16
 
 // encode writes x: its dense slice as runs of little-endian values, then
 // its sparse ids in order.
 func (x *idIndex[V]) encode(e *snap.Encoder) {
-	size := int(unsafe.Sizeof(V(0)))
+	size := valueSize[V]()
 	e.Len(len(x.dense))
 	e.Int(x.used)
 	buf := make([]byte, 0, denseRun*size)
@@ -51,7 +59,7 @@ func (x *idIndex[V]) encode(e *snap.Encoder) {
 
 // decode reads an index encode wrote.
 func (x *idIndex[V]) decode(d *snap.Decoder) {
-	size := int(unsafe.Sizeof(V(0)))
+	size := valueSize[V]()
 	n := d.Len(0)
 	x.used = d.Int()
 	if d.Err() != nil {

@@ -33,7 +33,7 @@ CREATE TABLE IF NOT EXISTS tradeledger.orders7 (
 ) ENGINE = ReplacingMergeTree(position)
 ORDER BY order_id;
 
-CREATE TABLE IF NOT EXISTS tradeledger.fills7 (
+CREATE TABLE IF NOT EXISTS tradeledger.fills8 (
     method        String,
     exchange      String,
     pair          String,
@@ -54,12 +54,13 @@ CREATE TABLE IF NOT EXISTS tradeledger.fills7 (
     wide          String,
     closing       UInt8,
     first         UInt8,
-    position      UInt64
-) ENGINE = ReplacingMergeTree(position)
+    position      UInt64,
+    version       UInt64
+) ENGINE = ReplacingMergeTree(version)
 PARTITION BY toYYYYMM(toDate(intDiv(time_ms, 1000)))
 ORDER BY (method, exchange, pair, time_ms, order_id, position);
 
-CREATE TABLE IF NOT EXISTS tradeledger.pnl_daily7 (
+CREATE TABLE IF NOT EXISTS tradeledger.pnl_daily8 (
     method        String,
     exchange      String,
     pair          String,
@@ -78,7 +79,7 @@ CREATE TABLE IF NOT EXISTS tradeledger.pnl_daily7 (
 ) ENGINE = ReplacingMergeTree(position)
 ORDER BY (method, exchange, pair, day);
 
-CREATE TABLE IF NOT EXISTS tradeledger.pnl_buckets7 (
+CREATE TABLE IF NOT EXISTS tradeledger.pnl_buckets8 (
     method        String,
     exchange      String,
     pair          String,
@@ -115,7 +116,7 @@ CREATE TABLE IF NOT EXISTS tradeledger.pnl_buckets7 (
 ) ENGINE = ReplacingMergeTree(position)
 ORDER BY (method, exchange, pair, slot);
 
-CREATE TABLE IF NOT EXISTS tradeledger.pnl_overview7 (
+CREATE TABLE IF NOT EXISTS tradeledger.pnl_overview8 (
     method        String,
     kind          UInt8,
     shift         Int32,
@@ -129,7 +130,7 @@ CREATE TABLE IF NOT EXISTS tradeledger.pnl_overview7 (
 ORDER BY (method, kind, shift, n, exchange, pair)
 SETTINGS index_granularity = 32;
 
-CREATE TABLE IF NOT EXISTS tradeledger.order_pnl7 (
+CREATE TABLE IF NOT EXISTS tradeledger.order_pnl8 (
     method        String,
     exchange      String,
     pair          String,
@@ -139,9 +140,9 @@ CREATE TABLE IF NOT EXISTS tradeledger.order_pnl7 (
     wide          String,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
-ORDER BY (method, exchange, pair, order_id, first_close_ms);
+ORDER BY (method, exchange, pair, order_id);
 
-CREATE TABLE IF NOT EXISTS tradeledger.pairs7 (
+CREATE TABLE IF NOT EXISTS tradeledger.pairs8 (
     method        String,
     exchange      String,
     pair          String,
@@ -162,7 +163,7 @@ CREATE TABLE IF NOT EXISTS tradeledger.strategies (
 ) ENGINE = ReplacingMergeTree(position)
 ORDER BY (exchange, pair);
 
-CREATE TABLE IF NOT EXISTS tradeledger.prices7 (
+CREATE TABLE IF NOT EXISTS tradeledger.prices8 (
     exchange      String,
     pair          String,
     slot          Int64,
@@ -192,7 +193,7 @@ CREATE TABLE IF NOT EXISTS tradeledger.balances7 (
 ) ENGINE = ReplacingMergeTree(position)
 ORDER BY (exchange, seq, asset);
 
-CREATE TABLE IF NOT EXISTS tradeledger.pnl_conv_buckets (
+CREATE TABLE IF NOT EXISTS tradeledger.pnl_conv_buckets8 (
     method        String,
     currency      String,
     part          UInt8,
@@ -204,7 +205,7 @@ CREATE TABLE IF NOT EXISTS tradeledger.pnl_conv_buckets (
 ) ENGINE = ReplacingMergeTree(position)
 ORDER BY (method, currency, part, exchange, pair, slot);
 
-CREATE TABLE IF NOT EXISTS tradeledger.fill_fees (
+CREATE TABLE IF NOT EXISTS tradeledger.fill_fees8 (
     exchange      String,
     pair          String,
     time_ms       Int64,
@@ -215,11 +216,12 @@ CREATE TABLE IF NOT EXISTS tradeledger.fill_fees (
     fee_quote     String,
     fee_rate      String,
     fee_rate_ms   Int64,
-    valued        UInt8
-) ENGINE = ReplacingMergeTree(position)
+    valued        UInt8,
+    version       UInt64
+) ENGINE = ReplacingMergeTree(version)
 ORDER BY (exchange, pair, time_ms, position);
 
-CREATE TABLE IF NOT EXISTS tradeledger.rates (
+CREATE TABLE IF NOT EXISTS tradeledger.rates8 (
     quote         String,
     base          String,
     rate          String,

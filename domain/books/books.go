@@ -11,10 +11,9 @@
 // method asked for. Periods are trade-time ranges [From, To), so the lots
 // held at From are those of every fill before it, and opening + flows =
 // closing holds exactly under every method (statement_test.go proves it
-// on random logs). A log recorded live by one service has its fills in
-// trade-time order already; only a fill reported late with an earlier
-// exchange time comes in a different place than in the Ledger's running
-// fields (which follow log order).
+// on random logs). The Ledger's order records and PNL answers match lots
+// in the same order (domain/fold), so a disposal's gain here is its
+// fill's pnl there, whatever order the fills were recorded in.
 //
 // Lots are matched per pair key (exchange/pair), as the Ledger does: a
 // BTC bought on binance/USDT-BTC is not sold on kraken/EUR-BTC. Money is
@@ -22,8 +21,8 @@
 // the time, in the reporting currency too; an amount without a rate is
 // listed as unconverted, never guessed.
 //
-// Determinism: a report reads the source as of one Snapshot (fills up to
-// a log position, rates up to a count), so the same log, cut and options
+// Determinism: a report reads the source as of one Snapshot (fills and
+// rates up to a log position), so the same log, cut and options
 // give the same figures and the same bytes, whatever is appended while it
 // runs.
 package books
@@ -38,12 +37,10 @@ import (
 // is long term when a query names none.
 const DefaultHoldingPeriodDays = 365
 
-// Snapshot bounds what a report reads of a source: fills recorded at log
-// positions up to Position, and the first RateSeq rates the source
-// observed. The zero value reads nothing.
+// Snapshot bounds what a report reads of a source: fills and rates
+// recorded at log positions up to Position. The zero value reads nothing.
 type Snapshot struct {
 	Position uint64
-	RateSeq  uint64
 }
 
 // Pair names a pair key a source holds fills of.
@@ -53,7 +50,7 @@ type Pair struct {
 }
 
 // Fee is a fill's fee as the exchange charged it and as valued in the
-// pair's quote currency (domain.ValueFee's rule): Asset and Amount as
+// pair's quote currency (fold.ValueFee's rule): Asset and Amount as
 // charged (Asset "" with a zero Amount when there was none), Quote its
 // value when Valued, Rate what one unit of Asset was worth in quote and
 // RateTime (ms) when that rate held; InBase a fee in the pair's base (a buy
@@ -107,8 +104,8 @@ type Source interface {
 	// n fills means the end. An unknown key has no fills.
 	BookFills(s Snapshot, key string, cur Cursor, n int, dst []Fill) ([]Fill, Cursor)
 	// BookConvert converts amount from currency from into to at time t
-	// (ms) with the latest rate at or before t among the first s.RateSeq
-	// rates; ok is false without one. from == to converts at rate 1.
+	// (ms) with the latest rate at or before t among those recorded up to
+	// s.Position; ok is false without one. from == to converts at rate 1.
 	BookConvert(s Snapshot, amount domain.Decimal, from, to string, t int64) (c Conversion, ok bool)
 }
 

@@ -49,11 +49,12 @@ func (m *memSource) fill(key string, f Fill) {
 
 // rate records 1 from = r to at t.
 func (m *memSource) rate(from, to string, t int64, r string) {
-	m.rates = append(m.rates, memRate{from, to, t, domain.MustDecimal(r), uint64(len(m.rates) + 1)})
+	m.pos++
+	m.rates = append(m.rates, memRate{from, to, t, domain.MustDecimal(r), m.pos})
 }
 
 func (m *memSource) BookSnapshot() Snapshot {
-	return Snapshot{Position: m.pos, RateSeq: uint64(len(m.rates))}
+	return Snapshot{Position: m.pos}
 }
 
 func (m *memSource) BookPairs() []Pair { return slices.Clone(m.pairs) }
@@ -84,7 +85,7 @@ func (m *memSource) BookConvert(s Snapshot, amount domain.Decimal, from, to stri
 	inverse := false
 	for i := range m.rates {
 		r := &m.rates[i]
-		if r.seq > s.RateSeq || r.t > t {
+		if r.seq > s.Position || r.t > t {
 			continue
 		}
 		inv := r.from == to && r.to == from

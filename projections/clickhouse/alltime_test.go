@@ -69,13 +69,13 @@ func TestPlanZone(t *testing.T) {
 	}
 }
 
-// A database fed before pnl_overview7 existed (no schema_version either) is read from the buckets meanwhile, and the
+// A database fed before pnl_overview8 existed (no schema_version either) is read from the buckets meanwhile, and the
 // next sink writes every row again from the log, then records the version.
 func TestSinkRebuildsOlderSchema(t *testing.T) {
 	url, db, store, g := exportedLog(t, 150)
 	conn := openConn(t, url)
 	ctx := context.Background()
-	for _, tbl := range []string{"schema_version", "pnl_overview7"} {
+	for _, tbl := range []string{"schema_version", "pnl_overview8"} {
 		if err := conn.Exec(ctx, "DROP TABLE "+db+"."+tbl); err != nil {
 			t.Fatal(err)
 		}
@@ -238,7 +238,7 @@ func TestNewerSchemaIsNotRead(t *testing.T) {
 	}
 }
 
-// A reader that read pnl_overview7 reads it without asking the version
+// A reader that read pnl_overview8 reads it without asking the version
 // again, until a query finds it missing: a newer release's sink recorded
 // its version and dropped the table. That read and the next answer from the
 // Fallback (one warning); once the database is this release's again (its
@@ -252,7 +252,7 @@ func TestReaderNoticesADroppedTable(t *testing.T) {
 	conn := openConn(t, url)
 	ctx := context.Background()
 	recordNewerSchema(t, conn, db)
-	if err := conn.Exec(ctx, "DROP TABLE "+db+".pnl_overview7"); err != nil {
+	if err := conn.Exec(ctx, "DROP TABLE "+db+".pnl_overview8"); err != nil {
 		t.Fatal(err)
 	}
 	readsFrom(t, r, mem, used, g.clock.Now(), true)

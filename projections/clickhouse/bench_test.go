@@ -141,16 +141,16 @@ func benchOverview(b *testing.B, n int) latency {
 		b.Fatal(err)
 	}
 	el := time.Since(start)
-	if st.Fills != int64(n) {
-		b.Fatalf("exported %d fills, want %d", st.Fills, n)
+	if st.Fills < int64(n) { // more: a pair folded again (a quote joined to another) writes its fills' rows again
+		b.Fatalf("exported %d fill rows, want at least %d", st.Fills, n)
 	}
-	b.Logf("export: %d events, %d rows (%d fills) in %s: %.0f fills/s, %.0f rows/s", st.Events, st.Rows, st.Fills,
-		el.Round(time.Millisecond), float64(st.Fills)/el.Seconds(), float64(st.Rows)/el.Seconds())
+	b.Logf("export: %d events, %d rows (%d fill rows) in %s: %.0f fills/s, %.0f rows/s", st.Events, st.Rows, st.Fills,
+		el.Round(time.Millisecond), float64(n)/el.Seconds(), float64(st.Rows)/el.Seconds())
 	suffix := ""
 	if n != 200_000 {
 		suffix = "-" + strconv.Itoa(n)
 	}
-	b.ReportMetric(float64(st.Fills)/el.Seconds(), "fills/s"+suffix)
+	b.ReportMetric(float64(n)/el.Seconds(), "fills/s"+suffix)
 
 	mem := ledgerOf(b, store, domain.LOFO)
 	r := NewReader(url, domain.LOFO)

@@ -5,23 +5,24 @@ import (
 	"strings"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/fold"
 )
 
-// Currency conversion and fee valuation in the sink, as the in-memory
-// Ledger does them (projections/pnlconv.go, projections/fees.go): the
-// state folds the log's rates into a domain.RateBook in log order, values
-// every fill's fee with it (domain.RateBook.Fill) and converts every fill's
-// PNL figures into each currency its quote is joined to
-// (domain.RateBook.Targets), from the first fill after they are joined.
+// Currency conversion and fee valuation in the sink, by the fold the
+// in-memory Ledger runs (domain/fold): the state keeps every rate of the
+// log in a fold.RateBook, values every fill's fee with it (fold.ValueFee, at
+// the rates at or before the fill in trade order) and converts every
+// fill's PNL figures into each currency its quote is joined to
+// (fold.RateBook.Targets; fold.ConvSeries), over the pair's whole history.
 // The rows hold exact decimal strings, whatever the amounts' scale:
 //
-//   - pnl_conv_buckets: per currency, pair and 15-minute slot, the pair's
+//   - pnl_conv_buckets8: per currency, pair and 15-minute slot, the pair's
 //     aggregate in that currency (part 0: every fill, money of the fills
 //     with a rate; part 1: the fills without one, in the pair's quote),
 //     packed (packAgg);
-//   - fill_fees: the fills whose fee was charged in a third asset, with its
+//   - fill_fees8: the fills whose fee was charged in a third asset, with its
 //     valuation (or none: unconverted);
-//   - rates: every currency pair's latest rate (what converts unrealized
+//   - rates8: every currency pair's latest rate (what converts unrealized
 //     pnl "now"), and settings: the reporting currency.
 
 // convKey names one pair's figures converted into a currency.
@@ -30,19 +31,7 @@ type convKey struct {
 	to string
 }
 
-// convState is one pair's aggregates in another currency, by slot: conv
-// holds every fill (money converted, or none for fills without a rate),
-// unconv the fills without a rate in the pair's quote.
-type convState struct {
-	conv, unconv map[int64]*convAgg
-}
-
-type convAgg struct {
-	domain.PnlAgg[int64]
-	position uint64
-}
-
-// convRowKey names a pnl_conv_buckets row.
+// convRowKey names a pnl_conv_buckets8 row.
 type convRowKey struct {
 	to   string
 	part uint8 // 0: conv, 1: unconv
@@ -51,25 +40,26 @@ type convRowKey struct {
 
 type convRow struct {
 	convRowKey
-	agg      domain.PnlAgg[int64]
+	agg      fold.PnlAgg[int64]
 	position uint64
 }
 
-// feeRow is a fill_fees row: a fee charged in a third asset.
+// feeRow is a fill_fees8 row: a fee charged in a third asset. position is
+// its fill's log position (in the key), version the row's.
 type feeRow struct {
 	pairKey
-	timeMs, orderID int64
-	asset           string
-	amount, quote   domain.Decimal
-	rate            domain.Decimal
-	rateMs          int64
-	valued          uint8
-	position        uint64
+	timeMs, orderID   int64
+	asset             string
+	amount, quote     domain.Decimal
+	rate              domain.Decimal
+	rateMs            int64
+	valued            uint8
+	position, version uint64
 }
 
 type rateRow struct {
 	quote, base string
-	point       domain.RatePoint
+	point       fold.RatePoint
 	position    uint64
 }
 
@@ -78,86 +68,91 @@ type settingRow struct {
 	position    uint64
 }
 
-// convert adds fx (a fill of bk at position pos, not yet in bk's own
-// buckets) to bk's aggregates in every currency its quote converts into,
-// with the unique win/loss move (uFrom → uTo in slot uSlot) of the fill.
-func (st *state) convert(bk *book, fx *domain.PnlFill, uFrom, uTo int8, uSlot int64, pos uint64, b *batch) {
-	for _, to := range st.rates.Targets(bk.quote) {
-		k := convKey{bk, to}
-		cs := st.conv[k]
-		if cs == nil { // bk's fills so far came before its quote was joined to to
-			cs = st.newConv(bk, to, pos, b)
-			st.conv[k] = cs
-		}
-		slot := slotOf(fx.T)
-		if p, ok := st.rates.Path(bk.quote, to, fx.T, 0); ok {
-			cf := *fx
-			for _, x := range []*domain.Decimal{&cf.Value, &cf.Net, &cf.Fee, &cf.Pnl, &cf.Unmatched, &cf.Invested} {
-				*x = p.Convert(*x)
-			}
-			cs.add(to, 0, bk.key, slot, &cf, uFrom, uTo, uSlot, pos, b)
-			continue
-		}
-		u := *fx
-		u.Value, u.Net, u.Fee, u.Pnl, u.Unmatched, u.Invested = domain.Zero, domain.Zero, domain.Zero, domain.Zero, domain.Zero, domain.Zero
-		u.NoMoney = true
-		cs.add(to, 0, bk.key, slot, &u, uFrom, uTo, uSlot, pos, b)
-		cs.add(to, 1, bk.key, slot, fx, 2, 2, 0, pos, b) // unconv reports money and trades only
-	}
-}
-
-// newConv starts bk's figures in to: every fill so far, counted without
-// money (conv) and in bk's quote (unconv), as the Ledger's countsOnly and
-// cloneSeries.
-func (st *state) newConv(bk *book, to string, pos uint64, b *batch) *convState {
-	cs := &convState{conv: map[int64]*convAgg{}, unconv: map[int64]*convAgg{}}
-	for k, own := range st.buckets {
-		if k.pairKey != bk.key {
-			continue
-		}
-		a := own.PnlAgg
-		cs.unconv[k.Slot] = &convAgg{PnlAgg: a, position: pos}
-		cs.conv[k.Slot] = &convAgg{PnlAgg: domain.PnlAgg[int64]{Trades: a.Trades, Buys: a.Buys, Sells: a.Sells,
-			Wins: a.Wins, Losses: a.Losses, Evens: a.Evens, UBuys: a.UBuys, USells: a.USells, UWins: a.UWins,
-			ULosses: a.ULosses, FirstT: a.FirstT, LastT: a.LastT}, position: pos}
-		if b != nil {
-			b.conv[convRowKey{to, 0, k}] = convRow{convRowKey{to, 0, k}, cs.conv[k.Slot].PnlAgg, pos}
-			b.conv[convRowKey{to, 1, k}] = convRow{convRowKey{to, 1, k}, a, pos}
-		}
+// convOf returns bk's figures in to, creating them.
+func (st *state) convOf(bk *book, to string) *fold.ConvSeries[int64] {
+	k := convKey{bk, to}
+	cs := st.conv[k]
+	if cs == nil {
+		cs = &fold.ConvSeries[int64]{}
+		st.conv[k] = cs
 	}
 	return cs
 }
 
-// add adds f to the part's aggregate of slot, and the unique move to
-// uSlot's, and queues the changed rows.
-func (cs *convState) add(to string, part uint8, key pairKey, slot int64, f *domain.PnlFill, uFrom, uTo int8, uSlot int64, pos uint64, b *batch) {
-	m := cs.conv
-	if part == 1 {
-		m = cs.unconv
+// emitConv queues both parts of bk's slot in to.
+func (st *state) emitConv(bk *book, to string, slot int64, pos uint64, b *batch) {
+	if b == nil {
+		return
 	}
-	at := func(s int64) *convAgg {
-		a := m[s]
-		if a == nil {
-			a = &convAgg{}
-			m[s] = a
-		}
-		a.position = pos
-		return a
-	}
-	a := at(slot)
-	a.Add(f)
-	emit := func(s int64, a *convAgg) {
-		if b != nil {
-			k := convRowKey{to, part, bucketKey{key, s}}
-			b.conv[k] = convRow{k, a.PnlAgg, pos}
+	cs := st.convOf(bk, to)
+	for part, s := range []*fold.Series[int64]{&cs.Conv, &cs.Unconv} {
+		if i := s.SlotIndex(slot); i >= 0 {
+			k := convRowKey{to, uint8(part), bucketKey{bk.key, slot}}
+			b.conv[k] = convRow{k, s.Slots[i].PnlAgg, pos}
 		}
 	}
-	emit(slot, a)
-	if uFrom != uTo {
-		ua := at(uSlot)
-		ua.Unique(uFrom, uTo)
-		emit(uSlot, ua)
+}
+
+// settle folds every dirty book again and queues the rows that changed,
+// with pos (the last position read) as their version. Called before a
+// flush, so that the rows written are those of the log up to pos in trade
+// time.
+func (st *state) settle(pos uint64, b *batch) {
+	for st.folds.Unsettled() {
+		for _, i := range st.folds.TakeDirty() {
+			st.refold(st.list[i], pos, b)
+		}
 	}
+}
+
+// refold folds bk again from where it became dirty and queues every row
+// derived from its fills from there.
+func (st *state) refold(bk *book, pos uint64, b *batch) {
+	targets := st.folds.Targets(bk.quote)
+	conv := make([]*fold.ConvSeries[int64], len(targets))
+	unconvBefore := make([][]int64, len(targets)) // a fill converted now leaves its slot of part 1: its row is written empty
+	for k, to := range targets {
+		conv[k] = st.convOf(bk, to)
+		for _, x := range conv[k].Unconv.Slots {
+			unconvBefore[k] = append(unconvBefore[k], x.Slot)
+		}
+	}
+	rb, moved := fold.Refold(&bk.fold, &bk.fills, &st.folds.Rates, &bk.series, targets, conv, func(i int, f *fold.Fill, r *fold.Result) {
+		bk.fills.Set(i, r.Out())
+		st.emitFill(bk, i, f, r, pos, b)
+	})
+	for id, o := range rb.Orders {
+		if oo := st.open[id]; oo != nil {
+			oo.fold = *o
+		}
+		st.emitOrderPnl(bk, id, o, pos, b)
+	}
+	for _, x := range bk.series.Slots {
+		if x.Slot >= rb.FromSlot {
+			moved = append(moved, x.Slot)
+		}
+	}
+	for _, slot := range moved {
+		st.emitSlot(bk, slot, pos, b)
+		for _, to := range targets {
+			st.emitConv(bk, to, slot, pos, b)
+		}
+		st.emitPrice(bk, slot*fold.SlotMs, pos, b)
+	}
+	if b != nil {
+		for k, to := range targets {
+			for _, slot := range unconvBefore[k] {
+				if slot >= rb.FromSlot && conv[k].Unconv.SlotIndex(slot) < 0 {
+					ck := convRowKey{to, 1, bucketKey{bk.key, slot}}
+					b.conv[ck] = convRow{ck, fold.PnlAgg[int64]{}, pos}
+				}
+			}
+		}
+	}
+	if bk.fold.UsesRates() {
+		st.folds.Valued(bk.index)
+	}
+	st.emitPair(bk, pos, b)
 }
 
 // observed queues the latest rate of quote-base after an observation.
@@ -165,14 +160,14 @@ func (st *state) observed(quote, base string, pos uint64, b *batch) {
 	if b == nil {
 		return
 	}
-	if p, ok := st.rates.Last(quote, base); ok {
-		b.rates[domain.CurrencyPair{Quote: quote, Base: base}] = rateRow{quote: quote, base: base, point: p, position: pos}
+	if p, ok := st.folds.Rates.Last(quote, base); ok {
+		b.rates[fold.CurrencyPair{Quote: quote, Base: base}] = rateRow{quote: quote, base: base, point: p, position: pos}
 	}
 }
 
 // reporting queues the reporting currency when it changed.
 func (st *state) reporting(pos uint64, b *batch) {
-	r := st.rates.Reporting()
+	r := st.folds.Rates.Reporting()
 	if r == st.report {
 		return
 	}
@@ -184,7 +179,7 @@ func (st *state) reporting(pos uint64, b *batch) {
 
 // packAgg writes an aggregate as the text pnl_conv_buckets holds: its
 // counts, its money as exact decimals, then its times, space-separated.
-func packAgg(a *domain.PnlAgg[int64]) string {
+func packAgg(a *fold.PnlAgg[int64]) string {
 	b := make([]byte, 0, 256)
 	for _, n := range []int64{a.Trades, a.Buys, a.Sells, a.Wins, a.Losses, a.Evens, a.Priced, a.UBuys, a.USells, a.UWins, a.ULosses} {
 		b = strconv.AppendInt(b, n, 10)
@@ -205,8 +200,8 @@ func packAgg(a *domain.PnlAgg[int64]) string {
 }
 
 // unpackAgg reads packAgg's text.
-func unpackAgg(s string) (domain.PnlAgg[int64], error) {
-	var a domain.PnlAgg[int64]
+func unpackAgg(s string) (fold.PnlAgg[int64], error) {
+	var a fold.PnlAgg[int64]
 	f := strings.Fields(s)
 	if len(f) != 28 {
 		return a, domain.Errorf(domain.EINVALID, "packed aggregate of %d fields, want 28", len(f))

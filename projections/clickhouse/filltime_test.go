@@ -30,6 +30,7 @@ func TestRowsUseTheFillsExchangeTime(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	b.prepare()
 	if len(b.fills) != 2 || b.fills[0].TimeMs != ms(10*time.Hour) || b.fills[1].TimeMs != ms(23*time.Hour+59*time.Minute) {
 		t.Fatalf("fill rows %+v", b.fills)
 	}

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"sort"
 	"sync"
-	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/fold"
 )
 
 // The reader's answers over several quote currencies, as the Ledger's
@@ -23,91 +23,60 @@ import (
 // overview goes the mixed way.
 var errMixed = errors.New("clickhouse: a scope over several quote currencies")
 
-// slotAgg is a pair's aggregate of one 15-minute slot.
-type slotAgg struct {
+// series is a pair's slots, ascending, as the Ledger keeps them
+// (fold.Series): built from the rows, the latest of each slot.
+type series = fold.Series[int64]
+
+// slotRow is a slot's row as read: its aggregate and its version.
+type slotRow struct {
 	slot int64
 	pos  uint64
 	a    agg
 }
 
-// slotSeries is one pair's slots, ascending.
-type slotSeries []slotAgg
-
-// span returns the index range of the slots starting in [from, to) (unix s).
-func (s slotSeries) span(from, to int64) (int, int) {
-	i := sort.Search(len(s), func(k int) bool { return s[k].slot*bucketSecs >= from })
-	j := sort.Search(len(s), func(k int) bool { return s[k].slot*bucketSecs >= to })
-	return i, max(i, j)
-}
-
-// sum merges the slots starting in [from, to).
-func (s slotSeries) sum(from, to int64) agg {
-	var out agg
-	i, j := s.span(from, to)
-	for k := i; k < j; k++ {
-		out.Merge(&s[k].a)
+// put keeps the latest row (by position) of each slot of a pair being
+// read, in any order (two rows of one position are the same row written
+// twice).
+func put(m map[string]map[int64]slotRow, key string, x slotRow) {
+	slots := m[key]
+	if slots == nil {
+		slots = map[int64]slotRow{}
+		m[key] = slots
 	}
-	return out
-}
-
-// pnl returns Σ pnl of the slots starting in [from, to).
-func (s slotSeries) pnl(from, to int64) domain.Decimal {
-	var out domain.Decimal
-	i, j := s.span(from, to)
-	for k := i; k < j; k++ {
-		out = out.Add(s[k].a.Pnl)
-	}
-	return out
-}
-
-// countsOnly returns s without money (every fill unconverted).
-func (s slotSeries) countsOnly() slotSeries {
-	out := make(slotSeries, len(s))
-	for i, x := range s {
-		a := x.a
-		out[i] = slotAgg{slot: x.slot, pos: x.pos, a: agg{Trades: a.Trades, Buys: a.Buys, Sells: a.Sells, Wins: a.Wins,
-			Losses: a.Losses, Evens: a.Evens, UBuys: a.UBuys, USells: a.USells, UWins: a.UWins, ULosses: a.ULosses,
-			FirstT: a.FirstT, LastT: a.LastT}}
-	}
-	return out
-}
-
-// put keeps the latest row (by position) of each slot of a pair's series
-// being read (in any order; sorted by finish).
-func put(m map[string]slotSeries, at map[string]map[int64]int, key string, x slotAgg) {
-	idx := at[key]
-	if idx == nil {
-		idx = map[int64]int{}
-		at[key] = idx
-	}
-	if i, ok := idx[x.slot]; ok {
-		if x.pos > m[key][i].pos {
-			m[key][i] = x
-		}
+	if old, ok := slots[x.slot]; ok && old.pos >= x.pos {
 		return
 	}
-	idx[x.slot] = len(m[key])
-	m[key] = append(m[key], x)
+	slots[x.slot] = x
 }
 
-func finish(m map[string]slotSeries) {
-	for _, s := range m {
-		sort.Slice(s, func(i, j int) bool { return s[i].slot < s[j].slot })
+// finish turns the rows read into series (slots ascending, running pnl
+// and totals set).
+func finish(m map[string]map[int64]slotRow) map[string]*series {
+	out := make(map[string]*series, len(m))
+	for key, slots := range m {
+		s := &series{Slots: make([]fold.Slot[int64], 0, len(slots))}
+		for _, x := range slots {
+			s.Slots = append(s.Slots, fold.Slot[int64]{Slot: x.slot, PnlAgg: x.a})
+		}
+		sort.Slice(s.Slots, func(i, j int) bool { return s.Slots[i].Slot < s.Slots[j].Slot })
+		s.Finish(0)
+		out[key] = s
 	}
+	return out
 }
 
 // ownSlots reads every pair's buckets (their latest rows).
-func (r *Reader) ownSlots(ctx context.Context) (map[string]slotSeries, error) {
+func (r *Reader) ownSlots(ctx context.Context) (map[string]*series, error) {
 	rows, err := r.conn.Query(ctx, `SELECT exchange, pair, slot, position, `+bucketCols+`
-FROM `+r.db+`.pnl_buckets7 WHERE method = ?`, r.Method.String())
+FROM `+r.db+`.pnl_buckets8 WHERE method = ?`, r.Method.String())
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	out, at := map[string]slotSeries{}, map[string]map[int64]int{}
+	out := map[string]map[int64]slotRow{}
 	var (
 		k    pairKey
-		x    slotAgg
+		x    slotRow
 		v    [aggCols]int64
 		wide string
 	)
@@ -123,28 +92,26 @@ FROM `+r.db+`.pnl_buckets7 WHERE method = ?`, r.Method.String())
 		if err := setAgg(&x.a, v[:], wide); err != nil {
 			return nil, err
 		}
-		put(out, at, domain.PairKey(k.Exchange, k.Pair), x)
+		put(out, domain.PairKey(k.Exchange, k.Pair), x)
 	}
-	finish(out)
-	return out, rows.Err()
+	return finish(out), rows.Err()
 }
 
 // convSlots reads every pair's aggregates in currency to: part 0 (conv)
 // and part 1 (unconv).
-func (r *Reader) convSlots(ctx context.Context, to string) (conv, unconv map[string]slotSeries, err error) {
-	rows, err := r.conn.Query(ctx, "SELECT part, exchange, pair, slot, position, v FROM "+r.db+".pnl_conv_buckets WHERE method = ? AND currency = ?",
+func (r *Reader) convSlots(ctx context.Context, to string) (conv, unconv map[string]*series, err error) {
+	rows, err := r.conn.Query(ctx, "SELECT part, exchange, pair, slot, position, v FROM "+r.db+".pnl_conv_buckets8 WHERE method = ? AND currency = ?",
 		r.Method.String(), to)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer rows.Close()
-	conv, unconv = map[string]slotSeries{}, map[string]slotSeries{}
-	cAt, uAt := map[string]map[int64]int{}, map[string]map[int64]int{}
+	c, u := map[string]map[int64]slotRow{}, map[string]map[int64]slotRow{}
 	for rows.Next() {
 		var (
 			part   uint8
 			k      pairKey
-			x      slotAgg
+			x      slotRow
 			packed string
 		)
 		if err := rows.Scan(&part, &k.Exchange, &k.Pair, &x.slot, &x.pos, &packed); err != nil {
@@ -155,14 +122,12 @@ func (r *Reader) convSlots(ctx context.Context, to string) (conv, unconv map[str
 		}
 		key := domain.PairKey(k.Exchange, k.Pair)
 		if part == 0 {
-			put(conv, cAt, key, x)
+			put(c, key, x)
 		} else {
-			put(unconv, uAt, key, x)
+			put(u, key, x)
 		}
 	}
-	finish(conv)
-	finish(unconv)
-	return conv, unconv, rows.Err()
+	return finish(c), finish(u), rows.Err()
 }
 
 // setting returns the sink's setting name ("" when unset).
@@ -183,23 +148,23 @@ func (r *Reader) setting(ctx context.Context, name string) (string, error) {
 
 // latestRates returns a book of every pair's latest rate: what converts
 // amounts "now", as the Ledger's book at the log's end.
-func (r *Reader) latestRates(ctx context.Context) (*domain.RateBook, error) {
-	rows, err := r.conn.Query(ctx, "SELECT quote, base, rate, time_ms, seq FROM "+r.db+".rates FINAL ORDER BY seq")
+func (r *Reader) latestRates(ctx context.Context) (*fold.RateBook, error) {
+	rows, err := r.conn.Query(ctx, "SELECT quote, base, rate, time_ms, seq FROM "+r.db+".rates8 FINAL ORDER BY seq")
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	b := &domain.RateBook{}
+	b := &fold.RateBook{}
 	for rows.Next() {
 		var quote, base, rate string
-		var p domain.RatePoint
-		if err := rows.Scan(&quote, &base, &rate, &p.T, &p.Seq); err != nil {
+		var p fold.RatePoint
+		if err := rows.Scan(&quote, &base, &rate, &p.T, &p.Pos); err != nil {
 			return nil, err
 		}
 		if p.Rate, err = domain.ParseDecimal(rate); err != nil {
 			return nil, err
 		}
-		b.SetLast(quote, base, p)
+		b.Observe(quote, base, p.T, p.Pos, p.Rate)
 	}
 	return b, rows.Err()
 }
@@ -207,7 +172,7 @@ func (r *Reader) latestRates(ctx context.Context) (*domain.RateBook, error) {
 // unconvertedFees returns the fees without a rate of the fills of keys in
 // the buckets starting in [from, to) (unix s), by asset; nil when none.
 func (r *Reader) unconvertedFees(ctx context.Context, keys []string, from, to int64) (map[string]domain.Number, error) {
-	rows, err := r.conn.Query(ctx, "SELECT exchange, pair, time_ms, fee_asset, fee_amount FROM "+r.db+".fill_fees FINAL WHERE valued = 0")
+	rows, err := r.conn.Query(ctx, "SELECT exchange, pair, time_ms, fee_asset, fee_amount FROM "+r.db+".fill_fees8 FINAL WHERE valued = 0")
 	if err != nil {
 		return nil, err
 	}
@@ -249,9 +214,9 @@ func (r *Reader) unconvertedFees(ctx context.Context, keys []string, from, to in
 type mixedData struct {
 	unit         string
 	byKey        map[string]*pairInfo
-	own          map[string]slotSeries
-	conv, unconv map[string]slotSeries
-	rates        *domain.RateBook
+	own          map[string]*series
+	conv, unconv map[string]*series
+	rates        *fold.RateBook
 	strat        map[string]string
 }
 
@@ -285,59 +250,38 @@ func (r *Reader) readMixed(ctx context.Context, withStrategies bool) (*mixedData
 
 // inUnit returns p's slots with money in the unit, and the part without a
 // rate in p's quote (nil when p is quoted in the unit).
-func (d *mixedData) inUnit(p *pairInfo) (conv, unconv slotSeries) {
+func (d *mixedData) inUnit(p *pairInfo) (conv, unconv *series) {
 	own := d.own[p.key]
+	if own == nil {
+		own = &series{}
+	}
 	if p.quote == d.unit {
 		return own, nil
 	}
 	if c, ok := d.conv[p.key]; ok {
-		return c, d.unconv[p.key]
+		u := d.unconv[p.key]
+		if u == nil {
+			u = &series{}
+		}
+		return c, u
 	}
-	return own.countsOnly(), own
+	c := own.CountsOnly()
+	return &c, own
 }
 
-// mixedView is a scope over several quotes in the unit: each known pair's
-// converted slots, and per quote what had no rate.
-type mixedView struct {
-	d           *mixedData
-	conv        []slotSeries
-	unconv      map[string][]slotSeries
-	unconverted domain.UnconvertedBook
-}
-
-func (d *mixedData) view(keys []string) *mixedView {
-	v := &mixedView{d: d, unconv: map[string][]slotSeries{}}
+// view returns the keys' pairs seen in the unit (fold.Mixed, as the
+// Ledger's).
+func (d *mixedData) view(keys []string) *fold.Mixed[int64] {
+	v := &fold.Mixed[int64]{Unit: d.unit}
 	for _, k := range keys {
 		p := d.byKey[k]
 		if p == nil {
 			continue
 		}
 		c, u := d.inUnit(p)
-		v.conv = append(v.conv, c)
-		if u != nil {
-			v.unconv[p.quote] = append(v.unconv[p.quote], u)
-		}
+		v.Add(p.quote, c, u)
 	}
 	return v
-}
-
-// fold adds the unconverted fills of [from, to) to the unconverted entries.
-func (v *mixedView) fold(from, to int64) {
-	for q, ss := range v.unconv {
-		var s agg
-		for _, x := range ss {
-			y := x.sum(from, to)
-			s.Merge(&y)
-		}
-		v.unconverted.AddFills(q, s.Pnl, s.Invested, s.Trades)
-	}
-}
-
-// unrealized converts x (unrealized pnl of a pair quoted in q) at the
-// latest rates, or adds it to q's unconverted entry and returns 0.
-func (v *mixedView) unrealized(q string, x domain.Decimal) domain.Decimal {
-	p, ok := v.d.rates.Path(q, v.d.unit, maxTime, 0)
-	return v.unconverted.Unrealized(q, v.d.unit, x, p, ok)
 }
 
 // mixedOverview answers an overview over several quotes (sc resolved).
@@ -352,8 +296,8 @@ func (r *Reader) mixedOverview(ctx context.Context, q domain.OverviewQuery, sc d
 	periods := overviewPeriods(q.Now, q.Loc)
 	period := func(a, b int64) domain.Number {
 		var s domain.Decimal
-		for _, x := range v.conv {
-			s = s.Add(x.pnl(a, b))
+		for _, x := range v.Conv {
+			s = s.Add(x.RangePnl(a, b))
 		}
 		return domain.Number(s)
 	}
@@ -363,8 +307,8 @@ func (r *Reader) mixedOverview(ctx context.Context, q domain.OverviewQuery, sc d
 	o.Today.PerPair = map[string]domain.Number{}
 	o.YearAgo.PerPair = map[string]domain.Number{}
 	var tot agg
-	for _, x := range v.conv {
-		s := x.sum(from, to)
+	for _, x := range v.Conv {
+		s := x.Sum(from, to)
 		tot.Merge(&s)
 	}
 	type quoteTotal struct {
@@ -379,11 +323,12 @@ func (r *Reader) mixedOverview(ctx context.Context, q domain.OverviewQuery, sc d
 		var s agg
 		var unr, pt, py domain.Decimal
 		if p != nil {
-			own := d.own[key]
-			s = own.sum(from, to)
+			if own := d.own[key]; own != nil {
+				s = own.Sum(from, to)
+				pt, py = own.RangePnl(periods[0][0], periods[0][1]), own.RangePnl(periods[4][0], periods[4][1])
+			}
 			unr = p.unrealized()
-			pt, py = own.pnl(periods[0][0], periods[0][1]), own.pnl(periods[4][0], periods[4][1])
-			unrealized = unrealized.Add(v.unrealized(p.quote, unr))
+			unrealized = unrealized.Add(v.Unrealized(d.rates, p.quote, unr))
 		}
 		qt := perQuote[quote]
 		if qt == nil {
@@ -398,7 +343,7 @@ func (r *Reader) mixedOverview(ctx context.Context, q domain.OverviewQuery, sc d
 		o.DetailedPerPair = append(o.DetailedPerPair, pairDetail(key, &s, unr, d.strat[key], q.Loc))
 	}
 	o.Total = totalOf(&tot, unrealized)
-	if days := slotDays(v.conv, from, to, q.Loc); len(days) > 0 {
+	if days := fold.Days(v.Conv, from, to, q.Loc); len(days) > 0 {
 		o.DailyHistory = days
 	}
 	o.PerQuote = map[string]domain.PnlTotal{}
@@ -409,8 +354,8 @@ func (r *Reader) mixedOverview(ctx context.Context, q domain.OverviewQuery, sc d
 		}
 		o.PerQuote[qc] = totalOf(&qt.a, qt.unrealized)
 	}
-	v.fold(from, to)
-	o.Unconverted = v.unconverted.Result()
+	v.Fold(from, to)
+	o.Unconverted = v.Unconverted.Result()
 	return o, nil
 }
 
@@ -427,8 +372,8 @@ func (r *Reader) mixedSum(ctx context.Context, sc domain.ScopeKeys, fromMs, toMs
 		quote, _, _ := splitKey(key)
 		var s agg
 		p := d.byKey[key]
-		if p != nil {
-			s = d.own[key].sum(from, to)
+		if own := d.own[key]; p != nil && own != nil {
+			s = own.Sum(from, to)
 		}
 		out.Pairs = append(out.Pairs, domain.PairSum{Key: key, Pnl: domain.Number(s.Pnl), Invested: domain.Number(s.Invested), Trades: s.Trades, Unit: quote})
 		qs := out.PerQuote[quote]
@@ -438,12 +383,12 @@ func (r *Reader) mixedSum(ctx context.Context, sc domain.ScopeKeys, fromMs, toMs
 		out.PerQuote[quote] = qs
 		if p != nil {
 			c, _ := d.inUnit(p)
-			cs := c.sum(from, to)
+			cs := c.Sum(from, to)
 			out.Pnl, out.Invested = out.Pnl.Add(cs.Pnl), out.Invested.Add(cs.Invested)
 		}
 	}
-	v.fold(from, to)
-	out.Unconverted = v.unconverted.Result()
+	v.Fold(from, to)
+	out.Unconverted = v.Unconverted.Result()
 	return out, nil
 }
 
@@ -457,62 +402,13 @@ func (r *Reader) mixedDaily(ctx context.Context, q domain.DailyQuery, sc domain.
 	from, to := rangeSeconds(q.From, q.To)
 	v := d.view(sc.Keys)
 	var unm domain.Decimal
-	for _, x := range v.conv {
-		s := x.sum(from, to)
+	for _, x := range v.Conv {
+		s := x.Sum(from, to)
 		unm = unm.Add(s.Unmatched)
 	}
-	days := slotDays(v.conv, from, to, q.Loc)
+	days := fold.Days(v.Conv, from, to, q.Loc)
 	if days == nil {
 		days = []domain.DayPnl{}
 	}
 	return days, unm, d.unit, nil
-}
-
-// slotDays folds the slots of ss starting in [from, to) into days of loc
-// (the local date of each slot's start), oldest first, days without fills
-// left out, with the running sums — the Ledger's foldDays, in exact
-// decimals.
-func slotDays(ss []slotSeries, from, to int64, loc *time.Location) []domain.DayPnl {
-	type day struct {
-		trades                   int64
-		volume, pnl, unm, invest domain.Decimal
-	}
-	zone := domain.LocalDays{Loc: loc}
-	byDay := map[int64]*day{}
-	for _, s := range ss {
-		i, j := s.span(from, to)
-		for k := i; k < j; k++ {
-			a := &s[k].a
-			if a.Trades == 0 {
-				continue
-			}
-			n := zone.Day(s[k].slot * bucketSecs)
-			x := byDay[n]
-			if x == nil {
-				x = &day{}
-				byDay[n] = x
-			}
-			x.trades += a.Trades
-			x.volume, x.pnl = x.volume.Add(a.Volume), x.pnl.Add(a.Pnl)
-			x.unm, x.invest = x.unm.Add(a.Unmatched), x.invest.Add(a.Invested)
-		}
-	}
-	if len(byDay) == 0 {
-		return nil
-	}
-	ns := make([]int64, 0, len(byDay))
-	for n := range byDay {
-		ns = append(ns, n)
-	}
-	sort.Slice(ns, func(i, j int) bool { return ns[i] < ns[j] })
-	out := make([]domain.DayPnl, len(ns))
-	var cum, inv domain.Decimal
-	for i, n := range ns {
-		x := byDay[n]
-		cum, inv = cum.Add(x.pnl), inv.Add(x.invest)
-		out[i] = domain.DayPnl{Date: string(appendDate(nil, n)), NumberOfTrades: x.trades, TotalVolume: domain.Number(x.volume),
-			Pnl: domain.Number(x.pnl), CumulativePnl: domain.Number(cum), CumulativePnlPercent: domain.Number(domain.PnlPercent(cum, inv)),
-			UnmatchedBaseValue: domain.Number(x.unm)}
-	}
-	return out
 }

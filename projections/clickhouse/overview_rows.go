@@ -4,7 +4,7 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 )
 
-// pnl_overview7 holds, in one table, what an overview over all time reads:
+// pnl_overview8 holds, in one table, what an overview over all time reads:
 // per pair its aggregate and inventory (kindPair), its strategy
 // (kindStrategy), and its daily figures in blocks: dayBlock local days
 // under each whole-hour shift (kindLocalDay) and the same days' first
@@ -13,7 +13,7 @@ import (
 // few columns and few rows answers an overview: the cost of a ClickHouse
 // read here is mostly per column and part touched, then per row.
 
-// overviewRow is one row of pnl_overview7.
+// overviewRow is one row of pnl_overview8.
 type overviewRow struct {
 	kind           uint8
 	shift          int32 // kindLocalDay: the shift's offset (seconds east of UTC)
@@ -29,15 +29,23 @@ type overviewRow struct {
 // price, position from logged fills).
 const pairCols = aggCols + 4
 
-// prepare makes b's pnl_overview7 rows from the state as it is now (the
-// position being flushed): the pair rows of the books changed since the
-// last flush, every day and hour block holding a changed hour, and the
-// strategies set.
+// prepare sums the figures of b's daily rows and makes its pnl_overview8
+// rows from the state as it is now (the position being flushed): the pair
+// rows of the books changed since the last flush, every day and hour block
+// holding a changed hour, and the strategies set.
 func (b *batch) prepare() {
+	for k, bk := range b.dayBooks {
+		d := b.daily[k]
+		d.Trades, d.Buys, d.Sells, d.Wins, d.Losses = 0, 0, 0, 0, 0
+		d.Volume, d.Pnl, d.Fees, d.UnmVal = domain.Zero, domain.Zero, domain.Zero, domain.Zero
+		bk.day(&d)
+		b.daily[k] = d
+	}
 	b.ov = b.ov[:0]
 	for bk := range b.books {
-		v := bk.total.values(make([]i128, 0, pairCols))
-		v = append(v, unitsOf(bk.lots.Qty()), unitsOf(bk.lots.Cost()), unitsOf(bk.lastPrice), unitsOf(bk.posQty))
+		total := bucketRow{PnlAgg: bk.series.Total}
+		v := total.values(make([]i128, 0, pairCols))
+		v = append(v, unitsOf(bk.fold.Lots().Qty()), unitsOf(bk.fold.Lots().Cost()), unitsOf(bk.fold.LastPrice()), unitsOf(bk.fold.Position()))
 		b.ov = append(b.ov, overviewRow{kind: kindPair, exchange: bk.key.Exchange, pair: bk.key.Pair, v: v, position: bk.pos})
 	}
 	blocks := make(map[blockKey]struct{}, len(b.hours))

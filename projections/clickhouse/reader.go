@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/fold"
 )
 
 // PnlSource is the PNL read contract (domain.PnlReader), which *Reader
@@ -141,8 +142,8 @@ func (r *Reader) logFailure(op string, err error) {
 }
 
 // agg is the aggregate of a pair's fills over a range, merged as the
-// Ledger merges its buckets (domain.PnlAgg.Merge).
-type agg = domain.PnlAgg[int64]
+// Ledger merges its slots (fold.PnlAgg.Merge).
+type agg = fold.PnlAgg[int64]
 
 // pairInfo is a known pair (one with an order) and its inventory.
 type pairInfo struct {
@@ -197,7 +198,7 @@ func rangeSeconds(fromMs, toMs int64) (int64, int64) {
 // pairs returns the known pairs by key.
 func (r *Reader) pairs(ctx context.Context) (map[string]*pairInfo, []*pairInfo, error) {
 	rows, err := r.conn.Query(ctx, "SELECT exchange, pair, lots_qty_e12, lots_cost_e12, last_price_e12, balance_e12, wide FROM "+r.db+
-		".pairs7 FINAL WHERE method = ? ORDER BY position", r.Method.String())
+		".pairs8 FINAL WHERE method = ? ORDER BY position", r.Method.String())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -265,12 +266,12 @@ func splitKey(k string) (quote, base string, err error) {
 // [from, to) and, with loc, its days (local date of the bucket's start);
 // where is an extra SQL condition. The bucket rows are read without FINAL
 // (a row written twice counts once: the latest position) and merged here
-// by domain.PnlAgg.Merge, the Ledger's own rule, in Decimals. On 18.16 this
+// by fold.PnlAgg.Merge, the Ledger's own rule, in Decimals. On 18.16 this
 // costs a third of FINAL with the aggregate functions in SQL, whose If and
 // tuple combinators dominate, and no sum is left to ClickHouse's types.
 func (r *Reader) rangeAggs(ctx context.Context, from, to int64, loc *time.Location, where string, args ...any) (map[string]*agg, map[string]*daySeries, error) {
 	rows, err := r.conn.Query(ctx, `SELECT exchange, pair, slot, position, `+bucketCols+`
-FROM `+r.db+`.pnl_buckets7 WHERE method = ? AND `+slotCond(from, to)+where, append([]any{r.Method.String()}, args...)...)
+FROM `+r.db+`.pnl_buckets8 WHERE method = ? AND `+slotCond(from, to)+where, append([]any{r.Method.String()}, args...)...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -367,7 +368,7 @@ func (r *Reader) days(ctx context.Context, from, to int64, loc *time.Location) (
 	q := `SELECT exchange, pair, toString(toDate(toDateTime(slot * 900, ?))) AS d, sum(trades), ` +
 		exactSum("volume_e12", "") + ", " + exactSum("pnl_e12", "") + ", " + exactSum("unmatched_value_e12", "") + ", " +
 		exactSum("invested_e12", "") + `, groupArrayIf(wide, wide != '')
-FROM ` + r.db + `.pnl_buckets7 FINAL WHERE method = ? AND ` + slotCond(from, to) + ` GROUP BY exchange, pair, d`
+FROM ` + r.db + `.pnl_buckets8 FINAL WHERE method = ? AND ` + slotCond(from, to) + ` GROUP BY exchange, pair, d`
 	rows, err := r.conn.Query(ctx, q, loc.String(), r.Method.String())
 	if err != nil {
 		return nil, err
@@ -444,7 +445,7 @@ func (r *Reader) overview(q domain.OverviewQuery) (*domain.Overview, error) {
 
 	// The range's aggregates and days come from the buckets (one read,
 	// merged here); the pairs,
-	// strategies and period figures from pnl_overview7 when the zone's
+	// strategies and period figures from pnl_overview8 when the zone's
 	// offsets are whole hours (the periods are whole local days), else
 	// from the buckets too. The queries are independent: run them at once.
 	var (
@@ -581,56 +582,13 @@ func assemble(q domain.OverviewQuery, d *overviewData) (*domain.Overview, error)
 }
 
 // pairDetail is key's element of detailedPerPair: its aggregate s over the
-// range, its unrealized pnl and strategy.
+// range, its unrealized pnl and strategy (fold.Detail, as the Ledger's).
 func pairDetail(key string, s *agg, unr domain.Decimal, strategy string, loc *time.Location) domain.PairDetail {
-	return domain.PairDetail{
-		Strategy:                  strategy,
-		CumulativePnl:             domain.Number(s.Pnl),
-		CumulativeProfit:          domain.Number(s.Profit),
-		CumulativeLoss:            domain.Number(s.Loss),
-		CumulativeFees:            domain.Number(s.Fees),
-		CumulativeCostProceedWins: domain.Number(s.CpWins),
-		CumulativeCostProceedLoss: domain.Number(s.CpLosses),
-		ProfitCount:               s.Wins,
-		LossCount:                 s.Losses,
-		UniqueProfitCount:         s.UWins,
-		UniqueLossCount:           s.ULosses,
-		BuyCount:                  s.Buys,
-		SellCount:                 s.Sells,
-		UniqueBuyCount:            s.UBuys,
-		UniqueSellCount:           s.USells,
-		CumulativeBuyValue:        domain.Number(s.BuyValue),
-		CumulativeSellValue:       domain.Number(s.SellValue),
-		UnrealizedPnl:             domain.Number(unr),
-		DailyPnlPerThousand:       domain.DailyPnlPerThousand(s.Pnl, s.Invested, domain.DaySpan(s.FirstT, s.LastT, loc)),
-		Key:                       key,
-	}
+	return fold.Detail(key, s, unr, strategy, loc)
 }
 
-func totalOf(t *agg, unrealized domain.Decimal) domain.PnlTotal {
-	closes := t.Wins + t.Losses + t.Evens
-	out := domain.PnlTotal{
-		Pnl:            domain.Number(t.Pnl),
-		NumberOfTrades: t.Trades,
-		AveragePnl:     domain.Number(domain.AveragePnl(domain.Decimal(t.Pnl), closes)),
-		SellCount:      t.Sells,
-		BuyCount:       t.Buys,
-		Winning:        t.Wins,
-		Losing:         t.Losses,
-		Breakeven:      t.Evens,
-		WinRate:        domain.WinRate(t.Wins, t.Losses, t.Evens),
-		BuyPnl:         domain.Number(unrealized),
-		SellPnl:        domain.Number(t.Pnl),
-		BuyBaseValue:   domain.Number(t.BuyValue),
-		SellBaseValue:  domain.Number(t.SellValue),
-		UnmatchedValue: domain.Number(t.Unmatched),
-	}
-	if closes > 0 {
-		out.HeroTrade = domain.TradeRef{Pnl: domain.Number(t.Hero), Time: t.HeroT}
-		out.FuckupTrade = domain.TradeRef{Pnl: domain.Number(t.Fuck), Time: t.FuckT}
-	}
-	return out
-}
+// totalOf is the overview's total section (fold.Total, as the Ledger's).
+func totalOf(t *agg, unrealized domain.Decimal) domain.PnlTotal { return fold.Total(t, unrealized) }
 
 // periods returns each pair's realized pnl in each [from, to) of ps (unix
 // seconds, bucket starts), summed in SQL exactly (exactSum; the wide rows'
@@ -642,7 +600,7 @@ func (r *Reader) periods(ctx context.Context, ps [][2]int64) (map[string][6]doma
 	}
 	rows, err := r.conn.Query(ctx, "SELECT exchange, pair, "+strings.Join(cols, ", ")+
 		", groupArrayIf(concat(toString(slot), ' ', wide), wide != '') FROM "+r.db+
-		".pnl_buckets7 FINAL WHERE method = ? GROUP BY exchange, pair", r.Method.String())
+		".pnl_buckets8 FINAL WHERE method = ? GROUP BY exchange, pair", r.Method.String())
 	if err != nil {
 		return nil, err
 	}
@@ -667,7 +625,7 @@ func (r *Reader) periods(ctx context.Context, ps [][2]int64) (map[string][6]doma
 			slotText, wide, _ := strings.Cut(w, " ")
 			slot, err := strconv.ParseInt(slotText, 10, 64)
 			if err != nil {
-				return nil, fmt.Errorf("pnl_buckets7: wide row %q: %w", w, err)
+				return nil, fmt.Errorf("pnl_buckets8: wide row %q: %w", w, err)
 			}
 			pnl, ok := wideField(wide, "pnl")
 			if !ok {
@@ -675,7 +633,7 @@ func (r *Reader) periods(ctx context.Context, ps [][2]int64) (map[string][6]doma
 			}
 			d, err := domain.ParseDecimal(pnl)
 			if err != nil {
-				return nil, fmt.Errorf("pnl_buckets7: wide row %q: %w", w, err)
+				return nil, fmt.Errorf("pnl_buckets8: wide row %q: %w", w, err)
 			}
 			for i, p := range ps {
 				if slotIn(slot, p[0], p[1]) {
@@ -868,7 +826,7 @@ func (r *Reader) total(key string) (domain.PairTotal, error) {
 }
 
 // pairAllTime returns key's pair and its aggregate over all time: its row
-// of pnl_overview7 (one row read by its sort key), or, before the sink's
+// of pnl_overview8 (one row read by its sort key), or, before the sink's
 // rows are of the current schema, the pairs table and the sum of its
 // buckets. p is nil for a pair without orders.
 func (r *Reader) pairAllTime(ctx context.Context, key string) (p *pairInfo, t agg, err error) {
@@ -1020,7 +978,7 @@ func (r *Reader) priceBook(ctx context.Context, exchange string, lastSlot int64)
 			pb.known[p.pair] = true
 		}
 	}
-	rows, err := r.conn.Query(ctx, "SELECT pair, slot, price_e12, wide FROM "+r.db+".prices7 FINAL WHERE exchange = ? AND slot <= ? ORDER BY pair, slot",
+	rows, err := r.conn.Query(ctx, "SELECT pair, slot, price_e12, wide FROM "+r.db+".prices8 FINAL WHERE exchange = ? AND slot <= ? ORDER BY pair, slot",
 		exchange, lastSlot)
 	if err != nil {
 		return nil, err

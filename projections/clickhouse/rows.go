@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/fold"
 )
 
 // Row types, one per table. Amounts are Decimals, written as the tables
@@ -20,6 +21,9 @@ type orderRow struct {
 	Position                                uint64
 }
 
+// fillRow is a fills8 row: Position is its fill's log position (in the
+// key), Version the row's (the position the fold had reached: a re-fold
+// writes the row again).
 type fillRow struct {
 	Exchange, Pair               string
 	TimeMs, OrderID              int64
@@ -29,7 +33,7 @@ type fillRow struct {
 	Pnl, Cost, Unmatched, UnmVal domain.Decimal
 	Net                          domain.Decimal
 	Closing, First               uint8
-	Position                     uint64
+	Position, Version            uint64
 }
 
 type dailyKey struct {
@@ -52,11 +56,11 @@ type bucketKey struct {
 }
 
 // bucketRow is one pair's aggregate of one 15-minute slot (or, in
-// pnl_overview7, of all time), as the in-memory Ledger's bucket: fills are
-// added by domain.PnlAgg.Add, the rule both share.
+// pnl_overview8, of all time), as the in-memory Ledger's slot: fills are
+// added by fold.PnlAgg.Add, the rule both share.
 type bucketRow struct {
 	bucketKey
-	domain.PnlAgg[int64]
+	fold.PnlAgg[int64]
 	Position uint64
 }
 
@@ -64,19 +68,19 @@ type bucketRow struct {
 const aggCols = 27
 
 // aggMoney names the aggregate's amounts, in the order of its columns
-// (pnl_buckets7's, without _e12): columns 10 to 20, then hero (21) and
+// (pnl_buckets8's, without _e12): columns 10 to 20, then hero (21) and
 // fuckup (23) between the times.
 var aggMoney = [13]string{"pnl", "profit", "loss", "fees", "cp_wins", "cp_losses", "buy_value", "sell_value", "volume",
 	"unmatched_value", "invested", "hero", "fuckup"}
 
 // money returns the aggregate's amounts in the order of aggMoney.
-func money(a *domain.PnlAgg[int64]) [13]*domain.Decimal {
+func money(a *fold.PnlAgg[int64]) [13]*domain.Decimal {
 	return [13]*domain.Decimal{&a.Pnl, &a.Profit, &a.Loss, &a.Fees, &a.CpWins, &a.CpLosses, &a.BuyValue, &a.SellValue,
 		&a.Volume, &a.Unmatched, &a.Invested, &a.Hero, &a.Fuck}
 }
 
 // values appends the row's aggregate columns to dst in the order of
-// pnl_buckets7 (trades … last_ms), amounts as counts of 10^-12.
+// pnl_buckets8 (trades … last_ms), amounts as counts of 10^-12.
 func (b *bucketRow) values(dst []i128) []i128 {
 	m := money(&b.PnlAgg)
 	for _, n := range []int64{b.Trades, b.Buys, b.Sells, b.Wins, b.Losses, b.Evens, b.UBuys, b.USells, b.UWins, b.ULosses} {
@@ -88,7 +92,7 @@ func (b *bucketRow) values(dst []i128) []i128 {
 	return append(dst, unitsOf(b.Hero), i64(b.HeroT), unitsOf(b.Fuck), i64(b.FuckT), i64(b.FirstT), i64(b.LastT))
 }
 
-// cols returns the row's aggregate columns in the order of pnl_buckets7,
+// cols returns the row's aggregate columns in the order of pnl_buckets8,
 // its amounts through w.
 func (b *bucketRow) cols(w *wideText) []any {
 	m := money(&b.PnlAgg)
@@ -102,7 +106,7 @@ func (b *bucketRow) cols(w *wideText) []any {
 	return append(out, w.col("hero", b.Hero), b.HeroT, w.col("fuckup", b.Fuck), b.FuckT, b.FirstT, b.LastT)
 }
 
-// Zone shifts of the local-day rows of pnl_overview7: every whole-hour
+// Zone shifts of the local-day rows of pnl_overview8: every whole-hour
 // offset in use, from -12 h to +14 h (seconds east of UTC).
 const (
 	minShift   = -12 * 3600
@@ -113,7 +117,7 @@ const (
 	bucketSecs = bucketMs / 1000
 )
 
-// Kinds of pnl_overview7 rows, and the blocks its day and hour rows hold.
+// Kinds of pnl_overview8 rows, and the blocks its day and hour rows hold.
 const (
 	kindPair       = 0  // a pair's aggregate over all time and its inventory (v: pairCols)
 	kindLocalDay   = 1  // a block of dayBlock local days under one shift (v: dayBlock × dayCols)
@@ -134,28 +138,13 @@ type hourRow struct {
 	Position uint64
 }
 
-// add adds a fill's day fields as domain.PnlAgg.Add adds them: every fill
-// counts a trade and its value, a sell its unmatched value, a closing
-// fill its pnl and the cost of the lots it consumed.
-func (d *hourRow) add(f *domain.PnlFill) {
-	d.Trades++
-	d.Volume = d.Volume.Add(f.Value)
-	if f.Sell {
-		d.Unmatched = d.Unmatched.Add(f.Unmatched)
-	}
-	if f.Closing {
-		d.Pnl = d.Pnl.Add(f.Pnl)
-		d.Invested = d.Invested.Add(f.Invested)
-	}
-}
-
 // shiftOf returns the offset (seconds east of UTC) of shift index i.
 func shiftOf(i int) int64 { return int64(minShift + i*shiftStep) }
 
 // hourDay returns the local day of UTC hour h under shift index i.
 func hourDay(h int64, i int) int64 { return domain.FloorDiv(h*3600+shiftOf(i), 86400) }
 
-// blockKey names a pnl_overview7 row of day or hour figures: the pair's
+// blockKey names a pnl_overview8 row of day or hour figures: the pair's
 // book, the shift index (hourShift for hour rows) and the block number.
 type blockKey struct {
 	bk    *book
@@ -165,15 +154,13 @@ type blockKey struct {
 
 const hourShift = -1
 
-type orderPnlKey struct {
-	OrderID, FirstCloseMs int64
-}
-
+// orderPnlRow is an order_pnl8 row: a sell order's realized pnl and the
+// trade time of its first closing fill.
 type orderPnlRow struct {
 	pairKey
-	orderPnlKey
-	Pnl      domain.Decimal
-	Position uint64
+	OrderID, FirstCloseMs int64
+	Pnl                   domain.Decimal
+	Position              uint64
 }
 
 type pairRow struct {
@@ -221,20 +208,23 @@ type balanceRow struct {
 type batch struct {
 	orders     map[int64]orderRow
 	fills      []fillRow
+	fillAt     map[uint64]int // fills' index by position: a fill written again replaces its row
 	daily      map[dailyKey]dailyRow
+	dayBooks   map[dailyKey]*book // the books of the days in daily, whose figures prepare sums
 	buckets    map[bucketKey]bucketRow
-	books      map[*book]struct{}   // pairs whose pnl_overview7 row changed since the last flush
+	books      map[*book]struct{}   // pairs whose pnl_overview8 row changed since the last flush
 	hours      map[hourKey]struct{} // hours (of the state's books) that changed since the last flush
-	orderPnl   map[orderPnlKey]orderPnlRow
+	orderPnl   map[int64]orderPnlRow
 	pairs      map[pairKey]pairRow
 	strategies map[pairKey]strategyRow
 	prices     map[priceKey]priceRow
 	snapshots  []snapshotRow
 	balances   []balanceRow
-	ov         []overviewRow // pnl_overview7's rows, made by prepare at the flush
+	ov         []overviewRow // pnl_overview8's rows, made by prepare at the flush
 	conv       map[convRowKey]convRow
 	fees       []feeRow
-	rates      map[domain.CurrencyPair]rateRow
+	feeAt      map[uint64]int // fees' index by position
+	rates      map[fold.CurrencyPair]rateRow
 	settings   map[string]settingRow
 }
 
@@ -242,17 +232,38 @@ func newBatch() *batch {
 	return &batch{
 		orders: make(map[int64]orderRow), daily: make(map[dailyKey]dailyRow), buckets: make(map[bucketKey]bucketRow),
 		books: make(map[*book]struct{}), hours: make(map[hourKey]struct{}),
-		orderPnl: make(map[orderPnlKey]orderPnlRow), pairs: make(map[pairKey]pairRow),
+		orderPnl: make(map[int64]orderPnlRow), pairs: make(map[pairKey]pairRow),
 		strategies: make(map[pairKey]strategyRow), prices: make(map[priceKey]priceRow),
-		conv: make(map[convRowKey]convRow), rates: make(map[domain.CurrencyPair]rateRow), settings: make(map[string]settingRow),
+		conv: make(map[convRowKey]convRow), rates: make(map[fold.CurrencyPair]rateRow), settings: make(map[string]settingRow),
+		fillAt: make(map[uint64]int), feeAt: make(map[uint64]int), dayBooks: make(map[dailyKey]*book),
 	}
+}
+
+// fill queues a fill row, replacing the batch's row of the same fill.
+func (b *batch) fill(r fillRow) {
+	if i, ok := b.fillAt[r.Position]; ok {
+		b.fills[i] = r
+		return
+	}
+	b.fillAt[r.Position] = len(b.fills)
+	b.fills = append(b.fills, r)
+}
+
+// fee queues a fill_fees8 row, replacing the batch's row of the same fill.
+func (b *batch) fee(r feeRow) {
+	if i, ok := b.feeAt[r.position]; ok {
+		b.fees[i] = r
+		return
+	}
+	b.feeAt[r.position] = len(b.fees)
+	b.fees = append(b.fees, r)
 }
 
 // rows is the number of rows to write (after prepare).
 func (b *batch) rows() int { return b.pending() + len(b.ov) }
 
 // pending is the number of rows that count towards BatchRows: all but
-// pnl_overview7's, which are made from the state at the flush (the batch
+// pnl_overview8's, which are made from the state at the flush (the batch
 // holds no copy) and at most one per pair and shift per hour of fills.
 func (b *batch) pending() int {
 	return len(b.orders) + len(b.fills) + len(b.daily) + len(b.buckets) + len(b.orderPnl) + len(b.pairs) +
@@ -263,6 +274,7 @@ func (b *batch) pending() int {
 func (b *batch) reset() {
 	clear(b.orders)
 	clear(b.daily)
+	clear(b.dayBooks)
 	clear(b.buckets)
 	clear(b.books)
 	clear(b.hours)
@@ -273,6 +285,8 @@ func (b *batch) reset() {
 	clear(b.conv)
 	clear(b.rates)
 	clear(b.settings)
+	clear(b.fillAt)
+	clear(b.feeAt)
 	b.fees = b.fees[:0]
 	b.fills = b.fills[:0]
 	b.snapshots = b.snapshots[:0]

@@ -55,8 +55,9 @@ ORDER BY order_id`,
 
 		// One row per fill, with the realized PNL of the configured lot
 		// matching method (method is in the key: switching method rebuilds
-		// its own rows beside the old ones).
-		`CREATE TABLE IF NOT EXISTS {db}.fills7 (
+		// its own rows beside the old ones); position is the fill's, version
+		// the row's (a fill folded again is written again).
+		`CREATE TABLE IF NOT EXISTS {db}.fills8 (
     method        String,
     exchange      String,
     pair          String,
@@ -77,14 +78,15 @@ ORDER BY order_id`,
     wide          String,
     closing       UInt8,
     first         UInt8,
-    position      UInt64
-) ENGINE = ReplacingMergeTree(position)
+    position      UInt64,
+    version       UInt64
+) ENGINE = ReplacingMergeTree(version)
 PARTITION BY toYYYYMM(toDate(intDiv(time_ms, 1000)))
 ORDER BY (method, exchange, pair, time_ms, order_id, position)`,
 
 		// Per pair and UTC day: aggregates computed in Go from the same PNL
 		// code as the in-memory projections, upserted whole.
-		`CREATE TABLE IF NOT EXISTS {db}.pnl_daily7 (
+		`CREATE TABLE IF NOT EXISTS {db}.pnl_daily8 (
     method        String,
     exchange      String,
     pair          String,
@@ -107,7 +109,7 @@ ORDER BY (method, exchange, pair, day)`,
 		// it, computed in Go exactly as the in-memory Ledger's buckets and
 		// upserted whole; the PNL reads aggregate these (a day in any zone
 		// is a run of whole slots).
-		`CREATE TABLE IF NOT EXISTS {db}.pnl_buckets7 (
+		`CREATE TABLE IF NOT EXISTS {db}.pnl_buckets8 (
     method        String,
     exchange      String,
     pair          String,
@@ -163,7 +165,7 @@ ORDER BY (method, exchange, pair, slot)`,
 		// Decimal; an Array would cost the Go client a reflective step per
 		// element). Schema 2 had kinds 0 to 3 in pnl_overview with 8-byte
 		// figures.
-		`CREATE TABLE IF NOT EXISTS {db}.pnl_overview7 (
+		`CREATE TABLE IF NOT EXISTS {db}.pnl_overview8 (
     method        String,
     kind          UInt8,
     shift         Int32,
@@ -178,8 +180,8 @@ ORDER BY (method, kind, shift, n, exchange, pair)
 SETTINGS index_granularity = 32`,
 
 		// Sell orders' realized pnl (Σ of their closing fills) and the
-		// time of their first closing fill: unique win/loss counts.
-		`CREATE TABLE IF NOT EXISTS {db}.order_pnl7 (
+		// trade time of their first closing fill: unique win/loss counts.
+		`CREATE TABLE IF NOT EXISTS {db}.order_pnl8 (
     method        String,
     exchange      String,
     pair          String,
@@ -189,11 +191,11 @@ SETTINGS index_granularity = 32`,
     wide          String,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
-ORDER BY (method, exchange, pair, order_id, first_close_ms)`,
+ORDER BY (method, exchange, pair, order_id)`,
 
 		// Per pair: the inventory after the last fill (lots held, their
 		// cost, last fill price, position from logged fills).
-		`CREATE TABLE IF NOT EXISTS {db}.pairs7 (
+		`CREATE TABLE IF NOT EXISTS {db}.pairs8 (
     method        String,
     exchange      String,
     pair          String,
@@ -216,7 +218,7 @@ ORDER BY (method, exchange, pair)`,
 ORDER BY (exchange, pair)`,
 
 		// Per pair and 15-minute slot: the last fill price (asset values).
-		`CREATE TABLE IF NOT EXISTS {db}.prices7 (
+		`CREATE TABLE IF NOT EXISTS {db}.prices8 (
     exchange      String,
     pair          String,
     slot          Int64,
@@ -251,7 +253,7 @@ ORDER BY (exchange, seq, asset)`,
 		// aggregate in another currency (conv.go; part 0 every fill with
 		// the money of those that had a rate, part 1 the fills without one
 		// in the pair's quote), packed as exact decimal text.
-		`CREATE TABLE IF NOT EXISTS {db}.pnl_conv_buckets (
+		`CREATE TABLE IF NOT EXISTS {db}.pnl_conv_buckets8 (
     method        String,
     currency      String,
     part          UInt8,
@@ -266,7 +268,7 @@ ORDER BY (method, currency, part, exchange, pair, slot)`,
 		// Fills whose fee was charged in a third asset: the fee as charged
 		// and its valuation in the pair's quote (exact decimal text; valued
 		// 0: no rate at the fill's time, unconverted).
-		`CREATE TABLE IF NOT EXISTS {db}.fill_fees (
+		`CREATE TABLE IF NOT EXISTS {db}.fill_fees8 (
     exchange      String,
     pair          String,
     time_ms       Int64,
@@ -277,13 +279,14 @@ ORDER BY (method, currency, part, exchange, pair, slot)`,
     fee_quote     String,
     fee_rate      String,
     fee_rate_ms   Int64,
-    valued        UInt8
-) ENGINE = ReplacingMergeTree(position)
+    valued        UInt8,
+    version       UInt64
+) ENGINE = ReplacingMergeTree(version)
 ORDER BY (exchange, pair, time_ms, position)`,
 
-		// Every currency pair's latest rate (domain.RateBook: 1 base = rate
-		// quote at time_ms, seq its place in log order).
-		`CREATE TABLE IF NOT EXISTS {db}.rates (
+		// Every currency pair's latest rate (fold.RateBook: 1 base = rate
+		// quote at time_ms; seq the log position it was recorded at).
+		`CREATE TABLE IF NOT EXISTS {db}.rates8 (
     quote         String,
     base          String,
     rate          String,
@@ -341,8 +344,8 @@ ORDER BY sink`,
 // (orders5 … pnl_overview5, columns _e12); 6 values fees in any asset
 // (fills' pnl changes) and adds pnl_conv_buckets, fill_fees, rates and
 // settings; 7 holds every amount a Decimal holds (a wide column of exact
-// text beside the Int64 ones, pnl_overview7's figures 128-bit varints) in
-// tables of new names (orders7 … pnl_overview7). A sink that rewrote its
+// text beside the Int64 ones, pnl_overview8's figures 128-bit varints) in
+// tables of new names (orders7 … pnl_overview8). A sink that rewrote its
 // rows under SchemaVersion drops the tables replaced (replacedTables).
 const SchemaVersion = 7
 
@@ -350,7 +353,9 @@ const SchemaVersion = 7
 // SchemaVersion reads.
 var replacedTables = []string{"pnl_totals", "pnl_local_days", "pnl_hours", "pnl_overview", "pnl_overview3",
 	"pnl_overview4", "orders", "fills", "pnl_daily", "pnl_buckets", "order_pnl", "pairs", "prices", "balances",
-	"pnl_overview5", "orders5", "fills5", "pnl_daily5", "pnl_buckets5", "order_pnl5", "pairs5", "prices5", "balances5"}
+	"pnl_overview5", "orders5", "fills5", "pnl_daily5", "pnl_buckets5", "order_pnl5", "pairs5", "prices5", "balances5",
+	"fills7", "pnl_daily7", "pnl_buckets7", "pnl_overview7", "order_pnl7", "pairs7", "prices7", "pnl_conv_buckets",
+	"fill_fees", "rates"}
 
 var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 

@@ -11,9 +11,11 @@
 // rows again, which replaces them instead of adding to them.
 //
 // Rows are computed in Go by the same code as the in-memory projections
-// (domain.Order's fold, domain.Lots for lot matching); at start the sink
-// replays the log up to its checkpoint to rebuild that state, then writes
-// rows for what follows.
+// (domain.Order's fold; domain/fold for lot matching, fees and conversion,
+// in trade time); at start the sink replays the log up to its checkpoint
+// to rebuild that state, then writes rows for what follows. A fill
+// recorded late folds its pair again before the next flush, and the rows
+// derived from it are written again with a later version (state.settle).
 //
 // Compatibility: ClickHouse 18.16 (Debian's package) and current releases,
 // over the native protocol: no DateTime64, no window functions, explicit
@@ -551,7 +553,7 @@ type ExportStats struct {
 	From, To uint64 // positions: checkpoint found, head reached
 	Events   int64  // events read from the log (replayed and new)
 	Rows     int64  // rows written
-	Fills    int64  // fill rows written
+	Fills    int64  // fill rows written (a fill folded again is written again)
 }
 
 // Export loads the log into ClickHouse up to the head as of the call,
@@ -751,6 +753,7 @@ func (r *sinkRun) flush(ctx context.Context) error {
 	if r.seen <= s.Stored() {
 		return nil
 	}
+	r.st.settle(r.seen, r.b) // late fills folded: the rows are those of the log up to seen, in trade time
 	r.b.prepare()
 	n := r.b.rows()
 	if err := s.retry(ctx, "flush", func(ctx context.Context) error { return s.flush(ctx, r.b, r.seen) }); err != nil {
@@ -796,14 +799,14 @@ func (r *sinkRun) end(ctx context.Context, export bool, readErr <-chan error) er
 	return nil
 }
 
-// compact merges pnl_overview7's parts into one after an export: each flush
+// compact merges pnl_overview8's parts into one after an export: each flush
 // of a backfill inserts a part, and until ClickHouse's background merges
 // catch up every overview reads each of them (FINAL merges them per query:
 // after 2M orders, 120 parts). The table is small (rows per pair and
 // month), so the merge is quick. Best effort: a failure only leaves the
 // parts to the background merges.
 func (s *Sink) compact(ctx context.Context) {
-	s.execBestEffort(ctx, "OPTIMIZE TABLE "+s.db+".pnl_overview7 FINAL", "clickhouse: could not merge pnl_overview7's parts after the export")
+	s.execBestEffort(ctx, "OPTIMIZE TABLE "+s.db+".pnl_overview8 FINAL", "clickhouse: could not merge pnl_overview8's parts after the export")
 }
 
 // flush writes b's rows, then the checkpoint pos. Each table's rows go in
@@ -863,16 +866,16 @@ func (b *batch) tables(method string) []tableRows {
 						r.Fills, r.CreatedMs, r.UpdatedMs, r.Actor, r.Reason, r.Position)
 				})
 			}},
-		{"fills7 (method, exchange, pair, time_ms, order_id, fill_id, side, fee_asset, price_e12, quantity_e12, value_e12, fee_e12, pnl_e12, cost_e12, unmatched_e12, unmatched_value_e12, net_e12, wide, closing, first, position)",
+		{"fills8 (method, exchange, pair, time_ms, order_id, fill_id, side, fee_asset, price_e12, quantity_e12, value_e12, fee_e12, pnl_e12, cost_e12, unmatched_e12, unmatched_value_e12, net_e12, wide, closing, first, position, version)",
 			len(b.fills), func(bt driver.Batch) error {
 				return appendRows(slices.Values(b.fills), func(r fillRow) error {
 					return bt.Append(method, r.Exchange, r.Pair, r.TimeMs, r.OrderID, r.FillID, r.Side, r.FeeAsset,
 						w.col("price", r.Price), w.col("quantity", r.Quantity), w.col("value", r.Value), w.col("fee", r.Fee),
 						w.col("pnl", r.Pnl), w.col("cost", r.Cost), w.col("unmatched", r.Unmatched),
-						w.col("unmatched_value", r.UnmVal), w.col("net", r.Net), w.text(), r.Closing, r.First, r.Position)
+						w.col("unmatched_value", r.UnmVal), w.col("net", r.Net), w.text(), r.Closing, r.First, r.Position, r.Version)
 				})
 			}},
-		{"pnl_daily7 (method, exchange, pair, day, trades, buys, sells, wins, losses, volume_e12, pnl_e12, fees_e12, unmatched_value_e12, wide, position)",
+		{"pnl_daily8 (method, exchange, pair, day, trades, buys, sells, wins, losses, volume_e12, pnl_e12, fees_e12, unmatched_value_e12, wide, position)",
 			len(b.daily), func(bt driver.Batch) error {
 				return appendRows(maps.Values(b.daily), func(r dailyRow) error {
 					return bt.Append(method, r.Exchange, r.Pair, dayDate(r.Day), r.Trades, r.Buys, r.Sells, r.Wins, r.Losses,
@@ -880,26 +883,26 @@ func (b *batch) tables(method string) []tableRows {
 						w.col("unmatched_value", r.UnmVal), w.text(), r.Position)
 				})
 			}},
-		{"pnl_buckets7 (method, exchange, pair, slot, " + bucketCols + ", position)",
+		{"pnl_buckets8 (method, exchange, pair, slot, " + bucketCols + ", position)",
 			len(b.buckets), func(bt driver.Batch) error {
 				return appendRows(maps.Values(b.buckets), func(r bucketRow) error {
 					v := append([]any{method, r.Exchange, r.Pair, r.Slot}, r.cols(&w)...)
 					return bt.Append(append(v, w.text(), r.Position)...)
 				})
 			}},
-		{"pnl_overview7 (method, kind, shift, n, exchange, pair, v, s, position)",
+		{"pnl_overview8 (method, kind, shift, n, exchange, pair, v, s, position)",
 			len(b.ov), func(bt driver.Batch) error {
 				return appendRows(slices.Values(b.ov), func(r overviewRow) error {
 					return bt.Append(method, r.kind, r.shift, r.n, r.exchange, r.pair, packFigures(r.v), r.s, r.position)
 				})
 			}},
-		{"order_pnl7 (method, exchange, pair, order_id, first_close_ms, pnl_e12, wide, position)",
+		{"order_pnl8 (method, exchange, pair, order_id, first_close_ms, pnl_e12, wide, position)",
 			len(b.orderPnl), func(bt driver.Batch) error {
 				return appendRows(maps.Values(b.orderPnl), func(r orderPnlRow) error {
 					return bt.Append(method, r.Exchange, r.Pair, r.OrderID, r.FirstCloseMs, w.col("pnl", r.Pnl), w.text(), r.Position)
 				})
 			}},
-		{"pairs7 (method, exchange, pair, lots_qty_e12, lots_cost_e12, last_price_e12, balance_e12, wide, position)",
+		{"pairs8 (method, exchange, pair, lots_qty_e12, lots_cost_e12, last_price_e12, balance_e12, wide, position)",
 			len(b.pairs), func(bt driver.Batch) error {
 				return appendRows(maps.Values(b.pairs), func(r pairRow) error {
 					return bt.Append(method, r.Exchange, r.Pair, w.col("lots_qty", r.LotsQty), w.col("lots_cost", r.LotsCost),
@@ -912,7 +915,7 @@ func (b *batch) tables(method string) []tableRows {
 					return bt.Append(r.Exchange, r.Pair, r.Strategy, r.Position)
 				})
 			}},
-		{"prices7 (exchange, pair, slot, price_e12, wide, position)",
+		{"prices8 (exchange, pair, slot, price_e12, wide, position)",
 			len(b.prices), func(bt driver.Batch) error {
 				return appendRows(maps.Values(b.prices), func(r priceRow) error {
 					return bt.Append(r.Exchange, r.Pair, r.Slot, w.col("price", r.Price), w.text(), r.Position)
@@ -924,23 +927,23 @@ func (b *batch) tables(method string) []tableRows {
 					return bt.Append(r.Exchange, r.Seq, r.TimeMs, r.Position)
 				})
 			}},
-		{"pnl_conv_buckets (method, currency, part, exchange, pair, slot, v, position)",
+		{"pnl_conv_buckets8 (method, currency, part, exchange, pair, slot, v, position)",
 			len(b.conv), func(bt driver.Batch) error {
 				return appendRows(maps.Values(b.conv), func(r convRow) error {
 					return bt.Append(method, r.to, r.part, r.Exchange, r.Pair, r.Slot, packAgg(&r.agg), r.position)
 				})
 			}},
-		{"fill_fees (exchange, pair, time_ms, order_id, position, fee_asset, fee_amount, fee_quote, fee_rate, fee_rate_ms, valued)",
+		{"fill_fees8 (exchange, pair, time_ms, order_id, position, fee_asset, fee_amount, fee_quote, fee_rate, fee_rate_ms, valued, version)",
 			len(b.fees), func(bt driver.Batch) error {
 				return appendRows(slices.Values(b.fees), func(r feeRow) error {
 					return bt.Append(r.Exchange, r.Pair, r.timeMs, r.orderID, r.position, r.asset, r.amount.String(),
-						r.quote.String(), r.rate.String(), r.rateMs, r.valued)
+						r.quote.String(), r.rate.String(), r.rateMs, r.valued, r.version)
 				})
 			}},
-		{"rates (quote, base, rate, time_ms, seq, position)",
+		{"rates8 (quote, base, rate, time_ms, seq, position)",
 			len(b.rates), func(bt driver.Batch) error {
 				return appendRows(maps.Values(b.rates), func(r rateRow) error {
-					return bt.Append(r.quote, r.base, r.point.Rate.String(), r.point.T, r.point.Seq, r.position)
+					return bt.Append(r.quote, r.base, r.point.Rate.String(), r.point.T, r.point.Pos, r.position)
 				})
 			}},
 		{"settings (method, name, value, position)",

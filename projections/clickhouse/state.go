@@ -1,35 +1,40 @@
 package clickhouse
 
 import (
+	"sort"
+
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/fold"
 )
 
 // state is what the sink must remember of the log to turn the next event
-// into rows: the orders (through the domain's order fold), each pair's lots
-// (through domain.Lots, the same lot matching as the in-memory Ledger),
-// the running daily aggregates, and the bookkeeping the PNL reads need
-// (open orders' realized pnl, strategies, snapshot numbers). It is rebuilt
-// at every start by replaying the log, so the rows it produces are a
-// function of the log alone: writing them again gives the same rows.
+// into rows: the orders (through the domain's order fold), each pair's
+// fold (domain/fold: lots, fees, the order of trade time), its fills and
+// slots, and the bookkeeping the PNL reads need (open orders, strategies,
+// snapshot numbers, rates). It is rebuilt at every start by replaying the
+// log, so the rows it produces are a function of the log alone: writing
+// them again gives the same rows.
 //
-// The PNL side follows projections.Ledger's rules event for event (an
-// order opens at OrderRequested and closes when filled, cancelled,
-// rejected or expired; a late fill of a closed order counts on its own; a
-// fill with quantity ≤ 0 or a negative price is refused), so that reads
-// from ClickHouse equal the in-memory ones.
+// The PNL side is the fold the in-memory Ledger runs (domain/fold), fed the
+// same fills: every figure is in trade time, and a fill recorded late
+// makes its pair dirty; before the next flush (settle) the pair is folded
+// again from its nearest restart point and every row derived from the
+// fills from there — fills, slots, hours, days, figures in other
+// currencies, orders' pnl, the pair's inventory — is written again with
+// the position then reached as its version, so that it replaces the rows
+// it corrects. Events are never rewritten.
 type state struct {
 	method   domain.PnlMethod
 	orders   map[int64]*order
 	books    map[pairKey]*book
+	list     []*book         // the books in the order they were made
 	pnlOrder map[int64]*book // order id → its pair's book, for every order requested
-	sells    map[int64]bool
+	sells    map[int64]bool  // order id → a sell
 	open     map[int64]*openOrder
-	daily    map[dailyKey]*dailyRow
-	buckets  map[bucketKey]*bucketRow
 	strat    map[pairKey]string
 	snaps    map[string]uint64 // exchange → snapshots so far
-	rates    domain.RateBook   // as the Ledger's: fee valuation and conversions (conv.go)
-	conv     map[convKey]*convState
+	folds    fold.Pairs        // every rate of the log, the currencies quotes convert into, the books to fold again (conv.go)
+	conv     map[convKey]*fold.ConvSeries[int64]
 	report   string // the reporting currency last written
 }
 
@@ -41,15 +46,17 @@ type order struct {
 	fills   uint32
 }
 
-// book is one pair's inventory.
+// book is one pair's fold and what was derived from it.
 type book struct {
-	key               pairKey
-	quote, base       string
-	lots              domain.Lots
-	lastPrice, posQty domain.Decimal
-	total             bucketRow          // every fill's aggregate (pnl_overview7's pair row)
-	hours             map[int64]*hourRow // daily figures per UTC hour (pnl_overview7's day and hour rows)
-	pos               uint64             // position of the last event that changed the pair
+	key         pairKey
+	quote, base string
+	fold        fold.Pair
+	fills       fold.List         // its fills in trade-time order
+	fillIDs     map[uint64]string // the exchange's fill id by log position
+	series      fold.Series[int64]
+	hours       map[int64]*hourRow // daily figures per UTC hour (pnl_overview8's day and hour rows)
+	pos         uint64             // position of the last event that changed the pair
+	index       int                // in state.list and state.folds
 }
 
 // hourKey is one hour of a book.
@@ -58,15 +65,12 @@ type hourKey struct {
 	hour int64
 }
 
-// openOrder is what is kept of an order while it is open.
+// openOrder is what is kept of an order while it is open (log order): its
+// amount and the quantity filled, which close it, and its figures in the
+// fold.
 type openOrder struct {
 	amount, filled domain.Decimal
-	pnl            domain.Decimal
-	fills          int32
-	firstClose     int64
-	closed         bool  // has had a closing fill
-	uniqueSlot     int64 // slot where the order counts as a unique win/loss
-	uniqueSign     int8  // 0: not counted yet; else the counted sign + 2
+	fold           fold.Order
 }
 
 func newState(method domain.PnlMethod) *state {
@@ -77,11 +81,9 @@ func newState(method domain.PnlMethod) *state {
 		pnlOrder: make(map[int64]*book),
 		sells:    make(map[int64]bool),
 		open:     make(map[int64]*openOrder),
-		daily:    make(map[dailyKey]*dailyRow),
-		buckets:  make(map[bucketKey]*bucketRow),
 		strat:    make(map[pairKey]string),
 		snaps:    make(map[string]uint64),
-		conv:     make(map[convKey]*convState),
+		conv:     make(map[convKey]*fold.ConvSeries[int64]),
 	}
 }
 
@@ -116,8 +118,9 @@ func (st *state) apply(e *domain.Event, b *batch) error {
 		if err := e.Decode(&r); err != nil {
 			return err
 		}
-		st.rates.Observe(r.Quote, r.Base, e.Time, r.Rate)
+		st.folds.Rates.Observe(r.Quote, r.Base, e.Time, e.Position, r.Rate)
 		st.observed(r.Quote, r.Base, e.Position, b)
+		st.folds.RatePoint(fold.Key{Time: e.Time, Pos: e.Position}, -1)
 	case domain.TypePairAdded, domain.TypePairRemoved, domain.TypeConfigReplaced:
 		return st.applyConfig(e, b)
 	}
@@ -153,8 +156,9 @@ func (st *state) applyConfig(e *domain.Event, b *batch) error {
 		if !ok {
 			return nil // as the Ledger: strategies stay as they were
 		}
-		st.rates.SetReporting(c.Reporting)
-		st.rates.FeeMaxAge = c.FeeRateMaxAge
+		st.folds.Rates.SetReporting(c.Reporting)
+		st.folds.FeeMaxAge(c.FeeRateMaxAge) // fees in third assets valued again under a new bound
+		st.folds.Targets("")                // a new reporting currency: the books converted into it are folded again
 		st.reporting(e.Position, b)
 		next := map[pairKey]string{}
 		for _, p := range c.Strategies {
@@ -228,171 +232,182 @@ func (st *state) requested(r *domain.OrderRequested, e *domain.Event, b *batch) 
 		if err != nil {
 			return
 		}
-		bk = &book{key: k, quote: quote, base: base, hours: make(map[int64]*hourRow)}
-		bk.total.pairKey = k
-		bk.lots.Method = st.method
+		bk = &book{key: k, quote: quote, base: base, hours: make(map[int64]*hourRow), fillIDs: map[uint64]string{}}
+		bk.fold = *fold.NewPair(quote, base, st.method)
 		st.books[k] = bk
-		st.emitPair(bk, e, b)
+		bk.index = st.folds.Add(&bk.fold)
+		st.list = append(st.list, bk)
+		st.emitPair(bk, e.Position, b)
 	}
 	st.pnlOrder[r.OrderID] = bk
 	st.sells[r.OrderID] = r.Side == domain.Sell
 	st.open[r.OrderID] = &openOrder{amount: r.Amount}
 }
 
-func (st *state) emitPair(bk *book, e *domain.Event, b *batch) {
-	bk.pos = e.Position
+// emitPair queues the pair's inventory row and its pnl_overview8 pair row.
+func (st *state) emitPair(bk *book, pos uint64, b *batch) {
+	bk.pos = pos
 	if b == nil {
 		return
 	}
 	b.books[bk] = struct{}{}
-	b.pairs[bk.key] = pairRow{pairKey: bk.key, LotsQty: bk.lots.Qty(), LotsCost: bk.lots.Cost(),
-		LastPrice: bk.lastPrice, Balance: bk.posQty, Position: e.Position}
+	b.pairs[bk.key] = pairRow{pairKey: bk.key, LotsQty: bk.fold.Lots().Qty(), LotsCost: bk.fold.Lots().Cost(),
+		LastPrice: bk.fold.LastPrice(), Balance: bk.fold.Position(), Position: pos}
 }
 
-// applyFill runs the fill through the pair's lots and the aggregates.
+// applyFill folds the fill in its pair (at once when it comes in trade
+// order, else before the next flush) and queues its rows.
 func (st *state) applyFill(id int64, e *domain.Event, f *domain.OrderFilled, b *batch) {
 	bk := st.pnlOrder[id]
 	if bk == nil || f.Quantity.Sign() <= 0 || f.Price.IsNeg() {
 		return // the Ledger refuses these fills too
 	}
-	sell := st.sells[id]
-	side := domain.Buy
-	if sell {
-		side = domain.Sell
-	}
-	oo, isOpen := st.open[id]
-	if !isOpen { // a late fill of an order already closed counts on its own
-		oo = &openOrder{}
-	}
 	t := domain.FillTime(e, f) // trade time: the exchange's, as the Ledger uses
-	fv := st.rates.Fill(bk.quote, bk.base, t, f.Price, f.Fee, f.FeeAsset)
+	ff := fold.Fill{Key: fold.Key{Time: t, Pos: e.Position}, Order: id, Side: domain.Buy, Price: f.Price, Qty: f.Quantity,
+		Fee: f.Fee, FeeAsset: f.FeeAsset}
+	if st.sells[id] {
+		ff.Side = domain.Sell
+	}
+	bk.fillIDs[e.Position] = f.FillID
+	st.folds.Rates.ObserveFill(bk.quote, bk.base, t, e.Position, f.Price)
 	st.observed(bk.quote, bk.base, e.Position, b)
 	st.reporting(e.Position, b)
-	if fv.Third && b != nil {
-		fr := feeRow{pairKey: bk.key, timeMs: t, orderID: id, asset: fv.Asset, amount: fv.Amount, quote: fv.Quote,
-			rate: fv.Rate, rateMs: fv.RateTime, position: e.Position}
-		if fv.Valued {
-			fr.valued = 1
+	oo, isOpen := st.open[id]
+	if isOpen {
+		oo.filled = oo.filled.Add(f.Quantity)
+		if oo.amount.IsPos() && oo.filled.Cmp(oo.amount) >= 0 {
+			delete(st.open, id)
 		}
-		b.fees = append(b.fees, fr)
 	}
-	r := bk.lots.ApplyFee(side, f.Price, f.Quantity, &fv)
-	oo.fills++
-	oo.filled = oo.filled.Add(f.Quantity)
-	if isOpen && oo.amount.IsPos() && oo.filled.Cmp(oo.amount) >= 0 {
-		delete(st.open, id)
-	}
-	net := fv.Net(side, r.Value)
-	if sell {
-		bk.posQty = bk.posQty.Sub(f.Quantity)
+	if !bk.fold.InOrder(ff.Key) {
+		bk.fills.Insert(ff, fold.PendingOut(&ff))
+		st.folds.Late(bk.index, ff.Key)
 	} else {
-		bk.posQty = bk.posQty.Add(r.Matched)
-	}
-	bk.lastPrice = f.Price
-	closing := sell && r.Matched.IsPos()
-	fx := domain.PnlFill{T: t, Sell: sell, Closing: closing, First: oo.fills == 1, Sign: int8(r.Pnl.Sign()), Value: r.Value,
-		Net: net, Fee: r.Fee, Pnl: r.Pnl, Unmatched: r.UnmatchedValue}
-	uFrom, uTo := int8(2), int8(2)
-	if closing {
-		fx.Invested = r.LotCost
-		oo.pnl = oo.pnl.Add(r.Pnl)
-		if !oo.closed {
-			oo.closed, oo.firstClose = true, t
+		var o fold.Order
+		if isOpen {
+			o = oo.fold
+		} else { // a fill of an order closed meanwhile: its figures from its fills
+			o = fold.OrderBefore(&bk.fills, id, ff.Key)
 		}
-		sign := int8(oo.pnl.Sign())
-		if oo.uniqueSign == 0 {
-			oo.uniqueSlot = slotOf(t)
-			uTo = sign
-		} else if old := oo.uniqueSign - 2; old != sign {
-			uFrom, uTo = old, sign
+		var r fold.Result
+		bk.fold.Next(&ff, &o, &st.folds.Rates, &r)
+		if isOpen {
+			oo.fold = o
 		}
-		oo.uniqueSign = sign + 2
-	}
-	st.convert(bk, &fx, uFrom, uTo, oo.uniqueSlot, e.Position, b) // before bk's own buckets: see convert
-	bkt := st.bucket(bk.key, slotOf(t))
-	bkt.Add(&fx)
-	bkt.Position = e.Position
-	var ubkt *bucketRow
-	if uFrom != uTo {
-		ubkt = st.bucket(bk.key, oo.uniqueSlot)
-		ubkt.Unique(uFrom, uTo)
-		ubkt.Position = e.Position
-	}
-	bk.total.Add(&fx)
-	if uFrom != uTo {
-		bk.total.Unique(uFrom, uTo)
-	}
-	bk.total.Position = e.Position
-	h := domain.FloorDiv(slotOf(t), 4)
-	hr := bk.hours[h]
-	if hr == nil {
-		hr = &hourRow{}
-		bk.hours[h] = hr
-	}
-	hr.add(&fx)
-	hr.Position = e.Position
-	if b != nil {
-		b.hours[hourKey{bk, h}] = struct{}{}
-		b.buckets[bkt.bucketKey] = *bkt
-		if ubkt != nil {
-			b.buckets[ubkt.bucketKey] = *ubkt
+		i := bk.fills.Insert(ff, r.Out())
+		st.emitFill(bk, i, &ff, &r, e.Position, b)
+		if r.Closing {
+			st.emitOrderPnl(bk, id, &o, e.Position, b)
+		}
+		agg := r.Agg(&ff)
+		for _, to := range st.folds.Targets(bk.quote) {
+			st.convOf(bk, to).Add(&st.folds.Rates, bk.quote, to, ff.Key, &agg, r.Unique)
+			st.emitConv(bk, to, fold.SlotOf(t), e.Position, b)
+			if r.Unique.From != r.Unique.To {
+				st.emitConv(bk, to, r.Unique.Slot, e.Position, b)
+			}
+		}
+		bk.series.Add(&agg)
+		bk.series.Move(r.Unique)
+		st.emitSlot(bk, fold.SlotOf(t), e.Position, b)
+		if r.Unique.From != r.Unique.To {
+			st.emitSlot(bk, r.Unique.Slot, e.Position, b)
+		}
+		if r.Fee.Third && !f.Fee.IsZero() {
+			st.folds.Valued(bk.index)
 		}
 	}
+	st.emitPrice(bk, t, e.Position, b)
+	st.folds.RatePoint(ff.Key, bk.index)
+	st.emitPair(bk, e.Position, b)
+}
 
-	dk := dailyKey{Exchange: bk.key.Exchange, Pair: bk.key.Pair, Day: dayOf(t)}
-	d := st.daily[dk]
-	if d == nil {
-		d = &dailyRow{dailyKey: dk}
-		st.daily[dk] = d
-	}
-	d.Trades++
-	if sell {
-		d.Sells++
-	} else {
-		d.Buys++
-	}
-	if closing {
-		switch r.Pnl.Sign() {
-		case 1:
-			d.Wins++
-		case -1:
-			d.Losses++
-		}
-	}
-	d.Volume = d.Volume.Add(r.Value)
-	d.Pnl = d.Pnl.Add(r.Pnl)
-	d.Fees = d.Fees.Add(r.Fee)
-	d.UnmVal = d.UnmVal.Add(r.UnmatchedValue)
-	d.Position = e.Position
-	st.emitPair(bk, e, b)
+// emitFill queues fill i of bk's rows: the fill, and its fee when it was
+// charged in a third asset.
+func (st *state) emitFill(bk *book, i int, f *fold.Fill, r *fold.Result, pos uint64, b *batch) {
 	if b == nil {
 		return
 	}
-	b.daily[dk] = *d
-	b.prices[priceKey{bk.key, slotOf(t)}] = priceRow{priceKey: priceKey{bk.key, slotOf(t)}, Price: f.Price, Position: e.Position}
-	if closing {
-		k := orderPnlKey{OrderID: id, FirstCloseMs: oo.firstClose}
-		b.orderPnl[k] = orderPnlRow{pairKey: bk.key, orderPnlKey: k, Pnl: oo.pnl, Position: e.Position}
-	}
-	b.fills = append(b.fills, fillRow{
-		Exchange: bk.key.Exchange, Pair: bk.key.Pair, TimeMs: t, OrderID: id, FillID: f.FillID,
-		Side: string(side), Price: f.Price, Quantity: f.Quantity,
-		Value: r.Value, Fee: r.Fee, FeeAsset: f.FeeAsset,
+	b.fill(fillRow{
+		Exchange: bk.key.Exchange, Pair: bk.key.Pair, TimeMs: f.Time, OrderID: f.Order, FillID: bk.fillIDs[f.Pos],
+		Side: string(f.Side), Price: f.Price, Quantity: f.Qty,
+		Value: r.Value, Fee: r.FillPnl.Fee, FeeAsset: f.FeeAsset,
 		Pnl: r.Pnl, Cost: r.LotCost, Unmatched: r.Unmatched,
-		UnmVal: r.UnmatchedValue, Net: net, Closing: b2u(closing), First: b2u(oo.fills == 1),
-		Position: e.Position,
+		UnmVal: r.UnmatchedValue, Net: r.Net, Closing: b2u(r.Closing), First: b2u(r.First),
+		Position: f.Pos, Version: pos,
 	})
+	if r.Fee.Third {
+		fr := feeRow{pairKey: bk.key, timeMs: f.Time, orderID: f.Order, asset: r.Fee.Asset, amount: r.Fee.Amount, quote: r.Fee.Quote,
+			rate: r.Fee.Rate, rateMs: r.Fee.RateTime, position: f.Pos, version: pos}
+		if r.Fee.Valued {
+			fr.valued = 1
+		}
+		b.fee(fr)
+	}
 }
 
-// bucket returns the aggregate of key's slot, creating it.
-func (st *state) bucket(key pairKey, slot int64) *bucketRow {
-	k := bucketKey{key, slot}
-	b := st.buckets[k]
-	if b == nil {
-		b = &bucketRow{bucketKey: k}
-		st.buckets[k] = b
+// emitOrderPnl queues a sell order's row of realized pnl.
+func (st *state) emitOrderPnl(bk *book, id int64, o *fold.Order, pos uint64, b *batch) {
+	if b == nil || !o.Closed {
+		return
 	}
-	return b
+	b.orderPnl[id] = orderPnlRow{pairKey: bk.key, OrderID: id, FirstCloseMs: o.CloseT, Pnl: o.Pnl, Position: pos}
+}
+
+// emitSlot sets the hour of bk's slot (pnl_overview8's figures, summed
+// from its slots) and queues the rows of the slot: its aggregate, its hour
+// and its UTC day summed from its slots.
+func (st *state) emitSlot(bk *book, slot int64, pos uint64, b *batch) {
+	h := domain.FloorDiv(slot, 4)
+	hr := &hourRow{Position: pos}
+	s := bk.series.Slots
+	for i := sort.Search(len(s), func(i int) bool { return s[i].Slot >= 4*h }); i < len(s) && s[i].Slot < 4*h+4; i++ {
+		a := &s[i].PnlAgg
+		hr.Trades += a.Trades
+		hr.Volume, hr.Pnl = hr.Volume.Add(a.Volume), hr.Pnl.Add(a.Pnl)
+		hr.Unmatched, hr.Invested = hr.Unmatched.Add(a.Unmatched), hr.Invested.Add(a.Invested)
+	}
+	bk.hours[h] = hr
+	if b == nil {
+		return
+	}
+	b.hours[hourKey{bk, h}] = struct{}{}
+	if i := bk.series.SlotIndex(slot); i >= 0 {
+		b.buckets[bucketKey{bk.key, slot}] = bucketRow{bucketKey: bucketKey{bk.key, slot}, PnlAgg: s[i].PnlAgg, Position: pos}
+	}
+	k := dailyKey{Exchange: bk.key.Exchange, Pair: bk.key.Pair, Day: domain.FloorDiv(slot, 96)}
+	b.daily[k] = dailyRow{dailyKey: k, Position: pos} // its figures summed at the flush (batch.prepare)
+	b.dayBooks[k] = bk
+}
+
+// day returns bk's figures of UTC day d (its slots summed).
+func (bk *book) day(d *dailyRow) {
+	s := bk.series.Slots
+	for i := sort.Search(len(s), func(i int) bool { return s[i].Slot >= d.Day*96 }); i < len(s) && s[i].Slot < (d.Day+1)*96; i++ {
+		a := &s[i].PnlAgg
+		d.Trades += uint32(a.Trades)
+		d.Buys += uint32(a.Buys)
+		d.Sells += uint32(a.Sells)
+		d.Wins += uint32(a.Wins)
+		d.Losses += uint32(a.Losses)
+		d.Volume, d.Pnl, d.Fees, d.UnmVal = d.Volume.Add(a.Volume), d.Pnl.Add(a.Pnl), d.Fees.Add(a.Fees), d.UnmVal.Add(a.Unmatched)
+	}
+}
+
+// emitPrice queues the price row of the slot of t: the price of the
+// slot's last fill in trade-time order.
+func (st *state) emitPrice(bk *book, t int64, pos uint64, b *batch) {
+	if b == nil {
+		return
+	}
+	slot := fold.SlotOf(t)
+	j := bk.fills.Search(fold.Key{Time: (slot + 1) * fold.SlotMs})
+	if j == 0 {
+		return
+	}
+	f, _ := bk.fills.At(j - 1)
+	k := priceKey{bk.key, slot}
+	b.prices[k] = priceRow{priceKey: k, Price: f.Price, Position: pos}
 }
 
 func b2u(v bool) uint8 {

@@ -1,8 +1,12 @@
-package domain
+package fold
 
-import "testing"
+import (
+	"testing"
 
-func rdec(s string) Decimal { return MustDecimal(s) }
+	"github.com/tradeledger/tradeledger/domain"
+)
+
+func rdec(s string) domain.Decimal { return domain.MustDecimal(s) }
 
 // convertAt converts x and returns the result in its shortest form, or
 // "none" without a path.
@@ -16,10 +20,8 @@ func convertAt(b *RateBook, x, from, to string, t, maxAge int64) string {
 
 func TestRateBookOneHop(t *testing.T) {
 	var b RateBook
-	b.Anchor("USDT")
-	b.Anchor("BTC")
-	b.Observe("USDT", "BTC", 10, rdec("50000"))
-	b.Observe("USDT", "BTC", 30, rdec("64000"))
+	b.Observe("USDT", "BTC", 10, 1, rdec("50000"))
+	b.Observe("USDT", "BTC", 30, 2, rdec("64000"))
 	for _, c := range []struct {
 		x, from, to string
 		t           int64
@@ -40,28 +42,34 @@ func TestRateBookOneHop(t *testing.T) {
 	}
 }
 
-// A link between currencies that are not on a path between anchors keeps
-// only its latest point: an amount older than it finds no rate.
-func TestRateBookKeepsHistoryOnlyBetweenAnchors(t *testing.T) {
+// Every point is kept, whatever order they were recorded in: an amount
+// converts with the latest at or before its time, and a point recorded
+// late (an import) is used from its time on; points of one millisecond go
+// by log position.
+func TestRateBookKeepsEveryPointInTradeTime(t *testing.T) {
 	var b RateBook
-	b.Observe("USDT", "BTC", 10, rdec("50000"))
-	b.Observe("USDT", "BTC", 30, rdec("64000"))
-	if got := convertAt(&b, "1", "BTC", "USDT", 20, 0); got != "none" {
-		t.Errorf("unanchored link at 20: %s, want none (only the point at 30 kept)", got)
+	b.Observe("USDT", "BTC", 30, 1, rdec("64000"))
+	b.Observe("USDT", "BTC", 10, 2, rdec("50000")) // recorded after the one at 30
+	if got := convertAt(&b, "1", "BTC", "USDT", 20, 0); got != "50000" {
+		t.Errorf("at 20: %s, want 50000 (the point at 10, recorded late)", got)
 	}
-	b.Anchor("USDT")
-	b.Anchor("BTC")
-	b.Observe("USDT", "BTC", 50, rdec("80000"))
-	if got := convertAt(&b, "1", "BTC", "USDT", 40, 0); got != "64000" {
-		t.Errorf("anchored link at 40: %s, want 64000 (kept from its latest point on)", got)
+	b.Observe("USDT", "BTC", 30, 0, rdec("60000")) // same time, an earlier position
+	if got := convertAt(&b, "1", "BTC", "USDT", 30, 0); got != "64000" {
+		t.Errorf("at 30: %s, want 64000 (the later position of the millisecond)", got)
+	}
+	if p, ok := b.PathAsOf("BTC", "USDT", 40, 0, 1); !ok || p.Rate() != rdec("64000") {
+		t.Errorf("as of position 1 at 40: %v %v, want 64000", p, ok)
+	}
+	if _, ok := b.PathAsOf("BTC", "USDT", 20, 0, 1); ok {
+		t.Errorf("as of position 1 at 20: a rate, want none (the point at 10 came at position 2)")
 	}
 }
 
 // EUR → USDT through BTC: 100 EUR ÷ 40000 = 0.0025 BTC × 50000 = 125 USDT.
 func TestRateBookTwoHops(t *testing.T) {
 	var b RateBook
-	b.Observe("EUR", "BTC", 10, rdec("40000"))
-	b.Observe("USDT", "BTC", 10, rdec("50000"))
+	b.Observe("EUR", "BTC", 10, 6, rdec("40000"))
+	b.Observe("USDT", "BTC", 10, 7, rdec("50000"))
 	if got := convertAt(&b, "100", "EUR", "USDT", 20, 0); got != "125" {
 		t.Errorf("100 EUR → USDT = %s, want 125", got)
 	}
@@ -76,14 +84,14 @@ func TestRateBookTwoHops(t *testing.T) {
 // ETH); a direct rate, once there, is shorter than both.
 func TestRateBookTieRule(t *testing.T) {
 	var b RateBook
-	b.Observe("ETH", "BNB", 10, rdec("0.2"))    // 1 BNB = 0.2 ETH;  ETH = 2500 USDT → 500
-	b.Observe("USDT", "ETH", 10, rdec("2500"))  //
-	b.Observe("BTC", "BNB", 10, rdec("0.01"))   // 1 BNB = 0.01 BTC; BTC = 40000 USDT → 400
-	b.Observe("USDT", "BTC", 10, rdec("40000")) //
+	b.Observe("ETH", "BNB", 10, 8, rdec("0.2"))     // 1 BNB = 0.2 ETH;  ETH = 2500 USDT → 500
+	b.Observe("USDT", "ETH", 10, 9, rdec("2500"))   //
+	b.Observe("BTC", "BNB", 10, 10, rdec("0.01"))   // 1 BNB = 0.01 BTC; BTC = 40000 USDT → 400
+	b.Observe("USDT", "BTC", 10, 11, rdec("40000")) //
 	if got := convertAt(&b, "1", "BNB", "USDT", 20, 0); got != "400" {
 		t.Errorf("BNB → USDT = %s, want 400 (through BTC)", got)
 	}
-	b.Observe("USDT", "BNB", 15, rdec("450"))
+	b.Observe("USDT", "BNB", 15, 12, rdec("450"))
 	if got := convertAt(&b, "1", "BNB", "USDT", 20, 0); got != "450" {
 		t.Errorf("BNB → USDT = %s, want 450 (direct)", got)
 	}
@@ -98,15 +106,15 @@ func TestRateBookTieRule(t *testing.T) {
 // on every hop.
 func TestRateBookMaxAge(t *testing.T) {
 	var b RateBook
-	b.Observe("USDT", "BNB", 1000, rdec("500"))
+	b.Observe("USDT", "BNB", 1000, 13, rdec("500"))
 	if got := convertAt(&b, "0.01", "BNB", "USDT", 1000+3600, 3600); got != "5" {
 		t.Errorf("at exactly maxAge: %s, want 5", got)
 	}
 	if got := convertAt(&b, "0.01", "BNB", "USDT", 1000+3601, 3600); got != "none" {
 		t.Errorf("older than maxAge: %s, want none", got)
 	}
-	b.Observe("BTC", "BNB", 5000, rdec("0.01"))
-	b.Observe("USDT", "BTC", 100, rdec("40000"))
+	b.Observe("BTC", "BNB", 5000, 14, rdec("0.01"))
+	b.Observe("USDT", "BTC", 100, 15, rdec("40000"))
 	// BNB → BTC is fresh, BTC → USDT (from 100) is not.
 	if got := convertAt(&b, "1", "BNB", "USDT", 5000, 3600); got != "none" {
 		t.Errorf("a stale second hop: %s, want none", got)
@@ -130,8 +138,8 @@ func TestRateBookReportingAndTargets(t *testing.T) {
 	if got := b.Targets("USDT"); len(got) != 0 {
 		t.Errorf("targets without links = %v", got)
 	}
-	b.Observe("USDT", "ETH", 1, rdec("2000"))
-	b.Observe("BTC", "ETH", 1, rdec("0.05"))
+	b.Observe("USDT", "ETH", 1, 16, rdec("2000"))
+	b.Observe("BTC", "ETH", 1, 17, rdec("0.05"))
 	if got := b.Targets("USDT"); len(got) != 1 || got[0] != "BTC" {
 		t.Errorf("targets of USDT = %v, want [BTC] (through ETH)", got)
 	}
@@ -139,7 +147,7 @@ func TestRateBookReportingAndTargets(t *testing.T) {
 	if got := b.Reporting(); got != "EUR" {
 		t.Errorf("configured reporting = %q", got)
 	}
-	b.Observe("EUR", "BTC", 1, rdec("40000"))
+	b.Observe("EUR", "BTC", 1, 18, rdec("40000"))
 	if got := b.Targets("USDT"); len(got) != 2 || got[0] != "BTC" || got[1] != "EUR" {
 		t.Errorf("targets of USDT = %v, want [BTC EUR]", got)
 	}

@@ -1,13 +1,17 @@
-package domain
+package fold
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/tradeledger/tradeledger/domain"
+)
 
 // ValueFee by asset, on a USDT-BTC fill at 20000 (time 10,000 ms), with
 // BNB at 500 USDT from 9,000 ms. Arithmetic in the comments.
 func TestValueFee(t *testing.T) {
 	var b RateBook
 	b.FeeMaxAge = 3600_000
-	b.Observe("USDT", "BNB", 9000, rdec("500"))
+	b.Observe("USDT", "BNB", 9000, 1, rdec("500"))
 	tests := []struct {
 		fee, asset       string
 		wantAsset, quote string
@@ -23,7 +27,7 @@ func TestValueFee(t *testing.T) {
 		{"0", "KCS", "KCS", "0", "0", 10000, false, true},         // nothing to value
 	}
 	for _, tt := range tests {
-		v := ValueFee(&b, rdec(tt.fee), tt.asset, "USDT", "BTC", rdec("20000"), 10000)
+		v := ValueFee(&b, rdec(tt.fee), tt.asset, "USDT", "BTC", rdec("20000"), Key{Time: 10000})
 		if v.Asset != tt.wantAsset || v.Quote != rdec(tt.quote) || v.Rate != rdec(tt.rate) || v.RateTime != tt.rateTime ||
 			v.InBase != tt.inBase || v.Valued != tt.valued || v.Amount != rdec(tt.fee) {
 			t.Errorf("ValueFee(%s %s) = %+v; want asset %s quote %s rate %s at %d, inBase %v valued %v",
@@ -31,7 +35,7 @@ func TestValueFee(t *testing.T) {
 		}
 	}
 	// An hour and a millisecond after the rate: too old.
-	if v := ValueFee(&b, rdec("0.01"), "BNB", "USDT", "BTC", rdec("20000"), 9000+3600_001); v.Valued {
+	if v := ValueFee(&b, rdec("0.01"), "BNB", "USDT", "BTC", rdec("20000"), Key{Time: 9000 + 3600_001}); v.Valued {
 		t.Errorf("a rate older than FeeMaxAge valued the fee: %+v", v)
 	}
 }
@@ -43,24 +47,24 @@ func TestValueFee(t *testing.T) {
 //	sell 1.998 @ 1100 fee 2.1978 USDT: proceeds 2197.8 − 2.1978 − 2000 = 195.6022
 func TestApplyFeeBaseOnBuy(t *testing.T) {
 	var b RateBook
-	l := Lots{Method: FIFO}
-	fee := ValueFee(&b, rdec("0.002"), "ETH", "USDT", "ETH", rdec("1000"), 1)
-	r := l.ApplyFee(Buy, rdec("1000"), rdec("2"), &fee)
+	l := domain.Lots{Method: domain.FIFO}
+	fee := ValueFee(&b, rdec("0.002"), "ETH", "USDT", "ETH", rdec("1000"), Key{Time: 1})
+	r := l.ApplyFee(domain.Buy, rdec("1000"), rdec("2"), &fee)
 	if r.Matched != rdec("1.998") || r.LotCost != rdec("2000") || r.Fee != rdec("2") || l.Qty() != rdec("1.998") {
 		t.Fatalf("buy: %+v, lots qty %s", r, l.Qty())
 	}
-	if got := fee.Net(Buy, r.Value); got != rdec("2000") {
+	if got := fee.Net(domain.Buy, r.Value); got != rdec("2000") {
 		t.Errorf("baseValue of the buy = %s, want 2000 (the fee came out of the coins)", got)
 	}
-	sf := ValueFee(&b, rdec("2.1978"), "USDT", "USDT", "ETH", rdec("1100"), 2)
-	r = l.ApplyFee(Sell, rdec("1100"), rdec("1.998"), &sf)
+	sf := ValueFee(&b, rdec("2.1978"), "USDT", "USDT", "ETH", rdec("1100"), Key{Time: 2})
+	r = l.ApplyFee(domain.Sell, rdec("1100"), rdec("1.998"), &sf)
 	if r.Pnl != rdec("195.6022") || !r.Unmatched.IsZero() || !l.Qty().IsZero() || !l.Cost().IsZero() {
 		t.Errorf("sell-all: %+v, left %s / %s", r, l.Qty(), l.Cost())
 	}
 	// The same fee in quote: the lot holds all 2 at 2000 + 2.
-	l = Lots{Method: FIFO}
-	qf := ValueFee(&b, rdec("2"), "USDT", "USDT", "ETH", rdec("1000"), 1)
-	if r := l.ApplyFee(Buy, rdec("1000"), rdec("2"), &qf); r.LotCost != rdec("2002") || l.Qty() != rdec("2") {
+	l = domain.Lots{Method: domain.FIFO}
+	qf := ValueFee(&b, rdec("2"), "USDT", "USDT", "ETH", rdec("1000"), Key{Time: 1})
+	if r := l.ApplyFee(domain.Buy, rdec("1000"), rdec("2"), &qf); r.LotCost != rdec("2002") || l.Qty() != rdec("2") {
 		t.Errorf("quote fee: %+v", r)
 	}
 }

@@ -1,0 +1,34 @@
+// Package fold is the one PNL fold: lot matching (domain.Lots), fee
+// valuation and currency conversion, run the same way by every PNL reader —
+// the in-memory Ledger (projections) and the ClickHouse sink and reader
+// (projections/clickhouse) —, so that the same log gives the same figures
+// on every page and reader. It imports the standard library and domain
+// only.
+//
+// Input. The fold takes plain values (Fill): a pair, a side, a price, a
+// quantity, a fee as charged, an order, a trade time and a log position,
+// whatever event recorded them. Today every Fill is a fill of one of the
+// service's orders; the account's other activity — trades placed on the
+// exchange by hand, conversions — is more Fills of the same pair fold (an
+// order id of its own, or 0: a movement of no order of the service's,
+// which counts as an order of its own), and movements that acquire or
+// dispose of coins without a trade (deposits, withdrawals) are new sides
+// of the same value for the same fold, not a new fold.
+//
+// Trade time. Each pair's fills are folded in trade-time order: the
+// exchange's time of the trade, then the log position (Key). A fill in
+// that order is folded at once (Pair.Next); one recorded late — an import
+// of an older history into a live log, a fill the exchange reports after
+// later ones — is put in its place by its owner (a Journal), which marks the
+// pair dirty (Pair.Late) and folds it again from its nearest restart point
+// before the late fill (Refold) before it answers; so is every pair whose
+// figures depend on a rate recorded late (Pairs.RatePoint). The events are
+// never rewritten: only what was derived from them. Rates (RateBook) are
+// every rate of the log, at their own times, so any order of arrival
+// gives the same figures.
+//
+// Aggregates. Every fill adds to a 15-minute slot of its pair (Series,
+// PnlAgg.Add), and, converted at the rates of its time, to its pair's
+// figures in other currencies (ConvSeries); the readers answer from those
+// slots the same way (Days, Total, Detail, Mixed).
+package fold
