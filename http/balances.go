@@ -9,8 +9,12 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 )
 
-// Balances come from the Trader's projection of BalancesObserved events:
-// what each exchange last reported, appended only when it changed.
+// BalanceReader returns the balances each exchange last reported
+// (exchange/engine.Trader: its projection of BalancesObserved events,
+// appended only when they changed).
+type BalanceReader interface {
+	Balances() []domain.BalancesObserved
+}
 
 func (s *Server) registerBalanceRoutes(r *mux.Router) {
 	r.HandleFunc("/balances", s.handleBalances).Methods("POST")

@@ -284,10 +284,10 @@ func (s *Server) Handler() http.Handler {
 	s.registerSessionRoutes(api)
 	protected := api.NewRoute().Subrouter()
 	protected.Use(s.requireToken, s.singleValuedQuery) // query.go
-	s.registerTimeRoutes(protected)
-	s.registerTradeRoutes(protected)
+	(&timeHandler{clock: s.Clock}).register(protected)
+	(&tradeHandler{trader: s.Trader}).register(protected)
 	s.registerBalanceRoutes(protected)
-	s.registerPairRoutes(protected)
+	(&pairsHandler{markets: s.Trader}).register(protected)
 	s.registerOrderRoutes(protected)
 	s.registerOrderListRoutes(protected)
 	s.registerPnlRoutes(protected)
