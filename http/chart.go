@@ -8,6 +8,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/projections"
 )
 
 // Chart marks (GET chart/marks): one mark per fill of the pair with
@@ -24,6 +25,12 @@ import (
 // seconds that is the year 5138, as milliseconds 1973-03-03) is
 // milliseconds and is truncated to its second. exchange and pair may be
 // URL-encoded twice (decodeKey). chart/data belongs to market.go.
+// MarkReader is the Ledger's chart marks (projections.Ledger): one per fill
+// of the pair with startSec ≤ time ≤ endSec (UNIX seconds), oldest first.
+type MarkReader interface {
+	Marks(exchange, pair string, startSec, endSec int64) []projections.Mark
+}
+
 func (s *Server) registerChartRoutes(r *mux.Router) {
 	r.HandleFunc("/chart/marks", s.handleChartMarks).Methods("GET")
 }

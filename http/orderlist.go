@@ -37,6 +37,13 @@ func (s *Server) registerOrderListRoutes(r *mux.Router) {
 	r.HandleFunc("/orders/all", s.handleOrdersAll).Methods("GET")
 }
 
+// FillPnl finds the Ledger's record of a fill (projections.Ledger): the
+// record of key at time t (ms) and log position pos, whose Pnl is the
+// realized pnl the ledger matched a sell fill with.
+type FillPnl interface {
+	FillRecord(key string, t int64, pos uint64) (projections.OrderRecord, bool)
+}
+
 // Page sizes of orders/all.
 const (
 	DefaultOrderListPage = 50

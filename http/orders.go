@@ -51,7 +51,30 @@ func (s *Server) registerOrderRoutes(r *mux.Router) {
 	r.HandleFunc("/orders/open", s.handleOrdersOpen).Methods("GET")
 }
 
-func (s *Server) ledger() (*projections.Ledger, error) {
+// OrderHistory is the Ledger's order records per pair key
+// (projections.Ledger): newest first, stable under equal times.
+type OrderHistory interface {
+	// OrdersOlder returns up to n records of key older than cur (the zero
+	// cursor: the newest), and the cursor after the last.
+	OrdersOlder(key string, cur projections.OrdersCursor, n int) ([]projections.OrderRecord, projections.OrdersCursor)
+	// AppendPageJSON appends page (from 0) of pageSize records of key to
+	// dst as JSON array elements, and returns the total count of key's
+	// records (EINVALID for a bad page).
+	AppendPageJSON(dst []byte, key string, page, pageSize int) ([]byte, int, error)
+	// AppendPageMultiJSON is AppendPageJSON over the records of keys,
+	// merged newest first.
+	AppendPageMultiJSON(dst []byte, keys []string, page, pageSize int) ([]byte, int, error)
+	// DayCounts counts, for each day between consecutive bounds (ms),
+	// the orders of keys with a fill that day and those that closed a
+	// position.
+	DayCounts(keys []string, bounds []int64) (orders, closes []int)
+	// Day returns the window [from, to) of keys: a summary per key dated
+	// date, its records (newest first, at most projections.MaxDayOrders)
+	// and the closing ones among them.
+	Day(keys []string, date string, from, to int64) (days []projections.DaySummary, orders, closes []projections.OrderRecord)
+}
+
+func (s *Server) ledger() (LedgerReader, error) {
 	if s.Ledger == nil {
 		return nil, domain.Errorf(domain.EUNAVAILABLE, "order history is not configured")
 	}

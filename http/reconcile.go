@@ -86,7 +86,7 @@ func (s *Server) accountWindow(q url.Values, fromDefault, toDefault int64) (exch
 
 func (s *Server) handleReconciliation(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	past, err := s.queryAsOf(q)
+	past, err := s.pastReads().query(q)
 	if err != nil {
 		Error(w, r, err)
 		return

@@ -38,6 +38,15 @@ func (s *Server) registerReportRoutes(r *mux.Router) {
 	r.HandleFunc("/reports/statement", s.handleStatement).Methods("GET")
 }
 
+// BooksReader is the Ledger as the books' source (projections.Ledger):
+// each pair's fills in trade-time order, the rates recorded, and the
+// deployment's defaults of lot matching and reporting currency
+// (bot.PNL_METHOD, bot.REPORTING_CURRENCY).
+type BooksReader interface {
+	books.Source
+	BookDefaults() (method domain.PnlMethod, currency string)
+}
+
 // DefaultReportPageSize is the realized report's page size when the
 // request names none.
 const DefaultReportPageSize = 100
@@ -61,7 +70,7 @@ func (s *Server) parseBooksRequest(w http.ResponseWriter, r *http.Request) (*boo
 	if err != nil {
 		return nil, err
 	}
-	asOf, err := s.queryAsOf(qv)
+	asOf, err := s.pastReads().query(qv)
 	if err != nil {
 		return nil, err
 	}
@@ -105,11 +114,11 @@ func (s *Server) parseBooksRequest(w http.ResponseWriter, r *http.Request) (*boo
 		return nil, err
 	}
 	if asOf.past {
-		st, err := s.pastState(r, asOf, s.liveMethod())
+		src, err := s.pastReads().books(r, asOf)
 		if err != nil {
 			return nil, err
 		}
-		req.src = st.Ledger
+		req.src = src
 		markAsOf(w, asOf)
 	}
 	return req, nil

@@ -76,16 +76,18 @@ type Server struct {
 	// Ledger (pnlsource.go): the ClickHouse reader with --read-from
 	// clickhouse.
 	Pnl PnlReader
-	// Ledger serves order history, PNL, asset history and chart marks
-	// (orders.go, pnl.go, assets.go, chart.go).
-	Ledger *projections.Ledger
+	// Ledger serves order history, PNL, asset history, chart marks, the
+	// books and the fills' pnl of orders/all, each route group reading
+	// its part (LedgerReader: orders.go, pnl.go, assets.go, chart.go,
+	// reports.go, orderlist.go).
+	Ledger LedgerReader
 	// OrderList picks the orders of orders/all (orderlist.go), which
 	// reads them from Store and their fills' pnl from Ledger.
 	OrderList *projections.OrderList
 	// States, when set, serves reads as of a past time and under another
 	// lot matching method (asof.go): past states rebuilt from the log and
 	// kept within bounds.
-	States *projections.States
+	States PastStates
 	// Sink, when set, is the ClickHouse analytics sink: /healthz reports
 	// its lag (health.go).
 	Sink SinkStatus
@@ -163,7 +165,6 @@ type Server struct {
 
 	main, files     *http.Server
 	mainLn, filesLn net.Listener
-	overviews       bodyCache // recent pnl/overview bodies (pnl.go)
 	// streams runs the server's commands one at a time per stream
 	// (commands): concurrent writes to the configuration or a file wait
 	// for each other instead of losing version races.
@@ -286,14 +287,14 @@ func (s *Server) Handler() http.Handler {
 	protected.Use(s.requireToken, s.singleValuedQuery) // query.go
 	(&timeHandler{clock: s.Clock}).register(protected)
 	(&tradeHandler{trader: s.Trader}).register(protected)
-	s.registerBalanceRoutes(protected)
+	(&balancesHandler{live: s.Trader, past: s.pastReads()}).register(protected)
 	(&pairsHandler{markets: s.Trader}).register(protected)
 	s.registerOrderRoutes(protected)
 	s.registerOrderListRoutes(protected)
-	s.registerPnlRoutes(protected)
+	(&pnlHandler{reader: pnlReaders(s.Pnl, s.Ledger), past: s.pastReads()}).register(protected)
 	s.registerReportRoutes(protected)
 	s.registerExportRoutes(protected)
-	s.registerAssetRoutes(protected)
+	(&assetsHandler{reader: pnlReaders(s.Pnl, s.Ledger)}).register(protected)
 	s.registerChartRoutes(protected)
 	s.registerMarketRoutes(protected)
 	s.registerCoreMemoryRoutes(protected)
@@ -504,4 +505,14 @@ func (s *Server) commands() *eventstore.Commands {
 	c := eventstore.NewCommands(s.Store, s.Runner)
 	c.Serial = &s.streams
 	return c
+}
+
+// pastReads returns the asOf and method machinery over the server's past
+// states, clock and live lot matching.
+func (s *Server) pastReads() pastReads {
+	pr := pastReads{clock: s.Clock, states: s.States}
+	if s.Ledger != nil {
+		pr.live = s.Ledger
+	}
+	return pr
 }

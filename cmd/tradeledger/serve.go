@@ -244,8 +244,9 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	s.Auth = &tlhttp.Authenticator{Secret: m.DataDir.JWTSecret, TokenTTL: m.Config.TokenTTL, Clock: m.Clock}
 	// Resource dependencies are wired here.
 	s.Ledger, s.OrderList = ledger, orderList
-	s.States = projections.NewStates(m.DataDir.Store) // asOf= and method= reads, rebuilt from the log
-	s.States.Snapshots = m.Snapshots                  // from the newest read-model snapshot within the cut
+	states := projections.NewStates(m.DataDir.Store) // asOf= and method= reads, rebuilt from the log
+	states.Snapshots = m.Snapshots                   // from the newest read-model snapshot within the cut
+	s.States = states
 	s.Auth.Generation = passwords.Generation
 	s.Auth.Grants = tokens.Active
 	s.Auth.CatchUp = catchUpWith(m.DataDir.Store, m.Runner)
