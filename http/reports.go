@@ -61,7 +61,7 @@ type booksRequest struct {
 // parseBooksRequest reads the parameters the reports and exports share
 // and resolves their source: the live Ledger, or the past state's.
 func (s *Server) parseBooksRequest(w http.ResponseWriter, r *http.Request) (*booksRequest, error) {
-	l, err := s.ledger()
+	l, err := s.booksLedger()
 	if err != nil {
 		return nil, err
 	}
@@ -246,4 +246,12 @@ func exportName(f books.Format, req *booksRequest) string {
 		name += "-as-of-" + day(req.asOf.asOf)
 	}
 	return name + ".csv"
+}
+
+// booksLedger returns the Ledger as the books' source, or errNoLedger.
+func (s *Server) booksLedger() (BooksReader, error) {
+	if s.Ledger == nil {
+		return nil, errNoLedger
+	}
+	return s.Ledger, nil
 }
