@@ -249,4 +249,3 @@ func exportName(f books.Format, req *booksRequest) string {
 	}
 	return name + ".csv"
 }
-
