@@ -83,7 +83,7 @@ type Server struct {
 	Ledger LedgerReader
 	// OrderList picks the orders of orders/all (orderlist.go), which
 	// reads them from Store and their fills' pnl from Ledger.
-	OrderList *projections.OrderList
+	OrderList OrderIndex
 	// States, when set, serves reads as of a past time and under another
 	// lot matching method (asof.go): past states rebuilt from the log and
 	// kept within bounds.
@@ -291,7 +291,7 @@ func (s *Server) Handler() http.Handler {
 	(&pairsHandler{markets: s.Trader}).register(protected)
 	open, _ := s.Trader.(OpenOrderLister)
 	(&ordersHandler{history: s.Ledger, open: open, clock: s.Clock}).register(protected)
-	s.registerOrderListRoutes(protected)
+	(&orderListHandler{index: s.OrderList, log: s.Store, fills: s.Ledger}).register(protected)
 	(&pnlHandler{reader: pnlReaders(s.Pnl, s.Ledger), past: s.pastReads()}).register(protected)
 	(&booksHandler{books: s.Ledger, past: s.pastReads()}).register(protected)
 	(&assetsHandler{reader: pnlReaders(s.Pnl, s.Ledger)}).register(protected)
