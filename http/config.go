@@ -11,6 +11,30 @@ import (
 	"github.com/tradeledger/tradeledger/eventstore"
 )
 
+// CurrentConfig returns the configuration in force (projections.Config).
+type CurrentConfig interface {
+	Current() domain.Config
+}
+
+// ConfigReader is the configuration read model as cmd fills Server.Config
+// with it (projections.Config): the configuration routes read its
+// document and decide against its state, system start/stop answer its
+// document and status its version, and chart/data, the reconciliation
+// and paper routes the configuration in force.
+type ConfigReader interface {
+	CurrentConfig
+	// Public returns the document as config/full answers it, every
+	// secret masked.
+	Public() json.RawMessage
+	// State returns the configuration and the stored credentials the
+	// writes decide against, and the config stream's version they
+	// reflect.
+	State() (domain.ConfigState, domain.ExpectedVersion)
+	// Version returns the config stream's version (-1 before its first
+	// event).
+	Version() int64
+}
+
 // registerConfigRoutes serves the Configuration section of the spec. It
 // needs s.Config (the read model) and s.Secrets (to encrypt new exchange
 // secrets); without them the routes answer 503.
@@ -41,6 +65,10 @@ type configStatusResponse struct {
 }
 
 var configOK = configStatusResponse{Status: "success"}
+
+// errNoConfig is the answer of the routes that need the configuration on a
+// server without it.
+var errNoConfig = domain.Errorf(domain.EUNAVAILABLE, "configuration is not available")
 
 func (s *Server) configReady() error {
 	if s.Config == nil || s.Secrets == nil {

@@ -296,9 +296,18 @@ func (s *Server) Handler() http.Handler {
 	(&booksHandler{books: s.Ledger, past: s.pastReads()}).register(protected)
 	(&assetsHandler{reader: pnlReaders(s.Pnl, s.Ledger)}).register(protected)
 	(&marksHandler{marks: s.Ledger}).register(protected)
-	s.registerMarketRoutes(protected)
-	s.registerCoreMemoryRoutes(protected)
-	s.registerSystemRoutes(protected)
+	var config CurrentConfig
+	if s.Config != nil {
+		config = s.Config
+	}
+	(&marketHandler{market: s.Core, config: config}).register(protected)
+	(&coreMemoryHandler{memory: s.Core}).register(protected)
+	var configView ConfigReader
+	if s.Config != nil {
+		configView = s.Config
+	}
+	var log StreamReader = s.Store
+	(&systemHandler{core: s.Core, config: configView, log: log, cmds: s.commands(), clock: s.Clock}).register(protected)
 	s.registerLicenseRoutes(protected)
 	s.registerConfigRoutes(protected)
 	s.registerFileRoutes(protected)
