@@ -135,10 +135,11 @@ type Server struct {
 	// to (witnesses.go): audit/witnesses, audit/checkpoint's JSON and
 	// /healthz, degraded while one refuses a checkpoint as inconsistent.
 	Witnesses func() WitnessReport
-	// Config is the configuration read model (config, license, system).
-	Config *projections.Config
+	// Config is the configuration read model (config, license, system;
+	// the configuration in force for chart/data, reconciliation, paper).
+	Config ConfigReader
 	// Files is the read model of files and state files (file routes).
-	Files *projections.Files
+	Files FileStore
 	// Secrets encrypts exchange secrets before they reach the log
 	// (config/update, license/keys/edit).
 	Secrets *domain.SecretBox
@@ -277,6 +278,7 @@ func (s *Server) Close() error {
 
 // Handler returns the handler of the main listener: every route.
 func (s *Server) Handler() http.Handler {
+	h := s.resources()
 	r, api := s.newRouter()
 	r.HandleFunc("/healthz", s.handleHealth).Methods("GET")
 	s.registerOpsRoutes(r)
@@ -285,32 +287,22 @@ func (s *Server) Handler() http.Handler {
 	s.registerSessionRoutes(api)
 	protected := api.NewRoute().Subrouter()
 	protected.Use(s.requireToken, s.singleValuedQuery) // query.go
-	(&timeHandler{clock: s.Clock}).register(protected)
-	(&tradeHandler{trader: s.Trader}).register(protected)
-	(&balancesHandler{live: s.Trader, past: s.pastReads()}).register(protected)
-	(&pairsHandler{markets: s.Trader}).register(protected)
-	open, _ := s.Trader.(OpenOrderLister)
-	(&ordersHandler{history: s.Ledger, open: open, clock: s.Clock}).register(protected)
-	(&orderListHandler{index: s.OrderList, log: s.Store, fills: s.Ledger}).register(protected)
-	(&pnlHandler{reader: pnlReaders(s.Pnl, s.Ledger), past: s.pastReads()}).register(protected)
-	(&booksHandler{books: s.Ledger, past: s.pastReads()}).register(protected)
-	(&assetsHandler{reader: pnlReaders(s.Pnl, s.Ledger)}).register(protected)
-	(&marksHandler{marks: s.Ledger}).register(protected)
-	var config CurrentConfig
-	if s.Config != nil {
-		config = s.Config
-	}
-	(&marketHandler{market: s.Core, config: config}).register(protected)
-	(&coreMemoryHandler{memory: s.Core}).register(protected)
-	var configView ConfigReader
-	if s.Config != nil {
-		configView = s.Config
-	}
-	var log StreamReader = s.Store
-	(&systemHandler{core: s.Core, config: configView, log: log, cmds: s.commands(), clock: s.Clock}).register(protected)
-	s.registerLicenseRoutes(protected)
-	s.registerConfigRoutes(protected)
-	s.registerFileRoutes(protected)
+	h.time.register(protected)
+	h.trade.register(protected)
+	h.balances.register(protected)
+	h.pairs.register(protected)
+	h.orders.register(protected)
+	h.orderList.register(protected)
+	h.pnl.register(protected)
+	h.books.register(protected)
+	h.assets.register(protected)
+	h.marks.register(protected)
+	h.market.register(protected)
+	h.coreMem.register(protected)
+	h.system.register(protected)
+	h.license.register(protected)
+	h.config.register(protected)
+	h.files.register(protected)
 	s.registerAuditRoutes(protected)
 	s.registerProofRoutes(protected)
 	s.registerReconcileRoutes(protected)
@@ -323,13 +315,14 @@ func (s *Server) Handler() http.Handler {
 // FilesHandler returns the handler of the files listener: login,
 // configuration and files.
 func (s *Server) FilesHandler() http.Handler {
+	h := s.resources()
 	r, api := s.newRouter()
 	r.HandleFunc("/healthz", s.handleHealth).Methods("GET")
 	s.registerAuthRoutes(api)
 	protected := api.NewRoute().Subrouter()
 	protected.Use(s.requireToken, s.singleValuedQuery) // query.go
-	s.registerConfigRoutes(protected)
-	s.registerFileRoutes(protected)
+	h.config.register(protected)
+	h.files.register(protected)
 	return r
 }
 
@@ -524,4 +517,11 @@ func (s *Server) pastReads() pastReads {
 		pr.live = s.Ledger
 	}
 	return pr
+}
+
+// realConnector is RealConnector as the configuration writes ask it: at
+// each write (so that it may be set after the handlers are built); false
+// without it.
+func (s *Server) realConnector(cfg domain.Config, exchange string) bool {
+	return s.RealConnector != nil && s.RealConnector(cfg, exchange)
 }

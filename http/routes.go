@@ -1,0 +1,60 @@
+package http
+
+// resources are the server's handler types, one per resource group, each
+// given only the parts of the Server's dependencies it reads (the
+// interfaces its file declares) and, for writes, the server's command
+// path. A nil dependency leaves its routes answering 503. They are built
+// when Handler or FilesHandler is called: set the dependencies first.
+type resources struct {
+	time      *timeHandler
+	trade     *tradeHandler
+	balances  *balancesHandler
+	pairs     *pairsHandler
+	orders    *ordersHandler
+	orderList *orderListHandler
+	pnl       *pnlHandler
+	assets    *assetsHandler
+	books     *booksHandler
+	marks     *marksHandler
+	market    *marketHandler
+	coreMem   *coreMemoryHandler
+	system    *systemHandler
+	config    *configHandler
+	license   *licenseHandler
+	files     *filesHandler
+}
+
+// resources builds the handler types from the Server's dependencies.
+func (s *Server) resources() *resources {
+	cmds := s.commands()
+	past := s.pastReads()
+	pnl := pnlReaders(s.Pnl, s.Ledger)
+	open, _ := s.Trader.(OpenOrderLister)
+	var current CurrentConfig
+	if s.Config != nil {
+		current = s.Config
+	}
+	var log StreamReader
+	if s.Store != nil {
+		log = s.Store
+	}
+	configs := &configWriter{config: s.Config, secrets: s.Secrets, cmds: cmds, clock: s.Clock, realConnector: s.realConnector}
+	return &resources{
+		time:      &timeHandler{clock: s.Clock},
+		trade:     &tradeHandler{trader: s.Trader},
+		balances:  &balancesHandler{live: s.Trader, past: past},
+		pairs:     &pairsHandler{markets: s.Trader},
+		orders:    &ordersHandler{history: s.Ledger, open: open, clock: s.Clock},
+		orderList: &orderListHandler{index: s.OrderList, log: log, fills: s.Ledger},
+		pnl:       &pnlHandler{reader: pnl, past: past},
+		assets:    &assetsHandler{reader: pnl},
+		books:     &booksHandler{books: s.Ledger, past: past},
+		marks:     &marksHandler{marks: s.Ledger},
+		market:    &marketHandler{market: s.Core, config: current},
+		coreMem:   &coreMemoryHandler{memory: s.Core},
+		system:    &systemHandler{core: s.Core, config: s.Config, log: log, cmds: cmds, clock: s.Clock},
+		config:    &configHandler{w: configs},
+		license:   &licenseHandler{w: configs, verifyKeys: s.VerifyKeys},
+		files:     &filesHandler{files: s.Files, cmds: cmds, clock: s.Clock},
+	}
+}
