@@ -38,10 +38,10 @@ func (m *Main) newSnapshots() {
 	}
 }
 
-// Snapshots returns the data dir's read-model snapshots, checked against
-// its log's Merkle tree.
+// Snapshots returns the data dir's read-model snapshots, signed by its
+// log's checkpoint key and checked against its log's Merkle tree.
 func (d *DataDir) Snapshots(clock domain.Clock) *projections.Snapshots {
-	return projections.NewSnapshots(snapshotDir(d.Path), identityOf(d.Tree), clock)
+	return projections.NewSnapshots(snapshotDir(d.Path), identityOf(d.Tree), d.CheckpointKey, clock)
 }
 
 // snapshotReplay lets a replay of the data dir d (replay, restore) start

@@ -249,6 +249,10 @@ type Decoder struct {
 	i    int    // next byte of buf
 	err  error
 	hold []byte // frame buffer, reused
+	// sum, set by Open, hashes the section's bytes as they are read;
+	// Done compares it with want.
+	sum  sectionSum
+	want [32]byte
 }
 
 // NewDecoder returns a Decoder reading a section of length bytes from r.
@@ -279,6 +283,7 @@ func (d *Decoder) Done() error {
 	if d.err == nil && (d.i < len(d.buf) || d.left > 0) {
 		d.Failf("%d bytes left after the state", int64(len(d.buf)-d.i)+d.left)
 	}
+	d.checkSum()
 	return d.err
 }
 

@@ -2,7 +2,9 @@ package snap
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/tradeledger/tradeledger/domain"
@@ -157,5 +159,95 @@ func TestWriterYields(t *testing.T) {
 	}
 	if !bytes.Equal(paced, write(nil)) {
 		t.Fatal("the file written with Yield differs from the one without")
+	}
+}
+
+// TestSectionSums: a section whose bytes were changed and whose frames'
+// CRC-32C were recomputed (what anyone can do) decodes, but its Done
+// refuses it: its SHA-256 is not the one the index names.
+func TestSectionSums(t *testing.T) {
+	b := writeFile(t)
+	h, err := ReadHeader(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := h.Section("a")
+	if s.Sum == ([32]byte{}) {
+		t.Fatal("section a has no SHA-256")
+	}
+	// "alpha" → "alphz", the frame's checksum made right again.
+	forged := bytes.Clone(b)
+	i := bytes.Index(forged, []byte("alpha"))
+	forged[i+4] = 'z'
+	frame := forged[s.Offset : s.Offset+s.Length]
+	binary.LittleEndian.PutUint32(frame[4:], Checksum(frame[frameHeader:]))
+	d := Open(bytes.NewReader(forged), s)
+	if got := d.Text(); got != "alphz" {
+		t.Fatalf("forged text %q (the frame's checksum should pass)", got)
+	}
+	d.Decimal()
+	if err := d.Done(); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "SHA-256") {
+		t.Fatalf("Done of a forged section: %v, want ErrCorrupt naming its SHA-256", err)
+	}
+	// The untouched file's sections pass.
+	d = Open(bytes.NewReader(b), s)
+	d.Text()
+	d.Decimal()
+	if err := d.Done(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSignedText: the writer signs the header's SignedText, the signature
+// is read back as written, and every field of the index changes the text.
+func TestSignedText(t *testing.T) {
+	var signed []byte
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Sign = func(text []byte) ([]byte, error) {
+		signed = bytes.Clone(text)
+		return append([]byte("sig:"), text[:8]...), nil
+	}
+	if err := w.Section("a", 3, func(e *Encoder) { e.Text("alpha") }); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Finish(Header{Position: 99, Records: 98, Root: domain.Hash{1}, MaxTime: 5, MaxOwnTime: 4, Created: 6}); err != nil {
+		t.Fatal(err)
+	}
+	b := buf.Bytes()
+	h, err := ReadHeader(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(h.SignedText(), signed) || string(h.Signature) != "sig:"+string(signed[:8]) {
+		t.Fatalf("signed %q, read back text %q and signature %q", signed, h.SignedText(), h.Signature)
+	}
+	if !strings.HasPrefix(string(signed), signedTextHead+"\n") || !strings.HasSuffix(string(signed), "\n") {
+		t.Fatalf("signed text %q", signed)
+	}
+	edits := map[string]func(*Header){
+		"position": func(h *Header) { h.Position++ },
+		"records":  func(h *Header) { h.Records++ },
+		"root":     func(h *Header) { h.Root[31] ^= 1 },
+		"max time": func(h *Header) { h.MaxTime++ },
+		"own time": func(h *Header) { h.MaxOwnTime++ },
+		"created":  func(h *Header) { h.Created++ },
+		"name":     func(h *Header) { h.Sections[0].Name = "b" },
+		"version":  func(h *Header) { h.Sections[0].Version++ },
+		"offset":   func(h *Header) { h.Sections[0].Offset++ },
+		"length":   func(h *Header) { h.Sections[0].Length++ },
+		"sum":      func(h *Header) { h.Sections[0].Sum[0] ^= 1 },
+		"sections": func(h *Header) { h.Sections = append(h.Sections, h.Sections[0]) },
+	}
+	for name, edit := range edits {
+		c := h
+		c.Sections = append([]Section(nil), h.Sections...)
+		edit(&c)
+		if bytes.Equal(c.SignedText(), signed) {
+			t.Errorf("a header with another %s has the same signed text", name)
+		}
 	}
 }
