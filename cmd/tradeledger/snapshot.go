@@ -44,9 +44,31 @@ func (d *DataDir) Snapshots(clock domain.Clock) *projections.Snapshots {
 	return projections.NewSnapshots(snapshotDir(d.Path), identityOf(d.Tree), d.CheckpointKey, clock)
 }
 
-// snapshotReplay lets a replay of the data dir d (replay, restore) start
-// from its newest read-model snapshot within the cut, telling warn of each
-// one passed over and why.
+// fromSnapshotUsage is the --from-snapshot flag of replay, restore and
+// export: the audit commands read the log alone unless told otherwise.
+const fromSnapshotUsage = "start from the newest valid read-model snapshot within the cut instead of the first event (faster; a snapshot is a cache, not evidence: without this flag the log alone is read)"
+
+// snapshotsIf returns d when from (--from-snapshot), else nil: the data
+// dir whose snapshots a replay may start from.
+func snapshotsIf(from bool, d *DataDir) *DataDir {
+	if from {
+		return d
+	}
+	return nil
+}
+
+// replaySource says in words what a replay that ended with res was built
+// from: the log alone, or a read-model snapshot and the log after it.
+func replaySource(res projections.ReplayResult) string {
+	if res.Snapshot != 0 {
+		return fmt.Sprintf("from the read-model snapshot at position %d and the log after it (--from-snapshot)", res.Snapshot)
+	}
+	return "from the log alone, every event from the first"
+}
+
+// snapshotReplay lets a replay of the data dir d (replay, restore, export
+// with --from-snapshot) start from its newest read-model snapshot within
+// the cut, telling warn of each one passed over and why.
 func snapshotReplay(o projections.ReplayOptions, d *DataDir, warn io.Writer) projections.ReplayOptions {
 	o.Snapshots = d.Snapshots(domain.SystemClock{})
 	if warn != nil {
