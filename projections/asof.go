@@ -90,6 +90,10 @@ type ReplayOptions struct {
 	// set, is told of each snapshot passed over and why.
 	Snapshots *Snapshots
 	Skip      func(path string, why error)
+	// Pace, when set, is called after each batch of events applied: a
+	// replay running beside the service (the check of a snapshot,
+	// Rebuild) gives way there.
+	Pace func()
 }
 
 // Within reports whether every event up to a snapshot with header h is
@@ -118,6 +122,7 @@ type cutReader struct {
 	read  uint64              // every event up to this position has been considered
 	done  bool                // a prefix or position cut has passed its end: nothing later applies
 	res   ReplayResult
+	times *eventTimes // when set, the latest times of the events applied
 }
 
 // admit reports whether e applies under the cut; stop when no later event
@@ -229,11 +234,17 @@ func (c *cutReader) replay(ctx context.Context, store domain.EventStore, projs [
 			if failed {
 				c.res.Failures++
 			}
+			if c.times != nil {
+				c.times.add(e)
+			}
 			c.res.Events++
 			c.res.Position, c.res.Time = e.Position, e.Time
 			if opts.Progress != nil && c.res.Events%domain.VerifyProgressEvery == 0 {
 				opts.Progress(c.res.Events, e.Position, head)
 			}
+		}
+		if opts.Pace != nil {
+			opts.Pace()
 		}
 		return true
 	})

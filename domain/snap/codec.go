@@ -77,6 +77,13 @@ func NewEncoder(w io.Writer) *Encoder {
 // Err returns the first error of a write, if any.
 func (e *Encoder) Err() error { return e.err }
 
+// SetYield makes the Encoder call yield whenever about 64 KiB more were
+// encoded, at the end of a value (Writer.Yield, for an Encoder of one's
+// own: an encoding beside other work gives way there).
+func (e *Encoder) SetYield(yield func()) {
+	e.yield, e.nextYield = yield, e.n+int64(len(e.buf))+yieldEvery
+}
+
 // Fail records err as the encoding's error (a projection that cannot
 // encode its state), unless one is recorded already.
 func (e *Encoder) Fail(err error) {
