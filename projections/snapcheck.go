@@ -33,8 +33,10 @@ type SnapshotCheck struct {
 	// signed index names; else it says why not.
 	Signed error
 	// Diff is the first difference between the snapshot and the state
-	// rebuilt from the log at its position (nil: none).
-	Diff *SnapshotDiff
+	// rebuilt from the log at its position (nil: none); Differing names
+	// every projection whose state differs, in their order.
+	Diff      *SnapshotDiff
+	Differing []string
 }
 
 // OK reports whether the snapshot is signed and holds the log's state.
@@ -100,10 +102,12 @@ func (s *Snapshots) Check(ctx context.Context, path string, rebuilt []Snapshotte
 		switch {
 		case !ok:
 			c.setDiff(&SnapshotDiff{Projection: p.Name(), Snapshot: "no section", Log: "a state"})
+			c.Differing = append(c.Differing, p.Name())
 			continue
 		case sec.Version != p.SnapshotVersion():
 			c.setDiff(&SnapshotDiff{Projection: p.Name(), Snapshot: fmt.Sprintf("encoding version %d", sec.Version),
 				Log: fmt.Sprintf("version %d", p.SnapshotVersion())})
+			c.Differing = append(c.Differing, p.Name())
 			continue
 		}
 		equal, sum, err := compareSection(file, sec, p, yield)
@@ -121,6 +125,7 @@ func (s *Snapshots) Check(ctx context.Context, path string, rebuilt []Snapshotte
 				c.Signed = fmt.Errorf("projection %s: its bytes are not the ones the signed index names", p.Name())
 			}
 		}
+		c.Differing = append(c.Differing, p.Name())
 		if c.Diff == nil {
 			c.Diff = nameDiff(file, sec, p, i, fresh)
 		}

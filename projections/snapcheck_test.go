@@ -1,6 +1,7 @@
 package projections_test
 
 import (
+	"bytes"
 	"context"
 	"math/rand/v2"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/snap"
 	"github.com/tradeledger/tradeledger/projections"
 	"github.com/tradeledger/tradeledger/projections/snaptest"
 )
@@ -118,4 +120,140 @@ func TestCheckSnapshot(t *testing.T) {
 		t.Fatalf("check of a forged snapshot: signed %v diff %+v", c.Signed, c.Diff)
 	}
 	t.Logf("found: %v; %s", c.Signed, c.Diff)
+}
+
+// TestReplaceFromLog: a runner started from a snapshot that holds a
+// balance the log never observed, and following the log since, is
+// switched in place to the state rebuilt from the log (Runner.Replace of
+// the projections the check found differing): its models then encode as a
+// replay of the whole log.
+func TestReplaceFromLog(t *testing.T) {
+	ctx := context.Background()
+	events := snaptest.RandomLog(rand.New(rand.NewPCG(9, 9)), snaptest.LogOptions{Events: 900})
+	l := newSnapLog(t, filepath.Join(t.TempDir(), "snapshots"), events[:500])
+	// The bad snapshot, signed.
+	projs := smallModels()
+	runner := projections.NewRunner(l.store)
+	for _, p := range projs {
+		runner.Register(p)
+	}
+	if err := runner.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	fake := domain.NewEvent(domain.NewManualClock(time.Unix(1, 0)), domain.TypeBalancesObserved, domain.BalancesObserved{Exchange: "zzz-exchange",
+		Balances: []domain.AssetBalance{{Asset: "BTC", Available: domain.MustDecimal("1000")}}})
+	fake.Stream = "balance-zzz-exchange"
+	if err := projs[4].Apply(&fake); err != nil {
+		t.Fatal(err)
+	}
+	f, err := runner.Freeze(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file, err := l.snaps.Write(ctx, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner.Close()
+
+	// Started from it, the live models follow the rest of the log.
+	live := smallModels()
+	r, info, ok, _ := l.start(live)
+	if !ok || info.Path != file.Path {
+		t.Fatalf("started from %v %s, want %s", ok, info.Path, file.Path)
+	}
+	snaptest.Store(t, l.store, events[500:700])
+	head, _ := l.store.Head(ctx)
+	if err := r.WaitFor(ctx, head); err != nil {
+		t.Fatal(err)
+	}
+
+	rebuilt := smallSnapshotters()
+	var rprojs []projections.Projection
+	for _, p := range rebuilt {
+		rprojs = append(rprojs, p)
+	}
+	rb := &projections.Rebuild{Store: l.store, Projections: rprojs}
+	if err := rb.To(ctx, info.Position); err != nil {
+		t.Fatal(err)
+	}
+	c, err := l.snaps.Check(ctx, info.Path, rebuilt, rb.Times(), smallSnapshotters, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Differing) != 1 || c.Differing[0] != "balances" {
+		t.Fatalf("differing %v, want [balances]", c.Differing)
+	}
+	snaptest.Store(t, l.store, events[700:800]) // the log goes on meanwhile
+	if err := r.Replace(ctx, rb, rebuilt, c.Differing); err != nil {
+		t.Fatal(err)
+	}
+	snaptest.Store(t, l.store, events[800:])
+	head, _ = l.store.Head(ctx)
+	if err := r.WaitFor(ctx, head); err != nil {
+		t.Fatal(err)
+	}
+	sameAsFull(t, l.store, live)
+
+	// A projection that cannot be replaced in place is refused by name.
+	r2 := projections.NewRunner(l.store)
+	r2.Register(noReplace{projections.NewTokens()})
+	if err := r2.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	other := projections.NewTokens()
+	rb2 := &projections.Rebuild{Store: l.store, Projections: []projections.Projection{other}}
+	if err := r2.Replace(ctx, rb2, []projections.Snapshotter{other}, []string{"tokens"}); err == nil || !strings.Contains(err.Error(), "tokens") {
+		t.Fatalf("replace of a projection that is no StateReplacer: %v", err)
+	}
+}
+
+// noReplace is a projection whose state cannot be replaced in place.
+type noReplace struct{ projections.Snapshotter }
+
+// TestReplaceState: each StateReplacer of this package, fed part of a log,
+// takes the state of one fed more of it, in place: it then encodes as
+// that one does, and the Ledger serves its order pages from the new
+// state, not from its cache of the old one.
+func TestReplaceState(t *testing.T) {
+	events := snaptest.RandomLog(rand.New(rand.NewPCG(10, 10)), snaptest.LogOptions{Events: 1500})
+	newAll := func() []projections.Snapshotter {
+		l := projections.NewLedger(domain.LOFO)
+		return []projections.Snapshotter{l, projections.NewOrderList(), projections.NewPassword(), projections.NewTokens(),
+			projections.NewConfig(), projections.NewFiles(l), projections.NewBalances()}
+	}
+	old, want := newAll(), newAll()
+	snaptest.Apply(old, events[:400])
+	snaptest.Apply(want, events)
+	page := func(l *projections.Ledger) string {
+		var b strings.Builder
+		for _, k := range l.FilledKeys() {
+			p, _, err := l.AppendPageJSON(nil, k, 0, 500)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.Write(p)
+		}
+		return b.String()
+	}
+	before := page(old[0].(*projections.Ledger)) // fills the page cache
+	for i, p := range old {
+		b := snaptest.Encode(t, want[i])
+		d := snap.NewDecoder(bytes.NewReader(b), int64(len(b)))
+		install, err := p.(projections.StateReplacer).ReplaceState(d)
+		if err == nil {
+			err = d.Done()
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", p.Name(), err)
+		}
+		install()
+		if !bytes.Equal(snaptest.Encode(t, p), b) {
+			t.Fatalf("%s: the replaced state encodes otherwise than the one it took", p.Name())
+		}
+	}
+	if got, w := page(old[0].(*projections.Ledger)), page(want[0].(*projections.Ledger)); got != w || got == before {
+		t.Fatal("the ledger's pages after the replace are not the new state's")
+	}
 }
