@@ -201,6 +201,7 @@ func (r *Runner) Replace(ctx context.Context, rb *Rebuild, rebuilt []Snapshotter
 		return nil
 	})
 }
+
 // snapshotters returns the registered projections as Snapshotters.
 func (r *Runner) snapshotters() ([]Snapshotter, error) {
 	out := make([]Snapshotter, 0, len(r.projections))
