@@ -95,6 +95,11 @@ type Server struct {
 	// sent a number the ledger cannot hold; their pairs are paused), ""
 	// when none: /healthz is then degraded with that reason.
 	Attention func() string
+	// SnapshotCheck, when set, says where the background check of the
+	// read-model snapshot the start loaded stands (/healthz
+	// start.snapshot.check) and, once it found the snapshot not to be
+	// the log's state, why (/healthz is then degraded).
+	SnapshotCheck func() (state, problem string)
 	// VerifyKeys, when set, checks an exchange's credentials (fields in
 	// clear, "key" and "secret") against the exchange under the new
 	// configuration before license/keys/edit writes them: EUNAUTHORIZED

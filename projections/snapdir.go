@@ -505,6 +505,16 @@ func (w *SnapshotWriter) Write(ctx context.Context) (*Frozen, SnapshotFile, erro
 	return f, file, nil
 }
 
+// WriteSoon makes a snapshot due at the next poll, once the runner has
+// applied any event: the one serve started from was discarded, or none
+// was valid (of an older format), so that the next start does not replay
+// the whole log.
+func (w *SnapshotWriter) WriteSoon() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.last, w.lastAt = 0, time.Time{}
+}
+
 // due reports whether a snapshot is due at position pos and time now.
 func (w *SnapshotWriter) due(pos uint64, now time.Time) bool {
 	w.mu.Lock()

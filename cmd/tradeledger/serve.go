@@ -62,6 +62,10 @@ type ServeConfig struct {
 	// SnapshotDir is where the snapshots are ("": the data dir's
 	// snapshots/).
 	SnapshotDir string
+	// SnapshotCheckShare is the share of one core the background check
+	// of the snapshot the start loaded takes at most (0: no check;
+	// snapcheck.go).
+	SnapshotCheckShare float64
 }
 
 // Main is the running service: ParseFlags fills Config, Run opens and wires
@@ -121,6 +125,11 @@ type Main struct {
 	Snapshots       *projections.Snapshots
 	SnapshotWriter  *projections.SnapshotWriter
 	ManualSnapshots bool
+	// snapCheck is the background check of the start snapshot against
+	// the log (snapcheck.go); snapshotsSkipped counts the snapshots the
+	// start passed over.
+	snapCheck        *snapshotCheck
+	snapshotsSkipped int
 
 	lock   *os.File  // the data dir's serve lock, held until Close
 	stderr io.Writer // where the log goes (ParseFlags: the command's stderr)
@@ -131,7 +140,7 @@ func NewMain() *Main {
 	return &Main{
 		Config: ServeConfig{Data: "./data", Listen: "127.0.0.1:3000", FilesListen: "127.0.0.1:5051", ReadFrom: "memory", PnlMethod: "lofo", TokenTTL: tlhttp.DefaultTokenTTL, LogLevel: "info", LogFormat: LogFormatAuto, MaxConns: tlhttp.DefaultMaxConns,
 			CheckpointInterval: transparency.DefaultInterval, SnapshotEvery: projections.DefaultSnapshotEvery,
-			SnapshotInterval: projections.DefaultSnapshotInterval},
+			SnapshotInterval: projections.DefaultSnapshotInterval, SnapshotCheckShare: DefaultSnapshotCheckShare},
 		Clock: domain.SystemClock{},
 	}
 }
@@ -177,6 +186,7 @@ func (m *Main) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.Uint64Var(&c.SnapshotEvery, "snapshot-every", c.SnapshotEvery, "write a read-model snapshot (data dir's snapshots/) every this many events (0: none)")
 	fs.DurationVar(&c.SnapshotInterval, "snapshot-interval", c.SnapshotInterval, "longest wait before a read-model snapshot of a log that grew")
 	fs.StringVar(&c.SnapshotDir, "snapshot-dir", c.SnapshotDir, "directory of the read-model snapshots (default: the data directory's snapshots/)")
+	fs.Float64Var(&c.SnapshotCheckShare, "snapshot-check-share", c.SnapshotCheckShare, "share of one core the background check of the snapshot the start loaded may take (0: not checked)")
 	return fs
 }
 
@@ -252,9 +262,12 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	s.Tlog, s.PublicTlog = m.Tlog, m.Config.PublicTlog
 	s.Connectors, s.VerifyKeys = m.connectorStatuses, m.verifyKeys
 	s.Attention = m.Engine.Attention.Summary
+	m.snapCheck = &snapshotCheck{}
+	s.SnapshotCheck = m.snapCheck.status
 	s.RealConnector = m.Connectors.HasReal
 
 	m.wireMetrics(s)
+	m.Metrics.WatchSnapshotCheck(m.snapCheck.metric)
 	m.wireWebhooks(s)
 	if s.CORSOrigins, err = tlhttp.ParseCORSOrigins(m.Config.CORSOrigins); err != nil {
 		return fmt.Errorf("--cors-origins: %w", err)
@@ -269,6 +282,8 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	}
 	m.startTlog()      // builds the tree of a log written before it, then issues checkpoints
 	m.startSnapshots() // read-model snapshots in the background
+	// The start snapshot checked against the log, then the writer started (snapcheck.go).
+	m.startSnapshotCheck()
 	m.Logger.Info("serving", zap.String("dashboard", dashboardURL(s.URL())), zap.String("api", s.URL()), zap.String("files", s.FilesURL()))
 	m.logConnectors()
 	m.logStartWarnings(passwords)
@@ -280,8 +295,10 @@ func (m *Main) Run(ctx context.Context) (err error) {
 // runner: everything a replay needs, nothing that serves (serve, and the
 // snapshot command, which replays without serving).
 func (m *Main) openModels(ctx context.Context) (err error) {
-	if m.DataDir, err = OpenDataDir(ctx, m.Config.Data, m.Config.EventStore, m.Logger); err != nil {
-		return err
+	if m.DataDir == nil { // else opened by the caller (newModelSet)
+		if m.DataDir, err = OpenDataDir(ctx, m.Config.Data, m.Config.EventStore, m.Logger); err != nil {
+			return err
+		}
 	}
 	m.Runner = projections.NewRunner(m.DataDir.Store)
 	// None of serve's read models reads an event's hashes (verify does,
@@ -352,6 +369,9 @@ func (m *Main) Close() error {
 		m.Server.Close()
 	}
 	m.closeMetrics()
+	if m.snapCheck != nil {
+		m.snapCheck.work.stop()
+	}
 	if m.SnapshotWriter != nil {
 		m.SnapshotWriter.Close()
 	}

@@ -82,6 +82,7 @@ func snapshotReplay(o projections.ReplayOptions, d *DataDir, warn io.Writer) pro
 // replay starts from the first event.
 func (m *Main) loadSnapshot(ctx context.Context) {
 	info, ok, err := m.Runner.LoadSnapshot(ctx, m.Snapshots, func(path string, why error) {
+		m.snapshotsSkipped++
 		m.Logger.Warn("read-model snapshot skipped", zap.String("file", path), zap.String("why", why.Error()))
 	})
 	switch {
@@ -106,8 +107,10 @@ func (m *Main) logReady(took time.Duration) {
 	m.Logger.Info("projections ready", fields...)
 }
 
-// startSnapshots starts the background snapshot writer (unless
-// --snapshot-every is 0).
+// startSnapshots makes the background snapshot writer (unless
+// --snapshot-every is 0); startSnapshotCheck starts it. When the start
+// passed over snapshots and loaded none (of an older format, refused), a
+// new one is written soon.
 func (m *Main) startSnapshots() {
 	if m.Config.SnapshotEvery == 0 {
 		return
@@ -124,8 +127,8 @@ func (m *Main) startSnapshots() {
 			zap.Int64("bytes", file.Bytes), zap.Duration("pause", f.Pause), zap.Duration("held", f.Held), zap.Duration("took", file.Encode))
 	}
 	m.SnapshotWriter = w
-	if !m.ManualSnapshots {
-		w.Start()
+	if _, loaded, _ := m.Runner.Snapshot(); !loaded && m.snapshotsSkipped > 0 {
+		w.WriteSoon()
 	}
 }
 

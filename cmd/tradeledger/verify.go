@@ -68,6 +68,9 @@ func runVerify(ctx context.Context, args []string, env *Env) error {
 	fs.Var(&saved, "checkpoint", "a signed checkpoint FILE kept earlier (repeatable): the log must extend each (its signature, and the tree of its first N events has its root)")
 	since := fs.String("since", "", "a signed checkpoint FILE kept earlier: verify only the events after it, and that the log extends it")
 	keyFlag := fs.String("key", "", "verifier key of the checkpoints, or a file holding it (default: the data dir's own)")
+	snapshots := fs.Bool("snapshots", false, "check each kept read-model snapshot instead: rebuild the state at its position from the log and compare (snapcheck.go)")
+	snapshotDir := fs.String("snapshot-dir", "", "with --snapshots: the snapshots' directory (default: the data directory's snapshots/)")
+	pnlMethod := fs.String("pnl-method", "lofo", "with --snapshots: serve's --pnl-method (the order records' PNL in a snapshot depends on it)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -88,6 +91,9 @@ func runVerify(ctx context.Context, args []string, env *Env) error {
 		return auditFailure{err, exitUnreadable}
 	}
 	defer d.Close()
+	if *snapshots {
+		return verifySnapshots(ctx, d, *snapshotDir, *pnlMethod, env)
+	}
 	vkey := d.CheckpointKey.VerifierKey()
 	if *keyFlag != "" {
 		vkey = *keyFlag

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 	"unsafe"
+
+	"github.com/tradeledger/tradeledger/domain"
 )
 
 // Diff returns the first difference between the values a and b point to
@@ -36,7 +38,10 @@ type differ struct {
 	seen map[[2]unsafe.Pointer]bool // pairs of pointers walked already
 }
 
-var stringerType = reflect.TypeFor[fmt.Stringer]()
+var (
+	stringerType = reflect.TypeFor[fmt.Stringer]()
+	compactType  = reflect.TypeFor[domain.Compact]()
+)
 
 // maxValueText bounds the text of a value Diff shows.
 const maxValueText = 200
@@ -47,6 +52,15 @@ func text(v reflect.Value) string {
 	c := addressable(v).Addr()
 	var s string
 	switch {
+	case v.Type() == compactType:
+		// An amount in a read model's 8-byte form: shown as its value
+		// (or as the side-table entry it stands for).
+		cv := *c.Interface().(*domain.Compact)
+		if i, ok := cv.Ref(); ok {
+			s = fmt.Sprintf("side-table entry %d", i)
+		} else {
+			s = cv.Decimal().String()
+		}
 	case v.Type().Implements(stringerType) || c.Type().Implements(stringerType):
 		s = c.Interface().(fmt.Stringer).String()
 	default:

@@ -29,10 +29,15 @@ type diffState struct {
 	any   any
 }
 
+func compact(s string) domain.Compact {
+	c, _ := domain.CompactOf(domain.MustDecimal(s))
+	return c
+}
+
 func newDiffState() *diffState {
 	s := &diffState{cache: map[string]int{}, count: 3, kinds: map[int][]string{1: {"a"}}, any: int64(5)}
 	s.books = map[string]*diffBook{
-		"binance/USDT-BTC": {pnl: domain.MustDecimal("12.5"), lots: []diffLot{{qty: 7, note: "x"}}, when: time.UnixMilli(5).UTC(), owner: s},
+		"binance/USDT-BTC": {pnl: domain.MustDecimal("12.5"), lots: []diffLot{{qty: compact("1.5"), note: "x"}}, when: time.UnixMilli(5).UTC(), owner: s},
 		"kraken/EUR-ETH":   {pnl: domain.MustDecimal("-1"), owner: s},
 	}
 	return s
@@ -60,6 +65,8 @@ func TestDiff(t *testing.T) {
 		{"a map entry", func(s *diffState) { delete(s.books, "kraken/EUR-ETH") },
 			`.books["kraken/EUR-ETH"]`, "", "absent"},
 		{"a number", func(s *diffState) { s.count = 4 }, `.count`, "3", "4"},
+		{"a compact amount", func(s *diffState) { s.books["binance/USDT-BTC"].lots[0].qty = compact("2.25") },
+			`.books["binance/USDT-BTC"].lots[0].qty`, "1.50000000", "2.25000000"},
 		{"a time", func(s *diffState) { s.books["binance/USDT-BTC"].when = time.UnixMilli(6).UTC() },
 			`.books["binance/USDT-BTC"].when`, "", ""},
 		{"an interface", func(s *diffState) { s.any = "five" }, `.any`, "int64 5", "string five"},

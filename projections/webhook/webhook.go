@@ -37,6 +37,8 @@ var kinds = map[string]string{
 	domain.TypeCheckpointSigned: "checkpoints",
 	// An exchange number the ledger cannot hold: the order's pair paused.
 	domain.TypeOrderNeedsAttention: "attention",
+	// A read-model snapshot serve started from was not the log's state.
+	domain.TypeSnapshotDiscarded: "snapshots",
 }
 
 // Defaults of Notifier.
@@ -55,7 +57,8 @@ const (
 type Target struct {
 	URL string
 	// Kinds are the event kinds sent ("fills", "rejections", "start",
-	// "stop", "failedLogins", "checkpoints", "verifyFailures", "attention");
+	// "stop", "failedLogins", "checkpoints", "verifyFailures", "attention",
+	// "snapshots");
 	// empty means all.
 	Kinds []string
 	// Key signs the body (empty: no signature header).
