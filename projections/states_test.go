@@ -46,7 +46,7 @@ func TestStatesBounded(t *testing.T) {
 	ctxA, cancelA := context.WithCancel(context.Background())
 	a := get(ctxA, cut(5))
 	waitFor(func() bool { return store.Started.Load() == 1 }) // A builds
-	a2 := get(context.Background(), cut(5))                     // shares A's build
+	a2 := get(context.Background(), cut(5))                   // shares A's build
 	ctxB, cancelB := context.WithCancel(context.Background())
 	b := get(ctxB, cut(7))
 	waitFor(func() bool { return ss.Pending() == 2 }) // B waits for a slot
