@@ -65,6 +65,9 @@ type Server struct {
 	// MaxConns caps the concurrent connections of each listener (≤ 0: no
 	// cap). Connections beyond it wait to be accepted until one closes.
 	MaxConns int
+	// WriteStallTimeout drops a response whose client takes none of it
+	// for that long (writestall.go; ≤ 0: never).
+	WriteStallTimeout time.Duration
 	// TLSCertFile and TLSKeyFile, when both set, serve HTTPS on the main
 	// listener.
 	TLSCertFile, TLSKeyFile string
@@ -172,6 +175,8 @@ func NewServer() *Server {
 		HeaderTimeout: DefaultHeaderTimeout,
 		IdleTimeout:   DefaultIdleTimeout,
 		MaxConns:      DefaultMaxConns,
+
+		WriteStallTimeout: DefaultWriteStallTimeout,
 	}
 }
 
@@ -421,8 +426,10 @@ func (s *Server) requestBasics(next http.Handler) http.Handler {
 		ctx := context.WithValue(r.Context(), ctxRequest, &requestInfo{id: id, logger: s.Logger})
 		ctx = eventstore.WithCorrelation(ctx, id)
 		r = r.WithContext(ctx)
-		sw := &statusWriter{ResponseWriter: w}
+		stall := newStallWriter(w, s.WriteStallTimeout)
+		sw := &statusWriter{ResponseWriter: stall}
 		sw.Header().Set("X-Request-Id", id)
+		defer stall.done()
 		defer func() {
 			if p := recover(); p != nil {
 				if p == http.ErrAbortHandler {
