@@ -477,3 +477,38 @@ func serveDo(t *testing.T, m *Main, method, path, token, body string) map[string
 	json.NewDecoder(resp.Body).Decode(&out)
 	return out
 }
+
+// TestCheckpointKeyMustBePrivate: a checkpoint.key its group or others may
+// read stops every command that opens the data dir, naming the file and
+// the chmod that fixes it; at 0600 it opens.
+func TestCheckpointKeyMustBePrivate(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	d, err := OpenDataDir(context.Background(), dir, "", zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	file := filepath.Join(dir, "checkpoint.key")
+	for _, mode := range []os.FileMode{0o640, 0o604, 0o660} {
+		if err := os.Chmod(file, mode); err != nil {
+			t.Fatal(err)
+		}
+		_, errOut, code := auditRun(t, "verify", "--data", dir)
+		if code == 0 || !strings.Contains(errOut, file) || !strings.Contains(errOut, "chmod 600 "+file) {
+			t.Fatalf("mode %04o: exit %d\n%s", mode, code, errOut)
+		}
+		m := NewMain()
+		m.Config.Data, m.Config.Listen, m.Config.FilesListen, m.Logger = dir, "127.0.0.1:0", "", zap.NewNop()
+		if err := m.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "chmod 600") {
+			m.Close()
+			t.Fatalf("mode %04o: serve started (%v)", mode, err)
+		}
+		m.Close()
+	}
+	if err := os.Chmod(file, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code := auditRun(t, "verify", "--data", dir); code != 0 {
+		t.Fatalf("at 0600: exit %d %s", code, errOut)
+	}
+}
