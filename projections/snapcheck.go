@@ -204,7 +204,11 @@ func nameDiff(file io.ReaderAt, sec snap.Section, p Snapshotter, i int, fresh fu
 	if fresh == nil {
 		return d
 	}
-	fromSnap, fromLog := fresh()[i], fresh()[i]
+	a, b := fresh(), fresh()
+	if len(a) <= i || len(b) <= i {
+		return d // no empty models to decode into
+	}
+	fromSnap, fromLog := a[i], b[i]
 	// The snapshot's bytes, as they are: their SHA-256 is what differs,
 	// which decoding does not check (snap.Open's Done does).
 	install, err := fromSnap.Load(snap.Open(file, sec))
