@@ -498,8 +498,14 @@ func (g *gen) system() {
 }
 
 // checkpoint records a checkpoint of the log so far (its note is not a
-// signature: no read model checks one; verify would).
+// signature: no read model checks one; verify would), or now and then that
+// a read-model snapshot was discarded.
 func (g *gen) checkpoint() {
+	if g.rng.IntN(4) == 0 {
+		g.emit(domain.StreamSnapshots, domain.TypeSnapshotDiscarded, domain.SnapshotDiscarded{File: fmt.Sprintf("%d.snap", len(g.log)),
+			Position: uint64(len(g.log)), Projections: []string{"ledger"}, Value: ".x", Snapshot: "1", Log: "2", Signed: true, Replaced: true}, domain.ActorCore)
+		return
+	}
 	g.emit(domain.StreamCheckpoints, domain.TypeCheckpointSigned, domain.CheckpointSigned{Origin: "tradeledger.test/log",
 		Size: int64(len(g.log)), Root: "cm9vdA==", Note: fmt.Sprintf("tradeledger.test/log\n%d\ncm9vdA==\n\n— sig\n", len(g.log))}, domain.ActorCore)
 }
