@@ -68,7 +68,7 @@ func runVerify(ctx context.Context, args []string, env *Env) error {
 	fs.Var(&saved, "checkpoint", "a signed checkpoint FILE kept earlier (repeatable): the log must extend each (its signature, and the tree of its first N events has its root)")
 	since := fs.String("since", "", "a signed checkpoint FILE kept earlier: verify only the events after it, and that the log extends it")
 	keyFlag := fs.String("key", "", "verifier key of the checkpoints, or a file holding it (default: the data dir's own)")
-	snapshots := fs.Bool("snapshots", false, "check each kept read-model snapshot instead: rebuild the state at its position from the log and compare (snapcheck.go)")
+	snapshots := fs.Bool("snapshots", false, "check each kept read-model snapshot instead: rebuild the state at its position from the log and compare")
 	snapshotDir := fs.String("snapshot-dir", "", "with --snapshots: the snapshots' directory (default: the data directory's snapshots/)")
 	pnlMethod := fs.String("pnl-method", "lofo", "with --snapshots: serve's --pnl-method (the order records' PNL in a snapshot depends on it)")
 	if err := parseFlags(fs, args); err != nil {
@@ -76,6 +76,9 @@ func runVerify(ctx context.Context, args []string, env *Env) error {
 	}
 	if *maxFaults < 0 {
 		return fmt.Errorf("--max-faults must be 0 or more, not %d", *maxFaults)
+	}
+	if *snapshots && (*since != "" || len(saved) > 0 || *digest != "" || *asJSON || *heads) {
+		return errors.New("--snapshots checks the read-model snapshots: it cannot be combined with --since, --checkpoint, --digest, --json or --heads")
 	}
 	if *since != "" && (len(saved) > 0 || *digest != "" || *asJSON) {
 		return errors.New("--since verifies the events after one checkpoint: it cannot be combined with --checkpoint, --digest or --json")
