@@ -209,9 +209,12 @@ func nameDiff(file io.ReaderAt, sec snap.Section, p Snapshotter, i int, fresh fu
 		return d // no empty models to decode into
 	}
 	fromSnap, fromLog := a[i], b[i]
-	// The snapshot's bytes, as they are: their SHA-256 is what differs,
-	// which decoding does not check (snap.Open's Done does).
-	install, err := fromSnap.Load(snap.Open(file, sec))
+	// The snapshot's bytes, as they are: their SHA-256 may well be what
+	// differs, which Done would refuse (it is called to end the hashing,
+	// its verdict left aside).
+	sd := snap.Open(file, sec)
+	install, err := fromSnap.Load(sd)
+	_ = sd.Done()
 	if err != nil {
 		d.Snapshot = fmt.Sprintf("a state that does not decode (%v)", err)
 		return d

@@ -396,8 +396,8 @@ func (s *Snapshots) load(ctx context.Context, path string, head uint64, projs []
 			defer wg.Done()
 			d := snap.Open(file, secs[i])
 			install, err := p.Load(d)
-			if err == nil {
-				err = d.Done()
+			if derr := d.Done(); err == nil { // Done also ends the section's hashing
+				err = derr
 			}
 			if err != nil {
 				errs[i] = fmt.Errorf("projection %s: %w", p.Name(), err)

@@ -256,10 +256,9 @@ type Decoder struct {
 	i    int    // next byte of buf
 	err  error
 	hold []byte // frame buffer, reused
-	// sum, set by Open, hashes the section's bytes as they are read;
-	// Done compares it with want.
-	sum  sectionSum
-	want [32]byte
+	// hasher, set by Open, hashes the section's frames as they are
+	// read; Done compares the sum with the index's.
+	hasher *sectionHasher
 }
 
 // NewDecoder returns a Decoder reading a section of length bytes from r.
@@ -276,6 +275,9 @@ func (d *Decoder) Fail(err error) {
 	if d.err == nil {
 		d.err = err
 		d.buf, d.i = nil, 0
+		if d.hasher != nil {
+			d.hasher.close()
+		}
 	}
 }
 
@@ -317,10 +319,17 @@ func (d *Decoder) next() bool {
 		d.Failf("a frame of %d bytes in %d left", size, d.left-frameHeader)
 		return false
 	}
-	if int64(cap(d.hold)) < size {
-		d.hold = make([]byte, size)
+	var frame, buf []byte
+	if d.hasher != nil {
+		frame = d.hasher.buffer(frameHeader + int(size))
+		copy(frame, h[:])
+		buf = frame[frameHeader:]
+	} else {
+		if int64(cap(d.hold)) < size {
+			d.hold = make([]byte, size)
+		}
+		buf = d.hold[:size]
 	}
-	buf := d.hold[:size]
 	if _, err := io.ReadFull(d.r, buf); err != nil {
 		d.Fail(fmt.Errorf("%w: %v", ErrCorrupt, err))
 		return false
@@ -330,6 +339,12 @@ func (d *Decoder) next() bool {
 		return false
 	}
 	d.left -= frameHeader + size
+	if d.hasher != nil {
+		d.hasher.add(frame)
+		if d.left == 0 {
+			d.hasher.close()
+		}
+	}
 	d.buf, d.i = buf, 0
 	return true
 }

@@ -7,10 +7,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/tradeledger/tradeledger/domain"
 )
@@ -256,24 +257,90 @@ func ReadHeader(r io.ReaderAt, size int64) (Header, error) {
 // Open returns a Decoder of section s of the file r. Its Done also checks
 // the SHA-256 of the section's bytes against s.Sum (ErrCorrupt when they
 // differ): a state is believed only once every byte of it was read and
-// found to be the bytes the index names.
+// found to be the bytes the index names. The bytes are hashed as they are
+// decoded, frame by frame, on a goroutine of its own (a large section's
+// hashing then costs its decoding no time on a machine with a core to
+// spare); Done ends it — call Done whatever became of the decoding (a
+// decoder dropped without it ends its goroutine when collected).
 func Open(r io.ReaderAt, s Section) *Decoder {
-	sum := sha256.New()
-	d := NewDecoder(io.TeeReader(io.NewSectionReader(r, s.Offset, s.Length), sum), s.Length)
-	d.sum, d.want = sum, s.Sum
+	d := NewDecoder(io.NewSectionReader(r, s.Offset, s.Length), s.Length)
+	d.hasher = newSectionHasher(s.Sum)
+	runtime.AddCleanup(d, func(h *sectionHasher) { h.close() }, d.hasher)
 	return d
 }
 
 // checkSum is Done's check of the section's SHA-256 (a Decoder of Open).
 func (d *Decoder) checkSum() {
-	if d.sum == nil || d.err != nil {
+	if d.hasher == nil {
 		return
 	}
-	var got [32]byte
-	if d.sum.Sum(got[:0]); got != d.want {
-		d.Failf("the section's SHA-256 is %x, the index names %x: its bytes were changed after it was written", got[:8], d.want[:8])
+	if d.err != nil {
+		d.hasher.close()
+		return
+	}
+	if got := d.hasher.result(); got != d.hasher.want {
+		d.Failf("the section's SHA-256 is %x, the index names %x: its bytes were changed after it was written", got[:8], d.hasher.want[:8])
 	}
 }
 
-// sectionSum is the running SHA-256 of a section Open reads.
-type sectionSum = hash.Hash
+// sectionHasher hashes the frames of a section, whole (header and
+// payload), in order, on a goroutine of its own, beside their decoding:
+// the decoder reads each frame into a buffer of the hasher's (buffer),
+// hands it over once its checksum passed (add), and goes on decoding
+// from it; the goroutine returns each buffer hashed for a later frame.
+// At most a few frames are in flight (add waits beyond).
+type sectionHasher struct {
+	want   [32]byte
+	frames chan []byte   // frames to hash, in order; closed after the last
+	free   chan []byte   // frames hashed, for reuse
+	sum    chan [32]byte // the SHA-256 once frames is closed
+	once   sync.Once
+	got    sync.Once // result's
+	res    [32]byte
+}
+
+func newSectionHasher(want [32]byte) *sectionHasher {
+	h := &sectionHasher{want: want, frames: make(chan []byte, 2), free: make(chan []byte, 4), sum: make(chan [32]byte, 1)}
+	go func() {
+		s := sha256.New()
+		for f := range h.frames {
+			s.Write(f)
+			select {
+			case h.free <- f:
+			default:
+			}
+		}
+		var out [32]byte
+		h.sum <- [32]byte(s.Sum(out[:0]))
+	}()
+	return h
+}
+
+// buffer returns a buffer of n bytes for the next frame.
+func (h *sectionHasher) buffer(n int) []byte {
+	select {
+	case b := <-h.free:
+		if cap(b) >= n {
+			return b[:n]
+		}
+	default:
+	}
+	return make([]byte, n, max(n, frameHeader+FrameSize+64))
+}
+
+// add hands a whole frame over to be hashed; the caller only reads it
+// from then on.
+func (h *sectionHasher) add(frame []byte) { h.frames <- frame }
+
+// close says no frame follows (safe to call more than once).
+func (h *sectionHasher) close() { h.once.Do(func() { close(h.frames) }) }
+
+// result returns the SHA-256 of the frames added (and again when asked
+// again).
+func (h *sectionHasher) result() [32]byte {
+	h.got.Do(func() {
+		h.close()
+		h.res = <-h.sum
+	})
+	return h.res
+}
