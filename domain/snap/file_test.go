@@ -6,8 +6,8 @@ import (
 	"errors"
 	"io"
 	"strings"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
 )
