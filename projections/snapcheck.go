@@ -266,6 +266,16 @@ func (r *Rebuild) To(ctx context.Context, pos uint64) error {
 	if pos < r.cr.res.Position {
 		return fmt.Errorf("rebuild: at position %d already, past %d", r.cr.res.Position, pos)
 	}
+	// A store that learns of appends made through another handle late
+	// (eventstore/sqlite polls its file's head) is asked to look now:
+	// the position asked for was committed, the caller saw it applied.
+	if head, err := r.Store.Head(ctx); err == nil && head < pos {
+		if s, ok := r.Store.(interface{ Refresh() (uint64, error) }); ok {
+			if _, err := s.Refresh(); err != nil {
+				return fmt.Errorf("rebuild: read the log's head: %w", err)
+			}
+		}
+	}
 	r.cr.cut, r.cr.done, r.cr.times = Cut{Position: pos}, false, &r.times
 	if err := r.cr.replay(ctx, r.Store, r.Projections, ReplayOptions{Pace: r.Pace}); err != nil {
 		return err

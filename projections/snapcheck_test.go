@@ -11,6 +11,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/snap"
+	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 	"github.com/tradeledger/tradeledger/projections"
 	"github.com/tradeledger/tradeledger/projections/snaptest"
 )
@@ -255,5 +256,40 @@ func TestReplaceState(t *testing.T) {
 	}
 	if got, w := page(old[0].(*projections.Ledger)), page(want[0].(*projections.Ledger)); got != w || got == before {
 		t.Fatal("the ledger's pages after the replace are not the new state's")
+	}
+}
+
+// TestRebuildSeesOtherHandles: a rebuild reading the log through a handle
+// of its own reaches a position appended through another (serve's check
+// reads its own store beside the serving one's).
+func TestRebuildSeesOtherHandles(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "events.db")
+	open := func() *sqlite.Store {
+		s := sqlite.NewStore(path)
+		if err := s.Open(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	writer := open()
+	events := snaptest.RandomLog(rand.New(rand.NewPCG(11, 11)), snaptest.LogOptions{Events: 300})
+	snaptest.Store(t, writer, events[:100])
+	reader := open()
+	rebuilt := smallSnapshotters()
+	var projs []projections.Projection
+	for _, p := range rebuilt {
+		projs = append(projs, p)
+	}
+	rb := &projections.Rebuild{Store: reader, Projections: projs}
+	head, _ := writer.Head(ctx)
+	if err := rb.To(ctx, head); err != nil {
+		t.Fatal(err)
+	}
+	snaptest.Store(t, writer, events[100:])
+	head, _ = writer.Head(ctx)
+	if err := rb.To(ctx, head); err != nil {
+		t.Fatalf("to the head appended through the other handle: %v", err)
 	}
 }
