@@ -157,7 +157,8 @@ func figures(t *testing.T, m *Main, token string) (pnl, btc domain.Decimal) {
 	json.NewDecoder(resp.Body).Decode(&bals)
 	for _, b := range bals {
 		if b["Asset"] == "BTC" {
-			btc = decOf(t, b["Available Qty"])
+			// The exact amount (issue 42: "Available Qty" is the spec's 8 places).
+			btc = decOf(t, b["availableExact"])
 		}
 	}
 	return pnl, btc
