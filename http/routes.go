@@ -22,6 +22,7 @@ type resources struct {
 	config    *configHandler
 	license   *licenseHandler
 	files     *filesHandler
+	audit     *auditHandler
 }
 
 // resources builds the handler types from the Server's dependencies.
@@ -34,9 +35,16 @@ func (s *Server) resources() *resources {
 	if s.Config != nil {
 		current = s.Config
 	}
-	var log StreamReader
+	var log interface {
+		StreamReader
+		LogReader
+	}
 	if s.Store != nil {
 		log = s.Store
+	}
+	verifier := s.Verifier
+	if verifier == nil {
+		verifier = chainVerifier{store: s.Store}
 	}
 	configs := &configWriter{config: s.Config, secrets: s.Secrets, cmds: cmds, clock: s.Clock, realConnector: s.realConnector}
 	return &resources{
@@ -56,5 +64,6 @@ func (s *Server) resources() *resources {
 		config:    &configHandler{w: configs},
 		license:   &licenseHandler{w: configs, verifyKeys: s.VerifyKeys},
 		files:     &filesHandler{files: s.Files, cmds: cmds, clock: s.Clock},
+		audit:     &auditHandler{audit: s.Audit, log: log, verify: verifier},
 	}
 }

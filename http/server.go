@@ -313,7 +313,7 @@ func (s *Server) Handler() http.Handler {
 	h.license.register(protected)
 	h.config.register(protected)
 	h.files.register(protected)
-	s.registerAuditRoutes(protected)
+	h.audit.register(protected)
 	s.registerProofRoutes(protected)
 	s.registerReconcileRoutes(protected)
 	s.registerPaperRoutes(protected)
