@@ -156,7 +156,7 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 		resp.Exchanges = s.Connectors()
 	}
 	if s.Witnesses != nil {
-		rep := s.witnessReport()
+		rep := witnessReport(s.Witnesses)
 		resp.Witnesses = &rep
 		for _, why := range witnessRefusals(rep) {
 			resp.degrade(why)

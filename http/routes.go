@@ -23,6 +23,8 @@ type resources struct {
 	license   *licenseHandler
 	files     *filesHandler
 	audit     *auditHandler
+	tlog      *tlogHandler
+	witnesses *witnessesHandler
 }
 
 // resources builds the handler types from the Server's dependencies.
@@ -65,5 +67,7 @@ func (s *Server) resources() *resources {
 		license:   &licenseHandler{w: configs, verifyKeys: s.VerifyKeys},
 		files:     &filesHandler{files: s.Files, cmds: cmds, clock: s.Clock},
 		audit:     &auditHandler{audit: s.Audit, log: log, verify: verifier},
+		tlog:      &tlogHandler{tlog: s.Tlog, witnesses: s.Witnesses},
+		witnesses: &witnessesHandler{witnesses: s.Witnesses},
 	}
 }

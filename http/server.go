@@ -314,11 +314,15 @@ func (s *Server) Handler() http.Handler {
 	h.config.register(protected)
 	h.files.register(protected)
 	h.audit.register(protected)
-	s.registerProofRoutes(protected)
+	h.tlog.registerProofs(protected)
 	s.registerReconcileRoutes(protected)
 	s.registerPaperRoutes(protected)
-	s.registerWitnessRoutes(protected)
-	s.registerTlogRoutes(r)
+	h.witnesses.register(protected)
+	var tilesAuth mux.MiddlewareFunc
+	if !s.PublicTlog {
+		tilesAuth = s.requireToken
+	}
+	h.tlog.registerTiles(r, tilesAuth)
 	return s.withCORS(r) // cors.go
 }
 
