@@ -134,7 +134,7 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 			resp.degrade(why)
 		}
 	}
-	if why := s.discrepancyReason(); why != "" {
+	if why := discrepancyReason(s.Reconciler); why != "" {
 		resp.degrade(why)
 	}
 	if head > applied {

@@ -25,6 +25,8 @@ type resources struct {
 	audit     *auditHandler
 	tlog      *tlogHandler
 	witnesses *witnessesHandler
+	reconcile *reconcileHandler
+	paper     *paperHandler
 }
 
 // resources builds the handler types from the Server's dependencies.
@@ -33,10 +35,7 @@ func (s *Server) resources() *resources {
 	past := s.pastReads()
 	pnl := pnlReaders(s.Pnl, s.Ledger)
 	open, _ := s.Trader.(OpenOrderLister)
-	var current CurrentConfig
-	if s.Config != nil {
-		current = s.Config
-	}
+	var current CurrentConfig = s.Config
 	var log interface {
 		StreamReader
 		LogReader
@@ -69,5 +68,7 @@ func (s *Server) resources() *resources {
 		audit:     &auditHandler{audit: s.Audit, log: log, verify: verifier},
 		tlog:      &tlogHandler{tlog: s.Tlog, witnesses: s.Witnesses},
 		witnesses: &witnessesHandler{witnesses: s.Witnesses},
+		reconcile: &reconcileHandler{reconciler: s.Reconciler, exchanges: current, past: past},
+		paper:     &paperHandler{paper: s.Paper, exchanges: current, cmds: cmds, clock: s.Clock},
 	}
 }

@@ -315,8 +315,8 @@ func (s *Server) Handler() http.Handler {
 	h.files.register(protected)
 	h.audit.register(protected)
 	h.tlog.registerProofs(protected)
-	s.registerReconcileRoutes(protected)
-	s.registerPaperRoutes(protected)
+	h.reconcile.register(protected)
+	h.paper.register(protected)
 	h.witnesses.register(protected)
 	var tilesAuth mux.MiddlewareFunc
 	if !s.PublicTlog {
