@@ -27,6 +27,7 @@ type resources struct {
 	witnesses *witnessesHandler
 	reconcile *reconcileHandler
 	paper     *paperHandler
+	logins    *loginHandler
 }
 
 // resources builds the handler types from the Server's dependencies.
@@ -70,5 +71,7 @@ func (s *Server) resources() *resources {
 		witnesses: &witnessesHandler{witnesses: s.Witnesses},
 		reconcile: &reconcileHandler{reconciler: s.Reconciler, exchanges: current, past: past},
 		paper:     &paperHandler{paper: s.Paper, exchanges: current, cmds: cmds, clock: s.Clock},
+		logins: &loginHandler{auth: s.Auth, passwords: s.Passwords, wallet: s.Wallet, logins: s.loginLimiter(),
+			clientHost: s.clientHost, cmds: cmds, clock: s.Clock},
 	}
 }

@@ -114,7 +114,7 @@ type Server struct {
 	// the key of encrypted login passwords (auth routes).
 	Wallet func() string
 	// Passwords is the password read model: hash, generation (auth routes).
-	Passwords *projections.Password
+	Passwords PasswordReader
 	// Logins throttles failed logins per client address; nil means
 	// NewLoginLimiter's defaults, created when the routes are registered.
 	Logins *LoginLimiter
@@ -292,9 +292,9 @@ func (s *Server) Handler() http.Handler {
 	r, api := s.newRouter()
 	r.HandleFunc("/healthz", s.handleHealth).Methods("GET")
 	s.registerOpsRoutes(r)
-	s.registerAuthRoutes(api)
+	h.logins.registerAuth(api, s.requireToken)
 	s.registerDashboardRoutes(r)
-	s.registerSessionRoutes(api)
+	h.logins.registerSession(api, s.requireToken)
 	protected := api.NewRoute().Subrouter()
 	protected.Use(s.requireToken, s.singleValuedQuery) // query.go
 	h.time.register(protected)
@@ -332,7 +332,7 @@ func (s *Server) FilesHandler() http.Handler {
 	h := s.resources()
 	r, api := s.newRouter()
 	r.HandleFunc("/healthz", s.handleHealth).Methods("GET")
-	s.registerAuthRoutes(api)
+	h.logins.registerAuth(api, s.requireToken)
 	protected := api.NewRoute().Subrouter()
 	protected.Use(s.requireToken, s.singleValuedQuery) // query.go
 	h.config.register(protected)
@@ -540,4 +540,13 @@ func (s *Server) pastReads() pastReads {
 // without it.
 func (s *Server) realConnector(cfg domain.Config, exchange string) bool {
 	return s.RealConnector != nil && s.RealConnector(cfg, exchange)
+}
+
+// loginLimiter returns Logins, made with NewLoginLimiter's defaults when
+// nil: the one limiter of both listeners' logins.
+func (s *Server) loginLimiter() *LoginLimiter {
+	if s.Logins == nil {
+		s.Logins = NewLoginLimiter()
+	}
+	return s.Logins
 }
