@@ -483,38 +483,35 @@ func handleAuthScope(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// requireToken lets a request through only with a valid bearer token, and
-// puts its subject in the context.
+// requireToken lets a request through only with a valid bearer token (or
+// the dashboard's session cookie, sessionAuth) whose scope allows its
+// route, and puts its subject and scope in the context; any other request
+// is answered with the error (401, 403; 503 without an Authenticator).
 func (s *Server) requireToken(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return handlerFunc(func(w http.ResponseWriter, r *http.Request) error {
 		if s.Auth == nil {
-			Error(w, r, errNoAuth)
-			return
+			return errNoAuth
 		}
 		h := r.Header.Get("Authorization")
 		if c, err := r.Cookie(SessionCookie); h == "" && err == nil && c.Value != "" {
-			s.sessionAuth(w, r, next, c.Value) // the dashboard (session.go)
-			return
+			return s.sessionAuth(w, r, next, c.Value) // the dashboard (session.go)
 		}
 		scheme, token, ok := strings.Cut(h, " ")
 		token = strings.TrimSpace(token)
 		if h == "" {
-			Error(w, r, domain.Errorf(domain.EUNAUTHORIZED, "missing Authorization header"))
-			return
+			return domain.Errorf(domain.EUNAUTHORIZED, "missing Authorization header")
 		} else if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
-			Error(w, r, domain.Errorf(domain.EUNAUTHORIZED, "Authorization header must be \"Bearer <token>\""))
-			return
+			return domain.Errorf(domain.EUNAUTHORIZED, "Authorization header must be \"Bearer <token>\"")
 		}
 		sub, scope, err := s.Auth.VerifyScoped(token)
 		if err != nil {
-			Error(w, r, err)
-			return
+			return err
 		}
 		if err := scopeAllows(r, scope); err != nil { // tokens.go
-			Error(w, r, err)
-			return
+			return err
 		}
 		next.ServeHTTP(w, withScope(withSubject(r, sub), scope))
+		return nil
 	})
 }
 

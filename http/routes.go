@@ -28,6 +28,8 @@ type resources struct {
 	reconcile *reconcileHandler
 	paper     *paperHandler
 	logins    *loginHandler
+	health    *healthHandler
+	dashboard *dashboardHandler
 }
 
 // resources builds the handler types from the Server's dependencies.
@@ -49,6 +51,17 @@ func (s *Server) resources() *resources {
 		verifier = chainVerifier{store: s.Store}
 	}
 	configs := &configWriter{config: s.Config, secrets: s.Secrets, cmds: cmds, clock: s.Clock, realConnector: s.realConnector}
+	health := &healthHandler{runner: s.Runner, connectors: s.Connectors, attention: s.Attention, reconciler: s.Reconciler,
+		witnesses: s.Witnesses, snapshotCheck: s.SnapshotCheck}
+	if s.Store != nil {
+		health.store = s.Store
+	}
+	if s.Tlog != nil {
+		health.tlog = s.Tlog
+	}
+	if s.Sink != nil {
+		health.sink = s.Sink
+	}
 	return &resources{
 		time:      &timeHandler{clock: s.Clock},
 		trade:     &tradeHandler{trader: s.Trader},
@@ -73,5 +86,7 @@ func (s *Server) resources() *resources {
 		paper:     &paperHandler{paper: s.Paper, exchanges: current, cmds: cmds, clock: s.Clock},
 		logins: &loginHandler{auth: s.Auth, passwords: s.Passwords, wallet: s.Wallet, logins: s.loginLimiter(),
 			clientHost: s.clientHost, cmds: cmds, clock: s.Clock},
+		health:    health,
+		dashboard: &dashboardHandler{csp: dashboardCSP(s.CORSOrigins)},
 	}
 }

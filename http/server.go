@@ -20,7 +20,6 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/eventstore"
-	"github.com/tradeledger/tradeledger/projections"
 )
 
 // Defaults for Server settings.
@@ -52,7 +51,7 @@ type Server struct {
 	// (eventstore.Run).
 	Store domain.EventStore
 	// Runner feeds the projections; commands wait on it (read-your-writes).
-	Runner *projections.Runner
+	Runner ProjectionRunner
 	// MaxBodyBytes bounds request bodies (413 beyond).
 	MaxBodyBytes int64
 	// BodyTimeout bounds the time a request body takes to arrive after
@@ -290,10 +289,10 @@ func (s *Server) Close() error {
 func (s *Server) Handler() http.Handler {
 	h := s.resources()
 	r, api := s.newRouter()
-	r.HandleFunc("/healthz", s.handleHealth).Methods("GET")
-	s.registerOpsRoutes(r)
+	r.Handle("/healthz", handlerFunc(h.health.handleHealth)).Methods("GET")
+	s.registerOpsRoutes(r, h.health)
 	h.logins.registerAuth(api, s.requireToken)
-	s.registerDashboardRoutes(r)
+	h.dashboard.register(r)
 	h.logins.registerSession(api, s.requireToken)
 	protected := api.NewRoute().Subrouter()
 	protected.Use(s.requireToken, s.singleValuedQuery) // query.go
@@ -331,7 +330,7 @@ func (s *Server) Handler() http.Handler {
 func (s *Server) FilesHandler() http.Handler {
 	h := s.resources()
 	r, api := s.newRouter()
-	r.HandleFunc("/healthz", s.handleHealth).Methods("GET")
+	r.Handle("/healthz", handlerFunc(h.health.handleHealth)).Methods("GET")
 	h.logins.registerAuth(api, s.requireToken)
 	protected := api.NewRoute().Subrouter()
 	protected.Use(s.requireToken, s.singleValuedQuery) // query.go
@@ -347,7 +346,7 @@ func (s *Server) newRouter() (root, api *mux.Router) {
 	}
 	// mux calls these outside its middleware chain, so they get the basics
 	// (request id, recovery, log line) themselves.
-	root.NotFoundHandler = s.requestBasics(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	root.NotFoundHandler = s.requestBasics(handlerFunc(func(w http.ResponseWriter, r *http.Request) error {
 		// mux reports a wrong method as not found when a catch-all
 		// subrouter (the protected one) comes after the route, so ask
 		// the router whether another method would match.
@@ -356,9 +355,9 @@ func (s *Server) newRouter() (root, api *mux.Router) {
 				w.Header().Add("Allow", m)
 			}
 			methodNotAllowed(w, r)
-			return
+			return nil
 		}
-		Error(w, r, domain.Errorf(domain.ENOTFOUND, "no route for %s %s", r.Method, r.URL.Path))
+		return domain.Errorf(domain.ENOTFOUND, "no route for %s %s", r.Method, r.URL.Path)
 	}))
 	root.MethodNotAllowedHandler = s.requestBasics(http.HandlerFunc(methodNotAllowed))
 	root.Use(s.requestBasics)

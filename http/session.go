@@ -116,26 +116,24 @@ func csrfFor(secret []byte, session string) string {
 // cookie instead of an Authorization header: the cookie's token is checked
 // like a bearer token, and a request that may change something (any method
 // but GET, HEAD, OPTIONS) must also pass the CSRF check, or gets 403.
-func (s *Server) sessionAuth(w http.ResponseWriter, r *http.Request, next http.Handler, token string) {
+func (s *Server) sessionAuth(w http.ResponseWriter, r *http.Request, next http.Handler, token string) error {
 	sub, err := s.Auth.Verify(token)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	switch r.Method {
 	case http.MethodGet, http.MethodHead, http.MethodOptions:
 	default:
 		got := r.Header.Get(CSRFHeader)
 		if got == "" || !hmac.Equal([]byte(got), []byte(s.csrfToken(token))) {
-			writeError(w, r, http.StatusForbidden, "missing or wrong "+CSRFHeader+" header (a cookie-authenticated write needs the value of the "+CSRFCookie+" cookie)")
-			return
+			return domain.Errorf(domain.EFORBIDDEN, "missing or wrong "+CSRFHeader+" header (a cookie-authenticated write needs the value of the "+CSRFCookie+" cookie)")
 		}
 		if !sameOrigin(r) {
-			writeError(w, r, http.StatusForbidden, "cross-origin request refused")
-			return
+			return domain.Errorf(domain.EFORBIDDEN, "cross-origin request refused")
 		}
 	}
 	next.ServeHTTP(w, withScope(withSubject(r, sub), domain.ScopeAdmin))
+	return nil
 }
 
 // sameOrigin reports whether r's Origin header, when there is one, names
