@@ -10,16 +10,27 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 )
 
-// registerOpsRoutes serves the operator's probes beside /healthz:
+// register serves the operator's probes:
 //
+//	GET /healthz   alive and answering: the service's state (no auth, health.go)
 //	GET /readyz    200 once the replay has caught up, the Merkle tree covers the log and the store accepts writes, else 503 (no auth)
+func (h *healthHandler) register(r *mux.Router) {
+	r.Handle("/healthz", handlerFunc(h.handleHealth)).Methods("GET")
+	r.Handle("/readyz", handlerFunc(h.handleReady)).Methods("GET")
+}
+
+// opsHandler serves, beside the probes:
+//
 //	GET /metrics   the Prometheus metrics (bearer token), when Metrics is set
 //	GET /api/v1/openapi.json   the OpenAPI document (no auth, openapi.go)
-func (s *Server) registerOpsRoutes(r *mux.Router, health *healthHandler) {
-	r.Handle("/readyz", handlerFunc(health.handleReady)).Methods("GET")
+type opsHandler struct {
+	metrics http.Handler
+}
+
+func (h *opsHandler) register(r *mux.Router, requireToken mux.MiddlewareFunc) {
 	r.HandleFunc("/api/v1/openapi.json", handleOpenAPI).Methods("GET")
-	if s.Metrics != nil {
-		r.Handle("/metrics", s.requireToken(s.Metrics)).Methods("GET")
+	if h.metrics != nil {
+		r.Handle("/metrics", requireToken(h.metrics)).Methods("GET")
 	}
 }
 

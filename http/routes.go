@@ -1,5 +1,10 @@
 package http
 
+import (
+	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/eventstore"
+)
+
 // resources are the server's handler types, one per resource group, each
 // given only the parts of the Server's dependencies it reads (the
 // interfaces its file declares) and, for writes, the server's command
@@ -30,12 +35,37 @@ type resources struct {
 	logins    *loginHandler
 	health    *healthHandler
 	dashboard *dashboardHandler
+	ops       *opsHandler
 }
 
 // resources builds the handler types from the Server's dependencies.
 func (s *Server) resources() *resources {
-	cmds := s.commands()
-	past := s.pastReads()
+	// The command path on the server's store, waiting on its projections
+	// (read-your-writes), with the server's commands on one stream run
+	// one at a time (eventstore.StreamLocks); nil (EUNAVAILABLE from
+	// eventstore.Run) without either. The actor and correlation of the
+	// events come from the request's context: requestBasics puts the
+	// request id there, requireToken and the logins the subject.
+	var cmds *eventstore.Commands
+	if s.Store != nil && s.Runner != nil {
+		cmds = eventstore.NewCommands(s.Store, s.Runner)
+		cmds.Serial = &s.streams
+	}
+	// asOf and method over the past states, the clock and the live lot
+	// matching.
+	past := pastReads{clock: s.Clock, states: s.States}
+	if s.Ledger != nil {
+		past.live = s.Ledger
+	}
+	// One login limiter for both listeners.
+	if s.Logins == nil {
+		s.Logins = NewLoginLimiter()
+	}
+	// RealConnector is asked at each configuration write, so that it may
+	// be set after the handlers are built; false without it.
+	realConnector := func(cfg domain.Config, exchange string) bool {
+		return s.RealConnector != nil && s.RealConnector(cfg, exchange)
+	}
 	pnl := pnlReaders(s.Pnl, s.Ledger)
 	open, _ := s.Trader.(OpenOrderLister)
 	var current CurrentConfig = s.Config
@@ -50,7 +80,7 @@ func (s *Server) resources() *resources {
 	if verifier == nil {
 		verifier = chainVerifier{store: s.Store}
 	}
-	configs := &configWriter{config: s.Config, secrets: s.Secrets, cmds: cmds, clock: s.Clock, realConnector: s.realConnector}
+	configs := &configWriter{config: s.Config, secrets: s.Secrets, cmds: cmds, clock: s.Clock, realConnector: realConnector}
 	health := &healthHandler{runner: s.Runner, connectors: s.Connectors, attention: s.Attention, reconciler: s.Reconciler,
 		witnesses: s.Witnesses, snapshotCheck: s.SnapshotCheck}
 	if s.Store != nil {
@@ -84,9 +114,10 @@ func (s *Server) resources() *resources {
 		witnesses: &witnessesHandler{witnesses: s.Witnesses},
 		reconcile: &reconcileHandler{reconciler: s.Reconciler, exchanges: current, past: past},
 		paper:     &paperHandler{paper: s.Paper, exchanges: current, cmds: cmds, clock: s.Clock},
-		logins: &loginHandler{auth: s.Auth, passwords: s.Passwords, wallet: s.Wallet, logins: s.loginLimiter(),
+		logins: &loginHandler{auth: s.Auth, passwords: s.Passwords, wallet: s.Wallet, logins: s.Logins,
 			clientHost: s.clientHost, cmds: cmds, clock: s.Clock},
 		health:    health,
 		dashboard: &dashboardHandler{csp: dashboardCSP(s.CORSOrigins)},
+		ops:       &opsHandler{metrics: s.Metrics},
 	}
 }

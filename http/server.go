@@ -289,8 +289,8 @@ func (s *Server) Close() error {
 func (s *Server) Handler() http.Handler {
 	h := s.resources()
 	r, api := s.newRouter()
-	r.Handle("/healthz", handlerFunc(h.health.handleHealth)).Methods("GET")
-	s.registerOpsRoutes(r, h.health)
+	h.health.register(r)
+	h.ops.register(r, s.requireToken)
 	h.logins.registerAuth(api, s.requireToken)
 	h.dashboard.register(r)
 	h.logins.registerSession(api, s.requireToken)
@@ -508,44 +508,3 @@ func (w *statusWriter) Flush() {
 
 // Unwrap gives http.ResponseController the underlying writer.
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// commands returns the command path on the server's store, waiting on
-// its projections (read-your-writes), with the server's commands on one
-// stream run one at a time (eventstore.StreamLocks), or nil (EUNAVAILABLE
-// from eventstore.Run) when either is missing. The actor and correlation of
-// the events come from the request's context: requestBasics puts the
-// request id there, requireToken and the logins the subject.
-func (s *Server) commands() *eventstore.Commands {
-	if s.Store == nil || s.Runner == nil {
-		return nil
-	}
-	c := eventstore.NewCommands(s.Store, s.Runner)
-	c.Serial = &s.streams
-	return c
-}
-
-// pastReads returns the asOf and method machinery over the server's past
-// states, clock and live lot matching.
-func (s *Server) pastReads() pastReads {
-	pr := pastReads{clock: s.Clock, states: s.States}
-	if s.Ledger != nil {
-		pr.live = s.Ledger
-	}
-	return pr
-}
-
-// realConnector is RealConnector as the configuration writes ask it: at
-// each write (so that it may be set after the handlers are built); false
-// without it.
-func (s *Server) realConnector(cfg domain.Config, exchange string) bool {
-	return s.RealConnector != nil && s.RealConnector(cfg, exchange)
-}
-
-// loginLimiter returns Logins, made with NewLoginLimiter's defaults when
-// nil: the one limiter of both listeners' logins.
-func (s *Server) loginLimiter() *LoginLimiter {
-	if s.Logins == nil {
-		s.Logins = NewLoginLimiter()
-	}
-	return s.Logins
-}
