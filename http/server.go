@@ -1,7 +1,3 @@
-// Package http serves the control API with gorilla/mux: one file per
-// resource group, each starting with its registerXRoutes. Handlers read the
-// projections (the read side) and call the command side through interfaces
-// and the event store; they never touch an adapter directly.
 package http
 
 import (
@@ -40,8 +36,10 @@ const (
 	DefaultMaxConns = 512
 )
 
-// Server is the HTTP API. Fill its dependencies, then Open; Close shuts it
-// down gracefully.
+// Server is the HTTP API: the listeners, the router and its middleware.
+// Fill its settings and dependencies (the interfaces the resource files
+// declare; each resource's handler type reads only its part of them),
+// then Open; Close shuts it down gracefully.
 type Server struct {
 	// Logger receives one line per request and every internal error.
 	Logger *zap.Logger
