@@ -16,8 +16,16 @@ type assetsHandler struct {
 	reader PnlReader
 }
 
+// ready is errNoLedger without a PnlReader.
+func (h *assetsHandler) ready() error {
+	if h.reader == nil {
+		return errNoLedger
+	}
+	return nil
+}
+
 func (h *assetsHandler) register(r *mux.Router) {
-	r.Handle("/assets/total", handlerFunc(h.handleAssetsTotal)).Methods("POST")
+	r.Handle("/assets/total", requires(h.ready, h.handleAssetsTotal)).Methods("POST")
 }
 
 type assetsTotalRequest struct {
@@ -28,9 +36,6 @@ type assetsTotalRequest struct {
 }
 
 func (h *assetsHandler) handleAssetsTotal(w http.ResponseWriter, r *http.Request) error {
-	if h.reader == nil {
-		return errNoLedger
-	}
 	var req assetsTotalRequest
 	if err := decodeJSON(r, &req, false); err != nil {
 		return err

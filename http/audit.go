@@ -147,9 +147,9 @@ type auditHandler struct {
 }
 
 func (h *auditHandler) register(r *mux.Router) {
-	r.Handle("/audit/verify", handlerFunc(h.handleAuditVerify)).Methods("GET")
-	r.Handle("/audit/events", handlerFunc(h.handleAuditEvents)).Methods("GET")
-	r.Handle("/events/stream", handlerFunc(h.handleEventStream)).Methods("GET")
+	r.Handle("/audit/verify", requires(h.ready, h.handleAuditVerify)).Methods("GET")
+	r.Handle("/audit/events", requires(h.ready, h.handleAuditEvents)).Methods("GET")
+	r.Handle("/events/stream", requires(h.ready, h.handleEventStream)).Methods("GET")
 }
 
 func (h *auditHandler) ready() error {
@@ -170,9 +170,6 @@ func (h *auditHandler) ready() error {
 // with the history). A tampered log is still a 200: the check itself
 // succeeded.
 func (h *auditHandler) handleAuditVerify(w http.ResponseWriter, r *http.Request) error {
-	if err := h.ready(); err != nil {
-		return err
-	}
 	q := r.URL.Query()
 	opts := domain.VerifyOptions{MaxFaults: domain.DefaultMaxFaults}
 	if v := q.Get("heads"); v != "" {
@@ -325,9 +322,6 @@ type auditEventsResponse struct {
 // and type filters. A page may hold fewer than limit events when the
 // filters skipped more than MaxScan; follow next while more is true.
 func (h *auditHandler) handleAuditEvents(w http.ResponseWriter, r *http.Request) error {
-	if err := h.ready(); err != nil {
-		return err
-	}
 	q := r.URL.Query()
 	from, err := queryUint(q, "from", 0)
 	if err != nil {
@@ -400,9 +394,6 @@ func queryUint(q url.Values, name string, def uint64) (uint64, error) {
 // (": heartbeat") keep idle connections open. The stream ends when the
 // client goes away or the server shuts down.
 func (h *auditHandler) handleEventStream(w http.ResponseWriter, r *http.Request) error {
-	if err := h.ready(); err != nil {
-		return err
-	}
 	filter, err := parseEventFilter(r.URL.Query())
 	if err != nil {
 		return err

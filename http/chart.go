@@ -36,8 +36,16 @@ type marksHandler struct {
 	marks MarkReader
 }
 
+// ready is errNoLedger without a MarkReader.
+func (h *marksHandler) ready() error {
+	if h.marks == nil {
+		return errNoLedger
+	}
+	return nil
+}
+
 func (h *marksHandler) register(r *mux.Router) {
-	r.Handle("/chart/marks", handlerFunc(h.handleChartMarks)).Methods("GET")
+	r.Handle("/chart/marks", requires(h.ready, h.handleChartMarks)).Methods("GET")
 }
 
 // msThreshold is the smallest startTime/endTime read as milliseconds.
@@ -47,9 +55,6 @@ const msThreshold = 100_000_000_000
 const maxIntervalMinutes = 60 * 24 * 366
 
 func (h *marksHandler) handleChartMarks(w http.ResponseWriter, r *http.Request) error {
-	if h.marks == nil {
-		return errNoLedger
-	}
 	q := r.URL.Query()
 	exchange, pair := decodeKey(q.Get("exchange")), decodeKey(q.Get("pair"))
 	if exchange == "" {

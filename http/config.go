@@ -52,7 +52,7 @@ type configHandler struct {
 }
 
 func (h *configHandler) register(r *mux.Router) {
-	r.Handle("/config/full", handlerFunc(h.handleConfigFull)).Methods("GET")
+	r.Handle("/config/full", requires(h.w.ready, h.handleConfigFull)).Methods("GET")
 	r.Handle("/config/update", handlerFunc(h.handleConfigUpdate)).Methods("POST")
 	r.Handle("/config/pair/add", handlerFunc(h.handleConfigPairAdd)).Methods("POST")
 	r.Handle("/config/pair/remove", handlerFunc(h.handleConfigPairRemove)).Methods("POST")
@@ -97,9 +97,6 @@ func (c *configWriter) ready() error {
 }
 
 func (h *configHandler) handleConfigFull(w http.ResponseWriter, r *http.Request) error {
-	if err := h.w.ready(); err != nil {
-		return err
-	}
 	writeJSON(w, http.StatusOK, configResponse{Status: "success", Config: h.w.config.Public()})
 	return nil
 }

@@ -34,7 +34,7 @@ type coreMemoryHandler struct {
 }
 
 func (h *coreMemoryHandler) register(r *mux.Router) {
-	r.Handle("/coremem", handlerFunc(h.handleCoreMemory)).Methods("POST")
+	r.Handle("/coremem", requires(h.ready, h.handleCoreMemory)).Methods("POST")
 	r.Handle("/coremem/single", handlerFunc(h.handleCoreMemorySingle)).Methods("POST")
 	r.Handle("/coremem/raw", handlerFunc(h.handleCoreMemoryRaw)).Methods("POST")
 }
@@ -47,19 +47,13 @@ func (h *coreMemoryHandler) ready() error {
 }
 
 func (h *coreMemoryHandler) handleCoreMemory(w http.ResponseWriter, r *http.Request) error {
-	if err := h.ready(); err != nil {
-		return err
-	}
 	writeJSON(w, http.StatusOK, h.memory.Snapshots())
 	return nil
 }
 
 func (h *coreMemoryHandler) handleCoreMemorySingle(w http.ResponseWriter, r *http.Request) error {
 	var body exchangePairBody
-	if err := decodeJSON(r, &body, false); err != nil {
-		return err
-	}
-	if err := body.validate(); err != nil {
+	if err := decodeExchangePair(r, &body); err != nil {
 		return err
 	}
 	if err := h.ready(); err != nil {
@@ -80,10 +74,7 @@ type coreMemoryRawRequest struct {
 
 func (h *coreMemoryHandler) handleCoreMemoryRaw(w http.ResponseWriter, r *http.Request) error {
 	var body coreMemoryRawRequest
-	if err := decodeJSON(r, &body, false); err != nil {
-		return err
-	}
-	if err := body.validate(); err != nil {
+	if err := decodeExchangePair(r, &body); err != nil {
 		return err
 	}
 	for i, e := range body.Elements {

@@ -83,13 +83,10 @@ func (h *filesHandler) ready() error {
 }
 
 func (h *filesHandler) handleFileList(kind string) handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		if err := h.ready(); err != nil {
-			return err
-		}
+	return requires(h.ready, func(w http.ResponseWriter, r *http.Request) error {
 		writeJSON(w, http.StatusOK, fileListResponse{Status: "success", Result: h.files.List(kind)})
 		return nil
-	}
+	})
 }
 
 // defaultACVarFile is what files/acvar/get answers without a filename.

@@ -17,3 +17,16 @@ func (h handlerFunc) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Error(w, r, err)
 	}
 }
+
+// requires returns h behind ready: the error ready returns (a missing
+// dependency: 503) is the answer, before h reads anything. A handler
+// that must check its input first (a 400 before a 503) checks ready
+// itself.
+func requires(ready func() error, h handlerFunc) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		if err := ready(); err != nil {
+			return err
+		}
+		return h(w, r)
+	}
+}

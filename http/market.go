@@ -97,6 +97,15 @@ type exchangePairBody struct {
 	Pair     string `json:"pair"`
 }
 
+// decodeExchangePair reads a JSON body holding {exchange, pair} (body is
+// an exchangePairBody or a request embedding one) and checks them.
+func decodeExchangePair(r *http.Request, body interface{ validate() error }) error {
+	if err := decodeJSON(r, body, false); err != nil {
+		return err
+	}
+	return body.validate()
+}
+
 func (b exchangePairBody) validate() error {
 	if b.Exchange == "" {
 		return domain.Errorf(domain.EINVALID, "field exchange is required")
@@ -233,10 +242,7 @@ type chartDataResponse struct {
 // position without enough history is null.
 func (h *marketHandler) handleChartData(w http.ResponseWriter, r *http.Request) error {
 	var body exchangePairBody
-	if err := decodeJSON(r, &body, false); err != nil {
-		return err
-	}
-	if err := body.validate(); err != nil {
+	if err := decodeExchangePair(r, &body); err != nil {
 		return err
 	}
 	if err := h.ready(); err != nil {

@@ -53,10 +53,10 @@ type ordersHandler struct {
 }
 
 func (h *ordersHandler) register(r *mux.Router) {
-	r.Handle("/orders", handlerFunc(h.handleOrders)).Methods("GET")
-	r.Handle("/orders/page", handlerFunc(h.handleOrdersPage)).Methods("GET")
-	r.Handle("/orders/page/multi", handlerFunc(h.handleOrdersPageMulti)).Methods("GET")
-	r.Handle("/orders/day", handlerFunc(h.handleOrdersDay)).Methods("GET")
+	r.Handle("/orders", requires(h.ready, h.handleOrders)).Methods("GET")
+	r.Handle("/orders/page", requires(h.ready, h.handleOrdersPage)).Methods("GET")
+	r.Handle("/orders/page/multi", requires(h.ready, h.handleOrdersPageMulti)).Methods("GET")
+	r.Handle("/orders/day", requires(h.ready, h.handleOrdersDay)).Methods("GET")
 	r.Handle("/orders/open", handlerFunc(h.handleOrdersOpen)).Methods("GET")
 }
 
@@ -83,12 +83,12 @@ type OrderHistory interface {
 	Day(keys []string, date string, from, to int64) (days []projections.DaySummary, orders, closes []projections.OrderRecord)
 }
 
-// ledger returns the OrderHistory, or errNoLedger.
-func (h *ordersHandler) ledger() (OrderHistory, error) {
+// ready is errNoLedger without an OrderHistory.
+func (h *ordersHandler) ready() error {
 	if h.history == nil {
-		return nil, errNoLedger
+		return errNoLedger
 	}
-	return h.history, nil
+	return nil
 }
 
 // decodeKey undoes a second URL encoding of a pair key or exchange name:
@@ -204,10 +204,7 @@ func writeRecords(w http.ResponseWriter, prefix string, recs []projections.Order
 
 // handleOrders answers GET orders?key= with {data: every record of key}.
 func (h *ordersHandler) handleOrders(w http.ResponseWriter, r *http.Request) error {
-	l, err := h.ledger()
-	if err != nil {
-		return err
-	}
+	l := h.history
 	key, err := queryKey(r.URL.Query(), "key")
 	if err != nil {
 		return err
@@ -242,10 +239,7 @@ const ordersPiece = 1000
 
 // handleOrdersPage answers GET orders/page?key=&page=&pageSize=.
 func (h *ordersHandler) handleOrdersPage(w http.ResponseWriter, r *http.Request) error {
-	l, err := h.ledger()
-	if err != nil {
-		return err
-	}
+	l := h.history
 	q := r.URL.Query()
 	key, err := queryKey(q, "key")
 	if err != nil {
@@ -291,10 +285,7 @@ func queryPage(q url.Values) (page, size int, err error) {
 
 // handleOrdersPageMulti answers GET orders/page/multi?keys[]=…&page=&pageSize=.
 func (h *ordersHandler) handleOrdersPageMulti(w http.ResponseWriter, r *http.Request) error {
-	l, err := h.ledger()
-	if err != nil {
-		return err
-	}
+	l := h.history
 	q := r.URL.Query()
 	keys, err := queryKeys(q)
 	if err != nil {
@@ -328,10 +319,7 @@ type ordersDayResponse struct {
 
 // handleOrdersDay answers GET orders/day?timezone=&keys[]=(&days=).
 func (h *ordersHandler) handleOrdersDay(w http.ResponseWriter, r *http.Request) error {
-	l, err := h.ledger()
-	if err != nil {
-		return err
-	}
+	l := h.history
 	q := r.URL.Query()
 	loc, err := queryZone(q, true)
 	if err != nil {

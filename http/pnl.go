@@ -39,10 +39,10 @@ type pnlHandler struct {
 
 func (h *pnlHandler) register(r *mux.Router) {
 	r.Handle("/pnl/overview", handlerFunc(h.handlePnlOverview)).Methods("POST")
-	r.Handle("/pnl/daily", handlerFunc(h.handlePnlDaily)).Methods("GET")
-	r.Handle("/pnl/daily/paginated", handlerFunc(h.handlePnlDailyPaginated)).Methods("GET")
+	r.Handle("/pnl/daily", requires(h.ready, h.handlePnlDaily)).Methods("GET")
+	r.Handle("/pnl/daily/paginated", requires(h.ready, h.handlePnlDailyPaginated)).Methods("GET")
 	r.Handle("/pnl/sum", handlerFunc(h.handlePnlSum)).Methods("GET")
-	r.Handle("/pnl/total", handlerFunc(h.handlePnlTotal)).Methods("GET")
+	r.Handle("/pnl/total", requires(h.ready, h.handlePnlTotal)).Methods("GET")
 }
 
 type pnlOverviewRequest struct {
@@ -171,10 +171,7 @@ type pnlDailyResponse struct {
 
 // handlePnlDaily answers GET pnl/daily?key=&startTimestamp=&endTimestamp=.
 func (h *pnlHandler) handlePnlDaily(w http.ResponseWriter, r *http.Request) error {
-	l, err := h.live()
-	if err != nil {
-		return err
-	}
+	l := h.reader
 	q := r.URL.Query()
 	key, err := queryKey(q, "key")
 	if err != nil {
@@ -230,10 +227,7 @@ func dayTuple(d projections.DayPnl) []any {
 // cumulativePnlPercent] (dailyPnlTuple); totalSize counts the days and
 // fields names the tuple's order.
 func (h *pnlHandler) handlePnlDailyPaginated(w http.ResponseWriter, r *http.Request) error {
-	l, err := h.live()
-	if err != nil {
-		return err
-	}
+	l := h.reader
 	q := r.URL.Query()
 	key, err := queryKey(q, "key")
 	if err != nil {
@@ -330,10 +324,7 @@ func (h *pnlHandler) handlePnlSum(w http.ResponseWriter, r *http.Request) error 
 // pair's all-time realized pnl, trade counts, fees, invested, unmatched
 // value, unrealized pnl, position, inventory cost, ABP, method and unit.
 func (h *pnlHandler) handlePnlTotal(w http.ResponseWriter, r *http.Request) error {
-	l, err := h.live()
-	if err != nil {
-		return err
-	}
+	l := h.reader
 	key, err := queryKey(r.URL.Query(), "key")
 	if err != nil {
 		return err

@@ -45,12 +45,12 @@ func pnlReaders(pnl PnlReader, ledger LedgerReader) PnlReader {
 // routes, which fall back to it) on a server without one.
 var errNoLedger = domain.Errorf(domain.EUNAVAILABLE, "order history is not configured")
 
-// live returns the live PNL reader, or errNoLedger.
-func (h *pnlHandler) live() (PnlReader, error) {
+// ready is errNoLedger without a live PNL reader.
+func (h *pnlHandler) ready() error {
 	if h.reader == nil {
-		return nil, errNoLedger
+		return errNoLedger
 	}
-	return h.reader, nil
+	return nil
 }
 
 // readerAt is the reader for a request that names asOf and method as p
@@ -60,8 +60,7 @@ func (h *pnlHandler) live() (PnlReader, error) {
 func (h *pnlHandler) readerAt(w http.ResponseWriter, r *http.Request, p pastRead) (PnlReader, time.Time, error) {
 	live := h.past.liveMethod()
 	if !p.past && (!p.named || p.method == live) {
-		l, err := h.live()
-		return l, h.past.clock.Now(), err
+		return h.reader, h.past.clock.Now(), h.ready()
 	}
 	method := p.method
 	if !p.named {

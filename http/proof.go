@@ -73,10 +73,10 @@ type tlogHandler struct {
 func (h *tlogHandler) registerProofs(r *mux.Router) {
 	r.Handle("/audit/checkpoint", handlerFunc(h.handleCheckpoint)).Methods("GET")
 	r.Handle("/audit/checkpoint/key", handlerFunc(h.handleCheckpointKey)).Methods("GET")
-	r.Handle("/audit/proof/inclusion", handlerFunc(h.handleInclusionProof)).Methods("GET")
-	r.Handle("/audit/proof/consistency", handlerFunc(h.handleConsistencyProof)).Methods("GET")
-	r.Handle("/audit/record", handlerFunc(h.handleRecord)).Methods("GET")
-	r.Handle("/audit/proof/order", handlerFunc(h.handleOrderProof)).Methods("GET")
+	r.Handle("/audit/proof/inclusion", requires(h.ready, h.handleInclusionProof)).Methods("GET")
+	r.Handle("/audit/proof/consistency", requires(h.ready, h.handleConsistencyProof)).Methods("GET")
+	r.Handle("/audit/record", requires(h.ready, h.handleRecord)).Methods("GET")
+	r.Handle("/audit/proof/order", requires(h.ready, h.handleOrderProof)).Methods("GET")
 }
 
 // errNoTlog is the answer of the transparency log's routes on a server
@@ -187,9 +187,6 @@ type inclusionResponse struct {
 }
 
 func (h *tlogHandler) handleInclusionProof(w http.ResponseWriter, r *http.Request) error {
-	if err := h.ready(); err != nil {
-		return err
-	}
 	index, size, err := queryTwo(r, "index", "size")
 	if err != nil {
 		return err
@@ -211,9 +208,6 @@ type consistencyResponse struct {
 }
 
 func (h *tlogHandler) handleConsistencyProof(w http.ResponseWriter, r *http.Request) error {
-	if err := h.ready(); err != nil {
-		return err
-	}
 	from, to, err := queryTwo(r, "from", "to")
 	if err != nil {
 		return err
@@ -230,9 +224,6 @@ func (h *tlogHandler) handleConsistencyProof(w http.ResponseWriter, r *http.Requ
 // it (secrets masked: a redacted event's hash no longer matches its
 // shown data, by design).
 func (h *tlogHandler) handleRecord(w http.ResponseWriter, r *http.Request) error {
-	if err := h.ready(); err != nil {
-		return err
-	}
 	index, err := queryInt64(r.URL.Query(), "index", 0, maxInt)
 	if err != nil {
 		return err
@@ -250,9 +241,6 @@ func (h *tlogHandler) handleRecord(w http.ResponseWriter, r *http.Request) error
 // proven against (`tradeledger verify-proof` checks it). When no
 // checkpoint covers the order's last event yet, one is issued first.
 func (h *tlogHandler) handleOrderProof(w http.ResponseWriter, r *http.Request) error {
-	if err := h.ready(); err != nil {
-		return err
-	}
 	v := r.URL.Query().Get("id")
 	id, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || id <= 0 {

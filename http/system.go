@@ -43,7 +43,7 @@ type systemHandler struct {
 func (h *systemHandler) register(r *mux.Router) {
 	r.Handle("/system/start", h.handleSystem(true)).Methods("POST")
 	r.Handle("/system/stop", h.handleSystem(false)).Methods("POST")
-	r.Handle("/system/status", handlerFunc(h.handleSystemStatus)).Methods("GET")
+	r.Handle("/system/status", requires(h.ready, h.handleSystemStatus)).Methods("GET")
 }
 
 func (h *systemHandler) ready() error {
@@ -59,9 +59,6 @@ type systemStatusResponse struct {
 }
 
 func (h *systemHandler) handleSystemStatus(w http.ResponseWriter, r *http.Request) error {
-	if err := h.ready(); err != nil {
-		return err
-	}
 	resp := systemStatusResponse{Running: h.core.Running()}
 	if !resp.Running {
 		at, err := h.importedStopped(r.Context())
@@ -115,10 +112,7 @@ func readOne(ctx context.Context, store StreamReader, stream string, v int64) (*
 }
 
 func (h *systemHandler) handleSystem(start bool) handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		if err := h.ready(); err != nil {
-			return err
-		}
+	return requires(h.ready, func(w http.ResponseWriter, r *http.Request) error {
 		if h.config == nil {
 			return errNoConfig
 		}
@@ -136,5 +130,5 @@ func (h *systemHandler) handleSystem(start bool) handlerFunc {
 		}
 		writeJSON(w, http.StatusOK, json.RawMessage(h.config.Public()))
 		return nil
-	}
+	})
 }

@@ -29,7 +29,7 @@ func (h *tlogHandler) registerTiles(root *mux.Router, requireToken mux.Middlewar
 		r.Use(requireToken)
 	}
 	r.Handle("/checkpoint", handlerFunc(h.handleTlogCheckpoint)).Methods("GET")
-	r.Handle("/tile/{tile:.+}", handlerFunc(h.handleTile)).Methods("GET")
+	r.Handle("/tile/{tile:.+}", requires(h.ready, h.handleTile)).Methods("GET")
 }
 
 // handleTlogCheckpoint is audit/checkpoint's plain text.
@@ -42,9 +42,6 @@ func (h *tlogHandler) handleTlogCheckpoint(w http.ResponseWriter, r *http.Reques
 // handleTile answers a tile's bytes (application/octet-stream). A full
 // tile never changes: it may be cached for good; a partial one grows.
 func (h *tlogHandler) handleTile(w http.ResponseWriter, r *http.Request) error {
-	if err := h.ready(); err != nil {
-		return err
-	}
 	rest := mux.Vars(r)["tile"]
 	var b []byte
 	var err error
