@@ -29,7 +29,6 @@ import (
 // transaction is rolled back and the batch runs again with every id
 // looked up first, which sorts retries from conflicts exactly.
 func (s *Store) commit(batch []*appendRequest) []*appendRequest {
-	s.applyCheckpointPages()
 	batch, ok := s.tryCommit(batch, false)
 	if !ok {
 		for _, req := range batch {
@@ -340,12 +339,16 @@ func (s *Store) insert(tx *txn) (retry bool, err error) {
 	return false, nil
 }
 
-// commitTxn commits the transaction (rolled back on failure).
+// commitTxn commits the transaction (rolled back on failure), and starts
+// a checkpoint when the WAL has grown past the checkpoint pages
+// (checkpoint.go).
 func (s *Store) commitTxn() error {
+	s.applyCheckpointPages()
 	if err := s.w.Commit(); err != nil {
 		s.w.Rollback()
 		return s.unavailable(err)
 	}
+	s.checkpointAfterCommit()
 	return nil
 }
 

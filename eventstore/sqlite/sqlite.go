@@ -11,7 +11,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -128,6 +127,11 @@ type Store struct {
 	requests sync.Pool
 
 	checkpointPages atomic.Int64 // SetCheckpointPages's; the writer applies it
+	// ckpt checkpoints beside the writer (checkpoint.go), started by the
+	// writer at the first checkpoint due; checkpoints counts those it ran
+	// and those the writer ran itself.
+	ckpt        *checkpointer
+	checkpoints struct{ background, writer atomic.Int64 }
 
 	// The Merkle tree (tree.go): the writer's state, whether it was read
 	// from the file, the durable size readers see, and BuildTree's
@@ -203,33 +207,29 @@ func (s *Store) Open() error {
 }
 
 // SetCheckpointPages sets the WAL size, in pages of 4 KiB, past which a
-// commit checkpoints: copies the WAL into the database file and syncs it,
-// on the writer's time (SQLite's wal_autocheckpoint; n ≤ 0 is
-// DefaultCheckpointPages). A bulk writer (an import) sets it higher: a
-// checkpoint then covers several of its large commits, so the writer
-// syncs the database file and copies the indexes' pages fewer times, and
-// the WAL file grows to about n pages (it is removed when the store
-// closes). It may be called at any time, from any goroutine: the writer
-// applies it before its next transaction.
+// checkpoint copies the WAL into the database file and syncs it (n ≤ 0 is
+// DefaultCheckpointPages): beside the writer, on a connection of its own
+// (checkpoint.go), or by the writer itself once the WAL holds catchUpPages
+// times as many. A bulk writer (an import) sets it higher: a checkpoint
+// then covers several of its large commits, so the database file is synced
+// and the indexes' pages copied fewer times, and the WAL file grows to n
+// pages or a few times that (it is removed when the store closes). It may
+// be called at any time, from any goroutine: the writer applies it before
+// its next transaction.
 func (s *Store) SetCheckpointPages(n int) {
 	s.checkpointPages.Store(int64(n))
 }
 
-// applyCheckpointPages gives the writer's connection the checkpoint size
-// SetCheckpointPages asked for, when it changed (the writer goroutine
-// only). A failure leaves the size as it was, and is tried again at the
-// next commit.
+// applyCheckpointPages sets the checkpoint size SetCheckpointPages asked
+// for and watches the WAL's size in place of SQLite's own checkpoints
+// (the writer goroutine only, before a commit).
 func (s *Store) applyCheckpointPages() {
+	s.w.watchWAL()
 	want := int(s.checkpointPages.Load())
 	if want <= 0 {
 		want = DefaultCheckpointPages
 	}
-	if want == s.w.checkpointPages {
-		return
-	}
-	if execConn(s.w.db, "PRAGMA wal_autocheckpoint="+strconv.Itoa(want)) == nil {
-		s.w.checkpointPages = want
-	}
+	s.w.checkpointPages = want
 }
 
 // Close stops the writer (appends already queued are written first) and
@@ -255,6 +255,7 @@ func (s *Store) Close() error {
 		close(s.closing)
 		<-s.done
 	}
+	s.ckpt.stop() // before the writer's connection, whose close checkpoints the rest and removes the WAL
 	s.closeReaders()
 	var errs []error
 	errs = append(errs, s.wal.close())
