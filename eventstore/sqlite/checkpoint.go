@@ -26,6 +26,7 @@ static int tl_checkpoint(sqlite3 *db) {
 import "C"
 
 import (
+	"sync"
 	"sync/atomic"
 	"unsafe"
 )
@@ -46,8 +47,10 @@ import (
 // SQLite starts the WAL over only at a write transaction that begins when
 // everything in it has been copied, which a writer that never pauses may
 // never meet; past catchUpPages × the checkpoint pages the writer
-// checkpoints itself, as SQLite would have (little is left to copy by
-// then), and its next transaction starts the WAL over. Durability is
+// checkpoints itself, as SQLite would have (after the checkpointer's copy
+// under way, if any: little is left to copy by then), and its next
+// transaction starts the WAL over. The WAL so holds at most about
+// catchUpPages × the checkpoint pages and a commit's. Durability is
 // unchanged: a checkpoint syncs the WAL before it copies and the file
 // after, whoever runs it, and acknowledgements still wait for the
 // syncer's fdatasync of the WAL (durable.go).
@@ -64,6 +67,11 @@ type checkpointer struct {
 	done   chan struct{}
 	failed atomic.Bool   // its connection could not be opened: the writer checkpoints itself
 	runs   *atomic.Int64 // checkpoints run (the store's count)
+	// mu is held through each checkpoint, the writer's too: SQLite lets
+	// one connection checkpoint at a time and answers the other at once
+	// without copying anything, so the writer, past catchUpPages, waits
+	// for the checkpointer's copy to end and copies the rest.
+	mu sync.Mutex
 }
 
 // watchWAL sets the writer connection's WAL hook (the writer goroutine,
@@ -97,7 +105,9 @@ func (s *Store) checkpointAfterCommit() {
 		s.ckpt = startCheckpointer(s.Path, &s.checkpoints.background)
 	}
 	if frames >= catchUpPages*pages || s.ckpt.failed.Load() {
+		s.ckpt.mu.Lock()
 		C.tl_checkpoint(s.w.db) // as SQLite's own would: its failure leaves the frames to the next one
+		s.ckpt.mu.Unlock()
 		s.checkpoints.writer.Add(1)
 		return
 	}
@@ -127,7 +137,9 @@ func (c *checkpointer) run() {
 	for range c.wake {
 		// A failure (another connection checkpointing, an I/O error)
 		// leaves the frames to the next checkpoint, as SQLite's own does.
+		c.mu.Lock()
 		C.tl_checkpoint(db)
+		c.mu.Unlock()
 		c.runs.Add(1)
 	}
 }
