@@ -71,9 +71,10 @@ type Verifier struct {
 
 // verifierShard is the state of the streams and ids of one shard.
 type verifierShard struct {
-	streams StreamMap[verifiedStream]
-	alt     map[string]Hash // streams whose head's stored hash is not its contents': the contents' hash
-	ids     map[[16]byte]struct{}
+	orders headRun                   // the order streams' heads (verify_heads.go)
+	other  map[string]verifiedStream // any other stream's head
+	alt    map[string]Hash           // streams whose head's stored hash is not its contents': the contents' hash
+	ids    idSet                     // the ids seen (verify_ids.go)
 }
 
 // verifierBatch holds what AddBatch finds per event of a batch.
@@ -82,8 +83,8 @@ type verifierBatch struct {
 	sums    []Hash      // the contents' hashes
 	keys    [][16]byte  // idKey of the id
 	ref     []streamRef // the stream
-	stream  []uint8     // the shard of the stream
-	id      []uint8     // the shard of the id
+	stream  []uint8     // the shard of the stream (noShard: no stream)
+	id      []uint8     // the shard of the id (noShard: no id, or no stream)
 	problem []string    // the stream shard's first problem
 	dup     []bool      // the id appeared earlier in the log
 }
@@ -110,23 +111,26 @@ type verifiedStream struct {
 func NewVerifier() *Verifier {
 	v := &Verifier{shards: make([]verifierShard, verifierShards*min(runtime.GOMAXPROCS(0), 16)), buf: make([]byte, 0, 1024)}
 	for i := range v.shards {
-		v.shards[i] = verifierShard{streams: NewStreamMap[verifiedStream](), alt: map[string]Hash{}, ids: map[[16]byte]struct{}{}}
+		v.shards[i] = verifierShard{other: map[string]verifiedStream{}, alt: map[string]Hash{}}
 	}
 	return v
 }
 
 // Expect sizes v for about n more events (a log's head position): the
-// ids of that many events fit without the maps growing, which would copy
+// ids of that many events fit without the sets growing, which would copy
 // them again as they double.
 func (v *Verifier) Expect(n uint64) {
 	per := min(n, 1<<28) / uint64(len(v.shards))
 	for i := range v.shards {
-		sh := &v.shards[i]
-		if len(sh.ids) == 0 && per > 1024 {
-			sh.ids = make(map[[16]byte]struct{}, per+per/16)
+		if per > 1024 {
+			v.shards[i].ids.grow(int(per + per/16))
 		}
 	}
 }
+
+// noShard marks an event without a stream (or an id) in verifierBatch:
+// no shard checks it.
+const noShard = 255
 
 // verifierShards is how many shards a Verifier has per CPU: more than one,
 // so that a CPU whose worker the system holds back leaves its other
@@ -146,23 +150,13 @@ func streamRefOf(name string) streamRef {
 	return streamRef{name: name, id: id, order: ok}
 }
 
-// get returns the stream's head in m.
-func (r streamRef) get(m StreamMap[verifiedStream]) (verifiedStream, bool) {
+// put sets the head of stream r in sh.
+func (sh *verifierShard) put(r streamRef, v verifiedStream) {
 	if r.order {
-		v, ok := m.ids[r.id]
-		return v, ok
-	}
-	v, ok := m.other[r.name]
-	return v, ok
-}
-
-// put sets the stream's head in m.
-func (r streamRef) put(m StreamMap[verifiedStream], v verifiedStream) {
-	if r.order {
-		m.PutID(r.id, v)
+		sh.orders.put(r.id, v)
 		return
 	}
-	m.Put(r.name, v)
+	sh.other[strings.Clone(r.name)] = v // a map assignment stores its key again: a copy each time
 }
 
 // streamShard returns the shard of a stream: an order stream's by its id,
@@ -294,7 +288,7 @@ func (v *Verifier) Add(e *Event) *Fault {
 // events fed only.
 func (v *Verifier) Seed(stream string, version int64, hash Hash, time int64) {
 	r := streamRefOf(stream)
-	r.put(v.shards[v.streamShard(r)].streams, verifiedStream{version: version, hash: hash, time: time})
+	v.shards[v.streamShard(r)].put(r, verifiedStream{version: version, hash: hash, time: time})
 }
 
 // AddBatch is Add for consecutive events of the log, on every CPU: first
@@ -323,6 +317,7 @@ func (v *Verifier) AddBatch(batch []Event) *Fault {
 			e := &batch[i]
 			b.content[i], b.sums[i], buf = contentProblem(e, buf)
 			b.problem[i], b.dup[i] = "", false
+			b.stream[i], b.id[i] = noShard, noShard
 			if e.Stream != "" {
 				b.ref[i] = streamRefOf(e.Stream)
 				b.stream[i] = v.streamShard(b.ref[i])
@@ -342,16 +337,16 @@ func (v *Verifier) AddBatch(batch []Event) *Fault {
 		}()
 	}
 	parallel(cpus, len(v.shards), func(s int) {
-		sh := &v.shards[s]
-		for i := range batch {
-			e := &batch[i]
-			if e.Stream == "" {
-				continue
+		sh, shard := &v.shards[s], uint8(s)
+		// The shards' bytes, not the events, are what each shard scans
+		// for its own.
+		for i, in := range b.stream {
+			if in == shard {
+				b.problem[i] = sh.check(&batch[i], b.ref[i], b.content[i], b.sums[i])
 			}
-			if int(b.stream[i]) == s {
-				b.problem[i] = sh.check(e, b.ref[i], b.content[i], b.sums[i])
-			}
-			if e.ID != "" && int(b.id[i]) == s {
+		}
+		for i, in := range b.id {
+			if in == shard {
 				b.dup[i] = sh.seen(b.keys[i])
 			}
 		}
@@ -467,7 +462,15 @@ func (sh *verifierShard) check(e *Event, r streamRef, content string, sum Hash) 
 	if e.Type == "" {
 		note("empty event type")
 	}
-	st, known := r.get(sh.streams)
+	var st verifiedStream
+	var known bool
+	var at headRef
+	if r.order {
+		st, at = sh.orders.lookup(r.id)
+		known = at.found
+	} else {
+		st, known = sh.other[r.name]
+	}
 	var want int64
 	var prev Hash
 	if known {
@@ -498,8 +501,13 @@ func (sh *verifierShard) check(e *Event, r streamRef, content string, sum Hash) 
 		return problem // a step back: the stream stays where it was
 	}
 	// A store may hand out names that share memory with the whole event:
-	// the maps keep only the name (StreamMap.Put copies it).
-	r.put(sh.streams, verifiedStream{version: e.Version, hash: e.Hash, time: e.Time})
+	// the map keeps a copy of the name.
+	head := verifiedStream{version: e.Version, hash: e.Hash, time: e.Time}
+	if r.order {
+		sh.orders.set(r.id, at, head)
+	} else {
+		sh.other[strings.Clone(r.name)] = head
+	}
 	if sum != e.Hash {
 		sh.alt[strings.Clone(e.Stream)] = sum
 	} else if len(sh.alt) > 0 {
@@ -509,11 +517,7 @@ func (sh *verifierShard) check(e *Event, r streamRef, content string, sum Hash) 
 }
 
 // seen reports whether the id of key k was seen before, and records it.
-func (sh *verifierShard) seen(k [16]byte) bool {
-	n := len(sh.ids)
-	sh.ids[k] = struct{}{} // one look-up: a key already there leaves the length as it was
-	return len(sh.ids) == n
-}
+func (sh *verifierShard) seen(k [16]byte) bool { return sh.ids.seen(k) }
 
 func short(h Hash) string { return h.String()[:12] + "…" }
 
@@ -596,14 +600,14 @@ func (sh *verifierShard) sortedHeads() []StreamHead {
 		id     int64
 		st     verifiedStream
 	}
-	orders := make([]orderHead, 0, sh.streams.Len())
+	orders := make([]orderHead, 0, sh.orders.len())
 	var others []StreamHead
-	sh.streams.Each(func(id int64, stream string, st verifiedStream) {
-		if stream != "" || id < 0 {
-			if stream == "" {
-				stream = OrderStream(id)
-			}
-			others = append(others, StreamHead{Stream: stream, Version: st.version, Hash: st.hash})
+	for stream, st := range sh.other {
+		others = append(others, StreamHead{Stream: stream, Version: st.version, Hash: st.hash})
+	}
+	sh.orders.each(func(id int64, st verifiedStream) {
+		if id < 0 {
+			others = append(others, StreamHead{Stream: OrderStream(id), Version: st.version, Hash: st.hash})
 			return
 		}
 		key, digits := uint64(id), uint8(1)
