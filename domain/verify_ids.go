@@ -17,7 +17,7 @@ import (
 // bisection and kept in a map. Against a map of every id it takes a third
 // of the memory, no hashing, and for most ids one comparison.
 type idSet struct {
-	run  [][16]byte             // sorted, each id once
+	run  [][16]byte            // sorted, each id once
 	rest map[[16]byte]struct{} // ids not in run: each smaller than run's last when it came
 }
 
