@@ -222,7 +222,7 @@ func (s *Store) beginTxn(lookupIDs bool, n int) (*txn, error) {
 		s.treeLoaded = true
 	}
 	// The map and the records' slice are the last transaction's, emptied;
-	// written goes to the syncer with the batch, so it is new.
+	// written goes to the syncer with the batch, so it is another.
 	tx := &s.tx
 	if tx.heads == nil || len(tx.heads) > 4*DefaultMaxBatch {
 		tx.heads = make(map[string]streamHead) // not one that a huge batch grew
@@ -233,8 +233,18 @@ func (s *Store) beginTxn(lookupIDs bool, n int) (*txn, error) {
 	tx.leaves = tx.leaves[:0]
 	// Sized for as many events as the last transaction took in (within
 	// MaxBatch) when more than n: extend's rounds would grow it by
-	// doubling, copying every event placed so far at each step.
-	tx.written = make([]domain.Event, 0, max(n, min(tx.lastEvents, s.MaxBatch)))
+	// doubling, copying every event placed so far at each step. One the
+	// syncer is done with (spareWritten) is reused when large enough.
+	want := max(n, min(tx.lastEvents, s.MaxBatch))
+	var written []domain.Event
+	select {
+	case written = <-s.spareWritten:
+	default:
+	}
+	if cap(written) < want {
+		written = make([]domain.Event, 0, want)
+	}
+	tx.written = written
 	clear(tx.records)
 	tx.records = tx.records[:0]
 	return tx, nil

@@ -108,6 +108,9 @@ type Store struct {
 	obs observer // write metrics (observe.go)
 
 	tx txn // the writer's transaction, reused (commit.go)
+	// spareWritten holds transactions' written events the syncer is done
+	// with, emptied, for the writer to reuse (durable.go).
+	spareWritten chan []domain.Event
 
 	// writing is set while the writer holds appends it has not handed to
 	// the syncer (or answered); writerIdle is signalled when it clears.
@@ -197,6 +200,7 @@ func (s *Store) Open() error {
 	s.closing = make(chan struct{})
 	s.done = make(chan struct{})
 	s.committed = make(chan committedBatch)
+	s.spareWritten = make(chan []domain.Event, 4)
 	s.synced = make(chan struct{})
 	s.writerIdle = make(chan struct{}, 1)
 	s.activeIdle = make(chan struct{}, 1)
@@ -290,12 +294,19 @@ type appendRequest struct {
 	stamped  []int64       // the events' times as the caller stamped them (set at the first seal)
 	leaves   []domain.Hash // leaves[i] is events[i]'s leaf in the Merkle tree, when sealed
 
-	// The backing arrays of events, records, stamped and leaves for a
-	// single event, the common append, which then allocates none of them.
-	oneEvent  [1]domain.Event
-	oneRecord [1][]byte
-	oneStamp  [1]int64
-	oneLeaf   [1]domain.Hash
+	// one holds the backing arrays of events, records, stamped and
+	// leaves for an Append of a single event, the common append, which
+	// then allocates none of them (nil in AppendBatch's requests, which
+	// take theirs from larger arrays).
+	one *oneEvent
+}
+
+// oneEvent is the backing arrays of a single event's request.
+type oneEvent struct {
+	event  [1]domain.Event
+	record [1][]byte
+	stamp  [1]int64
+	leaf   [1]domain.Hash
 }
 
 // newRequest returns an Append's request, single, with its done channel:
@@ -305,28 +316,34 @@ func (s *Store) newRequest() *appendRequest {
 	if req, ok := s.requests.Get().(*appendRequest); ok {
 		return req
 	}
-	return &appendRequest{done: make(chan struct{}, 1), single: true}
+	return &appendRequest{done: make(chan struct{}, 1), single: true, one: new(oneEvent)}
 }
 
 // putRequest makes req, taken from newRequest, reusable. Only its caller
 // may call it, once it has the answer (or never queued req): the writer
 // and the syncer do not touch a request after they answered it.
 func (s *Store) putRequest(req *appendRequest) {
-	*req = appendRequest{done: req.done, single: true}
+	*req.one = oneEvent{} // nothing of this append kept alive by the pool
+	*req = appendRequest{done: req.done, single: true, one: req.one}
 	s.requests.Put(req)
 }
 
 // seal numbers, stamps and chains req.events onto head (domain.Chain) and
 // encodes their records. The events' times were stamped by the caller; a
 // seal on another head starts again from those.
-func (req *appendRequest) seal(head streamHead) {
+func (req *appendRequest) seal(head streamHead) { req.sealInto(head, nil) }
+
+// sealInto is seal with the records written into arena when it is not nil
+// (AppendBatch's, in its caller's goroutine only), else into a buffer of
+// their own.
+func (req *appendRequest) sealInto(head streamHead, arena *recordArena) {
 	size := 0
 	for i := range req.events {
 		size += recordSize(&req.events[i], req.stream)
 	}
 	if req.stamped == nil {
-		if len(req.events) == 1 {
-			req.stamped, req.records, req.leaves = req.oneStamp[:], req.oneRecord[:0], req.oneLeaf[:0]
+		if len(req.events) == 1 && req.one != nil {
+			req.stamped, req.records, req.leaves = req.one.stamp[:], req.one.record[:0], req.one.leaf[:0]
 		} else {
 			req.stamped = make([]int64, len(req.events))
 			req.records = make([][]byte, 0, len(req.events))
@@ -340,7 +357,12 @@ func (req *appendRequest) seal(head streamHead) {
 		req.events[i].Time = req.stamped[i]
 	}
 	domain.Chain(req.stream, head, req.events)
-	buf := make([]byte, 0, size)
+	var buf []byte
+	if arena != nil {
+		buf = arena.take(size)
+	} else {
+		buf = make([]byte, 0, size)
+	}
 	req.records, req.leaves = req.records[:0], req.leaves[:0]
 	for i := range req.events {
 		e := &req.events[i]
@@ -383,7 +405,7 @@ func (s *Store) Append(ctx context.Context, stream string, expected domain.Expec
 	s.active.Add(1)
 	req := s.newRequest()
 	var err error
-	if req.events, err = domain.PrepareAppendTo(req.oneEvent[:0], stream, expected, events); err != nil {
+	if req.events, err = domain.PrepareAppendTo(req.one.event[:0], stream, expected, events); err != nil {
 		s.leave()
 		s.putRequest(req)
 		return domain.AppendResult{}, err
