@@ -41,7 +41,7 @@ func (s *Store) AppendBatch(ctx context.Context, batch []domain.StreamAppend) ([
 	leaves := make([]domain.Hash, total)
 	done := make(chan struct{}, len(batch))
 	var arena recordArena
-	taken := 0 // events, stamped, records and leaves taken so far
+	taken := 0           // events, stamped, records and leaves taken so far
 	queued := 0          // reqs[:queued] are queued (or failed before)
 	var stop error       // why the rest is not queued
 	from, events := 0, 0 // the group being built: reqs[from:], its events
@@ -100,7 +100,7 @@ func (s *Store) AppendBatch(ctx context.Context, batch []domain.StreamAppend) ([
 		}
 		req := &slab[i]
 		*req = appendRequest{ctx: ctx, stream: a.Stream, expected: a.Expected, events: evs, done: done,
-			stamped: stamped[taken : taken+n : taken+n], records: records[taken:taken:taken+n], leaves: leaves[taken:taken:taken+n]}
+			stamped: stamped[taken : taken+n : taken+n], records: records[taken : taken : taken+n], leaves: leaves[taken : taken : taken+n]}
 		for j := range evs {
 			req.stamped[j] = evs[j].Time
 		}
