@@ -67,6 +67,45 @@ type Verifier struct {
 	faultCount int64
 	buf        []byte
 	batch      verifierBatch // AddBatch's per-event scratch, reused
+	pipe       *recordsPipe  // VerifyLog's: Records run beside the next batches
+}
+
+// recordsPipe runs a Verifier's Records in a goroutine of its own, one
+// batch's hashes after the other, in log order, while the Verifier goes on
+// with the next batches: VerifyLog's, where nothing reads what Records
+// builds before VerifyLog returns. The hashes are copied (two buffers in
+// turn): send waits while both are in use.
+type recordsPipe struct {
+	records func([]Hash)
+	work    chan []Hash
+	free    chan []Hash
+	done    chan struct{}
+}
+
+func newRecordsPipe(records func([]Hash)) *recordsPipe {
+	p := &recordsPipe{records: records, work: make(chan []Hash, 1), free: make(chan []Hash, 2), done: make(chan struct{})}
+	p.free <- nil
+	p.free <- nil
+	go func() {
+		defer close(p.done)
+		for hs := range p.work {
+			p.records(hs)
+			p.free <- hs[:0]
+		}
+	}()
+	return p
+}
+
+// send hands a copy of hashes to Records.
+func (p *recordsPipe) send(hashes []Hash) {
+	buf := append(<-p.free, hashes...)
+	p.work <- buf
+}
+
+// wait returns once Records has taken every batch sent; p takes no more.
+func (p *recordsPipe) wait() {
+	close(p.work)
+	<-p.done
 }
 
 // verifierShard is the state of the streams and ids of one shard.
@@ -329,7 +368,10 @@ func (v *Verifier) AddBatch(batch []Event) *Fault {
 		}
 	})
 	var records sync.WaitGroup
-	if v.Records != nil {
+	switch {
+	case v.pipe != nil:
+		v.pipe.send(b.sums)
+	case v.Records != nil:
 		records.Add(1)
 		go func() {
 			defer records.Done()
@@ -667,8 +709,10 @@ type VerifyOptions struct {
 	// Progress, when not nil, is called each time the count passes a
 	// multiple of VerifyProgressEvery, with the count and position so far.
 	Progress func(events int64, position uint64)
-	// Records, when not nil, is the Verifier's Records: every event's
-	// recomputed hash, in log order.
+	// Records, when not nil, is given every event's recomputed hash, in
+	// log order, a batch at a time, from a goroutine of its own: a batch's
+	// while VerifyLog checks the next ones. VerifyLog returns once it has
+	// taken them all.
 	Records func(hashes []Hash)
 }
 
@@ -679,6 +723,13 @@ type VerifyOptions struct {
 func VerifyLog(ctx context.Context, store EventStore, opts VerifyOptions) (VerifySummary, error) {
 	v := NewVerifier()
 	v.MaxFaults, v.Records = opts.MaxFaults, opts.Records
+	if v.Records != nil {
+		// The Merkle records of a batch are built beside the checks of
+		// the next ones instead of holding a CPU only while a batch's
+		// shards are checked: nothing reads them before this returns.
+		v.pipe = newRecordsPipe(v.Records)
+		defer v.pipe.wait()
+	}
 	if head, err := store.Head(ctx); err == nil {
 		v.Expect(head)
 	}
