@@ -602,15 +602,15 @@ func (v *Verifier) Summary(heads bool) VerifySummary {
 	parallel(runtime.GOMAXPROCS(0), len(v.shards), func(s int) {
 		parts[s] = v.shards[s].sortedHeads()
 	})
-	for len(parts) > 1 {
-		var next [][]StreamHead
-		for i := 0; i < len(parts); i += 2 {
-			if i+1 == len(parts) {
-				next = append(next, parts[i])
+	for len(parts) > 1 { // pairwise, each level's merges on every CPU
+		next := make([][]StreamHead, (len(parts)+1)/2)
+		parallel(runtime.GOMAXPROCS(0), len(next), func(i int) {
+			if 2*i+1 == len(parts) {
+				next[i] = parts[2*i]
 			} else {
-				next = append(next, mergeHeads(parts[i], parts[i+1]))
+				next[i] = mergeHeads(parts[2*i], parts[2*i+1])
 			}
-		}
+		})
 		parts = next
 	}
 	hs := parts[0]
