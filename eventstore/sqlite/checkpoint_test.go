@@ -54,8 +54,8 @@ func TestCheckpointBesideWriter(t *testing.T) {
 	t.Logf("checkpoints beside the writer %d, by the writer %d; the WAL's most %d frames", bg, inline, most/walFrame)
 	// 40 commits of about 20 pages each, 800 pages in all: the WAL starts
 	// over, within catchUpPages × 64 pages and a commit.
-	if frames := most / walFrame; frames > 4*64+40 {
-		t.Errorf("the WAL grew to %d frames, want at most %d", frames, 4*64+40)
+	if frames := most / walFrame; frames > 2*64+40 {
+		t.Errorf("the WAL grew to %d frames, want at most %d", frames, 2*64+40)
 	}
 	if after := fileSize(t, path); after <= before {
 		t.Errorf("the database file did not grow while the store was open (%d → %d bytes): nothing was checkpointed", before, after)
@@ -137,8 +137,8 @@ func TestCheckpointUnderSustainedWrites(t *testing.T) {
 	// 1,200 events of about half a page: the WAL starts over within
 	// catchUpPages × 32 pages and the pages of a transaction of at most
 	// MaxBatch appends.
-	if frames := most / walFrame; frames > 4*32+200 {
-		t.Errorf("the WAL grew to %d frames, want at most %d", frames, 4*32+200)
+	if frames := most / walFrame; frames > 2*32+200 {
+		t.Errorf("the WAL grew to %d frames, want at most %d", frames, 2*32+200)
 	}
 	if n := len(storetest.ReadAll(t, s.ReadAll(ctx, 0, 0))); n != writers*each {
 		t.Fatalf("read %d events, want %d", n, writers*each)
