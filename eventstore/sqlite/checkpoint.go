@@ -37,12 +37,12 @@ import (
 // the commit that takes the WAL past wal_autocheckpoint pages: the writer
 // then reads the WAL's pages back, writes them into the file and syncs
 // both, while appends wait for it — at SetCheckpointPages(8192), the
-// import's, a fifth of the writer's time and all of its fsyncs of the
+// import's, about a sixth of the writer's CPU and all of its fsyncs of the
 // database file. The store instead watches the WAL's size after each
 // commit (a WAL hook, which turns SQLite's own off) and, past the
 // checkpoint pages, wakes a checkpointer goroutine that checkpoints on a
-// connection of its own (PASSIVE: it never waits for the writer, and the
-// writer never waits for it), on another CPU while the writer goes on.
+// connection of its own (PASSIVE: it never waits for the writer), on
+// another CPU while the writer goes on.
 //
 // SQLite starts the WAL over only at a write transaction that begins when
 // everything in it has been copied, which a writer that never pauses may
