@@ -53,10 +53,7 @@ func (s *Server) resources() *resources {
 	}
 	// asOf and method over the past states, the clock and the live lot
 	// matching.
-	past := pastReads{clock: s.Clock, states: s.States}
-	if s.Ledger != nil {
-		past.live = s.Ledger
-	}
+	past := pastReads{clock: s.Clock, states: s.States, live: s.Ledger}
 	// One login limiter for both listeners.
 	if s.Logins == nil {
 		s.Logins = NewLoginLimiter()
@@ -68,55 +65,37 @@ func (s *Server) resources() *resources {
 	}
 	pnl := pnlReaders(s.Pnl, s.Ledger)
 	open, _ := s.Trader.(OpenOrderLister)
-	var current CurrentConfig = s.Config
-	var log interface {
-		StreamReader
-		LogReader
-	}
-	if s.Store != nil {
-		log = s.Store
-	}
 	verifier := s.Verifier
 	if verifier == nil {
 		verifier = chainVerifier{store: s.Store}
 	}
 	configs := &configWriter{config: s.Config, secrets: s.Secrets, cmds: cmds, clock: s.Clock, realConnector: realConnector}
-	health := &healthHandler{runner: s.Runner, connectors: s.Connectors, attention: s.Attention, reconciler: s.Reconciler,
-		witnesses: s.Witnesses, snapshotCheck: s.SnapshotCheck}
-	if s.Store != nil {
-		health.store = s.Store
-	}
-	if s.Tlog != nil {
-		health.tlog = s.Tlog
-	}
-	if s.Sink != nil {
-		health.sink = s.Sink
-	}
 	return &resources{
 		time:      &timeHandler{clock: s.Clock},
 		trade:     &tradeHandler{trader: s.Trader},
 		balances:  &balancesHandler{live: s.Trader, past: past},
 		pairs:     &pairsHandler{markets: s.Trader},
 		orders:    &ordersHandler{history: s.Ledger, open: open, clock: s.Clock},
-		orderList: &orderListHandler{index: s.OrderList, log: log, fills: s.Ledger},
+		orderList: &orderListHandler{index: s.OrderList, log: s.Store, fills: s.Ledger},
 		pnl:       &pnlHandler{reader: pnl, past: past},
 		assets:    &assetsHandler{reader: pnl},
 		books:     &booksHandler{books: s.Ledger, past: past},
 		marks:     &marksHandler{marks: s.Ledger},
-		market:    &marketHandler{market: s.Core, config: current},
+		market:    &marketHandler{market: s.Core, config: s.Config},
 		coreMem:   &coreMemoryHandler{memory: s.Core},
-		system:    &systemHandler{core: s.Core, config: s.Config, log: log, cmds: cmds, clock: s.Clock},
+		system:    &systemHandler{core: s.Core, config: s.Config, log: s.Store, cmds: cmds, clock: s.Clock},
 		config:    &configHandler{w: configs},
 		license:   &licenseHandler{w: configs, verifyKeys: s.VerifyKeys},
 		files:     &filesHandler{files: s.Files, cmds: cmds, clock: s.Clock},
-		audit:     &auditHandler{audit: s.Audit, log: log, verify: verifier},
+		audit:     &auditHandler{audit: s.Audit, log: s.Store, verify: verifier},
 		tlog:      &tlogHandler{tlog: s.Tlog, witnesses: s.Witnesses},
 		witnesses: &witnessesHandler{witnesses: s.Witnesses},
-		reconcile: &reconcileHandler{reconciler: s.Reconciler, exchanges: current, past: past},
-		paper:     &paperHandler{paper: s.Paper, exchanges: current, cmds: cmds, clock: s.Clock},
+		reconcile: &reconcileHandler{reconciler: s.Reconciler, exchanges: s.Config, past: past},
+		paper:     &paperHandler{paper: s.Paper, exchanges: s.Config, cmds: cmds, clock: s.Clock},
 		logins: &loginHandler{auth: s.Auth, passwords: s.Passwords, wallet: s.Wallet, logins: s.Logins,
 			clientHost: s.clientHost, cmds: cmds, clock: s.Clock},
-		health:    health,
+		health: &healthHandler{store: s.Store, runner: s.Runner, tlog: s.Tlog, sink: s.Sink, connectors: s.Connectors,
+			attention: s.Attention, reconciler: s.Reconciler, witnesses: s.Witnesses, snapshotCheck: s.SnapshotCheck},
 		dashboard: &dashboardHandler{csp: dashboardCSP(s.CORSOrigins)},
 		ops:       &opsHandler{metrics: s.Metrics},
 	}

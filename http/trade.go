@@ -50,12 +50,12 @@ type tradeHandler struct {
 	trader OrderPlacer
 }
 
-// registerTradeRoutes registers the trade calls. Every order call accepts
+// register registers the trade calls. Every order call accepts
 // an Idempotency-Key header (at most domain.MaxIdempotencyKey characters): the
 // same key with the same request (endpoint and fields, nested in data or
 // not) answers what the first request answered and places nothing; the
 // same key with a different request is 409 "Idempotency-Key reused with a
-// different request" and places nothing either. The Trader records a
+// different request" and places nothing either. The OrderPlacer records a
 // fingerprint of the request with the key, so both hold after a restart.
 func (h *tradeHandler) register(r *mux.Router) {
 	r.Handle("/trade/buy", h.handleOrder(domain.Buy, domain.KindLimit)).Methods("POST")
