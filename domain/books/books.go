@@ -130,20 +130,20 @@ type Flow struct {
 	Time     int64
 	Position uint64
 	// A transfer's.
-	Asset    string
-	Amount   domain.Decimal
-	Fee      domain.Decimal // a withdrawal's network fee, in Asset
-	TxID     string
-	ExID     string // the exchange's id
-	Status   domain.TransferStatus
+	Asset  string
+	Amount domain.Decimal
+	Fee    domain.Decimal // a withdrawal's network fee, in Asset
+	TxID   string
+	ExID   string // the exchange's id
+	Status domain.TransferStatus
 	// A conversion's.
-	ConvKind              string
-	FromAsset, ToAsset    string
-	FromAmount, ToAmount  domain.Decimal
-	ConvFee               domain.Decimal
-	ConvFeeAsset          string
-	Peer, PeerExchange    string
-	Pairs                 [2]string
+	ConvKind             string
+	FromAsset, ToAsset   string
+	FromAmount, ToAmount domain.Decimal
+	ConvFee              domain.Decimal
+	ConvFeeAsset         string
+	Peer, PeerExchange   string
+	Pairs                [2]string
 }
 
 // Cursor marks a place in a pair's fills in (Time, Position) order: the

@@ -133,38 +133,38 @@ func feeView(f Fee) FeeView {
 // Disposal is one sell fill (or conversion leg) of the period and the lots
 // it consumed.
 type Disposal struct {
-	Key        string         `json:"key"`
-	Exchange   string         `json:"exchange"`
-	Pair       string         `json:"pair"`
-	Asset      string         `json:"asset"`
-	Quote      string         `json:"quote"`
-	Kind       string         `json:"kind"`     // "order", "external" or "conversion"
-	External   bool           `json:"external"` // a trade on the account the service did not place
-	OrderID    int64          `json:"orderId"`
-	Position   uint64         `json:"position"`
-	DisposedAt int64          `json:"disposedAt"` // ms
-	Price      domain.Number  `json:"price"`
-	Quantity   domain.Number  `json:"quantity"` // sold, matched and unmatched
-	Fee        FeeView        `json:"fee"`      // the whole fill's
-	Matched    domain.Number  `json:"matched"`
-	Proceeds   domain.Number  `json:"proceeds"` // of the matched quantity
-	MatchedFee domain.Number  `json:"matchedFee"`
-	CostBasis  domain.Number  `json:"costBasis"`
-	Gain       domain.Number  `json:"gain"`
-	Unmatched  Unmatched      `json:"unmatched"`
-	Lots       []LotUse       `json:"lots"`
+	Key        string        `json:"key"`
+	Exchange   string        `json:"exchange"`
+	Pair       string        `json:"pair"`
+	Asset      string        `json:"asset"`
+	Quote      string        `json:"quote"`
+	Kind       string        `json:"kind"`     // "order", "external" or "conversion"
+	External   bool          `json:"external"` // a trade on the account the service did not place
+	OrderID    int64         `json:"orderId"`
+	Position   uint64        `json:"position"`
+	DisposedAt int64         `json:"disposedAt"` // ms
+	Price      domain.Number `json:"price"`
+	Quantity   domain.Number `json:"quantity"` // sold, matched and unmatched
+	Fee        FeeView       `json:"fee"`      // the whole fill's
+	Matched    domain.Number `json:"matched"`
+	Proceeds   domain.Number `json:"proceeds"` // of the matched quantity
+	MatchedFee domain.Number `json:"matchedFee"`
+	CostBasis  domain.Number `json:"costBasis"`
+	Gain       domain.Number `json:"gain"`
+	Unmatched  Unmatched     `json:"unmatched"`
+	Lots       []LotUse      `json:"lots"`
 	// GainKnown is false when part of the disposal's gain is unknown: it
 	// took coins of unknown cost (UnknownCost, UnknownLots) or its proceeds
 	// are unknown (Unpriced, UnpricedLots). Gain is then the known lots'.
-	GainKnown    bool            `json:"gainKnown"`
-	UnknownCost  UnknownCost     `json:"unknownCost"`
-	UnknownLots  []UnknownLotUse `json:"unknownCostLots"`
-	Unpriced     *Unpriced       `json:"unpriced,omitempty"`
+	GainKnown    bool             `json:"gainKnown"`
+	UnknownCost  UnknownCost      `json:"unknownCost"`
+	UnknownLots  []UnknownLotUse  `json:"unknownCostLots"`
+	Unpriced     *Unpriced        `json:"unpriced,omitempty"`
 	UnpricedLots []UnpricedLotUse `json:"unpricedLots,omitempty"`
-	InCurrency *Money         `json:"inCurrency,omitempty"` // Σ of the lots, when every one converted
-	Currency   string         `json:"currency,omitempty"`
-	feeQuote   domain.Decimal // the fee's valuation (0 when not valued)
-	pool       string         // the key of the pool of lots it took from
+	InCurrency   *Money           `json:"inCurrency,omitempty"` // Σ of the lots, when every one converted
+	Currency     string           `json:"currency,omitempty"`
+	feeQuote     domain.Decimal   // the fee's valuation (0 when not valued)
+	pool         string           // the key of the pool of lots it took from
 }
 
 // Gains are sums of lot uses in one currency.
@@ -271,11 +271,11 @@ type realizer struct {
 
 type assetAcc struct {
 	gains
-	disposals                    int64
-	unmQty, unmProceed           domain.Decimal
-	unkQty, unkProceed, unkFee   domain.Decimal
-	unpricedQty, unpricedCost    domain.Decimal
-	fees                         feeBag
+	disposals                  int64
+	unmQty, unmProceed         domain.Decimal
+	unkQty, unkProceed, unkFee domain.Decimal
+	unpricedQty, unpricedCost  domain.Decimal
+	fees                       feeBag
 }
 
 // newRealizer returns a realizer of q over src as of src's snapshot now.

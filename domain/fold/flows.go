@@ -101,7 +101,9 @@ func statusRank(s domain.TransferStatus) int8 {
 
 type holdingKey struct{ exchange, asset string }
 
-func holdingOf(exchange, asset string) holdingKey { return holdingKey{exchange, strings.ToUpper(asset)} }
+func holdingOf(exchange, asset string) holdingKey {
+	return holdingKey{exchange, strings.ToUpper(asset)}
+}
 
 // holding is an asset on an account: the pairs of the account whose base
 // it is, its home among them, the flows that move it.
