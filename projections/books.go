@@ -142,7 +142,8 @@ func (l *Ledger) BookFills(s books.Snapshot, key string, cur books.Cursor, n int
 
 // bookMove returns a pair's move as the books read it.
 func bookMove(m *fold.Movement) books.Fill {
-	f := books.Fill{Time: m.Time, Position: m.Pos, Qty: m.Qty, Fee: books.Fee{Valued: true}, Flow: m.Flow, Peer: m.Peer}
+	f := books.Fill{Time: m.Time, Position: m.Pos, Qty: m.Qty, Fee: books.Fee{Rate: domain.DecimalFromInt(1), RateTime: m.Time, Valued: true},
+		Flow: m.Flow, Peer: m.Peer}
 	switch m.Kind {
 	case fold.Deposit:
 		f.Kind = books.KindDeposit

@@ -269,6 +269,7 @@ func (w *walk) apply(pl *pool, f *Fill, s *step) {
 		}
 		pl.position = pl.position.Sub(f.Qty)
 	case KindDeposit:
+		pl.position = pl.position.Add(f.Qty)
 		c := w.carries[f.Peer]
 		if f.Peer == "" || c == nil || !strings.EqualFold(c.quote, pl.quote) {
 			var dates []unknownLot
@@ -403,7 +404,10 @@ type walkQueue []*pairWalk
 func (q walkQueue) Len() int { return len(q) }
 func (q walkQueue) Less(i, j int) bool {
 	a, b := &q[i].buf[q[i].i], &q[j].buf[q[j].i]
-	return a.Time < b.Time || (a.Time == b.Time && a.Position < b.Position)
+	if a.Time != b.Time || a.Position != b.Position {
+		return a.Time < b.Time || (a.Time == b.Time && a.Position < b.Position)
+	}
+	return q[i].Key < q[j].Key // a conversion's legs: one event, two pairs
 }
 func (q walkQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
 func (q *walkQueue) Push(x any)   { *q = append(*q, x.(*pairWalk)) }
