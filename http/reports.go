@@ -226,7 +226,8 @@ func (s *Server) handleStatement(w http.ResponseWriter, r *http.Request) {
 // <first day>-to-<last day>-<method>.csv, the period's days as dates in
 // the request's zone ("start" and "now" for an open end, the as-of time
 // for the end of books read as of a past time; a bound that is not a
-// midnight there with its time, 2024-03-10T12-30), and -as-of-<time> when
+// midnight there with its time, 2024-03-10T12-30), -universal for the
+// universal cost basis scope, and -as-of-<time> when
 // a period with an end is read as of a past time: a file a person can tell
 // apart from the next one without opening it.
 func exportName(f books.Format, req *booksRequest) string {
@@ -259,6 +260,9 @@ func exportName(f books.Format, req *booksRequest) string {
 		}
 	}
 	name := "tradeledger-" + string(f) + "-" + from + "-to-" + to + "-" + req.q.Method.String()
+	if req.q.Scope != domain.ScopeAccount {
+		name += "-" + req.q.Scope.String()
+	}
 	if asOf {
 		name += "-as-of-" + day(req.asOf.asOf)
 	}
