@@ -79,6 +79,7 @@ type Flow struct {
 	In         bool
 	Peer       string
 	Pairs      [2]int
+	at         Key // the key its moves were placed at (a later status may change Key's time)
 }
 
 // FlowID returns the id of a flow: its kind, exchange and the exchange's
@@ -310,14 +311,15 @@ func (ps *Pairs) place(f *Flow) {
 	for k, at := range f.Pairs {
 		if at >= 0 {
 			p := ps.pairs[at]
-			if m := p.move(f.Key); m != nil && m.Kind == Withdrawal && m.Peer != "" {
+			if m := p.move(f.at); m != nil && m.Kind == Withdrawal && m.Peer != "" {
 				ps.fl.peered[at]--
 			}
-			p.removeMove(f.Key)
+			p.removeMove(f.at)
 			ps.listDirty(at)
 			f.Pairs[k] = -1
 		}
 	}
+	f.at = f.Key
 	var moves [2]Movement
 	var homes [2]int
 	n := 0

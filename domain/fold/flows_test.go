@@ -95,10 +95,18 @@ func TestFlowsGoToTheHomePair(t *testing.T) {
 	if o.pairs[usdt].Unknown() != domain.Zero || o.pairs[usdt].Position() != domain.Zero || o.pairs[eur].Unknown() != dq("2") {
 		t.Fatalf("after EUR-BTC: %v", o.state())
 	}
+	// A later status with another time moves the deposit there (once).
+	o.ps.Transfer(true, &domain.Transfer{Exchange: "x", ID: "d3", Asset: "BTC", Amount: dq("1"), Status: domain.TransferCredited, Time: 1200}, 5)
+	o.ps.Transfer(true, &domain.Transfer{Exchange: "x", ID: "d3", Asset: "BTC", Amount: dq("1"), Status: domain.TransferCompleted, Time: 1500}, 6)
+	o.ps.Transfer(true, &domain.Transfer{Exchange: "x", ID: "d3", Asset: "BTC", Amount: dq("1"), Status: domain.TransferPending, Time: 1100}, 7)
+	o.settle()
+	if ms := o.pairs[eur].Moves(); len(ms) != 2 || ms[1].Time != 1500 || o.pairs[eur].Position() != dq("3") {
+		t.Fatalf("moves %+v after a later status at another time", ms)
+	}
 	// A pending deposit moves nothing; once failed neither.
 	o.ps.Transfer(true, &domain.Transfer{Exchange: "x", ID: "d2", Asset: "BTC", Amount: dq("5"), Status: domain.TransferPending, Time: 2000}, 9)
 	o.settle()
-	if o.pairs[eur].Position() != dq("2") {
+	if o.pairs[eur].Position() != dq("3") {
 		t.Fatalf("a pending deposit moved the position: %v", o.state())
 	}
 }
