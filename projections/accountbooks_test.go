@@ -222,6 +222,10 @@ var accountFigures = map[string]func(t *testing.T, l *Ledger){
 		if b := recs[0].AppendJSON(nil); !bytes.Contains(b, []byte(`"external":true`)) {
 			t.Errorf("record JSON %s", b)
 		}
+		if ms := l.Marks("binance", "USDT-BTC", 0, 1<<40); len(ms) != 4 || ms[1].Tooltip[len(ms[1].Tooltip)-1] != "External trade" ||
+			len(ms[0].Tooltip) != 4 {
+			t.Errorf("chart marks %+v: the trade by hand says so", ms)
+		}
 		tot, err := l.Total("binance/USDT-BTC")
 		if err != nil {
 			t.Fatal(err)

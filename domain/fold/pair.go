@@ -26,10 +26,10 @@ type Key struct {
 func (k Key) Less(o Key) bool { return k.Time < o.Time || (k.Time == o.Time && k.Pos < o.Pos) }
 
 // Fill is what the fold takes in: one acquisition or disposal of a pair's
-// base, in plain values, whatever event recorded it. Today every Fill is a
-// fill of one of the service's orders (OrderFilled); the account's other
-// movements (trades placed elsewhere, deposits, withdrawals, conversions)
-// are more values of this shape for the same fold.
+// base, in plain values, whatever event recorded it: a fill of one of the
+// service's orders (OrderFilled), or a trade on the account the service
+// did not place (ExternalFill, order 0). The account's other movements
+// (deposits, withdrawals, conversions) are Movements (move.go).
 type Fill struct {
 	Key
 	Order    int64       // the order it fills: per-order figures group by it; 0: none (it counts as an order of its own)
