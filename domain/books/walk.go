@@ -109,16 +109,38 @@ func newWalk(src Source, q *Query, match bool) *walk {
 	for _, k := range q.Keys {
 		want[k] = true
 	}
-	byKey := map[string]*pool{}
-	for _, p := range src.BookPairs() {
-		sel := len(want) == 0 || want[p.Key]
-		if !match && !sel {
-			continue // the tax formats read the period's own fills: no lots
-		}
-		k, exchange, pair := p.Key, p.Exchange, p.Pair
+	poolKey := func(p Pair) (key, exchange string) {
 		if q.Scope == domain.ScopeUniversal {
-			k, exchange = "*/"+p.Pair, "*"
+			return "*/" + p.Pair, "*"
 		}
+		return p.Key, p.Exchange
+	}
+	all := src.BookPairs()
+	// The lots of the query's pairs may come from others: those of their
+	// pools, and those a transfer carries from another pair. Without a
+	// transfer, only the pools of the query's pairs are read.
+	wantPool := map[string]bool{}
+	for _, p := range all {
+		if k, _ := poolKey(p); len(want) == 0 || want[p.Key] {
+			wantPool[k] = true
+		}
+	}
+	if match && len(want) > 0 {
+		for _, f := range src.BookFlows(w.snap) {
+			if f.Peer != "" {
+				wantPool = nil // every pool: a transfer may carry lots from any
+				break
+			}
+		}
+	}
+	byKey := map[string]*pool{}
+	for _, p := range all {
+		sel := len(want) == 0 || want[p.Key]
+		k, exchange := poolKey(p)
+		if (!match && !sel) || (wantPool != nil && !wantPool[k]) {
+			continue // the tax formats read the period's own fills: no lots; a pool no lot of the query's comes from
+		}
+		pair := p.Pair
 		pl := byKey[k]
 		if pl == nil {
 			pl = &pool{key: k, exchange: exchange, pair: pair, quote: p.Quote, base: p.Base}
