@@ -91,6 +91,16 @@ func accountScenarios(t *testing.T) map[string][]domain.Event {
 		g.fill(2, "120", "1.5", "0", "USDT", at(2, 10, 0))
 		out["deposit-unknown-cost"] = g.events
 	}
+	{ // Coins from the outside when the log has a price of them.
+		g := &accountLog{testLog{t: t}}
+		cfg(g)
+		g.order(1, "binance", "USDT-BTC", domain.Buy, "1", at(0, 10, 0))
+		g.fill(1, "100", "1", "0", "USDT", at(0, 10, 0))
+		g.transfer(true, domain.Transfer{Exchange: "binance", ID: "d1", Asset: "BTC", Amount: dec("1"), Status: domain.TransferCredited}, 0, 10, 30)
+		g.order(2, "binance", "USDT-BTC", domain.Sell, "1.5", at(1, 10, 0))
+		g.fill(2, "120", "1.5", "0", "USDT", at(1, 10, 0))
+		out["deposit-at-market"] = g.events
+	}
 	{ // Dust converted to BNB, valued at the rates of its time.
 		g := &accountLog{testLog{t: t}}
 		cfg(g)
@@ -286,6 +296,25 @@ var accountFigures = map[string]func(t *testing.T, l *Ledger){
 		tot, _ := l.Total("binance/USDT-BTC")
 		if domain.Decimal(tot.Pnl) != dec("20") {
 			t.Errorf("pnl/total %s, want 20: no gain on coins of unknown cost", tot.Pnl)
+		}
+	},
+	"deposit-at-market": func(t *testing.T, l *Ledger) {
+		r := realizedOf(t, l, domain.ScopeAccount)
+		if len(r.Rows) != 1 || len(r.Rows[0].Lots) != 2 || !r.Rows[0].GainKnown {
+			t.Fatalf("rows %+v", r.Rows)
+		}
+		d := r.Rows[0]
+		eqNum(t, "gain (20 on the bought lot, 10 on half the deposit)", d.Gain, "30")
+		if u := d.Lots[1]; u.Acquired != "deposit" || u.AcquiredAt != at(0, 10, 30).UnixMilli() || domain.Decimal(u.CostBasis) != dec("50") {
+			t.Errorf("the deposit's lot %+v: at 100, the price of D 10:00", u)
+		}
+		line := lineOf(t, l, domain.ScopeAccount, "binance/USDT-BTC")
+		if line.Deposited.AtMarket != 1 || domain.Decimal(line.Deposited.Cost) != dec("100") {
+			t.Errorf("deposited %+v", line.Deposited)
+		}
+		tot, _ := l.Total("binance/USDT-BTC")
+		if domain.Decimal(tot.Pnl) != dec("30") {
+			t.Errorf("pnl/total %s, want 30", tot.Pnl)
 		}
 	},
 	"dust-conversion": func(t *testing.T, l *Ledger) {

@@ -146,7 +146,7 @@ func bookMove(m *fold.Movement) books.Fill {
 		Flow: m.Flow, Peer: m.Peer}
 	switch m.Kind {
 	case fold.Deposit:
-		f.Kind = books.KindDeposit
+		f.Kind, f.Value, f.Priced = books.KindDeposit, m.Value, m.Priced
 	case fold.Withdrawal:
 		f.Kind, f.NetworkFee = books.KindWithdrawal, m.Fee
 	case fold.ConvertOut, fold.ConvertIn:

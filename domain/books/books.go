@@ -108,7 +108,9 @@ type Fill struct {
 	// NetworkFee is a withdrawal's network fee, in the base, on top of Qty.
 	NetworkFee domain.Decimal
 	// A conversion leg's other asset and amount, and its value in the
-	// pair's quote as the Ledger's fold found it (Priced false: no rate).
+	// pair's quote as the Ledger's fold found it (Priced false: no rate);
+	// a deposit from the outside (no Peer) has its value too: the lot it
+	// adds costs that (package fold's move.go).
 	Counter    string
 	CounterQty domain.Decimal
 	Value      domain.Decimal

@@ -54,7 +54,7 @@ type Money struct {
 type LotUse struct {
 	AcquiredAt  int64         `json:"acquiredAt"` // ms
 	BuyOrderID  int64         `json:"buyOrderId"` // 0 for a lot no order of the service's bought
-	Acquired    string        `json:"acquired"`   // how: "order", "external" (a trade placed elsewhere) or "conversion"
+	Acquired    string        `json:"acquired"`   // how: "order", "external" (a trade placed elsewhere), "conversion" or "deposit" (from the outside, at the log's price)
 	Quantity    domain.Number `json:"quantity"`
 	Proceeds    domain.Number `json:"proceeds"`
 	Fee         domain.Number `json:"fee"`
@@ -434,6 +434,8 @@ func lotUse(u domain.Lot, proceeds, fee, gain domain.Decimal, days, hold int64) 
 		lu.BuyOrderID, lu.Acquired = 0, "external"
 	case refConversion:
 		lu.BuyOrderID, lu.Acquired = 0, "conversion"
+	case refDeposit:
+		lu.BuyOrderID, lu.Acquired = 0, "deposit"
 	}
 	if days > hold {
 		lu.Term = "long"

@@ -25,8 +25,8 @@ import (
 // random logs with trades, external trades, deposits, withdrawals,
 // transfers and conversions). Quantities and cost bases are those of the
 // lots (what the books know the cost of); coins of unknown cost (a deposit
-// no withdrawal of the service's explains, a conversion without a rate)
-// are counted apart, never at a cost of 0; a position counts every coin,
+// no withdrawal of the service's explains and the log has no price for, a
+// conversion without a rate) are counted apart, never at a cost of 0; a position counts every coin,
 // so it falls below what the books hold when coins the log never saw
 // arrive were sold (unmatched) or sent (withdrawn.unheld). A deposit
 // matched to a withdrawal from another of the service's accounts brings
@@ -88,14 +88,16 @@ type Disposed struct {
 }
 
 // Deposited is the period's deposits: the lots they brought (those of a
-// withdrawal from another of the service's accounts, Transfers of them)
-// and their cost, and the coins of unknown cost.
+// withdrawal from another of the service's accounts, Transfers of them;
+// from the outside, lots at the log's price of their time, AtMarket of
+// them) and their cost, and the coins of unknown cost.
 type Deposited struct {
 	Quantity            domain.Number `json:"quantity"`
 	Cost                domain.Number `json:"cost"`
 	UnknownCostQuantity domain.Number `json:"unknownCostQuantity"`
 	Count               int64         `json:"count"`
 	Transfers           int64         `json:"transfers"`
+	AtMarket            int64         `json:"atMarket"`
 }
 
 // Withdrawn is the period's withdrawals: the lots they took (the quantity
@@ -215,8 +217,11 @@ func StatementReport(src Source, q Query) (*Statement, error) {
 		switch f.Kind {
 		case KindDeposit:
 			a.dep.Count++
-			if f.Peer != "" && r.InLots.IsPos() {
+			switch {
+			case f.Peer != "" && r.InLots.IsPos():
 				a.dep.Transfers++
+			case f.Peer == "" && f.Priced:
+				a.dep.AtMarket++
 			}
 			a.depQty, a.depCost, a.depUnk = a.depQty.Add(r.InLots), a.depCost.Add(r.InCost), a.depUnk.Add(r.InUnknown)
 			return

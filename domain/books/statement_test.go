@@ -114,7 +114,7 @@ func randomLog(r *rand.Rand, n int) *memSource {
 // randomAccountLog is randomLog with the accounts' other activity as the
 // Ledger routes it to pairs (package fold's move.go): a fourth pair,
 // c/USDT-BTC, another account of the same pair; trades placed by hand;
-// deposits of unknown cost; withdrawals with network fees, some matched
+// deposits from the outside, at a price or of unknown cost; withdrawals with network fees, some matched
 // to a later deposit on another pair of the same base (a transfer, the
 // deposit at most the amount sent) — some of them into a pair of another
 // quote —; conversions' legs, priced and not.
@@ -133,10 +133,11 @@ func randomAccountLog(r *rand.Rand, n int) *memSource {
 			f := Fill{Time: t, Price: domain.NewDecimal(1+r.Int64N(5_000_000), -4), Qty: qty(), Fee: Fee{Valued: true}, Kind: KindExternal,
 				Sell: r.IntN(2) == 0}
 			m.fill(k, f)
-		case 1: // from the outside
+		case 1: // from the outside: at the log's price, or of unknown cost
 			id := fmt.Sprintf("deposit:%s:o%d", ex, i)
 			pos := m.flow(Flow{ID: id, Kind: "deposit", Exchange: ex, Time: t})
-			m.move(k, pos, Fill{Time: t, Qty: qty(), Kind: KindDeposit, Flow: id})
+			m.move(k, pos, Fill{Time: t, Qty: qty(), Kind: KindDeposit, Flow: id, Value: domain.NewDecimal(1+r.Int64N(50_000_000_000), -6),
+				Priced: r.IntN(2) == 0})
 		case 2, 3: // a withdrawal, to the outside or to another account
 			id := fmt.Sprintf("withdrawal:%s:w%d", ex, i)
 			sent, fee := qty(), domain.NewDecimal(r.Int64N(100_000), -8)

@@ -18,6 +18,7 @@ const walkChunk = 512
 const (
 	refExternal   = -1 << 62
 	refConversion = refExternal + 1
+	refDeposit    = refExternal + 2 // a deposit from the outside, at the log's price
 )
 
 // unknownLot is coins of unknown cost held (a deposit no withdrawal of
@@ -292,6 +293,11 @@ func (w *walk) apply(pl *pool, f *Fill, s *step) {
 		pl.position = pl.position.Sub(f.Qty)
 	case KindDeposit:
 		pl.position = pl.position.Add(f.Qty)
+		if f.Peer == "" && f.Priced { // from the outside, at the log's price
+			pl.lots.AddLot(domain.Lot{Qty: f.Qty, Cost: f.Value, Time: f.Time, Ref: refDeposit})
+			s.InLots, s.InCost = f.Qty, f.Value
+			break
+		}
 		c := w.carries[f.Peer]
 		if f.Peer == "" || c == nil || !strings.EqualFold(c.quote, pl.quote) {
 			var dates []unknownLot

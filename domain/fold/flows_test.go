@@ -215,3 +215,29 @@ func TestConversionLegs(t *testing.T) {
 		t.Fatalf("BTC after a rate of ETH: %v", o.state())
 	}
 }
+
+// A deposit from the outside is a lot at the log's price of its time (no
+// older than the fee rates' bound), else coins of unknown cost; one of a
+// transfer is never valued at market, even when its withdrawal moved no
+// pair's lots.
+func TestDepositAtTheLogsPrice(t *testing.T) {
+	o := newOwner()
+	btc := o.pair("x", "USDT-BTC")
+	o.fill(btc, Fill{Key: Key{Time: 1000, Pos: 1}, Order: 1, Side: domain.Buy, Price: dq("100"), Qty: dq("1")})
+	dep := func(id string, at int64, pos uint64, amount string) {
+		o.ps.Transfer(true, &domain.Transfer{Exchange: "x", ID: id, Asset: "BTC", Amount: dq(amount), Status: domain.TransferCredited, Time: at}, pos)
+	}
+	dep("d1", 1500, 2, "2")               // the fill's price, half a second old
+	dep("d2", 1000+2*3600_000, 3, "0.5") // two hours later: no price within the hour
+	o.ps.Transfer(false, &domain.Transfer{Exchange: "y", ID: "w", Asset: "BTC", Amount: dq("0.25"), Status: domain.TransferCompleted, Time: 2000, TxID: "T"}, 4)
+	dep("d3", 3000, 5, "0.25")
+	o.ps.Transfer(true, &domain.Transfer{Exchange: "x", ID: "d3", Asset: "BTC", Amount: dq("0.25"), Status: domain.TransferCompleted, Time: 3000, TxID: "T"}, 6)
+	o.settle()
+	p := o.pairs[btc]
+	if p.Lots().Qty() != dq("3") || p.Lots().Cost() != dq("300") || p.Unknown() != dq("0.75") {
+		t.Fatalf("lots %s for %s, unknown %s: want the bought 1 and d1's 2 at 100, d2 and d3 of unknown cost", p.Lots().Qty(), p.Lots().Cost(), p.Unknown())
+	}
+	if f, _ := o.ps.Flow(FlowID(FlowDeposit, "x", "d3")); f.Peer == "" {
+		t.Fatalf("d3 is w's other side (txid T): %+v", f)
+	}
+}

@@ -22,10 +22,16 @@ import (
 //     the service's accounts matched it (a transfer, flows.go), the lots
 //     that withdrawal took come with it (Carry): their quantities scaled to
 //     what arrived, their costs whole, so that the network fee's cost is in
-//     the cost of the coins that arrived and no unit of cost is lost. Else
-//     the coins' cost is unknown: they are held apart (Pair.Unknown), never
-//     as a lot costing 0, and a sale of them realizes nothing (they count
-//     in the sale's unmatched quantity, as coins the log never saw bought).
+//     the cost of the coins that arrived and no unit of cost is lost (never
+//     a new lot at market; into a pair of another quote their cost cannot
+//     come: coins of unknown cost). A deposit from the outside (no
+//     withdrawal of the service's explains it) is a lot at the log's price
+//     of the asset in the quote at its time, no older than the fee rates'
+//     bound (its fair value when it arrived, as the tax tools take a
+//     deposit by default). Without such a price the coins' cost is unknown:
+//     they are held apart (Pair.Unknown), never as a lot costing 0, and a
+//     sale of them realizes nothing (they count in the sale's unmatched
+//     quantity, as coins the log never saw bought).
 //   - Withdrawal takes the quantity sent and the network fee (in the
 //     asset, on top) from the lots by the method, then from the coins of
 //     unknown cost: no gain is realized (a transfer is not a disposal, the
@@ -96,7 +102,7 @@ type Movement struct {
 	// cost.
 	Carry *Carry
 	// Derived by the fold: what a withdrawal took, and a conversion leg's
-	// value in the quote (Priced false: no rate).
+	// or an outside deposit's value in the quote (Priced false: no rate).
 	Taken  Carry
 	Value  domain.Decimal
 	Priced bool
@@ -171,9 +177,10 @@ func (m *Movement) fill() Fill {
 func (m *Movement) Fill() Fill { return m.fill() }
 
 // rated reports whether the move's figures depend on rates of the log: a
-// conversion leg whose counter is not the quote.
+// conversion leg whose counter is not the quote, a deposit from the
+// outside.
 func (m *Movement) rated(quote string) bool {
-	return m.Kind.Trade() && !SameCurrency(m.Counter, quote)
+	return (m.Kind.Trade() && !SameCurrency(m.Counter, quote)) || (m.Kind == Deposit && m.Peer == "")
 }
 
 // Moves returns the pair's moves in trade-time order (do not change
@@ -248,6 +255,20 @@ func (p *Pair) counterValue(m *Movement, rates *RateBook) (domain.Decimal, bool)
 	return path.Convert(m.CounterQty), true
 }
 
+// baseValue returns a deposit's value in the quote: its quantity at the
+// log's price of the base at its Key, no older than the fee rates' bound;
+// false without one.
+func (p *Pair) baseValue(m *Movement, rates *RateBook) (domain.Decimal, bool) {
+	if rates == nil {
+		return domain.Zero, false
+	}
+	path, ok := rates.PathAt(p.Base, p.Quote, m.Key, rates.feeMaxAge(), math.MaxUint64)
+	if !ok {
+		return domain.Zero, false
+	}
+	return path.Convert(m.Qty), true
+}
+
 // takeUnknown takes up to qty from the coins of unknown cost and returns
 // how much it took.
 func (p *Pair) takeUnknown(qty domain.Decimal) domain.Decimal {
@@ -268,8 +289,14 @@ func (p *Pair) applyMove(m *Movement, rates *RateBook, r *Result) {
 	case Deposit:
 		var lots []domain.Lot
 		unknown := m.Qty
-		if m.Carry != nil && SameCurrency(m.Carry.Quote, p.Quote) {
+		switch {
+		case m.Carry != nil && SameCurrency(m.Carry.Quote, p.Quote):
 			lots, unknown = m.Carry.Scaled(m.Qty)
+		case m.Peer == "": // from the outside: at the log's price, if any
+			m.Value, m.Priced = p.baseValue(m, rates)
+			if m.Priced {
+				lots, unknown = []domain.Lot{{Qty: m.Qty, Cost: m.Value}}, domain.Zero
+			}
 		}
 		for _, l := range lots {
 			p.lots.Add(l.Qty, l.Cost)
