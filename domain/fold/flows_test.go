@@ -227,7 +227,7 @@ func TestDepositAtTheLogsPrice(t *testing.T) {
 	dep := func(id string, at int64, pos uint64, amount string) {
 		o.ps.Transfer(true, &domain.Transfer{Exchange: "x", ID: id, Asset: "BTC", Amount: dq(amount), Status: domain.TransferCredited, Time: at}, pos)
 	}
-	dep("d1", 1500, 2, "2")               // the fill's price, half a second old
+	dep("d1", 1500, 2, "2")              // the fill's price, half a second old
 	dep("d2", 1000+2*3600_000, 3, "0.5") // two hours later: no price within the hour
 	o.ps.Transfer(false, &domain.Transfer{Exchange: "y", ID: "w", Asset: "BTC", Amount: dq("0.25"), Status: domain.TransferCompleted, Time: 2000, TxID: "T"}, 4)
 	dep("d3", 3000, 5, "0.25")
