@@ -2,7 +2,6 @@ package domain
 
 import (
 	"crypto/sha256"
-	"encoding/hex"
 	"strconv"
 	"strings"
 )
@@ -472,8 +471,5 @@ func ClientOrderID(requestEventID string) string {
 // outside — an exchange fill — so that recording them twice appends once.
 func DerivedEventID(parts ...string) string {
 	h := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
-	h[6] = 0x80 | (h[6] & 0x0f)
-	h[8] = 0x80 | (h[8] & 0x3f)
-	s := hex.EncodeToString(h[:16])
-	return s[0:8] + "-" + s[8:12] + "-" + s[12:16] + "-" + s[16:20] + "-" + s[20:32]
+	return FormatUUID([16]byte(h[:16]), 8)
 }
