@@ -283,6 +283,19 @@ func (c Config) PnlMethod() (PnlMethod, bool) {
 	return m, err == nil
 }
 
+// CostBasisScope returns bot.COST_BASIS_SCOPE, the cost basis scope the
+// books use when a request names none (ScopeAccount when unset), and
+// whether it is set (CheckValues refuses a value ParseCostBasisScope does
+// not read).
+func (c Config) CostBasisScope() (CostBasisScope, bool) {
+	s, ok := c.section("bot")["COST_BASIS_SCOPE"].(string)
+	if !ok {
+		return ScopeAccount, false
+	}
+	sc, err := ParseCostBasisScope(s)
+	return sc, err == nil
+}
+
 // ExchangeNames returns the names of config.exchanges, sorted.
 func (c Config) ExchangeNames() []string { return sortedKeys(c.section("exchanges")) }
 

@@ -132,7 +132,8 @@ func checkSymbol(where string, v any, received bool) error {
 // feeAssetPrice > 0; config.exchanges.<name>.feeAsset, a currency symbol;
 // bot.REPORTING_CURRENCY, a currency symbol (letters and digits, as in a
 // pair) or absent; bot.PNL_METHOD, a lot matching method (ParsePnlMethod)
-// or absent; bot.FEE_RATE_MAX_AGE, whole seconds ≥ 1; and every credential
+// or absent; bot.FEE_RATE_MAX_AGE, whole seconds ≥ 1; bot.COST_BASIS_SCOPE,
+// account or universal (ParseCostBasisScope), or absent; and every credential
 // of an exchange entry a string (CheckCredentialTypes).
 // ConfigFromMap calls it; see the note at
 // the top of this file for why ParseConfig does not.
@@ -157,8 +158,8 @@ func (c Config) CheckValues() error {
 	return checkPairValues(c.section("pairs"))
 }
 
-// checkBotValues checks config.bot's REPORTING_CURRENCY, PNL_METHOD and
-// FEE_RATE_MAX_AGE (CheckValues).
+// checkBotValues checks config.bot's REPORTING_CURRENCY, PNL_METHOD,
+// FEE_RATE_MAX_AGE and COST_BASIS_SCOPE (CheckValues).
 func checkBotValues(bot map[string]any) error {
 	if v, ok := bot["REPORTING_CURRENCY"]; ok && v != nil {
 		s, _ := v.(string)
@@ -175,6 +176,12 @@ func checkBotValues(bot map[string]any) error {
 	if v, ok := bot["FEE_RATE_MAX_AGE"]; ok && v != nil {
 		if err := (valueRule{whole: true, min: DecimalFromInt(1), unit: "seconds"}).check("config.bot.FEE_RATE_MAX_AGE", v); err != nil {
 			return err
+		}
+	}
+	if v, ok := bot["COST_BASIS_SCOPE"]; ok && v != nil {
+		s, _ := v.(string)
+		if _, err := ParseCostBasisScope(s); err != nil || s == "" {
+			return Errorf(EINVALID, "config.bot.COST_BASIS_SCOPE must be %s, not %.40s", CostBasisScopeNames, fmt.Sprint(v))
 		}
 	}
 	return nil

@@ -240,3 +240,43 @@ func TestFeeRateMaxAge(t *testing.T) {
 		}
 	}
 }
+
+// bot.COST_BASIS_SCOPE is account or universal, or absent (account);
+// CostBasisScope and DecodePnlConfig read it back, and any other value is
+// refused naming the setting.
+func TestCostBasisScopeSetting(t *testing.T) {
+	doc := func(v any) map[string]any {
+		bot := map[string]any{}
+		if v != nil {
+			bot["COST_BASIS_SCOPE"] = v
+		}
+		return map[string]any{"bot": bot, "GUI": map[string]any{}, "exchanges": map[string]any{}, "strategies": map[string]any{}, "pairs": map[string]any{}}
+	}
+	for _, tc := range []struct {
+		v    any
+		want CostBasisScope
+		set  bool
+		err  bool
+	}{
+		{nil, ScopeAccount, false, false}, {"universal", ScopeUniversal, true, false}, {"Account", ScopeAccount, true, false},
+		{"", 0, false, true}, {"wallet", 0, false, true}, {1, 0, false, true},
+	} {
+		c, err := ConfigFromMap(doc(tc.v))
+		if tc.err {
+			if ErrorCode(err) != EINVALID || !strings.Contains(ErrorMessage(err), "config.bot.COST_BASIS_SCOPE must be account or universal") {
+				t.Errorf("%v: err = %v, want EINVALID naming config.bot.COST_BASIS_SCOPE", tc.v, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%v: %v", tc.v, err)
+		}
+		if s, set := c.CostBasisScope(); s != tc.want || set != tc.set {
+			t.Errorf("%v: CostBasisScope() = %v, %v; want %v, %v", tc.v, s, set, tc.want, tc.set)
+		}
+		data, _ := json.Marshal(map[string]any{"config": doc(tc.v)})
+		if pc, ok := DecodePnlConfig(data); !ok || pc.Scope != tc.want {
+			t.Errorf("%v: DecodePnlConfig scope = %v, %v; want %v", tc.v, pc.Scope, ok, tc.want)
+		}
+	}
+}

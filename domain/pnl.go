@@ -852,3 +852,42 @@ func LotsOf(s *LotsState) (Lots, error) {
 	}
 	return l, nil
 }
+
+// CostBasisScope says which lots a disposal may consume (bot.COST_BASIS_SCOPE,
+// the books' scope= parameter): those of its own exchange account
+// (ScopeAccount, the default: per wallet or account, the rule the United
+// States require from 1 January 2025, IRS Revenue Procedure 2024-28 and
+// Treas. Reg. §1.1012-1(j)), or those of every account of the service
+// (ScopeUniversal: one pool per asset across accounts, the earlier
+// universal method). Lots stay in the currency they were paid in: a pool
+// is an asset against one quote currency (domain/books).
+type CostBasisScope uint8
+
+// Cost basis scopes; the values are stable.
+const (
+	ScopeAccount CostBasisScope = iota
+	ScopeUniversal
+)
+
+// CostBasisScopeNames lists the accepted names of ParseCostBasisScope.
+const CostBasisScopeNames = "account or universal"
+
+// ParseCostBasisScope reads "account" or "universal" (case-insensitive);
+// "" is ScopeAccount. Anything else is EINVALID.
+func ParseCostBasisScope(s string) (CostBasisScope, error) {
+	switch strings.ToLower(s) {
+	case "", "account":
+		return ScopeAccount, nil
+	case "universal":
+		return ScopeUniversal, nil
+	}
+	return ScopeAccount, Errorf(EINVALID, "cost basis scope %q must be %s", s, CostBasisScopeNames)
+}
+
+// String returns "account" or "universal".
+func (s CostBasisScope) String() string {
+	if s == ScopeUniversal {
+		return "universal"
+	}
+	return "account"
+}

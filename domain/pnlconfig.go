@@ -15,6 +15,9 @@ type PnlConfig struct {
 	// Method is bot.PNL_METHOD, the reports' default lot matching (LOFO
 	// when unset or not a method).
 	Method PnlMethod
+	// Scope is bot.COST_BASIS_SCOPE, the reports' default cost basis
+	// scope (ScopeAccount when unset or not a scope).
+	Scope CostBasisScope
 	// FeeRateMaxAge is bot.FEE_RATE_MAX_AGE in ms (the setting is whole
 	// seconds ≥ 1): how old a rate a fee in a third asset may be valued
 	// at; 0 when unset or not such a number (DefaultFeeRateMaxAge).
@@ -37,6 +40,7 @@ func DecodePnlConfig(data []byte) (c PnlConfig, ok bool) {
 				Reporting any `json:"REPORTING_CURRENCY"`
 				Method    any `json:"PNL_METHOD"`
 				FeeMaxAge any `json:"FEE_RATE_MAX_AGE"`
+				Scope     any `json:"COST_BASIS_SCOPE"`
 			} `json:"bot"`
 			Pairs map[string]map[string]struct {
 				Strategy string `json:"strategy"`
@@ -49,6 +53,9 @@ func DecodePnlConfig(data []byte) (c PnlConfig, ok bool) {
 	c.Reporting, _ = doc.Config.Bot.Reporting.(string)
 	if s, ok := doc.Config.Bot.Method.(string); ok {
 		c.Method, _ = ParsePnlMethod(s)
+	}
+	if s, ok := doc.Config.Bot.Scope.(string); ok {
+		c.Scope, _ = ParseCostBasisScope(s)
 	}
 	c.FeeRateMaxAge = maxAgeMs(doc.Config.Bot.FeeMaxAge)
 	for ex, pairs := range doc.Config.Pairs {

@@ -27,6 +27,9 @@ import (
 //	timezone   IANA zone of dates and holding days (default UTC)
 //	method     lofo, fifo, lifo, hifo or average (default bot.PNL_METHOD,
 //	           else lofo)
+//	scope      cost basis scope: account (lots per exchange account and
+//	           pair) or universal (per pair across accounts) (default
+//	           bot.COST_BASIS_SCOPE, else account)
 //	currency   reporting currency (default bot.REPORTING_CURRENCY, else the
 //	           quote with the most fills; "none": each pair's quote only)
 //	keys       pair keys, comma separated or repeated (default every pair)
@@ -82,10 +85,15 @@ func (h *booksHandler) parseBooksRequest(w http.ResponseWriter, r *http.Request)
 	if err != nil {
 		return nil, err
 	}
-	defMethod, defCurrency := l.BookDefaults()
-	req := &booksRequest{src: l, asOf: asOf, q: books.Query{Loc: loc, Method: defMethod, Currency: defCurrency}}
+	defMethod, defCurrency, defScope := l.BookDefaults()
+	req := &booksRequest{src: l, asOf: asOf, q: books.Query{Loc: loc, Method: defMethod, Currency: defCurrency, Scope: defScope}}
 	if asOf.named {
 		req.q.Method = asOf.method
+	}
+	if sc, ok, err := queryScope(qv); err != nil {
+		return nil, err
+	} else if ok {
+		req.q.Scope = sc
 	}
 	switch c := qv.Get("currency"); {
 	case strings.EqualFold(c, "none"):
@@ -130,6 +138,24 @@ func (h *booksHandler) parseBooksRequest(w http.ResponseWriter, r *http.Request)
 		markAsOf(w, asOf)
 	}
 	return req, nil
+}
+
+// queryScope reads the optional scope parameter, as queryMethod reads
+// method (ok false when absent; EINVALID naming it when given more than
+// once or not account or universal).
+func queryScope(q url.Values) (sc domain.CostBasisScope, ok bool, err error) {
+	if n := len(q["scope"]); n > 1 {
+		return domain.ScopeAccount, false, domain.Errorf(domain.EINVALID, "scope is given %d times; it takes one value", n)
+	}
+	v := q.Get("scope")
+	if v == "" {
+		return domain.ScopeAccount, false, nil
+	}
+	sc, err = domain.ParseCostBasisScope(v)
+	if err != nil {
+		return sc, false, domain.Errorf(domain.EINVALID, "scope: %s", domain.ErrorMessage(err))
+	}
+	return sc, true, nil
 }
 
 // isSymbol reports whether c is letters and digits only.
@@ -211,7 +237,8 @@ func (h *booksHandler) handleStatement(w http.ResponseWriter, r *http.Request) e
 // <first day>-to-<last day>-<method>.csv, the period's days as dates in
 // the request's zone ("start" and "now" for an open end, the as-of time
 // for the end of books read as of a past time; a bound that is not a
-// midnight there with its time, 2024-03-10T12-30), and -as-of-<time> when
+// midnight there with its time, 2024-03-10T12-30), -universal for the
+// universal cost basis scope, and -as-of-<time> when
 // a period with an end is read as of a past time: a file a person can tell
 // apart from the next one without opening it.
 func exportName(f books.Format, req *booksRequest) string {
@@ -244,6 +271,9 @@ func exportName(f books.Format, req *booksRequest) string {
 		}
 	}
 	name := "tradeledger-" + string(f) + "-" + from + "-to-" + to + "-" + req.q.Method.String()
+	if req.q.Scope != domain.ScopeAccount {
+		name += "-" + req.q.Scope.String()
+	}
 	if asOf {
 		name += "-as-of-" + day(req.asOf.asOf)
 	}

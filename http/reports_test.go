@@ -248,6 +248,9 @@ func TestBooksBadInput(t *testing.T) {
 		{"/api/v1/reports/realized?format=xml", "format"},
 		{"/api/v1/export/koinly.csv?asOf=soon", "asOf"},
 		{"/api/v1/pnl/sum?exchange=binance&startTimestamp=0&endTimestamp=1&method=x", "method"},
+		{"/api/v1/reports/realized?scope=wallet", "scope: cost basis scope"},
+		{"/api/v1/reports/statement?scope=account&scope=universal", "scope\\\" is given 2 times"},
+		{"/api/v1/export/koinly.csv?scope=pooled", "scope"},
 	} {
 		status, body := ts.do("GET", c.path, nil, ts.Token)
 		if status != 400 || !strings.Contains(string(body), c.names) {
@@ -335,5 +338,33 @@ func TestAsOfWithoutStates(t *testing.T) {
 	}
 	if st, _ := ts.getDoc("/api/v1/reports/realized?asOf=" + url.QueryEscape("2024-01-11T00:00:00Z")); st != 503 {
 		t.Errorf("report asOf without states: %d", st)
+	}
+}
+
+// scope= chooses the cost basis scope of the reports and exports (the
+// answer says which): account by default, bot.COST_BASIS_SCOPE when set,
+// the parameter over both.
+func TestBooksScope(t *testing.T) {
+	ts := newBooksServer(t, false)
+	for q, want := range map[string]string{"": "account", "?scope=universal": "universal", "?scope=ACCOUNT": "account"} {
+		for _, r := range []string{"realized", "statement"} {
+			st, doc := ts.getDoc("/api/v1/reports/" + r + q)
+			if st != 200 || doc.at("scope") != want {
+				t.Errorf("%s%s: %d scope %v, want %s", r, q, st, doc.at("scope"), want)
+			}
+		}
+	}
+	_, doc := ts.getDoc("/api/v1/reports/statement?scope=universal")
+	if k := doc.at("lines.0.key"); k != "*/USDT-SOL" {
+		t.Errorf("a universal statement's line %v, want */USDT-SOL (the pair across accounts)", k)
+	}
+	resp := ts.request("GET", "/api/v1/export/realized.csv?scope=universal", nil, map[string]string{"Authorization": bearer(ts.Token)})
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), ",universal\r\n") {
+		t.Errorf("realized.csv?scope=universal: %d %.300s", resp.StatusCode, body)
+	}
+	if cd := resp.Header.Get("Content-Disposition"); !strings.Contains(cd, "-fifo-universal.csv") {
+		t.Errorf("file name %s: the scope when not the default", cd)
 	}
 }

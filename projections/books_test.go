@@ -38,7 +38,7 @@ func booksLog(t *testing.T) []domain.Event {
 
 func TestLedgerAsBooksSource(t *testing.T) {
 	l := replay(t, domain.FIFO, booksLog(t))
-	m, cur := l.BookDefaults()
+	m, cur, _ := l.BookDefaults()
 	if m != domain.FIFO || cur != "EUR" {
 		t.Fatalf("defaults %s %s, want fifo EUR", m, cur)
 	}

@@ -146,6 +146,9 @@ func (l *Ledger) refold(b *pairBook) {
 	}
 	owned := false
 	rb, moved := fold.Refold(&b.fold, b.journal(l), &l.conv.Rates, &b.series, targets, conv, func(i int, f *fold.Fill, r *fold.Result) {
+		if i < 0 {
+			return // a conversion leg: in the slots, not among the records
+		}
 		if !owned {
 			b.recs.own(i >> recChunkBits)
 			owned = true

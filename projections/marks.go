@@ -20,7 +20,8 @@ const (
 
 // Mark is a chart mark: id "<orderId>-<log position of the fill>", time in
 // UNIX seconds, tooltip lines "BUY"/"SELL", "Amount: …", "Price: …",
-// "Total: …" (rate×amount, with the quote currency).
+// "Total: …" (rate×amount, with the quote currency), and "External trade"
+// for a trade the service did not place (order 0).
 type Mark struct {
 	Exchange string   `json:"exchange"`
 	Pair     string   `json:"pair"`
@@ -58,6 +59,9 @@ func (l *Ledger) Marks(exchange, pair string, startSec, endSec int64) []Mark {
 			"Amount: " + string(appendNumber(nil, amount)) + " " + b.base,
 			"Price: " + string(appendNumber(nil, rate)) + " " + b.quote,
 			"Total: " + string(appendNumber(nil, rate.Mul(amount))) + " " + b.quote}
+		if r.external() {
+			m.Tooltip = append(m.Tooltip, "External trade") // placed by hand or by another bot: order 0
+		}
 		out = append(out, m)
 	}
 	return out

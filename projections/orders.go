@@ -56,6 +56,10 @@ import (
 //	toCancel       present (true) only while the order is still open
 //	               (accepted, not fully filled, cancelled, rejected or
 //	               expired): its remainder can still be cancelled
+//	external       present (true) only on a trade on the account that the
+//	               service did not place (domain.ExternalFill: by hand, by
+//	               another bot): id 0, an acquisition or disposal like any
+//	               other fill
 //	key            "<exchange>/<pair>" (extra field)
 //
 // Ordering. A pair's records are kept sorted by (time, log position), so
@@ -83,6 +87,7 @@ type Ledger struct {
 	assets  assetBook
 	conv    convBook                       // rates and PNL in other currencies (pnlconv.go)
 	booksM  domain.PnlMethod               // bot.PNL_METHOD, the reports' default (books.go)
+	booksS  domain.CostBasisScope          // bot.COST_BASIS_SCOPE, the reports' default (books.go)
 	head    uint64                         // highest log position of an event applied (books.go)
 	records int                            // number of order records, all pairs
 	version uint64                         // counts applied changes; see Version
@@ -140,16 +145,18 @@ type orderRecord struct {
 	unmatchedQt domain.Compact
 }
 
-// recSell marks a sell in orderRecord.posSide; bits feeShift to 62 hold
-// the fee code: 0 the fee is in the pair's quote (or there is none), 1 in
-// its base, 2… the pair book's feeAssets[code−2], feeOverflow the asset in
-// feeOther (past 125 third assets on one pair). Log positions stay far
-// below 2⁵⁶.
+// recSell marks a sell in orderRecord.posSide, recExternal a trade the
+// service did not place (domain.ExternalFill, order 0); bits feeShift to
+// 62 hold the fee code: 0 the fee is in the pair's quote (or there is
+// none), 1 in its base, 2… the pair book's feeAssets[code−2], feeOverflow
+// the asset in feeOther (past 125 third assets on one pair). Log positions
+// stay far below 2⁵⁵.
 const (
 	recSell     = 1 << 63
+	recExternal = 1 << 55
 	feeShift    = 56
 	feeOverflow = 127
-	posMask     = 1<<feeShift - 1
+	posMask     = recExternal - 1
 )
 
 // pos returns the log position of the record's fill.
@@ -160,6 +167,10 @@ func (r *orderRecord) feeCode() uint64 { return r.posSide >> feeShift & feeOverf
 
 // sell reports whether the record is a sell.
 func (r *orderRecord) sell() bool { return r.posSide&recSell != 0 }
+
+// external reports whether the record is a trade the service did not
+// place.
+func (r *orderRecord) external() bool { return r.posSide&recExternal != 0 }
 
 // NewLedger returns an empty Ledger matching lots with method.
 func NewLedger(method domain.PnlMethod) *Ledger {
@@ -214,6 +225,24 @@ func (l *Ledger) Apply(e *domain.Event) error {
 		defer l.mu.Unlock()
 		l.version++
 		return l.applyFill(id, domain.FillTime(e, f), e.Position, f)
+	case domain.TypeExternalFill:
+		var x domain.ExternalFill
+		if err := e.Decode(&x); err != nil {
+			return err
+		}
+		t := x.Time
+		if t == 0 {
+			t = e.Time
+		}
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.version++
+		return l.applyExternal(t, e.Position, &x)
+	case domain.TypeDeposit, domain.TypeWithdrawal, domain.TypeConversion:
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.version++
+		return l.applyFlow(e)
 	case domain.TypeOrderCancelled, domain.TypeOrderRejected, domain.TypeOrderExpired:
 		if id, ok := domain.OrderStreamID(e.Stream); ok {
 			l.mu.Lock()
@@ -276,7 +305,7 @@ func (l *Ledger) book(exchange, pair string) (uint32, *pairBook, error) {
 	l.assets.addPair(exchange, quote, base, i)
 	cp := fold.CurrencyPair{Quote: b.quote, Base: b.base}
 	l.byCur[cp] = append(l.byCur[cp], i)
-	l.conv.Add(&b.fold)
+	l.conv.AddOn(&b.fold, exchange)
 	return i, b, nil
 }
 
@@ -309,10 +338,61 @@ func (l *Ledger) applyFill(id, t int64, pos uint64, f *domain.OrderFilled) error
 	if f.Quantity.Sign() <= 0 || f.Price.IsNeg() {
 		return domain.Errorf(domain.EINVALID, "fill of order %d: quantity %s, price %s", id, f.Quantity, f.Price)
 	}
-	bi := v &^ sideSell
+	return l.addFill(v&^sideSell, id, false, v&sideSell != 0, t, pos, f)
+}
+
+// applyExternal adds a trade on the account that the service did not
+// place (domain.ExternalFill) as a fill of no order (0) on its pair,
+// marked external: an acquisition or disposal like any other.
+func (l *Ledger) applyExternal(t int64, pos uint64, x *domain.ExternalFill) error {
+	if err := x.Validate(); err != nil {
+		return err // EINVALID, naming the trade
+	}
+	bi, _, err := l.book(x.Exchange, x.Pair)
+	if err != nil {
+		return err
+	}
+	return l.addFill(bi, 0, true, x.Side == domain.Sell, t, pos, &domain.OrderFilled{FillID: x.TradeID, Price: x.Price,
+		Quantity: x.Quantity, Fee: x.Fee, FeeAsset: x.FeeAsset})
+}
+
+// applyFlow records a deposit's or withdrawal's status, or a conversion,
+// among the account's flows (fold.Pairs: routed to the asset's home pair,
+// transfers matched; folded before the next read).
+func (l *Ledger) applyFlow(e *domain.Event) error {
+	switch e.Type {
+	case domain.TypeConversion:
+		var c domain.Conversion
+		if err := e.Decode(&c); err != nil {
+			return err
+		}
+		if err := c.Validate(); err != nil {
+			return err
+		}
+		l.conv.Convert(&c, e.Position)
+	default:
+		var t domain.Transfer
+		if err := e.Decode(&t); err != nil {
+			return err
+		}
+		if err := t.Validate(); err != nil {
+			return err
+		}
+		l.conv.Transfer(e.Type == domain.TypeDeposit, &t, e.Position)
+	}
+	l.head = max(l.head, e.Position)
+	return nil
+}
+
+// addFill adds a fill of order id (0 and external: a trade the service did
+// not place) on pair bi at trade time t, recorded at log position pos.
+func (l *Ledger) addFill(bi uint32, id int64, external, sell bool, t int64, pos uint64, f *domain.OrderFilled) error {
 	b := l.pairs[bi]
-	sell := v&sideSell != 0
-	st, isOpen := l.open[id] // open while requested and not filled, cancelled, rejected or expired (log order)
+	var st orderState
+	isOpen := false
+	if !external {
+		st, isOpen = l.open[id] // open while requested and not filled, cancelled, rejected or expired (log order)
+	}
 	ff := fold.Fill{Key: fold.Key{Time: t, Pos: pos}, Order: id, Side: domain.Buy, Price: f.Price, Qty: f.Quantity,
 		Fee: f.Fee, FeeAsset: f.FeeAsset}
 	if sell {
@@ -321,12 +401,17 @@ func (l *Ledger) applyFill(id, t int64, pos uint64, f *domain.OrderFilled) error
 	// The fill's price is a rate at its time, recorded before its fee is
 	// valued (the order every reader follows).
 	l.conv.Rates.ObserveFill(b.quote, b.base, t, pos, f.Price)
-	l.sawFill(id, t)
+	if !external {
+		l.sawFill(id, t)
+	}
 	c := b.recs.put
 	rec := orderRecord{time: t, posSide: pos | b.feeCode(f.FeeAsset, pos)<<feeShift, id: id, rate: c(f.Price), amount: c(f.Quantity),
 		fee: c(f.Fee)}
 	if sell {
 		rec.posSide |= recSell
+	}
+	if external {
+		rec.posSide |= recExternal
 	}
 	l.head = max(l.head, pos)
 	l.records++
@@ -341,13 +426,13 @@ func (l *Ledger) applyFill(id, t int64, pos uint64, f *domain.OrderFilled) error
 		// The common case: folded at once. An order closed meanwhile (a
 		// fill reported after its cancel) has its figures from its records.
 		o := st.fold
-		if !isOpen {
+		if !isOpen && !external {
 			o = fold.OrderBefore(b.journal(l), id, ff.Key)
 		}
 		b.recs.push(rec) // first: the fill's price is a rate of its own time (LatestFill)
 		var r fold.Result
 		b.fold.Next(&ff, &o, &l.conv.Rates, &r)
-		if st, open := l.open[id]; open {
+		if st, open := l.open[id]; open && !external {
 			st.fold = o
 			l.open[id] = st
 		}
@@ -424,6 +509,7 @@ type OrderRecord struct {
 	Pnl                domain.Decimal
 	UnmatchedBaseValue domain.Decimal
 	ToCancel           bool
+	External           bool   // a trade on the account the service did not place (ID 0)
 	Position           uint64 // log position of the fill
 	closing            bool   // a sell that matched at least one lot
 }
@@ -450,7 +536,11 @@ func (l *Ledger) view(b *pairBook, r *orderRecord) OrderRecord {
 	if !r.sell() {
 		o.CostProceed = o.BaseValue.Neg()
 	}
-	_, o.ToCancel = l.open[r.id]
+	if r.external() {
+		o.External = true
+	} else {
+		_, o.ToCancel = l.open[r.id]
+	}
 	return o
 }
 
@@ -505,6 +595,9 @@ func (o *OrderRecord) AppendJSON(b []byte) []byte {
 	b = appendNumber(b, o.Cost)
 	if o.ToCancel {
 		b = append(b, `,"toCancel":true`...)
+	}
+	if o.External {
+		b = append(b, `,"external":true`...)
 	}
 	b = append(b, `,"fees":`...)
 	b = appendNumber(b, o.Fees)

@@ -30,7 +30,7 @@ func (l *Ledger) applyConfig(e *domain.Event) error {
 			return nil // the config projection reports bad documents; strategies stay as they were
 		}
 		l.conv.setReporting(c.Reporting)
-		l.booksM = c.Method
+		l.booksM, l.booksS = c.Method, c.Scope
 		l.conv.FeeMaxAge(c.FeeRateMaxAge) // fees in third assets valued again under a new bound
 		l.conv.Targets("")                // a new reporting currency: the pairs converted into it are folded again
 		l.strat = map[string]string{}

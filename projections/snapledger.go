@@ -25,14 +25,18 @@ import (
 //	order index, first fills' index, open orders
 //	quote series, strategies, balance snapshots
 //	rates, figures in other currencies, their targets, fee assets per exchange
+//	books' scope; the accounts' flows (fold.Flow: each transfer in its
+//	  latest status, each conversion, with the key it was first recorded
+//	  at), placed on their pairs again at load, which fold again from them
 //
 // Everything derived from these (the indexes by key and name, the pairs by
 // currencies, the pairs that depend on rates) is rebuilt at load.
 
-// SnapshotVersion implements Snapshotter: 2 is this explicit encoding of
-// the trade-time fold (1 was the reflection codec's of the log-order one,
+// SnapshotVersion implements Snapshotter: 3 adds the accounts' flows and
+// the books' scope to 2, the explicit encoding of the trade-time fold (1
+// was the reflection codec's of the log-order one; an older version is
 // refused and rebuilt from the log).
-func (l *Ledger) SnapshotVersion() uint32 { return 2 }
+func (l *Ledger) SnapshotVersion() uint32 { return 3 }
 
 // ledgerCopy is a Ledger's state frozen for encoding.
 type ledgerCopy struct {
@@ -51,6 +55,8 @@ type ledgerCopy struct {
 	targets       map[string][]string
 	targetsGen    uint64
 	feeAsts       map[string][]string
+	booksS        domain.CostBasisScope
+	flows         []fold.Flow
 }
 
 // frozenConv names a pair's figures in another currency in a frozen copy:
@@ -95,6 +101,7 @@ func (l *Ledger) Freeze() func(*snap.Encoder) {
 	for x, as := range l.feeAsts {
 		c.feeAsts[x] = slices.Clone(as)
 	}
+	c.booksS, c.flows = l.booksS, l.conv.Flows()
 	l.mu.Unlock()
 	return c.encode
 }
@@ -151,6 +158,61 @@ func (c *ledgerCopy) encode(e *snap.Encoder) {
 	snap.TextMap(e, c.targets, func(ts []string) { encodeTexts(e, ts) })
 	e.Uvarint(c.targetsGen)
 	snap.TextMap(e, c.feeAsts, func(as []string) { encodeTexts(e, as) })
+	e.Uint32(uint32(c.booksS))
+	e.Len(len(c.flows))
+	for i := range c.flows {
+		encodeFlow(e, &c.flows[i])
+	}
+}
+
+// encodeFlow writes an account flow as recorded: its kind, key and status
+// rank, and the transfer's or conversion's fields.
+func encodeFlow(e *snap.Encoder, f *fold.Flow) {
+	e.Uint32(uint32(f.Kind))
+	encodeKey(e, f.Key)
+	e.Varint(int64(f.Rank))
+	if f.Kind == fold.FlowConversion {
+		c := &f.Conversion
+		for _, s := range []string{c.Exchange, c.ID, c.Kind, c.FromAsset, c.ToAsset, c.FeeAsset} {
+			e.Text(s)
+		}
+		for _, d := range []domain.Decimal{c.FromAmount, c.ToAmount, c.Fee} {
+			e.Decimal(d)
+		}
+		e.Varint(c.Time)
+		return
+	}
+	t := &f.Transfer
+	for _, s := range []string{t.Exchange, t.ID, t.Asset, t.Network, t.TxID, t.Address, t.AddressTag, string(t.Status), t.ExchangeStatus} {
+		e.Text(s)
+	}
+	e.Decimal(t.Amount)
+	e.Decimal(t.Fee)
+	e.Varint(t.Time)
+}
+
+// decodeFlow reads what encodeFlow wrote.
+func decodeFlow(d *snap.Decoder) fold.Flow {
+	f := fold.Flow{Kind: fold.FlowKind(d.Uint32()), Key: decodeKey(d), Rank: int8(d.Varint())}
+	switch f.Kind {
+	case fold.FlowConversion:
+		c := &f.Conversion
+		c.Exchange, c.ID, c.Kind, c.FromAsset, c.ToAsset, c.FeeAsset = d.Text(), d.Text(), d.Text(), d.Text(), d.Text(), d.Text()
+		c.FromAmount, c.ToAmount, c.Fee = d.Decimal(), d.Decimal(), d.Decimal()
+		c.Time = d.Varint()
+		f.ID, f.In = fold.FlowID(f.Kind, c.Exchange, c.ID), true
+	case fold.FlowDeposit, fold.FlowWithdrawal:
+		t := &f.Transfer
+		t.Exchange, t.ID, t.Asset, t.Network, t.TxID, t.Address, t.AddressTag = d.Text(), d.Text(), d.Text(), d.Text(), d.Text(), d.Text(), d.Text()
+		t.Status, t.ExchangeStatus = domain.TransferStatus(d.Text()), d.Text()
+		t.Amount, t.Fee, t.Time = d.Decimal(), d.Decimal(), d.Varint()
+		f.ID, f.In = fold.FlowID(f.Kind, t.Exchange, t.ID), t.Status.InBalance(f.Kind == fold.FlowDeposit)
+	default:
+		if d.Err() == nil {
+			d.Failf("a flow of kind %d", f.Kind)
+		}
+	}
+	return f
 }
 
 func encodeTexts(e *snap.Encoder, ss []string) {
@@ -642,10 +704,16 @@ func (l *Ledger) Load(d *snap.Decoder) (func(), error) {
 		}
 		n.feeAsts[x] = decodeTexts(d)
 	}
+	n.booksS = domain.CostBasisScope(d.Uint32())
+	var flows []fold.Flow
+	for range d.Len(8) {
+		flows = append(flows, decodeFlow(d))
+	}
 	if err := d.Err(); err != nil {
 		return nil, err
 	}
 	n.conv.SetTargets(targets, gen)
+	n.conv.SetFlows(flows)
 	return func() {
 		l.mu.Lock()
 		l.install(n)
@@ -659,7 +727,7 @@ func (l *Ledger) install(n *Ledger) {
 	l.pairs, l.byKey, l.byName, l.byCur = n.pairs, n.byKey, n.byName, n.byCur
 	l.orders, l.first, l.open, l.quotes, l.strat = n.orders, n.first, n.open, n.quotes, n.strat
 	l.assets, l.conv, l.booksM, l.head, l.records, l.version = n.assets, n.conv, n.booksM, n.head, n.records, n.version
-	l.feeAsts = n.feeAsts
+	l.feeAsts, l.booksS = n.feeAsts, n.booksS
 	l.conv.Rates.Fills = l
 	l.pages.mu.Lock()
 	l.pages.size, l.pages.fifo, l.pages.head = 0, nil, 0

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/books"
 	"github.com/tradeledger/tradeledger/domain/snap"
 	"github.com/tradeledger/tradeledger/projections"
 	"github.com/tradeledger/tradeledger/projections/snaptest"
@@ -157,5 +158,39 @@ func TestSnapshotLedgerOtherMethod(t *testing.T) {
 	d := snap.NewDecoder(bytes.NewReader(b), int64(len(b)))
 	if _, err := projections.NewLedger(domain.FIFO).Load(d); err == nil || !strings.Contains(err.Error(), "matching lots") {
 		t.Fatalf("err %v, want a refusal naming the method", err)
+	}
+}
+
+// TestSnapshotLedgerAccounts: the same with the accounts' activity in the
+// log (trades placed by hand, transfers in their statuses, some matched
+// across accounts, conversions): the flows read back are placed and
+// folded again as the Ledger fed the whole log folded them.
+func TestSnapshotLedgerAccounts(t *testing.T) {
+	for seed := uint64(1); seed <= 3; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 38))
+		events := snaptest.RandomLog(rng, snaptest.LogOptions{Events: 3000, Extra: randomAccountEvents})
+		method := []domain.PnlMethod{domain.LOFO, domain.FIFO, domain.HIFO}[seed-1]
+		newProjs := func() []projections.Snapshotter { return []projections.Snapshotter{projections.NewLedger(method)} }
+		snaptest.Check(t, events, snaptest.Cuts(rng, len(events), 5), newProjs, func(t *testing.T, full, restored []projections.Snapshotter) {
+			a, b := full[0].(*projections.Ledger), restored[0].(*projections.Ledger)
+			for _, key := range a.FilledKeys() {
+				pa, _, _ := a.AppendPageJSON(nil, key, 0, 10_000)
+				pb, _, _ := b.AppendPageJSON(nil, key, 0, 10_000)
+				if !bytes.Equal(pa, pb) {
+					t.Fatalf("%s: the order records differ", key)
+				}
+			}
+			for _, sc := range []domain.CostBasisScope{domain.ScopeAccount, domain.ScopeUniversal} {
+				q := books.Query{Method: method, Scope: sc}
+				sa, _ := books.StatementReport(a, q)
+				sb, _ := books.StatementReport(b, q)
+				if !reflect.DeepEqual(sa, sb) {
+					t.Fatalf("the %s statement differs", sc)
+				}
+				if !reflect.DeepEqual(a.BookFlows(a.BookSnapshot()), b.BookFlows(b.BookSnapshot())) {
+					t.Fatal("the flows differ")
+				}
+			}
+		})
 	}
 }

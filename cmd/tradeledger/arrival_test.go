@@ -32,7 +32,13 @@ import (
 // balance snapshots, a reporting currency — as streams, each in its own
 // order; arrivals interleaves the streams at random (the first in trade
 // time), so that fills arrive before or long after fills of earlier trade
-// times, as an import into a live log or a backfill makes them.
+// times, as an import into a live log or a backfill makes them. The
+// accounts' activity besides the service's orders is there too (issue 38):
+// trades placed by hand (ExternalFill), deposits and withdrawals in their
+// statuses — from and to the outside, transfers between the service's
+// accounts matched by txid or by amount and time, one into a pair of
+// another quote, one failed — and conversions, each account's facts in its
+// account stream, recorded in no order of their trade times.
 
 // arrivalStream is one stream's events, in the stream's order.
 type arrivalStream struct {
@@ -64,7 +70,8 @@ func arrivalLog(rng *rand.Rand) ([]arrivalStream, int64) {
 	pairs := []struct {
 		exchange, pair string
 		price          float64
-	}{{"binance", "USDT-BTC", 60000}, {"binance", "USDT-ETH", 3000}, {"binance", "BTC-ETH", 0.05}, {"kraken", "USDT-BTC", 60100}, {"kraken", "EUR-BTC", 55000}}
+	}{{"binance", "USDT-BTC", 60000}, {"binance", "USDT-ETH", 3000}, {"binance", "BTC-ETH", 0.05}, {"kraken", "USDT-BTC", 60100}, {"kraken", "EUR-BTC", 55000},
+		{"bitstamp", "USDT-BTC", 60050}}
 	var rates []domain.Event
 	for i := 0; i < 24; i++ {
 		at := t0 + int64(i)*span/24
@@ -123,7 +130,120 @@ func arrivalLog(rng *rand.Rand) ([]arrivalStream, int64) {
 		}
 		streams = append(streams, s)
 	}
+	streams = append(streams, arrivalAccounts(rng, t0, span, distinct, pairs[:]...)...)
 	return streams, t0 + span/2
+}
+
+// arrivalAccounts returns the account streams of a random history: per
+// exchange, trades placed by hand on its pairs, and the transfers and
+// conversions listed below, recorded in a random order (a backfill).
+func arrivalAccounts(rng *rand.Rand, t0, span int64, distinct func(int64) int64, pairs ...struct {
+	exchange, pair string
+	price          float64
+}) []arrivalStream {
+	type fact struct {
+		typ  string
+		at   int64
+		data any
+	}
+	facts := map[string][]fact{}
+	add := func(exchange, typ string, at int64, data any) {
+		facts[exchange] = append(facts[exchange], fact{typ, at, data})
+	}
+	for i := 0; i < 24; i++ {
+		p := pairs[rng.IntN(len(pairs))]
+		quote, _, _ := domain.SplitPair(p.pair)
+		side := domain.Buy
+		if rng.IntN(5) < 2 {
+			side = domain.Sell
+		}
+		at := distinct(t0 + rng.Int64N(span))
+		price := domain.MustDecimal(fmt.Sprintf("%.4f", p.price*(1+(rng.Float64()-0.5)/20)))
+		qty := domain.MustDecimal(fmt.Sprintf("0.%02d", 5+rng.IntN(40)))
+		add(p.exchange, domain.TypeExternalFill, at, domain.ExternalFill{Exchange: p.exchange, Pair: p.pair, TradeID: fmt.Sprintf("h%d", i),
+			OrderID: fmt.Sprintf("ho%d", i), Side: side, Price: price, Quantity: qty, Fee: price.Mul(qty).Mul(domain.MustDecimal("0.001")).Round(8),
+			FeeAsset: quote, Time: at})
+	}
+	transfer := func(deposit bool, t domain.Transfer, statuses ...domain.TransferStatus) {
+		typ := domain.TypeWithdrawal
+		if deposit {
+			typ = domain.TypeDeposit
+		}
+		for _, st := range statuses {
+			t.Status = st
+			add(t.Exchange, typ, t.Time, t)
+		}
+	}
+	btc := func(s string) domain.Decimal { return domain.MustDecimal(s) }
+	at := func() int64 { return distinct(t0 + rng.Int64N(span*3/4)) }
+	// From the outside onto binance (coins of unknown cost), and a
+	// deposit never credited.
+	transfer(true, domain.Transfer{Exchange: "binance", ID: "d1", Asset: "BTC", Amount: btc("0.3"), TxID: "tx-out-1", Time: at()},
+		domain.TransferPending, domain.TransferCredited)
+	transfer(true, domain.Transfer{Exchange: "binance", ID: "d2", Asset: "ETH", Amount: btc("1.5"), Time: at()}, domain.TransferPending)
+	// binance → bitstamp by amount and time (no txid), the fee apart.
+	w := at()
+	transfer(false, domain.Transfer{Exchange: "binance", ID: "w1", Asset: "BTC", Amount: btc("0.2"), Fee: btc("0.0005"), Time: w},
+		domain.TransferPending, domain.TransferCompleted)
+	transfer(true, domain.Transfer{Exchange: "bitstamp", ID: "d3", Asset: "BTC", Amount: btc("0.2"), Time: distinct(w + 1 + rng.Int64N(3*3600_000))},
+		domain.TransferCredited)
+	// bitstamp → binance by txid.
+	w = at()
+	transfer(false, domain.Transfer{Exchange: "bitstamp", ID: "w2", Asset: "BTC", Amount: btc("0.1"), Fee: btc("0.0002"), TxID: "tx-2", Time: w},
+		domain.TransferCompleted)
+	transfer(true, domain.Transfer{Exchange: "binance", ID: "d4", Asset: "BTC", Amount: btc("0.0998"), TxID: "tx-2", Time: distinct(w + 1 + rng.Int64N(3600_000))},
+		domain.TransferCompleted)
+	// kraken (EUR-BTC its home) → binance (USDT-BTC): another quote.
+	w = at()
+	transfer(false, domain.Transfer{Exchange: "kraken", ID: "w3", Asset: "BTC", Amount: btc("0.15"), Fee: btc("0.0001"), TxID: "tx-3", Time: w},
+		domain.TransferCompleted)
+	transfer(true, domain.Transfer{Exchange: "binance", ID: "d5", Asset: "BTC", Amount: btc("0.15"), TxID: "tx-3", Time: distinct(w + 1 + rng.Int64N(3600_000))},
+		domain.TransferCompleted)
+	// To the outside, and one that failed.
+	transfer(false, domain.Transfer{Exchange: "kraken", ID: "w4", Asset: "BTC", Amount: btc("0.05"), Fee: btc("0.0001"), Time: at()},
+		domain.TransferCompleted)
+	transfer(false, domain.Transfer{Exchange: "binance", ID: "w5", Asset: "ETH", Amount: btc("0.4"), Fee: btc("0.001"), Time: at()},
+		domain.TransferPending, domain.TransferFailed)
+	// Dust to BNB (no pair of BNB: its acquisition goes nowhere) and a
+	// convert trade of BTC for ETH (its acquisition on BTC-ETH, at the
+	// rate the exchange gave).
+	add("binance", domain.TypeConversion, 0, domain.Conversion{Exchange: "binance", ID: "c1", Kind: domain.ConversionDust, FromAsset: "ETH",
+		FromAmount: btc("0.004"), ToAsset: "BNB", ToAmount: btc("0.02"), Fee: btc("0.0004"), FeeAsset: "BNB", Time: at()})
+	add("binance", domain.TypeConversion, 0, domain.Conversion{Exchange: "binance", ID: "c2", Kind: domain.ConversionConvert, FromAsset: "BTC",
+		FromAmount: btc("0.05"), ToAsset: "ETH", ToAmount: btc("1.01"), Time: at()})
+	var out []arrivalStream
+	for _, x := range []string{"binance", "bitstamp", "kraken"} {
+		fs := facts[x]
+		rng.Shuffle(len(fs), func(i, j int) { fs[i], fs[j] = fs[j], fs[i] })
+		// A transfer's statuses stay in their order: the later one last.
+		sort.SliceStable(fs, func(i, j int) bool {
+			a, b := fs[i].data, fs[j].data
+			ta, oka := a.(domain.Transfer)
+			tb, okb := b.(domain.Transfer)
+			return oka && okb && ta.ID == tb.ID && ta.Exchange == tb.Exchange && arrivalRank(ta.Status) < arrivalRank(tb.Status)
+		})
+		s := arrivalStream{name: domain.AccountStream(x)}
+		rec := t0 + span/3 // recorded from a third of the span on, one a second
+		clock := domain.NewManualClock(time.UnixMilli(rec))
+		for i, f := range fs {
+			clock.Set(time.UnixMilli(rec + int64(i)*1000))
+			s.events = append(s.events, domain.NewEvent(clock, f.typ, f.data))
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// arrivalRank orders a transfer's statuses as an exchange gives them.
+func arrivalRank(s domain.TransferStatus) int {
+	return map[domain.TransferStatus]int{domain.TransferPending: 0, domain.TransferCredited: 1, domain.TransferCompleted: 2}[s] + 3*b2i(s == domain.TransferFailed)
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // arrivals returns the streams' events interleaved: by time of the
@@ -134,9 +254,14 @@ func arrivals(streams []arrivalStream, seed, k uint64) []arrivalEvent {
 	next := make([]int, len(streams))
 	rng := rand.New(rand.NewPCG(seed, k))
 	ownTime := func(e *domain.Event) int64 {
-		if e.Type == domain.TypeOrderFilled {
+		switch e.Type {
+		case domain.TypeOrderFilled:
 			f, _ := domain.Payload[domain.OrderFilled](e)
 			return f.ExchangeTime
+		case domain.TypeExternalFill, domain.TypeDeposit, domain.TypeWithdrawal, domain.TypeConversion:
+			var x struct{ Time int64 }
+			_ = json.Unmarshal(e.Data, &x)
+			return x.Time
 		}
 		return e.Time
 	}
@@ -263,7 +388,7 @@ func routeAnswers(t *testing.T, store domain.EventStore, ledger *projections.Led
 		}
 		out[method+" "+path+" "+body] = withoutPositions(string(b))
 	}
-	keys := []string{"binance/USDT-BTC", "binance/USDT-ETH", "binance/BTC-ETH", "kraken/USDT-BTC", "kraken/EUR-BTC"}
+	keys := []string{"binance/USDT-BTC", "binance/USDT-ETH", "binance/BTC-ETH", "kraken/USDT-BTC", "kraken/EUR-BTC", "bitstamp/USDT-BTC"}
 	asOf := fmt.Sprint(mid)
 	for _, tz := range []string{"UTC", "Asia/Kathmandu"} {
 		do("POST", "pnl/overview", `{"timezone":"`+tz+`","keys":["All"]}`)
@@ -298,8 +423,13 @@ func routeAnswers(t *testing.T, store domain.EventStore, ledger *projections.Led
 			}
 		}
 		do("GET", "reports/realized?pageSize=1000&asOf="+asOf, "")
-		for _, f := range []string{"fills", "koinly", "realized"} {
+		for _, f := range []string{"fills", "koinly", "realized", "cointracker"} {
 			do("GET", "export/"+f+".csv", "")
+		}
+		for _, m := range []string{"fifo", "hifo"} { // the books across accounts
+			do("GET", "reports/realized?scope=universal&pageSize=1000&method="+m, "")
+			do("GET", "reports/statement?scope=universal&method="+m, "")
+			do("GET", "export/fills.csv?scope=universal&method="+m, "")
 		}
 	}
 	return out
@@ -352,6 +482,7 @@ func TestArrivalOrderGivesTheSameAnswers(t *testing.T) {
 				want = got
 			}
 			overviewMatchesReports(t, name, got)
+			accountActivityShows(t, name, got)
 			diffAnswers(t, name+" (replayed)", want, got)
 			diffAnswers(t, name+" (live)", want, gotLive)
 			store.Close()
@@ -409,8 +540,35 @@ func overviewMatchesReports(t *testing.T, name string, answers map[string]string
 		}
 		n++
 	}
-	if n != 4*5 {
-		t.Fatalf("%s: %d overviews checked against the reports, want 20", name, n)
+	if n != 4*6 {
+		t.Fatalf("%s: %d overviews checked against the reports, want 24", name, n)
+	}
+}
+
+// accountActivityShows checks that the answers show the accounts'
+// activity, so that the comparisons above are not of answers without it:
+// trades placed by hand among the orders, the flows in the tax tool's
+// export, deposits, withdrawals, transfers and coins of unknown cost in
+// the statements, conversions among the disposals.
+func accountActivityShows(t *testing.T, name string, answers map[string]string) {
+	t.Helper()
+	for route, want := range map[string][]string{
+		"GET orders?key=binance%2FUSDT-BTC ":                 {`"external":true`},
+		"GET export/koinly.csv ":                             {",tx-2", ",tx-3", "binance deposit tx-out-1", "binance convert conversion", "external trade"},
+		"GET export/cointracker.csv ":                        {",0.15000000,BTC,,,,,", ",,,0.05000000,BTC,0.00010000,BTC,"},
+		"GET reports/statement?method=lofo ":                 {`"transfers":1`, `"unknownCostQuantity":0.`, `"networkFees":0.0005`},
+		"GET reports/realized?method=lofo&pageSize=1000 ":    {`"kind":"external"`, `"kind":"conversion"`},
+		"GET reports/statement?scope=universal&method=fifo ": {`"key":"*/USDT-BTC"`},
+	} {
+		body, ok := answers[route]
+		if !ok {
+			t.Fatalf("%s: no answer of %s", name, route)
+		}
+		for _, w := range want {
+			if !strings.Contains(body, w) {
+				t.Fatalf("%s: %s lacks %s:\n%.3000s", name, route, w, body)
+			}
+		}
 	}
 }
 

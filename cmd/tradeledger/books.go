@@ -32,6 +32,7 @@ func runBooksExport(ctx context.Context, args []string, env *Env) error {
 	out := fs.String("out", "", "file to write (default: stdout)")
 	tz := fs.String("timezone", "UTC", "IANA zone of dates, holding days and the generic and realized CSVs' times")
 	method := fs.String("method", "", "lot matching: "+domain.PnlMethodNames+" (default: the configuration's bot.PNL_METHOD, else lofo)")
+	scope := fs.String("scope", "", "cost basis scope: "+domain.CostBasisScopeNames+" (default: the configuration's bot.COST_BASIS_SCOPE, else account)")
 	currency := fs.String("currency", "", "reporting currency (default: bot.REPORTING_CURRENCY, else the quote with the most fills; none: quote only)")
 	keys := fs.String("keys", "", "pair keys, comma separated (default: every pair)")
 	holding := fs.Int("holding-period-days", books.DefaultHoldingPeriodDays, "realized: a lot held more than this many days is long term")
@@ -78,6 +79,12 @@ func runBooksExport(ctx context.Context, args []string, env *Env) error {
 			return fmt.Errorf("--method: %s", domain.ErrorMessage(err))
 		}
 	}
+	var sc domain.CostBasisScope
+	if *scope != "" {
+		if sc, err = domain.ParseCostBasisScope(*scope); err != nil {
+			return fmt.Errorf("--scope: %s", domain.ErrorMessage(err))
+		}
+	}
 	cut, err := newLogCut(*until, 0, loc)
 	if err != nil {
 		return err
@@ -100,10 +107,13 @@ func runBooksExport(ctx context.Context, args []string, env *Env) error {
 	if err != nil {
 		return err
 	}
-	defMethod, defCurrency := st.Ledger.BookDefaults()
-	q.Method, q.Currency = defMethod, defCurrency
+	defMethod, defCurrency, defScope := st.Ledger.BookDefaults()
+	q.Method, q.Currency, q.Scope = defMethod, defCurrency, defScope
 	if *method != "" {
 		q.Method = m
+	}
+	if *scope != "" {
+		q.Scope = sc
 	}
 	switch {
 	case strings.EqualFold(*currency, "none"):

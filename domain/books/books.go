@@ -59,15 +59,93 @@ type Pair struct {
 // in no sum (never as 0).
 type Fee = domain.FeeValue
 
-// Fill is one fill as the books read it.
+// Kind says what a Fill records.
+type Kind uint8
+
+// Fill kinds: a fill of one of the service's orders; a trade on the
+// account the service did not place (OrderID 0); and the moves of the
+// account's flows routed to the pair (package fold's move.go): a deposit,
+// a withdrawal, a conversion's disposal and acquisition legs.
+const (
+	KindOrder Kind = iota
+	KindExternal
+	KindDeposit
+	KindWithdrawal
+	KindConvertOut
+	KindConvertIn
+)
+
+// Move reports whether a fill of kind k is a move of a flow (not a fill
+// of the pair's order book).
+func (k Kind) Move() bool { return k >= KindDeposit }
+
+// String returns "order", "external", "deposit", "withdrawal" or
+// "conversion" (either leg).
+func (k Kind) String() string {
+	switch k {
+	case KindExternal:
+		return "external"
+	case KindDeposit:
+		return "deposit"
+	case KindWithdrawal:
+		return "withdrawal"
+	case KindConvertOut, KindConvertIn:
+		return "conversion"
+	}
+	return "order"
+}
+
+// Fill is one fill, or one move of a flow, as the books read it.
 type Fill struct {
 	Time     int64  // trade time, ms
-	Position uint64 // log position of its OrderFilled event
+	Position uint64 // log position of the event that recorded it
 	OrderID  int64
-	Sell     bool
+	Sell     bool // a disposal (a sale, a conversion's disposal leg)
 	Price    domain.Decimal
-	Qty      domain.Decimal
+	Qty      domain.Decimal // the base bought, sold, received, sent or converted
 	Fee      Fee
+	Kind     Kind
+	// NetworkFee is a withdrawal's network fee, in the base, on top of Qty.
+	NetworkFee domain.Decimal
+	// A conversion leg's other asset and amount, and its value in the
+	// pair's quote as the Ledger's fold found it (Priced false: no rate);
+	// a deposit from the outside (no Peer) has its value too: the lot it
+	// adds costs that (package fold's move.go).
+	Counter    string
+	CounterQty domain.Decimal
+	Value      domain.Decimal
+	Priced     bool
+	// Flow is a move's flow id (BookFlows), Peer its matched transfer's.
+	Flow, Peer string
+}
+
+// Flow is one of the accounts' flows (domain/account.go) as the books list
+// them: a deposit or withdrawal in its latest status (only those in the
+// balance are listed), or a conversion; Pairs are the pair keys its moves
+// went to (package fold's flows.go: the asset's home pair on its account;
+// "" none: it moved no pair's lots). Peer is a transfer's matched other
+// side, PeerExchange its account.
+type Flow struct {
+	ID       string
+	Kind     string // "deposit", "withdrawal" or "conversion"
+	Exchange string
+	Time     int64
+	Position uint64
+	// A transfer's.
+	Asset  string
+	Amount domain.Decimal
+	Fee    domain.Decimal // a withdrawal's network fee, in Asset
+	TxID   string
+	ExID   string // the exchange's id
+	Status domain.TransferStatus
+	// A conversion's.
+	ConvKind             string
+	FromAsset, ToAsset   string
+	FromAmount, ToAmount domain.Decimal
+	ConvFee              domain.Decimal
+	ConvFeeAsset         string
+	Peer, PeerExchange   string
+	Pairs                [2]string
 }
 
 // Cursor marks a place in a pair's fills in (Time, Position) order: the
@@ -103,6 +181,9 @@ type Source interface {
 	// returns dst and the cursor after the last fill appended. Fewer than
 	// n fills means the end. An unknown key has no fills.
 	BookFills(s Snapshot, key string, cur Cursor, n int, dst []Fill) ([]Fill, Cursor)
+	// BookFlows returns the accounts' flows recorded up to s.Position, in
+	// (Time, Position) order.
+	BookFlows(s Snapshot) []Flow
 	// BookConvert converts amount from currency from into to at time t
 	// (ms) with the latest rate at or before t among those recorded up to
 	// s.Position; ok is false without one. from == to converts at rate 1.
@@ -125,6 +206,9 @@ type Query struct {
 	// Currency is the reporting currency ("" reports in each pair's quote
 	// only).
 	Currency string
+	// Scope is the cost basis scope: lots per pair key (ScopeAccount) or
+	// per pair across accounts (ScopeUniversal).
+	Scope domain.CostBasisScope
 	// Keys restricts the report to these pair keys (none: every pair).
 	Keys []string
 }
@@ -148,25 +232,6 @@ func (q *Query) inPeriod(t int64) bool { return t >= q.From && (q.To == 0 || t <
 
 // pastPeriod reports whether trade time t is at or after To.
 func (q *Query) pastPeriod(t int64) bool { return q.To != 0 && t >= q.To }
-
-// pairs returns the source's pairs that q selects.
-func (q *Query) pairs(src Source) []Pair {
-	all := src.BookPairs()
-	if len(q.Keys) == 0 {
-		return all
-	}
-	want := make(map[string]bool, len(q.Keys))
-	for _, k := range q.Keys {
-		want[k] = true
-	}
-	out := all[:0:0]
-	for _, p := range all {
-		if want[p.Key] {
-			out = append(out, p)
-		}
-	}
-	return out
-}
 
 // FeeAmount is an amount of fees in one currency that no rate valued.
 type FeeAmount struct {

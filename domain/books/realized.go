@@ -21,6 +21,19 @@ import (
 // lot the rounding, so the lots' gains add up to the disposal's gain
 // exactly, which is the fill's pnl in the Ledger's sense (domain/pnl.go).
 //
+// A disposal is a sale of an order's fill, of a trade placed elsewhere
+// (Kind "external") or a conversion's disposal leg (Kind "conversion":
+// its proceeds are the value of what the conversion brought, as the
+// Ledger's fold found it, package fold's move.go). It takes the lots by
+// the method first, then coins of unknown cost (UnknownCost: deposited
+// with no withdrawal of the service's to explain them, acquired by a
+// conversion the log has no rate for), oldest first: their proceeds and
+// fee share are listed, their gain is unknown and counted in no gain
+// (the disposal's Gain is partial: GainKnown false), never computed as if
+// their cost were 0. A conversion the log has no rate for has unknown
+// proceeds: the lots it took are listed (Unpriced) and it realizes no
+// gain either.
+//
 // In the reporting currency: proceeds and fee convert at the disposal's
 // time, the cost basis at the lot's acquisition time, each with the rate
 // from the log at that time (Source.BookConvert), and the gain is their
@@ -40,7 +53,8 @@ type Money struct {
 // LotUse is the part of one lot a disposal consumed.
 type LotUse struct {
 	AcquiredAt  int64         `json:"acquiredAt"` // ms
-	BuyOrderID  int64         `json:"buyOrderId"`
+	BuyOrderID  int64         `json:"buyOrderId"` // 0 for a lot no order of the service's bought
+	Acquired    string        `json:"acquired"`   // how: "order", "external" (a trade placed elsewhere), "conversion" or "deposit" (from the outside, at the log's price)
 	Quantity    domain.Number `json:"quantity"`
 	Proceeds    domain.Number `json:"proceeds"`
 	Fee         domain.Number `json:"fee"`
@@ -57,6 +71,45 @@ type LotUse struct {
 type Unmatched struct {
 	Quantity domain.Number `json:"quantity"`
 	Proceeds domain.Number `json:"proceeds"`
+}
+
+// UnknownLotUse is the part of coins of unknown cost a disposal took: when
+// they arrived, how many, their share of the proceeds and fee; their cost
+// and gain are unknown.
+type UnknownLotUse struct {
+	AcquiredAt  int64         `json:"acquiredAt"` // ms
+	Quantity    domain.Number `json:"quantity"`
+	Proceeds    domain.Number `json:"proceeds"`
+	Fee         domain.Number `json:"fee"`
+	HoldingDays int64         `json:"holdingDays"`
+	Term        string        `json:"term"`
+}
+
+// UnpricedLotUse is the part of one lot a disposal of unknown proceeds
+// took: no proceeds, fee or gain to show.
+type UnpricedLotUse struct {
+	AcquiredAt  int64         `json:"acquiredAt"` // ms
+	BuyOrderID  int64         `json:"buyOrderId"`
+	Acquired    string        `json:"acquired"`
+	Quantity    domain.Number `json:"quantity"`
+	CostBasis   domain.Number `json:"costBasis"`
+	HoldingDays int64         `json:"holdingDays"`
+	Term        string        `json:"term"`
+}
+
+// UnknownCost is what disposals took from coins of unknown cost: quantity,
+// proceeds and fee share (their gain is unknown).
+type UnknownCost struct {
+	Quantity domain.Number `json:"quantity"`
+	Proceeds domain.Number `json:"proceeds"`
+	Fees     domain.Number `json:"fees"`
+}
+
+// Unpriced is lots a disposal of unknown proceeds (a conversion the log
+// has no rate for) took: their quantity and cost basis.
+type Unpriced struct {
+	Quantity  domain.Number `json:"quantity"`
+	CostBasis domain.Number `json:"costBasis"`
 }
 
 // FeeView is a fill's fee as the reports show it.
@@ -77,29 +130,41 @@ func feeView(f Fee) FeeView {
 	return v
 }
 
-// Disposal is one sell fill of the period and the lots it consumed.
+// Disposal is one sell fill (or conversion leg) of the period and the lots
+// it consumed.
 type Disposal struct {
-	Key        string         `json:"key"`
-	Exchange   string         `json:"exchange"`
-	Pair       string         `json:"pair"`
-	Asset      string         `json:"asset"`
-	Quote      string         `json:"quote"`
-	OrderID    int64          `json:"orderId"`
-	Position   uint64         `json:"position"`
-	DisposedAt int64          `json:"disposedAt"` // ms
-	Price      domain.Number  `json:"price"`
-	Quantity   domain.Number  `json:"quantity"` // sold, matched and unmatched
-	Fee        FeeView        `json:"fee"`      // the whole fill's
-	Matched    domain.Number  `json:"matched"`
-	Proceeds   domain.Number  `json:"proceeds"` // of the matched quantity
-	MatchedFee domain.Number  `json:"matchedFee"`
-	CostBasis  domain.Number  `json:"costBasis"`
-	Gain       domain.Number  `json:"gain"`
-	Unmatched  Unmatched      `json:"unmatched"`
-	Lots       []LotUse       `json:"lots"`
-	InCurrency *Money         `json:"inCurrency,omitempty"` // Σ of the lots, when every one converted
-	Currency   string         `json:"currency,omitempty"`
-	feeQuote   domain.Decimal // the fee's valuation (0 when not valued)
+	Key        string        `json:"key"`
+	Exchange   string        `json:"exchange"`
+	Pair       string        `json:"pair"`
+	Asset      string        `json:"asset"`
+	Quote      string        `json:"quote"`
+	Kind       string        `json:"kind"`     // "order", "external" or "conversion"
+	External   bool          `json:"external"` // a trade on the account the service did not place
+	OrderID    int64         `json:"orderId"`
+	Position   uint64        `json:"position"`
+	DisposedAt int64         `json:"disposedAt"` // ms
+	Price      domain.Number `json:"price"`
+	Quantity   domain.Number `json:"quantity"` // sold, matched and unmatched
+	Fee        FeeView       `json:"fee"`      // the whole fill's
+	Matched    domain.Number `json:"matched"`
+	Proceeds   domain.Number `json:"proceeds"` // of the matched quantity
+	MatchedFee domain.Number `json:"matchedFee"`
+	CostBasis  domain.Number `json:"costBasis"`
+	Gain       domain.Number `json:"gain"`
+	Unmatched  Unmatched     `json:"unmatched"`
+	Lots       []LotUse      `json:"lots"`
+	// GainKnown is false when part of the disposal's gain is unknown: it
+	// took coins of unknown cost (UnknownCost, UnknownLots) or its proceeds
+	// are unknown (Unpriced, UnpricedLots). Gain is then the known lots'.
+	GainKnown    bool             `json:"gainKnown"`
+	UnknownCost  UnknownCost      `json:"unknownCost"`
+	UnknownLots  []UnknownLotUse  `json:"unknownCostLots"`
+	Unpriced     *Unpriced        `json:"unpriced,omitempty"`
+	UnpricedLots []UnpricedLotUse `json:"unpricedLots,omitempty"`
+	InCurrency   *Money           `json:"inCurrency,omitempty"` // Σ of the lots, when every one converted
+	Currency     string           `json:"currency,omitempty"`
+	feeQuote     domain.Decimal   // the fee's valuation (0 when not valued)
+	pool         string           // the key of the pool of lots it took from
 }
 
 // Gains are sums of lot uses in one currency.
@@ -144,6 +209,8 @@ type AssetTotals struct {
 	Gains
 	Disposals       int64       `json:"disposals"`
 	Unmatched       Unmatched   `json:"unmatched"`
+	UnknownCost     UnknownCost `json:"unknownCost"` // sold from coins of unknown cost: no gain counted
+	Unpriced        Unpriced    `json:"unpriced"`    // lots disposed of for unknown proceeds
 	UnconvertedFees []FeeAmount `json:"unconvertedFees"`
 }
 
@@ -173,6 +240,7 @@ type CurrencyTotals struct {
 // Realized is the realized-gains report of a period.
 type Realized struct {
 	Method            string          `json:"method"`
+	Scope             string          `json:"scope"`
 	From              int64           `json:"from"`
 	To                int64           `json:"to"` // 0: no end
 	Timezone          string          `json:"timezone"`
@@ -203,9 +271,11 @@ type realizer struct {
 
 type assetAcc struct {
 	gains
-	disposals          int64
-	unmQty, unmProceed domain.Decimal
-	fees               feeBag
+	disposals                  int64
+	unmQty, unmProceed         domain.Decimal
+	unkQty, unkProceed, unkFee domain.Decimal
+	unpricedQty, unpricedCost  domain.Decimal
+	fees                       feeBag
 }
 
 // newRealizer returns a realizer of q over src as of src's snapshot now.
@@ -214,34 +284,57 @@ func newRealizer(src Source, q *Query) *realizer {
 		inCur: map[string]*gains{}, uncon: map[assetKey]*gains{}}
 }
 
-// run walks the period and calls emit with every disposal, in (time,
-// position) order; the disposal and its Lots are reused after emit
-// returns. onFill, when set, is called first with every fill of the period
-// (buys too) and its figures.
-func (z *realizer) run(onFill func(p *pairWalk, f *Fill, r *domain.FillPnl), emit func(d *Disposal) error) error {
+// run walks the period and calls emit with every disposal of the
+// query's pairs, in (time, position) order; the disposal and its Lots are
+// reused after emit returns. onFill, when set, is called first with every
+// fill and move of the period in a pool of the query's pairs (buys and
+// moves too) and its figures.
+func (z *realizer) run(onFill func(p *pairWalk, f *Fill, s *step), emit func(d *Disposal) error) error {
 	q := z.q
 	loc := q.loc()
 	hold := int64(q.holdingDays())
-	return z.w.run(func(p *pairWalk, f *Fill, r *domain.FillPnl) error {
-		if !q.inPeriod(f.Time) {
+	return z.w.run(func(p *pairWalk, f *Fill, r *step) error {
+		if !q.inPeriod(f.Time) || !p.pool.selected {
 			return nil
 		}
 		if onFill != nil {
 			onFill(p, f, r)
 		}
-		if !f.Sell {
+		if !p.selected || !f.Sell || (f.Kind != KindOrder && f.Kind != KindExternal && f.Kind != KindConvertOut) {
 			return nil
 		}
+		conv := f.Kind == KindConvertOut
+		priced := !conv || f.Priced
+		// value returns the proceeds of part of the quantity sold.
+		value := func(part domain.Decimal) domain.Decimal {
+			if conv {
+				return domain.MulDiv(f.Value, part, f.Qty)
+			}
+			return f.Price.Mul(part)
+		}
 		d := &z.d
-		*d = Disposal{Key: p.Key, Exchange: p.Exchange, Pair: p.Pair.Pair, Asset: p.Base, Quote: p.Quote, OrderID: f.OrderID,
-			Position: f.Position, DisposedAt: f.Time, Price: domain.Number(f.Price), Quantity: domain.Number(f.Qty),
-			Fee: feeView(f.Fee), Matched: domain.Number(r.Matched), CostBasis: domain.Number(r.LotCost),
-			Gain: domain.Number(r.Pnl), Lots: d.Lots[:0], Currency: q.Currency,
-			Unmatched: Unmatched{Quantity: domain.Number(r.Unmatched), Proceeds: domain.Number(r.UnmatchedValue)}}
+		price := f.Price
+		if conv && f.Priced && f.Qty.IsPos() {
+			price = f.Value.Div(f.Qty)
+		}
+		unm := r.Unmatched.Sub(r.UnknownQty)
+		*d = Disposal{Key: p.Key, Exchange: p.Exchange, Pair: p.Pair.Pair, Asset: p.Base, Quote: p.Quote, Kind: f.Kind.String(),
+			External: f.Kind == KindExternal, OrderID: f.OrderID, Position: f.Position, DisposedAt: f.Time, Price: domain.Number(price),
+			Quantity: domain.Number(f.Qty), Fee: feeView(f.Fee), Matched: domain.Number(r.Matched), CostBasis: domain.Number(r.LotCost),
+			Gain: domain.Number(r.Pnl), Lots: d.Lots[:0], UnknownLots: d.UnknownLots[:0], UnpricedLots: d.UnpricedLots[:0],
+			Currency: q.Currency, GainKnown: r.UnknownQty.IsZero() && priced, pool: p.pool.key}
+		if priced {
+			d.Unmatched = Unmatched{Quantity: domain.Number(unm), Proceeds: domain.Number(value(unm))}
+		} else {
+			d.Unmatched = Unmatched{Quantity: domain.Number(unm)}
+		}
 		if f.Fee.Valued {
 			d.feeQuote = f.Fee.Quote
 		}
-		proceeds := f.Price.Mul(r.Matched)
+		proceeds := domain.Zero
+		if priced {
+			proceeds = value(r.Matched)
+		}
 		matchedFee := domain.Zero
 		if r.Matched.IsPos() {
 			matchedFee = domain.MulDiv(d.feeQuote, r.Matched, f.Qty)
@@ -249,28 +342,59 @@ func (z *realizer) run(onFill func(p *pairWalk, f *Fill, r *domain.FillPnl), emi
 		d.Proceeds, d.MatchedFee = domain.Number(proceeds), domain.Number(matchedFee)
 		acc := z.acc(assetKey{p.Base, p.Quote})
 		acc.disposals++
-		acc.unmQty, acc.unmProceed = acc.unmQty.Add(r.Unmatched), acc.unmProceed.Add(r.UnmatchedValue)
+		acc.unmQty, acc.unmProceed = acc.unmQty.Add(unm), acc.unmProceed.Add(domain.Decimal(d.Unmatched.Proceeds))
 		if !f.Fee.Valued {
 			acc.fees.add(f.Fee.Asset, f.Fee.Amount)
+		}
+		used := p.pool.trace.Used
+		if !priced { // the lots went for unknown proceeds: listed, no gain
+			d.Matched, d.Gain = domain.Number(domain.Zero), domain.Number(domain.Zero)
+			d.Unpriced = &Unpriced{Quantity: domain.Number(r.Matched), CostBasis: domain.Number(r.LotCost)}
+			acc.unpricedQty, acc.unpricedCost = acc.unpricedQty.Add(r.Matched), acc.unpricedCost.Add(r.LotCost)
+			for _, u := range used {
+				days := domain.DayNumber(f.Time, loc) - domain.DayNumber(u.Time, loc)
+				lu := lotUse(u, domain.Zero, domain.Zero, domain.Zero, days, hold)
+				d.UnpricedLots = append(d.UnpricedLots, UnpricedLotUse{AcquiredAt: lu.AcquiredAt, BuyOrderID: lu.BuyOrderID,
+					Acquired: lu.Acquired, Quantity: lu.Quantity, CostBasis: lu.CostBasis, HoldingDays: lu.HoldingDays, Term: lu.Term})
+			}
+			used = nil
+		}
+		if r.UnknownQty.IsPos() {
+			up, uf := value(r.UnknownQty), domain.MulDiv(d.feeQuote, r.UnknownQty, f.Qty)
+			if !priced {
+				up = domain.Zero
+			}
+			d.UnknownCost = UnknownCost{Quantity: domain.Number(r.UnknownQty), Proceeds: domain.Number(up), Fees: domain.Number(uf)}
+			acc.unkQty, acc.unkProceed, acc.unkFee = acc.unkQty.Add(r.UnknownQty), acc.unkProceed.Add(up), acc.unkFee.Add(uf)
+			restP, restF := up, uf
+			for i, u := range r.UnknownUsed {
+				lp, lf := restP, restF
+				if i < len(r.UnknownUsed)-1 {
+					lp, lf = domain.MulDiv(up, u.qty, r.UnknownQty), domain.MulDiv(uf, u.qty, r.UnknownQty)
+					restP, restF = restP.Sub(lp), restF.Sub(lf)
+				}
+				days := domain.DayNumber(f.Time, loc) - domain.DayNumber(u.time, loc)
+				lu := UnknownLotUse{AcquiredAt: u.time, Quantity: domain.Number(u.qty), Proceeds: domain.Number(lp), Fee: domain.Number(lf),
+					HoldingDays: days, Term: "short"}
+				if days > hold {
+					lu.Term = "long"
+				}
+				d.UnknownLots = append(d.UnknownLots, lu)
+			}
 		}
 		var sumR Money
 		allR := q.Currency != ""
 		restP, restF := proceeds, matchedFee
-		used := p.trace.Used
 		for i, u := range used {
 			lp, lf := restP, restF
 			if i < len(used)-1 {
-				lp, lf = f.Price.Mul(u.Qty), domain.MulDiv(matchedFee, u.Qty, r.Matched)
+				lp, lf = value(u.Qty), domain.MulDiv(matchedFee, u.Qty, r.Matched)
 				restP, restF = restP.Sub(lp), restF.Sub(lf)
 			}
 			gain := lp.Sub(lf).Sub(u.Cost)
 			days := domain.DayNumber(f.Time, loc) - domain.DayNumber(u.Time, loc)
 			long := days > hold
-			lu := LotUse{AcquiredAt: u.Time, BuyOrderID: u.Ref, Quantity: domain.Number(u.Qty), Proceeds: domain.Number(lp),
-				Fee: domain.Number(lf), CostBasis: domain.Number(u.Cost), Gain: domain.Number(gain), HoldingDays: days, Term: "short"}
-			if long {
-				lu.Term = "long"
-			}
+			lu := lotUse(u, lp, lf, gain, days, hold)
 			acc.add(u.Qty, lp, lf, u.Cost, gain, long)
 			if q.Currency != "" {
 				lu.InCurrency = z.convert(p, f.Time, u.Time, lp, lf, u.Cost)
@@ -297,6 +421,26 @@ func (z *realizer) run(onFill func(p *pairWalk, f *Fill, r *domain.FillPnl), emi
 		z.n++
 		return emit(d)
 	})
+}
+
+// lotUse returns the use of lot part u by a disposal: its figures, its
+// holding days and term, and how it was acquired (its Ref: an order's id,
+// or refExternal, refConversion).
+func lotUse(u domain.Lot, proceeds, fee, gain domain.Decimal, days, hold int64) LotUse {
+	lu := LotUse{AcquiredAt: u.Time, BuyOrderID: u.Ref, Acquired: "order", Quantity: domain.Number(u.Qty), Proceeds: domain.Number(proceeds),
+		Fee: domain.Number(fee), CostBasis: domain.Number(u.Cost), Gain: domain.Number(gain), HoldingDays: days, Term: "short"}
+	switch u.Ref {
+	case refExternal:
+		lu.BuyOrderID, lu.Acquired = 0, "external"
+	case refConversion:
+		lu.BuyOrderID, lu.Acquired = 0, "conversion"
+	case refDeposit:
+		lu.BuyOrderID, lu.Acquired = 0, "deposit"
+	}
+	if days > hold {
+		lu.Term = "long"
+	}
+	return lu
 }
 
 func addN(a, b domain.Number) domain.Number {
@@ -341,11 +485,13 @@ func (z *realizer) curAdd(asset string, qty domain.Decimal, m *Money, long bool)
 // report returns the totals as a Realized report (without rows).
 func (z *realizer) report() *Realized {
 	q := z.q
-	out := &Realized{Method: q.Method.String(), From: q.From, To: q.To, Timezone: q.loc().String(),
+	out := &Realized{Method: q.Method.String(), Scope: q.Scope.String(), From: q.From, To: q.To, Timezone: q.loc().String(),
 		HoldingPeriodDays: q.holdingDays(), Disposals: z.n, Totals: []AssetTotals{}, Rows: []Disposal{}}
 	for k, a := range z.totals {
 		out.Totals = append(out.Totals, AssetTotals{Asset: k.asset, Quote: k.quote, Gains: a.view(), Disposals: a.disposals,
 			Unmatched:       Unmatched{Quantity: domain.Number(a.unmQty), Proceeds: domain.Number(a.unmProceed)},
+			UnknownCost:     UnknownCost{Quantity: domain.Number(a.unkQty), Proceeds: domain.Number(a.unkProceed), Fees: domain.Number(a.unkFee)},
+			Unpriced:        Unpriced{Quantity: domain.Number(a.unpricedQty), CostBasis: domain.Number(a.unpricedCost)},
 			UnconvertedFees: a.fees.list()})
 	}
 	sortBy(out.Totals, func(t AssetTotals) string { return t.Asset + "\x00" + t.Quote })
@@ -377,6 +523,12 @@ func RealizedReport(src Source, q Query, page, pageSize int) (*Realized, error) 
 		if i >= lo && i < hi {
 			c := *d
 			c.Lots = append([]LotUse(nil), d.Lots...)
+			c.UnknownLots = append([]UnknownLotUse{}, d.UnknownLots...)
+			if len(d.UnpricedLots) > 0 {
+				c.UnpricedLots = append([]UnpricedLotUse(nil), d.UnpricedLots...)
+			} else {
+				c.UnpricedLots = nil
+			}
 			rows = append(rows, c)
 		}
 		i++

@@ -15,6 +15,7 @@ type memSource struct {
 	pairs []Pair
 	fills map[string][]Fill
 	rates []memRate
+	flows []Flow
 	pos   uint64
 }
 
@@ -51,6 +52,39 @@ func (m *memSource) fill(key string, f Fill) {
 func (m *memSource) rate(from, to string, t int64, r string) {
 	m.pos++
 	m.rates = append(m.rates, memRate{from, to, t, domain.MustDecimal(r), m.pos})
+}
+
+// flow records fl at the next log position (fl.Position set), keeping
+// the flows in (time, position) order, and returns its position.
+func (m *memSource) flow(fl Flow) uint64 {
+	m.pos++
+	fl.Position = m.pos
+	m.flows = append(m.flows, fl)
+	sort.SliceStable(m.flows, func(i, j int) bool {
+		return m.flows[i].Time < m.flows[j].Time || (m.flows[i].Time == m.flows[j].Time && m.flows[i].Position < m.flows[j].Position)
+	})
+	return m.pos
+}
+
+// move records a move of a flow on key at position pos (the flow's).
+func (m *memSource) move(key string, pos uint64, f Fill) {
+	f.Position = pos
+	f.Fee = Fee{Valued: true}
+	fs := append(m.fills[key], f)
+	sort.SliceStable(fs, func(i, j int) bool {
+		return fs[i].Time < fs[j].Time || (fs[i].Time == fs[j].Time && fs[i].Position < fs[j].Position)
+	})
+	m.fills[key] = fs
+}
+
+func (m *memSource) BookFlows(s Snapshot) []Flow {
+	var out []Flow
+	for _, f := range m.flows {
+		if f.Position <= s.Position {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 func (m *memSource) BookSnapshot() Snapshot {

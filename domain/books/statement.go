@@ -4,19 +4,36 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 )
 
-// The period statement: per pair key, the lots held at the start of the
+// The period statement: per pool of lots (the cost basis scope's: a pair
+// key, or a pair across accounts), the lots held at the start of the
 // period (opening), what the period's fills added (acquired) and took
-// (disposed), and the lots held at its end (closing), in the pair's quote:
+// (disposed), what its deposits brought and its withdrawals took, and the
+// lots held at its end (closing), in the pair's quote:
 //
-//	opening.quantity  + acquired.quantity − disposed.quantity  = closing.quantity
-//	opening.costBasis + acquired.cost     − disposed.costBasis = closing.costBasis
-//	openingPosition   + acquired.quantity − disposed.quantity − unmatched.quantity = closingPosition
+//	opening.quantity  + acquired.quantity − disposed.quantity − disposed.unpriced.quantity
+//	                  + deposited.quantity − withdrawn.quantity = closing.quantity
+//	opening.costBasis + acquired.cost − disposed.costBasis − disposed.unpriced.costBasis
+//	                  + deposited.cost − withdrawn.costBasis = closing.costBasis
+//	opening.unknownCostQuantity + acquired.unknownCostQuantity + deposited.unknownCostQuantity
+//	                  − disposed.unknownCostQuantity − withdrawn.unknownCostQuantity = closing.unknownCostQuantity
+//	openingPosition   + acquired.quantity + acquired.unknownCostQuantity + deposited.quantity
+//	                  + deposited.unknownCostQuantity − disposed.quantity − disposed.unpriced.quantity
+//	                  − disposed.unknownCostQuantity − unmatched.quantity − withdrawn.quantity
+//	                  − withdrawn.unknownCostQuantity − withdrawn.unheld = closingPosition
 //
-// exactly, under every method (statement_test.go proves it over random
-// logs). Quantities and cost bases are those of the lots (what the books
-// know the cost of); a position counts every fill, so it falls below the
-// lots' quantity when coins the log never saw bought were sold
-// (unmatched). acquired.cost includes the buys' valued fees; fees is every
+// exactly, under every method and scope (statement_test.go proves it over
+// random logs with trades, external trades, deposits, withdrawals,
+// transfers and conversions). Quantities and cost bases are those of the
+// lots (what the books know the cost of); coins of unknown cost (a deposit
+// no withdrawal of the service's explains and the log has no price for, a
+// conversion without a rate) are counted apart, never at a cost of 0; a position counts every coin,
+// so it falls below what the books hold when coins the log never saw
+// arrive were sold (unmatched) or sent (withdrawn.unheld). A deposit
+// matched to a withdrawal from another of the service's accounts brings
+// that withdrawal's lots (deposited.cost: their cost, the network fee's
+// included); a withdrawal's network fee is in the quantity and cost it
+// took (withdrawn.networkFees says how much of the quantity): a cost, not
+// a disposal. acquired.cost includes the buys' valued fees; fees is every
 // valued fee of the period (buys' and sells'); the realized gain is the
 // disposals' (the realized report's). The unrealized gain values the
 // closing lots at the closing price, the pair's last fill price before the
@@ -28,30 +45,74 @@ import (
 // before the period's end. A figure whose rate is missing is absent and
 // the line's key is listed in the currency totals' unconverted.
 
-// Holding is lots held: their quantity and cost.
+// Holding is lots held: their quantity and cost, and the coins held of
+// unknown cost.
 type Holding struct {
-	Quantity  domain.Number `json:"quantity"`
-	CostBasis domain.Number `json:"costBasis"`
+	Quantity            domain.Number `json:"quantity"`
+	CostBasis           domain.Number `json:"costBasis"`
+	UnknownCostQuantity domain.Number `json:"unknownCostQuantity"`
 }
 
-// Acquired is the period's buys: quantity and cost (fees included) of the
-// lots they added, and those fees.
+// Acquired is the period's buys (external trades and conversions'
+// acquisitions among them): quantity and cost (fees included) of the lots
+// they added, and those fees; a conversion without a rate adds coins of
+// unknown cost.
 type Acquired struct {
-	Quantity domain.Number `json:"quantity"`
-	Cost     domain.Number `json:"cost"`
-	Fees     domain.Number `json:"fees"`
-	Fills    int64         `json:"fills"`
+	Quantity            domain.Number `json:"quantity"`
+	Cost                domain.Number `json:"cost"`
+	Fees                domain.Number `json:"fees"`
+	Fills               int64         `json:"fills"`
+	External            int64         `json:"external"`    // of them, trades the service did not place
+	Conversions         int64         `json:"conversions"` // and conversions' acquisitions
+	UnknownCostQuantity domain.Number `json:"unknownCostQuantity"`
 }
 
-// Disposed is the period's sells: the quantity taken from lots, its
-// proceeds, matched fees, the cost basis of the lots taken and the gain.
+// Disposed is the period's sells (external trades and conversions'
+// disposals among them): the quantity taken from lots, its proceeds,
+// matched fees, the cost basis of the lots taken and the gain; the
+// quantity taken from coins of unknown cost and its proceeds (no gain);
+// the lots a conversion without a rate took (Unpriced: no proceeds, no
+// gain).
 type Disposed struct {
-	Quantity  domain.Number `json:"quantity"`
-	Proceeds  domain.Number `json:"proceeds"`
-	Fees      domain.Number `json:"fees"`
-	CostBasis domain.Number `json:"costBasis"`
-	Gain      domain.Number `json:"gain"`
-	Fills     int64         `json:"fills"`
+	Quantity            domain.Number `json:"quantity"`
+	Proceeds            domain.Number `json:"proceeds"`
+	Fees                domain.Number `json:"fees"`
+	CostBasis           domain.Number `json:"costBasis"`
+	Gain                domain.Number `json:"gain"`
+	Fills               int64         `json:"fills"`
+	External            int64         `json:"external"`
+	Conversions         int64         `json:"conversions"`
+	UnknownCostQuantity domain.Number `json:"unknownCostQuantity"`
+	UnknownCostProceeds domain.Number `json:"unknownCostProceeds"`
+	Unpriced            Unpriced      `json:"unpriced"`
+}
+
+// Deposited is the period's deposits: the lots they brought (those of a
+// withdrawal from another of the service's accounts, Transfers of them;
+// from the outside, lots at the log's price of their time, AtMarket of
+// them) and their cost, and the coins of unknown cost.
+type Deposited struct {
+	Quantity            domain.Number `json:"quantity"`
+	Cost                domain.Number `json:"cost"`
+	UnknownCostQuantity domain.Number `json:"unknownCostQuantity"`
+	Count               int64         `json:"count"`
+	Transfers           int64         `json:"transfers"`
+	AtMarket            int64         `json:"atMarket"`
+}
+
+// Withdrawn is the period's withdrawals: the lots they took (the quantity
+// sent and the network fee) and their cost, the coins of unknown cost
+// they took, and what they took beyond every coin held (Unheld); of the
+// quantity, NetworkFees were the fees; Transfers of them were matched to
+// a deposit on another of the service's accounts.
+type Withdrawn struct {
+	Quantity            domain.Number `json:"quantity"`
+	CostBasis           domain.Number `json:"costBasis"`
+	UnknownCostQuantity domain.Number `json:"unknownCostQuantity"`
+	Unheld              domain.Number `json:"unheld"`
+	NetworkFees         domain.Number `json:"networkFees"`
+	Count               int64         `json:"count"`
+	Transfers           int64         `json:"transfers"`
 }
 
 // LineCurrency is a statement line's figures in the reporting currency;
@@ -74,6 +135,8 @@ type Line struct {
 	OpeningPosition domain.Number  `json:"openingPosition"`
 	Acquired        Acquired       `json:"acquired"`
 	Disposed        Disposed       `json:"disposed"`
+	Deposited       Deposited      `json:"deposited"`
+	Withdrawn       Withdrawn      `json:"withdrawn"`
 	Unmatched       Unmatched      `json:"unmatched"`
 	Fees            domain.Number  `json:"fees"`
 	UnconvertedFees []FeeAmount    `json:"unconvertedFees"`
@@ -108,6 +171,7 @@ type StatementCurrency struct {
 // Statement is the period statement.
 type Statement struct {
 	Method     string             `json:"method"`
+	Scope      string             `json:"scope"`
 	From       int64              `json:"from"`
 	To         int64              `json:"to"` // 0: no end
 	Timezone   string             `json:"timezone"`
@@ -117,10 +181,17 @@ type Statement struct {
 
 // lineAcc is a line while it is summed.
 type lineAcc struct {
-	acqQty, acqCost, acqFees              domain.Decimal
+	acq                                   Acquired
+	dis                                   Disposed
+	dep                                   Deposited
+	wd                                    Withdrawn
+	acqQty, acqCost, acqFees, acqUnk      domain.Decimal
 	disQty, disProceeds, disFees, disCost domain.Decimal
+	disUnk, disUnkProceeds                domain.Decimal
+	unpricedQty, unpricedCost             domain.Decimal
+	depQty, depCost, depUnk               domain.Decimal
+	wdQty, wdCost, wdUnk, wdUnheld, wdFee domain.Decimal
 	gain, unmQty, unmProceeds, fees       domain.Decimal
-	acqFills, disFills                    int64
 	unconv                                feeBag
 	gainR, feesR                          domain.Decimal
 	gainMissing, feesMissing              bool
@@ -141,8 +212,48 @@ func StatementReport(src Source, q Query) (*Statement, error) {
 	}
 	z := newRealizer(src, &q)
 	snap := z.w.snap
-	onFill := func(p *pairWalk, f *Fill, r *domain.FillPnl) {
-		a := line(p.Key)
+	onFill := func(p *pairWalk, f *Fill, r *step) {
+		a := line(p.pool.key)
+		switch f.Kind {
+		case KindDeposit:
+			a.dep.Count++
+			switch {
+			case f.Peer != "" && r.InLots.IsPos():
+				a.dep.Transfers++
+			case f.Peer == "" && f.Priced:
+				a.dep.AtMarket++
+			}
+			a.depQty, a.depCost, a.depUnk = a.depQty.Add(r.InLots), a.depCost.Add(r.InCost), a.depUnk.Add(r.InUnknown)
+			return
+		case KindWithdrawal:
+			a.wd.Count++
+			if f.Peer != "" {
+				a.wd.Transfers++
+			}
+			a.wdQty, a.wdCost, a.wdUnk = a.wdQty.Add(r.Matched), a.wdCost.Add(r.LotCost), a.wdUnk.Add(r.UnknownQty)
+			a.wdUnheld, a.wdFee = a.wdUnheld.Add(r.Unheld), a.wdFee.Add(f.NetworkFee)
+			return
+		case KindConvertIn:
+			a.acq.Fills++
+			a.acq.Conversions++
+			a.acqQty, a.acqCost, a.acqUnk = a.acqQty.Add(r.Matched), a.acqCost.Add(r.LotCost), a.acqUnk.Add(r.InUnknown)
+			return
+		case KindConvertOut:
+			a.dis.Fills++
+			a.dis.Conversions++
+			a.disUnk = a.disUnk.Add(r.UnknownQty)
+			unm := r.Unmatched.Sub(r.UnknownQty)
+			if !f.Priced {
+				a.unpricedQty, a.unpricedCost = a.unpricedQty.Add(r.Matched), a.unpricedCost.Add(r.LotCost)
+				a.unmQty = a.unmQty.Add(unm)
+				return
+			}
+			a.disUnkProceeds = a.disUnkProceeds.Add(domain.MulDiv(f.Value, r.UnknownQty, f.Qty))
+			a.disQty, a.disProceeds = a.disQty.Add(r.Matched), a.disProceeds.Add(domain.MulDiv(f.Value, r.Matched, f.Qty))
+			a.disCost, a.gain = a.disCost.Add(r.LotCost), a.gain.Add(r.Pnl)
+			a.unmQty, a.unmProceeds = a.unmQty.Add(unm), a.unmProceeds.Add(domain.MulDiv(f.Value, unm, f.Qty))
+			return
+		}
 		fee := domain.Zero
 		if f.Fee.Valued {
 			fee = f.Fee.Quote
@@ -158,20 +269,30 @@ func StatementReport(src Source, q Query) (*Statement, error) {
 			}
 		}
 		if !f.Sell {
-			a.acqQty, a.acqCost, a.acqFees, a.acqFills = a.acqQty.Add(r.Matched), a.acqCost.Add(r.LotCost), a.acqFees.Add(fee), a.acqFills+1
+			a.acq.Fills++
+			if f.Kind == KindExternal {
+				a.acq.External++
+			}
+			a.acqQty, a.acqCost, a.acqFees = a.acqQty.Add(r.Matched), a.acqCost.Add(r.LotCost), a.acqFees.Add(fee)
 			return
+		}
+		a.dis.Fills++
+		if f.Kind == KindExternal {
+			a.dis.External++
 		}
 		matchedFee := domain.Zero
 		if r.Matched.IsPos() {
 			matchedFee = domain.MulDiv(fee, r.Matched, f.Qty)
 		}
+		unm := r.Unmatched.Sub(r.UnknownQty)
 		a.disQty, a.disProceeds, a.disFees = a.disQty.Add(r.Matched), a.disProceeds.Add(f.Price.Mul(r.Matched)), a.disFees.Add(matchedFee)
-		a.disCost, a.gain, a.disFills = a.disCost.Add(r.LotCost), a.gain.Add(r.Pnl), a.disFills+1
-		a.unmQty, a.unmProceeds = a.unmQty.Add(r.Unmatched), a.unmProceeds.Add(r.UnmatchedValue)
+		a.disCost, a.gain = a.disCost.Add(r.LotCost), a.gain.Add(r.Pnl)
+		a.disUnk, a.disUnkProceeds = a.disUnk.Add(r.UnknownQty), a.disUnkProceeds.Add(f.Price.Mul(r.UnknownQty))
+		a.unmQty, a.unmProceeds = a.unmQty.Add(unm), a.unmProceeds.Add(f.Price.Mul(unm))
 	}
 	err := z.run(onFill, func(d *Disposal) error {
 		if q.Currency != "" && len(d.Lots) > 0 {
-			a := line(d.Key)
+			a := line(d.pool)
 			if d.InCurrency != nil {
 				a.gainR = a.gainR.Add(domain.Decimal(d.InCurrency.Gain))
 			} else {
@@ -183,36 +304,48 @@ func StatementReport(src Source, q Query) (*Statement, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &Statement{Method: q.Method.String(), From: q.From, To: q.To, Timezone: q.loc().String(), Lines: []Line{}}
+	out := &Statement{Method: q.Method.String(), Scope: q.Scope.String(), From: q.From, To: q.To, Timezone: q.loc().String(), Lines: []Line{}}
 	var cur *StatementCurrency
 	assets := map[string]*AssetStatement{}
 	if q.Currency != "" {
 		cur = &StatementCurrency{Currency: q.Currency, Assets: []AssetStatement{}, Unconverted: []string{}}
 	}
 	end := endOf(&q)
-	for _, p := range z.w.pairs {
-		if p.fills == 0 {
-			continue // no fill before the end in the snapshot
+	for _, p := range z.w.pools {
+		if p.fills == 0 || !p.selected {
+			continue // no fill before the end in the snapshot, or none of the query's pairs
 		}
-		a := line(p.Key)
-		l := Line{Key: p.Key, Exchange: p.Exchange, Pair: p.Pair.Pair, Asset: p.Base, Quote: p.Quote,
-			Opening:         Holding{Quantity: domain.Number(p.openQty), CostBasis: domain.Number(p.openCost)},
+		a := line(p.key)
+		acq, dis, dep, wd := a.acq, a.dis, a.dep, a.wd
+		acq.Quantity, acq.Cost, acq.Fees, acq.UnknownCostQuantity = domain.Number(a.acqQty), domain.Number(a.acqCost), domain.Number(a.acqFees), domain.Number(a.acqUnk)
+		dis.Quantity, dis.Proceeds, dis.Fees = domain.Number(a.disQty), domain.Number(a.disProceeds), domain.Number(a.disFees)
+		dis.CostBasis, dis.Gain = domain.Number(a.disCost), domain.Number(a.gain)
+		dis.UnknownCostQuantity, dis.UnknownCostProceeds = domain.Number(a.disUnk), domain.Number(a.disUnkProceeds)
+		dis.Unpriced = Unpriced{Quantity: domain.Number(a.unpricedQty), CostBasis: domain.Number(a.unpricedCost)}
+		dep.Quantity, dep.Cost, dep.UnknownCostQuantity = domain.Number(a.depQty), domain.Number(a.depCost), domain.Number(a.depUnk)
+		wd.Quantity, wd.CostBasis, wd.UnknownCostQuantity = domain.Number(a.wdQty), domain.Number(a.wdCost), domain.Number(a.wdUnk)
+		wd.Unheld, wd.NetworkFees = domain.Number(a.wdUnheld), domain.Number(a.wdFee)
+		l := Line{Key: p.key, Exchange: p.exchange, Pair: p.pair, Asset: p.base, Quote: p.quote,
+			Opening:         Holding{Quantity: domain.Number(p.openQty), CostBasis: domain.Number(p.openCost), UnknownCostQuantity: domain.Number(p.openUnknown)},
 			OpeningPosition: domain.Number(p.openPosn),
-			Acquired:        Acquired{Quantity: domain.Number(a.acqQty), Cost: domain.Number(a.acqCost), Fees: domain.Number(a.acqFees), Fills: a.acqFills},
-			Disposed: Disposed{Quantity: domain.Number(a.disQty), Proceeds: domain.Number(a.disProceeds), Fees: domain.Number(a.disFees),
-				CostBasis: domain.Number(a.disCost), Gain: domain.Number(a.gain), Fills: a.disFills},
+			Acquired:        acq,
+			Disposed:        dis,
+			Deposited:       dep,
+			Withdrawn:       wd,
 			Unmatched:       Unmatched{Quantity: domain.Number(a.unmQty), Proceeds: domain.Number(a.unmProceeds)},
 			Fees:            domain.Number(a.fees),
 			UnconvertedFees: a.unconv.list(),
 			RealizedGain:    domain.Number(a.gain),
-			Closing:         Holding{Quantity: domain.Number(p.lots.Qty()), CostBasis: domain.Number(p.lots.Cost())},
+			Closing:         Holding{Quantity: domain.Number(p.lots.Qty()), CostBasis: domain.Number(p.lots.Cost()), UnknownCostQuantity: domain.Number(p.unknownQty)},
 			ClosingPosition: domain.Number(p.position),
 		}
 		// The walk stopped before the end: the last fill it read is the
-		// closing price.
+		// closing price (none when only moves were read).
 		value := p.lots.Qty().Mul(p.price)
 		unreal := value.Sub(p.lots.Cost())
-		l.ClosingPrice, l.ClosingPriceAt, l.UnrealizedGain = num(p.price), p.priceT, num(unreal)
+		if p.priced {
+			l.ClosingPrice, l.ClosingPriceAt, l.UnrealizedGain = num(p.price), p.priceT, num(unreal)
+		}
 		if cur != nil {
 			lc := &LineCurrency{}
 			missing := a.gainMissing || a.feesMissing
@@ -222,21 +355,21 @@ func StatementReport(src Source, q Query) (*Statement, error) {
 			if !a.feesMissing {
 				lc.Fees = num(a.feesR)
 			}
-			cv, ok1 := src.BookConvert(snap, value, p.Quote, q.Currency, end-1)
-			cu, ok2 := src.BookConvert(snap, unreal, p.Quote, q.Currency, end-1)
-			if ok1 && ok2 {
+			cv, ok1 := src.BookConvert(snap, value, p.quote, q.Currency, end-1)
+			cu, ok2 := src.BookConvert(snap, unreal, p.quote, q.Currency, end-1)
+			if ok1 && ok2 && p.priced {
 				lc.ClosingValue, lc.UnrealizedGain = num(cv.Amount), num(cu.Amount)
 			} else {
 				missing = true
 			}
 			l.InCurrency = lc
 			if missing {
-				cur.Unconverted = append(cur.Unconverted, p.Key)
+				cur.Unconverted = append(cur.Unconverted, p.key)
 			}
-			s := assets[p.Base]
+			s := assets[p.base]
 			if s == nil {
-				s = &AssetStatement{Asset: p.Base}
-				assets[p.Base] = s
+				s = &AssetStatement{Asset: p.base}
+				assets[p.base] = s
 			}
 			for _, x := range []struct {
 				dst *domain.Number

@@ -3,6 +3,7 @@ package books
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/tradeledger/tradeledger/domain"
@@ -110,27 +111,95 @@ func randomLog(r *rand.Rand, n int) *memSource {
 	return m
 }
 
-// The statement's identities hold exactly for every method over random
-// logs and periods: opening + acquired − disposed = closing (quantity and
-// cost of the lots), the positions likewise with the unmatched quantity;
-// a period's opening is the closing of the period that ends where it
-// starts; the disposed gain is the realized report's; and with no period
-// bounds the closing lots are those of one Lots fed every fill in
-// (time, position) order.
+// randomAccountLog is randomLog with the accounts' other activity as the
+// Ledger routes it to pairs (package fold's move.go): a fourth pair,
+// c/USDT-BTC, another account of the same pair; trades placed by hand;
+// deposits from the outside, at a price or of unknown cost; withdrawals with network fees, some matched
+// to a later deposit on another pair of the same base (a transfer, the
+// deposit at most the amount sent) — some of them into a pair of another
+// quote —; conversions' legs, priced and not.
+func randomAccountLog(r *rand.Rand, n int) *memSource {
+	m := randomLog(r, n)
+	keys := []string{"a/USDT-BTC", "b/USDT-ETH", "b/BTC-ETH", m.pair("c", "USDT", "BTC")}
+	peers := map[string][]string{"a/USDT-BTC": {"c/USDT-BTC"}, "c/USDT-BTC": {"a/USDT-BTC"}, "b/USDT-ETH": {"b/BTC-ETH"}, "b/BTC-ETH": {"b/USDT-ETH"}}
+	t0 := day(2024, 1, 1, 0)
+	qty := func() domain.Decimal { return domain.NewDecimal(1+r.Int64N(200_000_000), -8) }
+	for i := 0; i < n/4; i++ {
+		k := keys[r.IntN(len(keys))]
+		t := t0 + r.Int64N(400)*3600_000
+		ex, _, _ := strings.Cut(k, "/")
+		switch r.IntN(6) {
+		case 0: // a trade placed by hand
+			f := Fill{Time: t, Price: domain.NewDecimal(1+r.Int64N(5_000_000), -4), Qty: qty(), Fee: Fee{Valued: true}, Kind: KindExternal,
+				Sell: r.IntN(2) == 0}
+			m.fill(k, f)
+		case 1: // from the outside: at the log's price, or of unknown cost
+			id := fmt.Sprintf("deposit:%s:o%d", ex, i)
+			pos := m.flow(Flow{ID: id, Kind: "deposit", Exchange: ex, Time: t})
+			m.move(k, pos, Fill{Time: t, Qty: qty(), Kind: KindDeposit, Flow: id, Value: domain.NewDecimal(1+r.Int64N(50_000_000_000), -6),
+				Priced: r.IntN(2) == 0})
+		case 2, 3: // a withdrawal, to the outside or to another account
+			id := fmt.Sprintf("withdrawal:%s:w%d", ex, i)
+			sent, fee := qty(), domain.NewDecimal(r.Int64N(100_000), -8)
+			w := Fill{Time: t, Qty: sent, NetworkFee: fee, Kind: KindWithdrawal, Flow: id}
+			var dep *Fill
+			to := peers[k][0]
+			if r.IntN(3) > 0 {
+				did := fmt.Sprintf("deposit:%s:d%d", strings.Split(to, "/")[0], i)
+				amount := sent
+				if r.IntN(2) == 0 {
+					amount = sent.Sub(fee)
+				}
+				w.Peer = did
+				dep = &Fill{Time: t + 1 + r.Int64N(5*3600_000), Qty: amount, Kind: KindDeposit, Flow: did, Peer: id}
+			}
+			pos := m.flow(Flow{ID: id, Kind: "withdrawal", Exchange: ex, Time: t})
+			m.move(k, pos, w)
+			if dep != nil {
+				pos := m.flow(Flow{ID: dep.Flow, Kind: "deposit", Exchange: strings.Split(to, "/")[0], Time: dep.Time})
+				m.move(to, pos, *dep)
+			}
+		default: // a conversion's leg
+			id := fmt.Sprintf("conversion:%s:c%d", ex, i)
+			f := Fill{Time: t, Qty: qty(), Kind: KindConvertIn, Flow: id, Counter: "X", CounterQty: qty(),
+				Value: domain.NewDecimal(1+r.Int64N(50_000_000_000), -6), Priced: r.IntN(4) > 0}
+			if r.IntN(2) == 0 {
+				f.Kind, f.Sell = KindConvertOut, true
+			}
+			pos := m.flow(Flow{ID: id, Kind: "conversion", Exchange: ex, Time: t})
+			m.move(k, pos, f)
+		}
+	}
+	return m
+}
+
+// The statement's identities hold exactly for every method and scope over
+// random logs of trades and of the accounts' other activity (transfers,
+// conversions, coins of unknown cost), and random periods: opening +
+// flows = closing for the lots' quantity and cost, for the coins of
+// unknown cost and for the position (statement.go); a period's opening is
+// the closing of the period that ends where it starts; the disposed gain
+// is the realized report's; and with no period bounds and only trades the
+// closing lots are those of one Lots fed every fill in (time, position)
+// order.
 func TestStatementOpeningPlusFlowsIsClosing(t *testing.T) {
 	methods := []domain.PnlMethod{domain.LOFO, domain.FIFO, domain.Average, domain.LIFO, domain.HIFO}
 	for seed := uint64(0); seed < 60; seed++ {
 		r := rand.New(rand.NewPCG(seed, 31))
 		src := randomLog(r, 50+r.IntN(300))
+		if seed%2 == 1 {
+			src = randomAccountLog(r, 50+r.IntN(300))
+		}
 		from := day(2024, 1, 1, 0) + r.Int64N(400)*3600_000
 		to := from + r.Int64N(200)*3600_000 + 1
 		for _, m := range methods {
-			where := fmt.Sprintf("seed %d %s [%d, %d)", seed, m, from, to)
-			s, err := StatementReport(src, Query{From: from, To: to, Method: m})
+			sc := domain.CostBasisScope(r.IntN(2))
+			where := fmt.Sprintf("seed %d %s %s [%d, %d)", seed, m, sc, from, to)
+			s, err := StatementReport(src, Query{From: from, To: to, Method: m, Scope: sc})
 			if err != nil {
 				t.Fatal(err)
 			}
-			before, err := StatementReport(src, Query{From: 0, To: from, Method: m})
+			before, err := StatementReport(src, Query{From: 0, To: from, Method: m, Scope: sc})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -138,7 +207,7 @@ func TestStatementOpeningPlusFlowsIsClosing(t *testing.T) {
 			for _, l := range before.Lines {
 				closedBefore[l.Key] = l
 			}
-			rz, err := RealizedReport(src, Query{From: from, To: to, Method: m}, 0, 0)
+			rz, err := RealizedReport(src, Query{From: from, To: to, Method: m, Scope: sc}, 0, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -148,12 +217,21 @@ func TestStatementOpeningPlusFlowsIsClosing(t *testing.T) {
 			}
 			for _, l := range s.Lines {
 				D := func(n domain.Number) domain.Decimal { return domain.Decimal(n) }
-				q := D(l.Opening.Quantity).Add(D(l.Acquired.Quantity)).Sub(D(l.Disposed.Quantity))
-				c := D(l.Opening.CostBasis).Add(D(l.Acquired.Cost)).Sub(D(l.Disposed.CostBasis))
-				p := D(l.OpeningPosition).Add(D(l.Acquired.Quantity)).Sub(D(l.Disposed.Quantity)).Sub(D(l.Unmatched.Quantity))
-				if q != D(l.Closing.Quantity) || c != D(l.Closing.CostBasis) || p != D(l.ClosingPosition) {
-					t.Fatalf("%s %s: opening+flows = %s for %s (position %s), closing %s for %s (position %s)", where, l.Key,
-						q, c, p, D(l.Closing.Quantity), D(l.Closing.CostBasis), D(l.ClosingPosition))
+				a, dis, dep, wd := &l.Acquired, &l.Disposed, &l.Deposited, &l.Withdrawn
+				q := D(l.Opening.Quantity).Add(D(a.Quantity)).Sub(D(dis.Quantity)).Sub(D(dis.Unpriced.Quantity)).
+					Add(D(dep.Quantity)).Sub(D(wd.Quantity))
+				c := D(l.Opening.CostBasis).Add(D(a.Cost)).Sub(D(dis.CostBasis)).Sub(D(dis.Unpriced.CostBasis)).
+					Add(D(dep.Cost)).Sub(D(wd.CostBasis))
+				u := D(l.Opening.UnknownCostQuantity).Add(D(a.UnknownCostQuantity)).Add(D(dep.UnknownCostQuantity)).
+					Sub(D(dis.UnknownCostQuantity)).Sub(D(wd.UnknownCostQuantity))
+				p := D(l.OpeningPosition).Add(D(a.Quantity)).Add(D(a.UnknownCostQuantity)).Add(D(dep.Quantity)).
+					Add(D(dep.UnknownCostQuantity)).Sub(D(dis.Quantity)).Sub(D(dis.Unpriced.Quantity)).
+					Sub(D(dis.UnknownCostQuantity)).Sub(D(l.Unmatched.Quantity)).Sub(D(wd.Quantity)).
+					Sub(D(wd.UnknownCostQuantity)).Sub(D(wd.Unheld))
+				if q != D(l.Closing.Quantity) || c != D(l.Closing.CostBasis) || u != D(l.Closing.UnknownCostQuantity) || p != D(l.ClosingPosition) {
+					t.Fatalf("%s %s: opening+flows = %s for %s, %s of unknown cost (position %s), closing %s for %s, %s (position %s)",
+						where, l.Key, q, c, u, p, D(l.Closing.Quantity), D(l.Closing.CostBasis), D(l.Closing.UnknownCostQuantity),
+						D(l.ClosingPosition))
 				}
 				if b, ok := closedBefore[l.Key]; ok {
 					if b.Closing != l.Opening || b.ClosingPosition != l.OpeningPosition {

@@ -7,13 +7,13 @@
 //
 // Input. The fold takes plain values (Fill): a pair, a side, a price, a
 // quantity, a fee as charged, an order, a trade time and a log position,
-// whatever event recorded them. Today every Fill is a fill of one of the
-// service's orders; the account's other activity — trades placed on the
-// exchange by hand, conversions — is more Fills of the same pair fold (an
-// order id of its own, or 0: a movement of no order of the service's,
-// which counts as an order of its own), and movements that acquire or
-// dispose of coins without a trade (deposits, withdrawals) are new sides
-// of the same value for the same fold, not a new fold.
+// whatever event recorded them: a fill of one of the service's orders, or
+// a trade placed on the exchange by hand (order 0, which counts as an
+// order of its own). The account's movements of coins without a trade of
+// the pair — deposits, withdrawals, conversions — are Movements the pair
+// keeps itself and folds among its fills by the same lots (move.go);
+// Pairs routes them to pairs and matches transfers between accounts
+// (flows.go). One fold, whatever recorded the facts.
 //
 // Trade time. Each pair's fills are folded in trade-time order: the
 // exchange's time of the trade, then the log position (Key). A fill in

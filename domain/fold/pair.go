@@ -26,10 +26,10 @@ type Key struct {
 func (k Key) Less(o Key) bool { return k.Time < o.Time || (k.Time == o.Time && k.Pos < o.Pos) }
 
 // Fill is what the fold takes in: one acquisition or disposal of a pair's
-// base, in plain values, whatever event recorded it. Today every Fill is a
-// fill of one of the service's orders (OrderFilled); the account's other
-// movements (trades placed elsewhere, deposits, withdrawals, conversions)
-// are more values of this shape for the same fold.
+// base, in plain values, whatever event recorded it: a fill of one of the
+// service's orders (OrderFilled), or a trade on the account the service
+// did not place (ExternalFill, order 0). The account's other movements
+// (deposits, withdrawals, conversions) are Movements (move.go).
 type Fill struct {
 	Key
 	Order    int64       // the order it fills: per-order figures group by it; 0: none (it counts as an order of its own)
@@ -75,6 +75,9 @@ type Result struct {
 	First                            bool           // the order's first fill
 	Closing                          bool           // a sell that matched lots
 	Unique                           Move           // how the order's unique win/loss count moves (Next's; a re-fold moves counts in its Rebuild)
+	// Unknown is the part of a sale's unmatched quantity that came from
+	// coins of unknown cost (move.go): sold, realizing nothing.
+	Unknown domain.Decimal
 }
 
 // Out returns what the owner keeps of r.
@@ -195,6 +198,10 @@ type Pair struct {
 	slot        int64         // the slot of the last fill folded
 	prefix      PnlAgg[int64] // the aggregate of that slot's fills folded so far
 	converted   bool          // its figures convert into other currencies: marks at slot starts only (Pairs)
+	moves       []Movement    // deposits, withdrawals and conversion legs routed to it, in trade-time order (move.go)
+	unknown     domain.Decimal
+	rated       int  // moves whose figures depend on rates
+	carried     bool // a withdrawal took other lots than before: its matched deposit must carry them (Pairs)
 }
 
 // Mark is a restart point: the pair's state before the fill at Key, and
@@ -206,6 +213,7 @@ type Mark struct {
 	Position, CashFlow, LastPrice domain.Decimal
 	Third                         int // fills before it whose fee is in a third asset
 	Prefix                        PnlAgg[int64]
+	Unknown                       domain.Decimal // the base held at unknown cost
 }
 
 // NewPair returns the empty fold of pair quote-base, matching lots by m.
@@ -259,8 +267,9 @@ func (p *Pair) Late(k Key) {
 }
 
 // UsesRates reports whether the pair's own figures (not only their
-// conversions) depend on rates: a fee charged in a third asset.
-func (p *Pair) UsesRates() bool { return p.third > 0 }
+// conversions) depend on rates: a fee charged in a third asset, a
+// conversion leg valued at a rate (move.go).
+func (p *Pair) UsesRates() bool { return p.third > 0 || p.rated > 0 }
 
 // Marks returns the pair's restart points (for a snapshot; do not change
 // them).
@@ -283,7 +292,8 @@ func (p *Pair) mark(f *Fill) {
 	if !p.started || (p.converted && !newSlot) || p.since < max(markEvery, p.lots.Len()/4) {
 		return
 	}
-	m := Mark{Key: f.Key, Lots: p.lots.Clone(), Position: p.position, CashFlow: p.cashFlow, LastPrice: p.lastPrice, Third: p.third}
+	m := Mark{Key: f.Key, Lots: p.lots.Clone(), Position: p.position, CashFlow: p.cashFlow, LastPrice: p.lastPrice, Third: p.third,
+		Unknown: p.unknown}
 	if !newSlot {
 		m.Prefix = p.prefix
 	}
@@ -312,6 +322,7 @@ func (p *Pair) apply(f *Fill, o *Order, rates *RateBook, r *Result) {
 	r.FillPnl = p.lots.ApplyFee(f.Side, f.Price, f.Qty, &r.Fee)
 	r.Net = r.Fee.Net(f.Side, r.Value)
 	if f.Side == domain.Sell {
+		r.Unknown = p.takeUnknown(r.Unmatched) // after the lots: coins of unknown cost realize nothing
 		p.position = p.position.Sub(f.Qty)
 		p.cashFlow = p.cashFlow.Add(r.Net)
 		r.Closing = r.Matched.IsPos()
@@ -396,8 +407,10 @@ type walkOrder struct {
 // slot of the first fill it is dirty from, to the end of j (which holds
 // every fill, the late ones in their place), valuing fees with rates, and
 // calls emit with each fill re-folded, in order, with its new Result (the
-// owner stores it: its Out among it). It returns what the owner must
-// rebuild. A pair not dirty is not folded (the zero Rebuild, From = j.Len()).
+// owner stores it: its Out among it), and with each conversion leg among
+// its moves (move.go) at index −1 (a trade of the pair's figures that is
+// no fill of the journal). It returns what the owner must rebuild. A pair
+// not dirty is not folded (the zero Rebuild, From = j.Len()).
 func (p *Pair) Refold(j Journal, rates *RateBook, emit func(i int, f *Fill, r *Result)) Rebuild {
 	if !p.dirty {
 		return Rebuild{From: j.Len(), FromSlot: SlotOf(p.last.Time) + 1}
@@ -421,23 +434,32 @@ func (p *Pair) Refold(j Journal, rates *RateBook, emit func(i int, f *Fill, r *R
 	p.position, p.cashFlow, p.lastPrice = domain.Zero, domain.Zero, domain.Zero
 	p.started, p.since, p.third, p.last = false, 0, 0, Key{}
 	p.slot, p.prefix = 0, PnlAgg[int64]{}
+	p.unknown = domain.Zero
 	rb := Rebuild{Orders: map[int64]*Order{}}
-	i0 := 0
+	i0, m0 := 0, 0
 	if k > 0 { // the mark stays: the state before it is unchanged
 		m := &p.marks[k-1]
 		p.lots = m.Lots.Clone()
-		p.position, p.cashFlow, p.lastPrice, p.third = m.Position, m.CashFlow, m.LastPrice, m.Third
+		p.position, p.cashFlow, p.lastPrice, p.third, p.unknown = m.Position, m.CashFlow, m.LastPrice, m.Third, m.Unknown
 		p.started, p.last = true, m.Key // not marked again at its own fill
 		p.since = -1                    // which counts as the first since the mark, as it did
 		p.slot, p.prefix = SlotOf(m.Key.Time), m.Prefix
 		rb.Prefix = m.Prefix
 		i0 = j.Search(m.Key)
+		m0 = p.moveIndex(m.Key) // the moves before it are in the mark's state
 	}
 	rb.From = i0
 	n := j.Len()
+	first, any := Key{}, false
 	if i0 < n {
 		f, _ := j.At(i0)
-		rb.FromSlot = SlotOf(f.Time)
+		first, any = f.Key, true
+	}
+	if m0 < len(p.moves) && (!any || p.moves[m0].Key.Less(first)) {
+		first, any = p.moves[m0].Key, true
+	}
+	if any {
+		rb.FromSlot = SlotOf(first.Time)
 	}
 	// What each order met had before the restart, and what its fills from
 	// there on counted before this re-fold.
@@ -476,8 +498,26 @@ func (p *Pair) Refold(j Journal, rates *RateBook, emit func(i int, f *Fill, r *R
 		rb.Orders[id] = w.now
 	}
 	var r Result
-	for i := i0; i < n; i++ {
-		f, _ := j.At(i)
+	mi := m0
+	for i := i0; i < n || mi < len(p.moves); i++ {
+		var f Fill
+		if i < n {
+			f, _ = j.At(i)
+		}
+		if mi < len(p.moves) && (i == n || p.moves[mi].Key.Less(f.Key)) { // a move first (moves.go)
+			m := &p.moves[mi]
+			mi++
+			i--
+			p.applyMove(m, rates, &r)
+			if m.Kind.Trade() {
+				if r.Closing {
+					rb.Moves = append(rb.Moves, r.Unique)
+				}
+				mf := m.fill()
+				emit(-1, &mf, &r)
+			}
+			continue
+		}
 		p.mark(&f)
 		var o *Order
 		if w := orders[f.Order]; w != nil {
@@ -576,5 +616,9 @@ func (p *Pair) Clone() Pair {
 	c := *p
 	c.lots = p.lots.Clone()
 	c.marks, c.since = nil, 0
+	c.moves = make([]Movement, len(p.moves))
+	for i, m := range p.moves {
+		c.moves[i] = m.clone()
+	}
 	return c
 }

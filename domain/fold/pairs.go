@@ -21,6 +21,7 @@ type Pairs struct {
 	deps    []int
 	targets map[string][]string
 	gen     uint64
+	fl      flows // the account's flows: deposits, withdrawals, conversions (flows.go)
 }
 
 // Add registers p (its quote set) and returns its index.
@@ -129,13 +130,16 @@ func (ps *Pairs) setDeps() {
 	}
 }
 
-// Unsettled reports whether a pair waits for a re-fold.
-func (ps *Pairs) Unsettled() bool { return len(ps.dirty) > 0 }
+// Unsettled reports whether a pair waits for a re-fold, or a matched
+// deposit for what its withdrawal took (flows.go).
+func (ps *Pairs) Unsettled() bool { return len(ps.dirty) > 0 || ps.carrying() }
 
 // TakeDirty returns the dirty pairs' indexes, in the order they became
 // dirty, and forgets them (a re-fold may make more dirty: call again until
-// none).
+// none). Deposits whose withdrawals took other lots since the last call
+// get them first, which makes their pairs dirty.
 func (ps *Pairs) TakeDirty() []int {
+	ps.propagate()
 	d := ps.dirty
 	ps.dirty = nil
 	for _, i := range d {
@@ -162,7 +166,8 @@ func (ps *Pairs) Deps() []int { return ps.deps }
 // from its fills in slots: own, the pair's own series, and conv[k], its
 // series in targets[k], from the first slot re-folded on (unique win/loss
 // counts moved in the slots kept too); emit sees each fill re-folded with
-// its Result. It returns the Rebuild and the slots kept whose counts
+// its Result, and each conversion leg among the pair's moves at index −1
+// (move.go). It returns the Rebuild and the slots kept whose counts
 // moved.
 func Refold[C int32 | int64](p *Pair, j Journal, rates *RateBook, own *Series[C], targets []string, conv []*ConvSeries[C],
 	emit func(i int, f *Fill, r *Result)) (Rebuild, []int64) {

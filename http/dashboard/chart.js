@@ -52,8 +52,8 @@ export function makeChart(el, options = {}) {
 export function zoneTimes(tz) {
   const f = (o) => new Intl.DateTimeFormat('en-GB', { timeZone: tz, ...o });
   const year = f({ year: 'numeric' }), month = f({ month: 'short', year: '2-digit' }), day = f({ day: 'numeric', month: 'short' });
-  const time = f({ hour: '2-digit', minute: '2-digit', hour12: false });
-  const seconds = f({ hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
+  const time = f({ hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
+  const seconds = f({ hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' });
   const fmts = [year, month, day, time, seconds]; // by LWC.TickMarkType
   return {
     localization: { timeFormatter: (t) => dateTime(t * 1000, tz).slice(0, 16) },

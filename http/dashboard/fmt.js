@@ -180,7 +180,7 @@ function dtFormat(tz) {
   if (!f) {
     f = new Intl.DateTimeFormat('en-CA', {
       timeZone: tz, year: 'numeric', month: '2-digit', day: '2-digit',
-      hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false,
+      hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23',
     });
     dtFormats.set(tz, f);
   }

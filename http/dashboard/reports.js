@@ -159,7 +159,7 @@ export async function render(view, ctx) {
   function lotRows(d) {
     return d.lots.map(u => h('tr', { class: 'lot' },
       h('td', { 'data-label': 'Lot' }, `bought ${dateTime(u.acquiredAt, tz)}`),
-      h('td', { 'data-label': 'Buy order', class: 'small mono', title: 'the buy order\'s id' }, '#' + u.buyOrderId),
+      h('td', { 'data-label': 'Buy order', class: 'small mono', title: 'the buy order\'s id' }, u.acquired && u.acquired !== 'order' ? u.acquired : '#' + u.buyOrderId),
       h('td', { class: 'num', 'data-label': 'Quantity' }, fig(mk(d.key).amount(u.quantity), d.asset)),
       h('td', { class: 'num', 'data-label': 'Proceeds' }, fig(money(u.proceeds, d.quote), d.quote)),
       h('td', { class: 'num', 'data-label': 'Cost basis' }, fig(money(u.costBasis, d.quote), d.quote)),
@@ -182,13 +182,16 @@ export async function render(view, ctx) {
       r.rows.map(d => h('tbody', { dataset: { order: String(d.orderId) } },
         h('tr', { class: 'order' },
           h('td', { 'data-label': 'Sold' }, dateTime(d.disposedAt, tz)),
-          h('td', { 'data-label': 'Pair' }, keyText(d.key)),
+          h('td', { 'data-label': 'Pair' }, keyText(d.key),
+            d.kind && d.kind !== 'order' ? h('span', { class: 'sub', 'data-col': 'kind' }, d.kind === 'external' ? 'external trade' : d.kind) : null),
           h('td', { class: 'num', 'data-label': 'Quantity' }, fig(mk(d.key).amount(d.matched), d.asset),
-            Number(d.unmatched.quantity) > 0 ? h('span', { class: 'sub' }, `+ ${mk(d.key).amount(d.unmatched.quantity)} ${d.asset} never bought`) : null),
+            Number(d.unmatched.quantity) > 0 ? h('span', { class: 'sub' }, `+ ${mk(d.key).amount(d.unmatched.quantity)} ${d.asset} never bought`) : null,
+            Number(d.unknownCost?.quantity) > 0 ? h('span', { class: 'sub', 'data-col': 'unknown-cost' }, `+ ${mk(d.key).amount(d.unknownCost.quantity)} ${d.asset} of unknown cost`) : null),
           h('td', { class: 'num', 'data-label': 'Proceeds' }, fig(money(d.proceeds, d.quote), d.quote)),
           h('td', { class: 'num', 'data-label': 'Cost basis' }, fig(money(d.costBasis, d.quote), d.quote)),
           h('td', { class: 'num', 'data-label': 'Fee' }, d.fee.valued ? fig(money(d.matchedFee, d.quote), d.quote) : [fig(money(d.fee.amount, d.fee.asset), d.fee.asset), ' (no rate)']),
-          h('td', { class: 'num ' + tone(d.gain), 'data-label': 'Gain', 'data-col': 'gain' }, fig(money(d.gain, d.quote, { sign: true }), d.quote)),
+          h('td', { class: 'num ' + tone(d.gain), 'data-label': 'Gain', 'data-col': 'gain' }, fig(money(d.gain, d.quote, { sign: true }), d.quote),
+            d.gainKnown === false ? h('span', { class: 'sub', title: 'part of what it sold has no known cost (or proceeds): its gain is not counted' }, 'partial') : null),
           h('td', { class: 'muted' }, `${d.lots.length} lot${d.lots.length === 1 ? '' : 's'}`)),
         lotRows(d))))));
   }

@@ -117,10 +117,37 @@ func (st *state) refold(bk *book, pos uint64, b *batch) {
 			unconvBefore[k] = append(unconvBefore[k], x.Slot)
 		}
 	}
+	// A pair with moves (deposits, withdrawals, conversion legs: fold's
+	// move.go) may lose slots when one is routed away: their rows are
+	// written empty.
+	var before []int64
+	if bk.moved = bk.moved || len(bk.fold.Moves()) > 0; bk.moved {
+		for _, x := range bk.series.Slots {
+			before = append(before, x.Slot)
+		}
+	}
 	rb, moved := fold.Refold(&bk.fold, &bk.fills, &st.folds.Rates, &bk.series, targets, conv, func(i int, f *fold.Fill, r *fold.Result) {
+		if i < 0 {
+			return // a conversion leg: in the slots, no fill row
+		}
 		bk.fills.Set(i, r.Out())
 		st.emitFill(bk, i, f, r, pos, b)
 	})
+	for _, slot := range before {
+		if slot >= rb.FromSlot && bk.series.SlotIndex(slot) < 0 {
+			moved = append(moved, slot)
+			if b != nil {
+				k := bucketKey{bk.key, slot}
+				b.buckets[k] = bucketRow{bucketKey: k, Position: pos}
+				for c, to := range targets {
+					if conv[c].Conv.SlotIndex(slot) < 0 {
+						ck := convRowKey{to, 0, k}
+						b.conv[ck] = convRow{ck, fold.PnlAgg[int64]{}, pos}
+					}
+				}
+			}
+		}
+	}
 	for id, o := range rb.Orders {
 		if oo := st.open[id]; oo != nil {
 			oo.fold = *o

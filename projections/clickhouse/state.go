@@ -57,6 +57,7 @@ type book struct {
 	hours       map[int64]*hourRow // daily figures per UTC hour (pnl_overview8's day and hour rows)
 	pos         uint64             // position of the last event that changed the pair
 	index       int                // in state.list and state.folds
+	moved       bool               // it held moves of the account's flows (fold's move.go): a re-fold may empty slots
 }
 
 // hourKey is one hour of a book.
@@ -123,6 +124,40 @@ func (st *state) apply(e *domain.Event, b *batch) error {
 		st.folds.RatePoint(fold.Key{Time: e.Time, Pos: e.Position}, -1)
 	case domain.TypePairAdded, domain.TypePairRemoved, domain.TypeConfigReplaced:
 		return st.applyConfig(e, b)
+	case domain.TypeExternalFill:
+		var x domain.ExternalFill
+		if err := e.Decode(&x); err != nil {
+			return err
+		}
+		if err := x.Validate(); err != nil {
+			return nil // the Ledger refuses it too
+		}
+		bk := st.book(x.Exchange, x.Pair, e.Position, b)
+		if bk == nil {
+			return nil
+		}
+		t := x.Time
+		if t == 0 {
+			t = e.Time
+		}
+		st.addFill(bk, 0, true, x.Side == domain.Sell, t, e, &domain.OrderFilled{FillID: x.TradeID, Price: x.Price,
+			Quantity: x.Quantity, Fee: x.Fee, FeeAsset: x.FeeAsset}, b)
+	case domain.TypeDeposit, domain.TypeWithdrawal:
+		var t domain.Transfer
+		if err := e.Decode(&t); err != nil {
+			return err
+		}
+		if t.Validate() == nil { // the Ledger refuses the others too
+			st.folds.Transfer(e.Type == domain.TypeDeposit, &t, e.Position) // folded at the next settle
+		}
+	case domain.TypeConversion:
+		var c domain.Conversion
+		if err := e.Decode(&c); err != nil {
+			return err
+		}
+		if c.Validate() == nil {
+			st.folds.Convert(&c, e.Position)
+		}
 	}
 	return nil
 }
@@ -220,24 +255,34 @@ func (st *state) applyOrder(e *domain.Event, b *batch) error {
 	return nil
 }
 
+// book returns the pair book of exchange's pair, making it (nil for a
+// pair that is not QUOTE-BASE).
+func (st *state) book(exchange, pair string, pos uint64, b *batch) *book {
+	k := pairKey{exchange, pair}
+	bk := st.books[k]
+	if bk == nil {
+		quote, base, err := domain.SplitPair(pair)
+		if err != nil {
+			return nil
+		}
+		bk = &book{key: k, quote: quote, base: base, hours: make(map[int64]*hourRow), fillIDs: map[uint64]string{}}
+		bk.fold = *fold.NewPair(quote, base, st.method)
+		st.books[k] = bk
+		bk.index = st.folds.AddOn(&bk.fold, exchange) // the home of its base's flows on the account, maybe
+		st.list = append(st.list, bk)
+		st.emitPair(bk, pos, b)
+	}
+	return bk
+}
+
 // requested registers the order's pair book and opens the order.
 func (st *state) requested(r *domain.OrderRequested, e *domain.Event, b *batch) {
 	if r.Side != domain.Buy && r.Side != domain.Sell {
 		return
 	}
-	k := pairKey{r.Exchange, r.Pair}
-	bk := st.books[k]
+	bk := st.book(r.Exchange, r.Pair, e.Position, b)
 	if bk == nil {
-		quote, base, err := domain.SplitPair(r.Pair)
-		if err != nil {
-			return
-		}
-		bk = &book{key: k, quote: quote, base: base, hours: make(map[int64]*hourRow), fillIDs: map[uint64]string{}}
-		bk.fold = *fold.NewPair(quote, base, st.method)
-		st.books[k] = bk
-		bk.index = st.folds.Add(&bk.fold)
-		st.list = append(st.list, bk)
-		st.emitPair(bk, e.Position, b)
+		return
 	}
 	st.pnlOrder[r.OrderID] = bk
 	st.sells[r.OrderID] = r.Side == domain.Sell
@@ -262,10 +307,16 @@ func (st *state) applyFill(id int64, e *domain.Event, f *domain.OrderFilled, b *
 	if bk == nil || f.Quantity.Sign() <= 0 || f.Price.IsNeg() {
 		return // the Ledger refuses these fills too
 	}
-	t := domain.FillTime(e, f) // trade time: the exchange's, as the Ledger uses
+	st.addFill(bk, id, false, st.sells[id], domain.FillTime(e, f), e, f, b) // trade time: the exchange's, as the Ledger uses
+}
+
+// addFill folds a fill of order id (0 and external: a trade the service
+// did not place) on bk at trade time t, recorded by e, and queues its
+// rows.
+func (st *state) addFill(bk *book, id int64, external, sell bool, t int64, e *domain.Event, f *domain.OrderFilled, b *batch) {
 	ff := fold.Fill{Key: fold.Key{Time: t, Pos: e.Position}, Order: id, Side: domain.Buy, Price: f.Price, Qty: f.Quantity,
 		Fee: f.Fee, FeeAsset: f.FeeAsset}
-	if st.sells[id] {
+	if sell {
 		ff.Side = domain.Sell
 	}
 	bk.fillIDs[e.Position] = f.FillID
@@ -273,6 +324,7 @@ func (st *state) applyFill(id int64, e *domain.Event, f *domain.OrderFilled, b *
 	st.observed(bk.quote, bk.base, e.Position, b)
 	st.reporting(e.Position, b)
 	oo, isOpen := st.open[id]
+	isOpen = isOpen && !external
 	if isOpen {
 		oo.filled = oo.filled.Add(f.Quantity)
 		if oo.amount.IsPos() && oo.filled.Cmp(oo.amount) >= 0 {
@@ -286,7 +338,7 @@ func (st *state) applyFill(id int64, e *domain.Event, f *domain.OrderFilled, b *
 		var o fold.Order
 		if isOpen {
 			o = oo.fold
-		} else { // a fill of an order closed meanwhile: its figures from its fills
+		} else if !external { // a fill of an order closed meanwhile: its figures from its fills
 			o = fold.OrderBefore(&bk.fills, id, ff.Key)
 		}
 		var r fold.Result
@@ -296,7 +348,7 @@ func (st *state) applyFill(id int64, e *domain.Event, f *domain.OrderFilled, b *
 		}
 		i := bk.fills.Insert(ff, r.Out())
 		st.emitFill(bk, i, &ff, &r, e.Position, b)
-		if r.Closing {
+		if r.Closing && !external {
 			st.emitOrderPnl(bk, id, &o, e.Position, b)
 		}
 		agg := r.Agg(&ff)

@@ -434,7 +434,7 @@ test('item 5: balances in the chosen zone (chart included), and the assets the t
   await page.waitForSelector('#assets-chart[data-points]:not([data-points="0"])');
   const points = await api('POST', '/assets/total', { exchange: 'binance', base: 'USDT', start: 0, end: Date.now() });
   const fmt = (tz) => new Intl.DateTimeFormat('en-CA', { timeZone: tz, year: 'numeric', month: '2-digit', day: '2-digit',
-    hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
+    hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' });
   const local = new Set(points.map((p) => fmt('Europe/Amsterdam').format(new Date(p.timestamp)).replace(',', '')));
   const utc = new Set(points.map((p) => fmt('UTC').format(new Date(p.timestamp)).replace(',', '')));
   // The legend over the chart: the latest point until the crosshair
@@ -1179,7 +1179,7 @@ test('issue 40, item 7: the orders CSV says "open" as the page does, fees as num
   await page.waitForSelector('#backups option[value^="autoconfig"]', { state: 'attached' });
   const option = await page.$eval('#backups option', (o) => [o.value, o.textContent]);
   const ms = Number(option[0].split('.').pop());
-  const tokyo = new Intl.DateTimeFormat('en-CA', { timeZone: 'Asia/Tokyo', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false })
+  const tokyo = new Intl.DateTimeFormat('en-CA', { timeZone: 'Asia/Tokyo', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' })
     .format(new Date(ms)).replace(',', '');
   assert.ok(option[1].startsWith(`${tokyo} (Asia/Tokyo)`), `backup ${option[1]}, want ${tokyo} (Asia/Tokyo)`);
   assert.doesNotMatch(option[1], /UTC/);
