@@ -51,11 +51,11 @@ func (h *booksHandler) register(r *mux.Router) {
 
 // BooksReader is the Ledger as the books' source (projections.Ledger):
 // each pair's fills in trade-time order, the rates recorded, and the
-// deployment's defaults of lot matching and reporting currency
-// (bot.PNL_METHOD, bot.REPORTING_CURRENCY).
+// deployment's defaults of lot matching, reporting currency and cost basis
+// scope (bot.PNL_METHOD, bot.REPORTING_CURRENCY, bot.COST_BASIS_SCOPE).
 type BooksReader interface {
 	books.Source
-	BookDefaults() (method domain.PnlMethod, currency string)
+	BookDefaults() (method domain.PnlMethod, currency string, scope domain.CostBasisScope)
 }
 
 // DefaultReportPageSize is the realized report's page size when the
