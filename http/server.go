@@ -89,6 +89,9 @@ type Server struct {
 	// Sink, when set, is the ClickHouse analytics sink: /healthz reports
 	// its lag (health.go).
 	Sink SinkStatus
+	// Fleet, when set, answers the fleet routes from the analytics store
+	// every instance writes to (fleet.go); unset, they answer 503.
+	Fleet FleetReader
 	// Connectors, when set, lists each exchange's connector for /healthz.
 	Connectors func() []ConnectorStatus
 	// Attention, when set, says which orders need attention (an exchange
@@ -306,6 +309,7 @@ func (s *Server) Handler() http.Handler {
 	s.registerReconcileRoutes(protected)
 	s.registerPaperRoutes(protected)
 	s.registerWitnessRoutes(protected)
+	s.registerFleetRoutes(protected)
 	s.registerTlogRoutes(r)
 	return s.withCORS(r) // cors.go
 }

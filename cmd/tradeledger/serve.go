@@ -33,6 +33,9 @@ type ServeConfig struct {
 	EventStore  string
 	ClickHouse  string
 	ReadFrom    string
+	// Instance names this service among those sharing the ClickHouse
+	// database (clickhouse.go; empty: the log's origin id).
+	Instance string
 	PnlMethod   string
 	TokenTTL    time.Duration
 	TLSCert     string
@@ -102,6 +105,7 @@ type Main struct {
 	// PNL routes from it with --read-from clickhouse (clickhouse.go).
 	Sink      *clickhouse.Sink
 	pnlReader *clickhouse.Reader
+	fleet     *clickhouse.Fleet
 	// ManualCycles, when true, leaves the core's background schedule off:
 	// the caller (a test on a domain.ManualClock) drives Core.Cycle. The
 	// zero value is production behaviour.
@@ -168,6 +172,11 @@ func (m *Main) ParseFlags(args []string, env *Env) error {
 	if _, err := tlhttp.ParseCORSOrigins(m.Config.CORSOrigins); err != nil {
 		return fmt.Errorf("--cors-origins: %w", err)
 	}
+	if m.Config.Instance != "" {
+		if err := clickhouse.CheckInstance(m.Config.Instance); err != nil {
+			return fmt.Errorf("--instance: %w", err)
+		}
+	}
 	return nil
 }
 
@@ -182,6 +191,7 @@ func (m *Main) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.EventStore, "eventstore", c.EventStore, "event store URL (empty: embedded SQLite; esdb://host:2113?tls=false for EventStoreDB)")
 	fs.StringVar(&c.ClickHouse, "clickhouse", c.ClickHouse, "ClickHouse URL for the analytics sink (empty: off)")
 	fs.StringVar(&c.ReadFrom, "read-from", c.ReadFrom, "where PNL reads come from: memory or clickhouse")
+	fs.StringVar(&c.Instance, "instance", c.Instance, "this service's name in the ClickHouse database several services share (the fleet routes list it; letters, digits, . _ -; empty: the log's origin id)")
 	fs.StringVar(&c.PnlMethod, "pnl-method", c.PnlMethod, "lot matching for PNL: "+domain.PnlMethodNames)
 	fs.DurationVar(&c.TokenTTL, "token-ttl", c.TokenTTL, "lifetime of API tokens")
 	fs.StringVar(&c.TLSCert, "tls-cert", c.TLSCert, "TLS certificate file (with --tls-key: serve HTTPS)")

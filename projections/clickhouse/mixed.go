@@ -68,7 +68,7 @@ func finish(m map[string]map[int64]slotRow) map[string]*series {
 // ownSlots reads every pair's buckets (their latest rows).
 func (r *Reader) ownSlots(ctx context.Context) (map[string]*series, error) {
 	rows, err := r.conn.Query(ctx, `SELECT exchange, pair, slot, position, `+bucketCols+`
-FROM `+r.db+`.pnl_buckets8 WHERE method = ?`, r.Method.String())
+FROM `+r.db+`.pnl_buckets9 WHERE method = ? AND instance = ?`, r.Method.String(), r.Instance)
 	if err != nil {
 		return nil, err
 	}
@@ -100,8 +100,8 @@ FROM `+r.db+`.pnl_buckets8 WHERE method = ?`, r.Method.String())
 // convSlots reads every pair's aggregates in currency to: part 0 (conv)
 // and part 1 (unconv).
 func (r *Reader) convSlots(ctx context.Context, to string) (conv, unconv map[string]*series, err error) {
-	rows, err := r.conn.Query(ctx, "SELECT part, exchange, pair, slot, position, v FROM "+r.db+".pnl_conv_buckets8 WHERE method = ? AND currency = ?",
-		r.Method.String(), to)
+	rows, err := r.conn.Query(ctx, "SELECT part, exchange, pair, slot, position, v FROM "+r.db+".pnl_conv_buckets9 WHERE method = ? AND currency = ? AND instance = ?",
+		r.Method.String(), to, r.Instance)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -132,7 +132,7 @@ func (r *Reader) convSlots(ctx context.Context, to string) (conv, unconv map[str
 
 // setting returns the sink's setting name ("" when unset).
 func (r *Reader) setting(ctx context.Context, name string) (string, error) {
-	rows, err := r.conn.Query(ctx, "SELECT value FROM "+r.db+".settings FINAL WHERE method = ? AND name = ?", r.Method.String(), name)
+	rows, err := r.conn.Query(ctx, "SELECT value FROM "+r.db+".settings9 FINAL WHERE method = ? AND instance = ? AND name = ?", r.Method.String(), r.Instance, name)
 	if err != nil {
 		return "", err
 	}
@@ -149,7 +149,7 @@ func (r *Reader) setting(ctx context.Context, name string) (string, error) {
 // latestRates returns a book of every pair's latest rate: what converts
 // amounts "now", as the Ledger's book at the log's end.
 func (r *Reader) latestRates(ctx context.Context) (*fold.RateBook, error) {
-	rows, err := r.conn.Query(ctx, "SELECT quote, base, rate, time_ms, seq FROM "+r.db+".rates8 FINAL ORDER BY seq")
+	rows, err := r.conn.Query(ctx, "SELECT quote, base, rate, time_ms, seq FROM "+r.db+".rates9 FINAL WHERE instance = ? ORDER BY seq", r.Instance)
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +172,7 @@ func (r *Reader) latestRates(ctx context.Context) (*fold.RateBook, error) {
 // unconvertedFees returns the fees without a rate of the fills of keys in
 // the buckets starting in [from, to) (unix s), by asset; nil when none.
 func (r *Reader) unconvertedFees(ctx context.Context, keys []string, from, to int64) (map[string]domain.Number, error) {
-	rows, err := r.conn.Query(ctx, "SELECT exchange, pair, time_ms, fee_asset, fee_amount FROM "+r.db+".fill_fees8 FINAL WHERE valued = 0")
+	rows, err := r.conn.Query(ctx, "SELECT exchange, pair, time_ms, fee_asset, fee_amount FROM "+r.db+".fill_fees9 FINAL WHERE instance = ? AND valued = 0", r.Instance)
 	if err != nil {
 		return nil, err
 	}
