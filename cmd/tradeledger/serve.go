@@ -33,9 +33,6 @@ type ServeConfig struct {
 	EventStore  string
 	ClickHouse  string
 	ReadFrom    string
-	// Instance names this service among those sharing the ClickHouse
-	// database (clickhouse.go; empty: the log's origin id).
-	Instance string
 	PnlMethod   string
 	TokenTTL    time.Duration
 	TLSCert     string
@@ -74,6 +71,9 @@ type ServeConfig struct {
 	// all) before /healthz stops counting the missing (witnesses.go).
 	Witnesses     witnessFlag
 	WitnessQuorum int
+	// Instance names this service among those sharing the ClickHouse
+	// database (clickhouse.go; empty: the log's origin id).
+	Instance string
 }
 
 // Main is the running service: ParseFlags fills Config, Run opens and wires

@@ -9,8 +9,6 @@ import (
 	"sync"
 	"time"
 
-	ch "github.com/ClickHouse/clickhouse-go/v2"
-	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"go.uber.org/zap"
 
 	"github.com/tradeledger/tradeledger/domain"
@@ -45,8 +43,7 @@ type Fleet struct {
 	// Logger is told of failed reads.
 	Logger *zap.Logger
 
-	db   string
-	conn driver.Conn
+	pool
 }
 
 // NewFleet returns a Fleet reading the database at url.
@@ -57,28 +54,14 @@ func NewFleet(url string) *Fleet {
 // Open checks the URL and prepares the connection pool (it connects on
 // first use).
 func (f *Fleet) Open() error {
-	opts, db, err := ParseURL(f.URL)
-	if err != nil {
+	if err := f.pool.open(f.URL, "clickhouse fleet reader"); err != nil {
 		return err
 	}
-	conn, err := ch.Open(opts)
-	if err != nil {
-		return fmt.Errorf("clickhouse fleet reader: %w", err)
-	}
-	f.db, f.conn = db, conn
 	if f.Logger == nil {
 		f.Logger = zap.NewNop()
 	}
 	if f.Timeout <= 0 {
 		f.Timeout = DefaultReadTimeout
-	}
-	return nil
-}
-
-// Close releases the connections.
-func (f *Fleet) Close() error {
-	if f.conn != nil {
-		return f.conn.Close()
 	}
 	return nil
 }
@@ -501,7 +484,7 @@ func (f *Fleet) Realized(ctx context.Context, q domain.FleetQuery) (*domain.Flee
 			for _, p := range in.pairs {
 				o, c, u := &p.own, p.conv, p.unconv
 				if ranged {
-					k := in.Name + "\x00" + p.key
+					k := instancePair(in.Name, p.key)
 					o = totalOf0(own[k])
 					if c != nil {
 						c, u = totalOf0(conv[k]), totalOf0(unconv[k])
@@ -539,72 +522,20 @@ func pairFigures(key, quote string, a *agg) domain.FleetPair {
 
 // rangeSlots reads every instance's buckets of method starting in [from,
 // to) (unix s), the latest row of each, into a series per instance and
-// pair (key instance NUL pair key).
+// pair (instancePair).
 func (f *Fleet) rangeSlots(ctx context.Context, method domain.PnlMethod, from, to int64) (map[string]*series, error) {
-	rows, err := f.conn.Query(ctx, `SELECT instance, exchange, pair, slot, position, `+bucketCols+`
-FROM `+f.db+`.pnl_buckets9 WHERE method = ? AND `+slotCond(from, to), method.String())
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := map[string]map[int64]slotRow{}
-	var (
-		instance string
-		k        pairKey
-		x        slotRow
-		v        [aggCols]int64
-		wide     string
-	)
-	dest := []any{&instance, &k.Exchange, &k.Pair, &x.slot, &x.pos}
-	for i := range v {
-		dest = append(dest, &v[i])
-	}
-	dest = append(dest, &wide)
-	for rows.Next() {
-		if err := rows.Scan(dest...); err != nil {
-			return nil, err
-		}
-		if err := setAgg(&x.a, v[:], wide); err != nil {
-			return nil, err
-		}
-		put(out, instance+"\x00"+domain.PairKey(k.Exchange, k.Pair), x)
-	}
-	return finish(out), rows.Err()
+	return bucketSlots(ctx, f.conn, f.db, "method = ? AND "+slotCond(from, to), []any{method.String()}, instancePair)
 }
 
 // rangeConvSlots reads every instance's aggregates in currency to of the
 // slots starting in [from, to): part 0 (conv) and part 1 (unconv), keyed
 // as rangeSlots.
 func (f *Fleet) rangeConvSlots(ctx context.Context, method domain.PnlMethod, to string, fromS, toS int64) (conv, unconv map[string]*series, err error) {
-	rows, err := f.conn.Query(ctx, "SELECT instance, part, exchange, pair, slot, position, v FROM "+f.db+
-		".pnl_conv_buckets9 WHERE method = ? AND currency = ? AND "+slotCond(fromS, toS), method.String(), to)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer rows.Close()
-	c, u := map[string]map[int64]slotRow{}, map[string]map[int64]slotRow{}
-	for rows.Next() {
-		var (
-			instance, packed string
-			part             uint8
-			k                pairKey
-			x                slotRow
-		)
-		if err := rows.Scan(&instance, &part, &k.Exchange, &k.Pair, &x.slot, &x.pos, &packed); err != nil {
-			return nil, nil, err
-		}
-		if x.a, err = unpackAgg(packed); err != nil {
-			return nil, nil, err
-		}
-		key := instance + "\x00" + domain.PairKey(k.Exchange, k.Pair)
-		if part == 0 {
-			put(c, key, x)
-		} else {
-			put(u, key, x)
-		}
-	}
-	return finish(c), finish(u), rows.Err()
+	return convBucketSlots(ctx, f.conn, f.db, "method = ? AND currency = ? AND "+slotCond(fromS, toS), []any{method.String(), to}, instancePair)
 }
+
+// instancePair keys series by instance and pair key.
+func instancePair(instance, key string) string { return instance + "\x00" + key }
 
 // Fills calls each with every fill of the current instances whose trade
 // time is in [q.From, q.To) (ms, 0: unbounded), by instance, pair and

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/fold"
 )
@@ -67,20 +69,39 @@ func finish(m map[string]map[int64]slotRow) map[string]*series {
 
 // ownSlots reads every pair's buckets (their latest rows).
 func (r *Reader) ownSlots(ctx context.Context) (map[string]*series, error) {
-	rows, err := r.conn.Query(ctx, `SELECT exchange, pair, slot, position, `+bucketCols+`
-FROM `+r.db+`.pnl_buckets9 WHERE method = ? AND instance = ?`, r.Method.String(), r.Instance)
+	return bucketSlots(ctx, r.conn, r.db, "method = ? AND instance = ?", []any{r.Method.String(), r.Instance}, pairOnly)
+}
+
+// convSlots reads every pair's aggregates in currency to: part 0 (conv)
+// and part 1 (unconv).
+func (r *Reader) convSlots(ctx context.Context, to string) (conv, unconv map[string]*series, err error) {
+	return convBucketSlots(ctx, r.conn, r.db, "method = ? AND currency = ? AND instance = ?", []any{r.Method.String(), to, r.Instance}, pairOnly)
+}
+
+// slotKey names the series a row of an instance's pair goes to.
+type slotKey func(instance, pairKey string) string
+
+// pairOnly keys series by pair (one instance's rows).
+func pairOnly(_, key string) string { return key }
+
+// bucketSlots reads the pnl_buckets9 rows where cond holds (with args),
+// the latest of each slot, into a series per key.
+func bucketSlots(ctx context.Context, conn driver.Conn, db, cond string, args []any, key slotKey) (map[string]*series, error) {
+	rows, err := conn.Query(ctx, `SELECT instance, exchange, pair, slot, position, `+bucketCols+`
+FROM `+db+`.pnl_buckets9 WHERE `+cond, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	out := map[string]map[int64]slotRow{}
 	var (
-		k    pairKey
-		x    slotRow
-		v    [aggCols]int64
-		wide string
+		instance string
+		k        pairKey
+		x        slotRow
+		v        [aggCols]int64
+		wide     string
 	)
-	dest := []any{&k.Exchange, &k.Pair, &x.slot, &x.pos}
+	dest := []any{&instance, &k.Exchange, &k.Pair, &x.slot, &x.pos}
 	for i := range v {
 		dest = append(dest, &v[i])
 	}
@@ -92,16 +113,16 @@ FROM `+r.db+`.pnl_buckets9 WHERE method = ? AND instance = ?`, r.Method.String()
 		if err := setAgg(&x.a, v[:], wide); err != nil {
 			return nil, err
 		}
-		put(out, domain.PairKey(k.Exchange, k.Pair), x)
+		put(out, key(instance, domain.PairKey(k.Exchange, k.Pair)), x)
 	}
 	return finish(out), rows.Err()
 }
 
-// convSlots reads every pair's aggregates in currency to: part 0 (conv)
-// and part 1 (unconv).
-func (r *Reader) convSlots(ctx context.Context, to string) (conv, unconv map[string]*series, err error) {
-	rows, err := r.conn.Query(ctx, "SELECT part, exchange, pair, slot, position, v FROM "+r.db+".pnl_conv_buckets9 WHERE method = ? AND currency = ? AND instance = ?",
-		r.Method.String(), to, r.Instance)
+// convBucketSlots reads the pnl_conv_buckets9 rows where cond holds (with
+// args), the latest of each slot, into series per key: part 0 (conv) and
+// part 1 (unconv).
+func convBucketSlots(ctx context.Context, conn driver.Conn, db, cond string, args []any, key slotKey) (conv, unconv map[string]*series, err error) {
+	rows, err := conn.Query(ctx, "SELECT instance, part, exchange, pair, slot, position, v FROM "+db+".pnl_conv_buckets9 WHERE "+cond, args...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -109,22 +130,21 @@ func (r *Reader) convSlots(ctx context.Context, to string) (conv, unconv map[str
 	c, u := map[string]map[int64]slotRow{}, map[string]map[int64]slotRow{}
 	for rows.Next() {
 		var (
-			part   uint8
-			k      pairKey
-			x      slotRow
-			packed string
+			instance, packed string
+			part             uint8
+			k                pairKey
+			x                slotRow
 		)
-		if err := rows.Scan(&part, &k.Exchange, &k.Pair, &x.slot, &x.pos, &packed); err != nil {
+		if err := rows.Scan(&instance, &part, &k.Exchange, &k.Pair, &x.slot, &x.pos, &packed); err != nil {
 			return nil, nil, err
 		}
 		if x.a, err = unpackAgg(packed); err != nil {
 			return nil, nil, err
 		}
-		key := domain.PairKey(k.Exchange, k.Pair)
 		if part == 0 {
-			put(c, key, x)
+			put(c, key(instance, domain.PairKey(k.Exchange, k.Pair)), x)
 		} else {
-			put(u, key, x)
+			put(u, key(instance, domain.PairKey(k.Exchange, k.Pair)), x)
 		}
 	}
 	return finish(c), finish(u), rows.Err()

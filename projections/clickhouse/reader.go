@@ -66,8 +66,7 @@ type Reader struct {
 	// query. Unset, Version asks ClickHouse (a sink in another process).
 	Checkpoint func() (pos uint64, current bool)
 
-	db   string
-	conn driver.Conn
+	pool
 
 	schema atomic.Uint32 // what the reader knows of the sink's rows: schemaUnknown, schemaCurrent or schemaForeign
 	spanMu sync.Mutex
@@ -82,21 +81,15 @@ func NewReader(url string, method domain.PnlMethod) *Reader {
 // Open checks the URL and prepares the connection pool (it connects on
 // first use, so ClickHouse need not be up yet).
 func (r *Reader) Open() error {
-	opts, db, err := ParseURL(r.URL)
-	if err != nil {
-		return err
-	}
 	if r.Instance == "" {
 		r.Instance = DefaultInstance
 	}
 	if err := CheckInstance(r.Instance); err != nil {
 		return err
 	}
-	conn, err := ch.Open(opts)
-	if err != nil {
-		return fmt.Errorf("clickhouse reader: %w", err)
+	if err := r.pool.open(r.URL, "clickhouse reader"); err != nil {
+		return err
 	}
-	r.db, r.conn = db, conn
 	if r.Logger == nil {
 		r.Logger = zap.NewNop()
 	}
@@ -106,10 +99,31 @@ func (r *Reader) Open() error {
 	return nil
 }
 
+// pool is a reader's connection pool to one database (Reader, Fleet).
+type pool struct {
+	db   string
+	conn driver.Conn
+}
+
+// open checks the URL and prepares the pool (it connects on first use, so
+// ClickHouse need not be up yet); what names the reader in errors.
+func (p *pool) open(url, what string) error {
+	opts, db, err := ParseURL(url)
+	if err != nil {
+		return err
+	}
+	conn, err := ch.Open(opts)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	p.db, p.conn = db, conn
+	return nil
+}
+
 // Close releases the connections.
-func (r *Reader) Close() error {
-	if r.conn != nil {
-		return r.conn.Close()
+func (p *pool) Close() error {
+	if p.conn != nil {
+		return p.conn.Close()
 	}
 	return nil
 }
