@@ -143,7 +143,7 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 			resp.SinkError = "clickhouse unavailable" // details are in the log
 		}
 		if s.Sink.Stopped() {
-			resp.SinkError = "clickhouse sink stopped: ClickHouse refuses its rows or the database is not this log's (details in the service log)"
+			resp.SinkError = "clickhouse sink stopped: ClickHouse refuses its rows, or this service's --instance name belongs to another log (details in the service log)"
 			resp.degrade(resp.SinkError)
 		}
 	}
