@@ -324,6 +324,11 @@ func resolveSecrets(st ConfigState, exchanges map[string]any, box *SecretBox) (m
 		if !ok {
 			return nil, nil, Errorf(EINVALID, "config.exchanges.%s must be an object", name)
 		}
+		// A credential that is no string is refused before anything
+		// is made of the strings inside it.
+		if err := CheckCredentialTypes("config.exchanges."+name, entry); err != nil {
+			return nil, nil, err
+		}
 		stored := st.Credentials[name]
 		encrypted, _ := entry["isEncrypted"].(bool)
 		fields := map[string]string{}

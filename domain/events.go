@@ -20,6 +20,9 @@ const (
 	// StreamLogCuts holds the operator's decisions to go on with a log
 	// cut at its end (LogCutAccepted).
 	StreamLogCuts = "log-cuts"
+	// StreamSnapshots holds what serve found of the read-model snapshots
+	// it started from (SnapshotDiscarded).
+	StreamSnapshots = "snapshots"
 )
 
 // OrderStream is the stream of one order's life.
@@ -90,6 +93,10 @@ const (
 	TypeCheckpointCosigned = "CheckpointCosigned"
 	TypeWitnessRefused     = "WitnessRefused"
 	TypeLogCutAccepted     = "LogCutAccepted"
+
+	// A read-model snapshot proved not to hold the log's state; serve
+	// switched to the state rebuilt from the log and deleted it.
+	TypeSnapshotDiscarded = "SnapshotDiscarded"
 )
 
 // Side is buy or sell.
@@ -455,4 +462,22 @@ type LogCutAccepted struct {
 	LostFrom    uint64            `json:"lostFrom"`
 	LostTo      uint64            `json:"lostTo"`
 	Problem     string            `json:"problem"`
+}
+
+// SnapshotDiscarded records that the read-model snapshot File (its name),
+// of the log up to Position, did not hold the state the log implies there:
+// Projections differ, the first of them at Value (a path in its state),
+// which is Snapshot in the file and Log in the state rebuilt from the log.
+// Replaced says whether serve switched to the rebuilt state in place (else
+// Reason says why not: a restart rebuilds it). The file is deleted.
+type SnapshotDiscarded struct {
+	File        string   `json:"file"`
+	Position    uint64   `json:"position"`
+	Projections []string `json:"projections"`
+	Value       string   `json:"value,omitempty"`
+	Snapshot    string   `json:"snapshot,omitempty"`
+	Log         string   `json:"log,omitempty"`
+	Signed      bool     `json:"signed"`
+	Replaced    bool     `json:"replaced"`
+	Reason      string   `json:"reason,omitempty"`
 }

@@ -13,11 +13,14 @@ import (
 // which: `field "a.b" is not valid UTF-8` (the string value holding the
 // first invalid byte, with its path, array elements as [i]), `a key in "a"
 // is not valid UTF-8`, "not valid UTF-8 at byte N" (outside any string),
-// "malformed JSON at byte N: …", "trailing data after the JSON value", or
-// `duplicate key "a.b"` (the key with its path). encoding/json accepts
-// all of these silently (it replaces bad bytes and keeps the last of two
-// keys), so writers check with CheckJSON before they decode: two readers
-// of one body must never see different values.
+// "malformed JSON at byte N: …", "trailing data after the JSON value",
+// `duplicate key "a.b"` (the key with its path), or `field "a.b" holds a
+// lone surrogate escape` (a \uD800–\uDFFF escape that is not half of a
+// pair: no character). encoding/json accepts all of these silently (it
+// replaces bad bytes and lone surrogates with U+FFFD and keeps the last of
+// two keys), so writers check with CheckJSON before they decode: two
+// readers of one body must never see different values, nor a credential
+// be stored as something else than what was sent.
 func CheckJSON(b []byte) error {
 	validUTF8 := utf8.Valid(b)
 	if !json.Valid(b) {
@@ -41,6 +44,14 @@ func CheckJSON(b []byte) error {
 	switch {
 	case path == nil:
 		return nil
+	case s.surrogate != "" && s.badKey && len(path) == 1:
+		return Errorf(EINVALID, "a key of the top-level object holds a lone surrogate escape (%s): no character", s.surrogate)
+	case s.surrogate != "" && s.badKey:
+		return Errorf(EINVALID, "a key in %q holds a lone surrogate escape (%s): no character", joinKeyPath(path[1:]), s.surrogate)
+	case s.surrogate != "" && len(path) == 0:
+		return Errorf(EINVALID, "the top-level string holds a lone surrogate escape (%s): no character", s.surrogate)
+	case s.surrogate != "":
+		return Errorf(EINVALID, "field %q holds a lone surrogate escape (%s): no character, which a decoder would silently replace", joinKeyPath(path), s.surrogate)
 	case !s.badUTF8:
 		return Errorf(EINVALID, "duplicate key %q", joinKeyPath(path))
 	case s.badKey && len(path) == 1:
@@ -64,6 +75,41 @@ func invalidUTF8At(b []byte) int {
 		i += n
 	}
 	return len(b)
+}
+
+// loneSurrogate returns the first \u escape of the raw string contents s
+// (escapes as written) that is a UTF-16 surrogate without its other half,
+// as written ("\ud800"), or "".
+func loneSurrogate(s []byte) string {
+	hex4 := func(i int) (rune, bool) {
+		if i+6 > len(s) || s[i] != '\\' || s[i+1] != 'u' {
+			return 0, false
+		}
+		v, err := strconv.ParseUint(string(s[i+2:i+6]), 16, 16)
+		return rune(v), err == nil
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' {
+			continue
+		}
+		r, ok := hex4(i)
+		if !ok {
+			i++ // a two-byte escape: skip its second byte
+			continue
+		}
+		switch {
+		case r >= 0xD800 && r < 0xDC00: // high: a low must follow
+			if lo, ok := hex4(i + 6); ok && lo >= 0xDC00 && lo < 0xE000 {
+				i += 11
+				continue
+			}
+			return string(s[i : i+6])
+		case r >= 0xDC00 && r < 0xE000: // a low without its high
+			return string(s[i : i+6])
+		}
+		i += 5
+	}
+	return ""
 }
 
 // joinKeyPath joins the path keyScanner returns (innermost first).
@@ -91,6 +137,9 @@ type keyScanner struct {
 	// duplicate key: in its innermost key when badKey, else in the string
 	// value at that path (an empty path: the top-level value).
 	badUTF8, badKey bool
+	// surrogate, when set, is the lone surrogate escape the path leads to
+	// (in its innermost key when badKey).
+	surrogate string
 }
 
 const smallObject = 16
@@ -119,9 +168,16 @@ func (s *keyScanner) value() []string {
 			}
 		}
 	case '"':
-		if raw, _ := s.String(); s.checkUTF8 && !utf8.Valid(raw) {
+		raw, escaped := s.String()
+		if s.checkUTF8 && !utf8.Valid(raw) {
 			s.badUTF8 = true
 			return []string{}
+		}
+		if escaped {
+			if u := loneSurrogate(raw); u != "" {
+				s.surrogate = u
+				return []string{}
+			}
 		}
 	default:
 		s.SkipToDelimiter()
@@ -144,6 +200,12 @@ func (s *keyScanner) object() []string {
 		if s.checkUTF8 && !utf8.Valid(raw) {
 			s.badUTF8, s.badKey = true, true
 			return []string{string(raw)}
+		}
+		if escaped {
+			if u := loneSurrogate(raw); u != "" {
+				s.surrogate, s.badKey = u, true
+				return []string{string(raw)}
+			}
 		}
 		key := raw
 		if escaped {

@@ -141,3 +141,27 @@ func FuzzCheckJSON(f *testing.F) {
 		}
 	})
 }
+
+// TestCheckJSONLoneSurrogate: a \u escape of half a UTF-16 pair without
+// the other half is no character (encoding/json makes it U+FFFD without a
+// word): refused, naming where; a whole pair, and other escapes, pass.
+func TestCheckJSONLoneSurrogate(t *testing.T) {
+	for body, want := range map[string]string{
+		`{"config":{"exchanges":{"binance":{"secret":"\ud800"}}}}`: `field "config.exchanges.binance.secret" holds a lone surrogate escape (\ud800)`,
+		`{"a":["x","ab\uDFFFc"]}`:                                  `field "a[1]" holds a lone surrogate escape (\uDFFF)`,
+		`{"a":"\ud83d\u0041"}`:                                     `field "a" holds a lone surrogate escape (\ud83d)`,
+		`{"a":{"\ud800":1}}`:                                       `a key in "a" holds a lone surrogate escape (\ud800)`,
+		`"\udc00"`:                                                 `the top-level string holds a lone surrogate escape (\udc00)`,
+		`{"a":"\\ud800"}`:                                          "",
+		`{"a":"\ud83d\ude00 \u00e9 \" \\ \n"}`:                     "",
+		`{"secret":"\ud83d\ude00\ud83d\ude00"}`:                    "",
+	} {
+		err := CheckJSON([]byte(body))
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("%s: %v", body, err)
+		case want != "" && (ErrorCode(err) != EINVALID || !strings.Contains(ErrorMessage(err), want)):
+			t.Errorf("%s: %v, want %q", body, err, want)
+		}
+	}
+}

@@ -24,8 +24,9 @@ var secretWords = [...]string{"secret", "key", "pass", "token", "private", "auth
 // nearest key above it names a secret: the key contains, ignoring case,
 // secret, key, pass, token, private or auth (key, apiSecretKey, clientSecret,
 // accessKey, secret2, passphrase, subaccount.secret, privateKeyPem, authToken).
-// A credential is a string: a number or a boolean at such a path is refused
-// when a document is written (CheckCredentialTypes) and masked in outputs
+// A credential is a string: a number, a boolean, an object or an array at
+// such a path is refused when a document is written (CheckCredentialTypes),
+// and a number or a boolean a log holds from before is masked in outputs
 // (MaskExchange), never stored or shown as a credential in clear.
 //
 // bot.service_wallet is not a credential by this rule (it is the login
@@ -150,32 +151,60 @@ func walkCredentials(v any, path []string, fn func(path []string, container any,
 
 // CheckCredentialTypes returns EINVALID naming the first value of an
 // exchange entry that sits at a credential's path (IsSecretPath) and is not
-// a string (a number, a boolean): such a value could be neither encrypted
-// nor recognised as a secret. where is the entry's place in messages
-// ("config.exchanges.binance"); the value's path follows it
+// a string — a number, a boolean, an object or an array: such a value
+// could be neither encrypted nor recognised as a secret (the strings inside
+// an object under "secret" would sit at paths no rule calls credentials,
+// and be stored, served and logged in clear). where is the entry's place
+// in messages ("config.exchanges.binance"); the value's path follows it
 // ("config.exchanges.binance.secret", "….accounts[0].authToken"). A null
 // is no credential and passes.
 func CheckCredentialTypes(where string, entry map[string]any) error {
-	var err error
-	walkCredentials(entry, nil, func(path []string, _ any, _ string, _ int, value any) {
-		if _, ok := value.(string); ok || err != nil {
-			return
+	return checkCredentialTypes(where, entry, nil)
+}
+
+func checkCredentialTypes(where string, v any, path []string) error {
+	check := func(p []string, x any) error {
+		kind := ""
+		switch x.(type) {
+		case nil, string:
+			return nil
+		case map[string]any:
+			kind = "an object"
+		case []any:
+			kind = "an array"
+		case bool:
+			kind = "a boolean"
+		default:
+			kind = "a number"
+		}
+		if !IsSecretPath(append([]string{"exchanges", "exchange"}, p...)...) {
+			return checkCredentialTypes(where, x, p) // not a credential's place: look inside
 		}
 		var at strings.Builder
 		at.WriteString(where)
-		for _, e := range path {
+		for _, e := range p {
 			if !isIndexElem(e) {
 				at.WriteByte('.')
 			}
 			at.WriteString(e)
 		}
-		kind := "a number"
-		if _, ok := value.(bool); ok {
-			kind = "a boolean"
+		return Errorf(EINVALID, "%s must be a string, not %s: its name makes it a credential, kept encrypted, and only a string can be", at.String(), kind)
+	}
+	switch t := v.(type) {
+	case map[string]any:
+		for _, k := range sortedKeys(t) {
+			if err := check(append(path[:len(path):len(path)], k), t[k]); err != nil {
+				return err
+			}
 		}
-		err = Errorf(EINVALID, "%s must be a string, not %s: its name makes it a credential, kept encrypted, and only a string can be", at.String(), kind)
-	})
-	return err
+	case []any:
+		for i, x := range t {
+			if err := check(append(path[:len(path):len(path)], "["+strconv.Itoa(i)+"]"), x); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // ExtractSecrets splits an exchange entry into a copy without its

@@ -120,8 +120,8 @@ func TestMaskSecretsIn(t *testing.T) {
 	}
 }
 
-// TestCredentialMustBeAString: a number or a boolean where a credential
-// goes is refused when a document is written, naming its path; a log that
+// TestCredentialMustBeAString: a number, a boolean, an object or an array
+// where a credential goes is refused when a document is written, naming its path; a log that
 // holds one (written before the rule) shows it masked.
 func TestCredentialMustBeAString(t *testing.T) {
 	doc := func(entry string) map[string]any {
@@ -135,10 +135,15 @@ func TestCredentialMustBeAString(t *testing.T) {
 		{`{"key":"k","secret":123}`, "config.exchanges.binance.secret"},
 		{`{"apiKey":true}`, "config.exchanges.binance.apiKey"},
 		{`{"accounts":[{"authToken":1.5}]}`, "config.exchanges.binance.accounts[0].authToken"},
-		{`{"secrets":["s",7]}`, "config.exchanges.binance.secrets[1]"},
+		// An object or an array where a credential goes: the strings
+		// inside would sit at paths no rule calls credentials.
+		{`{"secrets":["s",7]}`, "config.exchanges.binance.secrets"},
+		{`{"secret":{"value":"s3cr3t"}}`, "config.exchanges.binance.secret"},
+		{`{"sub":{"apiKey":["k"]}}`, "config.exchanges.binance.sub.apiKey"},
+		{`{"accounts":[{"key":{"v":"k"}}]}`, "config.exchanges.binance.accounts[0].key"},
 	} {
 		_, err := domain.ConfigFromMap(doc(tt.entry))
-		if domain.ErrorCode(err) != domain.EINVALID || !strings.Contains(domain.ErrorMessage(err), tt.path+" must be a string") {
+		if domain.ErrorCode(err) != domain.EINVALID || !strings.Contains(domain.ErrorMessage(err), tt.path+" must be a string, not ") {
 			t.Errorf("%s: err = %v, want EINVALID naming %s", tt.entry, err, tt.path)
 		}
 	}

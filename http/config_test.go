@@ -109,6 +109,24 @@ func TestConfigUpdate(t *testing.T) {
 	numeric := e.fullConfig()
 	numeric["exchanges"].(map[string]any)["binance"].(map[string]any)["secret"] = 123
 	e.refuse(400, "config.exchanges.binance.secret must be a string", "POST", "/config/update", map[string]any{"data": numeric})
+	// Nor as an object or an array: the strings inside would sit at paths
+	// no rule calls credentials, stored, served and logged in clear.
+	for kind, v := range map[string]any{"an object": map[string]any{"value": "s3cr3t-in-an-object"}, "an array": []any{"s3cr3t-in-an-array"}} {
+		wrapped := e.fullConfig()
+		wrapped["exchanges"].(map[string]any)["binance"].(map[string]any)["secret"] = v
+		e.refuse(400, "config.exchanges.binance.secret must be a string, not "+kind, "POST", "/config/update", map[string]any{"data": wrapped})
+	}
+	// Nor as a lone surrogate escape, which a decoder turns into U+FFFD.
+	lone := e.fullConfig()
+	lone["exchanges"].(map[string]any)["binance"].(map[string]any)["secret"] = "LONE-SURROGATE"
+	loneBody, _ := json.Marshal(map[string]any{"data": lone})
+	e.refuse(400, `field \"data.exchanges.binance.secret\" holds a lone surrogate escape`, "POST", "/config/update",
+		strings.Replace(string(loneBody), "LONE-SURROGATE", `\ud800`, 1))
+	for _, ev := range e.events() {
+		if strings.Contains(string(ev.Data), "s3cr3t-in-an") {
+			t.Fatalf("a credential inside an object or array reached the log in clear: %s %s", ev.Type, ev.Data)
+		}
+	}
 	foreign := e.fullConfig()
 	foreign["exchanges"].(map[string]any)["kraken"] = map[string]any{"key": "gunbot-encrypted-blob", "isEncrypted": true}
 	e.refuse(400, "isEncrypted", "POST", "/config/update", map[string]any{"data": foreign})

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"mime"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"go.uber.org/zap"
@@ -38,7 +40,9 @@ type errorResponse struct {
 	Code    int    `json:"code"`
 }
 
-// Error writes err as the JSON error body with the status its code maps to.
+// Error writes err as the JSON error body with the status its code maps to;
+// an error that says when to retry (a RetryAfter method: projections'
+// BusyError) adds Retry-After to a 503 or 429.
 // Internal errors are logged with the request id and shown to the client as
 // "internal error (request <id>)"; other messages are the domain message.
 func Error(w http.ResponseWriter, r *http.Request, err error) {
@@ -53,6 +57,11 @@ func Error(w http.ResponseWriter, r *http.Request, err error) {
 		msg = "internal error (request " + requestID(r) + ")"
 	} else if status == http.StatusServiceUnavailable {
 		logger(r).Warn("unavailable", zap.Error(err))
+	}
+	var busy interface{ RetryAfter() time.Duration }
+	if errors.As(err, &busy) && (status == http.StatusServiceUnavailable || status == http.StatusTooManyRequests) {
+		// Whole seconds, rounded up (RFC 9110 §10.2.3).
+		w.Header().Set("Retry-After", strconv.FormatInt(int64(math.Ceil(busy.RetryAfter().Seconds())), 10))
 	}
 	writeError(w, r, status, msg)
 }

@@ -50,6 +50,11 @@ type healthSnapshot struct {
 	Position uint64 `json:"position"` // the log position it holds the state at
 	Created  string `json:"created"`  // when it was written (RFC 3339)
 	LoadMs   int64  `json:"loadMs"`   // reading and installing it
+	// Check is where its check against the log stands: "pending",
+	// "checking", "equal" (the log's state), "differed" (discarded, the
+	// rebuilt state served), "failed" (could not be run); absent when
+	// the service does not check.
+	Check string `json:"check,omitempty"`
 }
 
 // degrade marks the answer degraded, adding why to the reasons already
@@ -162,6 +167,15 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	if loaded {
 		resp.Start.Snapshot = &healthSnapshot{File: filepath.Base(info.Path), Position: info.Position,
 			Created: info.Created.Format(time.RFC3339), LoadMs: info.Load.Milliseconds()}
+	}
+	if s.SnapshotCheck != nil {
+		state, problem := s.SnapshotCheck()
+		if resp.Start.Snapshot != nil {
+			resp.Start.Snapshot.Check = state
+		}
+		if problem != "" {
+			resp.degrade(problem)
+		}
 	}
 	writeJSON(w, http.StatusOK, resp)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 
 	"golang.org/x/mod/sumdb/note"
@@ -253,5 +254,43 @@ func TestPublicTlogTiles(t *testing.T) {
 	// The API's proofs still need a token.
 	if status, _ := ps.do("GET", "/api/v1/audit/checkpoint", nil, ""); status != 401 {
 		t.Fatalf("api checkpoint without a token: %d, want 401", status)
+	}
+}
+
+// TestOrderProofSignsOnce: 16 concurrent audit/proof/order calls for an
+// order no checkpoint covers yet sign one checkpoint between them (a
+// read-scope token may call it: the signatures must not grow with the
+// requests).
+func TestOrderProofSignsOnce(t *testing.T) {
+	ps := newProofServer(t, false)
+	ps.build()
+	ps.appendEvent("order-1", domain.NewEvent(ps.Clock, "Tested", map[string]any{"after": true}))
+	count := func() int {
+		it := ps.Store.ReadStream(context.Background(), domain.StreamCheckpoints, 0, 0)
+		defer it.Close()
+		n := 0
+		for it.Next() {
+			n++
+		}
+		return n
+	}
+	before := count()
+	var wg sync.WaitGroup
+	statuses := make([]int, 16)
+	for i := range statuses {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			statuses[i], _ = ps.do("GET", "/api/v1/audit/proof/order?id=1", nil, ps.Token)
+		}()
+	}
+	wg.Wait()
+	for i, s := range statuses {
+		if s != 200 {
+			t.Fatalf("call %d: %d", i, s)
+		}
+	}
+	if signed := count() - before; signed != 1 {
+		t.Fatalf("16 concurrent proofs signed %d checkpoints, want 1", signed)
 	}
 }

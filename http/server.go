@@ -65,6 +65,9 @@ type Server struct {
 	// MaxConns caps the concurrent connections of each listener (≤ 0: no
 	// cap). Connections beyond it wait to be accepted until one closes.
 	MaxConns int
+	// WriteStallTimeout drops a response whose client takes none of it
+	// for that long (writestall.go; ≤ 0: never).
+	WriteStallTimeout time.Duration
 	// TLSCertFile and TLSKeyFile, when both set, serve HTTPS on the main
 	// listener.
 	TLSCertFile, TLSKeyFile string
@@ -98,6 +101,11 @@ type Server struct {
 	// sent a number the ledger cannot hold; their pairs are paused), ""
 	// when none: /healthz is then degraded with that reason.
 	Attention func() string
+	// SnapshotCheck, when set, says where the background check of the
+	// read-model snapshot the start loaded stands (/healthz
+	// start.snapshot.check) and, once it found the snapshot not to be
+	// the log's state, why (/healthz is then degraded).
+	SnapshotCheck func() (state, problem string)
 	// VerifyKeys, when set, checks an exchange's credentials (fields in
 	// clear, "key" and "secret") against the exchange under the new
 	// configuration before license/keys/edit writes them: EUNAUTHORIZED
@@ -183,6 +191,8 @@ func NewServer() *Server {
 		HeaderTimeout: DefaultHeaderTimeout,
 		IdleTimeout:   DefaultIdleTimeout,
 		MaxConns:      DefaultMaxConns,
+
+		WriteStallTimeout: DefaultWriteStallTimeout,
 	}
 }
 
@@ -436,8 +446,10 @@ func (s *Server) requestBasics(next http.Handler) http.Handler {
 		ctx := context.WithValue(r.Context(), ctxRequest, &requestInfo{id: id, logger: s.Logger})
 		ctx = eventstore.WithCorrelation(ctx, id)
 		r = r.WithContext(ctx)
-		sw := &statusWriter{ResponseWriter: w}
+		stall := newStallWriter(w, s.WriteStallTimeout)
+		sw := &statusWriter{ResponseWriter: stall}
 		sw.Header().Set("X-Request-Id", id)
+		defer stall.done()
 		defer func() {
 			if p := recover(); p != nil {
 				if p == http.ErrAbortHandler {

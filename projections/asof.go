@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/snap"
@@ -90,6 +91,10 @@ type ReplayOptions struct {
 	// set, is told of each snapshot passed over and why.
 	Snapshots *Snapshots
 	Skip      func(path string, why error)
+	// Pace, when set, is called after each batch of events applied: a
+	// replay running beside the service (the check of a snapshot,
+	// Rebuild) gives way there.
+	Pace func()
 }
 
 // Within reports whether every event up to a snapshot with header h is
@@ -118,6 +123,7 @@ type cutReader struct {
 	read  uint64              // every event up to this position has been considered
 	done  bool                // a prefix or position cut has passed its end: nothing later applies
 	res   ReplayResult
+	times *eventTimes // when set, the latest times of the events applied
 }
 
 // admit reports whether e applies under the cut; stop when no later event
@@ -229,11 +235,17 @@ func (c *cutReader) replay(ctx context.Context, store domain.EventStore, projs [
 			if failed {
 				c.res.Failures++
 			}
+			if c.times != nil {
+				c.times.add(e)
+			}
 			c.res.Events++
 			c.res.Position, c.res.Time = e.Position, e.Time
 			if opts.Progress != nil && c.res.Events%domain.VerifyProgressEvery == 0 {
 				opts.Progress(c.res.Events, e.Position, head)
 			}
+		}
+		if opts.Pace != nil {
+			opts.Pace()
 		}
 		return true
 	})
@@ -358,13 +370,41 @@ const (
 	// past it the least recently read states are dropped, the one just
 	// built excepted.
 	DefaultMaxStateRecords = 2_000_000
+	// DefaultMaxBuilds is how many states States builds at once: each
+	// replays the log on a core of its own and holds a whole Ledger
+	// while it does.
+	DefaultMaxBuilds = 2
+	// DefaultMaxQueued is how many more builds wait for one of those;
+	// past it a read that needs a new state is refused for now
+	// (BusyError).
+	DefaultMaxQueued = 32
 )
+
+// BusyError refuses a read that needs a past state while States builds as
+// many as it may and as many more wait: EUNAVAILABLE (its Unwrap), and
+// RetryAfter says when to try again (HTTP 503 with Retry-After).
+type BusyError struct {
+	err   error
+	After time.Duration
+}
+
+func (e *BusyError) Error() string { return e.err.Error() }
+
+// Unwrap returns the domain.Error (EUNAVAILABLE) it is.
+func (e *BusyError) Unwrap() error { return e.err }
+
+// RetryAfter says how long to wait before asking again.
+func (e *BusyError) RetryAfter() time.Duration { return e.After }
 
 // States builds past states on demand (BuildState) and keeps the most
 // recently read ones, each caught up with the log when read again, within
 // MaxStates and MaxStateRecords. Requests for a state being built wait for
-// that build instead of starting another. Safe for concurrent use; fill
-// the settings before the first Get.
+// that build instead of starting another. At most MaxBuilds states are
+// built at once and MaxQueued more wait for their turn; a request for yet
+// another is refused (BusyError), so that a burst of past-time reads can
+// neither take every core nor hold a Ledger per request in memory. A build
+// whose every requester left (its context ended) is cancelled. Safe for
+// concurrent use; fill the settings before the first Get.
 type States struct {
 	Store domain.EventStore
 	// Snapshots, when set, are the read-model snapshots a state starts
@@ -373,11 +413,15 @@ type States struct {
 	Snapshots       *Snapshots
 	MaxStates       int
 	MaxStateRecords int
+	MaxBuilds       int
+	MaxQueued       int
 
 	mu       sync.Mutex
 	kept     []*State // least recently read first
 	building map[stateKey]*stateBuild
-	builds   int // states built, for tests and metrics
+	slots    chan struct{} // one per build under way (MaxBuilds)
+	builds   int           // states built, for tests and metrics
+	lastTook time.Duration // how long the last build took
 }
 
 type stateKey struct {
@@ -386,18 +430,23 @@ type stateKey struct {
 }
 
 type stateBuild struct {
-	done chan struct{}
-	s    *State
-	err  error
+	done    chan struct{}
+	s       *State
+	err     error
+	waiters int                // requests waiting for it; 0: cancelled
+	cancel  context.CancelFunc // ends the build
 }
 
 // NewStates returns States over store with default settings.
 func NewStates(store domain.EventStore) *States {
-	return &States{Store: store, MaxStates: DefaultMaxStates, MaxStateRecords: DefaultMaxStateRecords}
+	return &States{Store: store, MaxStates: DefaultMaxStates, MaxStateRecords: DefaultMaxStateRecords,
+		MaxBuilds: DefaultMaxBuilds, MaxQueued: DefaultMaxQueued}
 }
 
 // Get returns the state of the log at cut under method: a kept one caught
-// up with the log, or one built now. ctx bounds the wait and the build.
+// up with the log, or one built now (waiting for its turn). ctx bounds the
+// wait; the build goes on while any request waits for it. A BusyError
+// when as many builds as allowed are under way and waiting.
 func (ss *States) Get(ctx context.Context, cut Cut, method domain.PnlMethod) (*State, error) {
 	k := stateKey{cut, method}
 	ss.mu.Lock()
@@ -412,33 +461,77 @@ func (ss *States) Get(ctx context.Context, cut Cut, method domain.PnlMethod) (*S
 		}
 	}
 	if b, ok := ss.building[k]; ok {
+		b.waiters++
 		ss.mu.Unlock()
-		select {
-		case <-b.done:
-			return b.s, b.err
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
+		return ss.wait(ctx, k, b)
 	}
-	b := &stateBuild{done: make(chan struct{})}
+	maxBuilds, maxQueued := max(ss.MaxBuilds, 1), max(ss.MaxQueued, 0)
+	if len(ss.building) >= maxBuilds+maxQueued {
+		after := max(time.Second, ss.lastTook*time.Duration(1+len(ss.building)/maxBuilds)).Round(time.Second)
+		ss.mu.Unlock()
+		return nil, &BusyError{After: after, err: domain.Errorf(domain.EUNAVAILABLE,
+			"%d past states are being built or waiting to be (asOf=, method=): try again in %s", maxBuilds+maxQueued, after)}
+	}
 	if ss.building == nil {
 		ss.building = map[stateKey]*stateBuild{}
 	}
+	if ss.slots == nil {
+		ss.slots = make(chan struct{}, maxBuilds)
+	}
+	bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	b := &stateBuild{done: make(chan struct{}), waiters: 1, cancel: cancel}
 	ss.building[k] = b
 	ss.mu.Unlock()
+	go ss.build(bctx, k, b)
+	return ss.wait(ctx, k, b)
+}
 
-	// The build goes on for those waiting on it even if this caller leaves.
-	b.s, b.err = BuildState(context.WithoutCancel(ctx), ss.Store, cut, method, ReplayOptions{Snapshots: ss.Snapshots})
-	ss.mu.Lock()
-	delete(ss.building, k)
-	ss.builds++
-	if b.err == nil {
-		ss.kept = append(ss.kept, b.s)
-		ss.trim()
+// wait waits for build b of k, or for ctx: the last request to leave
+// cancels the build.
+func (ss *States) wait(ctx context.Context, k stateKey, b *stateBuild) (*State, error) {
+	select {
+	case <-b.done:
+		return b.s, b.err
+	case <-ctx.Done():
+		ss.mu.Lock()
+		if b.waiters--; b.waiters == 0 {
+			b.cancel()
+			if ss.building[k] == b {
+				delete(ss.building, k) // a new request starts afresh
+			}
+		}
+		ss.mu.Unlock()
+		return nil, ctx.Err()
 	}
-	ss.mu.Unlock()
-	close(b.done)
-	return b.s, b.err
+}
+
+// build builds the state of k once a slot is free, unless cancelled
+// first.
+func (ss *States) build(ctx context.Context, k stateKey, b *stateBuild) {
+	defer close(b.done)
+	defer b.cancel()
+	select {
+	case ss.slots <- struct{}{}:
+	case <-ctx.Done():
+		b.err = ctx.Err()
+		return
+	}
+	start := time.Now()
+	b.s, b.err = BuildState(ctx, ss.Store, k.cut, k.method, ReplayOptions{Snapshots: ss.Snapshots})
+	<-ss.slots
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.building[k] == b {
+		delete(ss.building, k)
+	}
+	if b.err != nil {
+		b.s = nil
+		return
+	}
+	ss.builds++
+	ss.lastTook = time.Since(start)
+	ss.kept = append(ss.kept, b.s)
+	ss.trim()
 }
 
 // trim drops the least recently read states beyond the bounds, never the
@@ -460,6 +553,13 @@ func (ss *States) trim() {
 		ss.kept[0] = nil
 		ss.kept = ss.kept[1:]
 	}
+}
+
+// Pending returns how many states are being built or waiting to be.
+func (ss *States) Pending() int {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return len(ss.building)
 }
 
 // Builds returns how many states were built so far (a kept state read

@@ -40,7 +40,7 @@ func TestReplayCutFromSnapshot(t *testing.T) {
 			func(ctx context.Context, pos uint64) (int64, domain.Hash, error) {
 				return transparency.Identity(ctx, store, pos)
 			},
-			domain.NewManualClock(time.Unix(0, 0)))
+			testSnapshotKey(t), domain.NewManualClock(time.Unix(0, 0)))
 		snaps.Keep = 100
 
 		// Snapshots at random positions, written by a runner following

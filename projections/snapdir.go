@@ -37,14 +37,31 @@ const (
 // snapSuffix ends the name of a snapshot file, <position>.snap.
 const snapSuffix = ".snap"
 
+// SnapshotKey signs the snapshots a directory writes and checks the
+// signature of those it reads: the log's checkpoint key
+// (transparency.Key). text is the file's index (snap.Header.SignedText).
+type SnapshotKey interface {
+	SignSnapshot(text []byte) ([]byte, error)
+	VerifySnapshot(text, signed []byte) error
+}
+
 // Snapshots is a directory of read-model snapshots of one log, each file
 // named after the position it holds the state at (<position>.snap). Fill
 // its fields (NewSnapshots); it is safe for concurrent use, and two
 // processes may write into the same directory (a file appears whole under
 // its name or not at all).
+//
+// Only regular files are snapshots: an entry that is a symbolic link, a
+// FIFO, a device or a directory is passed over, never followed, opened
+// for writing or shrunk (openSnapshotFile), whatever its name.
 type Snapshots struct {
 	// Dir is the directory (created on the first Write).
 	Dir string
+	// Key signs each snapshot written and checks each one read: a file
+	// whose signature does not verify (edited by someone without the
+	// key, or written for another log) is refused. Without a Key
+	// nothing is written and nothing loads.
+	Key SnapshotKey
 	// Keep is how many snapshots Write leaves, the newest.
 	Keep int
 	// Identity returns how many events the log holds up to position and
@@ -63,9 +80,10 @@ type Snapshots struct {
 	WriteRate int64
 }
 
-// NewSnapshots returns the snapshots of dir with default settings.
-func NewSnapshots(dir string, identity func(ctx context.Context, position uint64) (int64, domain.Hash, error), clock domain.Clock) *Snapshots {
-	return &Snapshots{Dir: dir, Keep: DefaultSnapshotKeep, Identity: identity, Clock: clock, WriteRate: DefaultSnapshotWriteRate}
+// NewSnapshots returns the snapshots of dir, signed and checked with key,
+// with default settings.
+func NewSnapshots(dir string, identity func(ctx context.Context, position uint64) (int64, domain.Hash, error), key SnapshotKey, clock domain.Clock) *Snapshots {
+	return &Snapshots{Dir: dir, Key: key, Keep: DefaultSnapshotKeep, Identity: identity, Clock: clock, WriteRate: DefaultSnapshotWriteRate}
 }
 
 // SnapshotFile is a snapshot file written.
@@ -82,6 +100,9 @@ type SnapshotFile struct {
 // nameable at f's position (Identity).
 func (s *Snapshots) Write(ctx context.Context, f *Frozen) (SnapshotFile, error) {
 	start := time.Now()
+	if s.Key == nil {
+		return SnapshotFile{}, errors.New("snapshot: no key to sign it with")
+	}
 	records, root, err := s.Identity(ctx, f.Position)
 	if err != nil {
 		return SnapshotFile{}, fmt.Errorf("snapshot at %d: the log cannot be named there yet: %w", f.Position, err)
@@ -94,7 +115,7 @@ func (s *Snapshots) Write(ctx context.Context, f *Frozen) (SnapshotFile, error) 
 		return SnapshotFile{}, err
 	}
 	defer os.Remove(tmp.Name()) // a no-op once renamed
-	err = writeSnapshot(newSyncingWriter(tmp, s.WriteRate), f, snap.Header{Position: f.Position, Records: records, Root: root,
+	err = writeSnapshot(newSyncingWriter(tmp, s.WriteRate), s.Key, f, snap.Header{Position: f.Position, Records: records, Root: root,
 		MaxTime: f.MaxTime, MaxOwnTime: f.MaxOwnTime, Created: s.Clock.Now().UnixMilli()})
 	if err == nil {
 		err = tmp.Sync()
@@ -118,11 +139,12 @@ func (s *Snapshots) Write(ctx context.Context, f *Frozen) (SnapshotFile, error) 
 	return SnapshotFile{Path: path, Position: f.Position, Bytes: size, Encode: time.Since(start)}, nil
 }
 
-func writeSnapshot(file *syncingWriter, f *Frozen, h snap.Header) error {
+func writeSnapshot(file *syncingWriter, key SnapshotKey, f *Frozen, h snap.Header) error {
 	w, err := snap.NewWriter(file)
 	if err != nil {
 		return err
 	}
+	w.Sign = key.SignSnapshot
 	// Without turns, the goroutines made ready on the core the encoding
 	// runs on wait for the scheduler's preemption, up to 10 ms, unless the
 	// other core is idle to take them.
@@ -201,7 +223,10 @@ func (s *Snapshots) prune() {
 	}
 	entries, _ := os.ReadDir(s.Dir)
 	for _, e := range entries {
-		if info, err := e.Info(); err == nil && strings.HasPrefix(e.Name(), ".writing-") && time.Since(info.ModTime()) > time.Hour {
+		if !e.Type().IsRegular() || !strings.HasPrefix(e.Name(), ".writing-") {
+			continue
+		}
+		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > time.Hour {
 			_ = os.Remove(filepath.Join(s.Dir, e.Name()))
 		}
 	}
@@ -210,29 +235,56 @@ func (s *Snapshots) prune() {
 // removeStepBytes is how much of a removed snapshot is freed at a time.
 const removeStepBytes = 4 << 20
 
-// removeGradually removes the file at path after shrinking it by
+// removeGradually removes the snapshot file at path after shrinking it by
 // removeStepBytes at a time, each step synced. Freeing a whole snapshot at
 // once is one large journal commit — with online discard, as on the
 // reference machine, one large discard — that the store's next WAL
 // fdatasync waits for: removing a 130 MB file made a concurrent 8 KiB
 // fdatasync take up to 20–21 ms there, shrunk first 1.1–1.3 ms.
+//
+// Only a regular file with no other name is shrunk (openSnapshotFile): a
+// symbolic link, a FIFO or a device put in its place is left alone, and a
+// file with another name (a hard link to something else) is only unlinked.
 func removeGradually(path string) {
-	if f, err := os.OpenFile(path, os.O_RDWR, 0); err == nil {
-		if st, err := f.Stat(); err == nil {
-			for size := st.Size(); size > 0; {
-				size = max(size-removeStepBytes, 0)
-				if f.Truncate(size) != nil || f.Sync() != nil {
-					break
-				}
+	f, sole, err := openSnapshotFile(path, true)
+	if err != nil {
+		return
+	}
+	if st, err := f.Stat(); err == nil && sole {
+		for size := st.Size(); size > 0; {
+			size = max(size-removeStepBytes, 0)
+			if f.Truncate(size) != nil || f.Sync() != nil {
+				break
 			}
 		}
-		f.Close()
 	}
+	f.Close()
 	_ = os.Remove(path)
 }
 
+// errNotRegular says that the entry at path is no snapshot file.
+func errNotRegular(path string, mode os.FileMode) error {
+	what := "not a regular file"
+	switch {
+	case mode&os.ModeSymlink != 0:
+		what = "a symbolic link"
+	case mode.IsDir():
+		what = "a directory"
+	case mode&os.ModeNamedPipe != 0:
+		what = "a FIFO"
+	case mode&os.ModeDevice != 0:
+		what = "a device"
+	case mode&os.ModeSocket != 0:
+		what = "a socket"
+	}
+	return fmt.Errorf("%s is %s, not a snapshot file: left alone", filepath.Base(path), what)
+}
+
 // List returns the snapshot files of the directory, newest (highest
-// position) first; none when the directory does not exist.
+// position) first; none when the directory does not exist. Only regular
+// files named <position>.snap are listed: a link, a FIFO, a device or a
+// directory of that name is not (its type is read from the directory, not
+// from what it points to).
 func (s *Snapshots) List() ([]SnapshotFile, error) {
 	entries, err := os.ReadDir(s.Dir)
 	if errors.Is(err, os.ErrNotExist) {
@@ -245,7 +297,7 @@ func (s *Snapshots) List() ([]SnapshotFile, error) {
 	for _, e := range entries {
 		name := e.Name()
 		pos, err := strconv.ParseUint(strings.TrimSuffix(name, snapSuffix), 10, 64)
-		if !strings.HasSuffix(name, snapSuffix) || err != nil || e.IsDir() {
+		if !strings.HasSuffix(name, snapSuffix) || err != nil || !e.Type().IsRegular() {
 			continue
 		}
 		f := SnapshotFile{Path: filepath.Join(s.Dir, name), Position: pos}
@@ -268,7 +320,8 @@ type LoadedSnapshot struct {
 // whose head is head and that accept takes (nil: any), and returns it;
 // false when there is none, and then no projection changed. A snapshot is
 // valid when its file checks (snap.ReadHeader, every frame's checksum),
-// its position is within the log, the log has its Merkle root there
+// its signature verifies with Key and each section's bytes have the
+// SHA-256 the signed index names, its position is within the log, the log has its Merkle root there
 // (Identity: not a snapshot of another log, nor of one rewritten since),
 // and it holds a section of every projection of projs at the version the
 // projection encodes (sections of other projections are ignored). Each
@@ -303,19 +356,11 @@ var errNotAccepted = errors.New("not accepted")
 
 // load checks the snapshot at path and installs it into projs.
 func (s *Snapshots) load(ctx context.Context, path string, head uint64, projs []Snapshotter, accept func(h *snap.Header) bool) (snap.Header, error) {
-	file, err := os.Open(path)
-	if err != nil {
-		return snap.Header{}, err
-	}
-	defer file.Close()
-	st, err := file.Stat()
-	if err != nil {
-		return snap.Header{}, err
-	}
-	h, err := snap.ReadHeader(file, st.Size())
+	file, h, err := s.open(path)
 	if err != nil {
 		return h, err
 	}
+	defer file.Close()
 	if accept != nil && !accept(&h) {
 		return h, errNotAccepted
 	}
@@ -351,8 +396,8 @@ func (s *Snapshots) load(ctx context.Context, path string, head uint64, projs []
 			defer wg.Done()
 			d := snap.Open(file, secs[i])
 			install, err := p.Load(d)
-			if err == nil {
-				err = d.Done()
+			if derr := d.Done(); err == nil { // Done also ends the section's hashing
+				err = derr
 			}
 			if err != nil {
 				errs[i] = fmt.Errorf("projection %s: %w", p.Name(), err)
@@ -369,6 +414,41 @@ func (s *Snapshots) load(ctx context.Context, path string, head uint64, projs []
 		install()
 	}
 	return h, nil
+}
+
+// open opens the snapshot file at path (a regular file, openSnapshotFile),
+// reads its header and checks its signature with Key: a file whose
+// signature does not verify is refused before any of its state is read.
+func (s *Snapshots) open(path string) (*os.File, snap.Header, error) {
+	file, _, err := openSnapshotFile(path, false)
+	if err != nil {
+		return nil, snap.Header{}, err
+	}
+	st, err := file.Stat()
+	if err != nil {
+		file.Close()
+		return nil, snap.Header{}, err
+	}
+	h, err := snap.ReadHeader(file, st.Size())
+	if err == nil {
+		err = s.checkSignature(&h)
+	}
+	if err != nil {
+		file.Close()
+		return nil, h, err
+	}
+	return file, h, nil
+}
+
+// checkSignature checks h's signature with Key.
+func (s *Snapshots) checkSignature(h *snap.Header) error {
+	if s.Key == nil {
+		return errors.New("no key to check its signature with")
+	}
+	if err := s.Key.VerifySnapshot(h.SignedText(), h.Signature); err != nil {
+		return fmt.Errorf("refused: %s (a snapshot edited, or written, by someone without this log's key)", domain.ErrorMessage(err))
+	}
+	return nil
 }
 
 // SnapshotWriter writes a snapshot of a runner's projections in the
@@ -423,6 +503,16 @@ func (w *SnapshotWriter) Write(ctx context.Context) (*Frozen, SnapshotFile, erro
 	}
 	w.last, w.lastAt = f.Position, w.Clock.Now()
 	return f, file, nil
+}
+
+// WriteSoon makes a snapshot due at the next poll, once the runner has
+// applied any event: the one serve started from was discarded, or none
+// was valid (of an older format), so that the next start does not replay
+// the whole log.
+func (w *SnapshotWriter) WriteSoon() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.last, w.lastAt = 0, time.Time{}
 }
 
 // due reports whether a snapshot is due at position pos and time now.

@@ -8,10 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/snap"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 	"github.com/tradeledger/tradeledger/eventstore/transparency"
 	"github.com/tradeledger/tradeledger/projections"
@@ -37,8 +39,32 @@ func newSnapLog(t *testing.T, dir string, events []domain.Event) *snapLog {
 		func(ctx context.Context, pos uint64) (int64, domain.Hash, error) {
 			return transparency.Identity(ctx, store, pos)
 		},
-		domain.NewManualClock(time.Unix(0, 0)))
+		testSnapshotKey(t), domain.NewManualClock(time.Unix(0, 0)))
 	return &snapLog{t: t, store: store, snaps: snaps}
+}
+
+// testSnapshotKey is the log key (transparency.Key) that signs and checks
+// the tests' snapshots: one for the package, so that two logs of a test
+// are two copies of one data dir, told apart by their Merkle roots.
+func testSnapshotKey(t *testing.T) *transparency.Key {
+	t.Helper()
+	sharedKey.once.Do(func() { sharedKey.key = newSnapshotKey(t) })
+	return sharedKey.key
+}
+
+var sharedKey struct {
+	once sync.Once
+	key  *transparency.Key
+}
+
+// newSnapshotKey is a new log key.
+func newSnapshotKey(t *testing.T) *transparency.Key {
+	t.Helper()
+	k, err := transparency.NewKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }
 
 func smallModels() []projections.Projection {
@@ -177,6 +203,38 @@ func TestStartFromSnapshot(t *testing.T) {
 		os.WriteFile(newer.Path, b, 0o600)
 		startAfter(t, l, older, "format version 0")
 	})
+	t.Run("forged", func(t *testing.T) {
+		// A value of a section changed and its frame's CRC-32C made
+		// right again: what anyone can do, and today's frames alone
+		// would not notice.
+		l, older, newer := setup(t)
+		forgeSection(t, newer.Path, "config", func(payload []byte) { payload[len(payload)-1] ^= 0x01 })
+		startAfter(t, l, older, "SHA-256")
+	})
+	t.Run("stolen signature", func(t *testing.T) {
+		// A file carrying the signature of another snapshot of the
+		// same log (a forger who made the sections and the index
+		// agree, and has no key to sign them).
+		l, older, newer := setup(t)
+		b, _ := os.ReadFile(older.Path)
+		h, err := snap.ReadHeader(bytes.NewReader(b), int64(len(b)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		own := l.snaps.Key
+		l.snaps.Key = stolenSignature{own, h.Signature}
+		l.write()
+		l.snaps.Key = own
+		startAfter(t, l, newer, "covers another index")
+	})
+	t.Run("another key", func(t *testing.T) {
+		l, _, newer := setup(t)
+		own := l.snaps.Key
+		l.snaps.Key = newSnapshotKey(t)
+		l.write() // at the head, signed by another key
+		l.snaps.Key = own
+		startAfter(t, l, newer, "signed by a key named")
+	})
 	t.Run("projection version", func(t *testing.T) {
 		l, _, _ := setup(t)
 		projs := smallModels()
@@ -217,6 +275,44 @@ func TestStartFromSnapshot(t *testing.T) {
 		sameAsFull(t, l.store, projs)
 	})
 }
+
+// forgeSection changes the payload of each frame of section name of the
+// snapshot file at path with patch and recomputes the frames' CRC-32C, as
+// someone without the log's key can.
+func forgeSection(t *testing.T, path, name string, patch func(payload []byte)) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := snap.ReadHeader(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec, ok := h.Section(name)
+	if !ok || sec.Length == 0 {
+		t.Fatalf("no section %s to forge", name)
+	}
+	for off := sec.Offset; off < sec.Offset+sec.Length; {
+		size := int64(binary.LittleEndian.Uint32(b[off:]))
+		payload := b[off+8 : off+8+size]
+		patch(payload)
+		binary.LittleEndian.PutUint32(b[off+4:], snap.Checksum(payload))
+		off += 8 + size
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// stolenSignature signs every snapshot with the signature of another one:
+// a valid signature by the log's key, over another index.
+type stolenSignature struct {
+	projections.SnapshotKey
+	sig []byte
+}
+
+func (k stolenSignature) SignSnapshot([]byte) ([]byte, error) { return k.sig, nil }
 
 // tokensV2 is Tokens as a release that encodes them another way would be.
 type tokensV2 struct{ *projections.Tokens }

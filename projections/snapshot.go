@@ -1,8 +1,11 @@
 package projections
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
@@ -92,25 +95,111 @@ func (r *Runner) Freeze(ctx context.Context) (*Frozen, error) {
 		return nil, err
 	}
 	start := time.Now()
+	var f *Frozen
+	var paused time.Time
+	err = r.Hold(ctx, func(position uint64) error {
+		paused = time.Now()
+		f = &Frozen{Position: position, MaxTime: r.times.max, MaxOwnTime: r.times.own}
+		for _, p := range snaps {
+			f.sections = append(f.sections, frozenSection{name: p.Name(), version: p.SnapshotVersion(), encode: p.Freeze()})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	f.Pause, f.Held = time.Since(paused), time.Since(start)
+	return f, nil
+}
+
+// Hold stops the runner between two events and calls fn with the position
+// every projection has applied; no event is applied while fn runs. The
+// engine's own appends, which it applies to some projections at once
+// (Ahead), are held too, once the runner has caught up with them, so that
+// every projection is at that position. Call it after Start.
+func (r *Runner) Hold(ctx context.Context, fn func(position uint64) error) error {
 	if r.Ahead != nil {
-		// The engine's own appends are applied to some projections at
-		// once: hold those applies, and let the runner catch up with
-		// what they applied, so that they are at the runner's position.
 		ahead, release := r.Ahead()
 		defer release()
 		if err := r.WaitFor(ctx, ahead); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	r.applyMu.Lock()
-	paused := time.Now()
-	f := &Frozen{Position: r.Position(), MaxTime: r.times.max, MaxOwnTime: r.times.own}
-	for _, p := range snaps {
-		f.sections = append(f.sections, frozenSection{name: p.Name(), version: p.SnapshotVersion(), encode: p.Freeze()})
+	defer r.applyMu.Unlock()
+	return fn(r.Position())
+}
+
+// Replace replaces, in place, the state of each registered projection
+// named in names with the state of the same projection in rebuilt — the
+// registered projections' kinds in the same order, fed the log from its
+// first event by rb — at the runner's position: rb is brought near it
+// while the runner goes on (paced, rb.Pace), then to it while the runner
+// holds (Hold), and each named state is copied across through its
+// snapshot encoding (StateReplacer) and installed once every one decoded.
+// What serve does when the snapshot it started from proves not to be the
+// log's state in those projections. A named projection that is no
+// StateReplacer is an error naming it, and nothing is replaced.
+func (r *Runner) Replace(ctx context.Context, rb *Rebuild, rebuilt []Snapshotter, names []string) error {
+	live, err := r.snapshotters()
+	if err != nil {
+		return err
 	}
-	r.applyMu.Unlock()
-	f.Pause, f.Held = time.Since(paused), time.Since(start)
-	return f, nil
+	if len(live) != len(rebuilt) {
+		return fmt.Errorf("replace: %d projections registered, %d rebuilt", len(live), len(rebuilt))
+	}
+	var targets []int
+	var fixed []string
+	for i := range live {
+		if live[i].Name() != rebuilt[i].Name() {
+			return fmt.Errorf("replace: projection %d is %s, rebuilt %s", i, live[i].Name(), rebuilt[i].Name())
+		}
+		if !slices.Contains(names, live[i].Name()) {
+			continue
+		}
+		if _, ok := live[i].(StateReplacer); !ok {
+			fixed = append(fixed, live[i].Name())
+		}
+		targets = append(targets, i)
+	}
+	if len(fixed) > 0 {
+		return fmt.Errorf("replace: the state of %s cannot be replaced while serving", strings.Join(fixed, ", "))
+	}
+	if err := rb.To(ctx, r.Position()); err != nil {
+		return err
+	}
+	return r.Hold(ctx, func(position uint64) error {
+		pace := rb.Pace
+		rb.Pace = nil
+		defer func() { rb.Pace = pace }()
+		if err := rb.To(ctx, position); err != nil {
+			return err
+		}
+		installs := make([]func(), 0, len(targets))
+		for _, i := range targets {
+			var buf bytes.Buffer
+			e := snap.NewEncoder(&buf)
+			rebuilt[i].Freeze()(e)
+			if err := e.Close(); err != nil {
+				return fmt.Errorf("replace %s: %w", live[i].Name(), err)
+			}
+			d := snap.NewDecoder(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+			install, err := live[i].(StateReplacer).ReplaceState(d)
+			if err == nil {
+				err = d.Done()
+			}
+			if err != nil {
+				return fmt.Errorf("replace %s: %w", live[i].Name(), err)
+			}
+			installs = append(installs, install)
+		}
+		for _, install := range installs {
+			install()
+		}
+		t := rb.Times()
+		r.times = eventTimes{max: t.Max, own: t.Own}
+		return nil
+	})
 }
 
 // snapshotters returns the registered projections as Snapshotters.

@@ -52,3 +52,17 @@ func TestSyncingWriterPacesAndWritesBack(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// WriteSoon makes a snapshot due at once, however few events passed and
+// however recent the last one, once the runner applied any event.
+func TestWriteSoon(t *testing.T) {
+	now := time.Unix(1000, 0)
+	w := &SnapshotWriter{Every: 1 << 40, Interval: time.Hour, last: 500, lastAt: now}
+	if w.due(600, now) {
+		t.Fatal("due 100 events and no time after the last")
+	}
+	w.WriteSoon()
+	if !w.due(600, now) || w.due(0, now) {
+		t.Fatalf("after WriteSoon: due at 600 %v, at 0 %v; want true, false", w.due(600, now), w.due(0, now))
+	}
+}

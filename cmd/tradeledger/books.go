@@ -36,6 +36,7 @@ func runBooksExport(ctx context.Context, args []string, env *Env) error {
 	keys := fs.String("keys", "", "pair keys, comma separated (default: every pair)")
 	holding := fs.Int("holding-period-days", books.DefaultHoldingPeriodDays, "realized: a lot held more than this many days is long term")
 	until := fs.String("until", "", "read the log as of this time, in trade time, as replay --until (default: the whole log)")
+	fromSnapshot := fs.Bool("from-snapshot", false, fromSnapshotUsage)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -90,7 +91,11 @@ func runBooksExport(ctx context.Context, args []string, env *Env) error {
 	defer d.Close()
 	start := time.Now()
 	prog := newProgress(env.Stderr, "export: replay")
-	st, err := projections.BuildState(ctx, d.Store, cut, domain.LOFO, replayOptions(prog, env.Stderr))
+	opts := replayOptions(prog, env.Stderr)
+	if *fromSnapshot {
+		opts = snapshotReplay(opts, d, env.Stderr)
+	}
+	st, err := projections.BuildState(ctx, d.Store, cut, domain.LOFO, opts)
 	prog.done()
 	if err != nil {
 		return err
@@ -122,8 +127,8 @@ func runBooksExport(ctx context.Context, args []string, env *Env) error {
 	if where == "" {
 		where = "stdout"
 	}
-	fmt.Fprintf(env.Stderr, "exported %d rows (%s, %s, %s) of the log up to position %d to %s in %s\n",
-		rows, f, q.Method, describePeriod(q, loc), st.Result().Position, where, el.Round(time.Millisecond))
+	fmt.Fprintf(env.Stderr, "exported %d rows (%s, %s, %s) of the log up to position %d (%s) to %s in %s\n",
+		rows, f, q.Method, describePeriod(q, loc), st.Result().Position, replaySource(st.Result()), where, el.Round(time.Millisecond))
 	return nil
 }
 

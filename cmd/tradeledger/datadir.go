@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 
 	"go.uber.org/zap"
 
@@ -191,11 +192,31 @@ func checkpointKey(dataPath string) (*transparency.Key, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", file, err)
 	}
+	if err := privateFile(file); err != nil {
+		return nil, err
+	}
 	k, err := transparency.ParseKey(string(b))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s", file, domain.ErrorMessage(err))
 	}
 	return k, nil
+}
+
+// privateFile refuses a key file that its group or others may read or
+// write: whoever reads checkpoint.key can sign checkpoints and snapshots in
+// the log's name. (Not on Windows, whose permissions are not mode bits.)
+func privateFile(file string) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	st, err := os.Stat(file)
+	if err != nil {
+		return err
+	}
+	if perm := st.Mode().Perm(); perm&0o077 != 0 {
+		return fmt.Errorf("%s is open to its group or others (mode %04o): it signs the log's checkpoints and snapshots, so no one else may read it; run chmod 600 %s", file, perm, file)
+	}
+	return nil
 }
 
 // writeNewFile creates file (mode 0600; os.ErrExist if it exists) with b,

@@ -32,14 +32,18 @@ var helpText = map[string]struct{ summary, synopsis, about, example string }{
 		"printf 'new password\\n' | tradeledger passwd --data ./data"},
 	"verify": {"check every hash chain of the log and its Merkle tree; exit 1 naming every bad event or the first broken checkpoint",
 		"verify [--data DIR] [--eventstore URL] [--heads] [--max-faults N] [--json] [--digest HEX] [--checkpoint FILE]... [--key VKEY]\n" +
-			"       verify [--data DIR] [--eventstore URL] --since FILE [--key VKEY]",
+			"       verify [--data DIR] [--eventstore URL] --since FILE [--key VKEY]\n" +
+			"       verify [--data DIR] [--eventstore URL] --snapshots [--snapshot-dir DIR] [--pnl-method M]",
 		"Checks every hash chain of the log, rebuilds its Merkle tree from the events and compares it with the stored\n" +
 			"one, and prints a summary (events, streams, heads digest, root). Exit 0 when sound; 1 when any event is faulty\n" +
 			"(all are counted, the first --max-faults are named) or the tree differs. --checkpoint FILE (repeatable): the\n" +
 			"log must extend each signed checkpoint kept earlier (its signature under --key, default the data dir's key,\n" +
 			"and the tree of its first N events has its root); exit 1 naming the first it breaks. --since FILE reads only\n" +
 			"the events after that checkpoint: their chains, each continued stream's head proven in the checkpoint, and the\n" +
-			"consistency proof from it to the tree now. --heads lists every stream's head.",
+			"consistency proof from it to the tree now. --heads lists every stream's head. It reads the log alone: a\n" +
+			"read-model snapshot is never evidence. --snapshots checks the snapshots instead: each kept one, oldest first,\n" +
+			"against the state rebuilt from the log at its position (one pass), projection by projection, and its signature\n" +
+			"by the log's key; exit 1 naming the snapshot, the projection and the first value that differs.",
 		"tradeledger verify --data ./data --checkpoint ./kept/2026-03-01.checkpoint"},
 	"checkpoint": {"sign a checkpoint of the log's Merkle tree now and print it (checkpoint key: print the verifier key)",
 		"checkpoint [--data DIR] [--eventstore URL]  |  checkpoint key [--data DIR]",
@@ -101,11 +105,15 @@ var helpText = map[string]struct{ summary, synopsis, about, example string }{
 		"replay [--data DIR] [--until TIME|DATE | --position N] [--json] [--timezone TZ] [--pnl-method M]",
 		"Rebuilds balances, open orders and PNL from the log alone: as of now (the whole log), as of a log position,\n" +
 			"or as of a time in trade time (--until: RFC 3339, ms, or a date meaning the end of that day in --timezone;\n" +
-			"each event counts by its own time, a fill by the exchange's trade time). The output names the cut used.",
+			"each event counts by its own time, a fill by the exchange's trade time). The output names the cut used and\n" +
+			"what the state was built from. --from-snapshot starts from the newest valid read-model snapshot within the\n" +
+			"cut instead (faster; a snapshot is a cache, not evidence).",
 		"tradeledger replay --data ./data --until 2026-03-01 --timezone Europe/Amsterdam --json"},
 	"restore": {"materialize config, files and state files from the log as a Gunbot-style folder",
-		"restore [--data DIR] --out DIR [--until TIME | --position N] [--with-secrets]",
-		"Writes a Gunbot-style folder (config.js, autoconfig, backups, state files, strategies) from the log.",
+		"restore [--data DIR] --out DIR [--until TIME | --position N] [--with-secrets] [--from-snapshot]",
+		"Writes a Gunbot-style folder (config.js, autoconfig, backups, state files, strategies) from the log alone\n" +
+			"(--from-snapshot: from the newest valid read-model snapshot within the cut and the log after it); the summary\n" +
+			"line says which.",
 		"tradeledger restore --data ./data --out ./gunbot-restored"},
 	"wallet": {"print the service wallet (bot.service_wallet) of the data dir",
 		"wallet [--data DIR]",
@@ -117,12 +125,13 @@ var helpText = map[string]struct{ summary, synopsis, about, example string }{
 			"customStrategies/*.js, AutoConfig variable files) as events. Importing the same folder again writes nothing.",
 		"tradeledger import --data ./data --from ~/gunbot"},
 	"export": {"export the books as CSV (--format fills|koinly|cointracking|cointracker|realized), or backfill ClickHouse (export clickhouse)",
-		"export --format F [--from T] [--to T] [--out FILE] [--timezone TZ] [--method M] [--currency C] [--keys K] [--until T] [--data DIR]\n" +
+		"export --format F [--from T] [--to T] [--out FILE] [--timezone TZ] [--method M] [--currency C] [--keys K] [--until T] [--from-snapshot] [--data DIR]\n" +
 			"       tradeledger export clickhouse [--data DIR] [--eventstore URL] --to URL [--instance NAME] [--batch-rows N] [--pnl-method M]",
 		"--format writes the books of the log as a CSV: every fill with every field of its order record (fills),\n" +
 			"Koinly's universal, CoinTracking's or CoinTracker's import format, or the realized gains lot by lot\n" +
 			"(realized); the period is by trade time, dates in --timezone (the tax tools' in UTC); rows are written as the\n" +
-			"fills are read; the same log and options give the same bytes. export clickhouse backfills the ClickHouse\n" +
+			"fills are read; the same log and options give the same bytes; the books come from the log alone unless\n" +
+			"--from-snapshot is given (the summary line says which). export clickhouse backfills the ClickHouse\n" +
 			"analytics tables from the log, resuming from ClickHouse's checkpoint.",
 		"tradeledger export --format koinly --from 2025-01-01 --to 2025-12-31 --out koinly-2025.csv --data ./data"},
 	"migrate": {"copy the embedded log (--data DIR) into --to URL (EventStoreDB), in order and idempotently",
@@ -186,6 +195,7 @@ var envTwins = map[string]bool{
 	"checkpoint-interval": true, "public-tlog": true, "snapshot-every": true, "snapshot-interval": true, "snapshot-dir": true,
 	"sync-interval": true,
 	"witness":       true, "witness-quorum": true,
+	"snapshot-check-share": true,
 }
 
 func hasEnvTwin(flagName string) bool { return envTwins[flagName] }

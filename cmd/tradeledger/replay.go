@@ -84,7 +84,8 @@ type replayResult = projections.ReplayResult
 // replayLog feeds the log, in order, up to the cut, into every projection.
 // A projection that fails on an event is reported through warn and the
 // replay goes on, as the live runner does.
-// With d it starts from d's newest read-model snapshot within the cut.
+// With d (--from-snapshot) it starts from d's newest read-model snapshot
+// within the cut; without, from the first event: the log alone.
 func replayLog(ctx context.Context, store domain.EventStore, d *DataDir, cut logCut, projs []projections.Projection, prog *progress, warn io.Writer) (replayResult, error) {
 	o := replayOptions(prog, warn)
 	if d != nil {
@@ -147,7 +148,10 @@ func balanceEntries(obs []domain.BalancesObserved) []tlhttp.BalanceEntry {
 // ReplayReport is what replay prints: the state as of the cut.
 type ReplayReport struct {
 	// Cut says which part of the log the state is of (logCut.describe).
-	Cut        string                `json:"cut"`
+	Cut string `json:"cut"`
+	// Source says what the state was built from (replaySource): the log
+	// alone, or a read-model snapshot and the log after it.
+	Source     string                `json:"source"`
 	AsOf       replayResult          `json:"asOf"`
 	Balances   []tlhttp.BalanceEntry `json:"balances"`
 	OpenOrders []openOrder           `json:"openOrders"`
@@ -160,7 +164,8 @@ type ReplayReport struct {
 // pnl/overview, "now" being the cut's time: the time given, the last
 // event's for a position, now for the whole log).
 //
-// With d it starts from d's newest read-model snapshot within the cut.
+// With d (--from-snapshot) it starts from d's newest read-model snapshot
+// within the cut; without, from the first event.
 func replayState(ctx context.Context, store domain.EventStore, d *DataDir, cut logCut, method domain.PnlMethod, scope projections.PnlScope, loc *time.Location, now time.Time, prog *progress, warn io.Writer) (*ReplayReport, error) {
 	// The engine's order state (the open orders come from it), without
 	// the rest of the engine: nothing is placed here.
@@ -183,7 +188,7 @@ func replayState(ctx context.Context, store domain.EventStore, d *DataDir, cut l
 	case cut.Position != 0:
 		now = time.UnixMilli(res.Time)
 	}
-	rep := &ReplayReport{Cut: describeCut(cut, loc), AsOf: res, Balances: balanceEntries(st.Balances.Balances()), OpenOrders: openOrderList(orders.Unfinished())}
+	rep := &ReplayReport{Cut: describeCut(cut, loc), Source: replaySource(res), AsOf: res, Balances: balanceEntries(st.Balances.Balances()), OpenOrders: openOrderList(orders.Unfinished())}
 	ov, err := st.Ledger.Overview(projections.OverviewQuery{Scope: scope, Loc: loc, Now: now.In(loc)})
 	if err != nil {
 		rep.PnlError = domain.ErrorMessage(err)
@@ -204,6 +209,7 @@ func runReplay(ctx context.Context, args []string, env *Env) error {
 	tz := fs.String("timezone", "UTC", "IANA timezone of the PNL periods and days")
 	keys := fs.String("keys", "All", "pair keys of the PNL overview, comma-separated (All: every pair)")
 	quote := fs.String("quote", "", "quote currency of the PNL overview when the pairs span several")
+	fromSnapshot := fs.Bool("from-snapshot", false, fromSnapshotUsage)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -227,7 +233,7 @@ func runReplay(ctx context.Context, args []string, env *Env) error {
 	defer d.Close()
 	start := time.Now()
 	scope := projections.PnlScope{Keys: strings.Split(*keys, ","), Quote: *quote}
-	rep, err := replayState(ctx, d.Store, d, cut, m, scope, loc, time.Now(), newProgress(env.Stderr, "replay"), env.Stderr)
+	rep, err := replayState(ctx, d.Store, snapshotsIf(*fromSnapshot, d), cut, m, scope, loc, time.Now(), newProgress(env.Stderr, "replay"), env.Stderr)
 	if err != nil {
 		return err
 	}
@@ -240,12 +246,8 @@ func runReplay(ctx context.Context, args []string, env *Env) error {
 	} else {
 		printReplay(env.Stdout, rep, loc)
 	}
-	from := ""
-	if rep.AsOf.Snapshot != 0 {
-		from = fmt.Sprintf(", from the read-model snapshot at position %d", rep.AsOf.Snapshot)
-	}
-	fmt.Fprintf(env.Stderr, "replayed %d events (cut: %s; %d later events left out%s) up to position %d in %s\n", rep.AsOf.Events,
-		rep.Cut, rep.AsOf.Later, from, rep.AsOf.Position, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(env.Stderr, "replayed %d events (cut: %s; %d later events left out; %s) up to position %d in %s\n", rep.AsOf.Events,
+		rep.Cut, rep.AsOf.Later, rep.Source, rep.AsOf.Position, time.Since(start).Round(time.Millisecond))
 	return nil
 }
 
@@ -255,7 +257,7 @@ func printReplay(w io.Writer, rep *ReplayReport, loc *time.Location) {
 	if rep.AsOf.Later > 0 {
 		fmt.Fprintf(w, "; %d later events left out", rep.AsOf.Later)
 	}
-	fmt.Fprint(w, "\n\n")
+	fmt.Fprintf(w, "\nBuilt %s\n\n", rep.Source)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "BALANCES\nExchange\tAsset\tAvailable\tOn order")
 	for _, b := range rep.Balances {

@@ -223,6 +223,9 @@ func TestReplayEqualsLive(t *testing.T) {
 				{"--until", time.UnixMilli(c.time).UTC().Format(time.RFC3339Nano)},
 			} {
 				args := append([]string{"replay", "--data", dir, "--json"}, how...)
+				if withSnapshots {
+					args = append(args, "--from-snapshot")
+				}
 				out, errOut, code := auditRun(t, args...)
 				if code != 0 {
 					t.Fatalf("capture %d: replay %v: exit %d %s", i, how, code, errOut)

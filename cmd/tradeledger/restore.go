@@ -32,8 +32,8 @@ func (s RestoreSummary) String() string {
 	if s.Config {
 		cfg = "config.js"
 	}
-	line := fmt.Sprintf("restored %s as of position %d (%d events): %s, %d files (autoconfig %d, backups %d, state %d, strategies %d, AutoConfig variables %d, custom editor %d), %d bytes",
-		s.Out, s.AsOf.Position, s.AsOf.Events, cfg, n, s.Files[domain.FileAutoconfig], s.Files[domain.FileBackup], s.Files[domain.FileState],
+	line := fmt.Sprintf("restored %s as of position %d (%d events, %s): %s, %d files (autoconfig %d, backups %d, state %d, strategies %d, AutoConfig variables %d, custom editor %d), %d bytes",
+		s.Out, s.AsOf.Position, s.AsOf.Events, replaySource(s.AsOf), cfg, n, s.Files[domain.FileAutoconfig], s.Files[domain.FileBackup], s.Files[domain.FileState],
 		s.Files[domain.FileStrategy], s.Files[domain.FileACVar], s.Files[domain.FileCustomEditor], s.Filesize)
 	if s.Secrets > 0 {
 		line += fmt.Sprintf("; %d exchange secrets in clear in config.js (mode 0600)", s.Secrets)
@@ -93,6 +93,7 @@ func runRestore(ctx context.Context, args []string, env *Env) error {
 	until := fs.String("until", "", "restore the state as of this time: RFC 3339 or milliseconds since the epoch (default: now)")
 	position := fs.Uint64("position", 0, "restore the state as of this log position (inclusive)")
 	withSecrets := fs.Bool("with-secrets", false, "write exchange secrets decrypted into config.js (default: left out)")
+	fromSnapshot := fs.Bool("from-snapshot", false, fromSnapshotUsage)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -108,7 +109,7 @@ func runRestore(ctx context.Context, args []string, env *Env) error {
 		return err
 	}
 	defer d.Close()
-	sum, err := restore(ctx, d, cut, *out, *withSecrets, newProgress(env.Stderr, "restore"), env.Stderr)
+	sum, err := restore(ctx, d, *fromSnapshot, cut, *out, *withSecrets, newProgress(env.Stderr, "restore"), env.Stderr)
 	if err != nil {
 		return err
 	}
@@ -116,11 +117,14 @@ func runRestore(ctx context.Context, args []string, env *Env) error {
 	return nil
 }
 
-func restore(ctx context.Context, d *DataDir, cut logCut, out string, withSecrets bool, prog *progress, warn io.Writer) (RestoreSummary, error) {
+// restore writes the Gunbot tree of the log up to cut into out, built
+// from the log alone, or with fromSnapshot from the data dir's newest
+// read-model snapshot within the cut and the log after it.
+func restore(ctx context.Context, d *DataDir, fromSnapshot bool, cut logCut, out string, withSecrets bool, prog *progress, warn io.Writer) (RestoreSummary, error) {
 	sum := RestoreSummary{Out: out}
 	ledger := projections.NewLedger(domain.LOFO) // state files come from its fills
 	cfg, files := projections.NewConfig(), projections.NewFiles(ledger)
-	res, err := replayLog(ctx, d.Store, d, cut, []projections.Projection{cfg, ledger, files}, prog, warn)
+	res, err := replayLog(ctx, d.Store, snapshotsIf(fromSnapshot, d), cut, []projections.Projection{cfg, ledger, files}, prog, warn)
 	if prog != nil {
 		prog.done()
 	}

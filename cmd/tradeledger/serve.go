@@ -71,6 +71,10 @@ type ServeConfig struct {
 	// all) before /healthz stops counting the missing (witnesses.go).
 	Witnesses     witnessFlag
 	WitnessQuorum int
+	// SnapshotCheckShare is the share of one core the background check
+	// of the snapshot the start loaded takes at most (0: no check;
+	// snapcheck.go).
+	SnapshotCheckShare float64
 	// Instance names this service among those sharing the ClickHouse
 	// database (clickhouse.go; empty: the log's origin id).
 	Instance string
@@ -138,6 +142,11 @@ type Main struct {
 	Snapshots       *projections.Snapshots
 	SnapshotWriter  *projections.SnapshotWriter
 	ManualSnapshots bool
+	// snapCheck is the background check of the start snapshot against
+	// the log (snapcheck.go); snapshotsSkipped counts the snapshots the
+	// start passed over.
+	snapCheck        *snapshotCheck
+	snapshotsSkipped int
 
 	// AcceptTruncatedLog goes on with a log cut at its end, recording the
 	// decision (--accept-truncated-log, a one-shot argument without an
@@ -153,7 +162,8 @@ func NewMain() *Main {
 	return &Main{
 		Config: ServeConfig{Data: "./data", Listen: "127.0.0.1:3000", FilesListen: "127.0.0.1:5051", ReadFrom: "memory", PnlMethod: "lofo", TokenTTL: tlhttp.DefaultTokenTTL, LogLevel: "info", LogFormat: LogFormatAuto, MaxConns: tlhttp.DefaultMaxConns,
 			CheckpointInterval: transparency.DefaultInterval, SnapshotEvery: projections.DefaultSnapshotEvery,
-			SnapshotInterval: projections.DefaultSnapshotInterval, SyncInterval: engine.DefaultSyncInterval},
+			SnapshotInterval: projections.DefaultSnapshotInterval, SyncInterval: engine.DefaultSyncInterval,
+			SnapshotCheckShare: DefaultSnapshotCheckShare},
 		Clock: domain.SystemClock{},
 	}
 }
@@ -210,6 +220,7 @@ func (m *Main) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.DurationVar(&c.SyncInterval, "sync-interval", c.SyncInterval, "least time between two reads of an exchange account's new activity (and balance checks) by the core")
 	fs.Var(&c.Witnesses, "witness", "a witness each signed checkpoint is sent to (c2sp.org/tlog-witness): 'VKEY URL', its verifier key and URL (repeatable; the environment twin holds one per line)")
 	fs.IntVar(&c.WitnessQuorum, "witness-quorum", c.WitnessQuorum, "how many witnesses must cosign each checkpoint; /healthz says how many are missing (0: all)")
+	fs.Float64Var(&c.SnapshotCheckShare, "snapshot-check-share", c.SnapshotCheckShare, "share of one core the background check of the snapshot the start loaded may take (0: not checked)")
 	return fs
 }
 
@@ -279,11 +290,14 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	s.Tlog, s.PublicTlog = m.Tlog, m.Config.PublicTlog
 	s.Connectors, s.VerifyKeys = m.connectorStatuses, m.verifyKeys
 	s.Attention = m.Engine.Attention.Summary
+	m.snapCheck = &snapshotCheck{}
+	s.SnapshotCheck = m.snapCheck.status
 	s.RealConnector = m.Connectors.HasReal
 	s.Reconciler = reconciliation{store: m.DataDir.Store, sync: m.Engine.Accounts, accounts: rm.accounts}
 	s.Paper = paperActivity{m: m}
 
 	m.wireMetrics(s)
+	m.Metrics.WatchSnapshotCheck(m.snapCheck.metric)
 	m.wireWebhooks(s)
 	m.wireWitnesses(s)
 	if s.CORSOrigins, err = tlhttp.ParseCORSOrigins(m.Config.CORSOrigins); err != nil {
@@ -300,6 +314,8 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	m.startTlog()      // builds the tree of a log written before it, then issues checkpoints
 	m.startWitnesses() // sends each checkpoint to the witnesses (--witness)
 	m.startSnapshots() // read-model snapshots in the background
+	// The start snapshot checked against the log, then the writer started (snapcheck.go).
+	m.startSnapshotCheck()
 	m.Logger.Info("serving", zap.String("dashboard", dashboardURL(s.URL())), zap.String("api", s.URL()), zap.String("files", s.FilesURL()))
 	m.logConnectors()
 	m.logStartWarnings(passwords)
@@ -311,8 +327,10 @@ func (m *Main) Run(ctx context.Context) (err error) {
 // runner: everything a replay needs, nothing that serves (serve, and the
 // snapshot command, which replays without serving).
 func (m *Main) openModels(ctx context.Context) (err error) {
-	if m.DataDir, err = m.openDataDir(ctx); err != nil {
-		return err
+	if m.DataDir == nil { // else opened by the caller (newModelSet)
+		if m.DataDir, err = m.openDataDir(ctx); err != nil {
+			return err
+		}
 	}
 	m.Runner = projections.NewRunner(m.DataDir.Store)
 	// None of serve's read models reads an event's hashes (verify does,
@@ -391,6 +409,9 @@ func (m *Main) Close() error {
 		m.Server.Close()
 	}
 	m.closeMetrics()
+	if m.snapCheck != nil {
+		m.snapCheck.work.stop()
+	}
 	if m.SnapshotWriter != nil {
 		m.SnapshotWriter.Close()
 	}

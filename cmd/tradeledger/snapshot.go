@@ -38,15 +38,37 @@ func (m *Main) newSnapshots() {
 	}
 }
 
-// Snapshots returns the data dir's read-model snapshots, checked against
-// its log's Merkle tree.
+// Snapshots returns the data dir's read-model snapshots, signed by its
+// log's checkpoint key and checked against its log's Merkle tree.
 func (d *DataDir) Snapshots(clock domain.Clock) *projections.Snapshots {
-	return projections.NewSnapshots(snapshotDir(d.Path), identityOf(d.Tree), clock)
+	return projections.NewSnapshots(snapshotDir(d.Path), identityOf(d.Tree), d.CheckpointKey, clock)
 }
 
-// snapshotReplay lets a replay of the data dir d (replay, restore) start
-// from its newest read-model snapshot within the cut, telling warn of each
-// one passed over and why.
+// fromSnapshotUsage is the --from-snapshot flag of replay, restore and
+// export: the audit commands read the log alone unless told otherwise.
+const fromSnapshotUsage = "start from the newest valid read-model snapshot within the cut instead of the first event (faster; a snapshot is a cache, not evidence: without this flag the log alone is read)"
+
+// snapshotsIf returns d when from (--from-snapshot), else nil: the data
+// dir whose snapshots a replay may start from.
+func snapshotsIf(from bool, d *DataDir) *DataDir {
+	if from {
+		return d
+	}
+	return nil
+}
+
+// replaySource says in words what a replay that ended with res was built
+// from: the log alone, or a read-model snapshot and the log after it.
+func replaySource(res projections.ReplayResult) string {
+	if res.Snapshot != 0 {
+		return fmt.Sprintf("from the read-model snapshot at position %d and the log after it (--from-snapshot)", res.Snapshot)
+	}
+	return "from the log alone, every event from the first"
+}
+
+// snapshotReplay lets a replay of the data dir d (replay, restore, export
+// with --from-snapshot) start from its newest read-model snapshot within
+// the cut, telling warn of each one passed over and why.
 func snapshotReplay(o projections.ReplayOptions, d *DataDir, warn io.Writer) projections.ReplayOptions {
 	o.Snapshots = d.Snapshots(domain.SystemClock{})
 	if warn != nil {
@@ -60,6 +82,7 @@ func snapshotReplay(o projections.ReplayOptions, d *DataDir, warn io.Writer) pro
 // replay starts from the first event.
 func (m *Main) loadSnapshot(ctx context.Context) {
 	info, ok, err := m.Runner.LoadSnapshot(ctx, m.Snapshots, func(path string, why error) {
+		m.snapshotsSkipped++
 		m.Logger.Warn("read-model snapshot skipped", zap.String("file", path), zap.String("why", why.Error()))
 	})
 	switch {
@@ -84,8 +107,10 @@ func (m *Main) logReady(took time.Duration) {
 	m.Logger.Info("projections ready", fields...)
 }
 
-// startSnapshots starts the background snapshot writer (unless
-// --snapshot-every is 0).
+// startSnapshots makes the background snapshot writer (unless
+// --snapshot-every is 0); startSnapshotCheck starts it. When the start
+// passed over snapshots and loaded none (of an older format, refused), a
+// new one is written soon.
 func (m *Main) startSnapshots() {
 	if m.Config.SnapshotEvery == 0 {
 		return
@@ -102,8 +127,8 @@ func (m *Main) startSnapshots() {
 			zap.Int64("bytes", file.Bytes), zap.Duration("pause", f.Pause), zap.Duration("held", f.Held), zap.Duration("took", file.Encode))
 	}
 	m.SnapshotWriter = w
-	if !m.ManualSnapshots {
-		w.Start()
+	if _, loaded, _ := m.Runner.Snapshot(); !loaded && m.snapshotsSkipped > 0 {
+		w.WriteSoon()
 	}
 }
 

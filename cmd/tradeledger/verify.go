@@ -69,11 +69,17 @@ func runVerify(ctx context.Context, args []string, env *Env) error {
 	keyFlag := fs.String("key", "", "verifier key of the checkpoints, or a file holding it (default: the data dir's own)")
 	var witnessed witnessKeys // --witness-key, --quorum (witnesscheck.go)
 	witnessed.register(fs)
+	snapshots := fs.Bool("snapshots", false, "check each kept read-model snapshot instead: rebuild the state at its position from the log and compare")
+	snapshotDir := fs.String("snapshot-dir", "", "with --snapshots: the snapshots' directory (default: the data directory's snapshots/)")
+	pnlMethod := fs.String("pnl-method", "lofo", "with --snapshots: serve's --pnl-method (the order records' PNL in a snapshot depends on it)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *maxFaults < 0 {
 		return fmt.Errorf("--max-faults must be 0 or more, not %d", *maxFaults)
+	}
+	if *snapshots && (*since != "" || len(saved) > 0 || *digest != "" || *asJSON || *heads) {
+		return errors.New("--snapshots checks the read-model snapshots: it cannot be combined with --since, --checkpoint, --digest, --json or --heads")
 	}
 	if *since != "" && (len(saved) > 0 || *digest != "" || *asJSON) {
 		return errors.New("--since verifies the events after one checkpoint: it cannot be combined with --checkpoint, --digest or --json")
@@ -89,6 +95,9 @@ func runVerify(ctx context.Context, args []string, env *Env) error {
 		return auditFailure{err, exitUnreadable}
 	}
 	defer d.Close()
+	if *snapshots {
+		return verifySnapshots(ctx, d, *snapshotDir, *pnlMethod, env)
+	}
 	vkey := d.CheckpointKey.VerifierKey()
 	if *keyFlag != "" {
 		vkey = *keyFlag

@@ -77,6 +77,13 @@ func NewEncoder(w io.Writer) *Encoder {
 // Err returns the first error of a write, if any.
 func (e *Encoder) Err() error { return e.err }
 
+// SetYield makes the Encoder call yield whenever about 64 KiB more were
+// encoded, at the end of a value (Writer.Yield, for an Encoder of one's
+// own: an encoding beside other work gives way there).
+func (e *Encoder) SetYield(yield func()) {
+	e.yield, e.nextYield = yield, e.n+int64(len(e.buf))+yieldEvery
+}
+
 // Fail records err as the encoding's error (a projection that cannot
 // encode its state), unless one is recorded already.
 func (e *Encoder) Fail(err error) {
@@ -249,6 +256,9 @@ type Decoder struct {
 	i    int    // next byte of buf
 	err  error
 	hold []byte // frame buffer, reused
+	// hasher, set by Open, hashes the section's frames as they are
+	// read; Done compares the sum with the index's.
+	hasher *sectionHasher
 }
 
 // NewDecoder returns a Decoder reading a section of length bytes from r.
@@ -265,6 +275,9 @@ func (d *Decoder) Fail(err error) {
 	if d.err == nil {
 		d.err = err
 		d.buf, d.i = nil, 0
+		if d.hasher != nil {
+			d.hasher.close()
+		}
 	}
 }
 
@@ -279,6 +292,7 @@ func (d *Decoder) Done() error {
 	if d.err == nil && (d.i < len(d.buf) || d.left > 0) {
 		d.Failf("%d bytes left after the state", int64(len(d.buf)-d.i)+d.left)
 	}
+	d.checkSum()
 	return d.err
 }
 
@@ -305,10 +319,17 @@ func (d *Decoder) next() bool {
 		d.Failf("a frame of %d bytes in %d left", size, d.left-frameHeader)
 		return false
 	}
-	if int64(cap(d.hold)) < size {
-		d.hold = make([]byte, size)
+	var frame, buf []byte
+	if d.hasher != nil {
+		frame = d.hasher.buffer(frameHeader + int(size))
+		copy(frame, h[:])
+		buf = frame[frameHeader:]
+	} else {
+		if int64(cap(d.hold)) < size {
+			d.hold = make([]byte, size)
+		}
+		buf = d.hold[:size]
 	}
-	buf := d.hold[:size]
 	if _, err := io.ReadFull(d.r, buf); err != nil {
 		d.Fail(fmt.Errorf("%w: %v", ErrCorrupt, err))
 		return false
@@ -318,6 +339,12 @@ func (d *Decoder) next() bool {
 		return false
 	}
 	d.left -= frameHeader + size
+	if d.hasher != nil {
+		d.hasher.add(frame)
+		if d.left == 0 {
+			d.hasher.close()
+		}
+	}
 	d.buf, d.i = buf, 0
 	return true
 }

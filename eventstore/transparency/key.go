@@ -79,3 +79,12 @@ func (k *Key) Origin() string { return k.signer.Name() }
 // VerifierKey returns the verifier key in note format
 // (origin+hash+base64), which checks the checkpoints' signatures.
 func (k *Key) VerifierKey() string { return k.vkey }
+
+// NewKey returns a new key for a log of its own (GenerateKey, ParseKey).
+func NewKey(r io.Reader) (*Key, error) {
+	skey, err := GenerateKey(r)
+	if err != nil {
+		return nil, err
+	}
+	return ParseKey(skey)
+}

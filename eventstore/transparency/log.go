@@ -372,6 +372,27 @@ type cutIssue struct {
 func (l *Log) issueCheckpoint(ctx context.Context, force bool, cut *cutIssue) (c domain.CheckpointSigned, issued bool, err error) {
 	l.issue.Lock() // one at a time in this process: each signs the tree as it is then
 	defer l.issue.Unlock()
+	return l.issueLocked(ctx, force, cut)
+}
+
+// IssueCovering returns a checkpoint whose tree holds record index: the
+// last one when it does, else one issued now (Issue with force). Whether
+// the last one covers it is asked again once the issue lock is held, so
+// that callers waiting for the same record (concurrent proofs of one
+// order, which any read-scope token may ask for) sign one checkpoint
+// between them, not one each.
+func (l *Log) IssueCovering(ctx context.Context, index int64) (domain.CheckpointSigned, error) {
+	l.issue.Lock()
+	defer l.issue.Unlock()
+	if cp, ok := l.Latest(); ok && cp.Origin == l.Key.Origin() && cp.Size > index {
+		return cp, nil
+	}
+	cp, _, err := l.issueLocked(ctx, true, nil)
+	return cp, err
+}
+
+// issueLocked is issueCheckpoint with l.issue held.
+func (l *Log) issueLocked(ctx context.Context, force bool, cut *cutIssue) (c domain.CheckpointSigned, issued bool, err error) {
 	if err := l.Tree.BuildTree(ctx, nil); err != nil {
 		return c, false, err
 	}

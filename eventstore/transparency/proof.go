@@ -195,7 +195,8 @@ func (b Bundle) Encode(w io.Writer) error {
 
 // OrderBundle returns the bundle of order id's events, proven against the
 // last checkpoint; when that checkpoint does not cover the order's last
-// event yet, a checkpoint is issued first (Issue). An order without
+// event yet, a checkpoint is issued first (IssueCovering: one for any
+// number of concurrent callers). An order without
 // events is ENOTFOUND.
 func (l *Log) OrderBundle(ctx context.Context, id int64) (Bundle, error) {
 	stream := domain.OrderStream(id)
@@ -227,7 +228,7 @@ func (l *Log) OrderBundle(ctx context.Context, id int64) (Bundle, error) {
 	}
 	cp, ok := l.Latest()
 	if !ok || cp.Origin != l.Key.Origin() || cp.Size <= indexes[len(indexes)-1] {
-		if cp, _, err = l.Issue(ctx, true); err != nil {
+		if cp, err = l.IssueCovering(ctx, indexes[len(indexes)-1]); err != nil {
 			return Bundle{}, err
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 
 	"golang.org/x/mod/sumdb/tlog"
@@ -176,5 +177,43 @@ func TestRootsCheck(t *testing.T) {
 	}
 	if err := r.Check(transparency.Checkpoint{Size: 51, Root: ref.Root(t, 50)}); err == nil || !strings.Contains(err.Error(), "cut") {
 		t.Fatalf("larger checkpoint: %v", err)
+	}
+}
+
+// TestOrderBundleSignsOnce: 16 concurrent bundles of an order that no
+// checkpoint covers yet sign one checkpoint between them, not one each
+// (any read-scope token may ask for bundles: the signatures must not grow
+// with the requests), and all are proven against it.
+func TestOrderBundleSignsOnce(t *testing.T) {
+	ctx := context.Background()
+	e := newLogEnv(t)
+	e.append(20)
+	e.appendRaw("order-1", `{"a":1}`)
+	count := func() int {
+		return len(storetest.ReadAll(t, e.store.ReadStream(ctx, domain.StreamCheckpoints, 0, 0)))
+	}
+	before := count()
+	var wg sync.WaitGroup
+	notes := make([]string, 16)
+	errs := make([]error, 16)
+	for i := range notes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b, err := e.log.OrderBundle(ctx, 1)
+			notes[i], errs[i] = b.Checkpoint, err
+		}()
+	}
+	wg.Wait()
+	for i := range notes {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		if notes[i] != notes[0] {
+			t.Fatalf("bundle %d is proven against another checkpoint", i)
+		}
+	}
+	if signed := count() - before; signed != 1 {
+		t.Fatalf("16 concurrent bundles signed %d checkpoints, want 1", signed)
 	}
 }

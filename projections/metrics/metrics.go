@@ -174,6 +174,25 @@ func (m *Metrics) WatchStreams(open func() int) {
 	}, func() float64 { return float64(open()) }))
 }
 
+// WatchSnapshotCheck adds tradeledger_snapshot_check_failed (1 once the
+// read-model snapshot serve started from proved not to be the log's
+// state, else 0) and tradeledger_snapshot_check_seconds (how long its
+// background check took; 0 until it is done).
+func (m *Metrics) WatchSnapshotCheck(status func() (failed bool, took time.Duration)) {
+	m.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Namespace: Namespace, Name: "snapshot_check_failed",
+		Help: "1 once the read-model snapshot the service started from differed from the log (it was discarded), else 0.",
+	}, func() float64 {
+		if failed, _ := status(); failed {
+			return 1
+		}
+		return 0
+	}), prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Namespace: Namespace, Name: "snapshot_check_seconds",
+		Help: "How long the background check of the read-model snapshot the service started from took (0 until done).",
+	}, func() float64 { _, took := status(); return took.Seconds() }))
+}
+
 type logCollector struct {
 	head              func(context.Context) (uint64, error)
 	applied           func() uint64

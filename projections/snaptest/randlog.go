@@ -501,11 +501,17 @@ func (g *gen) system() {
 // checkpoint records a checkpoint of the log so far (its note is not a
 // signature: no read model checks one; verify would); one in four is
 // preceded by an accepted log cut (no read model reads one either),
-// drawn without the random source, which the other events' draws keep.
+// drawn without the random source, which the other events' draws keep;
+// now and then it is instead that a read-model snapshot was discarded.
 func (g *gen) checkpoint() {
 	if g.signed++; g.signed%4 == 0 {
 		g.emit(domain.StreamLogCuts, domain.TypeLogCutAccepted, domain.LogCutAccepted{Kept: int64(len(g.log)), TreeRecords: int64(len(g.log)) + 2,
 			LostFrom: uint64(len(g.log)) + 1, LostTo: uint64(len(g.log)) + 2, Problem: "the event log was cut at its end"}, domain.ActorCLI)
+	}
+	if g.rng.IntN(4) == 0 {
+		g.emit(domain.StreamSnapshots, domain.TypeSnapshotDiscarded, domain.SnapshotDiscarded{File: fmt.Sprintf("%d.snap", len(g.log)),
+			Position: uint64(len(g.log)), Projections: []string{"ledger"}, Value: ".x", Snapshot: "1", Log: "2", Signed: true, Replaced: true}, domain.ActorCore)
+		return
 	}
 	size := int64(len(g.log))
 	g.emit(domain.StreamCheckpoints, domain.TypeCheckpointSigned, domain.CheckpointSigned{Origin: "tradeledger.test/log",

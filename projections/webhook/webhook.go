@@ -44,6 +44,8 @@ var kinds = map[string]string{
 	// A witness refused a checkpoint as inconsistent with what it
 	// cosigned: the log forked, was rewritten or cut under its key.
 	domain.TypeWitnessRefused: "witnessRefusals",
+	// A read-model snapshot serve started from was not the log's state.
+	domain.TypeSnapshotDiscarded: "snapshots",
 }
 
 // Defaults of Notifier.
@@ -63,7 +65,7 @@ type Target struct {
 	URL string
 	// Kinds are the event kinds sent ("fills", "rejections", "start",
 	// "stop", "failedLogins", "checkpoints", "verifyFailures", "attention",
-	// "discrepancies", "witnessRefusals");
+	// "discrepancies", "witnessRefusals", "snapshots");
 	// empty means all.
 	Kinds []string
 	// Key signs the body (empty: no signature header).

@@ -1,0 +1,329 @@
+// Package snapdiff names the first value in which two states of a read
+// model differ, walking them field by field through reflection: the
+// diagnosis of `tradeledger verify --snapshots` and serve's background
+// check, which find a snapshot whose bytes differ from the state rebuilt
+// from the log and must say which value differs. It is not how snapshots
+// are written or read (each projection encodes its own fields).
+package snapdiff
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unsafe"
+
+	"github.com/tradeledger/tradeledger/domain"
+)
+
+// Diff returns the first difference between the values a and b point to
+// (both pointers to the same type), walked as Deep writes them: fields in
+// their order (those tagged `snap:"-"` left out), slices and arrays element
+// by element, maps in the order of their keys, pointers followed. path
+// names the value from the root (`.pairs["binance/USDT-BTC"].total.pnl`),
+// as and bs are the two values as text (a value with a String method as
+// that method says, a missing map entry as "absent"); found is false when
+// none is found. It reads unexported fields (snapshots hold a projection's
+// whole state) and calls no method but String.
+//
+// What it is for: a snapshot whose bytes differ from the state rebuilt
+// from the log is named by the first value that differs, not by a byte
+// offset (`tradeledger verify --snapshots`).
+func Diff(a, b any) (path, as, bs string, found bool) {
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	if va.Kind() != reflect.Pointer || vb.Kind() != reflect.Pointer || va.Type() != vb.Type() {
+		return "", fmt.Sprintf("%T", a), fmt.Sprintf("%T", b), true
+	}
+	d := &differ{seen: map[[2]unsafe.Pointer]bool{}}
+	return d.diff(va, vb, "")
+}
+
+type differ struct {
+	seen map[[2]unsafe.Pointer]bool // pairs of pointers walked already
+}
+
+var (
+	stringerType = reflect.TypeFor[fmt.Stringer]()
+	compactType  = reflect.TypeFor[domain.Compact]()
+)
+
+// maxValueText bounds the text of a value Diff shows.
+const maxValueText = 200
+
+// text shows v: through its String method when it has one, else as %+v,
+// cut at maxValueText.
+func text(v reflect.Value) string {
+	c := addressable(v).Addr()
+	var s string
+	switch {
+	case v.Type() == compactType:
+		// An amount in a read model's 8-byte form: shown as its value
+		// (or as the side-table entry it stands for).
+		cv := *c.Interface().(*domain.Compact)
+		if i, ok := cv.Ref(); ok {
+			s = fmt.Sprintf("side-table entry %d", i)
+		} else {
+			s = cv.Decimal().String()
+		}
+	case v.Type().Implements(stringerType) || c.Type().Implements(stringerType):
+		s = c.Interface().(fmt.Stringer).String()
+	default:
+		s = fmt.Sprintf("%+v", c.Elem().Interface())
+	}
+	if len(s) > maxValueText {
+		s = s[:maxValueText] + "…"
+	}
+	return s
+}
+
+func (d *differ) leaf(a, b reflect.Value, path string) (string, string, string, bool) {
+	return path, text(a), text(b), true
+}
+
+func (d *differ) diff(a, b reflect.Value, path string) (string, string, string, bool) {
+	t := a.Type()
+	if t == timeType {
+		ta, tb := *(*time.Time)(addressable(a).Addr().UnsafePointer()), *(*time.Time)(addressable(b).Addr().UnsafePointer())
+		if !ta.Equal(tb) || ta.Location() != tb.Location() {
+			return d.leaf(a, b, path)
+		}
+		return "", "", "", false
+	}
+	stringer := t.Implements(stringerType) || reflect.PointerTo(t).Implements(stringerType)
+	switch t.Kind() {
+	case reflect.Bool:
+		if a.Bool() != b.Bool() {
+			return d.leaf(a, b, path)
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		if a.Int() != b.Int() {
+			return d.leaf(a, b, path)
+		}
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		if a.Uint() != b.Uint() {
+			return d.leaf(a, b, path)
+		}
+	case reflect.Float32, reflect.Float64:
+		if a.Float() != b.Float() {
+			return d.leaf(a, b, path)
+		}
+	case reflect.Complex64, reflect.Complex128:
+		if a.Complex() != b.Complex() {
+			return d.leaf(a, b, path)
+		}
+	case reflect.String:
+		if a.String() != b.String() {
+			return d.leaf(a, b, path)
+		}
+	case reflect.Struct:
+		if stringer && plain(t) {
+			// A value with a text of its own (a decimal): shown whole.
+			if text(a) != text(b) {
+				return d.leaf(a, b, path)
+			}
+			return "", "", "", false
+		}
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if f.Tag.Get("snap") == tagSkip {
+				continue
+			}
+			if p, as, bs, ok := d.diff(fieldOf(a, i), fieldOf(b, i), path+"."+f.Name); ok {
+				return p, as, bs, true
+			}
+		}
+	case reflect.Array:
+		for i := range a.Len() {
+			if p, as, bs, ok := d.diff(a.Index(i), b.Index(i), path+"["+strconv.Itoa(i)+"]"); ok {
+				return p, as, bs, true
+			}
+		}
+	case reflect.Slice:
+		if a.IsNil() != b.IsNil() {
+			return path, describeNil(a), describeNil(b), true
+		}
+		for i := range min(a.Len(), b.Len()) {
+			if p, as, bs, ok := d.diff(a.Index(i), b.Index(i), path+"["+strconv.Itoa(i)+"]"); ok {
+				return p, as, bs, true
+			}
+		}
+		if a.Len() != b.Len() {
+			return path, fmt.Sprintf("%d elements", a.Len()), fmt.Sprintf("%d elements", b.Len()), true
+		}
+	case reflect.Pointer:
+		if a.IsNil() || b.IsNil() {
+			if a.IsNil() != b.IsNil() {
+				return path, describeNil(a), describeNil(b), true
+			}
+			return "", "", "", false
+		}
+		k := [2]unsafe.Pointer{a.UnsafePointer(), b.UnsafePointer()}
+		if d.seen[k] {
+			return "", "", "", false
+		}
+		d.seen[k] = true
+		return d.diff(a.Elem(), b.Elem(), path)
+	case reflect.Interface:
+		if a.IsNil() || b.IsNil() || a.Elem().Type() != b.Elem().Type() {
+			if a.IsNil() && b.IsNil() {
+				return "", "", "", false
+			}
+			return path, describeDynamic(a), describeDynamic(b), true
+		}
+		return d.diff(a.Elem(), b.Elem(), path)
+	case reflect.Map:
+		if a.IsNil() != b.IsNil() {
+			return path, describeNil(a), describeNil(b), true
+		}
+		return d.diffMaps(a, b, path)
+	}
+	return "", "", "", false
+}
+
+// diffMaps walks the entries of two maps by the text of their keys.
+func (d *differ) diffMaps(a, b reflect.Value, path string) (string, string, string, bool) {
+	keys := map[string][2]reflect.Value{}
+	for _, k := range a.MapKeys() {
+		e := keys[text(k)]
+		e[0] = k
+		keys[text(k)] = e
+	}
+	for _, k := range b.MapKeys() {
+		e := keys[text(k)]
+		e[1] = k
+		keys[text(k)] = e
+	}
+	names := make([]string, 0, len(keys))
+	for n := range keys {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		ks := keys[n]
+		at := path + "[" + strconv.Quote(n) + "]"
+		switch {
+		case !ks[0].IsValid():
+			return at, "absent", text(b.MapIndex(ks[1])), true
+		case !ks[1].IsValid():
+			return at, text(a.MapIndex(ks[0])), "absent", true
+		}
+		if p, as, bs, ok := d.diff(addressable(a.MapIndex(ks[0])), addressable(b.MapIndex(ks[1])), at); ok {
+			return p, as, bs, true
+		}
+	}
+	return "", "", "", false
+}
+
+// fieldOf returns field i of the struct v, readable whether exported or
+// not.
+func fieldOf(v reflect.Value, i int) reflect.Value {
+	if !v.CanAddr() {
+		v = addressable(v)
+	}
+	return settable(v.Field(i))
+}
+
+// addressable returns v, or a copy of it, with an address, readable
+// whether it came through unexported fields or not.
+func addressable(v reflect.Value) reflect.Value {
+	if v.CanAddr() {
+		return settable(v)
+	}
+	c := reflect.New(v.Type()).Elem()
+	if v.CanInterface() {
+		c.Set(v)
+	} else {
+		copyInto(c, v)
+	}
+	return c
+}
+
+func describeNil(v reflect.Value) string {
+	if v.IsNil() {
+		return "nil"
+	}
+	switch v.Kind() {
+	case reflect.Slice, reflect.Map:
+		return fmt.Sprintf("%d elements", v.Len())
+	}
+	return text(v.Elem())
+}
+
+func describeDynamic(v reflect.Value) string {
+	if v.IsNil() {
+		return "nil"
+	}
+	return strings.TrimSpace(v.Elem().Type().String() + " " + text(v.Elem()))
+}
+
+// tagSkip is the struct tag (`snap:"-"`) of a field a projection keeps
+// out of its snapshot: a cache or a lock, rebuilt or zero after a load.
+const tagSkip = "-"
+
+var timeType = reflect.TypeFor[time.Time]()
+
+// settable returns v, addressable, as a value whose unexported fields can
+// be read and set (v must be addressable).
+func settable(v reflect.Value) reflect.Value {
+	return reflect.NewAt(v.Type(), unsafe.Pointer(v.UnsafeAddr())).Elem()
+}
+
+// plain reports whether t's values are plain data: memory without
+// pointers, compared as they are.
+func plain(t reflect.Type) bool {
+	if t == timeType {
+		return false
+	}
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
+		return true
+	case reflect.Array:
+		return plain(t.Elem())
+	case reflect.Struct:
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if f.Tag.Get("snap") == tagSkip || !plain(f.Type) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// copyInto sets dst (settable) to src's value without Interface.
+func copyInto(dst, src reflect.Value) {
+	if src.CanAddr() {
+		dst.Set(reflect.NewAt(src.Type(), unsafe.Pointer(src.UnsafeAddr())).Elem())
+		return
+	}
+	switch src.Kind() {
+	case reflect.String:
+		dst.SetString(src.String())
+	case reflect.Bool:
+		dst.SetBool(src.Bool())
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		dst.SetInt(src.Int())
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		dst.SetUint(src.Uint())
+	case reflect.Float32, reflect.Float64:
+		dst.SetFloat(src.Float())
+	case reflect.Struct:
+		for i := range src.NumField() {
+			copyInto(settable(dst.Field(i)), src.Field(i))
+		}
+	case reflect.Array:
+		for i := range src.Len() {
+			copyInto(settable(dst.Index(i)), src.Index(i))
+		}
+	case reflect.Pointer, reflect.Map: // one word: the pointer
+		p := src.UnsafePointer()
+		dst.Set(reflect.NewAt(src.Type(), unsafe.Pointer(&p)).Elem())
+	default:
+		panic(fmt.Sprintf("snapdiff: copy of a %s", src.Kind()))
+	}
+}
