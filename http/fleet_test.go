@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/csv"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -33,16 +32,7 @@ func TestFleetRoutesWithoutClickHouse(t *testing.T) {
 // realized report, the three CSV exports, and the refusals of bad
 // parameters (400 naming the parameter, before any byte of CSV).
 func TestFleetRoutes(t *testing.T) {
-	base := os.Getenv("TRADELEDGER_TEST_CLICKHOUSE")
-	if base == "" {
-		t.Skip("TRADELEDGER_TEST_CLICKHOUSE is not set: skipping the ClickHouse test (.ci/clickhouse.sh start sets it)")
-	}
-	opts, _, err := clickhouse.ParseURL(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := fmt.Sprintf("clickhouse://%s/tltest_fleet_%d", opts.Addr[0], time.Now().UnixNano()%1e9)
-	t.Cleanup(func() { dropDatabase(url) })
+	url := testClickHouseURL(t, "tltest_fleet")
 	// Another instance: 12 orders of binance/USDT-SOL in a log of its own.
 	other := sqlite.NewStore(filepath.Join(t.TempDir(), "events.db"))
 	if err := other.Open(); err != nil {
