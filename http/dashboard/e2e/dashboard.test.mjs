@@ -900,6 +900,16 @@ test('issue 40, item 1: the Fleet page lists every instance of the ClickHouse da
       assert.equal(await page.getAttribute('#fleet-csv-fills', 'href'), '/api/v1/fleet/export/fills.csv?currency=USDT');
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
       assert.ok(overflow <= 0, `${overflow} px too wide at ${width} px`);
+      if (width === 375) {
+        // The total is a card like the instances' rows, each figure under its label.
+        assert.equal(await page.evaluate(() => getComputedStyle(document.querySelector('#fleet tfoot')).display), 'block');
+        const [label, figure] = await page.evaluate(() => {
+          const td = document.querySelector('#fleet tr[data-total] [data-col=unconverted]');
+          const box = td.getBoundingClientRect();
+          return [box.left + parseFloat(getComputedStyle(td, '::before').width), td.querySelector('.fig').getBoundingClientRect().left];
+        });
+        assert.ok(figure > label, `the total's "Not in USDT" label (to ${label} px) overlaps its figure (from ${figure} px)`);
+      }
       await screenshot(page, name);
       assert.deepEqual(page.problems, []);
       await page.context().close();
