@@ -27,10 +27,11 @@ import (
 // as every PNL reader's; nothing is converted here, and nothing is added
 // across currencies.
 //
-// An overview reads three small tables once (the pairs' all-time rows, the
-// converted totals, the latest rates) whatever the number of fills: its
-// cost follows instances × pairs. A realized report over a range reads the
-// range's 15-minute buckets.
+// An overview reads small tables once, in parallel — the instances'
+// checkpoints and schema versions, the pairs' all-time rows, their totals
+// in the currency, the latest rates, the fees without a rate — whatever the
+// number of fills: its cost follows instances × pairs. A realized report
+// over a range reads the range's 15-minute buckets.
 //
 // Only instances whose rows are current (domain.FleetCurrent: this
 // schema's, not being rewritten) are read; the others are listed with
