@@ -710,3 +710,52 @@ func observedLogger() (*zap.Logger, *observer.ObservedLogs) {
 	core, logs := observer.New(zap.WarnLevel)
 	return zap.New(core), logs
 }
+
+// A database fed by a release before instances (schema 7: its sink's
+// checkpoint and version under tradeledger/<method>, tables orders7 …) is
+// taken over by the instance-tagged schema: the sink finds nothing of its
+// instance, writes every row from the log's start, records its version
+// and drops the schema-7 tables; the reader then answers as the Ledger.
+func TestSinkUpgradesASchema7Database(t *testing.T) {
+	url := testURL(t)
+	_, db, _ := ParseURL(url)
+	conn := openConn(t, url)
+	ctx := context.Background()
+	store := openStore(t)
+	g := newLogGen()
+	addConfig(t, store, g)
+	g.orders(t, store, 60)
+	h := head(t, store)
+	for _, q := range []string{
+		"CREATE DATABASE IF NOT EXISTS " + db,
+		"CREATE TABLE " + db + ".orders7 (order_id Int64, position UInt64) ENGINE = ReplacingMergeTree(position) ORDER BY order_id",
+		"CREATE TABLE " + db + ".pnl_overview8 (method String, position UInt64) ENGINE = ReplacingMergeTree(position) ORDER BY method",
+		"CREATE TABLE " + db + ".checkpoint (sink String, position UInt64, updated_ms Int64) ENGINE = ReplacingMergeTree(position) ORDER BY sink",
+		"CREATE TABLE " + db + ".schema_version (sink String, version UInt32, updated_ms Int64) ENGINE = ReplacingMergeTree(version) ORDER BY sink",
+		fmt.Sprintf("INSERT INTO %s.checkpoint (sink, position, updated_ms) SELECT 'tradeledger/lofo', %d, 0", db, h),
+		"INSERT INTO " + db + ".schema_version (sink, version, updated_ms) SELECT 'tradeledger/lofo', 7, 0",
+	} {
+		if err := conn.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := NewSink(url, store).Export(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.From != 0 || st.Events != int64(h) || st.Fills == 0 {
+		t.Fatalf("export over a schema-7 database: %+v; want every event's rows written from position 0", st)
+	}
+	for _, tbl := range []string{"orders7", "pnl_overview8"} {
+		var left uint8
+		if err := conn.QueryRow(ctx, "EXISTS TABLE "+db+"."+tbl).Scan(&left); err != nil || left != 0 {
+			t.Fatalf("schema 7's %s left after the upgrade (exists %d, %v)", tbl, left, err)
+		}
+	}
+	r := NewReader(url, domain.LOFO)
+	if err := r.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	compareReads(t, ledgerOf(t, store, domain.LOFO), r, g.clock.Now())
+}
