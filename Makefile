@@ -12,7 +12,7 @@ LDFLAGS   := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 # proxy on first use (then cached): nothing to install by hand.
 STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: build build-ccxt release install install-release run test test-ccxt vet vet-ccxt bench bench-growth fuzz clean e2e e2e-deps dashboard-vendor
+.PHONY: build build-ccxt release install install-release run test test-ccxt vet vet-ccxt bench bench-growth bench-ab fuzz clean e2e e2e-deps dashboard-vendor
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/tradeledger
@@ -90,6 +90,21 @@ bench:
 BENCH_DATA ?=
 bench-growth:
 	TRADELEDGER_BENCH_10M=1 TRADELEDGER_BENCH_DATA=$(BENCH_DATA) $(GO) test -run '^$$' -bench '^BenchmarkGrowth$$' -benchtime 1x -timeout 4h ./cmd/tradeledger
+
+# bench-ab compares the working tree (HEAD) with the commit REF in one run
+# (cmd/benchab): REF is built from a git archive of it in a temporary
+# directory, and the same benchmarks — import, serve to /readyz with and
+# without a snapshot, replay, verify, 64-writer appends, the ClickHouse
+# overview over 60 time zones (with CLICKHOUSE), placement p99 at 1,000
+# orders/s — run for both alternately, ROUNDS times; it prints each figure
+# and the ratio HEAD/REF (min/median/max). docs/benchmarks.md says more.
+REF        ?=
+ROUNDS     ?= 3
+CLICKHOUSE ?= $(TRADELEDGER_TEST_CLICKHOUSE)
+BENCHAB_FLAGS ?=
+bench-ab:
+	@test -n "$(REF)" || { echo 'usage: make bench-ab REF=<commit> [ROUNDS=3] [CLICKHOUSE=clickhouse://127.0.0.1:9000] [BENCHAB_FLAGS=-only import,start]'; exit 2; }
+	$(GO) run ./cmd/benchab -ref '$(REF)' -rounds $(ROUNDS) -clickhouse '$(CLICKHOUSE)' $(BENCHAB_FLAGS)
 
 # Fuzz targets (func Fuzz… next to the code they fuzz): their seed corpora
 # run in make test; make fuzz runs every target for FUZZTIME, one after the

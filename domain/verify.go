@@ -67,13 +67,53 @@ type Verifier struct {
 	faultCount int64
 	buf        []byte
 	batch      verifierBatch // AddBatch's per-event scratch, reused
+	pipe       *recordsPipe  // VerifyLog's: Records run beside the next batches
+}
+
+// recordsPipe runs a Verifier's Records in a goroutine of its own, one
+// batch's hashes after the other, in log order, while the Verifier goes on
+// with the next batches: VerifyLog's, where nothing reads what Records
+// builds before VerifyLog returns. The hashes are copied (two buffers in
+// turn): send waits while both are in use.
+type recordsPipe struct {
+	records func([]Hash)
+	work    chan []Hash
+	free    chan []Hash
+	done    chan struct{}
+}
+
+func newRecordsPipe(records func([]Hash)) *recordsPipe {
+	p := &recordsPipe{records: records, work: make(chan []Hash, 1), free: make(chan []Hash, 2), done: make(chan struct{})}
+	p.free <- nil
+	p.free <- nil
+	go func() {
+		defer close(p.done)
+		for hs := range p.work {
+			p.records(hs)
+			p.free <- hs[:0]
+		}
+	}()
+	return p
+}
+
+// send hands a copy of hashes to Records.
+func (p *recordsPipe) send(hashes []Hash) {
+	buf := append(<-p.free, hashes...)
+	p.work <- buf
+}
+
+// wait returns once Records has taken every batch sent; p takes no more.
+func (p *recordsPipe) wait() {
+	close(p.work)
+	<-p.done
 }
 
 // verifierShard is the state of the streams and ids of one shard.
 type verifierShard struct {
-	streams StreamMap[verifiedStream]
-	alt     map[string]Hash // streams whose head's stored hash is not its contents': the contents' hash
-	ids     map[[16]byte]struct{}
+	orders headRun                   // the order streams' heads (verify_heads.go)
+	other  map[string]verifiedStream // any other stream's head
+	alt    map[string]Hash           // streams whose head's stored hash is not its contents': the contents' hash
+	ids    idSet                     // the ids seen (verify_ids.go)
 }
 
 // verifierBatch holds what AddBatch finds per event of a batch.
@@ -82,8 +122,8 @@ type verifierBatch struct {
 	sums    []Hash      // the contents' hashes
 	keys    [][16]byte  // idKey of the id
 	ref     []streamRef // the stream
-	stream  []uint8     // the shard of the stream
-	id      []uint8     // the shard of the id
+	stream  []uint8     // the shard of the stream (noShard: no stream)
+	id      []uint8     // the shard of the id (noShard: no id, or no stream)
 	problem []string    // the stream shard's first problem
 	dup     []bool      // the id appeared earlier in the log
 }
@@ -110,23 +150,26 @@ type verifiedStream struct {
 func NewVerifier() *Verifier {
 	v := &Verifier{shards: make([]verifierShard, verifierShards*min(runtime.GOMAXPROCS(0), 16)), buf: make([]byte, 0, 1024)}
 	for i := range v.shards {
-		v.shards[i] = verifierShard{streams: NewStreamMap[verifiedStream](), alt: map[string]Hash{}, ids: map[[16]byte]struct{}{}}
+		v.shards[i] = verifierShard{other: map[string]verifiedStream{}, alt: map[string]Hash{}}
 	}
 	return v
 }
 
 // Expect sizes v for about n more events (a log's head position): the
-// ids of that many events fit without the maps growing, which would copy
+// ids of that many events fit without the sets growing, which would copy
 // them again as they double.
 func (v *Verifier) Expect(n uint64) {
 	per := min(n, 1<<28) / uint64(len(v.shards))
 	for i := range v.shards {
-		sh := &v.shards[i]
-		if len(sh.ids) == 0 && per > 1024 {
-			sh.ids = make(map[[16]byte]struct{}, per+per/16)
+		if per > 1024 {
+			v.shards[i].ids.grow(int(per + per/16))
 		}
 	}
 }
+
+// noShard marks an event without a stream (or an id) in verifierBatch:
+// no shard checks it.
+const noShard = 255
 
 // verifierShards is how many shards a Verifier has per CPU: more than one,
 // so that a CPU whose worker the system holds back leaves its other
@@ -146,23 +189,13 @@ func streamRefOf(name string) streamRef {
 	return streamRef{name: name, id: id, order: ok}
 }
 
-// get returns the stream's head in m.
-func (r streamRef) get(m StreamMap[verifiedStream]) (verifiedStream, bool) {
+// put sets the head of stream r in sh.
+func (sh *verifierShard) put(r streamRef, v verifiedStream) {
 	if r.order {
-		v, ok := m.ids[r.id]
-		return v, ok
-	}
-	v, ok := m.other[r.name]
-	return v, ok
-}
-
-// put sets the stream's head in m.
-func (r streamRef) put(m StreamMap[verifiedStream], v verifiedStream) {
-	if r.order {
-		m.PutID(r.id, v)
+		sh.orders.put(r.id, v)
 		return
 	}
-	m.Put(r.name, v)
+	sh.other[strings.Clone(r.name)] = v // a map assignment stores its key again: a copy each time
 }
 
 // streamShard returns the shard of a stream: an order stream's by its id,
@@ -301,7 +334,7 @@ func (v *Verifier) Add(e *Event) *Fault {
 // events fed only.
 func (v *Verifier) Seed(stream string, version int64, hash Hash, time int64) {
 	r := streamRefOf(stream)
-	r.put(v.shards[v.streamShard(r)].streams, verifiedStream{version: version, hash: hash, time: time})
+	v.shards[v.streamShard(r)].put(r, verifiedStream{version: version, hash: hash, time: time})
 }
 
 // AddBatch is Add for consecutive events of the log, on every CPU: first
@@ -330,6 +363,7 @@ func (v *Verifier) AddBatch(batch []Event) *Fault {
 			e := &batch[i]
 			b.content[i], b.sums[i], buf = contentProblem(e, buf)
 			b.problem[i], b.dup[i] = "", false
+			b.stream[i], b.id[i] = noShard, noShard
 			if e.Stream != "" {
 				b.ref[i] = streamRefOf(e.Stream)
 				b.stream[i] = v.streamShard(b.ref[i])
@@ -341,7 +375,10 @@ func (v *Verifier) AddBatch(batch []Event) *Fault {
 		}
 	})
 	var records sync.WaitGroup
-	if v.Records != nil {
+	switch {
+	case v.pipe != nil:
+		v.pipe.send(b.sums)
+	case v.Records != nil:
 		records.Add(1)
 		go func() {
 			defer records.Done()
@@ -349,16 +386,16 @@ func (v *Verifier) AddBatch(batch []Event) *Fault {
 		}()
 	}
 	parallel(cpus, len(v.shards), func(s int) {
-		sh := &v.shards[s]
-		for i := range batch {
-			e := &batch[i]
-			if e.Stream == "" {
-				continue
+		sh, shard := &v.shards[s], uint8(s)
+		// The shards' bytes, not the events, are what each shard scans
+		// for its own.
+		for i, in := range b.stream {
+			if in == shard {
+				b.problem[i] = sh.check(&batch[i], b.ref[i], b.content[i], b.sums[i])
 			}
-			if int(b.stream[i]) == s {
-				b.problem[i] = sh.check(e, b.ref[i], b.content[i], b.sums[i])
-			}
-			if e.ID != "" && int(b.id[i]) == s {
+		}
+		for i, in := range b.id {
+			if in == shard {
 				b.dup[i] = sh.seen(b.keys[i])
 			}
 		}
@@ -474,7 +511,15 @@ func (sh *verifierShard) check(e *Event, r streamRef, content string, sum Hash) 
 	if e.Type == "" {
 		note("empty event type")
 	}
-	st, known := r.get(sh.streams)
+	var st verifiedStream
+	var known bool
+	var at headRef
+	if r.order {
+		st, at = sh.orders.lookup(r.id)
+		known = at.found
+	} else {
+		st, known = sh.other[r.name]
+	}
 	var want int64
 	var prev Hash
 	if known {
@@ -505,8 +550,13 @@ func (sh *verifierShard) check(e *Event, r streamRef, content string, sum Hash) 
 		return problem // a step back: the stream stays where it was
 	}
 	// A store may hand out names that share memory with the whole event:
-	// the maps keep only the name (StreamMap.Put copies it).
-	r.put(sh.streams, verifiedStream{version: e.Version, hash: e.Hash, time: e.Time})
+	// the map keeps a copy of the name.
+	head := verifiedStream{version: e.Version, hash: e.Hash, time: e.Time}
+	if r.order {
+		sh.orders.set(r.id, at, head)
+	} else {
+		sh.other[strings.Clone(r.name)] = head
+	}
 	if sum != e.Hash {
 		sh.alt[strings.Clone(e.Stream)] = sum
 	} else if len(sh.alt) > 0 {
@@ -516,11 +566,7 @@ func (sh *verifierShard) check(e *Event, r streamRef, content string, sum Hash) 
 }
 
 // seen reports whether the id of key k was seen before, and records it.
-func (sh *verifierShard) seen(k [16]byte) bool {
-	n := len(sh.ids)
-	sh.ids[k] = struct{}{} // one look-up: a key already there leaves the length as it was
-	return len(sh.ids) == n
-}
+func (sh *verifierShard) seen(k [16]byte) bool { return sh.ids.seen(k) }
 
 func short(h Hash) string { return h.String()[:12] + "…" }
 
@@ -563,15 +609,15 @@ func (v *Verifier) Summary(heads bool) VerifySummary {
 	parallel(runtime.GOMAXPROCS(0), len(v.shards), func(s int) {
 		parts[s] = v.shards[s].sortedHeads()
 	})
-	for len(parts) > 1 {
-		var next [][]StreamHead
-		for i := 0; i < len(parts); i += 2 {
-			if i+1 == len(parts) {
-				next = append(next, parts[i])
+	for len(parts) > 1 { // pairwise, each level's merges on every CPU
+		next := make([][]StreamHead, (len(parts)+1)/2)
+		parallel(runtime.GOMAXPROCS(0), len(next), func(i int) {
+			if 2*i+1 == len(parts) {
+				next[i] = parts[2*i]
 			} else {
-				next = append(next, mergeHeads(parts[i], parts[i+1]))
+				next[i] = mergeHeads(parts[2*i], parts[2*i+1])
 			}
-		}
+		})
 		parts = next
 	}
 	hs := parts[0]
@@ -603,14 +649,14 @@ func (sh *verifierShard) sortedHeads() []StreamHead {
 		id     int64
 		st     verifiedStream
 	}
-	orders := make([]orderHead, 0, sh.streams.Len())
+	orders := make([]orderHead, 0, sh.orders.len())
 	var others []StreamHead
-	sh.streams.Each(func(id int64, stream string, st verifiedStream) {
-		if stream != "" || id < 0 {
-			if stream == "" {
-				stream = OrderStream(id)
-			}
-			others = append(others, StreamHead{Stream: stream, Version: st.version, Hash: st.hash})
+	for stream, st := range sh.other {
+		others = append(others, StreamHead{Stream: stream, Version: st.version, Hash: st.hash})
+	}
+	sh.orders.each(func(id int64, st verifiedStream) {
+		if id < 0 {
+			others = append(others, StreamHead{Stream: OrderStream(id), Version: st.version, Hash: st.hash})
 			return
 		}
 		key, digits := uint64(id), uint8(1)
@@ -670,8 +716,10 @@ type VerifyOptions struct {
 	// Progress, when not nil, is called each time the count passes a
 	// multiple of VerifyProgressEvery, with the count and position so far.
 	Progress func(events int64, position uint64)
-	// Records, when not nil, is the Verifier's Records: every event's
-	// recomputed hash, in log order.
+	// Records, when not nil, is given every event's recomputed hash, in
+	// log order, a batch at a time, from a goroutine of its own: a batch's
+	// while VerifyLog checks the next ones. VerifyLog returns once it has
+	// taken them all.
 	Records func(hashes []Hash)
 }
 
@@ -682,6 +730,13 @@ type VerifyOptions struct {
 func VerifyLog(ctx context.Context, store EventStore, opts VerifyOptions) (VerifySummary, error) {
 	v := NewVerifier()
 	v.MaxFaults, v.Records = opts.MaxFaults, opts.Records
+	if v.Records != nil {
+		// The Merkle records of a batch are built beside the checks of
+		// the next ones instead of holding a CPU only while a batch's
+		// shards are checked: nothing reads them before this returns.
+		v.pipe = newRecordsPipe(v.Records)
+		defer v.pipe.wait()
+	}
 	if head, err := store.Head(ctx); err == nil {
 		v.Expect(head)
 	}

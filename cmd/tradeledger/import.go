@@ -432,20 +432,42 @@ func (im *folderImport) importedBefore(ctx context.Context, u *gunbot.Unit, appe
 
 // appendOrders hands the orders' units to appendUnits in chunks of
 // importChunk, in order, building the next chunk while one is appended.
+// The chunks' events are written into three arrays in turn (one appended,
+// one built, one waiting between), each reused once its chunk is appended:
+// the store copies what it keeps.
 func (im *folderImport) appendOrders(ctx context.Context, conv *gunbot.Importer, orders []gunbot.Order, appendUnits func([]gunbot.Unit) error) error {
-	chunks := make(chan []gunbot.Unit, 1)
+	type chunk struct {
+		units  []gunbot.Unit
+		events []domain.Event
+	}
+	chunks := make(chan chunk, 1)
+	spare := make(chan []domain.Event, 3)
+	for range 3 {
+		spare <- nil
+	}
 	stop := make(chan struct{})
 	defer close(stop)
 	go func() {
 		defer close(chunks)
 		for from := 0; from < len(orders); from += importChunk {
 			part := orders[from:min(from+importChunk, len(orders))]
+			var events []domain.Event
+			select {
+			case events = <-spare:
+			case <-stop:
+				return
+			case <-ctx.Done():
+				return
+			}
+			if len(events) < gunbot.OrderEvents*len(part) {
+				events = make([]domain.Event, gunbot.OrderEvents*importChunk)
+			}
 			units := make([]gunbot.Unit, len(part))
 			for i, o := range part {
-				units[i] = conv.Order(o)
+				units[i] = conv.OrderInto(o, events[gunbot.OrderEvents*i:gunbot.OrderEvents*(i+1)])
 			}
 			select {
-			case chunks <- units:
+			case chunks <- chunk{units, events}:
 			case <-stop:
 				return
 			case <-ctx.Done():
@@ -453,10 +475,11 @@ func (im *folderImport) appendOrders(ctx context.Context, conv *gunbot.Importer,
 			}
 		}
 	}()
-	for units := range chunks {
-		if err := appendUnits(units); err != nil {
+	for c := range chunks {
+		if err := appendUnits(c.units); err != nil {
 			return err
 		}
+		spare <- c.events
 	}
 	return ctx.Err()
 }

@@ -14,55 +14,22 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/gunbot"
+	"github.com/tradeledger/tradeledger/domain/gunbot/gunbottest"
 	"github.com/tradeledger/tradeledger/eventstore"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 )
 
-// importBenchPairs are the pairs of the generated folder.
-var importBenchPairs = []string{"USDT-BTC", "USDT-ETH", "USDT-BNB", "USDT-SOL", "USDT-XRP", "USDT-ADA", "USDT-DOGE", "USDT-DOT", "USDT-LTC", "USDT-LINK"}
-
-// writeImportFolder writes a Gunbot folder with orders orders spread over
-// the ten pairs of importBenchPairs: a config.json naming them, and one
-// state file per pair with its orders newest first, as Gunbot keeps them
-// (buys and sells alternating, one minute apart, sells never more than the
-// lot bought before).
+// writeImportFolder writes the Gunbot folder gunbottest generates with
+// orders orders spread over its ten pairs (gunbottest.Folder.Files: a
+// config.json naming them, one state file per pair, newest first).
 func writeImportFolder(tb testing.TB, dir string, orders int) {
 	tb.Helper()
-	if err := os.MkdirAll(filepath.Join(dir, "json"), 0o755); err != nil {
-		tb.Fatal(err)
-	}
-	var pairs []string
-	for _, p := range importBenchPairs {
-		pairs = append(pairs, fmt.Sprintf("%q: {\"strategy\": \"manual\", \"enabled\": true, \"override\": {}}", p))
-	}
-	cfg := `{"pairs": {"binance": {` + strings.Join(pairs, ", ") + `}}, "strategies": {"manual": {"STRATEGY": "manual"}},
- "exchanges": {"binance": {"isEncrypted": false, "delay": 5}}, "bot": {"SIMULATOR": true}, "GUI": {}}`
-	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(cfg), 0o644); err != nil {
-		tb.Fatal(err)
-	}
-	const start = int64(1_700_000_000_000)
-	for p, pair := range importBenchPairs {
-		n := orders / len(importBenchPairs)
-		if p < orders%len(importBenchPairs) {
-			n++
+	for _, f := range (gunbottest.Folder{Orders: orders}).Files() {
+		path := filepath.Join(dir, filepath.FromSlash(f.Path))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			tb.Fatal(err)
 		}
-		var b strings.Builder
-		b.WriteString("{\n  \"orders\": [\n")
-		for i := n - 1; i >= 0; i-- { // newest first
-			side, amount := "buy", "0.002"
-			if i%2 == 1 {
-				side, amount = "sell", "0.001"
-			}
-			rate := strconv.Itoa(30000 + (i*7919)%5000)
-			fmt.Fprintf(&b, "    {\"time\": %d, \"pair\": %q, \"type\": %q, \"rate\": %s, \"amount\": %s, \"id\": %d, \"cost\": 1}",
-				start+int64(i)*60_000+int64(p), pair, side, rate, amount, 1_000_000*(p+1)+i)
-			if i > 0 {
-				b.WriteString(",")
-			}
-			b.WriteString("\n")
-		}
-		b.WriteString("  ],\n  \"balances\": {}\n}\n")
-		if err := os.WriteFile(filepath.Join(dir, "json", "binance-"+pair+"-state.json"), []byte(b.String()), 0o644); err != nil {
+		if err := os.WriteFile(path, f.Data, 0o644); err != nil {
 			tb.Fatal(err)
 		}
 	}

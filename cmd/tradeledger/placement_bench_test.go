@@ -10,11 +10,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/tradeledger/tradeledger/cmd/benchab/loadgen"
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 	"github.com/tradeledger/tradeledger/exchange/paper"
@@ -298,8 +298,7 @@ func (r *openLoopResult) add(o openLoopResult) {
 
 // quantile is the q-quantile of the latencies (sorted).
 func (r *openLoopResult) quantile(q float64) time.Duration {
-	i := int(q * float64(len(r.lat)))
-	return r.lat[min(i, len(r.lat)-1)]
+	return loadgen.Quantile(r.lat, q)
 }
 
 func (r *openLoopResult) report(b *testing.B, prefix string) {
@@ -311,41 +310,11 @@ func (r *openLoopResult) report(b *testing.B, prefix string) {
 	b.ReportMetric(slices.Min(r.rates), prefix+"orders/s")
 }
 
-// openLoop places n orders with clients clients at rate orders/s in total:
-// order i is due at start + i/rate and client i%clients sends it at that
-// time, or as soon as that client's previous order is answered, if later.
-// Each latency runs from the order's due time to its answer.
+// openLoop places n orders with clients clients at rate orders/s in total
+// (loadgen.OpenLoop: each latency from the order's due time).
 func openLoop(clients, n, rate int, place func() error) openLoopResult {
-	interval := time.Second / time.Duration(rate)
-	lat := make([]time.Duration, n)
-	var failed atomic.Pointer[error]
-	var wg sync.WaitGroup
-	start := time.Now().Add(10 * time.Millisecond)
-	for c := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := c; i < n; i += clients {
-				due := start.Add(time.Duration(i) * interval)
-				if d := time.Until(due); d > 0 {
-					time.Sleep(d)
-				}
-				if err := place(); err != nil {
-					failed.CompareAndSwap(nil, &err)
-					return
-				}
-				lat[i] = time.Since(due)
-			}
-		}()
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	r := openLoopResult{lat: lat, rates: []float64{float64(n) / elapsed.Seconds()}}
-	if err := failed.Load(); err != nil {
-		r.err = *err
-	}
-	slices.Sort(r.lat)
-	return r
+	r := loadgen.OpenLoop(clients, n, rate, place)
+	return openLoopResult{lat: r.Latencies, rates: []float64{r.Rate}, err: r.Err}
 }
 
 // runqWait is how long this process's threads have waited on a run queue

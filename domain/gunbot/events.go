@@ -241,7 +241,15 @@ func (im *Importer) File(f File) Unit {
 // gave these events IDs: a stream of theirs (at the LegacyID) makes the
 // append fail with ECONFLICT too, and IsImportedOrder tells such a stream
 // apart.
-func (im *Importer) Order(o Order) Unit {
+func (im *Importer) Order(o Order) Unit { return im.OrderInto(o, make([]domain.Event, OrderEvents)) }
+
+// OrderEvents is how many events Order makes of an order.
+const OrderEvents = 3
+
+// OrderInto is Order with the events written into events (OrderEvents of
+// them, whatever it held before): an import building its orders a chunk at
+// a time reuses the chunk's events once they are appended.
+func (im *Importer) OrderInto(o Order, events []domain.Event) Unit {
 	quote, _, _ := domain.SplitPair(o.Pair) // checked by Read
 	idKey := strconv.FormatInt(o.ID, 10)
 	// The events' ids derive from LegacyID, not ID: an order moved to the
@@ -261,11 +269,10 @@ func (im *Importer) Order(o Order) Unit {
 	}
 	accepted := domain.OrderAccepted{ExchangeOrderID: o.SourceID}
 	filled := domain.OrderFilled{FillID: "import-" + idKey, Price: o.Rate, Quantity: o.Amount, FeeAsset: quote}
-	events := []domain.Event{
-		im.eventJSON(domain.TypeOrderRequested, orderRequestedJSON(&requested), o.Time, TimeID(o.Time, domain.TypeOrderRequested, eventKey, "requested")),
-		im.eventJSON(domain.TypeOrderAccepted, orderAcceptedJSON(&accepted), o.Time, TimeID(o.Time, domain.TypeOrderAccepted, eventKey, "accepted")),
-		im.eventJSON(domain.TypeOrderFilled, orderFilledJSON(&filled), o.Time, TimeID(o.Time, domain.TypeOrderFilled, eventKey, "filled")),
-	}
+	events = events[:OrderEvents:OrderEvents]
+	events[0] = im.eventJSON(domain.TypeOrderRequested, orderRequestedJSON(&requested), o.Time, TimeID(o.Time, domain.TypeOrderRequested, eventKey, "requested"))
+	events[1] = im.eventJSON(domain.TypeOrderAccepted, orderAcceptedJSON(&accepted), o.Time, TimeID(o.Time, domain.TypeOrderAccepted, eventKey, "accepted"))
+	events[2] = im.eventJSON(domain.TypeOrderFilled, orderFilledJSON(&filled), o.Time, TimeID(o.Time, domain.TypeOrderFilled, eventKey, "filled"))
 	return Unit{What: "order " + o.Exchange + " " + o.Pair + " " + o.SourceID, Kind: KindOrder, Order: o, StreamAppend: domain.StreamAppend{
 		Stream: domain.OrderStream(o.ID), Expected: domain.NoStream, Events: events,
 	}}

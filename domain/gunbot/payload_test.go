@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"testing"
+	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
 )
@@ -126,6 +128,32 @@ func TestOrderEventsUnchanged(t *testing.T) {
 			if g.ID != w.ID || g.Type != w.Type || g.Schema != w.Schema || g.Time != w.Time || g.Actor != w.Actor || !bytes.Equal(g.Data, w.Data) {
 				t.Fatalf("order %d event %d:\n got %+v %s\nwant %+v %s", i, j, g, g.Data, w, w.Data)
 			}
+		}
+	}
+}
+
+// TestOrderIntoIsOrder: OrderInto gives the unit Order gives, its events
+// written into the array it is handed (whatever that held), for orders
+// with and without a legacy id and a source id.
+func TestOrderIntoIsOrder(t *testing.T) {
+	im := &Importer{Clock: domain.NewManualClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))}
+	for _, o := range []Order{
+		{Exchange: "binance", Pair: "USDT-BTC", Side: domain.Buy, Time: 1_700_000_000_000, Rate: domain.MustDecimal("30000.5"),
+			Amount: domain.MustDecimal("0.002"), SourceID: "77", ID: 3_000_000_000_000_001, LegacyID: 5_000_000_000_000_001},
+		{Exchange: "kraken", Pair: "EUR-ETH", Side: domain.Sell, Time: 1_600_000_000_000, Rate: domain.MustDecimal("1800"),
+			Amount: domain.MustDecimal("1.5"), ID: 3_000_000_000_000_002},
+	} {
+		want := im.Order(o)
+		buf := make([]domain.Event, OrderEvents)
+		for i := range buf {
+			buf[i] = domain.Event{ID: "stale", Type: "Stale", Data: []byte(`{"stale":true}`), Version: 9}
+		}
+		got := im.OrderInto(o, buf)
+		if &got.Events[0] != &buf[0] || len(got.Events) != OrderEvents || cap(got.Events) != OrderEvents {
+			t.Fatalf("order %d: the events are not the array handed in", o.ID)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("order %d: OrderInto = %+v, want Order's %+v", o.ID, got, want)
 		}
 	}
 }

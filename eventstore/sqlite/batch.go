@@ -26,6 +26,22 @@ func (s *Store) AppendBatch(ctx context.Context, batch []domain.StreamAppend) ([
 	results := make([]domain.AppendResult, len(batch))
 	errs := make([]error, len(batch))
 	reqs := make([]*appendRequest, len(batch))
+	// The requests and their events, times, records and leaves are cut
+	// from a few large allocations rather than made one by one: an
+	// import's batch is tens of thousands of streams. One channel answers
+	// them all.
+	total := 0
+	for i := range batch {
+		total += len(batch[i].Events)
+	}
+	slab := make([]appendRequest, len(batch))
+	eventSlab := make([]domain.Event, total)
+	stamped := make([]int64, total)
+	records := make([][]byte, total)
+	leaves := make([]domain.Hash, total)
+	done := make(chan struct{}, len(batch))
+	var arena recordArena
+	taken := 0           // events, stamped, records and leaves taken so far
 	queued := 0          // reqs[:queued] are queued (or failed before)
 	var stop error       // why the rest is not queued
 	from, events := 0, 0 // the group being built: reqs[from:], its events
@@ -69,7 +85,8 @@ func (s *Store) AppendBatch(ctx context.Context, batch []domain.StreamAppend) ([
 			errs[i] = stop
 			continue
 		}
-		evs, err := domain.PrepareAppend(a.Stream, a.Expected, a.Events)
+		n := len(a.Events)
+		evs, err := domain.PrepareAppendTo(eventSlab[taken:taken:taken+n], a.Stream, a.Expected, a.Events)
 		if err != nil {
 			errs[i] = err
 			continue
@@ -81,9 +98,15 @@ func (s *Store) AppendBatch(ctx context.Context, batch []domain.StreamAppend) ([
 				continue
 			}
 		}
-		req := &appendRequest{ctx: ctx, stream: a.Stream, expected: a.Expected, events: evs, done: make(chan struct{}, 1)}
+		req := &slab[i]
+		*req = appendRequest{ctx: ctx, stream: a.Stream, expected: a.Expected, events: evs, done: done,
+			stamped: stamped[taken : taken+n : taken+n], records: records[taken : taken : taken+n], leaves: leaves[taken : taken : taken+n]}
+		for j := range evs {
+			req.stamped[j] = evs[j].Time
+		}
+		taken += n
 		if head, ok := s.expectedHead(a.Stream, a.Expected); ok {
-			req.seal(head)
+			req.sealInto(head, &arena)
 		}
 		reqs[i] = req
 		events += len(evs)
@@ -91,14 +114,18 @@ func (s *Store) AppendBatch(ctx context.Context, batch []domain.StreamAppend) ([
 	if queued < len(batch) {
 		send(len(batch))
 	}
-	// Queued requests are written or failed by the writer; waiting for
-	// every one, even if ctx ends, keeps "returned" meaning "durable".
-	for i, req := range reqs {
-		if req == nil {
-			continue
+	// Queued requests are written or failed by the writer, each answered
+	// once on done; waiting for every one, even if ctx ends, keeps
+	// "returned" meaning "durable".
+	for _, req := range reqs {
+		if req != nil {
+			<-done
 		}
-		<-req.done
-		results[i], errs[i] = req.result, req.err
+	}
+	for i, req := range reqs {
+		if req != nil {
+			results[i], errs[i] = req.result, req.err
+		}
 	}
 	return results, domain.NewBatchError(batch, errs)
 }

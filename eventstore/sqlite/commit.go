@@ -29,7 +29,6 @@ import (
 // transaction is rolled back and the batch runs again with every id
 // looked up first, which sorts retries from conflicts exactly.
 func (s *Store) commit(batch []*appendRequest) []*appendRequest {
-	s.applyCheckpointPages()
 	batch, ok := s.tryCommit(batch, false)
 	if !ok {
 		for _, req := range batch {
@@ -227,7 +226,7 @@ func (s *Store) beginTxn(lookupIDs bool, n int) (*txn, error) {
 		return nil, cut
 	}
 	// The map and the records' slice are the last transaction's, emptied;
-	// written goes to the syncer with the batch, so it is new.
+	// written goes to the syncer with the batch, so it is another.
 	tx := &s.tx
 	if tx.heads == nil || len(tx.heads) > 4*DefaultMaxBatch {
 		tx.heads = make(map[string]streamHead) // not one that a huge batch grew
@@ -238,8 +237,18 @@ func (s *Store) beginTxn(lookupIDs bool, n int) (*txn, error) {
 	tx.leaves = tx.leaves[:0]
 	// Sized for as many events as the last transaction took in (within
 	// MaxBatch) when more than n: extend's rounds would grow it by
-	// doubling, copying every event placed so far at each step.
-	tx.written = make([]domain.Event, 0, max(n, min(tx.lastEvents, s.MaxBatch)))
+	// doubling, copying every event placed so far at each step. One the
+	// syncer is done with (spareWritten) is reused when large enough.
+	want := max(n, min(tx.lastEvents, s.MaxBatch))
+	var written []domain.Event
+	select {
+	case written = <-s.spareWritten:
+	default:
+	}
+	if cap(written) < want {
+		written = make([]domain.Event, 0, want)
+	}
+	tx.written = written
 	clear(tx.records)
 	tx.records = tx.records[:0]
 	return tx, nil
@@ -344,12 +353,16 @@ func (s *Store) insert(tx *txn) (retry bool, err error) {
 	return false, nil
 }
 
-// commitTxn commits the transaction (rolled back on failure).
+// commitTxn commits the transaction (rolled back on failure), and starts
+// a checkpoint when the WAL has grown past the checkpoint pages
+// (checkpoint.go).
 func (s *Store) commitTxn() error {
+	s.applyCheckpointPages()
 	if err := s.w.Commit(); err != nil {
 		s.w.Rollback()
 		return s.unavailable(err)
 	}
+	s.checkpointAfterCommit()
 	return nil
 }
 

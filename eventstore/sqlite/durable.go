@@ -107,10 +107,23 @@ func (s *Store) syncLoop() {
 		close(s.notify)
 		s.notify = make(chan struct{})
 		s.mu.Unlock()
+		s.spare(group)
 		s.answerGroup(group)
 		// Let the callers just answered run: those that append again
 		// queue now, and the next group can take them (joinCommitting).
 		runtime.Gosched()
+	}
+}
+
+// spare hands the group's written events, copied into the recent window
+// (remember), back to the writer for its next transactions, emptied.
+func (s *Store) spare(group []committedBatch) {
+	for _, c := range group {
+		clear(c.written)
+		select {
+		case s.spareWritten <- c.written[:0]:
+		default:
+		}
 	}
 }
 

@@ -147,3 +147,9 @@ func NewStoreWithoutTree(path string) *Store {
 	s.noTree = true
 	return s
 }
+
+// CheckpointCounts returns how many checkpoints ran beside the writer
+// (checkpoint.go) and on the writer's own connection.
+func (s *Store) CheckpointCounts() (background, writer int64) {
+	return s.checkpoints.background.Load(), s.checkpoints.writer.Load()
+}

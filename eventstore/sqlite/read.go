@@ -160,10 +160,13 @@ func (s *Store) copyAhead(a *readAhead, from uint64) {
 			case buf = <-a.free:
 			default:
 			}
-		} else if last > 0 {
+		}
+		if buf == nil && last > 0 {
 			// The events' strings point into the rows
 			// (decodeRowsShared): a new buffer each time, of about
-			// the last one's size.
+			// the last one's size. So too when no spent buffer is back
+			// yet: sized at once rather than grown from the reader's
+			// default, copying the rows at each doubling.
 			buf = make([]byte, 0, last+last/32)
 		}
 		var b rowBatch

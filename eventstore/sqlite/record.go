@@ -50,10 +50,42 @@ func recordData(rec []byte, n int) []byte {
 }
 
 // recordSize is the length of e's record once its stream is stream (an
-// upper bound: varints counted at their widest).
+// upper bound: its version and time varints counted at their widest, since
+// a seal may still change them).
 func recordSize(e *domain.Event, stream string) int {
 	n := 1 + len(stream) + len(e.ID) + len(e.Type) + len(e.Actor) + len(e.Correlation) + len(e.Data)
-	return n + 9*binary.MaxVarintLen64 + 64
+	for _, l := range [...]int{len(stream), len(e.ID), len(e.Type), len(e.Actor), len(e.Correlation), len(e.Data)} {
+		n += uvarintLen(uint64(l))
+	}
+	return n + 2*binary.MaxVarintLen64 + uvarintLen(uint64(e.Schema)<<1) + 64
+}
+
+// uvarintLen is the length of x as a uvarint.
+func uvarintLen(x uint64) int {
+	n := 1
+	for x >= 0x80 {
+		x >>= 7
+		n++
+	}
+	return n
+}
+
+// recordArena hands out the record buffers of an AppendBatch's seals from
+// blocks of at least recordArenaBlock bytes instead of one allocation each.
+// A block is kept alive by any of its records, which live as long as their
+// events anyway (the recent window, a subscriber's batch).
+type recordArena struct{ free []byte }
+
+const recordArenaBlock = 1 << 20
+
+// take returns an empty slice with room for n bytes.
+func (a *recordArena) take(n int) []byte {
+	if cap(a.free)-len(a.free) < n {
+		a.free = make([]byte, 0, max(n, recordArenaBlock))
+	}
+	b := a.free[len(a.free) : len(a.free) : len(a.free)+n]
+	a.free = a.free[:len(a.free)+n]
+	return b
 }
 
 // decodeRecord decodes a record into e. The strings and Data of e share one

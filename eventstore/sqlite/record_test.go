@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"bytes"
+	"encoding/binary"
 	"strings"
 	"testing"
 
@@ -58,6 +59,55 @@ func TestRecordNumbers(t *testing.T) {
 			}
 			if got.Version != e.Version || got.Schema != e.Schema || got.Time != e.Time || got.ID != e.ID || got.Actor != e.Actor || !bytes.Equal(got.Data, e.Data) {
 				t.Fatalf("n %d, size %d: got %+v, want %+v", n, size, got, e)
+			}
+		}
+	}
+}
+
+// TestRecordSizeBounds: recordSize is never less than the record's length,
+// whatever the version and time a seal gives the event (at their widest),
+// for fields of every length class of a uvarint, and exceeds it by no
+// more than those two varints' widest.
+func TestRecordSizeBounds(t *testing.T) {
+	for _, n := range []int{0, 1, 127, 128, 16383, 16384, 70000} {
+		s := strings.Repeat("x", n)
+		for _, e := range []domain.Event{
+			{ID: s, Type: "T", Data: []byte(`{}`)},
+			{ID: "id", Type: s, Actor: s, Correlation: s, Data: []byte(`{}`), Schema: 1},
+			{ID: "id", Type: "T", Data: []byte(`"` + s + `"`), Schema: 300},
+		} {
+			for _, stream := range []string{"order-7", s} {
+				size := recordSize(&e, stream)
+				for _, v := range []struct{ version, time int64 }{{0, 0}, {1, 1700000000123}, {1 << 62, -1 << 62}} {
+					e.Stream, e.Version, e.Time = stream, v.version, v.time
+					got := len(appendRecord(nil, &e))
+					if got > size || size-got > 2*binary.MaxVarintLen64 {
+						t.Fatalf("field length %d, version %d, time %d: record of %d bytes, recordSize %d", n, v.version, v.time, got, size)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestRecordArena: the arena's slices are empty, hold exactly what was
+// asked for, and never overlap, across blocks and for a size larger than
+// a block.
+func TestRecordArena(t *testing.T) {
+	var a recordArena
+	var all [][]byte
+	for i, n := range []int{10, recordArenaBlock - 20, 30, 2 * recordArenaBlock, 5} {
+		b := a.take(n)
+		if len(b) != 0 || cap(b) != n {
+			t.Fatalf("take(%d) = len %d cap %d", n, len(b), cap(b))
+		}
+		b = append(b, bytes.Repeat([]byte{byte(i + 1)}, n)...)
+		all = append(all, b)
+	}
+	for i, b := range all {
+		for _, c := range b {
+			if c != byte(i+1) {
+				t.Fatalf("slice %d was overwritten by another", i)
 			}
 		}
 	}

@@ -11,7 +11,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -116,6 +115,9 @@ type Store struct {
 	obs observer // write metrics (observe.go)
 
 	tx txn // the writer's transaction, reused (commit.go)
+	// spareWritten holds transactions' written events the syncer is done
+	// with, emptied, for the writer to reuse (durable.go).
+	spareWritten chan []domain.Event
 
 	// writing is set while the writer holds appends it has not handed to
 	// the syncer (or answered); writerIdle is signalled when it clears.
@@ -135,6 +137,11 @@ type Store struct {
 	requests sync.Pool
 
 	checkpointPages atomic.Int64 // SetCheckpointPages's; the writer applies it
+	// ckpt checkpoints beside the writer (checkpoint.go), started by the
+	// writer at the first checkpoint due; checkpoints counts those it ran
+	// and those the writer ran itself.
+	ckpt        *checkpointer
+	checkpoints struct{ background, writer atomic.Int64 }
 
 	// The Merkle tree (tree.go): the writer's state, whether it was read
 	// from the file, the durable size readers see, and BuildTree's
@@ -203,6 +210,7 @@ func (s *Store) Open() error {
 	s.closing = make(chan struct{})
 	s.done = make(chan struct{})
 	s.committed = make(chan committedBatch)
+	s.spareWritten = make(chan []domain.Event, 4)
 	s.synced = make(chan struct{})
 	s.writerIdle = make(chan struct{}, 1)
 	s.activeIdle = make(chan struct{}, 1)
@@ -213,33 +221,29 @@ func (s *Store) Open() error {
 }
 
 // SetCheckpointPages sets the WAL size, in pages of 4 KiB, past which a
-// commit checkpoints: copies the WAL into the database file and syncs it,
-// on the writer's time (SQLite's wal_autocheckpoint; n ≤ 0 is
-// DefaultCheckpointPages). A bulk writer (an import) sets it higher: a
-// checkpoint then covers several of its large commits, so the writer
-// syncs the database file and copies the indexes' pages fewer times, and
-// the WAL file grows to about n pages (it is removed when the store
-// closes). It may be called at any time, from any goroutine: the writer
-// applies it before its next transaction.
+// checkpoint copies the WAL into the database file and syncs it (n ≤ 0 is
+// DefaultCheckpointPages): beside the writer, on a connection of its own
+// (checkpoint.go), or by the writer itself once the WAL holds catchUpPages
+// times as many. A bulk writer (an import) sets it higher: a checkpoint
+// then covers several of its large commits, so the database file is synced
+// and the indexes' pages copied fewer times, and the WAL file grows to n
+// pages or a few times that (it is removed when the store closes). It may
+// be called at any time, from any goroutine: the writer applies it before
+// its next transaction.
 func (s *Store) SetCheckpointPages(n int) {
 	s.checkpointPages.Store(int64(n))
 }
 
-// applyCheckpointPages gives the writer's connection the checkpoint size
-// SetCheckpointPages asked for, when it changed (the writer goroutine
-// only). A failure leaves the size as it was, and is tried again at the
-// next commit.
+// applyCheckpointPages sets the checkpoint size SetCheckpointPages asked
+// for and watches the WAL's size in place of SQLite's own checkpoints
+// (the writer goroutine only, before a commit).
 func (s *Store) applyCheckpointPages() {
+	s.w.watchWAL()
 	want := int(s.checkpointPages.Load())
 	if want <= 0 {
 		want = DefaultCheckpointPages
 	}
-	if want == s.w.checkpointPages {
-		return
-	}
-	if execConn(s.w.db, "PRAGMA wal_autocheckpoint="+strconv.Itoa(want)) == nil {
-		s.w.checkpointPages = want
-	}
+	s.w.checkpointPages = want
 }
 
 // Close stops the writer (appends already queued are written first) and
@@ -265,6 +269,7 @@ func (s *Store) Close() error {
 		close(s.closing)
 		<-s.done
 	}
+	s.ckpt.stop() // before the writer's connection, whose close checkpoints the rest and removes the WAL
 	s.closeReaders()
 	var errs []error
 	errs = append(errs, s.wal.close())
@@ -299,12 +304,19 @@ type appendRequest struct {
 	stamped  []int64       // the events' times as the caller stamped them (set at the first seal)
 	leaves   []domain.Hash // leaves[i] is events[i]'s leaf in the Merkle tree, when sealed
 
-	// The backing arrays of events, records, stamped and leaves for a
-	// single event, the common append, which then allocates none of them.
-	oneEvent  [1]domain.Event
-	oneRecord [1][]byte
-	oneStamp  [1]int64
-	oneLeaf   [1]domain.Hash
+	// one holds the backing arrays of events, records, stamped and
+	// leaves for an Append of a single event, the common append, which
+	// then allocates none of them (nil in AppendBatch's requests, which
+	// take theirs from larger arrays).
+	one *oneEvent
+}
+
+// oneEvent is the backing arrays of a single event's request.
+type oneEvent struct {
+	event  [1]domain.Event
+	record [1][]byte
+	stamp  [1]int64
+	leaf   [1]domain.Hash
 }
 
 // newRequest returns an Append's request, single, with its done channel:
@@ -314,28 +326,34 @@ func (s *Store) newRequest() *appendRequest {
 	if req, ok := s.requests.Get().(*appendRequest); ok {
 		return req
 	}
-	return &appendRequest{done: make(chan struct{}, 1), single: true}
+	return &appendRequest{done: make(chan struct{}, 1), single: true, one: new(oneEvent)}
 }
 
 // putRequest makes req, taken from newRequest, reusable. Only its caller
 // may call it, once it has the answer (or never queued req): the writer
 // and the syncer do not touch a request after they answered it.
 func (s *Store) putRequest(req *appendRequest) {
-	*req = appendRequest{done: req.done, single: true}
+	*req.one = oneEvent{} // nothing of this append kept alive by the pool
+	*req = appendRequest{done: req.done, single: true, one: req.one}
 	s.requests.Put(req)
 }
 
 // seal numbers, stamps and chains req.events onto head (domain.Chain) and
 // encodes their records. The events' times were stamped by the caller; a
 // seal on another head starts again from those.
-func (req *appendRequest) seal(head streamHead) {
+func (req *appendRequest) seal(head streamHead) { req.sealInto(head, nil) }
+
+// sealInto is seal with the records written into arena when it is not nil
+// (AppendBatch's, in its caller's goroutine only), else into a buffer of
+// their own.
+func (req *appendRequest) sealInto(head streamHead, arena *recordArena) {
 	size := 0
 	for i := range req.events {
 		size += recordSize(&req.events[i], req.stream)
 	}
 	if req.stamped == nil {
-		if len(req.events) == 1 {
-			req.stamped, req.records, req.leaves = req.oneStamp[:], req.oneRecord[:0], req.oneLeaf[:0]
+		if len(req.events) == 1 && req.one != nil {
+			req.stamped, req.records, req.leaves = req.one.stamp[:], req.one.record[:0], req.one.leaf[:0]
 		} else {
 			req.stamped = make([]int64, len(req.events))
 			req.records = make([][]byte, 0, len(req.events))
@@ -349,7 +367,12 @@ func (req *appendRequest) seal(head streamHead) {
 		req.events[i].Time = req.stamped[i]
 	}
 	domain.Chain(req.stream, head, req.events)
-	buf := make([]byte, 0, size)
+	var buf []byte
+	if arena != nil {
+		buf = arena.take(size)
+	} else {
+		buf = make([]byte, 0, size)
+	}
 	req.records, req.leaves = req.records[:0], req.leaves[:0]
 	for i := range req.events {
 		e := &req.events[i]
@@ -392,7 +415,7 @@ func (s *Store) Append(ctx context.Context, stream string, expected domain.Expec
 	s.active.Add(1)
 	req := s.newRequest()
 	var err error
-	if req.events, err = domain.PrepareAppendTo(req.oneEvent[:0], stream, expected, events); err != nil {
+	if req.events, err = domain.PrepareAppendTo(req.one.event[:0], stream, expected, events); err != nil {
 		s.leave()
 		s.putRequest(req)
 		return domain.AppendResult{}, err

@@ -32,8 +32,11 @@ long long sqlite3_column_int64(sqlite3_stmt *stmt, int col);
 const void *sqlite3_column_blob(sqlite3_stmt *stmt, int col);
 const unsigned char *sqlite3_column_text(sqlite3_stmt *stmt, int col);
 int sqlite3_column_bytes(sqlite3_stmt *stmt, int col);
+void *sqlite3_wal_hook(sqlite3 *db, int (*hook)(void *, sqlite3 *, const char *, int), void *arg);
+int sqlite3_wal_checkpoint_v2(sqlite3 *db, const char *name, int mode, int *log, int *copied);
 
 #define TL_OK 0
+#define TL_CHECKPOINT_PASSIVE 0
 #define TL_CONSTRAINT 19
 #define TL_ROW 100
 #define TL_DONE 101

@@ -104,7 +104,8 @@ type writerConn struct {
 	// use: a file set up without the tree table never needs them.
 	treeInsert, treeRow, treeEnd *C.sqlite3_stmt
 	treeBuf                      []byte // packed tree rows (tl_insert_tree)
-	checkpointPages              int    // wal_autocheckpoint as set (Store.applyCheckpointPages)
+	checkpointPages              int    // the checkpoint pages in force (Store.applyCheckpointPages)
+	walFrames                    *C.int // the WAL's frames after the last commit, in C memory (checkpoint.go)
 	// The tree's guard's statements (treeguard.go), prepared at their
 	// first use.
 	keep, cut, abandon, eventAt *C.sqlite3_stmt
@@ -288,5 +289,6 @@ func (w *writerConn) close() {
 		return
 	}
 	closeConn(w.db, w.begin, w.commit, w.rollback, w.maxPos, w.head, w.id, w.insert, w.treeInsert, w.treeRow, w.treeEnd, w.keep, w.cut, w.abandon, w.eventAt)
+	C.free(unsafe.Pointer(w.walFrames)) // after the connection that wrote it
 	*w = writerConn{}
 }
