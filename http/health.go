@@ -188,7 +188,7 @@ func (h *healthHandler) handleHealth(w http.ResponseWriter, r *http.Request) err
 			resp.SinkError = "clickhouse unavailable" // details are in the log
 		}
 		if h.sink.Stopped() {
-			resp.SinkError = "clickhouse sink stopped: ClickHouse refuses its rows or the database is not this log's (details in the service log)"
+			resp.SinkError = "clickhouse sink stopped: ClickHouse refuses its rows, or this service's --instance name belongs to another log (details in the service log)"
 			resp.degrade(resp.SinkError)
 		}
 	}

@@ -36,6 +36,7 @@ type resources struct {
 	health    *healthHandler
 	dashboard *dashboardHandler
 	ops       *opsHandler
+	fleet     *fleetHandler
 }
 
 // resources builds the handler types from the Server's dependencies.
@@ -98,5 +99,6 @@ func (s *Server) resources() *resources {
 			attention: s.Attention, reconciler: s.Reconciler, witnesses: s.Witnesses, snapshotCheck: s.SnapshotCheck},
 		dashboard: &dashboardHandler{csp: dashboardCSP(s.CORSOrigins)},
 		ops:       &opsHandler{metrics: s.Metrics},
+		fleet:     &fleetHandler{fleet: s.Fleet, defaults: s.Ledger, past: past},
 	}
 }

@@ -91,6 +91,9 @@ type Server struct {
 	// Sink, when set, is the ClickHouse analytics sink: /healthz reports
 	// its lag (health.go).
 	Sink SinkStatus
+	// Fleet, when set, answers the fleet routes from the analytics store
+	// every instance writes to (fleet.go); unset, they answer 503.
+	Fleet FleetReader
 	// Connectors, when set, lists each exchange's connector for /healthz.
 	Connectors func() []ConnectorStatus
 	// Attention, when set, says which orders need attention (an exchange
@@ -315,6 +318,7 @@ func (s *Server) Handler() http.Handler {
 	h.reconcile.register(protected)
 	h.paper.register(protected)
 	h.witnesses.register(protected)
+	h.fleet.register(protected)
 	var tilesAuth mux.MiddlewareFunc
 	if !s.PublicTlog {
 		tilesAuth = s.requireToken
