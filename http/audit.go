@@ -17,6 +17,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/audit"
 )
 
 // Defaults for Audit settings.
@@ -29,7 +30,7 @@ const (
 
 // Audit holds the settings and live state of the auditors' routes:
 //
-//	GET /api/v1/audit/verify   the log's hash chains checked (domain.VerifyLog) as JSON
+//	GET /api/v1/audit/verify   the log's hash chains checked (audit.VerifyLog) as JSON
 //	GET /api/v1/audit/events   pages through the log, secrets redacted
 //	GET /api/v1/events/stream  new events pushed live as server-sent events
 //
@@ -54,9 +55,9 @@ type Audit struct {
 	MaxStreamsPerToken int
 	StreamBufferBytes  int
 
-	verifying chan struct{}                              // one verify at a time: it reads the whole log
-	streams   atomic.Int64                               // live event streams (Streams)
-	onFailure atomic.Pointer[func(domain.VerifySummary)] // OnVerifyFailure
+	verifying chan struct{}                             // one verify at a time: it reads the whole log
+	streams   atomic.Int64                              // live event streams (Streams)
+	onFailure atomic.Pointer[func(audit.VerifySummary)] // OnVerifyFailure
 
 	mu       sync.Mutex
 	perToken map[[32]byte]int // live streams per credential (acquireStream)
@@ -114,7 +115,7 @@ func (a *Audit) hookShutdown(r *http.Request) {
 // is not OK when any of them fails, with the problem in plain words; the
 // error is for a log that could not be read.
 type LogVerifier interface {
-	Verify(ctx context.Context, opts domain.VerifyOptions) (domain.VerifySummary, error)
+	Verify(ctx context.Context, opts audit.VerifyOptions) (audit.VerifySummary, error)
 }
 
 // LogReader reads the event log in commit order (domain.EventStore
@@ -127,14 +128,14 @@ type LogReader interface {
 }
 
 // chainVerifier is audit/verify's LogVerifier without Server.Verifier:
-// the log's hash chains alone (domain.VerifyLog).
+// the log's hash chains alone (audit.VerifyLog).
 type chainVerifier struct {
 	store domain.EventStore
 }
 
 // Verify checks the hash chains of the whole log.
-func (v chainVerifier) Verify(ctx context.Context, opts domain.VerifyOptions) (domain.VerifySummary, error) {
-	return domain.VerifyLog(ctx, v.store, opts)
+func (v chainVerifier) Verify(ctx context.Context, opts audit.VerifyOptions) (audit.VerifySummary, error) {
+	return audit.VerifyLog(ctx, v.store, opts)
 }
 
 // auditHandler serves the auditors' routes: audit/verify through a
@@ -159,19 +160,19 @@ func (h *auditHandler) ready() error {
 	return nil
 }
 
-// handleAuditVerify answers domain.VerifySummary, the verdict of
+// handleAuditVerify answers audit.VerifySummary, the verdict of
 // `tradeledger verify --json` (Server.Verifier): ok, events, streams,
 // lastPosition, headsDigest, faultCount, tree (the Merkle tree's records,
 // the last checkpoint's size, the log's events, and its problem: a log
 // cut at its end, a tree that differs) and, for a tampered log, problem
 // (the failures in plain words), faults (the first maxFaults faulty
-// events, default domain.DefaultMaxFaults) and fault (the first of them);
+// events, default audit.DefaultMaxFaults) and fault (the first of them);
 // heads only with heads=true (every order is a stream, so the list grows
 // with the history). A tampered log is still a 200: the check itself
 // succeeded.
 func (h *auditHandler) handleAuditVerify(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	opts := domain.VerifyOptions{MaxFaults: domain.DefaultMaxFaults}
+	opts := audit.VerifyOptions{MaxFaults: audit.DefaultMaxFaults}
 	if v := q.Get("heads"); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/audit"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 	tlhttp "github.com/tradeledger/tradeledger/http"
 )
@@ -193,7 +194,7 @@ func TestAuditVerifyEndpoint(t *testing.T) {
 		a.append(t, "order-1", "Tested", map[string]string{"n": fmt.Sprintf("%04d", i)})
 		a.append(t, "order-2", "Tested", map[string]string{"n": fmt.Sprintf("%04d", 10+i)})
 	}
-	var sum domain.VerifySummary
+	var sum audit.VerifySummary
 	if code, body := a.get(t, "/api/v1/audit/verify?heads=true", &sum); code != 200 {
 		t.Fatalf("status %d: %s", code, body)
 	}
@@ -201,7 +202,7 @@ func TestAuditVerifyEndpoint(t *testing.T) {
 		t.Fatalf("summary=%+v", sum)
 	}
 	// A summary by default: the heads only when asked for.
-	var short domain.VerifySummary
+	var short audit.VerifySummary
 	a.get(t, "/api/v1/audit/verify", &short)
 	if len(short.Heads) != 0 || short.HeadsDigest != sum.HeadsDigest || !short.OK {
 		t.Fatalf("default summary=%+v", short)
@@ -236,7 +237,7 @@ func TestAuditVerifyEndpoint(t *testing.T) {
 	if _, err := db.Exec(`UPDATE events SET record = CAST(replace(CAST(record AS TEXT), '"0012"', '"9912"') AS BLOB) WHERE position = 6`); err != nil {
 		t.Fatal(err)
 	}
-	sum = domain.VerifySummary{}
+	sum = audit.VerifySummary{}
 	a.get(t, "/api/v1/audit/verify", &sum)
 	if sum.OK || sum.Fault == nil || sum.Fault.Stream != "order-1" || sum.Fault.Version != 1 || sum.Fault.Position != 3 {
 		t.Fatalf("tampered log summary=%+v fault=%+v", sum, sum.Fault)
@@ -244,7 +245,7 @@ func TestAuditVerifyEndpoint(t *testing.T) {
 	if sum.FaultCount != 2 || len(sum.Faults) != 2 || sum.Faults[1].Stream != "order-2" || sum.Faults[1].Position != 6 || sum.Events != 6 {
 		t.Fatalf("every fault: %+v, want order-1@3 and order-2@6", sum)
 	}
-	sum = domain.VerifySummary{}
+	sum = audit.VerifySummary{}
 	a.get(t, "/api/v1/audit/verify?maxFaults=1", &sum)
 	if sum.FaultCount != 2 || len(sum.Faults) != 1 || sum.Faults[0].Position != 3 {
 		t.Fatalf("maxFaults=1: %+v", sum)

@@ -8,6 +8,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/audit"
 )
 
 // register serves the operator's probes:
@@ -62,9 +63,9 @@ func (a *Audit) Streams() int {
 
 // OnVerifyFailure makes f hear of every audit/verify that found the log
 // faulty (the webhooks' verifyFailures). Safe to call while serving.
-func (a *Audit) OnVerifyFailure(f func(domain.VerifySummary)) { a.onFailure.Store(&f) }
+func (a *Audit) OnVerifyFailure(f func(audit.VerifySummary)) { a.onFailure.Store(&f) }
 
-func (a *Audit) verifyFailed(sum domain.VerifySummary) {
+func (a *Audit) verifyFailed(sum audit.VerifySummary) {
 	if f := a.onFailure.Load(); f != nil {
 		(*f)(sum)
 	}

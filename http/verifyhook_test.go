@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/audit"
 )
 
 // TestVerifyFailureNotifies: audit/verify on a sound log calls no hook; on
@@ -15,7 +15,7 @@ func TestVerifyFailureNotifies(t *testing.T) {
 	a := newAuditServer(t)
 	var calls atomic.Int32
 	var faults atomic.Int64
-	a.Server.Audit.OnVerifyFailure(func(sum domain.VerifySummary) {
+	a.Server.Audit.OnVerifyFailure(func(sum audit.VerifySummary) {
 		calls.Add(1)
 		faults.Store(sum.FaultCount)
 	})

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/audit"
 	"github.com/tradeledger/tradeledger/domain/snap"
 )
 
@@ -78,7 +79,7 @@ type ReplayResult struct {
 
 // ReplayOptions are a replay's observers.
 type ReplayOptions struct {
-	// Progress, when set, is told every domain.VerifyProgressEvery events
+	// Progress, when set, is told every audit.VerifyProgressEvery events
 	// how many were applied, the position reached and the log's head.
 	Progress func(events int64, position, head uint64)
 	// Warn, when set, is told of an event a projection could not apply
@@ -240,7 +241,7 @@ func (c *cutReader) replay(ctx context.Context, store domain.EventStore, projs [
 			}
 			c.res.Events++
 			c.res.Position, c.res.Time = e.Position, e.Time
-			if opts.Progress != nil && c.res.Events%domain.VerifyProgressEvery == 0 {
+			if opts.Progress != nil && c.res.Events%audit.VerifyProgressEvery == 0 {
 				opts.Progress(c.res.Events, e.Position, head)
 			}
 		}

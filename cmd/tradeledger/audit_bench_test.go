@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/audit"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 	"github.com/tradeledger/tradeledger/projections"
 )
@@ -57,7 +58,7 @@ func BenchmarkAuditLog(b *testing.B) {
 	b.Run("verify", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			start := time.Now()
-			sum, err := domain.VerifyLog(ctx, store, domain.VerifyOptions{})
+			sum, err := audit.VerifyLog(ctx, store, audit.VerifyOptions{})
 			if err != nil || !sum.OK || sum.Events != int64(total) {
 				b.Fatalf("verify: %v %+v", err, sum)
 			}

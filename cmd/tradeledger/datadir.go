@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/audit"
 	"github.com/tradeledger/tradeledger/eventstore/esdb"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 	"github.com/tradeledger/tradeledger/eventstore/transparency"
@@ -36,11 +37,11 @@ type DataDir struct {
 	// Tree is the Merkle tree over the log: the embedded store's own,
 	// or, with EventStoreDB, one derived from the log and kept in the
 	// data dir (transparency.FileTree in esdb-tree/).
-	Tree domain.TreeStore
+	Tree audit.TreeStore
 	// LogCut, when set, says how the log, its tree and the checkpoint
 	// kept beside the tree disagree: the log was cut at its end
 	// (logcut.go). Only a data dir opened to read has one.
-	LogCut *domain.TreeVerdict
+	LogCut *audit.TreeVerdict
 }
 
 // OpenDataDir opens (creating if needed) the data directory at path and its
@@ -150,8 +151,8 @@ const esdbTreeDir = "esdb-tree"
 
 // openTree returns the Merkle tree over store's log: the store's own when
 // it keeps one (the embedded store), else the one kept in the data dir.
-func openTree(ctx context.Context, dataPath string, store domain.EventStore) (domain.TreeStore, error) {
-	if t, ok := store.(domain.TreeStore); ok {
+func openTree(ctx context.Context, dataPath string, store domain.EventStore) (audit.TreeStore, error) {
+	if t, ok := store.(audit.TreeStore); ok {
 		return t, nil
 	}
 	t, err := transparency.OpenFileTree(ctx, filepath.Join(dataPath, esdbTreeDir), store)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/audit"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 )
 
@@ -163,7 +164,7 @@ func benchGrowth(b *testing.B, orders int) {
 			b.Fatal(err)
 		}
 		vstart := time.Now()
-		sum, err := domain.VerifyLog(ctx, store, domain.VerifyOptions{})
+		sum, err := audit.VerifyLog(ctx, store, audit.VerifyOptions{})
 		if err != nil || !sum.OK || sum.Events != int64(head) {
 			b.Fatalf("verify: %v %+v (want %d events)", err, sum, head)
 		}

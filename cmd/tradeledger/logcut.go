@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/audit"
 	"github.com/tradeledger/tradeledger/eventstore"
 	"github.com/tradeledger/tradeledger/eventstore/transparency"
 )
@@ -37,7 +38,7 @@ func (d *DataDir) checkLogCut(ctx context.Context) error {
 // its end: what was found, and what the operator can do.
 type logCutError struct {
 	data string
-	v    domain.TreeVerdict
+	v    audit.TreeVerdict
 }
 
 func (e *logCutError) Error() string {

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/audit"
 	"github.com/tradeledger/tradeledger/eventstore/esdb/esdbtest"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 	"github.com/tradeledger/tradeledger/eventstore/transparency"
@@ -193,7 +194,7 @@ func TestCutLogRefusedAtStart(t *testing.T) {
 				t.Fatalf("verify on a cut log: exit %d\n%s", code, out)
 			}
 			out, _, code = auditRun(t, "verify", "--data", dir, "--json")
-			var sum domain.VerifySummary
+			var sum audit.VerifySummary
 			if err := json.Unmarshal([]byte(out), &sum); err != nil || code != 1 || sum.OK || sum.Problem == "" || sum.Tree == nil ||
 				sum.Tree.Checkpoint != records-1 || sum.Tree.LogEvents != kept || sum.Events != kept {
 				t.Fatalf("verify --json: exit %d, %v %+v tree %+v", code, err, sum, sum.Tree)
@@ -306,12 +307,12 @@ func TestAuditVerifyGivesTheCLIVerdict(t *testing.T) {
 	auditExec(t, db, `DELETE FROM events WHERE position >= ?`, int64(log[len(log)-2].Position))
 	db.Close()
 	status, body := serveGet(t, m, "/api/v1/audit/verify", token)
-	var api domain.VerifySummary
+	var api audit.VerifySummary
 	if err := json.Unmarshal([]byte(body), &api); err != nil || status != 200 {
 		t.Fatalf("audit/verify = %d %s", status, body)
 	}
 	out, _, code := auditRun(t, "verify", "--data", m.Config.Data, "--json")
-	var cli domain.VerifySummary
+	var cli audit.VerifySummary
 	if err := json.Unmarshal([]byte(out), &cli); err != nil || code != 1 {
 		t.Fatalf("verify --json: exit %d %v\n%s", code, err, out)
 	}
@@ -330,7 +331,7 @@ func TestVerifyNeverSaysOKOnFailure(t *testing.T) {
 	dir, _ := auditLog(t)
 	cp, _ := auditCheckpoint(t, dir)
 	out, _, _ := auditRun(t, "verify", "--data", dir, "--json")
-	var before domain.VerifySummary
+	var before audit.VerifySummary
 	if err := json.Unmarshal([]byte(out), &before); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/audit"
 	"github.com/tradeledger/tradeledger/eventstore/transparency"
 	"github.com/tradeledger/tradeledger/projections"
 )
@@ -24,7 +25,7 @@ func snapshotDir(data string) string { return filepath.Join(data, "snapshots") }
 
 // identityOf names a log at a position by its Merkle tree (records there,
 // root), what a snapshot is checked against.
-func identityOf(tree domain.TreeStore) func(ctx context.Context, position uint64) (int64, domain.Hash, error) {
+func identityOf(tree audit.TreeStore) func(ctx context.Context, position uint64) (int64, domain.Hash, error) {
 	return func(ctx context.Context, position uint64) (int64, domain.Hash, error) {
 		return transparency.Identity(ctx, tree, position)
 	}

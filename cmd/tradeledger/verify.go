@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/audit"
 	"github.com/tradeledger/tradeledger/eventstore/transparency"
 )
 
@@ -60,7 +61,7 @@ func runVerify(ctx context.Context, args []string, env *Env) error {
 	var sf storeFlags
 	sf.register(fs)
 	heads := fs.Bool("heads", false, "also list every stream's head (version and hash); every order is a stream, so the list grows with the history")
-	maxFaults := fs.Int("max-faults", domain.DefaultMaxFaults, "list at most this many faulty events (all are counted)")
+	maxFaults := fs.Int("max-faults", audit.DefaultMaxFaults, "list at most this many faulty events (all are counted)")
 	asJSON := fs.Bool("json", false, "print the result as JSON (the same document as GET /api/v1/audit/verify)")
 	digest := fs.String("digest", "", "heads digest recorded earlier (64 hex digits): a different digest now fails the check")
 	var saved checkpointFiles
@@ -105,7 +106,7 @@ func runVerify(ctx context.Context, args []string, env *Env) error {
 			vkey = strings.TrimSpace(string(b))
 		}
 	}
-	opts := domain.VerifyOptions{Heads: *heads, MaxFaults: *maxFaults}
+	opts := audit.VerifyOptions{Heads: *heads, MaxFaults: *maxFaults}
 	if *maxFaults == 0 {
 		opts.MaxFaults = -1 // count only
 	}
@@ -155,7 +156,7 @@ func runVerify(ctx context.Context, args []string, env *Env) error {
 
 // verifySince is verify --since FILE: the events after the checkpoint in
 // FILE, and that the log extends it (transparency.VerifySince).
-func verifySince(ctx context.Context, d *DataDir, file, vkey string, opts domain.VerifyOptions, env *Env) error {
+func verifySince(ctx context.Context, d *DataDir, file, vkey string, opts audit.VerifyOptions, env *Env) error {
 	saved, err := openCheckpointFile(file, vkey)
 	if err != nil {
 		return err

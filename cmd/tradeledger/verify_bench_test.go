@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/audit"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 )
 
@@ -119,7 +120,7 @@ func plainScan(b *testing.B, path string, hash bool) (time.Duration, int) {
 	start := time.Now()
 	it := s.ReadAll(context.Background(), 0, 0)
 	n := 0
-	var tree domain.TreeFrontier
+	var tree audit.TreeFrontier
 	var stored [64]domain.Hash
 	for it.Next() {
 		n++

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/audit"
 )
 
 // tickingClock moves a millisecond forward at every reading: time passes
@@ -110,10 +111,10 @@ func (c loadClient) post(t *testing.T, path string, body any) (int, string) {
 }
 
 // verifyLive checks the live log through GET /api/v1/audit/verify.
-func verifyLive(t *testing.T, m *Main, token string) domain.VerifySummary {
+func verifyLive(t *testing.T, m *Main, token string) audit.VerifySummary {
 	t.Helper()
 	status, body := serveGet(t, m, "/api/v1/audit/verify", token)
-	var sum domain.VerifySummary
+	var sum audit.VerifySummary
 	if err := json.Unmarshal([]byte(body), &sum); status != 200 || err != nil {
 		t.Fatalf("audit/verify = %d %v: %s", status, err, body)
 	}

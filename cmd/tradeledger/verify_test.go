@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/audit"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 )
 
@@ -281,7 +282,7 @@ func TestVerifySoundLog(t *testing.T) {
 
 	// --json is the API document; its digest is accepted back by --digest.
 	out, _, code = auditRun(t, "verify", "--data", dir, "--json", "--heads")
-	var sum domain.VerifySummary
+	var sum audit.VerifySummary
 	if err := json.Unmarshal([]byte(out), &sum); err != nil || code != 0 {
 		t.Fatalf("verify --json: exit %d, %v:\n%s", code, err, out)
 	}
@@ -363,7 +364,7 @@ func TestVerifyDetectsTampering(t *testing.T) {
 func TestVerifyDigestCatchesRewrittenHead(t *testing.T) {
 	dir, log := auditLog(t)
 	out, _, _ := auditRun(t, "verify", "--data", dir, "--json", "--heads=false")
-	var before domain.VerifySummary
+	var before audit.VerifySummary
 	if err := json.Unmarshal([]byte(out), &before); err != nil {
 		t.Fatal(err)
 	}
@@ -412,7 +413,7 @@ func TestVerifyReportsEveryFault(t *testing.T) {
 		t.Fatalf("--max-faults 1: exit %d:\n%s", code, out)
 	}
 	out, _, _ = auditRun(t, "verify", "--data", dir, "--json", "--max-faults", "1")
-	var sum domain.VerifySummary
+	var sum audit.VerifySummary
 	if err := json.Unmarshal([]byte(out), &sum); err != nil || sum.OK || sum.FaultCount != 2 || len(sum.Faults) != 1 || sum.Fault == nil || sum.Fault.ID != o1v1.ID || sum.Events != int64(len(log)) {
 		t.Fatalf("--json --max-faults 1: %v %+v", err, sum)
 	}

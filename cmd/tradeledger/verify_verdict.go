@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/audit"
 	"github.com/tradeledger/tradeledger/eventstore/transparency"
 )
 
@@ -18,7 +19,7 @@ import (
 // kept beside it: transparency.Verify), then each saved checkpoint's
 // (--checkpoint) and the recorded heads digest's (--digest).
 type verifyVerdict struct {
-	sum         domain.VerifySummary
+	sum         audit.VerifySummary
 	checkpoints []savedCheckpoint
 	// failures are the log's problems beyond its summary's own: saved
 	// checkpoints it does not extend, a digest that differs.
@@ -28,7 +29,7 @@ type verifyVerdict struct {
 // newVerifyVerdict checks each saved checkpoint against the roots rebuilt
 // from the events, and the heads digest against want when digest was
 // given.
-func newVerifyVerdict(sum domain.VerifySummary, roots *transparency.Roots, checkpoints []savedCheckpoint, digest string, want domain.Hash) verifyVerdict {
+func newVerifyVerdict(sum audit.VerifySummary, roots *transparency.Roots, checkpoints []savedCheckpoint, digest string, want domain.Hash) verifyVerdict {
 	v := verifyVerdict{sum: sum, checkpoints: checkpoints}
 	for _, c := range checkpoints {
 		if err := roots.Check(c.cp); err != nil {
@@ -89,7 +90,7 @@ func (v verifyVerdict) report(w io.Writer, asJSON bool, elapsed time.Duration) e
 // a checkpoint not extended, a digest that differs), then the counts.
 // problems are the failures beyond the faulty events. An OK line ends
 // with the Merkle root of the tree's records, rebuilt from the events.
-func printVerifySummary(w io.Writer, s domain.VerifySummary, problems []string, elapsed time.Duration) {
+func printVerifySummary(w io.Writer, s audit.VerifySummary, problems []string, elapsed time.Duration) {
 	for _, h := range s.Heads {
 		fmt.Fprintf(w, "head %s %d %s\n", h.Stream, h.Version, h.Hash)
 	}

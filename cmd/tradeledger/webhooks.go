@@ -7,7 +7,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/audit"
 	tlhttp "github.com/tradeledger/tradeledger/http"
 	"github.com/tradeledger/tradeledger/projections"
 	"github.com/tradeledger/tradeledger/projections/webhook"
@@ -45,7 +45,7 @@ func (m *Main) startWebhooks(config *projections.Config) {
 // wireWebhooks makes audit/verify failures notify the webhooks that want
 // verifyFailures.
 func (m *Main) wireWebhooks(s *tlhttp.Server) {
-	s.Audit.OnVerifyFailure(func(sum domain.VerifySummary) {
+	s.Audit.OnVerifyFailure(func(sum audit.VerifySummary) {
 		id := fmt.Sprintf("verify-%d-%d", sum.LastPosition, sum.FaultCount)
 		m.Webhooks.Notify("verifyFailures", "VerifyFailed", id, sum)
 	})

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/audit"
 )
 
 // metadata is the custom metadata of every event we write: the envelope
@@ -150,9 +151,9 @@ func (s *Store) cachedRetry(stream string, events []domain.Event) (domain.Append
 const errRaced = "raced"
 
 // head is what Append learns from the stream's tail: version -1 for no
-// stream, and the hash recomputed from the last event (domain.TipOf), never
+// stream, and the hash recomputed from the last event (audit.TipOf), never
 // the hash its metadata claims.
-type head = domain.StreamTip
+type head = audit.StreamTip
 
 func (s *Store) appendOnce(ctx context.Context, stream string, expected domain.ExpectedVersion, events []domain.Event) (domain.AppendResult, error) {
 	c, err := s.conn()
@@ -170,7 +171,7 @@ func (s *Store) appendOnce(ctx context.Context, stream string, expected domain.E
 		return domain.AppendResult{}, err
 	}
 	data := make([]esdb.EventData, len(events))
-	domain.Chain(stream, h, events)
+	audit.Chain(stream, h, events)
 	for i := range events {
 		e := &events[i]
 		e.Position = 0
@@ -238,7 +239,7 @@ func (s *Store) positionOf(ctx context.Context, c *esdb.Client, stream string, v
 // package doc for where it stops). It returns the original result when
 // every id is already in the stream.
 func (s *Store) scanTail(ctx context.Context, c *esdb.Client, stream string, events []domain.Event) (head, domain.AppendResult, bool, error) {
-	h := domain.NoStreamTip
+	h := audit.NoStreamTip
 	want := make(map[uuid.UUID]int, len(events))
 	for i, e := range events {
 		id, _ := esdbID(e.ID)
@@ -281,7 +282,7 @@ scan:
 			lowest = r.EventNumber
 			if first {
 				e := s.toEvent(r)
-				h = domain.TipOf(&e)
+				h = audit.TipOf(&e)
 				first = false
 			}
 			// Our ids map to EventStoreDB ids deterministically: no

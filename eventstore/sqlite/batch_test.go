@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/audit"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 )
 
@@ -82,7 +83,7 @@ func TestAppendBatch(t *testing.T) {
 			if head, _ := s.Head(ctx); head != 3*n {
 				t.Fatalf("head %d after the re-append, want %d", head, 3*n)
 			}
-			v := domain.NewVerifier()
+			v := audit.NewVerifier()
 			it := s.ReadAll(ctx, 0, 0)
 			defer it.Close()
 			for i := 0; it.Next(); i++ {

@@ -8,6 +8,7 @@ import (
 	sqlite3 "github.com/mattn/go-sqlite3"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/audit"
 )
 
 // The writer's transaction, step by step: commit runs tryCommit, which
@@ -305,7 +306,7 @@ func (s *Store) headOf(tx *txn, req *appendRequest) (streamHead, error) {
 		return head, nil
 	}
 	if !tx.lookupIDs && req.expected == domain.NoStream {
-		return domain.NoStreamTip, nil
+		return audit.NoStreamTip, nil
 	}
 	return s.w.StreamHead(req.stream)
 }

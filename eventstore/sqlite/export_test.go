@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/audit"
 )
 
 // RawScan reads every row of the file at path through the store's row
@@ -97,7 +98,7 @@ func (r *RawIndexed) Seal(evs []domain.Event) RawRows {
 	records := make([][]byte, len(evs))
 	for i := range evs {
 		req := &appendRequest{stream: r.stream(r.n + i), events: []domain.Event{evs[i]}}
-		req.seal(domain.NoStreamTip)
+		req.seal(audit.NoStreamTip)
 		rows[i], records[i] = req.events[0], req.records[0]
 		rows[i].Position = uint64(r.n + i + 1)
 	}

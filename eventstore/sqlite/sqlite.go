@@ -18,6 +18,7 @@ import (
 	sqlite3 "github.com/mattn/go-sqlite3"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/audit"
 )
 
 // Defaults for Store settings.
@@ -159,7 +160,7 @@ type Store struct {
 
 var (
 	_ domain.EventStore = (*Store)(nil)
-	_ domain.TreeStore  = (*Store)(nil)
+	_ audit.TreeStore   = (*Store)(nil)
 )
 
 // NewStore returns a Store for the file at path, with default settings.
@@ -338,7 +339,7 @@ func (s *Store) putRequest(req *appendRequest) {
 	s.requests.Put(req)
 }
 
-// seal numbers, stamps and chains req.events onto head (domain.Chain) and
+// seal numbers, stamps and chains req.events onto head (audit.Chain) and
 // encodes their records. The events' times were stamped by the caller; a
 // seal on another head starts again from those.
 func (req *appendRequest) seal(head streamHead) { req.sealInto(head, nil) }
@@ -366,7 +367,7 @@ func (req *appendRequest) sealInto(head streamHead, arena *recordArena) {
 	for i := range req.events {
 		req.events[i].Time = req.stamped[i]
 	}
-	domain.Chain(req.stream, head, req.events)
+	audit.Chain(req.stream, head, req.events)
 	var buf []byte
 	if arena != nil {
 		buf = arena.take(size)
@@ -382,7 +383,7 @@ func (req *appendRequest) sealInto(head streamHead, arena *recordArena) {
 		req.records = append(req.records, rec)
 		// Hashed here, beside the single writer, which only links it
 		// into the tree.
-		req.leaves = append(req.leaves, domain.TreeLeaf(e.Hash))
+		req.leaves = append(req.leaves, audit.TreeLeaf(e.Hash))
 		// From now on the event's payload is the record's copy: the
 		// caller's slice is not the store's to keep, the record is never
 		// written again, and the recent window (remember) need not copy it.
@@ -396,7 +397,7 @@ func (req *appendRequest) sealInto(head streamHead, arena *recordArena) {
 // cached one when it agrees with expected.
 func (s *Store) expectedHead(stream string, expected domain.ExpectedVersion) (streamHead, bool) {
 	if expected == domain.NoStream {
-		return domain.NoStreamTip, true
+		return audit.NoStreamTip, true
 	}
 	s.mu.Lock()
 	head, ok := s.heads[stream]
@@ -693,7 +694,7 @@ func (s *Store) refreshTreeSize() {
 
 // streamHead is a stream's last version, hash and time; version -1 means
 // no stream.
-type streamHead = domain.StreamTip
+type streamHead = audit.StreamTip
 
 // recentEvents is how many of the last committed events the store keeps in
 // memory for live subscribers, which then need not read back from the file

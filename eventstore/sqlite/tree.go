@@ -50,16 +50,17 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/audit"
 )
 
-// The Merkle tree over the log (domain.TreeStore, DESIGN §13).
+// The Merkle tree over the log (audit.TreeStore, DESIGN §13).
 //
 // The table tree holds one row per record: its index, its event's
 // position, and the hashes tlog.StoredHashes gives for it (its leaf, then
 // the hash of each subtree it completes: 64 bytes per record on average).
 // The writer adds the rows of the events it commits in the same
 // transaction (commit.go), from the frontier of the tree it keeps in
-// memory (domain.TreeFrontier), so that the tree never lags the log. A
+// memory (audit.TreeFrontier), so that the tree never lags the log. A
 // stored hash of tlog index x (tlog.StoredHashIndex(level, n)) is the
 // level-th hash of record (n+1)·2^level − 1.
 //
@@ -79,7 +80,7 @@ const (
 type treeState struct {
 	live     bool
 	lastPos  uint64
-	frontier domain.TreeFrontier
+	frontier audit.TreeFrontier
 }
 
 // treeEnd runs st (treeEndSQL) on db.
@@ -122,7 +123,7 @@ func (s *Store) loadTree(pos uint64) error {
 	if err != nil {
 		return err
 	}
-	levels, idx := domain.FrontierLevels(size)
+	levels, idx := audit.FrontierLevels(size)
 	hashes := make([]domain.Hash, len(levels))
 	for i, l := range levels {
 		rec := (idx[i]+1)<<l - 1
@@ -135,7 +136,7 @@ func (s *Store) loadTree(pos uint64) error {
 		}
 		copy(hashes[i][:], hs[32*l:])
 	}
-	f, err := domain.NewTreeFrontier(size, hashes)
+	f, err := audit.NewTreeFrontier(size, hashes)
 	if err != nil {
 		return err
 	}
@@ -189,14 +190,14 @@ func (s *Store) addTreeRows(tx *txn, events []domain.Event, leaves []domain.Hash
 	return nil
 }
 
-// TreeSize implements domain.TreeStore: the records whose rows are
+// TreeSize implements audit.TreeStore: the records whose rows are
 // durable (their commit fdatasynced), or, after another process appended,
 // as many as the file held when the store last looked (Refresh).
 func (s *Store) TreeSize(ctx context.Context) (int64, error) {
 	return s.treeSize.Load(), nil
 }
 
-// ReadTreeHashes implements domain.TreeStore.
+// ReadTreeHashes implements audit.TreeStore.
 func (s *Store) ReadTreeHashes(ctx context.Context, indexes []int64) ([]domain.Hash, error) {
 	limit := tlog.StoredHashCount(s.treeSize.Load())
 	for _, x := range indexes {
@@ -287,7 +288,7 @@ func (c *treeConn) position(record int64) (uint64, error) {
 	return pos, err
 }
 
-// RecordPosition implements domain.TreeStore.
+// RecordPosition implements audit.TreeStore.
 func (s *Store) RecordPosition(ctx context.Context, index int64) (uint64, error) {
 	size := s.treeSize.Load()
 	if index < 0 || index >= size {
@@ -308,7 +309,7 @@ func (s *Store) RecordPosition(ctx context.Context, index int64) (uint64, error)
 	return pos, nil
 }
 
-// RecordIndex implements domain.TreeStore. Positions of this store are
+// RecordIndex implements audit.TreeStore. Positions of this store are
 // dense unless events were removed, so the record at position p is
 // looked for at index p−1 first, then by bisection (positions increase
 // with the index).
@@ -322,7 +323,7 @@ func (s *Store) RecordIndex(ctx context.Context, position uint64) (int64, error)
 		return 0, err
 	}
 	defer s.releaseTree(r)
-	return domain.FindRecord(size, position, int64(min(position-1, uint64(size-1))), func(i int64) (uint64, error) {
+	return audit.FindRecord(size, position, int64(min(position-1, uint64(size-1))), func(i int64) (uint64, error) {
 		pos, err := r.position(i)
 		if err != nil {
 			return 0, domain.Errorf(domain.EUNAVAILABLE, "event store unavailable: %v", err)
@@ -356,7 +357,7 @@ type treeAnswer struct {
 	err   error
 }
 
-// BuildTree implements domain.TreeStore. It reads the events the tree
+// BuildTree implements audit.TreeStore. It reads the events the tree
 // lacks with ReadAll, computes their records (each event's hash recomputed
 // from its contents, domain.ComputeHash, on every CPU) and hands them to
 // the writer a chunk at a time, each written in a transaction of its own
@@ -465,7 +466,7 @@ func treeLeaves(events []domain.Event, leaves []domain.Hash) {
 		go func(w int) {
 			defer wg.Done()
 			for i := w * len(events) / workers; i < (w+1)*len(events)/workers; i++ {
-				leaves[i] = domain.TreeLeaf(domain.ComputeHash(&events[i]))
+				leaves[i] = audit.TreeLeaf(domain.ComputeHash(&events[i]))
 			}
 		}(w)
 	}

@@ -12,12 +12,13 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/audit"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 	"github.com/tradeledger/tradeledger/eventstore/storetest"
 )
 
 func TestTreeConformance(t *testing.T) {
-	storetest.RunTree(t, func(t *testing.T) (domain.EventStore, domain.TreeStore) {
+	storetest.RunTree(t, func(t *testing.T) (domain.EventStore, audit.TreeStore) {
 		s := openStore(t, filepath.Join(t.TempDir(), "events.db"))
 		return s, s
 	})

@@ -16,9 +16,10 @@ import (
 	"unsafe"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/audit"
 )
 
-// The tree's guard (domain.TreeStore's KeptCheckpoint and CutTree, and
+// The tree's guard (audit.TreeStore's KeptCheckpoint and CutTree, and
 // the refusal to extend a tree that is not the log's).
 //
 // The writer keeps, in the table checkpoint, the last CheckpointSigned
@@ -152,15 +153,15 @@ func (s *Store) treeDisagreement(size int64, lastPos, pos uint64, leaf domain.Ha
 		return nil, err
 	case !ok:
 		return domain.Errorf(domain.EINTERNAL, "event log was cut: the Merkle tree's last record (%d) is the event at position %d, which the log no longer holds%s", size-1, lastPos, refused), nil
-	case domain.TreeLeaf(domain.ComputeHash(&e)) != leaf:
+	case audit.TreeLeaf(domain.ComputeHash(&e)) != leaf:
 		return domain.Errorf(domain.EINTERNAL, "event log was rewritten at its end: the event at position %d is not the one the Merkle tree's record %d was made from%s", lastPos, size-1, refused), nil
 	}
 	return nil, nil
 }
 
-// KeptCheckpoint implements domain.TreeStore.
-func (s *Store) KeptCheckpoint(ctx context.Context) (domain.KeptCheckpoint, bool, error) {
-	var k domain.KeptCheckpoint
+// KeptCheckpoint implements audit.TreeStore.
+func (s *Store) KeptCheckpoint(ctx context.Context) (audit.KeptCheckpoint, bool, error) {
+	var k audit.KeptCheckpoint
 	c, err := s.treeReader()
 	if err != nil {
 		return k, false, err
@@ -189,7 +190,7 @@ func (s *Store) KeptCheckpoint(ctx context.Context) (domain.KeptCheckpoint, bool
 	}
 }
 
-// CutTree implements domain.TreeStore: the writer deletes the records in
+// CutTree implements audit.TreeStore: the writer deletes the records in
 // a transaction of its own, makes it durable, and reads the tree again;
 // the refusal of appends ends when the cut tree is the log's.
 func (s *Store) CutTree(ctx context.Context, records int64) error {

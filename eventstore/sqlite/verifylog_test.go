@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/audit"
 	"github.com/tradeledger/tradeledger/eventstore/storetest"
 )
 
@@ -29,7 +30,7 @@ func TestVerifyLogRecordsInOrder(t *testing.T) {
 		}
 	}
 	var got []domain.Hash
-	sum, err := domain.VerifyLog(ctx, s, domain.VerifyOptions{Records: func(hs []domain.Hash) { got = append(got, hs...) }})
+	sum, err := audit.VerifyLog(ctx, s, audit.VerifyOptions{Records: func(hs []domain.Hash) { got = append(got, hs...) }})
 	if err != nil || !sum.OK {
 		t.Fatalf("verify: %+v, %v", sum, err)
 	}

@@ -87,6 +87,7 @@ import (
 	"unsafe"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/audit"
 )
 
 // writerConn is the store's one write connection, driven through SQLite's
@@ -171,14 +172,14 @@ func (w *writerConn) MaxPosition() (uint64, error) {
 
 // StreamHead returns the last version, hash and time of stream (version -1
 // when the stream has no events). The hash is recomputed from the stored
-// event (domain.TipOf): neither the hash column nor the record's copy of
+// event (audit.TipOf): neither the hash column nor the record's copy of
 // the hash is trusted, so a damaged one never breaks the chain of the next
 // event appended. A record that does not decode, or whose version is not
 // the row's, is an EINTERNAL error: nothing is chained onto it.
 func (w *writerConn) StreamHead(stream string) (streamHead, error) {
 	defer C.sqlite3_reset(w.head)
 	C.tl_bind_text(w.head, 1, stream)
-	head := domain.NoStreamTip
+	head := audit.NoStreamTip
 	switch rc := C.sqlite3_step(w.head); rc {
 	case C.TL_DONE:
 		return head, nil
@@ -192,7 +193,7 @@ func (w *writerConn) StreamHead(stream string) (streamHead, error) {
 		if err := decodeRecord(rec, &e); err != nil || e.Version != version || e.Stream != stream {
 			return head, domain.Errorf(domain.EINTERNAL, "event log is corrupt: the last event of stream %s (version %d) cannot be read back", stream, version)
 		}
-		return domain.TipOf(&e), nil
+		return audit.TipOf(&e), nil
 	default:
 		return head, sqliteErr(w.db, rc, "read stream head")
 	}

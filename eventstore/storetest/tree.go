@@ -9,22 +9,23 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/audit"
 )
 
-// The conformance suite of domain.TreeStore: the Merkle tree a store keeps
+// The conformance suite of audit.TreeStore: the Merkle tree a store keeps
 // is checked against the tree golang.org/x/mod/sumdb/tlog builds itself
 // from the log's events (an independent reference, as tlog's own tests
 // check it against Certificate Transparency's).
 
 // TreeOpenFunc returns a fresh, empty store and the tree kept over it
 // (the same value for the embedded store); the suite closes the store.
-type TreeOpenFunc func(t *testing.T) (domain.EventStore, domain.TreeStore)
+type TreeOpenFunc func(t *testing.T) (domain.EventStore, audit.TreeStore)
 
 // RunTree runs every tree case against stores from open.
 func RunTree(t *testing.T, open TreeOpenFunc) {
 	cases := []struct {
 		name string
-		fn   func(t *testing.T, s domain.EventStore, tree domain.TreeStore)
+		fn   func(t *testing.T, s domain.EventStore, tree audit.TreeStore)
 	}{
 		{"Empty", testTreeEmpty},
 		{"Appends", testTreeAppends},
@@ -41,7 +42,7 @@ func RunTree(t *testing.T, open TreeOpenFunc) {
 	}
 }
 
-func testTreeEmpty(t *testing.T, s domain.EventStore, tree domain.TreeStore) {
+func testTreeEmpty(t *testing.T, s domain.EventStore, tree audit.TreeStore) {
 	ctx := context.Background()
 	if err := tree.BuildTree(ctx, nil); err != nil {
 		t.Fatal(err)
@@ -52,7 +53,7 @@ func testTreeEmpty(t *testing.T, s domain.EventStore, tree domain.TreeStore) {
 	}
 }
 
-func testTreeAppends(t *testing.T, s domain.EventStore, tree domain.TreeStore) {
+func testTreeAppends(t *testing.T, s domain.EventStore, tree audit.TreeStore) {
 	ctx := context.Background()
 	n := 0
 	for i := 0; i < 70; i++ {
@@ -76,7 +77,7 @@ func testTreeAppends(t *testing.T, s domain.EventStore, tree domain.TreeStore) {
 	CheckTree(t, s, tree)
 }
 
-func testTreeConcurrent(t *testing.T, s domain.EventStore, tree domain.TreeStore) {
+func testTreeConcurrent(t *testing.T, s domain.EventStore, tree audit.TreeStore) {
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	for w := 0; w < 8; w++ {
@@ -109,7 +110,7 @@ func checkpointEvent(size int64) domain.Event {
 // it added last (another stream's is not one), and never an older one in
 // its place: a smaller one added later (a tree rebuilt from a cut log
 // meets them) leaves it, until CutTree abandons it.
-func testTreeKeepsCheckpoint(t *testing.T, s domain.EventStore, tree domain.TreeStore) {
+func testTreeKeepsCheckpoint(t *testing.T, s domain.EventStore, tree audit.TreeStore) {
 	ctx := context.Background()
 	build := func() {
 		t.Helper()
@@ -117,7 +118,7 @@ func testTreeKeepsCheckpoint(t *testing.T, s domain.EventStore, tree domain.Tree
 			t.Fatal(err)
 		}
 	}
-	kept := func() (domain.KeptCheckpoint, bool) {
+	kept := func() (audit.KeptCheckpoint, bool) {
 		t.Helper()
 		k, ok, err := tree.KeptCheckpoint(ctx)
 		if err != nil {
@@ -169,7 +170,7 @@ func testTreeKeepsCheckpoint(t *testing.T, s domain.EventStore, tree domain.Tree
 // CutTree cuts the tree to a number of records within it (the records
 // before are untouched: the tree grows from there again), and refuses
 // one beyond it.
-func testTreeCut(t *testing.T, s domain.EventStore, tree domain.TreeStore) {
+func testTreeCut(t *testing.T, s domain.EventStore, tree audit.TreeStore) {
 	ctx := context.Background()
 	for i := 0; i < 12; i++ {
 		mustAppend(t, s, "a", domain.Any, Event("Tick", i))
@@ -213,7 +214,7 @@ func testTreeCut(t *testing.T, s domain.EventStore, tree domain.TreeStore) {
 }
 
 // TreeHashReader is tree as a tlog.HashReader.
-func TreeHashReader(ctx context.Context, tree domain.TreeStore) tlog.HashReader {
+func TreeHashReader(ctx context.Context, tree audit.TreeStore) tlog.HashReader {
 	return tlog.HashReaderFunc(func(indexes []int64) ([]tlog.Hash, error) {
 		hs, err := tree.ReadTreeHashes(ctx, indexes)
 		if err != nil {
@@ -284,7 +285,7 @@ func (r *RefTree) Root(t testing.TB, n int64) tlog.Hash {
 // proofs and consistency proofs check against the reference's roots
 // (tlog.CheckRecord, tlog.CheckTree); and that it maps every record to its
 // event's position and back.
-func CheckTree(t testing.TB, store domain.EventStore, tree domain.TreeStore) {
+func CheckTree(t testing.TB, store domain.EventStore, tree audit.TreeStore) {
 	t.Helper()
 	ctx := context.Background()
 	events := ReadAll(t, store.ReadAll(ctx, 0, 0))
@@ -303,7 +304,7 @@ func CheckTree(t testing.TB, store domain.EventStore, tree domain.TreeStore) {
 
 // checkStoredHashes checks that tree stores, index for index, the hashes
 // of ref (a tree of size records), and none beyond them.
-func checkStoredHashes(t testing.TB, ctx context.Context, tree domain.TreeStore, ref *RefTree, size int64) {
+func checkStoredHashes(t testing.TB, ctx context.Context, tree audit.TreeStore, ref *RefTree, size int64) {
 	t.Helper()
 	count := tlog.StoredHashCount(size)
 	if count != int64(len(ref.Hashes)) {
@@ -332,7 +333,7 @@ func checkStoredHashes(t testing.TB, ctx context.Context, tree domain.TreeStore,
 // records is ref's, that its inclusion proofs of the first, middle and
 // last record check against that root, and that its proof of n's
 // consistency with size checks against ref's roots.
-func checkProofs(t testing.TB, ctx context.Context, tree domain.TreeStore, ref *RefTree, size int64) {
+func checkProofs(t testing.TB, ctx context.Context, tree audit.TreeStore, ref *RefTree, size int64) {
 	t.Helper()
 	hr := TreeHashReader(ctx, tree)
 	sizes := []int64{1, size / 3, size / 2, size - 1, size}
@@ -368,7 +369,7 @@ func checkProofs(t testing.TB, ctx context.Context, tree domain.TreeStore, ref *
 
 // checkRecordPositions checks that tree maps record i to the position of
 // events[i] and back, and answers ENOTFOUND past the last of them.
-func checkRecordPositions(t testing.TB, ctx context.Context, tree domain.TreeStore, events []domain.Event) {
+func checkRecordPositions(t testing.TB, ctx context.Context, tree audit.TreeStore, events []domain.Event) {
 	t.Helper()
 	for i, e := range events {
 		pos, err := tree.RecordPosition(ctx, int64(i))

@@ -8,6 +8,7 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/audit"
 	"github.com/tradeledger/tradeledger/eventstore"
 )
 
@@ -32,8 +33,8 @@ import (
 // a checkpoint the log signed counts: one whose note opens under vkey,
 // the log's verifier key ("": any). The error is for a log or tree that
 // could not be read.
-func CheckAgreement(ctx context.Context, store domain.EventStore, tree domain.TreeStore, vkey string) (domain.TreeVerdict, error) {
-	var v domain.TreeVerdict
+func CheckAgreement(ctx context.Context, store domain.EventStore, tree audit.TreeStore, vkey string) (audit.TreeVerdict, error) {
+	var v audit.TreeVerdict
 	size, err := tree.TreeSize(ctx)
 	if err != nil {
 		return v, err
@@ -104,7 +105,7 @@ func CheckAgreement(ctx context.Context, store domain.EventStore, tree domain.Tr
 // cutProblem says, for a log cut at its end, how many events the tree
 // and the last checkpoint cover, how many the log still has, and which
 // positions are lost.
-func cutProblem(v domain.TreeVerdict, hasKept bool) string {
+func cutProblem(v audit.TreeVerdict, hasKept bool) string {
 	signed := "no checkpoint is kept"
 	if hasKept {
 		signed = fmt.Sprintf("the last checkpoint signed covers %d events", v.Checkpoint)
@@ -120,7 +121,7 @@ func cutProblem(v domain.TreeVerdict, hasKept bool) string {
 // agreedRecords returns how many of the tree's first records (of size)
 // are the log's events: size when the last one is, else found by
 // bisection (a log cut or replaced from some record on).
-func agreedRecords(ctx context.Context, store domain.EventStore, tree domain.TreeStore, size int64) (int64, error) {
+func agreedRecords(ctx context.Context, store domain.EventStore, tree audit.TreeStore, size int64) (int64, error) {
 	if size == 0 {
 		return 0, nil
 	}
@@ -147,7 +148,7 @@ func agreedRecords(ctx context.Context, store domain.EventStore, tree domain.Tre
 
 // keptInLog reports whether the log still holds the kept checkpoint's own
 // event (and so every event the checkpoint covers, which came before it).
-func keptInLog(ctx context.Context, store domain.EventStore, kept domain.KeptCheckpoint) (bool, error) {
+func keptInLog(ctx context.Context, store domain.EventStore, kept audit.KeptCheckpoint) (bool, error) {
 	it := store.ReadAll(ctx, kept.Position, 1)
 	defer it.Close()
 	if !it.Next() {
@@ -166,7 +167,7 @@ func keptInLog(ctx context.Context, store domain.EventStore, kept domain.KeptChe
 
 // recordInLog reports whether the log holds record i's event: an event at
 // the record's position whose recomputed hash gives the record's leaf.
-func recordInLog(ctx context.Context, store domain.EventStore, tree domain.TreeStore, i int64) (bool, error) {
+func recordInLog(ctx context.Context, store domain.EventStore, tree audit.TreeStore, i int64) (bool, error) {
 	pos, err := tree.RecordPosition(ctx, i)
 	if err != nil {
 		return false, err
@@ -181,10 +182,10 @@ func recordInLog(ctx context.Context, store domain.EventStore, tree domain.TreeS
 		return false, it.Err()
 	}
 	e := it.Event()
-	return e.Position == pos && domain.TreeLeaf(domain.ComputeHash(&e)) == leaf[0], nil
+	return e.Position == pos && audit.TreeLeaf(domain.ComputeHash(&e)) == leaf[0], nil
 }
 
-// Verify checks store's whole log (domain.VerifyLog with opts) and its
+// Verify checks store's whole log (audit.VerifyLog with opts) and its
 // tree: the tree rebuilt from the events has the stored tree's root at
 // the stored tree's size, and the log extends the checkpoint kept beside
 // the tree, if the log signed it (its note opens under vkey; "": any).
@@ -193,14 +194,14 @@ func recordInLog(ctx context.Context, store domain.EventStore, tree domain.TreeS
 // first. Roots keeps the rebuilt tree's root at each of sizes too (a
 // caller's saved checkpoints, Roots.Check). The error is for a log or
 // tree that could not be read.
-func Verify(ctx context.Context, store domain.EventStore, tree domain.TreeStore, vkey string, opts domain.VerifyOptions, sizes ...int64) (domain.VerifySummary, *Roots, error) {
+func Verify(ctx context.Context, store domain.EventStore, tree audit.TreeStore, vkey string, opts audit.VerifyOptions, sizes ...int64) (audit.VerifySummary, *Roots, error) {
 	size, err := tree.TreeSize(ctx)
 	if err != nil {
-		return domain.VerifySummary{}, nil, err
+		return audit.VerifySummary{}, nil, err
 	}
 	kept, hasKept, err := keptSigned(ctx, tree, vkey)
 	if err != nil {
-		return domain.VerifySummary{}, nil, err
+		return audit.VerifySummary{}, nil, err
 	}
 	roots := NewRoots(append(append([]int64(nil), sizes...), size, kept.Size)...)
 	if records := opts.Records; records != nil {
@@ -208,11 +209,11 @@ func Verify(ctx context.Context, store domain.EventStore, tree domain.TreeStore,
 	} else {
 		opts.Records = roots.Add
 	}
-	sum, err := domain.VerifyLog(ctx, store, opts)
+	sum, err := audit.VerifyLog(ctx, store, opts)
 	if err != nil {
 		return sum, roots, err
 	}
-	v := domain.TreeVerdict{Records: size, LogEvents: roots.Size(), Agreed: min(size, roots.Size())}
+	v := audit.TreeVerdict{Records: size, LogEvents: roots.Size(), Agreed: min(size, roots.Size())}
 	if hasKept {
 		v.Checkpoint, v.CheckpointRoot = kept.Size, kept.Root
 	}
@@ -258,7 +259,7 @@ func parseRoot(s string) tlog.Hash {
 
 // summaryProblem names sum's failures in plain words ("" when OK): the
 // faulty events first, then the tree's verdict.
-func summaryProblem(sum domain.VerifySummary) string {
+func summaryProblem(sum audit.VerifySummary) string {
 	var parts []string
 	if sum.FaultCount > 0 {
 		p := fmt.Sprintf("%d faulty events", sum.FaultCount)
@@ -275,7 +276,7 @@ func summaryProblem(sum domain.VerifySummary) string {
 
 // Verify is Verify over the Log's store and tree, with no saved
 // checkpoints: what GET /api/v1/audit/verify answers.
-func (l *Log) Verify(ctx context.Context, opts domain.VerifyOptions) (domain.VerifySummary, error) {
+func (l *Log) Verify(ctx context.Context, opts audit.VerifyOptions) (audit.VerifySummary, error) {
 	sum, _, err := Verify(ctx, l.Store, l.Tree, l.Key.VerifierKey(), opts)
 	return sum, err
 }
@@ -284,14 +285,14 @@ func (l *Log) Verify(ctx context.Context, opts domain.VerifyOptions) (domain.Ver
 // opens under vkey (any when vkey is "") and says what the event says.
 // A checkpoint of another key (the log's key was replaced, or someone
 // recorded one that was never signed) is not this log's to hold it to.
-func keptSigned(ctx context.Context, tree domain.TreeStore, vkey string) (domain.KeptCheckpoint, bool, error) {
+func keptSigned(ctx context.Context, tree audit.TreeStore, vkey string) (audit.KeptCheckpoint, bool, error) {
 	kept, ok, err := tree.KeptCheckpoint(ctx)
 	if err != nil || !ok || vkey == "" {
 		return kept, ok, err
 	}
 	c, err := OpenCheckpoint([]byte(kept.Note), vkey)
 	if err != nil || c.Size != kept.Size || c.Root.String() != kept.Root {
-		return domain.KeptCheckpoint{}, false, nil
+		return audit.KeptCheckpoint{}, false, nil
 	}
 	return kept, true, nil
 }
@@ -330,7 +331,7 @@ func (l *Log) extendsKept(ctx context.Context, size int64, afterCut bool) error 
 // A crash half-way leaves a log that the next start refuses again (the
 // kept checkpoint is replaced only by the new one): accepting again
 // records the decision again and signs.
-func (l *Log) AcceptCut(ctx context.Context, v domain.TreeVerdict) (domain.CheckpointSigned, error) {
+func (l *Log) AcceptCut(ctx context.Context, v audit.TreeVerdict) (domain.CheckpointSigned, error) {
 	if v.Problem == "" {
 		return domain.CheckpointSigned{}, domain.Errorf(domain.EINVALID, "the log and its Merkle tree agree: no cut to accept")
 	}

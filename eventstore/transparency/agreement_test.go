@@ -13,6 +13,7 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/audit"
 	"github.com/tradeledger/tradeledger/eventstore"
 	"github.com/tradeledger/tradeledger/eventstore/esdb"
 	"github.com/tradeledger/tradeledger/eventstore/esdb/esdbtest"
@@ -140,7 +141,7 @@ func TestFileTreeCutLog(t *testing.T) {
 			t.Fatal(err)
 		}
 		storetest.CheckTree(t, s, tree)
-		sum, err := log.Verify(ctx, domain.VerifyOptions{})
+		sum, err := log.Verify(ctx, audit.VerifyOptions{})
 		if err != nil || !sum.OK {
 			t.Fatalf("Verify after the accepted cut: %+v %v", sum, err)
 		}
@@ -169,7 +170,7 @@ func TestVerifyNamesACutLog(t *testing.T) {
 	if _, _, err := e.log.Issue(ctx, true); err != nil {
 		t.Fatal(err)
 	}
-	sum, err := e.log.Verify(ctx, domain.VerifyOptions{})
+	sum, err := e.log.Verify(ctx, audit.VerifyOptions{})
 	if err != nil || !sum.OK || sum.Tree == nil || sum.Tree.Records != 31 || sum.Tree.Checkpoint != 30 || sum.Tree.Root == "" {
 		t.Fatalf("sound log: %+v %+v %v", sum, sum.Tree, err)
 	}
@@ -179,7 +180,7 @@ func TestVerifyNamesACutLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	sum, err = e.log.Verify(ctx, domain.VerifyOptions{})
+	sum, err = e.log.Verify(ctx, audit.VerifyOptions{})
 	if err != nil || sum.OK || sum.Tree.Records != 31 || sum.Tree.LogEvents != 29 || sum.Tree.LostFrom != 30 || sum.Tree.LostTo != 31 ||
 		!strings.Contains(sum.Problem, "the Merkle tree holds 31 records, the log only 29 events") ||
 		!strings.Contains(sum.Problem, "does not extend the last checkpoint signed (30 events") {

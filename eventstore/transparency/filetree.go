@@ -14,6 +14,7 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/audit"
 )
 
 // FileTree is the Merkle tree of a store that does not keep one itself
@@ -21,7 +22,7 @@ import (
 // hashes, every stored hash at offset 32·index (tlog's layout is dense),
 // positions, each record's event position (8 bytes, little endian), and
 // checkpoint, the last CheckpointSigned event the tree added (JSON,
-// domain.KeptCheckpoint), kept beside the tree so that a log cut at its
+// audit.KeptCheckpoint), kept beside the tree so that a log cut at its
 // end is still seen not to extend what was signed. The tree is
 // rebuildable: deleting the files only costs the time to read the log
 // again (BuildTree), and forgets the checkpoint. Open checks that the
@@ -40,7 +41,7 @@ type FileTree struct {
 	mu        sync.Mutex // adding records
 	hashes    *os.File
 	positions *os.File
-	frontier  domain.TreeFrontier
+	frontier  audit.TreeFrontier
 	lastPos   uint64
 	size      atomic.Int64 // records written
 	buf       []byte
@@ -49,7 +50,7 @@ type FileTree struct {
 	cut atomic.Pointer[domain.Error]
 }
 
-var _ domain.TreeStore = (*FileTree)(nil)
+var _ audit.TreeStore = (*FileTree)(nil)
 
 // Files of a FileTree.
 const (
@@ -133,7 +134,7 @@ func (t *FileTree) matches(ctx context.Context, i int64) (bool, error) {
 		return false, it.Err()
 	}
 	e := it.Event()
-	return e.Position == pos && tlog.Hash(domain.TreeLeaf(domain.ComputeHash(&e))) == leaf, nil
+	return e.Position == pos && tlog.Hash(audit.TreeLeaf(domain.ComputeHash(&e))) == leaf, nil
 }
 
 // truncate cuts the files to size records and reads the frontier.
@@ -144,7 +145,7 @@ func (t *FileTree) truncate(ctx context.Context, size int64) error {
 	if err := t.hashes.Truncate(32 * tlog.StoredHashCount(size)); err != nil {
 		return err
 	}
-	levels, idx := domain.FrontierLevels(size)
+	levels, idx := audit.FrontierLevels(size)
 	indexes := make([]int64, len(levels))
 	for i, l := range levels {
 		indexes[i] = tlog.StoredHashIndex(l, idx[i])
@@ -154,7 +155,7 @@ func (t *FileTree) truncate(ctx context.Context, size int64) error {
 	if err != nil {
 		return err
 	}
-	if t.frontier, err = domain.NewTreeFrontier(size, hs); err != nil {
+	if t.frontier, err = audit.NewTreeFrontier(size, hs); err != nil {
 		return err
 	}
 	t.lastPos = 0
@@ -171,10 +172,10 @@ func (t *FileTree) Close() error {
 	return errors.Join(t.hashes.Close(), t.positions.Close())
 }
 
-// TreeSize implements domain.TreeStore.
+// TreeSize implements audit.TreeStore.
 func (t *FileTree) TreeSize(ctx context.Context) (int64, error) { return t.size.Load(), nil }
 
-// ReadTreeHashes implements domain.TreeStore.
+// ReadTreeHashes implements audit.TreeStore.
 func (t *FileTree) ReadTreeHashes(ctx context.Context, indexes []int64) ([]domain.Hash, error) {
 	limit := tlog.StoredHashCount(t.size.Load())
 	out := make([]domain.Hash, len(indexes))
@@ -189,7 +190,7 @@ func (t *FileTree) ReadTreeHashes(ctx context.Context, indexes []int64) ([]domai
 	return out, nil
 }
 
-// RecordPosition implements domain.TreeStore.
+// RecordPosition implements audit.TreeStore.
 func (t *FileTree) RecordPosition(ctx context.Context, index int64) (uint64, error) {
 	if size := t.size.Load(); index < 0 || index >= size {
 		return 0, domain.Errorf(domain.ENOTFOUND, "no record %d: the tree holds %d", index, size)
@@ -201,13 +202,13 @@ func (t *FileTree) RecordPosition(ctx context.Context, index int64) (uint64, err
 	return binary.LittleEndian.Uint64(b[:]), nil
 }
 
-// RecordIndex implements domain.TreeStore, by bisection of the positions
+// RecordIndex implements audit.TreeStore, by bisection of the positions
 // (they increase with the index).
 func (t *FileTree) RecordIndex(ctx context.Context, position uint64) (int64, error) {
-	return domain.FindRecord(t.size.Load(), position, -1, func(i int64) (uint64, error) { return t.RecordPosition(ctx, i) })
+	return audit.FindRecord(t.size.Load(), position, -1, func(i int64) (uint64, error) { return t.RecordPosition(ctx, i) })
 }
 
-// BuildTree implements domain.TreeStore: it reads the log after the
+// BuildTree implements audit.TreeStore: it reads the log after the
 // tree's last record up to the head as of the call.
 func (t *FileTree) BuildTree(ctx context.Context, progress func(records int64)) error {
 	if cut := t.cut.Load(); cut != nil {
@@ -354,7 +355,7 @@ func (t *FileTree) add(events []domain.Event) error {
 // checkpoint is of a larger size and not abandoned (a tree rebuilt from a
 // cut log meets older checkpoints).
 func (t *FileTree) keep(e *domain.Event) error {
-	var k domain.KeptCheckpoint
+	var k audit.KeptCheckpoint
 	if err := e.Decode(&k.CheckpointSigned); err != nil {
 		return fmt.Errorf("keep the checkpoint at position %d: %w", e.Position, err)
 	}
@@ -371,7 +372,7 @@ func (t *FileTree) keep(e *domain.Event) error {
 
 // writeKept writes k as the kept checkpoint: a file written whole beside
 // the old one, synced, then renamed over it.
-func (t *FileTree) writeKept(k domain.KeptCheckpoint) error {
+func (t *FileTree) writeKept(k audit.KeptCheckpoint) error {
 	b, err := json.Marshal(k)
 	if err != nil {
 		return err
@@ -410,9 +411,9 @@ func syncDir(dir string) error {
 	return d.Sync()
 }
 
-// KeptCheckpoint implements domain.TreeStore.
-func (t *FileTree) KeptCheckpoint(ctx context.Context) (domain.KeptCheckpoint, bool, error) {
-	var k domain.KeptCheckpoint
+// KeptCheckpoint implements audit.TreeStore.
+func (t *FileTree) KeptCheckpoint(ctx context.Context) (audit.KeptCheckpoint, bool, error) {
+	var k audit.KeptCheckpoint
 	b, err := os.ReadFile(filepath.Join(t.Dir, checkpointFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return k, false, nil
@@ -426,7 +427,7 @@ func (t *FileTree) KeptCheckpoint(ctx context.Context) (domain.KeptCheckpoint, b
 	return k, true, nil
 }
 
-// CutTree implements domain.TreeStore: the files are cut to records, and
+// CutTree implements audit.TreeStore: the files are cut to records, and
 // the tree is the log's again if the log holds its last record (or it
 // has none).
 func (t *FileTree) CutTree(ctx context.Context, records int64) error {

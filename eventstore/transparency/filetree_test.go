@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/audit"
 	"github.com/tradeledger/tradeledger/eventstore/esdb"
 	"github.com/tradeledger/tradeledger/eventstore/esdb/esdbtest"
 	"github.com/tradeledger/tradeledger/eventstore/storetest"
@@ -40,7 +41,7 @@ func openFileTree(t *testing.T, dir string, s domain.EventStore) *transparency.F
 }
 
 func TestFileTreeConformance(t *testing.T) {
-	storetest.RunTree(t, func(t *testing.T) (domain.EventStore, domain.TreeStore) {
+	storetest.RunTree(t, func(t *testing.T) (domain.EventStore, audit.TreeStore) {
 		s := openESDB(t)
 		return s, openFileTree(t, t.TempDir(), s)
 	})

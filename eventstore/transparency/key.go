@@ -1,6 +1,6 @@
 // Package transparency makes the log provable to third parties (DESIGN
 // §13): the Merkle tree a store keeps over every event
-// (domain.TreeStore) is served as signed checkpoints, inclusion and
+// (audit.TreeStore) is served as signed checkpoints, inclusion and
 // consistency proofs and hash tiles, with the Go team's own packages —
 // golang.org/x/mod/sumdb/tlog for the tree, proofs and tiles,
 // golang.org/x/mod/sumdb/note for the Ed25519-signed checkpoints (C2SP

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/audit"
 	"github.com/tradeledger/tradeledger/domain/snap"
 	"github.com/tradeledger/tradeledger/eventstore"
 )
@@ -42,7 +43,7 @@ type Log struct {
 	Store domain.EventStore
 	// Tree is the Merkle tree over Store's log (the store itself, or a
 	// FileTree).
-	Tree domain.TreeStore
+	Tree audit.TreeStore
 	// Key signs the checkpoints; its name is the log's origin.
 	Key *Key
 	// Clock times the checkpoints and their interval.
@@ -101,7 +102,7 @@ func (s *signed) cosign(c domain.CheckpointCosigned) bool {
 }
 
 // NewLog returns a Log with default settings.
-func NewLog(store domain.EventStore, tree domain.TreeStore, key *Key, clock domain.Clock) *Log {
+func NewLog(store domain.EventStore, tree audit.TreeStore, key *Key, clock domain.Clock) *Log {
 	return &Log{Store: store, Tree: tree, Key: key, Clock: clock, Interval: DefaultInterval}
 }
 
@@ -693,7 +694,7 @@ func (c *hashCache) reader(r tlog.HashReader) tlog.HashReader {
 }
 
 // treeReader is tree as a tlog.HashReader.
-func treeReader(ctx context.Context, tree domain.TreeStore) tlog.HashReader {
+func treeReader(ctx context.Context, tree audit.TreeStore) tlog.HashReader {
 	return tlog.HashReaderFunc(func(indexes []int64) ([]tlog.Hash, error) {
 		hs, err := tree.ReadTreeHashes(ctx, indexes)
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/audit"
 )
 
 // checkSize checks that size, the parameter name asks for, is within the
@@ -250,7 +251,7 @@ func (l *Log) OrderBundle(ctx context.Context, id int64) (Bundle, error) {
 // (read-model snapshots are checked against it). ENOTFOUND when the tree
 // holds no event at position yet (a tree still being built, or a position
 // that is no event's).
-func Identity(ctx context.Context, tree domain.TreeStore, position uint64) (records int64, root domain.Hash, err error) {
+func Identity(ctx context.Context, tree audit.TreeStore, position uint64) (records int64, root domain.Hash, err error) {
 	if position > 0 {
 		i, err := tree.RecordIndex(ctx, position)
 		if err != nil {

@@ -11,14 +11,15 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/audit"
 )
 
 // Roots rebuilds the log's tree from the events themselves, as a
-// verification reads them (its Add is domain.VerifyOptions.Records), and
+// verification reads them (its Add is audit.VerifyOptions.Records), and
 // keeps its root at chosen sizes: a saved checkpoint holds for the log
 // when the tree of its first Size events has its root.
 type Roots struct {
-	frontier domain.TreeFrontier
+	frontier audit.TreeFrontier
 	at       map[int64]tlog.Hash
 }
 
@@ -82,7 +83,7 @@ type SinceSummary struct {
 	// Verify is the verification of the events after the checkpoint
 	// (records From to To−1): their chains, linked to the heads their
 	// streams had within the checkpoint.
-	Verify domain.VerifySummary
+	Verify audit.VerifySummary
 	// Linked counts the streams whose earlier head was proven to be in
 	// the checkpoint's tree (an inclusion proof against its root).
 	Linked int
@@ -100,7 +101,7 @@ func (s SinceSummary) OK() bool { return s.Problem == "" && s.Verify.OK }
 
 // VerifySince checks that the log extends the checkpoint c, reading only
 // the events after it: the stored tree's first c.Size records have c's
-// root; the events after them are sound (domain.Verifier), each stream's
+// root; the events after them are sound (audit.Verifier), each stream's
 // first one linked to its stream's previous event, which an inclusion
 // proof against c's root shows to be the one c covers; and the tree
 // rebuilt from c's frontier and those events is the stored tree, whose
@@ -108,7 +109,7 @@ func (s SinceSummary) OK() bool { return s.Problem == "" && s.Verify.OK }
 // that no later event links to are c's to vouch for: a verification
 // against c itself (VerifyCheckpoints) reads them. The error is only for a
 // log that could not be read.
-func VerifySince(ctx context.Context, store domain.EventStore, tree domain.TreeStore, c Checkpoint, opts domain.VerifyOptions) (SinceSummary, error) {
+func VerifySince(ctx context.Context, store domain.EventStore, tree audit.TreeStore, c Checkpoint, opts audit.VerifyOptions) (SinceSummary, error) {
 	sum := SinceSummary{From: c.Size}
 	size, err := tree.TreeSize(ctx)
 	if err != nil {
@@ -136,7 +137,7 @@ func VerifySince(ctx context.Context, store domain.EventStore, tree domain.TreeS
 	if err != nil {
 		return sum, err
 	}
-	v := domain.NewVerifier()
+	v := audit.NewVerifier()
 	v.MaxFaults = opts.MaxFaults
 	if sum.Linked, sum.Problem, err = seedLinks(ctx, store, tree, hr, c, firsts, v); err != nil || sum.Problem != "" {
 		return sum, err
@@ -171,7 +172,7 @@ func checkPrefix(hr tlog.HashReader, c Checkpoint) (problem string, err error) {
 // positionAfter returns the position from which the events after the
 // tree's first size records are read: after the last of them (0 when
 // size is 0).
-func positionAfter(ctx context.Context, tree domain.TreeStore, size int64) (uint64, error) {
+func positionAfter(ctx context.Context, tree audit.TreeStore, size int64) (uint64, error) {
 	if size == 0 {
 		return 0, nil
 	}
@@ -207,7 +208,7 @@ func streamFirsts(ctx context.Context, store domain.EventStore, from uint64, n i
 // event before its first one after c), proven to be in c's tree by
 // provenHead, in stream order; linked counts the streams seeded, problem
 // says why a head could not be proven (then the seeding stops there).
-func seedLinks(ctx context.Context, store domain.EventStore, tree domain.TreeStore, hr tlog.HashReader, c Checkpoint, firsts map[string]int64, v *domain.Verifier) (linked int, problem string, err error) {
+func seedLinks(ctx context.Context, store domain.EventStore, tree audit.TreeStore, hr tlog.HashReader, c Checkpoint, firsts map[string]int64, v *audit.Verifier) (linked int, problem string, err error) {
 	streams := make([]string, 0, len(firsts))
 	for s := range firsts {
 		streams = append(streams, s)
@@ -231,7 +232,7 @@ func seedLinks(ctx context.Context, store domain.EventStore, tree domain.TreeSto
 // verifyAfter verifies the n events from position from with v, adding
 // their records to frontier and telling progress (if set) after each
 // batch, and returns how many records it added.
-func verifyAfter(ctx context.Context, store domain.EventStore, from uint64, n int, v *domain.Verifier, frontier *domain.TreeFrontier, progress func(records int64, position uint64)) (int64, error) {
+func verifyAfter(ctx context.Context, store domain.EventStore, from uint64, n int, v *audit.Verifier, frontier *audit.TreeFrontier, progress func(records int64, position uint64)) (int64, error) {
 	records := int64(0)
 	v.Records = func(hs []domain.Hash) {
 		var buf [64]domain.Hash
@@ -283,7 +284,7 @@ func extendsCheckpoint(hr tlog.HashReader, c Checkpoint, size int64, root tlog.H
 // provenHead reads stream's event at version and proves it is in c's
 // tree: its record index, below c's size, and an inclusion proof of its
 // recomputed hash against c's root. problem says why not.
-func provenHead(ctx context.Context, store domain.EventStore, tree domain.TreeStore, hr tlog.HashReader, c Checkpoint, stream string, version int64) (*domain.Event, string, error) {
+func provenHead(ctx context.Context, store domain.EventStore, tree audit.TreeStore, hr tlog.HashReader, c Checkpoint, stream string, version int64) (*domain.Event, string, error) {
 	it := store.ReadStream(ctx, stream, version, 1)
 	defer it.Close()
 	if !it.Next() {
@@ -312,17 +313,17 @@ func provenHead(ctx context.Context, store domain.EventStore, tree domain.TreeSt
 }
 
 // frontierAt reads the tree's frontier at size from its stored hashes.
-func frontierAt(ctx context.Context, tree domain.TreeStore, size int64) (domain.TreeFrontier, error) {
-	levels, idx := domain.FrontierLevels(size)
+func frontierAt(ctx context.Context, tree audit.TreeStore, size int64) (audit.TreeFrontier, error) {
+	levels, idx := audit.FrontierLevels(size)
 	indexes := make([]int64, len(levels))
 	for i, l := range levels {
 		indexes[i] = tlog.StoredHashIndex(l, idx[i])
 	}
 	hs, err := tree.ReadTreeHashes(ctx, indexes)
 	if err != nil {
-		return domain.TreeFrontier{}, err
+		return audit.TreeFrontier{}, err
 	}
-	return domain.NewTreeFrontier(size, hs)
+	return audit.NewTreeFrontier(size, hs)
 }
 
 // cachedReader remembers the hashes r read: the proofs of one

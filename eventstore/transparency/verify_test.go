@@ -11,6 +11,7 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/audit"
 	"github.com/tradeledger/tradeledger/eventstore/storetest"
 	"github.com/tradeledger/tradeledger/eventstore/transparency"
 )
@@ -126,7 +127,7 @@ func TestVerifySince(t *testing.T) {
 	}
 	cp, _ := transparency.OpenCheckpoint([]byte(c.Note), e.key.VerifierKey())
 	e.append(150)
-	sum, err := transparency.VerifySince(ctx, e.store, e.store, cp, domain.VerifyOptions{})
+	sum, err := transparency.VerifySince(ctx, e.store, e.store, cp, audit.VerifyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,16 +141,16 @@ func TestVerifySince(t *testing.T) {
 	// A checkpoint of the whole tree: nothing after it, still consistent.
 	c, _, _ = e.log.Issue(ctx, true)
 	last, _ := transparency.OpenCheckpoint([]byte(c.Note), e.key.VerifierKey())
-	if sum, err := transparency.VerifySince(ctx, e.store, e.store, last, domain.VerifyOptions{}); err != nil || !sum.OK() || sum.Verify.Events != 1 {
+	if sum, err := transparency.VerifySince(ctx, e.store, e.store, last, audit.VerifyOptions{}); err != nil || !sum.OK() || sum.Verify.Events != 1 {
 		t.Fatalf("since the last checkpoint: %+v (%v)", sum, err)
 	}
 	// A checkpoint of another tree (a fork signed with the same key).
 	fork := transparency.Checkpoint{Origin: cp.Origin, Size: 200, Root: tlog.RecordHash([]byte("fork"))}
-	if sum, err := transparency.VerifySince(ctx, e.store, e.store, fork, domain.VerifyOptions{}); err != nil || sum.OK() || !strings.Contains(sum.Problem, "rewritten") {
+	if sum, err := transparency.VerifySince(ctx, e.store, e.store, fork, audit.VerifyOptions{}); err != nil || sum.OK() || !strings.Contains(sum.Problem, "rewritten") {
 		t.Fatalf("since a forked checkpoint: %+v (%v)", sum, err)
 	}
 	big := transparency.Checkpoint{Origin: cp.Origin, Size: 10_000, Root: cp.Root}
-	if sum, _ := transparency.VerifySince(ctx, e.store, e.store, big, domain.VerifyOptions{}); sum.OK() || !strings.Contains(sum.Problem, "cut") {
+	if sum, _ := transparency.VerifySince(ctx, e.store, e.store, big, audit.VerifyOptions{}); sum.OK() || !strings.Contains(sum.Problem, "cut") {
 		t.Fatalf("since a larger checkpoint: %+v", sum)
 	}
 }

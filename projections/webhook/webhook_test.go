@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/audit"
 )
 
 type received struct {
@@ -132,7 +133,7 @@ func TestNotifyVerifyFailure(t *testing.T) {
 	})
 	n.Start()
 	defer n.Close()
-	n.Notify("verifyFailures", "VerifyFailed", "verify-9-1", domain.VerifySummary{FaultCount: 1})
+	n.Notify("verifyFailures", "VerifyFailed", "verify-9-1", audit.VerifySummary{FaultCount: 1})
 	select {
 	case g := <-got:
 		if g != "/audit verifyFailures" {

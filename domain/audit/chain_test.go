@@ -1,10 +1,11 @@
-package domain_test
+package audit_test
 
 import (
 	"testing"
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/audit"
 )
 
 // A clock that steps back mid-stream does not make the envelope time go
@@ -13,14 +14,14 @@ import (
 func TestChainKeepsStreamTimeMonotonic(t *testing.T) {
 	clock := domain.NewManualClock(time.UnixMilli(1_700_000_010_000))
 	first := []domain.Event{domain.NewEvent(clock, "Tested", map[string]int{"n": 0})}
-	tip := domain.Chain("s", domain.NoStreamTip, first)
+	tip := audit.Chain("s", audit.NoStreamTip, first)
 	clock.Set(time.UnixMilli(1_700_000_000_000)) // ten seconds back
 	later := []domain.Event{
 		domain.NewEvent(clock, "Tested", map[string]int{"n": 1}),
 		domain.NewEvent(clock, "Tested", map[string]int{"n": 2}),
 	}
 	later[1].Time += 20_000 // past the first event: kept as stamped
-	tip = domain.Chain("s", tip, later)
+	tip = audit.Chain("s", tip, later)
 	log := append(first, later...)
 	for i := range log {
 		log[i].Position = uint64(i + 1)
@@ -37,7 +38,7 @@ func TestChainKeepsStreamTimeMonotonic(t *testing.T) {
 	// TipOf recomputes the hash from the contents, whatever the stored one.
 	damaged := log[2]
 	damaged.Hash = domain.Hash{}
-	if got := domain.TipOf(&damaged); got != tip {
+	if got := audit.TipOf(&damaged); got != tip {
 		t.Fatalf("TipOf a zeroed hash = %+v, want %+v", got, tip)
 	}
 }

@@ -1,10 +1,12 @@
-package domain
+package audit
+
+import "github.com/tradeledger/tradeledger/domain"
 
 // StreamTip is what an append needs to know of a stream's last event: its
 // version (-1: the stream has no events), its hash and its time.
 type StreamTip struct {
 	Version int64
-	Hash    Hash
+	Hash    domain.Hash
 	Time    int64
 }
 
@@ -16,8 +18,8 @@ var NoStreamTip = StreamTip{Version: -1}
 // stored hash: a store must not chain a new event onto a hash it did not
 // verify, or a damaged hash column would make the next legitimate event
 // look like the tampered one.
-func TipOf(e *Event) StreamTip {
-	return StreamTip{Version: e.Version, Hash: ComputeHash(e), Time: e.Time}
+func TipOf(e *domain.Event) StreamTip {
+	return StreamTip{Version: e.Version, Hash: domain.ComputeHash(e), Time: e.Time}
 }
 
 // Chain makes events the next events of stream after tip, in order, as
@@ -26,7 +28,7 @@ func TipOf(e *Event) StreamTip {
 // to it, so that the envelope time never goes backwards within a stream
 // whatever the clock did (a step back, two writers' clocks). Position is
 // left alone. It returns the tip after the last event.
-func Chain(stream string, tip StreamTip, events []Event) StreamTip {
+func Chain(stream string, tip StreamTip, events []domain.Event) StreamTip {
 	for i := range events {
 		e := &events[i]
 		e.Stream = stream
@@ -35,7 +37,7 @@ func Chain(stream string, tip StreamTip, events []Event) StreamTip {
 		if tip.Version >= 0 && e.Time < tip.Time {
 			e.Time = tip.Time
 		}
-		e.Hash = ComputeHash(e)
+		e.Hash = domain.ComputeHash(e)
 		tip = StreamTip{Version: e.Version, Hash: e.Hash, Time: e.Time}
 	}
 	return tip

@@ -1,13 +1,15 @@
-package domain
+package audit
 
 import (
 	"crypto/sha256"
 	"testing"
+
+	"github.com/tradeledger/tradeledger/domain"
 )
 
 // mth is the Merkle Tree Hash of RFC 6962 §2.1 written from its
 // definition: the reference the frontier is checked against.
-func mth(records []Hash) Hash {
+func mth(records []domain.Hash) domain.Hash {
 	switch n := len(records); n {
 	case 0:
 		return sha256.Sum256(nil)
@@ -25,13 +27,13 @@ func mth(records []Hash) Hash {
 
 func TestTreeFrontierRootIsRFC6962(t *testing.T) {
 	var f TreeFrontier
-	var records []Hash
+	var records []domain.Hash
 	if got, want := f.Root(), mth(nil); got != want {
 		t.Fatalf("empty root %s, want %s", got, want)
 	}
-	var stored []Hash
+	var stored []domain.Hash
 	for i := 0; i < 300; i++ {
-		r := Hash(sha256.Sum256([]byte{byte(i), byte(i >> 8)}))
+		r := domain.Hash(sha256.Sum256([]byte{byte(i), byte(i >> 8)}))
 		records = append(records, r)
 		before := len(stored)
 		stored = f.Add(r, stored)
@@ -54,7 +56,7 @@ func TestTreeFrontierRootIsRFC6962(t *testing.T) {
 		}
 		// A frontier rebuilt from the subtrees' hashes is the same.
 		levels, idx := FrontierLevels(f.Size())
-		hs := make([]Hash, len(levels))
+		hs := make([]domain.Hash, len(levels))
 		for j, l := range levels {
 			hs[j] = mth(records[idx[j]<<l : (idx[j]+1)<<l])
 		}
@@ -63,7 +65,7 @@ func TestTreeFrontierRootIsRFC6962(t *testing.T) {
 			t.Fatalf("rebuilt frontier of %d records differs (%v)", f.Size(), err)
 		}
 	}
-	if _, err := NewTreeFrontier(3, []Hash{{}}); ErrorCode(err) != EINVALID {
+	if _, err := NewTreeFrontier(3, []domain.Hash{{}}); domain.ErrorCode(err) != domain.EINVALID {
 		t.Fatalf("frontier of 3 records from one hash: %v, want EINVALID", err)
 	}
 }

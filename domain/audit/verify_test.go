@@ -1,4 +1,4 @@
-package domain_test
+package audit_test
 
 import (
 	"crypto/sha256"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/audit"
 )
 
 // chainLog builds a log the way a store does: per-stream versions and hash
@@ -38,8 +39,8 @@ func chainLog(t *testing.T, streams ...string) []domain.Event {
 	return log
 }
 
-func verifyAll(log []domain.Event) domain.VerifySummary {
-	v := domain.NewVerifier()
+func verifyAll(log []domain.Event) audit.VerifySummary {
+	v := audit.NewVerifier()
 	for i := range log {
 		v.Add(&log[i])
 	}
@@ -63,7 +64,7 @@ func TestVerifierSoundLog(t *testing.T) {
 	if got, want := s.LastPosition, log[5].Position; got != want {
 		t.Fatalf("lastPosition=%d, want %d", got, want)
 	}
-	wantHeads := []domain.StreamHead{{"a", 2, log[4].Hash}, {"b", 1, log[5].Hash}, {"c", 0, log[3].Hash}}
+	wantHeads := []audit.StreamHead{{"a", 2, log[4].Hash}, {"b", 1, log[5].Hash}, {"c", 0, log[3].Hash}}
 	if len(s.Heads) != len(wantHeads) {
 		t.Fatalf("heads=%v, want %v", s.Heads, wantHeads)
 	}
@@ -81,14 +82,14 @@ func TestVerifierSoundLog(t *testing.T) {
 		t.Fatalf("digest=%s, want %s", got, want)
 	}
 	// Heads out of order give the same digest.
-	rev := []domain.StreamHead{wantHeads[2], wantHeads[0], wantHeads[1]}
-	if got := domain.HeadsDigest(rev); got != s.HeadsDigest {
+	rev := []audit.StreamHead{wantHeads[2], wantHeads[0], wantHeads[1]}
+	if got := audit.HeadsDigest(rev); got != s.HeadsDigest {
 		t.Fatalf("digest of unsorted heads=%s, want %s", got, s.HeadsDigest)
 	}
 	if rev[0].Stream != "c" {
 		t.Fatal("HeadsDigest sorted its argument in place")
 	}
-	if s2 := domain.NewVerifier().Summary(false); !s2.OK || s2.Heads != nil || s2.Events != 0 {
+	if s2 := audit.NewVerifier().Summary(false); !s2.OK || s2.Heads != nil || s2.Events != 0 {
 		t.Fatalf("empty log summary=%+v", s2)
 	}
 }
@@ -181,7 +182,7 @@ func TestVerifierFaults(t *testing.T) {
 			// AddBatch, with the log cut into batches of every size, finds
 			// the same fault after the same events.
 			for size := 1; size <= len(log); size++ {
-				v := domain.NewVerifier()
+				v := audit.NewVerifier()
 				for i := 0; i < len(log); i += size {
 					v.AddBatch(log[i:min(i+size, len(log))])
 				}
@@ -252,13 +253,13 @@ func TestVerifierReportsEveryFault(t *testing.T) {
 			t.Fatalf("fault %d = %v, want event %d edited", i, f, bad)
 		}
 	}
-	v := domain.NewVerifier()
+	v := audit.NewVerifier()
 	v.MaxFaults = 1
 	v.AddBatch(log)
 	if s := v.Summary(false); s.FaultCount != 3 || len(s.Faults) != 1 || s.Faults[0].ID != log[1].ID {
 		t.Fatalf("MaxFaults 1: %+v, want 3 counted and the first listed", s)
 	}
-	v = domain.NewVerifier()
+	v = audit.NewVerifier()
 	v.MaxFaults = -1
 	v.AddBatch(log)
 	if s := v.Summary(false); s.FaultCount != 3 || s.Faults != nil || s.Fault != nil || s.OK {
@@ -274,7 +275,7 @@ func TestVerifierDamagedStoredHash(t *testing.T) {
 	next := domain.NewEvent(domain.NewManualClock(time.UnixMilli(1_700_000_001_000)), "Tested", map[string]int{"n": 9})
 	next.Actor = "test"
 	evs := []domain.Event{next}
-	domain.Chain("a", domain.TipOf(&log[2]), evs)
+	audit.Chain("a", audit.TipOf(&log[2]), evs)
 	evs[0].Position = log[2].Position + 2
 	log[2].Hash = domain.Hash{} // the head's stored hash zeroed; the writer chained onto its contents
 	log = append(log, evs[0])
@@ -295,9 +296,9 @@ func TestVerifierHeadsSortedByName(t *testing.T) {
 	log := chainLog(t, append(streams, streams...)...)
 	want := append([]string(nil), streams...)
 	sortStrings(want)
-	batch := domain.NewVerifier()
+	batch := audit.NewVerifier()
 	batch.AddBatch(log)
-	for _, sum := range []domain.VerifySummary{verifyAll(log), batch.Summary(true)} {
+	for _, sum := range []audit.VerifySummary{verifyAll(log), batch.Summary(true)} {
 		var got []string
 		for _, h := range sum.Heads {
 			got = append(got, h.Stream)
@@ -305,7 +306,7 @@ func TestVerifierHeadsSortedByName(t *testing.T) {
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("heads in the order\n%v\nwant\n%v", got, want)
 		}
-		if !sum.OK || sum.HeadsDigest != domain.HeadsDigest(sum.Heads) {
+		if !sum.OK || sum.HeadsDigest != audit.HeadsDigest(sum.Heads) {
 			t.Fatalf("summary %+v", sum)
 		}
 	}

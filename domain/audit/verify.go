@@ -1,4 +1,4 @@
-package domain
+package audit
 
 import (
 	"cmp"
@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/tradeledger/tradeledger/domain"
 )
 
 // Verifier checks a log's hash chains and envelopes. Feed it every event in
@@ -58,7 +60,7 @@ type Verifier struct {
 	// AddBatch calls it while it checks the batch, from another
 	// goroutine, and returns after it returned; hashes is the Verifier's
 	// and must not be kept after the call.
-	Records func(hashes []Hash)
+	Records func(hashes []domain.Hash)
 
 	shards     []verifierShard
 	events     int64
@@ -76,14 +78,14 @@ type Verifier struct {
 // builds before VerifyLog returns. The hashes are copied (two buffers in
 // turn): send waits while both are in use.
 type recordsPipe struct {
-	records func([]Hash)
-	work    chan []Hash
-	free    chan []Hash
+	records func([]domain.Hash)
+	work    chan []domain.Hash
+	free    chan []domain.Hash
 	done    chan struct{}
 }
 
-func newRecordsPipe(records func([]Hash)) *recordsPipe {
-	p := &recordsPipe{records: records, work: make(chan []Hash, 1), free: make(chan []Hash, 2), done: make(chan struct{})}
+func newRecordsPipe(records func([]domain.Hash)) *recordsPipe {
+	p := &recordsPipe{records: records, work: make(chan []domain.Hash, 1), free: make(chan []domain.Hash, 2), done: make(chan struct{})}
 	p.free <- nil
 	p.free <- nil
 	go func() {
@@ -97,7 +99,7 @@ func newRecordsPipe(records func([]Hash)) *recordsPipe {
 }
 
 // send hands a copy of hashes to Records.
-func (p *recordsPipe) send(hashes []Hash) {
+func (p *recordsPipe) send(hashes []domain.Hash) {
 	buf := append(<-p.free, hashes...)
 	p.work <- buf
 }
@@ -112,25 +114,25 @@ func (p *recordsPipe) wait() {
 type verifierShard struct {
 	orders headRun                   // the order streams' heads (verify_heads.go)
 	other  map[string]verifiedStream // any other stream's head
-	alt    map[string]Hash           // streams whose head's stored hash is not its contents': the contents' hash
+	alt    map[string]domain.Hash    // streams whose head's stored hash is not its contents': the contents' hash
 	ids    idSet                     // the ids seen (verify_ids.go)
 }
 
 // verifierBatch holds what AddBatch finds per event of a batch.
 type verifierBatch struct {
-	content []string    // contentProblem's problem
-	sums    []Hash      // the contents' hashes
-	keys    [][16]byte  // idKey of the id
-	ref     []streamRef // the stream
-	stream  []uint8     // the shard of the stream (noShard: no stream)
-	id      []uint8     // the shard of the id (noShard: no id, or no stream)
-	problem []string    // the stream shard's first problem
-	dup     []bool      // the id appeared earlier in the log
+	content []string      // contentProblem's problem
+	sums    []domain.Hash // the contents' hashes
+	keys    [][16]byte    // idKey of the id
+	ref     []streamRef   // the stream
+	stream  []uint8       // the shard of the stream (noShard: no stream)
+	id      []uint8       // the shard of the id (noShard: no id, or no stream)
+	problem []string      // the stream shard's first problem
+	dup     []bool        // the id appeared earlier in the log
 }
 
 func (b *verifierBatch) size(n int) {
 	if cap(b.sums) < n {
-		*b = verifierBatch{content: make([]string, n), sums: make([]Hash, n), keys: make([][16]byte, n), ref: make([]streamRef, n),
+		*b = verifierBatch{content: make([]string, n), sums: make([]domain.Hash, n), keys: make([][16]byte, n), ref: make([]streamRef, n),
 			stream: make([]uint8, n), id: make([]uint8, n), problem: make([]string, n), dup: make([]bool, n)}
 	}
 	b.content, b.sums, b.keys, b.ref, b.stream, b.id, b.problem, b.dup =
@@ -142,7 +144,7 @@ const DefaultMaxFaults = 10
 
 type verifiedStream struct {
 	version int64
-	hash    Hash
+	hash    domain.Hash
 	time    int64
 }
 
@@ -150,7 +152,7 @@ type verifiedStream struct {
 func NewVerifier() *Verifier {
 	v := &Verifier{shards: make([]verifierShard, verifierShards*min(runtime.GOMAXPROCS(0), 16)), buf: make([]byte, 0, 1024)}
 	for i := range v.shards {
-		v.shards[i] = verifierShard{other: map[string]verifiedStream{}, alt: map[string]Hash{}}
+		v.shards[i] = verifierShard{other: map[string]verifiedStream{}, alt: map[string]domain.Hash{}}
 	}
 	return v
 }
@@ -185,7 +187,7 @@ type streamRef struct {
 }
 
 func streamRefOf(name string) streamRef {
-	id, ok := OrderStreamID(name)
+	id, ok := domain.OrderStreamID(name)
 	return streamRef{name: name, id: id, order: ok}
 }
 
@@ -240,9 +242,9 @@ func (f *Fault) Error() string {
 
 // StreamHead is a stream's last event as verified.
 type StreamHead struct {
-	Stream  string `json:"stream"`
-	Version int64  `json:"version"`
-	Hash    Hash   `json:"hash"`
+	Stream  string      `json:"stream"`
+	Version int64       `json:"version"`
+	Hash    domain.Hash `json:"hash"`
 }
 
 // VerifySummary is the result of a verification. OK is true when no event
@@ -256,7 +258,7 @@ type VerifySummary struct {
 	// LastPosition is the greatest position read.
 	LastPosition uint64 `json:"lastPosition"`
 	// HeadsDigest is HeadsDigest(Heads).
-	HeadsDigest Hash `json:"headsDigest"`
+	HeadsDigest domain.Hash `json:"headsDigest"`
 	// Heads lists every stream's head, sorted by stream name (omitted unless
 	// the caller asked for them).
 	Heads []StreamHead `json:"heads,omitempty"`
@@ -284,7 +286,7 @@ type VerifySummary struct {
 // same digest hold the same events. Recording the digest (for example in a
 // daily report) lets a later verify detect a stream rewritten to its head
 // or cut at its end. heads need not be sorted; the slice is not modified.
-func HeadsDigest(heads []StreamHead) Hash {
+func HeadsDigest(heads []StreamHead) domain.Hash {
 	sorted := heads
 	if !sort.SliceIsSorted(heads, func(i, j int) bool { return heads[i].Stream < heads[j].Stream }) {
 		sorted = append([]StreamHead(nil), heads...)
@@ -299,19 +301,19 @@ func HeadsDigest(heads []StreamHead) Hash {
 		line = append(line, '\n')
 		h.Write(line)
 	}
-	var d Hash
+	var d domain.Hash
 	copy(d[:], h.Sum(nil))
 	return d
 }
 
 // Add verifies the next event of the log. It returns the event's Fault, or
 // nil when the event is sound.
-func (v *Verifier) Add(e *Event) *Fault {
+func (v *Verifier) Add(e *domain.Event) *Fault {
 	var content string
-	var sum Hash
+	var sum domain.Hash
 	content, sum, v.buf = contentProblem(e, v.buf)
 	if v.Records != nil {
-		v.Records([]Hash{sum})
+		v.Records([]domain.Hash{sum})
 	}
 	var problem string
 	var dup bool
@@ -332,7 +334,7 @@ func (v *Verifier) Add(e *Event) *Fault {
 // earlier events were proven otherwise) checks the next event's version,
 // prevHash and time against it. Ids are checked for repeats among the
 // events fed only.
-func (v *Verifier) Seed(stream string, version int64, hash Hash, time int64) {
+func (v *Verifier) Seed(stream string, version int64, hash domain.Hash, time int64) {
 	r := streamRefOf(stream)
 	v.shards[v.streamShard(r)].put(r, verifiedStream{version: version, hash: hash, time: time})
 }
@@ -347,7 +349,7 @@ func (v *Verifier) Seed(stream string, version int64, hash Hash, time int64) {
 // worker the system leaves waiting holds back only its own task. It
 // returns the batch's first Fault, or nil; the result is what Add gives
 // for each event in turn.
-func (v *Verifier) AddBatch(batch []Event) *Fault {
+func (v *Verifier) AddBatch(batch []domain.Event) *Fault {
 	n := len(batch)
 	if n == 0 {
 		return nil
@@ -437,7 +439,7 @@ func parallel(workers, tasks int, f func(t int)) {
 // the order Verifier lists the checks. streamProblem is its stream
 // shard's first problem (verifierShard.check), dup whether its id
 // appeared earlier in the log.
-func (v *Verifier) add(e *Event, streamProblem string, dup bool) *Fault {
+func (v *Verifier) add(e *domain.Event, streamProblem string, dup bool) *Fault {
 	var problem string
 	if v.events > 0 && e.Position <= v.lastPos {
 		problem = fmt.Sprintf("position %d does not follow the previous event's position %d", e.Position, v.lastPos)
@@ -478,17 +480,17 @@ func (v *Verifier) maxFaults() int {
 // contentProblem checks what an event says about itself alone: its hash
 // matches its contents, and its data is JSON. It returns the problem ("" if
 // none), the hash of the contents, and buf for reuse.
-func contentProblem(e *Event, buf []byte) (string, Hash, []byte) {
+func contentProblem(e *domain.Event, buf []byte) (string, domain.Hash, []byte) {
 	buf = append(buf[:0], e.PrevHash[:]...)
-	buf = AppendCanonical(buf, e)
-	sum := Hash(sha256.Sum256(buf))
+	buf = domain.AppendCanonical(buf, e)
+	sum := domain.Hash(sha256.Sum256(buf))
 	if sum != e.Hash {
-		if e.Hash == (Hash{}) {
+		if e.Hash == (domain.Hash{}) {
 			return "stored hash is zero or missing: it does not match the event's contents", sum, buf
 		}
 		return "hash does not match the event's contents (the event or its stored hash was edited)", sum, buf
 	}
-	if !ValidJSON(e.Data) {
+	if !domain.ValidJSON(e.Data) {
 		return "data is not valid JSON", sum, buf
 	}
 	return "", sum, buf
@@ -498,7 +500,7 @@ func contentProblem(e *Event, buf []byte) (string, Hash, []byte) {
 // its position, an empty stream name and a repeated id) and records e in
 // its stream (see Verifier for how a faulty event moves its stream).
 // content is contentProblem's answer for e and sum its contents' hash.
-func (sh *verifierShard) check(e *Event, r streamRef, content string, sum Hash) string {
+func (sh *verifierShard) check(e *domain.Event, r streamRef, content string, sum domain.Hash) string {
 	var problem string
 	note := func(p string) {
 		if problem == "" {
@@ -521,7 +523,7 @@ func (sh *verifierShard) check(e *Event, r streamRef, content string, sum Hash) 
 		st, known = sh.other[r.name]
 	}
 	var want int64
-	var prev Hash
+	var prev domain.Hash
 	if known {
 		want, prev = st.version+1, st.hash
 	}
@@ -568,7 +570,7 @@ func (sh *verifierShard) check(e *Event, r streamRef, content string, sum Hash) 
 // seen reports whether the id of key k was seen before, and records it.
 func (sh *verifierShard) seen(k [16]byte) bool { return sh.ids.seen(k) }
 
-func short(h Hash) string { return h.String()[:12] + "…" }
+func short(h domain.Hash) string { return h.String()[:12] + "…" }
 
 // idKey packs an id into 16 bytes: a UUID's own bytes, or the first 16
 // bytes of the SHA-256 of any other string.
@@ -656,7 +658,7 @@ func (sh *verifierShard) sortedHeads() []StreamHead {
 	}
 	sh.orders.each(func(id int64, st verifiedStream) {
 		if id < 0 {
-			others = append(others, StreamHead{Stream: OrderStream(id), Version: st.version, Hash: st.hash})
+			others = append(others, StreamHead{Stream: domain.OrderStream(id), Version: st.version, Hash: st.hash})
 			return
 		}
 		key, digits := uint64(id), uint8(1)
@@ -678,7 +680,7 @@ func (sh *verifierShard) sortedHeads() []StreamHead {
 	hs := make([]StreamHead, len(orders))
 	for i := range orders {
 		o := &orders[i]
-		hs[i] = StreamHead{Stream: OrderStream(o.id), Version: o.st.version, Hash: o.st.hash}
+		hs[i] = StreamHead{Stream: domain.OrderStream(o.id), Version: o.st.version, Hash: o.st.hash}
 	}
 	return mergeHeads(hs, others)
 }
@@ -720,14 +722,14 @@ type VerifyOptions struct {
 	// log order, a batch at a time, from a goroutine of its own: a batch's
 	// while VerifyLog checks the next ones. VerifyLog returns once it has
 	// taken them all.
-	Records func(hashes []Hash)
+	Records func(hashes []domain.Hash)
 }
 
 // VerifyLog reads store's whole log in commit order through a Verifier and
 // returns its summary: every faulty event counted, the first MaxFaults
 // listed, OK false when there is any. The error is only for a log that
 // could not be read (EUNAVAILABLE, ctx's error …).
-func VerifyLog(ctx context.Context, store EventStore, opts VerifyOptions) (VerifySummary, error) {
+func VerifyLog(ctx context.Context, store domain.EventStore, opts VerifyOptions) (VerifySummary, error) {
 	v := NewVerifier()
 	v.MaxFaults, v.Records = opts.MaxFaults, opts.Records
 	if v.Records != nil {
@@ -740,7 +742,7 @@ func VerifyLog(ctx context.Context, store EventStore, opts VerifyOptions) (Verif
 	if head, err := store.Head(ctx); err == nil {
 		v.Expect(head)
 	}
-	err := ReadAheadBatchesOf(ctx, store.ReadAll(ctx, 0, 0), verifyBatch, func(batch []Event) bool {
+	err := domain.ReadAheadBatchesOf(ctx, store.ReadAll(ctx, 0, 0), verifyBatch, func(batch []domain.Event) bool {
 		before := v.events
 		v.AddBatch(batch)
 		if opts.Progress != nil && v.events/VerifyProgressEvery != before/VerifyProgressEvery {

@@ -1,8 +1,10 @@
-package domain
+package audit
 
 import (
 	"context"
 	"crypto/sha256"
+
+	"github.com/tradeledger/tradeledger/domain"
 )
 
 // TreeStore is the Merkle tree over a whole log (DESIGN §13) as a store
@@ -24,7 +26,7 @@ type TreeStore interface {
 	// indexes (tlog.StoredHashIndex), in the same order. An index beyond
 	// the tree of TreeSize records is EINVALID; an unreadable store is
 	// EUNAVAILABLE.
-	ReadTreeHashes(ctx context.Context, indexes []int64) ([]Hash, error)
+	ReadTreeHashes(ctx context.Context, indexes []int64) ([]domain.Hash, error)
 
 	// RecordPosition returns the log position of record index (ENOTFOUND
 	// beyond the tree).
@@ -64,7 +66,7 @@ type TreeStore interface {
 // CheckpointSigned the log recorded, the position of its event, and
 // whether an operator abandoned it (TreeStore.CutTree).
 type KeptCheckpoint struct {
-	CheckpointSigned
+	domain.CheckpointSigned
 	Position  uint64 `json:"position"`
 	Abandoned bool   `json:"abandoned,omitempty"`
 }
@@ -133,22 +135,22 @@ func FindRecord(size int64, position uint64, guess int64, at func(i int64) (uint
 			hi = mid - 1
 		}
 	}
-	return 0, Errorf(ENOTFOUND, "the tree holds no event at position %d", position)
+	return 0, domain.Errorf(domain.ENOTFOUND, "the tree holds no event at position %d", position)
 }
 
 // TreeLeaf returns the leaf hash of a record of the log's Merkle tree
 // whose data is an event's chain hash: SHA-256(0x00 || record), RFC 6962
 // (tlog.RecordHash).
-func TreeLeaf(record Hash) Hash {
-	var buf [1 + len(Hash{})]byte
+func TreeLeaf(record domain.Hash) domain.Hash {
+	var buf [1 + len(domain.Hash{})]byte
 	copy(buf[1:], record[:])
 	return sha256.Sum256(buf[:])
 }
 
 // TreeNode returns the hash of an interior node of the tree:
 // SHA-256(0x01 || left || right), RFC 6962 (tlog.NodeHash).
-func TreeNode(left, right Hash) Hash {
-	var buf [1 + 2*len(Hash{})]byte
+func TreeNode(left, right domain.Hash) domain.Hash {
+	var buf [1 + 2*len(domain.Hash{})]byte
 	buf[0] = 1
 	copy(buf[1:], left[:])
 	copy(buf[1+len(left):], right[:])
@@ -156,7 +158,7 @@ func TreeNode(left, right Hash) Hash {
 }
 
 // emptyTreeRoot is the root of the tree of no records: SHA-256 of nothing.
-var emptyTreeRoot = Hash(sha256.Sum256(nil))
+var emptyTreeRoot = domain.Hash(sha256.Sum256(nil))
 
 // TreeFrontier is the right edge of the log's Merkle tree: for a tree of
 // Size records, the hash of each complete subtree the records split into
@@ -169,7 +171,7 @@ type TreeFrontier struct {
 	size int64
 	// hashes[l] is the hash of the complete subtree of 2^l records that
 	// the tree holds at level l, when bit l of size is set.
-	hashes [63]Hash
+	hashes [63]domain.Hash
 }
 
 // Size returns the number of records added.
@@ -180,17 +182,17 @@ func (f *TreeFrontier) Size() int64 { return f.size }
 // in the order of tlog.StoredHashes: its leaf, then the hash of each
 // subtree it completes, level by level (one to 63 hashes, two on
 // average).
-func (f *TreeFrontier) Add(record Hash, stored []Hash) []Hash {
+func (f *TreeFrontier) Add(record domain.Hash, stored []domain.Hash) []domain.Hash {
 	return f.AddLeaf(TreeLeaf(record), stored)
 }
 
 // AddLeaf is Add given the record's leaf hash (TreeLeaf of its data).
-func (f *TreeFrontier) AddLeaf(leaf Hash, stored []Hash) []Hash {
+func (f *TreeFrontier) AddLeaf(leaf domain.Hash, stored []domain.Hash) []domain.Hash {
 	stored = append(stored, leaf)
 	h, l := leaf, 0
 	for f.size>>l&1 == 1 {
 		h = TreeNode(f.hashes[l], h)
-		f.hashes[l] = Hash{} // merged: kept zero, so that equal trees have equal frontiers
+		f.hashes[l] = domain.Hash{} // merged: kept zero, so that equal trees have equal frontiers
 		stored = append(stored, h)
 		l++
 	}
@@ -201,11 +203,11 @@ func (f *TreeFrontier) AddLeaf(leaf Hash, stored []Hash) []Hash {
 
 // Root returns the root hash of the tree of Size records (the RFC 6962
 // Merkle tree hash; SHA-256 of nothing for no records).
-func (f *TreeFrontier) Root() Hash {
+func (f *TreeFrontier) Root() domain.Hash {
 	if f.size == 0 {
 		return emptyTreeRoot
 	}
-	var h Hash
+	var h domain.Hash
 	first := true
 	for l := 0; l < len(f.hashes); l++ {
 		if f.size>>l&1 == 0 {
@@ -239,11 +241,11 @@ func FrontierLevels(size int64) (levels []int, indexes []int64) {
 // NewTreeFrontier returns the frontier of a tree of size records whose
 // subtree hashes, in the order FrontierLevels lists them, are hashes. It
 // is EINVALID when there are not as many hashes as subtrees.
-func NewTreeFrontier(size int64, hashes []Hash) (TreeFrontier, error) {
+func NewTreeFrontier(size int64, hashes []domain.Hash) (TreeFrontier, error) {
 	f := TreeFrontier{size: size}
 	levels, _ := FrontierLevels(size)
 	if size < 0 || len(hashes) != len(levels) {
-		return TreeFrontier{}, Errorf(EINVALID, "a tree of %d records has %d complete subtrees, not %d", size, len(levels), len(hashes))
+		return TreeFrontier{}, domain.Errorf(domain.EINVALID, "a tree of %d records has %d complete subtrees, not %d", size, len(levels), len(hashes))
 	}
 	for i, l := range levels {
 		f.hashes[l] = hashes[i]
