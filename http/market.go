@@ -8,6 +8,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/strategy"
 )
 
 // CoreReader is the read side of the bot core as cmd fills Server.Core
@@ -32,7 +33,7 @@ type MarketReader interface {
 }
 
 // Chart indicator settings. The EMA uses the pair's EMA_PERIOD strategy
-// parameter when set (as the gain strategy does), else domain.DefaultEMAPeriod.
+// parameter when set (as the gain strategy does), else strategy.DefaultEMAPeriod.
 const (
 	ChartBollingerPeriod = 20
 	ChartBollingerK      = 2.0
@@ -252,19 +253,19 @@ func (h *marketHandler) handleChartData(w http.ResponseWriter, r *http.Request) 
 	if err != nil {
 		return err
 	}
-	closes := domain.Closes(cs)
+	closes := strategy.Closes(cs)
 	var resp chartDataResponse
 	d := &resp.Data
 	d.candleArrays = newCandleArrays(cs)
 	ind := &d.Indicators
 	ind.EMA.Period = h.chartEMAPeriod(body.Exchange, body.Pair)
-	ind.EMA.Values = domain.EMA(closes, ind.EMA.Period)
+	ind.EMA.Values = strategy.EMA(closes, ind.EMA.Period)
 	bb := &ind.Bollinger
 	bb.Period, bb.K = ChartBollingerPeriod, ChartBollingerK
-	u, m, l := domain.Bollinger(closes, bb.Period, bb.K)
+	u, m, l := strategy.Bollinger(closes, bb.Period, bb.K)
 	bb.Upper, bb.Middle, bb.Lower = u, m, l
 	ind.RSI.Period = ChartRSIPeriod
-	ind.RSI.Values = domain.RSI(closes, ChartRSIPeriod)
+	ind.RSI.Values = strategy.RSI(closes, ChartRSIPeriod)
 	writeJSON(w, http.StatusOK, resp)
 	return nil
 }
@@ -273,17 +274,17 @@ func (h *marketHandler) handleChartData(w http.ResponseWriter, r *http.Request) 
 // settings), else the default.
 func (h *marketHandler) chartEMAPeriod(exchange, pair string) int {
 	if h.config == nil {
-		return domain.DefaultEMAPeriod
+		return strategy.DefaultEMAPeriod
 	}
 	cfg := h.config.Current()
 	pc, ok := cfg.Pair(exchange, pair)
 	if !ok {
-		return domain.DefaultEMAPeriod
+		return strategy.DefaultEMAPeriod
 	}
 	settings, _ := cfg.Strategy(pc.Strategy)
-	n, err := domain.StrategyParams{Override: pc.Override, Settings: settings}.Int("EMA_PERIOD", domain.DefaultEMAPeriod)
+	n, err := domain.StrategyParams{Override: pc.Override, Settings: settings}.Int("EMA_PERIOD", strategy.DefaultEMAPeriod)
 	if err != nil || n < 1 {
-		return domain.DefaultEMAPeriod
+		return strategy.DefaultEMAPeriod
 	}
 	return n
 }

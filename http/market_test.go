@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/strategy"
 	"github.com/tradeledger/tradeledger/exchange/engine"
 	"github.com/tradeledger/tradeledger/exchange/paper"
 	"github.com/tradeledger/tradeledger/projections"
@@ -290,7 +291,7 @@ func TestCoreLifecycleThroughHTTP(t *testing.T) {
 	if m == 0 || len(d.Time) != m || len(ind.EMA.Values) != m || len(ind.Bollinger.Upper) != m || len(ind.Bollinger.Middle) != m || len(ind.Bollinger.Lower) != m || len(ind.RSI.Values) != m {
 		t.Fatalf("chart/data arrays differ in length: %s", body)
 	}
-	if ind.EMA.Period != domain.DefaultEMAPeriod || ind.Bollinger.Period != 20 || ind.Bollinger.K != 2 || ind.RSI.Period != 14 {
+	if ind.EMA.Period != strategy.DefaultEMAPeriod || ind.Bollinger.Period != 20 || ind.Bollinger.K != 2 || ind.RSI.Period != 14 {
 		t.Fatalf("indicator settings %+v", ind)
 	}
 	if ind.EMA.Values[0] != nil || ind.EMA.Values[m-1] == nil || ind.Bollinger.Middle[18] != nil || ind.Bollinger.Middle[19] == nil {
@@ -298,7 +299,7 @@ func TestCoreLifecycleThroughHTTP(t *testing.T) {
 	}
 	// The series are the domain indicators over the closes.
 	closes := d.Close
-	want := domain.EMA(closes, domain.DefaultEMAPeriod)[m-1]
+	want := strategy.EMA(closes, strategy.DefaultEMAPeriod)[m-1]
 	if math.Abs(*ind.EMA.Values[m-1]-want) > 1e-9*want {
 		t.Fatalf("EMA %v, want %v", *ind.EMA.Values[m-1], want)
 	}

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/strategy"
 	"github.com/tradeledger/tradeledger/eventstore"
 	"github.com/tradeledger/tradeledger/projections"
 )
@@ -40,8 +41,8 @@ func initialConfig(wallet string) map[string]any {
 		},
 		"pairs": map[string]any{},
 		"strategies": map[string]any{
-			domain.StrategyGain: map[string]any{
-				"STRATEGY":           domain.StrategyGain,
+			strategy.StrategyGain: map[string]any{
+				"STRATEGY":           strategy.StrategyGain,
 				"TRADING_LIMIT":      100,
 				"BUYLVL":             0.6,
 				"GAIN":               1,
@@ -50,16 +51,16 @@ func initialConfig(wallet string) map[string]any {
 				"BUY_ENABLED":        true,
 				"SELL_ENABLED":       true,
 			},
-			domain.StrategyStepGrid: map[string]any{
-				"STRATEGY":           domain.StrategyStepGrid,
+			strategy.StrategyStepGrid: map[string]any{
+				"STRATEGY":           strategy.StrategyStepGrid,
 				"TRADING_LIMIT":      100,
 				"STEP":               1,
 				"MIN_VOLUME_TO_SELL": 10,
 				"BUY_ENABLED":        true,
 				"SELL_ENABLED":       true,
 			},
-			domain.StrategyManual: map[string]any{
-				"STRATEGY": domain.StrategyManual,
+			strategy.StrategyManual: map[string]any{
+				"STRATEGY": strategy.StrategyManual,
 			},
 		},
 		"GUI": map[string]any{

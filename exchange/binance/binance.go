@@ -43,6 +43,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/strategy"
 )
 
 // Base URLs of Binance spot.
@@ -443,7 +444,7 @@ func (x *Exchange) Markets(ctx context.Context) ([]domain.Market, error) {
 		if pct, err := domain.ParseDecimal(st.PriceChangePercent); err == nil {
 			m.ChangePct24h = pct
 		} else if f, err := strconv.ParseFloat(st.PriceChangePercent, 64); err == nil {
-			m.ChangePct24h, _ = domain.RoundDecimal(f)
+			m.ChangePct24h, _ = strategy.RoundDecimal(f)
 		}
 		if n.problem != nil {
 			continue // left out of the list rather than shown as 0

@@ -13,6 +13,7 @@ import (
 	ccxtlib "github.com/ccxt/ccxt/go/v4"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/strategy"
 )
 
 // Numbers. ccxt parses the exchange's decimal text into float64s. Where it
@@ -264,7 +265,7 @@ func (x *Exchange) Markets(ctx context.Context) ([]domain.Market, error) {
 			Low24h: n.float("low", t.Low, tick), High24h: n.float("high", t.High, tick), Filters: m.filters,
 		}
 		if t.Percentage != nil { // a percentage, not an amount: rounded to 12 decimals
-			mk.ChangePct24h, _ = domain.RoundDecimal(*t.Percentage)
+			mk.ChangePct24h, _ = strategy.RoundDecimal(*t.Percentage)
 		}
 		if n.problem != nil {
 			continue // left out of the list rather than shown as 0

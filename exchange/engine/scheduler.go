@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/strategy"
 )
 
 // Defaults for Scheduler settings.
@@ -215,7 +216,7 @@ type due struct {
 	state    *pairState
 	cfg      domain.PairConfig
 	params   domain.StrategyParams
-	strategy domain.Strategy
+	strategy strategy.Strategy
 	stratErr error
 	delay    time.Duration
 }
@@ -270,7 +271,7 @@ func (c *Scheduler) Cycle(ctx context.Context) int {
 			continue
 		}
 		d := &due{state: st, cfg: pc, params: params, delay: paramDuration(params, "DELAY", time.Second, exchangeDelay(cfg, pc.Exchange, c.DefaultDelay))}
-		d.strategy, d.stratErr = domain.ResolveStrategy(pc.Strategy, settings)
+		d.strategy, d.stratErr = strategy.ResolveStrategy(pc.Strategy, settings)
 		st.next = now.Add(d.delay)
 		if byExchange[pc.Exchange] == nil {
 			exchanges = append(exchanges, pc.Exchange)
@@ -486,7 +487,7 @@ func (c *Scheduler) decide(ctx context.Context, ex domain.Exchange, d *due, bala
 	m["QuoteBalance"], m["QuoteOnOrder"] = domain.Number(q.Available), domain.Number(q.OnOrder)
 	m["BaseBalance"], m["BaseOnOrder"] = domain.Number(b.Available), domain.Number(b.OnOrder)
 	m["OpenOrders"] = len(open)
-	state := domain.PairState{
+	state := strategy.PairState{
 		Exchange: d.cfg.Exchange, Pair: d.cfg.Pair, Quote: st.quote, Base: st.base,
 		Ticker: st.ticker, Candles: append([]domain.Candle(nil), st.candles...), ABP: abp,
 		QuoteBalance: q.Available, BaseBalance: b.Available, OpenOrders: open,

@@ -1,8 +1,10 @@
-package domain
+package strategy
 
 import (
 	"math"
 	"testing"
+
+	"github.com/tradeledger/tradeledger/domain"
 )
 
 // Expected values below are computed by hand; the comments show the work.
@@ -97,7 +99,7 @@ func TestRoundDecimal(t *testing.T) {
 }
 
 func TestCloses(t *testing.T) {
-	got := Closes([]Candle{{Close: MustDecimal("1.5")}, {Close: MustDecimal("0.00000001")}})
+	got := Closes([]domain.Candle{{Close: domain.MustDecimal("1.5")}, {Close: domain.MustDecimal("0.00000001")}})
 	if len(got) != 2 || got[0] != 1.5 || got[1] != 1e-8 {
 		t.Fatalf("Closes = %v", got)
 	}

@@ -1,8 +1,10 @@
-package domain
+package strategy
 
 import (
 	"math"
 	"strconv"
+
+	"github.com/tradeledger/tradeledger/domain"
 )
 
 // Technical indicators over a series of values (usually candle closes,
@@ -128,7 +130,7 @@ func rsi(gain, loss float64) float64 {
 }
 
 // Closes returns the close prices of candles as float64, oldest first.
-func Closes(candles []Candle) []float64 {
+func Closes(candles []domain.Candle) []float64 {
 	out := make([]float64, len(candles))
 	for i, c := range candles {
 		out[i] = c.Close.Float64()
@@ -139,11 +141,11 @@ func Closes(candles []Candle) []float64 {
 // RoundDecimal converts an indicator value to a Decimal, its binary value
 // rounded half to even to 12 decimals (a sub-cent token's price keeps its
 // digits); NaN, ±Inf and values beyond 10^26 give ok = false.
-func RoundDecimal(f float64) (d Decimal, ok bool) {
+func RoundDecimal(f float64) (d domain.Decimal, ok bool) {
 	if math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(f) >= 1e26 {
-		return Zero, false
+		return domain.Zero, false
 	}
-	d, err := ParseDecimal(strconv.FormatFloat(f, 'f', DecimalPlaces, 64))
+	d, err := domain.ParseDecimal(strconv.FormatFloat(f, 'f', domain.DecimalPlaces, 64))
 	return d, err == nil
 }
 

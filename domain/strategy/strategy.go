@@ -1,12 +1,11 @@
-package domain
+package strategy
 
 import (
-	"encoding/json"
 	"fmt"
-	"math"
 	"sort"
-	"strconv"
 	"strings"
+
+	"github.com/tradeledger/tradeledger/domain"
 )
 
 // Built-in strategy algorithms. A configured strategy (config.strategies.<name>)
@@ -20,93 +19,13 @@ const (
 
 // Defaults of the strategy parameters (see each strategy's doc comment).
 var (
-	DefaultTradingLimit    = DecimalFromInt(100) // quote units per buy
-	DefaultBuyLevel        = MustDecimal("0.6")  // percent below the EMA
-	DefaultGain            = DecimalFromInt(1)   // percent above ABP
-	DefaultEMAPeriod       = 16                  // candles
-	DefaultMinVolumeToSell = DecimalFromInt(10)  // quote units
-	DefaultStep            = DecimalFromInt(1)   // percent
+	DefaultTradingLimit    = domain.DecimalFromInt(100) // quote units per buy
+	DefaultBuyLevel        = domain.MustDecimal("0.6")  // percent below the EMA
+	DefaultGain            = domain.DecimalFromInt(1)   // percent above ABP
+	DefaultEMAPeriod       = 16                         // candles
+	DefaultMinVolumeToSell = domain.DecimalFromInt(10)  // quote units
+	DefaultStep            = domain.DecimalFromInt(1)   // percent
 )
-
-// StrategyParams are the parameters of one pair's strategy: a name is looked
-// up in the pair's override first, then in the strategy's settings, then
-// the documented default applies. Values are JSON numbers or strings
-// holding numbers ("0.5"); booleans may also be "true"/"false" strings.
-type StrategyParams struct {
-	Override map[string]any
-	Settings map[string]any
-}
-
-func (p StrategyParams) lookup(name string) (any, bool) {
-	if v, ok := p.Override[name]; ok && v != nil {
-		return v, true
-	}
-	if v, ok := p.Settings[name]; ok && v != nil {
-		return v, true
-	}
-	return nil, false
-}
-
-// Decimal returns parameter name as a Decimal, or def when it is not set.
-// A value that is not a number is EINVALID naming the parameter.
-func (p StrategyParams) Decimal(name string, def Decimal) (Decimal, error) {
-	v, ok := p.lookup(name)
-	if !ok {
-		return def, nil
-	}
-	var d Decimal
-	var err error
-	switch x := v.(type) {
-	case float64:
-		d, err = DecimalFromFloat(x)
-	case json.Number:
-		d, err = ParseDecimal(x.String())
-	case int:
-		d = DecimalFromInt(int64(x))
-	case int64:
-		d = DecimalFromInt(x)
-	case Decimal:
-		d = x
-	case string:
-		d, err = ParseDecimal(strings.TrimSpace(x))
-	default:
-		err = fmt.Errorf("%T", v)
-	}
-	if err != nil {
-		return Zero, Errorf(EINVALID, "strategy parameter %s must be a number, not %v", name, v)
-	}
-	return d, nil
-}
-
-// Int returns parameter name as a whole number, or def when it is not set.
-func (p StrategyParams) Int(name string, def int) (int, error) {
-	d, err := p.Decimal(name, DecimalFromInt(int64(def)))
-	if err != nil {
-		return 0, err
-	}
-	n, ok := d.Int64()
-	if !ok || n > math.MaxInt32 || n < math.MinInt32 {
-		return 0, Errorf(EINVALID, "strategy parameter %s must be a whole number, not %s", name, d)
-	}
-	return int(n), nil
-}
-
-// Bool returns parameter name as a boolean, or def when it is not set.
-func (p StrategyParams) Bool(name string, def bool) (bool, error) {
-	v, ok := p.lookup(name)
-	if !ok {
-		return def, nil
-	}
-	switch x := v.(type) {
-	case bool:
-		return x, nil
-	case string:
-		if b, err := strconv.ParseBool(strings.TrimSpace(x)); err == nil {
-			return b, nil
-		}
-	}
-	return false, Errorf(EINVALID, "strategy parameter %s must be true or false, not %v", name, v)
-}
 
 // PairState is what a strategy sees of one pair in one cycle. Balances are
 // the available (not on order) amounts; OpenOrders are the pair's open
@@ -114,11 +33,11 @@ func (p StrategyParams) Bool(name string, def bool) (bool, error) {
 type PairState struct {
 	Exchange, Pair            string
 	Quote, Base               string
-	Ticker                    Ticker
-	Candles                   []Candle
-	ABP                       Decimal // average buy price of the held lots; 0 when unknown
-	QuoteBalance, BaseBalance Decimal
-	OpenOrders                []ExchangeOrder
+	Ticker                    domain.Ticker
+	Candles                   []domain.Candle
+	ABP                       domain.Decimal // average buy price of the held lots; 0 when unknown
+	QuoteBalance, BaseBalance domain.Decimal
+	OpenOrders                []domain.ExchangeOrder
 }
 
 // StrategyDecision is a strategy's answer for one cycle: orders to place
@@ -126,8 +45,8 @@ type PairState struct {
 // fills those in), values to show in core memory, and a short note saying
 // why it did what it did.
 type StrategyDecision struct {
-	Orders []OrderRequest
-	Memory map[string]Decimal
+	Orders []domain.OrderRequest
+	Memory map[string]domain.Decimal
 	Note   string
 }
 
@@ -135,7 +54,7 @@ type StrategyDecision struct {
 // give the same decision. Decide returns EINVALID for bad parameters.
 type Strategy interface {
 	Name() string
-	Decide(s PairState, p StrategyParams) (StrategyDecision, error)
+	Decide(s PairState, p domain.StrategyParams) (StrategyDecision, error)
 }
 
 var builtinStrategies = map[string]Strategy{
@@ -169,7 +88,7 @@ func ResolveStrategy(name string, settings map[string]any) (Strategy, error) {
 	if s, ok := builtinStrategies[strings.ToLower(algo)]; ok {
 		return s, nil
 	}
-	return nil, Errorf(ENOTFOUND, "strategy %q has no built-in algorithm %q (built-in: %s)", name, algo, strings.Join(BuiltinStrategies(), ", "))
+	return nil, domain.Errorf(domain.ENOTFOUND, "strategy %q has no built-in algorithm %q (built-in: %s)", name, algo, strings.Join(BuiltinStrategies(), ", "))
 }
 
 // ManualStrategy never places an order: the pair is only watched (market
@@ -180,7 +99,7 @@ type ManualStrategy struct{}
 func (ManualStrategy) Name() string { return StrategyManual }
 
 // Decide returns an empty decision.
-func (ManualStrategy) Decide(PairState, StrategyParams) (StrategyDecision, error) {
+func (ManualStrategy) Decide(PairState, domain.StrategyParams) (StrategyDecision, error) {
 	return StrategyDecision{Note: "manual: no automatic orders"}, nil
 }
 
@@ -211,7 +130,7 @@ type GainStrategy struct{}
 func (GainStrategy) Name() string { return StrategyGain }
 
 // Decide applies the rule above.
-func (GainStrategy) Decide(s PairState, p StrategyParams) (StrategyDecision, error) {
+func (GainStrategy) Decide(s PairState, p domain.StrategyParams) (StrategyDecision, error) {
 	var d StrategyDecision
 	limit, err := positive(p, "TRADING_LIMIT", DefaultTradingLimit)
 	if err != nil {
@@ -234,7 +153,7 @@ func (GainStrategy) Decide(s PairState, p StrategyParams) (StrategyDecision, err
 		return d, err
 	}
 	if period < 1 {
-		return d, Errorf(EINVALID, "strategy parameter EMA_PERIOD must be at least 1, not %d", period)
+		return d, domain.Errorf(domain.EINVALID, "strategy parameter EMA_PERIOD must be at least 1, not %d", period)
 	}
 	buyOn, err := p.Bool("BUY_ENABLED", true)
 	if err != nil {
@@ -245,19 +164,19 @@ func (GainStrategy) Decide(s PairState, p StrategyParams) (StrategyDecision, err
 		return d, err
 	}
 
-	d.Memory = map[string]Decimal{}
+	d.Memory = map[string]domain.Decimal{}
 	ema := EMA(Closes(s.Candles), period)
-	emaNow, emaOK := Decimal(Zero), false
+	emaNow, emaOK := domain.Decimal(domain.Zero), false
 	if len(ema) > 0 {
 		emaNow, emaOK = RoundDecimal(ema[len(ema)-1])
 	}
-	buyPrice := Decimal(Zero)
+	buyPrice := domain.Decimal(domain.Zero)
 	if emaOK {
 		d.Memory["EMA"] = emaNow
 		buyPrice = emaNow.Sub(emaNow.Mul(buyLvl).DivInt(100))
 		d.Memory["buyPrice"] = buyPrice
 	}
-	sellPrice := Decimal(Zero)
+	sellPrice := domain.Decimal(domain.Zero)
 	if s.ABP.IsPos() {
 		sellPrice = s.ABP.Add(s.ABP.Mul(gain).DivInt(100))
 		d.Memory["sellPrice"] = sellPrice
@@ -274,7 +193,7 @@ func (GainStrategy) Decide(s PairState, p StrategyParams) (StrategyDecision, err
 	case holding && !sellOn:
 		d.Note = "gain: holding, sells disabled"
 	case holding:
-		d.Orders = append(d.Orders, OrderRequest{Side: Sell, Kind: KindLimit, Amount: s.BaseBalance, Price: sellPrice})
+		d.Orders = append(d.Orders, domain.OrderRequest{Side: domain.Sell, Kind: domain.KindLimit, Amount: s.BaseBalance, Price: sellPrice})
 		d.Note = "gain: selling at ABP + GAIN%"
 	case !buyOn:
 		d.Note = "gain: buys disabled"
@@ -285,7 +204,7 @@ func (GainStrategy) Decide(s PairState, p StrategyParams) (StrategyDecision, err
 	case s.QuoteBalance.Less(limit):
 		d.Note = "gain: quote balance below TRADING_LIMIT"
 	default:
-		d.Orders = append(d.Orders, OrderRequest{Side: Buy, Kind: KindLimit, Amount: amountFor(limit, s.Ticker.Ask), Price: s.Ticker.Ask})
+		d.Orders = append(d.Orders, domain.OrderRequest{Side: domain.Buy, Kind: domain.KindLimit, Amount: amountFor(limit, s.Ticker.Ask), Price: s.Ticker.Ask})
 		d.Note = "gain: buying below the EMA"
 	}
 	return d, nil
@@ -317,7 +236,7 @@ type StepGridStrategy struct{}
 func (StepGridStrategy) Name() string { return StrategyStepGrid }
 
 // Decide applies the rule above.
-func (StepGridStrategy) Decide(s PairState, p StrategyParams) (StrategyDecision, error) {
+func (StepGridStrategy) Decide(s PairState, p domain.StrategyParams) (StrategyDecision, error) {
 	var d StrategyDecision
 	limit, err := positive(p, "TRADING_LIMIT", DefaultTradingLimit)
 	if err != nil {
@@ -327,8 +246,8 @@ func (StepGridStrategy) Decide(s PairState, p StrategyParams) (StrategyDecision,
 	if err != nil {
 		return d, err
 	}
-	if step.Cmp(DecimalFromInt(100)) >= 0 {
-		return d, Errorf(EINVALID, "strategy parameter STEP must be below 100 (percent), not %s", step)
+	if step.Cmp(domain.DecimalFromInt(100)) >= 0 {
+		return d, domain.Errorf(domain.EINVALID, "strategy parameter STEP must be below 100 (percent), not %s", step)
 	}
 	minSell, err := nonNegative(p, "MIN_VOLUME_TO_SELL", DefaultMinVolumeToSell)
 	if err != nil {
@@ -352,21 +271,21 @@ func (StepGridStrategy) Decide(s PairState, p StrategyParams) (StrategyDecision,
 	if s.ABP.IsPos() {
 		sellPrice = sellPrice.Max(s.ABP.Add(s.ABP.Mul(step).DivInt(100)))
 	}
-	d.Memory = map[string]Decimal{"buyPrice": buyPrice, "sellPrice": sellPrice}
+	d.Memory = map[string]domain.Decimal{"buyPrice": buyPrice, "sellPrice": sellPrice}
 
 	var openBuy, openSell bool
 	for _, o := range s.OpenOrders {
 		switch o.Side {
-		case Buy:
+		case domain.Buy:
 			openBuy = true
-		case Sell:
+		case domain.Sell:
 			openSell = true
 		}
 	}
 	var notes []string
 	if buyOn && !openBuy {
 		if s.QuoteBalance.Cmp(limit) >= 0 && buyPrice.IsPos() {
-			d.Orders = append(d.Orders, OrderRequest{Side: Buy, Kind: KindLimit, Amount: amountFor(limit, buyPrice), Price: buyPrice})
+			d.Orders = append(d.Orders, domain.OrderRequest{Side: domain.Buy, Kind: domain.KindLimit, Amount: amountFor(limit, buyPrice), Price: buyPrice})
 			notes = append(notes, "buy a step below")
 		} else {
 			notes = append(notes, "quote balance below TRADING_LIMIT")
@@ -375,7 +294,7 @@ func (StepGridStrategy) Decide(s PairState, p StrategyParams) (StrategyDecision,
 	holding := s.BaseBalance.IsPos() && s.BaseBalance.Mul(s.Ticker.Bid).Cmp(minSell) >= 0
 	if sellOn && !openSell && holding {
 		amt := amountFor(limit, sellPrice).Min(s.BaseBalance)
-		d.Orders = append(d.Orders, OrderRequest{Side: Sell, Kind: KindLimit, Amount: amt, Price: sellPrice})
+		d.Orders = append(d.Orders, domain.OrderRequest{Side: domain.Sell, Kind: domain.KindLimit, Amount: amt, Price: sellPrice})
 		notes = append(notes, "sell a step above")
 	}
 	if len(notes) == 0 {
@@ -388,8 +307,8 @@ func (StepGridStrategy) Decide(s PairState, p StrategyParams) (StrategyDecision,
 // amountFor returns quote/price in base units, rounded down to 8 decimals
 // (the quantity precision of the strategies: the market's step filter
 // rounds further), so that amount × price never exceeds quote.
-func amountFor(quote, price Decimal) Decimal {
-	unit := NewDecimal(1, -8)
+func amountFor(quote, price domain.Decimal) domain.Decimal {
+	unit := domain.NewDecimal(1, -8)
 	a := quote.Div(price)
 	a = a.Sub(a.Rem(unit))
 	for a.IsPos() && quote.Less(a.Mul(price)) {
@@ -398,18 +317,18 @@ func amountFor(quote, price Decimal) Decimal {
 	return a
 }
 
-func positive(p StrategyParams, name string, def Decimal) (Decimal, error) {
+func positive(p domain.StrategyParams, name string, def domain.Decimal) (domain.Decimal, error) {
 	d, err := p.Decimal(name, def)
 	if err == nil && d.Sign() <= 0 {
-		err = Errorf(EINVALID, "strategy parameter %s must be greater than 0, not %s", name, d)
+		err = domain.Errorf(domain.EINVALID, "strategy parameter %s must be greater than 0, not %s", name, d)
 	}
 	return d, err
 }
 
-func nonNegative(p StrategyParams, name string, def Decimal) (Decimal, error) {
+func nonNegative(p domain.StrategyParams, name string, def domain.Decimal) (domain.Decimal, error) {
 	d, err := p.Decimal(name, def)
 	if err == nil && d.IsNeg() {
-		err = Errorf(EINVALID, "strategy parameter %s must not be negative, not %s", name, d)
+		err = domain.Errorf(domain.EINVALID, "strategy parameter %s must not be negative, not %s", name, d)
 	}
 	return d, err
 }
