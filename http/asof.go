@@ -11,6 +11,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/books"
+	"github.com/tradeledger/tradeledger/domain/pnlread"
 )
 
 // Reads as of a past time and under another lot matching method. asOf=
@@ -230,7 +231,7 @@ func parsePeriodBound(name, v string, loc *time.Location, end bool) (int64, erro
 		if end {
 			dd++
 		}
-		return domain.LocalDayStart(y, m, dd, loc).UnixMilli(), nil
+		return pnlread.LocalDayStart(y, m, dd, loc).UnixMilli(), nil
 	}
 	t, err := parseInstant(v)
 	if err != nil {

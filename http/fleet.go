@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/pnlread"
 )
 
 // FleetReader answers the fleet routes: every service (instance) writing to
@@ -25,14 +26,14 @@ import (
 type FleetReader interface {
 	// Overview returns each instance's figures over all time in
 	// q.Currency, and the fleet's total.
-	Overview(ctx context.Context, q domain.FleetQuery) (*domain.FleetOverview, error)
+	Overview(ctx context.Context, q pnlread.FleetQuery) (*pnlread.FleetOverview, error)
 	// Realized returns each instance's pairs' realized figures in their
 	// quotes and the instance's in q.Currency over q's range, and the
 	// fleet's total.
-	Realized(ctx context.Context, q domain.FleetQuery) (*domain.FleetRealized, error)
+	Realized(ctx context.Context, q pnlread.FleetQuery) (*pnlread.FleetRealized, error)
 	// Fills calls each with every fill of the current instances in q's
 	// range, by instance, pair and trade time, until each fails.
-	Fills(ctx context.Context, q domain.FleetQuery, each func(*domain.FleetFill) error) error
+	Fills(ctx context.Context, q pnlread.FleetQuery, each func(*pnlread.FleetFill) error) error
 }
 
 // The fleet routes (read scope): any instance answers them, reading the
@@ -74,7 +75,7 @@ var errNoFleet = domain.Errorf(domain.EUNAVAILABLE, "the fleet routes read the a
 
 // fleetRequest is a fleet request, parsed.
 type fleetRequest struct {
-	q   domain.FleetQuery
+	q   pnlread.FleetQuery
 	loc *time.Location
 }
 
@@ -85,7 +86,7 @@ func (h *fleetHandler) parseRequest(r *http.Request, ranged bool) (*fleetRequest
 		return nil, errNoFleet
 	}
 	qv := r.URL.Query()
-	req := &fleetRequest{q: domain.FleetQuery{Method: h.past.liveMethod()}, loc: time.UTC}
+	req := &fleetRequest{q: pnlread.FleetQuery{Method: h.past.liveMethod()}, loc: time.UTC}
 	if c := qv.Get("currency"); c != "" {
 		if len(c) > domain.MaxPairLen || !isSymbol(c) {
 			return nil, domain.Errorf(domain.EINVALID, "currency must be a currency symbol of letters and digits (e.g. USDT)")
@@ -277,7 +278,7 @@ func sortedKeys[V any](m map[string]V) []string {
 // figureRows returns an entry's rows of figures f (converted, unconverted
 // per currency, unconverted fees per asset) as the columns after the
 // part and currency, made by row (pnl, unrealized, fees, money…, counts).
-func figureRows(currency string, f *domain.FleetFigures, unrealized *domain.Number,
+func figureRows(currency string, f *pnlread.FleetFigures, unrealized *domain.Number,
 	row func(part, currency string, pnl, unr, fees, invested string, money [3]string, counts []string) []string) [][]string {
 	unr := ""
 	if unrealized != nil {
@@ -309,7 +310,7 @@ func writeFleetOverviewCSV(fleet FleetReader, r *http.Request, req *fleetRequest
 	if err := cw.Write(FleetOverviewHeader); err != nil {
 		return err
 	}
-	entry := func(info []string, pairs int, f *domain.FleetFigures, unr domain.Number) error {
+	entry := func(info []string, pairs int, f *pnlread.FleetFigures, unr domain.Number) error {
 		rows := figureRows(o.Currency, f, &unr, func(part, currency, pnl, unr, fees, invested string, money [3]string, counts []string) []string {
 			c := make([]string, 6)
 			copy(c, counts)
@@ -339,7 +340,7 @@ func writeFleetRealizedCSV(fleet FleetReader, r *http.Request, req *fleetRequest
 	if err := cw.Write(FleetRealizedHeader); err != nil {
 		return err
 	}
-	entry := func(name, status string, f *domain.FleetFigures) error {
+	entry := func(name, status string, f *pnlread.FleetFigures) error {
 		rows := figureRows(rep.Currency, f, nil, func(part, currency, pnl, _, fees, invested string, money [3]string, counts []string) []string {
 			c := make([]string, 4)
 			if len(counts) == 6 { // trades, then winning, losing, breakeven
@@ -377,7 +378,7 @@ func writeFleetFillsCSV(fleet FleetReader, r *http.Request, req *fleetRequest, s
 		return nil
 	}
 	rec := make([]string, len(FleetFillsHeader))
-	err := fleet.Fills(r.Context(), req.q, func(f *domain.FleetFill) error {
+	err := fleet.Fills(r.Context(), req.q, func(f *pnlread.FleetFill) error {
 		if err := header(); err != nil {
 			return err
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/pnlread"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 	"github.com/tradeledger/tradeledger/projections"
 	"github.com/tradeledger/tradeledger/projections/clickhouse"
@@ -83,7 +84,7 @@ func TestFleetRoutes(t *testing.T) {
 	if status != 200 {
 		t.Fatalf("overview: %d %s", status, body)
 	}
-	o := decodeBody[domain.FleetOverview](t, body)
+	o := decodeBody[pnlread.FleetOverview](t, body)
 	if o.Currency != "USDT" || o.Method != "lofo" || len(o.Instances) != 2 || o.Instances[0].Name != "other" || o.Instances[1].Name != "this" ||
 		o.Instances[0].NumberOfTrades != 12 || o.Instances[1].NumberOfTrades != 60 || o.Total.NumberOfTrades != 72 || o.Total.Instances != 2 {
 		t.Fatalf("overview: %s", body)
@@ -96,7 +97,7 @@ func TestFleetRoutes(t *testing.T) {
 	if status != 200 {
 		t.Fatalf("realized: %d %s", status, body)
 	}
-	rep := decodeBody[domain.FleetRealized](t, body)
+	rep := decodeBody[pnlread.FleetRealized](t, body)
 	if len(rep.Instances) != 2 || len(rep.Instances[1].Pairs) != 2 || rep.Total.Pnl != o.Total.Pnl || rep.From == 0 {
 		t.Fatalf("realized since 2020 (every fill): %s", body)
 	}

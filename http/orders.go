@@ -14,6 +14,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/pnlread"
 	"github.com/tradeledger/tradeledger/projections"
 )
 
@@ -336,11 +337,11 @@ func (h *ordersHandler) handleOrdersDay(w http.ResponseWriter, r *http.Request) 
 		}
 	}
 	now := h.clock.Now().In(loc)
-	first := domain.LocalDayStart(now.Year(), now.Month(), now.Day()-int(n-1), loc)
+	first := pnlread.LocalDayStart(now.Year(), now.Month(), now.Day()-int(n-1), loc)
 	out := ordersDayResponse{Days: make([]string, n)}
 	bounds := make([]int64, n+1)
 	for i := range bounds {
-		day := domain.AddLocalDays(first, i, loc)
+		day := pnlread.AddLocalDays(first, i, loc)
 		bounds[i] = day.UnixMilli()
 		if i < int(n) {
 			out.Days[i] = day.Format("2006-01-02")

@@ -5,12 +5,13 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/pnlread"
 )
 
 // PnlReader is what the PNL routes (pnl.go) and assets/total (assets.go)
-// read: the one contract, domain.PnlReader, which the in-memory Ledger
+// read: the one contract, pnlread.PnlReader, which the in-memory Ledger
 // and the ClickHouse reader implement.
-type PnlReader = domain.PnlReader
+type PnlReader = pnlread.PnlReader
 
 // LedgerReader is the in-memory Ledger's read side, as cmd fills
 // Server.Ledger with it (projections.Ledger). Each route group is given

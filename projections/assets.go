@@ -4,6 +4,7 @@ import (
 	"sort"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/pnlread"
 )
 
 // Asset value history. BalancesObserved events give an exchange's holdings
@@ -35,7 +36,7 @@ type pricePoint struct {
 // in trade-time order (a late fill before it in the slot changes nothing;
 // last says the fill is the pair's last record, the common case).
 func (b *pairBook) addPrice(t int64, price domain.Decimal, last bool) {
-	slot := domain.FloorDiv(t, BucketSeconds*1000)
+	slot := pnlread.FloorDiv(t, BucketSeconds*1000)
 	if !last {
 		end := (slot + 1) * BucketSeconds * 1000
 		if j := b.recs.search(func(r *orderRecord) bool { return r.time >= end }); j > 0 {
@@ -62,7 +63,7 @@ func (b *pairBook) addPrice(t int64, price domain.Decimal, last bool) {
 
 // priceAt returns the pair's price in t's slot or the last slot before.
 func (b *pairBook) priceAt(t int64) (domain.Decimal, bool) {
-	slot := domain.FloorDiv(t, BucketSeconds*1000)
+	slot := pnlread.FloorDiv(t, BucketSeconds*1000)
 	i := sort.Search(len(b.prices), func(i int) bool { return b.prices[i].slot > slot })
 	if i == 0 {
 		return domain.Zero, false

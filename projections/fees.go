@@ -7,6 +7,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/fold"
+	"github.com/tradeledger/tradeledger/domain/pnlread"
 )
 
 // Fees of order records. A fee is valued when its fill is folded
@@ -131,7 +132,7 @@ func (b *pairBook) unconvertedFees(from, to int64, out map[string]domain.Decimal
 }
 
 // bucketStart returns the start (unix s) of the PNL bucket of a time in ms.
-func bucketStart(ms int64) int64 { return domain.FloorDiv(ms, BucketSeconds*1000) * BucketSeconds }
+func bucketStart(ms int64) int64 { return pnlread.FloorDiv(ms, BucketSeconds*1000) * BucketSeconds }
 
 // feeNumbers returns fees as the answers show them (nil when empty).
 func feeNumbers(fees map[string]domain.Decimal) map[string]domain.Number {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/fold"
+	"github.com/tradeledger/tradeledger/domain/pnlread"
 )
 
 // Trade time. Every figure of the Ledger — order records' derived fields,
@@ -81,7 +82,7 @@ func (l *Ledger) settle() {
 // start).
 func (l *Ledger) sawFill(id, t int64) {
 	s := uint32(firstUnknown)
-	if sec := domain.FloorDiv(t, 1000); sec >= 0 && sec < firstUnknown {
+	if sec := pnlread.FloorDiv(t, 1000); sec >= 0 && sec < firstUnknown {
 		s = uint32(sec)
 	}
 	if old, ok := l.first.get(id); ok && (old == firstUnknown || (s != firstUnknown && old <= s)) {

@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/pnlread"
 )
 
 // Chart marks are a view of the order records (one mark per fill), not a
@@ -46,7 +47,7 @@ func (l *Ledger) Marks(exchange, pair string, startSec, endSec int64) []Mark {
 	lo, hi := b.timeRange(startSec*1000, (endSec+1)*1000)
 	for j := lo; j < hi; j++ {
 		r := b.recs.at(j)
-		m := Mark{Exchange: exchange, Pair: pair, Time: domain.FloorDiv(r.time, 1000),
+		m := Mark{Exchange: exchange, Pair: pair, Time: pnlread.FloorDiv(r.time, 1000),
 			ID: strconv.FormatInt(r.id, 10) + "-" + strconv.FormatUint(r.pos(), 10)}
 		side := "BUY"
 		m.Color, m.Label = MarkBuyColor, MarkBuyLabel

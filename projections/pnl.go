@@ -3,6 +3,7 @@ package projections
 import (
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/fold"
+	"github.com/tradeledger/tradeledger/domain/pnlread"
 )
 
 // The PNL queries of the Ledger: pnl/overview, pnl/daily, pnl/sum and
@@ -65,7 +66,7 @@ func (l *Ledger) Overview(q OverviewQuery) (*Overview, error) {
 	}
 	o := &Overview{Unit: sc.unit, DailyHistory: []DayPnl{}, PnlsPerPair: []KeyPnl{}, DetailedPerPair: []PairDetail{}}
 
-	periods := domain.OverviewPeriods(q.Now, q.Loc)
+	periods := pnlread.OverviewPeriods(q.Now, q.Loc)
 	period := func(a, b int64) domain.Decimal {
 		var s domain.Decimal
 		for _, x := range ss {

@@ -3,7 +3,7 @@ package projections
 import (
 	_ "time/tzdata" // zones on a bare machine: days are local to the requested timezone
 
-	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/pnlread"
 )
 
 // Days of a PNL history: a zone's days are runs of whole slots
@@ -15,10 +15,10 @@ import (
 func rangeSeconds(fromMs, toMs int64) (int64, int64) {
 	from, to := int64(minTime), int64(maxTime)
 	if fromMs != 0 {
-		from = domain.FloorDiv(fromMs, BucketSeconds*1000) * BucketSeconds
+		from = pnlread.FloorDiv(fromMs, BucketSeconds*1000) * BucketSeconds
 	}
 	if toMs != 0 {
-		to = -domain.FloorDiv(-toMs, 1000) // ceil: buckets starting before toMs
+		to = -pnlread.FloorDiv(-toMs, 1000) // ceil: buckets starting before toMs
 	}
 	return from, to
 }

@@ -4,45 +4,46 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/pnlread"
 )
 
 // The PNL read contract lives in domain (domain/pnlread.go), so that the
 // ClickHouse reader implements it without importing this package; these
 // names keep it readable from here.
 type (
-	PnlReader     = domain.PnlReader
-	PnlScope      = domain.PnlScope
-	ScopeKeys     = domain.ScopeKeys
-	DayPnl        = domain.DayPnl
-	PeriodPnl     = domain.PeriodPnl
-	TradeRef      = domain.TradeRef
-	PnlTotal      = domain.PnlTotal
-	KeyPnl        = domain.KeyPnl
-	PairDetail    = domain.PairDetail
-	Overview      = domain.Overview
-	OverviewQuery = domain.OverviewQuery
-	DailyQuery    = domain.DailyQuery
-	PairSum       = domain.PairSum
-	SumResult     = domain.SumResult
-	PairTotal     = domain.PairTotal
-	QuoteSum      = domain.QuoteSum
-	Unconverted   = domain.Unconverted
-	AssetPoint    = domain.AssetPoint
+	PnlReader     = pnlread.PnlReader
+	PnlScope      = pnlread.PnlScope
+	ScopeKeys     = pnlread.ScopeKeys
+	DayPnl        = pnlread.DayPnl
+	PeriodPnl     = pnlread.PeriodPnl
+	TradeRef      = pnlread.TradeRef
+	PnlTotal      = pnlread.PnlTotal
+	KeyPnl        = pnlread.KeyPnl
+	PairDetail    = pnlread.PairDetail
+	Overview      = pnlread.Overview
+	OverviewQuery = pnlread.OverviewQuery
+	DailyQuery    = pnlread.DailyQuery
+	PairSum       = pnlread.PairSum
+	SumResult     = pnlread.SumResult
+	PairTotal     = pnlread.PairTotal
+	QuoteSum      = pnlread.QuoteSum
+	Unconverted   = pnlread.Unconverted
+	AssetPoint    = pnlread.AssetPoint
 )
 
 var _ PnlReader = (*Ledger)(nil)
 
-// LoadZone is domain.LoadZone.
-func LoadZone(name string) (*time.Location, error) { return domain.LoadZone(name) }
+// LoadZone is pnlread.LoadZone.
+func LoadZone(name string) (*time.Location, error) { return pnlread.LoadZone(name) }
 
-// ResolveScope is domain.ResolveScope.
+// ResolveScope is pnlread.ResolveScope.
 func ResolveScope(sc PnlScope, known []string) (ScopeKeys, error) {
-	return domain.ResolveScope(sc, known)
+	return pnlread.ResolveScope(sc, known)
 }
 
-// ResolveScopeMixed is domain.ResolveScopeMixed.
+// ResolveScopeMixed is pnlread.ResolveScopeMixed.
 func ResolveScopeMixed(sc PnlScope, known []string) (ScopeKeys, error) {
-	return domain.ResolveScopeMixed(sc, known)
+	return pnlread.ResolveScopeMixed(sc, known)
 }
 
 // PnlMethod returns the lot matching the Ledger folds with (Method): what

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/books"
+	"github.com/tradeledger/tradeledger/domain/pnlread"
 	"github.com/tradeledger/tradeledger/projections"
 )
 
@@ -178,7 +179,7 @@ func periodBound(s string, loc *time.Location, end bool) (int64, error) {
 		if end {
 			dd++
 		}
-		return domain.LocalDayStart(y, m, dd, loc).UnixMilli(), nil
+		return pnlread.LocalDayStart(y, m, dd, loc).UnixMilli(), nil
 	}
 	return parseTimeIn(s, nil)
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/pnlread"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 )
 
@@ -96,25 +97,25 @@ func (s *fleetService) caughtUp(t *testing.T) {
 // currency (over several quotes, converted by its own Ledger), else — its
 // pairs all quoted in another currency — everything but the counts
 // unconverted in that one.
-func (s *fleetService) ownInCurrency(t *testing.T, currency string) (domain.FleetFigures, domain.Decimal) {
+func (s *fleetService) ownInCurrency(t *testing.T, currency string) (pnlread.FleetFigures, domain.Decimal) {
 	t.Helper()
-	var o domain.Overview
+	var o pnlread.Overview
 	if err := json.Unmarshal(s.request(t, "POST", "/api/v1/pnl/overview", map[string]any{"timezone": "UTC", "keys": []string{"All"}}), &o); err != nil {
 		t.Fatal(err)
 	}
 	tot := o.Total
-	f := domain.FleetFigures{Pnl: tot.Pnl, BuyBaseValue: tot.BuyBaseValue, SellBaseValue: tot.SellBaseValue, UnmatchedBaseValue: tot.UnmatchedValue,
+	f := pnlread.FleetFigures{Pnl: tot.Pnl, BuyBaseValue: tot.BuyBaseValue, SellBaseValue: tot.SellBaseValue, UnmatchedBaseValue: tot.UnmatchedValue,
 		NumberOfTrades: tot.NumberOfTrades, BuyCount: tot.BuyCount, SellCount: tot.SellCount, Winning: tot.Winning, Losing: tot.Losing,
 		Breakeven: tot.Breakeven, Unconverted: o.Unconverted}
 	if f.Unconverted == nil {
-		f.Unconverted = map[string]domain.Unconverted{}
+		f.Unconverted = map[string]pnlread.Unconverted{}
 	}
 	switch {
 	case o.Unit == currency:
 		return f, domain.Decimal(tot.BuyPnl)
 	case o.PerQuote == nil:
 		f.Pnl, f.BuyBaseValue, f.SellBaseValue, f.UnmatchedBaseValue = domain.Number{}, domain.Number{}, domain.Number{}, domain.Number{}
-		f.Unconverted = map[string]domain.Unconverted{o.Unit: {Pnl: tot.Pnl, Trades: tot.NumberOfTrades, UnrealizedPnl: tot.BuyPnl}}
+		f.Unconverted = map[string]pnlread.Unconverted{o.Unit: {Pnl: tot.Pnl, Trades: tot.NumberOfTrades, UnrealizedPnl: tot.BuyPnl}}
 		return f, domain.Zero
 	}
 	t.Fatalf("%s answers in %s over several quotes: not comparable with the fleet in %s", s.name, o.Unit, currency)
@@ -173,13 +174,13 @@ func TestFleetOfThreeServices(t *testing.T) {
 		}
 		fleet = append(fleet, &fleetService{name: l.name, m: m, token: token, clock: clock})
 	}
-	check := func(phase string) domain.FleetOverview {
+	check := func(phase string) pnlread.FleetOverview {
 		t.Helper()
 		for _, s := range fleet {
 			s.caughtUp(t)
 		}
 		var first []byte
-		var o domain.FleetOverview
+		var o pnlread.FleetOverview
 		for i, s := range fleet { // any instance answers, the same
 			b := s.request(t, "GET", "/api/v1/fleet/overview?currency=USDT", nil)
 			if i == 0 {
@@ -194,13 +195,13 @@ func TestFleetOfThreeServices(t *testing.T) {
 		if len(o.Instances) != 3 || o.Total.Instances != 3 {
 			t.Fatalf("%s: %s", phase, first)
 		}
-		sum := domain.FleetFigures{Unconverted: map[string]domain.Unconverted{}}
+		sum := pnlread.FleetFigures{Unconverted: map[string]pnlread.Unconverted{}}
 		var sumUnr domain.Decimal
 		add := func(a *domain.Number, b domain.Number) { *a = domain.Number(domain.Decimal(*a).Add(domain.Decimal(b))) }
 		for i, s := range fleet {
 			got := o.Instances[i]
 			want, wantUnr := s.ownInCurrency(t, "USDT")
-			if got.Name != s.name || got.Status != domain.FleetCurrent || got.Pnl != want.Pnl || got.NumberOfTrades != want.NumberOfTrades ||
+			if got.Name != s.name || got.Status != pnlread.FleetCurrent || got.Pnl != want.Pnl || got.NumberOfTrades != want.NumberOfTrades ||
 				got.BuyCount != want.BuyCount || got.SellCount != want.SellCount || got.Winning != want.Winning || got.Losing != want.Losing ||
 				got.Breakeven != want.Breakeven || got.BuyBaseValue != want.BuyBaseValue || got.SellBaseValue != want.SellBaseValue ||
 				got.UnmatchedBaseValue != want.UnmatchedBaseValue || domain.Decimal(got.UnrealizedPnl) != wantUnr ||
@@ -239,9 +240,9 @@ func TestFleetOfThreeServices(t *testing.T) {
 	// The service reading PNL from ClickHouse answers from its own rows:
 	// its overview is its Ledger's, not the database's three instances'.
 	alpha := fleet[0]
-	all := domain.PnlScope{Keys: []string{"All"}}
+	all := pnlread.PnlScope{Keys: []string{"All"}}
 	for _, r := range [][2]int64{{0, 0}, {start.UnixMilli(), start.Add(40 * time.Hour).UnixMilli()}} {
-		q := domain.OverviewQuery{Scope: all, Loc: time.UTC, Now: alpha.m.Clock.Now(), From: r[0], To: r[1]}
+		q := pnlread.OverviewQuery{Scope: all, Loc: time.UTC, Now: alpha.m.Clock.Now(), From: r[0], To: r[1]}
 		mem, err := alpha.m.models.ledger.Overview(q)
 		if err != nil {
 			t.Fatal(err)
@@ -253,7 +254,7 @@ func TestFleetOfThreeServices(t *testing.T) {
 		if a, b := mustJSONOf(t, mem), mustJSONOf(t, fromCH); a != b || mem.Total.NumberOfTrades == 0 {
 			t.Fatalf("alpha's overview %v from ClickHouse differs from its Ledger's:\n%s\n%s", r, b, a)
 		}
-		dq := domain.DailyQuery{Scope: all, Loc: time.UTC, From: r[0], To: r[1]}
+		dq := pnlread.DailyQuery{Scope: all, Loc: time.UTC, From: r[0], To: r[1]}
 		md, _, _, _ := alpha.m.models.ledger.Daily(dq)
 		cd, _, _, err := alpha.m.pnlReader.Daily(dq)
 		if err != nil || mustJSONOf(t, md) != mustJSONOf(t, cd) {
@@ -305,7 +306,7 @@ func TestFleetOfThreeServices(t *testing.T) {
 }
 
 // sameUnconverted compares two Unconverted maps (empty and nil alike).
-func sameUnconverted(a, b map[string]domain.Unconverted) bool {
+func sameUnconverted(a, b map[string]pnlread.Unconverted) bool {
 	if len(a) != len(b) {
 		return false
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/pnlread"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 	"github.com/tradeledger/tradeledger/projections"
 	"github.com/tradeledger/tradeledger/projections/clickhouse"
@@ -231,7 +232,7 @@ func goldenPnl(t *testing.T, who string, a goldenAnswers, w goldenFigures) {
 
 // answersOf are r's answers as JSON; sum's pnl and invested under those
 // names (as pnl/sum's sommaPnl and invested).
-func answersOf(t *testing.T, r domain.PnlReader) goldenAnswers {
+func answersOf(t *testing.T, r pnlread.PnlReader) goldenAnswers {
 	t.Helper()
 	o, err := r.Overview(projections.OverviewQuery{Scope: projections.PnlScope{Keys: []string{"All"}}, Loc: time.UTC, Now: time.Date(2024, 5, 3, 0, 0, 0, 0, time.UTC)})
 	if err != nil {

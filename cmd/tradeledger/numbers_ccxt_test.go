@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/pnlread"
 	"github.com/tradeledger/tradeledger/exchange/ccxt/krakenfixture"
 )
 
@@ -69,7 +70,7 @@ func TestCCXTSubCentFillExact(t *testing.T) {
 		{"sell pnl", s.Pnl, d("46.75")},
 		{"sell balance", s.Balance, d("500000000000")},
 	})
-	sum, err := e.m.models.ledger.Sum(domain.PnlScope{Keys: []string{"kraken/USDT-BABYDOGE"}}, 0, 0)
+	sum, err := e.m.models.ledger.Sum(pnlread.PnlScope{Keys: []string{"kraken/USDT-BABYDOGE"}}, 0, 0)
 	if err != nil || sum.Pnl != d("46.75") {
 		t.Fatalf("pnl sum %+v %v, want 46.75", sum, err)
 	}

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/pnlread"
 	"github.com/tradeledger/tradeledger/exchange/binance/fixture"
 )
 
@@ -99,7 +100,7 @@ func TestBinanceSubCentFillExact(t *testing.T) {
 		{"sell balance", s.Balance, d("500000000000")},
 		{"inventory cost", s.InventoryCost, d("600.6")},
 	})
-	sum, err := e.m.models.ledger.Sum(domain.PnlScope{Keys: []string{"binance/USDT-BABYDOGE"}}, 0, 0)
+	sum, err := e.m.models.ledger.Sum(pnlread.PnlScope{Keys: []string{"binance/USDT-BABYDOGE"}}, 0, 0)
 	if err != nil || sum.Pnl != d("48.75") || sum.Invested != d("600.6") {
 		t.Fatalf("pnl sum %+v %v, want pnl 48.75 on 600.6 invested", sum, err)
 	}

@@ -2,6 +2,7 @@ package books
 
 import (
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/pnlread"
 )
 
 // The realized-gains report. Every sell fill of the period is a disposal:
@@ -352,7 +353,7 @@ func (z *realizer) run(onFill func(p *pairWalk, f *Fill, s *step), emit func(d *
 			d.Unpriced = &Unpriced{Quantity: domain.Number(r.Matched), CostBasis: domain.Number(r.LotCost)}
 			acc.unpricedQty, acc.unpricedCost = acc.unpricedQty.Add(r.Matched), acc.unpricedCost.Add(r.LotCost)
 			for _, u := range used {
-				days := domain.DayNumber(f.Time, loc) - domain.DayNumber(u.Time, loc)
+				days := pnlread.DayNumber(f.Time, loc) - pnlread.DayNumber(u.Time, loc)
 				lu := lotUse(u, domain.Zero, domain.Zero, domain.Zero, days, hold)
 				d.UnpricedLots = append(d.UnpricedLots, UnpricedLotUse{AcquiredAt: lu.AcquiredAt, BuyOrderID: lu.BuyOrderID,
 					Acquired: lu.Acquired, Quantity: lu.Quantity, CostBasis: lu.CostBasis, HoldingDays: lu.HoldingDays, Term: lu.Term})
@@ -373,7 +374,7 @@ func (z *realizer) run(onFill func(p *pairWalk, f *Fill, s *step), emit func(d *
 					lp, lf = domain.MulDiv(up, u.qty, r.UnknownQty), domain.MulDiv(uf, u.qty, r.UnknownQty)
 					restP, restF = restP.Sub(lp), restF.Sub(lf)
 				}
-				days := domain.DayNumber(f.Time, loc) - domain.DayNumber(u.time, loc)
+				days := pnlread.DayNumber(f.Time, loc) - pnlread.DayNumber(u.time, loc)
 				lu := UnknownLotUse{AcquiredAt: u.time, Quantity: domain.Number(u.qty), Proceeds: domain.Number(lp), Fee: domain.Number(lf),
 					HoldingDays: days, Term: "short"}
 				if days > hold {
@@ -392,7 +393,7 @@ func (z *realizer) run(onFill func(p *pairWalk, f *Fill, s *step), emit func(d *
 				restP, restF = restP.Sub(lp), restF.Sub(lf)
 			}
 			gain := lp.Sub(lf).Sub(u.Cost)
-			days := domain.DayNumber(f.Time, loc) - domain.DayNumber(u.Time, loc)
+			days := pnlread.DayNumber(f.Time, loc) - pnlread.DayNumber(u.Time, loc)
 			long := days > hold
 			lu := lotUse(u, lp, lf, gain, days, hold)
 			acc.add(u.Qty, lp, lf, u.Cost, gain, long)

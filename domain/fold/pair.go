@@ -4,6 +4,7 @@ import (
 	"sort"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/pnlread"
 )
 
 // SlotMs is the width of a PNL slot (15 minutes, in ms): the unit of the
@@ -12,7 +13,7 @@ import (
 const SlotMs = 15 * 60 * 1000
 
 // SlotOf returns the slot of a time in ms.
-func SlotOf(ms int64) int64 { return domain.FloorDiv(ms, SlotMs) }
+func SlotOf(ms int64) int64 { return pnlread.FloorDiv(ms, SlotMs) }
 
 // Key is a fill's place in trade-time order: its trade time (ms), then the
 // log position it was recorded at (the tie rule of fills of one

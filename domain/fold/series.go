@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/pnlread"
 )
 
 // Series is a run of 15-minute slots (SlotMs) of one pair, one quote
@@ -181,13 +182,13 @@ func (a *PnlAgg[C]) CountsOnly() PnlAgg[C] {
 
 // Days folds the slots of ss starting in [from, to) (unix s) into days of
 // loc (the local date of each slot's start), oldest first, days without
-// fills left out, with the running sums: a daily history (domain.DayPnl).
-func Days[C int32 | int64](ss []*Series[C], from, to int64, loc *time.Location) []domain.DayPnl {
+// fills left out, with the running sums: a daily history (pnlread.DayPnl).
+func Days[C int32 | int64](ss []*Series[C], from, to int64, loc *time.Location) []pnlread.DayPnl {
 	type day struct {
 		trades                   int64
 		volume, pnl, unm, invest domain.Decimal
 	}
-	zone := domain.LocalDays{Loc: loc}
+	zone := pnlread.LocalDays{Loc: loc}
 	var days []int64
 	var acc []day            // by index in days
 	byDay := map[int64]int{} // several series: a day's index in days
@@ -233,12 +234,12 @@ func Days[C int32 | int64](ss []*Series[C], from, to int64, loc *time.Location) 
 	if len(ss) > 1 {
 		sort.Slice(order, func(i, j int) bool { return days[order[i]] < days[order[j]] })
 	}
-	out := make([]domain.DayPnl, len(days))
+	out := make([]pnlread.DayPnl, len(days))
 	var cum, inv domain.Decimal
 	for i, o := range order {
 		n, x := days[o], &acc[o]
 		cum, inv = cum.Add(x.pnl), inv.Add(x.invest)
-		out[i] = domain.DayPnl{Date: time.Unix(n*86400, 0).UTC().Format("2006-01-02"), NumberOfTrades: x.trades,
+		out[i] = pnlread.DayPnl{Date: time.Unix(n*86400, 0).UTC().Format("2006-01-02"), NumberOfTrades: x.trades,
 			TotalVolume: domain.Number(x.volume), Pnl: domain.Number(x.pnl), CumulativePnl: domain.Number(cum),
 			CumulativePnlPercent: domain.Number(domain.PnlPercent(cum, inv)), UnmatchedBaseValue: domain.Number(x.unm)}
 	}
@@ -247,9 +248,9 @@ func Days[C int32 | int64](ss []*Series[C], from, to int64, loc *time.Location) 
 
 // Total returns an aggregate as the overview's total section, with the
 // unrealized pnl of the lots held (buyPnl).
-func Total[C int32 | int64](t *PnlAgg[C], unrealized domain.Decimal) domain.PnlTotal {
+func Total[C int32 | int64](t *PnlAgg[C], unrealized domain.Decimal) pnlread.PnlTotal {
 	closes := int64(t.Wins + t.Losses + t.Evens)
-	out := domain.PnlTotal{
+	out := pnlread.PnlTotal{
 		Pnl:            domain.Number(t.Pnl),
 		NumberOfTrades: int64(t.Trades),
 		AveragePnl:     domain.Number(domain.AveragePnl(t.Pnl, closes)),
@@ -266,16 +267,16 @@ func Total[C int32 | int64](t *PnlAgg[C], unrealized domain.Decimal) domain.PnlT
 		UnmatchedValue: domain.Number(t.Unmatched),
 	}
 	if closes > 0 {
-		out.HeroTrade = domain.TradeRef{Pnl: domain.Number(t.Hero), Time: t.HeroT}
-		out.FuckupTrade = domain.TradeRef{Pnl: domain.Number(t.Fuck), Time: t.FuckT}
+		out.HeroTrade = pnlread.TradeRef{Pnl: domain.Number(t.Hero), Time: t.HeroT}
+		out.FuckupTrade = pnlread.TradeRef{Pnl: domain.Number(t.Fuck), Time: t.FuckT}
 	}
 	return out
 }
 
 // Detail returns a pair's aggregate as an element of the overview's
 // detailedPerPair.
-func Detail[C int32 | int64](key string, s *PnlAgg[C], unrealized domain.Decimal, strategy string, loc *time.Location) domain.PairDetail {
-	return domain.PairDetail{
+func Detail[C int32 | int64](key string, s *PnlAgg[C], unrealized domain.Decimal, strategy string, loc *time.Location) pnlread.PairDetail {
+	return pnlread.PairDetail{
 		Strategy:                  strategy,
 		CumulativePnl:             domain.Number(s.Pnl),
 		CumulativeProfit:          domain.Number(s.Profit),
@@ -294,7 +295,7 @@ func Detail[C int32 | int64](key string, s *PnlAgg[C], unrealized domain.Decimal
 		CumulativeBuyValue:        domain.Number(s.BuyValue),
 		CumulativeSellValue:       domain.Number(s.SellValue),
 		UnrealizedPnl:             domain.Number(unrealized),
-		DailyPnlPerThousand:       domain.DailyPnlPerThousand(s.Pnl, s.Invested, domain.DaySpan(s.FirstT, s.LastT, loc)),
+		DailyPnlPerThousand:       domain.DailyPnlPerThousand(s.Pnl, s.Invested, pnlread.DaySpan(s.FirstT, s.LastT, loc)),
 		Key:                       key,
 	}
 }

@@ -1,20 +1,23 @@
 package fold
 
-import "github.com/tradeledger/tradeledger/domain"
+import (
+	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/pnlread"
+)
 
 // UnconvertedBook gathers what a mixed-quote answer could not convert, per
 // quote currency, as both PNL readers report it. The zero value is empty.
 type UnconvertedBook struct {
-	m map[string]*domain.Unconverted
+	m map[string]*pnlread.Unconverted
 }
 
-func (u *UnconvertedBook) entry(q string) *domain.Unconverted {
+func (u *UnconvertedBook) entry(q string) *pnlread.Unconverted {
 	if u.m == nil {
-		u.m = map[string]*domain.Unconverted{}
+		u.m = map[string]*pnlread.Unconverted{}
 	}
 	e := u.m[q]
 	if e == nil {
-		e = &domain.Unconverted{}
+		e = &pnlread.Unconverted{}
 		u.m[q] = e
 	}
 	return e
@@ -49,8 +52,8 @@ func (u *UnconvertedBook) Unrealized(q, unit string, x domain.Decimal, path Rate
 }
 
 // Result returns the entries (empty, not nil, when there are none).
-func (u *UnconvertedBook) Result() map[string]domain.Unconverted {
-	out := make(map[string]domain.Unconverted, len(u.m))
+func (u *UnconvertedBook) Result() map[string]pnlread.Unconverted {
+	out := make(map[string]pnlread.Unconverted, len(u.m))
 	for q, e := range u.m {
 		out[q] = *e
 	}

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/pnlread"
 )
 
 // Reads over all time (no date range) come from pnl_overview9, the table
@@ -250,7 +251,7 @@ func (r *Reader) readOverview(ctx context.Context, d *overviewData, days map[str
 		return err
 	}
 	defer rows.Close()
-	sc := overviewScan{d: d, days: days, zone: domain.LocalDays{Loc: loc}, plan: plan}
+	sc := overviewScan{d: d, days: days, zone: pnlread.LocalDays{Loc: loc}, plan: plan}
 	for rows.Next() {
 		var row overviewRow
 		var packed string
@@ -288,7 +289,7 @@ func overviewConds(plan *zonePlan, pairs bool) []string {
 		if _, ok := blocks[shift]; !ok {
 			shifts = append(shifts, shift)
 		}
-		for n := domain.FloorDiv(from, dayBlock); n <= domain.FloorDiv(to, dayBlock); n++ {
+		for n := pnlread.FloorDiv(from, dayBlock); n <= pnlread.FloorDiv(to, dayBlock); n++ {
 			blocks[shift] = append(blocks[shift], n)
 		}
 	}
@@ -303,7 +304,7 @@ func overviewConds(plan *zonePlan, pairs bool) []string {
 			if _, ok := first[e.shift]; !ok {
 				firstShifts = append(firstShifts, e.shift)
 			}
-			first[e.shift] = append(first[e.shift], domain.FloorDiv(e.n+max(e.sign, 0), dayBlock))
+			first[e.shift] = append(first[e.shift], pnlread.FloorDiv(e.n+max(e.sign, 0), dayBlock))
 		}
 	}
 	for _, sh := range shifts {
@@ -314,7 +315,7 @@ func overviewConds(plan *zonePlan, pairs bool) []string {
 	}
 	var hours []int64
 	for _, h := range plan.slow {
-		for n := domain.FloorDiv(h[0], hourBlock); n <= domain.FloorDiv(h[1]-1, hourBlock); n++ {
+		for n := pnlread.FloorDiv(h[0], hourBlock); n <= pnlread.FloorDiv(h[1]-1, hourBlock); n++ {
 			hours = append(hours, n)
 		}
 	}
@@ -343,7 +344,7 @@ func inList(ns []int64) string {
 type overviewScan struct {
 	d    *overviewData
 	days map[string]*daySeries
-	zone domain.LocalDays
+	zone pnlread.LocalDays
 	plan *zonePlan
 	list []listedPair
 	v    []i128 // the figures of the row being added
@@ -596,7 +597,7 @@ func (p *zonePlan) hasHour(h int64) bool {
 // (ms); ok is false when loc has an offset there that pnl_local_days does
 // not hold, or changes offset off a whole UTC hour.
 func planZone(loc *time.Location, first, last int64) (zonePlan, bool) {
-	lo, hi := domain.FloorDiv(first, 1000)-2*86400, domain.FloorDiv(last, 1000)+2*86400
+	lo, hi := pnlread.FloorDiv(first, 1000)-2*86400, pnlread.FloorDiv(last, 1000)+2*86400
 	type seg struct {
 		start, end int64
 		off        int
@@ -634,24 +635,24 @@ func planZone(loc *time.Location, first, last int64) (zonePlan, bool) {
 	prevEnd := int64(lo) // UTC end of the previous stretch's last whole local day
 	for i, s := range segs {
 		off := int64(s.off)
-		da := -domain.FloorDiv(-(s.start + off), 86400) // first local day starting at or after start
-		db := domain.FloorDiv(s.end+off, 86400) - 1     // last local day ending at or before end
+		da := -pnlread.FloorDiv(-(s.start + off), 86400) // first local day starting at or after start
+		db := pnlread.FloorDiv(s.end+off, 86400) - 1     // last local day ending at or before end
 		if i == 0 {
-			da = domain.FloorDiv(s.start+off, 86400)
+			da = pnlread.FloorDiv(s.start+off, 86400)
 		}
 		if i == len(segs)-1 {
-			db = domain.FloorDiv(s.end+off, 86400)
+			db = pnlread.FloorDiv(s.end+off, 86400)
 		}
 		if da > db {
 			continue // no whole day: the hours go to the slow days
 		}
 		if from := da*86400 - off; from > prevEnd && i > 0 {
-			p.slow = append(p.slow, [2]int64{domain.FloorDiv(prevEnd, 3600), domain.FloorDiv(from, 3600)})
+			p.slow = append(p.slow, [2]int64{pnlread.FloorDiv(prevEnd, 3600), pnlread.FloorDiv(from, 3600)})
 		}
 		p.days = append(p.days, dayRange{int32(s.off), da, db})
 		prevEnd = (db+1)*86400 - off
 	}
-	p.toEdges(domain.LocalDays{Loc: loc})
+	p.toEdges(pnlread.LocalDays{Loc: loc})
 	return p, true
 }
 
@@ -661,7 +662,7 @@ func planZone(loc *time.Location, first, last int64) (zonePlan, bool) {
 // nothing: a day some of whose hours stay slow is never also an edge day.
 // An edge day that was a stretch's first or last whole day (its offset
 // changed at its start or end) is no longer read as a whole day.
-func (p *zonePlan) toEdges(z domain.LocalDays) {
+func (p *zonePlan) toEdges(z pnlread.LocalDays) {
 	var edges []edgeDay
 	seen := map[int64]bool{}
 	for _, r := range p.slow {
@@ -700,7 +701,7 @@ func (p *zonePlan) toEdges(z domain.LocalDays) {
 
 // edgesOf returns the edge days of the local days the UTC hours [r[0],
 // r[1]) belong to, or ok false when one is not an edge day.
-func (p *zonePlan) edgesOf(z domain.LocalDays, r [2]int64) (edges []edgeDay, ok bool) {
+func (p *zonePlan) edgesOf(z pnlread.LocalDays, r [2]int64) (edges []edgeDay, ok bool) {
 	if r[1]-r[0] > 48 {
 		return nil, false
 	}
@@ -732,7 +733,7 @@ func (p *zonePlan) edgesOf(z domain.LocalDays, r [2]int64) (edges []edgeDay, ok 
 		// Day n of shift b (hours) starts at UTC hour 24n − b = x: b ≡ −x
 		// (mod 24), one of the shifts held, preferably one the plan reads.
 		b, found := int64(0), false
-		for c := domain.FloorDiv(minShift/3600+x, 24)*24 - x; c <= maxShift/3600; c += 24 {
+		for c := pnlread.FloorDiv(minShift/3600+x, 24)*24 - x; c <= maxShift/3600; c += 24 {
 			if c < minShift/3600 {
 				continue
 			}
@@ -767,7 +768,7 @@ func periodsOf(days map[string]*daySeries, ps [][2]int64, loc *time.Location) ma
 	if len(ps) == 0 {
 		return out
 	}
-	z := domain.LocalDays{Loc: loc}
+	z := pnlread.LocalDays{Loc: loc}
 	bounds := make([][2]int64, len(ps))
 	for i, p := range ps {
 		bounds[i] = [2]int64{z.Day(p[0]), z.Day(p[1])}

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/pnlread"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 	"github.com/tradeledger/tradeledger/projections"
 )
@@ -306,7 +307,7 @@ func TestPlanZoneCoversEachHourOnce(t *testing.T) {
 			t.Errorf("%s refused", zn)
 			continue
 		}
-		z := domain.LocalDays{Loc: loc}
+		z := pnlread.LocalDays{Loc: loc}
 		got := make(map[[2]int64]int) // (hour, local day) → times counted
 		count := func(from, to, day, by int64) {
 			for h := max(from, h0); h < min(to, h1); h++ {

@@ -5,11 +5,12 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/pnlread"
 )
 
 // Local days of the PNL history, as the reader assembles them. A day is
 // its day number: the days from 1970-01-01 to its local date
-// (domain.DayNumber). Each pair's days are a dense slice by day number, so that
+// (pnlread.DayNumber). Each pair's days are a dense slice by day number, so that
 // merging pairs, ordering days and summing periods are index arithmetic,
 // not string sorts and maps per date: an overview over all time carries
 // every day of the fills' span (1,389 a series at 2,000,000 orders).
@@ -144,7 +145,7 @@ func seriesOf(days map[string]*daySeries, key string) *daySeries {
 // foldDays merges the days of keys into a daily history, oldest first,
 // days without fills left out, with the running sums
 // (cumulativePnlPercent = Σpnl ÷ Σinvested × 100).
-func foldDays(perPair map[string]*daySeries, keys []string) []domain.DayPnl {
+func foldDays(perPair map[string]*daySeries, keys []string) []pnlread.DayPnl {
 	var ss []*daySeries
 	lo, hi := int64(maxTime), int64(minTime)
 	for _, k := range keys {
@@ -154,7 +155,7 @@ func foldDays(perPair map[string]*daySeries, keys []string) []domain.DayPnl {
 		}
 	}
 	if len(ss) == 0 {
-		return []domain.DayPnl{}
+		return []pnlread.DayPnl{}
 	}
 	days := ss[0].v // one pair: its own days, read only
 	if len(ss) > 1 {
@@ -183,7 +184,7 @@ func foldDays(perPair map[string]*daySeries, keys []string) []domain.DayPnl {
 		}
 	}
 	dates := string(buf)
-	out := make([]domain.DayPnl, len(ends))
+	out := make([]pnlread.DayPnl, len(ends))
 	var cum, inv domain.Decimal
 	k, start := 0, 0
 	for i := range days {
@@ -193,7 +194,7 @@ func foldDays(perPair map[string]*daySeries, keys []string) []domain.DayPnl {
 		}
 		cum = cum.Add(a.Pnl)
 		inv = inv.Add(a.Invested)
-		out[k] = domain.DayPnl{
+		out[k] = pnlread.DayPnl{
 			Date: dates[start:ends[k]], NumberOfTrades: a.Trades, TotalVolume: domain.Number(a.Volume), Pnl: domain.Number(a.Pnl),
 			CumulativePnl: domain.Number(cum), CumulativePnlPercent: domain.Number(domain.PnlPercent(cum, inv)),
 			UnmatchedBaseValue: domain.Number(a.Unmatched),
@@ -219,7 +220,7 @@ func appendDate(b []byte, n int64) []byte {
 // Hinnant's civil_from_days).
 func civil(n int64) (y, m, d int64) {
 	z := n + 719468
-	era := domain.FloorDiv(z, 146097)
+	era := pnlread.FloorDiv(z, 146097)
 	doe := z - era*146097
 	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365
 	doy := doe - (365*yoe + yoe/4 - yoe/100)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/fold"
+	"github.com/tradeledger/tradeledger/domain/pnlread"
 )
 
 // Fleet answers the fleet routes (domain/fleet.go) from the rows every
@@ -33,7 +34,7 @@ import (
 // number of fills: its cost follows instances × pairs. A realized report
 // over a range reads the range's 15-minute buckets.
 //
-// Only instances whose rows are current (domain.FleetCurrent: this
+// Only instances whose rows are current (pnlread.FleetCurrent: this
 // schema's, not being rewritten) are read; the others are listed with
 // their status. A ClickHouse failure is EUNAVAILABLE (details logged).
 type Fleet struct {
@@ -80,7 +81,7 @@ func (f *Fleet) unavailable(op string, err error) error {
 // pairs (all-time aggregate and inventory), latest rates and fees without
 // a rate (in the query's range).
 type fleetInstance struct {
-	domain.FleetInstanceInfo
+	pnlread.FleetInstanceInfo
 	pairs []*fleetPair
 	rates *fold.RateBook
 	fees  map[string]domain.Number
@@ -145,16 +146,16 @@ UNION ALL SELECT concat('tradeledger/', instance, '/'), 0, 0, 0 FROM `+f.db+`.in
 	}
 	out := make([]*fleetInstance, 0, len(byName))
 	for name, s := range byName {
-		in := &fleetInstance{FleetInstanceInfo: domain.FleetInstanceInfo{Name: name, Position: s.pos, UpdatedAt: s.updated}}
+		in := &fleetInstance{FleetInstanceInfo: pnlread.FleetInstanceInfo{Name: name, Position: s.pos, UpdatedAt: s.updated}}
 		switch {
 		case !s.rows:
-			in.Status = domain.FleetNoRows
+			in.Status = pnlread.FleetNoRows
 		case s.ver == SchemaVersion:
-			in.Status = domain.FleetCurrent
+			in.Status = pnlread.FleetCurrent
 		case s.ver > SchemaVersion:
-			in.Status = domain.FleetNewer
+			in.Status = pnlread.FleetNewer
 		default:
-			in.Status = domain.FleetRewriting
+			in.Status = pnlread.FleetRewriting
 		}
 		out = append(out, in)
 	}
@@ -283,7 +284,7 @@ func (f *Fleet) rates(ctx context.Context) (map[string]*fold.RateBook, error) {
 // read reads the instances and, for the current ones, their pairs with
 // their totals in q.Currency, their latest rates and their fees without a
 // rate in q's range.
-func (f *Fleet) read(ctx context.Context, q domain.FleetQuery) ([]*fleetInstance, error) {
+func (f *Fleet) read(ctx context.Context, q pnlread.FleetQuery) ([]*fleetInstance, error) {
 	var (
 		wg                 sync.WaitGroup
 		list               []*fleetInstance
@@ -306,7 +307,7 @@ func (f *Fleet) read(ctx context.Context, q domain.FleetQuery) ([]*fleetInstance
 		return nil, err
 	}
 	for _, in := range list {
-		if in.Status != domain.FleetCurrent {
+		if in.Status != pnlread.FleetCurrent {
 			continue
 		}
 		in.pairs, in.rates, in.fees = pairs[in.Name], rates[in.Name], fees[in.Name]
@@ -338,7 +339,7 @@ func (f *Fleet) unconvertedFees(ctx context.Context, from, to int64) (map[string
 		if err := rows.Scan(&instance, &t, &asset, &amount); err != nil {
 			return nil, err
 		}
-		if start := domain.FloorDiv(t, bucketMs) * bucketSecs; start < from || start >= to {
+		if start := pnlread.FloorDiv(t, bucketMs) * bucketSecs; start < from || start >= to {
 			continue
 		}
 		v, err := domain.ParseDecimal(amount)
@@ -361,7 +362,7 @@ func (f *Fleet) unconvertedFees(ctx context.Context, from, to int64) (map[string
 }
 
 // checkQuery refuses a query without a currency.
-func checkQuery(q domain.FleetQuery) error {
+func checkQuery(q pnlread.FleetQuery) error {
 	if q.Currency == "" {
 		return domain.Errorf(domain.EINVALID, "currency is required: the fleet's figures are given in one currency")
 	}
@@ -370,7 +371,7 @@ func checkQuery(q domain.FleetQuery) error {
 
 // Overview answers GET fleet/overview: each instance's figures over all
 // time in q.Currency (q.From and q.To are not read), and the fleet's total.
-func (f *Fleet) Overview(ctx context.Context, q domain.FleetQuery) (*domain.FleetOverview, error) {
+func (f *Fleet) Overview(ctx context.Context, q pnlread.FleetQuery) (*pnlread.FleetOverview, error) {
 	if err := checkQuery(q); err != nil {
 		return nil, err
 	}
@@ -381,12 +382,12 @@ func (f *Fleet) Overview(ctx context.Context, q domain.FleetQuery) (*domain.Flee
 	if err != nil {
 		return nil, f.unavailable("fleet overview", err)
 	}
-	out := &domain.FleetOverview{Currency: q.Currency, Method: q.Method.String(), Instances: make([]domain.FleetInstanceView, 0, len(list)),
-		Total: domain.FleetTotal{FleetFigures: emptyFigures()}}
+	out := &pnlread.FleetOverview{Currency: q.Currency, Method: q.Method.String(), Instances: make([]pnlread.FleetInstanceView, 0, len(list)),
+		Total: pnlread.FleetTotal{FleetFigures: emptyFigures()}}
 	unrealized := domain.Zero
 	for _, in := range list {
-		v := domain.FleetInstanceView{FleetInstanceInfo: in.FleetInstanceInfo, FleetFigures: emptyFigures()}
-		if in.Status == domain.FleetCurrent {
+		v := pnlread.FleetInstanceView{FleetInstanceInfo: in.FleetInstanceInfo, FleetFigures: emptyFigures()}
+		if in.Status == pnlread.FleetCurrent {
 			m := &fold.Mixed[int64]{Unit: q.Currency}
 			var unr domain.Decimal
 			for _, p := range in.pairs {
@@ -425,14 +426,14 @@ func (p *fleetPair) inUnit(unit string, own, conv, unconv *agg) (*series, *serie
 
 // figuresOf returns what m's pairs add up to over all of their slots: the
 // converted figures and, per currency, what had no rate (fold.Mixed.Fold).
-func figuresOf(m *fold.Mixed[int64]) domain.FleetFigures {
+func figuresOf(m *fold.Mixed[int64]) pnlread.FleetFigures {
 	var tot agg
 	for _, x := range m.Conv {
 		tot.Merge(&x.Total)
 	}
 	m.Fold(fold.MinTime, fold.MaxTime)
 	t := fold.Total(&tot, domain.Zero)
-	return domain.FleetFigures{Pnl: t.Pnl, Fees: domain.Number(tot.Fees), Invested: domain.Number(tot.Invested),
+	return pnlread.FleetFigures{Pnl: t.Pnl, Fees: domain.Number(tot.Fees), Invested: domain.Number(tot.Invested),
 		BuyBaseValue: t.BuyBaseValue, SellBaseValue: t.SellBaseValue, UnmatchedBaseValue: t.UnmatchedValue,
 		NumberOfTrades: t.NumberOfTrades, BuyCount: t.BuyCount, SellCount: t.SellCount, Winning: t.Winning, Losing: t.Losing,
 		Breakeven: t.Breakeven, WinRate: t.WinRate, Unconverted: m.Unconverted.Result()}
@@ -440,8 +441,8 @@ func figuresOf(m *fold.Mixed[int64]) domain.FleetFigures {
 
 // emptyFigures are the figures of nothing (an empty Unconverted map, so
 // that every entry has one).
-func emptyFigures() domain.FleetFigures {
-	return domain.FleetFigures{WinRate: domain.WinRate(0, 0, 0), Unconverted: map[string]domain.Unconverted{}}
+func emptyFigures() pnlread.FleetFigures {
+	return pnlread.FleetFigures{WinRate: domain.WinRate(0, 0, 0), Unconverted: map[string]pnlread.Unconverted{}}
 }
 
 // Realized answers GET fleet/reports/realized: per current instance its
@@ -449,7 +450,7 @@ func emptyFigures() domain.FleetFigures {
 // starting in it), each in its own quote, and the instance's in
 // q.Currency; the fleet's total. Over all time it reads what the overview
 // reads; over a range, the range's buckets.
-func (f *Fleet) Realized(ctx context.Context, q domain.FleetQuery) (*domain.FleetRealized, error) {
+func (f *Fleet) Realized(ctx context.Context, q pnlread.FleetQuery) (*pnlread.FleetRealized, error) {
 	if err := checkQuery(q); err != nil {
 		return nil, err
 	}
@@ -476,11 +477,11 @@ func (f *Fleet) Realized(ctx context.Context, q domain.FleetQuery) (*domain.Flee
 			return nil, f.unavailable("fleet realized", err)
 		}
 	}
-	out := &domain.FleetRealized{Currency: q.Currency, Method: q.Method.String(), From: q.From, To: q.To,
-		Instances: make([]domain.FleetRealizedInstance, 0, len(list)), Total: domain.FleetTotal{FleetFigures: emptyFigures()}}
+	out := &pnlread.FleetRealized{Currency: q.Currency, Method: q.Method.String(), From: q.From, To: q.To,
+		Instances: make([]pnlread.FleetRealizedInstance, 0, len(list)), Total: pnlread.FleetTotal{FleetFigures: emptyFigures()}}
 	for _, in := range list {
-		v := domain.FleetRealizedInstance{FleetInstanceInfo: in.FleetInstanceInfo, Pairs: []domain.FleetPair{}, FleetFigures: emptyFigures()}
-		if in.Status == domain.FleetCurrent {
+		v := pnlread.FleetRealizedInstance{FleetInstanceInfo: in.FleetInstanceInfo, Pairs: []pnlread.FleetPair{}, FleetFigures: emptyFigures()}
+		if in.Status == pnlread.FleetCurrent {
 			m := &fold.Mixed[int64]{Unit: q.Currency}
 			for _, p := range in.pairs {
 				o, c, u := &p.own, p.conv, p.unconv
@@ -515,8 +516,8 @@ func totalOf0(s *series) *agg {
 }
 
 // pairFigures is a pair's entry in the realized report, in its quote.
-func pairFigures(key, quote string, a *agg) domain.FleetPair {
-	return domain.FleetPair{Key: key, Unit: quote, Pnl: domain.Number(a.Pnl), Fees: domain.Number(a.Fees), Invested: domain.Number(a.Invested),
+func pairFigures(key, quote string, a *agg) pnlread.FleetPair {
+	return pnlread.FleetPair{Key: key, Unit: quote, Pnl: domain.Number(a.Pnl), Fees: domain.Number(a.Fees), Invested: domain.Number(a.Invested),
 		BuyBaseValue: domain.Number(a.BuyValue), SellBaseValue: domain.Number(a.SellValue), UnmatchedBaseValue: domain.Number(a.Unmatched),
 		NumberOfTrades: a.Trades, Winning: a.Wins, Losing: a.Losses, Breakeven: a.Evens}
 }
@@ -543,7 +544,7 @@ func instancePair(instance, key string) string { return instance + "\x00" + key 
 // trade time, with its realized pnl under q.Method; it stops at each's
 // first error and returns it. Rows are read as ClickHouse sends them:
 // memory stays flat at any size.
-func (f *Fleet) Fills(ctx context.Context, q domain.FleetQuery, each func(*domain.FleetFill) error) error {
+func (f *Fleet) Fills(ctx context.Context, q pnlread.FleetQuery, each func(*pnlread.FleetFill) error) error {
 	if q.To != 0 && q.To <= q.From {
 		return domain.Errorf(domain.EINVALID, "to must be after from")
 	}
@@ -555,7 +556,7 @@ func (f *Fleet) Fills(ctx context.Context, q domain.FleetQuery, each func(*domai
 	}
 	var names []string
 	for _, in := range list {
-		if in.Status == domain.FleetCurrent {
+		if in.Status == pnlread.FleetCurrent {
 			names = append(names, "'"+in.Name+"'") // CheckInstance: letters, digits, '.', '_', '-'
 		}
 	}
@@ -580,7 +581,7 @@ func (f *Fleet) Fills(ctx context.Context, q domain.FleetQuery, each func(*domai
 	}
 	defer rows.Close()
 	var (
-		x    domain.FleetFill
+		x    pnlread.FleetFill
 		v    [5]int64
 		wide string
 	)

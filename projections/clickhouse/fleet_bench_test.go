@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/pnlread"
 	"github.com/tradeledger/tradeledger/projections"
 )
 
@@ -60,7 +61,7 @@ func BenchmarkFleetOverview(b *testing.B) {
 	}
 	defer f.Close()
 	q := projections.OverviewQuery{Scope: projections.PnlScope{Keys: []string{"All"}}, Loc: time.UTC, Now: time.Date(2024, 11, 1, 12, 0, 0, 0, time.UTC)}
-	fq := domain.FleetQuery{Currency: "USDT", Method: domain.LOFO}
+	fq := pnlread.FleetQuery{Currency: "USDT", Method: domain.LOFO}
 	// A first request each, outside the figures; the fleet's figures
 	// checked against the instance's own.
 	one, err := r.Overview(q)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/pnlread"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 	"github.com/tradeledger/tradeledger/projections"
 )
@@ -40,7 +41,7 @@ func eurOrders(tb testing.TB, store domain.EventStore, clock *domain.ManualClock
 // (a mixed one converted by the Ledger), else, for an instance whose pairs
 // are all quoted in another currency, everything unconverted in that one.
 // invested comes from pnl/sum over the same scope.
-func ownFigures(t *testing.T, mem *projections.Ledger, currency string, now time.Time) (domain.FleetFigures, domain.Number) {
+func ownFigures(t *testing.T, mem *projections.Ledger, currency string, now time.Time) (pnlread.FleetFigures, domain.Number) {
 	t.Helper()
 	all := projections.PnlScope{Keys: []string{"All"}}
 	o, err := mem.Overview(projections.OverviewQuery{Scope: all, Loc: time.UTC, Now: now})
@@ -52,20 +53,20 @@ func ownFigures(t *testing.T, mem *projections.Ledger, currency string, now time
 		t.Fatal(err)
 	}
 	tot := o.Total
-	f := domain.FleetFigures{Pnl: tot.Pnl, BuyBaseValue: tot.BuyBaseValue, SellBaseValue: tot.SellBaseValue,
+	f := pnlread.FleetFigures{Pnl: tot.Pnl, BuyBaseValue: tot.BuyBaseValue, SellBaseValue: tot.SellBaseValue,
 		UnmatchedBaseValue: tot.UnmatchedValue, NumberOfTrades: tot.NumberOfTrades, BuyCount: tot.BuyCount, SellCount: tot.SellCount,
 		Winning: tot.Winning, Losing: tot.Losing, Breakeven: tot.Breakeven, WinRate: tot.WinRate,
 		Invested: domain.Number(s.Invested), Unconverted: o.Unconverted, UnconvertedFees: o.UnconvertedFees}
 	if f.Unconverted == nil {
-		f.Unconverted = map[string]domain.Unconverted{}
+		f.Unconverted = map[string]pnlread.Unconverted{}
 	}
 	switch {
 	case o.Unit == currency:
 		return f, tot.BuyPnl
 	case o.PerQuote == nil: // one quote, not the currency: nothing converts
-		u := domain.Unconverted{Pnl: tot.Pnl, Invested: domain.Number(s.Invested), Trades: tot.NumberOfTrades, UnrealizedPnl: tot.BuyPnl}
+		u := pnlread.Unconverted{Pnl: tot.Pnl, Invested: domain.Number(s.Invested), Trades: tot.NumberOfTrades, UnrealizedPnl: tot.BuyPnl}
 		f.Pnl, f.Invested, f.BuyBaseValue, f.SellBaseValue, f.UnmatchedBaseValue = domain.Number{}, domain.Number{}, domain.Number{}, domain.Number{}, domain.Number{}
-		f.Unconverted = map[string]domain.Unconverted{o.Unit: u}
+		f.Unconverted = map[string]pnlread.Unconverted{o.Unit: u}
 		return f, domain.Number{}
 	}
 	t.Fatalf("the Ledger answers in %s over several quotes: not comparable with the fleet in %s", o.Unit, currency)
@@ -74,7 +75,7 @@ func ownFigures(t *testing.T, mem *projections.Ledger, currency string, now time
 
 // sameFigures fails unless the fleet's entry has the figures want (fees
 // aside: the overview's total has none).
-func sameFigures(t *testing.T, what string, got domain.FleetFigures, gotUnr domain.Number, want domain.FleetFigures, wantUnr domain.Number) {
+func sameFigures(t *testing.T, what string, got pnlread.FleetFigures, gotUnr domain.Number, want pnlread.FleetFigures, wantUnr domain.Number) {
 	t.Helper()
 	got.Fees, want.Fees = domain.Number{}, domain.Number{}
 	if a, b := mustJSON(t, []any{got, gotUnr}, nil), mustJSON(t, []any{want, wantUnr}, nil); a != b {
@@ -121,23 +122,23 @@ func TestFleetAnswersEachInstanceAsItsOwnLedger(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	check := func(phase string) *domain.FleetOverview {
+	check := func(phase string) *pnlread.FleetOverview {
 		t.Helper()
-		o, err := f.Overview(ctx, domain.FleetQuery{Currency: "USDT", Method: domain.LOFO})
+		o, err := f.Overview(ctx, pnlread.FleetQuery{Currency: "USDT", Method: domain.LOFO})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(o.Instances) != 3 || o.Total.Instances != 3 || o.Currency != "USDT" || o.Method != "lofo" {
 			t.Fatalf("%s: %d instances (%d current), %s %s; want 3 in USDT, lofo", phase, len(o.Instances), o.Total.Instances, o.Currency, o.Method)
 		}
-		var sum domain.FleetFigures
-		sum.Unconverted = map[string]domain.Unconverted{}
+		var sum pnlread.FleetFigures
+		sum.Unconverted = map[string]pnlread.Unconverted{}
 		var sumUnr domain.Decimal
 		for _, in := range o.Instances {
 			mem := ledgerOf(t, stores[in.Name], domain.LOFO)
 			want, wantUnr := ownFigures(t, mem, "USDT", clocks[in.Name].Now())
 			sameFigures(t, phase+": "+in.Name, in.FleetFigures, in.UnrealizedPnl, want, wantUnr)
-			if h := head(t, stores[in.Name]); in.Status != domain.FleetCurrent || in.Position != h || in.UpdatedAt == 0 {
+			if h := head(t, stores[in.Name]); in.Status != pnlread.FleetCurrent || in.Position != h || in.UpdatedAt == 0 {
 				t.Fatalf("%s: %s is %s at %d (updated %d); want current at %d", phase, in.Name, in.Status, in.Position, in.UpdatedAt, h)
 			}
 			// The sum, by hand: money, counts, and unconverted per currency.
@@ -208,7 +209,7 @@ func TestFleetAnswersEachInstanceAsItsOwnLedger(t *testing.T) {
 
 	// The realized report: every pair's figures are its pnl/total, each
 	// instance's over all time its overview's; over a range, its pnl/sum.
-	rep, err := f.Realized(ctx, domain.FleetQuery{Currency: "USDT", Method: domain.LOFO})
+	rep, err := f.Realized(ctx, pnlread.FleetQuery{Currency: "USDT", Method: domain.LOFO})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,11 +236,11 @@ func TestFleetAnswersEachInstanceAsItsOwnLedger(t *testing.T) {
 	for _, in := range []string{"bot-a", "bot-eur"} {
 		now := clocks[in].Now().UnixMilli()
 		from, to := now-20*day-3_600_000, now-2*day
-		rep, err := f.Realized(ctx, domain.FleetQuery{Currency: "USDT", Method: domain.LOFO, From: from, To: to})
+		rep, err := f.Realized(ctx, pnlread.FleetQuery{Currency: "USDT", Method: domain.LOFO, From: from, To: to})
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got domain.FleetFigures
+		var got pnlread.FleetFigures
 		for _, x := range rep.Instances {
 			if x.Name == in {
 				got = x.FleetFigures
@@ -255,14 +256,14 @@ func TestFleetAnswersEachInstanceAsItsOwnLedger(t *testing.T) {
 			t.Fatalf("realized %s over a range: %+v; pnl/sum %+v", in, got, s)
 		}
 	}
-	if _, err := f.Overview(ctx, domain.FleetQuery{Method: domain.LOFO}); domain.ErrorCode(err) != domain.EINVALID {
+	if _, err := f.Overview(ctx, pnlread.FleetQuery{Method: domain.LOFO}); domain.ErrorCode(err) != domain.EINVALID {
 		t.Fatalf("overview without a currency: %v, want EINVALID", err)
 	}
 }
 
-func orEmpty(m map[string]domain.Unconverted) map[string]domain.Unconverted {
+func orEmpty(m map[string]pnlread.Unconverted) map[string]pnlread.Unconverted {
 	if m == nil {
-		return map[string]domain.Unconverted{}
+		return map[string]pnlread.Unconverted{}
 	}
 	return m
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/fold"
+	"github.com/tradeledger/tradeledger/domain/pnlread"
 )
 
 // The reader's answers over several quote currencies, as the Ledger's
@@ -208,7 +209,7 @@ func (r *Reader) unconvertedFees(ctx context.Context, keys []string, from, to in
 		if err := rows.Scan(&ex, &pair, &t, &asset, &amount); err != nil {
 			return nil, err
 		}
-		if start := domain.FloorDiv(t, bucketMs) * bucketSecs; !in[domain.PairKey(ex, pair)] || start < from || start >= to {
+		if start := pnlread.FloorDiv(t, bucketMs) * bucketSecs; !in[domain.PairKey(ex, pair)] || start < from || start >= to {
 			continue
 		}
 		v, err := domain.ParseDecimal(amount)
@@ -305,14 +306,14 @@ func (d *mixedData) view(keys []string) *fold.Mixed[int64] {
 }
 
 // mixedOverview answers an overview over several quotes (sc resolved).
-func (r *Reader) mixedOverview(ctx context.Context, q domain.OverviewQuery, sc domain.ScopeKeys) (*domain.Overview, error) {
+func (r *Reader) mixedOverview(ctx context.Context, q pnlread.OverviewQuery, sc pnlread.ScopeKeys) (*pnlread.Overview, error) {
 	d, err := r.readMixed(ctx, true)
 	if err != nil {
 		return nil, err
 	}
 	from, to := rangeSeconds(q.From, q.To)
 	v := d.view(sc.Keys)
-	o := &domain.Overview{Unit: d.unit, DailyHistory: []domain.DayPnl{}, PnlsPerPair: []domain.KeyPnl{}, DetailedPerPair: []domain.PairDetail{}}
+	o := &pnlread.Overview{Unit: d.unit, DailyHistory: []pnlread.DayPnl{}, PnlsPerPair: []pnlread.KeyPnl{}, DetailedPerPair: []pnlread.PairDetail{}}
 	periods := overviewPeriods(q.Now, q.Loc)
 	period := func(a, b int64) domain.Number {
 		var s domain.Decimal
@@ -359,14 +360,14 @@ func (r *Reader) mixedOverview(ctx context.Context, q domain.OverviewQuery, sc d
 		qt.unrealized = qt.unrealized.Add(unr)
 		o.Today.PerPair[key] = domain.Number(pt)
 		o.YearAgo.PerPair[key] = domain.Number(py)
-		o.PnlsPerPair = append(o.PnlsPerPair, domain.KeyPnl{Key: key, Pnl: domain.Number(s.Pnl)})
+		o.PnlsPerPair = append(o.PnlsPerPair, pnlread.KeyPnl{Key: key, Pnl: domain.Number(s.Pnl)})
 		o.DetailedPerPair = append(o.DetailedPerPair, pairDetail(key, &s, unr, d.strat[key], q.Loc))
 	}
 	o.Total = totalOf(&tot, unrealized)
 	if days := fold.Days(v.Conv, from, to, q.Loc); len(days) > 0 {
 		o.DailyHistory = days
 	}
-	o.PerQuote = map[string]domain.PnlTotal{}
+	o.PerQuote = map[string]pnlread.PnlTotal{}
 	for _, qc := range sc.Quotes {
 		qt := perQuote[qc]
 		if qt == nil {
@@ -380,14 +381,14 @@ func (r *Reader) mixedOverview(ctx context.Context, q domain.OverviewQuery, sc d
 }
 
 // mixedSum answers pnl/sum over several quotes.
-func (r *Reader) mixedSum(ctx context.Context, sc domain.ScopeKeys, fromMs, toMs int64) (domain.SumResult, error) {
+func (r *Reader) mixedSum(ctx context.Context, sc pnlread.ScopeKeys, fromMs, toMs int64) (pnlread.SumResult, error) {
 	d, err := r.readMixed(ctx, false)
 	if err != nil {
-		return domain.SumResult{}, err
+		return pnlread.SumResult{}, err
 	}
 	from, to := rangeSeconds(fromMs, toMs)
 	v := d.view(sc.Keys)
-	out := domain.SumResult{Pairs: []domain.PairSum{}, Unit: d.unit, PerQuote: map[string]domain.QuoteSum{}}
+	out := pnlread.SumResult{Pairs: []pnlread.PairSum{}, Unit: d.unit, PerQuote: map[string]pnlread.QuoteSum{}}
 	for _, key := range sc.Keys {
 		quote, _, _ := splitKey(key)
 		var s agg
@@ -395,7 +396,7 @@ func (r *Reader) mixedSum(ctx context.Context, sc domain.ScopeKeys, fromMs, toMs
 		if own := d.own[key]; p != nil && own != nil {
 			s = own.Sum(from, to)
 		}
-		out.Pairs = append(out.Pairs, domain.PairSum{Key: key, Pnl: domain.Number(s.Pnl), Invested: domain.Number(s.Invested), Trades: s.Trades, Unit: quote})
+		out.Pairs = append(out.Pairs, pnlread.PairSum{Key: key, Pnl: domain.Number(s.Pnl), Invested: domain.Number(s.Invested), Trades: s.Trades, Unit: quote})
 		qs := out.PerQuote[quote]
 		qs.Pnl = domain.Number(domain.Decimal(qs.Pnl).Add(s.Pnl))
 		qs.Invested = domain.Number(domain.Decimal(qs.Invested).Add(s.Invested))
@@ -414,7 +415,7 @@ func (r *Reader) mixedSum(ctx context.Context, sc domain.ScopeKeys, fromMs, toMs
 
 // mixedDaily answers pnl/daily over several quotes: the days in the unit,
 // and Σ unmatchedBaseValue in it.
-func (r *Reader) mixedDaily(ctx context.Context, q domain.DailyQuery, sc domain.ScopeKeys) ([]domain.DayPnl, domain.Decimal, string, error) {
+func (r *Reader) mixedDaily(ctx context.Context, q pnlread.DailyQuery, sc pnlread.ScopeKeys) ([]pnlread.DayPnl, domain.Decimal, string, error) {
 	d, err := r.readMixed(ctx, false)
 	if err != nil {
 		return nil, domain.Zero, "", err
@@ -428,7 +429,7 @@ func (r *Reader) mixedDaily(ctx context.Context, q domain.DailyQuery, sc domain.
 	}
 	days := fold.Days(v.Conv, from, to, q.Loc)
 	if days == nil {
-		days = []domain.DayPnl{}
+		days = []pnlread.DayPnl{}
 	}
 	return days, unm, d.unit, nil
 }

@@ -2,6 +2,7 @@ package clickhouse
 
 import (
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/pnlread"
 )
 
 // pnl_overview9 holds, in one table, what an overview over all time reads:
@@ -50,9 +51,9 @@ func (b *batch) prepare() {
 	}
 	blocks := make(map[blockKey]struct{}, len(b.hours))
 	for hk := range b.hours {
-		blocks[blockKey{hk.bk, hourShift, domain.FloorDiv(hk.hour, hourBlock)}] = struct{}{}
+		blocks[blockKey{hk.bk, hourShift, pnlread.FloorDiv(hk.hour, hourBlock)}] = struct{}{}
 		for i := 0; i < numShifts; i++ {
-			blocks[blockKey{hk.bk, int8(i), domain.FloorDiv(hourDay(hk.hour, i), dayBlock)}] = struct{}{}
+			blocks[blockKey{hk.bk, int8(i), pnlread.FloorDiv(hourDay(hk.hour, i), dayBlock)}] = struct{}{}
 		}
 	}
 	for k := range blocks {

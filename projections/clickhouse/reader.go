@@ -17,12 +17,13 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/fold"
+	"github.com/tradeledger/tradeledger/domain/pnlread"
 )
 
-// PnlSource is the PNL read contract (domain.PnlReader), which *Reader
+// PnlSource is the PNL read contract (pnlread.PnlReader), which *Reader
 // implements from ClickHouse. The reader imports no other adapter: the
 // contract's types, scopes and zones are domain's.
-type PnlSource = domain.PnlReader
+type PnlSource = pnlread.PnlReader
 
 var _ PnlSource = (*Reader)(nil)
 
@@ -194,7 +195,7 @@ func slotCond(from, to int64) string {
 	if from <= minTime && to >= maxTime {
 		return "1"
 	}
-	return fmt.Sprintf("slot >= %d AND slot < %d", -domain.FloorDiv(-from, bucketSecs), -domain.FloorDiv(-to, bucketSecs))
+	return fmt.Sprintf("slot >= %d AND slot < %d", -pnlread.FloorDiv(-from, bucketSecs), -pnlread.FloorDiv(-to, bucketSecs))
 }
 
 // slotIn reports whether slot starts in [from, to) (unix seconds), as
@@ -203,7 +204,7 @@ func slotIn(slot, from, to int64) bool {
 	if from <= minTime && to >= maxTime {
 		return true
 	}
-	return slot >= -domain.FloorDiv(-from, bucketSecs) && slot < -domain.FloorDiv(-to, bucketSecs)
+	return slot >= -pnlread.FloorDiv(-from, bucketSecs) && slot < -pnlread.FloorDiv(-to, bucketSecs)
 }
 
 // rangeSeconds is the Ledger's conversion of a [from, to) range in ms (0:
@@ -211,10 +212,10 @@ func slotIn(slot, from, to int64) bool {
 func rangeSeconds(fromMs, toMs int64) (int64, int64) {
 	from, to := int64(minTime), int64(maxTime)
 	if fromMs != 0 {
-		from = domain.FloorDiv(fromMs, bucketMs) * 900
+		from = pnlread.FloorDiv(fromMs, bucketMs) * 900
 	}
 	if toMs != 0 {
-		to = -domain.FloorDiv(-toMs, 1000)
+		to = -pnlread.FloorDiv(-toMs, 1000)
 	}
 	return from, to
 }
@@ -254,17 +255,17 @@ type scoped struct {
 	keys  []string
 	unit  string
 	all   bool
-	mixed *domain.ScopeKeys // the keys span several quote currencies (mixed.go)
+	mixed *pnlread.ScopeKeys // the keys span several quote currencies (mixed.go)
 }
 
-// resolve is the Ledger's scope resolution (domain.ResolveScopeMixed)
+// resolve is the Ledger's scope resolution (pnlread.ResolveScopeMixed)
 // over the pairs ClickHouse knows.
-func resolve(sc domain.PnlScope, list []*pairInfo) (scoped, error) {
+func resolve(sc pnlread.PnlScope, list []*pairInfo) (scoped, error) {
 	known := make([]string, 0, len(list))
 	for _, p := range list {
 		known = append(known, p.key)
 	}
-	r, err := domain.ResolveScopeMixed(sc, known)
+	r, err := pnlread.ResolveScopeMixed(sc, known)
 	out := scoped{keys: r.Keys, unit: r.Unit, all: r.All}
 	if err == nil && len(r.Quotes) > 1 {
 		out.mixed = &r
@@ -274,7 +275,7 @@ func resolve(sc domain.PnlScope, list []*pairInfo) (scoped, error) {
 
 // mixedScope is assemble's answer to a scope over several quotes: the
 // overview is answered the mixed way (mixed.go).
-type mixedScope struct{ sc domain.ScopeKeys }
+type mixedScope struct{ sc pnlread.ScopeKeys }
 
 func (m *mixedScope) Error() string { return errMixed.Error() }
 
@@ -364,7 +365,7 @@ FROM `+r.db+`.pnl_buckets9 WHERE method = ? AND instance = ? AND `+slotCond(from
 	if loc != nil {
 		days = map[string]*daySeries{}
 	}
-	zone := domain.LocalDays{Loc: loc}
+	zone := pnlread.LocalDays{Loc: loc}
 	for pk, pb := range byPair {
 		key := domain.PairKey(pk.Exchange, pk.Pair)
 		a := &agg{}
@@ -417,13 +418,13 @@ FROM ` + r.db + `.pnl_buckets9 FINAL WHERE method = ? AND instance = ? AND ` + s
 				return nil, err
 			}
 		}
-		seriesOf(out, domain.PairKey(ex, pair)).at(domain.FloorDiv(t.Unix(), 86400)).merge(&a)
+		seriesOf(out, domain.PairKey(ex, pair)).at(pnlread.FloorDiv(t.Unix(), 86400)).merge(&a)
 	}
 	return out, rows.Err()
 }
 
 // Overview answers pnl/overview like projections.Ledger.Overview.
-func (r *Reader) Overview(q domain.OverviewQuery) (*domain.Overview, error) {
+func (r *Reader) Overview(q pnlread.OverviewQuery) (*pnlread.Overview, error) {
 	o, err := r.overview(q)
 	if err != nil && domain.ErrorCode(err) == domain.EUNAVAILABLE && r.fallback() != nil {
 		return r.fallback().Overview(q)
@@ -432,9 +433,9 @@ func (r *Reader) Overview(q domain.OverviewQuery) (*domain.Overview, error) {
 }
 
 // overviewPeriods are the ranges of the overview's period figures
-// (domain.OverviewPeriods), bucket starts in [from, to).
+// (pnlread.OverviewPeriods), bucket starts in [from, to).
 func overviewPeriods(now time.Time, loc *time.Location) [][2]int64 {
-	ps := domain.OverviewPeriods(now, loc)
+	ps := pnlread.OverviewPeriods(now, loc)
 	return ps[:]
 }
 
@@ -450,7 +451,7 @@ type overviewData struct {
 	strat map[string]string
 }
 
-func (r *Reader) overview(q domain.OverviewQuery) (*domain.Overview, error) {
+func (r *Reader) overview(q pnlread.OverviewQuery) (*pnlread.Overview, error) {
 	ctx, cancel := r.ctx()
 	defer cancel()
 	periods := overviewPeriods(q.Now, q.Loc)
@@ -499,7 +500,7 @@ func (r *Reader) overview(q domain.OverviewQuery) (*domain.Overview, error) {
 
 // finishOverview completes assemble's answer o with the unconverted fees
 // of its range, or answers a scope over several quotes the mixed way.
-func (r *Reader) finishOverview(ctx context.Context, q domain.OverviewQuery, o *domain.Overview, err error) (*domain.Overview, error) {
+func (r *Reader) finishOverview(ctx context.Context, q pnlread.OverviewQuery, o *pnlread.Overview, err error) (*pnlread.Overview, error) {
 	var m *mixedScope
 	if errors.As(err, &m) {
 		o, err = r.mixedOverview(ctx, q, m.sc)
@@ -537,7 +538,7 @@ func (r *Reader) bucketPeriods(ctx context.Context, periods [][2]int64) (*overvi
 }
 
 // assemble makes the overview of q from d, as projections.Ledger does.
-func assemble(q domain.OverviewQuery, d *overviewData) (*domain.Overview, error) {
+func assemble(q pnlread.OverviewQuery, d *overviewData) (*pnlread.Overview, error) {
 	byKey, list, aggs, days, per, strat := d.byKey, d.list, d.aggs, d.days, d.per, d.strat
 	sc, err := resolve(q.Scope, list)
 	if err != nil {
@@ -547,7 +548,7 @@ func assemble(q domain.OverviewQuery, d *overviewData) (*domain.Overview, error)
 		return nil, &mixedScope{*sc.mixed}
 	}
 
-	o := &domain.Overview{Unit: sc.unit, DailyHistory: []domain.DayPnl{}, PnlsPerPair: []domain.KeyPnl{}, DetailedPerPair: []domain.PairDetail{}}
+	o := &pnlread.Overview{Unit: sc.unit, DailyHistory: []pnlread.DayPnl{}, PnlsPerPair: []pnlread.KeyPnl{}, DetailedPerPair: []pnlread.PairDetail{}}
 	// Period figures cover the selected pairs (for "All": every pair of the
 	// unit's quote, as the Ledger's quote series does).
 	periodKeys := sc.keys
@@ -595,7 +596,7 @@ func assemble(q domain.OverviewQuery, d *overviewData) (*domain.Overview, error)
 		unrealized = unrealized.Add(unr)
 		o.Today.PerPair[key] = domain.Number(per[key][0])
 		o.YearAgo.PerPair[key] = domain.Number(per[key][4])
-		o.PnlsPerPair = append(o.PnlsPerPair, domain.KeyPnl{Key: key, Pnl: domain.Number(s.Pnl)})
+		o.PnlsPerPair = append(o.PnlsPerPair, pnlread.KeyPnl{Key: key, Pnl: domain.Number(s.Pnl)})
 		o.DetailedPerPair = append(o.DetailedPerPair, pairDetail(key, &s, unr, strat[key], q.Loc))
 	}
 	o.Total = totalOf(&tot, unrealized)
@@ -607,12 +608,12 @@ func assemble(q domain.OverviewQuery, d *overviewData) (*domain.Overview, error)
 
 // pairDetail is key's element of detailedPerPair: its aggregate s over the
 // range, its unrealized pnl and strategy (fold.Detail, as the Ledger's).
-func pairDetail(key string, s *agg, unr domain.Decimal, strategy string, loc *time.Location) domain.PairDetail {
+func pairDetail(key string, s *agg, unr domain.Decimal, strategy string, loc *time.Location) pnlread.PairDetail {
 	return fold.Detail(key, s, unr, strategy, loc)
 }
 
 // totalOf is the overview's total section (fold.Total, as the Ledger's).
-func totalOf(t *agg, unrealized domain.Decimal) domain.PnlTotal { return fold.Total(t, unrealized) }
+func totalOf(t *agg, unrealized domain.Decimal) pnlread.PnlTotal { return fold.Total(t, unrealized) }
 
 // periods returns each pair's realized pnl in each [from, to) of ps (unix
 // seconds, bucket starts), summed in SQL exactly (exactSum; the wide rows'
@@ -688,7 +689,7 @@ func (r *Reader) strategies(ctx context.Context) (map[string]string, error) {
 }
 
 // Daily answers pnl/daily like projections.Ledger.Daily.
-func (r *Reader) Daily(q domain.DailyQuery) ([]domain.DayPnl, domain.Decimal, string, error) {
+func (r *Reader) Daily(q pnlread.DailyQuery) ([]pnlread.DayPnl, domain.Decimal, string, error) {
 	days, unm, unit, err := r.daily(q)
 	if err != nil && domain.ErrorCode(err) == domain.EUNAVAILABLE && r.fallback() != nil {
 		return r.fallback().Daily(q)
@@ -696,7 +697,7 @@ func (r *Reader) Daily(q domain.DailyQuery) ([]domain.DayPnl, domain.Decimal, st
 	return days, unm, unit, err
 }
 
-func (r *Reader) daily(q domain.DailyQuery) ([]domain.DayPnl, domain.Decimal, string, error) {
+func (r *Reader) daily(q pnlread.DailyQuery) ([]pnlread.DayPnl, domain.Decimal, string, error) {
 	ctx, cancel := r.ctx()
 	defer cancel()
 	_, list, err := r.pairs(ctx)
@@ -755,7 +756,7 @@ func (r *Reader) daily(q domain.DailyQuery) ([]domain.DayPnl, domain.Decimal, st
 
 // Sum answers pnl/sum like projections.Ledger.Sum, over several quote
 // currencies in the reporting currency (mixed.go).
-func (r *Reader) Sum(scope domain.PnlScope, fromMs, toMs int64) (domain.SumResult, error) {
+func (r *Reader) Sum(scope pnlread.PnlScope, fromMs, toMs int64) (pnlread.SumResult, error) {
 	out, err := r.sum(scope, fromMs, toMs)
 	if err != nil && domain.ErrorCode(err) == domain.EUNAVAILABLE && r.fallback() != nil {
 		return r.fallback().Sum(scope, fromMs, toMs)
@@ -763,22 +764,22 @@ func (r *Reader) Sum(scope domain.PnlScope, fromMs, toMs int64) (domain.SumResul
 	return out, err
 }
 
-func (r *Reader) sum(scope domain.PnlScope, fromMs, toMs int64) (domain.SumResult, error) {
+func (r *Reader) sum(scope pnlread.PnlScope, fromMs, toMs int64) (pnlread.SumResult, error) {
 	ctx, cancel := r.ctx()
 	defer cancel()
 	if _, err := r.overviewReady(ctx); err != nil { // the buckets of a newer schema are not this reader's
-		return domain.SumResult{}, r.unavailable("sum", err)
+		return pnlread.SumResult{}, r.unavailable("sum", err)
 	}
 	_, list, err := r.pairs(ctx)
 	if err != nil {
-		return domain.SumResult{}, r.unavailable("sum", err)
+		return pnlread.SumResult{}, r.unavailable("sum", err)
 	}
 	sc, err := resolve(scope, list)
 	if err != nil {
-		return domain.SumResult{}, err
+		return pnlread.SumResult{}, err
 	}
 	from, to := rangeSeconds(fromMs, toMs)
-	var out domain.SumResult
+	var out pnlread.SumResult
 	if sc.mixed != nil {
 		out, err = r.mixedSum(ctx, *sc.mixed, fromMs, toMs)
 	} else {
@@ -788,31 +789,31 @@ func (r *Reader) sum(scope domain.PnlScope, fromMs, toMs int64) (domain.SumResul
 		out.UnconvertedFees, err = r.unconvertedFees(ctx, sc.keys, from, to)
 	}
 	if err != nil {
-		return domain.SumResult{}, r.unavailable("sum", err)
+		return pnlread.SumResult{}, r.unavailable("sum", err)
 	}
 	return out, nil
 }
 
 // oneQuoteSum is sum over pairs of one quote.
-func (r *Reader) oneQuoteSum(ctx context.Context, sc scoped, from, to int64) (domain.SumResult, error) {
+func (r *Reader) oneQuoteSum(ctx context.Context, sc scoped, from, to int64) (pnlread.SumResult, error) {
 	aggs, _, err := r.rangeAggs(ctx, from, to, nil, "")
 	if err != nil {
-		return domain.SumResult{}, err
+		return pnlread.SumResult{}, err
 	}
-	out := domain.SumResult{Pairs: []domain.PairSum{}, Unit: sc.unit}
+	out := pnlread.SumResult{Pairs: []pnlread.PairSum{}, Unit: sc.unit}
 	for _, key := range sc.keys {
 		var s agg
 		if a := aggs[key]; a != nil {
 			s = *a
 		}
 		out.Pnl, out.Invested = out.Pnl.Add(domain.Decimal(s.Pnl)), out.Invested.Add(domain.Decimal(s.Invested))
-		out.Pairs = append(out.Pairs, domain.PairSum{Key: key, Pnl: domain.Number(s.Pnl), Invested: domain.Number(s.Invested), Trades: s.Trades, Unit: sc.unit})
+		out.Pairs = append(out.Pairs, pnlread.PairSum{Key: key, Pnl: domain.Number(s.Pnl), Invested: domain.Number(s.Invested), Trades: s.Trades, Unit: sc.unit})
 	}
 	return out, nil
 }
 
 // Total answers pnl/total like projections.Ledger.Total.
-func (r *Reader) Total(key string) (domain.PairTotal, error) {
+func (r *Reader) Total(key string) (pnlread.PairTotal, error) {
 	t, err := r.total(key)
 	if err != nil && domain.ErrorCode(err) == domain.EUNAVAILABLE && r.fallback() != nil {
 		return r.fallback().Total(key)
@@ -820,12 +821,12 @@ func (r *Reader) Total(key string) (domain.PairTotal, error) {
 	return t, err
 }
 
-func (r *Reader) total(key string) (domain.PairTotal, error) {
+func (r *Reader) total(key string) (pnlread.PairTotal, error) {
 	q, _, err := splitKey(key)
 	if err != nil {
-		return domain.PairTotal{}, err
+		return pnlread.PairTotal{}, err
 	}
-	out := domain.PairTotal{Key: key, Unit: q, Method: r.Method.String()}
+	out := pnlread.PairTotal{Key: key, Unit: q, Method: r.Method.String()}
 	ctx, cancel := r.ctx()
 	defer cancel()
 	p, t, err := r.pairAllTime(ctx, key)
@@ -883,14 +884,14 @@ func (r *Reader) pairAllTime(ctx context.Context, key string) (p *pairInfo, t ag
 // AssetHistory answers assets/total like projections.Ledger.AssetHistory.
 // On a ClickHouse failure it returns the Fallback's answer, or none (and
 // logs the failure) without a Fallback.
-func (r *Reader) AssetHistory(exchange, base string, start, end int64) []domain.AssetPoint {
+func (r *Reader) AssetHistory(exchange, base string, start, end int64) []pnlread.AssetPoint {
 	pts, err := r.assetHistory(exchange, base, start, end)
 	if err != nil {
 		r.logFailure("assets", err)
 		if f := r.fallback(); f != nil {
 			return f.AssetHistory(exchange, base, start, end)
 		}
-		return []domain.AssetPoint{}
+		return []pnlread.AssetPoint{}
 	}
 	return pts
 }
@@ -910,7 +911,7 @@ type assetSnap struct {
 
 // assetHistory answers AssetHistory from the snapshots, balances and
 // prices tables, by the rules of projections.Ledger.AssetHistory.
-func (r *Reader) assetHistory(exchange, base string, start, end int64) ([]domain.AssetPoint, error) {
+func (r *Reader) assetHistory(exchange, base string, start, end int64) ([]pnlread.AssetPoint, error) {
 	ctx, cancel := r.ctx()
 	defer cancel()
 	if _, err := r.overviewReady(ctx); err != nil { // nor the tables of a newer schema
@@ -918,16 +919,16 @@ func (r *Reader) assetHistory(exchange, base string, start, end int64) ([]domain
 	}
 	snaps, err := r.assetSnaps(ctx, exchange, start, end)
 	if err != nil || len(snaps) == 0 {
-		return []domain.AssetPoint{}, err
+		return []pnlread.AssetPoint{}, err
 	}
 	pb, err := r.priceBook(ctx, exchange, slotOf(snaps[len(snaps)-1].time))
 	if err != nil {
 		return nil, err
 	}
-	out := []domain.AssetPoint{}
+	out := []pnlread.AssetPoint{}
 	for _, s := range snaps {
 		v, unpriced := pb.value(s, base)
-		out = append(out, domain.AssetPoint{ID: int64(s.seq), BaseKey: exchange + "/" + base, Amount: domain.Number(v), Timestamp: s.time, Unpriced: unpriced})
+		out = append(out, pnlread.AssetPoint{ID: int64(s.seq), BaseKey: exchange + "/" + base, Amount: domain.Number(v), Timestamp: s.time, Unpriced: unpriced})
 	}
 	return out, nil
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/fold"
+	"github.com/tradeledger/tradeledger/domain/pnlread"
 )
 
 // Row types, one per table. Amounts are Decimals, written as the tables
@@ -142,7 +143,7 @@ type hourRow struct {
 func shiftOf(i int) int64 { return int64(minShift + i*shiftStep) }
 
 // hourDay returns the local day of UTC hour h under shift index i.
-func hourDay(h int64, i int) int64 { return domain.FloorDiv(h*3600+shiftOf(i), 86400) }
+func hourDay(h int64, i int) int64 { return pnlread.FloorDiv(h*3600+shiftOf(i), 86400) }
 
 // blockKey names a pnl_overview9 row of day or hour figures: the pair's
 // book, the shift index (hourShift for hour rows) and the block number.
@@ -297,13 +298,13 @@ func (b *batch) reset() {
 }
 
 // dayOf returns the UTC day number of a time in ms.
-func dayOf(ms int64) int64 { return domain.FloorDiv(ms, 86_400_000) }
+func dayOf(ms int64) int64 { return pnlread.FloorDiv(ms, 86_400_000) }
 
 // dayDate is the time ClickHouse's Date column takes for a day number.
 func dayDate(day int64) time.Time { return time.Unix(day*86400, 0).UTC() }
 
 // slotOf returns the 15-minute slot of a time in ms (as the in-memory
 // PNL buckets and price points use).
-func slotOf(ms int64) int64 { return domain.FloorDiv(ms, bucketMs) }
+func slotOf(ms int64) int64 { return pnlread.FloorDiv(ms, bucketMs) }
 
 const bucketMs = 900_000

@@ -5,6 +5,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/fold"
+	"github.com/tradeledger/tradeledger/domain/pnlread"
 )
 
 // state is what the sink must remember of the log to turn the next event
@@ -411,7 +412,7 @@ func (st *state) emitOrderPnl(bk *book, id int64, o *fold.Order, pos uint64, b *
 // from its slots) and queues the rows of the slot: its aggregate, its hour
 // and its UTC day summed from its slots.
 func (st *state) emitSlot(bk *book, slot int64, pos uint64, b *batch) {
-	h := domain.FloorDiv(slot, 4)
+	h := pnlread.FloorDiv(slot, 4)
 	hr := &hourRow{Position: pos}
 	s := bk.series.Slots
 	for i := sort.Search(len(s), func(i int) bool { return s[i].Slot >= 4*h }); i < len(s) && s[i].Slot < 4*h+4; i++ {
@@ -428,7 +429,7 @@ func (st *state) emitSlot(bk *book, slot int64, pos uint64, b *batch) {
 	if i := bk.series.SlotIndex(slot); i >= 0 {
 		b.buckets[bucketKey{bk.key, slot}] = bucketRow{bucketKey: bucketKey{bk.key, slot}, PnlAgg: s[i].PnlAgg, Position: pos}
 	}
-	k := dailyKey{Exchange: bk.key.Exchange, Pair: bk.key.Pair, Day: domain.FloorDiv(slot, 96)}
+	k := dailyKey{Exchange: bk.key.Exchange, Pair: bk.key.Pair, Day: pnlread.FloorDiv(slot, 96)}
 	b.daily[k] = dailyRow{dailyKey: k, Position: pos} // its figures summed at the flush (batch.prepare)
 	b.dayBooks[k] = bk
 }

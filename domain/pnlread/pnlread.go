@@ -1,4 +1,4 @@
-package domain
+package pnlread
 
 import (
 	"sort"
@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 	_ "time/tzdata" // zones on a bare machine
+
+	"github.com/tradeledger/tradeledger/domain"
 )
 
 // The PNL read contract: the queries, the answers and the one interface
@@ -13,7 +15,7 @@ import (
 // (projections) and the ClickHouse reader (projections/clickhouse) — so that
 // neither reader imports the other; projections/pnltest is its conformance
 // suite. Scopes are resolved (ResolveScope) and zones loaded (LoadZone) here
-// for the same reason. Metric definitions are in pnl.go.
+// for the same reason. Metric definitions are in domain/pnl.go.
 
 // PnlScope selects pairs for a PNL query.
 type PnlScope struct {
@@ -39,7 +41,7 @@ type ScopeKeys struct {
 func ResolveScope(sc PnlScope, known []string) (ScopeKeys, error) {
 	out, err := ResolveScopeMixed(sc, known)
 	if err == nil && len(out.Quotes) > 1 {
-		return out, Errorf(EINVALID, "the selected pairs are quoted in %s; this PNL source does not convert between currencies: pass quote (one of them) or keys of one quote", strings.Join(out.Quotes, ", "))
+		return out, domain.Errorf(domain.EINVALID, "the selected pairs are quoted in %s; this PNL source does not convert between currencies: pass quote (one of them) or keys of one quote", strings.Join(out.Quotes, ", "))
 	}
 	return out, err
 }
@@ -58,12 +60,12 @@ func ResolveScopeMixed(sc PnlScope, known []string) (ScopeKeys, error) {
 		keys = append(keys, known...)
 	case sc.Exchange != "":
 		for _, k := range known {
-			if ex, _, err := SplitPairKey(k); err == nil && ex == sc.Exchange {
+			if ex, _, err := domain.SplitPairKey(k); err == nil && ex == sc.Exchange {
 				keys = append(keys, k)
 			}
 		}
 	case len(sc.Keys) == 0:
-		return out, Errorf(EINVALID, "keys must name at least one pair key, or be [\"All\"]")
+		return out, domain.Errorf(domain.EINVALID, "keys must name at least one pair key, or be [\"All\"]")
 	default:
 		seen := map[string]bool{}
 		for _, k := range sc.Keys {
@@ -84,7 +86,7 @@ func ResolveScopeMixed(sc PnlScope, known []string) (ScopeKeys, error) {
 			if out.All || sc.Exchange != "" {
 				continue
 			}
-			return out, Errorf(EINVALID, "key %q is not quoted in %s", k, sc.Quote)
+			return out, domain.Errorf(domain.EINVALID, "key %q is not quoted in %s", k, sc.Quote)
 		}
 		quotes[q] = true
 		out.Keys = append(out.Keys, k)
@@ -112,11 +114,11 @@ func LoadZone(name string) (*time.Location, error) {
 		return v.(*time.Location), nil
 	}
 	if name == "" || name == "Local" || strings.Contains(name, "..") {
-		return nil, Errorf(EINVALID, "timezone %q is not an IANA zone name (e.g. Europe/Amsterdam)", name)
+		return nil, domain.Errorf(domain.EINVALID, "timezone %q is not an IANA zone name (e.g. Europe/Amsterdam)", name)
 	}
 	loc, err := time.LoadLocation(name)
 	if err != nil {
-		return nil, Errorf(EINVALID, "timezone %q is not a known IANA zone (e.g. Europe/Amsterdam, Asia/Kathmandu)", name)
+		return nil, domain.Errorf(domain.EINVALID, "timezone %q is not a known IANA zone (e.g. Europe/Amsterdam, Asia/Kathmandu)", name)
 	}
 	locations.Store(name, loc)
 	return loc, nil
@@ -129,7 +131,7 @@ func LoadZone(name string) (*time.Location, error) {
 // quote currencies included (converted into the reporting currency).
 type PnlReader interface {
 	Overview(q OverviewQuery) (*Overview, error)
-	Daily(q DailyQuery) ([]DayPnl, Decimal, string, error)
+	Daily(q DailyQuery) ([]DayPnl, domain.Decimal, string, error)
 	Sum(scope PnlScope, fromMs, toMs int64) (SumResult, error)
 	Total(key string) (PairTotal, error)
 	AssetHistory(exchange, base string, start, end int64) []AssetPoint
@@ -137,14 +139,14 @@ type PnlReader interface {
 
 // PeriodPnl is a period's pnl; PerPair is set where the spec has it.
 type PeriodPnl struct {
-	Pnl     Number            `json:"pnl"`
-	PerPair map[string]Number `json:"perPair,omitempty"`
+	Pnl     domain.Number            `json:"pnl"`
+	PerPair map[string]domain.Number `json:"perPair,omitempty"`
 }
 
 // TradeRef is a hero or fuckup trade.
 type TradeRef struct {
-	Pnl  Number `json:"pnl"`
-	Time int64  `json:"time"`
+	Pnl  domain.Number `json:"pnl"`
+	Time int64         `json:"time"`
 }
 
 // PnlTotal is the overview's total section (definitions in domain/pnl.go):
@@ -154,28 +156,28 @@ type TradeRef struct {
 // sellPnl is the realized pnl (= pnl); buyBaseValue and sellBaseValue are
 // Σ baseValue of buy and sell records.
 type PnlTotal struct {
-	Pnl            Number   `json:"pnl"`
-	NumberOfTrades int64    `json:"numberOfTrades"`
-	HeroTrade      TradeRef `json:"heroTrade"`
-	FuckupTrade    TradeRef `json:"fuckupTrade"`
-	AveragePnl     Number   `json:"averagePnl"`
-	SellCount      int64    `json:"sellCount"`
-	BuyCount       int64    `json:"buyCount"`
-	Winning        int64    `json:"winning"`
-	Losing         int64    `json:"losing"`
-	Breakeven      int64    `json:"breakeven"`
-	WinRate        string   `json:"winRate"`
-	BuyPnl         Number   `json:"buyPnl"`
-	SellPnl        Number   `json:"sellPnl"`
-	BuyBaseValue   Number   `json:"buyBaseValue"`
-	SellBaseValue  Number   `json:"sellBaseValue"`
-	UnmatchedValue Number   `json:"unmatchedBaseValue"`
+	Pnl            domain.Number `json:"pnl"`
+	NumberOfTrades int64         `json:"numberOfTrades"`
+	HeroTrade      TradeRef      `json:"heroTrade"`
+	FuckupTrade    TradeRef      `json:"fuckupTrade"`
+	AveragePnl     domain.Number `json:"averagePnl"`
+	SellCount      int64         `json:"sellCount"`
+	BuyCount       int64         `json:"buyCount"`
+	Winning        int64         `json:"winning"`
+	Losing         int64         `json:"losing"`
+	Breakeven      int64         `json:"breakeven"`
+	WinRate        string        `json:"winRate"`
+	BuyPnl         domain.Number `json:"buyPnl"`
+	SellPnl        domain.Number `json:"sellPnl"`
+	BuyBaseValue   domain.Number `json:"buyBaseValue"`
+	SellBaseValue  domain.Number `json:"sellBaseValue"`
+	UnmatchedValue domain.Number `json:"unmatchedBaseValue"`
 }
 
 // KeyPnl is an element of pnlsPerPair.
 type KeyPnl struct {
-	Key string `json:"key"`
-	Pnl Number `json:"pnl"`
+	Key string        `json:"key"`
+	Pnl domain.Number `json:"pnl"`
 }
 
 // PairDetail is an element of detailedPerPair. cumulative_loss is the
@@ -186,26 +188,26 @@ type KeyPnl struct {
 // unique_sell_count count orders with fills; unrealized_pnl values the lots
 // held at the last fill price (now, whatever the range).
 type PairDetail struct {
-	Strategy                  string `json:"strategy"`
-	CumulativePnl             Number `json:"cumulative_pnl"`
-	CumulativeProfit          Number `json:"cumulative_profit"`
-	CumulativeLoss            Number `json:"cumulative_loss"`
-	CumulativeFees            Number `json:"cumulative_fees"`
-	CumulativeCostProceedWins Number `json:"cumulative_costproceed_wins"`
-	CumulativeCostProceedLoss Number `json:"cumulative_costproceed_losses"`
-	ProfitCount               int64  `json:"profit_count"`
-	LossCount                 int64  `json:"loss_count"`
-	UniqueProfitCount         int64  `json:"unique_profit_count"`
-	UniqueLossCount           int64  `json:"unique_loss_count"`
-	BuyCount                  int64  `json:"buy_count"`
-	SellCount                 int64  `json:"sell_count"`
-	UniqueBuyCount            int64  `json:"unique_buy_count"`
-	UniqueSellCount           int64  `json:"unique_sell_count"`
-	CumulativeBuyValue        Number `json:"cumulative_buy_value"`
-	CumulativeSellValue       Number `json:"cumulative_sell_value"`
-	UnrealizedPnl             Number `json:"unrealized_pnl"`
-	DailyPnlPerThousand       string `json:"daily_pnl_per_thousand"`
-	Key                       string `json:"key"`
+	Strategy                  string        `json:"strategy"`
+	CumulativePnl             domain.Number `json:"cumulative_pnl"`
+	CumulativeProfit          domain.Number `json:"cumulative_profit"`
+	CumulativeLoss            domain.Number `json:"cumulative_loss"`
+	CumulativeFees            domain.Number `json:"cumulative_fees"`
+	CumulativeCostProceedWins domain.Number `json:"cumulative_costproceed_wins"`
+	CumulativeCostProceedLoss domain.Number `json:"cumulative_costproceed_losses"`
+	ProfitCount               int64         `json:"profit_count"`
+	LossCount                 int64         `json:"loss_count"`
+	UniqueProfitCount         int64         `json:"unique_profit_count"`
+	UniqueLossCount           int64         `json:"unique_loss_count"`
+	BuyCount                  int64         `json:"buy_count"`
+	SellCount                 int64         `json:"sell_count"`
+	UniqueBuyCount            int64         `json:"unique_buy_count"`
+	UniqueSellCount           int64         `json:"unique_sell_count"`
+	CumulativeBuyValue        domain.Number `json:"cumulative_buy_value"`
+	CumulativeSellValue       domain.Number `json:"cumulative_sell_value"`
+	UnrealizedPnl             domain.Number `json:"unrealized_pnl"`
+	DailyPnlPerThousand       string        `json:"daily_pnl_per_thousand"`
+	Key                       string        `json:"key"`
 }
 
 // Overview is the body of POST pnl/overview.
@@ -228,7 +230,7 @@ type Overview struct {
 	// UnconvertedFees are the fees of the range's fills charged in a third
 	// asset that had no rate at their time (fold.ValueFee), per asset in
 	// that asset: they are in no figure above. Absent when there are none.
-	UnconvertedFees map[string]Number `json:"unconvertedFees,omitempty"`
+	UnconvertedFees map[string]domain.Number `json:"unconvertedFees,omitempty"`
 }
 
 // OverviewQuery is a pnl/overview request. From/To (ms) bound total,
@@ -260,11 +262,11 @@ type DailyQuery struct {
 // PairSum is an element of pnl/sum's data: realized pnl and invested (cost
 // of the lots consumed by closing trades) of one pair in the range.
 type PairSum struct {
-	Key      string `json:"key"`
-	Pnl      Number `json:"pnl"`
-	Invested Number `json:"invested"`
-	Trades   int64  `json:"numberOfTrades"`
-	Unit     string `json:"unit"`
+	Key      string        `json:"key"`
+	Pnl      domain.Number `json:"pnl"`
+	Invested domain.Number `json:"invested"`
+	Trades   int64         `json:"numberOfTrades"`
+	Unit     string        `json:"unit"`
 }
 
 // SumResult is a pnl/sum answer: per pair figures (each in its pair's
@@ -273,42 +275,42 @@ type PairSum struct {
 // had no rate (Unconverted).
 type SumResult struct {
 	Pairs         []PairSum
-	Pnl, Invested Decimal
+	Pnl, Invested domain.Decimal
 	Unit          string
 	PerQuote      map[string]QuoteSum
 	Unconverted   map[string]Unconverted
 	// UnconvertedFees: as Overview.UnconvertedFees, for the range.
-	UnconvertedFees map[string]Number
+	UnconvertedFees map[string]domain.Number
 }
 
 // PairTotal is the body of pnl/total: one pair's all-time figures.
 type PairTotal struct {
-	Key                string `json:"key"`
-	Pnl                Number `json:"pnl"`
-	NumberOfTrades     int64  `json:"numberOfTrades"`
-	BuyCount           int64  `json:"buyCount"`
-	SellCount          int64  `json:"sellCount"`
-	Winning            int64  `json:"winning"`
-	Losing             int64  `json:"losing"`
-	Fees               Number `json:"fees"`
-	Invested           Number `json:"invested"`
-	UnmatchedBaseValue Number `json:"unmatchedBaseValue"`
-	UnrealizedPnl      Number `json:"unrealizedPnl"`
-	Balance            Number `json:"balance"`
-	InventoryCost      Number `json:"inventory_cost"`
-	ABP                Number `json:"ABP"`
-	Method             string `json:"method"`
-	Unit               string `json:"unit"`
+	Key                string        `json:"key"`
+	Pnl                domain.Number `json:"pnl"`
+	NumberOfTrades     int64         `json:"numberOfTrades"`
+	BuyCount           int64         `json:"buyCount"`
+	SellCount          int64         `json:"sellCount"`
+	Winning            int64         `json:"winning"`
+	Losing             int64         `json:"losing"`
+	Fees               domain.Number `json:"fees"`
+	Invested           domain.Number `json:"invested"`
+	UnmatchedBaseValue domain.Number `json:"unmatchedBaseValue"`
+	UnrealizedPnl      domain.Number `json:"unrealizedPnl"`
+	Balance            domain.Number `json:"balance"`
+	InventoryCost      domain.Number `json:"inventory_cost"`
+	ABP                domain.Number `json:"ABP"`
+	Method             string        `json:"method"`
+	Unit               string        `json:"unit"`
 	// UnconvertedFees: as Overview.UnconvertedFees, over all time.
-	UnconvertedFees map[string]Number `json:"unconvertedFees,omitempty"`
+	UnconvertedFees map[string]domain.Number `json:"unconvertedFees,omitempty"`
 }
 
 // QuoteSum is one quote currency's share of a pnl/sum answer over several
 // quotes, in that currency.
 type QuoteSum struct {
-	Pnl      Number `json:"pnl"`
-	Invested Number `json:"invested"`
-	Trades   int64  `json:"numberOfTrades"`
+	Pnl      domain.Number `json:"pnl"`
+	Invested domain.Number `json:"invested"`
+	Trades   int64         `json:"numberOfTrades"`
 }
 
 // Unconverted is what a mixed-quote answer could not convert into the
@@ -316,18 +318,18 @@ type QuoteSum struct {
 // realized pnl, invested and the number of fills in the range, and the
 // unrealized pnl of lots held (overview only) when no rate is known now.
 type Unconverted struct {
-	Pnl           Number `json:"pnl"`
-	Invested      Number `json:"invested"`
-	Trades        int64  `json:"numberOfTrades"`
-	UnrealizedPnl Number `json:"unrealizedPnl,omitzero"`
+	Pnl           domain.Number `json:"pnl"`
+	Invested      domain.Number `json:"invested"`
+	Trades        int64         `json:"numberOfTrades"`
+	UnrealizedPnl domain.Number `json:"unrealizedPnl,omitzero"`
 }
 
 // AssetPoint is an element of assets/total.
 type AssetPoint struct {
-	ID        int64  `json:"id"`
-	BaseKey   string `json:"base_key"`
-	Amount    Number `json:"amount"`
-	Timestamp int64  `json:"timestamp"`
+	ID        int64         `json:"id"`
+	BaseKey   string        `json:"base_key"`
+	Amount    domain.Number `json:"amount"`
+	Timestamp int64         `json:"timestamp"`
 	// Unpriced are the assets held at the snapshot that Amount leaves
 	// out for want of a price in the base currency, sorted (beyond the
 	// spec; absent when every asset is valued).
@@ -340,20 +342,20 @@ type AssetPoint struct {
 // cumulativePnlPercent = cumulativePnl ÷ cumulative invested × 100, where
 // invested is the cost of the lots consumed by closing trades.
 type DayPnl struct {
-	Date                 string `json:"date"`
-	NumberOfTrades       int64  `json:"numberOfTrades"`
-	TotalVolume          Number `json:"totalVolume"`
-	Pnl                  Number `json:"pnl"`
-	CumulativePnl        Number `json:"cumulativePnl"`
-	CumulativePnlPercent Number `json:"cumulativePnlPercent"`
-	UnmatchedBaseValue   Number `json:"unmatchedBaseValue"`
+	Date                 string        `json:"date"`
+	NumberOfTrades       int64         `json:"numberOfTrades"`
+	TotalVolume          domain.Number `json:"totalVolume"`
+	Pnl                  domain.Number `json:"pnl"`
+	CumulativePnl        domain.Number `json:"cumulativePnl"`
+	CumulativePnlPercent domain.Number `json:"cumulativePnlPercent"`
+	UnmatchedBaseValue   domain.Number `json:"unmatchedBaseValue"`
 }
 
 // splitKeyQuote returns the quote and base of a pair key.
 func splitKeyQuote(k string) (quote, base string, err error) {
-	_, pair, err := SplitPairKey(k)
+	_, pair, err := domain.SplitPairKey(k)
 	if err != nil {
 		return "", "", err
 	}
-	return SplitPair(pair)
+	return domain.SplitPair(pair)
 }

@@ -1,10 +1,10 @@
-package domain_test
+package pnlread_test
 
 import (
 	"testing"
 	"time"
 
-	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/pnlread"
 )
 
 func TestLocalDayStartWhereMidnightDoesNotExist(t *testing.T) {
@@ -13,26 +13,26 @@ func TestLocalDayStartWhereMidnightDoesNotExist(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 2024-03-10: Havana's clocks jump from 00:00 CST to 01:00 CDT.
-	start := domain.LocalDayStart(2024, 3, 10, havana)
+	start := pnlread.LocalDayStart(2024, 3, 10, havana)
 	if got := start.Format("2006-01-02 15:04 MST"); got != "2024-03-10 01:00 CDT" {
 		t.Fatalf("start of 2024-03-10 in Havana: %s, want 2024-03-10 01:00 CDT", got)
 	}
 	if prev := start.Add(-time.Second).Format("2006-01-02 15:04:05"); prev != "2024-03-09 23:59:59" {
 		t.Fatalf("the instant before the day: %s", prev)
 	}
-	if got := domain.DayStart(time.Date(2024, 3, 10, 15, 0, 0, 0, time.UTC), havana); !got.Equal(start) {
+	if got := pnlread.DayStart(time.Date(2024, 3, 10, 15, 0, 0, 0, time.UTC), havana); !got.Equal(start) {
 		t.Fatalf("DayStart: %s", got)
 	}
-	if got := domain.AddLocalDays(domain.LocalDayStart(2024, 3, 9, havana), 1, havana); !got.Equal(start) {
+	if got := pnlread.AddLocalDays(pnlread.LocalDayStart(2024, 3, 9, havana), 1, havana); !got.Equal(start) {
 		t.Fatalf("the day after 2024-03-09: %s", got)
 	}
 	// A 23-hour day: the next day starts 23 hours later.
-	if next := domain.AddLocalDays(start, 1, havana); next.Sub(start) != 23*time.Hour {
+	if next := pnlread.AddLocalDays(start, 1, havana); next.Sub(start) != 23*time.Hour {
 		t.Fatalf("2024-03-10 lasted %s in Havana", next.Sub(start))
 	}
 	// An ordinary midnight, and normalization of the date.
 	ams, _ := time.LoadLocation("Europe/Amsterdam")
-	if got := domain.LocalDayStart(2024, 3, 32, ams).Format(time.RFC3339); got != "2024-04-01T00:00:00+02:00" {
+	if got := pnlread.LocalDayStart(2024, 3, 32, ams).Format(time.RFC3339); got != "2024-04-01T00:00:00+02:00" {
 		t.Fatalf("2024-03-32 in Amsterdam: %s", got)
 	}
 }
@@ -40,8 +40,8 @@ func TestLocalDayStartWhereMidnightDoesNotExist(t *testing.T) {
 func TestOverviewPeriods(t *testing.T) {
 	havana, _ := time.LoadLocation("America/Havana")
 	now := time.Date(2024, 3, 17, 18, 0, 0, 0, time.UTC)
-	p := domain.OverviewPeriods(now, havana)
-	day := func(y int, m time.Month, d int) int64 { return domain.LocalDayStart(y, m, d, havana).Unix() }
+	p := pnlread.OverviewPeriods(now, havana)
+	day := func(y int, m time.Month, d int) int64 { return pnlread.LocalDayStart(y, m, d, havana).Unix() }
 	want := [6][2]int64{
 		{day(2024, 3, 17), day(2024, 3, 18)},
 		{day(2024, 3, 16), day(2024, 3, 17)},
@@ -67,7 +67,7 @@ func TestLocalDays(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		z := domain.LocalDays{Loc: loc}
+		z := pnlread.LocalDays{Loc: loc}
 		from := time.Date(2011, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
 		for s := from; s < from+3*366*86400; s += 1800 {
 			y, m, d := time.Unix(s, 0).In(loc).Date()
@@ -75,7 +75,7 @@ func TestLocalDays(t *testing.T) {
 			if got := z.Day(s); got != want {
 				t.Fatalf("%s: Day(%s) = %d, want %d", zn, time.Unix(s, 0).UTC(), got, want)
 			}
-			if got := domain.DayNumber(s*1000+999, loc); got != want {
+			if got := pnlread.DayNumber(s*1000+999, loc); got != want {
 				t.Fatalf("%s: DayNumber(%s) = %d, want %d", zn, time.Unix(s, 0).UTC(), got, want)
 			}
 		}

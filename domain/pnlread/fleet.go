@@ -1,4 +1,6 @@
-package domain
+package pnlread
+
+import "github.com/tradeledger/tradeledger/domain"
 
 // The fleet read contract: what the fleet routes answer across the services
 // (instances) that write to one analytics store, each instance's figures
@@ -15,7 +17,7 @@ package domain
 // realized report and the exports.
 type FleetQuery struct {
 	Currency string
-	Method   PnlMethod
+	Method   domain.PnlMethod
 	From, To int64
 }
 
@@ -45,29 +47,29 @@ const (
 // asset that had no rate at their fill's time (they are in no figure:
 // fold.ValueFee).
 type FleetFigures struct {
-	Pnl                Number                 `json:"pnl"`
-	Fees               Number                 `json:"fees"`
-	Invested           Number                 `json:"invested"`
-	BuyBaseValue       Number                 `json:"buyBaseValue"`
-	SellBaseValue      Number                 `json:"sellBaseValue"`
-	UnmatchedBaseValue Number                 `json:"unmatchedBaseValue"`
-	NumberOfTrades     int64                  `json:"numberOfTrades"`
-	BuyCount           int64                  `json:"buyCount"`
-	SellCount          int64                  `json:"sellCount"`
-	Winning            int64                  `json:"winning"`
-	Losing             int64                  `json:"losing"`
-	Breakeven          int64                  `json:"breakeven"`
-	WinRate            string                 `json:"winRate"`
-	Unconverted        map[string]Unconverted `json:"unconverted"`
-	UnconvertedFees    map[string]Number      `json:"unconvertedFees,omitempty"`
+	Pnl                domain.Number            `json:"pnl"`
+	Fees               domain.Number            `json:"fees"`
+	Invested           domain.Number            `json:"invested"`
+	BuyBaseValue       domain.Number            `json:"buyBaseValue"`
+	SellBaseValue      domain.Number            `json:"sellBaseValue"`
+	UnmatchedBaseValue domain.Number            `json:"unmatchedBaseValue"`
+	NumberOfTrades     int64                    `json:"numberOfTrades"`
+	BuyCount           int64                    `json:"buyCount"`
+	SellCount          int64                    `json:"sellCount"`
+	Winning            int64                    `json:"winning"`
+	Losing             int64                    `json:"losing"`
+	Breakeven          int64                    `json:"breakeven"`
+	WinRate            string                   `json:"winRate"`
+	Unconverted        map[string]Unconverted   `json:"unconverted"`
+	UnconvertedFees    map[string]domain.Number `json:"unconvertedFees,omitempty"`
 }
 
 // Add adds o's figures to f: money and counts, and Unconverted per
 // currency. The win rate is set again from the counts.
 func (f *FleetFigures) Add(o *FleetFigures) {
-	for _, x := range [][2]*Number{{&f.Pnl, &o.Pnl}, {&f.Fees, &o.Fees}, {&f.Invested, &o.Invested},
+	for _, x := range [][2]*domain.Number{{&f.Pnl, &o.Pnl}, {&f.Fees, &o.Fees}, {&f.Invested, &o.Invested},
 		{&f.BuyBaseValue, &o.BuyBaseValue}, {&f.SellBaseValue, &o.SellBaseValue}, {&f.UnmatchedBaseValue, &o.UnmatchedBaseValue}} {
-		*x[0] = Number(Decimal(*x[0]).Add(Decimal(*x[1])))
+		*x[0] = domain.Number(domain.Decimal(*x[0]).Add(domain.Decimal(*x[1])))
 	}
 	f.NumberOfTrades += o.NumberOfTrades
 	f.BuyCount += o.BuyCount
@@ -75,23 +77,23 @@ func (f *FleetFigures) Add(o *FleetFigures) {
 	f.Winning += o.Winning
 	f.Losing += o.Losing
 	f.Breakeven += o.Breakeven
-	f.WinRate = WinRate(f.Winning, f.Losing, f.Breakeven)
+	f.WinRate = domain.WinRate(f.Winning, f.Losing, f.Breakeven)
 	if f.Unconverted == nil {
 		f.Unconverted = map[string]Unconverted{}
 	}
 	for c, u := range o.Unconverted {
 		t := f.Unconverted[c]
-		t.Pnl = Number(Decimal(t.Pnl).Add(Decimal(u.Pnl)))
-		t.Invested = Number(Decimal(t.Invested).Add(Decimal(u.Invested)))
+		t.Pnl = domain.Number(domain.Decimal(t.Pnl).Add(domain.Decimal(u.Pnl)))
+		t.Invested = domain.Number(domain.Decimal(t.Invested).Add(domain.Decimal(u.Invested)))
 		t.Trades += u.Trades
-		t.UnrealizedPnl = Number(Decimal(t.UnrealizedPnl).Add(Decimal(u.UnrealizedPnl)))
+		t.UnrealizedPnl = domain.Number(domain.Decimal(t.UnrealizedPnl).Add(domain.Decimal(u.UnrealizedPnl)))
 		f.Unconverted[c] = t
 	}
 	for a, x := range o.UnconvertedFees {
 		if f.UnconvertedFees == nil {
-			f.UnconvertedFees = map[string]Number{}
+			f.UnconvertedFees = map[string]domain.Number{}
 		}
-		f.UnconvertedFees[a] = Number(Decimal(f.UnconvertedFees[a]).Add(Decimal(x)))
+		f.UnconvertedFees[a] = domain.Number(domain.Decimal(f.UnconvertedFees[a]).Add(domain.Decimal(x)))
 	}
 }
 
@@ -120,17 +122,17 @@ type FleetOverview struct {
 // Unconverted), and its number of pairs.
 type FleetInstanceView struct {
 	FleetInstanceInfo
-	Pairs         int    `json:"pairs"`
-	UnrealizedPnl Number `json:"unrealizedPnl"`
+	Pairs         int           `json:"pairs"`
+	UnrealizedPnl domain.Number `json:"unrealizedPnl"`
 	FleetFigures
 }
 
 // FleetTotal is the fleet's total: the sum of its current instances'
 // figures (Instances of them).
 type FleetTotal struct {
-	Instances     int    `json:"instances"`
-	Pairs         int    `json:"pairs"`
-	UnrealizedPnl Number `json:"unrealizedPnl"`
+	Instances     int           `json:"instances"`
+	Pairs         int           `json:"pairs"`
+	UnrealizedPnl domain.Number `json:"unrealizedPnl"`
 	FleetFigures
 }
 
@@ -156,18 +158,18 @@ type FleetRealizedInstance struct {
 // FleetPair is a pair's realized figures in its own quote (Unit): the
 // fills of the range, whether or not they could be converted.
 type FleetPair struct {
-	Key                string `json:"key"`
-	Unit               string `json:"unit"`
-	Pnl                Number `json:"pnl"`
-	Fees               Number `json:"fees"`
-	Invested           Number `json:"invested"`
-	BuyBaseValue       Number `json:"buyBaseValue"`
-	SellBaseValue      Number `json:"sellBaseValue"`
-	UnmatchedBaseValue Number `json:"unmatchedBaseValue"`
-	NumberOfTrades     int64  `json:"numberOfTrades"`
-	Winning            int64  `json:"winning"`
-	Losing             int64  `json:"losing"`
-	Breakeven          int64  `json:"breakeven"`
+	Key                string        `json:"key"`
+	Unit               string        `json:"unit"`
+	Pnl                domain.Number `json:"pnl"`
+	Fees               domain.Number `json:"fees"`
+	Invested           domain.Number `json:"invested"`
+	BuyBaseValue       domain.Number `json:"buyBaseValue"`
+	SellBaseValue      domain.Number `json:"sellBaseValue"`
+	UnmatchedBaseValue domain.Number `json:"unmatchedBaseValue"`
+	NumberOfTrades     int64         `json:"numberOfTrades"`
+	Winning            int64         `json:"winning"`
+	Losing             int64         `json:"losing"`
+	Breakeven          int64         `json:"breakeven"`
 }
 
 // FleetFill is one fill of an instance, as the fleet's fills export lists
@@ -176,9 +178,9 @@ type FleetFill struct {
 	Instance, Exchange, Pair, Side string
 	Time, OrderID                  int64
 	FillID                         string
-	Price, Quantity, Value         Decimal
-	Fee                            Decimal
+	Price, Quantity, Value         domain.Decimal
+	Fee                            domain.Decimal
 	FeeAsset                       string
-	Pnl                            Decimal
+	Pnl                            domain.Decimal
 	Position                       uint64
 }
