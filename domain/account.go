@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // The account's activity (DESIGN §18): everything an exchange account did,
@@ -69,18 +71,18 @@ const (
 // exchange's time of the trade. QuoteQuantity is the exchange's own amount
 // of quote, when it gives one (zero: price × quantity).
 type ExternalFill struct {
-	Exchange      string  `json:"exchange"`
-	Pair          string  `json:"pair"`
-	TradeID       string  `json:"tradeId"`
-	OrderID       string  `json:"orderId,omitempty"`
-	ClientOrderID string  `json:"clientOrderId,omitempty"`
-	Side          Side    `json:"side"`
-	Price         Decimal `json:"price"`
-	Quantity      Decimal `json:"quantity"`
-	QuoteQuantity Decimal `json:"quoteQuantity,omitzero"`
-	Fee           Decimal `json:"fee"`
-	FeeAsset      string  `json:"feeAsset"`
-	Time          int64   `json:"time"`
+	Exchange      string          `json:"exchange"`
+	Pair          string          `json:"pair"`
+	TradeID       string          `json:"tradeId"`
+	OrderID       string          `json:"orderId,omitempty"`
+	ClientOrderID string          `json:"clientOrderId,omitempty"`
+	Side          Side            `json:"side"`
+	Price         decimal.Decimal `json:"price"`
+	Quantity      decimal.Decimal `json:"quantity"`
+	QuoteQuantity decimal.Decimal `json:"quoteQuantity,omitzero"`
+	Fee           decimal.Decimal `json:"fee"`
+	FeeAsset      string          `json:"feeAsset"`
+	Time          int64           `json:"time"`
 }
 
 // TransferStatus is a deposit's or a withdrawal's state, the same words
@@ -107,18 +109,18 @@ const (
 // destinations apart, not to hold them. Time is the exchange's time of the
 // transfer (when it was requested or first seen).
 type Transfer struct {
-	Exchange       string         `json:"exchange"`
-	ID             string         `json:"id"`
-	Asset          string         `json:"asset"`
-	Amount         Decimal        `json:"amount"`
-	Fee            Decimal        `json:"fee,omitzero"`
-	Network        string         `json:"network,omitempty"`
-	TxID           string         `json:"txid,omitempty"`
-	Address        string         `json:"address,omitempty"`
-	AddressTag     string         `json:"addressTag,omitempty"`
-	Status         TransferStatus `json:"status"`
-	ExchangeStatus string         `json:"exchangeStatus,omitempty"`
-	Time           int64          `json:"time"`
+	Exchange       string          `json:"exchange"`
+	ID             string          `json:"id"`
+	Asset          string          `json:"asset"`
+	Amount         decimal.Decimal `json:"amount"`
+	Fee            decimal.Decimal `json:"fee,omitzero"`
+	Network        string          `json:"network,omitempty"`
+	TxID           string          `json:"txid,omitempty"`
+	Address        string          `json:"address,omitempty"`
+	AddressTag     string          `json:"addressTag,omitempty"`
+	Status         TransferStatus  `json:"status"`
+	ExchangeStatus string          `json:"exchangeStatus,omitempty"`
+	Time           int64           `json:"time"`
 	// Problem, when set, names a number of the transfer the connector
 	// could not represent; such a transfer is never recorded.
 	Problem *NumberProblem `json:"-"`
@@ -136,16 +138,16 @@ const (
 // FeeAsset, is what the exchange charged for it and is already out of
 // those amounts (shown, not moved again).
 type Conversion struct {
-	Exchange   string  `json:"exchange"`
-	ID         string  `json:"id"`
-	Kind       string  `json:"kind"`
-	FromAsset  string  `json:"fromAsset"`
-	FromAmount Decimal `json:"fromAmount"`
-	ToAsset    string  `json:"toAsset"`
-	ToAmount   Decimal `json:"toAmount"`
-	Fee        Decimal `json:"fee,omitzero"`
-	FeeAsset   string  `json:"feeAsset,omitempty"`
-	Time       int64   `json:"time"`
+	Exchange   string          `json:"exchange"`
+	ID         string          `json:"id"`
+	Kind       string          `json:"kind"`
+	FromAsset  string          `json:"fromAsset"`
+	FromAmount decimal.Decimal `json:"fromAmount"`
+	ToAsset    string          `json:"toAsset"`
+	ToAmount   decimal.Decimal `json:"toAmount"`
+	Fee        decimal.Decimal `json:"fee,omitzero"`
+	FeeAsset   string          `json:"feeAsset,omitempty"`
+	Time       int64           `json:"time"`
 	// Problem: as Transfer's.
 	Problem *NumberProblem `json:"-"`
 }
@@ -221,34 +223,34 @@ type FillUnlisted struct {
 // saw a difference). A difference that changes while it lasts is recorded
 // again with the same Since.
 type BalanceDiscrepancy struct {
-	Account    string  `json:"account"`
-	Asset      string  `json:"asset"`
-	Ledger     Decimal `json:"ledger"`
-	Exchange   Decimal `json:"exchange"`
-	Difference Decimal `json:"difference"`
-	Since      int64   `json:"since"`
+	Account    string          `json:"account"`
+	Asset      string          `json:"asset"`
+	Ledger     decimal.Decimal `json:"ledger"`
+	Exchange   decimal.Decimal `json:"exchange"`
+	Difference decimal.Decimal `json:"difference"`
+	Since      int64           `json:"since"`
 }
 
 // BalanceDiscrepancyCleared records that the asset's balances agree again
 // (both are Balance): the discrepancy recorded since Since is over.
 type BalanceDiscrepancyCleared struct {
-	Account string  `json:"account"`
-	Asset   string  `json:"asset"`
-	Balance Decimal `json:"balance"`
-	Since   int64   `json:"since"`
+	Account string          `json:"account"`
+	Asset   string          `json:"asset"`
+	Balance decimal.Decimal `json:"balance"`
+	Since   int64           `json:"since"`
 }
 
 // AssetDelta is a change of one asset's balance.
 type AssetDelta struct {
 	Asset  string
-	Amount Decimal
+	Amount decimal.Decimal
 }
 
 // TradeDeltas returns what a trade moves on the account: the base by the
 // quantity, the quote by quote (price × quantity when quote is zero), the
 // other way for a sell, and the fee out of its asset (the quote when
 // feeAsset is empty). A pair that is not QUOTE-BASE moves nothing.
-func TradeDeltas(pair string, side Side, price, qty, quote, fee Decimal, feeAsset string) []AssetDelta {
+func TradeDeltas(pair string, side Side, price, qty, quote, fee decimal.Decimal, feeAsset string) []AssetDelta {
 	q, b, err := SplitPair(pair)
 	if err != nil {
 		return nil
@@ -291,10 +293,10 @@ func (s TransferStatus) Final() bool {
 
 // Effect returns what the transfer, in its status, moves of its asset: a
 // deposit's amount in, a withdrawal's amount and fee out, or nothing.
-func (t *Transfer) Effect(deposit bool) Decimal {
+func (t *Transfer) Effect(deposit bool) decimal.Decimal {
 	switch {
 	case !t.Status.InBalance(deposit):
-		return Zero
+		return decimal.Zero
 	case deposit:
 		return t.Amount
 	}
@@ -420,8 +422,8 @@ func (f *ExternalFill) UnmarshalJSON(b []byte) error {
 		}
 		return string(v[1 : len(v)-1])
 	}
-	dec := func(v []byte) Decimal {
-		d, err := ParseDecimal(text(v))
+	dec := func(v []byte) decimal.Decimal {
+		d, err := decimal.ParseDecimal(text(v))
 		if err != nil {
 			bad = true
 		}
@@ -476,7 +478,7 @@ func (f *ExternalFill) UnmarshalJSON(b []byte) error {
 
 // appendJSON appends the ExternalFill's JSON, as encoding/json writes it.
 func (f *ExternalFill) appendJSON(b []byte) []byte {
-	dec := func(b []byte, key string, d Decimal) []byte {
+	dec := func(b []byte, key string, d decimal.Decimal) []byte {
 		b = append(b, key...)
 		b = append(b, '"')
 		b = d.Append(b)
@@ -612,8 +614,8 @@ func CompareFill(log *OrderFilled, listed *Fill) (field, logValue, listedValue s
 // with that difference, and a BalanceDiscrepancyCleared for every open
 // one that agrees again. Assets absent on one side count as zero there.
 // Nothing differs to the unit: the comparison is exact.
-func DecideBalanceCheck(clock Clock, account string, implied map[string]Decimal, reported []AssetBalance, open map[string]BalanceDiscrepancy, now int64) []Event {
-	ex := map[string]Decimal{}
+func DecideBalanceCheck(clock Clock, account string, implied map[string]decimal.Decimal, reported []AssetBalance, open map[string]BalanceDiscrepancy, now int64) []Event {
+	ex := map[string]decimal.Decimal{}
 	for _, b := range reported {
 		ex[b.Asset] = ex[b.Asset].Add(b.Available).Add(b.OnOrder)
 	}
@@ -721,7 +723,7 @@ type AccountView struct {
 	// Implied is the balance the ledger implies per asset: the opening,
 	// then every fill, external trade, fee, deposit, withdrawal and
 	// conversion after it.
-	Implied map[string]Decimal
+	Implied map[string]decimal.Decimal
 	// Observed are the exchange's last reported balances
 	// (BalancesObserved) and ObservedAt when they were recorded.
 	Observed   []AssetBalance
@@ -764,10 +766,10 @@ type Reconciliation struct {
 // AssetReconciliation is one asset's balances: Difference = Exchange −
 // Ledger.
 type AssetReconciliation struct {
-	Asset      string `json:"asset"`
-	Ledger     Number `json:"ledger"`
-	Exchange   Number `json:"exchange"`
-	Difference Number `json:"difference"`
+	Asset      string         `json:"asset"`
+	Ledger     decimal.Number `json:"ledger"`
+	Exchange   decimal.Number `json:"exchange"`
+	Difference decimal.Number `json:"difference"`
 }
 
 // FillReconciliation counts the service's own fills of a window.
@@ -818,8 +820,8 @@ var AccountFactKinds = map[string]string{
 // CompareBalances returns, per asset held on either side, the implied
 // balance against the reported one (available + on order), sorted by
 // asset, and whether any differs.
-func CompareBalances(implied map[string]Decimal, reported []AssetBalance) ([]AssetReconciliation, bool) {
-	ex := map[string]Decimal{}
+func CompareBalances(implied map[string]decimal.Decimal, reported []AssetBalance) ([]AssetReconciliation, bool) {
+	ex := map[string]decimal.Decimal{}
 	for _, b := range reported {
 		ex[b.Asset] = ex[b.Asset].Add(b.Available).Add(b.OnOrder)
 	}
@@ -840,7 +842,7 @@ func CompareBalances(implied map[string]Decimal, reported []AssetBalance) ([]Ass
 		l, x := implied[a], ex[a]
 		d := x.Sub(l)
 		differs = differs || !d.IsZero()
-		out = append(out, AssetReconciliation{Asset: a, Ledger: Number(l), Exchange: Number(x), Difference: Number(d)})
+		out = append(out, AssetReconciliation{Asset: a, Ledger: decimal.Number(l), Exchange: decimal.Number(x), Difference: decimal.Number(d)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Asset < out[j].Asset })
 	return out, differs

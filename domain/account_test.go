@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 func TestCheckExchangeURL(t *testing.T) {
@@ -72,14 +74,14 @@ func TestPaperActivityParse(t *testing.T) {
 
 func TestDecidePaperActivityFunds(t *testing.T) {
 	clock := NewManualClock(time.Unix(1000, 0))
-	avail := func(asset string) Decimal {
-		return map[string]Decimal{"USDT": MustDecimal("100"), "BTC": MustDecimal("1")}[asset]
+	avail := func(asset string) decimal.Decimal {
+		return map[string]decimal.Decimal{"USDT": decimal.MustDecimal("100"), "BTC": decimal.MustDecimal("1")}[asset]
 	}
 	listed := func(pair string) bool { return pair == "USDT-BTC" }
 	ok := []PaperActivity{
-		{Exchange: "x", Kind: PaperWithdrawal, Asset: "USDT", Amount: MustDecimal("99"), Fee: MustDecimal("1")},
-		{Exchange: "x", Kind: PaperTrade, Pair: "USDT-BTC", Side: Buy, Amount: MustDecimal("0.001"), Price: MustDecimal("99000"), Fee: MustDecimal("1")},
-		{Exchange: "x", Kind: PaperDrift, Asset: "BTC", Amount: MustDecimal("-1")},
+		{Exchange: "x", Kind: PaperWithdrawal, Asset: "USDT", Amount: decimal.MustDecimal("99"), Fee: decimal.MustDecimal("1")},
+		{Exchange: "x", Kind: PaperTrade, Pair: "USDT-BTC", Side: Buy, Amount: decimal.MustDecimal("0.001"), Price: decimal.MustDecimal("99000"), Fee: decimal.MustDecimal("1")},
+		{Exchange: "x", Kind: PaperDrift, Asset: "BTC", Amount: decimal.MustDecimal("-1")},
 	}
 	for _, p := range ok {
 		if _, err := DecidePaperActivity(clock, p, avail, listed); err != nil {
@@ -87,10 +89,10 @@ func TestDecidePaperActivityFunds(t *testing.T) {
 		}
 	}
 	refused := []PaperActivity{
-		{Exchange: "x", Kind: PaperWithdrawal, Asset: "USDT", Amount: MustDecimal("99.5"), Fee: MustDecimal("1")},
-		{Exchange: "x", Kind: PaperTrade, Pair: "USDT-BTC", Side: Sell, Amount: MustDecimal("1.1"), Price: MustDecimal("1")},
-		{Exchange: "x", Kind: PaperTrade, Pair: "USDT-ETH", Side: Sell, Amount: MustDecimal("1"), Price: MustDecimal("1")},
-		{Exchange: "x", Kind: PaperDrift, Asset: "BTC", Amount: MustDecimal("-1.5")},
+		{Exchange: "x", Kind: PaperWithdrawal, Asset: "USDT", Amount: decimal.MustDecimal("99.5"), Fee: decimal.MustDecimal("1")},
+		{Exchange: "x", Kind: PaperTrade, Pair: "USDT-BTC", Side: Sell, Amount: decimal.MustDecimal("1.1"), Price: decimal.MustDecimal("1")},
+		{Exchange: "x", Kind: PaperTrade, Pair: "USDT-ETH", Side: Sell, Amount: decimal.MustDecimal("1"), Price: decimal.MustDecimal("1")},
+		{Exchange: "x", Kind: PaperDrift, Asset: "BTC", Amount: decimal.MustDecimal("-1.5")},
 	}
 	for _, p := range refused {
 		if _, err := DecidePaperActivity(clock, p, avail, listed); ErrorCode(err) != EINVALID {
@@ -104,33 +106,33 @@ func TestDecidePaperActivityFunds(t *testing.T) {
 // again with the first since, a gone one is cleared; exact to the unit.
 func TestDecideBalanceCheck(t *testing.T) {
 	clock := NewManualClock(time.Unix(1000, 0))
-	implied := map[string]Decimal{"BTC": MustDecimal("1"), "USDT": MustDecimal("100")}
-	rep := []AssetBalance{{Asset: "BTC", Available: MustDecimal("0.9"), OnOrder: MustDecimal("0.1")}, {Asset: "USDT", Available: MustDecimal("100.000000000001")}}
+	implied := map[string]decimal.Decimal{"BTC": decimal.MustDecimal("1"), "USDT": decimal.MustDecimal("100")}
+	rep := []AssetBalance{{Asset: "BTC", Available: decimal.MustDecimal("0.9"), OnOrder: decimal.MustDecimal("0.1")}, {Asset: "USDT", Available: decimal.MustDecimal("100.000000000001")}}
 	evs := DecideBalanceCheck(clock, "x", implied, rep, nil, 5)
 	if len(evs) != 1 || evs[0].Type != TypeBalanceDiscrepancy {
 		t.Fatalf("%v", evs)
 	}
 	var d BalanceDiscrepancy
-	if err := evs[0].Decode(&d); err != nil || d.Asset != "USDT" || d.Difference.Cmp(MustDecimal("0.000000000001")) != 0 || d.Since != 5 {
+	if err := evs[0].Decode(&d); err != nil || d.Asset != "USDT" || d.Difference.Cmp(decimal.MustDecimal("0.000000000001")) != 0 || d.Since != 5 {
 		t.Fatalf("%+v %v", d, err)
 	}
 	open := map[string]BalanceDiscrepancy{"USDT": d}
 	if evs := DecideBalanceCheck(clock, "x", implied, rep, open, 9); len(evs) != 0 {
 		t.Fatalf("unchanged: %v", evs)
 	}
-	rep[1].Available = MustDecimal("101")
+	rep[1].Available = decimal.MustDecimal("101")
 	evs = DecideBalanceCheck(clock, "x", implied, rep, open, 9)
 	var d2 BalanceDiscrepancy
-	if len(evs) != 1 || evs[0].Decode(&d2) != nil || d2.Since != 5 || d2.Difference.Cmp(MustDecimal("1")) != 0 {
+	if len(evs) != 1 || evs[0].Decode(&d2) != nil || d2.Since != 5 || d2.Difference.Cmp(decimal.MustDecimal("1")) != 0 {
 		t.Fatalf("changed: %v %+v", evs, d2)
 	}
-	rep[1].Available = MustDecimal("100")
+	rep[1].Available = decimal.MustDecimal("100")
 	evs = DecideBalanceCheck(clock, "x", implied, rep, open, 9)
 	if len(evs) != 1 || evs[0].Type != TypeBalanceDiscrepancyCleared {
 		t.Fatalf("cleared: %v", evs)
 	}
 	// An asset on one side only.
-	evs = DecideBalanceCheck(clock, "x", implied, append(rep, AssetBalance{Asset: "ETH", Available: MustDecimal("2")}), nil, 9)
+	evs = DecideBalanceCheck(clock, "x", implied, append(rep, AssetBalance{Asset: "ETH", Available: decimal.MustDecimal("2")}), nil, 9)
 	if len(evs) != 1 {
 		t.Fatalf("one side: %v", evs)
 	}
@@ -138,14 +140,14 @@ func TestDecideBalanceCheck(t *testing.T) {
 
 func TestFactIDsFromTheExchange(t *testing.T) {
 	clock := NewManualClock(time.Unix(1000, 0))
-	f := ExternalFill{Exchange: "b", Pair: "USDT-BTC", TradeID: "28457", Side: Buy, Price: MustDecimal("4.00000100"), Quantity: MustDecimal("12"), Time: 1}
+	f := ExternalFill{Exchange: "b", Pair: "USDT-BTC", TradeID: "28457", Side: Buy, Price: decimal.MustDecimal("4.00000100"), Quantity: decimal.MustDecimal("12"), Time: 1}
 	a, _ := DecideExternalFill(clock, f)
 	clock.Advance(time.Hour)
 	b, _ := DecideExternalFill(clock, f)
 	if a[0].ID != b[0].ID {
 		t.Fatal("one trade read twice has two event ids")
 	}
-	tr := Transfer{Exchange: "b", ID: "769800519366885376", Asset: "BNB", Amount: MustDecimal("0.001"), Status: TransferPending, Address: "bnb136ns6lfw4zs5hg4n85vdthaad7hq5m4gtkgf23", AddressTag: "101764890"}
+	tr := Transfer{Exchange: "b", ID: "769800519366885376", Asset: "BNB", Amount: decimal.MustDecimal("0.001"), Status: TransferPending, Address: "bnb136ns6lfw4zs5hg4n85vdthaad7hq5m4gtkgf23", AddressTag: "101764890"}
 	p, _ := DecideTransfer(clock, true, tr)
 	tr.Status = TransferCompleted
 	c, _ := DecideTransfer(clock, true, tr)
@@ -179,8 +181,8 @@ func TestClientOrderTime(t *testing.T) {
 func TestExternalFillJSON(t *testing.T) {
 	for _, f := range []ExternalFill{
 		{Exchange: "binance", Pair: "USDT-BTC", TradeID: "binance-BTCUSDT-28457", OrderID: "100234", ClientOrderID: "web_\"<&>\u2028", Side: Buy,
-			Price: MustDecimal("4.00000100"), Quantity: MustDecimal("12"), QuoteQuantity: MustDecimal("48.000012"), Fee: MustDecimal("10.1"), FeeAsset: "BNB", Time: 1499865549590},
-		{Exchange: "k", Pair: "EUR-XBT", TradeID: "T1", Side: Sell, Price: MustDecimal("1"), Quantity: MustDecimal("0.000000000001"), FeeAsset: "", Time: -1},
+			Price: decimal.MustDecimal("4.00000100"), Quantity: decimal.MustDecimal("12"), QuoteQuantity: decimal.MustDecimal("48.000012"), Fee: decimal.MustDecimal("10.1"), FeeAsset: "BNB", Time: 1499865549590},
+		{Exchange: "k", Pair: "EUR-XBT", TradeID: "T1", Side: Sell, Price: decimal.MustDecimal("1"), Quantity: decimal.MustDecimal("0.000000000001"), FeeAsset: "", Time: -1},
 	} {
 		want, err := json.Marshal(f)
 		if err != nil {

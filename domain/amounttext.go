@@ -3,6 +3,8 @@ package domain
 import (
 	"math"
 	"strings"
+
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // Amounts as a person reads them, for the messages the API returns (an
@@ -39,7 +41,7 @@ type MarketPrecision struct {
 // amounts so that their last digit is worth about a hundredth of a quote
 // unit (0 to 8 decimals; more for a quote shown with more than 2). Without
 // either, prices get 2 decimals and amounts 4.
-func PrecisionOf(quote string, f MarketFilters, ref Decimal) MarketPrecision {
+func PrecisionOf(quote string, f MarketFilters, ref decimal.Decimal) MarketPrecision {
 	p := MarketPrecision{Price: 2, Amount: 4}
 	if ref.IsPos() {
 		mag := int(math.Floor(math.Log10(ref.Float64())))
@@ -56,7 +58,7 @@ func PrecisionOf(quote string, f MarketFilters, ref Decimal) MarketPrecision {
 }
 
 // decimalsOf returns how many decimals d has (0.001 → 3, 10 → 0).
-func decimalsOf(d Decimal) int {
+func decimalsOf(d decimal.Decimal) int {
 	s := string(d.AppendTrimmed(nil))
 	if i := strings.IndexByte(s, '.'); i >= 0 {
 		return len(s) - i - 1
@@ -83,9 +85,9 @@ const (
 // whole part grouped by thousands with commas, a minus sign when
 // negative, then a space and unit (nothing when unit is ""):
 // AmountText(59059, 2, TextUp, "USDT") = "59,059.00 USDT".
-func AmountText(d Decimal, places int, r TextRounding, unit string) string {
-	places = min(DecimalPlaces, max(0, places))
-	step := NewDecimal(1, -places)
+func AmountText(d decimal.Decimal, places int, r TextRounding, unit string) string {
+	places = min(decimal.DecimalPlaces, max(0, places))
+	step := decimal.NewDecimal(1, -places)
 	switch rem := d.Rem(step); {
 	case rem.IsZero():
 	case r == TextExact:

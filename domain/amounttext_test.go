@@ -1,6 +1,10 @@
 package domain
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/tradeledger/tradeledger/domain/decimal"
+)
 
 func TestAmountText(t *testing.T) {
 	for _, c := range []struct {
@@ -27,7 +31,7 @@ func TestAmountText(t *testing.T) {
 		{"-1234.567", 2, TextUp, "EUR", "-1,234.56 EUR"},
 		{"0.5", 8, TextExact, "BTC", "0.50000000 BTC"},
 	} {
-		if got := AmountText(MustDecimal(c.d), c.places, c.r, c.unit); got != c.want {
+		if got := AmountText(decimal.MustDecimal(c.d), c.places, c.r, c.unit); got != c.want {
 			t.Errorf("AmountText(%s, %d, %d, %q) = %q, want %q", c.d, c.places, c.r, c.unit, got, c.want)
 		}
 	}
@@ -47,10 +51,10 @@ func TestPrecisionOf(t *testing.T) {
 		{"USDT", MarketFilters{}, "0.5", MarketPrecision{Price: 5, Amount: 0}},
 		{"BTC", MarketFilters{}, "0.0488", MarketPrecision{Price: 6, Amount: 5}},
 		{"USDT", MarketFilters{}, "0", MarketPrecision{Price: 2, Amount: 4}},
-		{"USDT", MarketFilters{TickSize: MustDecimal("0.01"), StepSize: MustDecimal("0.00001")}, "60000", MarketPrecision{Price: 2, Amount: 5}},
-		{"USDT", MarketFilters{TickSize: MustDecimal("0.1"), StepSize: MustDecimal("1")}, "60000", MarketPrecision{Price: 1, Amount: 0}},
+		{"USDT", MarketFilters{TickSize: decimal.MustDecimal("0.01"), StepSize: decimal.MustDecimal("0.00001")}, "60000", MarketPrecision{Price: 2, Amount: 5}},
+		{"USDT", MarketFilters{TickSize: decimal.MustDecimal("0.1"), StepSize: decimal.MustDecimal("1")}, "60000", MarketPrecision{Price: 1, Amount: 0}},
 	} {
-		if got := PrecisionOf(c.quote, c.f, MustDecimal(c.ref)); got != c.want {
+		if got := PrecisionOf(c.quote, c.f, decimal.MustDecimal(c.ref)); got != c.want {
 			t.Errorf("PrecisionOf(%s, %+v, %s) = %+v, want %+v", c.quote, c.f, c.ref, got, c.want)
 		}
 	}

@@ -1,6 +1,10 @@
 package domain
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/tradeledger/tradeledger/domain/decimal"
+)
 
 // Range checks of configuration values whose meaning is known, done when a
 // document is written (ConfigFromMap, and the pair and strategy edits of the
@@ -12,19 +16,19 @@ import "fmt"
 
 // valueRule is the range of one known numeric or boolean value.
 type valueRule struct {
-	boolean bool    // true or false (or "true"/"false")
-	whole   bool    // a whole number
-	min     Decimal // lowest value
-	minOpen bool    // min itself is refused
-	max     Decimal // highest value, when hasMax
+	boolean bool            // true or false (or "true"/"false")
+	whole   bool            // a whole number
+	min     decimal.Decimal // lowest value
+	minOpen bool            // min itself is refused
+	max     decimal.Decimal // highest value, when hasMax
 	hasMax  bool
 	maxOpen bool // max itself is refused
 	unit    string
 }
 
 var (
-	rulePositive    = valueRule{min: Zero, minOpen: true}
-	ruleNonNegative = valueRule{min: Zero}
+	rulePositive    = valueRule{min: decimal.Zero, minOpen: true}
+	ruleNonNegative = valueRule{min: decimal.Zero}
 	ruleBool        = valueRule{boolean: true}
 )
 
@@ -33,13 +37,13 @@ var (
 // read them under, with the ranges those readers accept.
 var strategyParamRules = map[string]valueRule{
 	"TRADING_LIMIT":      rulePositive,
-	"STEP":               {min: Zero, minOpen: true, max: DecimalFromInt(100), hasMax: true, maxOpen: true, unit: "percent"},
+	"STEP":               {min: decimal.Zero, minOpen: true, max: decimal.DecimalFromInt(100), hasMax: true, maxOpen: true, unit: "percent"},
 	"BUYLVL":             ruleNonNegative,
 	"GAIN":               ruleNonNegative,
 	"MIN_VOLUME_TO_SELL": ruleNonNegative,
-	"EMA_PERIOD":         {whole: true, min: DecimalFromInt(1), unit: "candles"},
-	"DELAY":              {whole: true, min: DecimalFromInt(1), unit: "seconds"},
-	"PERIOD":             {whole: true, min: DecimalFromInt(1), unit: "minutes"},
+	"EMA_PERIOD":         {whole: true, min: decimal.DecimalFromInt(1), unit: "candles"},
+	"DELAY":              {whole: true, min: decimal.DecimalFromInt(1), unit: "seconds"},
+	"PERIOD":             {whole: true, min: decimal.DecimalFromInt(1), unit: "minutes"},
 	"BUY_ENABLED":        ruleBool,
 	"SELL_ENABLED":       ruleBool,
 }
@@ -53,7 +57,7 @@ func (r valueRule) check(where string, v any) error {
 		}
 		return nil
 	}
-	d, err := p.Decimal("v", Zero)
+	d, err := p.Decimal("v", decimal.Zero)
 	ok := err == nil &&
 		(r.min.Less(d) || (!r.minOpen && d == r.min)) &&
 		(!r.hasMax || d.Less(r.max) || (!r.maxOpen && d == r.max)) &&
@@ -174,7 +178,7 @@ func checkBotValues(bot map[string]any) error {
 		}
 	}
 	if v, ok := bot["FEE_RATE_MAX_AGE"]; ok && v != nil {
-		if err := (valueRule{whole: true, min: DecimalFromInt(1), unit: "seconds"}).check("config.bot.FEE_RATE_MAX_AGE", v); err != nil {
+		if err := (valueRule{whole: true, min: decimal.DecimalFromInt(1), unit: "seconds"}).check("config.bot.FEE_RATE_MAX_AGE", v); err != nil {
 			return err
 		}
 	}
@@ -195,7 +199,7 @@ func checkExchangeValues(where string, entry map[string]any) error {
 		return err
 	}
 	if v, ok := entry["delay"]; ok && v != nil {
-		if err := (valueRule{whole: true, min: DecimalFromInt(1), unit: "seconds"}).check(where+".delay", v); err != nil {
+		if err := (valueRule{whole: true, min: decimal.DecimalFromInt(1), unit: "seconds"}).check(where+".delay", v); err != nil {
 			return err
 		}
 	}
@@ -206,7 +210,7 @@ func checkExchangeValues(where string, entry map[string]any) error {
 	}
 	sim, _ := entry["simulator"].(map[string]any)
 	if v, ok := sim["fee"]; ok && v != nil {
-		if err := (valueRule{min: Zero, max: DecimalFromInt(1), hasMax: true, maxOpen: true, unit: "a rate: 0.001 is 0.1%"}).check(where+".simulator.fee", v); err != nil {
+		if err := (valueRule{min: decimal.Zero, max: decimal.DecimalFromInt(1), hasMax: true, maxOpen: true, unit: "a rate: 0.001 is 0.1%"}).check(where+".simulator.fee", v); err != nil {
 			return err
 		}
 	}

@@ -3,6 +3,8 @@ package domain
 import (
 	"encoding/binary"
 	"encoding/json"
+
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // The replay target (≥ 500,000 events/s, docs/benchmarks.md) leaves no room for
@@ -138,61 +140,13 @@ func (s *scanner) uint() (uint64, bool) {
 	return uint64(n), ok
 }
 
-func (s *scanner) decimal() (Decimal, bool, error) {
+func (s *scanner) decimal() (decimal.Decimal, bool, error) {
 	v, ok := s.str()
 	if !ok {
-		return Zero, false, nil
+		return decimal.Zero, false, nil
 	}
-	if d, ok := canonicalDecimal(v); ok {
-		return d, true, nil
-	}
-	d, err := parseDecimal(v)
+	d, err := decimal.ParseDecimalBytes(v)
 	return d, true, err
-}
-
-// canonicalDecimal reads the forms Decimal's MarshalJSON writes when they
-// have at most 19 digits: an optional minus, integer digits, a dot and 8 to
-// 12 decimals. Its digits run together are the coefficient at that many
-// decimals and cannot overflow a uint64, so the value is parseDecimal's;
-// anything else reports false and goes through parseDecimal.
-func canonicalDecimal[T string | []byte](v T) (Decimal, bool) {
-	i := 0
-	neg := len(v) > 0 && v[0] == '-'
-	if neg {
-		i = 1
-	}
-	if n := len(v) - i; n < eventPlaces+2 || n > 20 {
-		return Zero, false
-	}
-	first, dot := i, -1
-	var u uint64
-	if n := len(v) - eventPlaces - 1; v[n] == '.' { // the 8-decimal form of every log so far
-		dot = n
-		for ; i < n; i++ {
-			c := v[i] - '0'
-			if c > 9 {
-				return Zero, false
-			}
-			u = u*10 + uint64(c)
-		}
-		i++
-	}
-	for ; i < len(v); i++ {
-		c := v[i] - '0'
-		if c > 9 {
-			if v[i] != '.' || dot >= 0 {
-				return Zero, false
-			}
-			dot = i
-			continue
-		}
-		u = u*10 + uint64(c)
-	}
-	frac := len(v) - dot - 1
-	if dot <= first || frac < eventPlaces || frac > DecimalPlaces {
-		return Zero, false
-	}
-	return fromCanonical(u, frac, neg), true
 }
 
 // key reads the literal l (a key with its quotes and colon, and the comma

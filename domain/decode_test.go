@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"testing"
+
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // FuzzDecode checks that the hand-written decoders give exactly what
@@ -187,13 +189,13 @@ func benchEvents() []Event {
 		if id%2 == 1 {
 			side, pair = Sell, "USDT-ETH"
 		}
-		price := DecimalFromInt(id%50 + 100)
+		price := decimal.DecimalFromInt(id%50 + 100)
 		evs = append(evs,
 			eventOf(TypeOrderRequested, OrderRequested{OrderID: id, Exchange: "binance", Pair: pair, Side: side, Kind: KindLimit,
-				Amount: MustDecimal("0.5"), Price: price, ClientOrderID: "c" + strconv.FormatInt(id, 10)}),
+				Amount: decimal.MustDecimal("0.5"), Price: price, ClientOrderID: "c" + strconv.FormatInt(id, 10)}),
 			eventOf(TypeOrderAccepted, OrderAccepted{ExchangeOrderID: "x" + strconv.FormatInt(id, 10)}),
-			eventOf(TypeOrderFilled, OrderFilled{FillID: "f" + strconv.FormatInt(id, 10), Price: price, Quantity: MustDecimal("0.5"),
-				Fee: MustDecimal("0.05"), FeeAsset: "USDT", Seq: uint64(id)}))
+			eventOf(TypeOrderFilled, OrderFilled{FillID: "f" + strconv.FormatInt(id, 10), Price: price, Quantity: decimal.MustDecimal("0.5"),
+				Fee: decimal.MustDecimal("0.05"), FeeAsset: "USDT", Seq: uint64(id)}))
 	}
 	return evs
 }
@@ -204,23 +206,4 @@ func eventOf(typ string, payload any) Event {
 		panic(err)
 	}
 	return Event{Type: typ, Data: data}
-}
-
-// TestCanonicalDecimal: the short path reads MarshalJSON's form with
-// parseDecimal's value, and leaves everything else to parseDecimal.
-func TestCanonicalDecimal(t *testing.T) {
-	for _, s := range []string{"0.00000000", "-0.00000000", "1.50000000", "-1.50000000", "9999999999.99999999", "-9999999999.99999999", "00.00000000",
-		"92233720368.54775807", "12345678901.00000000", "99999999999.99999999", "0.0000000012", "-0.000000000001", "1.000000000",
-		"9999999.999999999999", "-1234567.123456789012"} {
-		want, err := parseDecimal(s)
-		if got, ok := canonicalDecimal([]byte(s)); !ok || err != nil || got != want {
-			t.Fatalf("canonicalDecimal(%q) = %v, %v; parseDecimal %v, %v", s, got, ok, want, err)
-		}
-	}
-	for _, s := range []string{"100000000000.00000000", "10000000.000000000000", "1.0000000", "1.0000000000000", "+1.00000000",
-		"1.0000000a", "a.00000000", ".00000000", "-.00000000", "1,00000000", "--1.00000000", "1e1.0000000", "1.00.000000", ""} {
-		if got, ok := canonicalDecimal([]byte(s)); ok {
-			t.Fatalf("canonicalDecimal(%q) = %v, want it left to parseDecimal", s, got)
-		}
-	}
 }

@@ -3,6 +3,8 @@ package domain
 import (
 	"errors"
 	"fmt"
+
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // Error codes. Every error that crosses a package boundary on purpose carries
@@ -38,26 +40,42 @@ func Errorf(code string, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-// ErrorCode returns the code of the first *Error in err's chain, EINTERNAL
-// for any other non-nil error, and "" for nil.
-func ErrorCode(err error) string {
+// AsError returns the first *Error in err's chain, or, for an error of a
+// domain sub-package that stands for one (a *decimal.ParseError: EINVALID),
+// the *Error it stands for; false when err holds neither. Code that passes
+// domain errors through (or maps them to a status) asks AsError rather than
+// errors.As, so that a malformed number stays EINVALID wherever it was
+// parsed.
+func AsError(err error) (*Error, bool) {
 	var e *Error
+	if errors.As(err, &e) {
+		return e, true
+	}
+	var pe *decimal.ParseError
+	if errors.As(err, &pe) {
+		return &Error{Code: EINVALID, Message: pe.Message}, true
+	}
+	return nil, false
+}
+
+// ErrorCode returns the code of the first *Error in err's chain (AsError),
+// EINTERNAL for any other non-nil error, and "" for nil.
+func ErrorCode(err error) string {
 	if err == nil {
 		return ""
-	} else if errors.As(err, &e) {
+	} else if e, ok := AsError(err); ok {
 		return e.Code
 	}
 	return EINTERNAL
 }
 
-// ErrorMessage returns the message of the first *Error in err's chain, and
-// "internal error" for any other non-nil error, so unexpected details never
-// reach a client.
+// ErrorMessage returns the message of the first *Error in err's chain
+// (AsError), and "internal error" for any other non-nil error, so unexpected
+// details never reach a client.
 func ErrorMessage(err error) string {
-	var e *Error
 	if err == nil {
 		return ""
-	} else if errors.As(err, &e) {
+	} else if e, ok := AsError(err); ok {
 		return e.Message
 	}
 	return "internal error"

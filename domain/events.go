@@ -3,6 +3,8 @@ package domain
 import (
 	"encoding/json"
 	"strconv"
+
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // Stream names.
@@ -128,17 +130,17 @@ const (
 // reference price. ClientOrderID is sent to the exchange so that a retry
 // never places a second order.
 type OrderRequested struct {
-	OrderID       int64     `json:"orderId"`
-	Exchange      string    `json:"exchange"`
-	Pair          string    `json:"pair"`
-	Side          Side      `json:"side"`
-	Kind          OrderKind `json:"kind"`
-	Amount        Decimal   `json:"amount"`
-	Price         Decimal   `json:"price"`
-	StopPrice     Decimal   `json:"stopPrice,omitzero"`
-	LimitPrice    Decimal   `json:"limitPrice,omitzero"`
-	ClientOrderID string    `json:"clientOrderId"`
-	OcoID         int64     `json:"ocoId,omitempty"`
+	OrderID       int64           `json:"orderId"`
+	Exchange      string          `json:"exchange"`
+	Pair          string          `json:"pair"`
+	Side          Side            `json:"side"`
+	Kind          OrderKind       `json:"kind"`
+	Amount        decimal.Decimal `json:"amount"`
+	Price         decimal.Decimal `json:"price"`
+	StopPrice     decimal.Decimal `json:"stopPrice,omitzero"`
+	LimitPrice    decimal.Decimal `json:"limitPrice,omitzero"`
+	ClientOrderID string          `json:"clientOrderId"`
+	OcoID         int64           `json:"ocoId,omitempty"`
 	// IdempotencyKey is the client's Idempotency-Key, kept so that a retry
 	// after a restart still finds the first answer.
 	IdempotencyKey string `json:"idempotencyKey,omitempty"`
@@ -162,11 +164,11 @@ type OrderRejected struct {
 
 // OrderFilled records one fill, partial or full. Fee is in FeeAsset.
 type OrderFilled struct {
-	FillID   string  `json:"fillId"`
-	Price    Decimal `json:"price"`
-	Quantity Decimal `json:"quantity"`
-	Fee      Decimal `json:"fee"`
-	FeeAsset string  `json:"feeAsset"`
+	FillID   string          `json:"fillId"`
+	Price    decimal.Decimal `json:"price"`
+	Quantity decimal.Decimal `json:"quantity"`
+	Fee      decimal.Decimal `json:"fee"`
+	FeeAsset string          `json:"feeAsset"`
 	// Seq is the exchange's fill sequence (the FillsSince cursor).
 	Seq uint64 `json:"seq,omitempty"`
 	// ExchangeTime is the exchange's own time of the fill (ms since the
@@ -193,22 +195,22 @@ type OrderCancelRequested struct {
 
 // OrderCancelled ends an order; Remaining is the unfilled quantity.
 type OrderCancelled struct {
-	Remaining Decimal `json:"remaining"`
-	Reason    string  `json:"reason,omitempty"`
+	Remaining decimal.Decimal `json:"remaining"`
+	Reason    string          `json:"reason,omitempty"`
 }
 
 // StopTriggered records that a stop-limit or trailing stop fired at
 // MarketPrice; the order then rests as a limit order at LimitPrice.
 type StopTriggered struct {
-	MarketPrice Decimal `json:"marketPrice"`
-	LimitPrice  Decimal `json:"limitPrice"`
+	MarketPrice decimal.Decimal `json:"marketPrice"`
+	LimitPrice  decimal.Decimal `json:"limitPrice"`
 }
 
 // TrailingStopMoved records a new stop for a trailing stop, after the market
 // reached Extreme (the lowest price for a buy, the highest for a sell).
 type TrailingStopMoved struct {
-	StopPrice Decimal `json:"stopPrice"`
-	Extreme   Decimal `json:"extreme"`
+	StopPrice decimal.Decimal `json:"stopPrice"`
+	Extreme   decimal.Decimal `json:"extreme"`
 }
 
 // OrderExpired ends an order the exchange dropped.
@@ -346,9 +348,9 @@ type SystemStopped struct{}
 
 // AssetBalance is one asset's balance on an exchange.
 type AssetBalance struct {
-	Asset     string  `json:"asset"`
-	Available Decimal `json:"available"`
-	OnOrder   Decimal `json:"onOrder"`
+	Asset     string          `json:"asset"`
+	Available decimal.Decimal `json:"available"`
+	OnOrder   decimal.Decimal `json:"onOrder"`
 }
 
 // BalancesObserved records an exchange's balances when they changed.
@@ -363,10 +365,10 @@ type BalancesObserved struct {
 // with the prices of fills), so that conversions come from the log and
 // replay gives the same figures.
 type RateObserved struct {
-	Exchange string  `json:"exchange"`
-	Base     string  `json:"base"`
-	Quote    string  `json:"quote"`
-	Rate     Decimal `json:"rate"`
+	Exchange string          `json:"exchange"`
+	Base     string          `json:"base"`
+	Quote    string          `json:"quote"`
+	Rate     decimal.Decimal `json:"rate"`
 }
 
 // LoginSucceeded records a login; Subject is the token subject.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"time"
+
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // Pair symbols are "<QUOTE>-<BASE>", quote first: USDT-BTC trades BTC for USDT.
@@ -58,11 +60,11 @@ func SplitPairKey(key string) (exchange, pair string, err error) {
 type Market struct {
 	Pair         string
 	Base, Quote  string
-	Last         Decimal
-	Volume24h    Decimal // in base units
-	Low24h       Decimal
-	High24h      Decimal
-	ChangePct24h Decimal // percent, e.g. -1.25
+	Last         decimal.Decimal
+	Volume24h    decimal.Decimal // in base units
+	Low24h       decimal.Decimal
+	High24h      decimal.Decimal
+	ChangePct24h decimal.Decimal // percent, e.g. -1.25
 	// Filters are the exchange's order rules for the pair; zero when the
 	// exchange has none (the paper exchange).
 	Filters MarketFilters
@@ -74,10 +76,10 @@ type Market struct {
 // TickSize and an amount down to StepSize; an order still below MinQty or
 // MinNotional is refused with EINVALID naming the filter.
 type MarketFilters struct {
-	TickSize    Decimal
-	StepSize    Decimal
-	MinQty      Decimal
-	MinNotional Decimal
+	TickSize    decimal.Decimal
+	StepSize    decimal.Decimal
+	MinQty      decimal.Decimal
+	MinNotional decimal.Decimal
 }
 
 // Apply applies the filters of pair to an order request: the price rounded
@@ -114,13 +116,13 @@ func (f MarketFilters) Apply(pair string, req PlaceOrderRequest) (PlaceOrderRequ
 // Ticker is the best bid, best ask and last trade price of a pair.
 type Ticker struct {
 	Pair           string
-	Bid, Ask, Last Decimal
+	Bid, Ask, Last decimal.Decimal
 	Time           int64 // ms
 }
 
 // BookLevel is one price level of an order book.
 type BookLevel struct {
-	Price, Quantity Decimal
+	Price, Quantity decimal.Decimal
 }
 
 // OrderBook holds bids (best, i.e. highest, first) and asks (best, i.e.
@@ -134,8 +136,8 @@ type OrderBook struct {
 // Candle is one OHLCV bar; Time is its opening time in ms.
 type Candle struct {
 	Time                   int64
-	Open, High, Low, Close Decimal
-	Volume                 Decimal
+	Open, High, Low, Close decimal.Decimal
+	Volume                 decimal.Decimal
 }
 
 // OrderStatus is an exchange order's state as the exchange reports it.
@@ -156,9 +158,9 @@ type PlaceOrderRequest struct {
 	ClientOrderID string
 	Pair          string
 	Side          Side
-	Kind          OrderKind // KindLimit or KindMarket
-	Amount        Decimal   // base quantity
-	Price         Decimal   // limit price; ignored for market orders
+	Kind          OrderKind       // KindLimit or KindMarket
+	Amount        decimal.Decimal // base quantity
+	Price         decimal.Decimal // limit price; ignored for market orders
 }
 
 // CheckSpot checks what every real spot connector needs before it sends
@@ -184,9 +186,9 @@ type ExchangeOrder struct {
 	Pair          string
 	Side          Side
 	Kind          OrderKind
-	Price         Decimal
-	Amount        Decimal
-	Filled        Decimal
+	Price         decimal.Decimal
+	Amount        decimal.Decimal
+	Filled        decimal.Decimal
 	Status        OrderStatus
 	Reason        string // why it was rejected or cancelled, if it was
 	// Problem, when set, names a number of the answer the connector could
@@ -205,10 +207,10 @@ type NumberProblem struct {
 // ExchangeDecimal parses the decimal text an exchange sent for field: its
 // exact value, or the NumberProblem that says why it cannot be held (more
 // than 12 decimals, beyond the range, not a decimal number).
-func ExchangeDecimal(field, raw string) (Decimal, *NumberProblem) {
-	d, err := ParseDecimal(raw)
+func ExchangeDecimal(field, raw string) (decimal.Decimal, *NumberProblem) {
+	d, err := decimal.ParseDecimal(raw)
 	if err != nil {
-		return Zero, &NumberProblem{Field: field, Raw: raw, Reason: ErrorMessage(err) + " (the ledger holds 12 decimals, up to about 1.7e26)"}
+		return decimal.Zero, &NumberProblem{Field: field, Raw: raw, Reason: ErrorMessage(err) + " (the ledger holds 12 decimals, up to about 1.7e26)"}
 	}
 	return d, nil
 }
@@ -224,15 +226,15 @@ type Fill struct {
 	ClientOrderID string
 	Pair          string
 	Side          Side
-	Price         Decimal
-	Quantity      Decimal
-	Fee           Decimal
+	Price         decimal.Decimal
+	Quantity      decimal.Decimal
+	Fee           decimal.Decimal
 	FeeAsset      string
 	Time          int64 // ms
 	Problem       *NumberProblem
 	// QuoteQuantity is the exchange's own amount of quote of the trade,
 	// when it gives one (the account's history; zero: price × quantity).
-	QuoteQuantity Decimal
+	QuoteQuantity decimal.Decimal
 }
 
 // Exchange is a connector to one exchange account. Every

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"testing"
 	"time"
+
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // refLots is the lot matching as it was before Lots used a heap (LOFO) — a
@@ -24,21 +26,24 @@ type refLots struct {
 	Method    PnlMethod
 	lots      []Lot
 	head      int
-	qty, cost Decimal
+	qty, cost decimal.Decimal
 	ambiguous bool
 	tag       lotTag // Time and Ref of the lots Add adds (the property test's addition)
 }
 
+// unitCoef is 10^DecimalPlaces, the coefficient of 1.
+const unitCoef = 1_000_000_000_000
+
 func (l *refLots) Len() int { return len(l.lots) - l.head }
 
-func (l *refLots) ABP() Decimal {
+func (l *refLots) ABP() decimal.Decimal {
 	if l.qty.Sign() <= 0 {
-		return Zero
+		return decimal.Zero
 	}
 	return l.cost.Div(l.qty)
 }
 
-func (l *refLots) Add(qty, cost Decimal) {
+func (l *refLots) Add(qty, cost decimal.Decimal) {
 	if qty.Sign() <= 0 {
 		return
 	}
@@ -78,7 +83,7 @@ func (l *refLots) Add(qty, cost Decimal) {
 	}
 }
 
-func (l *refLots) Take(qty Decimal) (matched, cost Decimal) {
+func (l *refLots) Take(qty decimal.Decimal) (matched, cost decimal.Decimal) {
 	for qty.IsPos() && l.head < len(l.lots) {
 		lot := &l.lots[l.head]
 		if lot.Qty.Cmp(qty) <= 0 {
@@ -89,12 +94,12 @@ func (l *refLots) Take(qty Decimal) (matched, cost Decimal) {
 			l.head++
 			continue
 		}
-		c := MulDiv(lot.Cost, qty, lot.Qty)
+		c := decimal.MulDiv(lot.Cost, qty, lot.Qty)
 		lot.Qty = lot.Qty.Sub(qty)
 		lot.Cost = lot.Cost.Sub(c)
 		matched = matched.Add(qty)
 		cost = cost.Add(c)
-		qty = Zero
+		qty = decimal.Zero
 	}
 	if l.head == len(l.lots) {
 		l.lots, l.head = l.lots[:0], 0
@@ -106,12 +111,12 @@ func (l *refLots) Take(qty Decimal) (matched, cost Decimal) {
 	l.qty = l.qty.Sub(matched)
 	l.cost = l.cost.Sub(cost)
 	if l.Len() == 0 {
-		l.qty, l.cost = Zero, Zero
+		l.qty, l.cost = decimal.Zero, decimal.Zero
 	}
 	return matched, cost
 }
 
-func (l *refLots) ApplyFill(side Side, price, qty, feeQuote Decimal) FillPnl {
+func (l *refLots) ApplyFill(side Side, price, qty, feeQuote decimal.Decimal) FillPnl {
 	r := FillPnl{Value: price.Mul(qty), Fee: feeQuote}
 	if qty.Sign() <= 0 {
 		return r
@@ -125,7 +130,7 @@ func (l *refLots) ApplyFill(side Side, price, qty, feeQuote Decimal) FillPnl {
 	r.Matched, r.LotCost = l.Take(qty)
 	r.Unmatched = qty.Sub(r.Matched)
 	if r.Matched.IsPos() {
-		matchedFee := MulDiv(feeQuote, r.Matched, qty)
+		matchedFee := decimal.MulDiv(feeQuote, r.Matched, qty)
 		r.Pnl = price.Mul(r.Matched).Sub(matchedFee).Sub(r.LotCost)
 	}
 	r.UnmatchedValue = price.Mul(r.Unmatched)
@@ -171,7 +176,7 @@ func (l *Lots) held() []Lot {
 // lotsOp is one step of a random sequence.
 type lotsOp struct {
 	side            Side
-	price, qty, fee Decimal
+	price, qty, fee decimal.Decimal
 	direct          bool // Add/Take instead of ApplyFill
 }
 
@@ -190,30 +195,30 @@ func randomLotsOps(r *rand.Rand, n int) []lotsOp {
 			o.side = Sell
 		}
 		if r.IntN(3) == 0 {
-			o.price = DecimalFromInt(1 + r.Int64N(200)).Add(NewDecimal(r.Int64N(decimalScale), -8))
+			o.price = decimal.DecimalFromInt(1 + r.Int64N(200)).Add(decimal.NewDecimal(r.Int64N(unitCoef), -8))
 		} else {
-			o.price = MustDecimal(prices[r.IntN(len(prices))])
+			o.price = decimal.MustDecimal(prices[r.IntN(len(prices))])
 		}
 		switch r.IntN(6) {
 		case 0: // round
-			o.qty = DecimalFromInt(1 + r.Int64N(3))
+			o.qty = decimal.DecimalFromInt(1 + r.Int64N(3))
 		case 1: // thirds and sevenths: partial takes round
-			o.qty = MustDecimal([]string{"0.33333333", "0.66666667", "1.42857143", "0.00000001", "0.00000003"}[r.IntN(5)])
+			o.qty = decimal.MustDecimal([]string{"0.33333333", "0.66666667", "1.42857143", "0.00000001", "0.00000003"}[r.IntN(5)])
 		case 2:
-			o.qty = NewDecimal(-r.Int64N(2), -8) // 0 or -0.00000001: ignored
+			o.qty = decimal.NewDecimal(-r.Int64N(2), -8) // 0 or -0.00000001: ignored
 		default:
-			o.qty = NewDecimal(1+r.Int64N(3*decimalScale), -8)
+			o.qty = decimal.NewDecimal(1+r.Int64N(3*unitCoef), -8)
 		}
 		if o.side == Sell && r.IntN(4) == 0 {
 			o.qty = o.qty.MulInt(3) // often more than is held: unmatched
 		}
 		switch r.IntN(4) {
 		case 0:
-			o.fee = Zero
+			o.fee = decimal.Zero
 		case 1: // a rebate
-			o.fee = MulDiv(o.price.Mul(o.qty), NewDecimal(1, -8), DecimalFromInt(10000)).Neg()
+			o.fee = decimal.MulDiv(o.price.Mul(o.qty), decimal.NewDecimal(1, -8), decimal.DecimalFromInt(10000)).Neg()
 		default: // 0.1%, so equal prices give equal unit costs
-			o.fee = MulDiv(o.price.Mul(o.qty), NewDecimal(1, -8), DecimalFromInt(1000))
+			o.fee = decimal.MulDiv(o.price.Mul(o.qty), decimal.NewDecimal(1, -8), decimal.DecimalFromInt(1000))
 		}
 		o.direct = r.IntN(10) == 0
 		if o.direct && o.side == Buy && r.IntN(3) == 0 {
@@ -340,7 +345,7 @@ func checkLotsMatchReference(t *testing.T, m PnlMethod, wide bool) {
 // table, and how many slots of the table are in use.
 func (l *Lots) wideAmounts() (refs, live int) {
 	count := func(h heldLot) {
-		for _, c := range []Compact{h.qty, h.cost} {
+		for _, c := range []decimal.Compact{h.qty, h.cost} {
 			if _, ok := c.Ref(); ok {
 				refs++
 			}
@@ -352,7 +357,7 @@ func (l *Lots) wideAmounts() (refs, live int) {
 	for _, h := range l.heap {
 		count(h.heldLot)
 	}
-	return refs, len(l.wide.wide) - len(l.wide.free)
+	return refs, len(l.wide.Wide) - len(l.wide.Free)
 }
 
 // A partly consumed LOFO lot whose rounded remaining cost puts its unit cost
@@ -389,23 +394,23 @@ func TestLotsLOFOPartialStaysFirst(t *testing.T) {
 // partial consumption rounds; fees are 0.1%.
 func dcaFills(n int) []lotsOp {
 	r := rand.New(rand.NewPCG(42, 7))
-	price := DecimalFromInt(30000)
+	price := decimal.DecimalFromInt(30000)
 	ops := make([]lotsOp, n)
-	var bought Decimal
+	var bought decimal.Decimal
 	for i := range ops {
 		// a random walk pulled back towards 30000: buys land among the
 		// lots held, not only above or below them
-		price = price.Add(NewDecimal(r.Int64N(201*decimalScale)-100*decimalScale, -DecimalPlaces)).Sub(price.Sub(DecimalFromInt(30000)).DivInt(1000))
+		price = price.Add(decimal.NewDecimal(r.Int64N(201*unitCoef)-100*unitCoef, -decimal.DecimalPlaces)).Sub(price.Sub(decimal.DecimalFromInt(30000)).DivInt(1000))
 		o := &ops[i]
 		o.price = price
 		if i%3 == 2 {
-			o.side, o.qty = Sell, MulDiv(bought, NewDecimal(3, -8), NewDecimal(4, -8))
-			bought = Zero
+			o.side, o.qty = Sell, decimal.MulDiv(bought, decimal.NewDecimal(3, -8), decimal.NewDecimal(4, -8))
+			bought = decimal.Zero
 		} else {
-			o.side, o.qty = Buy, NewDecimal(100_000+r.Int64N(900_000), -8) // 0.001 – 0.01
+			o.side, o.qty = Buy, decimal.NewDecimal(100_000+r.Int64N(900_000), -8) // 0.001 – 0.01
 			bought = bought.Add(o.qty)
 		}
-		o.fee = MulDiv(o.price.Mul(o.qty), NewDecimal(1, -8), DecimalFromInt(1000))
+		o.fee = decimal.MulDiv(o.price.Mul(o.qty), decimal.NewDecimal(1, -8), decimal.DecimalFromInt(1000))
 	}
 	return ops
 }
@@ -438,15 +443,15 @@ func TestLotsShrinkAfterSellOff(t *testing.T) {
 	for _, m := range []PnlMethod{LOFO, FIFO, Average, LIFO, HIFO} {
 		l := Lots{Method: m}
 		for i := 0; i < 100000; i++ {
-			l.Add(DecimalFromInt(1), DecimalFromInt(int64(100+i%7)))
+			l.Add(decimal.DecimalFromInt(1), decimal.DecimalFromInt(int64(100+i%7)))
 		}
 		for i := 0; i < 99990; i++ {
-			l.Take(DecimalFromInt(1))
+			l.Take(decimal.DecimalFromInt(1))
 		}
 		if got := cap(l.heap) + cap(l.lots); got > 1024 {
 			t.Errorf("%s: %d lots held in storage for %d lots", m, got, l.Len())
 		}
-		if q, _ := l.Take(DecimalFromInt(20)); q != DecimalFromInt(10) {
+		if q, _ := l.Take(decimal.DecimalFromInt(20)); q != decimal.DecimalFromInt(10) {
 			t.Errorf("%s: %s left, want 10", m, q)
 		}
 	}

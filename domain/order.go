@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"strconv"
 	"strings"
+
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // OrderState is where an order is in its life:
@@ -47,16 +49,16 @@ type Order struct {
 	State           OrderState
 	Version         int64 // stream version of the last applied event; -1 before any
 	ExchangeOrderID string
-	Filled          Decimal // base quantity filled so far
-	Cost            Decimal // Σ price×qty of the fills, in quote
-	Fees            Decimal
+	Filled          decimal.Decimal // base quantity filled so far
+	Cost            decimal.Decimal // Σ price×qty of the fills, in quote
+	Fees            decimal.Decimal
 	CancelRequested bool
-	Triggered       bool    // for emulated kinds: the stop fired
-	Resent          bool    // OrderResent: sent a second time, never a third
-	Attention       string  // OrderNeedsAttention not cleared yet: which number and why
-	Extreme         Decimal // trailing stop: best price seen since it armed (low for buys, high for sells); 0 before
-	Time            int64   // ms of the OrderRequested event
-	Reason          string  // why it was rejected, cancelled or expired
+	Triggered       bool            // for emulated kinds: the stop fired
+	Resent          bool            // OrderResent: sent a second time, never a third
+	Attention       string          // OrderNeedsAttention not cleared yet: which number and why
+	Extreme         decimal.Decimal // trailing stop: best price seen since it armed (low for buys, high for sells); 0 before
+	Time            int64           // ms of the OrderRequested event
+	Reason          string          // why it was rejected, cancelled or expired
 	// FillIDs are the exchange ids of the fills applied (HasFill). A
 	// slice: an order has a few fills, and a map per filled order made a
 	// replay allocate one per order.
@@ -83,7 +85,7 @@ func (o *Order) Emulated() bool {
 }
 
 // Remaining is the unfilled base quantity.
-func (o *Order) Remaining() Decimal { return o.Amount.Sub(o.Filled).Max(Zero) }
+func (o *Order) Remaining() decimal.Decimal { return o.Amount.Sub(o.Filled).Max(decimal.Zero) }
 
 // OnExchange reports whether the exchange holds (or may hold) the order, so
 // that cancelling it needs an exchange call.
@@ -100,26 +102,26 @@ func (o *Order) OnExchange() bool { return !o.Emulated() || o.Triggered }
 // distance (domain.Trail), whether it is armed and, once armed, the best
 // price seen. time is when the order was requested (ms).
 type OpenOrder struct {
-	ID              int64      `json:"id"`
-	OcoID           int64      `json:"ocoId,omitempty"`
-	Exchange        string     `json:"exchange"`
-	Pair            string     `json:"pair"`
-	Type            OrderKind  `json:"type"`
-	Side            Side       `json:"side"`
-	State           OrderState `json:"state"`
-	Rate            Number     `json:"rate"`
-	Amount          Number     `json:"amount"`
-	Filled          Number     `json:"filled"`
-	Price           Number     `json:"price,omitzero"`
-	StopPrice       Number     `json:"stopPrice,omitzero"`
-	LimitPrice      Number     `json:"limitPrice,omitzero"`
-	Triggered       bool       `json:"triggered"`
-	CancelRequested bool       `json:"cancelRequested,omitempty"`
-	Armed           *bool      `json:"armed,omitempty"`
-	ActivationPrice Number     `json:"activationPrice,omitzero"`
-	TrailingDelta   Number     `json:"trailingDelta,omitzero"`
-	Extreme         Number     `json:"extreme,omitzero"`
-	Time            int64      `json:"time"`
+	ID              int64          `json:"id"`
+	OcoID           int64          `json:"ocoId,omitempty"`
+	Exchange        string         `json:"exchange"`
+	Pair            string         `json:"pair"`
+	Type            OrderKind      `json:"type"`
+	Side            Side           `json:"side"`
+	State           OrderState     `json:"state"`
+	Rate            decimal.Number `json:"rate"`
+	Amount          decimal.Number `json:"amount"`
+	Filled          decimal.Number `json:"filled"`
+	Price           decimal.Number `json:"price,omitzero"`
+	StopPrice       decimal.Number `json:"stopPrice,omitzero"`
+	LimitPrice      decimal.Number `json:"limitPrice,omitzero"`
+	Triggered       bool           `json:"triggered"`
+	CancelRequested bool           `json:"cancelRequested,omitempty"`
+	Armed           *bool          `json:"armed,omitempty"`
+	ActivationPrice decimal.Number `json:"activationPrice,omitzero"`
+	TrailingDelta   decimal.Number `json:"trailingDelta,omitzero"`
+	Extreme         decimal.Number `json:"extreme,omitzero"`
+	Time            int64          `json:"time"`
 }
 
 // View returns the order as an OpenOrder (meaningful while it is not
@@ -127,26 +129,26 @@ type OpenOrder struct {
 func (o *Order) View() OpenOrder {
 	v := OpenOrder{
 		ID: o.OrderID, OcoID: o.OcoID, Exchange: o.Exchange, Pair: o.Pair, Type: o.Kind, Side: o.Side, State: o.State,
-		Amount: Number(o.Amount), Filled: Number(o.Filled), Price: Number(o.Price),
-		StopPrice: Number(o.StopPrice), LimitPrice: Number(o.LimitPrice),
+		Amount: decimal.Number(o.Amount), Filled: decimal.Number(o.Filled), Price: decimal.Number(o.Price),
+		StopPrice: decimal.Number(o.StopPrice), LimitPrice: decimal.Number(o.LimitPrice),
 		Triggered: o.Triggered, CancelRequested: o.CancelRequested, Time: o.Time,
 	}
 	switch {
 	case o.Kind == KindStopLimit || o.Triggered:
-		v.Rate = Number(o.LimitPrice)
+		v.Rate = decimal.Number(o.LimitPrice)
 	case o.Kind == KindTrailingStop:
-		v.Rate = Number(o.StopPrice)
+		v.Rate = decimal.Number(o.StopPrice)
 	default:
-		v.Rate = Number(o.Price)
+		v.Rate = decimal.Number(o.Price)
 	}
 	if o.Kind == KindTrailingStop {
 		armed := !o.Extreme.IsZero()
 		v.Armed = &armed
 		if armed {
-			v.TrailingDelta, v.Extreme = Number(o.StopPrice.Sub(o.Extreme).Abs()), Number(o.Extreme)
+			v.TrailingDelta, v.Extreme = decimal.Number(o.StopPrice.Sub(o.Extreme).Abs()), decimal.Number(o.Extreme)
 		} else {
 			a, d := TrailActivation(o.Side, o.Price, o.StopPrice)
-			v.ActivationPrice, v.TrailingDelta = Number(a), Number(d)
+			v.ActivationPrice, v.TrailingDelta = decimal.Number(a), decimal.Number(d)
 		}
 	}
 	return v
@@ -297,7 +299,7 @@ func (o *Order) applyNeedsAttention(e *Event) error {
 // StopReached reports whether a stop-limit order's stop is reached at
 // price: a buy stop sits above the market and fires when the price rises to
 // it; a sell stop sits below and fires when the price falls to it.
-func StopReached(side Side, stop, price Decimal) bool {
+func StopReached(side Side, stop, price decimal.Decimal) bool {
 	if side == Buy {
 		return price.Cmp(stop) >= 0
 	}
@@ -306,18 +308,18 @@ func StopReached(side Side, stop, price Decimal) bool {
 
 // TrailMove is the outcome of one price for a trailing stop.
 type TrailMove struct {
-	Moved   bool    // the stop moved or the order armed (Stop and Extreme are the new values)
-	Fire    bool    // the price reversed through the stop
-	Armed   bool    // the order is armed after this price (it has reached its activation price)
-	Stop    Decimal // the stop after this price
-	Extreme Decimal // the best price seen since arming (0 while not armed)
+	Moved   bool            // the stop moved or the order armed (Stop and Extreme are the new values)
+	Fire    bool            // the price reversed through the stop
+	Armed   bool            // the order is armed after this price (it has reached its activation price)
+	Stop    decimal.Decimal // the stop after this price
+	Extreme decimal.Decimal // the best price seen since arming (0 while not armed)
 }
 
 // TrailActivation returns a trailing stop's activation price and trailing
 // distance from the two prices it was placed with: distance is
 // |reference − stop| and the activation price is the lower of the two for a
 // buy, the higher for a sell.
-func TrailActivation(side Side, reference, stop Decimal) (activation, distance Decimal) {
+func TrailActivation(side Side, reference, stop decimal.Decimal) (activation, distance decimal.Decimal) {
 	distance = reference.Sub(stop).Abs()
 	if side == Buy {
 		return reference.Min(stop), distance
@@ -351,7 +353,7 @@ func TrailActivation(side Side, reference, stop Decimal) (activation, distance D
 // reference and stop are the order's price and current stop (its stopPrice
 // until it arms); extreme is the best price seen since arming, zero while
 // the order is not armed.
-func Trail(side Side, reference, stop, extreme, price Decimal) TrailMove {
+func Trail(side Side, reference, stop, extreme, price decimal.Decimal) TrailMove {
 	m := TrailMove{Stop: stop, Extreme: extreme, Armed: !extreme.IsZero()}
 	if extreme.IsZero() {
 		activation, distance := TrailActivation(side, reference, stop)

@@ -3,6 +3,8 @@ package domain
 import (
 	"slices"
 	"sort"
+
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // The decisions on one order's stream: each checks its rule against the
@@ -196,7 +198,7 @@ func (o *Order) DecideFill(clock Clock, f Fill) []Event {
 // bid and ask price the limit of a fired trailing stop (it must execute:
 // buys at the ask, sells at the bid); zero means last. Anything else yields
 // nothing.
-func (o *Order) DecideTick(clock Clock, last, bid, ask Decimal) []Event {
+func (o *Order) DecideTick(clock Clock, last, bid, ask decimal.Decimal) []Event {
 	if o.State != OrderStateAccepted || o.Triggered || o.CancelRequested || last.Sign() <= 0 {
 		return nil
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // applied folds evs (numbered from the order's next version) into o.
@@ -176,9 +177,9 @@ func TestDecideNeedsAttention(t *testing.T) {
 	if o.State != domain.OrderStateAccepted || !strings.Contains(o.Attention, `executedQty "1e30"`) {
 		t.Fatalf("state %s attention %q", o.State, o.Attention)
 	}
-	big := domain.MustDecimal("100000000000000000000") // 10^20 × 10^20 is beyond the range
+	big := decimal.MustDecimal("100000000000000000000") // 10^20 × 10^20 is beyond the range
 	for _, f := range []domain.Fill{
-		{ID: "f1", Seq: 7, Price: domain.MustDecimal("100"), Problem: &domain.NumberProblem{Field: "qty", Raw: "0.0000000000001", Reason: "13 decimals"}},
+		{ID: "f1", Seq: 7, Price: decimal.MustDecimal("100"), Problem: &domain.NumberProblem{Field: "qty", Raw: "0.0000000000001", Reason: "13 decimals"}},
 		{ID: "f2", Seq: 8, Price: big, Quantity: big},
 	} {
 		evs := o.DecideFill(orderClock, f)

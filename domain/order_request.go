@@ -1,5 +1,7 @@
 package domain
 
+import "github.com/tradeledger/tradeledger/domain/decimal"
+
 // OrderRequest is a request to place an order, from the API or a strategy.
 // Kind selects which price fields matter:
 //
@@ -16,10 +18,10 @@ type OrderRequest struct {
 	Pair           string
 	Side           Side
 	Kind           OrderKind
-	Amount         Decimal
-	Price          Decimal
-	StopPrice      Decimal
-	LimitPrice     Decimal
+	Amount         decimal.Decimal
+	Price          decimal.Decimal
+	StopPrice      decimal.Decimal
+	LimitPrice     decimal.Decimal
 	IdempotencyKey string
 	Actor          string
 	Correlation    string
@@ -105,7 +107,7 @@ func ValidateTradeTarget(exchange, pair string) error {
 }
 
 // positiveField refuses a missing (0) or negative amount or price.
-func positiveField(field string, v Decimal) error {
+func positiveField(field string, v decimal.Decimal) error {
 	switch v.Sign() {
 	case 0:
 		return Errorf(EINVALID, "field %q is required and must be greater than 0", field)

@@ -5,11 +5,12 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 var orderClock = domain.NewManualClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 
-func ordDec(s string) domain.Decimal { return domain.MustDecimal(s) }
+func ordDec(s string) decimal.Decimal { return decimal.MustDecimal(s) }
 
 // stream numbers events as a store would.
 func ordStream(evs ...domain.Event) []domain.Event {
@@ -186,7 +187,7 @@ func TestTrail(t *testing.T) {
 		}},
 	}
 	for _, c := range cases {
-		stop, extreme := ordDec(c.stop), domain.Zero
+		stop, extreme := ordDec(c.stop), decimal.Zero
 		for i, s := range c.steps {
 			m := domain.Trail(c.side, ordDec(c.reference), stop, extreme, ordDec(s.price))
 			if m.Moved != s.moved || m.Fire != s.fire || m.Armed != s.armed || m.Stop != ordDec(s.stop) || m.Extreme != ordDec(s.extreme) {
@@ -231,7 +232,7 @@ func TestDecideTickTrailingThenFire(t *testing.T) {
 		t.Fatalf("trigger=%+v, want limit at the bid 103.9, market 104", st)
 	}
 	apply(evs)
-	if o.State != domain.OrderStateTriggered || len(o.DecideTick(orderClock, ordDec("50"), domain.Zero, domain.Zero)) != 0 {
+	if o.State != domain.OrderStateTriggered || len(o.DecideTick(orderClock, ordDec("50"), decimal.Zero, decimal.Zero)) != 0 {
 		t.Fatalf("a triggered stop must not decide again (state %v)", o.State)
 	}
 }

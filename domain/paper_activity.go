@@ -1,6 +1,10 @@
 package domain
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/tradeledger/tradeledger/domain/decimal"
+)
 
 // Activity on a paper account that did not come from this service (POST
 // /api/v1/paper/activity): what a person or another bot would do on a real
@@ -38,16 +42,16 @@ const (
 //   - drift: Asset's balance moves by Amount (either sign), and nothing on
 //     the exchange says why.
 type PaperActivity struct {
-	Exchange string  `json:"exchange"`
-	Kind     string  `json:"kind"`
-	Asset    string  `json:"asset,omitempty"`
-	Amount   Decimal `json:"amount"`
-	Fee      Decimal `json:"fee,omitzero"`
-	Pair     string  `json:"pair,omitempty"`
-	Side     Side    `json:"side,omitempty"`
-	Price    Decimal `json:"price,omitzero"`
-	ToAsset  string  `json:"toAsset,omitempty"`
-	ToAmount Decimal `json:"toAmount,omitzero"`
+	Exchange string          `json:"exchange"`
+	Kind     string          `json:"kind"`
+	Asset    string          `json:"asset,omitempty"`
+	Amount   decimal.Decimal `json:"amount"`
+	Fee      decimal.Decimal `json:"fee,omitzero"`
+	Pair     string          `json:"pair,omitempty"`
+	Side     Side            `json:"side,omitempty"`
+	Price    decimal.Decimal `json:"price,omitzero"`
+	ToAsset  string          `json:"toAsset,omitempty"`
+	ToAmount decimal.Decimal `json:"toAmount,omitzero"`
 }
 
 // PaperActivityRequest is a simulated activity as the API receives it:
@@ -64,16 +68,16 @@ func (r PaperActivityRequest) Parse() (PaperActivity, error) {
 	if err := ValidateExchangeName(r.Exchange); err != nil {
 		return p, Errorf(EINVALID, "field \"exchange\": %s", ErrorMessage(err))
 	}
-	num := func(field, s string, need bool) (Decimal, error) {
+	num := func(field, s string, need bool) (decimal.Decimal, error) {
 		if s == "" {
 			if need {
-				return Zero, Errorf(EINVALID, "field %q is required for a %s", field, r.Kind)
+				return decimal.Zero, Errorf(EINVALID, "field %q is required for a %s", field, r.Kind)
 			}
-			return Zero, nil
+			return decimal.Zero, nil
 		}
-		d, err := ParseDecimal(s)
+		d, err := decimal.ParseDecimal(s)
 		if err != nil {
-			return Zero, Errorf(EINVALID, "field %q: %s", field, ErrorMessage(err))
+			return decimal.Zero, Errorf(EINVALID, "field %q: %s", field, ErrorMessage(err))
 		}
 		return d, nil
 	}
@@ -177,7 +181,7 @@ func (p *PaperActivity) Deltas() []AssetDelta {
 	case PaperConversion:
 		return []AssetDelta{{p.Asset, p.Amount.Neg()}, {p.ToAsset, p.ToAmount}}
 	case PaperTrade:
-		return TradeDeltas(p.Pair, p.Side, p.Price, p.Amount, Zero, p.Fee, p.FeeAsset())
+		return TradeDeltas(p.Pair, p.Side, p.Price, p.Amount, decimal.Zero, p.Fee, p.FeeAsset())
 	}
 	return nil
 }
@@ -187,11 +191,11 @@ func (p *PaperActivity) Deltas() []AssetDelta {
 // exchange would refuse it: funds that are not there (a withdrawal, a
 // trade, a conversion, a drift below zero), a pair the account does not
 // list (listed reports it).
-func DecidePaperActivity(clock Clock, p PaperActivity, available func(asset string) Decimal, listed func(pair string) bool) ([]Event, error) {
+func DecidePaperActivity(clock Clock, p PaperActivity, available func(asset string) decimal.Decimal, listed func(pair string) bool) ([]Event, error) {
 	if p.Kind == PaperTrade && listed != nil && !listed(p.Pair) {
 		return nil, Errorf(EINVALID, "field \"pair\": %s is not listed on %s", p.Pair, p.Exchange)
 	}
-	need := map[string]Decimal{}
+	need := map[string]decimal.Decimal{}
 	for _, d := range p.Deltas() {
 		need[d.Asset] = need[d.Asset].Add(d.Amount)
 	}

@@ -3,10 +3,12 @@ package domain
 import (
 	"strings"
 	"testing"
+
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 func TestPlaceOrderRequestCheckSpot(t *testing.T) {
-	ok := PlaceOrderRequest{ClientOrderID: "tl1", Pair: "USDT-BTC", Side: Buy, Kind: KindLimit, Amount: NewDecimal(1, -8), Price: NewDecimal(1, -8)}
+	ok := PlaceOrderRequest{ClientOrderID: "tl1", Pair: "USDT-BTC", Side: Buy, Kind: KindLimit, Amount: decimal.NewDecimal(1, -8), Price: decimal.NewDecimal(1, -8)}
 	if err := ok.CheckSpot("binance"); err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,12 @@
 package domain
 
 import (
+	"cmp"
 	"math/bits"
 	"sort"
 	"strings"
+
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // This file is the one implementation of lot matching and PNL arithmetic
@@ -29,7 +32,7 @@ import (
 // The sell fee is split pro rata between the matched and unmatched parts,
 // so a sell of unknown coins shows no invented profit and no invented loss.
 // A partly consumed lot gives up cost×taken/lotQty (rounded half to even to
-// 12 decimals, domain.MulDiv) and keeps the rest, so no unit of cost is lost or
+// 12 decimals, decimal.MulDiv) and keeps the rest, so no unit of cost is lost or
 // created by rounding: Σ consumed cost + remaining cost = Σ lot costs.
 //
 // Worked example (LOFO): buy 1 @ 100 fee 0.1 → lot A {1, 100.1};
@@ -108,14 +111,14 @@ func (m PnlMethod) String() string {
 // Lots never look at Time or Ref; they only carry them, so that a sell can
 // list the lots it consumed (TakeLots).
 type Lot struct {
-	Qty, Cost Decimal
+	Qty, Cost decimal.Decimal
 	Time, Ref int64
 }
 
 // UnitCost returns Cost/Qty, or 0 for an empty lot.
-func (l Lot) UnitCost() Decimal {
+func (l Lot) UnitCost() decimal.Decimal {
 	if l.Qty.Sign() <= 0 {
-		return Zero
+		return decimal.Zero
 	}
 	return l.Cost.Div(l.Qty)
 }
@@ -159,19 +162,19 @@ type Lots struct {
 	Method PnlMethod
 	lots   []heldLot // FIFO, Average: oldest first from head; LIFO: a stack, newest last
 	head   int
-	heap   []heapLot     // LOFO, HIFO: binary heap by less
-	tags   []lotTag      // each lot's Time and Ref, by its index in lots or heap; nil until a lot has one
-	wide   compactTable  // the lots' amounts that a Compact cannot hold
-	clamp  map[int64]Lot // LOFO, HIFO: order key of the lots with seq&1 == 1, by seq
-	seq    int64         // LOFO, HIFO: seq of the next lot added (÷2)
-	front  int64         // LOFO, HIFO: lowest seq given out so far (÷2)
-	qty    Decimal
-	cost   Decimal
+	heap   []heapLot            // LOFO, HIFO: binary heap by less
+	tags   []lotTag             // each lot's Time and Ref, by its index in lots or heap; nil until a lot has one
+	wide   decimal.CompactTable // the lots' amounts that a Compact cannot hold
+	clamp  map[int64]Lot        // LOFO, HIFO: order key of the lots with seq&1 == 1, by seq
+	seq    int64                // LOFO, HIFO: seq of the next lot added (÷2)
+	front  int64                // LOFO, HIFO: lowest seq given out so far (÷2)
+	qty    decimal.Decimal
+	cost   decimal.Decimal
 }
 
 // heldLot is a lot's quantity and cost as Lots keeps them (each a Compact,
 // or a slot of Lots.wide).
-type heldLot struct{ qty, cost Compact }
+type heldLot struct{ qty, cost decimal.Compact }
 
 // heapLot is a LOFO (or HIFO) lot and its place among equal unit costs.
 // The heap orders lots by (key unit cost, seq) where the key is the lot
@@ -191,16 +194,16 @@ type lotTag struct{ time, ref int64 }
 func (l *Lots) heaped() bool { return l.Method == LOFO || l.Method == HIFO }
 
 // Qty returns the quantity held in lots.
-func (l *Lots) Qty() Decimal { return l.qty }
+func (l *Lots) Qty() decimal.Decimal { return l.qty }
 
 // Cost returns the total cost of the lots held (the inventory cost).
-func (l *Lots) Cost() Decimal { return l.cost }
+func (l *Lots) Cost() decimal.Decimal { return l.cost }
 
 // ABP returns the average unit cost of the lots held (Cost/Qty), 0 when
 // nothing is held.
-func (l *Lots) ABP() Decimal {
+func (l *Lots) ABP() decimal.Decimal {
 	if l.qty.Sign() <= 0 {
-		return Zero
+		return decimal.Zero
 	}
 	return l.cost.Div(l.qty)
 }
@@ -216,7 +219,7 @@ func (l *Lots) Len() int {
 
 // lot returns stored lot h, whose tag is at index i of tags.
 func (l *Lots) lot(h heldLot, i int) Lot {
-	n := Lot{Qty: l.wide.get(h.qty), Cost: l.wide.get(h.cost)}
+	n := Lot{Qty: l.wide.Get(h.qty), Cost: l.wide.Get(h.cost)}
 	if l.tags != nil {
 		n.Time, n.Ref = l.tags[i].time, l.tags[i].ref
 	}
@@ -225,11 +228,11 @@ func (l *Lots) lot(h heldLot, i int) Lot {
 
 // amounts returns the quantity and cost of stored lot h (for ordering).
 func (l *Lots) amounts(h heldLot) Lot {
-	return Lot{Qty: l.wide.get(h.qty), Cost: l.wide.get(h.cost)}
+	return Lot{Qty: l.wide.Get(h.qty), Cost: l.wide.Get(h.cost)}
 }
 
 // Add adds a lot of qty (> 0; others are ignored) costing cost in total.
-func (l *Lots) Add(qty, cost Decimal) { l.AddLot(Lot{Qty: qty, Cost: cost}) }
+func (l *Lots) Add(qty, cost decimal.Decimal) { l.AddLot(Lot{Qty: qty, Cost: cost}) }
 
 // AddLot adds n (n.Qty > 0; others are ignored), keeping its Time and Ref.
 func (l *Lots) AddLot(n Lot) {
@@ -238,7 +241,7 @@ func (l *Lots) AddLot(n Lot) {
 	}
 	l.qty = l.qty.Add(n.Qty)
 	l.cost = l.cost.Add(n.Cost)
-	h := heldLot{l.wide.put(n.Qty), l.wide.put(n.Cost)}
+	h := heldLot{l.wide.Put(n.Qty), l.wide.Put(n.Cost)}
 	stored := len(l.lots)
 	if l.heaped() {
 		stored = len(l.heap)
@@ -260,20 +263,20 @@ func (l *Lots) AddLot(n Lot) {
 
 // Take consumes up to qty (> 0) from the lots in the method's order and
 // returns the quantity matched and the cost of what was consumed.
-func (l *Lots) Take(qty Decimal) (matched, cost Decimal) { return l.take(qty, nil) }
+func (l *Lots) Take(qty decimal.Decimal) (matched, cost decimal.Decimal) { return l.take(qty, nil) }
 
 // TakeLots is Take that also appends to used the parts of lots it consumed,
 // in the order it consumed them: each with its quantity, the cost it gave
 // up, and its lot's Time and Ref. The parts' quantities add up to matched
 // and their costs to cost exactly (under Average, the pooled cost is split
 // over the parts pro rata, the last part taking the rounding).
-func (l *Lots) TakeLots(qty Decimal, used []Lot) (matched, cost Decimal, _ []Lot) {
+func (l *Lots) TakeLots(qty decimal.Decimal, used []Lot) (matched, cost decimal.Decimal, _ []Lot) {
 	matched, cost = l.take(qty, &used)
 	return matched, cost, used
 }
 
 // take is Take, appending the parts consumed to *used unless used is nil.
-func (l *Lots) take(qty Decimal, used *[]Lot) (matched, cost Decimal) {
+func (l *Lots) take(qty decimal.Decimal, used *[]Lot) (matched, cost decimal.Decimal) {
 	switch l.Method {
 	case LOFO, HIFO:
 		matched, cost = l.takeHeap(qty, used)
@@ -287,7 +290,7 @@ func (l *Lots) take(qty Decimal, used *[]Lot) (matched, cost Decimal) {
 	l.qty = l.qty.Sub(matched)
 	l.cost = l.cost.Sub(cost)
 	if l.Len() == 0 { // no dust of cost without quantity
-		l.qty, l.cost = Zero, Zero
+		l.qty, l.cost = decimal.Zero, decimal.Zero
 	}
 	l.heap = shrunk(l.heap)
 	l.lots = shrunk(l.lots)
@@ -310,22 +313,22 @@ func shrunk[T any](s []T) []T {
 // index i, and returns the part taken: all of it, or qty of it costing
 // cost×qty/lotQty (rounded, MulDiv) while the lot keeps the rest, so that
 // no unit of cost is lost or created.
-func (l *Lots) takePart(h *heldLot, i int, qty Decimal) (part Lot, whole bool) {
+func (l *Lots) takePart(h *heldLot, i int, qty decimal.Decimal) (part Lot, whole bool) {
 	lot := l.lot(*h, i)
 	if lot.Qty.Cmp(qty) <= 0 {
-		l.wide.drop(h.qty)
-		l.wide.drop(h.cost)
+		l.wide.Drop(h.qty)
+		l.wide.Drop(h.cost)
 		*h = heldLot{}
 		return lot, true
 	}
-	c := MulDiv(lot.Cost, qty, lot.Qty)
-	l.wide.set(&h.qty, lot.Qty.Sub(qty))
-	l.wide.set(&h.cost, lot.Cost.Sub(c))
+	c := decimal.MulDiv(lot.Cost, qty, lot.Qty)
+	l.wide.Set(&h.qty, lot.Qty.Sub(qty))
+	l.wide.Set(&h.cost, lot.Cost.Sub(c))
 	return Lot{Qty: qty, Cost: c, Time: lot.Time, Ref: lot.Ref}, false
 }
 
 // takeQueue is TakeLots for FIFO: lots are consumed from the head.
-func (l *Lots) takeQueue(qty Decimal, used *[]Lot) (matched, cost Decimal) {
+func (l *Lots) takeQueue(qty decimal.Decimal, used *[]Lot) (matched, cost decimal.Decimal) {
 	for qty.IsPos() && l.head < len(l.lots) {
 		part, whole := l.takePart(&l.lots[l.head], l.head, qty)
 		if whole {
@@ -362,7 +365,7 @@ func (l *Lots) compactQueue() {
 }
 
 // takeStack is TakeLots for LIFO: lots are consumed from the end.
-func (l *Lots) takeStack(qty Decimal, used *[]Lot) (matched, cost Decimal) {
+func (l *Lots) takeStack(qty decimal.Decimal, used *[]Lot) (matched, cost decimal.Decimal) {
 	for qty.IsPos() && len(l.lots) > 0 {
 		last := len(l.lots) - 1
 		part, whole := l.takePart(&l.lots[last], last, qty)
@@ -383,13 +386,13 @@ func (l *Lots) takeStack(qty Decimal, used *[]Lot) (matched, cost Decimal) {
 // takeAverage is TakeLots for Average: the cost is the pool's, pro rata
 // (all of it when the whole pool goes), and the quantities leave the queue
 // oldest first.
-func (l *Lots) takeAverage(qty Decimal, used *[]Lot) (matched, cost Decimal) {
+func (l *Lots) takeAverage(qty decimal.Decimal, used *[]Lot) (matched, cost decimal.Decimal) {
 	if l.Len() == 0 || !qty.IsPos() {
-		return Zero, Zero
+		return decimal.Zero, decimal.Zero
 	}
 	matched, cost = l.qty, l.cost
 	if qty.Less(l.qty) {
-		matched, cost = qty, MulDiv(l.cost, qty, l.qty)
+		matched, cost = qty, decimal.MulDiv(l.cost, qty, l.qty)
 	}
 	first := 0
 	if used != nil {
@@ -403,12 +406,12 @@ func (l *Lots) takeAverage(qty Decimal, used *[]Lot) (matched, cost Decimal) {
 			*used = append(*used, Lot{Qty: q, Time: lot.Time, Ref: lot.Ref})
 		}
 		if rest := lot.Qty.Sub(q); rest.IsZero() {
-			l.wide.drop(h.qty)
-			l.wide.drop(h.cost)
+			l.wide.Drop(h.qty)
+			l.wide.Drop(h.cost)
 			*h = heldLot{}
 			l.head++
 		} else {
-			l.wide.set(&h.qty, rest)
+			l.wide.Set(&h.qty, rest)
 		}
 		left = left.Sub(q)
 	}
@@ -420,7 +423,7 @@ func (l *Lots) takeAverage(qty Decimal, used *[]Lot) (matched, cost Decimal) {
 				parts[i].Cost = rest
 				break
 			}
-			parts[i].Cost = MulDiv(cost, parts[i].Qty, matched)
+			parts[i].Cost = decimal.MulDiv(cost, parts[i].Qty, matched)
 			rest = rest.Sub(parts[i].Cost)
 		}
 	}
@@ -430,7 +433,7 @@ func (l *Lots) takeAverage(qty Decimal, used *[]Lot) (matched, cost Decimal) {
 
 // takeHeap is TakeLots for LOFO and HIFO: lots are consumed from the top of
 // the heap.
-func (l *Lots) takeHeap(qty Decimal, used *[]Lot) (matched, cost Decimal) {
+func (l *Lots) takeHeap(qty decimal.Decimal, used *[]Lot) (matched, cost decimal.Decimal) {
 	for qty.IsPos() && len(l.heap) > 0 {
 		part, whole := l.takePart(&l.heap[0].heldLot, 0, qty)
 		if whole {
@@ -518,12 +521,15 @@ func (l *Lots) less(a, b heapLot) bool {
 // amounts are plain Compacts (counts of 10^-12 below 2^60) and whose costs
 // are ≥ 0 — nearly every lot —, computed on the Compacts; false for others.
 func plainCmp(a, b heapLot) (int, bool) {
-	if (a.qty|a.cost|b.qty|b.cost)&compactRefTag != 0 || (a.seq|b.seq)&1 != 0 || a.cost < 0 || b.cost < 0 {
+	if (a.qty|a.cost|b.qty|b.cost)&decimal.CompactRefTag != 0 || (a.seq|b.seq)&1 != 0 || a.cost < 0 || b.cost < 0 {
 		return 0, false
 	}
-	h1, l1 := bits.Mul64(uint64(a.cost>>compactTagBits), uint64(b.qty>>compactTagBits))
-	h2, l2 := bits.Mul64(uint64(b.cost>>compactTagBits), uint64(a.qty>>compactTagBits))
-	return cmp128(h1, l1, h2, l2), true
+	h1, l1 := bits.Mul64(uint64(a.cost>>decimal.CompactTagBits), uint64(b.qty>>decimal.CompactTagBits))
+	h2, l2 := bits.Mul64(uint64(b.cost>>decimal.CompactTagBits), uint64(a.qty>>decimal.CompactTagBits))
+	if c := cmp.Compare(h1, h2); c != 0 {
+		return c, true
+	}
+	return cmp.Compare(l1, l2), true
 }
 
 // up moves heap lot i up to its place, its tag with it.
@@ -604,7 +610,7 @@ func unitCostLess(a, b Lot) bool { return unitCostCmp(a, b) < 0 }
 // products); otherwise it compares the unit costs rounded to 12 decimals.
 func unitCostCmp(a, b Lot) int {
 	if a.Cost.Sign() >= 0 && b.Cost.Sign() >= 0 {
-		return CmpProducts(a.Cost, b.Qty, b.Cost, a.Qty)
+		return decimal.CmpProducts(a.Cost, b.Qty, b.Cost, a.Qty)
 	}
 	ua, ub := a.UnitCost(), b.UnitCost()
 	switch {
@@ -618,19 +624,19 @@ func unitCostCmp(a, b Lot) int {
 
 // FillPnl is the effect of one fill on an inventory (all money in quote).
 type FillPnl struct {
-	Value          Decimal // price × qty (gross)
-	Fee            Decimal // fee in quote
-	Matched        Decimal // sells: qty taken from lots; buys: qty added
-	Unmatched      Decimal // sells: qty with no lot
-	LotCost        Decimal // buys: cost of the new lot; sells: cost of the consumed lots
-	Pnl            Decimal // sells: realized pnl of the matched part; buys: 0
-	UnmatchedValue Decimal // sells: price × Unmatched
+	Value          decimal.Decimal // price × qty (gross)
+	Fee            decimal.Decimal // fee in quote
+	Matched        decimal.Decimal // sells: qty taken from lots; buys: qty added
+	Unmatched      decimal.Decimal // sells: qty with no lot
+	LotCost        decimal.Decimal // buys: cost of the new lot; sells: cost of the consumed lots
+	Pnl            decimal.Decimal // sells: realized pnl of the matched part; buys: 0
+	UnmatchedValue decimal.Decimal // sells: price × Unmatched
 }
 
 // ApplyFill adds a buy fill's lot or consumes lots for a sell fill and
 // returns the figures of the fill (see the file comment for the formulas).
 // Quantities ≤ 0 change nothing and return the zero FillPnl with Value set.
-func (l *Lots) ApplyFill(side Side, price, qty, feeQuote Decimal) FillPnl {
+func (l *Lots) ApplyFill(side Side, price, qty, feeQuote decimal.Decimal) FillPnl {
 	return l.ApplyFillTraced(side, price, qty, feeQuote, nil)
 }
 
@@ -644,7 +650,7 @@ type LotTrace struct {
 
 // ApplyFillTraced is ApplyFill that dates a buy's lot and lists a sell's
 // consumed lots in tr (nil: neither, as ApplyFill).
-func (l *Lots) ApplyFillTraced(side Side, price, qty, feeQuote Decimal, tr *LotTrace) FillPnl {
+func (l *Lots) ApplyFillTraced(side Side, price, qty, feeQuote decimal.Decimal, tr *LotTrace) FillPnl {
 	r := FillPnl{Value: price.Mul(qty), Fee: feeQuote}
 	if qty.Sign() <= 0 {
 		return r
@@ -667,7 +673,7 @@ func (l *Lots) ApplyFillTraced(side Side, price, qty, feeQuote Decimal, tr *LotT
 	}
 	r.Unmatched = qty.Sub(r.Matched)
 	if r.Matched.IsPos() {
-		matchedFee := MulDiv(feeQuote, r.Matched, qty)
+		matchedFee := decimal.MulDiv(feeQuote, r.Matched, qty)
 		r.Pnl = price.Mul(r.Matched).Sub(matchedFee).Sub(r.LotCost)
 	}
 	r.UnmatchedValue = price.Mul(r.Unmatched)
@@ -703,34 +709,34 @@ func WinRate(winning, losing, breakeven int64) string {
 	if n <= 0 {
 		return "0.00"
 	}
-	s := MulDiv(DecimalFromInt(winning), DecimalFromInt(100), DecimalFromInt(n)).Round(2).String()
+	s := decimal.MulDiv(decimal.DecimalFromInt(winning), decimal.DecimalFromInt(100), decimal.DecimalFromInt(n)).Round(2).String()
 	return s[:len(s)-6] // 8 decimals, the last 6 zeros
 }
 
 // AveragePnl returns pnl ÷ trades, 0 when trades is 0.
-func AveragePnl(pnl Decimal, trades int64) Decimal {
+func AveragePnl(pnl decimal.Decimal, trades int64) decimal.Decimal {
 	if trades <= 0 {
-		return Zero
+		return decimal.Zero
 	}
 	return pnl.DivInt(trades)
 }
 
 // DailyPnlPerThousand returns pnl ÷ days ÷ invested × 1000 as an 8-decimal
 // string (rounded half to even), "0.00000000" when invested ≤ 0 or days ≤ 0.
-func DailyPnlPerThousand(pnl, invested Decimal, days int64) string {
+func DailyPnlPerThousand(pnl, invested decimal.Decimal, days int64) string {
 	if invested.Sign() <= 0 || days <= 0 {
-		return Zero.String()
+		return decimal.Zero.String()
 	}
-	return MulDiv(pnl, DecimalFromInt(1000), invested.MulInt(days)).Round(8).String()
+	return decimal.MulDiv(pnl, decimal.DecimalFromInt(1000), invested.MulInt(days)).Round(8).String()
 }
 
 // PnlPercent returns pnl ÷ invested × 100, 0 when invested ≤ 0 (used for
 // cumulativePnlPercent).
-func PnlPercent(pnl, invested Decimal) Decimal {
+func PnlPercent(pnl, invested decimal.Decimal) decimal.Decimal {
 	if invested.Sign() <= 0 {
-		return Zero
+		return decimal.Zero
 	}
-	return MulDiv(pnl, DecimalFromInt(100), invested)
+	return decimal.MulDiv(pnl, decimal.DecimalFromInt(100), invested)
 }
 
 // Clone returns a copy of l that shares nothing with it.
@@ -741,7 +747,7 @@ func (l *Lots) Clone() Lots {
 	if l.tags != nil {
 		c.tags = append(make([]lotTag, 0, len(l.tags)), l.tags...)
 	}
-	c.wide = compactTable{wide: append([]Decimal(nil), l.wide.wide...), free: append([]int(nil), l.wide.free...)}
+	c.wide = decimal.CompactTable{Wide: append([]decimal.Decimal(nil), l.wide.Wide...), Free: append([]int(nil), l.wide.Free...)}
 	if l.clamp != nil {
 		c.clamp = make(map[int64]Lot, len(l.clamp))
 		for k, v := range l.clamp {
@@ -763,15 +769,15 @@ type LotsState struct {
 	Heap       []HeapLot // LOFO, HIFO: the heap
 	Tagged     bool      // Tags holds each stored lot's Time and Ref
 	Tags       []LotTag
-	Wide       []Decimal
+	Wide       []decimal.Decimal
 	Free       []int
 	Clamp      []ClampKey // LOFO, HIFO: the order keys of clamped lots, by seq
 	Seq, Front int64
-	Qty, Cost  Decimal
+	Qty, Cost  decimal.Decimal
 }
 
 // HeldLot is a stored lot's quantity and cost.
-type HeldLot struct{ Qty, Cost Compact }
+type HeldLot struct{ Qty, Cost decimal.Compact }
 
 // HeapLot is a LOFO or HIFO lot and its place among equal unit costs.
 type HeapLot struct {
@@ -791,7 +797,7 @@ type ClampKey struct {
 // State returns l's state (a copy: later changes to l do not show in it).
 func (l *Lots) State() LotsState {
 	s := LotsState{Method: l.Method, Head: l.head, Tagged: l.tags != nil, Seq: l.seq, Front: l.front, Qty: l.qty, Cost: l.cost,
-		Wide: append([]Decimal(nil), l.wide.wide...), Free: append([]int(nil), l.wide.free...)}
+		Wide: append([]decimal.Decimal(nil), l.wide.Wide...), Free: append([]int(nil), l.wide.Free...)}
 	for _, h := range l.lots {
 		s.Queue = append(s.Queue, HeldLot{h.qty, h.cost})
 	}
@@ -812,7 +818,7 @@ func (l *Lots) State() LotsState {
 // when s is not one a Lots could hold.
 func LotsOf(s *LotsState) (Lots, error) {
 	l := Lots{Method: s.Method, head: s.Head, seq: s.Seq, front: s.Front, qty: s.Qty, cost: s.Cost,
-		wide: compactTable{wide: s.Wide, free: s.Free}}
+		wide: decimal.CompactTable{Wide: s.Wide, Free: s.Free}}
 	stored := len(s.Queue) + len(s.Heap)
 	if s.Head < 0 || s.Head > len(s.Queue) || (s.Tagged && len(s.Tags) != stored) || (!s.Tagged && len(s.Tags) != 0) {
 		return Lots{}, Errorf(EINVALID, "lots: head %d of %d, %d tags of %d lots", s.Head, len(s.Queue), len(s.Tags), stored)
@@ -825,7 +831,7 @@ func LotsOf(s *LotsState) (Lots, error) {
 			return Lots{}, Errorf(EINVALID, "lots: free slot %d of %d", f, len(s.Wide))
 		}
 	}
-	check := func(c Compact) bool { i, ok := c.Ref(); return !ok || (i >= 0 && i < len(s.Wide)) }
+	check := func(c decimal.Compact) bool { i, ok := c.Ref(); return !ok || (i >= 0 && i < len(s.Wide)) }
 	for _, h := range s.Queue {
 		if !check(h.Qty) || !check(h.Cost) {
 			return Lots{}, Errorf(EINVALID, "lots: an amount out of the wide table")

@@ -3,9 +3,11 @@ package domain
 import (
 	"strings"
 	"testing"
+
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
-func pnlDec(s string) Decimal { return MustDecimal(s) }
+func pnlDec(s string) decimal.Decimal { return decimal.MustDecimal(s) }
 
 type fillCase struct {
 	side             Side
@@ -109,7 +111,7 @@ func TestLotsConserveCost(t *testing.T) {
 	for _, m := range []PnlMethod{LOFO, FIFO, Average, LIFO, HIFO} {
 		l := Lots{Method: m}
 		l.Add(pnlDec("3"), pnlDec("10"))
-		var total Decimal
+		var total decimal.Decimal
 		for i := 0; i < 3; i++ {
 			_, c := l.Take(pnlDec("1"))
 			total = total.Add(c)
@@ -139,7 +141,7 @@ func TestMetrics(t *testing.T) {
 	if got, want := DailyPnlPerThousand(pnlDec("21.695"), pnlDec("210.14"), 2), "51.62034834"; got != want {
 		t.Errorf("DailyPnlPerThousand = %s, want %s", got, want)
 	}
-	if got, want := DailyPnlPerThousand(pnlDec("5"), Zero, 2), "0.00000000"; got != want {
+	if got, want := DailyPnlPerThousand(pnlDec("5"), decimal.Zero, 2), "0.00000000"; got != want {
 		t.Errorf("DailyPnlPerThousand = %s, want %s", got, want)
 	}
 	// 24.695 / 140.14 × 100 = 17.6216640502354…
@@ -203,7 +205,7 @@ func TestLotsMethodsGolden(t *testing.T) {
 			tr := &LotTrace{}
 			for i, b := range []struct{ qty, price string }{{"1", "10"}, {"2", "30"}, {"1", "20"}, {"1", "40"}} {
 				tr.Time, tr.Ref = int64(i+1), int64(i+1)
-				l.ApplyFillTraced(Buy, pnlDec(b.price), pnlDec(b.qty), Zero, tr)
+				l.ApplyFillTraced(Buy, pnlDec(b.price), pnlDec(b.qty), decimal.Zero, tr)
 			}
 			r := l.ApplyFillTraced(Sell, pnlDec("35"), pnlDec("2"), pnlDec("0.2"), tr)
 			if r.LotCost != pnlDec(tt.cost) || r.Pnl != pnlDec(tt.pnl) || r.Matched != pnlDec("2") {
@@ -224,7 +226,7 @@ func TestLotsMethodsGolden(t *testing.T) {
 			// The same sell without a trace gives the same figures.
 			l2 := Lots{Method: tt.m}
 			for _, b := range []struct{ qty, price string }{{"1", "10"}, {"2", "30"}, {"1", "20"}, {"1", "40"}} {
-				l2.ApplyFill(Buy, pnlDec(b.price), pnlDec(b.qty), Zero)
+				l2.ApplyFill(Buy, pnlDec(b.price), pnlDec(b.qty), decimal.Zero)
 			}
 			if r2 := l2.ApplyFill(Sell, pnlDec("35"), pnlDec("2"), pnlDec("0.2")); r2 != r {
 				t.Errorf("untraced sell %+v, traced %+v", r2, r)
@@ -244,7 +246,7 @@ func TestTakeLotsPartsAddUp(t *testing.T) {
 		}
 		for _, q := range []string{"0.1", "0.35", "0.4", "1"} {
 			matched, cost, used := l.TakeLots(pnlDec(q), nil)
-			var sq, sc Decimal
+			var sq, sc decimal.Decimal
 			for _, u := range used {
 				sq, sc = sq.Add(u.Qty), sc.Add(u.Cost)
 				if u.Ref != 100+u.Time {
@@ -268,5 +270,12 @@ func TestDecodePnlConfig(t *testing.T) {
 	}
 	if _, ok := DecodePnlConfig([]byte(`{"config":[]}`)); ok {
 		t.Fatal("a document that does not decode: ok")
+	}
+}
+
+// WinRate rounds half to even, as Decimal.Round does.
+func TestWinRateRounds(t *testing.T) {
+	if got := WinRate(1, 31, 0); got != "3.12" { // 3.125 → 3.12
+		t.Errorf("WinRate(1 of 32) = %s, want 3.12", got)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // StrategyParams are the parameters of one pair's strategy: a name is looked
@@ -29,38 +31,38 @@ func (p StrategyParams) lookup(name string) (any, bool) {
 
 // Decimal returns parameter name as a Decimal, or def when it is not set.
 // A value that is not a number is EINVALID naming the parameter.
-func (p StrategyParams) Decimal(name string, def Decimal) (Decimal, error) {
+func (p StrategyParams) Decimal(name string, def decimal.Decimal) (decimal.Decimal, error) {
 	v, ok := p.lookup(name)
 	if !ok {
 		return def, nil
 	}
-	var d Decimal
+	var d decimal.Decimal
 	var err error
 	switch x := v.(type) {
 	case float64:
-		d, err = DecimalFromFloat(x)
+		d, err = decimal.DecimalFromFloat(x)
 	case json.Number:
-		d, err = ParseDecimal(x.String())
+		d, err = decimal.ParseDecimal(x.String())
 	case int:
-		d = DecimalFromInt(int64(x))
+		d = decimal.DecimalFromInt(int64(x))
 	case int64:
-		d = DecimalFromInt(x)
-	case Decimal:
+		d = decimal.DecimalFromInt(x)
+	case decimal.Decimal:
 		d = x
 	case string:
-		d, err = ParseDecimal(strings.TrimSpace(x))
+		d, err = decimal.ParseDecimal(strings.TrimSpace(x))
 	default:
 		err = fmt.Errorf("%T", v)
 	}
 	if err != nil {
-		return Zero, Errorf(EINVALID, "strategy parameter %s must be a number, not %v", name, v)
+		return decimal.Zero, Errorf(EINVALID, "strategy parameter %s must be a number, not %v", name, v)
 	}
 	return d, nil
 }
 
 // Int returns parameter name as a whole number, or def when it is not set.
 func (p StrategyParams) Int(name string, def int) (int, error) {
-	d, err := p.Decimal(name, DecimalFromInt(int64(def)))
+	d, err := p.Decimal(name, decimal.DecimalFromInt(int64(def)))
 	if err != nil {
 		return 0, err
 	}

@@ -29,7 +29,7 @@ func (h *balancesHandler) register(r *mux.Router) {
 
 // BalanceEntry is the spec's balance entry: "Available Qty" and "On
 // Order" as the spec writes them, strings of a decimal with 8 places,
-// rounded half to even once, here (domain.Decimal.Round); beside them, in
+// rounded half to even once, here (decimal.Decimal.Round); beside them, in
 // fields of our own, the exact amounts as the log holds them (all their
 // digits, up to 12 decimals).
 type BalanceEntry struct {

@@ -202,8 +202,7 @@ func unmarshalBody(body []byte, v any) error {
 		}
 		return domain.Errorf(domain.EINVALID, "field %q must be %s, not %s", field, jsonKind(typ.Type.Kind().String()), typ.Value)
 	}
-	var de *domain.Error
-	if errors.As(err, &de) {
+	if de, ok := domain.AsError(err); ok {
 		return de
 	}
 	return domain.Errorf(domain.EINVALID, "invalid JSON body: %s", err.Error())

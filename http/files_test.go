@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 func listOf(t *testing.T, b []byte) []string {
@@ -118,7 +119,7 @@ func TestFilesState(t *testing.T) {
 	}
 	req := domain.NewEvent(e.clock, domain.TypeOrderRequested, domain.OrderRequested{
 		OrderID: 7, Exchange: "binance", Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindLimit,
-		Amount: domain.MustDecimal("0.002"), Price: domain.MustDecimal("50000"), ClientOrderID: "c7"})
+		Amount: decimal.MustDecimal("0.002"), Price: decimal.MustDecimal("50000"), ClientOrderID: "c7"})
 	e.append(domain.OrderStream(7), req,
 		domain.NewEvent(e.clock, domain.TypeOrderAccepted, domain.OrderAccepted{ExchangeOrderID: "x"}))
 	// Not filled yet: no state file.
@@ -127,10 +128,10 @@ func TestFilesState(t *testing.T) {
 	}
 	e.clock.Advance(time.Minute)
 	e.append(domain.OrderStream(7),
-		domain.NewEvent(e.clock, domain.TypeOrderFilled, domain.OrderFilled{FillID: "f1", Price: domain.MustDecimal("50000"), Quantity: domain.MustDecimal("0.001"), FeeAsset: "USDT"}),
-		domain.NewEvent(e.clock, domain.TypeOrderFilled, domain.OrderFilled{FillID: "f2", Price: domain.MustDecimal("49000"), Quantity: domain.MustDecimal("0.001"), FeeAsset: "USDT"}))
+		domain.NewEvent(e.clock, domain.TypeOrderFilled, domain.OrderFilled{FillID: "f1", Price: decimal.MustDecimal("50000"), Quantity: decimal.MustDecimal("0.001"), FeeAsset: "USDT"}),
+		domain.NewEvent(e.clock, domain.TypeOrderFilled, domain.OrderFilled{FillID: "f2", Price: decimal.MustDecimal("49000"), Quantity: decimal.MustDecimal("0.001"), FeeAsset: "USDT"}))
 	e.append(domain.BalanceStream("binance"), domain.NewEvent(e.clock, domain.TypeBalancesObserved, domain.BalancesObserved{
-		Exchange: "binance", Balances: []domain.AssetBalance{{Asset: "USDT", Available: domain.MustDecimal("901"), OnOrder: domain.MustDecimal("0")}}}))
+		Exchange: "binance", Balances: []domain.AssetBalance{{Asset: "USDT", Available: decimal.MustDecimal("901"), OnOrder: decimal.MustDecimal("0")}}}))
 	name := "binance-USDT-BTC-state.json"
 	if got := listOf(t, e.must(200, "GET", "/files/state", nil)); len(got) != 1 || got[0] != name {
 		t.Fatalf("list=%v", got)

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/domain/pnlread"
 )
 
@@ -261,7 +262,7 @@ var (
 	fleetFillsCSV    = fleetCSV{name: "fills", ranged: true, write: writeFleetFillsCSV}
 )
 
-func num(n domain.Number) string { return domain.Decimal(n).String() }
+func num(n decimal.Number) string { return decimal.Decimal(n).String() }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
@@ -278,7 +279,7 @@ func sortedKeys[V any](m map[string]V) []string {
 // figureRows returns an entry's rows of figures f (converted, unconverted
 // per currency, unconverted fees per asset) as the columns after the
 // part and currency, made by row (pnl, unrealized, fees, money…, counts).
-func figureRows(currency string, f *pnlread.FleetFigures, unrealized *domain.Number,
+func figureRows(currency string, f *pnlread.FleetFigures, unrealized *decimal.Number,
 	row func(part, currency string, pnl, unr, fees, invested string, money [3]string, counts []string) []string) [][]string {
 	unr := ""
 	if unrealized != nil {
@@ -310,7 +311,7 @@ func writeFleetOverviewCSV(fleet FleetReader, r *http.Request, req *fleetRequest
 	if err := cw.Write(FleetOverviewHeader); err != nil {
 		return err
 	}
-	entry := func(info []string, pairs int, f *pnlread.FleetFigures, unr domain.Number) error {
+	entry := func(info []string, pairs int, f *pnlread.FleetFigures, unr decimal.Number) error {
 		rows := figureRows(o.Currency, f, &unr, func(part, currency, pnl, unr, fees, invested string, money [3]string, counts []string) []string {
 			c := make([]string, 6)
 			copy(c, counts)

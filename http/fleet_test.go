@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/domain/pnlread"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 	"github.com/tradeledger/tradeledger/projections"
@@ -47,11 +48,11 @@ func TestFleetRoutes(t *testing.T) {
 		if i%2 == 0 {
 			side = domain.Sell
 		}
-		price := domain.DecimalFromInt(20 + i)
+		price := decimal.DecimalFromInt(20 + i)
 		if _, err := other.Append(context.Background(), domain.OrderStream(i), domain.NoStream,
 			domain.NewEvent(clock, domain.TypeOrderRequested, domain.OrderRequested{OrderID: i, Exchange: "kraken", Pair: "USDT-SOL",
-				Side: side, Kind: domain.KindLimit, Amount: domain.DecimalFromInt(2), Price: price, ClientOrderID: fmt.Sprint(i)}),
-			domain.NewEvent(clock, domain.TypeOrderFilled, domain.OrderFilled{FillID: fmt.Sprint(i), Price: price, Quantity: domain.DecimalFromInt(2), FeeAsset: "USDT"})); err != nil {
+				Side: side, Kind: domain.KindLimit, Amount: decimal.DecimalFromInt(2), Price: price, ClientOrderID: fmt.Sprint(i)}),
+			domain.NewEvent(clock, domain.TypeOrderFilled, domain.OrderFilled{FillID: fmt.Sprint(i), Price: price, Quantity: decimal.DecimalFromInt(2), FeeAsset: "USDT"})); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -89,7 +90,7 @@ func TestFleetRoutes(t *testing.T) {
 		o.Instances[0].NumberOfTrades != 12 || o.Instances[1].NumberOfTrades != 60 || o.Total.NumberOfTrades != 72 || o.Total.Instances != 2 {
 		t.Fatalf("overview: %s", body)
 	}
-	if want := domain.Decimal(o.Instances[0].Pnl).Add(domain.Decimal(o.Instances[1].Pnl)); domain.Decimal(o.Total.Pnl) != want || want.IsZero() {
+	if want := decimal.Decimal(o.Instances[0].Pnl).Add(decimal.Decimal(o.Instances[1].Pnl)); decimal.Decimal(o.Total.Pnl) != want || want.IsZero() {
 		t.Fatalf("total pnl %v, want %v (the instances' sum, not 0)", o.Total.Pnl, want)
 	}
 
@@ -134,7 +135,7 @@ func TestFleetRoutes(t *testing.T) {
 		t.Fatalf("overview.csv header %v, disposition %s", rows[0], disp)
 	}
 	last := rows[len(rows)-1]
-	if last[0] != "(fleet)" || last[4] != "converted" || last[5] != "USDT" || last[7] != domain.Decimal(o.Total.Pnl).String() || last[14] != "72" {
+	if last[0] != "(fleet)" || last[4] != "converted" || last[5] != "USDT" || last[7] != decimal.Decimal(o.Total.Pnl).String() || last[14] != "72" {
 		t.Fatalf("overview.csv's fleet row %v; want the total (pnl %v, 72 trades)", last, o.Total.Pnl)
 	}
 	rows, disp = csvOf("/api/v1/fleet/export/fills.csv?from=2020-01-01&to=2030-12-31")
@@ -142,15 +143,15 @@ func TestFleetRoutes(t *testing.T) {
 		disp != `attachment; filename="tradeledger-fleet-fills-USDT-lofo-2020-01-01-to-2030-12-31.csv"` {
 		t.Fatalf("fills.csv: %d rows, header %v, %s; want 72 fills", len(rows), rows[0], disp)
 	}
-	var pnl domain.Decimal
+	var pnl decimal.Decimal
 	for _, r := range rows[1:] {
-		d, err := domain.ParseDecimal(r[15])
+		d, err := decimal.ParseDecimal(r[15])
 		if err != nil {
 			t.Fatal(err)
 		}
 		pnl = pnl.Add(d)
 	}
-	if pnl != domain.Decimal(o.Total.Pnl) {
+	if pnl != decimal.Decimal(o.Total.Pnl) {
 		t.Fatalf("fills.csv's pnl adds up to %v, the overview's to %v", pnl, o.Total.Pnl)
 	}
 	rows, _ = csvOf("/api/v1/fleet/export/realized.csv")

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 	"github.com/tradeledger/tradeledger/exchange/engine"
 	"github.com/tradeledger/tradeledger/exchange/paper"
@@ -85,7 +86,7 @@ func newFuzzEnv(tb testing.TB) *fuzzEnv {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { runner.Close() })
-	if err := sim.SetPrice("binance", "USDT-BTC", domain.MustDecimal("60000")); err != nil {
+	if err := sim.SetPrice("binance", "USDT-BTC", decimal.MustDecimal("60000")); err != nil {
 		tb.Fatal(err)
 	}
 	box, err := domain.NewSecretBox(bytes.Repeat([]byte{9}, 32))

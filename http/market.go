@@ -8,6 +8,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/domain/strategy"
 )
 
@@ -121,22 +122,22 @@ func (b exchangePairBody) validate() error {
 }
 
 type candleArrays struct {
-	Open   []domain.Number `json:"open"`
-	High   []domain.Number `json:"high"`
-	Low    []domain.Number `json:"low"`
-	Close  []domain.Number `json:"close"`
-	Volume []domain.Number `json:"volume"`
-	Time   []int64         `json:"time"`
+	Open   []decimal.Number `json:"open"`
+	High   []decimal.Number `json:"high"`
+	Low    []decimal.Number `json:"low"`
+	Close  []decimal.Number `json:"close"`
+	Volume []decimal.Number `json:"volume"`
+	Time   []int64          `json:"time"`
 }
 
 func newCandleArrays(cs []domain.Candle) candleArrays {
 	a := candleArrays{
-		Open: make([]domain.Number, len(cs)), High: make([]domain.Number, len(cs)), Low: make([]domain.Number, len(cs)),
-		Close: make([]domain.Number, len(cs)), Volume: make([]domain.Number, len(cs)), Time: make([]int64, len(cs)),
+		Open: make([]decimal.Number, len(cs)), High: make([]decimal.Number, len(cs)), Low: make([]decimal.Number, len(cs)),
+		Close: make([]decimal.Number, len(cs)), Volume: make([]decimal.Number, len(cs)), Time: make([]int64, len(cs)),
 	}
 	for i, c := range cs {
-		a.Open[i], a.High[i], a.Low[i] = domain.Number(c.Open), domain.Number(c.High), domain.Number(c.Low)
-		a.Close[i], a.Volume[i], a.Time[i] = domain.Number(c.Close), domain.Number(c.Volume), c.Time
+		a.Open[i], a.High[i], a.Low[i] = decimal.Number(c.Open), decimal.Number(c.High), decimal.Number(c.Low)
+		a.Close[i], a.Volume[i], a.Time[i] = decimal.Number(c.Close), decimal.Number(c.Volume), c.Time
 	}
 	return a
 }
@@ -163,8 +164,8 @@ func (h *marketHandler) handleMarketCandles(w http.ResponseWriter, r *http.Reque
 
 type orderBookResponse struct {
 	Data struct {
-		Ask [][2]domain.Number `json:"ask"`
-		Bid [][2]domain.Number `json:"bid"`
+		Ask [][2]decimal.Number `json:"ask"`
+		Bid [][2]decimal.Number `json:"bid"`
 	} `json:"data"`
 }
 
@@ -181,13 +182,13 @@ func (h *marketHandler) handleMarketOrderBook(w http.ResponseWriter, r *http.Req
 		return err
 	}
 	var resp orderBookResponse
-	resp.Data.Ask = make([][2]domain.Number, len(book.Asks))
-	resp.Data.Bid = make([][2]domain.Number, len(book.Bids))
+	resp.Data.Ask = make([][2]decimal.Number, len(book.Asks))
+	resp.Data.Bid = make([][2]decimal.Number, len(book.Bids))
 	for i, l := range book.Asks {
-		resp.Data.Ask[i] = [2]domain.Number{domain.Number(l.Price), domain.Number(l.Quantity)}
+		resp.Data.Ask[i] = [2]decimal.Number{decimal.Number(l.Price), decimal.Number(l.Quantity)}
 	}
 	for i, l := range book.Bids {
-		resp.Data.Bid[i] = [2]domain.Number{domain.Number(l.Price), domain.Number(l.Quantity)}
+		resp.Data.Bid[i] = [2]decimal.Number{decimal.Number(l.Price), decimal.Number(l.Quantity)}
 	}
 	writeJSON(w, http.StatusOK, resp)
 	return nil

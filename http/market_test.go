@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/domain/strategy"
 	"github.com/tradeledger/tradeledger/exchange/engine"
 	"github.com/tradeledger/tradeledger/exchange/paper"
@@ -236,7 +237,7 @@ func TestCoreLifecycleThroughHTTP(t *testing.T) {
 	}
 
 	// A price move shows up after the next cycle (DELAY 10 s).
-	if err := cs.Sim.SetPrice("binance", "USDT-BTC", domain.MustDecimal("61234.5")); err != nil {
+	if err := cs.Sim.SetPrice("binance", "USDT-BTC", decimal.MustDecimal("61234.5")); err != nil {
 		t.Fatal(err)
 	}
 	cs.Clock.Advance(10 * time.Second)
@@ -310,7 +311,7 @@ func TestCoreLifecycleThroughHTTP(t *testing.T) {
 
 	// While cycling, the trader takes orders on the exchange.
 	buy := domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindLimit,
-		Amount: domain.MustDecimal("0.001"), Price: domain.MustDecimal("50000"), Actor: "test"}
+		Amount: decimal.MustDecimal("0.001"), Price: decimal.MustDecimal("50000"), Actor: "test"}
 	if _, err := cs.Trader.Submit(ctx, buy); err != nil {
 		t.Fatalf("order refused while cycling: %v", err)
 	}
@@ -461,7 +462,7 @@ func TestCoreStrategyTradesOnPaper(t *testing.T) {
 		"settings": map[string]any{"strategy": "stepgrid", "STEP": 1, "TRADING_LIMIT": 120}}); status != 200 {
 		t.Fatalf("pair/add: %d %s", status, body)
 	}
-	if err := cs.Sim.SetPrice("binance", "USDT-BTC", domain.MustDecimal("60000")); err != nil {
+	if err := cs.Sim.SetPrice("binance", "USDT-BTC", decimal.MustDecimal("60000")); err != nil {
 		t.Fatal(err)
 	}
 	if status, body := cs.post("/api/v1/system/start", nil); status != 200 {
@@ -498,12 +499,12 @@ func TestCoreStrategyTradesOnPaper(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if raw["buyPrice"] != domain.Number(domain.MustDecimal("59400")) || !strings.Contains(raw["StrategyNote"].(string), "buy a step below") {
+	if raw["buyPrice"] != decimal.Number(decimal.MustDecimal("59400")) || !strings.Contains(raw["StrategyNote"].(string), "buy a step below") {
 		t.Fatalf("core memory %v", raw)
 	}
 
 	// The price falls through the buy; the next cycle reconciles the fill.
-	if err := cs.Sim.SetPrice("binance", "USDT-BTC", domain.MustDecimal("59000")); err != nil {
+	if err := cs.Sim.SetPrice("binance", "USDT-BTC", decimal.MustDecimal("59000")); err != nil {
 		t.Fatal(err)
 	}
 	cs.Clock.Advance(engine.DefaultDelay)
@@ -527,7 +528,7 @@ func TestCoreStrategyTradesOnPaper(t *testing.T) {
 			_ = e.Decode(&last)
 		}
 	}
-	if n != 3 || last.Side != domain.Buy || last.Price != domain.MustDecimal("58410") {
+	if n != 3 || last.Side != domain.Buy || last.Price != decimal.MustDecimal("58410") {
 		t.Fatalf("%d orders, last %+v; want a third order, a buy at 58410", n, last)
 	}
 }

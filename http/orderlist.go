@@ -11,6 +11,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/projections"
 )
 
@@ -103,41 +104,41 @@ type orderListResponse struct {
 // lot matching), and the fills themselves, oldest first. updated is the
 // time of its last event.
 type orderView struct {
-	ID              int64                    `json:"id"`
-	Key             string                   `json:"key"`
-	Exchange        string                   `json:"exchange"`
-	Pair            string                   `json:"pair"`
-	Side            domain.Side              `json:"side"`
-	Type            domain.OrderKind         `json:"type"`
-	State           domain.OrderState        `json:"state"`
-	Time            int64                    `json:"time"`
-	Updated         int64                    `json:"updated"`
-	Closed          int64                    `json:"closed,omitempty"`
-	Amount          domain.Number            `json:"amount"`
-	Price           domain.Number            `json:"price"`
-	StopPrice       *domain.Number           `json:"stopPrice,omitempty"`
-	LimitPrice      *domain.Number           `json:"limitPrice,omitempty"`
-	OcoID           int64                    `json:"ocoId,omitempty"`
-	CancelRequested bool                     `json:"cancelRequested,omitempty"`
-	Reason          string                   `json:"reason,omitempty"`
-	Filled          domain.Number            `json:"filled"`
-	AveragePrice    *domain.Number           `json:"averagePrice,omitempty"`
-	Fees            map[string]domain.Number `json:"fees"`
-	Pnl             *domain.Number           `json:"pnl,omitempty"`
-	Fills           []fillView               `json:"fills"`
+	ID              int64                     `json:"id"`
+	Key             string                    `json:"key"`
+	Exchange        string                    `json:"exchange"`
+	Pair            string                    `json:"pair"`
+	Side            domain.Side               `json:"side"`
+	Type            domain.OrderKind          `json:"type"`
+	State           domain.OrderState         `json:"state"`
+	Time            int64                     `json:"time"`
+	Updated         int64                     `json:"updated"`
+	Closed          int64                     `json:"closed,omitempty"`
+	Amount          decimal.Number            `json:"amount"`
+	Price           decimal.Number            `json:"price"`
+	StopPrice       *decimal.Number           `json:"stopPrice,omitempty"`
+	LimitPrice      *decimal.Number           `json:"limitPrice,omitempty"`
+	OcoID           int64                     `json:"ocoId,omitempty"`
+	CancelRequested bool                      `json:"cancelRequested,omitempty"`
+	Reason          string                    `json:"reason,omitempty"`
+	Filled          decimal.Number            `json:"filled"`
+	AveragePrice    *decimal.Number           `json:"averagePrice,omitempty"`
+	Fees            map[string]decimal.Number `json:"fees"`
+	Pnl             *decimal.Number           `json:"pnl,omitempty"`
+	Fills           []fillView                `json:"fills"`
 }
 
 // fillView is one fill of an order: the exchange's fill id, its trade time
 // (ms), price, amount, fee in feeAsset, and for a sell the realized pnl the
 // ledger matched it with (absent when the ledger holds no record of it).
 type fillView struct {
-	ID       string         `json:"id"`
-	Time     int64          `json:"time"`
-	Price    domain.Number  `json:"price"`
-	Amount   domain.Number  `json:"amount"`
-	Fee      domain.Number  `json:"fee"`
-	FeeAsset string         `json:"feeAsset"`
-	Pnl      *domain.Number `json:"pnl,omitempty"`
+	ID       string          `json:"id"`
+	Time     int64           `json:"time"`
+	Price    decimal.Number  `json:"price"`
+	Amount   decimal.Number  `json:"amount"`
+	Fee      decimal.Number  `json:"fee"`
+	FeeAsset string          `json:"feeAsset"`
+	Pnl      *decimal.Number `json:"pnl,omitempty"`
 }
 
 func (h *orderListHandler) handleOrdersAll(w http.ResponseWriter, r *http.Request) error {
@@ -236,10 +237,10 @@ func (h *orderListHandler) orderView(ctx context.Context, lo projections.ListedO
 	it := h.log.ReadStream(ctx, stream, 0, 0)
 	defer it.Close()
 	o := domain.NewOrder()
-	v := orderView{ID: lo.ID, Key: lo.Key, Fees: map[string]domain.Number{}, Fills: []fillView{}}
-	var pnl domain.Decimal
+	v := orderView{ID: lo.ID, Key: lo.Key, Fees: map[string]decimal.Number{}, Fills: []fillView{}}
+	var pnl decimal.Decimal
 	pnlKnown := false
-	fees := map[string]domain.Decimal{}
+	fees := map[string]decimal.Decimal{}
 	for it.Next() {
 		e := it.Event()
 		if err := o.Apply(&e); err != nil {
@@ -252,11 +253,11 @@ func (h *orderListHandler) orderView(ctx context.Context, lo projections.ListedO
 			if err != nil {
 				return v, fmt.Errorf("read %s: %w", stream, err)
 			}
-			fv := fillView{ID: f.FillID, Time: domain.FillTime(&e, f), Price: domain.Number(f.Price), Amount: domain.Number(f.Quantity),
-				Fee: domain.Number(f.Fee), FeeAsset: f.FeeAsset}
+			fv := fillView{ID: f.FillID, Time: domain.FillTime(&e, f), Price: decimal.Number(f.Price), Amount: decimal.Number(f.Quantity),
+				Fee: decimal.Number(f.Fee), FeeAsset: f.FeeAsset}
 			if h.fills != nil && o.Side == domain.Sell {
 				if rec, ok := h.fills.FillRecord(lo.Key, fv.Time, e.Position); ok {
-					p := domain.Number(rec.Pnl)
+					p := decimal.Number(rec.Pnl)
 					fv.Pnl = &p
 					pnl, pnlKnown = pnl.Add(rec.Pnl), true
 				}
@@ -277,25 +278,25 @@ func (h *orderListHandler) orderView(ctx context.Context, lo projections.ListedO
 		}
 	}
 	v.Exchange, v.Pair, v.Side, v.Type, v.State = o.Exchange, o.Pair, o.Side, o.Kind, o.State
-	v.Time, v.Amount, v.Price, v.OcoID = lo.Time, domain.Number(o.Amount), domain.Number(o.Price), o.OcoID
-	v.CancelRequested, v.Reason, v.Filled = o.CancelRequested, o.Reason, domain.Number(o.Filled)
+	v.Time, v.Amount, v.Price, v.OcoID = lo.Time, decimal.Number(o.Amount), decimal.Number(o.Price), o.OcoID
+	v.CancelRequested, v.Reason, v.Filled = o.CancelRequested, o.Reason, decimal.Number(o.Filled)
 	if !o.StopPrice.IsZero() {
-		sp := domain.Number(o.StopPrice)
+		sp := decimal.Number(o.StopPrice)
 		v.StopPrice = &sp
 	}
 	if !o.LimitPrice.IsZero() {
-		lp := domain.Number(o.LimitPrice)
+		lp := decimal.Number(o.LimitPrice)
 		v.LimitPrice = &lp
 	}
 	if !o.Filled.IsZero() {
-		avg := domain.Number(o.Cost.Div(o.Filled))
+		avg := decimal.Number(o.Cost.Div(o.Filled))
 		v.AveragePrice = &avg
 	}
 	for asset, fee := range fees {
-		v.Fees[asset] = domain.Number(fee)
+		v.Fees[asset] = decimal.Number(fee)
 	}
 	if pnlKnown {
-		p := domain.Number(pnl)
+		p := decimal.Number(pnl)
 		v.Pnl = &p
 	}
 	if o.State == domain.OrderStateNone { // the index knows it, the log does not (yet): say what the index says

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/projections"
 )
 
@@ -59,11 +60,11 @@ func newOrderListServer(t *testing.T) *testServer {
 		}
 		request := func(id int64, exchange, pair string, side domain.Side, amount, price string, at time.Time) {
 			add(at, id, domain.TypeOrderRequested, domain.OrderRequested{OrderID: id, Exchange: exchange, Pair: pair, Side: side,
-				Kind: domain.KindLimit, Amount: domain.MustDecimal(amount), Price: domain.MustDecimal(price), ClientOrderID: fmt.Sprint(id)})
+				Kind: domain.KindLimit, Amount: decimal.MustDecimal(amount), Price: decimal.MustDecimal(price), ClientOrderID: fmt.Sprint(id)})
 		}
 		fill := func(id int64, fid, price, qty, fee string, at time.Time) {
-			add(at, id, domain.TypeOrderFilled, domain.OrderFilled{FillID: fid, Price: domain.MustDecimal(price),
-				Quantity: domain.MustDecimal(qty), Fee: domain.MustDecimal(fee), FeeAsset: "USDT"})
+			add(at, id, domain.TypeOrderFilled, domain.OrderFilled{FillID: fid, Price: decimal.MustDecimal(price),
+				Quantity: decimal.MustDecimal(qty), Fee: decimal.MustDecimal(fee), FeeAsset: "USDT"})
 		}
 		request(1, "binance", "USDT-BTC", domain.Buy, "1", "100", rmAt(0, 10, 0))
 		add(rmAt(0, 10, 0), 1, domain.TypeOrderAccepted, domain.OrderAccepted{ExchangeOrderID: "x1"})
@@ -72,7 +73,7 @@ func newOrderListServer(t *testing.T) *testServer {
 		request(2, "binance", "USDT-BTC", domain.Sell, "1", "120", rmAt(0, 11, 0))
 		add(rmAt(0, 11, 0), 2, domain.TypeOrderAccepted, domain.OrderAccepted{ExchangeOrderID: "x2"})
 		fill(2, "f3", "120", "0.25", "0.03", rmAt(0, 11, 30))
-		add(rmAt(0, 11, 45), 2, domain.TypeOrderCancelled, domain.OrderCancelled{Remaining: domain.MustDecimal("0.75"), Reason: "cancelled by the user"})
+		add(rmAt(0, 11, 45), 2, domain.TypeOrderCancelled, domain.OrderCancelled{Remaining: decimal.MustDecimal("0.75"), Reason: "cancelled by the user"})
 		request(3, "binance", "USDT-ETH", domain.Buy, "5", "10", rmAt(0, 12, 0))
 		add(rmAt(0, 12, 0), 3, domain.TypeOrderRejected, domain.OrderRejected{Reason: "insufficient funds"})
 		request(4, "kraken", "EUR-XRP", domain.Sell, "100", "0.5", rmAt(1, 9, 0))

@@ -8,6 +8,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // MarketLister lists an exchange's tradable markets with 24-hour
@@ -41,24 +42,24 @@ type pairList struct {
 // (amount step), minQty and minNotional, which also say how precisely a
 // client should show the pair's prices and amounts.
 type pairDetail struct {
-	PairName    string         `json:"pairName"`
-	Volume      domain.Number  `json:"volume"`
-	Low         string         `json:"low"`
-	High        string         `json:"high"`
-	Change      string         `json:"change"`
-	Last        domain.Number  `json:"last"`
-	TickSize    *domain.Number `json:"tickSize,omitempty"`
-	StepSize    *domain.Number `json:"stepSize,omitempty"`
-	MinQty      *domain.Number `json:"minQty,omitempty"`
-	MinNotional *domain.Number `json:"minNotional,omitempty"`
+	PairName    string          `json:"pairName"`
+	Volume      decimal.Number  `json:"volume"`
+	Low         string          `json:"low"`
+	High        string          `json:"high"`
+	Change      string          `json:"change"`
+	Last        decimal.Number  `json:"last"`
+	TickSize    *decimal.Number `json:"tickSize,omitempty"`
+	StepSize    *decimal.Number `json:"stepSize,omitempty"`
+	MinQty      *decimal.Number `json:"minQty,omitempty"`
+	MinNotional *decimal.Number `json:"minNotional,omitempty"`
 }
 
 // nonZero returns d as a Number, or nil when it is zero (an absent rule).
-func nonZero(d domain.Decimal) *domain.Number {
+func nonZero(d decimal.Decimal) *decimal.Number {
 	if d.IsZero() {
 		return nil
 	}
-	n := domain.Number(d)
+	n := decimal.Number(d)
 	return &n
 }
 
@@ -108,10 +109,10 @@ func (h *pairsHandler) handlePairsDetailed(w http.ResponseWriter, r *http.Reques
 	}
 	out := pairDetailList{Status: "success", PairList: map[string][]pairDetail{}}
 	for _, m := range ms {
-		change, _ := domain.Number(m.ChangePct24h).MarshalJSON()
+		change, _ := decimal.Number(m.ChangePct24h).MarshalJSON()
 		out.PairList[m.Quote] = append(out.PairList[m.Quote], pairDetail{
-			PairName: m.Pair, Volume: domain.Number(m.Volume24h),
-			Low: m.Low24h.String(), High: m.High24h.String(), Change: string(change), Last: domain.Number(m.Last),
+			PairName: m.Pair, Volume: decimal.Number(m.Volume24h),
+			Low: m.Low24h.String(), High: m.High24h.String(), Change: string(change), Last: decimal.Number(m.Last),
 			TickSize: nonZero(m.Filters.TickSize), StepSize: nonZero(m.Filters.StepSize),
 			MinQty: nonZero(m.Filters.MinQty), MinNotional: nonZero(m.Filters.MinNotional),
 		})

@@ -9,6 +9,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/projections"
 )
 
@@ -162,11 +163,11 @@ func (c *bodyCache) put(key string, reader PnlReader, version uint64, body []byt
 
 type pnlDailyResponse struct {
 	DateRangeDailyHistory          []projections.DayPnl `json:"dateRangeDailyHistory"`
-	UnmatchedBaseValuePerDateRange domain.Number        `json:"unmatchedBaseValuePerDateRange"`
+	UnmatchedBaseValuePerDateRange decimal.Number       `json:"unmatchedBaseValuePerDateRange"`
 	Unit                           string               `json:"unit"`
 	// UnconvertedFees: the range's fees in a third asset without a rate,
 	// per asset (counted in no day's figure); absent when there are none.
-	UnconvertedFees map[string]domain.Number `json:"unconvertedFees,omitempty"`
+	UnconvertedFees map[string]decimal.Number `json:"unconvertedFees,omitempty"`
 }
 
 // handlePnlDaily answers GET pnl/daily?key=&startTimestamp=&endTimestamp=.
@@ -199,7 +200,7 @@ func (h *pnlHandler) handlePnlDaily(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, pnlDailyResponse{DateRangeDailyHistory: days, UnmatchedBaseValuePerDateRange: domain.Number(unm), Unit: unit,
+	writeJSON(w, http.StatusOK, pnlDailyResponse{DateRangeDailyHistory: days, UnmatchedBaseValuePerDateRange: decimal.Number(unm), Unit: unit,
 		UnconvertedFees: sum.UnconvertedFees})
 	return nil
 }
@@ -273,14 +274,14 @@ type pnlSumResponse struct {
 	PerQuote       map[string]projections.QuoteSum    `json:"perQuote,omitempty"`
 	Unconverted    map[string]projections.Unconverted `json:"unconverted,omitempty"`
 	// UnconvertedFees: fees in a third asset without a rate, per asset.
-	UnconvertedFees map[string]domain.Number `json:"unconvertedFees,omitempty"`
+	UnconvertedFees map[string]decimal.Number `json:"unconvertedFees,omitempty"`
 }
 
 // handlePnlSum answers GET pnl/sum?exchange=&startTimestamp=&endTimestamp=
 // [&asOf=&method=]. exchange is an exchange name (every pair of it) or a
 // pair key (that pair, as the spec's sample sends). sommaPnl is the
 // realized pnl and invested the cost of the lots the closing trades
-// consumed, as decimal strings (domain.Decimal's String form).
+// consumed, as decimal strings (decimal.Decimal's String form).
 func (h *pnlHandler) handlePnlSum(w http.ResponseWriter, r *http.Request) error {
 	past, err := h.past.query(r.URL.Query())
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	ch "github.com/ClickHouse/clickhouse-go/v2"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/projections"
 	"github.com/tradeledger/tradeledger/projections/clickhouse"
 )
@@ -28,8 +29,8 @@ func pnlFixture(ts *testServer) {
 		if i%4 >= 2 {
 			side = domain.Sell
 		}
-		price := domain.DecimalFromInt(1000 + (i*37)%200)
-		qty := domain.MustDecimal("0.25")
+		price := decimal.DecimalFromInt(1000 + (i*37)%200)
+		qty := decimal.MustDecimal("0.25")
 		fee, feeAsset := price.Mul(qty).DivInt(1000), "USDT"
 		if i%5 == 0 {
 			fee, feeAsset = qty.DivInt(1000), pair[5:]
@@ -42,7 +43,7 @@ func pnlFixture(ts *testServer) {
 		}
 		if i%7 == 0 {
 			ts.appendEvent(domain.BalanceStream("binance"), domain.NewEvent(clock, domain.TypeBalancesObserved, domain.BalancesObserved{
-				Exchange: "binance", Balances: []domain.AssetBalance{{Asset: "USDT", Available: domain.DecimalFromInt(5000 + i)}, {Asset: "BTC", Available: domain.MustDecimal("0.3")}},
+				Exchange: "binance", Balances: []domain.AssetBalance{{Asset: "USDT", Available: decimal.DecimalFromInt(5000 + i)}, {Asset: "BTC", Available: decimal.MustDecimal("0.3")}},
 			}))
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/projections"
 )
 
@@ -33,16 +34,16 @@ func newLedgerServer(t *testing.T) *testServer {
 		}
 		order := func(id int64, pair string, side domain.Side, amount string, price string, fee string, at time.Time) {
 			add(at, domain.OrderStream(id), domain.TypeOrderRequested, domain.OrderRequested{OrderID: id, Exchange: "binance", Pair: pair,
-				Side: side, Kind: domain.KindLimit, Amount: domain.MustDecimal(amount), Price: domain.MustDecimal(price), ClientOrderID: fmt.Sprint(id)})
-			add(at, domain.OrderStream(id), domain.TypeOrderFilled, domain.OrderFilled{FillID: "f", Price: domain.MustDecimal(price),
-				Quantity: domain.MustDecimal(amount), Fee: domain.MustDecimal(fee)})
+				Side: side, Kind: domain.KindLimit, Amount: decimal.MustDecimal(amount), Price: decimal.MustDecimal(price), ClientOrderID: fmt.Sprint(id)})
+			add(at, domain.OrderStream(id), domain.TypeOrderFilled, domain.OrderFilled{FillID: "f", Price: decimal.MustDecimal(price),
+				Quantity: decimal.MustDecimal(amount), Fee: decimal.MustDecimal(fee)})
 		}
 		order(1, "USDT-BTC", domain.Buy, "1", "100", "0.1", rmAt(0, 10, 0))
 		order(2, "USDT-BTC", domain.Buy, "1", "90", "0.09", rmAt(0, 18, 10))
 		order(3, "USDT-BTC", domain.Sell, "1.5", "110", "0.165", rmAt(0, 18, 20))
 		order(4, "BTC-ETH", domain.Sell, "1", "0.05", "0.00005", rmAt(0, 20, 0))
 		add(rmAt(0, 21, 0), domain.BalanceStream("binance"), domain.TypeBalancesObserved, domain.BalancesObserved{Exchange: "binance",
-			Balances: []domain.AssetBalance{{Asset: "BTC", Available: domain.MustDecimal("0.5")}, {Asset: "USDT", Available: domain.MustDecimal("10")}}})
+			Balances: []domain.AssetBalance{{Asset: "BTC", Available: decimal.MustDecimal("0.5")}, {Asset: "USDT", Available: decimal.MustDecimal("10")}}})
 		ts.Clock.Set(rmAt(1, 1, 0))
 	})
 }
@@ -199,9 +200,9 @@ func TestReadModelEndpoints(t *testing.T) {
 	// remaining {0.5, 50.05}: pnl 60 − 50.05 = 9.95; total 24.695 + 9.95 = 34.645.
 	ts.Clock.Set(rmAt(1, 1, 5))
 	ts.appendEvent(domain.OrderStream(5), domain.NewEvent(ts.Clock, domain.TypeOrderRequested, domain.OrderRequested{OrderID: 5,
-		Exchange: "binance", Pair: "USDT-BTC", Side: domain.Sell, Kind: domain.KindLimit, Amount: domain.MustDecimal("0.5"), Price: domain.MustDecimal("120")}))
+		Exchange: "binance", Pair: "USDT-BTC", Side: domain.Sell, Kind: domain.KindLimit, Amount: decimal.MustDecimal("0.5"), Price: decimal.MustDecimal("120")}))
 	ts.appendEvent(domain.OrderStream(5), domain.NewEvent(ts.Clock, domain.TypeOrderFilled, domain.OrderFilled{FillID: "g",
-		Price: domain.MustDecimal("120"), Quantity: domain.MustDecimal("0.5")}))
+		Price: decimal.MustDecimal("120"), Quantity: decimal.MustDecimal("0.5")}))
 	st, body = ts.do("POST", "/api/v1/pnl/overview", map[string]any{"timezone": "UTC", "keys": []string{"All"}, "quote": "USDT"}, ts.Token)
 	if err := json.Unmarshal(body, &ov); st != 200 || err != nil || ov.Total.Pnl != 34.645 {
 		t.Errorf("overview after a new fill = %d %s", st, body)
@@ -214,7 +215,7 @@ func TestWriteRecordsLengthAndReuse(t *testing.T) {
 	recs := make([]projections.OrderRecord, 40) // ≈ 16 KB, over net/http's 4 KB buffer
 	for i := range recs {
 		recs[i] = projections.OrderRecord{Time: int64(i), Pair: "USDT-BTC", Type: domain.Buy, ID: int64(i + 1), Key: "binance/USDT-BTC",
-			Rate: domain.MustDecimal("100.5"), Amount: domain.MustDecimal("0.25")}
+			Rate: decimal.MustDecimal("100.5"), Amount: decimal.MustDecimal("0.25")}
 	}
 	for _, n := range []int{40, 1, 0} {
 		rec := httptest.NewRecorder()

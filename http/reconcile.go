@@ -11,6 +11,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // The exchange accounts, reconciled (DESIGN §18). GET reconciliation
@@ -147,11 +148,11 @@ type reconciledAccount struct {
 // reconciledAsset is one asset: the balances compared as last reported,
 // and, when a discrepancy is open, since when (RFC 3339).
 type reconciledAsset struct {
-	Asset      string        `json:"asset"`
-	Ledger     domain.Number `json:"ledger"`
-	Exchange   domain.Number `json:"exchange"`
-	Difference domain.Number `json:"difference"`
-	Since      string        `json:"since,omitempty"`
+	Asset      string         `json:"asset"`
+	Ledger     decimal.Number `json:"ledger"`
+	Exchange   decimal.Number `json:"exchange"`
+	Difference decimal.Number `json:"difference"`
+	Since      string         `json:"since,omitempty"`
 }
 
 // reconciledHistoryRead is how far one history was read.

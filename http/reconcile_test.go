@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/projections"
 )
 
@@ -52,16 +53,16 @@ func (f *fakeReconciler) Discrepancies() []domain.BalanceDiscrepancy { return f.
 // bad parameters are 400s naming them; reconciliation/accounts says since
 // when a discrepancy is open; /healthz is degraded while one is.
 func TestReconciliationRoutes(t *testing.T) {
-	n := func(s string) domain.Number { return domain.Number(domain.MustDecimal(s)) }
+	n := func(s string) decimal.Number { return decimal.Number(decimal.MustDecimal(s)) }
 	f := &fakeReconciler{
 		rec: domain.Reconciliation{Status: domain.ReconciledDiscrepancy, CheckedAt: "2026-01-02T03:04:05.000Z",
 			Assets: []domain.AssetReconciliation{{Asset: "BTC", Ledger: n("0.5"), Exchange: n("0.75"), Difference: n("0.25")}},
 			Fills:  domain.FillReconciliation{Matched: 3, Missing: 1}, Activity: domain.ActivityCounts{Trades: 5, ExternalTrades: 1, Deposits: 1}},
-		open: []domain.BalanceDiscrepancy{{Account: "binance", Asset: "BTC", Ledger: domain.MustDecimal("0.5"), Exchange: domain.MustDecimal("0.75"),
-			Difference: domain.MustDecimal("0.25"), Since: testEpoch.UnixMilli()}},
+		open: []domain.BalanceDiscrepancy{{Account: "binance", Asset: "BTC", Ledger: decimal.MustDecimal("0.5"), Exchange: decimal.MustDecimal("0.75"),
+			Difference: decimal.MustDecimal("0.25"), Since: testEpoch.UnixMilli()}},
 	}
 	f.views = []domain.AccountView{{Exchange: "binance", Opened: true, Opening: domain.AccountOpened{Exchange: "binance", Time: testEpoch.UnixMilli() - 3600_000},
-		Implied: map[string]domain.Decimal{"BTC": domain.MustDecimal("0.5")}, Observed: []domain.AssetBalance{{Asset: "BTC", Available: domain.MustDecimal("0.75")}},
+		Implied: map[string]decimal.Decimal{"BTC": decimal.MustDecimal("0.5")}, Observed: []domain.AssetBalance{{Asset: "BTC", Available: decimal.MustDecimal("0.75")}},
 		ObservedAt: testEpoch.UnixMilli(), Open: map[string]domain.BalanceDiscrepancy{"BTC": f.open[0]},
 		Covered: map[string][]domain.Span{"deposits": {{From: 1, Through: testEpoch.UnixMilli()}}}}}
 	ts := newTestServer(t, func(ts *testServer) { ts.Server.Reconciler = f })
@@ -155,7 +156,7 @@ type fakePaper struct{ simulated bool }
 func (p fakePaper) Simulated(string) (bool, string) { return p.simulated, "bot.SIMULATOR is false" }
 
 func (p fakePaper) DecideActivity(clock domain.Clock, a domain.PaperActivity) ([]domain.Event, error) {
-	return domain.DecidePaperActivity(clock, a, func(string) domain.Decimal { return domain.MustDecimal("10") }, func(string) bool { return true })
+	return domain.DecidePaperActivity(clock, a, func(string) decimal.Decimal { return decimal.MustDecimal("10") }, func(string) bool { return true })
 }
 
 // TestPaperActivityRoute: an admin's activity is recorded in the paper

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/books"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/projections"
 )
 
@@ -42,16 +43,16 @@ func newBooksServer(t *testing.T, withStates bool, more ...func(ts *testServer))
 		}
 		add(bkAt(0, 0), domain.StreamConfig, domain.TypeConfigReplaced, map[string]any{"config": map[string]any{
 			"bot": map[string]any{"REPORTING_CURRENCY": "EUR", "PNL_METHOD": "fifo"}, "pairs": map[string]any{}}})
-		add(bkAt(0, 0), domain.RateStream("binance"), domain.TypeRateObserved, domain.RateObserved{Exchange: "binance", Base: "USDT", Quote: "EUR", Rate: domain.MustDecimal("0.5")})
+		add(bkAt(0, 0), domain.RateStream("binance"), domain.TypeRateObserved, domain.RateObserved{Exchange: "binance", Base: "USDT", Quote: "EUR", Rate: decimal.MustDecimal("0.5")})
 		order := func(id int64, side domain.Side, qty, price, fee string, at time.Time) {
 			add(at, domain.OrderStream(id), domain.TypeOrderRequested, domain.OrderRequested{OrderID: id, Exchange: "binance", Pair: "USDT-SOL",
-				Side: side, Kind: domain.KindLimit, Amount: domain.MustDecimal(qty), Price: domain.MustDecimal(price), ClientOrderID: fmt.Sprint(id)})
-			add(at, domain.OrderStream(id), domain.TypeOrderFilled, domain.OrderFilled{FillID: "f", Price: domain.MustDecimal(price),
-				Quantity: domain.MustDecimal(qty), Fee: domain.MustDecimal(fee), FeeAsset: "USDT"})
+				Side: side, Kind: domain.KindLimit, Amount: decimal.MustDecimal(qty), Price: decimal.MustDecimal(price), ClientOrderID: fmt.Sprint(id)})
+			add(at, domain.OrderStream(id), domain.TypeOrderFilled, domain.OrderFilled{FillID: "f", Price: decimal.MustDecimal(price),
+				Quantity: decimal.MustDecimal(qty), Fee: decimal.MustDecimal(fee), FeeAsset: "USDT"})
 		}
 		balance := func(usdt string, at time.Time) {
 			add(at, domain.BalanceStream("binance"), domain.TypeBalancesObserved, domain.BalancesObserved{Exchange: "binance",
-				Balances: []domain.AssetBalance{{Asset: "USDT", Available: domain.MustDecimal(usdt)}}})
+				Balances: []domain.AssetBalance{{Asset: "USDT", Available: decimal.MustDecimal(usdt)}}})
 		}
 		order(1, domain.Buy, "1", "10", "0", bkAt(0, 10))
 		order(2, domain.Buy, "2", "30", "0", bkAt(0, 11))
@@ -115,7 +116,7 @@ func (d jdoc) num(path, want string) {
 		d.t.Errorf("%s = %v, want the number %s", path, d.at(path), want)
 		return
 	}
-	if domain.MustDecimal(n.String()) != domain.MustDecimal(want) {
+	if decimal.MustDecimal(n.String()) != decimal.MustDecimal(want) {
 		d.t.Errorf("%s = %s, want %s", path, n, want)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/exchange/engine"
 	"github.com/tradeledger/tradeledger/exchange/paper"
 	"github.com/tradeledger/tradeledger/projections"
@@ -86,7 +87,7 @@ func (ss *sdkServer) json(method, path string, body any) any {
 // emulation, reconciliation), as the running bot would.
 func (ss *sdkServer) step(price string) {
 	ss.t.Helper()
-	if err := ss.Sim.SetPrice("binance", "USDT-BTC", domain.MustDecimal(price)); err != nil {
+	if err := ss.Sim.SetPrice("binance", "USDT-BTC", decimal.MustDecimal(price)); err != nil {
 		ss.t.Fatal(err)
 	}
 	ss.Clock.Advance(10 * time.Second)
@@ -195,7 +196,7 @@ func TestSDKRequestForms(t *testing.T) {
 	}
 
 	// Start the bot at 50000.
-	if err := ss.Sim.SetPrice("binance", "USDT-BTC", domain.MustDecimal("50000")); err != nil {
+	if err := ss.Sim.SetPrice("binance", "USDT-BTC", decimal.MustDecimal("50000")); err != nil {
 		t.Fatal(err)
 	}
 	ss.json("POST", "/system/start", nil)
@@ -369,7 +370,7 @@ func TestMarketPriceZeroMeansMarket(t *testing.T) {
 		for _, price := range []any{0, 0.0, nil} {
 			status, body := te.post(path, map[string]any{"data": map[string]any{"exch": "binance", "pair": "USDT-BTC", "amt": 0.001, "price": price}})
 			id := sent(t, path, status, body)
-			if p, _ := te.requested(id); p.Price != domain.MustDecimal("60000") {
+			if p, _ := te.requested(id); p.Price != decimal.MustDecimal("60000") {
 				t.Fatalf("%s price %v: reference %v, want the market price 60000", path, price, p.Price)
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // The Gunbot routes' answers in the formats the spec gives (issue 42): the
@@ -228,7 +229,7 @@ func TestGunbotRoutesAnswerInTheSpecFormats(t *testing.T) {
 	ss.json("POST", "/files/strategy/write", map[string]any{"filename": "spec.js", "document": "// spec\n"})
 	ss.json("POST", "/files/autoconfig/write", map[string]any{"document": map[string]any{"pairs": map[string]any{}}})
 	ss.json("POST", "/files/custom-editor/write", map[string]any{"document": map[string]any{}})
-	if err := ss.Sim.SetPrice("binance", "USDT-BTC", domain.MustDecimal("50000.123456789")); err != nil {
+	if err := ss.Sim.SetPrice("binance", "USDT-BTC", decimal.MustDecimal("50000.123456789")); err != nil {
 		t.Fatal(err)
 	}
 	ss.json("POST", "/system/start", nil)
@@ -376,7 +377,7 @@ func TestBalancesRoundedHalfEvenBesideTheExact(t *testing.T) {
 		{"-1.123456785", "-1.12345678"},
 		{"7", "7.00000000"},
 	} {
-		e := newBalanceEntry("binance", domain.AssetBalance{Asset: "BTC", Available: domain.MustDecimal(c.exact), OnOrder: domain.MustDecimal(c.exact)})
+		e := newBalanceEntry("binance", domain.AssetBalance{Asset: "BTC", Available: decimal.MustDecimal(c.exact), OnOrder: decimal.MustDecimal(c.exact)})
 		b, err := json.Marshal(e)
 		if err != nil {
 			t.Fatal(err)
@@ -385,7 +386,7 @@ func TestBalancesRoundedHalfEvenBesideTheExact(t *testing.T) {
 		if err := json.Unmarshal(b, &got); err != nil {
 			t.Fatal(err)
 		}
-		if got["Available Qty"] != c.want || got["On Order"] != c.want || got["availableExact"] != domain.MustDecimal(c.exact).String() || got["onOrderExact"] != got["availableExact"] {
+		if got["Available Qty"] != c.want || got["On Order"] != c.want || got["availableExact"] != decimal.MustDecimal(c.exact).String() || got["onOrderExact"] != got["availableExact"] {
 			t.Errorf("%s: %s, want %s beside the exact value", c.exact, b, c.want)
 		}
 	}

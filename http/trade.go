@@ -14,6 +14,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // OrderPlacer is the command side of trading, what the trade routes send
@@ -215,29 +216,29 @@ func plainString(raw json.RawMessage) (string, bool) {
 // decimals; 0 when absent or null. Strings are refused ("strings where
 // numbers belong"). Whether the value fits the order is
 // domain.OrderRequest.Validate's to say.
-func (f tradeFields) num(name string) (domain.Decimal, error) {
+func (f tradeFields) num(name string) (decimal.Decimal, error) {
 	raw, ok := f[name]
 	if !ok || string(raw) == "null" {
-		return domain.Zero, nil
+		return decimal.Zero, nil
 	}
 	lit := strings.TrimSpace(string(raw))
 	if lit == "" || lit[0] == '"' || lit[0] == '{' || lit[0] == '[' || lit == "true" || lit == "false" {
-		return domain.Zero, domain.Errorf(domain.EINVALID, "field %q must be a number", name)
+		return decimal.Zero, domain.Errorf(domain.EINVALID, "field %q must be a number", name)
 	}
-	var d domain.Decimal
+	var d decimal.Decimal
 	var err error
 	if strings.ContainsAny(lit, "eE") {
 		var v float64
 		v, err = strconv.ParseFloat(lit, 64)
 		if err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
-			return domain.Zero, domain.Errorf(domain.EINVALID, "field %q must be a finite number", name)
+			return decimal.Zero, domain.Errorf(domain.EINVALID, "field %q must be a finite number", name)
 		}
-		d, err = domain.DecimalFromFloat(v)
+		d, err = decimal.DecimalFromFloat(v)
 	} else {
-		d, err = domain.ParseDecimal(lit)
+		d, err = decimal.ParseDecimal(lit)
 	}
 	if err != nil {
-		return domain.Zero, domain.Errorf(domain.EINVALID, "field %q: %s", name, domain.ErrorMessage(err))
+		return decimal.Zero, domain.Errorf(domain.EINVALID, "field %q: %s", name, domain.ErrorMessage(err))
 	}
 	return d, nil
 }
@@ -258,7 +259,7 @@ func (f tradeFields) nums(fields ...numField) error {
 // numField is a number field of a trade body and where it goes.
 type numField struct {
 	name string
-	dst  *domain.Decimal
+	dst  *decimal.Decimal
 }
 
 // orderRequest reads the common fields of a trade call (exch, pair, amt

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 	"github.com/tradeledger/tradeledger/exchange/binance"
 	"github.com/tradeledger/tradeledger/exchange/binance/fixture"
@@ -66,13 +67,13 @@ func BenchmarkTradePlacementHTTP(b *testing.B) {
 	clock := domain.NewManualClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	b.Run("paper", func(b *testing.B) {
 		sim := paper.NewSimulator(clock)
-		sim.Balances = map[string]domain.Decimal{"USDT": domain.DecimalFromInt(1_000_000_000)}
+		sim.Balances = map[string]decimal.Decimal{"USDT": decimal.DecimalFromInt(1_000_000_000)}
 		benchPlacement(b, clock, sim.Exchange, `{"data":{"exch":"binance","pair":"USDT-BTC","amt":0.001,"price":1000}}`)
 	})
 	b.Run("binance-fixture", func(b *testing.B) {
 		fx := fixture.New("bench-key", "bench-secret")
 		defer fx.Close()
-		fx.SetBalance("USDT", domain.DecimalFromInt(1_000_000_000))
+		fx.SetBalance("USDT", decimal.DecimalFromInt(1_000_000_000))
 		x := &binance.Exchange{ExchangeName: "binance", Key: "bench-key", Secret: "bench-secret", BaseURL: fx.URL, Now: clock.Now, WeightPerMinute: 1 << 40,
 			HTTPClient: &http.Client{Transport: &http.Transport{MaxIdleConns: 64, MaxIdleConnsPerHost: 64}, Timeout: 10 * time.Second}}
 		benchPlacement(b, clock, func(string) (domain.Exchange, error) { return x, nil }, `{"data":{"exch":"binance","pair":"USDT-BTC","amt":0.01,"price":1000}}`)
@@ -115,7 +116,7 @@ func benchPlacement(b *testing.B, clock *domain.ManualClock, exchange func(strin
 
 	// Warm up: the simulated exchange builds its day of history on first
 	// use, and the connections open.
-	if _, err := tr.Submit(ctx, domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindLimit, Amount: domain.MustDecimal("0.01"), Price: domain.MustDecimal("1000")}); err != nil {
+	if _, err := tr.Submit(ctx, domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindLimit, Amount: decimal.MustDecimal("0.01"), Price: decimal.MustDecimal("1000")}); err != nil {
 		b.Fatal(err)
 	}
 	var obs syncCounter

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/exchange/engine"
 	"github.com/tradeledger/tradeledger/exchange/paper"
 	"github.com/tradeledger/tradeledger/projections"
@@ -61,7 +62,7 @@ func newTradeEnv(t *testing.T) *tradeEnv {
 		}
 		ts.Server.Trader = te.tr
 	})
-	if err := te.sim.SetPrice("binance", "USDT-BTC", domain.MustDecimal("60000")); err != nil {
+	if err := te.sim.SetPrice("binance", "USDT-BTC", decimal.MustDecimal("60000")); err != nil {
 		t.Fatal(err)
 	}
 	return te
@@ -152,7 +153,7 @@ func TestTradeEndpointsPlaceOrders(t *testing.T) {
 		status, body := te.post(c.path, c.wrap(base(c.extra)))
 		id := sent(t, c.path, status, body)
 		p, types := te.requested(id)
-		if p.Side != c.side || p.Kind != c.kind || p.Price != domain.MustDecimal(c.price) || p.Exchange != "binance" {
+		if p.Side != c.side || p.Kind != c.kind || p.Price != decimal.MustDecimal(c.price) || p.Exchange != "binance" {
 			t.Fatalf("%s: requested %+v, want %s %s at %s", c.path, p, c.side, c.kind, c.price)
 		}
 		if len(types) < 2 || types[1] != domain.TypeOrderAccepted {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/projections"
 )
 
@@ -37,12 +38,12 @@ func TestStalledExportsDropped(t *testing.T) {
 			if i%2 == 0 {
 				side = domain.Sell
 			}
-			price := domain.DecimalFromInt(100 + i%13)
+			price := decimal.DecimalFromInt(100 + i%13)
 			batch = append(batch, domain.StreamAppend{Stream: domain.OrderStream(i), Expected: domain.NoStream, Events: []domain.Event{
 				domain.NewEvent(ts.Clock, domain.TypeOrderRequested, domain.OrderRequested{OrderID: i, Exchange: "binance", Pair: "USDT-BTC",
-					Side: side, Kind: domain.KindLimit, Amount: domain.MustDecimal("0.5"), Price: price, ClientOrderID: fmt.Sprint(i)}),
+					Side: side, Kind: domain.KindLimit, Amount: decimal.MustDecimal("0.5"), Price: price, ClientOrderID: fmt.Sprint(i)}),
 				domain.NewEvent(ts.Clock, domain.TypeOrderFilled, domain.OrderFilled{FillID: fmt.Sprint(i), Price: price,
-					Quantity: domain.MustDecimal("0.5"), Fee: domain.MustDecimal("0.01"), FeeAsset: "USDT"}),
+					Quantity: decimal.MustDecimal("0.5"), Fee: decimal.MustDecimal("0.01"), FeeAsset: "USDT"}),
 			}})
 		}
 		if _, err := domain.AppendBatch(context.Background(), ts.Store, batch); err != nil {

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/domain/snap"
 )
 
@@ -42,7 +43,7 @@ type accountsState struct {
 type accountState struct {
 	opened     bool
 	opening    domain.AccountOpened
-	implied    map[string]domain.Decimal
+	implied    map[string]decimal.Decimal
 	observed   []domain.AssetBalance
 	observedAt int64
 	open       map[string]domain.BalanceDiscrepancy
@@ -60,7 +61,7 @@ type accountState struct {
 // its last recorded status (zero while it is part of the opening's
 // balance), its time, and whether that status is final.
 type transferState struct {
-	counted domain.Decimal
+	counted decimal.Decimal
 	time    int64
 	final   bool
 }
@@ -78,7 +79,7 @@ func (a *Accounts) Name() string { return "accounts" }
 func (st *accountsState) account(exchange string) *accountState {
 	s := st.ex[exchange]
 	if s == nil {
-		s = &accountState{implied: map[string]domain.Decimal{}, open: map[string]domain.BalanceDiscrepancy{},
+		s = &accountState{implied: map[string]decimal.Decimal{}, open: map[string]domain.BalanceDiscrepancy{},
 			covered: map[string][]domain.Span{}, transfers: map[string]transferState{}, assets: map[string]bool{},
 			fillHours: map[int64]uint64{}, factHours: map[int64]int64{}}
 		st.ex[strings.Clone(exchange)] = s
@@ -148,7 +149,7 @@ func (st *accountsState) applyOrder(id int64, e *domain.Event) error {
 		s.fillHours[h] = e.Position
 	}
 	if s.opened && t > s.opening.Time {
-		s.move(domain.TradeDeltas(c.pair, c.side, p.Price, p.Quantity, domain.Zero, p.Fee, p.FeeAsset))
+		s.move(domain.TradeDeltas(c.pair, c.side, p.Price, p.Quantity, decimal.Zero, p.Fee, p.FeeAsset))
 	}
 	return nil
 }
@@ -290,7 +291,7 @@ func (a *Accounts) View(exchange string) (domain.AccountView, bool) {
 	defer a.mu.RUnlock()
 	s, ok := a.st.ex[exchange]
 	if !ok {
-		return domain.AccountView{Exchange: exchange, Implied: map[string]domain.Decimal{}, Open: map[string]domain.BalanceDiscrepancy{},
+		return domain.AccountView{Exchange: exchange, Implied: map[string]decimal.Decimal{}, Open: map[string]domain.BalanceDiscrepancy{},
 			Covered: map[string][]domain.Span{}}, false
 	}
 	v := domain.AccountView{Exchange: exchange, Opened: s.opened, Opening: s.opening, Implied: maps.Clone(s.implied),

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/projections"
 	"github.com/tradeledger/tradeledger/projections/snaptest"
 )
@@ -34,7 +35,7 @@ func (l *accountLog) add(stream, typ, actor string, t int64, payload any) {
 		Position: uint64(len(l.events) + 1), Type: typ, Schema: 1, Time: t, Actor: actor, Data: b})
 }
 
-func dec(s string) domain.Decimal { return domain.MustDecimal(s) }
+func dec(s string) decimal.Decimal { return decimal.MustDecimal(s) }
 
 // TestAccountsImpliedBalance: the balance the ledger implies is the
 // opening, then every own fill, external trade, fee, deposit, withdrawal

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/books"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // The books over the whole account (issue 38): each scenario of
@@ -206,10 +207,10 @@ func lineOf(t *testing.T, l *Ledger, sc domain.CostBasisScope, key string) books
 	return books.Line{}
 }
 
-func eqNum(t *testing.T, what string, got domain.Number, want string) {
+func eqNum(t *testing.T, what string, got decimal.Number, want string) {
 	t.Helper()
-	if domain.Decimal(got) != dec(want) {
-		t.Errorf("%s = %s, want %s", what, domain.Decimal(got), want)
+	if decimal.Decimal(got) != dec(want) {
+		t.Errorf("%s = %s, want %s", what, decimal.Decimal(got), want)
 	}
 }
 
@@ -240,7 +241,7 @@ var accountFigures = map[string]func(t *testing.T, l *Ledger){
 		if err != nil {
 			t.Fatal(err)
 		}
-		if domain.Decimal(tot.Pnl) != dec("64.575") {
+		if decimal.Decimal(tot.Pnl) != dec("64.575") {
 			t.Errorf("pnl/total %s, want 39.68 + 24.895", tot.Pnl)
 		}
 	},
@@ -263,7 +264,7 @@ var accountFigures = map[string]func(t *testing.T, l *Ledger){
 		eqNum(t, "binance closing cost", src.Closing.CostBasis, "49.9")
 		eqNum(t, "deposited", dst.Deposited.Quantity, "0.5")
 		eqNum(t, "deposited cost", dst.Deposited.Cost, "50.1")
-		if src.Withdrawn.Transfers != 1 || dst.Deposited.Transfers != 1 || !domain.Decimal(dst.Deposited.UnknownCostQuantity).IsZero() {
+		if src.Withdrawn.Transfers != 1 || dst.Deposited.Transfers != 1 || !decimal.Decimal(dst.Deposited.UnknownCostQuantity).IsZero() {
 			t.Errorf("transfer lines %+v, %+v", src.Withdrawn, dst.Deposited)
 		}
 		// Across accounts, FIFO takes binance's older part first.
@@ -273,7 +274,7 @@ var accountFigures = map[string]func(t *testing.T, l *Ledger){
 		}
 		eqNum(t, "universal gain", ru.Rows[0].Gain, "24.9998")
 		tot, _ := l.Total("bitstamp/USDT-BTC")
-		if domain.Decimal(tot.Pnl) != dec("24.9") {
+		if decimal.Decimal(tot.Pnl) != dec("24.9") {
 			t.Errorf("bitstamp pnl/total %s, want 24.9", tot.Pnl)
 		}
 	},
@@ -294,7 +295,7 @@ var accountFigures = map[string]func(t *testing.T, l *Ledger){
 		eqNum(t, "closing of unknown cost", line.Closing.UnknownCostQuantity, "0.5")
 		eqNum(t, "closing position", line.ClosingPosition, "0.5")
 		tot, _ := l.Total("binance/USDT-BTC")
-		if domain.Decimal(tot.Pnl) != dec("20") {
+		if decimal.Decimal(tot.Pnl) != dec("20") {
 			t.Errorf("pnl/total %s, want 20: no gain on coins of unknown cost", tot.Pnl)
 		}
 	},
@@ -305,15 +306,15 @@ var accountFigures = map[string]func(t *testing.T, l *Ledger){
 		}
 		d := r.Rows[0]
 		eqNum(t, "gain (20 on the bought lot, 10 on half the deposit)", d.Gain, "30")
-		if u := d.Lots[1]; u.Acquired != "deposit" || u.AcquiredAt != at(0, 10, 30).UnixMilli() || domain.Decimal(u.CostBasis) != dec("50") {
+		if u := d.Lots[1]; u.Acquired != "deposit" || u.AcquiredAt != at(0, 10, 30).UnixMilli() || decimal.Decimal(u.CostBasis) != dec("50") {
 			t.Errorf("the deposit's lot %+v: at 100, the price of D 10:00", u)
 		}
 		line := lineOf(t, l, domain.ScopeAccount, "binance/USDT-BTC")
-		if line.Deposited.AtMarket != 1 || domain.Decimal(line.Deposited.Cost) != dec("100") {
+		if line.Deposited.AtMarket != 1 || decimal.Decimal(line.Deposited.Cost) != dec("100") {
 			t.Errorf("deposited %+v", line.Deposited)
 		}
 		tot, _ := l.Total("binance/USDT-BTC")
-		if domain.Decimal(tot.Pnl) != dec("30") {
+		if decimal.Decimal(tot.Pnl) != dec("30") {
 			t.Errorf("pnl/total %s, want 30", tot.Pnl)
 		}
 	},
@@ -333,7 +334,7 @@ var accountFigures = map[string]func(t *testing.T, l *Ledger){
 			t.Errorf("BNB acquired %+v", bnb.Acquired)
 		}
 		tot, _ := l.Total("binance/USDT-ETH")
-		if domain.Decimal(tot.Pnl) != dec("5") {
+		if decimal.Decimal(tot.Pnl) != dec("5") {
 			t.Errorf("USDT-ETH pnl/total %s, want 5", tot.Pnl)
 		}
 	},

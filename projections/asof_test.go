@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 	"github.com/tradeledger/tradeledger/projections"
 )
@@ -45,11 +46,11 @@ func (g *asofLog) append(stream, typ string, at time.Time, data any) {
 // 0, is the fill's trade time (ms).
 func (g *asofLog) order(id int64, side domain.Side, price, qty string, min int, exchangeTime int64) {
 	g.append(domain.OrderStream(id), domain.TypeOrderRequested, g.at(min), domain.OrderRequested{OrderID: id, Exchange: "binance",
-		Pair: "USDT-BTC", Side: side, Kind: domain.KindLimit, Amount: domain.MustDecimal(qty), Price: domain.MustDecimal(price), ClientOrderID: "c"})
-	g.append(domain.OrderStream(id), domain.TypeOrderFilled, g.at(min), domain.OrderFilled{FillID: "f", Price: domain.MustDecimal(price),
-		Quantity: domain.MustDecimal(qty), Fee: domain.MustDecimal("0.1"), FeeAsset: "USDT", ExchangeTime: exchangeTime})
+		Pair: "USDT-BTC", Side: side, Kind: domain.KindLimit, Amount: decimal.MustDecimal(qty), Price: decimal.MustDecimal(price), ClientOrderID: "c"})
+	g.append(domain.OrderStream(id), domain.TypeOrderFilled, g.at(min), domain.OrderFilled{FillID: "f", Price: decimal.MustDecimal(price),
+		Quantity: decimal.MustDecimal(qty), Fee: decimal.MustDecimal("0.1"), FeeAsset: "USDT", ExchangeTime: exchangeTime})
 	g.append("balance-binance", domain.TypeBalancesObserved, g.at(min), domain.BalancesObserved{Exchange: "binance",
-		Balances: []domain.AssetBalance{{Asset: "USDT", Available: domain.DecimalFromInt(int64(1000 - id))}}})
+		Balances: []domain.AssetBalance{{Asset: "USDT", Available: decimal.DecimalFromInt(int64(1000 - id))}}})
 }
 
 // fill of 20 orders, buys and sells alternating, one a minute.
@@ -59,7 +60,7 @@ func (g *asofLog) fill20() {
 		if i%2 == 0 {
 			side = domain.Sell
 		}
-		g.order(i, side, domain.DecimalFromInt(100+i).String(), "1", int(i), 0)
+		g.order(i, side, decimal.DecimalFromInt(100+i).String(), "1", int(i), 0)
 	}
 }
 
@@ -103,7 +104,7 @@ func TestBuildStateIsTheLogUpToT(t *testing.T) {
 		t.Errorf("%d records, want 9", n)
 	}
 	bal := st.Balances.Balances()
-	if len(bal) != 1 || bal[0].Balances[0].Available != domain.DecimalFromInt(991) {
+	if len(bal) != 1 || bal[0].Balances[0].Available != decimal.DecimalFromInt(991) {
 		t.Errorf("balances %+v, want USDT 991 (after #9)", bal)
 	}
 	if r := st.Result(); r.Later == 0 || r.Position == 0 {
@@ -131,12 +132,12 @@ func TestStatesCatchUpAndKeep(t *testing.T) {
 	// a fill appended to it with an early trade time stays out, as a fresh
 	// replay leaves it out; so does order #23, requested after T.
 	g.append(domain.OrderStream(22), domain.TypeOrderRequested, g.at(8), domain.OrderRequested{OrderID: 22, Exchange: "binance",
-		Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindLimit, Amount: domain.MustDecimal("2"), Price: domain.MustDecimal("90"), ClientOrderID: "c"})
-	g.append(domain.OrderStream(22), domain.TypeOrderFilled, g.at(30), domain.OrderFilled{FillID: "f", Price: domain.MustDecimal("90"),
-		Quantity: domain.MustDecimal("2"), ExchangeTime: g.at(9).UnixMilli()})
+		Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindLimit, Amount: decimal.MustDecimal("2"), Price: decimal.MustDecimal("90"), ClientOrderID: "c"})
+	g.append(domain.OrderStream(22), domain.TypeOrderFilled, g.at(30), domain.OrderFilled{FillID: "f", Price: decimal.MustDecimal("90"),
+		Quantity: decimal.MustDecimal("2"), ExchangeTime: g.at(9).UnixMilli()})
 	g.order(23, domain.Buy, "90", "2", 32, g.at(5).UnixMilli())
-	g.append(domain.OrderStream(12), domain.TypeOrderFilled, g.at(31), domain.OrderFilled{FillID: "g", Price: domain.MustDecimal("1"),
-		Quantity: domain.MustDecimal("1"), ExchangeTime: g.at(2).UnixMilli()})
+	g.append(domain.OrderStream(12), domain.TypeOrderFilled, g.at(31), domain.OrderFilled{FillID: "g", Price: decimal.MustDecimal("1"),
+		Quantity: decimal.MustDecimal("1"), ExchangeTime: g.at(2).UnixMilli()})
 	again, err := ss.Get(ctx, projections.AsOf(T), domain.LOFO)
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"sort"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/domain/pnlread"
 )
 
@@ -28,14 +29,14 @@ import (
 
 type pricePoint struct {
 	slot  int64
-	price domain.Decimal
+	price decimal.Decimal
 }
 
 // addPrice records the price of a fill at t (ms), just recorded among
 // the pair's records, as its slot's price when it is the slot's last fill
 // in trade-time order (a late fill before it in the slot changes nothing;
 // last says the fill is the pair's last record, the common case).
-func (b *pairBook) addPrice(t int64, price domain.Decimal, last bool) {
+func (b *pairBook) addPrice(t int64, price decimal.Decimal, last bool) {
 	slot := pnlread.FloorDiv(t, BucketSeconds*1000)
 	if !last {
 		end := (slot + 1) * BucketSeconds * 1000
@@ -62,18 +63,18 @@ func (b *pairBook) addPrice(t int64, price domain.Decimal, last bool) {
 }
 
 // priceAt returns the pair's price in t's slot or the last slot before.
-func (b *pairBook) priceAt(t int64) (domain.Decimal, bool) {
+func (b *pairBook) priceAt(t int64) (decimal.Decimal, bool) {
 	slot := pnlread.FloorDiv(t, BucketSeconds*1000)
 	i := sort.Search(len(b.prices), func(i int) bool { return b.prices[i].slot > slot })
 	if i == 0 {
-		return domain.Zero, false
+		return decimal.Zero, false
 	}
 	return b.prices[i-1].price, true
 }
 
 type assetQty struct {
 	asset string
-	qty   domain.Decimal
+	qty   decimal.Decimal
 }
 
 type assetSnap struct {
@@ -130,7 +131,7 @@ func (l *Ledger) AssetHistory(exchange, base string, start, end int64) []AssetPo
 	i := sort.Search(len(x.snaps), func(i int) bool { return x.snaps[i].time >= start })
 	for ; i < len(x.snaps) && x.snaps[i].time <= end; i++ {
 		s := &x.snaps[i]
-		var v domain.Decimal
+		var v decimal.Decimal
 		var unpriced []string
 		for _, h := range s.hold {
 			if p, ok := l.priceIn(x, h.asset, base, s.time); ok {
@@ -140,14 +141,14 @@ func (l *Ledger) AssetHistory(exchange, base string, start, end int64) []AssetPo
 			}
 		}
 		sort.Strings(unpriced)
-		out = append(out, AssetPoint{ID: int64(i + 1), BaseKey: exchange + "/" + base, Amount: domain.Number(v), Timestamp: s.time, Unpriced: unpriced})
+		out = append(out, AssetPoint{ID: int64(i + 1), BaseKey: exchange + "/" + base, Amount: decimal.Number(v), Timestamp: s.time, Unpriced: unpriced})
 	}
 	return out
 }
 
-func (l *Ledger) priceIn(x *exchangeAssets, asset, base string, t int64) (domain.Decimal, bool) {
+func (l *Ledger) priceIn(x *exchangeAssets, asset, base string, t int64) (decimal.Decimal, bool) {
 	if asset == base {
-		return domain.DecimalFromInt(1), true
+		return decimal.DecimalFromInt(1), true
 	}
 	if i, ok := x.pairs[[2]string{base, asset}]; ok {
 		if p, ok := l.pairs[i].priceAt(t); ok {
@@ -156,8 +157,8 @@ func (l *Ledger) priceIn(x *exchangeAssets, asset, base string, t int64) (domain
 	}
 	if i, ok := x.pairs[[2]string{asset, base}]; ok {
 		if p, ok := l.pairs[i].priceAt(t); ok && p.IsPos() {
-			return domain.DecimalFromInt(1).Div(p), true
+			return decimal.DecimalFromInt(1).Div(p), true
 		}
 	}
-	return domain.Zero, false
+	return decimal.Zero, false
 }

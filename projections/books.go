@@ -6,6 +6,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/books"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/domain/fold"
 )
 
@@ -142,7 +143,7 @@ func (l *Ledger) BookFills(s books.Snapshot, key string, cur books.Cursor, n int
 
 // bookMove returns a pair's move as the books read it.
 func bookMove(m *fold.Movement) books.Fill {
-	f := books.Fill{Time: m.Time, Position: m.Pos, Qty: m.Qty, Fee: books.Fee{Rate: domain.DecimalFromInt(1), RateTime: m.Time, Valued: true},
+	f := books.Fill{Time: m.Time, Position: m.Pos, Qty: m.Qty, Fee: books.Fee{Rate: decimal.DecimalFromInt(1), RateTime: m.Time, Valued: true},
 		Flow: m.Flow, Peer: m.Peer}
 	switch m.Kind {
 	case fold.Deposit:
@@ -195,9 +196,9 @@ func (l *Ledger) BookFlows(s books.Snapshot) []books.Flow {
 // BookConvert implements books.Source with the conversion book's rates and
 // paths (pnlconv.go, fold.RateBook), among the rates recorded up to
 // s.Position.
-func (l *Ledger) BookConvert(s books.Snapshot, amount domain.Decimal, from, to string, t int64) (books.Conversion, bool) {
+func (l *Ledger) BookConvert(s books.Snapshot, amount decimal.Decimal, from, to string, t int64) (books.Conversion, bool) {
 	if from == to {
-		return books.Conversion{Amount: amount, Rate: domain.DecimalFromInt(1), RateTime: t}, true
+		return books.Conversion{Amount: amount, Rate: decimal.DecimalFromInt(1), RateTime: t}, true
 	}
 	l.rlock()
 	defer l.mu.RUnlock()

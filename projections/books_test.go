@@ -5,6 +5,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/books"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // booksLog is the Ledger's side of the books (UTC, day D = 2024-03-10),
@@ -50,11 +51,11 @@ func TestLedgerAsBooksSource(t *testing.T) {
 		t.Fatalf("report %+v", r)
 	}
 	d := r.Rows[0]
-	if d.Fee.Asset != "BNB" || d.Fee.Valued || domain.Decimal(d.Fee.Amount) != dec("0.5") {
+	if d.Fee.Asset != "BNB" || d.Fee.Valued || decimal.Decimal(d.Fee.Amount) != dec("0.5") {
 		t.Errorf("fee %+v, want 0.5 BNB not valued", d.Fee)
 	}
 	for name, c := range map[string]struct {
-		got  domain.Number
+		got  decimal.Number
 		want string
 	}{
 		"cost basis":   {d.CostBasis, "145.13509"},
@@ -64,8 +65,8 @@ func TestLedgerAsBooksSource(t *testing.T) {
 		"gain in EUR":  {d.InCurrency.Gain, "-33.608072"},
 		"A cost (EUR)": {d.Lots[0].InCurrency.CostBasis, "80"},
 	} {
-		if domain.Decimal(c.got) != dec(c.want) {
-			t.Errorf("%s = %s, want %s", name, domain.Decimal(c.got), c.want)
+		if decimal.Decimal(c.got) != dec(c.want) {
+			t.Errorf("%s = %s, want %s", name, decimal.Decimal(c.got), c.want)
 		}
 	}
 	if len(r.Totals[0].UnconvertedFees) != 1 || r.Totals[0].UnconvertedFees[0].Asset != "BNB" {
@@ -79,8 +80,8 @@ func TestLedgerAsBooksSource(t *testing.T) {
 	}
 	// The Ledger's pnl of #3 is the report's gain (the same method, the
 	// same lots in the same order).
-	if recs[0].Pnl != domain.Decimal(d.Gain) {
-		t.Errorf("record pnl %s, report gain %s", recs[0].Pnl, domain.Decimal(d.Gain))
+	if recs[0].Pnl != decimal.Decimal(d.Gain) {
+		t.Errorf("record pnl %s, report gain %s", recs[0].Pnl, decimal.Decimal(d.Gain))
 	}
 }
 

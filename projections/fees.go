@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/domain/fold"
 	"github.com/tradeledger/tradeledger/domain/pnlread"
 )
@@ -30,9 +31,9 @@ type feeEntry struct {
 	time     int64
 	pos      uint64
 	asset    string
-	amount   domain.Decimal
-	quote    domain.Decimal
-	rate     domain.Decimal
+	amount   decimal.Decimal
+	quote    decimal.Decimal
+	rate     decimal.Decimal
 	rateTime int64
 	valued   bool
 }
@@ -80,7 +81,7 @@ func (b *pairBook) feeOf(r *orderRecord) domain.FeeValue {
 		if f.Asset == "" {
 			f.Asset = b.quote
 		}
-		f.Quote, f.Rate, f.RateTime, f.Valued = fee, domain.DecimalFromInt(1), r.time, true
+		f.Quote, f.Rate, f.RateTime, f.Valued = fee, decimal.DecimalFromInt(1), r.time, true
 	case c == 1:
 		rate := b.recs.get(r.rate)
 		f.Quote, f.Rate, f.RateTime, f.InBase, f.Valued = fee.Mul(rate), rate, r.time, true, true
@@ -122,7 +123,7 @@ func (o *OrderRecord) appendFeeJSON(b []byte) []byte {
 
 // unconvertedFees adds to out the fees of b's fills in the buckets starting
 // in [from, to) (unix s) that had no rate, by asset.
-func (b *pairBook) unconvertedFees(from, to int64, out map[string]domain.Decimal) {
+func (b *pairBook) unconvertedFees(from, to int64, out map[string]decimal.Decimal) {
 	lo := sort.Search(len(b.fees), func(i int) bool { return bucketStart(b.fees[i].time) >= from })
 	for i := lo; i < len(b.fees) && bucketStart(b.fees[i].time) < to; i++ {
 		if e := &b.fees[i]; !e.valued {
@@ -135,13 +136,13 @@ func (b *pairBook) unconvertedFees(from, to int64, out map[string]domain.Decimal
 func bucketStart(ms int64) int64 { return pnlread.FloorDiv(ms, BucketSeconds*1000) * BucketSeconds }
 
 // feeNumbers returns fees as the answers show them (nil when empty).
-func feeNumbers(fees map[string]domain.Decimal) map[string]domain.Number {
+func feeNumbers(fees map[string]decimal.Decimal) map[string]decimal.Number {
 	if len(fees) == 0 {
 		return nil
 	}
-	out := make(map[string]domain.Number, len(fees))
+	out := make(map[string]decimal.Number, len(fees))
 	for a, v := range fees {
-		out[a] = domain.Number(v)
+		out[a] = decimal.Number(v)
 	}
 	return out
 }

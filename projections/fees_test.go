@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // rateAt appends a RateObserved: 1 base = rate quote at t.
@@ -58,10 +59,10 @@ func TestFeeInThirdAssetValued(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := domain.Decimal(tot.Pnl); got != dec("198.84") {
+		if got := decimal.Decimal(tot.Pnl); got != dec("198.84") {
 			t.Errorf("%s: pnl = %s, want 198.84", m, got)
 		}
-		if got := domain.Decimal(tot.Fees); got != dec("1.16") { // 0.5 + 0.66
+		if got := decimal.Decimal(tot.Fees); got != dec("1.16") { // 0.5 + 0.66
 			t.Errorf("%s: fees = %s, want 1.16", m, got)
 		}
 		if tot.UnconvertedFees != nil {
@@ -103,11 +104,11 @@ func TestFeeWithoutRateIsListed(t *testing.T) {
 	}
 	wantFields(t, "sell", recs[0], map[string]any{"fees": 0.1, "feeAsset": "USDT", "feeQuote": 0.1, "feeRate": 1.0})
 	tot, _ := l.Total("binance/USDT-SOL")
-	if domain.Decimal(tot.Pnl) != dec("9.9") || domain.Decimal(tot.UnconvertedFees["KCS"]) != dec("0.2") || len(tot.UnconvertedFees) != 1 {
-		t.Errorf("total: pnl %s unconvertedFees %v, want 9.9 and {KCS: 0.2}", domain.Decimal(tot.Pnl), tot.UnconvertedFees)
+	if decimal.Decimal(tot.Pnl) != dec("9.9") || decimal.Decimal(tot.UnconvertedFees["KCS"]) != dec("0.2") || len(tot.UnconvertedFees) != 1 {
+		t.Errorf("total: pnl %s unconvertedFees %v, want 9.9 and {KCS: 0.2}", decimal.Decimal(tot.Pnl), tot.UnconvertedFees)
 	}
 	s, err := l.Sum(PnlScope{Exchange: "binance"}, 0, 0)
-	if err != nil || domain.Decimal(s.UnconvertedFees["KCS"]) != dec("0.2") {
+	if err != nil || decimal.Decimal(s.UnconvertedFees["KCS"]) != dec("0.2") {
 		t.Errorf("sum: %+v, %v", s, err)
 	}
 	// A range that leaves #1 out leaves its fee out.
@@ -116,7 +117,7 @@ func TestFeeWithoutRateIsListed(t *testing.T) {
 		t.Errorf("sum after #1: unconvertedFees %v, want none", s.UnconvertedFees)
 	}
 	o, err := l.Overview(OverviewQuery{Scope: PnlScope{Keys: []string{"All"}}, Loc: time.UTC, Now: at(0, 12, 0)})
-	if err != nil || domain.Decimal(o.UnconvertedFees["KCS"]) != dec("0.2") {
+	if err != nil || decimal.Decimal(o.UnconvertedFees["KCS"]) != dec("0.2") {
 		t.Errorf("overview: unconvertedFees %v, %v", o.UnconvertedFees, err)
 	}
 	b, _ := json.Marshal(o)
@@ -155,8 +156,8 @@ func TestFeeRateMaxAge(t *testing.T) {
 	} {
 		l := replay(t, domain.LOFO, build(c.maxAge))
 		tot, _ := l.Total("binance/USDT-ETH")
-		if domain.Decimal(tot.Fees) != dec(c.fees) || (tot.UnconvertedFees != nil) != c.unconv {
-			t.Errorf("%s: fees %s, unconvertedFees %v", c.comment, domain.Decimal(tot.Fees), tot.UnconvertedFees)
+		if decimal.Decimal(tot.Fees) != dec(c.fees) || (tot.UnconvertedFees != nil) != c.unconv {
+			t.Errorf("%s: fees %s, unconvertedFees %v", c.comment, decimal.Decimal(tot.Fees), tot.UnconvertedFees)
 		}
 	}
 }
@@ -190,8 +191,8 @@ func TestFeeValuationIsInTradeTime(t *testing.T) {
 		recs := recordJSON(t, l, "binance/USDT-ETH")
 		wantFields(t, name+" #1", recs[1], map[string]any{"fees": 0.6, "feeRate": 600.0, "feeRateTime": at959})
 		wantFields(t, name+" #2", recs[0], map[string]any{"fees": 0.6, "feeRate": 600.0, "feeRateTime": at959})
-		if tot, _ := l.Total("binance/USDT-ETH"); domain.Decimal(tot.Fees) != dec("1.2") {
-			t.Errorf("%s: fees %s, want 1.2", name, domain.Decimal(tot.Fees))
+		if tot, _ := l.Total("binance/USDT-ETH"); decimal.Decimal(tot.Fees) != dec("1.2") {
+			t.Errorf("%s: fees %s, want 1.2", name, decimal.Decimal(tot.Fees))
 		}
 	}
 }
@@ -235,7 +236,7 @@ func TestBaseFeeOnBuyReducesTheLot(t *testing.T) {
 			"feeQuote": 2.0, "feeRate": 1000.0, "baseValue": 2000.0, "balance": 1.998, "inventory_cost": 2000.0})
 		wantFields(t, "sell", recs[0], map[string]any{"balance": 0.0, "inventory_cost": 0.0, "ABP": 0.0, "pnl": 195.6022, "unmatchedBaseValue": 0.0})
 		tot, _ := l.Total("binance/USDT-ETH")
-		if !domain.Decimal(tot.Balance).IsZero() || !domain.Decimal(tot.InventoryCost).IsZero() || domain.Decimal(tot.Pnl) != dec("195.6022") {
+		if !decimal.Decimal(tot.Balance).IsZero() || !decimal.Decimal(tot.InventoryCost).IsZero() || decimal.Decimal(tot.Pnl) != dec("195.6022") {
 			t.Errorf("%s: total %+v, want balance 0, inventory 0, pnl 195.6022", m, tot)
 		}
 	}
@@ -267,8 +268,8 @@ func TestAllConvertsThroughTwoRates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Unit != "USDT" || domain.Decimal(o.Total.Pnl) != dec("250") || len(o.Unconverted) != 0 {
-		t.Errorf("overview in %s: pnl %s, unconverted %+v; want USDT 250, none", o.Unit, domain.Decimal(o.Total.Pnl), o.Unconverted)
+	if o.Unit != "USDT" || decimal.Decimal(o.Total.Pnl) != dec("250") || len(o.Unconverted) != 0 {
+		t.Errorf("overview in %s: pnl %s, unconverted %+v; want USDT 250, none", o.Unit, decimal.Decimal(o.Total.Pnl), o.Unconverted)
 	}
 	s, err := l.Sum(PnlScope{Keys: []string{"All"}}, 0, 0)
 	if err != nil || s.Pnl != dec("250") || s.Invested != dec("1250") {

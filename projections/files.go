@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // Files is the read model of the auxiliary files (spec "Files"): the
@@ -133,18 +134,18 @@ func (p *Files) Version(kind, name string) domain.ExpectedVersion {
 
 // stateEntry is one order of a state file.
 type stateEntry struct {
-	Time   int64         `json:"time"`
-	Pair   string        `json:"pair"`
-	Type   domain.Side   `json:"type"`
-	Rate   domain.Number `json:"rate"`
-	Amount domain.Number `json:"amount"`
-	ID     int64         `json:"id"`
-	Cost   domain.Number `json:"cost"`
+	Time   int64          `json:"time"`
+	Pair   string         `json:"pair"`
+	Type   domain.Side    `json:"type"`
+	Rate   decimal.Number `json:"rate"`
+	Amount decimal.Number `json:"amount"`
+	ID     int64          `json:"id"`
+	Cost   decimal.Number `json:"cost"`
 }
 
 type stateBalance struct {
-	Available domain.Number `json:"available"`
-	OnOrder   domain.Number `json:"onOrder"`
+	Available decimal.Number `json:"available"`
+	OnOrder   decimal.Number `json:"onOrder"`
 }
 
 // state builds <exchange>-<pair>-state.json: orders with fills, newest
@@ -164,23 +165,23 @@ func (p *Files) state(name string) (json.RawMessage, error) {
 	// One entry per order: the Ledger keeps one record per fill.
 	byID := map[int64]int{}
 	entries := []stateEntry{}
-	filled := []domain.Decimal{}
+	filled := []decimal.Decimal{}
 	for _, r := range records {
 		i, seen := byID[r.ID]
 		if !seen {
 			i = len(entries)
 			byID[r.ID] = i
 			entries = append(entries, stateEntry{Pair: r.Pair, Type: r.Type, ID: r.ID})
-			filled = append(filled, domain.Zero)
+			filled = append(filled, decimal.Zero)
 		}
 		e := &entries[i]
 		e.Time = max(e.Time, r.Time)
 		filled[i] = filled[i].Add(r.Amount)
-		e.Cost = domain.Number(domain.Decimal(e.Cost).Add(r.Rate.Mul(r.Amount)))
+		e.Cost = decimal.Number(decimal.Decimal(e.Cost).Add(r.Rate.Mul(r.Amount)))
 	}
 	for i := range entries {
-		entries[i].Amount = domain.Number(filled[i])
-		entries[i].Rate = domain.Number(domain.Decimal(entries[i].Cost).Div(filled[i]))
+		entries[i].Amount = decimal.Number(filled[i])
+		entries[i].Rate = decimal.Number(decimal.Decimal(entries[i].Cost).Div(filled[i]))
 	}
 	if len(entries) == 0 {
 		return nil, domain.Errorf(domain.ENOTFOUND, "state file %q not found", name)
@@ -194,7 +195,7 @@ func (p *Files) state(name string) (json.RawMessage, error) {
 	balances := map[string]stateBalance{}
 	p.mu.RLock()
 	for _, b := range p.balances[exchange] {
-		balances[b.Asset] = stateBalance{Available: domain.Number(b.Available), OnOrder: domain.Number(b.OnOrder)}
+		balances[b.Asset] = stateBalance{Available: decimal.Number(b.Available), OnOrder: decimal.Number(b.OnOrder)}
 	}
 	p.mu.RUnlock()
 	b, err := json.Marshal(struct {

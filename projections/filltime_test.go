@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // Order records and PNL days go by a fill's exchange time (exchangeTime),
@@ -34,7 +35,7 @@ func TestFillTimeIsTheExchangesTime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(days) != 1 || days[0].Date != "2024-03-10" || domain.Decimal(days[0].Pnl) != dec("10") {
+	if len(days) != 1 || days[0].Date != "2024-03-10" || decimal.Decimal(days[0].Pnl) != dec("10") {
 		t.Fatalf("days %+v, want the sell's pnl of 10 on 2024-03-10", days)
 	}
 }

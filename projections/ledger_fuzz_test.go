@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // randomLog is a deterministic random trading log over pairs (USDT quoted),
@@ -88,19 +89,19 @@ func TestInvariantsRandom(t *testing.T) {
 		// Σ daily = total, in zones with 0, +5:45, +8:45 and −3:30 offsets
 		for _, z := range []string{"UTC", "Asia/Kathmandu", "Australia/Eucla", "America/St_Johns"} {
 			loc, _ := LoadZone(z)
-			var all domain.Decimal
+			var all decimal.Decimal
 			for _, k := range keys {
 				days, _, _, err := l.Daily(DailyQuery{Scope: PnlScope{Keys: []string{k}}, Loc: loc})
 				if err != nil {
 					t.Fatal(err)
 				}
-				var s domain.Decimal
+				var s decimal.Decimal
 				for _, d := range days {
-					s = s.Add(domain.Decimal(d.Pnl))
+					s = s.Add(decimal.Decimal(d.Pnl))
 				}
 				tot, _ := l.Total(k)
-				if s != domain.Decimal(tot.Pnl) {
-					t.Errorf("%s %s %s: Σ daily %s != total %s", m, z, k, s, domain.Decimal(tot.Pnl))
+				if s != decimal.Decimal(tot.Pnl) {
+					t.Errorf("%s %s %s: Σ daily %s != total %s", m, z, k, s, decimal.Decimal(tot.Pnl))
 				}
 				all = all.Add(s)
 			}
@@ -108,16 +109,16 @@ func TestInvariantsRandom(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var daySum domain.Decimal
+			var daySum decimal.Decimal
 			for _, d := range o.DailyHistory {
-				daySum = daySum.Add(domain.Decimal(d.Pnl))
+				daySum = daySum.Add(decimal.Decimal(d.Pnl))
 			}
-			var perPair domain.Decimal
+			var perPair decimal.Decimal
 			for _, p := range o.PnlsPerPair {
-				perPair = perPair.Add(domain.Decimal(p.Pnl))
+				perPair = perPair.Add(decimal.Decimal(p.Pnl))
 			}
-			if domain.Decimal(o.Total.Pnl) != all || daySum != all || perPair != all {
-				t.Errorf("%s %s: All total %s, Σ days %s, Σ pairs %s, want %s", m, z, domain.Decimal(o.Total.Pnl), daySum, perPair, all)
+			if decimal.Decimal(o.Total.Pnl) != all || daySum != all || perPair != all {
+				t.Errorf("%s %s: All total %s, Σ days %s, Σ pairs %s, want %s", m, z, decimal.Decimal(o.Total.Pnl), daySum, perPair, all)
 			}
 		}
 	}

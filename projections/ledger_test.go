@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // log builds a fixed event sequence with increasing positions.
@@ -34,7 +35,7 @@ func (g *testLog) fill(id int64, price, qty, fee, feeAsset string, at time.Time)
 		Quantity: dec(qty), Fee: dec(fee), FeeAsset: feeAsset})
 }
 
-func dec(s string) domain.Decimal { return domain.MustDecimal(s) }
+func dec(s string) decimal.Decimal { return decimal.MustDecimal(s) }
 
 // day0 is D = 2024-03-10 (UTC). Asia/Kathmandu is UTC+05:45.
 var day0 = time.Date(2024, 3, 10, 0, 0, 0, 0, time.UTC)
@@ -160,7 +161,7 @@ func TestGoldenOrderRecords(t *testing.T) {
 			}
 			for i, w := range tt.recs {
 				g := got[i]
-				check := func(name string, gv domain.Decimal, wv string) {
+				check := func(name string, gv decimal.Decimal, wv string) {
 					if gv != dec(wv) {
 						t.Errorf("record %d (order %d) %s = %s, want %s", i, w.id, name, gv, wv)
 					}
@@ -246,17 +247,17 @@ func TestGoldenDaily(t *testing.T) {
 		if len(days) != len(tt.want) {
 			t.Fatalf("%s %s: %d days, want %d", tt.m, tt.loc, len(days), len(tt.want))
 		}
-		var sum domain.Decimal
+		var sum decimal.Decimal
 		for i, w := range tt.want {
-			if days[i].Date != w.date || domain.Decimal(days[i].Pnl) != dec(w.pnl) {
-				t.Errorf("%s %s: day %d = %s %s, want %s %s", tt.m, tt.loc, i, days[i].Date, domain.Decimal(days[i].Pnl), w.date, w.pnl)
+			if days[i].Date != w.date || decimal.Decimal(days[i].Pnl) != dec(w.pnl) {
+				t.Errorf("%s %s: day %d = %s %s, want %s %s", tt.m, tt.loc, i, days[i].Date, decimal.Decimal(days[i].Pnl), w.date, w.pnl)
 			}
-			sum = sum.Add(domain.Decimal(days[i].Pnl))
+			sum = sum.Add(decimal.Decimal(days[i].Pnl))
 		}
 		tot, _ := l.Total("binance/USDT-BTC")
 		// Invariant: Σ daily pnl = total pnl (14.605 under every method: all lots consumed)
-		if sum != domain.Decimal(tot.Pnl) || sum != dec("14.605") {
-			t.Errorf("%s %s: Σ daily = %s, total = %s, want 14.605", tt.m, tt.loc, sum, domain.Decimal(tot.Pnl))
+		if sum != decimal.Decimal(tot.Pnl) || sum != dec("14.605") {
+			t.Errorf("%s %s: Σ daily = %s, total = %s, want 14.605", tt.m, tt.loc, sum, decimal.Decimal(tot.Pnl))
 		}
 	}
 }
@@ -274,10 +275,10 @@ func TestGoldenOverview(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	num := func(name string, got domain.Number, want string) {
+	num := func(name string, got decimal.Number, want string) {
 		t.Helper()
-		if domain.Decimal(got) != dec(want) {
-			t.Errorf("%s = %s, want %s", name, domain.Decimal(got), want)
+		if decimal.Decimal(got) != dec(want) {
+			t.Errorf("%s = %s, want %s", name, decimal.Decimal(got), want)
 		}
 	}
 	if o.Unit != "USDT" {
@@ -364,7 +365,7 @@ func TestGoldenOverview(t *testing.T) {
 
 	// The BTC-quoted pair: a sell with no lot realizes nothing.
 	tb, _ := l.Total("kraken/BTC-ETH")
-	if !domain.Decimal(tb.Pnl).IsZero() || domain.Decimal(tb.UnmatchedBaseValue) != dec("0.05") || tb.Unit != "BTC" || domain.Decimal(tb.ABP) != dec("0.04004") {
+	if !decimal.Decimal(tb.Pnl).IsZero() || decimal.Decimal(tb.UnmatchedBaseValue) != dec("0.05") || tb.Unit != "BTC" || decimal.Decimal(tb.ABP) != dec("0.04004") {
 		t.Errorf("kraken total = %+v", tb)
 	}
 }
@@ -379,7 +380,7 @@ func TestOverviewAllIsSumOfPairs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var pnl, today, buyVal domain.Decimal
+		var pnl, today, buyVal decimal.Decimal
 		var trades int64
 		for _, k := range []string{"binance/USDT-BTC", "binance/USDT-ETH"} {
 			q.Scope = PnlScope{Keys: []string{k}}
@@ -387,13 +388,13 @@ func TestOverviewAllIsSumOfPairs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			pnl = pnl.Add(domain.Decimal(o.Total.Pnl))
-			today = today.Add(domain.Decimal(o.Today.Pnl))
-			buyVal = buyVal.Add(domain.Decimal(o.Total.BuyBaseValue))
+			pnl = pnl.Add(decimal.Decimal(o.Total.Pnl))
+			today = today.Add(decimal.Decimal(o.Today.Pnl))
+			buyVal = buyVal.Add(decimal.Decimal(o.Total.BuyBaseValue))
 			trades += o.Total.NumberOfTrades
 		}
-		if domain.Decimal(all.Total.Pnl) != pnl || domain.Decimal(all.Today.Pnl) != today ||
-			domain.Decimal(all.Total.BuyBaseValue) != buyVal || all.Total.NumberOfTrades != trades {
+		if decimal.Decimal(all.Total.Pnl) != pnl || decimal.Decimal(all.Today.Pnl) != today ||
+			decimal.Decimal(all.Total.BuyBaseValue) != buyVal || all.Total.NumberOfTrades != trades {
 			t.Errorf("%s: All = %+v; Σ pairs pnl %s today %s buy %s trades %d", m, all.Total, pnl, today, buyVal, trades)
 		}
 		// Explicit keys of every USDT pair give the All figures too.
@@ -414,7 +415,7 @@ func TestGoldenDayOrdersAndMarks(t *testing.T) {
 	start := time.Date(2024, 3, 11, 0, 0, 0, 0, ktm)
 	days, orders, closes := l.Day([]string{"binance/USDT-BTC"}, "2024-03-11", start.UnixMilli(), start.AddDate(0, 0, 1).UnixMilli())
 	// Kathmandu D+1: #3a #3b #4 #9
-	if len(orders) != 4 || len(closes) != 3 || days[0].NumberOfTrades != 4 || domain.Decimal(days[0].Pnl) != dec("14.605") {
+	if len(orders) != 4 || len(closes) != 3 || days[0].NumberOfTrades != 4 || decimal.Decimal(days[0].Pnl) != dec("14.605") {
 		t.Errorf("day = %+v, %d orders, %d closes", days, len(orders), len(closes))
 	}
 	marks := l.Marks("binance", "USDT-BTC", at(0, 18, 0).Unix(), at(0, 18, 20).Unix())
@@ -475,7 +476,7 @@ func TestAssetHistory(t *testing.T) {
 	l := replay(t, domain.LOFO, g.events)
 	pts := l.AssetHistory("binance", "USDT", at(1, 0, 0).UnixMilli(), at(2, 0, 0).UnixMilli())
 	// 1×95 + 100 + 2×10 = 215 (XYZ has no price); then 50 + 1×12 (#6) = 62
-	if len(pts) != 2 || domain.Decimal(pts[0].Amount) != dec("215") || domain.Decimal(pts[1].Amount) != dec("62") ||
+	if len(pts) != 2 || decimal.Decimal(pts[0].Amount) != dec("215") || decimal.Decimal(pts[1].Amount) != dec("62") ||
 		pts[0].BaseKey != "binance/USDT" || pts[1].ID != 2 {
 		t.Fatalf("points = %+v", pts)
 	}
@@ -486,7 +487,7 @@ func TestAssetHistory(t *testing.T) {
 	// Valued in BTC: ETH via USDT is not a direct pair; USDT via USDT-BTC is 1/95.
 	pts = l.AssetHistory("binance", "BTC", at(1, 0, 0).UnixMilli(), at(1, 4, 0).UnixMilli())
 	// 1 + 100/95 (1/95 = 0.010526315789 → ×100 = 1.0526315789)
-	if len(pts) != 1 || domain.Decimal(pts[0].Amount) != dec("2.0526315789") || fmt.Sprint(pts[0].Unpriced) != "[ETH XYZ]" {
+	if len(pts) != 1 || decimal.Decimal(pts[0].Amount) != dec("2.0526315789") || fmt.Sprint(pts[0].Unpriced) != "[ETH XYZ]" {
 		t.Fatalf("points in BTC = %+v", pts)
 	}
 }
@@ -507,7 +508,7 @@ func TestAssetHistoryHasAPointPerSnapshot(t *testing.T) {
 		t.Fatalf("%d points for 3 snapshots within a minute: %+v", len(pts), pts)
 	}
 	for i, want := range []string{"100", "90", "80"} {
-		if domain.Decimal(pts[i].Amount) != dec(want) || pts[i].Timestamp != at(1, 3, i).UnixMilli() || pts[i].ID != int64(i+1) {
+		if decimal.Decimal(pts[i].Amount) != dec(want) || pts[i].Timestamp != at(1, 3, i).UnixMilli() || pts[i].ID != int64(i+1) {
 			t.Errorf("point %d = %+v, want %s at %d", i, pts[i], want, at(1, 3, i).UnixMilli())
 		}
 	}

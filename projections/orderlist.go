@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // OrderList is the index of every order in the log, whatever became of it:
@@ -44,7 +45,7 @@ type OrderList struct {
 }
 
 // listOpen is what the index keeps of an unfinished order.
-type listOpen struct{ amount, filled domain.Decimal }
+type listOpen struct{ amount, filled decimal.Decimal }
 
 // listEntry is an order's place in time order, and what never changes of
 // it.

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/domain/fold"
 )
 
@@ -105,7 +106,7 @@ const sideSell = 1 << 31
 // amount and the quantity its fills (in log order) filled, which close it,
 // and its figures in the fold (trade time).
 type orderState struct {
-	amount, filled domain.Decimal
+	amount, filled decimal.Decimal
 	fold           fold.Order
 }
 
@@ -125,7 +126,7 @@ type pairBook struct {
 
 // orderRecord is the compact stored form of a record (104 bytes).
 //
-// Its amounts are domain.Compact (8 bytes, not a Decimal's 16: a record's
+// Its amounts are decimal.Compact (8 bytes, not a Decimal's 16: a record's
 // size is most of the heap per order); a value too wide for one is kept in
 // its recList's side table (recList.put and get convert). pnlPrice is not
 // kept: it follows from the others (recordPnlPrice).
@@ -133,16 +134,16 @@ type orderRecord struct {
 	time        int64
 	posSide     uint64 // log position of the fill | fee code << feeShift | recSell for a sell
 	id          int64
-	rate        domain.Compact
-	amount      domain.Compact
-	fee         domain.Compact // as charged, in the asset the fee code names
-	avgPrice    domain.Compact
-	position    domain.Compact
-	cashFlow    domain.Compact
-	invCost     domain.Compact
-	abp         domain.Compact
-	pnl         domain.Compact
-	unmatchedQt domain.Compact
+	rate        decimal.Compact
+	amount      decimal.Compact
+	fee         decimal.Compact // as charged, in the asset the fee code names
+	avgPrice    decimal.Compact
+	position    decimal.Compact
+	cashFlow    decimal.Compact
+	invCost     decimal.Compact
+	abp         decimal.Compact
+	pnl         decimal.Compact
+	unmatchedQt decimal.Compact
 }
 
 // recSell marks a sell in orderRecord.posSide, recExternal a trade the
@@ -494,20 +495,20 @@ type OrderRecord struct {
 	Time               int64
 	Pair               string
 	Type               domain.Side
-	Rate, Amount       domain.Decimal
+	Rate, Amount       decimal.Decimal
 	ID                 int64
-	Cost, Fees         domain.Decimal
+	Cost, Fees         decimal.Decimal
 	Fee                domain.FeeValue // the fee as charged and its valuation (Fees is its Quote)
-	BaseValue          domain.Decimal
-	CostProceed        domain.Decimal
-	AveragePrice       domain.Decimal
-	PnlPrice           domain.Decimal
-	Balance            domain.Decimal
-	BaseBalance        domain.Decimal
-	InventoryCost      domain.Decimal
-	ABP                domain.Decimal
-	Pnl                domain.Decimal
-	UnmatchedBaseValue domain.Decimal
+	BaseValue          decimal.Decimal
+	CostProceed        decimal.Decimal
+	AveragePrice       decimal.Decimal
+	PnlPrice           decimal.Decimal
+	Balance            decimal.Decimal
+	BaseBalance        decimal.Decimal
+	InventoryCost      decimal.Decimal
+	ABP                decimal.Decimal
+	Pnl                decimal.Decimal
+	UnmatchedBaseValue decimal.Decimal
 	ToCancel           bool
 	External           bool   // a trade on the account the service did not place (ID 0)
 	Position           uint64 // log position of the fill
@@ -523,7 +524,7 @@ func (l *Ledger) view(b *pairBook, r *orderRecord) OrderRecord {
 		BaseBalance: v(r.cashFlow), InventoryCost: v(r.invCost), ABP: v(r.abp), Pnl: v(r.pnl), Position: r.pos()}
 	o.Fee = b.feeOf(r)
 	o.Fees = o.Fee.Quote
-	var unmatched domain.Decimal
+	var unmatched decimal.Decimal
 	if r.sell() {
 		unmatched = v(r.unmatchedQt)
 		o.Type = domain.Sell
@@ -552,26 +553,26 @@ func (l *Ledger) view(b *pairBook, r *orderRecord) OrderRecord {
 // the fee − the consumed lots' cost, so that cost is value matched − fee
 // share − pnl: exact, as long as the figures are within the Decimal's
 // range (domain.Lots.ApplyFillTraced's arithmetic, step for step).
-func recordPnlPrice(side domain.Side, rate, amount, value domain.Decimal, fee *domain.FeeValue, unmatched, pnl domain.Decimal) domain.Decimal {
-	feeQuote := domain.Zero
+func recordPnlPrice(side domain.Side, rate, amount, value decimal.Decimal, fee *domain.FeeValue, unmatched, pnl decimal.Decimal) decimal.Decimal {
+	feeQuote := decimal.Zero
 	if fee.Valued {
 		feeQuote = fee.Quote
 	}
-	var matched, lotCost domain.Decimal
+	var matched, lotCost decimal.Decimal
 	switch {
 	case side == domain.Sell:
 		matched = amount.Sub(unmatched)
 		if !matched.IsPos() {
-			return domain.Zero
+			return decimal.Zero
 		}
-		lotCost = rate.Mul(matched).Sub(domain.MulDiv(feeQuote, matched, amount)).Sub(pnl)
+		lotCost = rate.Mul(matched).Sub(decimal.MulDiv(feeQuote, matched, amount)).Sub(pnl)
 	case fee.InBase:
 		matched, lotCost = fee.Received(side, amount), value
 	default:
 		matched, lotCost = amount, value.Add(feeQuote)
 	}
 	if !matched.IsPos() {
-		return domain.Zero
+		return decimal.Zero
 	}
 	return lotCost.Div(matched)
 }
@@ -630,8 +631,8 @@ func (o *OrderRecord) AppendJSON(b []byte) []byte {
 // MarshalJSON implements json.Marshaler with AppendJSON.
 func (o OrderRecord) MarshalJSON() ([]byte, error) { return o.AppendJSON(nil), nil }
 
-// appendNumber appends d as a JSON number (domain.Number's form).
-func appendNumber(b []byte, d domain.Decimal) []byte { return d.AppendTrimmed(b) }
+// appendNumber appends d as a JSON number (decimal.Number's form).
+func appendNumber(b []byte, d decimal.Decimal) []byte { return d.AppendTrimmed(b) }
 
 // MaxPageSize bounds pageSize of the order pages (and MaxDayOrders the
 // orders of orders/day).
@@ -925,15 +926,15 @@ func (l *Ledger) booksOf(keys []string) []*pairBook {
 // days): fills, buys, sells, volume (Σ rate×amount), realized pnl and
 // unmatchedBaseValue of the day.
 type DaySummary struct {
-	Key                string        `json:"key"`
-	Date               string        `json:"date"`
-	NumberOfTrades     int           `json:"numberOfTrades"`
-	BuyCount           int           `json:"buyCount"`
-	SellCount          int           `json:"sellCount"`
-	Volume             domain.Number `json:"volume"`
-	Pnl                domain.Number `json:"pnl"`
-	UnmatchedBaseValue domain.Number `json:"unmatchedBaseValue"`
-	Unit               string        `json:"unit"`
+	Key                string         `json:"key"`
+	Date               string         `json:"date"`
+	NumberOfTrades     int            `json:"numberOfTrades"`
+	BuyCount           int            `json:"buyCount"`
+	SellCount          int            `json:"sellCount"`
+	Volume             decimal.Number `json:"volume"`
+	Pnl                decimal.Number `json:"pnl"`
+	UnmatchedBaseValue decimal.Number `json:"unmatchedBaseValue"`
+	Unit               string         `json:"unit"`
 }
 
 // Day returns, for the day [from, to) (ms; the caller computes the
@@ -961,7 +962,7 @@ func (l *Ledger) Day(keys []string, date string, from, to int64) (days []DaySumm
 		if i, ok := l.byKey[key]; ok {
 			b := l.pairs[i]
 			lo, hi := b.timeRange(from, to)
-			var vol, pnl, unm domain.Decimal
+			var vol, pnl, unm decimal.Decimal
 			for j := lo; j < hi; j++ {
 				r, v := b.recs.at(j), b.recs.get
 				rate := v(r.rate)
@@ -975,7 +976,7 @@ func (l *Ledger) Day(keys []string, date string, from, to int64) (days []DaySumm
 				vol = vol.Add(rate.Mul(v(r.amount)))
 				pnl = pnl.Add(v(r.pnl))
 			}
-			s.Volume, s.Pnl, s.UnmatchedBaseValue = domain.Number(vol), domain.Number(pnl), domain.Number(unm)
+			s.Volume, s.Pnl, s.UnmatchedBaseValue = decimal.Number(vol), decimal.Number(pnl), decimal.Number(unm)
 			wins = append(wins, window{b, lo, hi})
 		}
 		days = append(days, s)
@@ -1079,11 +1080,11 @@ func (l *Ledger) RecordCount() int {
 
 // ABP returns the average unit cost of the lots held for exchange/pair (0
 // when none), for core memory.
-func (l *Ledger) ABP(exchange, pair string) domain.Decimal {
+func (l *Ledger) ABP(exchange, pair string) decimal.Decimal {
 	l.rlock()
 	defer l.mu.RUnlock()
 	if i, ok := l.byKey[domain.PairKey(exchange, pair)]; ok {
 		return l.pairs[i].fold.Lots().ABP()
 	}
-	return domain.Zero
+	return decimal.Zero
 }

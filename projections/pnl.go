@@ -2,6 +2,7 @@ package projections
 
 import (
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/domain/fold"
 	"github.com/tradeledger/tradeledger/domain/pnlread"
 )
@@ -67,22 +68,22 @@ func (l *Ledger) Overview(q OverviewQuery) (*Overview, error) {
 	o := &Overview{Unit: sc.unit, DailyHistory: []DayPnl{}, PnlsPerPair: []KeyPnl{}, DetailedPerPair: []PairDetail{}}
 
 	periods := pnlread.OverviewPeriods(q.Now, q.Loc)
-	period := func(a, b int64) domain.Decimal {
-		var s domain.Decimal
+	period := func(a, b int64) decimal.Decimal {
+		var s decimal.Decimal
 		for _, x := range ss {
 			s = s.Add(x.RangePnl(a, b))
 		}
 		return s
 	}
 	today, yearAgo := periods[0], periods[4]
-	for i, f := range []*domain.Number{&o.Today.Pnl, &o.Yesterday.Pnl, &o.WeekAgo.Pnl, &o.MonthAgo.Pnl, &o.YearAgo.Pnl, &o.LastYear.Pnl} {
-		*f = domain.Number(period(periods[i][0], periods[i][1]))
+	for i, f := range []*decimal.Number{&o.Today.Pnl, &o.Yesterday.Pnl, &o.WeekAgo.Pnl, &o.MonthAgo.Pnl, &o.YearAgo.Pnl, &o.LastYear.Pnl} {
+		*f = decimal.Number(period(periods[i][0], periods[i][1]))
 	}
-	o.Today.PerPair = map[string]domain.Number{}
-	o.YearAgo.PerPair = map[string]domain.Number{}
+	o.Today.PerPair = map[string]decimal.Number{}
+	o.YearAgo.PerPair = map[string]decimal.Number{}
 
 	var tot agg
-	var unrealized domain.Decimal
+	var unrealized decimal.Decimal
 	for _, x := range ss {
 		s := x.Sum(from, to)
 		tot.Merge(&s)
@@ -91,8 +92,8 @@ func (l *Ledger) Overview(q OverviewQuery) (*Overview, error) {
 	for i, key := range sc.keys {
 		b := sc.books[i]
 		var s agg
-		var unr domain.Decimal
-		var pt, py domain.Decimal
+		var unr decimal.Decimal
+		var pt, py decimal.Decimal
 		if b != nil {
 			s = b.series.Sum(from, to)
 			unr = b.fold.Unrealized()
@@ -113,9 +114,9 @@ func (l *Ledger) Overview(q OverviewQuery) (*Overview, error) {
 				unrealized = unrealized.Add(l.unrealizedIn(mv, b.quote, unr))
 			}
 		}
-		o.Today.PerPair[key] = domain.Number(pt)
-		o.YearAgo.PerPair[key] = domain.Number(py)
-		o.PnlsPerPair = append(o.PnlsPerPair, KeyPnl{Key: key, Pnl: domain.Number(s.Pnl)})
+		o.Today.PerPair[key] = decimal.Number(pt)
+		o.YearAgo.PerPair[key] = decimal.Number(py)
+		o.PnlsPerPair = append(o.PnlsPerPair, KeyPnl{Key: key, Pnl: decimal.Number(s.Pnl)})
 		o.DetailedPerPair = append(o.DetailedPerPair, fold.Detail(key, &s, unr, l.strat[key], q.Loc))
 	}
 	o.Total = fold.Total(&tot, unrealized)
@@ -144,7 +145,7 @@ type agg = fold.PnlAgg[int32]
 // quoteTotal sums one quote currency's pairs of a mixed-quote overview.
 type quoteTotal struct {
 	b          agg
-	unrealized domain.Decimal
+	unrealized decimal.Decimal
 }
 
 // quoteOr returns b's quote, or key's for a pair without fills (b nil).
@@ -159,12 +160,12 @@ func (b *pairBook) quoteOr(key string) string {
 // Daily returns the daily history of the scope in [From, To), oldest first,
 // with Σ unmatchedBaseValue over the range, and the unit; over several
 // quote currencies in the reporting currency (pnlconv.go).
-func (l *Ledger) Daily(q DailyQuery) ([]DayPnl, domain.Decimal, string, error) {
+func (l *Ledger) Daily(q DailyQuery) ([]DayPnl, decimal.Decimal, string, error) {
 	l.rlock()
 	defer l.mu.RUnlock()
 	sc, err := l.resolve(q.Scope)
 	if err != nil {
-		return nil, domain.Zero, "", err
+		return nil, decimal.Zero, "", err
 	}
 	var ss []*series
 	if len(sc.quotes) > 1 {
@@ -175,7 +176,7 @@ func (l *Ledger) Daily(q DailyQuery) ([]DayPnl, domain.Decimal, string, error) {
 	}
 	from, to := rangeSeconds(q.From, q.To)
 	days := fold.Days(ss, from, to, q.Loc)
-	var unm domain.Decimal
+	var unm decimal.Decimal
 	for _, x := range ss {
 		s := x.Sum(from, to)
 		unm = unm.Add(s.Unmatched)
@@ -211,14 +212,14 @@ func (l *Ledger) Sum(scope PnlScope, fromMs, toMs int64) (SumResult, error) {
 			s = b.series.Sum(from, to)
 		}
 		q := b.quoteOr(key)
-		out.Pairs = append(out.Pairs, PairSum{Key: key, Pnl: domain.Number(s.Pnl), Invested: domain.Number(s.Invested), Trades: int64(s.Trades), Unit: q})
+		out.Pairs = append(out.Pairs, PairSum{Key: key, Pnl: decimal.Number(s.Pnl), Invested: decimal.Number(s.Invested), Trades: int64(s.Trades), Unit: q})
 		if mv == nil {
 			out.Pnl, out.Invested = out.Pnl.Add(s.Pnl), out.Invested.Add(s.Invested)
 			continue
 		}
 		qs := perQuote[q]
-		qs.Pnl = domain.Number(domain.Decimal(qs.Pnl).Add(s.Pnl))
-		qs.Invested = domain.Number(domain.Decimal(qs.Invested).Add(s.Invested))
+		qs.Pnl = decimal.Number(decimal.Decimal(qs.Pnl).Add(s.Pnl))
+		qs.Invested = decimal.Number(decimal.Decimal(qs.Invested).Add(s.Invested))
 		qs.Trades += int64(s.Trades)
 		perQuote[q] = qs
 		if b != nil {
@@ -237,14 +238,14 @@ func (l *Ledger) Sum(scope PnlScope, fromMs, toMs int64) (SumResult, error) {
 
 // unconvertedFees returns the fees without a rate of books' fills in the
 // buckets starting in [from, to) (unix s), by asset; nil when none.
-func (l *Ledger) unconvertedFees(books []*pairBook, from, to int64) map[string]domain.Number {
-	var sum map[string]domain.Decimal
+func (l *Ledger) unconvertedFees(books []*pairBook, from, to int64) map[string]decimal.Number {
+	var sum map[string]decimal.Decimal
 	for _, b := range books {
 		if b == nil || len(b.fees) == 0 {
 			continue
 		}
 		if sum == nil {
-			sum = map[string]domain.Decimal{}
+			sum = map[string]decimal.Decimal{}
 		}
 		b.unconvertedFees(from, to, sum)
 	}
@@ -267,11 +268,11 @@ func (l *Ledger) Total(key string) (PairTotal, error) {
 	}
 	b := l.pairs[i]
 	t := &b.series.Total
-	out.Pnl, out.NumberOfTrades = domain.Number(t.Pnl), int64(t.Trades)
+	out.Pnl, out.NumberOfTrades = decimal.Number(t.Pnl), int64(t.Trades)
 	out.BuyCount, out.SellCount, out.Winning, out.Losing = int64(t.Buys), int64(t.Sells), int64(t.Wins), int64(t.Losses)
-	out.Fees, out.Invested, out.UnmatchedBaseValue = domain.Number(t.Fees), domain.Number(t.Invested), domain.Number(t.Unmatched)
-	out.UnrealizedPnl, out.Balance = domain.Number(b.fold.Unrealized()), domain.Number(b.fold.Position())
-	out.InventoryCost, out.ABP = domain.Number(b.fold.Lots().Cost()), domain.Number(b.fold.Lots().ABP())
+	out.Fees, out.Invested, out.UnmatchedBaseValue = decimal.Number(t.Fees), decimal.Number(t.Invested), decimal.Number(t.Unmatched)
+	out.UnrealizedPnl, out.Balance = decimal.Number(b.fold.Unrealized()), decimal.Number(b.fold.Position())
+	out.InventoryCost, out.ABP = decimal.Number(b.fold.Lots().Cost()), decimal.Number(b.fold.Lots().ABP())
 	out.UnconvertedFees = l.unconvertedFees([]*pairBook{b}, minTime, maxTime)
 	return out, nil
 }

@@ -1,7 +1,7 @@
 package projections
 
 import (
-	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/domain/fold"
 )
 
@@ -100,6 +100,6 @@ func (l *Ledger) mixed(sc *scoped) *fold.Mixed[int32] {
 
 // unrealizedIn converts the unrealized pnl x of a pair quoted in q at the
 // latest rates, or adds it to q's unconverted entry and returns 0.
-func (l *Ledger) unrealizedIn(v *fold.Mixed[int32], q string, x domain.Decimal) domain.Decimal {
+func (l *Ledger) unrealizedIn(v *fold.Mixed[int32], q string, x decimal.Decimal) decimal.Decimal {
 	return v.Unrealized(&l.conv.Rates, q, x)
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // mixedLog is the mixed-quote scenario of issue 14 §2, all on day D (UTC),
@@ -87,10 +88,10 @@ func TestMixedQuoteGolden(t *testing.T) {
 		// hero #4 2628, fuckup #7 29.79; buyPnl 1000 + (40 − 30.03) = 1009.97
 		{domain.Average, want{"5407.79", "8840.09", "2628", "29.79", "1009.97", "1029.79", "2590.09"}},
 	}
-	num := func(t *testing.T, name string, got domain.Number, want string) {
+	num := func(t *testing.T, name string, got decimal.Number, want string) {
 		t.Helper()
-		if domain.Decimal(got) != dec(want) {
-			t.Errorf("%s = %s, want %s", name, domain.Decimal(got), want)
+		if decimal.Decimal(got) != dec(want) {
+			t.Errorf("%s = %s, want %s", name, decimal.Decimal(got), want)
 		}
 	}
 	for _, tt := range tests {
@@ -130,7 +131,7 @@ func TestMixedQuoteGolden(t *testing.T) {
 			}
 			// #1 came before any USDT/BTC rate: one BTC fill unconverted
 			// (a buy: no pnl, nothing invested).
-			if u, ok := o.Unconverted["BTC"]; !ok || len(o.Unconverted) != 1 || u.Trades != 1 || !domain.Decimal(u.Pnl).IsZero() || !domain.Decimal(u.Invested).IsZero() {
+			if u, ok := o.Unconverted["BTC"]; !ok || len(o.Unconverted) != 1 || u.Trades != 1 || !decimal.Decimal(u.Pnl).IsZero() || !decimal.Decimal(u.Invested).IsZero() {
 				t.Errorf("unconverted: %+v", o.Unconverted)
 			}
 			// Per pair figures stay in their own quote.
@@ -154,7 +155,7 @@ func TestMixedQuoteGolden(t *testing.T) {
 
 			// quote narrows to one currency: no conversion, no breakdown.
 			ob, err := l.Overview(OverviewQuery{Scope: PnlScope{Keys: []string{"All"}, Quote: "BTC"}, Loc: time.UTC, Now: at(0, 23, 0)})
-			if err != nil || ob.Unit != "BTC" || domain.Decimal(ob.Total.Pnl) != dec("0.0688") || ob.PerQuote != nil || ob.Unconverted != nil {
+			if err != nil || ob.Unit != "BTC" || decimal.Decimal(ob.Total.Pnl) != dec("0.0688") || ob.PerQuote != nil || ob.Unconverted != nil {
 				t.Errorf("quote BTC: %+v, %v", ob, err)
 			}
 		})
@@ -179,8 +180,8 @@ func TestMixedQuoteReportingBTC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Unit != "BTC" || domain.Decimal(o.Total.Pnl) != dec("0.083665630953") || len(o.Unconverted) != 0 {
-		t.Fatalf("unit %s pnl %s unconverted %+v, want BTC 0.083665630953 none", o.Unit, domain.Decimal(o.Total.Pnl), o.Unconverted)
+	if o.Unit != "BTC" || decimal.Decimal(o.Total.Pnl) != dec("0.083665630953") || len(o.Unconverted) != 0 {
+		t.Fatalf("unit %s pnl %s unconverted %+v, want BTC 0.083665630953 none", o.Unit, decimal.Decimal(o.Total.Pnl), o.Unconverted)
 	}
 	s, err := l.Sum(PnlScope{Keys: []string{"All"}}, 0, 0)
 	if err != nil || s.Invested != dec("0.137132369047") || s.Pnl != dec("0.083665630953") {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // pnlPrice, the unit cost a fill is measured against, over random fills
@@ -54,19 +55,19 @@ func TestPnlPriceRandomFills(t *testing.T) {
 				for f := range fills {
 					q := dec(qty)
 					if fills == 2 {
-						q = q.Div(domain.DecimalFromInt(3))
+						q = q.Div(decimal.DecimalFromInt(3))
 						if f == 1 {
 							q = dec(qty).Sub(q)
 						}
 					}
-					fee, asset := q.Mul(dec(price)).Div(domain.DecimalFromInt(1000)), quote
+					fee, asset := q.Mul(dec(price)).Div(decimal.DecimalFromInt(1000)), quote
 					switch rng.IntN(5) {
 					case 0:
-						fee, asset = q.Div(domain.DecimalFromInt(1000)), base
+						fee, asset = q.Div(decimal.DecimalFromInt(1000)), base
 					case 1:
 						fee, asset = dec("0.00007"), "BNB"
 					case 2:
-						fee = domain.Zero
+						fee = decimal.Zero
 					}
 					g.fill(id, price, q.String(), fee.String(), asset, tm.Add(time.Duration(f)*time.Second))
 				}
@@ -89,7 +90,7 @@ func TestPnlPriceRandomFills(t *testing.T) {
 					if fp.Unmatched.IsPos() {
 						unmatched++
 					}
-					want := domain.Zero
+					want := decimal.Zero
 					if fp.Matched.IsPos() {
 						want = fp.LotCost.Div(fp.Matched)
 					}

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // recList holds a pair's order records in fixed-size chunks rather than one
@@ -15,14 +15,14 @@ import (
 // a small pair's first chunk, and the unused capacity is at most one chunk
 // per pair.
 //
-// It also keeps the records' amounts that a domain.Compact cannot hold
+// It also keeps the records' amounts that a decimal.Compact cannot hold
 // (wide: rare — more than about 10^6 with 12 decimals, 10^10 with 8), which
 // the records point to by index; records never change once stored, so the
 // table only grows.
 type recList struct {
 	chunks [][]orderRecord `snap:"shallow"` // every chunk but the last holds recChunk records
 	n      int
-	wide   []domain.Decimal
+	wide   []decimal.Decimal
 	// frozen chunks (the first frozen) are shared with a frozen copy of
 	// the Ledger (Ledger.Freeze): insert copies one before it writes
 	// into it. A push appends past what the copy sees.
@@ -31,16 +31,16 @@ type recList struct {
 
 // put returns the compact form of d for a record of this list, keeping d in
 // the side table when it needs it.
-func (l *recList) put(d domain.Decimal) domain.Compact {
-	if c, ok := domain.CompactOf(d); ok {
+func (l *recList) put(d decimal.Decimal) decimal.Compact {
+	if c, ok := decimal.CompactOf(d); ok {
 		return c
 	}
 	l.wide = append(l.wide, d)
-	return domain.CompactRef(len(l.wide) - 1)
+	return decimal.CompactRef(len(l.wide) - 1)
 }
 
 // get returns the value of a record's amount.
-func (l *recList) get(c domain.Compact) domain.Decimal {
+func (l *recList) get(c decimal.Compact) decimal.Decimal {
 	if i, ok := c.Ref(); ok {
 		return l.wide[i]
 	}

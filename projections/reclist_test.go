@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // TestRecListMatchesSlice inserts records in random (time, pos) order,
@@ -82,7 +83,7 @@ func TestOrderRecordWideAmounts(t *testing.T) {
 	sell, buy := recs[0], recs[1]
 	for _, c := range []struct {
 		name      string
-		got, want domain.Decimal
+		got, want decimal.Decimal
 	}{
 		{"buy amount", buy.Amount, dec("1000000000000")},
 		{"buy rate", buy.Rate, dec("0.0000000012")},

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 	"github.com/tradeledger/tradeledger/projections"
 )
@@ -102,7 +103,7 @@ func TestRunnerReplayNoHashes(t *testing.T) {
 	clock := domain.SystemClock{}
 	for i := 0; i < 300; i++ {
 		e := domain.NewEvent(clock, domain.TypeOrderRequested, domain.OrderRequested{OrderID: int64(i), Exchange: "binance", Pair: "USDT-BTC",
-			Side: domain.Buy, Kind: domain.KindLimit, Amount: domain.MustDecimal("1"), Price: domain.MustDecimal("100"), ClientOrderID: "c"})
+			Side: domain.Buy, Kind: domain.KindLimit, Amount: decimal.MustDecimal("1"), Price: decimal.MustDecimal("100"), ClientOrderID: "c"})
 		if _, err := store.Append(ctx, domain.OrderStream(int64(i%9)), domain.Any, e); err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/domain/snap"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 	"github.com/tradeledger/tradeledger/projections"
@@ -92,7 +93,7 @@ func TestCheckSnapshot(t *testing.T) {
 	defer runner.Close()
 	balances := projs[4].(*projections.Balances)
 	fake := domain.NewEvent(domain.NewManualClock(time.Unix(1, 0)), domain.TypeBalancesObserved, domain.BalancesObserved{Exchange: "zzz-exchange",
-		Balances: []domain.AssetBalance{{Asset: "BTC", Available: domain.MustDecimal("1000")}}})
+		Balances: []domain.AssetBalance{{Asset: "BTC", Available: decimal.MustDecimal("1000")}}})
 	fake.Stream = "balance-zzz-exchange"
 	if err := balances.Apply(&fake); err != nil {
 		t.Fatal(err)
@@ -142,7 +143,7 @@ func TestReplaceFromLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	fake := domain.NewEvent(domain.NewManualClock(time.Unix(1, 0)), domain.TypeBalancesObserved, domain.BalancesObserved{Exchange: "zzz-exchange",
-		Balances: []domain.AssetBalance{{Asset: "BTC", Available: domain.MustDecimal("1000")}}})
+		Balances: []domain.AssetBalance{{Asset: "BTC", Available: decimal.MustDecimal("1000")}}})
 	fake.Stream = "balance-zzz-exchange"
 	if err := projs[4].Apply(&fake); err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/domain/fold"
 	"github.com/tradeledger/tradeledger/domain/snap"
 )
@@ -176,7 +177,7 @@ func encodeFlow(e *snap.Encoder, f *fold.Flow) {
 		for _, s := range []string{c.Exchange, c.ID, c.Kind, c.FromAsset, c.ToAsset, c.FeeAsset} {
 			e.Text(s)
 		}
-		for _, d := range []domain.Decimal{c.FromAmount, c.ToAmount, c.Fee} {
+		for _, d := range []decimal.Decimal{c.FromAmount, c.ToAmount, c.Fee} {
 			e.Decimal(d)
 		}
 		e.Varint(c.Time)
@@ -249,11 +250,11 @@ func encodePairBook(e *snap.Encoder, b *pairBook) {
 	// table).
 	e.Len(b.recs.n)
 	buf := make([]uint64, 0, recordWords*recChunk)
-	var wide []domain.Decimal
-	c := func(x domain.Compact) uint64 {
+	var wide []decimal.Decimal
+	c := func(x decimal.Compact) uint64 {
 		if _, ok := x.Ref(); ok {
 			wide = append(wide, b.recs.get(x))
-			x = domain.CompactRef(len(wide) - 1)
+			x = decimal.CompactRef(len(wide) - 1)
 		}
 		return uint64(x)
 	}
@@ -328,16 +329,16 @@ func decodePairBook(d *snap.Decoder, b *pairBook, method domain.PnlMethod) {
 		for i := range chunk {
 			x := w[recordWords*i : recordWords*i+recordWords]
 			r := &chunk[i]
-			*r = orderRecord{time: int64(x[0]), posSide: x[1], id: int64(x[2]), rate: domain.Compact(x[3]),
-				amount: domain.Compact(x[4]), fee: domain.Compact(x[5]), avgPrice: domain.Compact(x[6]),
-				position: domain.Compact(x[7]), cashFlow: domain.Compact(x[8]), invCost: domain.Compact(x[9]),
-				abp: domain.Compact(x[10]), pnl: domain.Compact(x[11]), unmatchedQt: domain.Compact(x[12])}
+			*r = orderRecord{time: int64(x[0]), posSide: x[1], id: int64(x[2]), rate: decimal.Compact(x[3]),
+				amount: decimal.Compact(x[4]), fee: decimal.Compact(x[5]), avgPrice: decimal.Compact(x[6]),
+				position: decimal.Compact(x[7]), cashFlow: decimal.Compact(x[8]), invCost: decimal.Compact(x[9]),
+				abp: decimal.Compact(x[10]), pnl: decimal.Compact(x[11]), unmatchedQt: decimal.Compact(x[12])}
 			if done+i > 0 && !recLess(&prev, r) && d.Err() == nil {
 				d.Failf("pair %s: records out of (time, position) order at %d", b.key, done+i)
 			}
 			prev = *r
 			for _, v := range x[3:] {
-				if k, ok := domain.Compact(v).Ref(); ok {
+				if k, ok := decimal.Compact(v).Ref(); ok {
 					refs = max(refs, k+1)
 				}
 			}
@@ -368,19 +369,19 @@ func decodePairBook(d *snap.Decoder, b *pairBook, method domain.PnlMethod) {
 	}
 }
 
-func encodeDecimals(e *snap.Encoder, ds []domain.Decimal) {
+func encodeDecimals(e *snap.Encoder, ds []decimal.Decimal) {
 	e.Len(len(ds))
 	for _, x := range ds {
 		e.Decimal(x)
 	}
 }
 
-func decodeDecimals(d *snap.Decoder) []domain.Decimal {
+func decodeDecimals(d *snap.Decoder) []decimal.Decimal {
 	n := d.Len(1)
 	if n == 0 {
 		return nil
 	}
-	out := make([]domain.Decimal, n)
+	out := make([]decimal.Decimal, n)
 	for i := range out {
 		out[i] = d.Decimal()
 	}
@@ -431,7 +432,7 @@ func encodeAgg64(e *snap.Encoder, a *fold.PnlAgg[int64]) {
 	for _, n := range []int64{a.Trades, a.Buys, a.Sells, a.Wins, a.Losses, a.Evens, a.Priced, a.UBuys, a.USells, a.UWins, a.ULosses} {
 		e.Varint(n)
 	}
-	for _, x := range []domain.Decimal{a.Pnl, a.Profit, a.Loss, a.Fees, a.CpWins, a.CpLosses, a.BuyValue, a.SellValue,
+	for _, x := range []decimal.Decimal{a.Pnl, a.Profit, a.Loss, a.Fees, a.CpWins, a.CpLosses, a.BuyValue, a.SellValue,
 		a.Volume, a.Unmatched, a.Invested, a.Hero, a.Fuck} {
 		e.Decimal(x)
 	}
@@ -562,7 +563,7 @@ func encodeAgg(e *snap.Encoder, a *agg) {
 	for _, n := range []int32{a.Trades, a.Buys, a.Sells, a.Wins, a.Losses, a.Evens, a.Priced, a.UBuys, a.USells, a.UWins, a.ULosses} {
 		e.Varint(int64(n))
 	}
-	for _, x := range []domain.Decimal{a.Pnl, a.Profit, a.Loss, a.Fees, a.CpWins, a.CpLosses, a.BuyValue, a.SellValue,
+	for _, x := range []decimal.Decimal{a.Pnl, a.Profit, a.Loss, a.Fees, a.CpWins, a.CpLosses, a.BuyValue, a.SellValue,
 		a.Volume, a.Unmatched, a.Invested, a.Hero, a.Fuck} {
 		e.Decimal(x)
 	}

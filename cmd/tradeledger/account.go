@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/exchange/engine"
 	"github.com/tradeledger/tradeledger/projections"
 )
@@ -284,7 +285,7 @@ func printReconciliation(w io.Writer, r domain.Reconciliation, from int64) {
 	fmt.Fprintf(w, "%-10s %22s %22s %22s\n", "asset", "ledger", "exchange", "difference")
 	for _, a := range r.Assets {
 		mark := ""
-		if !domain.Decimal(a.Difference).IsZero() {
+		if !decimal.Decimal(a.Difference).IsZero() {
 			mark = "  ← differs"
 		}
 		fmt.Fprintf(w, "%-10s %22s %22s %22s%s\n", a.Asset, a.Ledger, a.Exchange, a.Difference, mark)

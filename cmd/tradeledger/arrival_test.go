@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 	tlhttp "github.com/tradeledger/tradeledger/http"
 	"github.com/tradeledger/tradeledger/projections"
@@ -76,15 +77,15 @@ func arrivalLog(rng *rand.Rand) ([]arrivalStream, int64) {
 	for i := 0; i < 24; i++ {
 		at := t0 + int64(i)*span/24
 		rates = append(rates, ev(at, domain.TypeRateObserved, domain.RateObserved{Exchange: "binance", Base: "BNB", Quote: "USDT",
-			Rate: domain.MustDecimal(fmt.Sprintf("%d.%02d", 500+rng.IntN(40), rng.IntN(100)))}))
+			Rate: decimal.MustDecimal(fmt.Sprintf("%d.%02d", 500+rng.IntN(40), rng.IntN(100)))}))
 	}
 	streams = append(streams, arrivalStream{domain.RateStream("binance"), rates})
 	var bals []domain.Event
 	for i := 0; i < 5; i++ {
 		at := t0 + int64(i+1)*span/6
 		bals = append(bals, ev(at, domain.TypeBalancesObserved, domain.BalancesObserved{Exchange: "binance", Balances: []domain.AssetBalance{
-			{Asset: "USDT", Available: domain.MustDecimal(fmt.Sprint(1000 + rng.IntN(9000)))},
-			{Asset: "BTC", Available: domain.MustDecimal(fmt.Sprintf("0.%03d", rng.IntN(1000)))}}}))
+			{Asset: "USDT", Available: decimal.MustDecimal(fmt.Sprint(1000 + rng.IntN(9000)))},
+			{Asset: "BTC", Available: decimal.MustDecimal(fmt.Sprintf("0.%03d", rng.IntN(1000)))}}}))
 	}
 	streams = append(streams, arrivalStream{domain.BalanceStream("binance"), bals})
 	for id := int64(1); id <= 70; id++ {
@@ -95,10 +96,10 @@ func arrivalLog(rng *rand.Rand) ([]arrivalStream, int64) {
 			side = domain.Sell
 		}
 		start := t0 + rng.Int64N(span)
-		amount := domain.MustDecimal(fmt.Sprintf("0.%02d", 10+rng.IntN(80)))
+		amount := decimal.MustDecimal(fmt.Sprintf("0.%02d", 10+rng.IntN(80)))
 		s := arrivalStream{name: domain.OrderStream(id)}
 		s.events = append(s.events, ev(start, domain.TypeOrderRequested, domain.OrderRequested{OrderID: id, Exchange: p.exchange,
-			Pair: p.pair, Side: side, Kind: domain.KindLimit, Amount: amount, Price: domain.MustDecimal(fmt.Sprint(p.price)),
+			Pair: p.pair, Side: side, Kind: domain.KindLimit, Amount: amount, Price: decimal.MustDecimal(fmt.Sprint(p.price)),
 			ClientOrderID: fmt.Sprintf("c%d", id)}))
 		s.events = append(s.events, ev(start, domain.TypeOrderAccepted, domain.OrderAccepted{ExchangeOrderID: fmt.Sprintf("x%d", id)}))
 		parts := 1 + rng.IntN(3)
@@ -111,15 +112,15 @@ func arrivalLog(rng *rand.Rand) ([]arrivalStream, int64) {
 			}
 			left = left.Sub(qty)
 			at = distinct(at + 1 + rng.Int64N(40*60_000))
-			price := domain.MustDecimal(fmt.Sprintf("%.4f", p.price*(1+(rng.Float64()-0.5)/20)))
+			price := decimal.MustDecimal(fmt.Sprintf("%.4f", p.price*(1+(rng.Float64()-0.5)/20)))
 			f := domain.OrderFilled{FillID: fmt.Sprintf("f%d-%d", id, k), Price: price, Quantity: qty, ExchangeTime: at}
 			switch rng.IntN(4) {
 			case 0:
-				f.Fee, f.FeeAsset = price.Mul(qty).Mul(domain.MustDecimal("0.001")).Round(8), quote
+				f.Fee, f.FeeAsset = price.Mul(qty).Mul(decimal.MustDecimal("0.001")).Round(8), quote
 			case 1:
-				f.Fee, f.FeeAsset = qty.Mul(domain.MustDecimal("0.001")).Round(8), base
+				f.Fee, f.FeeAsset = qty.Mul(decimal.MustDecimal("0.001")).Round(8), base
 			case 2:
-				f.Fee, f.FeeAsset = domain.MustDecimal(fmt.Sprintf("0.000%d", 1+rng.IntN(9))), "BNB"
+				f.Fee, f.FeeAsset = decimal.MustDecimal(fmt.Sprintf("0.000%d", 1+rng.IntN(9))), "BNB"
 			}
 			// Recorded when the exchange reported it: at once, or much later.
 			rec := at + rng.Int64N(3)*rng.Int64N(24*3600_000)
@@ -158,10 +159,10 @@ func arrivalAccounts(rng *rand.Rand, t0, span int64, distinct func(int64) int64,
 			side = domain.Sell
 		}
 		at := distinct(t0 + rng.Int64N(span))
-		price := domain.MustDecimal(fmt.Sprintf("%.4f", p.price*(1+(rng.Float64()-0.5)/20)))
-		qty := domain.MustDecimal(fmt.Sprintf("0.%02d", 5+rng.IntN(40)))
+		price := decimal.MustDecimal(fmt.Sprintf("%.4f", p.price*(1+(rng.Float64()-0.5)/20)))
+		qty := decimal.MustDecimal(fmt.Sprintf("0.%02d", 5+rng.IntN(40)))
 		add(p.exchange, domain.TypeExternalFill, at, domain.ExternalFill{Exchange: p.exchange, Pair: p.pair, TradeID: fmt.Sprintf("h%d", i),
-			OrderID: fmt.Sprintf("ho%d", i), Side: side, Price: price, Quantity: qty, Fee: price.Mul(qty).Mul(domain.MustDecimal("0.001")).Round(8),
+			OrderID: fmt.Sprintf("ho%d", i), Side: side, Price: price, Quantity: qty, Fee: price.Mul(qty).Mul(decimal.MustDecimal("0.001")).Round(8),
 			FeeAsset: quote, Time: at})
 	}
 	transfer := func(deposit bool, t domain.Transfer, statuses ...domain.TransferStatus) {
@@ -174,7 +175,7 @@ func arrivalAccounts(rng *rand.Rand, t0, span int64, distinct func(int64) int64,
 			add(t.Exchange, typ, t.Time, t)
 		}
 	}
-	btc := func(s string) domain.Decimal { return domain.MustDecimal(s) }
+	btc := func(s string) decimal.Decimal { return decimal.MustDecimal(s) }
 	at := func() int64 { return distinct(t0 + rng.Int64N(span*3/4)) }
 	// From the outside onto binance (coins of unknown cost), and a
 	// deposit never credited.
@@ -531,11 +532,11 @@ func overviewMatchesReports(t *testing.T, name string, answers map[string]string
 		if err := json.Unmarshal([]byte(rep), &r); err != nil {
 			t.Fatalf("%s: %v", rep, err)
 		}
-		var gain domain.Decimal
+		var gain decimal.Decimal
 		for _, x := range r.Totals {
-			gain = gain.Add(domain.MustDecimal(string(x.Gain)))
+			gain = gain.Add(decimal.MustDecimal(string(x.Gain)))
 		}
-		if pnl := domain.MustDecimal(string(o.Total.Pnl)); pnl != gain {
+		if pnl := decimal.MustDecimal(string(o.Total.Pnl)); pnl != gain {
 			t.Fatalf("%s: %s under %s: the overview's pnl %s, the realized report's gain %s", name, k, m, pnl, gain)
 		}
 		n++

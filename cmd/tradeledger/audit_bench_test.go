@@ -12,6 +12,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/audit"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 	"github.com/tradeledger/tradeledger/projections"
 )
@@ -104,12 +105,12 @@ func buildBenchLog(b *testing.B, store *sqlite.Store, n int) int {
 					e.Actor = domain.ActorCore
 					return e
 				}
-				p := domain.MustDecimal(strconv.FormatInt(price, 10))
-				q := domain.MustDecimal("0.5")
+				p := decimal.MustDecimal(strconv.FormatInt(price, 10))
+				q := decimal.MustDecimal("0.5")
 				evs := []domain.Event{
 					mk(domain.TypeOrderRequested, domain.OrderRequested{OrderID: id, Exchange: "binance", Pair: pair, Side: side, Kind: domain.KindLimit, Amount: q, Price: p, ClientOrderID: fmt.Sprint("c", id)}),
 					mk(domain.TypeOrderAccepted, domain.OrderAccepted{ExchangeOrderID: fmt.Sprint("x", id)}),
-					mk(domain.TypeOrderFilled, domain.OrderFilled{FillID: fmt.Sprint("f", id), Price: p, Quantity: q, Fee: domain.MustDecimal("0.05"), FeeAsset: "USDT"}),
+					mk(domain.TypeOrderFilled, domain.OrderFilled{FillID: fmt.Sprint("f", id), Price: p, Quantity: q, Fee: decimal.MustDecimal("0.05"), FeeAsset: "USDT"}),
 				}
 				if _, err := store.Append(ctx, domain.OrderStream(id), domain.NoStream, evs...); err != nil {
 					errs <- err

@@ -16,6 +16,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/books"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	tlhttp "github.com/tradeledger/tradeledger/http"
 	"github.com/tradeledger/tradeledger/projections"
 )
@@ -60,11 +61,11 @@ func TestBooksExportCommand(t *testing.T) {
 	for i, c := range recs[0] {
 		col[c] = i
 	}
-	var gain domain.Decimal
+	var gain decimal.Decimal
 	for _, r := range recs[1:] {
-		gain = gain.Add(domain.MustDecimal(r[col["gain"]]))
+		gain = gain.Add(decimal.MustDecimal(r[col["gain"]]))
 	}
-	if gain != domain.DecimalFromInt(35) || recs[1][col["disposed_at"]] != "2024-03-02T12:00:00.000Z" {
+	if gain != decimal.DecimalFromInt(35) || recs[1][col["disposed_at"]] != "2024-03-02T12:00:00.000Z" {
 		t.Errorf("gains %s, first disposal %s\n%s", gain, recs[1][col["disposed_at"]], b)
 	}
 	again := filepath.Join(t.TempDir(), "again.csv")

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/exchange/ccxt/krakenfixture"
 	"github.com/tradeledger/tradeledger/exchange/engine"
 )
@@ -68,7 +69,7 @@ func TestConnectorsServeCCXT(t *testing.T) {
 	}
 	id := domain.ClientOrderID("0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0")
 	o, err := x.PlaceOrder(context.Background(), domain.PlaceOrderRequest{ClientOrderID: id, Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindLimit,
-		Amount: domain.MustDecimal("0.01"), Price: domain.MustDecimal("20000")})
+		Amount: decimal.MustDecimal("0.01"), Price: decimal.MustDecimal("20000")})
 	if err != nil {
 		t.Fatal(err)
 	}

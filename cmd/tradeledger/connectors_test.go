@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/exchange/binance/fixture"
 	"github.com/tradeledger/tradeledger/exchange/engine"
 )
@@ -188,7 +189,7 @@ func TestServeChoosesBinance(t *testing.T) {
 	}
 	id := e.order("trade/buy", map[string]any{"exch": "binance", "pair": "USDT-BTC", "amt": 0.01, "price": 50000})
 	orders := fx.Orders()
-	if len(orders) != 1 || orders[0].Status != "NEW" || orders[0].Price != domain.MustDecimal("50000") {
+	if len(orders) != 1 || orders[0].Status != "NEW" || orders[0].Price != decimal.MustDecimal("50000") {
 		t.Fatalf("fixture orders %+v, want one resting buy at 50000", orders)
 	}
 	o, ok := e.m.Engine.Orders.Order(id)
@@ -293,7 +294,7 @@ func TestBinanceEndToEndKilledMidPlacement(t *testing.T) {
 	}
 	sell := e.order("trade/sell", with("price", 70000))
 	sellOrder, _ := e.m.Engine.Orders.Order(sell)
-	if err := fx.Fill(sellOrder.ClientOrderID, domain.MustDecimal("0.004")); err != nil {
+	if err := fx.Fill(sellOrder.ClientOrderID, decimal.MustDecimal("0.004")); err != nil {
 		t.Fatal(err)
 	}
 	e.cycle() // the partial fill is recorded
@@ -349,7 +350,7 @@ func TestBinanceEndToEndKilledMidPlacement(t *testing.T) {
 	if got := fx.Requests("POST /api/v3/order"); got != placements+1 {
 		t.Fatalf("%d placements after the restart, want exactly 1 re-send", got-placements)
 	}
-	if err := fx.Fill(sellOrder.ClientOrderID, domain.MustDecimal("0.006")); err != nil {
+	if err := fx.Fill(sellOrder.ClientOrderID, decimal.MustDecimal("0.006")); err != nil {
 		t.Fatal(err)
 	}
 	e2.clock.Advance(time.Minute)

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/exchange/engine"
 	"github.com/tradeledger/tradeledger/projections"
 )
@@ -140,7 +141,7 @@ func (e *tradingE2E) order(path string, body map[string]any) int64 {
 func (e *tradingE2E) cycle(price string) {
 	e.t.Helper()
 	e.clock.Advance(time.Second)
-	if err := e.m.Simulator.SetPrice("binance", "USDT-BTC", domain.MustDecimal(price)); err != nil {
+	if err := e.m.Simulator.SetPrice("binance", "USDT-BTC", decimal.MustDecimal(price)); err != nil {
 		e.t.Fatal(err)
 	}
 	if n := e.m.Engine.Scheduler.Cycle(context.Background()); n != 1 {

@@ -19,6 +19,7 @@ import (
 	ch "github.com/ClickHouse/clickhouse-go/v2"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 	"github.com/tradeledger/tradeledger/projections/clickhouse"
 )
@@ -60,11 +61,11 @@ func writeTradingLog(t *testing.T, dir string, n int) uint64 {
 		if i%2 == 0 {
 			side = domain.Sell
 		}
-		price := domain.DecimalFromInt(int64(100 + i%7))
+		price := decimal.DecimalFromInt(int64(100 + i%7))
 		res, err := s.Append(context.Background(), domain.OrderStream(int64(i)), domain.NoStream,
 			domain.NewEvent(clock, domain.TypeOrderRequested, domain.OrderRequested{OrderID: int64(i), Exchange: "binance", Pair: "USDT-BTC",
-				Side: side, Kind: domain.KindLimit, Amount: domain.DecimalFromInt(1), Price: price, ClientOrderID: fmt.Sprint(i)}),
-			domain.NewEvent(clock, domain.TypeOrderFilled, domain.OrderFilled{FillID: fmt.Sprint(i), Price: price, Quantity: domain.DecimalFromInt(1), FeeAsset: "USDT"}))
+				Side: side, Kind: domain.KindLimit, Amount: decimal.DecimalFromInt(1), Price: price, ClientOrderID: fmt.Sprint(i)}),
+			domain.NewEvent(clock, domain.TypeOrderFilled, domain.OrderFilled{FillID: fmt.Sprint(i), Price: price, Quantity: decimal.DecimalFromInt(1), FeeAsset: "USDT"}))
 		if err != nil {
 			t.Fatal(err)
 		}

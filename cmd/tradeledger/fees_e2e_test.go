@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/exchange/binance/fixture"
 )
 
@@ -35,13 +35,13 @@ func (e *tradingE2E) total(key string) map[string]any {
 	return out
 }
 
-func decOf(t *testing.T, v any) domain.Decimal {
+func decOf(t *testing.T, v any) decimal.Decimal {
 	t.Helper()
 	s := fmt.Sprint(v)
 	if f, ok := v.(float64); ok {
 		s = strconv.FormatFloat(f, 'f', -1, 64)
 	}
-	d, err := domain.ParseDecimal(s)
+	d, err := decimal.ParseDecimal(s)
 	if err != nil {
 		t.Fatalf("%v: %v", v, err)
 	}
@@ -68,11 +68,11 @@ func TestBaseFeeAgreesWithBinanceBalances(t *testing.T) {
 	e.order("trade/buy/market", map[string]any{"exch": "binance", "pair": "USDT-BTC", "amt": 0.01})
 	e.cycle()
 	btc1, _ := fx.Balance("BTC")
-	if got := btc1.Sub(btc0); got != domain.MustDecimal("0.00999") {
+	if got := btc1.Sub(btc0); got != decimal.MustDecimal("0.00999") {
 		t.Fatalf("Binance BTC after the buy +%s, want +0.00999", got)
 	}
 	recs := e.records(key)
-	if len(recs) != 1 || recs[0]["feeAsset"] != "BTC" || decOf(t, recs[0]["feeAmount"]) != domain.MustDecimal("0.00001") ||
+	if len(recs) != 1 || recs[0]["feeAsset"] != "BTC" || decOf(t, recs[0]["feeAmount"]) != decimal.MustDecimal("0.00001") ||
 		decOf(t, recs[0]["balance"]) != btc1.Sub(btc0) {
 		t.Fatalf("buy record %v: want feeAsset BTC, feeAmount 0.00001, balance 0.00999 (as Binance)", recs)
 	}
@@ -120,7 +120,7 @@ func TestPaperFeesInBNB(t *testing.T) {
 		t.Fatalf("config/update = %d %v", status, out)
 	}
 	e.startManualPair("binance", "USDT-BTC")
-	if err := e.m.Simulator.SetPrice("binance", "USDT-BNB", domain.MustDecimal("500")); err != nil {
+	if err := e.m.Simulator.SetPrice("binance", "USDT-BNB", decimal.MustDecimal("500")); err != nil {
 		t.Fatal(err)
 	}
 	e.cycle("60000") // records USDT-BTC's rate and BNB's
@@ -128,14 +128,14 @@ func TestPaperFeesInBNB(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bnb := func() domain.Decimal {
+	bnb := func() decimal.Decimal {
 		bs, _ := x.Balances(t.Context())
 		for _, b := range bs {
 			if b.Asset == "BNB" {
 				return b.Available.Add(b.OnOrder)
 			}
 		}
-		return domain.Zero
+		return decimal.Zero
 	}
 	bnb0 := bnb()
 	e.order("trade/buy/market", map[string]any{"exch": "binance", "pair": "USDT-BTC", "amt": 0.01})
@@ -146,10 +146,10 @@ func TestPaperFeesInBNB(t *testing.T) {
 	}
 	r := recs[len(recs)-1]
 	cost := decOf(t, r["cost"])
-	wantQuote := cost.Mul(domain.MustDecimal("0.001"))
-	wantBNB := wantQuote.Div(domain.MustDecimal("500"))
+	wantQuote := cost.Mul(decimal.MustDecimal("0.001"))
+	wantBNB := wantQuote.Div(decimal.MustDecimal("500"))
 	if r["feeAsset"] != "BNB" || decOf(t, r["feeAmount"]) != wantBNB || decOf(t, r["feeQuote"]) != wantQuote ||
-		decOf(t, r["fees"]) != wantQuote || decOf(t, r["feeRate"]) != domain.MustDecimal("500") {
+		decOf(t, r["fees"]) != wantQuote || decOf(t, r["feeRate"]) != decimal.MustDecimal("500") {
 		t.Fatalf("record %v: want %s BNB valued %s USDT at 500", r, wantBNB, wantQuote)
 	}
 	if _, ok := r["unconvertedFees"]; ok {

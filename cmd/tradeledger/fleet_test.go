@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/domain/pnlread"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 )
@@ -30,8 +31,8 @@ func writePairLog(t *testing.T, store domain.EventStore, clock *domain.ManualClo
 		if i%3 == 2 {
 			side = domain.Sell
 		}
-		price := domain.NewDecimal(base*100+int64((i*37)%41)*100+int64(i%7)*13, 2)
-		qty := domain.NewDecimal(int64(1+i%4), 1)
+		price := decimal.NewDecimal(base*100+int64((i*37)%41)*100+int64(i%7)*13, 2)
+		qty := decimal.NewDecimal(int64(1+i%4), 1)
 		quote, _, _ := domain.SplitPair(pair)
 		if _, err := store.Append(context.Background(), domain.OrderStream(id), domain.NoStream,
 			domain.NewEvent(clock, domain.TypeOrderRequested, domain.OrderRequested{OrderID: id, Exchange: exchange, Pair: pair,
@@ -97,7 +98,7 @@ func (s *fleetService) caughtUp(t *testing.T) {
 // currency (over several quotes, converted by its own Ledger), else — its
 // pairs all quoted in another currency — everything but the counts
 // unconverted in that one.
-func (s *fleetService) ownInCurrency(t *testing.T, currency string) (pnlread.FleetFigures, domain.Decimal) {
+func (s *fleetService) ownInCurrency(t *testing.T, currency string) (pnlread.FleetFigures, decimal.Decimal) {
 	t.Helper()
 	var o pnlread.Overview
 	if err := json.Unmarshal(s.request(t, "POST", "/api/v1/pnl/overview", map[string]any{"timezone": "UTC", "keys": []string{"All"}}), &o); err != nil {
@@ -112,14 +113,14 @@ func (s *fleetService) ownInCurrency(t *testing.T, currency string) (pnlread.Fle
 	}
 	switch {
 	case o.Unit == currency:
-		return f, domain.Decimal(tot.BuyPnl)
+		return f, decimal.Decimal(tot.BuyPnl)
 	case o.PerQuote == nil:
-		f.Pnl, f.BuyBaseValue, f.SellBaseValue, f.UnmatchedBaseValue = domain.Number{}, domain.Number{}, domain.Number{}, domain.Number{}
+		f.Pnl, f.BuyBaseValue, f.SellBaseValue, f.UnmatchedBaseValue = decimal.Number{}, decimal.Number{}, decimal.Number{}, decimal.Number{}
 		f.Unconverted = map[string]pnlread.Unconverted{o.Unit: {Pnl: tot.Pnl, Trades: tot.NumberOfTrades, UnrealizedPnl: tot.BuyPnl}}
-		return f, domain.Zero
+		return f, decimal.Zero
 	}
 	t.Fatalf("%s answers in %s over several quotes: not comparable with the fleet in %s", s.name, o.Unit, currency)
-	return f, domain.Zero
+	return f, decimal.Zero
 }
 
 // Three services write into one real ClickHouse database, each under its
@@ -196,15 +197,17 @@ func TestFleetOfThreeServices(t *testing.T) {
 			t.Fatalf("%s: %s", phase, first)
 		}
 		sum := pnlread.FleetFigures{Unconverted: map[string]pnlread.Unconverted{}}
-		var sumUnr domain.Decimal
-		add := func(a *domain.Number, b domain.Number) { *a = domain.Number(domain.Decimal(*a).Add(domain.Decimal(b))) }
+		var sumUnr decimal.Decimal
+		add := func(a *decimal.Number, b decimal.Number) {
+			*a = decimal.Number(decimal.Decimal(*a).Add(decimal.Decimal(b)))
+		}
 		for i, s := range fleet {
 			got := o.Instances[i]
 			want, wantUnr := s.ownInCurrency(t, "USDT")
 			if got.Name != s.name || got.Status != pnlread.FleetCurrent || got.Pnl != want.Pnl || got.NumberOfTrades != want.NumberOfTrades ||
 				got.BuyCount != want.BuyCount || got.SellCount != want.SellCount || got.Winning != want.Winning || got.Losing != want.Losing ||
 				got.Breakeven != want.Breakeven || got.BuyBaseValue != want.BuyBaseValue || got.SellBaseValue != want.SellBaseValue ||
-				got.UnmatchedBaseValue != want.UnmatchedBaseValue || domain.Decimal(got.UnrealizedPnl) != wantUnr ||
+				got.UnmatchedBaseValue != want.UnmatchedBaseValue || decimal.Decimal(got.UnrealizedPnl) != wantUnr ||
 				!sameUnconverted(got.Unconverted, want.Unconverted) {
 				t.Fatalf("%s: the fleet's %s\n%+v\nits own answer in USDT\n%+v (unrealized %v)", phase, s.name, got, want, wantUnr)
 			}
@@ -227,14 +230,14 @@ func TestFleetOfThreeServices(t *testing.T) {
 		tot := o.Total
 		if tot.Pnl != sum.Pnl || tot.BuyBaseValue != sum.BuyBaseValue || tot.SellBaseValue != sum.SellBaseValue ||
 			tot.UnmatchedBaseValue != sum.UnmatchedBaseValue || tot.NumberOfTrades != sum.NumberOfTrades || tot.Winning != sum.Winning ||
-			tot.Losing != sum.Losing || domain.Decimal(tot.UnrealizedPnl) != sumUnr || !sameUnconverted(tot.Unconverted, sum.Unconverted) {
+			tot.Losing != sum.Losing || decimal.Decimal(tot.UnrealizedPnl) != sumUnr || !sameUnconverted(tot.Unconverted, sum.Unconverted) {
 			t.Fatalf("%s: the fleet's total\n%+v\nthe sum of the instances' own answers\n%+v (unrealized %v)", phase, tot, sum, sumUnr)
 		}
 		return o
 	}
 
 	o := check("no EUR rate")
-	if g := o.Instances[2]; g.Unconverted["EUR"].Trades != 30 || !domain.Decimal(g.Pnl).IsZero() || g.NumberOfTrades != 30 {
+	if g := o.Instances[2]; g.Unconverted["EUR"].Trades != 30 || !decimal.Decimal(g.Pnl).IsZero() || g.NumberOfTrades != 30 {
 		t.Fatalf("gamma without a rate: %+v; want its 30 fills counted, their money unconverted in EUR", g)
 	}
 	// The service reading PNL from ClickHouse answers from its own rows:
@@ -277,17 +280,17 @@ func TestFleetOfThreeServices(t *testing.T) {
 	store := gamma.m.DataDir.Store
 	gamma.clock.Advance(time.Hour)
 	if _, err := store.Append(context.Background(), domain.RateStream("binance"), domain.Any, domain.NewEvent(gamma.clock, domain.TypeRateObserved,
-		domain.RateObserved{Exchange: "binance", Base: "EUR", Quote: "USDT", Rate: domain.MustDecimal("1.0825")})); err != nil {
+		domain.RateObserved{Exchange: "binance", Base: "EUR", Quote: "USDT", Rate: decimal.MustDecimal("1.0825")})); err != nil {
 		t.Fatal(err)
 	}
 	writePairLog(t, store, gamma.clock, "binance", "EUR-BTC", 31, 15, 56000)
 	if _, err := store.Append(context.Background(), domain.OrderStream(99), domain.NoStream, domain.NewEvent(gamma.clock, domain.TypeOrderRequested,
 		domain.OrderRequested{OrderID: 99, Exchange: "binance", Pair: "USDT-ETH", Side: domain.Buy, Kind: domain.KindLimit,
-			Amount: domain.MustDecimal("1"), Price: domain.MustDecimal("3000"), ClientOrderID: "c99"})); err != nil {
+			Amount: decimal.MustDecimal("1"), Price: decimal.MustDecimal("3000"), ClientOrderID: "c99"})); err != nil {
 		t.Fatal(err)
 	}
 	o = check("an EUR rate")
-	if g := o.Instances[2]; g.Unconverted["EUR"].Trades != 30 || g.NumberOfTrades != 45 || !domain.Decimal(g.BuyBaseValue).IsPos() {
+	if g := o.Instances[2]; g.Unconverted["EUR"].Trades != 30 || g.NumberOfTrades != 45 || !decimal.Decimal(g.BuyBaseValue).IsPos() {
 		t.Fatalf("gamma with a rate: %+v; want 15 fills converted, the 30 before the rate unconverted", g)
 	}
 

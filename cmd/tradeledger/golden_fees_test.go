@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/domain/pnlread"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 	"github.com/tradeledger/tradeledger/projections"
@@ -67,8 +68,8 @@ func feeHistory(t *testing.T) []goldenEvent {
 	for _, s := range info.Symbols {
 		pairOf[s.Symbol] = [2]string{s.QuoteAsset, s.BaseAsset}
 	}
-	dec := func(s string) domain.Decimal {
-		d, err := domain.ParseDecimal(s)
+	dec := func(s string) decimal.Decimal {
+		d, err := decimal.ParseDecimal(s)
 		if err != nil {
 			t.Fatalf("%q: %v", s, err)
 		}
@@ -154,9 +155,9 @@ func pick(t *testing.T, doc []byte, path ...any) string {
 	case nil:
 		return ""
 	case json.Number:
-		return string(domain.MustDecimal(x.String()).AppendTrimmed(nil))
+		return string(decimal.MustDecimal(x.String()).AppendTrimmed(nil))
 	case string:
-		if d, err := domain.ParseDecimal(x); err == nil {
+		if d, err := decimal.ParseDecimal(x); err == nil {
 			return string(d.AppendTrimmed(nil))
 		}
 		return x
@@ -244,7 +245,7 @@ func answersOf(t *testing.T, r pnlread.PnlReader) goldenAnswers {
 	}
 	a := goldenAnswers{totals: map[string][]byte{}}
 	a.overview, _ = json.Marshal(o)
-	a.sum, _ = json.Marshal(map[string]any{"pnl": domain.Number(s.Pnl), "invested": domain.Number(s.Invested), "unconvertedFees": s.UnconvertedFees})
+	a.sum, _ = json.Marshal(map[string]any{"pnl": decimal.Number(s.Pnl), "invested": decimal.Number(s.Invested), "unconvertedFees": s.UnconvertedFees})
 	for _, k := range goldenKeys {
 		tot, err := r.Total(k)
 		if err != nil {

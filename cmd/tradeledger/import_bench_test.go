@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/domain/gunbot"
 	"github.com/tradeledger/tradeledger/domain/gunbot/gunbottest"
 	"github.com/tradeledger/tradeledger/eventstore"
@@ -51,8 +52,8 @@ func appendRate64(b *testing.B, total int) float64 {
 	evs := make([]domain.Event, perWriter*writers)
 	for i := range evs {
 		evs[(i%writers)*perWriter+i/writers] = domain.NewEvent(clock, domain.TypeOrderFilled, domain.OrderFilled{
-			FillID: fmt.Sprintf("f-%d", i), Price: domain.MustDecimal("27123.45"), Quantity: domain.MustDecimal("0.0123"),
-			Fee: domain.MustDecimal("0.00001230"), FeeAsset: "BTC",
+			FillID: fmt.Sprintf("f-%d", i), Price: decimal.MustDecimal("27123.45"), Quantity: decimal.MustDecimal("0.0123"),
+			Fee: decimal.MustDecimal("0.00001230"), FeeAsset: "BTC",
 		})
 	}
 	var next atomic.Int64

@@ -17,6 +17,7 @@ import (
 	"syscall"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 func main() {
@@ -43,6 +44,9 @@ func errorLine(err error) string {
 	plain = func(e error) {
 		if de, ok := e.(*domain.Error); ok {
 			s = strings.Replace(s, de.Error(), de.Message, 1)
+		}
+		if pe, ok := e.(*decimal.ParseError); ok {
+			s = strings.Replace(s, pe.Error(), pe.Message, 1)
 		}
 		switch u := e.(type) {
 		case interface{ Unwrap() error }:

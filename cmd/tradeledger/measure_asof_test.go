@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // measureTradingLog writes n filled orders (a buy and a sell alternating,
@@ -42,12 +43,12 @@ func measureTradingLog(t *testing.T, n int) string {
 		if i%2 == 0 {
 			side = domain.Sell
 		}
-		price := domain.DecimalFromInt(int64(100 + i%7))
+		price := decimal.DecimalFromInt(int64(100 + i%7))
 		evs[i] = []domain.Event{
 			domain.NewEvent(clock, domain.TypeOrderRequested, domain.OrderRequested{OrderID: int64(i), Exchange: "binance", Pair: "USDT-BTC",
-				Side: side, Kind: domain.KindLimit, Amount: domain.DecimalFromInt(1), Price: price, ClientOrderID: fmt.Sprint(i)}),
-			domain.NewEvent(clock, domain.TypeOrderFilled, domain.OrderFilled{FillID: fmt.Sprint(i), Price: price, Quantity: domain.DecimalFromInt(1),
-				Fee: domain.MustDecimal("0.1"), FeeAsset: "USDT"}),
+				Side: side, Kind: domain.KindLimit, Amount: decimal.DecimalFromInt(1), Price: price, ClientOrderID: fmt.Sprint(i)}),
+			domain.NewEvent(clock, domain.TypeOrderFilled, domain.OrderFilled{FillID: fmt.Sprint(i), Price: price, Quantity: decimal.DecimalFromInt(1),
+				Fee: decimal.MustDecimal("0.1"), FeeAsset: "USDT"}),
 		}
 	}
 	next := atomic.Int64{}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/domain/pnlread"
 	"github.com/tradeledger/tradeledger/exchange/ccxt/krakenfixture"
 )
@@ -34,20 +35,20 @@ func startKrakenE2E(t *testing.T, fx *krakenfixture.Server, secret, pair string)
 func TestCCXTSubCentFillExact(t *testing.T) {
 	secret := base64.StdEncoding.EncodeToString([]byte("cmd-kraken-secret"))
 	fx := krakenfixture.NewMarket("cmd-key", secret, krakenfixture.Market{ID: "BABYDOGEUSDT", WSName: "BABYDOGE/USDT",
-		Base: "BABYDOGE", BaseAlt: "BABYDOGE", Quote: "USDT", Bid: domain.MustDecimal("0.0000000011"), Ask: domain.MustDecimal("0.0000000012"),
-		PairDecimals: 10, LotDecimals: 0, OrderMin: domain.MustDecimal("1"), CostMin: domain.MustDecimal("0.5"),
-		Balances: map[string]domain.Decimal{"USDT": domain.MustDecimal("100000")}})
+		Base: "BABYDOGE", BaseAlt: "BABYDOGE", Quote: "USDT", Bid: decimal.MustDecimal("0.0000000011"), Ask: decimal.MustDecimal("0.0000000012"),
+		PairDecimals: 10, LotDecimals: 0, OrderMin: decimal.MustDecimal("1"), CostMin: decimal.MustDecimal("0.5"),
+		Balances: map[string]decimal.Decimal{"USDT": decimal.MustDecimal("100000")}})
 	defer fx.Close()
 	e := startKrakenE2E(t, fx, secret, "USDT-BABYDOGE")
 	buy := e.order("trade/buy", map[string]any{"exch": "kraken", "pair": "USDT-BABYDOGE", "amt": 1000000000000, "price": 0.0000000012})
 	bo, _ := e.m.Engine.Orders.Order(buy)
-	if err := fx.Fill(bo.ClientOrderID, domain.MustDecimal("1000000000000")); err != nil {
+	if err := fx.Fill(bo.ClientOrderID, decimal.MustDecimal("1000000000000")); err != nil {
 		t.Fatal(err)
 	}
 	e.cycleOnce()
 	sell := e.order("trade/sell", map[string]any{"exch": "kraken", "pair": "USDT-BABYDOGE", "amt": 500000000000, "price": 0.0000000013})
 	so, _ := e.m.Engine.Orders.Order(sell)
-	if err := fx.Fill(so.ClientOrderID, domain.MustDecimal("500000000000")); err != nil {
+	if err := fx.Fill(so.ClientOrderID, decimal.MustDecimal("500000000000")); err != nil {
 		t.Fatal(err)
 	}
 	e.cycleOnce()
@@ -57,7 +58,7 @@ func TestCCXTSubCentFillExact(t *testing.T) {
 		t.Fatalf("records %+v, want the buy and the sell", recs)
 	}
 	s, b := recs[0], recs[1]
-	d := domain.MustDecimal
+	d := decimal.MustDecimal
 	sameDecimals(t, []namedDecimal{
 		{"buy amount", b.Amount, d("1000000000000")},
 		{"buy rate", b.Rate, d("0.0000000012")},
@@ -98,7 +99,7 @@ func TestCCXTNumberTooWideNeedsAttention(t *testing.T) {
 	id := e.order("trade/buy", map[string]any{"exch": "kraken", "pair": "USDT-BTC", "amt": 0.01, "price": 20000})
 	o, _ := e.m.Engine.Orders.Order(id)
 	fx.TradeText("vol", "0.0100000000001")
-	if err := fx.Fill(o.ClientOrderID, domain.MustDecimal("0.01")); err != nil {
+	if err := fx.Fill(o.ClientOrderID, decimal.MustDecimal("0.01")); err != nil {
 		t.Fatal(err)
 	}
 	e.cycleOnce()

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/domain/pnlread"
 	"github.com/tradeledger/tradeledger/exchange/binance/fixture"
 )
@@ -19,13 +20,13 @@ import (
 // babydoge is a sub-cent token as Binance-like exchanges list it: prices
 // with 10 decimals, whole-unit quantities.
 var babydoge = fixture.Symbol{Name: "BABYDOGEUSDT", Base: "BABYDOGE", Quote: "USDT",
-	Bid: domain.MustDecimal("0.0000000011"), Ask: domain.MustDecimal("0.0000000012"),
-	Tick: domain.MustDecimal("0.0000000001"), Step: domain.MustDecimal("1"), MinQty: domain.MustDecimal("1"), Min: domain.MustDecimal("1")}
+	Bid: decimal.MustDecimal("0.0000000011"), Ask: decimal.MustDecimal("0.0000000012"),
+	Tick: decimal.MustDecimal("0.0000000001"), Step: decimal.MustDecimal("1"), MinQty: decimal.MustDecimal("1"), Min: decimal.MustDecimal("1")}
 
 // namedDecimal is a figure, its value and the value it must have.
 type namedDecimal struct {
 	name      string
-	got, want domain.Decimal
+	got, want decimal.Decimal
 }
 
 // sameDecimals reports every figure that is not exactly what it must be.
@@ -74,7 +75,7 @@ func TestBinanceSubCentFillExact(t *testing.T) {
 	e.cycle()
 	sell := e.order("trade/sell", map[string]any{"exch": "binance", "pair": "USDT-BABYDOGE", "amt": 500000000000, "price": 0.0000000013})
 	so, _ := e.m.Engine.Orders.Order(sell)
-	if err := fx.Fill(so.ClientOrderID, domain.MustDecimal("500000000000")); err != nil {
+	if err := fx.Fill(so.ClientOrderID, decimal.MustDecimal("500000000000")); err != nil {
 		t.Fatal(err)
 	}
 	e.cycle()
@@ -84,7 +85,7 @@ func TestBinanceSubCentFillExact(t *testing.T) {
 		t.Fatalf("records %+v, want the buy and the sell", recs)
 	}
 	s, b := recs[0], recs[1] // newest first
-	d := domain.MustDecimal
+	d := decimal.MustDecimal
 	sameDecimals(t, []namedDecimal{
 		{"buy amount", b.Amount, d("1000000000000")},
 		{"buy rate", b.Rate, d("0.0000000012")},
@@ -105,7 +106,7 @@ func TestBinanceSubCentFillExact(t *testing.T) {
 		t.Fatalf("pnl sum %+v %v, want pnl 48.75 on 600.6 invested", sum, err)
 	}
 	// The balances the connector observed: 10^12 bought, half sold.
-	var babyBal domain.Decimal
+	var babyBal decimal.Decimal
 	found := false
 	for _, ob := range e.m.Engine.Trader.Balances() {
 		for _, ab := range ob.Balances {
@@ -140,7 +141,7 @@ func TestBinanceNumberTooWideNeedsAttention(t *testing.T) {
 			id := e.order("trade/buy", map[string]any{"exch": "binance", "pair": "USDT-BTC", "amt": 0.0012, "price": 50000})
 			o, _ := e.m.Engine.Orders.Order(id)
 			fx.TradeText(c.field, c.raw)
-			if err := fx.Fill(o.ClientOrderID, domain.MustDecimal("0.0012")); err != nil {
+			if err := fx.Fill(o.ClientOrderID, decimal.MustDecimal("0.0012")); err != nil {
 				t.Fatal(err)
 			}
 			e.cycle()
@@ -191,7 +192,7 @@ func TestAttentionCommand(t *testing.T) {
 	stream := domain.OrderStream(7)
 	if _, err := d.Store.Append(context.Background(), stream, domain.NoStream,
 		domain.NewEvent(clock, domain.TypeOrderRequested, domain.OrderRequested{OrderID: 7, Exchange: "binance", Pair: "USDT-BTC", Side: domain.Buy,
-			Kind: domain.KindLimit, Amount: domain.MustDecimal("1"), Price: domain.MustDecimal("1"), ClientOrderID: "c7"}),
+			Kind: domain.KindLimit, Amount: decimal.MustDecimal("1"), Price: decimal.MustDecimal("1"), ClientOrderID: "c7"}),
 		domain.NewEvent(clock, domain.TypeOrderNeedsAttention, domain.OrderNeedsAttention{Exchange: "binance", Pair: "USDT-BTC", FillID: "f1",
 			Field: "qty", Raw: "1e30", Reason: "not a decimal"})); err != nil {
 		t.Fatal(err)

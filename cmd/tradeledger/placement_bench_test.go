@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/cmd/benchab/loadgen"
-	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 	"github.com/tradeledger/tradeledger/exchange/paper"
 	"github.com/tradeledger/tradeledger/projections"
@@ -101,7 +101,7 @@ func BenchmarkPlacementOpenLoop(b *testing.B) {
 	settings := m.Simulator.Settings
 	m.Simulator.Settings = func(name string) (paper.ExchangeSettings, bool) {
 		set, ok := settings(name)
-		set.Balances = map[string]domain.Decimal{"USDT": domain.DecimalFromInt(1_000_000_000), "BTC": domain.DecimalFromInt(1_000)}
+		set.Balances = map[string]decimal.Decimal{"USDT": decimal.DecimalFromInt(1_000_000_000), "BTC": decimal.DecimalFromInt(1_000)}
 		return set, ok
 	}
 	store, ok := m.DataDir.Store.(*sqlite.Store)

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 	"github.com/tradeledger/tradeledger/eventstore/transparency"
 )
@@ -165,7 +166,7 @@ func TestCheckpointsCatchTampering(t *testing.T) {
 		t.Fatal(err)
 	}
 	fill := domain.NewEvent(domain.NewManualClock(time.UnixMilli(1_750_000_000_000)), domain.TypeOrderFilled,
-		domain.OrderFilled{FillID: "f-1", Price: domain.MustDecimal("27123.45"), Quantity: domain.MustDecimal("0.5"), Fee: domain.MustDecimal("0.01"), FeeAsset: "USDT"})
+		domain.OrderFilled{FillID: "f-1", Price: decimal.MustDecimal("27123.45"), Quantity: decimal.MustDecimal("0.5"), Fee: decimal.MustDecimal("0.01"), FeeAsset: "USDT"})
 	if _, err := d.Store.Append(context.Background(), "order-1", domain.Any, fill); err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +190,7 @@ func TestCheckpointsCatchTampering(t *testing.T) {
 	if err := oldFill.Decode(&f); err != nil {
 		t.Fatal(err)
 	}
-	f.Price = domain.MustDecimal("27000.45") // the fill's price lowered
+	f.Price = decimal.MustDecimal("27000.45") // the fill's price lowered
 	b, _ := json.Marshal(f)
 	edited := string(b)
 	if edited == string(oldFill.Data) {

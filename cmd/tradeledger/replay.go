@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/exchange/engine"
 	tlhttp "github.com/tradeledger/tradeledger/http"
 	"github.com/tradeledger/tradeledger/projections"
@@ -117,10 +118,10 @@ type openOrder struct {
 	Side      domain.Side       `json:"side"`
 	Kind      domain.OrderKind  `json:"kind"`
 	State     domain.OrderState `json:"state"`
-	Amount    domain.Number     `json:"amount"`
-	Filled    domain.Number     `json:"filled"`
-	Price     domain.Number     `json:"price"`
-	StopPrice domain.Number     `json:"stopPrice,omitzero"`
+	Amount    decimal.Number    `json:"amount"`
+	Filled    decimal.Number    `json:"filled"`
+	Price     decimal.Number    `json:"price"`
+	StopPrice decimal.Number    `json:"stopPrice,omitzero"`
 	Time      int64             `json:"time"` // of the order's last event
 }
 
@@ -131,8 +132,8 @@ func openOrderList(us []engine.Unfinished) []openOrder {
 		o := &u.Order
 		out = append(out, openOrder{
 			ID: o.OrderID, Exchange: o.Exchange, Pair: o.Pair, Side: o.Side, Kind: o.Kind, State: o.State,
-			Amount: domain.Number(o.Amount), Filled: domain.Number(o.Filled), Price: domain.Number(o.Price),
-			StopPrice: domain.Number(o.StopPrice), Time: u.Updated,
+			Amount: decimal.Number(o.Amount), Filled: decimal.Number(o.Filled), Price: decimal.Number(o.Price),
+			StopPrice: decimal.Number(o.StopPrice), Time: u.Updated,
 		})
 	}
 	return out
@@ -268,7 +269,7 @@ func printReplay(w io.Writer, rep *ReplayReport, loc *time.Location) {
 	fmt.Fprintln(tw, "OPEN ORDERS\nId\tExchange\tPair\tSide\tKind\tState\tAmount\tFilled\tPrice")
 	for _, o := range rep.OpenOrders {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", o.ID, o.Exchange, o.Pair, o.Side, o.Kind, o.State,
-			domain.Decimal(o.Amount), domain.Decimal(o.Filled), domain.Decimal(o.Price))
+			decimal.Decimal(o.Amount), decimal.Decimal(o.Filled), decimal.Decimal(o.Price))
 	}
 	tw.Flush()
 	fmt.Fprintln(w)

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/exchange/engine"
 	"github.com/tradeledger/tradeledger/exchange/paper"
 	tlhttp "github.com/tradeledger/tradeledger/http"
@@ -155,7 +156,7 @@ func TestReplayEqualsLive(t *testing.T) {
 	submit := func(side domain.Side, amount, price string) {
 		t.Helper()
 		id, err := tr.Submit(ctx, domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: side, Kind: domain.KindLimit,
-			Amount: domain.MustDecimal(amount), Price: domain.MustDecimal(price), Actor: "tester"})
+			Amount: decimal.MustDecimal(amount), Price: decimal.MustDecimal(price), Actor: "tester"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,7 +164,7 @@ func TestReplayEqualsLive(t *testing.T) {
 	}
 	price := func(p string) {
 		t.Helper()
-		if err := sim.SetPrice("binance", "USDT-BTC", domain.MustDecimal(p)); err != nil {
+		if err := sim.SetPrice("binance", "USDT-BTC", decimal.MustDecimal(p)); err != nil {
 			t.Fatal(err)
 		}
 		if err := eng.Reconciler.Reconcile(ctx, "binance"); err != nil {
@@ -260,7 +261,7 @@ func TestReplayEqualsLive(t *testing.T) {
 				}
 				open := map[int64]string{}
 				for _, o := range rep.OpenOrders {
-					open[o.ID] = fmt.Sprintf("%s %s filled %s of %s", o.State, o.Side, domain.MustDecimal(o.Filled.String()), domain.MustDecimal(o.Amount.String()))
+					open[o.ID] = fmt.Sprintf("%s %s filled %s of %s", o.State, o.Side, decimal.MustDecimal(o.Filled.String()), decimal.MustDecimal(o.Amount.String()))
 				}
 				if !reflect.DeepEqual(open, c.openOrders) {
 					t.Fatalf("capture %d %v: open orders\n%v\nlive\n%v", i, how, open, c.openOrders)

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/projections"
 )
 
@@ -59,7 +60,7 @@ func restoreSource(t *testing.T) (dir string, beforeLast uint64) {
 	file(domain.FileACVar, "autoconfig-variables.json", `{"x": 1}`)
 	file(domain.FileCustomEditor, domain.CustomEditorFileName, `{"layout":"grid"}`)
 	file(domain.FileStrategy, "mine.js", "// my strategy\nmodule.exports = function () {}\n")
-	dec := domain.MustDecimal
+	dec := decimal.MustDecimal
 	order := func(id int64, side domain.Side, price, qty string) {
 		s := domain.OrderStream(id)
 		app(s, domain.TypeOrderRequested, domain.OrderRequested{OrderID: id, Exchange: "binance", Pair: "USDT-BTC", Side: side, Kind: domain.KindLimit, Amount: dec(qty), Price: dec(price), ClientOrderID: fmt.Sprint("c", id)})

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/eventstore/transparency"
 	"github.com/tradeledger/tradeledger/eventstore/transparency/witnesses"
 	"github.com/tradeledger/tradeledger/exchange/engine"
@@ -479,7 +480,7 @@ func simulatorSettings(name string, entry map[string]any, logger *zap.Logger) pa
 	}
 	params := domain.StrategyParams{Settings: sim}
 	if _, ok := sim["fee"]; ok {
-		if fee, err := params.Decimal("fee", domain.Zero); err == nil && fee.Sign() >= 0 {
+		if fee, err := params.Decimal("fee", decimal.Zero); err == nil && fee.Sign() >= 0 {
 			set.Fee = &fee
 		} else {
 			logger.Warn("config.exchanges.<name>.simulator.fee is not a rate; using the default", zap.String("exchange", name))
@@ -489,16 +490,16 @@ func simulatorSettings(name string, entry map[string]any, logger *zap.Logger) pa
 		set.FeeAsset = asset
 	}
 	if _, ok := sim["feeAssetPrice"]; ok {
-		if p, err := params.Decimal("feeAssetPrice", domain.Zero); err == nil && p.IsPos() {
+		if p, err := params.Decimal("feeAssetPrice", decimal.Zero); err == nil && p.IsPos() {
 			set.FeeAssetPrice = &p
 		} else {
 			logger.Warn("config.exchanges.<name>.simulator.feeAssetPrice is not a price; using the default", zap.String("exchange", name))
 		}
 	}
 	if balances, ok := sim["balances"].(map[string]any); ok {
-		set.Balances = map[string]domain.Decimal{}
+		set.Balances = map[string]decimal.Decimal{}
 		for asset := range balances {
-			v, err := domain.StrategyParams{Settings: balances}.Decimal(asset, domain.Zero)
+			v, err := domain.StrategyParams{Settings: balances}.Decimal(asset, decimal.Zero)
 			if err != nil || v.Sign() < 0 {
 				logger.Warn("config.exchanges.<name>.simulator.balances: not an amount; left out", zap.String("exchange", name), zap.String("asset", asset))
 				continue

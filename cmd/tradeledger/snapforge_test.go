@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/domain/snap"
 	"github.com/tradeledger/tradeledger/projections"
 )
@@ -37,7 +38,7 @@ const (
 // binance (a realized PNL with distinctive digits) and an observed BTC
 // balance, and the true figures a replay of the log gives: the pair's
 // total PNL and the BTC balance.
-func forgeDataDir(t *testing.T) (dir string, pnl, balance domain.Decimal) {
+func forgeDataDir(t *testing.T) (dir string, pnl, balance decimal.Decimal) {
 	t.Helper()
 	t.Setenv("TRADELEDGER_WALLET", forgeWallet)
 	t.Setenv("TRADELEDGER_PASSWORD", forgePassword)
@@ -51,19 +52,19 @@ func forgeDataDir(t *testing.T) (dir string, pnl, balance domain.Decimal) {
 	clock := domain.NewManualClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	order := func(id int64, side domain.Side, price, fee string) {
 		clock.Advance(time.Hour)
-		p := domain.MustDecimal(price)
+		p := decimal.MustDecimal(price)
 		if _, err := d.Store.Append(ctx, domain.OrderStream(id), domain.NoStream,
 			domain.NewEvent(clock, domain.TypeOrderRequested, domain.OrderRequested{OrderID: id, Exchange: "binance", Pair: "USDT-BTC",
-				Side: side, Kind: domain.KindLimit, Amount: domain.MustDecimal("1"), Price: p, ClientOrderID: "forge-" + string(side)}),
+				Side: side, Kind: domain.KindLimit, Amount: decimal.MustDecimal("1"), Price: p, ClientOrderID: "forge-" + string(side)}),
 			domain.NewEvent(clock, domain.TypeOrderAccepted, domain.OrderAccepted{}),
 			domain.NewEvent(clock, domain.TypeOrderFilled, domain.OrderFilled{FillID: "f" + string(side), Price: p,
-				Quantity: domain.MustDecimal("1"), Fee: domain.MustDecimal(fee), FeeAsset: "USDT"})); err != nil {
+				Quantity: decimal.MustDecimal("1"), Fee: decimal.MustDecimal(fee), FeeAsset: "USDT"})); err != nil {
 			t.Fatal(err)
 		}
 	}
 	order(1, domain.Buy, "100.123456789", "0.1")
 	order(2, domain.Sell, "112.468024681", "0.11")
-	balance = domain.MustDecimal("1.234567891234")
+	balance = decimal.MustDecimal("1.234567891234")
 	if _, err := d.Store.Append(ctx, domain.BalanceStream("binance"), domain.Any,
 		domain.NewEvent(clock, domain.TypeBalancesObserved, domain.BalancesObserved{Exchange: "binance",
 			Balances: []domain.AssetBalance{{Asset: "BTC", Available: balance}}})); err != nil {
@@ -82,10 +83,10 @@ func forgeDataDir(t *testing.T) (dir string, pnl, balance domain.Decimal) {
 
 // forgeSnapshot changes, in the named sections of the snapshot file at
 // path, every value equal to a pair's first Decimal into its second (as a
-// Decimal's memory and as a domain.Compact: the two forms read models keep
+// Decimal's memory and as a decimal.Compact: the two forms read models keep
 // amounts in), and makes each changed frame's CRC-32C right again. The
 // index is left as written. It fails unless every value was found.
-func forgeSnapshot(t *testing.T, path string, edits map[string][2]domain.Decimal) {
+func forgeSnapshot(t *testing.T, path string, edits map[string][2]decimal.Decimal) {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -122,12 +123,12 @@ func forgeSnapshot(t *testing.T, path string, edits map[string][2]domain.Decimal
 
 // valueForms are the byte forms of from and to: the low word of a
 // Decimal (its coefficient, for values of one word) and a Compact.
-func valueForms(from, to domain.Decimal) [][2][]byte {
+func valueForms(from, to decimal.Decimal) [][2][]byte {
 	_, lf := from.Words()
 	_, lt := to.Words()
 	forms := [][2][]byte{{binary.LittleEndian.AppendUint64(nil, lf), binary.LittleEndian.AppendUint64(nil, lt)}}
-	cf, ok1 := domain.CompactOf(from)
-	ct, ok2 := domain.CompactOf(to)
+	cf, ok1 := decimal.CompactOf(from)
+	ct, ok2 := decimal.CompactOf(to)
 	if ok1 && ok2 {
 		forms = append(forms, [2][]byte{binary.LittleEndian.AppendUint64(nil, uint64(cf)), binary.LittleEndian.AppendUint64(nil, uint64(ct))})
 	}
@@ -136,7 +137,7 @@ func valueForms(from, to domain.Decimal) [][2][]byte {
 
 // figures reads the pair's total PNL and the BTC balance from a running
 // serve.
-func figures(t *testing.T, m *Main, token string) (pnl, btc domain.Decimal) {
+func figures(t *testing.T, m *Main, token string) (pnl, btc decimal.Decimal) {
 	t.Helper()
 	status, body := serveGet(t, m, "/api/v1/pnl/total?key="+url.QueryEscape("binance/USDT-BTC"), token)
 	if status != 200 {
@@ -179,8 +180,8 @@ func TestForgedSnapshotRefused(t *testing.T) {
 	if len(files) != 1 {
 		t.Fatalf("snapshots %v", files)
 	}
-	forgedPnl, forgedBTC := pnl.Add(domain.MustDecimal("1000")), domain.MustDecimal("999")
-	forgeSnapshot(t, files[0], map[string][2]domain.Decimal{"ledger": {pnl, forgedPnl}, "balances": {btc, forgedBTC}})
+	forgedPnl, forgedBTC := pnl.Add(decimal.MustDecimal("1000")), decimal.MustDecimal("999")
+	forgeSnapshot(t, files[0], map[string][2]decimal.Decimal{"ledger": {pnl, forgedPnl}, "balances": {btc, forgedBTC}})
 	name := filepath.Base(files[0])
 
 	// serve: the forged file refused at load, with why in the log.
@@ -256,7 +257,7 @@ func TestForgedSnapshotRefused(t *testing.T) {
 // replayJSON reads what replay --json says of the total PNL, the
 // snapshot it started from and its source.
 func replayJSON(t *testing.T, out string) (r struct {
-	pnl      domain.Decimal
+	pnl      decimal.Decimal
 	snapshot uint64
 	source   string
 }) {
@@ -365,15 +366,15 @@ func TestServeDiscardsWrongSnapshot(t *testing.T) {
 	clock := domain.NewManualClock(time.Date(2026, 3, 1, 18, 0, 0, 0, time.UTC))
 	fakes := []domain.Event{
 		domain.NewEvent(clock, domain.TypeOrderRequested, domain.OrderRequested{OrderID: 3, Exchange: "binance", Pair: "USDT-BTC",
-			Side: domain.Sell, Kind: domain.KindLimit, Amount: domain.MustDecimal("1"), Price: domain.MustDecimal("500"), ClientOrderID: "fake"}),
-		domain.NewEvent(clock, domain.TypeOrderFilled, domain.OrderFilled{FillID: "fake", Price: domain.MustDecimal("500"),
-			Quantity: domain.MustDecimal("1"), FeeAsset: "USDT"}),
+			Side: domain.Sell, Kind: domain.KindLimit, Amount: decimal.MustDecimal("1"), Price: decimal.MustDecimal("500"), ClientOrderID: "fake"}),
+		domain.NewEvent(clock, domain.TypeOrderFilled, domain.OrderFilled{FillID: "fake", Price: decimal.MustDecimal("500"),
+			Quantity: decimal.MustDecimal("1"), FeeAsset: "USDT"}),
 	}
 	for i := range fakes {
 		fakes[i].Stream, fakes[i].Version = domain.OrderStream(3), int64(i)
 	}
 	bal := domain.NewEvent(clock, domain.TypeBalancesObserved, domain.BalancesObserved{Exchange: "binance",
-		Balances: []domain.AssetBalance{{Asset: "BTC", Available: domain.MustDecimal("999")}}})
+		Balances: []domain.AssetBalance{{Asset: "BTC", Available: decimal.MustDecimal("999")}}})
 	bal.Stream = domain.BalanceStream("binance")
 	for _, p := range w.projections {
 		switch p.Name() {

@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 	"github.com/tradeledger/tradeledger/eventstore/transparency"
 )
@@ -237,7 +238,7 @@ func appendBenchOrders(b *testing.B, store *sqlite.Store, first int64, n int) {
 		if id%2 == 1 {
 			side, price = domain.Sell, 101+id%50
 		}
-		p, q := domain.MustDecimal(strconv.FormatInt(price, 10)), domain.MustDecimal("0.5")
+		p, q := decimal.MustDecimal(strconv.FormatInt(price, 10)), decimal.MustDecimal("0.5")
 		mk := func(typ string, data any) domain.Event {
 			e := domain.NewEvent(clock, typ, data)
 			e.Actor = domain.ActorCore
@@ -246,7 +247,7 @@ func appendBenchOrders(b *testing.B, store *sqlite.Store, first int64, n int) {
 		batch = append(batch, domain.StreamAppend{Stream: domain.OrderStream(id), Expected: domain.NoStream, Events: []domain.Event{
 			mk(domain.TypeOrderRequested, domain.OrderRequested{OrderID: id, Exchange: "binance", Pair: pairs[id%4], Side: side, Kind: domain.KindLimit, Amount: q, Price: p, ClientOrderID: fmt.Sprint("c", id)}),
 			mk(domain.TypeOrderAccepted, domain.OrderAccepted{ExchangeOrderID: fmt.Sprint("x", id)}),
-			mk(domain.TypeOrderFilled, domain.OrderFilled{FillID: fmt.Sprint("f", id), Price: p, Quantity: q, Fee: domain.MustDecimal("0.05"), FeeAsset: "USDT"}),
+			mk(domain.TypeOrderFilled, domain.OrderFilled{FillID: fmt.Sprint("f", id), Price: p, Quantity: q, Fee: decimal.MustDecimal("0.05"), FeeAsset: "USDT"}),
 		}})
 		if len(batch) == chunk || id == first+int64(n)-1 {
 			if _, err := store.AppendBatch(ctx, batch); err != nil {

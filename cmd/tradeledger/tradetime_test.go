@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 const dashboardHistoryDir = "../../testdata/dashboard-history"
@@ -59,8 +59,8 @@ func TestImportedHistoryFoldsInTradeTime(t *testing.T) {
 	if status != 200 {
 		t.Fatalf("orders/page = %d %v", status, page)
 	}
-	pnlOf := map[int64]domain.Decimal{} // sells' pnl by trade time (imported ids are derived from the source)
-	var recordsPnl domain.Decimal
+	pnlOf := map[int64]decimal.Decimal{} // sells' pnl by trade time (imported ids are derived from the source)
+	var recordsPnl decimal.Decimal
 	for _, r := range page["data"].([]any) {
 		rec := r.(map[string]any)
 		p := decimalOf(t, rec["pnl"])
@@ -70,7 +70,7 @@ func TestImportedHistoryFoldsInTradeTime(t *testing.T) {
 		}
 	}
 	const sell9002, sell9004 = 1710027000000, 1710072000000 // their trade times
-	if pnlOf[sell9002] != domain.DecimalFromInt(10) || pnlOf[sell9004] != domain.DecimalFromInt(-5) {
+	if pnlOf[sell9002] != decimal.DecimalFromInt(10) || pnlOf[sell9004] != decimal.DecimalFromInt(-5) {
 		t.Fatalf("order records: 9002 pnl %s, 9004 pnl %s; want 10 and −5 (lots matched in trade time)", pnlOf[sell9002], pnlOf[sell9004])
 	}
 
@@ -79,7 +79,7 @@ func TestImportedHistoryFoldsInTradeTime(t *testing.T) {
 	if status != 200 || decimalOf(t, total["pnl"]) != recordsPnl {
 		t.Fatalf("pnl/total = %d %v, want pnl %s (the records' sum)", status, total, recordsPnl)
 	}
-	overview := func(asOf string) map[string]domain.Decimal {
+	overview := func(asOf string) map[string]decimal.Decimal {
 		t.Helper()
 		path := "pnl/overview"
 		if asOf != "" {
@@ -89,7 +89,7 @@ func TestImportedHistoryFoldsInTradeTime(t *testing.T) {
 		if status != 200 {
 			t.Fatalf("%s = %d %v", path, status, o)
 		}
-		days := map[string]domain.Decimal{"total": decimalOf(t, o["total"].(map[string]any)["pnl"])}
+		days := map[string]decimal.Decimal{"total": decimalOf(t, o["total"].(map[string]any)["pnl"])}
 		for _, d := range o["dailyHistory"].([]any) {
 			day := d.(map[string]any)
 			days[day["date"].(string)] = decimalOf(t, day["pnl"])
@@ -97,11 +97,11 @@ func TestImportedHistoryFoldsInTradeTime(t *testing.T) {
 		return days
 	}
 	now := overview("")
-	if now["total"] != recordsPnl || now["2024-03-09"] != domain.DecimalFromInt(10) || now["2024-03-10"] != domain.DecimalFromInt(-5) {
+	if now["total"] != recordsPnl || now["2024-03-09"] != decimal.DecimalFromInt(10) || now["2024-03-10"] != decimal.DecimalFromInt(-5) {
 		t.Fatalf("overview now: %v, want total %s, 2024-03-09 +10, 2024-03-10 −5", now, recordsPnl)
 	}
 	then := overview("2024-03-10T23:59:59Z")
-	if then["2024-03-09"] != now["2024-03-09"] || then["2024-03-10"] != now["2024-03-10"] || then["total"] != domain.DecimalFromInt(5) {
+	if then["2024-03-09"] != now["2024-03-09"] || then["2024-03-10"] != now["2024-03-10"] || then["total"] != decimal.DecimalFromInt(5) {
 		t.Fatalf("overview as of 2024-03-10: %v; now: %v (the same days, total +5)", then, now)
 	}
 
@@ -111,7 +111,7 @@ func TestImportedHistoryFoldsInTradeTime(t *testing.T) {
 	if status != 200 {
 		t.Fatalf("reports/realized = %d %v", status, rep)
 	}
-	var gains domain.Decimal
+	var gains decimal.Decimal
 	for _, r := range rep["rows"].([]any) {
 		d := r.(map[string]any)
 		g := decimalOf(t, d["gain"])
@@ -161,9 +161,9 @@ func intOf(t *testing.T, v any) int64 {
 }
 
 // decimalOf reads a JSON number of an answer exactly.
-func decimalOf(t *testing.T, v any) domain.Decimal {
+func decimalOf(t *testing.T, v any) decimal.Decimal {
 	t.Helper()
-	d, err := domain.ParseDecimal(fmt.Sprint(v))
+	d, err := decimal.ParseDecimal(fmt.Sprint(v))
 	if err != nil {
 		t.Fatalf("%v: %v", v, err)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/audit"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // A clock that steps back mid-stream does not make the envelope time go
@@ -49,8 +50,8 @@ func TestChainKeepsStreamTimeMonotonic(t *testing.T) {
 func TestDecideFillExchangeTime(t *testing.T) {
 	clock := domain.NewManualClock(time.UnixMilli(1_700_000_005_000))
 	o := domain.NewOrder()
-	o.State, o.Exchange, o.Amount = domain.OrderStateAccepted, "paper", domain.MustDecimal("1")
-	evs := o.DecideFill(clock, domain.Fill{ID: "f1", Price: domain.MustDecimal("10"), Quantity: domain.MustDecimal("1"), Time: 1_700_000_004_000})
+	o.State, o.Exchange, o.Amount = domain.OrderStateAccepted, "paper", decimal.MustDecimal("1")
+	evs := o.DecideFill(clock, domain.Fill{ID: "f1", Price: decimal.MustDecimal("10"), Quantity: decimal.MustDecimal("1"), Time: 1_700_000_004_000})
 	if len(evs) != 1 {
 		t.Fatalf("events %v", evs)
 	}

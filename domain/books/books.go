@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // DefaultHoldingPeriodDays is the holding period beyond which a lot's gain
@@ -101,19 +102,19 @@ type Fill struct {
 	Position uint64 // log position of the event that recorded it
 	OrderID  int64
 	Sell     bool // a disposal (a sale, a conversion's disposal leg)
-	Price    domain.Decimal
-	Qty      domain.Decimal // the base bought, sold, received, sent or converted
+	Price    decimal.Decimal
+	Qty      decimal.Decimal // the base bought, sold, received, sent or converted
 	Fee      Fee
 	Kind     Kind
 	// NetworkFee is a withdrawal's network fee, in the base, on top of Qty.
-	NetworkFee domain.Decimal
+	NetworkFee decimal.Decimal
 	// A conversion leg's other asset and amount, and its value in the
 	// pair's quote as the Ledger's fold found it (Priced false: no rate);
 	// a deposit from the outside (no Peer) has its value too: the lot it
 	// adds costs that (package fold's move.go).
 	Counter    string
-	CounterQty domain.Decimal
-	Value      domain.Decimal
+	CounterQty decimal.Decimal
+	Value      decimal.Decimal
 	Priced     bool
 	// Flow is a move's flow id (BookFlows), Peer its matched transfer's.
 	Flow, Peer string
@@ -133,16 +134,16 @@ type Flow struct {
 	Position uint64
 	// A transfer's.
 	Asset  string
-	Amount domain.Decimal
-	Fee    domain.Decimal // a withdrawal's network fee, in Asset
+	Amount decimal.Decimal
+	Fee    decimal.Decimal // a withdrawal's network fee, in Asset
 	TxID   string
 	ExID   string // the exchange's id
 	Status domain.TransferStatus
 	// A conversion's.
 	ConvKind             string
 	FromAsset, ToAsset   string
-	FromAmount, ToAmount domain.Decimal
-	ConvFee              domain.Decimal
+	FromAmount, ToAmount decimal.Decimal
+	ConvFee              decimal.Decimal
 	ConvFeeAsset         string
 	Peer, PeerExchange   string
 	Pairs                [2]string
@@ -164,8 +165,8 @@ func After(t int64) Cursor { return Cursor{Time: t, Position: 0, Started: true} 
 // the rate (units of the target per unit of the source) and the time of
 // the rate.
 type Conversion struct {
-	Amount   domain.Decimal
-	Rate     domain.Decimal
+	Amount   decimal.Decimal
+	Rate     decimal.Decimal
 	RateTime int64
 }
 
@@ -187,7 +188,7 @@ type Source interface {
 	// BookConvert converts amount from currency from into to at time t
 	// (ms) with the latest rate at or before t among those recorded up to
 	// s.Position; ok is false without one. from == to converts at rate 1.
-	BookConvert(s Snapshot, amount domain.Decimal, from, to string, t int64) (c Conversion, ok bool)
+	BookConvert(s Snapshot, amount decimal.Decimal, from, to string, t int64) (c Conversion, ok bool)
 }
 
 // Query selects what a report covers.
@@ -235,14 +236,14 @@ func (q *Query) pastPeriod(t int64) bool { return q.To != 0 && t >= q.To }
 
 // FeeAmount is an amount of fees in one currency that no rate valued.
 type FeeAmount struct {
-	Asset  string        `json:"asset"`
-	Amount domain.Number `json:"amount"`
+	Asset  string         `json:"asset"`
+	Amount decimal.Number `json:"amount"`
 }
 
 // feeBag adds up unconverted fees per asset, listed sorted by asset.
-type feeBag map[string]domain.Decimal
+type feeBag map[string]decimal.Decimal
 
-func (b *feeBag) add(asset string, amount domain.Decimal) {
+func (b *feeBag) add(asset string, amount decimal.Decimal) {
 	if amount.IsZero() {
 		return
 	}
@@ -255,7 +256,7 @@ func (b *feeBag) add(asset string, amount domain.Decimal) {
 func (b feeBag) list() []FeeAmount {
 	out := []FeeAmount{}
 	for a, x := range b {
-		out = append(out, FeeAmount{Asset: a, Amount: domain.Number(x)})
+		out = append(out, FeeAmount{Asset: a, Amount: decimal.Number(x)})
 	}
 	sortBy(out, func(f FeeAmount) string { return f.Asset })
 	return out

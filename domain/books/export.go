@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // Exports. Every format writes one header line, then rows as the fills are
@@ -311,7 +312,7 @@ func (e *exporter) str(s string) {
 }
 
 // dec appends an amount with its decimals (at least 8).
-func (e *exporter) dec(d domain.Decimal) {
+func (e *exporter) dec(d decimal.Decimal) {
 	e.sep()
 	if e.quoteAll {
 		e.b = append(e.b, '"')
@@ -323,7 +324,7 @@ func (e *exporter) dec(d domain.Decimal) {
 }
 
 // optDec appends d, or an empty field when !ok.
-func (e *exporter) optDec(d domain.Decimal, ok bool) {
+func (e *exporter) optDec(d decimal.Decimal, ok bool) {
 	if ok {
 		e.dec(d)
 	} else {
@@ -453,7 +454,7 @@ func (e *exporter) fill(p *pairWalk, f *Fill, r *step) error {
 }
 
 // optFee appends a fee and its currency, both empty when there is none.
-func (e *exporter) optFee(amount domain.Decimal, asset string) {
+func (e *exporter) optFee(amount decimal.Decimal, asset string) {
 	e.optDec(amount, amount.IsPos())
 	if amount.IsPos() {
 		e.str(asset)
@@ -511,7 +512,7 @@ func flowNote(fl *Flow) string {
 
 func (e *exporter) koinlyFlow(fl *Flow) {
 	e.when(fl.Time, "2006-01-02 15:04:05", time.UTC)
-	worth := func(amount domain.Decimal, cur string) {
+	worth := func(amount decimal.Decimal, cur string) {
 		if e.q.Currency == "" {
 			e.str("")
 			e.str("")
@@ -615,7 +616,7 @@ func (e *exporter) coinTrackingFlow(fl *Flow) {
 
 // legs returns a trade's sides as the tax tools see it: what was received
 // and what was sent, gross.
-func legs(p *pairWalk, f *Fill) (recvAmt domain.Decimal, recvCur string, sentAmt domain.Decimal, sentCur string) {
+func legs(p *pairWalk, f *Fill) (recvAmt decimal.Decimal, recvCur string, sentAmt decimal.Decimal, sentCur string) {
 	value := f.Price.Mul(f.Qty)
 	if f.Sell {
 		return value, p.Quote, f.Qty, p.Base
@@ -626,19 +627,19 @@ func legs(p *pairWalk, f *Fill) (recvAmt domain.Decimal, recvCur string, sentAmt
 // fee returns the fee the tax tools list (none when zero), folding a rebate
 // (a negative fee) into the amount received or sent when it is in one of
 // their currencies, as none of them takes a negative fee.
-func (e *exporter) taxFee(f *Fill, recvAmt *domain.Decimal, recvCur string, sentAmt *domain.Decimal, sentCur string) (domain.Decimal, string, bool) {
+func (e *exporter) taxFee(f *Fill, recvAmt *decimal.Decimal, recvCur string, sentAmt *decimal.Decimal, sentCur string) (decimal.Decimal, string, bool) {
 	fee := f.Fee
 	if fee.Amount.IsZero() {
-		return domain.Zero, "", false
+		return decimal.Zero, "", false
 	}
 	if fee.Amount.IsNeg() {
 		switch fee.Asset {
 		case recvCur:
 			*recvAmt = recvAmt.Sub(fee.Amount)
-			return domain.Zero, "", false
+			return decimal.Zero, "", false
 		case sentCur:
 			*sentAmt = sentAmt.Add(fee.Amount)
-			return domain.Zero, "", false
+			return decimal.Zero, "", false
 		}
 	}
 	return fee.Amount, fee.Asset, true
@@ -658,7 +659,7 @@ func (e *exporter) koinly(p *pairWalk, f *Fill) {
 	e.str(recvCur)
 	e.optDec(fee, hasFee)
 	e.str(feeCur)
-	worth, ok := domain.Zero, false
+	worth, ok := decimal.Zero, false
 	if e.q.Currency != "" {
 		var c Conversion
 		c, ok = e.src.BookConvert(e.snap, f.Price.Mul(f.Qty), p.Quote, e.q.Currency, f.Time)
@@ -737,14 +738,14 @@ func (e *exporter) realized(d *Disposal) error {
 	}
 	tail := func(m *Money, acquired string) {
 		e.str(d.Fee.Asset)
-		e.dec(domain.Decimal(d.Fee.Amount))
+		e.dec(decimal.Decimal(d.Fee.Amount))
 		e.str(strconv.FormatBool(d.Fee.Valued))
 		e.str(e.q.Currency)
 		if m != nil {
-			e.dec(domain.Decimal(m.Proceeds))
-			e.dec(domain.Decimal(m.Fee))
-			e.dec(domain.Decimal(m.CostBasis))
-			e.dec(domain.Decimal(m.Gain))
+			e.dec(decimal.Decimal(m.Proceeds))
+			e.dec(decimal.Decimal(m.Fee))
+			e.dec(decimal.Decimal(m.CostBasis))
+			e.dec(decimal.Decimal(m.Gain))
 		} else {
 			e.str("")
 			e.str("")
@@ -762,11 +763,11 @@ func (e *exporter) realized(d *Disposal) error {
 		e.when(u.AcquiredAt, zoned, loc)
 		e.int(u.AcquiredAt)
 		e.int(u.BuyOrderID)
-		e.dec(domain.Decimal(u.Quantity))
-		e.dec(domain.Decimal(u.Proceeds))
-		e.dec(domain.Decimal(u.Fee))
-		e.dec(domain.Decimal(u.CostBasis))
-		e.dec(domain.Decimal(u.Gain))
+		e.dec(decimal.Decimal(u.Quantity))
+		e.dec(decimal.Decimal(u.Proceeds))
+		e.dec(decimal.Decimal(u.Fee))
+		e.dec(decimal.Decimal(u.CostBasis))
+		e.dec(decimal.Decimal(u.Gain))
 		e.int(u.HoldingDays)
 		e.str(u.Term)
 		tail(u.InCurrency, u.Acquired)
@@ -780,10 +781,10 @@ func (e *exporter) realized(d *Disposal) error {
 		e.when(u.AcquiredAt, zoned, loc)
 		e.int(u.AcquiredAt)
 		e.int(u.BuyOrderID)
-		e.dec(domain.Decimal(u.Quantity))
+		e.dec(decimal.Decimal(u.Quantity))
 		e.str("")
 		e.str("")
-		e.dec(domain.Decimal(u.CostBasis))
+		e.dec(decimal.Decimal(u.CostBasis))
 		e.str("")
 		e.int(u.HoldingDays)
 		e.str("unpriced")
@@ -798,9 +799,9 @@ func (e *exporter) realized(d *Disposal) error {
 		e.when(u.AcquiredAt, zoned, loc)
 		e.int(u.AcquiredAt)
 		e.str("")
-		e.dec(domain.Decimal(u.Quantity))
-		e.dec(domain.Decimal(u.Proceeds))
-		e.dec(domain.Decimal(u.Fee))
+		e.dec(decimal.Decimal(u.Quantity))
+		e.dec(decimal.Decimal(u.Proceeds))
+		e.dec(decimal.Decimal(u.Fee))
 		e.str("")
 		e.str("")
 		e.int(u.HoldingDays)
@@ -810,15 +811,15 @@ func (e *exporter) realized(d *Disposal) error {
 			return err
 		}
 	}
-	if q := domain.Decimal(d.Unmatched.Quantity); q.IsPos() {
+	if q := decimal.Decimal(d.Unmatched.Quantity); q.IsPos() {
 		head()
 		e.str("")
 		e.str("")
 		e.str("")
 		e.dec(q)
-		e.dec(domain.Decimal(d.Unmatched.Proceeds))
+		e.dec(decimal.Decimal(d.Unmatched.Proceeds))
 		// the rest of the fee
-		e.optDec(d.feeQuote.Sub(domain.Decimal(d.MatchedFee)).Sub(domain.Decimal(d.UnknownCost.Fees)), d.Fee.Valued)
+		e.optDec(d.feeQuote.Sub(decimal.Decimal(d.MatchedFee)).Sub(decimal.Decimal(d.UnknownCost.Fees)), d.Fee.Valued)
 		e.str("")
 		e.str("")
 		e.str("")

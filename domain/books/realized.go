@@ -2,6 +2,7 @@ package books
 
 import (
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/domain/pnlread"
 )
 
@@ -45,24 +46,24 @@ import (
 
 // Money is a disposal's, or a lot use's, figures in one currency.
 type Money struct {
-	Proceeds  domain.Number `json:"proceeds"`
-	Fee       domain.Number `json:"fee"`
-	CostBasis domain.Number `json:"costBasis"`
-	Gain      domain.Number `json:"gain"`
+	Proceeds  decimal.Number `json:"proceeds"`
+	Fee       decimal.Number `json:"fee"`
+	CostBasis decimal.Number `json:"costBasis"`
+	Gain      decimal.Number `json:"gain"`
 }
 
 // LotUse is the part of one lot a disposal consumed.
 type LotUse struct {
-	AcquiredAt  int64         `json:"acquiredAt"` // ms
-	BuyOrderID  int64         `json:"buyOrderId"` // 0 for a lot no order of the service's bought
-	Acquired    string        `json:"acquired"`   // how: "order", "external" (a trade placed elsewhere), "conversion" or "deposit" (from the outside, at the log's price)
-	Quantity    domain.Number `json:"quantity"`
-	Proceeds    domain.Number `json:"proceeds"`
-	Fee         domain.Number `json:"fee"`
-	CostBasis   domain.Number `json:"costBasis"`
-	Gain        domain.Number `json:"gain"`
-	HoldingDays int64         `json:"holdingDays"`
-	Term        string        `json:"term"` // "short" or "long"
+	AcquiredAt  int64          `json:"acquiredAt"` // ms
+	BuyOrderID  int64          `json:"buyOrderId"` // 0 for a lot no order of the service's bought
+	Acquired    string         `json:"acquired"`   // how: "order", "external" (a trade placed elsewhere), "conversion" or "deposit" (from the outside, at the log's price)
+	Quantity    decimal.Number `json:"quantity"`
+	Proceeds    decimal.Number `json:"proceeds"`
+	Fee         decimal.Number `json:"fee"`
+	CostBasis   decimal.Number `json:"costBasis"`
+	Gain        decimal.Number `json:"gain"`
+	HoldingDays int64          `json:"holdingDays"`
+	Term        string         `json:"term"` // "short" or "long"
 	// InCurrency is the lot use in the reporting currency; absent without
 	// a reporting currency or when a rate was missing.
 	InCurrency *Money `json:"inCurrency,omitempty"`
@@ -70,63 +71,63 @@ type LotUse struct {
 
 // Unmatched is quantity sold that no lot held, and its proceeds.
 type Unmatched struct {
-	Quantity domain.Number `json:"quantity"`
-	Proceeds domain.Number `json:"proceeds"`
+	Quantity decimal.Number `json:"quantity"`
+	Proceeds decimal.Number `json:"proceeds"`
 }
 
 // UnknownLotUse is the part of coins of unknown cost a disposal took: when
 // they arrived, how many, their share of the proceeds and fee; their cost
 // and gain are unknown.
 type UnknownLotUse struct {
-	AcquiredAt  int64         `json:"acquiredAt"` // ms
-	Quantity    domain.Number `json:"quantity"`
-	Proceeds    domain.Number `json:"proceeds"`
-	Fee         domain.Number `json:"fee"`
-	HoldingDays int64         `json:"holdingDays"`
-	Term        string        `json:"term"`
+	AcquiredAt  int64          `json:"acquiredAt"` // ms
+	Quantity    decimal.Number `json:"quantity"`
+	Proceeds    decimal.Number `json:"proceeds"`
+	Fee         decimal.Number `json:"fee"`
+	HoldingDays int64          `json:"holdingDays"`
+	Term        string         `json:"term"`
 }
 
 // UnpricedLotUse is the part of one lot a disposal of unknown proceeds
 // took: no proceeds, fee or gain to show.
 type UnpricedLotUse struct {
-	AcquiredAt  int64         `json:"acquiredAt"` // ms
-	BuyOrderID  int64         `json:"buyOrderId"`
-	Acquired    string        `json:"acquired"`
-	Quantity    domain.Number `json:"quantity"`
-	CostBasis   domain.Number `json:"costBasis"`
-	HoldingDays int64         `json:"holdingDays"`
-	Term        string        `json:"term"`
+	AcquiredAt  int64          `json:"acquiredAt"` // ms
+	BuyOrderID  int64          `json:"buyOrderId"`
+	Acquired    string         `json:"acquired"`
+	Quantity    decimal.Number `json:"quantity"`
+	CostBasis   decimal.Number `json:"costBasis"`
+	HoldingDays int64          `json:"holdingDays"`
+	Term        string         `json:"term"`
 }
 
 // UnknownCost is what disposals took from coins of unknown cost: quantity,
 // proceeds and fee share (their gain is unknown).
 type UnknownCost struct {
-	Quantity domain.Number `json:"quantity"`
-	Proceeds domain.Number `json:"proceeds"`
-	Fees     domain.Number `json:"fees"`
+	Quantity decimal.Number `json:"quantity"`
+	Proceeds decimal.Number `json:"proceeds"`
+	Fees     decimal.Number `json:"fees"`
 }
 
 // Unpriced is lots a disposal of unknown proceeds (a conversion the log
 // has no rate for) took: their quantity and cost basis.
 type Unpriced struct {
-	Quantity  domain.Number `json:"quantity"`
-	CostBasis domain.Number `json:"costBasis"`
+	Quantity  decimal.Number `json:"quantity"`
+	CostBasis decimal.Number `json:"costBasis"`
 }
 
 // FeeView is a fill's fee as the reports show it.
 type FeeView struct {
-	Asset    string        `json:"asset"`
-	Amount   domain.Number `json:"amount"`
-	Valued   bool          `json:"valued"`
-	Quote    domain.Number `json:"quote"` // 0 when not valued
-	Rate     domain.Number `json:"rate,omitzero"`
-	RateTime int64         `json:"rateTime,omitempty"`
+	Asset    string         `json:"asset"`
+	Amount   decimal.Number `json:"amount"`
+	Valued   bool           `json:"valued"`
+	Quote    decimal.Number `json:"quote"` // 0 when not valued
+	Rate     decimal.Number `json:"rate,omitzero"`
+	RateTime int64          `json:"rateTime,omitempty"`
 }
 
 func feeView(f Fee) FeeView {
-	v := FeeView{Asset: f.Asset, Amount: domain.Number(f.Amount), Valued: f.Valued}
+	v := FeeView{Asset: f.Asset, Amount: decimal.Number(f.Amount), Valued: f.Valued}
 	if f.Valued {
-		v.Quote, v.Rate, v.RateTime = domain.Number(f.Quote), domain.Number(f.Rate), f.RateTime
+		v.Quote, v.Rate, v.RateTime = decimal.Number(f.Quote), decimal.Number(f.Rate), f.RateTime
 	}
 	return v
 }
@@ -134,26 +135,26 @@ func feeView(f Fee) FeeView {
 // Disposal is one sell fill (or conversion leg) of the period and the lots
 // it consumed.
 type Disposal struct {
-	Key        string        `json:"key"`
-	Exchange   string        `json:"exchange"`
-	Pair       string        `json:"pair"`
-	Asset      string        `json:"asset"`
-	Quote      string        `json:"quote"`
-	Kind       string        `json:"kind"`     // "order", "external" or "conversion"
-	External   bool          `json:"external"` // a trade on the account the service did not place
-	OrderID    int64         `json:"orderId"`
-	Position   uint64        `json:"position"`
-	DisposedAt int64         `json:"disposedAt"` // ms
-	Price      domain.Number `json:"price"`
-	Quantity   domain.Number `json:"quantity"` // sold, matched and unmatched
-	Fee        FeeView       `json:"fee"`      // the whole fill's
-	Matched    domain.Number `json:"matched"`
-	Proceeds   domain.Number `json:"proceeds"` // of the matched quantity
-	MatchedFee domain.Number `json:"matchedFee"`
-	CostBasis  domain.Number `json:"costBasis"`
-	Gain       domain.Number `json:"gain"`
-	Unmatched  Unmatched     `json:"unmatched"`
-	Lots       []LotUse      `json:"lots"`
+	Key        string         `json:"key"`
+	Exchange   string         `json:"exchange"`
+	Pair       string         `json:"pair"`
+	Asset      string         `json:"asset"`
+	Quote      string         `json:"quote"`
+	Kind       string         `json:"kind"`     // "order", "external" or "conversion"
+	External   bool           `json:"external"` // a trade on the account the service did not place
+	OrderID    int64          `json:"orderId"`
+	Position   uint64         `json:"position"`
+	DisposedAt int64          `json:"disposedAt"` // ms
+	Price      decimal.Number `json:"price"`
+	Quantity   decimal.Number `json:"quantity"` // sold, matched and unmatched
+	Fee        FeeView        `json:"fee"`      // the whole fill's
+	Matched    decimal.Number `json:"matched"`
+	Proceeds   decimal.Number `json:"proceeds"` // of the matched quantity
+	MatchedFee decimal.Number `json:"matchedFee"`
+	CostBasis  decimal.Number `json:"costBasis"`
+	Gain       decimal.Number `json:"gain"`
+	Unmatched  Unmatched      `json:"unmatched"`
+	Lots       []LotUse       `json:"lots"`
 	// GainKnown is false when part of the disposal's gain is unknown: it
 	// took coins of unknown cost (UnknownCost, UnknownLots) or its proceeds
 	// are unknown (Unpriced, UnpricedLots). Gain is then the known lots'.
@@ -164,29 +165,29 @@ type Disposal struct {
 	UnpricedLots []UnpricedLotUse `json:"unpricedLots,omitempty"`
 	InCurrency   *Money           `json:"inCurrency,omitempty"` // Σ of the lots, when every one converted
 	Currency     string           `json:"currency,omitempty"`
-	feeQuote     domain.Decimal   // the fee's valuation (0 when not valued)
+	feeQuote     decimal.Decimal  // the fee's valuation (0 when not valued)
 	pool         string           // the key of the pool of lots it took from
 }
 
 // Gains are sums of lot uses in one currency.
 type Gains struct {
-	Quantity      domain.Number `json:"quantity"`
-	Proceeds      domain.Number `json:"proceeds"`
-	Fees          domain.Number `json:"fees"`
-	CostBasis     domain.Number `json:"costBasis"`
-	Gain          domain.Number `json:"gain"`
-	ShortTermGain domain.Number `json:"shortTermGain"`
-	LongTermGain  domain.Number `json:"longTermGain"`
-	Lots          int64         `json:"lots"`
+	Quantity      decimal.Number `json:"quantity"`
+	Proceeds      decimal.Number `json:"proceeds"`
+	Fees          decimal.Number `json:"fees"`
+	CostBasis     decimal.Number `json:"costBasis"`
+	Gain          decimal.Number `json:"gain"`
+	ShortTermGain decimal.Number `json:"shortTermGain"`
+	LongTermGain  decimal.Number `json:"longTermGain"`
+	Lots          int64          `json:"lots"`
 }
 
 // gains is Gains while it is summed.
 type gains struct {
-	qty, proceeds, fees, cost, gain, short, long domain.Decimal
+	qty, proceeds, fees, cost, gain, short, long decimal.Decimal
 	lots                                         int64
 }
 
-func (g *gains) add(qty, proceeds, fee, cost, gain domain.Decimal, long bool) {
+func (g *gains) add(qty, proceeds, fee, cost, gain decimal.Decimal, long bool) {
 	g.qty, g.proceeds, g.fees, g.cost, g.gain = g.qty.Add(qty), g.proceeds.Add(proceeds), g.fees.Add(fee), g.cost.Add(cost), g.gain.Add(gain)
 	if long {
 		g.long = g.long.Add(gain)
@@ -197,9 +198,9 @@ func (g *gains) add(qty, proceeds, fee, cost, gain domain.Decimal, long bool) {
 }
 
 func (g *gains) view() Gains {
-	return Gains{Quantity: domain.Number(g.qty), Proceeds: domain.Number(g.proceeds), Fees: domain.Number(g.fees),
-		CostBasis: domain.Number(g.cost), Gain: domain.Number(g.gain), ShortTermGain: domain.Number(g.short),
-		LongTermGain: domain.Number(g.long), Lots: g.lots}
+	return Gains{Quantity: decimal.Number(g.qty), Proceeds: decimal.Number(g.proceeds), Fees: decimal.Number(g.fees),
+		CostBasis: decimal.Number(g.cost), Gain: decimal.Number(g.gain), ShortTermGain: decimal.Number(g.short),
+		LongTermGain: decimal.Number(g.long), Lots: g.lots}
 }
 
 // AssetTotals are the period's disposals of one asset against one quote
@@ -273,9 +274,9 @@ type realizer struct {
 type assetAcc struct {
 	gains
 	disposals                  int64
-	unmQty, unmProceed         domain.Decimal
-	unkQty, unkProceed, unkFee domain.Decimal
-	unpricedQty, unpricedCost  domain.Decimal
+	unmQty, unmProceed         decimal.Decimal
+	unkQty, unkProceed, unkFee decimal.Decimal
+	unpricedQty, unpricedCost  decimal.Decimal
 	fees                       feeBag
 }
 
@@ -307,9 +308,9 @@ func (z *realizer) run(onFill func(p *pairWalk, f *Fill, s *step), emit func(d *
 		conv := f.Kind == KindConvertOut
 		priced := !conv || f.Priced
 		// value returns the proceeds of part of the quantity sold.
-		value := func(part domain.Decimal) domain.Decimal {
+		value := func(part decimal.Decimal) decimal.Decimal {
 			if conv {
-				return domain.MulDiv(f.Value, part, f.Qty)
+				return decimal.MulDiv(f.Value, part, f.Qty)
 			}
 			return f.Price.Mul(part)
 		}
@@ -320,62 +321,62 @@ func (z *realizer) run(onFill func(p *pairWalk, f *Fill, s *step), emit func(d *
 		}
 		unm := r.Unmatched.Sub(r.UnknownQty)
 		*d = Disposal{Key: p.Key, Exchange: p.Exchange, Pair: p.Pair.Pair, Asset: p.Base, Quote: p.Quote, Kind: f.Kind.String(),
-			External: f.Kind == KindExternal, OrderID: f.OrderID, Position: f.Position, DisposedAt: f.Time, Price: domain.Number(price),
-			Quantity: domain.Number(f.Qty), Fee: feeView(f.Fee), Matched: domain.Number(r.Matched), CostBasis: domain.Number(r.LotCost),
-			Gain: domain.Number(r.Pnl), Lots: d.Lots[:0], UnknownLots: d.UnknownLots[:0], UnpricedLots: d.UnpricedLots[:0],
+			External: f.Kind == KindExternal, OrderID: f.OrderID, Position: f.Position, DisposedAt: f.Time, Price: decimal.Number(price),
+			Quantity: decimal.Number(f.Qty), Fee: feeView(f.Fee), Matched: decimal.Number(r.Matched), CostBasis: decimal.Number(r.LotCost),
+			Gain: decimal.Number(r.Pnl), Lots: d.Lots[:0], UnknownLots: d.UnknownLots[:0], UnpricedLots: d.UnpricedLots[:0],
 			Currency: q.Currency, GainKnown: r.UnknownQty.IsZero() && priced, pool: p.pool.key}
 		if priced {
-			d.Unmatched = Unmatched{Quantity: domain.Number(unm), Proceeds: domain.Number(value(unm))}
+			d.Unmatched = Unmatched{Quantity: decimal.Number(unm), Proceeds: decimal.Number(value(unm))}
 		} else {
-			d.Unmatched = Unmatched{Quantity: domain.Number(unm)}
+			d.Unmatched = Unmatched{Quantity: decimal.Number(unm)}
 		}
 		if f.Fee.Valued {
 			d.feeQuote = f.Fee.Quote
 		}
-		proceeds := domain.Zero
+		proceeds := decimal.Zero
 		if priced {
 			proceeds = value(r.Matched)
 		}
-		matchedFee := domain.Zero
+		matchedFee := decimal.Zero
 		if r.Matched.IsPos() {
-			matchedFee = domain.MulDiv(d.feeQuote, r.Matched, f.Qty)
+			matchedFee = decimal.MulDiv(d.feeQuote, r.Matched, f.Qty)
 		}
-		d.Proceeds, d.MatchedFee = domain.Number(proceeds), domain.Number(matchedFee)
+		d.Proceeds, d.MatchedFee = decimal.Number(proceeds), decimal.Number(matchedFee)
 		acc := z.acc(assetKey{p.Base, p.Quote})
 		acc.disposals++
-		acc.unmQty, acc.unmProceed = acc.unmQty.Add(unm), acc.unmProceed.Add(domain.Decimal(d.Unmatched.Proceeds))
+		acc.unmQty, acc.unmProceed = acc.unmQty.Add(unm), acc.unmProceed.Add(decimal.Decimal(d.Unmatched.Proceeds))
 		if !f.Fee.Valued {
 			acc.fees.add(f.Fee.Asset, f.Fee.Amount)
 		}
 		used := p.pool.trace.Used
 		if !priced { // the lots went for unknown proceeds: listed, no gain
-			d.Matched, d.Gain = domain.Number(domain.Zero), domain.Number(domain.Zero)
-			d.Unpriced = &Unpriced{Quantity: domain.Number(r.Matched), CostBasis: domain.Number(r.LotCost)}
+			d.Matched, d.Gain = decimal.Number(decimal.Zero), decimal.Number(decimal.Zero)
+			d.Unpriced = &Unpriced{Quantity: decimal.Number(r.Matched), CostBasis: decimal.Number(r.LotCost)}
 			acc.unpricedQty, acc.unpricedCost = acc.unpricedQty.Add(r.Matched), acc.unpricedCost.Add(r.LotCost)
 			for _, u := range used {
 				days := pnlread.DayNumber(f.Time, loc) - pnlread.DayNumber(u.Time, loc)
-				lu := lotUse(u, domain.Zero, domain.Zero, domain.Zero, days, hold)
+				lu := lotUse(u, decimal.Zero, decimal.Zero, decimal.Zero, days, hold)
 				d.UnpricedLots = append(d.UnpricedLots, UnpricedLotUse{AcquiredAt: lu.AcquiredAt, BuyOrderID: lu.BuyOrderID,
 					Acquired: lu.Acquired, Quantity: lu.Quantity, CostBasis: lu.CostBasis, HoldingDays: lu.HoldingDays, Term: lu.Term})
 			}
 			used = nil
 		}
 		if r.UnknownQty.IsPos() {
-			up, uf := value(r.UnknownQty), domain.MulDiv(d.feeQuote, r.UnknownQty, f.Qty)
+			up, uf := value(r.UnknownQty), decimal.MulDiv(d.feeQuote, r.UnknownQty, f.Qty)
 			if !priced {
-				up = domain.Zero
+				up = decimal.Zero
 			}
-			d.UnknownCost = UnknownCost{Quantity: domain.Number(r.UnknownQty), Proceeds: domain.Number(up), Fees: domain.Number(uf)}
+			d.UnknownCost = UnknownCost{Quantity: decimal.Number(r.UnknownQty), Proceeds: decimal.Number(up), Fees: decimal.Number(uf)}
 			acc.unkQty, acc.unkProceed, acc.unkFee = acc.unkQty.Add(r.UnknownQty), acc.unkProceed.Add(up), acc.unkFee.Add(uf)
 			restP, restF := up, uf
 			for i, u := range r.UnknownUsed {
 				lp, lf := restP, restF
 				if i < len(r.UnknownUsed)-1 {
-					lp, lf = domain.MulDiv(up, u.qty, r.UnknownQty), domain.MulDiv(uf, u.qty, r.UnknownQty)
+					lp, lf = decimal.MulDiv(up, u.qty, r.UnknownQty), decimal.MulDiv(uf, u.qty, r.UnknownQty)
 					restP, restF = restP.Sub(lp), restF.Sub(lf)
 				}
 				days := pnlread.DayNumber(f.Time, loc) - pnlread.DayNumber(u.time, loc)
-				lu := UnknownLotUse{AcquiredAt: u.time, Quantity: domain.Number(u.qty), Proceeds: domain.Number(lp), Fee: domain.Number(lf),
+				lu := UnknownLotUse{AcquiredAt: u.time, Quantity: decimal.Number(u.qty), Proceeds: decimal.Number(lp), Fee: decimal.Number(lf),
 					HoldingDays: days, Term: "short"}
 				if days > hold {
 					lu.Term = "long"
@@ -389,7 +390,7 @@ func (z *realizer) run(onFill func(p *pairWalk, f *Fill, s *step), emit func(d *
 		for i, u := range used {
 			lp, lf := restP, restF
 			if i < len(used)-1 {
-				lp, lf = value(u.Qty), domain.MulDiv(matchedFee, u.Qty, r.Matched)
+				lp, lf = value(u.Qty), decimal.MulDiv(matchedFee, u.Qty, r.Matched)
 				restP, restF = restP.Sub(lp), restF.Sub(lf)
 			}
 			gain := lp.Sub(lf).Sub(u.Cost)
@@ -427,9 +428,9 @@ func (z *realizer) run(onFill func(p *pairWalk, f *Fill, s *step), emit func(d *
 // lotUse returns the use of lot part u by a disposal: its figures, its
 // holding days and term, and how it was acquired (its Ref: an order's id,
 // or refExternal, refConversion).
-func lotUse(u domain.Lot, proceeds, fee, gain domain.Decimal, days, hold int64) LotUse {
-	lu := LotUse{AcquiredAt: u.Time, BuyOrderID: u.Ref, Acquired: "order", Quantity: domain.Number(u.Qty), Proceeds: domain.Number(proceeds),
-		Fee: domain.Number(fee), CostBasis: domain.Number(u.Cost), Gain: domain.Number(gain), HoldingDays: days, Term: "short"}
+func lotUse(u domain.Lot, proceeds, fee, gain decimal.Decimal, days, hold int64) LotUse {
+	lu := LotUse{AcquiredAt: u.Time, BuyOrderID: u.Ref, Acquired: "order", Quantity: decimal.Number(u.Qty), Proceeds: decimal.Number(proceeds),
+		Fee: decimal.Number(fee), CostBasis: decimal.Number(u.Cost), Gain: decimal.Number(gain), HoldingDays: days, Term: "short"}
 	switch u.Ref {
 	case refExternal:
 		lu.BuyOrderID, lu.Acquired = 0, "external"
@@ -444,8 +445,8 @@ func lotUse(u domain.Lot, proceeds, fee, gain domain.Decimal, days, hold int64) 
 	return lu
 }
 
-func addN(a, b domain.Number) domain.Number {
-	return domain.Number(domain.Decimal(a).Add(domain.Decimal(b)))
+func addN(a, b decimal.Number) decimal.Number {
+	return decimal.Number(decimal.Decimal(a).Add(decimal.Decimal(b)))
 }
 
 func (z *realizer) acc(k assetKey) *assetAcc {
@@ -460,7 +461,7 @@ func (z *realizer) acc(k assetKey) *assetAcc {
 // convert returns a lot use in the reporting currency: proceeds and fee at
 // the disposal's time, the cost basis at the acquisition's; nil when a
 // rate is missing.
-func (z *realizer) convert(p *pairWalk, disposed, acquired int64, proceeds, fee, cost domain.Decimal) *Money {
+func (z *realizer) convert(p *pairWalk, disposed, acquired int64, proceeds, fee, cost decimal.Decimal) *Money {
 	to := z.q.Currency
 	cp, ok1 := z.src.BookConvert(z.w.snap, proceeds, p.Quote, to, disposed)
 	cf, ok2 := z.src.BookConvert(z.w.snap, fee, p.Quote, to, disposed)
@@ -468,17 +469,17 @@ func (z *realizer) convert(p *pairWalk, disposed, acquired int64, proceeds, fee,
 	if !ok1 || !ok2 || !ok3 {
 		return nil
 	}
-	return &Money{Proceeds: domain.Number(cp.Amount), Fee: domain.Number(cf.Amount), CostBasis: domain.Number(cc.Amount),
-		Gain: domain.Number(cp.Amount.Sub(cf.Amount).Sub(cc.Amount))}
+	return &Money{Proceeds: decimal.Number(cp.Amount), Fee: decimal.Number(cf.Amount), CostBasis: decimal.Number(cc.Amount),
+		Gain: decimal.Number(cp.Amount.Sub(cf.Amount).Sub(cc.Amount))}
 }
 
-func (z *realizer) curAdd(asset string, qty domain.Decimal, m *Money, long bool) {
+func (z *realizer) curAdd(asset string, qty decimal.Decimal, m *Money, long bool) {
 	g := z.inCur[asset]
 	if g == nil {
 		g = &gains{}
 		z.inCur[asset] = g
 	}
-	p, f, c, x := domain.Decimal(m.Proceeds), domain.Decimal(m.Fee), domain.Decimal(m.CostBasis), domain.Decimal(m.Gain)
+	p, f, c, x := decimal.Decimal(m.Proceeds), decimal.Decimal(m.Fee), decimal.Decimal(m.CostBasis), decimal.Decimal(m.Gain)
 	g.add(qty, p, f, c, x, long)
 	z.curAll.add(qty, p, f, c, x, long)
 }
@@ -490,9 +491,9 @@ func (z *realizer) report() *Realized {
 		HoldingPeriodDays: q.holdingDays(), Disposals: z.n, Totals: []AssetTotals{}, Rows: []Disposal{}}
 	for k, a := range z.totals {
 		out.Totals = append(out.Totals, AssetTotals{Asset: k.asset, Quote: k.quote, Gains: a.view(), Disposals: a.disposals,
-			Unmatched:       Unmatched{Quantity: domain.Number(a.unmQty), Proceeds: domain.Number(a.unmProceed)},
-			UnknownCost:     UnknownCost{Quantity: domain.Number(a.unkQty), Proceeds: domain.Number(a.unkProceed), Fees: domain.Number(a.unkFee)},
-			Unpriced:        Unpriced{Quantity: domain.Number(a.unpricedQty), CostBasis: domain.Number(a.unpricedCost)},
+			Unmatched:       Unmatched{Quantity: decimal.Number(a.unmQty), Proceeds: decimal.Number(a.unmProceed)},
+			UnknownCost:     UnknownCost{Quantity: decimal.Number(a.unkQty), Proceeds: decimal.Number(a.unkProceed), Fees: decimal.Number(a.unkFee)},
+			Unpriced:        Unpriced{Quantity: decimal.Number(a.unpricedQty), CostBasis: decimal.Number(a.unpricedCost)},
 			UnconvertedFees: a.fees.list()})
 	}
 	sortBy(out.Totals, func(t AssetTotals) string { return t.Asset + "\x00" + t.Quote })

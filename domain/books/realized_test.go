@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // goldenSource is the realized report's hand-computed case: the lots of
@@ -35,19 +36,19 @@ func goldenSource() *memSource {
 	m.fill(sol, buy(14, day(2024, 1, 10, 12), "40", "1", quoteFee("USDT", "0", 0)))
 	m.fill(sol, sell(15, day(2024, 1, 11, 10), "35", "2", quoteFee("USDT", "0.2", day(2024, 1, 11, 10))))
 	m.fill(eth, buy(21, day(2024, 1, 2, 0), "0.05", "1", quoteFee("BTC", "0", 0)))
-	m.fill(eth, sell(22, day(2024, 1, 3, 0), "0.06", "1.5", Fee{Asset: "BNB", Amount: domain.MustDecimal("1")}))
+	m.fill(eth, sell(22, day(2024, 1, 3, 0), "0.06", "1.5", Fee{Asset: "BNB", Amount: decimal.MustDecimal("1")}))
 	m.rate("USDT", "EUR", day(2023, 1, 1, 0), "0.9")
 	m.rate("USDT", "EUR", day(2023, 6, 1, 0), "0.8")
 	m.rate("USDT", "EUR", day(2024, 1, 1, 0), "0.5")
 	return m
 }
 
-func d(s string) domain.Decimal { return domain.MustDecimal(s) }
+func d(s string) decimal.Decimal { return decimal.MustDecimal(s) }
 
-func eqN(t *testing.T, what string, got domain.Number, want string) {
+func eqN(t *testing.T, what string, got decimal.Number, want string) {
 	t.Helper()
-	if domain.Decimal(got) != d(want) {
-		t.Errorf("%s = %s, want %s", what, domain.Decimal(got), want)
+	if decimal.Decimal(got) != d(want) {
+		t.Errorf("%s = %s, want %s", what, decimal.Decimal(got), want)
 	}
 }
 

@@ -5,7 +5,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // memSource is a Source held in slices, for the tests: the fills of each
@@ -22,7 +22,7 @@ type memSource struct {
 type memRate struct {
 	from, to string // 1 from = rate to
 	t        int64
-	rate     domain.Decimal
+	rate     decimal.Decimal
 	seq      uint64
 }
 
@@ -51,7 +51,7 @@ func (m *memSource) fill(key string, f Fill) {
 // rate records 1 from = r to at t.
 func (m *memSource) rate(from, to string, t int64, r string) {
 	m.pos++
-	m.rates = append(m.rates, memRate{from, to, t, domain.MustDecimal(r), m.pos})
+	m.rates = append(m.rates, memRate{from, to, t, decimal.MustDecimal(r), m.pos})
 }
 
 // flow records fl at the next log position (fl.Position set), keeping
@@ -111,9 +111,9 @@ func (m *memSource) BookFills(s Snapshot, key string, cur Cursor, n int, dst []F
 	return dst, cur
 }
 
-func (m *memSource) BookConvert(s Snapshot, amount domain.Decimal, from, to string, t int64) (Conversion, bool) {
+func (m *memSource) BookConvert(s Snapshot, amount decimal.Decimal, from, to string, t int64) (Conversion, bool) {
 	if from == to {
-		return Conversion{Amount: amount, Rate: domain.DecimalFromInt(1), RateTime: t}, true
+		return Conversion{Amount: amount, Rate: decimal.DecimalFromInt(1), RateTime: t}, true
 	}
 	var best *memRate
 	inverse := false
@@ -134,7 +134,7 @@ func (m *memSource) BookConvert(s Snapshot, amount domain.Decimal, from, to stri
 		return Conversion{}, false
 	}
 	if inverse {
-		return Conversion{Amount: amount.Div(best.rate), Rate: domain.DecimalFromInt(1).Div(best.rate), RateTime: best.t}, true
+		return Conversion{Amount: amount.Div(best.rate), Rate: decimal.DecimalFromInt(1).Div(best.rate), RateTime: best.t}, true
 	}
 	return Conversion{Amount: amount.Mul(best.rate), Rate: best.rate, RateTime: best.t}, true
 }
@@ -146,15 +146,15 @@ func day(y int, m time.Month, d, hh int) int64 {
 
 // quoteFee is a fee in the pair's quote.
 func quoteFee(quote, amount string, t int64) Fee {
-	a := domain.MustDecimal(amount)
+	a := decimal.MustDecimal(amount)
 	if a.IsZero() {
 		return Fee{Valued: true}
 	}
-	return Fee{Asset: quote, Amount: a, Quote: a, Rate: domain.DecimalFromInt(1), RateTime: t, Valued: true}
+	return Fee{Asset: quote, Amount: a, Quote: a, Rate: decimal.DecimalFromInt(1), RateTime: t, Valued: true}
 }
 
 func buy(id int64, t int64, price, qty string, fee Fee) Fill {
-	return Fill{Time: t, OrderID: id, Price: domain.MustDecimal(price), Qty: domain.MustDecimal(qty), Fee: fee}
+	return Fill{Time: t, OrderID: id, Price: decimal.MustDecimal(price), Qty: decimal.MustDecimal(qty), Fee: fee}
 }
 
 func sell(id int64, t int64, price, qty string, fee Fee) Fill {

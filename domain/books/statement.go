@@ -1,7 +1,7 @@
 package books
 
 import (
-	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // The period statement: per pool of lots (the cost basis scope's: a pair
@@ -48,9 +48,9 @@ import (
 // Holding is lots held: their quantity and cost, and the coins held of
 // unknown cost.
 type Holding struct {
-	Quantity            domain.Number `json:"quantity"`
-	CostBasis           domain.Number `json:"costBasis"`
-	UnknownCostQuantity domain.Number `json:"unknownCostQuantity"`
+	Quantity            decimal.Number `json:"quantity"`
+	CostBasis           decimal.Number `json:"costBasis"`
+	UnknownCostQuantity decimal.Number `json:"unknownCostQuantity"`
 }
 
 // Acquired is the period's buys (external trades and conversions'
@@ -58,13 +58,13 @@ type Holding struct {
 // they added, and those fees; a conversion without a rate adds coins of
 // unknown cost.
 type Acquired struct {
-	Quantity            domain.Number `json:"quantity"`
-	Cost                domain.Number `json:"cost"`
-	Fees                domain.Number `json:"fees"`
-	Fills               int64         `json:"fills"`
-	External            int64         `json:"external"`    // of them, trades the service did not place
-	Conversions         int64         `json:"conversions"` // and conversions' acquisitions
-	UnknownCostQuantity domain.Number `json:"unknownCostQuantity"`
+	Quantity            decimal.Number `json:"quantity"`
+	Cost                decimal.Number `json:"cost"`
+	Fees                decimal.Number `json:"fees"`
+	Fills               int64          `json:"fills"`
+	External            int64          `json:"external"`    // of them, trades the service did not place
+	Conversions         int64          `json:"conversions"` // and conversions' acquisitions
+	UnknownCostQuantity decimal.Number `json:"unknownCostQuantity"`
 }
 
 // Disposed is the period's sells (external trades and conversions'
@@ -74,17 +74,17 @@ type Acquired struct {
 // the lots a conversion without a rate took (Unpriced: no proceeds, no
 // gain).
 type Disposed struct {
-	Quantity            domain.Number `json:"quantity"`
-	Proceeds            domain.Number `json:"proceeds"`
-	Fees                domain.Number `json:"fees"`
-	CostBasis           domain.Number `json:"costBasis"`
-	Gain                domain.Number `json:"gain"`
-	Fills               int64         `json:"fills"`
-	External            int64         `json:"external"`
-	Conversions         int64         `json:"conversions"`
-	UnknownCostQuantity domain.Number `json:"unknownCostQuantity"`
-	UnknownCostProceeds domain.Number `json:"unknownCostProceeds"`
-	Unpriced            Unpriced      `json:"unpriced"`
+	Quantity            decimal.Number `json:"quantity"`
+	Proceeds            decimal.Number `json:"proceeds"`
+	Fees                decimal.Number `json:"fees"`
+	CostBasis           decimal.Number `json:"costBasis"`
+	Gain                decimal.Number `json:"gain"`
+	Fills               int64          `json:"fills"`
+	External            int64          `json:"external"`
+	Conversions         int64          `json:"conversions"`
+	UnknownCostQuantity decimal.Number `json:"unknownCostQuantity"`
+	UnknownCostProceeds decimal.Number `json:"unknownCostProceeds"`
+	Unpriced            Unpriced       `json:"unpriced"`
 }
 
 // Deposited is the period's deposits: the lots they brought (those of a
@@ -92,12 +92,12 @@ type Disposed struct {
 // from the outside, lots at the log's price of their time, AtMarket of
 // them) and their cost, and the coins of unknown cost.
 type Deposited struct {
-	Quantity            domain.Number `json:"quantity"`
-	Cost                domain.Number `json:"cost"`
-	UnknownCostQuantity domain.Number `json:"unknownCostQuantity"`
-	Count               int64         `json:"count"`
-	Transfers           int64         `json:"transfers"`
-	AtMarket            int64         `json:"atMarket"`
+	Quantity            decimal.Number `json:"quantity"`
+	Cost                decimal.Number `json:"cost"`
+	UnknownCostQuantity decimal.Number `json:"unknownCostQuantity"`
+	Count               int64          `json:"count"`
+	Transfers           int64          `json:"transfers"`
+	AtMarket            int64          `json:"atMarket"`
 }
 
 // Withdrawn is the period's withdrawals: the lots they took (the quantity
@@ -106,57 +106,57 @@ type Deposited struct {
 // quantity, NetworkFees were the fees; Transfers of them were matched to
 // a deposit on another of the service's accounts.
 type Withdrawn struct {
-	Quantity            domain.Number `json:"quantity"`
-	CostBasis           domain.Number `json:"costBasis"`
-	UnknownCostQuantity domain.Number `json:"unknownCostQuantity"`
-	Unheld              domain.Number `json:"unheld"`
-	NetworkFees         domain.Number `json:"networkFees"`
-	Count               int64         `json:"count"`
-	Transfers           int64         `json:"transfers"`
+	Quantity            decimal.Number `json:"quantity"`
+	CostBasis           decimal.Number `json:"costBasis"`
+	UnknownCostQuantity decimal.Number `json:"unknownCostQuantity"`
+	Unheld              decimal.Number `json:"unheld"`
+	NetworkFees         decimal.Number `json:"networkFees"`
+	Count               int64          `json:"count"`
+	Transfers           int64          `json:"transfers"`
 }
 
 // LineCurrency is a statement line's figures in the reporting currency;
 // a figure whose rate was missing is absent.
 type LineCurrency struct {
-	RealizedGain   *domain.Number `json:"realizedGain,omitempty"`
-	Fees           *domain.Number `json:"fees,omitempty"`
-	ClosingValue   *domain.Number `json:"closingValue,omitempty"`
-	UnrealizedGain *domain.Number `json:"unrealizedGain,omitempty"`
+	RealizedGain   *decimal.Number `json:"realizedGain,omitempty"`
+	Fees           *decimal.Number `json:"fees,omitempty"`
+	ClosingValue   *decimal.Number `json:"closingValue,omitempty"`
+	UnrealizedGain *decimal.Number `json:"unrealizedGain,omitempty"`
 }
 
 // Line is one pair key's statement.
 type Line struct {
-	Key             string         `json:"key"`
-	Exchange        string         `json:"exchange"`
-	Pair            string         `json:"pair"`
-	Asset           string         `json:"asset"`
-	Quote           string         `json:"quote"`
-	Opening         Holding        `json:"opening"`
-	OpeningPosition domain.Number  `json:"openingPosition"`
-	Acquired        Acquired       `json:"acquired"`
-	Disposed        Disposed       `json:"disposed"`
-	Deposited       Deposited      `json:"deposited"`
-	Withdrawn       Withdrawn      `json:"withdrawn"`
-	Unmatched       Unmatched      `json:"unmatched"`
-	Fees            domain.Number  `json:"fees"`
-	UnconvertedFees []FeeAmount    `json:"unconvertedFees"`
-	RealizedGain    domain.Number  `json:"realizedGain"`
-	Closing         Holding        `json:"closing"`
-	ClosingPosition domain.Number  `json:"closingPosition"`
-	ClosingPrice    *domain.Number `json:"closingPrice"`     // null: no fill before the end
-	ClosingPriceAt  int64          `json:"closingPriceTime"` // ms, 0 with no price
-	UnrealizedGain  *domain.Number `json:"unrealizedGain"`   // null: no closing price
-	InCurrency      *LineCurrency  `json:"inCurrency,omitempty"`
+	Key             string          `json:"key"`
+	Exchange        string          `json:"exchange"`
+	Pair            string          `json:"pair"`
+	Asset           string          `json:"asset"`
+	Quote           string          `json:"quote"`
+	Opening         Holding         `json:"opening"`
+	OpeningPosition decimal.Number  `json:"openingPosition"`
+	Acquired        Acquired        `json:"acquired"`
+	Disposed        Disposed        `json:"disposed"`
+	Deposited       Deposited       `json:"deposited"`
+	Withdrawn       Withdrawn       `json:"withdrawn"`
+	Unmatched       Unmatched       `json:"unmatched"`
+	Fees            decimal.Number  `json:"fees"`
+	UnconvertedFees []FeeAmount     `json:"unconvertedFees"`
+	RealizedGain    decimal.Number  `json:"realizedGain"`
+	Closing         Holding         `json:"closing"`
+	ClosingPosition decimal.Number  `json:"closingPosition"`
+	ClosingPrice    *decimal.Number `json:"closingPrice"`     // null: no fill before the end
+	ClosingPriceAt  int64           `json:"closingPriceTime"` // ms, 0 with no price
+	UnrealizedGain  *decimal.Number `json:"unrealizedGain"`   // null: no closing price
+	InCurrency      *LineCurrency   `json:"inCurrency,omitempty"`
 }
 
 // AssetStatement is one asset's statement figures in the reporting
 // currency, summed over the figures of its lines that converted.
 type AssetStatement struct {
-	Asset          string        `json:"asset"`
-	RealizedGain   domain.Number `json:"realizedGain"`
-	Fees           domain.Number `json:"fees"`
-	ClosingValue   domain.Number `json:"closingValue"`
-	UnrealizedGain domain.Number `json:"unrealizedGain"`
+	Asset          string         `json:"asset"`
+	RealizedGain   decimal.Number `json:"realizedGain"`
+	Fees           decimal.Number `json:"fees"`
+	ClosingValue   decimal.Number `json:"closingValue"`
+	UnrealizedGain decimal.Number `json:"unrealizedGain"`
 }
 
 // StatementCurrency is a statement in the reporting currency: per asset
@@ -185,15 +185,15 @@ type lineAcc struct {
 	dis                                   Disposed
 	dep                                   Deposited
 	wd                                    Withdrawn
-	acqQty, acqCost, acqFees, acqUnk      domain.Decimal
-	disQty, disProceeds, disFees, disCost domain.Decimal
-	disUnk, disUnkProceeds                domain.Decimal
-	unpricedQty, unpricedCost             domain.Decimal
-	depQty, depCost, depUnk               domain.Decimal
-	wdQty, wdCost, wdUnk, wdUnheld, wdFee domain.Decimal
-	gain, unmQty, unmProceeds, fees       domain.Decimal
+	acqQty, acqCost, acqFees, acqUnk      decimal.Decimal
+	disQty, disProceeds, disFees, disCost decimal.Decimal
+	disUnk, disUnkProceeds                decimal.Decimal
+	unpricedQty, unpricedCost             decimal.Decimal
+	depQty, depCost, depUnk               decimal.Decimal
+	wdQty, wdCost, wdUnk, wdUnheld, wdFee decimal.Decimal
+	gain, unmQty, unmProceeds, fees       decimal.Decimal
 	unconv                                feeBag
-	gainR, feesR                          domain.Decimal
+	gainR, feesR                          decimal.Decimal
 	gainMissing, feesMissing              bool
 }
 
@@ -248,13 +248,13 @@ func StatementReport(src Source, q Query) (*Statement, error) {
 				a.unmQty = a.unmQty.Add(unm)
 				return
 			}
-			a.disUnkProceeds = a.disUnkProceeds.Add(domain.MulDiv(f.Value, r.UnknownQty, f.Qty))
-			a.disQty, a.disProceeds = a.disQty.Add(r.Matched), a.disProceeds.Add(domain.MulDiv(f.Value, r.Matched, f.Qty))
+			a.disUnkProceeds = a.disUnkProceeds.Add(decimal.MulDiv(f.Value, r.UnknownQty, f.Qty))
+			a.disQty, a.disProceeds = a.disQty.Add(r.Matched), a.disProceeds.Add(decimal.MulDiv(f.Value, r.Matched, f.Qty))
 			a.disCost, a.gain = a.disCost.Add(r.LotCost), a.gain.Add(r.Pnl)
-			a.unmQty, a.unmProceeds = a.unmQty.Add(unm), a.unmProceeds.Add(domain.MulDiv(f.Value, unm, f.Qty))
+			a.unmQty, a.unmProceeds = a.unmQty.Add(unm), a.unmProceeds.Add(decimal.MulDiv(f.Value, unm, f.Qty))
 			return
 		}
-		fee := domain.Zero
+		fee := decimal.Zero
 		if f.Fee.Valued {
 			fee = f.Fee.Quote
 		} else {
@@ -280,9 +280,9 @@ func StatementReport(src Source, q Query) (*Statement, error) {
 		if f.Kind == KindExternal {
 			a.dis.External++
 		}
-		matchedFee := domain.Zero
+		matchedFee := decimal.Zero
 		if r.Matched.IsPos() {
-			matchedFee = domain.MulDiv(fee, r.Matched, f.Qty)
+			matchedFee = decimal.MulDiv(fee, r.Matched, f.Qty)
 		}
 		unm := r.Unmatched.Sub(r.UnknownQty)
 		a.disQty, a.disProceeds, a.disFees = a.disQty.Add(r.Matched), a.disProceeds.Add(f.Price.Mul(r.Matched)), a.disFees.Add(matchedFee)
@@ -294,7 +294,7 @@ func StatementReport(src Source, q Query) (*Statement, error) {
 		if q.Currency != "" && len(d.Lots) > 0 {
 			a := line(d.pool)
 			if d.InCurrency != nil {
-				a.gainR = a.gainR.Add(domain.Decimal(d.InCurrency.Gain))
+				a.gainR = a.gainR.Add(decimal.Decimal(d.InCurrency.Gain))
 			} else {
 				a.gainMissing = true
 			}
@@ -317,27 +317,27 @@ func StatementReport(src Source, q Query) (*Statement, error) {
 		}
 		a := line(p.key)
 		acq, dis, dep, wd := a.acq, a.dis, a.dep, a.wd
-		acq.Quantity, acq.Cost, acq.Fees, acq.UnknownCostQuantity = domain.Number(a.acqQty), domain.Number(a.acqCost), domain.Number(a.acqFees), domain.Number(a.acqUnk)
-		dis.Quantity, dis.Proceeds, dis.Fees = domain.Number(a.disQty), domain.Number(a.disProceeds), domain.Number(a.disFees)
-		dis.CostBasis, dis.Gain = domain.Number(a.disCost), domain.Number(a.gain)
-		dis.UnknownCostQuantity, dis.UnknownCostProceeds = domain.Number(a.disUnk), domain.Number(a.disUnkProceeds)
-		dis.Unpriced = Unpriced{Quantity: domain.Number(a.unpricedQty), CostBasis: domain.Number(a.unpricedCost)}
-		dep.Quantity, dep.Cost, dep.UnknownCostQuantity = domain.Number(a.depQty), domain.Number(a.depCost), domain.Number(a.depUnk)
-		wd.Quantity, wd.CostBasis, wd.UnknownCostQuantity = domain.Number(a.wdQty), domain.Number(a.wdCost), domain.Number(a.wdUnk)
-		wd.Unheld, wd.NetworkFees = domain.Number(a.wdUnheld), domain.Number(a.wdFee)
+		acq.Quantity, acq.Cost, acq.Fees, acq.UnknownCostQuantity = decimal.Number(a.acqQty), decimal.Number(a.acqCost), decimal.Number(a.acqFees), decimal.Number(a.acqUnk)
+		dis.Quantity, dis.Proceeds, dis.Fees = decimal.Number(a.disQty), decimal.Number(a.disProceeds), decimal.Number(a.disFees)
+		dis.CostBasis, dis.Gain = decimal.Number(a.disCost), decimal.Number(a.gain)
+		dis.UnknownCostQuantity, dis.UnknownCostProceeds = decimal.Number(a.disUnk), decimal.Number(a.disUnkProceeds)
+		dis.Unpriced = Unpriced{Quantity: decimal.Number(a.unpricedQty), CostBasis: decimal.Number(a.unpricedCost)}
+		dep.Quantity, dep.Cost, dep.UnknownCostQuantity = decimal.Number(a.depQty), decimal.Number(a.depCost), decimal.Number(a.depUnk)
+		wd.Quantity, wd.CostBasis, wd.UnknownCostQuantity = decimal.Number(a.wdQty), decimal.Number(a.wdCost), decimal.Number(a.wdUnk)
+		wd.Unheld, wd.NetworkFees = decimal.Number(a.wdUnheld), decimal.Number(a.wdFee)
 		l := Line{Key: p.key, Exchange: p.exchange, Pair: p.pair, Asset: p.base, Quote: p.quote,
-			Opening:         Holding{Quantity: domain.Number(p.openQty), CostBasis: domain.Number(p.openCost), UnknownCostQuantity: domain.Number(p.openUnknown)},
-			OpeningPosition: domain.Number(p.openPosn),
+			Opening:         Holding{Quantity: decimal.Number(p.openQty), CostBasis: decimal.Number(p.openCost), UnknownCostQuantity: decimal.Number(p.openUnknown)},
+			OpeningPosition: decimal.Number(p.openPosn),
 			Acquired:        acq,
 			Disposed:        dis,
 			Deposited:       dep,
 			Withdrawn:       wd,
-			Unmatched:       Unmatched{Quantity: domain.Number(a.unmQty), Proceeds: domain.Number(a.unmProceeds)},
-			Fees:            domain.Number(a.fees),
+			Unmatched:       Unmatched{Quantity: decimal.Number(a.unmQty), Proceeds: decimal.Number(a.unmProceeds)},
+			Fees:            decimal.Number(a.fees),
 			UnconvertedFees: a.unconv.list(),
-			RealizedGain:    domain.Number(a.gain),
-			Closing:         Holding{Quantity: domain.Number(p.lots.Qty()), CostBasis: domain.Number(p.lots.Cost()), UnknownCostQuantity: domain.Number(p.unknownQty)},
-			ClosingPosition: domain.Number(p.position),
+			RealizedGain:    decimal.Number(a.gain),
+			Closing:         Holding{Quantity: decimal.Number(p.lots.Qty()), CostBasis: decimal.Number(p.lots.Cost()), UnknownCostQuantity: decimal.Number(p.unknownQty)},
+			ClosingPosition: decimal.Number(p.position),
 		}
 		// The walk stopped before the end: the last fill it read is the
 		// closing price (none when only moves were read).
@@ -372,8 +372,8 @@ func StatementReport(src Source, q Query) (*Statement, error) {
 				assets[p.base] = s
 			}
 			for _, x := range []struct {
-				dst *domain.Number
-				v   *domain.Number
+				dst *decimal.Number
+				v   *decimal.Number
 			}{{&s.RealizedGain, lc.RealizedGain}, {&s.Fees, lc.Fees}, {&s.ClosingValue, lc.ClosingValue}, {&s.UnrealizedGain, lc.UnrealizedGain}} {
 				if x.v != nil {
 					*x.dst = addN(*x.dst, *x.v)
@@ -396,8 +396,8 @@ func StatementReport(src Source, q Query) (*Statement, error) {
 	return out, nil
 }
 
-func num(d domain.Decimal) *domain.Number {
-	n := domain.Number(d)
+func num(d decimal.Decimal) *decimal.Number {
+	n := decimal.Number(d)
 	return &n
 }
 

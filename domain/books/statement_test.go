@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // January 2024 on goldenSource under FIFO, USDT-SOL:
@@ -85,22 +86,22 @@ func randomLog(r *rand.Rand, n int) *memSource {
 	for i := 0; i < n; i++ {
 		k := keys[r.IntN(len(keys))]
 		t := t0 + r.Int64N(400)*3600_000 // equal times happen, and the log is out of time order
-		price := domain.NewDecimal(1+r.Int64N(5_000_000), -4)
-		qty := domain.NewDecimal(1+r.Int64N(300_000_000), -8)
+		price := decimal.NewDecimal(1+r.Int64N(5_000_000), -4)
+		qty := decimal.NewDecimal(1+r.Int64N(300_000_000), -8)
 		var fee Fee
 		switch r.IntN(5) {
 		case 0:
 		case 1:
-			a := domain.MulDiv(price.Mul(qty), domain.DecimalFromInt(1), domain.DecimalFromInt(1000))
-			fee = Fee{Asset: "Q", Amount: a, Quote: a, Rate: domain.DecimalFromInt(1), RateTime: t, Valued: true}
+			a := decimal.MulDiv(price.Mul(qty), decimal.DecimalFromInt(1), decimal.DecimalFromInt(1000))
+			fee = Fee{Asset: "Q", Amount: a, Quote: a, Rate: decimal.DecimalFromInt(1), RateTime: t, Valued: true}
 		case 2: // in base, valued at the price
-			a := domain.MulDiv(qty, domain.DecimalFromInt(1), domain.DecimalFromInt(1000))
+			a := decimal.MulDiv(qty, decimal.DecimalFromInt(1), decimal.DecimalFromInt(1000))
 			fee = Fee{Asset: "B", Amount: a, Quote: a.Mul(price), Rate: price, RateTime: t, Valued: true}
 		case 3:
-			fee = Fee{Asset: "BNB", Amount: domain.NewDecimal(r.Int64N(1000), -6)}
+			fee = Fee{Asset: "BNB", Amount: decimal.NewDecimal(r.Int64N(1000), -6)}
 		case 4: // a rebate
-			a := domain.MulDiv(price.Mul(qty), domain.DecimalFromInt(-1), domain.DecimalFromInt(10000))
-			fee = Fee{Asset: "Q", Amount: a, Quote: a, Rate: domain.DecimalFromInt(1), RateTime: t, Valued: true}
+			a := decimal.MulDiv(price.Mul(qty), decimal.DecimalFromInt(-1), decimal.DecimalFromInt(10000))
+			fee = Fee{Asset: "Q", Amount: a, Quote: a, Rate: decimal.DecimalFromInt(1), RateTime: t, Valued: true}
 		}
 		f := Fill{Time: t, OrderID: int64(i), Price: price, Qty: qty, Fee: fee, Sell: r.IntN(5) < 2}
 		if f.Sell && r.IntN(4) == 0 {
@@ -123,24 +124,24 @@ func randomAccountLog(r *rand.Rand, n int) *memSource {
 	keys := []string{"a/USDT-BTC", "b/USDT-ETH", "b/BTC-ETH", m.pair("c", "USDT", "BTC")}
 	peers := map[string][]string{"a/USDT-BTC": {"c/USDT-BTC"}, "c/USDT-BTC": {"a/USDT-BTC"}, "b/USDT-ETH": {"b/BTC-ETH"}, "b/BTC-ETH": {"b/USDT-ETH"}}
 	t0 := day(2024, 1, 1, 0)
-	qty := func() domain.Decimal { return domain.NewDecimal(1+r.Int64N(200_000_000), -8) }
+	qty := func() decimal.Decimal { return decimal.NewDecimal(1+r.Int64N(200_000_000), -8) }
 	for i := 0; i < n/4; i++ {
 		k := keys[r.IntN(len(keys))]
 		t := t0 + r.Int64N(400)*3600_000
 		ex, _, _ := strings.Cut(k, "/")
 		switch r.IntN(6) {
 		case 0: // a trade placed by hand
-			f := Fill{Time: t, Price: domain.NewDecimal(1+r.Int64N(5_000_000), -4), Qty: qty(), Fee: Fee{Valued: true}, Kind: KindExternal,
+			f := Fill{Time: t, Price: decimal.NewDecimal(1+r.Int64N(5_000_000), -4), Qty: qty(), Fee: Fee{Valued: true}, Kind: KindExternal,
 				Sell: r.IntN(2) == 0}
 			m.fill(k, f)
 		case 1: // from the outside: at the log's price, or of unknown cost
 			id := fmt.Sprintf("deposit:%s:o%d", ex, i)
 			pos := m.flow(Flow{ID: id, Kind: "deposit", Exchange: ex, Time: t})
-			m.move(k, pos, Fill{Time: t, Qty: qty(), Kind: KindDeposit, Flow: id, Value: domain.NewDecimal(1+r.Int64N(50_000_000_000), -6),
+			m.move(k, pos, Fill{Time: t, Qty: qty(), Kind: KindDeposit, Flow: id, Value: decimal.NewDecimal(1+r.Int64N(50_000_000_000), -6),
 				Priced: r.IntN(2) == 0})
 		case 2, 3: // a withdrawal, to the outside or to another account
 			id := fmt.Sprintf("withdrawal:%s:w%d", ex, i)
-			sent, fee := qty(), domain.NewDecimal(r.Int64N(100_000), -8)
+			sent, fee := qty(), decimal.NewDecimal(r.Int64N(100_000), -8)
 			w := Fill{Time: t, Qty: sent, NetworkFee: fee, Kind: KindWithdrawal, Flow: id}
 			var dep *Fill
 			to := peers[k][0]
@@ -162,7 +163,7 @@ func randomAccountLog(r *rand.Rand, n int) *memSource {
 		default: // a conversion's leg
 			id := fmt.Sprintf("conversion:%s:c%d", ex, i)
 			f := Fill{Time: t, Qty: qty(), Kind: KindConvertIn, Flow: id, Counter: "X", CounterQty: qty(),
-				Value: domain.NewDecimal(1+r.Int64N(50_000_000_000), -6), Priced: r.IntN(4) > 0}
+				Value: decimal.NewDecimal(1+r.Int64N(50_000_000_000), -6), Priced: r.IntN(4) > 0}
 			if r.IntN(2) == 0 {
 				f.Kind, f.Sell = KindConvertOut, true
 			}
@@ -211,12 +212,12 @@ func TestStatementOpeningPlusFlowsIsClosing(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var gain, realized domain.Decimal
+			var gain, realized decimal.Decimal
 			for _, tot := range rz.Totals {
-				realized = realized.Add(domain.Decimal(tot.Gain))
+				realized = realized.Add(decimal.Decimal(tot.Gain))
 			}
 			for _, l := range s.Lines {
-				D := func(n domain.Number) domain.Decimal { return domain.Decimal(n) }
+				D := func(n decimal.Number) decimal.Decimal { return decimal.Decimal(n) }
 				a, dis, dep, wd := &l.Acquired, &l.Disposed, &l.Deposited, &l.Withdrawn
 				q := D(l.Opening.Quantity).Add(D(a.Quantity)).Sub(D(dis.Quantity)).Sub(D(dis.Unpriced.Quantity)).
 					Add(D(dep.Quantity)).Sub(D(wd.Quantity))
@@ -256,7 +257,7 @@ func TestStatementOpeningPlusFlowsIsClosing(t *testing.T) {
 		for _, l := range s.Lines {
 			lots := domain.Lots{Method: m}
 			for _, f := range src.fills[l.Key] {
-				side, fee := domain.Buy, domain.Zero
+				side, fee := domain.Buy, decimal.Zero
 				if f.Sell {
 					side = domain.Sell
 				}
@@ -265,7 +266,7 @@ func TestStatementOpeningPlusFlowsIsClosing(t *testing.T) {
 				}
 				lots.ApplyFill(side, f.Price, f.Qty, fee)
 			}
-			if domain.Decimal(l.Closing.Quantity) != lots.Qty() || domain.Decimal(l.Closing.CostBasis) != lots.Cost() {
+			if decimal.Decimal(l.Closing.Quantity) != lots.Qty() || decimal.Decimal(l.Closing.CostBasis) != lots.Cost() {
 				t.Errorf("%s %s: closing %+v, lots %s for %s", m, l.Key, l.Closing, lots.Qty(), lots.Cost())
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // walkChunk is how many fills a walk reads from the source per pair at a
@@ -25,7 +26,7 @@ const (
 // the service's explains, a conversion the log has no rate for), dated
 // when they arrived (a carried one: when its coins first did).
 type unknownLot struct {
-	qty  domain.Decimal
+	qty  decimal.Decimal
 	time int64
 }
 
@@ -39,16 +40,16 @@ type pool struct {
 	lots                domain.Lots
 	trace               domain.LotTrace
 	unknown             []unknownLot
-	unknownQty          domain.Decimal
-	position            domain.Decimal // Σ in − Σ out, every fill and move read so far
-	price               domain.Decimal // the last fill's price
-	priceT              int64          // and its time
+	unknownQty          decimal.Decimal
+	position            decimal.Decimal // Σ in − Σ out, every fill and move read so far
+	price               decimal.Decimal // the last fill's price
+	priceT              int64           // and its time
 	priced              bool
 
 	// open is the state before the first fill of the period (or at the
 	// end, for a pool whose fills all came before it).
 	opened                                   bool
-	openQty, openCost, openUnknown, openPosn domain.Decimal
+	openQty, openCost, openUnknown, openPosn decimal.Decimal
 	fills                                    int  // fills and moves read (every one, the period's or not)
 	selected                                 bool // a pair of it is among the query's keys
 }
@@ -72,7 +73,7 @@ type carry struct {
 	quote   string
 	lots    []domain.Lot
 	unknown []unknownLot
-	total   domain.Decimal
+	total   decimal.Decimal
 }
 
 // step is what one fill or move did to its pool, beyond the lots' own
@@ -82,12 +83,12 @@ type carry struct {
 // deposit brought.
 type step struct {
 	domain.FillPnl
-	UnknownQty  domain.Decimal
+	UnknownQty  decimal.Decimal
 	UnknownUsed []unknownLot
-	Unheld      domain.Decimal
-	InLots      domain.Decimal // a deposit: quantity into lots, and their cost
-	InCost      domain.Decimal
-	InUnknown   domain.Decimal // a deposit or an unpriced acquisition: quantity of unknown cost
+	Unheld      decimal.Decimal
+	InLots      decimal.Decimal // a deposit: quantity into lots, and their cost
+	InCost      decimal.Decimal
+	InUnknown   decimal.Decimal // a deposit or an unpriced acquisition: quantity of unknown cost
 }
 
 // walk reads the fills of the source's pairs in (time, position) order
@@ -278,14 +279,14 @@ func (w *walk) apply(pl *pool, f *Fill, s *step) {
 		pl.position = pl.position.Add(f.Qty)
 	case KindConvertOut:
 		tr.Used = tr.Used[:0]
-		var matched, cost domain.Decimal
+		var matched, cost decimal.Decimal
 		matched, cost, tr.Used = pl.lots.TakeLots(f.Qty, tr.Used)
 		s.Value = f.Value
 		s.Unmatched = f.Qty.Sub(matched)
 		pl.takeUnknown(s.Unmatched, s)
 		s.Matched, s.LotCost = matched, cost
 		if f.Priced && matched.IsPos() {
-			share := domain.MulDiv(f.Value, matched, f.Qty)
+			share := decimal.MulDiv(f.Value, matched, f.Qty)
 			s.Pnl, s.UnmatchedValue = share.Sub(cost), f.Value.Sub(share)
 		} else if f.Priced {
 			s.UnmatchedValue = f.Value
@@ -318,7 +319,7 @@ func (w *walk) apply(pl *pool, f *Fill, s *step) {
 	case KindWithdrawal:
 		total := f.Qty.Add(f.NetworkFee)
 		tr.Used = tr.Used[:0]
-		var matched, cost domain.Decimal
+		var matched, cost decimal.Decimal
 		matched, cost, tr.Used = pl.lots.TakeLots(total, tr.Used)
 		s.Matched, s.LotCost = matched, cost
 		rest := total.Sub(matched)
@@ -337,7 +338,7 @@ func (w *walk) apply(pl *pool, f *Fill, s *step) {
 
 // takeUnknown takes up to qty from pl's coins of unknown cost, oldest
 // first, into s.
-func (pl *pool) takeUnknown(qty domain.Decimal, s *step) {
+func (pl *pool) takeUnknown(qty decimal.Decimal, s *step) {
 	s.UnknownUsed = s.UnknownUsed[:0]
 	for qty.IsPos() && len(pl.unknown) > 0 {
 		u := &pl.unknown[0]
@@ -361,11 +362,11 @@ func (pl *pool) addUnknown(u unknownLot) {
 
 // addDated adds qty of unknown cost: split over dates pro rata when a
 // carry dated them (the last part taking the rounding), else dated t.
-func (pl *pool) addDated(qty domain.Decimal, t int64, dates []unknownLot) {
+func (pl *pool) addDated(qty decimal.Decimal, t int64, dates []unknownLot) {
 	if !qty.IsPos() {
 		return
 	}
-	var total domain.Decimal
+	var total decimal.Decimal
 	for _, d := range dates {
 		total = total.Add(d.qty)
 	}
@@ -377,7 +378,7 @@ func (pl *pool) addDated(qty domain.Decimal, t int64, dates []unknownLot) {
 	for i, d := range dates {
 		q := rest
 		if i < len(dates)-1 {
-			q = domain.MulDiv(d.qty, qty, total)
+			q = decimal.MulDiv(d.qty, qty, total)
 		}
 		rest = rest.Sub(q)
 		pl.addUnknown(unknownLot{q, d.time})
@@ -388,17 +389,17 @@ func (pl *pool) addDated(qty domain.Decimal, t int64, dates []unknownLot) {
 // arithmetic, so that the Ledger's figures and the books agree): each lot
 // its quantity × qty ÷ total with its whole cost and date, the rest of
 // unknown cost, dated as the coins it carries.
-func (c *carry) scaled(qty domain.Decimal) (lots []domain.Lot, unknown domain.Decimal, dates []unknownLot) {
+func (c *carry) scaled(qty decimal.Decimal) (lots []domain.Lot, unknown decimal.Decimal, dates []unknownLot) {
 	if !c.total.IsPos() {
 		return nil, qty, nil
 	}
 	rest := qty
 	for _, l := range c.lots {
-		q := domain.MulDiv(l.Qty, qty, c.total)
+		q := decimal.MulDiv(l.Qty, qty, c.total)
 		rest = rest.Sub(q)
 		lots = append(lots, domain.Lot{Qty: q, Cost: l.Cost, Time: l.Time, Ref: l.Ref})
 	}
-	var uq domain.Decimal
+	var uq decimal.Decimal
 	for _, u := range c.unknown {
 		uq = uq.Add(u.qty)
 	}
@@ -406,7 +407,7 @@ func (c *carry) scaled(qty domain.Decimal) (lots []domain.Lot, unknown domain.De
 		return lots, rest, c.unknown
 	}
 	lots[len(lots)-1].Qty = lots[len(lots)-1].Qty.Add(rest)
-	return lots, domain.Zero, nil
+	return lots, decimal.Zero, nil
 }
 
 // dates returns every coin c carries, lots and unknown ones, as dated

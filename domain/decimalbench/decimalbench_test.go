@@ -1,4 +1,4 @@
-// Package decimalbench compares domain.Decimal with a well-kept decimal
+// Package decimalbench compares decimal.Decimal with a well-kept decimal
 // library on what a replay does with every fill (issue 28): parse the
 // event's decimal strings, multiply price by quantity, add to running sums,
 // compare, and format. domain imports the standard library only, so a
@@ -15,7 +15,7 @@ import (
 
 	"github.com/quagmt/udecimal"
 
-	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // fills are the strings of a replay: 8-decimal prices and quantities as
@@ -37,13 +37,13 @@ var fills = func() [][2]string {
 // previous one, and format the sum.
 func BenchmarkReplayOps(b *testing.B) {
 	b.Run("domain.Decimal", func(b *testing.B) {
-		b.ReportMetric(float64(unsafe.Sizeof(domain.Decimal{})), "B/value")
-		var sum, pos, prev domain.Decimal
+		b.ReportMetric(float64(unsafe.Sizeof(decimal.Decimal{})), "B/value")
+		var sum, pos, prev decimal.Decimal
 		n := 0
 		for i := 0; i < b.N; i++ {
 			f := fills[i%len(fills)]
-			p, err1 := domain.ParseDecimal(f[0])
-			q, err2 := domain.ParseDecimal(f[1])
+			p, err1 := decimal.ParseDecimal(f[0])
+			q, err2 := decimal.ParseDecimal(f[1])
 			if err1 != nil || err2 != nil {
 				b.Fatal(err1, err2)
 			}
@@ -86,7 +86,7 @@ func BenchmarkReplayOps(b *testing.B) {
 func BenchmarkParse(b *testing.B) {
 	b.Run("domain.Decimal", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
-			d, _ := domain.ParseDecimal(fills[i%len(fills)][0])
+			d, _ := decimal.ParseDecimal(fills[i%len(fills)][0])
 			sinkD = d
 		}
 	})
@@ -133,7 +133,7 @@ func BenchmarkDiv(b *testing.B) {
 func BenchmarkAdd(b *testing.B) {
 	ds, us := parsed()
 	b.Run("domain.Decimal", func(b *testing.B) {
-		var s domain.Decimal
+		var s decimal.Decimal
 		for i := 0; i < b.N; i++ {
 			s = s.Add(ds[i%len(ds)][0])
 		}
@@ -168,7 +168,7 @@ func BenchmarkString(b *testing.B) {
 
 // The two agree on every product of the benchmark's fills (both exact
 // there: the products have at most 12 decimals … or are rounded at 12 by
-// domain.Decimal, which udecimal at 19 does not need).
+// decimal.Decimal, which udecimal at 19 does not need).
 func TestSameProducts(t *testing.T) {
 	ds, us := parsed()
 	for i := range ds {
@@ -179,11 +179,11 @@ func TestSameProducts(t *testing.T) {
 	}
 }
 
-func parsed() ([][2]domain.Decimal, [][2]udecimal.Decimal) {
-	ds := make([][2]domain.Decimal, len(fills))
+func parsed() ([][2]decimal.Decimal, [][2]udecimal.Decimal) {
+	ds := make([][2]decimal.Decimal, len(fills))
 	us := make([][2]udecimal.Decimal, len(fills))
 	for i, f := range fills {
-		ds[i] = [2]domain.Decimal{domain.MustDecimal(f[0]), domain.MustDecimal(f[1])}
+		ds[i] = [2]decimal.Decimal{decimal.MustDecimal(f[0]), decimal.MustDecimal(f[1])}
 		us[i] = [2]udecimal.Decimal{udecimal.MustParse(f[0]), udecimal.MustParse(f[1])}
 	}
 	return ds, us
@@ -191,6 +191,6 @@ func parsed() ([][2]domain.Decimal, [][2]udecimal.Decimal) {
 
 var (
 	sink  int
-	sinkD domain.Decimal
+	sinkD decimal.Decimal
 	sinkU udecimal.Decimal
 )

@@ -1,6 +1,8 @@
 package fold
 
-import "github.com/tradeledger/tradeledger/domain"
+import (
+	"github.com/tradeledger/tradeledger/domain/decimal"
+)
 
 // PnlAgg is the aggregate of a run of fills as every PNL reader folds it:
 // trade counts, money and the best and worst closing trades. C is the
@@ -15,17 +17,17 @@ type PnlAgg[C int32 | int64] struct {
 	UBuys, USells       C // orders by their first fill
 	UWins, ULosses      C // sell orders by the sign of their summed pnl
 
-	Pnl, Profit, Loss, Fees     domain.Decimal
-	CpWins, CpLosses            domain.Decimal // Σ costProceed of winning / losing closing trades
-	BuyValue, SellValue, Volume domain.Decimal // Σ baseValue of buys / sells; Σ rate×amount
-	Unmatched, Invested         domain.Decimal // Σ unmatchedBaseValue; Σ cost of consumed lots
-	Hero, Fuck                  domain.Decimal // the highest and lowest pnl of a closing trade
-	HeroT, FuckT                int64          // their times (ms)
-	FirstT, LastT               int64          // first and last fill time (ms)
+	Pnl, Profit, Loss, Fees     decimal.Decimal
+	CpWins, CpLosses            decimal.Decimal // Σ costProceed of winning / losing closing trades
+	BuyValue, SellValue, Volume decimal.Decimal // Σ baseValue of buys / sells; Σ rate×amount
+	Unmatched, Invested         decimal.Decimal // Σ unmatchedBaseValue; Σ cost of consumed lots
+	Hero, Fuck                  decimal.Decimal // the highest and lowest pnl of a closing trade
+	HeroT, FuckT                int64           // their times (ms)
+	FirstT, LastT               int64           // first and last fill time (ms)
 }
 
 // Merge adds o into a: counts and money are summed (money saturating, as
-// domain.Decimal.Add does), FirstT is the earlier and LastT the later, and the
+// decimal.Decimal.Add does), FirstT is the earlier and LastT the later, and the
 // hero and fuckup trades are the highest and lowest pnl of either side,
 // the earlier on ties, taken only from a side with priced closing trades.
 // An o without trades changes nothing.
@@ -80,7 +82,7 @@ type PnlFill struct {
 	T                                         int64
 	Sell, Closing, First, NoMoney             bool
 	Sign                                      int8
-	Value, Net, Fee, Pnl, Unmatched, Invested domain.Decimal
+	Value, Net, Fee, Pnl, Unmatched, Invested decimal.Decimal
 }
 
 // Add adds one fill to a, by the rules every PNL reader shares: every fill

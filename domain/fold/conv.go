@@ -3,7 +3,7 @@ package fold
 import (
 	"math"
 
-	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // Conversion of a pair's figures into other currencies (answers over
@@ -22,11 +22,11 @@ func Convert(rates *RateBook, quote, to string, k Key, f *PnlFill) (out PnlFill,
 	out = *f
 	p, ok := rates.PathAt(quote, to, k, 0, math.MaxUint64)
 	if !ok {
-		out.Value, out.Net, out.Fee, out.Pnl, out.Unmatched, out.Invested = domain.Zero, domain.Zero, domain.Zero, domain.Zero, domain.Zero, domain.Zero
+		out.Value, out.Net, out.Fee, out.Pnl, out.Unmatched, out.Invested = decimal.Zero, decimal.Zero, decimal.Zero, decimal.Zero, decimal.Zero, decimal.Zero
 		out.NoMoney = true
 		return out, false
 	}
-	for _, x := range []*domain.Decimal{&out.Value, &out.Net, &out.Fee, &out.Pnl, &out.Unmatched, &out.Invested} {
+	for _, x := range []*decimal.Decimal{&out.Value, &out.Net, &out.Fee, &out.Pnl, &out.Unmatched, &out.Invested} {
 		*x = p.Convert(*x)
 	}
 	return out, true
@@ -91,7 +91,7 @@ func (m *Mixed[C]) Fold(from, to int64) {
 // Unrealized converts x, the unrealized pnl of a pair quoted in q, into
 // the unit at the latest rates of rates, or adds it to q's unconverted
 // entry and returns 0.
-func (m *Mixed[C]) Unrealized(rates *RateBook, q string, x domain.Decimal) domain.Decimal {
+func (m *Mixed[C]) Unrealized(rates *RateBook, q string, x decimal.Decimal) decimal.Decimal {
 	p, ok := rates.Path(q, m.Unit, MaxTime, 0)
 	return m.Unconverted.Unrealized(q, m.Unit, x, p, ok)
 }

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // Fee valuation: the one rule, shared by the in-memory Ledger and the
@@ -42,9 +43,9 @@ import (
 // pair quote-base filled at price at k (its trade time and log position).
 // A third asset is valued with b's rates at or before k; b may be nil for
 // fills that have no third-asset fee.
-func ValueFee(b *RateBook, fee domain.Decimal, asset, quote, base string, price domain.Decimal, k Key) domain.FeeValue {
+func ValueFee(b *RateBook, fee decimal.Decimal, asset, quote, base string, price decimal.Decimal, k Key) domain.FeeValue {
 	t := k.Time
-	v := domain.FeeValue{Asset: asset, Amount: fee, Rate: domain.DecimalFromInt(1), RateTime: t, Valued: true}
+	v := domain.FeeValue{Asset: asset, Amount: fee, Rate: decimal.DecimalFromInt(1), RateTime: t, Valued: true}
 	switch {
 	case asset == "" || asset == quote || SameCurrency(asset, quote): // equal first: the common case, cheaply
 		v.Asset, v.Quote = quote, fee
@@ -53,16 +54,16 @@ func ValueFee(b *RateBook, fee domain.Decimal, asset, quote, base string, price 
 	default:
 		v.Third = true
 		if fee.IsZero() {
-			v.Rate = domain.Zero
+			v.Rate = decimal.Zero
 			return v
 		}
 		if b == nil {
-			v.Valued, v.Rate, v.RateTime = false, domain.Zero, 0
+			v.Valued, v.Rate, v.RateTime = false, decimal.Zero, 0
 			return v
 		}
 		p, ok := b.PathAt(asset, quote, k, b.feeMaxAge(), math.MaxUint64)
 		if !ok {
-			v.Valued, v.Rate, v.RateTime = false, domain.Zero, 0
+			v.Valued, v.Rate, v.RateTime = false, decimal.Zero, 0
 			return v
 		}
 		v.Quote, v.Rate, v.RateTime = p.Convert(fee), p.Rate(), p.Time(t)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // owner is a reader of several pairs as the Ledger and the sink are: each
@@ -71,7 +72,7 @@ func (o *owner) state() map[string]string {
 	return out
 }
 
-func dq(s string) domain.Decimal { return domain.MustDecimal(s) }
+func dq(s string) decimal.Decimal { return decimal.MustDecimal(s) }
 
 // A flow goes to its asset's home pair on its account: none before the
 // account has a pair of it, the first one known after, and the pair with
@@ -92,7 +93,7 @@ func TestFlowsGoToTheHomePair(t *testing.T) {
 	o.pair("y", "EUR-BTC") // another account: not a home of x's flows
 	eur := o.pair("x", "EUR-BTC")
 	o.settle()
-	if o.pairs[usdt].Unknown() != domain.Zero || o.pairs[usdt].Position() != domain.Zero || o.pairs[eur].Unknown() != dq("2") {
+	if o.pairs[usdt].Unknown() != decimal.Zero || o.pairs[usdt].Position() != decimal.Zero || o.pairs[eur].Unknown() != dq("2") {
 		t.Fatalf("after EUR-BTC: %v", o.state())
 	}
 	// A later status with another time moves the deposit there (once).
@@ -159,11 +160,11 @@ func TestTransferCarriesLots(t *testing.T) {
 			// with it: sold at 150, 74.85 − 50.1 = 24.75.
 			y := o.pairs[o.keys["y/USDT-BTC"]]
 			x := o.pairs[o.keys["x/USDT-BTC"]]
-			if x.Lots().Cost() != dq("49.9") || y.Lots().Qty() != domain.Zero || y.Unknown() != domain.Zero {
+			if x.Lots().Cost() != dq("49.9") || y.Lots().Qty() != decimal.Zero || y.Unknown() != decimal.Zero {
 				t.Fatalf("after the transfer and the sale: %v", got)
 			}
 			_, out := o.js[o.keys["y/USDT-BTC"]].At(0)
-			if out.Pnl != dq("24.75") || out.Unmatched != domain.Zero {
+			if out.Pnl != dq("24.75") || out.Unmatched != decimal.Zero {
 				t.Fatalf("the sale of the carried lot: %+v, want pnl 24.75", out)
 			}
 			continue
@@ -204,14 +205,14 @@ func TestConversionLegs(t *testing.T) {
 	}
 	// No rate BTC→USDT before 2000 (no USDT-BTC fill, no rate): BTC of
 	// unknown cost.
-	if o.pairs[btc].Unknown() != dq("0.06") || o.pairs[btc].Lots().Qty() != domain.Zero {
+	if o.pairs[btc].Unknown() != dq("0.06") || o.pairs[btc].Lots().Qty() != decimal.Zero {
 		t.Fatalf("BTC: %v", o.state())
 	}
 	// A rate of ETH in USDT at its time values it (the pair folds again).
 	o.ps.Rates.Observe("USDT", "ETH", 1500, 3, dq("3000"))
 	o.ps.RatePoint(Key{Time: 1500, Pos: 3}, -1)
 	o.settle()
-	if o.pairs[btc].Lots().Qty() != dq("0.06") || o.pairs[btc].Lots().Cost() != dq("3000") || o.pairs[btc].Unknown() != domain.Zero {
+	if o.pairs[btc].Lots().Qty() != dq("0.06") || o.pairs[btc].Lots().Cost() != dq("3000") || o.pairs[btc].Unknown() != decimal.Zero {
 		t.Fatalf("BTC after a rate of ETH: %v", o.state())
 	}
 }

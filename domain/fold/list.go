@@ -4,26 +4,27 @@ import (
 	"sort"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // List is a Journal in memory: a pair's fills in trade-time order with
 // their Outs, for a reader that keeps no records of its own (the
-// ClickHouse sink). An entry takes 72 bytes: amounts as domain.Compact
+// ClickHouse sink). An entry takes 72 bytes: amounts as decimal.Compact
 // (the rare one a Compact cannot hold in a side table), the fee's asset by
 // index. The zero value is empty.
 type List struct {
 	entries []listEntry
-	wide    []domain.Decimal // amounts a Compact cannot hold, by index
-	assets  []string         // fee assets, by index − 1 (0: none)
-	first   map[int64]int64  // order → the trade time of its first fill
+	wide    []decimal.Decimal // amounts a Compact cannot hold, by index
+	assets  []string          // fee assets, by index − 1 (0: none)
+	first   map[int64]int64   // order → the trade time of its first fill
 }
 
 // listEntry is a fill as List keeps it.
 type listEntry struct {
 	key             Key
 	order           int64
-	price, qty, fee domain.Compact
-	pnl, unmatched  domain.Compact
+	price, qty, fee decimal.Compact
+	pnl, unmatched  decimal.Compact
 	asset           uint32 // index + 1 in List.assets, 0: none
 	sell            bool
 }
@@ -93,18 +94,18 @@ func (l *List) Set(i int, out Out) {
 
 // put returns the compact form of d, keeping d in the side table when it
 // needs it.
-func (l *List) put(d domain.Decimal) domain.Compact {
-	if c, ok := domain.CompactOf(d); ok {
+func (l *List) put(d decimal.Decimal) decimal.Compact {
+	if c, ok := decimal.CompactOf(d); ok {
 		return c
 	}
 	l.wide = append(l.wide, d)
-	return domain.CompactRef(len(l.wide) - 1)
+	return decimal.CompactRef(len(l.wide) - 1)
 }
 
 // set changes *c to d, reusing *c's slot of the side table.
-func (l *List) set(c *domain.Compact, d domain.Decimal) {
+func (l *List) set(c *decimal.Compact, d decimal.Decimal) {
 	if i, ok := c.Ref(); ok {
-		if _, fits := domain.CompactOf(d); !fits {
+		if _, fits := decimal.CompactOf(d); !fits {
 			l.wide[i] = d
 			return
 		}
@@ -112,7 +113,7 @@ func (l *List) set(c *domain.Compact, d domain.Decimal) {
 	*c = l.put(d)
 }
 
-func (l *List) get(c domain.Compact) domain.Decimal {
+func (l *List) get(c decimal.Compact) decimal.Decimal {
 	if i, ok := c.Ref(); ok {
 		return l.wide[i]
 	}

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // Movements: the account's other activity in a pair's fold. Besides the fills
@@ -92,10 +93,10 @@ func (k MoveKind) String() string {
 type Movement struct {
 	Key
 	Kind       MoveKind
-	Qty        domain.Decimal // the base received, sent, disposed of or acquired
-	Fee        domain.Decimal // a withdrawal's network fee, in the base, on top of Qty
-	Counter    string         // a conversion leg's other asset
-	CounterQty domain.Decimal // and its amount
+	Qty        decimal.Decimal // the base received, sent, disposed of or acquired
+	Fee        decimal.Decimal // a withdrawal's network fee, in the base, on top of Qty
+	Counter    string          // a conversion leg's other asset
+	CounterQty decimal.Decimal // and its amount
 	Flow, Peer string
 	// Carry is what a matched deposit brings: the lots its withdrawal
 	// took (Pairs sets it as that withdrawal folds); nil: coins of unknown
@@ -104,7 +105,7 @@ type Movement struct {
 	// Derived by the fold: what a withdrawal took, and a conversion leg's
 	// or an outside deposit's value in the quote (Priced false: no rate).
 	Taken  Carry
-	Value  domain.Decimal
+	Value  decimal.Decimal
 	Priced bool
 }
 
@@ -116,8 +117,8 @@ type Carry struct {
 	Quote   string
 	At      Key
 	Lots    []domain.Lot
-	Unknown domain.Decimal
-	Total   domain.Decimal
+	Unknown decimal.Decimal
+	Total   decimal.Decimal
 }
 
 // Equal reports whether c and o took the same.
@@ -141,18 +142,18 @@ func (c *Carry) Clone() Carry {
 }
 
 // Scaled returns what a deposit of qty brings of c: each lot's quantity
-// scaled by qty ÷ Total (domain.MulDiv) with its whole cost, and the
+// scaled by qty ÷ Total (decimal.MulDiv) with its whole cost, and the
 // quantity of unknown cost scaled the same way, the rounding going to the
 // last part so that the parts add up to qty exactly. A carry that took
 // nothing (Total 0) brings qty of unknown cost.
-func (c *Carry) Scaled(qty domain.Decimal) (lots []domain.Lot, unknown domain.Decimal) {
+func (c *Carry) Scaled(qty decimal.Decimal) (lots []domain.Lot, unknown decimal.Decimal) {
 	if !c.Total.IsPos() {
 		return nil, qty
 	}
 	rest := qty
 	lots = make([]domain.Lot, 0, len(c.Lots))
 	for _, l := range c.Lots {
-		q := domain.MulDiv(l.Qty, qty, c.Total)
+		q := decimal.MulDiv(l.Qty, qty, c.Total)
 		rest = rest.Sub(q)
 		lots = append(lots, domain.Lot{Qty: q, Cost: l.Cost, Time: l.Time, Ref: l.Ref})
 	}
@@ -160,7 +161,7 @@ func (c *Carry) Scaled(qty domain.Decimal) (lots []domain.Lot, unknown domain.De
 		return lots, rest
 	}
 	lots[len(lots)-1].Qty = lots[len(lots)-1].Qty.Add(rest)
-	return lots, domain.Zero
+	return lots, decimal.Zero
 }
 
 // fill returns the move as a fill of no order, for the aggregates of a
@@ -188,7 +189,7 @@ func (m *Movement) rated(quote string) bool {
 func (p *Pair) Moves() []Movement { return p.moves }
 
 // Unknown returns the quantity of the base held at unknown cost.
-func (p *Pair) Unknown() domain.Decimal { return p.unknown }
+func (p *Pair) Unknown() decimal.Decimal { return p.unknown }
 
 // moveIndex returns the index of the first move at or after k.
 func (p *Pair) moveIndex(k Key) int {
@@ -241,16 +242,16 @@ func (p *Pair) move(k Key) *Movement {
 // counterValue returns a conversion leg's value in the quote: its counter
 // amount when the counter is the quote, else at the rate of the log at
 // its Key no older than the fee rates' bound; false without one.
-func (p *Pair) counterValue(m *Movement, rates *RateBook) (domain.Decimal, bool) {
+func (p *Pair) counterValue(m *Movement, rates *RateBook) (decimal.Decimal, bool) {
 	if SameCurrency(m.Counter, p.Quote) {
 		return m.CounterQty, true
 	}
 	if rates == nil {
-		return domain.Zero, false
+		return decimal.Zero, false
 	}
 	path, ok := rates.PathAt(m.Counter, p.Quote, m.Key, rates.feeMaxAge(), math.MaxUint64)
 	if !ok {
-		return domain.Zero, false
+		return decimal.Zero, false
 	}
 	return path.Convert(m.CounterQty), true
 }
@@ -258,22 +259,22 @@ func (p *Pair) counterValue(m *Movement, rates *RateBook) (domain.Decimal, bool)
 // baseValue returns a deposit's value in the quote: its quantity at the
 // log's price of the base at its Key, no older than the fee rates' bound;
 // false without one.
-func (p *Pair) baseValue(m *Movement, rates *RateBook) (domain.Decimal, bool) {
+func (p *Pair) baseValue(m *Movement, rates *RateBook) (decimal.Decimal, bool) {
 	if rates == nil {
-		return domain.Zero, false
+		return decimal.Zero, false
 	}
 	path, ok := rates.PathAt(p.Base, p.Quote, m.Key, rates.feeMaxAge(), math.MaxUint64)
 	if !ok {
-		return domain.Zero, false
+		return decimal.Zero, false
 	}
 	return path.Convert(m.Qty), true
 }
 
 // takeUnknown takes up to qty from the coins of unknown cost and returns
 // how much it took.
-func (p *Pair) takeUnknown(qty domain.Decimal) domain.Decimal {
+func (p *Pair) takeUnknown(qty decimal.Decimal) decimal.Decimal {
 	if !qty.IsPos() || !p.unknown.IsPos() {
-		return domain.Zero
+		return decimal.Zero
 	}
 	u := qty.Min(p.unknown)
 	p.unknown = p.unknown.Sub(u)
@@ -284,7 +285,7 @@ func (p *Pair) takeUnknown(qty domain.Decimal) domain.Decimal {
 // value, lots matched and their cost, pnl of a disposal; Position and the
 // rest after it). Only a conversion leg adds to the slot's prefix.
 func (p *Pair) applyMove(m *Movement, rates *RateBook, r *Result) {
-	*r = Result{Fee: domain.FeeValue{Asset: p.Quote, Rate: domain.DecimalFromInt(1), RateTime: m.Time, Valued: true}}
+	*r = Result{Fee: domain.FeeValue{Asset: p.Quote, Rate: decimal.DecimalFromInt(1), RateTime: m.Time, Valued: true}}
 	switch m.Kind {
 	case Deposit:
 		var lots []domain.Lot
@@ -295,7 +296,7 @@ func (p *Pair) applyMove(m *Movement, rates *RateBook, r *Result) {
 		case m.Peer == "": // from the outside: at the log's price, if any
 			m.Value, m.Priced = p.baseValue(m, rates)
 			if m.Priced {
-				lots, unknown = []domain.Lot{{Qty: m.Qty, Cost: m.Value}}, domain.Zero
+				lots, unknown = []domain.Lot{{Qty: m.Qty, Cost: m.Value}}, decimal.Zero
 			}
 		}
 		for _, l := range lots {
@@ -327,7 +328,7 @@ func (p *Pair) applyMove(m *Movement, rates *RateBook, r *Result) {
 		if ok {
 			r.Matched, r.LotCost = matched, cost
 			if matched.IsPos() {
-				share := domain.MulDiv(v, matched, m.Qty)
+				share := decimal.MulDiv(v, matched, m.Qty)
 				r.Pnl = share.Sub(cost)
 				r.UnmatchedValue = v.Sub(share)
 			} else {

@@ -4,6 +4,7 @@ import (
 	"sort"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/domain/pnlread"
 )
 
@@ -35,10 +36,10 @@ type Fill struct {
 	Key
 	Order    int64       // the order it fills: per-order figures group by it; 0: none (it counts as an order of its own)
 	Side     domain.Side // Buy acquires, Sell disposes
-	Price    domain.Decimal
-	Qty      domain.Decimal
-	Fee      domain.Decimal // as charged, in FeeAsset
-	FeeAsset string         // "" or the quote: in quote
+	Price    decimal.Decimal
+	Qty      decimal.Decimal
+	Fee      decimal.Decimal // as charged, in FeeAsset
+	FeeAsset string          // "" or the quote: in quote
 }
 
 // Out is what the fold derived for a fill that its owner keeps beside it
@@ -47,8 +48,8 @@ type Fill struct {
 // A fill not folded yet (recorded late, before the re-fold) has the zero
 // pnl and, for a sell, its whole quantity unmatched (PendingOut).
 type Out struct {
-	Pnl       domain.Decimal
-	Unmatched domain.Decimal
+	Pnl       decimal.Decimal
+	Unmatched decimal.Decimal
 }
 
 // PendingOut returns the Out of a fill not folded yet: it closes nothing.
@@ -67,18 +68,18 @@ func closing(f *Fill, out *Out) bool { return f.Side == domain.Sell && out.Unmat
 type Result struct {
 	Fee            domain.FeeValue // the fee as charged and valued in quote
 	domain.FillPnl                 // its effect on the lots
-	Net            domain.Decimal  // baseValue: what it cost (buy) or brought (sell), fee included
+	Net            decimal.Decimal // baseValue: what it cost (buy) or brought (sell), fee included
 	// The pair after the fill: base position from the fills (Σ received −
 	// Σ sold), quote cash flow (Σ costProceed), the lots' cost and average
 	// unit cost.
-	Position, CashFlow, InvCost, ABP domain.Decimal
-	AvgPrice                         domain.Decimal // the order's Σ price×qty ÷ Σ qty up to this fill
-	First                            bool           // the order's first fill
-	Closing                          bool           // a sell that matched lots
-	Unique                           Move           // how the order's unique win/loss count moves (Next's; a re-fold moves counts in its Rebuild)
+	Position, CashFlow, InvCost, ABP decimal.Decimal
+	AvgPrice                         decimal.Decimal // the order's Σ price×qty ÷ Σ qty up to this fill
+	First                            bool            // the order's first fill
+	Closing                          bool            // a sell that matched lots
+	Unique                           Move            // how the order's unique win/loss count moves (Next's; a re-fold moves counts in its Rebuild)
 	// Unknown is the part of a sale's unmatched quantity that came from
 	// coins of unknown cost (move.go): sold, realizing nothing.
-	Unknown domain.Decimal
+	Unknown decimal.Decimal
 }
 
 // Out returns what the owner keeps of r.
@@ -107,10 +108,10 @@ type Move struct {
 // the pnl of all its closing fills, in the slot of its first closing fill.
 type Order struct {
 	Fills              int32
-	Filled, FilledCost domain.Decimal
-	Pnl                domain.Decimal // Σ pnl of its closing fills
-	CloseT             int64          // trade time of its first closing fill
-	Closed             bool           // it has a closing fill
+	Filled, FilledCost decimal.Decimal
+	Pnl                decimal.Decimal // Σ pnl of its closing fills
+	CloseT             int64           // trade time of its first closing fill
+	Closed             bool            // it has a closing fill
 }
 
 // add adds fill f, with what the fold derived for it, to o.
@@ -186,9 +187,9 @@ var markEvery = MarkEvery
 type Pair struct {
 	Quote, Base string
 	lots        domain.Lots
-	position    domain.Decimal
-	cashFlow    domain.Decimal
-	lastPrice   domain.Decimal
+	position    decimal.Decimal
+	cashFlow    decimal.Decimal
+	lastPrice   decimal.Decimal
 	last        Key  // the last fill folded
 	started     bool // a fill was folded
 	marks       []Mark
@@ -200,7 +201,7 @@ type Pair struct {
 	prefix      PnlAgg[int64] // the aggregate of that slot's fills folded so far
 	converted   bool          // its figures convert into other currencies: marks at slot starts only (Pairs)
 	moves       []Movement    // deposits, withdrawals and conversion legs routed to it, in trade-time order (move.go)
-	unknown     domain.Decimal
+	unknown     decimal.Decimal
 	rated       int  // moves whose figures depend on rates
 	carried     bool // a withdrawal took other lots than before: its matched deposit must carry them (Pairs)
 }
@@ -211,10 +212,10 @@ type Pair struct {
 type Mark struct {
 	Key                           Key
 	Lots                          domain.Lots
-	Position, CashFlow, LastPrice domain.Decimal
+	Position, CashFlow, LastPrice decimal.Decimal
 	Third                         int // fills before it whose fee is in a third asset
 	Prefix                        PnlAgg[int64]
-	Unknown                       domain.Decimal // the base held at unknown cost
+	Unknown                       decimal.Decimal // the base held at unknown cost
 }
 
 // NewPair returns the empty fold of pair quote-base, matching lots by m.
@@ -231,19 +232,19 @@ func (p *Pair) Method() domain.PnlMethod { return p.lots.Method }
 func (p *Pair) Lots() *domain.Lots { return &p.lots }
 
 // Position returns the base position after the last fill folded.
-func (p *Pair) Position() domain.Decimal { return p.position }
+func (p *Pair) Position() decimal.Decimal { return p.position }
 
 // CashFlow returns the quote cash flow after the last fill folded.
-func (p *Pair) CashFlow() domain.Decimal { return p.cashFlow }
+func (p *Pair) CashFlow() decimal.Decimal { return p.cashFlow }
 
 // LastPrice returns the price of the last fill in trade-time order.
-func (p *Pair) LastPrice() domain.Decimal { return p.lastPrice }
+func (p *Pair) LastPrice() decimal.Decimal { return p.lastPrice }
 
 // Unrealized values the lots held at the last fill's price: qty×last −
 // cost (0 without lots).
-func (p *Pair) Unrealized() domain.Decimal {
+func (p *Pair) Unrealized() decimal.Decimal {
 	if p.lots.Qty().Sign() <= 0 {
-		return domain.Zero
+		return decimal.Zero
 	}
 	return p.lots.Qty().Mul(p.lastPrice).Sub(p.lots.Cost())
 }
@@ -432,10 +433,10 @@ func (p *Pair) Refold(j Journal, rates *RateBook, emit func(i int, f *Fill, r *R
 	}
 	p.marks = p.marks[:k]
 	p.lots = domain.Lots{Method: p.lots.Method}
-	p.position, p.cashFlow, p.lastPrice = domain.Zero, domain.Zero, domain.Zero
+	p.position, p.cashFlow, p.lastPrice = decimal.Zero, decimal.Zero, decimal.Zero
 	p.started, p.since, p.third, p.last = false, 0, 0, Key{}
 	p.slot, p.prefix = 0, PnlAgg[int64]{}
-	p.unknown = domain.Zero
+	p.unknown = decimal.Zero
 	rb := Rebuild{Orders: map[int64]*Order{}}
 	i0, m0 := 0, 0
 	if k > 0 { // the mark stays: the state before it is unchanged
@@ -583,7 +584,7 @@ func sortMoves(m []Move) {
 type PairState struct {
 	Quote, Base                   string
 	Lots                          domain.LotsState
-	Position, CashFlow, LastPrice domain.Decimal
+	Position, CashFlow, LastPrice decimal.Decimal
 	Last                          Key
 	Started                       bool
 	Dirty                         bool

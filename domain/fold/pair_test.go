@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // foldRun is a pair folded by the rules an owner follows: a fill in trade
@@ -86,13 +87,13 @@ func randomFills(rng *rand.Rand) []Fill {
 			used[t] = true
 			pos++
 			f := Fill{Key: Key{Time: t, Pos: pos}, Order: order, Side: side,
-				Price: domain.MustDecimal(fmt.Sprintf("%d.%d", 900+rng.IntN(200), rng.IntN(10))),
-				Qty:   domain.MustDecimal(fmt.Sprintf("0.%02d", 1+rng.IntN(99)))}
+				Price: decimal.MustDecimal(fmt.Sprintf("%d.%d", 900+rng.IntN(200), rng.IntN(10))),
+				Qty:   decimal.MustDecimal(fmt.Sprintf("0.%02d", 1+rng.IntN(99)))}
 			switch rng.IntN(3) {
 			case 0:
-				f.Fee, f.FeeAsset = domain.MustDecimal("0.1"), "USDT"
+				f.Fee, f.FeeAsset = decimal.MustDecimal("0.1"), "USDT"
 			case 1:
-				f.Fee, f.FeeAsset = f.Qty.Mul(domain.MustDecimal("0.001")), "BTC"
+				f.Fee, f.FeeAsset = f.Qty.Mul(decimal.MustDecimal("0.001")), "BTC"
 			}
 			out = append(out, f)
 		}

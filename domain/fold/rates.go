@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // RateBook is the conversion graph every PNL reader values money with:
@@ -84,7 +85,7 @@ type CurrencyPair struct{ Quote, Base string }
 type RatePoint struct {
 	T    int64
 	Pos  uint64
-	Rate domain.Decimal
+	Rate decimal.Decimal
 }
 
 // after reports whether p comes after q (time, then log position).
@@ -99,19 +100,19 @@ type link struct{ a, b string }
 
 // Observe records 1 base = rate quote at t (ms), recorded at log position
 // pos. Rates ≤ 0 and pairs with an empty or a single currency are ignored.
-func (b *RateBook) Observe(quote, base string, t int64, pos uint64, rate domain.Decimal) {
+func (b *RateBook) Observe(quote, base string, t int64, pos uint64, rate decimal.Decimal) {
 	b.observe(quote, base, t, pos, rate, true)
 }
 
 // ObserveFill records the price of a fill of the pair quote-base at trade
 // time t (ms), log position pos, as a rate (kept here unless Fills is
 // set), and counts the fill (CountFill).
-func (b *RateBook) ObserveFill(quote, base string, t int64, pos uint64, price domain.Decimal) {
+func (b *RateBook) ObserveFill(quote, base string, t int64, pos uint64, price decimal.Decimal) {
 	b.observe(quote, base, t, pos, price, b.Fills == nil)
 	b.CountFill(quote)
 }
 
-func (b *RateBook) observe(quote, base string, t int64, pos uint64, rate domain.Decimal, keep bool) {
+func (b *RateBook) observe(quote, base string, t int64, pos uint64, rate decimal.Decimal, keep bool) {
 	if rate.Sign() <= 0 || quote == "" || base == "" || quote == base {
 		return
 	}
@@ -264,7 +265,7 @@ func (b *RateBook) hop(x, y string, at Key, maxAge int64, maxPos uint64) (RateHo
 // RateHop is one step of a conversion: multiply by Rate, or divide when
 // Inverse; T is the time of the rate's point (ms).
 type RateHop struct {
-	Rate    domain.Decimal
+	Rate    decimal.Decimal
 	T       int64
 	Inverse bool
 }
@@ -276,7 +277,7 @@ type RatePath struct {
 }
 
 // Convert returns x converted along the path, one rounding per hop.
-func (p RatePath) Convert(x domain.Decimal) domain.Decimal {
+func (p RatePath) Convert(x decimal.Decimal) decimal.Decimal {
 	for _, h := range p.Hops {
 		if h.Inverse {
 			x = x.Div(h.Rate)
@@ -288,7 +289,7 @@ func (p RatePath) Convert(x domain.Decimal) domain.Decimal {
 }
 
 // Rate returns what 1 unit converts into along the path.
-func (p RatePath) Rate() domain.Decimal { return p.Convert(domain.DecimalFromInt(1)) }
+func (p RatePath) Rate() decimal.Decimal { return p.Convert(decimal.DecimalFromInt(1)) }
 
 // Time returns the time of the path's oldest rate, or t for an empty path.
 func (p RatePath) Time(t int64) int64 {

@@ -3,10 +3,10 @@ package fold
 import (
 	"testing"
 
-	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
-func rdec(s string) domain.Decimal { return domain.MustDecimal(s) }
+func rdec(s string) decimal.Decimal { return decimal.MustDecimal(s) }
 
 // convertAt converts x and returns the result in its shortest form, or
 // "none" without a path.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/domain/pnlread"
 )
 
@@ -27,7 +28,7 @@ type Series[C int32 | int64] struct {
 // before it in its series.
 type Slot[C int32 | int64] struct {
 	Slot int64 // start ÷ SlotMs
-	Cum  domain.Decimal
+	Cum  decimal.Decimal
 	PnlAgg[C]
 }
 
@@ -41,7 +42,7 @@ func (s *Series[C]) at(slot int64) int {
 		return n - 1
 	}
 	if n == 0 || s.Slots[n-1].Slot < slot {
-		cum := domain.Zero
+		cum := decimal.Zero
 		if n > 0 {
 			cum = s.Slots[n-1].Cum
 		}
@@ -52,7 +53,7 @@ func (s *Series[C]) at(slot int64) int {
 	if s.Slots[i].Slot == slot {
 		return i
 	}
-	cum := domain.Zero
+	cum := decimal.Zero
 	if i > 0 {
 		cum = s.Slots[i-1].Cum
 	}
@@ -101,12 +102,12 @@ func (s *Series[C]) Span(from, to int64) (int, int) {
 }
 
 // RangePnl returns the pnl of the slots starting in [from, to) (unix s).
-func (s *Series[C]) RangePnl(from, to int64) domain.Decimal {
+func (s *Series[C]) RangePnl(from, to int64) decimal.Decimal {
 	i, j := s.Span(from, to)
 	if i >= j {
-		return domain.Zero
+		return decimal.Zero
 	}
-	before := domain.Zero
+	before := decimal.Zero
 	if i > 0 {
 		before = s.Slots[i-1].Cum
 	}
@@ -160,7 +161,7 @@ func (s *Series[C]) Replace(from int64, fresh []Slot[C]) {
 // Finish sets the running pnl of the slots from index i on, and the
 // total (after slots were changed or read in).
 func (s *Series[C]) Finish(i int) {
-	cum := domain.Zero
+	cum := decimal.Zero
 	if i > 0 {
 		cum = s.Slots[i-1].Cum
 	}
@@ -186,7 +187,7 @@ func (a *PnlAgg[C]) CountsOnly() PnlAgg[C] {
 func Days[C int32 | int64](ss []*Series[C], from, to int64, loc *time.Location) []pnlread.DayPnl {
 	type day struct {
 		trades                   int64
-		volume, pnl, unm, invest domain.Decimal
+		volume, pnl, unm, invest decimal.Decimal
 	}
 	zone := pnlread.LocalDays{Loc: loc}
 	var days []int64
@@ -235,55 +236,55 @@ func Days[C int32 | int64](ss []*Series[C], from, to int64, loc *time.Location) 
 		sort.Slice(order, func(i, j int) bool { return days[order[i]] < days[order[j]] })
 	}
 	out := make([]pnlread.DayPnl, len(days))
-	var cum, inv domain.Decimal
+	var cum, inv decimal.Decimal
 	for i, o := range order {
 		n, x := days[o], &acc[o]
 		cum, inv = cum.Add(x.pnl), inv.Add(x.invest)
 		out[i] = pnlread.DayPnl{Date: time.Unix(n*86400, 0).UTC().Format("2006-01-02"), NumberOfTrades: x.trades,
-			TotalVolume: domain.Number(x.volume), Pnl: domain.Number(x.pnl), CumulativePnl: domain.Number(cum),
-			CumulativePnlPercent: domain.Number(domain.PnlPercent(cum, inv)), UnmatchedBaseValue: domain.Number(x.unm)}
+			TotalVolume: decimal.Number(x.volume), Pnl: decimal.Number(x.pnl), CumulativePnl: decimal.Number(cum),
+			CumulativePnlPercent: decimal.Number(domain.PnlPercent(cum, inv)), UnmatchedBaseValue: decimal.Number(x.unm)}
 	}
 	return out
 }
 
 // Total returns an aggregate as the overview's total section, with the
 // unrealized pnl of the lots held (buyPnl).
-func Total[C int32 | int64](t *PnlAgg[C], unrealized domain.Decimal) pnlread.PnlTotal {
+func Total[C int32 | int64](t *PnlAgg[C], unrealized decimal.Decimal) pnlread.PnlTotal {
 	closes := int64(t.Wins + t.Losses + t.Evens)
 	out := pnlread.PnlTotal{
-		Pnl:            domain.Number(t.Pnl),
+		Pnl:            decimal.Number(t.Pnl),
 		NumberOfTrades: int64(t.Trades),
-		AveragePnl:     domain.Number(domain.AveragePnl(t.Pnl, closes)),
+		AveragePnl:     decimal.Number(domain.AveragePnl(t.Pnl, closes)),
 		SellCount:      int64(t.Sells),
 		BuyCount:       int64(t.Buys),
 		Winning:        int64(t.Wins),
 		Losing:         int64(t.Losses),
 		Breakeven:      int64(t.Evens),
 		WinRate:        domain.WinRate(int64(t.Wins), int64(t.Losses), int64(t.Evens)),
-		BuyPnl:         domain.Number(unrealized),
-		SellPnl:        domain.Number(t.Pnl),
-		BuyBaseValue:   domain.Number(t.BuyValue),
-		SellBaseValue:  domain.Number(t.SellValue),
-		UnmatchedValue: domain.Number(t.Unmatched),
+		BuyPnl:         decimal.Number(unrealized),
+		SellPnl:        decimal.Number(t.Pnl),
+		BuyBaseValue:   decimal.Number(t.BuyValue),
+		SellBaseValue:  decimal.Number(t.SellValue),
+		UnmatchedValue: decimal.Number(t.Unmatched),
 	}
 	if closes > 0 {
-		out.HeroTrade = pnlread.TradeRef{Pnl: domain.Number(t.Hero), Time: t.HeroT}
-		out.FuckupTrade = pnlread.TradeRef{Pnl: domain.Number(t.Fuck), Time: t.FuckT}
+		out.HeroTrade = pnlread.TradeRef{Pnl: decimal.Number(t.Hero), Time: t.HeroT}
+		out.FuckupTrade = pnlread.TradeRef{Pnl: decimal.Number(t.Fuck), Time: t.FuckT}
 	}
 	return out
 }
 
 // Detail returns a pair's aggregate as an element of the overview's
 // detailedPerPair.
-func Detail[C int32 | int64](key string, s *PnlAgg[C], unrealized domain.Decimal, strategy string, loc *time.Location) pnlread.PairDetail {
+func Detail[C int32 | int64](key string, s *PnlAgg[C], unrealized decimal.Decimal, strategy string, loc *time.Location) pnlread.PairDetail {
 	return pnlread.PairDetail{
 		Strategy:                  strategy,
-		CumulativePnl:             domain.Number(s.Pnl),
-		CumulativeProfit:          domain.Number(s.Profit),
-		CumulativeLoss:            domain.Number(s.Loss),
-		CumulativeFees:            domain.Number(s.Fees),
-		CumulativeCostProceedWins: domain.Number(s.CpWins),
-		CumulativeCostProceedLoss: domain.Number(s.CpLosses),
+		CumulativePnl:             decimal.Number(s.Pnl),
+		CumulativeProfit:          decimal.Number(s.Profit),
+		CumulativeLoss:            decimal.Number(s.Loss),
+		CumulativeFees:            decimal.Number(s.Fees),
+		CumulativeCostProceedWins: decimal.Number(s.CpWins),
+		CumulativeCostProceedLoss: decimal.Number(s.CpLosses),
 		ProfitCount:               int64(s.Wins),
 		LossCount:                 int64(s.Losses),
 		UniqueProfitCount:         int64(s.UWins),
@@ -292,9 +293,9 @@ func Detail[C int32 | int64](key string, s *PnlAgg[C], unrealized domain.Decimal
 		SellCount:                 int64(s.Sells),
 		UniqueBuyCount:            int64(s.UBuys),
 		UniqueSellCount:           int64(s.USells),
-		CumulativeBuyValue:        domain.Number(s.BuyValue),
-		CumulativeSellValue:       domain.Number(s.SellValue),
-		UnrealizedPnl:             domain.Number(unrealized),
+		CumulativeBuyValue:        decimal.Number(s.BuyValue),
+		CumulativeSellValue:       decimal.Number(s.SellValue),
+		UnrealizedPnl:             decimal.Number(unrealized),
 		DailyPnlPerThousand:       domain.DailyPnlPerThousand(s.Pnl, s.Invested, pnlread.DaySpan(s.FirstT, s.LastT, loc)),
 		Key:                       key,
 	}

@@ -1,7 +1,7 @@
 package fold
 
 import (
-	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/domain/pnlread"
 )
 
@@ -26,20 +26,20 @@ func (u *UnconvertedBook) entry(q string) *pnlread.Unconverted {
 // AddFills adds the range's fills of pairs quoted in q that had no rate:
 // their realized pnl and invested in q, and their count. A range without
 // such fills (trades 0) adds no entry.
-func (u *UnconvertedBook) AddFills(q string, pnl, invested domain.Decimal, trades int64) {
+func (u *UnconvertedBook) AddFills(q string, pnl, invested decimal.Decimal, trades int64) {
 	if trades == 0 {
 		return
 	}
 	e := u.entry(q)
-	e.Pnl = domain.Number(domain.Decimal(e.Pnl).Add(pnl))
-	e.Invested = domain.Number(domain.Decimal(e.Invested).Add(invested))
+	e.Pnl = decimal.Number(decimal.Decimal(e.Pnl).Add(pnl))
+	e.Invested = decimal.Number(decimal.Decimal(e.Invested).Add(invested))
 	e.Trades += trades
 }
 
 // Unrealized converts x, the unrealized pnl of a pair quoted in q, into
 // unit along path (ok: a path exists now), or adds it to q's entry and
 // returns 0.
-func (u *UnconvertedBook) Unrealized(q, unit string, x domain.Decimal, path RatePath, ok bool) domain.Decimal {
+func (u *UnconvertedBook) Unrealized(q, unit string, x decimal.Decimal, path RatePath, ok bool) decimal.Decimal {
 	if q == unit || x.IsZero() {
 		return x
 	}
@@ -47,8 +47,8 @@ func (u *UnconvertedBook) Unrealized(q, unit string, x domain.Decimal, path Rate
 		return path.Convert(x)
 	}
 	e := u.entry(q)
-	e.UnrealizedPnl = domain.Number(domain.Decimal(e.UnrealizedPnl).Add(x))
-	return domain.Zero
+	e.UnrealizedPnl = decimal.Number(decimal.Decimal(e.UnrealizedPnl).Add(x))
+	return decimal.Zero
 }
 
 // Result returns the entries (empty, not nil, when there are none).

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // The payloads of an imported order's three events, encoded by hand: at
@@ -58,7 +59,7 @@ func (w *jsonWriter) int(k string, v int64) {
 }
 
 // dec writes a Decimal as its MarshalJSON does.
-func (w *jsonWriter) dec(k string, v domain.Decimal) {
+func (w *jsonWriter) dec(k string, v decimal.Decimal) {
 	w.key(k)
 	w.b = append(w.b, '"')
 	w.b = v.Append(w.b)

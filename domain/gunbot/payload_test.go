@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // TestPayloadsAsJSONMarshal: the hand encoders give json.Marshal's bytes,
@@ -21,14 +22,14 @@ func TestPayloadsAsJSONMarshal(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	strs := []string{"", "binance", "USDT-BTC", "buy", "import-4503599627370497", "a\"b", "a\\b", "<x>", "a&b", "é", "\x01", "\u2028", "~ !#$%'()*+,-./:;=?@[]^_`{|}"}
 	str := func() string { return strs[r.IntN(len(strs))] }
-	dec := func() domain.Decimal {
+	dec := func() decimal.Decimal {
 		switch r.IntN(4) {
 		case 0:
-			return domain.Zero
+			return decimal.Zero
 		case 1:
-			return domain.NewDecimal(-r.Int64N(1e12), -8)
+			return decimal.NewDecimal(-r.Int64N(1e12), -8)
 		}
-		return domain.NewDecimal(r.Int64(), -8)
+		return decimal.NewDecimal(r.Int64(), -8)
 	}
 	num := func() int64 {
 		if r.IntN(3) == 0 {
@@ -100,7 +101,7 @@ func TestOrderEventsUnchanged(t *testing.T) {
 	im := &Importer{Clock: domain.SystemClock{}}
 	for i := 0; i < 2000; i++ {
 		o := Order{Exchange: "binance", Pair: "USDT-BTC", Side: domain.Buy, Time: 1_700_000_000_000 + int64(i)*60_000,
-			Rate: domain.MustDecimal("30123.45"), Amount: domain.MustDecimal("0.002"), SourceID: fmt.Sprint(i), ID: orderIDBase + int64(i)*7919}
+			Rate: decimal.MustDecimal("30123.45"), Amount: decimal.MustDecimal("0.002"), SourceID: fmt.Sprint(i), ID: orderIDBase + int64(i)*7919}
 		if i%3 == 1 {
 			o.Side, o.Exchange, o.Pair, o.SourceID = domain.Sell, "kucoin", "BTC-ETH", ""
 		}
@@ -138,10 +139,10 @@ func TestOrderEventsUnchanged(t *testing.T) {
 func TestOrderIntoIsOrder(t *testing.T) {
 	im := &Importer{Clock: domain.NewManualClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))}
 	for _, o := range []Order{
-		{Exchange: "binance", Pair: "USDT-BTC", Side: domain.Buy, Time: 1_700_000_000_000, Rate: domain.MustDecimal("30000.5"),
-			Amount: domain.MustDecimal("0.002"), SourceID: "77", ID: 3_000_000_000_000_001, LegacyID: 5_000_000_000_000_001},
-		{Exchange: "kraken", Pair: "EUR-ETH", Side: domain.Sell, Time: 1_600_000_000_000, Rate: domain.MustDecimal("1800"),
-			Amount: domain.MustDecimal("1.5"), ID: 3_000_000_000_000_002},
+		{Exchange: "binance", Pair: "USDT-BTC", Side: domain.Buy, Time: 1_700_000_000_000, Rate: decimal.MustDecimal("30000.5"),
+			Amount: decimal.MustDecimal("0.002"), SourceID: "77", ID: 3_000_000_000_000_001, LegacyID: 5_000_000_000_000_001},
+		{Exchange: "kraken", Pair: "EUR-ETH", Side: domain.Sell, Time: 1_600_000_000_000, Rate: decimal.MustDecimal("1800"),
+			Amount: decimal.MustDecimal("1.5"), ID: 3_000_000_000_000_002},
 	} {
 		want := im.Order(o)
 		buf := make([]domain.Event, OrderEvents)

@@ -26,6 +26,7 @@ import (
 	"sync/atomic"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // Folder is what Read found in a Gunbot folder.
@@ -63,7 +64,7 @@ type Order struct {
 	Exchange, Pair string
 	Side           domain.Side
 	Time           int64 // ms since the epoch
-	Rate, Amount   domain.Decimal
+	Rate, Amount   decimal.Decimal
 	SourceID       string // the state file's id, "" when it had none
 	// ID is the order id the import gives it (see OrderID): derived from
 	// the fields above, in [2^51, 2^52), clear of the small ids live orders
@@ -451,8 +452,8 @@ func (o *decodedOrder) order(exchange, pair string) (Order, error) {
 	if ms < 1e11 { // seconds, not milliseconds
 		ms *= 1000
 	}
-	rate, err1 := domain.ParseDecimal(o.Rate.String())
-	amount, err2 := domain.ParseDecimal(o.Amount.String())
+	rate, err1 := decimal.ParseDecimal(o.Rate.String())
+	amount, err2 := decimal.ParseDecimal(o.Amount.String())
 	if err1 != nil || err2 != nil || rate.Sign() <= 0 || amount.Sign() <= 0 {
 		return Order{}, domain.Errorf(domain.EINVALID, "rate %q and amount %q must be positive numbers", o.Rate, o.Amount)
 	}

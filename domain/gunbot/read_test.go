@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // historyState is testdata/gunbot-history's state file, newest first as
@@ -215,7 +216,7 @@ func TestImporterIDs(t *testing.T) {
 		}
 	}
 	var fill domain.OrderFilled
-	if err := u.Events[2].Decode(&fill); err != nil || fill.FeeAsset != "USDT" || fill.Price.Cmp(domain.MustDecimal("50000")) != 0 || fill.Quantity.Cmp(domain.MustDecimal("0.01")) != 0 {
+	if err := u.Events[2].Decode(&fill); err != nil || fill.FeeAsset != "USDT" || fill.Price.Cmp(decimal.MustDecimal("50000")) != 0 || fill.Quantity.Cmp(decimal.MustDecimal("0.01")) != 0 {
 		t.Fatalf("fill %+v %v", fill, err)
 	}
 }

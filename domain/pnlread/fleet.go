@@ -1,6 +1,9 @@
 package pnlread
 
-import "github.com/tradeledger/tradeledger/domain"
+import (
+	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
+)
 
 // The fleet read contract: what the fleet routes answer across the services
 // (instances) that write to one analytics store, each instance's figures
@@ -47,29 +50,29 @@ const (
 // asset that had no rate at their fill's time (they are in no figure:
 // fold.ValueFee).
 type FleetFigures struct {
-	Pnl                domain.Number            `json:"pnl"`
-	Fees               domain.Number            `json:"fees"`
-	Invested           domain.Number            `json:"invested"`
-	BuyBaseValue       domain.Number            `json:"buyBaseValue"`
-	SellBaseValue      domain.Number            `json:"sellBaseValue"`
-	UnmatchedBaseValue domain.Number            `json:"unmatchedBaseValue"`
-	NumberOfTrades     int64                    `json:"numberOfTrades"`
-	BuyCount           int64                    `json:"buyCount"`
-	SellCount          int64                    `json:"sellCount"`
-	Winning            int64                    `json:"winning"`
-	Losing             int64                    `json:"losing"`
-	Breakeven          int64                    `json:"breakeven"`
-	WinRate            string                   `json:"winRate"`
-	Unconverted        map[string]Unconverted   `json:"unconverted"`
-	UnconvertedFees    map[string]domain.Number `json:"unconvertedFees,omitempty"`
+	Pnl                decimal.Number            `json:"pnl"`
+	Fees               decimal.Number            `json:"fees"`
+	Invested           decimal.Number            `json:"invested"`
+	BuyBaseValue       decimal.Number            `json:"buyBaseValue"`
+	SellBaseValue      decimal.Number            `json:"sellBaseValue"`
+	UnmatchedBaseValue decimal.Number            `json:"unmatchedBaseValue"`
+	NumberOfTrades     int64                     `json:"numberOfTrades"`
+	BuyCount           int64                     `json:"buyCount"`
+	SellCount          int64                     `json:"sellCount"`
+	Winning            int64                     `json:"winning"`
+	Losing             int64                     `json:"losing"`
+	Breakeven          int64                     `json:"breakeven"`
+	WinRate            string                    `json:"winRate"`
+	Unconverted        map[string]Unconverted    `json:"unconverted"`
+	UnconvertedFees    map[string]decimal.Number `json:"unconvertedFees,omitempty"`
 }
 
 // Add adds o's figures to f: money and counts, and Unconverted per
 // currency. The win rate is set again from the counts.
 func (f *FleetFigures) Add(o *FleetFigures) {
-	for _, x := range [][2]*domain.Number{{&f.Pnl, &o.Pnl}, {&f.Fees, &o.Fees}, {&f.Invested, &o.Invested},
+	for _, x := range [][2]*decimal.Number{{&f.Pnl, &o.Pnl}, {&f.Fees, &o.Fees}, {&f.Invested, &o.Invested},
 		{&f.BuyBaseValue, &o.BuyBaseValue}, {&f.SellBaseValue, &o.SellBaseValue}, {&f.UnmatchedBaseValue, &o.UnmatchedBaseValue}} {
-		*x[0] = domain.Number(domain.Decimal(*x[0]).Add(domain.Decimal(*x[1])))
+		*x[0] = decimal.Number(decimal.Decimal(*x[0]).Add(decimal.Decimal(*x[1])))
 	}
 	f.NumberOfTrades += o.NumberOfTrades
 	f.BuyCount += o.BuyCount
@@ -83,17 +86,17 @@ func (f *FleetFigures) Add(o *FleetFigures) {
 	}
 	for c, u := range o.Unconverted {
 		t := f.Unconverted[c]
-		t.Pnl = domain.Number(domain.Decimal(t.Pnl).Add(domain.Decimal(u.Pnl)))
-		t.Invested = domain.Number(domain.Decimal(t.Invested).Add(domain.Decimal(u.Invested)))
+		t.Pnl = decimal.Number(decimal.Decimal(t.Pnl).Add(decimal.Decimal(u.Pnl)))
+		t.Invested = decimal.Number(decimal.Decimal(t.Invested).Add(decimal.Decimal(u.Invested)))
 		t.Trades += u.Trades
-		t.UnrealizedPnl = domain.Number(domain.Decimal(t.UnrealizedPnl).Add(domain.Decimal(u.UnrealizedPnl)))
+		t.UnrealizedPnl = decimal.Number(decimal.Decimal(t.UnrealizedPnl).Add(decimal.Decimal(u.UnrealizedPnl)))
 		f.Unconverted[c] = t
 	}
 	for a, x := range o.UnconvertedFees {
 		if f.UnconvertedFees == nil {
-			f.UnconvertedFees = map[string]domain.Number{}
+			f.UnconvertedFees = map[string]decimal.Number{}
 		}
-		f.UnconvertedFees[a] = domain.Number(domain.Decimal(f.UnconvertedFees[a]).Add(domain.Decimal(x)))
+		f.UnconvertedFees[a] = decimal.Number(decimal.Decimal(f.UnconvertedFees[a]).Add(decimal.Decimal(x)))
 	}
 }
 
@@ -122,17 +125,17 @@ type FleetOverview struct {
 // Unconverted), and its number of pairs.
 type FleetInstanceView struct {
 	FleetInstanceInfo
-	Pairs         int           `json:"pairs"`
-	UnrealizedPnl domain.Number `json:"unrealizedPnl"`
+	Pairs         int            `json:"pairs"`
+	UnrealizedPnl decimal.Number `json:"unrealizedPnl"`
 	FleetFigures
 }
 
 // FleetTotal is the fleet's total: the sum of its current instances'
 // figures (Instances of them).
 type FleetTotal struct {
-	Instances     int           `json:"instances"`
-	Pairs         int           `json:"pairs"`
-	UnrealizedPnl domain.Number `json:"unrealizedPnl"`
+	Instances     int            `json:"instances"`
+	Pairs         int            `json:"pairs"`
+	UnrealizedPnl decimal.Number `json:"unrealizedPnl"`
 	FleetFigures
 }
 
@@ -158,18 +161,18 @@ type FleetRealizedInstance struct {
 // FleetPair is a pair's realized figures in its own quote (Unit): the
 // fills of the range, whether or not they could be converted.
 type FleetPair struct {
-	Key                string        `json:"key"`
-	Unit               string        `json:"unit"`
-	Pnl                domain.Number `json:"pnl"`
-	Fees               domain.Number `json:"fees"`
-	Invested           domain.Number `json:"invested"`
-	BuyBaseValue       domain.Number `json:"buyBaseValue"`
-	SellBaseValue      domain.Number `json:"sellBaseValue"`
-	UnmatchedBaseValue domain.Number `json:"unmatchedBaseValue"`
-	NumberOfTrades     int64         `json:"numberOfTrades"`
-	Winning            int64         `json:"winning"`
-	Losing             int64         `json:"losing"`
-	Breakeven          int64         `json:"breakeven"`
+	Key                string         `json:"key"`
+	Unit               string         `json:"unit"`
+	Pnl                decimal.Number `json:"pnl"`
+	Fees               decimal.Number `json:"fees"`
+	Invested           decimal.Number `json:"invested"`
+	BuyBaseValue       decimal.Number `json:"buyBaseValue"`
+	SellBaseValue      decimal.Number `json:"sellBaseValue"`
+	UnmatchedBaseValue decimal.Number `json:"unmatchedBaseValue"`
+	NumberOfTrades     int64          `json:"numberOfTrades"`
+	Winning            int64          `json:"winning"`
+	Losing             int64          `json:"losing"`
+	Breakeven          int64          `json:"breakeven"`
 }
 
 // FleetFill is one fill of an instance, as the fleet's fills export lists
@@ -178,9 +181,9 @@ type FleetFill struct {
 	Instance, Exchange, Pair, Side string
 	Time, OrderID                  int64
 	FillID                         string
-	Price, Quantity, Value         domain.Decimal
-	Fee                            domain.Decimal
+	Price, Quantity, Value         decimal.Decimal
+	Fee                            decimal.Decimal
 	FeeAsset                       string
-	Pnl                            domain.Decimal
+	Pnl                            decimal.Decimal
 	Position                       uint64
 }

@@ -8,6 +8,7 @@ import (
 	_ "time/tzdata" // zones on a bare machine
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // The PNL read contract: the queries, the answers and the one interface
@@ -131,7 +132,7 @@ func LoadZone(name string) (*time.Location, error) {
 // quote currencies included (converted into the reporting currency).
 type PnlReader interface {
 	Overview(q OverviewQuery) (*Overview, error)
-	Daily(q DailyQuery) ([]DayPnl, domain.Decimal, string, error)
+	Daily(q DailyQuery) ([]DayPnl, decimal.Decimal, string, error)
 	Sum(scope PnlScope, fromMs, toMs int64) (SumResult, error)
 	Total(key string) (PairTotal, error)
 	AssetHistory(exchange, base string, start, end int64) []AssetPoint
@@ -139,14 +140,14 @@ type PnlReader interface {
 
 // PeriodPnl is a period's pnl; PerPair is set where the spec has it.
 type PeriodPnl struct {
-	Pnl     domain.Number            `json:"pnl"`
-	PerPair map[string]domain.Number `json:"perPair,omitempty"`
+	Pnl     decimal.Number            `json:"pnl"`
+	PerPair map[string]decimal.Number `json:"perPair,omitempty"`
 }
 
 // TradeRef is a hero or fuckup trade.
 type TradeRef struct {
-	Pnl  domain.Number `json:"pnl"`
-	Time int64         `json:"time"`
+	Pnl  decimal.Number `json:"pnl"`
+	Time int64          `json:"time"`
 }
 
 // PnlTotal is the overview's total section (definitions in domain/pnl.go):
@@ -156,28 +157,28 @@ type TradeRef struct {
 // sellPnl is the realized pnl (= pnl); buyBaseValue and sellBaseValue are
 // Σ baseValue of buy and sell records.
 type PnlTotal struct {
-	Pnl            domain.Number `json:"pnl"`
-	NumberOfTrades int64         `json:"numberOfTrades"`
-	HeroTrade      TradeRef      `json:"heroTrade"`
-	FuckupTrade    TradeRef      `json:"fuckupTrade"`
-	AveragePnl     domain.Number `json:"averagePnl"`
-	SellCount      int64         `json:"sellCount"`
-	BuyCount       int64         `json:"buyCount"`
-	Winning        int64         `json:"winning"`
-	Losing         int64         `json:"losing"`
-	Breakeven      int64         `json:"breakeven"`
-	WinRate        string        `json:"winRate"`
-	BuyPnl         domain.Number `json:"buyPnl"`
-	SellPnl        domain.Number `json:"sellPnl"`
-	BuyBaseValue   domain.Number `json:"buyBaseValue"`
-	SellBaseValue  domain.Number `json:"sellBaseValue"`
-	UnmatchedValue domain.Number `json:"unmatchedBaseValue"`
+	Pnl            decimal.Number `json:"pnl"`
+	NumberOfTrades int64          `json:"numberOfTrades"`
+	HeroTrade      TradeRef       `json:"heroTrade"`
+	FuckupTrade    TradeRef       `json:"fuckupTrade"`
+	AveragePnl     decimal.Number `json:"averagePnl"`
+	SellCount      int64          `json:"sellCount"`
+	BuyCount       int64          `json:"buyCount"`
+	Winning        int64          `json:"winning"`
+	Losing         int64          `json:"losing"`
+	Breakeven      int64          `json:"breakeven"`
+	WinRate        string         `json:"winRate"`
+	BuyPnl         decimal.Number `json:"buyPnl"`
+	SellPnl        decimal.Number `json:"sellPnl"`
+	BuyBaseValue   decimal.Number `json:"buyBaseValue"`
+	SellBaseValue  decimal.Number `json:"sellBaseValue"`
+	UnmatchedValue decimal.Number `json:"unmatchedBaseValue"`
 }
 
 // KeyPnl is an element of pnlsPerPair.
 type KeyPnl struct {
-	Key string        `json:"key"`
-	Pnl domain.Number `json:"pnl"`
+	Key string         `json:"key"`
+	Pnl decimal.Number `json:"pnl"`
 }
 
 // PairDetail is an element of detailedPerPair. cumulative_loss is the
@@ -188,26 +189,26 @@ type KeyPnl struct {
 // unique_sell_count count orders with fills; unrealized_pnl values the lots
 // held at the last fill price (now, whatever the range).
 type PairDetail struct {
-	Strategy                  string        `json:"strategy"`
-	CumulativePnl             domain.Number `json:"cumulative_pnl"`
-	CumulativeProfit          domain.Number `json:"cumulative_profit"`
-	CumulativeLoss            domain.Number `json:"cumulative_loss"`
-	CumulativeFees            domain.Number `json:"cumulative_fees"`
-	CumulativeCostProceedWins domain.Number `json:"cumulative_costproceed_wins"`
-	CumulativeCostProceedLoss domain.Number `json:"cumulative_costproceed_losses"`
-	ProfitCount               int64         `json:"profit_count"`
-	LossCount                 int64         `json:"loss_count"`
-	UniqueProfitCount         int64         `json:"unique_profit_count"`
-	UniqueLossCount           int64         `json:"unique_loss_count"`
-	BuyCount                  int64         `json:"buy_count"`
-	SellCount                 int64         `json:"sell_count"`
-	UniqueBuyCount            int64         `json:"unique_buy_count"`
-	UniqueSellCount           int64         `json:"unique_sell_count"`
-	CumulativeBuyValue        domain.Number `json:"cumulative_buy_value"`
-	CumulativeSellValue       domain.Number `json:"cumulative_sell_value"`
-	UnrealizedPnl             domain.Number `json:"unrealized_pnl"`
-	DailyPnlPerThousand       string        `json:"daily_pnl_per_thousand"`
-	Key                       string        `json:"key"`
+	Strategy                  string         `json:"strategy"`
+	CumulativePnl             decimal.Number `json:"cumulative_pnl"`
+	CumulativeProfit          decimal.Number `json:"cumulative_profit"`
+	CumulativeLoss            decimal.Number `json:"cumulative_loss"`
+	CumulativeFees            decimal.Number `json:"cumulative_fees"`
+	CumulativeCostProceedWins decimal.Number `json:"cumulative_costproceed_wins"`
+	CumulativeCostProceedLoss decimal.Number `json:"cumulative_costproceed_losses"`
+	ProfitCount               int64          `json:"profit_count"`
+	LossCount                 int64          `json:"loss_count"`
+	UniqueProfitCount         int64          `json:"unique_profit_count"`
+	UniqueLossCount           int64          `json:"unique_loss_count"`
+	BuyCount                  int64          `json:"buy_count"`
+	SellCount                 int64          `json:"sell_count"`
+	UniqueBuyCount            int64          `json:"unique_buy_count"`
+	UniqueSellCount           int64          `json:"unique_sell_count"`
+	CumulativeBuyValue        decimal.Number `json:"cumulative_buy_value"`
+	CumulativeSellValue       decimal.Number `json:"cumulative_sell_value"`
+	UnrealizedPnl             decimal.Number `json:"unrealized_pnl"`
+	DailyPnlPerThousand       string         `json:"daily_pnl_per_thousand"`
+	Key                       string         `json:"key"`
 }
 
 // Overview is the body of POST pnl/overview.
@@ -230,7 +231,7 @@ type Overview struct {
 	// UnconvertedFees are the fees of the range's fills charged in a third
 	// asset that had no rate at their time (fold.ValueFee), per asset in
 	// that asset: they are in no figure above. Absent when there are none.
-	UnconvertedFees map[string]domain.Number `json:"unconvertedFees,omitempty"`
+	UnconvertedFees map[string]decimal.Number `json:"unconvertedFees,omitempty"`
 }
 
 // OverviewQuery is a pnl/overview request. From/To (ms) bound total,
@@ -262,11 +263,11 @@ type DailyQuery struct {
 // PairSum is an element of pnl/sum's data: realized pnl and invested (cost
 // of the lots consumed by closing trades) of one pair in the range.
 type PairSum struct {
-	Key      string        `json:"key"`
-	Pnl      domain.Number `json:"pnl"`
-	Invested domain.Number `json:"invested"`
-	Trades   int64         `json:"numberOfTrades"`
-	Unit     string        `json:"unit"`
+	Key      string         `json:"key"`
+	Pnl      decimal.Number `json:"pnl"`
+	Invested decimal.Number `json:"invested"`
+	Trades   int64          `json:"numberOfTrades"`
+	Unit     string         `json:"unit"`
 }
 
 // SumResult is a pnl/sum answer: per pair figures (each in its pair's
@@ -275,42 +276,42 @@ type PairSum struct {
 // had no rate (Unconverted).
 type SumResult struct {
 	Pairs         []PairSum
-	Pnl, Invested domain.Decimal
+	Pnl, Invested decimal.Decimal
 	Unit          string
 	PerQuote      map[string]QuoteSum
 	Unconverted   map[string]Unconverted
 	// UnconvertedFees: as Overview.UnconvertedFees, for the range.
-	UnconvertedFees map[string]domain.Number
+	UnconvertedFees map[string]decimal.Number
 }
 
 // PairTotal is the body of pnl/total: one pair's all-time figures.
 type PairTotal struct {
-	Key                string        `json:"key"`
-	Pnl                domain.Number `json:"pnl"`
-	NumberOfTrades     int64         `json:"numberOfTrades"`
-	BuyCount           int64         `json:"buyCount"`
-	SellCount          int64         `json:"sellCount"`
-	Winning            int64         `json:"winning"`
-	Losing             int64         `json:"losing"`
-	Fees               domain.Number `json:"fees"`
-	Invested           domain.Number `json:"invested"`
-	UnmatchedBaseValue domain.Number `json:"unmatchedBaseValue"`
-	UnrealizedPnl      domain.Number `json:"unrealizedPnl"`
-	Balance            domain.Number `json:"balance"`
-	InventoryCost      domain.Number `json:"inventory_cost"`
-	ABP                domain.Number `json:"ABP"`
-	Method             string        `json:"method"`
-	Unit               string        `json:"unit"`
+	Key                string         `json:"key"`
+	Pnl                decimal.Number `json:"pnl"`
+	NumberOfTrades     int64          `json:"numberOfTrades"`
+	BuyCount           int64          `json:"buyCount"`
+	SellCount          int64          `json:"sellCount"`
+	Winning            int64          `json:"winning"`
+	Losing             int64          `json:"losing"`
+	Fees               decimal.Number `json:"fees"`
+	Invested           decimal.Number `json:"invested"`
+	UnmatchedBaseValue decimal.Number `json:"unmatchedBaseValue"`
+	UnrealizedPnl      decimal.Number `json:"unrealizedPnl"`
+	Balance            decimal.Number `json:"balance"`
+	InventoryCost      decimal.Number `json:"inventory_cost"`
+	ABP                decimal.Number `json:"ABP"`
+	Method             string         `json:"method"`
+	Unit               string         `json:"unit"`
 	// UnconvertedFees: as Overview.UnconvertedFees, over all time.
-	UnconvertedFees map[string]domain.Number `json:"unconvertedFees,omitempty"`
+	UnconvertedFees map[string]decimal.Number `json:"unconvertedFees,omitempty"`
 }
 
 // QuoteSum is one quote currency's share of a pnl/sum answer over several
 // quotes, in that currency.
 type QuoteSum struct {
-	Pnl      domain.Number `json:"pnl"`
-	Invested domain.Number `json:"invested"`
-	Trades   int64         `json:"numberOfTrades"`
+	Pnl      decimal.Number `json:"pnl"`
+	Invested decimal.Number `json:"invested"`
+	Trades   int64          `json:"numberOfTrades"`
 }
 
 // Unconverted is what a mixed-quote answer could not convert into the
@@ -318,18 +319,18 @@ type QuoteSum struct {
 // realized pnl, invested and the number of fills in the range, and the
 // unrealized pnl of lots held (overview only) when no rate is known now.
 type Unconverted struct {
-	Pnl           domain.Number `json:"pnl"`
-	Invested      domain.Number `json:"invested"`
-	Trades        int64         `json:"numberOfTrades"`
-	UnrealizedPnl domain.Number `json:"unrealizedPnl,omitzero"`
+	Pnl           decimal.Number `json:"pnl"`
+	Invested      decimal.Number `json:"invested"`
+	Trades        int64          `json:"numberOfTrades"`
+	UnrealizedPnl decimal.Number `json:"unrealizedPnl,omitzero"`
 }
 
 // AssetPoint is an element of assets/total.
 type AssetPoint struct {
-	ID        int64         `json:"id"`
-	BaseKey   string        `json:"base_key"`
-	Amount    domain.Number `json:"amount"`
-	Timestamp int64         `json:"timestamp"`
+	ID        int64          `json:"id"`
+	BaseKey   string         `json:"base_key"`
+	Amount    decimal.Number `json:"amount"`
+	Timestamp int64          `json:"timestamp"`
 	// Unpriced are the assets held at the snapshot that Amount leaves
 	// out for want of a price in the base currency, sorted (beyond the
 	// spec; absent when every asset is valued).
@@ -342,13 +343,13 @@ type AssetPoint struct {
 // cumulativePnlPercent = cumulativePnl ÷ cumulative invested × 100, where
 // invested is the cost of the lots consumed by closing trades.
 type DayPnl struct {
-	Date                 string        `json:"date"`
-	NumberOfTrades       int64         `json:"numberOfTrades"`
-	TotalVolume          domain.Number `json:"totalVolume"`
-	Pnl                  domain.Number `json:"pnl"`
-	CumulativePnl        domain.Number `json:"cumulativePnl"`
-	CumulativePnlPercent domain.Number `json:"cumulativePnlPercent"`
-	UnmatchedBaseValue   domain.Number `json:"unmatchedBaseValue"`
+	Date                 string         `json:"date"`
+	NumberOfTrades       int64          `json:"numberOfTrades"`
+	TotalVolume          decimal.Number `json:"totalVolume"`
+	Pnl                  decimal.Number `json:"pnl"`
+	CumulativePnl        decimal.Number `json:"cumulativePnl"`
+	CumulativePnlPercent decimal.Number `json:"cumulativePnlPercent"`
+	UnmatchedBaseValue   decimal.Number `json:"unmatchedBaseValue"`
 }
 
 // splitKeyQuote returns the quote and base of a pair key.

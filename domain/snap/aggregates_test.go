@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // fill sets every field of v (a pointer to a struct) to a value that is not
@@ -15,8 +16,8 @@ func fill(t *testing.T, v reflect.Value, n *int) {
 	*n++
 	switch v.Kind() {
 	case reflect.Struct:
-		if v.Type() == reflect.TypeOf(domain.Decimal{}) {
-			v.Set(reflect.ValueOf(domain.DecimalFromInt(int64(*n))))
+		if v.Type() == reflect.TypeOf(decimal.Decimal{}) {
+			v.Set(reflect.ValueOf(decimal.DecimalFromInt(int64(*n))))
 			return
 		}
 		for i := range v.NumField() {

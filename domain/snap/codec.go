@@ -31,6 +31,7 @@ import (
 	"math"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // FrameSize is the payload size at which the Encoder ends a frame (a frame
@@ -207,7 +208,7 @@ const (
 
 // Decimal writes d exactly: 1 byte when it is 0, 9 when its coefficient
 // fits 64 bits, else 17.
-func (e *Encoder) Decimal(d domain.Decimal) {
+func (e *Encoder) Decimal(d decimal.Decimal) {
 	hi, lo := d.Words()
 	switch {
 	case hi == 0 && lo == 0:
@@ -224,7 +225,7 @@ func (e *Encoder) Decimal(d domain.Decimal) {
 }
 
 // Compact writes c as 8 bytes.
-func (e *Encoder) Compact(c domain.Compact) { e.Int64(int64(c)) }
+func (e *Encoder) Compact(c decimal.Compact) { e.Int64(int64(c)) }
 
 // Hash writes h's 32 bytes.
 func (e *Encoder) Hash(h domain.Hash) {
@@ -486,12 +487,12 @@ func (d *Decoder) Text() string {
 }
 
 // Decimal reads a Decimal.
-func (d *Decoder) Decimal() domain.Decimal {
+func (d *Decoder) Decimal() decimal.Decimal {
 	var hi int64
 	var lo uint64
 	switch d.Byte() {
 	case decZero:
-		return domain.Zero
+		return decimal.Zero
 	case decNarrow:
 		lo = d.Uint64()
 		hi = int64(lo) >> 63
@@ -499,9 +500,9 @@ func (d *Decoder) Decimal() domain.Decimal {
 		hi, lo = d.Int64(), d.Uint64()
 	default:
 		d.Failf("a bad decimal")
-		return domain.Zero
+		return decimal.Zero
 	}
-	v, ok := domain.DecimalFromWords(hi, lo)
+	v, ok := decimal.DecimalFromWords(hi, lo)
 	if !ok {
 		d.Failf("a decimal out of range")
 	}
@@ -509,7 +510,7 @@ func (d *Decoder) Decimal() domain.Decimal {
 }
 
 // Compact reads a Compact.
-func (d *Decoder) Compact() domain.Compact { return domain.Compact(d.Int64()) }
+func (d *Decoder) Compact() decimal.Compact { return decimal.Compact(d.Int64()) }
 
 // Hash reads 32 bytes.
 func (d *Decoder) Hash() domain.Hash {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // writeValues writes one of every kind of value, n times over, with
@@ -26,7 +27,7 @@ func writeValues(e *Encoder, rng *rand.Rand, n int) {
 		e.Bytes(bytes.Repeat([]byte{byte(i)}, i%7))
 		e.Text(string(rune('a' + i%26)))
 		e.Decimal(decimalOf(rng))
-		e.Compact(domain.Compact(rng.Int64()))
+		e.Compact(decimal.Compact(rng.Int64()))
 		var h domain.Hash
 		h[i%32] = byte(i)
 		e.Hash(h)
@@ -34,16 +35,16 @@ func writeValues(e *Encoder, rng *rand.Rand, n int) {
 	}
 }
 
-func decimalOf(rng *rand.Rand) domain.Decimal {
+func decimalOf(rng *rand.Rand) decimal.Decimal {
 	switch rng.IntN(4) {
 	case 0:
-		return domain.Zero
+		return decimal.Zero
 	case 1:
-		return domain.DecimalFromInt(rng.Int64N(1000) - 500)
+		return decimal.DecimalFromInt(rng.Int64N(1000) - 500)
 	case 2:
-		return domain.MaxDecimal
+		return decimal.MaxDecimal
 	default:
-		return domain.MaxDecimal.Neg()
+		return decimal.MaxDecimal.Neg()
 	}
 }
 
@@ -119,7 +120,7 @@ func readValues(t *testing.T, d *Decoder, rng *rand.Rand, n int) {
 		if got, want := d.Decimal(), decimalOf(rng); got != want {
 			t.Fatalf("value %d: Decimal = %s, want %s", i, got, want)
 		}
-		if got, want := d.Compact(), domain.Compact(rng.Int64()); got != want {
+		if got, want := d.Compact(), decimal.Compact(rng.Int64()); got != want {
 			t.Fatalf("value %d: Compact = %d, want %d", i, got, want)
 		}
 		var h domain.Hash

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 func writeFile(t *testing.T) []byte {
@@ -19,7 +20,7 @@ func writeFile(t *testing.T) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Section("a", 3, func(e *Encoder) { e.Text("alpha"); e.Decimal(domain.MustDecimal("1.5")) }); err != nil {
+	if err := w.Section("a", 3, func(e *Encoder) { e.Text("alpha"); e.Decimal(decimal.MustDecimal("1.5")) }); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Section("empty", 1, func(*Encoder) {}); err != nil {
@@ -51,7 +52,7 @@ func TestFileRoundTrip(t *testing.T) {
 	}
 	s, _ := h.Section("a")
 	d := Open(bytes.NewReader(b), s)
-	if got, dec := d.Text(), d.Decimal(); got != "alpha" || dec != domain.MustDecimal("1.5") {
+	if got, dec := d.Text(), d.Decimal(); got != "alpha" || dec != decimal.MustDecimal("1.5") {
 		t.Fatalf("section a: %q %s", got, dec)
 	}
 	if err := d.Done(); err != nil {
@@ -125,7 +126,7 @@ func FuzzReadHeader(f *testing.F) {
 func writeFileF(f *testing.F) []byte {
 	var buf bytes.Buffer
 	w, _ := NewWriter(&buf)
-	_ = w.Section("a", 1, func(e *Encoder) { e.Len(2); e.Text("x"); e.Decimal(domain.MustDecimal("2")) })
+	_ = w.Section("a", 1, func(e *Encoder) { e.Len(2); e.Text("x"); e.Decimal(decimal.MustDecimal("2")) })
 	_ = w.Finish(Header{Position: 1})
 	return buf.Bytes()
 }

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // Technical indicators over a series of values (usually candle closes,
@@ -141,11 +142,11 @@ func Closes(candles []domain.Candle) []float64 {
 // RoundDecimal converts an indicator value to a Decimal, its binary value
 // rounded half to even to 12 decimals (a sub-cent token's price keeps its
 // digits); NaN, ±Inf and values beyond 10^26 give ok = false.
-func RoundDecimal(f float64) (d domain.Decimal, ok bool) {
+func RoundDecimal(f float64) (d decimal.Decimal, ok bool) {
 	if math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(f) >= 1e26 {
-		return domain.Zero, false
+		return decimal.Zero, false
 	}
-	d, err := domain.ParseDecimal(strconv.FormatFloat(f, 'f', domain.DecimalPlaces, 64))
+	d, err := decimal.ParseDecimal(strconv.FormatFloat(f, 'f', decimal.DecimalPlaces, 64))
 	return d, err == nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // Expected values below are computed by hand; the comments show the work.
@@ -99,7 +100,7 @@ func TestRoundDecimal(t *testing.T) {
 }
 
 func TestCloses(t *testing.T) {
-	got := Closes([]domain.Candle{{Close: domain.MustDecimal("1.5")}, {Close: domain.MustDecimal("0.00000001")}})
+	got := Closes([]domain.Candle{{Close: decimal.MustDecimal("1.5")}, {Close: decimal.MustDecimal("0.00000001")}})
 	if len(got) != 2 || got[0] != 1.5 || got[1] != 1e-8 {
 		t.Fatalf("Closes = %v", got)
 	}

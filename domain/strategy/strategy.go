@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // Built-in strategy algorithms. A configured strategy (config.strategies.<name>)
@@ -19,12 +20,12 @@ const (
 
 // Defaults of the strategy parameters (see each strategy's doc comment).
 var (
-	DefaultTradingLimit    = domain.DecimalFromInt(100) // quote units per buy
-	DefaultBuyLevel        = domain.MustDecimal("0.6")  // percent below the EMA
-	DefaultGain            = domain.DecimalFromInt(1)   // percent above ABP
-	DefaultEMAPeriod       = 16                         // candles
-	DefaultMinVolumeToSell = domain.DecimalFromInt(10)  // quote units
-	DefaultStep            = domain.DecimalFromInt(1)   // percent
+	DefaultTradingLimit    = decimal.DecimalFromInt(100) // quote units per buy
+	DefaultBuyLevel        = decimal.MustDecimal("0.6")  // percent below the EMA
+	DefaultGain            = decimal.DecimalFromInt(1)   // percent above ABP
+	DefaultEMAPeriod       = 16                          // candles
+	DefaultMinVolumeToSell = decimal.DecimalFromInt(10)  // quote units
+	DefaultStep            = decimal.DecimalFromInt(1)   // percent
 )
 
 // PairState is what a strategy sees of one pair in one cycle. Balances are
@@ -35,8 +36,8 @@ type PairState struct {
 	Quote, Base               string
 	Ticker                    domain.Ticker
 	Candles                   []domain.Candle
-	ABP                       domain.Decimal // average buy price of the held lots; 0 when unknown
-	QuoteBalance, BaseBalance domain.Decimal
+	ABP                       decimal.Decimal // average buy price of the held lots; 0 when unknown
+	QuoteBalance, BaseBalance decimal.Decimal
 	OpenOrders                []domain.ExchangeOrder
 }
 
@@ -46,7 +47,7 @@ type PairState struct {
 // why it did what it did.
 type StrategyDecision struct {
 	Orders []domain.OrderRequest
-	Memory map[string]domain.Decimal
+	Memory map[string]decimal.Decimal
 	Note   string
 }
 
@@ -164,19 +165,19 @@ func (GainStrategy) Decide(s PairState, p domain.StrategyParams) (StrategyDecisi
 		return d, err
 	}
 
-	d.Memory = map[string]domain.Decimal{}
+	d.Memory = map[string]decimal.Decimal{}
 	ema := EMA(Closes(s.Candles), period)
-	emaNow, emaOK := domain.Decimal(domain.Zero), false
+	emaNow, emaOK := decimal.Decimal(decimal.Zero), false
 	if len(ema) > 0 {
 		emaNow, emaOK = RoundDecimal(ema[len(ema)-1])
 	}
-	buyPrice := domain.Decimal(domain.Zero)
+	buyPrice := decimal.Decimal(decimal.Zero)
 	if emaOK {
 		d.Memory["EMA"] = emaNow
 		buyPrice = emaNow.Sub(emaNow.Mul(buyLvl).DivInt(100))
 		d.Memory["buyPrice"] = buyPrice
 	}
-	sellPrice := domain.Decimal(domain.Zero)
+	sellPrice := decimal.Decimal(decimal.Zero)
 	if s.ABP.IsPos() {
 		sellPrice = s.ABP.Add(s.ABP.Mul(gain).DivInt(100))
 		d.Memory["sellPrice"] = sellPrice
@@ -246,7 +247,7 @@ func (StepGridStrategy) Decide(s PairState, p domain.StrategyParams) (StrategyDe
 	if err != nil {
 		return d, err
 	}
-	if step.Cmp(domain.DecimalFromInt(100)) >= 0 {
+	if step.Cmp(decimal.DecimalFromInt(100)) >= 0 {
 		return d, domain.Errorf(domain.EINVALID, "strategy parameter STEP must be below 100 (percent), not %s", step)
 	}
 	minSell, err := nonNegative(p, "MIN_VOLUME_TO_SELL", DefaultMinVolumeToSell)
@@ -271,7 +272,7 @@ func (StepGridStrategy) Decide(s PairState, p domain.StrategyParams) (StrategyDe
 	if s.ABP.IsPos() {
 		sellPrice = sellPrice.Max(s.ABP.Add(s.ABP.Mul(step).DivInt(100)))
 	}
-	d.Memory = map[string]domain.Decimal{"buyPrice": buyPrice, "sellPrice": sellPrice}
+	d.Memory = map[string]decimal.Decimal{"buyPrice": buyPrice, "sellPrice": sellPrice}
 
 	var openBuy, openSell bool
 	for _, o := range s.OpenOrders {
@@ -307,8 +308,8 @@ func (StepGridStrategy) Decide(s PairState, p domain.StrategyParams) (StrategyDe
 // amountFor returns quote/price in base units, rounded down to 8 decimals
 // (the quantity precision of the strategies: the market's step filter
 // rounds further), so that amount × price never exceeds quote.
-func amountFor(quote, price domain.Decimal) domain.Decimal {
-	unit := domain.NewDecimal(1, -8)
+func amountFor(quote, price decimal.Decimal) decimal.Decimal {
+	unit := decimal.NewDecimal(1, -8)
 	a := quote.Div(price)
 	a = a.Sub(a.Rem(unit))
 	for a.IsPos() && quote.Less(a.Mul(price)) {
@@ -317,7 +318,7 @@ func amountFor(quote, price domain.Decimal) domain.Decimal {
 	return a
 }
 
-func positive(p domain.StrategyParams, name string, def domain.Decimal) (domain.Decimal, error) {
+func positive(p domain.StrategyParams, name string, def decimal.Decimal) (decimal.Decimal, error) {
 	d, err := p.Decimal(name, def)
 	if err == nil && d.Sign() <= 0 {
 		err = domain.Errorf(domain.EINVALID, "strategy parameter %s must be greater than 0, not %s", name, d)
@@ -325,7 +326,7 @@ func positive(p domain.StrategyParams, name string, def domain.Decimal) (domain.
 	return d, err
 }
 
-func nonNegative(p domain.StrategyParams, name string, def domain.Decimal) (domain.Decimal, error) {
+func nonNegative(p domain.StrategyParams, name string, def decimal.Decimal) (decimal.Decimal, error) {
 	d, err := p.Decimal(name, def)
 	if err == nil && d.IsNeg() {
 		err = domain.Errorf(domain.EINVALID, "strategy parameter %s must not be negative, not %s", name, d)

@@ -6,12 +6,13 @@ import (
 	"testing"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 func flatCandles(n int, close string) []domain.Candle {
 	out := make([]domain.Candle, n)
 	for i := range out {
-		c := domain.MustDecimal(close)
+		c := decimal.MustDecimal(close)
 		out[i] = domain.Candle{Time: int64(i) * 60000, Open: c, High: c, Low: c, Close: c}
 	}
 	return out
@@ -29,10 +30,10 @@ func TestGainStrategy(t *testing.T) {
 	base := PairState{
 		Exchange: "binance", Pair: "USDT-BTC", Quote: "USDT", Base: "BTC",
 		Candles:      flatCandles(16, "100"), // EMA16 = 100
-		QuoteBalance: domain.MustDecimal("1000"),
+		QuoteBalance: decimal.MustDecimal("1000"),
 	}
 	tick := func(bid, ask string) domain.Ticker {
-		return domain.Ticker{Bid: domain.MustDecimal(bid), Ask: domain.MustDecimal(ask), Last: domain.MustDecimal(bid)}
+		return domain.Ticker{Bid: decimal.MustDecimal(bid), Ask: decimal.MustDecimal(ask), Last: decimal.MustDecimal(bid)}
 	}
 	for _, c := range []struct {
 		name   string
@@ -47,29 +48,29 @@ func TestGainStrategy(t *testing.T) {
 			domain.StrategyParams{Settings: map[string]any{"BUYLVL": 0.5}}, "buy 1.00502512@99.50000000;"},
 		{"TRADING_LIMIT override", func(s *PairState) { s.Ticker = tick("49", "50") },
 			domain.StrategyParams{Override: map[string]any{"TRADING_LIMIT": "10"}, Settings: map[string]any{"TRADING_LIMIT": 500}}, "buy 0.20000000@50.00000000;"},
-		{"quote too low", func(s *PairState) { s.Ticker = tick("98", "99"); s.QuoteBalance = domain.MustDecimal("99.99") }, domain.StrategyParams{}, ""},
+		{"quote too low", func(s *PairState) { s.Ticker = tick("98", "99"); s.QuoteBalance = decimal.MustDecimal("99.99") }, domain.StrategyParams{}, ""},
 		{"buys disabled", func(s *PairState) { s.Ticker = tick("98", "99") }, domain.StrategyParams{Override: map[string]any{"BUY_ENABLED": false}}, ""},
 		{"not enough candles", func(s *PairState) { s.Ticker = tick("98", "99"); s.Candles = s.Candles[:15] }, domain.StrategyParams{}, ""},
 		// ABP 90, GAIN 1 → 90.9; the whole base balance
 		{"sells at gain", func(s *PairState) {
 			s.Ticker = tick("95", "96")
-			s.BaseBalance = domain.MustDecimal("0.5")
-			s.ABP = domain.MustDecimal("90")
+			s.BaseBalance = decimal.MustDecimal("0.5")
+			s.ABP = decimal.MustDecimal("90")
 		},
 			domain.StrategyParams{}, "sell 0.50000000@90.90000000;"},
 		// override GAIN 2 wins over settings GAIN 5: 90·1.02 = 91.8
 		{"GAIN override wins", func(s *PairState) {
 			s.Ticker = tick("95", "96")
-			s.BaseBalance = domain.MustDecimal("0.5")
-			s.ABP = domain.MustDecimal("90")
+			s.BaseBalance = decimal.MustDecimal("0.5")
+			s.ABP = decimal.MustDecimal("90")
 		},
 			domain.StrategyParams{Override: map[string]any{"GAIN": "2"}, Settings: map[string]any{"GAIN": 5}}, "sell 0.50000000@91.80000000;"},
-		{"unknown ABP never sells", func(s *PairState) { s.Ticker = tick("95", "96"); s.BaseBalance = domain.MustDecimal("0.5") }, domain.StrategyParams{}, ""},
+		{"unknown ABP never sells", func(s *PairState) { s.Ticker = tick("95", "96"); s.BaseBalance = decimal.MustDecimal("0.5") }, domain.StrategyParams{}, ""},
 		// 0.1 × 95 = 9.5 < 10: dust, so it looks to buy instead (ask 96 > 99.4? no: buys)
 		{"dust is not a position", func(s *PairState) {
 			s.Ticker = tick("95", "96")
-			s.BaseBalance = domain.MustDecimal("0.1")
-			s.ABP = domain.MustDecimal("90")
+			s.BaseBalance = decimal.MustDecimal("0.1")
+			s.ABP = decimal.MustDecimal("90")
 		},
 			domain.StrategyParams{}, "buy 1.04166666@96.00000000;"},
 		{"waits for open order", func(s *PairState) {
@@ -100,7 +101,7 @@ func TestGainStrategy(t *testing.T) {
 }
 
 func TestGainStrategyMemory(t *testing.T) {
-	d, err := GainStrategy{}.Decide(PairState{Candles: flatCandles(16, "100"), ABP: domain.MustDecimal("50")}, domain.StrategyParams{})
+	d, err := GainStrategy{}.Decide(PairState{Candles: flatCandles(16, "100"), ABP: decimal.MustDecimal("50")}, domain.StrategyParams{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +131,7 @@ func TestStrategyBadParams(t *testing.T) {
 		{StepGridStrategy{}, map[string]any{"STEP": 100}, "strategy parameter STEP must be below 100 (percent), not 100.00000000"},
 		{StepGridStrategy{}, map[string]any{"STEP": []any{1}}, "strategy parameter STEP must be a number, not [1]"},
 	} {
-		_, err := c.s.Decide(PairState{Ticker: domain.Ticker{Last: domain.DecimalFromInt(1)}}, domain.StrategyParams{Override: c.params})
+		_, err := c.s.Decide(PairState{Ticker: domain.Ticker{Last: decimal.DecimalFromInt(1)}}, domain.StrategyParams{Override: c.params})
 		if domain.ErrorCode(err) != domain.EINVALID || domain.ErrorMessage(err) != c.want {
 			t.Errorf("%s %v: err = %v, want EINVALID %q", c.s.Name(), c.params, err, c.want)
 		}
@@ -139,8 +140,8 @@ func TestStrategyBadParams(t *testing.T) {
 
 func TestStepGridStrategy(t *testing.T) {
 	base := PairState{
-		Ticker:       domain.Ticker{Bid: domain.MustDecimal("99.9"), Ask: domain.MustDecimal("100.1"), Last: domain.MustDecimal("100")},
-		QuoteBalance: domain.MustDecimal("1000"),
+		Ticker:       domain.Ticker{Bid: decimal.MustDecimal("99.9"), Ask: decimal.MustDecimal("100.1"), Last: decimal.MustDecimal("100")},
+		QuoteBalance: decimal.MustDecimal("1000"),
 	}
 	for _, c := range []struct {
 		name   string
@@ -151,22 +152,22 @@ func TestStepGridStrategy(t *testing.T) {
 		// 100·0.99 = 99; 100/99 = 1.01010101
 		{"buy a step below", func(*PairState) {}, domain.StrategyParams{}, "buy 1.01010101@99.00000000;"},
 		// sell at 101: 100/101 = 0.99009901 rounds up (×101 = 100.00000001), so 0.99009900
-		{"buy and sell", func(s *PairState) { s.BaseBalance = domain.MustDecimal("5") }, domain.StrategyParams{}, "buy 1.01010101@99.00000000;sell 0.99009900@101.00000000;"},
+		{"buy and sell", func(s *PairState) { s.BaseBalance = decimal.MustDecimal("5") }, domain.StrategyParams{}, "buy 1.01010101@99.00000000;sell 0.99009900@101.00000000;"},
 		// ABP 105 → sell no lower than 105·1.01 = 106.05; whole balance 0.2 when less than a step
-		{"sell above ABP", func(s *PairState) { s.BaseBalance = domain.MustDecimal("0.2"); s.ABP = domain.MustDecimal("105") },
+		{"sell above ABP", func(s *PairState) { s.BaseBalance = decimal.MustDecimal("0.2"); s.ABP = decimal.MustDecimal("105") },
 			domain.StrategyParams{Override: map[string]any{"BUY_ENABLED": "false"}}, "sell 0.20000000@106.05000000;"},
 		// STEP 2.5 from settings: 97.5 and 102.5
-		{"STEP from settings", func(s *PairState) { s.BaseBalance = domain.MustDecimal("5") },
+		{"STEP from settings", func(s *PairState) { s.BaseBalance = decimal.MustDecimal("5") },
 			domain.StrategyParams{Settings: map[string]any{"STEP": 2.5, "TRADING_LIMIT": 195}}, "buy 2.00000000@97.50000000;sell 1.90243902@102.50000000;"},
 		{"open buy: only sell", func(s *PairState) {
-			s.BaseBalance = domain.MustDecimal("5")
+			s.BaseBalance = decimal.MustDecimal("5")
 			s.OpenOrders = []domain.ExchangeOrder{{Side: domain.Buy}}
 		}, domain.StrategyParams{}, "sell 0.99009900@101.00000000;"},
 		{"both open: nothing", func(s *PairState) {
-			s.BaseBalance = domain.MustDecimal("5")
+			s.BaseBalance = decimal.MustDecimal("5")
 			s.OpenOrders = []domain.ExchangeOrder{{Side: domain.Buy}, {Side: domain.Sell}}
 		}, domain.StrategyParams{}, ""},
-		{"no quote", func(s *PairState) { s.QuoteBalance = domain.Zero }, domain.StrategyParams{}, ""},
+		{"no quote", func(s *PairState) { s.QuoteBalance = decimal.Zero }, domain.StrategyParams{}, ""},
 		{"no price", func(s *PairState) { s.Ticker = domain.Ticker{} }, domain.StrategyParams{}, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -184,7 +185,7 @@ func TestStepGridStrategy(t *testing.T) {
 }
 
 func TestManualStrategy(t *testing.T) {
-	d, err := ManualStrategy{}.Decide(PairState{Ticker: domain.Ticker{Ask: domain.NewDecimal(1, -8), Bid: domain.NewDecimal(1, -8), Last: domain.NewDecimal(1, -8)}, QuoteBalance: domain.DecimalFromInt(1e6)}, domain.StrategyParams{})
+	d, err := ManualStrategy{}.Decide(PairState{Ticker: domain.Ticker{Ask: decimal.NewDecimal(1, -8), Bid: decimal.NewDecimal(1, -8), Last: decimal.NewDecimal(1, -8)}, QuoteBalance: decimal.DecimalFromInt(1e6)}, domain.StrategyParams{})
 	if err != nil || len(d.Orders) != 0 {
 		t.Fatalf("manual decided %v, %v", d.Orders, err)
 	}
@@ -219,7 +220,7 @@ func TestStrategyParamsJSONNumber(t *testing.T) {
 	if err := dec.Decode(&m); err != nil {
 		t.Fatal(err)
 	}
-	d, err := domain.StrategyParams{Settings: m}.Decimal("GAIN", domain.Zero)
+	d, err := domain.StrategyParams{Settings: m}.Decimal("GAIN", decimal.Zero)
 	if err != nil || d.String() != "1.25000000" {
 		t.Fatalf("GAIN = %s, %v", d, err)
 	}

@@ -261,8 +261,7 @@ func (s *Store) fail(ctx context.Context, c *esdb.Client, op string, err error) 
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	var de *domain.Error
-	if errors.As(err, &de) {
+	if _, ok := domain.AsError(err); ok {
 		return err
 	}
 	s.mu.Lock()

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 	"github.com/tradeledger/tradeledger/projections"
 )
@@ -20,8 +21,8 @@ import (
 // benchEvent is an OrderFilled-sized event.
 func benchEvent(clock domain.Clock, i int) domain.Event {
 	return domain.NewEvent(clock, domain.TypeOrderFilled, domain.OrderFilled{
-		FillID: fmt.Sprintf("f-%d", i), Price: domain.MustDecimal("27123.45"), Quantity: domain.MustDecimal("0.0123"),
-		Fee: domain.MustDecimal("0.00001230"), FeeAsset: "BTC",
+		FillID: fmt.Sprintf("f-%d", i), Price: decimal.MustDecimal("27123.45"), Quantity: decimal.MustDecimal("0.0123"),
+		Fee: decimal.MustDecimal("0.00001230"), FeeAsset: "BTC",
 	})
 }
 

@@ -313,10 +313,10 @@ func (it *iterator) read(dst []domain.Event, limit int) ([]domain.Event, error) 
 			it.store.release(r)
 		}
 	}
-	var derr *domain.Error
+	_, derr := domain.AsError(err)
 	switch {
 	case err == nil:
-	case errors.As(err, &derr), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+	case derr, errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return dst, err
 	case IsCorrupt(err):
 		return dst, domain.Errorf(domain.EINTERNAL, "event log is corrupt: %v", err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/eventstore"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 	"github.com/tradeledger/tradeledger/exchange/binance"
@@ -38,7 +39,7 @@ func BenchmarkAccountBackfill(b *testing.B) {
 		now := time.Now()
 		start := now.Add(-10 * 24 * time.Hour)
 		step := 10 * 24 * time.Hour / time.Duration(n)
-		dec := domain.MustDecimal
+		dec := decimal.MustDecimal
 		fx.SetBalance("USDT", dec("1000000000"))
 		fx.SetBalance("BTC", dec("1000000"))
 		for k := 0; k < n; k++ {

@@ -43,6 +43,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/domain/strategy"
 )
 
@@ -285,8 +286,7 @@ func (x *Exchange) mapErr(err error) error {
 	if err == nil {
 		return nil
 	}
-	var de *domain.Error
-	if errors.As(err, &de) {
+	if _, ok := domain.AsError(err); ok {
 		return err
 	}
 	var se *statusError
@@ -353,7 +353,7 @@ func (x *Exchange) loadMarkets(ctx context.Context) error {
 		sy := &symbol{name: s.Symbol, base: s.BaseAsset, quote: s.QuoteAsset, pair: s.QuoteAsset + "-" + s.BaseAsset}
 		var n nums
 		for _, f := range s.Filters {
-			str := func(k string) domain.Decimal {
+			str := func(k string) decimal.Decimal {
 				v, _ := f[k].(string)
 				return n.dec(k, v)
 			}
@@ -395,7 +395,7 @@ func (x *Exchange) symbol(ctx context.Context, pair string) (*symbol, error) {
 // zeroed number in its place.
 type nums struct{ problem *domain.NumberProblem }
 
-func (n *nums) dec(field, s string) domain.Decimal {
+func (n *nums) dec(field, s string) decimal.Decimal {
 	d, p := domain.ExchangeDecimal(field, s)
 	if p != nil && n.problem == nil {
 		n.problem = p
@@ -441,7 +441,7 @@ func (x *Exchange) Markets(ctx context.Context) ([]domain.Market, error) {
 			High24h: n.dec("highPrice", st.HighPrice), Filters: s.filters,
 		}
 		// A percentage is not an amount: more than 12 decimals round.
-		if pct, err := domain.ParseDecimal(st.PriceChangePercent); err == nil {
+		if pct, err := decimal.ParseDecimal(st.PriceChangePercent); err == nil {
 			m.ChangePct24h = pct
 		} else if f, err := strconv.ParseFloat(st.PriceChangePercent, 64); err == nil {
 			m.ChangePct24h, _ = strategy.RoundDecimal(f)

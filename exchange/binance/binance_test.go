@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/exchange/binance"
 	"github.com/tradeledger/tradeledger/exchange/binance/fixture"
 	"github.com/tradeledger/tradeledger/exchange/exchangetest"
@@ -27,7 +28,7 @@ func TestConformance(t *testing.T) {
 	exchangetest.Run(t, func(t *testing.T) exchangetest.Harness {
 		x, fx, clock := open(t)
 		return exchangetest.Harness{
-			Exchange: x, Pair: "USDT-BTC", Amount: domain.MustDecimal("0.01"),
+			Exchange: x, Pair: "USDT-BTC", Amount: decimal.MustDecimal("0.01"),
 			Faults: exchangetest.Faults{
 				LoseNextPlacement: fx.LoseNextPlacement,
 				ServerError:       fx.ServerError,
@@ -43,7 +44,7 @@ func TestConformance(t *testing.T) {
 // A filter refusal sends nothing: the fixture never sees the order.
 func TestFilterRefusalSendsNothing(t *testing.T) {
 	x, fx, _ := open(t)
-	_, err := x.PlaceOrder(context.Background(), domain.PlaceOrderRequest{ClientOrderID: "c1", Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindLimit, Amount: domain.MustDecimal("0.00001"), Price: domain.MustDecimal("100")})
+	_, err := x.PlaceOrder(context.Background(), domain.PlaceOrderRequest{ClientOrderID: "c1", Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindLimit, Amount: decimal.MustDecimal("0.00001"), Price: decimal.MustDecimal("100")})
 	if domain.ErrorCode(err) != domain.EINVALID {
 		t.Fatalf("err=%v, want EINVALID", err)
 	}
@@ -79,7 +80,7 @@ func TestLiveTestnet(t *testing.T) {
 	}
 	exchangetest.Run(t, func(t *testing.T) exchangetest.Harness {
 		return exchangetest.Harness{
-			Exchange: binance.New("binance", key, secret, true), Pair: "USDT-BTC", Amount: domain.MustDecimal("0.001"),
+			Exchange: binance.New("binance", key, secret, true), Pair: "USDT-BTC", Amount: decimal.MustDecimal("0.001"),
 			NotApplicable: map[string]string{
 				"PlacementLostAfterPlacing":  "faults cannot be injected into the live testnet",
 				"PlacementLostBeforePlacing": "faults cannot be injected into the live testnet",
@@ -99,10 +100,10 @@ func TestAccountReconciled(t *testing.T) {
 	exchangetest.RunAccount(t, func(t *testing.T) exchangetest.AccountHarness {
 		fx := fixture.New("test-key", "test-secret")
 		t.Cleanup(fx.Close)
-		fx.SetBalance("BNB", domain.MustDecimal("1"))
+		fx.SetBalance("BNB", decimal.MustDecimal("1"))
 		clock := domain.NewManualClock(time.Now())
 		fx.Clock = clock.Now
-		dec := domain.MustDecimal
+		dec := decimal.MustDecimal
 		return exchangetest.AccountHarness{
 			Exchange: func() domain.Exchange {
 				return &binance.Exchange{ExchangeName: "binance", Key: "test-key", Secret: "test-secret", BaseURL: fx.URL, Now: time.Now,
@@ -129,7 +130,7 @@ func TestAccountReconciled(t *testing.T) {
 					fx.Dust(clock.Now(), fixture.DustPart{Asset: "ETH", Amount: dec("0.0009"), Transfered: dec("0.000441"), Charge: dec("0.000009")})
 					fx.Convert("USDT", dec("20"), "BNB", dec("0.06154036"), "SUCCESS", clock.Now())
 				},
-				Drift: func(t *testing.T, _ *exchangetest.AccountEnv) (string, domain.Decimal) {
+				Drift: func(t *testing.T, _ *exchangetest.AccountEnv) (string, decimal.Decimal) {
 					free, _ := fx.Balance("ETH")
 					fx.SetBalance("ETH", free.Add(dec("0.125")))
 					return "ETH", dec("0.125")
@@ -151,7 +152,7 @@ func TestHistoryWindows(t *testing.T) {
 	t.Cleanup(fx.Close)
 	now := time.Now()
 	start := now.Add(-100 * 24 * time.Hour)
-	dec := domain.MustDecimal
+	dec := decimal.MustDecimal
 	for _, d := range []int{1, 10, 35, 99} {
 		at := start.Add(time.Duration(d) * 24 * time.Hour)
 		if _, err := fx.HandTrade("BTCUSDT", "BUY", dec("0.001"), dec("60000"), dec("0.000001"), "BTC", at); err != nil {

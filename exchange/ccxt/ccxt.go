@@ -408,8 +408,7 @@ func (x *Exchange) mapErr(what string, err error) error {
 	if err == nil {
 		return nil
 	}
-	var de *domain.Error
-	if errors.As(err, &de) {
+	if _, ok := domain.AsError(err); ok {
 		return err
 	}
 	typ, msg := errType(err)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/exchange/ccxt"
 	"github.com/tradeledger/tradeledger/exchange/ccxt/krakenfixture"
 	"github.com/tradeledger/tradeledger/exchange/exchangetest"
@@ -33,7 +34,7 @@ func TestConformanceKraken(t *testing.T) {
 	exchangetest.Run(t, func(t *testing.T) exchangetest.Harness {
 		x, fx, clock := open(t)
 		return exchangetest.Harness{
-			Exchange: x, Pair: "USDT-BTC", Amount: domain.MustDecimal("0.01"),
+			Exchange: x, Pair: "USDT-BTC", Amount: decimal.MustDecimal("0.01"),
 			Faults: exchangetest.Faults{
 				LoseNextPlacement: fx.LoseNextPlacement,
 				ServerError:       fx.ServerError,
@@ -51,7 +52,7 @@ func TestConformanceKraken(t *testing.T) {
 // A filter refusal sends nothing: the fixture never sees the order.
 func TestFilterRefusalSendsNothing(t *testing.T) {
 	x, fx, _ := open(t)
-	_, err := x.PlaceOrder(context.Background(), domain.PlaceOrderRequest{ClientOrderID: "c1", Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindLimit, Amount: domain.MustDecimal("0.00001"), Price: domain.MustDecimal("100")})
+	_, err := x.PlaceOrder(context.Background(), domain.PlaceOrderRequest{ClientOrderID: "c1", Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindLimit, Amount: decimal.MustDecimal("0.00001"), Price: decimal.MustDecimal("100")})
 	if domain.ErrorCode(err) != domain.EINVALID {
 		t.Fatalf("err=%v, want EINVALID", err)
 	}
@@ -120,7 +121,7 @@ func TestCallEndsWithItsContext(t *testing.T) {
 		cancel()
 	}()
 	_, err := x.PlaceOrder(ctx, domain.PlaceOrderRequest{ClientOrderID: "held1", Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindLimit,
-		Amount: domain.MustDecimal("0.01"), Price: domain.MustDecimal("20000")})
+		Amount: decimal.MustDecimal("0.01"), Price: decimal.MustDecimal("20000")})
 	if domain.ErrorCode(err) != domain.EUNAVAILABLE || !strings.Contains(domain.ErrorMessage(err), "unknown") {
 		t.Fatalf("held placement: err=%v, want EUNAVAILABLE (outcome unknown)", err)
 	}
@@ -134,7 +135,7 @@ func TestLongClientIDAsShortUUID(t *testing.T) {
 	ctx := context.Background()
 	id := domain.ClientOrderID("6d1b345e-2821-40e2-ad83-4ecb18a06876")
 	o, err := x.PlaceOrder(ctx, domain.PlaceOrderRequest{ClientOrderID: id, Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindLimit,
-		Amount: domain.MustDecimal("0.01"), Price: domain.MustDecimal("20000")})
+		Amount: decimal.MustDecimal("0.01"), Price: decimal.MustDecimal("20000")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +194,7 @@ func TestLiveBybitTestnet(t *testing.T) {
 		x := ccxt.New("bybit", "bybit", key, sec)
 		x.Sandbox = true
 		return exchangetest.Harness{
-			Exchange: x, Pair: "USDT-BTC", Amount: domain.MustDecimal("0.001"),
+			Exchange: x, Pair: "USDT-BTC", Amount: decimal.MustDecimal("0.001"),
 			NotApplicable: map[string]string{
 				"PlacementLostAfterPlacing":  "faults cannot be injected into the live testnet",
 				"PlacementLostBeforePlacing": "faults cannot be injected into the live testnet",
@@ -217,7 +218,7 @@ func TestAccountReconciledKraken(t *testing.T) {
 		t.Cleanup(fx.Close)
 		clock := domain.NewManualClock(time.Now())
 		fx.Clock = clock.Now
-		dec := domain.MustDecimal
+		dec := decimal.MustDecimal
 		return exchangetest.AccountHarness{
 			Exchange: func() domain.Exchange {
 				return &ccxt.Exchange{ExchangeName: "kraken", ID: "kraken", Key: "test-key", Secret: secret, URL: fx.URL, Now: clock.Now,
@@ -236,7 +237,7 @@ func TestAccountReconciledKraken(t *testing.T) {
 				Dust: func(t *testing.T, _ *exchangetest.AccountEnv) {
 					fx.Convert("XXBT", dec("0.00001"), "USDT", dec("0.3"), dec("0.003"))
 				},
-				Drift: func(t *testing.T, _ *exchangetest.AccountEnv) (string, domain.Decimal) {
+				Drift: func(t *testing.T, _ *exchangetest.AccountEnv) (string, decimal.Decimal) {
 					fx.AdjustBalance("USDT", dec("-7.25"))
 					return "USDT", dec("-7.25")
 				},

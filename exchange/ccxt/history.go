@@ -12,6 +12,7 @@ import (
 	ccxtlib "github.com/ccxt/ccxt/go/v4"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // The account's history (domain.AccountHistory) through ccxt's unified
@@ -244,13 +245,13 @@ func (x *Exchange) transferHistory(ctx context.Context, q domain.ActivityQuery) 
 			tr.Amount = n.text("amount", raw)
 		} else {
 			f, _ := num(t["amount"])
-			tr.Amount = n.float("amount", &f, domain.Zero)
+			tr.Amount = n.float("amount", &f, decimal.Zero)
 		}
 		if raw, ok := info["fee"].(string); ok {
 			tr.Fee = n.text("fee", raw)
 		} else if fee, ok := t["fee"].(map[string]interface{}); ok {
 			if f, ok := num(fee["cost"]); ok {
-				tr.Fee = n.float("fee", &f, domain.Zero)
+				tr.Fee = n.float("fee", &f, decimal.Zero)
 			}
 		}
 		tr.TxID, _ = t["txid"].(string)
@@ -277,8 +278,8 @@ func (x *Exchange) conversionHistory(ctx context.Context, q domain.ActivityQuery
 	since, params := window(q.From, q.To)
 	type leg struct {
 		asset      string
-		amount     domain.Decimal // signed
-		fee        domain.Decimal
+		amount     decimal.Decimal // signed
+		fee        decimal.Decimal
 		ms         int64
 		problem    *domain.NumberProblem
 		ledgerType string
@@ -318,7 +319,7 @@ func (x *Exchange) conversionHistory(ctx context.Context, q domain.ActivityQuery
 			if raw, ok := info["amount"].(string); ok {
 				l.amount = n.text("amount", raw)
 			} else {
-				l.amount = n.float("amount", e.Amount, domain.Zero)
+				l.amount = n.float("amount", e.Amount, decimal.Zero)
 			}
 			if raw, ok := info["fee"].(string); ok {
 				l.fee = n.text("fee", raw)

@@ -13,6 +13,7 @@ import (
 	ccxtlib "github.com/ccxt/ccxt/go/v4"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/domain/strategy"
 )
 
@@ -31,7 +32,7 @@ import (
 // nums converts one answer's numbers, keeping the first problem.
 type nums struct{ problem *domain.NumberProblem }
 
-func (n *nums) keep(d domain.Decimal, p *domain.NumberProblem) domain.Decimal {
+func (n *nums) keep(d decimal.Decimal, p *domain.NumberProblem) decimal.Decimal {
 	if p != nil && n.problem == nil {
 		n.problem = p
 	}
@@ -39,15 +40,15 @@ func (n *nums) keep(d domain.Decimal, p *domain.NumberProblem) domain.Decimal {
 }
 
 // text parses the exchange's own text of field.
-func (n *nums) text(field, raw string) domain.Decimal {
+func (n *nums) text(field, raw string) decimal.Decimal {
 	return n.keep(domain.ExchangeDecimal(field, raw))
 }
 
 // float converts a float ccxt parsed, with the precision step (zero: none);
 // a nil one is absent and reads as 0.
-func (n *nums) float(field string, f *float64, step domain.Decimal) domain.Decimal {
+func (n *nums) float(field string, f *float64, step decimal.Decimal) decimal.Decimal {
 	if f == nil {
-		return domain.Zero
+		return decimal.Zero
 	}
 	return n.keep(fromFloat(field, *f, step))
 }
@@ -55,7 +56,7 @@ func (n *nums) float(field string, f *float64, step domain.Decimal) domain.Decim
 // info parses the exchange's own text at key of the answer it kept (a
 // ccxt Trade's or Order's Info is the unified structure; the exchange's
 // answer is under its "info"), else the float.
-func (n *nums) info(unified map[string]interface{}, key, field string, f *float64, step domain.Decimal) domain.Decimal {
+func (n *nums) info(unified map[string]interface{}, key, field string, f *float64, step decimal.Decimal) decimal.Decimal {
 	if exchange, ok := unified["info"].(map[string]interface{}); ok && key != "" {
 		if raw, ok := exchange[key].(string); ok {
 			return n.text(field, raw)
@@ -75,9 +76,9 @@ func (n *nums) err(exchange, what string) error {
 
 // fromFloat formats f with step's decimals (the shortest exact text when
 // step is zero) and parses it; see Numbers.
-func fromFloat(field string, f float64, step domain.Decimal) (domain.Decimal, *domain.NumberProblem) {
+func fromFloat(field string, f float64, step decimal.Decimal) (decimal.Decimal, *domain.NumberProblem) {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return domain.Zero, &domain.NumberProblem{Field: field, Raw: strconv.FormatFloat(f, 'g', -1, 64), Reason: "not a finite number"}
+		return decimal.Zero, &domain.NumberProblem{Field: field, Raw: strconv.FormatFloat(f, 'g', -1, 64), Reason: "not a finite number"}
 	}
 	places := -1
 	if step.IsPos() {
@@ -95,7 +96,7 @@ func fromFloat(field string, f float64, step domain.Decimal) (domain.Decimal, *d
 		}
 	}
 	if math.Abs(f)*math.Pow10(places) >= 1<<53 {
-		return domain.Zero, &domain.NumberProblem{Field: field, Raw: raw,
+		return decimal.Zero, &domain.NumberProblem{Field: field, Raw: raw,
 			Reason: "ccxt gave this number only as a float64, which cannot hold all its digits"}
 	}
 	return domain.ExchangeDecimal(field, raw)
@@ -136,23 +137,23 @@ const (
 )
 
 // step turns a market precision into a step size.
-func (x *Exchange) step(v interface{}) domain.Decimal {
+func (x *Exchange) step(v interface{}) decimal.Decimal {
 	f, ok := num(v)
 	if !ok || f <= 0 {
-		return domain.Zero
+		return decimal.Zero
 	}
 	if x.core.PrecisionMode == precisionDecimalPlaces {
-		if f > domain.DecimalPlaces {
-			return domain.Zero // finer than the ledger: no step it could hold
+		if f > decimal.DecimalPlaces {
+			return decimal.Zero // finer than the ledger: no step it could hold
 		}
-		return domain.NewDecimal(1, -int(f))
+		return decimal.NewDecimal(1, -int(f))
 	}
 	if x.core.PrecisionMode != precisionTickSize {
-		return domain.Zero // significant digits: no fixed step
+		return decimal.Zero // significant digits: no fixed step
 	}
-	d, p := fromFloat("precision", f, domain.Zero)
+	d, p := fromFloat("precision", f, decimal.Zero)
 	if p != nil {
-		return domain.Zero
+		return decimal.Zero
 	}
 	return d
 }
@@ -194,7 +195,7 @@ func (x *Exchange) loadMarkets(ctx context.Context) error {
 		}
 		var n nums
 		mk.filters.MinQty = n.float("minimum amount", m.Limits.Amount.Min, mk.filters.StepSize)
-		mk.filters.MinNotional = n.float("minimum cost", m.Limits.Cost.Min, domain.Zero)
+		mk.filters.MinNotional = n.float("minimum cost", m.Limits.Cost.Min, decimal.Zero)
 		if n.problem != nil {
 			continue // filters it cannot hold exactly: not tradable here
 		}
@@ -391,9 +392,9 @@ func (x *Exchange) Balances(ctx context.Context) ([]domain.AssetBalance, error) 
 	out := make([]domain.AssetBalance, 0, len(bs.Balances))
 	var n nums
 	for asset, b := range bs.Balances {
-		free, used := n.float(asset+" free", b.Free, domain.Zero), n.float(asset+" used", b.Used, domain.Zero)
+		free, used := n.float(asset+" free", b.Free, decimal.Zero), n.float(asset+" used", b.Used, decimal.Zero)
 		if b.Free == nil && b.Total != nil {
-			free = n.float(asset+" total", b.Total, domain.Zero).Sub(used)
+			free = n.float(asset+" total", b.Total, decimal.Zero).Sub(used)
 		}
 		if err := n.err(x.ExchangeName, "the balances"); err != nil {
 			return nil, err // no snapshot rather than one with a 0

@@ -6,7 +6,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // Where ccxt keeps only a float, it is formatted with the market's
@@ -30,14 +30,14 @@ func TestFromFloat(t *testing.T) {
 		{math.NaN(), "0", ""},
 		{math.Inf(1), "0.1", ""},
 	} {
-		d, p := fromFloat("x", c.f, domain.MustDecimal(c.step))
+		d, p := fromFloat("x", c.f, decimal.MustDecimal(c.step))
 		if c.want == "" {
 			if p == nil {
 				t.Errorf("fromFloat(%v, %s) = %s, want refused", c.f, c.step, d)
 			}
 			continue
 		}
-		if p != nil || d != domain.MustDecimal(c.want) {
+		if p != nil || d != decimal.MustDecimal(c.want) {
 			t.Errorf("fromFloat(%v, %s) = %s, %+v; want %s", c.f, c.step, d, p, c.want)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	ccxtlib "github.com/ccxt/ccxt/go/v4"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // PlaceOrder places a limit (GTC) or market order with the client order
@@ -114,7 +115,7 @@ func (x *Exchange) toDomain(m market, o ccxtlib.Order) domain.ExchangeOrder {
 	if str(o.Type) == "market" {
 		e.Kind = domain.KindMarket
 		if o.Average != nil {
-			e.Price = n.float("average", o.Average, domain.Zero) // a quotient: no tick
+			e.Price = n.float("average", o.Average, decimal.Zero) // a quotient: no tick
 		}
 	}
 	e.Problem = n.problem
@@ -406,7 +407,7 @@ func (x *Exchange) fill(ctx context.Context, t ccxtlib.Trade) (f domain.Fill, ok
 	f = domain.Fill{
 		ID: x.ExchangeName + "-" + id, Seq: seqOf(ms, id), OrderID: orderID, ClientOrderID: client, Pair: m.pair, Side: domain.Buy,
 		Price: n.info(t.Info, k[0], "price", t.Price, m.filters.TickSize), Quantity: n.info(t.Info, k[1], "quantity", t.Amount, m.filters.StepSize),
-		Fee: n.info(t.Info, k[2], "fee", t.Fee.Cost, domain.Zero), Time: ms,
+		Fee: n.info(t.Info, k[2], "fee", t.Fee.Cost, decimal.Zero), Time: ms,
 	}
 	f.Problem = n.problem // recorded as OrderNeedsAttention, never as a 0
 	if str(t.Side) == "sell" {

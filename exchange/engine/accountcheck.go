@@ -5,6 +5,7 @@ import (
 	"maps"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // check compares the balance the ledger implies per asset with the
@@ -48,11 +49,11 @@ func (s *AccountSync) confirmed(exchange string, v domain.AccountView, reported 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.seen == nil {
-		s.seen, s.streak = map[string]map[string]domain.Decimal{}, map[string]map[string]int{}
+		s.seen, s.streak = map[string]map[string]decimal.Decimal{}, map[string]map[string]int{}
 	}
 	seen, streak := s.seen[exchange], s.streak[exchange]
 	if seen == nil {
-		seen, streak = map[string]domain.Decimal{}, map[string]int{}
+		seen, streak = map[string]decimal.Decimal{}, map[string]int{}
 		s.seen[exchange], s.streak[exchange] = seen, streak
 	}
 	for a := range seen {
@@ -83,12 +84,12 @@ func (s *AccountSync) confirmed(exchange string, v domain.AccountView, reported 
 
 // differences returns, per asset, the exchange's balance (available + on
 // order) less the implied one, where they differ.
-func differences(implied map[string]domain.Decimal, reported []domain.AssetBalance) map[string]domain.Decimal {
-	ex := map[string]domain.Decimal{}
+func differences(implied map[string]decimal.Decimal, reported []domain.AssetBalance) map[string]decimal.Decimal {
+	ex := map[string]decimal.Decimal{}
 	for _, b := range reported {
 		ex[b.Asset] = ex[b.Asset].Add(b.Available).Add(b.OnOrder)
 	}
-	out := map[string]domain.Decimal{}
+	out := map[string]decimal.Decimal{}
 	for a, l := range implied {
 		if d := ex[a].Sub(l); !d.IsZero() {
 			out[a] = d
@@ -105,8 +106,8 @@ func differences(implied map[string]domain.Decimal, reported []domain.AssetBalan
 // sameBalances reports whether two readings of an exchange's balances hold
 // the same total (available + on order) of every asset.
 func sameBalances(a, b []domain.AssetBalance) bool {
-	total := func(bs []domain.AssetBalance) map[string]domain.Decimal {
-		out := map[string]domain.Decimal{}
+	total := func(bs []domain.AssetBalance) map[string]decimal.Decimal {
+		out := map[string]decimal.Decimal{}
 		for _, x := range bs {
 			if t := out[x.Asset].Add(x.Available).Add(x.OnOrder); !t.IsZero() {
 				out[x.Asset] = t
@@ -116,5 +117,5 @@ func sameBalances(a, b []domain.AssetBalance) bool {
 		}
 		return out
 	}
-	return maps.EqualFunc(total(a), total(b), func(x, y domain.Decimal) bool { return x.Cmp(y) == 0 })
+	return maps.EqualFunc(total(a), total(b), func(x, y decimal.Decimal) bool { return x.Cmp(y) == 0 })
 }

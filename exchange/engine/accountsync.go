@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/eventstore"
 )
 
@@ -84,10 +85,10 @@ type AccountSync struct {
 	Confirm                                int
 
 	mu      sync.Mutex
-	next    map[string]time.Time                 // exchange → when its next cycle sync is due
-	seen    map[string]map[string]domain.Decimal // exchange → asset → difference seen, not confirmed yet
-	streak  map[string]map[string]int            // exchange → asset → checks in a row that saw it
-	reached map[string]int64                     // exchange + activity key → through, this process's cursor
+	next    map[string]time.Time                  // exchange → when its next cycle sync is due
+	seen    map[string]map[string]decimal.Decimal // exchange → asset → difference seen, not confirmed yet
+	streak  map[string]map[string]int             // exchange → asset → checks in a row that saw it
+	reached map[string]int64                      // exchange + activity key → through, this process's cursor
 }
 
 func (s *AccountSync) settings() (interval, lookback, grace, cursorEvery time.Duration, confirm int) {

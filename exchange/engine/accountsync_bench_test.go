@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/exchange/engine"
 	"github.com/tradeledger/tradeledger/exchange/paper"
 )
@@ -21,11 +22,11 @@ import (
 func BenchmarkReconcileCycle(b *testing.B) {
 	const assets = 100
 	a := newAccountEnv(b)
-	balances := map[string]domain.Decimal{}
+	balances := map[string]decimal.Decimal{}
 	for i := 0; i < assets; i++ {
-		balances[fmt.Sprintf("A%03d", i)] = domain.MustDecimal(fmt.Sprintf("%d.123456789", i+1))
+		balances[fmt.Sprintf("A%03d", i)] = decimal.MustDecimal(fmt.Sprintf("%d.123456789", i+1))
 	}
-	balances["USDT"], balances["BTC"] = domain.MustDecimal("10000"), domain.MustDecimal("1")
+	balances["USDT"], balances["BTC"] = decimal.MustDecimal("10000"), decimal.MustDecimal("1")
 	a.sim.Settings = func(string) (paper.ExchangeSettings, bool) { return paper.ExchangeSettings{Balances: balances}, true }
 	ctx := context.Background()
 	a.setPrice("USDT-BTC", "60000")

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/eventstore"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 	"github.com/tradeledger/tradeledger/exchange/engine"
@@ -114,7 +115,7 @@ func (a *accountEnv) accountTypes() map[string]int {
 	return out
 }
 
-func dec(s string) domain.Decimal { return domain.MustDecimal(s) }
+func dec(s string) decimal.Decimal { return decimal.MustDecimal(s) }
 
 // TestPaperAccountReconciled: a paper account with orders of the service,
 // a trade by hand, a deposit, a withdrawal with its fee, a dust
@@ -199,7 +200,7 @@ func TestPaperAccountReconciled(t *testing.T) {
 		t.Fatalf("status %s: %+v", r.Status, r.Assets)
 	}
 	for _, as := range r.Assets {
-		if !domain.Decimal(as.Difference).IsZero() {
+		if !decimal.Decimal(as.Difference).IsZero() {
 			t.Errorf("%s differs: %+v", as.Asset, as)
 		}
 	}
@@ -234,7 +235,7 @@ func TestPaperAccountReconciled(t *testing.T) {
 		t.Fatalf("status %s", r.Status)
 	}
 	for _, as := range r.Assets {
-		if as.Asset == "BTC" && domain.Decimal(as.Difference).Cmp(dec("0.25")) != 0 {
+		if as.Asset == "BTC" && decimal.Decimal(as.Difference).Cmp(dec("0.25")) != 0 {
 			t.Errorf("BTC differs by %s, want 0.25", as.Difference)
 		}
 	}

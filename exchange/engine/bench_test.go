@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 	"github.com/tradeledger/tradeledger/exchange/engine"
 	"github.com/tradeledger/tradeledger/exchange/paper"
@@ -27,7 +28,7 @@ func BenchmarkSubmit(b *testing.B) {
 	defer store.Close()
 	clock := domain.NewManualClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	sim := paper.NewSimulator(clock)
-	sim.Balances = map[string]domain.Decimal{"USDT": domain.DecimalFromInt(1_000_000_000)}
+	sim.Balances = map[string]decimal.Decimal{"USDT": decimal.DecimalFromInt(1_000_000_000)}
 	runner := projections.NewRunner(store)
 	eng := engine.New(store, sim.Exchange, nil, projections.NewBalances(), clock)
 	tr := eng.Trader

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 	"github.com/tradeledger/tradeledger/exchange/engine"
 	"github.com/tradeledger/tradeledger/exchange/paper"
@@ -27,7 +28,7 @@ func TestCancelRequestRetriesOnConflict(t *testing.T) {
 	}
 	defer store.Close()
 	sim := paper.NewSimulator(clock)
-	if err := sim.SetPrice("binance", "USDT-BTC", domain.MustDecimal("60000")); err != nil {
+	if err := sim.SetPrice("binance", "USDT-BTC", decimal.MustDecimal("60000")); err != nil {
 		t.Fatal(err)
 	}
 	eng := engine.New(store, sim.Exchange, nil, projections.NewBalances(), clock)
@@ -59,7 +60,7 @@ func TestCancelRequestRetriesOnConflict(t *testing.T) {
 	}
 	o, _ := eng.Orders.Order(id)
 	// Another writer records a partial fill the Trader has not seen.
-	fill := domain.NewEvent(clock, domain.TypeOrderFilled, domain.OrderFilled{FillID: "elsewhere-1", Price: domain.MustDecimal("1000"), Quantity: domain.MustDecimal("0.004"), FeeAsset: "USDT"})
+	fill := domain.NewEvent(clock, domain.TypeOrderFilled, domain.OrderFilled{FillID: "elsewhere-1", Price: decimal.MustDecimal("1000"), Quantity: decimal.MustDecimal("0.004"), FeeAsset: "USDT"})
 	if _, err := store.Append(ctx, domain.OrderStream(id), domain.ExpectedVersion(o.Version), fill); err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +71,7 @@ func TestCancelRequestRetriesOnConflict(t *testing.T) {
 	if got, want := o.State, domain.OrderStateCancelled; got != want {
 		t.Fatalf("state %s, want %s", got, want)
 	}
-	if got, want := o.Filled, domain.MustDecimal("0.004"); got != want {
+	if got, want := o.Filled, decimal.MustDecimal("0.004"); got != want {
 		t.Fatalf("filled %s, want %s (the other writer's fill kept)", got, want)
 	}
 }

@@ -2,13 +2,13 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/eventstore"
 )
 
@@ -87,8 +87,7 @@ func exchangeError(err error) error {
 	if err == nil {
 		return nil
 	}
-	var de *domain.Error
-	if errors.As(err, &de) {
+	if _, ok := domain.AsError(err); ok {
 		return err
 	}
 	return domain.Errorf(domain.EUNAVAILABLE, "exchange unavailable: %v", err)
@@ -167,7 +166,7 @@ func (f waitFunc) WaitFor(ctx context.Context, pos uint64) error { return f(ctx,
 // exchange with its client order id, and records the answer: accepted,
 // rejected, or nothing (pending reconciliation) when the exchange did not
 // answer even to a look-up. The caller holds entry.op.
-func (d *Desk) place(ctx context.Context, a *appender, x domain.Exchange, entry *orderEntry, o *domain.Order, price domain.Decimal) (domain.ExchangeOrder, error) {
+func (d *Desk) place(ctx context.Context, a *appender, x domain.Exchange, entry *orderEntry, o *domain.Order, price decimal.Decimal) (domain.ExchangeOrder, error) {
 	kind := o.Kind
 	if o.Emulated() {
 		kind = domain.KindLimit

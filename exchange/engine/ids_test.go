@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/domain/gunbot"
 	"github.com/tradeledger/tradeledger/eventstore"
 )
@@ -23,7 +24,7 @@ func TestImportedIDsLeaveTheNextIDAlone(t *testing.T) {
 	}
 	im := &gunbot.Importer{Clock: e.clock}
 	o := gunbot.Order{Exchange: "binance", Pair: "USDT-BTC", Side: domain.Sell, Time: e.clock.Now().UnixMilli(),
-		Rate: domain.MustDecimal("60000"), Amount: domain.MustDecimal("0.01"), SourceID: "42"}
+		Rate: decimal.MustDecimal("60000"), Amount: decimal.MustDecimal("0.01"), SourceID: "42"}
 	o.ID = gunbot.OrderID(o.Time, [32]byte{1, 2, 3})
 	if o.ID < domain.ImportedOrderIDs {
 		t.Fatalf("imported id %d below the range", o.ID)

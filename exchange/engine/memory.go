@@ -4,9 +4,10 @@ import (
 	"sort"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
-// Core memory keys. Prices and amounts are domain.Number (JSON numbers,
+// Core memory keys. Prices and amounts are decimal.Number (JSON numbers,
 // exact); counts and times (ms) are int64 or int; the rest are strings.
 //
 //	Exchange, Pair, Quote, Base      identity of the pair
@@ -179,11 +180,11 @@ func (c *Scheduler) raw(st *pairState) map[string]any {
 
 func (c *Scheduler) snapshot(st *pairState) map[string]any {
 	m := c.raw(st)
-	num := func(k string) domain.Decimal { n, _ := m[k].(domain.Number); return domain.Decimal(n) }
+	num := func(k string) decimal.Decimal { n, _ := m[k].(decimal.Number); return decimal.Decimal(n) }
 	bid, base, abp := num("Bid"), num("BaseBalance"), num("ABP")
-	m["BaseValue"] = domain.Number(base.Mul(bid))
+	m["BaseValue"] = decimal.Number(base.Mul(bid))
 	if abp.IsPos() {
-		m["UnrealizedPnl"] = domain.Number(bid.Sub(abp).Mul(base))
+		m["UnrealizedPnl"] = decimal.Number(bid.Sub(abp).Mul(base))
 	}
 	m["Running"] = c.System.Running()
 	return m

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 	"github.com/tradeledger/tradeledger/exchange/engine"
 	"github.com/tradeledger/tradeledger/exchange/paper"
@@ -98,7 +99,7 @@ func (e *env) head() uint64 {
 }
 
 func (e *env) setPrice(pair, price string) {
-	if err := e.sim.SetPrice("binance", pair, domain.MustDecimal(price)); err != nil {
+	if err := e.sim.SetPrice("binance", pair, decimal.MustDecimal(price)); err != nil {
 		e.t.Fatal(err)
 	}
 }
@@ -122,7 +123,7 @@ func (e *env) reconcile() {
 }
 
 func limit(side domain.Side, amount, price string) domain.OrderRequest {
-	return domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: side, Kind: domain.KindLimit, Amount: domain.MustDecimal(amount), Price: domain.MustDecimal(price), Actor: "tester"}
+	return domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: side, Kind: domain.KindLimit, Amount: decimal.MustDecimal(amount), Price: decimal.MustDecimal(price), Actor: "tester"}
 }
 
 func want(t *testing.T, got []string, want ...string) {
@@ -184,11 +185,11 @@ func TestRefusalsAppendNothing(t *testing.T) {
 		name, field string
 		req         domain.OrderRequest
 	}{
-		{"unknown pair", "pair", domain.OrderRequest{Exchange: "binance", Pair: "USDT-NOPE", Side: domain.Buy, Kind: domain.KindLimit, Amount: domain.MustDecimal("1"), Price: domain.MustDecimal("1")}},
+		{"unknown pair", "pair", domain.OrderRequest{Exchange: "binance", Pair: "USDT-NOPE", Side: domain.Buy, Kind: domain.KindLimit, Amount: decimal.MustDecimal("1"), Price: decimal.MustDecimal("1")}},
 		{"zero amount", "amt", limit(domain.Buy, "0", "100")},
 		{"negative price", "price", limit(domain.Buy, "1", "-1")},
-		{"stop-limit without limit", "limitPrice", domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: domain.Sell, Kind: domain.KindStopLimit, Amount: domain.MustDecimal("1"), StopPrice: domain.MustDecimal("1")}},
-		{"not cycling", "no pair on kraken is cycling", domain.OrderRequest{Exchange: "kraken", Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindMarket, Amount: domain.MustDecimal("0.01")}},
+		{"stop-limit without limit", "limitPrice", domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: domain.Sell, Kind: domain.KindStopLimit, Amount: decimal.MustDecimal("1"), StopPrice: decimal.MustDecimal("1")}},
+		{"not cycling", "no pair on kraken is cycling", domain.OrderRequest{Exchange: "kraken", Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindMarket, Amount: decimal.MustDecimal("0.01")}},
 	}
 	head := e.head()
 	for _, c := range cases {
@@ -201,7 +202,7 @@ func TestRefusalsAppendNothing(t *testing.T) {
 		t.Fatalf("refusals appended events: head %d→%d", head, e.head())
 	}
 	e.active["kraken"] = true
-	if _, err := e.tr.Submit(ctx, domain.OrderRequest{Exchange: "kraken", Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindMarket, Amount: domain.MustDecimal("0.01")}); err != nil {
+	if _, err := e.tr.Submit(ctx, domain.OrderRequest{Exchange: "kraken", Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindMarket, Amount: decimal.MustDecimal("0.01")}); err != nil {
 		t.Fatalf("cycling exchange: %v", err)
 	}
 }
@@ -221,9 +222,9 @@ func TestInsufficientFundsIsRejected(t *testing.T) {
 		req  domain.OrderRequest
 		want string
 	}{
-		{domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindStopLimit, Amount: domain.MustDecimal("1"), StopPrice: domain.MustDecimal("61000"), LimitPrice: domain.MustDecimal("61100")},
+		{domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindStopLimit, Amount: decimal.MustDecimal("1"), StopPrice: decimal.MustDecimal("61000"), LimitPrice: decimal.MustDecimal("61100")},
 			"insufficient funds: buying 1.00000 BTC at up to 61,100.00 USDT needs 61,100.00 USDT; 10,000.00 USDT available"},
-		{domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: domain.Sell, Kind: domain.KindStopLimit, Amount: domain.MustDecimal("2"), StopPrice: domain.MustDecimal("50000"), LimitPrice: domain.MustDecimal("49900")},
+		{domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: domain.Sell, Kind: domain.KindStopLimit, Amount: decimal.MustDecimal("2"), StopPrice: decimal.MustDecimal("50000"), LimitPrice: decimal.MustDecimal("49900")},
 			"insufficient funds: selling 2.00000 BTC needs 2.00000 BTC; 0.50000 BTC available"},
 	} {
 		_, err := e.tr.Submit(context.Background(), c.req)
@@ -342,7 +343,7 @@ func TestLifecycleThroughTheSimulatedMarket(t *testing.T) {
 	e.setPrice("USDT-BTC", "60000")
 
 	// Market buy: filled at once.
-	mkt, err := e.tr.Submit(ctx, domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindMarket, Amount: domain.MustDecimal("0.01")})
+	mkt, err := e.tr.Submit(ctx, domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindMarket, Amount: decimal.MustDecimal("0.01")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -378,7 +379,7 @@ func TestLifecycleThroughTheSimulatedMarket(t *testing.T) {
 	}
 
 	// Stop-limit sell: stop 58000, limit 57900; the price falls to 57950.
-	sl, err := e.tr.Submit(ctx, domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: domain.Sell, Kind: domain.KindStopLimit, Amount: domain.MustDecimal("0.01"), StopPrice: domain.MustDecimal("58000"), LimitPrice: domain.MustDecimal("57900")})
+	sl, err := e.tr.Submit(ctx, domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: domain.Sell, Kind: domain.KindStopLimit, Amount: decimal.MustDecimal("0.01"), StopPrice: decimal.MustDecimal("58000"), LimitPrice: decimal.MustDecimal("57900")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -390,14 +391,14 @@ func TestLifecycleThroughTheSimulatedMarket(t *testing.T) {
 
 	// Trailing buy: reference 57950, stop 58500; the price drops to 57000
 	// (the stop follows to 57550), then recovers to 57600: it fires.
-	tb, err := e.tr.Submit(ctx, domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindTrailingStop, Amount: domain.MustDecimal("0.01"), Price: domain.MustDecimal("57950"), StopPrice: domain.MustDecimal("58500")})
+	tb, err := e.tr.Submit(ctx, domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindTrailingStop, Amount: decimal.MustDecimal("0.01"), Price: decimal.MustDecimal("57950"), StopPrice: decimal.MustDecimal("58500")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.setPrice("USDT-BTC", "57000")
 	e.tick("USDT-BTC")
 	o, _ := e.eng.Orders.Order(tb)
-	if o.StopPrice != domain.MustDecimal("57550") {
+	if o.StopPrice != decimal.MustDecimal("57550") {
 		t.Fatalf("trailing stop at %v, want 57550", o.StopPrice)
 	}
 	e.setPrice("USDT-BTC", "57600")
@@ -407,7 +408,7 @@ func TestLifecycleThroughTheSimulatedMarket(t *testing.T) {
 
 	// OCO sell: limit 60000 above, stop 57000 / limit 56900 below. The
 	// price falls: the stop leg fires, the limit leg is cancelled.
-	ocoID, err := e.tr.SubmitOCO(ctx, domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: domain.Sell, Amount: domain.MustDecimal("0.01"), Price: domain.MustDecimal("60000"), StopPrice: domain.MustDecimal("57000"), LimitPrice: domain.MustDecimal("56900")})
+	ocoID, err := e.tr.SubmitOCO(ctx, domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: domain.Sell, Amount: decimal.MustDecimal("0.01"), Price: decimal.MustDecimal("60000"), StopPrice: decimal.MustDecimal("57000"), LimitPrice: decimal.MustDecimal("56900")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -436,7 +437,7 @@ func TestOcoLimitLegFillCancelsStopLeg(t *testing.T) {
 	ctx := context.Background()
 	e.setPrice("USDT-BTC", "60000")
 	// OCO buy: limit 59000 below, stop 61000 / limit 61100 above.
-	ocoID, err := e.tr.SubmitOCO(ctx, domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: domain.Buy, Amount: domain.MustDecimal("0.01"), Price: domain.MustDecimal("59000"), StopPrice: domain.MustDecimal("61000"), LimitPrice: domain.MustDecimal("61100")})
+	ocoID, err := e.tr.SubmitOCO(ctx, domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: domain.Buy, Amount: decimal.MustDecimal("0.01"), Price: decimal.MustDecimal("59000"), StopPrice: decimal.MustDecimal("61000"), LimitPrice: decimal.MustDecimal("61100")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -458,7 +459,7 @@ func TestFinishedOrdersLeaveMemory(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	e.setPrice("USDT-BTC", "60000")
-	mreq := domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindMarket, Amount: domain.MustDecimal("0.01"), IdempotencyKey: "market-1"}
+	mreq := domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindMarket, Amount: decimal.MustDecimal("0.01"), IdempotencyKey: "market-1"}
 	mkt, err := e.tr.Submit(ctx, mreq)
 	if err != nil {
 		t.Fatal(err)
@@ -467,7 +468,7 @@ func TestFinishedOrdersLeaveMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stop, err := e.tr.Submit(ctx, domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: domain.Sell, Kind: domain.KindStopLimit, Amount: domain.MustDecimal("0.01"), StopPrice: domain.MustDecimal("55000"), LimitPrice: domain.MustDecimal("54900")})
+	stop, err := e.tr.Submit(ctx, domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: domain.Sell, Kind: domain.KindStopLimit, Amount: decimal.MustDecimal("0.01"), StopPrice: decimal.MustDecimal("55000"), LimitPrice: decimal.MustDecimal("54900")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -480,7 +481,7 @@ func TestFinishedOrdersLeaveMemory(t *testing.T) {
 			t.Fatalf("%s: %d open orders, want 2 (the resting limit and the stop)", when, got)
 		}
 		o, ok := e.eng.Orders.Order(mkt)
-		if !ok || o.State != domain.OrderStateFilled || o.Filled != domain.MustDecimal("0.01") {
+		if !ok || o.State != domain.OrderStateFilled || o.Filled != decimal.MustDecimal("0.01") {
 			t.Fatalf("%s: market order %+v ok=%v, want filled from the log", when, o, ok)
 		}
 		if err := e.tr.Cancel(ctx, "binance", "USDT-BTC", mkt, "tester", ""); domain.ErrorCode(err) != domain.ECONFLICT || !strings.Contains(domain.ErrorMessage(err), "already filled") {
@@ -527,8 +528,8 @@ func TestIdempotencyKeyScope(t *testing.T) {
 		t.Fatal(err)
 	}
 	variants := map[string]func(r *domain.OrderRequest){
-		"amount": func(r *domain.OrderRequest) { r.Amount = domain.MustDecimal("0.02") },
-		"price":  func(r *domain.OrderRequest) { r.Price = domain.MustDecimal("50001") },
+		"amount": func(r *domain.OrderRequest) { r.Amount = decimal.MustDecimal("0.02") },
+		"price":  func(r *domain.OrderRequest) { r.Price = decimal.MustDecimal("50001") },
 		"pair":   func(r *domain.OrderRequest) { r.Pair = "USDT-ETH" },
 		"side":   func(r *domain.OrderRequest) { r.Side = domain.Sell },
 		"kind":   func(r *domain.OrderRequest) { r.Kind = domain.KindMarket },
@@ -543,7 +544,7 @@ func TestIdempotencyKeyScope(t *testing.T) {
 				t.Fatalf("%s: other %s: %v, want ECONFLICT", when, name, err)
 			}
 		}
-		if _, err := e.tr.SubmitOCO(ctx, domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: domain.Buy, Amount: req.Amount, Price: req.Price, StopPrice: domain.MustDecimal("61000"), LimitPrice: domain.MustDecimal("61100"), IdempotencyKey: req.IdempotencyKey}); domain.ErrorCode(err) != domain.ECONFLICT {
+		if _, err := e.tr.SubmitOCO(ctx, domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: domain.Buy, Amount: req.Amount, Price: req.Price, StopPrice: decimal.MustDecimal("61000"), LimitPrice: decimal.MustDecimal("61100"), IdempotencyKey: req.IdempotencyKey}); domain.ErrorCode(err) != domain.ECONFLICT {
 			t.Fatalf("%s: the key on an OCO: %v, want ECONFLICT", when, err)
 		}
 		if _, err := e.tr.ClosePosition(ctx, domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Kind: domain.KindMarket, IdempotencyKey: req.IdempotencyKey}); domain.ErrorCode(err) != domain.ECONFLICT {
@@ -617,7 +618,7 @@ func TestTrailingStopsAsTheSDKDocuments(t *testing.T) {
 	trailing := func(side domain.Side, price, stop string) int64 {
 		t.Helper()
 		id, err := e.tr.Submit(ctx, domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: side, Kind: domain.KindTrailingStop,
-			Amount: domain.MustDecimal("0.01"), Price: domain.MustDecimal(price), StopPrice: domain.MustDecimal(stop)})
+			Amount: decimal.MustDecimal("0.01"), Price: decimal.MustDecimal(price), StopPrice: decimal.MustDecimal(stop)})
 		if err != nil {
 			t.Fatalf("%s trailing stop %s/%s: %v", side, price, stop, err)
 		}
@@ -642,7 +643,7 @@ func TestTrailingStopsAsTheSDKDocuments(t *testing.T) {
 		e.setPrice("USDT-BTC", p.price)
 		e.tick("USDT-BTC")
 		o := state(buy)
-		if o.State != domain.OrderStateAccepted || o.StopPrice != domain.MustDecimal(p.stop) || o.Extreme != domain.MustDecimal(p.extreme) {
+		if o.State != domain.OrderStateAccepted || o.StopPrice != decimal.MustDecimal(p.stop) || o.Extreme != decimal.MustDecimal(p.extreme) {
 			t.Fatalf("buy at %s: state %s stop %v extreme %v, want accepted, stop %s, extreme %s", p.price, o.State, o.StopPrice, o.Extreme, p.stop, p.extreme)
 		}
 	}
@@ -666,7 +667,7 @@ func TestTrailingStopsAsTheSDKDocuments(t *testing.T) {
 		e.setPrice("USDT-BTC", p.price)
 		e.tick("USDT-BTC")
 		o := state(sell)
-		if o.State != domain.OrderStateAccepted || o.StopPrice != domain.MustDecimal(p.stop) || o.Extreme != domain.MustDecimal(p.extreme) {
+		if o.State != domain.OrderStateAccepted || o.StopPrice != decimal.MustDecimal(p.stop) || o.Extreme != decimal.MustDecimal(p.extreme) {
 			t.Fatalf("sell at %s: state %s stop %v extreme %v, want accepted, stop %s, extreme %s", p.price, o.State, o.StopPrice, o.Extreme, p.stop, p.extreme)
 		}
 	}
@@ -679,7 +680,7 @@ func TestTrailingStopsAsTheSDKDocuments(t *testing.T) {
 	// Equal prices leave no trailing distance: refused, nothing written.
 	head := e.head()
 	_, err := e.tr.Submit(ctx, domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindTrailingStop,
-		Amount: domain.MustDecimal("0.01"), Price: domain.MustDecimal("50000"), StopPrice: domain.MustDecimal("50000")})
+		Amount: decimal.MustDecimal("0.01"), Price: decimal.MustDecimal("50000"), StopPrice: decimal.MustDecimal("50000")})
 	if domain.ErrorCode(err) != domain.EINVALID || !strings.Contains(domain.ErrorMessage(err), "stopPrice") || e.head() != head {
 		t.Fatalf("equal prices: %v (head %d→%d), want EINVALID naming stopPrice, nothing appended", err, head, e.head())
 	}
@@ -694,8 +695,8 @@ func TestCancelOcoByItsID(t *testing.T) {
 	e.setPrice("USDT-BTC", "60000")
 	oco := func() int64 {
 		t.Helper()
-		id, err := e.tr.SubmitOCO(ctx, domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: domain.Sell, Amount: domain.MustDecimal("0.01"),
-			Price: domain.MustDecimal("62000"), StopPrice: domain.MustDecimal("57000"), LimitPrice: domain.MustDecimal("56900")})
+		id, err := e.tr.SubmitOCO(ctx, domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: domain.Sell, Amount: decimal.MustDecimal("0.01"),
+			Price: decimal.MustDecimal("62000"), StopPrice: decimal.MustDecimal("57000"), LimitPrice: decimal.MustDecimal("56900")})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -705,7 +706,7 @@ func TestCancelOcoByItsID(t *testing.T) {
 	stopLeg, limitLeg := first+1, first+2
 	open := e.eng.Orders.OpenOrderList("binance", "USDT-BTC")
 	if len(open) != 2 || open[0].ID != stopLeg || open[1].ID != limitLeg || open[0].OcoID != first || open[0].Type != domain.KindStopLimit ||
-		open[1].Type != domain.KindLimit || open[1].Rate != domain.Number(domain.MustDecimal("62000")) || open[0].Rate != domain.Number(domain.MustDecimal("56900")) {
+		open[1].Type != domain.KindLimit || open[1].Rate != decimal.Number(decimal.MustDecimal("62000")) || open[0].Rate != decimal.Number(decimal.MustDecimal("56900")) {
 		t.Fatalf("open orders %+v, want the stop leg %d and the limit leg %d of OCO %d", open, stopLeg, limitLeg, first)
 	}
 	if err := e.tr.Cancel(ctx, "binance", "USDT-BTC", first, "tester", ""); err != nil {
@@ -758,7 +759,7 @@ func TestPaperStateSurvivesRestart(t *testing.T) {
 	e.open()
 	ctx := context.Background()
 	e.setPrice("USDT-BTC", "60000")
-	if _, err := e.tr.Submit(ctx, domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindMarket, Amount: domain.MustDecimal("0.02"), Actor: "tester"}); err != nil {
+	if _, err := e.tr.Submit(ctx, domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindMarket, Amount: decimal.MustDecimal("0.02"), Actor: "tester"}); err != nil {
 		t.Fatal(err)
 	}
 	rest, err := e.tr.Submit(ctx, limit(domain.Buy, "0.01", "50000"))
@@ -818,7 +819,7 @@ func TestFirstOrderAfterRestartWaitsForReconcile(t *testing.T) {
 	e.sim = paper.NewSimulator(e.clock)
 	e.open()
 	x, _ := e.sim.Account("binance")
-	if err := x.FillOrder(e.clientID(rest), domain.MustDecimal("0.01")); err != nil { // filled while we were down
+	if err := x.FillOrder(e.clientID(rest), decimal.MustDecimal("0.01")); err != nil { // filled while we were down
 		t.Fatal(err)
 	}
 	if _, err := e.tr.Submit(ctx, limit(domain.Buy, "0.01", "40000")); err != nil {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // A rate the core observes is a command like every other write: appended
@@ -13,7 +14,7 @@ import (
 func TestObserveRateIsACommand(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	rate := domain.RateObserved{Exchange: "binance", Base: "BTC", Quote: "USDT", Rate: domain.MustDecimal("60000")}
+	rate := domain.RateObserved{Exchange: "binance", Base: "BTC", Quote: "USDT", Rate: decimal.MustDecimal("60000")}
 	if err := e.eng.Reconciler.ObserveRate(ctx, rate); err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +34,7 @@ func TestObserveRateIsACommand(t *testing.T) {
 	if len(got) != 1 || got[0].Type != domain.TypeRateObserved || got[0].Actor != domain.ActorCore {
 		t.Fatalf("rate stream %+v, want one RateObserved by %s", got, domain.ActorCore)
 	}
-	rate.Rate = domain.Zero
+	rate.Rate = decimal.Zero
 	if err := e.eng.Reconciler.ObserveRate(ctx, rate); domain.ErrorCode(err) != domain.EINVALID || e.head() != head {
 		t.Fatalf("a zero rate: err=%v head %d→%d, want EINVALID and nothing appended", err, head, e.head())
 	}

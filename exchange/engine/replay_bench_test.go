@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/exchange/engine"
 	"github.com/tradeledger/tradeledger/exchange/paper"
 	"github.com/tradeledger/tradeledger/projections"
@@ -24,7 +25,7 @@ func replayOrders(clock domain.Clock, first, n int64) []domain.Event {
 		stream := domain.OrderStream(id)
 		req := domain.NewEvent(clock, domain.TypeOrderRequested, domain.OrderRequested{
 			OrderID: id, Exchange: "binance", Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindLimit,
-			Amount: domain.MustDecimal("0.001"), Price: domain.MustDecimal("60000"),
+			Amount: decimal.MustDecimal("0.001"), Price: decimal.MustDecimal("60000"),
 			ClientOrderID:  domain.ClientOrderID(domain.NewEventID(clock.Now())),
 			IdempotencyKey: fmt.Sprintf("core:binance:USDT-BTC:%d:0", 1_700_000_000_000+id),
 		})
@@ -34,8 +35,8 @@ func replayOrders(clock domain.Clock, first, n int64) []domain.Event {
 		out = append(out, req, acc)
 		if id%100 != 0 {
 			fill := domain.NewEvent(clock, domain.TypeOrderFilled, domain.OrderFilled{
-				FillID: strconv.FormatInt(id, 10), Price: domain.MustDecimal("60000"), Quantity: domain.MustDecimal("0.001"),
-				Fee: domain.MustDecimal("0.06"), FeeAsset: "USDT", Seq: uint64(id),
+				FillID: strconv.FormatInt(id, 10), Price: decimal.MustDecimal("60000"), Quantity: decimal.MustDecimal("0.001"),
+				Fee: decimal.MustDecimal("0.06"), FeeAsset: "USDT", Seq: uint64(id),
 			})
 			fill.Stream, fill.Version = stream, 2
 			out = append(out, fill)

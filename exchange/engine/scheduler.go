@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/domain/strategy"
 )
 
@@ -80,7 +81,7 @@ type Scheduler struct {
 	Orders OrderManager
 	// ABP returns the average buy price of a pair's held lots (from the
 	// order read model), 0 when unknown. Nil: always 0.
-	ABP func(exchange, pair string) domain.Decimal
+	ABP func(exchange, pair string) decimal.Decimal
 	// Clock decides when a pair is due and dates core memory.
 	Clock domain.Clock
 	// OnError is told of every failure inside a cycle (a cycle goes on
@@ -373,7 +374,7 @@ func (c *Scheduler) collect(ctx context.Context, ex domain.Exchange, d *due, now
 	}
 	st.collected = true
 	m := st.memory
-	m["Bid"], m["Ask"], m["LastPrice"] = domain.Number(t.Bid), domain.Number(t.Ask), domain.Number(t.Last)
+	m["Bid"], m["Ask"], m["LastPrice"] = decimal.Number(t.Bid), decimal.Number(t.Ask), decimal.Number(t.Last)
 	m["TickerTime"] = t.Time
 	m["CandleCount"] = len(st.candles)
 	m["LastCycle"] = now.UnixMilli()
@@ -476,16 +477,16 @@ func (c *Scheduler) decide(ctx context.Context, ex domain.Exchange, d *due, bala
 		c.fail(st, "open orders", err)
 		return
 	}
-	abp := domain.Zero
+	abp := decimal.Zero
 	if c.ABP != nil {
 		abp = c.ABP(d.cfg.Exchange, d.cfg.Pair)
 	}
 	c.mu.Lock()
 	q, b := balances[st.quote], balances[st.base]
 	m := st.memory
-	m["ABP"] = domain.Number(abp)
-	m["QuoteBalance"], m["QuoteOnOrder"] = domain.Number(q.Available), domain.Number(q.OnOrder)
-	m["BaseBalance"], m["BaseOnOrder"] = domain.Number(b.Available), domain.Number(b.OnOrder)
+	m["ABP"] = decimal.Number(abp)
+	m["QuoteBalance"], m["QuoteOnOrder"] = decimal.Number(q.Available), decimal.Number(q.OnOrder)
+	m["BaseBalance"], m["BaseOnOrder"] = decimal.Number(b.Available), decimal.Number(b.OnOrder)
 	m["OpenOrders"] = len(open)
 	state := strategy.PairState{
 		Exchange: d.cfg.Exchange, Pair: d.cfg.Pair, Quote: st.quote, Base: st.base,
@@ -508,7 +509,7 @@ func (c *Scheduler) decide(ctx context.Context, ex domain.Exchange, d *due, bala
 	m["StrategyAlgorithm"] = d.strategy.Name()
 	m["StrategyNote"] = dec.Note
 	for k, v := range dec.Memory {
-		m[k] = domain.Number(v)
+		m[k] = decimal.Number(v)
 	}
 	delete(m, "LastError")
 	c.mu.Unlock()

@@ -10,18 +10,19 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // fakeExchange is a small in-test domain.Exchange with a settable price.
 type fakeExchange struct {
 	mu       sync.Mutex
 	name     string
-	price    domain.Decimal
+	price    decimal.Decimal
 	balances []domain.AssetBalance
 	open     []domain.ExchangeOrder
 	fail     error
 	periods  []time.Duration
-	others   map[string]domain.Decimal // last prices of other listed pairs
+	others   map[string]decimal.Decimal // last prices of other listed pairs
 }
 
 func (f *fakeExchange) Name() string { return f.name }
@@ -40,15 +41,15 @@ func (f *fakeExchange) Ticker(_ context.Context, pair string) (domain.Ticker, er
 	if pair != "USDT-BTC" {
 		return domain.Ticker{}, domain.Errorf(domain.ENOTFOUND, "no pair %s", pair)
 	}
-	return domain.Ticker{Pair: pair, Bid: f.price.Sub(domain.DecimalFromInt(1)), Ask: f.price.Add(domain.DecimalFromInt(1)), Last: f.price, Time: 1}, nil
+	return domain.Ticker{Pair: pair, Bid: f.price.Sub(decimal.DecimalFromInt(1)), Ask: f.price.Add(decimal.DecimalFromInt(1)), Last: f.price, Time: 1}, nil
 }
 func (f *fakeExchange) OrderBook(_ context.Context, pair string, depth int) (domain.OrderBook, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	b := domain.OrderBook{Pair: pair}
 	for i := int64(1); i <= 30; i++ { // worst first, to check the core sorts
-		b.Bids = append(b.Bids, domain.BookLevel{Price: f.price.Sub(domain.DecimalFromInt(31 - i)), Quantity: domain.DecimalFromInt(i)})
-		b.Asks = append(b.Asks, domain.BookLevel{Price: f.price.Add(domain.DecimalFromInt(31 - i)), Quantity: domain.DecimalFromInt(i)})
+		b.Bids = append(b.Bids, domain.BookLevel{Price: f.price.Sub(decimal.DecimalFromInt(31 - i)), Quantity: decimal.DecimalFromInt(i)})
+		b.Asks = append(b.Asks, domain.BookLevel{Price: f.price.Add(decimal.DecimalFromInt(31 - i)), Quantity: decimal.DecimalFromInt(i)})
 	}
 	return b, nil
 }
@@ -58,7 +59,7 @@ func (f *fakeExchange) Candles(_ context.Context, pair string, interval time.Dur
 	f.periods = append(f.periods, interval)
 	out := make([]domain.Candle, limit+10) // more than asked: the core bounds its series
 	for i := range out {
-		out[i] = domain.Candle{Time: int64(i) * interval.Milliseconds(), Open: f.price, High: f.price, Low: f.price, Close: f.price, Volume: domain.DecimalFromInt(1)}
+		out[i] = domain.Candle{Time: int64(i) * interval.Milliseconds(), Open: f.price, High: f.price, Low: f.price, Close: f.price, Volume: decimal.DecimalFromInt(1)}
 	}
 	return out, nil
 }
@@ -146,12 +147,12 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	f := &fixture{
 		clock:  domain.NewManualClock(time.UnixMilli(1_700_000_000_000)),
-		ex:     &fakeExchange{name: "sim", price: domain.DecimalFromInt(100)},
+		ex:     &fakeExchange{name: "sim", price: decimal.DecimalFromInt(100)},
 		trader: &recordingTrader{},
 		cfg:    &staticConfig{},
 	}
 	f.cfg.set(t, testConfig)
-	f.ex.balances = []domain.AssetBalance{{Asset: "USDT", Available: domain.DecimalFromInt(1000)}, {Asset: "BTC", Available: domain.MustDecimal("0.5"), OnOrder: domain.MustDecimal("0.1")}}
+	f.ex.balances = []domain.AssetBalance{{Asset: "USDT", Available: decimal.DecimalFromInt(1000)}, {Asset: "BTC", Available: decimal.MustDecimal("0.5"), OnOrder: decimal.MustDecimal("0.1")}}
 	c := NewScheduler()
 	c.System = &System{Config: f.cfg}
 	c.Clock, c.Orders = f.clock, f.trader
@@ -161,7 +162,7 @@ func newFixture(t *testing.T) *fixture {
 		}
 		return nil, domain.Errorf(domain.ENOTFOUND, "no exchange %s", name)
 	}
-	c.ABP = func(ex, pair string) domain.Decimal { return domain.MustDecimal("90") }
+	c.ABP = func(ex, pair string) decimal.Decimal { return decimal.MustDecimal("90") }
 	c.OnError = func(ex, pair string, err error) { f.errs = append(f.errs, ex+"/"+pair+": "+err.Error()) }
 	f.core = c
 	return f
@@ -252,7 +253,7 @@ func TestCycleCollectsAndDecides(t *testing.T) {
 	if len(book.Bids) != DefaultBookDepth || len(book.Asks) != DefaultBookDepth {
 		t.Fatalf("book depth %d/%d, want %d", len(book.Bids), len(book.Asks), DefaultBookDepth)
 	}
-	if book.Bids[0].Price != domain.DecimalFromInt(99) || book.Asks[0].Price != domain.DecimalFromInt(101) {
+	if book.Bids[0].Price != decimal.DecimalFromInt(99) || book.Asks[0].Price != decimal.DecimalFromInt(101) {
 		t.Fatalf("best bid/ask %s/%s, want 99/101", book.Bids[0].Price, book.Asks[0].Price)
 	}
 	for i := 1; i < len(book.Bids); i++ {
@@ -266,10 +267,10 @@ func TestCycleCollectsAndDecides(t *testing.T) {
 		t.Fatal(err)
 	}
 	for k, want := range map[string]any{
-		"Bid": domain.Number(domain.DecimalFromInt(99)), "Ask": domain.Number(domain.DecimalFromInt(101)),
-		"LastPrice": domain.Number(domain.DecimalFromInt(100)), "ABP": domain.Number(domain.MustDecimal("90")),
-		"QuoteBalance": domain.Number(domain.DecimalFromInt(1000)), "BaseBalance": domain.Number(domain.MustDecimal("0.5")),
-		"BaseOnOrder": domain.Number(domain.MustDecimal("0.1")), "OpenOrders": 0, "Strategy": "gain",
+		"Bid": decimal.Number(decimal.DecimalFromInt(99)), "Ask": decimal.Number(decimal.DecimalFromInt(101)),
+		"LastPrice": decimal.Number(decimal.DecimalFromInt(100)), "ABP": decimal.Number(decimal.MustDecimal("90")),
+		"QuoteBalance": decimal.Number(decimal.DecimalFromInt(1000)), "BaseBalance": decimal.Number(decimal.MustDecimal("0.5")),
+		"BaseOnOrder": decimal.Number(decimal.MustDecimal("0.1")), "OpenOrders": 0, "Strategy": "gain",
 		"StrategyAlgorithm": "gain", "Delay": int64(5), "Cycles": int64(1), "Exchange": "sim", "Pair": "USDT-BTC",
 		"Quote": "USDT", "Base": "BTC", "LastCycle": f.clock.Now().UnixMilli(),
 	} {
@@ -288,7 +289,7 @@ func TestCycleCollectsAndDecides(t *testing.T) {
 	}
 	o := f.trader.submitted[0]
 	if o.Exchange != "sim" || o.Pair != "USDT-BTC" || o.Side != domain.Sell || o.Kind != domain.KindLimit ||
-		o.Price != domain.MustDecimal("90.9") || o.Amount != domain.MustDecimal("0.5") || o.Actor != domain.ActorCore || o.IdempotencyKey == "" {
+		o.Price != decimal.MustDecimal("90.9") || o.Amount != decimal.MustDecimal("0.5") || o.Actor != domain.ActorCore || o.IdempotencyKey == "" {
 		t.Fatalf("submitted %+v", o)
 	}
 	if strings.Join(f.trader.tickers, ",") != "sim/USDT-BTC" || strings.Join(f.trader.reconciled, ",") != "sim" {
@@ -305,7 +306,7 @@ func TestCycleCollectsAndDecides(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 0.5 × 99 = 49.5; (99 − 90) × 0.5 = 4.5
-	if snap["BaseValue"] != domain.Number(domain.MustDecimal("49.5")) || snap["UnrealizedPnl"] != domain.Number(domain.MustDecimal("4.5")) || snap["Running"] != true {
+	if snap["BaseValue"] != decimal.Number(decimal.MustDecimal("49.5")) || snap["UnrealizedPnl"] != decimal.Number(decimal.MustDecimal("4.5")) || snap["Running"] != true {
 		t.Fatalf("snapshot %v", snap)
 	}
 	all := f.core.Snapshots()
@@ -451,7 +452,7 @@ func TestCycleFailures(t *testing.T) {
 
 func TestMergeCandles(t *testing.T) {
 	c := func(tm int64, close int64) domain.Candle {
-		return domain.Candle{Time: tm, Close: domain.DecimalFromInt(close)}
+		return domain.Candle{Time: tm, Close: decimal.DecimalFromInt(close)}
 	}
 	str := func(cs []domain.Candle) string {
 		var b strings.Builder
@@ -568,7 +569,7 @@ func TestCycleRecordsRates(t *testing.T) {
 	f.core.RateInterval = time.Minute
 	f.apply(t, domain.TypeSystemStarted)
 	f.core.Cycle(ctx) // t0: recorded
-	want := domain.RateObserved{Exchange: "sim", Base: "BTC", Quote: "USDT", Rate: domain.DecimalFromInt(100)}
+	want := domain.RateObserved{Exchange: "sim", Base: "BTC", Quote: "USDT", Rate: decimal.DecimalFromInt(100)}
 	if len(got) != 1 || got[0] != want {
 		t.Fatalf("first cycle recorded %+v, want [%+v]", got, want)
 	}
@@ -580,7 +581,7 @@ func TestCycleRecordsRates(t *testing.T) {
 		t.Fatalf("recorded %d rates within RateInterval, want 1", len(got))
 	}
 	f.ex.mu.Lock()
-	f.ex.price = domain.DecimalFromInt(101)
+	f.ex.price = decimal.DecimalFromInt(101)
 	f.ex.mu.Unlock()
 	fail = errors.New("store down")
 	f.clock.Advance(5 * time.Second) // t0+60 s: due, but the record fails
@@ -591,7 +592,7 @@ func TestCycleRecordsRates(t *testing.T) {
 	fail = nil
 	f.clock.Advance(5 * time.Second) // retried at the next cycle
 	f.core.Cycle(ctx)
-	if len(got) != 2 || got[1].Rate != domain.DecimalFromInt(101) {
+	if len(got) != 2 || got[1].Rate != decimal.DecimalFromInt(101) {
 		t.Fatalf("after the retry: %+v", got)
 	}
 }
@@ -603,7 +604,7 @@ func TestCycleRecordsRates(t *testing.T) {
 func TestCycleRecordsFeeAssetRates(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	f.ex.others = map[string]domain.Decimal{"USDT-BNB": domain.DecimalFromInt(500)}
+	f.ex.others = map[string]decimal.Decimal{"USDT-BNB": decimal.DecimalFromInt(500)}
 	var got []domain.RateObserved
 	f.core.Rates = func(_ context.Context, r domain.RateObserved) error {
 		got = append(got, r)
@@ -613,7 +614,7 @@ func TestCycleRecordsFeeAssetRates(t *testing.T) {
 	f.core.RateInterval = time.Minute
 	f.apply(t, domain.TypeSystemStarted)
 	f.core.Cycle(ctx)
-	want := domain.RateObserved{Exchange: "sim", Base: "BNB", Quote: "USDT", Rate: domain.DecimalFromInt(500)}
+	want := domain.RateObserved{Exchange: "sim", Base: "BNB", Quote: "USDT", Rate: decimal.DecimalFromInt(500)}
 	if len(got) != 2 || got[0].Base != "BTC" || got[1] != want {
 		t.Fatalf("first cycle recorded %+v, want the pair's rate then BNB's", got)
 	}

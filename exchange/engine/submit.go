@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // Activity tells whether the core is cycling a pair of an exchange; orders
@@ -106,26 +107,26 @@ func (t *Trader) ClosePosition(ctx context.Context, req domain.OrderRequest) (in
 
 // held returns the base of req.Pair available on req.Exchange; none is
 // EINVALID naming the pair.
-func (t *Trader) held(ctx context.Context, req domain.OrderRequest) (domain.Decimal, error) {
+func (t *Trader) held(ctx context.Context, req domain.OrderRequest) (decimal.Decimal, error) {
 	x, err := t.desk.exchange(req.Exchange)
 	if err != nil {
-		return domain.Zero, err
+		return decimal.Zero, err
 	}
 	_, base, _ := domain.SplitPair(req.Pair) // validated
 	xctx, cancel := t.desk.callContext(ctx)
 	bs, err := x.Balances(xctx)
 	cancel()
 	if err != nil {
-		return domain.Zero, exchangeError(err)
+		return decimal.Zero, exchangeError(err)
 	}
-	amount := domain.Zero
+	amount := decimal.Zero
 	for _, b := range bs {
 		if b.Asset == base {
 			amount = b.Available
 		}
 	}
 	if amount.Sign() <= 0 {
-		return domain.Zero, domain.Errorf(domain.EINVALID, "field \"pair\": no %s held on %s to close", base, req.Exchange)
+		return decimal.Zero, domain.Errorf(domain.EINVALID, "field \"pair\": no %s held on %s to close", base, req.Exchange)
 	}
 	return amount, nil
 }
@@ -279,7 +280,7 @@ func (t *Trader) fundsRefusal(ctx context.Context, x domain.Exchange, req domain
 	if err != nil {
 		return "" // the exchange decides when the stop fires
 	}
-	available := domain.Zero
+	available := decimal.Zero
 	for _, b := range bs {
 		if b.Asset == asset {
 			available = b.Available
@@ -322,7 +323,7 @@ func (t *Trader) placeOCO(ctx context.Context, x domain.Exchange, _ domain.Ticke
 	stopID, stopEn := t.desk.orders.allocID(true)
 	limitID, limitEn := t.desk.orders.allocID(true)
 	stopReq := req
-	stopReq.Kind, stopReq.Price, stopReq.IdempotencyKey = domain.KindStopLimit, domain.Zero, ""
+	stopReq.Kind, stopReq.Price, stopReq.IdempotencyKey = domain.KindStopLimit, decimal.Zero, ""
 	stopEn.op.Lock()
 	_, err := a.order(ctx, stopEn, stopID, func(o domain.Order) ([]domain.Event, error) {
 		return o.DecideHold(t.desk.Clock, stopReq.Requested(stopID, ocoID, ""), "")
@@ -344,7 +345,7 @@ func (t *Trader) placeOCO(ctx context.Context, x domain.Exchange, _ domain.Ticke
 		return placed{}, err
 	}
 	limitReq := req
-	limitReq.Kind, limitReq.StopPrice, limitReq.LimitPrice = domain.KindLimit, domain.Zero, domain.Zero
+	limitReq.Kind, limitReq.StopPrice, limitReq.LimitPrice = domain.KindLimit, decimal.Zero, decimal.Zero
 	id, err := t.submitEntry(ctx, a, x, limitReq, ocoID, limitID, limitEn, fp)
 	if id == 0 {
 		return placed{}, err

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 	"github.com/tradeledger/tradeledger/exchange/engine"
 	"github.com/tradeledger/tradeledger/projections"
@@ -32,7 +33,7 @@ type AccountHarness struct {
 	// Pair is a listed pair the account can buy and sell at market, in
 	// Amount (base).
 	Pair   string
-	Amount domain.Decimal
+	Amount decimal.Decimal
 	// Clock is the engine's clock; the suite moves it forward by the
 	// sync interval between syncs.
 	Clock *domain.ManualClock
@@ -57,7 +58,7 @@ type Outside struct {
 	Dust      func(t *testing.T, env *AccountEnv)
 	// Drift changes a balance with no history behind it and returns the
 	// asset and by how much.
-	Drift func(t *testing.T, env *AccountEnv) (asset string, amount domain.Decimal)
+	Drift func(t *testing.T, env *AccountEnv) (asset string, amount decimal.Decimal)
 	// DelayFills holds the next n fills out of the exchange's lists until
 	// ReleaseFills lists them, with their own times.
 	DelayFills   func(t *testing.T, n int)
@@ -297,7 +298,7 @@ func testReconciled(t *testing.T, h AccountHarness) {
 		t.Fatalf("status %s: %+v", r.Status, r.Assets)
 	}
 	for _, a := range r.Assets {
-		if !domain.Decimal(a.Difference).IsZero() {
+		if !decimal.Decimal(a.Difference).IsZero() {
 			t.Errorf("%s differs by %s", a.Asset, a.Difference)
 		}
 	}
@@ -373,8 +374,8 @@ func testReconciled(t *testing.T, h AccountHarness) {
 		t.Fatalf("status %s after a drift", r.Status)
 	}
 	for _, a := range r.Assets {
-		differs := !domain.Decimal(a.Difference).IsZero()
-		if differs != (a.Asset == asset) || (differs && domain.Decimal(a.Difference).Cmp(amount) != 0) {
+		differs := !decimal.Decimal(a.Difference).IsZero()
+		if differs != (a.Asset == asset) || (differs && decimal.Decimal(a.Difference).Cmp(amount) != 0) {
 			t.Errorf("%s differs by %s; want only %s, by %s", a.Asset, a.Difference, asset, amount)
 		}
 	}

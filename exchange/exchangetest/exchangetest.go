@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/exchange/engine"
 )
 
@@ -35,9 +36,9 @@ type Harness struct {
 	Pair string
 	// Amount is a small base quantity the account can afford to buy and
 	// sell at market, and to rest as a limit order.
-	Amount domain.Decimal
+	Amount decimal.Decimal
 	// SetPrice, if not nil, moves the pair's price at once (simulators).
-	SetPrice func(pair string, price domain.Decimal) error
+	SetPrice func(pair string, price decimal.Decimal) error
 	// Faults injects failures for the failure cases.
 	Faults Faults
 	// NotApplicable names the failure cases that do not apply to this
@@ -65,7 +66,7 @@ type Faults struct {
 	ClockSkew func(d time.Duration)
 	// Fill makes the exchange fill qty of the resting order with the
 	// client order id, at its limit price.
-	Fill func(clientOrderID string, qty domain.Decimal) error
+	Fill func(clientOrderID string, qty decimal.Decimal) error
 }
 
 // OpenFunc opens a fresh account; the suite does not close it.
@@ -219,9 +220,9 @@ func farLimit(t *testing.T, h Harness, side domain.Side) domain.PlaceOrderReques
 	if err != nil {
 		t.Fatal(err)
 	}
-	price := tk.Bid.Mul(domain.MustDecimal("0.8"))
+	price := tk.Bid.Mul(decimal.MustDecimal("0.8"))
 	if side == domain.Sell {
-		price = tk.Ask.Mul(domain.MustDecimal("1.25"))
+		price = tk.Ask.Mul(decimal.MustDecimal("1.25"))
 	}
 	return domain.PlaceOrderRequest{ClientOrderID: ClientID(), Pair: h.Pair, Side: side, Kind: domain.KindLimit, Amount: h.Amount, Price: price}
 }
@@ -294,7 +295,7 @@ func testRestAndCancel(t *testing.T, h Harness) {
 func testInsufficientFunds(t *testing.T, h Harness) {
 	ctx := context.Background()
 	req := farLimit(t, h, domain.Sell)
-	req.Amount = domain.DecimalFromInt(1_000_000_000)
+	req.Amount = decimal.DecimalFromInt(1_000_000_000)
 	_, err := h.Exchange.PlaceOrder(ctx, req)
 	var de *domain.Error
 	if code(err) != domain.EINVALID || !errors.As(err, &de) || de.Message == "" {
@@ -327,7 +328,7 @@ func testMarketFills(t *testing.T, h Harness) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var q domain.Decimal
+	var q decimal.Decimal
 	for i, f := range fills {
 		if f.Seq <= cursor || (i > 0 && f.Seq <= fills[i-1].Seq) {
 			t.Fatalf("fill seqs not increasing past the cursor: %v", fills)
@@ -355,7 +356,7 @@ func testRestingFills(t *testing.T, h Harness) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := h.SetPrice(h.Pair, req.Price.Mul(domain.MustDecimal("0.999"))); err != nil {
+	if err := h.SetPrice(h.Pair, req.Price.Mul(decimal.MustDecimal("0.999"))); err != nil {
 		t.Fatal(err)
 	}
 	got, err := h.Exchange.Order(ctx, h.Pair, req.ClientOrderID)
@@ -369,7 +370,7 @@ func testRestingFills(t *testing.T, h Harness) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var q domain.Decimal
+	var q decimal.Decimal
 	for _, f := range fills {
 		if f.ClientOrderID == req.ClientOrderID {
 			if f.Price != req.Price {

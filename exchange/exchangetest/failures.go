@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // need fails the case when the harness cannot inject the fault it needs:
@@ -36,13 +37,13 @@ func countOpen(t *testing.T, h Harness, clientID string) int {
 
 // fillsOf sums the quantity of the fills after cursor that carry a client
 // id, and returns the last Seq seen.
-func fillsOf(t *testing.T, h Harness, cursor uint64, clientID string) (domain.Decimal, uint64) {
+func fillsOf(t *testing.T, h Harness, cursor uint64, clientID string) (decimal.Decimal, uint64) {
 	t.Helper()
 	fills, err := h.Exchange.FillsSince(context.Background(), cursor, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var q domain.Decimal
+	var q decimal.Decimal
 	last := cursor
 	for i, f := range fills {
 		if f.Seq <= cursor || (i > 0 && f.Seq <= fills[i-1].Seq) {
@@ -349,10 +350,10 @@ func testFilters(t *testing.T, h Harness) {
 }
 
 // satoshi is 10^-8, the finest step the fixtures' markets quote.
-var satoshi = domain.NewDecimal(1, -8)
+var satoshi = decimal.NewDecimal(1, -8)
 
 // floorTo rounds v (≥ 0) down to a multiple of step.
-func floorTo(v, step domain.Decimal) domain.Decimal { return v.Sub(v.Rem(step)) }
+func floorTo(v, step decimal.Decimal) decimal.Decimal { return v.Sub(v.Rem(step)) }
 
 // trunc8 cuts v (≥ 0) to 8 decimals.
-func trunc8(v domain.Decimal) domain.Decimal { return floorTo(v, satoshi) }
+func trunc8(v decimal.Decimal) decimal.Decimal { return floorTo(v, satoshi) }

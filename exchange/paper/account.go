@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // Account is one simulated exchange: an account with its own markets
@@ -13,8 +14,8 @@ import (
 type Account struct {
 	name     string
 	sim      *Simulator
-	fee      domain.Decimal // guarded by mu (Simulator.refresh changes it)
-	feeAsset string         // ExchangeSettings.FeeAsset
+	fee      decimal.Decimal // guarded by mu (Simulator.refresh changes it)
+	feeAsset string          // ExchangeSettings.FeeAsset
 	tickMs   int64
 	window   int64 // steps kept for 24h statistics and candles
 	markets  map[string]*market
@@ -118,7 +119,7 @@ func (a *Account) market(pair string) (*market, error) {
 func (a *Account) Name() string { return a.name }
 
 // FeeRate returns the exchange's fee rate (0.001 = 0.1%).
-func (a *Account) FeeRate() domain.Decimal {
+func (a *Account) FeeRate() decimal.Decimal {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.fee

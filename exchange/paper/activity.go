@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // Activity outside the service (domain.PaperActivity): a deposit, a
@@ -39,11 +40,11 @@ func (s *Simulator) DecideActivity(clock domain.Clock, p domain.PaperActivity) (
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.catchUp()
-	return domain.DecidePaperActivity(clock, p, func(asset string) domain.Decimal {
+	return domain.DecidePaperActivity(clock, p, func(asset string) decimal.Decimal {
 		if b, ok := a.balances[asset]; ok {
 			return b.available
 		}
-		return domain.Zero
+		return decimal.Zero
 	}, func(pair string) bool { _, ok := a.markets[pair]; return ok })
 }
 
@@ -58,7 +59,7 @@ func (s *Simulator) applyActivity(e *domain.Event) error {
 	r := s.restoreState()
 	d := r.deltas[p.Exchange]
 	if d == nil {
-		d = map[string]domain.Decimal{}
+		d = map[string]decimal.Decimal{}
 		r.deltas[p.Exchange] = d
 	}
 	deltas := p.Deltas()

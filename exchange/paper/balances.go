@@ -6,9 +6,10 @@ import (
 	"sort"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
-type balance struct{ available, onOrder domain.Decimal }
+type balance struct{ available, onOrder decimal.Decimal }
 
 // Balances returns every asset's balance, sorted by asset.
 func (a *Account) Balances(ctx context.Context) ([]domain.AssetBalance, error) {
@@ -36,14 +37,14 @@ func (a *Account) bal(asset string) *balance {
 // quote it can spend (limit: amount×price; market: the cost of walking
 // the book) plus the fee, a sell its base. depth is how much of the
 // amount the book holds for a market buy (the amount itself otherwise).
-func (a *Account) reservation(m *market, req domain.PlaceOrderRequest) (asset string, need, depth domain.Decimal) {
+func (a *Account) reservation(m *market, req domain.PlaceOrderRequest) (asset string, need, depth decimal.Decimal) {
 	if req.Side != domain.Buy {
 		return m.base, req.Amount, req.Amount
 	}
 	if req.Kind == domain.KindLimit {
 		return m.quote, a.withFee(req.Amount.Mul(req.Price)), req.Amount
 	}
-	levels, cost := a.walk(m, domain.Buy, req.Amount, domain.Zero, false)
+	levels, cost := a.walk(m, domain.Buy, req.Amount, decimal.Zero, false)
 	for _, l := range levels {
 		depth = depth.Add(l.Quantity)
 	}
@@ -53,7 +54,7 @@ func (a *Account) reservation(m *market, req domain.PlaceOrderRequest) (asset st
 // reserve moves need of asset from available to on order, or refuses with
 // EINVALID "insufficient funds: …" saying, in the terms of req, what is
 // missing (see refusal) when less is available.
-func (a *Account) reserve(m *market, req domain.PlaceOrderRequest, asset string, need, depth domain.Decimal) error {
+func (a *Account) reserve(m *market, req domain.PlaceOrderRequest, asset string, need, depth decimal.Decimal) error {
 	b := a.bal(asset)
 	if b.available.Cmp(need) < 0 {
 		return domain.Errorf(domain.EINVALID, "insufficient funds: %s", refusal(m, req, asset, need, depth, b.available))
@@ -70,10 +71,10 @@ func (a *Account) reserve(m *market, req domain.PlaceOrderRequest, asset string,
 // the book has two causes, each said apart: what the part the book holds
 // would cost against the funds, then that the book cannot fill the rest
 // (never that part's cost as if it were the order's).
-func refusal(m *market, req domain.PlaceOrderRequest, asset string, need, depth, available domain.Decimal) string {
-	ref, _ := domain.DecimalFromFloat(m.pf)
+func refusal(m *market, req domain.PlaceOrderRequest, asset string, need, depth, available decimal.Decimal) string {
+	ref, _ := decimal.DecimalFromFloat(m.pf)
 	p := domain.PrecisionOf(m.quote, domain.MarketFilters{}, ref)
-	base := func(d domain.Decimal) string { return domain.AmountText(d, p.Amount, domain.TextExact, m.base) }
+	base := func(d decimal.Decimal) string { return domain.AmountText(d, p.Amount, domain.TextExact, m.base) }
 	needs, have := domain.AmountText(need, p.Amount, domain.TextUp, asset), domain.AmountText(available, p.Amount, domain.TextDown, asset)
 	if asset == m.quote {
 		places := domain.CurrencyDecimals(m.quote)
@@ -93,13 +94,13 @@ func refusal(m *market, req domain.PlaceOrderRequest, asset string, need, depth,
 	return fmt.Sprintf("buying %s at market needs %s with the fee at the book's prices; %s available", base(req.Amount), needs, have)
 }
 
-func (a *Account) withFee(notional domain.Decimal) domain.Decimal {
+func (a *Account) withFee(notional decimal.Decimal) decimal.Decimal {
 	return notional.Add(notional.Mul(a.fee))
 }
 
 // consume spends v of o's reservation (and, for rounding dust beyond it,
 // of the available balance).
-func (a *Account) consume(o *order, b *balance, v domain.Decimal) {
+func (a *Account) consume(o *order, b *balance, v decimal.Decimal) {
 	r := v.Min(o.reserved)
 	o.reserved = o.reserved.Sub(r)
 	b.onOrder = b.onOrder.Sub(r)
@@ -115,7 +116,7 @@ func (a *Account) release(o *order) {
 	b := a.bal(asset)
 	b.onOrder = b.onOrder.Sub(o.reserved)
 	b.available = b.available.Add(o.reserved)
-	o.reserved = domain.Zero
+	o.reserved = decimal.Zero
 	if rs := a.resting[o.Pair]; len(rs) > 0 {
 		for i, r := range rs {
 			if r == o {

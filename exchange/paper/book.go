@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // level returns book level i of a side (ask when ask), before liquidity
@@ -38,18 +39,18 @@ func (a *Account) available(m *market, ask bool, i int) domain.BookLevel {
 		taken = m.takenAsk
 	}
 	if i < len(taken) {
-		l.Quantity = l.Quantity.Sub(taken[i]).Max(domain.Zero)
+		l.Quantity = l.Quantity.Sub(taken[i]).Max(decimal.Zero)
 	}
 	return l
 }
 
-func (a *Account) take(m *market, ask bool, i int, q domain.Decimal) {
+func (a *Account) take(m *market, ask bool, i int, q decimal.Decimal) {
 	taken := &m.takenBid
 	if ask {
 		taken = &m.takenAsk
 	}
 	for len(*taken) <= i {
-		*taken = append(*taken, domain.Zero)
+		*taken = append(*taken, decimal.Zero)
 	}
 	(*taken)[i] = (*taken)[i].Add(q)
 }
@@ -89,10 +90,10 @@ func (a *Account) OrderBook(ctx context.Context, pair string, depth int) (domain
 // walk takes up to amount from the opposite side of the book, at prices no
 // worse than limit (0: any), returning the fills and their cost. With take
 // the liquidity is consumed.
-func (a *Account) walk(m *market, side domain.Side, amount, limit domain.Decimal, take bool) ([]domain.BookLevel, domain.Decimal) {
+func (a *Account) walk(m *market, side domain.Side, amount, limit decimal.Decimal, take bool) ([]domain.BookLevel, decimal.Decimal) {
 	ask := side == domain.Buy
 	var out []domain.BookLevel
-	var cost domain.Decimal
+	var cost decimal.Decimal
 	left := amount
 	for i := 0; i < a.depth() && left.Sign() > 0; i++ {
 		l := a.available(m, ask, i)

@@ -1,6 +1,9 @@
 package paper
 
-import "github.com/tradeledger/tradeledger/domain"
+import (
+	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
+)
 
 // Fees in another asset than the quote. An exchange's FeeAsset setting
 // says what its fills' fees are charged in, always FeeRate of the notional
@@ -29,10 +32,10 @@ const FeeInReceived = "received"
 var (
 	// DefaultFeeAssetPrice is the starting USDT price of a fee asset's
 	// market that the account adds.
-	DefaultFeeAssetPrice = domain.MustDecimal("600")
+	DefaultFeeAssetPrice = decimal.MustDecimal("600")
 	// DefaultFeeAssetBalance is the starting balance of a fee asset that
 	// the account's balances do not name.
-	DefaultFeeAssetBalance = domain.MustDecimal("10")
+	DefaultFeeAssetBalance = decimal.MustDecimal("10")
 )
 
 // thirdFeeAsset reports whether asset is a FeeAsset setting naming an
@@ -67,7 +70,7 @@ func (a *Account) withFeeMarket(pairs []PairSpec, set ExchangeSettings) []PairSp
 
 // chargeFee returns the asset o's fill of q (worth notional in quote) pays
 // its fee in, and the fee in that asset. a.mu is held.
-func (a *Account) chargeFee(o *order, q, notional domain.Decimal) (string, domain.Decimal) {
+func (a *Account) chargeFee(o *order, q, notional decimal.Decimal) (string, decimal.Decimal) {
 	inQuote := notional.Mul(a.fee)
 	switch x := a.feeAsset; {
 	case x == "" || x == o.quote:
@@ -92,14 +95,14 @@ func (a *Account) chargeFee(o *order, q, notional domain.Decimal) (string, domai
 
 // priceIn returns the last price of asset in quote: the market
 // quote-asset, or USDT-asset ÷ USDT-quote.
-func (a *Account) priceIn(asset, quote string) (domain.Decimal, bool) {
+func (a *Account) priceIn(asset, quote string) (decimal.Decimal, bool) {
 	if m, ok := a.markets[quote+"-"+asset]; ok {
 		return m.last(), m.last().IsPos()
 	}
 	mx, okx := a.markets["USDT-"+asset]
 	mq, okq := a.markets["USDT-"+quote]
 	if !okx || !okq || !mq.last().IsPos() {
-		return domain.Zero, false
+		return decimal.Zero, false
 	}
 	p := mx.last().Div(mq.last())
 	return p, p.IsPos()

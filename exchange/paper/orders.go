@@ -5,11 +5,12 @@ import (
 	"strconv"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 type order struct {
 	domain.ExchangeOrder
-	reserved domain.Decimal // funds on order: quote for buys, base for sells
+	reserved decimal.Decimal // funds on order: quote for buys, base for sells
 	quote    string
 	base     string
 }
@@ -76,13 +77,13 @@ func checkPlacement(req domain.PlaceOrderRequest) error {
 }
 
 // open records a new order on m holding need of reserved funds.
-func (a *Account) open(m *market, req domain.PlaceOrderRequest, need domain.Decimal) *order {
+func (a *Account) open(m *market, req domain.PlaceOrderRequest, need decimal.Decimal) *order {
 	o := &order{quote: m.quote, base: m.base, reserved: need, ExchangeOrder: domain.ExchangeOrder{
 		ClientOrderID: req.ClientOrderID, Pair: req.Pair, Side: req.Side, Kind: req.Kind,
 		Price: req.Price, Amount: req.Amount, Status: domain.StatusOpen,
 	}}
 	if req.Kind == domain.KindMarket {
-		o.Price = domain.Zero
+		o.Price = decimal.Zero
 	}
 	a.nextID++
 	o.ID = strconv.FormatInt(a.nextID, 10)
@@ -112,7 +113,7 @@ func (a *Account) takeBook(m *market, o *order) {
 // fill executes q of o at price: moves balances (the fee in the asset
 // chargeFee picks), records the fill, and finishes the order when nothing
 // remains.
-func (a *Account) fill(o *order, price, q domain.Decimal) {
+func (a *Account) fill(o *order, price, q decimal.Decimal) {
 	notional := q.Mul(price)
 	asset, fee := a.chargeFee(o, q, notional)
 	quote, base := a.bal(o.quote), a.bal(o.base)
@@ -146,7 +147,7 @@ func (a *Account) fill(o *order, price, q domain.Decimal) {
 	}
 }
 
-func (a *Account) nextFill(o *order, price, q, fee domain.Decimal, feeAsset string) {
+func (a *Account) nextFill(o *order, price, q, fee decimal.Decimal, feeAsset string) {
 	seq := a.fillBase + uint64(len(a.fills)) + 1
 	a.fills = append(a.fills, domain.Fill{
 		ID: a.name + "-" + strconv.FormatUint(seq, 10), Seq: seq, OrderID: o.ID, ClientOrderID: o.ClientOrderID,
@@ -275,7 +276,7 @@ func (a *Account) FillsSince(ctx context.Context, since uint64, limit int) ([]do
 // limit price, as if a counterparty took it (tests: partial fills across
 // polls). An unknown order is ENOTFOUND, a finished one ECONFLICT, more
 // than its remainder EINVALID.
-func (a *Account) FillOrder(clientOrderID string, qty domain.Decimal) error {
+func (a *Account) FillOrder(clientOrderID string, qty decimal.Decimal) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.catchUp()

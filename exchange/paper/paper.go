@@ -40,6 +40,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // Defaults of Simulator settings.
@@ -54,41 +55,41 @@ const (
 )
 
 // DefaultFeeRate is 0.1%.
-var DefaultFeeRate = domain.MustDecimal("0.001")
+var DefaultFeeRate = decimal.MustDecimal("0.001")
 
 // PairSpec is a simulated market and its starting price.
 type PairSpec struct {
 	Pair  string
-	Price domain.Decimal
+	Price decimal.Decimal
 }
 
 // DefaultPairs are the markets every simulated exchange lists unless its
 // settings say otherwise.
 var DefaultPairs = []PairSpec{
-	{"USDT-BTC", domain.MustDecimal("60000")},
-	{"USDT-ETH", domain.MustDecimal("3000")},
-	{"USDT-SOL", domain.MustDecimal("150")},
-	{"USDT-XRP", domain.MustDecimal("0.6")},
-	{"USDT-DOGE", domain.MustDecimal("0.12")},
-	{"BTC-ETH", domain.MustDecimal("0.05")},
-	{"BTC-SOL", domain.MustDecimal("0.0025")},
-	{"USDC-BTC", domain.MustDecimal("60000")},
+	{"USDT-BTC", decimal.MustDecimal("60000")},
+	{"USDT-ETH", decimal.MustDecimal("3000")},
+	{"USDT-SOL", decimal.MustDecimal("150")},
+	{"USDT-XRP", decimal.MustDecimal("0.6")},
+	{"USDT-DOGE", decimal.MustDecimal("0.12")},
+	{"BTC-ETH", decimal.MustDecimal("0.05")},
+	{"BTC-SOL", decimal.MustDecimal("0.0025")},
+	{"USDC-BTC", decimal.MustDecimal("60000")},
 }
 
 // DefaultBalances are the starting balances of a simulated account.
-var DefaultBalances = map[string]domain.Decimal{
-	"USDT": domain.MustDecimal("10000"),
-	"USDC": domain.MustDecimal("10000"),
-	"BTC":  domain.MustDecimal("0.5"),
-	"ETH":  domain.MustDecimal("5"),
+var DefaultBalances = map[string]decimal.Decimal{
+	"USDT": decimal.MustDecimal("10000"),
+	"USDC": decimal.MustDecimal("10000"),
+	"BTC":  decimal.MustDecimal("0.5"),
+	"ETH":  decimal.MustDecimal("5"),
 }
 
 // ExchangeSettings are one simulated exchange's settings; zero fields take
 // the Simulator's defaults.
 type ExchangeSettings struct {
-	Fee      *domain.Decimal           // fee rate (0.001 = 0.1%); nil: Simulator.FeeRate
-	Balances map[string]domain.Decimal // starting balances; nil: Simulator.Balances
-	Pairs    []PairSpec                // markets; nil: Simulator.Pairs
+	Fee      *decimal.Decimal           // fee rate (0.001 = 0.1%); nil: Simulator.FeeRate
+	Balances map[string]decimal.Decimal // starting balances; nil: Simulator.Balances
+	Pairs    []PairSpec                 // markets; nil: Simulator.Pairs
 	// FeeAsset is what fees are charged in (fees.go): "" the quote,
 	// FeeInReceived the asset an order receives, or an asset such as
 	// "BNB" (then the account lists USDT-<asset> at FeeAssetPrice unless
@@ -97,7 +98,7 @@ type ExchangeSettings struct {
 	FeeAsset string
 	// FeeAssetPrice is the starting USDT price of FeeAsset's market when
 	// the account adds it; nil: DefaultFeeAssetPrice.
-	FeeAssetPrice *domain.Decimal
+	FeeAssetPrice *decimal.Decimal
 }
 
 // Simulator holds the simulated exchanges' accounts. Set its fields before
@@ -107,9 +108,9 @@ type Simulator struct {
 	Seed          int64
 	Tick          time.Duration
 	Volatility    float64
-	FeeRate       domain.Decimal
+	FeeRate       decimal.Decimal
 	Pairs         []PairSpec
-	Balances      map[string]domain.Decimal
+	Balances      map[string]decimal.Decimal
 	BookDepth     int
 	LevelStep     float64
 	LevelNotional float64
@@ -213,7 +214,7 @@ func (s *Simulator) refresh(a *Account) {
 
 // SetPrice moves a pair's simulated price at once (after catching up with
 // the clock) and fills the resting orders the move crosses.
-func (s *Simulator) SetPrice(exchange, pair string, price domain.Decimal) error {
+func (s *Simulator) SetPrice(exchange, pair string, price decimal.Decimal) error {
 	a, err := s.account(exchange)
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/eventstore"
 	"github.com/tradeledger/tradeledger/exchange/exchangetest"
 	"github.com/tradeledger/tradeledger/exchange/paper"
@@ -25,8 +26,8 @@ func TestConformance(t *testing.T) {
 			t.Fatal(err)
 		}
 		return exchangetest.Harness{
-			Exchange: x, Pair: "USDT-BTC", Amount: domain.MustDecimal("0.01"),
-			SetPrice: func(pair string, p domain.Decimal) error { return sim.SetPrice("binance", pair, p) },
+			Exchange: x, Pair: "USDT-BTC", Amount: decimal.MustDecimal("0.01"),
+			SetPrice: func(pair string, p decimal.Decimal) error { return sim.SetPrice("binance", pair, p) },
 			Faults: exchangetest.Faults{
 				LoseNextPlacement: func(placed bool) { _ = sim.FailPlacements("binance", 1, placed) },
 				// A 5xx places nothing: the same as a request lost on its way.
@@ -43,12 +44,12 @@ func TestConformance(t *testing.T) {
 }
 
 func TestDeterministicSeededPaths(t *testing.T) {
-	prices := func(seed int64) []domain.Decimal {
+	prices := func(seed int64) []decimal.Decimal {
 		clock := domain.NewManualClock(start)
 		sim := paper.NewSimulator(clock)
 		sim.Seed = seed
 		x, _ := sim.Exchange("kraken")
-		var out []domain.Decimal
+		var out []decimal.Decimal
 		for i := 0; i < 30; i++ {
 			clock.Advance(time.Minute)
 			tk, err := x.Ticker(context.Background(), "USDT-ETH")
@@ -76,7 +77,7 @@ func TestDeterministicSeededPaths(t *testing.T) {
 	for _, p := range a {
 		lo, hi = lo.Min(p), hi.Max(p)
 	}
-	if hi.Sub(lo).Div(lo).Cmp(domain.MustDecimal("0.05")) > 0 {
+	if hi.Sub(lo).Div(lo).Cmp(decimal.MustDecimal("0.05")) > 0 {
 		t.Fatalf("30-minute range %v..%v is more than 5%%", lo, hi)
 	}
 }
@@ -100,12 +101,12 @@ func TestMarketsHave24hStats(t *testing.T) {
 
 func TestSettingsFeeBalancesAndUnknownExchange(t *testing.T) {
 	sim := paper.NewSimulator(domain.NewManualClock(start))
-	fee := domain.MustDecimal("0.002")
+	fee := decimal.MustDecimal("0.002")
 	sim.Settings = func(name string) (paper.ExchangeSettings, bool) {
 		if name != "kucoin" {
 			return paper.ExchangeSettings{}, false
 		}
-		return paper.ExchangeSettings{Fee: &fee, Balances: map[string]domain.Decimal{"USDT": domain.MustDecimal("1000")}}, true
+		return paper.ExchangeSettings{Fee: &fee, Balances: map[string]decimal.Decimal{"USDT": decimal.MustDecimal("1000")}}, true
 	}
 	if _, err := sim.Exchange("binance"); domain.ErrorCode(err) != domain.ENOTFOUND {
 		t.Fatalf("unsimulated exchange: err=%v, want ENOTFOUND", err)
@@ -114,18 +115,18 @@ func TestSettingsFeeBalancesAndUnknownExchange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := x.SetPrice("USDT-SOL", domain.MustDecimal("100")); err != nil {
+	if err := x.SetPrice("USDT-SOL", decimal.MustDecimal("100")); err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
 	// 10 SOL at 100 = 1000 USDT + 0.2% fee = 1002: more than the balance.
-	_, err = x.PlaceOrder(ctx, domain.PlaceOrderRequest{ClientOrderID: "a", Pair: "USDT-SOL", Side: domain.Buy, Kind: domain.KindLimit, Amount: domain.MustDecimal("10"), Price: domain.MustDecimal("100")})
+	_, err = x.PlaceOrder(ctx, domain.PlaceOrderRequest{ClientOrderID: "a", Pair: "USDT-SOL", Side: domain.Buy, Kind: domain.KindLimit, Amount: decimal.MustDecimal("10"), Price: decimal.MustDecimal("100")})
 	if domain.ErrorCode(err) != domain.EINVALID {
 		t.Fatalf("buy over balance: err=%v, want EINVALID", err)
 	}
 	// 5 SOL resting at 99, then the price falls through it: filled at 99
 	// with a 0.2% fee in USDT.
-	if _, err := x.PlaceOrder(ctx, domain.PlaceOrderRequest{ClientOrderID: "b", Pair: "USDT-SOL", Side: domain.Buy, Kind: domain.KindLimit, Amount: domain.MustDecimal("5"), Price: domain.MustDecimal("99")}); err != nil {
+	if _, err := x.PlaceOrder(ctx, domain.PlaceOrderRequest{ClientOrderID: "b", Pair: "USDT-SOL", Side: domain.Buy, Kind: domain.KindLimit, Amount: decimal.MustDecimal("5"), Price: decimal.MustDecimal("99")}); err != nil {
 		t.Fatal(err)
 	}
 	bal := func() map[string]domain.AssetBalance {
@@ -136,28 +137,28 @@ func TestSettingsFeeBalancesAndUnknownExchange(t *testing.T) {
 		}
 		return m
 	}
-	if got, want := bal()["USDT"].OnOrder, domain.MustDecimal("495.99"); got != want { // 495 + 0.99 fee
+	if got, want := bal()["USDT"].OnOrder, decimal.MustDecimal("495.99"); got != want { // 495 + 0.99 fee
 		t.Fatalf("on order %v, want %v", got, want)
 	}
-	if err := x.SetPrice("USDT-SOL", domain.MustDecimal("98")); err != nil {
+	if err := x.SetPrice("USDT-SOL", decimal.MustDecimal("98")); err != nil {
 		t.Fatal(err)
 	}
 	b := bal()
-	if b["USDT"].Available != domain.MustDecimal("504.01") || !b["USDT"].OnOrder.IsZero() || b["SOL"].Available != domain.MustDecimal("5") {
+	if b["USDT"].Available != decimal.MustDecimal("504.01") || !b["USDT"].OnOrder.IsZero() || b["SOL"].Available != decimal.MustDecimal("5") {
 		t.Fatalf("after the fill: %+v", b)
 	}
 	fills, _ := x.FillsSince(ctx, 0, 0)
-	if len(fills) == 0 || fills[0].Fee != domain.MustDecimal("0.99") || fills[0].FeeAsset != "USDT" {
+	if len(fills) == 0 || fills[0].Fee != decimal.MustDecimal("0.99") || fills[0].FeeAsset != "USDT" {
 		t.Fatalf("fills %+v, want fee 0.99 USDT (0.2%% of 5×99)", fills)
 	}
 }
 
 func TestLargeMarketOrderFillsPartially(t *testing.T) {
 	sim := paper.NewSimulator(domain.NewManualClock(start))
-	sim.Balances = map[string]domain.Decimal{"BTC": domain.MustDecimal("1000"), "ETH": domain.MustDecimal("100")}
+	sim.Balances = map[string]decimal.Decimal{"BTC": decimal.MustDecimal("1000"), "ETH": decimal.MustDecimal("100")}
 	x, _ := sim.Account("binance")
 	ctx := context.Background()
-	o, err := x.PlaceOrder(ctx, domain.PlaceOrderRequest{ClientOrderID: "big", Pair: "USDT-BTC", Side: domain.Sell, Kind: domain.KindMarket, Amount: domain.MustDecimal("500")})
+	o, err := x.PlaceOrder(ctx, domain.PlaceOrderRequest{ClientOrderID: "big", Pair: "USDT-BTC", Side: domain.Sell, Kind: domain.KindMarket, Amount: decimal.MustDecimal("500")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,24 +171,24 @@ func TestLargeMarketOrderFillsPartially(t *testing.T) {
 	}
 	bs, _ := x.Balances(ctx)
 	for _, b := range bs {
-		if b.Asset == "BTC" && (!b.OnOrder.IsZero() || b.Available != domain.MustDecimal("1000").Sub(o.Filled)) {
+		if b.Asset == "BTC" && (!b.OnOrder.IsZero() || b.Available != decimal.MustDecimal("1000").Sub(o.Filled)) {
 			t.Fatalf("BTC after partial market sell: %+v, filled %v", b, o.Filled)
 		}
 	}
 	// A large resting sell fills partially on one crossing, more later.
-	r, err := x.PlaceOrder(ctx, domain.PlaceOrderRequest{ClientOrderID: "rest", Pair: "USDT-ETH", Side: domain.Sell, Kind: domain.KindLimit, Amount: domain.MustDecimal("50"), Price: domain.MustDecimal("4000")})
+	r, err := x.PlaceOrder(ctx, domain.PlaceOrderRequest{ClientOrderID: "rest", Pair: "USDT-ETH", Side: domain.Sell, Kind: domain.KindLimit, Amount: decimal.MustDecimal("50"), Price: decimal.MustDecimal("4000")})
 	if err != nil || r.Status != domain.StatusOpen {
 		t.Fatalf("resting sell: %+v %v", r, err)
 	}
-	var filled []domain.Decimal
+	var filled []decimal.Decimal
 	for i := 0; i < 2; i++ {
-		if err := x.SetPrice("USDT-ETH", domain.MustDecimal("4001")); err != nil {
+		if err := x.SetPrice("USDT-ETH", decimal.MustDecimal("4001")); err != nil {
 			t.Fatal(err)
 		}
 		o, _ := x.Order(ctx, "USDT-ETH", "rest")
 		filled = append(filled, o.Filled)
 	}
-	if filled[0].Sign() <= 0 || filled[1].Cmp(filled[0]) <= 0 || filled[1].Cmp(domain.MustDecimal("50")) >= 0 {
+	if filled[0].Sign() <= 0 || filled[1].Cmp(filled[0]) <= 0 || filled[1].Cmp(decimal.MustDecimal("50")) >= 0 {
 		t.Fatalf("resting 50 ETH after two crossings filled %v: want partial fills growing", filled)
 	}
 }
@@ -196,7 +197,7 @@ func TestFailPlacements(t *testing.T) {
 	sim := paper.NewSimulator(domain.NewManualClock(start))
 	x, _ := sim.Exchange("binance")
 	ctx := context.Background()
-	req := domain.PlaceOrderRequest{ClientOrderID: "c1", Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindLimit, Amount: domain.MustDecimal("0.01"), Price: domain.MustDecimal("1000")}
+	req := domain.PlaceOrderRequest{ClientOrderID: "c1", Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindLimit, Amount: decimal.MustDecimal("0.01"), Price: decimal.MustDecimal("1000")}
 	_ = sim.FailPlacements("binance", 1, false)
 	if _, err := x.PlaceOrder(ctx, req); domain.ErrorCode(err) != domain.EUNAVAILABLE {
 		t.Fatalf("err=%v, want EUNAVAILABLE", err)
@@ -222,13 +223,13 @@ func TestFailPlacements(t *testing.T) {
 // version moves; until it moves, the exchange keeps the fee it has.
 func TestFeeFollowsSettingsVersion(t *testing.T) {
 	sim := paper.NewSimulator(domain.NewManualClock(start))
-	fee, version := domain.MustDecimal("0.001"), int64(1)
+	fee, version := decimal.MustDecimal("0.001"), int64(1)
 	sim.Settings = func(string) (paper.ExchangeSettings, bool) {
 		f := fee
 		return paper.ExchangeSettings{Fee: &f}, true
 	}
 	sim.SettingsVersion = func() int64 { return version }
-	rate := func() domain.Decimal {
+	rate := func() decimal.Decimal {
 		t.Helper()
 		x, err := sim.Account("binance")
 		if err != nil {
@@ -236,15 +237,15 @@ func TestFeeFollowsSettingsVersion(t *testing.T) {
 		}
 		return x.FeeRate()
 	}
-	if got := rate(); got != domain.MustDecimal("0.001") {
+	if got := rate(); got != decimal.MustDecimal("0.001") {
 		t.Fatalf("fee %s, want 0.001", got)
 	}
-	fee = domain.MustDecimal("0.0025")
-	if got := rate(); got != domain.MustDecimal("0.001") {
+	fee = decimal.MustDecimal("0.0025")
+	if got := rate(); got != decimal.MustDecimal("0.001") {
 		t.Fatalf("fee %s before the version moved, want 0.001 still", got)
 	}
 	version++
-	if got := rate(); got != domain.MustDecimal("0.0025") {
+	if got := rate(); got != decimal.MustDecimal("0.0025") {
 		t.Fatalf("fee %s after the version moved, want 0.0025", got)
 	}
 }
@@ -258,9 +259,9 @@ func TestFeeFollowsSettingsVersion(t *testing.T) {
 // it were the order's).
 func TestRefusalsSayWhatIsMissing(t *testing.T) {
 	sim := paper.NewSimulator(domain.NewManualClock(start))
-	sim.Balances = map[string]domain.Decimal{"USDT": domain.MustDecimal("1000.005"), "BTC": domain.MustDecimal("0.5")}
+	sim.Balances = map[string]decimal.Decimal{"USDT": decimal.MustDecimal("1000.005"), "BTC": decimal.MustDecimal("0.5")}
 	x, _ := sim.Account("binance")
-	if err := x.SetPrice("USDT-BTC", domain.MustDecimal("60000")); err != nil {
+	if err := x.SetPrice("USDT-BTC", decimal.MustDecimal("60000")); err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
@@ -270,15 +271,15 @@ func TestRefusalsSayWhatIsMissing(t *testing.T) {
 	}
 	// What the book holds, and its cost with the 0.1% fee, from the book
 	// as the API shows it.
-	var depth, cost, oneCost domain.Decimal
-	left := domain.MustDecimal("1")
+	var depth, cost, oneCost decimal.Decimal
+	left := decimal.MustDecimal("1")
 	for _, l := range book.Asks {
 		depth, cost = depth.Add(l.Quantity), cost.Add(l.Quantity.Mul(l.Price))
 		q := left.Min(l.Quantity)
 		oneCost, left = oneCost.Add(q.Mul(l.Price)), left.Sub(q)
 	}
-	withFee := func(d domain.Decimal) string { return usdtUp(d.Add(d.Mul(paper.DefaultFeeRate))) }
-	if depth.Cmp(domain.MustDecimal("100")) >= 0 || left.Sign() != 0 {
+	withFee := func(d decimal.Decimal) string { return usdtUp(d.Add(d.Mul(paper.DefaultFeeRate))) }
+	if depth.Cmp(decimal.MustDecimal("100")) >= 0 || left.Sign() != 0 {
 		t.Fatalf("the book holds %s BTC: the test wants less than 100 and more than 1", depth)
 	}
 	held := trim(depth)
@@ -289,16 +290,16 @@ func TestRefusalsSayWhatIsMissing(t *testing.T) {
 		req  domain.PlaceOrderRequest
 		want string
 	}{
-		{domain.PlaceOrderRequest{Side: domain.Buy, Kind: domain.KindMarket, Amount: domain.MustDecimal("100")},
+		{domain.PlaceOrderRequest{Side: domain.Buy, Kind: domain.KindMarket, Amount: decimal.MustDecimal("100")},
 			"insufficient funds: the " + held + " BTC the book holds would cost " + withFee(cost) + " USDT with the fee; 1,000.00 USDT available. " +
 				"Besides, the book cannot fill a market buy of 100.00000 BTC: it holds " + held + " BTC"},
-		{domain.PlaceOrderRequest{Side: domain.Buy, Kind: domain.KindMarket, Amount: domain.MustDecimal("1")},
+		{domain.PlaceOrderRequest{Side: domain.Buy, Kind: domain.KindMarket, Amount: decimal.MustDecimal("1")},
 			"insufficient funds: buying 1.00000 BTC at market needs " + withFee(oneCost) + " USDT with the fee at the book's prices; 1,000.00 USDT available"},
-		{domain.PlaceOrderRequest{Side: domain.Buy, Kind: domain.KindLimit, Amount: domain.MustDecimal("1"), Price: domain.MustDecimal("59000")},
+		{domain.PlaceOrderRequest{Side: domain.Buy, Kind: domain.KindLimit, Amount: decimal.MustDecimal("1"), Price: decimal.MustDecimal("59000")},
 			"insufficient funds: buying 1.00000 BTC at 59,000.00 USDT needs 59,059.00 USDT with the fee; 1,000.00 USDT available"},
-		{domain.PlaceOrderRequest{Side: domain.Buy, Kind: domain.KindLimit, Amount: domain.MustDecimal("0.0223456"), Price: domain.MustDecimal("59000.5")},
-			"insufficient funds: buying 0.0223456 BTC at 59,000.50 USDT needs " + withFee(domain.MustDecimal("0.0223456").Mul(domain.MustDecimal("59000.5"))) + " USDT with the fee; 1,000.00 USDT available"},
-		{domain.PlaceOrderRequest{Side: domain.Sell, Kind: domain.KindMarket, Amount: domain.MustDecimal("2")},
+		{domain.PlaceOrderRequest{Side: domain.Buy, Kind: domain.KindLimit, Amount: decimal.MustDecimal("0.0223456"), Price: decimal.MustDecimal("59000.5")},
+			"insufficient funds: buying 0.0223456 BTC at 59,000.50 USDT needs " + withFee(decimal.MustDecimal("0.0223456").Mul(decimal.MustDecimal("59000.5"))) + " USDT with the fee; 1,000.00 USDT available"},
+		{domain.PlaceOrderRequest{Side: domain.Sell, Kind: domain.KindMarket, Amount: decimal.MustDecimal("2")},
 			"insufficient funds: selling 2.00000 BTC needs 2.00000 BTC; 0.50000 BTC available"},
 	} {
 		c.req.ClientOrderID, c.req.Pair = "c-"+string(c.req.Side)+string(c.req.Kind)+c.req.Amount.String(), "USDT-BTC"
@@ -312,7 +313,7 @@ func TestRefusalsSayWhatIsMissing(t *testing.T) {
 // usdtUp writes d as USDT in the dashboard's terms: rounded up to the
 // cent, grouped by thousands (computed here with the standard library, not
 // with domain.AmountText).
-func usdtUp(d domain.Decimal) string {
+func usdtUp(d decimal.Decimal) string {
 	cents := new(big.Rat)
 	cents.SetString(d.String())
 	cents.Mul(cents, big.NewRat(100, 1))
@@ -336,7 +337,7 @@ func usdtUp(d domain.Decimal) string {
 }
 
 // trim formats d without trailing zeros.
-func trim(d domain.Decimal) string {
+func trim(d decimal.Decimal) string {
 	return strings.TrimRight(strings.TrimRight(d.String(), "0"), ".")
 }
 
@@ -346,7 +347,7 @@ func TestAccountReconciled(t *testing.T) {
 	exchangetest.RunAccount(t, func(t *testing.T) exchangetest.AccountHarness {
 		clock := domain.NewManualClock(start)
 		var sim *paper.Simulator
-		dec := domain.MustDecimal
+		dec := decimal.MustDecimal
 		simulate := func(t *testing.T, env *exchangetest.AccountEnv, p domain.PaperActivity) {
 			t.Helper()
 			p.Exchange = "binance"
@@ -383,7 +384,7 @@ func TestAccountReconciled(t *testing.T) {
 				Dust: func(t *testing.T, env *exchangetest.AccountEnv) {
 					simulate(t, env, domain.PaperActivity{Kind: domain.PaperConversion, Asset: "ETH", Amount: dec("0.0009"), ToAsset: "BNB", ToAmount: dec("0.000441"), Fee: dec("0.000009")})
 				},
-				Drift: func(t *testing.T, env *exchangetest.AccountEnv) (string, domain.Decimal) {
+				Drift: func(t *testing.T, env *exchangetest.AccountEnv) (string, decimal.Decimal) {
 					simulate(t, env, domain.PaperActivity{Kind: domain.PaperDrift, Asset: "USDC", Amount: dec("-3.5")})
 					return "USDC", dec("-3.5")
 				},

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // The simulator keeps its state across a restart by deriving it from the
@@ -24,10 +25,10 @@ import (
 // move simulated balances. Imported orders (actor import) are ignored.
 
 type restoreState struct {
-	orders domain.StreamMap[*domain.Order]      // unfinished order streams
-	deltas map[string]map[string]domain.Decimal // exchange → asset → Σ fills
-	maxSeq map[string]uint64                    // exchange → last paper fill Seq
-	maxID  map[string]int64                     // exchange → highest paper order id
+	orders domain.StreamMap[*domain.Order]       // unfinished order streams
+	deltas map[string]map[string]decimal.Decimal // exchange → asset → Σ fills
+	maxSeq map[string]uint64                     // exchange → last paper fill Seq
+	maxID  map[string]int64                      // exchange → highest paper order id
 	// history is each exchange's simulated activity but drifts
 	// (activity.go), in log order: what its account lists.
 	history map[string][]simActivity
@@ -126,7 +127,7 @@ func (s *Simulator) restoreState() *restoreState {
 }
 
 func newRestoreState() *restoreState {
-	return &restoreState{orders: domain.NewStreamMap[*domain.Order](), deltas: map[string]map[string]domain.Decimal{},
+	return &restoreState{orders: domain.NewStreamMap[*domain.Order](), deltas: map[string]map[string]decimal.Decimal{},
 		maxSeq: map[string]uint64{}, maxID: map[string]int64{}, history: map[string][]simActivity{}}
 }
 
@@ -170,7 +171,7 @@ func (r *restoreState) fill(o *domain.Order, p *domain.OrderFilled) {
 	}
 	d := r.deltas[o.Exchange]
 	if d == nil {
-		d = map[string]domain.Decimal{}
+		d = map[string]decimal.Decimal{}
 		r.deltas[o.Exchange] = d
 	}
 	notional := p.Quantity.Mul(p.Price)

@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/exchange/paper"
 )
 
@@ -36,7 +37,7 @@ func TestRestoreKeepsNoEventMemory(t *testing.T) {
 		}
 		for _, id := range []int64{1, 2} {
 			apply(id, 0, domain.TypeOrderRequested, domain.OrderRequested{OrderID: id, Exchange: "binance", Pair: "USDT-BTC",
-				Side: domain.Buy, Kind: domain.KindLimit, Amount: domain.MustDecimal("0.001"), Price: domain.MustDecimal("1"), ClientOrderID: fmt.Sprint("c", id)})
+				Side: domain.Buy, Kind: domain.KindLimit, Amount: decimal.MustDecimal("0.001"), Price: decimal.MustDecimal("1"), ClientOrderID: fmt.Sprint("c", id)})
 			apply(id, 1, domain.TypeOrderAccepted, domain.OrderAccepted{ExchangeOrderID: fmt.Sprint(id)})
 		}
 		apply(1, 2, domain.TypeOrderCancelled, domain.OrderCancelled{})

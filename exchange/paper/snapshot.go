@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/domain/snap"
 )
 
@@ -20,7 +21,7 @@ func (s *Simulator) Freeze() func(*snap.Encoder) {
 	var (
 		ids     []int64
 		orders  = map[int64]domain.Order{}
-		deltas  = map[string]map[string]domain.Decimal{}
+		deltas  = map[string]map[string]decimal.Decimal{}
 		maxSeq  map[string]uint64
 		maxID   map[string]int64
 		history = map[string][]simActivity{}
@@ -51,7 +52,7 @@ func (s *Simulator) Freeze() func(*snap.Encoder) {
 			e.Varint(id)
 			e.Order(&o)
 		}
-		snap.TextMap(e, deltas, func(d map[string]domain.Decimal) { snap.TextMap(e, d, e.Decimal) })
+		snap.TextMap(e, deltas, func(d map[string]decimal.Decimal) { snap.TextMap(e, d, e.Decimal) })
 		snap.TextMap(e, maxSeq, e.Uvarint)
 		e.Len(len(maxID))
 		for _, x := range slices.Sorted(maps.Keys(maxID)) {
@@ -108,7 +109,7 @@ func (s *Simulator) Load(d *snap.Decoder) (func(), error) {
 	}
 	for range d.Len(2) {
 		x := d.Text()
-		m := map[string]domain.Decimal{}
+		m := map[string]decimal.Decimal{}
 		for range d.Len(2) {
 			asset := d.Text()
 			m[asset] = d.Decimal()

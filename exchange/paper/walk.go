@@ -9,12 +9,13 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 type point struct {
 	time   int64 // ms
-	price  domain.Decimal
-	volume domain.Decimal // base
+	price  decimal.Decimal
+	volume decimal.Decimal // base
 }
 
 type market struct {
@@ -23,8 +24,8 @@ type market struct {
 	pf                float64 // current price
 	idx               int64   // tick index of the last step
 	history           []point // last window steps, oldest first
-	takenBid          []domain.Decimal
-	takenAsk          []domain.Decimal
+	takenBid          []decimal.Decimal
+	takenAsk          []decimal.Decimal
 	takenIdx          int64
 	bookSeed          uint64
 }
@@ -68,12 +69,12 @@ func (a *Account) step(m *market) {
 	}
 }
 
-func toDecimal(f float64) domain.Decimal {
+func toDecimal(f float64) decimal.Decimal {
 	v := math.Round(f * 1e8)
 	if v < 1 {
 		v = 1
 	}
-	return domain.NewDecimal(int64(v), -8)
+	return decimal.NewDecimal(int64(v), -8)
 }
 
 // catchUp steps every market to the clock, matching resting orders at each
@@ -92,7 +93,7 @@ func (a *Account) catchUp() {
 	}
 }
 
-func (m *market) last() domain.Decimal { return m.history[len(m.history)-1].price }
+func (m *market) last() decimal.Decimal { return m.history[len(m.history)-1].price }
 
 // Markets lists the pairs with their 24-hour statistics, sorted by pair.
 func (a *Account) Markets(ctx context.Context) ([]domain.Market, error) {
@@ -117,8 +118,8 @@ func (a *Account) Markets(ctx context.Context) ([]domain.Market, error) {
 }
 
 // changePct returns change ÷ base × 100 rounded half to even to 2 decimals.
-func changePct(change, base domain.Decimal) domain.Decimal {
-	return domain.MulDiv(change, domain.DecimalFromInt(100), base).Round(2)
+func changePct(change, base decimal.Decimal) decimal.Decimal {
+	return decimal.MulDiv(change, decimal.DecimalFromInt(100), base).Round(2)
 }
 
 // Ticker returns the best bid, best ask and last price.
@@ -167,7 +168,7 @@ func (a *Account) Candles(ctx context.Context, pair string, interval time.Durati
 
 // SetPrice moves pair's price to price now and fills the resting orders it
 // crosses.
-func (a *Account) SetPrice(pair string, price domain.Decimal) error {
+func (a *Account) SetPrice(pair string, price decimal.Decimal) error {
 	if price.Sign() <= 0 {
 		return domain.Errorf(domain.EINVALID, "price must be positive")
 	}

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/domain/pnlread"
 )
 
@@ -763,8 +764,8 @@ func (p *zonePlan) reads(shift int32) bool {
 // periodsOf returns each pair's pnl in each period of ps (local midnights,
 // unix seconds): the pnl of its days from the first period bound's day up
 // to the second's, excluded.
-func periodsOf(days map[string]*daySeries, ps [][2]int64, loc *time.Location) map[string][6]domain.Decimal {
-	out := make(map[string][6]domain.Decimal, len(days))
+func periodsOf(days map[string]*daySeries, ps [][2]int64, loc *time.Location) map[string][6]decimal.Decimal {
+	out := make(map[string][6]decimal.Decimal, len(days))
 	if len(ps) == 0 {
 		return out
 	}
@@ -774,7 +775,7 @@ func periodsOf(days map[string]*daySeries, ps [][2]int64, loc *time.Location) ma
 		bounds[i] = [2]int64{z.Day(p[0]), z.Day(p[1])}
 	}
 	for k, s := range days {
-		var v [6]domain.Decimal
+		var v [6]decimal.Decimal
 		for i, b := range bounds {
 			v[i] = s.pnl(b[0], b[1])
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/projections"
 )
 
@@ -39,8 +40,8 @@ func bigLogShifted(tb testing.TB, store domain.EventStore, n, shift int) {
 				if (i/len(pairs))%2 == 1 { // buy, sell, buy, sell…: a bot's inventory stays small
 					side = domain.Sell
 				}
-				price := domain.DecimalFromInt(int64(100 + (i*7919+shift)%50))
-				qty := domain.MustDecimal("0.5")
+				price := decimal.DecimalFromInt(int64(100 + (i*7919+shift)%50))
+				qty := decimal.MustDecimal("0.5")
 				id := int64(i + 1)
 				evs := []domain.Event{
 					domain.NewEvent(clock, domain.TypeOrderRequested, domain.OrderRequested{OrderID: id, Exchange: p.exchange, Pair: p.pair,

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/domain/fold"
 )
 
@@ -53,8 +54,8 @@ type feeRow struct {
 	pairKey
 	timeMs, orderID   int64
 	asset             string
-	amount, quote     domain.Decimal
-	rate              domain.Decimal
+	amount, quote     decimal.Decimal
+	rate              decimal.Decimal
 	rateMs            int64
 	valued            uint8
 	position, version uint64
@@ -245,7 +246,7 @@ func packAgg(a *fold.PnlAgg[int64]) string {
 		b = strconv.AppendInt(b, n, 10)
 		b = append(b, ' ')
 	}
-	for _, d := range []domain.Decimal{a.Pnl, a.Profit, a.Loss, a.Fees, a.CpWins, a.CpLosses, a.BuyValue, a.SellValue,
+	for _, d := range []decimal.Decimal{a.Pnl, a.Profit, a.Loss, a.Fees, a.CpWins, a.CpLosses, a.BuyValue, a.SellValue,
 		a.Volume, a.Unmatched, a.Invested, a.Hero, a.Fuck} {
 		b = d.AppendTrimmed(b)
 		b = append(b, ' ')
@@ -267,7 +268,7 @@ func unpackAgg(s string) (fold.PnlAgg[int64], error) {
 		return a, domain.Errorf(domain.EINVALID, "packed aggregate of %d fields, want 28", len(f))
 	}
 	ints := []*int64{&a.Trades, &a.Buys, &a.Sells, &a.Wins, &a.Losses, &a.Evens, &a.Priced, &a.UBuys, &a.USells, &a.UWins, &a.ULosses}
-	decs := []*domain.Decimal{&a.Pnl, &a.Profit, &a.Loss, &a.Fees, &a.CpWins, &a.CpLosses, &a.BuyValue, &a.SellValue,
+	decs := []*decimal.Decimal{&a.Pnl, &a.Profit, &a.Loss, &a.Fees, &a.CpWins, &a.CpLosses, &a.BuyValue, &a.SellValue,
 		&a.Volume, &a.Unmatched, &a.Invested, &a.Hero, &a.Fuck}
 	times := []*int64{&a.HeroT, &a.FuckT, &a.FirstT, &a.LastT}
 	var err error
@@ -277,7 +278,7 @@ func unpackAgg(s string) (fold.PnlAgg[int64], error) {
 		}
 	}
 	for i, p := range decs {
-		if *p, err = domain.ParseDecimal(f[len(ints)+i]); err != nil {
+		if *p, err = decimal.ParseDecimal(f[len(ints)+i]); err != nil {
 			return a, err
 		}
 	}

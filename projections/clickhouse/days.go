@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/domain/pnlread"
 )
 
@@ -21,7 +22,7 @@ import (
 // saturating at the ledger's range as the Ledger's own sums).
 type dayAgg struct {
 	Trades                           int64
-	Volume, Pnl, Unmatched, Invested domain.Decimal
+	Volume, Pnl, Unmatched, Invested decimal.Decimal
 }
 
 // figures appends a's dayCols figures (pnl_overview9's order) to dst.
@@ -123,9 +124,9 @@ func (s *daySeries) at(n int64) *dayAgg {
 func (s *daySeries) last() int64 { return s.first + int64(len(s.v)) - 1 }
 
 // pnl returns the pnl of s's days from, …, to−1.
-func (s *daySeries) pnl(from, to int64) domain.Decimal {
+func (s *daySeries) pnl(from, to int64) decimal.Decimal {
 	from, to = max(from, s.first), min(to, s.last()+1)
-	var p domain.Decimal
+	var p decimal.Decimal
 	for n := from; n < to; n++ {
 		p = p.Add(s.v[n-s.first].Pnl)
 	}
@@ -185,7 +186,7 @@ func foldDays(perPair map[string]*daySeries, keys []string) []pnlread.DayPnl {
 	}
 	dates := string(buf)
 	out := make([]pnlread.DayPnl, len(ends))
-	var cum, inv domain.Decimal
+	var cum, inv decimal.Decimal
 	k, start := 0, 0
 	for i := range days {
 		a := &days[i]
@@ -195,9 +196,9 @@ func foldDays(perPair map[string]*daySeries, keys []string) []pnlread.DayPnl {
 		cum = cum.Add(a.Pnl)
 		inv = inv.Add(a.Invested)
 		out[k] = pnlread.DayPnl{
-			Date: dates[start:ends[k]], NumberOfTrades: a.Trades, TotalVolume: domain.Number(a.Volume), Pnl: domain.Number(a.Pnl),
-			CumulativePnl: domain.Number(cum), CumulativePnlPercent: domain.Number(domain.PnlPercent(cum, inv)),
-			UnmatchedBaseValue: domain.Number(a.Unmatched),
+			Date: dates[start:ends[k]], NumberOfTrades: a.Trades, TotalVolume: decimal.Number(a.Volume), Pnl: decimal.Number(a.Pnl),
+			CumulativePnl: decimal.Number(cum), CumulativePnlPercent: decimal.Number(domain.PnlPercent(cum, inv)),
+			UnmatchedBaseValue: decimal.Number(a.Unmatched),
 		}
 		start = ends[k]
 		k++

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // Day numbers format as time formats the same UTC day, over years 0 to
@@ -72,7 +72,7 @@ func TestFoldDays(t *testing.T) {
 	}
 	for i, w := range want {
 		g := got[i]
-		if g.Date != w.date || g.NumberOfTrades != w.trades || domain.Decimal(g.Pnl) != fromUnits(w.pnl) || domain.Decimal(g.CumulativePnl) != fromUnits(w.cum) {
+		if g.Date != w.date || g.NumberOfTrades != w.trades || decimal.Decimal(g.Pnl) != fromUnits(w.pnl) || decimal.Decimal(g.CumulativePnl) != fromUnits(w.cum) {
 			t.Errorf("day %d = %+v, want %+v", i, g, w)
 		}
 	}

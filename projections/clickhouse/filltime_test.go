@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // The analytics rows go by a fill's exchange time (exchangeTime), as the
@@ -18,11 +19,11 @@ func TestRowsUseTheFillsExchangeTime(t *testing.T) {
 		return domain.Event{Stream: stream, Type: typ, Time: at, Position: pos, Data: b}
 	}
 	log := []domain.Event{
-		ev("order-1", domain.TypeOrderRequested, ms(10*time.Hour), 1, domain.OrderRequested{OrderID: 1, Exchange: "binance", Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindMarket, Amount: domain.MustDecimal("1")}),
-		ev("order-1", domain.TypeOrderFilled, ms(10*time.Hour), 2, domain.OrderFilled{FillID: "f1", Price: domain.MustDecimal("100"), Quantity: domain.MustDecimal("1"), FeeAsset: "USDT"}),
-		ev("order-2", domain.TypeOrderRequested, ms(23*time.Hour+58*time.Minute), 3, domain.OrderRequested{OrderID: 2, Exchange: "binance", Pair: "USDT-BTC", Side: domain.Sell, Kind: domain.KindMarket, Amount: domain.MustDecimal("1")}),
+		ev("order-1", domain.TypeOrderRequested, ms(10*time.Hour), 1, domain.OrderRequested{OrderID: 1, Exchange: "binance", Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindMarket, Amount: decimal.MustDecimal("1")}),
+		ev("order-1", domain.TypeOrderFilled, ms(10*time.Hour), 2, domain.OrderFilled{FillID: "f1", Price: decimal.MustDecimal("100"), Quantity: decimal.MustDecimal("1"), FeeAsset: "USDT"}),
+		ev("order-2", domain.TypeOrderRequested, ms(23*time.Hour+58*time.Minute), 3, domain.OrderRequested{OrderID: 2, Exchange: "binance", Pair: "USDT-BTC", Side: domain.Sell, Kind: domain.KindMarket, Amount: decimal.MustDecimal("1")}),
 		// Filled at D 23:59 by the exchange, recorded on D+1.
-		ev("order-2", domain.TypeOrderFilled, ms(24*time.Hour+time.Minute), 4, domain.OrderFilled{FillID: "f2", Price: domain.MustDecimal("110"), Quantity: domain.MustDecimal("1"), FeeAsset: "USDT", ExchangeTime: ms(23*time.Hour + 59*time.Minute)}),
+		ev("order-2", domain.TypeOrderFilled, ms(24*time.Hour+time.Minute), 4, domain.OrderFilled{FillID: "f2", Price: decimal.MustDecimal("110"), Quantity: decimal.MustDecimal("1"), FeeAsset: "USDT", ExchangeTime: ms(23*time.Hour + 59*time.Minute)}),
 	}
 	st, b := newState(domain.LOFO), newBatch()
 	for i := range log {

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/domain/fold"
 	"github.com/tradeledger/tradeledger/domain/pnlread"
 )
@@ -84,7 +85,7 @@ type fleetInstance struct {
 	pnlread.FleetInstanceInfo
 	pairs []*fleetPair
 	rates *fold.RateBook
-	fees  map[string]domain.Number
+	fees  map[string]decimal.Number
 }
 
 // fleetPair is one pair of an instance: its all-time aggregate and
@@ -268,7 +269,7 @@ func (f *Fleet) rates(ctx context.Context) (map[string]*fold.RateBook, error) {
 		if err := rows.Scan(&instance, &quote, &base, &rate, &p.T, &p.Pos); err != nil {
 			return nil, err
 		}
-		if p.Rate, err = domain.ParseDecimal(rate); err != nil {
+		if p.Rate, err = decimal.ParseDecimal(rate); err != nil {
 			return nil, err
 		}
 		b := out[instance]
@@ -291,7 +292,7 @@ func (f *Fleet) read(ctx context.Context, q pnlread.FleetQuery) ([]*fleetInstanc
 		pairs              map[string][]*fleetPair
 		conv               map[instanceKey]*convTotalsRead
 		rates              map[string]*fold.RateBook
-		fees               map[string]map[string]domain.Number
+		fees               map[string]map[string]decimal.Number
 		e1, e2, e3, e4, e5 error
 		method, currency   = q.Method, q.Currency
 		from, to           = rangeSeconds(q.From, q.To)
@@ -326,13 +327,13 @@ func (f *Fleet) read(ctx context.Context, q pnlread.FleetQuery) ([]*fleetInstanc
 // unconvertedFees returns per instance the fees charged in a third asset
 // that had no rate, of the fills in the slots starting in [from, to) (unix
 // s), by asset (as Reader.unconvertedFees, over every pair).
-func (f *Fleet) unconvertedFees(ctx context.Context, from, to int64) (map[string]map[string]domain.Number, error) {
+func (f *Fleet) unconvertedFees(ctx context.Context, from, to int64) (map[string]map[string]decimal.Number, error) {
 	rows, err := f.conn.Query(ctx, "SELECT instance, time_ms, fee_asset, fee_amount FROM "+f.db+".fill_fees9 FINAL WHERE valued = 0")
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	sum := map[string]map[string]domain.Decimal{}
+	sum := map[string]map[string]decimal.Decimal{}
 	for rows.Next() {
 		var instance, asset, amount string
 		var t int64
@@ -342,20 +343,20 @@ func (f *Fleet) unconvertedFees(ctx context.Context, from, to int64) (map[string
 		if start := pnlread.FloorDiv(t, bucketMs) * bucketSecs; start < from || start >= to {
 			continue
 		}
-		v, err := domain.ParseDecimal(amount)
+		v, err := decimal.ParseDecimal(amount)
 		if err != nil {
 			return nil, err
 		}
 		if sum[instance] == nil {
-			sum[instance] = map[string]domain.Decimal{}
+			sum[instance] = map[string]decimal.Decimal{}
 		}
 		sum[instance][asset] = sum[instance][asset].Add(v)
 	}
-	out := make(map[string]map[string]domain.Number, len(sum))
+	out := make(map[string]map[string]decimal.Number, len(sum))
 	for in, m := range sum {
-		out[in] = make(map[string]domain.Number, len(m))
+		out[in] = make(map[string]decimal.Number, len(m))
 		for a, v := range m {
-			out[in][a] = domain.Number(v)
+			out[in][a] = decimal.Number(v)
 		}
 	}
 	return out, rows.Err()
@@ -384,18 +385,18 @@ func (f *Fleet) Overview(ctx context.Context, q pnlread.FleetQuery) (*pnlread.Fl
 	}
 	out := &pnlread.FleetOverview{Currency: q.Currency, Method: q.Method.String(), Instances: make([]pnlread.FleetInstanceView, 0, len(list)),
 		Total: pnlread.FleetTotal{FleetFigures: emptyFigures()}}
-	unrealized := domain.Zero
+	unrealized := decimal.Zero
 	for _, in := range list {
 		v := pnlread.FleetInstanceView{FleetInstanceInfo: in.FleetInstanceInfo, FleetFigures: emptyFigures()}
 		if in.Status == pnlread.FleetCurrent {
 			m := &fold.Mixed[int64]{Unit: q.Currency}
-			var unr domain.Decimal
+			var unr decimal.Decimal
 			for _, p := range in.pairs {
 				conv, unconv := p.inUnit(q.Currency, &p.own, p.conv, p.unconv)
 				m.Add(p.quote, conv, unconv)
 				unr = unr.Add(m.Unrealized(in.rates, p.quote, p.unrealized()))
 			}
-			v.Pairs, v.UnrealizedPnl = len(in.pairs), domain.Number(unr)
+			v.Pairs, v.UnrealizedPnl = len(in.pairs), decimal.Number(unr)
 			v.FleetFigures = figuresOf(m)
 			v.UnconvertedFees = in.fees
 			out.Total.Instances++
@@ -405,7 +406,7 @@ func (f *Fleet) Overview(ctx context.Context, q pnlread.FleetQuery) (*pnlread.Fl
 		}
 		out.Instances = append(out.Instances, v)
 	}
-	out.Total.UnrealizedPnl = domain.Number(unrealized)
+	out.Total.UnrealizedPnl = decimal.Number(unrealized)
 	return out, nil
 }
 
@@ -432,8 +433,8 @@ func figuresOf(m *fold.Mixed[int64]) pnlread.FleetFigures {
 		tot.Merge(&x.Total)
 	}
 	m.Fold(fold.MinTime, fold.MaxTime)
-	t := fold.Total(&tot, domain.Zero)
-	return pnlread.FleetFigures{Pnl: t.Pnl, Fees: domain.Number(tot.Fees), Invested: domain.Number(tot.Invested),
+	t := fold.Total(&tot, decimal.Zero)
+	return pnlread.FleetFigures{Pnl: t.Pnl, Fees: decimal.Number(tot.Fees), Invested: decimal.Number(tot.Invested),
 		BuyBaseValue: t.BuyBaseValue, SellBaseValue: t.SellBaseValue, UnmatchedBaseValue: t.UnmatchedValue,
 		NumberOfTrades: t.NumberOfTrades, BuyCount: t.BuyCount, SellCount: t.SellCount, Winning: t.Winning, Losing: t.Losing,
 		Breakeven: t.Breakeven, WinRate: t.WinRate, Unconverted: m.Unconverted.Result()}
@@ -517,8 +518,8 @@ func totalOf0(s *series) *agg {
 
 // pairFigures is a pair's entry in the realized report, in its quote.
 func pairFigures(key, quote string, a *agg) pnlread.FleetPair {
-	return pnlread.FleetPair{Key: key, Unit: quote, Pnl: domain.Number(a.Pnl), Fees: domain.Number(a.Fees), Invested: domain.Number(a.Invested),
-		BuyBaseValue: domain.Number(a.BuyValue), SellBaseValue: domain.Number(a.SellValue), UnmatchedBaseValue: domain.Number(a.Unmatched),
+	return pnlread.FleetPair{Key: key, Unit: quote, Pnl: decimal.Number(a.Pnl), Fees: decimal.Number(a.Fees), Invested: decimal.Number(a.Invested),
+		BuyBaseValue: decimal.Number(a.BuyValue), SellBaseValue: decimal.Number(a.SellValue), UnmatchedBaseValue: decimal.Number(a.Unmatched),
 		NumberOfTrades: a.Trades, Winning: a.Wins, Losing: a.Losses, Breakeven: a.Evens}
 }
 
@@ -590,7 +591,7 @@ func (f *Fleet) Fills(ctx context.Context, q pnlread.FleetQuery, each func(*pnlr
 			&v[0], &v[1], &v[2], &v[3], &v[4], &wide, &x.Position); err != nil {
 			return f.unavailable("fleet fills", err)
 		}
-		for i, d := range []*domain.Decimal{&x.Price, &x.Quantity, &x.Value, &x.Fee, &x.Pnl} {
+		for i, d := range []*decimal.Decimal{&x.Price, &x.Quantity, &x.Value, &x.Fee, &x.Pnl} {
 			if *d, err = amountOf(v[i], [5]string{"price", "quantity", "value", "fee", "pnl"}[i], wide); err != nil {
 				return f.unavailable("fleet fills", err)
 			}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/domain/pnlread"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 	"github.com/tradeledger/tradeledger/projections"
@@ -23,8 +24,8 @@ func eurOrders(tb testing.TB, store domain.EventStore, clock *domain.ManualClock
 		if i%3 == 2 {
 			side = domain.Sell
 		}
-		price := domain.MustDecimal(fmt.Sprintf("%d.25", 40000+(i*7919)%3000))
-		qty := domain.MustDecimal(fmt.Sprintf("0.0%d", 1+i%7))
+		price := decimal.MustDecimal(fmt.Sprintf("%d.25", 40000+(i*7919)%3000))
+		qty := decimal.MustDecimal(fmt.Sprintf("0.0%d", 1+i%7))
 		_, err := store.Append(context.Background(), domain.OrderStream(id), domain.NoStream,
 			domain.NewEvent(clock, domain.TypeOrderRequested, domain.OrderRequested{OrderID: id, Exchange: "binance", Pair: "EUR-BTC",
 				Side: side, Kind: domain.KindLimit, Amount: qty, Price: price, ClientOrderID: fmt.Sprint("e", id)}),
@@ -41,7 +42,7 @@ func eurOrders(tb testing.TB, store domain.EventStore, clock *domain.ManualClock
 // (a mixed one converted by the Ledger), else, for an instance whose pairs
 // are all quoted in another currency, everything unconverted in that one.
 // invested comes from pnl/sum over the same scope.
-func ownFigures(t *testing.T, mem *projections.Ledger, currency string, now time.Time) (pnlread.FleetFigures, domain.Number) {
+func ownFigures(t *testing.T, mem *projections.Ledger, currency string, now time.Time) (pnlread.FleetFigures, decimal.Number) {
 	t.Helper()
 	all := projections.PnlScope{Keys: []string{"All"}}
 	o, err := mem.Overview(projections.OverviewQuery{Scope: all, Loc: time.UTC, Now: now})
@@ -56,7 +57,7 @@ func ownFigures(t *testing.T, mem *projections.Ledger, currency string, now time
 	f := pnlread.FleetFigures{Pnl: tot.Pnl, BuyBaseValue: tot.BuyBaseValue, SellBaseValue: tot.SellBaseValue,
 		UnmatchedBaseValue: tot.UnmatchedValue, NumberOfTrades: tot.NumberOfTrades, BuyCount: tot.BuyCount, SellCount: tot.SellCount,
 		Winning: tot.Winning, Losing: tot.Losing, Breakeven: tot.Breakeven, WinRate: tot.WinRate,
-		Invested: domain.Number(s.Invested), Unconverted: o.Unconverted, UnconvertedFees: o.UnconvertedFees}
+		Invested: decimal.Number(s.Invested), Unconverted: o.Unconverted, UnconvertedFees: o.UnconvertedFees}
 	if f.Unconverted == nil {
 		f.Unconverted = map[string]pnlread.Unconverted{}
 	}
@@ -64,20 +65,20 @@ func ownFigures(t *testing.T, mem *projections.Ledger, currency string, now time
 	case o.Unit == currency:
 		return f, tot.BuyPnl
 	case o.PerQuote == nil: // one quote, not the currency: nothing converts
-		u := pnlread.Unconverted{Pnl: tot.Pnl, Invested: domain.Number(s.Invested), Trades: tot.NumberOfTrades, UnrealizedPnl: tot.BuyPnl}
-		f.Pnl, f.Invested, f.BuyBaseValue, f.SellBaseValue, f.UnmatchedBaseValue = domain.Number{}, domain.Number{}, domain.Number{}, domain.Number{}, domain.Number{}
+		u := pnlread.Unconverted{Pnl: tot.Pnl, Invested: decimal.Number(s.Invested), Trades: tot.NumberOfTrades, UnrealizedPnl: tot.BuyPnl}
+		f.Pnl, f.Invested, f.BuyBaseValue, f.SellBaseValue, f.UnmatchedBaseValue = decimal.Number{}, decimal.Number{}, decimal.Number{}, decimal.Number{}, decimal.Number{}
 		f.Unconverted = map[string]pnlread.Unconverted{o.Unit: u}
-		return f, domain.Number{}
+		return f, decimal.Number{}
 	}
 	t.Fatalf("the Ledger answers in %s over several quotes: not comparable with the fleet in %s", o.Unit, currency)
-	return f, domain.Number{}
+	return f, decimal.Number{}
 }
 
 // sameFigures fails unless the fleet's entry has the figures want (fees
 // aside: the overview's total has none).
-func sameFigures(t *testing.T, what string, got pnlread.FleetFigures, gotUnr domain.Number, want pnlread.FleetFigures, wantUnr domain.Number) {
+func sameFigures(t *testing.T, what string, got pnlread.FleetFigures, gotUnr decimal.Number, want pnlread.FleetFigures, wantUnr decimal.Number) {
 	t.Helper()
-	got.Fees, want.Fees = domain.Number{}, domain.Number{}
+	got.Fees, want.Fees = decimal.Number{}, decimal.Number{}
 	if a, b := mustJSON(t, []any{got, gotUnr}, nil), mustJSON(t, []any{want, wantUnr}, nil); a != b {
 		t.Fatalf("%s:\nfleet      %s\nown answer %s", what, a, b)
 	}
@@ -133,7 +134,7 @@ func TestFleetAnswersEachInstanceAsItsOwnLedger(t *testing.T) {
 		}
 		var sum pnlread.FleetFigures
 		sum.Unconverted = map[string]pnlread.Unconverted{}
-		var sumUnr domain.Decimal
+		var sumUnr decimal.Decimal
 		for _, in := range o.Instances {
 			mem := ledgerOf(t, stores[in.Name], domain.LOFO)
 			want, wantUnr := ownFigures(t, mem, "USDT", clocks[in.Name].Now())
@@ -142,40 +143,40 @@ func TestFleetAnswersEachInstanceAsItsOwnLedger(t *testing.T) {
 				t.Fatalf("%s: %s is %s at %d (updated %d); want current at %d", phase, in.Name, in.Status, in.Position, in.UpdatedAt, h)
 			}
 			// The sum, by hand: money, counts, and unconverted per currency.
-			sum.Pnl = domain.Number(domain.Decimal(sum.Pnl).Add(domain.Decimal(want.Pnl)))
-			sum.Invested = domain.Number(domain.Decimal(sum.Invested).Add(domain.Decimal(want.Invested)))
-			sum.BuyBaseValue = domain.Number(domain.Decimal(sum.BuyBaseValue).Add(domain.Decimal(want.BuyBaseValue)))
-			sum.SellBaseValue = domain.Number(domain.Decimal(sum.SellBaseValue).Add(domain.Decimal(want.SellBaseValue)))
-			sum.UnmatchedBaseValue = domain.Number(domain.Decimal(sum.UnmatchedBaseValue).Add(domain.Decimal(want.UnmatchedBaseValue)))
+			sum.Pnl = decimal.Number(decimal.Decimal(sum.Pnl).Add(decimal.Decimal(want.Pnl)))
+			sum.Invested = decimal.Number(decimal.Decimal(sum.Invested).Add(decimal.Decimal(want.Invested)))
+			sum.BuyBaseValue = decimal.Number(decimal.Decimal(sum.BuyBaseValue).Add(decimal.Decimal(want.BuyBaseValue)))
+			sum.SellBaseValue = decimal.Number(decimal.Decimal(sum.SellBaseValue).Add(decimal.Decimal(want.SellBaseValue)))
+			sum.UnmatchedBaseValue = decimal.Number(decimal.Decimal(sum.UnmatchedBaseValue).Add(decimal.Decimal(want.UnmatchedBaseValue)))
 			sum.NumberOfTrades += want.NumberOfTrades
 			sum.BuyCount += want.BuyCount
 			sum.SellCount += want.SellCount
 			sum.Winning += want.Winning
 			sum.Losing += want.Losing
 			sum.Breakeven += want.Breakeven
-			sumUnr = sumUnr.Add(domain.Decimal(wantUnr))
+			sumUnr = sumUnr.Add(decimal.Decimal(wantUnr))
 			for c, u := range want.Unconverted {
 				s := sum.Unconverted[c]
-				s.Pnl = domain.Number(domain.Decimal(s.Pnl).Add(domain.Decimal(u.Pnl)))
-				s.Invested = domain.Number(domain.Decimal(s.Invested).Add(domain.Decimal(u.Invested)))
+				s.Pnl = decimal.Number(decimal.Decimal(s.Pnl).Add(decimal.Decimal(u.Pnl)))
+				s.Invested = decimal.Number(decimal.Decimal(s.Invested).Add(decimal.Decimal(u.Invested)))
 				s.Trades += u.Trades
-				s.UnrealizedPnl = domain.Number(domain.Decimal(s.UnrealizedPnl).Add(domain.Decimal(u.UnrealizedPnl)))
+				s.UnrealizedPnl = decimal.Number(decimal.Decimal(s.UnrealizedPnl).Add(decimal.Decimal(u.UnrealizedPnl)))
 				sum.Unconverted[c] = s
 			}
 			for a, x := range want.UnconvertedFees {
 				if sum.UnconvertedFees == nil {
-					sum.UnconvertedFees = map[string]domain.Number{}
+					sum.UnconvertedFees = map[string]decimal.Number{}
 				}
-				sum.UnconvertedFees[a] = domain.Number(domain.Decimal(sum.UnconvertedFees[a]).Add(domain.Decimal(x)))
+				sum.UnconvertedFees[a] = decimal.Number(decimal.Decimal(sum.UnconvertedFees[a]).Add(decimal.Decimal(x)))
 			}
 		}
 		sum.WinRate = domain.WinRate(sum.Winning, sum.Losing, sum.Breakeven)
-		sameFigures(t, phase+": the total", o.Total.FleetFigures, o.Total.UnrealizedPnl, sum, domain.Number(sumUnr))
+		sameFigures(t, phase+": the total", o.Total.FleetFigures, o.Total.UnrealizedPnl, sum, decimal.Number(sumUnr))
 		return o
 	}
 	o := check("no EUR rate")
 	eurEntry := o.Instances[2]
-	if eurEntry.Name != "bot-eur" || eurEntry.Unconverted["EUR"].Trades != 30 || !domain.Decimal(eurEntry.Pnl).IsZero() || eurEntry.NumberOfTrades != 30 {
+	if eurEntry.Name != "bot-eur" || eurEntry.Unconverted["EUR"].Trades != 30 || !decimal.Decimal(eurEntry.Pnl).IsZero() || eurEntry.NumberOfTrades != 30 {
 		t.Fatalf("bot-eur without a rate: %+v; want its 30 fills unconverted in EUR, counted", eurEntry)
 	}
 
@@ -188,7 +189,7 @@ func TestFleetAnswersEachInstanceAsItsOwnLedger(t *testing.T) {
 		t.Fatal(err)
 	}
 	eurClock.Advance(time.Minute)
-	rate := domain.NewEvent(eurClock, domain.TypeRateObserved, domain.RateObserved{Exchange: "binance", Base: "EUR", Quote: "USDT", Rate: domain.MustDecimal("1.0825")})
+	rate := domain.NewEvent(eurClock, domain.TypeRateObserved, domain.RateObserved{Exchange: "binance", Base: "EUR", Quote: "USDT", Rate: decimal.MustDecimal("1.0825")})
 	if _, err := eur.Append(ctx, domain.RateStream("binance"), domain.Any, rate); err != nil {
 		t.Fatal(err)
 	}
@@ -197,13 +198,13 @@ func TestFleetAnswersEachInstanceAsItsOwnLedger(t *testing.T) {
 	// over all its pairs spans two quotes and is answered in USDT.
 	if _, err := eur.Append(ctx, domain.OrderStream(99), domain.NoStream, domain.NewEvent(eurClock, domain.TypeOrderRequested,
 		domain.OrderRequested{OrderID: 99, Exchange: "binance", Pair: "USDT-ETH", Side: domain.Buy, Kind: domain.KindLimit,
-			Amount: domain.MustDecimal("1"), Price: domain.MustDecimal("1000"), ClientOrderID: "e99"})); err != nil {
+			Amount: decimal.MustDecimal("1"), Price: decimal.MustDecimal("1000"), ClientOrderID: "e99"})); err != nil {
 		t.Fatal(err)
 	}
 	export()
 	o = check("an EUR rate")
 	eurEntry = o.Instances[2]
-	if u := eurEntry.Unconverted["EUR"]; u.Trades != 30 || eurEntry.NumberOfTrades != 50 || !domain.Decimal(eurEntry.BuyBaseValue).IsPos() {
+	if u := eurEntry.Unconverted["EUR"]; u.Trades != 30 || eurEntry.NumberOfTrades != 50 || !decimal.Decimal(eurEntry.BuyBaseValue).IsPos() {
 		t.Fatalf("bot-eur with a rate: %+v; want 30 fills unconverted, 20 converted", eurEntry)
 	}
 
@@ -217,7 +218,7 @@ func TestFleetAnswersEachInstanceAsItsOwnLedger(t *testing.T) {
 		mem := ledgerOf(t, stores[in.Name], domain.LOFO)
 		want, _ := ownFigures(t, mem, "USDT", clocks[in.Name].Now())
 		got := in.FleetFigures
-		sameFigures(t, "realized "+in.Name, got, domain.Number{}, want, domain.Number{})
+		sameFigures(t, "realized "+in.Name, got, decimal.Number{}, want, decimal.Number{})
 		if mustJSON(t, got, nil) != mustJSON(t, o.Instances[i].FleetFigures, nil) {
 			t.Fatalf("realized %s over all time differs from its overview entry", in.Name)
 		}
@@ -251,7 +252,7 @@ func TestFleetAnswersEachInstanceAsItsOwnLedger(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s.Unit != "USDT" || got.Pnl != domain.Number(s.Pnl) || got.Invested != domain.Number(s.Invested) ||
+		if s.Unit != "USDT" || got.Pnl != decimal.Number(s.Pnl) || got.Invested != decimal.Number(s.Invested) ||
 			mustJSON(t, got.Unconverted, nil) != mustJSON(t, orEmpty(s.Unconverted), nil) {
 			t.Fatalf("realized %s over a range: %+v; pnl/sum %+v", in, got, s)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/domain/fold"
 	"github.com/tradeledger/tradeledger/domain/pnlread"
 )
@@ -182,7 +183,7 @@ func (r *Reader) latestRates(ctx context.Context) (*fold.RateBook, error) {
 		if err := rows.Scan(&quote, &base, &rate, &p.T, &p.Pos); err != nil {
 			return nil, err
 		}
-		if p.Rate, err = domain.ParseDecimal(rate); err != nil {
+		if p.Rate, err = decimal.ParseDecimal(rate); err != nil {
 			return nil, err
 		}
 		b.Observe(quote, base, p.T, p.Pos, p.Rate)
@@ -192,7 +193,7 @@ func (r *Reader) latestRates(ctx context.Context) (*fold.RateBook, error) {
 
 // unconvertedFees returns the fees without a rate of the fills of keys in
 // the buckets starting in [from, to) (unix s), by asset; nil when none.
-func (r *Reader) unconvertedFees(ctx context.Context, keys []string, from, to int64) (map[string]domain.Number, error) {
+func (r *Reader) unconvertedFees(ctx context.Context, keys []string, from, to int64) (map[string]decimal.Number, error) {
 	rows, err := r.conn.Query(ctx, "SELECT exchange, pair, time_ms, fee_asset, fee_amount FROM "+r.db+".fill_fees9 FINAL WHERE instance = ? AND valued = 0", r.Instance)
 	if err != nil {
 		return nil, err
@@ -202,7 +203,7 @@ func (r *Reader) unconvertedFees(ctx context.Context, keys []string, from, to in
 	for _, k := range keys {
 		in[k] = true
 	}
-	var sum map[string]domain.Decimal
+	var sum map[string]decimal.Decimal
 	for rows.Next() {
 		var ex, pair, asset, amount string
 		var t int64
@@ -212,21 +213,21 @@ func (r *Reader) unconvertedFees(ctx context.Context, keys []string, from, to in
 		if start := pnlread.FloorDiv(t, bucketMs) * bucketSecs; !in[domain.PairKey(ex, pair)] || start < from || start >= to {
 			continue
 		}
-		v, err := domain.ParseDecimal(amount)
+		v, err := decimal.ParseDecimal(amount)
 		if err != nil {
 			return nil, err
 		}
 		if sum == nil {
-			sum = map[string]domain.Decimal{}
+			sum = map[string]decimal.Decimal{}
 		}
 		sum[asset] = sum[asset].Add(v)
 	}
 	if err := rows.Err(); err != nil || sum == nil {
 		return nil, err
 	}
-	out := make(map[string]domain.Number, len(sum))
+	out := make(map[string]decimal.Number, len(sum))
 	for a, v := range sum {
-		out[a] = domain.Number(v)
+		out[a] = decimal.Number(v)
 	}
 	return out, nil
 }
@@ -315,18 +316,18 @@ func (r *Reader) mixedOverview(ctx context.Context, q pnlread.OverviewQuery, sc 
 	v := d.view(sc.Keys)
 	o := &pnlread.Overview{Unit: d.unit, DailyHistory: []pnlread.DayPnl{}, PnlsPerPair: []pnlread.KeyPnl{}, DetailedPerPair: []pnlread.PairDetail{}}
 	periods := overviewPeriods(q.Now, q.Loc)
-	period := func(a, b int64) domain.Number {
-		var s domain.Decimal
+	period := func(a, b int64) decimal.Number {
+		var s decimal.Decimal
 		for _, x := range v.Conv {
 			s = s.Add(x.RangePnl(a, b))
 		}
-		return domain.Number(s)
+		return decimal.Number(s)
 	}
-	for i, f := range []*domain.Number{&o.Today.Pnl, &o.Yesterday.Pnl, &o.WeekAgo.Pnl, &o.MonthAgo.Pnl, &o.YearAgo.Pnl, &o.LastYear.Pnl} {
+	for i, f := range []*decimal.Number{&o.Today.Pnl, &o.Yesterday.Pnl, &o.WeekAgo.Pnl, &o.MonthAgo.Pnl, &o.YearAgo.Pnl, &o.LastYear.Pnl} {
 		*f = period(periods[i][0], periods[i][1])
 	}
-	o.Today.PerPair = map[string]domain.Number{}
-	o.YearAgo.PerPair = map[string]domain.Number{}
+	o.Today.PerPair = map[string]decimal.Number{}
+	o.YearAgo.PerPair = map[string]decimal.Number{}
 	var tot agg
 	for _, x := range v.Conv {
 		s := x.Sum(from, to)
@@ -334,15 +335,15 @@ func (r *Reader) mixedOverview(ctx context.Context, q pnlread.OverviewQuery, sc 
 	}
 	type quoteTotal struct {
 		a          agg
-		unrealized domain.Decimal
+		unrealized decimal.Decimal
 	}
 	perQuote := map[string]*quoteTotal{}
-	var unrealized domain.Decimal
+	var unrealized decimal.Decimal
 	for _, key := range sc.Keys {
 		p := d.byKey[key]
 		quote, _, _ := splitKey(key)
 		var s agg
-		var unr, pt, py domain.Decimal
+		var unr, pt, py decimal.Decimal
 		if p != nil {
 			if own := d.own[key]; own != nil {
 				s = own.Sum(from, to)
@@ -358,9 +359,9 @@ func (r *Reader) mixedOverview(ctx context.Context, q pnlread.OverviewQuery, sc 
 		}
 		qt.a.Merge(&s)
 		qt.unrealized = qt.unrealized.Add(unr)
-		o.Today.PerPair[key] = domain.Number(pt)
-		o.YearAgo.PerPair[key] = domain.Number(py)
-		o.PnlsPerPair = append(o.PnlsPerPair, pnlread.KeyPnl{Key: key, Pnl: domain.Number(s.Pnl)})
+		o.Today.PerPair[key] = decimal.Number(pt)
+		o.YearAgo.PerPair[key] = decimal.Number(py)
+		o.PnlsPerPair = append(o.PnlsPerPair, pnlread.KeyPnl{Key: key, Pnl: decimal.Number(s.Pnl)})
 		o.DetailedPerPair = append(o.DetailedPerPair, pairDetail(key, &s, unr, d.strat[key], q.Loc))
 	}
 	o.Total = totalOf(&tot, unrealized)
@@ -396,10 +397,10 @@ func (r *Reader) mixedSum(ctx context.Context, sc pnlread.ScopeKeys, fromMs, toM
 		if own := d.own[key]; p != nil && own != nil {
 			s = own.Sum(from, to)
 		}
-		out.Pairs = append(out.Pairs, pnlread.PairSum{Key: key, Pnl: domain.Number(s.Pnl), Invested: domain.Number(s.Invested), Trades: s.Trades, Unit: quote})
+		out.Pairs = append(out.Pairs, pnlread.PairSum{Key: key, Pnl: decimal.Number(s.Pnl), Invested: decimal.Number(s.Invested), Trades: s.Trades, Unit: quote})
 		qs := out.PerQuote[quote]
-		qs.Pnl = domain.Number(domain.Decimal(qs.Pnl).Add(s.Pnl))
-		qs.Invested = domain.Number(domain.Decimal(qs.Invested).Add(s.Invested))
+		qs.Pnl = decimal.Number(decimal.Decimal(qs.Pnl).Add(s.Pnl))
+		qs.Invested = decimal.Number(decimal.Decimal(qs.Invested).Add(s.Invested))
 		qs.Trades += s.Trades
 		out.PerQuote[quote] = qs
 		if p != nil {
@@ -415,14 +416,14 @@ func (r *Reader) mixedSum(ctx context.Context, sc pnlread.ScopeKeys, fromMs, toM
 
 // mixedDaily answers pnl/daily over several quotes: the days in the unit,
 // and Σ unmatchedBaseValue in it.
-func (r *Reader) mixedDaily(ctx context.Context, q pnlread.DailyQuery, sc pnlread.ScopeKeys) ([]pnlread.DayPnl, domain.Decimal, string, error) {
+func (r *Reader) mixedDaily(ctx context.Context, q pnlread.DailyQuery, sc pnlread.ScopeKeys) ([]pnlread.DayPnl, decimal.Decimal, string, error) {
 	d, err := r.readMixed(ctx, false)
 	if err != nil {
-		return nil, domain.Zero, "", err
+		return nil, decimal.Zero, "", err
 	}
 	from, to := rangeSeconds(q.From, q.To)
 	v := d.view(sc.Keys)
-	var unm domain.Decimal
+	var unm decimal.Decimal
 	for _, x := range v.Conv {
 		s := x.Sum(from, to)
 		unm = unm.Add(s.Unmatched)

@@ -1,7 +1,7 @@
 package clickhouse
 
 import (
-	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/domain/pnlread"
 )
 
@@ -38,7 +38,7 @@ func (b *batch) prepare() {
 	for k, bk := range b.dayBooks {
 		d := b.daily[k]
 		d.Trades, d.Buys, d.Sells, d.Wins, d.Losses = 0, 0, 0, 0, 0
-		d.Volume, d.Pnl, d.Fees, d.UnmVal = domain.Zero, domain.Zero, domain.Zero, domain.Zero
+		d.Volume, d.Pnl, d.Fees, d.UnmVal = decimal.Zero, decimal.Zero, decimal.Zero, decimal.Zero
 		bk.day(&d)
 		b.daily[k] = d
 	}

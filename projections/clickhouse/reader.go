@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/domain/fold"
 	"github.com/tradeledger/tradeledger/domain/pnlread"
 )
@@ -173,12 +174,12 @@ type agg = fold.PnlAgg[int64]
 // pairInfo is a known pair (one with an order) and its inventory.
 type pairInfo struct {
 	key, exchange, pair, quote, base string
-	lotsQty, lotsCost, last, balance domain.Decimal
+	lotsQty, lotsCost, last, balance decimal.Decimal
 }
 
-func (p *pairInfo) unrealized() domain.Decimal {
+func (p *pairInfo) unrealized() decimal.Decimal {
 	if p.lotsQty.Sign() <= 0 {
-		return domain.Zero
+		return decimal.Zero
 	}
 	return p.lotsQty.Mul(p.last).Sub(p.lotsCost)
 }
@@ -237,7 +238,7 @@ func (r *Reader) pairs(ctx context.Context) (map[string]*pairInfo, []*pairInfo, 
 		if err := rows.Scan(&p.exchange, &p.pair, &v[0], &v[1], &v[2], &v[3], &wide); err != nil {
 			return nil, nil, err
 		}
-		for i, d := range []*domain.Decimal{&p.lotsQty, &p.lotsCost, &p.last, &p.balance} {
+		for i, d := range []*decimal.Decimal{&p.lotsQty, &p.lotsCost, &p.last, &p.balance} {
 			var err error
 			if *d, err = amountOf(v[i], [4]string{"lots_qty", "lots_cost", "last_price", "balance"}[i], wide); err != nil {
 				return nil, nil, err
@@ -412,7 +413,7 @@ FROM ` + r.db + `.pnl_buckets9 FINAL WHERE method = ? AND instance = ? AND ` + s
 		if err != nil {
 			return nil, fmt.Errorf("day %q: %w", d, err)
 		}
-		for i, x := range []*domain.Decimal{&a.Volume, &a.Pnl, &a.Unmatched, &a.Invested} {
+		for i, x := range []*decimal.Decimal{&a.Volume, &a.Pnl, &a.Unmatched, &a.Invested} {
 			*x = joinSum(v[2*i], v[2*i+1])
 			if *x, err = addWide(*x, wides, [4]string{"volume", "pnl", "unmatched_value", "invested"}[i]); err != nil {
 				return nil, err
@@ -447,7 +448,7 @@ type overviewData struct {
 	list  []*pairInfo
 	aggs  map[string]*agg
 	days  map[string]*daySeries
-	per   map[string][6]domain.Decimal
+	per   map[string][6]decimal.Decimal
 	strat map[string]string
 }
 
@@ -560,21 +561,21 @@ func assemble(q pnlread.OverviewQuery, d *overviewData) (*pnlread.Overview, erro
 			}
 		}
 	}
-	var pv [6]domain.Decimal
+	var pv [6]decimal.Decimal
 	for _, k := range periodKeys {
 		v := per[k]
 		for i := range pv {
 			pv[i] = pv[i].Add(v[i])
 		}
 	}
-	for i, f := range []*domain.Number{&o.Today.Pnl, &o.Yesterday.Pnl, &o.WeekAgo.Pnl, &o.MonthAgo.Pnl, &o.YearAgo.Pnl, &o.LastYear.Pnl} {
-		*f = domain.Number(pv[i])
+	for i, f := range []*decimal.Number{&o.Today.Pnl, &o.Yesterday.Pnl, &o.WeekAgo.Pnl, &o.MonthAgo.Pnl, &o.YearAgo.Pnl, &o.LastYear.Pnl} {
+		*f = decimal.Number(pv[i])
 	}
-	o.Today.PerPair = map[string]domain.Number{}
-	o.YearAgo.PerPair = map[string]domain.Number{}
+	o.Today.PerPair = map[string]decimal.Number{}
+	o.YearAgo.PerPair = map[string]decimal.Number{}
 
 	var tot agg
-	var unrealized domain.Decimal
+	var unrealized decimal.Decimal
 	totKeys := sc.keys
 	if sc.all {
 		totKeys = periodKeys
@@ -589,14 +590,14 @@ func assemble(q pnlread.OverviewQuery, d *overviewData) (*pnlread.Overview, erro
 		if a := aggs[key]; a != nil {
 			s = *a
 		}
-		var unr domain.Decimal
+		var unr decimal.Decimal
 		if p := byKey[key]; p != nil {
 			unr = p.unrealized()
 		}
 		unrealized = unrealized.Add(unr)
-		o.Today.PerPair[key] = domain.Number(per[key][0])
-		o.YearAgo.PerPair[key] = domain.Number(per[key][4])
-		o.PnlsPerPair = append(o.PnlsPerPair, pnlread.KeyPnl{Key: key, Pnl: domain.Number(s.Pnl)})
+		o.Today.PerPair[key] = decimal.Number(per[key][0])
+		o.YearAgo.PerPair[key] = decimal.Number(per[key][4])
+		o.PnlsPerPair = append(o.PnlsPerPair, pnlread.KeyPnl{Key: key, Pnl: decimal.Number(s.Pnl)})
 		o.DetailedPerPair = append(o.DetailedPerPair, pairDetail(key, &s, unr, strat[key], q.Loc))
 	}
 	o.Total = totalOf(&tot, unrealized)
@@ -608,17 +609,17 @@ func assemble(q pnlread.OverviewQuery, d *overviewData) (*pnlread.Overview, erro
 
 // pairDetail is key's element of detailedPerPair: its aggregate s over the
 // range, its unrealized pnl and strategy (fold.Detail, as the Ledger's).
-func pairDetail(key string, s *agg, unr domain.Decimal, strategy string, loc *time.Location) pnlread.PairDetail {
+func pairDetail(key string, s *agg, unr decimal.Decimal, strategy string, loc *time.Location) pnlread.PairDetail {
 	return fold.Detail(key, s, unr, strategy, loc)
 }
 
 // totalOf is the overview's total section (fold.Total, as the Ledger's).
-func totalOf(t *agg, unrealized domain.Decimal) pnlread.PnlTotal { return fold.Total(t, unrealized) }
+func totalOf(t *agg, unrealized decimal.Decimal) pnlread.PnlTotal { return fold.Total(t, unrealized) }
 
 // periods returns each pair's realized pnl in each [from, to) of ps (unix
 // seconds, bucket starts), summed in SQL exactly (exactSum; the wide rows'
 // pnl added here by their slot).
-func (r *Reader) periods(ctx context.Context, ps [][2]int64) (map[string][6]domain.Decimal, error) {
+func (r *Reader) periods(ctx context.Context, ps [][2]int64) (map[string][6]decimal.Decimal, error) {
 	var cols []string
 	for _, p := range ps {
 		cols = append(cols, exactSum("pnl_e12", slotCond(p[0], p[1])))
@@ -630,7 +631,7 @@ func (r *Reader) periods(ctx context.Context, ps [][2]int64) (map[string][6]doma
 		return nil, err
 	}
 	defer rows.Close()
-	per := map[string][6]domain.Decimal{}
+	per := map[string][6]decimal.Decimal{}
 	for rows.Next() {
 		var ex, pair string
 		var v [12]int64
@@ -642,7 +643,7 @@ func (r *Reader) periods(ctx context.Context, ps [][2]int64) (map[string][6]doma
 		if err := rows.Scan(append(dest, &wides)...); err != nil {
 			return nil, err
 		}
-		var out [6]domain.Decimal
+		var out [6]decimal.Decimal
 		for i := range ps {
 			out[i] = joinSum(v[2*i], v[2*i+1])
 		}
@@ -656,7 +657,7 @@ func (r *Reader) periods(ctx context.Context, ps [][2]int64) (map[string][6]doma
 			if !ok {
 				continue // its pnl is in pnl_e12
 			}
-			d, err := domain.ParseDecimal(pnl)
+			d, err := decimal.ParseDecimal(pnl)
 			if err != nil {
 				return nil, fmt.Errorf("pnl_buckets9: wide row %q: %w", w, err)
 			}
@@ -689,7 +690,7 @@ func (r *Reader) strategies(ctx context.Context) (map[string]string, error) {
 }
 
 // Daily answers pnl/daily like projections.Ledger.Daily.
-func (r *Reader) Daily(q pnlread.DailyQuery) ([]pnlread.DayPnl, domain.Decimal, string, error) {
+func (r *Reader) Daily(q pnlread.DailyQuery) ([]pnlread.DayPnl, decimal.Decimal, string, error) {
 	days, unm, unit, err := r.daily(q)
 	if err != nil && domain.ErrorCode(err) == domain.EUNAVAILABLE && r.fallback() != nil {
 		return r.fallback().Daily(q)
@@ -697,21 +698,21 @@ func (r *Reader) Daily(q pnlread.DailyQuery) ([]pnlread.DayPnl, domain.Decimal, 
 	return days, unm, unit, err
 }
 
-func (r *Reader) daily(q pnlread.DailyQuery) ([]pnlread.DayPnl, domain.Decimal, string, error) {
+func (r *Reader) daily(q pnlread.DailyQuery) ([]pnlread.DayPnl, decimal.Decimal, string, error) {
 	ctx, cancel := r.ctx()
 	defer cancel()
 	_, list, err := r.pairs(ctx)
 	if err != nil {
-		return nil, domain.Zero, "", r.unavailable("daily", err)
+		return nil, decimal.Zero, "", r.unavailable("daily", err)
 	}
 	sc, err := resolve(q.Scope, list)
 	if err != nil {
-		return nil, domain.Zero, "", err
+		return nil, decimal.Zero, "", err
 	}
 	if sc.mixed != nil {
 		days, unm, unit, err := r.mixedDaily(ctx, q, *sc.mixed)
 		if err != nil {
-			return nil, domain.Zero, "", r.unavailable("daily", err)
+			return nil, decimal.Zero, "", r.unavailable("daily", err)
 		}
 		return days, unm, unit, nil
 	}
@@ -728,7 +729,7 @@ func (r *Reader) daily(q pnlread.DailyQuery) ([]pnlread.DayPnl, domain.Decimal, 
 	if q.From == 0 && q.To == 0 {
 		d, ok, err := r.allTime(ctx, q.Loc, nil, false, [2]int64{})
 		if err != nil {
-			return nil, domain.Zero, "", r.unavailable("daily", err)
+			return nil, decimal.Zero, "", r.unavailable("daily", err)
 		}
 		if ok {
 			perPair = d.days
@@ -736,14 +737,14 @@ func (r *Reader) daily(q pnlread.DailyQuery) ([]pnlread.DayPnl, domain.Decimal, 
 	}
 	if perPair == nil {
 		if _, err := r.overviewReady(ctx); err != nil { // the buckets of a newer schema are not this reader's
-			return nil, domain.Zero, "", r.unavailable("daily", err)
+			return nil, decimal.Zero, "", r.unavailable("daily", err)
 		}
 		from, to := rangeSeconds(q.From, q.To)
 		if perPair, err = r.days(ctx, from, to, q.Loc); err != nil {
-			return nil, domain.Zero, "", r.unavailable("daily", err)
+			return nil, decimal.Zero, "", r.unavailable("daily", err)
 		}
 	}
-	var unm domain.Decimal
+	var unm decimal.Decimal
 	for _, k := range keys {
 		if s := perPair[k]; s != nil {
 			for i := range s.v {
@@ -806,8 +807,8 @@ func (r *Reader) oneQuoteSum(ctx context.Context, sc scoped, from, to int64) (pn
 		if a := aggs[key]; a != nil {
 			s = *a
 		}
-		out.Pnl, out.Invested = out.Pnl.Add(domain.Decimal(s.Pnl)), out.Invested.Add(domain.Decimal(s.Invested))
-		out.Pairs = append(out.Pairs, pnlread.PairSum{Key: key, Pnl: domain.Number(s.Pnl), Invested: domain.Number(s.Invested), Trades: s.Trades, Unit: sc.unit})
+		out.Pnl, out.Invested = out.Pnl.Add(decimal.Decimal(s.Pnl)), out.Invested.Add(decimal.Decimal(s.Invested))
+		out.Pairs = append(out.Pairs, pnlread.PairSum{Key: key, Pnl: decimal.Number(s.Pnl), Invested: decimal.Number(s.Invested), Trades: s.Trades, Unit: sc.unit})
 	}
 	return out, nil
 }
@@ -836,13 +837,13 @@ func (r *Reader) total(key string) (pnlread.PairTotal, error) {
 	if p == nil {
 		return out, nil
 	}
-	out.Pnl, out.NumberOfTrades = domain.Number(t.Pnl), t.Trades
+	out.Pnl, out.NumberOfTrades = decimal.Number(t.Pnl), t.Trades
 	out.BuyCount, out.SellCount, out.Winning, out.Losing = t.Buys, t.Sells, t.Wins, t.Losses
-	out.Fees, out.Invested, out.UnmatchedBaseValue = domain.Number(t.Fees), domain.Number(t.Invested), domain.Number(t.Unmatched)
-	out.UnrealizedPnl, out.Balance = domain.Number(p.unrealized()), domain.Number(p.balance)
-	out.InventoryCost = domain.Number(p.lotsCost)
+	out.Fees, out.Invested, out.UnmatchedBaseValue = decimal.Number(t.Fees), decimal.Number(t.Invested), decimal.Number(t.Unmatched)
+	out.UnrealizedPnl, out.Balance = decimal.Number(p.unrealized()), decimal.Number(p.balance)
+	out.InventoryCost = decimal.Number(p.lotsCost)
 	if p.lotsQty.IsPos() {
-		out.ABP = domain.Number(p.lotsCost.Div(p.lotsQty))
+		out.ABP = decimal.Number(p.lotsCost.Div(p.lotsQty))
 	}
 	if out.UnconvertedFees, err = r.unconvertedFees(ctx, []string{key}, minTime, maxTime); err != nil {
 		return out, r.unavailable("total", err)
@@ -898,7 +899,7 @@ func (r *Reader) AssetHistory(exchange, base string, start, end int64) []pnlread
 
 type slotPrice struct {
 	slot  int64
-	price domain.Decimal
+	price decimal.Decimal
 }
 
 // assetSnap is one BalancesObserved snapshot: its sequence number on the
@@ -906,7 +907,7 @@ type slotPrice struct {
 type assetSnap struct {
 	seq  uint64
 	time int64
-	hold map[string]domain.Decimal
+	hold map[string]decimal.Decimal
 }
 
 // assetHistory answers AssetHistory from the snapshots, balances and
@@ -928,7 +929,7 @@ func (r *Reader) assetHistory(exchange, base string, start, end int64) ([]pnlrea
 	out := []pnlread.AssetPoint{}
 	for _, s := range snaps {
 		v, unpriced := pb.value(s, base)
-		out = append(out, pnlread.AssetPoint{ID: int64(s.seq), BaseKey: exchange + "/" + base, Amount: domain.Number(v), Timestamp: s.time, Unpriced: unpriced})
+		out = append(out, pnlread.AssetPoint{ID: int64(s.seq), BaseKey: exchange + "/" + base, Amount: decimal.Number(v), Timestamp: s.time, Unpriced: unpriced})
 	}
 	return out, nil
 }
@@ -944,7 +945,7 @@ func (r *Reader) assetSnaps(ctx context.Context, exchange string, start, end int
 	var snaps []*assetSnap
 	bySeq := map[uint64]*assetSnap{}
 	for rows.Next() {
-		s := &assetSnap{hold: map[string]domain.Decimal{}}
+		s := &assetSnap{hold: map[string]decimal.Decimal{}}
 		if err := rows.Scan(&s.seq, &s.time); err != nil {
 			rows.Close()
 			return nil, err
@@ -1025,37 +1026,37 @@ func (r *Reader) priceBook(ctx context.Context, exchange string, lastSlot int64)
 }
 
 // at returns pair's last price in a slot up to t's.
-func (pb *assetPrices) at(pair string, t int64) (domain.Decimal, bool) {
+func (pb *assetPrices) at(pair string, t int64) (decimal.Decimal, bool) {
 	if !pb.known[pair] {
-		return domain.Zero, false
+		return decimal.Zero, false
 	}
 	ps := pb.prices[pair]
 	slot := slotOf(t)
 	i := sort.Search(len(ps), func(i int) bool { return ps[i].slot > slot })
 	if i == 0 {
-		return domain.Zero, false
+		return decimal.Zero, false
 	}
 	return ps[i-1].price, true
 }
 
 // in returns the price of asset in base at t: 1 for base itself, the pair
 // base-asset, or 1 ÷ asset-base.
-func (pb *assetPrices) in(asset, base string, t int64) (domain.Decimal, bool) {
+func (pb *assetPrices) in(asset, base string, t int64) (decimal.Decimal, bool) {
 	if asset == base {
-		return domain.DecimalFromInt(1), true
+		return decimal.DecimalFromInt(1), true
 	}
 	if p, ok := pb.at(base+"-"+asset, t); ok {
 		return p, true
 	}
 	if p, ok := pb.at(asset+"-"+base, t); ok && p.IsPos() {
-		return domain.DecimalFromInt(1).Div(p), true
+		return decimal.DecimalFromInt(1).Div(p), true
 	}
-	return domain.Zero, false
+	return decimal.Zero, false
 }
 
 // value returns s's holdings valued in base, assets in name order, those
 // without a price left out and returned in unpriced.
-func (pb *assetPrices) value(s *assetSnap, base string) (v domain.Decimal, unpriced []string) {
+func (pb *assetPrices) value(s *assetSnap, base string) (v decimal.Decimal, unpriced []string) {
 	assets := make([]string, 0, len(s.hold))
 	for a := range s.hold {
 		assets = append(assets, a)

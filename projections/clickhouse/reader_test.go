@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/projections"
 )
 
@@ -151,10 +152,10 @@ func TestReaderEqualsLedger(t *testing.T) {
 			t.Fatalf("reference overview too thin: %+v, %v", o, err)
 		}
 		if all, err := mem.Overview(projections.OverviewQuery{Scope: projections.PnlScope{Keys: []string{"All"}}, Loc: time.UTC, Now: g.clock.Now()}); err != nil ||
-			len(all.PerQuote) != 3 || all.UnconvertedFees["KCS"] == domain.Number(domain.Zero) || domain.Decimal(all.PerQuote["EUR"].Pnl).IsZero() {
+			len(all.PerQuote) != 3 || all.UnconvertedFees["KCS"] == decimal.Number(decimal.Zero) || decimal.Decimal(all.PerQuote["EUR"].Pnl).IsZero() {
 			t.Fatalf("reference overview over every quote too thin: %+v, %v", all, err)
 		}
-		if pts := mem.AssetHistory("binance", "USDT", 0, 1<<50); len(pts) < 3 || domain.Decimal(pts[len(pts)-1].Amount).IsZero() {
+		if pts := mem.AssetHistory("binance", "USDT", 0, 1<<50); len(pts) < 3 || decimal.Decimal(pts[len(pts)-1].Amount).IsZero() {
 			t.Fatalf("reference asset history too thin: %+v", pts)
 		}
 		n := compareReads(t, mem, r, g.clock.Now())

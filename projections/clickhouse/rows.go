@@ -3,7 +3,7 @@ package clickhouse
 import (
 	"time"
 
-	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/domain/fold"
 	"github.com/tradeledger/tradeledger/domain/pnlread"
 )
@@ -14,8 +14,8 @@ import (
 type orderRow struct {
 	OrderID                                 int64
 	Exchange, Pair, Side, Kind, Status      string
-	Amount, Price, StopPrice, Filled, Value domain.Decimal
-	Fees                                    domain.Decimal
+	Amount, Price, StopPrice, Filled, Value decimal.Decimal
+	Fees                                    decimal.Decimal
 	Fills                                   uint32
 	CreatedMs, UpdatedMs                    int64
 	Actor, Reason                           string
@@ -29,10 +29,10 @@ type fillRow struct {
 	Exchange, Pair               string
 	TimeMs, OrderID              int64
 	FillID, Side                 string
-	Price, Quantity, Value, Fee  domain.Decimal
+	Price, Quantity, Value, Fee  decimal.Decimal
 	FeeAsset                     string
-	Pnl, Cost, Unmatched, UnmVal domain.Decimal
-	Net                          domain.Decimal
+	Pnl, Cost, Unmatched, UnmVal decimal.Decimal
+	Net                          decimal.Decimal
 	Closing, First               uint8
 	Position, Version            uint64
 }
@@ -45,7 +45,7 @@ type dailyKey struct {
 type dailyRow struct {
 	dailyKey
 	Trades, Buys, Sells, Wins, Losses uint32
-	Volume, Pnl, Fees, UnmVal         domain.Decimal
+	Volume, Pnl, Fees, UnmVal         decimal.Decimal
 	Position                          uint64
 }
 
@@ -75,8 +75,8 @@ var aggMoney = [13]string{"pnl", "profit", "loss", "fees", "cp_wins", "cp_losses
 	"unmatched_value", "invested", "hero", "fuckup"}
 
 // money returns the aggregate's amounts in the order of aggMoney.
-func money(a *fold.PnlAgg[int64]) [13]*domain.Decimal {
-	return [13]*domain.Decimal{&a.Pnl, &a.Profit, &a.Loss, &a.Fees, &a.CpWins, &a.CpLosses, &a.BuyValue, &a.SellValue,
+func money(a *fold.PnlAgg[int64]) [13]*decimal.Decimal {
+	return [13]*decimal.Decimal{&a.Pnl, &a.Profit, &a.Loss, &a.Fees, &a.CpWins, &a.CpLosses, &a.BuyValue, &a.SellValue,
 		&a.Volume, &a.Unmatched, &a.Invested, &a.Hero, &a.Fuck}
 }
 
@@ -160,13 +160,13 @@ const hourShift = -1
 type orderPnlRow struct {
 	pairKey
 	OrderID, FirstCloseMs int64
-	Pnl                   domain.Decimal
+	Pnl                   decimal.Decimal
 	Position              uint64
 }
 
 type pairRow struct {
 	pairKey
-	LotsQty, LotsCost, LastPrice, Balance domain.Decimal
+	LotsQty, LotsCost, LastPrice, Balance decimal.Decimal
 	Position                              uint64
 }
 
@@ -183,7 +183,7 @@ type priceKey struct {
 
 type priceRow struct {
 	priceKey
-	Price    domain.Decimal
+	Price    decimal.Decimal
 	Position uint64
 }
 
@@ -199,7 +199,7 @@ type balanceRow struct {
 	Seq                uint64
 	Asset              string
 	TimeMs             int64
-	Available, OnOrder domain.Decimal
+	Available, OnOrder decimal.Decimal
 	Position           uint64
 }
 

@@ -23,7 +23,7 @@ import (
 // the event that produced the row, so writing a row again (a retry, or a
 // restart from an older checkpoint) replaces it instead of adding to it.
 // Readers use FINAL (or argMax) to see one row per key. Amounts are exact:
-// Int64 counts of 10^-12 (the domain.Decimal's 12 decimals), columns
+// Int64 counts of 10^-12 (the decimal.Decimal's 12 decimals), columns
 // suffixed _e12, and an amount beyond an Int64 at that scale (about
 // ±9.2×10^6) is -2^63 there and its decimal text in the row's wide column
 // (wide.go: "name=value …", empty when every amount fits). A sum over them

@@ -23,6 +23,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 )
 
@@ -94,8 +95,8 @@ func (g *logGen) rand() uint64 { // xorshift: reproducible without math/rand sta
 	return g.seed
 }
 
-func dec(f float64) domain.Decimal {
-	d, err := domain.DecimalFromFloat(math.Round(f*1e8) / 1e8)
+func dec(f float64) decimal.Decimal {
+	d, err := decimal.DecimalFromFloat(math.Round(f*1e8) / 1e8)
 	if err != nil {
 		panic(err)
 	}
@@ -312,10 +313,10 @@ func (p *proxy) setDown(down bool) {
 func e12Text(n string) []byte {
 	neg := strings.HasPrefix(n, "-")
 	n = strings.TrimPrefix(n, "-")
-	if len(n) <= domain.DecimalPlaces {
-		n = strings.Repeat("0", domain.DecimalPlaces+1-len(n)) + n
+	if len(n) <= decimal.DecimalPlaces {
+		n = strings.Repeat("0", decimal.DecimalPlaces+1-len(n)) + n
 	}
-	b := []byte(n[:len(n)-domain.DecimalPlaces] + "." + n[len(n)-domain.DecimalPlaces:])
+	b := []byte(n[:len(n)-decimal.DecimalPlaces] + "." + n[len(n)-decimal.DecimalPlaces:])
 	if neg {
 		b = append([]byte{'-'}, b...)
 	}
@@ -325,8 +326,8 @@ func e12Text(n string) []byte {
 // chTotals are the figures a dashboard reads, straight from the tables.
 type chTotals struct {
 	fills, fillsRaw, orders, balances uint64
-	pnl, volume, fees                 domain.Decimal
-	dailyPnl, dailyVolume             domain.Decimal
+	pnl, volume, fees                 decimal.Decimal
+	dailyPnl, dailyVolume             decimal.Decimal
 	dailyTrades                       uint64
 	checkpoint                        uint64
 }
@@ -343,7 +344,7 @@ func readTotals(tb testing.TB, conn driver.Conn, db, method string) chTotals {
 	}
 	// The sums as decimal text of Decimal128 sums, in units of 10^-12 (this
 	// log's amounts all fit the Int64 columns: no wide text).
-	sums := func(query string, dest ...*domain.Decimal) {
+	sums := func(query string, dest ...*decimal.Decimal) {
 		tb.Helper()
 		text := make([]string, len(dest))
 		var wide uint64

@@ -4,6 +4,7 @@ import (
 	"sort"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/domain/fold"
 	"github.com/tradeledger/tradeledger/domain/pnlread"
 )
@@ -72,7 +73,7 @@ type hourKey struct {
 // amount and the quantity filled, which close it, and its figures in the
 // fold.
 type openOrder struct {
-	amount, filled domain.Decimal
+	amount, filled decimal.Decimal
 	fold           fold.Order
 }
 

@@ -6,10 +6,10 @@ import (
 	"math/bits"
 	"strings"
 
-	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
-// Amounts in the tables. An amount is the ledger's domain.Decimal: a count
+// Amounts in the tables. An amount is the ledger's decimal.Decimal: a count
 // of 10^-12 in 128 bits (about ±1.7×10^26). Each amount column is an Int64
 // count of 10^-12 (its name ends in _e12), which holds the amounts below
 // about ±9.2×10^6; a row with an amount beyond that holds wideMark in that
@@ -25,7 +25,7 @@ import (
 // Int64 and of a Decimal128 both wrap silently. The reads that sum in SQL
 // sum each column's high and low 32 bits apart (exactSum: Int64 sums that
 // cannot wrap) and join them in Go, adding the wide rows' text there; every
-// sum in Go is of Decimals (domain.Decimal.Add, the Ledger's own), and
+// sum in Go is of Decimals (decimal.Decimal.Add, the Ledger's own), and
 // pnl_overview9's figures are 128-bit counts.
 
 // wideMark is what an Int64 amount column holds for an amount it cannot
@@ -43,7 +43,7 @@ type wideText struct{ b []byte }
 
 // col returns d's count of 10^-12 for the Int64 column of name (without
 // _e12), or wideMark after adding d's exact text under name.
-func (w *wideText) col(name string, d domain.Decimal) int64 {
+func (w *wideText) col(name string, d decimal.Decimal) int64 {
 	if c, ok := d.Coefficient(); ok && c != wideMark {
 		return c
 	}
@@ -71,17 +71,17 @@ func (w *wideText) text() string {
 // its Int64 v, or the value its wide text holds for name when v is
 // wideMark. A mark without its text is an error (not a row this package
 // wrote).
-func amountOf(v int64, name, wide string) (domain.Decimal, error) {
+func amountOf(v int64, name, wide string) (decimal.Decimal, error) {
 	if v != wideMark {
 		return fromUnits(v), nil
 	}
 	s, ok := wideField(wide, name)
 	if !ok {
-		return domain.Zero, fmt.Errorf("clickhouse: amount %s marked wide, but the row's wide text %q lacks it", name, wide)
+		return decimal.Zero, fmt.Errorf("clickhouse: amount %s marked wide, but the row's wide text %q lacks it", name, wide)
 	}
-	d, err := domain.ParseDecimal(s)
+	d, err := decimal.ParseDecimal(s)
 	if err != nil {
-		return domain.Zero, fmt.Errorf("clickhouse: wide amount %s: %w", name, err)
+		return decimal.Zero, fmt.Errorf("clickhouse: wide amount %s: %w", name, err)
 	}
 	return d, nil
 }
@@ -89,10 +89,10 @@ func amountOf(v int64, name, wide string) (domain.Decimal, error) {
 // addWide returns sum plus the amounts of name in the wide texts (of rows
 // whose Int64 column of name exactSum left out; a text without name adds
 // nothing).
-func addWide(sum domain.Decimal, wides []string, name string) (domain.Decimal, error) {
+func addWide(sum decimal.Decimal, wides []string, name string) (decimal.Decimal, error) {
 	for _, w := range wides {
 		if s, ok := wideField(w, name); ok {
-			d, err := domain.ParseDecimal(s)
+			d, err := decimal.ParseDecimal(s)
 			if err != nil {
 				return sum, fmt.Errorf("clickhouse: wide amount %s: %w", name, err)
 			}
@@ -116,7 +116,7 @@ func wideField(wide, name string) (string, bool) {
 
 // fromUnits returns the Decimal of a count of 10^-12 as the Int64 columns
 // hold it (not wideMark).
-func fromUnits(units int64) domain.Decimal { return domain.NewDecimal(units, -domain.DecimalPlaces) }
+func fromUnits(units int64) decimal.Decimal { return decimal.NewDecimal(units, -decimal.DecimalPlaces) }
 
 // i128 is a signed 128-bit integer, two's complement: an amount's count of
 // 10^-12 (every Decimal is one), or a count or a time, as pnl_overview9's
@@ -133,7 +133,7 @@ func i64(v int64) i128 { return i128{v >> 63, uint64(v)} }
 func (x i128) int64() (int64, bool) { return int64(x.lo), x.hi == int64(x.lo)>>63 }
 
 // unitsOf returns d's exact count of 10^-12.
-func unitsOf(d domain.Decimal) i128 {
+func unitsOf(d decimal.Decimal) i128 {
 	if c, ok := d.Coefficient(); ok {
 		return i64(c)
 	}
@@ -144,13 +144,13 @@ func unitsOf(d domain.Decimal) i128 {
 // dec returns the Decimal whose count of 10^-12 is x. Every i128 but −2^127
 // is one (a Decimal's range is ±(2^127−1) units); unpackFigures refuses
 // that one, and −2^127 gives the Decimal bound −(2^127−1).
-func (x i128) dec() domain.Decimal {
+func (x i128) dec() decimal.Decimal {
 	if v, ok := x.int64(); ok {
 		return fromUnits(v)
 	}
-	d, err := domain.ParseDecimal(string(appendUnits(make([]byte, 0, 48), x)))
+	d, err := decimal.ParseDecimal(string(appendUnits(make([]byte, 0, 48), x)))
 	if err != nil {
-		return domain.MaxDecimal.Neg()
+		return decimal.MaxDecimal.Neg()
 	}
 	return d
 }
@@ -200,7 +200,7 @@ func parseUnits(s []byte) (i128, bool) {
 			return i128{}, false
 		}
 		if point {
-			if frac++; frac > domain.DecimalPlaces {
+			if frac++; frac > decimal.DecimalPlaces {
 				return i128{}, false
 			}
 		}
@@ -213,7 +213,7 @@ func parseUnits(s []byte) (i128, bool) {
 	if digits == 0 {
 		return i128{}, false
 	}
-	for ; frac < domain.DecimalPlaces; frac++ {
+	for ; frac < decimal.DecimalPlaces; frac++ {
 		var ok bool
 		if hi, lo, ok = mulAdd(hi, lo, 10, 0); !ok {
 			return i128{}, false
@@ -237,7 +237,7 @@ func appendUnits(b []byte, x i128) []byte {
 	hi, lo, neg := x.mag()
 	var d [40]byte // 2^128 has 39 digits
 	i := len(d)
-	for hi != 0 || lo != 0 || i > len(d)-domain.DecimalPlaces-1 {
+	for hi != 0 || lo != 0 || i > len(d)-decimal.DecimalPlaces-1 {
 		var r uint64
 		hi, r = bits.Div64(0, hi, 10)
 		lo, r = bits.Div64(r, lo, 10)
@@ -247,9 +247,9 @@ func appendUnits(b []byte, x i128) []byte {
 	if neg {
 		b = append(b, '-')
 	}
-	b = append(b, d[i:len(d)-domain.DecimalPlaces]...)
+	b = append(b, d[i:len(d)-decimal.DecimalPlaces]...)
 	b = append(b, '.')
-	return append(b, d[len(d)-domain.DecimalPlaces:]...)
+	return append(b, d[len(d)-decimal.DecimalPlaces:]...)
 }
 
 // exactSum returns the SQL of two Int64 sums, of the high and of the low
@@ -266,7 +266,7 @@ func exactSum(col, cond string) string {
 
 // joinSum returns hi·2^32 + lo, exactSum's two sums joined, as a Decimal
 // (|hi·2^32 + lo| < 2^96: always in range).
-func joinSum(hi, lo int64) domain.Decimal {
+func joinSum(hi, lo int64) decimal.Decimal {
 	x := i128{hi >> 32, uint64(hi) << 32}
 	l, c := bits.Add64(x.lo, uint64(lo), 0)
 	x.lo, x.hi = l, x.hi+(lo>>63)+int64(c)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // bigOf returns x as a big.Int: the independent reference of these tests.
@@ -83,7 +83,7 @@ func TestUnitsExact(t *testing.T) {
 		"9223372.036854775807", "9223372.036854775808", "-9223372.036854775808", "-9223372.036854775809",
 		"1000000000000000", "50000000.5", "-18446744.073709551616", "170141183460469231731687303.715884105727",
 		"-170141183460469231731687303.715884105727"} {
-		d := domain.MustDecimal(s)
+		d := decimal.MustDecimal(s)
 		u := unitsOf(d)
 		want, _ := new(big.Rat).SetString(s)
 		want.Mul(want, new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(12), nil)))
@@ -97,7 +97,7 @@ func TestUnitsExact(t *testing.T) {
 			t.Errorf("text of %s = %s, want %s", s, got, want)
 		}
 	}
-	if unitsOf(domain.MaxDecimal) != maxI128 || unitsOf(domain.MaxDecimal.Neg()) != (i128{math.MinInt64, 1}) {
+	if unitsOf(decimal.MaxDecimal) != maxI128 || unitsOf(decimal.MaxDecimal.Neg()) != (i128{math.MinInt64, 1}) {
 		t.Error("the Decimal bounds are not ±(2^127 − 1) units")
 	}
 	for _, s := range []string{"", "-", ".", "1.0000000000001", "1e5", "12a", "1.2.3", "340282366920938463463374607.431768211456"} {
@@ -117,7 +117,7 @@ func TestWideAmounts(t *testing.T) {
 	var w wideText
 	cols := make([]int64, len(names))
 	for i, n := range names {
-		cols[i] = w.col(n, domain.MustDecimal(amounts[n]))
+		cols[i] = w.col(n, decimal.MustDecimal(amounts[n]))
 	}
 	wide := w.text()
 	if want := "big=1000000000000000 neg=-9223372.036854775808 sum=51720000"; wide != want {
@@ -128,11 +128,11 @@ func TestWideAmounts(t *testing.T) {
 			t.Errorf("%s: column %d, wide %q", n, cols[i], wide)
 		}
 		got, err := amountOf(cols[i], n, wide)
-		if err != nil || got != domain.MustDecimal(amounts[n]) {
+		if err != nil || got != decimal.MustDecimal(amounts[n]) {
 			t.Errorf("%s read back as %s, %v; want %s", n, got, err, amounts[n])
 		}
 	}
-	if w.col("x", domain.MustDecimal("1.5")); w.text() != "" {
+	if w.col("x", decimal.MustDecimal("1.5")); w.text() != "" {
 		t.Error("the wide text of the previous row stayed")
 	}
 	if _, err := amountOf(wideMark, "missing", wide); err == nil {

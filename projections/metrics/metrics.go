@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // Namespace prefixes every metric of the service.
@@ -54,7 +55,7 @@ type Metrics struct {
 // openOrder is an order that may still fill.
 type openOrder struct {
 	counts *orderCounts
-	left   domain.Decimal // amount not yet filled
+	left   decimal.Decimal // amount not yet filled
 }
 
 // orderCounts are an exchange's children of the orders counter, looked up

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // TestOrdersCountedFromEvents: placed on OrderRequested, filled once the
@@ -25,10 +26,10 @@ func TestOrdersCountedFromEvents(t *testing.T) {
 		}
 	}
 	req := func(id int64, exchange, amount string) {
-		apply(domain.OrderStream(id), domain.TypeOrderRequested, domain.OrderRequested{OrderID: id, Exchange: exchange, Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindLimit, Amount: domain.MustDecimal(amount), Price: domain.MustDecimal("1")})
+		apply(domain.OrderStream(id), domain.TypeOrderRequested, domain.OrderRequested{OrderID: id, Exchange: exchange, Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindLimit, Amount: decimal.MustDecimal(amount), Price: decimal.MustDecimal("1")})
 	}
 	fill := func(id int64, qty string) {
-		apply(domain.OrderStream(id), domain.TypeOrderFilled, domain.OrderFilled{FillID: "f", Price: domain.MustDecimal("1"), Quantity: domain.MustDecimal(qty)})
+		apply(domain.OrderStream(id), domain.TypeOrderFilled, domain.OrderFilled{FillID: "f", Price: decimal.MustDecimal("1"), Quantity: decimal.MustDecimal(qty)})
 	}
 	req(1, "binance", "1")
 	req(2, "binance", "2")
@@ -81,9 +82,9 @@ func TestOpenOrdersKeepNoEventMemory(t *testing.T) {
 			}
 			copy(b, "scribble") // as the next use of a shared buffer would
 		}
-		apply(domain.TypeOrderRequested, domain.OrderRequested{OrderID: 1, Exchange: "binance", Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindLimit, Amount: domain.MustDecimal("2"), Price: domain.MustDecimal("1")})
-		apply(domain.TypeOrderFilled, domain.OrderFilled{FillID: "f1", Price: domain.MustDecimal("1"), Quantity: domain.MustDecimal("1")})
-		apply(domain.TypeOrderFilled, domain.OrderFilled{FillID: "f2", Price: domain.MustDecimal("1"), Quantity: domain.MustDecimal("1")})
+		apply(domain.TypeOrderRequested, domain.OrderRequested{OrderID: 1, Exchange: "binance", Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindLimit, Amount: decimal.MustDecimal("2"), Price: decimal.MustDecimal("1")})
+		apply(domain.TypeOrderFilled, domain.OrderFilled{FillID: "f1", Price: decimal.MustDecimal("1"), Quantity: decimal.MustDecimal("1")})
+		apply(domain.TypeOrderFilled, domain.OrderFilled{FillID: "f2", Price: decimal.MustDecimal("1"), Quantity: decimal.MustDecimal("1")})
 		if got := testutil.ToFloat64(m.orders.WithLabelValues("binance", "filled")); got != 1 {
 			t.Errorf("%s: orders{binance,filled} = %v, want 1", stream, got)
 		}

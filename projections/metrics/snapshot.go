@@ -8,7 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/domain/snap"
 )
 
@@ -26,7 +26,7 @@ func (m *Metrics) Freeze() func(*snap.Encoder) {
 		id       int64
 		stream   string
 		exchange string
-		left     domain.Decimal
+		left     decimal.Decimal
 	}
 	m.mu.Lock()
 	exchangeOf := make(map[*orderCounts]string, len(m.counters))
@@ -114,7 +114,7 @@ func (m *Metrics) Load(d *snap.Decoder) (func(), error) {
 	type open struct {
 		id               int64
 		stream, exchange string
-		left             domain.Decimal
+		left             decimal.Decimal
 	}
 	var opens []open
 	for range d.Len(4) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/projections"
 )
 
@@ -49,9 +50,9 @@ func Log() []Entry {
 	}
 	order := func(id int64, pair string, side domain.Side, amount string, price, qty, fee string, t time.Time) {
 		add(domain.OrderStream(id), domain.TypeOrderRequested, t, domain.OrderRequested{OrderID: id, Exchange: "binance",
-			Pair: pair, Side: side, Kind: domain.KindLimit, Amount: domain.MustDecimal(amount), Price: domain.MustDecimal(price), ClientOrderID: "c"})
-		add(domain.OrderStream(id), domain.TypeOrderFilled, t, domain.OrderFilled{FillID: "f", Price: domain.MustDecimal(price),
-			Quantity: domain.MustDecimal(qty), Fee: domain.MustDecimal(fee)})
+			Pair: pair, Side: side, Kind: domain.KindLimit, Amount: decimal.MustDecimal(amount), Price: decimal.MustDecimal(price), ClientOrderID: "c"})
+		add(domain.OrderStream(id), domain.TypeOrderFilled, t, domain.OrderFilled{FillID: "f", Price: decimal.MustDecimal(price),
+			Quantity: decimal.MustDecimal(qty), Fee: decimal.MustDecimal(fee)})
 	}
 	add(domain.StreamConfig, domain.TypePairAdded, at(0, 0, 0), domain.PairAdded{Exchange: "binance", Pair: "USDT-BTC", Strategy: "gain", Enabled: true})
 	order(1, "USDT-BTC", domain.Buy, "1", "100", "1", "0.1", at(0, 10, 0))
@@ -108,9 +109,9 @@ func MethodsLog() []Entry {
 			data any
 		}{
 			{domain.TypeOrderRequested, domain.OrderRequested{OrderID: id, Exchange: "binance", Pair: "USDT-SOL", Side: side,
-				Kind: domain.KindLimit, Amount: domain.MustDecimal(qty), Price: domain.MustDecimal(price), ClientOrderID: "c"}},
-			{domain.TypeOrderFilled, domain.OrderFilled{FillID: "f", Price: domain.MustDecimal(price), Quantity: domain.MustDecimal(qty),
-				Fee: domain.MustDecimal(fee), FeeAsset: "USDT"}},
+				Kind: domain.KindLimit, Amount: decimal.MustDecimal(qty), Price: decimal.MustDecimal(price), ClientOrderID: "c"}},
+			{domain.TypeOrderFilled, domain.OrderFilled{FillID: "f", Price: decimal.MustDecimal(price), Quantity: decimal.MustDecimal(qty),
+				Fee: decimal.MustDecimal(fee), FeeAsset: "USDT"}},
 		} {
 			out = append(out, Entry{Stream: domain.OrderStream(id), Event: domain.NewEvent(domain.NewManualClock(t), e.typ, e.data)})
 		}
@@ -169,7 +170,7 @@ func Run(t *testing.T, open Open) {
 			num(t, "total.pnl", tot.Pnl, c.pnl)
 			num(t, "total.invested", tot.Invested, c.invested)
 			num(t, "total.inventory_cost", tot.InventoryCost, c.left)
-			num(t, "total.ABP", tot.ABP, domain.MustDecimal(c.left).DivInt(3).String())
+			num(t, "total.ABP", tot.ABP, decimal.MustDecimal(c.left).DivInt(3).String())
 			num(t, "total.unrealizedPnl", tot.UnrealizedPnl, c.unrealized)
 			num(t, "total.balance", tot.Balance, "3")
 			if tot.Method != c.m.String() {
@@ -179,10 +180,10 @@ func Run(t *testing.T, open Open) {
 	}
 }
 
-func num(t *testing.T, name string, got domain.Number, want string) {
+func num(t *testing.T, name string, got decimal.Number, want string) {
 	t.Helper()
-	if domain.Decimal(got) != domain.MustDecimal(want) {
-		t.Errorf("%s = %s, want %s", name, domain.Decimal(got), want)
+	if decimal.Decimal(got) != decimal.MustDecimal(want) {
+		t.Errorf("%s = %s, want %s", name, decimal.Decimal(got), want)
 	}
 }
 
@@ -212,12 +213,12 @@ func testSum(t *testing.T, r projections.PnlReader, w expected) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Unit != "USDT" || s.Pnl != domain.MustDecimal(w.usdtPnl) || s.Invested != domain.MustDecimal(w.usdtInvested) || len(s.Pairs) != 2 {
+	if s.Unit != "USDT" || s.Pnl != decimal.MustDecimal(w.usdtPnl) || s.Invested != decimal.MustDecimal(w.usdtInvested) || len(s.Pairs) != 2 {
 		t.Errorf("sum: %+v, want USDT pnl %s invested %s over 2 pairs", s, w.usdtPnl, w.usdtInvested)
 	}
 	// Day D+1 alone (UTC) holds only #5: pnl −1, invested 10.
 	s, err = r.Sum(projections.PnlScope{Keys: []string{"binance/USDT-ETH"}}, at(1, 0, 0).UnixMilli(), at(2, 0, 0).UnixMilli())
-	if err != nil || s.Pnl != domain.MustDecimal("-1") || s.Invested != domain.MustDecimal("10") {
+	if err != nil || s.Pnl != decimal.MustDecimal("-1") || s.Invested != decimal.MustDecimal("10") {
 		t.Errorf("sum of D+1: %+v, %v", s, err)
 	}
 }
@@ -258,7 +259,7 @@ func testDaily(t *testing.T, r projections.PnlReader, w expected) {
 	num(t, "daily D+1 pnl", days[1].Pnl, w.pnl)
 	num(t, "daily D+1 cumulativePnl", days[1].CumulativePnl, w.pnl)
 	num(t, "daily D+1 cumulativePnlPercent", days[1].CumulativePnlPercent,
-		domain.PnlPercent(domain.MustDecimal(w.pnl), domain.MustDecimal(w.invested)).String())
+		domain.PnlPercent(decimal.MustDecimal(w.pnl), decimal.MustDecimal(w.invested)).String())
 	// In UTC the three fills are on D.
 	days, _, _, err = r.Daily(projections.DailyQuery{Scope: projections.PnlScope{Keys: []string{"binance/USDT-BTC"}}, Loc: time.UTC})
 	if err != nil || len(days) != 1 || days[0].NumberOfTrades != 3 {
@@ -266,7 +267,7 @@ func testDaily(t *testing.T, r projections.PnlReader, w expected) {
 	}
 	// A sell of coins never bought realizes nothing and reports its value.
 	_, unm, unit, err := r.Daily(projections.DailyQuery{Scope: projections.PnlScope{Keys: []string{"binance/BTC-ETH"}}, Loc: time.UTC})
-	if err != nil || unit != "BTC" || unm != domain.MustDecimal("0.05") {
+	if err != nil || unit != "BTC" || unm != decimal.MustDecimal("0.05") {
 		t.Errorf("daily BTC-ETH: unmatched %s unit %s, %v", unm, unit, err)
 	}
 }
@@ -321,13 +322,13 @@ func FeesLog() []Entry {
 		out = append(out, Entry{Stream: stream, Event: e})
 	}
 	rate := func(base, quote, r string, t time.Time) {
-		add(domain.RateStream("binance"), domain.TypeRateObserved, t, domain.RateObserved{Exchange: "binance", Base: base, Quote: quote, Rate: domain.MustDecimal(r)})
+		add(domain.RateStream("binance"), domain.TypeRateObserved, t, domain.RateObserved{Exchange: "binance", Base: base, Quote: quote, Rate: decimal.MustDecimal(r)})
 	}
 	order := func(id int64, pair string, side domain.Side, price, qty, fee, feeAsset string, t time.Time) {
 		add(domain.OrderStream(id), domain.TypeOrderRequested, t, domain.OrderRequested{OrderID: id, Exchange: "binance",
-			Pair: pair, Side: side, Kind: domain.KindLimit, Amount: domain.MustDecimal(qty), Price: domain.MustDecimal(price), ClientOrderID: "c"})
-		add(domain.OrderStream(id), domain.TypeOrderFilled, t, domain.OrderFilled{FillID: "f", Price: domain.MustDecimal(price),
-			Quantity: domain.MustDecimal(qty), Fee: domain.MustDecimal(fee), FeeAsset: feeAsset})
+			Pair: pair, Side: side, Kind: domain.KindLimit, Amount: decimal.MustDecimal(qty), Price: decimal.MustDecimal(price), ClientOrderID: "c"})
+		add(domain.OrderStream(id), domain.TypeOrderFilled, t, domain.OrderFilled{FillID: "f", Price: decimal.MustDecimal(price),
+			Quantity: decimal.MustDecimal(qty), Fee: decimal.MustDecimal(fee), FeeAsset: feeAsset})
 	}
 	add(domain.StreamConfig, domain.TypeConfigReplaced, at(0, 0, 0), map[string]any{"config": map[string]any{
 		"bot": map[string]any{"REPORTING_CURRENCY": "USDT"}, "pairs": map[string]any{}}})
@@ -390,7 +391,7 @@ func testFees(t *testing.T, r projections.PnlReader) {
 	if err != nil {
 		t.Fatalf("fees sum: %v", err)
 	}
-	if s.Unit != "USDT" || s.Pnl != domain.MustDecimal("468.62006") || s.Invested != domain.MustDecimal("3400.5") {
+	if s.Unit != "USDT" || s.Pnl != decimal.MustDecimal("468.62006") || s.Invested != decimal.MustDecimal("3400.5") {
 		t.Errorf("fees sum: %s pnl %s invested %s; want USDT 468.62006 3400.5", s.Unit, s.Pnl, s.Invested)
 	}
 	num(t, "fees sum unconvertedFees.KCS", s.UnconvertedFees["KCS"], "0.2")
@@ -412,9 +413,9 @@ func (l *plainLog) add(stream, typ string, t time.Time, data any) {
 
 func (l *plainLog) order(id int64, pair string, side domain.Side, price, qty string, t time.Time) {
 	l.add(domain.OrderStream(id), domain.TypeOrderRequested, t, domain.OrderRequested{OrderID: id, Exchange: "binance",
-		Pair: pair, Side: side, Kind: domain.KindLimit, Amount: domain.MustDecimal(qty), Price: domain.MustDecimal(price), ClientOrderID: "c"})
-	l.add(domain.OrderStream(id), domain.TypeOrderFilled, t, domain.OrderFilled{FillID: "f", Price: domain.MustDecimal(price),
-		Quantity: domain.MustDecimal(qty), Fee: domain.Zero, FeeAsset: "USDT"})
+		Pair: pair, Side: side, Kind: domain.KindLimit, Amount: decimal.MustDecimal(qty), Price: decimal.MustDecimal(price), ClientOrderID: "c"})
+	l.add(domain.OrderStream(id), domain.TypeOrderFilled, t, domain.OrderFilled{FillID: "f", Price: decimal.MustDecimal(price),
+		Quantity: decimal.MustDecimal(qty), Fee: decimal.Zero, FeeAsset: "USDT"})
 }
 
 // WideLog holds numbers beyond ±2^63 units of 10^-12 (±9,223,372.036854775808):
@@ -447,8 +448,8 @@ func WideLog() []Entry {
 	order(27, "USDT-SOL", domain.Buy, "150", "50000", at(0, 7, 0))
 	order(28, "USDT-SOL", domain.Sell, "160", "50000", at(0, 7, 30))
 	add(domain.BalanceStream("binance"), domain.TypeBalancesObserved, at(0, 8, 0), domain.BalancesObserved{Exchange: "binance",
-		Balances: []domain.AssetBalance{{Asset: "BABYDOGE", Available: domain.MustDecimal("600000000000000")},
-			{Asset: "USDT", Available: domain.MustDecimal("20000000")}}})
+		Balances: []domain.AssetBalance{{Asset: "BABYDOGE", Available: decimal.MustDecimal("600000000000000")},
+			{Asset: "USDT", Available: decimal.MustDecimal("20000000")}}})
 	return l.out
 }
 
@@ -474,7 +475,7 @@ func testWide(t *testing.T, r projections.PnlReader) {
 	num(t, "wide ETH invested", eth.Invested, "10000000")
 
 	all := projections.PnlScope{Keys: []string{"All"}}
-	pct := domain.PnlPercent(domain.MustDecimal("3040000"), domain.MustDecimal("23980000")).String()
+	pct := domain.PnlPercent(decimal.MustDecimal("3040000"), decimal.MustDecimal("23980000")).String()
 	for _, c := range []struct {
 		name     string
 		from, to int64
@@ -501,7 +502,7 @@ func testWide(t *testing.T, r projections.PnlReader) {
 		num(t, c.name+" day cumulativePnlPercent", d.CumulativePnlPercent, pct)
 	}
 	s, err := r.Sum(all, 0, 0)
-	if err != nil || s.Pnl != domain.MustDecimal("3040000") || s.Invested != domain.MustDecimal("23980000") {
+	if err != nil || s.Pnl != decimal.MustDecimal("3040000") || s.Invested != decimal.MustDecimal("23980000") {
 		t.Errorf("wide sum: pnl %s invested %s, %v; want 3040000, 23980000", s.Pnl, s.Invested, err)
 	}
 
@@ -552,7 +553,7 @@ func SumsLog() []Entry {
 	order(33, "USDT-XRP", domain.Buy, "1", "1000000", at(0, 10, 0))
 	order(34, "USDT-XRP", domain.Sell, "6", "1000000", at(0, 10, 30))
 	add(domain.BalanceStream("binance"), domain.TypeBalancesObserved, at(0, 11, 0), domain.BalancesObserved{Exchange: "binance",
-		Balances: []domain.AssetBalance{{Asset: "USDT", Available: domain.MustDecimal("5000000"), OnOrder: domain.MustDecimal("5000000")}}})
+		Balances: []domain.AssetBalance{{Asset: "USDT", Available: decimal.MustDecimal("5000000"), OnOrder: decimal.MustDecimal("5000000")}}})
 	return l.out
 }
 
@@ -590,7 +591,7 @@ func testSums(t *testing.T, r projections.PnlReader) {
 		num(t, "sums daily totalVolume in "+loc.String(), days[0].TotalVolume, "14000000")
 	}
 	s, err := r.Sum(all, 0, 0)
-	if err != nil || s.Pnl != domain.MustDecimal("10000000") || s.Invested != domain.MustDecimal("2000000") {
+	if err != nil || s.Pnl != decimal.MustDecimal("10000000") || s.Invested != decimal.MustDecimal("2000000") {
 		t.Errorf("sums sum: pnl %s invested %s, %v; want 10000000, 2000000", s.Pnl, s.Invested, err)
 	}
 	pts := r.AssetHistory("binance", "USDT", 0, at(1, 0, 0).UnixMilli())

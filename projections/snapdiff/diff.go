@@ -15,7 +15,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // Diff returns the first difference between the values a and b point to
@@ -46,7 +46,7 @@ type differ struct {
 
 var (
 	stringerType = reflect.TypeFor[fmt.Stringer]()
-	compactType  = reflect.TypeFor[domain.Compact]()
+	compactType  = reflect.TypeFor[decimal.Compact]()
 )
 
 // maxValueText bounds the text of a value Diff shows.
@@ -61,7 +61,7 @@ func text(v reflect.Value) string {
 	case v.Type() == compactType:
 		// An amount in a read model's 8-byte form: shown as its value
 		// (or as the side-table entry it stands for).
-		cv := *c.Interface().(*domain.Compact)
+		cv := *c.Interface().(*decimal.Compact)
 		if i, ok := cv.Ref(); ok {
 			s = fmt.Sprintf("side-table entry %d", i)
 		} else {

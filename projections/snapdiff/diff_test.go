@@ -5,18 +5,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 type diffBook struct {
-	pnl   domain.Decimal
+	pnl   decimal.Decimal
 	lots  []diffLot
 	when  time.Time
 	owner *diffState // a cycle back to the root
 }
 
 type diffLot struct {
-	qty  domain.Compact
+	qty  decimal.Compact
 	note string
 }
 
@@ -29,16 +29,16 @@ type diffState struct {
 	any   any
 }
 
-func compact(s string) domain.Compact {
-	c, _ := domain.CompactOf(domain.MustDecimal(s))
+func compact(s string) decimal.Compact {
+	c, _ := decimal.CompactOf(decimal.MustDecimal(s))
 	return c
 }
 
 func newDiffState() *diffState {
 	s := &diffState{cache: map[string]int{}, count: 3, kinds: map[int][]string{1: {"a"}}, any: int64(5)}
 	s.books = map[string]*diffBook{
-		"binance/USDT-BTC": {pnl: domain.MustDecimal("12.5"), lots: []diffLot{{qty: compact("1.5"), note: "x"}}, when: time.UnixMilli(5).UTC(), owner: s},
-		"kraken/EUR-ETH":   {pnl: domain.MustDecimal("-1"), owner: s},
+		"binance/USDT-BTC": {pnl: decimal.MustDecimal("12.5"), lots: []diffLot{{qty: compact("1.5"), note: "x"}}, when: time.UnixMilli(5).UTC(), owner: s},
+		"kraken/EUR-ETH":   {pnl: decimal.MustDecimal("-1"), owner: s},
 	}
 	return s
 }
@@ -56,7 +56,7 @@ func TestDiff(t *testing.T) {
 		edit         func(s *diffState)
 		path, as, bs string
 	}{
-		{"a decimal", func(s *diffState) { s.books["binance/USDT-BTC"].pnl = domain.MustDecimal("99.5") },
+		{"a decimal", func(s *diffState) { s.books["binance/USDT-BTC"].pnl = decimal.MustDecimal("99.5") },
 			`.books["binance/USDT-BTC"].pnl`, "12.50000000", "99.50000000"},
 		{"a slice element", func(s *diffState) { s.books["binance/USDT-BTC"].lots[0].note = "y" },
 			`.books["binance/USDT-BTC"].lots[0].note`, "x", "y"},

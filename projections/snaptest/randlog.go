@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // LogOptions shape a RandomLog.
@@ -95,8 +96,8 @@ type genOrder struct {
 	exchange, pair     string
 	side               domain.Side
 	kind               domain.OrderKind
-	amount, filled     domain.Decimal
-	price              domain.Decimal
+	amount, filled     decimal.Decimal
+	price              decimal.Decimal
 	accepted, trigger  bool
 	ocoID              int64
 	actor              string
@@ -136,19 +137,19 @@ func (g *gen) emit(stream, typ string, data any, actor string) domain.Event {
 }
 
 // amount returns a random positive amount with up to 12 decimals.
-func (g *gen) amount() domain.Decimal {
+func (g *gen) amount() decimal.Decimal {
 	switch g.rng.IntN(6) {
 	case 0:
-		return domain.MustDecimal("0.000000012345") // below a Compact's reach at large counts
+		return decimal.MustDecimal("0.000000012345") // below a Compact's reach at large counts
 	case 1:
-		return domain.DecimalFromInt(int64(1 + g.rng.IntN(5_000_000))) // wide records (beyond a Compact)
+		return decimal.DecimalFromInt(int64(1 + g.rng.IntN(5_000_000))) // wide records (beyond a Compact)
 	}
-	return domain.MustDecimal(strconv.FormatFloat(0.001+g.rng.Float64()*3, 'f', 1+g.rng.IntN(8), 64))
+	return decimal.MustDecimal(strconv.FormatFloat(0.001+g.rng.Float64()*3, 'f', 1+g.rng.IntN(8), 64))
 }
 
-func (g *gen) price(pair string) domain.Decimal {
+func (g *gen) price(pair string) decimal.Decimal {
 	p := prices[pair] * (0.8 + 0.4*g.rng.Float64())
-	return domain.MustDecimal(strconv.FormatFloat(p, 'f', 2+g.rng.IntN(6), 64))
+	return decimal.MustDecimal(strconv.FormatFloat(p, 'f', 2+g.rng.IntN(6), 64))
 }
 
 func (g *gen) pick(s []string) string { return s[g.rng.IntN(len(s))] }
@@ -323,25 +324,25 @@ func (g *gen) progress() {
 func (g *gen) fill(o *genOrder, stream string) bool {
 	left := o.amount.Sub(o.filled)
 	q := left
-	if g.rng.IntN(3) == 0 && left.Cmp(domain.MustDecimal("0.000001")) > 0 {
-		q = left.Div(domain.DecimalFromInt(int64(2 + g.rng.IntN(3))))
+	if g.rng.IntN(3) == 0 && left.Cmp(decimal.MustDecimal("0.000001")) > 0 {
+		q = left.Div(decimal.DecimalFromInt(int64(2 + g.rng.IntN(3))))
 	}
 	o.filled = o.filled.Add(q)
 	g.writeFill(o, stream, q)
 	return o.filled.Cmp(o.amount) >= 0
 }
 
-func (g *gen) writeFill(o *genOrder, stream string, q domain.Decimal) {
+func (g *gen) writeFill(o *genOrder, stream string, q decimal.Decimal) {
 	quote, base, _ := domain.SplitPair(o.pair)
 	price := g.price(o.pair)
 	f := domain.OrderFilled{Price: price, Quantity: q}
 	switch g.rng.IntN(3) {
 	case 0:
-		f.FeeAsset, f.Fee = quote, price.Mul(q).Mul(domain.MustDecimal("0.001"))
+		f.FeeAsset, f.Fee = quote, price.Mul(q).Mul(decimal.MustDecimal("0.001"))
 	case 1:
-		f.FeeAsset, f.Fee = base, q.Mul(domain.MustDecimal("0.001"))
+		f.FeeAsset, f.Fee = base, q.Mul(decimal.MustDecimal("0.001"))
 	default:
-		f.FeeAsset, f.Fee = "BNB", domain.MustDecimal("0.0001234")
+		f.FeeAsset, f.Fee = "BNB", decimal.MustDecimal("0.0001234")
 	}
 	g.fills++
 	g.seq++
@@ -362,7 +363,7 @@ func (g *gen) lateFill() {
 		return
 	}
 	o := g.done[g.rng.IntN(len(g.done))]
-	g.writeFill(o, domain.OrderStream(o.id), o.amount.Div(domain.DecimalFromInt(7)))
+	g.writeFill(o, domain.OrderStream(o.id), o.amount.Div(decimal.DecimalFromInt(7)))
 }
 
 // imported writes a few orders of imported history: filled at once, at
@@ -471,9 +472,9 @@ func (g *gen) rate() {
 	switch g.rng.IntN(3) {
 	case 0:
 		g.emit(domain.RateStream(x), domain.TypeRateObserved, domain.RateObserved{Exchange: x, Base: "BNB", Quote: "USDT",
-			Rate: domain.MustDecimal(strconv.Itoa(500 + g.rng.IntN(200)))}, domain.ActorCore)
+			Rate: decimal.MustDecimal(strconv.Itoa(500 + g.rng.IntN(200)))}, domain.ActorCore)
 	case 1:
-		g.emit(domain.RateStream(x), domain.TypeRateObserved, domain.RateObserved{Exchange: x, Base: "USDC", Quote: "USDT", Rate: domain.MustDecimal("0.9998")}, domain.ActorCore)
+		g.emit(domain.RateStream(x), domain.TypeRateObserved, domain.RateObserved{Exchange: x, Base: "USDC", Quote: "USDT", Rate: decimal.MustDecimal("0.9998")}, domain.ActorCore)
 	default:
 		pair := g.pick(pairs)
 		quote, base, _ := domain.SplitPair(pair)
@@ -485,7 +486,7 @@ func (g *gen) balances() {
 	x := g.pick(exchanges)
 	var bs []domain.AssetBalance
 	for _, a := range []string{"USDT", "BTC", "ETH", "BNB"}[:1+g.rng.IntN(4)] {
-		bs = append(bs, domain.AssetBalance{Asset: a, Available: g.amount(), OnOrder: domain.DecimalFromInt(int64(g.rng.IntN(3)))})
+		bs = append(bs, domain.AssetBalance{Asset: a, Available: g.amount(), OnOrder: decimal.DecimalFromInt(int64(g.rng.IntN(3)))})
 	}
 	g.emit(domain.BalanceStream(x), domain.TypeBalancesObserved, domain.BalancesObserved{Exchange: x, Balances: bs}, domain.ActorCore)
 }

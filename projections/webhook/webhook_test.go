@@ -11,6 +11,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/audit"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 type received struct {
@@ -65,7 +66,7 @@ func TestDeliveriesSignedRetriedAndFiltered(t *testing.T) {
 	}
 	old := ev(9, domain.TypeOrderFilled, domain.OrderFilled{FillID: "old"})
 	started := ev(11, domain.TypeSystemStarted, domain.SystemStarted{})
-	fill := ev(12, domain.TypeOrderFilled, domain.OrderFilled{FillID: "f1", Price: domain.MustDecimal("100"), Quantity: domain.MustDecimal("1")})
+	fill := ev(12, domain.TypeOrderFilled, domain.OrderFilled{FillID: "f1", Price: decimal.MustDecimal("100"), Quantity: decimal.MustDecimal("1")})
 	for _, e := range []*domain.Event{old, started, fill} {
 		if err := n.Apply(e); err != nil {
 			t.Fatal(err)

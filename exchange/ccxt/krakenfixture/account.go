@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // The account's history beside its own orders, for the account sync's
@@ -37,20 +37,20 @@ import (
 
 type transfer struct {
 	refid, asset, method, txid, address, status string
-	amount, fee                                 domain.Decimal
+	amount, fee                                 decimal.Decimal
 	time                                        int64 // seconds
 }
 
 type ledgerEntry struct {
 	id, refid, typ, asset string
-	amount, fee, balance  domain.Decimal
+	amount, fee, balance  decimal.Decimal
 	time                  float64
 }
 
 // HandTrade records a trade placed by hand on Kraken's site now: a
 // closed order without a client order id and its trade, the fee in the
 // quote, moving the balances. It returns the trade id.
-func (s *Server) HandTrade(side string, vol, price domain.Decimal) string {
+func (s *Server) HandTrade(side string, vol, price decimal.Decimal) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.seq++
@@ -110,7 +110,7 @@ func (s *Server) historyFault(w http.ResponseWriter) bool {
 
 // AdjustBalance changes an asset's balance by delta with no history behind
 // it (Kraken's asset name: XXBT, USDT).
-func (s *Server) AdjustBalance(asset string, delta domain.Decimal) {
+func (s *Server) AdjustBalance(asset string, delta decimal.Decimal) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.balance[asset] = s.balance[asset].Add(delta)
@@ -118,7 +118,7 @@ func (s *Server) AdjustBalance(asset string, delta domain.Decimal) {
 
 // Deposit records a deposit of amount of asset (Kraken's name) in a status
 // at the fixture's time, crediting it on Success; it returns its refid.
-func (s *Server) Deposit(asset string, amount domain.Decimal, status, address string) string {
+func (s *Server) Deposit(asset string, amount decimal.Decimal, status, address string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.seq++
@@ -135,7 +135,7 @@ func (s *Server) Deposit(asset string, amount domain.Decimal, status, address st
 // Withdraw records a withdrawal of amount of asset with its fee in a
 // status at the fixture's time, taking amount and fee from the balance
 // unless it failed; it returns its refid.
-func (s *Server) Withdraw(asset string, amount, fee domain.Decimal, status, address string) string {
+func (s *Server) Withdraw(asset string, amount, fee decimal.Decimal, status, address string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.seq++
@@ -151,7 +151,7 @@ func (s *Server) Withdraw(asset string, amount, fee domain.Decimal, status, addr
 
 // Convert records a conversion in the ledger at the fixture's time:
 // amount of from becomes toAmount of to, less fee (in to).
-func (s *Server) Convert(from string, amount domain.Decimal, to string, toAmount, fee domain.Decimal) {
+func (s *Server) Convert(from string, amount decimal.Decimal, to string, toAmount, fee decimal.Decimal) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.seq++

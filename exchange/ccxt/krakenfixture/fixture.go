@@ -51,7 +51,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // The fixture's pair and prices.
@@ -68,20 +68,20 @@ const (
 type Market struct {
 	ID, WSName                string // "XBTUSDT", "XBT/USDT"
 	Base, BaseAlt, Quote      string // Kraken asset names: "XXBT", "XBT", "USDT"
-	Bid, Ask                  domain.Decimal
+	Bid, Ask                  decimal.Decimal
 	PairDecimals, LotDecimals int
-	OrderMin, CostMin         domain.Decimal
-	Balances                  map[string]domain.Decimal
+	OrderMin, CostMin         decimal.Decimal
+	Balances                  map[string]decimal.Decimal
 }
 
 // DefaultMarket is XBT/USDT with 1 BTC and 100,000 USDT (New).
 var DefaultMarket = Market{ID: PairID, WSName: "XBT/USDT", Base: "XXBT", BaseAlt: "XBT", Quote: "USDT",
-	Bid: domain.MustDecimal(Bid), Ask: domain.MustDecimal(Ask), PairDecimals: 1, LotDecimals: 6,
-	OrderMin: domain.MustDecimal("0.0001"), CostMin: domain.MustDecimal("0.5"),
-	Balances: map[string]domain.Decimal{"XXBT": domain.MustDecimal("1"), "USDT": domain.MustDecimal("100000")}}
+	Bid: decimal.MustDecimal(Bid), Ask: decimal.MustDecimal(Ask), PairDecimals: 1, LotDecimals: 6,
+	OrderMin: decimal.MustDecimal("0.0001"), CostMin: decimal.MustDecimal("0.5"),
+	Balances: map[string]decimal.Decimal{"XXBT": decimal.MustDecimal("1"), "USDT": decimal.MustDecimal("100000")}}
 
 // tick is the pair's price step.
-func (m Market) tick() domain.Decimal { return domain.NewDecimal(1, -m.PairDecimals) }
+func (m Market) tick() decimal.Decimal { return decimal.NewDecimal(1, -m.PairDecimals) }
 
 // Server is the fixture; URL is its base.
 type Server struct {
@@ -97,8 +97,8 @@ type Server struct {
 
 	mu         sync.Mutex
 	lastNonce  int64
-	balance    map[string]domain.Decimal // XXBT, USDT
-	hold       map[string]domain.Decimal
+	balance    map[string]decimal.Decimal // XXBT, USDT
+	hold       map[string]decimal.Decimal
 	orders     map[string]*order // by txid
 	order      []string          // txids in placement order
 	trades     []*trade
@@ -134,8 +134,8 @@ func (s *Server) TradeText(field, raw string) {
 
 type order struct {
 	txid, clOrdID, side, kind string
-	price, vol, volExec       domain.Decimal
-	cost, fee                 domain.Decimal
+	price, vol, volExec       decimal.Decimal
+	cost, fee                 decimal.Decimal
 	status                    string
 	opentm, closetm           float64
 	trades                    []string
@@ -143,7 +143,7 @@ type order struct {
 
 type trade struct {
 	id, ordertxid, side, kind string
-	price, vol, cost, fee     domain.Decimal
+	price, vol, cost, fee     decimal.Decimal
 	time                      float64
 	text                      map[string]string
 }
@@ -155,8 +155,8 @@ func New(key, secretB64 string) *Server { return NewMarket(key, secretB64, Defau
 // NewMarket starts a fixture whose one pair is m.
 func NewMarket(key, secretB64 string, m Market) *Server {
 	s := &Server{Key: key, SecretB4: secretB64, mk: m,
-		balance:  map[string]domain.Decimal{},
-		hold:     map[string]domain.Decimal{},
+		balance:  map[string]decimal.Decimal{},
+		hold:     map[string]decimal.Decimal{},
 		orders:   map[string]*order{},
 		requests: map[string]int{},
 	}
@@ -219,7 +219,7 @@ func (s *Server) Requests(path string) int {
 
 // Fill fills qty of the resting order with the client order id at its
 // limit price (a counterparty's order crossed it).
-func (s *Server) Fill(clientOrderID string, qty domain.Decimal) error {
+func (s *Server) Fill(clientOrderID string, qty decimal.Decimal) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, id := range s.order {
@@ -375,7 +375,7 @@ func (s *Server) public(w http.ResponseWriter, r *http.Request, name string) {
 		now := time.Now().Unix()
 		var bids, asks [][]any
 		for i := 0; i < count; i++ {
-			step := domain.DecimalFromInt(int64(i))
+			step := decimal.DecimalFromInt(int64(i))
 			if s.mk.ID != PairID {
 				step = s.mk.tick().MulInt(int64(i))
 			}
@@ -547,7 +547,7 @@ func (s *Server) addOrder(w http.ResponseWriter, r *http.Request, form url.Value
 		return
 	}
 	side, kind := form.Get("type"), form.Get("ordertype")
-	vol, err := domain.ParseDecimal(form.Get("volume"))
+	vol, err := decimal.ParseDecimal(form.Get("volume"))
 	if err != nil || vol.Sign() <= 0 || (side != "buy" && side != "sell") || (kind != "limit" && kind != "market") {
 		fail(w, "EGeneral:Invalid arguments")
 		return
@@ -556,10 +556,10 @@ func (s *Server) addOrder(w http.ResponseWriter, r *http.Request, form url.Value
 		fail(w, "EOrder:Order minimum not met")
 		return
 	}
-	var price domain.Decimal
+	var price decimal.Decimal
 	switch {
 	case kind == "limit":
-		if price, err = domain.ParseDecimal(form.Get("price")); err != nil || price.Sign() <= 0 || !price.Rem(s.mk.tick()).IsZero() {
+		if price, err = decimal.ParseDecimal(form.Get("price")); err != nil || price.Sign() <= 0 || !price.Rem(s.mk.tick()).IsZero() {
 			fail(w, "EOrder:Invalid price:Invalid price argument")
 			return
 		}
@@ -579,7 +579,7 @@ func (s *Server) addOrder(w http.ResponseWriter, r *http.Request, form url.Value
 	}
 	need, asset := vol, s.mk.Base
 	if side == "buy" {
-		need, asset = vol.Mul(price).Add(vol.Mul(price).Mul(domain.MustDecimal(feeRate))), s.mk.Quote
+		need, asset = vol.Mul(price).Add(vol.Mul(price).Mul(decimal.MustDecimal(feeRate))), s.mk.Quote
 	}
 	if s.balance[asset].Sub(s.hold[asset]).Cmp(need) < 0 {
 		fail(w, "EOrder:Insufficient funds")
@@ -607,12 +607,12 @@ func (s *Server) addOrder(w http.ResponseWriter, r *http.Request, form url.Value
 
 // holdOf is what a resting order of qty holds: base for a sell, quote
 // (with the fee) for a buy.
-func (s *Server) holdOf(o *order, qty domain.Decimal) domain.Decimal {
+func (s *Server) holdOf(o *order, qty decimal.Decimal) decimal.Decimal {
 	if o.side == "sell" {
 		return qty
 	}
 	c := qty.Mul(o.price)
-	return c.Add(c.Mul(domain.MustDecimal(feeRate)))
+	return c.Add(c.Mul(decimal.MustDecimal(feeRate)))
 }
 
 func (s *Server) release(o *order) {
@@ -624,9 +624,9 @@ func (s *Server) release(o *order) {
 }
 
 // execute fills qty of o at price; resting tells whether o held funds.
-func (s *Server) execute(o *order, price, qty domain.Decimal, resting bool) {
+func (s *Server) execute(o *order, price, qty decimal.Decimal, resting bool) {
 	cost := qty.Mul(price)
-	fee := cost.Mul(domain.MustDecimal(feeRate))
+	fee := cost.Mul(decimal.MustDecimal(feeRate))
 	if resting {
 		asset := s.mk.Base
 		if o.side == "buy" {
@@ -661,7 +661,7 @@ func (s *Server) execute(o *order, price, qty domain.Decimal, resting bool) {
 }
 
 func (s *Server) orderJSON(o *order) map[string]any {
-	avg := domain.Decimal(domain.Zero)
+	avg := decimal.Decimal(decimal.Zero)
 	if o.volExec.Sign() > 0 {
 		avg = o.cost.Div(o.volExec)
 	}
@@ -700,7 +700,7 @@ func hangUp(w http.ResponseWriter) {
 }
 
 // Balance returns an asset's total (Kraken's asset name: XXBT, USDT).
-func (s *Server) Balance(asset string) domain.Decimal {
+func (s *Server) Balance(asset string) decimal.Decimal {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.balance[asset]

@@ -1,7 +1,8 @@
-package domain
+package decimal
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"math/big"
 	"math/rand"
@@ -101,8 +102,8 @@ func TestParseDecimalRefuses(t *testing.T) {
 		"0x10", " 1", "1 ", "NaN", "Inf", "1_000", "--1"} {
 		if d, err := ParseDecimal(s); err == nil {
 			t.Errorf("ParseDecimal(%q) = %s, want EINVALID", s, d)
-		} else if code := ErrorCode(err); code != EINVALID {
-			t.Errorf("ParseDecimal(%q): code %s, want EINVALID", s, code)
+		} else if pe := (*ParseError)(nil); !errors.As(err, &pe) || pe.Message == "" {
+			t.Errorf("ParseDecimal(%q): error %v, want a *ParseError (EINVALID) with a message", s, err)
 		}
 	}
 	for s, want := range map[string]string{"1.0000000000000000": "1.00000000", "+3.": "3.00000000", ".5": "0.50000000",
@@ -305,9 +306,6 @@ func TestDecimalRoundsHalfToEven(t *testing.T) {
 			t.Errorf("Round(%s, %d) = %s, want %s", c.in, c.places, got, c.want)
 		}
 	}
-	if got := WinRate(1, 31, 0); got != "3.12" { // 3.125 → 3.12
-		t.Errorf("WinRate(1 of 32) = %s, want 3.12", got)
-	}
 }
 
 func TestDecimalIntegers(t *testing.T) {
@@ -402,5 +400,24 @@ func TestCompact(t *testing.T) {
 	}
 	if c, _ := CompactOf(Zero); c != 0 {
 		t.Fatal("zero is not the zero Compact")
+	}
+}
+
+// TestCanonicalDecimal: the short path reads MarshalJSON's form with
+// parseDecimal's value, and leaves everything else to parseDecimal.
+func TestCanonicalDecimal(t *testing.T) {
+	for _, s := range []string{"0.00000000", "-0.00000000", "1.50000000", "-1.50000000", "9999999999.99999999", "-9999999999.99999999", "00.00000000",
+		"92233720368.54775807", "12345678901.00000000", "99999999999.99999999", "0.0000000012", "-0.000000000001", "1.000000000",
+		"9999999.999999999999", "-1234567.123456789012"} {
+		want, err := parseDecimal(s)
+		if got, ok := canonicalDecimal([]byte(s)); !ok || err != nil || got != want {
+			t.Fatalf("canonicalDecimal(%q) = %v, %v; parseDecimal %v, %v", s, got, ok, want, err)
+		}
+	}
+	for _, s := range []string{"100000000000.00000000", "10000000.000000000000", "1.0000000", "1.0000000000000", "+1.00000000",
+		"1.0000000a", "a.00000000", ".00000000", "-.00000000", "1,00000000", "--1.00000000", "1e1.0000000", "1.00.000000", ""} {
+		if got, ok := canonicalDecimal([]byte(s)); ok {
+			t.Fatalf("canonicalDecimal(%q) = %v, want it left to parseDecimal", s, got)
+		}
 	}
 }

@@ -1,4 +1,4 @@
-package domain
+package decimal
 
 import (
 	"encoding/json"
@@ -128,6 +128,10 @@ func DecimalFromInt(n int64) Decimal { return NewDecimal(n, 0) }
 // silent rounding, so that a number never changes on its way into the log.
 func ParseDecimal(s string) (Decimal, error) { return parseDecimal(s) }
 
+// ParseDecimalBytes is ParseDecimal for a byte slice, without converting it
+// (and allocating) first: decoders call it on the bytes they scan.
+func ParseDecimalBytes(b []byte) (Decimal, error) { return parseDecimal(b) }
+
 // parseDecimal is ParseDecimal for strings and byte slices alike, so that
 // decoders parse without converting (and allocating) first.
 func parseDecimal[T string | []byte](s T) (Decimal, error) {
@@ -135,7 +139,7 @@ func parseDecimal[T string | []byte](s T) (Decimal, error) {
 		return d, nil
 	}
 	if len(s) == 0 {
-		return Decimal{}, Errorf(EINVALID, "empty number")
+		return Decimal{}, invalidf("empty number")
 	}
 	neg := false
 	i := 0
@@ -158,7 +162,7 @@ func parseDecimal[T string | []byte](s T) (Decimal, error) {
 			if seenDot {
 				if fracDigits == DecimalPlaces {
 					if c != '0' {
-						return Decimal{}, Errorf(EINVALID, "%q has more than %d decimals", s, DecimalPlaces)
+						return Decimal{}, invalidf("%q has more than %d decimals", s, DecimalPlaces)
 					}
 					continue
 				}
@@ -173,22 +177,22 @@ func parseDecimal[T string | []byte](s T) (Decimal, error) {
 			}
 			var ok bool
 			if hi, lo, ok = mulAdd128(hi, lo, 10, uint64(c-'0')); !ok {
-				return Decimal{}, Errorf(EINVALID, "%q is too large", s)
+				return Decimal{}, invalidf("%q is too large", s)
 			}
 		default:
-			return Decimal{}, Errorf(EINVALID, "%q is not a decimal number", s)
+			return Decimal{}, invalidf("%q is not a decimal number", s)
 		}
 	}
 	if digits == 0 {
-		return Decimal{}, Errorf(EINVALID, "%q is not a decimal number", s)
+		return Decimal{}, invalidf("%q is not a decimal number", s)
 	}
 	hi, lo, ok := mulAdd128(hi, lo, pow10[DecimalPlaces-fracDigits], 0)
 	if !ok {
-		return Decimal{}, Errorf(EINVALID, "%q is too large", s)
+		return Decimal{}, invalidf("%q is too large", s)
 	}
 	d, ok := fromMag(hi, lo, neg)
 	if !ok {
-		return Decimal{}, Errorf(EINVALID, "%q is too large", s)
+		return Decimal{}, invalidf("%q is too large", s)
 	}
 	return d, nil
 }
@@ -232,10 +236,10 @@ func MustDecimal(s string) Decimal {
 // values out of range and values with more than 12 decimals are EINVALID.
 func DecimalFromFloat(f float64) (Decimal, error) {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return Decimal{}, Errorf(EINVALID, "not a finite number")
+		return Decimal{}, invalidf("not a finite number")
 	}
 	if math.Abs(f) >= 1e26 {
-		return Decimal{}, Errorf(EINVALID, "%g is too large", f)
+		return Decimal{}, invalidf("%g is too large", f)
 	}
 	return ParseDecimal(strconv.FormatFloat(f, 'f', -1, 64))
 }
@@ -803,3 +807,48 @@ var (
 	_ json.Marshaler   = Number{}
 	_ json.Unmarshaler = (*Number)(nil)
 )
+
+// canonicalDecimal reads the forms Decimal's MarshalJSON writes when they
+// have at most 19 digits: an optional minus, integer digits, a dot and 8 to
+// 12 decimals. Its digits run together are the coefficient at that many
+// decimals and cannot overflow a uint64, so the value is parseDecimal's;
+// anything else reports false and goes through parseDecimal.
+func canonicalDecimal[T string | []byte](v T) (Decimal, bool) {
+	i := 0
+	neg := len(v) > 0 && v[0] == '-'
+	if neg {
+		i = 1
+	}
+	if n := len(v) - i; n < eventPlaces+2 || n > 20 {
+		return Zero, false
+	}
+	first, dot := i, -1
+	var u uint64
+	if n := len(v) - eventPlaces - 1; v[n] == '.' { // the 8-decimal form of every log so far
+		dot = n
+		for ; i < n; i++ {
+			c := v[i] - '0'
+			if c > 9 {
+				return Zero, false
+			}
+			u = u*10 + uint64(c)
+		}
+		i++
+	}
+	for ; i < len(v); i++ {
+		c := v[i] - '0'
+		if c > 9 {
+			if v[i] != '.' || dot >= 0 {
+				return Zero, false
+			}
+			dot = i
+			continue
+		}
+		u = u*10 + uint64(c)
+	}
+	frac := len(v) - dot - 1
+	if dot <= first || frac < eventPlaces || frac > DecimalPlaces {
+		return Zero, false
+	}
+	return fromCanonical(u, frac, neg), true
+}

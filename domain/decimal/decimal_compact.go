@@ -1,4 +1,4 @@
-package domain
+package decimal
 
 import "math/bits"
 
@@ -12,20 +12,25 @@ import "math/bits"
 // is 0.
 type Compact int64
 
+// The layout of a Compact: the low CompactTagBits bits are its tag (the
+// decimal exponent, or CompactRefTag for a side-table index), the rest its
+// coefficient. A Compact whose tag is 0 is a whole number of 10^-12 units:
+// comparisons of such values (Lots' unit costs) may multiply the
+// coefficients directly.
 const (
-	compactTagBits = 3
-	compactRefTag  = 1<<compactTagBits - 1 // tag of a side-table index
-	compactMax     = 1 << (63 - compactTagBits)
+	CompactTagBits = 3
+	CompactRefTag  = 1<<CompactTagBits - 1 // tag of a side-table index
+	compactMax     = 1 << (63 - CompactTagBits)
 )
 
 // CompactOf returns d's compact form, or false when it needs a side table.
 func CompactOf(d Decimal) (Compact, bool) {
 	if c, ok := d.small(); ok && c >= -compactMax && c < compactMax {
-		return Compact(c << compactTagBits), true
+		return Compact(c << CompactTagBits), true
 	}
 	hi, lo, neg := d.mag()
 	// Tag t holds a coefficient of 10^(2t-12): strip two zeros per tag.
-	for tag := Compact(1); tag < compactRefTag; tag++ {
+	for tag := Compact(1); tag < CompactRefTag; tag++ {
 		if hi == 0 { // a constant division, which the compiler multiplies
 			if lo%100 != 0 {
 				return 0, false
@@ -44,7 +49,7 @@ func CompactOf(d Decimal) (Compact, bool) {
 			if neg {
 				m = -m
 			}
-			return Compact(m<<compactTagBits) | tag, true
+			return Compact(m<<CompactTagBits) | tag, true
 		}
 	}
 	return 0, false
@@ -52,20 +57,20 @@ func CompactOf(d Decimal) (Compact, bool) {
 
 // CompactRef returns the compact form that stands for entry i (≥ 0) of the
 // caller's side table.
-func CompactRef(i int) Compact { return Compact(i)<<compactTagBits | compactRefTag }
+func CompactRef(i int) Compact { return Compact(i)<<CompactTagBits | CompactRefTag }
 
 // Ref returns the side-table index c stands for, and whether it is one.
 func (c Compact) Ref() (int, bool) {
-	if c&compactRefTag != compactRefTag {
+	if c&CompactRefTag != CompactRefTag {
 		return 0, false
 	}
-	return int(c >> compactTagBits), true
+	return int(c >> CompactTagBits), true
 }
 
 // Decimal returns the value of c, which must not be a Ref.
 func (c Compact) Decimal() Decimal {
-	tag := c & compactRefTag
-	m := int64(c) >> compactTagBits
+	tag := c & CompactRefTag
+	m := int64(c) >> CompactTagBits
 	if tag == 0 {
 		return fromInt64(m)
 	}
@@ -74,68 +79,68 @@ func (c Compact) Decimal() Decimal {
 	return d
 }
 
-// compactTable keeps the values of Compact amounts that change in place (a
+// CompactTable keeps the values of Compact amounts that change in place (a
 // lot's quantity and cost as it is partly consumed) when a Compact cannot
 // hold them: a slot per such amount, freed when the amount shrinks into a
 // Compact or goes, and reused, so that the table holds no more than the
 // wide amounts alive. The zero value is empty.
-type compactTable struct {
-	wide []Decimal
-	free []int // free slots of wide
+type CompactTable struct {
+	Wide []Decimal // the slots; a slot's index is its CompactRef
+	Free []int     // free slots of Wide
 }
 
-// get returns the value of c.
-func (t *compactTable) get(c Compact) Decimal {
+// Get returns the value of c.
+func (t *CompactTable) Get(c Compact) Decimal {
 	if i, ok := c.Ref(); ok {
-		return t.wide[i]
+		return t.Wide[i]
 	}
 	return c.Decimal()
 }
 
-// put returns the compact form of a new amount d, in a slot of its own
+// Put returns the compact form of a new amount d, in a slot of its own
 // when it needs one.
-func (t *compactTable) put(d Decimal) Compact {
+func (t *CompactTable) Put(d Decimal) Compact {
 	if c, ok := CompactOf(d); ok {
 		return c
 	}
-	if n := len(t.free); n > 0 {
-		i := t.free[n-1]
-		t.free = t.free[:n-1]
-		t.wide[i] = d
+	if n := len(t.Free); n > 0 {
+		i := t.Free[n-1]
+		t.Free = t.Free[:n-1]
+		t.Wide[i] = d
 		return CompactRef(i)
 	}
-	t.wide = append(t.wide, d)
-	return CompactRef(len(t.wide) - 1)
+	t.Wide = append(t.Wide, d)
+	return CompactRef(len(t.Wide) - 1)
 }
 
-// set changes the amount *c to d, in the slot *c has if it needs one.
-func (t *compactTable) set(c *Compact, d Decimal) {
+// Set changes the amount *c to d, in the slot *c has if it needs one.
+func (t *CompactTable) Set(c *Compact, d Decimal) {
 	i, ok := c.Ref()
 	if !ok {
-		*c = t.put(d)
+		*c = t.Put(d)
 		return
 	}
 	if n, ok := CompactOf(d); ok {
-		t.drop(*c)
+		t.Drop(*c)
 		*c = n
 		return
 	}
-	t.wide[i] = d
+	t.Wide[i] = d
 }
 
-// drop frees the slot of an amount that goes (nothing for one without).
-func (t *compactTable) drop(c Compact) {
+// Drop frees the slot of an amount that goes (nothing for one without).
+func (t *CompactTable) Drop(c Compact) {
 	i, ok := c.Ref()
 	if !ok {
 		return
 	}
-	t.wide[i] = Zero
-	t.free = append(t.free, i)
-	if len(t.free) == len(t.wide) { // none left: the storage starts over
-		if cap(t.wide) > 64 {
-			t.wide, t.free = nil, nil // a spike of wide amounts keeps no memory
+	t.Wide[i] = Zero
+	t.Free = append(t.Free, i)
+	if len(t.Free) == len(t.Wide) { // none left: the storage starts over
+		if cap(t.Wide) > 64 {
+			t.Wide, t.Free = nil, nil // a spike of wide amounts keeps no memory
 		} else {
-			t.wide, t.free = t.wide[:0], t.free[:0]
+			t.Wide, t.Free = t.Wide[:0], t.Free[:0]
 		}
 	}
 }
