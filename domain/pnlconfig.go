@@ -3,6 +3,7 @@ package domain
 import (
 	"encoding/json"
 	"strconv"
+	"strings"
 )
 
 // PnlConfig is what the PNL read models take from a ConfigReplaced
@@ -87,4 +88,102 @@ func maxAgeMs(v any) int64 {
 		return 0
 	}
 	return secs * 1000
+}
+
+// PnlMethod selects how sells consume lots.
+type PnlMethod uint8
+
+// Lot matching methods. LOFO is the default (as Gunbot documents it). The
+// values are stable (they never change meaning): add new methods at the end.
+const (
+	// LOFO consumes the lot with the lowest unit cost first (ties: oldest
+	// first; see Lots for a partly consumed lot).
+	LOFO PnlMethod = iota
+	// FIFO consumes the oldest lot first.
+	FIFO
+	// Average pools every lot at the weighted average unit cost; a sell
+	// takes cost pro rata. The quantities it consumes are the oldest first
+	// (FIFO), which is what dates its disposals for holding periods.
+	Average
+	// LIFO consumes the newest lot first.
+	LIFO
+	// HIFO consumes the lot with the highest unit cost first (ties: oldest
+	// first), mirroring LOFO.
+	HIFO
+)
+
+// PnlMethodNames lists the accepted names of ParsePnlMethod, for help
+// texts and messages.
+const PnlMethodNames = "lofo, fifo, lifo, hifo or average"
+
+// ParsePnlMethod reads "lofo", "fifo", "lifo", "hifo" or "average"
+// ("avg"), case-insensitive; "" is LOFO. Anything else is EINVALID.
+func ParsePnlMethod(s string) (PnlMethod, error) {
+	switch strings.ToLower(s) {
+	case "", "lofo":
+		return LOFO, nil
+	case "fifo":
+		return FIFO, nil
+	case "lifo":
+		return LIFO, nil
+	case "hifo":
+		return HIFO, nil
+	case "average", "avg":
+		return Average, nil
+	}
+	return LOFO, Errorf(EINVALID, "pnl method %q must be %s", s, PnlMethodNames)
+}
+
+// String returns "lofo", "fifo", "lifo", "hifo" or "average".
+func (m PnlMethod) String() string {
+	switch m {
+	case FIFO:
+		return "fifo"
+	case Average:
+		return "average"
+	case LIFO:
+		return "lifo"
+	case HIFO:
+		return "hifo"
+	}
+	return "lofo"
+}
+
+// CostBasisScope says which lots a disposal may consume (bot.COST_BASIS_SCOPE,
+// the books' scope= parameter): those of its own exchange account
+// (ScopeAccount, the default: per wallet or account, the rule the United
+// States require from 1 January 2025, IRS Revenue Procedure 2024-28 and
+// Treas. Reg. §1.1012-1(j)), or those of every account of the service
+// (ScopeUniversal: one pool per asset across accounts, the earlier
+// universal method). Lots stay in the currency they were paid in: a pool
+// is an asset against one quote currency (domain/books).
+type CostBasisScope uint8
+
+// Cost basis scopes; the values are stable.
+const (
+	ScopeAccount CostBasisScope = iota
+	ScopeUniversal
+)
+
+// CostBasisScopeNames lists the accepted names of ParseCostBasisScope.
+const CostBasisScopeNames = "account or universal"
+
+// ParseCostBasisScope reads "account" or "universal" (case-insensitive);
+// "" is ScopeAccount. Anything else is EINVALID.
+func ParseCostBasisScope(s string) (CostBasisScope, error) {
+	switch strings.ToLower(s) {
+	case "", "account":
+		return ScopeAccount, nil
+	case "universal":
+		return ScopeUniversal, nil
+	}
+	return ScopeAccount, Errorf(EINVALID, "cost basis scope %q must be %s", s, CostBasisScopeNames)
+}
+
+// String returns "account" or "universal".
+func (s CostBasisScope) String() string {
+	if s == ScopeUniversal {
+		return "universal"
+	}
+	return "account"
 }

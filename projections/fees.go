@@ -8,6 +8,7 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/domain/fold"
+	"github.com/tradeledger/tradeledger/domain/pnlmath"
 	"github.com/tradeledger/tradeledger/domain/pnlread"
 )
 
@@ -40,7 +41,7 @@ type feeEntry struct {
 
 // addFee keeps the valuation of the third-asset fee of the record at (t,
 // pos).
-func (b *pairBook) addFee(t int64, pos uint64, v *domain.FeeValue) {
+func (b *pairBook) addFee(t int64, pos uint64, v *pnlmath.FeeValue) {
 	e := feeEntry{time: t, pos: pos, asset: strings.Clone(v.Asset), amount: v.Amount, quote: v.Quote, rate: v.Rate, rateTime: v.RateTime, valued: v.Valued}
 	n := len(b.fees)
 	if n == 0 || !feeBefore(t, pos, &b.fees[n-1]) {
@@ -55,7 +56,7 @@ func (b *pairBook) addFee(t int64, pos uint64, v *domain.FeeValue) {
 
 // setFee sets the valuation of the third-asset fee of the record at k
 // (folded again).
-func (b *pairBook) setFee(k fold.Key, v *domain.FeeValue) {
+func (b *pairBook) setFee(k fold.Key, v *pnlmath.FeeValue) {
 	i := sort.Search(len(b.fees), func(i int) bool {
 		return !feeBefore(b.fees[i].time, b.fees[i].pos, &feeEntry{time: k.Time, pos: k.Pos})
 	})
@@ -73,9 +74,9 @@ func feeBefore(t int64, pos uint64, e *feeEntry) bool {
 }
 
 // feeOf returns the fee of record r as charged and valued.
-func (b *pairBook) feeOf(r *orderRecord) domain.FeeValue {
+func (b *pairBook) feeOf(r *orderRecord) pnlmath.FeeValue {
 	fee := b.recs.get(r.fee)
-	f := domain.FeeValue{Asset: b.feeAsset(r), Amount: fee}
+	f := pnlmath.FeeValue{Asset: b.feeAsset(r), Amount: fee}
 	switch c := r.feeCode(); {
 	case c == 0:
 		if f.Asset == "" {

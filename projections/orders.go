@@ -8,12 +8,13 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/domain/fold"
+	"github.com/tradeledger/tradeledger/domain/pnlmath"
 )
 
 // Ledger is the trading read model: order records per pair key, PNL
 // aggregates (pnl.go), asset value history (assets.go) and chart marks
 // (marks.go). It is one projection with one lock because all of them are
-// folds of the same fills through the same lot matching (domain.Lots): a
+// folds of the same fills through the same lot matching (pnlmath.Lots): a
 // fill is matched once and every view sees the same figures.
 //
 // Order records. There is one record per fill (OrderFilled), not one per
@@ -38,7 +39,7 @@ import (
 //	               rate within bot.FEE_RATE_MAX_AGE of the fill (present only
 //	               then): not in fees, nor in any figure in quote
 //	baseValue      what the fill cost or brought in quote, fees valued in
-//	               (domain.FeeValue.Net): cost + fees on buys (cost alone when
+//	               (pnlmath.FeeValue.Net): cost + fees on buys (cost alone when
 //	               the fee came out of the coins bought), cost − fees on sells
 //	costProceed    −baseValue on buys, +baseValue on sells
 //	averagePrice   Σcost ÷ Σamount over the order's fills up to this one (trade time)
@@ -52,7 +53,7 @@ import (
 //	baseBalance    the pair's quote cash flow after this fill: Σ costProceed
 //	inventory_cost cost of the lots still held after this fill
 //	ABP            inventory_cost ÷ quantity held in lots (0 when none)
-//	pnl            realized pnl of the fill (sells; 0 on buys), domain.Lots
+//	pnl            realized pnl of the fill (sells; 0 on buys), pnlmath.Lots
 //	unmatchedBaseValue  rate × quantity sold with no lot (sells; extra field)
 //	toCancel       present (true) only while the order is still open
 //	               (accepted, not fully filled, cancelled, rejected or
@@ -453,7 +454,7 @@ func (l *Ledger) addFill(bi uint32, id int64, external, sell bool, t int64, pos 
 		rec.pnl, rec.unmatchedQt = c(out.Pnl), c(out.Unmatched)
 		b.insert(rec)
 		if fold.FeeThird(f.FeeAsset, b.quote, b.base) {
-			b.addFee(t, pos, &domain.FeeValue{Asset: f.FeeAsset, Amount: f.Fee, Third: true})
+			b.addFee(t, pos, &pnlmath.FeeValue{Asset: f.FeeAsset, Amount: f.Fee, Third: true})
 			l.sawFeeAsset(b.exchange, f.FeeAsset)
 		}
 		l.conv.Late(int(bi), ff.Key)
@@ -498,7 +499,7 @@ type OrderRecord struct {
 	Rate, Amount       decimal.Decimal
 	ID                 int64
 	Cost, Fees         decimal.Decimal
-	Fee                domain.FeeValue // the fee as charged and its valuation (Fees is its Quote)
+	Fee                pnlmath.FeeValue // the fee as charged and its valuation (Fees is its Quote)
 	BaseValue          decimal.Decimal
 	CostProceed        decimal.Decimal
 	AveragePrice       decimal.Decimal
@@ -546,14 +547,14 @@ func (l *Ledger) view(b *pairBook, r *orderRecord) OrderRecord {
 }
 
 // recordPnlPrice returns the pnlPrice of a record (see Ledger): what
-// domain.Lots.ApplyFee gave its fill as the lot's cost ÷ the quantity
+// pnlmath.Lots.ApplyFee gave its fill as the lot's cost ÷ the quantity
 // matched, found again from what the record keeps. A buy's lot is its
 // quantity received at its cost (value, plus the fee valued in quote unless
 // it came out of the coins). A sell's pnl is value matched − its share of
 // the fee − the consumed lots' cost, so that cost is value matched − fee
 // share − pnl: exact, as long as the figures are within the Decimal's
-// range (domain.Lots.ApplyFillTraced's arithmetic, step for step).
-func recordPnlPrice(side domain.Side, rate, amount, value decimal.Decimal, fee *domain.FeeValue, unmatched, pnl decimal.Decimal) decimal.Decimal {
+// range (pnlmath.Lots.ApplyFillTraced's arithmetic, step for step).
+func recordPnlPrice(side domain.Side, rate, amount, value decimal.Decimal, fee *pnlmath.FeeValue, unmatched, pnl decimal.Decimal) decimal.Decimal {
 	feeQuote := decimal.Zero
 	if fee.Valued {
 		feeQuote = fee.Quote

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/decimal"
+	"github.com/tradeledger/tradeledger/domain/pnlmath"
 )
 
 // mixedLog is the mixed-quote scenario of issue 14 §2, all on day D (UTC),
@@ -121,7 +122,7 @@ func TestMixedQuoteGolden(t *testing.T) {
 			}
 			num(t, "dailyHistory[0].pnl", o.DailyHistory[0].Pnl, tt.w.pnl)
 			num(t, "cumulativePnlPercent", o.DailyHistory[0].CumulativePnlPercent,
-				domain.PnlPercent(dec(tt.w.pnl), dec(tt.w.invested)).String())
+				pnlmath.PnlPercent(dec(tt.w.pnl), dec(tt.w.invested)).String())
 			// perQuote: each quote in its own currency. BTC: every ETH was
 			// sold: 0.12 + 0.05 − 0.0012 − 0.10 = 0.0688 under every method.
 			num(t, "perQuote.BTC.pnl", o.PerQuote["BTC"].Pnl, "0.0688")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/decimal"
+	"github.com/tradeledger/tradeledger/domain/pnlmath"
 )
 
 // pnlPrice, the unit cost a fill is measured against, over random fills
@@ -78,7 +79,7 @@ func TestPnlPriceRandomFills(t *testing.T) {
 				key := "binance/" + pair
 				recs := l.Orders(key)
 				slices.SortFunc(recs, func(a, b OrderRecord) int { return int(a.Position) - int(b.Position) })
-				lots := domain.Lots{Method: m}
+				lots := pnlmath.Lots{Method: m}
 				for _, r := range recs {
 					fp := lots.ApplyFee(r.Type, r.Rate, r.Amount, &r.Fee)
 					if !r.Fee.Valued {

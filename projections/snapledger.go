@@ -9,6 +9,7 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/domain/fold"
+	"github.com/tradeledger/tradeledger/domain/pnlmath"
 	"github.com/tradeledger/tradeledger/domain/snap"
 )
 
@@ -451,8 +452,8 @@ func decodeAgg64(d *snap.Decoder, a *fold.PnlAgg[int64]) {
 	a.HeroT, a.FuckT, a.FirstT, a.LastT = d.Varint(), d.Varint(), d.Varint(), d.Varint()
 }
 
-// encodeLots writes a pair's lots as domain.Lots keeps them.
-func encodeLots(e *snap.Encoder, s *domain.LotsState) {
+// encodeLots writes a pair's lots as pnlmath.Lots keeps them.
+func encodeLots(e *snap.Encoder, s *pnlmath.LotsState) {
 	e.Uint32(uint32(s.Method))
 	e.Len(len(s.Queue))
 	for _, h := range s.Queue {
@@ -491,25 +492,25 @@ func encodeLots(e *snap.Encoder, s *domain.LotsState) {
 	e.Decimal(s.Cost)
 }
 
-func decodeLots(d *snap.Decoder, s *domain.LotsState) {
+func decodeLots(d *snap.Decoder, s *pnlmath.LotsState) {
 	s.Method = domain.PnlMethod(d.Uint32())
 	for range d.Len(16) {
-		s.Queue = append(s.Queue, domain.HeldLot{Qty: d.Compact(), Cost: d.Compact()})
+		s.Queue = append(s.Queue, pnlmath.HeldLot{Qty: d.Compact(), Cost: d.Compact()})
 	}
 	s.Head = d.Int()
 	for range d.Len(17) {
-		s.Heap = append(s.Heap, domain.HeapLot{HeldLot: domain.HeldLot{Qty: d.Compact(), Cost: d.Compact()}, Seq: d.Varint()})
+		s.Heap = append(s.Heap, pnlmath.HeapLot{HeldLot: pnlmath.HeldLot{Qty: d.Compact(), Cost: d.Compact()}, Seq: d.Varint()})
 	}
 	s.Tagged = d.Bool()
 	for range d.Len(2) {
-		s.Tags = append(s.Tags, domain.LotTag{Time: d.Varint(), Ref: d.Varint()})
+		s.Tags = append(s.Tags, pnlmath.LotTag{Time: d.Varint(), Ref: d.Varint()})
 	}
 	s.Wide = decodeDecimals(d)
 	for range d.Len(1) {
 		s.Free = append(s.Free, d.Int())
 	}
 	for range d.Len(5) {
-		s.Clamp = append(s.Clamp, domain.ClampKey{Seq: d.Varint(), Key: domain.Lot{Qty: d.Decimal(), Cost: d.Decimal(), Time: d.Varint(), Ref: d.Varint()}})
+		s.Clamp = append(s.Clamp, pnlmath.ClampKey{Seq: d.Varint(), Key: pnlmath.Lot{Qty: d.Decimal(), Cost: d.Decimal(), Time: d.Varint(), Ref: d.Varint()}})
 	}
 	s.Seq, s.Front = d.Varint(), d.Varint()
 	s.Qty, s.Cost = d.Decimal(), d.Decimal()

@@ -7,7 +7,7 @@
 // time.
 //
 // Order of the fills. The books read each pair's fills in trade-time order
-// (time, then log position) and match them with domain.Lots under the
+// (time, then log position) and match them with pnlmath.Lots under the
 // method asked for. Periods are trade-time ranges [From, To), so the lots
 // held at From are those of every fill before it, and opening + flows =
 // closing holds exactly under every method (statement_test.go proves it
@@ -32,6 +32,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/decimal"
+	"github.com/tradeledger/tradeledger/domain/pnlmath"
 )
 
 // DefaultHoldingPeriodDays is the holding period beyond which a lot's gain
@@ -58,7 +59,7 @@ type Pair struct {
 // received Amount less). Valued is false when no rate from the log values
 // Asset at the fill's time: the fee is listed as unconverted and counted
 // in no sum (never as 0).
-type Fee = domain.FeeValue
+type Fee = pnlmath.FeeValue
 
 // Kind says what a Fill records.
 type Kind uint8

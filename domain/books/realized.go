@@ -1,8 +1,8 @@
 package books
 
 import (
-	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/decimal"
+	"github.com/tradeledger/tradeledger/domain/pnlmath"
 	"github.com/tradeledger/tradeledger/domain/pnlread"
 )
 
@@ -428,7 +428,7 @@ func (z *realizer) run(onFill func(p *pairWalk, f *Fill, s *step), emit func(d *
 // lotUse returns the use of lot part u by a disposal: its figures, its
 // holding days and term, and how it was acquired (its Ref: an order's id,
 // or refExternal, refConversion).
-func lotUse(u domain.Lot, proceeds, fee, gain decimal.Decimal, days, hold int64) LotUse {
+func lotUse(u pnlmath.Lot, proceeds, fee, gain decimal.Decimal, days, hold int64) LotUse {
 	lu := LotUse{AcquiredAt: u.Time, BuyOrderID: u.Ref, Acquired: "order", Quantity: decimal.Number(u.Qty), Proceeds: decimal.Number(proceeds),
 		Fee: decimal.Number(fee), CostBasis: decimal.Number(u.Cost), Gain: decimal.Number(gain), HoldingDays: days, Term: "short"}
 	switch u.Ref {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/decimal"
+	"github.com/tradeledger/tradeledger/domain/pnlmath"
 )
 
 // January 2024 on goldenSource under FIFO, USDT-SOL:
@@ -255,7 +256,7 @@ func TestStatementOpeningPlusFlowsIsClosing(t *testing.T) {
 	for _, m := range methods {
 		s, _ := StatementReport(src, Query{Method: m})
 		for _, l := range s.Lines {
-			lots := domain.Lots{Method: m}
+			lots := pnlmath.Lots{Method: m}
 			for _, f := range src.fills[l.Key] {
 				side, fee := domain.Buy, decimal.Zero
 				if f.Sell {

@@ -7,13 +7,14 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/decimal"
+	"github.com/tradeledger/tradeledger/domain/pnlmath"
 )
 
 // walkChunk is how many fills a walk reads from the source per pair at a
 // time: its memory is this many fills per pair, whatever the log's size.
 const walkChunk = 512
 
-// Lot references (domain.Lot.Ref) of lots no order of the service's
+// Lot references (pnlmath.Lot.Ref) of lots no order of the service's
 // acquired: a trade placed elsewhere, a conversion. A lot of an order
 // has the order's id.
 const (
@@ -37,8 +38,8 @@ type unknownLot struct {
 type pool struct {
 	key, exchange, pair string
 	quote, base         string
-	lots                domain.Lots
-	trace               domain.LotTrace
+	lots                pnlmath.Lots
+	trace               pnlmath.LotTrace
 	unknown             []unknownLot
 	unknownQty          decimal.Decimal
 	position            decimal.Decimal // Σ in − Σ out, every fill and move read so far
@@ -71,18 +72,18 @@ type pairWalk struct {
 // cost, their total the quantity sent and its fee.
 type carry struct {
 	quote   string
-	lots    []domain.Lot
+	lots    []pnlmath.Lot
 	unknown []unknownLot
 	total   decimal.Decimal
 }
 
 // step is what one fill or move did to its pool, beyond the lots' own
-// figures (domain.FillPnl: a sale's matched quantity and cost, pnl…):
+// figures (pnlmath.FillPnl: a sale's matched quantity and cost, pnl…):
 // the part of a sale or withdrawal taken from coins of unknown cost
 // (which ones), what a withdrawal took beyond every coin held, and what a
 // deposit brought.
 type step struct {
-	domain.FillPnl
+	pnlmath.FillPnl
 	UnknownQty  decimal.Decimal
 	UnknownUsed []unknownLot
 	Unheld      decimal.Decimal
@@ -271,7 +272,7 @@ func (w *walk) apply(pl *pool, f *Fill, s *step) {
 		s.Value = f.Value
 		if f.Priced {
 			s.Matched, s.LotCost = f.Qty, f.Value
-			pl.lots.AddLot(domain.Lot{Qty: f.Qty, Cost: f.Value, Time: f.Time, Ref: refConversion})
+			pl.lots.AddLot(pnlmath.Lot{Qty: f.Qty, Cost: f.Value, Time: f.Time, Ref: refConversion})
 		} else {
 			s.InUnknown = f.Qty
 			pl.addUnknown(unknownLot{f.Qty, f.Time})
@@ -295,7 +296,7 @@ func (w *walk) apply(pl *pool, f *Fill, s *step) {
 	case KindDeposit:
 		pl.position = pl.position.Add(f.Qty)
 		if f.Peer == "" && f.Priced { // from the outside, at the log's price
-			pl.lots.AddLot(domain.Lot{Qty: f.Qty, Cost: f.Value, Time: f.Time, Ref: refDeposit})
+			pl.lots.AddLot(pnlmath.Lot{Qty: f.Qty, Cost: f.Value, Time: f.Time, Ref: refDeposit})
 			s.InLots, s.InCost = f.Qty, f.Value
 			break
 		}
@@ -389,7 +390,7 @@ func (pl *pool) addDated(qty decimal.Decimal, t int64, dates []unknownLot) {
 // arithmetic, so that the Ledger's figures and the books agree): each lot
 // its quantity × qty ÷ total with its whole cost and date, the rest of
 // unknown cost, dated as the coins it carries.
-func (c *carry) scaled(qty decimal.Decimal) (lots []domain.Lot, unknown decimal.Decimal, dates []unknownLot) {
+func (c *carry) scaled(qty decimal.Decimal) (lots []pnlmath.Lot, unknown decimal.Decimal, dates []unknownLot) {
 	if !c.total.IsPos() {
 		return nil, qty, nil
 	}
@@ -397,7 +398,7 @@ func (c *carry) scaled(qty decimal.Decimal) (lots []domain.Lot, unknown decimal.
 	for _, l := range c.lots {
 		q := decimal.MulDiv(l.Qty, qty, c.total)
 		rest = rest.Sub(q)
-		lots = append(lots, domain.Lot{Qty: q, Cost: l.Cost, Time: l.Time, Ref: l.Ref})
+		lots = append(lots, pnlmath.Lot{Qty: q, Cost: l.Cost, Time: l.Time, Ref: l.Ref})
 	}
 	var uq decimal.Decimal
 	for _, u := range c.unknown {

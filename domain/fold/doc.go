@@ -1,4 +1,4 @@
-// Package fold is the one PNL fold: lot matching (domain.Lots), fee
+// Package fold is the one PNL fold: lot matching (pnlmath.Lots), fee
 // valuation and currency conversion, run the same way by every PNL reader —
 // the in-memory Ledger (projections) and the ClickHouse sink and reader
 // (projections/clickhouse) —, so that the same log gives the same figures

@@ -3,13 +3,13 @@ package fold
 import (
 	"math"
 
-	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/decimal"
+	"github.com/tradeledger/tradeledger/domain/pnlmath"
 )
 
 // Fee valuation: the one rule, shared by the in-memory Ledger and the
 // ClickHouse sink, that turns a fill's fee — in whatever asset the exchange
-// charged it — into the pair's quote currency (domain.FeeValue), and says
+// charged it — into the pair's quote currency (pnlmath.FeeValue), and says
 // what a buy received.
 //
 //   - A fee in the quote (or with no asset named) is its own value.
@@ -43,9 +43,9 @@ import (
 // pair quote-base filled at price at k (its trade time and log position).
 // A third asset is valued with b's rates at or before k; b may be nil for
 // fills that have no third-asset fee.
-func ValueFee(b *RateBook, fee decimal.Decimal, asset, quote, base string, price decimal.Decimal, k Key) domain.FeeValue {
+func ValueFee(b *RateBook, fee decimal.Decimal, asset, quote, base string, price decimal.Decimal, k Key) pnlmath.FeeValue {
 	t := k.Time
-	v := domain.FeeValue{Asset: asset, Amount: fee, Rate: decimal.DecimalFromInt(1), RateTime: t, Valued: true}
+	v := pnlmath.FeeValue{Asset: asset, Amount: fee, Rate: decimal.DecimalFromInt(1), RateTime: t, Valued: true}
 	switch {
 	case asset == "" || asset == quote || SameCurrency(asset, quote): // equal first: the common case, cheaply
 		v.Asset, v.Quote = quote, fee

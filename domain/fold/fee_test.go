@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/pnlmath"
 )
 
 // ValueFee by asset, on a USDT-BTC fill at 20000 (time 10,000 ms), with
@@ -47,7 +48,7 @@ func TestValueFee(t *testing.T) {
 //	sell 1.998 @ 1100 fee 2.1978 USDT: proceeds 2197.8 − 2.1978 − 2000 = 195.6022
 func TestApplyFeeBaseOnBuy(t *testing.T) {
 	var b RateBook
-	l := domain.Lots{Method: domain.FIFO}
+	l := pnlmath.Lots{Method: domain.FIFO}
 	fee := ValueFee(&b, rdec("0.002"), "ETH", "USDT", "ETH", rdec("1000"), Key{Time: 1})
 	r := l.ApplyFee(domain.Buy, rdec("1000"), rdec("2"), &fee)
 	if r.Matched != rdec("1.998") || r.LotCost != rdec("2000") || r.Fee != rdec("2") || l.Qty() != rdec("1.998") {
@@ -62,7 +63,7 @@ func TestApplyFeeBaseOnBuy(t *testing.T) {
 		t.Errorf("sell-all: %+v, left %s / %s", r, l.Qty(), l.Cost())
 	}
 	// The same fee in quote: the lot holds all 2 at 2000 + 2.
-	l = domain.Lots{Method: domain.FIFO}
+	l = pnlmath.Lots{Method: domain.FIFO}
 	qf := ValueFee(&b, rdec("2"), "USDT", "USDT", "ETH", rdec("1000"), Key{Time: 1})
 	if r := l.ApplyFee(domain.Buy, rdec("1000"), rdec("2"), &qf); r.LotCost != rdec("2002") || l.Qty() != rdec("2") {
 		t.Errorf("quote fee: %+v", r)

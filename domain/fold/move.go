@@ -6,6 +6,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/decimal"
+	"github.com/tradeledger/tradeledger/domain/pnlmath"
 )
 
 // Movements: the account's other activity in a pair's fold. Besides the fills
@@ -16,7 +17,7 @@ import (
 // each of them to one pair of its account — the asset's home pair, the
 // account's pair of that base with the alphabetically first quote
 // (flows.go) — as a Movement, which the pair keeps itself in trade-time order
-// and folds among its fills, by the same lots (domain.Lots) under the same
+// and folds among its fills, by the same lots (pnlmath.Lots) under the same
 // method:
 //
 //   - Deposit adds the coins received. When a withdrawal from another of
@@ -116,7 +117,7 @@ type Movement struct {
 type Carry struct {
 	Quote   string
 	At      Key
-	Lots    []domain.Lot
+	Lots    []pnlmath.Lot
 	Unknown decimal.Decimal
 	Total   decimal.Decimal
 }
@@ -137,7 +138,7 @@ func (c *Carry) Equal(o *Carry) bool {
 // Clone returns a copy of c that shares nothing with it.
 func (c *Carry) Clone() Carry {
 	x := *c
-	x.Lots = append([]domain.Lot(nil), c.Lots...)
+	x.Lots = append([]pnlmath.Lot(nil), c.Lots...)
 	return x
 }
 
@@ -146,16 +147,16 @@ func (c *Carry) Clone() Carry {
 // quantity of unknown cost scaled the same way, the rounding going to the
 // last part so that the parts add up to qty exactly. A carry that took
 // nothing (Total 0) brings qty of unknown cost.
-func (c *Carry) Scaled(qty decimal.Decimal) (lots []domain.Lot, unknown decimal.Decimal) {
+func (c *Carry) Scaled(qty decimal.Decimal) (lots []pnlmath.Lot, unknown decimal.Decimal) {
 	if !c.Total.IsPos() {
 		return nil, qty
 	}
 	rest := qty
-	lots = make([]domain.Lot, 0, len(c.Lots))
+	lots = make([]pnlmath.Lot, 0, len(c.Lots))
 	for _, l := range c.Lots {
 		q := decimal.MulDiv(l.Qty, qty, c.Total)
 		rest = rest.Sub(q)
-		lots = append(lots, domain.Lot{Qty: q, Cost: l.Cost, Time: l.Time, Ref: l.Ref})
+		lots = append(lots, pnlmath.Lot{Qty: q, Cost: l.Cost, Time: l.Time, Ref: l.Ref})
 	}
 	if c.Unknown.IsPos() || len(lots) == 0 {
 		return lots, rest
@@ -285,10 +286,10 @@ func (p *Pair) takeUnknown(qty decimal.Decimal) decimal.Decimal {
 // value, lots matched and their cost, pnl of a disposal; Position and the
 // rest after it). Only a conversion leg adds to the slot's prefix.
 func (p *Pair) applyMove(m *Movement, rates *RateBook, r *Result) {
-	*r = Result{Fee: domain.FeeValue{Asset: p.Quote, Rate: decimal.DecimalFromInt(1), RateTime: m.Time, Valued: true}}
+	*r = Result{Fee: pnlmath.FeeValue{Asset: p.Quote, Rate: decimal.DecimalFromInt(1), RateTime: m.Time, Valued: true}}
 	switch m.Kind {
 	case Deposit:
-		var lots []domain.Lot
+		var lots []pnlmath.Lot
 		unknown := m.Qty
 		switch {
 		case m.Carry != nil && SameCurrency(m.Carry.Quote, p.Quote):
@@ -296,7 +297,7 @@ func (p *Pair) applyMove(m *Movement, rates *RateBook, r *Result) {
 		case m.Peer == "": // from the outside: at the log's price, if any
 			m.Value, m.Priced = p.baseValue(m, rates)
 			if m.Priced {
-				lots, unknown = []domain.Lot{{Qty: m.Qty, Cost: m.Value}}, decimal.Zero
+				lots, unknown = []pnlmath.Lot{{Qty: m.Qty, Cost: m.Value}}, decimal.Zero
 			}
 		}
 		for _, l := range lots {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/decimal"
+	"github.com/tradeledger/tradeledger/domain/pnlmath"
 	"github.com/tradeledger/tradeledger/domain/pnlread"
 )
 
@@ -66,9 +67,9 @@ func closing(f *Fill, out *Out) bool { return f.Side == domain.Sell && out.Unmat
 
 // Result is everything the fold derived for one fill.
 type Result struct {
-	Fee            domain.FeeValue // the fee as charged and valued in quote
-	domain.FillPnl                 // its effect on the lots
-	Net            decimal.Decimal // baseValue: what it cost (buy) or brought (sell), fee included
+	Fee             pnlmath.FeeValue // the fee as charged and valued in quote
+	pnlmath.FillPnl                  // its effect on the lots
+	Net             decimal.Decimal  // baseValue: what it cost (buy) or brought (sell), fee included
 	// The pair after the fill: base position from the fills (Σ received −
 	// Σ sold), quote cash flow (Σ costProceed), the lots' cost and average
 	// unit cost.
@@ -166,7 +167,7 @@ const maxMarks = 16
 var markEvery = MarkEvery
 
 // Pair is the fold of one pair's fills in trade-time order: its lots
-// (domain.Lots, by the method), position, cash flow and last price, and
+// (pnlmath.Lots, by the method), position, cash flow and last price, and
 // the restart points a re-fold starts from.
 //
 // A fill in trade order (after every fill folded) is folded at once
@@ -186,7 +187,7 @@ var markEvery = MarkEvery
 // figures in other currencies have no prefix).
 type Pair struct {
 	Quote, Base string
-	lots        domain.Lots
+	lots        pnlmath.Lots
 	position    decimal.Decimal
 	cashFlow    decimal.Decimal
 	lastPrice   decimal.Decimal
@@ -211,7 +212,7 @@ type Pair struct {
 // Key's fill is its slot's first).
 type Mark struct {
 	Key                           Key
-	Lots                          domain.Lots
+	Lots                          pnlmath.Lots
 	Position, CashFlow, LastPrice decimal.Decimal
 	Third                         int // fills before it whose fee is in a third asset
 	Prefix                        PnlAgg[int64]
@@ -229,7 +230,7 @@ func NewPair(quote, base string, m domain.PnlMethod) *Pair {
 func (p *Pair) Method() domain.PnlMethod { return p.lots.Method }
 
 // Lots returns the lots held (do not change them).
-func (p *Pair) Lots() *domain.Lots { return &p.lots }
+func (p *Pair) Lots() *pnlmath.Lots { return &p.lots }
 
 // Position returns the base position after the last fill folded.
 func (p *Pair) Position() decimal.Decimal { return p.position }
@@ -432,7 +433,7 @@ func (p *Pair) Refold(j Journal, rates *RateBook, emit func(i int, f *Fill, r *R
 		k--
 	}
 	p.marks = p.marks[:k]
-	p.lots = domain.Lots{Method: p.lots.Method}
+	p.lots = pnlmath.Lots{Method: p.lots.Method}
 	p.position, p.cashFlow, p.lastPrice = decimal.Zero, decimal.Zero, decimal.Zero
 	p.started, p.since, p.third, p.last = false, 0, 0, Key{}
 	p.slot, p.prefix = 0, PnlAgg[int64]{}
@@ -583,7 +584,7 @@ func sortMoves(m []Move) {
 // folds, and folds again from its start the first time it must.
 type PairState struct {
 	Quote, Base                   string
-	Lots                          domain.LotsState
+	Lots                          pnlmath.LotsState
 	Position, CashFlow, LastPrice decimal.Decimal
 	Last                          Key
 	Started                       bool
@@ -606,7 +607,7 @@ func PairOf(s *PairState) (*Pair, error) {
 	p := &Pair{Quote: s.Quote, Base: s.Base, position: s.Position, cashFlow: s.CashFlow, lastPrice: s.LastPrice, last: s.Last,
 		started: s.Started, dirty: s.Dirty, from: s.From, third: s.Third, slot: s.Slot, prefix: s.Prefix}
 	var err error
-	if p.lots, err = domain.LotsOf(&s.Lots); err != nil {
+	if p.lots, err = pnlmath.LotsOf(&s.Lots); err != nil {
 		return nil, err
 	}
 	return p, nil

@@ -5,8 +5,8 @@ import (
 	"sort"
 	"time"
 
-	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/decimal"
+	"github.com/tradeledger/tradeledger/domain/pnlmath"
 	"github.com/tradeledger/tradeledger/domain/pnlread"
 )
 
@@ -242,7 +242,7 @@ func Days[C int32 | int64](ss []*Series[C], from, to int64, loc *time.Location) 
 		cum, inv = cum.Add(x.pnl), inv.Add(x.invest)
 		out[i] = pnlread.DayPnl{Date: time.Unix(n*86400, 0).UTC().Format("2006-01-02"), NumberOfTrades: x.trades,
 			TotalVolume: decimal.Number(x.volume), Pnl: decimal.Number(x.pnl), CumulativePnl: decimal.Number(cum),
-			CumulativePnlPercent: decimal.Number(domain.PnlPercent(cum, inv)), UnmatchedBaseValue: decimal.Number(x.unm)}
+			CumulativePnlPercent: decimal.Number(pnlmath.PnlPercent(cum, inv)), UnmatchedBaseValue: decimal.Number(x.unm)}
 	}
 	return out
 }
@@ -254,13 +254,13 @@ func Total[C int32 | int64](t *PnlAgg[C], unrealized decimal.Decimal) pnlread.Pn
 	out := pnlread.PnlTotal{
 		Pnl:            decimal.Number(t.Pnl),
 		NumberOfTrades: int64(t.Trades),
-		AveragePnl:     decimal.Number(domain.AveragePnl(t.Pnl, closes)),
+		AveragePnl:     decimal.Number(pnlmath.AveragePnl(t.Pnl, closes)),
 		SellCount:      int64(t.Sells),
 		BuyCount:       int64(t.Buys),
 		Winning:        int64(t.Wins),
 		Losing:         int64(t.Losses),
 		Breakeven:      int64(t.Evens),
-		WinRate:        domain.WinRate(int64(t.Wins), int64(t.Losses), int64(t.Evens)),
+		WinRate:        pnlmath.WinRate(int64(t.Wins), int64(t.Losses), int64(t.Evens)),
 		BuyPnl:         decimal.Number(unrealized),
 		SellPnl:        decimal.Number(t.Pnl),
 		BuyBaseValue:   decimal.Number(t.BuyValue),
@@ -296,7 +296,7 @@ func Detail[C int32 | int64](key string, s *PnlAgg[C], unrealized decimal.Decima
 		CumulativeBuyValue:        decimal.Number(s.BuyValue),
 		CumulativeSellValue:       decimal.Number(s.SellValue),
 		UnrealizedPnl:             decimal.Number(unrealized),
-		DailyPnlPerThousand:       domain.DailyPnlPerThousand(s.Pnl, s.Invested, pnlread.DaySpan(s.FirstT, s.LastT, loc)),
+		DailyPnlPerThousand:       pnlmath.DailyPnlPerThousand(s.Pnl, s.Invested, pnlread.DaySpan(s.FirstT, s.LastT, loc)),
 		Key:                       key,
 	}
 }

@@ -3,6 +3,7 @@ package pnlread
 import (
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/decimal"
+	"github.com/tradeledger/tradeledger/domain/pnlmath"
 )
 
 // The fleet read contract: what the fleet routes answer across the services
@@ -80,7 +81,7 @@ func (f *FleetFigures) Add(o *FleetFigures) {
 	f.Winning += o.Winning
 	f.Losing += o.Losing
 	f.Breakeven += o.Breakeven
-	f.WinRate = domain.WinRate(f.Winning, f.Losing, f.Breakeven)
+	f.WinRate = pnlmath.WinRate(f.Winning, f.Losing, f.Breakeven)
 	if f.Unconverted == nil {
 		f.Unconverted = map[string]Unconverted{}
 	}

@@ -4,8 +4,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/decimal"
+	"github.com/tradeledger/tradeledger/domain/pnlmath"
 	"github.com/tradeledger/tradeledger/domain/pnlread"
 )
 
@@ -197,7 +197,7 @@ func foldDays(perPair map[string]*daySeries, keys []string) []pnlread.DayPnl {
 		inv = inv.Add(a.Invested)
 		out[k] = pnlread.DayPnl{
 			Date: dates[start:ends[k]], NumberOfTrades: a.Trades, TotalVolume: decimal.Number(a.Volume), Pnl: decimal.Number(a.Pnl),
-			CumulativePnl: decimal.Number(cum), CumulativePnlPercent: decimal.Number(domain.PnlPercent(cum, inv)),
+			CumulativePnl: decimal.Number(cum), CumulativePnlPercent: decimal.Number(pnlmath.PnlPercent(cum, inv)),
 			UnmatchedBaseValue: decimal.Number(a.Unmatched),
 		}
 		start = ends[k]

@@ -14,6 +14,7 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/domain/fold"
+	"github.com/tradeledger/tradeledger/domain/pnlmath"
 	"github.com/tradeledger/tradeledger/domain/pnlread"
 )
 
@@ -443,7 +444,7 @@ func figuresOf(m *fold.Mixed[int64]) pnlread.FleetFigures {
 // emptyFigures are the figures of nothing (an empty Unconverted map, so
 // that every entry has one).
 func emptyFigures() pnlread.FleetFigures {
-	return pnlread.FleetFigures{WinRate: domain.WinRate(0, 0, 0), Unconverted: map[string]pnlread.Unconverted{}}
+	return pnlread.FleetFigures{WinRate: pnlmath.WinRate(0, 0, 0), Unconverted: map[string]pnlread.Unconverted{}}
 }
 
 // Realized answers GET fleet/reports/realized: per current instance its

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/decimal"
+	"github.com/tradeledger/tradeledger/domain/pnlmath"
 	"github.com/tradeledger/tradeledger/domain/pnlread"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 	"github.com/tradeledger/tradeledger/projections"
@@ -170,7 +171,7 @@ func TestFleetAnswersEachInstanceAsItsOwnLedger(t *testing.T) {
 				sum.UnconvertedFees[a] = decimal.Number(decimal.Decimal(sum.UnconvertedFees[a]).Add(decimal.Decimal(x)))
 			}
 		}
-		sum.WinRate = domain.WinRate(sum.Winning, sum.Losing, sum.Breakeven)
+		sum.WinRate = pnlmath.WinRate(sum.Winning, sum.Losing, sum.Breakeven)
 		sameFigures(t, phase+": the total", o.Total.FleetFigures, o.Total.UnrealizedPnl, sum, decimal.Number(sumUnr))
 		return o
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/decimal"
+	"github.com/tradeledger/tradeledger/domain/pnlmath"
 	"github.com/tradeledger/tradeledger/projections"
 )
 
@@ -259,7 +260,7 @@ func testDaily(t *testing.T, r projections.PnlReader, w expected) {
 	num(t, "daily D+1 pnl", days[1].Pnl, w.pnl)
 	num(t, "daily D+1 cumulativePnl", days[1].CumulativePnl, w.pnl)
 	num(t, "daily D+1 cumulativePnlPercent", days[1].CumulativePnlPercent,
-		domain.PnlPercent(decimal.MustDecimal(w.pnl), decimal.MustDecimal(w.invested)).String())
+		pnlmath.PnlPercent(decimal.MustDecimal(w.pnl), decimal.MustDecimal(w.invested)).String())
 	// In UTC the three fills are on D.
 	days, _, _, err = r.Daily(projections.DailyQuery{Scope: projections.PnlScope{Keys: []string{"binance/USDT-BTC"}}, Loc: time.UTC})
 	if err != nil || len(days) != 1 || days[0].NumberOfTrades != 3 {
@@ -475,7 +476,7 @@ func testWide(t *testing.T, r projections.PnlReader) {
 	num(t, "wide ETH invested", eth.Invested, "10000000")
 
 	all := projections.PnlScope{Keys: []string{"All"}}
-	pct := domain.PnlPercent(decimal.MustDecimal("3040000"), decimal.MustDecimal("23980000")).String()
+	pct := pnlmath.PnlPercent(decimal.MustDecimal("3040000"), decimal.MustDecimal("23980000")).String()
 	for _, c := range []struct {
 		name     string
 		from, to int64

@@ -1,6 +1,9 @@
-package domain
+package pnlmath
 
-import "github.com/tradeledger/tradeledger/domain/decimal"
+import (
+	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
+)
 
 // A fill's fee as charged and valued in the pair's quote currency
 // (FeeValue), what a buy received and what a fill cost or brought
@@ -24,8 +27,8 @@ type FeeValue struct {
 // Received returns the quantity a fill of qty brought into the account's
 // base: qty, less the fee on a buy whose fee was charged in the base (never
 // below 0).
-func (v *FeeValue) Received(side Side, qty decimal.Decimal) decimal.Decimal {
-	if side != Buy || !v.InBase {
+func (v *FeeValue) Received(side domain.Side, qty decimal.Decimal) decimal.Decimal {
+	if side != domain.Buy || !v.InBase {
 		return qty
 	}
 	return qty.Sub(v.Amount).Max(decimal.Zero)
@@ -35,9 +38,9 @@ func (v *FeeValue) Received(side Side, qty decimal.Decimal) decimal.Decimal {
 // sell) in quote, fees valued in — value + fee on a buy whose fee was paid
 // apart from the quantity (quote or third asset), value on a buy whose fee
 // came out of the coins received (base), value − fee on a sell.
-func (v *FeeValue) Net(side Side, value decimal.Decimal) decimal.Decimal {
+func (v *FeeValue) Net(side domain.Side, value decimal.Decimal) decimal.Decimal {
 	switch {
-	case side == Sell:
+	case side == domain.Sell:
 		return value.Sub(v.Quote)
 	case v.InBase:
 		return value
@@ -50,18 +53,18 @@ func (v *FeeValue) Net(side Side, value decimal.Decimal) decimal.Decimal {
 // adds a lot of the quantity received (qty − fee) costing price × qty.
 // FillPnl.Fee is the fee's value in quote either way (0 when unconverted);
 // Matched is the quantity the lot holds.
-func (l *Lots) ApplyFee(side Side, price, qty decimal.Decimal, fee *FeeValue) FillPnl {
+func (l *Lots) ApplyFee(side domain.Side, price, qty decimal.Decimal, fee *FeeValue) FillPnl {
 	return l.ApplyFeeTraced(side, price, qty, fee, nil)
 }
 
 // ApplyFeeTraced is ApplyFee with ApplyFillTraced's trace (the new lot's
 // time and reference, the lots a sell consumed); tr may be nil.
-func (l *Lots) ApplyFeeTraced(side Side, price, qty decimal.Decimal, fee *FeeValue, tr *LotTrace) FillPnl {
+func (l *Lots) ApplyFeeTraced(side domain.Side, price, qty decimal.Decimal, fee *FeeValue, tr *LotTrace) FillPnl {
 	feeQuote := decimal.Zero
 	if fee.Valued {
 		feeQuote = fee.Quote
 	}
-	if side != Buy || !fee.InBase || qty.Sign() <= 0 {
+	if side != domain.Buy || !fee.InBase || qty.Sign() <= 0 {
 		return l.ApplyFillTraced(side, price, qty, feeQuote, tr)
 	}
 	r := FillPnl{Value: price.Mul(qty), Fee: feeQuote}

@@ -1,4 +1,4 @@
-package domain
+package pnlmath
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
@@ -23,7 +24,7 @@ import (
 // make), so it defines no order to compare with; the property test stops
 // comparing a sequence at that point.
 type refLots struct {
-	Method    PnlMethod
+	Method    domain.PnlMethod
 	lots      []Lot
 	head      int
 	qty, cost decimal.Decimal
@@ -51,7 +52,7 @@ func (l *refLots) Add(qty, cost decimal.Decimal) {
 	l.cost = l.cost.Add(cost)
 	n := Lot{Qty: qty, Cost: cost, Time: l.tag.time, Ref: l.tag.ref}
 	switch l.Method {
-	case Average:
+	case domain.Average:
 		if l.Len() == 0 {
 			l.lots = append(l.lots[:0], n)
 			l.head = 0
@@ -59,15 +60,15 @@ func (l *refLots) Add(qty, cost decimal.Decimal) {
 		}
 		l.lots[l.head].Qty = l.lots[l.head].Qty.Add(qty)
 		l.lots[l.head].Cost = l.lots[l.head].Cost.Add(cost)
-	case FIFO:
+	case domain.FIFO:
 		l.lots = append(l.lots, n)
-	case LIFO: // the newest lot goes in front
+	case domain.LIFO: // the newest lot goes in front
 		l.lots = slices.Insert(l.lots, l.head, n)
 	default:
 		// LOFO: in front of the first lot dearer than n; HIFO: in front of
 		// the first lot cheaper than n.
 		before := func(a, b Lot) bool { return unitCostLess(a, b) }
-		if l.Method == HIFO {
+		if l.Method == domain.HIFO {
 			before = func(a, b Lot) bool { return unitCostLess(b, a) }
 		}
 		live := l.lots[l.head:]
@@ -116,12 +117,12 @@ func (l *refLots) Take(qty decimal.Decimal) (matched, cost decimal.Decimal) {
 	return matched, cost
 }
 
-func (l *refLots) ApplyFill(side Side, price, qty, feeQuote decimal.Decimal) FillPnl {
+func (l *refLots) ApplyFill(side domain.Side, price, qty, feeQuote decimal.Decimal) FillPnl {
 	r := FillPnl{Value: price.Mul(qty), Fee: feeQuote}
 	if qty.Sign() <= 0 {
 		return r
 	}
-	if side == Buy {
+	if side == domain.Buy {
 		r.Matched = qty
 		r.LotCost = r.Value.Add(feeQuote)
 		l.Add(qty, r.LotCost)
@@ -143,18 +144,18 @@ func (l *refLots) held() []Lot { return append([]Lot(nil), l.lots[l.head:]...) }
 // Average, the pool as one lot, as refLots keeps it).
 func (l *Lots) held() []Lot {
 	switch l.Method {
-	case Average:
+	case domain.Average:
 		if l.Len() == 0 {
 			return nil
 		}
 		return []Lot{{Qty: l.qty, Cost: l.cost}}
-	case FIFO:
+	case domain.FIFO:
 		var out []Lot
 		for i := l.head; i < len(l.lots); i++ {
 			out = append(out, l.lot(l.lots[i], i))
 		}
 		return out
-	case LIFO:
+	case domain.LIFO:
 		var out []Lot
 		for i := len(l.lots) - 1; i >= 0; i-- {
 			out = append(out, l.lot(l.lots[i], i))
@@ -175,7 +176,7 @@ func (l *Lots) held() []Lot {
 
 // lotsOp is one step of a random sequence.
 type lotsOp struct {
-	side            Side
+	side            domain.Side
 	price, qty, fee decimal.Decimal
 	direct          bool // Add/Take instead of ApplyFill
 }
@@ -190,9 +191,9 @@ func randomLotsOps(r *rand.Rand, n int) []lotsOp {
 	ops := make([]lotsOp, n)
 	for i := range ops {
 		o := &ops[i]
-		o.side = Buy
+		o.side = domain.Buy
 		if r.IntN(5) < 2 {
-			o.side = Sell
+			o.side = domain.Sell
 		}
 		if r.IntN(3) == 0 {
 			o.price = decimal.DecimalFromInt(1 + r.Int64N(200)).Add(decimal.NewDecimal(r.Int64N(unitCoef), -8))
@@ -209,7 +210,7 @@ func randomLotsOps(r *rand.Rand, n int) []lotsOp {
 		default:
 			o.qty = decimal.NewDecimal(1+r.Int64N(3*unitCoef), -8)
 		}
-		if o.side == Sell && r.IntN(4) == 0 {
+		if o.side == domain.Sell && r.IntN(4) == 0 {
 			o.qty = o.qty.MulInt(3) // often more than is held: unmatched
 		}
 		switch r.IntN(4) {
@@ -221,7 +222,7 @@ func randomLotsOps(r *rand.Rand, n int) []lotsOp {
 			o.fee = decimal.MulDiv(o.price.Mul(o.qty), decimal.NewDecimal(1, -8), decimal.DecimalFromInt(1000))
 		}
 		o.direct = r.IntN(10) == 0
-		if o.direct && o.side == Buy && r.IntN(3) == 0 {
+		if o.direct && o.side == domain.Buy && r.IntN(3) == 0 {
 			o.price = o.price.Neg() // Add with a negative cost (a lot got for less than nothing)
 		}
 	}
@@ -234,7 +235,7 @@ func randomLotsOps(r *rand.Rand, n int) []lotsOp {
 // values, lot cost, the inventory's quantity, cost and ABP, and the lots
 // held, in consumption order.
 func TestLotsMatchReference(t *testing.T) {
-	for _, m := range []PnlMethod{LOFO, FIFO, Average, LIFO, HIFO} {
+	for _, m := range []domain.PnlMethod{domain.LOFO, domain.FIFO, domain.Average, domain.LIFO, domain.HIFO} {
 		t.Run(m.String(), func(t *testing.T) { checkLotsMatchReference(t, m, false) })
 	}
 }
@@ -245,14 +246,14 @@ func TestLotsMatchReference(t *testing.T) {
 // Compact holds: Lots keeps them in its side table, and the table holds
 // exactly the wide amounts of the lots held.
 func TestLotsWideTracedMatchReference(t *testing.T) {
-	for _, m := range []PnlMethod{LOFO, FIFO, Average, LIFO, HIFO} {
+	for _, m := range []domain.PnlMethod{domain.LOFO, domain.FIFO, domain.Average, domain.LIFO, domain.HIFO} {
 		t.Run(m.String(), func(t *testing.T) { checkLotsMatchReference(t, m, true) })
 	}
 }
 
 // checkLotsMatchReference is TestLotsMatchReference under method m, wide
 // and traced as TestLotsWideTracedMatchReference when wide is set.
-func checkLotsMatchReference(t *testing.T, m PnlMethod, wide bool) {
+func checkLotsMatchReference(t *testing.T, m domain.PnlMethod, wide bool) {
 	const runs, steps = 1500, 150
 	var ambiguous, comparedSteps, wideSteps int
 	for seed := uint64(0); seed < runs; seed++ {
@@ -270,7 +271,7 @@ func checkLotsMatchReference(t *testing.T, m PnlMethod, wide bool) {
 				want.tag = lotTag{int64(i + 1), int64(seed)}
 			}
 			if o.direct {
-				if o.side == Buy {
+				if o.side == domain.Buy {
 					if tr != nil {
 						got.AddLot(Lot{Qty: o.qty, Cost: o.price, Time: tr.Time, Ref: tr.Ref})
 					} else {
@@ -297,7 +298,7 @@ func checkLotsMatchReference(t *testing.T, m PnlMethod, wide bool) {
 				t.Fatalf("%s: fill = %+v, want %+v", where(), g, w)
 			}
 			gl := got.Len()
-			if m == Average { // the pool as one lot, as the reference keeps it
+			if m == domain.Average { // the pool as one lot, as the reference keeps it
 				gl = min(gl, 1)
 			}
 			if got.Qty() != want.qty || got.Cost() != want.cost || got.ABP() != want.ABP() || gl != want.Len() {
@@ -305,7 +306,7 @@ func checkLotsMatchReference(t *testing.T, m PnlMethod, wide bool) {
 					got.Qty(), got.Cost(), got.ABP(), gl, want.qty, want.cost, want.ABP(), want.Len())
 			}
 			gh, wh := got.held(), want.held()
-			if m == Average && wide { // the pool's lots keep their tags; the reference's pool has the first one's
+			if m == domain.Average && wide { // the pool's lots keep their tags; the reference's pool has the first one's
 				for i := range gh {
 					gh[i].Time, gh[i].Ref = 0, 0
 				}
@@ -366,7 +367,7 @@ func (l *Lots) wideAmounts() (refs, live int) {
 // 3.333333333333 and leaves A {2, 6.666666666667} (3.3333333333335 a unit,
 // above B's 3.3333333333…). The next take of 2 still finishes A.
 func TestLotsLOFOPartialStaysFirst(t *testing.T) {
-	l := Lots{Method: LOFO}
+	l := Lots{Method: domain.LOFO}
 	l.Add(pnlDec("3"), pnlDec("10"))
 	l.Add(pnlDec("6"), pnlDec("20"))
 	if _, c := l.Take(pnlDec("1")); c != pnlDec("3.333333333333") {
@@ -404,10 +405,10 @@ func dcaFills(n int) []lotsOp {
 		o := &ops[i]
 		o.price = price
 		if i%3 == 2 {
-			o.side, o.qty = Sell, decimal.MulDiv(bought, decimal.NewDecimal(3, -8), decimal.NewDecimal(4, -8))
+			o.side, o.qty = domain.Sell, decimal.MulDiv(bought, decimal.NewDecimal(3, -8), decimal.NewDecimal(4, -8))
 			bought = decimal.Zero
 		} else {
-			o.side, o.qty = Buy, decimal.NewDecimal(100_000+r.Int64N(900_000), -8) // 0.001 – 0.01
+			o.side, o.qty = domain.Buy, decimal.NewDecimal(100_000+r.Int64N(900_000), -8) // 0.001 – 0.01
 			bought = bought.Add(o.qty)
 		}
 		o.fee = decimal.MulDiv(o.price.Mul(o.qty), decimal.NewDecimal(1, -8), decimal.DecimalFromInt(1000))
@@ -420,7 +421,7 @@ func dcaFills(n int) []lotsOp {
 func BenchmarkLotsDCA(b *testing.B) {
 	const fills = 1_000_000
 	ops := dcaFills(fills)
-	for _, m := range []PnlMethod{LOFO, FIFO, LIFO, HIFO, Average} {
+	for _, m := range []domain.PnlMethod{domain.LOFO, domain.FIFO, domain.LIFO, domain.HIFO, domain.Average} {
 		b.Run(m.String(), func(b *testing.B) {
 			var held int
 			start := time.Now()
@@ -440,7 +441,7 @@ func BenchmarkLotsDCA(b *testing.B) {
 // Selling off a large inventory gives its memory back, under every method,
 // and what is left is still matched in order.
 func TestLotsShrinkAfterSellOff(t *testing.T) {
-	for _, m := range []PnlMethod{LOFO, FIFO, Average, LIFO, HIFO} {
+	for _, m := range []domain.PnlMethod{domain.LOFO, domain.FIFO, domain.Average, domain.LIFO, domain.HIFO} {
 		l := Lots{Method: m}
 		for i := 0; i < 100000; i++ {
 			l.Add(decimal.DecimalFromInt(1), decimal.DecimalFromInt(int64(100+i%7)))

@@ -1,16 +1,17 @@
-package domain
+package pnlmath
 
 import (
 	"strings"
 	"testing"
 
+	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 func pnlDec(s string) decimal.Decimal { return decimal.MustDecimal(s) }
 
 type fillCase struct {
-	side             Side
+	side             domain.Side
 	price, qty, fee  string
 	wantPnl          string
 	wantMatched      string
@@ -23,36 +24,36 @@ type fillCase struct {
 func TestLotsWorkedExample(t *testing.T) {
 	common := []fillCase{
 		// buy 1 @ 100 fee 0.1 → lot A {1, 100.1}
-		{side: Buy, price: "100", qty: "1", fee: "0.1", wantPnl: "0", wantMatched: "1", wantUnmatchedVal: "0", wantABP: "100.1", wantInv: "100.1"},
+		{side: domain.Buy, price: "100", qty: "1", fee: "0.1", wantPnl: "0", wantMatched: "1", wantUnmatchedVal: "0", wantABP: "100.1", wantInv: "100.1"},
 		// buy 1 @ 90 fee 0.09 → lot B {1, 90.09}; inventory 190.19 / 2 = 95.095
-		{side: Buy, price: "90", qty: "1", fee: "0.09", wantPnl: "0", wantMatched: "1", wantUnmatchedVal: "0", wantABP: "95.095", wantInv: "190.19"},
+		{side: domain.Buy, price: "90", qty: "1", fee: "0.09", wantPnl: "0", wantMatched: "1", wantUnmatchedVal: "0", wantABP: "95.095", wantInv: "190.19"},
 	}
 	tests := []struct {
-		method PnlMethod
+		method domain.PnlMethod
 		fills  []fillCase
 	}{
-		{LOFO, []fillCase{
+		{domain.LOFO, []fillCase{
 			// sell 1.5 @ 110 fee 0.165: B (90.09) + 0.5 of A (100.1×0.5 = 50.05) = 140.14
 			// pnl = 165 − 0.165 − 140.14 = 24.695; A keeps {0.5, 50.05}: ABP 100.1
-			{side: Sell, price: "110", qty: "1.5", fee: "0.165", wantPnl: "24.695", wantMatched: "1.5", wantUnmatchedVal: "0", wantABP: "100.1", wantInv: "50.05"},
+			{side: domain.Sell, price: "110", qty: "1.5", fee: "0.165", wantPnl: "24.695", wantMatched: "1.5", wantUnmatchedVal: "0", wantABP: "100.1", wantInv: "50.05"},
 			// sell 1 @ 80 fee 0.08: 0.5 matched (cost 50.05), 0.5 unmatched
 			// matched fee = 0.08×0.5/1 = 0.04; pnl = 80×0.5 − 0.04 − 50.05 = −10.09
 			// unmatchedBaseValue = 80×0.5 = 40
-			{side: Sell, price: "80", qty: "1", fee: "0.08", wantPnl: "-10.09", wantMatched: "0.5", wantUnmatchedVal: "40", wantABP: "0", wantInv: "0"},
+			{side: domain.Sell, price: "80", qty: "1", fee: "0.08", wantPnl: "-10.09", wantMatched: "0.5", wantUnmatchedVal: "40", wantABP: "0", wantInv: "0"},
 		}},
-		{FIFO, []fillCase{
+		{domain.FIFO, []fillCase{
 			// A (100.1) + 0.5 of B (90.09×0.5 = 45.045) = 145.145
 			// pnl = 165 − 0.165 − 145.145 = 19.69; B keeps {0.5, 45.045}: ABP 90.09
-			{side: Sell, price: "110", qty: "1.5", fee: "0.165", wantPnl: "19.69", wantMatched: "1.5", wantUnmatchedVal: "0", wantABP: "90.09", wantInv: "45.045"},
+			{side: domain.Sell, price: "110", qty: "1.5", fee: "0.165", wantPnl: "19.69", wantMatched: "1.5", wantUnmatchedVal: "0", wantABP: "90.09", wantInv: "45.045"},
 			// pnl = 40 − 0.04 − 45.045 = −5.085
-			{side: Sell, price: "80", qty: "1", fee: "0.08", wantPnl: "-5.085", wantMatched: "0.5", wantUnmatchedVal: "40", wantABP: "0", wantInv: "0"},
+			{side: domain.Sell, price: "80", qty: "1", fee: "0.08", wantPnl: "-5.085", wantMatched: "0.5", wantUnmatchedVal: "40", wantABP: "0", wantInv: "0"},
 		}},
-		{Average, []fillCase{
+		{domain.Average, []fillCase{
 			// pool {2, 190.19}; 1.5 costs 190.19×1.5/2 = 142.6425
 			// pnl = 164.835 − 142.6425 = 22.1925; pool {0.5, 47.5475}: ABP 95.095
-			{side: Sell, price: "110", qty: "1.5", fee: "0.165", wantPnl: "22.1925", wantMatched: "1.5", wantUnmatchedVal: "0", wantABP: "95.095", wantInv: "47.5475"},
+			{side: domain.Sell, price: "110", qty: "1.5", fee: "0.165", wantPnl: "22.1925", wantMatched: "1.5", wantUnmatchedVal: "0", wantABP: "95.095", wantInv: "47.5475"},
 			// pnl = 40 − 0.04 − 47.5475 = −7.5875
-			{side: Sell, price: "80", qty: "1", fee: "0.08", wantPnl: "-7.5875", wantMatched: "0.5", wantUnmatchedVal: "40", wantABP: "0", wantInv: "0"},
+			{side: domain.Sell, price: "80", qty: "1", fee: "0.08", wantPnl: "-7.5875", wantMatched: "0.5", wantUnmatchedVal: "40", wantABP: "0", wantInv: "0"},
 		}},
 	}
 	for _, tt := range tests {
@@ -82,7 +83,7 @@ func TestLotsWorkedExample(t *testing.T) {
 
 // LOFO keeps equal unit costs in arrival order and always takes the cheapest.
 func TestLotsLOFOOrder(t *testing.T) {
-	l := Lots{Method: LOFO}
+	l := Lots{Method: domain.LOFO}
 	l.Add(pnlDec("1"), pnlDec("30")) // unit 30
 	l.Add(pnlDec("2"), pnlDec("20")) // unit 10
 	l.Add(pnlDec("1"), pnlDec("10")) // unit 10, after the earlier 10
@@ -108,7 +109,7 @@ func TestLotsLOFOOrder(t *testing.T) {
 // Rounding never loses cost: consuming a lot in thirds gives back exactly
 // its cost.
 func TestLotsConserveCost(t *testing.T) {
-	for _, m := range []PnlMethod{LOFO, FIFO, Average, LIFO, HIFO} {
+	for _, m := range []domain.PnlMethod{domain.LOFO, domain.FIFO, domain.Average, domain.LIFO, domain.HIFO} {
 		l := Lots{Method: m}
 		l.Add(pnlDec("3"), pnlDec("10"))
 		var total decimal.Decimal
@@ -151,16 +152,16 @@ func TestMetrics(t *testing.T) {
 }
 
 func TestParsePnlMethod(t *testing.T) {
-	for s, want := range map[string]PnlMethod{"": LOFO, "LOFO": LOFO, "fifo": FIFO, "average": Average, "avg": Average,
-		"lifo": LIFO, "HIFO": HIFO} {
-		if got, err := ParsePnlMethod(s); err != nil || got != want {
+	for s, want := range map[string]domain.PnlMethod{"": domain.LOFO, "LOFO": domain.LOFO, "fifo": domain.FIFO, "average": domain.Average, "avg": domain.Average,
+		"lifo": domain.LIFO, "HIFO": domain.HIFO} {
+		if got, err := domain.ParsePnlMethod(s); err != nil || got != want {
 			t.Errorf("ParsePnlMethod(%q) = %v, %v", s, got, err)
 		}
-		if got, _ := ParsePnlMethod(want.String()); got != want {
+		if got, _ := domain.ParsePnlMethod(want.String()); got != want {
 			t.Errorf("ParsePnlMethod(%q.String()) = %v", want, got)
 		}
 	}
-	if _, err := ParsePnlMethod("fofo"); ErrorCode(err) != EINVALID || !strings.Contains(ErrorMessage(err), PnlMethodNames) {
+	if _, err := domain.ParsePnlMethod("fofo"); domain.ErrorCode(err) != domain.EINVALID || !strings.Contains(domain.ErrorMessage(err), domain.PnlMethodNames) {
 		t.Errorf("ParsePnlMethod(fofo) err = %v, want EINVALID listing the methods", err)
 	}
 }
@@ -188,16 +189,16 @@ func TestLotsMethodsGolden(t *testing.T) {
 		time      int64
 	}
 	tests := []struct {
-		m         PnlMethod
+		m         domain.PnlMethod
 		cost, pnl string
 		left      string // cost of the 3 left
 		parts     []part
 	}{
-		{FIFO, "40", "29.8", "90", []part{{"1", "10", 1}, {"1", "30", 2}}},
-		{LIFO, "60", "9.8", "70", []part{{"1", "40", 4}, {"1", "20", 3}}},
-		{HIFO, "70", "-0.2", "60", []part{{"1", "40", 4}, {"1", "30", 2}}},
-		{LOFO, "30", "39.8", "100", []part{{"1", "10", 1}, {"1", "20", 3}}},
-		{Average, "52", "17.8", "78", []part{{"1", "26", 1}, {"1", "26", 2}}},
+		{domain.FIFO, "40", "29.8", "90", []part{{"1", "10", 1}, {"1", "30", 2}}},
+		{domain.LIFO, "60", "9.8", "70", []part{{"1", "40", 4}, {"1", "20", 3}}},
+		{domain.HIFO, "70", "-0.2", "60", []part{{"1", "40", 4}, {"1", "30", 2}}},
+		{domain.LOFO, "30", "39.8", "100", []part{{"1", "10", 1}, {"1", "20", 3}}},
+		{domain.Average, "52", "17.8", "78", []part{{"1", "26", 1}, {"1", "26", 2}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.m.String(), func(t *testing.T) {
@@ -205,9 +206,9 @@ func TestLotsMethodsGolden(t *testing.T) {
 			tr := &LotTrace{}
 			for i, b := range []struct{ qty, price string }{{"1", "10"}, {"2", "30"}, {"1", "20"}, {"1", "40"}} {
 				tr.Time, tr.Ref = int64(i+1), int64(i+1)
-				l.ApplyFillTraced(Buy, pnlDec(b.price), pnlDec(b.qty), decimal.Zero, tr)
+				l.ApplyFillTraced(domain.Buy, pnlDec(b.price), pnlDec(b.qty), decimal.Zero, tr)
 			}
-			r := l.ApplyFillTraced(Sell, pnlDec("35"), pnlDec("2"), pnlDec("0.2"), tr)
+			r := l.ApplyFillTraced(domain.Sell, pnlDec("35"), pnlDec("2"), pnlDec("0.2"), tr)
 			if r.LotCost != pnlDec(tt.cost) || r.Pnl != pnlDec(tt.pnl) || r.Matched != pnlDec("2") {
 				t.Errorf("sell: cost %s pnl %s matched %s; want %s, %s, 2", r.LotCost, r.Pnl, r.Matched, tt.cost, tt.pnl)
 			}
@@ -226,9 +227,9 @@ func TestLotsMethodsGolden(t *testing.T) {
 			// The same sell without a trace gives the same figures.
 			l2 := Lots{Method: tt.m}
 			for _, b := range []struct{ qty, price string }{{"1", "10"}, {"2", "30"}, {"1", "20"}, {"1", "40"}} {
-				l2.ApplyFill(Buy, pnlDec(b.price), pnlDec(b.qty), decimal.Zero)
+				l2.ApplyFill(domain.Buy, pnlDec(b.price), pnlDec(b.qty), decimal.Zero)
 			}
-			if r2 := l2.ApplyFill(Sell, pnlDec("35"), pnlDec("2"), pnlDec("0.2")); r2 != r {
+			if r2 := l2.ApplyFill(domain.Sell, pnlDec("35"), pnlDec("2"), pnlDec("0.2")); r2 != r {
 				t.Errorf("untraced sell %+v, traced %+v", r2, r)
 			}
 		})
@@ -239,7 +240,7 @@ func TestLotsMethodsGolden(t *testing.T) {
 // returns, under every method, also when the pooled cost of Average rounds
 // (thirds).
 func TestTakeLotsPartsAddUp(t *testing.T) {
-	for _, m := range []PnlMethod{LOFO, FIFO, Average, LIFO, HIFO} {
+	for _, m := range []domain.PnlMethod{domain.LOFO, domain.FIFO, domain.Average, domain.LIFO, domain.HIFO} {
 		l := Lots{Method: m}
 		for i, c := range []string{"10", "10.00000001", "7", "3.33333333"} {
 			l.AddLot(Lot{Qty: pnlDec("0.3"), Cost: pnlDec(c), Time: int64(i), Ref: int64(100 + i)})
@@ -257,19 +258,6 @@ func TestTakeLotsPartsAddUp(t *testing.T) {
 				t.Errorf("%s: take %s: parts %s for %s, take %s for %s", m, q, sq, sc, matched, cost)
 			}
 		}
-	}
-}
-
-func TestDecodePnlConfig(t *testing.T) {
-	c, ok := DecodePnlConfig([]byte(`{"config":{"bot":{"REPORTING_CURRENCY":"BTC","PNL_METHOD":"lifo"},"pairs":{"binance":{"USDT-BTC":{"strategy":"gain"}}}}}`))
-	if !ok || c.Reporting != "BTC" || c.Method != LIFO || len(c.Strategies) != 1 || c.Strategies[0] != (PairStrategy{"binance", "USDT-BTC", "gain"}) {
-		t.Fatalf("%+v %v", c, ok)
-	}
-	if c, ok := DecodePnlConfig([]byte(`{"config":{"bot":{"REPORTING_CURRENCY":7}}}`)); !ok || c.Reporting != "" {
-		t.Fatalf("a non-string currency: %+v %v", c, ok)
-	}
-	if _, ok := DecodePnlConfig([]byte(`{"config":[]}`)); ok {
-		t.Fatal("a document that does not decode: ok")
 	}
 }
 

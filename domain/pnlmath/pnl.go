@@ -1,11 +1,11 @@
-package domain
+package pnlmath
 
 import (
 	"cmp"
 	"math/bits"
 	"sort"
-	"strings"
 
+	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
@@ -45,65 +45,6 @@ import (
 // LIFO takes the newest (B) first and HIFO the dearest (A) first, which
 // here give LOFO's and FIFO's figures; pnl_test.go has a case where the
 // five methods differ.
-
-// PnlMethod selects how sells consume lots.
-type PnlMethod uint8
-
-// Lot matching methods. LOFO is the default (as Gunbot documents it). The
-// values are stable (they never change meaning): add new methods at the end.
-const (
-	// LOFO consumes the lot with the lowest unit cost first (ties: oldest
-	// first; see Lots for a partly consumed lot).
-	LOFO PnlMethod = iota
-	// FIFO consumes the oldest lot first.
-	FIFO
-	// Average pools every lot at the weighted average unit cost; a sell
-	// takes cost pro rata. The quantities it consumes are the oldest first
-	// (FIFO), which is what dates its disposals for holding periods.
-	Average
-	// LIFO consumes the newest lot first.
-	LIFO
-	// HIFO consumes the lot with the highest unit cost first (ties: oldest
-	// first), mirroring LOFO.
-	HIFO
-)
-
-// PnlMethodNames lists the accepted names of ParsePnlMethod, for help
-// texts and messages.
-const PnlMethodNames = "lofo, fifo, lifo, hifo or average"
-
-// ParsePnlMethod reads "lofo", "fifo", "lifo", "hifo" or "average"
-// ("avg"), case-insensitive; "" is LOFO. Anything else is EINVALID.
-func ParsePnlMethod(s string) (PnlMethod, error) {
-	switch strings.ToLower(s) {
-	case "", "lofo":
-		return LOFO, nil
-	case "fifo":
-		return FIFO, nil
-	case "lifo":
-		return LIFO, nil
-	case "hifo":
-		return HIFO, nil
-	case "average", "avg":
-		return Average, nil
-	}
-	return LOFO, Errorf(EINVALID, "pnl method %q must be %s", s, PnlMethodNames)
-}
-
-// String returns "lofo", "fifo", "lifo", "hifo" or "average".
-func (m PnlMethod) String() string {
-	switch m {
-	case FIFO:
-		return "fifo"
-	case Average:
-		return "average"
-	case LIFO:
-		return "lifo"
-	case HIFO:
-		return "hifo"
-	}
-	return "lofo"
-}
 
 // Lot is a quantity held and its total cost in quote (fees included), with
 // where it came from: the time it was acquired (ms) and the caller's
@@ -159,7 +100,7 @@ func (l Lot) UnitCost() decimal.Decimal {
 // parts (oldest first) while its cost is the pool's, so that under every
 // method a sell lists the lots it consumed.
 type Lots struct {
-	Method PnlMethod
+	Method domain.PnlMethod
 	lots   []heldLot // FIFO, Average: oldest first from head; LIFO: a stack, newest last
 	head   int
 	heap   []heapLot            // LOFO, HIFO: binary heap by less
@@ -191,7 +132,7 @@ type heapLot struct {
 type lotTag struct{ time, ref int64 }
 
 // heaped reports whether the method keeps its lots in the heap.
-func (l *Lots) heaped() bool { return l.Method == LOFO || l.Method == HIFO }
+func (l *Lots) heaped() bool { return l.Method == domain.LOFO || l.Method == domain.HIFO }
 
 // Qty returns the quantity held in lots.
 func (l *Lots) Qty() decimal.Decimal { return l.qty }
@@ -278,11 +219,11 @@ func (l *Lots) TakeLots(qty decimal.Decimal, used []Lot) (matched, cost decimal.
 // take is Take, appending the parts consumed to *used unless used is nil.
 func (l *Lots) take(qty decimal.Decimal, used *[]Lot) (matched, cost decimal.Decimal) {
 	switch l.Method {
-	case LOFO, HIFO:
+	case domain.LOFO, domain.HIFO:
 		matched, cost = l.takeHeap(qty, used)
-	case LIFO:
+	case domain.LIFO:
 		matched, cost = l.takeStack(qty, used)
-	case Average:
+	case domain.Average:
 		matched, cost = l.takeAverage(qty, used)
 	default:
 		matched, cost = l.takeQueue(qty, used)
@@ -496,7 +437,7 @@ func (l *Lots) key(e heapLot) Lot {
 // order compares two lots' unit costs in the method's order: −1 when a
 // comes first (LOFO: cheaper; HIFO: dearer), 0 when equal, +1 otherwise.
 func (l *Lots) order(a, b Lot) int {
-	if l.Method == HIFO {
+	if l.Method == domain.HIFO {
 		return unitCostCmp(b, a)
 	}
 	return unitCostCmp(a, b)
@@ -508,7 +449,7 @@ func (l *Lots) less(a, b heapLot) bool {
 	c, ok := plainCmp(a, b)
 	if !ok {
 		c = l.order(l.key(a), l.key(b))
-	} else if l.Method == HIFO {
+	} else if l.Method == domain.HIFO {
 		c = -c
 	}
 	if c != 0 {
@@ -636,7 +577,7 @@ type FillPnl struct {
 // ApplyFill adds a buy fill's lot or consumes lots for a sell fill and
 // returns the figures of the fill (see the file comment for the formulas).
 // Quantities ≤ 0 change nothing and return the zero FillPnl with Value set.
-func (l *Lots) ApplyFill(side Side, price, qty, feeQuote decimal.Decimal) FillPnl {
+func (l *Lots) ApplyFill(side domain.Side, price, qty, feeQuote decimal.Decimal) FillPnl {
 	return l.ApplyFillTraced(side, price, qty, feeQuote, nil)
 }
 
@@ -650,12 +591,12 @@ type LotTrace struct {
 
 // ApplyFillTraced is ApplyFill that dates a buy's lot and lists a sell's
 // consumed lots in tr (nil: neither, as ApplyFill).
-func (l *Lots) ApplyFillTraced(side Side, price, qty, feeQuote decimal.Decimal, tr *LotTrace) FillPnl {
+func (l *Lots) ApplyFillTraced(side domain.Side, price, qty, feeQuote decimal.Decimal, tr *LotTrace) FillPnl {
 	r := FillPnl{Value: price.Mul(qty), Fee: feeQuote}
 	if qty.Sign() <= 0 {
 		return r
 	}
-	if side == Buy {
+	if side == domain.Buy {
 		r.Matched = qty
 		r.LotCost = r.Value.Add(feeQuote)
 		n := Lot{Qty: qty, Cost: r.LotCost}
@@ -763,7 +704,7 @@ func (l *Lots) Clone() Lots {
 // Wide (their slots, Free the unused ones) —, so that a state written and
 // read back is the same Lots, its order of equal lots included.
 type LotsState struct {
-	Method     PnlMethod
+	Method     domain.PnlMethod
 	Queue      []HeldLot // FIFO, Average, LIFO: the stored lots, Head the first held (FIFO, Average)
 	Head       int
 	Heap       []HeapLot // LOFO, HIFO: the heap
@@ -821,26 +762,26 @@ func LotsOf(s *LotsState) (Lots, error) {
 		wide: decimal.CompactTable{Wide: s.Wide, Free: s.Free}}
 	stored := len(s.Queue) + len(s.Heap)
 	if s.Head < 0 || s.Head > len(s.Queue) || (s.Tagged && len(s.Tags) != stored) || (!s.Tagged && len(s.Tags) != 0) {
-		return Lots{}, Errorf(EINVALID, "lots: head %d of %d, %d tags of %d lots", s.Head, len(s.Queue), len(s.Tags), stored)
+		return Lots{}, domain.Errorf(domain.EINVALID, "lots: head %d of %d, %d tags of %d lots", s.Head, len(s.Queue), len(s.Tags), stored)
 	}
 	if (l.heaped() && len(s.Queue) != 0) || (!l.heaped() && (len(s.Heap) != 0 || len(s.Clamp) != 0)) {
-		return Lots{}, Errorf(EINVALID, "lots: a %s inventory with %d queued and %d heaped lots", s.Method, len(s.Queue), len(s.Heap))
+		return Lots{}, domain.Errorf(domain.EINVALID, "lots: a %s inventory with %d queued and %d heaped lots", s.Method, len(s.Queue), len(s.Heap))
 	}
 	for _, f := range s.Free {
 		if f < 0 || f >= len(s.Wide) {
-			return Lots{}, Errorf(EINVALID, "lots: free slot %d of %d", f, len(s.Wide))
+			return Lots{}, domain.Errorf(domain.EINVALID, "lots: free slot %d of %d", f, len(s.Wide))
 		}
 	}
 	check := func(c decimal.Compact) bool { i, ok := c.Ref(); return !ok || (i >= 0 && i < len(s.Wide)) }
 	for _, h := range s.Queue {
 		if !check(h.Qty) || !check(h.Cost) {
-			return Lots{}, Errorf(EINVALID, "lots: an amount out of the wide table")
+			return Lots{}, domain.Errorf(domain.EINVALID, "lots: an amount out of the wide table")
 		}
 		l.lots = append(l.lots, heldLot{h.Qty, h.Cost})
 	}
 	for _, h := range s.Heap {
 		if !check(h.Qty) || !check(h.Cost) {
-			return Lots{}, Errorf(EINVALID, "lots: an amount out of the wide table")
+			return Lots{}, domain.Errorf(domain.EINVALID, "lots: an amount out of the wide table")
 		}
 		l.heap = append(l.heap, heapLot{heldLot{h.Qty, h.Cost}, h.Seq})
 	}
@@ -857,43 +798,4 @@ func LotsOf(s *LotsState) (Lots, error) {
 		l.clamp[c.Seq] = c.Key
 	}
 	return l, nil
-}
-
-// CostBasisScope says which lots a disposal may consume (bot.COST_BASIS_SCOPE,
-// the books' scope= parameter): those of its own exchange account
-// (ScopeAccount, the default: per wallet or account, the rule the United
-// States require from 1 January 2025, IRS Revenue Procedure 2024-28 and
-// Treas. Reg. §1.1012-1(j)), or those of every account of the service
-// (ScopeUniversal: one pool per asset across accounts, the earlier
-// universal method). Lots stay in the currency they were paid in: a pool
-// is an asset against one quote currency (domain/books).
-type CostBasisScope uint8
-
-// Cost basis scopes; the values are stable.
-const (
-	ScopeAccount CostBasisScope = iota
-	ScopeUniversal
-)
-
-// CostBasisScopeNames lists the accepted names of ParseCostBasisScope.
-const CostBasisScopeNames = "account or universal"
-
-// ParseCostBasisScope reads "account" or "universal" (case-insensitive);
-// "" is ScopeAccount. Anything else is EINVALID.
-func ParseCostBasisScope(s string) (CostBasisScope, error) {
-	switch strings.ToLower(s) {
-	case "", "account":
-		return ScopeAccount, nil
-	case "universal":
-		return ScopeUniversal, nil
-	}
-	return ScopeAccount, Errorf(EINVALID, "cost basis scope %q must be %s", s, CostBasisScopeNames)
-}
-
-// String returns "account" or "universal".
-func (s CostBasisScope) String() string {
-	if s == ScopeUniversal {
-		return "universal"
-	}
-	return "account"
 }
