@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tradeledger/tradeledger/domain/decimal"
+	"github.com/tradeledger/tradeledger/domain/jsonscan"
 )
 
 // The account's activity (DESIGN §18): everything an exchange account did,
@@ -429,7 +430,7 @@ func (f *ExternalFill) UnmarshalJSON(b []byte) error {
 		}
 		return d
 	}
-	ok := FlatObject(b, func(k, v []byte) {
+	ok := jsonscan.FlatObject(b, func(k, v []byte) {
 		switch string(k) {
 		case "exchange":
 			out.Exchange = text(v)

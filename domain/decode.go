@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/tradeledger/tradeledger/domain/decimal"
+	"github.com/tradeledger/tradeledger/domain/jsonscan"
 )
 
 // The replay target (≥ 500,000 events/s, docs/benchmarks.md) leaves no room for
@@ -83,7 +84,7 @@ func (l *lastStrings) str(in Interner, f int, b []byte) string {
 }
 
 // scanner walks one flat JSON object, on the shared lexer.
-type scanner struct{ JSONLexer }
+type scanner struct{ jsonscan.JSONLexer }
 
 // punct skips whitespace and reads the punctuation c.
 func (s *scanner) punct(c byte) bool {
@@ -227,7 +228,7 @@ func decodeOrderRequested(b []byte, v *OrderRequested, in Interner, last *lastSt
 	}
 	r = OrderRequested{}
 	var derr error
-	s := scanner{JSONLexer{B: b}}
+	s := scanner{jsonscan.JSONLexer{B: b}}
 	ok := s.object(func(k []byte) bool {
 		var ok bool
 		var err error
@@ -304,7 +305,7 @@ func decodeOrderRequested(b []byte, v *OrderRequested, in Interner, last *lastSt
 // accepts, with the same value readers, gives the same result, found
 // without looking each key up.
 func requestedInOrder(b []byte, r *OrderRequested, in Interner, last *lastStrings, keepIDs bool) bool {
-	s := scanner{JSONLexer{B: b}}
+	s := scanner{jsonscan.JSONLexer{B: b}}
 	var ok bool
 	var err error
 	var x []byte
@@ -390,7 +391,7 @@ func requestedTail(s *scanner, r *OrderRequested, keepIDs bool) bool {
 
 // filledInOrder is requestedInOrder for an OrderFilled.
 func filledInOrder(b []byte, f *OrderFilled, in Interner, last *lastStrings, keepIDs bool) bool {
-	s := scanner{JSONLexer{B: b}}
+	s := scanner{jsonscan.JSONLexer{B: b}}
 	var ok bool
 	var err error
 	var x []byte
@@ -446,7 +447,7 @@ func decodeOrderFilled(b []byte, v *OrderFilled, in Interner, last *lastStrings,
 	}
 	f = OrderFilled{}
 	var derr error
-	s := scanner{JSONLexer{B: b}}
+	s := scanner{jsonscan.JSONLexer{B: b}}
 	ok := s.object(func(k []byte) bool {
 		var ok bool
 		var err error
@@ -494,13 +495,13 @@ func decodeOrderFilled(b []byte, v *OrderFilled, in Interner, last *lastStrings,
 func DecodeOrderAccepted(b []byte, v *OrderAccepted) error {
 	var a OrderAccepted
 	// As encoding/json writes it (see requestedInOrder), else the scanner.
-	if s := (scanner{JSONLexer{B: b}}); s.key(`{"exchangeOrderId":`) {
+	if s := (scanner{jsonscan.JSONLexer{B: b}}); s.key(`{"exchangeOrderId":`) {
 		if x, ok := s.str(); ok && s.end() {
 			*v = OrderAccepted{ExchangeOrderID: string(x)}
 			return nil
 		}
 	}
-	s := scanner{JSONLexer{B: b}}
+	s := scanner{jsonscan.JSONLexer{B: b}}
 	ok := s.object(func(k []byte) bool {
 		if string(k) != "exchangeOrderId" {
 			return false

@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/tradeledger/tradeledger/domain/jsonscan"
 )
 
 // Hash is a SHA-256 digest, shown as lowercase hex in JSON.
@@ -390,7 +392,7 @@ func PrepareAppendTo(dst []Event, stream string, expected ExpectedVersion, event
 		switch {
 		case len(e.Data) == 0:
 			e.Data = json.RawMessage("{}")
-		case isFlatCompact(e.Data): // valid and compact already
+		case jsonscan.FlatObject(e.Data, nil): // valid and compact already
 		default:
 			buf.Reset()
 			if err := json.Compact(&buf, e.Data); err != nil {

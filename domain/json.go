@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/tradeledger/tradeledger/domain/jsonscan"
 )
 
 // CheckJSON returns nil when b is exactly one JSON value, in valid UTF-8,
@@ -39,7 +41,7 @@ func CheckJSON(b []byte) error {
 		}
 		return Errorf(EINVALID, "malformed JSON")
 	}
-	s := keyScanner{JSONLexer: JSONLexer{B: b}, checkUTF8: !validUTF8}
+	s := keyScanner{JSONLexer: jsonscan.JSONLexer{B: b}, checkUTF8: !validUTF8}
 	path := s.value()
 	switch {
 	case path == nil:
@@ -131,7 +133,7 @@ func joinKeyPath(path []string) string {
 // allocates only for objects with more than smallObject keys and for the
 // path of what it finds.
 type keyScanner struct {
-	JSONLexer
+	jsonscan.JSONLexer
 	checkUTF8 bool
 	// badUTF8: the path value returned leads to invalid UTF-8, not to a
 	// duplicate key: in its innermost key when badKey, else in the string

@@ -15,6 +15,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/decimal"
+	"github.com/tradeledger/tradeledger/domain/jsonscan"
 )
 
 // OrderPlacer is the command side of trading, what the trade routes send
@@ -149,7 +150,7 @@ func decodeTrade(r *http.Request) (tradeFields, error) {
 
 // flatTradeFields reads the two usual shapes of a trade body in one pass,
 // {"data":{…}} and {…}, when every field is a plain string, number, true,
-// false or null written compactly (domain.FlatObject): the fields are then
+// false or null written compactly (jsonscan.FlatObject): the fields are then
 // exactly what the encoding/json path below finds. Anything else reports
 // false and takes that path (and its error messages).
 func flatTradeFields(body []byte) (tradeFields, bool) {
@@ -164,12 +165,12 @@ func flatTradeFields(body []byte) (tradeFields, bool) {
 	const prefix = `{"data":`
 	if bytes.HasPrefix(body, []byte(prefix)) && len(body) > len(prefix) && body[len(prefix)] == '{' {
 		inner := body[len(prefix) : len(body)-1]
-		if body[len(body)-1] != '}' || !domain.FlatObject(inner, add) || dup {
+		if body[len(body)-1] != '}' || !jsonscan.FlatObject(inner, add) || dup {
 			return nil, false
 		}
 		return f, true
 	}
-	if !domain.FlatObject(body, add) || dup {
+	if !jsonscan.FlatObject(body, add) || dup {
 		return nil, false
 	}
 	if _, ok := f["data"]; ok { // "data":null or a scalar: the slow path decides

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/jsonscan"
 )
 
 // Verifier checks a log's hash chains and envelopes. Feed it every event in
@@ -490,7 +491,7 @@ func contentProblem(e *domain.Event, buf []byte) (string, domain.Hash, []byte) {
 		}
 		return "hash does not match the event's contents (the event or its stored hash was edited)", sum, buf
 	}
-	if !domain.ValidJSON(e.Data) {
+	if !jsonscan.ValidJSON(e.Data) {
 		return "data is not valid JSON", sum, buf
 	}
 	return "", sum, buf

@@ -3,7 +3,7 @@ package gunbot
 import (
 	"encoding/json"
 
-	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/jsonscan"
 )
 
 // scanStateOrders reads a state file's orders without encoding/json's
@@ -19,7 +19,7 @@ func scanStateOrders(b []byte) (orders []decodedOrder, ok bool) {
 		return nil, false
 	}
 	// One copy of the file as a string: every field is a substring of it.
-	s := stateScanner{JSONLexer: domain.JSONLexer{B: b}, text: string(b)}
+	s := stateScanner{JSONLexer: jsonscan.JSONLexer{B: b}, text: string(b)}
 	s.SkipSpace()
 	if !s.Byte('{') {
 		return nil, false
@@ -53,7 +53,7 @@ func scanStateOrders(b []byte) (orders []decodedOrder, ok bool) {
 // stateScanner reads a state file on the shared lexer; the strings it
 // returns are substrings of text, one copy of the file.
 type stateScanner struct {
-	domain.JSONLexer
+	jsonscan.JSONLexer
 	text string // B as a string
 }
 
@@ -83,7 +83,7 @@ func (s *stateScanner) member(first bool) (key string, end, ok bool) {
 	return key, false, true
 }
 
-// str reads a plain string (domain.JSONLexer.PlainString: no escapes,
+// str reads a plain string (jsonscan.JSONLexer.PlainString: no escapes,
 // control characters or non-ASCII bytes, which encoding/json would
 // replace or fold); plain is false for any other value.
 func (s *stateScanner) str() (v string, plain bool) {

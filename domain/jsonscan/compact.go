@@ -1,4 +1,4 @@
-package domain
+package jsonscan
 
 // isFlatCompact reports whether b is a JSON object in compact form whose
 // values are plain strings, numbers, true, false or null: the shape of most

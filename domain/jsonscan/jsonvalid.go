@@ -1,4 +1,4 @@
-package domain
+package jsonscan
 
 import "encoding/json"
 
