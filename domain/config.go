@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/tradeledger/tradeledger/domain/secrets"
 )
 
 // Config is the configuration document (docs/api.md, "Configuration"):
@@ -495,4 +497,41 @@ func sortedKeys(m map[string]any) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// WithoutSecrets returns c with every secret field removed from
+// config.exchanges (what a ConfigReplaced event carries).
+func (c Config) WithoutSecrets() Config {
+	if c.doc == nil {
+		return c
+	}
+	doc := c.Map()
+	ex := doc["exchanges"].(map[string]any)
+	for name, v := range ex {
+		if m, ok := v.(map[string]any); ok {
+			ex[name] = secrets.StripSecrets(m)
+		}
+	}
+	return Config{doc: doc}
+}
+
+// Masked returns c with every non-empty secret field of config.exchanges and
+// bot.service_wallet shown as Mask (what responses show).
+func (c Config) Masked() Config {
+	if c.doc == nil {
+		return c
+	}
+	doc := c.Map()
+	ex := doc["exchanges"].(map[string]any)
+	for name, v := range ex {
+		if m, ok := v.(map[string]any); ok {
+			ex[name] = secrets.MaskExchange(m)
+		}
+	}
+	if bot, ok := doc["bot"].(map[string]any); ok {
+		if w, ok := bot["service_wallet"].(string); ok && w != "" {
+			bot["service_wallet"] = secrets.Mask
+		}
+	}
+	return Config{doc: doc}
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"sort"
 	"strings"
+
+	"github.com/tradeledger/tradeledger/domain/secrets"
 )
 
 // ConfigState is what configuration commands decide against: the current
@@ -43,7 +45,7 @@ func (st ConfigState) ready() error {
 type ConfigRules struct {
 	Clock Clock
 	// Secrets seals exchange secrets sent in clear.
-	Secrets *SecretBox
+	Secrets *secrets.SecretBox
 	// RealConnector reports whether an exchange of cfg would trade for
 	// real with bot.SIMULATOR false (nil: none would).
 	RealConnector func(cfg Config, exchange string) bool
@@ -202,7 +204,7 @@ func CheckNewWallet(doc map[string]any, cur Config, proof string) error {
 	}
 	current := cur.Wallet()
 	v, present := bot["service_wallet"]
-	if !present || v == Mask {
+	if !present || v == secrets.Mask {
 		if current != "" {
 			bot["service_wallet"] = current
 		}
@@ -316,7 +318,7 @@ func replaceConfig(st ConfigState, doc, exchanges map[string]any, rules ConfigRu
 // clear and is sealed with box, unless the entry says isEncrypted: true (we
 // cannot decrypt another program's encryption: EINVALID asking for
 // isEncrypted false).
-func resolveSecrets(st ConfigState, exchanges map[string]any, box *SecretBox) (map[string]any, map[string]map[string]string, error) {
+func resolveSecrets(st ConfigState, exchanges map[string]any, box *secrets.SecretBox) (map[string]any, map[string]map[string]string, error) {
 	stripped := map[string]any{}
 	creds := map[string]map[string]string{}
 	for name, v := range exchanges {
@@ -326,22 +328,22 @@ func resolveSecrets(st ConfigState, exchanges map[string]any, box *SecretBox) (m
 		}
 		// A credential that is no string is refused before anything
 		// is made of the strings inside it.
-		if err := CheckCredentialTypes("config.exchanges."+name, entry); err != nil {
+		if err := secrets.CheckCredentialTypes("config.exchanges."+name, entry); err != nil {
 			return nil, nil, err
 		}
 		stored := st.Credentials[name]
 		encrypted, _ := entry["isEncrypted"].(bool)
 		fields := map[string]string{}
 		// Credentials by IsSecretPath, at any depth of the entry.
-		out, secrets := ExtractSecrets(entry)
-		for field, val := range secrets {
+		out, inClear := secrets.ExtractSecrets(entry)
+		for field, val := range inClear {
 			switch {
 			case val == "":
 				fields[field] = ""
-			case val == Mask:
+			case val == secrets.Mask:
 				c, ok := stored[field]
 				if !ok || c == "" {
-					return nil, nil, Errorf(EINVALID, "config.exchanges.%s.%s is the mask %q but no secret is stored for it; send the value in clear with isEncrypted false", name, field, Mask)
+					return nil, nil, Errorf(EINVALID, "config.exchanges.%s.%s is the mask %q but no secret is stored for it; send the value in clear with isEncrypted false", name, field, secrets.Mask)
 				}
 				fields[field] = c
 			case stored[field] != "" && val == stored[field]:

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tradeledger/tradeledger/domain/secrets"
 )
 
 const decideWallet = "wallet-0123456789abcdef"
@@ -35,9 +37,9 @@ func decideState(t *testing.T) ConfigState {
 	return ConfigState{Config: cfg, Credentials: map[string]map[string]string{"binance": {"key": "c-key", "secret": "c-secret"}}}
 }
 
-func decideBox(t *testing.T) *SecretBox {
+func decideBox(t *testing.T) *secrets.SecretBox {
 	t.Helper()
-	box, err := NewSecretBox([]byte(strings.Repeat("k", 32)))
+	box, err := secrets.NewSecretBox([]byte(strings.Repeat("k", 32)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,13 +155,13 @@ func TestDecideConfigUpdate(t *testing.T) {
 		rules             ConfigRules
 		types, code, text string
 	}{
-		{"secrets kept by mask", withExchange(map[string]any{"key": Mask, "secret": Mask}), "", rules, TypeConfigReplaced, "", ""},
+		{"secrets kept by mask", withExchange(map[string]any{"key": secrets.Mask, "secret": secrets.Mask}), "", rules, TypeConfigReplaced, "", ""},
 		{"secrets kept by ciphertext", withExchange(map[string]any{"key": "c-key", "secret": "c-secret"}), "", rules, TypeConfigReplaced, "", ""},
-		{"new secret sealed", withExchange(map[string]any{"key": "k2", "secret": Mask}), "", rules, TypeConfigReplaced + "," + TypeExchangeKeysSet, "", ""},
+		{"new secret sealed", withExchange(map[string]any{"key": "k2", "secret": secrets.Mask}), "", rules, TypeConfigReplaced + "," + TypeExchangeKeysSet, "", ""},
 		{"secrets cleared", withExchange(map[string]any{"key": "", "secret": ""}), "", rules, TypeConfigReplaced + "," + TypeExchangeKeysSet, "", ""},
-		{"mask without stored secret", withExchange(map[string]any{"key": Mask, "secret": Mask, "password": Mask}), "", rules, "", EINVALID, "is the mask"},
-		{"isEncrypted foreign secret", withExchange(map[string]any{"isEncrypted": true, "key": "theirs", "secret": Mask}), "", rules, "", EINVALID, "is marked isEncrypted"},
-		{"no master key", withExchange(map[string]any{"key": "k2", "secret": Mask}), "", ConfigRules{Clock: decideClock}, "", EUNAVAILABLE, ""},
+		{"mask without stored secret", withExchange(map[string]any{"key": secrets.Mask, "secret": secrets.Mask, "password": secrets.Mask}), "", rules, "", EINVALID, "is the mask"},
+		{"isEncrypted foreign secret", withExchange(map[string]any{"isEncrypted": true, "key": "theirs", "secret": secrets.Mask}), "", rules, "", EINVALID, "is marked isEncrypted"},
+		{"no master key", withExchange(map[string]any{"key": "k2", "secret": secrets.Mask}), "", ConfigRules{Clock: decideClock}, "", EUNAVAILABLE, ""},
 		{"exchanges not an object", map[string]any{"bot": map[string]any{}, "exchanges": []any{}}, "", rules, "", EINVALID, "config.exchanges must be an object"},
 		{"real trading without connector", noSim, "", rules, "", EINVALID, `exchange "binance" has no real connector`},
 		{"real trading with connector", noSim, "", ConfigRules{Clock: decideClock, Secrets: box,
@@ -185,7 +187,7 @@ func TestDecideConfigUpdate(t *testing.T) {
 // the replaced document has none, and a kept secret keeps its ciphertext.
 func TestDecideConfigUpdateSealsSecrets(t *testing.T) {
 	box := decideBox(t)
-	events, err := DecideConfigUpdate(decideState(t), withExchange(map[string]any{"key": "new-key-in-clear", "secret": Mask}), "", ConfigRules{Clock: decideClock, Secrets: box})
+	events, err := DecideConfigUpdate(decideState(t), withExchange(map[string]any{"key": "new-key-in-clear", "secret": secrets.Mask}), "", ConfigRules{Clock: decideClock, Secrets: box})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +235,7 @@ func TestDecideLicenseKeysEdit(t *testing.T) {
 		{"unknown verify exchange", decideState(t), LicenseKeysEdit{decideWallet, "kraken", newKeys}, "", EINVALID, `verifyExchange "kraken" is not a configured exchange`},
 		{"verify exchange without credentials", noCreds, LicenseKeysEdit{decideWallet, "binance", newKeys}, "", EUNAUTHORIZED, "has no registered credentials"},
 		{"entry not an object", decideState(t), LicenseKeysEdit{decideWallet, "binance", map[string]any{"binance": "x"}}, "", EINVALID, "newLicenses.binance must be an object"},
-		{"unchanged keys", decideState(t), LicenseKeysEdit{decideWallet, "binance", map[string]any{"binance": map[string]any{"key": Mask, "secret": Mask}}}, TypeConfigReplaced, "", ""},
+		{"unchanged keys", decideState(t), LicenseKeysEdit{decideWallet, "binance", map[string]any{"binance": map[string]any{"key": secrets.Mask, "secret": secrets.Mask}}}, TypeConfigReplaced, "", ""},
 	}
 	for _, tc := range cases {
 		events, err := DecideLicenseKeysEdit(tc.st, tc.edit, rules)

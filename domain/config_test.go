@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/tradeledger/tradeledger/domain/secrets"
 )
 
 const testConfig = `{
@@ -174,7 +176,7 @@ func TestConfigSecrets(t *testing.T) {
 		t.Fatalf("wallet not masked: %s", masked)
 	}
 	ex, _ := c.Masked().Exchange("binance")
-	if ex["key"] != Mask || ex["secret"] != Mask || ex["fee"] != json.Number("0.1") {
+	if ex["key"] != secrets.Mask || ex["secret"] != secrets.Mask || ex["fee"] != json.Number("0.1") {
 		t.Fatalf("masked exchange=%v", ex)
 	}
 	ex, _ = c.WithoutSecrets().Exchange("binance")
@@ -186,7 +188,7 @@ func TestConfigSecrets(t *testing.T) {
 func TestSecretBox(t *testing.T) {
 	key := make([]byte, 32)
 	key[0] = 1
-	box, err := NewSecretBox(key)
+	box, err := secrets.NewSecretBox(key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +199,7 @@ func TestSecretBox(t *testing.T) {
 	if got, err := box.Open(a); err != nil || got != "hunter2" {
 		t.Fatalf("Open=%q,%v", got, err)
 	}
-	other, _ := NewSecretBox(make([]byte, 32))
+	other, _ := secrets.NewSecretBox(make([]byte, 32))
 	if _, err := other.Open(a); ErrorCode(err) != EINVALID {
 		t.Fatalf("wrong key: err=%v", err)
 	}
@@ -207,7 +209,7 @@ func TestSecretBox(t *testing.T) {
 	if _, err := box.Open("AAAA"); ErrorCode(err) != EINVALID {
 		t.Fatalf("short: err=%v", err)
 	}
-	if _, err := NewSecretBox(make([]byte, 16)); ErrorCode(err) != EINVALID {
+	if _, err := secrets.NewSecretBox(make([]byte, 16)); ErrorCode(err) != EINVALID {
 		t.Fatalf("short key: err=%v", err)
 	}
 }

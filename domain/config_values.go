@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/tradeledger/tradeledger/domain/decimal"
+	"github.com/tradeledger/tradeledger/domain/secrets"
 )
 
 // Range checks of configuration values whose meaning is known, done when a
@@ -195,7 +196,7 @@ func checkBotValues(bot map[string]any) error {
 // credentials' types, delay, feeAsset and its simulator's settings
 // (CheckValues).
 func checkExchangeValues(where string, entry map[string]any) error {
-	if err := CheckCredentialTypes(where, entry); err != nil {
+	if err := secrets.CheckCredentialTypes(where, entry); err != nil {
 		return err
 	}
 	if v, ok := entry["delay"]; ok && v != nil {

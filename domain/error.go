@@ -3,8 +3,6 @@ package domain
 import (
 	"errors"
 	"fmt"
-
-	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 // Error codes. Every error that crosses a package boundary on purpose carries
@@ -41,8 +39,8 @@ func Errorf(code string, format string, args ...any) *Error {
 }
 
 // AsError returns the first *Error in err's chain, or, for an error of a
-// domain sub-package that stands for one (a *decimal.ParseError: EINVALID),
-// the *Error it stands for; false when err holds neither. Code that passes
+// domain sub-package that stands for one (a *decimal.ParseError: EINVALID,
+// a *secrets.SecretError), the *Error it stands for; false when err holds neither. Code that passes
 // domain errors through (or maps them to a status) asks AsError rather than
 // errors.As, so that a malformed number stays EINVALID wherever it was
 // parsed.
@@ -51,11 +49,20 @@ func AsError(err error) (*Error, bool) {
 	if errors.As(err, &e) {
 		return e, true
 	}
-	var pe *decimal.ParseError
-	if errors.As(err, &pe) {
-		return &Error{Code: EINVALID, Message: pe.Message}, true
+	var se subError
+	if errors.As(err, &se) {
+		code, message := se.DomainError()
+		return &Error{Code: code, Message: message}, true
 	}
 	return nil, false
+}
+
+// subError is the error of a domain sub-package that cannot import domain
+// (decimal.ParseError, secrets.SecretError): the code (one of this file's)
+// and message of the *Error it stands for.
+type subError interface {
+	error
+	DomainError() (code, message string)
 }
 
 // ErrorCode returns the code of the first *Error in err's chain (AsError),

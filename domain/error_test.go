@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tradeledger/tradeledger/domain/decimal"
+	"github.com/tradeledger/tradeledger/domain/secrets"
 )
 
 // A number the decimal package refuses is EINVALID naming the number, as it
@@ -38,5 +39,25 @@ func TestDecimalParseErrorIsInvalid(t *testing.T) {
 	}
 	if got := ErrorCode(errors.New("disk full")); got != EINTERNAL {
 		t.Errorf("ErrorCode(plain error) = %s, want %s", got, EINTERNAL)
+	}
+}
+
+// The secrets package's refusals are the domain errors they stand for: a
+// master key of the wrong size EINVALID, a login password that does not
+// decrypt EUNAUTHORIZED with its reason, each with a domain.Error's text.
+func TestSecretErrorsAreDomainErrors(t *testing.T) {
+	_, err := secrets.NewSecretBox([]byte("short"))
+	if got := ErrorCode(err); got != EINVALID {
+		t.Errorf("NewSecretBox(short key): code %s (%v), want %s", got, err, EINVALID)
+	}
+	_, err = secrets.DecryptLoginPassword("ENC:not base64!", "a wallet of 16 bytes or more")
+	if got := ErrorCode(fmt.Errorf("login: %w", err)); got != EUNAUTHORIZED {
+		t.Errorf("DecryptLoginPassword(garbage): code %s (%v), want %s", got, err, EUNAUTHORIZED)
+	}
+	if got, want := ErrorMessage(err), secrets.LoginReasonFormat; got != want {
+		t.Errorf("DecryptLoginPassword(garbage): message %q, want %q", got, want)
+	}
+	if got, want := err.Error(), Errorf(EUNAUTHORIZED, "%s", secrets.LoginReasonFormat).Error(); got != want {
+		t.Errorf("text %q, want %q (a domain.Error's)", got, want)
 	}
 }

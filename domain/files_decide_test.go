@@ -1,6 +1,10 @@
 package domain
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/tradeledger/tradeledger/domain/secrets"
+)
 
 func TestDecideFiles(t *testing.T) {
 	cases := []struct {
@@ -63,7 +67,7 @@ func TestDecideSystem(t *testing.T) {
 
 func TestDecideLogins(t *testing.T) {
 	var f LoginFailed
-	if err := DecideLoginFailed("10.0.0.1", LoginReasonPassword, decideClock)[0].Decode(&f); err != nil || f.RemoteAddr != "10.0.0.1" || f.Reason != LoginReasonPassword {
+	if err := DecideLoginFailed("10.0.0.1", secrets.LoginReasonPassword, decideClock)[0].Decode(&f); err != nil || f.RemoteAddr != "10.0.0.1" || f.Reason != secrets.LoginReasonPassword {
 		t.Fatalf("LoginFailed=%+v, %v", f, err)
 	}
 	var s LoginSucceeded

@@ -1,5 +1,7 @@
 package domain
 
+import "github.com/tradeledger/tradeledger/domain/secrets"
+
 // MinPasswordLength is the shortest login password a command sets.
 const MinPasswordLength = 8
 
@@ -10,8 +12,8 @@ func CheckNewPassword(password string) error {
 	if len(password) < MinPasswordLength {
 		return Errorf(EINVALID, "password must be at least %d characters", MinPasswordLength)
 	}
-	if len(password) > MaxLoginPasswordBytes {
-		return Errorf(EINVALID, "password must be at most %d bytes", MaxLoginPasswordBytes)
+	if len(password) > secrets.MaxLoginPasswordBytes {
+		return Errorf(EINVALID, "password must be at most %d bytes", secrets.MaxLoginPasswordBytes)
 	}
 	return nil
 }

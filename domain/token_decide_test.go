@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tradeledger/tradeledger/domain/secrets"
 )
 
 func tokenState(t *testing.T, events ...Event) TokenState {
@@ -102,7 +104,7 @@ func TestCheckNewPassword(t *testing.T) {
 	for _, tc := range []struct {
 		pw   string
 		code string
-	}{{"", EINVALID}, {"short", EINVALID}, {"eight ch", ""}, {strings.Repeat("x", MaxLoginPasswordBytes), ""}, {strings.Repeat("x", MaxLoginPasswordBytes+1), EINVALID}} {
+	}{{"", EINVALID}, {"short", EINVALID}, {"eight ch", ""}, {strings.Repeat("x", secrets.MaxLoginPasswordBytes), ""}, {strings.Repeat("x", secrets.MaxLoginPasswordBytes+1), EINVALID}} {
 		if got := ErrorCode(CheckNewPassword(tc.pw)); got != tc.code {
 			t.Fatalf("CheckNewPassword(%d bytes)=%q, want %q", len(tc.pw), got, tc.code)
 		}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/audit"
+	"github.com/tradeledger/tradeledger/domain/secrets"
 )
 
 // Defaults for Audit settings.
@@ -254,8 +255,8 @@ const secretMask = "********"
 // redact returns the event as auditors may see it. ExchangeKeysSet shows
 // the exchange and field names but no field value; PasswordSet shows the
 // generation but not the hash; in any event, a configuration document's
-// credentials (domain.IsSecretPath, under any "exchanges" object) and
-// bot.service_wallet are masked (domain.MaskSecretsIn): ConfigReplaced
+// credentials (secrets.IsSecretPath, under any "exchanges" object) and
+// bot.service_wallet are masked (secrets.MaskSecretsIn): ConfigReplaced
 // carries the wallet, and logs written before secrets were recognised by
 // rule may carry nested credentials in clear.
 func redact(e domain.Event) auditEvent {
@@ -288,7 +289,7 @@ func redact(e domain.Event) auditEvent {
 			}
 		}
 	}
-	if domain.MaskSecretsIn(v) {
+	if secrets.MaskSecretsIn(v) {
 		changed = true
 	}
 	if !changed {
@@ -303,7 +304,7 @@ func redact(e domain.Event) auditEvent {
 }
 
 // mayHoldSecret is a cheap pre-check: does data mention what
-// domain.MaskSecretsIn looks for?
+// secrets.MaskSecretsIn looks for?
 func mayHoldSecret(data []byte) bool {
 	return bytes.Contains(data, []byte(`"exchanges"`)) || bytes.Contains(data, []byte(`"service_wallet"`))
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/argon2id"
+	"github.com/tradeledger/tradeledger/domain/secrets"
 	"github.com/tradeledger/tradeledger/eventstore"
 )
 
@@ -408,7 +409,7 @@ func tooManyLogins(w http.ResponseWriter, wait time.Duration) error {
 // checkLogin returns "" when enc decrypts (with wallet) to the password of
 // hash, or else the LoginReason (checkPassword).
 func checkLogin(enc, wallet, hash string) (reason string, err error) {
-	password, decryptErr := domain.DecryptLoginPassword(enc, wallet)
+	password, decryptErr := secrets.DecryptLoginPassword(enc, wallet)
 	return checkPassword(password, decryptErr, hash)
 }
 
@@ -434,11 +435,11 @@ func checkPassword(password string, undecryptable error, hash string) (reason st
 	case err != nil:
 		return "", err
 	case hash == "":
-		return domain.LoginReasonUnregistered, nil
+		return secrets.LoginReasonUnregistered, nil
 	case undecryptable != nil:
 		return domain.ErrorMessage(undecryptable), nil
 	case !ok:
-		return domain.LoginReasonPassword, nil
+		return secrets.LoginReasonPassword, nil
 	}
 	return "", nil
 }

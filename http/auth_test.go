@@ -18,13 +18,14 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/secrets"
 	"github.com/tradeledger/tradeledger/projections"
 )
 
 // encrypt returns the ENC: form of password under the test wallet.
 func encrypt(t *testing.T, password string) string {
 	t.Helper()
-	enc, err := domain.EncryptLoginPassword(password, testWallet)
+	enc, err := secrets.EncryptLoginPassword(password, testWallet)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,22 +167,22 @@ func TestLoginFailures(t *testing.T) {
 		enc    func(t *testing.T) string
 		reason string
 	}{
-		{"wrong password", nil, func(t *testing.T) string { return encrypt(t, "correct horse batterY") }, domain.LoginReasonPassword},
-		{"empty password", nil, func(t *testing.T) string { return encrypt(t, "") }, domain.LoginReasonPassword},
-		{"clear password", nil, func(*testing.T) string { return testPassword }, domain.LoginReasonFormat},
-		{"no ENC: prefix", nil, func(t *testing.T) string { return strings.TrimPrefix(encrypt(t, testPassword), "ENC:") }, domain.LoginReasonFormat},
-		{"bad base64", nil, func(*testing.T) string { return "ENC:%%%not-base64%%%" }, domain.LoginReasonFormat},
-		{"bad padding", nil, func(t *testing.T) string { return encryptRaw(t, key, []byte("0123456789abcde\x07")) }, domain.LoginReasonPadding},
+		{"wrong password", nil, func(t *testing.T) string { return encrypt(t, "correct horse batterY") }, secrets.LoginReasonPassword},
+		{"empty password", nil, func(t *testing.T) string { return encrypt(t, "") }, secrets.LoginReasonPassword},
+		{"clear password", nil, func(*testing.T) string { return testPassword }, secrets.LoginReasonFormat},
+		{"no ENC: prefix", nil, func(t *testing.T) string { return strings.TrimPrefix(encrypt(t, testPassword), "ENC:") }, secrets.LoginReasonFormat},
+		{"bad base64", nil, func(*testing.T) string { return "ENC:%%%not-base64%%%" }, secrets.LoginReasonFormat},
+		{"bad padding", nil, func(t *testing.T) string { return encryptRaw(t, key, []byte("0123456789abcde\x07")) }, secrets.LoginReasonPadding},
 		{"encrypted with another wallet", nil, func(t *testing.T) string {
-			enc, _ := domain.EncryptLoginPassword(testPassword, "0xffffffffffffffffffffffff")
+			enc, _ := secrets.EncryptLoginPassword(testPassword, "0xffffffffffffffffffffffff")
 			return enc
-		}, domain.LoginReasonPadding},
+		}, secrets.LoginReasonPadding},
 		{"wallet shorter than 16 bytes", func(ts *testServer) { ts.Server.Wallet = func() string { return "0x7f3a9c2b" } },
-			func(t *testing.T) string { return encrypt(t, testPassword) }, domain.LoginReasonWallet},
+			func(t *testing.T) string { return encrypt(t, testPassword) }, secrets.LoginReasonWallet},
 		{"no wallet configured yet", func(ts *testServer) { ts.Server.Wallet = func() string { return "" } },
-			func(t *testing.T) string { return encrypt(t, testPassword) }, domain.LoginReasonWallet},
+			func(t *testing.T) string { return encrypt(t, testPassword) }, secrets.LoginReasonWallet},
 		{"no password registered", func(ts *testServer) { ts.Server.Passwords = projections.NewPassword() },
-			func(t *testing.T) string { return encrypt(t, testPassword) }, domain.LoginReasonUnregistered},
+			func(t *testing.T) string { return encrypt(t, testPassword) }, secrets.LoginReasonUnregistered},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -217,7 +218,7 @@ func encryptRaw(t *testing.T, key, pt []byte) string {
 	}
 	ct := make([]byte, len(pt))
 	cipher.NewCBCEncrypter(block, key).CryptBlocks(ct, pt)
-	return domain.LoginPrefix + base64.StdEncoding.EncodeToString(ct)
+	return secrets.LoginPrefix + base64.StdEncoding.EncodeToString(ct)
 }
 
 func TestLoginBadRequests(t *testing.T) {

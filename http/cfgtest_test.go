@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/secrets"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 	"github.com/tradeledger/tradeledger/projections"
 )
@@ -27,7 +28,7 @@ type cfgEnv struct {
 	runner *projections.Runner
 	clock  *domain.ManualClock
 	token  string
-	box    *domain.SecretBox
+	box    *secrets.SecretBox
 	bodies []string // every response body, for the secret-leak check
 }
 
@@ -93,7 +94,7 @@ func newCfgEnv(t *testing.T) *cfgEnv {
 	}
 	t.Cleanup(func() { runner.Close() })
 	key := bytes.Repeat([]byte{7}, 32)
-	box, err := domain.NewSecretBox(key)
+	box, err := secrets.NewSecretBox(key)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/secrets"
 	"github.com/tradeledger/tradeledger/eventstore"
 )
 
@@ -66,7 +67,7 @@ func (h *configHandler) register(r *mux.Router) {
 // which exchanges have a real connector).
 type configWriter struct {
 	config  ConfigReader
-	secrets *domain.SecretBox
+	secrets *secrets.SecretBox
 	cmds    *eventstore.Commands
 	clock   domain.Clock
 	// realConnector reports whether an exchange of cfg would trade for

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/secrets"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 	"github.com/tradeledger/tradeledger/projections"
 )
@@ -39,7 +40,7 @@ func benchConfigHandler(b *testing.B) (http.Handler, string) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { runner.Close() })
-	box, err := domain.NewSecretBox(bytes.Repeat([]byte{7}, 32))
+	box, err := secrets.NewSecretBox(bytes.Repeat([]byte{7}, 32))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/secrets"
 	"github.com/tradeledger/tradeledger/eventstore"
 )
 
@@ -31,7 +32,7 @@ func withKeys() map[string]any {
 func TestConfigFull(t *testing.T) {
 	e := newCfgEnv(t)
 	c := e.fullConfig()
-	if got := cfgPath(c, "bot", "service_wallet"); got != domain.Mask {
+	if got := cfgPath(c, "bot", "service_wallet"); got != secrets.Mask {
 		t.Fatalf("wallet shown as %v, want the mask", got)
 	}
 	if got := cfgPath(c, "bot", "SIMULATOR"); got != true {
@@ -57,7 +58,7 @@ func TestConfigUpdate(t *testing.T) {
 	if err := json.Unmarshal(b, &resp); err != nil || resp.Status != "success" {
 		t.Fatalf("response %s: %v", b, err)
 	}
-	if got := cfgPath(resp.Config, "exchanges", "binance", "key"); got != domain.Mask {
+	if got := cfgPath(resp.Config, "exchanges", "binance", "key"); got != secrets.Mask {
 		t.Fatalf("key shown as %v", got)
 	}
 	if !e.srv.Config.HasCredentials("binance") {
@@ -103,7 +104,7 @@ func TestConfigUpdate(t *testing.T) {
 	badPair["pairs"] = map[string]any{"binance": map[string]any{"USDT-BTC": map[string]any{"strategy": "nope"}}}
 	e.refuse(400, `strategy \"nope\" is not in config.strategies`, "POST", "/config/update", map[string]any{"data": badPair})
 	noSecret := e.fullConfig()
-	noSecret["exchanges"].(map[string]any)["kraken"] = map[string]any{"key": domain.Mask}
+	noSecret["exchanges"].(map[string]any)["kraken"] = map[string]any{"key": secrets.Mask}
 	e.refuse(400, "no secret is stored", "POST", "/config/update", map[string]any{"data": noSecret})
 	// A credential given as a number would be stored and shown in clear.
 	numeric := e.fullConfig()

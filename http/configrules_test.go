@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/secrets"
 )
 
 func setBot(doc map[string]any, key string, v any) map[string]any {
@@ -39,7 +40,7 @@ func TestRealTradingRefusedWithoutConnector(t *testing.T) {
 	body, _ := json.Marshal(cur)
 	e.append(domain.StreamConfig, domain.NewEvent(e.clock, domain.TypeConfigReplaced, domain.ConfigReplaced{Config: body}))
 	edit := map[string]any{"wallet": cfgWallet, "verifyExchange": "binance", "newLicenses": map[string]any{
-		"binance": map[string]any{"key": domain.Mask, "secret": domain.Mask, "delay": 10},
+		"binance": map[string]any{"key": secrets.Mask, "secret": secrets.Mask, "delay": 10},
 		"kraken":  map[string]any{"key": "kraken-key-0001", "secret": "kraken-secret-0001"},
 	}}
 	e.refuse(400, `exchanges \"binance\", \"kraken\" have no real connector`, "POST", "/license/keys/edit", edit)
@@ -66,10 +67,10 @@ func TestWalletCannotBeBrokenByAWrite(t *testing.T) {
 	e.refuse(401, "wallet does not match", "POST", "/config/update",
 		map[string]any{"data": setBot(cfgInitial(), "service_wallet", next), "wallet": "0x0000000000000000000000000000"})
 	e.refuse(401, "wallet does not match", "POST", "/config/update",
-		map[string]any{"data": setBot(cfgInitial(), "service_wallet", next), "wallet": domain.Mask})
+		map[string]any{"data": setBot(cfgInitial(), "service_wallet", next), "wallet": secrets.Mask})
 
 	// The mask, the same wallet, or none at all keep it, without proof.
-	for _, w := range []any{domain.Mask, cfgWallet, nil} {
+	for _, w := range []any{secrets.Mask, cfgWallet, nil} {
 		doc := cfgInitial()
 		if w == nil {
 			delete(doc["bot"].(map[string]any), "service_wallet")

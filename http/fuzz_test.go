@@ -15,6 +15,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/decimal"
+	"github.com/tradeledger/tradeledger/domain/secrets"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 	"github.com/tradeledger/tradeledger/exchange/engine"
 	"github.com/tradeledger/tradeledger/exchange/paper"
@@ -89,7 +90,7 @@ func newFuzzEnv(tb testing.TB) *fuzzEnv {
 	if err := sim.SetPrice("binance", "USDT-BTC", decimal.MustDecimal("60000")); err != nil {
 		tb.Fatal(err)
 	}
-	box, err := domain.NewSecretBox(bytes.Repeat([]byte{9}, 32))
+	box, err := secrets.NewSecretBox(bytes.Repeat([]byte{9}, 32))
 	if err != nil {
 		tb.Fatal(err)
 	}

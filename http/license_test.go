@@ -3,7 +3,7 @@ package http
 import (
 	"testing"
 
-	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/secrets"
 )
 
 func TestLicenseKeysEdit(t *testing.T) {
@@ -25,7 +25,7 @@ func TestLicenseKeysEdit(t *testing.T) {
 
 	e.refuse(400, "wallet is required", "POST", "/license/keys/edit", body("", "binance", licenses()))
 	e.refuse(401, "wallet does not match", "POST", "/license/keys/edit", body("0xwrongwallet000000000000", "binance", licenses()))
-	e.refuse(401, "wallet does not match", "POST", "/license/keys/edit", body(domain.Mask, "binance", licenses()))
+	e.refuse(401, "wallet does not match", "POST", "/license/keys/edit", body(secrets.Mask, "binance", licenses()))
 	e.refuse(400, "verifyExchange is required", "POST", "/license/keys/edit", body(cfgWallet, "", licenses()))
 	e.refuse(400, "is not a configured exchange", "POST", "/license/keys/edit", body(cfgWallet, "bitfinex", licenses()))
 	e.refuse(400, "newLicenses is required", "POST", "/license/keys/edit", map[string]any{"wallet": cfgWallet, "verifyExchange": "binance"})
@@ -49,7 +49,7 @@ func TestLicenseKeysEdit(t *testing.T) {
 		}
 	}
 	cfg := e.fullConfig()
-	if got := cfgPath(cfg, "exchanges", "kraken", "key"); got != domain.Mask {
+	if got := cfgPath(cfg, "exchanges", "kraken", "key"); got != secrets.Mask {
 		t.Fatalf("kraken key shown as %v", got)
 	}
 	if got := cfgPath(cfg, "exchanges", "kraken", "isEncrypted"); got != true {
@@ -59,7 +59,7 @@ func TestLicenseKeysEdit(t *testing.T) {
 	// Masks keep stored keys; a removed exchange loses its keys.
 	krakenCipher := e.srv.Config.Ciphertexts("kraken")["secret"]
 	e.must(200, "POST", "/license/keys/edit", body(cfgWallet, "kraken",
-		map[string]any{"kraken": map[string]any{"key": domain.Mask, "secret": domain.Mask, "isEncrypted": true}}))
+		map[string]any{"kraken": map[string]any{"key": secrets.Mask, "secret": secrets.Mask, "isEncrypted": true}}))
 	if got := e.srv.Config.Ciphertexts("kraken")["secret"]; got != krakenCipher {
 		t.Fatal("masked secret was not kept")
 	}

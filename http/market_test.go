@@ -11,6 +11,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/decimal"
+	"github.com/tradeledger/tradeledger/domain/secrets"
 	"github.com/tradeledger/tradeledger/domain/strategy"
 	"github.com/tradeledger/tradeledger/exchange/engine"
 	"github.com/tradeledger/tradeledger/exchange/paper"
@@ -46,7 +47,7 @@ func newCoreServer(t *testing.T) *coreServer {
 		for _, p := range eng.Projections() {
 			ts.Runner.Register(p)
 		}
-		box, err := domain.NewSecretBox(bytes.Repeat([]byte{9}, 32))
+		box, err := secrets.NewSecretBox(bytes.Repeat([]byte{9}, 32))
 		if err != nil {
 			t.Fatal(err)
 		}

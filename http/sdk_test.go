@@ -13,6 +13,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/decimal"
+	"github.com/tradeledger/tradeledger/domain/secrets"
 	"github.com/tradeledger/tradeledger/exchange/engine"
 	"github.com/tradeledger/tradeledger/exchange/paper"
 	"github.com/tradeledger/tradeledger/projections"
@@ -45,7 +46,7 @@ func newSDKServer(t *testing.T) *sdkServer {
 		for _, p := range eng.Projections() {
 			ts.Runner.Register(p)
 		}
-		box, err := domain.NewSecretBox(bytes.Repeat([]byte{9}, 32))
+		box, err := secrets.NewSecretBox(bytes.Repeat([]byte{9}, 32))
 		if err != nil {
 			t.Fatal(err)
 		}

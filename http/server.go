@@ -15,6 +15,7 @@ import (
 	"golang.org/x/net/netutil"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/secrets"
 	"github.com/tradeledger/tradeledger/eventstore"
 )
 
@@ -150,7 +151,7 @@ type Server struct {
 	Files FileStore
 	// Secrets encrypts exchange secrets before they reach the log
 	// (config/update, license/keys/edit).
-	Secrets *domain.SecretBox
+	Secrets *secrets.SecretBox
 	// Reconciler, when set, serves the reconciliation routes and adds the
 	// open balance discrepancies to /healthz (reconcile.go); Paper, when
 	// set, records activity outside the service on a paper exchange

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/secrets"
 )
 
 // dashboardLogin posts a plain password to the dashboard login with the
@@ -79,8 +80,8 @@ func TestDashboardLoginRefused(t *testing.T) {
 		t.Fatalf("a refused login set cookies: %v", resp.Cookies())
 	}
 	failed := eventsOfType[domain.LoginFailed](ts, domain.TypeLoginFailed)
-	if len(failed) != 1 || failed[0].Reason != domain.LoginReasonPassword {
-		t.Fatalf("LoginFailed events = %+v, want one with reason %q", failed, domain.LoginReasonPassword)
+	if len(failed) != 1 || failed[0].Reason != secrets.LoginReasonPassword {
+		t.Fatalf("LoginFailed events = %+v, want one with reason %q", failed, secrets.LoginReasonPassword)
 	}
 	if strings.Contains(ts.Logs(), "not the password") {
 		t.Fatal("the attempted password reached the log")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/decimal"
+	"github.com/tradeledger/tradeledger/domain/secrets"
 )
 
 // The Gunbot routes' answers in the formats the spec gives (issue 42): the
@@ -347,7 +348,7 @@ func TestGunbotRoutesAnswerInTheSpecFormats(t *testing.T) {
 	})
 	// Authentication.
 	t.Run("POST /auth/login", func(t *testing.T) {
-		enc, err := domain.EncryptLoginPassword(testPassword, testWallet)
+		enc, err := secrets.EncryptLoginPassword(testPassword, testWallet)
 		if err != nil {
 			t.Fatal(err)
 		}

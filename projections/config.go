@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/secrets"
 )
 
 // Config is the configuration read model: the document built from the
@@ -139,7 +140,7 @@ func (p *Config) currentLocked() domain.Config {
 			continue
 		}
 		for k, v := range fields {
-			domain.PutSecret(entry, k, v) // k is a path (domain.SecretFieldName)
+			secrets.PutSecret(entry, k, v) // k is a path (secrets.SecretFieldName)
 		}
 		entry["isEncrypted"] = true
 	}
@@ -227,7 +228,7 @@ func (p *Config) Ciphertexts(exchange string) map[string]string {
 
 // Secrets returns exchange's stored secrets decrypted with box (for
 // connectors that need them), or EINVALID if one does not decrypt.
-func (p *Config) Secrets(exchange string, box *domain.SecretBox) (map[string]string, error) {
+func (p *Config) Secrets(exchange string, box *secrets.SecretBox) (map[string]string, error) {
 	out := map[string]string{}
 	for k, v := range p.Ciphertexts(exchange) {
 		if v == "" {

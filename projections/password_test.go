@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/secrets"
 	"github.com/tradeledger/tradeledger/projections"
 )
 
@@ -32,9 +33,9 @@ func TestPasswordProjection(t *testing.T) {
 		{ev(domain.StreamCredentials, domain.TypePasswordSet, domain.PasswordSet{Hash: "$argon2id$old", Generation: 2}), true, "$argon2id$b", 2},
 		{ev(domain.StreamCredentials, domain.TypePasswordSet, domain.PasswordSet{Hash: "", Generation: 3}), true, "$argon2id$b", 2},
 		{&domain.Event{Stream: domain.StreamCredentials, Type: domain.TypePasswordSet, Data: []byte(`{"hash":5}`)}, true, "$argon2id$b", 2},
-		{ev(domain.StreamAuth, domain.TypeLoginFailed, domain.LoginFailed{RemoteAddr: "10.0.0.1", Reason: domain.LoginReasonPassword}), false, "$argon2id$b", 2},
+		{ev(domain.StreamAuth, domain.TypeLoginFailed, domain.LoginFailed{RemoteAddr: "10.0.0.1", Reason: secrets.LoginReasonPassword}), false, "$argon2id$b", 2},
 		{ev(domain.StreamAuth, domain.TypeLoginSucceeded, domain.LoginSucceeded{Subject: "admin", RemoteAddr: "10.0.0.1"}), false, "$argon2id$b", 2},
-		{ev(domain.StreamAuth, domain.TypeLoginFailed, domain.LoginFailed{RemoteAddr: "10.0.0.1", Reason: domain.LoginReasonFormat}), false, "$argon2id$b", 2},
+		{ev(domain.StreamAuth, domain.TypeLoginFailed, domain.LoginFailed{RemoteAddr: "10.0.0.1", Reason: secrets.LoginReasonFormat}), false, "$argon2id$b", 2},
 	}
 	for i, s := range steps {
 		err := p.Apply(s.event)

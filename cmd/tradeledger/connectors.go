@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/secrets"
 	"github.com/tradeledger/tradeledger/exchange"
 	"github.com/tradeledger/tradeledger/exchange/binance"
 	"github.com/tradeledger/tradeledger/exchange/ccxt"
@@ -33,7 +34,7 @@ func connectorList(sim *paper.Simulator) []exchange.Connector {
 // newConnectors wires the engine's chooser to this binary's connectors,
 // the configuration read model and the stored (encrypted) credentials.
 func (m *Main) newConnectors(configView *projections.Config) (*engine.Connectors, error) {
-	box, err := domain.NewSecretBox(m.DataDir.MasterKey)
+	box, err := secrets.NewSecretBox(m.DataDir.MasterKey)
 	if err != nil {
 		return nil, fmt.Errorf("master key: %w", err)
 	}

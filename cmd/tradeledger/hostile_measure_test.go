@@ -32,6 +32,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/secrets"
 )
 
 const (
@@ -109,7 +110,7 @@ func (m *measured) rss() float64 {
 }
 
 func (m *measured) login() string {
-	enc, err := domain.EncryptLoginPassword(measurePassword, measureWallet)
+	enc, err := secrets.EncryptLoginPassword(measurePassword, measureWallet)
 	if err != nil {
 		m.t.Fatal(err)
 	}

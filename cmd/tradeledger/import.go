@@ -13,6 +13,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/gunbot"
+	"github.com/tradeledger/tradeledger/domain/secrets"
 	"github.com/tradeledger/tradeledger/eventstore"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 )
@@ -45,7 +46,7 @@ func runImport(ctx context.Context, args []string, env *Env) error {
 		}
 		return err
 	}
-	box, err := domain.NewSecretBox(d.MasterKey)
+	box, err := secrets.NewSecretBox(d.MasterKey)
 	if err != nil {
 		d.Close()
 		return fmt.Errorf("master key: %w", err)
@@ -76,7 +77,7 @@ func isTerminal(w io.Writer) bool {
 // package, its units appended to the store in batches.
 type folderImport struct {
 	Store domain.EventStore
-	Box   *domain.SecretBox
+	Box   *secrets.SecretBox
 	// Progress receives a progress line on a terminal (Terminal true).
 	Progress io.Writer
 	Terminal bool

@@ -18,6 +18,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/gunbot"
+	"github.com/tradeledger/tradeledger/domain/secrets"
 	"github.com/tradeledger/tradeledger/projections"
 )
 
@@ -68,7 +69,7 @@ func TestImportGunbotFolder(t *testing.T) {
 	if _, ok := c.Section("imap_listener"); !ok {
 		t.Fatal("unknown section dropped")
 	}
-	box, _ := domain.NewSecretBox(d.MasterKey)
+	box, _ := secrets.NewSecretBox(d.MasterKey)
 	sec, err := cfg.Secrets("binance", box)
 	if err != nil || sec["masterkey"] != "IMPORTED-BINANCE-KEY-abc123" || sec["mastersecret"] != "IMPORTED-BINANCE-SECRET-def456" {
 		t.Fatalf("binance secrets=%v %v", sec, err)

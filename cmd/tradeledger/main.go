@@ -17,7 +17,6 @@ import (
 	"syscall"
 
 	"github.com/tradeledger/tradeledger/domain"
-	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
 func main() {
@@ -45,8 +44,9 @@ func errorLine(err error) string {
 		if de, ok := e.(*domain.Error); ok {
 			s = strings.Replace(s, de.Error(), de.Message, 1)
 		}
-		if pe, ok := e.(*decimal.ParseError); ok {
-			s = strings.Replace(s, pe.Error(), pe.Message, 1)
+		if se, ok := e.(interface{ DomainError() (string, string) }); ok { // a domain sub-package's
+			_, message := se.DomainError()
+			s = strings.Replace(s, e.Error(), message, 1)
 		}
 		switch u := e.(type) {
 		case interface{ Unwrap() error }:

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/argon2id"
+	"github.com/tradeledger/tradeledger/domain/secrets"
 )
 
 // passwdRun runs `tradeledger passwd --data dir` with stdin.
@@ -141,7 +142,7 @@ func startServe(t *testing.T, dir string) *Main {
 // serveLogin logs in to a running Main and returns status and token.
 func serveLogin(t *testing.T, m *Main, wallet, password string) (int, string) {
 	t.Helper()
-	enc, err := domain.EncryptLoginPassword(password, wallet)
+	enc, err := secrets.EncryptLoginPassword(password, wallet)
 	if err != nil {
 		t.Fatal(err)
 	}

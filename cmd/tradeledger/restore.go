@@ -9,6 +9,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/gunbot"
+	"github.com/tradeledger/tradeledger/domain/secrets"
 	"github.com/tradeledger/tradeledger/projections"
 )
 
@@ -134,7 +135,7 @@ func restore(ctx context.Context, d *DataDir, fromSnapshot bool, cut logCut, out
 	sum.AsOf = res
 	tree := gunbot.Tree{Config: cfg.Current(), Files: files}
 	if withSecrets {
-		box, err := domain.NewSecretBox(d.MasterKey)
+		box, err := secrets.NewSecretBox(d.MasterKey)
 		if err != nil {
 			return sum, fmt.Errorf("master key: %w", err)
 		}

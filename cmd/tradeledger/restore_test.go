@@ -15,6 +15,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/decimal"
+	"github.com/tradeledger/tradeledger/domain/secrets"
 	"github.com/tradeledger/tradeledger/projections"
 )
 
@@ -30,7 +31,7 @@ func restoreSource(t *testing.T) (dir string, beforeLast uint64) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	box, err := domain.NewSecretBox(d.MasterKey)
+	box, err := secrets.NewSecretBox(d.MasterKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +78,7 @@ func restoreSource(t *testing.T) (dir string, beforeLast uint64) {
 
 // readModels replays a data dir's log into the config and files read
 // models.
-func readModels(t *testing.T, dir string) (*projections.Config, *projections.Files, *domain.SecretBox) {
+func readModels(t *testing.T, dir string) (*projections.Config, *projections.Files, *secrets.SecretBox) {
 	t.Helper()
 	ctx := context.Background()
 	d, err := OpenDataDir(ctx, dir, "", zap.NewNop())
@@ -90,7 +91,7 @@ func readModels(t *testing.T, dir string) (*projections.Config, *projections.Fil
 	if _, err := replayLog(ctx, d.Store, nil, logCut{}, []projections.Projection{cfg, ledger, files}, nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	box, err := domain.NewSecretBox(d.MasterKey)
+	box, err := secrets.NewSecretBox(d.MasterKey)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/secrets"
 )
 
 // Issue 13 §3 through the real wiring: credentials are recognised by rule
@@ -38,11 +39,11 @@ func TestSecretsByRuleMaskedEverywhere(t *testing.T) {
 		t.Fatalf("config/full = %d %v", status, err)
 	}
 	doc := full.Config
-	doc["bot"].(map[string]any)["service_wallet"] = domain.Mask // keep the wallet
+	doc["bot"].(map[string]any)["service_wallet"] = secrets.Mask // keep the wallet
 	entry := doc["exchanges"].(map[string]any)["binance"].(map[string]any)
 	entry["isEncrypted"] = false
 	for k, v := range entry { // the stored ones, sent back masked, stay
-		if s, ok := v.(string); ok && s == domain.Mask {
+		if s, ok := v.(string); ok && s == secrets.Mask {
 			delete(entry, k)
 		}
 	}
@@ -156,9 +157,9 @@ func TestSecretsByRuleMaskedEverywhere(t *testing.T) {
 	}
 }
 
-func mustBox(t *testing.T, m *Main) *domain.SecretBox {
+func mustBox(t *testing.T, m *Main) *secrets.SecretBox {
 	t.Helper()
-	box, err := domain.NewSecretBox(m.DataDir.MasterKey)
+	box, err := secrets.NewSecretBox(m.DataDir.MasterKey)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/decimal"
+	"github.com/tradeledger/tradeledger/domain/secrets"
 	"github.com/tradeledger/tradeledger/eventstore/transparency"
 	"github.com/tradeledger/tradeledger/eventstore/transparency/witnesses"
 	"github.com/tradeledger/tradeledger/exchange/engine"
@@ -285,7 +286,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	}
 	s.Audit = tlhttp.NewAudit()
 	s.Verifier = m.Tlog // audit/verify: the chains, the tree and the kept checkpoint
-	if s.Secrets, err = domain.NewSecretBox(m.DataDir.MasterKey); err != nil {
+	if s.Secrets, err = secrets.NewSecretBox(m.DataDir.MasterKey); err != nil {
 		return fmt.Errorf("master key: %w", err)
 	}
 	s.Config, s.Files = configView, filesView

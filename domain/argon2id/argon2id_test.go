@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/secrets"
 )
 
 // cheapArgon2 keeps tests fast; the format and checks are the same.
@@ -37,7 +38,7 @@ func TestHashPassword(t *testing.T) {
 }
 
 func TestHashPasswordRefusesBadPasswords(t *testing.T) {
-	for _, pw := range []string{"", "short", strings.Repeat("x", domain.MaxLoginPasswordBytes+1)} {
+	for _, pw := range []string{"", "short", strings.Repeat("x", secrets.MaxLoginPasswordBytes+1)} {
 		if _, err := cheapArgon2.Hash(pw); domain.ErrorCode(err) != domain.EINVALID {
 			t.Fatalf("Hash(%d bytes) err = %v, want EINVALID", len(pw), err)
 		}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/secrets"
 )
 
 // Importer turns what Read found into the appends that record it. Every
@@ -17,7 +18,7 @@ import (
 // stores answer a re-append of stored ids as a retry.
 type Importer struct {
 	// Box encrypts exchange secrets found in clear (isEncrypted false).
-	Box *domain.SecretBox
+	Box *secrets.SecretBox
 	// Clock stamps the configuration's and the files' events; orders carry
 	// their trade time.
 	Clock domain.Clock
@@ -127,7 +128,7 @@ func (im *Importer) Config(c *ConfigFile) (Unit, ConfigNotes, error) {
 		// use: replacing it silently would lock them out.
 		w, _ := bot["service_wallet"].(string)
 		switch {
-		case w == "" || w == domain.Mask: // absent or masked (a restore without --with-secrets)
+		case w == "" || w == secrets.Mask: // absent or masked (a restore without --with-secrets)
 			bot["service_wallet"] = im.Wallet
 			notes.Wallet = "kept the data dir's service wallet (the folder has none)"
 		case w == im.Wallet || im.Wallet == "":
@@ -154,7 +155,7 @@ func (im *Importer) Config(c *ConfigFile) (Unit, ConfigNotes, error) {
 			}
 			encrypted, _ := entry["isEncrypted"].(bool)
 			fields := map[string]string{}
-			stripped, secrets := domain.ExtractSecrets(entry) // by domain.IsSecretPath, at any depth
+			stripped, secrets := secrets.ExtractSecrets(entry) // by secrets.IsSecretPath, at any depth
 			for f, s := range secrets {
 				if s == "" {
 					continue

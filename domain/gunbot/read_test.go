@@ -12,6 +12,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/decimal"
+	"github.com/tradeledger/tradeledger/domain/secrets"
 )
 
 // historyState is testdata/gunbot-history's state file, newest first as
@@ -224,7 +225,7 @@ func TestImporterIDs(t *testing.T) {
 // TestImporterConfigWallet: the data dir's wallet is kept unless
 // TakeWallet, and the ConfigReplaced id covers the outcome.
 func TestImporterConfigWallet(t *testing.T) {
-	box, err := domain.NewSecretBox(make([]byte, 32))
+	box, err := secrets.NewSecretBox(make([]byte, 32))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"path"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/secrets"
 )
 
 // Layout returns where a stored file of kind goes in a Gunbot folder
@@ -116,12 +117,12 @@ func (t Tree) configDocument() (map[string]any, int, error) {
 		if t.Secrets == nil {
 			continue
 		}
-		secrets, err := t.Secrets(name)
+		inClear, err := t.Secrets(name)
 		if err != nil {
 			return nil, 0, fmt.Errorf("decrypt %s secrets: %w", name, err)
 		}
-		for k, s := range secrets {
-			domain.PutSecret(entry, k, s) // k is a path (domain.SecretFieldName)
+		for k, s := range inClear {
+			secrets.PutSecret(entry, k, s) // k is a path (secrets.SecretFieldName)
 			n++
 		}
 	}
@@ -129,7 +130,7 @@ func (t Tree) configDocument() (map[string]any, int, error) {
 		// Masked like every other output; import keeps the target's
 		// wallet when it reads the mask.
 		if w, ok := bot["service_wallet"].(string); ok && w != "" {
-			bot["service_wallet"] = domain.Mask
+			bot["service_wallet"] = secrets.Mask
 		}
 	}
 	return doc, n, nil

@@ -1,4 +1,4 @@
-package domain_test
+package secrets_test
 
 import (
 	"encoding/json"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/secrets"
 )
 
 // IsSecretPath is the one rule for credentials: any string under
@@ -46,11 +47,11 @@ func TestIsSecretPath(t *testing.T) {
 		{"", false},
 	}
 	for _, c := range cases {
-		if got := domain.IsSecretPath(strings.Split(c.path, "/")...); got != c.want {
+		if got := secrets.IsSecretPath(strings.Split(c.path, "/")...); got != c.want {
 			t.Errorf("IsSecretPath(%s) = %v, want %v", c.path, got, c.want)
 		}
 	}
-	if !domain.IsSecretField("apiSecretKey") || domain.IsSecretField("delay") {
+	if !secrets.IsSecretField("apiSecretKey") || secrets.IsSecretField("delay") {
 		t.Error("IsSecretField disagrees with IsSecretPath")
 	}
 }
@@ -62,14 +63,14 @@ func TestExtractAndPutSecrets(t *testing.T) {
 		"accounts":[{"accessKey":"A"},"plain"]}`), &entry); err != nil {
 		t.Fatal(err)
 	}
-	stripped, secrets := domain.ExtractSecrets(entry)
+	stripped, inClear := secrets.ExtractSecrets(entry)
 	want := map[string]string{"key": "K", "secret": "", "subaccount.secret": "S", `subaccount.we\.ird.token`: "T", "accounts.[0].accessKey": "A"}
-	if len(secrets) != len(want) {
-		t.Fatalf("secrets %v, want %v", secrets, want)
+	if len(inClear) != len(want) {
+		t.Fatalf("secrets %v, want %v", inClear, want)
 	}
 	for k, v := range want {
-		if secrets[k] != v {
-			t.Fatalf("secrets %v, want %v", secrets, want)
+		if inClear[k] != v {
+			t.Fatalf("secrets %v, want %v", inClear, want)
 		}
 	}
 	b, _ := json.Marshal(stripped)
@@ -79,8 +80,8 @@ func TestExtractAndPutSecrets(t *testing.T) {
 	if entry["key"] != "K" {
 		t.Fatal("ExtractSecrets changed its argument")
 	}
-	for k, v := range secrets {
-		if !domain.PutSecret(stripped, k, v) {
+	for k, v := range inClear {
+		if !secrets.PutSecret(stripped, k, v) {
 			t.Fatalf("PutSecret %s failed", k)
 		}
 	}
@@ -89,7 +90,7 @@ func TestExtractAndPutSecrets(t *testing.T) {
 	if string(b1) != string(b2) {
 		t.Fatalf("put back %s, want %s", b1, b2)
 	}
-	masked, _ := json.Marshal(domain.MaskExchange(entry))
+	masked, _ := json.Marshal(secrets.MaskExchange(entry))
 	for _, secret := range []string{`"K"`, `"S"`, `"T"`, `"A"`} {
 		if strings.Contains(string(masked), secret) {
 			t.Fatalf("masked %s still shows %s", masked, secret)
@@ -103,7 +104,7 @@ func TestExtractAndPutSecrets(t *testing.T) {
 func TestMaskSecretsIn(t *testing.T) {
 	var v any
 	json.Unmarshal([]byte(`{"config":{"bot":{"service_wallet":"0xwallet"},"exchanges":{"kraken":{"apiSecret":"plain","sub":{"clientSecret":"deep"},"delay":1}},"pairs":{"k":{"key":"not-a-credential"}}}}`), &v)
-	if !domain.MaskSecretsIn(v) {
+	if !secrets.MaskSecretsIn(v) {
 		t.Fatal("nothing masked")
 	}
 	b, _ := json.Marshal(v)
@@ -115,7 +116,7 @@ func TestMaskSecretsIn(t *testing.T) {
 	if !strings.Contains(string(b), "not-a-credential") || !strings.Contains(string(b), `"delay":1`) {
 		t.Fatalf("masked too much: %s", b)
 	}
-	if domain.MaskSecretsIn(v) {
+	if secrets.MaskSecretsIn(v) {
 		t.Fatal("masking twice changed something")
 	}
 }
@@ -154,7 +155,7 @@ func TestCredentialMustBeAString(t *testing.T) {
 	}
 	var old any
 	json.Unmarshal([]byte(`{"exchanges":{"binance":{"secret":123,"flagKey":true,"delay":5}}}`), &old)
-	if !domain.MaskSecretsIn(old) {
+	if !secrets.MaskSecretsIn(old) {
 		t.Fatal("a number at a credential's path was not masked")
 	}
 	if b, _ := json.Marshal(old); string(b) != `{"exchanges":{"binance":{"delay":5,"flagKey":"********","secret":"********"}}}` {

@@ -1,10 +1,12 @@
-package domain
+package secrets
 
 import (
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rand"
 	"encoding/base64"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -139,7 +141,7 @@ func walkCredentials(v any, path []string, fn func(path []string, container any,
 	}
 	switch t := v.(type) {
 	case map[string]any:
-		for _, k := range sortedKeys(t) {
+		for _, k := range slices.Sorted(maps.Keys(t)) {
 			visit(append(path[:len(path):len(path)], k), t, k, -1, t[k])
 		}
 	case []any:
@@ -188,11 +190,11 @@ func checkCredentialTypes(where string, v any, path []string) error {
 			}
 			at.WriteString(e)
 		}
-		return Errorf(EINVALID, "%s must be a string, not %s: its name makes it a credential, kept encrypted, and only a string can be", at.String(), kind)
+		return invalidf("%s must be a string, not %s: its name makes it a credential, kept encrypted, and only a string can be", at.String(), kind)
 	}
 	switch t := v.(type) {
 	case map[string]any:
-		for _, k := range sortedKeys(t) {
+		for _, k := range slices.Sorted(maps.Keys(t)) {
 			if err := check(append(path[:len(path):len(path)], k), t[k]); err != nil {
 				return err
 			}
@@ -213,7 +215,7 @@ func checkCredentialTypes(where string, v any, path []string) error {
 // is replaced by "" in the copy, so that the other elements keep their
 // places.
 func ExtractSecrets(entry map[string]any) (stripped map[string]any, secrets map[string]string) {
-	stripped = deepCopy(entry).(map[string]any)
+	stripped = cloneJSON(entry).(map[string]any)
 	secrets = map[string]string{}
 	walkSecrets(stripped, nil, func(path []string, c any, key string, i int, value string) {
 		secrets[SecretFieldName(path)] = value
@@ -275,15 +277,15 @@ type SecretBox struct {
 // (EINVALID otherwise).
 func NewSecretBox(key []byte) (*SecretBox, error) {
 	if len(key) != 32 {
-		return nil, Errorf(EINVALID, "master key must be 32 bytes, got %d", len(key))
+		return nil, invalidf("master key must be 32 bytes, got %d", len(key))
 	}
 	block, err := aes.NewCipher(key)
 	if err != nil {
-		return nil, Errorf(EINVALID, "master key: %v", err)
+		return nil, invalidf("master key: %v", err)
 	}
 	aead, err := cipher.NewGCM(block)
 	if err != nil {
-		return nil, Errorf(EINVALID, "master key: %v", err)
+		return nil, invalidf("master key: %v", err)
 	}
 	return &SecretBox{aead: aead}, nil
 }
@@ -303,15 +305,15 @@ func (b *SecretBox) Seal(plain string) string {
 func (b *SecretBox) Open(ciphertext string) (string, error) {
 	raw, err := base64.StdEncoding.DecodeString(ciphertext)
 	if err != nil {
-		return "", Errorf(EINVALID, "secret is not base64 ciphertext")
+		return "", invalidf("secret is not base64 ciphertext")
 	}
 	ns := b.aead.NonceSize()
 	if len(raw) < ns+b.aead.Overhead() {
-		return "", Errorf(EINVALID, "secret ciphertext is too short")
+		return "", invalidf("secret ciphertext is too short")
 	}
 	plain, err := b.aead.Open(nil, raw[:ns], raw[ns:], nil)
 	if err != nil {
-		return "", Errorf(EINVALID, "secret does not decrypt under the master key")
+		return "", invalidf("secret does not decrypt under the master key")
 	}
 	return string(plain), nil
 }
@@ -321,7 +323,7 @@ func (b *SecretBox) Open(ciphertext string) (string, error) {
 // number or boolean at a credential's path too (a log written before
 // CheckCredentialTypes may hold one).
 func MaskExchange(entry map[string]any) map[string]any {
-	out := deepCopy(entry).(map[string]any)
+	out := cloneJSON(entry).(map[string]any)
 	walkCredentials(out, nil, func(_ []string, c any, key string, i int, value any) {
 		if value == "" {
 			return
@@ -389,39 +391,24 @@ func MaskSecretsIn(v any) bool {
 	return changed
 }
 
-// WithoutSecrets returns c with every secret field removed from
-// config.exchanges (what a ConfigReplaced event carries).
-func (c Config) WithoutSecrets() Config {
-	if c.doc == nil {
-		return c
-	}
-	doc := c.Map()
-	ex := doc["exchanges"].(map[string]any)
-	for name, v := range ex {
-		if m, ok := v.(map[string]any); ok {
-			ex[name] = StripSecrets(m)
+// cloneJSON returns a copy of a decoded JSON value that shares no map or
+// slice with it.
+func cloneJSON(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(t))
+		for k, x := range t {
+			m[k] = cloneJSON(x)
 		}
+		return m
+	case []any:
+		return slices.Collect(func(yield func(any) bool) {
+			for _, x := range t {
+				if !yield(cloneJSON(x)) {
+					return
+				}
+			}
+		})
 	}
-	return Config{doc: doc}
-}
-
-// Masked returns c with every non-empty secret field of config.exchanges and
-// bot.service_wallet shown as Mask (what responses show).
-func (c Config) Masked() Config {
-	if c.doc == nil {
-		return c
-	}
-	doc := c.Map()
-	ex := doc["exchanges"].(map[string]any)
-	for name, v := range ex {
-		if m, ok := v.(map[string]any); ok {
-			ex[name] = MaskExchange(m)
-		}
-	}
-	if bot, ok := doc["bot"].(map[string]any); ok {
-		if w, ok := bot["service_wallet"].(string); ok && w != "" {
-			bot["service_wallet"] = Mask
-		}
-	}
-	return Config{doc: doc}
+	return v
 }

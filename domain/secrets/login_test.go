@@ -1,4 +1,4 @@
-package domain_test
+package secrets_test
 
 import (
 	"crypto/aes"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/secrets"
 )
 
 const loginWallet = "0x7f3a9c2b4e5d6f708192a3b4c5d6e7f8"
@@ -24,11 +25,11 @@ var opensslVectors = []struct{ password, enc string }{
 
 func TestLoginPasswordMatchesOpenSSL(t *testing.T) {
 	for _, v := range opensslVectors {
-		got, err := domain.DecryptLoginPassword(v.enc, loginWallet)
+		got, err := secrets.DecryptLoginPassword(v.enc, loginWallet)
 		if err != nil || got != v.password {
 			t.Fatalf("Decrypt(%s) = %q, %v; want %q", v.enc, got, err, v.password)
 		}
-		enc, err := domain.EncryptLoginPassword(v.password, loginWallet)
+		enc, err := secrets.EncryptLoginPassword(v.password, loginWallet)
 		if err != nil || enc != v.enc {
 			t.Fatalf("Encrypt(%q) = %s, %v; want %s", v.password, enc, err, v.enc)
 		}
@@ -43,7 +44,7 @@ func rawEncrypt(t *testing.T, pt []byte) string {
 	b, _ := aes.NewCipher(key)
 	ct := make([]byte, len(pt))
 	cipher.NewCBCEncrypter(b, key).CryptBlocks(ct, pt)
-	return domain.LoginPrefix + base64.StdEncoding.EncodeToString(ct)
+	return secrets.LoginPrefix + base64.StdEncoding.EncodeToString(ct)
 }
 
 func TestDecryptLoginPasswordFailures(t *testing.T) {
@@ -51,23 +52,23 @@ func TestDecryptLoginPasswordFailures(t *testing.T) {
 	tests := []struct {
 		name, enc, wallet, reason string
 	}{
-		{"no prefix", strings.TrimPrefix(good, "ENC:"), loginWallet, domain.LoginReasonFormat},
-		{"lower-case prefix", "enc:" + strings.TrimPrefix(good, "ENC:"), loginWallet, domain.LoginReasonFormat},
-		{"clear password", "correct horse battery", loginWallet, domain.LoginReasonFormat},
-		{"bad base64", "ENC:not base64!!", loginWallet, domain.LoginReasonFormat},
-		{"empty ciphertext", "ENC:", loginWallet, domain.LoginReasonFormat},
-		{"not whole blocks", "ENC:" + base64.StdEncoding.EncodeToString(make([]byte, 15)), loginWallet, domain.LoginReasonFormat},
-		{"too long", "ENC:" + base64.StdEncoding.EncodeToString(make([]byte, 4096)), loginWallet, domain.LoginReasonFormat},
-		{"padding byte zero", rawEncrypt(t, []byte("0123456789abcde\x00")), loginWallet, domain.LoginReasonPadding},
-		{"padding byte too big", rawEncrypt(t, []byte("0123456789abcde\x11")), loginWallet, domain.LoginReasonPadding},
-		{"inconsistent padding", rawEncrypt(t, []byte("0123456789abc\x01\x03\x03")), loginWallet, domain.LoginReasonPadding},
-		{"wrong wallet", good, "0xffffffffffffffffffffffff", domain.LoginReasonPadding},
-		{"short wallet", good, "0x7f3a9c2b4e5d6", domain.LoginReasonWallet},
-		{"empty wallet", good, "", domain.LoginReasonWallet},
+		{"no prefix", strings.TrimPrefix(good, "ENC:"), loginWallet, secrets.LoginReasonFormat},
+		{"lower-case prefix", "enc:" + strings.TrimPrefix(good, "ENC:"), loginWallet, secrets.LoginReasonFormat},
+		{"clear password", "correct horse battery", loginWallet, secrets.LoginReasonFormat},
+		{"bad base64", "ENC:not base64!!", loginWallet, secrets.LoginReasonFormat},
+		{"empty ciphertext", "ENC:", loginWallet, secrets.LoginReasonFormat},
+		{"not whole blocks", "ENC:" + base64.StdEncoding.EncodeToString(make([]byte, 15)), loginWallet, secrets.LoginReasonFormat},
+		{"too long", "ENC:" + base64.StdEncoding.EncodeToString(make([]byte, 4096)), loginWallet, secrets.LoginReasonFormat},
+		{"padding byte zero", rawEncrypt(t, []byte("0123456789abcde\x00")), loginWallet, secrets.LoginReasonPadding},
+		{"padding byte too big", rawEncrypt(t, []byte("0123456789abcde\x11")), loginWallet, secrets.LoginReasonPadding},
+		{"inconsistent padding", rawEncrypt(t, []byte("0123456789abc\x01\x03\x03")), loginWallet, secrets.LoginReasonPadding},
+		{"wrong wallet", good, "0xffffffffffffffffffffffff", secrets.LoginReasonPadding},
+		{"short wallet", good, "0x7f3a9c2b4e5d6", secrets.LoginReasonWallet},
+		{"empty wallet", good, "", secrets.LoginReasonWallet},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := domain.DecryptLoginPassword(tc.enc, tc.wallet)
+			got, err := secrets.DecryptLoginPassword(tc.enc, tc.wallet)
 			if err == nil {
 				t.Fatalf("Decrypt = %q, nil; want an error", got)
 			}
@@ -82,7 +83,7 @@ func TestDecryptLoginPasswordFailures(t *testing.T) {
 }
 
 func TestEncryptLoginPasswordShortWallet(t *testing.T) {
-	if _, err := domain.EncryptLoginPassword("pw", "short"); domain.ErrorCode(err) != domain.EINVALID {
+	if _, err := secrets.EncryptLoginPassword("pw", "short"); domain.ErrorCode(err) != domain.EINVALID {
 		t.Fatalf("err = %v, want EINVALID", err)
 	}
 }
@@ -94,18 +95,18 @@ func FuzzDecryptLoginPassword(f *testing.F) {
 	f.Add("ENC:")
 	f.Add("ENC:AAAAAAAAAAAAAAAAAAAAAA==")
 	f.Fuzz(func(t *testing.T, enc string) {
-		pw, err := domain.DecryptLoginPassword(enc, loginWallet)
+		pw, err := secrets.DecryptLoginPassword(enc, loginWallet)
 		if err != nil {
 			if domain.ErrorCode(err) != domain.EUNAUTHORIZED {
 				t.Fatalf("code %s", domain.ErrorCode(err))
 			}
 			return
 		}
-		again, err := domain.EncryptLoginPassword(pw, loginWallet)
+		again, err := secrets.EncryptLoginPassword(pw, loginWallet)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if back, err := domain.DecryptLoginPassword(again, loginWallet); err != nil || back != pw {
+		if back, err := secrets.DecryptLoginPassword(again, loginWallet); err != nil || back != pw {
 			t.Fatalf("round trip of %q: %q, %v", pw, back, err)
 		}
 	})

@@ -1,4 +1,4 @@
-package domain
+package secrets
 
 import (
 	"bytes"
@@ -32,7 +32,7 @@ const (
 // first 16 bytes of the wallet's UTF-8 encoding.
 func loginKey(wallet string) ([]byte, error) {
 	if len(wallet) < aes.BlockSize {
-		return nil, Errorf(EUNAUTHORIZED, LoginReasonWallet)
+		return nil, unauthorized(LoginReasonWallet)
 	}
 	return []byte(wallet[:aes.BlockSize]), nil
 }
@@ -49,30 +49,30 @@ func DecryptLoginPassword(enc, wallet string) (string, error) {
 	}
 	b64, ok := strings.CutPrefix(enc, LoginPrefix)
 	if !ok {
-		return "", Errorf(EUNAUTHORIZED, LoginReasonFormat)
+		return "", unauthorized(LoginReasonFormat)
 	}
 	if base64.StdEncoding.DecodedLen(len(b64)) > MaxLoginPasswordBytes+aes.BlockSize+3 {
-		return "", Errorf(EUNAUTHORIZED, LoginReasonFormat)
+		return "", unauthorized(LoginReasonFormat)
 	}
 	ct, err := base64.StdEncoding.DecodeString(b64)
 	if err != nil {
-		return "", Errorf(EUNAUTHORIZED, LoginReasonFormat)
+		return "", unauthorized(LoginReasonFormat)
 	}
 	if len(ct) == 0 || len(ct)%aes.BlockSize != 0 {
-		return "", Errorf(EUNAUTHORIZED, LoginReasonFormat)
+		return "", unauthorized(LoginReasonFormat)
 	}
 	block, err := aes.NewCipher(key)
 	if err != nil {
-		return "", Errorf(EUNAUTHORIZED, LoginReasonWallet)
+		return "", unauthorized(LoginReasonWallet)
 	}
 	pt := make([]byte, len(ct))
 	cipher.NewCBCDecrypter(block, key).CryptBlocks(pt, ct)
 	pt, ok = unpadPKCS7(pt)
 	if !ok {
-		return "", Errorf(EUNAUTHORIZED, LoginReasonPadding)
+		return "", unauthorized(LoginReasonPadding)
 	}
 	if !utf8.Valid(pt) || len(pt) > MaxLoginPasswordBytes {
-		return "", Errorf(EUNAUTHORIZED, LoginReasonFormat)
+		return "", unauthorized(LoginReasonFormat)
 	}
 	return string(pt), nil
 }
@@ -85,11 +85,11 @@ func DecryptLoginPassword(enc, wallet string) (string, error) {
 func EncryptLoginPassword(password, wallet string) (string, error) {
 	key, err := loginKey(wallet)
 	if err != nil {
-		return "", Errorf(EINVALID, "wallet must be at least %d bytes", aes.BlockSize)
+		return "", invalidf("wallet must be at least %d bytes", aes.BlockSize)
 	}
 	block, err := aes.NewCipher(key)
 	if err != nil {
-		return "", Errorf(EINVALID, "wallet must be at least %d bytes", aes.BlockSize)
+		return "", invalidf("wallet must be at least %d bytes", aes.BlockSize)
 	}
 	n := aes.BlockSize - len(password)%aes.BlockSize
 	pt := append([]byte(password), bytes.Repeat([]byte{byte(n)}, n)...)
