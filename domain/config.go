@@ -1,12 +1,12 @@
 package domain
 
 import (
-	"bytes"
 	"encoding/json"
 	"sort"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/tradeledger/tradeledger/domain/jsonscan"
 	"github.com/tradeledger/tradeledger/domain/secrets"
 )
 
@@ -39,7 +39,7 @@ var configSections = []string{"bot", "exchanges", "pairs", "strategies", "GUI"}
 // or one that is not an object, a pair on an unknown exchange, a pair whose
 // strategy does not exist, a malformed pair symbol or pair entry.
 func ParseConfig(b []byte) (Config, error) {
-	v, err := decodeJSONValue(b)
+	v, err := jsonscan.DecodeJSONValue(b)
 	if err != nil {
 		return Config{}, Errorf(EINVALID, "configuration is not valid JSON: %v", err)
 	}
@@ -442,26 +442,10 @@ func reparse(doc map[string]any) (Config, error) {
 	return ParseConfig(b)
 }
 
-// decodeJSONValue decodes one JSON value with numbers kept as json.Number,
-// refusing trailing data.
-func decodeJSONValue(b []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	// dec.More is not enough: it reports a stray '}' or ']' as the end.
-	if rest := b[dec.InputOffset():]; len(bytes.TrimLeft(rest, " \t\r\n")) > 0 {
-		return nil, Errorf(EINVALID, "trailing data after the JSON value")
-	}
-	return v, nil
-}
-
 // DecodeJSONObject decodes b as a JSON object with numbers kept exactly
 // (json.Number); EINVALID otherwise.
 func DecodeJSONObject(b []byte) (map[string]any, error) {
-	v, err := decodeJSONValue(b)
+	v, err := jsonscan.DecodeJSONValue(b)
 	if err != nil {
 		return nil, Errorf(EINVALID, "not valid JSON: %v", err)
 	}

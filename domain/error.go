@@ -39,11 +39,11 @@ func Errorf(code string, format string, args ...any) *Error {
 }
 
 // AsError returns the first *Error in err's chain, or, for an error of a
-// domain sub-package that stands for one (a *decimal.ParseError: EINVALID,
-// a *secrets.SecretError), the *Error it stands for; false when err holds neither. Code that passes
-// domain errors through (or maps them to a status) asks AsError rather than
-// errors.As, so that a malformed number stays EINVALID wherever it was
-// parsed.
+// domain sub-package that stands for one (a *decimal.ParseError or a
+// *jsonscan.JSONError: EINVALID; a *secrets.SecretError), the *Error it
+// stands for; false when err holds neither. Code that passes domain errors
+// through (or maps them to a status) asks AsError rather than errors.As, so
+// that a malformed number stays EINVALID wherever it was parsed.
 func AsError(err error) (*Error, bool) {
 	var e *Error
 	if errors.As(err, &e) {
@@ -58,8 +58,8 @@ func AsError(err error) (*Error, bool) {
 }
 
 // subError is the error of a domain sub-package that cannot import domain
-// (decimal.ParseError, secrets.SecretError): the code (one of this file's)
-// and message of the *Error it stands for.
+// (decimal.ParseError, jsonscan.JSONError, secrets.SecretError): the code
+// (one of this file's) and message of the *Error it stands for.
 type subError interface {
 	error
 	DomainError() (code, message string)

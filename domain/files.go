@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/tradeledger/tradeledger/domain/jsonscan"
 )
 
 // File kinds: the auxiliary files of the spec's Files section, each kept as
@@ -120,7 +122,7 @@ func NewFileWritten(kind, name string, content []byte) (FileWritten, error) {
 		if _, err := DecodeJSONObject(content); err != nil {
 			return FileWritten{}, Errorf(EINVALID, "document %s", ErrorMessage(err))
 		}
-		if err := CheckJSON(content); err != nil {
+		if err := jsonscan.CheckJSON(content); err != nil {
 			return FileWritten{}, Errorf(EINVALID, "document: %s", ErrorMessage(err))
 		}
 		stored = compactJSON(content)

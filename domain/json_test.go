@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/tradeledger/tradeledger/domain/jsonscan"
 )
 
 // CheckJSON refuses what encoding/json lets through silently: repeated keys
@@ -43,7 +45,7 @@ func TestCheckJSON(t *testing.T) {
 		{``, "malformed JSON"},
 	}
 	for _, tc := range tests {
-		err := CheckJSON([]byte(tc.in))
+		err := jsonscan.CheckJSON([]byte(tc.in))
 		if tc.err == "" {
 			if err != nil {
 				t.Errorf("CheckJSON(%s) = %v, want nil", tc.in, err)
@@ -125,7 +127,7 @@ func FuzzCheckJSON(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		err := CheckJSON(b)
+		err := jsonscan.CheckJSON(b)
 		if !utf8.Valid(b) || !json.Valid(b) {
 			if err == nil {
 				t.Fatalf("CheckJSON(%q) = nil for invalid input", b)
@@ -156,7 +158,7 @@ func TestCheckJSONLoneSurrogate(t *testing.T) {
 		`{"a":"\ud83d\ude00 \u00e9 \" \\ \n"}`:                     "",
 		`{"secret":"\ud83d\ude00\ud83d\ude00"}`:                    "",
 	} {
-		err := CheckJSON([]byte(body))
+		err := jsonscan.CheckJSON([]byte(body))
 		switch {
 		case want == "" && err != nil:
 			t.Errorf("%s: %v", body, err)

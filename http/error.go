@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/jsonscan"
 )
 
 // statusByCode maps domain error codes to HTTP status codes.
@@ -105,7 +106,7 @@ func writeBody(w http.ResponseWriter, status int, body []byte) {
 }
 
 // decodeJSON reads the request body into v under the rules every JSON
-// write shares (readJSONBody, then domain.CheckJSON): a declared
+// write shares (readJSONBody, then jsonscan.CheckJSON): a declared
 // Content-Type other than JSON is EMEDIATYPE (415; none at all is read as
 // JSON), a body over the limit is ETOOLARGE, an empty body is EINVALID
 // unless allowEmpty; malformed JSON names the problem and its offset, a
@@ -163,11 +164,11 @@ func checkContentType(ct string) error {
 	return domain.Errorf(domain.EMEDIATYPE, "Content-Type must be application/json, not %q", truncate(ct, 64))
 }
 
-// checkBody is domain.CheckJSON on a request body: what encoding/json let
+// checkBody is jsonscan.CheckJSON on a request body: what encoding/json let
 // through (invalid UTF-8, repeated keys) is refused here, before anything
 // is written.
 func checkBody(body []byte) error {
-	if err := domain.CheckJSON(body); err != nil {
+	if err := jsonscan.CheckJSON(body); err != nil {
 		return domain.Errorf(domain.EINVALID, "request body: %s", domain.ErrorMessage(err))
 	}
 	return nil

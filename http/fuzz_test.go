@@ -15,6 +15,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/decimal"
+	"github.com/tradeledger/tradeledger/domain/jsonscan"
 	"github.com/tradeledger/tradeledger/domain/secrets"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 	"github.com/tradeledger/tradeledger/exchange/engine"
@@ -273,7 +274,7 @@ func FuzzRouter(f *testing.F) {
 
 // FuzzTradeBody: reading a trade body never panics; the one-pass reading
 // finds exactly the fields the encoding/json path finds; and whatever is
-// read passed domain.CheckJSON (no repeated key, valid UTF-8, one value).
+// read passed jsonscan.CheckJSON (no repeated key, valid UTF-8, one value).
 func FuzzTradeBody(f *testing.F) {
 	for _, s := range []string{
 		`{"data":{"exch":"binance","pair":"USDT-BTC","amt":0.001,"price":1000}}`,
@@ -291,7 +292,7 @@ func FuzzTradeBody(f *testing.F) {
 			}
 			return
 		}
-		if err := domain.CheckJSON(body); err != nil {
+		if err := jsonscan.CheckJSON(body); err != nil {
 			t.Fatalf("%q read although CheckJSON refuses it: %v", body, err)
 		}
 		if fast, ok := flatTradeFields(body); ok {

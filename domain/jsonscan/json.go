@@ -1,18 +1,18 @@
-package domain
+package jsonscan
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/tradeledger/tradeledger/domain/jsonscan"
 )
 
 // CheckJSON returns nil when b is exactly one JSON value, in valid UTF-8,
-// in which no object repeats a key at any depth; otherwise EINVALID saying
-// which: `field "a.b" is not valid UTF-8` (the string value holding the
+// in which no object repeats a key at any depth; otherwise a *JSONError
+// (EINVALID) saying which: `field "a.b" is not valid UTF-8` (the string value holding the
 // first invalid byte, with its path, array elements as [i]), `a key in "a"
 // is not valid UTF-8`, "not valid UTF-8 at byte N" (outside any string),
 // "malformed JSON at byte N: …", "trailing data after the JSON value",
@@ -27,43 +27,43 @@ func CheckJSON(b []byte) error {
 	validUTF8 := utf8.Valid(b)
 	if !json.Valid(b) {
 		if !validUTF8 {
-			return Errorf(EINVALID, "not valid UTF-8 at byte %d", invalidUTF8At(b))
+			return invalidJSON("not valid UTF-8 at byte %d", invalidUTF8At(b))
 		}
-		_, err := decodeJSONValue(b)
+		_, err := DecodeJSONValue(b)
 		var se *json.SyntaxError
 		switch {
 		case errors.As(err, &se):
-			return Errorf(EINVALID, "malformed JSON at byte %d: %s", se.Offset, se.Error())
-		case ErrorCode(err) == EINVALID:
+			return invalidJSON("malformed JSON at byte %d: %s", se.Offset, se.Error())
+		case errors.As(err, new(*JSONError)):
 			return err
 		case err != nil:
-			return Errorf(EINVALID, "malformed JSON: %v", err)
+			return invalidJSON("malformed JSON: %v", err)
 		}
-		return Errorf(EINVALID, "malformed JSON")
+		return invalidJSON("malformed JSON")
 	}
-	s := keyScanner{JSONLexer: jsonscan.JSONLexer{B: b}, checkUTF8: !validUTF8}
+	s := keyScanner{JSONLexer: JSONLexer{B: b}, checkUTF8: !validUTF8}
 	path := s.value()
 	switch {
 	case path == nil:
 		return nil
 	case s.surrogate != "" && s.badKey && len(path) == 1:
-		return Errorf(EINVALID, "a key of the top-level object holds a lone surrogate escape (%s): no character", s.surrogate)
+		return invalidJSON("a key of the top-level object holds a lone surrogate escape (%s): no character", s.surrogate)
 	case s.surrogate != "" && s.badKey:
-		return Errorf(EINVALID, "a key in %q holds a lone surrogate escape (%s): no character", joinKeyPath(path[1:]), s.surrogate)
+		return invalidJSON("a key in %q holds a lone surrogate escape (%s): no character", joinKeyPath(path[1:]), s.surrogate)
 	case s.surrogate != "" && len(path) == 0:
-		return Errorf(EINVALID, "the top-level string holds a lone surrogate escape (%s): no character", s.surrogate)
+		return invalidJSON("the top-level string holds a lone surrogate escape (%s): no character", s.surrogate)
 	case s.surrogate != "":
-		return Errorf(EINVALID, "field %q holds a lone surrogate escape (%s): no character, which a decoder would silently replace", joinKeyPath(path), s.surrogate)
+		return invalidJSON("field %q holds a lone surrogate escape (%s): no character, which a decoder would silently replace", joinKeyPath(path), s.surrogate)
 	case !s.badUTF8:
-		return Errorf(EINVALID, "duplicate key %q", joinKeyPath(path))
+		return invalidJSON("duplicate key %q", joinKeyPath(path))
 	case s.badKey && len(path) == 1:
-		return Errorf(EINVALID, "a key of the top-level object is not valid UTF-8")
+		return invalidJSON("a key of the top-level object is not valid UTF-8")
 	case s.badKey:
-		return Errorf(EINVALID, "a key in %q is not valid UTF-8", joinKeyPath(path[1:]))
+		return invalidJSON("a key in %q is not valid UTF-8", joinKeyPath(path[1:]))
 	case len(path) == 0:
-		return Errorf(EINVALID, "the top-level string is not valid UTF-8")
+		return invalidJSON("the top-level string is not valid UTF-8")
 	}
-	return Errorf(EINVALID, "field %q is not valid UTF-8", joinKeyPath(path))
+	return invalidJSON("field %q is not valid UTF-8", joinKeyPath(path))
 }
 
 // invalidUTF8At returns the offset of the first byte of b that does not
@@ -133,7 +133,7 @@ func joinKeyPath(path []string) string {
 // allocates only for objects with more than smallObject keys and for the
 // path of what it finds.
 type keyScanner struct {
-	jsonscan.JSONLexer
+	JSONLexer
 	checkUTF8 bool
 	// badUTF8: the path value returned leads to invalid UTF-8, not to a
 	// duplicate key: in its innermost key when badKey, else in the string
@@ -251,4 +251,39 @@ func (s *keyScanner) object() []string {
 			s.I++
 		}
 	}
+}
+
+// DecodeJSONValue decodes one JSON value with numbers kept as json.Number,
+// refusing trailing data (a *JSONError); encoding/json's errors as they are.
+func DecodeJSONValue(b []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	// dec.More is not enough: it reports a stray '}' or ']' as the end.
+	if rest := b[dec.InputOffset():]; len(bytes.TrimLeft(rest, " \t\r\n")) > 0 {
+		return nil, invalidJSON("trailing data after the JSON value")
+	}
+	return v, nil
+}
+
+// JSONError is a JSON text CheckJSON or DecodeJSONValue refuses, Message
+// saying why. domain reports it as EINVALID with Message (DomainError), and
+// its text is that of a domain.Error of code EINVALID.
+type JSONError struct {
+	Message string
+}
+
+func (e *JSONError) Error() string {
+	return fmt.Sprintf("tradeledger error: code=invalid message=%s", e.Message)
+}
+
+// DomainError returns the domain error e stands for: code "invalid"
+// (domain.EINVALID) and Message.
+func (e *JSONError) DomainError() (code, message string) { return "invalid", e.Message }
+
+func invalidJSON(format string, args ...any) *JSONError {
+	return &JSONError{Message: fmt.Sprintf(format, args...)}
 }
