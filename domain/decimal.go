@@ -787,4 +787,19 @@ func (n Number) MarshalJSON() ([]byte, error) {
 // String returns the Decimal's String form (for messages and logs).
 func (n Number) String() string { return Decimal(n).String() }
 
-var _ json.Marshaler = Number{}
+// UnmarshalJSON reads a JSON number literal exactly (ParseDecimal): what
+// MarshalJSON writes reads back to the same Number. A number with more
+// decimals or range than a Decimal holds is an error, never rounded.
+func (n *Number) UnmarshalJSON(b []byte) error {
+	d, err := ParseDecimal(string(b))
+	if err != nil {
+		return err
+	}
+	*n = Number(d)
+	return nil
+}
+
+var (
+	_ json.Marshaler   = Number{}
+	_ json.Unmarshaler = (*Number)(nil)
+)

@@ -136,18 +136,24 @@ func NewEventID(t time.Time) string {
 	ms := uint64(t.UnixMilli())
 	binary.BigEndian.PutUint16(u[0:2], uint16(ms>>32))
 	binary.BigEndian.PutUint32(u[2:6], uint32(ms))
-	u[6] = 0x70 | (u[6] & 0x0f)
+	return FormatUUID(u, 7)
+}
+
+// FormatUUID returns u as a UUID of the given version (RFC 9562): its
+// version nibble set to version, its variant bits to the RFC's (10), in the
+// lowercase 8-4-4-4-12 hex form. Every UUID the module makes goes through
+// it: NewEventID (version 7), DerivedEventID and the Gunbot import's ids
+// (version 8, from a hash).
+func FormatUUID(u [16]byte, version byte) string {
+	u[6] = version<<4 | (u[6] & 0x0f)
 	u[8] = 0x80 | (u[8] & 0x3f)
 	var s [36]byte
 	hex.Encode(s[0:8], u[0:4])
-	s[8] = '-'
 	hex.Encode(s[9:13], u[4:6])
-	s[13] = '-'
 	hex.Encode(s[14:18], u[6:8])
-	s[18] = '-'
 	hex.Encode(s[19:23], u[8:10])
-	s[23] = '-'
 	hex.Encode(s[24:36], u[10:16])
+	s[8], s[13], s[18], s[23] = '-', '-', '-', '-'
 	return string(s[:])
 }
 

@@ -58,3 +58,30 @@ func TestPrepareAppendTo(t *testing.T) {
 		t.Fatalf("empty stream: %d events, %v; want none and EINVALID", len(out), err)
 	}
 }
+
+// FormatUUID sets the version nibble and RFC 9562's variant and writes the
+// 8-4-4-4-12 form; the ids made with it are those made before it (the
+// DerivedEventID below computed apart, with Python's hashlib).
+func TestFormatUUID(t *testing.T) {
+	var ones [16]byte
+	for i := range ones {
+		ones[i] = 0xff
+	}
+	for _, c := range []struct {
+		u       [16]byte
+		version byte
+		want    string
+	}{
+		{[16]byte{}, 7, "00000000-0000-7000-8000-000000000000"},
+		{ones, 7, "ffffffff-ffff-7fff-bfff-ffffffffffff"},
+		{ones, 8, "ffffffff-ffff-8fff-bfff-ffffffffffff"},
+		{[16]byte{0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef, 0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef}, 4, "01234567-89ab-4def-8123-456789abcdef"},
+	} {
+		if got := domain.FormatUUID(c.u, c.version); got != c.want {
+			t.Errorf("FormatUUID(%x, %d) = %s, want %s", c.u, c.version, got, c.want)
+		}
+	}
+	if got, want := domain.DerivedEventID("binance", "fill", "123"), "83f7d540-2fdc-83b3-b318-ecd445d9c086"; got != want {
+		t.Errorf("DerivedEventID = %s, want %s", got, want)
+	}
+}

@@ -4,9 +4,9 @@ import "unicode/utf8"
 
 // JSONLexer reads the tokens of a JSON text B from position I: the lexing
 // every JSON scanner of this module shares (the replay's payload decoders,
-// CheckJSON's key scanner, FlatObject, the Gunbot state-file reader), each
-// building only the grammar it needs on top and handing anything else to
-// encoding/json. A method that does not find its token reports false and
+// CheckJSON's key scanner, FlatObject, ValidJSON, the Gunbot state-file
+// reader), each building only the grammar it needs on top and handing
+// anything else to encoding/json. A method that does not find its token reports false and
 // leaves I where it was, unless it says otherwise; none skips the
 // whitespace before its token (SkipSpace does).
 type JSONLexer struct {
@@ -17,14 +17,13 @@ type JSONLexer struct {
 // SkipSpace moves I past JSON whitespace (space, tab, newline, carriage
 // return).
 func (l *JSONLexer) SkipSpace() {
-	for l.I < len(l.B) {
-		switch l.B[l.I] {
-		case ' ', '\t', '\n', '\r':
-			l.I++
-		default:
-			return
-		}
+	b, i := l.B, l.I
+	// b[i] <= ' ' first: compact JSON has no space, and most bytes are
+	// above it.
+	for i < len(b) && b[i] <= ' ' && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
 	}
+	l.I = i
 }
 
 // Byte reports whether the byte at I is c, and moves past it if so.
@@ -88,6 +87,65 @@ func (l *JSONLexer) String() (raw []byte, escaped bool) {
 	}
 	l.I = len(l.B)
 	return l.B[start:], escaped
+}
+
+// stringByte marks the bytes ValidString passes without a second look:
+// the plain bytes and every byte outside ASCII (json.Valid accepts
+// invalid UTF-8 in strings).
+var stringByte = func() (t [256]bool) {
+	for c := range t {
+		t[c] = plainByte[c] || c >= utf8.RuneSelf
+	}
+	return t
+}()
+
+// ValidString reads the string at I as json.Valid checks one: no control
+// character, escapes among \" \\ \/ \b \f \n \r \t and \u with four hex
+// digits; bytes outside ASCII unchecked, as json.Valid leaves them. An
+// invalid string reports false and leaves I anywhere.
+func (l *JSONLexer) ValidString() bool {
+	b, i := l.B, l.I+1
+	for {
+		for i < len(b) && stringByte[b[i]] {
+			i++
+		}
+		switch {
+		case i >= len(b):
+			return false
+		case b[i] == '"':
+			l.I = i + 1
+			return true
+		case b[i] != '\\': // a control character
+			return false
+		}
+		if i = validEscape(b, i+1); i < 0 {
+			return false
+		}
+		i++
+	}
+}
+
+// validEscape checks the escape whose letter is at b[i] and returns the
+// index of its last byte, -1 if it is not one of JSON's.
+func validEscape(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return i
+	case 'u':
+		if len(b)-i <= 4 {
+			return -1
+		}
+		for _, h := range b[i+1 : i+5] {
+			if !(h >= '0' && h <= '9' || h >= 'a' && h <= 'f' || h >= 'A' && h <= 'F') {
+				return -1
+			}
+		}
+		return i + 4
+	}
+	return -1
 }
 
 // Number reads a number at I as the JSON grammar writes one,

@@ -2,7 +2,6 @@ package domain
 
 import (
 	"crypto/sha256"
-	"encoding/hex"
 	"strconv"
 	"strings"
 )
@@ -156,96 +155,142 @@ func (o *Order) View() OpenOrder {
 // Apply changes the state by one event of the order's stream. Events at or
 // below the applied version are ignored, so applying the same event twice
 // (once by the writer, once from the subscription) is harmless. Unknown
-// types are ignored; a payload that does not decode is EINVALID.
+// types are ignored; a payload that does not decode is EINVALID, and the
+// order is then left as it was.
 func (o *Order) Apply(e *Event) error {
 	if e.Version <= o.Version && o.Version >= 0 {
 		return nil
 	}
+	var err error
 	switch e.Type {
 	case TypeOrderRequested:
-		p, err := Payload[OrderRequested](e)
-		if err != nil {
-			return err
-		}
-		o.OrderRequested = *p
-		o.State = OrderStateRequested
-		o.Time = e.Time
+		err = o.applyRequested(e)
 	case TypeOrderAccepted:
-		p, err := Payload[OrderAccepted](e)
-		if err != nil {
-			return err
-		}
-		if p.ExchangeOrderID != "" {
-			o.ExchangeOrderID = p.ExchangeOrderID
-		}
-		if !o.State.Done() && (o.State != OrderStateAccepted || o.Filled.IsZero()) {
-			o.State = OrderStateAccepted
-		}
-	case TypeOrderRejected:
-		var p OrderRejected
-		if err := e.Decode(&p); err != nil {
-			return err
-		}
-		o.State, o.Reason = OrderStateRejected, p.Reason
+		err = o.applyAccepted(e)
 	case TypeOrderFilled:
-		p, err := Payload[OrderFilled](e)
-		if err != nil {
-			return err
-		}
-		o.FillIDs = append(o.FillIDs, p.FillID)
-		o.Filled = o.Filled.Add(p.Quantity)
-		o.Cost = o.Cost.Add(p.Price.Mul(p.Quantity))
-		o.Fees = o.Fees.Add(p.Fee)
-		if o.Filled.Cmp(o.Amount) >= 0 {
-			o.State = OrderStateFilled
-		} else if o.State == OrderStateRequested || o.State == OrderStateTriggered {
-			o.State = OrderStateAccepted
-		}
+		err = o.applyFilled(e)
+	case TypeOrderRejected:
+		err = applyEnd(o, e, OrderStateRejected, func(p *OrderRejected) string { return p.Reason })
+	case TypeOrderCancelled:
+		err = applyEnd(o, e, OrderStateCancelled, func(p *OrderCancelled) string { return p.Reason })
+	case TypeOrderExpired:
+		err = applyEnd(o, e, OrderStateExpired, func(p *OrderExpired) string { return p.Reason })
+	case TypeStopTriggered:
+		err = o.applyStopTriggered(e)
+	case TypeTrailingStopMoved:
+		err = o.applyTrailingStopMoved(e)
+	case TypeOrderNeedsAttention:
+		err = o.applyNeedsAttention(e)
 	case TypeOrderCancelRequested:
 		o.CancelRequested = true
-	case TypeOrderCancelled:
-		var p OrderCancelled
-		if err := e.Decode(&p); err != nil {
-			return err
-		}
-		o.State, o.Reason = OrderStateCancelled, p.Reason
-	case TypeOrderExpired:
-		var p OrderExpired
-		if err := e.Decode(&p); err != nil {
-			return err
-		}
-		o.State, o.Reason = OrderStateExpired, p.Reason
-	case TypeStopTriggered:
-		var p StopTriggered
-		if err := e.Decode(&p); err != nil {
-			return err
-		}
-		o.Triggered = true
-		o.LimitPrice = p.LimitPrice
-		if !o.State.Done() {
-			o.State = OrderStateTriggered
-		}
 	case TypeOrderResent:
 		o.Resent = true
-	case TypeOrderNeedsAttention:
-		var p OrderNeedsAttention
-		if err := e.Decode(&p); err != nil {
-			return err
-		}
-		if p.FillID != "" {
-			o.FillIDs = append(o.FillIDs, p.FillID) // read, not recorded: not again
-		}
-		o.Attention = p.Field + " " + strconv.Quote(p.Raw) + ": " + p.Reason
 	case TypeOrderAttentionCleared:
 		o.Attention = ""
-	case TypeTrailingStopMoved:
-		var p TrailingStopMoved
-		if err := e.Decode(&p); err != nil {
-			return err
-		}
-		o.StopPrice, o.Extreme = p.StopPrice, p.Extreme
+	}
+	if err != nil {
+		return err
 	}
 	o.Version = e.Version
+	return nil
+}
+
+// applyRequested starts the order: its request, state requested, its time.
+func (o *Order) applyRequested(e *Event) error {
+	p, err := Payload[OrderRequested](e)
+	if err != nil {
+		return err
+	}
+	o.OrderRequested = *p
+	o.State = OrderStateRequested
+	o.Time = e.Time
+	return nil
+}
+
+// applyAccepted records the exchange's order id (when given) and moves an
+// order that is not done to accepted, unless it is accepted and partly
+// filled already.
+func (o *Order) applyAccepted(e *Event) error {
+	p, err := Payload[OrderAccepted](e)
+	if err != nil {
+		return err
+	}
+	if p.ExchangeOrderID != "" {
+		o.ExchangeOrderID = p.ExchangeOrderID
+	}
+	if !o.State.Done() && (o.State != OrderStateAccepted || o.Filled.IsZero()) {
+		o.State = OrderStateAccepted
+	}
+	return nil
+}
+
+// applyFilled adds a fill: its id, quantity, cost and fee; the order is
+// filled once the quantity reaches its amount, else a requested or
+// triggered order becomes accepted.
+func (o *Order) applyFilled(e *Event) error {
+	p, err := Payload[OrderFilled](e)
+	if err != nil {
+		return err
+	}
+	o.FillIDs = append(o.FillIDs, p.FillID)
+	o.Filled = o.Filled.Add(p.Quantity)
+	o.Cost = o.Cost.Add(p.Price.Mul(p.Quantity))
+	o.Fees = o.Fees.Add(p.Fee)
+	if o.Filled.Cmp(o.Amount) >= 0 {
+		o.State = OrderStateFilled
+	} else if o.State == OrderStateRequested || o.State == OrderStateTriggered {
+		o.State = OrderStateAccepted
+	}
+	return nil
+}
+
+// applyEnd ends the order in state with the reason of its payload, a T
+// (rejected, cancelled, expired).
+func applyEnd[T any](o *Order, e *Event, state OrderState, reason func(*T) string) error {
+	var p T
+	if err := e.Decode(&p); err != nil {
+		return err
+	}
+	o.State, o.Reason = state, reason(&p)
+	return nil
+}
+
+// applyStopTriggered makes a stop a limit order at its limit price; an
+// order that is not done becomes triggered.
+func (o *Order) applyStopTriggered(e *Event) error {
+	var p StopTriggered
+	if err := e.Decode(&p); err != nil {
+		return err
+	}
+	o.Triggered = true
+	o.LimitPrice = p.LimitPrice
+	if !o.State.Done() {
+		o.State = OrderStateTriggered
+	}
+	return nil
+}
+
+// applyTrailingStopMoved sets a trailing stop's stop and best price.
+func (o *Order) applyTrailingStopMoved(e *Event) error {
+	var p TrailingStopMoved
+	if err := e.Decode(&p); err != nil {
+		return err
+	}
+	o.StopPrice, o.Extreme = p.StopPrice, p.Extreme
+	return nil
+}
+
+// applyNeedsAttention records why the order needs a person; a fill read
+// but not recorded is kept among the fill ids, so that it is not read again.
+func (o *Order) applyNeedsAttention(e *Event) error {
+	var p OrderNeedsAttention
+	if err := e.Decode(&p); err != nil {
+		return err
+	}
+	if p.FillID != "" {
+		o.FillIDs = append(o.FillIDs, p.FillID) // read, not recorded: not again
+	}
+	o.Attention = p.Field + " " + strconv.Quote(p.Raw) + ": " + p.Reason
 	return nil
 }
 
@@ -426,8 +471,5 @@ func ClientOrderID(requestEventID string) string {
 // outside — an exchange fill — so that recording them twice appends once.
 func DerivedEventID(parts ...string) string {
 	h := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
-	h[6] = 0x80 | (h[6] & 0x0f)
-	h[8] = 0x80 | (h[8] & 0x3f)
-	s := hex.EncodeToString(h[:16])
-	return s[0:8] + "-" + s[8:12] + "-" + s[12:16] + "-" + s[16:20] + "-" + s[20:32]
+	return FormatUUID([16]byte(h[:16]), 8)
 }

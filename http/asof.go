@@ -2,6 +2,7 @@ package http
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -9,7 +10,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
-	"github.com/tradeledger/tradeledger/projections"
+	"github.com/tradeledger/tradeledger/domain/books"
 )
 
 // Reads as of a past time and under another lot matching method. asOf=
@@ -17,8 +18,8 @@ import (
 // reports and the exports answers what the service would have said at that
 // time: the read models rebuilt from the events up to it, by trade time,
 // as `tradeledger replay --until` rebuilds them (projections.BuildState),
-// without stopping the live ones; Server.States keeps recent past states
-// and catches them up, so that repeated reads cost one build. method= on
+// without stopping the live ones; Server.States (PastStates) keeps recent
+// past states and catches them up, so that repeated reads cost one build. method= on
 // pnl/overview and pnl/sum answers under another lot matching than the
 // service's --pnl-method, from a state of the whole log rebuilt under it.
 // An asOf at or after the server's clock is the live state; asOf=0 is the
@@ -31,6 +32,43 @@ import (
 // AsOfHeader names the instant (ms) a past-state response speaks of.
 const AsOfHeader = "X-As-Of"
 
+// PastStates rebuilds the read models as of a past time or under another
+// lot matching method (projections.States: from the log, or from the
+// newest read-model snapshot within the cut, the recent ones kept and
+// caught up). at is the instant in trade time the read is of; the zero
+// time is the whole log as it is now. ctx bounds the wait for a build;
+// errors carry domain codes (EUNAVAILABLE when a build cannot be afforded
+// now).
+type PastStates interface {
+	// PnlAt returns the PNL reader of the log at at under method.
+	PnlAt(ctx context.Context, at time.Time, method domain.PnlMethod) (PnlReader, error)
+	// BooksAt returns the books' source of the log at at under method.
+	BooksAt(ctx context.Context, at time.Time, method domain.PnlMethod) (books.Source, error)
+	// BalancesAt returns each exchange's last reported balances at at
+	// (from the state under method, which the PNL reads of at share).
+	BalancesAt(ctx context.Context, at time.Time, method domain.PnlMethod) ([]domain.BalancesObserved, error)
+	// Builds returns how many states were built so far (a kept state
+	// read again is not a build): what shows repeated reads served from
+	// kept states.
+	Builds() int
+}
+
+// LotMethod says which lot matching the live read models use
+// (projections.Ledger: --pnl-method).
+type LotMethod interface {
+	PnlMethod() domain.PnlMethod
+}
+
+// pastReads is what the routes that take asOf and method share: reading
+// them from a request (the server's clock says what is past) and the past
+// states that answer them. Without states a past read is 503.
+type pastReads struct {
+	clock  domain.Clock
+	states PastStates
+	// live is the live read models' lot matching; nil: LOFO.
+	live LotMethod
+}
+
 // pastRead is what a request names of asOf and method.
 type pastRead struct {
 	// asOf (ms) is the instant asked for; past when it is before the
@@ -42,12 +80,12 @@ type pastRead struct {
 	named  bool
 }
 
-// cut is the part of the log the read is of: up to asOf, or (zero) all.
-func (p pastRead) cut() projections.Cut {
+// at is the instant the read is of: asOf, or (zero) the whole log now.
+func (p pastRead) at() time.Time {
 	if p.past {
-		return projections.AsOf(p.asOf)
+		return time.UnixMilli(p.asOf)
 	}
-	return projections.Cut{}
+	return time.Time{}
 }
 
 // pastBody holds asOf and method as a POST route's JSON body gives them
@@ -57,16 +95,16 @@ type pastBody struct {
 	Method json.RawMessage `json:"method"`
 }
 
-// queryAsOf reads the optional asOf and method parameters of the query.
-func (s *Server) queryAsOf(q url.Values) (pastRead, error) {
-	return s.readPast(q, nil)
+// query reads the optional asOf and method parameters of the query.
+func (pr pastReads) query(q url.Values) (pastRead, error) {
+	return pr.read(q, nil)
 }
 
-// readPast reads asOf and method from the query and, when body is not
-// nil, from a POST's body: given in both, they must name the same instant
-// and the same method (EINVALID naming the field otherwise); given
-// twice in the query, EINVALID.
-func (s *Server) readPast(q url.Values, body *pastBody) (pastRead, error) {
+// read reads asOf and method from the query and, when body is not nil,
+// from a POST's body: given in both, they must name the same instant and
+// the same method (EINVALID naming the field otherwise); given twice in
+// the query, EINVALID.
+func (pr pastReads) read(q url.Values, body *pastBody) (pastRead, error) {
 	var p pastRead
 	at, atSet, err := queryInstant(q)
 	if err != nil {
@@ -82,7 +120,7 @@ func (s *Server) readPast(q url.Values, body *pastBody) (pastRead, error) {
 		}
 		at, atSet = b, true
 	}
-	if atSet && at < s.Clock.Now().UnixMilli() {
+	if atSet && at < pr.clock.Now().UnixMilli() {
 		p.asOf, p.past = at, true
 	}
 	if p.method, p.named, err = queryMethod(q); err != nil {
@@ -220,21 +258,45 @@ func queryMethod(q url.Values) (m domain.PnlMethod, ok bool, err error) {
 
 // liveMethod is the lot matching of the live read models (--pnl-method:
 // the Ledger's, and the ClickHouse sink's when it serves PNL).
-func (s *Server) liveMethod() domain.PnlMethod {
-	if s.Ledger != nil {
-		return s.Ledger.Method
+func (pr pastReads) liveMethod() domain.PnlMethod {
+	if pr.live != nil {
+		return pr.live.PnlMethod()
 	}
 	return domain.LOFO
 }
 
-// pastState returns the state of the log as of p (the whole log now when
-// p is not past) under method, from Server.States; EUNAVAILABLE without
-// them.
-func (s *Server) pastState(r *http.Request, p pastRead, method domain.PnlMethod) (*projections.State, error) {
-	if s.States == nil {
-		return nil, domain.Errorf(domain.EUNAVAILABLE, "reads as of a past time or under another method are not available on this server")
+// ready is EUNAVAILABLE without past states.
+func (pr pastReads) ready() error {
+	if pr.states == nil {
+		return domain.Errorf(domain.EUNAVAILABLE, "reads as of a past time or under another method are not available on this server")
 	}
-	return s.States.Get(r.Context(), p.cut(), method)
+	return nil
+}
+
+// pnl returns the PNL reader of the log as of p (the whole log now when p
+// is not past) under method.
+func (pr pastReads) pnl(r *http.Request, p pastRead, method domain.PnlMethod) (PnlReader, error) {
+	if err := pr.ready(); err != nil {
+		return nil, err
+	}
+	return pr.states.PnlAt(r.Context(), p.at(), method)
+}
+
+// books returns the books' source of the log as of p, in the state of the
+// live lot matching.
+func (pr pastReads) books(r *http.Request, p pastRead) (books.Source, error) {
+	if err := pr.ready(); err != nil {
+		return nil, err
+	}
+	return pr.states.BooksAt(r.Context(), p.at(), pr.liveMethod())
+}
+
+// balances returns the balances last reported as of p.
+func (pr pastReads) balances(r *http.Request, p pastRead) ([]domain.BalancesObserved, error) {
+	if err := pr.ready(); err != nil {
+		return nil, err
+	}
+	return pr.states.BalancesAt(r.Context(), p.at(), pr.liveMethod())
 }
 
 // markAsOf names the instant a response from a past state speaks of.

@@ -17,10 +17,13 @@ import (
 // leaves cancels the build its read started.
 func TestAsOfBusy(t *testing.T) {
 	var gated *snaptest.GatedStore
-	ts := newBooksServer(t, false)
-	gated = snaptest.NewGatedStore(ts.Store)
-	ts.Server.States = projections.NewStates(gated)
-	ts.Server.States.MaxBuilds, ts.Server.States.MaxQueued = 1, 0
+	var states *projections.States
+	ts := newBooksServer(t, false, func(ts *testServer) {
+		gated = snaptest.NewGatedStore(ts.Store)
+		states = projections.NewStates(gated)
+		states.MaxBuilds, states.MaxQueued = 1, 0
+		ts.Server.States = states
+	})
 	overview := func(ctx context.Context, asOf int64) (*http.Response, error) {
 		req, _ := http.NewRequestWithContext(ctx, "POST", fmt.Sprintf("%s/api/v1/pnl/overview?asOf=%d", ts.URL, asOf),
 			strings.NewReader(`{"timezone":"UTC","keys":["All"]}`))
@@ -50,7 +53,7 @@ func TestAsOfBusy(t *testing.T) {
 	}
 	leave()
 	<-first
-	for gated.Cancelled.Load() == 0 || ts.Server.States.Pending() != 0 {
+	for gated.Cancelled.Load() == 0 || states.Pending() != 0 {
 		runtime.Gosched()
 	}
 	if ts.Server.States.Builds() != 0 {

@@ -8,11 +8,24 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 )
 
-// Asset value history (POST assets/total): the value in base of every
-// balance of the exchange over [start, end] (ms), at 15-minute resolution;
-// see projections/assets.go for the valuation rules.
-func (s *Server) registerAssetRoutes(r *mux.Router) {
-	r.HandleFunc("/assets/total", s.handleAssetsTotal).Methods("POST")
+// assetsHandler serves the asset value history (POST assets/total) from
+// the PnlReader the PNL routes read (503 without one): the value in base
+// of every balance of the exchange over [start, end] (ms), at 15-minute
+// resolution; see projections/assets.go for the valuation rules.
+type assetsHandler struct {
+	reader PnlReader
+}
+
+// ready is errNoLedger without a PnlReader.
+func (h *assetsHandler) ready() error {
+	if h.reader == nil {
+		return errNoLedger
+	}
+	return nil
+}
+
+func (h *assetsHandler) register(r *mux.Router) {
+	r.Handle("/assets/total", requires(h.ready, h.handleAssetsTotal)).Methods("POST")
 }
 
 type assetsTotalRequest struct {
@@ -22,32 +35,23 @@ type assetsTotalRequest struct {
 	End      *int64 `json:"end"`
 }
 
-func (s *Server) handleAssetsTotal(w http.ResponseWriter, r *http.Request) {
-	l, err := s.pnlReader()
-	if err != nil {
-		Error(w, r, err)
-		return
-	}
+func (h *assetsHandler) handleAssetsTotal(w http.ResponseWriter, r *http.Request) error {
 	var req assetsTotalRequest
 	if err := decodeJSON(r, &req, false); err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	switch {
 	case req.Exchange == "":
-		err = domain.Errorf(domain.EINVALID, "exchange is required")
+		return domain.Errorf(domain.EINVALID, "exchange is required")
 	case req.Base == "":
-		err = domain.Errorf(domain.EINVALID, "base is required (the currency to value in, e.g. USDT)")
+		return domain.Errorf(domain.EINVALID, "base is required (the currency to value in, e.g. USDT)")
 	case req.Start == nil:
-		err = domain.Errorf(domain.EINVALID, "start is required (ms since the epoch)")
+		return domain.Errorf(domain.EINVALID, "start is required (ms since the epoch)")
 	case req.End == nil:
-		err = domain.Errorf(domain.EINVALID, "end is required (ms since the epoch)")
+		return domain.Errorf(domain.EINVALID, "end is required (ms since the epoch)")
 	case *req.End < *req.Start:
-		err = domain.Errorf(domain.EINVALID, "end must not be before start")
+		return domain.Errorf(domain.EINVALID, "end must not be before start")
 	}
-	if err != nil {
-		Error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, l.AssetHistory(req.Exchange, req.Base, *req.Start, *req.End))
+	writeJSON(w, http.StatusOK, h.reader.AssetHistory(req.Exchange, req.Base, *req.Start, *req.End))
+	return nil
 }

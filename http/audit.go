@@ -33,8 +33,9 @@ const (
 //	GET /api/v1/audit/events   pages through the log, secrets redacted
 //	GET /api/v1/events/stream  new events pushed live as server-sent events
 //
-// They read Server.Store. One Audit serves one Server lifetime: once that
-// server shuts down (or Close is called), live streams end.
+// They read the log (Server.Store, a LogReader). One Audit serves one
+// Server lifetime: once that server shuts down (or Close is called), live
+// streams end.
 type Audit struct {
 	// MaxPage bounds the limit parameter of audit/events.
 	MaxPage int
@@ -116,14 +117,43 @@ type LogVerifier interface {
 	Verify(ctx context.Context, opts domain.VerifyOptions) (domain.VerifySummary, error)
 }
 
-func (s *Server) registerAuditRoutes(r *mux.Router) {
-	r.HandleFunc("/audit/verify", s.handleAuditVerify).Methods("GET")
-	r.HandleFunc("/audit/events", s.handleAuditEvents).Methods("GET")
-	r.HandleFunc("/events/stream", s.handleEventStream).Methods("GET")
+// LogReader reads the event log in commit order (domain.EventStore
+// without its writes): audit/events pages through it, events/stream
+// follows it.
+type LogReader interface {
+	ReadAll(ctx context.Context, from uint64, max int) domain.EventIterator
+	Subscribe(ctx context.Context, from uint64) domain.EventIterator
+	Head(ctx context.Context) (uint64, error)
 }
 
-func (s *Server) auditReady() error {
-	if s.Audit == nil || s.Store == nil {
+// chainVerifier is audit/verify's LogVerifier without Server.Verifier:
+// the log's hash chains alone (domain.VerifyLog).
+type chainVerifier struct {
+	store domain.EventStore
+}
+
+// Verify checks the hash chains of the whole log.
+func (v chainVerifier) Verify(ctx context.Context, opts domain.VerifyOptions) (domain.VerifySummary, error) {
+	return domain.VerifyLog(ctx, v.store, opts)
+}
+
+// auditHandler serves the auditors' routes: audit/verify through a
+// LogVerifier, audit/events and events/stream from a LogReader, with the
+// Audit's settings and live state (503 without the Audit or the log).
+type auditHandler struct {
+	audit  *Audit
+	log    LogReader
+	verify LogVerifier
+}
+
+func (h *auditHandler) register(r *mux.Router) {
+	r.Handle("/audit/verify", requires(h.ready, h.handleAuditVerify)).Methods("GET")
+	r.Handle("/audit/events", requires(h.ready, h.handleAuditEvents)).Methods("GET")
+	r.Handle("/events/stream", requires(h.ready, h.handleEventStream)).Methods("GET")
+}
+
+func (h *auditHandler) ready() error {
+	if h.audit == nil || h.log == nil {
 		return domain.Errorf(domain.EUNAVAILABLE, "audit is not configured")
 	}
 	return nil
@@ -139,26 +169,20 @@ func (s *Server) auditReady() error {
 // heads only with heads=true (every order is a stream, so the list grows
 // with the history). A tampered log is still a 200: the check itself
 // succeeded.
-func (s *Server) handleAuditVerify(w http.ResponseWriter, r *http.Request) {
-	if err := s.auditReady(); err != nil {
-		Error(w, r, err)
-		return
-	}
+func (h *auditHandler) handleAuditVerify(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	opts := domain.VerifyOptions{MaxFaults: domain.DefaultMaxFaults}
 	if v := q.Get("heads"); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			Error(w, r, domain.Errorf(domain.EINVALID, "heads must be true or false, not %q", v))
-			return
+			return domain.Errorf(domain.EINVALID, "heads must be true or false, not %q", v)
 		}
 		opts.Heads = b
 	}
 	if q.Has("maxFaults") {
 		n, err := queryUint(q, "maxFaults", 0)
 		if err != nil || n > maxListedFaults {
-			Error(w, r, domain.Errorf(domain.EINVALID, "maxFaults must be an integer from 0 to %d", maxListedFaults))
-			return
+			return domain.Errorf(domain.EINVALID, "maxFaults must be an integer from 0 to %d", maxListedFaults)
 		}
 		opts.MaxFaults = int(n)
 		if n == 0 {
@@ -166,26 +190,20 @@ func (s *Server) handleAuditVerify(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	select {
-	case s.Audit.verifying <- struct{}{}:
-		defer func() { <-s.Audit.verifying }()
+	case h.audit.verifying <- struct{}{}:
+		defer func() { <-h.audit.verifying }()
 	case <-r.Context().Done():
-		return
+		return nil // the client left
 	}
-	verify := func(ctx context.Context, opts domain.VerifyOptions) (domain.VerifySummary, error) {
-		return domain.VerifyLog(ctx, s.Store, opts)
-	}
-	if s.Verifier != nil {
-		verify = s.Verifier.Verify
-	}
-	sum, err := verify(r.Context(), opts)
+	sum, err := h.verify.Verify(r.Context(), opts)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	if !sum.OK {
-		s.Audit.verifyFailed(sum) // webhooks (metrics.go)
+		h.audit.verifyFailed(sum) // webhooks (metrics.go)
 	}
 	writeJSON(w, http.StatusOK, sum)
+	return nil
 }
 
 // maxListedFaults bounds audit/verify's maxFaults: the answer stays small
@@ -303,34 +321,26 @@ type auditEventsResponse struct {
 // inclusive, default 0), limit (1…MaxPage, default 100), stream (prefix)
 // and type filters. A page may hold fewer than limit events when the
 // filters skipped more than MaxScan; follow next while more is true.
-func (s *Server) handleAuditEvents(w http.ResponseWriter, r *http.Request) {
-	if err := s.auditReady(); err != nil {
-		Error(w, r, err)
-		return
-	}
+func (h *auditHandler) handleAuditEvents(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	from, err := queryUint(q, "from", 0)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	limit, err := queryUint(q, "limit", DefaultAuditPageSize)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
-	if limit < 1 || limit > uint64(s.Audit.MaxPage) {
-		Error(w, r, domain.Errorf(domain.EINVALID, "limit must be between 1 and %d", s.Audit.MaxPage))
-		return
+	if limit < 1 || limit > uint64(h.audit.MaxPage) {
+		return domain.Errorf(domain.EINVALID, "limit must be between 1 and %d", h.audit.MaxPage)
 	}
 	filter, err := parseEventFilter(q)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 
 	resp := auditEventsResponse{Events: []auditEvent{}, Next: from}
-	it := s.Store.ReadAll(r.Context(), from, 0)
+	it := h.log.ReadAll(r.Context(), from, 0)
 	scanned := 0
 	for it.Next() {
 		e := it.Event()
@@ -342,22 +352,21 @@ func (s *Server) handleAuditEvents(w http.ResponseWriter, r *http.Request) {
 				break
 			}
 		}
-		if scanned >= s.Audit.MaxScan {
+		if scanned >= h.audit.MaxScan {
 			break
 		}
 	}
 	err = it.Err()
 	it.Close()
 	if err != nil {
-		Error(w, r, fmt.Errorf("read log: %w", err))
-		return
+		return fmt.Errorf("read log: %w", err)
 	}
-	if resp.Head, err = s.Store.Head(r.Context()); err != nil {
-		Error(w, r, fmt.Errorf("read head: %w", err))
-		return
+	if resp.Head, err = h.log.Head(r.Context()); err != nil {
+		return fmt.Errorf("read head: %w", err)
 	}
 	resp.More = resp.Next <= resp.Head
 	writeJSON(w, http.StatusOK, resp)
+	return nil
 }
 
 // queryUint reads a non-negative integer query parameter (def when absent).
@@ -384,26 +393,19 @@ func queryUint(q url.Values, name string, def uint64) (uint64, error) {
 // parameter, else with the next event committed. Comment lines
 // (": heartbeat") keep idle connections open. The stream ends when the
 // client goes away or the server shuts down.
-func (s *Server) handleEventStream(w http.ResponseWriter, r *http.Request) {
-	if err := s.auditReady(); err != nil {
-		Error(w, r, err)
-		return
-	}
+func (h *auditHandler) handleEventStream(w http.ResponseWriter, r *http.Request) error {
 	filter, err := parseEventFilter(r.URL.Query())
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
-	from, err := s.streamStart(r)
+	from, err := h.streamStart(r)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
-	a := s.Audit
+	a := h.audit
 	release, err := a.acquireStream(credentialKey(r))
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	defer release()
 	a.hookShutdown(r)
@@ -412,25 +414,28 @@ func (s *Server) handleEventStream(w http.ResponseWriter, r *http.Request) {
 
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	events, followErr := a.startFollowing(ctx, s.Store, from, filter)
+	events, followErr := a.startFollowing(ctx, h.log, from, filter)
 	st := newEventStream(w, r, a)
 	if st.open(from) != nil {
-		return
+		return nil // the client left
 	}
+	// The answer is under way: how the stream ends is logged, not
+	// answered.
 	st.pump(ctx, events, followErr)
+	return nil
 }
 
 // streamStart is the position an event stream starts at: after the
 // Last-Event-ID header, else the from parameter, else the next event
 // committed.
-func (s *Server) streamStart(r *http.Request) (uint64, error) {
+func (h *auditHandler) streamStart(r *http.Request) (uint64, error) {
 	if last := r.Header.Get("Last-Event-ID"); last != "" {
 		return resumeAfter(last)
 	}
 	if q := r.URL.Query(); q.Has("from") {
 		return queryUint(q, "from", 0)
 	}
-	head, err := s.Store.Head(r.Context())
+	head, err := h.log.Head(r.Context())
 	if err != nil {
 		return 0, fmt.Errorf("read head: %w", err)
 	}
@@ -441,7 +446,7 @@ func (s *Server) streamStart(r *http.Request) (uint64, error) {
 // (Audit.follow) until ctx ends. events is unbuffered: the reader holds
 // one page of the log, never more (streamlimits.go). It is closed when
 // the follower ends, and followErr then holds why.
-func (a *Audit) startFollowing(ctx context.Context, store domain.EventStore, from uint64, filter eventFilter) (events <-chan domain.Event, followErr <-chan error) {
+func (a *Audit) startFollowing(ctx context.Context, store LogReader, from uint64, filter eventFilter) (events <-chan domain.Event, followErr <-chan error) {
 	out := make(chan domain.Event)
 	errc := make(chan error, 1)
 	go func() {

@@ -222,18 +222,43 @@ func (a *Authenticator) VerifyScoped(token string) (string, domain.Scope, error)
 	return a.checkGrant(v, now)
 }
 
-// registerAuthRoutes serves login (no token needed; a bearer header is
-// accepted and ignored, as the example clients send one) and status.
-//
-// Dependencies: Auth, Wallet, Passwords, Store and Runner; Logins (created
-// with defaults if nil).
-func (s *Server) registerAuthRoutes(r *mux.Router) {
-	if s.Logins == nil {
-		s.Logins = NewLoginLimiter()
-	}
-	r.HandleFunc("/auth/login", s.handleLogin).Methods("POST")
-	r.Handle("/auth/status", s.requireToken(http.HandlerFunc(s.handleAuthStatus))).Methods("GET")
-	r.Handle("/auth/scope", s.requireToken(http.HandlerFunc(s.handleAuthScope))).Methods("GET")
+// PasswordReader is the login password's read model (projections.Password).
+type PasswordReader interface {
+	// Current returns the registered password's argon2id hash ("" when
+	// none is registered) and its generation.
+	Current() (hash string, generation int64)
+	// IsRegistered reports whether a password is registered.
+	IsRegistered() bool
+}
+
+// loginHandler serves the logins, the API's (auth/login, with auth/status
+// and auth/scope) and the dashboard's (dashboard/login and logout,
+// session.go), with one flow (passwordLogin): the password checked against
+// the PasswordReader's hash under the LoginLimiter, the attempt recorded
+// through the command path, a token issued by the Authenticator. Without
+// them (or the wallet, for the API's ENC passwords) a login is 503.
+type loginHandler struct {
+	auth      *Authenticator
+	passwords PasswordReader
+	// wallet returns config.bot.service_wallet, the key of the API's
+	// encrypted passwords.
+	wallet func() string
+	logins *LoginLimiter
+	// clientHost names the client a login is throttled and recorded by
+	// (Server.clientHost: the peer, or behind a trusted proxy the
+	// address it saw).
+	clientHost func(r *http.Request) string
+	cmds       *eventstore.Commands
+	clock      domain.Clock
+}
+
+// registerAuth serves login (no token needed; a bearer header is accepted
+// and ignored, as the example clients send one), status and scope (behind
+// requireToken).
+func (h *loginHandler) registerAuth(r *mux.Router, requireToken mux.MiddlewareFunc) {
+	r.Handle("/auth/login", handlerFunc(h.handleLogin)).Methods("POST")
+	r.Handle("/auth/status", requireToken(handlerFunc(h.handleAuthStatus))).Methods("GET")
+	r.Handle("/auth/scope", requireToken(handlerFunc(handleAuthScope))).Methods("GET")
 }
 
 type loginRequest struct {
@@ -249,23 +274,27 @@ type loginResponse struct {
 // reason, so that a client learns nothing about which check failed.
 const loginRefused = "invalid password"
 
+// errNoAuth is the answer of the login routes on a server without what a
+// login needs.
+var errNoAuth = domain.Errorf(domain.EUNAVAILABLE, "authentication is not configured")
+
 // handleLogin answers POST /api/v1/auth/login {password:"ENC:…"} with
 // {status:"success", token}. Every refusal is 401 with one message and a
 // LoginFailed event (address and reason category, never the secret); an
 // address with too many recent failures gets 429 with Retry-After before
 // anything is checked. A success records LoginSucceeded.
-func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
-	if s.Wallet == nil {
-		Error(w, r, domain.Errorf(domain.EUNAVAILABLE, "authentication is not configured"))
-		return
+func (h *loginHandler) handleLogin(w http.ResponseWriter, r *http.Request) error {
+	if h.wallet == nil {
+		return errNoAuth
 	}
-	token, ok := s.passwordLogin(w, r, "login", func(password, hash string) (string, error) {
-		return checkLogin(password, s.Wallet(), hash)
+	token, err := h.passwordLogin(w, r, "login", func(password, hash string) (string, error) {
+		return checkLogin(password, h.wallet(), hash)
 	})
-	if !ok {
-		return
+	if err != nil {
+		return err
 	}
 	writeJSON(w, http.StatusOK, loginResponse{Status: "success", Token: token})
+	return nil
 }
 
 // passwordLogin is the one login flow, of the API (ENC password, handleLogin)
@@ -276,59 +305,52 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 // first failures are recorded; check (reason "" for the right password)
 // under the limiter's hashing slots; a LoginFailed event and one 401 message
 // for every refusal, whatever its reason, or a LoginSucceeded event and a
-// full-access token. On any refusal it has answered the client and returns
-// ok false; what names the flow in the log.
-func (s *Server) passwordLogin(w http.ResponseWriter, r *http.Request, what string, check func(password, hash string) (reason string, err error)) (token string, ok bool) {
-	if s.Auth == nil || s.Passwords == nil || s.Logins == nil {
-		Error(w, r, domain.Errorf(domain.EUNAVAILABLE, "authentication is not configured"))
-		return "", false
+// full-access token. A refusal is its error (with Retry-After set on w for
+// a 429); what names the flow in the log.
+func (h *loginHandler) passwordLogin(w http.ResponseWriter, r *http.Request, what string, check func(password, hash string) (reason string, err error)) (token string, err error) {
+	if h.auth == nil || h.passwords == nil || h.logins == nil {
+		return "", errNoAuth
 	}
-	host := s.clientHost(r)
+	host := h.clientHost(r)
 	addr := limiterKey(host)
-	if s.tooManyLogins(w, r, s.Logins.Wait(addr, s.Clock.Now())) {
-		return "", false
+	if err := tooManyLogins(w, h.logins.Wait(addr, h.clock.Now())); err != nil {
+		return "", err
 	}
 	var req loginRequest
 	if err := decodeJSON(r, &req, false); err != nil {
-		Error(w, r, err)
-		return "", false
+		return "", err
 	}
 	if req.Password == nil {
-		Error(w, r, domain.Errorf(domain.EINVALID, "field \"password\" is required"))
-		return "", false
+		return "", domain.Errorf(domain.EINVALID, "field \"password\" is required")
 	}
-	if s.tooManyLogins(w, r, s.Logins.Reserve(addr, s.Clock.Now())) {
-		return "", false
+	if err := tooManyLogins(w, h.logins.Reserve(addr, h.clock.Now())); err != nil {
+		return "", err
 	}
-	reason, generation, err := s.checkCurrentPassword(r.Context(), *req.Password, check)
+	reason, generation, err := h.checkCurrentPassword(r.Context(), *req.Password, check)
 	if err != nil {
-		Error(w, r, err)
-		return "", false
+		return "", err
 	}
 	if reason != "" {
 		logger(r).Warn(what+" refused", zap.String("remote", addr), zap.String("reason", reason))
-		if err := s.recordLogin(r, domain.DecideLoginFailed(host, reason, s.Clock)); err != nil {
+		if err := h.recordLogin(r, domain.DecideLoginFailed(host, reason, h.clock)); err != nil {
 			// The client is refused either way; a store outage must not
 			// turn a refusal into a different answer.
 			logger(r).Error("record LoginFailed", zap.Error(err))
 		}
-		Error(w, r, domain.Errorf(domain.EUNAUTHORIZED, loginRefused))
-		return "", false
+		return "", domain.Errorf(domain.EUNAUTHORIZED, loginRefused)
 	}
-	token, err = s.Auth.issueToken(LoginSubject, generation)
+	token, err = h.auth.issueToken(LoginSubject, generation)
 	if err != nil {
-		Error(w, r, err)
-		return "", false
+		return "", err
 	}
 	r = withSubject(r, LoginSubject)
-	if err := s.recordLogin(r, domain.DecideLoginSucceeded(LoginSubject, host, s.Clock)); err != nil {
+	if err := h.recordLogin(r, domain.DecideLoginSucceeded(LoginSubject, host, h.clock)); err != nil {
 		// No token without its audit record.
-		Error(w, r, err)
-		return "", false
+		return "", err
 	}
-	s.Logins.Succeeded(addr)
+	h.logins.Succeeded(addr)
 	logger(r).Info(what, zap.String("remote", addr))
-	return token, true
+	return token, nil
 }
 
 // checkCurrentPassword runs check against the current password under one
@@ -336,34 +358,34 @@ func (s *Server) passwordLogin(w http.ResponseWriter, r *http.Request, what stri
 // password) and the password's generation. A password that does not match
 // is checked once more when Auth.CatchUp brings in a newer one: set a
 // moment ago by `tradeledger passwd` beside serve.
-func (s *Server) checkCurrentPassword(ctx context.Context, password string, check func(password, hash string) (reason string, err error)) (reason string, generation int64, err error) {
-	reason, generation, err = s.checkPasswordOnce(ctx, password, check)
-	if err != nil || reason == "" || !s.Auth.catchUp(ctx) {
+func (h *loginHandler) checkCurrentPassword(ctx context.Context, password string, check func(password, hash string) (reason string, err error)) (reason string, generation int64, err error) {
+	reason, generation, err = h.checkPasswordOnce(ctx, password, check)
+	if err != nil || reason == "" || !h.auth.catchUp(ctx) {
 		return reason, generation, err
 	}
-	if _, now := s.Passwords.Current(); now == generation {
+	if _, now := h.passwords.Current(); now == generation {
 		return reason, generation, nil
 	}
-	return s.checkPasswordOnce(ctx, password, check)
+	return h.checkPasswordOnce(ctx, password, check)
 }
 
 // checkPasswordOnce runs check against the current password under one of
 // the limiter's hashing slots.
-func (s *Server) checkPasswordOnce(ctx context.Context, password string, check func(password, hash string) (reason string, err error)) (reason string, generation int64, err error) {
-	release, err := s.Logins.acquire(ctx)
+func (h *loginHandler) checkPasswordOnce(ctx context.Context, password string, check func(password, hash string) (reason string, err error)) (reason string, generation int64, err error) {
+	release, err := h.logins.acquire(ctx)
 	if err != nil {
 		return "", 0, domain.Errorf(domain.EUNAVAILABLE, "login cancelled")
 	}
 	defer release()
-	hash, generation := s.Passwords.Current()
+	hash, generation := h.passwords.Current()
 	reason, err = check(password, hash)
 	return reason, generation, err
 }
 
 // recordLogin appends a login's events to the auth stream through the
 // command path (they depend on no state: no conflict is possible).
-func (s *Server) recordLogin(r *http.Request, events []domain.Event) error {
-	_, err := eventstore.Run(r.Context(), s.commands(), eventstore.Command[struct{}]{
+func (h *loginHandler) recordLogin(r *http.Request, events []domain.Event) error {
+	_, err := eventstore.Run(r.Context(), h.cmds, eventstore.Command[struct{}]{
 		Stream: domain.StreamAuth,
 		Load:   eventstore.NoState,
 		Decide: func(struct{}) ([]domain.Event, error) { return events, nil },
@@ -371,16 +393,16 @@ func (s *Server) recordLogin(r *http.Request, events []domain.Event) error {
 	return err
 }
 
-// tooManyLogins answers 429 with Retry-After (whole seconds, rounded up)
-// and returns true when the client must wait (wait > 0).
-func (s *Server) tooManyLogins(w http.ResponseWriter, r *http.Request, wait time.Duration) bool {
+// tooManyLogins returns nil when the client need not wait (wait ≤ 0), and
+// else ETOOMANY (429), setting Retry-After (whole seconds, rounded up) on
+// w.
+func tooManyLogins(w http.ResponseWriter, wait time.Duration) error {
 	if wait <= 0 {
-		return false
+		return nil
 	}
 	secs := int64(math.Ceil(wait.Seconds()))
 	w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
-	Error(w, r, domain.Errorf(domain.ETOOMANY, "too many failed logins; retry in %d seconds", secs))
-	return true
+	return domain.Errorf(domain.ETOOMANY, "too many failed logins; retry in %d seconds", secs)
 }
 
 // checkLogin returns "" when enc decrypts (with wallet) to the password of
@@ -434,17 +456,17 @@ type authStatusResponse struct {
 // handleAuthStatus answers GET /api/v1/auth/status (token required).
 // isRegistered says whether a password exists; there is no demo mode, no
 // TOTP and no MetaMask login, so those are false.
-func (s *Server) handleAuthStatus(w http.ResponseWriter, r *http.Request) {
-	if s.Passwords == nil {
-		Error(w, r, domain.Errorf(domain.EUNAVAILABLE, "authentication is not configured"))
-		return
+func (h *loginHandler) handleAuthStatus(w http.ResponseWriter, r *http.Request) error {
+	if h.passwords == nil {
+		return errNoAuth
 	}
 	writeJSON(w, http.StatusOK, authStatusResponse{
 		Code:         http.StatusOK,
-		IsRegistered: s.Passwords.IsRegistered(),
+		IsRegistered: h.passwords.IsRegistered(),
 		Status:       "success",
 		Message:      "Authenticated",
 	})
+	return nil
 }
 
 type authScopeResponse struct {
@@ -456,42 +478,40 @@ type authScopeResponse struct {
 // login's token and a dashboard session are admin). Any token may ask,
 // a read token included: a client that holds another's token (the
 // dashboard's multi-bot page) refuses one that can change anything.
-func (s *Server) handleAuthScope(w http.ResponseWriter, r *http.Request) {
+func handleAuthScope(w http.ResponseWriter, r *http.Request) error {
 	writeJSON(w, http.StatusOK, authScopeResponse{Scope: tokenScope(r)})
+	return nil
 }
 
-// requireToken lets a request through only with a valid bearer token, and
-// puts its subject in the context.
+// requireToken lets a request through only with a valid bearer token (or
+// the dashboard's session cookie, sessionAuth) whose scope allows its
+// route, and puts its subject and scope in the context; any other request
+// is answered with the error (401, 403; 503 without an Authenticator).
 func (s *Server) requireToken(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return handlerFunc(func(w http.ResponseWriter, r *http.Request) error {
 		if s.Auth == nil {
-			Error(w, r, domain.Errorf(domain.EUNAVAILABLE, "authentication is not configured"))
-			return
+			return errNoAuth
 		}
 		h := r.Header.Get("Authorization")
 		if c, err := r.Cookie(SessionCookie); h == "" && err == nil && c.Value != "" {
-			s.sessionAuth(w, r, next, c.Value) // the dashboard (session.go)
-			return
+			return s.sessionAuth(w, r, next, c.Value) // the dashboard (session.go)
 		}
 		scheme, token, ok := strings.Cut(h, " ")
 		token = strings.TrimSpace(token)
 		if h == "" {
-			Error(w, r, domain.Errorf(domain.EUNAUTHORIZED, "missing Authorization header"))
-			return
+			return domain.Errorf(domain.EUNAUTHORIZED, "missing Authorization header")
 		} else if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
-			Error(w, r, domain.Errorf(domain.EUNAUTHORIZED, "Authorization header must be \"Bearer <token>\""))
-			return
+			return domain.Errorf(domain.EUNAUTHORIZED, "Authorization header must be \"Bearer <token>\"")
 		}
 		sub, scope, err := s.Auth.VerifyScoped(token)
 		if err != nil {
-			Error(w, r, err)
-			return
+			return err
 		}
 		if err := scopeAllows(r, scope); err != nil { // tokens.go
-			Error(w, r, err)
-			return
+			return err
 		}
 		next.ServeHTTP(w, withScope(withSubject(r, sub), scope))
+		return nil
 	})
 }
 

@@ -9,11 +9,22 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 )
 
-// Balances come from the Trader's projection of BalancesObserved events:
-// what each exchange last reported, appended only when it changed.
+// BalanceReader returns the balances each exchange last reported
+// (exchange/engine.Trader: its projection of BalancesObserved events,
+// appended only when they changed).
+type BalanceReader interface {
+	Balances() []domain.BalancesObserved
+}
 
-func (s *Server) registerBalanceRoutes(r *mux.Router) {
-	r.HandleFunc("/balances", s.handleBalances).Methods("POST")
+// balancesHandler serves POST balances from the BalanceReader, and as of a
+// past time from the past states (asof.go).
+type balancesHandler struct {
+	live BalanceReader
+	past pastReads
+}
+
+func (h *balancesHandler) register(r *mux.Router) {
+	r.Handle("/balances", handlerFunc(h.handleBalances)).Methods("POST")
 }
 
 // BalanceEntry is the spec's balance entry: "Available Qty" and "On
@@ -45,34 +56,29 @@ func newBalanceEntry(exchange string, b domain.AssetBalance) BalanceEntry {
 // (asof.go; in the query or the body {"asOf": …}, which the spec's
 // request otherwise leaves empty), what the exchanges had last reported
 // by then.
-func (s *Server) handleBalances(w http.ResponseWriter, r *http.Request) {
+func (h *balancesHandler) handleBalances(w http.ResponseWriter, r *http.Request) error {
 	var body pastBody
 	if err := decodeOptionalBody(r, &body); err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
-	asOf, err := s.readPast(r.URL.Query(), &body)
+	asOf, err := h.past.read(r.URL.Query(), &body)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	var obs []domain.BalancesObserved
 	switch {
 	case asOf.past:
-		st, err := s.pastState(r, asOf, s.liveMethod())
-		if err != nil {
-			Error(w, r, err)
-			return
+		if obs, err = h.past.balances(r, asOf); err != nil {
+			return err
 		}
-		obs = st.Balances.Balances()
 		markAsOf(w, asOf)
-	case s.Trader == nil:
-		Error(w, r, domain.Errorf(domain.EUNAVAILABLE, "trading is not configured"))
-		return
+	case h.live == nil:
+		return domain.Errorf(domain.EUNAVAILABLE, "trading is not configured")
 	default:
-		obs = s.Trader.Balances()
+		obs = h.live.Balances()
 	}
 	writeJSON(w, http.StatusOK, BalanceEntries(obs))
+	return nil
 }
 
 // BalanceEntries returns what the balances route answers for obs: every

@@ -21,7 +21,7 @@ import (
 // SQLite log in a temp dir, for the tests of this engineer's routes.
 type cfgEnv struct {
 	t      *testing.T
-	srv    *Server
+	srv    *cfgServer
 	http   *httptest.Server
 	store  *sqlite.Store
 	runner *projections.Runner
@@ -29,6 +29,19 @@ type cfgEnv struct {
 	token  string
 	box    *domain.SecretBox
 	bodies []string // every response body, for the secret-leak check
+}
+
+// cfgServer is the server under test with its configuration read model as
+// built (the Server holds it as a ConfigReader), and its configuration
+// writer.
+type cfgServer struct {
+	*Server
+	Config *projections.Config
+}
+
+// runConfig runs a configuration command as the config routes do.
+func (s *cfgServer) runConfig(r *http.Request, decide func(domain.ConfigState) ([]domain.Event, error), check func(context.Context, domain.ConfigState, []domain.Event) error) error {
+	return s.resources().config.w.run(r, decide, check)
 }
 
 const cfgWallet = "0xabcdef0123456789abcdef0123456789abcdef01"
@@ -94,7 +107,7 @@ func newCfgEnv(t *testing.T) *cfgEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &cfgEnv{t: t, srv: s, http: hs, store: store, runner: runner, clock: clock, token: token, box: box}
+	return &cfgEnv{t: t, srv: &cfgServer{Server: s, Config: cv}, http: hs, store: store, runner: runner, clock: clock, token: token, box: box}
 }
 
 // do sends body (marshalled unless a string) and returns status and body.

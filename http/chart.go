@@ -8,9 +8,11 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/projections"
 )
 
-// Chart marks (GET chart/marks): one mark per fill of the pair with
+// marksHandler serves the chart marks (GET chart/marks) from a MarkReader
+// (the Ledger; 503 without one): one mark per fill of the pair with
 // startTime ≤ time ≤ endTime, oldest first; see projections.Mark. Mark
 // times are UNIX seconds.
 //
@@ -24,8 +26,26 @@ import (
 // seconds that is the year 5138, as milliseconds 1973-03-03) is
 // milliseconds and is truncated to its second. exchange and pair may be
 // URL-encoded twice (decodeKey). chart/data belongs to market.go.
-func (s *Server) registerChartRoutes(r *mux.Router) {
-	r.HandleFunc("/chart/marks", s.handleChartMarks).Methods("GET")
+// MarkReader is the Ledger's chart marks (projections.Ledger): one per fill
+// of the pair with startSec ≤ time ≤ endSec (UNIX seconds), oldest first.
+type MarkReader interface {
+	Marks(exchange, pair string, startSec, endSec int64) []projections.Mark
+}
+
+type marksHandler struct {
+	marks MarkReader
+}
+
+// ready is errNoLedger without a MarkReader.
+func (h *marksHandler) ready() error {
+	if h.marks == nil {
+		return errNoLedger
+	}
+	return nil
+}
+
+func (h *marksHandler) register(r *mux.Router) {
+	r.Handle("/chart/marks", requires(h.ready, h.handleChartMarks)).Methods("GET")
 }
 
 // msThreshold is the smallest startTime/endTime read as milliseconds.
@@ -34,37 +54,28 @@ const msThreshold = 100_000_000_000
 // maxIntervalMinutes bounds interval (a year).
 const maxIntervalMinutes = 60 * 24 * 366
 
-func (s *Server) handleChartMarks(w http.ResponseWriter, r *http.Request) {
-	l, err := s.ledger()
-	if err != nil {
-		Error(w, r, err)
-		return
-	}
+func (h *marksHandler) handleChartMarks(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	exchange, pair := decodeKey(q.Get("exchange")), decodeKey(q.Get("pair"))
 	if exchange == "" {
-		Error(w, r, domain.Errorf(domain.EINVALID, "exchange is required"))
-		return
+		return domain.Errorf(domain.EINVALID, "exchange is required")
 	}
 	if _, _, err := domain.SplitPair(pair); err != nil {
-		Error(w, r, domain.Errorf(domain.EINVALID, "pair: %s", domain.ErrorMessage(err)))
-		return
+		return domain.Errorf(domain.EINVALID, "pair: %s", domain.ErrorMessage(err))
 	}
 	if _, err := intervalMinutes(q.Get("interval")); err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	start, err := queryUnixSeconds(q, "startTime", 0)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	end, err := queryUnixSeconds(q, "endTime", start)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
-	writeJSON(w, http.StatusOK, l.Marks(exchange, pair, start, end))
+	writeJSON(w, http.StatusOK, h.marks.Marks(exchange, pair, start, end))
+	return nil
 }
 
 // intervalMinutes reads a chart interval: minutes, or a count with a unit

@@ -11,8 +11,33 @@ import (
 	"github.com/tradeledger/tradeledger/eventstore"
 )
 
-// registerConfigRoutes serves the Configuration section of the spec. It
-// needs s.Config (the read model) and s.Secrets (to encrypt new exchange
+// CurrentConfig returns the configuration in force (projections.Config).
+type CurrentConfig interface {
+	Current() domain.Config
+}
+
+// ConfigReader is the configuration read model as cmd fills Server.Config
+// with it (projections.Config): the configuration routes read its
+// document and decide against its state, system start/stop answer its
+// document and status its version, and chart/data, the reconciliation
+// and paper routes the configuration in force.
+type ConfigReader interface {
+	CurrentConfig
+	// Public returns the document as config/full answers it, every
+	// secret masked.
+	Public() json.RawMessage
+	// State returns the configuration and the stored credentials the
+	// writes decide against, and the config stream's version they
+	// reflect.
+	State() (domain.ConfigState, domain.ExpectedVersion)
+	// Version returns the config stream's version (-1 before its first
+	// event).
+	Version() int64
+}
+
+// configHandler serves the Configuration section of the spec: it reads
+// the ConfigReader and sends its changes through a configWriter, which
+// needs the read model and the SecretBox (to encrypt new exchange
 // secrets); without them the routes answer 503.
 //
 // Every change is decided against the projection's current configuration
@@ -22,13 +47,31 @@ import (
 // answered 409).
 // Exchange credentials travel in the same append as ExchangeKeysSet events
 // holding ciphertext only, so a change is all-or-nothing.
-func (s *Server) registerConfigRoutes(r *mux.Router) {
-	r.HandleFunc("/config/full", s.handleConfigFull).Methods("GET")
-	r.HandleFunc("/config/update", s.handleConfigUpdate).Methods("POST")
-	r.HandleFunc("/config/pair/add", s.handleConfigPairAdd).Methods("POST")
-	r.HandleFunc("/config/pair/remove", s.handleConfigPairRemove).Methods("POST")
-	r.HandleFunc("/config/strategy/add", s.handleConfigStrategyAdd).Methods("POST")
-	r.HandleFunc("/config/strategy/remove", s.handleConfigStrategyRemove).Methods("POST")
+type configHandler struct {
+	w *configWriter
+}
+
+func (h *configHandler) register(r *mux.Router) {
+	r.Handle("/config/full", requires(h.w.ready, h.handleConfigFull)).Methods("GET")
+	r.Handle("/config/update", handlerFunc(h.handleConfigUpdate)).Methods("POST")
+	r.Handle("/config/pair/add", handlerFunc(h.handleConfigPairAdd)).Methods("POST")
+	r.Handle("/config/pair/remove", handlerFunc(h.handleConfigPairRemove)).Methods("POST")
+	r.Handle("/config/strategy/add", handlerFunc(h.handleConfigStrategyAdd)).Methods("POST")
+	r.Handle("/config/strategy/remove", handlerFunc(h.handleConfigStrategyRemove)).Methods("POST")
+}
+
+// configWriter runs the configuration commands of the config and license
+// routes (runConfig), against the ConfigReader's state, with the rules of
+// configuration writes (domain.ConfigRules: the clock, the SecretBox, and
+// which exchanges have a real connector).
+type configWriter struct {
+	config  ConfigReader
+	secrets *domain.SecretBox
+	cmds    *eventstore.Commands
+	clock   domain.Clock
+	// realConnector reports whether an exchange of cfg would trade for
+	// real with bot.SIMULATOR false (Server.RealConnector).
+	realConnector func(cfg domain.Config, exchange string) bool
 }
 
 type configResponse struct {
@@ -42,19 +85,20 @@ type configStatusResponse struct {
 
 var configOK = configStatusResponse{Status: "success"}
 
-func (s *Server) configReady() error {
-	if s.Config == nil || s.Secrets == nil {
-		return domain.Errorf(domain.EUNAVAILABLE, "configuration is not available")
+// errNoConfig is the answer of the routes that need the configuration on a
+// server without it.
+var errNoConfig = domain.Errorf(domain.EUNAVAILABLE, "configuration is not available")
+
+func (c *configWriter) ready() error {
+	if c.config == nil || c.secrets == nil {
+		return errNoConfig
 	}
 	return nil
 }
 
-func (s *Server) handleConfigFull(w http.ResponseWriter, r *http.Request) {
-	if err := s.configReady(); err != nil {
-		Error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, configResponse{Status: "success", Config: s.Config.Public()})
+func (h *configHandler) handleConfigFull(w http.ResponseWriter, r *http.Request) error {
+	writeJSON(w, http.StatusOK, configResponse{Status: "success", Config: h.w.config.Public()})
+	return nil
 }
 
 // runConfig runs a configuration command through the command path: the
@@ -63,14 +107,14 @@ func (s *Server) handleConfigFull(w http.ResponseWriter, r *http.Request) {
 // the new state, a few times, then answered 409), and a wait for the
 // projections. check, when not nil, vets the decided events before they
 // are appended (license keys against the exchange).
-func (s *Server) runConfig(r *http.Request, decide func(domain.ConfigState) ([]domain.Event, error), check func(context.Context, domain.ConfigState, []domain.Event) error) error {
-	if err := s.configReady(); err != nil {
+func (c *configWriter) run(r *http.Request, decide func(domain.ConfigState) ([]domain.Event, error), check func(context.Context, domain.ConfigState, []domain.Event) error) error {
+	if err := c.ready(); err != nil {
 		return err
 	}
-	res, err := eventstore.Run(r.Context(), s.commands(), eventstore.Command[domain.ConfigState]{
+	res, err := eventstore.Run(r.Context(), c.cmds, eventstore.Command[domain.ConfigState]{
 		Stream: domain.StreamConfig,
 		Load: func(context.Context) (domain.ConfigState, domain.ExpectedVersion, error) {
-			st, v := s.Config.State()
+			st, v := c.config.State()
 			return st, v, nil
 		},
 		Decide:   decide,
@@ -83,9 +127,9 @@ func (s *Server) runConfig(r *http.Request, decide func(domain.ConfigState) ([]d
 	return err
 }
 
-// configRules are what the document-replacing commands need from the server.
-func (s *Server) configRules() domain.ConfigRules {
-	return domain.ConfigRules{Clock: s.Clock, Secrets: s.Secrets, RealConnector: s.RealConnector}
+// rules are what the document-replacing commands need.
+func (c *configWriter) rules() domain.ConfigRules {
+	return domain.ConfigRules{Clock: c.clock, Secrets: c.secrets, RealConnector: c.realConnector}
 }
 
 // configUpdateRequest is config/update's body: the new document under data
@@ -98,32 +142,29 @@ type configUpdateRequest struct {
 	Wallet string `json:"wallet"`
 }
 
-func (s *Server) handleConfigUpdate(w http.ResponseWriter, r *http.Request) {
+func (h *configHandler) handleConfigUpdate(w http.ResponseWriter, r *http.Request) error {
 	var req configUpdateRequest
 	if err := decodeJSON(r, &req, false); err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	if len(req.Data) == 0 || string(req.Data) == "null" {
 		req.Data = req.Config
 	}
 	if len(req.Data) == 0 || string(req.Data) == "null" {
-		Error(w, r, domain.Errorf(domain.EINVALID, "data is required: the new complete configuration (or config, as the SDK sends it)"))
-		return
+		return domain.Errorf(domain.EINVALID, "data is required: the new complete configuration (or config, as the SDK sends it)")
 	}
 	doc, err := domain.DecodeJSONObject(req.Data)
 	if err != nil {
-		Error(w, r, domain.Errorf(domain.EINVALID, "data %s", domain.ErrorMessage(err)))
-		return
+		return domain.Errorf(domain.EINVALID, "data %s", domain.ErrorMessage(err))
 	}
-	err = s.runConfig(r, func(st domain.ConfigState) ([]domain.Event, error) {
-		return domain.DecideConfigUpdate(st, doc, req.Wallet, s.configRules())
+	err = h.w.run(r, func(st domain.ConfigState) ([]domain.Event, error) {
+		return domain.DecideConfigUpdate(st, doc, req.Wallet, h.w.rules())
 	}, nil)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
-	writeJSON(w, http.StatusOK, configResponse{Status: "success", Config: s.Config.Public()})
+	writeJSON(w, http.StatusOK, configResponse{Status: "success", Config: h.w.config.Public()})
+	return nil
 }
 
 type pairAddRequest struct {
@@ -136,25 +177,23 @@ type pairAddRequest struct {
 // no-op strategy, so that adding a pair never starts trading by itself.
 const defaultPairStrategy = "manual"
 
-func (s *Server) handleConfigPairAdd(w http.ResponseWriter, r *http.Request) {
+func (h *configHandler) handleConfigPairAdd(w http.ResponseWriter, r *http.Request) error {
 	var req pairAddRequest
 	if err := decodeJSON(r, &req, false); err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	p, err := pairFromRequest(req)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
-	err = s.runConfig(r, func(st domain.ConfigState) ([]domain.Event, error) {
-		return domain.DecidePairAdd(st, p, s.Clock)
+	err = h.w.run(r, func(st domain.ConfigState) ([]domain.Event, error) {
+		return domain.DecidePairAdd(st, p, h.w.clock)
 	}, nil)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, configOK)
+	return nil
 }
 
 // pairFromRequest reads settings: strategy (default "manual"), enabled
@@ -228,24 +267,22 @@ type pairRemoveRequest struct {
 	Exchange string `json:"exchange"`
 }
 
-func (s *Server) handleConfigPairRemove(w http.ResponseWriter, r *http.Request) {
+func (h *configHandler) handleConfigPairRemove(w http.ResponseWriter, r *http.Request) error {
 	var req pairRemoveRequest
 	if err := decodeJSON(r, &req, false); err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	if req.Pair == "" || req.Exchange == "" {
-		Error(w, r, domain.Errorf(domain.EINVALID, "pair and exchange are required"))
-		return
+		return domain.Errorf(domain.EINVALID, "pair and exchange are required")
 	}
-	err := s.runConfig(r, func(st domain.ConfigState) ([]domain.Event, error) {
-		return domain.DecidePairRemove(st, req.Exchange, req.Pair, s.Clock)
+	err := h.w.run(r, func(st domain.ConfigState) ([]domain.Event, error) {
+		return domain.DecidePairRemove(st, req.Exchange, req.Pair, h.w.clock)
 	}, nil)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, configOK)
+	return nil
 }
 
 type strategyAddRequest struct {
@@ -253,58 +290,52 @@ type strategyAddRequest struct {
 	Settings map[string]any `json:"settings"`
 }
 
-func (s *Server) handleConfigStrategyAdd(w http.ResponseWriter, r *http.Request) {
+func (h *configHandler) handleConfigStrategyAdd(w http.ResponseWriter, r *http.Request) error {
 	var req strategyAddRequest
 	if err := decodeJSON(r, &req, false); err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	if req.Name == "" {
-		Error(w, r, domain.Errorf(domain.EINVALID, "name is required"))
-		return
+		return domain.Errorf(domain.EINVALID, "name is required")
 	}
 	if err := domain.ValidateStrategyName(req.Name); err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	settings := req.Settings
 	if settings == nil {
 		settings = map[string]any{}
 	}
 	if err := domain.CheckStrategyParams("settings", settings); err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
-	err := s.runConfig(r, func(st domain.ConfigState) ([]domain.Event, error) {
-		return domain.DecideStrategyAdd(st, req.Name, settings, s.Clock)
+	err := h.w.run(r, func(st domain.ConfigState) ([]domain.Event, error) {
+		return domain.DecideStrategyAdd(st, req.Name, settings, h.w.clock)
 	}, nil)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, configOK)
+	return nil
 }
 
 type strategyRemoveRequest struct {
 	Name string `json:"name"`
 }
 
-func (s *Server) handleConfigStrategyRemove(w http.ResponseWriter, r *http.Request) {
+func (h *configHandler) handleConfigStrategyRemove(w http.ResponseWriter, r *http.Request) error {
 	var req strategyRemoveRequest
 	if err := decodeJSON(r, &req, false); err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	if req.Name == "" {
-		Error(w, r, domain.Errorf(domain.EINVALID, "name is required"))
-		return
+		return domain.Errorf(domain.EINVALID, "name is required")
 	}
-	err := s.runConfig(r, func(st domain.ConfigState) ([]domain.Event, error) {
-		return domain.DecideStrategyRemove(st, req.Name, s.Clock)
+	err := h.w.run(r, func(st domain.ConfigState) ([]domain.Event, error) {
+		return domain.DecideStrategyRemove(st, req.Name, h.w.clock)
 	}, nil)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, configOK)
+	return nil
 }

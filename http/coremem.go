@@ -8,8 +8,18 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 )
 
-// registerCoreMemoryRoutes serves the core memory of active pairs (s.Core;
-// 503 without it):
+// CoreMemory is the core memory of active pairs (exchange/engine.Scheduler):
+// Memory a pair's as held (only the named elements when given), Snapshot
+// a pair's flat map for front ends, Snapshots every active pair's by
+// "<exchange>/<pair>" (ENOTFOUND for a pair unknown or not active).
+type CoreMemory interface {
+	Memory(exchange, pair string, elements ...string) (map[string]any, error)
+	Snapshot(exchange, pair string) (map[string]any, error)
+	Snapshots() map[string]map[string]any
+}
+
+// coreMemoryHandler serves the core memory of active pairs from a
+// CoreMemory (503 without one):
 //
 //	POST coremem                                    {"<exchange>/<pair>": snapshot, …} for every active pair
 //	POST coremem/single {exchange, pair}            the pair's snapshot
@@ -19,40 +29,42 @@ import (
 // Snapshots are flat maps for front ends: the raw values plus BaseValue,
 // UnrealizedPnl and Running (exchange/engine memory.go documents every key). Prices and
 // amounts are JSON numbers. Unknown or inactive pairs are 404.
-func (s *Server) registerCoreMemoryRoutes(r *mux.Router) {
-	r.HandleFunc("/coremem", s.handleCoreMemory).Methods("POST")
-	r.HandleFunc("/coremem/single", s.handleCoreMemorySingle).Methods("POST")
-	r.HandleFunc("/coremem/raw", s.handleCoreMemoryRaw).Methods("POST")
+type coreMemoryHandler struct {
+	memory CoreMemory
 }
 
-func (s *Server) handleCoreMemory(w http.ResponseWriter, r *http.Request) {
-	if err := s.coreReady(); err != nil {
-		Error(w, r, err)
-		return
+func (h *coreMemoryHandler) register(r *mux.Router) {
+	r.Handle("/coremem", requires(h.ready, h.handleCoreMemory)).Methods("POST")
+	r.Handle("/coremem/single", handlerFunc(h.handleCoreMemorySingle)).Methods("POST")
+	r.Handle("/coremem/raw", handlerFunc(h.handleCoreMemoryRaw)).Methods("POST")
+}
+
+func (h *coreMemoryHandler) ready() error {
+	if h.memory == nil {
+		return errNoCore
 	}
-	writeJSON(w, http.StatusOK, s.Core.Snapshots())
+	return nil
 }
 
-func (s *Server) handleCoreMemorySingle(w http.ResponseWriter, r *http.Request) {
+func (h *coreMemoryHandler) handleCoreMemory(w http.ResponseWriter, r *http.Request) error {
+	writeJSON(w, http.StatusOK, h.memory.Snapshots())
+	return nil
+}
+
+func (h *coreMemoryHandler) handleCoreMemorySingle(w http.ResponseWriter, r *http.Request) error {
 	var body exchangePairBody
-	if err := decodeJSON(r, &body, false); err != nil {
-		Error(w, r, err)
-		return
+	if err := decodeExchangePair(r, &body); err != nil {
+		return err
 	}
-	if err := body.validate(); err != nil {
-		Error(w, r, err)
-		return
+	if err := h.ready(); err != nil {
+		return err
 	}
-	if err := s.coreReady(); err != nil {
-		Error(w, r, err)
-		return
-	}
-	snap, err := s.Core.Snapshot(body.Exchange, body.Pair)
+	snap, err := h.memory.Snapshot(body.Exchange, body.Pair)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, snap)
+	return nil
 }
 
 type coreMemoryRawRequest struct {
@@ -60,30 +72,23 @@ type coreMemoryRawRequest struct {
 	Elements []string `json:"elements"`
 }
 
-func (s *Server) handleCoreMemoryRaw(w http.ResponseWriter, r *http.Request) {
+func (h *coreMemoryHandler) handleCoreMemoryRaw(w http.ResponseWriter, r *http.Request) error {
 	var body coreMemoryRawRequest
-	if err := decodeJSON(r, &body, false); err != nil {
-		Error(w, r, err)
-		return
-	}
-	if err := body.validate(); err != nil {
-		Error(w, r, err)
-		return
+	if err := decodeExchangePair(r, &body); err != nil {
+		return err
 	}
 	for i, e := range body.Elements {
 		if e == "" {
-			Error(w, r, domain.Errorf(domain.EINVALID, "field elements[%d] must be a non-empty string", i))
-			return
+			return domain.Errorf(domain.EINVALID, "field elements[%d] must be a non-empty string", i)
 		}
 	}
-	if err := s.coreReady(); err != nil {
-		Error(w, r, err)
-		return
+	if err := h.ready(); err != nil {
+		return err
 	}
-	m, err := s.Core.Memory(body.Exchange, body.Pair, body.Elements...)
+	m, err := h.memory.Memory(body.Exchange, body.Pair, body.Elements...)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, m)
+	return nil
 }

@@ -40,11 +40,11 @@ const DashboardCSP = "default-src 'none'; script-src 'self'; style-src 'self'; i
 // that show each other list each other in --cors-origins: the one read
 // allows the reader's page, the reader's policy allows the connection.
 // Scripts still come from this origin only.
-func (s *Server) dashboardCSP() string {
-	if len(s.CORSOrigins) == 0 {
+func dashboardCSP(corsOrigins []string) string {
+	if len(corsOrigins) == 0 {
 		return DashboardCSP
 	}
-	return strings.Replace(DashboardCSP, "connect-src 'self'", "connect-src 'self' "+strings.Join(s.CORSOrigins, " "), 1)
+	return strings.Replace(DashboardCSP, "connect-src 'self'", "connect-src 'self' "+strings.Join(corsOrigins, " "), 1)
 }
 
 // dashboardAsset is one embedded file, ready to serve.
@@ -107,52 +107,57 @@ func dashboardType(p string) string {
 	return "application/octet-stream"
 }
 
-// registerDashboardRoutes serves the dashboard: GET / is its page, GET
-// /dashboard/<file> its modules. No authentication: the files hold no data;
-// the page logs in (session.go) and reads the API.
-func (s *Server) registerDashboardRoutes(r *mux.Router) {
-	r.HandleFunc("/", s.handleDashboardFile)
-	r.PathPrefix("/dashboard/").HandlerFunc(s.handleDashboardFile)
+// dashboardHandler serves the dashboard: GET / is its page, GET
+// /dashboard/<file> its modules, under its Content-Security-Policy
+// (dashboardCSP). No authentication: the files hold no data; the page logs
+// in (session.go) and reads the API.
+type dashboardHandler struct {
+	csp string
+}
+
+func (h *dashboardHandler) register(r *mux.Router) {
+	r.Handle("/", handlerFunc(h.handleDashboardFile))
+	r.PathPrefix("/dashboard/").Handler(handlerFunc(h.handleDashboardFile))
 }
 
 // handleDashboardFile answers an embedded file with the dashboard's
 // security headers, gzip when the client accepts it, and an ETag (the
 // browser revalidates: Cache-Control no-cache). Unknown files are 404.
-func (s *Server) handleDashboardFile(w http.ResponseWriter, r *http.Request) {
-	h := w.Header()
-	h.Set("Content-Security-Policy", s.dashboardCSP())
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("X-Frame-Options", "DENY")
-	h.Set("Referrer-Policy", "no-referrer")
-	h.Set("Cross-Origin-Opener-Policy", "same-origin")
+func (h *dashboardHandler) handleDashboardFile(w http.ResponseWriter, r *http.Request) error {
+	hd := w.Header()
+	hd.Set("Content-Security-Policy", h.csp)
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("X-Frame-Options", "DENY")
+	hd.Set("Referrer-Policy", "no-referrer")
+	hd.Set("Cross-Origin-Opener-Policy", "same-origin")
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		h.Set("Allow", "GET, HEAD")
+		hd.Set("Allow", "GET, HEAD")
 		writeError(w, r, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed on %s", r.Method, r.URL.Path))
-		return
+		return nil
 	}
 	a := loadDashboard()[r.URL.Path]
 	if a == nil {
-		Error(w, r, domain.Errorf(domain.ENOTFOUND, "no dashboard file %s", r.URL.Path))
-		return
+		return domain.Errorf(domain.ENOTFOUND, "no dashboard file %s", r.URL.Path)
 	}
-	h.Set("Content-Type", a.ctype)
-	h.Set("Cache-Control", "no-cache")
-	h.Set("ETag", a.etag)
-	h.Set("Vary", "Accept-Encoding")
+	hd.Set("Content-Type", a.ctype)
+	hd.Set("Cache-Control", "no-cache")
+	hd.Set("ETag", a.etag)
+	hd.Set("Vary", "Accept-Encoding")
 	if match := r.Header.Get("If-None-Match"); match != "" && strings.Contains(match, a.etag) {
 		w.WriteHeader(http.StatusNotModified)
-		return
+		return nil
 	}
 	body := a.raw
 	if a.gz != nil && acceptsGzip(r) {
-		h.Set("Content-Encoding", "gzip")
+		hd.Set("Content-Encoding", "gzip")
 		body = a.gz
 	}
-	h.Set("Content-Length", strconv.Itoa(len(body)))
+	hd.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
 		w.Write(body)
 	}
+	return nil
 }
 
 func acceptsGzip(r *http.Request) bool {

@@ -17,24 +17,25 @@ import (
 // give the same bytes. Every parameter is checked before the first byte:
 // a bad one is a JSON error; a failure once rows are out (the client went
 // away) ends the response there and is logged.
-func (s *Server) registerExportRoutes(r *mux.Router) {
+func (h *booksHandler) registerExports(r *mux.Router) {
 	for _, f := range books.Formats {
-		r.HandleFunc("/export/"+string(f)+".csv", func(w http.ResponseWriter, r *http.Request) { s.serveExport(w, r, f) }).Methods("GET")
+		r.Handle("/export/"+string(f)+".csv", handlerFunc(func(w http.ResponseWriter, r *http.Request) error { return h.serveExport(w, r, f) })).Methods("GET")
 	}
 }
 
 // serveExport streams the export f of the request's books.
-func (s *Server) serveExport(w http.ResponseWriter, r *http.Request, f books.Format) {
-	req, err := s.parseBooksRequest(w, r)
+func (h *booksHandler) serveExport(w http.ResponseWriter, r *http.Request, f books.Format) error {
+	req, err := h.parseBooksRequest(w, r)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 	w.Header().Set("Content-Disposition", `attachment; filename="`+exportName(f, req)+`"`)
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(http.StatusOK)
 	if rows, err := books.Export(w, req.src, f, req.q, nil); err != nil {
+		// The rows are out: the failure ends the response here.
 		logger(r).Info("export ended early", zap.String("format", string(f)), zap.Int64("rows", rows), zap.Error(err))
 	}
+	return nil
 }

@@ -13,8 +13,21 @@ import (
 	"github.com/tradeledger/tradeledger/eventstore"
 )
 
-// registerFileRoutes serves the Files section of the spec from s.Files
-// (503 without it). Every file is a file-<kind>-<name> stream of
+// FileStore is the read model of stored files and state files
+// (projections.Files), which the file routes read and decide against.
+type FileStore interface {
+	// List returns the names of kind's files, sorted.
+	List(kind string) []string
+	// Get returns a file's content (ENOTFOUND for an unknown file).
+	Get(kind, name string) (json.RawMessage, error)
+	// Version returns the version of the file's stream (domain.NoStream
+	// before its first event).
+	Version(kind, name string) domain.ExpectedVersion
+}
+
+// filesHandler serves the Files section of the spec from a FileStore (503
+// without it), sending writes through the command path. Every file is a
+// file-<kind>-<name> stream of
 // FileWritten/FileDeleted events (content and its SHA-256); state files are
 // derived from the order log and read-only. Names are validated (400), an
 // unknown file is 404.
@@ -26,20 +39,26 @@ import (
 // routes answer the JSON document. files/acvar/get without a body (or
 // without filename) answers the default AutoConfig variable file,
 // autoconfig-variables.json, or {} while there is none.
-func (s *Server) registerFileRoutes(r *mux.Router) {
-	r.HandleFunc("/files/acvar", s.handleFileList(domain.FileACVar)).Methods("GET")
-	r.HandleFunc("/files/acvar/get", s.handleFileGet(domain.FileACVar)).Methods("POST")
-	r.HandleFunc("/files/autoconfig/write", s.handleAutoconfigWrite).Methods("POST")
-	r.HandleFunc("/files/backup", s.handleFileList(domain.FileBackup)).Methods("POST")
-	r.HandleFunc("/files/backup/get", s.handleFileGet(domain.FileBackup)).Methods("POST")
-	r.HandleFunc("/files/custom-editor/get", s.handleCustomEditorGet).Methods("POST")
-	r.HandleFunc("/files/custom-editor/write", s.handleCustomEditorWrite).Methods("POST")
-	r.HandleFunc("/files/state", s.handleFileList(domain.FileState)).Methods("GET")
-	r.HandleFunc("/files/state/get", s.handleFileGet(domain.FileState)).Methods("POST")
-	r.HandleFunc("/files/strategy", s.handleFileList(domain.FileStrategy)).Methods("GET")
-	r.HandleFunc("/files/strategy/get", s.handleFileGet(domain.FileStrategy)).Methods("POST")
-	r.HandleFunc("/files/strategy/write", s.handleStrategyWrite).Methods("POST")
-	r.HandleFunc("/files/strategy/delete", s.handleStrategyDelete).Methods("POST")
+type filesHandler struct {
+	files FileStore
+	cmds  *eventstore.Commands
+	clock domain.Clock
+}
+
+func (h *filesHandler) register(r *mux.Router) {
+	r.Handle("/files/acvar", h.handleFileList(domain.FileACVar)).Methods("GET")
+	r.Handle("/files/acvar/get", h.handleFileGet(domain.FileACVar)).Methods("POST")
+	r.Handle("/files/autoconfig/write", handlerFunc(h.handleAutoconfigWrite)).Methods("POST")
+	r.Handle("/files/backup", h.handleFileList(domain.FileBackup)).Methods("POST")
+	r.Handle("/files/backup/get", h.handleFileGet(domain.FileBackup)).Methods("POST")
+	r.Handle("/files/custom-editor/get", handlerFunc(h.handleCustomEditorGet)).Methods("POST")
+	r.Handle("/files/custom-editor/write", handlerFunc(h.handleCustomEditorWrite)).Methods("POST")
+	r.Handle("/files/state", h.handleFileList(domain.FileState)).Methods("GET")
+	r.Handle("/files/state/get", h.handleFileGet(domain.FileState)).Methods("POST")
+	r.Handle("/files/strategy", h.handleFileList(domain.FileStrategy)).Methods("GET")
+	r.Handle("/files/strategy/get", h.handleFileGet(domain.FileStrategy)).Methods("POST")
+	r.Handle("/files/strategy/write", handlerFunc(h.handleStrategyWrite)).Methods("POST")
+	r.Handle("/files/strategy/delete", handlerFunc(h.handleStrategyDelete)).Methods("POST")
 }
 
 type fileListResponse struct {
@@ -56,63 +75,56 @@ type fileWriteRequest struct {
 	Document json.RawMessage `json:"document"`
 }
 
-func (s *Server) filesReady() error {
-	if s.Files == nil {
+func (h *filesHandler) ready() error {
+	if h.files == nil {
 		return domain.Errorf(domain.EUNAVAILABLE, "files are not available")
 	}
 	return nil
 }
 
-func (s *Server) handleFileList(kind string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if err := s.filesReady(); err != nil {
-			Error(w, r, err)
-			return
-		}
-		writeJSON(w, http.StatusOK, fileListResponse{Status: "success", Result: s.Files.List(kind)})
-	}
+func (h *filesHandler) handleFileList(kind string) handlerFunc {
+	return requires(h.ready, func(w http.ResponseWriter, r *http.Request) error {
+		writeJSON(w, http.StatusOK, fileListResponse{Status: "success", Result: h.files.List(kind)})
+		return nil
+	})
 }
 
 // defaultACVarFile is what files/acvar/get answers without a filename.
 const defaultACVarFile = "autoconfig-variables.json"
 
-func (s *Server) handleFileGet(kind string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (h *filesHandler) handleFileGet(kind string) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		var req fileNameRequest
 		if err := decodeJSON(r, &req, kind == domain.FileACVar); err != nil {
-			Error(w, r, err)
-			return
+			return err
 		}
 		defaulted := kind == domain.FileACVar && req.Filename == ""
 		if defaulted {
 			req.Filename = defaultACVarFile
 		}
 		if err := domain.ValidateFileName(kind, req.Filename); err != nil {
-			Error(w, r, err)
-			return
+			return err
 		}
-		if err := s.filesReady(); err != nil {
-			Error(w, r, err)
-			return
+		if err := h.ready(); err != nil {
+			return err
 		}
-		content, err := s.Files.Get(kind, req.Filename)
+		content, err := h.files.Get(kind, req.Filename)
 		if defaulted && domain.ErrorCode(err) == domain.ENOTFOUND {
 			content, err = json.RawMessage("{}"), nil
 		}
 		if err != nil {
-			Error(w, r, err)
-			return
+			return err
 		}
 		if kind == domain.FileStrategy {
 			var text string
 			if err := json.Unmarshal(content, &text); err != nil {
-				Error(w, r, fmt.Errorf("strategy %s: stored content is not a string: %w", req.Filename, err))
-				return
+				return fmt.Errorf("strategy %s: stored content is not a string: %w", req.Filename, err)
 			}
 			writeText(w, text)
-			return
+			return nil
 		}
 		writeJSON(w, http.StatusOK, content)
+		return nil
 	}
 }
 
@@ -144,12 +156,12 @@ func jsonDocument(raw json.RawMessage) ([]byte, error) {
 // with whether the file exists (by the files read model) as its state
 // and the stream's version as the expected version (a deleted file's
 // stream has one).
-func (s *Server) fileCommand(r *http.Request, kind, name string, decide func(exists bool) ([]domain.Event, error)) error {
-	_, err := eventstore.Run(r.Context(), s.commands(), eventstore.Command[bool]{
+func (h *filesHandler) fileCommand(r *http.Request, kind, name string, decide func(exists bool) ([]domain.Event, error)) error {
+	_, err := eventstore.Run(r.Context(), h.cmds, eventstore.Command[bool]{
 		Stream: domain.FileStream(kind, name),
 		Load: func(context.Context) (bool, domain.ExpectedVersion, error) {
-			v := s.Files.Version(kind, name)
-			_, err := s.Files.Get(kind, name)
+			v := h.files.Version(kind, name)
+			_, err := h.files.Get(kind, name)
 			if domain.ErrorCode(err) == domain.ENOTFOUND {
 				return false, v, nil
 			}
@@ -161,55 +173,50 @@ func (s *Server) fileCommand(r *http.Request, kind, name string, decide func(exi
 }
 
 // writeFile sets a file's content (the last writer wins).
-func (s *Server) writeFile(r *http.Request, kind, name string, content []byte) error {
-	return s.fileCommand(r, kind, name, func(bool) ([]domain.Event, error) {
-		return domain.DecideFileWrite(kind, name, content, s.Clock)
+func (h *filesHandler) writeFile(r *http.Request, kind, name string, content []byte) error {
+	return h.fileCommand(r, kind, name, func(bool) ([]domain.Event, error) {
+		return domain.DecideFileWrite(kind, name, content, h.clock)
 	})
 }
 
 // handleAutoconfigWrite writes autoconfig.json; when there is a previous
 // content it is first kept as backup autoconfig.json.<ms>.
-func (s *Server) handleAutoconfigWrite(w http.ResponseWriter, r *http.Request) {
+func (h *filesHandler) handleAutoconfigWrite(w http.ResponseWriter, r *http.Request) error {
 	var req fileWriteRequest
 	if err := decodeJSON(r, &req, false); err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	doc, err := jsonDocument(req.Document)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
-	if err := s.filesReady(); err != nil {
-		Error(w, r, err)
-		return
+	if err := h.ready(); err != nil {
+		return err
 	}
 	// Validate before any append, so a refusal changes nothing.
 	if _, err := domain.NewFileWritten(domain.FileAutoconfig, domain.AutoconfigFileName, doc); err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
-	if prev, err := s.Files.Get(domain.FileAutoconfig, domain.AutoconfigFileName); err == nil {
-		if err := s.writeBackup(r, prev); err != nil {
-			Error(w, r, err)
-			return
+	if prev, err := h.files.Get(domain.FileAutoconfig, domain.AutoconfigFileName); err == nil {
+		if err := h.writeBackup(r, prev); err != nil {
+			return err
 		}
 	}
-	if err := s.writeFile(r, domain.FileAutoconfig, domain.AutoconfigFileName, doc); err != nil {
-		Error(w, r, err)
-		return
+	if err := h.writeFile(r, domain.FileAutoconfig, domain.AutoconfigFileName, doc); err != nil {
+		return err
 	}
 	writeJSON(w, http.StatusOK, configOK)
+	return nil
 }
 
 // writeBackup stores content as autoconfig.json.<now ms>, moving to the
 // next millisecond while that name is taken.
-func (s *Server) writeBackup(r *http.Request, content []byte) error {
-	ms := s.Clock.Now().UnixMilli()
+func (h *filesHandler) writeBackup(r *http.Request, content []byte) error {
+	ms := h.clock.Now().UnixMilli()
 	for i := 0; i < 100; i++ {
 		name := domain.BackupFileName(ms + int64(i))
-		err := s.fileCommand(r, domain.FileBackup, name, func(exists bool) ([]domain.Event, error) {
-			return domain.DecideFileCreate(exists, domain.FileBackup, name, content, s.Clock)
+		err := h.fileCommand(r, domain.FileBackup, name, func(exists bool) ([]domain.Event, error) {
+			return domain.DecideFileCreate(exists, domain.FileBackup, name, content, h.clock)
 		})
 		if domain.ErrorCode(err) == domain.ECONFLICT {
 			continue
@@ -219,90 +226,79 @@ func (s *Server) writeBackup(r *http.Request, content []byte) error {
 	return domain.Errorf(domain.ECONFLICT, "could not find a free backup name")
 }
 
-func (s *Server) handleCustomEditorGet(w http.ResponseWriter, r *http.Request) {
-	if err := s.filesReady(); err != nil {
-		Error(w, r, err)
-		return
+func (h *filesHandler) handleCustomEditorGet(w http.ResponseWriter, r *http.Request) error {
+	if err := h.ready(); err != nil {
+		return err
 	}
-	content, err := s.Files.Get(domain.FileCustomEditor, domain.CustomEditorFileName)
+	content, err := h.files.Get(domain.FileCustomEditor, domain.CustomEditorFileName)
 	if domain.ErrorCode(err) == domain.ENOTFOUND {
 		content, err = json.RawMessage("{}"), nil
 	}
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	writeText(w, string(content))
+	return nil
 }
 
-func (s *Server) handleCustomEditorWrite(w http.ResponseWriter, r *http.Request) {
+func (h *filesHandler) handleCustomEditorWrite(w http.ResponseWriter, r *http.Request) error {
 	var req fileWriteRequest
 	if err := decodeJSON(r, &req, false); err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	doc, err := jsonDocument(req.Document)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
-	if err := s.filesReady(); err != nil {
-		Error(w, r, err)
-		return
+	if err := h.ready(); err != nil {
+		return err
 	}
-	if err := s.writeFile(r, domain.FileCustomEditor, domain.CustomEditorFileName, doc); err != nil {
-		Error(w, r, err)
-		return
+	if err := h.writeFile(r, domain.FileCustomEditor, domain.CustomEditorFileName, doc); err != nil {
+		return err
 	}
 	writeJSON(w, http.StatusOK, configOK)
+	return nil
 }
 
-func (s *Server) handleStrategyWrite(w http.ResponseWriter, r *http.Request) {
+func (h *filesHandler) handleStrategyWrite(w http.ResponseWriter, r *http.Request) error {
 	var req fileWriteRequest
 	if err := decodeJSON(r, &req, false); err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	if err := domain.ValidateFileName(domain.FileStrategy, req.Filename); err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	var text string
 	if len(req.Document) == 0 || json.Unmarshal(req.Document, &text) != nil {
-		Error(w, r, domain.Errorf(domain.EINVALID, "document must be a string (the file's text)"))
-		return
+		return domain.Errorf(domain.EINVALID, "document must be a string (the file's text)")
 	}
-	if err := s.filesReady(); err != nil {
-		Error(w, r, err)
-		return
+	if err := h.ready(); err != nil {
+		return err
 	}
-	if err := s.writeFile(r, domain.FileStrategy, req.Filename, []byte(text)); err != nil {
-		Error(w, r, err)
-		return
+	if err := h.writeFile(r, domain.FileStrategy, req.Filename, []byte(text)); err != nil {
+		return err
 	}
 	writeJSON(w, http.StatusOK, configOK)
+	return nil
 }
 
-func (s *Server) handleStrategyDelete(w http.ResponseWriter, r *http.Request) {
+func (h *filesHandler) handleStrategyDelete(w http.ResponseWriter, r *http.Request) error {
 	var req fileNameRequest
 	if err := decodeJSON(r, &req, false); err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	if err := domain.ValidateFileName(domain.FileStrategy, req.Filename); err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
-	if err := s.filesReady(); err != nil {
-		Error(w, r, err)
-		return
+	if err := h.ready(); err != nil {
+		return err
 	}
-	err := s.fileCommand(r, domain.FileStrategy, req.Filename, func(exists bool) ([]domain.Event, error) {
-		return domain.DecideFileDelete(exists, domain.FileStrategy, req.Filename, s.Clock)
+	err := h.fileCommand(r, domain.FileStrategy, req.Filename, func(exists bool) ([]domain.Event, error) {
+		return domain.DecideFileDelete(exists, domain.FileStrategy, req.Filename, h.clock)
 	})
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, configOK)
+	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/projections"
 )
 
 // healthResponse is /healthz's body: ready means the store answers and the
@@ -84,10 +85,50 @@ type WriteHealth interface {
 	WriteErr() error
 }
 
+// ProjectionRunner is the runner that keeps the read models
+// (projections.Runner), as cmd fills Server.Runner with it: the writes
+// wait on it (read-your-writes), /healthz and /readyz read how far it is
+// and how it started.
+type ProjectionRunner interface {
+	// WaitFor returns once the read models applied every event up to pos
+	// (ctx's error if it ends first).
+	WaitFor(ctx context.Context, pos uint64) error
+	// Position returns the position of the last event applied.
+	Position() uint64
+	// Snapshot says how the read models were built at start: the
+	// read-model snapshot loaded (loaded false: none) and how many events
+	// were replayed after it.
+	Snapshot() (info projections.SnapshotInfo, loaded bool, replayed int64)
+}
+
+// LogHead is the log's last committed position (domain.EventStore's Head).
+type LogHead interface {
+	Head(ctx context.Context) (uint64, error)
+}
+
+// healthHandler serves /healthz and /readyz from what each part of the
+// service says of itself: the store (its head; WriteHealth and writable
+// when it can tell), the runner, and, each when set, the transparency
+// log's readiness, the analytics sink, the connectors, the orders that
+// need attention, the open balance discrepancies, the witnesses and the
+// check of the start's snapshot. Without the store or the runner both
+// answer 503.
+type healthHandler struct {
+	store         LogHead
+	runner        ProjectionRunner
+	tlog          interface{ Ready() error }
+	sink          SinkStatus
+	connectors    func() []ConnectorStatus
+	attention     func() string
+	reconciler    Reconciler
+	witnesses     func() WitnessReport
+	snapshotCheck func() (state, problem string)
+}
+
 // writeFailure returns why the store's writes fail, for /healthz, or "".
 // The integrity verdict's details (and the file's path) stay in the log.
-func (s *Server) writeFailure() string {
-	wh, ok := s.Store.(WriteHealth)
+func (h *healthHandler) writeFailure() string {
+	wh, ok := h.store.(WriteHealth)
 	if !ok {
 		return ""
 	}
@@ -114,62 +155,61 @@ type SinkStatus interface {
 	Stopped() bool
 }
 
-func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
-	if s.Store == nil || s.Runner == nil {
+func (h *healthHandler) handleHealth(w http.ResponseWriter, r *http.Request) error {
+	if h.store == nil || h.runner == nil {
 		writeError(w, r, http.StatusServiceUnavailable, "not ready")
-		return
+		return nil
 	}
-	head, err := s.Store.Head(r.Context())
+	head, err := h.store.Head(r.Context())
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
-	applied := s.Runner.Position()
+	applied := h.runner.Position()
 	resp := healthResponse{Status: "ok", Head: head, Applied: applied}
-	if reason := s.writeFailure(); reason != "" {
+	if reason := h.writeFailure(); reason != "" {
 		resp.degrade(reason)
 	}
-	if s.Attention != nil {
-		if why := s.Attention(); why != "" {
+	if h.attention != nil {
+		if why := h.attention(); why != "" {
 			resp.degrade(why)
 		}
 	}
-	if why := s.discrepancyReason(); why != "" {
+	if why := discrepancyReason(h.reconciler); why != "" {
 		resp.degrade(why)
 	}
 	if head > applied {
 		resp.LagBehind = head - applied
 	}
-	if s.Sink != nil {
-		if lag, err := s.Sink.Lag(r.Context()); err == nil {
+	if h.sink != nil {
+		if lag, err := h.sink.Lag(r.Context()); err == nil {
 			resp.SinkLag = &lag
 		}
-		if err := s.Sink.Err(); err != nil {
+		if err := h.sink.Err(); err != nil {
 			resp.SinkError = "clickhouse unavailable" // details are in the log
 		}
-		if s.Sink.Stopped() {
-			resp.SinkError = "clickhouse sink stopped: ClickHouse refuses its rows or the database is not this log's (details in the service log)"
+		if h.sink.Stopped() {
+			resp.SinkError = "clickhouse sink stopped: ClickHouse refuses its rows, or this service's --instance name belongs to another log (details in the service log)"
 			resp.degrade(resp.SinkError)
 		}
 	}
-	if s.Connectors != nil {
-		resp.Exchanges = s.Connectors()
+	if h.connectors != nil {
+		resp.Exchanges = h.connectors()
 	}
-	if s.Witnesses != nil {
-		rep := s.witnessReport()
+	if h.witnesses != nil {
+		rep := witnessReport(h.witnesses)
 		resp.Witnesses = &rep
 		for _, why := range witnessRefusals(rep) {
 			resp.degrade(why)
 		}
 	}
-	info, loaded, replayed := s.Runner.Snapshot()
+	info, loaded, replayed := h.runner.Snapshot()
 	resp.Start.Replayed = replayed
 	if loaded {
 		resp.Start.Snapshot = &healthSnapshot{File: filepath.Base(info.Path), Position: info.Position,
 			Created: info.Created.Format(time.RFC3339), LoadMs: info.Load.Milliseconds()}
 	}
-	if s.SnapshotCheck != nil {
-		state, problem := s.SnapshotCheck()
+	if h.snapshotCheck != nil {
+		state, problem := h.snapshotCheck()
 		if resp.Start.Snapshot != nil {
 			resp.Start.Snapshot.Check = state
 		}
@@ -178,4 +218,5 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	writeJSON(w, http.StatusOK, resp)
+	return nil
 }

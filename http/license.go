@@ -10,10 +10,16 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 )
 
-// registerLicenseRoutes serves license/keys/edit (spec "System, time,
-// license"). It needs s.Config and s.Secrets, like the config routes.
-func (s *Server) registerLicenseRoutes(r *mux.Router) {
-	r.HandleFunc("/license/keys/edit", s.handleLicenseKeysEdit).Methods("POST")
+// licenseHandler serves license/keys/edit (spec "System, time, license")
+// through the config routes' configWriter, checking the new keys with
+// verifyKeys (Server.VerifyKeys) when set.
+type licenseHandler struct {
+	w          *configWriter
+	verifyKeys func(ctx context.Context, cfg domain.Config, exchange string, fields map[string]string) error
+}
+
+func (h *licenseHandler) register(r *mux.Router) {
+	r.Handle("/license/keys/edit", handlerFunc(h.handleLicenseKeysEdit)).Methods("POST")
 }
 
 type licenseEditRequest struct {
@@ -27,45 +33,41 @@ type licenseEditRequest struct {
 // that has stored credentials now (verifyExchange: 400 when it is not
 // configured, 401 when it has no credentials). New keys (isEncrypted
 // false) are encrypted; masked or stored values keep the stored secret.
-// With s.VerifyKeys set, verifyExchange's keys are checked against the
+// With verifyKeys set, verifyExchange's keys are checked against the
 // exchange before anything is written: keys the exchange refuses are 401,
 // an exchange that does not answer 503.
 // Every refusal changes nothing; the change is one atomic append.
-func (s *Server) handleLicenseKeysEdit(w http.ResponseWriter, r *http.Request) {
+func (h *licenseHandler) handleLicenseKeysEdit(w http.ResponseWriter, r *http.Request) error {
 	var req licenseEditRequest
 	if err := decodeJSON(r, &req, false); err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	switch {
 	case req.Wallet == "":
-		Error(w, r, domain.Errorf(domain.EINVALID, "wallet is required"))
-		return
+		return domain.Errorf(domain.EINVALID, "wallet is required")
 	case req.VerifyExchange == "":
-		Error(w, r, domain.Errorf(domain.EINVALID, "verifyExchange is required"))
-		return
+		return domain.Errorf(domain.EINVALID, "verifyExchange is required")
 	case req.NewLicenses == nil:
-		Error(w, r, domain.Errorf(domain.EINVALID, "newLicenses is required: the complete config.exchanges object"))
-		return
+		return domain.Errorf(domain.EINVALID, "newLicenses is required: the complete config.exchanges object")
 	}
 	edit := domain.LicenseKeysEdit{Wallet: req.Wallet, VerifyExchange: req.VerifyExchange, NewLicenses: req.NewLicenses}
-	err := s.runConfig(r, func(st domain.ConfigState) ([]domain.Event, error) {
-		return domain.DecideLicenseKeysEdit(st, edit, s.configRules())
+	err := h.w.run(r, func(st domain.ConfigState) ([]domain.Event, error) {
+		return domain.DecideLicenseKeysEdit(st, edit, h.w.rules())
 	}, func(ctx context.Context, st domain.ConfigState, events []domain.Event) error {
-		return s.verifyKeys(ctx, st, events, req.VerifyExchange)
+		return h.check(ctx, st, events, req.VerifyExchange)
 	})
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, configOK)
+	return nil
 }
 
-// verifyKeys checks exchange's credentials of the new configuration
-// (events of DecideLicenseKeysEdit against st) with s.VerifyKeys, in clear
-// only in memory.
-func (s *Server) verifyKeys(ctx context.Context, st domain.ConfigState, events []domain.Event, exchange string) error {
-	if s.VerifyKeys == nil || len(events) == 0 {
+// check checks exchange's credentials of the new configuration (events of
+// DecideLicenseKeysEdit against st) with verifyKeys, in clear only in
+// memory.
+func (h *licenseHandler) check(ctx context.Context, st domain.ConfigState, events []domain.Event, exchange string) error {
+	if h.verifyKeys == nil || len(events) == 0 {
 		return nil
 	}
 	var replaced domain.ConfigReplaced
@@ -85,11 +87,11 @@ func (s *Server) verifyKeys(ctx context.Context, st domain.ConfigState, events [
 	}
 	fields := make(map[string]string, len(cipher))
 	for f, c := range cipher {
-		v, err := s.Secrets.Open(c)
+		v, err := h.w.secrets.Open(c)
 		if err != nil {
 			return domain.Errorf(domain.EINVALID, "newLicenses.%s.%s cannot be decrypted", exchange, f)
 		}
 		fields[strings.ToLower(f)] = v
 	}
-	return s.VerifyKeys(ctx, cfg, exchange, fields)
+	return h.verifyKeys(ctx, cfg, exchange, fields)
 }

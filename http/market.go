@@ -10,18 +10,25 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 )
 
-// CoreReader is the read side of the bot core (exchange/engine.Scheduler): the
-// market series and core memory of active pairs, and whether the system is
-// started. Every per-pair method answers ENOTFOUND, with a message saying
-// why, for a pair that is unknown or not active (not enabled, system
-// stopped, or no data collected yet).
+// CoreReader is the read side of the bot core as cmd fills Server.Core
+// with it (exchange/engine.Scheduler): the market series (MarketReader,
+// this file) and core memory (CoreMemory, coremem.go) of active pairs,
+// and whether the system is started (CoreStatus, system.go). Every
+// per-pair method answers ENOTFOUND, with a message saying why, for a
+// pair that is unknown or not active (not enabled, system stopped, or no
+// data collected yet).
 type CoreReader interface {
-	Running() bool
+	CoreStatus
+	MarketReader
+	CoreMemory
+}
+
+// MarketReader is the market data the core collects for an active pair:
+// its candles, oldest first, and its order book (ENOTFOUND for a pair
+// that is unknown or not active).
+type MarketReader interface {
 	Candles(exchange, pair string) ([]domain.Candle, error)
 	OrderBook(exchange, pair string) (domain.OrderBook, error)
-	Memory(exchange, pair string, elements ...string) (map[string]any, error)
-	Snapshot(exchange, pair string) (map[string]any, error)
-	Snapshots() map[string]map[string]any
 }
 
 // Chart indicator settings. The EMA uses the pair's EMA_PERIOD strategy
@@ -32,8 +39,9 @@ const (
 	ChartRSIPeriod       = 14
 )
 
-// registerMarketRoutes serves market data collected by the core (s.Core;
-// 503 without it):
+// marketHandler serves the market data collected by the core from a
+// MarketReader (503 without one), with the EMA period of chart/data from
+// the configuration in force:
 //
 //	GET  market/candles?key=<exchange>/<pair>   {data:{open,high,low,close,volume,time}}
 //	GET  market/orderbook?key=<exchange>/<pair> {data:{ask:[[price,qty]…],bid:[[price,qty]…]}}
@@ -45,15 +53,24 @@ const (
 // ms. The book has at most engine.DefaultBookDepth (20) levels a side, asks
 // ascending and bids descending (best first). Unknown or inactive pairs are
 // 404.
-func (s *Server) registerMarketRoutes(r *mux.Router) {
-	r.HandleFunc("/market/candles", s.handleMarketCandles).Methods("GET")
-	r.HandleFunc("/market/orderbook", s.handleMarketOrderBook).Methods("GET")
-	r.HandleFunc("/chart/data", s.handleChartData).Methods("POST")
+type marketHandler struct {
+	market MarketReader
+	// config, when set, gives chart/data its pair's EMA_PERIOD.
+	config CurrentConfig
 }
 
-func (s *Server) coreReady() error {
-	if s.Core == nil {
-		return domain.Errorf(domain.EUNAVAILABLE, "the bot core is not available")
+func (h *marketHandler) register(r *mux.Router) {
+	r.Handle("/market/candles", handlerFunc(h.handleMarketCandles)).Methods("GET")
+	r.Handle("/market/orderbook", handlerFunc(h.handleMarketOrderBook)).Methods("GET")
+	r.Handle("/chart/data", handlerFunc(h.handleChartData)).Methods("POST")
+}
+
+// errNoCore is the answer of the core's routes on a server without it.
+var errNoCore = domain.Errorf(domain.EUNAVAILABLE, "the bot core is not available")
+
+func (h *marketHandler) ready() error {
+	if h.market == nil {
+		return errNoCore
 	}
 	return nil
 }
@@ -78,6 +95,15 @@ func pairKeyQuery(r *http.Request) (exchange, pair string, err error) {
 type exchangePairBody struct {
 	Exchange string `json:"exchange"`
 	Pair     string `json:"pair"`
+}
+
+// decodeExchangePair reads a JSON body holding {exchange, pair} (body is
+// an exchangePairBody or a request embedding one) and checks them.
+func decodeExchangePair(r *http.Request, body interface{ validate() error }) error {
+	if err := decodeJSON(r, body, false); err != nil {
+		return err
+	}
+	return body.validate()
 }
 
 func (b exchangePairBody) validate() error {
@@ -118,22 +144,20 @@ type candlesResponse struct {
 	Data candleArrays `json:"data"`
 }
 
-func (s *Server) handleMarketCandles(w http.ResponseWriter, r *http.Request) {
+func (h *marketHandler) handleMarketCandles(w http.ResponseWriter, r *http.Request) error {
 	exchange, pair, err := pairKeyQuery(r)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
-	if err := s.coreReady(); err != nil {
-		Error(w, r, err)
-		return
+	if err := h.ready(); err != nil {
+		return err
 	}
-	cs, err := s.Core.Candles(exchange, pair)
+	cs, err := h.market.Candles(exchange, pair)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, candlesResponse{Data: newCandleArrays(cs)})
+	return nil
 }
 
 type orderBookResponse struct {
@@ -143,20 +167,17 @@ type orderBookResponse struct {
 	} `json:"data"`
 }
 
-func (s *Server) handleMarketOrderBook(w http.ResponseWriter, r *http.Request) {
+func (h *marketHandler) handleMarketOrderBook(w http.ResponseWriter, r *http.Request) error {
 	exchange, pair, err := pairKeyQuery(r)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
-	if err := s.coreReady(); err != nil {
-		Error(w, r, err)
-		return
+	if err := h.ready(); err != nil {
+		return err
 	}
-	book, err := s.Core.OrderBook(exchange, pair)
+	book, err := h.market.OrderBook(exchange, pair)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	var resp orderBookResponse
 	resp.Data.Ask = make([][2]domain.Number, len(book.Asks))
@@ -168,6 +189,7 @@ func (s *Server) handleMarketOrderBook(w http.ResponseWriter, r *http.Request) {
 		resp.Data.Bid[i] = [2]domain.Number{domain.Number(l.Price), domain.Number(l.Quantity)}
 	}
 	writeJSON(w, http.StatusOK, resp)
+	return nil
 }
 
 // series is an indicator series; warm-up positions (NaN) are null.
@@ -218,31 +240,24 @@ type chartDataResponse struct {
 // ema {period, values}, bollinger {period, k, upper, middle, lower} (SMA ±
 // k population standard deviations) and rsi {period, values} (Wilder). A
 // position without enough history is null.
-func (s *Server) handleChartData(w http.ResponseWriter, r *http.Request) {
+func (h *marketHandler) handleChartData(w http.ResponseWriter, r *http.Request) error {
 	var body exchangePairBody
-	if err := decodeJSON(r, &body, false); err != nil {
-		Error(w, r, err)
-		return
+	if err := decodeExchangePair(r, &body); err != nil {
+		return err
 	}
-	if err := body.validate(); err != nil {
-		Error(w, r, err)
-		return
+	if err := h.ready(); err != nil {
+		return err
 	}
-	if err := s.coreReady(); err != nil {
-		Error(w, r, err)
-		return
-	}
-	cs, err := s.Core.Candles(body.Exchange, body.Pair)
+	cs, err := h.market.Candles(body.Exchange, body.Pair)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	closes := domain.Closes(cs)
 	var resp chartDataResponse
 	d := &resp.Data
 	d.candleArrays = newCandleArrays(cs)
 	ind := &d.Indicators
-	ind.EMA.Period = s.chartEMAPeriod(body.Exchange, body.Pair)
+	ind.EMA.Period = h.chartEMAPeriod(body.Exchange, body.Pair)
 	ind.EMA.Values = domain.EMA(closes, ind.EMA.Period)
 	bb := &ind.Bollinger
 	bb.Period, bb.K = ChartBollingerPeriod, ChartBollingerK
@@ -251,15 +266,16 @@ func (s *Server) handleChartData(w http.ResponseWriter, r *http.Request) {
 	ind.RSI.Period = ChartRSIPeriod
 	ind.RSI.Values = domain.RSI(closes, ChartRSIPeriod)
 	writeJSON(w, http.StatusOK, resp)
+	return nil
 }
 
 // chartEMAPeriod is the pair's EMA_PERIOD (override, then strategy
 // settings), else the default.
-func (s *Server) chartEMAPeriod(exchange, pair string) int {
-	if s.Config == nil {
+func (h *marketHandler) chartEMAPeriod(exchange, pair string) int {
+	if h.config == nil {
 		return domain.DefaultEMAPeriod
 	}
-	cfg := s.Config.Current()
+	cfg := h.config.Current()
 	pc, ok := cfg.Pair(exchange, pair)
 	if !ok {
 		return domain.DefaultEMAPeriod

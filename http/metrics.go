@@ -10,16 +10,27 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 )
 
-// registerOpsRoutes serves the operator's probes beside /healthz:
+// register serves the operator's probes:
 //
+//	GET /healthz   alive and answering: the service's state (no auth, health.go)
 //	GET /readyz    200 once the replay has caught up, the Merkle tree covers the log and the store accepts writes, else 503 (no auth)
+func (h *healthHandler) register(r *mux.Router) {
+	r.Handle("/healthz", handlerFunc(h.handleHealth)).Methods("GET")
+	r.Handle("/readyz", handlerFunc(h.handleReady)).Methods("GET")
+}
+
+// opsHandler serves, beside the probes:
+//
 //	GET /metrics   the Prometheus metrics (bearer token), when Metrics is set
 //	GET /api/v1/openapi.json   the OpenAPI document (no auth, openapi.go)
-func (s *Server) registerOpsRoutes(r *mux.Router) {
-	r.HandleFunc("/readyz", s.handleReady).Methods("GET")
-	r.HandleFunc("/api/v1/openapi.json", s.handleOpenAPI).Methods("GET")
-	if s.Metrics != nil {
-		r.Handle("/metrics", s.requireToken(s.Metrics)).Methods("GET")
+type opsHandler struct {
+	metrics http.Handler
+}
+
+func (h *opsHandler) register(r *mux.Router, requireToken mux.MiddlewareFunc) {
+	r.HandleFunc("/api/v1/openapi.json", handleOpenAPI).Methods("GET")
+	if h.metrics != nil {
+		r.Handle("/metrics", requireToken(h.metrics)).Methods("GET")
 	}
 }
 
@@ -74,37 +85,37 @@ type readyResponse struct {
 // accepts writes; otherwise 503 with the error body, whose message says
 // which. Unlike /healthz (alive and answering), a load balancer should send
 // traffic only to a ready server.
-func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
-	if s.Store == nil || s.Runner == nil {
-		writeError(w, r, http.StatusServiceUnavailable, "not ready: the event store is not open")
-		return
+func (h *healthHandler) handleReady(w http.ResponseWriter, r *http.Request) error {
+	notReady := func(msg string) error {
+		writeError(w, r, http.StatusServiceUnavailable, msg) // a probe's answer: not logged
+		return nil
+	}
+	if h.store == nil || h.runner == nil {
+		return notReady("not ready: the event store is not open")
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
-	head, err := s.Store.Head(ctx)
+	head, err := h.store.Head(ctx)
 	if err != nil {
-		writeError(w, r, http.StatusServiceUnavailable, "not ready: the event store does not answer")
-		return
+		return notReady("not ready: the event store does not answer")
 	}
-	if applied := s.Runner.Position(); applied < head {
-		writeError(w, r, http.StatusServiceUnavailable, "not ready: the projections are catching up with the log")
-		return
+	if applied := h.runner.Position(); applied < head {
+		return notReady("not ready: the projections are catching up with the log")
 	}
-	if s.Tlog != nil {
-		if err := s.Tlog.Ready(); err != nil {
-			writeError(w, r, http.StatusServiceUnavailable, "not ready: "+domain.ErrorMessage(err))
-			return
+	if h.tlog != nil {
+		if err := h.tlog.Ready(); err != nil {
+			return notReady("not ready: " + domain.ErrorMessage(err))
 		}
 	}
-	if st, ok := s.Store.(writable); ok {
+	if st, ok := h.store.(writable); ok {
 		if err := st.Writable(); err != nil {
 			msg := "not ready: the event store does not accept writes"
 			if domain.ErrorCode(err) == domain.EUNAVAILABLE {
 				msg += " (" + domain.ErrorMessage(err) + ")"
 			}
-			writeError(w, r, http.StatusServiceUnavailable, msg)
-			return
+			return notReady(msg)
 		}
 	}
-	writeJSON(w, http.StatusOK, readyResponse{Status: "ready", Head: head, Applied: s.Runner.Position()})
+	writeJSON(w, http.StatusOK, readyResponse{Status: "ready", Head: head, Applied: h.runner.Position()})
+	return nil
 }

@@ -16,7 +16,7 @@ import (
 var OpenAPIDocument []byte
 
 // handleOpenAPI answers GET /api/v1/openapi.json with OpenAPIDocument.
-func (s *Server) handleOpenAPI(w http.ResponseWriter, r *http.Request) {
+func handleOpenAPI(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-cache")
 	_, _ = w.Write(OpenAPIDocument)

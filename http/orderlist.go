@@ -14,8 +14,11 @@ import (
 	"github.com/tradeledger/tradeledger/projections"
 )
 
-// The order list (beyond the spec): every order the log holds, whatever
-// became of it, with its fills under it.
+// orderListHandler serves the order list (beyond the spec): every order
+// the log holds, whatever became of it, with its fills under it. Its
+// OrderIndex picks the orders, its StreamReader reads each one's stream
+// and its FillPnl gives the pnl of each sell fill (503 without the index
+// or the log).
 //
 //	GET orders/all?state=&side=&keys[]=&from=&to=&page=&pageSize=
 //
@@ -33,8 +36,39 @@ import (
 // index (Server.OrderList) picks the orders; each order's stream is read
 // from the log to show it, as the order manager reads a finished order, so
 // a page costs a stream read per order.
-func (s *Server) registerOrderListRoutes(r *mux.Router) {
-	r.HandleFunc("/orders/all", s.handleOrdersAll).Methods("GET")
+type orderListHandler struct {
+	index OrderIndex
+	log   StreamReader
+	// fills, when set, gives the sell fills their pnl.
+	fills FillPnl
+}
+
+func (h *orderListHandler) register(r *mux.Router) {
+	r.Handle("/orders/all", handlerFunc(h.handleOrdersAll)).Methods("GET")
+}
+
+// OrderIndex picks the orders of orders/all (projections.OrderList):
+// every order of any state, newest first by request time.
+type OrderIndex interface {
+	// Page returns page (from 0) of size orders matching f, with the
+	// total matching and the counts by state (every filter but the
+	// states').
+	Page(f projections.OrderFilter, page, size int) projections.OrderPage
+	// Keys returns every pair key with an order, sorted.
+	Keys() []string
+}
+
+// StreamReader reads one stream of the event log (domain.EventStore's
+// ReadStream): from version from, at most max events (≤ 0: all).
+type StreamReader interface {
+	ReadStream(ctx context.Context, stream string, from int64, max int) domain.EventIterator
+}
+
+// FillPnl finds the Ledger's record of a fill (projections.Ledger): the
+// record of key at time t (ms) and log position pos, whose Pnl is the
+// realized pnl the ledger matched a sell fill with.
+type FillPnl interface {
+	FillRecord(key string, t int64, pos uint64) (projections.OrderRecord, bool)
 }
 
 // Page sizes of orders/all.
@@ -106,46 +140,42 @@ type fillView struct {
 	Pnl      *domain.Number `json:"pnl,omitempty"`
 }
 
-func (s *Server) handleOrdersAll(w http.ResponseWriter, r *http.Request) {
-	if s.OrderList == nil || s.Store == nil {
-		Error(w, r, domain.Errorf(domain.EUNAVAILABLE, "the order list is not configured"))
-		return
+func (h *orderListHandler) handleOrdersAll(w http.ResponseWriter, r *http.Request) error {
+	if h.index == nil || h.log == nil {
+		return domain.Errorf(domain.EUNAVAILABLE, "the order list is not configured")
 	}
 	q := r.URL.Query()
 	f, err := orderListFilter(q)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	page, size := 0, DefaultOrderListPage
 	if q.Get("page") != "" {
 		p, err := queryInt64(q, "page", 0, 1<<31)
 		if err != nil {
-			Error(w, r, err)
-			return
+			return err
 		}
 		page = int(p)
 	}
 	if q.Get("pageSize") != "" {
 		n, err := queryInt64(q, "pageSize", 1, MaxOrderListPage)
 		if err != nil {
-			Error(w, r, err)
-			return
+			return err
 		}
 		size = int(n)
 	}
-	p := s.OrderList.Page(f, page, size)
-	out := orderListResponse{Total: p.Total, Page: page, PageSize: size, Counts: p.Counts, Pairs: s.OrderList.Keys(),
+	p := h.index.Page(f, page, size)
+	out := orderListResponse{Total: p.Total, Page: page, PageSize: size, Counts: p.Counts, Pairs: h.index.Keys(),
 		Data: make([]orderView, 0, len(p.Orders))}
 	for _, o := range p.Orders {
-		v, err := s.orderView(r.Context(), o)
+		v, err := h.orderView(r.Context(), o)
 		if err != nil {
-			Error(w, r, err)
-			return
+			return err
 		}
 		out.Data = append(out.Data, v)
 	}
 	writeJSON(w, http.StatusOK, out)
+	return nil
 }
 
 // orderListFilter reads orders/all's filters; a bad one is EINVALID naming
@@ -201,9 +231,9 @@ func orderListFilter(q url.Values) (projections.OrderFilter, error) {
 
 // orderView reads o's stream and shows it (see orderView), with the pnl of
 // its sell fills from the ledger.
-func (s *Server) orderView(ctx context.Context, lo projections.ListedOrder) (orderView, error) {
+func (h *orderListHandler) orderView(ctx context.Context, lo projections.ListedOrder) (orderView, error) {
 	stream := domain.OrderStream(lo.ID)
-	it := s.Store.ReadStream(ctx, stream, 0, 0)
+	it := h.log.ReadStream(ctx, stream, 0, 0)
 	defer it.Close()
 	o := domain.NewOrder()
 	v := orderView{ID: lo.ID, Key: lo.Key, Fees: map[string]domain.Number{}, Fills: []fillView{}}
@@ -224,8 +254,8 @@ func (s *Server) orderView(ctx context.Context, lo projections.ListedOrder) (ord
 			}
 			fv := fillView{ID: f.FillID, Time: domain.FillTime(&e, f), Price: domain.Number(f.Price), Amount: domain.Number(f.Quantity),
 				Fee: domain.Number(f.Fee), FeeAsset: f.FeeAsset}
-			if s.Ledger != nil && o.Side == domain.Sell {
-				if rec, ok := s.Ledger.FillRecord(lo.Key, fv.Time, e.Position); ok {
+			if h.fills != nil && o.Side == domain.Sell {
+				if rec, ok := h.fills.FillRecord(lo.Key, fv.Time, e.Position); ok {
 					p := domain.Number(rec.Pnl)
 					fv.Pnl = &p
 					pnl, pnlKnown = pnl.Add(rec.Pnl), true

@@ -17,7 +17,9 @@ import (
 	"github.com/tradeledger/tradeledger/projections"
 )
 
-// Order history (spec "Order history"), served from Server.Ledger. Records
+// ordersHandler serves the order history (spec "Order history") from an
+// OrderHistory (the Ledger; 503 without one), and orders/open from the
+// trading side's open orders. Records
 // are newest first, stable under equal times (see projections.Ledger for
 // every field's definition). Page sizes are 1…projections.MaxPageSize
 // (1000); pages start at 0 and a page past the end is empty. orders/page/multi
@@ -43,19 +45,50 @@ import (
 // (binance%252FUSDT-BTC, as a client that encodes an already encoded key
 // sends them): a key still holding an escape after the query's decoding is
 // decoded once more (decodeKey).
-func (s *Server) registerOrderRoutes(r *mux.Router) {
-	r.HandleFunc("/orders", s.handleOrders).Methods("GET")
-	r.HandleFunc("/orders/page", s.handleOrdersPage).Methods("GET")
-	r.HandleFunc("/orders/page/multi", s.handleOrdersPageMulti).Methods("GET")
-	r.HandleFunc("/orders/day", s.handleOrdersDay).Methods("GET")
-	r.HandleFunc("/orders/open", s.handleOrdersOpen).Methods("GET")
+type ordersHandler struct {
+	history OrderHistory
+	// open lists unfinished orders (nil: orders/open answers 503).
+	open  OpenOrderLister
+	clock domain.Clock
 }
 
-func (s *Server) ledger() (*projections.Ledger, error) {
-	if s.Ledger == nil {
-		return nil, domain.Errorf(domain.EUNAVAILABLE, "order history is not configured")
+func (h *ordersHandler) register(r *mux.Router) {
+	r.Handle("/orders", requires(h.ready, h.handleOrders)).Methods("GET")
+	r.Handle("/orders/page", requires(h.ready, h.handleOrdersPage)).Methods("GET")
+	r.Handle("/orders/page/multi", requires(h.ready, h.handleOrdersPageMulti)).Methods("GET")
+	r.Handle("/orders/day", requires(h.ready, h.handleOrdersDay)).Methods("GET")
+	r.Handle("/orders/open", handlerFunc(h.handleOrdersOpen)).Methods("GET")
+}
+
+// OrderHistory is the Ledger's order records per pair key
+// (projections.Ledger): newest first, stable under equal times.
+type OrderHistory interface {
+	// OrdersOlder returns up to n records of key older than cur (the zero
+	// cursor: the newest), and the cursor after the last.
+	OrdersOlder(key string, cur projections.OrdersCursor, n int) ([]projections.OrderRecord, projections.OrdersCursor)
+	// AppendPageJSON appends page (from 0) of pageSize records of key to
+	// dst as JSON array elements, and returns the total count of key's
+	// records (EINVALID for a bad page).
+	AppendPageJSON(dst []byte, key string, page, pageSize int) ([]byte, int, error)
+	// AppendPageMultiJSON is AppendPageJSON over the records of keys,
+	// merged newest first.
+	AppendPageMultiJSON(dst []byte, keys []string, page, pageSize int) ([]byte, int, error)
+	// DayCounts counts, for each day between consecutive bounds (ms),
+	// the orders of keys with a fill that day and those that closed a
+	// position.
+	DayCounts(keys []string, bounds []int64) (orders, closes []int)
+	// Day returns the window [from, to) of keys: a summary per key dated
+	// date, its records (newest first, at most projections.MaxDayOrders)
+	// and the closing ones among them.
+	Day(keys []string, date string, from, to int64) (days []projections.DaySummary, orders, closes []projections.OrderRecord)
+}
+
+// ready is errNoLedger without an OrderHistory.
+func (h *ordersHandler) ready() error {
+	if h.history == nil {
+		return errNoLedger
 	}
-	return s.Ledger, nil
+	return nil
 }
 
 // decodeKey undoes a second URL encoding of a pair key or exchange name:
@@ -170,23 +203,18 @@ func writeRecords(w http.ResponseWriter, prefix string, recs []projections.Order
 }
 
 // handleOrders answers GET orders?key= with {data: every record of key}.
-func (s *Server) handleOrders(w http.ResponseWriter, r *http.Request) {
-	l, err := s.ledger()
-	if err != nil {
-		Error(w, r, err)
-		return
-	}
+func (h *ordersHandler) handleOrders(w http.ResponseWriter, r *http.Request) error {
+	l := h.history
 	key, err := queryKey(r.URL.Query(), "key")
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	// A long history goes out in pieces, never whole in memory: a
 	// million records would be some 400 MB of JSON.
 	recs, cur := l.OrdersOlder(key, projections.OrdersCursor{}, ordersPiece)
 	if len(recs) < ordersPiece {
 		writeRecords(w, "{", recs)
-		return
+		return nil
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
@@ -197,43 +225,37 @@ func (s *Server) handleOrders(w http.ResponseWriter, r *http.Request) {
 		b = appendRecords(b, recs, first)
 		first = false
 		if _, err := w.Write(b); err != nil {
-			return // the client left
+			return nil // the client left
 		}
 		b = b[:0]
 	}
 	b = append(b, "]}\n"...)
 	_, _ = w.Write(b)
+	return nil
 }
 
 // ordersPiece is how many records orders?key= encodes at a time.
 const ordersPiece = 1000
 
 // handleOrdersPage answers GET orders/page?key=&page=&pageSize=.
-func (s *Server) handleOrdersPage(w http.ResponseWriter, r *http.Request) {
-	l, err := s.ledger()
-	if err != nil {
-		Error(w, r, err)
-		return
-	}
+func (h *ordersHandler) handleOrdersPage(w http.ResponseWriter, r *http.Request) error {
+	l := h.history
 	q := r.URL.Query()
 	key, err := queryKey(q, "key")
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	page, size, err := queryPage(q)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	rb := recordBuffers.Get().(*[]byte)
 	recs, total, err := l.AppendPageJSON(slices.Grow((*rb)[:0], size*420), key, page, size)
 	if err == nil {
 		writePage(w, `{"total":`+strconv.Itoa(total)+`,"page":`+strconv.Itoa(page)+`,`, recs)
-	} else {
-		Error(w, r, err)
 	}
 	putRecordBuffer(rb, recs)
+	return err
 }
 
 // writePage answers 200 with the JSON object prefix (up to and including
@@ -262,32 +284,25 @@ func queryPage(q url.Values) (page, size int, err error) {
 }
 
 // handleOrdersPageMulti answers GET orders/page/multi?keys[]=…&page=&pageSize=.
-func (s *Server) handleOrdersPageMulti(w http.ResponseWriter, r *http.Request) {
-	l, err := s.ledger()
-	if err != nil {
-		Error(w, r, err)
-		return
-	}
+func (h *ordersHandler) handleOrdersPageMulti(w http.ResponseWriter, r *http.Request) error {
+	l := h.history
 	q := r.URL.Query()
 	keys, err := queryKeys(q)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	page, size, err := queryPage(q)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	rb := recordBuffers.Get().(*[]byte)
 	recs, total, err := l.AppendPageMultiJSON(slices.Grow((*rb)[:0], size*420), keys, page, size)
 	if err == nil {
 		pages := (total + size - 1) / size
 		writePage(w, `{"total":`+strconv.Itoa(total)+`,"totalCount":`+strconv.Itoa(pages)+`,"page":`+strconv.Itoa(page)+`,`, recs)
-	} else {
-		Error(w, r, err)
 	}
 	putRecordBuffer(rb, recs)
+	return err
 }
 
 // maxDayWindow bounds orders/day's days parameter.
@@ -303,31 +318,24 @@ type ordersDayResponse struct {
 }
 
 // handleOrdersDay answers GET orders/day?timezone=&keys[]=(&days=).
-func (s *Server) handleOrdersDay(w http.ResponseWriter, r *http.Request) {
-	l, err := s.ledger()
-	if err != nil {
-		Error(w, r, err)
-		return
-	}
+func (h *ordersHandler) handleOrdersDay(w http.ResponseWriter, r *http.Request) error {
+	l := h.history
 	q := r.URL.Query()
 	loc, err := queryZone(q, true)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	keys, err := queryKeys(q)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	n := int64(1)
 	if q.Get("days") != "" {
 		if n, err = queryInt64(q, "days", 1, maxDayWindow); err != nil {
-			Error(w, r, err)
-			return
+			return err
 		}
 	}
-	now := s.Clock.Now().In(loc)
+	now := h.clock.Now().In(loc)
 	first := domain.LocalDayStart(now.Year(), now.Month(), now.Day()-int(n-1), loc)
 	out := ordersDayResponse{Days: make([]string, n)}
 	bounds := make([]int64, n+1)
@@ -343,11 +351,11 @@ func (s *Server) handleOrdersDay(w http.ResponseWriter, r *http.Request) {
 	pb := recordBuffers.Get().(*[]byte)
 	b, err := out.appendJSON(slices.Grow((*pb)[:0], (len(out.OrderRecords)+len(out.CloseOrderRecords))*420+1024))
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	writeBody(w, http.StatusOK, b)
 	putRecordBuffer(pb, b)
+	return nil
 }
 
 // appendJSON appends what writeJSON would write for out (a line of JSON),
@@ -376,9 +384,10 @@ func (out *ordersDayResponse) appendJSON(b []byte) ([]byte, error) {
 	return append(b, "}\n"...), nil
 }
 
-// openOrderLister is the part of the Trader that lists unfinished orders
-// (exchange/engine.Trader).
-type openOrderLister interface {
+// OpenOrderLister lists the open and armed orders of a pair, by id: what
+// trade/cancel can still cancel (exchange/engine.Trader, from the order
+// manager). Server.Trader serves orders/open when it has this method.
+type OpenOrderLister interface {
 	OpenOrderList(exchange, pair string) []domain.OpenOrder
 }
 
@@ -388,31 +397,26 @@ type ordersOpenResponse struct {
 
 // handleOrdersOpen answers GET orders/open?key= (or keys[]=…) with
 // {data: the pairs' open and armed orders, by id}.
-func (s *Server) handleOrdersOpen(w http.ResponseWriter, r *http.Request) {
-	lister, ok := s.Trader.(openOrderLister)
-	if !ok {
-		Error(w, r, domain.Errorf(domain.EUNAVAILABLE, "trading is not configured"))
-		return
+func (h *ordersHandler) handleOrdersOpen(w http.ResponseWriter, r *http.Request) error {
+	if h.open == nil {
+		return domain.Errorf(domain.EUNAVAILABLE, "trading is not configured")
 	}
 	q := r.URL.Query()
 	if q.Get("key") == "" && len(q["keys[]"]) == 0 && len(q["keys"]) == 0 {
-		Error(w, r, domain.Errorf(domain.EINVALID, "key or keys[] is required (pair keys <exchange>/<pair>, URL-encoded)"))
-		return
+		return domain.Errorf(domain.EINVALID, "key or keys[] is required (pair keys <exchange>/<pair>, URL-encoded)")
 	}
 	var keys []string
 	if q.Get("key") != "" {
 		k, err := queryKey(q, "key")
 		if err != nil {
-			Error(w, r, err)
-			return
+			return err
 		}
 		keys = append(keys, k)
 	}
 	if len(q["keys[]"]) > 0 || len(q["keys"]) > 0 {
 		more, err := queryKeys(q)
 		if err != nil {
-			Error(w, r, err)
-			return
+			return err
 		}
 		keys = append(keys, more...)
 	}
@@ -424,10 +428,11 @@ func (s *Server) handleOrdersOpen(w http.ResponseWriter, r *http.Request) {
 		}
 		seen[k] = true
 		exchange, pair, _ := domain.SplitPairKey(k)
-		out.Data = append(out.Data, lister.OpenOrderList(exchange, pair)...)
+		out.Data = append(out.Data, h.open.OpenOrderList(exchange, pair)...)
 	}
 	slices.SortFunc(out.Data, func(a, b domain.OpenOrder) int { return cmp.Compare(a.ID, b.ID) })
 	writeJSON(w, http.StatusOK, out)
+	return nil
 }
 
 // queryZone reads timezone (required, or UTC when absent and not required).

@@ -1,6 +1,7 @@
 package http
 
 import (
+	"context"
 	"net/http"
 	"strings"
 
@@ -9,13 +10,24 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 )
 
-// The pair lists come from the exchange connector (the tradable markets);
-// the exchange query value is URL-decoded once, so "binance%231" is the
-// instance "binance#1".
+// MarketLister lists an exchange's tradable markets with 24-hour
+// statistics (exchange/engine.Trader, from the exchange's connector). An
+// exchange that is not configured is EINVALID or ENOTFOUND.
+type MarketLister interface {
+	Markets(ctx context.Context, exchange string) ([]domain.Market, error)
+}
 
-func (s *Server) registerPairRoutes(r *mux.Router) {
-	r.HandleFunc("/pairs", s.handlePairs).Methods("GET")
-	r.HandleFunc("/pairs/detailed", s.handlePairsDetailed).Methods("GET")
+// pairsHandler serves the pair lists (pairs, pairs/detailed) from a
+// MarketLister; the exchange query value is URL-decoded once, so
+// "binance%231" is the instance "binance#1". Without a MarketLister they
+// answer 503.
+type pairsHandler struct {
+	markets MarketLister
+}
+
+func (h *pairsHandler) register(r *mux.Router) {
+	r.Handle("/pairs", handlerFunc(h.handlePairs)).Methods("GET")
+	r.Handle("/pairs/detailed", handlerFunc(h.handlePairsDetailed)).Methods("GET")
 }
 
 type pairList struct {
@@ -57,43 +69,42 @@ type pairDetailList struct {
 
 // markets reads the exchange query parameter and lists its markets; a
 // missing or unknown exchange is 400 naming the parameter.
-func (s *Server) markets(r *http.Request) ([]domain.Market, error) {
-	if s.Trader == nil {
+func (h *pairsHandler) list(r *http.Request) ([]domain.Market, error) {
+	if h.markets == nil {
 		return nil, domain.Errorf(domain.EUNAVAILABLE, "trading is not configured")
 	}
 	exchange := strings.TrimSpace(r.URL.Query().Get("exchange"))
 	if exchange == "" {
 		return nil, domain.Errorf(domain.EINVALID, "query parameter \"exchange\" is required")
 	}
-	ms, err := s.Trader.Markets(r.Context(), exchange)
+	ms, err := h.markets.Markets(r.Context(), exchange)
 	if domain.ErrorCode(err) == domain.EINVALID || domain.ErrorCode(err) == domain.ENOTFOUND {
 		return nil, domain.Errorf(domain.EINVALID, "query parameter \"exchange\": unknown exchange %q", exchange)
 	}
 	return ms, err
 }
 
-func (s *Server) handlePairs(w http.ResponseWriter, r *http.Request) {
-	ms, err := s.markets(r)
+func (h *pairsHandler) handlePairs(w http.ResponseWriter, r *http.Request) error {
+	ms, err := h.list(r)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	out := pairList{Status: "success", PairList: make([]string, 0, len(ms))}
 	for _, m := range ms {
 		out.PairList = append(out.PairList, m.Pair)
 	}
 	writeJSON(w, http.StatusOK, out)
+	return nil
 }
 
 // handlePairsDetailed groups the markets by quote currency: pairName,
 // volume (24h, base units, a number), low, high (decimal strings) and
 // change (24h percent, a string such as "-1.25"), then the fields beyond
 // Gunbot's (pairDetail).
-func (s *Server) handlePairsDetailed(w http.ResponseWriter, r *http.Request) {
-	ms, err := s.markets(r)
+func (h *pairsHandler) handlePairsDetailed(w http.ResponseWriter, r *http.Request) error {
+	ms, err := h.list(r)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	out := pairDetailList{Status: "success", PairList: map[string][]pairDetail{}}
 	for _, m := range ms {
@@ -106,4 +117,5 @@ func (s *Server) handlePairsDetailed(w http.ResponseWriter, r *http.Request) {
 		})
 	}
 	writeJSON(w, http.StatusOK, out)
+	return nil
 }

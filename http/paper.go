@@ -31,8 +31,18 @@ type PaperActivity interface {
 	DecideActivity(clock domain.Clock, p domain.PaperActivity) ([]domain.Event, error)
 }
 
-func (s *Server) registerPaperRoutes(r *mux.Router) {
-	r.HandleFunc("/paper/activity", s.handlePaperActivity).Methods("POST")
+// paperHandler serves paper/activity: the request checked against the
+// configuration in force (when there is one), decided by the PaperActivity
+// (503 without one) and appended through the command path.
+type paperHandler struct {
+	paper     PaperActivity
+	exchanges CurrentConfig
+	cmds      *eventstore.Commands
+	clock     domain.Clock
+}
+
+func (h *paperHandler) register(r *mux.Router) {
+	r.Handle("/paper/activity", handlerFunc(h.handlePaperActivity)).Methods("POST")
 }
 
 // paperActivityRequest is the body: amounts as decimal strings (a JSON
@@ -78,11 +88,10 @@ type paperActivityResponse struct {
 	Time     int64  `json:"time"`
 }
 
-func (s *Server) handlePaperActivity(w http.ResponseWriter, r *http.Request) {
+func (h *paperHandler) handlePaperActivity(w http.ResponseWriter, r *http.Request) error {
 	var req paperActivityRequest
 	if err := decodeJSON(r, &req, false); err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	text := map[string]string{}
 	for _, f := range []struct {
@@ -91,43 +100,38 @@ func (s *Server) handlePaperActivity(w http.ResponseWriter, r *http.Request) {
 	}{{"amount", req.Amount}, {"fee", req.Fee}, {"price", req.Price}, {"toAmount", req.ToAmount}} {
 		v, err := decimalText(f.name, f.raw)
 		if err != nil {
-			Error(w, r, err)
-			return
+			return err
 		}
 		text[f.name] = v
 	}
 	p, err := domain.PaperActivityRequest{Exchange: req.Exchange, Kind: req.Kind, Asset: req.Asset, Amount: text["amount"],
 		Fee: text["fee"], Pair: req.Pair, Side: req.Side, Price: text["price"], ToAsset: req.ToAsset, ToAmount: text["toAmount"]}.Parse()
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
-	if s.Config != nil {
-		if _, ok := s.Config.Current().Exchange(p.Exchange); !ok {
-			Error(w, r, domain.Errorf(domain.EINVALID, "field \"exchange\": %.40q is not in config.exchanges", p.Exchange))
-			return
+	if h.exchanges != nil {
+		if _, ok := h.exchanges.Current().Exchange(p.Exchange); !ok {
+			return domain.Errorf(domain.EINVALID, "field \"exchange\": %.40q is not in config.exchanges", p.Exchange)
 		}
 	}
-	if s.Paper == nil {
-		Error(w, r, domain.Errorf(domain.EUNAVAILABLE, "the paper exchange is not configured"))
-		return
+	if h.paper == nil {
+		return domain.Errorf(domain.EUNAVAILABLE, "the paper exchange is not configured")
 	}
-	if ok, why := s.Paper.Simulated(p.Exchange); !ok {
-		Error(w, r, domain.Errorf(domain.ECONFLICT, "exchange %s does not trade on the paper exchange (%s): its activity happens on the exchange itself", p.Exchange, why))
-		return
+	if ok, why := h.paper.Simulated(p.Exchange); !ok {
+		return domain.Errorf(domain.ECONFLICT, "exchange %s does not trade on the paper exchange (%s): its activity happens on the exchange itself", p.Exchange, why)
 	}
-	res, err := eventstore.Run(r.Context(), s.commands(), eventstore.Command[struct{}]{
+	res, err := eventstore.Run(r.Context(), h.cmds, eventstore.Command[struct{}]{
 		Stream: domain.PaperStream(p.Exchange),
 		Load:   func(context.Context) (struct{}, domain.ExpectedVersion, error) { return struct{}{}, domain.Any, nil },
-		Decide: func(struct{}) ([]domain.Event, error) { return s.Paper.DecideActivity(s.Clock, p) },
+		Decide: func(struct{}) ([]domain.Event, error) { return h.paper.DecideActivity(h.clock, p) },
 	})
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	out := paperActivityResponse{Status: "success", Exchange: p.Exchange, Kind: p.Kind}
 	if len(res.Events) > 0 {
 		out.ID, out.Time = res.Events[0].ID, res.Events[0].Time
 	}
 	writeJSON(w, http.StatusOK, out)
+	return nil
 }

@@ -12,7 +12,11 @@ import (
 	"github.com/tradeledger/tradeledger/projections"
 )
 
-// PNL (spec "PNL"), served from Server.Ledger's incremental aggregates; the
+// pnlHandler serves the PNL routes (spec "PNL") from a PnlReader:
+// Server.Pnl when set (the ClickHouse reader), else Server.Ledger's
+// incremental aggregates (503 with neither); reads as of a past time or
+// under another method from the past states (asof.go). It keeps the
+// recent pnl/overview bodies of a reader with a version. The
 // method (--pnl-method) and every metric are defined in domain/pnl.go and
 // projections/pnl.go.
 //
@@ -27,12 +31,18 @@ import (
 // Optional parameters beyond the spec: timezone on pnl/daily and
 // pnl/daily/paginated (default UTC); quote as above; asOf and method on
 // pnl/overview (in the query or the body) and pnl/sum (asof.go).
-func (s *Server) registerPnlRoutes(r *mux.Router) {
-	r.HandleFunc("/pnl/overview", s.handlePnlOverview).Methods("POST")
-	r.HandleFunc("/pnl/daily", s.handlePnlDaily).Methods("GET")
-	r.HandleFunc("/pnl/daily/paginated", s.handlePnlDailyPaginated).Methods("GET")
-	r.HandleFunc("/pnl/sum", s.handlePnlSum).Methods("GET")
-	r.HandleFunc("/pnl/total", s.handlePnlTotal).Methods("GET")
+type pnlHandler struct {
+	reader    PnlReader
+	past      pastReads
+	overviews bodyCache // recent pnl/overview bodies
+}
+
+func (h *pnlHandler) register(r *mux.Router) {
+	r.Handle("/pnl/overview", handlerFunc(h.handlePnlOverview)).Methods("POST")
+	r.Handle("/pnl/daily", requires(h.ready, h.handlePnlDaily)).Methods("GET")
+	r.Handle("/pnl/daily/paginated", requires(h.ready, h.handlePnlDailyPaginated)).Methods("GET")
+	r.Handle("/pnl/sum", handlerFunc(h.handlePnlSum)).Methods("GET")
+	r.Handle("/pnl/total", requires(h.ready, h.handlePnlTotal)).Methods("GET")
 }
 
 type pnlOverviewRequest struct {
@@ -50,44 +60,36 @@ type pnlOverviewRequest struct {
 // keys | ["All"], dateRange?, quote?, asOf?, method?}. dateRange bounds
 // total, dailyHistory, pnlsPerPair and detailedPerPair; today…lastYear
 // are relative to the server's clock, or to asOf.
-func (s *Server) handlePnlOverview(w http.ResponseWriter, r *http.Request) {
+func (h *pnlHandler) handlePnlOverview(w http.ResponseWriter, r *http.Request) error {
 	var req pnlOverviewRequest
 	if err := decodeJSON(r, &req, false); err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
-	past, err := s.readPast(r.URL.Query(), &req.pastBody)
+	past, err := h.past.read(r.URL.Query(), &req.pastBody)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
-	l, now, err := s.pnlReaderAt(w, r, past)
+	l, now, err := h.readerAt(w, r, past)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	if req.Timezone == "" {
-		Error(w, r, domain.Errorf(domain.EINVALID, "timezone is required (an IANA zone such as Europe/Amsterdam)"))
-		return
+		return domain.Errorf(domain.EINVALID, "timezone is required (an IANA zone such as Europe/Amsterdam)")
 	}
 	loc, err := projections.LoadZone(req.Timezone)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	if len(req.Keys) == 0 {
-		Error(w, r, domain.Errorf(domain.EINVALID, "keys is required: pair keys, or [\"All\"]"))
-		return
+		return domain.Errorf(domain.EINVALID, "keys is required: pair keys, or [\"All\"]")
 	}
 	q := projections.OverviewQuery{Scope: projections.PnlScope{Keys: req.Keys, Quote: req.Quote}, Loc: loc, Now: now}
 	if dr := req.DateRange; dr != nil {
 		if dr.StartDate == nil || dr.EndDate == nil {
-			Error(w, r, domain.Errorf(domain.EINVALID, "dateRange needs startDate and endDate (ms)"))
-			return
+			return domain.Errorf(domain.EINVALID, "dateRange needs startDate and endDate (ms)")
 		}
 		if *dr.EndDate < *dr.StartDate {
-			Error(w, r, domain.Errorf(domain.EINVALID, "dateRange.endDate must not be before startDate"))
-			return
+			return domain.Errorf(domain.EINVALID, "dateRange.endDate must not be before startDate")
 		}
 		q.From, q.To = *dr.StartDate, *dr.EndDate
 	}
@@ -104,27 +106,26 @@ func (s *Server) handlePnlOverview(w http.ResponseWriter, r *http.Request) {
 		ck, _ = json.Marshal([]any{req.Keys, req.Quote, req.Timezone, q.From, q.To, q.Now.In(loc).Format("2006-01-02"),
 			past.past, past.asOf, past.named, past.method})
 	}
-	if body, ok := s.overviews.get(string(ck), l, version); cacheable && ok {
+	if body, ok := h.overviews.get(string(ck), l, version); cacheable && ok {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(body)
-		return
+		return nil
 	}
 	o, err := l.Overview(q)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	body, err := json.Marshal(o)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	body = append(body, '\n')
 	if cacheable {
-		s.overviews.put(string(ck), l, version, body)
+		h.overviews.put(string(ck), l, version, body)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(body)
+	return nil
 }
 
 // bodyCache keeps a Server's recent overview bodies per request, each valid
@@ -169,47 +170,38 @@ type pnlDailyResponse struct {
 }
 
 // handlePnlDaily answers GET pnl/daily?key=&startTimestamp=&endTimestamp=.
-func (s *Server) handlePnlDaily(w http.ResponseWriter, r *http.Request) {
-	l, err := s.pnlReader()
-	if err != nil {
-		Error(w, r, err)
-		return
-	}
+func (h *pnlHandler) handlePnlDaily(w http.ResponseWriter, r *http.Request) error {
+	l := h.reader
 	q := r.URL.Query()
 	key, err := queryKey(q, "key")
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	start, err := queryInt64(q, "startTimestamp", 0, maxInt)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	end, err := queryInt64(q, "endTimestamp", start, maxInt)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	loc, err := queryZone(q, false)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	scope := projections.PnlScope{Keys: []string{key}}
 	days, unm, unit, err := l.Daily(projections.DailyQuery{Scope: scope, Loc: loc, From: start, To: end})
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	// The range's sum names the fees without a rate, as pnl/sum does.
 	sum, err := l.Sum(scope, start, end)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, pnlDailyResponse{DateRangeDailyHistory: days, UnmatchedBaseValuePerDateRange: domain.Number(unm), Unit: unit,
 		UnconvertedFees: sum.UnconvertedFees})
+	return nil
 }
 
 type pnlDailyPageResponse struct {
@@ -234,48 +226,39 @@ func dayTuple(d projections.DayPnl) []any {
 // an array [date, pnl, cumulativePnl, numberOfTrades, totalVolume,
 // cumulativePnlPercent] (dailyPnlTuple); totalSize counts the days and
 // fields names the tuple's order.
-func (s *Server) handlePnlDailyPaginated(w http.ResponseWriter, r *http.Request) {
-	l, err := s.pnlReader()
-	if err != nil {
-		Error(w, r, err)
-		return
-	}
+func (h *pnlHandler) handlePnlDailyPaginated(w http.ResponseWriter, r *http.Request) error {
+	l := h.reader
 	q := r.URL.Query()
 	key, err := queryKey(q, "key")
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	pageNum, err := queryInt64(q, "pageNum", 1, 1<<31)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	size, err := queryInt64(q, "pageSize", 1, projections.MaxPageSize)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	end, err := queryInt64(q, "endTime", 1, maxInt)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	loc, err := queryZone(q, false)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	days, _, unit, err := l.Daily(projections.DailyQuery{Scope: projections.PnlScope{Keys: []string{key}}, Loc: loc, To: end})
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	out := pnlDailyPageResponse{TotalSize: len(days), Data: [][]any{}, Unit: unit, Fields: dailyPnlTuple}
 	for i := len(days) - 1 - int(pageNum-1)*int(size); i >= 0 && len(out.Data) < int(size); i-- {
 		out.Data = append(out.Data, dayTuple(days[i]))
 	}
 	writeJSON(w, http.StatusOK, out)
+	return nil
 }
 
 type tournamentData struct {
@@ -298,69 +281,58 @@ type pnlSumResponse struct {
 // pair key (that pair, as the spec's sample sends). sommaPnl is the
 // realized pnl and invested the cost of the lots the closing trades
 // consumed, as decimal strings (domain.Decimal's String form).
-func (s *Server) handlePnlSum(w http.ResponseWriter, r *http.Request) {
-	past, err := s.queryAsOf(r.URL.Query())
+func (h *pnlHandler) handlePnlSum(w http.ResponseWriter, r *http.Request) error {
+	past, err := h.past.query(r.URL.Query())
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
-	l, _, err := s.pnlReaderAt(w, r, past)
+	l, _, err := h.readerAt(w, r, past)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	q := r.URL.Query()
 	ex := decodeKey(q.Get("exchange")) // a pair key may come encoded twice
 	if ex == "" {
-		Error(w, r, domain.Errorf(domain.EINVALID, "exchange is required (an exchange name or a pair key)"))
-		return
+		return domain.Errorf(domain.EINVALID, "exchange is required (an exchange name or a pair key)")
 	}
 	start, err := queryInt64(q, "startTimestamp", 0, maxInt)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	end, err := queryInt64(q, "endTimestamp", start, maxInt)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	scope := projections.PnlScope{Exchange: ex, Quote: q.Get("quote")}
 	if strings.Contains(ex, "/") {
 		key, err := queryKey(q, "exchange")
 		if err != nil {
-			Error(w, r, err)
-			return
+			return err
 		}
 		scope = projections.PnlScope{Keys: []string{key}, Quote: q.Get("quote")}
 	}
 	res, err := l.Sum(scope, start, end)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, pnlSumResponse{TournamentData: tournamentData{SommaPnl: res.Pnl.String(), Invested: res.Invested.String()},
 		Data: res.Pairs, Unit: res.Unit, PerQuote: res.PerQuote, Unconverted: res.Unconverted, UnconvertedFees: res.UnconvertedFees})
+	return nil
 }
 
 // handlePnlTotal answers GET pnl/total?key= with projections.PairTotal: the
 // pair's all-time realized pnl, trade counts, fees, invested, unmatched
 // value, unrealized pnl, position, inventory cost, ABP, method and unit.
-func (s *Server) handlePnlTotal(w http.ResponseWriter, r *http.Request) {
-	l, err := s.pnlReader()
-	if err != nil {
-		Error(w, r, err)
-		return
-	}
+func (h *pnlHandler) handlePnlTotal(w http.ResponseWriter, r *http.Request) error {
+	l := h.reader
 	key, err := queryKey(r.URL.Query(), "key")
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	t, err := l.Total(key)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, t)
+	return nil
 }

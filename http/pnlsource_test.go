@@ -52,15 +52,7 @@ func pnlFixture(ts *testServer) {
 // with --read-from clickhouse, and compares the bodies of every PNL route
 // and assets/total.
 func TestPnlRoutesFromClickHouse(t *testing.T) {
-	base := os.Getenv("TRADELEDGER_TEST_CLICKHOUSE")
-	if base == "" {
-		t.Skip("TRADELEDGER_TEST_CLICKHOUSE is not set: skipping the ClickHouse test (.ci/clickhouse.sh start sets it)")
-	}
-	opts, _, err := clickhouse.ParseURL(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := fmt.Sprintf("clickhouse://%s/tltest_http_%d", opts.Addr[0], time.Now().UnixNano()%1e9)
+	url := testClickHouseURL(t, "tltest_http")
 	serve := func(fromClickHouse bool) *testServer {
 		return newTestServer(t, func(ts *testServer) {
 			pnlFixture(ts)
@@ -84,7 +76,6 @@ func TestPnlRoutesFromClickHouse(t *testing.T) {
 		})
 	}
 	mem, chs := serve(false), serve(true)
-	t.Cleanup(func() { dropDatabase(url) })
 	start, end := testEpoch.Add(-9*24*time.Hour).UnixMilli(), testEpoch.UnixMilli()
 	for i, c := range []struct {
 		method, path string
@@ -115,6 +106,24 @@ func TestPnlRoutesFromClickHouse(t *testing.T) {
 			}
 		}
 	}
+}
+
+// testClickHouseURL returns TRADELEDGER_TEST_CLICKHOUSE's server with a
+// new database named from prefix, dropped when the test ends, or skips the
+// test saying why.
+func testClickHouseURL(t *testing.T, prefix string) string {
+	t.Helper()
+	base := os.Getenv("TRADELEDGER_TEST_CLICKHOUSE")
+	if base == "" {
+		t.Skip("TRADELEDGER_TEST_CLICKHOUSE is not set: skipping the ClickHouse test (.ci/clickhouse.sh start sets it)")
+	}
+	opts, _, err := clickhouse.ParseURL(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := fmt.Sprintf("clickhouse://%s/%s_%d", opts.Addr[0], prefix, time.Now().UnixNano()%1e9)
+	t.Cleanup(func() { dropDatabase(url) })
+	return url
 }
 
 func dropDatabase(url string) {

@@ -50,7 +50,10 @@ type TransparencyLog interface {
 	WriteOrderBundle(ctx context.Context, id int64, w io.Writer) error
 }
 
-// registerProofRoutes serves the proofs for third parties (read scope):
+// tlogHandler serves the transparency log from a TransparencyLog (503
+// without one), with the witnesses' report (witnesses.go) when there is
+// one: the proofs for third parties under /api/v1 (read scope, this
+// file), and the tree's tiles for mirrors under /tlog (tlog.go):
 //
 //	GET /api/v1/audit/checkpoint          the last signed checkpoint, text/plain, exact bytes
 //	                                      (Accept: application/json: with its size, root, time and key)
@@ -60,21 +63,31 @@ type TransparencyLog interface {
 //	GET /api/v1/audit/record              ?index=I: the event of record I, as audit/events shows it
 //	GET /api/v1/audit/proof/order         ?id=ID: the order's proof bundle
 //
-// They answer 503 until the tree covers the log (Tlog.Ready).
-func (s *Server) registerProofRoutes(r *mux.Router) {
-	r.HandleFunc("/audit/checkpoint", s.handleCheckpoint).Methods("GET")
-	r.HandleFunc("/audit/checkpoint/key", s.handleCheckpointKey).Methods("GET")
-	r.HandleFunc("/audit/proof/inclusion", s.handleInclusionProof).Methods("GET")
-	r.HandleFunc("/audit/proof/consistency", s.handleConsistencyProof).Methods("GET")
-	r.HandleFunc("/audit/record", s.handleRecord).Methods("GET")
-	r.HandleFunc("/audit/proof/order", s.handleOrderProof).Methods("GET")
+// They answer 503 until the tree covers the log (Ready).
+type tlogHandler struct {
+	tlog TransparencyLog
+	// witnesses, when set, reports the witnesses (Server.Witnesses).
+	witnesses func() WitnessReport
 }
 
-func (s *Server) tlogReady() error {
-	if s.Tlog == nil {
-		return domain.Errorf(domain.EUNAVAILABLE, "the transparency log is not configured")
+func (h *tlogHandler) registerProofs(r *mux.Router) {
+	r.Handle("/audit/checkpoint", handlerFunc(h.handleCheckpoint)).Methods("GET")
+	r.Handle("/audit/checkpoint/key", handlerFunc(h.handleCheckpointKey)).Methods("GET")
+	r.Handle("/audit/proof/inclusion", requires(h.ready, h.handleInclusionProof)).Methods("GET")
+	r.Handle("/audit/proof/consistency", requires(h.ready, h.handleConsistencyProof)).Methods("GET")
+	r.Handle("/audit/record", requires(h.ready, h.handleRecord)).Methods("GET")
+	r.Handle("/audit/proof/order", requires(h.ready, h.handleOrderProof)).Methods("GET")
+}
+
+// errNoTlog is the answer of the transparency log's routes on a server
+// without one.
+var errNoTlog = domain.Errorf(domain.EUNAVAILABLE, "the transparency log is not configured")
+
+func (h *tlogHandler) ready() error {
+	if h.tlog == nil {
+		return errNoTlog
 	}
-	return s.Tlog.Ready()
+	return h.tlog.Ready()
 }
 
 // checkpointStatus is audit/checkpoint as JSON: whether the tree covers
@@ -104,37 +117,35 @@ type checkpointInfo struct {
 // bytes as text/plain (404 before the first, 503 while the tree is being
 // built), or, for a client that accepts JSON and not plain text, a
 // checkpointStatus, always 200 (a dashboard shows what there is).
-func (s *Server) handleCheckpoint(w http.ResponseWriter, r *http.Request) {
-	if s.Tlog == nil {
-		Error(w, r, domain.Errorf(domain.EUNAVAILABLE, "the transparency log is not configured"))
-		return
+func (h *tlogHandler) handleCheckpoint(w http.ResponseWriter, r *http.Request) error {
+	if h.tlog == nil {
+		return errNoTlog
 	}
-	ready := s.Tlog.Ready()
-	c, ok := s.Tlog.Latest()
+	ready := h.tlog.Ready()
+	c, ok := h.tlog.Latest()
 	if wantsJSON(r) {
-		st := checkpointStatus{Ready: ready == nil, Key: s.Tlog.VerifierKey()}
+		st := checkpointStatus{Ready: ready == nil, Key: h.tlog.VerifierKey()}
 		if ready != nil {
 			st.Message = domain.ErrorMessage(ready)
 		}
-		if s.Witnesses != nil {
-			rep := s.witnessReport()
+		if h.witnesses != nil {
+			rep := witnessReport(h.witnesses)
 			st.Witnesses = &rep
 		}
 		if ok {
-			st.Checkpoint = &checkpointInfo{Origin: c.Origin, Size: c.Size, Root: c.Root, Time: s.Tlog.LatestTime().UnixMilli(), Note: c.Note}
+			st.Checkpoint = &checkpointInfo{Origin: c.Origin, Size: c.Size, Root: c.Root, Time: h.tlog.LatestTime().UnixMilli(), Note: c.Note}
 		}
 		writeJSON(w, http.StatusOK, st)
-		return
+		return nil
 	}
 	if ready != nil {
-		Error(w, r, ready)
-		return
+		return ready
 	}
 	if !ok {
-		Error(w, r, domain.Errorf(domain.ENOTFOUND, "no checkpoint signed yet"))
-		return
+		return domain.Errorf(domain.ENOTFOUND, "no checkpoint signed yet")
 	}
 	writeText(w, c.Note)
+	return nil
 }
 
 // wantsJSON reports whether r's Accept names application/json and not
@@ -146,12 +157,12 @@ func wantsJSON(r *http.Request) bool {
 
 // handleCheckpointKey answers the verifier key (note format, a newline
 // after it). It is served while the tree is being built.
-func (s *Server) handleCheckpointKey(w http.ResponseWriter, r *http.Request) {
-	if s.Tlog == nil {
-		Error(w, r, domain.Errorf(domain.EUNAVAILABLE, "the transparency log is not configured"))
-		return
+func (h *tlogHandler) handleCheckpointKey(w http.ResponseWriter, r *http.Request) error {
+	if h.tlog == nil {
+		return errNoTlog
 	}
-	writeText(w, s.Tlog.VerifierKey()+"\n")
+	writeText(w, h.tlog.VerifierKey()+"\n")
+	return nil
 }
 
 // queryTwo reads the required non-negative integer parameters a and b.
@@ -175,22 +186,17 @@ type inclusionResponse struct {
 	Proof      []tlog.Hash `json:"proof"`
 }
 
-func (s *Server) handleInclusionProof(w http.ResponseWriter, r *http.Request) {
-	if err := s.tlogReady(); err != nil {
-		Error(w, r, err)
-		return
-	}
+func (h *tlogHandler) handleInclusionProof(w http.ResponseWriter, r *http.Request) error {
 	index, size, err := queryTwo(r, "index", "size")
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
-	leaf, proof, err := s.Tlog.ProveInclusion(r.Context(), index, size)
+	leaf, proof, err := h.tlog.ProveInclusion(r.Context(), index, size)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, inclusionResponse{Index: index, Size: size, RecordHash: leaf, Proof: proof})
+	return nil
 }
 
 // consistencyResponse proves the tree of from records a prefix of the
@@ -201,65 +207,50 @@ type consistencyResponse struct {
 	Proof []tlog.Hash `json:"proof"`
 }
 
-func (s *Server) handleConsistencyProof(w http.ResponseWriter, r *http.Request) {
-	if err := s.tlogReady(); err != nil {
-		Error(w, r, err)
-		return
-	}
+func (h *tlogHandler) handleConsistencyProof(w http.ResponseWriter, r *http.Request) error {
 	from, to, err := queryTwo(r, "from", "to")
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
-	proof, err := s.Tlog.ProveConsistency(r.Context(), from, to)
+	proof, err := h.tlog.ProveConsistency(r.Context(), from, to)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, consistencyResponse{From: from, To: to, Proof: proof})
+	return nil
 }
 
 // handleRecord answers the event of record index as audit/events shows
 // it (secrets masked: a redacted event's hash no longer matches its
 // shown data, by design).
-func (s *Server) handleRecord(w http.ResponseWriter, r *http.Request) {
-	if err := s.tlogReady(); err != nil {
-		Error(w, r, err)
-		return
-	}
+func (h *tlogHandler) handleRecord(w http.ResponseWriter, r *http.Request) error {
 	index, err := queryInt64(r.URL.Query(), "index", 0, maxInt)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
-	e, err := s.Tlog.Record(r.Context(), index)
+	e, err := h.tlog.Record(r.Context(), index)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, redact(e))
+	return nil
 }
 
 // handleOrderProof answers the proof bundle of order id: every event of
 // the order with its inclusion proof, and the signed checkpoint they are
 // proven against (`tradeledger verify-proof` checks it). When no
 // checkpoint covers the order's last event yet, one is issued first.
-func (s *Server) handleOrderProof(w http.ResponseWriter, r *http.Request) {
-	if err := s.tlogReady(); err != nil {
-		Error(w, r, err)
-		return
-	}
+func (h *tlogHandler) handleOrderProof(w http.ResponseWriter, r *http.Request) error {
 	v := r.URL.Query().Get("id")
 	id, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || id <= 0 {
-		Error(w, r, domain.Errorf(domain.EINVALID, "id must be an order id (a positive integer), not %q", v))
-		return
+		return domain.Errorf(domain.EINVALID, "id must be an order id (a positive integer), not %q", v)
 	}
 	var buf bytes.Buffer
-	if err := s.Tlog.WriteOrderBundle(r.Context(), id, &buf); err != nil {
-		Error(w, r, err)
-		return
+	if err := h.tlog.WriteOrderBundle(r.Context(), id, &buf); err != nil {
+		return err
 	}
 	w.Header().Set("Content-Disposition", `attachment; filename="order-`+strconv.FormatInt(id, 10)+`.proof.json"`)
 	writeBody(w, http.StatusOK, buf.Bytes())
+	return nil
 }

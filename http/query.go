@@ -18,7 +18,7 @@ var multiValued = map[string]bool{"keys[]": true, "keys": true, "type": true, "s
 // ?method=fifo&method=lifo): a handler reads one value, and which one
 // would be a guess the client cannot see.
 func (s *Server) singleValuedQuery(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return handlerFunc(func(w http.ResponseWriter, r *http.Request) error {
 		if r.URL.RawQuery != "" {
 			q := r.URL.Query()
 			names := make([]string, 0, len(q))
@@ -29,10 +29,10 @@ func (s *Server) singleValuedQuery(next http.Handler) http.Handler {
 			}
 			if len(names) > 0 {
 				sort.Strings(names)
-				Error(w, r, domain.Errorf(domain.EINVALID, "query parameter %q is given %d times; it takes one value", names[0], len(q[names[0]])))
-				return
+				return domain.Errorf(domain.EINVALID, "query parameter %q is given %d times; it takes one value", names[0], len(q[names[0]]))
 			}
 		}
 		next.ServeHTTP(w, r)
+		return nil
 	})
 }

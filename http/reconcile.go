@@ -43,11 +43,24 @@ type Reconciler interface {
 	Discrepancies() []domain.BalanceDiscrepancy
 }
 
-func (s *Server) registerReconcileRoutes(r *mux.Router) {
-	r.HandleFunc("/reconciliation", s.handleReconciliation).Methods("GET")
-	r.HandleFunc("/reconciliation/accounts", s.handleReconciledAccounts).Methods("GET")
-	r.HandleFunc("/reconciliation/activity", s.handleAccountActivity).Methods("GET")
+// reconcileHandler serves the reconciliation routes from a Reconciler (503
+// without one), checking the exchange named against the configuration in
+// force when there is one, and reading asOf with the past reads' rules.
+type reconcileHandler struct {
+	reconciler Reconciler
+	exchanges  CurrentConfig
+	past       pastReads
 }
+
+func (h *reconcileHandler) register(r *mux.Router) {
+	r.Handle("/reconciliation", handlerFunc(h.handleReconciliation)).Methods("GET")
+	r.Handle("/reconciliation/accounts", handlerFunc(h.handleReconciledAccounts)).Methods("GET")
+	r.Handle("/reconciliation/activity", handlerFunc(h.handleAccountActivity)).Methods("GET")
+}
+
+// errNoReconciler is the answer of the reconciliation routes on a server
+// without a Reconciler.
+var errNoReconciler = domain.Errorf(domain.EUNAVAILABLE, "reconciliation is not configured")
 
 // DefaultReconcileWindow is the window of a reconciliation without from.
 const DefaultReconcileWindow = 24 * time.Hour
@@ -57,13 +70,13 @@ const DefaultReconcileWindow = 24 * time.Hour
 // a date in UTC, RFC 3339 or ms; to exclusive, a date its day's end),
 // fromDefault and toDefault when not given (toDefault 0: now, as the
 // caller takes it). A bad one is EINVALID naming it.
-func (s *Server) accountWindow(q url.Values, fromDefault, toDefault int64) (exchange string, from, to int64, err error) {
+func (h *reconcileHandler) accountWindow(q url.Values, fromDefault, toDefault int64) (exchange string, from, to int64, err error) {
 	exchange = q.Get("exchange")
 	if exchange == "" {
 		return "", 0, 0, domain.Errorf(domain.EINVALID, "exchange: required (an exchange of config.exchanges)")
 	}
-	if s.Config != nil {
-		if _, ok := s.Config.Current().Exchange(exchange); !ok {
+	if h.exchanges != nil {
+		if _, ok := h.exchanges.Current().Exchange(exchange); !ok {
 			return "", 0, 0, domain.Errorf(domain.EINVALID, "exchange: %.40q is not in config.exchanges", exchange)
 		}
 	}
@@ -84,41 +97,38 @@ func (s *Server) accountWindow(q url.Values, fromDefault, toDefault int64) (exch
 	return exchange, from, to, nil
 }
 
-func (s *Server) handleReconciliation(w http.ResponseWriter, r *http.Request) {
+func (h *reconcileHandler) handleReconciliation(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	past, err := s.queryAsOf(q)
+	past, err := h.past.query(q)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
-	now := s.Clock.Now().UnixMilli()
+	now := h.past.clock.Now().UnixMilli()
 	if past.past {
 		now = past.asOf
 	}
-	exchange, from, to, err := s.accountWindow(q, now-DefaultReconcileWindow.Milliseconds(), 0)
+	exchange, from, to, err := h.accountWindow(q, now-DefaultReconcileWindow.Milliseconds(), 0)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
-	if s.Reconciler == nil {
-		Error(w, r, domain.Errorf(domain.EUNAVAILABLE, "reconciliation is not configured"))
-		return
+	if h.reconciler == nil {
+		return errNoReconciler
 	}
 	var rec domain.Reconciliation
 	if past.past {
-		rec, err = s.Reconciler.ReconcileAsOf(r.Context(), exchange, from, to, past.asOf)
+		rec, err = h.reconciler.ReconcileAsOf(r.Context(), exchange, from, to, past.asOf)
 		markAsOf(w, past)
 	} else {
-		rec, err = s.Reconciler.Reconcile(r.Context(), exchange, from, to)
+		rec, err = h.reconciler.Reconcile(r.Context(), exchange, from, to)
 	}
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	if rec.Assets == nil {
 		rec.Assets = []domain.AssetReconciliation{}
 	}
 	writeJSON(w, http.StatusOK, rec)
+	return nil
 }
 
 // reconciledAccount is one account of reconciliation/accounts.
@@ -158,15 +168,14 @@ func rfc3339(ms int64) string {
 	return time.UnixMilli(ms).UTC().Format(time.RFC3339)
 }
 
-func (s *Server) handleReconciledAccounts(w http.ResponseWriter, r *http.Request) {
-	if s.Reconciler == nil {
-		Error(w, r, domain.Errorf(domain.EUNAVAILABLE, "reconciliation is not configured"))
-		return
+func (h *reconcileHandler) handleReconciledAccounts(w http.ResponseWriter, r *http.Request) error {
+	if h.reconciler == nil {
+		return errNoReconciler
 	}
 	out := struct {
 		Accounts []reconciledAccount `json:"accounts"`
 	}{Accounts: []reconciledAccount{}}
-	for _, v := range s.Reconciler.Accounts() {
+	for _, v := range h.reconciler.Accounts() {
 		a := reconciledAccount{Exchange: v.Exchange, OpenedAt: rfc3339(v.Opening.Time), ReportedAt: rfc3339(v.ObservedAt), Status: domain.ReconciledOK,
 			Assets: []reconciledAsset{}, Synced: []reconciledHistoryRead{}}
 		rows, differs := domain.CompareBalances(v.Implied, v.Observed)
@@ -194,6 +203,7 @@ func (s *Server) handleReconciledAccounts(w http.ResponseWriter, r *http.Request
 		out.Accounts = append(out.Accounts, a)
 	}
 	writeJSON(w, http.StatusOK, out)
+	return nil
 }
 
 // DefaultActivityWindow is the window of reconciliation/activity without
@@ -216,29 +226,25 @@ type accountFact struct {
 // GET reconciliation/activity?exchange=NAME[&from=&to=&limit=], newest
 // first, external trades marked (external: true), each transfer once with
 // its last status; more says the window holds more than limit facts.
-func (s *Server) handleAccountActivity(w http.ResponseWriter, r *http.Request) {
+func (h *reconcileHandler) handleAccountActivity(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	now := s.Clock.Now().UnixMilli()
-	exchange, from, to, err := s.accountWindow(q, now-DefaultActivityWindow.Milliseconds(), now+1)
+	now := h.past.clock.Now().UnixMilli()
+	exchange, from, to, err := h.accountWindow(q, now-DefaultActivityWindow.Milliseconds(), now+1)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	limit := int64(DefaultActivityLimit)
 	if q.Get("limit") != "" {
 		if limit, err = queryInt64(q, "limit", 1, MaxActivityLimit); err != nil {
-			Error(w, r, err)
-			return
+			return err
 		}
 	}
-	if s.Reconciler == nil {
-		Error(w, r, domain.Errorf(domain.EUNAVAILABLE, "reconciliation is not configured"))
-		return
+	if h.reconciler == nil {
+		return errNoReconciler
 	}
-	facts, more, err := s.Reconciler.Activity(r.Context(), exchange, from, to, int(limit))
+	facts, more, err := h.reconciler.Activity(r.Context(), exchange, from, to, int(limit))
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	out := struct {
 		Exchange string        `json:"exchange"`
@@ -252,15 +258,16 @@ func (s *Server) handleAccountActivity(w http.ResponseWriter, r *http.Request) {
 		out.Facts = append(out.Facts, accountFact{AccountFact: f, At: time.UnixMilli(f.Time).UTC().Format(time.RFC3339Nano)})
 	}
 	writeJSON(w, http.StatusOK, out)
+	return nil
 }
 
-// discrepancyReason says what /healthz adds for the open discrepancies
-// ("" when none).
-func (s *Server) discrepancyReason() string {
-	if s.Reconciler == nil {
+// discrepancyReason says what /healthz adds for rec's open discrepancies
+// ("" when none, or without rec).
+func discrepancyReason(rec Reconciler) string {
+	if rec == nil {
 		return ""
 	}
-	ds := s.Reconciler.Discrepancies()
+	ds := rec.Discrepancies()
 	if len(ds) == 0 {
 		return ""
 	}

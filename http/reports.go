@@ -13,7 +13,9 @@ import (
 	"github.com/tradeledger/tradeledger/projections"
 )
 
-// Reports for an accountant (domain/books): the realized gains, each
+// booksHandler serves the reports and the exports (export.go) for an
+// accountant (domain/books) from a BooksReader (the Ledger; 503 without
+// one), or as of a past time from the past states: the realized gains, each
 // disposal with the lots it consumed, and the period statement, computed
 // from the Ledger's fills (live, or as of asOf) under any lot matching
 // method. Parameters, all optional:
@@ -36,9 +38,24 @@ import (
 // and for the realized report holdingPeriodDays (default 365), page (from
 // 0) and pageSize (default 100, at most 1000) of its disposals, or
 // format=csv for all of them as the realized CSV (export.go).
-func (s *Server) registerReportRoutes(r *mux.Router) {
-	r.HandleFunc("/reports/realized", s.handleRealized).Methods("GET")
-	r.HandleFunc("/reports/statement", s.handleStatement).Methods("GET")
+type booksHandler struct {
+	books BooksReader
+	past  pastReads
+}
+
+func (h *booksHandler) register(r *mux.Router) {
+	r.Handle("/reports/realized", handlerFunc(h.handleRealized)).Methods("GET")
+	r.Handle("/reports/statement", handlerFunc(h.handleStatement)).Methods("GET")
+	h.registerExports(r)
+}
+
+// BooksReader is the Ledger as the books' source (projections.Ledger):
+// each pair's fills in trade-time order, the rates recorded, and the
+// deployment's defaults of lot matching, reporting currency and cost basis
+// scope (bot.PNL_METHOD, bot.REPORTING_CURRENCY, bot.COST_BASIS_SCOPE).
+type BooksReader interface {
+	books.Source
+	BookDefaults() (method domain.PnlMethod, currency string, scope domain.CostBasisScope)
 }
 
 // DefaultReportPageSize is the realized report's page size when the
@@ -54,17 +71,17 @@ type booksRequest struct {
 
 // parseBooksRequest reads the parameters the reports and exports share
 // and resolves their source: the live Ledger, or the past state's.
-func (s *Server) parseBooksRequest(w http.ResponseWriter, r *http.Request) (*booksRequest, error) {
-	l, err := s.ledger()
-	if err != nil {
-		return nil, err
+func (h *booksHandler) parseBooksRequest(w http.ResponseWriter, r *http.Request) (*booksRequest, error) {
+	l := h.books
+	if l == nil {
+		return nil, errNoLedger
 	}
 	qv := r.URL.Query()
 	loc, err := queryZone(qv, false)
 	if err != nil {
 		return nil, err
 	}
-	asOf, err := s.queryAsOf(qv)
+	asOf, err := h.past.query(qv)
 	if err != nil {
 		return nil, err
 	}
@@ -113,11 +130,11 @@ func (s *Server) parseBooksRequest(w http.ResponseWriter, r *http.Request) (*boo
 		return nil, err
 	}
 	if asOf.past {
-		st, err := s.pastState(r, asOf, s.liveMethod())
+		src, err := h.past.books(r, asOf)
 		if err != nil {
 			return nil, err
 		}
-		req.src = st.Ledger
+		req.src = src
 		markAsOf(w, asOf)
 	}
 	return req, nil
@@ -170,56 +187,50 @@ func queryKeyList(q url.Values) ([]string, error) {
 
 // handleRealized answers GET reports/realized: books.Realized (totals and
 // a page of disposals), or with format=csv the whole report as CSV.
-func (s *Server) handleRealized(w http.ResponseWriter, r *http.Request) {
+func (h *booksHandler) handleRealized(w http.ResponseWriter, r *http.Request) error {
 	qv := r.URL.Query()
 	switch f := qv.Get("format"); f {
 	case "", "json":
 	case "csv":
-		s.serveExport(w, r, books.FormatRealized)
-		return
+		return h.serveExport(w, r, books.FormatRealized)
 	default:
-		Error(w, r, domain.Errorf(domain.EINVALID, "format must be json or csv, not %q", f))
-		return
+		return domain.Errorf(domain.EINVALID, "format must be json or csv, not %q", f)
 	}
-	req, err := s.parseBooksRequest(w, r)
+	req, err := h.parseBooksRequest(w, r)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	page, size := int64(0), int64(DefaultReportPageSize)
 	if qv.Get("page") != "" {
 		if page, err = queryInt64(qv, "page", 0, 1<<31); err != nil {
-			Error(w, r, err)
-			return
+			return err
 		}
 	}
 	if qv.Get("pageSize") != "" {
 		if size, err = queryInt64(qv, "pageSize", 0, projections.MaxPageSize); err != nil {
-			Error(w, r, err)
-			return
+			return err
 		}
 	}
 	rep, err := books.RealizedReport(req.src, req.q, int(page), int(size))
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, rep)
+	return nil
 }
 
 // handleStatement answers GET reports/statement: books.Statement.
-func (s *Server) handleStatement(w http.ResponseWriter, r *http.Request) {
-	req, err := s.parseBooksRequest(w, r)
+func (h *booksHandler) handleStatement(w http.ResponseWriter, r *http.Request) error {
+	req, err := h.parseBooksRequest(w, r)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	st, err := books.StatementReport(req.src, req.q)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, st)
+	return nil
 }
 
 // exportName names the file of export f for req: tradeledger-<format>-

@@ -28,8 +28,8 @@ func bkAt(day, hh int) time.Time { return time.Date(2024, 1, 10+day, hh, 0, 0, 0
 //
 // #5: FIFO takes #1 + 1 of #2 (40): gain 29.8; LOFO #1 + #3 (30): 39.8;
 // LIFO #4 + #3 (60): 9.8.
-func newBooksServer(t *testing.T, withStates bool) *testServer {
-	return newTestServer(t, func(ts *testServer) {
+func newBooksServer(t *testing.T, withStates bool, more ...func(ts *testServer)) *testServer {
+	return newTestServer(t, append([]func(ts *testServer){func(ts *testServer) {
 		l := projections.NewLedger(domain.LOFO)
 		ts.Runner.Register(l)
 		ts.Server.Ledger = l
@@ -61,7 +61,7 @@ func newBooksServer(t *testing.T, withStates bool) *testServer {
 		order(5, domain.Sell, "2", "35", "0.2", bkAt(2, 10))
 		balance("170", bkAt(3, 0))
 		ts.Clock.Set(bkAt(5, 0))
-	})
+	}}, more...)...)
 }
 
 // jdoc is a JSON answer read with exact numbers; at reads a value by a

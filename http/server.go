@@ -1,7 +1,3 @@
-// Package http serves the control API with gorilla/mux: one file per
-// resource group, each starting with its registerXRoutes. Handlers read the
-// projections (the read side) and call the command side through interfaces
-// and the event store; they never touch an adapter directly.
 package http
 
 import (
@@ -20,7 +16,6 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/eventstore"
-	"github.com/tradeledger/tradeledger/projections"
 )
 
 // Defaults for Server settings.
@@ -41,8 +36,10 @@ const (
 	DefaultMaxConns = 512
 )
 
-// Server is the HTTP API. Fill its dependencies, then Open; Close shuts it
-// down gracefully.
+// Server is the HTTP API: the listeners, the router and its middleware.
+// Fill its settings and dependencies (the interfaces the resource files
+// declare; each resource's handler type reads only its part of them),
+// then Open; Close shuts it down gracefully.
 type Server struct {
 	// Logger receives one line per request and every internal error.
 	Logger *zap.Logger
@@ -52,7 +49,7 @@ type Server struct {
 	// (eventstore.Run).
 	Store domain.EventStore
 	// Runner feeds the projections; commands wait on it (read-your-writes).
-	Runner *projections.Runner
+	Runner ProjectionRunner
 	// MaxBodyBytes bounds request bodies (413 beyond).
 	MaxBodyBytes int64
 	// BodyTimeout bounds the time a request body takes to arrive after
@@ -79,19 +76,24 @@ type Server struct {
 	// Ledger (pnlsource.go): the ClickHouse reader with --read-from
 	// clickhouse.
 	Pnl PnlReader
-	// Ledger serves order history, PNL, asset history and chart marks
-	// (orders.go, pnl.go, assets.go, chart.go).
-	Ledger *projections.Ledger
+	// Ledger serves order history, PNL, asset history, chart marks, the
+	// books and the fills' pnl of orders/all, each route group reading
+	// its part (LedgerReader: orders.go, pnl.go, assets.go, chart.go,
+	// reports.go, orderlist.go).
+	Ledger LedgerReader
 	// OrderList picks the orders of orders/all (orderlist.go), which
 	// reads them from Store and their fills' pnl from Ledger.
-	OrderList *projections.OrderList
+	OrderList OrderIndex
 	// States, when set, serves reads as of a past time and under another
 	// lot matching method (asof.go): past states rebuilt from the log and
 	// kept within bounds.
-	States *projections.States
+	States PastStates
 	// Sink, when set, is the ClickHouse analytics sink: /healthz reports
 	// its lag (health.go).
 	Sink SinkStatus
+	// Fleet, when set, answers the fleet routes from the analytics store
+	// every instance writes to (fleet.go); unset, they answer 503.
+	Fleet FleetReader
 	// Connectors, when set, lists each exchange's connector for /healthz.
 	Connectors func() []ConnectorStatus
 	// Attention, when set, says which orders need attention (an exchange
@@ -112,7 +114,7 @@ type Server struct {
 	// the key of encrypted login passwords (auth routes).
 	Wallet func() string
 	// Passwords is the password read model: hash, generation (auth routes).
-	Passwords *projections.Password
+	Passwords PasswordReader
 	// Logins throttles failed logins per client address; nil means
 	// NewLoginLimiter's defaults, created when the routes are registered.
 	Logins *LoginLimiter
@@ -141,10 +143,11 @@ type Server struct {
 	// to (witnesses.go): audit/witnesses, audit/checkpoint's JSON and
 	// /healthz, degraded while one refuses a checkpoint as inconsistent.
 	Witnesses func() WitnessReport
-	// Config is the configuration read model (config, license, system).
-	Config *projections.Config
+	// Config is the configuration read model (config, license, system;
+	// the configuration in force for chart/data, reconciliation, paper).
+	Config ConfigReader
 	// Files is the read model of files and state files (file routes).
-	Files *projections.Files
+	Files FileStore
 	// Secrets encrypts exchange secrets before they reach the log
 	// (config/update, license/keys/edit).
 	Secrets *domain.SecretBox
@@ -171,7 +174,6 @@ type Server struct {
 
 	main, files     *http.Server
 	mainLn, filesLn net.Listener
-	overviews       bodyCache // recent pnl/overview bodies (pnl.go)
 	// streams runs the server's commands one at a time per stream
 	// (commands): concurrent writes to the configuration or a file wait
 	// for each other instead of losing version races.
@@ -286,50 +288,56 @@ func (s *Server) Close() error {
 
 // Handler returns the handler of the main listener: every route.
 func (s *Server) Handler() http.Handler {
+	h := s.resources()
 	r, api := s.newRouter()
-	r.HandleFunc("/healthz", s.handleHealth).Methods("GET")
-	s.registerOpsRoutes(r)
-	s.registerAuthRoutes(api)
-	s.registerDashboardRoutes(r)
-	s.registerSessionRoutes(api)
+	h.health.register(r)
+	h.ops.register(r, s.requireToken)
+	h.logins.registerAuth(api, s.requireToken)
+	h.dashboard.register(r)
+	h.logins.registerSession(api, s.requireToken)
 	protected := api.NewRoute().Subrouter()
 	protected.Use(s.requireToken, s.singleValuedQuery) // query.go
-	s.registerTimeRoutes(protected)
-	s.registerTradeRoutes(protected)
-	s.registerBalanceRoutes(protected)
-	s.registerPairRoutes(protected)
-	s.registerOrderRoutes(protected)
-	s.registerOrderListRoutes(protected)
-	s.registerPnlRoutes(protected)
-	s.registerReportRoutes(protected)
-	s.registerExportRoutes(protected)
-	s.registerAssetRoutes(protected)
-	s.registerChartRoutes(protected)
-	s.registerMarketRoutes(protected)
-	s.registerCoreMemoryRoutes(protected)
-	s.registerSystemRoutes(protected)
-	s.registerLicenseRoutes(protected)
-	s.registerConfigRoutes(protected)
-	s.registerFileRoutes(protected)
-	s.registerAuditRoutes(protected)
-	s.registerProofRoutes(protected)
-	s.registerReconcileRoutes(protected)
-	s.registerPaperRoutes(protected)
-	s.registerWitnessRoutes(protected)
-	s.registerTlogRoutes(r)
+	h.time.register(protected)
+	h.trade.register(protected)
+	h.balances.register(protected)
+	h.pairs.register(protected)
+	h.orders.register(protected)
+	h.orderList.register(protected)
+	h.pnl.register(protected)
+	h.books.register(protected)
+	h.assets.register(protected)
+	h.marks.register(protected)
+	h.market.register(protected)
+	h.coreMem.register(protected)
+	h.system.register(protected)
+	h.license.register(protected)
+	h.config.register(protected)
+	h.files.register(protected)
+	h.audit.register(protected)
+	h.tlog.registerProofs(protected)
+	h.reconcile.register(protected)
+	h.paper.register(protected)
+	h.witnesses.register(protected)
+	h.fleet.register(protected)
+	var tilesAuth mux.MiddlewareFunc
+	if !s.PublicTlog {
+		tilesAuth = s.requireToken
+	}
+	h.tlog.registerTiles(r, tilesAuth)
 	return s.withCORS(r) // cors.go
 }
 
 // FilesHandler returns the handler of the files listener: login,
 // configuration and files.
 func (s *Server) FilesHandler() http.Handler {
+	h := s.resources()
 	r, api := s.newRouter()
-	r.HandleFunc("/healthz", s.handleHealth).Methods("GET")
-	s.registerAuthRoutes(api)
+	r.Handle("/healthz", handlerFunc(h.health.handleHealth)).Methods("GET")
+	h.logins.registerAuth(api, s.requireToken)
 	protected := api.NewRoute().Subrouter()
 	protected.Use(s.requireToken, s.singleValuedQuery) // query.go
-	s.registerConfigRoutes(protected)
-	s.registerFileRoutes(protected)
+	h.config.register(protected)
+	h.files.register(protected)
 	return r
 }
 
@@ -340,7 +348,7 @@ func (s *Server) newRouter() (root, api *mux.Router) {
 	}
 	// mux calls these outside its middleware chain, so they get the basics
 	// (request id, recovery, log line) themselves.
-	root.NotFoundHandler = s.requestBasics(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	root.NotFoundHandler = s.requestBasics(handlerFunc(func(w http.ResponseWriter, r *http.Request) error {
 		// mux reports a wrong method as not found when a catch-all
 		// subrouter (the protected one) comes after the route, so ask
 		// the router whether another method would match.
@@ -349,9 +357,9 @@ func (s *Server) newRouter() (root, api *mux.Router) {
 				w.Header().Add("Allow", m)
 			}
 			methodNotAllowed(w, r)
-			return
+			return nil
 		}
-		Error(w, r, domain.Errorf(domain.ENOTFOUND, "no route for %s %s", r.Method, r.URL.Path))
+		return domain.Errorf(domain.ENOTFOUND, "no route for %s %s", r.Method, r.URL.Path)
 	}))
 	root.MethodNotAllowedHandler = s.requestBasics(http.HandlerFunc(methodNotAllowed))
 	root.Use(s.requestBasics)
@@ -502,18 +510,3 @@ func (w *statusWriter) Flush() {
 
 // Unwrap gives http.ResponseController the underlying writer.
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// commands returns the command path on the server's store, waiting on
-// its projections (read-your-writes), with the server's commands on one
-// stream run one at a time (eventstore.StreamLocks), or nil (EUNAVAILABLE
-// from eventstore.Run) when either is missing. The actor and correlation of
-// the events come from the request's context: requestBasics puts the
-// request id there, requireToken and the logins the subject.
-func (s *Server) commands() *eventstore.Commands {
-	if s.Store == nil || s.Runner == nil {
-		return nil
-	}
-	c := eventstore.NewCommands(s.Store, s.Runner)
-	c.Serial = &s.streams
-	return c
-}

@@ -35,12 +35,11 @@ const (
 	CSRFHeader    = "X-CSRF-Token"
 )
 
-func (s *Server) registerSessionRoutes(r *mux.Router) {
-	if s.Logins == nil {
-		s.Logins = NewLoginLimiter()
-	}
-	r.HandleFunc("/dashboard/login", s.handleDashboardLogin).Methods("POST")
-	r.Handle("/dashboard/logout", s.requireToken(http.HandlerFunc(s.handleDashboardLogout))).Methods("POST")
+// registerSession serves the dashboard's login (no token) and logout
+// (behind requireToken).
+func (h *loginHandler) registerSession(r *mux.Router, requireToken mux.MiddlewareFunc) {
+	r.Handle("/dashboard/login", handlerFunc(h.handleDashboardLogin)).Methods("POST")
+	r.Handle("/dashboard/logout", requireToken(handlerFunc(h.handleDashboardLogout))).Methods("POST")
 }
 
 type dashboardLoginResponse struct {
@@ -54,28 +53,29 @@ type dashboardLoginResponse struct {
 // the API login (handleLogin): 401 "invalid password" and LoginFailed on
 // any refusal, 429 with Retry-After when the address is locked out, and on
 // success LoginSucceeded and the two cookies.
-func (s *Server) handleDashboardLogin(w http.ResponseWriter, r *http.Request) {
+func (h *loginHandler) handleDashboardLogin(w http.ResponseWriter, r *http.Request) error {
 	if !sameOrigin(r) {
-		writeError(w, r, http.StatusForbidden, "cross-origin login refused")
-		return
+		return domain.Errorf(domain.EFORBIDDEN, "cross-origin login refused")
 	}
-	token, ok := s.passwordLogin(w, r, "dashboard login", checkPlainLogin)
-	if !ok {
-		return
+	token, err := h.passwordLogin(w, r, "dashboard login", checkPlainLogin)
+	if err != nil {
+		return err
 	}
-	ttl := s.Auth.TokenTTL
+	ttl := h.auth.TokenTTL
 	if ttl <= 0 {
 		ttl = DefaultTokenTTL
 	}
-	s.setSessionCookies(w, r, token, ttl)
-	writeJSON(w, http.StatusOK, dashboardLoginResponse{Status: "success", ExpiresAt: s.Clock.Now().Add(ttl).UnixMilli()})
+	setSessionCookies(w, r, h.auth.Secret, token, ttl)
+	writeJSON(w, http.StatusOK, dashboardLoginResponse{Status: "success", ExpiresAt: h.clock.Now().Add(ttl).UnixMilli()})
+	return nil
 }
 
 // handleDashboardLogout clears the cookies. The token itself stays valid
 // until it expires (tokens are stateless); a password change revokes it.
-func (s *Server) handleDashboardLogout(w http.ResponseWriter, r *http.Request) {
-	s.setSessionCookies(w, r, "", -1)
+func (h *loginHandler) handleDashboardLogout(w http.ResponseWriter, r *http.Request) error {
+	setSessionCookies(w, r, nil, "", -1)
 	writeJSON(w, http.StatusOK, dashboardLogoutResponse{Status: "success"})
+	return nil
 }
 
 type dashboardLogoutResponse struct {
@@ -83,12 +83,12 @@ type dashboardLogoutResponse struct {
 }
 
 // setSessionCookies sets (ttl > 0) or clears (ttl < 0) the session and CSRF
-// cookies.
-func (s *Server) setSessionCookies(w http.ResponseWriter, r *http.Request, token string, ttl time.Duration) {
+// cookies; the CSRF value is signed with secret (the token secret).
+func setSessionCookies(w http.ResponseWriter, r *http.Request, secret []byte, token string, ttl time.Duration) {
 	maxAge := int(ttl / time.Second)
 	csrf := ""
 	if ttl > 0 {
-		csrf = s.csrfToken(token)
+		csrf = csrfFor(secret, token)
 	} else {
 		maxAge = -1
 	}
@@ -99,9 +99,14 @@ func (s *Server) setSessionCookies(w http.ResponseWriter, r *http.Request, token
 		Secure: secure, SameSite: http.SameSiteStrictMode})
 }
 
-// csrfToken is the CSRF value that goes with a session token.
-func (s *Server) csrfToken(session string) string {
-	m := hmac.New(sha256.New, s.Auth.Secret)
+// csrfToken is the CSRF value that goes with a session token of this
+// server's Authenticator.
+func (s *Server) csrfToken(session string) string { return csrfFor(s.Auth.Secret, session) }
+
+// csrfFor is the CSRF value that goes with a session token signed with
+// secret: an HMAC of the session under it.
+func csrfFor(secret []byte, session string) string {
+	m := hmac.New(sha256.New, secret)
 	m.Write([]byte("tradeledger csrf\x00"))
 	m.Write([]byte(session))
 	return hex.EncodeToString(m.Sum(nil))
@@ -111,26 +116,24 @@ func (s *Server) csrfToken(session string) string {
 // cookie instead of an Authorization header: the cookie's token is checked
 // like a bearer token, and a request that may change something (any method
 // but GET, HEAD, OPTIONS) must also pass the CSRF check, or gets 403.
-func (s *Server) sessionAuth(w http.ResponseWriter, r *http.Request, next http.Handler, token string) {
+func (s *Server) sessionAuth(w http.ResponseWriter, r *http.Request, next http.Handler, token string) error {
 	sub, err := s.Auth.Verify(token)
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	switch r.Method {
 	case http.MethodGet, http.MethodHead, http.MethodOptions:
 	default:
 		got := r.Header.Get(CSRFHeader)
 		if got == "" || !hmac.Equal([]byte(got), []byte(s.csrfToken(token))) {
-			writeError(w, r, http.StatusForbidden, "missing or wrong "+CSRFHeader+" header (a cookie-authenticated write needs the value of the "+CSRFCookie+" cookie)")
-			return
+			return domain.Errorf(domain.EFORBIDDEN, "missing or wrong "+CSRFHeader+" header (a cookie-authenticated write needs the value of the "+CSRFCookie+" cookie)")
 		}
 		if !sameOrigin(r) {
-			writeError(w, r, http.StatusForbidden, "cross-origin request refused")
-			return
+			return domain.Errorf(domain.EFORBIDDEN, "cross-origin request refused")
 		}
 	}
 	next.ServeHTTP(w, withScope(withSubject(r, sub), domain.ScopeAdmin))
+	return nil
 }
 
 // sameOrigin reports whether r's Origin header, when there is one, names

@@ -68,7 +68,7 @@ func (a *Audit) acquireStream(key [32]byte) (release func(), err error) {
 // consumer pins that much, not the log. Near the head it follows a
 // subscription, and goes back to pages whenever it falls
 // streamPageEvents behind.
-func (a *Audit) follow(ctx context.Context, store domain.EventStore, from uint64, filter eventFilter, out chan<- domain.Event) error {
+func (a *Audit) follow(ctx context.Context, store LogReader, from uint64, filter eventFilter, out chan<- domain.Event) error {
 	budget := a.StreamBufferBytes
 	if budget <= 0 {
 		budget = DefaultStreamBufferBytes
@@ -123,7 +123,7 @@ func (a *Audit) follow(ctx context.Context, store domain.EventStore, from uint64
 // streamPageEvents behind the head (then it returns the next position to
 // read, for paging), ctx ends or the subscription fails. Checking the lag
 // before each Next keeps the subscription's own read batch about that small.
-func followLive(ctx context.Context, store domain.EventStore, from uint64, filter eventFilter, out chan<- domain.Event) (uint64, error) {
+func followLive(ctx context.Context, store LogReader, from uint64, filter eventFilter, out chan<- domain.Event) (uint64, error) {
 	sub := store.Subscribe(ctx, from)
 	defer sub.Close()
 	for {

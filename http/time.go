@@ -4,10 +4,17 @@ import (
 	"net/http"
 
 	"github.com/gorilla/mux"
+
+	"github.com/tradeledger/tradeledger/domain"
 )
 
-func (s *Server) registerTimeRoutes(r *mux.Router) {
-	r.HandleFunc("/time", s.handleTime).Methods("GET")
+// timeHandler serves GET /api/v1/time from the server's clock.
+type timeHandler struct {
+	clock domain.Clock
+}
+
+func (h *timeHandler) register(r *mux.Router) {
+	r.Handle("/time", handlerFunc(h.handleTime)).Methods("GET")
 }
 
 type timeResponse struct {
@@ -15,6 +22,7 @@ type timeResponse struct {
 }
 
 // handleTime answers GET /api/v1/time with the server's clock in ms.
-func (s *Server) handleTime(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, timeResponse{ServerTime: s.Clock.Now().UnixMilli()})
+func (h *timeHandler) handleTime(w http.ResponseWriter, r *http.Request) error {
+	writeJSON(w, http.StatusOK, timeResponse{ServerTime: h.clock.Now().UnixMilli()})
+	return nil
 }

@@ -9,7 +9,7 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 )
 
-// registerTlogRoutes serves the Merkle tree as the Go checksum database
+// registerTiles serves the Merkle tree as the Go checksum database
 // serves its own, so that a mirror copies and checks it with
 // golang.org/x/mod/sumdb/tlog alone (TileHashReader against a checkpoint),
 // and as c2sp.org/tlog-tiles lays it out (prefix /tlog), record data
@@ -22,53 +22,49 @@ import (
 //	GET /tlog/tile/entries/N[.p/W]  an entry bundle: each record's data (the event's
 //	                                chain hash) after its big-endian uint16 length
 //
-// They need a read token, unless PublicTlog.
-func (s *Server) registerTlogRoutes(root *mux.Router) {
+// They need a read token when requireToken is given (not PublicTlog).
+func (h *tlogHandler) registerTiles(root *mux.Router, requireToken mux.MiddlewareFunc) {
 	r := root.PathPrefix("/tlog").Subrouter()
-	if !s.PublicTlog {
-		r.Use(s.requireToken)
+	if requireToken != nil {
+		r.Use(requireToken)
 	}
-	r.HandleFunc("/checkpoint", s.handleTlogCheckpoint).Methods("GET")
-	r.HandleFunc("/tile/{tile:.+}", s.handleTile).Methods("GET")
+	r.Handle("/checkpoint", handlerFunc(h.handleTlogCheckpoint)).Methods("GET")
+	r.Handle("/tile/{tile:.+}", requires(h.ready, h.handleTile)).Methods("GET")
 }
 
 // handleTlogCheckpoint is audit/checkpoint's plain text.
-func (s *Server) handleTlogCheckpoint(w http.ResponseWriter, r *http.Request) {
+func (h *tlogHandler) handleTlogCheckpoint(w http.ResponseWriter, r *http.Request) error {
 	r.Header.Del("Accept")
 	w.Header().Set("Cache-Control", "no-cache") // it changes (c2sp.org/tlog-tiles: no caching beyond seconds)
-	s.handleCheckpoint(w, r)
+	return h.handleCheckpoint(w, r)
 }
 
 // handleTile answers a tile's bytes (application/octet-stream). A full
 // tile never changes: it may be cached for good; a partial one grows.
-func (s *Server) handleTile(w http.ResponseWriter, r *http.Request) {
-	if err := s.tlogReady(); err != nil {
-		Error(w, r, err)
-		return
-	}
+func (h *tlogHandler) handleTile(w http.ResponseWriter, r *http.Request) error {
 	rest := mux.Vars(r)["tile"]
 	var b []byte
 	var err error
 	full := false
 	if t, perr := tlog.ParseTilePath("tile/" + rest); perr == nil {
-		b, err = s.Tlog.Tile(r.Context(), "tile/"+rest) // the Go checksum database's layout
+		b, err = h.tlog.Tile(r.Context(), "tile/"+rest) // the Go checksum database's layout
 		full = t.W == 1<<uint(t.H)
 	} else {
-		b, err = s.Tlog.TilesTile(r.Context(), rest) // c2sp.org/tlog-tiles
+		b, err = h.tlog.TilesTile(r.Context(), rest) // c2sp.org/tlog-tiles
 		full = !strings.Contains(rest, ".p/")
 	}
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
-	h := w.Header()
-	h.Set("Content-Type", "application/octet-stream")
-	h.Set("Content-Length", strconv.Itoa(len(b)))
+	hd := w.Header()
+	hd.Set("Content-Type", "application/octet-stream")
+	hd.Set("Content-Length", strconv.Itoa(len(b)))
 	if full {
-		h.Set("Cache-Control", "public, max-age=31536000, immutable")
+		hd.Set("Cache-Control", "public, max-age=31536000, immutable")
 	} else {
-		h.Set("Cache-Control", "no-cache")
+		hd.Set("Cache-Control", "no-cache")
 	}
 	w.WriteHeader(http.StatusOK)
 	w.Write(b)
+	return nil
 }

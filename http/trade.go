@@ -16,11 +16,12 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 )
 
-// Trader is the command side of trading (exchange/engine.Trader). Every
-// method returns once its events are durable and applied by the
-// projections. Errors carry domain codes: EINVALID (bad field, refused
-// order, precondition), ENOTFOUND, ECONFLICT, EUNAVAILABLE.
-type Trader interface {
+// OrderPlacer is the command side of trading, what the trade routes send
+// (exchange/engine.Trader). Every method returns once its events are
+// durable and applied by the projections. Errors carry domain codes:
+// EINVALID (bad field, refused order, precondition), ENOTFOUND,
+// ECONFLICT, EUNAVAILABLE.
+type OrderPlacer interface {
 	// Submit places a limit, market, stop-limit or trailing-stop order.
 	Submit(ctx context.Context, req domain.OrderRequest) (int64, error)
 	// SubmitOCO places an OCO (limit at Price, stop-limit at
@@ -30,33 +31,46 @@ type Trader interface {
 	ClosePosition(ctx context.Context, req domain.OrderRequest) (int64, error)
 	// Cancel cancels an order of exchange and pair.
 	Cancel(ctx context.Context, exchange, pair string, orderID int64, actor, correlation string) error
-	// Markets lists an exchange's pairs with 24-hour statistics.
-	Markets(ctx context.Context, exchange string) ([]domain.Market, error)
-	// Balances returns the last observed balances per exchange.
-	Balances() []domain.BalancesObserved
 }
 
-// registerTradeRoutes registers the trade calls. Every order call accepts
+// Trader is the trading side as cmd fills Server.Trader with it
+// (exchange/engine.Trader): the trade routes send its OrderPlacer
+// commands, the pair lists read its MarketLister (pairs.go) and the
+// balances route its BalanceReader (balances.go).
+type Trader interface {
+	OrderPlacer
+	MarketLister
+	BalanceReader
+}
+
+// tradeHandler serves the trade routes: it parses a trade call into a
+// domain.OrderRequest (strings, finite numbers; the OrderPlacer
+// validates it) and sends it. Without an OrderPlacer they answer 503.
+type tradeHandler struct {
+	trader OrderPlacer
+}
+
+// register registers the trade calls. Every order call accepts
 // an Idempotency-Key header (at most domain.MaxIdempotencyKey characters): the
 // same key with the same request (endpoint and fields, nested in data or
 // not) answers what the first request answered and places nothing; the
 // same key with a different request is 409 "Idempotency-Key reused with a
-// different request" and places nothing either. The Trader records a
+// different request" and places nothing either. The OrderPlacer records a
 // fingerprint of the request with the key, so both hold after a restart.
-func (s *Server) registerTradeRoutes(r *mux.Router) {
-	r.HandleFunc("/trade/buy", s.handleOrder(domain.Buy, domain.KindLimit)).Methods("POST")
-	r.HandleFunc("/trade/sell", s.handleOrder(domain.Sell, domain.KindLimit)).Methods("POST")
-	r.HandleFunc("/trade/buy/market", s.handleOrder(domain.Buy, domain.KindMarket)).Methods("POST")
-	r.HandleFunc("/trade/sell/market", s.handleOrder(domain.Sell, domain.KindMarket)).Methods("POST")
-	r.HandleFunc("/trade/buy/stoplimit", s.handleOrder(domain.Buy, domain.KindStopLimit)).Methods("POST")
-	r.HandleFunc("/trade/sell/stoplimit", s.handleOrder(domain.Sell, domain.KindStopLimit)).Methods("POST")
-	r.HandleFunc("/trade/buy/trailingstop", s.handleOrder(domain.Buy, domain.KindTrailingStop)).Methods("POST")
-	r.HandleFunc("/trade/sell/trailingstop", s.handleOrder(domain.Sell, domain.KindTrailingStop)).Methods("POST")
-	r.HandleFunc("/trade/buy/oco", s.handleOCO(domain.Buy)).Methods("POST")
-	r.HandleFunc("/trade/sell/oco", s.handleOCO(domain.Sell)).Methods("POST")
-	r.HandleFunc("/trade/close", s.handleClose(domain.KindLimit)).Methods("POST")
-	r.HandleFunc("/trade/close/market", s.handleClose(domain.KindMarket)).Methods("POST")
-	r.HandleFunc("/trade/cancel", s.handleCancel).Methods("POST")
+func (h *tradeHandler) register(r *mux.Router) {
+	r.Handle("/trade/buy", h.handleOrder(domain.Buy, domain.KindLimit)).Methods("POST")
+	r.Handle("/trade/sell", h.handleOrder(domain.Sell, domain.KindLimit)).Methods("POST")
+	r.Handle("/trade/buy/market", h.handleOrder(domain.Buy, domain.KindMarket)).Methods("POST")
+	r.Handle("/trade/sell/market", h.handleOrder(domain.Sell, domain.KindMarket)).Methods("POST")
+	r.Handle("/trade/buy/stoplimit", h.handleOrder(domain.Buy, domain.KindStopLimit)).Methods("POST")
+	r.Handle("/trade/sell/stoplimit", h.handleOrder(domain.Sell, domain.KindStopLimit)).Methods("POST")
+	r.Handle("/trade/buy/trailingstop", h.handleOrder(domain.Buy, domain.KindTrailingStop)).Methods("POST")
+	r.Handle("/trade/sell/trailingstop", h.handleOrder(domain.Sell, domain.KindTrailingStop)).Methods("POST")
+	r.Handle("/trade/buy/oco", h.handleOCO(domain.Buy)).Methods("POST")
+	r.Handle("/trade/sell/oco", h.handleOCO(domain.Sell)).Methods("POST")
+	r.Handle("/trade/close", h.handleClose(domain.KindLimit)).Methods("POST")
+	r.Handle("/trade/close/market", h.handleClose(domain.KindMarket)).Methods("POST")
+	r.Handle("/trade/cancel", handlerFunc(h.handleCancel)).Methods("POST")
 }
 
 // orderSent is the answer of every trade call (the spec's body, plus the
@@ -248,9 +262,9 @@ type numField struct {
 }
 
 // orderRequest reads the common fields of a trade call (exch, pair, amt
-// and the Idempotency-Key header). It only parses: the Trader validates
-// the request (domain.OrderRequest.Validate).
-func (s *Server) orderRequest(r *http.Request, f tradeFields, side domain.Side, kind domain.OrderKind) (domain.OrderRequest, error) {
+// and the Idempotency-Key header). It only parses: the OrderPlacer
+// validates the request (domain.OrderRequest.Validate).
+func orderRequest(r *http.Request, f tradeFields, side domain.Side, kind domain.OrderKind) (domain.OrderRequest, error) {
 	req := domain.OrderRequest{Side: side, Kind: kind, Actor: subject(r), Correlation: requestID(r), IdempotencyKey: r.Header.Get("Idempotency-Key")}
 	var err error
 	if req.Exchange, err = f.str("exch"); err != nil {
@@ -263,42 +277,35 @@ func (s *Server) orderRequest(r *http.Request, f tradeFields, side domain.Side, 
 	return req, err
 }
 
-// prepare reads a trade call's body.
-func (s *Server) prepare(w http.ResponseWriter, r *http.Request) (tradeFields, bool) {
-	if s.Trader == nil {
-		Error(w, r, domain.Errorf(domain.EUNAVAILABLE, "trading is not configured"))
-		return nil, false
+// prepare reads a trade call's body (503 first without an OrderPlacer).
+func (h *tradeHandler) prepare(r *http.Request) (tradeFields, error) {
+	if h.trader == nil {
+		return nil, domain.Errorf(domain.EUNAVAILABLE, "trading is not configured")
 	}
-	f, err := decodeTrade(r)
-	if err != nil {
-		Error(w, r, err)
-		return nil, false
-	}
-	return f, true
+	return decodeTrade(r)
 }
 
 // handleOrder serves the limit, market, stop-limit and trailing-stop
 // endpoints.
-func (s *Server) handleOrder(side domain.Side, kind domain.OrderKind) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		f, ok := s.prepare(w, r)
-		if !ok {
-			return
+func (h *tradeHandler) handleOrder(side domain.Side, kind domain.OrderKind) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		f, err := h.prepare(r)
+		if err != nil {
+			return err
 		}
-		req, err := s.orderRequest(r, f, side, kind)
+		req, err := orderRequest(r, f, side, kind)
 		if err == nil {
 			err = f.nums(priceFields(kind, &req)...)
 		}
 		if err != nil {
-			Error(w, r, err)
-			return
+			return err
 		}
-		id, err := s.Trader.Submit(r.Context(), req)
+		id, err := h.trader.Submit(r.Context(), req)
 		if err != nil {
-			Error(w, r, err)
-			return
+			return err
 		}
 		writeOrderSent(w, id)
+		return nil
 	}
 }
 
@@ -317,51 +324,49 @@ func priceFields(kind domain.OrderKind, req *domain.OrderRequest) []numField {
 
 // handleOCO serves trade/buy/oco and trade/sell/oco: price (limit leg),
 // stopPrice and limit (the stop-limit leg).
-func (s *Server) handleOCO(side domain.Side) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		f, ok := s.prepare(w, r)
-		if !ok {
-			return
+func (h *tradeHandler) handleOCO(side domain.Side) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		f, err := h.prepare(r)
+		if err != nil {
+			return err
 		}
-		req, err := s.orderRequest(r, f, side, domain.KindLimit)
+		req, err := orderRequest(r, f, side, domain.KindLimit)
 		if err == nil {
 			err = f.nums(numField{"price", &req.Price}, numField{"stopPrice", &req.StopPrice}, numField{"limit", &req.LimitPrice})
 		}
 		if err != nil {
-			Error(w, r, err)
-			return
+			return err
 		}
-		id, err := s.Trader.SubmitOCO(r.Context(), req)
+		id, err := h.trader.SubmitOCO(r.Context(), req)
 		if err != nil {
-			Error(w, r, err)
-			return
+			return err
 		}
 		writeOrderSent(w, id)
+		return nil
 	}
 }
 
 // handleClose serves trade/close (limit at price) and trade/close/market:
 // sell the held base of the pair (amt optional: all of it).
-func (s *Server) handleClose(kind domain.OrderKind) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		f, ok := s.prepare(w, r)
-		if !ok {
-			return
+func (h *tradeHandler) handleClose(kind domain.OrderKind) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		f, err := h.prepare(r)
+		if err != nil {
+			return err
 		}
-		req, err := s.orderRequest(r, f, domain.Sell, kind)
+		req, err := orderRequest(r, f, domain.Sell, kind)
 		if err == nil {
 			req.Price, err = f.num("price")
 		}
 		if err != nil {
-			Error(w, r, err)
-			return
+			return err
 		}
-		id, err := s.Trader.ClosePosition(r.Context(), req)
+		id, err := h.trader.ClosePosition(r.Context(), req)
 		if err != nil {
-			Error(w, r, err)
-			return
+			return err
 		}
 		writeOrderSent(w, id)
+		return nil
 	}
 }
 
@@ -374,51 +379,43 @@ var cancelTypes = map[string]bool{"limit": true, "market": true, string(domain.K
 // and type are checked for shape and otherwise unused. id is any id a
 // trade call acknowledged: an order's, or an OCO's, which cancels both its
 // legs. Unknown id: 404; finished order: 409.
-func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
-	f, ok := s.prepare(w, r)
-	if !ok {
-		return
+func (h *tradeHandler) handleCancel(w http.ResponseWriter, r *http.Request) error {
+	f, err := h.prepare(r)
+	if err != nil {
+		return err
 	}
 	exch, err := f.str("exch")
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	pair, err := f.str("pair")
 	if err != nil {
-		Error(w, r, err)
-		return
+		return err
 	}
 	raw, present := f["id"]
 	if !present || string(raw) == "null" {
-		Error(w, r, domain.Errorf(domain.EINVALID, "field \"id\" is required"))
-		return
+		return domain.Errorf(domain.EINVALID, "field \"id\" is required")
 	}
 	idText := strings.Trim(strings.TrimSpace(string(raw)), `"`)
 	id, perr := strconv.ParseInt(idText, 10, 64)
 	if perr != nil || id <= 0 {
-		Error(w, r, domain.Errorf(domain.EINVALID, "field \"id\" must be an order id (a positive integer, as a string)"))
-		return
+		return domain.Errorf(domain.EINVALID, "field \"id\" must be an order id (a positive integer, as a string)")
 	}
 	switch price, err := f.num("price"); {
 	case err != nil:
-		Error(w, r, err)
-		return
+		return err
 	case price.Sign() <= 0:
-		Error(w, r, domain.Errorf(domain.EINVALID, "field \"price\" is required and must be greater than 0"))
-		return
+		return domain.Errorf(domain.EINVALID, "field \"price\" is required and must be greater than 0")
 	}
 	switch typ, err := f.str("type"); {
 	case err != nil:
-		Error(w, r, err)
-		return
+		return err
 	case !cancelTypes[typ]:
-		Error(w, r, domain.Errorf(domain.EINVALID, "field \"type\" must be limit, market, stoplimit, trailingstop or oco"))
-		return
+		return domain.Errorf(domain.EINVALID, "field \"type\" must be limit, market, stoplimit, trailingstop or oco")
 	}
-	if err := s.Trader.Cancel(r.Context(), exch, pair, id, subject(r), requestID(r)); err != nil {
-		Error(w, r, err)
-		return
+	if err := h.trader.Cancel(r.Context(), exch, pair, id, subject(r), requestID(r)); err != nil {
+		return err
 	}
 	writeOrderSent(w, id)
+	return nil
 }

@@ -49,24 +49,30 @@ type WitnessRefusal struct {
 	Reason      string `json:"reason"`
 }
 
-// registerWitnessRoutes serves the witnesses' state (read scope):
+// witnessesHandler serves the witnesses' state (read scope) from the
+// witness client's report (Server.Witnesses):
 //
 //	GET /api/v1/audit/witnesses   WitnessReport (witnesses empty when none is configured)
-func (s *Server) registerWitnessRoutes(r *mux.Router) {
-	r.HandleFunc("/audit/witnesses", s.handleWitnesses).Methods("GET")
+type witnessesHandler struct {
+	witnesses func() WitnessReport
 }
 
-func (s *Server) handleWitnesses(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, s.witnessReport())
+func (h *witnessesHandler) register(r *mux.Router) {
+	r.Handle("/audit/witnesses", handlerFunc(h.handleWitnesses)).Methods("GET")
 }
 
-// witnessReport returns the report, its message filled; an empty one
-// without witnesses.
-func (s *Server) witnessReport() WitnessReport {
-	if s.Witnesses == nil {
+func (h *witnessesHandler) handleWitnesses(w http.ResponseWriter, r *http.Request) error {
+	writeJSON(w, http.StatusOK, witnessReport(h.witnesses))
+	return nil
+}
+
+// witnessReport returns the report of witnesses, its message filled; an
+// empty one without witnesses.
+func witnessReport(witnesses func() WitnessReport) WitnessReport {
+	if witnesses == nil {
 		return WitnessReport{Witnesses: []WitnessInfo{}}
 	}
-	rep := s.Witnesses()
+	rep := witnesses()
 	if rep.Witnesses == nil {
 		rep.Witnesses = []WitnessInfo{}
 	}

@@ -44,3 +44,7 @@ func ResolveScope(sc PnlScope, known []string) (ScopeKeys, error) {
 func ResolveScopeMixed(sc PnlScope, known []string) (ScopeKeys, error) {
 	return domain.ResolveScopeMixed(sc, known)
 }
+
+// PnlMethod returns the lot matching the Ledger folds with (Method): what
+// the API's reads answer unless a request names another.
+func (l *Ledger) PnlMethod() domain.PnlMethod { return l.Method }

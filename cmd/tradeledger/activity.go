@@ -22,6 +22,10 @@ type activityLog struct {
 
 func (*activityLog) Name() string { return "activity-log" }
 
+// Apply logs e's line. A payload that does not decode logs no line and is
+// returned as an error (EINVALID, naming the event's stream and version):
+// the runner's OnError logs it with the event's position (serve.go), so
+// that a malformed event is seen, not skipped.
 func (p *activityLog) Apply(e *domain.Event) error {
 	if e.Position <= p.After {
 		return nil
@@ -31,30 +35,21 @@ func (p *activityLog) Apply(e *domain.Event) error {
 	}
 	ev := []zap.Field{zap.String("stream", e.Stream), zap.String("actor", e.Actor), zap.Uint64("position", e.Position)}
 	switch e.Type {
-	case domain.TypeOrderAccepted:
-		var d domain.OrderAccepted
-		_ = e.Decode(&d)
-		p.Logger.Info("order placed", append(ev, zap.String("exchange_order_id", d.ExchangeOrderID))...)
-	case domain.TypeOrderFilled:
-		var d domain.OrderFilled
-		_ = e.Decode(&d)
-		p.Logger.Info("order filled", append(ev, zap.String("price", d.Price.String()), zap.String("quantity", d.Quantity.String()),
-			zap.String("fee", d.Fee.String()), zap.String("fee_asset", d.FeeAsset))...)
-	case domain.TypeOrderCancelled:
-		var d domain.OrderCancelled
-		_ = e.Decode(&d)
-		p.Logger.Info("order cancelled", append(ev, zap.String("remaining", d.Remaining.String()), zap.String("reason", d.Reason))...)
-	case domain.TypeOrderRejected:
-		var d domain.OrderRejected
-		_ = e.Decode(&d)
-		p.Logger.Info("order rejected", append(ev, zap.String("reason", d.Reason))...)
+	case domain.TypeOrderAccepted, domain.TypeOrderFilled, domain.TypeOrderCancelled, domain.TypeOrderRejected:
+		msg, fields, err := orderLine(e)
+		if err != nil {
+			return err
+		}
+		p.Logger.Info(msg, append(ev, fields...)...)
 	case domain.TypeSystemStarted:
 		p.Logger.Info("bot started: the core cycles the enabled pairs", ev...)
 	case domain.TypeSystemStopped:
 		p.Logger.Info("bot stopped", ev...)
 	case domain.TypePasswordSet:
 		var d domain.PasswordSet
-		_ = e.Decode(&d)
+		if err := e.Decode(&d); err != nil {
+			return err
+		}
 		p.Logger.Info("login password changed; earlier tokens are revoked", append(ev, zap.Int64("generation", d.Generation))...)
 	case domain.TypeConfigReplaced, domain.TypePairAdded, domain.TypePairRemoved, domain.TypeStrategyAdded, domain.TypeStrategyRemoved,
 		domain.TypeExchangeKeysSet, domain.TypeFileWritten, domain.TypeFileDeleted:
@@ -65,6 +60,32 @@ func (p *activityLog) Apply(e *domain.Event) error {
 		}
 	}
 	return nil
+}
+
+// orderLine returns the message and fields of an order event's line
+// (accepted, filled, cancelled or rejected), or the error Decode gives for
+// a payload that does not decode.
+func orderLine(e *domain.Event) (msg string, fields []zap.Field, err error) {
+	switch e.Type {
+	case domain.TypeOrderAccepted:
+		var d domain.OrderAccepted
+		err = e.Decode(&d)
+		msg, fields = "order placed", []zap.Field{zap.String("exchange_order_id", d.ExchangeOrderID)}
+	case domain.TypeOrderFilled:
+		var d domain.OrderFilled
+		err = e.Decode(&d)
+		msg, fields = "order filled", []zap.Field{zap.String("price", d.Price.String()), zap.String("quantity", d.Quantity.String()),
+			zap.String("fee", d.Fee.String()), zap.String("fee_asset", d.FeeAsset)}
+	case domain.TypeOrderCancelled:
+		var d domain.OrderCancelled
+		err = e.Decode(&d)
+		msg, fields = "order cancelled", []zap.Field{zap.String("remaining", d.Remaining.String()), zap.String("reason", d.Reason)}
+	case domain.TypeOrderRejected:
+		var d domain.OrderRejected
+		err = e.Decode(&d)
+		msg, fields = "order rejected", []zap.Field{zap.String("reason", d.Reason)}
+	}
+	return msg, fields, err
 }
 
 // SnapshotVersion implements projections.Snapshotter.

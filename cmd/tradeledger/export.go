@@ -16,7 +16,7 @@ import (
 
 // exportUsage names export's two forms.
 const exportUsage = "usage: tradeledger export --format fills|koinly|cointracking|cointracker|realized [--from T] [--to T] [--out FILE] [--data DIR] …\n" +
-	"       tradeledger export clickhouse [--data DIR] [--eventstore URL] --to clickhouse://host:9000/db [--pnl-method lofo|fifo|lifo|hifo|average]"
+	"       tradeledger export clickhouse [--data DIR] [--eventstore URL] --to clickhouse://host:9000/db [--instance NAME] [--pnl-method lofo|fifo|lifo|hifo|average]"
 
 // runExport is `tradeledger export --format F …` (books.go: a CSV of the
 // books) or `tradeledger export clickhouse [--data DIR] --to URL`: it
@@ -41,6 +41,7 @@ func runExport(ctx context.Context, args []string, env *Env) error {
 	to := fs.String("to", "", "ClickHouse URL (clickhouse://host:9000/database)")
 	method := fs.String("pnl-method", "lofo", "lot matching for PNL: "+domain.PnlMethodNames)
 	batch := fs.Int("batch-rows", clickhouse.DefaultBatchRows, "rows per insert")
+	instance := fs.String("instance", "", "the instance the rows are tagged with, as serve --instance (default: TRADELEDGER_INSTANCE, else the log's origin id)")
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
 	}
@@ -50,6 +51,9 @@ func runExport(ctx context.Context, args []string, env *Env) error {
 		} else {
 			return errors.New("--to is required (clickhouse://host:9000/database)")
 		}
+	}
+	if *instance == "" {
+		*instance = os.Getenv("TRADELEDGER_INSTANCE")
 	}
 	m, err := domain.ParsePnlMethod(*method)
 	if err != nil {
@@ -65,8 +69,13 @@ func runExport(ctx context.Context, args []string, env *Env) error {
 	if err != nil {
 		return fmt.Errorf("--to: %w", err)
 	}
+	name, log, err := fleetInstance(*instance, d.CheckpointKey)
+	if err != nil {
+		return err
+	}
 	s := clickhouse.NewSink(*to, d.Store)
 	s.Method, s.BatchRows = m, *batch
+	s.Instance, s.Log = name, log
 	s.Logger = cliLogger(env.Stderr, zap.InfoLevel).Named("export")
 	prog := newProgress(env.Stderr, "export")
 	s.Progress = func(events int64, stored, head uint64) { prog.update(events, stored, head) }
@@ -85,7 +94,7 @@ func runExport(ctx context.Context, args []string, env *Env) error {
 	}
 	el := time.Since(start)
 	rate := float64(st.Rows) / max(el.Seconds(), 1e-9)
-	fmt.Fprintf(env.Stdout, "exported positions %d..%d (%d events read) to ClickHouse database %s: %d rows (%d fills) in %s, %.0f rows/s\n",
-		st.From, st.To, st.Events, s.Database(), st.Rows, st.Fills, el.Round(time.Millisecond), rate)
+	fmt.Fprintf(env.Stdout, "exported positions %d..%d (%d events read) to ClickHouse database %s as instance %s: %d rows (%d fills) in %s, %.0f rows/s\n",
+		st.From, st.To, st.Events, s.Database(), s.Instance, st.Rows, st.Fills, el.Round(time.Millisecond), rate)
 	return nil
 }

@@ -126,7 +126,7 @@ var helpText = map[string]struct{ summary, synopsis, about, example string }{
 		"tradeledger import --data ./data --from ~/gunbot"},
 	"export": {"export the books as CSV (--format fills|koinly|cointracking|cointracker|realized), or backfill ClickHouse (export clickhouse)",
 		"export --format F [--from T] [--to T] [--out FILE] [--timezone TZ] [--method M] [--currency C] [--keys K] [--until T] [--from-snapshot] [--data DIR]\n" +
-			"       tradeledger export clickhouse [--data DIR] [--eventstore URL] --to URL [--batch-rows N] [--pnl-method M]",
+			"       tradeledger export clickhouse [--data DIR] [--eventstore URL] --to URL [--instance NAME] [--batch-rows N] [--pnl-method M]",
 		"--format writes the books of the log as a CSV: every fill with every field of its order record (fills),\n" +
 			"Koinly's universal, CoinTracking's or CoinTracker's import format, or the realized gains lot by lot\n" +
 			"(realized); the period is by trade time, dates in --timezone (the tax tools' in UTC); rows are written as the\n" +
@@ -189,7 +189,7 @@ func commandHelp(w io.Writer, name string, fs *flag.FlagSet) {
 // replay or a restore does.
 // TestEnvTwinsAreServeSettings keeps the list equal to serve's flags.
 var envTwins = map[string]bool{
-	"data": true, "listen": true, "files-listen": true, "eventstore": true, "clickhouse": true,
+	"data": true, "listen": true, "files-listen": true, "eventstore": true, "clickhouse": true, "instance": true,
 	"read-from": true, "pnl-method": true, "token-ttl": true, "tls-cert": true, "tls-key": true,
 	"log-level": true, "log-format": true, "metrics-listen": true, "cors-origins": true, "trusted-proxies": true, "max-conns": true,
 	"checkpoint-interval": true, "public-tlog": true, "snapshot-every": true, "snapshot-interval": true, "snapshot-dir": true,

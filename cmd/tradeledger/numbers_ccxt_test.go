@@ -51,7 +51,7 @@ func TestCCXTSubCentFillExact(t *testing.T) {
 	}
 	e.cycleOnce()
 
-	recs := e.m.Server.Ledger.Orders("kraken/USDT-BABYDOGE")
+	recs := e.m.models.ledger.Orders("kraken/USDT-BABYDOGE")
 	if len(recs) != 2 {
 		t.Fatalf("records %+v, want the buy and the sell", recs)
 	}
@@ -69,7 +69,7 @@ func TestCCXTSubCentFillExact(t *testing.T) {
 		{"sell pnl", s.Pnl, d("46.75")},
 		{"sell balance", s.Balance, d("500000000000")},
 	})
-	sum, err := e.m.Server.Ledger.Sum(domain.PnlScope{Keys: []string{"kraken/USDT-BABYDOGE"}}, 0, 0)
+	sum, err := e.m.models.ledger.Sum(domain.PnlScope{Keys: []string{"kraken/USDT-BABYDOGE"}}, 0, 0)
 	if err != nil || sum.Pnl != d("46.75") {
 		t.Fatalf("pnl sum %+v %v, want 46.75", sum, err)
 	}
@@ -110,7 +110,7 @@ func TestCCXTNumberTooWideNeedsAttention(t *testing.T) {
 	if got := strings.Join(types, ","); !strings.HasSuffix(got, "OrderNeedsAttention") || strings.Contains(got, "OrderFilled") {
 		t.Fatalf("order events %s, want the fill as OrderNeedsAttention", got)
 	}
-	if recs := e.m.Server.Ledger.Orders("kraken/USDT-BTC"); len(recs) != 0 {
+	if recs := e.m.models.ledger.Orders("kraken/USDT-BTC"); len(recs) != 0 {
 		t.Fatalf("records %+v, want none", recs)
 	}
 	status, out := e.post("trade/buy", map[string]any{"data": map[string]any{"exch": "kraken", "pair": "USDT-BTC", "amt": 0.01, "price": 20000}}, "")

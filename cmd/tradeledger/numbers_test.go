@@ -78,7 +78,7 @@ func TestBinanceSubCentFillExact(t *testing.T) {
 	}
 	e.cycle()
 
-	recs := e.m.Server.Ledger.Orders("binance/USDT-BABYDOGE")
+	recs := e.m.models.ledger.Orders("binance/USDT-BABYDOGE")
 	if len(recs) != 2 {
 		t.Fatalf("records %+v, want the buy and the sell", recs)
 	}
@@ -99,7 +99,7 @@ func TestBinanceSubCentFillExact(t *testing.T) {
 		{"sell balance", s.Balance, d("500000000000")},
 		{"inventory cost", s.InventoryCost, d("600.6")},
 	})
-	sum, err := e.m.Server.Ledger.Sum(domain.PnlScope{Keys: []string{"binance/USDT-BABYDOGE"}}, 0, 0)
+	sum, err := e.m.models.ledger.Sum(domain.PnlScope{Keys: []string{"binance/USDT-BABYDOGE"}}, 0, 0)
 	if err != nil || sum.Pnl != d("48.75") || sum.Invested != d("600.6") {
 		t.Fatalf("pnl sum %+v %v, want pnl 48.75 on 600.6 invested", sum, err)
 	}
@@ -154,7 +154,7 @@ func TestBinanceNumberTooWideNeedsAttention(t *testing.T) {
 			if got := strings.Join(types, ","); got != "OrderRequested,OrderAccepted,OrderNeedsAttention" {
 				t.Fatalf("order events %s, want the fill as OrderNeedsAttention", got)
 			}
-			if recs := e.m.Server.Ledger.Orders("binance/USDT-BTC"); len(recs) != 0 {
+			if recs := e.m.models.ledger.Orders("binance/USDT-BTC"); len(recs) != 0 {
 				t.Fatalf("records %+v, want none (never a 0)", recs)
 			}
 			h := e.health()

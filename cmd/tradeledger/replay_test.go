@@ -82,12 +82,13 @@ func TestReplayEqualsLive(t *testing.T) {
 	defer runner.Close()
 	srv := tlhttp.NewServer()
 	srv.Clock, srv.Store, srv.Runner, srv.Trader = clock, d.Store, runner, tr
-	srv.Ledger, srv.States = ledger, projections.NewStates(d.Store)
+	states := projections.NewStates(d.Store)
+	srv.Ledger, srv.States = ledger, states
 	// Read-model snapshots of the live models are written after each
 	// capture: replay and asOf start from them (the second pass below).
 	snaps := d.Snapshots(clock)
 	snaps.Keep = 10 // one for each capture
-	srv.States.Snapshots = snaps
+	states.Snapshots = snaps
 	srv.Auth = &tlhttp.Authenticator{Secret: d.JWTSecret, TokenTTL: time.Hour, Clock: clock}
 	api := srv.Handler()
 	// asOf answers what replay --until answers: the API's balances and PNL
@@ -214,9 +215,11 @@ func TestReplayEqualsLive(t *testing.T) {
 			if err := os.Rename(snapDir+".aside", snapDir); err != nil {
 				t.Fatal(err)
 			}
-			srv.States = projections.NewStates(d.Store)
-			srv.States.Snapshots = snaps
+			states := projections.NewStates(d.Store)
+			states.Snapshots = snaps
+			srv.States = states
 		}
+		api = srv.Handler() // the handlers read the dependencies when built
 		for i, c := range caps {
 			for _, how := range [][]string{
 				{"--position", fmt.Sprint(c.position)},

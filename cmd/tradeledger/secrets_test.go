@@ -89,7 +89,7 @@ func TestSecretsByRuleMaskedEverywhere(t *testing.T) {
 			t.Fatalf("no ciphertext for %s in %v", name, keys)
 		}
 	}
-	secrets, err := m.Server.Config.Secrets("binance", mustBox(t, m))
+	secrets, err := m.models.config.Secrets("binance", mustBox(t, m))
 	if err != nil {
 		t.Fatal(err)
 	}

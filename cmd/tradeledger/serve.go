@@ -75,6 +75,9 @@ type ServeConfig struct {
 	// of the snapshot the start loaded takes at most (0: no check;
 	// snapcheck.go).
 	SnapshotCheckShare float64
+	// Instance names this service among those sharing the ClickHouse
+	// database (clickhouse.go; empty: the log's origin id).
+	Instance string
 }
 
 // Main is the running service: ParseFlags fills Config, Run opens and wires
@@ -106,6 +109,7 @@ type Main struct {
 	// PNL routes from it with --read-from clickhouse (clickhouse.go).
 	Sink      *clickhouse.Sink
 	pnlReader *clickhouse.Reader
+	fleet     *clickhouse.Fleet
 	// ManualCycles, when true, leaves the core's background schedule off:
 	// the caller (a test on a domain.ManualClock) drives Core.Cycle. The
 	// zero value is production behaviour.
@@ -178,6 +182,11 @@ func (m *Main) ParseFlags(args []string, env *Env) error {
 	if _, err := tlhttp.ParseCORSOrigins(m.Config.CORSOrigins); err != nil {
 		return fmt.Errorf("--cors-origins: %w", err)
 	}
+	if m.Config.Instance != "" {
+		if err := clickhouse.CheckInstance(m.Config.Instance); err != nil {
+			return fmt.Errorf("--instance: %w", err)
+		}
+	}
 	return nil
 }
 
@@ -192,6 +201,7 @@ func (m *Main) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.EventStore, "eventstore", c.EventStore, "event store URL (empty: embedded SQLite; esdb://host:2113?tls=false for EventStoreDB)")
 	fs.StringVar(&c.ClickHouse, "clickhouse", c.ClickHouse, "ClickHouse URL for the analytics sink (empty: off)")
 	fs.StringVar(&c.ReadFrom, "read-from", c.ReadFrom, "where PNL reads come from: memory or clickhouse")
+	fs.StringVar(&c.Instance, "instance", c.Instance, "this service's name in the ClickHouse database several services share (the fleet routes list it; letters, digits, . _ -; empty: the log's origin id)")
 	fs.StringVar(&c.PnlMethod, "pnl-method", c.PnlMethod, "lot matching for PNL: "+domain.PnlMethodNames)
 	fs.DurationVar(&c.TokenTTL, "token-ttl", c.TokenTTL, "lifetime of API tokens")
 	fs.StringVar(&c.TLSCert, "tls-cert", c.TLSCert, "TLS certificate file (with --tls-key: serve HTTPS)")
@@ -255,8 +265,9 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	s.Auth = &tlhttp.Authenticator{Secret: m.DataDir.JWTSecret, TokenTTL: m.Config.TokenTTL, Clock: m.Clock}
 	// Resource dependencies are wired here.
 	s.Ledger, s.OrderList = ledger, orderList
-	s.States = projections.NewStates(m.DataDir.Store) // asOf= and method= reads, rebuilt from the log
-	s.States.Snapshots = m.Snapshots                  // from the newest read-model snapshot within the cut
+	states := projections.NewStates(m.DataDir.Store) // asOf= and method= reads, rebuilt from the log
+	states.Snapshots = m.Snapshots                   // from the newest read-model snapshot within the cut
+	s.States = states
 	s.Auth.Generation = passwords.Generation
 	s.Auth.Grants = tokens.Active
 	s.Auth.CatchUp = catchUpWith(m.DataDir.Store, m.Runner)

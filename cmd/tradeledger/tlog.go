@@ -31,6 +31,7 @@ const tlogProgressEvery = 5 * time.Second
 // issues checkpoints every --checkpoint-interval while the log grows.
 func (m *Main) startTlog() {
 	log := m.Logger.Named("tlog")
+	manual := m.ManualCheckpoints // as of the start: a test may clear it later, for Close's checkpoint
 	m.tlogWork.start(func(ctx context.Context) {
 		ctx = eventstore.WithActor(ctx, domain.ActorCore) // the checkpoints it issues
 		start := time.Now()
@@ -60,7 +61,7 @@ func (m *Main) startTlog() {
 				}
 			})
 		}
-		if !m.ManualCheckpoints {
+		if !manual {
 			m.Tlog.Run(ctx, time.Second, func(err error) { log.Warn("checkpoint not issued", zap.Error(err)) })
 		}
 	})

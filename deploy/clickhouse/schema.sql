@@ -10,7 +10,8 @@
 
 CREATE DATABASE IF NOT EXISTS tradeledger;
 
-CREATE TABLE IF NOT EXISTS tradeledger.orders7 (
+CREATE TABLE IF NOT EXISTS tradeledger.orders9 (
+    instance      String,
     order_id      Int64,
     exchange      String,
     pair          String,
@@ -31,10 +32,11 @@ CREATE TABLE IF NOT EXISTS tradeledger.orders7 (
     reason        String,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
-ORDER BY order_id;
+ORDER BY (instance, order_id);
 
-CREATE TABLE IF NOT EXISTS tradeledger.fills8 (
+CREATE TABLE IF NOT EXISTS tradeledger.fills9 (
     method        String,
+    instance      String,
     exchange      String,
     pair          String,
     time_ms       Int64,
@@ -58,10 +60,11 @@ CREATE TABLE IF NOT EXISTS tradeledger.fills8 (
     version       UInt64
 ) ENGINE = ReplacingMergeTree(version)
 PARTITION BY toYYYYMM(toDate(intDiv(time_ms, 1000)))
-ORDER BY (method, exchange, pair, time_ms, order_id, position);
+ORDER BY (method, instance, exchange, pair, time_ms, order_id, position);
 
-CREATE TABLE IF NOT EXISTS tradeledger.pnl_daily8 (
+CREATE TABLE IF NOT EXISTS tradeledger.pnl_daily9 (
     method        String,
+    instance      String,
     exchange      String,
     pair          String,
     day           Date,
@@ -77,10 +80,11 @@ CREATE TABLE IF NOT EXISTS tradeledger.pnl_daily8 (
     wide          String,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
-ORDER BY (method, exchange, pair, day);
+ORDER BY (method, instance, exchange, pair, day);
 
-CREATE TABLE IF NOT EXISTS tradeledger.pnl_buckets8 (
+CREATE TABLE IF NOT EXISTS tradeledger.pnl_buckets9 (
     method        String,
+    instance      String,
     exchange      String,
     pair          String,
     slot          Int64,
@@ -114,11 +118,12 @@ CREATE TABLE IF NOT EXISTS tradeledger.pnl_buckets8 (
     wide          String,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
-ORDER BY (method, exchange, pair, slot);
+ORDER BY (method, instance, exchange, pair, slot);
 
-CREATE TABLE IF NOT EXISTS tradeledger.pnl_overview8 (
+CREATE TABLE IF NOT EXISTS tradeledger.pnl_overview9 (
     method        String,
     kind          UInt8,
+    instance      String,
     shift         Int32,
     n             Int64,
     exchange      String,
@@ -127,11 +132,12 @@ CREATE TABLE IF NOT EXISTS tradeledger.pnl_overview8 (
     s             String,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
-ORDER BY (method, kind, shift, n, exchange, pair)
+ORDER BY (method, kind, instance, shift, n, exchange, pair)
 SETTINGS index_granularity = 32;
 
-CREATE TABLE IF NOT EXISTS tradeledger.order_pnl8 (
+CREATE TABLE IF NOT EXISTS tradeledger.order_pnl9 (
     method        String,
+    instance      String,
     exchange      String,
     pair          String,
     order_id      Int64,
@@ -140,10 +146,11 @@ CREATE TABLE IF NOT EXISTS tradeledger.order_pnl8 (
     wide          String,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
-ORDER BY (method, exchange, pair, order_id);
+ORDER BY (method, instance, exchange, pair, order_id);
 
-CREATE TABLE IF NOT EXISTS tradeledger.pairs8 (
+CREATE TABLE IF NOT EXISTS tradeledger.pairs9 (
     method        String,
+    instance      String,
     exchange      String,
     pair          String,
     lots_qty_e12   Int64,
@@ -153,17 +160,19 @@ CREATE TABLE IF NOT EXISTS tradeledger.pairs8 (
     wide          String,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
-ORDER BY (method, exchange, pair);
+ORDER BY (method, instance, exchange, pair);
 
-CREATE TABLE IF NOT EXISTS tradeledger.strategies (
+CREATE TABLE IF NOT EXISTS tradeledger.strategies9 (
+    instance      String,
     exchange      String,
     pair          String,
     strategy      String,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
-ORDER BY (exchange, pair);
+ORDER BY (instance, exchange, pair);
 
-CREATE TABLE IF NOT EXISTS tradeledger.prices8 (
+CREATE TABLE IF NOT EXISTS tradeledger.prices9 (
+    instance      String,
     exchange      String,
     pair          String,
     slot          Int64,
@@ -171,17 +180,19 @@ CREATE TABLE IF NOT EXISTS tradeledger.prices8 (
     wide          String,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
-ORDER BY (exchange, pair, slot);
+ORDER BY (instance, exchange, pair, slot);
 
-CREATE TABLE IF NOT EXISTS tradeledger.snapshots (
+CREATE TABLE IF NOT EXISTS tradeledger.snapshots9 (
+    instance      String,
     exchange      String,
     seq           UInt64,
     time_ms       Int64,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
-ORDER BY (exchange, seq);
+ORDER BY (instance, exchange, seq);
 
-CREATE TABLE IF NOT EXISTS tradeledger.balances7 (
+CREATE TABLE IF NOT EXISTS tradeledger.balances9 (
+    instance      String,
     exchange      String,
     seq           UInt64,
     asset         String,
@@ -191,11 +202,12 @@ CREATE TABLE IF NOT EXISTS tradeledger.balances7 (
     wide          String,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
-ORDER BY (exchange, seq, asset);
+ORDER BY (instance, exchange, seq, asset);
 
-CREATE TABLE IF NOT EXISTS tradeledger.pnl_conv_buckets8 (
+CREATE TABLE IF NOT EXISTS tradeledger.pnl_conv_buckets9 (
     method        String,
     currency      String,
+    instance      String,
     part          UInt8,
     exchange      String,
     pair          String,
@@ -203,9 +215,23 @@ CREATE TABLE IF NOT EXISTS tradeledger.pnl_conv_buckets8 (
     v             String,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
-ORDER BY (method, currency, part, exchange, pair, slot);
+ORDER BY (method, currency, instance, part, exchange, pair, slot);
 
-CREATE TABLE IF NOT EXISTS tradeledger.fill_fees8 (
+CREATE TABLE IF NOT EXISTS tradeledger.pnl_conv_totals9 (
+    method        String,
+    currency      String,
+    instance      String,
+    exchange      String,
+    pair          String,
+    conv          String,
+    unconv        String,
+    ok            UInt8,
+    position      UInt64
+) ENGINE = ReplacingMergeTree(position)
+ORDER BY (method, currency, instance, exchange, pair);
+
+CREATE TABLE IF NOT EXISTS tradeledger.fill_fees9 (
+    instance      String,
     exchange      String,
     pair          String,
     time_ms       Int64,
@@ -219,9 +245,10 @@ CREATE TABLE IF NOT EXISTS tradeledger.fill_fees8 (
     valued        UInt8,
     version       UInt64
 ) ENGINE = ReplacingMergeTree(version)
-ORDER BY (exchange, pair, time_ms, position);
+ORDER BY (instance, exchange, pair, time_ms, position);
 
-CREATE TABLE IF NOT EXISTS tradeledger.rates8 (
+CREATE TABLE IF NOT EXISTS tradeledger.rates9 (
+    instance      String,
     quote         String,
     base          String,
     rate          String,
@@ -229,15 +256,23 @@ CREATE TABLE IF NOT EXISTS tradeledger.rates8 (
     seq           UInt64,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
-ORDER BY (quote, base);
+ORDER BY (instance, quote, base);
 
-CREATE TABLE IF NOT EXISTS tradeledger.settings (
+CREATE TABLE IF NOT EXISTS tradeledger.settings9 (
     method        String,
+    instance      String,
     name          String,
     value         String,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
-ORDER BY (method, name);
+ORDER BY (method, instance, name);
+
+CREATE TABLE IF NOT EXISTS tradeledger.instances (
+    instance      String,
+    log           String,
+    claimed_ms    Int64
+) ENGINE = MergeTree
+ORDER BY (instance, claimed_ms, log);
 
 CREATE TABLE IF NOT EXISTS tradeledger.checkpoint (
     sink          String,

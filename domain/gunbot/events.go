@@ -3,7 +3,6 @@ package gunbot
 import (
 	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -60,7 +59,7 @@ func ID(parts ...string) string {
 	sum := idHash(parts)
 	var u [16]byte
 	copy(u[:], sum[:])
-	return uuidString(u)
+	return domain.FormatUUID(u, 8)
 }
 
 // TimeID is ID with the first 48 bits replaced by ms, as in a UUIDv7: the
@@ -75,7 +74,7 @@ func TimeID(ms int64, parts ...string) string {
 	binary.BigEndian.PutUint16(u[0:2], uint16(ms>>32))
 	binary.BigEndian.PutUint32(u[2:6], uint32(ms))
 	copy(u[6:], sum[:10])
-	return uuidString(u)
+	return domain.FormatUUID(u, 8)
 }
 
 // idHash is the SHA-256 of "tradeledger-import" followed by each part
@@ -87,20 +86,6 @@ func idHash(parts []string) [32]byte {
 		b = append(append(b, 0), p...)
 	}
 	return sha256.Sum256(b)
-}
-
-// uuidString sets u's version (8) and variant bits and formats it.
-func uuidString(u [16]byte) string {
-	u[6] = 0x80 | (u[6] & 0x0f)
-	u[8] = 0x80 | (u[8] & 0x3f)
-	var s [36]byte
-	hex.Encode(s[0:8], u[0:4])
-	hex.Encode(s[9:13], u[4:6])
-	hex.Encode(s[14:18], u[6:8])
-	hex.Encode(s[19:23], u[8:10])
-	hex.Encode(s[24:36], u[10:16])
-	s[8], s[13], s[18], s[23] = '-', '-', '-', '-'
-	return string(s[:])
 }
 
 // event returns an import event with id, its time ms (the clock's when 0),

@@ -236,64 +236,68 @@ func (p *json5Parser) str() (string, error) {
 			p.i++
 			continue
 		}
-		// An escape.
-		p.i++
-		if p.i >= len(p.b) {
-			return "", p.fail(start, "string not terminated")
-		}
-		e := p.b[p.i]
-		p.i++
-		switch e {
-		case 'b':
-			sb.WriteByte('\b')
-		case 'f':
-			sb.WriteByte('\f')
-		case 'n':
-			sb.WriteByte('\n')
-		case 'r':
-			sb.WriteByte('\r')
-		case 't':
-			sb.WriteByte('\t')
-		case 'v':
-			sb.WriteByte('\v')
-		case '0':
-			if p.i < len(p.b) && p.b[p.i] >= '0' && p.b[p.i] <= '9' {
-				return "", p.fail(p.i-2, "octal escape in a string")
-			}
-			sb.WriteByte(0)
-		case '\n': // a line continuation
-		case '\r':
-			if p.i < len(p.b) && p.b[p.i] == '\n' {
-				p.i++
-			}
-		case 'x':
-			v, ok := hexValue(p.b, p.i, 2)
-			if !ok {
-				return "", p.fail(p.i-2, "invalid \\x escape")
-			}
-			sb.WriteRune(rune(v))
-			p.i += 2
-		case 'u':
-			r, err := p.unicodeEscape()
-			if err != nil {
-				return "", err
-			}
-			sb.WriteRune(r)
-		default:
-			if e >= '1' && e <= '9' {
-				return "", p.fail(p.i-2, "digit escape in a string")
-			}
-			// Any other character stands for itself (\' \" \\ \/ and
-			// the rest); a multi-byte one is copied whole, and U+2028
-			// and U+2029 after a backslash are line continuations.
-			p.i--
-			r, n := utf8.DecodeRune(p.b[p.i:])
-			p.i += n
-			if r != '\u2028' && r != '\u2029' {
-				sb.WriteString(string(p.b[p.i-n : p.i]))
-			}
+		if err := p.escape(&sb, start); err != nil {
+			return "", err
 		}
 	}
+}
+
+// simpleEscapes are the one-letter escapes and the control character each
+// stands for.
+var simpleEscapes = [256]byte{'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t', 'v': '\v'}
+
+// escape reads an escape (p.i at its backslash) of the string that starts
+// at start, and writes what it stands for to sb.
+func (p *json5Parser) escape(sb *strings.Builder, start int) error {
+	p.i++
+	if p.i >= len(p.b) {
+		return p.fail(start, "string not terminated")
+	}
+	e := p.b[p.i]
+	p.i++
+	if c := simpleEscapes[e]; c != 0 {
+		sb.WriteByte(c)
+		return nil
+	}
+	switch e {
+	case '0':
+		if p.i < len(p.b) && p.b[p.i] >= '0' && p.b[p.i] <= '9' {
+			return p.fail(p.i-2, "octal escape in a string")
+		}
+		sb.WriteByte(0)
+	case '\n': // a line continuation
+	case '\r':
+		if p.i < len(p.b) && p.b[p.i] == '\n' {
+			p.i++
+		}
+	case 'x':
+		v, ok := hexValue(p.b, p.i, 2)
+		if !ok {
+			return p.fail(p.i-2, "invalid \\x escape")
+		}
+		sb.WriteRune(rune(v))
+		p.i += 2
+	case 'u':
+		r, err := p.unicodeEscape()
+		if err != nil {
+			return err
+		}
+		sb.WriteRune(r)
+	default:
+		if e >= '1' && e <= '9' {
+			return p.fail(p.i-2, "digit escape in a string")
+		}
+		// Any other character stands for itself (\' \" \\ \/ and the
+		// rest); a multi-byte one is copied whole, and U+2028 and U+2029
+		// after a backslash are line continuations.
+		p.i--
+		r, n := utf8.DecodeRune(p.b[p.i:])
+		p.i += n
+		if r != '\u2028' && r != '\u2029' {
+			sb.WriteString(string(p.b[p.i-n : p.i]))
+		}
+	}
+	return nil
 }
 
 // unicodeEscape reads the XXXX of \uXXXX (p.i after the u), joining a
@@ -334,42 +338,15 @@ func (p *json5Parser) number() (any, error) {
 		p.i++
 	}
 	if p.i < len(p.b) && (p.b[p.i] == 'I' || p.b[p.i] == 'N') {
-		word := p.identifier()
-		if word == "Infinity" || word == "NaN" {
-			return nil, p.fail(start, "%s is not a JSON number", word)
-		}
-		return nil, p.fail(start, "invalid number")
+		return nil, p.nonFinite(start)
 	}
 	if p.i+1 < len(p.b) && p.b[p.i] == '0' && (p.b[p.i+1] == 'x' || p.b[p.i+1] == 'X') {
-		p.i += 2
-		from := p.i
-		for p.i < len(p.b) && isHexDigit(p.b[p.i]) {
-			p.i++
-		}
-		v, ok := new(big.Int).SetString(string(p.b[from:p.i]), 16)
-		if !ok {
-			return nil, p.fail(start, "invalid hexadecimal number")
-		}
-		if neg {
-			v.Neg(v)
-		}
-		return json.Number(v.String()), nil
+		return p.hexNumber(start, neg)
 	}
-	intStart := p.i
-	for p.i < len(p.b) && isDigit(p.b[p.i]) {
-		p.i++
-	}
-	intPart := string(p.b[intStart:p.i])
-	frac := ""
-	hasDot := false
+	intPart, frac := p.digits(), ""
 	if p.i < len(p.b) && p.b[p.i] == '.' {
-		hasDot = true
 		p.i++
-		from := p.i
-		for p.i < len(p.b) && isDigit(p.b[p.i]) {
-			p.i++
-		}
-		frac = string(p.b[from:p.i])
+		frac = p.digits()
 	}
 	if intPart == "" && frac == "" {
 		return nil, p.fail(start, "invalid number")
@@ -377,22 +354,17 @@ func (p *json5Parser) number() (any, error) {
 	if len(intPart) > 1 && intPart[0] == '0' {
 		return nil, p.fail(start, "invalid number (a leading zero)")
 	}
-	exp := ""
-	if p.i < len(p.b) && (p.b[p.i] == 'e' || p.b[p.i] == 'E') {
-		from := p.i
-		p.i++
-		if p.i < len(p.b) && (p.b[p.i] == '+' || p.b[p.i] == '-') {
-			p.i++
-		}
-		digits := p.i
-		for p.i < len(p.b) && isDigit(p.b[p.i]) {
-			p.i++
-		}
-		if p.i == digits {
-			return nil, p.fail(start, "invalid number (an exponent without digits)")
-		}
-		exp = string(p.b[from:p.i])
+	exp, err := p.exponent(start)
+	if err != nil {
+		return nil, err
 	}
+	return jsonNumber(neg, intPart, frac, exp), nil
+}
+
+// jsonNumber writes a decimal number's parts as JSON does: "-" when neg, an
+// integer part of at least one digit, the fraction after a dot when it has
+// digits, then the exponent as written.
+func jsonNumber(neg bool, intPart, frac, exp string) json.Number {
 	var sb strings.Builder
 	if neg {
 		sb.WriteByte('-')
@@ -401,11 +373,65 @@ func (p *json5Parser) number() (any, error) {
 		intPart = "0"
 	}
 	sb.WriteString(intPart)
-	if hasDot && frac != "" {
+	if frac != "" {
 		sb.WriteString("." + frac)
 	}
 	sb.WriteString(exp)
-	return json.Number(sb.String()), nil
+	return json.Number(sb.String())
+}
+
+// nonFinite is the error for a number (from start, its sign read) that
+// spells a word: Infinity and NaN by name, anything else as invalid.
+func (p *json5Parser) nonFinite(start int) error {
+	word := p.identifier()
+	if word == "Infinity" || word == "NaN" {
+		return p.fail(start, "%s is not a JSON number", word)
+	}
+	return p.fail(start, "invalid number")
+}
+
+// hexNumber reads a hexadecimal number (p.i at its 0x) as a JSON number in
+// decimal, negated when neg.
+func (p *json5Parser) hexNumber(start int, neg bool) (any, error) {
+	p.i += 2
+	from := p.i
+	for p.i < len(p.b) && isHexDigit(p.b[p.i]) {
+		p.i++
+	}
+	v, ok := new(big.Int).SetString(string(p.b[from:p.i]), 16)
+	if !ok {
+		return nil, p.fail(start, "invalid hexadecimal number")
+	}
+	if neg {
+		v.Neg(v)
+	}
+	return json.Number(v.String()), nil
+}
+
+// digits reads a run of decimal digits, "" when there is none.
+func (p *json5Parser) digits() string {
+	from := p.i
+	for p.i < len(p.b) && isDigit(p.b[p.i]) {
+		p.i++
+	}
+	return string(p.b[from:p.i])
+}
+
+// exponent reads a number's exponent as written ("e+5"), "" when there is
+// none; an exponent without digits is an error at start, the number's.
+func (p *json5Parser) exponent(start int) (string, error) {
+	if p.i >= len(p.b) || (p.b[p.i] != 'e' && p.b[p.i] != 'E') {
+		return "", nil
+	}
+	from := p.i
+	p.i++
+	if p.i < len(p.b) && (p.b[p.i] == '+' || p.b[p.i] == '-') {
+		p.i++
+	}
+	if p.digits() == "" {
+		return "", p.fail(start, "invalid number (an exponent without digits)")
+	}
+	return string(p.b[from:p.i]), nil
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }

@@ -26,22 +26,13 @@ func scanStateOrders(b []byte) (orders []decodedOrder, ok bool) {
 	}
 	found := false
 	for first := true; ; first = false {
-		s.SkipSpace()
-		if s.Byte('}') {
+		key, end, ok := s.member(first)
+		if !ok {
+			return nil, false
+		}
+		if end {
 			break
 		}
-		if !first && !(s.Byte(',') && s.spaceThen()) {
-			return nil, false
-		}
-		key, plain := s.str()
-		if !plain {
-			return nil, false
-		}
-		s.SkipSpace()
-		if !s.Byte(':') {
-			return nil, false
-		}
-		s.SkipSpace()
 		if !equalFoldASCII(key, "orders") { // non-ASCII keys are not plain: encoding/json folds some to ASCII
 			if !s.SkipValue() {
 				return nil, false
@@ -68,6 +59,29 @@ type stateScanner struct {
 
 // spaceThen skips spaces and reports true (for use in conditions).
 func (s *stateScanner) spaceThen() bool { s.SkipSpace(); return true }
+
+// member reads the next member's key and colon in an object whose '{' is
+// read, and the spaces around them: end is true at the object's '}', ok
+// false when what follows is not a plain member (first: no comma before it).
+func (s *stateScanner) member(first bool) (key string, end, ok bool) {
+	s.SkipSpace()
+	if s.Byte('}') {
+		return "", true, true
+	}
+	if !first && !(s.Byte(',') && s.spaceThen()) {
+		return "", false, false
+	}
+	key, plain := s.str()
+	if !plain {
+		return "", false, false
+	}
+	s.SkipSpace()
+	if !s.Byte(':') {
+		return "", false, false
+	}
+	s.SkipSpace()
+	return key, false, true
+}
 
 // str reads a plain string (domain.JSONLexer.PlainString: no escapes,
 // control characters or non-ASCII bytes, which encoding/json would
@@ -115,31 +129,25 @@ func (s *stateScanner) orders() ([]decodedOrder, bool) {
 	}
 }
 
+// orderKeys are the keys an order object may have, each at most once.
+var orderKeys = [...]string{"time", "pair", "type", "rate", "amount", "id", "cost"}
+
 // order reads one order object.
 func (s *stateScanner) order() (o stateOrder, ok bool) {
 	if !s.Byte('{') {
 		return o, false
 	}
-	var seen [7]bool
+	var seen [len(orderKeys)]bool
 	for first := true; ; first = false {
-		s.SkipSpace()
-		if s.Byte('}') {
+		key, end, ok := s.member(first)
+		if !ok {
+			return o, false
+		}
+		if end {
 			return o, true
 		}
-		if !first && !(s.Byte(',') && s.spaceThen()) {
-			return o, false
-		}
-		key, plain := s.str()
-		if !plain {
-			return o, false
-		}
-		s.SkipSpace()
-		if !s.Byte(':') {
-			return o, false
-		}
-		s.SkipSpace()
 		k := -1
-		for j, name := range [...]string{"time", "pair", "type", "rate", "amount", "id", "cost"} {
+		for j, name := range orderKeys {
 			if key == name {
 				k = j
 			}
@@ -148,50 +156,43 @@ func (s *stateScanner) order() (o stateOrder, ok bool) {
 			return o, false
 		}
 		seen[k] = true
-		switch k {
-		case 1, 2: // pair, type
-			v, plain := s.str()
-			if !plain {
-				return o, false
-			}
-			if k == 1 {
-				o.Pair = v
-			} else {
-				o.Type = v
-			}
-		case 5: // id
-			switch {
-			case s.I < len(s.B) && s.B[s.I] == '"':
-				v, plain := s.str()
-				if !plain {
-					return o, false
-				}
-				o.ID = v
-			case s.Literal("null"):
-			default:
-				n, ok := s.number()
-				if !ok {
-					return o, false
-				}
-				o.ID = n
-			}
-		default: // numbers
-			n, ok := s.number()
-			if !ok {
-				return o, false
-			}
-			switch k {
-			case 0:
-				o.Time = n
-			case 3:
-				o.Rate = n
-			case 4:
-				o.Amount = n
-			case 6:
-				o.Cost = n
-			}
+		if !s.orderField(&o, orderKeys[k]) {
+			return o, false
 		}
 	}
+}
+
+// orderField reads the value of o's field key: pair and type plain
+// strings, id a plain string, a number or null, the others numbers.
+func (s *stateScanner) orderField(o *stateOrder, key string) (ok bool) {
+	switch key {
+	case "pair":
+		o.Pair, ok = s.str()
+	case "type":
+		o.Type, ok = s.str()
+	case "id":
+		o.ID, ok = s.orderID()
+	case "time":
+		o.Time, ok = s.number()
+	case "rate":
+		o.Rate, ok = s.number()
+	case "amount":
+		o.Amount, ok = s.number()
+	case "cost":
+		o.Cost, ok = s.number()
+	}
+	return ok
+}
+
+// orderID reads an order's id: a plain string, a number, or null (nil).
+func (s *stateScanner) orderID() (any, bool) {
+	switch {
+	case s.I < len(s.B) && s.B[s.I] == '"':
+		return s.str()
+	case s.Literal("null"):
+		return nil, true
+	}
+	return s.number()
 }
 
 // equalFoldASCII is strings.EqualFold for an ASCII t.

@@ -296,6 +296,15 @@ func CheckTree(t testing.TB, store domain.EventStore, tree domain.TreeStore) {
 	if size != int64(len(events)) {
 		t.Fatalf("tree size %d, want the log's %d events", size, len(events))
 	}
+	checkStoredHashes(t, ctx, tree, ref, size)
+	checkProofs(t, ctx, tree, ref, size)
+	checkRecordPositions(t, ctx, tree, events)
+}
+
+// checkStoredHashes checks that tree stores, index for index, the hashes
+// of ref (a tree of size records), and none beyond them.
+func checkStoredHashes(t testing.TB, ctx context.Context, tree domain.TreeStore, ref *RefTree, size int64) {
+	t.Helper()
 	count := tlog.StoredHashCount(size)
 	if count != int64(len(ref.Hashes)) {
 		t.Fatalf("tlog counts %d stored hashes, the reference has %d", count, len(ref.Hashes))
@@ -317,6 +326,14 @@ func CheckTree(t testing.TB, store domain.EventStore, tree domain.TreeStore) {
 	if _, err := tree.ReadTreeHashes(ctx, []int64{count}); domain.ErrorCode(err) != domain.EINVALID {
 		t.Fatalf("stored hash %d beyond the tree: %v, want EINVALID", count, err)
 	}
+}
+
+// checkProofs checks, for a few sizes n up to size, that tree's root of n
+// records is ref's, that its inclusion proofs of the first, middle and
+// last record check against that root, and that its proof of n's
+// consistency with size checks against ref's roots.
+func checkProofs(t testing.TB, ctx context.Context, tree domain.TreeStore, ref *RefTree, size int64) {
+	t.Helper()
 	hr := TreeHashReader(ctx, tree)
 	sizes := []int64{1, size / 3, size / 2, size - 1, size}
 	for _, n := range sizes {
@@ -347,6 +364,12 @@ func CheckTree(t testing.TB, store domain.EventStore, tree domain.TreeStore) {
 			t.Fatalf("consistency of %d with %d: %v", n, size, err)
 		}
 	}
+}
+
+// checkRecordPositions checks that tree maps record i to the position of
+// events[i] and back, and answers ENOTFOUND past the last of them.
+func checkRecordPositions(t testing.TB, ctx context.Context, tree domain.TreeStore, events []domain.Event) {
+	t.Helper()
 	for i, e := range events {
 		pos, err := tree.RecordPosition(ctx, int64(i))
 		if err != nil || pos != e.Position {
@@ -357,6 +380,7 @@ func CheckTree(t testing.TB, store domain.EventStore, tree domain.TreeStore) {
 			t.Fatalf("position %d is record %d (%v), want %d", e.Position, idx, err, i)
 		}
 	}
+	size := int64(len(events))
 	if _, err := tree.RecordPosition(ctx, size); domain.ErrorCode(err) != domain.ENOTFOUND {
 		t.Fatalf("record %d beyond the tree: %v, want ENOTFOUND", size, err)
 	}

@@ -120,45 +120,94 @@ func VerifySince(ctx context.Context, store domain.EventStore, tree domain.TreeS
 		return sum, nil
 	}
 	hr := cachedReader(treeReader(ctx, tree))
-	root, err := tlog.TreeHash(c.Size, hr)
-	if err != nil {
-		return sum, treeErr(err)
-	}
-	if root != c.Root {
-		sum.Problem = fmt.Sprintf("the log's tree of %d records has root %s, not the checkpoint's %s: the log was rewritten", c.Size, root, c.Root)
-		return sum, nil
+	if sum.Problem, err = checkPrefix(hr, c); err != nil || sum.Problem != "" {
+		return sum, err
 	}
 	frontier, err := frontierAt(ctx, tree, c.Size)
 	if err != nil {
 		return sum, err
 	}
-	var from uint64
-	if c.Size > 0 {
-		last, err := tree.RecordPosition(ctx, c.Size-1)
-		if err != nil {
-			return sum, err
-		}
-		from = last + 1
+	from, err := positionAfter(ctx, tree, c.Size)
+	if err != nil {
+		return sum, err
 	}
 	n := int(size - c.Size)
-	// First pass: the streams the new events continue, and the version
-	// each continues from.
-	firsts := map[string]int64{}
-	if n > 0 {
-		err = domain.ReadAheadBatches(ctx, store.ReadAll(ctx, from, n), func(batch []domain.Event) bool {
-			for i := range batch {
-				if _, ok := firsts[batch[i].Stream]; !ok {
-					firsts[strings.Clone(batch[i].Stream)] = batch[i].Version
-				}
-			}
-			return true
-		})
-		if err != nil {
-			return sum, fmt.Errorf("read the log after the checkpoint: %w", err)
-		}
+	firsts, err := streamFirsts(ctx, store, from, n)
+	if err != nil {
+		return sum, err
 	}
 	v := domain.NewVerifier()
 	v.MaxFaults = opts.MaxFaults
+	if sum.Linked, sum.Problem, err = seedLinks(ctx, store, tree, hr, c, firsts, v); err != nil || sum.Problem != "" {
+		return sum, err
+	}
+	records, err := verifyAfter(ctx, store, from, n, v, &frontier, opts.Progress)
+	if err != nil {
+		return sum, err
+	}
+	sum.Verify = v.Summary(opts.Heads)
+	if records != int64(n) {
+		sum.Problem = fmt.Sprintf("the log holds %d events after the checkpoint, its tree %d records", records, n)
+		return sum, nil
+	}
+	sum.Root = tlog.Hash(frontier.Root())
+	sum.Consistency, sum.Problem, err = extendsCheckpoint(hr, c, size, sum.Root)
+	return sum, err
+}
+
+// checkPrefix checks that the stored tree's first c.Size records have c's
+// root; problem says why not.
+func checkPrefix(hr tlog.HashReader, c Checkpoint) (problem string, err error) {
+	root, err := tlog.TreeHash(c.Size, hr)
+	if err != nil {
+		return "", treeErr(err)
+	}
+	if root != c.Root {
+		return fmt.Sprintf("the log's tree of %d records has root %s, not the checkpoint's %s: the log was rewritten", c.Size, root, c.Root), nil
+	}
+	return "", nil
+}
+
+// positionAfter returns the position from which the events after the
+// tree's first size records are read: after the last of them (0 when
+// size is 0).
+func positionAfter(ctx context.Context, tree domain.TreeStore, size int64) (uint64, error) {
+	if size == 0 {
+		return 0, nil
+	}
+	last, err := tree.RecordPosition(ctx, size-1)
+	if err != nil {
+		return 0, err
+	}
+	return last + 1, nil
+}
+
+// streamFirsts reads the n events from position from and returns the
+// streams they continue, each with the version of its first event there.
+func streamFirsts(ctx context.Context, store domain.EventStore, from uint64, n int) (map[string]int64, error) {
+	firsts := map[string]int64{}
+	if n == 0 {
+		return firsts, nil
+	}
+	err := domain.ReadAheadBatches(ctx, store.ReadAll(ctx, from, n), func(batch []domain.Event) bool {
+		for i := range batch {
+			if _, ok := firsts[batch[i].Stream]; !ok {
+				firsts[strings.Clone(batch[i].Stream)] = batch[i].Version
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read the log after the checkpoint: %w", err)
+	}
+	return firsts, nil
+}
+
+// seedLinks seeds v with the head each stream of firsts had within c (the
+// event before its first one after c), proven to be in c's tree by
+// provenHead, in stream order; linked counts the streams seeded, problem
+// says why a head could not be proven (then the seeding stops there).
+func seedLinks(ctx context.Context, store domain.EventStore, tree domain.TreeStore, hr tlog.HashReader, c Checkpoint, firsts map[string]int64, v *domain.Verifier) (linked int, problem string, err error) {
 	streams := make([]string, 0, len(firsts))
 	for s := range firsts {
 		streams = append(streams, s)
@@ -170,17 +219,19 @@ func VerifySince(ctx context.Context, store domain.EventStore, tree domain.TreeS
 			continue
 		}
 		prev, problem, err := provenHead(ctx, store, tree, hr, c, s, version-1)
-		if err != nil {
-			return sum, err
-		}
-		if problem != "" {
-			sum.Problem = problem
-			return sum, nil
+		if err != nil || problem != "" {
+			return linked, problem, err
 		}
 		v.Seed(s, prev.Version, domain.ComputeHash(prev), prev.Time)
-		sum.Linked++
+		linked++
 	}
-	// Second pass: the events themselves, and the tree they extend.
+	return linked, "", nil
+}
+
+// verifyAfter verifies the n events from position from with v, adding
+// their records to frontier and telling progress (if set) after each
+// batch, and returns how many records it added.
+func verifyAfter(ctx context.Context, store domain.EventStore, from uint64, n int, v *domain.Verifier, frontier *domain.TreeFrontier, progress func(records int64, position uint64)) (int64, error) {
 	records := int64(0)
 	v.Records = func(hs []domain.Hash) {
 		var buf [64]domain.Hash
@@ -189,46 +240,44 @@ func VerifySince(ctx context.Context, store domain.EventStore, tree domain.TreeS
 		}
 		records += int64(len(hs))
 	}
-	if n > 0 {
-		err = domain.ReadAheadBatches(ctx, store.ReadAll(ctx, from, n), func(batch []domain.Event) bool {
-			v.AddBatch(batch)
-			if opts.Progress != nil {
-				opts.Progress(records, batch[len(batch)-1].Position)
-			}
-			return true
-		})
-		if err != nil {
-			return sum, fmt.Errorf("read the log after the checkpoint: %w", err)
+	if n == 0 {
+		return 0, nil
+	}
+	err := domain.ReadAheadBatches(ctx, store.ReadAll(ctx, from, n), func(batch []domain.Event) bool {
+		v.AddBatch(batch)
+		if progress != nil {
+			progress(records, batch[len(batch)-1].Position)
 		}
+		return true
+	})
+	if err != nil {
+		return records, fmt.Errorf("read the log after the checkpoint: %w", err)
 	}
-	sum.Verify = v.Summary(opts.Heads)
-	if records != int64(n) {
-		sum.Problem = fmt.Sprintf("the log holds %d events after the checkpoint, its tree %d records", records, n)
-		return sum, nil
-	}
-	sum.Root = tlog.Hash(frontier.Root())
+	return records, nil
+}
+
+// extendsCheckpoint checks that the stored tree of size records has root
+// (the one the events give) and proves it consistent with c: the proof
+// (empty for an empty c), or problem saying why not.
+func extendsCheckpoint(hr tlog.HashReader, c Checkpoint, size int64, root tlog.Hash) (proof []tlog.Hash, problem string, err error) {
 	stored, err := tlog.TreeHash(size, hr)
 	if err != nil {
-		return sum, treeErr(err)
+		return nil, "", treeErr(err)
 	}
-	if stored != sum.Root {
-		sum.Problem = fmt.Sprintf("the stored tree of %d records has root %s, the events give %s: the tree does not match the log", size, stored, sum.Root)
-		return sum, nil
+	if stored != root {
+		return nil, fmt.Sprintf("the stored tree of %d records has root %s, the events give %s: the tree does not match the log", size, stored, root), nil
 	}
 	if c.Size == 0 {
-		sum.Consistency = []tlog.Hash{} // every tree extends the empty one
-		return sum, nil
+		return []tlog.Hash{}, "", nil // every tree extends the empty one
 	}
 	p, err := tlog.ProveTree(size, c.Size, hr)
 	if err != nil {
-		return sum, treeErr(err)
+		return nil, "", treeErr(err)
 	}
-	if err := tlog.CheckTree(p, size, sum.Root, c.Size, c.Root); err != nil {
-		sum.Problem = fmt.Sprintf("no consistency proof from the checkpoint's %d records to %d: %v", c.Size, size, err)
-		return sum, nil
+	if err := tlog.CheckTree(p, size, root, c.Size, c.Root); err != nil {
+		return nil, fmt.Sprintf("no consistency proof from the checkpoint's %d records to %d: %v", c.Size, size, err), nil
 	}
-	sum.Consistency = nonNil(p)
-	return sum, nil
+	return nonNil(p), "", nil
 }
 
 // provenHead reads stream's event at version and proves it is in c's

@@ -22,7 +22,9 @@ const pages = {
   settings: { label: 'Settings', load: () => import('./settings.js') },
   files: { label: 'Files', load: () => import('./files.js') },
   audit: { label: 'Audit', load: () => import('./audit.js') },
-  bots: { label: 'Bots', load: () => import('./bots.js') },
+  fleet: { label: 'Fleet', load: () => import('./fleet.js') },
+  // under: reached from that page's link, not from the menu.
+  bots: { label: 'Bots', load: () => import('./bots.js'), under: 'fleet' },
 };
 
 const browserZone = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
@@ -161,7 +163,7 @@ function buildAsOf() {
 
 function buildShell() {
   const nav = h('nav', { 'aria-label': 'Pages', id: 'nav' },
-    h('ul', null, Object.entries(pages).filter(([n]) => n !== 'pair').map(([name, p]) =>
+    h('ul', null, Object.entries(pages).filter(([n, p]) => n !== 'pair' && !p.under).map(([name, p]) =>
       h('li', null, h('a', { href: '#/' + name, dataset: { page: name } }, p.label)))));
   const tz = h('select', {
     id: 'tz', 'aria-label': 'Time zone',
@@ -242,7 +244,7 @@ async function route() {
   delete document.body.dataset.error;
   if (cleanup) { cleanup(); cleanup = null; }
   for (const a of shell.nav.querySelectorAll('a')) {
-    if (a.dataset.page === page) a.setAttribute('aria-current', 'page');
+    if (a.dataset.page === page || a.dataset.page === pages[page].under) a.setAttribute('aria-current', 'page');
     else a.removeAttribute('aria-current');
   }
   ctx.params = params;

@@ -1,5 +1,6 @@
 // Bots: this instance's overview beside other Tradeledger instances', and
-// their sum in one reporting currency.
+// their sum in one reporting currency, for two or three instances without
+// ClickHouse (with it, the Fleet page reads them all: fleet.js).
 //
 // Another instance is its URL (its origin) and a token of scope read,
 // kept in this browser only (localStorage; the server never sees them). A
@@ -96,7 +97,13 @@ export async function render(view, ctx) {
     add),
   error);
 
-  replace(view, h('h1', null, 'Bots'), sumBox, grid, form);
+  // With ClickHouse the Fleet page reads every instance sharing its
+  // database, converted at each one's rates, without tokens or CORS: this
+  // page stays for two or three instances without it.
+  const fleetNote = h('p', { class: 'muted', id: 'bots-fleet', hidden: true }, 'This server writes to ClickHouse: the ',
+    h('a', { href: '#/fleet' }, 'Fleet'), ' page shows every instance sharing its database, each converted at its own rates, with no token to keep here. This page puts two or three instances side by side without ClickHouse.');
+  fetch('/healthz', { cache: 'no-store' }).then((r) => r.json()).then((hz) => { fleetNote.hidden = hz.sinkLag === undefined; }).catch(() => {});
+  replace(view, h('h1', null, 'Bots'), fleetNote, sumBox, grid, form);
 
   function card(b, r) {
     const id = b.self ? 'bot-self' : 'bot-' + b.url.replace(/\W+/g, '-');

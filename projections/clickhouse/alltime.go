@@ -18,7 +18,7 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 )
 
-// Reads over all time (no date range) come from pnl_overview8, the table
+// Reads over all time (no date range) come from pnl_overview9, the table
 // the sink keeps beside the buckets: one row per pair (its aggregate over
 // all time and its inventory), one per strategy, and the pairs' daily
 // figures in blocks of 32 local days under every whole-hour zone offset
@@ -45,7 +45,7 @@ const errUnknownTable = 60
 // stored returns the sink's checkpoint and the schema version of its rows
 // (0 and 0 before the sink created the version table).
 func (r *Reader) stored(ctx context.Context) (pos uint64, ver uint32, err error) {
-	name := sinkNameOf(r.Method)
+	name := sinkNameOf(r.Instance, r.Method)
 	err = r.conn.QueryRow(ctx, "SELECT (SELECT max(position) FROM "+r.db+".checkpoint WHERE sink = ?), (SELECT max(version) FROM "+
 		r.db+".schema_version WHERE sink = ?)", name, name).Scan(&pos, &ver)
 	var ex *ch.Exception
@@ -87,7 +87,7 @@ func (r *Reader) Version() uint64 {
 
 // allTime returns the overview's data over all time in loc (with each
 // pair's pnl in periods, and strategies when withStrategies), or ok false
-// when pnl_overview8 cannot answer but the buckets can: rows of an older
+// when pnl_overview9 cannot answer but the buckets can: rows of an older
 // schema, or a zone offset it does not hold (rows of a newer schema fail
 // with errForeignRows). With window ([from, to] in ms, not zero) it
 // reads only the days in it (those of the periods, for an overview over a
@@ -149,7 +149,7 @@ const (
 	// schemaUnknown: not asked yet, or of an older schema (being
 	// rewritten): each read asks the version, and reads the buckets.
 	schemaUnknown uint32 = iota
-	// schemaCurrent: of SchemaVersion. Reads use pnl_overview8 without
+	// schemaCurrent: of SchemaVersion. Reads use pnl_overview9 without
 	// asking again, until a query finds a table missing (logFailure).
 	schemaCurrent
 	// schemaForeign: of a newer schema, or a table of this one found
@@ -161,7 +161,7 @@ const (
 // newer schema: the read answers EUNAVAILABLE (the Fallback's answer).
 var errForeignRows = errors.New("clickhouse rows of a newer schema")
 
-// overviewReady reports whether pnl_overview8 holds the sink's rows in the
+// overviewReady reports whether pnl_overview9 holds the sink's rows in the
 // current schema (it may not exist yet, or be incomplete during a
 // rewrite: false, and the buckets answer), or errForeignRows when they are
 // of a newer one (no table may be read then). Once true, it stays true
@@ -198,7 +198,7 @@ func (r *Reader) sawVersion(ver uint32) (bool, error) {
 	}
 }
 
-// pairTotal returns key's pair row of pnl_overview8: its aggregate over all
+// pairTotal returns key's pair row of pnl_overview9: its aggregate over all
 // time and its inventory; p is nil when the pair has none (no order).
 func (r *Reader) pairTotal(ctx context.Context, key string) (p *pairInfo, a *agg, err error) {
 	ex, pair, err := domain.SplitPairKey(key)
@@ -206,8 +206,8 @@ func (r *Reader) pairTotal(ctx context.Context, key string) (p *pairInfo, a *agg
 		return nil, nil, err
 	}
 	var packed string
-	err = r.conn.QueryRow(ctx, "SELECT v FROM "+r.db+".pnl_overview8 FINAL WHERE method = ? AND kind = 0 AND shift = 0 AND n = 0 AND exchange = ? AND pair = ?",
-		r.Method.String(), ex, pair).Scan(&packed)
+	err = r.conn.QueryRow(ctx, "SELECT v FROM "+r.db+".pnl_overview9 FINAL WHERE method = ? AND kind = 0 AND instance = ? AND shift = 0 AND n = 0 AND exchange = ? AND pair = ?",
+		r.Method.String(), r.Instance, ex, pair).Scan(&packed)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil, nil
 	}
@@ -216,7 +216,7 @@ func (r *Reader) pairTotal(ctx context.Context, key string) (p *pairInfo, a *agg
 	}
 	v := unpackFigures(nil, packed)
 	if len(v) != pairCols {
-		return nil, nil, fmt.Errorf("pnl_overview8: pair row of %s has %d figures, want %d", key, len(v), pairCols)
+		return nil, nil, fmt.Errorf("pnl_overview9: pair row of %s has %d figures, want %d", key, len(v), pairCols)
 	}
 	p = &pairInfo{key: key, exchange: ex, pair: pair, lotsQty: v[aggCols].dec(), lotsCost: v[aggCols+1].dec(),
 		last: v[aggCols+2].dec(), balance: v[aggCols+3].dec()}
@@ -236,7 +236,7 @@ func planWindow(loc *time.Location, span, window [2]int64) (zonePlan, bool) {
 	return planZone(loc, span[0], span[1])
 }
 
-// readOverview reads pnl_overview8 in one query: with pairs, the pair and
+// readOverview reads pnl_overview9 in one query: with pairs, the pair and
 // strategy rows into d; with plan, the day and hour blocks it selects into
 // days (per pair, by local day number).
 func (r *Reader) readOverview(ctx context.Context, d *overviewData, days map[string]*daySeries, loc *time.Location, plan *zonePlan, pairs bool) error {
@@ -245,7 +245,7 @@ func (r *Reader) readOverview(ctx context.Context, d *overviewData, days map[str
 		return nil
 	}
 	rows, err := r.conn.Query(ctx, "SELECT kind, shift, n, exchange, pair, v, s, position FROM "+r.db+
-		".pnl_overview8 FINAL WHERE method = ? AND ("+strings.Join(cond, " OR ")+")", r.Method.String())
+		".pnl_overview9 FINAL WHERE method = ? AND instance = ? AND ("+strings.Join(cond, " OR ")+")", r.Method.String(), r.Instance)
 	if err != nil {
 		return err
 	}
@@ -266,7 +266,7 @@ func (r *Reader) readOverview(ctx context.Context, d *overviewData, days map[str
 	return nil
 }
 
-// overviewConds returns the OR-ed conditions selecting the pnl_overview8
+// overviewConds returns the OR-ed conditions selecting the pnl_overview9
 // rows readOverview needs: the pair and strategy rows with pairs, and
 // plan's day and hour blocks, and the first hours of the blocks holding
 // its edge days. The blocks are listed (n IN (…)), one condition per
@@ -491,13 +491,13 @@ func aggOf(v []i128) *agg {
 	return a
 }
 
-// bucketCols lists pnl_buckets8's aggregate columns in bucketRow.values'
+// bucketCols lists pnl_buckets9's aggregate columns in bucketRow.values'
 // order (trades … last_ms), then wide.
 const bucketCols = `trades, buys, sells, wins, losses, evens, u_buys, u_sells, u_wins, u_losses,
  pnl_e12, profit_e12, loss_e12, fees_e12, cp_wins_e12, cp_losses_e12, buy_value_e12, sell_value_e12, volume_e12,
  unmatched_value_e12, invested_e12, hero_e12, hero_ms, fuckup_e12, fuckup_ms, first_ms, last_ms, wide`
 
-// setAgg sets a to the aggregate of a pnl_buckets8 row: its columns v
+// setAgg sets a to the aggregate of a pnl_buckets9 row: its columns v
 // (bucketRow.values' order) and its wide text.
 func setAgg(a *agg, v []int64, wide string) error {
 	*a = agg{Trades: v[0], Buys: v[1], Sells: v[2], Wins: v[3], Losses: v[4], Evens: v[5],

@@ -69,13 +69,13 @@ func TestPlanZone(t *testing.T) {
 	}
 }
 
-// A database fed before pnl_overview8 existed (no schema_version either) is read from the buckets meanwhile, and the
+// A database fed before pnl_overview9 existed (no schema_version either) is read from the buckets meanwhile, and the
 // next sink writes every row again from the log, then records the version.
 func TestSinkRebuildsOlderSchema(t *testing.T) {
 	url, db, store, g := exportedLog(t, 150)
 	conn := openConn(t, url)
 	ctx := context.Background()
-	for _, tbl := range []string{"schema_version", "pnl_overview8"} {
+	for _, tbl := range []string{"schema_version", "pnl_overview9"} {
 		if err := conn.Exec(ctx, "DROP TABLE "+db+"."+tbl); err != nil {
 			t.Fatal(err)
 		}
@@ -138,7 +138,7 @@ func TestSinkRebuildsOlderSchema(t *testing.T) {
 		t.Fatalf("export after the upgrade: %+v, want every event's rows written again", st)
 	}
 	var ver uint32
-	if err := conn.QueryRow(ctx, "SELECT max(version) FROM "+db+".schema_version WHERE sink = 'tradeledger/lofo'").Scan(&ver); err != nil || ver != SchemaVersion {
+	if err := conn.QueryRow(ctx, "SELECT max(version) FROM "+db+".schema_version WHERE sink = 'tradeledger/default/lofo'").Scan(&ver); err != nil || ver != SchemaVersion {
 		t.Fatalf("schema version %d, %v; want %d", ver, err, SchemaVersion)
 	}
 	if v1, v2 := r.Version(), r.Version(); v1 != v2 || v1 != head(t, store) {
@@ -233,12 +233,12 @@ func TestNewerSchemaIsNotRead(t *testing.T) {
 		t.Fatalf("export over a newer schema: %v, want ECONFLICT naming both versions", err)
 	}
 	var pos uint64
-	if err := conn.QueryRow(ctx, "SELECT max(position) FROM "+db+".checkpoint WHERE sink = 'tradeledger/lofo'").Scan(&pos); err != nil || pos != cp {
+	if err := conn.QueryRow(ctx, "SELECT max(position) FROM "+db+".checkpoint WHERE sink = 'tradeledger/default/lofo'").Scan(&pos); err != nil || pos != cp {
 		t.Fatalf("checkpoint %d, %v after the refused export; want %d (unmoved)", pos, err, cp)
 	}
 }
 
-// A reader that read pnl_overview8 reads it without asking the version
+// A reader that read pnl_overview9 reads it without asking the version
 // again, until a query finds it missing: a newer release's sink recorded
 // its version and dropped the table. That read and the next answer from the
 // Fallback (one warning); once the database is this release's again (its
@@ -252,7 +252,7 @@ func TestReaderNoticesADroppedTable(t *testing.T) {
 	conn := openConn(t, url)
 	ctx := context.Background()
 	recordNewerSchema(t, conn, db)
-	if err := conn.Exec(ctx, "DROP TABLE "+db+".pnl_overview8"); err != nil {
+	if err := conn.Exec(ctx, "DROP TABLE "+db+".pnl_overview9"); err != nil {
 		t.Fatal(err)
 	}
 	readsFrom(t, r, mem, used, g.clock.Now(), true)
@@ -372,7 +372,7 @@ func observedReader(t *testing.T, url string, mem PnlSource) (*Reader, *observer
 // lofo sink's rows in db are of SchemaVersion+1.
 func recordNewerSchema(t *testing.T, conn driver.Conn, db string) {
 	t.Helper()
-	q := fmt.Sprintf("INSERT INTO %s.schema_version (sink, version, updated_ms) SELECT 'tradeledger/lofo', %d, 0", db, SchemaVersion+1)
+	q := fmt.Sprintf("INSERT INTO %s.schema_version (sink, version, updated_ms) SELECT 'tradeledger/default/lofo', %d, 0", db, SchemaVersion+1)
 	if err := conn.Exec(context.Background(), q); err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,11 @@ import (
 // bigLog appends n orders of one fill each (OrderRequested, OrderFilled)
 // over three pairs and about two years, alternately buying and selling the
 // same quantity, with 32 concurrent writers (group commit).
-func bigLog(tb testing.TB, store domain.EventStore, n int) {
+func bigLog(tb testing.TB, store domain.EventStore, n int) { bigLogShifted(tb, store, n, 0) }
+
+// bigLogShifted is bigLog with its prices moved by shift (mod 50): another
+// bot's log of the same shape.
+func bigLogShifted(tb testing.TB, store domain.EventStore, n, shift int) {
 	tb.Helper()
 	pairs := []struct{ exchange, pair string }{{"binance", "USDT-BTC"}, {"binance", "USDT-ETH"}, {"binance", "USDT-SOL"}}
 	t0 := time.Date(2023, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -35,7 +39,7 @@ func bigLog(tb testing.TB, store domain.EventStore, n int) {
 				if (i/len(pairs))%2 == 1 { // buy, sell, buy, sell…: a bot's inventory stays small
 					side = domain.Sell
 				}
-				price := domain.DecimalFromInt(int64(100 + (i*7919)%50))
+				price := domain.DecimalFromInt(int64(100 + (i*7919+shift)%50))
 				qty := domain.MustDecimal("0.5")
 				id := int64(i + 1)
 				evs := []domain.Event{

@@ -1,6 +1,7 @@
 package clickhouse
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -16,13 +17,15 @@ import (
 // (fold.RateBook.Targets; fold.ConvSeries), over the pair's whole history.
 // The rows hold exact decimal strings, whatever the amounts' scale:
 //
-//   - pnl_conv_buckets8: per currency, pair and 15-minute slot, the pair's
+//   - pnl_conv_buckets9: per currency, pair and 15-minute slot, the pair's
 //     aggregate in that currency (part 0: every fill, money of the fills
 //     with a rate; part 1: the fills without one, in the pair's quote),
 //     packed (packAgg);
-//   - fill_fees8: the fills whose fee was charged in a third asset, with its
+//   - pnl_conv_totals9: per currency and pair, the pair's totals over all
+//     time in that currency (both parts), what the fleet's overview reads;
+//   - fill_fees9: the fills whose fee was charged in a third asset, with its
 //     valuation (or none: unconverted);
-//   - rates8: every currency pair's latest rate (what converts unrealized
+//   - rates9: every currency pair's latest rate (what converts unrealized
 //     pnl "now"), and settings: the reporting currency.
 
 // convKey names one pair's figures converted into a currency.
@@ -31,7 +34,7 @@ type convKey struct {
 	to string
 }
 
-// convRowKey names a pnl_conv_buckets8 row.
+// convRowKey names a pnl_conv_buckets9 row.
 type convRowKey struct {
 	to   string
 	part uint8 // 0: conv, 1: unconv
@@ -44,7 +47,7 @@ type convRow struct {
 	position uint64
 }
 
-// feeRow is a fill_fees8 row: a fee charged in a third asset. position is
+// feeRow is a fill_fees9 row: a fee charged in a third asset. position is
 // its fill's log position (in the key), version the row's.
 type feeRow struct {
 	pairKey
@@ -75,8 +78,38 @@ func (st *state) convOf(bk *book, to string) *fold.ConvSeries[int64] {
 	if cs == nil {
 		cs = &fold.ConvSeries[int64]{}
 		st.conv[k] = cs
+		bk.convs = append(bk.convs, to)
 	}
 	return cs
+}
+
+// convTotalRow is a pnl_conv_totals9 row: a pair's figures over all time
+// in currency to (ok), or the mark that its quote no longer converts into
+// to (not ok).
+type convTotalRow struct {
+	to           string
+	key          pairKey
+	conv, unconv fold.PnlAgg[int64]
+	ok           uint8
+	position     uint64
+}
+
+// convTotals queues the pnl_conv_totals9 rows of the books changed since
+// the last flush: each one's totals in every currency its quote converts
+// into now, and the mark "no longer" for every currency it was converted
+// into before.
+func (st *state) convTotals(b *batch) {
+	for bk := range b.books {
+		targets := st.folds.Targets(bk.quote)
+		for _, to := range bk.convs {
+			row := convTotalRow{to: to, key: bk.key, position: bk.pos}
+			if slices.Contains(targets, to) {
+				cs := st.conv[convKey{bk, to}]
+				row.conv, row.unconv, row.ok = cs.Conv.Total, cs.Unconv.Total, 1
+			}
+			b.convTotals = append(b.convTotals, row)
+		}
+	}
 }
 
 // emitConv queues both parts of bk's slot in to.

@@ -23,12 +23,12 @@ type dayAgg struct {
 	Volume, Pnl, Unmatched, Invested domain.Decimal
 }
 
-// figures appends a's dayCols figures (pnl_overview8's order) to dst.
+// figures appends a's dayCols figures (pnl_overview9's order) to dst.
 func (a *dayAgg) figures(dst []i128) []i128 {
 	return append(dst, i64(a.Trades), unitsOf(a.Volume), unitsOf(a.Pnl), unitsOf(a.Unmatched), unitsOf(a.Invested))
 }
 
-// add adds the dayCols figures f (pnl_overview8's order).
+// add adds the dayCols figures f (pnl_overview9's order).
 func (a *dayAgg) add(f []i128) {
 	t, _ := f[0].int64()
 	a.Trades += t

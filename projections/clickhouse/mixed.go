@@ -6,6 +6,8 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/fold"
 )
@@ -67,20 +69,39 @@ func finish(m map[string]map[int64]slotRow) map[string]*series {
 
 // ownSlots reads every pair's buckets (their latest rows).
 func (r *Reader) ownSlots(ctx context.Context) (map[string]*series, error) {
-	rows, err := r.conn.Query(ctx, `SELECT exchange, pair, slot, position, `+bucketCols+`
-FROM `+r.db+`.pnl_buckets8 WHERE method = ?`, r.Method.String())
+	return bucketSlots(ctx, r.conn, r.db, "method = ? AND instance = ?", []any{r.Method.String(), r.Instance}, pairOnly)
+}
+
+// convSlots reads every pair's aggregates in currency to: part 0 (conv)
+// and part 1 (unconv).
+func (r *Reader) convSlots(ctx context.Context, to string) (conv, unconv map[string]*series, err error) {
+	return convBucketSlots(ctx, r.conn, r.db, "method = ? AND currency = ? AND instance = ?", []any{r.Method.String(), to, r.Instance}, pairOnly)
+}
+
+// slotKey names the series a row of an instance's pair goes to.
+type slotKey func(instance, pairKey string) string
+
+// pairOnly keys series by pair (one instance's rows).
+func pairOnly(_, key string) string { return key }
+
+// bucketSlots reads the pnl_buckets9 rows where cond holds (with args),
+// the latest of each slot, into a series per key.
+func bucketSlots(ctx context.Context, conn driver.Conn, db, cond string, args []any, key slotKey) (map[string]*series, error) {
+	rows, err := conn.Query(ctx, `SELECT instance, exchange, pair, slot, position, `+bucketCols+`
+FROM `+db+`.pnl_buckets9 WHERE `+cond, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	out := map[string]map[int64]slotRow{}
 	var (
-		k    pairKey
-		x    slotRow
-		v    [aggCols]int64
-		wide string
+		instance string
+		k        pairKey
+		x        slotRow
+		v        [aggCols]int64
+		wide     string
 	)
-	dest := []any{&k.Exchange, &k.Pair, &x.slot, &x.pos}
+	dest := []any{&instance, &k.Exchange, &k.Pair, &x.slot, &x.pos}
 	for i := range v {
 		dest = append(dest, &v[i])
 	}
@@ -92,16 +113,16 @@ FROM `+r.db+`.pnl_buckets8 WHERE method = ?`, r.Method.String())
 		if err := setAgg(&x.a, v[:], wide); err != nil {
 			return nil, err
 		}
-		put(out, domain.PairKey(k.Exchange, k.Pair), x)
+		put(out, key(instance, domain.PairKey(k.Exchange, k.Pair)), x)
 	}
 	return finish(out), rows.Err()
 }
 
-// convSlots reads every pair's aggregates in currency to: part 0 (conv)
-// and part 1 (unconv).
-func (r *Reader) convSlots(ctx context.Context, to string) (conv, unconv map[string]*series, err error) {
-	rows, err := r.conn.Query(ctx, "SELECT part, exchange, pair, slot, position, v FROM "+r.db+".pnl_conv_buckets8 WHERE method = ? AND currency = ?",
-		r.Method.String(), to)
+// convBucketSlots reads the pnl_conv_buckets9 rows where cond holds (with
+// args), the latest of each slot, into series per key: part 0 (conv) and
+// part 1 (unconv).
+func convBucketSlots(ctx context.Context, conn driver.Conn, db, cond string, args []any, key slotKey) (conv, unconv map[string]*series, err error) {
+	rows, err := conn.Query(ctx, "SELECT instance, part, exchange, pair, slot, position, v FROM "+db+".pnl_conv_buckets9 WHERE "+cond, args...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -109,22 +130,21 @@ func (r *Reader) convSlots(ctx context.Context, to string) (conv, unconv map[str
 	c, u := map[string]map[int64]slotRow{}, map[string]map[int64]slotRow{}
 	for rows.Next() {
 		var (
-			part   uint8
-			k      pairKey
-			x      slotRow
-			packed string
+			instance, packed string
+			part             uint8
+			k                pairKey
+			x                slotRow
 		)
-		if err := rows.Scan(&part, &k.Exchange, &k.Pair, &x.slot, &x.pos, &packed); err != nil {
+		if err := rows.Scan(&instance, &part, &k.Exchange, &k.Pair, &x.slot, &x.pos, &packed); err != nil {
 			return nil, nil, err
 		}
 		if x.a, err = unpackAgg(packed); err != nil {
 			return nil, nil, err
 		}
-		key := domain.PairKey(k.Exchange, k.Pair)
 		if part == 0 {
-			put(c, key, x)
+			put(c, key(instance, domain.PairKey(k.Exchange, k.Pair)), x)
 		} else {
-			put(u, key, x)
+			put(u, key(instance, domain.PairKey(k.Exchange, k.Pair)), x)
 		}
 	}
 	return finish(c), finish(u), rows.Err()
@@ -132,7 +152,7 @@ func (r *Reader) convSlots(ctx context.Context, to string) (conv, unconv map[str
 
 // setting returns the sink's setting name ("" when unset).
 func (r *Reader) setting(ctx context.Context, name string) (string, error) {
-	rows, err := r.conn.Query(ctx, "SELECT value FROM "+r.db+".settings FINAL WHERE method = ? AND name = ?", r.Method.String(), name)
+	rows, err := r.conn.Query(ctx, "SELECT value FROM "+r.db+".settings9 FINAL WHERE method = ? AND instance = ? AND name = ?", r.Method.String(), r.Instance, name)
 	if err != nil {
 		return "", err
 	}
@@ -149,7 +169,7 @@ func (r *Reader) setting(ctx context.Context, name string) (string, error) {
 // latestRates returns a book of every pair's latest rate: what converts
 // amounts "now", as the Ledger's book at the log's end.
 func (r *Reader) latestRates(ctx context.Context) (*fold.RateBook, error) {
-	rows, err := r.conn.Query(ctx, "SELECT quote, base, rate, time_ms, seq FROM "+r.db+".rates8 FINAL ORDER BY seq")
+	rows, err := r.conn.Query(ctx, "SELECT quote, base, rate, time_ms, seq FROM "+r.db+".rates9 FINAL WHERE instance = ? ORDER BY seq", r.Instance)
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +192,7 @@ func (r *Reader) latestRates(ctx context.Context) (*fold.RateBook, error) {
 // unconvertedFees returns the fees without a rate of the fills of keys in
 // the buckets starting in [from, to) (unix s), by asset; nil when none.
 func (r *Reader) unconvertedFees(ctx context.Context, keys []string, from, to int64) (map[string]domain.Number, error) {
-	rows, err := r.conn.Query(ctx, "SELECT exchange, pair, time_ms, fee_asset, fee_amount FROM "+r.db+".fill_fees8 FINAL WHERE valued = 0")
+	rows, err := r.conn.Query(ctx, "SELECT exchange, pair, time_ms, fee_asset, fee_amount FROM "+r.db+".fill_fees9 FINAL WHERE instance = ? AND valued = 0", r.Instance)
 	if err != nil {
 		return nil, err
 	}

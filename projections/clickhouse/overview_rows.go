@@ -4,7 +4,7 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 )
 
-// pnl_overview8 holds, in one table, what an overview over all time reads:
+// pnl_overview9 holds, in one table, what an overview over all time reads:
 // per pair its aggregate and inventory (kindPair), its strategy
 // (kindStrategy), and its daily figures in blocks: dayBlock local days
 // under each whole-hour shift (kindLocalDay) and the same days' first
@@ -13,7 +13,7 @@ import (
 // few columns and few rows answers an overview: the cost of a ClickHouse
 // read here is mostly per column and part touched, then per row.
 
-// overviewRow is one row of pnl_overview8.
+// overviewRow is one row of pnl_overview9.
 type overviewRow struct {
 	kind           uint8
 	shift          int32 // kindLocalDay: the shift's offset (seconds east of UTC)
@@ -29,7 +29,7 @@ type overviewRow struct {
 // price, position from logged fills).
 const pairCols = aggCols + 4
 
-// prepare sums the figures of b's daily rows and makes its pnl_overview8
+// prepare sums the figures of b's daily rows and makes its pnl_overview9
 // rows from the state as it is now (the position being flushed): the pair
 // rows of the books changed since the last flush, every day and hour block
 // holding a changed hour, and the strategies set.

@@ -48,6 +48,10 @@ type Reader struct {
 	URL string
 	// Method must be the sink's PNL method.
 	Method domain.PnlMethod
+	// Instance is the sink's instance: the reader answers from its rows
+	// alone, whatever other services write to the database
+	// (CheckInstance; NewReader sets DefaultInstance).
+	Instance string
 	// Timeout bounds the queries of one read.
 	Timeout time.Duration
 	// Fallback, if set, returns the source that answers when ClickHouse
@@ -62,8 +66,7 @@ type Reader struct {
 	// query. Unset, Version asks ClickHouse (a sink in another process).
 	Checkpoint func() (pos uint64, current bool)
 
-	db   string
-	conn driver.Conn
+	pool
 
 	schema atomic.Uint32 // what the reader knows of the sink's rows: schemaUnknown, schemaCurrent or schemaForeign
 	spanMu sync.Mutex
@@ -72,21 +75,21 @@ type Reader struct {
 
 // NewReader returns a Reader of the tables at url for method.
 func NewReader(url string, method domain.PnlMethod) *Reader {
-	return &Reader{URL: url, Method: method, Timeout: DefaultReadTimeout, Logger: zap.NewNop()}
+	return &Reader{URL: url, Method: method, Instance: DefaultInstance, Timeout: DefaultReadTimeout, Logger: zap.NewNop()}
 }
 
 // Open checks the URL and prepares the connection pool (it connects on
 // first use, so ClickHouse need not be up yet).
 func (r *Reader) Open() error {
-	opts, db, err := ParseURL(r.URL)
-	if err != nil {
+	if r.Instance == "" {
+		r.Instance = DefaultInstance
+	}
+	if err := CheckInstance(r.Instance); err != nil {
 		return err
 	}
-	conn, err := ch.Open(opts)
-	if err != nil {
-		return fmt.Errorf("clickhouse reader: %w", err)
+	if err := r.pool.open(r.URL, "clickhouse reader"); err != nil {
+		return err
 	}
-	r.db, r.conn = db, conn
 	if r.Logger == nil {
 		r.Logger = zap.NewNop()
 	}
@@ -96,10 +99,31 @@ func (r *Reader) Open() error {
 	return nil
 }
 
+// pool is a reader's connection pool to one database (Reader, Fleet).
+type pool struct {
+	db   string
+	conn driver.Conn
+}
+
+// open checks the URL and prepares the pool (it connects on first use, so
+// ClickHouse need not be up yet); what names the reader in errors.
+func (p *pool) open(url, what string) error {
+	opts, db, err := ParseURL(url)
+	if err != nil {
+		return err
+	}
+	conn, err := ch.Open(opts)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	p.db, p.conn = db, conn
+	return nil
+}
+
 // Close releases the connections.
-func (r *Reader) Close() error {
-	if r.conn != nil {
-		return r.conn.Close()
+func (p *pool) Close() error {
+	if p.conn != nil {
+		return p.conn.Close()
 	}
 	return nil
 }
@@ -198,7 +222,7 @@ func rangeSeconds(fromMs, toMs int64) (int64, int64) {
 // pairs returns the known pairs by key.
 func (r *Reader) pairs(ctx context.Context) (map[string]*pairInfo, []*pairInfo, error) {
 	rows, err := r.conn.Query(ctx, "SELECT exchange, pair, lots_qty_e12, lots_cost_e12, last_price_e12, balance_e12, wide FROM "+r.db+
-		".pairs8 FINAL WHERE method = ? ORDER BY position", r.Method.String())
+		".pairs9 FINAL WHERE method = ? AND instance = ? ORDER BY position", r.Method.String(), r.Instance)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -271,7 +295,7 @@ func splitKey(k string) (quote, base string, err error) {
 // tuple combinators dominate, and no sum is left to ClickHouse's types.
 func (r *Reader) rangeAggs(ctx context.Context, from, to int64, loc *time.Location, where string, args ...any) (map[string]*agg, map[string]*daySeries, error) {
 	rows, err := r.conn.Query(ctx, `SELECT exchange, pair, slot, position, `+bucketCols+`
-FROM `+r.db+`.pnl_buckets8 WHERE method = ? AND `+slotCond(from, to)+where, append([]any{r.Method.String()}, args...)...)
+FROM `+r.db+`.pnl_buckets9 WHERE method = ? AND instance = ? AND `+slotCond(from, to)+where, append([]any{r.Method.String(), r.Instance}, args...)...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -368,8 +392,8 @@ func (r *Reader) days(ctx context.Context, from, to int64, loc *time.Location) (
 	q := `SELECT exchange, pair, toString(toDate(toDateTime(slot * 900, ?))) AS d, sum(trades), ` +
 		exactSum("volume_e12", "") + ", " + exactSum("pnl_e12", "") + ", " + exactSum("unmatched_value_e12", "") + ", " +
 		exactSum("invested_e12", "") + `, groupArrayIf(wide, wide != '')
-FROM ` + r.db + `.pnl_buckets8 FINAL WHERE method = ? AND ` + slotCond(from, to) + ` GROUP BY exchange, pair, d`
-	rows, err := r.conn.Query(ctx, q, loc.String(), r.Method.String())
+FROM ` + r.db + `.pnl_buckets9 FINAL WHERE method = ? AND instance = ? AND ` + slotCond(from, to) + ` GROUP BY exchange, pair, d`
+	rows, err := r.conn.Query(ctx, q, loc.String(), r.Method.String(), r.Instance)
 	if err != nil {
 		return nil, err
 	}
@@ -445,7 +469,7 @@ func (r *Reader) overview(q domain.OverviewQuery) (*domain.Overview, error) {
 
 	// The range's aggregates and days come from the buckets (one read,
 	// merged here); the pairs,
-	// strategies and period figures from pnl_overview8 when the zone's
+	// strategies and period figures from pnl_overview9 when the zone's
 	// offsets are whole hours (the periods are whole local days), else
 	// from the buckets too. The queries are independent: run them at once.
 	var (
@@ -600,7 +624,7 @@ func (r *Reader) periods(ctx context.Context, ps [][2]int64) (map[string][6]doma
 	}
 	rows, err := r.conn.Query(ctx, "SELECT exchange, pair, "+strings.Join(cols, ", ")+
 		", groupArrayIf(concat(toString(slot), ' ', wide), wide != '') FROM "+r.db+
-		".pnl_buckets8 FINAL WHERE method = ? GROUP BY exchange, pair", r.Method.String())
+		".pnl_buckets9 FINAL WHERE method = ? AND instance = ? GROUP BY exchange, pair", r.Method.String(), r.Instance)
 	if err != nil {
 		return nil, err
 	}
@@ -625,7 +649,7 @@ func (r *Reader) periods(ctx context.Context, ps [][2]int64) (map[string][6]doma
 			slotText, wide, _ := strings.Cut(w, " ")
 			slot, err := strconv.ParseInt(slotText, 10, 64)
 			if err != nil {
-				return nil, fmt.Errorf("pnl_buckets8: wide row %q: %w", w, err)
+				return nil, fmt.Errorf("pnl_buckets9: wide row %q: %w", w, err)
 			}
 			pnl, ok := wideField(wide, "pnl")
 			if !ok {
@@ -633,7 +657,7 @@ func (r *Reader) periods(ctx context.Context, ps [][2]int64) (map[string][6]doma
 			}
 			d, err := domain.ParseDecimal(pnl)
 			if err != nil {
-				return nil, fmt.Errorf("pnl_buckets8: wide row %q: %w", w, err)
+				return nil, fmt.Errorf("pnl_buckets9: wide row %q: %w", w, err)
 			}
 			for i, p := range ps {
 				if slotIn(slot, p[0], p[1]) {
@@ -647,7 +671,7 @@ func (r *Reader) periods(ctx context.Context, ps [][2]int64) (map[string][6]doma
 }
 
 func (r *Reader) strategies(ctx context.Context) (map[string]string, error) {
-	rows, err := r.conn.Query(ctx, "SELECT exchange, pair, strategy FROM "+r.db+".strategies FINAL WHERE strategy != ''")
+	rows, err := r.conn.Query(ctx, "SELECT exchange, pair, strategy FROM "+r.db+".strategies9 FINAL WHERE instance = ? AND strategy != ''", r.Instance)
 	if err != nil {
 		return nil, err
 	}
@@ -826,7 +850,7 @@ func (r *Reader) total(key string) (domain.PairTotal, error) {
 }
 
 // pairAllTime returns key's pair and its aggregate over all time: its row
-// of pnl_overview8 (one row read by its sort key), or, before the sink's
+// of pnl_overview9 (one row read by its sort key), or, before the sink's
 // rows are of the current schema, the pairs table and the sum of its
 // buckets. p is nil for a pair without orders.
 func (r *Reader) pairAllTime(ctx context.Context, key string) (p *pairInfo, t agg, err error) {
@@ -911,8 +935,8 @@ func (r *Reader) assetHistory(exchange, base string, start, end int64) ([]domain
 // assetSnaps returns the exchange's snapshots in [start, end] (ms) in
 // sequence order, with their holdings.
 func (r *Reader) assetSnaps(ctx context.Context, exchange string, start, end int64) ([]*assetSnap, error) {
-	rows, err := r.conn.Query(ctx, "SELECT seq, time_ms FROM "+r.db+".snapshots FINAL WHERE exchange = ? AND time_ms >= ? AND time_ms <= ? ORDER BY seq",
-		exchange, start, end)
+	rows, err := r.conn.Query(ctx, "SELECT seq, time_ms FROM "+r.db+".snapshots9 FINAL WHERE instance = ? AND exchange = ? AND time_ms >= ? AND time_ms <= ? ORDER BY seq",
+		r.Instance, exchange, start, end)
 	if err != nil {
 		return nil, err
 	}
@@ -931,8 +955,8 @@ func (r *Reader) assetSnaps(ctx context.Context, exchange string, start, end int
 	if err := rows.Err(); err != nil || len(snaps) == 0 {
 		return nil, err
 	}
-	rows, err = r.conn.Query(ctx, "SELECT seq, asset, available_e12, on_order_e12, wide FROM "+r.db+".balances7 FINAL WHERE exchange = ? AND seq >= ? AND seq <= ?",
-		exchange, snaps[0].seq, snaps[len(snaps)-1].seq)
+	rows, err = r.conn.Query(ctx, "SELECT seq, asset, available_e12, on_order_e12, wide FROM "+r.db+".balances9 FINAL WHERE instance = ? AND exchange = ? AND seq >= ? AND seq <= ?",
+		r.Instance, exchange, snaps[0].seq, snaps[len(snaps)-1].seq)
 	if err != nil {
 		return nil, err
 	}
@@ -978,8 +1002,8 @@ func (r *Reader) priceBook(ctx context.Context, exchange string, lastSlot int64)
 			pb.known[p.pair] = true
 		}
 	}
-	rows, err := r.conn.Query(ctx, "SELECT pair, slot, price_e12, wide FROM "+r.db+".prices8 FINAL WHERE exchange = ? AND slot <= ? ORDER BY pair, slot",
-		exchange, lastSlot)
+	rows, err := r.conn.Query(ctx, "SELECT pair, slot, price_e12, wide FROM "+r.db+".prices9 FINAL WHERE instance = ? AND exchange = ? AND slot <= ? ORDER BY pair, slot",
+		r.Instance, exchange, lastSlot)
 	if err != nil {
 		return nil, err
 	}

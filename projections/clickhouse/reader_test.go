@@ -125,7 +125,7 @@ func TestReaderEqualsLedger(t *testing.T) {
 	g.fees = true // fees in BNB (and KCS, without a rate), and an EUR pair converted through BTC
 	addConfig(t, store, g)
 	g.orders(t, store, 400)
-	// Two weeks later, more: the days cross a 32-day block of pnl_overview8
+	// Two weeks later, more: the days cross a 32-day block of pnl_overview9
 	// (26 March 2024), and fills fall in most hours of Europe's DST days
 	// (31 March, 23 hours; 27 October, 25 hours), which the reader sums
 	// hour by hour.
@@ -159,7 +159,7 @@ func TestReaderEqualsLedger(t *testing.T) {
 		}
 		n := compareReads(t, mem, r, g.clock.Now())
 		if r.span == [2]int64{} {
-			t.Fatal("no overview over all time was read from pnl_overview8")
+			t.Fatal("no overview over all time was read from pnl_overview9")
 		}
 		t.Logf("%s: %d answers equal", m, n)
 	}
@@ -221,17 +221,17 @@ func TestRangeReadsLatestBucket(t *testing.T) {
 	}
 	conn := openConn(t, url)
 	ctx := context.Background()
-	if err := conn.Exec(ctx, "SYSTEM STOP MERGES "+db+".pnl_buckets8"); err != nil {
+	if err := conn.Exec(ctx, "SYSTEM STOP MERGES "+db+".pnl_buckets9"); err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Exec(ctx, "SYSTEM START MERGES "+db+".pnl_buckets8")
-	cols := `method, exchange, pair, slot, trades, buys, sells, wins, losses, evens, u_buys, u_sells, u_wins, u_losses,
+	defer conn.Exec(ctx, "SYSTEM START MERGES "+db+".pnl_buckets9")
+	cols := `method, instance, exchange, pair, slot, trades, buys, sells, wins, losses, evens, u_buys, u_sells, u_wins, u_losses,
  pnl_e12, profit_e12, loss_e12, fees_e12, cp_wins_e12, cp_losses_e12, buy_value_e12, sell_value_e12, volume_e12,
  unmatched_value_e12, invested_e12, hero_e12, hero_ms, fuckup_e12, fuckup_ms, first_ms, last_ms`
 	stale := strings.NewReplacer("trades,", "trades + 3,", "pnl_e12,", "pnl_e12 + 123456789,", "hero_e12,", "hero_e12 * 2,", "volume_e12,", "volume_e12 + 1,").Replace(cols)
 	for _, q := range []string{
-		"INSERT INTO " + db + ".pnl_buckets8 (" + cols + ", position) SELECT " + stale + ", position - 1 FROM " + db + ".pnl_buckets8 FINAL",
-		"INSERT INTO " + db + ".pnl_buckets8 (" + cols + ", position) SELECT " + cols + ", position FROM " + db + ".pnl_buckets8 FINAL",
+		"INSERT INTO " + db + ".pnl_buckets9 (" + cols + ", position) SELECT " + stale + ", position - 1 FROM " + db + ".pnl_buckets9 FINAL",
+		"INSERT INTO " + db + ".pnl_buckets9 (" + cols + ", position) SELECT " + cols + ", position FROM " + db + ".pnl_buckets9 FINAL",
 	} {
 		if err := conn.Exec(ctx, q); err != nil {
 			t.Fatal(err)

@@ -21,7 +21,7 @@ type orderRow struct {
 	Position                                uint64
 }
 
-// fillRow is a fills8 row: Position is its fill's log position (in the
+// fillRow is a fills9 row: Position is its fill's log position (in the
 // key), Version the row's (the position the fold had reached: a re-fold
 // writes the row again).
 type fillRow struct {
@@ -56,7 +56,7 @@ type bucketKey struct {
 }
 
 // bucketRow is one pair's aggregate of one 15-minute slot (or, in
-// pnl_overview8, of all time), as the in-memory Ledger's slot: fills are
+// pnl_overview9, of all time), as the in-memory Ledger's slot: fills are
 // added by fold.PnlAgg.Add, the rule both share.
 type bucketRow struct {
 	bucketKey
@@ -68,7 +68,7 @@ type bucketRow struct {
 const aggCols = 27
 
 // aggMoney names the aggregate's amounts, in the order of its columns
-// (pnl_buckets8's, without _e12): columns 10 to 20, then hero (21) and
+// (pnl_buckets9's, without _e12): columns 10 to 20, then hero (21) and
 // fuckup (23) between the times.
 var aggMoney = [13]string{"pnl", "profit", "loss", "fees", "cp_wins", "cp_losses", "buy_value", "sell_value", "volume",
 	"unmatched_value", "invested", "hero", "fuckup"}
@@ -80,7 +80,7 @@ func money(a *fold.PnlAgg[int64]) [13]*domain.Decimal {
 }
 
 // values appends the row's aggregate columns to dst in the order of
-// pnl_buckets8 (trades … last_ms), amounts as counts of 10^-12.
+// pnl_buckets9 (trades … last_ms), amounts as counts of 10^-12.
 func (b *bucketRow) values(dst []i128) []i128 {
 	m := money(&b.PnlAgg)
 	for _, n := range []int64{b.Trades, b.Buys, b.Sells, b.Wins, b.Losses, b.Evens, b.UBuys, b.USells, b.UWins, b.ULosses} {
@@ -92,7 +92,7 @@ func (b *bucketRow) values(dst []i128) []i128 {
 	return append(dst, unitsOf(b.Hero), i64(b.HeroT), unitsOf(b.Fuck), i64(b.FuckT), i64(b.FirstT), i64(b.LastT))
 }
 
-// cols returns the row's aggregate columns in the order of pnl_buckets8,
+// cols returns the row's aggregate columns in the order of pnl_buckets9,
 // its amounts through w.
 func (b *bucketRow) cols(w *wideText) []any {
 	m := money(&b.PnlAgg)
@@ -106,7 +106,7 @@ func (b *bucketRow) cols(w *wideText) []any {
 	return append(out, w.col("hero", b.Hero), b.HeroT, w.col("fuckup", b.Fuck), b.FuckT, b.FirstT, b.LastT)
 }
 
-// Zone shifts of the local-day rows of pnl_overview8: every whole-hour
+// Zone shifts of the local-day rows of pnl_overview9: every whole-hour
 // offset in use, from -12 h to +14 h (seconds east of UTC).
 const (
 	minShift   = -12 * 3600
@@ -117,7 +117,7 @@ const (
 	bucketSecs = bucketMs / 1000
 )
 
-// Kinds of pnl_overview8 rows, and the blocks its day and hour rows hold.
+// Kinds of pnl_overview9 rows, and the blocks its day and hour rows hold.
 const (
 	kindPair       = 0  // a pair's aggregate over all time and its inventory (v: pairCols)
 	kindLocalDay   = 1  // a block of dayBlock local days under one shift (v: dayBlock × dayCols)
@@ -144,7 +144,7 @@ func shiftOf(i int) int64 { return int64(minShift + i*shiftStep) }
 // hourDay returns the local day of UTC hour h under shift index i.
 func hourDay(h int64, i int) int64 { return domain.FloorDiv(h*3600+shiftOf(i), 86400) }
 
-// blockKey names a pnl_overview8 row of day or hour figures: the pair's
+// blockKey names a pnl_overview9 row of day or hour figures: the pair's
 // book, the shift index (hourShift for hour rows) and the block number.
 type blockKey struct {
 	bk    *book
@@ -154,7 +154,7 @@ type blockKey struct {
 
 const hourShift = -1
 
-// orderPnlRow is an order_pnl8 row: a sell order's realized pnl and the
+// orderPnlRow is an order_pnl9 row: a sell order's realized pnl and the
 // trade time of its first closing fill.
 type orderPnlRow struct {
 	pairKey
@@ -212,7 +212,7 @@ type batch struct {
 	daily      map[dailyKey]dailyRow
 	dayBooks   map[dailyKey]*book // the books of the days in daily, whose figures prepare sums
 	buckets    map[bucketKey]bucketRow
-	books      map[*book]struct{}   // pairs whose pnl_overview8 row changed since the last flush
+	books      map[*book]struct{}   // pairs whose pnl_overview9 row changed since the last flush
 	hours      map[hourKey]struct{} // hours (of the state's books) that changed since the last flush
 	orderPnl   map[int64]orderPnlRow
 	pairs      map[pairKey]pairRow
@@ -220,8 +220,9 @@ type batch struct {
 	prices     map[priceKey]priceRow
 	snapshots  []snapshotRow
 	balances   []balanceRow
-	ov         []overviewRow // pnl_overview8's rows, made by prepare at the flush
+	ov         []overviewRow // pnl_overview9's rows, made by prepare at the flush
 	conv       map[convRowKey]convRow
+	convTotals []convTotalRow // made at the flush (state.convTotals)
 	fees       []feeRow
 	feeAt      map[uint64]int // fees' index by position
 	rates      map[fold.CurrencyPair]rateRow
@@ -249,7 +250,7 @@ func (b *batch) fill(r fillRow) {
 	b.fills = append(b.fills, r)
 }
 
-// fee queues a fill_fees8 row, replacing the batch's row of the same fill.
+// fee queues a fill_fees9 row, replacing the batch's row of the same fill.
 func (b *batch) fee(r feeRow) {
 	if i, ok := b.feeAt[r.position]; ok {
 		b.fees[i] = r
@@ -260,10 +261,10 @@ func (b *batch) fee(r feeRow) {
 }
 
 // rows is the number of rows to write (after prepare).
-func (b *batch) rows() int { return b.pending() + len(b.ov) }
+func (b *batch) rows() int { return b.pending() + len(b.ov) + len(b.convTotals) }
 
 // pending is the number of rows that count towards BatchRows: all but
-// pnl_overview8's, which are made from the state at the flush (the batch
+// pnl_overview9's, which are made from the state at the flush (the batch
 // holds no copy) and at most one per pair and shift per hour of fills.
 func (b *batch) pending() int {
 	return len(b.orders) + len(b.fills) + len(b.daily) + len(b.buckets) + len(b.orderPnl) + len(b.pairs) +
@@ -292,6 +293,7 @@ func (b *batch) reset() {
 	b.snapshots = b.snapshots[:0]
 	b.balances = b.balances[:0]
 	b.ov = b.ov[:0]
+	b.convTotals = b.convTotals[:0]
 }
 
 // dayOf returns the UTC day number of a time in ms.

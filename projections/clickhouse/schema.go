@@ -4,13 +4,18 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/tradeledger/tradeledger/domain"
 )
 
 // deploy/clickhouse/schema.sql is a copy of Schema for operators (a test
 // keeps the two equal): change both together.
 
 // Schema returns the DDL statements that create database db and the sink's
-// tables if they are missing. Every statement works on ClickHouse 18.16 (the
+// tables if they are missing. Many services share one database: every row
+// names the instance that wrote it (Sink.Instance, first in each table's
+// key after the PNL method, the kind or the currency), and every read of
+// one instance's figures selects its rows. Every statement works on ClickHouse 18.16 (the
 // Debian package) and on current releases: MergeTree syntax with ORDER BY,
 // no DateTime64 (times are Int64 milliseconds), no LowCardinality.
 //
@@ -30,7 +35,8 @@ func Schema(db string) []string {
 		`CREATE DATABASE IF NOT EXISTS {db}`,
 
 		// One row per order: its latest state.
-		`CREATE TABLE IF NOT EXISTS {db}.orders7 (
+		`CREATE TABLE IF NOT EXISTS {db}.orders9 (
+    instance      String,
     order_id      Int64,
     exchange      String,
     pair          String,
@@ -51,14 +57,15 @@ func Schema(db string) []string {
     reason        String,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
-ORDER BY order_id`,
+ORDER BY (instance, order_id)`,
 
 		// One row per fill, with the realized PNL of the configured lot
 		// matching method (method is in the key: switching method rebuilds
 		// its own rows beside the old ones); position is the fill's, version
 		// the row's (a fill folded again is written again).
-		`CREATE TABLE IF NOT EXISTS {db}.fills8 (
+		`CREATE TABLE IF NOT EXISTS {db}.fills9 (
     method        String,
+    instance      String,
     exchange      String,
     pair          String,
     time_ms       Int64,
@@ -82,12 +89,13 @@ ORDER BY order_id`,
     version       UInt64
 ) ENGINE = ReplacingMergeTree(version)
 PARTITION BY toYYYYMM(toDate(intDiv(time_ms, 1000)))
-ORDER BY (method, exchange, pair, time_ms, order_id, position)`,
+ORDER BY (method, instance, exchange, pair, time_ms, order_id, position)`,
 
 		// Per pair and UTC day: aggregates computed in Go from the same PNL
 		// code as the in-memory projections, upserted whole.
-		`CREATE TABLE IF NOT EXISTS {db}.pnl_daily8 (
+		`CREATE TABLE IF NOT EXISTS {db}.pnl_daily9 (
     method        String,
+    instance      String,
     exchange      String,
     pair          String,
     day           Date,
@@ -103,14 +111,15 @@ ORDER BY (method, exchange, pair, time_ms, order_id, position)`,
     wide          String,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
-ORDER BY (method, exchange, pair, day)`,
+ORDER BY (method, instance, exchange, pair, day)`,
 
 		// Per pair and 15-minute slot: the PNL aggregates of the fills in
 		// it, computed in Go exactly as the in-memory Ledger's buckets and
 		// upserted whole; the PNL reads aggregate these (a day in any zone
 		// is a run of whole slots).
-		`CREATE TABLE IF NOT EXISTS {db}.pnl_buckets8 (
+		`CREATE TABLE IF NOT EXISTS {db}.pnl_buckets9 (
     method        String,
+    instance      String,
     exchange      String,
     pair          String,
     slot          Int64,
@@ -144,7 +153,7 @@ ORDER BY (method, exchange, pair, day)`,
     wide          String,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
-ORDER BY (method, exchange, pair, slot)`,
+ORDER BY (method, instance, exchange, pair, slot)`,
 
 		// What an overview over all time reads, in one query: per pair
 		// (kind 0) its aggregate over all time (v: the columns of
@@ -165,9 +174,10 @@ ORDER BY (method, exchange, pair, slot)`,
 		// Decimal; an Array would cost the Go client a reflective step per
 		// element). Schema 2 had kinds 0 to 3 in pnl_overview with 8-byte
 		// figures.
-		`CREATE TABLE IF NOT EXISTS {db}.pnl_overview8 (
+		`CREATE TABLE IF NOT EXISTS {db}.pnl_overview9 (
     method        String,
     kind          UInt8,
+    instance      String,
     shift         Int32,
     n             Int64,
     exchange      String,
@@ -176,13 +186,14 @@ ORDER BY (method, exchange, pair, slot)`,
     s             String,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
-ORDER BY (method, kind, shift, n, exchange, pair)
+ORDER BY (method, kind, instance, shift, n, exchange, pair)
 SETTINGS index_granularity = 32`,
 
 		// Sell orders' realized pnl (Σ of their closing fills) and the
 		// trade time of their first closing fill: unique win/loss counts.
-		`CREATE TABLE IF NOT EXISTS {db}.order_pnl8 (
+		`CREATE TABLE IF NOT EXISTS {db}.order_pnl9 (
     method        String,
+    instance      String,
     exchange      String,
     pair          String,
     order_id      Int64,
@@ -191,12 +202,13 @@ SETTINGS index_granularity = 32`,
     wide          String,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
-ORDER BY (method, exchange, pair, order_id)`,
+ORDER BY (method, instance, exchange, pair, order_id)`,
 
 		// Per pair: the inventory after the last fill (lots held, their
 		// cost, last fill price, position from logged fills).
-		`CREATE TABLE IF NOT EXISTS {db}.pairs8 (
+		`CREATE TABLE IF NOT EXISTS {db}.pairs9 (
     method        String,
+    instance      String,
     exchange      String,
     pair          String,
     lots_qty_e12   Int64,
@@ -206,19 +218,21 @@ ORDER BY (method, exchange, pair, order_id)`,
     wide          String,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
-ORDER BY (method, exchange, pair)`,
+ORDER BY (method, instance, exchange, pair)`,
 
 		// Per pair: the strategy the configuration names ('' once removed).
-		`CREATE TABLE IF NOT EXISTS {db}.strategies (
+		`CREATE TABLE IF NOT EXISTS {db}.strategies9 (
+    instance      String,
     exchange      String,
     pair          String,
     strategy      String,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
-ORDER BY (exchange, pair)`,
+ORDER BY (instance, exchange, pair)`,
 
 		// Per pair and 15-minute slot: the last fill price (asset values).
-		`CREATE TABLE IF NOT EXISTS {db}.prices8 (
+		`CREATE TABLE IF NOT EXISTS {db}.prices9 (
+    instance      String,
     exchange      String,
     pair          String,
     slot          Int64,
@@ -226,18 +240,20 @@ ORDER BY (exchange, pair)`,
     wide          String,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
-ORDER BY (exchange, pair, slot)`,
+ORDER BY (instance, exchange, pair, slot)`,
 
 		// Balance snapshots: one row per observation (seq counts them per
 		// exchange from 1) and one row per asset held in it.
-		`CREATE TABLE IF NOT EXISTS {db}.snapshots (
+		`CREATE TABLE IF NOT EXISTS {db}.snapshots9 (
+    instance      String,
     exchange      String,
     seq           UInt64,
     time_ms       Int64,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
-ORDER BY (exchange, seq)`,
-		`CREATE TABLE IF NOT EXISTS {db}.balances7 (
+ORDER BY (instance, exchange, seq)`,
+		`CREATE TABLE IF NOT EXISTS {db}.balances9 (
+    instance      String,
     exchange      String,
     seq           UInt64,
     asset         String,
@@ -247,15 +263,16 @@ ORDER BY (exchange, seq)`,
     wide          String,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
-ORDER BY (exchange, seq, asset)`,
+ORDER BY (instance, exchange, seq, asset)`,
 
 		// Per PNL method, currency, pair and 15-minute slot: the pair's
 		// aggregate in another currency (conv.go; part 0 every fill with
 		// the money of those that had a rate, part 1 the fills without one
 		// in the pair's quote), packed as exact decimal text.
-		`CREATE TABLE IF NOT EXISTS {db}.pnl_conv_buckets8 (
+		`CREATE TABLE IF NOT EXISTS {db}.pnl_conv_buckets9 (
     method        String,
     currency      String,
+    instance      String,
     part          UInt8,
     exchange      String,
     pair          String,
@@ -263,12 +280,32 @@ ORDER BY (exchange, seq, asset)`,
     v             String,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
-ORDER BY (method, currency, part, exchange, pair, slot)`,
+ORDER BY (method, currency, instance, part, exchange, pair, slot)`,
+
+		// Per PNL method, currency and pair: the pair's aggregate over all
+		// time in that currency (conv: every fill, money of those that had
+		// a rate; unconv: those without one, in the pair's quote; packed as
+		// pnl_conv_buckets9's v), one row per currency its quote converts
+		// into; ok 0 once it no longer does (the reporting currency
+		// changed). What the fleet's overview reads (fleet.go).
+		`CREATE TABLE IF NOT EXISTS {db}.pnl_conv_totals9 (
+    method        String,
+    currency      String,
+    instance      String,
+    exchange      String,
+    pair          String,
+    conv          String,
+    unconv        String,
+    ok            UInt8,
+    position      UInt64
+) ENGINE = ReplacingMergeTree(position)
+ORDER BY (method, currency, instance, exchange, pair)`,
 
 		// Fills whose fee was charged in a third asset: the fee as charged
 		// and its valuation in the pair's quote (exact decimal text; valued
 		// 0: no rate at the fill's time, unconverted).
-		`CREATE TABLE IF NOT EXISTS {db}.fill_fees8 (
+		`CREATE TABLE IF NOT EXISTS {db}.fill_fees9 (
+    instance      String,
     exchange      String,
     pair          String,
     time_ms       Int64,
@@ -282,11 +319,12 @@ ORDER BY (method, currency, part, exchange, pair, slot)`,
     valued        UInt8,
     version       UInt64
 ) ENGINE = ReplacingMergeTree(version)
-ORDER BY (exchange, pair, time_ms, position)`,
+ORDER BY (instance, exchange, pair, time_ms, position)`,
 
 		// Every currency pair's latest rate (fold.RateBook: 1 base = rate
 		// quote at time_ms; seq the log position it was recorded at).
-		`CREATE TABLE IF NOT EXISTS {db}.rates8 (
+		`CREATE TABLE IF NOT EXISTS {db}.rates9 (
+    instance      String,
     quote         String,
     base          String,
     rate          String,
@@ -294,21 +332,35 @@ ORDER BY (exchange, pair, time_ms, position)`,
     seq           UInt64,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
-ORDER BY (quote, base)`,
+ORDER BY (instance, quote, base)`,
 
 		// Per PNL method: what the PNL reads need of the configuration and
 		// the log as a whole (name "reporting": the reporting currency).
-		`CREATE TABLE IF NOT EXISTS {db}.settings (
+		`CREATE TABLE IF NOT EXISTS {db}.settings9 (
     method        String,
+    instance      String,
     name          String,
     value         String,
     position      UInt64
 ) ENGINE = ReplacingMergeTree(position)
-ORDER BY (method, name)`,
+ORDER BY (method, instance, name)`,
+
+		// Which log each instance name belongs to: a sink claims its
+		// instance with its log's identity (the log's origin) before it
+		// writes; the first claim (claimed_ms, then log) owns the name, and
+		// a sink of another log claiming it is refused (Sink.claim). Rows
+		// are only added, never replaced.
+		`CREATE TABLE IF NOT EXISTS {db}.instances (
+    instance      String,
+    log           String,
+    claimed_ms    Int64
+) ENGINE = MergeTree
+ORDER BY (instance, claimed_ms, log)`,
 
 		// The position of the last event whose rows are all stored, per
-		// sink (one per PNL method). Written after the rows, so a crash
-		// between the two only makes the next start write them again.
+		// sink (one per instance and PNL method: sinkNameOf). Written
+		// after the rows, so a crash between the two only makes the next
+		// start write them again.
 		`CREATE TABLE IF NOT EXISTS {db}.checkpoint (
     sink          String,
     position      UInt64,
@@ -345,9 +397,13 @@ ORDER BY sink`,
 // (fills' pnl changes) and adds pnl_conv_buckets, fill_fees, rates and
 // settings; 7 holds every amount a Decimal holds (a wide column of exact
 // text beside the Int64 ones, pnl_overview8's figures 128-bit varints) in
-// tables of new names (orders7 … pnl_overview8). A sink that rewrote its
-// rows under SchemaVersion drops the tables replaced (replacedTables).
-const SchemaVersion = 7
+// tables of new names (orders7 … pnl_overview8); 8 tags every row with the
+// instance that wrote it (an instance column in every key, in tables of new
+// names ending in 9: orders9 … settings9) and adds pnl_conv_totals9 and
+// instances. A sink that rewrote its rows under SchemaVersion drops the
+// tables replaced (replacedTables): every service sharing a database runs
+// the same release, and they are upgraded together.
+const SchemaVersion = 8
 
 // replacedTables are the tables of older schemas that no reader of
 // SchemaVersion reads.
@@ -355,9 +411,30 @@ var replacedTables = []string{"pnl_totals", "pnl_local_days", "pnl_hours", "pnl_
 	"pnl_overview4", "orders", "fills", "pnl_daily", "pnl_buckets", "order_pnl", "pairs", "prices", "balances",
 	"pnl_overview5", "orders5", "fills5", "pnl_daily5", "pnl_buckets5", "order_pnl5", "pairs5", "prices5", "balances5",
 	"fills7", "pnl_daily7", "pnl_buckets7", "pnl_overview7", "order_pnl7", "pairs7", "prices7", "pnl_conv_buckets",
-	"fill_fees", "rates"}
+	"fill_fees", "rates", "orders7", "fills8", "pnl_daily8", "pnl_buckets8", "pnl_overview8", "order_pnl8", "pairs8",
+	"strategies", "prices8", "snapshots", "balances7", "pnl_conv_buckets8", "fill_fees8", "rates8", "settings"}
 
 var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// DefaultInstance names the instance of a Sink or Reader given none (a
+// service names its own: serve --instance, by default its log's origin id).
+const DefaultInstance = "default"
+
+// MaxInstanceLen bounds an instance name.
+const MaxInstanceLen = 64
+
+var instanceRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+// CheckInstance returns EINVALID unless name is an instance name: 1 to
+// MaxInstanceLen letters, digits, '.', '_' and '-', starting with a letter
+// or digit (it is part of the checkpoint's sink name, and shown in URLs and
+// CSV files as it is).
+func CheckInstance(name string) error {
+	if len(name) > MaxInstanceLen || !instanceRE.MatchString(name) {
+		return domain.Errorf(domain.EINVALID, "instance name %q: use 1 to %d letters, digits, '.', '_' and '-', starting with a letter or digit", name, MaxInstanceLen)
+	}
+	return nil
+}
 
 // checkIdent refuses database names that would need quoting: they end up
 // in DDL and queries verbatim.

@@ -63,6 +63,16 @@ type Sink struct {
 	// Method is the lot matching the PNL figures use; each method has its
 	// own checkpoint and rows.
 	Method domain.PnlMethod
+	// Instance names this service among those sharing the database: every
+	// row the sink writes carries it, and its checkpoint is its own
+	// (CheckInstance; NewSink sets DefaultInstance).
+	Instance string
+	// Log identifies the log the sink reads (serve gives its origin, the
+	// name its checkpoints are signed under). The sink claims Instance for
+	// it before writing; a claim of the name by another log found first
+	// stops the sink with ECONFLICT (claim). Empty: the log's first
+	// event's id.
+	Log string
 	// Logger is told of outages and retries (never of credentials).
 	Logger *zap.Logger
 	// Clock stamps the checkpoint rows.
@@ -106,6 +116,7 @@ func NewSink(url string, store domain.EventStore) *Sink {
 		URL:           url,
 		Store:         store,
 		Method:        domain.LOFO,
+		Instance:      DefaultInstance,
 		Logger:        zap.NewNop(),
 		Clock:         domain.SystemClock{},
 		BatchRows:     DefaultBatchRows,
@@ -159,11 +170,14 @@ func ParseURL(rawURL string) (*ch.Options, string, error) {
 // Database returns the database the sink writes to (after Open or Export).
 func (s *Sink) Database() string { return s.db }
 
-func (s *Sink) sinkName() string { return sinkNameOf(s.Method) }
+func (s *Sink) sinkName() string { return sinkNameOf(s.Instance, s.Method) }
 
-// sinkNameOf names the sink of method in the checkpoint and schema_version
-// tables.
-func sinkNameOf(m domain.PnlMethod) string { return "tradeledger/" + m.String() }
+// sinkNameOf names the sink of instance and method in the checkpoint and
+// schema_version tables: tradeledger/<instance>/<method> (an instance name
+// holds no '/': CheckInstance).
+func sinkNameOf(instance string, m domain.PnlMethod) string {
+	return "tradeledger/" + instance + "/" + m.String()
+}
 
 // Open checks the settings and starts following the log in the background.
 // It does not wait for ClickHouse: while ClickHouse is unreachable the sink
@@ -193,6 +207,12 @@ func (s *Sink) init() error {
 		return err
 	}
 	s.opts, s.db = opts, db
+	if s.Instance == "" {
+		s.Instance = DefaultInstance
+	}
+	if err := CheckInstance(s.Instance); err != nil {
+		return err
+	}
 	if s.changed == nil {
 		s.changed = make(chan struct{})
 	}
@@ -643,10 +663,16 @@ func (s *Sink) start(ctx context.Context) (cp, rebuildTo uint64, err error) {
 	}); err != nil {
 		return 0, 0, err
 	}
+	if err := s.claim(ctx); err != nil {
+		if domain.ErrorCode(err) == domain.ECONFLICT {
+			s.setErr(err)
+		}
+		return 0, 0, err
+	}
 	if h, err := s.Store.Head(ctx); err != nil {
 		return 0, 0, fmt.Errorf("read head: %w", err)
 	} else if cp > h {
-		err := domain.Errorf(domain.ECONFLICT, "clickhouse database %s holds rows up to position %d but the log ends at %d: it was fed from another log; use another database", s.db, cp, h)
+		err := domain.Errorf(domain.ECONFLICT, "clickhouse database %s holds rows of instance %s up to position %d but the log ends at %d: they were fed from another log; give this service another --instance, or use another database", s.db, s.Instance, cp, h)
 		s.setErr(err)
 		return 0, 0, err
 	}
@@ -670,6 +696,97 @@ func (s *Sink) start(ctx context.Context) (cp, rebuildTo uint64, err error) {
 	s.setStored(cp)
 	s.setCurrent(rebuildTo == 0)
 	return cp, rebuildTo, nil
+}
+
+// claim makes this sink's log the owner of its instance name in the
+// database, or returns ECONFLICT when another log owns it: the first claim
+// in (claimed_ms, log) order owns a name, so of two services that claim
+// one name at once, the later is refused (after its own claim went in,
+// both read both claims and agree). A log already recorded claims nothing
+// again. The log's identity is Log, else its first event's id; a log with
+// no event yet writes no rows, and claims at its next start.
+func (s *Sink) claim(ctx context.Context) error {
+	id := s.Log
+	if id == "" {
+		it := s.Store.ReadAll(ctx, 0, 1)
+		if it.Next() {
+			id = "first-event:" + it.Event().ID
+		}
+		err := it.Err()
+		it.Close()
+		if err != nil {
+			return fmt.Errorf("read the log's first event: %w", err)
+		}
+		if id == "" {
+			return nil
+		}
+	}
+	var owner claimRow
+	err := s.retry(ctx, "claim", func(ctx context.Context) error {
+		o, mine, err := s.claims(ctx, id)
+		if err != nil {
+			return err
+		}
+		if !mine {
+			if err := s.insert(ctx, s.currentConn(), "instances (instance, log, claimed_ms)", 1, func(bt driver.Batch) error {
+				return bt.Append(s.Instance, id, s.Clock.Now().UnixMilli())
+			}); err != nil {
+				return err
+			}
+			if o, _, err = s.claims(ctx, id); err != nil {
+				return err
+			}
+		}
+		owner = o
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if owner.log != id {
+		return domain.Errorf(domain.ECONFLICT, "clickhouse database %s: instance %q belongs to another log (%s, claimed %s); this service's log is %s: give it another --instance (instance names are unique per database)",
+			s.db, s.Instance, owner.log, time.UnixMilli(owner.ms).UTC().Format(time.RFC3339), id)
+	}
+	return nil
+}
+
+// claimRow is a row of the instances table.
+type claimRow struct {
+	log string
+	ms  int64
+}
+
+// claims returns the owner of the sink's instance name (the first claim;
+// zero when none) and whether log has claimed it.
+func (s *Sink) claims(ctx context.Context, log string) (owner claimRow, mine bool, err error) {
+	conn := s.currentConn()
+	if conn == nil {
+		return owner, false, errors.New("no clickhouse connection")
+	}
+	rows, err := conn.Query(ctx, "SELECT log, claimed_ms FROM "+s.db+".instances WHERE instance = ? ORDER BY claimed_ms, log", s.Instance)
+	if err != nil {
+		return owner, false, fmt.Errorf("read the instance's claims: %w", err)
+	}
+	defer rows.Close()
+	first := true
+	for rows.Next() {
+		var c claimRow
+		if err := rows.Scan(&c.log, &c.ms); err != nil {
+			return owner, false, err
+		}
+		if first {
+			owner, first = c, false
+		}
+		mine = mine || c.log == log
+	}
+	return owner, mine, rows.Err()
+}
+
+// currentConn returns the connection pool (nil before connect).
+func (s *Sink) currentConn() driver.Conn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.conn
 }
 
 // openLog opens the log from its start on readCtx: with export a read up
@@ -754,6 +871,7 @@ func (r *sinkRun) flush(ctx context.Context) error {
 		return nil
 	}
 	r.st.settle(r.seen, r.b) // late fills folded: the rows are those of the log up to seen, in trade time
+	r.st.convTotals(r.b)
 	r.b.prepare()
 	n := r.b.rows()
 	if err := s.retry(ctx, "flush", func(ctx context.Context) error { return s.flush(ctx, r.b, r.seen) }); err != nil {
@@ -799,14 +917,14 @@ func (r *sinkRun) end(ctx context.Context, export bool, readErr <-chan error) er
 	return nil
 }
 
-// compact merges pnl_overview8's parts into one after an export: each flush
+// compact merges pnl_overview9's parts into one after an export: each flush
 // of a backfill inserts a part, and until ClickHouse's background merges
 // catch up every overview reads each of them (FINAL merges them per query:
 // after 2M orders, 120 parts). The table is small (rows per pair and
 // month), so the merge is quick. Best effort: a failure only leaves the
 // parts to the background merges.
 func (s *Sink) compact(ctx context.Context) {
-	s.execBestEffort(ctx, "OPTIMIZE TABLE "+s.db+".pnl_overview8 FINAL", "clickhouse: could not merge pnl_overview8's parts after the export")
+	s.execBestEffort(ctx, "OPTIMIZE TABLE "+s.db+".pnl_overview9 FINAL", "clickhouse: could not merge pnl_overview9's parts after the export")
 }
 
 // flush writes b's rows, then the checkpoint pos. Each table's rows go in
@@ -834,7 +952,7 @@ func (s *Sink) flush(ctx context.Context, b *batch, pos uint64) error {
 
 // writeRows inserts b's rows, one INSERT per table that has any.
 func (s *Sink) writeRows(ctx context.Context, conn driver.Conn, b *batch) error {
-	for _, t := range b.tables(s.Method.String()) {
+	for _, t := range b.tables(s.Method.String(), s.Instance) {
 		if err := s.insert(ctx, conn, t.columns, t.n, t.fill); err != nil {
 			return err
 		}
@@ -851,111 +969,117 @@ type tableRows struct {
 }
 
 // tables lists b's rows table by table, in the order they are written;
-// method is the PNL method the PNL tables are computed by. Each amount
-// goes through one wideText per table (w.col, then w.text last in the
-// same row's Append).
-func (b *batch) tables(method string) []tableRows {
+// method is the PNL method the PNL tables are computed by, instance the
+// service's name every row carries. Each amount goes through one wideText
+// per table (w.col, then w.text last in the same row's Append).
+func (b *batch) tables(method, instance string) []tableRows {
 	var w wideText
 	return []tableRows{
-		{"orders7 (order_id, exchange, pair, side, kind, status, amount_e12, price_e12, stop_price_e12, filled_e12, filled_value_e12, fees_e12, wide, fills, created_ms, updated_ms, actor, reason, position)",
+		{"orders9 (instance, order_id, exchange, pair, side, kind, status, amount_e12, price_e12, stop_price_e12, filled_e12, filled_value_e12, fees_e12, wide, fills, created_ms, updated_ms, actor, reason, position)",
 			len(b.orders), func(bt driver.Batch) error {
 				return appendRows(maps.Values(b.orders), func(r orderRow) error {
-					return bt.Append(r.OrderID, r.Exchange, r.Pair, r.Side, r.Kind, r.Status, w.col("amount", r.Amount),
+					return bt.Append(instance, r.OrderID, r.Exchange, r.Pair, r.Side, r.Kind, r.Status, w.col("amount", r.Amount),
 						w.col("price", r.Price), w.col("stop_price", r.StopPrice), w.col("filled", r.Filled),
 						w.col("filled_value", r.Value), w.col("fees", r.Fees), w.text(),
 						r.Fills, r.CreatedMs, r.UpdatedMs, r.Actor, r.Reason, r.Position)
 				})
 			}},
-		{"fills8 (method, exchange, pair, time_ms, order_id, fill_id, side, fee_asset, price_e12, quantity_e12, value_e12, fee_e12, pnl_e12, cost_e12, unmatched_e12, unmatched_value_e12, net_e12, wide, closing, first, position, version)",
+		{"fills9 (method, instance, exchange, pair, time_ms, order_id, fill_id, side, fee_asset, price_e12, quantity_e12, value_e12, fee_e12, pnl_e12, cost_e12, unmatched_e12, unmatched_value_e12, net_e12, wide, closing, first, position, version)",
 			len(b.fills), func(bt driver.Batch) error {
 				return appendRows(slices.Values(b.fills), func(r fillRow) error {
-					return bt.Append(method, r.Exchange, r.Pair, r.TimeMs, r.OrderID, r.FillID, r.Side, r.FeeAsset,
+					return bt.Append(method, instance, r.Exchange, r.Pair, r.TimeMs, r.OrderID, r.FillID, r.Side, r.FeeAsset,
 						w.col("price", r.Price), w.col("quantity", r.Quantity), w.col("value", r.Value), w.col("fee", r.Fee),
 						w.col("pnl", r.Pnl), w.col("cost", r.Cost), w.col("unmatched", r.Unmatched),
 						w.col("unmatched_value", r.UnmVal), w.col("net", r.Net), w.text(), r.Closing, r.First, r.Position, r.Version)
 				})
 			}},
-		{"pnl_daily8 (method, exchange, pair, day, trades, buys, sells, wins, losses, volume_e12, pnl_e12, fees_e12, unmatched_value_e12, wide, position)",
+		{"pnl_daily9 (method, instance, exchange, pair, day, trades, buys, sells, wins, losses, volume_e12, pnl_e12, fees_e12, unmatched_value_e12, wide, position)",
 			len(b.daily), func(bt driver.Batch) error {
 				return appendRows(maps.Values(b.daily), func(r dailyRow) error {
-					return bt.Append(method, r.Exchange, r.Pair, dayDate(r.Day), r.Trades, r.Buys, r.Sells, r.Wins, r.Losses,
+					return bt.Append(method, instance, r.Exchange, r.Pair, dayDate(r.Day), r.Trades, r.Buys, r.Sells, r.Wins, r.Losses,
 						w.col("volume", r.Volume), w.col("pnl", r.Pnl), w.col("fees", r.Fees),
 						w.col("unmatched_value", r.UnmVal), w.text(), r.Position)
 				})
 			}},
-		{"pnl_buckets8 (method, exchange, pair, slot, " + bucketCols + ", position)",
+		{"pnl_buckets9 (method, instance, exchange, pair, slot, " + bucketCols + ", position)",
 			len(b.buckets), func(bt driver.Batch) error {
 				return appendRows(maps.Values(b.buckets), func(r bucketRow) error {
-					v := append([]any{method, r.Exchange, r.Pair, r.Slot}, r.cols(&w)...)
+					v := append([]any{method, instance, r.Exchange, r.Pair, r.Slot}, r.cols(&w)...)
 					return bt.Append(append(v, w.text(), r.Position)...)
 				})
 			}},
-		{"pnl_overview8 (method, kind, shift, n, exchange, pair, v, s, position)",
+		{"pnl_overview9 (method, kind, instance, shift, n, exchange, pair, v, s, position)",
 			len(b.ov), func(bt driver.Batch) error {
 				return appendRows(slices.Values(b.ov), func(r overviewRow) error {
-					return bt.Append(method, r.kind, r.shift, r.n, r.exchange, r.pair, packFigures(r.v), r.s, r.position)
+					return bt.Append(method, r.kind, instance, r.shift, r.n, r.exchange, r.pair, packFigures(r.v), r.s, r.position)
 				})
 			}},
-		{"order_pnl8 (method, exchange, pair, order_id, first_close_ms, pnl_e12, wide, position)",
+		{"order_pnl9 (method, instance, exchange, pair, order_id, first_close_ms, pnl_e12, wide, position)",
 			len(b.orderPnl), func(bt driver.Batch) error {
 				return appendRows(maps.Values(b.orderPnl), func(r orderPnlRow) error {
-					return bt.Append(method, r.Exchange, r.Pair, r.OrderID, r.FirstCloseMs, w.col("pnl", r.Pnl), w.text(), r.Position)
+					return bt.Append(method, instance, r.Exchange, r.Pair, r.OrderID, r.FirstCloseMs, w.col("pnl", r.Pnl), w.text(), r.Position)
 				})
 			}},
-		{"pairs8 (method, exchange, pair, lots_qty_e12, lots_cost_e12, last_price_e12, balance_e12, wide, position)",
+		{"pairs9 (method, instance, exchange, pair, lots_qty_e12, lots_cost_e12, last_price_e12, balance_e12, wide, position)",
 			len(b.pairs), func(bt driver.Batch) error {
 				return appendRows(maps.Values(b.pairs), func(r pairRow) error {
-					return bt.Append(method, r.Exchange, r.Pair, w.col("lots_qty", r.LotsQty), w.col("lots_cost", r.LotsCost),
+					return bt.Append(method, instance, r.Exchange, r.Pair, w.col("lots_qty", r.LotsQty), w.col("lots_cost", r.LotsCost),
 						w.col("last_price", r.LastPrice), w.col("balance", r.Balance), w.text(), r.Position)
 				})
 			}},
-		{"strategies (exchange, pair, strategy, position)",
+		{"strategies9 (instance, exchange, pair, strategy, position)",
 			len(b.strategies), func(bt driver.Batch) error {
 				return appendRows(maps.Values(b.strategies), func(r strategyRow) error {
-					return bt.Append(r.Exchange, r.Pair, r.Strategy, r.Position)
+					return bt.Append(instance, r.Exchange, r.Pair, r.Strategy, r.Position)
 				})
 			}},
-		{"prices8 (exchange, pair, slot, price_e12, wide, position)",
+		{"prices9 (instance, exchange, pair, slot, price_e12, wide, position)",
 			len(b.prices), func(bt driver.Batch) error {
 				return appendRows(maps.Values(b.prices), func(r priceRow) error {
-					return bt.Append(r.Exchange, r.Pair, r.Slot, w.col("price", r.Price), w.text(), r.Position)
+					return bt.Append(instance, r.Exchange, r.Pair, r.Slot, w.col("price", r.Price), w.text(), r.Position)
 				})
 			}},
-		{"snapshots (exchange, seq, time_ms, position)",
+		{"snapshots9 (instance, exchange, seq, time_ms, position)",
 			len(b.snapshots), func(bt driver.Batch) error {
 				return appendRows(slices.Values(b.snapshots), func(r snapshotRow) error {
-					return bt.Append(r.Exchange, r.Seq, r.TimeMs, r.Position)
+					return bt.Append(instance, r.Exchange, r.Seq, r.TimeMs, r.Position)
 				})
 			}},
-		{"pnl_conv_buckets8 (method, currency, part, exchange, pair, slot, v, position)",
+		{"pnl_conv_buckets9 (method, currency, instance, part, exchange, pair, slot, v, position)",
 			len(b.conv), func(bt driver.Batch) error {
 				return appendRows(maps.Values(b.conv), func(r convRow) error {
-					return bt.Append(method, r.to, r.part, r.Exchange, r.Pair, r.Slot, packAgg(&r.agg), r.position)
+					return bt.Append(method, r.to, instance, r.part, r.Exchange, r.Pair, r.Slot, packAgg(&r.agg), r.position)
 				})
 			}},
-		{"fill_fees8 (exchange, pair, time_ms, order_id, position, fee_asset, fee_amount, fee_quote, fee_rate, fee_rate_ms, valued, version)",
+		{"pnl_conv_totals9 (method, currency, instance, exchange, pair, conv, unconv, ok, position)",
+			len(b.convTotals), func(bt driver.Batch) error {
+				return appendRows(slices.Values(b.convTotals), func(r convTotalRow) error {
+					return bt.Append(method, r.to, instance, r.key.Exchange, r.key.Pair, packAgg(&r.conv), packAgg(&r.unconv), r.ok, r.position)
+				})
+			}},
+		{"fill_fees9 (instance, exchange, pair, time_ms, order_id, position, fee_asset, fee_amount, fee_quote, fee_rate, fee_rate_ms, valued, version)",
 			len(b.fees), func(bt driver.Batch) error {
 				return appendRows(slices.Values(b.fees), func(r feeRow) error {
-					return bt.Append(r.Exchange, r.Pair, r.timeMs, r.orderID, r.position, r.asset, r.amount.String(),
+					return bt.Append(instance, r.Exchange, r.Pair, r.timeMs, r.orderID, r.position, r.asset, r.amount.String(),
 						r.quote.String(), r.rate.String(), r.rateMs, r.valued, r.version)
 				})
 			}},
-		{"rates8 (quote, base, rate, time_ms, seq, position)",
+		{"rates9 (instance, quote, base, rate, time_ms, seq, position)",
 			len(b.rates), func(bt driver.Batch) error {
 				return appendRows(maps.Values(b.rates), func(r rateRow) error {
-					return bt.Append(r.quote, r.base, r.point.Rate.String(), r.point.T, r.point.Pos, r.position)
+					return bt.Append(instance, r.quote, r.base, r.point.Rate.String(), r.point.T, r.point.Pos, r.position)
 				})
 			}},
-		{"settings (method, name, value, position)",
+		{"settings9 (method, instance, name, value, position)",
 			len(b.settings), func(bt driver.Batch) error {
 				return appendRows(maps.Values(b.settings), func(r settingRow) error {
-					return bt.Append(method, r.name, r.value, r.position)
+					return bt.Append(method, instance, r.name, r.value, r.position)
 				})
 			}},
-		{"balances7 (exchange, seq, asset, time_ms, available_e12, on_order_e12, wide, position)",
+		{"balances9 (instance, exchange, seq, asset, time_ms, available_e12, on_order_e12, wide, position)",
 			len(b.balances), func(bt driver.Batch) error {
 				return appendRows(slices.Values(b.balances), func(r balanceRow) error {
-					return bt.Append(r.Exchange, r.Seq, r.Asset, r.TimeMs, w.col("available", r.Available),
+					return bt.Append(instance, r.Exchange, r.Seq, r.Asset, r.TimeMs, w.col("available", r.Available),
 						w.col("on_order", r.OnOrder), w.text(), r.Position)
 				})
 			}},

@@ -235,7 +235,7 @@ func TestExportBasic(t *testing.T) {
 	}
 	r := openConn(t, url)
 	var n uint64
-	if err := r.QueryRow(context.Background(), "SELECT count() FROM "+s.Database()+".fills8 FINAL").Scan(&n); err != nil {
+	if err := r.QueryRow(context.Background(), "SELECT count() FROM "+s.Database()+".fills9 FINAL").Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	if n != uint64(nFills) {
@@ -364,15 +364,15 @@ func readTotals(tb testing.TB, conn driver.Conn, db, method string) chTotals {
 		}
 	}
 	sum := func(col string) string { return "toString(sum(toDecimal128(" + col + ", 0)))" }
-	q("SELECT count() FROM "+db+".fills8 FINAL WHERE method = '"+method+"'", &t.fills)
+	q("SELECT count() FROM "+db+".fills9 FINAL WHERE method = '"+method+"'", &t.fills)
 	sums("SELECT "+sum("pnl_e12")+", "+sum("value_e12")+", "+sum("fee_e12")+", countIf(wide != '') FROM "+db+
-		".fills8 FINAL WHERE method = '"+method+"'", &t.pnl, &t.volume, &t.fees)
-	q("SELECT count() FROM "+db+".fills8 WHERE method = '"+method+"'", &t.fillsRaw)
-	q("SELECT count() FROM "+db+".orders7 FINAL", &t.orders)
-	q("SELECT count() FROM "+db+".balances7 FINAL", &t.balances)
-	q("SELECT toUInt64(sum(trades)) FROM "+db+".pnl_daily8 FINAL WHERE method = '"+method+"'", &t.dailyTrades)
+		".fills9 FINAL WHERE method = '"+method+"'", &t.pnl, &t.volume, &t.fees)
+	q("SELECT count() FROM "+db+".fills9 WHERE method = '"+method+"'", &t.fillsRaw)
+	q("SELECT count() FROM "+db+".orders9 FINAL", &t.orders)
+	q("SELECT count() FROM "+db+".balances9 FINAL", &t.balances)
+	q("SELECT toUInt64(sum(trades)) FROM "+db+".pnl_daily9 FINAL WHERE method = '"+method+"'", &t.dailyTrades)
 	sums("SELECT "+sum("pnl_e12")+", "+sum("volume_e12")+", countIf(wide != '') FROM "+db+
-		".pnl_daily8 FINAL WHERE method = '"+method+"'", &t.dailyPnl, &t.dailyVolume)
+		".pnl_daily9 FINAL WHERE method = '"+method+"'", &t.dailyPnl, &t.dailyVolume)
 	q("SELECT max(position) FROM "+db+".checkpoint", &t.checkpoint)
 	return t
 }
@@ -548,17 +548,75 @@ func TestSinkWaitsOutAnOutage(t *testing.T) {
 	}
 }
 
-func TestSinkRefusesADatabaseOfAnotherLog(t *testing.T) {
+// Services share one database by instance name: two logs exported as two
+// instances each read back as their own Ledger, whatever the other wrote;
+// a log claiming an instance another log owns is refused (ECONFLICT naming
+// the instance) and writes nothing; the first claim owns a name even when a
+// later one was written first (two services starting at once).
+func TestInstancesShareADatabase(t *testing.T) {
 	url := testURL(t)
-	a := openStore(t)
-	newLogGen().orders(t, a, 30)
-	if _, err := NewSink(url, a).Export(context.Background()); err != nil {
+	_, db, _ := ParseURL(url)
+	stores := map[string]*sqlite.Store{}
+	gens := map[string]*logGen{}
+	for name, n := range map[string]int{"alpha": 70, "beta": 25} {
+		store := openStore(t)
+		g := newLogGen()
+		g.fees = name == "alpha"
+		addConfig(t, store, g)
+		g.orders(t, store, n)
+		s := NewSink(url, store)
+		s.Instance = name
+		if _, err := s.Export(context.Background()); err != nil {
+			t.Fatalf("export %s: %v", name, err)
+		}
+		stores[name], gens[name] = store, g
+	}
+	for name, store := range stores {
+		r := NewReader(url, domain.LOFO)
+		r.Instance = name
+		if err := r.Open(); err != nil {
+			t.Fatal(err)
+		}
+		compareReads(t, ledgerOf(t, store, domain.LOFO), r, gens[name].clock.Now())
+		r.Close()
+	}
+	conn := openConn(t, url)
+	ctx := context.Background()
+	checkpoint := func(instance string) uint64 {
+		var pos uint64
+		if err := conn.QueryRow(ctx, "SELECT max(position) FROM "+db+".checkpoint WHERE sink = ?", sinkNameOf(instance, domain.LOFO)).Scan(&pos); err != nil {
+			t.Fatal(err)
+		}
+		return pos
+	}
+	before := checkpoint("alpha")
+	s := NewSink(url, stores["beta"])
+	s.Instance = "alpha"
+	if _, err := s.Export(ctx); domain.ErrorCode(err) != domain.ECONFLICT || !strings.Contains(err.Error(), `instance "alpha" belongs to another log`) {
+		t.Fatalf("export of beta's log as alpha: %v, want ECONFLICT naming the instance", err)
+	}
+	if after := checkpoint("alpha"); after != before {
+		t.Fatalf("alpha's checkpoint moved from %d to %d under a refused sink", before, after)
+	}
+	// A claim written later but dated earlier owns the name: the sink of
+	// the log that claimed it first in time is the one that goes on.
+	if err := conn.Exec(ctx, "INSERT INTO "+db+".instances (instance, log, claimed_ms) SELECT 'gamma', 'log-y', 2000"); err != nil {
 		t.Fatal(err)
 	}
-	b := openStore(t)
-	newLogGen().orders(t, b, 3)
-	if _, err := NewSink(url, b).Export(context.Background()); domain.ErrorCode(err) != domain.ECONFLICT {
-		t.Fatalf("export of a shorter log into a fed database: %v, want ECONFLICT", err)
+	if err := conn.Exec(ctx, "INSERT INTO "+db+".instances (instance, log, claimed_ms) SELECT 'gamma', 'log-x', 1000"); err != nil {
+		t.Fatal(err)
+	}
+	for log, want := range map[string]string{"log-y": domain.ECONFLICT, "log-x": ""} {
+		s := NewSink(url, stores["beta"])
+		s.Instance, s.Log = "gamma", log
+		if _, err := s.Export(ctx); domain.ErrorCode(err) != want {
+			t.Fatalf("export of %s as gamma: %v, want %q", log, err, want)
+		}
+	}
+	bad := NewSink(url, stores["beta"])
+	bad.Instance = "a/b"
+	if _, err := bad.Export(ctx); domain.ErrorCode(err) != domain.EINVALID {
+		t.Fatalf("instance a/b: %v, want EINVALID", err)
 	}
 }
 
@@ -571,7 +629,7 @@ func TestSinkStopsOnARefusal(t *testing.T) {
 	conn := openConn(t, url)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := conn.Exec(ctx, "ALTER TABLE "+db+".fills8 DROP COLUMN wide"); err != nil {
+	if err := conn.Exec(ctx, "ALTER TABLE "+db+".fills9 DROP COLUMN wide"); err != nil {
 		t.Fatal(err)
 	}
 	cp := head(t, store)
@@ -594,7 +652,7 @@ func TestSinkStopsOnARefusal(t *testing.T) {
 		t.Fatalf("error %q does not name the column, or Err = %v", err, s.Err())
 	}
 	var pos uint64
-	if err := conn.QueryRow(ctx, "SELECT max(position) FROM "+db+".checkpoint WHERE sink = 'tradeledger/lofo'").Scan(&pos); err != nil || pos != cp {
+	if err := conn.QueryRow(ctx, "SELECT max(position) FROM "+db+".checkpoint WHERE sink = 'tradeledger/default/lofo'").Scan(&pos); err != nil || pos != cp {
 		t.Fatalf("checkpoint %d, %v after the refusal; want %d (unmoved)", pos, err, cp)
 	}
 
@@ -636,7 +694,7 @@ func TestClassify(t *testing.T) {
 		want int
 	}{
 		{&net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connect: connection refused")}, transient},
-		{fmt.Errorf("insert into fills8: %w", io.EOF), transient},
+		{fmt.Errorf("insert into fills9: %w", io.EOF), transient},
 		{fmt.Errorf("insert: %w", &ch.Exception{Code: 241, Message: "Memory limit exceeded"}), transient},
 		{fmt.Errorf("insert: %w", &ch.Exception{Code: 16, Message: "There is no column with name wide"}), refused},
 		{fmt.Errorf("insert: %w", &ch.Exception{Code: 60, Message: "Table x doesn't exist"}), schemaGone},
@@ -651,4 +709,53 @@ func TestClassify(t *testing.T) {
 func observedLogger() (*zap.Logger, *observer.ObservedLogs) {
 	core, logs := observer.New(zap.WarnLevel)
 	return zap.New(core), logs
+}
+
+// A database fed by a release before instances (schema 7: its sink's
+// checkpoint and version under tradeledger/<method>, tables orders7 …) is
+// taken over by the instance-tagged schema: the sink finds nothing of its
+// instance, writes every row from the log's start, records its version
+// and drops the schema-7 tables; the reader then answers as the Ledger.
+func TestSinkUpgradesASchema7Database(t *testing.T) {
+	url := testURL(t)
+	_, db, _ := ParseURL(url)
+	conn := openConn(t, url)
+	ctx := context.Background()
+	store := openStore(t)
+	g := newLogGen()
+	addConfig(t, store, g)
+	g.orders(t, store, 60)
+	h := head(t, store)
+	for _, q := range []string{
+		"CREATE DATABASE IF NOT EXISTS " + db,
+		"CREATE TABLE " + db + ".orders7 (order_id Int64, position UInt64) ENGINE = ReplacingMergeTree(position) ORDER BY order_id",
+		"CREATE TABLE " + db + ".pnl_overview8 (method String, position UInt64) ENGINE = ReplacingMergeTree(position) ORDER BY method",
+		"CREATE TABLE " + db + ".checkpoint (sink String, position UInt64, updated_ms Int64) ENGINE = ReplacingMergeTree(position) ORDER BY sink",
+		"CREATE TABLE " + db + ".schema_version (sink String, version UInt32, updated_ms Int64) ENGINE = ReplacingMergeTree(version) ORDER BY sink",
+		fmt.Sprintf("INSERT INTO %s.checkpoint (sink, position, updated_ms) SELECT 'tradeledger/lofo', %d, 0", db, h),
+		"INSERT INTO " + db + ".schema_version (sink, version, updated_ms) SELECT 'tradeledger/lofo', 7, 0",
+	} {
+		if err := conn.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := NewSink(url, store).Export(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.From != 0 || st.Events != int64(h) || st.Fills == 0 {
+		t.Fatalf("export over a schema-7 database: %+v; want every event's rows written from position 0", st)
+	}
+	for _, tbl := range []string{"orders7", "pnl_overview8"} {
+		var left uint8
+		if err := conn.QueryRow(ctx, "EXISTS TABLE "+db+"."+tbl).Scan(&left); err != nil || left != 0 {
+			t.Fatalf("schema 7's %s left after the upgrade (exists %d, %v)", tbl, left, err)
+		}
+	}
+	r := NewReader(url, domain.LOFO)
+	if err := r.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	compareReads(t, ledgerOf(t, store, domain.LOFO), r, g.clock.Now())
 }

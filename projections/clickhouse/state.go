@@ -54,10 +54,11 @@ type book struct {
 	fills       fold.List         // its fills in trade-time order
 	fillIDs     map[uint64]string // the exchange's fill id by log position
 	series      fold.Series[int64]
-	hours       map[int64]*hourRow // daily figures per UTC hour (pnl_overview8's day and hour rows)
+	hours       map[int64]*hourRow // daily figures per UTC hour (pnl_overview9's day and hour rows)
 	pos         uint64             // position of the last event that changed the pair
 	index       int                // in state.list and state.folds
 	moved       bool               // it held moves of the account's flows (fold's move.go): a re-fold may empty slots
+	convs       []string           // the currencies it has figures in (state.conv), in the order first converted into
 }
 
 // hourKey is one hour of a book.
@@ -289,7 +290,7 @@ func (st *state) requested(r *domain.OrderRequested, e *domain.Event, b *batch) 
 	st.open[r.OrderID] = &openOrder{amount: r.Amount}
 }
 
-// emitPair queues the pair's inventory row and its pnl_overview8 pair row.
+// emitPair queues the pair's inventory row and its pnl_overview9 pair row.
 func (st *state) emitPair(bk *book, pos uint64, b *batch) {
 	bk.pos = pos
 	if b == nil {
@@ -406,7 +407,7 @@ func (st *state) emitOrderPnl(bk *book, id int64, o *fold.Order, pos uint64, b *
 	b.orderPnl[id] = orderPnlRow{pairKey: bk.key, OrderID: id, FirstCloseMs: o.CloseT, Pnl: o.Pnl, Position: pos}
 }
 
-// emitSlot sets the hour of bk's slot (pnl_overview8's figures, summed
+// emitSlot sets the hour of bk's slot (pnl_overview9's figures, summed
 // from its slots) and queues the rows of the slot: its aggregate, its hour
 // and its UTC day summed from its slots.
 func (st *state) emitSlot(bk *book, slot int64, pos uint64, b *batch) {

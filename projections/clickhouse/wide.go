@@ -26,7 +26,7 @@ import (
 // sum each column's high and low 32 bits apart (exactSum: Int64 sums that
 // cannot wrap) and join them in Go, adding the wide rows' text there; every
 // sum in Go is of Decimals (domain.Decimal.Add, the Ledger's own), and
-// pnl_overview8's figures are 128-bit counts.
+// pnl_overview9's figures are 128-bit counts.
 
 // wideMark is what an Int64 amount column holds for an amount it cannot
 // hold (the amount is in the row's wide text). No amount is stored as it:
@@ -119,7 +119,7 @@ func wideField(wide, name string) (string, bool) {
 func fromUnits(units int64) domain.Decimal { return domain.NewDecimal(units, -domain.DecimalPlaces) }
 
 // i128 is a signed 128-bit integer, two's complement: an amount's count of
-// 10^-12 (every Decimal is one), or a count or a time, as pnl_overview8's
+// 10^-12 (every Decimal is one), or a count or a time, as pnl_overview9's
 // figures and the joined SQL sums hold them.
 type i128 struct {
 	hi int64
@@ -288,7 +288,7 @@ func appendVarint(b []byte, x i128) []byte {
 	return append(b, byte(zl))
 }
 
-// packFigures encodes v as pnl_overview8's v column: zigzag varints, 1 byte
+// packFigures encodes v as pnl_overview9's v column: zigzag varints, 1 byte
 // for a zero or a count, 6 to 9 for most amounts in units of 10^-12, up to
 // 19 for the widest, instead of 16 each.
 func packFigures(v []i128) string {

@@ -28,7 +28,7 @@ var (
 	minI128 = i128{math.MinInt64, 0}
 )
 
-// The pnl_overview8 figures survive packing, from zero to the extremes of
+// The pnl_overview9 figures survive packing, from zero to the extremes of
 // a Decimal; a figure that fits an int64 is encoding/binary's varint, byte
 // for byte (so small counts stay one byte); a truncated or overlong varint,
 // and −2^127 (beyond a Decimal), are refused.

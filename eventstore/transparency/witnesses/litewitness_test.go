@@ -179,6 +179,11 @@ func startLitewitness(t *testing.T, bin, name, logOrigin, logKey string) witness
 // that does not know its size follows its 409; a fork signed with the same
 // key is refused as inconsistent (422) and recorded so.
 func TestAgainstLitewitness(t *testing.T) {
+	if os.Getenv("TRADELEDGER_SKIP_SLOW") != "" {
+		// Building litewitness (and modernc.org/sqlite under it) from
+		// empty caches costs about 50 CPU-seconds, a tenth of make test.
+		t.Skip("slow: builds litewitness from the module proxy; make test-slow runs it (CI does)")
+	}
 	bin := buildLitewitness(t)
 	a := newEnv(t, "")
 	lw := startLitewitness(t, bin, "litewitness.test/w", a.key.Origin(), a.key.VerifierKey())

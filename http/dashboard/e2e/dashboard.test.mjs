@@ -585,6 +585,23 @@ test('audit: browse and filter the log, verify it and copy the digest, live tail
   await page.waitForSelector('#copied:text("Copied.")');
   assert.equal(await page.evaluate(() => navigator.clipboard.readText()), digest);
 
+  // A verdict that fails on the tree alone (no faulty event: a log cut at
+  // its end, as `tradeledger verify` and audit/verify report it) names
+  // its problem and the sizes, not "1 faulty event".
+  const real = await api('GET', '/audit/verify');
+  const cut = {
+    ...real, ok: false, faultCount: 0,
+    problem: `the stored Merkle tree holds ${real.events + 2} records, the log only ${real.events} events: events were removed`,
+    tree: { records: real.events + 2, checkpoint: real.events + 2, logEvents: real.events, agreed: real.events, lostFrom: real.events + 1, lostTo: real.events + 2 },
+  };
+  await page.route('**/api/v1/audit/verify*', (route) => route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify(cut) }));
+  await page.click('#verify');
+  await page.waitForSelector('#verify-result[data-done=fault]');
+  assert.equal(await text(page, '#verify-ok'), `✘ Log does not verify (${real.events} events in ${real.streams} streams).`);
+  assert.equal(await text(page, '#verify-problem'), cut.problem);
+  assert.match(await text(page, '#verify-tree'), new RegExp(`${real.events + 2} records; last checkpoint: ${real.events + 2} events; the log: ${real.events} events`));
+  await page.unroute('**/api/v1/audit/verify*');
+
   await page.fill('#a-type', '');
   await page.check('#tail-on');
   const { id } = await api('POST', '/trade/buy', { data: { exch: 'binance', pair: 'USDT-ETH', amt: 0.01, price: 10 } });
@@ -643,7 +660,7 @@ test('files: create, edit and delete a strategy file; write autoconfig.json and 
   await page.context().close();
 });
 
-const allPages = ['overview', 'pair', 'orders', 'balances', 'reports', 'settings', 'files', 'audit', 'bots'];
+const allPages = ['overview', 'pair', 'orders', 'balances', 'reports', 'settings', 'files', 'audit', 'fleet', 'bots'];
 
 test('item 10: at 375 px the header is one line, the menu holds pages and tools, wide tables become cards, nothing scrolls sideways', async () => {
   const page = await newPage(browser, { viewport: { width: 375, height: 812 }, colorScheme: 'dark' });
@@ -832,6 +849,104 @@ test('beyond: the multi-bot view shows another instance beside this one and thei
     await page.context().close();
   } finally {
     await other.stop();
+  }
+});
+
+// Issue 40, item 1: the fleet over ClickHouse. Two services write into one
+// database (TRADELEDGER_TEST_CLICKHOUSE's server, a database of its own),
+// each under its --instance: desk-a imports the USDT history (+105 USDT),
+// desk-b an EUR one (+100 EUR, no rate into USDT in its log). desk-a's
+// Fleet page lists both and the total in USDT, desk-b's money apart in
+// EUR, never added; a server without ClickHouse says what to run.
+const CLICKHOUSE = process.env.TRADELEDGER_TEST_CLICKHOUSE;
+
+// untilSinkCaughtUp waits until srv's ClickHouse sink holds its whole log
+// (/healthz sinkLag 0), polling; it fails after timeoutMs.
+async function untilSinkCaughtUp(srv, timeoutMs = 30000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const hz = await (await fetch(srv.url + '/healthz')).json();
+    if (hz.sinkLag === 0) return;
+    if (Date.now() > deadline) throw new Error(`${srv.url}'s sink still ${hz.sinkLag} behind after ${timeoutMs} ms (${hz.sinkError || 'no error'})`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+test('issue 40, item 1: the Fleet page lists every instance of the ClickHouse database and their total in one currency, an EUR desk apart', {
+  skip: !CLICKHOUSE && 'TRADELEDGER_TEST_CLICKHOUSE is not set: skipping the fleet scenario (.ci/clickhouse.sh start sets it)',
+}, async () => {
+  // Without ClickHouse (the shared server) the page says what to run.
+  let page = await loggedIn();
+  await go(page, 'fleet');
+  assert.match(await text(page, '#fleet-unavailable'), /serve --clickhouse clickhouse:\/\/host:9000\/tradeledger --instance NAME/);
+  assert.equal(await page.isVisible('#bots-fleet'), false);
+  await page.context().close();
+
+  const url = CLICKHOUSE.replace(/\/[^/]*$/, '/tl_e2e_fleet_' + Date.now());
+  const eur = mkdtempSync(join(tmpdir(), 'tl-e2e-eur-'));
+  mkdirSync(join(eur, 'json'));
+  writeFileSync(join(eur, 'config.js'), readFileSync(resolve(repo, 'testdata/dashboard-history/config.js'), 'utf8')
+    .replace(/\s*"USDT-BTC": \{ "strategy": "manual", "enabled": true, "override": \{\} \},/, '').replace('"USDT-ETH"', '"EUR-ETH"').replace('0xdashboard0000000000000000000000000001', '0xdashboard0000000000000000000000000002'));
+  writeFileSync(join(eur, 'json/binance-EUR-ETH-state.json'), JSON.stringify({
+    orders: [
+      { time: Date.UTC(2024, 2, 8, 12), pair: 'EUR-ETH', type: 'buy', rate: 2800, amount: 1, id: 7001, cost: 2800 },
+      { time: Date.UTC(2024, 2, 11, 12), pair: 'EUR-ETH', type: 'sell', rate: 2900, amount: 1, id: 7002, cost: 2900 },
+    ],
+    balances: { EUR: 10000, ETH: 0 },
+  }));
+  const a = await startServer({ fixture: 'testdata/dashboard-history', args: ['--clickhouse', url, '--instance', 'desk-a'] });
+  const b = await startServer({ fixture: eur, args: ['--clickhouse', url, '--instance', 'desk-b'] });
+  try {
+    await untilSinkCaughtUp(a);
+    await untilSinkCaughtUp(b);
+    for (const [width, name] of [[1280, 'fleet'], [375, 'fleet-375']]) {
+      page = await loggedIn({ viewport: { width, height: 900 } }, a);
+      await go(page, 'fleet', a);
+      await page.waitForSelector('#fleet[data-currency=USDT]');
+      const cell = (inst, col) => text(page, `#fleet tr[data-instance="${inst}"] [data-col=${col}]`);
+      assert.equal(await cell('desk-a', 'pnl'), '+105.00 USDT');
+      assert.equal(await cell('desk-a', 'trades'), '6');
+      assert.equal(await cell('desk-a', 'unconverted'), '–');
+      assert.equal(await cell('desk-b', 'pnl'), '0.00 USDT', 'nothing of desk-b converts into USDT');
+      assert.equal(await cell('desk-b', 'trades'), '2');
+      assert.equal(await cell('desk-b', 'unconverted'), '+100.00 EUR (2 trades)');
+      assert.equal(await text(page, '#fleet tr[data-total] [data-col=pnl]'), '+105.00 USDT', 'the total never adds EUR to USDT');
+      assert.equal(await text(page, '#fleet tr[data-total] [data-col=trades]'), '8');
+      assert.match(await text(page, '#fleet tr[data-total] [data-col=name]'), /^Fleet \(2 instances\)$/);
+      assert.match(await text(page, '#fleet-unconverted'), /\+100\.00 EUR \(2 trades\)/);
+      assert.equal(await page.getAttribute('#fleet-csv-fills', 'href'), '/api/v1/fleet/export/fills.csv?currency=USDT');
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      assert.ok(overflow <= 0, `${overflow} px too wide at ${width} px`);
+      if (width === 375) {
+        // The total is a card like the instances' rows, each figure under its label.
+        assert.equal(await page.evaluate(() => getComputedStyle(document.querySelector('#fleet tfoot')).display), 'block');
+        const [label, figure] = await page.evaluate(() => {
+          const td = document.querySelector('#fleet tr[data-total] [data-col=unconverted]');
+          const box = td.getBoundingClientRect();
+          return [box.left + parseFloat(getComputedStyle(td, '::before').width), td.querySelector('.fig').getBoundingClientRect().left];
+        });
+        assert.ok(figure > label, `the total's "Not in USDT" label (to ${label} px) overlaps its figure (from ${figure} px)`);
+      }
+      await screenshot(page, name);
+      assert.deepEqual(page.problems, []);
+      await page.context().close();
+    }
+    // Another currency: desk-b's EUR is its own, desk-a's USDT now apart.
+    page = await loggedIn({}, a);
+    await go(page, 'fleet', a);
+    await page.fill('#fleet-currency', 'eur');
+    await page.click('#fleet-form button[type=submit]');
+    await page.waitForSelector('#fleet[data-currency=EUR]');
+    assert.equal(await text(page, '#fleet tr[data-total] [data-col=pnl]'), '+100.00 EUR');
+    assert.equal(await text(page, '#fleet tr[data-instance="desk-a"] [data-col=unconverted]'), `+105.00 USDT (6 trades), unrealized ${MINUS}12.50 USDT`, 'the lots desk-a holds, in USDT too');
+    // The Bots page points to it.
+    await go(page, 'bots', a);
+    await page.waitForSelector('#bots-fleet:not([hidden])');
+    assert.deepEqual(page.problems, []);
+    await page.context().close();
+  } finally {
+    await a.stop();
+    await b.stop();
   }
 });
 
