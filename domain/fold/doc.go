@@ -1,9 +1,9 @@
 // Package fold is the one PNL fold: lot matching (domain.Lots), fee
 // valuation and currency conversion, run the same way by every PNL reader —
 // the in-memory Ledger (projections), the ClickHouse sink and reader
-// (projections/clickhouse) and the books (domain/books) —, so that the same log gives the same figures
-// on every page and reader. It imports the standard library and domain
-// only.
+// (projections/clickhouse) and the books (domain/books) —, so that the
+// same log gives the same figures on every page and reader. It imports the
+// standard library and domain only.
 //
 // Input. The fold takes plain values (Fill): a pair, a side, a price, a
 // quantity, a fee as charged, an order, a trade time and a log position,
