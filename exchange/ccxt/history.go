@@ -129,11 +129,8 @@ func (x *Exchange) tradeHistory(ctx context.Context, q domain.ActivityQuery) (do
 		if symbol != "" {
 			opts = append(opts, ccxtlib.WithFetchMyTradesSymbol(symbol))
 		}
-		var ts []ccxtlib.Trade
-		if err := x.call(ctx, "the trade history", func() (err error) {
-			ts, err = x.client.FetchMyTrades(opts...)
-			return err
-		}); err != nil {
+		ts, err := x.myTrades(ctx, "the trade history", opts...)
+		if err != nil {
 			return page, err
 		}
 		for _, t := range ts {
