@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"iter"
 	"time"
 
 	"github.com/EventStore/EventStore-Client-Go/v4/esdb"
@@ -31,21 +32,12 @@ func (s *Store) ReadStream(ctx context.Context, stream string, from int64, max i
 		}
 		defer rs.Close()
 		var out []domain.Event
-		for {
-			ev, err := rs.Recv()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			var ee *esdb.Error
-			if errors.As(err, &ee) && ee.Code() == esdb.ErrorCodeResourceNotFound {
+		for r, err := range recorded(rs) {
+			if notFound(err) {
 				return nil, true, nil
 			}
 			if err != nil {
 				return nil, false, s.fail(ctx, c, "read "+stream, err)
-			}
-			r := ev.OriginalEvent()
-			if r == nil {
-				continue
 			}
 			e := s.toEvent(r)
 			s.ids.add(&e)
@@ -82,17 +74,9 @@ func (s *Store) ReadAll(ctx context.Context, from uint64, max int) domain.EventI
 		defer rs.Close()
 		var out []domain.Event
 		n := 0
-		for {
-			ev, err := rs.Recv()
-			if errors.Is(err, io.EOF) {
-				break
-			}
+		for r, err := range recorded(rs) {
 			if err != nil {
 				return nil, false, s.fail(ctx, c, "read $all", err)
-			}
-			r := ev.OriginalEvent()
-			if r == nil {
-				continue
 			}
 			n++
 			start = r.Position
@@ -169,18 +153,10 @@ func (s *Store) scanBackwards(ctx context.Context, c *esdb.Client, visit func(r 
 			return s.fail(ctx, c, "read $all", err)
 		}
 		n := 0
-		for {
-			ev, err := rs.Recv()
-			if errors.Is(err, io.EOF) {
-				break
-			}
+		for r, err := range recorded(rs) {
 			if err != nil {
 				rs.Close()
 				return s.fail(ctx, c, "read $all", err)
-			}
-			r := ev.OriginalEvent()
-			if r == nil {
-				continue
 			}
 			n++
 			if visit(r) {
@@ -194,6 +170,34 @@ func (s *Store) scanBackwards(ctx context.Context, c *esdb.Client, visit func(r 
 			return nil
 		}
 	}
+}
+
+// recorded yields the records a read delivers, in its order, until it
+// ends, leaving out events without an original record; a failed receive
+// ends it, yielded with a nil record. It does not close rs.
+func recorded(rs *esdb.ReadStream) iter.Seq2[*esdb.RecordedEvent, error] {
+	return func(yield func(*esdb.RecordedEvent, error) bool) {
+		for {
+			ev, err := rs.Recv()
+			if errors.Is(err, io.EOF) {
+				return
+			}
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			if r := ev.OriginalEvent(); r != nil && !yield(r, nil) {
+				return
+			}
+		}
+	}
+}
+
+// notFound reports whether err is EventStoreDB's answer for a stream that
+// does not exist.
+func notFound(err error) bool {
+	var ee *esdb.Error
+	return errors.As(err, &ee) && ee.Code() == esdb.ErrorCodeResourceNotFound
 }
 
 // pageIterator delivers events page by page.
