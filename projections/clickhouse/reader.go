@@ -274,6 +274,22 @@ func resolve(sc pnlread.PnlScope, list []*pairInfo) (scoped, error) {
 	return out, err
 }
 
+// quoteKeys returns the pairs whose figures a period or a day sums: the
+// scope's keys, or for "All" every pair of list in the unit's quote (as
+// the Ledger's quote series does).
+func (sc scoped) quoteKeys(list []*pairInfo) []string {
+	if !sc.all {
+		return sc.keys
+	}
+	var keys []string
+	for _, p := range list {
+		if p.quote == sc.unit {
+			keys = append(keys, p.key)
+		}
+	}
+	return keys
+}
+
 // mixedScope is assemble's answer to a scope over several quotes: the
 // overview is answered the mixed way (mixed.go).
 type mixedScope struct{ sc pnlread.ScopeKeys }
@@ -552,15 +568,7 @@ func assemble(q pnlread.OverviewQuery, d *overviewData) (*pnlread.Overview, erro
 	o := &pnlread.Overview{Unit: sc.unit, DailyHistory: []pnlread.DayPnl{}, PnlsPerPair: []pnlread.KeyPnl{}, DetailedPerPair: []pnlread.PairDetail{}}
 	// Period figures cover the selected pairs (for "All": every pair of the
 	// unit's quote, as the Ledger's quote series does).
-	periodKeys := sc.keys
-	if sc.all {
-		periodKeys = nil
-		for _, p := range list {
-			if p.quote == sc.unit {
-				periodKeys = append(periodKeys, p.key)
-			}
-		}
-	}
+	periodKeys := sc.quoteKeys(list)
 	var pv [6]decimal.Decimal
 	for _, k := range periodKeys {
 		v := per[k]
@@ -716,15 +724,7 @@ func (r *Reader) daily(q pnlread.DailyQuery) ([]pnlread.DayPnl, decimal.Decimal,
 		}
 		return days, unm, unit, nil
 	}
-	keys := sc.keys
-	if sc.all {
-		keys = nil
-		for _, p := range list {
-			if p.quote == sc.unit {
-				keys = append(keys, p.key)
-			}
-		}
-	}
+	keys := sc.quoteKeys(list)
 	var perPair map[string]*daySeries
 	if q.From == 0 && q.To == 0 {
 		d, ok, err := r.allTime(ctx, q.Loc, nil, false, [2]int64{})
