@@ -38,6 +38,7 @@ func BenchmarkFreeze(b *testing.B) {
 	} {
 		b.Run(ids.name, func(b *testing.B) {
 			ledger, list := NewLedger(domain.LOFO), NewOrderList()
+			n := n // orders fed so far
 			feed := func(from, count int) {
 				evs := benchEventsIDs(from, count, ids.id)
 				for i := range evs {
