@@ -11,9 +11,10 @@ import (
 
 // Snapshots of the order index (OrderList) and of the id indexes it shares
 // with the Ledger. The large parts are copied as little as they can be at
-// the cut: an index by id is one flat slice (a byte or a word an order),
-// copied whole; the order list's chunks are shared but for the last few,
-// the only ones a later request can change in place (see frozenChunks).
+// the cut: an index by id is chunks (a byte or a word an order) shared
+// copy-on-write (idIndex.clone); the order list's chunks are shared but
+// for the last few, the only ones a later request can change in place
+// (see frozenChunks).
 
 // valueSize returns the bytes a value of an id index is written in: 1 for
 // a byte, 4 for a word.
