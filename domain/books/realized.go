@@ -352,7 +352,7 @@ func (s sale) price() domain.Decimal {
 func (z *realizer) dispose(p *pairWalk, f *Fill, s *step) {
 	sa, tr := saleOf(f), s.tr
 	proceeds, matchedFee := z.begin(p, sa, s)
-	acc := z.acc(assetKey{p.Base, p.Quote})
+	acc := entry(z.totals, assetKey{p.Base, p.Quote})
 	acc.disposals++
 	acc.unmQty, acc.unmProceed = acc.unmQty.Add(tr.Unheld), acc.unmProceed.Add(domain.Decimal(z.d.Unmatched.Proceeds))
 	if !f.Fee.Valued {
@@ -519,15 +519,6 @@ func addN(a, b domain.Number) domain.Number {
 	return domain.Number(domain.Decimal(a).Add(domain.Decimal(b)))
 }
 
-func (z *realizer) acc(k assetKey) *assetAcc {
-	a := z.totals[k]
-	if a == nil {
-		a = &assetAcc{}
-		z.totals[k] = a
-	}
-	return a
-}
-
 // convert returns a lot use in the reporting currency: proceeds and fee at
 // the disposal's time, the cost basis at the acquisition's; nil when a
 // rate is missing.
@@ -546,22 +537,13 @@ func (z *realizer) convert(p *pairWalk, disposed, acquired int64, proceeds, fee,
 // unconAdd adds a lot use a missing rate kept out of the reporting
 // currency to the unconverted gains of k, in its quote.
 func (z *realizer) unconAdd(k assetKey, qty, proceeds, fee, cost, gain domain.Decimal, long bool) {
-	g := z.uncon[k]
-	if g == nil {
-		g = &gains{}
-		z.uncon[k] = g
-	}
-	g.add(qty, proceeds, fee, cost, gain, long)
+	entry(z.uncon, k).add(qty, proceeds, fee, cost, gain, long)
 }
 
 // curAdd adds lot use m of qty of asset, in the reporting currency, to
 // the asset's gains and to the total.
 func (z *realizer) curAdd(asset string, qty domain.Decimal, m *Money, long bool) {
-	g := z.inCur[asset]
-	if g == nil {
-		g = &gains{}
-		z.inCur[asset] = g
-	}
+	g := entry(z.inCur, asset)
 	p, f, c, x := domain.Decimal(m.Proceeds), domain.Decimal(m.Fee), domain.Decimal(m.CostBasis), domain.Decimal(m.Gain)
 	g.add(qty, p, f, c, x, long)
 	z.curAll.add(qty, p, f, c, x, long)

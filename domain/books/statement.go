@@ -242,12 +242,7 @@ type statementAcc struct {
 
 // line returns the line of pool key k, made empty the first time.
 func (sa *statementAcc) line(k string) *lineAcc {
-	a := sa.lines[k]
-	if a == nil {
-		a = &lineAcc{}
-		sa.lines[k] = a
-	}
-	return a
+	return entry(sa.lines, k)
 }
 
 // onFill adds fill or move f of pair p, as step s folded it under the
@@ -468,11 +463,8 @@ func (sa *statementAcc) inCurrency(a *lineAcc, p *pool, cur *StatementCurrency, 
 	if missing {
 		cur.Unconverted = append(cur.Unconverted, p.key)
 	}
-	s := assets[p.base]
-	if s == nil {
-		s = &AssetStatement{Asset: p.base}
-		assets[p.base] = s
-	}
+	s := entry(assets, p.base)
+	s.Asset = p.base
 	s.add(lc)
 	return lc
 }
