@@ -14,8 +14,10 @@ import (
 
 // A log cut at its end (rows removed from its store, with or without its
 // Merkle tree's) is refused by every command that appends: serve, import,
-// passwd, token, checkpoint, proof, attention, snapshot. Writing on would
-// put new events at positions the signed tree holds with other hashes.
+// passwd, token, checkpoint, proof, attention, snapshot; and by migrate,
+// which would copy it into another store as if it were whole. Writing on
+// would put new events at positions the signed tree holds with other
+// hashes.
 // The commands that only read the log (verify, replay, restore, export,
 // reports, wallet) open it as it is, so that an operator can see what is
 // there. `serve --accept-truncated-log` goes on, recording the decision.
@@ -38,17 +40,22 @@ func (d *DataDir) checkLogCut(ctx context.Context) error {
 type logCutError struct {
 	data string
 	v    domain.TreeVerdict
+	verb string // what is refused: "start" when empty, "migrate"
 }
 
 func (e *logCutError) Error() string {
-	return fmt.Sprintf(`refusing to start: %s.
+	verb := e.verb
+	if verb == "" {
+		verb = "start"
+	}
+	return fmt.Sprintf(`refusing to %s: %s.
 Writing on would put new events at positions the signed Merkle tree already holds with other hashes, a history that
 contradicts the checkpoints given out. Nothing was written. What you can do:
   - see what the log holds:   tradeledger verify --heads --data %s
   - restore the data directory from a copy that holds the whole log, then start again
   - go on without the lost events:   tradeledger serve --accept-truncated-log --data %s
     (records the decision as an event naming the lost positions, and signs a checkpoint that says so)`,
-		e.v.Problem, e.data, e.data)
+		verb, e.v.Problem, e.data, e.data)
 }
 
 // acceptLogCut is serve --accept-truncated-log on a data dir whose log was

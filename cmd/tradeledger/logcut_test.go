@@ -186,6 +186,17 @@ func TestCutLogRefusedAtStart(t *testing.T) {
 			if e, tr := logCutCounts(t, dir); e != events || tr != treeRows {
 				t.Fatalf("refusals wrote: events %d→%d, tree rows %d→%d", events, e, treeRows, tr)
 			}
+			// migrate does not copy it into another store as if whole.
+			esdb, err := esdbtest.NewServer()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer esdb.Close()
+			before := esdb.Len()
+			if _, errOut, code := auditRun(t, "migrate", "--data", dir, "--to", esdb.URL()); code == 0 ||
+				!strings.Contains(errOut, "refusing to migrate: ") || !strings.Contains(errOut, "--accept-truncated-log") || esdb.Len() != before {
+				t.Errorf("migrate of a cut log: exit %d, %d records copied\n%s", code, esdb.Len()-before, errOut)
+			}
 
 			// verify: exit 1, and stdout says why first, never OK.
 			out, _, code := auditRun(t, "verify", "--data", dir)

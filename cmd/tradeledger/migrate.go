@@ -13,6 +13,7 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/eventstore/esdb"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
+	"github.com/tradeledger/tradeledger/eventstore/transparency"
 )
 
 // migrateBatch bounds how many consecutive events of one stream go into one
@@ -38,6 +39,9 @@ func runMigrate(ctx context.Context, args []string, env *Env) error {
 		return fmt.Errorf("open embedded log: %w", err)
 	}
 	defer src.Close()
+	if err := refuseCutSource(ctx, *data, src); err != nil {
+		return err
+	}
 	dst, err := openEventStore(ctx, *data, *to, zap.NewNop())
 	if err != nil {
 		return err
@@ -50,6 +54,31 @@ func runMigrate(ctx context.Context, args []string, env *Env) error {
 	}
 	fmt.Fprintf(env.Stdout, "migrated %d events in %d streams up to position %d in %s: %d copied, %d already present\n",
 		sum.Copied+sum.Present, sum.Streams, sum.LastPosition, time.Since(start).Round(time.Millisecond), sum.Copied, sum.Present)
+	return nil
+}
+
+// refuseCutSource refuses to migrate a log cut at its end (the events,
+// their Merkle tree and the checkpoint kept beside it disagree,
+// transparency.CheckAgreement): the destination would hold, as if whole,
+// a history that contradicts the checkpoints the source gave out. The
+// checkpoint counts only when signed by the data dir's key (any, when the
+// dir has none).
+func refuseCutSource(ctx context.Context, data string, src *sqlite.Store) error {
+	vkey := ""
+	if _, err := os.Stat(filepath.Join(data, "checkpoint.key")); err == nil || os.Getenv(checkpointKeyEnv) != "" {
+		k, err := checkpointKey(data)
+		if err != nil {
+			return err
+		}
+		vkey = k.VerifierKey()
+	}
+	v, err := transparency.CheckAgreement(ctx, src, src, vkey)
+	if err != nil {
+		return fmt.Errorf("check the log against its Merkle tree: %w", err)
+	}
+	if v.Problem != "" {
+		return &logCutError{data: data, v: v, verb: "migrate"}
+	}
 	return nil
 }
 

@@ -248,7 +248,14 @@ export async function render(view, ctx) {
       replace(verifyBox,
         h('p', { id: 'verify-ok', class: v.ok ? 'ok' : 'error' },
           v.ok ? `✔ Log verified: ${v.events} events in ${v.streams} streams, up to position ${v.lastPosition}.`
-            : `✘ Log does not verify: ${v.faultCount || 1} faulty event${v.faultCount > 1 ? 's' : ''} among ${v.events} events in ${v.streams} streams.`),
+            : v.faultCount > 0 ? `✘ Log does not verify: ${v.faultCount} faulty event${v.faultCount > 1 ? 's' : ''} among ${v.events} events in ${v.streams} streams.`
+              : `✘ Log does not verify (${v.events} events in ${v.streams} streams).`),
+        // The verdict's reason in plain words (a log cut at its end, a tree
+        // that differs from the events, a checkpoint the log no longer
+        // extends), and the sizes the tree and the last checkpoint cover.
+        v.ok || !v.problem ? null : h('p', { id: 'verify-problem', class: 'error' }, v.problem),
+        v.ok || !v.tree ? null : h('p', { id: 'verify-tree', class: 'muted small' },
+          `Merkle tree: ${v.tree.records} records; last checkpoint: ${v.tree.checkpoint} events; the log: ${v.tree.logEvents} events.`),
         v.ok ? null : h('ul', { id: 'verify-faults' }, (v.faults || (v.fault ? [v.fault] : [])).map(f =>
           h('li', { class: 'mono small' }, `${f.stream} v${f.version} (position ${f.position}, ${f.type}): ${f.problem}`))),
         v.ok || !(v.faultCount > (v.faults || []).length) ? null

@@ -585,6 +585,23 @@ test('audit: browse and filter the log, verify it and copy the digest, live tail
   await page.waitForSelector('#copied:text("Copied.")');
   assert.equal(await page.evaluate(() => navigator.clipboard.readText()), digest);
 
+  // A verdict that fails on the tree alone (no faulty event: a log cut at
+  // its end, as `tradeledger verify` and audit/verify report it) names
+  // its problem and the sizes, not "1 faulty event".
+  const real = await api('GET', '/audit/verify');
+  const cut = {
+    ...real, ok: false, faultCount: 0,
+    problem: `the stored Merkle tree holds ${real.events + 2} records, the log only ${real.events} events: events were removed`,
+    tree: { records: real.events + 2, checkpoint: real.events + 2, logEvents: real.events, agreed: real.events, lostFrom: real.events + 1, lostTo: real.events + 2 },
+  };
+  await page.route('**/api/v1/audit/verify*', (route) => route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify(cut) }));
+  await page.click('#verify');
+  await page.waitForSelector('#verify-result[data-done=fault]');
+  assert.equal(await text(page, '#verify-ok'), `✘ Log does not verify (${real.events} events in ${real.streams} streams).`);
+  assert.equal(await text(page, '#verify-problem'), cut.problem);
+  assert.match(await text(page, '#verify-tree'), new RegExp(`${real.events + 2} records; last checkpoint: ${real.events + 2} events; the log: ${real.events} events`));
+  await page.unroute('**/api/v1/audit/verify*');
+
   await page.fill('#a-type', '');
   await page.check('#tail-on');
   const { id } = await api('POST', '/trade/buy', { data: { exch: 'binance', pair: 'USDT-ETH', amt: 0.01, price: 10 } });
