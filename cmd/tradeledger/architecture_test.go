@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -214,5 +215,32 @@ func TestArchitectureLineLength(t *testing.T) {
 		if n := utf8.RuneCountInString(line); n > maxDocLine {
 			t.Errorf("docs/architecture.md:%d has %d characters (at most %d): %.60s…", i+1, n, maxDocLine, line)
 		}
+	}
+}
+
+// envAssignments matches the VAR=value words before a shell command.
+var envAssignments = regexp.MustCompile(`^\s*([A-Z_]+=('[^']*'|"[^"]*"|\S*)\s+)*`)
+
+// TestReadmeSetUp keeps the README's promise to a newcomer: its Set-up
+// gives exactly two commands, make test and make run (environment
+// assignments before them and comments after them aside).
+func TestReadmeSetUp(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(doc), "\n## Set-up\n")
+	_, block, fenced := strings.Cut(section, "```sh\n")
+	block, _, closed := strings.Cut(block, "```")
+	if !ok || !fenced || !closed {
+		t.Fatal("README.md has no ## Set-up section with a sh block")
+	}
+	var got []string
+	for _, line := range strings.Split(strings.TrimSuffix(block, "\n"), "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		got = append(got, strings.Join(strings.Fields(envAssignments.ReplaceAllString(line, "")), " "))
+	}
+	if want := []string{"make test", "make run"}; !slices.Equal(got, want) {
+		t.Errorf("README.md's Set-up gives %q, want exactly %q", got, want)
 	}
 }
