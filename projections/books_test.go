@@ -1,6 +1,9 @@
 package projections
 
 import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/tradeledger/tradeledger/domain"
@@ -118,5 +121,139 @@ func TestLedgerBooksSnapshot(t *testing.T) {
 	fills, _ = l.BookFills(l.BookSnapshot(), "binance/USDT-BTC", cur, 5, nil)
 	if len(fills) != 1 || fills[0].OrderID != 3 || !fills[0].Sell || fills[0].Time != at(1, 9, 0).UnixMilli() {
 		t.Fatalf("after #2: %+v", fills)
+	}
+}
+
+// The books' gains are the Ledger's pnl: random logs of the service's
+// orders, trades placed by hand, transfers between two accounts, deposits
+// from the outside and conversions, recorded in random orders (late fills
+// with earlier trade times), replayed into a Ledger of each method; the
+// realized report under the same method sums, per pair, to the Ledger's
+// pnl/total, and each order's disposals to its record's pnl: the books
+// fold the pairs with the Ledger's own fold (fold.Traced), not a second
+// walk of their own.
+func TestBooksGainIsLedgerPnl(t *testing.T) {
+	keys := []string{"binance/USDT-BTC", "binance/USDT-ETH", "bitstamp/USDT-BTC"}
+	for seed := uint64(1); seed <= 6; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 38))
+		g := &accountLog{testLog{t: t}}
+		var groups [][]domain.Event
+		group := func(build func()) {
+			n := len(g.events)
+			build()
+			groups = append(groups, g.events[n:])
+		}
+		for id := int64(1); id <= 3; id++ { // every pair known from the start
+			k := keys[id-1]
+			group(func() {
+				g.order(900+id, k[:strings.IndexByte(k, '/')], k[strings.IndexByte(k, '/')+1:], domain.Buy, "1", at(0, 0, 0))
+			})
+		}
+		for i := 0; i < 80; i++ {
+			k := keys[rng.IntN(len(keys))]
+			ex, pair := k[:strings.IndexByte(k, '/')], k[strings.IndexByte(k, '/')+1:]
+			base := pair[5:]
+			day, hh, mm := 1+rng.IntN(5), rng.IntN(24), rng.IntN(60)
+			qty := fmt.Sprintf("0.%02d", 1+rng.IntN(99))
+			price := fmt.Sprint(90 + rng.IntN(40))
+			side := domain.Buy
+			if rng.IntN(5) < 2 {
+				side = domain.Sell
+			}
+			fee, feeAsset := "0", "USDT"
+			switch rng.IntN(3) {
+			case 0:
+				fee = "0.05"
+			case 1:
+				if side == domain.Buy {
+					fee, feeAsset = "0.0001", base
+				}
+			}
+			id := int64(i + 1)
+			switch rng.IntN(9) {
+			case 0: // a withdrawal to the other account, and its deposit
+				if base != "BTC" {
+					continue
+				}
+				to := map[string]string{"binance": "bitstamp", "bitstamp": "binance"}[ex]
+				tx := fmt.Sprint("T", i)
+				group(func() {
+					g.transfer(false, domain.Transfer{Exchange: ex, ID: fmt.Sprint("w", i), Asset: "BTC", Amount: dec(qty), Fee: dec("0.0005"), TxID: tx}, day, hh, mm)
+				})
+				group(func() {
+					g.transfer(true, domain.Transfer{Exchange: to, ID: fmt.Sprint("d", i), Asset: "BTC", Amount: dec(qty), TxID: tx,
+						Status: domain.TransferCredited}, day, hh, mm+1)
+				})
+			case 1: // from the outside
+				group(func() {
+					g.transfer(true, domain.Transfer{Exchange: ex, ID: fmt.Sprint("o", i), Asset: base, Amount: dec(qty), Status: domain.TransferCredited}, day, hh, mm)
+				})
+			case 2: // a conversion between binance's bases
+				from, to := "BTC", "ETH"
+				if rng.IntN(2) == 0 {
+					from, to = to, from
+				}
+				group(func() {
+					g.convert(domain.Conversion{Exchange: "binance", ID: fmt.Sprint("c", i), Kind: domain.ConversionConvert, FromAsset: from,
+						FromAmount: dec(qty), ToAsset: to, ToAmount: dec(qty).MulInt(3)}, day, hh)
+				})
+			case 3: // placed by hand
+				group(func() { g.external(ex, pair, fmt.Sprint("h", i), side, price, qty, fee, feeAsset, day, hh) })
+			default: // an order of the service's, in one or two fills
+				group(func() {
+					g.order(id, ex, pair, side, "1", at(day, hh, mm))
+					g.fill(id, price, qty, fee, feeAsset, at(day, hh, mm))
+					if rng.IntN(3) == 0 {
+						g.fill(id, price, qty, "0", "USDT", at(day+rng.IntN(2), rng.IntN(24), 0))
+					}
+				})
+			}
+		}
+		var events []domain.Event
+		for _, i := range rng.Perm(len(groups)) {
+			events = append(events, groups[i]...)
+		}
+		for i := range events {
+			events[i].Position = uint64(i + 1)
+		}
+		for _, m := range []domain.PnlMethod{domain.FIFO, domain.LIFO, domain.HIFO, domain.LOFO, domain.Average} {
+			l := replay(t, m, events)
+			r, err := books.RealizedReport(l, books.Query{Method: m}, 0, 1<<20)
+			if err != nil {
+				t.Fatal(err)
+			}
+			type orderKey struct {
+				key string
+				id  int64
+			}
+			gains, byOrder := map[string]domain.Decimal{}, map[orderKey]domain.Decimal{}
+			for _, d := range r.Rows {
+				gains[d.Key] = gains[d.Key].Add(domain.Decimal(d.Gain))
+				byOrder[orderKey{d.Key, d.OrderID}] = byOrder[orderKey{d.Key, d.OrderID}].Add(domain.Decimal(d.Gain))
+			}
+			for _, k := range keys {
+				tot, err := l.Total(k)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if domain.Decimal(tot.Pnl) != gains[k] {
+					t.Errorf("seed %d %s %s: the books' gains %s, the Ledger's pnl %s", seed, m, k, gains[k], domain.Decimal(tot.Pnl))
+				}
+				records := map[int64]domain.Decimal{} // a record per fill; the pair's total has the rest (by hand, conversions)
+				for _, rec := range l.Orders(k) {
+					if rec.ID != 0 {
+						records[rec.ID] = records[rec.ID].Add(rec.Pnl)
+					}
+				}
+				for id, pnl := range records {
+					if got := byOrder[orderKey{k, id}]; got != pnl {
+						t.Errorf("seed %d %s %s: order %d's disposals gain %s, its records' pnl %s", seed, m, k, id, got, pnl)
+					}
+				}
+			}
+			if r.Disposals == 0 {
+				t.Fatalf("seed %d: no disposal", seed)
+			}
+		}
 	}
 }

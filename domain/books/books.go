@@ -2,18 +2,21 @@
 // model holds: every disposal with the lots it consumed (Realized), a
 // period statement per pair (Statement), and CSV exports in a documented
 // generic format and in the import formats of Koinly, CoinTracking and
-// CoinTracker (Export). It imports the standard library and domain only;
-// the in-memory Ledger (projections) is its Source, live or as of a past
-// time.
+// CoinTracker (Export). It imports the standard library, domain and
+// domain/fold only; the in-memory Ledger (projections) is its Source, live
+// or as of a past time.
 //
 // Order of the fills. The books read each pair's fills in trade-time order
-// (time, then log position) and match them with domain.Lots under the
-// method asked for. Periods are trade-time ranges [From, To), so the lots
-// held at From are those of every fill before it, and opening + flows =
-// closing holds exactly under every method (statement_test.go proves it
-// on random logs). The Ledger's order records and PNL answers match lots
-// in the same order (domain/fold), so a disposal's gain here is its
-// fill's pnl there, whatever order the fills were recorded in.
+// (time, then log position) and fold them with the PNL fold itself
+// (fold.Traced: the lot matching and the account's movement rules the
+// Ledger's fold runs, under the method asked for, each lot dated so that a
+// disposal lists the lots it consumed). Periods are trade-time ranges
+// [From, To), so the lots held at From are those of every fill before it,
+// and opening + flows = closing holds exactly under every method
+// (statement_test.go proves it on random logs). The Ledger's order records
+// and PNL answers fold the same fills in the same order with the same
+// rules, so a disposal's gain here is its fill's pnl there under the same
+// method, whatever order the fills were recorded in.
 //
 // Lots are matched per pair key (exchange/pair), as the Ledger does: a
 // BTC bought on binance/USDT-BTC is not sold on kraken/EUR-BTC — under the

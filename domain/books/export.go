@@ -365,11 +365,12 @@ func side(sell bool) string {
 }
 
 // fill writes a generic row: a fill, or a move of a flow (its kind).
-func (e *exporter) fill(p *pairWalk, f *Fill, r *step) error {
+func (e *exporter) fill(p *pairWalk, f *Fill, s *step) error {
 	if !e.q.inPeriod(f.Time) || !p.selected {
 		return nil
 	}
 	pl := p.pool
+	r, tr := s.r, s.tr
 	e.when(f.Time, zoned, e.q.loc())
 	e.int(f.Time)
 	e.uint(f.Position)
@@ -410,7 +411,7 @@ func (e *exporter) fill(p *pairWalk, f *Fill, r *step) error {
 	} else {
 		e.str("")
 	}
-	fee := r.Fee
+	fee := r.FillPnl.Fee
 	switch {
 	case move:
 		e.str("")
@@ -421,25 +422,26 @@ func (e *exporter) fill(p *pairWalk, f *Fill, r *step) error {
 	default:
 		e.dec(r.Value.Add(fee))
 	}
-	switch f.Kind {
-	case KindDeposit:
-		e.dec(r.InLots)
-		e.dec(r.InUnknown)
-		e.dec(r.InCost)
-	case KindWithdrawal:
-		e.dec(r.Matched)
-		e.dec(r.UnknownQty.Add(r.Unheld))
-		e.dec(r.LotCost)
+	switch {
+	case f.Kind == KindDeposit:
+		e.dec(tr.In)
+		e.dec(tr.InUnknown)
+		e.dec(tr.InCost)
+	case f.Sell || f.Kind == KindWithdrawal: // what it took from lots, what it took beyond them, their cost
+		e.dec(tr.Out)
+		e.dec(tr.UnknownQty.Add(tr.Unheld))
+		e.dec(tr.OutCost)
 	default:
-		e.dec(r.Matched)
-		e.dec(r.Unmatched)
-		e.dec(r.LotCost)
+		e.dec(tr.In)
+		e.dec(domain.Zero)
+		e.dec(tr.InCost)
 	}
 	e.dec(r.Pnl)
-	e.dec(pl.position)
-	e.dec(pl.lots.Qty())
-	e.dec(pl.lots.Cost())
-	e.dec(pl.lots.ABP())
+	lots := pl.fold.Lots()
+	e.dec(pl.fold.Position())
+	e.dec(lots.Qty())
+	e.dec(lots.Cost())
+	e.dec(lots.ABP())
 	e.str(e.q.Method.String())
 	e.str(f.Kind.String())
 	e.str(f.Flow)
@@ -448,7 +450,7 @@ func (e *exporter) fill(p *pairWalk, f *Fill, r *step) error {
 	} else {
 		e.str("")
 	}
-	e.dec(pl.unknownQty)
+	e.dec(pl.fold.Unknown())
 	return e.end()
 }
 

@@ -2,6 +2,7 @@ package books
 
 import (
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/fold"
 )
 
 // The realized-gains report. Every sell fill of the period is a disposal:
@@ -293,12 +294,12 @@ func (z *realizer) run(onFill func(p *pairWalk, f *Fill, s *step), emit func(d *
 	q := z.q
 	loc := q.loc()
 	hold := int64(q.holdingDays())
-	return z.w.run(func(p *pairWalk, f *Fill, r *step) error {
+	return z.w.run(func(p *pairWalk, f *Fill, s *step) error {
 		if !q.inPeriod(f.Time) || !p.pool.selected {
 			return nil
 		}
 		if onFill != nil {
-			onFill(p, f, r)
+			onFill(p, f, s)
 		}
 		if !p.selected || !f.Sell || (f.Kind != KindOrder && f.Kind != KindExternal && f.Kind != KindConvertOut) {
 			return nil
@@ -317,12 +318,13 @@ func (z *realizer) run(onFill func(p *pairWalk, f *Fill, s *step), emit func(d *
 		if conv && f.Priced && f.Qty.IsPos() {
 			price = f.Value.Div(f.Qty)
 		}
-		unm := r.Unmatched.Sub(r.UnknownQty)
+		r, tr := s.r, s.tr
+		unm := tr.Unheld
 		*d = Disposal{Key: p.Key, Exchange: p.Exchange, Pair: p.Pair.Pair, Asset: p.Base, Quote: p.Quote, Kind: f.Kind.String(),
 			External: f.Kind == KindExternal, OrderID: f.OrderID, Position: f.Position, DisposedAt: f.Time, Price: domain.Number(price),
-			Quantity: domain.Number(f.Qty), Fee: feeView(f.Fee), Matched: domain.Number(r.Matched), CostBasis: domain.Number(r.LotCost),
+			Quantity: domain.Number(f.Qty), Fee: feeView(f.Fee), Matched: domain.Number(tr.Out), CostBasis: domain.Number(tr.OutCost),
 			Gain: domain.Number(r.Pnl), Lots: d.Lots[:0], UnknownLots: d.UnknownLots[:0], UnpricedLots: d.UnpricedLots[:0],
-			Currency: q.Currency, GainKnown: r.UnknownQty.IsZero() && priced, pool: p.pool.key}
+			Currency: q.Currency, GainKnown: tr.UnknownQty.IsZero() && priced, pool: p.pool.key}
 		if priced {
 			d.Unmatched = Unmatched{Quantity: domain.Number(unm), Proceeds: domain.Number(value(unm))}
 		} else {
@@ -333,11 +335,11 @@ func (z *realizer) run(onFill func(p *pairWalk, f *Fill, s *step), emit func(d *
 		}
 		proceeds := domain.Zero
 		if priced {
-			proceeds = value(r.Matched)
+			proceeds = value(tr.Out)
 		}
 		matchedFee := domain.Zero
-		if r.Matched.IsPos() {
-			matchedFee = domain.MulDiv(d.feeQuote, r.Matched, f.Qty)
+		if tr.Out.IsPos() {
+			matchedFee = domain.MulDiv(d.feeQuote, tr.Out, f.Qty)
 		}
 		d.Proceeds, d.MatchedFee = domain.Number(proceeds), domain.Number(matchedFee)
 		acc := z.acc(assetKey{p.Base, p.Quote})
@@ -346,11 +348,11 @@ func (z *realizer) run(onFill func(p *pairWalk, f *Fill, s *step), emit func(d *
 		if !f.Fee.Valued {
 			acc.fees.add(f.Fee.Asset, f.Fee.Amount)
 		}
-		used := p.pool.trace.Used
+		used := tr.Used
 		if !priced { // the lots went for unknown proceeds: listed, no gain
 			d.Matched, d.Gain = domain.Number(domain.Zero), domain.Number(domain.Zero)
-			d.Unpriced = &Unpriced{Quantity: domain.Number(r.Matched), CostBasis: domain.Number(r.LotCost)}
-			acc.unpricedQty, acc.unpricedCost = acc.unpricedQty.Add(r.Matched), acc.unpricedCost.Add(r.LotCost)
+			d.Unpriced = &Unpriced{Quantity: domain.Number(tr.Out), CostBasis: domain.Number(tr.OutCost)}
+			acc.unpricedQty, acc.unpricedCost = acc.unpricedQty.Add(tr.Out), acc.unpricedCost.Add(tr.OutCost)
 			for _, u := range used {
 				days := domain.DayNumber(f.Time, loc) - domain.DayNumber(u.Time, loc)
 				lu := lotUse(u, domain.Zero, domain.Zero, domain.Zero, days, hold)
@@ -359,22 +361,22 @@ func (z *realizer) run(onFill func(p *pairWalk, f *Fill, s *step), emit func(d *
 			}
 			used = nil
 		}
-		if r.UnknownQty.IsPos() {
-			up, uf := value(r.UnknownQty), domain.MulDiv(d.feeQuote, r.UnknownQty, f.Qty)
+		if tr.UnknownQty.IsPos() {
+			up, uf := value(tr.UnknownQty), domain.MulDiv(d.feeQuote, tr.UnknownQty, f.Qty)
 			if !priced {
 				up = domain.Zero
 			}
-			d.UnknownCost = UnknownCost{Quantity: domain.Number(r.UnknownQty), Proceeds: domain.Number(up), Fees: domain.Number(uf)}
-			acc.unkQty, acc.unkProceed, acc.unkFee = acc.unkQty.Add(r.UnknownQty), acc.unkProceed.Add(up), acc.unkFee.Add(uf)
+			d.UnknownCost = UnknownCost{Quantity: domain.Number(tr.UnknownQty), Proceeds: domain.Number(up), Fees: domain.Number(uf)}
+			acc.unkQty, acc.unkProceed, acc.unkFee = acc.unkQty.Add(tr.UnknownQty), acc.unkProceed.Add(up), acc.unkFee.Add(uf)
 			restP, restF := up, uf
-			for i, u := range r.UnknownUsed {
+			for i, u := range tr.Unknown {
 				lp, lf := restP, restF
-				if i < len(r.UnknownUsed)-1 {
-					lp, lf = domain.MulDiv(up, u.qty, r.UnknownQty), domain.MulDiv(uf, u.qty, r.UnknownQty)
+				if i < len(tr.Unknown)-1 {
+					lp, lf = domain.MulDiv(up, u.Qty, tr.UnknownQty), domain.MulDiv(uf, u.Qty, tr.UnknownQty)
 					restP, restF = restP.Sub(lp), restF.Sub(lf)
 				}
-				days := domain.DayNumber(f.Time, loc) - domain.DayNumber(u.time, loc)
-				lu := UnknownLotUse{AcquiredAt: u.time, Quantity: domain.Number(u.qty), Proceeds: domain.Number(lp), Fee: domain.Number(lf),
+				days := domain.DayNumber(f.Time, loc) - domain.DayNumber(u.Time, loc)
+				lu := UnknownLotUse{AcquiredAt: u.Time, Quantity: domain.Number(u.Qty), Proceeds: domain.Number(lp), Fee: domain.Number(lf),
 					HoldingDays: days, Term: "short"}
 				if days > hold {
 					lu.Term = "long"
@@ -388,7 +390,7 @@ func (z *realizer) run(onFill func(p *pairWalk, f *Fill, s *step), emit func(d *
 		for i, u := range used {
 			lp, lf := restP, restF
 			if i < len(used)-1 {
-				lp, lf = value(u.Qty), domain.MulDiv(matchedFee, u.Qty, r.Matched)
+				lp, lf = value(u.Qty), domain.MulDiv(matchedFee, u.Qty, tr.Out)
 				restP, restF = restP.Sub(lp), restF.Sub(lf)
 			}
 			gain := lp.Sub(lf).Sub(u.Cost)
@@ -425,16 +427,16 @@ func (z *realizer) run(onFill func(p *pairWalk, f *Fill, s *step), emit func(d *
 
 // lotUse returns the use of lot part u by a disposal: its figures, its
 // holding days and term, and how it was acquired (its Ref: an order's id,
-// or refExternal, refConversion).
+// or fold.RefExternal, RefConversion, RefDeposit).
 func lotUse(u domain.Lot, proceeds, fee, gain domain.Decimal, days, hold int64) LotUse {
 	lu := LotUse{AcquiredAt: u.Time, BuyOrderID: u.Ref, Acquired: "order", Quantity: domain.Number(u.Qty), Proceeds: domain.Number(proceeds),
 		Fee: domain.Number(fee), CostBasis: domain.Number(u.Cost), Gain: domain.Number(gain), HoldingDays: days, Term: "short"}
 	switch u.Ref {
-	case refExternal:
+	case fold.RefExternal:
 		lu.BuyOrderID, lu.Acquired = 0, "external"
-	case refConversion:
+	case fold.RefConversion:
 		lu.BuyOrderID, lu.Acquired = 0, "conversion"
-	case refDeposit:
+	case fold.RefDeposit:
 		lu.BuyOrderID, lu.Acquired = 0, "deposit"
 	}
 	if days > hold {

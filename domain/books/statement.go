@@ -212,45 +212,46 @@ func StatementReport(src Source, q Query) (*Statement, error) {
 	}
 	z := newRealizer(src, &q)
 	snap := z.w.snap
-	onFill := func(p *pairWalk, f *Fill, r *step) {
+	onFill := func(p *pairWalk, f *Fill, s *step) {
+		r, tr := s.r, s.tr
 		a := line(p.pool.key)
 		switch f.Kind {
 		case KindDeposit:
 			a.dep.Count++
 			switch {
-			case f.Peer != "" && r.InLots.IsPos():
+			case f.Peer != "" && tr.In.IsPos():
 				a.dep.Transfers++
 			case f.Peer == "" && f.Priced:
 				a.dep.AtMarket++
 			}
-			a.depQty, a.depCost, a.depUnk = a.depQty.Add(r.InLots), a.depCost.Add(r.InCost), a.depUnk.Add(r.InUnknown)
+			a.depQty, a.depCost, a.depUnk = a.depQty.Add(tr.In), a.depCost.Add(tr.InCost), a.depUnk.Add(tr.InUnknown)
 			return
 		case KindWithdrawal:
 			a.wd.Count++
 			if f.Peer != "" {
 				a.wd.Transfers++
 			}
-			a.wdQty, a.wdCost, a.wdUnk = a.wdQty.Add(r.Matched), a.wdCost.Add(r.LotCost), a.wdUnk.Add(r.UnknownQty)
-			a.wdUnheld, a.wdFee = a.wdUnheld.Add(r.Unheld), a.wdFee.Add(f.NetworkFee)
+			a.wdQty, a.wdCost, a.wdUnk = a.wdQty.Add(tr.Out), a.wdCost.Add(tr.OutCost), a.wdUnk.Add(tr.UnknownQty)
+			a.wdUnheld, a.wdFee = a.wdUnheld.Add(tr.Unheld), a.wdFee.Add(f.NetworkFee)
 			return
 		case KindConvertIn:
 			a.acq.Fills++
 			a.acq.Conversions++
-			a.acqQty, a.acqCost, a.acqUnk = a.acqQty.Add(r.Matched), a.acqCost.Add(r.LotCost), a.acqUnk.Add(r.InUnknown)
+			a.acqQty, a.acqCost, a.acqUnk = a.acqQty.Add(tr.In), a.acqCost.Add(tr.InCost), a.acqUnk.Add(tr.InUnknown)
 			return
 		case KindConvertOut:
 			a.dis.Fills++
 			a.dis.Conversions++
-			a.disUnk = a.disUnk.Add(r.UnknownQty)
-			unm := r.Unmatched.Sub(r.UnknownQty)
+			a.disUnk = a.disUnk.Add(tr.UnknownQty)
+			unm := tr.Unheld
 			if !f.Priced {
-				a.unpricedQty, a.unpricedCost = a.unpricedQty.Add(r.Matched), a.unpricedCost.Add(r.LotCost)
+				a.unpricedQty, a.unpricedCost = a.unpricedQty.Add(tr.Out), a.unpricedCost.Add(tr.OutCost)
 				a.unmQty = a.unmQty.Add(unm)
 				return
 			}
-			a.disUnkProceeds = a.disUnkProceeds.Add(domain.MulDiv(f.Value, r.UnknownQty, f.Qty))
-			a.disQty, a.disProceeds = a.disQty.Add(r.Matched), a.disProceeds.Add(domain.MulDiv(f.Value, r.Matched, f.Qty))
-			a.disCost, a.gain = a.disCost.Add(r.LotCost), a.gain.Add(r.Pnl)
+			a.disUnkProceeds = a.disUnkProceeds.Add(domain.MulDiv(f.Value, tr.UnknownQty, f.Qty))
+			a.disQty, a.disProceeds = a.disQty.Add(tr.Out), a.disProceeds.Add(domain.MulDiv(f.Value, tr.Out, f.Qty))
+			a.disCost, a.gain = a.disCost.Add(tr.OutCost), a.gain.Add(r.Pnl)
 			a.unmQty, a.unmProceeds = a.unmQty.Add(unm), a.unmProceeds.Add(domain.MulDiv(f.Value, unm, f.Qty))
 			return
 		}
@@ -273,7 +274,7 @@ func StatementReport(src Source, q Query) (*Statement, error) {
 			if f.Kind == KindExternal {
 				a.acq.External++
 			}
-			a.acqQty, a.acqCost, a.acqFees = a.acqQty.Add(r.Matched), a.acqCost.Add(r.LotCost), a.acqFees.Add(fee)
+			a.acqQty, a.acqCost, a.acqFees = a.acqQty.Add(tr.In), a.acqCost.Add(tr.InCost), a.acqFees.Add(fee)
 			return
 		}
 		a.dis.Fills++
@@ -281,13 +282,13 @@ func StatementReport(src Source, q Query) (*Statement, error) {
 			a.dis.External++
 		}
 		matchedFee := domain.Zero
-		if r.Matched.IsPos() {
-			matchedFee = domain.MulDiv(fee, r.Matched, f.Qty)
+		if tr.Out.IsPos() {
+			matchedFee = domain.MulDiv(fee, tr.Out, f.Qty)
 		}
-		unm := r.Unmatched.Sub(r.UnknownQty)
-		a.disQty, a.disProceeds, a.disFees = a.disQty.Add(r.Matched), a.disProceeds.Add(f.Price.Mul(r.Matched)), a.disFees.Add(matchedFee)
-		a.disCost, a.gain = a.disCost.Add(r.LotCost), a.gain.Add(r.Pnl)
-		a.disUnk, a.disUnkProceeds = a.disUnk.Add(r.UnknownQty), a.disUnkProceeds.Add(f.Price.Mul(r.UnknownQty))
+		unm := tr.Unheld
+		a.disQty, a.disProceeds, a.disFees = a.disQty.Add(tr.Out), a.disProceeds.Add(f.Price.Mul(tr.Out)), a.disFees.Add(matchedFee)
+		a.disCost, a.gain = a.disCost.Add(tr.OutCost), a.gain.Add(r.Pnl)
+		a.disUnk, a.disUnkProceeds = a.disUnk.Add(tr.UnknownQty), a.disUnkProceeds.Add(f.Price.Mul(tr.UnknownQty))
 		a.unmQty, a.unmProceeds = a.unmQty.Add(unm), a.unmProceeds.Add(f.Price.Mul(unm))
 	}
 	err := z.run(onFill, func(d *Disposal) error {
@@ -316,6 +317,7 @@ func StatementReport(src Source, q Query) (*Statement, error) {
 			continue // no fill before the end in the snapshot, or none of the query's pairs
 		}
 		a := line(p.key)
+		lots := p.fold.Lots()
 		acq, dis, dep, wd := a.acq, a.dis, a.dep, a.wd
 		acq.Quantity, acq.Cost, acq.Fees, acq.UnknownCostQuantity = domain.Number(a.acqQty), domain.Number(a.acqCost), domain.Number(a.acqFees), domain.Number(a.acqUnk)
 		dis.Quantity, dis.Proceeds, dis.Fees = domain.Number(a.disQty), domain.Number(a.disProceeds), domain.Number(a.disFees)
@@ -336,13 +338,13 @@ func StatementReport(src Source, q Query) (*Statement, error) {
 			Fees:            domain.Number(a.fees),
 			UnconvertedFees: a.unconv.list(),
 			RealizedGain:    domain.Number(a.gain),
-			Closing:         Holding{Quantity: domain.Number(p.lots.Qty()), CostBasis: domain.Number(p.lots.Cost()), UnknownCostQuantity: domain.Number(p.unknownQty)},
-			ClosingPosition: domain.Number(p.position),
+			Closing:         Holding{Quantity: domain.Number(lots.Qty()), CostBasis: domain.Number(lots.Cost()), UnknownCostQuantity: domain.Number(p.fold.Unknown())},
+			ClosingPosition: domain.Number(p.fold.Position()),
 		}
 		// The walk stopped before the end: the last fill it read is the
 		// closing price (none when only moves were read).
-		value := p.lots.Qty().Mul(p.price)
-		unreal := value.Sub(p.lots.Cost())
+		value := lots.Qty().Mul(p.price)
+		unreal := value.Sub(lots.Cost())
 		if p.priced {
 			l.ClosingPrice, l.ClosingPriceAt, l.UnrealizedGain = num(p.price), p.priceT, num(unreal)
 		}

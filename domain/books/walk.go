@@ -6,41 +6,21 @@ import (
 	"strings"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/fold"
 )
 
 // walkChunk is how many fills a walk reads from the source per pair at a
 // time: its memory is this many fills per pair, whatever the log's size.
 const walkChunk = 512
 
-// Lot references (domain.Lot.Ref) of lots no order of the service's
-// acquired: a trade placed elsewhere, a conversion. A lot of an order
-// has the order's id.
-const (
-	refExternal   = -1 << 62
-	refConversion = refExternal + 1
-	refDeposit    = refExternal + 2 // a deposit from the outside, at the log's price
-)
-
-// unknownLot is coins of unknown cost held (a deposit no withdrawal of
-// the service's explains, a conversion the log has no rate for), dated
-// when they arrived (a carried one: when its coins first did).
-type unknownLot struct {
-	qty  domain.Decimal
-	time int64
-}
-
 // pool is one pool of lots (the cost basis scope's: a pair key, or a pair
-// across accounts): the lots by the method, the coins of unknown cost
-// (oldest first), the position, the last price, and the state at the
-// start of the period.
+// across accounts): its lots, coins of unknown cost and position as the
+// fold keeps them under the query's method (fold.Traced), the last price,
+// and the state at the start of the period.
 type pool struct {
 	key, exchange, pair string
 	quote, base         string
-	lots                domain.Lots
-	trace               domain.LotTrace
-	unknown             []unknownLot
-	unknownQty          domain.Decimal
-	position            domain.Decimal // Σ in − Σ out, every fill and move read so far
+	fold                *fold.Traced
 	price               domain.Decimal // the last fill's price
 	priceT              int64          // and its time
 	priced              bool
@@ -65,29 +45,14 @@ type pairWalk struct {
 	eof      bool
 }
 
-// carry is what a withdrawal took, for its matched deposit: lots (with
-// their acquisition dates and references) in quote, and coins of unknown
-// cost, their total the quantity sent and its fee.
-type carry struct {
-	quote   string
-	lots    []domain.Lot
-	unknown []unknownLot
-	total   domain.Decimal
-}
-
-// step is what one fill or move did to its pool, beyond the lots' own
-// figures (domain.FillPnl: a sale's matched quantity and cost, pnl…):
-// the part of a sale or withdrawal taken from coins of unknown cost
-// (which ones), what a withdrawal took beyond every coin held, and what a
-// deposit brought.
+// step is what one fill or move did to its pool under the query's
+// method: the fold's figures (a sale's matched quantity, cost and pnl, a
+// conversion leg's value…) and its trace (the lots and coins of unknown
+// cost it added and took, dated). Both nil when the walk does not match
+// lots.
 type step struct {
-	domain.FillPnl
-	UnknownQty  domain.Decimal
-	UnknownUsed []unknownLot
-	Unheld      domain.Decimal
-	InLots      domain.Decimal // a deposit: quantity into lots, and their cost
-	InCost      domain.Decimal
-	InUnknown   domain.Decimal // a deposit or an unpriced acquisition: quantity of unknown cost
+	r  *fold.Result
+	tr *fold.Trace
 }
 
 // walk reads the fills of the source's pairs in (time, position) order
@@ -101,11 +66,11 @@ type walk struct {
 	pairs   []*pairWalk
 	pools   []*pool
 	queue   walkQueue
-	carries map[string]*carry // by withdrawal flow id
+	carries map[string]*fold.Carry // what each withdrawal took, by its flow id, for its matched deposit
 }
 
 func newWalk(src Source, q *Query, match bool) *walk {
-	w := &walk{src: src, snap: src.BookSnapshot(), q: q, match: match, carries: map[string]*carry{}}
+	w := &walk{src: src, snap: src.BookSnapshot(), q: q, match: match, carries: map[string]*fold.Carry{}}
 	want := map[string]bool{}
 	for _, k := range q.Keys {
 		want[k] = true
@@ -144,8 +109,7 @@ func newWalk(src Source, q *Query, match bool) *walk {
 		pair := p.Pair
 		pl := byKey[k]
 		if pl == nil {
-			pl = &pool{key: k, exchange: exchange, pair: pair, quote: p.Quote, base: p.Base}
-			pl.lots.Method = q.Method
+			pl = &pool{key: k, exchange: exchange, pair: pair, quote: p.Quote, base: p.Base, fold: fold.NewTraced(p.Quote, p.Base, q.Method)}
 			byKey[k] = pl
 			w.pools = append(w.pools, pl)
 		}
@@ -192,9 +156,9 @@ func (w *walk) head(p *pairWalk) *Fill {
 
 // run calls fn for every fill and move of the pairs before To (and, when
 // matching, every one before From too: their lots are the period's
-// opening), in (time, position) order across pairs, after applying it to
-// its pool: s holds its figures under the method (the zero step when not
-// matching) and p.pool.trace.Used the lots a sale or withdrawal consumed.
+// opening), in (time, position) order across pairs, after folding it into
+// its pool: s holds its figures and trace under the method (the zero step
+// when not matching).
 // A pool's open state is taken before its first fill of the period. fn's
 // error stops the walk and is returned.
 func (w *walk) run(fn func(p *pairWalk, f *Fill, s *step) error) error {
@@ -215,7 +179,7 @@ func (w *walk) run(fn func(p *pairWalk, f *Fill, s *step) error) error {
 		}
 		var s step
 		if w.match {
-			w.apply(pl, f, &s)
+			s = w.apply(pl, f)
 		}
 		if !f.Kind.Move() {
 			pl.price, pl.priceT, pl.priced = f.Price, f.Time, true
@@ -238,192 +202,48 @@ func (w *walk) run(fn func(p *pairWalk, f *Fill, s *step) error) error {
 	return nil
 }
 
-// apply applies f to pool pl by its kind (see package fold's move.go for
-// the rules the Ledger's fold follows, which these mirror under the
-// query's method): trades add a lot or take lots, then coins of unknown
-// cost; a deposit adds the lots its matched withdrawal took (scaled to
-// what arrived) or coins of unknown cost; a withdrawal takes its quantity
-// and network fee from the lots, then from coins of unknown cost.
-func (w *walk) apply(pl *pool, f *Fill, s *step) {
-	tr := &pl.trace
-	tr.Time, tr.Ref = f.Time, f.OrderID
-	switch f.Kind {
-	case KindExternal:
-		tr.Ref = refExternal
-	case KindConvertIn, KindConvertOut:
-		tr.Ref = refConversion
-	}
-	switch f.Kind {
-	case KindOrder, KindExternal:
+// apply folds f into pool pl (fold.Traced: the rules of package fold,
+// which the Ledger's fold runs too; the fee and a move's value as the
+// Ledger's fold valued them) and returns what it did. A deposit carries
+// what its matched withdrawal took under the query's method, when that
+// withdrawal was walked before it; a withdrawal's take is kept for its
+// deposit.
+func (w *walk) apply(pl *pool, f *Fill) step {
+	key := fold.Key{Time: f.Time, Pos: f.Position}
+	if !f.Kind.Move() {
 		side := domain.Buy
 		if f.Sell {
 			side = domain.Sell
 		}
-		s.FillPnl = pl.lots.ApplyFeeTraced(side, f.Price, f.Qty, &f.Fee, tr)
-		if f.Sell {
-			pl.takeUnknown(s.Unmatched, s)
-			pl.position = pl.position.Sub(f.Qty)
-		} else {
-			pl.position = pl.position.Add(f.Fee.Received(domain.Buy, f.Qty)) // a fee in the base came out of the coins bought
+		order := f.OrderID
+		if f.Kind == KindExternal {
+			order = 0 // a trade placed by hand: an order of its own
 		}
-	case KindConvertIn:
-		s.Value = f.Value
-		if f.Priced {
-			s.Matched, s.LotCost = f.Qty, f.Value
-			pl.lots.AddLot(domain.Lot{Qty: f.Qty, Cost: f.Value, Time: f.Time, Ref: refConversion})
-		} else {
-			s.InUnknown = f.Qty
-			pl.addUnknown(unknownLot{f.Qty, f.Time})
-		}
-		pl.position = pl.position.Add(f.Qty)
-	case KindConvertOut:
-		tr.Used = tr.Used[:0]
-		var matched, cost domain.Decimal
-		matched, cost, tr.Used = pl.lots.TakeLots(f.Qty, tr.Used)
-		s.Value = f.Value
-		s.Unmatched = f.Qty.Sub(matched)
-		pl.takeUnknown(s.Unmatched, s)
-		s.Matched, s.LotCost = matched, cost
-		if f.Priced && matched.IsPos() {
-			share := domain.MulDiv(f.Value, matched, f.Qty)
-			s.Pnl, s.UnmatchedValue = share.Sub(cost), f.Value.Sub(share)
-		} else if f.Priced {
-			s.UnmatchedValue = f.Value
-		}
-		pl.position = pl.position.Sub(f.Qty)
-	case KindDeposit:
-		pl.position = pl.position.Add(f.Qty)
-		if f.Peer == "" && f.Priced { // from the outside, at the log's price
-			pl.lots.AddLot(domain.Lot{Qty: f.Qty, Cost: f.Value, Time: f.Time, Ref: refDeposit})
-			s.InLots, s.InCost = f.Qty, f.Value
-			break
-		}
-		c := w.carries[f.Peer]
-		if f.Peer == "" || c == nil || !strings.EqualFold(c.quote, pl.quote) {
-			var dates []unknownLot
-			if c != nil { // in another currency: the coins' dates come, not their cost
-				dates = c.dates()
-			}
-			s.InUnknown = f.Qty
-			pl.addDated(f.Qty, f.Time, dates)
-			break
-		}
-		lots, unknown, dates := c.scaled(f.Qty)
-		for _, l := range lots {
-			pl.lots.AddLot(l)
-			s.InLots, s.InCost = s.InLots.Add(l.Qty), s.InCost.Add(l.Cost)
-		}
-		s.InUnknown = unknown
-		pl.addDated(unknown, f.Time, dates)
-	case KindWithdrawal:
-		total := f.Qty.Add(f.NetworkFee)
-		tr.Used = tr.Used[:0]
-		var matched, cost domain.Decimal
-		matched, cost, tr.Used = pl.lots.TakeLots(total, tr.Used)
-		s.Matched, s.LotCost = matched, cost
-		rest := total.Sub(matched)
-		pl.takeUnknown(rest, s)
-		s.Unheld = rest.Sub(s.UnknownQty)
-		if f.Flow != "" {
-			c := &carry{quote: pl.quote, lots: slices.Clone(tr.Used), unknown: slices.Clone(s.UnknownUsed), total: total}
-			if s.Unheld.IsPos() { // coins the log never saw arrive: dated by the withdrawal that moved them
-				c.unknown = append(c.unknown, unknownLot{s.Unheld, f.Time})
-			}
-			w.carries[f.Flow] = c
-		}
-		pl.position = pl.position.Sub(total)
+		ff := fold.Fill{Key: key, Order: order, Side: side, Price: f.Price, Qty: f.Qty}
+		r, tr := pl.fold.Fill(&ff, &f.Fee)
+		return step{r, tr}
 	}
+	m := fold.Movement{Key: key, Kind: moveKinds[f.Kind], Qty: f.Qty, Fee: f.NetworkFee, Counter: f.Counter, CounterQty: f.CounterQty,
+		Flow: f.Flow, Peer: f.Peer, Value: f.Value, Priced: f.Priced}
+	if f.Kind == KindDeposit && f.Peer != "" {
+		m.Carry = w.carries[f.Peer]
+	}
+	r, tr := pl.fold.Move(&m)
+	if f.Kind == KindWithdrawal && f.Flow != "" {
+		w.carries[f.Flow] = &m.Taken
+	}
+	return step{r, tr}
 }
 
-// takeUnknown takes up to qty from pl's coins of unknown cost, oldest
-// first, into s.
-func (pl *pool) takeUnknown(qty domain.Decimal, s *step) {
-	s.UnknownUsed = s.UnknownUsed[:0]
-	for qty.IsPos() && len(pl.unknown) > 0 {
-		u := &pl.unknown[0]
-		q := u.qty.Min(qty)
-		s.UnknownUsed = append(s.UnknownUsed, unknownLot{q, u.time})
-		s.UnknownQty = s.UnknownQty.Add(q)
-		qty = qty.Sub(q)
-		pl.unknownQty = pl.unknownQty.Sub(q)
-		if u.qty = u.qty.Sub(q); !u.qty.IsPos() {
-			pl.unknown = pl.unknown[1:]
-		}
-	}
-}
-
-func (pl *pool) addUnknown(u unknownLot) {
-	if u.qty.IsPos() {
-		pl.unknown = append(pl.unknown, u)
-		pl.unknownQty = pl.unknownQty.Add(u.qty)
-	}
-}
-
-// addDated adds qty of unknown cost: split over dates pro rata when a
-// carry dated them (the last part taking the rounding), else dated t.
-func (pl *pool) addDated(qty domain.Decimal, t int64, dates []unknownLot) {
-	if !qty.IsPos() {
-		return
-	}
-	var total domain.Decimal
-	for _, d := range dates {
-		total = total.Add(d.qty)
-	}
-	if !total.IsPos() {
-		pl.addUnknown(unknownLot{qty, t})
-		return
-	}
-	rest := qty
-	for i, d := range dates {
-		q := rest
-		if i < len(dates)-1 {
-			q = domain.MulDiv(d.qty, qty, total)
-		}
-		rest = rest.Sub(q)
-		pl.addUnknown(unknownLot{q, d.time})
-	}
-}
-
-// scaled returns what a deposit of qty brings of c (fold.Carry.Scaled's
-// arithmetic, so that the Ledger's figures and the books agree): each lot
-// its quantity × qty ÷ total with its whole cost and date, the rest of
-// unknown cost, dated as the coins it carries.
-func (c *carry) scaled(qty domain.Decimal) (lots []domain.Lot, unknown domain.Decimal, dates []unknownLot) {
-	if !c.total.IsPos() {
-		return nil, qty, nil
-	}
-	rest := qty
-	for _, l := range c.lots {
-		q := domain.MulDiv(l.Qty, qty, c.total)
-		rest = rest.Sub(q)
-		lots = append(lots, domain.Lot{Qty: q, Cost: l.Cost, Time: l.Time, Ref: l.Ref})
-	}
-	var uq domain.Decimal
-	for _, u := range c.unknown {
-		uq = uq.Add(u.qty)
-	}
-	if uq.IsPos() || len(lots) == 0 {
-		return lots, rest, c.unknown
-	}
-	lots[len(lots)-1].Qty = lots[len(lots)-1].Qty.Add(rest)
-	return lots, domain.Zero, nil
-}
-
-// dates returns every coin c carries, lots and unknown ones, as dated
-// quantities (a carry into a pool of another currency: their cost does
-// not come).
-func (c *carry) dates() []unknownLot {
-	out := make([]unknownLot, 0, len(c.lots)+len(c.unknown))
-	for _, l := range c.lots {
-		out = append(out, unknownLot{l.Qty, l.Time})
-	}
-	return append(out, c.unknown...)
-}
+// moveKinds maps the kinds of a flow's moves to the fold's.
+var moveKinds = [...]fold.MoveKind{KindDeposit: fold.Deposit, KindWithdrawal: fold.Withdrawal, KindConvertOut: fold.ConvertOut,
+	KindConvertIn: fold.ConvertIn}
 
 // open records the pool's state as the period's opening.
 func (pl *pool) open() {
 	pl.opened = true
-	pl.openQty, pl.openCost, pl.openUnknown, pl.openPosn = pl.lots.Qty(), pl.lots.Cost(), pl.unknownQty, pl.position
+	l := pl.fold.Lots()
+	pl.openQty, pl.openCost, pl.openUnknown, pl.openPosn = l.Qty(), l.Cost(), pl.fold.Unknown(), pl.fold.Position()
 }
 
 // walkQueue is a min-heap of pairs by their next fill's (time, position).

@@ -1,9 +1,9 @@
 // Package fold is the one PNL fold: lot matching (domain.Lots), fee
 // valuation and currency conversion, run the same way by every PNL reader —
-// the in-memory Ledger (projections) and the ClickHouse sink and reader
-// (projections/clickhouse) —, so that the same log gives the same figures
-// on every page and reader. It imports the standard library and domain
-// only.
+// the in-memory Ledger (projections), the ClickHouse sink and reader
+// (projections/clickhouse) and the books (domain/books) —, so that the
+// same log gives the same figures on every page and reader. It imports the
+// standard library and domain only.
 //
 // Input. The fold takes plain values (Fill): a pair, a side, a price, a
 // quantity, a fee as charged, an order, a trade time and a log position,
@@ -26,6 +26,12 @@
 // never rewritten: only what was derived from them. Rates (RateBook) are
 // every rate of the log, at their own times, so any order of arrival
 // gives the same figures.
+//
+// The books. The realized-gains report, statements and exports
+// (domain/books) fold each pool of lots once, in trade-time order, under
+// the method their request names, with the same rules (Traced, trace.go:
+// Pair.trade and moveLots, each lot dated and referenced so that a
+// disposal lists the lots it consumed): one lot walk in the module.
 //
 // Aggregates. Every fill adds to a 15-minute slot of its pair (Series,
 // PnlAgg.Add), and, converted at the rates of its time, to its pair's

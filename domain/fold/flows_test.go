@@ -13,13 +13,14 @@ import (
 // pair's fills in a List, folded at once in trade order and again when
 // dirty (settle), the accounts' flows in Pairs.
 type owner struct {
-	ps    Pairs
-	pairs []*Pair
-	js    []*List
-	keys  map[string]int
+	ps     Pairs
+	pairs  []*Pair
+	js     []*List
+	keys   map[string]int
+	method domain.PnlMethod
 }
 
-func newOwner() *owner { return &owner{keys: map[string]int{}} }
+func newOwner() *owner { return &owner{keys: map[string]int{}, method: domain.FIFO} }
 
 // pair returns the index of exchange's pair, registering it.
 func (o *owner) pair(exchange, pair string) int {
@@ -28,7 +29,7 @@ func (o *owner) pair(exchange, pair string) int {
 		return i
 	}
 	q, b, _ := domain.SplitPair(pair)
-	p := NewPair(q, b, domain.FIFO)
+	p := NewPair(q, b, o.method)
 	i := o.ps.AddOn(p, exchange)
 	o.pairs, o.js, o.keys[k] = append(o.pairs, p), append(o.js, &List{}), i
 	return i

@@ -2,6 +2,7 @@ package fold
 
 import (
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/tradeledger/tradeledger/domain"
@@ -111,40 +112,38 @@ type Movement struct {
 // Carry is what a withdrawal took from its pair: lots (quantity and cost
 // in Quote), and Unknown, the quantity it took from coins of unknown cost
 // or beyond every coin the pair held; Total is their sum (what was sent
-// and its fee). At is the withdrawal's Key.
+// and its fee). At is the withdrawal's Key. A traced fold (Traced) keeps
+// the lots' Time and Ref and dates the Unknown quantity (Dated: the coins
+// of unknown cost it took, then what it took beyond every coin, dated by
+// the withdrawal); the Ledger's fold keeps neither.
 type Carry struct {
 	Quote   string
 	At      Key
 	Lots    []domain.Lot
 	Unknown domain.Decimal
 	Total   domain.Decimal
+	Dated   []Coins
 }
 
 // Equal reports whether c and o took the same.
 func (c *Carry) Equal(o *Carry) bool {
-	if c.Quote != o.Quote || c.At != o.At || c.Unknown != o.Unknown || c.Total != o.Total || len(c.Lots) != len(o.Lots) {
-		return false
-	}
-	for i := range c.Lots {
-		if c.Lots[i] != o.Lots[i] {
-			return false
-		}
-	}
-	return true
+	return c.Quote == o.Quote && c.At == o.At && c.Unknown == o.Unknown && c.Total == o.Total &&
+		slices.Equal(c.Lots, o.Lots) && slices.Equal(c.Dated, o.Dated)
 }
 
 // Clone returns a copy of c that shares nothing with it.
 func (c *Carry) Clone() Carry {
 	x := *c
 	x.Lots = append([]domain.Lot(nil), c.Lots...)
+	x.Dated = slices.Clone(c.Dated)
 	return x
 }
 
 // Scaled returns what a deposit of qty brings of c: each lot's quantity
-// scaled by qty ÷ Total (domain.MulDiv) with its whole cost, and the
-// quantity of unknown cost scaled the same way, the rounding going to the
-// last part so that the parts add up to qty exactly. A carry that took
-// nothing (Total 0) brings qty of unknown cost.
+// scaled by qty ÷ Total (domain.MulDiv) with its whole cost (and its Time
+// and Ref), and the quantity of unknown cost scaled the same way, the
+// rounding going to the last part so that the parts add up to qty
+// exactly. A carry that took nothing (Total 0) brings qty of unknown cost.
 func (c *Carry) Scaled(qty domain.Decimal) (lots []domain.Lot, unknown domain.Decimal) {
 	if !c.Total.IsPos() {
 		return nil, qty
@@ -161,6 +160,17 @@ func (c *Carry) Scaled(qty domain.Decimal) (lots []domain.Lot, unknown domain.De
 	}
 	lots[len(lots)-1].Qty = lots[len(lots)-1].Qty.Add(rest)
 	return lots, domain.Zero
+}
+
+// coins returns every coin c carries, its lots' and those of unknown
+// cost, as dated quantities: what a carry into a pair of another quote
+// brings (their dates, not their cost).
+func (c *Carry) coins() []Coins {
+	out := make([]Coins, 0, len(c.Lots)+len(c.Dated))
+	for _, l := range c.Lots {
+		out = append(out, Coins{Qty: l.Qty, Time: l.Time})
+	}
+	return append(out, c.Dated...)
 }
 
 // fill returns the move as a fill of no order, for the aggregates of a
@@ -269,90 +279,77 @@ func (p *Pair) baseValue(m *Movement, rates *RateBook) (domain.Decimal, bool) {
 	return path.Convert(m.Qty), true
 }
 
-// takeUnknown takes up to qty from the coins of unknown cost and returns
-// how much it took.
+// takeUnknown takes up to qty from the coins of unknown cost (oldest
+// first, in a traced fold) and returns how much it took.
 func (p *Pair) takeUnknown(qty domain.Decimal) domain.Decimal {
 	if !qty.IsPos() || !p.unknown.IsPos() {
 		return domain.Zero
 	}
 	u := qty.Min(p.unknown)
 	p.unknown = p.unknown.Sub(u)
+	if p.tr != nil {
+		p.tr.takeDated(u)
+	}
 	return u
 }
 
-// applyMove folds m and sets *r to what it derived (a fill's Result: the
-// value, lots matched and their cost, pnl of a disposal; Position and the
-// rest after it). Only a conversion leg adds to the slot's prefix.
-func (p *Pair) applyMove(m *Movement, rates *RateBook, r *Result) {
-	*r = Result{Fee: domain.FeeValue{Asset: p.Quote, Rate: domain.DecimalFromInt(1), RateTime: m.Time, Valued: true}}
-	switch m.Kind {
-	case Deposit:
-		var lots []domain.Lot
-		unknown := m.Qty
-		switch {
-		case m.Carry != nil && SameCurrency(m.Carry.Quote, p.Quote):
-			lots, unknown = m.Carry.Scaled(m.Qty)
-		case m.Peer == "": // from the outside: at the log's price, if any
-			m.Value, m.Priced = p.baseValue(m, rates)
-			if m.Priced {
-				lots, unknown = []domain.Lot{{Qty: m.Qty, Cost: m.Value}}, domain.Zero
-			}
-		}
-		for _, l := range lots {
-			p.lots.Add(l.Qty, l.Cost)
-		}
-		p.unknown = p.unknown.Add(unknown)
-		p.position = p.position.Add(m.Qty)
-	case Withdrawal:
-		total := m.Qty.Add(m.Fee)
-		matched, _, used := p.lots.TakeLots(total, nil)
-		for i := range used {
-			used[i].Time, used[i].Ref = 0, 0
-		}
-		rest := total.Sub(matched)
-		p.takeUnknown(rest)
-		taken := Carry{Quote: p.Quote, At: m.Key, Lots: used, Unknown: rest, Total: total}
-		if !taken.Equal(&m.Taken) {
-			m.Taken = taken
-			p.carried = true
-		}
-		p.position = p.position.Sub(total)
-	case ConvertOut:
-		v, ok := p.counterValue(m, rates)
-		m.Value, m.Priced = v, ok
-		matched, cost := p.lots.Take(m.Qty)
-		r.Unmatched = m.Qty.Sub(matched)
-		r.Unknown = p.takeUnknown(r.Unmatched)
-		r.Value, r.Net = v, v
-		if ok {
-			r.Matched, r.LotCost = matched, cost
-			if matched.IsPos() {
-				share := domain.MulDiv(v, matched, m.Qty)
-				r.Pnl = share.Sub(cost)
-				r.UnmatchedValue = v.Sub(share)
-			} else {
-				r.UnmatchedValue = v
-			}
-			r.Closing = matched.IsPos()
-		} else { // no value: the lots go, nothing is realized
-			r.Unmatched = m.Qty
-		}
-		p.position = p.position.Sub(m.Qty)
-		p.cashFlow = p.cashFlow.Add(v)
-	case ConvertIn:
-		v, ok := p.counterValue(m, rates)
-		m.Value, m.Priced = v, ok
-		r.Value, r.Net = v, v
-		if ok {
-			r.Matched, r.LotCost = m.Qty, v
-			p.lots.Add(m.Qty, v)
-		} else {
-			p.unknown = p.unknown.Add(m.Qty)
-		}
-		p.position = p.position.Add(m.Qty)
-		p.cashFlow = p.cashFlow.Sub(v)
+// addUnknown adds qty (> 0; others are ignored) of coins of unknown cost
+// that arrived at t; a traced fold dates them as the coins they carry
+// (dates, pro rata), else at t.
+func (p *Pair) addUnknown(qty domain.Decimal, t int64, dates []Coins) {
+	if !qty.IsPos() {
+		return
 	}
-	p.last, p.started = m.Key, true
+	p.unknown = p.unknown.Add(qty)
+	if p.tr != nil {
+		p.tr.InUnknown = p.tr.InUnknown.Add(qty)
+		p.tr.addDated(qty, t, dates)
+	}
+}
+
+// addLot adds lot l: dated and referenced in a traced fold, which records
+// it (Trace.In, InCost); the Ledger's lots carry neither Time nor Ref.
+func (p *Pair) addLot(l domain.Lot) {
+	if p.tr == nil {
+		p.lots.Add(l.Qty, l.Cost)
+		return
+	}
+	p.lots.AddLot(l)
+	p.tr.In, p.tr.InCost = p.tr.In.Add(l.Qty), p.tr.InCost.Add(l.Cost)
+}
+
+// take takes up to qty from the lots by the method and returns the
+// quantity matched and its cost; a traced fold lists the parts it took
+// (Trace.Used, Out, OutCost).
+func (p *Pair) take(qty domain.Decimal) (matched, cost domain.Decimal) {
+	if p.tr == nil {
+		return p.lots.Take(qty)
+	}
+	matched, cost, p.tr.lt.Used = p.lots.TakeLots(qty, p.tr.lt.Used[:0])
+	p.tr.took(matched, cost)
+	return matched, cost
+}
+
+// valueMove values m where its rule takes a rate of the log: a conversion
+// leg at its counter's value in the quote (counterValue), a deposit from
+// the outside at the log's price of the base (baseValue). Value and Priced
+// are what the books read of it (a traced fold takes them as given).
+func (p *Pair) valueMove(m *Movement, rates *RateBook) {
+	switch {
+	case m.Kind.Trade():
+		m.Value, m.Priced = p.counterValue(m, rates)
+	case m.Kind == Deposit && m.Peer == "":
+		m.Value, m.Priced = p.baseValue(m, rates)
+	}
+}
+
+// applyMove values m (valueMove), folds it (moveLots) and sets *r to what
+// it derived (a fill's Result: the value, lots matched and their cost, pnl
+// of a disposal; Position and the rest after it). Only a conversion leg
+// adds to the slot's prefix.
+func (p *Pair) applyMove(m *Movement, rates *RateBook, r *Result) {
+	p.valueMove(m, rates)
+	p.moveLots(m, r)
 	r.Position, r.CashFlow, r.InvCost, r.ABP = p.position, p.cashFlow, p.lots.Cost(), p.lots.ABP()
 	if !m.Kind.Trade() {
 		return
@@ -375,6 +372,99 @@ func (p *Pair) applyMove(m *Movement, rates *RateBook, r *Result) {
 	if r.Unique.Slot == p.slot && r.Unique.From != r.Unique.To {
 		p.prefix.Unique(r.Unique.From, r.Unique.To)
 	}
+}
+
+// moveLots folds m, valued (Value, Priced), by the rules above — the one
+// place they are written, which the Ledger's fold (applyMove) and the
+// books' (Traced) both run — and sets *r to its figures: a conversion
+// leg's value, lots matched and their cost, the pnl of a disposal.
+func (p *Pair) moveLots(m *Movement, r *Result) {
+	*r = Result{Fee: domain.FeeValue{Asset: p.Quote, Rate: domain.DecimalFromInt(1), RateTime: m.Time, Valued: true}}
+	switch m.Kind {
+	case Deposit:
+		var lots []domain.Lot
+		unknown := m.Qty
+		var dates []Coins
+		switch {
+		case m.Carry != nil && SameCurrency(m.Carry.Quote, p.Quote):
+			lots, unknown = m.Carry.Scaled(m.Qty)
+			dates = m.Carry.Dated
+		case m.Peer == "" && m.Priced: // from the outside, at the log's price
+			lots, unknown = []domain.Lot{{Qty: m.Qty, Cost: m.Value, Time: m.Time, Ref: RefDeposit}}, domain.Zero
+		case m.Carry != nil && p.tr != nil: // into a pair of another quote: the coins' dates come, not their cost
+			dates = m.Carry.coins()
+		}
+		for _, l := range lots {
+			p.addLot(l)
+		}
+		p.addUnknown(unknown, m.Time, dates)
+		p.position = p.position.Add(m.Qty)
+	case Withdrawal:
+		total := m.Qty.Add(m.Fee)
+		var used []domain.Lot
+		if p.tr != nil {
+			used = p.tr.lt.Used[:0]
+		}
+		matched, cost, used := p.lots.TakeLots(total, used)
+		rest := total.Sub(matched)
+		u := p.takeUnknown(rest)
+		taken := Carry{Quote: p.Quote, At: m.Key, Lots: used, Unknown: rest, Total: total}
+		if p.tr != nil { // what it took, dated, for the books' own matched deposit
+			p.tr.lt.Used = used
+			p.tr.took(matched, cost)
+			p.tr.Unheld = rest.Sub(u)
+			m.Taken = taken.Clone()
+			m.Taken.Dated = slices.Clone(p.tr.Unknown)
+			if p.tr.Unheld.IsPos() { // coins the log never saw arrive: dated by the withdrawal that moved them
+				m.Taken.Dated = append(m.Taken.Dated, Coins{Qty: p.tr.Unheld, Time: m.Time})
+			}
+		} else {
+			for i := range used {
+				used[i].Time, used[i].Ref = 0, 0
+			}
+			if !taken.Equal(&m.Taken) {
+				m.Taken = taken
+				p.carried = true
+			}
+		}
+		p.position = p.position.Sub(total)
+	case ConvertOut:
+		v, ok := m.Value, m.Priced
+		matched, cost := p.take(m.Qty)
+		r.Unmatched = m.Qty.Sub(matched)
+		r.Unknown = p.takeUnknown(r.Unmatched)
+		if p.tr != nil {
+			p.tr.Unheld = r.Unmatched.Sub(r.Unknown)
+		}
+		r.Value, r.Net = v, v
+		if ok {
+			r.Matched, r.LotCost = matched, cost
+			if matched.IsPos() {
+				share := domain.MulDiv(v, matched, m.Qty)
+				r.Pnl = share.Sub(cost)
+				r.UnmatchedValue = v.Sub(share)
+			} else {
+				r.UnmatchedValue = v
+			}
+			r.Closing = matched.IsPos()
+		} else { // no value: the lots go, nothing is realized
+			r.Unmatched = m.Qty
+		}
+		p.position = p.position.Sub(m.Qty)
+		p.cashFlow = p.cashFlow.Add(v)
+	case ConvertIn:
+		v, ok := m.Value, m.Priced
+		r.Value, r.Net = v, v
+		if ok {
+			r.Matched, r.LotCost = m.Qty, v
+			p.addLot(domain.Lot{Qty: m.Qty, Cost: v, Time: m.Time, Ref: RefConversion})
+		} else {
+			p.addUnknown(m.Qty, m.Time, nil)
+		}
+		p.position = p.position.Add(m.Qty)
+		p.cashFlow = p.cashFlow.Sub(v)
+	}
+	p.last, p.started = m.Key, true
 }
 
 // clone returns a copy of m that shares nothing with it.

@@ -200,8 +200,9 @@ type Pair struct {
 	converted   bool          // its figures convert into other currencies: marks at slot starts only (Pairs)
 	moves       []Movement    // deposits, withdrawals and conversion legs routed to it, in trade-time order (move.go)
 	unknown     domain.Decimal
-	rated       int  // moves whose figures depend on rates
-	carried     bool // a withdrawal took other lots than before: its matched deposit must carry them (Pairs)
+	rated       int     // moves whose figures depend on rates
+	carried     bool    // a withdrawal took other lots than before: its matched deposit must carry them (Pairs)
+	tr          *tracer // a traced fold's (Traced), nil in the Ledger's and the sink's
 }
 
 // Mark is a restart point: the pair's state before the fill at Key, and
@@ -319,17 +320,7 @@ func (p *Pair) apply(f *Fill, o *Order, rates *RateBook, r *Result) {
 	wasClosed, before := o.Closed, int8(o.Pnl.Sign())
 	*r = Result{}
 	r.Fee = ValueFee(rates, f.Fee, f.FeeAsset, p.Quote, p.Base, f.Price, f.Key)
-	r.FillPnl = p.lots.ApplyFee(f.Side, f.Price, f.Qty, &r.Fee)
-	r.Net = r.Fee.Net(f.Side, r.Value)
-	if f.Side == domain.Sell {
-		r.Unknown = p.takeUnknown(r.Unmatched) // after the lots: coins of unknown cost realize nothing
-		p.position = p.position.Sub(f.Qty)
-		p.cashFlow = p.cashFlow.Add(r.Net)
-		r.Closing = r.Matched.IsPos()
-	} else {
-		p.position = p.position.Add(r.Matched)
-		p.cashFlow = p.cashFlow.Sub(r.Net)
-	}
+	p.trade(f, r)
 	if r.Fee.Third && !f.Fee.IsZero() {
 		p.third++
 	}
@@ -356,6 +347,33 @@ func (p *Pair) apply(f *Fill, o *Order, rates *RateBook, r *Result) {
 	p.prefix.Add(&a)
 	if r.Unique.Slot == p.slot && r.Unique.From != r.Unique.To {
 		p.prefix.Unique(r.Unique.From, r.Unique.To)
+	}
+}
+
+// trade folds fill f, its fee valued in r.Fee, by the lots' rules — the
+// one place they are applied to a fill, which the Ledger's fold (apply)
+// and the books' (Traced) both run: a buy adds a lot of what it received,
+// a sale takes the lots by the method, then the coins of unknown cost
+// (which realize nothing) —, moves the position and the cash flow, and
+// sets r's FillPnl, Net, Unknown and Closing.
+func (p *Pair) trade(f *Fill, r *Result) {
+	var lt *domain.LotTrace
+	if p.tr != nil {
+		lt = p.tr.fill(f)
+	}
+	r.FillPnl = p.lots.ApplyFeeTraced(f.Side, f.Price, f.Qty, &r.Fee, lt)
+	r.Net = r.Fee.Net(f.Side, r.Value)
+	if f.Side == domain.Sell {
+		r.Unknown = p.takeUnknown(r.Unmatched) // after the lots: coins of unknown cost realize nothing
+		p.position = p.position.Sub(f.Qty)
+		p.cashFlow = p.cashFlow.Add(r.Net)
+		r.Closing = r.Matched.IsPos()
+	} else {
+		p.position = p.position.Add(r.Matched)
+		p.cashFlow = p.cashFlow.Sub(r.Net)
+	}
+	if p.tr != nil {
+		p.tr.traded(f, r)
 	}
 }
 
