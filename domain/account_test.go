@@ -59,6 +59,14 @@ func TestPaperActivityParse(t *testing.T) {
 		{PaperActivityRequest{Exchange: "binance", Kind: "drift", Asset: "BTC", Amount: "0"}, "amount"},
 		{PaperActivityRequest{Exchange: "binance", Kind: "conversion", Asset: "ETH", Amount: "1", ToAsset: "ETH", ToAmount: "1"}, "toAsset"},
 		{PaperActivityRequest{Exchange: "binance", Kind: "deposit", Asset: "BTC", Amount: "0.0000000000001"}, "amount"},
+		{PaperActivityRequest{Exchange: "binance", Kind: "conversion", Asset: "ETH", Amount: "1", ToAsset: "", ToAmount: "1"}, "toAsset"},
+		{PaperActivityRequest{Exchange: "binance", Kind: "conversion", Asset: "ETH", Amount: "1", ToAsset: "BNB"}, "toAmount"},
+		{PaperActivityRequest{Exchange: "binance", Kind: "conversion", Asset: "ETH", Amount: "1", ToAsset: "BNB", ToAmount: "0"}, "toAmount"},
+		{PaperActivityRequest{Exchange: "binance", Kind: "trade", Pair: "USDT-BTC", Side: "buy", Amount: "0", Price: "1"}, "amount"},
+		{PaperActivityRequest{Exchange: "binance", Kind: "trade", Pair: "USDT-BTC", Side: "buy", Amount: "1", Price: "-1"}, "price"},
+		{PaperActivityRequest{Exchange: "binance", Kind: "trade", Pair: "USDT-BTC", Side: "buy", Amount: "1", Price: "1", Asset: "B/C"}, "asset"},
+		{PaperActivityRequest{Exchange: "binance", Kind: "trade", Pair: "USDT-BTC", Side: "buy", Amount: "1", Price: "1", Asset: "BNB"}, ""},
+		{PaperActivityRequest{Exchange: "binance", Kind: "trade", Pair: "USDT-BTC", Side: "buy", Amount: "10000000000000000", Price: "10000000000000000"}, "amount"},
 	} {
 		_, err := c.req.Parse()
 		switch {

@@ -64,27 +64,8 @@ func (r PaperActivityRequest) Parse() (PaperActivity, error) {
 	if err := ValidateExchangeName(r.Exchange); err != nil {
 		return p, Errorf(EINVALID, "field \"exchange\": %s", ErrorMessage(err))
 	}
-	num := func(field, s string, need bool) (Decimal, error) {
-		if s == "" {
-			if need {
-				return Zero, Errorf(EINVALID, "field %q is required for a %s", field, r.Kind)
-			}
-			return Zero, nil
-		}
-		d, err := ParseDecimal(s)
-		if err != nil {
-			return Zero, Errorf(EINVALID, "field %q: %s", field, ErrorMessage(err))
-		}
-		return d, nil
-	}
-	asset := func(field, s string) error {
-		if s == "" || len(s) > MaxPairLen || !alnum(s) {
-			return Errorf(EINVALID, "field %q must be an asset symbol (letters and digits, e.g. BTC)", field)
-		}
-		return nil
-	}
 	var err error
-	if p.Fee, err = num("fee", r.Fee, false); err != nil {
+	if p.Fee, err = r.amount("fee", r.Fee, false); err != nil {
 		return p, err
 	}
 	if p.Fee.IsNeg() {
@@ -92,69 +73,116 @@ func (r PaperActivityRequest) Parse() (PaperActivity, error) {
 	}
 	switch r.Kind {
 	case PaperDeposit, PaperWithdrawal, PaperDrift, PaperConversion:
-		if err := asset("asset", p.Asset); err != nil {
-			return p, err
-		}
-		if p.Amount, err = num("amount", r.Amount, true); err != nil {
-			return p, err
-		}
-		if r.Kind == PaperDrift {
-			if p.Amount.IsZero() {
-				return p, Errorf(EINVALID, "field \"amount\" of a drift must not be zero")
-			}
-		} else if !p.Amount.IsPos() {
-			return p, Errorf(EINVALID, "field \"amount\" must be positive")
-		}
-		if r.Kind == PaperDeposit && !p.Fee.IsZero() {
-			return p, Errorf(EINVALID, "field \"fee\": a deposit has no fee on the exchange")
-		}
-		if r.Kind == PaperConversion {
-			if err := asset("toAsset", p.ToAsset); err != nil {
-				return p, err
-			}
-			if p.ToAsset == p.Asset {
-				return p, Errorf(EINVALID, "field \"toAsset\" must differ from \"asset\"")
-			}
-			if p.ToAmount, err = num("toAmount", r.ToAmount, true); err != nil {
-				return p, err
-			}
-			if !p.ToAmount.IsPos() {
-				return p, Errorf(EINVALID, "field \"toAmount\" must be positive")
-			}
-		}
+		err = r.parseMovement(&p)
 	case PaperTrade:
-		if err := ValidatePair(r.Pair); err != nil {
-			return p, Errorf(EINVALID, "field \"pair\": %s", ErrorMessage(err))
-		}
-		if p.Side != Buy && p.Side != Sell {
-			return p, Errorf(EINVALID, "field \"side\" must be buy or sell")
-		}
-		if p.Amount, err = num("amount", r.Amount, true); err != nil {
-			return p, err
-		}
-		if !p.Amount.IsPos() {
-			return p, Errorf(EINVALID, "field \"amount\" must be positive")
-		}
-		if p.Price, err = num("price", r.Price, true); err != nil {
-			return p, err
-		}
-		if !p.Price.IsPos() {
-			return p, Errorf(EINVALID, "field \"price\" must be positive")
-		}
-		if _, ok := p.Price.CheckedMul(p.Amount); !ok {
-			return p, Errorf(EINVALID, "field \"amount\": amount × price is beyond the ledger's range")
-		}
-		if p.Asset != "" {
-			if err := asset("asset", p.Asset); err != nil {
-				return p, err
-			}
-		}
+		err = r.parseTrade(&p)
 	case "":
-		return p, Errorf(EINVALID, "field \"kind\" is required: deposit, withdrawal, trade, conversion or drift")
+		err = Errorf(EINVALID, "field \"kind\" is required: deposit, withdrawal, trade, conversion or drift")
 	default:
-		return p, Errorf(EINVALID, "field \"kind\" must be deposit, withdrawal, trade, conversion or drift, not %.20q", r.Kind)
+		err = Errorf(EINVALID, "field \"kind\" must be deposit, withdrawal, trade, conversion or drift, not %.20q", r.Kind)
 	}
-	return p, nil
+	return p, err
+}
+
+// parseMovement fills p's Amount (and for a conversion ToAmount) from a
+// deposit, withdrawal, drift or conversion request, whose Asset (upper
+// case) p already holds, or returns EINVALID naming the field: an asset
+// that is not a symbol, an amount that is not positive (a drift's must
+// only be non-zero), a fee on a deposit, a conversion to the same asset or
+// to an amount that is not positive.
+func (r PaperActivityRequest) parseMovement(p *PaperActivity) error {
+	if err := checkPaperAsset("asset", p.Asset); err != nil {
+		return err
+	}
+	var err error
+	if p.Amount, err = r.amount("amount", r.Amount, true); err != nil {
+		return err
+	}
+	if r.Kind == PaperDrift {
+		if p.Amount.IsZero() {
+			return Errorf(EINVALID, "field \"amount\" of a drift must not be zero")
+		}
+	} else if !p.Amount.IsPos() {
+		return Errorf(EINVALID, "field \"amount\" must be positive")
+	}
+	if r.Kind == PaperDeposit && !p.Fee.IsZero() {
+		return Errorf(EINVALID, "field \"fee\": a deposit has no fee on the exchange")
+	}
+	if r.Kind != PaperConversion {
+		return nil
+	}
+	if err := checkPaperAsset("toAsset", p.ToAsset); err != nil {
+		return err
+	}
+	if p.ToAsset == p.Asset {
+		return Errorf(EINVALID, "field \"toAsset\" must differ from \"asset\"")
+	}
+	if p.ToAmount, err = r.amount("toAmount", r.ToAmount, true); err != nil {
+		return err
+	}
+	if !p.ToAmount.IsPos() {
+		return Errorf(EINVALID, "field \"toAmount\" must be positive")
+	}
+	return nil
+}
+
+// parseTrade fills p's Amount and Price from a trade request, or returns
+// EINVALID naming the field: a pair or side that is not valid, an amount
+// or price that is not positive, a notional (amount × price) beyond the
+// ledger's range, a fee asset (optional) that is not a symbol.
+func (r PaperActivityRequest) parseTrade(p *PaperActivity) error {
+	if err := ValidatePair(r.Pair); err != nil {
+		return Errorf(EINVALID, "field \"pair\": %s", ErrorMessage(err))
+	}
+	if p.Side != Buy && p.Side != Sell {
+		return Errorf(EINVALID, "field \"side\" must be buy or sell")
+	}
+	var err error
+	if p.Amount, err = r.amount("amount", r.Amount, true); err != nil {
+		return err
+	}
+	if !p.Amount.IsPos() {
+		return Errorf(EINVALID, "field \"amount\" must be positive")
+	}
+	if p.Price, err = r.amount("price", r.Price, true); err != nil {
+		return err
+	}
+	if !p.Price.IsPos() {
+		return Errorf(EINVALID, "field \"price\" must be positive")
+	}
+	if _, ok := p.Price.CheckedMul(p.Amount); !ok {
+		return Errorf(EINVALID, "field \"amount\": amount × price is beyond the ledger's range")
+	}
+	if p.Asset != "" {
+		return checkPaperAsset("asset", p.Asset)
+	}
+	return nil
+}
+
+// amount parses s, the request's field named field, as a decimal: Zero
+// when s is empty and the field optional (need false), else EINVALID
+// naming the field (required for the request's kind, or not a decimal).
+func (r PaperActivityRequest) amount(field, s string, need bool) (Decimal, error) {
+	if s == "" {
+		if need {
+			return Zero, Errorf(EINVALID, "field %q is required for a %s", field, r.Kind)
+		}
+		return Zero, nil
+	}
+	d, err := ParseDecimal(s)
+	if err != nil {
+		return Zero, Errorf(EINVALID, "field %q: %s", field, ErrorMessage(err))
+	}
+	return d, nil
+}
+
+// checkPaperAsset returns EINVALID naming field unless s is an asset
+// symbol: letters and digits, not empty, at most MaxPairLen long.
+func checkPaperAsset(field, s string) error {
+	if s == "" || len(s) > MaxPairLen || !alnum(s) {
+		return Errorf(EINVALID, "field %q must be an asset symbol (letters and digits, e.g. BTC)", field)
+	}
+	return nil
 }
 
 // FeeAsset is the asset a simulated trade's fee is charged in: Asset, or

@@ -813,31 +813,58 @@ func (l *Lots) State() LotsState {
 func LotsOf(s *LotsState) (Lots, error) {
 	l := Lots{Method: s.Method, head: s.Head, seq: s.Seq, front: s.Front, qty: s.Qty, cost: s.Cost,
 		wide: compactTable{wide: s.Wide, free: s.Free}}
+	if err := l.checkState(s); err != nil {
+		return Lots{}, err
+	}
+	if err := l.restoreLots(s); err != nil {
+		return Lots{}, err
+	}
+	l.restoreKeys(s)
+	return l, nil
+}
+
+// checkState returns EINVALID unless s has the shape l's method (already
+// set) can hold: a head within the queue, a tag for every stored lot when
+// tagged and none otherwise, heaped lots and clamp keys only for a method
+// by price (LOFO, HIFO) and queued lots only for the others, free slots
+// within the wide table.
+func (l *Lots) checkState(s *LotsState) error {
 	stored := len(s.Queue) + len(s.Heap)
 	if s.Head < 0 || s.Head > len(s.Queue) || (s.Tagged && len(s.Tags) != stored) || (!s.Tagged && len(s.Tags) != 0) {
-		return Lots{}, Errorf(EINVALID, "lots: head %d of %d, %d tags of %d lots", s.Head, len(s.Queue), len(s.Tags), stored)
+		return Errorf(EINVALID, "lots: head %d of %d, %d tags of %d lots", s.Head, len(s.Queue), len(s.Tags), stored)
 	}
 	if (l.heaped() && len(s.Queue) != 0) || (!l.heaped() && (len(s.Heap) != 0 || len(s.Clamp) != 0)) {
-		return Lots{}, Errorf(EINVALID, "lots: a %s inventory with %d queued and %d heaped lots", s.Method, len(s.Queue), len(s.Heap))
+		return Errorf(EINVALID, "lots: a %s inventory with %d queued and %d heaped lots", s.Method, len(s.Queue), len(s.Heap))
 	}
 	for _, f := range s.Free {
 		if f < 0 || f >= len(s.Wide) {
-			return Lots{}, Errorf(EINVALID, "lots: free slot %d of %d", f, len(s.Wide))
+			return Errorf(EINVALID, "lots: free slot %d of %d", f, len(s.Wide))
 		}
 	}
-	check := func(c Compact) bool { i, ok := c.Ref(); return !ok || (i >= 0 && i < len(s.Wide)) }
+	return nil
+}
+
+// restoreLots fills l's queue and heap with s's lots, or returns EINVALID
+// when an amount refers to an entry s's wide table does not have.
+func (l *Lots) restoreLots(s *LotsState) error {
 	for _, h := range s.Queue {
-		if !check(h.Qty) || !check(h.Cost) {
-			return Lots{}, Errorf(EINVALID, "lots: an amount out of the wide table")
+		if !inWide(h.Qty, len(s.Wide)) || !inWide(h.Cost, len(s.Wide)) {
+			return Errorf(EINVALID, "lots: an amount out of the wide table")
 		}
 		l.lots = append(l.lots, heldLot{h.Qty, h.Cost})
 	}
 	for _, h := range s.Heap {
-		if !check(h.Qty) || !check(h.Cost) {
-			return Lots{}, Errorf(EINVALID, "lots: an amount out of the wide table")
+		if !inWide(h.Qty, len(s.Wide)) || !inWide(h.Cost, len(s.Wide)) {
+			return Errorf(EINVALID, "lots: an amount out of the wide table")
 		}
 		l.heap = append(l.heap, heapLot{heldLot{h.Qty, h.Cost}, h.Seq})
 	}
+	return nil
+}
+
+// restoreKeys gives l s's lot tags (when tagged, with room to grow) and
+// clamp keys (nil when none).
+func (l *Lots) restoreKeys(s *LotsState) {
 	if s.Tagged {
 		l.tags = make([]lotTag, 0, max(len(s.Tags), 8))
 		for _, t := range s.Tags {
@@ -850,7 +877,13 @@ func LotsOf(s *LotsState) (Lots, error) {
 		}
 		l.clamp[c.Seq] = c.Key
 	}
-	return l, nil
+}
+
+// inWide reports whether c is an amount a wide table of n entries can
+// give: one held inline, or a reference to one of those entries.
+func inWide(c Compact, n int) bool {
+	i, ok := c.Ref()
+	return !ok || (i >= 0 && i < n)
 }
 
 // CostBasisScope says which lots a disposal may consume (bot.COST_BASIS_SCOPE,

@@ -156,3 +156,26 @@ func TestRepeatedQueryParameter(t *testing.T) {
 		t.Errorf("keys[] repeated: %d %s", st, b)
 	}
 }
+
+// pnl/daily and pnl/sum read the same time range: startTimestamp and
+// endTimestamp required, neither negative, the end not before the start;
+// a 400 names the one at fault.
+func TestPnlTimestampsRefused(t *testing.T) {
+	ts := newBooksServer(t, true)
+	for _, path := range []string{"/api/v1/pnl/daily?key=binance%2FUSDT-BTC&", "/api/v1/pnl/sum?exchange=binance&"} {
+		for _, c := range []struct{ query, name string }{
+			{"endTimestamp=9", "startTimestamp"},
+			{"startTimestamp=-1&endTimestamp=9", "startTimestamp"},
+			{"startTimestamp=10", "endTimestamp"},
+			{"startTimestamp=10&endTimestamp=9", "endTimestamp"},
+		} {
+			st, b := ts.do("GET", path+c.query, nil, ts.Token)
+			if st != 400 || !strings.Contains(string(b), c.name) {
+				t.Errorf("%s%s: %d %s, want 400 naming %s", path, c.query, st, b, c.name)
+			}
+		}
+		if st, b := ts.do("GET", path+"startTimestamp=10&endTimestamp=10", nil, ts.Token); st != 200 {
+			t.Errorf("%s an empty range: %d %s", path, st, b)
+		}
+	}
+}

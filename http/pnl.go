@@ -3,6 +3,7 @@ package http
 import (
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 
@@ -177,11 +178,7 @@ func (h *pnlHandler) handlePnlDaily(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	start, err := queryInt64(q, "startTimestamp", 0, maxInt)
-	if err != nil {
-		return err
-	}
-	end, err := queryInt64(q, "endTimestamp", start, maxInt)
+	start, end, err := queryTimestamps(q)
 	if err != nil {
 		return err
 	}
@@ -295,11 +292,7 @@ func (h *pnlHandler) handlePnlSum(w http.ResponseWriter, r *http.Request) error 
 	if ex == "" {
 		return domain.Errorf(domain.EINVALID, "exchange is required (an exchange name or a pair key)")
 	}
-	start, err := queryInt64(q, "startTimestamp", 0, maxInt)
-	if err != nil {
-		return err
-	}
-	end, err := queryInt64(q, "endTimestamp", start, maxInt)
+	start, end, err := queryTimestamps(q)
 	if err != nil {
 		return err
 	}
@@ -335,4 +328,17 @@ func (h *pnlHandler) handlePnlTotal(w http.ResponseWriter, r *http.Request) erro
 	}
 	writeJSON(w, http.StatusOK, t)
 	return nil
+}
+
+// queryTimestamps reads the required startTimestamp and endTimestamp
+// parameters (ms): start ≥ 0, end ≥ start; EINVALID naming the one that
+// is missing or out of range.
+func queryTimestamps(q url.Values) (start, end int64, err error) {
+	if start, err = queryInt64(q, "startTimestamp", 0, maxInt); err != nil {
+		return 0, 0, err
+	}
+	if end, err = queryInt64(q, "endTimestamp", start, maxInt); err != nil {
+		return 0, 0, err
+	}
+	return start, end, nil
 }

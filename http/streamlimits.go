@@ -95,11 +95,9 @@ func (a *Audit) follow(ctx context.Context, store LogReader, from uint64, filter
 			if !filter.match(&e) {
 				continue
 			}
-			select {
-			case out <- e:
-			case <-ctx.Done():
+			if err := sendEvent(ctx, out, e); err != nil {
 				it.Close()
-				return ctx.Err()
+				return err
 			}
 		}
 		err = it.Err()
@@ -116,6 +114,17 @@ func (a *Audit) follow(ctx context.Context, store LogReader, from uint64, filter
 		case size < budget/8 && page < streamPageEvents:
 			page *= 2
 		}
+	}
+}
+
+// sendEvent delivers e on out, or returns ctx's error when ctx ends
+// first.
+func sendEvent(ctx context.Context, out chan<- domain.Event, e domain.Event) error {
+	select {
+	case out <- e:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
@@ -142,10 +151,8 @@ func followLive(ctx context.Context, store LogReader, from uint64, filter eventF
 		if !filter.match(&e) {
 			continue
 		}
-		select {
-		case out <- e:
-		case <-ctx.Done():
-			return from, ctx.Err()
+		if err := sendEvent(ctx, out, e); err != nil {
+			return from, err
 		}
 	}
 }

@@ -171,98 +171,108 @@ func (s *accountState) fact(e *domain.Event, t int64) {
 	}
 }
 
+// applyAccount applies one event of an exchange account's stream to s
+// (the account's state): an event whose payload does not decode is
+// returned as the error and changes nothing; a type the account does not
+// follow is ignored.
 func (st *accountsState) applyAccount(s *accountState, e *domain.Event) error {
 	switch e.Type {
 	case domain.TypeAccountOpened:
-		p, err := domain.Payload[domain.AccountOpened](e)
-		if err != nil || s.opened {
-			return err
-		}
-		s.opened, s.opening = true, *p
-		s.opening.Balances = slices.Clone(p.Balances)
-		for _, b := range p.Balances {
-			s.implied[b.Asset] = s.implied[b.Asset].Add(b.Available).Add(b.OnOrder)
-			s.assets[b.Asset] = true
-		}
+		return withPayload(e, s.applyOpening)
 	case domain.TypeExternalFill:
-		p, err := domain.Payload[domain.ExternalFill](e)
-		if err != nil {
-			return err
-		}
-		s.fact(e, p.Time)
-		deltas := p.Deltas()
-		for _, d := range deltas {
-			s.assets[d.Asset] = true
-		}
-		if s.after(p.Time) {
-			s.move(deltas)
-		}
+		return withPayload(e, func(p *domain.ExternalFill) { s.applyMoves(e, p.Time, p.Deltas()) })
 	case domain.TypeDeposit, domain.TypeWithdrawal:
-		p, err := domain.Payload[domain.Transfer](e)
-		if err != nil {
-			return err
-		}
-		s.fact(e, p.Time)
-		s.assets[p.Asset] = true
-		deposit := e.Type == domain.TypeDeposit
-		key := "w:" + p.ID
-		if deposit {
-			key = "d:" + p.ID
-		}
-		effect := p.Effect(deposit)
-		prev, seen := s.transfers[key]
-		if !seen && !s.after(p.Time) {
-			// In the opening's balance as first seen: moves nothing now;
-			// a later status moves the difference.
-			prev.counted = effect
-		}
-		s.implied[p.Asset] = s.implied[p.Asset].Add(effect.Sub(prev.counted))
-		s.transfers[key] = transferState{counted: effect, time: p.Time, final: p.Status.Final()}
+		return withPayload(e, func(p *domain.Transfer) { s.applyTransfer(e, p) })
 	case domain.TypeConversion:
-		p, err := domain.Payload[domain.Conversion](e)
-		if err != nil {
-			return err
-		}
-		s.fact(e, p.Time)
-		s.assets[p.FromAsset], s.assets[p.ToAsset] = true, true
-		if s.after(p.Time) {
-			s.move(p.Deltas())
-		}
+		return withPayload(e, func(p *domain.Conversion) { s.applyMoves(e, p.Time, p.Deltas()) })
 	case domain.TypeActivitySynced:
-		p, err := domain.Payload[domain.ActivitySynced](e)
-		if err != nil {
-			return err
-		}
-		if p.Through > p.From { // an empty read covers nothing
-			key := domain.ActivityKey(p.Kind, p.Scope)
-			s.covered[key] = addSpan(s.covered[key], domain.Span{From: p.From, Through: p.Through})
-		}
+		return withPayload(e, s.applyCovered)
 	case domain.TypeFillMismatch:
-		p, err := domain.Payload[domain.FillMismatch](e)
-		if err != nil {
-			return err
-		}
-		s.fact(e, p.Time)
+		return withPayload(e, func(p *domain.FillMismatch) { s.fact(e, p.Time) })
 	case domain.TypeFillUnlisted:
-		p, err := domain.Payload[domain.FillUnlisted](e)
-		if err != nil {
-			return err
-		}
-		s.fact(e, p.Time)
+		return withPayload(e, func(p *domain.FillUnlisted) { s.fact(e, p.Time) })
 	case domain.TypeBalanceDiscrepancy:
-		p, err := domain.Payload[domain.BalanceDiscrepancy](e)
-		if err != nil {
-			return err
-		}
-		s.open[p.Asset] = *p
+		return withPayload(e, func(p *domain.BalanceDiscrepancy) { s.open[p.Asset] = *p })
 	case domain.TypeBalanceDiscrepancyCleared:
-		p, err := domain.Payload[domain.BalanceDiscrepancyCleared](e)
-		if err != nil {
-			return err
-		}
-		delete(s.open, p.Asset)
+		return withPayload(e, func(p *domain.BalanceDiscrepancyCleared) { delete(s.open, p.Asset) })
 	}
 	return nil
+}
+
+// withPayload decodes e's payload as a P and passes it to apply; a
+// payload that does not decode is returned as the error, and apply is not
+// called.
+func withPayload[P any](e *domain.Event, apply func(*P)) error {
+	p, err := domain.Payload[P](e)
+	if err != nil {
+		return err
+	}
+	apply(p)
+	return nil
+}
+
+// applyOpening records the account's opening: its balances are the
+// implied balances' start and its assets the account's. Only the first
+// opening counts; a later one is ignored.
+func (s *accountState) applyOpening(p *domain.AccountOpened) {
+	if s.opened {
+		return
+	}
+	s.opened, s.opening = true, *p
+	s.opening.Balances = slices.Clone(p.Balances)
+	for _, b := range p.Balances {
+		s.implied[b.Asset] = s.implied[b.Asset].Add(b.Available).Add(b.OnOrder)
+		s.assets[b.Asset] = true
+	}
+}
+
+// applyMoves records a fact of exchange time t (an external fill, a
+// conversion) that moves deltas: its hour is a fact's, its assets are the
+// account's, and the implied balances move only when it came after the
+// opening (before, the opening's balances hold it already).
+func (s *accountState) applyMoves(e *domain.Event, t int64, deltas []domain.AssetDelta) {
+	s.fact(e, t)
+	for _, d := range deltas {
+		s.assets[d.Asset] = true
+	}
+	if s.after(t) {
+		s.move(deltas)
+	}
+}
+
+// applyTransfer records a status of a deposit or a withdrawal (e's type
+// says which). A transfer is keyed by its direction and the exchange's id,
+// and each status moves the implied balance by the difference between its
+// effect and what the transfer's last status counted; a transfer first
+// seen with a time before the opening is in the opening's balance, so its
+// first status moves nothing.
+func (s *accountState) applyTransfer(e *domain.Event, p *domain.Transfer) {
+	s.fact(e, p.Time)
+	s.assets[p.Asset] = true
+	deposit := e.Type == domain.TypeDeposit
+	key := "w:" + p.ID
+	if deposit {
+		key = "d:" + p.ID
+	}
+	effect := p.Effect(deposit)
+	prev, seen := s.transfers[key]
+	if !seen && !s.after(p.Time) {
+		// In the opening's balance as first seen: moves nothing now;
+		// a later status moves the difference.
+		prev.counted = effect
+	}
+	s.implied[p.Asset] = s.implied[p.Asset].Add(effect.Sub(prev.counted))
+	s.transfers[key] = transferState{counted: effect, time: p.Time, final: p.Status.Final()}
+}
+
+// applyCovered records an activity read (ActivitySynced): the span it
+// covered joins the spans covered of its kind and scope; an empty read
+// covers nothing.
+func (s *accountState) applyCovered(p *domain.ActivitySynced) {
+	if p.Through > p.From {
+		key := domain.ActivityKey(p.Kind, p.Scope)
+		s.covered[key] = addSpan(s.covered[key], domain.Span{From: p.From, Through: p.Through})
+	}
 }
 
 // addSpan merges sp into spans (sorted, disjoint, not adjacent).

@@ -204,3 +204,29 @@ func TestSnapshotAccounts(t *testing.T) {
 }
 
 func timeOf(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
+
+// An account event whose payload does not decode is an error, whatever
+// its type, and changes nothing the account shows.
+func TestAccountsRefuseUndecodablePayloads(t *testing.T) {
+	var l accountLog
+	acct := domain.AccountStream("bin")
+	l.add(acct, domain.TypeAccountOpened, "sync", 2000, domain.AccountOpened{Exchange: "bin", Time: 2000,
+		Balances: []domain.AssetBalance{{Asset: "USDT", Available: dec("900")}}})
+	a := projections.NewAccounts()
+	if err := a.Apply(&l.events[0]); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := a.View("bin")
+	for i, typ := range []string{domain.TypeAccountOpened, domain.TypeExternalFill, domain.TypeDeposit, domain.TypeWithdrawal,
+		domain.TypeConversion, domain.TypeActivitySynced, domain.TypeFillMismatch, domain.TypeFillUnlisted,
+		domain.TypeBalanceDiscrepancy, domain.TypeBalanceDiscrepancyCleared} {
+		e := domain.Event{ID: domain.DerivedEventID(fmt.Sprint("bad", i)), Stream: acct, Version: int64(i + 1), Position: uint64(i + 2),
+			Type: typ, Schema: 1, Time: 3000, Actor: "sync", Data: json.RawMessage(`[1]`)}
+		if err := a.Apply(&e); err == nil {
+			t.Errorf("%s with an undecodable payload: no error", typ)
+		}
+	}
+	if after, _ := a.View("bin"); !reflect.DeepEqual(after, before) {
+		t.Fatalf("undecodable events changed the account:\n%+v\nwant\n%+v", after, before)
+	}
+}

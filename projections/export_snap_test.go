@@ -13,12 +13,24 @@ func OrderListDiff(a, b *OrderList) []string {
 	for _, c := range []struct {
 		n    string
 		x, y any
-	}{{"keys", a.keys, b.keys}, {"byName", a.byName, b.byName}, {"states", a.states, b.states},
+	}{{"keys", a.keys, b.keys}, {"byName", a.byName, b.byName}, {"states", indexOf(&a.states), indexOf(&b.states)},
 		{"entries", a.entries, b.entries}, {"open", a.open, b.open}, {"unsorted", a.unsorted, b.unsorted}} {
 		if !reflect.DeepEqual(c.x, c.y) {
 			out = append(out, c.n)
 		}
 	}
+	return out
+}
+
+// indexOf returns what an id index holds, whatever its chunks' layout:
+// the dense range's length and use, and every id with its value in order.
+func indexOf[V uint8 | uint32](x *idIndex[V]) any {
+	type entry struct {
+		id int64
+		v  V
+	}
+	out := []any{x.denseLen, x.used}
+	x.each(func(id int64, v V) { out = append(out, entry{id, v}) })
 	return out
 }
 

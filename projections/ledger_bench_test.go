@@ -27,11 +27,17 @@ const (
 // benchEvents returns the events of orders [from, from+n) of the synthetic
 // log (deterministic for a given from).
 func benchEvents(from, n int) []domain.Event {
+	return benchEventsIDs(from, n, func(i int) int64 { return int64(i + 1) })
+}
+
+// benchEventsIDs is benchEvents with order number i's id orderID(i) (an
+// import's, say).
+func benchEventsIDs(from, n int, orderID func(i int) int64) []domain.Event {
 	rng := rand.New(rand.NewSource(int64(from)))
 	evs := make([]domain.Event, 0, 3*n)
 	t0 := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
 	for i := from; i < from+n; i++ {
-		id := int64(i + 1)
+		id := orderID(i)
 		pair := "USDT-C" + strconv.Itoa(i%benchPairs)
 		side := "buy"
 		if rng.Intn(2) == 0 {

@@ -145,6 +145,7 @@ func (l *Ledger) refold(b *pairBook) {
 		conv[k] = l.convSeries(b, to)
 	}
 	owned := false
+	l.ownSeries(&b.series, &b.seriesAt)
 	rb, moved := fold.Refold(&b.fold, b.journal(l), &l.conv.Rates, &b.series, targets, conv, func(i int, f *fold.Fill, r *fold.Result) {
 		if i < 0 {
 			return // a conversion leg: in the slots, not among the records
@@ -209,6 +210,7 @@ func (l *Ledger) resum(q string, qs *quoteSeries) {
 	for i, s := range slots {
 		fresh[i] = *bySlot[s]
 	}
+	l.ownSeries(&qs.series, &qs.seriesAt)
 	qs.Replace(from, fresh)
 	qs.stale = false
 }

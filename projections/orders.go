@@ -97,6 +97,7 @@ type Ledger struct {
 	first   idIndex[uint32]                // order id → the second (unix, +1) of its first fill, or firstUnknown (ledgerfold.go)
 	byCur   map[fold.CurrencyPair][]uint32 // pairs by currencies, every exchange: the rates of fills
 	refolds uint64                         // pairs folded again so far (a measure, not state)
+	frozen  uint64                         `snap:"-"` // freezes so far: series copied at an earlier one are shared with a frozen copy (ownSeries)
 }
 
 const sideSell = 1 << 31
@@ -115,7 +116,9 @@ type pairBook struct {
 	fold                             fold.Pair // lots, position, cash flow, last price, restart points
 	recs                             recList   // ascending (time, pos)
 	series                           series
+	seriesAt                         uint64            `snap:"-"` // the freeze (Ledger.frozen) as of which series' slots are its own (ownSeries)
 	prices                           []pricePoint      // assets.go
+	pricesAt                         uint64            `snap:"-"` // as seriesAt, for prices
 	gen                              uint64            // moves when cached JSON of its records may be void (orderjson.go)
 	enc                              []*encodedBlock   `snap:"-"` // cached JSON by block, guarded by Ledger.pages.mu
 	feeAssets                        []string          // fee assets other than quote and base, by fee code − 2
@@ -457,6 +460,7 @@ func (l *Ledger) addFill(bi uint32, id int64, external, sell bool, t int64, pos 
 		}
 		l.conv.Late(int(bi), ff.Key)
 	}
+	ownSlice(&b.prices, &b.pricesAt, l.frozen)
 	b.addPrice(t, f.Price, !late)
 	// The fill's price is a rate: the pairs whose figures depend on rates
 	// and went past its time are folded again from it.

@@ -1,6 +1,8 @@
 package projections
 
 import (
+	"slices"
+
 	"github.com/tradeledger/tradeledger/domain/fold"
 )
 
@@ -33,6 +35,22 @@ type quoteSeries struct {
 	series
 	stale     bool
 	staleFrom int64
+	seriesAt  uint64 `snap:"-"` // as pairBook.seriesAt
+}
+
+// ownSeries makes s's slots its own before they are written into (see
+// ownSlice): a freeze copies no series, a pair's or quote's first change
+// after it copies that one.
+func (l *Ledger) ownSeries(s *series, at *uint64) { ownSlice(&s.Slots, at, l.frozen) }
+
+// ownSlice copies *s before it is written into when a freeze since it was
+// last copied (at; frozen is Ledger.frozen, the freezes so far) shares it
+// with its frozen copy, and notes the copy in at.
+func ownSlice[T any](s *[]T, at *uint64, frozen uint64) {
+	if *at != frozen {
+		*s = slices.Clone(*s)
+		*at = frozen
+	}
 }
 
 // addToSeries adds one fill folded in order to its pair's and its quote's
@@ -40,6 +58,7 @@ type quoteSeries struct {
 func (l *Ledger) addToSeries(b *pairBook, f *fold.Fill, r *fold.Result) {
 	fx := r.Agg(f)
 	l.convertFill(b, f.Key, &fx, r.Unique)
+	l.ownSeries(&b.series, &b.seriesAt)
 	b.series.Add(&fx)
 	b.series.Move(r.Unique)
 	q := l.quotes[b.quote]
@@ -47,6 +66,7 @@ func (l *Ledger) addToSeries(b *pairBook, f *fold.Fill, r *fold.Result) {
 		q = &quoteSeries{}
 		l.quotes[b.quote] = q
 	}
+	l.ownSeries(&q.series, &q.seriesAt)
 	q.Add(&fx)
 	q.Move(r.Unique)
 }

@@ -15,7 +15,10 @@ import (
 // the ledger (every late fill folded), then copies its state under the
 // lock — all but the order records, whose chunks the frozen copy shares: a
 // re-fold or a late fill that writes into a shared chunk copies it first
-// (recList.own) —, and the copy is encoded afterwards:
+// (recList.own); the order indexes, whose chunks it shares likewise
+// (idIndex.clone); and the series and slot prices, which it shares whole:
+// the first write into one after the freeze copies it (ownSlice) —, and
+// the copy is encoded afterwards:
 //
 //	method, version, head, records, books' method
 //	pairs, each: exchange, pair; its fold (lots, position, cash flow, last
@@ -79,13 +82,13 @@ func (l *Ledger) Freeze() func(*snap.Encoder) {
 		b.recs.frozen = len(b.recs.chunks)
 		f := &pairBook{key: b.key, exchange: b.exchange, pair: b.pair, quote: b.quote, base: b.base, fold: b.fold.Clone(),
 			recs:   recList{chunks: slices.Clone(b.recs.chunks), n: b.recs.n, wide: slices.Clone(b.recs.wide)},
-			series: b.series.Clone(), prices: slices.Clone(b.prices), feeAssets: slices.Clone(b.feeAssets),
+			series: b.series, prices: b.prices, feeAssets: slices.Clone(b.feeAssets),
 			feeOther: maps.Clone(b.feeOther), fees: slices.Clone(b.fees)}
 		c.pairs = append(c.pairs, f)
 		index[b] = i
 	}
 	for q, s := range l.quotes {
-		c.quotes[q] = s.Clone()
+		c.quotes[q] = s.series // its slots shared until the next write (ownSeries)
 	}
 	for x, a := range l.assets.exchanges {
 		c.assets[x] = slices.Clone(a.snaps) // a snapshot's holdings are never changed in place
@@ -102,6 +105,7 @@ func (l *Ledger) Freeze() func(*snap.Encoder) {
 		c.feeAsts[x] = slices.Clone(as)
 	}
 	c.booksS, c.flows = l.booksS, l.conv.Flows()
+	l.frozen++ // the series are shared with c now
 	l.mu.Unlock()
 	return c.encode
 }

@@ -11,14 +11,10 @@ import (
 
 // Snapshots of the order index (OrderList) and of the id indexes it shares
 // with the Ledger. The large parts are copied as little as they can be at
-// the cut: an index by id is one flat slice (a byte or a word an order),
-// copied whole; the order list's chunks are shared but for the last few,
-// the only ones a later request can change in place (see frozenChunks).
-
-// clone returns a copy of x that later sets do not change.
-func (x *idIndex[V]) clone() idIndex[V] {
-	return idIndex[V]{dense: slices.Clone(x.dense), used: x.used, sparse: maps.Clone(x.sparse)}
-}
+// the cut: an index by id is chunks (a byte or a word an order) shared
+// copy-on-write (idIndex.clone); the order list's chunks are shared but
+// for the last few, the only ones a later request can change in place
+// (see frozenChunks).
 
 // valueSize returns the bytes a value of an id index is written in: 1 for
 // a byte, 4 for a word.
@@ -32,16 +28,17 @@ func valueSize[V uint8 | uint32]() int {
 // denseRun is how many values of a dense index one Bytes value holds.
 const denseRun = 1 << 16
 
-// encode writes x: its dense slice as runs of little-endian values, then
-// its sparse ids in order.
+// encode writes x: its dense range as runs of little-endian values, then
+// its far ids in order.
 func (x *idIndex[V]) encode(e *snap.Encoder) {
 	size := valueSize[V]()
-	e.Len(len(x.dense))
+	e.Len(int(x.denseLen))
 	e.Int(x.used)
 	buf := make([]byte, 0, denseRun*size)
-	for i := 0; i < len(x.dense); i += denseRun {
+	for i := int64(0); i < x.denseLen; i += denseRun {
 		buf = buf[:0]
-		for _, v := range x.dense[i:min(i+denseRun, len(x.dense))] {
+		for id := i; id < min(i+denseRun, x.denseLen); id++ {
+			v := x.dense[id>>denseBits].v[id&denseMask]
 			if size == 1 {
 				buf = append(buf, byte(v))
 			} else {
@@ -50,25 +47,28 @@ func (x *idIndex[V]) encode(e *snap.Encoder) {
 		}
 		e.Bytes(buf)
 	}
-	e.Len(len(x.sparse))
-	for _, id := range slices.Sorted(maps.Keys(x.sparse)) {
+	e.Len(x.far.n)
+	x.far.each(func(id int64, v V) {
 		e.Varint(id)
-		e.Uvarint(uint64(x.sparse[id]))
-	}
+		e.Uvarint(uint64(v))
+	})
 }
 
 // decode reads an index encode wrote.
 func (x *idIndex[V]) decode(d *snap.Decoder) {
 	size := valueSize[V]()
 	n := d.Len(0)
-	x.used = d.Int()
+	used := d.Int()
 	if d.Err() != nil {
 		return
 	}
-	x.dense = make([]V, 0, n)
-	for len(x.dense) < n && d.Err() == nil {
+	*x = idIndex[V]{}
+	if n > 0 {
+		x.growDense(int64(n))
+	}
+	for at := int64(0); at < int64(n) && d.Err() == nil; {
 		b := d.Bytes()
-		if len(b) != min(denseRun, n-len(x.dense))*size {
+		if len(b) != int(min(denseRun, int64(n)-at))*size {
 			d.Failf("a run of an id index holds %d bytes", len(b))
 			return
 		}
@@ -79,15 +79,26 @@ func (x *idIndex[V]) decode(d *snap.Decoder) {
 			} else {
 				v = binary.LittleEndian.Uint32(b[i:])
 			}
-			x.dense = append(x.dense, V(v))
+			x.dense[at>>denseBits].v[at&denseMask] = V(v)
+			at++
 		}
 	}
-	if m := d.Len(2); m > 0 {
-		x.sparse = make(map[int64]V, m)
-		for range m {
-			id := d.Varint()
-			x.sparse[id] = V(d.Uvarint())
+	x.used = used
+	prev := int64(0)
+	for k := range d.Len(2) {
+		id, v := d.Varint(), V(d.Uvarint())
+		switch {
+		case d.Err() != nil:
+			return
+		case id >= 0 && id < int64(n):
+			d.Failf("far id %d inside the dense range of %d", id, n)
+			return
+		case k > 0 && id <= prev:
+			d.Failf("far id %d after %d: not ascending", id, prev)
+			return
 		}
+		x.far.set(id, v, x.gen) // ascending: appended
+		prev = id
 	}
 }
 
@@ -111,13 +122,13 @@ func (c *listChunks) frozen() listChunks {
 
 // Freeze implements Snapshotter.
 func (l *OrderList) Freeze() func(*snap.Encoder) {
-	l.mu.RLock()
+	l.mu.Lock() // the clone of states moves its generation
 	keys := slices.Clone(l.keys)
 	states := l.states.clone()
 	entries := l.entries.frozen()
 	unsorted := l.unsorted
 	open := maps.Clone(l.open)
-	l.mu.RUnlock()
+	l.mu.Unlock()
 	return func(e *snap.Encoder) {
 		// byName is the inverse of keys.
 		e.Len(len(keys))

@@ -194,3 +194,34 @@ func TestSnapshotLedgerAccounts(t *testing.T) {
 		})
 	}
 }
+
+// TestSnapshotLedgerFrozenWhileReadsSettle: a Ledger frozen, then fed
+// more events with a read after each (which settles: late fills fold
+// their pairs again and sum their quotes' series again), encodes as it
+// was when frozen — the series it shares with the frozen copy until their
+// next change are copied before that change, whichever path changes them.
+func TestSnapshotLedgerFrozenWhileReadsSettle(t *testing.T) {
+	for seed := uint64(1); seed <= 3; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 41))
+		events := snaptest.RandomLog(rng, snaptest.LogOptions{Events: 4000})
+		for _, cut := range snaptest.Cuts(rng, len(events), 4) {
+			l := projections.NewLedger(domain.LOFO)
+			snaptest.Apply([]projections.Snapshotter{l}, events[:cut])
+			frozen := l.Freeze()
+			want := snaptest.Encode(t, l) // a second freeze: its copy shares the same series
+			for i := cut; i < len(events); i++ {
+				snaptest.Apply([]projections.Snapshotter{l}, events[i:i+1])
+				l.Settle()
+			}
+			var buf bytes.Buffer
+			e := snap.NewEncoder(&buf)
+			frozen(e)
+			if err := e.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(buf.Bytes(), want) {
+				t.Fatalf("seed %d: the state frozen after %d events encodes differently once more were applied and read", seed, cut)
+			}
+		}
+	}
+}

@@ -127,8 +127,10 @@ func (p paperActivity) DecideActivity(clock domain.Clock, a domain.PaperActivity
 
 // openAccounts opens the data dir with serve's read models replayed (from
 // the newest snapshot when there is one), its simulator configured, for a
-// command that syncs or reconciles an account beside a running serve.
-func openAccounts(ctx context.Context, data, storeURL string, stderr io.Writer) (*Main, error) {
+// command that syncs or reconciles exchange's account beside a running
+// serve; an exchange the configuration does not name is refused
+// (checkExchange).
+func openAccounts(ctx context.Context, data, storeURL, exchange string, stderr io.Writer) (*Main, error) {
 	m := NewMain()
 	m.Config.Data, m.Config.EventStore = data, storeURL
 	m.Logger = zap.New(zapcore.NewCore(zapcore.NewConsoleEncoder(zap.NewDevelopmentEncoderConfig()), zapcore.AddSync(stderr), zap.WarnLevel))
@@ -144,6 +146,10 @@ func openAccounts(ctx context.Context, data, storeURL string, stderr io.Writer) 
 	}
 	m.wireSimulator(m.models.config)
 	if err := m.Connectors.Check(m.models.config.Current()); err != nil {
+		m.Close()
+		return nil, err
+	}
+	if err := checkExchange(m, exchange); err != nil {
 		m.Close()
 		return nil, err
 	}
@@ -178,14 +184,11 @@ func runSync(ctx context.Context, args []string, env *Env) error {
 	if err != nil {
 		return fmt.Errorf("--since: %w", err)
 	}
-	m, err := openAccounts(ctx, *data, *storeURL, env.Stderr)
+	m, err := openAccounts(ctx, *data, *storeURL, *exchange, env.Stderr)
 	if err != nil {
 		return err
 	}
 	defer m.Close()
-	if err := checkExchange(m, *exchange); err != nil {
-		return err
-	}
 	terminal := isTerminal(env.Stderr)
 	start := time.Now()
 	st, err := m.Engine.Accounts.Backfill(ctx, *exchange, time.UnixMilli(from), func(p engine.SyncProgress) {
@@ -254,14 +257,11 @@ func runReconcile(ctx context.Context, args []string, env *Env) error {
 			return errors.New("--to must be after --from")
 		}
 	}
-	m, err := openAccounts(ctx, *data, *storeURL, env.Stderr)
+	m, err := openAccounts(ctx, *data, *storeURL, *exchange, env.Stderr)
 	if err != nil {
 		return err
 	}
 	defer m.Close()
-	if err := checkExchange(m, *exchange); err != nil {
-		return err
-	}
 	r, err := m.Engine.Accounts.Reconcile(ctx, *exchange, from, to)
 	if err != nil {
 		return err

@@ -202,6 +202,17 @@ func TestAccountReconciledOverHTTP(t *testing.T) {
 		!strings.Contains(err.Error(), "--since") {
 		t.Errorf("sync without --since: %v", err)
 	}
+	for _, args := range [][]string{{"sync", "--since", "2024-01-01"}, {"reconcile"}} {
+		for _, exchange := range []string{"", "nowhere"} {
+			a := append([]string{args[0], "--data", dir}, args[1:]...)
+			if exchange != "" {
+				a = append(a, "--exchange", exchange)
+			}
+			if err := Run(context.Background(), a, strings.NewReader(""), &out, &errOut); err == nil || !strings.Contains(err.Error(), "--exchange") {
+				t.Errorf("%v: %v, want a refusal naming --exchange", a, err)
+			}
+		}
+	}
 }
 
 func mustJSON(t *testing.T, v any) string {

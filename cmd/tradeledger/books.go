@@ -50,40 +50,15 @@ func runBooksExport(ctx context.Context, args []string, env *Env) error {
 		return fmt.Errorf("--timezone: %s", domain.ErrorMessage(err))
 	}
 	q := books.Query{Loc: loc, HoldingPeriodDays: *holding}
-	if *from != "" {
-		if q.From, err = periodBound(*from, loc, false); err != nil {
-			return fmt.Errorf("--from: %w", err)
-		}
+	if q.From, q.To, err = exportPeriod(*from, *to, loc); err != nil {
+		return err
 	}
-	if *to != "" {
-		if q.To, err = periodBound(*to, loc, true); err != nil {
-			return fmt.Errorf("--to: %w", err)
-		}
-		if q.To <= q.From {
-			return errors.New("--to must be after --from")
-		}
+	if q.Keys, err = exportKeys(*keys); err != nil {
+		return err
 	}
-	if *keys != "" {
-		for _, k := range strings.Split(*keys, ",") {
-			if _, pair, err := domain.SplitPairKey(strings.TrimSpace(k)); err != nil {
-				return fmt.Errorf("--keys: %s", domain.ErrorMessage(err))
-			} else if _, _, err := domain.SplitPair(pair); err != nil {
-				return fmt.Errorf("--keys: %s", domain.ErrorMessage(err))
-			}
-			q.Keys = append(q.Keys, strings.TrimSpace(k))
-		}
-	}
-	var m domain.PnlMethod
-	if *method != "" {
-		if m, err = domain.ParsePnlMethod(*method); err != nil {
-			return fmt.Errorf("--method: %s", domain.ErrorMessage(err))
-		}
-	}
-	var sc domain.CostBasisScope
-	if *scope != "" {
-		if sc, err = domain.ParseCostBasisScope(*scope); err != nil {
-			return fmt.Errorf("--scope: %s", domain.ErrorMessage(err))
-		}
+	choices, err := parseBookChoices(*method, *scope, *currency)
+	if err != nil {
+		return err
 	}
 	cut, err := newLogCut(*until, 0, loc)
 	if err != nil {
@@ -107,20 +82,7 @@ func runBooksExport(ctx context.Context, args []string, env *Env) error {
 	if err != nil {
 		return err
 	}
-	defMethod, defCurrency, defScope := st.Ledger.BookDefaults()
-	q.Method, q.Currency, q.Scope = defMethod, defCurrency, defScope
-	if *method != "" {
-		q.Method = m
-	}
-	if *scope != "" {
-		q.Scope = sc
-	}
-	switch {
-	case strings.EqualFold(*currency, "none"):
-		q.Currency = ""
-	case *currency != "":
-		q.Currency = *currency
-	}
+	q.Method, q.Currency, q.Scope = choices.or(st.Ledger.BookDefaults())
 
 	w, commit, err := exportTarget(*out, env.Stdout)
 	if err != nil {
@@ -140,6 +102,94 @@ func runBooksExport(ctx context.Context, args []string, env *Env) error {
 	fmt.Fprintf(env.Stderr, "exported %d rows (%s, %s, %s) of the log up to position %d (%s) to %s in %s\n",
 		rows, f, q.Method, describePeriod(q, loc), st.Result().Position, replaySource(st.Result()), where, el.Round(time.Millisecond))
 	return nil
+}
+
+// exportPeriod reads --from and --to (either may be empty: 0, no bound)
+// as periodBound does, or returns an error naming the flag; --to must be
+// after --from.
+func exportPeriod(from, to string, loc *time.Location) (fromMs, toMs int64, err error) {
+	if from != "" {
+		if fromMs, err = periodBound(from, loc, false); err != nil {
+			return 0, 0, fmt.Errorf("--from: %w", err)
+		}
+	}
+	if to != "" {
+		if toMs, err = periodBound(to, loc, true); err != nil {
+			return 0, 0, fmt.Errorf("--to: %w", err)
+		}
+		if toMs <= fromMs {
+			return 0, 0, errors.New("--to must be after --from")
+		}
+	}
+	return fromMs, toMs, nil
+}
+
+// exportKeys reads --keys: pair keys (exchange/pair), comma separated,
+// each trimmed; nil when empty (every pair), an error naming --keys when
+// one is not a pair key.
+func exportKeys(keys string) ([]string, error) {
+	if keys == "" {
+		return nil, nil
+	}
+	var out []string
+	for _, k := range strings.Split(keys, ",") {
+		k = strings.TrimSpace(k)
+		if _, pair, err := domain.SplitPairKey(k); err != nil {
+			return nil, fmt.Errorf("--keys: %s", domain.ErrorMessage(err))
+		} else if _, _, err := domain.SplitPair(pair); err != nil {
+			return nil, fmt.Errorf("--keys: %s", domain.ErrorMessage(err))
+		}
+		out = append(out, k)
+	}
+	return out, nil
+}
+
+// bookChoices are the export's --method, --scope and --currency, checked
+// before the log is read; each given one overrides the deployment's
+// default (or:), and --currency none asks for the quote only.
+type bookChoices struct {
+	method   domain.PnlMethod
+	scope    domain.CostBasisScope
+	currency string
+	// hasMethod and hasScope say --method and --scope were given.
+	hasMethod, hasScope bool
+}
+
+// parseBookChoices checks --method and --scope (empty: not given), or
+// returns an error naming the flag.
+func parseBookChoices(method, scope, currency string) (bookChoices, error) {
+	c := bookChoices{currency: currency, hasMethod: method != "", hasScope: scope != ""}
+	var err error
+	if c.hasMethod {
+		if c.method, err = domain.ParsePnlMethod(method); err != nil {
+			return c, fmt.Errorf("--method: %s", domain.ErrorMessage(err))
+		}
+	}
+	if c.hasScope {
+		if c.scope, err = domain.ParseCostBasisScope(scope); err != nil {
+			return c, fmt.Errorf("--scope: %s", domain.ErrorMessage(err))
+		}
+	}
+	return c, nil
+}
+
+// or returns the lot matching, reporting currency and cost basis scope of
+// the export: each choice given, else the default passed (the Ledger's
+// BookDefaults); --currency none is no reporting currency ("").
+func (c bookChoices) or(method domain.PnlMethod, currency string, scope domain.CostBasisScope) (domain.PnlMethod, string, domain.CostBasisScope) {
+	if c.hasMethod {
+		method = c.method
+	}
+	if c.hasScope {
+		scope = c.scope
+	}
+	switch {
+	case strings.EqualFold(c.currency, "none"):
+		currency = ""
+	case c.currency != "":
+		currency = c.currency
+	}
+	return method, currency, scope
 }
 
 // exportTarget returns where an export writes: stdout, or a file written

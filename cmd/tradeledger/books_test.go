@@ -79,10 +79,21 @@ func TestBooksExportCommand(t *testing.T) {
 	if lines := strings.Split(strings.TrimSpace(string(b)), "\r\n"); len(lines) != 3 || lines[0] != books.KoinlyHeader {
 		t.Errorf("koinly as of 03-03:\n%s", b)
 	}
+	// --keys picks pairs; --scope and --currency override the defaults.
+	keyed := filepath.Join(t.TempDir(), "keyed.csv")
+	if summary := run("--format", "realized", "--method", "lofo", "--from", "2024-03-02", "--to", "2024-03-05", "--keys", " binance/USDT-BTC",
+		"--scope", "universal", "--currency", "none", "--out", keyed); !strings.Contains(summary, "exported 3 rows (realized, lofo") {
+		t.Errorf("summary with --keys: %s", summary)
+	}
+	if summary := run("--format", "realized", "--keys", "binance/USDT-ETH", "--out", keyed); !strings.Contains(summary, "exported 0 rows") {
+		t.Errorf("summary with --keys of a pair never traded: %s", summary)
+	}
 	// Bad flags say which, and write nothing.
 	bad := filepath.Join(t.TempDir(), "bad.csv")
 	for _, args := range [][]string{{"--format", "xlsx"}, {"--format", "fills", "--method", "fofo"}, {"--format", "fills", "--from", "someday"},
-		{"--format", "fills", "--from", "2024-03-05", "--to", "2024-03-01"}} {
+		{"--format", "fills", "--from", "2024-03-05", "--to", "2024-03-01"}, {"--format", "fills", "--to", "someday"},
+		{"--format", "fills", "--keys", "binance/USDT-BTC,nokey"}, {"--format", "fills", "--keys", "binance/BTC"},
+		{"--format", "fills", "--scope", "global"}, {"--format", "fills", "--timezone", "Mars/Base"}} {
 		_, errOut, code := auditRun(t, append(append([]string{"export", "--data", data}, args...), "--out", bad)...)
 		if code == 0 || !strings.Contains(errOut, args[len(args)-2]) {
 			t.Errorf("export %v: exit %d %s", args, code, errOut)

@@ -55,91 +55,146 @@ func (f *storeFlags) open(ctx context.Context) (*DataDir, error) {
 	return openDataDirToRead(ctx, f.data, f.eventstore, zap.NewNop())
 }
 
+// verifyFlags are verify's flags.
+type verifyFlags struct {
+	store       storeFlags
+	heads       bool
+	maxFaults   int
+	asJSON      bool
+	digest      string
+	saved       checkpointFiles
+	since       string
+	key         string
+	witnessed   witnessKeys // --witness-key, --quorum (witnesscheck.go)
+	snapshots   bool
+	snapshotDir string
+	pnlMethod   string
+}
+
+func (f *verifyFlags) register(fs *flag.FlagSet) {
+	f.store.register(fs)
+	fs.BoolVar(&f.heads, "heads", false, "also list every stream's head (version and hash); every order is a stream, so the list grows with the history")
+	fs.IntVar(&f.maxFaults, "max-faults", domain.DefaultMaxFaults, "list at most this many faulty events (all are counted)")
+	fs.BoolVar(&f.asJSON, "json", false, "print the result as JSON (the same document as GET /api/v1/audit/verify)")
+	fs.StringVar(&f.digest, "digest", "", "heads digest recorded earlier (64 hex digits): a different digest now fails the check")
+	fs.Var(&f.saved, "checkpoint", "a signed checkpoint FILE kept earlier (repeatable): the log must extend each (its signature, and the tree of its first N events has its root)")
+	fs.StringVar(&f.since, "since", "", "a signed checkpoint FILE kept earlier: verify only the events after it, and that the log extends it")
+	fs.StringVar(&f.key, "key", "", "verifier key of the checkpoints, or a file holding it (default: the data dir's own)")
+	f.witnessed.register(fs)
+	fs.BoolVar(&f.snapshots, "snapshots", false, "check each kept read-model snapshot instead: rebuild the state at its position from the log and compare")
+	fs.StringVar(&f.snapshotDir, "snapshot-dir", "", "with --snapshots: the snapshots' directory (default: the data directory's snapshots/)")
+	fs.StringVar(&f.pnlMethod, "pnl-method", "lofo", "with --snapshots: serve's --pnl-method (the order records' PNL in a snapshot depends on it)")
+}
+
+// check refuses the flags' combinations verify cannot honour (--snapshots
+// or --since with the flags of a whole verification, a negative
+// --max-faults) and returns the --digest given (the zero hash when none),
+// or an error naming the flag.
+func (f *verifyFlags) check() (domain.Hash, error) {
+	var want domain.Hash
+	if f.maxFaults < 0 {
+		return want, fmt.Errorf("--max-faults must be 0 or more, not %d", f.maxFaults)
+	}
+	if f.snapshots && (f.since != "" || len(f.saved) > 0 || f.digest != "" || f.asJSON || f.heads) {
+		return want, errors.New("--snapshots checks the read-model snapshots: it cannot be combined with --since, --checkpoint, --digest, --json or --heads")
+	}
+	if f.since != "" && (len(f.saved) > 0 || f.digest != "" || f.asJSON) {
+		return want, errors.New("--since verifies the events after one checkpoint: it cannot be combined with --checkpoint, --digest or --json")
+	}
+	if f.digest != "" {
+		if err := want.UnmarshalText([]byte(strings.TrimSpace(f.digest))); err != nil {
+			return want, fmt.Errorf("--digest: %w", err)
+		}
+	}
+	return want, nil
+}
+
+// verifierKey is the key the checkpoints are checked with: --key (the
+// key, or a file holding it), else the data directory's own.
+func (f *verifyFlags) verifierKey(d *DataDir) string {
+	if f.key == "" {
+		return d.CheckpointKey.VerifierKey()
+	}
+	if b, err := os.ReadFile(f.key); err == nil {
+		return strings.TrimSpace(string(b))
+	}
+	return f.key
+}
+
+// options are the verification's options: --heads, and --max-faults (0
+// counts the faults without listing any).
+func (f *verifyFlags) options() domain.VerifyOptions {
+	opts := domain.VerifyOptions{Heads: f.heads, MaxFaults: f.maxFaults}
+	if f.maxFaults == 0 {
+		opts.MaxFaults = -1 // count only
+	}
+	return opts
+}
+
+// openCheckpoints checks every checkpoint file given (--checkpoint and
+// --since) before the log is read, so that a forged one fails first: its
+// signature under vkey, then its witnesses' cosignatures (--witness-key;
+// what they say goes to out). It returns the --checkpoint ones, in order.
+func (f *verifyFlags) openCheckpoints(vkey string, out io.Writer) ([]savedCheckpoint, error) {
+	var checkpoints []savedCheckpoint
+	for i, file := range append(f.saved[:len(f.saved):len(f.saved)], f.since) {
+		if file == "" {
+			continue
+		}
+		c, err := openCheckpointFile(file, vkey)
+		if err != nil {
+			return nil, err
+		}
+		if err := f.witnessed.checkFile(file, out); err != nil {
+			return nil, err
+		}
+		if i < len(f.saved) {
+			checkpoints = append(checkpoints, c)
+		}
+	}
+	return checkpoints, nil
+}
+
 func runVerify(ctx context.Context, args []string, env *Env) error {
 	fs := newFlagSet("verify", env.Stderr)
-	var sf storeFlags
-	sf.register(fs)
-	heads := fs.Bool("heads", false, "also list every stream's head (version and hash); every order is a stream, so the list grows with the history")
-	maxFaults := fs.Int("max-faults", domain.DefaultMaxFaults, "list at most this many faulty events (all are counted)")
-	asJSON := fs.Bool("json", false, "print the result as JSON (the same document as GET /api/v1/audit/verify)")
-	digest := fs.String("digest", "", "heads digest recorded earlier (64 hex digits): a different digest now fails the check")
-	var saved checkpointFiles
-	fs.Var(&saved, "checkpoint", "a signed checkpoint FILE kept earlier (repeatable): the log must extend each (its signature, and the tree of its first N events has its root)")
-	since := fs.String("since", "", "a signed checkpoint FILE kept earlier: verify only the events after it, and that the log extends it")
-	keyFlag := fs.String("key", "", "verifier key of the checkpoints, or a file holding it (default: the data dir's own)")
-	var witnessed witnessKeys // --witness-key, --quorum (witnesscheck.go)
-	witnessed.register(fs)
-	snapshots := fs.Bool("snapshots", false, "check each kept read-model snapshot instead: rebuild the state at its position from the log and compare")
-	snapshotDir := fs.String("snapshot-dir", "", "with --snapshots: the snapshots' directory (default: the data directory's snapshots/)")
-	pnlMethod := fs.String("pnl-method", "lofo", "with --snapshots: serve's --pnl-method (the order records' PNL in a snapshot depends on it)")
+	var f verifyFlags
+	f.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *maxFaults < 0 {
-		return fmt.Errorf("--max-faults must be 0 or more, not %d", *maxFaults)
+	want, err := f.check()
+	if err != nil {
+		return err
 	}
-	if *snapshots && (*since != "" || len(saved) > 0 || *digest != "" || *asJSON || *heads) {
-		return errors.New("--snapshots checks the read-model snapshots: it cannot be combined with --since, --checkpoint, --digest, --json or --heads")
-	}
-	if *since != "" && (len(saved) > 0 || *digest != "" || *asJSON) {
-		return errors.New("--since verifies the events after one checkpoint: it cannot be combined with --checkpoint, --digest or --json")
-	}
-	var want domain.Hash
-	if *digest != "" {
-		if err := want.UnmarshalText([]byte(strings.TrimSpace(*digest))); err != nil {
-			return fmt.Errorf("--digest: %w", err)
-		}
-	}
-	d, err := sf.open(ctx)
+	d, err := f.store.open(ctx)
 	if err != nil {
 		return auditFailure{err, exitUnreadable}
 	}
 	defer d.Close()
-	if *snapshots {
-		return verifySnapshots(ctx, d, *snapshotDir, *pnlMethod, env)
+	if f.snapshots {
+		return verifySnapshots(ctx, d, f.snapshotDir, f.pnlMethod, env)
 	}
-	vkey := d.CheckpointKey.VerifierKey()
-	if *keyFlag != "" {
-		vkey = *keyFlag
-		if b, err := os.ReadFile(vkey); err == nil {
-			vkey = strings.TrimSpace(string(b))
-		}
+	vkey := f.verifierKey(d)
+	checkpoints, err := f.openCheckpoints(vkey, env.Stdout)
+	if err != nil {
+		return err
 	}
-	opts := domain.VerifyOptions{Heads: *heads, MaxFaults: *maxFaults}
-	if *maxFaults == 0 {
-		opts.MaxFaults = -1 // count only
+	if f.since != "" {
+		return verifySince(ctx, d, f.since, vkey, f.options(), env)
 	}
-	for _, file := range append(saved[:len(saved):len(saved)], *since) {
-		if file != "" {
-			if _, err := openCheckpointFile(file, vkey); err != nil {
-				return err
-			}
-			if err := witnessed.checkFile(file, env.Stdout); err != nil {
-				return err
-			}
-		}
-	}
-	if *since != "" {
-		return verifySince(ctx, d, *since, vkey, opts, env)
-	}
-	// Each saved checkpoint's signature first: a forged one fails before
-	// the log is read.
-	var checkpoints []savedCheckpoint
-	for _, file := range saved {
-		c, err := openCheckpointFile(file, vkey)
-		if err != nil {
-			return err
-		}
-		checkpoints = append(checkpoints, c)
-	}
+	return verifyWhole(ctx, d, vkey, f.options(), checkpoints, f.digest, want, f.asJSON, env)
+}
 
+// verifyWhole is verify without --since: every event of the log, the tree
+// rebuilt from them as they are read and compared with the stored tree's
+// root, the kept checkpoint's and each saved checkpoint's
+// (transparency.Verify); the verdict (verify_verdict.go) is printed as
+// text or JSON and is an auditFailure when the log is not sound.
+func verifyWhole(ctx context.Context, d *DataDir, vkey string, opts domain.VerifyOptions, checkpoints []savedCheckpoint, digest string, want domain.Hash, asJSON bool, env *Env) error {
 	prog := newProgress(env.Stderr, "verify")
 	head, _ := d.Store.Head(ctx)
 	start := time.Now()
 	opts.Progress = func(n int64, pos uint64) { prog.update(n, pos, head) }
-	// The tree is rebuilt from the events as they are read: its root at
-	// the stored tree's size, the kept checkpoint's (transparency.Verify)
-	// and each saved checkpoint's.
 	var sizes []int64
 	for _, c := range checkpoints {
 		sizes = append(sizes, c.cp.Size)
@@ -149,8 +204,8 @@ func runVerify(ctx context.Context, args []string, env *Env) error {
 	if err != nil {
 		return auditFailure{err, exitUnreadable}
 	}
-	v := newVerifyVerdict(sum, roots, checkpoints, *digest, want) // verify_verdict.go
-	return v.report(env.Stdout, *asJSON, time.Since(start))
+	v := newVerifyVerdict(sum, roots, checkpoints, digest, want) // verify_verdict.go
+	return v.report(env.Stdout, asJSON, time.Since(start))
 }
 
 // verifySince is verify --since FILE: the events after the checkpoint in

@@ -449,3 +449,39 @@ func TestVerifyZeroedHeadHash(t *testing.T) {
 		t.Fatalf("exit %d, want only the zeroed head (%s) reported, not the append at position %d:\n%s", code, want, res.LastPosition, out)
 	}
 }
+
+// verify refuses flags it cannot honour, naming the flag, before it reads
+// the log; --key takes the key itself or a file holding it; --max-faults 0
+// counts faults without listing them.
+func TestVerifyFlags(t *testing.T) {
+	dir, _ := auditLog(t)
+	file, _ := auditCheckpoint(t, dir)
+	key, _, _ := auditRun(t, "checkpoint", "key", "--data", dir)
+	keyFile := filepath.Join(t.TempDir(), "key")
+	if err := os.WriteFile(keyFile, []byte(key), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		flag string // "" when verify passes
+	}{
+		{[]string{"--max-faults", "-1"}, "--max-faults"},
+		{[]string{"--snapshots", "--json"}, "--snapshots"},
+		{[]string{"--snapshots", "--checkpoint", file}, "--snapshots"},
+		{[]string{"--since", file, "--json"}, "--since"},
+		{[]string{"--digest", "not hex"}, "--digest"},
+		{[]string{"--checkpoint", file, "--key", "not a key"}, "checkpoint " + file},
+		{[]string{"--max-faults", "0"}, ""},
+		{[]string{"--checkpoint", file, "--key", strings.TrimSpace(key)}, ""},
+		{[]string{"--checkpoint", file, "--key", keyFile}, ""},
+		{[]string{"--since", file, "--key", keyFile}, ""},
+	} {
+		code, out := auditVerify(t, dir, c.args...)
+		switch {
+		case c.flag == "" && code != 0:
+			t.Errorf("%v: exit %d\n%s", c.args, code, out)
+		case c.flag != "" && (code == 0 || !strings.Contains(out, c.flag)):
+			t.Errorf("%v: exit %d, want a refusal naming %s\n%s", c.args, code, c.flag, out)
+		}
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -258,23 +257,14 @@ scan:
 		}
 		n := 0
 		var lowest uint64
-		for {
-			ev, err := rs.Recv()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			var ee *esdb.Error
-			if errors.As(err, &ee) && ee.Code() == esdb.ErrorCodeResourceNotFound {
+		for r, err := range recorded(rs) {
+			if notFound(err) {
 				rs.Close()
 				break scan
 			}
 			if err != nil {
 				rs.Close()
 				return h, domain.AppendResult{}, false, s.fail(ctx, c, "read "+stream, err)
-			}
-			r := ev.OriginalEvent()
-			if r == nil {
-				continue
 			}
 			n++
 			depth++

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"iter"
 	"time"
 
 	"github.com/EventStore/EventStore-Client-Go/v4/esdb"
@@ -31,21 +32,12 @@ func (s *Store) ReadStream(ctx context.Context, stream string, from int64, max i
 		}
 		defer rs.Close()
 		var out []domain.Event
-		for {
-			ev, err := rs.Recv()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			var ee *esdb.Error
-			if errors.As(err, &ee) && ee.Code() == esdb.ErrorCodeResourceNotFound {
+		for r, err := range recorded(rs) {
+			if notFound(err) {
 				return nil, true, nil
 			}
 			if err != nil {
 				return nil, false, s.fail(ctx, c, "read "+stream, err)
-			}
-			r := ev.OriginalEvent()
-			if r == nil {
-				continue
 			}
 			e := s.toEvent(r)
 			s.ids.add(&e)
@@ -82,17 +74,9 @@ func (s *Store) ReadAll(ctx context.Context, from uint64, max int) domain.EventI
 		defer rs.Close()
 		var out []domain.Event
 		n := 0
-		for {
-			ev, err := rs.Recv()
-			if errors.Is(err, io.EOF) {
-				break
-			}
+		for r, err := range recorded(rs) {
 			if err != nil {
 				return nil, false, s.fail(ctx, c, "read $all", err)
-			}
-			r := ev.OriginalEvent()
-			if r == nil {
-				continue
 			}
 			n++
 			start = r.Position
@@ -122,38 +106,18 @@ func (s *Store) startBefore(ctx context.Context, c *esdb.Client, from uint64) (e
 	if p, ok := s.known.get(from - 1); ok {
 		return p, nil
 	}
-	var at esdb.AllPosition = esdb.End{}
-	for {
-		rs, err := c.ReadAll(ctx, esdb.ReadAllOptions{Direction: esdb.Backwards, From: at}, uint64(s.ReadBatchSize))
-		if err != nil {
-			return nil, s.fail(ctx, c, "read $all", err)
+	var found esdb.AllPosition = esdb.Start{}
+	err := s.scanBackwards(ctx, c, func(r *esdb.RecordedEvent) bool {
+		if r.Position.Commit < from {
+			found = r.Position
+			return true
 		}
-		n := 0
-		for {
-			ev, err := rs.Recv()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				rs.Close()
-				return nil, s.fail(ctx, c, "read $all", err)
-			}
-			r := ev.OriginalEvent()
-			if r == nil {
-				continue
-			}
-			n++
-			if r.Position.Commit < from {
-				rs.Close()
-				return r.Position, nil
-			}
-			at = r.Position
-		}
-		rs.Close()
-		if n < s.ReadBatchSize {
-			return esdb.Start{}, nil
-		}
+		return false
+	})
+	if err != nil {
+		return nil, err
 	}
+	return found, nil
 }
 
 // Head implements domain.EventStore: the position of the last event that
@@ -163,39 +127,77 @@ func (s *Store) Head(ctx context.Context) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	var head uint64
+	err = s.scanBackwards(ctx, c, func(r *esdb.RecordedEvent) bool {
+		if s.skip(r) {
+			return false
+		}
+		s.known.add(r.Position)
+		head = r.Position.Commit
+		return true
+	})
+	if err != nil {
+		return 0, err
+	}
+	return head, nil
+}
+
+// scanBackwards reads $all backwards from its end, ReadBatchSize records a
+// call, and passes each record to visit until visit returns true or $all
+// has no more; a failed read is returned (through fail).
+func (s *Store) scanBackwards(ctx context.Context, c *esdb.Client, visit func(r *esdb.RecordedEvent) (stop bool)) error {
 	var at esdb.AllPosition = esdb.End{}
 	for {
 		rs, err := c.ReadAll(ctx, esdb.ReadAllOptions{Direction: esdb.Backwards, From: at}, uint64(s.ReadBatchSize))
 		if err != nil {
-			return 0, s.fail(ctx, c, "read $all", err)
+			return s.fail(ctx, c, "read $all", err)
 		}
 		n := 0
-		for {
-			ev, err := rs.Recv()
-			if errors.Is(err, io.EOF) {
-				break
-			}
+		for r, err := range recorded(rs) {
 			if err != nil {
 				rs.Close()
-				return 0, s.fail(ctx, c, "read $all", err)
-			}
-			r := ev.OriginalEvent()
-			if r == nil {
-				continue
+				return s.fail(ctx, c, "read $all", err)
 			}
 			n++
-			at = r.Position
-			if !s.skip(r) {
+			if visit(r) {
 				rs.Close()
-				s.known.add(r.Position)
-				return r.Position.Commit, nil
+				return nil
 			}
+			at = r.Position
 		}
 		rs.Close()
 		if n < s.ReadBatchSize {
-			return 0, nil
+			return nil
 		}
 	}
+}
+
+// recorded yields the records a read delivers, in its order, until it
+// ends, leaving out events without an original record; a failed receive
+// ends it, yielded with a nil record. It does not close rs.
+func recorded(rs *esdb.ReadStream) iter.Seq2[*esdb.RecordedEvent, error] {
+	return func(yield func(*esdb.RecordedEvent, error) bool) {
+		for {
+			ev, err := rs.Recv()
+			if errors.Is(err, io.EOF) {
+				return
+			}
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			if r := ev.OriginalEvent(); r != nil && !yield(r, nil) {
+				return
+			}
+		}
+	}
+}
+
+// notFound reports whether err is EventStoreDB's answer for a stream that
+// does not exist.
+func notFound(err error) bool {
+	var ee *esdb.Error
+	return errors.As(err, &ee) && ee.Code() == esdb.ErrorCodeResourceNotFound
 }
 
 // pageIterator delivers events page by page.

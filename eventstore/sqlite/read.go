@@ -63,30 +63,45 @@ const maxIdleReaders = 8
 
 // reader returns an idle row reader, or a new one.
 func (s *Store) reader() (*rowReader, error) {
-	s.readersMu.Lock()
-	if n := len(s.idleReaders); n > 0 {
-		r := s.idleReaders[n-1]
-		s.idleReaders = s.idleReaders[:n-1]
-		s.readersMu.Unlock()
-		return r, nil
-	}
-	closed := s.readersClosed
-	s.readersMu.Unlock()
-	if closed {
-		return nil, domain.Errorf(domain.EUNAVAILABLE, "event store is closed")
+	if r, ok, err := takeIdle(s, &s.idleReaders); ok || err != nil {
+		return r, err
 	}
 	return openRowReader(s.Path)
 }
 
 // release returns r to the pool, or closes it.
 func (s *Store) release(r *rowReader) {
+	releaseIdle(s, &s.idleReaders, maxIdleReaders, r, (*rowReader).close)
+}
+
+// takeIdle takes the connection last put in pool (one of the Store's
+// pools of read connections, guarded by readersMu): ok is false when none
+// is idle, and err EUNAVAILABLE once the readers are closed.
+func takeIdle[C any](s *Store, pool *[]C) (c C, ok bool, err error) {
 	s.readersMu.Lock()
 	defer s.readersMu.Unlock()
-	if s.readersClosed || len(s.idleReaders) >= maxIdleReaders {
-		r.close()
+	if n := len(*pool); n > 0 {
+		c = (*pool)[n-1]
+		*pool = (*pool)[:n-1]
+		return c, true, nil
+	}
+	if s.readersClosed {
+		return c, false, domain.Errorf(domain.EUNAVAILABLE, "event store is closed")
+	}
+	return c, false, nil
+}
+
+// releaseIdle puts c back in pool, or closes it with discard (under
+// readersMu) when the readers are closed or limit connections are idle
+// already.
+func releaseIdle[C any](s *Store, pool *[]C, limit int, c C, discard func(C)) {
+	s.readersMu.Lock()
+	defer s.readersMu.Unlock()
+	if s.readersClosed || len(*pool) >= limit {
+		discard(c)
 		return
 	}
-	s.idleReaders = append(s.idleReaders, r)
+	*pool = append(*pool, c)
 }
 
 // closeReaders closes the idle readers; readers in use close on release.
@@ -99,7 +114,7 @@ func (s *Store) closeReaders() {
 	}
 	s.idleReaders = nil
 	for _, c := range s.idleTree {
-		closeConn(c.db, c.row, c.end, c.kept)
+		c.close()
 	}
 	s.idleTree = nil
 }

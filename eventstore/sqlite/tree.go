@@ -246,17 +246,8 @@ const treeConnPragmas = `PRAGMA query_only=1; PRAGMA cache_size=-16384;`
 
 // treeReader returns an idle tree connection, or a new one.
 func (s *Store) treeReader() (*treeConn, error) {
-	s.readersMu.Lock()
-	if n := len(s.idleTree); n > 0 {
-		c := s.idleTree[n-1]
-		s.idleTree = s.idleTree[:n-1]
-		s.readersMu.Unlock()
-		return c, nil
-	}
-	closed := s.readersClosed
-	s.readersMu.Unlock()
-	if closed {
-		return nil, domain.Errorf(domain.EUNAVAILABLE, "event store is closed")
+	if c, ok, err := takeIdle(s, &s.idleTree); ok || err != nil {
+		return c, err
 	}
 	c := &treeConn{}
 	db, err := openConn(s.Path, C.TL_OPEN_READWRITE, treeConnPragmas, map[string]**C.sqlite3_stmt{treeRowSQL: &c.row, treeEndSQL: &c.end})
@@ -272,14 +263,11 @@ const maxIdleTree = 4
 
 // releaseTree returns c to the pool, or closes it.
 func (s *Store) releaseTree(c *treeConn) {
-	s.readersMu.Lock()
-	defer s.readersMu.Unlock()
-	if s.readersClosed || len(s.idleTree) >= maxIdleTree {
-		closeConn(c.db, c.row, c.end, c.kept)
-		return
-	}
-	s.idleTree = append(s.idleTree, c)
+	releaseIdle(s, &s.idleTree, maxIdleTree, c, (*treeConn).close)
 }
+
+// close closes c's statements and connection.
+func (c *treeConn) close() { closeConn(c.db, c.row, c.end, c.kept) }
 
 // position returns record's position (0 when the tree has no such record).
 func (c *treeConn) position(record int64) (uint64, error) {

@@ -395,32 +395,47 @@ func depositStatus(code int) domain.TransferStatus {
 
 // depositHistory lists the deposits of a window of less than 90 days.
 func (x *Exchange) depositHistory(ctx context.Context, q domain.ActivityQuery) (domain.ActivityPage, error) {
+	return transferHistory(ctx, x, q, "/sapi/v1/capital/deposit/hisrec", weightDepositHistory, func(d binanceDeposit) (domain.Transfer, error) {
+		var n nums
+		id := string(d.ID)
+		if id == "" {
+			id = d.Coin + ":" + d.TxID
+		}
+		t := domain.Transfer{Exchange: x.ExchangeName, ID: id, Asset: d.Coin, Amount: n.dec("amount", string(d.Amount)), Network: d.Network,
+			TxID: d.TxID, Address: domain.MaskAddress(d.Address), AddressTag: domain.MaskAddress(d.AddressTag), Status: depositStatus(d.Status),
+			ExchangeStatus: strconv.Itoa(d.Status), Time: d.InsertTime}
+		t.Problem = n.problem
+		return t, nil
+	})
+}
+
+// transferHistory reads a transfer history endpoint (path, under its
+// weight) over q's window cut at transfersWindow, page after page by
+// offset, and returns the transfers of the window (their Time in it) in
+// time order, Next the window's end. transfer reads one record of the
+// endpoint's, R; its error stops the read.
+func transferHistory[R any](ctx context.Context, x *Exchange, q domain.ActivityQuery, path string, weight int, transfer func(R) (domain.Transfer, error)) (domain.ActivityPage, error) {
 	end := windowEnd(q.From, q.To, transfersWindow)
 	page := domain.ActivityPage{Next: end}
 	for offset := 0; ; offset += historyPageLimit {
 		p := windowParams(q.From, end)
 		p.Set("offset", strconv.Itoa(offset))
 		p.Set("limit", strconv.Itoa(historyPageLimit))
-		var ds []binanceDeposit
-		if err := x.sapiGet(ctx, "/sapi/v1/capital/deposit/hisrec", weightDepositHistory, p, &ds); err != nil {
+		var rs []R
+		if err := x.sapiGet(ctx, path, weight, p, &rs); err != nil {
 			return page, err
 		}
-		for _, d := range ds {
-			if d.InsertTime < q.From || d.InsertTime >= end {
+		for _, r := range rs {
+			t, err := transfer(r)
+			if err != nil {
+				return page, err
+			}
+			if t.Time < q.From || t.Time >= end {
 				continue
 			}
-			var n nums
-			id := string(d.ID)
-			if id == "" {
-				id = d.Coin + ":" + d.TxID
-			}
-			t := domain.Transfer{Exchange: x.ExchangeName, ID: id, Asset: d.Coin, Amount: n.dec("amount", string(d.Amount)), Network: d.Network,
-				TxID: d.TxID, Address: domain.MaskAddress(d.Address), AddressTag: domain.MaskAddress(d.AddressTag), Status: depositStatus(d.Status),
-				ExchangeStatus: strconv.Itoa(d.Status), Time: d.InsertTime}
-			t.Problem = n.problem
 			page.Transfers = append(page.Transfers, t)
 		}
-		if len(ds) < historyPageLimit {
+		if len(rs) < historyPageLimit {
 			break
 		}
 	}
@@ -456,41 +471,21 @@ func withdrawStatus(code int) domain.TransferStatus {
 
 // withdrawHistory lists the withdrawals of a window of less than 90 days.
 func (x *Exchange) withdrawHistory(ctx context.Context, q domain.ActivityQuery) (domain.ActivityPage, error) {
-	end := windowEnd(q.From, q.To, transfersWindow)
-	page := domain.ActivityPage{Next: end}
-	for offset := 0; ; offset += historyPageLimit {
-		p := windowParams(q.From, end)
-		p.Set("offset", strconv.Itoa(offset))
-		p.Set("limit", strconv.Itoa(historyPageLimit))
-		var ws []binanceWithdrawal
-		if err := x.sapiGet(ctx, "/sapi/v1/capital/withdraw/history", weightWithdrawHistory, p, &ws); err != nil {
-			return page, err
+	return transferHistory(ctx, x, q, "/sapi/v1/capital/withdraw/history", weightWithdrawHistory, func(w binanceWithdrawal) (domain.Transfer, error) {
+		at, err := time.ParseInLocation(time.DateTime, w.ApplyTime, time.UTC)
+		if err != nil {
+			return domain.Transfer{}, domain.Errorf(domain.EUNAVAILABLE, "%s: withdrawal %s has applyTime %q, not %s", x.ExchangeName, w.ID, w.ApplyTime, time.DateTime)
 		}
-		for _, w := range ws {
-			at, err := time.ParseInLocation(time.DateTime, w.ApplyTime, time.UTC)
-			if err != nil {
-				return page, domain.Errorf(domain.EUNAVAILABLE, "%s: withdrawal %s has applyTime %q, not %s", x.ExchangeName, w.ID, w.ApplyTime, time.DateTime)
-			}
-			ms := at.UnixMilli()
-			if ms < q.From || ms >= end {
-				continue
-			}
-			var n nums
-			t := domain.Transfer{Exchange: x.ExchangeName, ID: w.ID, Asset: w.Coin, Amount: n.dec("amount", string(w.Amount)), Network: w.Network,
-				TxID: w.TxID, Address: domain.MaskAddress(w.Address), AddressTag: domain.MaskAddress(w.AddressTag), Status: withdrawStatus(w.Status),
-				ExchangeStatus: strconv.Itoa(w.Status), Time: ms}
-			if w.TransactionFee != "" {
-				t.Fee = n.dec("transactionFee", string(w.TransactionFee))
-			}
-			t.Problem = n.problem
-			page.Transfers = append(page.Transfers, t)
+		var n nums
+		t := domain.Transfer{Exchange: x.ExchangeName, ID: w.ID, Asset: w.Coin, Amount: n.dec("amount", string(w.Amount)), Network: w.Network,
+			TxID: w.TxID, Address: domain.MaskAddress(w.Address), AddressTag: domain.MaskAddress(w.AddressTag), Status: withdrawStatus(w.Status),
+			ExchangeStatus: strconv.Itoa(w.Status), Time: at.UnixMilli()}
+		if w.TransactionFee != "" {
+			t.Fee = n.dec("transactionFee", string(w.TransactionFee))
 		}
-		if len(ws) < historyPageLimit {
-			break
-		}
-	}
-	sort.SliceStable(page.Transfers, func(i, j int) bool { return page.Transfers[i].Time < page.Transfers[j].Time })
-	return page, nil
+		t.Problem = n.problem
+		return t, nil
+	})
 }
 
 type binanceDustLog struct {

@@ -129,11 +129,8 @@ func (x *Exchange) tradeHistory(ctx context.Context, q domain.ActivityQuery) (do
 		if symbol != "" {
 			opts = append(opts, ccxtlib.WithFetchMyTradesSymbol(symbol))
 		}
-		var ts []ccxtlib.Trade
-		if err := x.call(ctx, "the trade history", func() (err error) {
-			ts, err = x.client.FetchMyTrades(opts...)
-			return err
-		}); err != nil {
+		ts, err := x.myTrades(ctx, "the trade history", opts...)
+		if err != nil {
 			return page, err
 		}
 		for _, t := range ts {
@@ -269,22 +266,47 @@ func (x *Exchange) transferHistory(ctx context.Context, q domain.ActivityQuery) 
 // ledger: "conversion", "spend"/"receive" of Buy Crypto, "dustsweeping").
 var conversionTypes = map[string]bool{"conversion": true, "spend": true, "receive": true, "dustsweeping": true}
 
+// conversionHistory reads the conversions of q's window from the ledger
+// (fetchLedger; none when the exchange has no ledger): the legs of each
+// reference id become one conversion (conversionOf), in time order.
 func (x *Exchange) conversionHistory(ctx context.Context, q domain.ActivityQuery) (domain.ActivityPage, error) {
 	page := domain.ActivityPage{Next: q.To}
 	if !x.has("fetchLedger") {
 		return page, nil
 	}
-	since, params := window(q.From, q.To)
-	type leg struct {
-		asset      string
-		amount     domain.Decimal // signed
-		fee        domain.Decimal
-		ms         int64
-		problem    *domain.NumberProblem
-		ledgerType string
+	refs, byRef, err := x.conversionLegs(ctx, q)
+	if err != nil {
+		return page, err
 	}
-	byRef := map[string][]leg{}
-	var refs []string
+	for _, ref := range refs {
+		if c, ok := conversionOf(x.ExchangeName, ref, byRef[ref]); ok {
+			page.Conversions = append(page.Conversions, c)
+		}
+	}
+	sort.SliceStable(page.Conversions, func(i, j int) bool { return page.Conversions[i].Time < page.Conversions[j].Time })
+	return page, nil
+}
+
+// ledgerLeg is one ledger entry of a conversion: the asset it moves, its
+// amount (signed, fee included) and fee as the exchange's text says them
+// (problem names a number that could not be read exactly), its time and
+// its ledger type.
+type ledgerLeg struct {
+	asset      string
+	amount     domain.Decimal // signed
+	fee        domain.Decimal
+	ms         int64
+	problem    *domain.NumberProblem
+	ledgerType string
+}
+
+// conversionLegs reads the whole ledger of q's window, page after page
+// (by ofs), and returns the legs of its conversions by reference id, refs
+// listing the ids in the order first seen; an entry listed twice counts
+// once.
+func (x *Exchange) conversionLegs(ctx context.Context, q domain.ActivityQuery) (refs []string, byRef map[string][]ledgerLeg, err error) {
+	since, params := window(q.From, q.To)
+	byRef = map[string][]ledgerLeg{}
 	seen := map[string]bool{}
 	for ofs := 0; ; {
 		p := map[string]interface{}{"ofs": ofs}
@@ -296,34 +318,15 @@ func (x *Exchange) conversionHistory(ctx context.Context, q domain.ActivityQuery
 			es, err = x.client.FetchLedger(ccxtlib.WithFetchLedgerSince(since), ccxtlib.WithFetchLedgerParams(p))
 			return err
 		}); err != nil {
-			return page, err
+			return nil, nil, err
 		}
 		for _, e := range es {
 			id := str(e.Id)
-			info, _ := e.Info["info"].(map[string]interface{})
-			if info == nil {
-				info = e.Info
-			}
-			typ, _ := info["type"].(string)
-			if seen[id] || !conversionTypes[typ] || e.Timestamp == nil || *e.Timestamp < q.From || *e.Timestamp >= q.To {
+			ref, l, ok := conversionLeg(e, q)
+			if !ok || seen[id] {
 				continue
 			}
 			seen[id] = true
-			ref := str(e.ReferenceId)
-			if ref == "" {
-				ref, _ = info["refid"].(string)
-			}
-			var n nums
-			l := leg{asset: str(e.Currency), ms: *e.Timestamp, ledgerType: typ}
-			if raw, ok := info["amount"].(string); ok {
-				l.amount = n.text("amount", raw)
-			} else {
-				l.amount = n.float("amount", e.Amount, domain.Zero)
-			}
-			if raw, ok := info["fee"].(string); ok {
-				l.fee = n.text("fee", raw)
-			}
-			l.problem = n.problem
 			if _, ok := byRef[ref]; !ok {
 				refs = append(refs, ref)
 			}
@@ -334,35 +337,70 @@ func (x *Exchange) conversionHistory(ctx context.Context, q domain.ActivityQuery
 		}
 		ofs += len(es)
 	}
-	for _, ref := range refs {
-		legs := byRef[ref]
-		c := domain.Conversion{Exchange: x.ExchangeName, ID: "ledger:" + ref, Kind: domain.ConversionLedger}
-		for _, l := range legs {
-			if l.problem != nil && c.Problem == nil {
-				c.Problem = l.problem
-			}
-			if l.ledgerType == "dustsweeping" {
-				c.Kind = domain.ConversionDust
-			}
-			c.Time = max(c.Time, l.ms)
-			// A ledger entry moves the balance by amount − fee.
-			moved := l.amount.Sub(l.fee)
-			if moved.IsNeg() {
-				c.FromAsset, c.FromAmount = l.asset, c.FromAmount.Add(moved.Neg())
-			} else {
-				c.ToAsset, c.ToAmount = l.asset, c.ToAmount.Add(moved)
-			}
-			if l.fee.IsPos() {
-				c.Fee, c.FeeAsset = c.Fee.Add(l.fee), l.asset
-			}
-		}
-		if c.FromAsset == "" || c.ToAsset == "" {
-			continue // one leg of a conversion not in this window yet: read again with it
-		}
-		page.Conversions = append(page.Conversions, c)
+	return refs, byRef, nil
+}
+
+// conversionLeg reads a ledger entry as a conversion's leg and its
+// reference id; ok is false for an entry of another type
+// (conversionTypes), without a time or outside q's window. The amounts
+// come from the exchange's own text where it gives one (info), else from
+// ccxt's float.
+func conversionLeg(e ccxtlib.LedgerEntry, q domain.ActivityQuery) (ref string, l ledgerLeg, ok bool) {
+	info, _ := e.Info["info"].(map[string]interface{})
+	if info == nil {
+		info = e.Info
 	}
-	sort.SliceStable(page.Conversions, func(i, j int) bool { return page.Conversions[i].Time < page.Conversions[j].Time })
-	return page, nil
+	typ, _ := info["type"].(string)
+	if !conversionTypes[typ] || e.Timestamp == nil || *e.Timestamp < q.From || *e.Timestamp >= q.To {
+		return "", l, false
+	}
+	ref = str(e.ReferenceId)
+	if ref == "" {
+		ref, _ = info["refid"].(string)
+	}
+	var n nums
+	l = ledgerLeg{asset: str(e.Currency), ms: *e.Timestamp, ledgerType: typ}
+	if raw, ok := info["amount"].(string); ok {
+		l.amount = n.text("amount", raw)
+	} else {
+		l.amount = n.float("amount", e.Amount, domain.Zero)
+	}
+	if raw, ok := info["fee"].(string); ok {
+		l.fee = n.text("fee", raw)
+	}
+	l.problem = n.problem
+	return ref, l, true
+}
+
+// conversionOf makes the conversion of exchange whose ledger legs under
+// reference id ref are legs: what left (the legs that moved the balance
+// down by amount − fee) and what arrived, its fee (in the asset of the
+// legs that charged one), its time the latest leg's, its kind dust when a
+// leg is a dust sweep, its problem the first leg's that has one. ok is
+// false while either side is missing (a leg not in this window yet: read
+// again with it).
+func conversionOf(exchange, ref string, legs []ledgerLeg) (c domain.Conversion, ok bool) {
+	c = domain.Conversion{Exchange: exchange, ID: "ledger:" + ref, Kind: domain.ConversionLedger}
+	for _, l := range legs {
+		if l.problem != nil && c.Problem == nil {
+			c.Problem = l.problem
+		}
+		if l.ledgerType == "dustsweeping" {
+			c.Kind = domain.ConversionDust
+		}
+		c.Time = max(c.Time, l.ms)
+		// A ledger entry moves the balance by amount − fee.
+		moved := l.amount.Sub(l.fee)
+		if moved.IsNeg() {
+			c.FromAsset, c.FromAmount = l.asset, c.FromAmount.Add(moved.Neg())
+		} else {
+			c.ToAsset, c.ToAmount = l.asset, c.ToAmount.Add(moved)
+		}
+		if l.fee.IsPos() {
+			c.Fee, c.FeeAsset = c.Fee.Add(l.fee), l.asset
+		}
+	}
+	return c, c.FromAsset != "" && c.ToAsset != ""
 }
 
 // has reports whether the exchange has a unified method (ccxt's has map).

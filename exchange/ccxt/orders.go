@@ -296,66 +296,118 @@ func (x *Exchange) FillsSince(ctx context.Context, since uint64, limit int) ([]d
 		sinceMs = int64(since>>20) - 1000 // Kraken's start is exclusive and in seconds
 	}
 	var trades []ccxtlib.Trade
-	fetch := func(symbol string, params map[string]interface{}) ([]ccxtlib.Trade, error) {
-		opts := []ccxtlib.FetchMyTradesOptions{ccxtlib.WithFetchMyTradesParams(params)}
-		if symbol != "" {
-			opts = append(opts, ccxtlib.WithFetchMyTradesSymbol(symbol))
-		}
-		if sinceMs > 0 {
-			opts = append(opts, ccxtlib.WithFetchMyTradesSince(sinceMs))
-		}
-		var ts []ccxtlib.Trade
-		err := x.call(ctx, "the fills", func() (err error) {
-			ts, err = x.client.FetchMyTrades(opts...)
-			return err
-		})
-		return ts, err
-	}
-	if !x.prof.tradesBySymbol {
-		// Kraken's TradesHistory answers 50 trades a page; ofs pages.
-		for ofs := 0; ; {
-			page, err := fetch("", map[string]interface{}{"ofs": ofs})
-			if err != nil {
-				return nil, err
-			}
-			trades = append(trades, page...)
-			if len(page) < 50 || ofs > 100_000 {
-				break
-			}
-			ofs += len(page)
-		}
+	var err error
+	if x.prof.tradesBySymbol {
+		trades, err = x.tradesByPair(ctx, sinceMs)
 	} else {
-		pairs := map[string]bool{}
-		x.mu.Lock()
-		for p := range x.traded {
+		trades, err = x.tradesPaged(ctx, sinceMs)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out, err := x.fillsAfter(ctx, trades, since)
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// tradesPaged reads the account's trades of every pair from sinceMs (0:
+// from the start), page after page: Kraken's TradesHistory answers 50
+// trades a page, and ofs pages.
+func (x *Exchange) tradesPaged(ctx context.Context, sinceMs int64) ([]ccxtlib.Trade, error) {
+	var trades []ccxtlib.Trade
+	for ofs := 0; ; {
+		page, err := x.fillTrades(ctx, "", sinceMs, map[string]interface{}{"ofs": ofs})
+		if err != nil {
+			return nil, err
+		}
+		trades = append(trades, page...)
+		if len(page) < 50 || ofs > 100_000 {
+			return trades, nil
+		}
+		ofs += len(page)
+	}
+}
+
+// tradesByPair reads the account's trades from sinceMs (0: from the
+// start) one pair at a time, for exchanges that list trades by symbol:
+// the pairs this connector traded or Pairs names, in order, leaving out
+// those the exchange does not list.
+func (x *Exchange) tradesByPair(ctx context.Context, sinceMs int64) ([]ccxtlib.Trade, error) {
+	var trades []ccxtlib.Trade
+	for _, p := range x.fillPairs() {
+		m, err := x.market(ctx, p)
+		if domain.ErrorCode(err) == domain.ENOTFOUND {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		ts, err := x.fillTrades(ctx, m.symbol, sinceMs, map[string]interface{}{})
+		if err != nil {
+			return nil, err
+		}
+		trades = append(trades, ts...)
+	}
+	return trades, nil
+}
+
+// fillPairs returns, sorted and each once, the pairs whose fills
+// FillsSince reads one by one: those this connector traded and those
+// Pairs names.
+func (x *Exchange) fillPairs() []string {
+	pairs := map[string]bool{}
+	x.mu.Lock()
+	for p := range x.traded {
+		pairs[p] = true
+	}
+	x.mu.Unlock()
+	if x.Pairs != nil {
+		for _, p := range x.Pairs() {
 			pairs[p] = true
 		}
-		x.mu.Unlock()
-		if x.Pairs != nil {
-			for _, p := range x.Pairs() {
-				pairs[p] = true
-			}
-		}
-		order := make([]string, 0, len(pairs))
-		for p := range pairs {
-			order = append(order, p)
-		}
-		sort.Strings(order)
-		for _, p := range order {
-			m, err := x.market(ctx, p)
-			if domain.ErrorCode(err) == domain.ENOTFOUND {
-				continue
-			}
-			if err != nil {
-				return nil, err
-			}
-			ts, err := fetch(m.symbol, map[string]interface{}{})
-			if err != nil {
-				return nil, err
-			}
-			trades = append(trades, ts...)
-		}
 	}
+	order := make([]string, 0, len(pairs))
+	for p := range pairs {
+		order = append(order, p)
+	}
+	sort.Strings(order)
+	return order
+}
+
+// fillTrades is one fetchMyTrades call of FillsSince: with params, of
+// symbol (empty: every pair), from sinceMs (0: no start given).
+func (x *Exchange) fillTrades(ctx context.Context, symbol string, sinceMs int64, params map[string]interface{}) ([]ccxtlib.Trade, error) {
+	opts := []ccxtlib.FetchMyTradesOptions{ccxtlib.WithFetchMyTradesParams(params)}
+	if symbol != "" {
+		opts = append(opts, ccxtlib.WithFetchMyTradesSymbol(symbol))
+	}
+	if sinceMs > 0 {
+		opts = append(opts, ccxtlib.WithFetchMyTradesSince(sinceMs))
+	}
+	return x.myTrades(ctx, "the fills", opts...)
+}
+
+// myTrades calls fetchMyTrades with opts under call (what names the read
+// in its errors).
+func (x *Exchange) myTrades(ctx context.Context, what string, opts ...ccxtlib.FetchMyTradesOptions) ([]ccxtlib.Trade, error) {
+	var ts []ccxtlib.Trade
+	err := x.call(ctx, what, func() (err error) {
+		ts, err = x.client.FetchMyTrades(opts...)
+		return err
+	})
+	return ts, err
+}
+
+// fillsAfter returns the fills of trades (each id once; a page boundary
+// can list one twice) whose Seq is after since, in the trades' order,
+// leaving out trades of markets the connector does not list.
+func (x *Exchange) fillsAfter(ctx context.Context, trades []ccxtlib.Trade, since uint64) ([]domain.Fill, error) {
 	seen := map[string]bool{}
 	var out []domain.Fill
 	for _, t := range trades {
@@ -363,8 +415,7 @@ func (x *Exchange) FillsSince(ctx context.Context, since uint64, limit int) ([]d
 		if t.Timestamp != nil {
 			ms = *t.Timestamp
 		}
-		seq := seqOf(ms, id)
-		if seq <= since || seen[id] {
+		if seqOf(ms, id) <= since || seen[id] {
 			continue
 		}
 		seen[id] = true
@@ -372,14 +423,9 @@ func (x *Exchange) FillsSince(ctx context.Context, since uint64, limit int) ([]d
 		if err != nil {
 			return nil, err
 		}
-		if !ok {
-			continue
+		if ok {
+			out = append(out, f)
 		}
-		out = append(out, f)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
-	if limit > 0 && len(out) > limit {
-		out = out[:limit]
 	}
 	return out, nil
 }

@@ -229,7 +229,9 @@ function buildShell() {
       h('a', { href: '/dashboard/vendor/lightweight-charts/LICENSE' }, 'license'), ')'));
   ctx.live = new Live('/api/v1/events/stream', (state) => {
     liveStatus.textContent = state.text;
+    liveStatus.title = state.text; // shown whole on hover where the header cuts it short
     liveStatus.dataset.state = state.name;
+    if (!header.classList.contains('open')) fitHeader();
   });
   drawAsOf();
   return { main, nav };

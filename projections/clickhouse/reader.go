@@ -272,6 +272,22 @@ func resolve(sc domain.PnlScope, list []*pairInfo) (scoped, error) {
 	return out, err
 }
 
+// quoteKeys returns the pairs whose figures a period or a day sums: the
+// scope's keys, or for "All" every pair of list in the unit's quote (as
+// the Ledger's quote series does).
+func (sc scoped) quoteKeys(list []*pairInfo) []string {
+	if !sc.all {
+		return sc.keys
+	}
+	var keys []string
+	for _, p := range list {
+		if p.quote == sc.unit {
+			keys = append(keys, p.key)
+		}
+	}
+	return keys
+}
+
 // mixedScope is assemble's answer to a scope over several quotes: the
 // overview is answered the mixed way (mixed.go).
 type mixedScope struct{ sc domain.ScopeKeys }
@@ -550,15 +566,7 @@ func assemble(q domain.OverviewQuery, d *overviewData) (*domain.Overview, error)
 	o := &domain.Overview{Unit: sc.unit, DailyHistory: []domain.DayPnl{}, PnlsPerPair: []domain.KeyPnl{}, DetailedPerPair: []domain.PairDetail{}}
 	// Period figures cover the selected pairs (for "All": every pair of the
 	// unit's quote, as the Ledger's quote series does).
-	periodKeys := sc.keys
-	if sc.all {
-		periodKeys = nil
-		for _, p := range list {
-			if p.quote == sc.unit {
-				periodKeys = append(periodKeys, p.key)
-			}
-		}
-	}
+	periodKeys := sc.quoteKeys(list)
 	var pv [6]domain.Decimal
 	for _, k := range periodKeys {
 		v := per[k]
@@ -714,15 +722,7 @@ func (r *Reader) daily(q domain.DailyQuery) ([]domain.DayPnl, domain.Decimal, st
 		}
 		return days, unm, unit, nil
 	}
-	keys := sc.keys
-	if sc.all {
-		keys = nil
-		for _, p := range list {
-			if p.quote == sc.unit {
-				keys = append(keys, p.key)
-			}
-		}
-	}
+	keys := sc.quoteKeys(list)
 	var perPair map[string]*daySeries
 	if q.From == 0 && q.To == 0 {
 		d, ok, err := r.allTime(ctx, q.Loc, nil, false, [2]int64{})

@@ -82,97 +82,35 @@ func (d *differ) leaf(a, b reflect.Value, path string) (string, string, string, 
 	return path, text(a), text(b), true
 }
 
+// diff returns the first difference between a and b, two values of the
+// same type found at path, as Diff names it; found (the last result) is
+// false when they are equal. Times compare as instants in the same
+// location, scalars by value, and the composite kinds through the walkers
+// below (a pointer pair is followed once, so cycles end).
 func (d *differ) diff(a, b reflect.Value, path string) (string, string, string, bool) {
-	t := a.Type()
-	if t == timeType {
-		ta, tb := *(*time.Time)(addressable(a).Addr().UnsafePointer()), *(*time.Time)(addressable(b).Addr().UnsafePointer())
-		if !ta.Equal(tb) || ta.Location() != tb.Location() {
+	if a.Type() == timeType {
+		if !sameTime(a, b) {
 			return d.leaf(a, b, path)
 		}
 		return "", "", "", false
 	}
-	stringer := t.Implements(stringerType) || reflect.PointerTo(t).Implements(stringerType)
-	switch t.Kind() {
-	case reflect.Bool:
-		if a.Bool() != b.Bool() {
+	if equal, scalar := scalarsEqual(a, b); scalar {
+		if !equal {
 			return d.leaf(a, b, path)
 		}
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		if a.Int() != b.Int() {
-			return d.leaf(a, b, path)
-		}
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		if a.Uint() != b.Uint() {
-			return d.leaf(a, b, path)
-		}
-	case reflect.Float32, reflect.Float64:
-		if a.Float() != b.Float() {
-			return d.leaf(a, b, path)
-		}
-	case reflect.Complex64, reflect.Complex128:
-		if a.Complex() != b.Complex() {
-			return d.leaf(a, b, path)
-		}
-	case reflect.String:
-		if a.String() != b.String() {
-			return d.leaf(a, b, path)
-		}
+		return "", "", "", false
+	}
+	switch a.Kind() {
 	case reflect.Struct:
-		if stringer && plain(t) {
-			// A value with a text of its own (a decimal): shown whole.
-			if text(a) != text(b) {
-				return d.leaf(a, b, path)
-			}
-			return "", "", "", false
-		}
-		for i := range t.NumField() {
-			f := t.Field(i)
-			if f.Tag.Get("snap") == tagSkip {
-				continue
-			}
-			if p, as, bs, ok := d.diff(fieldOf(a, i), fieldOf(b, i), path+"."+f.Name); ok {
-				return p, as, bs, true
-			}
-		}
+		return d.diffStructs(a, b, path)
 	case reflect.Array:
-		for i := range a.Len() {
-			if p, as, bs, ok := d.diff(a.Index(i), b.Index(i), path+"["+strconv.Itoa(i)+"]"); ok {
-				return p, as, bs, true
-			}
-		}
+		return d.diffElements(a, b, a.Len(), path)
 	case reflect.Slice:
-		if a.IsNil() != b.IsNil() {
-			return path, describeNil(a), describeNil(b), true
-		}
-		for i := range min(a.Len(), b.Len()) {
-			if p, as, bs, ok := d.diff(a.Index(i), b.Index(i), path+"["+strconv.Itoa(i)+"]"); ok {
-				return p, as, bs, true
-			}
-		}
-		if a.Len() != b.Len() {
-			return path, fmt.Sprintf("%d elements", a.Len()), fmt.Sprintf("%d elements", b.Len()), true
-		}
+		return d.diffSlices(a, b, path)
 	case reflect.Pointer:
-		if a.IsNil() || b.IsNil() {
-			if a.IsNil() != b.IsNil() {
-				return path, describeNil(a), describeNil(b), true
-			}
-			return "", "", "", false
-		}
-		k := [2]unsafe.Pointer{a.UnsafePointer(), b.UnsafePointer()}
-		if d.seen[k] {
-			return "", "", "", false
-		}
-		d.seen[k] = true
-		return d.diff(a.Elem(), b.Elem(), path)
+		return d.diffPointers(a, b, path)
 	case reflect.Interface:
-		if a.IsNil() || b.IsNil() || a.Elem().Type() != b.Elem().Type() {
-			if a.IsNil() && b.IsNil() {
-				return "", "", "", false
-			}
-			return path, describeDynamic(a), describeDynamic(b), true
-		}
-		return d.diff(a.Elem(), b.Elem(), path)
+		return d.diffInterfaces(a, b, path)
 	case reflect.Map:
 		if a.IsNil() != b.IsNil() {
 			return path, describeNil(a), describeNil(b), true
@@ -180,6 +118,117 @@ func (d *differ) diff(a, b reflect.Value, path string) (string, string, string, 
 		return d.diffMaps(a, b, path)
 	}
 	return "", "", "", false
+}
+
+// sameTime reports whether the times a and b hold are the same instant in
+// the same location (a snapshot keeps the location, so it must agree too).
+func sameTime(a, b reflect.Value) bool {
+	ta := *(*time.Time)(addressable(a).Addr().UnsafePointer())
+	tb := *(*time.Time)(addressable(b).Addr().UnsafePointer())
+	return ta.Equal(tb) && ta.Location() == tb.Location()
+}
+
+// scalarsEqual compares a and b, of the same type, when that type is a
+// scalar kind (bool, a number or a string): scalar is false for any other
+// kind, and equal is then meaningless.
+func scalarsEqual(a, b reflect.Value) (equal, scalar bool) {
+	switch a.Kind() {
+	case reflect.Bool:
+		return a.Bool() == b.Bool(), true
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return a.Int() == b.Int(), true
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return a.Uint() == b.Uint(), true
+	case reflect.Float32, reflect.Float64:
+		return a.Float() == b.Float(), true
+	case reflect.Complex64, reflect.Complex128:
+		return a.Complex() == b.Complex(), true
+	case reflect.String:
+		return a.String() == b.String(), true
+	}
+	return false, false
+}
+
+// diffStructs walks two structs field by field in declaration order,
+// leaving out fields tagged `snap:"-"`. A plain struct with a String
+// method (a decimal) is one value, compared and shown by its text.
+func (d *differ) diffStructs(a, b reflect.Value, path string) (string, string, string, bool) {
+	t := a.Type()
+	if plain(t) && (t.Implements(stringerType) || reflect.PointerTo(t).Implements(stringerType)) {
+		if text(a) != text(b) {
+			return d.leaf(a, b, path)
+		}
+		return "", "", "", false
+	}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Tag.Get("snap") == tagSkip {
+			continue
+		}
+		if p, as, bs, ok := d.diff(fieldOf(a, i), fieldOf(b, i), path+"."+f.Name); ok {
+			return p, as, bs, true
+		}
+	}
+	return "", "", "", false
+}
+
+// diffElements walks the first n elements of two arrays or slices (both
+// at least n long), naming each by its index.
+func (d *differ) diffElements(a, b reflect.Value, n int, path string) (string, string, string, bool) {
+	for i := range n {
+		if p, as, bs, ok := d.diff(a.Index(i), b.Index(i), path+"["+strconv.Itoa(i)+"]"); ok {
+			return p, as, bs, true
+		}
+	}
+	return "", "", "", false
+}
+
+// diffSlices walks two slices: a nil slice differs from a non-nil one
+// (even an empty one), then the common elements are walked, and only then
+// a difference in length is named at the slice itself.
+func (d *differ) diffSlices(a, b reflect.Value, path string) (string, string, string, bool) {
+	if a.IsNil() != b.IsNil() {
+		return path, describeNil(a), describeNil(b), true
+	}
+	if p, as, bs, ok := d.diffElements(a, b, min(a.Len(), b.Len()), path); ok {
+		return p, as, bs, true
+	}
+	if a.Len() != b.Len() {
+		return path, fmt.Sprintf("%d elements", a.Len()), fmt.Sprintf("%d elements", b.Len()), true
+	}
+	return "", "", "", false
+}
+
+// diffPointers follows two pointers to what they point to, under the same
+// path. Two nils are equal, one nil differs; a pair walked already is
+// equal as far as this walk goes (it is being or has been compared), which
+// ends cycles.
+func (d *differ) diffPointers(a, b reflect.Value, path string) (string, string, string, bool) {
+	if a.IsNil() || b.IsNil() {
+		if a.IsNil() != b.IsNil() {
+			return path, describeNil(a), describeNil(b), true
+		}
+		return "", "", "", false
+	}
+	k := [2]unsafe.Pointer{a.UnsafePointer(), b.UnsafePointer()}
+	if d.seen[k] {
+		return "", "", "", false
+	}
+	d.seen[k] = true
+	return d.diff(a.Elem(), b.Elem(), path)
+}
+
+// diffInterfaces compares two interface values: both nil are equal; one
+// nil, or dynamic types that differ, are named with their types; else
+// the dynamic values are walked under the same path.
+func (d *differ) diffInterfaces(a, b reflect.Value, path string) (string, string, string, bool) {
+	if a.IsNil() && b.IsNil() {
+		return "", "", "", false
+	}
+	if a.IsNil() || b.IsNil() || a.Elem().Type() != b.Elem().Type() {
+		return path, describeDynamic(a), describeDynamic(b), true
+	}
+	return d.diff(a.Elem(), b.Elem(), path)
 }
 
 // diffMaps walks the entries of two maps by the text of their keys.

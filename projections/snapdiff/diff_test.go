@@ -27,6 +27,10 @@ type diffState struct {
 	count int64
 	kinds map[int][]string
 	any   any
+	flags [2]bool
+	ratio float64
+	size  uint32
+	first *diffLot
 }
 
 func compact(s string) domain.Compact {
@@ -71,6 +75,14 @@ func TestDiff(t *testing.T) {
 			`.books["binance/USDT-BTC"].when`, "", ""},
 		{"an interface", func(s *diffState) { s.any = "five" }, `.any`, "int64 5", "string five"},
 		{"an int key", func(s *diffState) { s.kinds[1][0] = "b" }, `.kinds["1"][0]`, "a", "b"},
+		{"a longer slice", func(s *diffState) { s.kinds[1] = append(s.kinds[1], "c") }, `.kinds["1"]`, "1 elements", "2 elements"},
+		{"an array element", func(s *diffState) { s.flags[1] = true }, `.flags[1]`, "false", "true"},
+		{"a float", func(s *diffState) { s.ratio = 0.5 }, `.ratio`, "0", "0.5"},
+		{"an unsigned number", func(s *diffState) { s.size = 7 }, `.size`, "0", "7"},
+		{"a nil pointer", func(s *diffState) { s.first = &diffLot{note: "z"} }, `.first`, "nil", ""},
+		{"through a pointer", func(s *diffState) { s.books["kraken/EUR-ETH"].owner = &diffState{count: 9} }, `.books["kraken/EUR-ETH"].owner.books`, "2 elements", "nil"},
+		{"a nil interface", func(s *diffState) { s.any = nil }, `.any`, "int64 5", "nil"},
+		{"a nil map", func(s *diffState) { s.kinds = nil }, `.kinds`, "1 elements", "nil"},
 	}
 	for _, c := range cases {
 		a, b := newDiffState(), newDiffState()

@@ -961,6 +961,11 @@ test('live: a lost connection says so and resumes after the last event it saw', 
     assert.equal(await text(page, '#live'), 'connection lost · resuming…');
   });
   await page.waitForSelector('#live[data-state=resumed]', { timeout: 20000 });
+  // Its longer text does not fold the header at 1280 px: the tools stay in
+  // reach, the whole text in the status's title.
+  assert.match(await page.getAttribute('#live', 'title'), /^live · resumed after (\d+|the start)$/);
+  assert.equal(await page.evaluate(() => document.querySelector('header.top').classList.contains('compact')), false);
+  assert.equal(await page.isVisible('#asof-summary'), true);
   const { id } = await api('POST', '/trade/buy', { data: { exch: 'binance', pair: 'USDT-ETH', amt: 0.01, price: 11 } });
   await page.waitForSelector(`#tail li[data-type=OrderAccepted]`);
   assert.match(await page.locator('#tail').textContent(), new RegExp(`order-${id} OrderRequested`));
