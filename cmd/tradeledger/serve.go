@@ -246,6 +246,11 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	ledger, orderList, passwords, tokens, configView, filesView := rm.ledger, rm.orderList, rm.passwords, rm.tokens, rm.config, rm.files
 
 	start := time.Now()
+	// The store's integrity check reads the whole file on a connection of
+	// its own while the snapshot loads and the log replays (writes wait
+	// for it, reads do not): on two cores the start overlaps it instead
+	// of /readyz waiting for it after them.
+	m.checkStoreIntegrity()
 	m.loadSnapshot(ctx) // snapshot.go: the newest valid read-model snapshot, if any
 	if err := m.Runner.Start(ctx); err != nil {
 		return err
@@ -254,7 +259,6 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if err := m.Connectors.Check(configView.Current()); err != nil {
 		return err // a connector this binary lacks: the message says how to build one that has it
 	}
-	m.checkStoreIntegrity()
 	m.startWebhooks(configView)
 
 	s := tlhttp.NewServer()
@@ -528,8 +532,8 @@ func feeAssets(c domain.Config, exchange string, seen []string) []string {
 }
 
 // checkStoreIntegrity runs the store's full integrity check, if it has one,
-// in the background now that the replay no longer needs the CPU; the
-// store holds writes back until it is done and refuses them if it fails.
+// in the background; the store holds writes back until it is done (so
+// /readyz waits for it) and refuses them if it fails.
 func (m *Main) checkStoreIntegrity() {
 	c, ok := m.DataDir.Store.(interface{ CheckIntegrity() error })
 	if !ok {

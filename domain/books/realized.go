@@ -1,6 +1,8 @@
 package books
 
 import (
+	"time"
+
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/fold"
 )
@@ -268,6 +270,8 @@ type realizer struct {
 	uncon  map[assetKey]*gains
 	n      int
 	d      Disposal // the disposal being built (its Lots reused)
+	loc    *time.Location
+	hold   int64 // the holding period (days): a lot held longer is long term
 }
 
 type assetAcc struct {
@@ -292,8 +296,7 @@ func newRealizer(src Source, q *Query) *realizer {
 // moves too) and its figures.
 func (z *realizer) run(onFill func(p *pairWalk, f *Fill, s *step), emit func(d *Disposal) error) error {
 	q := z.q
-	loc := q.loc()
-	hold := int64(q.holdingDays())
+	z.loc, z.hold = q.loc(), int64(q.holdingDays())
 	return z.w.run(func(p *pairWalk, f *Fill, s *step) error {
 		if !q.inPeriod(f.Time) || !p.pool.selected {
 			return nil
@@ -304,125 +307,195 @@ func (z *realizer) run(onFill func(p *pairWalk, f *Fill, s *step), emit func(d *
 		if !p.selected || !f.Sell || (f.Kind != KindOrder && f.Kind != KindExternal && f.Kind != KindConvertOut) {
 			return nil
 		}
-		conv := f.Kind == KindConvertOut
-		priced := !conv || f.Priced
-		// value returns the proceeds of part of the quantity sold.
-		value := func(part domain.Decimal) domain.Decimal {
-			if conv {
-				return domain.MulDiv(f.Value, part, f.Qty)
-			}
-			return f.Price.Mul(part)
-		}
-		d := &z.d
-		price := f.Price
-		if conv && f.Priced && f.Qty.IsPos() {
-			price = f.Value.Div(f.Qty)
-		}
-		r, tr := s.r, s.tr
-		unm := tr.Unheld
-		*d = Disposal{Key: p.Key, Exchange: p.Exchange, Pair: p.Pair.Pair, Asset: p.Base, Quote: p.Quote, Kind: f.Kind.String(),
-			External: f.Kind == KindExternal, OrderID: f.OrderID, Position: f.Position, DisposedAt: f.Time, Price: domain.Number(price),
-			Quantity: domain.Number(f.Qty), Fee: feeView(f.Fee), Matched: domain.Number(tr.Out), CostBasis: domain.Number(tr.OutCost),
-			Gain: domain.Number(r.Pnl), Lots: d.Lots[:0], UnknownLots: d.UnknownLots[:0], UnpricedLots: d.UnpricedLots[:0],
-			Currency: q.Currency, GainKnown: tr.UnknownQty.IsZero() && priced, pool: p.pool.key}
-		if priced {
-			d.Unmatched = Unmatched{Quantity: domain.Number(unm), Proceeds: domain.Number(value(unm))}
-		} else {
-			d.Unmatched = Unmatched{Quantity: domain.Number(unm)}
-		}
-		if f.Fee.Valued {
-			d.feeQuote = f.Fee.Quote
-		}
-		proceeds := domain.Zero
-		if priced {
-			proceeds = value(tr.Out)
-		}
-		matchedFee := domain.Zero
-		if tr.Out.IsPos() {
-			matchedFee = domain.MulDiv(d.feeQuote, tr.Out, f.Qty)
-		}
-		d.Proceeds, d.MatchedFee = domain.Number(proceeds), domain.Number(matchedFee)
-		acc := z.acc(assetKey{p.Base, p.Quote})
-		acc.disposals++
-		acc.unmQty, acc.unmProceed = acc.unmQty.Add(unm), acc.unmProceed.Add(domain.Decimal(d.Unmatched.Proceeds))
-		if !f.Fee.Valued {
-			acc.fees.add(f.Fee.Asset, f.Fee.Amount)
-		}
-		used := tr.Used
-		if !priced { // the lots went for unknown proceeds: listed, no gain
-			d.Matched, d.Gain = domain.Number(domain.Zero), domain.Number(domain.Zero)
-			d.Unpriced = &Unpriced{Quantity: domain.Number(tr.Out), CostBasis: domain.Number(tr.OutCost)}
-			acc.unpricedQty, acc.unpricedCost = acc.unpricedQty.Add(tr.Out), acc.unpricedCost.Add(tr.OutCost)
-			for _, u := range used {
-				days := domain.DayNumber(f.Time, loc) - domain.DayNumber(u.Time, loc)
-				lu := lotUse(u, domain.Zero, domain.Zero, domain.Zero, days, hold)
-				d.UnpricedLots = append(d.UnpricedLots, UnpricedLotUse{AcquiredAt: lu.AcquiredAt, BuyOrderID: lu.BuyOrderID,
-					Acquired: lu.Acquired, Quantity: lu.Quantity, CostBasis: lu.CostBasis, HoldingDays: lu.HoldingDays, Term: lu.Term})
-			}
-			used = nil
-		}
-		if tr.UnknownQty.IsPos() {
-			up, uf := value(tr.UnknownQty), domain.MulDiv(d.feeQuote, tr.UnknownQty, f.Qty)
-			if !priced {
-				up = domain.Zero
-			}
-			d.UnknownCost = UnknownCost{Quantity: domain.Number(tr.UnknownQty), Proceeds: domain.Number(up), Fees: domain.Number(uf)}
-			acc.unkQty, acc.unkProceed, acc.unkFee = acc.unkQty.Add(tr.UnknownQty), acc.unkProceed.Add(up), acc.unkFee.Add(uf)
-			restP, restF := up, uf
-			for i, u := range tr.Unknown {
-				lp, lf := restP, restF
-				if i < len(tr.Unknown)-1 {
-					lp, lf = domain.MulDiv(up, u.Qty, tr.UnknownQty), domain.MulDiv(uf, u.Qty, tr.UnknownQty)
-					restP, restF = restP.Sub(lp), restF.Sub(lf)
-				}
-				days := domain.DayNumber(f.Time, loc) - domain.DayNumber(u.Time, loc)
-				lu := UnknownLotUse{AcquiredAt: u.Time, Quantity: domain.Number(u.Qty), Proceeds: domain.Number(lp), Fee: domain.Number(lf),
-					HoldingDays: days, Term: "short"}
-				if days > hold {
-					lu.Term = "long"
-				}
-				d.UnknownLots = append(d.UnknownLots, lu)
-			}
-		}
-		var sumR Money
-		allR := q.Currency != ""
-		restP, restF := proceeds, matchedFee
-		for i, u := range used {
-			lp, lf := restP, restF
-			if i < len(used)-1 {
-				lp, lf = value(u.Qty), domain.MulDiv(matchedFee, u.Qty, tr.Out)
-				restP, restF = restP.Sub(lp), restF.Sub(lf)
-			}
-			gain := lp.Sub(lf).Sub(u.Cost)
-			days := domain.DayNumber(f.Time, loc) - domain.DayNumber(u.Time, loc)
-			long := days > hold
-			lu := lotUse(u, lp, lf, gain, days, hold)
-			acc.add(u.Qty, lp, lf, u.Cost, gain, long)
-			if q.Currency != "" {
-				lu.InCurrency = z.convert(p, f.Time, u.Time, lp, lf, u.Cost)
-				if lu.InCurrency != nil {
-					m := lu.InCurrency
-					z.curAdd(p.Base, u.Qty, m, long)
-					sumR = Money{Proceeds: addN(sumR.Proceeds, m.Proceeds), Fee: addN(sumR.Fee, m.Fee),
-						CostBasis: addN(sumR.CostBasis, m.CostBasis), Gain: addN(sumR.Gain, m.Gain)}
-				} else {
-					allR = false
-					g := z.uncon[assetKey{p.Base, p.Quote}]
-					if g == nil {
-						g = &gains{}
-						z.uncon[assetKey{p.Base, p.Quote}] = g
-					}
-					g.add(u.Qty, lp, lf, u.Cost, gain, long)
-				}
-			}
-			d.Lots = append(d.Lots, lu)
-		}
-		if allR && len(used) > 0 {
-			d.InCurrency = &sumR
-		}
+		z.dispose(p, f, s)
 		z.n++
-		return emit(d)
+		return emit(&z.d)
 	})
+}
+
+// sale is a disposal's fill as the report values it: a conversion's
+// disposal leg brought its Value (the value of what the conversion
+// brought, unknown when not Priced), a trade its price × quantity.
+type sale struct {
+	f      *Fill
+	conv   bool // a conversion's disposal leg
+	priced bool // its proceeds are known
+}
+
+func saleOf(f *Fill) sale {
+	conv := f.Kind == KindConvertOut
+	return sale{f: f, conv: conv, priced: !conv || f.Priced}
+}
+
+// value returns the proceeds of part of the quantity sold (the share of
+// Value for a conversion, whether priced or not: callers zero it then).
+func (s sale) value(part domain.Decimal) domain.Decimal {
+	if s.conv {
+		return domain.MulDiv(s.f.Value, part, s.f.Qty)
+	}
+	return s.f.Price.Mul(part)
+}
+
+// price returns the disposal's unit price: a priced conversion's Value ÷
+// quantity, else the fill's price.
+func (s sale) price() domain.Decimal {
+	if s.conv && s.f.Priced && s.f.Qty.IsPos() {
+		return s.f.Value.Div(s.f.Qty)
+	}
+	return s.f.Price
+}
+
+// dispose sets z.d to the disposal that sell fill f of pair p made, as
+// step s folded it: its figures (begin), the lots it took for unknown
+// proceeds (unpriced) or for known ones (lots), the coins of unknown cost
+// it took (unknownCost); and adds it to its asset's totals.
+func (z *realizer) dispose(p *pairWalk, f *Fill, s *step) {
+	sa, tr := saleOf(f), s.tr
+	proceeds, matchedFee := z.begin(p, sa, s)
+	acc := entry(z.totals, assetKey{p.Base, p.Quote})
+	acc.disposals++
+	acc.unmQty, acc.unmProceed = acc.unmQty.Add(tr.Unheld), acc.unmProceed.Add(domain.Decimal(z.d.Unmatched.Proceeds))
+	if !f.Fee.Valued {
+		acc.fees.add(f.Fee.Asset, f.Fee.Amount)
+	}
+	used := tr.Used
+	if !sa.priced { // the lots went for unknown proceeds: listed, no gain
+		z.unpriced(acc, f, tr)
+		used = nil
+	}
+	if tr.UnknownQty.IsPos() {
+		z.unknownCost(acc, sa, tr)
+	}
+	z.lots(p, acc, sa, used, proceeds, matchedFee, tr.Out)
+}
+
+// begin sets z.d to sale sa's disposal without its lot uses (Lots,
+// UnknownLots and UnpricedLots emptied, their memory kept) and returns its
+// proceeds (of the matched quantity; 0 when unknown) and its matched fee
+// (the fee's valuation × matched ÷ sold).
+func (z *realizer) begin(p *pairWalk, sa sale, s *step) (proceeds, matchedFee domain.Decimal) {
+	f, d, q := sa.f, &z.d, z.q
+	r, tr := s.r, s.tr
+	unm := tr.Unheld
+	*d = Disposal{Key: p.Key, Exchange: p.Exchange, Pair: p.Pair.Pair, Asset: p.Base, Quote: p.Quote, Kind: f.Kind.String(),
+		External: f.Kind == KindExternal, OrderID: f.OrderID, Position: f.Position, DisposedAt: f.Time, Price: domain.Number(sa.price()),
+		Quantity: domain.Number(f.Qty), Fee: feeView(f.Fee), Matched: domain.Number(tr.Out), CostBasis: domain.Number(tr.OutCost),
+		Gain: domain.Number(r.Pnl), Lots: d.Lots[:0], UnknownLots: d.UnknownLots[:0], UnpricedLots: d.UnpricedLots[:0],
+		Currency: q.Currency, GainKnown: tr.UnknownQty.IsZero() && sa.priced, pool: p.pool.key}
+	if sa.priced {
+		d.Unmatched = Unmatched{Quantity: domain.Number(unm), Proceeds: domain.Number(sa.value(unm))}
+	} else {
+		d.Unmatched = Unmatched{Quantity: domain.Number(unm)}
+	}
+	if f.Fee.Valued {
+		d.feeQuote = f.Fee.Quote
+	}
+	proceeds = domain.Zero
+	if sa.priced {
+		proceeds = sa.value(tr.Out)
+	}
+	matchedFee = domain.Zero
+	if tr.Out.IsPos() {
+		matchedFee = domain.MulDiv(d.feeQuote, tr.Out, f.Qty)
+	}
+	d.Proceeds, d.MatchedFee = domain.Number(proceeds), domain.Number(matchedFee)
+	return proceeds, matchedFee
+}
+
+// unpriced lists in z.d the lots a sale of unknown proceeds (fill f) took,
+// tr.Used: UnpricedLots, and their sum in Unpriced, with no matched
+// quantity and no gain; and adds them to acc.
+func (z *realizer) unpriced(acc *assetAcc, f *Fill, tr *fold.Trace) {
+	d := &z.d
+	d.Matched, d.Gain = domain.Number(domain.Zero), domain.Number(domain.Zero)
+	d.Unpriced = &Unpriced{Quantity: domain.Number(tr.Out), CostBasis: domain.Number(tr.OutCost)}
+	acc.unpricedQty, acc.unpricedCost = acc.unpricedQty.Add(tr.Out), acc.unpricedCost.Add(tr.OutCost)
+	for _, u := range tr.Used {
+		lu := lotUse(u, domain.Zero, domain.Zero, domain.Zero, z.daysHeld(f.Time, u.Time), z.hold)
+		d.UnpricedLots = append(d.UnpricedLots, UnpricedLotUse{AcquiredAt: lu.AcquiredAt, BuyOrderID: lu.BuyOrderID,
+			Acquired: lu.Acquired, Quantity: lu.Quantity, CostBasis: lu.CostBasis, HoldingDays: lu.HoldingDays, Term: lu.Term})
+	}
+}
+
+// unknownCost lists in z.d what sale sa took from coins of unknown cost
+// (tr.Unknown): their quantity, their share of the proceeds (0 when
+// unknown) and of the valued fee, in UnknownCost and split over the coins
+// by quantity in UnknownLots, the last taking the rounding; and adds them
+// to acc.
+func (z *realizer) unknownCost(acc *assetAcc, sa sale, tr *fold.Trace) {
+	f, d := sa.f, &z.d
+	up, uf := sa.value(tr.UnknownQty), domain.MulDiv(d.feeQuote, tr.UnknownQty, f.Qty)
+	if !sa.priced {
+		up = domain.Zero
+	}
+	d.UnknownCost = UnknownCost{Quantity: domain.Number(tr.UnknownQty), Proceeds: domain.Number(up), Fees: domain.Number(uf)}
+	acc.unkQty, acc.unkProceed, acc.unkFee = acc.unkQty.Add(tr.UnknownQty), acc.unkProceed.Add(up), acc.unkFee.Add(uf)
+	restP, restF := up, uf
+	for i, u := range tr.Unknown {
+		lp, lf := restP, restF
+		if i < len(tr.Unknown)-1 {
+			lp, lf = domain.MulDiv(up, u.Qty, tr.UnknownQty), domain.MulDiv(uf, u.Qty, tr.UnknownQty)
+			restP, restF = restP.Sub(lp), restF.Sub(lf)
+		}
+		days := z.daysHeld(f.Time, u.Time)
+		d.UnknownLots = append(d.UnknownLots, UnknownLotUse{AcquiredAt: u.Time, Quantity: domain.Number(u.Qty), Proceeds: domain.Number(lp),
+			Fee: domain.Number(lf), HoldingDays: days, Term: term(days, z.hold)})
+	}
+}
+
+// lots lists in z.d the lots sale sa took for known proceeds (used, of
+// quantity matched): the proceeds and matched fee split over them (each
+// but the last its own quantity's proceeds and share of the fee, the last
+// the rest), each one's gain its proceeds less its fee and cost; adds
+// them to acc and, with a reporting currency, each lot use converted to
+// the currency totals (one a rate is missing for to the unconverted),
+// setting z.d.InCurrency to their sum when every one converted.
+func (z *realizer) lots(p *pairWalk, acc *assetAcc, sa sale, used []domain.Lot, proceeds, matchedFee, matched domain.Decimal) {
+	f, d, q := sa.f, &z.d, z.q
+	var sumR Money
+	allR := q.Currency != ""
+	restP, restF := proceeds, matchedFee
+	for i, u := range used {
+		lp, lf := restP, restF
+		if i < len(used)-1 {
+			lp, lf = sa.value(u.Qty), domain.MulDiv(matchedFee, u.Qty, matched)
+			restP, restF = restP.Sub(lp), restF.Sub(lf)
+		}
+		gain := lp.Sub(lf).Sub(u.Cost)
+		days := z.daysHeld(f.Time, u.Time)
+		long := days > z.hold
+		lu := lotUse(u, lp, lf, gain, days, z.hold)
+		acc.add(u.Qty, lp, lf, u.Cost, gain, long)
+		if q.Currency != "" {
+			lu.InCurrency = z.convert(p, f.Time, u.Time, lp, lf, u.Cost)
+			if m := lu.InCurrency; m != nil {
+				z.curAdd(p.Base, u.Qty, m, long)
+				sumR = Money{Proceeds: addN(sumR.Proceeds, m.Proceeds), Fee: addN(sumR.Fee, m.Fee),
+					CostBasis: addN(sumR.CostBasis, m.CostBasis), Gain: addN(sumR.Gain, m.Gain)}
+			} else {
+				allR = false
+				z.unconAdd(assetKey{p.Base, p.Quote}, u.Qty, lp, lf, u.Cost, gain, long)
+			}
+		}
+		d.Lots = append(d.Lots, lu)
+	}
+	if allR && len(used) > 0 {
+		d.InCurrency = &sumR
+	}
+}
+
+// daysHeld returns the calendar days, in the query's zone, from the day
+// of acquired to the day of disposed (times in ms).
+func (z *realizer) daysHeld(disposed, acquired int64) int64 {
+	return domain.DayNumber(disposed, z.loc) - domain.DayNumber(acquired, z.loc)
+}
+
+// term returns "long" for a holding of more than hold days, else "short".
+func term(days, hold int64) string {
+	if days > hold {
+		return "long"
+	}
+	return "short"
 }
 
 // lotUse returns the use of lot part u by a disposal: its figures, its
@@ -430,7 +503,7 @@ func (z *realizer) run(onFill func(p *pairWalk, f *Fill, s *step), emit func(d *
 // or fold.RefExternal, RefConversion, RefDeposit).
 func lotUse(u domain.Lot, proceeds, fee, gain domain.Decimal, days, hold int64) LotUse {
 	lu := LotUse{AcquiredAt: u.Time, BuyOrderID: u.Ref, Acquired: "order", Quantity: domain.Number(u.Qty), Proceeds: domain.Number(proceeds),
-		Fee: domain.Number(fee), CostBasis: domain.Number(u.Cost), Gain: domain.Number(gain), HoldingDays: days, Term: "short"}
+		Fee: domain.Number(fee), CostBasis: domain.Number(u.Cost), Gain: domain.Number(gain), HoldingDays: days, Term: term(days, hold)}
 	switch u.Ref {
 	case fold.RefExternal:
 		lu.BuyOrderID, lu.Acquired = 0, "external"
@@ -439,23 +512,11 @@ func lotUse(u domain.Lot, proceeds, fee, gain domain.Decimal, days, hold int64) 
 	case fold.RefDeposit:
 		lu.BuyOrderID, lu.Acquired = 0, "deposit"
 	}
-	if days > hold {
-		lu.Term = "long"
-	}
 	return lu
 }
 
 func addN(a, b domain.Number) domain.Number {
 	return domain.Number(domain.Decimal(a).Add(domain.Decimal(b)))
-}
-
-func (z *realizer) acc(k assetKey) *assetAcc {
-	a := z.totals[k]
-	if a == nil {
-		a = &assetAcc{}
-		z.totals[k] = a
-	}
-	return a
 }
 
 // convert returns a lot use in the reporting currency: proceeds and fee at
@@ -473,12 +534,16 @@ func (z *realizer) convert(p *pairWalk, disposed, acquired int64, proceeds, fee,
 		Gain: domain.Number(cp.Amount.Sub(cf.Amount).Sub(cc.Amount))}
 }
 
+// unconAdd adds a lot use a missing rate kept out of the reporting
+// currency to the unconverted gains of k, in its quote.
+func (z *realizer) unconAdd(k assetKey, qty, proceeds, fee, cost, gain domain.Decimal, long bool) {
+	entry(z.uncon, k).add(qty, proceeds, fee, cost, gain, long)
+}
+
+// curAdd adds lot use m of qty of asset, in the reporting currency, to
+// the asset's gains and to the total.
 func (z *realizer) curAdd(asset string, qty domain.Decimal, m *Money, long bool) {
-	g := z.inCur[asset]
-	if g == nil {
-		g = &gains{}
-		z.inCur[asset] = g
-	}
+	g := entry(z.inCur, asset)
 	p, f, c, x := domain.Decimal(m.Proceeds), domain.Decimal(m.Fee), domain.Decimal(m.CostBasis), domain.Decimal(m.Gain)
 	g.add(qty, p, f, c, x, long)
 	z.curAll.add(qty, p, f, c, x, long)

@@ -2,6 +2,7 @@ package books
 
 import (
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/fold"
 )
 
 // The period statement: per pool of lots (the cost basis scope's: a pair
@@ -201,108 +202,9 @@ type lineAcc struct {
 // one line per pair key with a fill before the period's end, sorted by
 // key.
 func StatementReport(src Source, q Query) (*Statement, error) {
-	acc := map[string]*lineAcc{}
-	line := func(k string) *lineAcc {
-		a := acc[k]
-		if a == nil {
-			a = &lineAcc{}
-			acc[k] = a
-		}
-		return a
-	}
 	z := newRealizer(src, &q)
-	snap := z.w.snap
-	onFill := func(p *pairWalk, f *Fill, s *step) {
-		r, tr := s.r, s.tr
-		a := line(p.pool.key)
-		switch f.Kind {
-		case KindDeposit:
-			a.dep.Count++
-			switch {
-			case f.Peer != "" && tr.In.IsPos():
-				a.dep.Transfers++
-			case f.Peer == "" && f.Priced:
-				a.dep.AtMarket++
-			}
-			a.depQty, a.depCost, a.depUnk = a.depQty.Add(tr.In), a.depCost.Add(tr.InCost), a.depUnk.Add(tr.InUnknown)
-			return
-		case KindWithdrawal:
-			a.wd.Count++
-			if f.Peer != "" {
-				a.wd.Transfers++
-			}
-			a.wdQty, a.wdCost, a.wdUnk = a.wdQty.Add(tr.Out), a.wdCost.Add(tr.OutCost), a.wdUnk.Add(tr.UnknownQty)
-			a.wdUnheld, a.wdFee = a.wdUnheld.Add(tr.Unheld), a.wdFee.Add(f.NetworkFee)
-			return
-		case KindConvertIn:
-			a.acq.Fills++
-			a.acq.Conversions++
-			a.acqQty, a.acqCost, a.acqUnk = a.acqQty.Add(tr.In), a.acqCost.Add(tr.InCost), a.acqUnk.Add(tr.InUnknown)
-			return
-		case KindConvertOut:
-			a.dis.Fills++
-			a.dis.Conversions++
-			a.disUnk = a.disUnk.Add(tr.UnknownQty)
-			unm := tr.Unheld
-			if !f.Priced {
-				a.unpricedQty, a.unpricedCost = a.unpricedQty.Add(tr.Out), a.unpricedCost.Add(tr.OutCost)
-				a.unmQty = a.unmQty.Add(unm)
-				return
-			}
-			a.disUnkProceeds = a.disUnkProceeds.Add(domain.MulDiv(f.Value, tr.UnknownQty, f.Qty))
-			a.disQty, a.disProceeds = a.disQty.Add(tr.Out), a.disProceeds.Add(domain.MulDiv(f.Value, tr.Out, f.Qty))
-			a.disCost, a.gain = a.disCost.Add(tr.OutCost), a.gain.Add(r.Pnl)
-			a.unmQty, a.unmProceeds = a.unmQty.Add(unm), a.unmProceeds.Add(domain.MulDiv(f.Value, unm, f.Qty))
-			return
-		}
-		fee := domain.Zero
-		if f.Fee.Valued {
-			fee = f.Fee.Quote
-		} else {
-			a.unconv.add(f.Fee.Asset, f.Fee.Amount)
-		}
-		a.fees = a.fees.Add(fee)
-		if q.Currency != "" && !fee.IsZero() {
-			if c, ok := src.BookConvert(snap, fee, p.Quote, q.Currency, f.Time); ok {
-				a.feesR = a.feesR.Add(c.Amount)
-			} else {
-				a.feesMissing = true
-			}
-		}
-		if !f.Sell {
-			a.acq.Fills++
-			if f.Kind == KindExternal {
-				a.acq.External++
-			}
-			a.acqQty, a.acqCost, a.acqFees = a.acqQty.Add(tr.In), a.acqCost.Add(tr.InCost), a.acqFees.Add(fee)
-			return
-		}
-		a.dis.Fills++
-		if f.Kind == KindExternal {
-			a.dis.External++
-		}
-		matchedFee := domain.Zero
-		if tr.Out.IsPos() {
-			matchedFee = domain.MulDiv(fee, tr.Out, f.Qty)
-		}
-		unm := tr.Unheld
-		a.disQty, a.disProceeds, a.disFees = a.disQty.Add(tr.Out), a.disProceeds.Add(f.Price.Mul(tr.Out)), a.disFees.Add(matchedFee)
-		a.disCost, a.gain = a.disCost.Add(tr.OutCost), a.gain.Add(r.Pnl)
-		a.disUnk, a.disUnkProceeds = a.disUnk.Add(tr.UnknownQty), a.disUnkProceeds.Add(f.Price.Mul(tr.UnknownQty))
-		a.unmQty, a.unmProceeds = a.unmQty.Add(unm), a.unmProceeds.Add(f.Price.Mul(unm))
-	}
-	err := z.run(onFill, func(d *Disposal) error {
-		if q.Currency != "" && len(d.Lots) > 0 {
-			a := line(d.pool)
-			if d.InCurrency != nil {
-				a.gainR = a.gainR.Add(domain.Decimal(d.InCurrency.Gain))
-			} else {
-				a.gainMissing = true
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	sa := &statementAcc{src: src, q: &q, snap: z.w.snap, lines: map[string]*lineAcc{}}
+	if err := z.run(sa.onFill, sa.onDisposal); err != nil {
 		return nil, err
 	}
 	out := &Statement{Method: q.Method.String(), Scope: q.Scope.String(), From: q.From, To: q.To, Timezone: q.loc().String(), Lines: []Line{}}
@@ -311,91 +213,285 @@ func StatementReport(src Source, q Query) (*Statement, error) {
 	if q.Currency != "" {
 		cur = &StatementCurrency{Currency: q.Currency, Assets: []AssetStatement{}, Unconverted: []string{}}
 	}
-	end := endOf(&q)
 	for _, p := range z.w.pools {
 		if p.fills == 0 || !p.selected {
 			continue // no fill before the end in the snapshot, or none of the query's pairs
 		}
-		a := line(p.key)
-		lots := p.fold.Lots()
-		acq, dis, dep, wd := a.acq, a.dis, a.dep, a.wd
-		acq.Quantity, acq.Cost, acq.Fees, acq.UnknownCostQuantity = domain.Number(a.acqQty), domain.Number(a.acqCost), domain.Number(a.acqFees), domain.Number(a.acqUnk)
-		dis.Quantity, dis.Proceeds, dis.Fees = domain.Number(a.disQty), domain.Number(a.disProceeds), domain.Number(a.disFees)
-		dis.CostBasis, dis.Gain = domain.Number(a.disCost), domain.Number(a.gain)
-		dis.UnknownCostQuantity, dis.UnknownCostProceeds = domain.Number(a.disUnk), domain.Number(a.disUnkProceeds)
-		dis.Unpriced = Unpriced{Quantity: domain.Number(a.unpricedQty), CostBasis: domain.Number(a.unpricedCost)}
-		dep.Quantity, dep.Cost, dep.UnknownCostQuantity = domain.Number(a.depQty), domain.Number(a.depCost), domain.Number(a.depUnk)
-		wd.Quantity, wd.CostBasis, wd.UnknownCostQuantity = domain.Number(a.wdQty), domain.Number(a.wdCost), domain.Number(a.wdUnk)
-		wd.Unheld, wd.NetworkFees = domain.Number(a.wdUnheld), domain.Number(a.wdFee)
-		l := Line{Key: p.key, Exchange: p.exchange, Pair: p.pair, Asset: p.base, Quote: p.quote,
-			Opening:         Holding{Quantity: domain.Number(p.openQty), CostBasis: domain.Number(p.openCost), UnknownCostQuantity: domain.Number(p.openUnknown)},
-			OpeningPosition: domain.Number(p.openPosn),
-			Acquired:        acq,
-			Disposed:        dis,
-			Deposited:       dep,
-			Withdrawn:       wd,
-			Unmatched:       Unmatched{Quantity: domain.Number(a.unmQty), Proceeds: domain.Number(a.unmProceeds)},
-			Fees:            domain.Number(a.fees),
-			UnconvertedFees: a.unconv.list(),
-			RealizedGain:    domain.Number(a.gain),
-			Closing:         Holding{Quantity: domain.Number(lots.Qty()), CostBasis: domain.Number(lots.Cost()), UnknownCostQuantity: domain.Number(p.fold.Unknown())},
-			ClosingPosition: domain.Number(p.fold.Position()),
-		}
-		// The walk stopped before the end: the last fill it read is the
-		// closing price (none when only moves were read).
-		value := lots.Qty().Mul(p.price)
-		unreal := value.Sub(lots.Cost())
-		if p.priced {
-			l.ClosingPrice, l.ClosingPriceAt, l.UnrealizedGain = num(p.price), p.priceT, num(unreal)
-		}
+		a := sa.line(p.key)
+		l := a.view(p)
 		if cur != nil {
-			lc := &LineCurrency{}
-			missing := a.gainMissing || a.feesMissing
-			if !a.gainMissing {
-				lc.RealizedGain = num(a.gainR)
-			}
-			if !a.feesMissing {
-				lc.Fees = num(a.feesR)
-			}
-			cv, ok1 := src.BookConvert(snap, value, p.quote, q.Currency, end-1)
-			cu, ok2 := src.BookConvert(snap, unreal, p.quote, q.Currency, end-1)
-			if ok1 && ok2 && p.priced {
-				lc.ClosingValue, lc.UnrealizedGain = num(cv.Amount), num(cu.Amount)
-			} else {
-				missing = true
-			}
-			l.InCurrency = lc
-			if missing {
-				cur.Unconverted = append(cur.Unconverted, p.key)
-			}
-			s := assets[p.base]
-			if s == nil {
-				s = &AssetStatement{Asset: p.base}
-				assets[p.base] = s
-			}
-			for _, x := range []struct {
-				dst *domain.Number
-				v   *domain.Number
-			}{{&s.RealizedGain, lc.RealizedGain}, {&s.Fees, lc.Fees}, {&s.ClosingValue, lc.ClosingValue}, {&s.UnrealizedGain, lc.UnrealizedGain}} {
-				if x.v != nil {
-					*x.dst = addN(*x.dst, *x.v)
-				}
-			}
+			l.InCurrency = sa.inCurrency(a, p, cur, assets)
 		}
 		out.Lines = append(out.Lines, l)
 	}
 	if cur != nil {
-		for _, s := range assets {
-			cur.Assets = append(cur.Assets, *s)
-			cur.Total.RealizedGain = addN(cur.Total.RealizedGain, s.RealizedGain)
-			cur.Total.Fees = addN(cur.Total.Fees, s.Fees)
-			cur.Total.ClosingValue = addN(cur.Total.ClosingValue, s.ClosingValue)
-			cur.Total.UnrealizedGain = addN(cur.Total.UnrealizedGain, s.UnrealizedGain)
-		}
-		sortBy(cur.Assets, func(s AssetStatement) string { return s.Asset })
+		cur.sum(assets)
 		out.InCurrency = cur
 	}
 	return out, nil
+}
+
+// statementAcc is a statement while its lines are summed, one per pool
+// key, as the realizer walks the period.
+type statementAcc struct {
+	src   Source
+	q     *Query
+	snap  Snapshot
+	lines map[string]*lineAcc
+}
+
+// line returns the line of pool key k, made empty the first time.
+func (sa *statementAcc) line(k string) *lineAcc {
+	return entry(sa.lines, k)
+}
+
+// onFill adds fill or move f of pair p, as step s folded it under the
+// query's method, to the line of p's pool.
+func (sa *statementAcc) onFill(p *pairWalk, f *Fill, s *step) {
+	a := sa.line(p.pool.key)
+	switch f.Kind {
+	case KindDeposit:
+		a.deposit(f, s.tr)
+	case KindWithdrawal:
+		a.withdrawal(f, s.tr)
+	case KindConvertIn:
+		a.convertIn(s.tr)
+	case KindConvertOut:
+		a.convertOut(f, s)
+	default:
+		fee := sa.fee(a, p, f)
+		if f.Sell {
+			a.sell(f, fee, s)
+		} else {
+			a.buy(f, fee, s.tr)
+		}
+	}
+}
+
+// onDisposal adds disposal d's gain in the reporting currency, when there
+// is one and d took lots, to its line (a gain that did not convert marks
+// the line's realized gain unconverted).
+func (sa *statementAcc) onDisposal(d *Disposal) error {
+	if sa.q.Currency != "" && len(d.Lots) > 0 {
+		a := sa.line(d.pool)
+		if d.InCurrency != nil {
+			a.gainR = a.gainR.Add(domain.Decimal(d.InCurrency.Gain))
+		} else {
+			a.gainMissing = true
+		}
+	}
+	return nil
+}
+
+// fee returns trade f's valued fee (0 when no rate valued it: then it is
+// listed as charged in a's unconverted fees) and adds it to a's fees, in
+// quote and, with a reporting currency, converted at f's time (a missing
+// rate marks a's fees unconverted).
+func (sa *statementAcc) fee(a *lineAcc, p *pairWalk, f *Fill) domain.Decimal {
+	q := sa.q
+	fee := domain.Zero
+	if f.Fee.Valued {
+		fee = f.Fee.Quote
+	} else {
+		a.unconv.add(f.Fee.Asset, f.Fee.Amount)
+	}
+	a.fees = a.fees.Add(fee)
+	if q.Currency != "" && !fee.IsZero() {
+		if c, ok := sa.src.BookConvert(sa.snap, fee, p.Quote, q.Currency, f.Time); ok {
+			a.feesR = a.feesR.Add(c.Amount)
+		} else {
+			a.feesMissing = true
+		}
+	}
+	return fee
+}
+
+// deposit adds deposit f, which brought tr.In of lots (a transfer's, or
+// at the log's price), tr.InUnknown of coins of unknown cost, to a.
+func (a *lineAcc) deposit(f *Fill, tr *fold.Trace) {
+	a.dep.Count++
+	switch {
+	case f.Peer != "" && tr.In.IsPos():
+		a.dep.Transfers++
+	case f.Peer == "" && f.Priced:
+		a.dep.AtMarket++
+	}
+	a.depQty, a.depCost, a.depUnk = a.depQty.Add(tr.In), a.depCost.Add(tr.InCost), a.depUnk.Add(tr.InUnknown)
+}
+
+// withdrawal adds withdrawal f, which took tr's lots and coins of unknown
+// cost and tr.Unheld beyond them, its network fee among them, to a.
+func (a *lineAcc) withdrawal(f *Fill, tr *fold.Trace) {
+	a.wd.Count++
+	if f.Peer != "" {
+		a.wd.Transfers++
+	}
+	a.wdQty, a.wdCost, a.wdUnk = a.wdQty.Add(tr.Out), a.wdCost.Add(tr.OutCost), a.wdUnk.Add(tr.UnknownQty)
+	a.wdUnheld, a.wdFee = a.wdUnheld.Add(tr.Unheld), a.wdFee.Add(f.NetworkFee)
+}
+
+// convertIn adds a conversion's acquisition leg, which added tr's lots
+// (or coins of unknown cost, without a rate), to a.
+func (a *lineAcc) convertIn(tr *fold.Trace) {
+	a.acq.Fills++
+	a.acq.Conversions++
+	a.acqQty, a.acqCost, a.acqUnk = a.acqQty.Add(tr.In), a.acqCost.Add(tr.InCost), a.acqUnk.Add(tr.InUnknown)
+}
+
+// convertOut adds conversion leg f, a disposal as step s folded it, to a:
+// priced, its lots and coins of unknown cost taken at their share of its
+// Value, its gain, and what it took beyond every coin held (unmatched);
+// without a rate, the lots it took as unpriced and the rest unmatched,
+// with no proceeds.
+func (a *lineAcc) convertOut(f *Fill, s *step) {
+	r, tr := s.r, s.tr
+	a.dis.Fills++
+	a.dis.Conversions++
+	a.disUnk = a.disUnk.Add(tr.UnknownQty)
+	unm := tr.Unheld
+	if !f.Priced {
+		a.unpricedQty, a.unpricedCost = a.unpricedQty.Add(tr.Out), a.unpricedCost.Add(tr.OutCost)
+		a.unmQty = a.unmQty.Add(unm)
+		return
+	}
+	a.disUnkProceeds = a.disUnkProceeds.Add(domain.MulDiv(f.Value, tr.UnknownQty, f.Qty))
+	a.disQty, a.disProceeds = a.disQty.Add(tr.Out), a.disProceeds.Add(domain.MulDiv(f.Value, tr.Out, f.Qty))
+	a.disCost, a.gain = a.disCost.Add(tr.OutCost), a.gain.Add(r.Pnl)
+	a.unmQty, a.unmProceeds = a.unmQty.Add(unm), a.unmProceeds.Add(domain.MulDiv(f.Value, unm, f.Qty))
+}
+
+// buy adds buy f (an order's or an external trade's), which added tr's
+// lots, its valued fee fee among their cost, to a.
+func (a *lineAcc) buy(f *Fill, fee domain.Decimal, tr *fold.Trace) {
+	a.acq.Fills++
+	if f.Kind == KindExternal {
+		a.acq.External++
+	}
+	a.acqQty, a.acqCost, a.acqFees = a.acqQty.Add(tr.In), a.acqCost.Add(tr.InCost), a.acqFees.Add(fee)
+}
+
+// sell adds sell f (an order's or an external trade's), as step s folded
+// it, to a: the lots and coins of unknown cost it took at its price, the
+// share of its valued fee fee the lots' quantity bears, its gain, and
+// what it took beyond every coin held (unmatched).
+func (a *lineAcc) sell(f *Fill, fee domain.Decimal, s *step) {
+	r, tr := s.r, s.tr
+	a.dis.Fills++
+	if f.Kind == KindExternal {
+		a.dis.External++
+	}
+	matchedFee := domain.Zero
+	if tr.Out.IsPos() {
+		matchedFee = domain.MulDiv(fee, tr.Out, f.Qty)
+	}
+	unm := tr.Unheld
+	a.disQty, a.disProceeds, a.disFees = a.disQty.Add(tr.Out), a.disProceeds.Add(f.Price.Mul(tr.Out)), a.disFees.Add(matchedFee)
+	a.disCost, a.gain = a.disCost.Add(tr.OutCost), a.gain.Add(r.Pnl)
+	a.disUnk, a.disUnkProceeds = a.disUnk.Add(tr.UnknownQty), a.disUnkProceeds.Add(f.Price.Mul(tr.UnknownQty))
+	a.unmQty, a.unmProceeds = a.unmQty.Add(unm), a.unmProceeds.Add(f.Price.Mul(unm))
+}
+
+// view returns line a of pool p: its sums, p's opening, and its closing
+// as the walk left it, with the closing price and unrealized gain when
+// the walk read a fill of p (no reporting currency: inCurrency).
+func (a *lineAcc) view(p *pool) Line {
+	lots := p.fold.Lots()
+	acq, dis, dep, wd := a.acq, a.dis, a.dep, a.wd
+	acq.Quantity, acq.Cost, acq.Fees, acq.UnknownCostQuantity = domain.Number(a.acqQty), domain.Number(a.acqCost), domain.Number(a.acqFees), domain.Number(a.acqUnk)
+	dis.Quantity, dis.Proceeds, dis.Fees = domain.Number(a.disQty), domain.Number(a.disProceeds), domain.Number(a.disFees)
+	dis.CostBasis, dis.Gain = domain.Number(a.disCost), domain.Number(a.gain)
+	dis.UnknownCostQuantity, dis.UnknownCostProceeds = domain.Number(a.disUnk), domain.Number(a.disUnkProceeds)
+	dis.Unpriced = Unpriced{Quantity: domain.Number(a.unpricedQty), CostBasis: domain.Number(a.unpricedCost)}
+	dep.Quantity, dep.Cost, dep.UnknownCostQuantity = domain.Number(a.depQty), domain.Number(a.depCost), domain.Number(a.depUnk)
+	wd.Quantity, wd.CostBasis, wd.UnknownCostQuantity = domain.Number(a.wdQty), domain.Number(a.wdCost), domain.Number(a.wdUnk)
+	wd.Unheld, wd.NetworkFees = domain.Number(a.wdUnheld), domain.Number(a.wdFee)
+	l := Line{Key: p.key, Exchange: p.exchange, Pair: p.pair, Asset: p.base, Quote: p.quote,
+		Opening:         Holding{Quantity: domain.Number(p.openQty), CostBasis: domain.Number(p.openCost), UnknownCostQuantity: domain.Number(p.openUnknown)},
+		OpeningPosition: domain.Number(p.openPosn),
+		Acquired:        acq,
+		Disposed:        dis,
+		Deposited:       dep,
+		Withdrawn:       wd,
+		Unmatched:       Unmatched{Quantity: domain.Number(a.unmQty), Proceeds: domain.Number(a.unmProceeds)},
+		Fees:            domain.Number(a.fees),
+		UnconvertedFees: a.unconv.list(),
+		RealizedGain:    domain.Number(a.gain),
+		Closing:         Holding{Quantity: domain.Number(lots.Qty()), CostBasis: domain.Number(lots.Cost()), UnknownCostQuantity: domain.Number(p.fold.Unknown())},
+		ClosingPosition: domain.Number(p.fold.Position()),
+	}
+	// The walk stopped before the end: the last fill it read is the
+	// closing price (none when only moves were read).
+	if p.priced {
+		_, unreal := p.closingValue()
+		l.ClosingPrice, l.ClosingPriceAt, l.UnrealizedGain = num(p.price), p.priceT, num(unreal)
+	}
+	return l
+}
+
+// closingValue returns the lots pl holds valued at its last price, and
+// that value less their cost: the unrealized gain (meaningful when the
+// pool has a price).
+func (pl *pool) closingValue() (value, unrealized domain.Decimal) {
+	lots := pl.fold.Lots()
+	value = lots.Qty().Mul(pl.price)
+	return value, value.Sub(lots.Cost())
+}
+
+// inCurrency returns line a of pool p in cur's currency: the realized
+// gain and fees as summed, the closing value and unrealized gain at the
+// latest rate before the period's end (none without a closing price); a
+// figure that did not convert is absent and puts p's key in
+// cur.Unconverted. Those that did are added to p's asset in assets.
+func (sa *statementAcc) inCurrency(a *lineAcc, p *pool, cur *StatementCurrency, assets map[string]*AssetStatement) *LineCurrency {
+	end := endOf(sa.q)
+	lc := &LineCurrency{}
+	missing := a.gainMissing || a.feesMissing
+	if !a.gainMissing {
+		lc.RealizedGain = num(a.gainR)
+	}
+	if !a.feesMissing {
+		lc.Fees = num(a.feesR)
+	}
+	value, unreal := p.closingValue()
+	cv, ok1 := sa.src.BookConvert(sa.snap, value, p.quote, cur.Currency, end-1)
+	cu, ok2 := sa.src.BookConvert(sa.snap, unreal, p.quote, cur.Currency, end-1)
+	if ok1 && ok2 && p.priced {
+		lc.ClosingValue, lc.UnrealizedGain = num(cv.Amount), num(cu.Amount)
+	} else {
+		missing = true
+	}
+	if missing {
+		cur.Unconverted = append(cur.Unconverted, p.key)
+	}
+	s := entry(assets, p.base)
+	s.Asset = p.base
+	s.add(lc)
+	return lc
+}
+
+// add adds lc's figures that converted to s.
+func (s *AssetStatement) add(lc *LineCurrency) {
+	for _, x := range []struct {
+		dst *domain.Number
+		v   *domain.Number
+	}{{&s.RealizedGain, lc.RealizedGain}, {&s.Fees, lc.Fees}, {&s.ClosingValue, lc.ClosingValue}, {&s.UnrealizedGain, lc.UnrealizedGain}} {
+		if x.v != nil {
+			*x.dst = addN(*x.dst, *x.v)
+		}
+	}
+}
+
+// sum sets cur's assets to those of assets, sorted by asset, and its
+// total to their sum.
+func (cur *StatementCurrency) sum(assets map[string]*AssetStatement) {
+	for _, s := range assets {
+		cur.Assets = append(cur.Assets, *s)
+		cur.Total.RealizedGain = addN(cur.Total.RealizedGain, s.RealizedGain)
+		cur.Total.Fees = addN(cur.Total.Fees, s.Fees)
+		cur.Total.ClosingValue = addN(cur.Total.ClosingValue, s.ClosingValue)
+		cur.Total.UnrealizedGain = addN(cur.Total.UnrealizedGain, s.UnrealizedGain)
+	}
+	sortBy(cur.Assets, func(s AssetStatement) string { return s.Asset })
 }
 
 func num(d domain.Decimal) *domain.Number {

@@ -271,3 +271,90 @@ func TestStatementOpeningPlusFlowsIsClosing(t *testing.T) {
 		}
 	}
 }
+
+// The statement's disposals are the realized report's, summed: over
+// random logs of trades and of the accounts' other activity, under every
+// method and scope, the lines' disposed quantity, proceeds, matched fees,
+// cost basis, coins of unknown cost, unpriced lots and unmatched sales add
+// up to the realized report's totals; and each disposal's proceeds and
+// fees are split over the lots and the coins of unknown cost it took pro
+// rata of their quantity, the last one taking the rounding (so that they
+// add up exactly).
+func TestStatementDisposedIsRealized(t *testing.T) {
+	D := func(n domain.Number) domain.Decimal { return domain.Decimal(n) }
+	methods := []domain.PnlMethod{domain.LOFO, domain.FIFO, domain.Average, domain.LIFO, domain.HIFO}
+	unknownSplits := 0
+	for seed := uint64(0); seed < 40; seed++ {
+		r := rand.New(rand.NewPCG(seed, 37))
+		src := randomLog(r, 50+r.IntN(300))
+		if seed%2 == 1 {
+			src = randomAccountLog(r, 50+r.IntN(300))
+		}
+		from := day(2024, 1, 1, 0) + r.Int64N(400)*3600_000
+		q := Query{From: from, To: from + r.Int64N(200)*3600_000 + 1}
+		for _, m := range methods {
+			q.Method, q.Scope = m, domain.CostBasisScope(r.IntN(2))
+			where := fmt.Sprintf("seed %d %s %s", seed, m, q.Scope)
+			s, err := StatementReport(src, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rz, err := RealizedReport(src, q, 0, 1<<30)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var st, rt [11]domain.Decimal
+			for _, l := range s.Lines {
+				x := &l.Disposed
+				for i, v := range []domain.Number{x.Quantity, x.Proceeds, x.Fees, x.CostBasis, x.Gain, x.UnknownCostQuantity,
+					x.UnknownCostProceeds, x.Unpriced.Quantity, x.Unpriced.CostBasis, l.Unmatched.Quantity, l.Unmatched.Proceeds} {
+					st[i] = st[i].Add(D(v))
+				}
+			}
+			for _, x := range rz.Totals {
+				for i, v := range []domain.Number{x.Quantity, x.Proceeds, x.Fees, x.CostBasis, x.Gain, x.UnknownCost.Quantity,
+					x.UnknownCost.Proceeds, x.Unpriced.Quantity, x.Unpriced.CostBasis, x.Unmatched.Quantity, x.Unmatched.Proceeds} {
+					rt[i] = rt[i].Add(D(v))
+				}
+			}
+			if st != rt {
+				t.Fatalf("%s: statement's disposed %v, realized report's %v", where, st, rt)
+			}
+			for _, d := range rz.Rows {
+				for i, u := range d.Lots {
+					if i == len(d.Lots)-1 {
+						break
+					}
+					if f := domain.MulDiv(D(d.MatchedFee), D(u.Quantity), D(d.Matched)); D(u.Fee) != f {
+						t.Fatalf("%s: disposal at %d: lot %d's fee %s, want %s of %s", where, d.DisposedAt, i, D(u.Fee), f, D(d.MatchedFee))
+					}
+				}
+				c := &d.UnknownCost
+				var sumP, sumF domain.Decimal
+				for _, u := range d.UnknownLots {
+					sumP, sumF = sumP.Add(D(u.Proceeds)), sumF.Add(D(u.Fee))
+				}
+				if len(d.UnknownLots) > 0 && (sumP != D(c.Proceeds) || sumF != D(c.Fees)) {
+					t.Fatalf("%s: disposal at %d: coins of unknown cost add up to proceeds %s, fee %s, want %s, %s", where, d.DisposedAt,
+						sumP, sumF, D(c.Proceeds), D(c.Fees))
+				}
+				for i, u := range d.UnknownLots {
+					if i == len(d.UnknownLots)-1 {
+						break
+					}
+					p, f := domain.MulDiv(D(c.Proceeds), D(u.Quantity), D(c.Quantity)), domain.MulDiv(D(c.Fees), D(u.Quantity), D(c.Quantity))
+					if D(u.Proceeds) != p || D(u.Fee) != f {
+						t.Fatalf("%s: disposal at %d: coins %d of unknown cost: proceeds %s, fee %s, want %s, %s", where, d.DisposedAt, i,
+							D(u.Proceeds), D(u.Fee), p, f)
+					}
+					if !f.IsZero() {
+						unknownSplits++
+					}
+				}
+			}
+		}
+	}
+	if unknownSplits == 0 {
+		t.Fatal("no disposal split a fee over coins of unknown cost: the logs test nothing of it")
+	}
+}

@@ -266,6 +266,16 @@ func (q *walkQueue) Pop() any {
 	return x
 }
 
+// entry returns m[k], a new zero V put there first when it has none.
+func entry[K comparable, V any](m map[K]*V, k K) *V {
+	v := m[k]
+	if v == nil {
+		v = new(V)
+		m[k] = v
+	}
+	return v
+}
+
 // sortBy sorts s by the string key of its elements.
 func sortBy[T any](s []T, key func(T) string) {
 	slices.SortFunc(s, func(a, b T) int { return strings.Compare(key(a), key(b)) })

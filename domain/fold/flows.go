@@ -233,62 +233,10 @@ func (ps *Pairs) addFlow(f *Flow, hs []holdingKey) {
 // match matches the transfers of asset again (canonically, see above)
 // and places again those whose other side changed.
 func (ps *Pairs) match(asset string) {
-	var deps, wds []*Flow
-	for _, f := range ps.fl.byAsset[asset] {
-		if !f.In {
-			continue
-		}
-		if f.Kind == FlowDeposit {
-			deps = append(deps, f)
-		} else {
-			wds = append(wds, f)
-		}
-	}
-	order := func(s []*Flow) {
-		sort.Slice(s, func(i, j int) bool {
-			a, b := &s[i].Transfer, &s[j].Transfer
-			if a.Time != b.Time {
-				return a.Time < b.Time
-			}
-			if a.Exchange != b.Exchange {
-				return a.Exchange < b.Exchange
-			}
-			return a.ID < b.ID
-		})
-	}
-	order(deps)
-	order(wds)
+	deps, wds := transfersIn(ps.fl.byAsset[asset])
 	peer := map[*Flow]*Flow{}
-	for _, d := range deps {
-		if d.Transfer.TxID == "" {
-			continue
-		}
-		for _, w := range wds {
-			if peer[w] == nil && w.Transfer.TxID == d.Transfer.TxID && w.Transfer.Exchange != d.Transfer.Exchange {
-				peer[d], peer[w] = w, d
-				break
-			}
-		}
-	}
-	for _, d := range deps {
-		if peer[d] != nil {
-			continue
-		}
-		var best *Flow
-		for _, w := range wds {
-			t, u := &w.Transfer, &d.Transfer
-			if peer[w] != nil || t.Exchange == u.Exchange || (t.TxID != "" && u.TxID != "") || t.Time >= u.Time || u.Time-t.Time > TransferWindow {
-				continue
-			}
-			if u.Amount.Cmp(t.Amount) != 0 && u.Amount.Cmp(t.Amount.Sub(t.Fee)) != 0 {
-				continue
-			}
-			best = w // the latest before it: wds are in time order
-		}
-		if best != nil {
-			peer[d], peer[best] = best, d
-		}
-	}
+	matchByTxID(deps, wds, peer)
+	matchByAmount(deps, wds, peer)
 	var changed []*Flow
 	for _, f := range ps.fl.byAsset[asset] {
 		id := ""
@@ -303,6 +251,87 @@ func (ps *Pairs) match(asset string) {
 	for _, f := range changed {
 		ps.place(f)
 	}
+}
+
+// transfersIn returns the deposits and the withdrawals among fs that are
+// in the balance (In), each in the canonical order of matching: by time,
+// exchange, then the exchange's id.
+func transfersIn(fs []*Flow) (deps, wds []*Flow) {
+	for _, f := range fs {
+		if !f.In {
+			continue
+		}
+		if f.Kind == FlowDeposit {
+			deps = append(deps, f)
+		} else {
+			wds = append(wds, f)
+		}
+	}
+	sortTransfers(deps)
+	sortTransfers(wds)
+	return deps, wds
+}
+
+// sortTransfers sorts s by the time, exchange and id of its transfers.
+func sortTransfers(s []*Flow) {
+	sort.Slice(s, func(i, j int) bool {
+		a, b := &s[i].Transfer, &s[j].Transfer
+		if a.Time != b.Time {
+			return a.Time < b.Time
+		}
+		if a.Exchange != b.Exchange {
+			return a.Exchange < b.Exchange
+		}
+		return a.ID < b.ID
+	})
+}
+
+// matchByTxID records in peer (both ways) the first matching of the
+// canonical order: each deposit with a txid, in order, takes the first
+// unmatched withdrawal from another exchange with the same txid.
+func matchByTxID(deps, wds []*Flow, peer map[*Flow]*Flow) {
+	for _, d := range deps {
+		if d.Transfer.TxID == "" {
+			continue
+		}
+		for _, w := range wds {
+			if peer[w] == nil && w.Transfer.TxID == d.Transfer.TxID && w.Transfer.Exchange != d.Transfer.Exchange {
+				peer[d], peer[w] = w, d
+				break
+			}
+		}
+	}
+}
+
+// matchByAmount records in peer (both ways) the second matching, after
+// matchByTxID's: each deposit still unmatched, in order, takes the latest
+// unmatched withdrawal before it that fits it by amount (fitsByAmount).
+func matchByAmount(deps, wds []*Flow, peer map[*Flow]*Flow) {
+	for _, d := range deps {
+		if peer[d] != nil {
+			continue
+		}
+		var best *Flow
+		for _, w := range wds {
+			if peer[w] == nil && fitsByAmount(&w.Transfer, &d.Transfer) {
+				best = w // the latest before it: wds are in time order
+			}
+		}
+		if best != nil {
+			peer[d], peer[best] = best, d
+		}
+	}
+}
+
+// fitsByAmount reports whether withdrawal w may be deposit d's other side
+// without a common txid: not both have a txid, they are on different
+// exchanges, d comes after w by at most TransferWindow, and d's amount is
+// w's, or w's less its network fee.
+func fitsByAmount(w, d *domain.Transfer) bool {
+	if w.Exchange == d.Exchange || (w.TxID != "" && d.TxID != "") || w.Time >= d.Time || d.Time-w.Time > TransferWindow {
+		return false
+	}
+	return d.Amount.Cmp(w.Amount) == 0 || d.Amount.Cmp(w.Amount.Sub(w.Fee)) == 0
 }
 
 // place puts f's moves on their home pairs (taking them off where they

@@ -433,10 +433,35 @@ func (p *Pair) Refold(j Journal, rates *RateBook, emit func(i int, f *Fill, r *R
 	if !p.dirty {
 		return Rebuild{From: j.Len(), FromSlot: SlotOf(p.last.Time) + 1}
 	}
-	// The restart: the last mark at or before the first late fill (a
-	// pair whose figures convert: one at its slot's first fill, so that
-	// the slot is whole after it), or the start. Later marks go: the walk
-	// takes them again.
+	m := p.restartMark()
+	p.restore(m)
+	rb := Rebuild{Orders: map[int64]*Order{}}
+	i0, m0 := 0, 0
+	if m != nil { // the mark stays: the state before it is unchanged
+		rb.Prefix = m.Prefix
+		i0 = j.Search(m.Key)
+		m0 = p.moveIndex(m.Key) // the moves before it are in the mark's state
+	}
+	rb.From = i0
+	rb.FromSlot = p.firstSlot(j, i0, m0)
+	orders := walkOrders(j, i0)
+	for id, w := range orders {
+		rb.Orders[id] = w.now
+	}
+	p.refoldFrom(j, i0, m0, orders, rates, &rb, emit)
+	p.dirty, p.from = false, Key{}
+	rb.Moves = append(rb.Moves, uniqueMoves(orders, rb.FromSlot)...)
+	sortMoves(rb.Moves)
+	return rb
+}
+
+// restartMark drops the restart points a re-fold from p.from cannot start
+// at and returns the last one kept, nil when none is left (the re-fold
+// starts from the first fill). A usable mark is at or before p.from; for a
+// pair whose figures convert, one at a slot's first fill (no prefix) at or
+// before p.from's slot's start, so that the slot is whole after it. Later
+// marks go: the re-fold takes them again.
+func (p *Pair) restartMark() *Mark {
 	usable := func(m *Mark) bool {
 		if p.converted {
 			return m.Prefix.Trades == 0 && !(Key{Time: SlotOf(p.from.Time) * SlotMs}).Less(m.Key)
@@ -448,43 +473,58 @@ func (p *Pair) Refold(j Journal, rates *RateBook, emit func(i int, f *Fill, r *R
 		k--
 	}
 	p.marks = p.marks[:k]
+	if k == 0 {
+		return nil
+	}
+	return &p.marks[k-1]
+}
+
+// restore sets the pair's folded state to m's, the state before m's fill
+// (to the empty pair's when m is nil), its method and moves kept.
+func (p *Pair) restore(m *Mark) {
 	p.lots = domain.Lots{Method: p.lots.Method}
 	p.position, p.cashFlow, p.lastPrice = domain.Zero, domain.Zero, domain.Zero
 	p.started, p.since, p.third, p.last = false, 0, 0, Key{}
 	p.slot, p.prefix = 0, PnlAgg[int64]{}
 	p.unknown = domain.Zero
-	rb := Rebuild{Orders: map[int64]*Order{}}
-	i0, m0 := 0, 0
-	if k > 0 { // the mark stays: the state before it is unchanged
-		m := &p.marks[k-1]
-		p.lots = m.Lots.Clone()
-		p.position, p.cashFlow, p.lastPrice, p.third, p.unknown = m.Position, m.CashFlow, m.LastPrice, m.Third, m.Unknown
-		p.started, p.last = true, m.Key // not marked again at its own fill
-		p.since = -1                    // which counts as the first since the mark, as it did
-		p.slot, p.prefix = SlotOf(m.Key.Time), m.Prefix
-		rb.Prefix = m.Prefix
-		i0 = j.Search(m.Key)
-		m0 = p.moveIndex(m.Key) // the moves before it are in the mark's state
+	if m == nil {
+		return
 	}
-	rb.From = i0
-	n := j.Len()
-	first, any := Key{}, false
-	if i0 < n {
+	p.lots = m.Lots.Clone()
+	p.position, p.cashFlow, p.lastPrice, p.third, p.unknown = m.Position, m.CashFlow, m.LastPrice, m.Third, m.Unknown
+	p.started, p.last = true, m.Key // not marked again at its own fill
+	p.since = -1                    // which counts as the first since the mark, as it did
+	p.slot, p.prefix = SlotOf(m.Key.Time), m.Prefix
+}
+
+// firstSlot returns the slot of the first fill (j's from index i0) or
+// move (the pair's from index m0) a re-fold from there folds, 0 when
+// there is none.
+func (p *Pair) firstSlot(j Journal, i0, m0 int) int64 {
+	first, found := Key{}, false
+	if i0 < j.Len() {
 		f, _ := j.At(i0)
-		first, any = f.Key, true
+		first, found = f.Key, true
 	}
-	if m0 < len(p.moves) && (!any || p.moves[m0].Key.Less(first)) {
-		first, any = p.moves[m0].Key, true
+	if m0 < len(p.moves) && (!found || p.moves[m0].Key.Less(first)) {
+		first, found = p.moves[m0].Key, true
 	}
-	if any {
-		rb.FromSlot = SlotOf(first.Time)
+	if !found {
+		return 0
 	}
-	// What each order met had before the restart, and what its fills from
-	// there on counted before this re-fold.
+	return SlotOf(first.Time)
+}
+
+// walkOrders returns the orders of j's fills from index i0 on (a fill of
+// no order, order 0, is none), each with its figures over its fills
+// before i0 (before), over its fills from i0 on as they were folded
+// before this re-fold (oldAfter), and now set to a copy of before, which
+// the re-fold goes on from.
+func walkOrders(j Journal, i0 int) map[int64]*walkOrder {
 	orders := map[int64]*walkOrder{}
 	var firstNeeded int64
 	needScan := false
-	for i := i0; i < n; i++ {
+	for i := i0; i < j.Len(); i++ {
 		f, out := j.At(i)
 		if f.Order == 0 {
 			continue // of no order: an order of its own each
@@ -510,12 +550,22 @@ func (p *Pair) Refold(j Journal, rates *RateBook, emit func(i int, f *Fill, r *R
 			}
 		}
 	}
-	for id, w := range orders {
+	for _, w := range orders {
 		o := w.before
 		w.now = &o
-		rb.Orders[id] = w.now
 	}
+	return orders
+}
+
+// refoldFrom folds j's fills from index i0 and the pair's moves from index
+// m0 in trade-time order (a move before a fill of the same key), each
+// fill with its order's figures in orders (a fill of no order as an order
+// of its own), calling emit as Refold says, and appends to rb.Moves the
+// unique win/loss moves of the fills of no order and of the conversion
+// legs (an order's are uniqueMoves').
+func (p *Pair) refoldFrom(j Journal, i0, m0 int, orders map[int64]*walkOrder, rates *RateBook, rb *Rebuild, emit func(i int, f *Fill, r *Result)) {
 	var r Result
+	n := j.Len()
 	mi := m0
 	for i := i0; i < n || mi < len(p.moves); i++ {
 		var f Fill
@@ -549,33 +599,37 @@ func (p *Pair) Refold(j Journal, rates *RateBook, emit func(i int, f *Fill, r *R
 		}
 		emit(i, &f, &r)
 	}
-	p.dirty, p.from = false, Key{}
-	// Unique counts: an order whose first closing fill came before the
-	// restart is counted in a slot kept (with the sign of all its fills as
-	// they were folded) or in the prefix of the restart's slot (with its
-	// sign at the restart); the others are counted in the new slots.
+}
+
+// uniqueMoves returns the moves of the unique win/loss counts of the
+// orders a re-fold from slot fromSlot met: an order whose first closing
+// fill came before the restart is counted in a slot kept (with the sign
+// of all its fills as they were folded) or in the prefix of the restart's
+// slot (with its sign at the restart); the others are counted in the new
+// slots.
+func uniqueMoves(orders map[int64]*walkOrder, fromSlot int64) []Move {
+	var moves []Move
 	for _, w := range orders {
 		ns, nsign, has := w.now.count()
 		if bs, bsign, before := w.before.count(); before {
-			if bs >= rb.FromSlot { // in the prefix
+			if bs >= fromSlot { // in the prefix
 				if bsign != nsign {
-					rb.Moves = append(rb.Moves, Move{Slot: bs, From: bsign, To: nsign})
+					moves = append(moves, Move{Slot: bs, From: bsign, To: nsign})
 				}
 				continue
 			}
 			old := w.before
 			old.Pnl = old.Pnl.Add(w.oldAfter.Pnl)
 			if _, osign, _ := old.count(); osign != nsign {
-				rb.Moves = append(rb.Moves, Move{Slot: bs, From: osign, To: nsign})
+				moves = append(moves, Move{Slot: bs, From: osign, To: nsign})
 			}
 			continue
 		}
 		if has {
-			rb.Moves = append(rb.Moves, Move{Slot: ns, From: 2, To: nsign})
+			moves = append(moves, Move{Slot: ns, From: 2, To: nsign})
 		}
 	}
-	sortMoves(rb.Moves)
-	return rb
+	return moves
 }
 
 // sortMoves orders moves by slot, then by their signs, so that owners

@@ -16,6 +16,9 @@ import { get } from './api.js';
 import { debounce } from './live.js';
 import { money, count, dateTime } from './fmt.js';
 
+// counted says n of a thing: "1 trade", "2 trades", "0 deposits".
+const counted = (n, thing) => `${count(n)} ${thing}${Number(n) === 1 ? '' : 's'}`;
+
 const DAY = 24 * 3600 * 1000;
 
 export async function render(view, ctx) {
@@ -61,7 +64,7 @@ export async function render(view, ctx) {
         h('dt', null, 'This service\'s fills'),
         h('dd', { 'data-col': 'fills' }, `${count(f.matched)} matched, ${count(f.missing)} missing then recorded, ${count(f.extra)} extra (in the log, not listed), ${count(f.mismatched)} mismatched`),
         h('dt', null, 'Activity'),
-        h('dd', { 'data-col': 'activity' }, `${count(a.trades)} trades (${count(a.externalTrades)} not placed by this service), ${count(a.deposits)} deposits, ${count(a.withdrawals)} withdrawals, ${count(a.conversions)} conversions`)));
+        h('dd', { 'data-col': 'activity' }, `${counted(a.trades, 'trade')} (${count(a.externalTrades)} not placed by this service), ${counted(a.deposits, 'deposit')}, ${counted(a.withdrawals, 'withdrawal')}, ${counted(a.conversions, 'conversion')}`)));
   }
 
   // What a fact of reconciliation/activity says, in a line.
