@@ -8,6 +8,15 @@
 // (read-your-writes).
 //
 // It imports domain only: the projections runner is behind Waiter.
+//
+// Who can conflict: the HTTP server's commands share one StreamLocks
+// (Commands.Serial), so a command holds its stream from Load to the end of
+// its wait and the server's own writes to one stream never race each other;
+// an ECONFLICT there comes from another process on the same log (a CLI
+// command on the data dir). The engine's commands defer the wait to the end
+// of a trade (Commands.DeferWait). tradeledger import appends in batches
+// (Commands.AppendBatch: no load, decide or retry; ids derived from the
+// source, so that a re-run appends nothing).
 package eventstore
 
 import (

@@ -1,6 +1,3 @@
-// Package projections holds the read models fed from the log, and the Runner
-// that keeps them caught up. Projections are in memory, exact (decimal
-// arithmetic) and rebuilt at start by replaying the log.
 package projections
 
 import (

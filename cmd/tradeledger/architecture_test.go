@@ -6,9 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 const modulePath = "github.com/tradeledger/tradeledger/"
@@ -97,14 +99,43 @@ func TestPackageMap(t *testing.T) {
 	if !ok || !closed {
 		t.Fatalf("docs/architecture.md has no package map block starting %q", start)
 	}
-	if block != want.String() {
-		t.Errorf("docs/architecture.md's package map is not the code's; the code's is:\n%s", want.String())
+	if unwrapMapLines(block) != want.String() {
+		t.Errorf("docs/architecture.md's package map is not the code's; the code's is:\n%s", wrapMapLines(want.String(), mapLineWidth))
 	}
 	for _, d := range []string{"domain", "domain/audit", "domain/books", "domain/decimal", "domain/fold", "domain/gunbot", "domain/jsonscan", "domain/pnlmath", "domain/pnlread", "domain/secrets", "domain/strategy"} {
 		if len(outside[d]) > 0 {
 			t.Errorf("%s imports %v: it may import the standard library only", d, outside[d])
 		}
 	}
+}
+
+// mapLineWidth is where the package map's lines wrap: a package importing
+// many goes on over indented lines, so that no line of docs/architecture.md
+// is too long to read (TestArchitectureLineLength).
+const mapLineWidth = 120
+
+// wrapMapLines wraps each line of the package map longer than width after a
+// comma, the rest on lines indented by two spaces.
+func wrapMapLines(block string, width int) string {
+	var b strings.Builder
+	for _, line := range strings.SplitAfter(block, "\n") {
+		for len(line) > width {
+			cut := strings.LastIndex(line[:width], ", ")
+			if cut < 0 {
+				break
+			}
+			b.WriteString(line[:cut+1] + "\n")
+			line = "  " + line[cut+2:]
+		}
+		b.WriteString(line)
+	}
+	return b.String()
+}
+
+// unwrapMapLines joins the package map's indented lines to the line they
+// go on.
+func unwrapMapLines(block string) string {
+	return strings.ReplaceAll(block, ",\n  ", ", ")
 }
 
 // docBlock returns the lines of the text block of docs/architecture.md
@@ -167,5 +198,49 @@ func TestConnectorList(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("docs/architecture.md lists the connectors %v, connectorList names %v", got, want)
+	}
+}
+
+// TestArchitectureLineLength keeps docs/architecture.md readable as a
+// newcomer's map: no line over maxDocLine characters. A contract that needs
+// more belongs in its package's doc comment (go doc shows it), not in a
+// table cell.
+func TestArchitectureLineLength(t *testing.T) {
+	const maxDocLine = 400
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "architecture.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, line := range strings.Split(string(doc), "\n") {
+		if n := utf8.RuneCountInString(line); n > maxDocLine {
+			t.Errorf("docs/architecture.md:%d has %d characters (at most %d): %.60s…", i+1, n, maxDocLine, line)
+		}
+	}
+}
+
+// envAssignments matches the VAR=value words before a shell command.
+var envAssignments = regexp.MustCompile(`^\s*([A-Z_]+=('[^']*'|"[^"]*"|\S*)\s+)*`)
+
+// TestReadmeSetUp keeps the README's promise to a newcomer: its Set-up
+// gives exactly two commands, make test and make run (environment
+// assignments before them and comments after them aside).
+func TestReadmeSetUp(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(doc), "\n## Set-up\n")
+	_, block, fenced := strings.Cut(section, "```sh\n")
+	block, _, closed := strings.Cut(block, "```")
+	if !ok || !fenced || !closed {
+		t.Fatal("README.md has no ## Set-up section with a sh block")
+	}
+	var got []string
+	for _, line := range strings.Split(strings.TrimSuffix(block, "\n"), "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		got = append(got, strings.Join(strings.Fields(envAssignments.ReplaceAllString(line, "")), " "))
+	}
+	if want := []string{"make test", "make run"}; !slices.Equal(got, want) {
+		t.Errorf("README.md's Set-up gives %q, want exactly %q", got, want)
 	}
 }

@@ -19,7 +19,11 @@
 // method, whatever order the fills were recorded in.
 //
 // Lots are matched per pair key (exchange/pair), as the Ledger does: a
-// BTC bought on binance/USDT-BTC is not sold on kraken/EUR-BTC. Money is
+// BTC bought on binance/USDT-BTC is not sold on kraken/EUR-BTC — under the
+// default cost basis scope (domain.ScopeAccount). Under ScopeUniversal
+// they are pooled per pair across the service's accounts (walk.go); either
+// way a transfer between two of its accounts carries its lots with their
+// cost and dates, and coins of unknown cost are listed apart. Money is
 // in the pair's quote currency, and, where a rate from the log exists at
 // the time, in the reporting currency too; an amount without a rate is
 // listed as unconverted, never guessed.

@@ -3,6 +3,28 @@
 // durable: the WAL is fdatasynced after its commit (durable.go). A single
 // writer goroutine batches concurrent appends into one transaction (group
 // commit), and commits the next batch while the last one is being synced.
+//
+// Group commit (commit.go): while Appends are under way (callers preparing
+// one, or just answered and about to append again), a transaction waits for
+// them — as long as the last fdatasync took, but at least 2 ms and at most
+// 20 ms — so that concurrent callers share one transaction and one
+// fdatasync; a lone append is committed at once. AppendBatch (batch.go)
+// queues many streams' appends as groups of up to MaxBatchEvents events,
+// each one transaction, while the caller seals the next.
+//
+// The Merkle tree (tree.go): each event's leaf is hashed when its append is
+// sealed, and the writer writes the tree's stored hashes (the tree table) in
+// the same transaction as the events, so the tree never lags the log;
+// BuildTree catches up a log written before it. The guard (treeguard.go)
+// keeps the last signed checkpoint beside the tree, and refuses every append
+// to a log that no longer holds the tree's last record, until an operator's
+// CutTree.
+//
+// Checkpoints (checkpoint.go): past the checkpoint pages a checkpointer
+// goroutine copies the WAL back into the file on a connection of its own,
+// beside the writer, instead of SQLite doing it inside a commit while
+// appends wait. Another process's appends to the same file are seen at the
+// next poll (DefaultPollInterval) or at once with Refresh.
 package sqlite
 
 import (

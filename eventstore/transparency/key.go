@@ -8,6 +8,21 @@
 // keeps the tree of a store that does not (EventStoreDB) in local files;
 // VerifyCheckpoints, VerifySince and VerifyBundle are what an auditor
 // runs.
+//
+// The log, its tree and the checkpoint kept beside the tree tell one story
+// (agreement.go): CheckAgreement finds a log cut at its end or a tree that
+// no longer extends the kept checkpoint, and every command that appends
+// checks it when it opens the data dir and refuses such a log;
+// Log.AcceptCut goes on only on an operator's decision (serve
+// --accept-truncated-log), recorded in the log. Verify is what verify and
+// audit/verify answer: every chain, the tree rebuilt from the events, the
+// kept checkpoint.
+//
+// Log issues a checkpoint as the log grows (Tick, on the injected clock),
+// each recorded in the checkpoints stream through eventstore.Run; as the
+// checkpoints projection it also keeps the witnesses' cosignatures of the
+// last checkpoint and each witness's last answer. Hash tiles are served at
+// the Go checksum database's paths and at c2sp.org/tlog-tiles's (tiles.go).
 package transparency
 
 import (

@@ -47,7 +47,12 @@
 // order, and the client order id sent is derived from that event's id. A
 // retry, a timeout or a crash therefore never places a second order: an
 // order whose answer was lost stays "requested" (pending reconcile) until
-// the Reconciler looks it up by its client order id.
+// the Reconciler looks it up by its client order id. Each append is its
+// own eventstore.Run command (append.go: the order loaded from Orders with
+// its version, a decide function of domain, the events applied to Orders,
+// the BalanceBook and Attention at once), and the exchange call sits
+// between two commands, never inside a Decide: a conflict decides again
+// only the append it lost, never the placement.
 //
 // The engine never imports other adapters: the connectors, the
 // configuration and the average buy price come in through fields, and

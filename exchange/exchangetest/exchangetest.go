@@ -13,6 +13,12 @@
 // simulator (Faults). A case whose fault the harness cannot inject must be
 // named in Harness.NotApplicable with the reason; otherwise it fails. No
 // case is ever skipped silently.
+//
+// Run places every order through the engine's placement guard
+// (engine.Guard), as the engine does. RunAccount (account.go) is the account
+// suite: a connector's account, with what happened on it outside the
+// service, synced by the engine's AccountSync over an SQLite log and
+// reconciled to zero difference.
 package exchangetest
 
 import (

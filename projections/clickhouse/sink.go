@@ -20,6 +20,24 @@
 // Compatibility: ClickHouse 18.16 (Debian's package) and current releases,
 // over the native protocol: no DateTime64, no window functions, explicit
 // column lists on every insert.
+//
+// Many services may share one database: every row is tagged with its
+// service's Instance (first in each key), and a sink claims its instance
+// name for its log, so that a name another log holds is refused (ECONFLICT,
+// claim). Fleet answers the fleet routes across every instance of the
+// database.
+//
+// Amounts are exact (wide.go): Int64 counts of 10^-12, and an amount beyond
+// their range as its exact decimal text in the row's wide column. No sum is
+// left to ClickHouse's own types, which wrap silently: SQL sums each
+// column's 32-bit halves apart and Go joins them.
+//
+// Versions and failures: a sink finding rows of an older SchemaVersion
+// writes every row again from the log, then drops the tables it replaced;
+// rows of a newer one stop it, and the Reader then answers from its
+// Fallback (else EUNAVAILABLE), as when ClickHouse fails. A refusal
+// that a retry would meet again (RefusedError, ECONFLICT) stops the sink;
+// only transient failures are retried, with backoff.
 package clickhouse
 
 import (
