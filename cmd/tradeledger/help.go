@@ -142,7 +142,8 @@ var helpText = map[string]struct{ summary, synopsis, about, example string }{
 		"token create --scope read|trade|admin [--ttl 30d] --name NAME | token list | token revoke NAME   [--data DIR]",
 		"create prints a new token once (only its id is stored, as a TokenCreated event); read tokens read everything\n" +
 			"but secrets and change nothing (403), trade tokens also place and cancel orders, admin tokens do everything.\n" +
-			"revoke takes effect on the next request. A password login keeps issuing full-access tokens.",
+			"revoke is refused by a service running beside it from its next look at the log (at most half a second).\n" +
+			"A password login keeps issuing full-access tokens.",
 		"tradeledger token create --scope read --ttl 30d --name grafana --data ./data"},
 	"version": {"print the version, the commit and the Go version of this binary",
 		"version",

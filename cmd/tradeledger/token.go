@@ -142,7 +142,7 @@ func tokenRevoke(ctx context.Context, d *DataDir, clock domain.Clock, name strin
 		fmt.Fprintf(env.Stdout, "token %q was already revoked\n", name)
 		return nil
 	}
-	fmt.Fprintf(env.Stdout, "token %q revoked; requests with it are refused from now on\n", name)
+	fmt.Fprintf(env.Stdout, "token %q revoked; a service running on this data dir refuses it from its next look at the log (within half a second)\n", name)
 	return nil
 }
 
