@@ -33,6 +33,13 @@ func OrderStream(id int64) string { return "order-" + strconv.FormatInt(id, 10) 
 // OcoStream is the stream of one OCO pair.
 func OcoStream(id int64) string { return "oco-" + strconv.FormatInt(id, 10) }
 
+// ImportedOrderIDs is the first id of the range imports give the orders
+// they add (domain/gunbot: time-ordered ids from 2^51, legacy ones from
+// 2^52). The trading engine numbers the orders and OCOs it places itself
+// below it, from 1, whatever an import added: an imported history leaves
+// the next order of this service #3 after #2, not a 16-digit id.
+const ImportedOrderIDs = int64(1) << 51
+
 // FileStream is the stream of one file (kind is acvar, autoconfig, backup,
 // custom-editor, state or strategy).
 func FileStream(kind, name string) string { return "file-" + kind + "-" + name }

@@ -10,6 +10,7 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/domain/snap"
+	"github.com/tradeledger/tradeledger/domain/streams"
 )
 
 // Accounts is the read model of the exchange accounts' reconciliation
@@ -91,7 +92,7 @@ func (st *accountsState) account(exchange string) *accountState {
 func (a *Accounts) Apply(e *domain.Event) error {
 	switch e.Type {
 	case domain.TypeOrderRequested, domain.TypeOrderFilled:
-		id, ok := domain.OrderStreamID(e.Stream)
+		id, ok := streams.OrderStreamID(e.Stream)
 		if !ok {
 			return nil
 		}

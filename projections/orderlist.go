@@ -9,6 +9,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/decimal"
+	"github.com/tradeledger/tradeledger/domain/streams"
 )
 
 // OrderList is the index of every order in the log, whatever became of it:
@@ -160,7 +161,7 @@ func withState(v uint8, s domain.OrderState) uint8 {
 // update changes the flags of the order of stream (an order stream of a
 // requested order; others are ignored) to change(id, flags).
 func (l *OrderList) update(stream string, change func(id int64, v uint8) uint8) {
-	id, ok := domain.OrderStreamID(stream)
+	id, ok := streams.OrderStreamID(stream)
 	if !ok {
 		return
 	}

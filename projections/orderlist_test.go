@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/streams"
 )
 
 // orderListLog is a log with an order in every state, on two pairs and a
@@ -225,7 +226,7 @@ func TestOrderListStatesAreTheOrderFold(t *testing.T) {
 	folds := map[int64]*domain.Order{}
 	for i := range g.events {
 		e := &g.events[i]
-		id, _ := domain.OrderStreamID(e.Stream)
+		id, _ := streams.OrderStreamID(e.Stream)
 		o := folds[id]
 		if o == nil {
 			no := domain.NewOrder()

@@ -9,6 +9,7 @@ import (
 	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/domain/fold"
 	"github.com/tradeledger/tradeledger/domain/pnlmath"
+	"github.com/tradeledger/tradeledger/domain/streams"
 )
 
 // Ledger is the trading read model: order records per pair key, PNL
@@ -218,7 +219,7 @@ func (l *Ledger) Apply(e *domain.Event) error {
 		l.version++
 		return l.applyRequested(r)
 	case domain.TypeOrderFilled:
-		id, ok := domain.OrderStreamID(e.Stream)
+		id, ok := streams.OrderStreamID(e.Stream)
 		if !ok {
 			return domain.Errorf(domain.EINVALID, "OrderFilled in stream %q, not an order stream", e.Stream)
 		}
@@ -249,7 +250,7 @@ func (l *Ledger) Apply(e *domain.Event) error {
 		l.version++
 		return l.applyFlow(e)
 	case domain.TypeOrderCancelled, domain.TypeOrderRejected, domain.TypeOrderExpired:
-		if id, ok := domain.OrderStreamID(e.Stream); ok {
+		if id, ok := streams.OrderStreamID(e.Stream); ok {
 			l.mu.Lock()
 			delete(l.open, id)
 			l.version++

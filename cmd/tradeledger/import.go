@@ -14,6 +14,7 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/gunbot"
 	"github.com/tradeledger/tradeledger/domain/secrets"
+	"github.com/tradeledger/tradeledger/domain/streams"
 	"github.com/tradeledger/tradeledger/eventstore"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 )
@@ -349,7 +350,7 @@ func holdsLegacyImports(ctx context.Context, store domain.EventStore, head uint6
 		if e.Position > head {
 			break
 		}
-		if id, ok := domain.OrderStreamID(e.Stream); ok && gunbot.IsLegacyOrderID(id) {
+		if id, ok := streams.OrderStreamID(e.Stream); ok && gunbot.IsLegacyOrderID(id) {
 			return true, nil
 		}
 	}

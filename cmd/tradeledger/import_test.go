@@ -19,6 +19,7 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/gunbot"
 	"github.com/tradeledger/tradeledger/domain/secrets"
+	"github.com/tradeledger/tradeledger/domain/streams"
 	"github.com/tradeledger/tradeledger/projections"
 )
 
@@ -366,7 +367,7 @@ func TestImportAfterAnEarlierVersion(t *testing.T) {
 		if e.Type == domain.TypeOrderFilled {
 			fills++
 		}
-		if id, ok := domain.OrderStreamID(e.Stream); ok && !gunbot.IsLegacyOrderID(id) {
+		if id, ok := streams.OrderStreamID(e.Stream); ok && !gunbot.IsLegacyOrderID(id) {
 			t.Fatalf("%s: not a legacy id, in a data dir an earlier version imported into", e.Stream)
 		}
 	}
@@ -426,7 +427,7 @@ func TestImportOrdersSharingAnID(t *testing.T) {
 		}
 		return dir
 	}
-	streams := func(data string) []string {
+	filledStreams := func(data string) []string {
 		d, err := OpenDataDir(context.Background(), data, "", zap.NewNop())
 		if err != nil {
 			t.Fatal(err)
@@ -450,12 +451,12 @@ func TestImportOrdersSharingAnID(t *testing.T) {
 			t.Fatalf("import %d: %s %v\n%s", i+1, out, err, warn)
 		}
 	}
-	got := streams(data)
+	got := filledStreams(data)
 	if len(got) != 2 {
 		t.Fatalf("filled streams %v, want two", got)
 	}
-	a, _ := domain.OrderStreamID(got[0])
-	b, _ := domain.OrderStreamID(got[1])
+	a, _ := streams.OrderStreamID(got[0])
+	b, _ := streams.OrderStreamID(got[1])
 	if b != a+1 {
 		t.Fatalf("streams %v: the second order is not at the next id", got)
 	}
@@ -472,7 +473,7 @@ func TestImportOrdersSharingAnID(t *testing.T) {
 			t.Fatalf("import %d of both: %s %v\n%s", i+1, out, err, warn)
 		}
 	}
-	if got := streams(data); len(got) != 2 || got[0] != fmt.Sprintf("order-%d", a) || got[1] != fmt.Sprintf("order-%d", a+1) {
+	if got := filledStreams(data); len(got) != 2 || got[0] != fmt.Sprintf("order-%d", a) || got[1] != fmt.Sprintf("order-%d", a+1) {
 		t.Fatalf("filled streams %v, want order-%d then order-%d", got, a, a+1)
 	}
 }

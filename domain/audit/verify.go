@@ -15,6 +15,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/jsonscan"
+	"github.com/tradeledger/tradeledger/domain/streams"
 )
 
 // Verifier checks a log's hash chains and envelopes. Feed it every event in
@@ -188,7 +189,7 @@ type streamRef struct {
 }
 
 func streamRefOf(name string) streamRef {
-	id, ok := domain.OrderStreamID(name)
+	id, ok := streams.OrderStreamID(name)
 	return streamRef{name: name, id: id, order: ok}
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/streams"
 )
 
 // ownFill is a fill of the service's own order as the log holds it.
@@ -40,7 +41,7 @@ func scanOwnFills(ctx context.Context, store domain.EventStore, book AccountBook
 		if e.Type != domain.TypeOrderFilled {
 			continue
 		}
-		id, ok := domain.OrderStreamID(e.Stream)
+		id, ok := streams.OrderStreamID(e.Stream)
 		if !ok {
 			continue
 		}

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/streams"
 )
 
 // Attention is the orders that need attention, a projection of the log: an
@@ -38,7 +39,7 @@ func (a *Attention) Apply(e *domain.Event) error {
 	if e.Type != domain.TypeOrderNeedsAttention && e.Type != domain.TypeOrderAttentionCleared {
 		return nil
 	}
-	id, ok := domain.StreamID(e.Stream, "order-")
+	id, ok := streams.StreamID(e.Stream, "order-")
 	if !ok {
 		return nil
 	}

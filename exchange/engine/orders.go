@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/streams"
 )
 
 // Orders is the engine's order state, a projection of the log registered
@@ -173,13 +174,13 @@ func (st *orderState) advance(exchange string, seq uint64) {
 	}
 }
 
-// streamID returns the id of an order or OCO stream (domain.StreamID),
+// streamID returns the id of an order or OCO stream (streams.StreamID),
 // moving nextID past it unless it is an imported order's (at or past
 // domain.ImportedOrderIDs: this service's own ids continue below them);
 // ok is false for any other name or an id whose events no longer matter
 // (finished and dropped from memory).
 func (st *orderState) streamID(stream, prefix string) (id int64, ok bool) {
-	if id, ok = domain.StreamID(stream, prefix); !ok {
+	if id, ok = streams.StreamID(stream, prefix); !ok {
 		return 0, false
 	}
 	if id >= st.nextID && id < domain.ImportedOrderIDs {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/decimal"
+	"github.com/tradeledger/tradeledger/domain/streams"
 )
 
 // The simulator keeps its state across a restart by deriving it from the
@@ -25,7 +26,7 @@ import (
 // move simulated balances. Imported orders (actor import) are ignored.
 
 type restoreState struct {
-	orders domain.StreamMap[*domain.Order]       // unfinished order streams
+	orders streams.StreamMap[*domain.Order]      // unfinished order streams
 	deltas map[string]map[string]decimal.Decimal // exchange → asset → Σ fills
 	maxSeq map[string]uint64                     // exchange → last paper fill Seq
 	maxID  map[string]int64                      // exchange → highest paper order id
@@ -69,7 +70,7 @@ func (s *Simulator) Name() string { return "paper" }
 // Apply folds order events (restore.go's comment says into what) and
 // the activity simulated on each exchange (activity.go).
 func (s *Simulator) Apply(e *domain.Event) error {
-	if _, ok := domain.OrderStreamID(e.Stream); !ok {
+	if _, ok := streams.OrderStreamID(e.Stream); !ok {
 		if e.Type == domain.TypePaperActivity && strings.HasPrefix(e.Stream, "paper-") {
 			s.mu.Lock()
 			defer s.mu.Unlock()
@@ -127,7 +128,7 @@ func (s *Simulator) restoreState() *restoreState {
 }
 
 func newRestoreState() *restoreState {
-	return &restoreState{orders: domain.NewStreamMap[*domain.Order](), deltas: map[string]map[string]decimal.Decimal{},
+	return &restoreState{orders: streams.NewStreamMap[*domain.Order](), deltas: map[string]map[string]decimal.Decimal{},
 		maxSeq: map[string]uint64{}, maxID: map[string]int64{}, history: map[string][]simActivity{}}
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/domain/fold"
 	"github.com/tradeledger/tradeledger/domain/pnlread"
+	"github.com/tradeledger/tradeledger/domain/streams"
 )
 
 // state is what the sink must remember of the log to turn the next event
@@ -215,7 +216,7 @@ func (st *state) applyConfig(e *domain.Event, b *batch) error {
 }
 
 func (st *state) applyOrder(e *domain.Event, b *batch) error {
-	id, ok := domain.OrderStreamID(e.Stream)
+	id, ok := streams.OrderStreamID(e.Stream)
 	if !ok {
 		return nil
 	}

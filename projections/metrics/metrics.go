@@ -21,6 +21,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/decimal"
+	"github.com/tradeledger/tradeledger/domain/streams"
 )
 
 // Namespace prefixes every metric of the service.
@@ -44,8 +45,8 @@ type Metrics struct {
 	needs         map[string]string    // their streams → exchange
 
 	mu       sync.Mutex
-	open     domain.StreamMap[openOrder] // order stream → what Apply needs of it until it ends
-	counters map[string]*orderCounts     // exchange → its orders counters
+	open     streams.StreamMap[openOrder] // order stream → what Apply needs of it until it ends
+	counters map[string]*orderCounts      // exchange → its orders counters
 	// lastExchange's counters, the last countsOf asked for (a payload's
 	// string, never an event's: Projection).
 	lastExchange string
@@ -79,7 +80,7 @@ func (m *Metrics) countsOf(exchange string) *orderCounts {
 
 // New returns Metrics with every metric registered.
 func New() *Metrics {
-	m := &Metrics{Registry: prometheus.NewRegistry(), open: domain.NewStreamMap[openOrder](), counters: map[string]*orderCounts{}}
+	m := &Metrics{Registry: prometheus.NewRegistry(), open: streams.NewStreamMap[openOrder](), counters: map[string]*orderCounts{}}
 	latency := []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5}
 	m.appendSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Namespace: Namespace, Name: "append_duration_seconds",

@@ -1,4 +1,4 @@
-package domain
+package streams
 
 import (
 	"strconv"
@@ -6,9 +6,10 @@ import (
 )
 
 // StreamID returns the id of a stream named prefix followed by the id as
-// strconv.FormatInt writes it (OrderStream, OcoStream), and false for any
-// other name: ok exactly when stream == prefix+strconv.FormatInt(id, 10),
-// so two streams never share an id. Replays call it for every order event;
+// strconv.FormatInt writes it (domain.OrderStream, domain.OcoStream), and
+// false for any other name: ok exactly when
+// stream == prefix+strconv.FormatInt(id, 10), so two streams never share
+// an id. Replays call it for every order event;
 // the common id (1 to 18 digits) is read without strconv.
 func StreamID(stream, prefix string) (int64, bool) {
 	d, ok := strings.CutPrefix(stream, prefix)
@@ -30,7 +31,7 @@ func StreamID(stream, prefix string) (int64, bool) {
 	return id, err == nil && strconv.FormatInt(id, 10) == d
 }
 
-// OrderStreamID is StreamID(stream, "order-"): the id OrderStream named.
+// OrderStreamID is StreamID(stream, "order-"): the id domain.OrderStream named.
 func OrderStreamID(stream string) (int64, bool) { return StreamID(stream, "order-") }
 
 // StreamMap maps stream names to values, an order stream (OrderStreamID)
@@ -111,12 +112,5 @@ func (m StreamMap[V]) Each(f func(id int64, stream string, v V)) {
 	}
 }
 
-// PutID sets the value of the order stream of id (OrderStream(id)).
+// PutID sets the value of the order stream of id (domain.OrderStream(id)).
 func (m StreamMap[V]) PutID(id int64, v V) { m.ids[id] = v }
-
-// ImportedOrderIDs is the first id of the range imports give the orders
-// they add (domain/gunbot: time-ordered ids from 2^51, legacy ones from
-// 2^52). The trading engine numbers the orders and OCOs it places itself
-// below it, from 1, whatever an import added: an imported history leaves
-// the next order of this service #3 after #2, not a 16-digit id.
-const ImportedOrderIDs = int64(1) << 51

@@ -1,4 +1,4 @@
-package domain
+package streams
 
 import (
 	"strconv"
@@ -10,19 +10,19 @@ var streamNames = []string{"order-0", "order-1", "order-7", "order-01", "order-0
 	"order-+1", "order-1x", "order-x", "order-123456789012345678", "order-1234567890123456789",
 	"order-9223372036854775807", "order-9223372036854775808", "order-00000000000000000001", "orders-1", "oco-1", ""}
 
-// TestStreamID: ok exactly for the names OrderStream writes, with their id.
+// TestStreamID: ok exactly for the names domain.OrderStream writes, with their id.
 func TestStreamID(t *testing.T) {
 	for _, s := range streamNames {
 		id, ok := OrderStreamID(s)
 		d, _ := strings.CutPrefix(s, "order-")
 		want, err := strconv.ParseInt(d, 10, 64)
-		wantOK := err == nil && OrderStream(want) == s
+		wantOK := err == nil && "order-"+strconv.FormatInt(want, 10) == s
 		if ok != wantOK || (ok && id != want) {
 			t.Errorf("OrderStreamID(%q) = %d, %v; want %d, %v", s, id, ok, want, wantOK)
 		}
 	}
-	if id, ok := StreamID(OcoStream(42), "oco-"); !ok || id != 42 {
-		t.Errorf("StreamID(%q, oco-) = %d, %v", OcoStream(42), id, ok)
+	if id, ok := StreamID("oco-42", "oco-"); !ok || id != 42 {
+		t.Errorf("StreamID(%q, oco-) = %d, %v", "oco-42", id, ok)
 	}
 }
 
