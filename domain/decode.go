@@ -1,7 +1,6 @@
 package domain
 
 import (
-	"encoding/binary"
 	"encoding/json"
 
 	"github.com/tradeledger/tradeledger/domain/decimal"
@@ -18,44 +17,9 @@ import (
 // gives. FuzzDecode checks that claim. Event.Decode takes these paths by
 // itself, so every projection gets them.
 
-// Interner returns one shared string per distinct byte sequence, so that
-// the exchange, pair, side and fee asset of millions of events cost no
-// allocation. Bounded: past maxInterned strings it allocates as usual. An
-// Interner is not safe for concurrent use; nil interns nothing.
-type Interner map[string]string
-
-const maxInterned = 4096
-
-func (in Interner) get(b []byte) string {
-	if s, ok := in[string(b)]; ok {
-		return s
-	}
-	s := string(b)
-	if len(in) < maxInterned {
-		in[s] = s
-	}
-	return s
-}
-
-// str converts b: interned when in is not nil.
-func (in Interner) str(b []byte) string {
-	if in == nil {
-		return string(b)
-	}
-	return in.get(b)
-}
-
 // lastStrings remembers, per field, the last few strings a replay's
-// decoding interned: consecutive orders mostly share their exchange and
-// fee asset, and draw their pair, side and kind from a few values, and
-// comparing with those costs less than the Interner's lookup. Nil
-// remembers nothing.
-type lastStrings struct {
-	s    [lastFields][lastKept]string
-	next [lastFields]uint8 // the slot the next miss replaces
-}
-
-const lastKept = 4 // strings remembered per field
+// decoding interned (jsonscan.Recent). Nil remembers nothing.
+type lastStrings [lastFields]jsonscan.Recent
 
 const (
 	lastExchange = iota
@@ -66,83 +30,27 @@ const (
 	lastFields
 )
 
-// str is in.str(b), through the last strings of field f.
-func (l *lastStrings) str(in Interner, f int, b []byte) string {
-	if l == nil {
-		return in.str(b)
+// str is in.Str(b), through the last strings of field f. Small enough
+// to inline: one call per string, as when it held the loop itself.
+func (l *lastStrings) str(in jsonscan.Interner, f int, b []byte) string {
+	var r *jsonscan.Recent
+	if l != nil {
+		r = &l[f]
 	}
-	kept := &l.s[f]
-	for k := range kept {
-		if kept[k] == string(b) {
-			return kept[k]
-		}
-	}
-	s := in.str(b)
-	kept[l.next[f]] = s
-	l.next[f] = (l.next[f] + 1) % lastKept
-	return s
+	return r.Str(in, b)
 }
 
-// scanner walks one flat JSON object, on the shared lexer.
-type scanner struct{ jsonscan.JSONLexer }
+// scanner is jsonscan.Scanner that also reads a Decimal.
+type scanner struct{ jsonscan.Scanner }
 
-// punct skips whitespace and reads the punctuation c.
-func (s *scanner) punct(c byte) bool {
-	s.SkipSpace()
-	return s.Byte(c)
+func newScanner(b []byte) scanner {
+	return scanner{jsonscan.Scanner{JSONLexer: jsonscan.JSONLexer{B: b}}}
 }
 
-// str skips whitespace and reads a plain string (JSONLexer.PlainString):
-// no escapes, control characters or non-ASCII bytes.
-func (s *scanner) str() ([]byte, bool) {
-	s.SkipSpace()
-	return s.PlainString()
-}
-
-// int reads -?(0|[1-9][0-9]*) that fits an int64, followed by a delimiter.
-func (s *scanner) int() (int64, bool) {
-	s.SkipSpace()
-	j := s.I
-	neg := false
-	if j < len(s.B) && s.B[j] == '-' {
-		neg = true
-		j++
-	}
-	start := j
-	var v uint64
-	for j < len(s.B) && s.B[j] >= '0' && s.B[j] <= '9' {
-		if j-start >= 18 {
-			return 0, false // let encoding/json judge long numbers
-		}
-		v = v*10 + uint64(s.B[j]-'0')
-		j++
-	}
-	if j == start || (s.B[start] == '0' && j-start > 1) {
-		return 0, false
-	}
-	if j < len(s.B) && s.B[j] != ',' && s.B[j] != '}' && s.B[j] != ' ' && s.B[j] != '\t' && s.B[j] != '\n' && s.B[j] != '\r' {
-		return 0, false
-	}
-	s.I = j
-	if neg {
-		return -int64(v), true
-	}
-	return int64(v), true
-}
-
-// uint reads what int reads without a minus sign: encoding/json refuses
-// any negative number for an unsigned field, -0 included.
-func (s *scanner) uint() (uint64, bool) {
-	s.SkipSpace()
-	if s.I < len(s.B) && s.B[s.I] == '-' {
-		return 0, false
-	}
-	n, ok := s.int()
-	return uint64(n), ok
-}
-
+// decimal skips whitespace and reads a Decimal in a plain string; ok is
+// false when there is no plain string, err set when it is not a Decimal.
 func (s *scanner) decimal() (decimal.Decimal, bool, error) {
-	v, ok := s.str()
+	v, ok := s.Str()
 	if !ok {
 		return decimal.Zero, false, nil
 	}
@@ -150,77 +58,18 @@ func (s *scanner) decimal() (decimal.Decimal, bool, error) {
 	return d, true, err
 }
 
-// key reads the literal l (a key with its quotes and colon, and the comma
-// before it) at the current position, with no whitespace around.
-func (s *scanner) key(l string) bool {
-	if len(s.B)-s.I < len(l) {
-		return false
-	}
-	b := s.B[s.I : s.I+len(l)]
-	if n := len(l); n >= 8 && n <= 16 {
-		// Two overlapping words instead of a call to compare bytes.
-		if binary.LittleEndian.Uint64(b) != word(l) || binary.LittleEndian.Uint64(b[n-8:]) != word(l[n-8:]) {
-			return false
-		}
-	} else if string(b) != l {
-		return false
-	}
-	s.I += len(l)
-	return true
-}
-
-// word is the first 8 bytes of l as a little-endian number.
-func word(l string) uint64 {
-	_ = l[7]
-	return uint64(l[0]) | uint64(l[1])<<8 | uint64(l[2])<<16 | uint64(l[3])<<24 |
-		uint64(l[4])<<32 | uint64(l[5])<<40 | uint64(l[6])<<48 | uint64(l[7])<<56
-}
-
-// end reports whether the object closes at the current position and
-// nothing follows.
-func (s *scanner) end() bool {
-	return s.I == len(s.B)-1 && s.B[s.I] == '}'
-}
-
-// object calls field for each key until the closing brace; field returns
-// false when it cannot handle the key or its value. object reports whether
-// the whole input was one well-formed object handled by field.
-func (s *scanner) object(field func(key []byte) bool) bool {
-	if !s.punct('{') {
-		return false
-	}
-	if s.punct('}') {
-		s.SkipSpace()
-		return s.AtEnd()
-	}
-	for {
-		key, ok := s.str()
-		if !ok || !s.punct(':') || !field(key) {
-			return false
-		}
-		if s.punct(',') {
-			continue
-		}
-		if !s.punct('}') {
-			return false
-		}
-		s.SkipSpace()
-		return s.AtEnd()
-	}
-}
-
 // DecodeOrderRequested unmarshals an OrderRequested payload exactly as
 // json.Unmarshal would. With an Interner (read models), strings are
 // interned, and ClientOrderID, IdempotencyKey and IdempotencyFingerprint,
 // which read models do not use, are checked but left empty.
-func DecodeOrderRequested(b []byte, v *OrderRequested, in Interner) error {
+func DecodeOrderRequested(b []byte, v *OrderRequested, in jsonscan.Interner) error {
 	return decodeOrderRequested(b, v, in, nil, in == nil)
 }
 
 // decodeOrderRequested is DecodeOrderRequested that keeps ClientOrderID,
 // IdempotencyKey and IdempotencyFingerprint if keepIDs, and interns
 // through last (nil: straight through in).
-func decodeOrderRequested(b []byte, v *OrderRequested, in Interner, last *lastStrings, keepIDs bool) error {
+func decodeOrderRequested(b []byte, v *OrderRequested, in jsonscan.Interner, last *lastStrings, keepIDs bool) error {
 	var r OrderRequested
 	if requestedInOrder(b, &r, in, last, keepIDs) {
 		*v = r
@@ -228,46 +77,46 @@ func decodeOrderRequested(b []byte, v *OrderRequested, in Interner, last *lastSt
 	}
 	r = OrderRequested{}
 	var derr error
-	s := scanner{jsonscan.JSONLexer{B: b}}
-	ok := s.object(func(k []byte) bool {
+	s := newScanner(b)
+	ok := s.Object(func(k []byte) bool {
 		var ok bool
 		var err error
 		switch string(k) {
 		case "orderId":
-			r.OrderID, ok = s.int()
+			r.OrderID, ok = s.Int()
 		case "ocoId":
-			r.OcoID, ok = s.int()
+			r.OcoID, ok = s.Int()
 		case "exchange":
 			var x []byte
-			x, ok = s.str()
+			x, ok = s.Str()
 			r.Exchange = last.str(in, lastExchange, x)
 		case "pair":
 			var x []byte
-			x, ok = s.str()
+			x, ok = s.Str()
 			r.Pair = last.str(in, lastPair, x)
 		case "side":
 			var x []byte
-			x, ok = s.str()
+			x, ok = s.Str()
 			r.Side = Side(last.str(in, lastSide, x))
 		case "kind":
 			var x []byte
-			x, ok = s.str()
+			x, ok = s.Str()
 			r.Kind = OrderKind(last.str(in, lastKind, x))
 		case "clientOrderId":
 			var x []byte
-			x, ok = s.str()
+			x, ok = s.Str()
 			if keepIDs {
 				r.ClientOrderID = string(x)
 			}
 		case "idempotencyKey":
 			var x []byte
-			x, ok = s.str()
+			x, ok = s.Str()
 			if keepIDs {
 				r.IdempotencyKey = string(x)
 			}
 		case "idempotencyFingerprint":
 			var x []byte
-			x, ok = s.str()
+			x, ok = s.Str()
 			if keepIDs {
 				r.IdempotencyFingerprint = string(x)
 			}
@@ -304,34 +153,34 @@ func decodeOrderRequested(b []byte, v *OrderRequested, in Interner, last *lastSt
 // (and on to encoding/json): accepting only a subset of what the scanner
 // accepts, with the same value readers, gives the same result, found
 // without looking each key up.
-func requestedInOrder(b []byte, r *OrderRequested, in Interner, last *lastStrings, keepIDs bool) bool {
-	s := scanner{jsonscan.JSONLexer{B: b}}
+func requestedInOrder(b []byte, r *OrderRequested, in jsonscan.Interner, last *lastStrings, keepIDs bool) bool {
+	s := newScanner(b)
 	var ok bool
 	var err error
 	var x []byte
-	if !s.key(`{"orderId":`) {
+	if !s.Key(`{"orderId":`) {
 		return false
 	}
-	if r.OrderID, ok = s.int(); !ok || !s.key(`,"exchange":`) {
+	if r.OrderID, ok = s.Int(); !ok || !s.Key(`,"exchange":`) {
 		return false
 	}
-	if x, ok = s.str(); !ok || !s.key(`,"pair":`) {
+	if x, ok = s.Str(); !ok || !s.Key(`,"pair":`) {
 		return false
 	}
 	r.Exchange = last.str(in, lastExchange, x)
-	if x, ok = s.str(); !ok || !s.key(`,"side":`) {
+	if x, ok = s.Str(); !ok || !s.Key(`,"side":`) {
 		return false
 	}
 	r.Pair = last.str(in, lastPair, x)
-	if x, ok = s.str(); !ok || !s.key(`,"kind":`) {
+	if x, ok = s.Str(); !ok || !s.Key(`,"kind":`) {
 		return false
 	}
 	r.Side = Side(last.str(in, lastSide, x))
-	if x, ok = s.str(); !ok || !s.key(`,"amount":`) {
+	if x, ok = s.Str(); !ok || !s.Key(`,"amount":`) {
 		return false
 	}
 	r.Kind = OrderKind(last.str(in, lastKind, x))
-	if r.Amount, ok, err = s.decimal(); !ok || err != nil || !s.key(`,"price":`) {
+	if r.Amount, ok, err = s.decimal(); !ok || err != nil || !s.Key(`,"price":`) {
 		return false
 	}
 	if r.Price, ok, err = s.decimal(); !ok || err != nil {
@@ -346,100 +195,100 @@ func requestedTail(s *scanner, r *OrderRequested, keepIDs bool) bool {
 	var ok bool
 	var err error
 	var x []byte
-	if s.key(`,"stopPrice":`) {
+	if s.Key(`,"stopPrice":`) {
 		if r.StopPrice, ok, err = s.decimal(); !ok || err != nil {
 			return false
 		}
 	}
-	if s.key(`,"limitPrice":`) {
+	if s.Key(`,"limitPrice":`) {
 		if r.LimitPrice, ok, err = s.decimal(); !ok || err != nil {
 			return false
 		}
 	}
-	if !s.key(`,"clientOrderId":`) {
+	if !s.Key(`,"clientOrderId":`) {
 		return false
 	}
-	if x, ok = s.str(); !ok {
+	if x, ok = s.Str(); !ok {
 		return false
 	}
 	if keepIDs {
 		r.ClientOrderID = string(x)
 	}
-	if s.key(`,"ocoId":`) {
-		if r.OcoID, ok = s.int(); !ok {
+	if s.Key(`,"ocoId":`) {
+		if r.OcoID, ok = s.Int(); !ok {
 			return false
 		}
 	}
-	if s.key(`,"idempotencyKey":`) {
-		if x, ok = s.str(); !ok {
+	if s.Key(`,"idempotencyKey":`) {
+		if x, ok = s.Str(); !ok {
 			return false
 		}
 		if keepIDs {
 			r.IdempotencyKey = string(x)
 		}
 	}
-	if s.key(`,"idempotencyFingerprint":`) {
-		if x, ok = s.str(); !ok {
+	if s.Key(`,"idempotencyFingerprint":`) {
+		if x, ok = s.Str(); !ok {
 			return false
 		}
 		if keepIDs {
 			r.IdempotencyFingerprint = string(x)
 		}
 	}
-	return s.end()
+	return s.End()
 }
 
 // filledInOrder is requestedInOrder for an OrderFilled.
-func filledInOrder(b []byte, f *OrderFilled, in Interner, last *lastStrings, keepIDs bool) bool {
-	s := scanner{jsonscan.JSONLexer{B: b}}
+func filledInOrder(b []byte, f *OrderFilled, in jsonscan.Interner, last *lastStrings, keepIDs bool) bool {
+	s := newScanner(b)
 	var ok bool
 	var err error
 	var x []byte
-	if !s.key(`{"fillId":`) {
+	if !s.Key(`{"fillId":`) {
 		return false
 	}
-	if x, ok = s.str(); !ok || !s.key(`,"price":`) {
+	if x, ok = s.Str(); !ok || !s.Key(`,"price":`) {
 		return false
 	}
 	if keepIDs {
 		f.FillID = string(x)
 	}
-	if f.Price, ok, err = s.decimal(); !ok || err != nil || !s.key(`,"quantity":`) {
+	if f.Price, ok, err = s.decimal(); !ok || err != nil || !s.Key(`,"quantity":`) {
 		return false
 	}
-	if f.Quantity, ok, err = s.decimal(); !ok || err != nil || !s.key(`,"fee":`) {
+	if f.Quantity, ok, err = s.decimal(); !ok || err != nil || !s.Key(`,"fee":`) {
 		return false
 	}
-	if f.Fee, ok, err = s.decimal(); !ok || err != nil || !s.key(`,"feeAsset":`) {
+	if f.Fee, ok, err = s.decimal(); !ok || err != nil || !s.Key(`,"feeAsset":`) {
 		return false
 	}
-	if x, ok = s.str(); !ok {
+	if x, ok = s.Str(); !ok {
 		return false
 	}
 	f.FeeAsset = last.str(in, lastFeeAsset, x)
-	if s.key(`,"seq":`) {
-		if f.Seq, ok = s.uint(); !ok {
+	if s.Key(`,"seq":`) {
+		if f.Seq, ok = s.Uint(); !ok {
 			return false
 		}
 	}
-	if s.key(`,"exchangeTime":`) {
-		if f.ExchangeTime, ok = s.int(); !ok {
+	if s.Key(`,"exchangeTime":`) {
+		if f.ExchangeTime, ok = s.Int(); !ok {
 			return false
 		}
 	}
-	return s.end()
+	return s.End()
 }
 
 // DecodeOrderFilled unmarshals an OrderFilled payload exactly as
 // json.Unmarshal would. With an Interner, strings are interned and FillID,
 // which read models do not use, is checked but left empty.
-func DecodeOrderFilled(b []byte, v *OrderFilled, in Interner) error {
+func DecodeOrderFilled(b []byte, v *OrderFilled, in jsonscan.Interner) error {
 	return decodeOrderFilled(b, v, in, nil, in == nil)
 }
 
 // decodeOrderFilled is DecodeOrderFilled that keeps FillID if keepIDs, and
 // interns through last (nil: straight through in).
-func decodeOrderFilled(b []byte, v *OrderFilled, in Interner, last *lastStrings, keepIDs bool) error {
+func decodeOrderFilled(b []byte, v *OrderFilled, in jsonscan.Interner, last *lastStrings, keepIDs bool) error {
 	var f OrderFilled
 	if filledInOrder(b, &f, in, last, keepIDs) {
 		*v = f
@@ -447,20 +296,20 @@ func decodeOrderFilled(b []byte, v *OrderFilled, in Interner, last *lastStrings,
 	}
 	f = OrderFilled{}
 	var derr error
-	s := scanner{jsonscan.JSONLexer{B: b}}
-	ok := s.object(func(k []byte) bool {
+	s := newScanner(b)
+	ok := s.Object(func(k []byte) bool {
 		var ok bool
 		var err error
 		switch string(k) {
 		case "fillId":
 			var x []byte
-			x, ok = s.str()
+			x, ok = s.Str()
 			if keepIDs {
 				f.FillID = string(x)
 			}
 		case "feeAsset":
 			var x []byte
-			x, ok = s.str()
+			x, ok = s.Str()
 			f.FeeAsset = last.str(in, lastFeeAsset, x)
 		case "price":
 			f.Price, ok, err = s.decimal()
@@ -469,9 +318,9 @@ func decodeOrderFilled(b []byte, v *OrderFilled, in Interner, last *lastStrings,
 		case "fee":
 			f.Fee, ok, err = s.decimal()
 		case "seq":
-			f.Seq, ok = s.uint()
+			f.Seq, ok = s.Uint()
 		case "exchangeTime":
-			f.ExchangeTime, ok = s.int()
+			f.ExchangeTime, ok = s.Int()
 		}
 		if err != nil && derr == nil {
 			derr = err
@@ -495,18 +344,18 @@ func decodeOrderFilled(b []byte, v *OrderFilled, in Interner, last *lastStrings,
 func DecodeOrderAccepted(b []byte, v *OrderAccepted) error {
 	var a OrderAccepted
 	// As encoding/json writes it (see requestedInOrder), else the scanner.
-	if s := (scanner{jsonscan.JSONLexer{B: b}}); s.key(`{"exchangeOrderId":`) {
-		if x, ok := s.str(); ok && s.end() {
+	if s := newScanner(b); s.Key(`{"exchangeOrderId":`) {
+		if x, ok := s.Str(); ok && s.End() {
 			*v = OrderAccepted{ExchangeOrderID: string(x)}
 			return nil
 		}
 	}
-	s := scanner{jsonscan.JSONLexer{B: b}}
-	ok := s.object(func(k []byte) bool {
+	s := newScanner(b)
+	ok := s.Object(func(k []byte) bool {
 		if string(k) != "exchangeOrderId" {
 			return false
 		}
-		x, ok := s.str()
+		x, ok := s.Str()
 		a.ExchangeOrderID = string(x)
 		return ok
 	})
@@ -520,7 +369,7 @@ func DecodeOrderAccepted(b []byte, v *OrderAccepted) error {
 
 // decodeFast unmarshals the hot payload types without reflection; it
 // reports false for other types.
-func decodeFast(b []byte, v any, in Interner) (bool, error) {
+func decodeFast(b []byte, v any, in jsonscan.Interner) (bool, error) {
 	switch p := v.(type) {
 	case *OrderRequested:
 		return true, DecodeOrderRequested(b, p, in)
@@ -540,7 +389,7 @@ func decodeFast(b []byte, v any, in Interner) (bool, error) {
 // any projection sees the event; it must not be called on an event another
 // goroutine may be reading. A payload that does not decode is left for
 // Decode to report.
-func (e *Event) Predecode(in Interner) {
+func (e *Event) Predecode(in jsonscan.Interner) {
 	var err error
 	switch e.Type {
 	case TypeOrderRequested:
@@ -564,7 +413,7 @@ func (e *Event) Predecode(in Interner) {
 // each type allocated together (one allocation per type per batch instead
 // of one per event). Nothing keeps a payload past its batch: Payload's
 // callers read it in place, Decode copies it.
-func predecodeBatch(evs []Event, in Interner, last *lastStrings) {
+func predecodeBatch(evs []Event, in jsonscan.Interner, last *lastStrings) {
 	var nr, nf, na int
 	for i := range evs {
 		switch evs[i].Type {

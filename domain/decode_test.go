@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tradeledger/tradeledger/domain/decimal"
+	"github.com/tradeledger/tradeledger/domain/jsonscan"
 )
 
 // FuzzDecode checks that the hand-written decoders give exactly what
@@ -38,7 +39,7 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("OrderRequested %q: fast %+v, %v; json %+v, %v", b, fast, errF, slow, errS)
 		}
 		var lean OrderRequested
-		errF = DecodeOrderRequested(b, &lean, Interner{})
+		errF = DecodeOrderRequested(b, &lean, jsonscan.Interner{})
 		slow.ClientOrderID, slow.IdempotencyKey, slow.IdempotencyFingerprint = "", "", ""
 		if (errF == nil) != (errS == nil) || (errS == nil && lean != slow) {
 			t.Fatalf("lean OrderRequested %q: fast %+v, %v; json %+v, %v", b, lean, errF, slow, errS)
@@ -49,7 +50,7 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("OrderFilled %q: fast %+v, %v; json %+v, %v", b, ff, errF, fs, errS)
 		}
 		var lf OrderFilled
-		errF = DecodeOrderFilled(b, &lf, Interner{})
+		errF = DecodeOrderFilled(b, &lf, jsonscan.Interner{})
 		fs.FillID = ""
 		if (errF == nil) != (errS == nil) || (errS == nil && lf != fs) {
 			t.Fatalf("lean OrderFilled %q: fast %+v, %v; json %+v, %v", b, lf, errF, fs, errS)
@@ -69,7 +70,7 @@ func FuzzDecode(f *testing.F) {
 func checkBatch(t *testing.T, b []byte) {
 	t.Helper()
 	batch := []Event{{Type: TypeOrderRequested, Data: b}, {Type: TypeOrderFilled, Data: b}, {Type: TypeOrderAccepted, Data: b}}
-	predecodeBatch(batch, Interner{}, new(lastStrings))
+	predecodeBatch(batch, jsonscan.Interner{}, new(lastStrings))
 	var r1, r2 OrderRequested
 	e1, e2 := batch[0].Decode(&r1), json.Unmarshal(b, &r2)
 	if (e1 == nil) != (e2 == nil) || (e2 == nil && r1 != r2) {
@@ -94,8 +95,8 @@ func checkPredecoded(t *testing.T, b []byte) {
 	for _, typ := range []string{TypeOrderRequested, TypeOrderFilled, TypeOrderAccepted} {
 		plain := Event{Type: typ, Data: b}
 		pre := Event{Type: typ, Data: b}
-		pre.Predecode(Interner{})
-		for _, in := range []Interner{nil, {}} {
+		pre.Predecode(jsonscan.Interner{})
+		for _, in := range []jsonscan.Interner{nil, {}} {
 			var r1, r2 OrderRequested
 			e1, e2 := plain.DecodeInterned(&r1, in), pre.DecodeInterned(&r2, in)
 			if in != nil { // a lean decode leaves the ids out; a predecoded one may keep them
@@ -148,7 +149,7 @@ func TestPredecodeBatch(t *testing.T) {
 		}
 	}
 	batch := append([]Event(nil), evs...)
-	predecodeBatch(batch, Interner{}, new(lastStrings))
+	predecodeBatch(batch, jsonscan.Interner{}, new(lastStrings))
 	for i := range evs {
 		alone := evs[i]
 		alone.Predecode(nil)
@@ -170,7 +171,7 @@ func TestPredecodeBatch(t *testing.T) {
 // OrderRequested, OrderAccepted and OrderFilled, as encoding/json wrote them.
 func BenchmarkPredecodeBatch(b *testing.B) {
 	evs := benchEvents()
-	in, last := Interner{}, new(lastStrings)
+	in, last := jsonscan.Interner{}, new(lastStrings)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		predecodeBatch(evs, in, last)

@@ -89,7 +89,7 @@ func (e *Event) Decode(v any) error { return e.DecodeInterned(v, nil) }
 // one (strings interned, the ids read models do not use left empty). After
 // Predecode it copies Predecode's result instead, ids included, strings
 // interned by Predecode's Interner. Nil in is Decode.
-func (e *Event) DecodeInterned(v any, in Interner) error {
+func (e *Event) DecodeInterned(v any, in jsonscan.Interner) error {
 	if e.decoded != nil && copyDecoded(e.decoded, v) {
 		return nil
 	}
@@ -117,7 +117,7 @@ func Payload[T any](e *Event) (*T, error) {
 
 // PayloadInterned is Payload for read models that intern: a payload that
 // was not predecoded decodes as DecodeInterned does with in.
-func PayloadInterned[T any](e *Event, in Interner) (*T, error) {
+func PayloadInterned[T any](e *Event, in jsonscan.Interner) (*T, error) {
 	if p, ok := e.decoded.(*T); ok {
 		return p, nil
 	}

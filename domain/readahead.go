@@ -3,6 +3,8 @@ package domain
 import (
 	"context"
 	"errors"
+
+	"github.com/tradeledger/tradeledger/domain/jsonscan"
 )
 
 // replayBatch is how many events the replay's reader hands over at once.
@@ -37,10 +39,10 @@ func readAhead(ctx context.Context, it EventIterator, predecode bool, size int, 
 	batches := make(chan []Event, 4)
 	free := make(chan []Event, 6)
 	var readErr error
-	var in Interner
+	var in jsonscan.Interner
 	var last *lastStrings
 	if predecode {
-		in, last = Interner{}, new(lastStrings)
+		in, last = jsonscan.Interner{}, new(lastStrings)
 	}
 	go func() {
 		defer close(batches)

@@ -8,6 +8,7 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/domain/fold"
+	"github.com/tradeledger/tradeledger/domain/jsonscan"
 	"github.com/tradeledger/tradeledger/domain/pnlmath"
 	"github.com/tradeledger/tradeledger/domain/streams"
 )
@@ -94,7 +95,7 @@ type Ledger struct {
 	head    uint64                         // highest log position of an event applied (books.go)
 	records int                            // number of order records, all pairs
 	version uint64                         // counts applied changes; see Version
-	intern  domain.Interner                `snap:"-"` // used by Apply only (one goroutine, before the lock)
+	intern  jsonscan.Interner              `snap:"-"` // used by Apply only (one goroutine, before the lock)
 	pages   pageCache                      `snap:"-"`
 	feeAsts map[string][]string            // exchange → third assets its fills' fees were charged in (fees.go)
 	first   idIndex[uint32]                // order id → the second (unix, +1) of its first fill, or firstUnknown (ledgerfold.go)
@@ -189,7 +190,7 @@ func NewLedger(method domain.PnlMethod) *Ledger {
 		quotes:         map[string]*quoteSeries{},
 		strat:          map[string]string{},
 		assets:         newAssetBook(),
-		intern:         domain.Interner{},
+		intern:         jsonscan.Interner{},
 		byCur:          map[fold.CurrencyPair][]uint32{},
 	}
 	l.conv.Rates.Fills = l

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/decimal"
+	"github.com/tradeledger/tradeledger/domain/jsonscan"
 	"github.com/tradeledger/tradeledger/exchange/engine"
 	"github.com/tradeledger/tradeledger/exchange/paper"
 	"github.com/tradeledger/tradeledger/projections"
@@ -73,7 +74,7 @@ func benchReplayOrders(b *testing.B, predecode bool) {
 		for applied < events {
 			evs := replayOrders(clock, orders+1, chunk)
 			if predecode {
-				in := domain.Interner{}
+				in := jsonscan.Interner{}
 				for j := range evs {
 					evs[j].Predecode(in)
 				}
