@@ -6,6 +6,7 @@
 // rounding it, with a *ParseError (which domain reports as EINVALID). In
 // JSON a Decimal is a string with at least 8 decimals, the form events keep.
 // Compact is its 8-byte form for read models that hold many, with
-// CompactTable keeping the values a Compact cannot hold. Standard library
-// only.
+// CompactTable keeping the values a Compact cannot hold. AmountText writes
+// an amount as a person reads it (grouped, in its currency's places,
+// rounded the way the message needs). Standard library only.
 package decimal

@@ -268,11 +268,11 @@ func (t *Trader) fundsRefusal(ctx context.Context, x domain.Exchange, req domain
 	p := domain.PrecisionOf(quote, domain.MarketFilters{}, price.Max(req.StopPrice))
 	places := p.Amount
 	asset, need := base, req.Amount
-	what := "selling " + domain.AmountText(req.Amount, p.Amount, domain.TextExact, base)
+	what := "selling " + decimal.AmountText(req.Amount, p.Amount, decimal.TextExact, base)
 	if req.Side == domain.Buy {
-		asset, need, places = quote, req.Amount.Mul(price), domain.CurrencyDecimals(quote)
-		what = fmt.Sprintf("buying %s at up to %s", domain.AmountText(req.Amount, p.Amount, domain.TextExact, base),
-			domain.AmountText(price, p.Price, domain.TextExact, quote))
+		asset, need, places = quote, req.Amount.Mul(price), decimal.CurrencyDecimals(quote)
+		what = fmt.Sprintf("buying %s at up to %s", decimal.AmountText(req.Amount, p.Amount, decimal.TextExact, base),
+			decimal.AmountText(price, p.Price, decimal.TextExact, quote))
 	}
 	ctx, cancel := t.desk.callContext(ctx)
 	defer cancel()
@@ -290,7 +290,7 @@ func (t *Trader) fundsRefusal(ctx context.Context, x domain.Exchange, req domain
 		return ""
 	}
 	return fmt.Sprintf("insufficient funds: %s needs %s; %s available", what,
-		domain.AmountText(need, places, domain.TextUp, asset), domain.AmountText(available, places, domain.TextDown, asset))
+		decimal.AmountText(need, places, decimal.TextUp, asset), decimal.AmountText(available, places, decimal.TextDown, asset))
 }
 
 // submitEntry writes the OrderRequested of an exchange order (limit or

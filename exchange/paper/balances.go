@@ -74,18 +74,18 @@ func (a *Account) reserve(m *market, req domain.PlaceOrderRequest, asset string,
 func refusal(m *market, req domain.PlaceOrderRequest, asset string, need, depth, available decimal.Decimal) string {
 	ref, _ := decimal.DecimalFromFloat(m.pf)
 	p := domain.PrecisionOf(m.quote, domain.MarketFilters{}, ref)
-	base := func(d decimal.Decimal) string { return domain.AmountText(d, p.Amount, domain.TextExact, m.base) }
-	needs, have := domain.AmountText(need, p.Amount, domain.TextUp, asset), domain.AmountText(available, p.Amount, domain.TextDown, asset)
+	base := func(d decimal.Decimal) string { return decimal.AmountText(d, p.Amount, decimal.TextExact, m.base) }
+	needs, have := decimal.AmountText(need, p.Amount, decimal.TextUp, asset), decimal.AmountText(available, p.Amount, decimal.TextDown, asset)
 	if asset == m.quote {
-		places := domain.CurrencyDecimals(m.quote)
-		needs, have = domain.AmountText(need, places, domain.TextUp, asset), domain.AmountText(available, places, domain.TextDown, asset)
+		places := decimal.CurrencyDecimals(m.quote)
+		needs, have = decimal.AmountText(need, places, decimal.TextUp, asset), decimal.AmountText(available, places, decimal.TextDown, asset)
 	}
 	switch {
 	case req.Side != domain.Buy:
 		return fmt.Sprintf("selling %s needs %s; %s available", base(req.Amount), needs, have)
 	case req.Kind == domain.KindLimit:
 		return fmt.Sprintf("buying %s at %s needs %s with the fee; %s available",
-			base(req.Amount), domain.AmountText(req.Price, p.Price, domain.TextExact, m.quote), needs, have)
+			base(req.Amount), decimal.AmountText(req.Price, p.Price, decimal.TextExact, m.quote), needs, have)
 	case depth.Cmp(req.Amount) < 0:
 		return fmt.Sprintf("the %s the book holds would cost %s with the fee; %s available. "+
 			"Besides, the book cannot fill a market buy of %s: it holds %s",

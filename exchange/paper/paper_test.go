@@ -312,7 +312,7 @@ func TestRefusalsSayWhatIsMissing(t *testing.T) {
 
 // usdtUp writes d as USDT in the dashboard's terms: rounded up to the
 // cent, grouped by thousands (computed here with the standard library, not
-// with domain.AmountText).
+// with decimal.AmountText).
 func usdtUp(d decimal.Decimal) string {
 	cents := new(big.Rat)
 	cents.SetString(d.String())

@@ -1,18 +1,14 @@
-package domain
+package decimal
 
-import (
-	"math"
-	"strings"
-
-	"github.com/tradeledger/tradeledger/domain/decimal"
-)
+import "strings"
 
 // Amounts as a person reads them, for the messages the API returns (an
 // order's refusal names what it needs and what there is): each in its
 // currency's or its market's precision, the whole part grouped by
 // thousands, the unit after. The dashboard's formatting module
 // (http/dashboard/fmt.js) applies the same rules to what it shows, so a
-// refusal reads like the page around it.
+// refusal reads like the page around it. (domain.PrecisionOf gives a
+// market's places.)
 
 // CurrencyDecimals returns how many decimals an amount of currency cur is
 // shown with: 2 for fiat money and stablecoins, 8 for BTC (and XBT), 6 for
@@ -28,37 +24,9 @@ func CurrencyDecimals(cur string) int {
 	return 8
 }
 
-// MarketPrecision is how many decimals a pair's prices (in its quote) and
-// amounts (of its base) are shown with.
-type MarketPrecision struct {
-	Price, Amount int
-}
-
-// PrecisionOf returns the precision of a pair quoted in quote: the
-// decimals of its filters' tick and step when the exchange has them;
-// otherwise, from a reference price ref of the pair (its last, or the
-// order's), prices to about five significant digits (2 to 8 decimals) and
-// amounts so that their last digit is worth about a hundredth of a quote
-// unit (0 to 8 decimals; more for a quote shown with more than 2). Without
-// either, prices get 2 decimals and amounts 4.
-func PrecisionOf(quote string, f MarketFilters, ref decimal.Decimal) MarketPrecision {
-	p := MarketPrecision{Price: 2, Amount: 4}
-	if ref.IsPos() {
-		mag := int(math.Floor(math.Log10(ref.Float64())))
-		p.Price = min(8, max(2, 4-mag))
-		p.Amount = min(8, max(0, mag+1+CurrencyDecimals(quote)-2))
-	}
-	if f.TickSize.IsPos() {
-		p.Price = decimalsOf(f.TickSize)
-	}
-	if f.StepSize.IsPos() {
-		p.Amount = decimalsOf(f.StepSize)
-	}
-	return p
-}
-
-// decimalsOf returns how many decimals d has (0.001 → 3, 10 → 0).
-func decimalsOf(d decimal.Decimal) int {
+// Places returns how many decimals d has, trailing zeros aside
+// (0.001 → 3, 10 → 0).
+func (d Decimal) Places() int {
 	s := string(d.AppendTrimmed(nil))
 	if i := strings.IndexByte(s, '.'); i >= 0 {
 		return len(s) - i - 1
@@ -85,13 +53,13 @@ const (
 // whole part grouped by thousands with commas, a minus sign when
 // negative, then a space and unit (nothing when unit is ""):
 // AmountText(59059, 2, TextUp, "USDT") = "59,059.00 USDT".
-func AmountText(d decimal.Decimal, places int, r TextRounding, unit string) string {
-	places = min(decimal.DecimalPlaces, max(0, places))
-	step := decimal.NewDecimal(1, -places)
+func AmountText(d Decimal, places int, r TextRounding, unit string) string {
+	places = min(DecimalPlaces, max(0, places))
+	step := NewDecimal(1, -places)
 	switch rem := d.Rem(step); {
 	case rem.IsZero():
 	case r == TextExact:
-		places = decimalsOf(d)
+		places = d.Places()
 	case r == TextUp:
 		d = d.Sub(rem)
 		if rem.IsPos() {
