@@ -409,11 +409,22 @@ func (e *Event) Predecode(in jsonscan.Interner) {
 	}
 }
 
-// predecodeBatch is Predecode on every event of evs, with the payloads of
-// each type allocated together (one allocation per type per batch instead
-// of one per event). Nothing keeps a payload past its batch: Payload's
-// callers read it in place, Decode copies it.
-func predecodeBatch(evs []Event, in jsonscan.Interner, last *lastStrings) {
+// Predecoder Predecodes a replay's batches, sharing strings across them;
+// not safe for concurrent use.
+type Predecoder struct {
+	in   jsonscan.Interner
+	last lastStrings
+}
+
+// NewPredecoder returns a Predecoder for one replay.
+func NewPredecoder() *Predecoder { return &Predecoder{in: jsonscan.Interner{}} }
+
+// Batch is Predecode on every event of evs, with the payloads of each type
+// allocated together (one allocation per type per batch instead of one
+// per event). Nothing keeps a payload past its batch: Payload's callers
+// read it in place, Decode copies it.
+func (pd *Predecoder) Batch(evs []Event) {
+	in, last := pd.in, &pd.last
 	var nr, nf, na int
 	for i := range evs {
 		switch evs[i].Type {

@@ -65,12 +65,12 @@ func FuzzDecode(f *testing.F) {
 	})
 }
 
-// checkBatch: a replay's batch decoding (predecodeBatch, in-order path
+// checkBatch: a replay's batch decoding (Predecoder.Batch, in-order path
 // first) gives what encoding/json gives, for every hot type.
 func checkBatch(t *testing.T, b []byte) {
 	t.Helper()
 	batch := []Event{{Type: TypeOrderRequested, Data: b}, {Type: TypeOrderFilled, Data: b}, {Type: TypeOrderAccepted, Data: b}}
-	predecodeBatch(batch, jsonscan.Interner{}, new(lastStrings))
+	NewPredecoder().Batch(batch)
 	var r1, r2 OrderRequested
 	e1, e2 := batch[0].Decode(&r1), json.Unmarshal(b, &r2)
 	if (e1 == nil) != (e2 == nil) || (e2 == nil && r1 != r2) {
@@ -149,7 +149,7 @@ func TestPredecodeBatch(t *testing.T) {
 		}
 	}
 	batch := append([]Event(nil), evs...)
-	predecodeBatch(batch, jsonscan.Interner{}, new(lastStrings))
+	NewPredecoder().Batch(batch)
 	for i := range evs {
 		alone := evs[i]
 		alone.Predecode(nil)
@@ -167,14 +167,14 @@ func TestPredecodeBatch(t *testing.T) {
 }
 
 // BenchmarkPredecodeBatch is the replay's decoding of the hot payloads
-// (predecodeBatch) on batches shaped like a trading log: each order's
+// (Predecoder.Batch) on batches shaped like a trading log: each order's
 // OrderRequested, OrderAccepted and OrderFilled, as encoding/json wrote them.
 func BenchmarkPredecodeBatch(b *testing.B) {
 	evs := benchEvents()
-	in, last := jsonscan.Interner{}, new(lastStrings)
+	pd := NewPredecoder()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		predecodeBatch(evs, in, last)
+		pd.Batch(evs)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(evs)), "ns/event")
 }

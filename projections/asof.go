@@ -10,6 +10,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/audit"
+	"github.com/tradeledger/tradeledger/domain/readahead"
 	"github.com/tradeledger/tradeledger/domain/snap"
 )
 
@@ -212,7 +213,7 @@ func (c *cutReader) replay(ctx context.Context, store domain.EventStore, projs [
 	}
 	// Several read models decode the same order payloads: the reading
 	// goroutine decodes them once (domain.Event.Predecode).
-	err := domain.ReadAheadPredecoded(ctx, it, func(batch []domain.Event) bool {
+	err := readahead.Predecoded(ctx, it, func(batch []domain.Event) bool {
 		for i := range batch {
 			e := &batch[i]
 			apply, stop := c.admit(e)

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/readahead"
 )
 
 // Projection is a read model fed by the Runner. Apply is called for every
@@ -92,9 +93,9 @@ func (r *Runner) Start(ctx context.Context) error {
 	// event in order), beside the goroutine reading the next batch.
 	// With several projections, the reading goroutine decodes the order
 	// payloads once for all of them (domain.Event.Predecode).
-	readAhead := domain.ReadAheadBatches
+	readAhead := readahead.Batches
 	if len(r.projections) > 1 {
-		readAhead = domain.ReadAheadPredecoded
+		readAhead = readahead.Predecoded
 	}
 	var it domain.EventIterator
 	if s, ok := r.Store.(noHashesReader); ok && r.ReplayNoHashes {

@@ -102,7 +102,7 @@ func TestPackageMap(t *testing.T) {
 	if unwrapMapLines(block) != want.String() {
 		t.Errorf("docs/architecture.md's package map is not the code's; the code's is:\n%s", wrapMapLines(want.String(), mapLineWidth))
 	}
-	for _, d := range []string{"domain", "domain/audit", "domain/books", "domain/decimal", "domain/fold", "domain/gunbot", "domain/jsonscan", "domain/pnlmath", "domain/pnlread", "domain/secrets", "domain/strategy", "domain/streams"} {
+	for _, d := range []string{"domain", "domain/audit", "domain/books", "domain/decimal", "domain/fold", "domain/gunbot", "domain/jsonscan", "domain/pnlmath", "domain/pnlread", "domain/readahead", "domain/secrets", "domain/strategy", "domain/streams"} {
 		if len(outside[d]) > 0 {
 			t.Errorf("%s imports %v: it may import the standard library only", d, outside[d])
 		}

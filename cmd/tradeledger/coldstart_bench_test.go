@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/readahead"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 	"github.com/tradeledger/tradeledger/projections"
 )
@@ -341,7 +342,7 @@ func scanLog(b *testing.B, path string) int {
 	}
 	defer s.Close()
 	n := 0
-	err := domain.ReadAheadBatches(context.Background(), s.ReadAll(context.Background(), 0, 0), func(batch []domain.Event) bool {
+	err := readahead.Batches(context.Background(), s.ReadAll(context.Background(), 0, 0), func(batch []domain.Event) bool {
 		n += len(batch)
 		return true
 	})

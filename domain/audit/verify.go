@@ -15,6 +15,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/jsonscan"
+	"github.com/tradeledger/tradeledger/domain/readahead"
 	"github.com/tradeledger/tradeledger/domain/streams"
 )
 
@@ -744,7 +745,7 @@ func VerifyLog(ctx context.Context, store domain.EventStore, opts VerifyOptions)
 	if head, err := store.Head(ctx); err == nil {
 		v.Expect(head)
 	}
-	err := domain.ReadAheadBatchesOf(ctx, store.ReadAll(ctx, 0, 0), verifyBatch, func(batch []domain.Event) bool {
+	err := readahead.BatchesOf(ctx, store.ReadAll(ctx, 0, 0), verifyBatch, func(batch []domain.Event) bool {
 		before := v.events
 		v.AddBatch(batch)
 		if opts.Progress != nil && v.events/VerifyProgressEvery != before/VerifyProgressEvery {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/audit"
+	"github.com/tradeledger/tradeledger/domain/readahead"
 )
 
 // FileTree is the Merkle tree of a store that does not keep one itself
@@ -224,7 +225,7 @@ func (t *FileTree) BuildTree(ctx context.Context, progress func(records int64)) 
 		return nil
 	}
 	var addErr error
-	err = domain.ReadAheadBatches(ctx, t.Store.ReadAll(ctx, t.lastPos+1, 0), func(batch []domain.Event) bool {
+	err = readahead.Batches(ctx, t.Store.ReadAll(ctx, t.lastPos+1, 0), func(batch []domain.Event) bool {
 		for i := range batch {
 			if batch[i].Position > head {
 				batch = batch[:i]

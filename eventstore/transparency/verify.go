@@ -12,6 +12,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/audit"
+	"github.com/tradeledger/tradeledger/domain/readahead"
 )
 
 // Roots rebuilds the log's tree from the events themselves, as a
@@ -190,7 +191,7 @@ func streamFirsts(ctx context.Context, store domain.EventStore, from uint64, n i
 	if n == 0 {
 		return firsts, nil
 	}
-	err := domain.ReadAheadBatches(ctx, store.ReadAll(ctx, from, n), func(batch []domain.Event) bool {
+	err := readahead.Batches(ctx, store.ReadAll(ctx, from, n), func(batch []domain.Event) bool {
 		for i := range batch {
 			if _, ok := firsts[batch[i].Stream]; !ok {
 				firsts[strings.Clone(batch[i].Stream)] = batch[i].Version
@@ -244,7 +245,7 @@ func verifyAfter(ctx context.Context, store domain.EventStore, from uint64, n in
 	if n == 0 {
 		return 0, nil
 	}
-	err := domain.ReadAheadBatches(ctx, store.ReadAll(ctx, from, n), func(batch []domain.Event) bool {
+	err := readahead.Batches(ctx, store.ReadAll(ctx, from, n), func(batch []domain.Event) bool {
 		v.AddBatch(batch)
 		if progress != nil {
 			progress(records, batch[len(batch)-1].Position)
