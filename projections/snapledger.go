@@ -415,7 +415,7 @@ func encodePairFold(e *snap.Encoder, s *fold.PairState) {
 	encodeKey(e, s.From)
 	e.Int(s.Third)
 	e.Varint(s.Slot)
-	encodeAgg64(e, &s.Prefix)
+	encodeAgg(e, &s.Prefix)
 }
 
 func decodePairFold(d *snap.Decoder, s *fold.PairState) {
@@ -428,32 +428,7 @@ func decodePairFold(d *snap.Decoder, s *fold.PairState) {
 	s.From = decodeKey(d)
 	s.Third = d.Int()
 	s.Slot = d.Varint()
-	decodeAgg64(d, &s.Prefix)
-}
-
-// encodeAgg64 writes an aggregate of int64 counts (a slot's prefix) as
-// encodeAgg writes one of int32.
-func encodeAgg64(e *snap.Encoder, a *fold.PnlAgg[int64]) {
-	for _, n := range []int64{a.Trades, a.Buys, a.Sells, a.Wins, a.Losses, a.Evens, a.Priced, a.UBuys, a.USells, a.UWins, a.ULosses} {
-		e.Varint(n)
-	}
-	for _, x := range []decimal.Decimal{a.Pnl, a.Profit, a.Loss, a.Fees, a.CpWins, a.CpLosses, a.BuyValue, a.SellValue,
-		a.Volume, a.Unmatched, a.Invested, a.Hero, a.Fuck} {
-		e.Decimal(x)
-	}
-	for _, t := range []int64{a.HeroT, a.FuckT, a.FirstT, a.LastT} {
-		e.Varint(t)
-	}
-}
-
-func decodeAgg64(d *snap.Decoder, a *fold.PnlAgg[int64]) {
-	n := d.Varint
-	a.Trades, a.Buys, a.Sells, a.Wins, a.Losses, a.Evens = n(), n(), n(), n(), n(), n()
-	a.Priced, a.UBuys, a.USells, a.UWins, a.ULosses = n(), n(), n(), n(), n()
-	a.Pnl, a.Profit, a.Loss, a.Fees, a.CpWins, a.CpLosses = d.Decimal(), d.Decimal(), d.Decimal(), d.Decimal(), d.Decimal(), d.Decimal()
-	a.BuyValue, a.SellValue, a.Volume, a.Unmatched, a.Invested = d.Decimal(), d.Decimal(), d.Decimal(), d.Decimal(), d.Decimal()
-	a.Hero, a.Fuck = d.Decimal(), d.Decimal()
-	a.HeroT, a.FuckT, a.FirstT, a.LastT = d.Varint(), d.Varint(), d.Varint(), d.Varint()
+	decodeAgg(d, &s.Prefix)
 }
 
 // encodeLots writes a pair's lots as pnlmath.Lots keeps them.
@@ -563,9 +538,11 @@ func decodeSeries(d *snap.Decoder) series {
 	return s
 }
 
-// encodeAgg writes an aggregate: its counts, its money, its times.
-func encodeAgg(e *snap.Encoder, a *agg) {
-	for _, n := range []int32{a.Trades, a.Buys, a.Sells, a.Wins, a.Losses, a.Evens, a.Priced, a.UBuys, a.USells, a.UWins, a.ULosses} {
+// encodeAgg writes an aggregate: its counts, its money, its times. Counts
+// of either width (a pair's int32, a slot prefix's int64) are written as
+// varints, so the bytes do not depend on C.
+func encodeAgg[C int32 | int64](e *snap.Encoder, a *fold.PnlAgg[C]) {
+	for _, n := range []C{a.Trades, a.Buys, a.Sells, a.Wins, a.Losses, a.Evens, a.Priced, a.UBuys, a.USells, a.UWins, a.ULosses} {
 		e.Varint(int64(n))
 	}
 	for _, x := range []decimal.Decimal{a.Pnl, a.Profit, a.Loss, a.Fees, a.CpWins, a.CpLosses, a.BuyValue, a.SellValue,
@@ -577,8 +554,9 @@ func encodeAgg(e *snap.Encoder, a *agg) {
 	}
 }
 
-func decodeAgg(d *snap.Decoder, a *agg) {
-	n := func() int32 { return int32(d.Varint()) }
+// decodeAgg reads what encodeAgg wrote.
+func decodeAgg[C int32 | int64](d *snap.Decoder, a *fold.PnlAgg[C]) {
+	n := func() C { return C(d.Varint()) }
 	a.Trades, a.Buys, a.Sells, a.Wins, a.Losses, a.Evens = n(), n(), n(), n(), n(), n()
 	a.Priced, a.UBuys, a.USells, a.UWins, a.ULosses = n(), n(), n(), n(), n()
 	a.Pnl, a.Profit, a.Loss, a.Fees, a.CpWins, a.CpLosses = d.Decimal(), d.Decimal(), d.Decimal(), d.Decimal(), d.Decimal(), d.Decimal()

@@ -442,12 +442,7 @@ func (b *RateBook) Pairs() []CurrencyPair {
 			out = append(out, k)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Quote != out[j].Quote {
-			return out[i].Quote < out[j].Quote
-		}
-		return out[i].Base < out[j].Base
-	})
+	sortPairs(out)
 	return out
 }
 
@@ -467,13 +462,18 @@ func (b *RateBook) Links() []CurrencyPair {
 	for k := range b.points {
 		out = append(out, k)
 	}
+	sortPairs(out)
+	return out
+}
+
+// sortPairs sorts currency pairs by quote then base.
+func sortPairs(out []CurrencyPair) {
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Quote != out[j].Quote {
 			return out[i].Quote < out[j].Quote
 		}
 		return out[i].Base < out[j].Base
 	})
-	return out
 }
 
 // FillCounts returns the quote currencies with fills (sorted) and the

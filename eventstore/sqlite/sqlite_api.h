@@ -52,4 +52,10 @@ static inline int tl_bind_text(sqlite3_stmt *st, int i, _GoString_ s) {
 	return sqlite3_bind_text(st, i, _GoStringPtr(s), (int)_GoStringLen(s), TL_TRANSIENT);
 }
 
+// tl_bind_blob binds n bytes at p (copied by SQLite, so p may be Go memory
+// that moves or is freed once the call returns).
+static inline int tl_bind_blob(sqlite3_stmt *st, int i, const void *p, int n) {
+	return sqlite3_bind_blob(st, i, p, n, TL_TRANSIENT);
+}
+
 #endif

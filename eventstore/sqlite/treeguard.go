@@ -2,10 +2,6 @@ package sqlite
 
 /*
 #include "sqlite_api.h"
-
-static int tl_bind_blob_copy(sqlite3_stmt *st, int i, const void *p, int n) {
-	return sqlite3_bind_blob(st, i, p, n, TL_TRANSIENT);
-}
 */
 import "C"
 
@@ -84,7 +80,7 @@ func (w *writerConn) KeepCheckpoint(k *keptEvent) error {
 	defer C.sqlite3_reset(w.keep)
 	C.sqlite3_bind_int64(w.keep, 1, C.longlong(k.position))
 	C.sqlite3_bind_int64(w.keep, 2, C.longlong(k.size))
-	C.tl_bind_blob_copy(w.keep, 3, unsafe.Pointer(unsafe.SliceData(k.data)), C.int(len(k.data)))
+	C.tl_bind_blob(w.keep, 3, unsafe.Pointer(unsafe.SliceData(k.data)), C.int(len(k.data)))
 	if rc := C.sqlite3_step(w.keep); rc != C.TL_DONE {
 		return sqliteErr(w.db, rc, "keep the last checkpoint")
 	}

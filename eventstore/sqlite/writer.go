@@ -75,10 +75,6 @@ static int tl_insert_tree(sqlite3_stmt *st, const unsigned char *buf, int n) {
 	sqlite3_clear_bindings(st);
 	return rc;
 }
-
-static int tl_bind_blob(sqlite3_stmt *st, int i, const void *p, int n) {
-	return sqlite3_bind_blob(st, i, p, n, TL_TRANSIENT);
-}
 */
 import "C"
 
