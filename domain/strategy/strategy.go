@@ -156,11 +156,7 @@ func (GainStrategy) Decide(s PairState, p domain.StrategyParams) (StrategyDecisi
 	if period < 1 {
 		return d, domain.Errorf(domain.EINVALID, "strategy parameter EMA_PERIOD must be at least 1, not %d", period)
 	}
-	buyOn, err := p.Bool("BUY_ENABLED", true)
-	if err != nil {
-		return d, err
-	}
-	sellOn, err := p.Bool("SELL_ENABLED", true)
+	buyOn, sellOn, err := enabledSides(p)
 	if err != nil {
 		return d, err
 	}
@@ -254,11 +250,7 @@ func (StepGridStrategy) Decide(s PairState, p domain.StrategyParams) (StrategyDe
 	if err != nil {
 		return d, err
 	}
-	buyOn, err := p.Bool("BUY_ENABLED", true)
-	if err != nil {
-		return d, err
-	}
-	sellOn, err := p.Bool("SELL_ENABLED", true)
+	buyOn, sellOn, err := enabledSides(p)
 	if err != nil {
 		return d, err
 	}
@@ -316,6 +308,15 @@ func amountFor(quote, price decimal.Decimal) decimal.Decimal {
 		a = a.Sub(unit)
 	}
 	return a
+}
+
+// enabledSides reads BUY_ENABLED and SELL_ENABLED (both default true).
+func enabledSides(p domain.StrategyParams) (buyOn, sellOn bool, err error) {
+	if buyOn, err = p.Bool("BUY_ENABLED", true); err != nil {
+		return false, false, err
+	}
+	sellOn, err = p.Bool("SELL_ENABLED", true)
+	return buyOn, sellOn, err
 }
 
 func positive(p domain.StrategyParams, name string, def decimal.Decimal) (decimal.Decimal, error) {
