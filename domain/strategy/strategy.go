@@ -183,7 +183,7 @@ func (GainStrategy) Decide(s PairState, p domain.StrategyParams) (StrategyDecisi
 		d.Note = "gain: waiting for the open order"
 		return d, nil
 	}
-	holding := s.BaseBalance.Mul(s.Ticker.Bid).Cmp(minSell) >= 0 && s.BaseBalance.IsPos()
+	holding := holdsBase(s, minSell)
 	switch {
 	case holding && s.ABP.Sign() <= 0:
 		d.Note = "gain: holding base with unknown ABP, not selling"
@@ -284,7 +284,7 @@ func (StepGridStrategy) Decide(s PairState, p domain.StrategyParams) (StrategyDe
 			notes = append(notes, "quote balance below TRADING_LIMIT")
 		}
 	}
-	holding := s.BaseBalance.IsPos() && s.BaseBalance.Mul(s.Ticker.Bid).Cmp(minSell) >= 0
+	holding := holdsBase(s, minSell)
 	if sellOn && !openSell && holding {
 		amt := amountFor(limit, sellPrice).Min(s.BaseBalance)
 		d.Orders = append(d.Orders, domain.OrderRequest{Side: domain.Sell, Kind: domain.KindLimit, Amount: amt, Price: sellPrice})
@@ -308,6 +308,12 @@ func amountFor(quote, price decimal.Decimal) decimal.Decimal {
 		a = a.Sub(unit)
 	}
 	return a
+}
+
+// holdsBase reports whether s holds base worth at least minSell at the bid
+// (below it the balance is dust).
+func holdsBase(s PairState, minSell decimal.Decimal) bool {
+	return s.BaseBalance.IsPos() && s.BaseBalance.Mul(s.Ticker.Bid).Cmp(minSell) >= 0
 }
 
 // enabledSides reads BUY_ENABLED and SELL_ENABLED (both default true).
