@@ -490,13 +490,19 @@ func (c Config) WithoutSecrets() Config {
 		return c
 	}
 	doc := c.Map()
+	eachExchange(doc, secrets.StripSecrets)
+	return Config{doc: doc}
+}
+
+// eachExchange replaces every entry of doc's exchanges that is an object
+// by f of it (doc is a copy the caller owns).
+func eachExchange(doc map[string]any, f func(map[string]any) map[string]any) {
 	ex := doc["exchanges"].(map[string]any)
 	for name, v := range ex {
 		if m, ok := v.(map[string]any); ok {
-			ex[name] = secrets.StripSecrets(m)
+			ex[name] = f(m)
 		}
 	}
-	return Config{doc: doc}
 }
 
 // Masked returns c with every non-empty secret field of config.exchanges and
@@ -506,12 +512,7 @@ func (c Config) Masked() Config {
 		return c
 	}
 	doc := c.Map()
-	ex := doc["exchanges"].(map[string]any)
-	for name, v := range ex {
-		if m, ok := v.(map[string]any); ok {
-			ex[name] = secrets.MaskExchange(m)
-		}
-	}
+	eachExchange(doc, secrets.MaskExchange)
 	if bot, ok := doc["bot"].(map[string]any); ok {
 		if w, ok := bot["service_wallet"].(string); ok && w != "" {
 			bot["service_wallet"] = secrets.Mask

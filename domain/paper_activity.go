@@ -121,13 +121,8 @@ func (r PaperActivityRequest) parseMovement(p *PaperActivity) error {
 	if p.ToAsset == p.Asset {
 		return Errorf(EINVALID, "field \"toAsset\" must differ from \"asset\"")
 	}
-	if p.ToAmount, err = r.amount("toAmount", r.ToAmount, true); err != nil {
-		return err
-	}
-	if !p.ToAmount.IsPos() {
-		return Errorf(EINVALID, "field \"toAmount\" must be positive")
-	}
-	return nil
+	p.ToAmount, err = r.positiveAmount("toAmount", r.ToAmount)
+	return err
 }
 
 // parseTrade fills p's Amount and Price from a trade request, or returns
@@ -142,17 +137,11 @@ func (r PaperActivityRequest) parseTrade(p *PaperActivity) error {
 		return Errorf(EINVALID, "field \"side\" must be buy or sell")
 	}
 	var err error
-	if p.Amount, err = r.amount("amount", r.Amount, true); err != nil {
+	if p.Amount, err = r.positiveAmount("amount", r.Amount); err != nil {
 		return err
 	}
-	if !p.Amount.IsPos() {
-		return Errorf(EINVALID, "field \"amount\" must be positive")
-	}
-	if p.Price, err = r.amount("price", r.Price, true); err != nil {
+	if p.Price, err = r.positiveAmount("price", r.Price); err != nil {
 		return err
-	}
-	if !p.Price.IsPos() {
-		return Errorf(EINVALID, "field \"price\" must be positive")
 	}
 	if _, ok := p.Price.CheckedMul(p.Amount); !ok {
 		return Errorf(EINVALID, "field \"amount\": amount × price is beyond the ledger's range")
@@ -178,6 +167,16 @@ func (r PaperActivityRequest) amount(field, s string, need bool) (decimal.Decima
 		return decimal.Zero, Errorf(EINVALID, "field %q: %s", field, ErrorMessage(err))
 	}
 	return d, nil
+}
+
+// positiveAmount is amount of a required field that must also be
+// positive: EINVALID naming the field otherwise.
+func (r PaperActivityRequest) positiveAmount(field, s string) (decimal.Decimal, error) {
+	d, err := r.amount(field, s, true)
+	if err == nil && !d.IsPos() {
+		err = Errorf(EINVALID, "field %q must be positive", field)
+	}
+	return d, err
 }
 
 // checkPaperAsset returns EINVALID naming field unless s is an asset

@@ -156,11 +156,7 @@ func (GainStrategy) Decide(s PairState, p domain.StrategyParams) (StrategyDecisi
 	if period < 1 {
 		return d, domain.Errorf(domain.EINVALID, "strategy parameter EMA_PERIOD must be at least 1, not %d", period)
 	}
-	buyOn, err := p.Bool("BUY_ENABLED", true)
-	if err != nil {
-		return d, err
-	}
-	sellOn, err := p.Bool("SELL_ENABLED", true)
+	buyOn, sellOn, err := enabledSides(p)
 	if err != nil {
 		return d, err
 	}
@@ -187,7 +183,7 @@ func (GainStrategy) Decide(s PairState, p domain.StrategyParams) (StrategyDecisi
 		d.Note = "gain: waiting for the open order"
 		return d, nil
 	}
-	holding := s.BaseBalance.Mul(s.Ticker.Bid).Cmp(minSell) >= 0 && s.BaseBalance.IsPos()
+	holding := holdsBase(s, minSell)
 	switch {
 	case holding && s.ABP.Sign() <= 0:
 		d.Note = "gain: holding base with unknown ABP, not selling"
@@ -254,11 +250,7 @@ func (StepGridStrategy) Decide(s PairState, p domain.StrategyParams) (StrategyDe
 	if err != nil {
 		return d, err
 	}
-	buyOn, err := p.Bool("BUY_ENABLED", true)
-	if err != nil {
-		return d, err
-	}
-	sellOn, err := p.Bool("SELL_ENABLED", true)
+	buyOn, sellOn, err := enabledSides(p)
 	if err != nil {
 		return d, err
 	}
@@ -292,7 +284,7 @@ func (StepGridStrategy) Decide(s PairState, p domain.StrategyParams) (StrategyDe
 			notes = append(notes, "quote balance below TRADING_LIMIT")
 		}
 	}
-	holding := s.BaseBalance.IsPos() && s.BaseBalance.Mul(s.Ticker.Bid).Cmp(minSell) >= 0
+	holding := holdsBase(s, minSell)
 	if sellOn && !openSell && holding {
 		amt := amountFor(limit, sellPrice).Min(s.BaseBalance)
 		d.Orders = append(d.Orders, domain.OrderRequest{Side: domain.Sell, Kind: domain.KindLimit, Amount: amt, Price: sellPrice})
@@ -316,6 +308,21 @@ func amountFor(quote, price decimal.Decimal) decimal.Decimal {
 		a = a.Sub(unit)
 	}
 	return a
+}
+
+// holdsBase reports whether s holds base worth at least minSell at the bid
+// (below it the balance is dust).
+func holdsBase(s PairState, minSell decimal.Decimal) bool {
+	return s.BaseBalance.IsPos() && s.BaseBalance.Mul(s.Ticker.Bid).Cmp(minSell) >= 0
+}
+
+// enabledSides reads BUY_ENABLED and SELL_ENABLED (both default true).
+func enabledSides(p domain.StrategyParams) (buyOn, sellOn bool, err error) {
+	if buyOn, err = p.Bool("BUY_ENABLED", true); err != nil {
+		return false, false, err
+	}
+	sellOn, err = p.Bool("SELL_ENABLED", true)
+	return buyOn, sellOn, err
 }
 
 func positive(p domain.StrategyParams, name string, def decimal.Decimal) (decimal.Decimal, error) {
