@@ -222,6 +222,24 @@ func parseInstant(v string) (int64, error) {
 	return t.UnixMilli(), nil
 }
 
+// queryPeriodBounds reads the optional from and to parameters with
+// parsePeriodBound in loc into *from and *to, leaving each as it is when
+// absent (EINVALID naming the one that does not parse). Whether to is after
+// from is the caller's check: its defaults take part.
+func queryPeriodBounds(q url.Values, loc *time.Location, from, to *int64) (err error) {
+	if v := q.Get("from"); v != "" {
+		if *from, err = parsePeriodBound("from", v, loc, false); err != nil {
+			return err
+		}
+	}
+	if v := q.Get("to"); v != "" {
+		if *to, err = parsePeriodBound("to", v, loc, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // parsePeriodBound reads a period's from or to: a date (YYYY-MM-DD, the
 // first instant of that day in loc for from, of the day after for to, so
 // that to names the last day included), RFC 3339 or ms.

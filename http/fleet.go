@@ -99,11 +99,9 @@ func (h *fleetHandler) parseRequest(r *http.Request, ranged bool) (*fleetRequest
 	if req.q.Currency == "" {
 		return nil, domain.Errorf(domain.EINVALID, "currency is required: this instance has no reporting currency (bot.REPORTING_CURRENCY) nor fills to take one from")
 	}
-	if m := qv.Get("method"); m != "" {
-		method, err := domain.ParsePnlMethod(m)
-		if err != nil {
-			return nil, err
-		}
+	if method, ok, err := queryMethod(qv); err != nil {
+		return nil, err
+	} else if ok {
 		req.q.Method = method
 	}
 	if !ranged {
@@ -119,15 +117,8 @@ func (h *fleetHandler) parseRequest(r *http.Request, ranged bool) (*fleetRequest
 		return nil, err
 	}
 	req.loc = loc
-	if v := qv.Get("from"); v != "" {
-		if req.q.From, err = parsePeriodBound("from", v, loc, false); err != nil {
-			return nil, err
-		}
-	}
-	if v := qv.Get("to"); v != "" {
-		if req.q.To, err = parsePeriodBound("to", v, loc, true); err != nil {
-			return nil, err
-		}
+	if err := queryPeriodBounds(qv, loc, &req.q.From, &req.q.To); err != nil {
+		return nil, err
 	}
 	if req.q.To != 0 && req.q.To <= req.q.From {
 		return nil, domain.Errorf(domain.EINVALID, "to must be after from")

@@ -82,15 +82,8 @@ func (h *reconcileHandler) accountWindow(q url.Values, fromDefault, toDefault in
 		}
 	}
 	from, to = fromDefault, toDefault
-	if v := q.Get("from"); v != "" {
-		if from, err = parsePeriodBound("from", v, time.UTC, false); err != nil {
-			return "", 0, 0, err
-		}
-	}
-	if v := q.Get("to"); v != "" {
-		if to, err = parsePeriodBound("to", v, time.UTC, true); err != nil {
-			return "", 0, 0, err
-		}
+	if err := queryPeriodBounds(q, time.UTC, &from, &to); err != nil {
+		return "", 0, 0, err
 	}
 	if to != 0 && to <= from {
 		return "", 0, 0, domain.Errorf(domain.EINVALID, "to: must be after from")

@@ -104,16 +104,10 @@ func (h *booksHandler) parseBooksRequest(w http.ResponseWriter, r *http.Request)
 		}
 		req.q.Currency = c
 	}
-	if v := qv.Get("from"); v != "" {
-		if req.q.From, err = parsePeriodBound("from", v, loc, false); err != nil {
-			return nil, err
-		}
+	if err := queryPeriodBounds(qv, loc, &req.q.From, &req.q.To); err != nil {
+		return nil, err
 	}
-	if v := qv.Get("to"); v != "" {
-		if req.q.To, err = parsePeriodBound("to", v, loc, true); err != nil {
-			return nil, err
-		}
-	} else if asOf.past {
+	if qv.Get("to") == "" && asOf.past {
 		req.q.To = asOf.asOf + 1 // what the books held at asOf: fills up to it
 	}
 	if req.q.To != 0 && req.q.To <= req.q.From {
