@@ -167,6 +167,9 @@ ORDER BY (method, instance, exchange, pair, slot)`,
 		// kind 4, the first hours of the same days, so that a day when a
 		// zone's offset changes by an hour is a shift's day less or plus
 		// an hour (a few rows beside each other, read for such days only);
+		// kind 5, the last 15, 30 and 45 minutes of the same days, so that
+		// a day of a zone 15, 30 or 45 minutes ahead of the shift is the
+		// shift's day moved by those minutes;
 		// kind 2, 24 UTC hours from hour n·24, for the other days when a
 		// zone's offset changes (rows scattered over the table: each costs
 		// a read). v holds 5 figures per day or hour, zero without fills,
@@ -400,10 +403,11 @@ ORDER BY sink`,
 // tables of new names (orders7 … pnl_overview8); 8 tags every row with the
 // instance that wrote it (an instance column in every key, in tables of new
 // names ending in 9: orders9 … settings9) and adds pnl_conv_totals9 and
-// instances. A sink that rewrote its rows under SchemaVersion drops the
+// instances; 9 adds pnl_overview9's kind 5 rows (the last quarter-hours of
+// each local day, so that zones of 30 and 45 minutes are read from it). A sink that rewrote its rows under SchemaVersion drops the
 // tables replaced (replacedTables): every service sharing a database runs
 // the same release, and they are upgraded together.
-const SchemaVersion = 8
+const SchemaVersion = 9
 
 // replacedTables are the tables of older schemas that no reader of
 // SchemaVersion reads.
