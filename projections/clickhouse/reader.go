@@ -471,6 +471,7 @@ type overviewData struct {
 func (r *Reader) overview(q pnlread.OverviewQuery) (*pnlread.Overview, error) {
 	ctx, cancel := r.ctx()
 	defer cancel()
+	fees := r.feesAhead(ctx)
 	periods := overviewPeriods(q.Now, q.Loc)
 	if q.From == 0 && q.To == 0 {
 		d, ok, err := r.allTime(ctx, q.Loc, periods, true, [2]int64{})
@@ -480,7 +481,7 @@ func (r *Reader) overview(q pnlread.OverviewQuery) (*pnlread.Overview, error) {
 		if ok {
 			o, err := assemble(q, d)
 			releaseSeries(d.days) // the answer holds none of them
-			return r.finishOverview(ctx, q, o, err)
+			return r.finishOverview(ctx, q, o, err, fees)
 		}
 	}
 	from, to := rangeSeconds(q.From, q.To)
@@ -512,12 +513,29 @@ func (r *Reader) overview(q pnlread.OverviewQuery) (*pnlread.Overview, error) {
 	}
 	d.aggs, d.days = aggs, days
 	o, err := assemble(q, d)
-	return r.finishOverview(ctx, q, o, err)
+	return r.finishOverview(ctx, q, o, err, fees)
+}
+
+// feesAhead starts reading the fees without a rate (unvaluedFees) beside
+// an overview's other queries, so that they cost no round trip of their
+// own; the function returned waits for them.
+func (r *Reader) feesAhead(ctx context.Context) func() ([]unvaluedFee, error) {
+	type read struct {
+		fees []unvaluedFee
+		err  error
+	}
+	done := make(chan read, 1)
+	go func() {
+		f, err := r.unvaluedFees(ctx)
+		done <- read{f, err}
+	}()
+	return func() ([]unvaluedFee, error) { x := <-done; return x.fees, x.err }
 }
 
 // finishOverview completes assemble's answer o with the unconverted fees
-// of its range, or answers a scope over several quotes the mixed way.
-func (r *Reader) finishOverview(ctx context.Context, q pnlread.OverviewQuery, o *pnlread.Overview, err error) (*pnlread.Overview, error) {
+// of its range (of fees, feesAhead's), or answers a scope over several
+// quotes the mixed way.
+func (r *Reader) finishOverview(ctx context.Context, q pnlread.OverviewQuery, o *pnlread.Overview, err error, fees func() ([]unvaluedFee, error)) (*pnlread.Overview, error) {
 	var m *mixedScope
 	if errors.As(err, &m) {
 		o, err = r.mixedOverview(ctx, q, m.sc)
@@ -532,7 +550,11 @@ func (r *Reader) finishOverview(ctx context.Context, q pnlread.OverviewQuery, o 
 		keys = append(keys, p.Key)
 	}
 	from, to := rangeSeconds(q.From, q.To)
-	if o.UnconvertedFees, err = r.unconvertedFees(ctx, keys, from, to); err != nil {
+	unvalued, err := fees()
+	if err == nil {
+		o.UnconvertedFees, err = sumFees(unvalued, keys, from, to)
+	}
+	if err != nil {
 		return nil, r.unavailable("overview", err)
 	}
 	return o, nil
