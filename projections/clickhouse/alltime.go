@@ -101,9 +101,10 @@ func (r *Reader) Version() uint64 {
 //
 // One query: the pairs, their strategies and the daily blocks of the
 // fills' span of the previous call (widened by a week each way, so that a
-// live log keeps it for days); the blocks are read again only when the
-// pairs show fills outside it.
-func (r *Reader) allTime(ctx context.Context, loc *time.Location, periods [][2]int64, withStrategies bool, window [2]int64) (*overviewData, bool, error) {
+// live log keeps it for days), and with fees not nil the fees without a
+// rate (unvaluedFees' rows, set when ok); the blocks are read again only
+// when the pairs show fills outside it.
+func (r *Reader) allTime(ctx context.Context, loc *time.Location, periods [][2]int64, withStrategies bool, window [2]int64, fees *[]unvaluedFee) (*overviewData, bool, error) {
 	if ok, err := r.overviewReady(ctx); err != nil || !ok {
 		return nil, false, err
 	}
@@ -120,7 +121,7 @@ func (r *Reader) allTime(ctx context.Context, loc *time.Location, periods [][2]i
 	}
 	d := overviewData{byKey: map[string]*pairInfo{}, aggs: map[string]*agg{}, strat: map[string]string{}}
 	days := map[string]*daySeries{}
-	if err := r.readOverview(ctx, &d, days, loc, plan, true); err != nil {
+	if err := r.readOverview(ctx, &d, days, loc, plan, true, fees); err != nil {
 		return nil, false, err
 	}
 	if !withStrategies {
@@ -141,7 +142,7 @@ func (r *Reader) allTime(ctx context.Context, loc *time.Location, periods [][2]i
 			return nil, false, nil
 		}
 		clear(days)
-		if err := r.readOverview(ctx, nil, days, loc, &p, false); err != nil {
+		if err := r.readOverview(ctx, nil, days, loc, &p, false, nil); err != nil {
 			return nil, false, err
 		}
 	}
@@ -244,19 +245,26 @@ func planWindow(loc *time.Location, span, window [2]int64) (zonePlan, bool) {
 
 // readOverview reads pnl_overview9 in one query: with pairs, the pair and
 // strategy rows into d; with plan, the day and hour blocks it selects into
-// days (per pair, by local day number).
-func (r *Reader) readOverview(ctx context.Context, d *overviewData, days map[string]*daySeries, loc *time.Location, plan *zonePlan, pairs bool) error {
+// days (per pair, by local day number); with fees, the fees without a rate
+// (fill_fees9's rows, as unvaluedFees reads them, in the same query).
+func (r *Reader) readOverview(ctx context.Context, d *overviewData, days map[string]*daySeries, loc *time.Location, plan *zonePlan, pairs bool, fees *[]unvaluedFee) error {
 	cond := overviewConds(plan, pairs)
 	if len(cond) == 0 {
 		return nil
 	}
-	rows, err := r.conn.Query(ctx, "SELECT kind, shift, n, exchange, pair, v, s, position FROM "+r.db+
-		".pnl_overview9 FINAL WHERE method = ? AND instance = ? AND ("+strings.Join(cond, " OR ")+")", r.Method.String(), r.Instance)
+	q := "SELECT kind, shift, n, exchange, pair, v, s, position FROM " + r.db +
+		".pnl_overview9 FINAL WHERE method = ? AND instance = ? AND (" + strings.Join(cond, " OR ") + ")"
+	args := []any{r.Method.String(), r.Instance}
+	if fees != nil {
+		q += fmt.Sprintf(" UNION ALL SELECT toUInt8(%d), toInt32(0), time_ms, exchange, pair, fee_amount, fee_asset, toUInt64(0) FROM %s.fill_fees9 FINAL WHERE instance = ? AND valued = 0", kindFee, r.db)
+		args = append(args, r.Instance)
+	}
+	rows, err := r.conn.Query(ctx, q, args...)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
-	sc := overviewScan{d: d, days: days, zone: pnlread.LocalDays{Loc: loc}, plan: plan}
+	sc := overviewScan{d: d, days: days, zone: pnlread.LocalDays{Loc: loc}, plan: plan, fees: fees}
 	for rows.Next() {
 		var row overviewRow
 		var packed string
@@ -271,6 +279,11 @@ func (r *Reader) readOverview(ctx context.Context, d *overviewData, days map[str
 	sc.finish()
 	return nil
 }
+
+// kindFee marks readOverview's rows of fill_fees9 (no pnl_overview9 row
+// is of this kind): n is the fill's time (ms), v the fee's amount and s
+// its asset.
+const kindFee = 255
 
 // overviewConds returns the OR-ed conditions selecting the pnl_overview9
 // rows readOverview needs: the pair and strategy rows with pairs, and
@@ -376,6 +389,7 @@ type overviewScan struct {
 	days map[string]*daySeries
 	zone pnlread.LocalDays
 	plan *zonePlan
+	fees *[]unvaluedFee
 	list []listedPair
 	v    []i128 // the figures of the row being added
 }
@@ -389,6 +403,12 @@ type listedPair struct {
 // add takes in one row, its figures packed; a row of a kind the scan was
 // not asked for, or of an unexpected width, is skipped.
 func (sc *overviewScan) add(row *overviewRow, packed string) {
+	if row.kind == kindFee {
+		if sc.fees != nil {
+			*sc.fees = append(*sc.fees, unvaluedFee{exchange: row.exchange, pair: row.pair, asset: row.s, amount: packed, timeMs: row.n})
+		}
+		return
+	}
 	sc.v = unpackFigures(sc.v, packed)
 	row.v = sc.v
 	key, v := domain.PairKey(row.exchange, row.pair), row.v

@@ -471,19 +471,21 @@ type overviewData struct {
 func (r *Reader) overview(q pnlread.OverviewQuery) (*pnlread.Overview, error) {
 	ctx, cancel := r.ctx()
 	defer cancel()
-	fees := r.feesAhead(ctx)
 	periods := overviewPeriods(q.Now, q.Loc)
 	if q.From == 0 && q.To == 0 {
-		d, ok, err := r.allTime(ctx, q.Loc, periods, true, [2]int64{})
+		// One query: the fees come with pnl_overview9's rows.
+		fees := []unvaluedFee{}
+		d, ok, err := r.allTime(ctx, q.Loc, periods, true, [2]int64{}, &fees)
 		if err != nil {
 			return nil, r.unavailable("overview", err)
 		}
 		if ok {
 			o, err := assemble(q, d)
 			releaseSeries(d.days) // the answer holds none of them
-			return r.finishOverview(ctx, q, o, err, fees)
+			return r.finishOverview(ctx, q, o, err, func() ([]unvaluedFee, error) { return fees, nil })
 		}
 	}
+	fees := r.feesAhead(ctx)
 	from, to := rangeSeconds(q.From, q.To)
 
 	// The range's aggregates and days come from the buckets (one read,
@@ -503,7 +505,7 @@ func (r *Reader) overview(q pnlread.OverviewQuery) (*pnlread.Overview, error) {
 	for _, p := range periods {
 		window = [2]int64{min(window[0], p[0]*1000), max(window[1], p[1]*1000-1)}
 	}
-	d, ok, e3 := r.allTime(ctx, q.Loc, periods, true, window)
+	d, ok, e3 := r.allTime(ctx, q.Loc, periods, true, window, nil)
 	if e3 == nil && !ok {
 		d, e3 = r.bucketPeriods(ctx, periods)
 	}
@@ -749,7 +751,7 @@ func (r *Reader) daily(q pnlread.DailyQuery) ([]pnlread.DayPnl, decimal.Decimal,
 	keys := sc.quoteKeys(list)
 	var perPair map[string]*daySeries
 	if q.From == 0 && q.To == 0 {
-		d, ok, err := r.allTime(ctx, q.Loc, nil, false, [2]int64{})
+		d, ok, err := r.allTime(ctx, q.Loc, nil, false, [2]int64{}, nil)
 		if err != nil {
 			return nil, decimal.Zero, "", r.unavailable("daily", err)
 		}
