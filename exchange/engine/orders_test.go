@@ -35,12 +35,21 @@ type env struct {
 	// paperFromLog registers the simulator as a projection, as serve does,
 	// so that a restart restores its balances and resting orders.
 	paperFromLog bool
+	// wire, when set, wires more of the service in each open, before the
+	// runner starts (accountEnv: the accounts' read model).
+	wire func()
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
+	e := closedEnv(t)
+	e.open()
+	return e
+}
+
+// closedEnv is an env on a new data dir, not opened yet.
+func closedEnv(t testing.TB) *env {
 	e := &env{t: t, dir: t.TempDir(), clock: domain.NewManualClock(time.Date(2026, 5, 6, 7, 8, 0, 0, time.UTC)), active: cycling{"binance": true}}
 	e.sim = paper.NewSimulator(e.clock)
-	e.open()
 	return e
 }
 
@@ -61,6 +70,9 @@ func (e *env) open() {
 	e.eng.Desk.Wait = e.runner.WaitFor
 	for _, p := range e.eng.Projections() {
 		e.runner.Register(p)
+	}
+	if e.wire != nil {
+		e.wire()
 	}
 	if err := e.runner.Start(context.Background()); err != nil {
 		e.t.Fatal(err)
