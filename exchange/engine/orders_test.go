@@ -644,50 +644,45 @@ func TestTrailingStopsAsTheSDKDocuments(t *testing.T) {
 		}
 		return o
 	}
+	type step struct{ price, stop, extreme string }
+	// walk moves the price along path, the order accepted with the stop and
+	// extreme of each step, then to trigger, which fills it.
+	walk := func(id int64, path []step, trigger string) {
+		t.Helper()
+		for _, p := range path {
+			e.setPrice("USDT-BTC", p.price)
+			e.tick("USDT-BTC")
+			o := state(id)
+			if o.State != domain.OrderStateAccepted || o.StopPrice != decimal.MustDecimal(p.stop) || o.Extreme != decimal.MustDecimal(p.extreme) {
+				t.Fatalf("%s at %s: state %s stop %v extreme %v, want accepted, stop %s, extreme %s", o.Side, p.price, o.State, o.StopPrice, o.Extreme, p.stop, p.extreme)
+			}
+		}
+		e.setPrice("USDT-BTC", trigger)
+		e.tick("USDT-BTC")
+		e.reconcile()
+		want(t, e.types(domain.OrderStream(id)), domain.TypeOrderRequested, domain.TypeOrderAccepted, domain.TypeTrailingStopMoved,
+			domain.TypeTrailingStopMoved, domain.TypeStopTriggered, domain.TypeOrderAccepted, domain.TypeOrderFilled)
+		if o := state(id); o.State != domain.OrderStateFilled {
+			t.Fatalf("%s: state %s, want filled", o.Side, o.State)
+		}
+	}
 	buy := trailing(domain.Buy, "50000", "49900")
-	for _, p := range []struct{ price, stop, extreme string }{
+	walk(buy, []step{
 		{"50000", "49900", "0"},     // waiting for the drop
 		{"49950", "49900", "0"},     // still above the activation price
 		{"49900", "50000", "49900"}, // armed: stop = low + 100
 		{"49700", "49800", "49700"}, // the stop follows the low
 		{"49750", "49800", "49700"}, // a bounce short of the stop
-	} {
-		e.setPrice("USDT-BTC", p.price)
-		e.tick("USDT-BTC")
-		o := state(buy)
-		if o.State != domain.OrderStateAccepted || o.StopPrice != decimal.MustDecimal(p.stop) || o.Extreme != decimal.MustDecimal(p.extreme) {
-			t.Fatalf("buy at %s: state %s stop %v extreme %v, want accepted, stop %s, extreme %s", p.price, o.State, o.StopPrice, o.Extreme, p.stop, p.extreme)
-		}
-	}
-	e.setPrice("USDT-BTC", "49800") // the recovery reaches the stop
-	e.tick("USDT-BTC")
-	e.reconcile()
-	want(t, e.types(domain.OrderStream(buy)), domain.TypeOrderRequested, domain.TypeOrderAccepted, domain.TypeTrailingStopMoved,
-		domain.TypeTrailingStopMoved, domain.TypeStopTriggered, domain.TypeOrderAccepted, domain.TypeOrderFilled)
-	if o := state(buy); o.State != domain.OrderStateFilled {
-		t.Fatalf("buy: state %s, want filled", o.State)
-	}
+	}, "49800") // the recovery reaches the stop
 
 	e.setPrice("USDT-BTC", "52500")
 	sell := trailing(domain.Sell, "52500", "52550")
-	for _, p := range []struct{ price, stop, extreme string }{
+	walk(sell, []step{
 		{"52500", "52550", "0"},     // waiting for the rise
 		{"52600", "52550", "52600"}, // armed: stop = high − 50
 		{"52700", "52650", "52700"}, // the stop follows the high
 		{"52660", "52650", "52700"}, // a dip short of the stop
-	} {
-		e.setPrice("USDT-BTC", p.price)
-		e.tick("USDT-BTC")
-		o := state(sell)
-		if o.State != domain.OrderStateAccepted || o.StopPrice != decimal.MustDecimal(p.stop) || o.Extreme != decimal.MustDecimal(p.extreme) {
-			t.Fatalf("sell at %s: state %s stop %v extreme %v, want accepted, stop %s, extreme %s", p.price, o.State, o.StopPrice, o.Extreme, p.stop, p.extreme)
-		}
-	}
-	e.setPrice("USDT-BTC", "52640") // the decline passes the stop
-	e.tick("USDT-BTC")
-	e.reconcile()
-	want(t, e.types(domain.OrderStream(sell)), domain.TypeOrderRequested, domain.TypeOrderAccepted, domain.TypeTrailingStopMoved,
-		domain.TypeTrailingStopMoved, domain.TypeStopTriggered, domain.TypeOrderAccepted, domain.TypeOrderFilled)
+	}, "52640") // the decline passes the stop
 
 	// Equal prices leave no trailing distance: refused, nothing written.
 	head := e.head()
