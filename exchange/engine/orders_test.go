@@ -46,6 +46,15 @@ func newEnv(t testing.TB) *env {
 	return e
 }
 
+// newPaperEnv is newEnv with the simulator restored from the log, as
+// serve wires it (paperFromLog).
+func newPaperEnv(t testing.TB) *env {
+	e := closedEnv(t)
+	e.paperFromLog = true
+	e.open()
+	return e
+}
+
 // closedEnv is an env on a new data dir, not opened yet.
 func closedEnv(t testing.TB) *env {
 	e := &env{t: t, dir: t.TempDir(), clock: domain.NewManualClock(time.Date(2026, 5, 6, 7, 8, 0, 0, time.UTC)), active: cycling{"binance": true}}
@@ -760,10 +769,7 @@ func TestCancelOcoByItsID(t *testing.T) {
 // its fills and its resting orders come back from the log, so nothing
 // expires, a resting order still fills and can be cancelled.
 func TestPaperStateSurvivesRestart(t *testing.T) {
-	e := newEnv(t)
-	e.paperFromLog = true
-	e.close()
-	e.open()
+	e := newPaperEnv(t)
 	ctx := context.Background()
 	e.setPrice("USDT-BTC", "60000")
 	if _, err := e.tr.Submit(ctx, domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindMarket, Amount: decimal.MustDecimal("0.02"), Actor: "tester"}); err != nil {
@@ -812,10 +818,7 @@ func TestPaperStateSurvivesRestart(t *testing.T) {
 // After a restart, the first order does not go out before the exchange's
 // open orders were looked up and its fills since the cursor recorded.
 func TestFirstOrderAfterRestartWaitsForReconcile(t *testing.T) {
-	e := newEnv(t)
-	e.paperFromLog = true
-	e.close()
-	e.open()
+	e := newPaperEnv(t)
 	ctx := context.Background()
 	e.setPrice("USDT-BTC", "60000")
 	rest, err := e.tr.Submit(ctx, limit(domain.Buy, "0.01", "50000"))
