@@ -52,6 +52,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain/decimal"
+	"github.com/tradeledger/tradeledger/exchange/exchangetest/fixturekit"
 )
 
 // The fixture's pair and prices.
@@ -111,26 +112,16 @@ type Server struct {
 	rateLimitN bool
 	hold1      chan struct{} // closed to release a held request
 	reached    chan struct{}
-	nextText   map[string]string // TradeText
+	faults     fixturekit.TradeFaults[string] // TradeText, DelayTrades, FailHistoryAfter
 	// The account's history beside its orders (account.go).
 	deposits, withdrawals []*transfer
 	ledger                []*ledgerEntry
-	hideNext              int
-	hidden                map[string]bool
-	failAfter             int
 }
 
 // TradeText makes the next trade's field in TradesHistory ("price", "vol",
 // "fee", "cost") read as raw: a number the fixture's own decimals cannot
 // hold, as an exchange may send one. The trade itself is executed as usual.
-func (s *Server) TradeText(field, raw string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.nextText == nil {
-		s.nextText = map[string]string{}
-	}
-	s.nextText[field] = raw
-}
+func (s *Server) TradeText(field, raw string) { s.faults.TradeText(field, raw) }
 
 type order struct {
 	txid, clOrdID, side, kind string
@@ -470,7 +461,7 @@ func (s *Server) private(w http.ResponseWriter, r *http.Request, name string, fo
 		}
 		var sel []*trade
 		for i := len(s.trades) - 1; i >= 0; i-- { // newest first
-			if t := s.trades[i]; t.time > start && t.time <= end && !s.hidden[t.id] {
+			if t := s.trades[i]; t.time > start && t.time <= end && !s.faults.Hidden(t.id) {
 				sel = append(sel, t)
 			}
 		}
@@ -649,10 +640,9 @@ func (s *Server) execute(o *order, price, qty decimal.Decimal, resting bool) {
 	s.lastTrade = ms
 	s.seq++
 	t := &trade{id: fmt.Sprintf("T%05d-FIXTR-%06d", s.seq, s.seq), ordertxid: o.txid, side: o.side, kind: o.kind,
-		price: price, vol: qty, cost: cost, fee: fee, time: float64(ms) / 1000, text: s.nextText}
-	s.nextText = nil
+		price: price, vol: qty, cost: cost, fee: fee, time: float64(ms) / 1000, text: s.faults.TakeText()}
 	s.trades = append(s.trades, t)
-	s.hideTrade(t.id)
+	s.faults.Made(t.id)
 	o.trades = append(o.trades, t.id)
 	o.volExec, o.cost, o.fee = o.volExec.Add(qty), o.cost.Add(cost), o.fee.Add(fee)
 	if o.volExec == o.vol {
