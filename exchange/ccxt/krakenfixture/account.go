@@ -61,22 +61,10 @@ func (s *Server) HandTrade(side string, vol, price decimal.Decimal) string {
 	return o.trades[len(o.trades)-1]
 }
 
-// DelayTrades leaves the next n trades out of TradesHistory until
-// ReleaseTrades (their balances move at once).
-func (s *Server) DelayTrades(n int) { s.faults.DelayTrades(n) }
-
-// ReleaseTrades lists the trades DelayTrades held back.
-func (s *Server) ReleaseTrades() { s.faults.ReleaseTrades() }
-
-// FailHistoryAfter makes the history endpoints (TradesHistory,
-// DepositStatus, WithdrawStatus, Ledgers) answer EService:Unavailable once
-// n more of them have been answered (0: not any more).
-func (s *Server) FailHistoryAfter(n int) { s.faults.FailHistoryAfter(n) }
-
 // historyFault answers EService:Unavailable when FailHistoryAfter's count
 // ran out.
 func (s *Server) historyFault(w http.ResponseWriter) bool {
-	if !s.faults.HistoryFails() {
+	if !s.TradeFaults.HistoryFails() {
 		return false
 	}
 	fail(w, "EService:Unavailable")

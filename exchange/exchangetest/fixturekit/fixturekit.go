@@ -8,9 +8,12 @@ import "sync"
 
 // TradeFaults are a fixture's trade-list faults, by trade id (ID): the
 // next trade's fields read as given text, the next n trades listed late,
-// the history endpoints failing after n more answers. The zero value has
-// none; its methods are safe for concurrent use (a fixture may call them
-// under its own lock: they call nothing back).
+// the history endpoints failing after n more answers. A fixture embeds it:
+// TradeText, DelayTrades, ReleaseTrades and FailHistoryAfter are the
+// switches a test sets, TakeText, Made, Hidden and HistoryFails what the
+// fixture's handlers read. The zero value has no faults; the methods are
+// safe for concurrent use (a fixture may call them under its own lock:
+// they call nothing back).
 type TradeFaults[ID comparable] struct {
 	mu        sync.Mutex
 	text      map[string]string
