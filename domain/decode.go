@@ -58,124 +58,102 @@ func (s *scanner) decimal() (decimal.Decimal, bool, error) {
 	return d, true, err
 }
 
-// id reads a plain string into *dst when keep (the ids read models do
-// not use are checked but left empty).
-func (s *scanner) id(dst *string, keep bool) bool {
-	x, ok := s.Str()
-	if keep {
-		*dst = string(x)
-	}
-	return ok
-}
-
-// decoding is how a decode keeps strings: interned in in, through last
-// (nil: straight through in), the ids read models do not use only if
-// keepIDs.
-type decoding struct {
-	in      jsonscan.Interner
-	last    *lastStrings
-	keepIDs bool
-}
-
-// hotPayload is what decodeHot needs of a payload type: inOrder reads it
-// when it is exactly as encoding/json writes it, field reads one key's
-// value of an object in any other order, both reporting false for
-// anything they do not read; dropIDs empties the ids read models do not
-// use.
-type hotPayload[T any] interface {
-	*T
-	inOrder(b []byte, d decoding) bool
-	field(s *scanner, k []byte, d decoding) bool
-	dropIDs()
-}
-
-// decodeHot unmarshals b into v (zero on entry) exactly as json.Unmarshal
-// would, the fastest way that reads it: as encoding/json writes it
-// (straight into v: a Batch's slots are not even copied), else key by
-// key, else through encoding/json. Small enough to inline, so that the
-// common case is a direct call.
-func decodeHot[T any, P hotPayload[T]](b []byte, v P, d decoding) error {
-	if v.inOrder(b, d) {
-		return nil
-	}
-	return decodeAnyOrder(b, v, d)
-}
-
-// decodeAnyOrder is decodeHot when b is not as encoding/json writes it.
-func decodeAnyOrder[T any, P hotPayload[T]](b []byte, v P, d decoding) error {
-	var r T
-	s := newScanner(b)
-	if s.Object(func(k []byte) bool { return P(&r).field(&s, k, d) }) {
-		*v = r
-		return nil
-	}
-	*v = *new(T)
-	err := json.Unmarshal(b, v)
-	if !d.keepIDs {
-		v.dropIDs()
-	}
-	return err
-}
-
 // DecodeOrderRequested unmarshals an OrderRequested payload exactly as
 // json.Unmarshal would. With an Interner (read models), strings are
 // interned, and ClientOrderID, IdempotencyKey and IdempotencyFingerprint,
 // which read models do not use, are checked but left empty.
 func DecodeOrderRequested(b []byte, v *OrderRequested, in jsonscan.Interner) error {
-	*v = OrderRequested{}
-	return decodeHot(b, v, decoding{in: in, keepIDs: in == nil})
+	return decodeOrderRequested(b, v, in, nil, in == nil)
 }
 
-func (r *OrderRequested) dropIDs() {
-	r.ClientOrderID, r.IdempotencyKey, r.IdempotencyFingerprint = "", "", ""
-}
-
-func (r *OrderRequested) field(s *scanner, k []byte, d decoding) bool {
-	var ok bool
-	var err error
-	var x []byte
-	switch string(k) {
-	case "orderId":
-		r.OrderID, ok = s.Int()
-	case "ocoId":
-		r.OcoID, ok = s.Int()
-	case "exchange":
-		x, ok = s.Str()
-		r.Exchange = d.last.str(d.in, lastExchange, x)
-	case "pair":
-		x, ok = s.Str()
-		r.Pair = d.last.str(d.in, lastPair, x)
-	case "side":
-		x, ok = s.Str()
-		r.Side = Side(d.last.str(d.in, lastSide, x))
-	case "kind":
-		x, ok = s.Str()
-		r.Kind = OrderKind(d.last.str(d.in, lastKind, x))
-	case "clientOrderId":
-		ok = s.id(&r.ClientOrderID, d.keepIDs)
-	case "idempotencyKey":
-		ok = s.id(&r.IdempotencyKey, d.keepIDs)
-	case "idempotencyFingerprint":
-		ok = s.id(&r.IdempotencyFingerprint, d.keepIDs)
-	case "amount":
-		r.Amount, ok, err = s.decimal()
-	case "price":
-		r.Price, ok, err = s.decimal()
-	case "stopPrice":
-		r.StopPrice, ok, err = s.decimal()
-	case "limitPrice":
-		r.LimitPrice, ok, err = s.decimal()
+// decodeOrderRequested is DecodeOrderRequested that keeps ClientOrderID,
+// IdempotencyKey and IdempotencyFingerprint if keepIDs, and interns
+// through last (nil: straight through in).
+func decodeOrderRequested(b []byte, v *OrderRequested, in jsonscan.Interner, last *lastStrings, keepIDs bool) error {
+	var r OrderRequested
+	if requestedInOrder(b, &r, in, last, keepIDs) {
+		*v = r
+		return nil
 	}
-	return ok && err == nil
+	r = OrderRequested{}
+	var derr error
+	s := newScanner(b)
+	ok := s.Object(func(k []byte) bool {
+		var ok bool
+		var err error
+		switch string(k) {
+		case "orderId":
+			r.OrderID, ok = s.Int()
+		case "ocoId":
+			r.OcoID, ok = s.Int()
+		case "exchange":
+			var x []byte
+			x, ok = s.Str()
+			r.Exchange = last.str(in, lastExchange, x)
+		case "pair":
+			var x []byte
+			x, ok = s.Str()
+			r.Pair = last.str(in, lastPair, x)
+		case "side":
+			var x []byte
+			x, ok = s.Str()
+			r.Side = Side(last.str(in, lastSide, x))
+		case "kind":
+			var x []byte
+			x, ok = s.Str()
+			r.Kind = OrderKind(last.str(in, lastKind, x))
+		case "clientOrderId":
+			var x []byte
+			x, ok = s.Str()
+			if keepIDs {
+				r.ClientOrderID = string(x)
+			}
+		case "idempotencyKey":
+			var x []byte
+			x, ok = s.Str()
+			if keepIDs {
+				r.IdempotencyKey = string(x)
+			}
+		case "idempotencyFingerprint":
+			var x []byte
+			x, ok = s.Str()
+			if keepIDs {
+				r.IdempotencyFingerprint = string(x)
+			}
+		case "amount":
+			r.Amount, ok, err = s.decimal()
+		case "price":
+			r.Price, ok, err = s.decimal()
+		case "stopPrice":
+			r.StopPrice, ok, err = s.decimal()
+		case "limitPrice":
+			r.LimitPrice, ok, err = s.decimal()
+		}
+		if err != nil && derr == nil {
+			derr = err
+		}
+		return ok
+	})
+	if !ok || derr != nil {
+		*v = OrderRequested{}
+		err := json.Unmarshal(b, v)
+		if !keepIDs {
+			v.ClientOrderID, v.IdempotencyKey, v.IdempotencyFingerprint = "", "", ""
+		}
+		return err
+	}
+	*v = r
+	return nil
 }
 
-// inOrder decodes an OrderRequested (r zero on entry) as encoding/json
-// writes one: every key in the struct's order, without whitespace, the
-// omitempty ones present or not. It reports false for anything else,
-// which field then reads (and on to encoding/json): accepting only a
-// subset of what field accepts, with the same value readers, gives the
-// same result, found without looking each key up.
-func (r *OrderRequested) inOrder(b []byte, d decoding) bool {
+// requestedInOrder decodes b into r (zero on entry) when it is an
+// OrderRequested as encoding/json writes one: every key in the struct's
+// order, without whitespace, the omitempty ones present or not. It
+// reports false for anything else, which the general scanner then reads
+// (and on to encoding/json): accepting only a subset of what the scanner
+// accepts, with the same value readers, gives the same result, found
+// without looking each key up.
+func requestedInOrder(b []byte, r *OrderRequested, in jsonscan.Interner, last *lastStrings, keepIDs bool) bool {
 	s := newScanner(b)
 	var ok bool
 	var err error
@@ -189,33 +167,34 @@ func (r *OrderRequested) inOrder(b []byte, d decoding) bool {
 	if x, ok = s.Str(); !ok || !s.Key(`,"pair":`) {
 		return false
 	}
-	r.Exchange = d.last.str(d.in, lastExchange, x)
+	r.Exchange = last.str(in, lastExchange, x)
 	if x, ok = s.Str(); !ok || !s.Key(`,"side":`) {
 		return false
 	}
-	r.Pair = d.last.str(d.in, lastPair, x)
+	r.Pair = last.str(in, lastPair, x)
 	if x, ok = s.Str(); !ok || !s.Key(`,"kind":`) {
 		return false
 	}
-	r.Side = Side(d.last.str(d.in, lastSide, x))
+	r.Side = Side(last.str(in, lastSide, x))
 	if x, ok = s.Str(); !ok || !s.Key(`,"amount":`) {
 		return false
 	}
-	r.Kind = OrderKind(d.last.str(d.in, lastKind, x))
+	r.Kind = OrderKind(last.str(in, lastKind, x))
 	if r.Amount, ok, err = s.decimal(); !ok || err != nil || !s.Key(`,"price":`) {
 		return false
 	}
 	if r.Price, ok, err = s.decimal(); !ok || err != nil {
 		return false
 	}
-	return r.tailInOrder(&s, d.keepIDs)
+	return requestedTail(&s, r, keepIDs)
 }
 
-// tailInOrder is inOrder after the price: the optional prices, the client
-// order id, the optional OCO and idempotency fields, the end.
-func (r *OrderRequested) tailInOrder(s *scanner, keepIDs bool) bool {
+// requestedTail is requestedInOrder after the price: the optional prices,
+// the client order id, the optional OCO and idempotency fields, the end.
+func requestedTail(s *scanner, r *OrderRequested, keepIDs bool) bool {
 	var ok bool
 	var err error
+	var x []byte
 	if s.Key(`,"stopPrice":`) {
 		if r.StopPrice, ok, err = s.decimal(); !ok || err != nil {
 			return false
@@ -226,64 +205,53 @@ func (r *OrderRequested) tailInOrder(s *scanner, keepIDs bool) bool {
 			return false
 		}
 	}
-	if !s.Key(`,"clientOrderId":`) || !s.id(&r.ClientOrderID, keepIDs) {
+	if !s.Key(`,"clientOrderId":`) {
 		return false
+	}
+	if x, ok = s.Str(); !ok {
+		return false
+	}
+	if keepIDs {
+		r.ClientOrderID = string(x)
 	}
 	if s.Key(`,"ocoId":`) {
 		if r.OcoID, ok = s.Int(); !ok {
 			return false
 		}
 	}
-	if s.Key(`,"idempotencyKey":`) && !s.id(&r.IdempotencyKey, keepIDs) {
-		return false
+	if s.Key(`,"idempotencyKey":`) {
+		if x, ok = s.Str(); !ok {
+			return false
+		}
+		if keepIDs {
+			r.IdempotencyKey = string(x)
+		}
 	}
-	if s.Key(`,"idempotencyFingerprint":`) && !s.id(&r.IdempotencyFingerprint, keepIDs) {
-		return false
+	if s.Key(`,"idempotencyFingerprint":`) {
+		if x, ok = s.Str(); !ok {
+			return false
+		}
+		if keepIDs {
+			r.IdempotencyFingerprint = string(x)
+		}
 	}
 	return s.End()
 }
 
-// DecodeOrderFilled unmarshals an OrderFilled payload exactly as
-// json.Unmarshal would. With an Interner, strings are interned and FillID,
-// which read models do not use, is checked but left empty.
-func DecodeOrderFilled(b []byte, v *OrderFilled, in jsonscan.Interner) error {
-	*v = OrderFilled{}
-	return decodeHot(b, v, decoding{in: in, keepIDs: in == nil})
-}
-
-func (f *OrderFilled) dropIDs() { f.FillID = "" }
-
-func (f *OrderFilled) field(s *scanner, k []byte, d decoding) bool {
-	var ok bool
-	var err error
-	switch string(k) {
-	case "fillId":
-		ok = s.id(&f.FillID, d.keepIDs)
-	case "feeAsset":
-		var x []byte
-		x, ok = s.Str()
-		f.FeeAsset = d.last.str(d.in, lastFeeAsset, x)
-	case "price":
-		f.Price, ok, err = s.decimal()
-	case "quantity":
-		f.Quantity, ok, err = s.decimal()
-	case "fee":
-		f.Fee, ok, err = s.decimal()
-	case "seq":
-		f.Seq, ok = s.Uint()
-	case "exchangeTime":
-		f.ExchangeTime, ok = s.Int()
-	}
-	return ok && err == nil
-}
-
-// inOrder is OrderRequested.inOrder for an OrderFilled.
-func (f *OrderFilled) inOrder(b []byte, d decoding) bool {
+// filledInOrder is requestedInOrder for an OrderFilled.
+func filledInOrder(b []byte, f *OrderFilled, in jsonscan.Interner, last *lastStrings, keepIDs bool) bool {
 	s := newScanner(b)
 	var ok bool
 	var err error
-	if !s.Key(`{"fillId":`) || !s.id(&f.FillID, d.keepIDs) || !s.Key(`,"price":`) {
+	var x []byte
+	if !s.Key(`{"fillId":`) {
 		return false
+	}
+	if x, ok = s.Str(); !ok || !s.Key(`,"price":`) {
+		return false
+	}
+	if keepIDs {
+		f.FillID = string(x)
 	}
 	if f.Price, ok, err = s.decimal(); !ok || err != nil || !s.Key(`,"quantity":`) {
 		return false
@@ -294,11 +262,10 @@ func (f *OrderFilled) inOrder(b []byte, d decoding) bool {
 	if f.Fee, ok, err = s.decimal(); !ok || err != nil || !s.Key(`,"feeAsset":`) {
 		return false
 	}
-	x, ok := s.Str()
-	if !ok {
+	if x, ok = s.Str(); !ok {
 		return false
 	}
-	f.FeeAsset = d.last.str(d.in, lastFeeAsset, x)
+	f.FeeAsset = last.str(in, lastFeeAsset, x)
 	if s.Key(`,"seq":`) {
 		if f.Seq, ok = s.Uint(); !ok {
 			return false
@@ -312,22 +279,92 @@ func (f *OrderFilled) inOrder(b []byte, d decoding) bool {
 	return s.End()
 }
 
+// DecodeOrderFilled unmarshals an OrderFilled payload exactly as
+// json.Unmarshal would. With an Interner, strings are interned and FillID,
+// which read models do not use, is checked but left empty.
+func DecodeOrderFilled(b []byte, v *OrderFilled, in jsonscan.Interner) error {
+	return decodeOrderFilled(b, v, in, nil, in == nil)
+}
+
+// decodeOrderFilled is DecodeOrderFilled that keeps FillID if keepIDs, and
+// interns through last (nil: straight through in).
+func decodeOrderFilled(b []byte, v *OrderFilled, in jsonscan.Interner, last *lastStrings, keepIDs bool) error {
+	var f OrderFilled
+	if filledInOrder(b, &f, in, last, keepIDs) {
+		*v = f
+		return nil
+	}
+	f = OrderFilled{}
+	var derr error
+	s := newScanner(b)
+	ok := s.Object(func(k []byte) bool {
+		var ok bool
+		var err error
+		switch string(k) {
+		case "fillId":
+			var x []byte
+			x, ok = s.Str()
+			if keepIDs {
+				f.FillID = string(x)
+			}
+		case "feeAsset":
+			var x []byte
+			x, ok = s.Str()
+			f.FeeAsset = last.str(in, lastFeeAsset, x)
+		case "price":
+			f.Price, ok, err = s.decimal()
+		case "quantity":
+			f.Quantity, ok, err = s.decimal()
+		case "fee":
+			f.Fee, ok, err = s.decimal()
+		case "seq":
+			f.Seq, ok = s.Uint()
+		case "exchangeTime":
+			f.ExchangeTime, ok = s.Int()
+		}
+		if err != nil && derr == nil {
+			derr = err
+		}
+		return ok
+	})
+	if !ok || derr != nil {
+		*v = OrderFilled{}
+		err := json.Unmarshal(b, v)
+		if !keepIDs {
+			v.FillID = ""
+		}
+		return err
+	}
+	*v = f
+	return nil
+}
+
 // DecodeOrderAccepted unmarshals an OrderAccepted payload exactly as
 // json.Unmarshal would.
 func DecodeOrderAccepted(b []byte, v *OrderAccepted) error {
-	*v = OrderAccepted{}
-	return decodeHot(b, v, decoding{keepIDs: true})
-}
-
-func (a *OrderAccepted) dropIDs() {}
-
-func (a *OrderAccepted) field(s *scanner, k []byte, _ decoding) bool {
-	return string(k) == "exchangeOrderId" && s.id(&a.ExchangeOrderID, true)
-}
-
-func (a *OrderAccepted) inOrder(b []byte, _ decoding) bool {
+	var a OrderAccepted
+	// As encoding/json writes it (see requestedInOrder), else the scanner.
+	if s := newScanner(b); s.Key(`{"exchangeOrderId":`) {
+		if x, ok := s.Str(); ok && s.End() {
+			*v = OrderAccepted{ExchangeOrderID: string(x)}
+			return nil
+		}
+	}
 	s := newScanner(b)
-	return s.Key(`{"exchangeOrderId":`) && s.id(&a.ExchangeOrderID, true) && s.End()
+	ok := s.Object(func(k []byte) bool {
+		if string(k) != "exchangeOrderId" {
+			return false
+		}
+		x, ok := s.Str()
+		a.ExchangeOrderID = string(x)
+		return ok
+	})
+	if !ok {
+		*v = OrderAccepted{}
+		return json.Unmarshal(b, v)
+	}
+	*v = a
+	return nil
 }
 
 // decodeFast unmarshals the hot payload types without reflection; it
@@ -353,18 +390,17 @@ func decodeFast(b []byte, v any, in jsonscan.Interner) (bool, error) {
 // goroutine may be reading. A payload that does not decode is left for
 // Decode to report.
 func (e *Event) Predecode(in jsonscan.Interner) {
-	d := decoding{in: in, keepIDs: true}
 	var err error
 	switch e.Type {
 	case TypeOrderRequested:
 		p := new(OrderRequested)
-		err, e.decoded = decodeHot(e.Data, p, d), p
+		err, e.decoded = decodeOrderRequested(e.Data, p, in, nil, true), p
 	case TypeOrderFilled:
 		p := new(OrderFilled)
-		err, e.decoded = decodeHot(e.Data, p, d), p
+		err, e.decoded = decodeOrderFilled(e.Data, p, in, nil, true), p
 	case TypeOrderAccepted:
 		p := new(OrderAccepted)
-		err, e.decoded = decodeHot(e.Data, p, d), p
+		err, e.decoded = DecodeOrderAccepted(e.Data, p), p
 	default:
 		return
 	}
@@ -388,7 +424,7 @@ func NewPredecoder() *Predecoder { return &Predecoder{in: jsonscan.Interner{}} }
 // per event). Nothing keeps a payload past its batch: Payload's callers
 // read it in place, Decode copies it.
 func (pd *Predecoder) Batch(evs []Event) {
-	d := decoding{in: pd.in, last: &pd.last, keepIDs: true}
+	in, last := pd.in, &pd.last
 	var nr, nf, na int
 	for i := range evs {
 		switch evs[i].Type {
@@ -400,20 +436,32 @@ func (pd *Predecoder) Batch(evs []Event) {
 			na++
 		}
 	}
-	reqs, fills, accs := make(slab[OrderRequested], nr), make(slab[OrderFilled], nf), make(slab[OrderAccepted], na)
+	reqs, fills, accs := make([]OrderRequested, nr), make([]OrderFilled, nf), make([]OrderAccepted, na)
 	for i := range evs {
 		e := &evs[i]
 		var err error
 		switch e.Type {
 		case TypeOrderRequested:
-			p := reqs.next()
-			err, e.decoded = decodeHot(e.Data, p, d), p
+			// Straight into the zeroed slot when in order: no copy.
+			p := &reqs[0]
+			reqs = reqs[1:]
+			if !requestedInOrder(e.Data, p, in, last, true) {
+				*p = OrderRequested{}
+				err = decodeOrderRequested(e.Data, p, in, last, true)
+			}
+			e.decoded = p
 		case TypeOrderFilled:
-			p := fills.next()
-			err, e.decoded = decodeHot(e.Data, p, d), p
+			p := &fills[0]
+			fills = fills[1:]
+			if !filledInOrder(e.Data, p, in, last, true) {
+				*p = OrderFilled{}
+				err = decodeOrderFilled(e.Data, p, in, last, true)
+			}
+			e.decoded = p
 		case TypeOrderAccepted:
-			p := accs.next()
-			err, e.decoded = decodeHot(e.Data, p, d), p
+			p := &accs[0]
+			accs = accs[1:]
+			err, e.decoded = DecodeOrderAccepted(e.Data, p), p
 		default:
 			continue
 		}
@@ -423,34 +471,28 @@ func (pd *Predecoder) Batch(evs []Event) {
 	}
 }
 
-// slab hands out the elements of one allocation one at a time.
-type slab[T any] []T
-
-func (s *slab[T]) next() *T {
-	p := &(*s)[0]
-	*s = (*s)[1:]
-	return p
-}
-
 // copyDecoded copies a Predecode result into v when v is of its type.
 // The payload types hold no slices or maps, so the copy shares nothing.
 func copyDecoded(decoded, v any) bool {
 	switch p := v.(type) {
 	case *OrderRequested:
-		return copyAs(decoded, p)
+		d, ok := decoded.(*OrderRequested)
+		if ok {
+			*p = *d
+		}
+		return ok
 	case *OrderFilled:
-		return copyAs(decoded, p)
+		d, ok := decoded.(*OrderFilled)
+		if ok {
+			*p = *d
+		}
+		return ok
 	case *OrderAccepted:
-		return copyAs(decoded, p)
+		d, ok := decoded.(*OrderAccepted)
+		if ok {
+			*p = *d
+		}
+		return ok
 	}
 	return false
-}
-
-// copyAs copies decoded into p when it is a *T.
-func copyAs[T any](decoded any, p *T) bool {
-	d, ok := decoded.(*T)
-	if ok {
-		*p = *d
-	}
-	return ok
 }
