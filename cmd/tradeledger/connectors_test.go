@@ -91,17 +91,7 @@ func startConnectorE2E(t *testing.T, urls map[string]string, data string) *tradi
 	m.Config.Data, m.Config.Listen, m.Config.FilesListen = data, "127.0.0.1:0", "127.0.0.1:0"
 	m.Logger, m.Clock, m.ManualCycles = zap.NewNop(), e.clock, true
 	m.ConnectorURLs = urls
-	if err := m.Run(context.Background()); err != nil {
-		m.Close()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
-	e.m = m
-	status, token := serveLogin(t, m, e2eWallet, "e2e trading password")
-	if status != 200 || token == "" {
-		t.Fatalf("login = %d", status)
-	}
-	e.token = token
+	e.m, e.token = m, runAndLogin(t, m, "e2e trading password")
 	return e
 }
 

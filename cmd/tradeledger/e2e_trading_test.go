@@ -54,18 +54,25 @@ func startTradingE2EWith(t *testing.T, logger *zap.Logger) *tradingE2E {
 	m := NewMain()
 	m.Config.Data, m.Config.Listen, m.Config.FilesListen = filepath.Join(t.TempDir(), "data"), "127.0.0.1:0", "127.0.0.1:0"
 	m.Logger, m.Clock, m.ManualCycles, m.ManualCheckpoints = logger, e.clock, true, true
+	e.m, e.token = m, runAndLogin(t, m, "e2e trading password")
+	return e
+}
+
+// runAndLogin runs m, closed when the test ends, and logs in with
+// e2eWallet and password (TRADELEDGER_PASSWORD at the data dir's first
+// start); it returns the token, failing the test without one.
+func runAndLogin(t *testing.T, m *Main, password string) string {
+	t.Helper()
 	if err := m.Run(context.Background()); err != nil {
 		m.Close()
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Close() })
-	e.m = m
-	status, token := serveLogin(t, m, e2eWallet, "e2e trading password")
+	status, token := serveLogin(t, m, e2eWallet, password)
 	if status != 200 || token == "" {
 		t.Fatalf("login = %d", status)
 	}
-	e.token = token
-	return e
+	return token
 }
 
 // startManualPair adds pair on exchange with the manual strategy and a
@@ -84,18 +91,25 @@ func (e *tradingE2E) startManualPair(exchange, pair string) {
 // Idempotency-Key; it returns the status and the decoded body.
 func (e *tradingE2E) post(path string, body any, key string) (int, map[string]any) {
 	e.t.Helper()
+	req := apiPost(e.m, e.token, path, body)
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
+	}
+	return e.do(req)
+}
+
+// apiPost is a POST of body as JSON (nil: no body) to m's /api/v1/path,
+// with token.
+func apiPost(m *Main, token, path string, body any) *http.Request {
 	var rd io.Reader = http.NoBody
 	if body != nil {
 		b, _ := json.Marshal(body)
 		rd = bytes.NewReader(b)
 	}
-	req, _ := http.NewRequest("POST", e.m.Server.URL()+"/api/v1/"+path, rd)
-	req.Header.Set("Authorization", "Bearer "+e.token)
+	req, _ := http.NewRequest("POST", m.Server.URL()+"/api/v1/"+path, rd)
+	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
-	if key != "" {
-		req.Header.Set("Idempotency-Key", key)
-	}
-	return e.do(req)
+	return req
 }
 
 func (e *tradingE2E) get(path string) (int, map[string]any) {
