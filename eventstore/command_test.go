@@ -52,6 +52,11 @@ func increment(c counter) ([]domain.Event, error) {
 	return []domain.Event{domain.NewEvent(clock, "Counted", counted{N: c.n + 1})}, nil
 }
 
+// runIncrement runs the command that counts stream "c" of store one up.
+func runIncrement(ctx context.Context, c *eventstore.Commands, store domain.EventStore) (eventstore.Result, error) {
+	return eventstore.Run(ctx, c, eventstore.Command[counter]{Stream: "c", Load: loadCounter(store), Decide: increment})
+}
+
 func streamEvents(t testing.TB, store domain.EventStore, stream string) []domain.Event {
 	t.Helper()
 	var out []domain.Event
@@ -78,11 +83,7 @@ func TestRunAppendsWithActorAndCorrelation(t *testing.T) {
 	appendOne(t, store, "c", 1)
 	c := eventstore.NewCommands(store, nil)
 	ctx := eventstore.WithCorrelation(eventstore.WithActor(context.Background(), "token:ci"), "req-1")
-	res, err := eventstore.Run(ctx, c, eventstore.Command[counter]{
-		Stream: "c",
-		Load:   loadCounter(store),
-		Decide: increment,
-	})
+	res, err := runIncrement(ctx, c, store)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,12 +110,7 @@ func TestRunAppendsWithActorAndCorrelation(t *testing.T) {
 func TestRunWithoutActorIsAnonymous(t *testing.T) {
 	store := openStore(t)
 	c := eventstore.NewCommands(store, nil)
-	_, err := eventstore.Run(context.Background(), c, eventstore.Command[counter]{
-		Stream: "c",
-		Load:   loadCounter(store),
-		Decide: increment,
-	})
-	if err != nil {
+	if _, err := runIncrement(context.Background(), c, store); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := streamEvents(t, store, "c")[0].Actor, eventstore.AnonymousActor; got != want {
@@ -351,11 +347,7 @@ func TestRunReadYourWritesWithRunner(t *testing.T) {
 	t.Cleanup(func() { runner.Close() })
 	c := eventstore.NewCommands(store, runner)
 	for i := 0; i < 20; i++ {
-		res, err := eventstore.Run(context.Background(), c, eventstore.Command[counter]{
-			Stream: "c",
-			Load:   loadCounter(store),
-			Decide: increment,
-		})
+		res, err := runIncrement(context.Background(), c, store)
 		if err != nil {
 			t.Fatal(err)
 		}

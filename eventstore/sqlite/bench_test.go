@@ -164,24 +164,13 @@ func BenchmarkAppend(b *testing.B) {
 					}
 					cpu := cpuTime()
 					b.StartTimer()
-					start := time.Now()
-					var wg sync.WaitGroup
-					for w := 0; w < writers; w++ {
-						wg.Add(1)
-						go func(w int) {
-							pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), storeLabels))
-							defer wg.Done()
-							for i := from; i < to; i++ {
-								stream := domain.OrderStream(nextOrder.Add(1))
-								if _, err := s.Append(context.Background(), stream, domain.NoStream, evs[w*perWriter+i]); err != nil {
-									b.Error(err)
-									return
-								}
-							}
-						}(w)
-					}
-					wg.Wait()
-					storeTime += time.Since(start)
+					// The writers inherit the labels.
+					pprof.Do(context.Background(), storeLabels, func(context.Context) {
+						storeTime += appendConcurrently(b, writers, from, to, func(w, i int) error {
+							_, err := s.Append(context.Background(), domain.OrderStream(nextOrder.Add(1)), domain.NoStream, evs[w*perWriter+i])
+							return err
+						})
+					})
 					b.StopTimer()
 					storeCPU += cpuTime() - cpu
 					if r%2 == 1 {
@@ -215,6 +204,28 @@ func BenchmarkAppend(b *testing.B) {
 				float64(storeCPU.Microseconds())/events, float64(rawCPU.Microseconds())/events, float64(obs.events.Load())/float64(obs.syncs.Load()))
 		})
 	}
+}
+
+// appendConcurrently has writers goroutines each call write(w, i) for i
+// from from to to (exclusive), w being the writer, and returns the wall
+// time until all are done. A writer's error fails b and stops that writer.
+func appendConcurrently(b *testing.B, writers, from, to int, write func(w, i int) error) time.Duration {
+	start := time.Now()
+	var wg sync.WaitGroup
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := from; i < to; i++ {
+				if err := write(w, i); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	return time.Since(start)
 }
 
 // storeLabels mark the store's goroutines in BenchmarkAppend's CPU profile.

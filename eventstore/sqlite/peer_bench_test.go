@@ -156,22 +156,7 @@ func benchPeerAppends(b *testing.B, writers, orders int) {
 		ours := openOurs(b, filepath.Join(b.TempDir(), "ours.db"))
 		peer := openPeer(b, filepath.Join(b.TempDir(), "peer.db"), true)
 		run := func(from, to int, appendOrder func(o *peerOrder) error) time.Duration {
-			start := time.Now()
-			var wg sync.WaitGroup
-			for w := 0; w < writers; w++ {
-				wg.Add(1)
-				go func(w int) {
-					defer wg.Done()
-					for i := from; i < to; i++ {
-						if err := appendOrder(&work[w][i]); err != nil {
-							b.Error(err)
-							return
-						}
-					}
-				}(w)
-			}
-			wg.Wait()
-			return time.Since(start)
+			return appendConcurrently(b, writers, from, to, func(w, i int) error { return appendOrder(&work[w][i]) })
 		}
 		appendOurs := func(o *peerOrder) error {
 			expected := domain.NoStream
