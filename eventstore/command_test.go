@@ -57,6 +57,23 @@ func runIncrement(ctx context.Context, c *eventstore.Commands, store domain.Even
 	return eventstore.Run(ctx, c, eventstore.Command[counter]{Stream: "c", Load: loadCounter(store), Decide: increment})
 }
 
+// runIncrementRaced is runIncrement with race called once, after the
+// first load and before its append: another writer slipping in.
+func runIncrementRaced(c *eventstore.Commands, store domain.EventStore, race func()) (eventstore.Result, error) {
+	load, loads := loadCounter(store), 0
+	return eventstore.Run(context.Background(), c, eventstore.Command[counter]{
+		Stream: "c",
+		Load: func(ctx context.Context) (counter, domain.ExpectedVersion, error) {
+			st, v, err := load(ctx)
+			if loads++; loads == 1 {
+				race()
+			}
+			return st, v, err
+		},
+		Decide: increment,
+	})
+}
+
 func streamEvents(t testing.TB, store domain.EventStore, stream string) []domain.Event {
 	t.Helper()
 	var out []domain.Event
@@ -123,19 +140,8 @@ func TestRunWithoutActorIsAnonymous(t *testing.T) {
 func TestRunRetriesAConflictAgainstTheNewState(t *testing.T) {
 	store := openStore(t)
 	c := eventstore.NewCommands(store, nil)
-	load := loadCounter(store)
-	loads := 0
-	res, err := eventstore.Run(context.Background(), c, eventstore.Command[counter]{
-		Stream: "c",
-		Load: func(ctx context.Context) (counter, domain.ExpectedVersion, error) {
-			st, v, err := load(ctx)
-			loads++
-			if loads == 1 {
-				appendOne(t, store, "c", 1) // the concurrent writer
-			}
-			return st, v, err
-		},
-		Decide: increment,
+	res, err := runIncrementRaced(c, store, func() {
+		appendOne(t, store, "c", 1) // the concurrent writer
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -297,19 +303,9 @@ func TestRunWaitsForItsPosition(t *testing.T) {
 	store := openStore(t)
 	w := &recordingWaiter{}
 	c := eventstore.NewCommands(store, w)
-	load := loadCounter(store)
-	loads := 0
-	res, err := eventstore.Run(context.Background(), c, eventstore.Command[counter]{
-		Stream: "c",
-		Load: func(ctx context.Context) (counter, domain.ExpectedVersion, error) {
-			st, v, err := load(ctx)
-			if loads++; loads == 1 {
-				appendOne(t, store, "other", 1)
-				appendOne(t, store, "c", 1)
-			}
-			return st, v, err
-		},
-		Decide: increment,
+	res, err := runIncrementRaced(c, store, func() {
+		appendOne(t, store, "other", 1)
+		appendOne(t, store, "c", 1)
 	})
 	if err != nil {
 		t.Fatal(err)

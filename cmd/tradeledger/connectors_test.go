@@ -267,16 +267,7 @@ func TestBinanceEndToEndKilledMidPlacement(t *testing.T) {
 	e.startManualPair("binance", "USDT-BTC")
 	e.cycle()
 	base := map[string]any{"exch": "binance", "pair": "USDT-BTC", "amt": 0.01}
-	with := func(kv ...any) map[string]any {
-		m := map[string]any{}
-		for k, v := range base {
-			m[k] = v
-		}
-		for i := 0; i < len(kv); i += 2 {
-			m[kv[i].(string)] = kv[i+1]
-		}
-		return m
-	}
+	with := func(kv ...any) map[string]any { return withKV(base, kv...) }
 	resting := e.order("trade/buy", with("price", 50000))
 	e.order("trade/buy/market", base)
 	if status, out := e.post("trade/cancel", map[string]any{"data": map[string]any{"exch": "binance", "pair": "USDT-BTC", "id": fmt.Sprint(resting), "price": 50000, "type": "limit"}}, ""); status != 200 {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -198,6 +199,16 @@ func lines(stream string, types ...string) []string {
 	return out
 }
 
+// withKV is a copy of base with the pairs of kv (a key, then its value)
+// set in it.
+func withKV(base map[string]any, kv ...any) map[string]any {
+	m := maps.Clone(base)
+	for i := 0; i < len(kv); i += 2 {
+		m[kv[i].(string)] = kv[i+1]
+	}
+	return m
+}
+
 // TestTradingEndToEnd is issue 4's "Must show" through the real wiring:
 // a pair added over HTTP, the core started, every order kind placed over
 // HTTP and driven by core cycles on the simulated market, then the exact
@@ -206,16 +217,7 @@ func lines(stream string, types ...string) []string {
 func TestTradingEndToEnd(t *testing.T) {
 	e := startTradingE2E(t)
 	base := map[string]any{"exch": "binance", "pair": "USDT-BTC", "amt": 0.01}
-	with := func(kv ...any) map[string]any {
-		m := map[string]any{}
-		for k, v := range base {
-			m[k] = v
-		}
-		for i := 0; i < len(kv); i += 2 {
-			m[kv[i].(string)] = kv[i+1]
-		}
-		return m
-	}
+	with := func(kv ...any) map[string]any { return withKV(base, kv...) }
 
 	// Before any pair cycles, trading is refused and nothing is written.
 	head := e.head()
