@@ -4,26 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/eventstore"
-	"github.com/tradeledger/tradeledger/eventstore/sqlite"
+	"github.com/tradeledger/tradeledger/eventstore/sqlite/sqlitetest"
 	"github.com/tradeledger/tradeledger/projections"
 )
-
-func openStore(t *testing.T) *sqlite.Store {
-	t.Helper()
-	s := sqlite.NewStore(filepath.Join(t.TempDir(), "events.db"))
-	if err := s.Open(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
 
 // counter is the state of the test commands: the number of Counted events
 // in the stream.
@@ -96,7 +85,7 @@ func appendOne(t *testing.T, store domain.EventStore, stream string, n int) {
 }
 
 func TestRunAppendsWithActorAndCorrelation(t *testing.T) {
-	store := openStore(t)
+	store := sqlitetest.Open(t)
 	appendOne(t, store, "c", 1)
 	c := eventstore.NewCommands(store, nil)
 	ctx := eventstore.WithCorrelation(eventstore.WithActor(context.Background(), "token:ci"), "req-1")
@@ -125,7 +114,7 @@ func TestRunAppendsWithActorAndCorrelation(t *testing.T) {
 }
 
 func TestRunWithoutActorIsAnonymous(t *testing.T) {
-	store := openStore(t)
+	store := sqlitetest.Open(t)
 	c := eventstore.NewCommands(store, nil)
 	if _, err := runIncrement(context.Background(), c, store); err != nil {
 		t.Fatal(err)
@@ -138,7 +127,7 @@ func TestRunWithoutActorIsAnonymous(t *testing.T) {
 // A writer that slips in between the first load and its append makes the
 // first attempt conflict; the second loads the new state and succeeds.
 func TestRunRetriesAConflictAgainstTheNewState(t *testing.T) {
-	store := openStore(t)
+	store := sqlitetest.Open(t)
 	c := eventstore.NewCommands(store, nil)
 	res, err := runIncrementRaced(c, store, func() {
 		appendOne(t, store, "c", 1) // the concurrent writer
@@ -162,7 +151,7 @@ func TestRunRetriesAConflictAgainstTheNewState(t *testing.T) {
 // A state that never catches up gives up after MaxAttempts with ECONFLICT
 // and the command's message, having appended nothing.
 func TestRunGivesUpAfterMaxAttempts(t *testing.T) {
-	store := openStore(t)
+	store := sqlitetest.Open(t)
 	appendOne(t, store, "c", 1)
 	c := &eventstore.Commands{Store: store, MaxAttempts: 3}
 	decides := 0
@@ -195,7 +184,7 @@ func TestRunGivesUpAfterMaxAttempts(t *testing.T) {
 // range doubles: [0, Backoff), [0, 2·Backoff), …; with Backoff unset,
 // DefaultBackoff.
 func TestRunWaitsARandomTimeAfterEachLoss(t *testing.T) {
-	store := openStore(t)
+	store := sqlitetest.Open(t)
 	appendOne(t, store, "c", 1)
 	for _, base := range []time.Duration{0, 10 * time.Millisecond} {
 		c := &eventstore.Commands{Store: store, MaxAttempts: 6, Backoff: base}
@@ -224,7 +213,7 @@ func TestRunWaitsARandomTimeAfterEachLoss(t *testing.T) {
 }
 
 func TestRunDefaultConflictNamesTheStream(t *testing.T) {
-	store := openStore(t)
+	store := sqlitetest.Open(t)
 	appendOne(t, store, "c", 1)
 	_, err := eventstore.Run(context.Background(), &eventstore.Commands{Store: store}, eventstore.Command[counter]{
 		Stream: "c",
@@ -238,7 +227,7 @@ func TestRunDefaultConflictNamesTheStream(t *testing.T) {
 
 // A decide error is returned as it is and nothing is appended or waited for.
 func TestRunDecideErrorAppendsNothing(t *testing.T) {
-	store := openStore(t)
+	store := sqlitetest.Open(t)
 	appendOne(t, store, "c", 1)
 	w := &recordingWaiter{}
 	c := eventstore.NewCommands(store, w)
@@ -264,7 +253,7 @@ func TestRunDecideErrorAppendsNothing(t *testing.T) {
 }
 
 func TestRunNoEventsAppendsNothing(t *testing.T) {
-	store := openStore(t)
+	store := sqlitetest.Open(t)
 	res, err := eventstore.Run(context.Background(), eventstore.NewCommands(store, nil), eventstore.Command[counter]{
 		Stream: "c",
 		Load:   loadCounter(store),
@@ -300,7 +289,7 @@ func (w *recordingWaiter) calls() []uint64 {
 // it first waits for the head, so a state loaded from a projection sees
 // the write that won.
 func TestRunWaitsForItsPosition(t *testing.T) {
-	store := openStore(t)
+	store := sqlitetest.Open(t)
 	w := &recordingWaiter{}
 	c := eventstore.NewCommands(store, w)
 	res, err := runIncrementRaced(c, store, func() {
@@ -333,7 +322,7 @@ func (a *applied) Apply(e *domain.Event) error {
 // With the projections runner as the Waiter, the projection has applied
 // the command's event when Run returns (read-your-writes).
 func TestRunReadYourWritesWithRunner(t *testing.T) {
-	store := openStore(t)
+	store := sqlitetest.Open(t)
 	runner := projections.NewRunner(store)
 	proj := &applied{}
 	runner.Register(proj)
@@ -364,7 +353,7 @@ func TestRunStoreMissingIsUnavailable(t *testing.T) {
 }
 
 func TestAppendBatchStampsAndWaits(t *testing.T) {
-	store := openStore(t)
+	store := sqlitetest.Open(t)
 	w := &recordingWaiter{}
 	c := eventstore.NewCommands(store, w)
 	ctx := eventstore.WithCorrelation(eventstore.WithActor(context.Background(), domain.ActorImport), "import-1")

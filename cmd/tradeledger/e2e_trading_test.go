@@ -113,6 +113,22 @@ func apiPost(m *Main, token, path string, body any) *http.Request {
 	return req
 }
 
+// readOK sends req and returns the body of its answer, failing t unless
+// the status is 200.
+func readOK(t *testing.T, req *http.Request) []byte {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("%s %s: %d %s", req.Method, req.URL.Path, resp.StatusCode, b)
+	}
+	return b
+}
+
 func (e *tradingE2E) get(path string) (int, map[string]any) {
 	e.t.Helper()
 	req, _ := http.NewRequest("GET", e.m.Server.URL()+"/api/v1/"+path, nil)

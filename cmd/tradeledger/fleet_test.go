@@ -16,7 +16,7 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/domain/pnlread"
-	"github.com/tradeledger/tradeledger/eventstore/sqlite"
+	"github.com/tradeledger/tradeledger/eventstore/sqlite/sqlitetest"
 )
 
 // writePairLog appends n filled orders of exchange/pair (ids from first
@@ -152,10 +152,7 @@ func TestFleetOfThreeServices(t *testing.T) {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			t.Fatal(err)
 		}
-		store := sqlite.NewStore(filepath.Join(dir, "events.db"))
-		if err := store.Open(); err != nil {
-			t.Fatal(err)
-		}
+		store := sqlitetest.OpenAt(t, filepath.Join(dir, "events.db"))
 		clock := domain.NewManualClock(start)
 		writePairLog(t, store, clock, l.exchange, l.pair, 1, l.n, l.base)
 		store.Close()

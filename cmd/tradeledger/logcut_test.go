@@ -16,7 +16,7 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/audit"
 	"github.com/tradeledger/tradeledger/eventstore/esdb/esdbtest"
-	"github.com/tradeledger/tradeledger/eventstore/sqlite"
+	"github.com/tradeledger/tradeledger/eventstore/sqlite/sqlitetest"
 	"github.com/tradeledger/tradeledger/eventstore/transparency"
 )
 
@@ -222,11 +222,7 @@ func TestCutLogRefusedAtStart(t *testing.T) {
 func TestStoreRefusesToExtendACutLog(t *testing.T) {
 	orig, log := logCutDataDir(t)
 	dir, lostFrom := cutCopy(t, orig, log, 2, false)
-	s := sqlite.NewStore(filepath.Join(dir, "events.db"))
-	if err := s.Open(); err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := sqlitetest.OpenAt(t, filepath.Join(dir, "events.db"))
 	ctx := context.Background()
 	e := domain.NewEvent(domain.SystemClock{}, "Tested", map[string]string{"n": "1"})
 	if _, err := s.Append(ctx, "order-999", domain.NoStream, e); err == nil || !strings.Contains(err.Error(), "event log was cut") {

@@ -116,16 +116,7 @@ func (a *auditor) get(path string, auth bool) []byte {
 	if auth {
 		req.Header.Set("Authorization", "Bearer "+a.token)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		a.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 {
-		a.t.Fatalf("GET %s: %d %s", path, resp.StatusCode, b)
-	}
-	return b
+	return readOK(a.t, req)
 }
 
 // checkpoint fetches /tlog/checkpoint (no token: --public-tlog) and

@@ -20,6 +20,7 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/audit"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
+	"github.com/tradeledger/tradeledger/eventstore/sqlite/sqlitetest"
 )
 
 // auditRun runs a tradeledger command and returns its output and exit status
@@ -106,22 +107,7 @@ func auditFind(t *testing.T, log []domain.Event, stream string, version int64) d
 func auditCopyDir(t *testing.T, src string) string {
 	t.Helper()
 	dst := filepath.Join(t.TempDir(), "copy")
-	if err := os.MkdirAll(dst, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	entries, err := os.ReadDir(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join(src, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dst, e.Name()), b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	copyDir(t, src, dst)
 	return dst
 }
 
@@ -228,10 +214,7 @@ func auditForgeRow(t *testing.T, dir string, log []domain.Event, target domain.E
 func auditScratchLog(t *testing.T, log []domain.Event, target domain.Event, data string) string {
 	t.Helper()
 	scratch := filepath.Join(t.TempDir(), "scratch.db")
-	s := sqlite.NewStore(scratch)
-	if err := s.Open(); err != nil {
-		t.Fatal(err)
-	}
+	s := sqlitetest.OpenAt(t, scratch)
 	for _, e := range log {
 		if e.Position == target.Position {
 			e.Data = json.RawMessage(data)
