@@ -124,7 +124,7 @@ func readOK(t *testing.T, req *http.Request) []byte {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != 200 {
-		t.Fatalf("%s %s: %d %s", req.Method, req.URL.Path, resp.StatusCode, b)
+		t.Fatalf("%s %s: %d %s", req.Method, req.URL, resp.StatusCode, b)
 	}
 	return b
 }

@@ -63,16 +63,7 @@ func (s *fleetService) request(t *testing.T, method, path string, body any) []by
 	req, _ := http.NewRequest(method, s.m.Server.URL()+path, rd)
 	req.Header.Set("Authorization", "Bearer "+s.token)
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 {
-		t.Fatalf("%s: %s %s: %d %s", s.name, method, path, resp.StatusCode, b)
-	}
-	return b
+	return readOK(t, req)
 }
 
 // caughtUp waits until the service's read models and its sink hold the
