@@ -332,21 +332,7 @@ func TestSetCheckpointPages(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "events.db")
 		s := openStore(t, path)
 		s.SetCheckpointPages(pages)
-		ctx := context.Background()
-		var most int64
-		for b := 0; b < 32; b++ {
-			batch := make([]domain.StreamAppend, 50)
-			for i := range batch {
-				e := domain.NewEvent(domain.SystemClock{}, "Big", map[string]string{"blob": strings.Repeat("x", 4000)})
-				batch[i] = domain.StreamAppend{Stream: fmt.Sprintf("s-%d-%d", b, i), Expected: domain.NoStream, Events: []domain.Event{e}}
-			}
-			if _, err := s.AppendBatch(ctx, batch); err != nil {
-				t.Fatal(err)
-			}
-			if st, err := os.Stat(path + "-wal"); err == nil {
-				most = max(most, st.Size())
-			}
-		}
+		most := appendBigCommits(t, s, path, 32, 50, 4000)
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
