@@ -83,6 +83,32 @@ func (x *idIndex[V]) get(id int64) (V, bool) {
 	return x.far.chunks[k].vals[i], true
 }
 
+// update sets id's value to f(its value) when id is held (one look-up; a
+// chunk shared with a clone is copied only when the value changes) and
+// reports whether it is.
+func (x *idIndex[V]) update(id int64, f func(V) V) bool {
+	if id >= 0 && id < x.denseLen {
+		k, i := int(id>>denseBits), id&denseMask
+		v := x.dense[k].v[i]
+		if v == 0 {
+			return false
+		}
+		if nv := f(v-1) + 1; nv != v {
+			x.ownDense(k).v[i] = nv
+		}
+		return true
+	}
+	k, i, ok := x.far.find(id)
+	if !ok {
+		return false
+	}
+	v := x.far.chunks[k].vals[i]
+	if nv := f(v); nv != v {
+		x.far.own(k, x.gen).vals[i] = nv
+	}
+	return true
+}
+
 // len returns the number of ids held.
 func (x *idIndex[V]) len() int { return x.used + x.far.n }
 
@@ -225,6 +251,15 @@ func newFarChunk[V uint8 | uint32](gen uint64) *farChunk[V] {
 // set records id's value: in place when id is held, else inserted in
 // order (appended when it is after every id).
 func (f *farIDs[V]) set(id int64, v V, gen uint64) {
+	if k := len(f.chunks) - 1; k >= 0 {
+		// After every id, with room in the last chunk (an import's ids,
+		// in order): appended without a search.
+		if c := f.chunks[k]; c.gen == gen && len(c.ids) > 0 && len(c.ids) < farChunkLen && id > c.ids[len(c.ids)-1] {
+			c.ids, c.vals = append(c.ids, id), append(c.vals, v)
+			f.n++
+			return
+		}
+	}
 	k, i, ok := f.find(id)
 	if ok {
 		f.own(k, gen).vals[i] = v
