@@ -98,11 +98,7 @@ func (a *Accounts) Apply(e *domain.Event) error {
 // ApplyBatch implements BatchApplier: Apply on each event, under one lock.
 func (a *Accounts) ApplyBatch(events []domain.Event, onError func(*domain.Event, error)) {
 	a.mu.Lock()
-	for i := range events {
-		if err := a.st.apply(&events[i]); err != nil {
-			onError(&events[i], err)
-		}
-	}
+	applyEach(events, a.st.apply, onError)
 	a.mu.Unlock()
 }
 

@@ -216,11 +216,7 @@ func (l *Ledger) Apply(e *domain.Event) error {
 // ApplyBatch implements BatchApplier: Apply on each event, under one lock.
 func (l *Ledger) ApplyBatch(events []domain.Event, onError func(*domain.Event, error)) {
 	l.mu.Lock()
-	for i := range events {
-		if err := l.apply(&events[i]); err != nil {
-			onError(&events[i], err)
-		}
-	}
+	applyEach(events, l.apply, onError)
 	l.mu.Unlock()
 }
 

@@ -30,6 +30,16 @@ type BatchApplier interface {
 	ApplyBatch(events []domain.Event, onError func(e *domain.Event, err error))
 }
 
+// applyEach calls apply on each event in order and tells onError of each
+// error: a BatchApplier's loop, its lock held.
+func applyEach(events []domain.Event, apply func(*domain.Event) error, onError func(*domain.Event, error)) {
+	for i := range events {
+		if err := apply(&events[i]); err != nil {
+			onError(&events[i], err)
+		}
+	}
+}
+
 // Runner feeds registered projections from one subscription, in order, and
 // tracks the applied position so that writers can wait for their events to
 // become visible (read-your-writes).

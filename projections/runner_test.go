@@ -83,6 +83,16 @@ func TestRunnerReplaysThenFollows(t *testing.T) {
 	}
 }
 
+// openRunnerStore opens a new SQLite store, closed at the test's end.
+func openRunnerStore(t *testing.T) *sqlite.Store {
+	store := sqlite.NewStore(filepath.Join(t.TempDir(), "events.db"))
+	if err := store.Open(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	return store
+}
+
 // recorder keeps every event it is given.
 type recorder struct{ evs []domain.Event }
 
@@ -93,11 +103,7 @@ func (r *recorder) Apply(e *domain.Event) error { r.evs = append(r.evs, *e); ret
 // projection exactly the events it gives without, but for their zero
 // hashes; live events keep theirs.
 func TestRunnerReplayNoHashes(t *testing.T) {
-	store := sqlite.NewStore(filepath.Join(t.TempDir(), "events.db"))
-	if err := store.Open(); err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := openRunnerStore(t)
 	store.ReadBatchSize = 7
 	ctx := context.Background()
 	clock := domain.SystemClock{}
@@ -177,11 +183,7 @@ func (b *batchRecorder) ApplyBatch(events []domain.Event, onError func(*domain.E
 // once and in order, its refusals told to OnError; live events go through
 // Apply.
 func TestRunnerReplaysBatches(t *testing.T) {
-	store := sqlite.NewStore(filepath.Join(t.TempDir(), "events.db"))
-	if err := store.Open(); err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := openRunnerStore(t)
 	store.ReadBatchSize = 7
 	ctx := context.Background()
 	clock := domain.NewManualClock(time.Unix(1700000000, 0))
