@@ -203,6 +203,9 @@ func (f *farIDs[V]) find(id int64) (k, i int, ok bool) {
 	// The last chunk with a first id at or before id: most lookups are of
 	// recent ids, in the last chunk.
 	k = nc - 1
+	if ids := f.chunks[k].ids; len(ids) > 0 && id > ids[len(ids)-1] {
+		return k, len(ids), false // after every id: a new one, appended
+	}
 	if id < f.firsts[k] {
 		lo, hi := 0, k // firsts[hi] > id
 		for lo < hi {
@@ -251,15 +254,6 @@ func newFarChunk[V uint8 | uint32](gen uint64) *farChunk[V] {
 // set records id's value: in place when id is held, else inserted in
 // order (appended when it is after every id).
 func (f *farIDs[V]) set(id int64, v V, gen uint64) {
-	if k := len(f.chunks) - 1; k >= 0 {
-		// After every id, with room in the last chunk (an import's ids,
-		// in order): appended without a search.
-		if c := f.chunks[k]; c.gen == gen && len(c.ids) > 0 && len(c.ids) < farChunkLen && id > c.ids[len(c.ids)-1] {
-			c.ids, c.vals = append(c.ids, id), append(c.vals, v)
-			f.n++
-			return
-		}
-	}
 	k, i, ok := f.find(id)
 	if ok {
 		f.own(k, gen).vals[i] = v
