@@ -202,11 +202,7 @@ func (h *filesHandler) handleAutoconfigWrite(w http.ResponseWriter, r *http.Requ
 			return err
 		}
 	}
-	if err := h.writeFile(r, domain.FileAutoconfig, domain.AutoconfigFileName, doc); err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, configOK)
-	return nil
+	return answerConfigOK(w, h.writeFile(r, domain.FileAutoconfig, domain.AutoconfigFileName, doc))
 }
 
 // writeBackup stores content as autoconfig.json.<now ms>, moving to the
@@ -253,11 +249,7 @@ func (h *filesHandler) handleCustomEditorWrite(w http.ResponseWriter, r *http.Re
 	if err := h.ready(); err != nil {
 		return err
 	}
-	if err := h.writeFile(r, domain.FileCustomEditor, domain.CustomEditorFileName, doc); err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, configOK)
-	return nil
+	return answerConfigOK(w, h.writeFile(r, domain.FileCustomEditor, domain.CustomEditorFileName, doc))
 }
 
 func (h *filesHandler) handleStrategyWrite(w http.ResponseWriter, r *http.Request) error {
@@ -275,11 +267,7 @@ func (h *filesHandler) handleStrategyWrite(w http.ResponseWriter, r *http.Reques
 	if err := h.ready(); err != nil {
 		return err
 	}
-	if err := h.writeFile(r, domain.FileStrategy, req.Filename, []byte(text)); err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, configOK)
-	return nil
+	return answerConfigOK(w, h.writeFile(r, domain.FileStrategy, req.Filename, []byte(text)))
 }
 
 func (h *filesHandler) handleStrategyDelete(w http.ResponseWriter, r *http.Request) error {
@@ -293,12 +281,7 @@ func (h *filesHandler) handleStrategyDelete(w http.ResponseWriter, r *http.Reque
 	if err := h.ready(); err != nil {
 		return err
 	}
-	err := h.fileCommand(r, domain.FileStrategy, req.Filename, func(exists bool) ([]domain.Event, error) {
+	return answerConfigOK(w, h.fileCommand(r, domain.FileStrategy, req.Filename, func(exists bool) ([]domain.Event, error) {
 		return domain.DecideFileDelete(exists, domain.FileStrategy, req.Filename, h.clock)
-	})
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, configOK)
-	return nil
+	}))
 }
