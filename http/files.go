@@ -182,15 +182,8 @@ func (h *filesHandler) writeFile(r *http.Request, kind, name string, content []b
 // handleAutoconfigWrite writes autoconfig.json; when there is a previous
 // content it is first kept as backup autoconfig.json.<ms>.
 func (h *filesHandler) handleAutoconfigWrite(w http.ResponseWriter, r *http.Request) error {
-	var req fileWriteRequest
-	if err := decodeJSON(r, &req, false); err != nil {
-		return err
-	}
-	doc, err := jsonDocument(req.Document)
+	doc, err := h.decodeDocumentWrite(r)
 	if err != nil {
-		return err
-	}
-	if err := h.ready(); err != nil {
 		return err
 	}
 	// Validate before any append, so a refusal changes nothing.
@@ -203,6 +196,23 @@ func (h *filesHandler) handleAutoconfigWrite(w http.ResponseWriter, r *http.Requ
 		}
 	}
 	return answerConfigOK(w, h.writeFile(r, domain.FileAutoconfig, domain.AutoconfigFileName, doc))
+}
+
+// decodeDocumentWrite reads the body of a write whose document is JSON
+// (jsonDocument) and returns the document, once the files are ready.
+func (h *filesHandler) decodeDocumentWrite(r *http.Request) ([]byte, error) {
+	var req fileWriteRequest
+	if err := decodeJSON(r, &req, false); err != nil {
+		return nil, err
+	}
+	doc, err := jsonDocument(req.Document)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.ready(); err != nil {
+		return nil, err
+	}
+	return doc, nil
 }
 
 // writeBackup stores content as autoconfig.json.<now ms>, moving to the
@@ -238,15 +248,8 @@ func (h *filesHandler) handleCustomEditorGet(w http.ResponseWriter, r *http.Requ
 }
 
 func (h *filesHandler) handleCustomEditorWrite(w http.ResponseWriter, r *http.Request) error {
-	var req fileWriteRequest
-	if err := decodeJSON(r, &req, false); err != nil {
-		return err
-	}
-	doc, err := jsonDocument(req.Document)
+	doc, err := h.decodeDocumentWrite(r)
 	if err != nil {
-		return err
-	}
-	if err := h.ready(); err != nil {
 		return err
 	}
 	return answerConfigOK(w, h.writeFile(r, domain.FileCustomEditor, domain.CustomEditorFileName, doc))
