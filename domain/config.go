@@ -172,7 +172,7 @@ func pairFromValue(ex, pair string, v any, strategies map[string]any) (PairConfi
 				return PairConfig{}, err
 			}
 		}
-		p.Override = deepCopy(om).(map[string]any)
+		p.Override = jsonscan.Clone(om).(map[string]any)
 	}
 	return p, nil
 }
@@ -239,7 +239,7 @@ func (c Config) Map() map[string]any {
 	if c.doc == nil {
 		return map[string]any{}
 	}
-	return deepCopy(c.doc).(map[string]any)
+	return jsonscan.Clone(c.doc).(map[string]any)
 }
 
 // Section returns a copy of the named top-level section, if it is an object.
@@ -248,7 +248,7 @@ func (c Config) Section(name string) (map[string]any, bool) {
 	if !ok {
 		return nil, false
 	}
-	return deepCopy(m).(map[string]any), true
+	return jsonscan.Clone(m).(map[string]any), true
 }
 
 func (c Config) section(name string) map[string]any {
@@ -346,7 +346,7 @@ func (c Config) entry(section, name string) (map[string]any, bool) {
 	if !ok {
 		return nil, false
 	}
-	return deepCopy(m).(map[string]any), true
+	return jsonscan.Clone(m).(map[string]any), true
 }
 
 // PairsUsing returns the pairs whose strategy is name.
@@ -379,7 +379,7 @@ func (c Config) WithPair(p PairConfig) (Config, error) {
 	}
 	override := map[string]any{}
 	if p.Override != nil {
-		override = deepCopy(p.Override).(map[string]any)
+		override = jsonscan.Clone(p.Override).(map[string]any)
 	}
 	m[p.Pair] = map[string]any{"strategy": p.Strategy, "enabled": p.Enabled, "override": override}
 	return reparse(doc)
@@ -407,7 +407,7 @@ func (c Config) WithStrategy(name string, settings map[string]any) (Config, erro
 		settings = map[string]any{}
 	}
 	doc := c.Map()
-	doc["strategies"].(map[string]any)[name] = deepCopy(settings)
+	doc["strategies"].(map[string]any)[name] = jsonscan.Clone(settings)
 	return reparse(doc)
 }
 
@@ -428,7 +428,7 @@ func (c Config) WithoutStrategy(name string) (Config, error) {
 // WithExchanges returns c with config.exchanges replaced by exchanges.
 func (c Config) WithExchanges(exchanges map[string]any) (Config, error) {
 	doc := c.Map()
-	doc["exchanges"] = deepCopy(exchanges)
+	doc["exchanges"] = jsonscan.Clone(exchanges)
 	return reparse(doc)
 }
 
@@ -454,24 +454,6 @@ func DecodeJSONObject(b []byte) (map[string]any, error) {
 		return nil, Errorf(EINVALID, "must be a JSON object")
 	}
 	return m, nil
-}
-
-func deepCopy(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(t))
-		for k, x := range t {
-			m[k] = deepCopy(x)
-		}
-		return m
-	case []any:
-		s := make([]any, len(t))
-		for i, x := range t {
-			s[i] = deepCopy(x)
-		}
-		return s
-	}
-	return v
 }
 
 func sortedKeys(m map[string]any) []string {

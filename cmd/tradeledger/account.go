@@ -171,8 +171,7 @@ func checkExchange(m *Main, exchange string) error {
 // runSync backfills an exchange account's activity from --since to now.
 func runSync(ctx context.Context, args []string, env *Env) error {
 	fs := newFlagSet("sync", env.Stderr)
-	data := fs.String("data", "./data", "data directory")
-	storeURL := fs.String("eventstore", "", "event store URL (empty: embedded SQLite in the data dir)")
+	data, storeURL := dataDirFlags(fs)
 	exchange := fs.String("exchange", "", "the exchange (config.exchanges.<name>)")
 	since := fs.String("since", "", "read the account's history from this time: a date (UTC), RFC 3339 or ms")
 	if err := parseFlags(fs, args); err != nil {
@@ -233,8 +232,7 @@ func parseSince(s string) (int64, error) {
 // ago) to --to (default: now) and prints the reconciliation.
 func runReconcile(ctx context.Context, args []string, env *Env) error {
 	fs := newFlagSet("reconcile", env.Stderr)
-	data := fs.String("data", "./data", "data directory")
-	storeURL := fs.String("eventstore", "", "event store URL (empty: embedded SQLite in the data dir)")
+	data, storeURL := dataDirFlags(fs)
 	exchange := fs.String("exchange", "", "the exchange (config.exchanges.<name>)")
 	fromFlag := fs.String("from", "", "start of the window, by exchange time (a date in UTC, RFC 3339 or ms; default: 24 hours ago)")
 	toFlag := fs.String("to", "", "end of the window, exclusive (default: now)")
