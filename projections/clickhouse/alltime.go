@@ -40,10 +40,11 @@ import (
 // table (each costs a read of its own). A zone whose offset stays h hours
 // and q quarter-hours (a 30- or 45-minute zone) has the days of shift h,
 // each moved q quarter-hours earlier: less its last q quarter-hours, plus
-// the day before's (kind 5, beside the day blocks). A zone of such an
-// offset that changes over the fills' span, or of another offset (local
-// mean time), is read from the 15-minute buckets, as are reads over a date
-// range.
+// the day before's (kind 5, beside the day blocks); when such a zone's
+// offset changes, the days of the change are summed from the UTC days'
+// buckets (kind 6, beside the hour blocks). A zone of another offset
+// (local mean time) is read from the 15-minute buckets, as are reads over
+// a date range.
 
 // errUnknownTable is ClickHouse's code for a table that does not exist.
 const errUnknownTable = 60
