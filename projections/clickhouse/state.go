@@ -1,6 +1,7 @@
 package clickhouse
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/tradeledger/tradeledger/domain"
@@ -30,15 +31,22 @@ type state struct {
 	method   domain.PnlMethod
 	orders   map[int64]*order
 	books    map[pairKey]*book
-	list     []*book         // the books in the order they were made
-	pnlOrder map[int64]*book // order id → its pair's book, for every order requested
-	sells    map[int64]bool  // order id → a sell
+	list     []*book            // the books in the order they were made
+	pnlOrder map[int64]pnlOrder // order id → its pair's book and side, for every order requested
 	open     map[int64]*openOrder
 	strat    map[pairKey]string
 	snaps    map[string]uint64 // exchange → snapshots so far
 	folds    fold.Pairs        // every rate of the log, the currencies quotes convert into, the books to fold again (conv.go)
 	conv     map[convKey]*fold.ConvSeries[int64]
 	report   string // the reporting currency last written
+}
+
+// pnlOrder is what a fill of an order needs of its request: its pair's
+// book and whether it sells (one map for both: the start's replay looks
+// them up for every order and fill of the log).
+type pnlOrder struct {
+	bk   *book
+	sell bool
 }
 
 // order is an order's fold and what the orders table shows beside it.
@@ -54,14 +62,51 @@ type book struct {
 	key         pairKey
 	quote, base string
 	fold        fold.Pair
-	fills       fold.List         // its fills in trade-time order
-	fillIDs     map[uint64]string // the exchange's fill id by log position
+	fills       fold.List // its fills in trade-time order
+	fillIDs     []fillID  // the exchange's fill ids in log order (fillID)
 	series      fold.Series[int64]
 	hours       map[int64]*hourRow // daily figures per UTC hour (pnl_overview9's day and hour rows)
 	pos         uint64             // position of the last event that changed the pair
 	index       int                // in state.list and state.folds
-	moved       bool               // it held moves of the account's flows (fold's move.go): a re-fold may empty slots
-	convs       []string           // the currencies it has figures in (state.conv), in the order first converted into
+	pendingHour int64              // an hour the replay changed and that is not summed yet (emitSlot), when pending
+	pendingPos  uint64             // the position of its last change
+	pending     bool
+	moved       bool     // it held moves of the account's flows (fold's move.go): a re-fold may empty slots
+	convs       []string // the currencies it has figures in (state.conv), in the order first converted into
+}
+
+// fillID is the exchange's id of the fill recorded at log position pos.
+type fillID struct {
+	pos uint64
+	id  string
+}
+
+// addFillID records the exchange's id of the fill at log position pos.
+// Fills come in log order, so the ids stay sorted by position with an
+// append (a slice: at start the sink replays every fill of the log, and a
+// map's inserts cost it about a fifth of the fills' CPU).
+func (bk *book) addFillID(pos uint64, id string) {
+	n := len(bk.fillIDs)
+	if n == 0 || bk.fillIDs[n-1].pos < pos {
+		bk.fillIDs = append(bk.fillIDs, fillID{pos, id})
+		return
+	}
+	i := sort.Search(n, func(i int) bool { return bk.fillIDs[i].pos >= pos })
+	if i < n && bk.fillIDs[i].pos == pos {
+		bk.fillIDs[i].id = id
+		return
+	}
+	bk.fillIDs = slices.Insert(bk.fillIDs, i, fillID{pos, id})
+}
+
+// fillID returns the exchange's id of the fill at log position pos ("" if
+// none was recorded).
+func (bk *book) fillID(pos uint64) string {
+	i := sort.Search(len(bk.fillIDs), func(i int) bool { return bk.fillIDs[i].pos >= pos })
+	if i < len(bk.fillIDs) && bk.fillIDs[i].pos == pos {
+		return bk.fillIDs[i].id
+	}
+	return ""
 }
 
 // hourKey is one hour of a book.
@@ -83,8 +128,7 @@ func newState(method domain.PnlMethod) *state {
 		method:   method,
 		orders:   make(map[int64]*order),
 		books:    make(map[pairKey]*book),
-		pnlOrder: make(map[int64]*book),
-		sells:    make(map[int64]bool),
+		pnlOrder: make(map[int64]pnlOrder),
 		open:     make(map[int64]*openOrder),
 		strat:    make(map[pairKey]string),
 		snaps:    make(map[string]uint64),
@@ -269,7 +313,7 @@ func (st *state) book(exchange, pair string, pos uint64, b *batch) *book {
 		if err != nil {
 			return nil
 		}
-		bk = &book{key: k, quote: quote, base: base, hours: make(map[int64]*hourRow), fillIDs: map[uint64]string{}}
+		bk = &book{key: k, quote: quote, base: base, hours: make(map[int64]*hourRow)}
 		bk.fold = *fold.NewPair(quote, base, st.method)
 		st.books[k] = bk
 		bk.index = st.folds.AddOn(&bk.fold, exchange) // the home of its base's flows on the account, maybe
@@ -288,8 +332,7 @@ func (st *state) requested(r *domain.OrderRequested, e *domain.Event, b *batch) 
 	if bk == nil {
 		return
 	}
-	st.pnlOrder[r.OrderID] = bk
-	st.sells[r.OrderID] = r.Side == domain.Sell
+	st.pnlOrder[r.OrderID] = pnlOrder{bk, r.Side == domain.Sell}
 	st.open[r.OrderID] = &openOrder{amount: r.Amount}
 }
 
@@ -307,11 +350,12 @@ func (st *state) emitPair(bk *book, pos uint64, b *batch) {
 // applyFill folds the fill in its pair (at once when it comes in trade
 // order, else before the next flush) and queues its rows.
 func (st *state) applyFill(id int64, e *domain.Event, f *domain.OrderFilled, b *batch) {
-	bk := st.pnlOrder[id]
+	po := st.pnlOrder[id]
+	bk := po.bk
 	if bk == nil || f.Quantity.Sign() <= 0 || f.Price.IsNeg() {
 		return // the Ledger refuses these fills too
 	}
-	st.addFill(bk, id, false, st.sells[id], domain.FillTime(e, f), e, f, b) // trade time: the exchange's, as the Ledger uses
+	st.addFill(bk, id, false, po.sell, domain.FillTime(e, f), e, f, b) // trade time: the exchange's, as the Ledger uses
 }
 
 // addFill folds a fill of order id (0 and external: a trade the service
@@ -323,7 +367,7 @@ func (st *state) addFill(bk *book, id int64, external, sell bool, t int64, e *do
 	if sell {
 		ff.Side = domain.Sell
 	}
-	bk.fillIDs[e.Position] = f.FillID
+	bk.addFillID(e.Position, f.FillID)
 	st.folds.Rates.ObserveFill(bk.quote, bk.base, t, e.Position, f.Price)
 	st.observed(bk.quote, bk.base, e.Position, b)
 	st.reporting(e.Position, b)
@@ -385,7 +429,7 @@ func (st *state) emitFill(bk *book, i int, f *fold.Fill, r *fold.Result, pos uin
 		return
 	}
 	b.fill(fillRow{
-		Exchange: bk.key.Exchange, Pair: bk.key.Pair, TimeMs: f.Time, OrderID: f.Order, FillID: bk.fillIDs[f.Pos],
+		Exchange: bk.key.Exchange, Pair: bk.key.Pair, TimeMs: f.Time, OrderID: f.Order, FillID: bk.fillID(f.Pos),
 		Side: string(f.Side), Price: f.Price, Quantity: f.Qty,
 		Value: r.Value, Fee: r.FillPnl.Fee, FeeAsset: f.FeeAsset,
 		Pnl: r.Pnl, Cost: r.LotCost, Unmatched: r.Unmatched,
@@ -413,8 +457,37 @@ func (st *state) emitOrderPnl(bk *book, id int64, o *fold.Order, pos uint64, b *
 // emitSlot sets the hour of bk's slot (pnl_overview9's figures, summed
 // from its slots) and queues the rows of the slot: its aggregate, its hour
 // and its UTC day summed from its slots.
+//
+// Without a batch (the start's replay of events whose rows are stored) the
+// hour is only noted as pending and summed once a fill of another hour
+// comes, or before the book's next rows: a replay's fills come an hour
+// after another, so each hour is summed once instead of at every fill.
+// The hours are read only for books with rows in a batch
+// (batch.prepare), whose pending hour is summed by then.
 func (st *state) emitSlot(bk *book, slot int64, pos uint64, b *batch) {
 	h := pnlread.FloorDiv(slot, 4)
+	if bk.pending && bk.pendingHour != h {
+		bk.sumHour(bk.pendingHour, bk.pendingPos)
+	}
+	if b == nil {
+		bk.pending, bk.pendingHour, bk.pendingPos = true, h, pos
+		return
+	}
+	bk.pending = false
+	bk.sumHour(h, pos)
+	s := bk.series.Slots
+	b.hours[hourKey{bk, h}] = struct{}{}
+	if i := bk.series.SlotIndex(slot); i >= 0 {
+		b.buckets[bucketKey{bk.key, slot}] = bucketRow{bucketKey: bucketKey{bk.key, slot}, PnlAgg: s[i].PnlAgg, Position: pos}
+	}
+	k := dailyKey{Exchange: bk.key.Exchange, Pair: bk.key.Pair, Day: pnlread.FloorDiv(slot, 96)}
+	b.daily[k] = dailyRow{dailyKey: k, Position: pos} // its figures summed at the flush (batch.prepare)
+	b.dayBooks[k] = bk
+}
+
+// sumHour sets bk's UTC hour h from its slots; pos is the position of
+// the last event that changed it.
+func (bk *book) sumHour(h int64, pos uint64) {
 	hr := &hourRow{Position: pos}
 	s := bk.series.Slots
 	for i := sort.Search(len(s), func(i int) bool { return s[i].Slot >= 4*h }); i < len(s) && s[i].Slot < 4*h+4; i++ {
@@ -424,16 +497,6 @@ func (st *state) emitSlot(bk *book, slot int64, pos uint64, b *batch) {
 		hr.Unmatched, hr.Invested = hr.Unmatched.Add(a.Unmatched), hr.Invested.Add(a.Invested)
 	}
 	bk.hours[h] = hr
-	if b == nil {
-		return
-	}
-	b.hours[hourKey{bk, h}] = struct{}{}
-	if i := bk.series.SlotIndex(slot); i >= 0 {
-		b.buckets[bucketKey{bk.key, slot}] = bucketRow{bucketKey: bucketKey{bk.key, slot}, PnlAgg: s[i].PnlAgg, Position: pos}
-	}
-	k := dailyKey{Exchange: bk.key.Exchange, Pair: bk.key.Pair, Day: pnlread.FloorDiv(slot, 96)}
-	b.daily[k] = dailyRow{dailyKey: k, Position: pos} // its figures summed at the flush (batch.prepare)
-	b.dayBooks[k] = bk
 }
 
 // day returns bk's figures of UTC day d (its slots summed).
