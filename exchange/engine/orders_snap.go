@@ -13,7 +13,8 @@ import (
 // Freeze copies, under the lock, what later events change: the unfinished
 // orders (few: the open ones) with their fill ids, the finished set's
 // words, the indexes and the fill cursors; the Idempotency-Keys answered,
-// which grow with the history, are shared (keyIndex.freeze: O(1)).
+// which grow with the history, are shared (keyIndex.freeze: O(1)), and so
+// are the finished set's sparse words (an import's ids; idSet.frozenSparse).
 // Ids reserved for orders still being written (allocID, no event yet) are
 // not the log's: they are left out, as a replay of the log would not have
 // them.
@@ -52,7 +53,7 @@ func (s *Orders) Freeze() func(*snap.Encoder) {
 	s.mu.Lock()
 	st := &s.state
 	f := frozenOrders{nextID: st.nextID, orders: make(map[int64]frozenEntry, len(st.orders)),
-		dense: slices.Clone(st.finished.dense), sparse: maps.Clone(st.finished.sparse),
+		dense: slices.Clone(st.finished.dense), sparse: st.finished.frozenSparse(),
 		open: make(map[string][]int64, len(st.open)), armed: make(map[pairRef][]int64, len(st.armed)),
 		byClient: maps.Clone(st.byClient), keys: st.keys.freeze(), ocos: make(map[int64]domain.Oco, len(st.ocos)),
 		cursor: maps.Clone(st.cursor)}
