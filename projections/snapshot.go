@@ -27,9 +27,9 @@ import (
 // what later events change and shares what they never change — and lets
 // the runner go on; the copies are encoded and written afterwards, on
 // another goroutine. Projections that the engine also applies its own
-// appends to at once (Runner.Ahead) are held until the runner has applied
-// everything they have, so that every state frozen is the state at the
-// same position.
+// appends to at once (Runner.Ahead) are frozen with the others once the
+// runner has applied everything they have, so that every state frozen is
+// the state at the same position (Hold).
 
 // Snapshotter is a projection whose state a snapshot can hold. Every
 // projection serve registers is one (Runner.Freeze refuses otherwise).
@@ -65,8 +65,8 @@ type Frozen struct {
 	Position            uint64
 	MaxTime, MaxOwnTime int64
 	// Pause is how long the runner stopped applying events for the freeze;
-	// Held how long the projections the engine applies to at once were
-	// held (Runner.Ahead), Pause included.
+	// Held how long the engine's applies to the projections it applies to
+	// at once were held (Runner.Ahead), Pause included (Hold).
 	Pause, Held time.Duration
 	sections    []frozenSection
 }
@@ -94,10 +94,9 @@ func (r *Runner) Freeze(ctx context.Context) (*Frozen, error) {
 	if err != nil {
 		return nil, err
 	}
-	start := time.Now()
 	var f *Frozen
 	var paused time.Time
-	err = r.Hold(ctx, func(position uint64) error {
+	held, err := r.hold(ctx, func(position uint64) error {
 		paused = time.Now()
 		f = &Frozen{Position: position, MaxTime: r.times.max, MaxOwnTime: r.times.own}
 		for _, p := range snaps {
@@ -108,26 +107,75 @@ func (r *Runner) Freeze(ctx context.Context) (*Frozen, error) {
 	if err != nil {
 		return nil, err
 	}
-	f.Pause, f.Held = time.Since(paused), time.Since(start)
+	f.Pause, f.Held = time.Since(paused), held
 	return f, nil
 }
+
+// holdTries is how many times Hold stops the runner where it caught up
+// with the engine's applies and finds that the engine applied more
+// meanwhile, before it holds the engine while the runner catches up.
+const holdTries = 8
 
 // Hold stops the runner between two events and calls fn with the position
 // every projection has applied; no event is applied while fn runs. The
 // engine's own appends, which it applies to some projections at once
-// (Ahead), are held too, once the runner has caught up with them, so that
-// every projection is at that position. Call it after Start.
+// (Ahead), are held too, and then every projection must be at that
+// position: the runner must have applied every event the engine did. Hold
+// first lets the runner catch up with the engine's applies while neither
+// waits, then stops the runner and holds the engine's applies: if the
+// engine applied nothing past the runner's position meanwhile (the usual
+// case: its appends are applied as they commit, and the runner follows
+// within a commit or two), fn runs at once, and the engine waits only for
+// fn. Else it tries again, and after holdTries it holds the engine's
+// applies while the runner catches up, as long as that takes. Call it
+// after Start.
 func (r *Runner) Hold(ctx context.Context, fn func(position uint64) error) error {
-	if r.Ahead != nil {
+	_, err := r.hold(ctx, fn)
+	return err
+}
+
+// hold is Hold, and returns how long the engine's applies were held (0
+// without Ahead).
+func (r *Runner) hold(ctx context.Context, fn func(position uint64) error) (time.Duration, error) {
+	// One at a time: a hold takes the runner's lock then the engine's
+	// (below) or the engine's then the runner's (at the last try), and two
+	// at once in the two orders would wait for each other.
+	r.holdMu.Lock()
+	defer r.holdMu.Unlock()
+	if r.Ahead == nil {
+		r.applyMu.Lock()
+		defer r.applyMu.Unlock()
+		return 0, fn(r.Position())
+	}
+	for range holdTries {
 		ahead, release := r.Ahead()
-		defer release()
+		release()
 		if err := r.WaitFor(ctx, ahead); err != nil {
-			return err
+			return 0, err
 		}
+		r.applyMu.Lock()
+		start := time.Now()
+		ahead, release = r.Ahead()
+		if pos := r.Position(); ahead <= pos {
+			err := fn(pos)
+			held := time.Since(start)
+			release()
+			r.applyMu.Unlock()
+			return held, err
+		}
+		release()
+		r.applyMu.Unlock()
+	}
+	start := time.Now()
+	ahead, release := r.Ahead()
+	defer release()
+	if err := r.WaitFor(ctx, ahead); err != nil {
+		return time.Since(start), err
 	}
 	r.applyMu.Lock()
 	defer r.applyMu.Unlock()
-	return fn(r.Position())
+	err := fn(r.Position())
+	return time.Since(start), err
 }
 
 // Replace replaces, in place, the state of each registered projection
