@@ -5,7 +5,9 @@
 // the configuration it reads, what /healthz says of it). One explicit list
 // in cmd/tradeledger (connectors.go) names the descriptors this binary has;
 // exchange/engine chooses one per configured exchange and owns what every
-// connector shares: the placement guard and the health wrapper.
+// connector shares: the placement guard and the health wrapper. What
+// connectors work out alike from their exchange's answers is here
+// (TradeScopes).
 //
 // A connector implements domain.Exchange. Beyond that contract, a
 // placement the exchange refuses because it already has an order with

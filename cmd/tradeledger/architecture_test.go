@@ -244,3 +244,34 @@ func TestReadmeSetUp(t *testing.T) {
 		t.Errorf("README.md's Set-up gives %q, want exactly %q", got, want)
 	}
 }
+
+// rootDomainMaxLines is the size the root domain package may grow to (issue
+// 37): events, payloads, aggregates and decide functions; what is not the
+// trading domain lives in a sub-package of domain with one job.
+const rootDomainMaxLines = 6000
+
+// TestRootDomainSize holds the root domain package to rootDomainMaxLines
+// lines of non-test Go, counted as wc -l counts them.
+func TestRootDomainSize(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "domain", "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines += strings.Count(string(b), "\n")
+	}
+	if lines == 0 {
+		t.Fatal("found no Go files in domain/")
+	}
+	if lines > rootDomainMaxLines {
+		t.Errorf("the root domain package has %d lines of non-test Go, over %d: move what is not events, aggregates or decide functions into a sub-package of domain", lines, rootDomainMaxLines)
+	}
+}

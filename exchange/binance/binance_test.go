@@ -37,20 +37,9 @@ func TestConformance(t *testing.T) {
 				ClockSkew:         fx.Skew,
 				Fill:              fx.Fill,
 			},
+			Placements: func() int { return fx.Requests("POST /api/v3/order") },
 		}
 	})
-}
-
-// A filter refusal sends nothing: the fixture never sees the order.
-func TestFilterRefusalSendsNothing(t *testing.T) {
-	x, fx, _ := open(t)
-	_, err := x.PlaceOrder(context.Background(), domain.PlaceOrderRequest{ClientOrderID: "c1", Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindLimit, Amount: decimal.MustDecimal("0.00001"), Price: decimal.MustDecimal("100")})
-	if domain.ErrorCode(err) != domain.EINVALID {
-		t.Fatalf("err=%v, want EINVALID", err)
-	}
-	if n := fx.Requests("POST /api/v3/order"); n != 0 {
-		t.Fatalf("%d placements reached the exchange, want 0", n)
-	}
 }
 
 // Wrong keys are EUNAUTHORIZED (the fixture checks key and signature).
@@ -81,14 +70,7 @@ func TestLiveTestnet(t *testing.T) {
 	exchangetest.Run(t, func(t *testing.T) exchangetest.Harness {
 		return exchangetest.Harness{
 			Exchange: binance.New("binance", key, secret, true), Pair: "USDT-BTC", Amount: decimal.MustDecimal("0.001"),
-			NotApplicable: map[string]string{
-				"PlacementLostAfterPlacing":  "faults cannot be injected into the live testnet",
-				"PlacementLostBeforePlacing": "faults cannot be injected into the live testnet",
-				"ServerErrorOnPlacement":     "faults cannot be injected into the live testnet",
-				"PartialFillsAcrossPolls":    "the live testnet's counterparties cannot be driven",
-				"RateLimitHonoured":          "faults cannot be injected into the live testnet",
-				"ClockSkewCorrected":         "the testnet's clock cannot be moved",
-			},
+			NotApplicable: exchangetest.LiveTestnet(),
 		}
 	})
 }

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/exchange"
 )
 
 // The account's history (domain.AccountHistory), from the endpoints and
@@ -110,29 +111,17 @@ func (x *Exchange) ActivityScopes(ctx context.Context, kind domain.ActivityKind,
 	if err := x.loadMarkets(ctx); err != nil {
 		return nil, err
 	}
-	held := map[string]bool{}
-	for _, a := range assets {
-		held[a] = true
-	}
-	pairs := map[string]bool{}
-	if x.Pairs != nil {
-		for _, p := range x.Pairs() {
-			pairs[p] = true
-		}
-	}
 	x.mu.Lock()
+	markets := make([]exchange.Market, 0, len(x.symbols))
+	var traded []string
 	for _, s := range x.symbols {
-		if (held[s.base] && held[s.quote]) || x.traded[s.name] {
-			pairs[s.pair] = true
+		markets = append(markets, exchange.Market{Pair: s.pair, Base: s.base, Quote: s.quote})
+		if x.traded[s.name] {
+			traded = append(traded, s.pair)
 		}
 	}
 	x.mu.Unlock()
-	out := make([]string, 0, len(pairs))
-	for p := range pairs {
-		out = append(out, p)
-	}
-	sort.Strings(out)
-	return out, nil
+	return exchange.TradeScopes(x.Pairs, traded, assets, markets), nil
 }
 
 // Activity implements domain.AccountHistory: one time window of the

@@ -5,7 +5,9 @@ package ccxt
 import (
 	"context"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -13,6 +15,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/decimal"
+	"github.com/tradeledger/tradeledger/exchange"
 )
 
 // The account's history (domain.AccountHistory) through ccxt's unified
@@ -55,32 +58,14 @@ func (x *Exchange) ActivityScopes(ctx context.Context, kind domain.ActivityKind,
 	if err := x.loadMarkets(ctx); err != nil {
 		return nil, err
 	}
-	held := map[string]bool{}
-	for _, a := range assets {
-		held[a] = true
-	}
-	pairs := map[string]bool{}
-	if x.Pairs != nil {
-		for _, p := range x.Pairs() {
-			pairs[p] = true
-		}
-	}
 	x.mu.Lock()
-	for p := range x.traded {
-		pairs[p] = true
-	}
+	traded := slices.Collect(maps.Keys(x.traded))
+	markets := make([]exchange.Market, 0, len(x.markets))
 	for _, m := range x.markets {
-		if held[m.base] && held[m.quote] {
-			pairs[m.pair] = true
-		}
+		markets = append(markets, exchange.Market{Pair: m.pair, Base: m.base, Quote: m.quote})
 	}
 	x.mu.Unlock()
-	out := make([]string, 0, len(pairs))
-	for p := range pairs {
-		out = append(out, p)
-	}
-	sort.Strings(out)
-	return out, nil
+	return exchange.TradeScopes(x.Pairs, traded, assets, markets), nil
 }
 
 // Activity implements domain.AccountHistory: the whole window in one

@@ -4,15 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/eventstore"
-	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 	"github.com/tradeledger/tradeledger/exchange/engine"
+	"github.com/tradeledger/tradeledger/exchange/exchangetest"
 	"github.com/tradeledger/tradeledger/exchange/paper"
 	"github.com/tradeledger/tradeledger/projections"
 )
@@ -25,61 +24,24 @@ type accountEnv struct {
 }
 
 func newAccountEnv(t testing.TB) *accountEnv {
-	e := &env{t: t, dir: t.TempDir(), clock: domain.NewManualClock(time.Date(2026, 5, 6, 7, 8, 0, 0, time.UTC)), active: cycling{"binance": true},
-		paperFromLog: true}
-	e.sim = paper.NewSimulator(e.clock)
-	a := &accountEnv{env: e}
-	a.reopen()
+	a := &accountEnv{env: closedEnv(t)}
+	a.paperFromLog, a.wire = true, a.wireAccounts
+	a.open()
 	return a
 }
 
-// reopen opens the data dir as a new process would (env.open), with the
-// accounts' read model registered beside the engine's.
+// reopen opens the data dir as a new process would.
 func (a *accountEnv) reopen() {
 	a.close()
-	e := a.env
-	e.store = sqlite.NewStore(filepath.Join(e.dir, "events.db"))
-	if err := e.store.Open(); err != nil {
-		e.t.Fatal(err)
-	}
-	e.runner = projections.NewRunner(e.store)
-	e.runner.Register(e.sim)
-	e.eng = engine.New(e.store, e.sim.Exchange, nil, projections.NewBalances(), e.clock)
-	e.tr = e.eng.Trader
-	e.tr.Activity = e.active
-	e.eng.Desk.Wait = e.runner.WaitFor
-	for _, p := range e.eng.Projections() {
-		e.runner.Register(p)
-	}
-	a.book = projections.NewAccounts()
-	e.runner.Register(a.book)
-	a.eng.Accounts.Book = a.book
-	a.eng.Accounts.FindOrder = a.findOrder
-	if err := e.runner.Start(context.Background()); err != nil {
-		e.t.Fatal(err)
-	}
-	e.t.Cleanup(e.close)
+	a.open()
 }
 
-// findOrder finds an order by client order id in the log (cmd looks it up
-// in the order index).
-func (a *accountEnv) findOrder(ctx context.Context, exchange, pair, client string) (int64, bool, error) {
-	it := a.store.ReadAll(ctx, 1, 0)
-	defer it.Close()
-	for it.Next() {
-		e := it.Event()
-		if e.Type != domain.TypeOrderRequested {
-			continue
-		}
-		var p domain.OrderRequested
-		if err := e.Decode(&p); err != nil {
-			return 0, false, err
-		}
-		if p.ClientOrderID == client && p.Exchange == exchange {
-			return p.OrderID, true, nil
-		}
-	}
-	return 0, false, it.Err()
+// wireAccounts registers the accounts' read model beside the engine's.
+func (a *accountEnv) wireAccounts() {
+	a.book = projections.NewAccounts()
+	a.runner.Register(a.book)
+	a.eng.Accounts.Book = a.book
+	a.eng.Accounts.FindOrder = exchangetest.FindOrder(a.store)
 }
 
 // simulate records activity on the paper account as POST

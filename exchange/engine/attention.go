@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -109,15 +111,8 @@ func (a *Attention) List() []NeedsAttention {
 			out = append(out, NeedsAttention{Exchange: k.exchange, Pair: k.pair, OrderID: id, Reason: why})
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		x, y := out[i], out[j]
-		if x.Exchange != y.Exchange {
-			return x.Exchange < y.Exchange
-		}
-		if x.Pair != y.Pair {
-			return x.Pair < y.Pair
-		}
-		return x.OrderID < y.OrderID
+	slices.SortFunc(out, func(x, y NeedsAttention) int {
+		return cmp.Or(cmp.Compare(x.Exchange, y.Exchange), cmp.Compare(x.Pair, y.Pair), cmp.Compare(x.OrderID, y.OrderID))
 	})
 	return out
 }

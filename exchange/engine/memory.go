@@ -55,6 +55,20 @@ func (c *Scheduler) lookup(cfg domain.Config, exchange, pair string) (*pairState
 	return st, nil
 }
 
+// readPair returns what read makes of the state of an active pair, read
+// under c.mu (lookup's ENOTFOUND for a pair that is not active).
+func readPair[T any](c *Scheduler, exchange, pair string, read func(*pairState) T) (T, error) {
+	cfg := c.config()
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	st, err := c.lookup(cfg, exchange, pair)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return read(st), nil
+}
+
 func (c *Scheduler) config() domain.Config {
 	if c.System == nil || c.System.Config == nil {
 		return domain.Config{}
@@ -66,47 +80,30 @@ func (c *Scheduler) config() domain.Config {
 // CandleLimit candles of the pair's PERIOD). ENOTFOUND for an unknown or
 // inactive pair.
 func (c *Scheduler) Candles(exchange, pair string) ([]domain.Candle, error) {
-	cfg := c.config()
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	st, err := c.lookup(cfg, exchange, pair)
-	if err != nil {
-		return nil, err
-	}
-	return append([]domain.Candle(nil), st.candles...), nil
+	return readPair(c, exchange, pair, func(st *pairState) []domain.Candle {
+		return append([]domain.Candle(nil), st.candles...)
+	})
 }
 
 // OrderBook returns the pair's last order book (bids descending, asks
 // ascending, at most BookDepth levels each). ENOTFOUND for an unknown or
 // inactive pair.
 func (c *Scheduler) OrderBook(exchange, pair string) (domain.OrderBook, error) {
-	cfg := c.config()
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	st, err := c.lookup(cfg, exchange, pair)
-	if err != nil {
-		return domain.OrderBook{}, err
-	}
-	b := st.book
-	b.Bids = append([]domain.BookLevel(nil), b.Bids...)
-	b.Asks = append([]domain.BookLevel(nil), b.Asks...)
-	return b, nil
+	return readPair(c, exchange, pair, func(st *pairState) domain.OrderBook {
+		b := st.book
+		b.Bids = append([]domain.BookLevel(nil), b.Bids...)
+		b.Asks = append([]domain.BookLevel(nil), b.Asks...)
+		return b
+	})
 }
 
 // Memory returns a copy of the pair's core memory, untransformed. With
 // elements, only those keys (that exist) are returned. ENOTFOUND for an
 // unknown or inactive pair.
 func (c *Scheduler) Memory(exchange, pair string, elements ...string) (map[string]any, error) {
-	cfg := c.config()
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	st, err := c.lookup(cfg, exchange, pair)
-	if err != nil {
-		return nil, err
-	}
-	m := c.raw(st)
-	if len(elements) == 0 {
-		return m, nil
+	m, err := readPair(c, exchange, pair, c.raw)
+	if err != nil || len(elements) == 0 {
+		return m, err
 	}
 	out := make(map[string]any, len(elements))
 	for _, e := range elements {
@@ -120,14 +117,7 @@ func (c *Scheduler) Memory(exchange, pair string, elements ...string) (map[strin
 // Snapshot returns the pair's core memory for a front end (see the key
 // list above). ENOTFOUND for an unknown or inactive pair.
 func (c *Scheduler) Snapshot(exchange, pair string) (map[string]any, error) {
-	cfg := c.config()
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	st, err := c.lookup(cfg, exchange, pair)
-	if err != nil {
-		return nil, err
-	}
-	return c.snapshot(st), nil
+	return readPair(c, exchange, pair, c.snapshot)
 }
 
 // Snapshots returns the snapshot of every active pair, keyed by pair key

@@ -35,12 +35,30 @@ type env struct {
 	// paperFromLog registers the simulator as a projection, as serve does,
 	// so that a restart restores its balances and resting orders.
 	paperFromLog bool
+	// wire, when set, wires more of the service in each open, before the
+	// runner starts (accountEnv: the accounts' read model).
+	wire func()
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
+	e := closedEnv(t)
+	e.open()
+	return e
+}
+
+// newPaperEnv is newEnv with the simulator restored from the log, as
+// serve wires it (paperFromLog).
+func newPaperEnv(t testing.TB) *env {
+	e := closedEnv(t)
+	e.paperFromLog = true
+	e.open()
+	return e
+}
+
+// closedEnv is an env on a new data dir, not opened yet.
+func closedEnv(t testing.TB) *env {
 	e := &env{t: t, dir: t.TempDir(), clock: domain.NewManualClock(time.Date(2026, 5, 6, 7, 8, 0, 0, time.UTC)), active: cycling{"binance": true}}
 	e.sim = paper.NewSimulator(e.clock)
-	e.open()
 	return e
 }
 
@@ -61,6 +79,9 @@ func (e *env) open() {
 	e.eng.Desk.Wait = e.runner.WaitFor
 	for _, p := range e.eng.Projections() {
 		e.runner.Register(p)
+	}
+	if e.wire != nil {
+		e.wire()
 	}
 	if err := e.runner.Start(context.Background()); err != nil {
 		e.t.Fatal(err)
@@ -632,50 +653,45 @@ func TestTrailingStopsAsTheSDKDocuments(t *testing.T) {
 		}
 		return o
 	}
+	type step struct{ price, stop, extreme string }
+	// walk moves the price along path, the order accepted with the stop and
+	// extreme of each step, then to trigger, which fills it.
+	walk := func(id int64, path []step, trigger string) {
+		t.Helper()
+		for _, p := range path {
+			e.setPrice("USDT-BTC", p.price)
+			e.tick("USDT-BTC")
+			o := state(id)
+			if o.State != domain.OrderStateAccepted || o.StopPrice != decimal.MustDecimal(p.stop) || o.Extreme != decimal.MustDecimal(p.extreme) {
+				t.Fatalf("%s at %s: state %s stop %v extreme %v, want accepted, stop %s, extreme %s", o.Side, p.price, o.State, o.StopPrice, o.Extreme, p.stop, p.extreme)
+			}
+		}
+		e.setPrice("USDT-BTC", trigger)
+		e.tick("USDT-BTC")
+		e.reconcile()
+		want(t, e.types(domain.OrderStream(id)), domain.TypeOrderRequested, domain.TypeOrderAccepted, domain.TypeTrailingStopMoved,
+			domain.TypeTrailingStopMoved, domain.TypeStopTriggered, domain.TypeOrderAccepted, domain.TypeOrderFilled)
+		if o := state(id); o.State != domain.OrderStateFilled {
+			t.Fatalf("%s: state %s, want filled", o.Side, o.State)
+		}
+	}
 	buy := trailing(domain.Buy, "50000", "49900")
-	for _, p := range []struct{ price, stop, extreme string }{
+	walk(buy, []step{
 		{"50000", "49900", "0"},     // waiting for the drop
 		{"49950", "49900", "0"},     // still above the activation price
 		{"49900", "50000", "49900"}, // armed: stop = low + 100
 		{"49700", "49800", "49700"}, // the stop follows the low
 		{"49750", "49800", "49700"}, // a bounce short of the stop
-	} {
-		e.setPrice("USDT-BTC", p.price)
-		e.tick("USDT-BTC")
-		o := state(buy)
-		if o.State != domain.OrderStateAccepted || o.StopPrice != decimal.MustDecimal(p.stop) || o.Extreme != decimal.MustDecimal(p.extreme) {
-			t.Fatalf("buy at %s: state %s stop %v extreme %v, want accepted, stop %s, extreme %s", p.price, o.State, o.StopPrice, o.Extreme, p.stop, p.extreme)
-		}
-	}
-	e.setPrice("USDT-BTC", "49800") // the recovery reaches the stop
-	e.tick("USDT-BTC")
-	e.reconcile()
-	want(t, e.types(domain.OrderStream(buy)), domain.TypeOrderRequested, domain.TypeOrderAccepted, domain.TypeTrailingStopMoved,
-		domain.TypeTrailingStopMoved, domain.TypeStopTriggered, domain.TypeOrderAccepted, domain.TypeOrderFilled)
-	if o := state(buy); o.State != domain.OrderStateFilled {
-		t.Fatalf("buy: state %s, want filled", o.State)
-	}
+	}, "49800") // the recovery reaches the stop
 
 	e.setPrice("USDT-BTC", "52500")
 	sell := trailing(domain.Sell, "52500", "52550")
-	for _, p := range []struct{ price, stop, extreme string }{
+	walk(sell, []step{
 		{"52500", "52550", "0"},     // waiting for the rise
 		{"52600", "52550", "52600"}, // armed: stop = high − 50
 		{"52700", "52650", "52700"}, // the stop follows the high
 		{"52660", "52650", "52700"}, // a dip short of the stop
-	} {
-		e.setPrice("USDT-BTC", p.price)
-		e.tick("USDT-BTC")
-		o := state(sell)
-		if o.State != domain.OrderStateAccepted || o.StopPrice != decimal.MustDecimal(p.stop) || o.Extreme != decimal.MustDecimal(p.extreme) {
-			t.Fatalf("sell at %s: state %s stop %v extreme %v, want accepted, stop %s, extreme %s", p.price, o.State, o.StopPrice, o.Extreme, p.stop, p.extreme)
-		}
-	}
-	e.setPrice("USDT-BTC", "52640") // the decline passes the stop
-	e.tick("USDT-BTC")
-	e.reconcile()
-	want(t, e.types(domain.OrderStream(sell)), domain.TypeOrderRequested, domain.TypeOrderAccepted, domain.TypeTrailingStopMoved,
-		domain.TypeTrailingStopMoved, domain.TypeStopTriggered, domain.TypeOrderAccepted, domain.TypeOrderFilled)
+	}, "52640") // the decline passes the stop
 
 	// Equal prices leave no trailing distance: refused, nothing written.
 	head := e.head()
@@ -753,10 +769,7 @@ func TestCancelOcoByItsID(t *testing.T) {
 // its fills and its resting orders come back from the log, so nothing
 // expires, a resting order still fills and can be cancelled.
 func TestPaperStateSurvivesRestart(t *testing.T) {
-	e := newEnv(t)
-	e.paperFromLog = true
-	e.close()
-	e.open()
+	e := newPaperEnv(t)
 	ctx := context.Background()
 	e.setPrice("USDT-BTC", "60000")
 	if _, err := e.tr.Submit(ctx, domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindMarket, Amount: decimal.MustDecimal("0.02"), Actor: "tester"}); err != nil {
@@ -805,10 +818,7 @@ func TestPaperStateSurvivesRestart(t *testing.T) {
 // After a restart, the first order does not go out before the exchange's
 // open orders were looked up and its fills since the cursor recorded.
 func TestFirstOrderAfterRestartWaitsForReconcile(t *testing.T) {
-	e := newEnv(t)
-	e.paperFromLog = true
-	e.close()
-	e.open()
+	e := newPaperEnv(t)
 	ctx := context.Background()
 	e.setPrice("USDT-BTC", "60000")
 	rest, err := e.tr.Submit(ctx, limit(domain.Buy, "0.01", "50000"))

@@ -124,7 +124,7 @@ func (e *AccountEnv) Open() {
 	e.Book = projections.NewAccounts()
 	e.Runner.Register(e.Book)
 	e.Engine.Accounts.Book = e.Book
-	e.Engine.Accounts.FindOrder = e.findOrder
+	e.Engine.Accounts.FindOrder = FindOrder(e.Store)
 	if err := e.Runner.Start(context.Background()); err != nil {
 		e.T.Fatal(err)
 	}
@@ -143,25 +143,28 @@ func (e *AccountEnv) Close() {
 // Name is the exchange's name.
 func (e *AccountEnv) Name() string { return e.x.Name() }
 
-// findOrder finds an order of the log by its client order id (serve looks
-// it up in its order index).
-func (e *AccountEnv) findOrder(ctx context.Context, exchange, pair, client string) (int64, bool, error) {
-	it := e.Store.ReadAll(ctx, 1, 0)
-	defer it.Close()
-	for it.Next() {
-		ev := it.Event()
-		if ev.Type != domain.TypeOrderRequested {
-			continue
+// FindOrder is AccountSync's FindOrder read from the whole of log: the
+// order this log requested on exchange with the client order id (serve
+// looks it up in its order index instead).
+func FindOrder(log domain.EventStore) func(ctx context.Context, exchange, pair, client string) (int64, bool, error) {
+	return func(ctx context.Context, exchange, pair, client string) (int64, bool, error) {
+		it := log.ReadAll(ctx, 1, 0)
+		defer it.Close()
+		for it.Next() {
+			ev := it.Event()
+			if ev.Type != domain.TypeOrderRequested {
+				continue
+			}
+			var p domain.OrderRequested
+			if err := ev.Decode(&p); err != nil {
+				return 0, false, err
+			}
+			if p.ClientOrderID == client && p.Exchange == exchange {
+				return p.OrderID, true, nil
+			}
 		}
-		var p domain.OrderRequested
-		if err := ev.Decode(&p); err != nil {
-			return 0, false, err
-		}
-		if p.ClientOrderID == client && p.Exchange == exchange {
-			return p.OrderID, true, nil
-		}
+		return 0, false, it.Err()
 	}
-	return 0, false, it.Err()
 }
 
 // Buy places a market buy of the harness's amount and records its fills.

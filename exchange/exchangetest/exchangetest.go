@@ -47,9 +47,28 @@ type Harness struct {
 	SetPrice func(pair string, price decimal.Decimal) error
 	// Faults injects failures for the failure cases.
 	Faults Faults
+	// Placements, if not nil, counts the placement requests the exchange
+	// has received (a fixture's count): FiltersAppliedBeforeSending then
+	// also checks that a refused order sent none.
+	Placements func() int
 	// NotApplicable names the failure cases that do not apply to this
 	// connector, with the reason (printed when the case skips).
 	NotApplicable map[string]string
+}
+
+// LiveTestnet is NotApplicable for a connector run against an exchange's
+// live testnet: every case that injects a fault, drives the counterparties
+// or moves the clock.
+func LiveTestnet() map[string]string {
+	const noFaults = "faults cannot be injected into the live testnet"
+	return map[string]string{
+		"PlacementLostAfterPlacing":  noFaults,
+		"PlacementLostBeforePlacing": noFaults,
+		"ServerErrorOnPlacement":     noFaults,
+		"PartialFillsAcrossPolls":    "the live testnet's counterparties cannot be driven",
+		"RateLimitHonoured":          noFaults,
+		"ClockSkewCorrected":         "the testnet's clock cannot be moved",
+	}
 }
 
 // Faults are the failures a harness can inject. A nil field is a fault the

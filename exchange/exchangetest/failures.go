@@ -298,9 +298,16 @@ func testFilters(t *testing.T, h Harness) {
 	}
 	refused := func(req domain.PlaceOrderRequest, filter string) {
 		t.Helper()
+		sent := 0
+		if h.Placements != nil {
+			sent = h.Placements()
+		}
 		_, err := h.Exchange.PlaceOrder(ctx, req)
 		if code(err) != domain.EINVALID || !strings.Contains(domain.ErrorMessage(err), filter) {
 			t.Fatalf("%+v: err=%v, want EINVALID naming %s", req, err, filter)
+		}
+		if h.Placements != nil && h.Placements() != sent {
+			t.Fatalf("%+v: refused, but %d placements reached the exchange", req, h.Placements()-sent)
 		}
 		if _, err := h.Exchange.Order(ctx, h.Pair, req.ClientOrderID); code(err) != domain.ENOTFOUND {
 			t.Fatalf("a refused order reached the exchange: err=%v", err)

@@ -61,51 +61,14 @@ func (s *Server) HandTrade(side string, vol, price decimal.Decimal) string {
 	return o.trades[len(o.trades)-1]
 }
 
-// DelayTrades leaves the next n trades out of TradesHistory until
-// ReleaseTrades (their balances move at once).
-func (s *Server) DelayTrades(n int) {
-	s.mu.Lock()
-	s.hideNext = n
-	s.mu.Unlock()
-}
-
-// ReleaseTrades lists the trades DelayTrades held back.
-func (s *Server) ReleaseTrades() {
-	s.mu.Lock()
-	s.hidden = nil
-	s.mu.Unlock()
-}
-
-func (s *Server) hideTrade(id string) {
-	if s.hideNext <= 0 {
-		return
-	}
-	s.hideNext--
-	if s.hidden == nil {
-		s.hidden = map[string]bool{}
-	}
-	s.hidden[id] = true
-}
-
-// FailHistoryAfter makes the history endpoints (TradesHistory,
-// DepositStatus, WithdrawStatus, Ledgers) answer EService:Unavailable once
-// n more of them have been answered (0: not any more).
-func (s *Server) FailHistoryAfter(n int) {
-	s.mu.Lock()
-	s.failAfter = n
-	s.mu.Unlock()
-}
-
+// historyFault answers EService:Unavailable when FailHistoryAfter's count
+// ran out.
 func (s *Server) historyFault(w http.ResponseWriter) bool {
-	switch s.failAfter {
-	case 0:
+	if !s.TradeFaults.HistoryFails() {
 		return false
-	case 1:
-		fail(w, "EService:Unavailable")
-		return true
 	}
-	s.failAfter--
-	return false
+	fail(w, "EService:Unavailable")
+	return true
 }
 
 // AdjustBalance changes an asset's balance by delta with no history behind

@@ -52,6 +52,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain/decimal"
+	"github.com/tradeledger/tradeledger/exchange/exchangetest/fixturekit"
 )
 
 // The fixture's pair and prices.
@@ -95,6 +96,15 @@ type Server struct {
 	srv *httptest.Server
 	mk  Market
 
+	// TradeFaults are the test's faults of the trade list: a trade's
+	// fields in TradesHistory read as given text ("price", "vol", "fee",
+	// "cost": TradeText, a number the fixture's own decimals cannot hold),
+	// trades listed late (DelayTrades, ReleaseTrades; their balances move
+	// at once), and the history endpoints (TradesHistory, DepositStatus,
+	// WithdrawStatus, Ledgers) answering EService:Unavailable once
+	// FailHistoryAfter's count runs out.
+	fixturekit.TradeFaults[string]
+
 	mu         sync.Mutex
 	lastNonce  int64
 	balance    map[string]decimal.Decimal // XXBT, USDT
@@ -111,25 +121,9 @@ type Server struct {
 	rateLimitN bool
 	hold1      chan struct{} // closed to release a held request
 	reached    chan struct{}
-	nextText   map[string]string // TradeText
 	// The account's history beside its orders (account.go).
 	deposits, withdrawals []*transfer
 	ledger                []*ledgerEntry
-	hideNext              int
-	hidden                map[string]bool
-	failAfter             int
-}
-
-// TradeText makes the next trade's field in TradesHistory ("price", "vol",
-// "fee", "cost") read as raw: a number the fixture's own decimals cannot
-// hold, as an exchange may send one. The trade itself is executed as usual.
-func (s *Server) TradeText(field, raw string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.nextText == nil {
-		s.nextText = map[string]string{}
-	}
-	s.nextText[field] = raw
 }
 
 type order struct {
@@ -470,7 +464,7 @@ func (s *Server) private(w http.ResponseWriter, r *http.Request, name string, fo
 		}
 		var sel []*trade
 		for i := len(s.trades) - 1; i >= 0; i-- { // newest first
-			if t := s.trades[i]; t.time > start && t.time <= end && !s.hidden[t.id] {
+			if t := s.trades[i]; t.time > start && t.time <= end && !s.TradeFaults.Hidden(t.id) {
 				sel = append(sel, t)
 			}
 		}
@@ -649,10 +643,9 @@ func (s *Server) execute(o *order, price, qty decimal.Decimal, resting bool) {
 	s.lastTrade = ms
 	s.seq++
 	t := &trade{id: fmt.Sprintf("T%05d-FIXTR-%06d", s.seq, s.seq), ordertxid: o.txid, side: o.side, kind: o.kind,
-		price: price, vol: qty, cost: cost, fee: fee, time: float64(ms) / 1000, text: s.nextText}
-	s.nextText = nil
+		price: price, vol: qty, cost: cost, fee: fee, time: float64(ms) / 1000, text: s.TradeFaults.TakeText()}
 	s.trades = append(s.trades, t)
-	s.hideTrade(t.id)
+	s.TradeFaults.Made(t.id)
 	o.trades = append(o.trades, t.id)
 	o.volExec, o.cost, o.fee = o.volExec.Add(qty), o.cost.Add(cost), o.fee.Add(fee)
 	if o.volExec == o.vol {
