@@ -326,13 +326,23 @@ func runPlacement(ctx context.Context, m *Main, b *build, _ string) (figures, er
 	if r := loadgen.OpenLoop(clients, m.Rate, m.Rate, place); r.Err != nil {
 		return nil, r.Err
 	}
+	tr, err := m.startTrace(ctx, b, s.cmd.Process.Pid)
+	if err != nil {
+		return nil, err
+	}
 	cpu0 := procCPU(s.cmd.Process.Pid)
 	r := loadgen.OpenLoop(clients, m.Placements, m.Rate, place)
 	cpu := procCPU(s.cmd.Process.Pid) - cpu0
+	if err := tr.stop(r); err != nil {
+		return nil, err
+	}
 	if r.Err != nil {
 		return nil, r.Err
 	}
 	if err := s.stop(); err != nil {
+		return nil, err
+	}
+	if err := tr.keepLog(s.log); err != nil {
 		return nil, err
 	}
 	return figures{
