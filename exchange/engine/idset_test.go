@@ -55,16 +55,17 @@ func TestIDSetFrozenSparse(t *testing.T) {
 	for id := int64(0); id < 100; id++ {
 		s.add(id)
 	}
-	want := maps.Clone(s.sparse)
+	words := func(m sparseWords) map[int64]uint64 {
+		all := map[int64]uint64{}
+		for _, shard := range m {
+			maps.Copy(all, shard)
+		}
+		return all
+	}
+	want := words(s.sparse)
 	frozen := s.frozenSparse()
 	done := make(chan map[int64]uint64)
-	go func() {
-		got := make(map[int64]uint64, len(frozen))
-		for w, v := range frozen {
-			got[w] = v
-		}
-		done <- got
-	}()
+	go func() { done <- words(frozen) }()
 	for i := range int64(2000) {
 		s.add(far + 64*i + 1)
 	}
@@ -74,7 +75,7 @@ func TestIDSetFrozenSparse(t *testing.T) {
 	if got := <-done; !maps.Equal(got, want) {
 		t.Fatalf("frozen sparse words changed: %d words, want %d", len(got), len(want))
 	}
-	if !maps.Equal(frozen, want) {
+	if !maps.Equal(words(frozen), want) {
 		t.Fatal("frozen sparse words changed after the writes")
 	}
 	for i := range int64(2000) {

@@ -12,7 +12,7 @@ import (
 // word of the finished set each) and 10,000 of the Trader's: the pause of
 // a snapshot's Freeze while the engine's applies wait (ns/op, B/op), and
 // the first finish of an imported order after it (first-write-ns: where
-// the set's sparse words are copied, if they are shared).
+// one map of the set's sparse words is copied, if they are shared).
 func BenchmarkOrdersFreezeImported(b *testing.B) {
 	s := NewOrders(nil)
 	for i := range int64(200_000) {
