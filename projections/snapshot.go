@@ -111,24 +111,17 @@ func (r *Runner) Freeze(ctx context.Context) (*Frozen, error) {
 	return f, nil
 }
 
-// holdTries is how many times Hold stops the runner where it caught up
-// with the engine's applies and finds that the engine applied more
-// meanwhile, before it holds the engine while the runner catches up.
-const holdTries = 8
-
 // Hold stops the runner between two events and calls fn with the position
 // every projection has applied; no event is applied while fn runs. The
 // engine's own appends, which it applies to some projections at once
 // (Ahead), are held too, and then every projection must be at that
-// position: the runner must have applied every event the engine did. Hold
-// first lets the runner catch up with the engine's applies while neither
-// waits, then stops the runner and holds the engine's applies: if the
-// engine applied nothing past the runner's position meanwhile (the usual
-// case: its appends are applied as they commit, and the runner follows
-// within a commit or two), fn runs at once, and the engine waits only for
-// fn. Else it tries again, and after holdTries it holds the engine's
-// applies while the runner catches up, as long as that takes. Call it
-// after Start.
+// position: the runner must have applied every event the engine did. So
+// Hold first lets the runner catch up with the engine's applies while
+// neither waits, then stops the runner and holds the engine's applies; if
+// the engine applied more meanwhile (appends committed in that moment), the
+// runner goes on to them while the engine waits, and stops there. The
+// engine so waits for fn and at most the few events of that moment, not
+// for the runner's whole lag. Call it after Start.
 func (r *Runner) Hold(ctx context.Context, fn func(position uint64) error) error {
 	_, err := r.hold(ctx, fn)
 	return err
@@ -137,9 +130,9 @@ func (r *Runner) Hold(ctx context.Context, fn func(position uint64) error) error
 // hold is Hold, and returns how long the engine's applies were held (0
 // without Ahead).
 func (r *Runner) hold(ctx context.Context, fn func(position uint64) error) (time.Duration, error) {
-	// One at a time: a hold takes the runner's lock then the engine's
-	// (below) or the engine's then the runner's (at the last try), and two
-	// at once in the two orders would wait for each other.
+	// One at a time: a hold takes the runner's lock, then the engine's,
+	// then may give the runner's back and take it again, and two holds
+	// at once would wait for each other.
 	r.holdMu.Lock()
 	defer r.holdMu.Unlock()
 	if r.Ahead == nil {
@@ -147,32 +140,22 @@ func (r *Runner) hold(ctx context.Context, fn func(position uint64) error) (time
 		defer r.applyMu.Unlock()
 		return 0, fn(r.Position())
 	}
-	for range holdTries {
-		ahead, release := r.Ahead()
-		release()
-		if err := r.WaitFor(ctx, ahead); err != nil {
-			return 0, err
-		}
-		r.applyMu.Lock()
-		start := time.Now()
-		ahead, release = r.Ahead()
-		if pos := r.Position(); ahead <= pos {
-			err := fn(pos)
-			held := time.Since(start)
-			release()
-			r.applyMu.Unlock()
-			return held, err
-		}
-		release()
-		r.applyMu.Unlock()
-	}
-	start := time.Now()
 	ahead, release := r.Ahead()
-	defer release()
+	release()
 	if err := r.WaitFor(ctx, ahead); err != nil {
-		return time.Since(start), err
+		return 0, err
 	}
 	r.applyMu.Lock()
+	start := time.Now()
+	ahead, release = r.Ahead()
+	defer release()
+	if ahead > r.Position() {
+		r.applyMu.Unlock()
+		if err := r.WaitFor(ctx, ahead); err != nil {
+			return time.Since(start), err
+		}
+		r.applyMu.Lock()
+	}
 	defer r.applyMu.Unlock()
 	err := fn(r.Position())
 	return time.Since(start), err
