@@ -196,6 +196,7 @@ type stalling struct {
 	resume  chan struct{}
 	stalled chan struct{}
 	applied atomic.Uint64
+	settled atomic.Int32 // Settle calls with neither the desk nor the runner held
 }
 
 func (p *stalling) Name() string { return "stalling" }
@@ -208,6 +209,16 @@ func (p *stalling) Apply(e *domain.Event) error {
 	return nil
 }
 func (p *stalling) SnapshotVersion() uint32 { return 1 }
+
+// Settle is the work a projection does ahead of its Freeze (the Ledger's):
+// neither the desk's applies nor the runner are held meanwhile.
+func (p *stalling) Settle() {
+	if !p.desk.gate.TryRLock() {
+		return
+	}
+	p.desk.gate.RUnlock()
+	p.settled.Add(1)
+}
 func (p *stalling) Freeze() func(*snap.Encoder) {
 	if p.desk.gate.TryRLock() {
 		p.desk.gate.RUnlock()
@@ -225,7 +236,8 @@ func (p *stalling) Load(*snap.Decoder) (func(), error) { return func() {}, nil }
 // while the runner is behind the desk's applies does not hold the desk
 // while the runner catches up — the desk applies its next append
 // meanwhile — and freezes every projection at one position, the desk's
-// applies held and all of them applied by the runner.
+// applies held and all of them applied by the runner; a projection's
+// Settle runs before, with nothing held.
 func TestHoldLetsTheDeskApplyWhileTheRunnerCatchesUp(t *testing.T) {
 	store := openRunnerStore(t)
 	ctx := context.Background()
@@ -286,5 +298,8 @@ func TestHoldLetsTheDeskApplyWhileTheRunnerCatchesUp(t *testing.T) {
 	}
 	if res.f.Position < next {
 		t.Fatalf("frozen at %d, before the desk's apply of %d", res.f.Position, next)
+	}
+	if p.settled.Load() != 1 {
+		t.Fatalf("settled %d times with nothing held, want once before the freeze", p.settled.Load())
 	}
 }

@@ -94,6 +94,15 @@ func (r *Runner) Freeze(ctx context.Context) (*Frozen, error) {
 	if err != nil {
 		return nil, err
 	}
+	// What a projection can do ahead of its Freeze, it does now, while
+	// nothing waits: the Ledger's settling of the pairs an import or a
+	// late fill left dirty (27-243 ms for the first snapshot after a
+	// replay of 200,000 imported orders) would hold the engine too.
+	for _, p := range snaps {
+		if s, ok := p.(settler); ok {
+			s.Settle()
+		}
+	}
 	var f *Frozen
 	var paused time.Time
 	held, err := r.hold(ctx, func(position uint64) error {
@@ -110,6 +119,11 @@ func (r *Runner) Freeze(ctx context.Context) (*Frozen, error) {
 	f.Pause, f.Held = time.Since(paused), held
 	return f, nil
 }
+
+// settler is a projection that does ahead of its Freeze, while the runner
+// goes on, the work its Freeze would otherwise do while everything waits
+// (Ledger.Settle).
+type settler interface{ Settle() }
 
 // Hold stops the runner between two events and calls fn with the position
 // every projection has applied; no event is applied while fn runs. The
