@@ -94,10 +94,13 @@ func (r *Runner) Freeze(ctx context.Context) (*Frozen, error) {
 	if err != nil {
 		return nil, err
 	}
-	// What a projection can do ahead of its Freeze, it does now, while
-	// nothing waits: the Ledger's settling of the pairs an import or a
-	// late fill left dirty (27-243 ms for the first snapshot after a
-	// replay of 200,000 imported orders) would hold the engine too.
+	// What a projection can do ahead of its Freeze, it does now, before
+	// the cut: the Ledger's settling of the pairs an import or a late fill
+	// left dirty (27-243 ms for the first snapshot after a replay of
+	// 200,000 imported orders) would stop every projection and hold the
+	// engine's applies. Ahead of the cut it holds the Ledger's lock only:
+	// its readers and its Apply wait (so the runner does, and the commands
+	// waiting for it), the engine's applies do not.
 	for _, p := range snaps {
 		if s, ok := p.(settler); ok {
 			s.Settle()
