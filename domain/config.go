@@ -97,23 +97,13 @@ func validateConfig(doc map[string]any) error {
 			return Errorf(EINVALID, "config.bot.SIMULATOR must be a boolean")
 		}
 	}
-	exchanges := doc["exchanges"].(map[string]any)
-	for name, v := range exchanges {
-		if err := ValidateExchangeName(name); err != nil {
-			return err
-		}
-		if _, ok := v.(map[string]any); !ok {
-			return Errorf(EINVALID, "config.exchanges.%s must be an object", name)
-		}
+	exchanges, err := checkObjects(doc, "exchanges", ValidateExchangeName)
+	if err != nil {
+		return err
 	}
-	strategies := doc["strategies"].(map[string]any)
-	for name, v := range strategies {
-		if err := ValidateStrategyName(name); err != nil {
-			return err
-		}
-		if _, ok := v.(map[string]any); !ok {
-			return Errorf(EINVALID, "config.strategies.%s must be an object", name)
-		}
+	strategies, err := checkObjects(doc, "strategies", ValidateStrategyName)
+	if err != nil {
+		return err
 	}
 	for ex, v := range doc["pairs"].(map[string]any) {
 		pairs, ok := v.(map[string]any)
@@ -130,6 +120,21 @@ func validateConfig(doc map[string]any) error {
 		}
 	}
 	return nil
+}
+
+// checkObjects checks that every entry of config.<section> is an object
+// under a name valid accepts, and returns the section.
+func checkObjects(doc map[string]any, section string, valid func(string) error) (map[string]any, error) {
+	m := doc[section].(map[string]any)
+	for name, v := range m {
+		if err := valid(name); err != nil {
+			return nil, err
+		}
+		if _, ok := v.(map[string]any); !ok {
+			return nil, Errorf(EINVALID, "config.%s.%s must be an object", section, name)
+		}
+	}
+	return m, nil
 }
 
 func pairFromValue(ex, pair string, v any, strategies map[string]any) (PairConfig, error) {
@@ -167,7 +172,7 @@ func pairFromValue(ex, pair string, v any, strategies map[string]any) (PairConfi
 				return PairConfig{}, err
 			}
 		}
-		p.Override = deepCopy(om).(map[string]any)
+		p.Override = jsonscan.Clone(om).(map[string]any)
 	}
 	return p, nil
 }
@@ -184,18 +189,17 @@ func validateParam(where string, v any) error {
 // ValidateExchangeName returns EINVALID unless name is a usable exchange
 // name: not empty, at most 64 bytes of valid UTF-8, no slash, no control
 // characters (an instance suffix such as "binance#2" is fine).
-func ValidateExchangeName(name string) error {
-	if name == "" || len(name) > 64 || strings.ContainsAny(name, "/\\") || hasControl(name) || !utf8.ValidString(name) {
-		return Errorf(EINVALID, "exchange name %.64q must be 1-64 characters without slashes", name)
-	}
-	return nil
-}
+func ValidateExchangeName(name string) error { return validName("exchange", name) }
 
 // ValidateStrategyName returns EINVALID unless name is a usable strategy
 // name: 1-64 bytes of valid UTF-8, no slash, no control characters.
-func ValidateStrategyName(name string) error {
+func ValidateStrategyName(name string) error { return validName("strategy", name) }
+
+// validName returns EINVALID unless name is 1-64 bytes of valid UTF-8
+// without slashes or control characters; what names its kind.
+func validName(what, name string) error {
 	if name == "" || len(name) > 64 || strings.ContainsAny(name, "/\\") || hasControl(name) || !utf8.ValidString(name) {
-		return Errorf(EINVALID, "strategy name %.64q must be 1-64 characters without slashes", name)
+		return Errorf(EINVALID, "%s name %.64q must be 1-64 characters without slashes", what, name)
 	}
 	return nil
 }
@@ -235,7 +239,7 @@ func (c Config) Map() map[string]any {
 	if c.doc == nil {
 		return map[string]any{}
 	}
-	return deepCopy(c.doc).(map[string]any)
+	return jsonscan.Clone(c.doc).(map[string]any)
 }
 
 // Section returns a copy of the named top-level section, if it is an object.
@@ -244,7 +248,7 @@ func (c Config) Section(name string) (map[string]any, bool) {
 	if !ok {
 		return nil, false
 	}
-	return deepCopy(m).(map[string]any), true
+	return jsonscan.Clone(m).(map[string]any), true
 }
 
 func (c Config) section(name string) map[string]any {
@@ -277,12 +281,7 @@ func (c Config) ReportingCurrency() string {
 // that ParsePnlMethod does not read). The Gunbot PNL routes keep the
 // service's --pnl-method whatever it says.
 func (c Config) PnlMethod() (PnlMethod, bool) {
-	s, ok := c.section("bot")["PNL_METHOD"].(string)
-	if !ok {
-		return LOFO, false
-	}
-	m, err := ParsePnlMethod(s)
-	return m, err == nil
+	return botChoice(c, "PNL_METHOD", ParsePnlMethod)
 }
 
 // CostBasisScope returns bot.COST_BASIS_SCOPE, the cost basis scope the
@@ -290,25 +289,22 @@ func (c Config) PnlMethod() (PnlMethod, bool) {
 // whether it is set (CheckValues refuses a value ParseCostBasisScope does
 // not read).
 func (c Config) CostBasisScope() (CostBasisScope, bool) {
-	s, ok := c.section("bot")["COST_BASIS_SCOPE"].(string)
-	if !ok {
-		return ScopeAccount, false
-	}
-	sc, err := ParseCostBasisScope(s)
-	return sc, err == nil
+	return botChoice(c, "COST_BASIS_SCOPE", ParseCostBasisScope)
+}
+
+// botChoice reads bot.<key> with parse, and says whether it is set to a
+// value parse reads; unset, it is what parse gives for "".
+func botChoice[T any](c Config, key string, parse func(string) (T, error)) (T, bool) {
+	s, ok := c.section("bot")[key].(string)
+	v, err := parse(s)
+	return v, ok && err == nil
 }
 
 // ExchangeNames returns the names of config.exchanges, sorted.
 func (c Config) ExchangeNames() []string { return sortedKeys(c.section("exchanges")) }
 
 // Exchange returns a copy of config.exchanges.<name>.
-func (c Config) Exchange(name string) (map[string]any, bool) {
-	m, ok := c.section("exchanges")[name].(map[string]any)
-	if !ok {
-		return nil, false
-	}
-	return deepCopy(m).(map[string]any), true
-}
+func (c Config) Exchange(name string) (map[string]any, bool) { return c.entry("exchanges", name) }
 
 // Pairs returns every config.pairs entry, sorted by exchange then pair.
 func (c Config) Pairs() []PairConfig {
@@ -341,12 +337,16 @@ func (c Config) Pair(exchange, pair string) (PairConfig, bool) {
 func (c Config) StrategyNames() []string { return sortedKeys(c.section("strategies")) }
 
 // Strategy returns a copy of config.strategies.<name>.
-func (c Config) Strategy(name string) (map[string]any, bool) {
-	m, ok := c.section("strategies")[name].(map[string]any)
+func (c Config) Strategy(name string) (map[string]any, bool) { return c.entry("strategies", name) }
+
+// entry returns a copy of config.<section>.<name>, false when it is not
+// an object.
+func (c Config) entry(section, name string) (map[string]any, bool) {
+	m, ok := c.section(section)[name].(map[string]any)
 	if !ok {
 		return nil, false
 	}
-	return deepCopy(m).(map[string]any), true
+	return jsonscan.Clone(m).(map[string]any), true
 }
 
 // PairsUsing returns the pairs whose strategy is name.
@@ -379,7 +379,7 @@ func (c Config) WithPair(p PairConfig) (Config, error) {
 	}
 	override := map[string]any{}
 	if p.Override != nil {
-		override = deepCopy(p.Override).(map[string]any)
+		override = jsonscan.Clone(p.Override).(map[string]any)
 	}
 	m[p.Pair] = map[string]any{"strategy": p.Strategy, "enabled": p.Enabled, "override": override}
 	return reparse(doc)
@@ -407,7 +407,7 @@ func (c Config) WithStrategy(name string, settings map[string]any) (Config, erro
 		settings = map[string]any{}
 	}
 	doc := c.Map()
-	doc["strategies"].(map[string]any)[name] = deepCopy(settings)
+	doc["strategies"].(map[string]any)[name] = jsonscan.Clone(settings)
 	return reparse(doc)
 }
 
@@ -428,7 +428,7 @@ func (c Config) WithoutStrategy(name string) (Config, error) {
 // WithExchanges returns c with config.exchanges replaced by exchanges.
 func (c Config) WithExchanges(exchanges map[string]any) (Config, error) {
 	doc := c.Map()
-	doc["exchanges"] = deepCopy(exchanges)
+	doc["exchanges"] = jsonscan.Clone(exchanges)
 	return reparse(doc)
 }
 
@@ -454,24 +454,6 @@ func DecodeJSONObject(b []byte) (map[string]any, error) {
 		return nil, Errorf(EINVALID, "must be a JSON object")
 	}
 	return m, nil
-}
-
-func deepCopy(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(t))
-		for k, x := range t {
-			m[k] = deepCopy(x)
-		}
-		return m
-	case []any:
-		s := make([]any, len(t))
-		for i, x := range t {
-			s[i] = deepCopy(x)
-		}
-		return s
-	}
-	return v
 }
 
 func sortedKeys(m map[string]any) []string {

@@ -280,3 +280,24 @@ func TestCostBasisScopeSetting(t *testing.T) {
 		}
 	}
 }
+
+// TestParseChoiceNames: every accepted name, in any case, and the errors'
+// texts.
+func TestParseChoiceNames(t *testing.T) {
+	for s, want := range map[string]CostBasisScope{"": ScopeAccount, "account": ScopeAccount, "Account": ScopeAccount, "UNIVERSAL": ScopeUniversal} {
+		if got, err := ParseCostBasisScope(s); err != nil || got != want {
+			t.Errorf("ParseCostBasisScope(%q) = %v, %v; want %v", s, got, err, want)
+		}
+	}
+	for s, want := range map[string]PnlMethod{"": LOFO, "LoFo": LOFO, "fifo": FIFO, "LIFO": LIFO, "hifo": HIFO, "Avg": Average, "average": Average} {
+		if got, err := ParsePnlMethod(s); err != nil || got != want {
+			t.Errorf("ParsePnlMethod(%q) = %v, %v; want %v", s, got, err, want)
+		}
+	}
+	if _, err := ParseCostBasisScope("wallet"); ErrorCode(err) != EINVALID || ErrorMessage(err) != `cost basis scope "wallet" must be account or universal` {
+		t.Errorf("ParseCostBasisScope(wallet) err = %v", err)
+	}
+	if m, err := ParsePnlMethod("fofo"); m != LOFO || ErrorCode(err) != EINVALID || ErrorMessage(err) != `pnl method "fofo" must be lofo, fifo, lifo, hifo or average` {
+		t.Errorf("ParsePnlMethod(fofo) = %v, %v", m, err)
+	}
+}

@@ -60,8 +60,7 @@ func TestNewFileWritten(t *testing.T) {
 		{FileStrategy, "s.js", strings.Repeat("x", MaxFileBytes+1), "document is larger than"},
 		{FileStrategy, "s.txt", "x", "must end in .js"},
 	} {
-		_, err := NewFileWritten(tc.kind, tc.name, []byte(tc.content))
-		if ErrorCode(err) != EINVALID || !strings.Contains(ErrorMessage(err), tc.want) {
+		if _, err := NewFileWritten(tc.kind, tc.name, []byte(tc.content)); !invalidAsWanted(err, tc.want) {
 			t.Errorf("NewFileWritten(%s, %s)=%v, want %q", tc.kind, tc.name, err, tc.want)
 		}
 	}

@@ -1,6 +1,7 @@
 package domain_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -49,7 +50,7 @@ func TestDecideHold(t *testing.T) {
 		Amount: ordDec("1"), StopPrice: ordDec("90"), LimitPrice: ordDec("89")}
 	o := domain.NewOrder()
 	evs, err := o.DecideHold(orderClock, req.Requested(8, 0, ""), "")
-	if err != nil || !ordEqual(ordTypes(evs), []string{domain.TypeOrderRequested, domain.TypeOrderAccepted}) {
+	if err != nil || !slices.Equal(ordTypes(evs), []string{domain.TypeOrderRequested, domain.TypeOrderAccepted}) {
 		t.Fatalf("held: %v, %v", ordTypes(evs), err)
 	}
 	applied(t, &o, evs)

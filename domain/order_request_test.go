@@ -42,15 +42,8 @@ func TestOrderRequestValidate(t *testing.T) {
 		{"close negative", with(func(r *OrderRequest) { r.Amount = decimal.MustDecimal("-1") }), OrderRequest.ValidateClose, `field "amt"`},
 	}
 	for _, c := range cases {
-		err := c.check(c.req)
-		if c.field == "" {
-			if err != nil {
-				t.Errorf("%s: %v, want valid", c.name, err)
-			}
-			continue
-		}
-		if ErrorCode(err) != EINVALID || !strings.Contains(ErrorMessage(err), c.field) {
-			t.Errorf("%s: %v, want EINVALID naming %s", c.name, err, c.field)
+		if err := c.check(c.req); !invalidAsWanted(err, c.field) {
+			t.Errorf("%s: %v, want EINVALID naming %s (\"\": valid)", c.name, err, c.field)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package domain_test
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -100,7 +101,7 @@ func TestDecideCancel(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got, want := ordTypes(evs), c.types; !ordEqual(got, want) {
+			if got, want := ordTypes(evs), c.types; !slices.Equal(got, want) {
 				t.Fatalf("events=%v, want %v", got, want)
 			}
 		})
@@ -213,7 +214,7 @@ func TestDecideTickTrailingThenFire(t *testing.T) {
 		}
 	}
 	evs := o.DecideTick(orderClock, ordDec("110"), ordDec("109.9"), ordDec("110.1"))
-	if got, want := ordTypes(evs), []string{domain.TypeTrailingStopMoved}; !ordEqual(got, want) {
+	if got, want := ordTypes(evs), []string{domain.TypeTrailingStopMoved}; !slices.Equal(got, want) {
 		t.Fatalf("rise: %v, want %v", got, want)
 	}
 	apply(evs)
@@ -221,7 +222,7 @@ func TestDecideTickTrailingThenFire(t *testing.T) {
 		t.Fatalf("stop=%v, want %v", got, want)
 	}
 	evs = o.DecideTick(orderClock, ordDec("104"), ordDec("103.9"), ordDec("104.1"))
-	if got, want := ordTypes(evs), []string{domain.TypeStopTriggered}; !ordEqual(got, want) {
+	if got, want := ordTypes(evs), []string{domain.TypeStopTriggered}; !slices.Equal(got, want) {
 		t.Fatalf("decline: %v, want %v", got, want)
 	}
 	var st domain.StopTriggered
@@ -282,18 +283,6 @@ func ordTypes(evs []domain.Event) []string {
 		out = append(out, e.Type)
 	}
 	return out
-}
-
-func ordEqual(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // foldOrder applies a stream's events, in order, to a new aggregate.

@@ -119,19 +119,19 @@ const PnlMethodNames = "lofo, fifo, lifo, hifo or average"
 // ParsePnlMethod reads "lofo", "fifo", "lifo", "hifo" or "average"
 // ("avg"), case-insensitive; "" is LOFO. Anything else is EINVALID.
 func ParsePnlMethod(s string) (PnlMethod, error) {
-	switch strings.ToLower(s) {
-	case "", "lofo":
-		return LOFO, nil
-	case "fifo":
-		return FIFO, nil
-	case "lifo":
-		return LIFO, nil
-	case "hifo":
-		return HIFO, nil
-	case "average", "avg":
-		return Average, nil
+	return parseName(s, pnlMethodByName, "pnl method", PnlMethodNames)
+}
+
+var pnlMethodByName = map[string]PnlMethod{"": LOFO, "lofo": LOFO, "fifo": FIFO, "lifo": LIFO, "hifo": HIFO, "average": Average, "avg": Average}
+
+// parseName returns the value names gives the lower case of s; else the
+// zero value and EINVALID saying that what s must be one of accepted.
+func parseName[T any](s string, names map[string]T, what, accepted string) (T, error) {
+	if v, ok := names[strings.ToLower(s)]; ok {
+		return v, nil
 	}
-	return LOFO, Errorf(EINVALID, "pnl method %q must be %s", s, PnlMethodNames)
+	var zero T
+	return zero, Errorf(EINVALID, "%s %q must be %s", what, s, accepted)
 }
 
 // String returns "lofo", "fifo", "lifo", "hifo" or "average".
@@ -171,14 +171,10 @@ const CostBasisScopeNames = "account or universal"
 // ParseCostBasisScope reads "account" or "universal" (case-insensitive);
 // "" is ScopeAccount. Anything else is EINVALID.
 func ParseCostBasisScope(s string) (CostBasisScope, error) {
-	switch strings.ToLower(s) {
-	case "", "account":
-		return ScopeAccount, nil
-	case "universal":
-		return ScopeUniversal, nil
-	}
-	return ScopeAccount, Errorf(EINVALID, "cost basis scope %q must be %s", s, CostBasisScopeNames)
+	return parseName(s, scopeByName, "cost basis scope", CostBasisScopeNames)
 }
+
+var scopeByName = map[string]CostBasisScope{"": ScopeAccount, "account": ScopeAccount, "universal": ScopeUniversal}
 
 // String returns "account" or "universal".
 func (s CostBasisScope) String() string {

@@ -4,26 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/eventstore"
-	"github.com/tradeledger/tradeledger/eventstore/sqlite"
+	"github.com/tradeledger/tradeledger/eventstore/sqlite/sqlitetest"
 	"github.com/tradeledger/tradeledger/projections"
 )
-
-func openStore(t *testing.T) *sqlite.Store {
-	t.Helper()
-	s := sqlite.NewStore(filepath.Join(t.TempDir(), "events.db"))
-	if err := s.Open(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
 
 // counter is the state of the test commands: the number of Counted events
 // in the stream.
@@ -52,6 +41,28 @@ func increment(c counter) ([]domain.Event, error) {
 	return []domain.Event{domain.NewEvent(clock, "Counted", counted{N: c.n + 1})}, nil
 }
 
+// runIncrement runs the command that counts stream "c" of store one up.
+func runIncrement(ctx context.Context, c *eventstore.Commands, store domain.EventStore) (eventstore.Result, error) {
+	return eventstore.Run(ctx, c, eventstore.Command[counter]{Stream: "c", Load: loadCounter(store), Decide: increment})
+}
+
+// runIncrementRaced is runIncrement with race called once, after the
+// first load and before its append: another writer slipping in.
+func runIncrementRaced(c *eventstore.Commands, store domain.EventStore, race func()) (eventstore.Result, error) {
+	load, loads := loadCounter(store), 0
+	return eventstore.Run(context.Background(), c, eventstore.Command[counter]{
+		Stream: "c",
+		Load: func(ctx context.Context) (counter, domain.ExpectedVersion, error) {
+			st, v, err := load(ctx)
+			if loads++; loads == 1 {
+				race()
+			}
+			return st, v, err
+		},
+		Decide: increment,
+	})
+}
+
 func streamEvents(t testing.TB, store domain.EventStore, stream string) []domain.Event {
 	t.Helper()
 	var out []domain.Event
@@ -74,15 +85,11 @@ func appendOne(t *testing.T, store domain.EventStore, stream string, n int) {
 }
 
 func TestRunAppendsWithActorAndCorrelation(t *testing.T) {
-	store := openStore(t)
+	store := sqlitetest.Open(t)
 	appendOne(t, store, "c", 1)
 	c := eventstore.NewCommands(store, nil)
 	ctx := eventstore.WithCorrelation(eventstore.WithActor(context.Background(), "token:ci"), "req-1")
-	res, err := eventstore.Run(ctx, c, eventstore.Command[counter]{
-		Stream: "c",
-		Load:   loadCounter(store),
-		Decide: increment,
-	})
+	res, err := runIncrement(ctx, c, store)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,14 +114,9 @@ func TestRunAppendsWithActorAndCorrelation(t *testing.T) {
 }
 
 func TestRunWithoutActorIsAnonymous(t *testing.T) {
-	store := openStore(t)
+	store := sqlitetest.Open(t)
 	c := eventstore.NewCommands(store, nil)
-	_, err := eventstore.Run(context.Background(), c, eventstore.Command[counter]{
-		Stream: "c",
-		Load:   loadCounter(store),
-		Decide: increment,
-	})
-	if err != nil {
+	if _, err := runIncrement(context.Background(), c, store); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := streamEvents(t, store, "c")[0].Actor, eventstore.AnonymousActor; got != want {
@@ -125,21 +127,10 @@ func TestRunWithoutActorIsAnonymous(t *testing.T) {
 // A writer that slips in between the first load and its append makes the
 // first attempt conflict; the second loads the new state and succeeds.
 func TestRunRetriesAConflictAgainstTheNewState(t *testing.T) {
-	store := openStore(t)
+	store := sqlitetest.Open(t)
 	c := eventstore.NewCommands(store, nil)
-	load := loadCounter(store)
-	loads := 0
-	res, err := eventstore.Run(context.Background(), c, eventstore.Command[counter]{
-		Stream: "c",
-		Load: func(ctx context.Context) (counter, domain.ExpectedVersion, error) {
-			st, v, err := load(ctx)
-			loads++
-			if loads == 1 {
-				appendOne(t, store, "c", 1) // the concurrent writer
-			}
-			return st, v, err
-		},
-		Decide: increment,
+	res, err := runIncrementRaced(c, store, func() {
+		appendOne(t, store, "c", 1) // the concurrent writer
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -160,7 +151,7 @@ func TestRunRetriesAConflictAgainstTheNewState(t *testing.T) {
 // A state that never catches up gives up after MaxAttempts with ECONFLICT
 // and the command's message, having appended nothing.
 func TestRunGivesUpAfterMaxAttempts(t *testing.T) {
-	store := openStore(t)
+	store := sqlitetest.Open(t)
 	appendOne(t, store, "c", 1)
 	c := &eventstore.Commands{Store: store, MaxAttempts: 3}
 	decides := 0
@@ -193,7 +184,7 @@ func TestRunGivesUpAfterMaxAttempts(t *testing.T) {
 // range doubles: [0, Backoff), [0, 2·Backoff), …; with Backoff unset,
 // DefaultBackoff.
 func TestRunWaitsARandomTimeAfterEachLoss(t *testing.T) {
-	store := openStore(t)
+	store := sqlitetest.Open(t)
 	appendOne(t, store, "c", 1)
 	for _, base := range []time.Duration{0, 10 * time.Millisecond} {
 		c := &eventstore.Commands{Store: store, MaxAttempts: 6, Backoff: base}
@@ -222,7 +213,7 @@ func TestRunWaitsARandomTimeAfterEachLoss(t *testing.T) {
 }
 
 func TestRunDefaultConflictNamesTheStream(t *testing.T) {
-	store := openStore(t)
+	store := sqlitetest.Open(t)
 	appendOne(t, store, "c", 1)
 	_, err := eventstore.Run(context.Background(), &eventstore.Commands{Store: store}, eventstore.Command[counter]{
 		Stream: "c",
@@ -236,7 +227,7 @@ func TestRunDefaultConflictNamesTheStream(t *testing.T) {
 
 // A decide error is returned as it is and nothing is appended or waited for.
 func TestRunDecideErrorAppendsNothing(t *testing.T) {
-	store := openStore(t)
+	store := sqlitetest.Open(t)
 	appendOne(t, store, "c", 1)
 	w := &recordingWaiter{}
 	c := eventstore.NewCommands(store, w)
@@ -262,7 +253,7 @@ func TestRunDecideErrorAppendsNothing(t *testing.T) {
 }
 
 func TestRunNoEventsAppendsNothing(t *testing.T) {
-	store := openStore(t)
+	store := sqlitetest.Open(t)
 	res, err := eventstore.Run(context.Background(), eventstore.NewCommands(store, nil), eventstore.Command[counter]{
 		Stream: "c",
 		Load:   loadCounter(store),
@@ -298,22 +289,12 @@ func (w *recordingWaiter) calls() []uint64 {
 // it first waits for the head, so a state loaded from a projection sees
 // the write that won.
 func TestRunWaitsForItsPosition(t *testing.T) {
-	store := openStore(t)
+	store := sqlitetest.Open(t)
 	w := &recordingWaiter{}
 	c := eventstore.NewCommands(store, w)
-	load := loadCounter(store)
-	loads := 0
-	res, err := eventstore.Run(context.Background(), c, eventstore.Command[counter]{
-		Stream: "c",
-		Load: func(ctx context.Context) (counter, domain.ExpectedVersion, error) {
-			st, v, err := load(ctx)
-			if loads++; loads == 1 {
-				appendOne(t, store, "other", 1)
-				appendOne(t, store, "c", 1)
-			}
-			return st, v, err
-		},
-		Decide: increment,
+	res, err := runIncrementRaced(c, store, func() {
+		appendOne(t, store, "other", 1)
+		appendOne(t, store, "c", 1)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -341,7 +322,7 @@ func (a *applied) Apply(e *domain.Event) error {
 // With the projections runner as the Waiter, the projection has applied
 // the command's event when Run returns (read-your-writes).
 func TestRunReadYourWritesWithRunner(t *testing.T) {
-	store := openStore(t)
+	store := sqlitetest.Open(t)
 	runner := projections.NewRunner(store)
 	proj := &applied{}
 	runner.Register(proj)
@@ -351,11 +332,7 @@ func TestRunReadYourWritesWithRunner(t *testing.T) {
 	t.Cleanup(func() { runner.Close() })
 	c := eventstore.NewCommands(store, runner)
 	for i := 0; i < 20; i++ {
-		res, err := eventstore.Run(context.Background(), c, eventstore.Command[counter]{
-			Stream: "c",
-			Load:   loadCounter(store),
-			Decide: increment,
-		})
+		res, err := runIncrement(context.Background(), c, store)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -376,7 +353,7 @@ func TestRunStoreMissingIsUnavailable(t *testing.T) {
 }
 
 func TestAppendBatchStampsAndWaits(t *testing.T) {
-	store := openStore(t)
+	store := sqlitetest.Open(t)
 	w := &recordingWaiter{}
 	c := eventstore.NewCommands(store, w)
 	ctx := eventstore.WithCorrelation(eventstore.WithActor(context.Background(), domain.ActorImport), "import-1")

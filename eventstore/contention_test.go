@@ -12,6 +12,7 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/eventstore"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
+	"github.com/tradeledger/tradeledger/eventstore/sqlite/sqlitetest"
 	"github.com/tradeledger/tradeledger/projections"
 )
 
@@ -59,14 +60,7 @@ type contention struct {
 func contend(tb testing.TB, writers, perWriter int, processes bool) contention {
 	tb.Helper()
 	path := filepath.Join(tb.TempDir(), "events.db")
-	open := func() *sqlite.Store {
-		s := sqlite.NewStore(path)
-		if err := s.Open(); err != nil {
-			tb.Fatal(err)
-		}
-		tb.Cleanup(func() { s.Close() })
-		return s
-	}
+	open := func() *sqlite.Store { return sqlitetest.OpenAt(tb, path) }
 	cmds := make([]*eventstore.Commands, writers)
 	loads := make([]func(context.Context) (counter, domain.ExpectedVersion, error), writers)
 	shared := open()

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/eventstore"
+	"github.com/tradeledger/tradeledger/eventstore/sqlite/sqlitetest"
 )
 
 // heldCommand starts a command on stream that holds it in Decide until
@@ -44,7 +45,7 @@ func serialCommands(store domain.EventStore) (*eventstore.Commands, *eventstore.
 }
 
 func TestSerialCommandsOnAStreamDecideOneAfterAnother(t *testing.T) {
-	store := openStore(t)
+	store := sqlitetest.Open(t)
 	c, locks, waits := serialCommands(store)
 	release := make(chan struct{})
 	first := heldCommand(t, c, store, "c", release)
@@ -85,7 +86,7 @@ func TestSerialCommandsOnAStreamDecideOneAfterAnother(t *testing.T) {
 }
 
 func TestSerialCommandsOnOtherStreamsDoNotWait(t *testing.T) {
-	store := openStore(t)
+	store := sqlitetest.Open(t)
 	c, _, waits := serialCommands(store)
 	release := make(chan struct{})
 	defer close(release)
@@ -109,7 +110,7 @@ func TestSerialCommandsOnOtherStreamsDoNotWait(t *testing.T) {
 }
 
 func TestSerialWaitEndsWithItsContext(t *testing.T) {
-	store := openStore(t)
+	store := sqlitetest.Open(t)
 	c, locks, waits := serialCommands(store)
 	release := make(chan struct{})
 	first := heldCommand(t, c, store, "c", release)

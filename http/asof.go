@@ -261,18 +261,25 @@ func parsePeriodBound(name, v string, loc *time.Location, end bool) (int64, erro
 // queryMethod reads the optional method parameter (ok false when absent;
 // EINVALID when given more than once).
 func queryMethod(q url.Values) (m domain.PnlMethod, ok bool, err error) {
-	if n := len(q["method"]); n > 1 {
-		return domain.LOFO, false, domain.Errorf(domain.EINVALID, "method is given %d times; it takes one value", n)
+	return queryOptional(q, "method", domain.LOFO, domain.ParsePnlMethod)
+}
+
+// queryOptional reads the optional parameter name with parse: ok false
+// and def when it is absent or empty; EINVALID naming it when it is given
+// more than once or parse refuses it.
+func queryOptional[T any](q url.Values, name string, def T, parse func(string) (T, error)) (v T, ok bool, err error) {
+	if n := len(q[name]); n > 1 {
+		return def, false, domain.Errorf(domain.EINVALID, "%s is given %d times; it takes one value", name, n)
 	}
-	v := q.Get("method")
-	if v == "" {
-		return domain.LOFO, false, nil
+	text := q.Get(name)
+	if text == "" {
+		return def, false, nil
 	}
-	m, err = domain.ParsePnlMethod(v)
+	v, err = parse(text)
 	if err != nil {
-		return m, false, domain.Errorf(domain.EINVALID, "method: %s", domain.ErrorMessage(err))
+		return v, false, domain.Errorf(domain.EINVALID, "%s: %s", name, domain.ErrorMessage(err))
 	}
-	return m, true, nil
+	return v, true, nil
 }
 
 // liveMethod is the lot matching of the live read models (--pnl-method:

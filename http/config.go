@@ -86,6 +86,16 @@ type configStatusResponse struct {
 
 var configOK = configStatusResponse{Status: "success"}
 
+// answerConfigOK answers configOK once err, the outcome of a change, is
+// nil; otherwise it returns err (for handlerFunc to answer).
+func answerConfigOK(w http.ResponseWriter, err error) error {
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, configOK)
+	return nil
+}
+
 // errNoConfig is the answer of the routes that need the configuration on a
 // server without it.
 var errNoConfig = domain.Errorf(domain.EUNAVAILABLE, "configuration is not available")
@@ -187,14 +197,9 @@ func (h *configHandler) handleConfigPairAdd(w http.ResponseWriter, r *http.Reque
 	if err != nil {
 		return err
 	}
-	err = h.w.run(r, func(st domain.ConfigState) ([]domain.Event, error) {
+	return answerConfigOK(w, h.w.run(r, func(st domain.ConfigState) ([]domain.Event, error) {
 		return domain.DecidePairAdd(st, p, h.w.clock)
-	}, nil)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, configOK)
-	return nil
+	}, nil))
 }
 
 // pairFromRequest reads settings: strategy (default "manual"), enabled
@@ -276,14 +281,9 @@ func (h *configHandler) handleConfigPairRemove(w http.ResponseWriter, r *http.Re
 	if req.Pair == "" || req.Exchange == "" {
 		return domain.Errorf(domain.EINVALID, "pair and exchange are required")
 	}
-	err := h.w.run(r, func(st domain.ConfigState) ([]domain.Event, error) {
+	return answerConfigOK(w, h.w.run(r, func(st domain.ConfigState) ([]domain.Event, error) {
 		return domain.DecidePairRemove(st, req.Exchange, req.Pair, h.w.clock)
-	}, nil)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, configOK)
-	return nil
+	}, nil))
 }
 
 type strategyAddRequest struct {
@@ -309,14 +309,9 @@ func (h *configHandler) handleConfigStrategyAdd(w http.ResponseWriter, r *http.R
 	if err := domain.CheckStrategyParams("settings", settings); err != nil {
 		return err
 	}
-	err := h.w.run(r, func(st domain.ConfigState) ([]domain.Event, error) {
+	return answerConfigOK(w, h.w.run(r, func(st domain.ConfigState) ([]domain.Event, error) {
 		return domain.DecideStrategyAdd(st, req.Name, settings, h.w.clock)
-	}, nil)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, configOK)
-	return nil
+	}, nil))
 }
 
 type strategyRemoveRequest struct {
@@ -331,12 +326,7 @@ func (h *configHandler) handleConfigStrategyRemove(w http.ResponseWriter, r *htt
 	if req.Name == "" {
 		return domain.Errorf(domain.EINVALID, "name is required")
 	}
-	err := h.w.run(r, func(st domain.ConfigState) ([]domain.Event, error) {
+	return answerConfigOK(w, h.w.run(r, func(st domain.ConfigState) ([]domain.Event, error) {
 		return domain.DecideStrategyRemove(st, req.Name, h.w.clock)
-	}, nil)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, configOK)
-	return nil
+	}, nil))
 }

@@ -182,15 +182,8 @@ func (h *filesHandler) writeFile(r *http.Request, kind, name string, content []b
 // handleAutoconfigWrite writes autoconfig.json; when there is a previous
 // content it is first kept as backup autoconfig.json.<ms>.
 func (h *filesHandler) handleAutoconfigWrite(w http.ResponseWriter, r *http.Request) error {
-	var req fileWriteRequest
-	if err := decodeJSON(r, &req, false); err != nil {
-		return err
-	}
-	doc, err := jsonDocument(req.Document)
+	doc, err := h.decodeDocumentWrite(r)
 	if err != nil {
-		return err
-	}
-	if err := h.ready(); err != nil {
 		return err
 	}
 	// Validate before any append, so a refusal changes nothing.
@@ -202,11 +195,24 @@ func (h *filesHandler) handleAutoconfigWrite(w http.ResponseWriter, r *http.Requ
 			return err
 		}
 	}
-	if err := h.writeFile(r, domain.FileAutoconfig, domain.AutoconfigFileName, doc); err != nil {
-		return err
+	return answerConfigOK(w, h.writeFile(r, domain.FileAutoconfig, domain.AutoconfigFileName, doc))
+}
+
+// decodeDocumentWrite reads the body of a write whose document is JSON
+// (jsonDocument) and returns the document, once the files are ready.
+func (h *filesHandler) decodeDocumentWrite(r *http.Request) ([]byte, error) {
+	var req fileWriteRequest
+	if err := decodeJSON(r, &req, false); err != nil {
+		return nil, err
 	}
-	writeJSON(w, http.StatusOK, configOK)
-	return nil
+	doc, err := jsonDocument(req.Document)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.ready(); err != nil {
+		return nil, err
+	}
+	return doc, nil
 }
 
 // writeBackup stores content as autoconfig.json.<now ms>, moving to the
@@ -242,22 +248,11 @@ func (h *filesHandler) handleCustomEditorGet(w http.ResponseWriter, r *http.Requ
 }
 
 func (h *filesHandler) handleCustomEditorWrite(w http.ResponseWriter, r *http.Request) error {
-	var req fileWriteRequest
-	if err := decodeJSON(r, &req, false); err != nil {
-		return err
-	}
-	doc, err := jsonDocument(req.Document)
+	doc, err := h.decodeDocumentWrite(r)
 	if err != nil {
 		return err
 	}
-	if err := h.ready(); err != nil {
-		return err
-	}
-	if err := h.writeFile(r, domain.FileCustomEditor, domain.CustomEditorFileName, doc); err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, configOK)
-	return nil
+	return answerConfigOK(w, h.writeFile(r, domain.FileCustomEditor, domain.CustomEditorFileName, doc))
 }
 
 func (h *filesHandler) handleStrategyWrite(w http.ResponseWriter, r *http.Request) error {
@@ -275,11 +270,7 @@ func (h *filesHandler) handleStrategyWrite(w http.ResponseWriter, r *http.Reques
 	if err := h.ready(); err != nil {
 		return err
 	}
-	if err := h.writeFile(r, domain.FileStrategy, req.Filename, []byte(text)); err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, configOK)
-	return nil
+	return answerConfigOK(w, h.writeFile(r, domain.FileStrategy, req.Filename, []byte(text)))
 }
 
 func (h *filesHandler) handleStrategyDelete(w http.ResponseWriter, r *http.Request) error {
@@ -293,12 +284,7 @@ func (h *filesHandler) handleStrategyDelete(w http.ResponseWriter, r *http.Reque
 	if err := h.ready(); err != nil {
 		return err
 	}
-	err := h.fileCommand(r, domain.FileStrategy, req.Filename, func(exists bool) ([]domain.Event, error) {
+	return answerConfigOK(w, h.fileCommand(r, domain.FileStrategy, req.Filename, func(exists bool) ([]domain.Event, error) {
 		return domain.DecideFileDelete(exists, domain.FileStrategy, req.Filename, h.clock)
-	})
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, configOK)
-	return nil
+	}))
 }

@@ -51,16 +51,11 @@ func (h *licenseHandler) handleLicenseKeysEdit(w http.ResponseWriter, r *http.Re
 		return domain.Errorf(domain.EINVALID, "newLicenses is required: the complete config.exchanges object")
 	}
 	edit := domain.LicenseKeysEdit{Wallet: req.Wallet, VerifyExchange: req.VerifyExchange, NewLicenses: req.NewLicenses}
-	err := h.w.run(r, func(st domain.ConfigState) ([]domain.Event, error) {
+	return answerConfigOK(w, h.w.run(r, func(st domain.ConfigState) ([]domain.Event, error) {
 		return domain.DecideLicenseKeysEdit(st, edit, h.w.rules())
 	}, func(ctx context.Context, st domain.ConfigState, events []domain.Event) error {
 		return h.check(ctx, st, events, req.VerifyExchange)
-	})
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, configOK)
-	return nil
+	}))
 }
 
 // check checks exchange's credentials of the new configuration (events of

@@ -240,20 +240,34 @@ const ordersPiece = 1000
 
 // handleOrdersPage answers GET orders/page?key=&page=&pageSize=.
 func (h *ordersHandler) handleOrdersPage(w http.ResponseWriter, r *http.Request) error {
-	l := h.history
 	q := r.URL.Query()
 	key, err := queryKey(q, "key")
 	if err != nil {
 		return err
 	}
+	return answerPage(w, q, false, func(b []byte, page, size int) ([]byte, int, error) {
+		return h.history.AppendPageJSON(b, key, page, size)
+	})
+}
+
+// answerPage reads page and pageSize from q and answers with that page of
+// the records appendPage appends to b (the JSON of each, comma separated;
+// and the total number of records): {"total", "page", "data"}, and with
+// countPages "totalCount" (the number of pages) after total.
+func answerPage(w http.ResponseWriter, q url.Values, countPages bool, appendPage func(b []byte, page, size int) ([]byte, int, error)) error {
 	page, size, err := queryPage(q)
 	if err != nil {
 		return err
 	}
 	rb := recordBuffers.Get().(*[]byte)
-	recs, total, err := l.AppendPageJSON(slices.Grow((*rb)[:0], size*420), key, page, size)
+	recs, total, err := appendPage(slices.Grow((*rb)[:0], size*420), page, size)
 	if err == nil {
-		writePage(w, `{"total":`+strconv.Itoa(total)+`,"page":`+strconv.Itoa(page)+`,`, recs)
+		if countPages {
+			pages := (total + size - 1) / size
+			writePage(w, `{"total":`+strconv.Itoa(total)+`,"totalCount":`+strconv.Itoa(pages)+`,"page":`+strconv.Itoa(page)+`,`, recs)
+		} else {
+			writePage(w, `{"total":`+strconv.Itoa(total)+`,"page":`+strconv.Itoa(page)+`,`, recs)
+		}
 	}
 	putRecordBuffer(rb, recs)
 	return err
@@ -286,24 +300,14 @@ func queryPage(q url.Values) (page, size int, err error) {
 
 // handleOrdersPageMulti answers GET orders/page/multi?keys[]=…&page=&pageSize=.
 func (h *ordersHandler) handleOrdersPageMulti(w http.ResponseWriter, r *http.Request) error {
-	l := h.history
 	q := r.URL.Query()
 	keys, err := queryKeys(q)
 	if err != nil {
 		return err
 	}
-	page, size, err := queryPage(q)
-	if err != nil {
-		return err
-	}
-	rb := recordBuffers.Get().(*[]byte)
-	recs, total, err := l.AppendPageMultiJSON(slices.Grow((*rb)[:0], size*420), keys, page, size)
-	if err == nil {
-		pages := (total + size - 1) / size
-		writePage(w, `{"total":`+strconv.Itoa(total)+`,"totalCount":`+strconv.Itoa(pages)+`,"page":`+strconv.Itoa(page)+`,`, recs)
-	}
-	putRecordBuffer(rb, recs)
-	return err
+	return answerPage(w, q, true, func(b []byte, page, size int) ([]byte, int, error) {
+		return h.history.AppendPageMultiJSON(b, keys, page, size)
+	})
 }
 
 // maxDayWindow bounds orders/day's days parameter.

@@ -138,18 +138,7 @@ func (h *booksHandler) parseBooksRequest(w http.ResponseWriter, r *http.Request)
 // method (ok false when absent; EINVALID naming it when given more than
 // once or not account or universal).
 func queryScope(q url.Values) (sc domain.CostBasisScope, ok bool, err error) {
-	if n := len(q["scope"]); n > 1 {
-		return domain.ScopeAccount, false, domain.Errorf(domain.EINVALID, "scope is given %d times; it takes one value", n)
-	}
-	v := q.Get("scope")
-	if v == "" {
-		return domain.ScopeAccount, false, nil
-	}
-	sc, err = domain.ParseCostBasisScope(v)
-	if err != nil {
-		return sc, false, domain.Errorf(domain.EINVALID, "scope: %s", domain.ErrorMessage(err))
-	}
-	return sc, true, nil
+	return queryOptional(q, "scope", domain.ScopeAccount, domain.ParseCostBasisScope)
 }
 
 // isSymbol reports whether c is letters and digits only.

@@ -83,6 +83,17 @@ type orderSent struct {
 	ID      int64  `json:"id,omitempty"`
 }
 
+// answerOrderSent answers a trade call with writeOrderSent once err, the
+// outcome of the order's command, is nil; otherwise it returns err (for
+// handlerFunc to answer).
+func answerOrderSent(w http.ResponseWriter, id int64, err error) error {
+	if err != nil {
+		return err
+	}
+	writeOrderSent(w, id)
+	return nil
+}
+
 // writeOrderSent answers a trade call: orderSent as writeJSON would
 // encode it, written without reflection (every order answers this).
 func writeOrderSent(w http.ResponseWriter, id int64) {
@@ -303,11 +314,7 @@ func (h *tradeHandler) handleOrder(side domain.Side, kind domain.OrderKind) hand
 			return err
 		}
 		id, err := h.trader.Submit(r.Context(), req)
-		if err != nil {
-			return err
-		}
-		writeOrderSent(w, id)
-		return nil
+		return answerOrderSent(w, id, err)
 	}
 }
 
@@ -340,11 +347,7 @@ func (h *tradeHandler) handleOCO(side domain.Side) handlerFunc {
 			return err
 		}
 		id, err := h.trader.SubmitOCO(r.Context(), req)
-		if err != nil {
-			return err
-		}
-		writeOrderSent(w, id)
-		return nil
+		return answerOrderSent(w, id, err)
 	}
 }
 
@@ -364,11 +367,7 @@ func (h *tradeHandler) handleClose(kind domain.OrderKind) handlerFunc {
 			return err
 		}
 		id, err := h.trader.ClosePosition(r.Context(), req)
-		if err != nil {
-			return err
-		}
-		writeOrderSent(w, id)
-		return nil
+		return answerOrderSent(w, id, err)
 	}
 }
 
@@ -415,9 +414,5 @@ func (h *tradeHandler) handleCancel(w http.ResponseWriter, r *http.Request) erro
 	case !cancelTypes[typ]:
 		return domain.Errorf(domain.EINVALID, "field \"type\" must be limit, market, stoplimit, trailingstop or oco")
 	}
-	if err := h.trader.Cancel(r.Context(), exch, pair, id, subject(r), requestID(r)); err != nil {
-		return err
-	}
-	writeOrderSent(w, id)
-	return nil
+	return answerOrderSent(w, id, h.trader.Cancel(r.Context(), exch, pair, id, subject(r), requestID(r)))
 }

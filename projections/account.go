@@ -90,23 +90,36 @@ func (st *accountsState) account(exchange string) *accountState {
 
 // Apply implements Projection.
 func (a *Accounts) Apply(e *domain.Event) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.st.apply(e)
+}
+
+// ApplyBatch implements BatchApplier: Apply on each event, under one lock.
+func (a *Accounts) ApplyBatch(events []domain.Event, onError func(*domain.Event, error)) {
+	a.mu.Lock()
+	applyEach(events, a.st.apply, onError)
+	a.mu.Unlock()
+}
+
+// apply is Apply with a.mu held.
+func (st *accountsState) apply(e *domain.Event) error {
 	switch e.Type {
 	case domain.TypeOrderRequested, domain.TypeOrderFilled:
+		if e.Type == domain.TypeOrderRequested && e.Actor == domain.ActorImport {
+			return nil // an imported order's fills move no balance (applyOrder)
+		}
 		id, ok := streams.OrderStreamID(e.Stream)
 		if !ok {
 			return nil
 		}
-		a.mu.Lock()
-		defer a.mu.Unlock()
-		return a.st.applyOrder(id, e)
+		return st.applyOrder(id, e)
 	case domain.TypeBalancesObserved:
 		p, err := domain.Payload[domain.BalancesObserved](e)
 		if err != nil {
 			return err
 		}
-		a.mu.Lock()
-		defer a.mu.Unlock()
-		s := a.st.account(p.Exchange)
+		s := st.account(p.Exchange)
 		s.observed, s.observedAt = slices.Clone(p.Balances), e.Time
 		return nil
 	case domain.TypeAccountOpened, domain.TypeExternalFill, domain.TypeDeposit, domain.TypeWithdrawal, domain.TypeConversion,
@@ -116,18 +129,13 @@ func (a *Accounts) Apply(e *domain.Event) error {
 		if !ok {
 			return nil
 		}
-		a.mu.Lock()
-		defer a.mu.Unlock()
-		return a.st.applyAccount(a.st.account(exchange), e)
+		return st.applyAccount(st.account(exchange), e)
 	}
 	return nil
 }
 
 func (st *accountsState) applyOrder(id int64, e *domain.Event) error {
-	if e.Type == domain.TypeOrderRequested {
-		if e.Actor == domain.ActorImport {
-			return nil
-		}
+	if e.Type == domain.TypeOrderRequested { // not an import's (apply)
 		p, err := domain.Payload[domain.OrderRequested](e)
 		if err != nil {
 			return err

@@ -61,24 +61,20 @@ func accountScenarios(t *testing.T) map[string][]domain.Event {
 	{ // A trade placed by hand between two of the service's.
 		g := &accountLog{testLog{t: t}}
 		cfg(g)
-		g.order(1, "binance", "USDT-BTC", domain.Buy, "1", at(0, 10, 0))
-		g.fill(1, "100", "1", "0.1", "USDT", at(0, 10, 0))
+		g.filled(1, "binance", "USDT-BTC", domain.Buy, "100", "1", "0.1", "USDT", at(0, 10, 0))
 		g.external("binance", "USDT-BTC", "h1", domain.Buy, "80", "1", "0.08", "USDT", 1, 10)
-		g.order(2, "binance", "USDT-BTC", domain.Sell, "1.5", at(2, 10, 0))
-		g.fill(2, "120", "1.5", "0.18", "USDT", at(2, 10, 0))
+		g.filled(2, "binance", "USDT-BTC", domain.Sell, "120", "1.5", "0.18", "USDT", at(2, 10, 0))
 		g.external("binance", "USDT-BTC", "h2", domain.Sell, "130", "0.5", "0.065", "USDT", 3, 10)
 		out["external-trade"] = g.events
 	}
 	{ // A withdrawal from binance matched by txid to a deposit on bitstamp.
 		g := &accountLog{testLog{t: t}}
 		cfg(g)
-		g.order(1, "binance", "USDT-BTC", domain.Buy, "1", at(0, 10, 0))
-		g.fill(1, "100", "1", "0", "USDT", at(0, 10, 0))
+		g.filled(1, "binance", "USDT-BTC", domain.Buy, "100", "1", "0", "USDT", at(0, 10, 0))
 		g.order(2, "bitstamp", "USDT-BTC", domain.Buy, "0.1", at(0, 11, 0)) // the pair is known on bitstamp: never filled
 		g.transfer(false, domain.Transfer{Exchange: "binance", ID: "w1", Asset: "BTC", Amount: dec("0.5"), Fee: dec("0.001"), TxID: "T1"}, 1, 10, 0)
 		g.transfer(true, domain.Transfer{Exchange: "bitstamp", ID: "d1", Asset: "BTC", Amount: dec("0.5"), TxID: "T1"}, 1, 11, 0)
-		g.order(3, "bitstamp", "USDT-BTC", domain.Sell, "0.5", at(2, 10, 0))
-		g.fill(3, "150", "0.5", "0", "USDT", at(2, 10, 0))
+		g.filled(3, "bitstamp", "USDT-BTC", domain.Sell, "150", "0.5", "0", "USDT", at(2, 10, 0))
 		out["transfer-carries-lots"] = g.events
 	}
 	{ // Coins from the outside, of unknown cost, sold after a bought lot.
@@ -86,29 +82,23 @@ func accountScenarios(t *testing.T) map[string][]domain.Event {
 		cfg(g)
 		g.transfer(true, domain.Transfer{Exchange: "binance", ID: "d1", Asset: "BTC", Amount: dec("1"), Status: domain.TransferPending}, 0, 9, 0)
 		g.transfer(true, domain.Transfer{Exchange: "binance", ID: "d1", Asset: "BTC", Amount: dec("1"), Status: domain.TransferCredited}, 0, 9, 0)
-		g.order(1, "binance", "USDT-BTC", domain.Buy, "1", at(1, 10, 0))
-		g.fill(1, "100", "1", "0", "USDT", at(1, 10, 0))
-		g.order(2, "binance", "USDT-BTC", domain.Sell, "1.5", at(2, 10, 0))
-		g.fill(2, "120", "1.5", "0", "USDT", at(2, 10, 0))
+		g.filled(1, "binance", "USDT-BTC", domain.Buy, "100", "1", "0", "USDT", at(1, 10, 0))
+		g.filled(2, "binance", "USDT-BTC", domain.Sell, "120", "1.5", "0", "USDT", at(2, 10, 0))
 		out["deposit-unknown-cost"] = g.events
 	}
 	{ // Coins from the outside when the log has a price of them.
 		g := &accountLog{testLog{t: t}}
 		cfg(g)
-		g.order(1, "binance", "USDT-BTC", domain.Buy, "1", at(0, 10, 0))
-		g.fill(1, "100", "1", "0", "USDT", at(0, 10, 0))
+		g.filled(1, "binance", "USDT-BTC", domain.Buy, "100", "1", "0", "USDT", at(0, 10, 0))
 		g.transfer(true, domain.Transfer{Exchange: "binance", ID: "d1", Asset: "BTC", Amount: dec("1"), Status: domain.TransferCredited}, 0, 10, 30)
-		g.order(2, "binance", "USDT-BTC", domain.Sell, "1.5", at(1, 10, 0))
-		g.fill(2, "120", "1.5", "0", "USDT", at(1, 10, 0))
+		g.filled(2, "binance", "USDT-BTC", domain.Sell, "120", "1.5", "0", "USDT", at(1, 10, 0))
 		out["deposit-at-market"] = g.events
 	}
 	{ // Dust converted to BNB, valued at the rates of its time.
 		g := &accountLog{testLog{t: t}}
 		cfg(g)
-		g.order(1, "binance", "USDT-ETH", domain.Buy, "1", at(0, 10, 0))
-		g.fill(1, "1500", "1", "0", "USDT", at(0, 10, 0))
-		g.order(2, "binance", "USDT-BNB", domain.Buy, "1", at(0, 11, 0))
-		g.fill(2, "400", "1", "0", "USDT", at(0, 11, 0))
+		g.filled(1, "binance", "USDT-ETH", domain.Buy, "1500", "1", "0", "USDT", at(0, 10, 0))
+		g.filled(2, "binance", "USDT-BNB", domain.Buy, "400", "1", "0", "USDT", at(0, 11, 0))
 		g.add(domain.RateStream("binance"), domain.TypeRateObserved, at(1, 9, 30), domain.RateObserved{Exchange: "binance", Base: "BNB", Quote: "USDT", Rate: dec("500")})
 		g.add(domain.RateStream("binance"), domain.TypeRateObserved, at(1, 9, 30), domain.RateObserved{Exchange: "binance", Base: "ETH", Quote: "USDT", Rate: dec("2000")})
 		g.convert(domain.Conversion{Exchange: "binance", ID: "c1", Kind: domain.ConversionDust, FromAsset: "ETH", FromAmount: dec("0.01"),

@@ -30,13 +30,10 @@ func booksLog(t *testing.T) []domain.Event {
 	g.add(domain.StreamConfig, domain.TypeConfigReplaced, at(0, 0, 0), map[string]any{"config": map[string]any{
 		"bot": map[string]any{"REPORTING_CURRENCY": "EUR", "PNL_METHOD": "fifo"}, "pairs": map[string]any{}}})
 	g.add(domain.RateStream("binance"), domain.TypeRateObserved, at(0, 0, 0), domain.RateObserved{Exchange: "binance", Base: "USDT", Quote: "EUR", Rate: dec("0.8")})
-	g.order(1, "binance", "USDT-BTC", domain.Buy, "1", at(0, 10, 0))
-	g.fill(1, "100", "1", "0.001", "BTC", at(0, 10, 0))
-	g.order(2, "binance", "USDT-BTC", domain.Buy, "1", at(0, 11, 0))
-	g.fill(2, "90", "1", "0.09", "USDT", at(0, 11, 0))
+	g.filled(1, "binance", "USDT-BTC", domain.Buy, "100", "1", "0.001", "BTC", at(0, 10, 0))
+	g.filled(2, "binance", "USDT-BTC", domain.Buy, "90", "1", "0.09", "USDT", at(0, 11, 0))
 	g.add(domain.RateStream("binance"), domain.TypeRateObserved, at(1, 0, 0), domain.RateObserved{Exchange: "binance", Base: "USDT", Quote: "EUR", Rate: dec("0.5")})
-	g.order(3, "binance", "USDT-BTC", domain.Sell, "1.5", at(1, 9, 0))
-	g.fill(3, "110", "1.5", "0.5", "BNB", at(1, 9, 0))
+	g.filled(3, "binance", "USDT-BTC", domain.Sell, "110", "1.5", "0.5", "BNB", at(1, 9, 0))
 	return g.events
 }
 

@@ -9,6 +9,14 @@ import (
 	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
+// filled logs order id (limit, amount qty) and its one fill of qty at
+// price, both at when: testLog's order and fill (ledger_test.go) for an
+// order filled whole at once.
+func (g *testLog) filled(id int64, exchange, pair string, side domain.Side, price, qty, fee, feeAsset string, when time.Time) {
+	g.order(id, exchange, pair, side, qty, when)
+	g.fill(id, price, qty, fee, feeAsset, when)
+}
+
 // rateAt appends a RateObserved: 1 base = rate quote at t.
 func (g *testLog) rateAt(quote, base, rate string, t time.Time) {
 	g.add(domain.RateStream("binance"), domain.TypeRateObserved, t, domain.RateObserved{Exchange: "binance", Base: base, Quote: quote, Rate: dec(rate)})
@@ -48,11 +56,9 @@ func wantFields(t *testing.T, what string, m map[string]any, want map[string]any
 func TestFeeInThirdAssetValued(t *testing.T) {
 	g := &testLog{t: t}
 	g.rateAt("USDT", "BNB", "500", at(0, 9, 30))
-	g.order(1, "binance", "USDT-ETH", domain.Buy, "2", at(0, 10, 0))
-	g.fill(1, "1000", "2", "0.001", "BNB", at(0, 10, 0))
+	g.filled(1, "binance", "USDT-ETH", domain.Buy, "1000", "2", "0.001", "BNB", at(0, 10, 0))
 	g.rateAt("USDT", "BNB", "600", at(0, 10, 10))
-	g.order(2, "binance", "USDT-ETH", domain.Sell, "2", at(0, 10, 20))
-	g.fill(2, "1100", "2", "0.0011", "BNB", at(0, 10, 20))
+	g.filled(2, "binance", "USDT-ETH", domain.Sell, "1100", "2", "0.0011", "BNB", at(0, 10, 20))
 	for _, m := range []domain.PnlMethod{domain.LOFO, domain.FIFO, domain.Average} {
 		l := replay(t, m, g.events)
 		tot, err := l.Total("binance/USDT-ETH")
@@ -87,10 +93,8 @@ func TestFeeInThirdAssetValued(t *testing.T) {
 //	#2 sell 1 @ 110 fee 0.1 USDT → pnl 110 − 0.1 − 100 = 9.9
 func TestFeeWithoutRateIsListed(t *testing.T) {
 	g := &testLog{t: t}
-	g.order(1, "binance", "USDT-SOL", domain.Buy, "1", at(0, 10, 0))
-	g.fill(1, "100", "1", "0.2", "KCS", at(0, 10, 0))
-	g.order(2, "binance", "USDT-SOL", domain.Sell, "1", at(0, 11, 0))
-	g.fill(2, "110", "1", "0.1", "USDT", at(0, 11, 0))
+	g.filled(1, "binance", "USDT-SOL", domain.Buy, "100", "1", "0.2", "KCS", at(0, 10, 0))
+	g.filled(2, "binance", "USDT-SOL", domain.Sell, "110", "1", "0.1", "USDT", at(0, 11, 0))
 	l := replay(t, domain.LOFO, g.events)
 	recs := recordJSON(t, l, "binance/USDT-SOL")
 	wantFields(t, "buy", recs[1], map[string]any{"fees": 0.0, "feeAsset": "KCS", "feeAmount": 0.2})
@@ -139,8 +143,7 @@ func TestFeeRateMaxAge(t *testing.T) {
 		}
 		g.add(domain.StreamConfig, domain.TypeConfigReplaced, at(0, 0, 0), map[string]any{"config": map[string]any{"bot": bot, "pairs": map[string]any{}}})
 		g.rateAt("USDT", "BNB", "500", at(0, 8, 30))
-		g.order(1, "binance", "USDT-ETH", domain.Buy, "1", at(0, 10, 0))
-		g.fill(1, "1000", "1", "0.001", "BNB", at(0, 10, 0))
+		g.filled(1, "binance", "USDT-ETH", domain.Buy, "1000", "1", "0.001", "BNB", at(0, 10, 0))
 		return g.events
 	}
 	for _, c := range []struct {
@@ -172,11 +175,9 @@ func TestFeeRateMaxAge(t *testing.T) {
 func TestFeeValuationIsInTradeTime(t *testing.T) {
 	g := &testLog{t: t}
 	g.rateAt("USDT", "BNB", "500", at(0, 9, 0))
-	g.order(1, "binance", "USDT-ETH", domain.Buy, "1", at(0, 10, 0))
-	g.fill(1, "1000", "1", "0.001", "BNB", at(0, 10, 0))
+	g.filled(1, "binance", "USDT-ETH", domain.Buy, "1000", "1", "0.001", "BNB", at(0, 10, 0))
 	g.rateAt("USDT", "BNB", "600", at(0, 9, 59))
-	g.order(2, "binance", "USDT-ETH", domain.Buy, "1", at(0, 10, 5))
-	g.fill(2, "1000", "1", "0.001", "BNB", at(0, 10, 5))
+	g.filled(2, "binance", "USDT-ETH", domain.Buy, "1000", "1", "0.001", "BNB", at(0, 10, 5))
 	live := NewLedger(domain.LOFO)
 	for i := range g.events {
 		if err := live.Apply(&g.events[i]); err != nil {
@@ -206,10 +207,8 @@ func TestFeeValuationIsInTradeTime(t *testing.T) {
 func TestFeeThroughTwoRates(t *testing.T) {
 	g := &testLog{t: t}
 	g.rateAt("USDT", "BNB", "500", at(0, 9, 0))
-	g.order(1, "binance", "USDT-BTC", domain.Buy, "0.1", at(0, 9, 0))
-	g.fill(1, "50000", "0.1", "5", "USDT", at(0, 9, 0))
-	g.order(2, "binance", "BTC-ETH", domain.Buy, "1", at(0, 10, 0))
-	g.fill(2, "0.05", "1", "0.01", "BNB", at(0, 10, 0))
+	g.filled(1, "binance", "USDT-BTC", domain.Buy, "50000", "0.1", "5", "USDT", at(0, 9, 0))
+	g.filled(2, "binance", "BTC-ETH", domain.Buy, "0.05", "1", "0.01", "BNB", at(0, 10, 0))
 	l := replay(t, domain.FIFO, g.events)
 	recs := recordJSON(t, l, "binance/BTC-ETH")
 	wantFields(t, "BTC-ETH buy", recs[0], map[string]any{"fees": 0.0001, "feeQuote": 0.0001, "feeRate": 0.01,
@@ -225,10 +224,8 @@ func TestFeeThroughTwoRates(t *testing.T) {
 //	#2 sell 1.998 @ 1100 fee 2.1978 USDT → pnl 2197.8 − 2.1978 − 2000 = 195.6022
 func TestBaseFeeOnBuyReducesTheLot(t *testing.T) {
 	g := &testLog{t: t}
-	g.order(1, "binance", "USDT-ETH", domain.Buy, "2", at(0, 10, 0))
-	g.fill(1, "1000", "2", "0.002", "ETH", at(0, 10, 0))
-	g.order(2, "binance", "USDT-ETH", domain.Sell, "1.998", at(0, 11, 0))
-	g.fill(2, "1100", "1.998", "2.1978", "USDT", at(0, 11, 0))
+	g.filled(1, "binance", "USDT-ETH", domain.Buy, "1000", "2", "0.002", "ETH", at(0, 10, 0))
+	g.filled(2, "binance", "USDT-ETH", domain.Sell, "1100", "1.998", "2.1978", "USDT", at(0, 11, 0))
 	for _, m := range []domain.PnlMethod{domain.LOFO, domain.FIFO, domain.Average} {
 		l := replay(t, m, g.events)
 		recs := recordJSON(t, l, "binance/USDT-ETH")
@@ -255,14 +252,10 @@ func TestAllConvertsThroughTwoRates(t *testing.T) {
 	g := &testLog{t: t}
 	g.add(domain.StreamConfig, domain.TypeConfigReplaced, at(0, 0, 0), map[string]any{"config": map[string]any{
 		"bot": map[string]any{"REPORTING_CURRENCY": "USDT"}, "pairs": map[string]any{}}})
-	g.order(1, "binance", "USDT-BTC", domain.Buy, "0.1", at(0, 10, 0))
-	g.fill(1, "50000", "0.1", "0", "USDT", at(0, 10, 0))
-	g.order(2, "binance", "EUR-BTC", domain.Buy, "0.1", at(0, 10, 10))
-	g.fill(2, "40000", "0.1", "0", "EUR", at(0, 10, 10))
-	g.order(3, "binance", "EUR-SOL", domain.Buy, "10", at(0, 10, 20))
-	g.fill(3, "100", "10", "0", "EUR", at(0, 10, 20))
-	g.order(4, "binance", "EUR-SOL", domain.Sell, "10", at(0, 10, 30))
-	g.fill(4, "120", "10", "0", "EUR", at(0, 10, 30))
+	g.filled(1, "binance", "USDT-BTC", domain.Buy, "50000", "0.1", "0", "USDT", at(0, 10, 0))
+	g.filled(2, "binance", "EUR-BTC", domain.Buy, "40000", "0.1", "0", "EUR", at(0, 10, 10))
+	g.filled(3, "binance", "EUR-SOL", domain.Buy, "100", "10", "0", "EUR", at(0, 10, 20))
+	g.filled(4, "binance", "EUR-SOL", domain.Sell, "120", "10", "0", "EUR", at(0, 10, 30))
 	l := replay(t, domain.LOFO, g.events)
 	o, err := l.Overview(OverviewQuery{Scope: PnlScope{Keys: []string{"All"}}, Loc: time.UTC, Now: at(0, 12, 0)})
 	if err != nil {

@@ -83,6 +83,32 @@ func (x *idIndex[V]) get(id int64) (V, bool) {
 	return x.far.chunks[k].vals[i], true
 }
 
+// update sets id's value to f(its value) when id is held (one look-up; a
+// chunk shared with a clone is copied only when the value changes) and
+// reports whether it is.
+func (x *idIndex[V]) update(id int64, f func(V) V) bool {
+	if id >= 0 && id < x.denseLen {
+		k, i := int(id>>denseBits), id&denseMask
+		v := x.dense[k].v[i]
+		if v == 0 {
+			return false
+		}
+		if nv := f(v-1) + 1; nv != v {
+			x.ownDense(k).v[i] = nv
+		}
+		return true
+	}
+	k, i, ok := x.far.find(id)
+	if !ok {
+		return false
+	}
+	v := x.far.chunks[k].vals[i]
+	if nv := f(v); nv != v {
+		x.far.own(k, x.gen).vals[i] = nv
+	}
+	return true
+}
+
 // len returns the number of ids held.
 func (x *idIndex[V]) len() int { return x.used + x.far.n }
 
@@ -177,6 +203,9 @@ func (f *farIDs[V]) find(id int64) (k, i int, ok bool) {
 	// The last chunk with a first id at or before id: most lookups are of
 	// recent ids, in the last chunk.
 	k = nc - 1
+	if ids := f.chunks[k].ids; len(ids) > 0 && id > ids[len(ids)-1] {
+		return k, len(ids), false // after every id: a new one, appended
+	}
 	if id < f.firsts[k] {
 		lo, hi := 0, k // firsts[hi] > id
 		for lo < hi {

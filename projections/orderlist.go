@@ -93,14 +93,40 @@ func (l *OrderList) Name() string { return "orderlist" }
 // state (see OrderList). Other events are ignored. A payload that does not
 // decode is EINVALID and changes nothing.
 func (l *OrderList) Apply(e *domain.Event) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.apply(e)
+}
+
+// ApplyBatch implements BatchApplier: Apply on each event, under one lock.
+func (l *OrderList) ApplyBatch(events []domain.Event, onError func(*domain.Event, error)) {
+	l.mu.Lock()
+	applyEach(events, l.apply, onError)
+	l.mu.Unlock()
+}
+
+// The indexes in listStates of the states Apply moves an order to.
+const (
+	listRequested = iota
+	listAccepted
+	listTriggered
+	listFilledState
+	listCancelled
+	listRejected
+	listExpired
+)
+
+// listDone reports whether the state at index st of listStates is final.
+func listDone(st uint8) bool { return st >= listFilledState }
+
+// apply is Apply with l.mu held.
+func (l *OrderList) apply(e *domain.Event) error {
 	switch e.Type {
 	case domain.TypeOrderRequested:
 		r, err := domain.Payload[domain.OrderRequested](e)
 		if err != nil {
 			return err
 		}
-		l.mu.Lock()
-		defer l.mu.Unlock()
 		return l.request(r, e.Time)
 	case domain.TypeOrderFilled:
 		f, err := domain.Payload[domain.OrderFilled](e)
@@ -118,20 +144,20 @@ func (l *OrderList) Apply(e *domain.Event) error {
 			switch {
 			case o.filled.Cmp(o.amount) >= 0:
 				delete(l.open, id)
-				return withState(v, domain.OrderStateFilled)
-			case listStates[st] == domain.OrderStateRequested || listStates[st] == domain.OrderStateTriggered:
-				v = withState(v, domain.OrderStateAccepted)
+				return withState(v, listFilledState)
+			case st == listRequested || st == listTriggered:
+				v = withState(v, listAccepted)
 			}
 			l.open[id] = o
 			return v
 		})
 	case domain.TypeOrderAccepted, domain.TypeStopTriggered:
-		next := domain.OrderStateAccepted
+		next := uint8(listAccepted)
 		if e.Type == domain.TypeStopTriggered {
-			next = domain.OrderStateTriggered
+			next = listTriggered
 		}
 		l.update(e.Stream, func(id int64, v uint8) uint8 {
-			if listStates[v&listStateMask].Done() {
+			if listDone(v & listStateMask) {
 				return v
 			}
 			return withState(v, next)
@@ -139,12 +165,12 @@ func (l *OrderList) Apply(e *domain.Event) error {
 	case domain.TypeOrderCancelRequested:
 		l.update(e.Stream, func(_ int64, v uint8) uint8 { return v | listCancelReq })
 	case domain.TypeOrderCancelled, domain.TypeOrderRejected, domain.TypeOrderExpired:
-		final := domain.OrderStateCancelled
+		final := uint8(listCancelled)
 		switch e.Type {
 		case domain.TypeOrderRejected:
-			final = domain.OrderStateRejected
+			final = listRejected
 		case domain.TypeOrderExpired:
-			final = domain.OrderStateExpired
+			final = listExpired
 		}
 		l.update(e.Stream, func(id int64, v uint8) uint8 {
 			delete(l.open, id)
@@ -154,22 +180,19 @@ func (l *OrderList) Apply(e *domain.Event) error {
 	return nil
 }
 
-func withState(v uint8, s domain.OrderState) uint8 {
-	return v&^listStateMask | uint8(listState(s))
+// withState returns the flags v with the state at index st of listStates.
+func withState(v uint8, st uint8) uint8 {
+	return v&^listStateMask | st
 }
 
 // update changes the flags of the order of stream (an order stream of a
-// requested order; others are ignored) to change(id, flags).
+// requested order; others are ignored) to change(id, flags). l.mu is held.
 func (l *OrderList) update(stream string, change func(id int64, v uint8) uint8) {
 	id, ok := streams.OrderStreamID(stream)
 	if !ok {
 		return
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if v, ok := l.states.get(id); ok {
-		l.states.set(id, change(id, v))
-	}
+	l.states.update(id, func(v uint8) uint8 { return change(id, v) })
 }
 
 func (l *OrderList) request(r *domain.OrderRequested, t int64) error {

@@ -208,6 +208,20 @@ func (l *Ledger) Name() string { return "ledger" }
 // Other events are ignored. A payload that does not decode is an EINVALID
 // error and changes nothing.
 func (l *Ledger) Apply(e *domain.Event) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.apply(e)
+}
+
+// ApplyBatch implements BatchApplier: Apply on each event, under one lock.
+func (l *Ledger) ApplyBatch(events []domain.Event, onError func(*domain.Event, error)) {
+	l.mu.Lock()
+	applyEach(events, l.apply, onError)
+	l.mu.Unlock()
+}
+
+// apply is Apply with l.mu held.
+func (l *Ledger) apply(e *domain.Event) error {
 	switch e.Type {
 	case domain.TypeOrderRequested:
 		// A predecoded payload is read in place, not copied.
@@ -215,8 +229,6 @@ func (l *Ledger) Apply(e *domain.Event) error {
 		if err != nil {
 			return err // EINVALID, naming the event
 		}
-		l.mu.Lock()
-		defer l.mu.Unlock()
 		l.version++
 		return l.applyRequested(r)
 	case domain.TypeOrderFilled:
@@ -228,8 +240,6 @@ func (l *Ledger) Apply(e *domain.Event) error {
 		if err != nil {
 			return err // EINVALID, naming the event
 		}
-		l.mu.Lock()
-		defer l.mu.Unlock()
 		l.version++
 		return l.applyFill(id, domain.FillTime(e, f), e.Position, f)
 	case domain.TypeExternalFill:
@@ -241,29 +251,21 @@ func (l *Ledger) Apply(e *domain.Event) error {
 		if t == 0 {
 			t = e.Time
 		}
-		l.mu.Lock()
-		defer l.mu.Unlock()
 		l.version++
 		return l.applyExternal(t, e.Position, &x)
 	case domain.TypeDeposit, domain.TypeWithdrawal, domain.TypeConversion:
-		l.mu.Lock()
-		defer l.mu.Unlock()
 		l.version++
 		return l.applyFlow(e)
 	case domain.TypeOrderCancelled, domain.TypeOrderRejected, domain.TypeOrderExpired:
 		if id, ok := streams.OrderStreamID(e.Stream); ok {
-			l.mu.Lock()
 			delete(l.open, id)
 			l.version++
-			l.mu.Unlock()
 		}
 	case domain.TypeBalancesObserved:
 		var b domain.BalancesObserved
 		if err := e.Decode(&b); err != nil {
 			return err
 		}
-		l.mu.Lock()
-		defer l.mu.Unlock()
 		l.version++
 		l.assets.observe(e.Time, &b)
 	case domain.TypeRateObserved:
@@ -271,15 +273,11 @@ func (l *Ledger) Apply(e *domain.Event) error {
 		if err := e.Decode(&r); err != nil {
 			return err
 		}
-		l.mu.Lock()
-		defer l.mu.Unlock()
 		l.version++
 		l.head = max(l.head, e.Position)
 		l.conv.Rates.Observe(r.Quote, r.Base, e.Time, e.Position, r.Rate)
 		l.conv.RatePoint(fold.Key{Time: e.Time, Pos: e.Position}, -1)
 	case domain.TypePairAdded, domain.TypePairRemoved, domain.TypeConfigReplaced:
-		l.mu.Lock()
-		defer l.mu.Unlock()
 		l.version++
 		return l.applyConfig(e)
 	}

@@ -68,12 +68,9 @@ func TestOrderRecordSize(t *testing.T) {
 // ones that fit.
 func TestOrderRecordWideAmounts(t *testing.T) {
 	g := &testLog{t: t}
-	g.order(1, "kraken", "USDT-BABYDOGE", domain.Buy, "1000000000000", at(0, 1, 0))
-	g.fill(1, "0.0000000012", "1000000000000", "1.2", "USDT", at(0, 1, 0))
-	g.order(2, "kraken", "USDT-BABYDOGE", domain.Sell, "999999999999.5", at(0, 2, 0))
-	g.fill(2, "0.0000000013", "999999999999.5", "0.000000000013", "USDT", at(0, 2, 0))
-	g.order(3, "binance", "IDR-BTC", domain.Buy, "0.123456789", at(0, 3, 0))
-	g.fill(3, "1234567890.123456789012", "0.123456789", "0", "IDR", at(0, 3, 0))
+	g.filled(1, "kraken", "USDT-BABYDOGE", domain.Buy, "0.0000000012", "1000000000000", "1.2", "USDT", at(0, 1, 0))
+	g.filled(2, "kraken", "USDT-BABYDOGE", domain.Sell, "0.0000000013", "999999999999.5", "0.000000000013", "USDT", at(0, 2, 0))
+	g.filled(3, "binance", "IDR-BTC", domain.Buy, "1234567890.123456789012", "0.123456789", "0", "IDR", at(0, 3, 0))
 	l := replay(t, domain.LOFO, g.events)
 	recs := l.Orders("kraken/USDT-BABYDOGE")
 	if len(recs) != 2 {

@@ -22,6 +22,24 @@ type Projection interface {
 	Apply(e *domain.Event) error
 }
 
+// BatchApplier is a Projection that can apply a run of events at once,
+// as the start-up replay reads them: the same as Apply on each in order
+// (onError told of each event Apply would have returned an error for),
+// with its lock taken once for the run instead of once per event.
+type BatchApplier interface {
+	ApplyBatch(events []domain.Event, onError func(e *domain.Event, err error))
+}
+
+// applyEach calls apply on each event in order and tells onError of each
+// error: a BatchApplier's loop, its lock held.
+func applyEach(events []domain.Event, apply func(*domain.Event) error, onError func(*domain.Event, error)) {
+	for i := range events {
+		if err := apply(&events[i]); err != nil {
+			onError(&events[i], err)
+		}
+	}
+}
+
 // Runner feeds registered projections from one subscription, in order, and
 // tracks the applied position so that writers can wait for their events to
 // become visible (read-your-writes).
@@ -111,6 +129,10 @@ func (r *Runner) Start(ctx context.Context) error {
 	// (OwnTime decodes fills): tracked only when one can be taken.
 	_, err = r.snapshotters()
 	r.track = err == nil
+	batchers := make([]BatchApplier, len(r.projections))
+	for i, p := range r.projections {
+		batchers[i], _ = p.(BatchApplier)
+	}
 	err = readAhead(ctx, it, func(batch []domain.Event) bool {
 		stop := false
 		if r.Until != 0 {
@@ -130,10 +152,18 @@ func (r *Runner) Start(ctx context.Context) error {
 		}
 		replayed += int64(len(batch))
 		var wg sync.WaitGroup
-		for _, p := range r.projections {
+		for pi, p := range r.projections {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				if b := batchers[pi]; b != nil {
+					b.ApplyBatch(batch, func(e *domain.Event, err error) {
+						if r.OnError != nil {
+							r.OnError(p, e, err)
+						}
+					})
+					return
+				}
 				for i := range batch {
 					if err := p.Apply(&batch[i]); err != nil && r.OnError != nil {
 						r.OnError(p, &batch[i], err)

@@ -37,20 +37,12 @@ func (c *counter) get(typ string) int {
 	return c.counts[typ]
 }
 
-// openRunnerStore opens a SQLite store in a temporary directory, closed at
-// the test's end.
-func openRunnerStore(t *testing.T) *sqlite.Store {
-	t.Helper()
+func TestRunnerReplaysThenFollows(t *testing.T) {
 	store := sqlite.NewStore(filepath.Join(t.TempDir(), "events.db"))
 	if err := store.Open(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { store.Close() })
-	return store
-}
-
-func TestRunnerReplaysThenFollows(t *testing.T) {
-	store := openRunnerStore(t)
+	defer store.Close()
 	ctx := context.Background()
 	clock := domain.NewManualClock(time.Unix(1700000000, 0))
 	for i := 0; i < 5; i++ {
@@ -91,6 +83,16 @@ func TestRunnerReplaysThenFollows(t *testing.T) {
 	if err := r.WaitFor(short, r.Position()+100); err == nil {
 		t.Fatalf("WaitFor a future position returned nil")
 	}
+}
+
+// openRunnerStore opens a new SQLite store, closed at the test's end.
+func openRunnerStore(t *testing.T) *sqlite.Store {
+	store := sqlite.NewStore(filepath.Join(t.TempDir(), "events.db"))
+	if err := store.Open(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	return store
 }
 
 // recorder keeps every event it is given.
@@ -153,6 +155,79 @@ func TestRunnerReplayNoHashes(t *testing.T) {
 		if !reflect.DeepEqual(w, wo) {
 			t.Fatalf("event %d: %+v without hashes, want %+v", i, wo, w)
 		}
+	}
+}
+
+// batchRecorder is a BatchApplier: it records which path gave it each
+// event, and refuses the events of type "Bad".
+type batchRecorder struct {
+	batched, single []uint64
+}
+
+func (b *batchRecorder) Name() string { return "batch" }
+func (b *batchRecorder) Apply(e *domain.Event) error {
+	b.single = append(b.single, e.Position)
+	if e.Type == "Bad" {
+		return domain.Errorf(domain.EINVALID, "bad")
+	}
+	return nil
+}
+func (b *batchRecorder) ApplyBatch(events []domain.Event, onError func(*domain.Event, error)) {
+	for i := range events {
+		b.batched = append(b.batched, events[i].Position)
+		if events[i].Type == "Bad" {
+			onError(&events[i], domain.Errorf(domain.EINVALID, "bad"))
+		}
+	}
+}
+
+// The start-up replay feeds a BatchApplier through ApplyBatch, every event
+// once and in order, its refusals told to OnError; live events go through
+// Apply.
+func TestRunnerReplaysBatches(t *testing.T) {
+	store := openRunnerStore(t)
+	store.ReadBatchSize = 7
+	ctx := context.Background()
+	clock := domain.NewManualClock(time.Unix(1700000000, 0))
+	for i := 0; i < 50; i++ {
+		typ := "Old"
+		if i%10 == 3 {
+			typ = "Bad"
+		}
+		if _, err := store.Append(ctx, "a", domain.Any, domain.NewEvent(clock, typ, nil)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := &batchRecorder{}
+	var refused []uint64
+	r := projections.NewRunner(store)
+	r.OnError = func(p projections.Projection, e *domain.Event, err error) { refused = append(refused, e.Position) }
+	r.Register(b)
+	r.Register(&counter{counts: map[string]int{}})
+	if err := r.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if len(b.batched) != 50 || len(b.single) != 0 {
+		t.Fatalf("replay: %d events through ApplyBatch, %d through Apply; want 50 and 0", len(b.batched), len(b.single))
+	}
+	for i, pos := range b.batched {
+		if pos != uint64(i+1) {
+			t.Fatalf("replay: event %d at position %d", i, pos)
+		}
+	}
+	if want := []uint64{4, 14, 24, 34, 44}; !reflect.DeepEqual(refused, want) {
+		t.Fatalf("refused %v, want %v", refused, want)
+	}
+	res, err := store.Append(ctx, "b", domain.Any, domain.NewEvent(clock, "New", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.WaitFor(ctx, res.LastPosition); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(b.single, []uint64{51}) || len(b.batched) != 50 {
+		t.Fatalf("live: %v through Apply, %d through ApplyBatch", b.single, len(b.batched))
 	}
 }
 

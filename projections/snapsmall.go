@@ -164,11 +164,7 @@ func (p *Config) Load(d *snap.Decoder) (func(), error) {
 		base = c
 	}
 	version := d.Varint()
-	creds := map[string]map[string]string{}
-	for range d.Len(2) {
-		x := d.Text()
-		creds[x] = decodeStrings(d)
-	}
+	creds := decodeTextMap(d, 2, func() map[string]string { return decodeStrings(d) })
 	if err := d.Err(); err != nil {
 		return nil, err
 	}
@@ -184,12 +180,16 @@ func encodeStrings(e *snap.Encoder, m map[string]string) {
 	snap.TextMap(e, m, e.Text)
 }
 
-func decodeStrings(d *snap.Decoder) map[string]string {
-	n := d.Len(2)
-	m := make(map[string]string, n)
+func decodeStrings(d *snap.Decoder) map[string]string { return decodeTextMap(d, 2, d.Text) }
+
+// decodeTextMap reads a map snap.TextMap wrote: its length (each entry
+// minSize bytes at least), then each key and the value value reads.
+func decodeTextMap[V any](d *snap.Decoder, minSize int, value func() V) map[string]V {
+	n := d.Len(minSize)
+	m := make(map[string]V, n)
 	for range n {
 		k := d.Text()
-		m[k] = d.Text()
+		m[k] = value()
 	}
 	return m
 }
@@ -221,26 +221,13 @@ func (p *Files) Freeze() func(*snap.Encoder) {
 
 // Load implements Snapshotter.
 func (p *Files) Load(d *snap.Decoder) (func(), error) {
-	files := map[string]map[string]storedFile{}
-	for range d.Len(2) {
-		kind := d.Text()
-		m := map[string]storedFile{}
-		for range d.Len(3) {
-			name := d.Text()
-			m[name] = storedFile{content: json.RawMessage(d.Bytes()), sha256: d.Text()}
-		}
-		files[kind] = m
-	}
-	versions := map[string]int64{}
-	for range d.Len(2) {
-		s := d.Text()
-		versions[s] = d.Varint()
-	}
-	balances := map[string][]domain.AssetBalance{}
-	for range d.Len(2) {
-		x := d.Text()
-		balances[x] = decodeAssetBalances(d)
-	}
+	files := decodeTextMap(d, 2, func() map[string]storedFile {
+		return decodeTextMap(d, 3, func() storedFile {
+			return storedFile{content: json.RawMessage(d.Bytes()), sha256: d.Text()}
+		})
+	})
+	versions := decodeTextMap(d, 2, d.Varint)
+	balances := decodeTextMap(d, 2, func() []domain.AssetBalance { return decodeAssetBalances(d) })
 	if err := d.Err(); err != nil {
 		return nil, err
 	}
@@ -293,11 +280,9 @@ func (b *Balances) Freeze() func(*snap.Encoder) {
 
 // Load implements Snapshotter.
 func (b *Balances) Load(d *snap.Decoder) (func(), error) {
-	by := map[string]domain.BalancesObserved{}
-	for range d.Len(3) {
-		x := d.Text()
-		by[x] = domain.BalancesObserved{Exchange: d.Text(), Balances: decodeAssetBalances(d)}
-	}
+	by := decodeTextMap(d, 3, func() domain.BalancesObserved {
+		return domain.BalancesObserved{Exchange: d.Text(), Balances: decodeAssetBalances(d)}
+	})
 	if err := d.Err(); err != nil {
 		return nil, err
 	}

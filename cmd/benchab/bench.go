@@ -142,14 +142,7 @@ func runStart(ctx context.Context, m *Main, b *build, _ string) (figures, error)
 	if b.snapshots {
 		extra = []string{"--snapshot-dir", filepath.Join(b.dir, "no-snapshots")}
 	}
-	s, err := m.serve(ctx, b, b.data, extra...)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.stop(); err != nil {
-		return nil, err
-	}
-	return figures{"start-s": s.ready.Seconds(), "start-cpu": s.readyCPU.Seconds()}, nil
+	return m.timedStart(ctx, b, "start", extra...)
 }
 
 // runSnapStart: serve from the read-model snapshot written at prepare and
@@ -158,14 +151,20 @@ func runSnapStart(ctx context.Context, m *Main, b *build, _ string) (figures, er
 	if !b.snapshots {
 		return figures{"snapstart-s": math.NaN(), "snapstart-cpu": math.NaN()}, nil
 	}
-	s, err := m.serve(ctx, b, b.data, "--snapshot-dir", b.snapDir)
+	return m.timedStart(ctx, b, "snapstart", "--snapshot-dir", b.snapDir)
+}
+
+// timedStart serves b's data with the extra flags until ready, stops it,
+// and reports the time and CPU to ready as name-s and name-cpu.
+func (m *Main) timedStart(ctx context.Context, b *build, name string, extra ...string) (figures, error) {
+	s, err := m.serve(ctx, b, b.data, extra...)
 	if err != nil {
 		return nil, err
 	}
 	if err := s.stop(); err != nil {
 		return nil, err
 	}
-	return figures{"snapstart-s": s.ready.Seconds(), "snapstart-cpu": s.readyCPU.Seconds()}, nil
+	return figures{name + "-s": s.ready.Seconds(), name + "-cpu": s.readyCPU.Seconds()}, nil
 }
 
 // runReplay: `tradeledger replay` of the whole log (no snapshot in the

@@ -171,8 +171,7 @@ func checkExchange(m *Main, exchange string) error {
 // runSync backfills an exchange account's activity from --since to now.
 func runSync(ctx context.Context, args []string, env *Env) error {
 	fs := newFlagSet("sync", env.Stderr)
-	data := fs.String("data", "./data", "data directory")
-	storeURL := fs.String("eventstore", "", "event store URL (empty: embedded SQLite in the data dir)")
+	data, storeURL := dataDirFlags(fs)
 	exchange := fs.String("exchange", "", "the exchange (config.exchanges.<name>)")
 	since := fs.String("since", "", "read the account's history from this time: a date (UTC), RFC 3339 or ms")
 	if err := parseFlags(fs, args); err != nil {
@@ -209,15 +208,35 @@ func runSync(ctx context.Context, args []string, env *Env) error {
 	if terminal {
 		fmt.Fprintln(env.Stderr)
 	}
-	summary := fmt.Sprintf("%s: %d facts read since %s, %d new (%d external trades, %d deposits, %d withdrawals, %d conversions; own fills: %d matched, %d backfilled, %d mismatched) in %s",
-		*exchange, st.Listed, time.UnixMilli(from).UTC().Format(time.RFC3339), st.Recorded, st.External, st.Deposits, st.Withdrawals, st.Conversions,
-		st.Matched, st.Backfilled, st.Mismatched, time.Since(start).Round(time.Millisecond))
+	summary := syncSummary(*exchange, st, from, time.Since(start))
 	if err != nil {
 		fmt.Fprintln(env.Stdout, summary)
 		return fmt.Errorf("sync stopped (run it again: it resumes where it stopped, and records nothing twice): %w", err)
 	}
 	fmt.Fprintln(env.Stdout, summary)
 	return nil
+}
+
+// syncSummary is the line sync prints at its end: what it read, from
+// when (and how many histories it resumed where an earlier sync stopped),
+// and what was new.
+func syncSummary(exchange string, st engine.SyncStats, from int64, took time.Duration) string {
+	read := fmt.Sprintf("%s read since %s", counted(st.Listed, "fact"), time.UnixMilli(from).UTC().Format(time.RFC3339))
+	if st.Resumed > 0 {
+		read += fmt.Sprintf(" (%d of %d histories resumed where an earlier sync stopped)", st.Resumed, st.Histories)
+	}
+	return fmt.Sprintf("%s: %s, %d new (%s, %s, %s, %s; own fills: %d matched, %d backfilled, %d mismatched) in %s",
+		exchange, read, st.Recorded, counted(st.External, "external trade"), counted(st.Deposits, "deposit"),
+		counted(st.Withdrawals, "withdrawal"), counted(st.Conversions, "conversion"),
+		st.Matched, st.Backfilled, st.Mismatched, took.Round(time.Millisecond))
+}
+
+// counted writes n and the noun, plural unless n is 1.
+func counted(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // parseSince reads --since and --from: a date (its first instant, UTC),
@@ -233,8 +252,7 @@ func parseSince(s string) (int64, error) {
 // ago) to --to (default: now) and prints the reconciliation.
 func runReconcile(ctx context.Context, args []string, env *Env) error {
 	fs := newFlagSet("reconcile", env.Stderr)
-	data := fs.String("data", "./data", "data directory")
-	storeURL := fs.String("eventstore", "", "event store URL (empty: embedded SQLite in the data dir)")
+	data, storeURL := dataDirFlags(fs)
 	exchange := fs.String("exchange", "", "the exchange (config.exchanges.<name>)")
 	fromFlag := fs.String("from", "", "start of the window, by exchange time (a date in UTC, RFC 3339 or ms; default: 24 hours ago)")
 	toFlag := fs.String("to", "", "end of the window, exclusive (default: now)")
@@ -293,6 +311,6 @@ func printReconciliation(w io.Writer, r domain.Reconciliation, from int64) {
 	f, a := r.Fills, r.Activity
 	fmt.Fprintf(w, "fills: %d matched, %d missing (recorded now or by an earlier sync), %d extra (in the log, not listed), %d mismatched\n",
 		f.Matched, f.Missing, f.Extra, f.Mismatched)
-	fmt.Fprintf(w, "activity: %d trades (%d external), %d deposits, %d withdrawals, %d conversions\n",
-		a.Trades, a.ExternalTrades, a.Deposits, a.Withdrawals, a.Conversions)
+	fmt.Fprintf(w, "activity: %s (%d external), %s, %s, %s\n",
+		counted(a.Trades, "trade"), a.ExternalTrades, counted(a.Deposits, "deposit"), counted(a.Withdrawals, "withdrawal"), counted(a.Conversions, "conversion"))
 }

@@ -184,8 +184,15 @@ func TestAccountReconciledOverHTTP(t *testing.T) {
 		strings.NewReader(""), &out, &errOut); err != nil {
 		t.Fatalf("sync: %v\n%s", err, errOut.String())
 	}
-	if !strings.Contains(out.String(), "0 new") {
+	if !strings.Contains(out.String(), "0 new") || !strings.Contains(out.String(), "histories resumed where an earlier sync stopped") ||
+		!strings.Contains(out.String(), "0 deposits, 0 withdrawals") {
 		t.Errorf("sync again: %s", out.String())
+	}
+	out.Reset()
+	_ = Run(context.Background(), []string{"reconcile", "--data", dir, "--exchange", "binance", "--from", strconv.FormatInt(start, 10)},
+		strings.NewReader(""), &out, &errOut)
+	if !strings.Contains(out.String(), "1 deposit, 1 withdrawal,") {
+		t.Errorf("reconcile's activity line, counted in words: %s", out.String())
 	}
 	d, err := OpenDataDir(context.Background(), dir, "", zap.NewNop())
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
+	"github.com/tradeledger/tradeledger/eventstore/sqlite/sqlitetest"
 	tlhttp "github.com/tradeledger/tradeledger/http"
 	"github.com/tradeledger/tradeledger/projections"
 	"github.com/tradeledger/tradeledger/projections/clickhouse"
@@ -315,11 +316,7 @@ func writeArrivals(t *testing.T, dir string, evs []arrivalEvent) *sqlite.Store {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	s := sqlite.NewStore(filepath.Join(dir, "events.db"))
-	if err := s.Open(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := sqlitetest.OpenAt(t, filepath.Join(dir, "events.db"))
 	for _, a := range evs {
 		if _, err := s.Append(context.Background(), a.stream, domain.Any, a.event); err != nil {
 			t.Fatalf("append %s %s: %v", a.stream, a.event.Type, err)

@@ -26,13 +26,7 @@ import (
 // TRADELEDGER_BENCH_DATA to keep the log between runs. Run with
 // -benchtime 1x.
 func BenchmarkAsOfOverview(b *testing.B) {
-	orders := 1_000_000
-	if v := os.Getenv("TRADELEDGER_BENCH_ORDERS"); v != "" {
-		var err error
-		if orders, err = strconv.Atoi(v); err != nil {
-			b.Fatal(err)
-		}
-	}
+	orders := benchEnvInt(b, "TRADELEDGER_BENCH_ORDERS", 1_000_000)
 	dir := b.TempDir()
 	if keep := os.Getenv("TRADELEDGER_BENCH_DATA"); keep != "" {
 		dir = filepath.Join(keep, strconv.Itoa(orders))

@@ -29,8 +29,7 @@ func runAttention(ctx context.Context, args []string, env *Env) error {
 		}
 	}
 	fs := newFlagSet("attention", env.Stderr)
-	data := fs.String("data", "./data", "data directory")
-	storeURL := fs.String("eventstore", "", "event store URL (empty: embedded SQLite in the data dir)")
+	data, storeURL := dataDirFlags(fs)
 	order := fs.Int64("order", 0, "order id")
 	note := fs.String("note", "", "what was done about it (recorded in the event)")
 	if err := parseFlags(fs, args); err != nil {

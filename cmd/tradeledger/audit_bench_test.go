@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -23,13 +22,7 @@ import (
 // sells on four pairs. Building the log is not measured; raw-scan (read
 // every event, apply nothing) is the reference. Run with -benchtime 1x.
 func BenchmarkAuditLog(b *testing.B) {
-	n := 1_000_000
-	if v := os.Getenv("TRADELEDGER_BENCH_EVENTS"); v != "" {
-		var err error
-		if n, err = strconv.Atoi(v); err != nil {
-			b.Fatal(err)
-		}
-	}
+	n := benchEnvInt(b, "TRADELEDGER_BENCH_EVENTS", 1_000_000)
 	ctx := context.Background()
 	path := filepath.Join(b.TempDir(), "events.db")
 	store := sqlite.NewStore(path)

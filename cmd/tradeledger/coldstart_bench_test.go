@@ -47,13 +47,7 @@ import (
 // "snap-check-cpu-vs-replay" that CPU ÷ the full replay's (cpu-s); the
 // same unpaced ("snap-check-unpaced-…").
 func BenchmarkColdStart(b *testing.B) {
-	orders := 1_000_000
-	if v := os.Getenv("TRADELEDGER_BENCH_ORDERS"); v != "" {
-		var err error
-		if orders, err = strconv.Atoi(v); err != nil {
-			b.Fatal(err)
-		}
-	}
+	orders := benchEnvInt(b, "TRADELEDGER_BENCH_ORDERS", 1_000_000)
 	// TRADELEDGER_BENCH_DATA keeps the data dir between runs (the log takes
 	// longer to build than to replay): it is built there when missing.
 	dir := os.Getenv("TRADELEDGER_BENCH_DATA")

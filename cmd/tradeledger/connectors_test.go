@@ -91,17 +91,7 @@ func startConnectorE2E(t *testing.T, urls map[string]string, data string) *tradi
 	m.Config.Data, m.Config.Listen, m.Config.FilesListen = data, "127.0.0.1:0", "127.0.0.1:0"
 	m.Logger, m.Clock, m.ManualCycles = zap.NewNop(), e.clock, true
 	m.ConnectorURLs = urls
-	if err := m.Run(context.Background()); err != nil {
-		m.Close()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
-	e.m = m
-	status, token := serveLogin(t, m, e2eWallet, "e2e trading password")
-	if status != 200 || token == "" {
-		t.Fatalf("login = %d", status)
-	}
-	e.token = token
+	e.m, e.token = m, runAndLogin(t, m, "e2e trading password")
 	return e
 }
 
@@ -277,16 +267,7 @@ func TestBinanceEndToEndKilledMidPlacement(t *testing.T) {
 	e.startManualPair("binance", "USDT-BTC")
 	e.cycle()
 	base := map[string]any{"exch": "binance", "pair": "USDT-BTC", "amt": 0.01}
-	with := func(kv ...any) map[string]any {
-		m := map[string]any{}
-		for k, v := range base {
-			m[k] = v
-		}
-		for i := 0; i < len(kv); i += 2 {
-			m[kv[i].(string)] = kv[i+1]
-		}
-		return m
-	}
+	with := func(kv ...any) map[string]any { return withKV(base, kv...) }
 	resting := e.order("trade/buy", with("price", 50000))
 	e.order("trade/buy/market", base)
 	if status, out := e.post("trade/cancel", map[string]any{"data": map[string]any{"exch": "binance", "pair": "USDT-BTC", "id": fmt.Sprint(resting), "price": 50000, "type": "limit"}}, ""); status != 200 {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -54,18 +55,25 @@ func startTradingE2EWith(t *testing.T, logger *zap.Logger) *tradingE2E {
 	m := NewMain()
 	m.Config.Data, m.Config.Listen, m.Config.FilesListen = filepath.Join(t.TempDir(), "data"), "127.0.0.1:0", "127.0.0.1:0"
 	m.Logger, m.Clock, m.ManualCycles, m.ManualCheckpoints = logger, e.clock, true, true
+	e.m, e.token = m, runAndLogin(t, m, "e2e trading password")
+	return e
+}
+
+// runAndLogin runs m, closed when the test ends, and logs in with
+// e2eWallet and password (TRADELEDGER_PASSWORD at the data dir's first
+// start); it returns the token, failing the test without one.
+func runAndLogin(t *testing.T, m *Main, password string) string {
+	t.Helper()
 	if err := m.Run(context.Background()); err != nil {
 		m.Close()
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Close() })
-	e.m = m
-	status, token := serveLogin(t, m, e2eWallet, "e2e trading password")
+	status, token := serveLogin(t, m, e2eWallet, password)
 	if status != 200 || token == "" {
 		t.Fatalf("login = %d", status)
 	}
-	e.token = token
-	return e
+	return token
 }
 
 // startManualPair adds pair on exchange with the manual strategy and a
@@ -84,18 +92,41 @@ func (e *tradingE2E) startManualPair(exchange, pair string) {
 // Idempotency-Key; it returns the status and the decoded body.
 func (e *tradingE2E) post(path string, body any, key string) (int, map[string]any) {
 	e.t.Helper()
+	req := apiPost(e.m, e.token, path, body)
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
+	}
+	return e.do(req)
+}
+
+// apiPost is a POST of body as JSON (nil: no body) to m's /api/v1/path,
+// with token.
+func apiPost(m *Main, token, path string, body any) *http.Request {
 	var rd io.Reader = http.NoBody
 	if body != nil {
 		b, _ := json.Marshal(body)
 		rd = bytes.NewReader(b)
 	}
-	req, _ := http.NewRequest("POST", e.m.Server.URL()+"/api/v1/"+path, rd)
-	req.Header.Set("Authorization", "Bearer "+e.token)
+	req, _ := http.NewRequest("POST", m.Server.URL()+"/api/v1/"+path, rd)
+	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
-	if key != "" {
-		req.Header.Set("Idempotency-Key", key)
+	return req
+}
+
+// readOK sends req and returns the body of its answer, failing t unless
+// the status is 200.
+func readOK(t *testing.T, req *http.Request) []byte {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return e.do(req)
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("%s %s: %d %s", req.Method, req.URL, resp.StatusCode, b)
+	}
+	return b
 }
 
 func (e *tradingE2E) get(path string) (int, map[string]any) {
@@ -184,6 +215,16 @@ func lines(stream string, types ...string) []string {
 	return out
 }
 
+// withKV is a copy of base with the pairs of kv (a key, then its value)
+// set in it.
+func withKV(base map[string]any, kv ...any) map[string]any {
+	m := maps.Clone(base)
+	for i := 0; i < len(kv); i += 2 {
+		m[kv[i].(string)] = kv[i+1]
+	}
+	return m
+}
+
 // TestTradingEndToEnd is issue 4's "Must show" through the real wiring:
 // a pair added over HTTP, the core started, every order kind placed over
 // HTTP and driven by core cycles on the simulated market, then the exact
@@ -192,16 +233,7 @@ func lines(stream string, types ...string) []string {
 func TestTradingEndToEnd(t *testing.T) {
 	e := startTradingE2E(t)
 	base := map[string]any{"exch": "binance", "pair": "USDT-BTC", "amt": 0.01}
-	with := func(kv ...any) map[string]any {
-		m := map[string]any{}
-		for k, v := range base {
-			m[k] = v
-		}
-		for i := 0; i < len(kv); i += 2 {
-			m[kv[i].(string)] = kv[i+1]
-		}
-		return m
-	}
+	with := func(kv ...any) map[string]any { return withKV(base, kv...) }
 
 	// Before any pair cycles, trading is refused and nothing is written.
 	head := e.head()

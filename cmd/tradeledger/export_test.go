@@ -57,21 +57,30 @@ func writeTradingLog(t *testing.T, dir string, n int) uint64 {
 	var last uint64
 	for i := 1; i <= n; i++ {
 		clock.Advance(time.Hour)
-		side := domain.Buy
-		if i%2 == 0 {
-			side = domain.Sell
-		}
-		price := decimal.DecimalFromInt(int64(100 + i%7))
-		res, err := s.Append(context.Background(), domain.OrderStream(int64(i)), domain.NoStream,
-			domain.NewEvent(clock, domain.TypeOrderRequested, domain.OrderRequested{OrderID: int64(i), Exchange: "binance", Pair: "USDT-BTC",
-				Side: side, Kind: domain.KindLimit, Amount: decimal.DecimalFromInt(1), Price: price, ClientOrderID: fmt.Sprint(i)}),
-			domain.NewEvent(clock, domain.TypeOrderFilled, domain.OrderFilled{FillID: fmt.Sprint(i), Price: price, Quantity: decimal.DecimalFromInt(1), FeeAsset: "USDT"}))
+		res, err := s.Append(context.Background(), domain.OrderStream(int64(i)), domain.NoStream, filledOrderEvents(clock, i, decimal.Decimal{})...)
 		if err != nil {
 			t.Fatal(err)
 		}
 		last = res.LastPosition
 	}
 	return last
+}
+
+// filledOrderEvents is order i, limit, of 1 on binance USDT-BTC at
+// 100 + i%7 (a buy when i is odd, a sell when even), and its whole fill at
+// that price with fee in USDT, both at clock's time.
+func filledOrderEvents(clock domain.Clock, i int, fee decimal.Decimal) []domain.Event {
+	side := domain.Buy
+	if i%2 == 0 {
+		side = domain.Sell
+	}
+	price := decimal.DecimalFromInt(int64(100 + i%7))
+	return []domain.Event{
+		domain.NewEvent(clock, domain.TypeOrderRequested, domain.OrderRequested{OrderID: int64(i), Exchange: "binance", Pair: "USDT-BTC",
+			Side: side, Kind: domain.KindLimit, Amount: decimal.DecimalFromInt(1), Price: price, ClientOrderID: fmt.Sprint(i)}),
+		domain.NewEvent(clock, domain.TypeOrderFilled, domain.OrderFilled{FillID: fmt.Sprint(i), Price: price, Quantity: decimal.DecimalFromInt(1),
+			Fee: fee, FeeAsset: "USDT"}),
+	}
 }
 
 func TestExportClickHouse(t *testing.T) {

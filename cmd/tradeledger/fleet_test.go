@@ -16,7 +16,7 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/domain/pnlread"
-	"github.com/tradeledger/tradeledger/eventstore/sqlite"
+	"github.com/tradeledger/tradeledger/eventstore/sqlite/sqlitetest"
 )
 
 // writePairLog appends n filled orders of exchange/pair (ids from first
@@ -63,16 +63,7 @@ func (s *fleetService) request(t *testing.T, method, path string, body any) []by
 	req, _ := http.NewRequest(method, s.m.Server.URL()+path, rd)
 	req.Header.Set("Authorization", "Bearer "+s.token)
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 {
-		t.Fatalf("%s: %s %s: %d %s", s.name, method, path, resp.StatusCode, b)
-	}
-	return b
+	return readOK(t, req)
 }
 
 // caughtUp waits until the service's read models and its sink hold the
@@ -152,10 +143,7 @@ func TestFleetOfThreeServices(t *testing.T) {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			t.Fatal(err)
 		}
-		store := sqlite.NewStore(filepath.Join(dir, "events.db"))
-		if err := store.Open(); err != nil {
-			t.Fatal(err)
-		}
+		store := sqlitetest.OpenAt(t, filepath.Join(dir, "events.db"))
 		clock := domain.NewManualClock(start)
 		writePairLog(t, store, clock, l.exchange, l.pair, 1, l.n, l.base)
 		store.Close()

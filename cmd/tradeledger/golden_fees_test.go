@@ -19,7 +19,7 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/domain/pnlread"
-	"github.com/tradeledger/tradeledger/eventstore/sqlite"
+	"github.com/tradeledger/tradeledger/eventstore/sqlite/sqlitetest"
 	"github.com/tradeledger/tradeledger/projections"
 	"github.com/tradeledger/tradeledger/projections/clickhouse"
 )
@@ -331,11 +331,7 @@ func TestFeeHistoryGolden(t *testing.T) {
 // over the same log (skipped without TRADELEDGER_TEST_CLICKHOUSE).
 func TestFeeHistoryGoldenClickHouse(t *testing.T) {
 	url := clickhouseURL(t, fmt.Sprintf("tl_feehistory_%d", time.Now().UnixNano()%1_000_000))
-	store := sqlite.NewStore(filepath.Join(t.TempDir(), "events.db"))
-	if err := store.Open(); err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := sqlitetest.Open(t)
 	appendHistory(t, store, feeHistory(t))
 	sink := clickhouse.NewSink(url, store)
 	if _, err := sink.Export(context.Background()); err != nil {
@@ -391,16 +387,7 @@ func (e *tradingE2E) raw(method, path, body string) []byte {
 	req, _ := http.NewRequest(method, e.m.Server.URL()+"/api/v1/"+path, rd)
 	req.Header.Set("Authorization", "Bearer "+e.token)
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 {
-		e.t.Fatalf("%s %s = %d %s", method, path, resp.StatusCode, b)
-	}
-	return b
+	return readOK(e.t, req)
 }
 
 // decOrString shows a JSON value as the tests write figures: a number in

@@ -20,7 +20,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,8 +27,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"go.uber.org/zap"
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/secrets"
@@ -130,13 +127,7 @@ func (m *measured) login() string {
 
 // fillLog writes n events of about size bytes into a fresh data dir.
 func fillLog(t *testing.T, n, size int) string {
-	data := filepath.Join(t.TempDir(), "data")
-	t.Setenv("TRADELEDGER_WALLET", measureWallet)
-	t.Setenv("TRADELEDGER_PASSWORD", measurePassword)
-	d, err := OpenDataDir(context.Background(), data, "", zap.NewNop())
-	if err != nil {
-		t.Fatal(err)
-	}
+	data, d := openMeasureDataDir(t)
 	defer d.Close()
 	pad := strings.Repeat("x", size)
 	for i := 0; i < n; i += 500 {

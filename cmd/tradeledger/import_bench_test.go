@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -142,14 +141,7 @@ func batchAppendTime(b *testing.B, from string) (time.Duration, time.Duration, i
 // starts; the import's time includes reading and parsing it, opening the
 // data dir and every append made durable.
 func BenchmarkImport(b *testing.B) {
-	orders := 200_000
-	if v := os.Getenv("TRADELEDGER_BENCH_IMPORT_ORDERS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n <= 0 {
-			b.Fatalf("TRADELEDGER_BENCH_IMPORT_ORDERS=%q: not a positive number", v)
-		}
-		orders = n
-	}
+	orders := benchEnvInt(b, "TRADELEDGER_BENCH_IMPORT_ORDERS", 200_000)
 	b.Setenv("TRADELEDGER_MASTER_KEY", strings.Repeat("ab", 32))
 	from := filepath.Join(b.TempDir(), "gunbot")
 	writeImportFolder(b, from, orders)

@@ -16,7 +16,7 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/audit"
 	"github.com/tradeledger/tradeledger/eventstore/esdb/esdbtest"
-	"github.com/tradeledger/tradeledger/eventstore/sqlite"
+	"github.com/tradeledger/tradeledger/eventstore/sqlite/sqlitetest"
 	"github.com/tradeledger/tradeledger/eventstore/transparency"
 )
 
@@ -108,9 +108,13 @@ var logCutScenarios = []struct {
 	{"tail rows and their tree rows deleted", true, 2},
 }
 
-// cutTail deletes the last n events of dir's log (and their tree rows).
-func cutTail(t *testing.T, dir string, log []domain.Event, n int, withTree bool) (lostFrom uint64) {
+// cutCopy copies the data dir orig, whose log is log, into a new one and
+// deletes the last n events of the copy's log (and their tree rows); it
+// returns the copy and the first lost position.
+func cutCopy(t *testing.T, orig string, log []domain.Event, n int, withTree bool) (dir string, lostFrom uint64) {
 	t.Helper()
+	dir = filepath.Join(t.TempDir(), "data")
+	copyDir(t, orig, dir)
 	lostFrom = log[len(log)-n].Position
 	db := auditOpenRaw(t, dir)
 	defer db.Close()
@@ -118,7 +122,7 @@ func cutTail(t *testing.T, dir string, log []domain.Event, n int, withTree bool)
 	if withTree {
 		auditExec(t, db, `DELETE FROM tree WHERE position >= ?`, int64(lostFrom))
 	}
-	return lostFrom
+	return dir, lostFrom
 }
 
 func TestServeSignsACheckpointAsItStops(t *testing.T) {
@@ -140,9 +144,7 @@ func TestCutLogRefusedAtStart(t *testing.T) {
 	records := int64(len(log)) // the tree's records before the cut
 	for _, sc := range logCutScenarios {
 		t.Run(sc.name, func(t *testing.T) {
-			dir := filepath.Join(t.TempDir(), "data")
-			copyDir(t, orig, dir)
-			lostFrom := cutTail(t, dir, log, sc.lostFirst, sc.withTree)
+			dir, lostFrom := cutCopy(t, orig, log, sc.lostFirst, sc.withTree)
 			lostTo := log[len(log)-1].Position
 			events, treeRows := logCutCounts(t, dir)
 			kept := records - int64(sc.lostFirst)
@@ -219,14 +221,8 @@ func TestCutLogRefusedAtStart(t *testing.T) {
 // every append and tree build, until the tree is cut back.
 func TestStoreRefusesToExtendACutLog(t *testing.T) {
 	orig, log := logCutDataDir(t)
-	dir := filepath.Join(t.TempDir(), "data")
-	copyDir(t, orig, dir)
-	lostFrom := cutTail(t, dir, log, 2, false)
-	s := sqlite.NewStore(filepath.Join(dir, "events.db"))
-	if err := s.Open(); err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	dir, lostFrom := cutCopy(t, orig, log, 2, false)
+	s := sqlitetest.OpenAt(t, filepath.Join(dir, "events.db"))
 	ctx := context.Background()
 	e := domain.NewEvent(domain.SystemClock{}, "Tested", map[string]string{"n": "1"})
 	if _, err := s.Append(ctx, "order-999", domain.NoStream, e); err == nil || !strings.Contains(err.Error(), "event log was cut") {
@@ -248,9 +244,7 @@ func TestAcceptTruncatedLog(t *testing.T) {
 	records := int64(len(log))
 	for _, sc := range logCutScenarios {
 		t.Run(sc.name, func(t *testing.T) {
-			dir := filepath.Join(t.TempDir(), "data")
-			copyDir(t, orig, dir)
-			lostFrom := cutTail(t, dir, log, sc.lostFirst, sc.withTree)
+			dir, lostFrom := cutCopy(t, orig, log, sc.lostFirst, sc.withTree)
 			lostTo := log[len(log)-1].Position
 			kept := records - int64(sc.lostFirst)
 

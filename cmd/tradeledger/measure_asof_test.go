@@ -26,30 +26,14 @@ import (
 // one an hour from 2024-05-01) into a fresh data dir initialized with the
 // measurement wallet and password.
 func measureTradingLog(t *testing.T, n int) string {
-	data := filepath.Join(t.TempDir(), "data")
-	t.Setenv("TRADELEDGER_WALLET", measureWallet)
-	t.Setenv("TRADELEDGER_PASSWORD", measurePassword)
-	d, err := OpenDataDir(context.Background(), data, "", zap.NewNop())
-	if err != nil {
-		t.Fatal(err)
-	}
+	data, d := openMeasureDataDir(t)
 	defer d.Close()
 	clock := domain.NewManualClock(time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC))
 	var wg sync.WaitGroup
 	evs := make([][]domain.Event, n+1)
 	for i := 1; i <= n; i++ {
 		clock.Advance(time.Hour)
-		side := domain.Buy
-		if i%2 == 0 {
-			side = domain.Sell
-		}
-		price := decimal.DecimalFromInt(int64(100 + i%7))
-		evs[i] = []domain.Event{
-			domain.NewEvent(clock, domain.TypeOrderRequested, domain.OrderRequested{OrderID: int64(i), Exchange: "binance", Pair: "USDT-BTC",
-				Side: side, Kind: domain.KindLimit, Amount: decimal.DecimalFromInt(1), Price: price, ClientOrderID: fmt.Sprint(i)}),
-			domain.NewEvent(clock, domain.TypeOrderFilled, domain.OrderFilled{FillID: fmt.Sprint(i), Price: price, Quantity: decimal.DecimalFromInt(1),
-				Fee: decimal.MustDecimal("0.1"), FeeAsset: "USDT"}),
-		}
+		evs[i] = filledOrderEvents(clock, i, decimal.MustDecimal("0.1"))
 	}
 	next := atomic.Int64{}
 	for w := 0; w < 32; w++ {
@@ -66,6 +50,20 @@ func measureTradingLog(t *testing.T, n int) string {
 	}
 	wg.Wait()
 	return data
+}
+
+// openMeasureDataDir opens a fresh data dir initialized with the
+// measurement wallet and password; it returns its path and the open dir.
+func openMeasureDataDir(t *testing.T) (string, *DataDir) {
+	t.Helper()
+	data := filepath.Join(t.TempDir(), "data")
+	t.Setenv("TRADELEDGER_WALLET", measureWallet)
+	t.Setenv("TRADELEDGER_PASSWORD", measurePassword)
+	d, err := OpenDataDir(context.Background(), data, "", zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data, d
 }
 
 // TestMeasureAsOfBurst: 64 reads of pnl/overview, each as of another past

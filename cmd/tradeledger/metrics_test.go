@@ -89,17 +89,7 @@ func TestMetricsScrape(t *testing.T) {
 	m.Config.Data, m.Config.Listen, m.Config.FilesListen = filepath.Join(t.TempDir(), "data"), "127.0.0.1:0", ""
 	m.Config.MetricsListen = "127.0.0.1:0"
 	m.Logger, m.Clock, m.ManualCycles, m.ManualCheckpoints = zap.NewNop(), clock, true, true
-	if err := m.Run(context.Background()); err != nil {
-		m.Close()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
-	e := &tradingE2E{t: t, m: m, clock: clock}
-	status, token := serveLogin(t, m, e2eWallet, "e2e trading password")
-	if status != 200 {
-		t.Fatalf("login = %d", status)
-	}
-	e.token = token
+	e := &tradingE2E{t: t, m: m, clock: clock, token: runAndLogin(t, m, "e2e trading password")}
 	if status, _ := serveLogin(t, m, e2eWallet, "wrong password"); status != 401 {
 		t.Fatalf("bad login = %d", status)
 	}
@@ -112,7 +102,7 @@ func TestMetricsScrape(t *testing.T) {
 	if status, _ := scrape(t, m.Server.URL()+"/metrics", ""); status != 401 {
 		t.Fatalf("/metrics without a token = %d, want 401", status)
 	}
-	_, fams := scrape(t, m.Server.URL()+"/metrics", token)
+	_, fams := scrape(t, m.Server.URL()+"/metrics", e.token)
 	for _, c := range []struct {
 		name   string
 		labels map[string]string
@@ -149,7 +139,7 @@ func TestMetricsScrape(t *testing.T) {
 	}
 
 	// --metrics-listen serves the same without a token.
-	status, fams = scrape(t, m.MetricsURL()+"/metrics", "")
+	status, fams := scrape(t, m.MetricsURL()+"/metrics", "")
 	if status != 200 {
 		t.Fatalf("--metrics-listen /metrics = %d", status)
 	}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/eventstore/esdb/esdbtest"
-	"github.com/tradeledger/tradeledger/eventstore/sqlite"
+	"github.com/tradeledger/tradeledger/eventstore/sqlite/sqlitetest"
 	"github.com/tradeledger/tradeledger/eventstore/storetest"
 	"github.com/tradeledger/tradeledger/eventstore/transparency"
 	"github.com/tradeledger/tradeledger/projections"
@@ -56,10 +56,7 @@ func rebuild(t *testing.T, store domain.EventStore) *countProjection {
 func TestMigrateIntoEventStoreDB(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	src := sqlite.NewStore(filepath.Join(dir, "events.db"))
-	if err := src.Open(); err != nil {
-		t.Fatal(err)
-	}
+	src := sqlitetest.OpenAt(t, filepath.Join(dir, "events.db"))
 	for i := 0; i < 700; i++ { // more than one migrate batch in some streams
 		stream := fmt.Sprintf("order-%d", i%4)
 		if i%50 == 0 {

@@ -24,8 +24,7 @@ import (
 // change within half a second (sqlite.DefaultPollInterval).
 func runPasswd(ctx context.Context, args []string, env *Env) error {
 	fs := newFlagSet("passwd", env.Stderr)
-	data := fs.String("data", "./data", "data directory")
-	storeURL := fs.String("eventstore", "", "event store URL (empty: embedded SQLite in the data dir)")
+	data, storeURL := dataDirFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

@@ -16,7 +16,6 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/decimal"
-	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 	"github.com/tradeledger/tradeledger/eventstore/transparency"
 )
 
@@ -65,21 +64,7 @@ func auditAppend(t *testing.T, dir string, n int, tag string) {
 // checkpoints covered are not what they were.
 func auditRewriteStream(t *testing.T, dir string, log []domain.Event, target domain.Event, data string) {
 	t.Helper()
-	ctx := context.Background()
-	scratch := filepath.Join(t.TempDir(), "rewritten.db")
-	s := sqlite.NewStore(scratch)
-	if err := s.Open(); err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range log {
-		if e.Position == target.Position {
-			e.Data = json.RawMessage(data)
-		}
-		if res, err := s.Append(ctx, e.Stream, domain.Any, e); err != nil || res.LastPosition != e.Position {
-			t.Fatalf("scratch log at %d (%v), want %d", res.LastPosition, err, e.Position)
-		}
-	}
-	s.Close()
+	scratch := auditScratchLog(t, log, target, data)
 	db := auditOpenRaw(t, dir)
 	if _, err := db.Exec(`ATTACH DATABASE ? AS forged`, scratch); err != nil {
 		t.Fatal(err)

@@ -149,6 +149,9 @@ type Main struct {
 	// start passed over.
 	snapCheck        *snapshotCheck
 	snapshotsSkipped int
+	// storeChecked is closed once the store's integrity check started at
+	// the start has returned (nil: none was started).
+	storeChecked chan struct{}
 
 	// AcceptTruncatedLog goes on with a log cut at its end, recording the
 	// decision (--accept-truncated-log, a one-shot argument without an
@@ -541,7 +544,9 @@ func (m *Main) checkStoreIntegrity() {
 	if !ok {
 		return
 	}
+	m.storeChecked = make(chan struct{})
 	go func() {
+		defer close(m.storeChecked)
 		switch err := c.CheckIntegrity(); {
 		case domain.ErrorCode(err) == domain.EUNAVAILABLE: // closed first, or could not run: the next write retries
 			m.Logger.Info("event store integrity check not done", zap.String("reason", domain.ErrorMessage(err)))

@@ -257,7 +257,8 @@ func (p *pacer) pace() {
 }
 
 // startSnapshotCheck checks the snapshot the start loaded in the
-// background (unless --snapshot-check-share is 0 or none was loaded), then
+// background (unless --snapshot-check-share is 0 or none was loaded), once
+// the store's integrity check (checkStoreIntegrity) has returned, then
 // starts the snapshot writer, so that no snapshot is written from a state
 // not yet checked; without a check it starts the writer at once.
 func (m *Main) startSnapshotCheck() {
@@ -276,6 +277,16 @@ func (m *Main) startSnapshotCheck() {
 	}
 	m.snapCheck.set("pending", "", 0)
 	m.snapCheck.work.start(func(ctx context.Context) {
+		// After the store's integrity check, which /readyz waits for: the
+		// rebuild does not take the start's CPU (on two cores, a third of
+		// a snapshot start's) while serve is not yet ready.
+		if m.storeChecked != nil {
+			select {
+			case <-m.storeChecked:
+			case <-ctx.Done():
+				return
+			}
+		}
 		m.checkStartSnapshot(ctx, info)
 		if ctx.Err() == nil {
 			startWriter()

@@ -6,18 +6,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"filippo.io/torchwood"
 	"go.uber.org/zap"
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
-
-	"github.com/tradeledger/tradeledger/domain"
 )
 
 // tilesClient reads a log served as c2sp.org/tlog-tiles with nothing but
@@ -159,24 +155,7 @@ func TestEntryTilesReadByATlogClient(t *testing.T) {
 // startLogOf serves a data dir holding events events (their tree built at
 // start) and one checkpoint of them.
 func startLogOf(t *testing.T, events int) *Main {
-	t.Setenv("TRADELEDGER_WALLET", e2eWallet)
-	t.Setenv("TRADELEDGER_PASSWORD", "e2e trading password")
-	dir := filepath.Join(t.TempDir(), "data")
-	d, err := OpenDataDir(context.Background(), dir, "", zap.NewNop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	clock := domain.NewManualClock(time.UnixMilli(1_700_000_000_000))
-	var batch []domain.StreamAppend
-	for i := 0; i < events; i++ {
-		batch = append(batch, domain.StreamAppend{Stream: domain.OrderStream(int64(i%40 + 1)), Expected: domain.Any,
-			Events: []domain.Event{domain.NewEvent(clock, "Old", map[string]int{"i": i})}})
-	}
-	if _, err := d.Store.(domain.BatchAppender).AppendBatch(context.Background(), batch); err != nil {
-		t.Fatal(err)
-	}
-	d.Close()
-	m, _, _ := startTlogMain(t, dir, zap.NewNop())
+	m, _, _ := startTlogMain(t, writeOldLog(t, events, 40), zap.NewNop())
 	if _, err := m.Tlog.Tick(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -75,6 +75,31 @@ func startTlogMainWith(t *testing.T, dir string, logger *zap.Logger, configure f
 	return m, clock, token
 }
 
+// writeOldLog writes events "Old" events, spread over streams order
+// streams, into a new data dir made with the e2e wallet and password, and
+// returns the dir, closed.
+func writeOldLog(t *testing.T, events, streams int) string {
+	t.Helper()
+	t.Setenv("TRADELEDGER_WALLET", e2eWallet)
+	t.Setenv("TRADELEDGER_PASSWORD", "e2e trading password")
+	dir := filepath.Join(t.TempDir(), "data")
+	d, err := OpenDataDir(context.Background(), dir, "", zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	clock := domain.NewManualClock(time.UnixMilli(1_700_000_000_000))
+	var batch []domain.StreamAppend
+	for i := 0; i < events; i++ {
+		batch = append(batch, domain.StreamAppend{Stream: domain.OrderStream(int64(i%streams + 1)), Expected: domain.Any,
+			Events: []domain.Event{domain.NewEvent(clock, "Old", map[string]int{"i": i})}})
+	}
+	if _, err := d.Store.(domain.BatchAppender).AppendBatch(context.Background(), batch); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 // auditor is an outside party: it knows the service's URL and the
 // verifier key, and uses only HTTP and golang.org/x/mod/sumdb's tlog and
 // note.
@@ -91,16 +116,7 @@ func (a *auditor) get(path string, auth bool) []byte {
 	if auth {
 		req.Header.Set("Authorization", "Bearer "+a.token)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		a.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 {
-		a.t.Fatalf("GET %s: %d %s", path, resp.StatusCode, b)
-	}
-	return b
+	return readOK(a.t, req)
 }
 
 // checkpoint fetches /tlog/checkpoint (no token: --public-tlog) and
@@ -256,23 +272,7 @@ func TestOutsideAuditor(t *testing.T) {
 // start of this version (progress logged), and the service is ready once
 // it covers the log; its origin was made at that start and stays.
 func TestServeBuildsTheTreeOfAnOldLog(t *testing.T) {
-	t.Setenv("TRADELEDGER_WALLET", e2eWallet)
-	t.Setenv("TRADELEDGER_PASSWORD", "e2e trading password")
-	dir := filepath.Join(t.TempDir(), "data")
-	d, err := OpenDataDir(context.Background(), dir, "", zap.NewNop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	clock := domain.NewManualClock(time.UnixMilli(1_700_000_000_000))
-	var batch []domain.StreamAppend
-	for i := 0; i < 5000; i++ {
-		batch = append(batch, domain.StreamAppend{Stream: domain.OrderStream(int64(i%900 + 1)), Expected: domain.Any,
-			Events: []domain.Event{domain.NewEvent(clock, "Old", map[string]int{"i": i})}})
-	}
-	if _, err := d.Store.(domain.BatchAppender).AppendBatch(context.Background(), batch); err != nil {
-		t.Fatal(err)
-	}
-	d.Close()
+	dir := writeOldLog(t, 5000, 900)
 	// As an earlier version left it: no tree, no checkpoint key.
 	db := auditOpenRaw(t, dir)
 	if _, err := db.Exec(`DROP TABLE tree`); err != nil {

@@ -45,6 +45,13 @@ func (f *storeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.eventstore, "eventstore", "", "event store URL (empty: the embedded SQLite file in the data directory; esdb://… for EventStoreDB)")
 }
 
+// dataDirFlags registers --data and --eventstore as passwd, attention, sync
+// and reconcile have them, and returns their values.
+func dataDirFlags(fs *flag.FlagSet) (data, storeURL *string) {
+	return fs.String("data", "./data", "data directory"),
+		fs.String("eventstore", "", "event store URL (empty: embedded SQLite in the data dir)")
+}
+
 // open opens the data directory for reading the log (a log cut at its end
 // too: openDataDirToRead). A missing directory is an error rather than a
 // fresh, empty log: an auditor who mistyped a path must not be told "0

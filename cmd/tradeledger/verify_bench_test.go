@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -40,13 +39,7 @@ func BenchmarkVerify(b *testing.B) {
 	ctx := context.Background()
 	dir := os.Getenv("TRADELEDGER_BENCH_VERIFY_DATA")
 	if dir == "" {
-		n := 1_000_000
-		if v := os.Getenv("TRADELEDGER_BENCH_EVENTS"); v != "" {
-			var err error
-			if n, err = strconv.Atoi(v); err != nil {
-				b.Fatal(err)
-			}
-		}
+		n := benchEnvInt(b, "TRADELEDGER_BENCH_EVENTS", 1_000_000)
 		dir = filepath.Join(b.TempDir(), "data")
 		d, err := OpenDataDir(ctx, dir, "", zap.NewNop())
 		if err != nil {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -53,15 +52,7 @@ func startLoadMain(t *testing.T, clock domain.Clock) (*Main, string) {
 	m := NewMain()
 	m.Config.Data, m.Config.Listen, m.Config.FilesListen = filepath.Join(t.TempDir(), "data"), "127.0.0.1:0", "127.0.0.1:0"
 	m.Logger, m.Clock, m.ManualCycles, m.ManualCheckpoints = zap.NewNop(), clock, true, true
-	if err := m.Run(context.Background()); err != nil {
-		m.Close()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
-	status, token := serveLogin(t, m, e2eWallet, "load test password")
-	if status != 200 || token == "" {
-		t.Fatalf("login = %d", status)
-	}
+	token := runAndLogin(t, m, "load test password")
 	c := loadClient{m: m, token: token, hc: http.DefaultClient}
 	if status, out := c.post(t, "config/pair/add", map[string]any{"pair": "USDT-BTC", "exchange": "binance", "settings": map[string]any{"strategy": "manual", "DELAY": 1}}); status != 200 {
 		t.Fatalf("config/pair/add = %d %s", status, out)
@@ -84,15 +75,7 @@ type loadClient struct {
 // post sends a JSON body with the token; it returns the status and body.
 // It may run on any goroutine: failures are returned, not fatal.
 func (c loadClient) send(path string, body any) (int, string, error) {
-	var rd io.Reader = http.NoBody
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = bytes.NewReader(b)
-	}
-	req, _ := http.NewRequest("POST", c.m.Server.URL()+"/api/v1/"+path, rd)
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := c.hc.Do(req)
+	resp, err := c.hc.Do(apiPost(c.m, c.token, path, body))
 	if err != nil {
 		return 0, "", err
 	}

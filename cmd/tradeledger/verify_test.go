@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/audit"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
+	"github.com/tradeledger/tradeledger/eventstore/sqlite/sqlitetest"
 )
 
 // auditRun runs a tradeledger command and returns its output and exit status
@@ -105,22 +107,7 @@ func auditFind(t *testing.T, log []domain.Event, stream string, version int64) d
 func auditCopyDir(t *testing.T, src string) string {
 	t.Helper()
 	dst := filepath.Join(t.TempDir(), "copy")
-	if err := os.MkdirAll(dst, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	entries, err := os.ReadDir(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join(src, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dst, e.Name()), b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	copyDir(t, src, dst)
 	return dst
 }
 
@@ -209,36 +196,37 @@ func auditSwapRows(t *testing.T, db *sql.DB, a, b uint64) {
 // attacker who knows the hash rule can produce.
 func auditForgeRow(t *testing.T, dir string, log []domain.Event, target domain.Event, data string) {
 	t.Helper()
-	ctx := context.Background()
-	scratch := filepath.Join(t.TempDir(), "forged.db")
-	s := sqlite.NewStore(scratch)
-	if err := s.Open(); err != nil {
-		t.Fatal(err)
+	if after := slices.IndexFunc(log, func(e domain.Event) bool { return e.Position > target.Position }); after >= 0 {
+		log = log[:after]
 	}
-	for _, e := range log {
-		if e.Position > target.Position {
-			break
-		}
-		if e.Position == target.Position {
-			e.Data = json.RawMessage(data)
-		}
-		res, err := s.Append(ctx, e.Stream, domain.Any, e)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.LastPosition != e.Position {
-			t.Fatalf("scratch log position %d, want %d", res.LastPosition, e.Position)
-		}
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
+	scratch := auditScratchLog(t, log, target, data)
 	db := auditOpenRaw(t, dir)
 	if _, err := db.Exec(`ATTACH DATABASE ? AS forged`, scratch); err != nil {
 		t.Fatal(err)
 	}
 	auditExec(t, db, `DELETE FROM main.events WHERE position = ?`, int64(target.Position))
 	auditExec(t, db, `INSERT INTO main.events SELECT * FROM forged.events WHERE position = ?`, int64(target.Position))
+}
+
+// auditScratchLog writes log, in order, into a new embedded store, with
+// target's data replaced by data: the store chains and hashes each event
+// as a real one does. It returns the closed store's file.
+func auditScratchLog(t *testing.T, log []domain.Event, target domain.Event, data string) string {
+	t.Helper()
+	scratch := filepath.Join(t.TempDir(), "scratch.db")
+	s := sqlitetest.OpenAt(t, scratch)
+	for _, e := range log {
+		if e.Position == target.Position {
+			e.Data = json.RawMessage(data)
+		}
+		if res, err := s.Append(context.Background(), e.Stream, domain.Any, e); err != nil || res.LastPosition != e.Position {
+			t.Fatalf("scratch log at %d (%v), want %d", res.LastPosition, err, e.Position)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return scratch
 }
 
 // auditRebuildTree drops the embedded log's Merkle tree and builds it

@@ -108,31 +108,20 @@ type TreeVerdict struct {
 // position; at's errors are returned as they are.
 func FindRecord(size int64, position uint64, guess int64, at func(i int64) (uint64, error)) (int64, error) {
 	lo, hi := int64(0), size-1 // the record, if any, is in [lo, hi]
-	if guess >= lo && guess <= hi {
-		p, err := at(guess)
-		switch {
-		case err != nil:
-			return 0, err
-		case p == position:
-			return guess, nil
-		case p > position:
-			hi = guess - 1
-		default:
-			lo = guess + 1
+	for i := guess; lo <= hi; i = lo + (hi-lo)/2 {
+		if i < lo || i > hi { // a guess off the tree: bisect from the start
+			i = lo + (hi-lo)/2
 		}
-	}
-	for lo <= hi {
-		mid := lo + (hi-lo)/2
-		p, err := at(mid)
+		p, err := at(i)
 		switch {
 		case err != nil:
 			return 0, err
 		case p == position:
-			return mid, nil
+			return i, nil
 		case p < position:
-			lo = mid + 1
+			lo = i + 1
 		default:
-			hi = mid - 1
+			hi = i - 1
 		}
 	}
 	return 0, domain.Errorf(domain.ENOTFOUND, "the tree holds no event at position %d", position)

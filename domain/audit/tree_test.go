@@ -2,6 +2,7 @@ package audit
 
 import (
 	"crypto/sha256"
+	"errors"
 	"testing"
 
 	"github.com/tradeledger/tradeledger/domain"
@@ -67,5 +68,43 @@ func TestTreeFrontierRootIsRFC6962(t *testing.T) {
 	}
 	if _, err := NewTreeFrontier(3, []domain.Hash{{}}); domain.ErrorCode(err) != domain.EINVALID {
 		t.Fatalf("frontier of 3 records from one hash: %v, want EINVALID", err)
+	}
+}
+
+// TestFindRecord: every position of a sparse tree is found from any
+// guess (right, wrong, off the tree), a right guess costs one probe, a
+// missing position is ENOTFOUND, and at's error comes back as it is.
+func TestFindRecord(t *testing.T) {
+	positions := []uint64{1, 2, 5, 9, 10, 11, 40}
+	size := int64(len(positions))
+	for want, pos := range positions {
+		for _, guess := range []int64{int64(want), 0, size - 1, -1, size, 3} {
+			probes := 0
+			got, err := FindRecord(size, pos, guess, func(i int64) (uint64, error) {
+				probes++
+				if i < 0 || i >= size {
+					t.Fatalf("probe %d off the tree", i)
+				}
+				return positions[i], nil
+			})
+			if err != nil || got != int64(want) {
+				t.Fatalf("FindRecord(%d, guess %d) = %d, %v, want %d", pos, guess, got, err, want)
+			}
+			if guess == int64(want) && probes != 1 {
+				t.Errorf("FindRecord(%d, guess %d): %d probes, want 1", pos, guess, probes)
+			}
+		}
+	}
+	for _, pos := range []uint64{0, 3, 12, 41} {
+		if _, err := FindRecord(size, pos, 2, func(i int64) (uint64, error) { return positions[i], nil }); domain.ErrorCode(err) != domain.ENOTFOUND {
+			t.Errorf("FindRecord(%d) err = %v, want ENOTFOUND", pos, err)
+		}
+	}
+	if _, err := FindRecord(0, 1, 0, func(int64) (uint64, error) { t.Fatal("probed an empty tree"); return 0, nil }); domain.ErrorCode(err) != domain.ENOTFOUND {
+		t.Errorf("empty tree: err = %v, want ENOTFOUND", err)
+	}
+	boom := errors.New("boom")
+	if _, err := FindRecord(size, 9, 1, func(int64) (uint64, error) { return 0, boom }); err != boom {
+		t.Errorf("err = %v, want at's error", err)
 	}
 }

@@ -117,17 +117,13 @@ func TestExportGolden(t *testing.T) {
 			want := strings.Join(tt.want, "\r\n") + "\r\n"
 			if got != want {
 				gl, wl := strings.Split(got, "\r\n"), strings.Split(want, "\r\n")
-				for i := range max(len(gl), len(wl)) {
-					var g, w string
-					if i < len(gl) {
-						g = gl[i]
+				for i := range min(len(gl), len(wl)) {
+					if gl[i] != wl[i] {
+						t.Errorf("line %d:\n got %s\nwant %s", i, gl[i], wl[i])
 					}
-					if i < len(wl) {
-						w = wl[i]
-					}
-					if g != w {
-						t.Errorf("line %d:\n got %s\nwant %s", i, g, w)
-					}
+				}
+				if len(gl) != len(wl) {
+					t.Errorf("%d lines, want %d:\n%s", len(gl), len(wl), got)
 				}
 			}
 			// Every row has the header's number of fields.

@@ -2,8 +2,9 @@ package fold
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
-	"sort"
+	"slices"
 	"testing"
 
 	"github.com/tradeledger/tradeledger/domain"
@@ -170,12 +171,7 @@ func TestTransferCarriesLots(t *testing.T) {
 			}
 			continue
 		}
-		keys := make([]string, 0, len(want))
-		for k := range want {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(want)) {
 			if got[k] != want[k] {
 				t.Fatalf("order %v: %s %s, in trade order %s", order, k, got[k], want[k])
 			}

@@ -257,28 +257,27 @@ func (p *Pair) counterValue(m *Movement, rates *RateBook) (decimal.Decimal, bool
 	if SameCurrency(m.Counter, p.Quote) {
 		return m.CounterQty, true
 	}
-	if rates == nil {
-		return decimal.Zero, false
-	}
-	path, ok := rates.PathAt(m.Counter, p.Quote, m.Key, rates.feeMaxAge(), math.MaxUint64)
-	if !ok {
-		return decimal.Zero, false
-	}
-	return path.Convert(m.CounterQty), true
+	return p.inQuote(m.Counter, m.CounterQty, m.Key, rates)
 }
 
 // baseValue returns a deposit's value in the quote: its quantity at the
 // log's price of the base at its Key, no older than the fee rates' bound;
 // false without one.
 func (p *Pair) baseValue(m *Movement, rates *RateBook) (decimal.Decimal, bool) {
+	return p.inQuote(p.Base, m.Qty, m.Key, rates)
+}
+
+// inQuote converts qty of asset into the quote at the rates' path at k,
+// no older than the fee rates' bound; false without one (or without rates).
+func (p *Pair) inQuote(asset string, qty decimal.Decimal, k Key, rates *RateBook) (decimal.Decimal, bool) {
 	if rates == nil {
 		return decimal.Zero, false
 	}
-	path, ok := rates.PathAt(p.Base, p.Quote, m.Key, rates.feeMaxAge(), math.MaxUint64)
+	path, ok := rates.PathAt(asset, p.Quote, k, rates.feeMaxAge(), math.MaxUint64)
 	if !ok {
 		return decimal.Zero, false
 	}
-	return path.Convert(m.Qty), true
+	return path.Convert(qty), true
 }
 
 // takeUnknown takes up to qty from the coins of unknown cost (oldest

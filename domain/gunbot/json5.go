@@ -124,38 +124,60 @@ func (p *json5Parser) value(depth int) (any, error) {
 func (p *json5Parser) object(depth int) (any, error) {
 	p.i++ // {
 	m := map[string]any{}
-	for {
-		p.space()
-		if p.i < len(p.b) && p.b[p.i] == '}' {
-			p.i++
-			return m, nil
-		}
+	err := p.elements('}', "object key:value pair", func() error {
 		key, err := p.key()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		p.space()
-		if p.i >= len(p.b) || p.b[p.i] != ':' {
-			return nil, p.fail(p.i, "invalid %s after object key %q, expecting ':'", p.describe(p.i), key)
+		if !p.skip(':') {
+			return p.fail(p.i, "invalid %s after object key %q, expecting ':'", p.describe(p.i), key)
 		}
-		p.i++
 		p.space()
 		v, err := p.value(depth + 1)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		m[key] = v
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// elements reads an object's or array's elements, each with elem, after
+// its opening bracket and up to its closing one, close: separated by
+// commas, a trailing comma allowed. what names an element in the error
+// when neither follows one.
+func (p *json5Parser) elements(close byte, what string, elem func() error) error {
+	for {
 		p.space()
-		if p.i < len(p.b) && p.b[p.i] == ',' {
-			p.i++
+		if p.skip(close) {
+			return nil
+		}
+		if err := elem(); err != nil {
+			return err
+		}
+		p.space()
+		if p.skip(',') {
 			continue
 		}
-		if p.i < len(p.b) && p.b[p.i] == '}' {
-			p.i++
-			return m, nil
+		if p.skip(close) {
+			return nil
 		}
-		return nil, p.fail(p.i, "invalid %s after object key:value pair, expecting ',' or '}'", p.describe(p.i))
+		return p.fail(p.i, "invalid %s after %s, expecting ',' or '%c'", p.describe(p.i), what, close)
 	}
+}
+
+// skip consumes c when it is the next byte, and says whether it was.
+func (p *json5Parser) skip(c byte) bool {
+	if p.i < len(p.b) && p.b[p.i] == c {
+		p.i++
+		return true
+	}
+	return false
 }
 
 // key reads an object key: a string or an ECMAScript identifier name.
@@ -190,28 +212,18 @@ func (p *json5Parser) identifier() string {
 func (p *json5Parser) array(depth int) (any, error) {
 	p.i++ // [
 	a := []any{}
-	for {
-		p.space()
-		if p.i < len(p.b) && p.b[p.i] == ']' {
-			p.i++
-			return a, nil
-		}
+	err := p.elements(']', "array element", func() error {
 		v, err := p.value(depth + 1)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		a = append(a, v)
-		p.space()
-		if p.i < len(p.b) && p.b[p.i] == ',' {
-			p.i++
-			continue
-		}
-		if p.i < len(p.b) && p.b[p.i] == ']' {
-			p.i++
-			return a, nil
-		}
-		return nil, p.fail(p.i, "invalid %s after array element, expecting ',' or ']'", p.describe(p.i))
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	return a, nil
 }
 
 // str reads a single- or double-quoted string with JSON5's escapes.

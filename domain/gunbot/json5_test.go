@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -101,4 +102,19 @@ func normalize(v any) any {
 	d.UseNumber()
 	d.Decode(&out)
 	return out
+}
+
+// TestParseJSON5ErrorText: the errors after a key, a key:value pair and an
+// array element say what was expected.
+func TestParseJSON5ErrorText(t *testing.T) {
+	for in, want := range map[string]string{
+		`{a 1}`:       `invalid character '1' after object key "a", expecting ':'`,
+		`{a: 1 b: 2}`: `invalid character 'b' after object key:value pair, expecting ',' or '}'`,
+		`{a: [1 2]}`:  `invalid character '2' after array element, expecting ',' or ']'`,
+		`[1`:          `invalid end of input after array element, expecting ',' or ']'`,
+	} {
+		if _, err := ParseJSON5([]byte(in)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: err = %v, want it to contain %q", in, err, want)
+		}
+	}
 }

@@ -356,6 +356,12 @@ func decodeStateOrders(b []byte) ([]decodedOrder, error) {
 	if orders, ok := scanStateOrders(b); ok {
 		return orders, nil
 	}
+	return decodeStateOrdersJSON(b)
+}
+
+// decodeStateOrdersJSON is decodeStateOrders through encoding/json alone:
+// every shape scanStateOrders does not take, and its tests' reference.
+func decodeStateOrdersJSON(b []byte) ([]decodedOrder, error) {
 	var whole struct {
 		Orders []stateOrder `json:"orders"`
 	}

@@ -2,43 +2,10 @@ package gunbot
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"testing"
 )
-
-// decodeStateOrdersJSON is decodeStateOrders through encoding/json alone
-// (the code before scanStateOrders): the reference.
-func decodeStateOrdersJSON(b []byte) ([]decodedOrder, error) {
-	var whole struct {
-		Orders []stateOrder `json:"orders"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	if dec.Decode(&whole) == nil && len(bytes.TrimSpace(b[dec.InputOffset():])) == 0 {
-		out := make([]decodedOrder, len(whole.Orders))
-		for i, o := range whole.Orders {
-			out[i].stateOrder = o
-		}
-		return out, nil
-	}
-	var raw struct {
-		Orders []json.RawMessage `json:"orders"`
-	}
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return nil, err
-	}
-	out := make([]decodedOrder, len(raw.Orders))
-	for i, r := range raw.Orders {
-		dec := json.NewDecoder(bytes.NewReader(r))
-		dec.UseNumber()
-		if err := dec.Decode(&out[i].stateOrder); err != nil {
-			out[i].err = err
-		}
-	}
-	return out, nil
-}
 
 // sameDecode fails t unless decodeStateOrders decodes in as the reference
 // does; it reports whether the scanner took it.

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/tradeledger/tradeledger/domain/jsonscan"
 )
 
 // Mask is what responses show in place of a secret value.
@@ -215,7 +217,7 @@ func checkCredentialTypes(where string, v any, path []string) error {
 // is replaced by "" in the copy, so that the other elements keep their
 // places.
 func ExtractSecrets(entry map[string]any) (stripped map[string]any, secrets map[string]string) {
-	stripped = cloneJSON(entry).(map[string]any)
+	stripped = jsonscan.Clone(entry).(map[string]any)
 	secrets = map[string]string{}
 	walkSecrets(stripped, nil, func(path []string, c any, key string, i int, value string) {
 		secrets[SecretFieldName(path)] = value
@@ -323,7 +325,7 @@ func (b *SecretBox) Open(ciphertext string) (string, error) {
 // number or boolean at a credential's path too (a log written before
 // CheckCredentialTypes may hold one).
 func MaskExchange(entry map[string]any) map[string]any {
-	out := cloneJSON(entry).(map[string]any)
+	out := jsonscan.Clone(entry).(map[string]any)
 	walkCredentials(out, nil, func(_ []string, c any, key string, i int, value any) {
 		if value == "" {
 			return
@@ -389,26 +391,4 @@ func MaskSecretsIn(v any) bool {
 		}
 	}
 	return changed
-}
-
-// cloneJSON returns a copy of a decoded JSON value that shares no map or
-// slice with it.
-func cloneJSON(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(t))
-		for k, x := range t {
-			m[k] = cloneJSON(x)
-		}
-		return m
-	case []any:
-		return slices.Collect(func(yield func(any) bool) {
-			for _, x := range t {
-				if !yield(cloneJSON(x)) {
-					return
-				}
-			}
-		})
-	}
-	return v
 }

@@ -162,3 +162,21 @@ func TestCredentialMustBeAString(t *testing.T) {
 		t.Errorf("masked: %s", b)
 	}
 }
+
+// The copies ExtractSecrets and MaskExchange make keep an empty array an
+// empty array: a ConfigReplaced event or a masked config read must not
+// turn "pairs": [] into null.
+func TestCopiesKeepEmptyArrays(t *testing.T) {
+	entry := map[string]any{"key": "k", "secret": "s", "pairs": []any{}, "nested": map[string]any{"list": []any{}}}
+	stripped, _ := secrets.ExtractSecrets(entry)
+	masked := secrets.MaskExchange(entry)
+	for name, got := range map[string]map[string]any{"ExtractSecrets": stripped, "MaskExchange": masked} {
+		b, err := json.Marshal(got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := string(b); !strings.Contains(s, `"pairs":[]`) || !strings.Contains(s, `"list":[]`) {
+			t.Errorf("%s's copy is %s: an empty array became something else", name, s)
+		}
+	}
+}

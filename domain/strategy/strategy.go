@@ -133,32 +133,16 @@ func (GainStrategy) Name() string { return StrategyGain }
 // Decide applies the rule above.
 func (GainStrategy) Decide(s PairState, p domain.StrategyParams) (StrategyDecision, error) {
 	var d StrategyDecision
-	limit, err := positive(p, "TRADING_LIMIT", DefaultTradingLimit)
-	if err != nil {
-		return d, err
-	}
-	buyLvl, err := nonNegative(p, "BUYLVL", DefaultBuyLevel)
-	if err != nil {
-		return d, err
-	}
-	gain, err := nonNegative(p, "GAIN", DefaultGain)
-	if err != nil {
-		return d, err
-	}
-	minSell, err := nonNegative(p, "MIN_VOLUME_TO_SELL", DefaultMinVolumeToSell)
-	if err != nil {
-		return d, err
-	}
-	period, err := p.Int("EMA_PERIOD", DefaultEMAPeriod)
-	if err != nil {
-		return d, err
-	}
-	if period < 1 {
-		return d, domain.Errorf(domain.EINVALID, "strategy parameter EMA_PERIOD must be at least 1, not %d", period)
-	}
-	buyOn, sellOn, err := enabledSides(p)
-	if err != nil {
-		return d, err
+	r := params{p: p}
+	limit := r.positive("TRADING_LIMIT", DefaultTradingLimit)
+	buyLvl := r.nonNegative("BUYLVL", DefaultBuyLevel)
+	gain := r.nonNegative("GAIN", DefaultGain)
+	minSell := r.nonNegative("MIN_VOLUME_TO_SELL", DefaultMinVolumeToSell)
+	period := r.int("EMA_PERIOD", DefaultEMAPeriod)
+	r.check(period >= 1, "strategy parameter EMA_PERIOD must be at least 1, not %d", period)
+	buyOn, sellOn := r.sides()
+	if r.err != nil {
+		return d, r.err
 	}
 
 	d.Memory = map[string]decimal.Decimal{}
@@ -235,24 +219,14 @@ func (StepGridStrategy) Name() string { return StrategyStepGrid }
 // Decide applies the rule above.
 func (StepGridStrategy) Decide(s PairState, p domain.StrategyParams) (StrategyDecision, error) {
 	var d StrategyDecision
-	limit, err := positive(p, "TRADING_LIMIT", DefaultTradingLimit)
-	if err != nil {
-		return d, err
-	}
-	step, err := positive(p, "STEP", DefaultStep)
-	if err != nil {
-		return d, err
-	}
-	if step.Cmp(decimal.DecimalFromInt(100)) >= 0 {
-		return d, domain.Errorf(domain.EINVALID, "strategy parameter STEP must be below 100 (percent), not %s", step)
-	}
-	minSell, err := nonNegative(p, "MIN_VOLUME_TO_SELL", DefaultMinVolumeToSell)
-	if err != nil {
-		return d, err
-	}
-	buyOn, sellOn, err := enabledSides(p)
-	if err != nil {
-		return d, err
+	r := params{p: p}
+	limit := r.positive("TRADING_LIMIT", DefaultTradingLimit)
+	step := r.positive("STEP", DefaultStep)
+	r.check(step.Cmp(decimal.DecimalFromInt(100)) < 0, "strategy parameter STEP must be below 100 (percent), not %s", step)
+	minSell := r.nonNegative("MIN_VOLUME_TO_SELL", DefaultMinVolumeToSell)
+	buyOn, sellOn := r.sides()
+	if r.err != nil {
+		return d, r.err
 	}
 	last := s.Ticker.Last
 	if last.Sign() <= 0 {
@@ -316,27 +290,65 @@ func holdsBase(s PairState, minSell decimal.Decimal) bool {
 	return s.BaseBalance.IsPos() && s.BaseBalance.Mul(s.Ticker.Bid).Cmp(minSell) >= 0
 }
 
-// enabledSides reads BUY_ENABLED and SELL_ENABLED (both default true).
-func enabledSides(p domain.StrategyParams) (buyOn, sellOn bool, err error) {
-	if buyOn, err = p.Bool("BUY_ENABLED", true); err != nil {
-		return false, false, err
-	}
-	sellOn, err = p.Bool("SELL_ENABLED", true)
-	return buyOn, sellOn, err
+// params reads a strategy's parameters in turn, keeping the first error:
+// once it has one, the reads that follow are not made and give their
+// defaults (or zero), so one check of err after the reads returns the
+// error the first failing read or check found.
+type params struct {
+	p   domain.StrategyParams
+	err error
 }
 
-func positive(p domain.StrategyParams, name string, def decimal.Decimal) (decimal.Decimal, error) {
-	d, err := p.Decimal(name, def)
-	if err == nil && d.Sign() <= 0 {
-		err = domain.Errorf(domain.EINVALID, "strategy parameter %s must be greater than 0, not %s", name, d)
+// check records an EINVALID with the message format gives unless ok or
+// an earlier error is kept.
+func (r *params) check(ok bool, format string, args ...any) {
+	if !ok && r.err == nil {
+		r.err = domain.Errorf(domain.EINVALID, format, args...)
 	}
-	return d, err
 }
 
-func nonNegative(p domain.StrategyParams, name string, def decimal.Decimal) (decimal.Decimal, error) {
-	d, err := p.Decimal(name, def)
-	if err == nil && d.IsNeg() {
-		err = domain.Errorf(domain.EINVALID, "strategy parameter %s must not be negative, not %s", name, d)
+// decimal reads a decimal parameter (def when unset).
+func (r *params) decimal(name string, def decimal.Decimal) decimal.Decimal {
+	if r.err != nil {
+		return def
 	}
-	return d, err
+	d, err := r.p.Decimal(name, def)
+	r.err = err
+	return d
+}
+
+// positive reads a decimal parameter that must be greater than 0.
+func (r *params) positive(name string, def decimal.Decimal) decimal.Decimal {
+	d := r.decimal(name, def)
+	r.check(d.Sign() > 0, "strategy parameter %s must be greater than 0, not %s", name, d)
+	return d
+}
+
+// nonNegative reads a decimal parameter that must not be negative.
+func (r *params) nonNegative(name string, def decimal.Decimal) decimal.Decimal {
+	d := r.decimal(name, def)
+	r.check(!d.IsNeg(), "strategy parameter %s must not be negative, not %s", name, d)
+	return d
+}
+
+// int reads a whole-number parameter (def when unset).
+func (r *params) int(name string, def int) int {
+	if r.err != nil {
+		return def
+	}
+	n, err := r.p.Int(name, def)
+	r.err = err
+	return n
+}
+
+// sides reads BUY_ENABLED and SELL_ENABLED (both default true).
+func (r *params) sides() (buyOn, sellOn bool) {
+	if r.err != nil {
+		return false, false
+	}
+	if buyOn, r.err = r.p.Bool("BUY_ENABLED", true); r.err != nil {
+		return false, false
+	}
+	sellOn, r.err = r.p.Bool("SELL_ENABLED", true)
+	return buyOn, sellOn
 }

@@ -130,6 +130,11 @@ func TestStrategyBadParams(t *testing.T) {
 		{GainStrategy{}, map[string]any{"SELL_ENABLED": "maybe"}, "strategy parameter SELL_ENABLED must be true or false, not maybe"},
 		{StepGridStrategy{}, map[string]any{"STEP": 100}, "strategy parameter STEP must be below 100 (percent), not 100.00000000"},
 		{StepGridStrategy{}, map[string]any{"STEP": []any{1}}, "strategy parameter STEP must be a number, not [1]"},
+		// The first bad parameter, in the order Decide reads them, is the one named.
+		{StepGridStrategy{}, map[string]any{"STEP": 100, "MIN_VOLUME_TO_SELL": -1, "BUY_ENABLED": "x"}, "strategy parameter STEP must be below 100 (percent), not 100.00000000"},
+		{GainStrategy{}, map[string]any{"GAIN": -1, "EMA_PERIOD": 0}, "strategy parameter GAIN must not be negative, not -1.00000000"},
+		{GainStrategy{}, map[string]any{"EMA_PERIOD": 0, "BUY_ENABLED": "x"}, "strategy parameter EMA_PERIOD must be at least 1, not 0"},
+		{GainStrategy{}, map[string]any{"BUY_ENABLED": "x", "SELL_ENABLED": "y"}, "strategy parameter BUY_ENABLED must be true or false, not x"},
 	} {
 		_, err := c.s.Decide(PairState{Ticker: domain.Ticker{Last: decimal.DecimalFromInt(1)}}, domain.StrategyParams{Override: c.params})
 		if domain.ErrorCode(err) != domain.EINVALID || domain.ErrorMessage(err) != c.want {

@@ -8,7 +8,8 @@ import (
 
 var streamNames = []string{"order-0", "order-1", "order-7", "order-01", "order-00", "order-007", "order--1", "order-",
 	"order-+1", "order-1x", "order-x", "order-123456789012345678", "order-1234567890123456789",
-	"order-9223372036854775807", "order-9223372036854775808", "order-00000000000000000001", "orders-1", "oco-1", ""}
+	"order-9223372036854775807", "order-9223372036854775808", "order-00000000000000000001", "orders-1", "oco-1", "",
+	"order", "Order-1", "xorder-1"}
 
 // TestStreamID: ok exactly for the names domain.OrderStream writes, with their id.
 func TestStreamID(t *testing.T) {

@@ -33,6 +33,16 @@ func batchOf(tag string, n int, expected domain.ExpectedVersion) []domain.Stream
 // falls back to one Append per element.
 type hideBatch struct{ domain.EventStore }
 
+// batchPaths are the two ways domain.AppendBatch reaches a store: its own
+// AppendBatch, and the fallback of one Append per element (hideBatch).
+var batchPaths = []struct {
+	name  string
+	store func(*sqlite.Store) domain.EventStore
+}{
+	{"batch", func(s *sqlite.Store) domain.EventStore { return s }},
+	{"fallback", func(s *sqlite.Store) domain.EventStore { return hideBatch{s} }},
+}
+
 func openBatchStore(t *testing.T) *sqlite.Store {
 	t.Helper()
 	s := sqlite.NewStore(filepath.Join(t.TempDir(), "events.db"))
@@ -50,13 +60,7 @@ func openBatchStore(t *testing.T) *sqlite.Store {
 // the same log.
 func TestAppendBatch(t *testing.T) {
 	ctx := context.Background()
-	for _, c := range []struct {
-		name  string
-		store func(*sqlite.Store) domain.EventStore
-	}{
-		{"batch", func(s *sqlite.Store) domain.EventStore { return s }},
-		{"fallback", func(s *sqlite.Store) domain.EventStore { return hideBatch{s} }},
-	} {
+	for _, c := range batchPaths {
 		t.Run(c.name, func(t *testing.T) {
 			s := openBatchStore(t)
 			store := c.store(s)
@@ -110,13 +114,7 @@ func TestAppendBatch(t *testing.T) {
 // appended, through the store's AppendBatch as through the fallback.
 func TestAppendBatchFailure(t *testing.T) {
 	ctx := context.Background()
-	for _, c := range []struct {
-		name  string
-		store func(*sqlite.Store) domain.EventStore
-	}{
-		{"batch", func(s *sqlite.Store) domain.EventStore { return s }},
-		{"fallback", func(s *sqlite.Store) domain.EventStore { return hideBatch{s} }},
-	} {
+	for _, c := range batchPaths {
 		t.Run(c.name, func(t *testing.T) {
 			s := openBatchStore(t)
 			if _, err := s.Append(ctx, "order-5", domain.NoStream, batchOf("other", 1, domain.NoStream)[0].Events...); err != nil {

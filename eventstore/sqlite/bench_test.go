@@ -164,24 +164,13 @@ func BenchmarkAppend(b *testing.B) {
 					}
 					cpu := cpuTime()
 					b.StartTimer()
-					start := time.Now()
-					var wg sync.WaitGroup
-					for w := 0; w < writers; w++ {
-						wg.Add(1)
-						go func(w int) {
-							pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), storeLabels))
-							defer wg.Done()
-							for i := from; i < to; i++ {
-								stream := domain.OrderStream(nextOrder.Add(1))
-								if _, err := s.Append(context.Background(), stream, domain.NoStream, evs[w*perWriter+i]); err != nil {
-									b.Error(err)
-									return
-								}
-							}
-						}(w)
-					}
-					wg.Wait()
-					storeTime += time.Since(start)
+					// The writers inherit the labels.
+					pprof.Do(context.Background(), storeLabels, func(context.Context) {
+						storeTime += appendConcurrently(b, writers, from, to, func(w, i int) error {
+							_, err := s.Append(context.Background(), domain.OrderStream(nextOrder.Add(1)), domain.NoStream, evs[w*perWriter+i])
+							return err
+						})
+					})
 					b.StopTimer()
 					storeCPU += cpuTime() - cpu
 					if r%2 == 1 {
@@ -217,6 +206,28 @@ func BenchmarkAppend(b *testing.B) {
 	}
 }
 
+// appendConcurrently has writers goroutines each call write(w, i) for i
+// from from to to (exclusive), w being the writer, and returns the wall
+// time until all are done. A writer's error fails b and stops that writer.
+func appendConcurrently(b *testing.B, writers, from, to int, write func(w, i int) error) time.Duration {
+	start := time.Now()
+	var wg sync.WaitGroup
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := from; i < to; i++ {
+				if err := write(w, i); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	return time.Since(start)
+}
+
 // storeLabels mark the store's goroutines in BenchmarkAppend's CPU profile.
 var storeLabels = pprof.Labels("run", "store")
 
@@ -247,6 +258,22 @@ type counting struct{ n int }
 
 func (c *counting) Name() string                { return "counting" }
 func (c *counting) Apply(e *domain.Event) error { c.n++; return nil }
+
+// replayCounting replays s's whole log into a counting projection through
+// a Runner; it returns the time until the Runner had started (caught up)
+// and the events applied.
+func replayCounting(b *testing.B, s domain.EventStore) (time.Duration, int) {
+	start := time.Now()
+	r := projections.NewRunner(s)
+	c := &counting{}
+	r.Register(c)
+	if err := r.Start(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	d := time.Since(start)
+	r.Close()
+	return d, c.n
+}
 
 // BenchmarkReplay measures replaying a log into a trivial projection through
 // the Runner, against two raw scans of the same file's rows in the same run:
@@ -288,17 +315,10 @@ func BenchmarkReplay(b *testing.B) {
 		}
 		sqlTime += time.Since(start)
 
-		start = time.Now()
-		r := projections.NewRunner(s)
-		c := &counting{}
-		r.Register(c)
-		if err := r.Start(context.Background()); err != nil {
-			b.Fatal(err)
-		}
-		replayTime += time.Since(start)
-		r.Close()
-		if c.n != n {
-			b.Fatalf("replayed %d events, want %d", c.n, n)
+		d, replayed := replayCounting(b, s)
+		replayTime += d
+		if replayed != n {
+			b.Fatalf("replayed %d events, want %d", replayed, n)
 		}
 	}
 	s.Close()

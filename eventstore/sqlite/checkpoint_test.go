@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/eventstore/sqlite"
 	"github.com/tradeledger/tradeledger/eventstore/storetest"
 )
 
@@ -27,18 +28,7 @@ func TestCheckpointBesideWriter(t *testing.T) {
 	s.SetCheckpointPages(64)
 	ctx := context.Background()
 	before := fileSize(t, path)
-	var most int64
-	for b := 0; b < 40; b++ {
-		batch := make([]domain.StreamAppend, 20)
-		for i := range batch {
-			e := domain.NewEvent(domain.SystemClock{}, "Big", map[string]string{"blob": strings.Repeat("x", 3000)})
-			batch[i] = domain.StreamAppend{Stream: fmt.Sprintf("s-%d-%d", b, i), Expected: domain.NoStream, Events: []domain.Event{e}}
-		}
-		if _, err := s.AppendBatch(ctx, batch); err != nil {
-			t.Fatal(err)
-		}
-		most = max(most, fileSize(t, path+"-wal"))
-	}
+	most := appendBigCommits(t, s, path, 40, 20, 3000)
 	// The checkpointer runs beside the writer: wait for its first.
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -146,6 +136,26 @@ func TestCheckpointUnderSustainedWrites(t *testing.T) {
 }
 
 // fileSize is the size of the file at path (0 when it does not exist).
+// appendBigCommits appends commits batches (a commit each) of per events
+// of about size bytes to s, the store at path, and returns the most bytes
+// its WAL file held after a commit.
+func appendBigCommits(t *testing.T, s *sqlite.Store, path string, commits, per, size int) int64 {
+	t.Helper()
+	var most int64
+	for b := 0; b < commits; b++ {
+		batch := make([]domain.StreamAppend, per)
+		for i := range batch {
+			e := domain.NewEvent(domain.SystemClock{}, "Big", map[string]string{"blob": strings.Repeat("x", size)})
+			batch[i] = domain.StreamAppend{Stream: fmt.Sprintf("s-%d-%d", b, i), Expected: domain.NoStream, Events: []domain.Event{e}}
+		}
+		if _, err := s.AppendBatch(context.Background(), batch); err != nil {
+			t.Fatal(err)
+		}
+		most = max(most, fileSize(t, path+"-wal"))
+	}
+	return most
+}
+
 func fileSize(t *testing.T, path string) int64 {
 	t.Helper()
 	st, err := os.Stat(path)

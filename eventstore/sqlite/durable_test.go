@@ -65,11 +65,7 @@ func TestFailedSyncAcknowledgesNothing(t *testing.T) {
 // with EUNAVAILABLE and the next one checks again. A verdict, good or bad,
 // is kept.
 func TestIntegrityCheckRetriedUntilVerdict(t *testing.T) {
-	s := NewStore(filepath.Join(t.TempDir(), "events.db"))
-	if err := s.Open(); err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTempStore(t)
 	ctx := context.Background()
 	runs := 0
 	s.checkFile = func(string, <-chan struct{}) (string, error) {
@@ -95,11 +91,7 @@ func TestIntegrityCheckRetriedUntilVerdict(t *testing.T) {
 // A commit the syncer has not made durable yet is in the file but not
 // shown: a subscriber reading from the file stops at the durable head.
 func TestSubscriberStopsAtDurableHead(t *testing.T) {
-	s := NewStore(filepath.Join(t.TempDir(), "events.db"))
-	if err := s.Open(); err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTempStore(t)
 	ctx := context.Background()
 	if _, err := s.Append(ctx, "s", domain.Any, domain.NewEvent(domain.SystemClock{}, "E", nil)); err != nil {
 		t.Fatal(err)

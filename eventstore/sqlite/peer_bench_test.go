@@ -18,7 +18,6 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
-	"github.com/tradeledger/tradeledger/projections"
 )
 
 // BenchmarkPeer runs one workload through this store and through the event
@@ -156,22 +155,7 @@ func benchPeerAppends(b *testing.B, writers, orders int) {
 		ours := openOurs(b, filepath.Join(b.TempDir(), "ours.db"))
 		peer := openPeer(b, filepath.Join(b.TempDir(), "peer.db"), true)
 		run := func(from, to int, appendOrder func(o *peerOrder) error) time.Duration {
-			start := time.Now()
-			var wg sync.WaitGroup
-			for w := 0; w < writers; w++ {
-				wg.Add(1)
-				go func(w int) {
-					defer wg.Done()
-					for i := from; i < to; i++ {
-						if err := appendOrder(&work[w][i]); err != nil {
-							b.Error(err)
-							return
-						}
-					}
-				}(w)
-			}
-			wg.Wait()
-			return time.Since(start)
+			return appendConcurrently(b, writers, from, to, func(w, i int) error { return appendOrder(&work[w][i]) })
 		}
 		appendOurs := func(o *peerOrder) error {
 			expected := domain.NoStream
@@ -253,22 +237,15 @@ func benchPeerReplay(b *testing.B) {
 	var oursTime, peerTime time.Duration
 	for n := 0; n < b.N; n++ {
 		b.StartTimer()
-		start := time.Now()
-		r := projections.NewRunner(ours)
-		c := &counting{}
-		r.Register(c)
-		if err := r.Start(context.Background()); err != nil {
-			b.Fatal(err)
-		}
-		oursTime += time.Since(start)
+		d, replayed := replayCounting(b, ours)
 		b.StopTimer()
-		r.Close()
-		if c.n != want {
-			b.Fatalf("ours replayed %d events, want %d", c.n, want)
+		oursTime += d
+		if replayed != want {
+			b.Fatalf("ours replayed %d events, want %d", replayed, want)
 		}
 
 		b.StartTimer()
-		start = time.Now()
+		start := time.Now()
 		count, err := peerReplay(peer, func(core.Event) {})
 		peerTime += time.Since(start)
 		b.StopTimer()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
+	"github.com/tradeledger/tradeledger/eventstore/sqlite/sqlitetest"
 	"github.com/tradeledger/tradeledger/eventstore/storetest"
 )
 
@@ -23,6 +24,19 @@ func openStore(t testing.TB, path string) *sqlite.Store {
 	s := sqlite.NewStore(path)
 	if err := s.Open(); err != nil {
 		t.Fatalf("open: %v", err)
+	}
+	return s
+}
+
+// storeOfEvents opens a new store, closed when t ends, holding n events
+// of type E in stream s.
+func storeOfEvents(t *testing.T, n int) *sqlite.Store {
+	t.Helper()
+	s := sqlitetest.Open(t)
+	for i := 0; i < n; i++ {
+		if _, err := s.Append(context.Background(), "s", domain.Any, storetest.Event("E", i)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return s
 }
@@ -98,14 +112,8 @@ func TestNoStreamAfterReopen(t *testing.T) {
 // NextBatch and Next share one position: mixed, with a max and a batch
 // size smaller than the log, they deliver every event once, in order.
 func TestNextBatchMixedWithNext(t *testing.T) {
-	s := openStore(t, filepath.Join(t.TempDir(), "events.db"))
-	defer s.Close()
+	s := storeOfEvents(t, 10)
 	ctx := context.Background()
-	for i := 0; i < 10; i++ {
-		if _, err := s.Append(ctx, "s", domain.Any, storetest.Event("E", i)); err != nil {
-			t.Fatal(err)
-		}
-	}
 	s.ReadBatchSize = 4
 	it := s.ReadAll(ctx, 2, 7).(domain.BatchIterator) // positions 2…8
 	defer it.Close()
@@ -176,14 +184,8 @@ func TestPathWithURICharacters(t *testing.T) {
 // Next and NextBatch calls across many small batches still deliver every
 // event once, in order; and Close mid-way stops the copier.
 func TestReadAllPrefetchMixedAndEarlyClose(t *testing.T) {
-	s := openStore(t, filepath.Join(t.TempDir(), "events.db"))
-	defer s.Close()
+	s := storeOfEvents(t, 30)
 	ctx := context.Background()
-	for i := 0; i < 30; i++ {
-		if _, err := s.Append(ctx, "s", domain.Any, storetest.Event("E", i)); err != nil {
-			t.Fatal(err)
-		}
-	}
 	s.ReadBatchSize = 4
 	it := s.ReadAll(ctx, 2, 0).(domain.BatchIterator)
 	var got []uint64
@@ -330,21 +332,7 @@ func TestSetCheckpointPages(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "events.db")
 		s := openStore(t, path)
 		s.SetCheckpointPages(pages)
-		ctx := context.Background()
-		var most int64
-		for b := 0; b < 32; b++ {
-			batch := make([]domain.StreamAppend, 50)
-			for i := range batch {
-				e := domain.NewEvent(domain.SystemClock{}, "Big", map[string]string{"blob": strings.Repeat("x", 4000)})
-				batch[i] = domain.StreamAppend{Stream: fmt.Sprintf("s-%d-%d", b, i), Expected: domain.NoStream, Events: []domain.Event{e}}
-			}
-			if _, err := s.AppendBatch(ctx, batch); err != nil {
-				t.Fatal(err)
-			}
-			if st, err := os.Stat(path + "-wal"); err == nil {
-				most = max(most, st.Size())
-			}
-		}
+		most := appendBigCommits(t, s, path, 32, 50, 4000)
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}

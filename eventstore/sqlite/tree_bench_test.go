@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"path/filepath"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -56,23 +55,10 @@ func BenchmarkAppendTree(b *testing.B) {
 			s := stores[k]
 			cpu := cpuTime()
 			b.StartTimer()
-			start := time.Now()
-			var wg sync.WaitGroup
-			for w := 0; w < writers; w++ {
-				wg.Add(1)
-				go func(w int) {
-					defer wg.Done()
-					for i := from; i < to; i++ {
-						stream := domain.OrderStream(next[k].Add(1))
-						if _, err := s.Append(context.Background(), stream, domain.NoStream, evs[k][w*perWriter+i]); err != nil {
-							b.Error(err)
-							return
-						}
-					}
-				}(w)
-			}
-			wg.Wait()
-			d := time.Since(start)
+			d := appendConcurrently(b, writers, from, to, func(w, i int) error {
+				_, err := s.Append(context.Background(), domain.OrderStream(next[k].Add(1)), domain.NoStream, evs[k][w*perWriter+i])
+				return err
+			})
 			b.StopTimer()
 			return d, cpuTime() - cpu
 		}

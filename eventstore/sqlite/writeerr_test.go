@@ -12,6 +12,18 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 )
 
+// openTempStore opens a new store in t's temporary directory, closed when
+// t ends (an earlier Close is fine: Close is idempotent).
+func openTempStore(t *testing.T) *Store {
+	t.Helper()
+	s := NewStore(filepath.Join(t.TempDir(), "events.db"))
+	if err := s.Open(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 func bigEvent() domain.Event {
 	return domain.NewEvent(domain.SystemClock{}, "E", map[string]string{"pad": strings.Repeat("x", 64<<10)})
 }
@@ -19,11 +31,7 @@ func bigEvent() domain.Event {
 // WriteErr reports a full disk while appends fail for it, and nothing once
 // a commit succeeds again.
 func TestWriteErrDiskFull(t *testing.T) {
-	s := NewStore(filepath.Join(t.TempDir(), "events.db"))
-	if err := s.Open(); err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTempStore(t)
 	ctx := context.Background()
 	if _, err := s.Append(ctx, "s", domain.Any, bigEvent()); err != nil {
 		t.Fatal(err)
@@ -56,10 +64,7 @@ func TestWriteErrDiskFull(t *testing.T) {
 // WriteErr says so.
 func TestWriteErrSyncAndIntegrity(t *testing.T) {
 	ctx := context.Background()
-	s := NewStore(filepath.Join(t.TempDir(), "events.db"))
-	if err := s.Open(); err != nil {
-		t.Fatal(err)
-	}
+	s := openTempStore(t)
 	s.wal.syncFile = func(*os.File) error { return errors.New("input/output error") }
 	if _, err := s.Append(ctx, "s", domain.Any, bigEvent()); err == nil {
 		t.Fatal("append with a failing fdatasync succeeded")
@@ -69,11 +74,7 @@ func TestWriteErrSyncAndIntegrity(t *testing.T) {
 	}
 	s.Close()
 
-	s = NewStore(filepath.Join(t.TempDir(), "events.db"))
-	if err := s.Open(); err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s = openTempStore(t)
 	s.checkFile = func(string, <-chan struct{}) (string, error) {
 		return "*** in database main *** Page 7: btreeInitPage() returns error code 11", nil
 	}
@@ -93,10 +94,7 @@ func TestWriteErrSyncAndIntegrity(t *testing.T) {
 // connection touches the data directory after Close (a serve closing
 // while its background check starts left files behind its temp dir).
 func TestCloseEndsIntegrityCheck(t *testing.T) {
-	s := NewStore(filepath.Join(t.TempDir(), "events.db"))
-	if err := s.Open(); err != nil {
-		t.Fatal(err)
-	}
+	s := openTempStore(t)
 	started, ended := make(chan struct{}), make(chan struct{})
 	var calls atomic.Int32
 	s.checkFile = func(_ string, interrupt <-chan struct{}) (string, error) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/domain/audit"
+	"github.com/tradeledger/tradeledger/eventstore/transparency"
 )
 
 // The conformance suite of audit.TreeStore: the Merkle tree a store keeps
@@ -180,7 +181,7 @@ func testTreeCut(t *testing.T, s domain.EventStore, tree audit.TreeStore) {
 	}
 	root := func(n int64) tlog.Hash {
 		t.Helper()
-		h, err := tlog.TreeHash(n, TreeHashReader(ctx, tree))
+		h, err := tlog.TreeHash(n, transparency.TreeHashReader(ctx, tree))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -211,21 +212,6 @@ func testTreeCut(t *testing.T, s domain.EventStore, tree audit.TreeStore) {
 		t.Fatalf("rebuilt after the cut: %d records, root changed: %v", n, root(12) != want)
 	}
 	CheckTree(t, s, tree)
-}
-
-// TreeHashReader is tree as a tlog.HashReader.
-func TreeHashReader(ctx context.Context, tree audit.TreeStore) tlog.HashReader {
-	return tlog.HashReaderFunc(func(indexes []int64) ([]tlog.Hash, error) {
-		hs, err := tree.ReadTreeHashes(ctx, indexes)
-		if err != nil {
-			return nil, err
-		}
-		out := make([]tlog.Hash, len(hs))
-		for i := range hs {
-			out[i] = tlog.Hash(hs[i])
-		}
-		return out, nil
-	})
 }
 
 // RefTree is the Merkle tree of a log as tlog builds it: every stored
@@ -335,7 +321,7 @@ func checkStoredHashes(t testing.TB, ctx context.Context, tree audit.TreeStore, 
 // consistency with size checks against ref's roots.
 func checkProofs(t testing.TB, ctx context.Context, tree audit.TreeStore, ref *RefTree, size int64) {
 	t.Helper()
-	hr := TreeHashReader(ctx, tree)
+	hr := transparency.TreeHashReader(ctx, tree)
 	sizes := []int64{1, size / 3, size / 2, size - 1, size}
 	for _, n := range sizes {
 		if n <= 0 || n > size {

@@ -81,7 +81,7 @@ func CheckAgreement(ctx context.Context, store domain.EventStore, tree audit.Tre
 			v.LostFrom = head + 1
 		}
 	case hasKept:
-		root, err := tlog.TreeHash(kept.Size, treeReader(ctx, tree))
+		root, err := tlog.TreeHash(kept.Size, TreeHashReader(ctx, tree))
 		if err != nil {
 			return v, treeErr(err)
 		}
@@ -228,7 +228,7 @@ func Verify(ctx context.Context, store domain.EventStore, tree audit.TreeStore, 
 		}
 	} else if size > 0 {
 		v.Root = rebuilt.String()
-		stored, err := tlog.TreeHash(size, treeReader(ctx, tree))
+		stored, err := tlog.TreeHash(size, TreeHashReader(ctx, tree))
 		if err != nil {
 			return sum, roots, treeErr(err)
 		}

@@ -595,7 +595,7 @@ func (l *Log) Run(ctx context.Context, tick time.Duration, onError func(error)) 
 
 // hashReader is Tree as a tlog.HashReader, its upper levels cached.
 func (l *Log) hashReader(ctx context.Context) tlog.HashReader {
-	return l.upper.reader(treeReader(ctx, l.Tree))
+	return l.upper.reader(TreeHashReader(ctx, l.Tree))
 }
 
 // Sizes of a Log's hashCache.
@@ -693,8 +693,10 @@ func (c *hashCache) reader(r tlog.HashReader) tlog.HashReader {
 	})
 }
 
-// treeReader is tree as a tlog.HashReader.
-func treeReader(ctx context.Context, tree audit.TreeStore) tlog.HashReader {
+// TreeHashReader is tree as a tlog.HashReader: tlog.TreeHash, ProveRecord
+// and ProveTree read a TreeStore's stored hashes through it; a read's
+// error is the store's, unwrapped.
+func TreeHashReader(ctx context.Context, tree audit.TreeStore) tlog.HashReader {
 	return tlog.HashReaderFunc(func(indexes []int64) ([]tlog.Hash, error) {
 		hs, err := tree.ReadTreeHashes(ctx, indexes)
 		if err != nil {

@@ -3,7 +3,6 @@ package transparency_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
+	"github.com/tradeledger/tradeledger/eventstore/sqlite/sqlitetest"
 	"github.com/tradeledger/tradeledger/eventstore/storetest"
 	"github.com/tradeledger/tradeledger/eventstore/transparency"
 )
@@ -30,11 +30,7 @@ type logEnv struct {
 
 func newLogEnv(t *testing.T) *logEnv {
 	t.Helper()
-	s := sqlite.NewStore(filepath.Join(t.TempDir(), "events.db"))
-	if err := s.Open(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := sqlitetest.Open(t)
 	key := newKey(t)
 	clock := domain.NewManualClock(time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC))
 	l := transparency.NewLog(s, s, key, clock)

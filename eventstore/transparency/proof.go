@@ -259,7 +259,7 @@ func Identity(ctx context.Context, tree audit.TreeStore, position uint64) (recor
 		}
 		records = i + 1
 	}
-	h, err := tlog.TreeHash(records, treeReader(ctx, tree))
+	h, err := tlog.TreeHash(records, TreeHashReader(ctx, tree))
 	if err != nil {
 		return 0, domain.Hash{}, treeErr(err)
 	}

@@ -5,7 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"golang.org/x/mod/sumdb/tlog"
@@ -121,7 +122,7 @@ func VerifySince(ctx context.Context, store domain.EventStore, tree audit.TreeSt
 		sum.Problem = fmt.Sprintf("the log's tree holds %d records, fewer than the checkpoint's %d: the log was cut", size, c.Size)
 		return sum, nil
 	}
-	hr := cachedReader(treeReader(ctx, tree))
+	hr := cachedReader(TreeHashReader(ctx, tree))
 	if sum.Problem, err = checkPrefix(hr, c); err != nil || sum.Problem != "" {
 		return sum, err
 	}
@@ -210,12 +211,7 @@ func streamFirsts(ctx context.Context, store domain.EventStore, from uint64, n i
 // provenHead, in stream order; linked counts the streams seeded, problem
 // says why a head could not be proven (then the seeding stops there).
 func seedLinks(ctx context.Context, store domain.EventStore, tree audit.TreeStore, hr tlog.HashReader, c Checkpoint, firsts map[string]int64, v *audit.Verifier) (linked int, problem string, err error) {
-	streams := make([]string, 0, len(firsts))
-	for s := range firsts {
-		streams = append(streams, s)
-	}
-	sort.Strings(streams)
-	for _, s := range streams {
+	for _, s := range slices.Sorted(maps.Keys(firsts)) {
 		version := firsts[s]
 		if version <= 0 {
 			continue

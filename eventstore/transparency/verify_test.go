@@ -59,6 +59,17 @@ func TestOrderBundle(t *testing.T) {
 	}
 	other, _ := transparency.GenerateKey(nil)
 	otherKey, _ := transparency.ParseKey(other)
+	// rebundle edits the bundle s decoded and returns it encoded again.
+	rebundle := func(edit func(b *transparency.Bundle)) func(string) string {
+		return func(s string) string {
+			var b transparency.Bundle
+			json.Unmarshal([]byte(s), &b)
+			edit(&b)
+			var out bytes.Buffer
+			b.Encode(&out)
+			return out.String()
+		}
+	}
 	cases := []struct {
 		name string
 		edit func(string) string
@@ -67,9 +78,7 @@ func TestOrderBundle(t *testing.T) {
 	}{
 		{"another key", func(s string) string { return s }, otherKey.VerifierKey(), "signature"},
 		{"edited data", func(s string) string { return strings.Replace(s, `"1.50"`, `"1.05"`, 1) }, "", "does not match its contents"},
-		{"edited data re-hashed", func(s string) string {
-			var b transparency.Bundle
-			json.Unmarshal([]byte(s), &b)
+		{"edited data re-hashed", rebundle(func(b *transparency.Bundle) {
 			for i := range b.Events {
 				ev := &b.Events[i].Event
 				if bytes.Contains(ev.Data, []byte("1.50")) {
@@ -79,26 +88,11 @@ func TestOrderBundle(t *testing.T) {
 					ev.Hash = domain.ComputeHash(ev)
 				}
 			}
-			var out bytes.Buffer
-			b.Encode(&out)
-			return out.String()
-		}, "", "not in the checkpoint's tree"},
-		{"an event left out", func(s string) string {
-			var b transparency.Bundle
-			json.Unmarshal([]byte(s), &b)
-			b.Events = b.Events[1:]
-			var out bytes.Buffer
-			b.Encode(&out)
-			return out.String()
-		}, "", "from version 0"},
-		{"another proof", func(s string) string {
-			var b transparency.Bundle
-			json.Unmarshal([]byte(s), &b)
+		}), "", "not in the checkpoint's tree"},
+		{"an event left out", rebundle(func(b *transparency.Bundle) { b.Events = b.Events[1:] }), "", "from version 0"},
+		{"another proof", rebundle(func(b *transparency.Bundle) {
 			b.Events[0].Proof, b.Events[1].Proof = b.Events[1].Proof, b.Events[0].Proof
-			var out bytes.Buffer
-			b.Encode(&out)
-			return out.String()
-		}, "", "not in the checkpoint's tree"},
+		}), "", "not in the checkpoint's tree"},
 		{"not a bundle", func(string) string { return `{"format":"x"}` }, "", "format"},
 	}
 	for _, c := range cases {

@@ -152,6 +152,10 @@ type SyncStats struct {
 	Matched, Backfilled, Mismatched int
 	// Through is how far (ms) every history has been read.
 	Through int64
+	// Histories is how many histories (an activity kind in one scope) the
+	// reading went through, and Resumed how many of them a backfill read
+	// from where an earlier reading stopped instead of from its start.
+	Histories, Resumed int
 }
 
 func (st *SyncStats) add(o SyncStats) {
@@ -307,7 +311,8 @@ func (s *AccountSync) Backfill(ctx context.Context, exchange string, since time.
 	}
 	now := s.desk.Clock.Now().UnixMilli()
 	start := since.UnixMilli()
-	return s.readAll(ctx, x, h, v, func(key string, covered []domain.Span) int64 {
+	resumed := 0
+	st, err := s.readAll(ctx, x, h, v, func(key string, covered []domain.Span) int64 {
 		// The first point at or after start that no window covers.
 		from := start
 		for _, sp := range covered {
@@ -315,8 +320,13 @@ func (s *AccountSync) Backfill(ctx context.Context, exchange string, since time.
 				from = sp.Through
 			}
 		}
+		if from > start {
+			resumed++
+		}
 		return from
 	}, now, readOpts{progress: progress, markEnd: true})
+	st.Resumed = resumed
+	return st, err
 }
 
 // readOpts are a reading's options: progress is told after each page,
@@ -345,6 +355,7 @@ func (s *AccountSync) readAll(ctx context.Context, x domain.Exchange, h domain.A
 		for _, scope := range scopes {
 			key := domain.ActivityKey(kind, scope)
 			f := from(key, v.Covered[key])
+			total.Histories++
 			if f >= to {
 				continue
 			}

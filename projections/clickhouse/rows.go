@@ -242,23 +242,21 @@ func newBatch() *batch {
 }
 
 // fill queues a fill row, replacing the batch's row of the same fill.
-func (b *batch) fill(r fillRow) {
-	if i, ok := b.fillAt[r.Position]; ok {
-		b.fills[i] = r
-		return
-	}
-	b.fillAt[r.Position] = len(b.fills)
-	b.fills = append(b.fills, r)
-}
+func (b *batch) fill(r fillRow) { b.fills = queueFillRow(b.fills, b.fillAt, r.Position, r) }
 
 // fee queues a fill_fees9 row, replacing the batch's row of the same fill.
-func (b *batch) fee(r feeRow) {
-	if i, ok := b.feeAt[r.position]; ok {
-		b.fees[i] = r
-		return
+func (b *batch) fee(r feeRow) { b.fees = queueFillRow(b.fees, b.feeAt, r.position, r) }
+
+// queueFillRow returns rows with r, the row of the fill at log position
+// pos, in place of the row of that fill it holds (at holds each fill's
+// index in rows), or appended.
+func queueFillRow[R any](rows []R, at map[uint64]int, pos uint64, r R) []R {
+	if i, ok := at[pos]; ok {
+		rows[i] = r
+		return rows
 	}
-	b.feeAt[r.position] = len(b.fees)
-	b.fees = append(b.fees, r)
+	at[pos] = len(rows)
+	return append(rows, r)
 }
 
 // rows is the number of rows to write (after prepare).

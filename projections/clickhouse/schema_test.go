@@ -6,44 +6,35 @@ import (
 	"testing"
 )
 
-// schemaSQL renders Schema(db) as the statements of a .sql file.
-func schemaSQL(db string) string {
-	var b strings.Builder
-	b.WriteString(schemaHeader)
-	for _, s := range Schema(db) {
-		b.WriteString(s)
-		b.WriteString(";\n\n")
+// TestSchemaStatements checks that Schema sends each statement of
+// schema.sql once, without its comments and ";", for the database asked.
+func TestSchemaStatements(t *testing.T) {
+	stmts := Schema("analytics")
+	if got, want := len(stmts), strings.Count("\n"+schemaSQL, "\nCREATE "); got != want || want < 2 {
+		t.Fatalf("Schema gave %d statements, schema.sql has %d", got, want)
 	}
-	return b.String()
-}
-
-const schemaHeader = `-- Tradeledger analytics tables (projections/clickhouse), for ClickHouse 18.16 and later.
--- The sink creates them itself (CREATE ... IF NOT EXISTS); this file is for review,
--- for creating them ahead of time, and as the base of a cluster variant (see cluster.md).
--- Generated from projections/clickhouse.Schema("tradeledger"); a test keeps the two equal.
---
--- Amounts are Int64 counts of 1e-12 (columns ending in _e12), or exact decimal text (String
--- columns of pnl_conv_buckets, fill_fees and rates); times are Int64 milliseconds.
--- Every table is a ReplacingMergeTree versioned by the log position of the row's event:
--- read with FINAL (or argMax(col, position)) to see each row once.
-
-`
-
-// TestSchemaFileMatches keeps deploy/clickhouse/schema.sql equal to Schema.
-// SCHEMA_OUT=path writes the expected file there (outside the tree).
-func TestSchemaFileMatches(t *testing.T) {
-	want := schemaSQL("tradeledger")
-	if out := os.Getenv("SCHEMA_OUT"); out != "" {
-		if err := os.WriteFile(out, []byte(want), 0o644); err != nil {
-			t.Fatal(err)
+	if got, want := stmts[0], "CREATE DATABASE IF NOT EXISTS analytics"; got != want {
+		t.Fatalf("first statement %q, want %q", got, want)
+	}
+	for _, s := range stmts[1:] {
+		if !strings.HasPrefix(s, "CREATE TABLE IF NOT EXISTS analytics.") {
+			t.Errorf("statement does not create a table in analytics: %.60q", s)
+		}
+		if strings.Contains(s, schemaDatabase) || strings.Contains(s, "--") || strings.Contains(s, ";") {
+			t.Errorf("statement keeps the file's database, a comment or a ';': %q", s)
 		}
 	}
+}
+
+// TestSchemaFile checks that deploy/clickhouse/schema.sql, the file
+// operators read, is schema.sql, the one the sink sends.
+func TestSchemaFile(t *testing.T) {
 	got, err := os.ReadFile("../../deploy/clickhouse/schema.sql")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(got) != want {
-		t.Fatalf("deploy/clickhouse/schema.sql differs from Schema(\"tradeledger\"); regenerate: SCHEMA_OUT=/tmp/schema.sql go test -run TestSchemaFileMatches ./projections/clickhouse && cp /tmp/schema.sql deploy/clickhouse/")
+	if string(got) != schemaSQL {
+		t.Fatal("deploy/clickhouse/schema.sql differs from projections/clickhouse/schema.sql: make it a link to it (ln -sf ../../projections/clickhouse/schema.sql deploy/clickhouse/schema.sql)")
 	}
 }
 

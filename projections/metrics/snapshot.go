@@ -53,14 +53,11 @@ func (m *Metrics) Freeze() func(*snap.Encoder) {
 		return int(min(max(a.id-b.id, -1), 1))
 	})
 	return func(e *snap.Encoder) {
-		e.Len(len(byExchange))
-		for _, x := range slices.Sorted(maps.Keys(byExchange)) {
-			c := byExchange[x]
-			e.Text(x)
+		snap.TextMap(e, byExchange, func(c counts) {
 			e.Uvarint(c.placed)
 			e.Uvarint(c.filled)
 			e.Uvarint(c.rejected)
-		}
+		})
 		e.Len(len(opens))
 		for _, o := range opens {
 			e.Varint(o.id)

@@ -44,16 +44,10 @@ func at(day, hh, mm int) time.Time {
 //	binance/BTC-ETH (quote BTC)
 //	 #6 sell 1 @ 0.05, no lot         D 13:00              unmatchedBaseValue 0.05
 func Log() []Entry {
-	var out []Entry
-	add := func(stream, typ string, t time.Time, data any) {
-		e := domain.NewEvent(domain.NewManualClock(t), typ, data)
-		out = append(out, Entry{Stream: stream, Event: e})
-	}
+	var l logBuilder
+	add := l.add
 	order := func(id int64, pair string, side domain.Side, amount string, price, qty, fee string, t time.Time) {
-		add(domain.OrderStream(id), domain.TypeOrderRequested, t, domain.OrderRequested{OrderID: id, Exchange: "binance",
-			Pair: pair, Side: side, Kind: domain.KindLimit, Amount: decimal.MustDecimal(amount), Price: decimal.MustDecimal(price), ClientOrderID: "c"})
-		add(domain.OrderStream(id), domain.TypeOrderFilled, t, domain.OrderFilled{FillID: "f", Price: decimal.MustDecimal(price),
-			Quantity: decimal.MustDecimal(qty), Fee: decimal.MustDecimal(fee)})
+		l.filled(id, pair, side, amount, price, qty, fee, "", t)
 	}
 	add(domain.StreamConfig, domain.TypePairAdded, at(0, 0, 0), domain.PairAdded{Exchange: "binance", Pair: "USDT-BTC", Strategy: "gain", Enabled: true})
 	order(1, "USDT-BTC", domain.Buy, "1", "100", "1", "0.1", at(0, 10, 0))
@@ -62,7 +56,7 @@ func Log() []Entry {
 	order(6, "BTC-ETH", domain.Sell, "1", "0.05", "1", "0", at(0, 13, 0))
 	order(3, "USDT-BTC", domain.Sell, "1.5", "110", "1.5", "0.165", at(0, 20, 0))
 	order(5, "USDT-ETH", domain.Sell, "1", "9", "1", "0", at(1, 20, 0))
-	return out
+	return l.out
 }
 
 // expected figures per method, computed by hand (domain/pnl.go's worked
@@ -103,26 +97,16 @@ var cases = []struct {
 //	#13 buy 1 @ 20 → C {1, 20}    #14 buy 1 @ 40 → D {1, 40}
 //	#15 sell 2 @ 35 fee 0.2: proceeds 70, pnl = 70 − 0.2 − cost of the lots taken
 func MethodsLog() []Entry {
-	var out []Entry
+	var l logBuilder
 	fill := func(id int64, side domain.Side, price, qty, fee string, t time.Time) {
-		for _, e := range []struct {
-			typ  string
-			data any
-		}{
-			{domain.TypeOrderRequested, domain.OrderRequested{OrderID: id, Exchange: "binance", Pair: "USDT-SOL", Side: side,
-				Kind: domain.KindLimit, Amount: decimal.MustDecimal(qty), Price: decimal.MustDecimal(price), ClientOrderID: "c"}},
-			{domain.TypeOrderFilled, domain.OrderFilled{FillID: "f", Price: decimal.MustDecimal(price), Quantity: decimal.MustDecimal(qty),
-				Fee: decimal.MustDecimal(fee), FeeAsset: "USDT"}},
-		} {
-			out = append(out, Entry{Stream: domain.OrderStream(id), Event: domain.NewEvent(domain.NewManualClock(t), e.typ, e.data)})
-		}
+		l.filled(id, "USDT-SOL", side, qty, price, qty, fee, "USDT", t)
 	}
 	fill(11, domain.Buy, "10", "1", "0", at(0, 1, 0))
 	fill(12, domain.Buy, "30", "2", "0", at(0, 2, 0))
 	fill(13, domain.Buy, "20", "1", "0", at(0, 3, 0))
 	fill(14, domain.Buy, "40", "1", "0", at(0, 4, 0))
 	fill(15, domain.Sell, "35", "2", "0.2", at(0, 5, 0))
-	return out
+	return l.out
 }
 
 // methodCases are MethodsLog's figures per method, by hand: the lots #15
@@ -317,19 +301,13 @@ func testMixed(t *testing.T, r projections.PnlReader) {
 // In USDT: pnl 198.84 + 9.9 + 9.88006 + 250 = 468.62006; invested 2000.5 +
 // 100 + 50 + 1250 = 3400.5; unconvertedFees {KCS: 0.2}; 10 fills.
 func FeesLog() []Entry {
-	var out []Entry
-	add := func(stream, typ string, t time.Time, data any) {
-		e := domain.NewEvent(domain.NewManualClock(t), typ, data)
-		out = append(out, Entry{Stream: stream, Event: e})
-	}
+	var l logBuilder
+	add := l.add
 	rate := func(base, quote, r string, t time.Time) {
 		add(domain.RateStream("binance"), domain.TypeRateObserved, t, domain.RateObserved{Exchange: "binance", Base: base, Quote: quote, Rate: decimal.MustDecimal(r)})
 	}
 	order := func(id int64, pair string, side domain.Side, price, qty, fee, feeAsset string, t time.Time) {
-		add(domain.OrderStream(id), domain.TypeOrderRequested, t, domain.OrderRequested{OrderID: id, Exchange: "binance",
-			Pair: pair, Side: side, Kind: domain.KindLimit, Amount: decimal.MustDecimal(qty), Price: decimal.MustDecimal(price), ClientOrderID: "c"})
-		add(domain.OrderStream(id), domain.TypeOrderFilled, t, domain.OrderFilled{FillID: "f", Price: decimal.MustDecimal(price),
-			Quantity: decimal.MustDecimal(qty), Fee: decimal.MustDecimal(fee), FeeAsset: feeAsset})
+		l.filled(id, pair, side, qty, price, qty, fee, feeAsset, t)
 	}
 	add(domain.StreamConfig, domain.TypeConfigReplaced, at(0, 0, 0), map[string]any{"config": map[string]any{
 		"bot": map[string]any{"REPORTING_CURRENCY": "USDT"}, "pairs": map[string]any{}}})
@@ -345,7 +323,7 @@ func FeesLog() []Entry {
 	order(17, "EUR-BTC", domain.Buy, "40000", "0.1", "0", "EUR", at(0, 13, 0))
 	order(19, "EUR-SOL", domain.Buy, "100", "10", "0", "EUR", at(0, 13, 10))
 	order(20, "EUR-SOL", domain.Sell, "120", "10", "0", "EUR", at(0, 13, 20))
-	return out
+	return l.out
 }
 
 // testFees checks FeesLog's figures (its comment has the arithmetic).
@@ -404,19 +382,27 @@ func testFees(t *testing.T, r projections.PnlReader) {
 	num(t, "fees daily pnl", days[0].Pnl, "468.62006")
 }
 
-// plainLog builds a log of whole fills without fees on binance: order adds
-// a limit order filled at once, add any event.
-type plainLog struct{ out []Entry }
+// logBuilder builds the cases' logs: add appends any event, filled a limit
+// order on binance and its one fill, order one filled whole without a fee.
+type logBuilder struct{ out []Entry }
 
-func (l *plainLog) add(stream, typ string, t time.Time, data any) {
+func (l *logBuilder) add(stream, typ string, t time.Time, data any) {
 	l.out = append(l.out, Entry{Stream: stream, Event: domain.NewEvent(domain.NewManualClock(t), typ, data)})
 }
 
-func (l *plainLog) order(id int64, pair string, side domain.Side, price, qty string, t time.Time) {
+// filled adds order id, a limit order of amount at price, and its fill of
+// qty at price with fee in feeAsset ("": none named), both at t.
+func (l *logBuilder) filled(id int64, pair string, side domain.Side, amount, price, qty, fee, feeAsset string, t time.Time) {
 	l.add(domain.OrderStream(id), domain.TypeOrderRequested, t, domain.OrderRequested{OrderID: id, Exchange: "binance",
-		Pair: pair, Side: side, Kind: domain.KindLimit, Amount: decimal.MustDecimal(qty), Price: decimal.MustDecimal(price), ClientOrderID: "c"})
+		Pair: pair, Side: side, Kind: domain.KindLimit, Amount: decimal.MustDecimal(amount), Price: decimal.MustDecimal(price), ClientOrderID: "c"})
 	l.add(domain.OrderStream(id), domain.TypeOrderFilled, t, domain.OrderFilled{FillID: "f", Price: decimal.MustDecimal(price),
-		Quantity: decimal.MustDecimal(qty), Fee: decimal.Zero, FeeAsset: "USDT"})
+		Quantity: decimal.MustDecimal(qty), Fee: decimal.MustDecimal(fee), FeeAsset: feeAsset})
+}
+
+// order adds order id of qty at price, filled whole at once without a fee
+// (fee asset USDT).
+func (l *logBuilder) order(id int64, pair string, side domain.Side, price, qty string, t time.Time) {
+	l.filled(id, pair, side, qty, price, qty, "0", "USDT", t)
 }
 
 // WideLog holds numbers beyond ±2^63 units of 10^-12 (±9,223,372.036854775808):
@@ -438,7 +424,7 @@ func (l *plainLog) order(id int64, pair string, side domain.Side, price, qty str
 // 7,500,000 = 23,980,000; buys' value 24,700,000, sells' 27,020,000, volume
 // 51,720,000; 8 trades, 4 winning.
 func WideLog() []Entry {
-	var l plainLog
+	var l logBuilder
 	order, add := l.order, l.add
 	order(21, "USDT-BABYDOGE", domain.Buy, "0.0000000012", "1000000000000000", at(0, 1, 0))
 	order(22, "USDT-BABYDOGE", domain.Sell, "0.0000000013", "400000000000000", at(0, 2, 0))
@@ -547,7 +533,7 @@ func testWide(t *testing.T, r projections.PnlReader) {
 // Over both: pnl 10,000,000, invested 2,000,000, volume 14,000,000, sells'
 // value 12,000,000.
 func SumsLog() []Entry {
-	var l plainLog
+	var l logBuilder
 	order, add := l.order, l.add
 	order(31, "USDT-BNB", domain.Buy, "1000", "1000", at(0, 9, 0))
 	order(32, "USDT-BNB", domain.Sell, "6000", "1000", at(0, 9, 30))

@@ -8,6 +8,7 @@ package snapdiff
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -234,22 +235,14 @@ func (d *differ) diffInterfaces(a, b reflect.Value, path string) (string, string
 // diffMaps walks the entries of two maps by the text of their keys.
 func (d *differ) diffMaps(a, b reflect.Value, path string) (string, string, string, bool) {
 	keys := map[string][2]reflect.Value{}
-	for _, k := range a.MapKeys() {
-		e := keys[text(k)]
-		e[0] = k
-		keys[text(k)] = e
+	for i, m := range []reflect.Value{a, b} {
+		for _, k := range m.MapKeys() {
+			e := keys[text(k)]
+			e[i] = k
+			keys[text(k)] = e
+		}
 	}
-	for _, k := range b.MapKeys() {
-		e := keys[text(k)]
-		e[1] = k
-		keys[text(k)] = e
-	}
-	names := make([]string, 0, len(keys))
-	for n := range keys {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(keys)) {
 		ks := keys[n]
 		at := path + "[" + strconv.Quote(n) + "]"
 		switch {

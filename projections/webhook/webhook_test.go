@@ -14,6 +14,19 @@ import (
 	"github.com/tradeledger/tradeledger/domain/decimal"
 )
 
+// receive returns the next delivery the test server records, or fails the
+// test after 10 s without one.
+func receive[T any](t *testing.T, got <-chan T) T {
+	t.Helper()
+	var r T
+	select {
+	case r = <-got:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no delivery")
+	}
+	return r
+}
+
 type received struct {
 	body             []byte
 	kind, sig, deliv string
@@ -72,12 +85,7 @@ func TestDeliveriesSignedRetriedAndFiltered(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var r received
-	select {
-	case r = <-got:
-	case <-time.After(10 * time.Second):
-		t.Fatal("no delivery")
-	}
+	r := receive(t, got)
 	if r.kind != "fills" || r.deliv != fill.ID || calls.Load() != 3 {
 		t.Fatalf("delivery %+v after %d calls", r, calls.Load())
 	}
@@ -135,13 +143,8 @@ func TestNotifyVerifyFailure(t *testing.T) {
 	n.Start()
 	defer n.Close()
 	n.Notify("verifyFailures", "VerifyFailed", "verify-9-1", audit.VerifySummary{FaultCount: 1})
-	select {
-	case g := <-got:
-		if g != "/audit verifyFailures" {
-			t.Fatalf("delivered %q", g)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no delivery")
+	if g := receive(t, got); g != "/audit verifyFailures" {
+		t.Fatalf("delivered %q", g)
 	}
 	n.Close()
 	if len(got) != 0 {
@@ -168,12 +171,7 @@ func TestCheckpointsDelivered(t *testing.T) {
 	if err := n.Apply(&e); err != nil {
 		t.Fatal(err)
 	}
-	var r received
-	select {
-	case r = <-got:
-	case <-time.After(10 * time.Second):
-		t.Fatal("no delivery")
-	}
+	r := receive(t, got)
 	var p struct {
 		Payload
 		Data domain.CheckpointSigned `json:"data"`

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,6 +15,7 @@ import (
 	"github.com/tradeledger/tradeledger/domain"
 	"github.com/tradeledger/tradeledger/eventstore"
 	"github.com/tradeledger/tradeledger/eventstore/sqlite"
+	"github.com/tradeledger/tradeledger/eventstore/sqlite/sqlitetest"
 	"github.com/tradeledger/tradeledger/eventstore/transparency"
 	"github.com/tradeledger/tradeledger/eventstore/transparency/cosign"
 	"github.com/tradeledger/tradeledger/eventstore/transparency/witness"
@@ -41,11 +41,7 @@ type env struct {
 func newEnv(t *testing.T, skey string) *env { return newEnvTB(t, skey) }
 
 func newEnvTB(t testing.TB, skey string) *env {
-	s := sqlite.NewStore(filepath.Join(t.TempDir(), "events.db"))
-	if err := s.Open(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := sqlitetest.Open(t)
 	if skey == "" {
 		var err error
 		if skey, err = transparency.GenerateKey(nil); err != nil {
