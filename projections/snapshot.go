@@ -123,9 +123,9 @@ func (r *Runner) Freeze(ctx context.Context) (*Frozen, error) {
 	return f, nil
 }
 
-// settler is a projection that does ahead of its Freeze, while the runner
-// goes on, the work its Freeze would otherwise do while everything waits
-// (Ledger.Settle).
+// settler is a projection that does ahead of its Freeze, before the cut,
+// the work its Freeze would otherwise do while every projection and the
+// engine's applies wait (Ledger.Settle).
 type settler interface{ Settle() }
 
 // Hold stops the runner between two events and calls fn with the position
