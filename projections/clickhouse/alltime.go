@@ -37,9 +37,14 @@ import (
 // days' first hours (kind 4), read only for the blocks holding such days
 // (the plan's edge days): a few rows next to each other. Other changes (two hours, or two in a day) make the
 // plan sum those days from the hour blocks, which lie scattered over the
-// table (each costs a read of its own). A zone with another offset over the
-// fills' span (a 30- or 45-minute zone, or local mean time) is read from
-// the 15-minute buckets, as are reads over a date range.
+// table (each costs a read of its own). A zone whose offset stays h hours
+// and q quarter-hours (a 30- or 45-minute zone) has the days of shift h,
+// each moved q quarter-hours earlier: less its last q quarter-hours, plus
+// the day before's (kind 5, beside the day blocks); when such a zone's
+// offset changes, the days of the change are summed from the UTC days'
+// buckets (kind 6, beside the hour blocks). A zone of another offset
+// (local mean time) is read from the 15-minute buckets, as are reads over
+// a date range.
 
 // errUnknownTable is ClickHouse's code for a table that does not exist.
 const errUnknownTable = 60
@@ -97,9 +102,10 @@ func (r *Reader) Version() uint64 {
 //
 // One query: the pairs, their strategies and the daily blocks of the
 // fills' span of the previous call (widened by a week each way, so that a
-// live log keeps it for days); the blocks are read again only when the
-// pairs show fills outside it.
-func (r *Reader) allTime(ctx context.Context, loc *time.Location, periods [][2]int64, withStrategies bool, window [2]int64) (*overviewData, bool, error) {
+// live log keeps it for days), and with fees not nil the fees without a
+// rate (unvaluedFees' rows, set when ok); the blocks are read again only
+// when the pairs show fills outside it.
+func (r *Reader) allTime(ctx context.Context, loc *time.Location, periods [][2]int64, withStrategies bool, window [2]int64, fees *[]unvaluedFee) (*overviewData, bool, error) {
 	if ok, err := r.overviewReady(ctx); err != nil || !ok {
 		return nil, false, err
 	}
@@ -116,7 +122,7 @@ func (r *Reader) allTime(ctx context.Context, loc *time.Location, periods [][2]i
 	}
 	d := overviewData{byKey: map[string]*pairInfo{}, aggs: map[string]*agg{}, strat: map[string]string{}}
 	days := map[string]*daySeries{}
-	if err := r.readOverview(ctx, &d, days, loc, plan, true); err != nil {
+	if err := r.readOverview(ctx, &d, days, loc, plan, true, fees); err != nil {
 		return nil, false, err
 	}
 	if !withStrategies {
@@ -137,7 +143,7 @@ func (r *Reader) allTime(ctx context.Context, loc *time.Location, periods [][2]i
 			return nil, false, nil
 		}
 		clear(days)
-		if err := r.readOverview(ctx, nil, days, loc, &p, false); err != nil {
+		if err := r.readOverview(ctx, nil, days, loc, &p, false, nil); err != nil {
 			return nil, false, err
 		}
 	}
@@ -240,19 +246,26 @@ func planWindow(loc *time.Location, span, window [2]int64) (zonePlan, bool) {
 
 // readOverview reads pnl_overview9 in one query: with pairs, the pair and
 // strategy rows into d; with plan, the day and hour blocks it selects into
-// days (per pair, by local day number).
-func (r *Reader) readOverview(ctx context.Context, d *overviewData, days map[string]*daySeries, loc *time.Location, plan *zonePlan, pairs bool) error {
+// days (per pair, by local day number); with fees, the fees without a rate
+// (fill_fees9's rows, as unvaluedFees reads them, in the same query).
+func (r *Reader) readOverview(ctx context.Context, d *overviewData, days map[string]*daySeries, loc *time.Location, plan *zonePlan, pairs bool, fees *[]unvaluedFee) error {
 	cond := overviewConds(plan, pairs)
 	if len(cond) == 0 {
 		return nil
 	}
-	rows, err := r.conn.Query(ctx, "SELECT kind, shift, n, exchange, pair, v, s, position FROM "+r.db+
-		".pnl_overview9 FINAL WHERE method = ? AND instance = ? AND ("+strings.Join(cond, " OR ")+")", r.Method.String(), r.Instance)
+	q := "SELECT kind, shift, n, exchange, pair, v, s, position FROM " + r.db +
+		".pnl_overview9 FINAL WHERE method = ? AND instance = ? AND (" + strings.Join(cond, " OR ") + ")"
+	args := []any{r.Method.String(), r.Instance}
+	if fees != nil {
+		q += fmt.Sprintf(" UNION ALL SELECT toUInt8(%d), toInt32(0), time_ms, exchange, pair, fee_amount, fee_asset, toUInt64(0) FROM %s.fill_fees9 FINAL WHERE instance = ? AND valued = 0", kindFee, r.db)
+		args = append(args, r.Instance)
+	}
+	rows, err := r.conn.Query(ctx, q, args...)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
-	sc := overviewScan{d: d, days: days, zone: pnlread.LocalDays{Loc: loc}, plan: plan}
+	sc := overviewScan{d: d, days: days, zone: pnlread.LocalDays{Loc: loc}, plan: plan, fees: fees}
 	for rows.Next() {
 		var row overviewRow
 		var packed string
@@ -267,6 +280,11 @@ func (r *Reader) readOverview(ctx context.Context, d *overviewData, days map[str
 	sc.finish()
 	return nil
 }
+
+// kindFee marks readOverview's rows of fill_fees9 (no pnl_overview9 row
+// is of this kind): n is the fill's time (ms), v the fee's amount and s
+// its asset.
+const kindFee = 255
 
 // overviewConds returns the OR-ed conditions selecting the pnl_overview9
 // rows readOverview needs: the pair and strategy rows with pairs, and
@@ -297,6 +315,19 @@ func overviewConds(plan *zonePlan, pairs bool) []string {
 	for _, c := range plan.days {
 		addBlocks(c.shift, c.from, c.to)
 	}
+	var lastShifts []int32
+	last := map[int32][]int64{}
+	for _, c := range plan.days {
+		if c.quarters == 0 {
+			continue
+		}
+		if _, ok := last[c.shift]; !ok {
+			lastShifts = append(lastShifts, c.shift)
+		}
+		for n := pnlread.FloorDiv(c.from-1, dayBlock); n <= pnlread.FloorDiv(c.to, dayBlock); n++ {
+			last[c.shift] = append(last[c.shift], n)
+		}
+	}
 	var firstShifts []int32
 	first := map[int32][]int64{}
 	for _, e := range plan.edges {
@@ -314,16 +345,28 @@ func overviewConds(plan *zonePlan, pairs bool) []string {
 	for _, sh := range firstShifts {
 		cond = append(cond, fmt.Sprintf("(kind = 4 AND shift = %d AND n IN (%s))", sh, inList(first[sh])))
 	}
-	var hours []int64
-	for _, h := range plan.slow {
-		for n := pnlread.FloorDiv(h[0], hourBlock); n <= pnlread.FloorDiv(h[1]-1, hourBlock); n++ {
-			hours = append(hours, n)
-		}
+	for _, sh := range lastShifts {
+		cond = append(cond, fmt.Sprintf("(kind = 5 AND shift = %d AND n IN (%s))", sh, inList(last[sh])))
 	}
-	if len(hours) > 0 {
+	if hours := blocksOf(plan.slow, hourBlock); len(hours) > 0 {
 		cond = append(cond, "(kind = 2 AND n IN ("+inList(hours)+"))")
 	}
+	if days := blocksOf(plan.slowQuarters, quarterBlock); len(days) > 0 {
+		cond = append(cond, "(kind = 6 AND n IN ("+inList(days)+"))")
+	}
 	return cond
+}
+
+// blocksOf returns the numbers of the blocks of size intervals that hold
+// the ranges [from, to) of intervals.
+func blocksOf(ranges [][2]int64, size int64) []int64 {
+	var ns []int64
+	for _, r := range ranges {
+		for n := pnlread.FloorDiv(r[0], size); n <= pnlread.FloorDiv(r[1]-1, size); n++ {
+			ns = append(ns, n)
+		}
+	}
+	return ns
 }
 
 // inList returns ns sorted, without repeats, comma-separated.
@@ -347,6 +390,7 @@ type overviewScan struct {
 	days map[string]*daySeries
 	zone pnlread.LocalDays
 	plan *zonePlan
+	fees *[]unvaluedFee
 	list []listedPair
 	v    []i128 // the figures of the row being added
 }
@@ -360,6 +404,12 @@ type listedPair struct {
 // add takes in one row, its figures packed; a row of a kind the scan was
 // not asked for, or of an unexpected width, is skipped.
 func (sc *overviewScan) add(row *overviewRow, packed string) {
+	if row.kind == kindFee {
+		if sc.fees != nil {
+			*sc.fees = append(*sc.fees, unvaluedFee{exchange: row.exchange, pair: row.pair, asset: row.s, amount: packed, timeMs: row.n})
+		}
+		return
+	}
 	sc.v = unpackFigures(sc.v, packed)
 	row.v = sc.v
 	key, v := domain.PairKey(row.exchange, row.pair), row.v
@@ -385,6 +435,14 @@ func (sc *overviewScan) add(row *overviewRow, packed string) {
 	case kindFirstHours:
 		if sc.plan != nil && len(v) == dayBlock*dayCols {
 			sc.addFirstHours(key, row)
+		}
+	case kindLastQuarters:
+		if sc.plan != nil && len(v) == dayBlock*quarters*dayCols {
+			sc.addLastQuarters(key, row)
+		}
+	case kindQuarterHours:
+		if sc.plan != nil && len(v) == quarterBlock*dayCols {
+			sc.addQuarterHours(key, row)
 		}
 	case kindHour:
 		if sc.plan != nil && len(v) == hourBlock*dayCols {
@@ -451,13 +509,51 @@ func (sc *overviewScan) addFirstHours(key string, row *overviewRow) {
 	}
 }
 
+// addLastQuarters moves the last quarter-hours of a kindLastQuarters
+// block's days to the next day, for the plan's days of a zone q
+// quarter-hours ahead of their shift (dayRange.quarters): its day d is the
+// shift's day d less d's last q quarter-hours, plus d−1's.
+func (sc *overviewScan) addLastQuarters(key string, row *overviewRow) {
+	b0, b1 := row.n*dayBlock, row.n*dayBlock+dayBlock-1
+	for _, c := range sc.plan.days {
+		if c.shift != row.shift || c.quarters == 0 || c.to < b0 || c.from-1 > b1 {
+			continue
+		}
+		for d := max(c.from-1, b0); d <= min(c.to, b1); d++ {
+			f := row.v[((d-b0)*quarters+c.quarters-1)*dayCols:]
+			if f[0] == (i128{}) {
+				continue
+			}
+			if d >= c.from {
+				sc.series(key).at(d).sub(f)
+			}
+			if d < c.to {
+				sc.series(key).at(d + 1).add(f)
+			}
+		}
+	}
+}
+
 // addHours adds a kindHour block's hours that the plan selects, each to
 // its local day.
 func (sc *overviewScan) addHours(key string, row *overviewRow) {
-	for j := int64(0); j < hourBlock; j++ {
-		h := row.n*hourBlock + j
-		if f := row.v[j*dayCols:]; f[0] != (i128{}) && sc.plan.hasHour(h) {
-			sc.series(key).at(sc.zone.Day(h * 3600)).add(f)
+	sc.addUTC(key, row, hourBlock, 3600, sc.plan.slow)
+}
+
+// addQuarterHours adds a kindQuarterHours block's buckets that the plan
+// selects, each to its local day.
+func (sc *overviewScan) addQuarterHours(key string, row *overviewRow) {
+	sc.addUTC(key, row, quarterBlock, bucketSecs, sc.plan.slowQuarters)
+}
+
+// addUTC adds the figures of a row of size UTC intervals of secs seconds
+// each (from interval row.n·size) that lie in ranges (of interval
+// numbers), each to the local day of its start.
+func (sc *overviewScan) addUTC(key string, row *overviewRow, size, secs int64, ranges [][2]int64) {
+	for j := int64(0); j < size; j++ {
+		i := row.n*size + j
+		if f := row.v[j*dayCols:]; f[0] != (i128{}) && inRanges(i, ranges) {
+			sc.series(key).at(sc.zone.Day(i * secs)).add(f)
 		}
 	}
 }
@@ -537,11 +633,13 @@ func fillSpan(aggs map[string]*agg) (first, last int64, seen bool) {
 // zonePlan says where a zone's local days are, over a span of time: the
 // whole local days of each stretch of constant offset (a shift and a range
 // of day numbers), and the UTC hours [from, to) of the days when its
-// offset changes.
+// offset changes (or their buckets, for a zone whose offsets or changes
+// are not all on whole hours).
 type zonePlan struct {
-	days  []dayRange
-	edges []edgeDay
-	slow  [][2]int64
+	days         []dayRange
+	edges        []edgeDay
+	slow         [][2]int64
+	slowQuarters [][2]int64 // the slow days' buckets [from, to), of a zone not on whole hours
 }
 
 // edgeDay is a local day when the zone's offset changes by an hour: day n
@@ -555,10 +653,14 @@ type edgeDay struct {
 	sign  int64
 }
 
-// dayRange is the local days from, …, to under shift (seconds east of UTC).
+// dayRange is the local days from, …, to of a zone quarters quarter-hours
+// (0 to 3) ahead of shift (seconds east of UTC, a whole hour): the
+// shift's days, each less its last quarters quarter-hours and plus the
+// previous day's (kindLastQuarters).
 type dayRange struct {
 	shift    int32
 	from, to int64
+	quarters int64
 }
 
 // first and last return the plan's first and last day number: its days
@@ -585,9 +687,10 @@ func (p *zonePlan) last() int64 {
 	return d
 }
 
-func (p *zonePlan) hasHour(h int64) bool {
-	for _, s := range p.slow {
-		if h >= s[0] && h < s[1] {
+// inRanges reports whether i lies in one of the ranges [from, to).
+func inRanges(i int64, ranges [][2]int64) bool {
+	for _, r := range ranges {
+		if i >= r[0] && i < r[1] {
 			return true
 		}
 	}
@@ -595,8 +698,11 @@ func (p *zonePlan) hasHour(h int64) bool {
 }
 
 // planZone plans the local days of loc over the fills of [first, last]
-// (ms); ok is false when loc has an offset there that pnl_local_days does
-// not hold, or changes offset off a whole UTC hour.
+// (ms); ok is false when loc has an offset there that pnl_overview9 does
+// not hold (not a whole number of quarter-hours, or beyond its shifts),
+// changes offset off a whole UTC hour, or changes offset at all while one
+// of its offsets is not a whole hour (the days of such a change would need
+// quarter-hours the hour blocks do not hold).
 func planZone(loc *time.Location, first, last int64) (zonePlan, bool) {
 	lo, hi := pnlread.FloorDiv(first, 1000)-2*86400, pnlread.FloorDiv(last, 1000)+2*86400
 	type seg struct {
@@ -608,13 +714,13 @@ func planZone(loc *time.Location, first, last int64) (zonePlan, bool) {
 	for len(segs) < 10_000 {
 		_, off := t.Zone()
 		_, e := t.ZoneBounds()
-		if off%shiftStep != 0 || off < minShift || off > maxShift {
+		if sh := pnlread.FloorDiv(int64(off), shiftStep) * shiftStep; off%bucketSecs != 0 || sh < minShift || sh > maxShift {
 			return zonePlan{}, false
 		}
 		end := hi
 		if !e.IsZero() && e.Unix() < hi {
 			end = e.Unix()
-			if end%3600 != 0 {
+			if end%bucketSecs != 0 {
 				return zonePlan{}, false
 			}
 		}
@@ -632,6 +738,14 @@ func planZone(loc *time.Location, first, last int64) (zonePlan, bool) {
 		}
 		t = time.Unix(end, 0).In(loc)
 	}
+	// Offsets and changes on whole hours: the days of a change are read
+	// by the hour (or as edge days); else by the quarter-hour.
+	hours := true
+	for _, s := range segs {
+		if s.off%shiftStep != 0 || s.end%3600 != 0 && s.end != hi {
+			hours = false
+		}
+	}
 	var p zonePlan
 	prevEnd := int64(lo) // UTC end of the previous stretch's last whole local day
 	for i, s := range segs {
@@ -648,9 +762,14 @@ func planZone(loc *time.Location, first, last int64) (zonePlan, bool) {
 			continue // no whole day: the hours go to the slow days
 		}
 		if from := da*86400 - off; from > prevEnd && i > 0 {
-			p.slow = append(p.slow, [2]int64{pnlread.FloorDiv(prevEnd, 3600), pnlread.FloorDiv(from, 3600)})
+			if hours {
+				p.slow = append(p.slow, [2]int64{pnlread.FloorDiv(prevEnd, 3600), pnlread.FloorDiv(from, 3600)})
+			} else {
+				p.slowQuarters = append(p.slowQuarters, [2]int64{prevEnd / bucketSecs, from / bucketSecs})
+			}
 		}
-		p.days = append(p.days, dayRange{int32(s.off), da, db})
+		sh := pnlread.FloorDiv(off, shiftStep) * shiftStep
+		p.days = append(p.days, dayRange{int32(sh), da, db, (off - sh) / bucketSecs})
 		prevEnd = (db+1)*86400 - off
 	}
 	p.toEdges(pnlread.LocalDays{Loc: loc})

@@ -19,8 +19,10 @@ import (
 )
 
 // planZone: whole-hour zones read whole local days from their shift's rows
-// and the days of an offset change hour by hour; other zones are refused
-// (the reader then reads the buckets).
+// and the days of an offset change hour by hour; zones of a constant
+// offset of whole quarter-hours read their shift's days and last
+// quarter-hours; other zones are refused (the reader then reads the
+// buckets).
 func TestPlanZone(t *testing.T) {
 	ms := func(s string) int64 {
 		tm, err := time.Parse(time.RFC3339, s)
@@ -38,9 +40,9 @@ func TestPlanZone(t *testing.T) {
 		t.Fatal("Europe/Amsterdam refused")
 	}
 	want := []dayRange{
-		{3600, day("2024-01-30"), day("2024-03-30")},
-		{7200, day("2024-04-01"), day("2024-10-26")},
-		{3600, day("2024-10-28"), day("2024-12-02")},
+		{3600, day("2024-01-30"), day("2024-03-30"), 0},
+		{7200, day("2024-04-01"), day("2024-10-26"), 0},
+		{3600, day("2024-10-28"), day("2024-12-02"), 0},
 	}
 	if fmt.Sprint(p.days) != fmt.Sprint(want) {
 		t.Fatalf("days %v\nwant %v", p.days, want)
@@ -58,11 +60,29 @@ func TestPlanZone(t *testing.T) {
 			t.Errorf("%s refused", zn)
 		}
 	}
-	for _, zn := range []string{"Asia/Kathmandu", "Asia/Kolkata", "Australia/Adelaide"} {
-		loc, _ := time.LoadLocation(zn)
-		if _, ok := planZone(loc, ms("2020-01-01T00:00:00Z"), ms("2024-12-31T00:00:00Z")); ok {
-			t.Errorf("%s accepted: its offsets are not whole hours", zn)
+	// Kathmandu (+05:45) is its +5 h shift's days, each less its last
+	// three quarter-hours and plus the day before's; Marquesas (−09:30)
+	// the −10 h shift's and two quarter-hours.
+	for _, c := range []struct {
+		zone  string
+		shift int32
+		q     int64
+	}{{"Asia/Kathmandu", 5 * 3600, 3}, {"Asia/Kolkata", 5 * 3600, 2}, {"Pacific/Marquesas", -10 * 3600, 2}, {"Australia/Eucla", 8 * 3600, 3}} {
+		loc, _ := time.LoadLocation(c.zone)
+		p, ok := planZone(loc, ms("2020-01-01T00:00:00Z"), ms("2024-12-31T00:00:00Z"))
+		if !ok || len(p.days) != 1 || p.days[0].shift != c.shift || p.days[0].quarters != c.q || len(p.edges)+len(p.slow) != 0 {
+			t.Errorf("%s: plan %+v, %v; want one stretch of shift %d and %d quarter-hours", c.zone, p, ok, c.shift, c.q)
 		}
+	}
+	// Adelaide (+09:30, +10:30 in summer) changes offset at 16:30 UTC:
+	// the days of a change are read by the quarter-hour.
+	adl, _ := time.LoadLocation("Australia/Adelaide")
+	p, ok = planZone(adl, ms("2024-02-01T12:00:00Z"), ms("2024-11-30T12:00:00Z"))
+	wantQ := [][2]int64{{ms("2024-04-06T13:30:00Z") / 900_000, ms("2024-04-07T14:30:00Z") / 900_000},
+		{ms("2024-10-05T14:30:00Z") / 900_000, ms("2024-10-06T13:30:00Z") / 900_000}}
+	if !ok || len(p.days) != 3 || p.days[1].shift != 9*3600 || p.days[1].quarters != 2 || len(p.edges)+len(p.slow) != 0 ||
+		fmt.Sprint(p.slowQuarters) != fmt.Sprint(wantQ) {
+		t.Errorf("Australia/Adelaide: plan %+v, %v; want three stretches and the buckets %v", p, ok, wantQ)
 	}
 	// Local mean time (Amsterdam before 1937) is not a whole hour either.
 	if _, ok := planZone(ams, ms("1930-01-01T00:00:00Z"), ms("1931-01-01T00:00:00Z")); ok {
@@ -296,18 +316,7 @@ func TestPlanZoneCoversEachHourOnce(t *testing.T) {
 	last := time.Date(2024, 12, 31, 0, 0, 0, 0, time.UTC).UnixMilli()
 	h0, h1 := first/3_600_000, last/3_600_000
 	edges := 0
-	for _, zn := range []string{"Europe/Amsterdam", "America/New_York", "America/Havana", "America/Santiago",
-		"Africa/Casablanca", "Antarctica/Troll", "Pacific/Apia", "Australia/Sydney", "Europe/London", "UTC"} {
-		loc, err := time.LoadLocation(zn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, ok := planZone(loc, first, last)
-		if !ok {
-			t.Errorf("%s refused", zn)
-			continue
-		}
-		z := pnlread.LocalDays{Loc: loc}
+	eachPlan(t, first, last, func(zn string, p zonePlan, z pnlread.LocalDays) {
 		got := make(map[[2]int64]int) // (hour, local day) → times counted
 		count := func(from, to, day, by int64) {
 			for h := max(from, h0); h < min(to, h1); h++ {
@@ -348,9 +357,88 @@ func TestPlanZoneCoversEachHourOnce(t *testing.T) {
 		}
 		edges += len(p.edges)
 		t.Logf("%s: %d stretches, %d edge days, %d slow hour ranges", zn, len(p.days), len(p.edges), len(p.slow))
-	}
+	}, "Europe/Amsterdam", "America/New_York", "America/Havana", "America/Santiago",
+		"Africa/Casablanca", "Antarctica/Troll", "Pacific/Apia", "Australia/Sydney", "Europe/London", "UTC")
 	if edges == 0 {
 		t.Fatal("no edge day planned")
+	}
+}
+
+// The plans of zones not on whole hours put each bucket of the span in its
+// local day exactly once: the stretches' days (their shift's days, each
+// less its last quarter-hours and plus the day before's) and the buckets
+// of the days of a change.
+func TestPlanZoneCoversEachQuarterOnce(t *testing.T) {
+	first := time.Date(2014, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
+	last := time.Date(2024, 12, 31, 0, 0, 0, 0, time.UTC).UnixMilli()
+	s0, s1 := first/900_000, last/900_000
+	eachPlan(t, first, last, func(zn string, p zonePlan, z pnlread.LocalDays) {
+		if len(p.edges)+len(p.slow) != 0 {
+			if zn != "Europe/Amsterdam" {
+				t.Errorf("%s: edge days or slow hours in a plan by the quarter-hour", zn)
+			}
+			return
+		}
+		own := make([]int, s1-s0)   // times each bucket was counted in its own day
+		other := map[[2]int64]int{} // (bucket, day) → times counted in another day
+		count := func(from, to, day, by int64) {
+			for s := max(from, s0); s < min(to, s1); s++ {
+				if z.Day(s*900) == day {
+					own[s-s0] += int(by)
+				} else {
+					other[[2]int64{s, day}] += int(by)
+				}
+			}
+		}
+		for _, c := range p.days {
+			start := func(d int64) int64 { return (d*86400 - int64(c.shift)) / 900 }
+			for d := c.from; d <= c.to; d++ {
+				count(start(d), start(d+1), d, 1)
+			}
+			for d := c.from - 1; d <= c.to && c.quarters > 0; d++ {
+				if d >= c.from {
+					count(start(d+1)-c.quarters, start(d+1), d, -1)
+				}
+				if d < c.to {
+					count(start(d+1)-c.quarters, start(d+1), d+1, 1)
+				}
+			}
+		}
+		for _, q := range p.slowQuarters {
+			for s := q[0]; s < q[1]; s++ {
+				count(s, s+1, z.Day(s*900), 1)
+			}
+		}
+		for i, n := range own {
+			if n != 1 {
+				t.Fatalf("%s: bucket %s counted %d times in its day", zn, time.Unix((s0+int64(i))*900, 0).UTC(), n)
+			}
+		}
+		for k, n := range other {
+			if n != 0 {
+				t.Fatalf("%s: bucket %s counted %d times in day %d, not its own", zn, time.Unix(k[0]*900, 0).UTC(), n, k[1])
+			}
+		}
+		t.Logf("%s: %d stretches, %d bucket ranges", zn, len(p.days), len(p.slowQuarters))
+	}, "Australia/Adelaide", "America/St_Johns", "Pacific/Chatham", "Australia/Lord_Howe",
+		"Asia/Tehran", "America/Caracas", "Asia/Kathmandu", "Pacific/Marquesas", "Asia/Pyongyang", "Europe/Amsterdam")
+}
+
+// eachPlan calls check with the plan of each zone over [first, last] (ms)
+// and its local days; a zone refused fails the test.
+func eachPlan(t *testing.T, first, last int64, check func(zone string, p zonePlan, z pnlread.LocalDays), zones ...string) {
+	t.Helper()
+	for _, zn := range zones {
+		loc, err := time.LoadLocation(zn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, ok := planZone(loc, first, last)
+		if !ok {
+			t.Errorf("%s refused", zn)
+			continue
+		}
+		check(zn, p, pnlread.LocalDays{Loc: loc})
 	}
 }
 

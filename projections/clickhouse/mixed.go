@@ -194,36 +194,61 @@ func (r *Reader) latestRates(ctx context.Context) (*fold.RateBook, error) {
 // unconvertedFees returns the fees without a rate of the fills of keys in
 // the buckets starting in [from, to) (unix s), by asset; nil when none.
 func (r *Reader) unconvertedFees(ctx context.Context, keys []string, from, to int64) (map[string]decimal.Number, error) {
+	fees, err := r.unvaluedFees(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return sumFees(fees, keys, from, to)
+}
+
+// unvaluedFee is a fill_fees9 row without a rate: the fee as charged.
+type unvaluedFee struct {
+	exchange, pair, asset, amount string
+	timeMs                        int64
+}
+
+// unvaluedFees reads every fill's fee without a rate (one query, which an
+// overview runs beside its others: feesAhead).
+func (r *Reader) unvaluedFees(ctx context.Context) ([]unvaluedFee, error) {
 	rows, err := r.conn.Query(ctx, "SELECT exchange, pair, time_ms, fee_asset, fee_amount FROM "+r.db+".fill_fees9 FINAL WHERE instance = ? AND valued = 0", r.Instance)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
+	var fees []unvaluedFee
+	for rows.Next() {
+		var f unvaluedFee
+		if err := rows.Scan(&f.exchange, &f.pair, &f.timeMs, &f.asset, &f.amount); err != nil {
+			return nil, err
+		}
+		fees = append(fees, f)
+	}
+	return fees, rows.Err()
+}
+
+// sumFees sums by asset the fees of the fills of keys in the buckets
+// starting in [from, to) (unix s); nil when none.
+func sumFees(fees []unvaluedFee, keys []string, from, to int64) (map[string]decimal.Number, error) {
 	in := make(map[string]bool, len(keys))
 	for _, k := range keys {
 		in[k] = true
 	}
 	var sum map[string]decimal.Decimal
-	for rows.Next() {
-		var ex, pair, asset, amount string
-		var t int64
-		if err := rows.Scan(&ex, &pair, &t, &asset, &amount); err != nil {
-			return nil, err
-		}
-		if start := pnlread.FloorDiv(t, bucketMs) * bucketSecs; !in[domain.PairKey(ex, pair)] || start < from || start >= to {
+	for _, f := range fees {
+		if start := pnlread.FloorDiv(f.timeMs, bucketMs) * bucketSecs; !in[domain.PairKey(f.exchange, f.pair)] || start < from || start >= to {
 			continue
 		}
-		v, err := decimal.ParseDecimal(amount)
+		v, err := decimal.ParseDecimal(f.amount)
 		if err != nil {
 			return nil, err
 		}
 		if sum == nil {
 			sum = map[string]decimal.Decimal{}
 		}
-		sum[asset] = sum[asset].Add(v)
+		sum[f.asset] = sum[f.asset].Add(v)
 	}
-	if err := rows.Err(); err != nil || sum == nil {
-		return nil, err
+	if sum == nil {
+		return nil, nil
 	}
 	out := make(map[string]decimal.Number, len(sum))
 	for a, v := range sum {

@@ -1,6 +1,8 @@
 package clickhouse
 
 import (
+	"sort"
+
 	"github.com/tradeledger/tradeledger/domain/decimal"
 	"github.com/tradeledger/tradeledger/domain/pnlread"
 )
@@ -10,7 +12,10 @@ import (
 // (kindStrategy), and its daily figures in blocks: dayBlock local days
 // under each whole-hour shift (kindLocalDay) and the same days' first
 // hours (kindFirstHours, for the days when a zone's offset changes by an
-// hour), and hourBlock UTC hours (kindHour, for other changes). One query with
+// hour) and last quarter-hours (kindLastQuarters, for the zones of 15, 30
+// and 45 minutes past the hour), and hourBlock UTC hours (kindHour, for
+// other changes) and the same UTC day's buckets (kindQuarterHours, for the
+// changes of zones not on whole hours). One query with
 // few columns and few rows answers an overview: the cost of a ClickHouse
 // read here is mostly per column and part touched, then per row.
 
@@ -68,7 +73,8 @@ func (b *batch) prepare() {
 // block its dayCols figures, zero without fills, and for a block of days
 // a kindFirstHours row of each day's first hour's figures (a day when a
 // zone's offset changes by an hour is a day of one shift less its first
-// hour, or plus the next day's); their position is the latest of the
+// hour, or plus the next day's) and a kindLastQuarters row of its last
+// quarter-hours' (bk.lastQuarters); their position is the latest of the
 // block's hours'.
 func (k blockKey) rows(ov []overviewRow) []overviewRow {
 	hours := k.bk.hours
@@ -86,11 +92,14 @@ func (k blockKey) rows(ov []overviewRow) []overviewRow {
 			add(&a, k.block*hourBlock+j)
 			r.v = a.figures(r.v)
 		}
-		return append(ov, r)
+		q := r
+		q.kind, q.v = kindQuarterHours, k.bk.quarterHours(make([]i128, 0, quarterBlock*dayCols), k.block*quarterBlock)
+		return append(ov, r, q)
 	}
 	r.kind, r.shift = kindLocalDay, int32(shiftOf(int(k.shift)))
 	r.v = make([]i128, 0, dayBlock*dayCols)
 	first := make([]i128, 0, dayBlock*dayCols)
+	last := make([]i128, 0, dayBlock*quarters*dayCols)
 	for j := int64(0); j < dayBlock; j++ {
 		h0 := (k.block*dayBlock+j)*24 - int64(r.shift)/3600 // the day's first UTC hour
 		var day, fh dayAgg
@@ -99,8 +108,47 @@ func (k blockKey) rows(ov []overviewRow) []overviewRow {
 		}
 		add(&fh, h0)
 		r.v, first = day.figures(r.v), fh.figures(first)
+		last = k.bk.lastQuarters(last, 4*(h0+24))
 	}
-	f := r
+	f, l := r, r
 	f.kind, f.v = kindFirstHours, first
-	return append(ov, r, f)
+	l.kind, l.v = kindLastQuarters, last
+	return append(ov, r, f, l)
+}
+
+// quarterHours appends to dst the dayCols figures of bk's quarterBlock
+// slots from slot from (a kindQuarterHours row: the days of a change of a
+// zone not on whole hours are summed from them).
+func (bk *book) quarterHours(dst []i128, from int64) []i128 {
+	var v [quarterBlock]dayAgg
+	s := bk.series.Slots
+	for i := sort.Search(len(s), func(i int) bool { return s[i].Slot >= from }); i < len(s) && s[i].Slot < from+quarterBlock; i++ {
+		a := &s[i].PnlAgg
+		v[s[i].Slot-from] = dayAgg{Trades: a.Trades, Volume: a.Volume, Pnl: a.Pnl, Unmatched: a.Unmatched, Invested: a.Invested}
+	}
+	for i := range v {
+		dst = v[i].figures(dst)
+	}
+	return dst
+}
+
+// lastQuarters appends to dst the dayCols figures of bk's slots in the
+// last 1, 2 and 3 quarter-hours before slot end (a kindLastQuarters day):
+// a zone whose offset is a shift plus q quarter-hours starts its day d q
+// quarter-hours before the shift's, so its day is the shift's day d less
+// the last q quarter-hours of d, plus those of d−1.
+func (bk *book) lastQuarters(dst []i128, end int64) []i128 {
+	s := bk.series.Slots
+	var q [quarters]dayAgg
+	for i := sort.Search(len(s), func(i int) bool { return s[i].Slot >= end-quarters }); i < len(s) && s[i].Slot < end; i++ {
+		a := &s[i].PnlAgg
+		d := dayAgg{Trades: a.Trades, Volume: a.Volume, Pnl: a.Pnl, Unmatched: a.Unmatched, Invested: a.Invested}
+		for n := end - s[i].Slot; n <= quarters; n++ { // the slot is among the last n
+			q[n-1].merge(&d)
+		}
+	}
+	for n := range q {
+		dst = q[n].figures(dst)
+	}
+	return dst
 }

@@ -473,16 +473,19 @@ func (r *Reader) overview(q pnlread.OverviewQuery) (*pnlread.Overview, error) {
 	defer cancel()
 	periods := overviewPeriods(q.Now, q.Loc)
 	if q.From == 0 && q.To == 0 {
-		d, ok, err := r.allTime(ctx, q.Loc, periods, true, [2]int64{})
+		// One query: the fees come with pnl_overview9's rows.
+		fees := []unvaluedFee{}
+		d, ok, err := r.allTime(ctx, q.Loc, periods, true, [2]int64{}, &fees)
 		if err != nil {
 			return nil, r.unavailable("overview", err)
 		}
 		if ok {
 			o, err := assemble(q, d)
 			releaseSeries(d.days) // the answer holds none of them
-			return r.finishOverview(ctx, q, o, err)
+			return r.finishOverview(ctx, q, o, err, func() ([]unvaluedFee, error) { return fees, nil })
 		}
 	}
+	fees := r.feesAhead(ctx)
 	from, to := rangeSeconds(q.From, q.To)
 
 	// The range's aggregates and days come from the buckets (one read,
@@ -502,7 +505,7 @@ func (r *Reader) overview(q pnlread.OverviewQuery) (*pnlread.Overview, error) {
 	for _, p := range periods {
 		window = [2]int64{min(window[0], p[0]*1000), max(window[1], p[1]*1000-1)}
 	}
-	d, ok, e3 := r.allTime(ctx, q.Loc, periods, true, window)
+	d, ok, e3 := r.allTime(ctx, q.Loc, periods, true, window, nil)
 	if e3 == nil && !ok {
 		d, e3 = r.bucketPeriods(ctx, periods)
 	}
@@ -512,12 +515,29 @@ func (r *Reader) overview(q pnlread.OverviewQuery) (*pnlread.Overview, error) {
 	}
 	d.aggs, d.days = aggs, days
 	o, err := assemble(q, d)
-	return r.finishOverview(ctx, q, o, err)
+	return r.finishOverview(ctx, q, o, err, fees)
+}
+
+// feesAhead starts reading the fees without a rate (unvaluedFees) beside
+// an overview's other queries, so that they cost no round trip of their
+// own; the function returned waits for them.
+func (r *Reader) feesAhead(ctx context.Context) func() ([]unvaluedFee, error) {
+	type read struct {
+		fees []unvaluedFee
+		err  error
+	}
+	done := make(chan read, 1)
+	go func() {
+		f, err := r.unvaluedFees(ctx)
+		done <- read{f, err}
+	}()
+	return func() ([]unvaluedFee, error) { x := <-done; return x.fees, x.err }
 }
 
 // finishOverview completes assemble's answer o with the unconverted fees
-// of its range, or answers a scope over several quotes the mixed way.
-func (r *Reader) finishOverview(ctx context.Context, q pnlread.OverviewQuery, o *pnlread.Overview, err error) (*pnlread.Overview, error) {
+// of its range (of fees, feesAhead's), or answers a scope over several
+// quotes the mixed way.
+func (r *Reader) finishOverview(ctx context.Context, q pnlread.OverviewQuery, o *pnlread.Overview, err error, fees func() ([]unvaluedFee, error)) (*pnlread.Overview, error) {
 	var m *mixedScope
 	if errors.As(err, &m) {
 		o, err = r.mixedOverview(ctx, q, m.sc)
@@ -532,7 +552,11 @@ func (r *Reader) finishOverview(ctx context.Context, q pnlread.OverviewQuery, o 
 		keys = append(keys, p.Key)
 	}
 	from, to := rangeSeconds(q.From, q.To)
-	if o.UnconvertedFees, err = r.unconvertedFees(ctx, keys, from, to); err != nil {
+	unvalued, err := fees()
+	if err == nil {
+		o.UnconvertedFees, err = sumFees(unvalued, keys, from, to)
+	}
+	if err != nil {
 		return nil, r.unavailable("overview", err)
 	}
 	return o, nil
@@ -727,7 +751,7 @@ func (r *Reader) daily(q pnlread.DailyQuery) ([]pnlread.DayPnl, decimal.Decimal,
 	keys := sc.quoteKeys(list)
 	var perPair map[string]*daySeries
 	if q.From == 0 && q.To == 0 {
-		d, ok, err := r.allTime(ctx, q.Loc, nil, false, [2]int64{})
+		d, ok, err := r.allTime(ctx, q.Loc, nil, false, [2]int64{}, nil)
 		if err != nil {
 			return nil, decimal.Zero, "", r.unavailable("daily", err)
 		}

@@ -59,7 +59,7 @@ func mustJSON(tb testing.TB, v any, err error) string {
 // fails on the first answer that differs; it returns how many it compared.
 func compareReads(t *testing.T, mem *projections.Ledger, chr *Reader, now time.Time) int {
 	t.Helper()
-	zones := []string{"UTC", "Asia/Kathmandu", "America/New_York", "Europe/Amsterdam", "America/Havana"}
+	zones := []string{"UTC", "Asia/Kathmandu", "America/New_York", "Europe/Amsterdam", "America/Havana", "Pacific/Marquesas", "Asia/Kolkata", "Australia/Adelaide"}
 	// Scopes over several quotes (["All"], the mixed keys, binance with its
 	// EUR pair) are converted into the reporting currency by both.
 	scopes := []projections.PnlScope{

@@ -120,14 +120,18 @@ const (
 
 // Kinds of pnl_overview9 rows, and the blocks its day and hour rows hold.
 const (
-	kindPair       = 0  // a pair's aggregate over all time and its inventory (v: pairCols)
-	kindLocalDay   = 1  // a block of dayBlock local days under one shift (v: dayBlock × dayCols)
-	kindHour       = 2  // a block of hourBlock UTC hours (v: hourBlock × dayCols)
-	kindStrategy   = 3  // a pair's strategy (s)
-	kindFirstHours = 4  // the first hours of a kindLocalDay block's days (v: dayBlock × dayCols)
-	dayBlock       = 32 // local days per row
-	hourBlock      = 24 // UTC hours per row
-	dayCols        = 5  // trades, volume, pnl, unmatched value, invested
+	kindPair         = 0  // a pair's aggregate over all time and its inventory (v: pairCols)
+	kindLocalDay     = 1  // a block of dayBlock local days under one shift (v: dayBlock × dayCols)
+	kindHour         = 2  // a block of hourBlock UTC hours (v: hourBlock × dayCols)
+	kindStrategy     = 3  // a pair's strategy (s)
+	kindFirstHours   = 4  // the first hours of a kindLocalDay block's days (v: dayBlock × dayCols)
+	kindLastQuarters = 5  // the last 15, 30 and 45 minutes of a kindLocalDay block's days (v: dayBlock × quarters × dayCols)
+	quarters         = 3  // kindLastQuarters' figures per day: its last 1, 2 and 3 quarter-hours
+	kindQuarterHours = 6  // a UTC day's quarterBlock buckets (v: quarterBlock × dayCols)
+	quarterBlock     = 96 // buckets per kindQuarterHours row
+	dayBlock         = 32 // local days per row
+	hourBlock        = 24 // UTC hours per row
+	dayCols          = 5  // trades, volume, pnl, unmatched value, invested
 )
 
 // hourRow is one pair's daily figures of the fills in one UTC hour: the

@@ -83,10 +83,12 @@ func inDatabase(stmt, db string) string {
 // tables of new names (orders7 … pnl_overview8); 8 tags every row with the
 // instance that wrote it (an instance column in every key, in tables of new
 // names ending in 9: orders9 … settings9) and adds pnl_conv_totals9 and
-// instances. A sink that rewrote its rows under SchemaVersion drops the
+// instances; 9 adds pnl_overview9's kind 5 and 6 rows (each local day's last
+// quarter-hours, each UTC day's buckets: zones of 30 and 45 minutes are read
+// from it). A sink that rewrote its rows under SchemaVersion drops the
 // tables replaced (replacedTables): every service sharing a database runs
 // the same release, and they are upgraded together.
-const SchemaVersion = 8
+const SchemaVersion = 9
 
 // replacedTables are the tables of older schemas that no reader of
 // SchemaVersion reads.

@@ -144,6 +144,10 @@ ORDER BY (method, instance, exchange, pair, slot);
 -- kind 4, the first hours of the same days, so that a day when a
 -- zone's offset changes by an hour is a shift's day less or plus
 -- an hour (a few rows beside each other, read for such days only);
+-- kind 5, the last 15, 30 and 45 minutes of the same days, so that a
+-- day of a zone 15, 30 or 45 minutes ahead of the shift is the shift's
+-- day moved by those minutes; kind 6, a UTC day's 96 buckets, for the
+-- days when the offset of such a zone changes;
 -- kind 2, 24 UTC hours from hour n·24, for the other days when a
 -- zone's offset changes (rows scattered over the table: each costs
 -- a read). v holds 5 figures per day or hour, zero without fills,
