@@ -61,8 +61,10 @@ type Runner struct {
 	// Ahead, when set, holds the applies of those projections that are
 	// also applied to from elsewhere at once (the engine applies its own
 	// appends before the runner reads them) and returns the highest
-	// position they applied: Freeze waits for the runner to reach it,
-	// then freezes, then calls release (snapshot.go).
+	// position they applied, until release is called: Hold freezes once
+	// the runner has reached it (snapshot.go). It may be called with the
+	// runner stopped between two events, so it must not wait for the
+	// runner.
 	Ahead func() (position uint64, release func())
 	// Until, when not 0, stops Start's replay after the event at that
 	// position and follows nothing after it: the read models as of a past
@@ -73,6 +75,7 @@ type Runner struct {
 	projections []Projection
 
 	applyMu  sync.Mutex    // held while a live event is applied: Freeze's cut
+	holdMu   sync.Mutex    // one Hold at a time
 	from     uint64        // the position Start replays after (a snapshot's)
 	times    eventTimes    // the latest times of the events applied, when tracked
 	track    bool          // every projection is a Snapshotter: times are tracked

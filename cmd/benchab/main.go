@@ -77,6 +77,7 @@ type Main struct {
 	Only       string // comma-separated benchmark names, "" for all
 	Work       string // directory for the builds and data dirs; "" a new temporary one
 	Keep       bool   // keep Work at the end
+	Trace      string // directory for the placement's traces (perf profile, latencies by due time); "" none
 
 	Stdout, Stderr io.Writer
 
@@ -87,6 +88,7 @@ type Main struct {
 	head    *build
 	results *results
 	chDBs   []string // ClickHouse databases made, dropped at Close
+	traced  int      // placement runs traced so far (-trace)
 }
 
 // ParseFlags reads the command line.
@@ -102,6 +104,7 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.StringVar(&m.Only, "only", "", "run only these benchmarks (comma-separated: "+strings.Join(benchNames(), ",")+")")
 	fs.StringVar(&m.Work, "work", "", "directory for the builds and data dirs (default: a new temporary one, removed at the end)")
 	fs.BoolVar(&m.Keep, "keep", false, "keep the work directory")
+	fs.StringVar(&m.Trace, "trace", "", "directory for each placement run's `perf record -g` of serve, its latencies by due time and serve's log (GODEBUG=gctrace=1 shows there)")
 	fs.Usage = func() {
 		fmt.Fprintf(m.Stderr, "usage: benchab -ref COMMIT [flags]\n\nBuilds COMMIT beside the working tree and runs the same benchmarks on both, alternately.\n\nflags:\n")
 		fs.PrintDefaults()

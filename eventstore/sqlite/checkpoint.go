@@ -42,7 +42,8 @@ import (
 // commit (a WAL hook, which turns SQLite's own off) and, past the
 // checkpoint pages, wakes a checkpointer goroutine that checkpoints on a
 // connection of its own (PASSIVE: it never waits for the writer), on
-// another CPU while the writer goes on.
+// another CPU while the writer goes on; then again each time the WAL grew
+// by another quarter of the checkpoint pages (checkpointSteps).
 //
 // SQLite starts the WAL over only at a write transaction that begins when
 // everything in it has been copied, which a writer that never pauses may
@@ -94,19 +95,50 @@ func (w *writerConn) walSize() int {
 	return int(*w.walFrames)
 }
 
-// checkpointAfterCommit wakes the checkpointer once the WAL holds the
-// checkpoint pages, and checkpoints on the writer's connection once it
-// holds catchUpPages times as many (or when there is no checkpointer). The
-// writer goroutine only, after a commit.
+// checkpointSteps is how many times the checkpointer is woken while the
+// WAL grows from the checkpoint pages to catchUpPages times as many: once
+// each pages/checkpointSteps frames. Woken after every commit instead, as
+// long as the WAL stayed past the checkpoint pages, it ran a checkpoint —
+// two fsyncs and a flush of the disk's cache — for about one commit in
+// ten under 1,000 placements a second (2,226 fsyncs for 10,000 orders,
+// against 186 with SQLite's own checkpoints), and the WAL's fdatasyncs
+// waited behind them.
+const checkpointSteps = 4
+
+// checkpointDue says what a commit that left the WAL with frames frames
+// asks for, the checkpointer last woken at wokeAt frames: wake the
+// checkpointer, or checkpoint on the writer's connection (inline), and the
+// frames to remember as wokeAt. The WAL past the checkpoint pages wakes the
+// checkpointer, and again each time it grew by another
+// pages/checkpointSteps since (a WAL started over, below the pages,
+// forgets the last wake); past catchUpPages × the pages the writer
+// checkpoints itself.
+func checkpointDue(frames, pages, wokeAt int) (wake, inline bool, woke int) {
+	switch {
+	case frames < pages:
+		return false, false, 0
+	case frames >= catchUpPages*pages:
+		return false, true, 0
+	case wokeAt == 0 || frames >= wokeAt+max(pages/checkpointSteps, 1):
+		return true, false, frames
+	}
+	return false, false, wokeAt
+}
+
+// checkpointAfterCommit wakes the checkpointer or checkpoints on the
+// writer's connection as checkpointDue says (on the writer's connection
+// too when there is no checkpointer). The writer goroutine only, after a
+// commit.
 func (s *Store) checkpointAfterCommit() {
-	frames, pages := s.w.walSize(), s.w.checkpointPages
-	if frames < pages {
+	wake, inline, woke := checkpointDue(s.w.walSize(), s.w.checkpointPages, s.w.wokeAt)
+	s.w.wokeAt = woke
+	if !wake && !inline {
 		return
 	}
 	if s.ckpt == nil {
 		s.ckpt = startCheckpointer(s.Path, &s.checkpoints.background)
 	}
-	if frames >= catchUpPages*pages || s.ckpt.failed.Load() {
+	if inline || s.ckpt.failed.Load() {
 		s.ckpt.mu.Lock()
 		C.tl_checkpoint(s.w.db) // as SQLite's own would: its failure leaves the frames to the next one
 		s.ckpt.mu.Unlock()

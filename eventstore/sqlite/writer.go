@@ -103,6 +103,7 @@ type writerConn struct {
 	treeBuf                      []byte // packed tree rows (tl_insert_tree)
 	checkpointPages              int    // the checkpoint pages in force (Store.applyCheckpointPages)
 	walFrames                    *C.int // the WAL's frames after the last commit, in C memory (checkpoint.go)
+	wokeAt                       int    // the WAL's frames when the checkpointer was last woken (checkpoint.go)
 	// The tree's guard's statements (treeguard.go), prepared at their
 	// first use.
 	keep, cut, abandon, eventAt *C.sqlite3_stmt

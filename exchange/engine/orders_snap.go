@@ -13,7 +13,8 @@ import (
 // Freeze copies, under the lock, what later events change: the unfinished
 // orders (few: the open ones) with their fill ids, the finished set's
 // words, the indexes and the fill cursors; the Idempotency-Keys answered,
-// which grow with the history, are shared (keyIndex.freeze: O(1)).
+// which grow with the history, are shared (keyIndex.freeze: O(1)), and so
+// are the finished set's sparse words (an import's ids; idSet.frozenSparse).
 // Ids reserved for orders still being written (allocID, no event yet) are
 // not the log's: they are left out, as a replay of the log would not have
 // them.
@@ -26,7 +27,7 @@ type frozenOrders struct {
 	nextID   int64
 	orders   map[int64]frozenEntry
 	dense    []uint64
-	sparse   map[int64]uint64
+	sparse   sparseWords
 	open     map[string][]int64
 	armed    map[pairRef][]int64
 	byClient map[string]int64
@@ -52,7 +53,7 @@ func (s *Orders) Freeze() func(*snap.Encoder) {
 	s.mu.Lock()
 	st := &s.state
 	f := frozenOrders{nextID: st.nextID, orders: make(map[int64]frozenEntry, len(st.orders)),
-		dense: slices.Clone(st.finished.dense), sparse: maps.Clone(st.finished.sparse),
+		dense: slices.Clone(st.finished.dense), sparse: st.finished.frozenSparse(),
 		open: make(map[string][]int64, len(st.open)), armed: make(map[pairRef][]int64, len(st.armed)),
 		byClient: maps.Clone(st.byClient), keys: st.keys.freeze(), ocos: make(map[int64]domain.Oco, len(st.ocos)),
 		cursor: maps.Clone(st.cursor)}
@@ -91,10 +92,15 @@ func (f *frozenOrders) encode(e *snap.Encoder) {
 	}
 	e.Len(len(f.dense))
 	e.Words(f.dense)
-	e.Len(len(f.sparse))
-	for _, w := range slices.Sorted(maps.Keys(f.sparse)) {
+	e.Len(f.sparse.len())
+	words := make([]int64, 0, f.sparse.len())
+	for _, shard := range f.sparse {
+		words = slices.AppendSeq(words, maps.Keys(shard))
+	}
+	slices.Sort(words)
+	for _, w := range words {
 		e.Varint(w)
-		e.Uint64(f.sparse[w])
+		e.Uint64(f.sparse.get(w))
 	}
 	e.Len(len(f.open))
 	for _, ex := range slices.Sorted(maps.Keys(f.open)) {
@@ -171,12 +177,9 @@ func (s *Orders) Load(d *snap.Decoder) (func(), error) {
 		st.finished.dense = make([]uint64, words)
 		d.Words(st.finished.dense)
 	}
-	if n := d.Len(9); n > 0 {
-		st.finished.sparse = make(map[int64]uint64, n)
-		for range n {
-			w := d.Varint()
-			st.finished.sparse[w] = d.Uint64()
-		}
+	for range d.Len(9) {
+		w := d.Varint()
+		st.finished.setSparse(w, d.Uint64())
 	}
 	n = d.Len(2)
 	st.open = make(map[string]map[int64]struct{}, n)

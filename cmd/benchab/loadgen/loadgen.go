@@ -14,6 +14,9 @@ import (
 type Result struct {
 	// Latencies are each call's, from its due time to its answer, sorted.
 	Latencies []time.Duration
+	// ByDue are the same latencies in the calls' order (call i due at
+	// start + i/rate): whether the slow ones cluster in time.
+	ByDue []time.Duration
 	// Rate is the calls per second achieved (n ÷ the run's time).
 	Rate float64
 	// Err is the first error a call returned (that client stopped).
@@ -50,7 +53,7 @@ func OpenLoop(clients, n, rate int, do func() error) Result {
 		}()
 	}
 	wg.Wait()
-	r := Result{Latencies: lat, Rate: float64(n) / time.Since(start).Seconds()}
+	r := Result{Latencies: lat, ByDue: slices.Clone(lat), Rate: float64(n) / time.Since(start).Seconds()}
 	if err := failed.Load(); err != nil {
 		r.Err = *err
 	}

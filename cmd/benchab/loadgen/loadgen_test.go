@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"errors"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -45,6 +46,14 @@ func TestOpenLoopCountsFromDue(t *testing.T) {
 	// first's 50 ms: at least 46 ms late.
 	if got := r.Latencies[len(r.Latencies)-2]; got < 46*time.Millisecond {
 		t.Fatalf("second slowest latency %v: the wait behind the slow call is not counted", got)
+	}
+	// ByDue keeps the calls' order: the first call's (the slow one's)
+	// latency first, and the same latencies.
+	if len(r.ByDue) != 5 || r.ByDue[0] < 50*time.Millisecond {
+		t.Fatalf("ByDue %v: the first call's latency first", r.ByDue)
+	}
+	if sorted := slices.Sorted(slices.Values(r.ByDue)); !slices.Equal(sorted, r.Latencies) {
+		t.Fatalf("ByDue %v, Latencies %v: not the same latencies", r.ByDue, r.Latencies)
 	}
 }
 
