@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/tradeledger/tradeledger/domain"
+	"github.com/tradeledger/tradeledger/domain/decimal"
+	"github.com/tradeledger/tradeledger/eventstore/sqlite"
+	"github.com/tradeledger/tradeledger/projections"
+)
+
+// readCounter counts the streams read from a store.
+type readCounter struct {
+	domain.EventStore
+	reads int
+}
+
+func (r *readCounter) ReadStream(ctx context.Context, stream string, from int64, max int) domain.EventIterator {
+	r.reads++
+	return r.EventStore.ReadStream(ctx, stream, from, max)
+}
+
+// TestOrderFinderReadsTheOrderFound: the account sync's lookup of a finished
+// order by the client order id an exchange lists it by, among 300 orders of
+// the pair requested within a second (the placement rate of make bench-ab):
+// each is found, the oldest too (before, only the newest 100 around the id's
+// time were looked at, so its trade would have been taken for another
+// account's), with one stream read each (before: one per order listed
+// before it, up to 100); an id no order carries is not found.
+func TestOrderFinderReadsTheOrderFound(t *testing.T) {
+	ctx := context.Background()
+	st := sqlite.NewStore(filepath.Join(t.TempDir(), "log.db"))
+	if err := st.Open(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	list := projections.NewOrderList()
+	clock := domain.NewManualClock(time.Date(2026, 11, 29, 4, 0, 0, 0, time.UTC))
+	const orders = 300
+	clients := make([]string, orders+1)
+	for id := int64(1); id <= orders; id++ {
+		clock.Advance(3 * time.Millisecond)
+		eventID := domain.NewEventID(clock.Now())
+		clients[id] = domain.ClientOrderID(eventID)
+		e := domain.NewEvent(clock, domain.TypeOrderRequested, domain.OrderRequested{OrderID: id, Exchange: "binance", Pair: "USDT-BTC",
+			Side: domain.Buy, Kind: domain.KindLimit, Amount: decimal.MustDecimal("1"), Price: decimal.MustDecimal("100"), ClientOrderID: clients[id]})
+		e.ID = eventID
+		res, err := st.Append(ctx, domain.OrderStream(id), domain.NoStream, e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored := st.ReadStream(ctx, domain.OrderStream(id), 0, 1)
+		if !stored.Next() {
+			t.Fatalf("order %d not stored (%+v): %v", id, res, stored.Err())
+		}
+		ev := stored.Event()
+		stored.Close()
+		if err := list.Apply(&ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rc := &readCounter{EventStore: st}
+	find := orderFinder(list, rc)
+	for _, id := range []int64{1, 50, 200, orders} {
+		rc.reads = 0
+		got, ok, err := find(ctx, "binance", "USDT-BTC", clients[id])
+		if err != nil || !ok || got != id {
+			t.Fatalf("order %d: found %d %v %v", id, got, ok, err)
+		}
+		if rc.reads != 1 {
+			t.Errorf("order %d: %d streams read, want 1", id, rc.reads)
+		}
+	}
+	other := domain.ClientOrderID(domain.NewEventID(clock.Now().Add(-500 * time.Millisecond)))
+	if got, ok, err := find(ctx, "binance", "USDT-BTC", other); err != nil || ok {
+		t.Fatalf("an id no order carries: found %d %v %v", got, ok, err)
+	}
+}
