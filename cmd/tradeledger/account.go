@@ -1,11 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -34,28 +36,57 @@ func orderFinder(list *projections.OrderList, store domain.EventStore) func(ctx 
 		if !ok {
 			return 0, false, nil
 		}
-		page := list.Page(projections.OrderFilter{Keys: []string{domain.PairKey(exchange, pair)}, From: t - 2000, To: t + 2000}, 0, 100)
-		for _, o := range page.Orders {
-			it := store.ReadStream(ctx, domain.OrderStream(o.ID), 0, 1)
-			var p domain.OrderRequested
-			found := false
-			if it.Next() {
-				e := it.Event()
-				if e.Type == domain.TypeOrderRequested && e.Decode(&p) == nil {
-					found = p.ClientOrderID == client
+		// The request's time is the id's millisecond: the orders requested
+		// then are read first, the others within two seconds after them,
+		// nearest first — one stream read an order found, not one per
+		// order listed around it, and every page of them, not the newest
+		// 100 only.
+		tried := map[int64]bool{}
+		for _, w := range [][2]int64{{t, t + 1}, {t - 2000, t + 2000}} {
+			var cands []projections.ListedOrder
+			for page := 0; ; page++ {
+				p := list.Page(projections.OrderFilter{Keys: []string{domain.PairKey(exchange, pair)}, From: w[0], To: w[1]}, page, orderFinderPage)
+				for _, o := range p.Orders {
+					if !tried[o.ID] {
+						cands = append(cands, o)
+					}
+				}
+				if (page+1)*orderFinderPage >= p.Total || len(p.Orders) == 0 {
+					break
 				}
 			}
-			err := it.Err()
-			it.Close()
-			if err != nil {
-				return 0, false, err
-			}
-			if found {
-				return o.ID, true, nil
+			slices.SortStableFunc(cands, func(a, b projections.ListedOrder) int { return cmp.Compare(absMs(a.Time-t), absMs(b.Time-t)) })
+			for _, o := range cands {
+				tried[o.ID] = true
+				found, err := requestedAs(ctx, store, o.ID, client)
+				if err != nil || found {
+					return o.ID, found && err == nil, err
+				}
 			}
 		}
 		return 0, false, nil
 	}
+}
+
+// orderFinderPage is the page size orderFinder lists the order index by.
+const orderFinderPage = 100
+
+func absMs(d int64) int64 { return max(d, -d) }
+
+// requestedAs reports whether order id's OrderRequested carries the client
+// order id client (its stream's first event, read alone).
+func requestedAs(ctx context.Context, store domain.EventStore, id int64, client string) (bool, error) {
+	it := store.ReadStream(ctx, domain.OrderStream(id), 0, 1)
+	defer it.Close()
+	found := false
+	if it.Next() {
+		e := it.Event()
+		var p domain.OrderRequested
+		if e.Type == domain.TypeOrderRequested && e.Decode(&p) == nil {
+			found = p.ClientOrderID == client
+		}
+	}
+	return found, it.Err()
 }
 
 // reconciliation is what the reconciliation routes call (http.Reconciler):

@@ -89,6 +89,63 @@ type AccountSync struct {
 	seen    map[string]map[string]decimal.Decimal // exchange → asset → difference seen, not confirmed yet
 	streak  map[string]map[string]int             // exchange → asset → checks in a row that saw it
 	reached map[string]int64                      // exchange + activity key → through, this process's cursor
+	checked map[string]checkedFill                // exchange + pair + trade id → its order and the log's fill
+}
+
+// checkedFill is an own trade a sync of this process found in the log: the
+// order it belongs to and the log's OrderFilled of it, which never changes
+// (the log is append-only and a fill is recorded once), so that the next
+// syncs, reading it again within Lookback, compare it with that instead of
+// finding its order and reading the order's stream again.
+type checkedFill struct {
+	order int64
+	fill  *domain.OrderFilled
+	time  int64 // the exchange's time of the trade (ms)
+}
+
+// maxCheckedFills bounds AccountSync.checked: past it, a trade found in the
+// log is not remembered (it is checked against the store again when read
+// again, as every trade was before).
+const maxCheckedFills = 1 << 16
+
+func checkedKey(exchange string, f *domain.Fill) string {
+	return exchange + "\x00" + f.Pair + "\x00" + f.ID
+}
+
+// checkedOf returns what an earlier sync of this process found of a trade.
+func (s *AccountSync) checkedOf(exchange string, f *domain.Fill) (checkedFill, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.checked[checkedKey(exchange, f)]
+	return c, ok
+}
+
+// remember keeps what a sync found of a trade (checkedFill), while there is
+// room.
+func (s *AccountSync) remember(exchange string, f *domain.Fill, c checkedFill) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.checked == nil {
+		s.checked = map[string]checkedFill{}
+	}
+	if len(s.checked) < maxCheckedFills {
+		s.checked[checkedKey(exchange, f)] = c
+	}
+}
+
+// forget drops the trades remembered of an exchange that are older than
+// before (a sync reads from its cursor less Lookback; older ones are read
+// again only by a backfill or a reconciliation, which then check them
+// against the store).
+func (s *AccountSync) forget(exchange string, before int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	prefix := exchange + "\x00"
+	for k, c := range s.checked {
+		if strings.HasPrefix(k, prefix) && c.time < before {
+			delete(s.checked, k)
+		}
+	}
 }
 
 func (s *AccountSync) settings() (interval, lookback, grace, cursorEvery time.Duration, confirm int) {
@@ -254,6 +311,7 @@ func (s *AccountSync) Sync(ctx context.Context, exchange string) error {
 	}
 	_, lookback, _, _, _ := s.settings()
 	now := s.desk.Clock.Now().UnixMilli()
+	s.forget(exchange, now-2*lookback.Milliseconds())
 	if _, err := s.readAll(ctx, x, h, v, func(key string, covered []domain.Span) int64 {
 		from := v.Opening.Time
 		if r, ok := s.cursor(exchange, key); ok {
@@ -618,14 +676,24 @@ func ownClientID(id string) bool {
 // whether the trade was the service's.
 func (s *AccountSync) recordOwn(ctx context.Context, x domain.Exchange, f *domain.Fill, st *SyncStats) (bool, error) {
 	exchange := x.Name()
-	id, ok, err := s.ownOrder(ctx, exchange, f)
-	if err != nil || !ok {
-		return false, err
+	var id int64
+	var logFill *domain.OrderFilled
+	if c, ok := s.checkedOf(exchange, f); ok {
+		id, logFill = c.order, c.fill
+	} else {
+		var err error
+		id, ok, err = s.ownOrder(ctx, exchange, f)
+		if err != nil || !ok {
+			return false, err
+		}
+		if logFill, err = s.orderFill(ctx, id, f.ID); err != nil {
+			return true, err
+		}
+		if logFill != nil {
+			s.remember(exchange, f, checkedFill{order: id, fill: logFill, time: f.Time})
+		}
 	}
-	logFill, err := s.orderFill(ctx, id, f.ID)
-	if err != nil {
-		return true, err
-	}
+	var err error
 	if logFill != nil {
 		if field, l, listed := domain.CompareFill(logFill, f); field != "" {
 			st.Mismatched++

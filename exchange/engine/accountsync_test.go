@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -279,5 +280,57 @@ func TestAccountActivityListed(t *testing.T) {
 	facts, more, err = engine.AccountActivity(ctx, a.store, a.book, "binance", t0-10_000, t0+10_000, 2)
 	if err != nil || !more || len(facts) != 2 || facts[1].Kind != "trade" {
 		t.Errorf("limit 2 over the three: %+v more %v (%v)", facts, more, err)
+	}
+}
+
+// storeReads counts the order streams read through a store.
+type storeReads struct {
+	domain.EventStore
+	orderStreams int
+}
+
+func (r *storeReads) ReadStream(ctx context.Context, stream string, from int64, max int) domain.EventIterator {
+	if strings.HasPrefix(stream, "order-") {
+		r.orderStreams++
+	}
+	return r.EventStore.ReadStream(ctx, stream, from, max)
+}
+
+// TestAccountSyncChecksATradeOnce: the sync after the one that checked the
+// service's own trades against the log reads them again (its Lookback) but
+// neither looks their orders up nor reads their streams again (before: a
+// lookup and a stream read per trade and per sync), and records nothing.
+func TestAccountSyncChecksATradeOnce(t *testing.T) {
+	a := newAccountEnv(t)
+	ctx := context.Background()
+	a.setPrice("USDT-BTC", "60000")
+	a.sync() // opens the account
+	const orders = 5
+	for i := 0; i < orders; i++ {
+		a.clock.Advance(time.Second)
+		if _, err := a.tr.Submit(ctx, domain.OrderRequest{Exchange: "binance", Pair: "USDT-BTC", Side: domain.Buy, Kind: domain.KindMarket, Amount: dec("0.001"), Actor: "tester"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.reconcile()
+	a.sync() // checks the five trades
+	head, err := a.store.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reads := &storeReads{EventStore: a.eng.Desk.Store}
+	a.eng.Desk.Store = reads
+	defer func() { a.eng.Desk.Store = reads.EventStore }()
+	find, lookups := a.eng.Accounts.FindOrder, 0
+	a.eng.Accounts.FindOrder = func(ctx context.Context, exchange, pair, client string) (int64, bool, error) {
+		lookups++
+		return find(ctx, exchange, pair, client)
+	}
+	a.sync()
+	if reads.orderStreams != 0 || lookups != 0 {
+		t.Errorf("the second sync read %d order streams and looked %d orders up, want none", reads.orderStreams, lookups)
+	}
+	if h, _ := a.store.Head(ctx); h != head {
+		t.Errorf("the second sync appended %d events", h-head)
 	}
 }
