@@ -80,3 +80,18 @@ func targetsOf(l *Ledger) map[string][]string {
 	t, _ := l.conv.TargetsState()
 	return t
 }
+
+// SettleAtOnce settles l as a read does: every dirty pair folded again
+// under one hold of the lock.
+func SettleAtOnce(l *Ledger) {
+	l.mu.Lock()
+	l.settle()
+	l.mu.Unlock()
+}
+
+// Unsettled reports whether l waits for a settle.
+func Unsettled(l *Ledger) bool {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.unsettled()
+}

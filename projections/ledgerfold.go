@@ -39,11 +39,23 @@ func (l *Ledger) rlock() {
 }
 
 // Settle folds again, now, every pair a late fill or rate made dirty (a
-// read does it first anyway).
+// read does it first anyway), one pair under the lock at a time: between
+// two pairs the runner's applies and the readers go on (a reader settles
+// what is left itself before it reads), so that the first settle after a
+// replay of an import (27-243 ms at 200,000 imported orders) does not hold
+// them for all of it. The quote series are summed again at the end.
 func (l *Ledger) Settle() {
-	l.mu.Lock()
-	l.settle()
-	l.mu.Unlock()
+	for {
+		l.mu.Lock()
+		i, ok := l.conv.TakeDirtyOne()
+		if !ok {
+			l.settle()
+			l.mu.Unlock()
+			return
+		}
+		l.refold(l.pairs[i])
+		l.mu.Unlock()
+	}
 }
 
 // unsettled reports whether a pair or a quote series waits for settle.

@@ -89,6 +89,8 @@ type Runner struct {
 
 	cancel context.CancelFunc
 	done   chan struct{}
+	// settled is closed once settleReplayed is done.
+	settled chan struct{}
 }
 
 // NewRunner returns a Runner following store.
@@ -195,7 +197,23 @@ func (r *Runner) Start(ctx context.Context) error {
 	r.cancel = cancel
 	r.done = make(chan struct{})
 	go r.follow(subCtx)
+	r.settled = make(chan struct{})
+	go r.settleReplayed()
 	return nil
+}
+
+// settleReplayed settles what the replay left unsettled — the Ledger's
+// pairs an import or a late fill made dirty (265 ms for four pairs of
+// 200,000 imported orders) —, beside the live events and a pair at a time
+// (Ledger.Settle), so that neither the first read nor the first snapshot
+// pays for all of it at once while the placements wait for the runner.
+func (r *Runner) settleReplayed() {
+	defer close(r.settled)
+	for _, p := range r.projections {
+		if s, ok := p.(settler); ok {
+			s.Settle()
+		}
+	}
 }
 
 // noHashesReader is a store that reads a whole log for a replay without
@@ -282,6 +300,7 @@ func (r *Runner) Close() error {
 	if r.cancel != nil {
 		r.cancel()
 		<-r.done
+		<-r.settled
 	}
 	return nil
 }

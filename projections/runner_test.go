@@ -272,6 +272,9 @@ type stalling struct {
 	stalled chan struct{}
 	applied atomic.Uint64
 	settled atomic.Int32 // Settle calls with neither the desk nor the runner held
+	// startSettle is closed at the first Settle: the runner's, after the
+	// replay.
+	startSettle chan struct{}
 }
 
 func (p *stalling) Name() string { return "stalling" }
@@ -292,7 +295,9 @@ func (p *stalling) Settle() {
 		return
 	}
 	p.desk.gate.RUnlock()
-	p.settled.Add(1)
+	if p.settled.Add(1) == 1 {
+		close(p.startSettle)
+	}
 }
 func (p *stalling) Freeze() func(*snap.Encoder) {
 	if p.desk.gate.TryRLock() {
@@ -312,7 +317,7 @@ func (p *stalling) Load(*snap.Decoder) (func(), error) { return func() {}, nil }
 // while the runner catches up — the desk applies its next append
 // meanwhile — and freezes every projection at one position, the desk's
 // applies held and all of them applied by the runner; a projection's
-// Settle runs before, with nothing held.
+// Settle runs before, with nothing held, as it did after the replay.
 func TestHoldLetsTheDeskApplyWhileTheRunnerCatchesUp(t *testing.T) {
 	store := openRunnerStore(t)
 	ctx := context.Background()
@@ -330,13 +335,19 @@ func TestHoldLetsTheDeskApplyWhileTheRunnerCatchesUp(t *testing.T) {
 	}
 	desk := &fakeDesk{released: make(chan struct{}, 1)}
 	r := projections.NewRunner(store)
-	p := &stalling{t: t, desk: desk, runner: r, resume: make(chan struct{}), stalled: make(chan struct{})}
+	p := &stalling{t: t, desk: desk, runner: r, resume: make(chan struct{}), stalled: make(chan struct{}), startSettle: make(chan struct{})}
 	r.Register(p)
 	r.Ahead = desk.hold
 	if err := r.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
+	// The runner settles what the replay left, beside the live events.
+	select {
+	case <-p.startSettle:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the runner did not settle the replayed projections")
+	}
 
 	// The desk appends and applies at once; the runner stalls on it.
 	p.stall = r.Position() + 1
@@ -374,7 +385,7 @@ func TestHoldLetsTheDeskApplyWhileTheRunnerCatchesUp(t *testing.T) {
 	if res.f.Position < next {
 		t.Fatalf("frozen at %d, before the desk's apply of %d", res.f.Position, next)
 	}
-	if p.settled.Load() != 1 {
-		t.Fatalf("settled %d times with nothing held, want once before the freeze", p.settled.Load())
+	if p.settled.Load() != 2 {
+		t.Fatalf("settled %d times with nothing held, want twice: after the replay and before the freeze", p.settled.Load())
 	}
 }

@@ -95,12 +95,12 @@ func (r *Runner) Freeze(ctx context.Context) (*Frozen, error) {
 		return nil, err
 	}
 	// What a projection can do ahead of its Freeze, it does now, before
-	// the cut: the Ledger's settling of the pairs an import or a late fill
-	// left dirty (27-243 ms for the first snapshot after a replay of
-	// 200,000 imported orders) would stop every projection and hold the
-	// engine's applies. Ahead of the cut it holds the Ledger's lock only:
-	// its readers and its Apply wait (so the runner does, and the commands
-	// waiting for it), the engine's applies do not.
+	// the cut: the Ledger's settling of the pairs a late fill left dirty
+	// would stop every projection and hold the engine's applies. Ahead of
+	// the cut it holds the Ledger's lock one pair at a time (its readers
+	// and its Apply wait that long, so the runner does, and the commands
+	// waiting for it), the engine's applies not at all. What a replay left
+	// dirty the runner settles after Start (settleReplayed).
 	for _, p := range snaps {
 		if s, ok := p.(settler); ok {
 			s.Settle()

@@ -148,6 +148,22 @@ func (ps *Pairs) TakeDirty() []int {
 	return d
 }
 
+// TakeDirtyOne returns the pair that became dirty first and forgets it
+// (false: none is dirty), after the deposits' propagation TakeDirty does:
+// the step of a settle that folds one pair at a time. Folding each pair it
+// returns until it returns false leaves the pairs as settled as TakeDirty's
+// rounds do.
+func (ps *Pairs) TakeDirtyOne() (int, bool) {
+	ps.propagate()
+	if len(ps.dirty) == 0 {
+		return 0, false
+	}
+	i := ps.dirty[0]
+	ps.dirty = ps.dirty[1:]
+	ps.listed[i] = false
+	return i, true
+}
+
 // TargetsState returns the targets cache and the generation it is of (a
 // snapshot's), and SetTargets installs one read back.
 func (ps *Pairs) TargetsState() (map[string][]string, uint64) { return ps.targets, ps.gen }
