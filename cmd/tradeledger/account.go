@@ -249,12 +249,12 @@ func runSync(ctx context.Context, args []string, env *Env) error {
 }
 
 // syncSummary is the line sync prints at its end: what it read, from
-// when (and how many histories it resumed where an earlier sync stopped),
+// when (and how many histories it continued from where an earlier sync had read to),
 // and what was new.
 func syncSummary(exchange string, st engine.SyncStats, from int64, took time.Duration) string {
 	read := fmt.Sprintf("%s read since %s", counted(st.Listed, "fact"), time.UnixMilli(from).UTC().Format(time.RFC3339))
 	if st.Resumed > 0 {
-		read += fmt.Sprintf(" (%d of %d histories resumed where an earlier sync stopped)", st.Resumed, st.Histories)
+		read += fmt.Sprintf(" (%d of %d histories continued from where an earlier sync had read to)", st.Resumed, st.Histories)
 	}
 	return fmt.Sprintf("%s: %s, %d new (%s, %s, %s, %s; own fills: %d matched, %d backfilled, %d mismatched) in %s",
 		exchange, read, st.Recorded, counted(st.External, "external trade"), counted(st.Deposits, "deposit"),

@@ -184,7 +184,7 @@ func TestAccountReconciledOverHTTP(t *testing.T) {
 		strings.NewReader(""), &out, &errOut); err != nil {
 		t.Fatalf("sync: %v\n%s", err, errOut.String())
 	}
-	if !strings.Contains(out.String(), "0 new") || !strings.Contains(out.String(), "histories resumed where an earlier sync stopped") ||
+	if !strings.Contains(out.String(), "0 new") || !strings.Contains(out.String(), "histories continued from where an earlier sync had read to") ||
 		!strings.Contains(out.String(), "0 deposits, 0 withdrawals") {
 		t.Errorf("sync again: %s", out.String())
 	}
